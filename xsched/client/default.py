@@ -1,0 +1,45 @@
+"""The process-wide default client that ``compute()`` on a collection uses.
+
+The newest ``Client`` becomes the default unless created with ``set_as_default=False``;
+closing it restores the previous one. Collections ask here instead of importing the
+client module, so ``graph/`` and ``array/`` never depend on the network code.
+
+>>> from xsched.client.default import default_client
+>>> default_client() is None or hasattr(default_client(), "compute")
+True
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+
+_lock = threading.Lock()
+_stack: list[weakref.ref] = []
+
+
+def set_default_client(client) -> None:
+    """Make ``client`` the default for ``compute()``/``persist()`` on collections."""
+    with _lock:
+        _stack.append(weakref.ref(client))
+
+
+def unset_default_client(client) -> None:
+    """Forget ``client`` as a default (called when it closes)."""
+    with _lock:
+        _stack[:] = [r for r in _stack if r() is not None and r() is not client]
+
+
+def default_client():
+    """The most recent open default client, or ``None`` when there is none.
+
+    >>> from xsched.client.default import default_client
+    >>> c = default_client()
+    """
+    with _lock:
+        while _stack:
+            client = _stack[-1]()
+            if client is not None and client.status not in ("closing", "closed"):
+                return client
+            _stack.pop()
+    return None
