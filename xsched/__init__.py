@@ -1,0 +1,1 @@
+"""xsched: a Jupyter-first distributed task scheduler."""
