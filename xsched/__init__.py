@@ -1,1 +1,28 @@
-"""xsched: a Jupyter-first distributed task scheduler."""
+"""xsched: a Jupyter-first distributed task scheduler for Python.
+
+>>> from xsched import Client, LocalCluster, delayed, as_completed, wait
+"""
+
+from . import config
+from .client.client import Client, Executor, get_client
+from .client.future import Future
+from .client.waiting import as_completed, wait
+from .deploy.local import LocalCluster
+from .errors import KilledWorker, SchedulerLostError, XschedError
+from .graph.annotate import annotate
+from .graph.delayed import Delayed, compute, delayed
+from .sizeof import sizeof
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Client", "Executor", "Future", "LocalCluster", "as_completed", "wait", "delayed", "Delayed", "compute",
+    "annotate", "get_client", "config", "sizeof", "KilledWorker", "SchedulerLostError", "XschedError",
+]
+
+
+def load_ipython_extension(ip):
+    """``%load_ext xsched`` registers the ``%remote`` and ``%scheduler`` magics."""
+    from .jupyter.magics import load_ipython_extension as _load
+
+    _load(ip)

@@ -1,0 +1,1278 @@
+"""Chunked numpy arrays that only build task graphs.
+
+An ``Array`` is a grid of numpy blocks, each the value of one key of a task graph (see
+``xsched.graph.spec``). Operations add one *layer* of tasks (one per output block) and
+return a new ``Array``; nothing runs until ``compute()``/``persist()`` hand the graph to
+the default client, or, without one, to ``xsched.graph.local.get`` in this process.
+
+Keys
+----
+An array is named ``"<operation>-<token>"``, e.g. ``"sum_sub_stacks-3f9a..."``, where the
+token is ``xsched.tokenize.tokenize`` of the inputs (hex). The key of the block at grid
+index ``(i, j, k)`` is ``"<operation>-<token>-i.j.k"``: the name, a dash, and the block
+index as dot-separated decimals (a 0-d array's single block has the index ``"0"``). The
+text before ``-<token>`` is the *group* shown by progress bars: strip a trailing
+``-[0-9.]+`` and then the trailing ``-<hex token>`` (``xsched.tokenize.key_split``).
+``Array.chunk_key(index)`` builds these keys.
+
+>>> import numpy as np, xsched.array as xa
+>>> x = xa.from_array(np.arange(12).reshape(3, 4), chunks=(2, -1))
+>>> x.chunks
+((2, 1), (4,))
+>>> (x + 1).sum(axis=0).compute().tolist()
+[15, 18, 21, 24]
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import itertools
+import numbers
+import uuid
+from collections.abc import Mapping
+from functools import reduce
+from operator import mul
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from ..graph.spec import Ref, Task, dependencies, funcname
+from . import hdf5
+
+__all__ = [
+    "Array",
+    "from_array",
+    "map_blocks",
+    "elemwise",
+    "normalize_chunks",
+    "ones",
+    "zeros",
+    "chunk_key",
+]
+
+Chunks = tuple[tuple[int, ...], ...]
+
+#: Bytes per block that ``chunks="auto"`` aims for.
+AUTO_CHUNK_BYTES = 128 * 2**20
+
+
+# --------------------------------------------------------------------------- keys, tokens
+
+
+def _tokenize(*parts: Any) -> str:
+    """A deterministic hex token for ``parts`` (random when they cannot be hashed)."""
+    from ..tokenize import tokenize
+
+    try:
+        return tokenize(*parts)
+    except Exception:
+        return uuid.uuid4().hex
+
+
+def chunk_key(name: str, index: Sequence[int]) -> str:
+    """The graph key of block ``index`` of the array named ``name``.
+
+    >>> chunk_key("from-array-1a2b", (0, 3))
+    'from-array-1a2b-0.3'
+    >>> chunk_key("sum-aggregate-1a2b", ())
+    'sum-aggregate-1a2b-0'
+    """
+    return f"{name}-{'.'.join(str(int(i)) for i in index) if len(index) else '0'}"
+
+
+def _annotations() -> dict:
+    """A private copy of the annotations in force (``xsched.annotate(...)`` blocks)."""
+    from ..graph.annotate import current_annotations
+
+    return copy.deepcopy(dict(current_annotations()))
+
+
+def _own(annotations: dict) -> dict:
+    """A copy for one task, nested dicts/lists included, so no two tasks share state."""
+    if not annotations:
+        return {}
+    return {k: (dict(v) if isinstance(v, dict) else list(v) if isinstance(v, list) else v)
+            for k, v in annotations.items()}
+
+
+def _flatten_keys(nested: Any) -> list[str]:
+    if isinstance(nested, list):
+        return [k for sub in nested for k in _flatten_keys(sub)]
+    return [nested]
+
+
+class LayeredGraph(Mapping):
+    """A read-only graph made of named layers (one per array operation).
+
+    Why: chaining ``k`` operations on ``n`` blocks would copy ``O(k * n)`` tasks per step if
+    each array held one flat dict; layers are shared between arrays instead, and the flat
+    graph is built once, on demand.
+    """
+
+    __slots__ = ("layers", "_flat")
+
+    def __init__(self, layers: Mapping[str, Mapping[str, Any]]) -> None:
+        self.layers = dict(layers)
+        self._flat: dict | None = None
+
+    @classmethod
+    def merge(cls, *graphs: Mapping, new: dict[str, Mapping] | None = None) -> "LayeredGraph":
+        layers: dict[str, Mapping] = {}
+        for g in graphs:
+            if isinstance(g, LayeredGraph):
+                layers.update(g.layers)
+            else:
+                layers[f"literal-{id(g)}"] = g
+        if new:
+            layers.update(new)
+        return cls(layers)
+
+    def flat(self) -> dict:
+        if self._flat is None:
+            out: dict = {}
+            for layer in self.layers.values():
+                out.update(layer)
+            self._flat = out
+        return self._flat
+
+    def __getitem__(self, key: str) -> Any:
+        return self.flat()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.flat())
+
+    def __len__(self) -> int:
+        return len(self.flat())
+
+
+# --------------------------------------------------------------------------- chunks
+
+
+def _blockdims(size: int, block: int) -> tuple[int, ...]:
+    if size == 0:
+        return (0,)
+    full, rest = divmod(size, block)
+    return (block,) * full + ((rest,) if rest else ())
+
+
+def normalize_chunks(chunks: Any, shape: Sequence[int], dtype: Any = None,
+                     limit: int = AUTO_CHUNK_BYTES) -> Chunks:
+    """Turn a user's chunk spec into explicit block sizes per axis.
+
+    Accepted: an int (same block length on every axis); a tuple with one entry per axis,
+    each an int, ``-1`` or ``None`` (the whole axis), ``"auto"``, or a tuple of explicit
+    block sizes; a dict ``{axis: spec}`` (other axes whole); or ``"auto"`` (blocks of
+    about 128 MiB).
+
+    >>> normalize_chunks((100, -1, -1), (250, 16, 16))
+    ((100, 100, 50), (16,), (16,))
+    >>> normalize_chunks(((2, 3), 4), (5, 8))
+    ((2, 3), (4, 4))
+    """
+    shape = tuple(int(s) for s in shape)
+    ndim = len(shape)
+    if chunks is None:
+        raise ValueError("chunks= is required, e.g. chunks=(100, -1, -1) or chunks='auto'")
+    if isinstance(chunks, Mapping):
+        chunks = tuple(chunks.get(a, chunks.get(a - ndim, -1)) for a in range(ndim))
+    elif isinstance(chunks, (numbers.Integral, str)):
+        chunks = (chunks,) * ndim
+    chunks = tuple(chunks)
+    if len(chunks) != ndim:
+        raise ValueError(
+            f"chunks={chunks!r} has {len(chunks)} entries but the array has {ndim} "
+            f"dimensions (shape {shape}); give one entry per axis, -1 for a whole axis."
+        )
+    out: list[Any] = []
+    for axis, (spec, size) in enumerate(zip(chunks, shape)):
+        if spec is None or (isinstance(spec, numbers.Integral) and spec == -1):
+            out.append((size,))
+        elif isinstance(spec, str):
+            if spec != "auto":
+                raise ValueError(f"chunks: unknown spec {spec!r} for axis {axis}; use an int, "
+                                 "-1, a tuple of sizes or 'auto'.")
+            out.append("auto")
+        elif isinstance(spec, numbers.Integral):
+            if spec <= 0:
+                raise ValueError(f"chunks: block length {spec} on axis {axis} must be "
+                                 "positive (or -1 for the whole axis).")
+            out.append(_blockdims(size, min(int(spec), max(size, 1))))
+        else:
+            sizes = tuple(int(s) for s in spec)
+            if sum(sizes) != size or any(s < 0 for s in sizes) or not sizes:
+                raise ValueError(
+                    f"chunks: explicit block sizes {sizes} on axis {axis} must be non-negative "
+                    f"and add up to the axis length {size} (they add up to {sum(sizes)})."
+                )
+            out.append(sizes)
+    if "auto" in out:
+        out = _auto_chunks(out, shape, np.dtype(dtype if dtype is not None else float), limit)
+    return tuple(out)
+
+
+def _auto_chunks(out: list, shape: tuple, dtype: np.dtype, limit: int) -> list:
+    """Give 'auto' axes equal block lengths so that a block holds about ``limit`` bytes."""
+    auto = [a for a, c in enumerate(out) if c == "auto"]
+    fixed = 1
+    for a, c in enumerate(out):
+        if c != "auto":
+            fixed *= max(max(c), 1)
+    budget = max(limit / max(dtype.itemsize, 1) / fixed, 1.0)
+    lengths: dict[int, int] = {}
+    remaining = list(auto)
+    while remaining:  # axes shorter than their share take their whole length
+        share = budget ** (1.0 / len(remaining))
+        short = [a for a in remaining if shape[a] <= share]
+        if not short:
+            for a in remaining:
+                lengths[a] = max(int(share), 1)
+            break
+        for a in short:
+            lengths[a] = max(shape[a], 1)
+            budget /= max(shape[a], 1)
+            remaining.remove(a)
+    for a in auto:
+        out[a] = _blockdims(shape[a], lengths[a])
+    return out
+
+
+def _starts(chunks: tuple[int, ...]) -> list[int]:
+    return list(itertools.accumulate((0,) + tuple(chunks)))
+
+
+# --------------------------------------------------------------------------- Array
+
+
+class Array:
+    """A chunked n-dimensional array: a grid of numpy blocks computed by a task graph.
+
+    Build one with ``from_array``, ``map_blocks``, ``ones``/``zeros`` or arithmetic on other
+    arrays; get numpy back with ``compute()``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.ones((4, 6)), chunks=(2, 3))
+    >>> x
+    xsched.Array<from-array-..., shape=(4, 6), dtype=float64, chunksize=(2, 3), chunks=4, tasks=4>
+    >>> float((2 * x).sum().compute())
+    48.0
+    """
+
+    __array_priority__ = 20  # numpy defers binary operators to us
+
+    def __init__(self, graph: Mapping[str, Any], name: str, chunks: Chunks, dtype: Any) -> None:
+        self._graph = graph if isinstance(graph, LayeredGraph) else LayeredGraph({name: graph})
+        self.name = name
+        self.chunks: Chunks = tuple(tuple(int(c) for c in axis) for axis in chunks)
+        self.dtype = np.dtype(dtype)
+
+    # ----------------------------------------------------------------- geometry
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(sum(c) for c in self.chunks)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.chunks)
+
+    @property
+    def size(self) -> int:
+        return reduce(mul, self.shape, 1)
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def numblocks(self) -> tuple[int, ...]:
+        return tuple(len(c) for c in self.chunks)
+
+    @property
+    def npartitions(self) -> int:
+        return reduce(mul, self.numblocks, 1)
+
+    @property
+    def chunksize(self) -> tuple[int, ...]:
+        return tuple(max(c) for c in self.chunks)
+
+    def __len__(self) -> int:
+        if not self.ndim:
+            raise TypeError("len() of a 0-d xsched array")
+        return self.shape[0]
+
+    def chunk_key(self, index: Sequence[int]) -> str:
+        """The graph key of the block at grid position ``index`` (see the module docstring).
+
+        >>> import numpy as np, xsched.array as xa
+        >>> x = xa.from_array(np.zeros((4, 4)), chunks=2)
+        >>> x.chunk_key((1, 0)) == x.name + "-1.0"
+        True
+        """
+        index = tuple(index)
+        if len(index) != self.ndim or any(not 0 <= i < n for i, n in zip(index, self.numblocks)):
+            raise IndexError(f"block index {index} is outside the block grid {self.numblocks} "
+                             f"of {self.name}")
+        return chunk_key(self.name, index)
+
+    # ----------------------------------------------------------------- collection protocol
+    def __xsched_graph__(self) -> dict[str, Any]:
+        return dict(self._graph.flat())
+
+    def __xsched_keys__(self) -> Any:
+        if self.ndim == 0:
+            return [chunk_key(self.name, ())]
+
+        def level(prefix: tuple) -> list:
+            axis = len(prefix)
+            if axis == self.ndim - 1:
+                return [chunk_key(self.name, prefix + (i,)) for i in range(self.numblocks[axis])]
+            return [level(prefix + (i,)) for i in range(self.numblocks[axis])]
+
+        return level(())
+
+    def __xsched_postcompute__(self) -> tuple[Callable, tuple]:
+        return _finalize, (self.ndim,)
+
+    def __xsched_postpersist__(self) -> tuple[Callable, tuple]:
+        return _rebuild, (self.name, self.chunks, self.dtype)
+
+    # ----------------------------------------------------------------- compute
+    def compute(self, optimize_graph: bool = True, **kwargs: Any) -> np.ndarray:
+        """Compute the whole array and return it as numpy.
+
+        Runs on the default client when there is one (keyword arguments go to
+        ``client.compute``), otherwise in this process.
+
+        >>> import numpy as np, xsched.array as xa
+        >>> xa.from_array(np.arange(6), chunks=4).compute().tolist()
+        [0, 1, 2, 3, 4, 5]
+        """
+        from ..client.default import default_client
+
+        client = default_client()
+        if client is not None:
+            return client.compute(self, sync=True, **kwargs)
+        results = _local_get(self.__xsched_graph__(), self.__xsched_keys__(), optimize_graph)
+        func, extra = self.__xsched_postcompute__()
+        return func(results, *extra)
+
+    def persist(self, **kwargs: Any) -> "Array":
+        """Compute the blocks and keep them (on the cluster, or here) for later use.
+
+        With a default client the blocks stay in worker memory as futures; without one the
+        new array's graph holds the computed numpy blocks.
+
+        >>> import numpy as np, xsched.array as xa
+        >>> y = (xa.from_array(np.arange(6), chunks=2) * 2).persist()
+        >>> y.compute().tolist()
+        [0, 2, 4, 6, 8, 10]
+        """
+        from ..client.default import default_client
+
+        client = default_client()
+        if client is not None:
+            return client.persist(self, **kwargs)
+        keys = self.__xsched_keys__()
+        results = _local_get(self.__xsched_graph__(), keys, True)
+        new_graph = dict(zip(_flatten_keys(keys), _flatten_keys_values(results, self.ndim)))
+        func, extra = self.__xsched_postpersist__()
+        return func(new_graph, *extra)
+
+    def _compute_blocks(self, keys: list[str]) -> list:
+        """Compute some of this array's blocks, on the default client or locally."""
+        from ..client.default import default_client
+
+        blocks = _Blocks(self.__xsched_graph__(), keys)
+        client = default_client()
+        if client is not None:
+            return client.compute(blocks, sync=True)
+        return _local_get(blocks.graph, list(keys), True)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        out = np.asarray(self.compute())
+        return out.astype(dtype, copy=False) if dtype is not None else out
+
+    def to_delayed(self, optimize_graph: bool = True) -> np.ndarray:
+        """One ``Delayed`` per block, as a numpy object array shaped like the block grid.
+
+        Each Delayed carries only the tasks its block needs (culled), fused into as few
+        tasks as possible when ``optimize_graph`` (annotations are kept by the fusion).
+
+        >>> import numpy as np, xsched.array as xa
+        >>> from xsched.graph.delayed import Delayed
+        >>> parts = xa.from_array(np.arange(6), chunks=2).to_delayed()
+        >>> parts.shape, isinstance(parts[0], Delayed)
+        ((3,), True)
+        >>> [p.compute().tolist() for p in parts.ravel()]
+        [[0, 1], [2, 3], [4, 5]]
+        """
+        from ..graph.delayed import Delayed
+        from ..graph.optimize import optimize
+
+        graph = self.__xsched_graph__()
+        indices = list(np.ndindex(*self.numblocks))
+        keys = [chunk_key(self.name, i) for i in indices]
+        if optimize_graph:
+            graph = optimize(graph, keys)
+        out = np.empty(self.numblocks, dtype=object)
+        for index, key in zip(indices, keys):
+            out[index] = Delayed(key, _lineage(graph, key))
+        return out
+
+    # ----------------------------------------------------------------- display
+    def __repr__(self) -> str:
+        return (f"xsched.Array<{self.name}, shape={self.shape}, dtype={self.dtype}, "
+                f"chunksize={self.chunksize}, chunks={self.npartitions}, "
+                f"tasks={len(self._graph)}>")
+
+    def _repr_html_(self) -> str:
+        chunk_bytes = reduce(mul, self.chunksize, 1) * self.itemsize
+        rows = [
+            ("Shape", self.shape, self.chunksize),
+            ("Bytes", _format_bytes(self.nbytes), _format_bytes(chunk_bytes)),
+            ("Count", f"{len(self._graph)} tasks", f"{self.npartitions} chunks"),
+            ("Type", self.dtype, "numpy.ndarray"),
+        ]
+        body = "".join(f"<tr><th>{h}</th><td>{_esc(a)}</td><td>{_esc(b)}</td></tr>"
+                       for h, a, b in rows)
+        return ("<table><thead><tr><th></th><th>Array</th><th>Chunk</th></tr></thead>"
+                f"<tbody>{body}</tbody></table><p><code>{_esc(self.name)}</code></p>")
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    # ----------------------------------------------------------------- operations
+    def map_blocks(self, func: Callable, *args: Any, **kwargs: Any) -> "Array":
+        """``map_blocks(func, self, *args, **kwargs)``; see ``xsched.array.map_blocks``.
+
+        >>> import numpy as np, xsched.array as xa
+        >>> x = xa.from_array(np.arange(6), chunks=3)
+        >>> x.map_blocks(lambda b: b * 10, dtype=x.dtype).compute().tolist()
+        [0, 10, 20, 30, 40, 50]
+        """
+        return map_blocks(func, self, *args, **kwargs)
+
+    def __getitem__(self, index: Any) -> "Array":
+        return _getitem(self, index)
+
+    def astype(self, dtype: Any) -> "Array":
+        """Cast every block to ``dtype``.
+
+        >>> import numpy as np, xsched.array as xa
+        >>> xa.from_array(np.arange(3), chunks=2).astype("f4").dtype
+        dtype('float32')
+        """
+        dtype = np.dtype(dtype)
+        if dtype == self.dtype:
+            return self
+        return elemwise(_astype, self, dtype=dtype, name="astype", extra_args=(dtype,))
+
+    def transpose(self, *axes: int) -> "Array":
+        """Permute the axes (reversed by default), block by block.
+
+        >>> import numpy as np, xsched.array as xa
+        >>> xa.from_array(np.zeros((2, 3)), chunks=1).T.shape
+        (3, 2)
+        """
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        axes = tuple(range(self.ndim))[::-1] if not axes else tuple(a % self.ndim for a in axes)
+        if sorted(axes) != list(range(self.ndim)):
+            raise ValueError(f"transpose: axes {axes} are not a permutation of "
+                             f"{tuple(range(self.ndim))}")
+        name = f"transpose-{_tokenize(self.name, axes)}"
+        ann = _annotations()
+        layer = {}
+        for index in np.ndindex(*self.numblocks):
+            out_index = tuple(index[a] for a in axes)
+            layer[chunk_key(name, out_index)] = Task(
+                np.transpose, (Ref(chunk_key(self.name, index)), axes), {}, _own(ann))
+        chunks = tuple(self.chunks[a] for a in axes)
+        return Array(LayeredGraph.merge(self._graph, new={name: layer}), name, chunks,
+                     self.dtype)
+
+    @property
+    def T(self) -> "Array":
+        return self.transpose()
+
+    def to_hdf5(self, path: str, name: str, **kwargs: Any) -> None:
+        """Write this array to ``path`` as dataset ``name``; see ``xsched.array.to_hdf5``."""
+        hdf5.to_hdf5(path, name, self, **kwargs)
+
+    # reductions (implemented in reductions.py)
+    def sum(self, axis=None, dtype=None, keepdims=False, split_every=None, out=None):
+        """Sum over ``axis`` (None: all); see ``xsched.array.sum``."""
+        from . import reductions
+        return reductions.sum(self, axis=axis, dtype=dtype, keepdims=keepdims,
+                              split_every=split_every, out=out)
+
+    def mean(self, axis=None, dtype=None, keepdims=False, split_every=None, out=None):
+        """Mean over ``axis`` (None: all); see ``xsched.array.mean``."""
+        from . import reductions
+        return reductions.mean(self, axis=axis, dtype=dtype, keepdims=keepdims,
+                               split_every=split_every, out=out)
+
+    def var(self, axis=None, dtype=None, ddof=0, keepdims=False, split_every=None, out=None):
+        """Variance over ``axis`` (None: all); see ``xsched.array.var``."""
+        from . import reductions
+        return reductions.var(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
+                              split_every=split_every, out=out)
+
+    def std(self, axis=None, dtype=None, ddof=0, keepdims=False, split_every=None, out=None):
+        """Standard deviation over ``axis`` (None: all); see ``xsched.array.std``."""
+        from . import reductions
+        return reductions.std(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
+                              split_every=split_every, out=out)
+
+    def min(self, axis=None, keepdims=False, split_every=None, out=None):
+        """Minimum over ``axis`` (None: all); see ``xsched.array.min``."""
+        from . import reductions
+        return reductions.min(self, axis=axis, keepdims=keepdims, split_every=split_every,
+                              out=out)
+
+    def max(self, axis=None, keepdims=False, split_every=None, out=None):
+        """Maximum over ``axis`` (None: all); see ``xsched.array.max``."""
+        from . import reductions
+        return reductions.max(self, axis=axis, keepdims=keepdims, split_every=split_every,
+                              out=out)
+
+    # elementwise arithmetic: numpy ufuncs applied block by block
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any):
+        if method != "__call__" or ufunc.signature is not None or ufunc.nout != 1:
+            return NotImplemented
+        if kwargs.get("out") is not None:
+            raise TypeError(f"{ufunc.__name__}: out= is not supported for xsched arrays; "
+                            "use the returned array instead.")
+        kwargs.pop("out", None)
+        return elemwise(ufunc, *inputs, **kwargs)
+
+    def __neg__(self): return elemwise(np.negative, self)
+    def __pos__(self): return self
+    def __abs__(self): return elemwise(np.absolute, self)
+    def __invert__(self): return elemwise(np.invert, self)
+    def __add__(self, o): return elemwise(np.add, self, o)
+    def __radd__(self, o): return elemwise(np.add, o, self)
+    def __sub__(self, o): return elemwise(np.subtract, self, o)
+    def __rsub__(self, o): return elemwise(np.subtract, o, self)
+    def __mul__(self, o): return elemwise(np.multiply, self, o)
+    def __rmul__(self, o): return elemwise(np.multiply, o, self)
+    def __truediv__(self, o): return elemwise(np.true_divide, self, o)
+    def __rtruediv__(self, o): return elemwise(np.true_divide, o, self)
+    def __floordiv__(self, o): return elemwise(np.floor_divide, self, o)
+    def __rfloordiv__(self, o): return elemwise(np.floor_divide, o, self)
+    def __mod__(self, o): return elemwise(np.remainder, self, o)
+    def __rmod__(self, o): return elemwise(np.remainder, o, self)
+    def __pow__(self, o): return elemwise(np.power, self, o)
+    def __rpow__(self, o): return elemwise(np.power, o, self)
+    def __and__(self, o): return elemwise(np.bitwise_and, self, o)
+    def __rand__(self, o): return elemwise(np.bitwise_and, o, self)
+    def __or__(self, o): return elemwise(np.bitwise_or, self, o)
+    def __ror__(self, o): return elemwise(np.bitwise_or, o, self)
+    def __xor__(self, o): return elemwise(np.bitwise_xor, self, o)
+    def __rxor__(self, o): return elemwise(np.bitwise_xor, o, self)
+    def __lt__(self, o): return elemwise(np.less, self, o)
+    def __le__(self, o): return elemwise(np.less_equal, self, o)
+    def __gt__(self, o): return elemwise(np.greater, self, o)
+    def __ge__(self, o): return elemwise(np.greater_equal, self, o)
+    def __eq__(self, o): return elemwise(np.equal, self, o)  # type: ignore[override]
+    def __ne__(self, o): return elemwise(np.not_equal, self, o)  # type: ignore[override]
+
+    def _scalar(self, kind: type) -> Any:
+        if self.size != 1:
+            raise TypeError(f"only size-1 arrays convert to Python {kind.__name__}; this "
+                            f"array has shape {self.shape}")
+        return kind(np.asarray(self.compute()).reshape(()))
+
+    def __float__(self) -> float:
+        return self._scalar(float)
+
+    def __int__(self) -> int:
+        return self._scalar(int)
+
+    def __complex__(self) -> complex:
+        return self._scalar(complex)
+
+    def __bool__(self) -> bool:
+        raise TypeError("the truth value of an xsched array is ambiguous; compute() it first, "
+                        "or reduce it with .any()/.all() style comparisons and compute().")
+
+
+def _lineage(graph: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """The tasks ``key`` needs (like ``cull``, but in time proportional to the answer, so
+    that culling every block of a large array stays linear)."""
+    out: dict[str, Any] = {}
+    stack = [key]
+    while stack:
+        k = stack.pop()
+        if k in out:
+            continue
+        value = out[k] = graph[k]
+        if isinstance(value, Task):
+            stack.extend(d for d in dependencies(value) if d in graph and d not in out)
+        elif isinstance(value, Ref) and value.key in graph:
+            stack.append(value.key)
+    return out
+
+
+class _Blocks:
+    """A collection of some blocks of an array (used to compute them in batches)."""
+
+    def __init__(self, graph: dict, keys: list[str]) -> None:
+        self.graph, self.keys = graph, list(keys)
+
+    def __xsched_graph__(self) -> dict:
+        return self.graph
+
+    def __xsched_keys__(self) -> list[str]:
+        return self.keys
+
+    def __xsched_postcompute__(self) -> tuple[Callable, tuple]:
+        return list, ()
+
+
+def _local_get(graph: dict, keys: Any, optimize_graph: bool) -> Any:
+    """Run in this process (``get`` culls, and fuses when ``optimize_graph``)."""
+    from ..graph.local import get
+
+    return get(graph, keys, optimize=optimize_graph)
+
+
+def _concat_nested(nested: Any, depth: int, axis: int = 0) -> np.ndarray:
+    """Concatenate a ``depth``-level nested list of blocks along axes ``axis..``."""
+    if depth == 0:
+        return nested
+    parts = [_concat_nested(p, depth - 1, axis + 1) for p in nested]
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts, axis=axis)
+
+
+def _finalize(results: Any, ndim: int) -> Any:
+    """Post-compute: the nested block results as one numpy array (0-d as a numpy scalar)."""
+    if ndim == 0:
+        block = results[0] if isinstance(results, list) else results
+        block = np.asarray(block)
+        return block[()]
+    return _concat_nested(results, ndim)
+
+
+def _flatten_keys_values(results: Any, ndim: int) -> list:
+    if ndim == 0:
+        return list(results) if isinstance(results, list) else [results]
+    out: list = []
+
+    def walk(obj: Any, depth: int) -> None:
+        if depth == 0:
+            out.append(obj)
+        else:
+            for o in obj:
+                walk(o, depth - 1)
+
+    walk(results, ndim)
+    return out
+
+
+def _rebuild(new_graph: Mapping[str, Any], name: str, chunks: Chunks, dtype: Any) -> Array:
+    """Post-persist: an array whose blocks are the persisted values (futures or numpy)."""
+    return Array(dict(new_graph), name, chunks, dtype)
+
+
+def _format_bytes(n: int) -> str:
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if n < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1000
+    return str(n)  # pragma: no cover
+
+
+def _esc(obj: Any) -> str:
+    import html
+
+    return html.escape(str(obj))
+
+
+def _astype(block: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    return block.astype(dtype, copy=False)
+
+
+# --------------------------------------------------------------------------- from_array
+
+
+def _read_block(source: Any, index: tuple) -> np.ndarray:
+    """Read one block from a sliceable source into a numpy array this task owns."""
+    out = source[index]
+    if isinstance(out, np.ndarray) and isinstance(source, np.ndarray):
+        return out.copy()  # never hand out views of the user's array
+    return np.asarray(out)
+
+
+def from_array(x: Any, chunks: Any = "auto", *, name: str | None = None) -> Array:
+    """A chunked array over ``x``: a numpy array, an ``h5py.Dataset`` or anything with
+    ``shape``, ``dtype`` and ``__getitem__`` taking a tuple of slices.
+
+    An h5py dataset is referenced by file path and dataset name, and each block is read by
+    the process that runs its task (see ``xsched.array.hdf5``): nothing is read now. A
+    numpy array is cut into blocks now, each travelling with its own task. Other objects
+    are pickled into each read task.
+
+    ``chunks``: an int, ``-1`` (whole axis), a tuple per axis (ints, -1, tuples of explicit
+    sizes), or ``"auto"`` (about 128 MiB per block).
+
+    >>> import h5py, numpy as np, xsched.array as xa
+    >>> with h5py.File("/tmp/movie-doc.h5", "w") as f:
+    ...     _ = f.create_dataset("raw", data=np.ones((30, 4, 4), "f4"))
+    >>> fh = h5py.File("/tmp/movie-doc.h5", "r")
+    >>> movie = xa.from_array(fh["raw"], chunks=(10, -1, -1))
+    >>> movie.chunks
+    ((10, 10, 10), (4,), (4,))
+    """
+    if isinstance(x, Array):
+        return x
+    if hdf5.is_h5py_dataset(x):
+        source: Any = hdf5.H5Source.from_dataset(x)
+        token_parts: tuple = source.token_parts()
+        stored = getattr(x, "chunks", None)
+    elif isinstance(x, np.ndarray) or not all(hasattr(x, a) for a in ("shape", "dtype",
+                                                                      "__getitem__")):
+        source = np.asarray(x)
+        token_parts = ("numpy", source)
+        stored = None
+    else:
+        source = x
+        token_parts = ("object", type(x).__name__, id(x), uuid.uuid4().hex)
+        stored = None
+    shape = tuple(int(s) for s in source.shape)
+    dtype = np.dtype(source.dtype)
+    if isinstance(chunks, str) and chunks == "auto" and stored:
+        chunks = _auto_aligned(shape, dtype, stored)
+    chunks = normalize_chunks(chunks, shape, dtype)
+    prefix = name or "from-array"
+    arr_name = f"{prefix}-{_tokenize(token_parts, chunks)}"
+    ann = _annotations()
+    layer: dict[str, Any] = {}
+    starts = [_starts(c) for c in chunks]
+    for index in np.ndindex(*tuple(len(c) for c in chunks)):
+        slices = tuple(slice(starts[a][i], starts[a][i + 1]) for a, i in enumerate(index))
+        if isinstance(source, np.ndarray):
+            task = Task(np.array, (source[slices],), {}, _own(ann))
+        else:
+            task = Task(_read_block, (source, slices), {}, _own(ann))
+        layer[chunk_key(arr_name, index)] = task
+    return Array(layer, arr_name, chunks, dtype)
+
+
+def _auto_aligned(shape: tuple, dtype: np.dtype, stored: tuple) -> tuple:
+    """'auto' chunks that are whole multiples of the file's own storage chunks."""
+    auto = normalize_chunks("auto", shape, dtype)
+    out = []
+    for c, s, n in zip(auto, stored, shape):
+        length = max(c)
+        out.append(n if length >= n else max(s, (length // s) * s))
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- map_blocks
+
+
+def _accepts(func: Callable, keyword: str) -> bool:
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+    return keyword in params
+
+
+def _normalize_axes(axes: Any, ndim: int, what: str) -> list[int]:
+    if axes is None:
+        return []
+    if isinstance(axes, numbers.Integral):
+        axes = [axes]
+    out = []
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise ValueError(f"map_blocks: {what}={a} is out of range for {ndim} dimensions")
+        out.append(int(a) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"map_blocks: {what} lists an axis twice: {axes}")
+    return sorted(out)
+
+
+def _infer_dtype(func: Callable, args: Sequence[Any], kwargs: dict, what: str) -> np.dtype:
+    dummies = [np.ones((1,) * a.ndim, a.dtype) if isinstance(a, Array) else a for a in args]
+    try:
+        with np.errstate(all="ignore"):
+            return np.asarray(func(*dummies, **kwargs)).dtype
+    except Exception as exc:
+        raise ValueError(
+            f"{what}: could not infer the output dtype of {funcname(func)} by calling it on "
+            f"small test blocks ({type(exc).__name__}: {exc}); pass dtype= explicitly."
+        ) from exc
+
+
+def map_blocks(func: Callable, *args: Any, chunks: Any = None, dtype: Any = None,
+               drop_axis: Any = None, new_axis: Any = None, name: str | None = None,
+               **kwargs: Any) -> Array:
+    """Apply ``func`` to every block of the array arguments, giving one output block each.
+
+    ``args`` may mix arrays (all with the same number of dimensions and the same chunks),
+    ``Delayed`` objects (their value is passed) and other values (passed unchanged); ``kwargs`` go to every call. With no array at all,
+    ``func`` generates the blocks and ``chunks`` (explicit sizes per axis) fixes the grid.
+
+    * ``chunks``: output block sizes; per axis an int (every block that long) or a tuple
+      (one size per block). Default: the input chunks.
+    * ``dtype``: the output dtype. When omitted it is inferred by calling ``func`` once on
+      1-element blocks (with the first block's ``block_id``/``block_info``, whose output
+      ``"dtype"`` is then None); pass it to skip that call.
+    * ``drop_axis``: input axes ``func`` removes; if such an axis has several blocks,
+      ``func`` receives them concatenated. ``new_axis``: output axes ``func`` adds (one
+      block each; their length comes from ``chunks``, default 1).
+    * ``name``: the operation name in keys and progress bars (default ``func.__name__``).
+
+    When ``func`` has a ``block_id`` parameter it receives the output block index; with a
+    ``block_info`` parameter it receives ``{None: output_info, i: info_of_argument_i}``,
+    each with ``"shape"``, ``"num-chunks"``, ``"chunk-location"``, ``"array-location"``
+    (``[(start, stop), ...]``), ``"chunk-shape"`` and ``"dtype"``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> def sum_sub_stacks(mov):
+    ...     return mov.reshape(-1, 10, *mov.shape[1:]).sum(axis=1)
+    >>> movie = xa.from_array(np.ones((200, 4, 4), "f4"), chunks=(100, -1, -1))
+    >>> agg = movie.map_blocks(sum_sub_stacks, chunks=(10,) + movie.chunks[1:],
+    ...                        dtype=movie.dtype)
+    >>> agg.shape
+    (20, 4, 4)
+    >>> def where(block_info=None):
+    ...     return np.full((2,), block_info[None]["array-location"][0][0])
+    >>> xa.map_blocks(where, chunks=((2, 2),), dtype=int).compute().tolist()
+    [0, 0, 2, 2]
+    """
+    arrays = [(i, a) for i, a in enumerate(args) if isinstance(a, Array)]
+    if not callable(func):
+        raise TypeError(f"map_blocks: first argument must be a function, got {func!r}; "
+                        "write xa.map_blocks(func, array, ...) or array.map_blocks(func).")
+    if arrays:
+        first = arrays[0][1]
+        for i, a in arrays[1:]:
+            if a.ndim != first.ndim or a.chunks != first.chunks:
+                raise ValueError(
+                    f"map_blocks: array arguments must have the same chunks; argument 0 has "
+                    f"{first.chunks} and argument {i} has {a.chunks}. Rechunking is not "
+                    "supported: build the inputs with matching chunks."
+                )
+        in_ndim, in_numblocks, in_chunks = first.ndim, first.numblocks, first.chunks
+    else:
+        if chunks is None:
+            raise ValueError("map_blocks: with no array argument, chunks= must give the "
+                             "block sizes, e.g. chunks=((100, 100), (512,)).")
+        in_ndim, in_numblocks, in_chunks = 0, (), ()
+    drop = _normalize_axes(drop_axis, in_ndim, "drop_axis") if arrays else []
+    kept = [a for a in range(in_ndim) if a not in drop]
+    out_ndim_guess = len(kept) + (len([new_axis]) if isinstance(new_axis, numbers.Integral)
+                                  else len(new_axis or ()))
+    if not arrays:
+        out_ndim_guess = len(chunks)
+    new = _normalize_axes(new_axis, out_ndim_guess, "new_axis") if arrays else list(
+        range(out_ndim_guess))
+    out_ndim = out_ndim_guess
+    # which input axis feeds each output axis (None: a new axis)
+    source_axis: list[int | None] = []
+    it = iter(kept)
+    for o in range(out_ndim):
+        source_axis.append(None if o in new else next(it))
+    out_numblocks = []
+    for o, s in enumerate(source_axis):
+        if s is not None:
+            out_numblocks.append(in_numblocks[s])
+        elif chunks is not None and not isinstance(chunks[o], numbers.Integral):
+            out_numblocks.append(len(tuple(chunks[o])))
+        else:
+            out_numblocks.append(1)
+    out_chunks = _map_blocks_chunks(chunks, out_ndim, out_numblocks, source_axis, in_chunks)
+
+    want_id, want_info = _accepts(func, "block_id"), _accepts(func, "block_info")
+    out_starts = [_starts(c) for c in out_chunks]
+    in_starts = [_starts(c) for c in in_chunks]
+
+    def input_index(out_index: tuple) -> tuple:
+        base = [0] * in_ndim
+        for o, s in enumerate(source_axis):
+            if s is not None:
+                base[s] = out_index[o]
+        return tuple(base)
+
+    def block_kwargs(out_index: tuple, out_dtype: Any) -> dict:
+        extra: dict[str, Any] = {}
+        if want_id:
+            extra["block_id"] = tuple(out_index)
+        if want_info:
+            base = input_index(out_index)
+            info: dict[Any, dict] = {None: _info(out_chunks, out_starts, out_index, out_dtype)}
+            for i, a in arrays:
+                info[i] = _info(a.chunks, in_starts, base, a.dtype, drop)
+            extra["block_info"] = info
+        return extra
+
+    if dtype is None:
+        if not arrays:
+            raise ValueError("map_blocks: with no array argument, dtype= is required.")
+        first = block_kwargs((0,) * out_ndim, None)
+        dtype = _infer_dtype(func, args, {**kwargs, **first}, "map_blocks")
+    dtype = np.dtype(dtype)
+
+    # other collections with a single key (Delayed) become dependencies of every block
+    delayed_keys = {i: k for i, a in enumerate(args) if not isinstance(a, Array)
+                    for k in [_single_key(a)] if k is not None}
+    prefix = name or funcname(func)
+    token = _tokenize(func, [a.name if isinstance(a, Array) else delayed_keys.get(i, a)
+                             for i, a in enumerate(args)], kwargs,
+                      out_chunks, str(dtype), drop, new)
+    out_name = f"{prefix}-{token}"
+    ann = _annotations()
+    drop_numblocks = tuple(in_numblocks[d] for d in drop)
+    layer: dict[str, Any] = {}
+    for out_index in np.ndindex(*out_numblocks):
+        base = input_index(out_index)
+        call_args: list[Any] = []
+        for i, a in enumerate(args):
+            if not isinstance(a, Array):
+                call_args.append(Ref(delayed_keys[i]) if i in delayed_keys else a)
+                continue
+            if not drop or all(n == 1 for n in drop_numblocks):
+                call_args.append(Ref(chunk_key(a.name, base)))
+                continue
+            refs = []
+            for combo in np.ndindex(*drop_numblocks):
+                idx = list(base)
+                for d, c in zip(drop, combo):
+                    idx[d] = c
+                refs.append(Ref(chunk_key(a.name, tuple(idx))))
+            call_args.append(Task(_concat_grid, (refs, drop_numblocks, tuple(drop)), {},
+                                  _own(ann)))
+        call_kwargs = {**kwargs, **block_kwargs(out_index, dtype)}
+        layer[chunk_key(out_name, out_index)] = Task(func, tuple(call_args), call_kwargs,
+                                                     _own(ann))
+    graphs = [a._graph for _, a in arrays] + [args[i].__xsched_graph__() for i in delayed_keys]
+    return Array(LayeredGraph.merge(*graphs, new={out_name: layer}), out_name, out_chunks,
+                 dtype)
+
+
+def _single_key(obj: Any) -> str | None:
+    """The key of a one-key collection such as ``Delayed`` (None for anything else)."""
+    if isinstance(obj, type) or not hasattr(type(obj), "__xsched_graph__"):
+        return None
+    keys = obj.__xsched_keys__()
+    if isinstance(keys, list) and len(keys) == 1:
+        keys = keys[0]
+    return keys if isinstance(keys, str) else None
+
+
+def _map_blocks_chunks(chunks: Any, out_ndim: int, out_numblocks: list[int],
+                       source_axis: list, in_chunks: Chunks) -> Chunks:
+    if chunks is None:
+        return tuple(in_chunks[s] if s is not None else (1,) for s in source_axis)
+    chunks = tuple(chunks)
+    if len(chunks) != out_ndim:
+        raise ValueError(
+            f"map_blocks: chunks={chunks!r} has {len(chunks)} entries but the output has "
+            f"{out_ndim} dimensions; give one entry per output axis."
+        )
+    out = []
+    for o, (spec, nb) in enumerate(zip(chunks, out_numblocks)):
+        if isinstance(spec, numbers.Integral):
+            out.append((int(spec),) * nb)
+            continue
+        sizes = tuple(int(s) for s in spec)
+        if len(sizes) == 1 and nb > 1:
+            sizes = sizes * nb
+        if len(sizes) != nb:
+            raise ValueError(
+                f"map_blocks: chunks on output axis {o} give {len(sizes)} block sizes "
+                f"{sizes}, but there are {nb} blocks along that axis."
+            )
+        out.append(sizes)
+    return tuple(out)
+
+
+def _info(chunks: Chunks, starts: list, index: tuple, dtype: Any,
+          dropped: Sequence[int] = ()) -> dict:
+    """The ``block_info`` entry of one block of an array with ``chunks``."""
+    location = []
+    shape = []
+    for a, i in enumerate(index):
+        if a in dropped:  # the function sees the whole (concatenated) axis
+            location.append((0, starts[a][-1]))
+            shape.append(starts[a][-1])
+        else:
+            location.append((starts[a][i], starts[a][i + 1]))
+            shape.append(chunks[a][i])
+    return {
+        "shape": tuple(sum(c) for c in chunks),
+        "num-chunks": tuple(len(c) for c in chunks),
+        "chunk-location": tuple(index),
+        "array-location": location,
+        "chunk-shape": tuple(shape),
+        "dtype": None if dtype is None else np.dtype(dtype),  # None while inferring it
+    }
+
+
+def _concat_grid(blocks: list, grid: tuple[int, ...], axes: tuple[int, ...]) -> np.ndarray:
+    """Join blocks given in C order over ``grid`` by concatenating along ``axes``."""
+    nested: Any = list(blocks)
+    for n in reversed(grid[1:]):
+        nested = [nested[i:i + n] for i in range(0, len(nested), n)]
+
+    def join(obj: Any, level: int) -> np.ndarray:
+        if level == len(axes):
+            return obj
+        parts = [join(o, level + 1) for o in obj]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=axes[level])
+
+    return join(nested, 0)
+
+
+# --------------------------------------------------------------------------- elementwise
+
+
+def elemwise(op: Callable, *args: Any, dtype: Any = None, name: str | None = None,
+             extra_args: tuple = (), **kwargs: Any) -> Array:
+    """Apply an elementwise function (e.g. a numpy ufunc) to arrays and scalars, per block.
+
+    Arrays broadcast like numpy, except that axes of different lengths are not rechunked:
+    arrays must have identical chunks on every axis they share with length > 1. Plain numpy
+    arrays are sliced to match each block.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(4.0), chunks=2)
+    >>> xa.elemwise(np.hypot, x, 3.0).compute().tolist()
+    [3.0, 3.1622776601683795, 3.605551275463989, 4.242640687119285]
+    """
+    shapes = [np.shape(a) if not isinstance(a, Array) else a.shape for a in args]
+    try:
+        out_shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"{funcname(op)}: shapes {shapes} do not broadcast together") from None
+    ndim = len(out_shape)
+    out_chunks: list[tuple[int, ...] | None] = [None] * ndim
+    for a in args:
+        if not isinstance(a, Array):
+            continue
+        off = ndim - a.ndim
+        for ax in range(a.ndim):
+            if a.shape[ax] == out_shape[off + ax]:
+                prev = out_chunks[off + ax]
+                if prev is not None and prev != a.chunks[ax]:
+                    raise ValueError(
+                        f"{funcname(op)}: arrays have different chunks on axis {off + ax} "
+                        f"({prev} and {a.chunks[ax]}). Rechunking is not supported: create "
+                        "the arrays with the same chunks (e.g. from_array(y, chunks=x.chunks))."
+                    )
+                out_chunks[off + ax] = a.chunks[ax]
+            elif a.numblocks[ax] != 1:
+                raise ValueError(f"{funcname(op)}: cannot broadcast an axis of length "
+                                 f"{a.shape[ax]} split into several blocks")
+    for ax in range(ndim):  # axes only numpy operands span: one block
+        if out_chunks[ax] is None:
+            out_chunks[ax] = (out_shape[ax],)
+    chunks: Chunks = tuple(out_chunks)  # type: ignore[arg-type]
+    if dtype is None:
+        dummies = [np.ones((1,) * a.ndim, a.dtype) if isinstance(a, Array)
+                   else (np.ones((1,) * np.ndim(a), np.asarray(a).dtype)
+                         if isinstance(a, np.ndarray) else a)
+                   for a in args]
+        with np.errstate(all="ignore"):
+            dtype = np.asarray(op(*dummies, *extra_args, **kwargs)).dtype
+    dtype = np.dtype(dtype)
+    prefix = name or funcname(op)
+    token = _tokenize(op, [a.name if isinstance(a, Array) else a for a in args], extra_args,
+                      kwargs, str(dtype))
+    out_name = f"{prefix}-{token}"
+    ann = _annotations()
+    starts = [_starts(c) for c in chunks]
+    layer: dict[str, Any] = {}
+    for index in np.ndindex(*tuple(len(c) for c in chunks)):
+        call_args = []
+        for a in args:
+            if isinstance(a, Array):
+                off = ndim - a.ndim
+                sub = tuple(0 if a.numblocks[ax] == 1 else index[off + ax]
+                            for ax in range(a.ndim))
+                call_args.append(Ref(chunk_key(a.name, sub)))
+            elif isinstance(a, np.ndarray) and a.ndim:
+                off = ndim - a.ndim
+                sl = tuple(slice(None) if a.shape[ax] == 1 else
+                           slice(starts[off + ax][index[off + ax]],
+                                 starts[off + ax][index[off + ax] + 1])
+                           for ax in range(a.ndim))
+                call_args.append(np.ascontiguousarray(a[sl]))
+            else:
+                call_args.append(a)
+        layer[chunk_key(out_name, index)] = Task(op, tuple(call_args) + tuple(extra_args),
+                                                 dict(kwargs), _own(ann))
+    graphs = [a._graph for a in args if isinstance(a, Array)]
+    return Array(LayeredGraph.merge(*graphs, new={out_name: layer}), out_name, chunks, dtype)
+
+
+# --------------------------------------------------------------------------- slicing
+
+
+def _normalize_index(index: Any, shape: tuple[int, ...]) -> list:
+    if not isinstance(index, tuple):
+        index = (index,)
+    if sum(i is Ellipsis for i in index) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    n_real = sum(1 for i in index if i is not Ellipsis and i is not None)
+    if n_real > len(shape):
+        raise IndexError(f"too many indices: array is {len(shape)}-dimensional, "
+                         f"but {n_real} were indexed")
+    out: list = []
+    for i in index:
+        if i is Ellipsis:
+            out.extend([slice(None)] * (len(shape) - n_real))
+        else:
+            out.append(i)
+    if Ellipsis not in index:
+        out.extend([slice(None)] * (len(shape) - n_real))
+    for i in out:
+        if i is None or isinstance(i, (slice, numbers.Integral)):
+            continue
+        raise TypeError(
+            f"xsched arrays support indexing with ints, slices, None and '...', not "
+            f"{type(i).__name__}; compute() first for fancy or boolean indexing."
+        )
+    return out
+
+
+def _slice_axis(chunks: tuple[int, ...], sl: slice) -> list[tuple[int, slice, int]]:
+    """Blocks hit by a slice: (block index, slice inside the block, selected length)."""
+    size = sum(chunks)
+    start, stop, step = sl.indices(size)
+    if step < 0:
+        raise IndexError("xsched arrays do not support negative slice steps yet; "
+                         "compute() first or reverse with numpy afterwards.")
+    picks = []
+    starts = _starts(chunks)
+    for b, n in enumerate(chunks):
+        lo, hi = starts[b], starts[b + 1]
+        first = max(start, lo)
+        if first < stop and step > 1:
+            first += (-(first - start)) % step
+        last = min(stop, hi)
+        if first >= last:
+            continue
+        length = len(range(first, last, step))
+        picks.append((b, slice(first - lo, last - lo, step), length))
+    if not picks:  # an empty selection keeps one empty block
+        picks.append((0, slice(0, 0, 1), 0))
+    return picks
+
+
+def _getitem(x: Array, index: Any) -> Array:
+    idx = _normalize_index(index, x.shape)
+    per_axis: list = []  # per output axis: list of (in block, local index, out length)
+    plan: list = []  # per input axis or inserted axis
+    axis = 0
+    for i in idx:
+        if i is None:
+            plan.append(("new", None))
+            continue
+        n = x.shape[axis]
+        if isinstance(i, numbers.Integral):
+            j = int(i)
+            if not -n <= j < n:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+            j %= n
+            starts = _starts(x.chunks[axis])
+            b = next(b for b in range(len(x.chunks[axis])) if starts[b] <= j < starts[b + 1])
+            plan.append(("int", (axis, b, j - starts[b])))
+        else:
+            picks = _slice_axis(x.chunks[axis], i)
+            plan.append(("slice", (axis, picks)))
+        axis += 1
+    for kind, what in plan:
+        if kind == "new":
+            per_axis.append([(None, None, 1)])
+        elif kind == "slice":
+            per_axis.append(what[1])
+    out_chunks = tuple(tuple(p[2] for p in picks) for picks in per_axis)
+    if all(isinstance(i, slice) and i == slice(None) for i in idx):
+        return x
+    name = f"getitem-{_tokenize(x.name, [repr(i) for i in idx])}"
+    ann = _annotations()
+    layer: dict[str, Any] = {}
+    for out_index in itertools.product(*[range(len(p)) for p in per_axis]):
+        in_index = [0] * x.ndim
+        local: list = []
+        o = 0
+        for kind, what in plan:
+            if kind == "new":
+                local.append(None)
+                o += 1
+            elif kind == "int":
+                ax, b, j = what
+                in_index[ax] = b
+                local.append(j)
+            else:
+                ax, picks = what
+                b, sl, _ = picks[out_index[o]]
+                in_index[ax] = b
+                local.append(sl)
+                o += 1
+        layer[chunk_key(name, out_index)] = Task(
+            _take, (Ref(chunk_key(x.name, tuple(in_index))), tuple(local)), {}, _own(ann))
+    return Array(LayeredGraph.merge(x._graph, new={name: layer}), name, out_chunks, x.dtype)
+
+
+def _take(block: np.ndarray, index: tuple) -> np.ndarray:
+    """Select from a block; copy when the selection is smaller than the block, so that a
+    small result does not keep a big block alive in worker memory."""
+    out = block[index]
+    if isinstance(out, np.ndarray) and out.base is not None and out.size < block.size:
+        out = out.copy()
+    return out
+
+
+# --------------------------------------------------------------------------- creation
+
+
+def _full_block(shape: tuple[int, ...], fill: Any, dtype: np.dtype) -> np.ndarray:
+    return np.full(shape, fill, dtype=dtype)
+
+
+def _filled(kind: str, fill: Any, shape: Any, dtype: Any, chunks: Any) -> Array:
+    shape = (int(shape),) if isinstance(shape, numbers.Integral) else tuple(int(s) for s in shape)
+    dtype = np.dtype(dtype)
+    chunks = normalize_chunks(chunks, shape, dtype)
+    name = f"{kind}-{_tokenize(kind, shape, str(dtype), chunks)}"
+    ann = _annotations()
+    layer = {
+        chunk_key(name, index): Task(
+            _full_block, (tuple(c[i] for c, i in zip(chunks, index)), fill, dtype), {},
+            _own(ann))
+        for index in np.ndindex(*tuple(len(c) for c in chunks))
+    }
+    return Array(layer, name, chunks, dtype)
+
+
+def ones(shape: Any, dtype: Any = float, chunks: Any = "auto") -> Array:
+    """An array of ones, made block by block on the workers.
+
+    >>> import xsched.array as xa
+    >>> float(xa.ones((4, 4), chunks=2).sum().compute())
+    16.0
+    """
+    return _filled("ones", 1, shape, dtype, chunks)
+
+
+def zeros(shape: Any, dtype: Any = float, chunks: Any = "auto") -> Array:
+    """An array of zeros, made block by block on the workers.
+
+    >>> import xsched.array as xa
+    >>> xa.zeros(5, chunks=2).chunks
+    ((2, 2, 1),)
+    """
+    return _filled("zeros", 0, shape, dtype, chunks)
+

@@ -1,0 +1,393 @@
+"""Reductions (sum, mean, var, std, min, max) as tree reductions over blocks.
+
+Why a tree: reducing thousands of blocks in one task would make one worker fetch them all
+at once. Instead each block is reduced to a small *partial* (``<op>-chunk``), partials are
+merged ``split_every`` at a time (``<op>-combine``, as many levels as needed) and the last
+merge produces the result (``<op>-aggregate``). Every partial keeps the reduced axes with
+length 1, so merging a group is "stack on a new axis and reduce it".
+
+Partials: ``sum``/``min``/``max`` keep an array; ``mean`` keeps ``(count, total)``; ``var``
+and ``std`` keep ``(count, mean, M2)`` (M2: sum of squared deviations from the block's own
+mean), merged with the pairwise formula of Chan, Golub & LeVeque. That stays accurate when
+the mean is large compared with the spread, where ``E[x**2] - E[x]**2`` loses every digit.
+Means and variances accumulate in float64 (complex128 for complex data).
+
+>>> import numpy as np, xsched.array as xa
+>>> x = xa.from_array(np.arange(24.0).reshape(4, 6), chunks=(1, 2))
+>>> x.sum(axis=1).compute().tolist()
+[15.0, 51.0, 87.0, 123.0]
+>>> round(float(x.std()), 6) == round(float(np.arange(24.0).std()), 6)
+True
+"""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+import numbers
+from typing import Any, Callable
+
+import numpy as np
+
+from ..graph.spec import Ref, Task
+from .core import Array, LayeredGraph, _annotations, _own, _tokenize, chunk_key
+
+__all__ = ["sum", "mean", "var", "std", "min", "max", "reduction"]
+
+#: Partials merged per task when ``split_every`` is not given (spread over reduced axes).
+DEFAULT_SPLIT_EVERY = 16
+
+
+# --------------------------------------------------------------------------- axes
+
+
+def _normalize_axis(axis: Any, ndim: int, what: str) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, numbers.Integral):
+        axis = (axis,)
+    out = []
+    for a in axis:
+        if not isinstance(a, numbers.Integral) or not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(
+                f"{what}: axis {a!r} is out of bounds for an array of dimension {ndim}")
+        out.append(int(a) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{what}: axis {axis} lists an axis twice")
+    return tuple(sorted(out))
+
+
+def _split_every(split_every: Any, axes: tuple[int, ...], ndim: int) -> dict[int, int]:
+    """Fan-in per reduced axis: an int is the total fan-in of one merge; a dict is per axis."""
+    if not axes:
+        return {}
+    default = builtins.max(2, int(DEFAULT_SPLIT_EVERY ** (1.0 / len(axes))))
+    if split_every is None:
+        return {a: default for a in axes}
+    if isinstance(split_every, dict):
+        out = {}
+        for a in axes:
+            n = split_every.get(a, split_every.get(a - ndim, default))
+            out[a] = int(n)
+    elif isinstance(split_every, numbers.Integral):
+        per = builtins.max(2, int(round(int(split_every) ** (1.0 / len(axes)), 9)))
+        out = {a: per for a in axes}
+    else:
+        raise TypeError(f"split_every must be an int or a dict {{axis: int}}, "
+                        f"got {split_every!r}")
+    for a, n in out.items():
+        if n < 2:
+            raise ValueError(f"split_every must merge at least 2 partials per axis; "
+                             f"axis {a} has {n}")
+    return out
+
+
+# --------------------------------------------------------------------------- the tree
+
+
+def reduction(x: Array, op: str, chunk: Callable, combine: Callable, aggregate: Callable,
+              axis: Any, keepdims: bool, dtype: Any, split_every: Any = None,
+              chunk_args: tuple = (), aggregate_args: tuple = ()) -> Array:
+    """Build a tree reduction of ``x``: ``chunk`` per block, ``combine`` per group of
+    partials, ``aggregate`` for the last group.
+
+    ``chunk(block, axes, *chunk_args)`` returns a partial whose arrays keep the reduced
+    axes with length 1; ``combine(partials)`` merges a list of them;
+    ``aggregate(partials, axes, keepdims, *aggregate_args)`` returns the output block.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> from xsched.array.reductions import reduction
+    >>> x = xa.from_array(np.arange(10), chunks=3)
+    >>> def top(b, axes): return np.max(b, axis=axes, keepdims=True)
+    >>> def merge(parts): return np.max(np.stack(parts), axis=0)
+    >>> def final(parts, axes, keepdims):
+    ...     out = merge(parts)
+    ...     return out if keepdims else np.squeeze(out, axis=axes)
+    >>> int(reduction(x, "top", top, merge, final, None, False, x.dtype).compute())
+    9
+    """
+    axes = _normalize_axis(axis, x.ndim, op)
+    dtype = np.dtype(dtype)
+    split = _split_every(split_every, axes, x.ndim)
+    token = _tokenize(op, x.name, axes, keepdims, str(dtype), split, chunk_args,
+                      aggregate_args)
+    ann = _annotations()
+    layers: dict[str, dict] = {}
+
+    chunk_name = f"{op}-chunk-{token}"
+    layer = {}
+    for index in np.ndindex(*x.numblocks):
+        layer[chunk_key(chunk_name, index)] = Task(
+            chunk, (Ref(chunk_key(x.name, index)), axes) + tuple(chunk_args), {}, _own(ann))
+    layers[chunk_name] = layer
+    grid = list(x.numblocks)
+    prev = chunk_name
+    level = 0
+    while any(grid[a] > split[a] for a in axes):
+        level += 1
+        name = f"{op}-combine-{_tokenize(token, level)}"
+        new_grid = [(-(-n // split[a]) if a in axes else n) for a, n in enumerate(grid)]
+        layer = {}
+        for index in np.ndindex(*new_grid):
+            refs = [Ref(chunk_key(prev, src)) for src in _sources(index, grid, split, axes)]
+            layer[chunk_key(name, index)] = Task(combine, (refs,), {}, _own(ann))
+        layers[name] = layer
+        grid, prev = new_grid, name
+
+    out_name = f"{op}-aggregate-{token}"
+    layer = {}
+    final_grid = [1 if a in axes else n for a, n in enumerate(grid)]
+    full = {a: grid[a] for a in axes}  # one group spanning every remaining partial
+    for index in np.ndindex(*final_grid):
+        refs = [Ref(chunk_key(prev, src)) for src in _sources(index, grid, full, axes)]
+        out_index = index if keepdims else tuple(i for a, i in enumerate(index)
+                                                 if a not in axes)
+        layer[chunk_key(out_name, out_index)] = Task(
+            aggregate, (refs, axes, keepdims) + tuple(aggregate_args), {}, _own(ann))
+    layers[out_name] = layer
+
+    if keepdims:
+        chunks = tuple((1,) if a in axes else c for a, c in enumerate(x.chunks))
+    else:
+        chunks = tuple(c for a, c in enumerate(x.chunks) if a not in axes)
+    return Array(LayeredGraph.merge(x._graph, new=layers), out_name, chunks, dtype)
+
+
+def _sources(index: tuple, grid: list[int], split: dict[int, int],
+             axes: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Indices of the partials (in ``grid``) that the group at ``index`` merges."""
+    ranges = []
+    for a, i in enumerate(index):
+        if a in axes:
+            s = split[a]
+            ranges.append(range(i * s, builtins.min((i + 1) * s, grid[a])))
+        else:
+            ranges.append(range(i, i + 1))
+    return list(itertools.product(*ranges))
+
+
+def _finish(out: np.ndarray, axes: tuple[int, ...], keepdims: bool, dtype: np.dtype):
+    out = np.asarray(out)
+    if not keepdims:
+        out = np.squeeze(out, axis=axes) if axes else out
+    return out.astype(dtype, copy=False)
+
+
+def _check_out(out: Any, what: str) -> None:
+    if out is not None:
+        raise TypeError(f"{what}: out= is not supported for xsched arrays; use the returned "
+                        "array instead.")
+
+
+# --------------------------------------------------------------------------- sum, min, max
+
+
+def _sum_chunk(block: np.ndarray, axes: tuple, dtype: np.dtype) -> np.ndarray:
+    return np.sum(block, axis=axes, keepdims=True, dtype=dtype)
+
+
+def _sum_combine(parts: list) -> np.ndarray:
+    return np.sum(np.stack(parts), axis=0, dtype=parts[0].dtype)
+
+
+def _sum_aggregate(parts: list, axes: tuple, keepdims: bool, dtype: np.dtype) -> np.ndarray:
+    return _finish(_sum_combine(parts), axes, keepdims, dtype)
+
+
+def _min_chunk(block: np.ndarray, axes: tuple) -> np.ndarray:
+    return np.min(block, axis=axes, keepdims=True)
+
+
+def _min_combine(parts: list) -> np.ndarray:
+    return np.min(np.stack(parts), axis=0)
+
+
+def _min_aggregate(parts: list, axes: tuple, keepdims: bool, dtype: np.dtype) -> np.ndarray:
+    return _finish(_min_combine(parts), axes, keepdims, dtype)
+
+
+def _max_chunk(block: np.ndarray, axes: tuple) -> np.ndarray:
+    return np.max(block, axis=axes, keepdims=True)
+
+
+def _max_combine(parts: list) -> np.ndarray:
+    return np.max(np.stack(parts), axis=0)
+
+
+def _max_aggregate(parts: list, axes: tuple, keepdims: bool, dtype: np.dtype) -> np.ndarray:
+    return _finish(_max_combine(parts), axes, keepdims, dtype)
+
+
+def sum(x: Array, axis: Any = None, dtype: Any = None, keepdims: bool = False,
+        split_every: Any = None, out: Any = None) -> Array:
+    """Sum of the elements over ``axis`` (an int, a tuple, or None for all).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(12).reshape(3, 4), chunks=2)
+    >>> xa.sum(x, axis=0).compute().tolist()
+    [12, 15, 18, 21]
+    >>> x.sum(axis=(0, 1), keepdims=True).compute().tolist()
+    [[66]]
+    """
+    _check_out(out, "sum")
+    dtype = np.dtype(dtype) if dtype is not None else np.sum(np.zeros(1, x.dtype)).dtype
+    return reduction(x, "sum", _sum_chunk, _sum_combine, _sum_aggregate, axis, keepdims,
+                     dtype, split_every, chunk_args=(dtype,), aggregate_args=(dtype,))
+
+
+def min(x: Array, axis: Any = None, keepdims: bool = False, split_every: Any = None,
+        out: Any = None) -> Array:
+    """Minimum over ``axis`` (an int, a tuple, or None for all).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.from_array(np.array([[3, 1], [2, 5]]), chunks=1).min(axis=1).compute().tolist()
+    [1, 2]
+    """
+    _check_out(out, "min")
+    return reduction(x, "min", _min_chunk, _min_combine, _min_aggregate, axis, keepdims,
+                     x.dtype, split_every, aggregate_args=(x.dtype,))
+
+
+def max(x: Array, axis: Any = None, keepdims: bool = False, split_every: Any = None,
+        out: Any = None) -> Array:
+    """Maximum over ``axis`` (an int, a tuple, or None for all).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> int(xa.from_array(np.array([[3, 1], [2, 5]]), chunks=1).max().compute())
+    5
+    """
+    _check_out(out, "max")
+    return reduction(x, "max", _max_chunk, _max_combine, _max_aggregate, axis, keepdims,
+                     x.dtype, split_every, aggregate_args=(x.dtype,))
+
+
+# --------------------------------------------------------------------------- mean
+
+
+def _accumulator(dtype: np.dtype) -> np.dtype:
+    """float64 (or wider) for real data, complex128 (or wider) for complex data."""
+    if dtype.kind == "c":
+        return np.result_type(dtype, np.complex128)
+    if dtype.kind == "f":
+        return np.result_type(dtype, np.float64)
+    return np.dtype(np.float64)
+
+
+def _count(block: np.ndarray, axes: tuple) -> int:
+    n = 1
+    for a in axes:
+        n *= block.shape[a]
+    return n
+
+
+def _mean_chunk(block: np.ndarray, axes: tuple, acc: np.dtype) -> tuple:
+    return _count(block, axes), np.sum(block, axis=axes, keepdims=True, dtype=acc)
+
+
+def _mean_combine(parts: list) -> tuple:
+    return (builtins.sum(p[0] for p in parts),
+            np.sum(np.stack([p[1] for p in parts]), axis=0))
+
+
+def _mean_aggregate(parts: list, axes: tuple, keepdims: bool, dtype: np.dtype) -> np.ndarray:
+    n, total = _mean_combine(parts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return _finish(total / n if n else total * np.nan, axes, keepdims, dtype)
+
+
+def mean(x: Array, axis: Any = None, dtype: Any = None, keepdims: bool = False,
+         split_every: Any = None, out: Any = None) -> Array:
+    """Arithmetic mean over ``axis`` (an int, a tuple, or None for all).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.from_array(np.arange(6.0).reshape(2, 3), chunks=1).mean(axis=0).compute().tolist()
+    [1.5, 2.5, 3.5]
+    """
+    _check_out(out, "mean")
+    if dtype is None:
+        with np.errstate(all="ignore"):
+            dtype = np.mean(np.zeros(1, x.dtype)).dtype
+    dtype = np.dtype(dtype)
+    acc = _accumulator(np.result_type(x.dtype, dtype))
+    return reduction(x, "mean", _mean_chunk, _mean_combine, _mean_aggregate, axis, keepdims,
+                     dtype, split_every, chunk_args=(acc,), aggregate_args=(dtype,))
+
+
+# --------------------------------------------------------------------------- var, std
+
+
+def _abs2(d: np.ndarray) -> np.ndarray:
+    return (d.real ** 2 + d.imag ** 2) if np.iscomplexobj(d) else d * d
+
+
+def _moments_chunk(block: np.ndarray, axes: tuple, acc: np.dtype) -> tuple:
+    """(count, mean, M2) of one block, by two passes over the block."""
+    n = _count(block, axes)
+    shape = tuple(1 if a in axes else s for a, s in enumerate(block.shape))
+    if n == 0:
+        return 0, np.zeros(shape, acc), np.zeros(shape, np.zeros(0, acc).real.dtype)
+    mu = np.mean(block, axis=axes, keepdims=True, dtype=acc)
+    m2 = np.sum(_abs2(block - mu), axis=axes, keepdims=True)
+    return n, mu, m2
+
+
+def _moments_combine(parts: list) -> tuple:
+    """Merge (count, mean, M2) partials (Chan, Golub & LeVeque's pairwise update)."""
+    parts = [p for p in parts if p[0]] or parts[:1]
+    if len(parts) == 1:
+        return parts[0]
+    counts = np.array([p[0] for p in parts], dtype=np.float64)
+    n = counts.sum()
+    means = np.stack([p[1] for p in parts])
+    m2s = np.stack([p[2] for p in parts])
+    w = counts.reshape((-1,) + (1,) * (means.ndim - 1))
+    mu = np.sum(w * means, axis=0) / n
+    m2 = np.sum(m2s, axis=0) + np.sum(w * _abs2(means - mu), axis=0)
+    return int(n), mu, m2
+
+
+def _var_aggregate(parts: list, axes: tuple, keepdims: bool, dtype: np.dtype, ddof: int,
+                   root: bool) -> np.ndarray:
+    n, _, m2 = _moments_combine(parts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = m2 / builtins.max(n - ddof, 0) if n else m2 * np.nan
+        if root:
+            out = np.sqrt(out)
+    return _finish(out, axes, keepdims, dtype)
+
+
+def _moments(x: Array, op: str, axis: Any, dtype: Any, ddof: int, keepdims: bool,
+             split_every: Any, root: bool) -> Array:
+    if dtype is None:
+        with np.errstate(all="ignore"):
+            dtype = np.var(np.zeros(2, x.dtype)).dtype
+    dtype = np.dtype(dtype)
+    acc = _accumulator(np.result_type(x.dtype, dtype))
+    return reduction(x, op, _moments_chunk, _moments_combine, _var_aggregate, axis, keepdims,
+                     dtype, split_every, chunk_args=(acc,),
+                     aggregate_args=(dtype, int(ddof), root))
+
+
+def var(x: Array, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False,
+        split_every: Any = None, out: Any = None) -> Array:
+    """Variance over ``axis`` (``ddof=1`` for the sample variance); numerically stable.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(1e9 + np.arange(8.0), chunks=3)
+    >>> float(x.var())
+    5.25
+    """
+    _check_out(out, "var")
+    return _moments(x, "var", axis, dtype, ddof, keepdims, split_every, root=False)
+
+
+def std(x: Array, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False,
+        split_every: Any = None, out: Any = None) -> Array:
+    """Standard deviation over ``axis`` (``ddof=1`` for the sample estimate).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> float(xa.from_array(np.array([1.0, 3.0]), chunks=1).std())
+    1.0
+    """
+    _check_out(out, "std")
+    return _moments(x, "std", axis, dtype, ddof, keepdims, split_every, root=True)

@@ -1,0 +1,237 @@
+"""Command line: ``xsched scheduler``, ``xsched worker``, ``xsched config``.
+
+    $ xsched scheduler --scheduler-file scheduler.json
+    $ xsched worker --scheduler-file scheduler.json --nworkers 2 --nthreads 2 --memory-limit 4GB
+    $ xsched worker tcp://10.0.0.5:8786 --resources "GPU=2"      # secret from XSCHED_SECRET
+
+Each server runs an asyncio loop in its main thread, closes gracefully on SIGTERM/SIGINT,
+and, given ``--parent-pid``, closes when that process dies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+
+__all__ = ["main", "scheduler_main", "worker_main"]
+
+
+def _setup_logging(level: str) -> None:
+    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO),
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
+
+
+async def _watch_parent(parent_pid: int | None, stop: asyncio.Event) -> None:
+    if not parent_pid:
+        return
+    while not stop.is_set():
+        if os.getppid() != parent_pid:
+            stop.set()
+            return
+        await asyncio.sleep(0.5)
+
+
+def _install_signals(stop: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+        except (NotImplementedError, RuntimeError):
+            pass
+
+
+# ---------------------------------------------------------------------- scheduler
+async def _run_scheduler(args) -> None:
+    from .protocol.security import Security
+    from .scheduler.server import Scheduler
+
+    secret = os.environ.get("XSCHED_SECRET")
+    security = Security(secret, args.security) if secret else Security.generate(args.security)
+    sched = Scheduler(security, scheduler_file=args.scheduler_file)
+    await sched.start(f"tcp://{args.host}:{args.port}")
+    if not args.parent_pid:
+        how = (f"Client(scheduler_file={args.scheduler_file!r})" if args.scheduler_file
+               else f"Client({sched.address!r}) with XSCHED_SECRET set to the cluster secret")
+        print(f"xsched scheduler at {sched.address}\n  connect with: {how}\n"
+              f"  workers: xsched worker "
+              f"{'--scheduler-file ' + args.scheduler_file if args.scheduler_file else sched.address}",
+              flush=True)
+    stop = asyncio.Event()
+    _install_signals(stop)
+    watcher = asyncio.ensure_future(_watch_parent(args.parent_pid, stop))
+    closed = asyncio.ensure_future(sched.finished())
+    stopper = asyncio.ensure_future(stop.wait())
+    await asyncio.wait([closed, stopper], return_when=asyncio.FIRST_COMPLETED)
+    for t in (watcher, stopper):
+        t.cancel()
+    await sched.close()
+
+
+# ---------------------------------------------------------------------- worker
+async def _run_worker(args, security, address) -> None:
+    from .worker.server import Worker
+    from .units import parse_memory_limit, parse_resources
+    from . import config
+
+    resources = dict(config.get("worker.resources", {}) or {})
+    if args.resources:
+        resources.update(parse_resources(args.resources))
+    nthreads = args.nthreads or config.get("worker.nthreads", None) or max(1, (os.cpu_count() or 1) // args.nworkers)
+    limit = args.memory_limit if args.memory_limit is not None else config.get("worker.memory.limit", "auto")
+    memory_limit = parse_memory_limit(limit, nworkers=args.total_workers or args.nworkers)
+    local_dir = args.local_directory or config.get("worker.local-directory", None)
+    w = Worker(address, security, nthreads, name=args.name, memory_limit=memory_limit, resources=resources,
+               local_directory=local_dir, host=args.host)
+    await w.start()
+    stop = asyncio.Event()
+    _install_signals(stop)
+    watcher = asyncio.ensure_future(_watch_parent(args.parent_pid, stop))
+    closed = asyncio.ensure_future(w.finished())
+    stopper = asyncio.ensure_future(stop.wait())
+    await asyncio.wait([closed, stopper], return_when=asyncio.FIRST_COMPLETED)
+    for t in (watcher, stopper):
+        t.cancel()
+    await w.close()
+
+
+def _worker_many(args) -> int:
+    """``--nworkers N``: N worker processes, each with the declared threads and resources."""
+    from .deploy.process import spawn, stop_process
+
+    procs = []
+    base = args.name or "worker"
+    for i in range(args.nworkers):
+        a = ["worker"]
+        if args.address:
+            a.append(args.address)
+        if args.scheduler_file:
+            a += ["--scheduler-file", args.scheduler_file]
+        a += ["--nworkers", "1", "--total-workers", str(args.nworkers), "--name", f"{base}-{i}", "--host", args.host]
+        if args.nthreads:
+            a += ["--nthreads", str(args.nthreads)]
+        if args.memory_limit is not None:
+            a += ["--memory-limit", str(args.memory_limit)]
+        if args.resources:
+            a += ["--resources", args.resources]
+        if args.local_directory:
+            a += ["--local-directory", args.local_directory]
+        procs.append(spawn(a))
+    stopping = []
+
+    def stop(*_):
+        stopping.append(True)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    import time
+
+    while not stopping and any(p.poll() is None for p in procs):
+        if args.parent_pid and os.getppid() != args.parent_pid:
+            break
+        time.sleep(0.2)
+    for p in procs:
+        stop_process(p)
+    return 0
+
+
+def _worker(args) -> int:
+    from .protocol.security import Security
+    from .scheduler.server import read_scheduler_file
+
+    if args.nworkers > 1:
+        return _worker_many(args)
+    if args.scheduler_file:
+        address, security = read_scheduler_file(args.scheduler_file)
+    elif args.address:
+        secret = os.environ.get("XSCHED_SECRET")
+        if not secret:
+            print("xsched worker: no secret. Use --scheduler-file FILE (written by `xsched scheduler "
+                  "--scheduler-file FILE`) or set XSCHED_SECRET to the cluster secret.", file=sys.stderr)
+            return 2
+        address, security = args.address, Security(secret)
+    else:
+        print("xsched worker: give the scheduler ADDRESS or --scheduler-file FILE", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(_run_worker(args, security, address))
+    except (TimeoutError, ValueError) as e:
+        print(f"xsched worker: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+# ---------------------------------------------------------------------- parsers
+def _scheduler_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: loopback only)")
+    p.add_argument("--port", type=int, default=8786, help="port (0: any free port; default 8786)")
+    p.add_argument("--scheduler-file", help="write address and secret here (mode 0600)")
+    p.add_argument("--security", default=None, choices=["auto", "plain", "curve"],
+                   help="plain: authenticate; curve: authenticate and encrypt; auto: plain on loopback")
+    p.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--log-level", default="warning")
+
+
+def _worker_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("address", nargs="?", help="scheduler address, e.g. tcp://10.0.0.5:8786")
+    p.add_argument("--scheduler-file", help="scheduler file written by `xsched scheduler`")
+    p.add_argument("--nthreads", type=int, default=None, help="threads per worker process")
+    p.add_argument("--nworkers", type=int, default=1, help="worker processes to start")
+    p.add_argument("--total-workers", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--memory-limit", default=None, help="per process: 4GB, 0.5 (of RAM), auto, or 0 (none)")
+    p.add_argument("--name", default=None, help="worker name (with --nworkers: NAME-0, NAME-1, ...)")
+    p.add_argument("--resources", default=None, help='abstract resources per process, e.g. "GPU=2,MEMORY=100e9"')
+    p.add_argument("--local-directory", default=None, help="directory for spilled data")
+    p.add_argument("--host", default="127.0.0.1", help="interface to serve data on")
+    p.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--log-level", default="warning")
+
+
+def _scheduler(args) -> int:
+    from . import config
+
+    if args.security is None:
+        args.security = config.get("comm.security", "auto")
+    try:
+        asyncio.run(_run_scheduler(args))
+    except OSError as e:
+        print(f"xsched scheduler: cannot listen on {args.host}:{args.port}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``xsched`` command."""
+    parser = argparse.ArgumentParser(prog="xsched", description="xsched: a Jupyter-first distributed scheduler")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _scheduler_parser(sub.add_parser("scheduler", help="start a scheduler"))
+    _worker_parser(sub.add_parser("worker", help="start worker processes"))
+    cp = sub.add_parser("config", help="print the effective configuration")
+    cp.add_argument("--describe", action="store_true", help="document every key")
+    args = parser.parse_args(argv)
+    if args.command == "config":
+        from . import config
+
+        print(config.describe() if args.describe else config.pretty())
+        return 0
+    _setup_logging(args.log_level)
+    if args.command == "scheduler":
+        return _scheduler(args)
+    return _worker(args)
+
+
+def scheduler_main() -> int:
+    """``xsched-scheduler`` entry point."""
+    return main(["scheduler", *sys.argv[1:]])
+
+
+def worker_main() -> int:
+    """``xsched-worker`` entry point."""
+    return main(["worker", *sys.argv[1:]])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,832 @@
+"""The Client: how a notebook (or asyncio code) talks to an xsched cluster.
+
+Data flow::
+
+    user thread --submit/map/compute--> update-graph ----------------> scheduler
+                <--Future (refcounted)                                    |
+    client loop <--key-in-memory / task-erred / key-lost (batched) -------+
+    result()/gather() --who-has--> scheduler; --get-data--> workers (direct, zero-copy)
+    scatter()        --put-data--> workers; --scatter-done--> scheduler
+    Future garbage-collected --client-releases-keys--> scheduler (frees worker memory)
+
+The asynchronous core (methods starting with ``_`` returning coroutines) runs on one
+event loop: the caller's own loop when ``asynchronous=True``, otherwise a background loop
+thread shared by all synchronous clients of the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import itertools
+import logging
+import random
+import threading
+import uuid
+import weakref
+from typing import Any, Iterable
+
+from .. import config
+from ..comm import CommClosedError, Connection, ConnectionPool, RemoteError
+from ..errors import SchedulerLostError, unpack_exception
+from ..graph.spec import Ref, Task, dependencies, funcname
+from ..protocol.messages import unpack_objects
+from ..protocol.security import Security
+from ..protocol.tasks import dumps_task
+from ..tokenize import tokenize
+from ..units import format_bytes, parse_timedelta
+from . import loop as _loop
+from .default import default_client, set_default_client, unset_default_client
+from .future import Future, FutureState
+
+logger = logging.getLogger("xsched.client")
+
+__all__ = ["Client", "Executor", "get_client"]
+
+_generation = itertools.count(1)
+_clients: "weakref.WeakSet[Client]" = weakref.WeakSet()
+
+
+def _identity(x):
+    return x
+
+
+class Client:
+    """Connect to a cluster and compute on it.
+
+    ``Client()`` starts a LocalCluster; ``Client(cluster)``, ``Client("tcp://host:port")``
+    (the secret from ``XSCHED_SECRET`` or ``security=``) and
+    ``Client(scheduler_file="scheduler.json")`` connect to a running one.
+
+    >>> from xsched import Client, LocalCluster
+    >>> cluster = LocalCluster(n_workers=2, threads_per_worker=1)   # doctest: +SKIP
+    >>> client = Client(cluster)                                     # doctest: +SKIP
+    >>> client.submit(lambda x: x + 1, 1).result()                   # doctest: +SKIP
+    2
+    """
+
+    def __init__(self, address=None, *, scheduler_file: str | None = None, security: Security | str | None = None,
+                 asynchronous: bool = False, timeout="10s", set_as_default: bool = True, name: str | None = None,
+                 **cluster_kwargs):
+        self.id = f"client-{name or ''}{'-' if name else ''}{uuid.uuid4().hex[:12]}"
+        self.asynchronous = asynchronous
+        self.status = "created"
+        self.cluster = None
+        self._own_cluster = False
+        self._timeout = parse_timedelta(timeout)
+        if address is None and scheduler_file is None:
+            from ..deploy.local import LocalCluster
+
+            address = LocalCluster(asynchronous=False, **cluster_kwargs)
+            self._own_cluster = True
+        if hasattr(address, "scheduler_address"):
+            self.cluster = address
+            security = security or address.security
+            address = address.scheduler_address
+        if scheduler_file is not None:
+            from ..scheduler.server import read_scheduler_file
+
+            address, file_security = read_scheduler_file(scheduler_file)
+            security = security or file_security
+        if isinstance(security, str):
+            security = Security(security)
+        if security is None:
+            import os
+
+            secret = os.environ.get("XSCHED_SECRET")
+            if not secret:
+                raise ValueError(
+                    f"no secret to connect to {address}: every xsched cluster has one. Use "
+                    "Client(scheduler_file=...) with the file `xsched scheduler --scheduler-file` wrote, "
+                    "or set XSCHED_SECRET, or pass security=")
+            security = Security(secret, config.get("comm.security", "auto"))
+        self.scheduler_address: str = address
+        self.security = security
+        self._states: dict[str, FutureState] = {}
+        self._refs: dict[str, int] = {}
+        self._ref_lock = threading.Lock()
+        self._pending_release: list[str] = []
+        self._release_scheduled = False
+        self._conn: Connection | None = None
+        self._pool = ConnectionPool(security)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._workers_cache: dict = {}
+        self._set_as_default = set_as_default
+        _clients.add(self)
+        if not asynchronous:
+            self._loop = _loop.background_loop()
+            self._sync(self._start(), self._timeout + 5)
+
+    # ------------------------------------------------------------------ lifecycle
+    async def _start(self) -> "Client":
+        if self.status == "running":
+            return self
+        self._loop = asyncio.get_running_loop()
+        self._conn = Connection(self.scheduler_address, self.security, self._handle,
+                                identity=self.id.encode(), on_lost=self._lost).connect()
+        try:
+            reply, _ = await self._conn.request({"op": "register-client", "client": self.id}, timeout=self._timeout)
+        except asyncio.TimeoutError:
+            await self._conn.close()
+            raise TimeoutError(
+                f"could not reach the scheduler at {self.scheduler_address} within {self._timeout:.0f}s: "
+                "is it running, and is this its address?") from None
+        except Exception:
+            await self._conn.close()
+            raise
+        self.scheduler_id = reply.get("scheduler_id")
+        self.status = "running"
+        if self._set_as_default:
+            set_default_client(self)
+        return self
+
+    def __await__(self):
+        return self._start().__await__()
+
+    async def __aenter__(self):
+        return await self._start()
+
+    async def __aexit__(self, *exc):
+        await self._close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _sync(self, coro, timeout: float | None = None):
+        """Run a coroutine of the async core: return it as is when asynchronous."""
+        if self.asynchronous:
+            return coro
+        return _loop.sync(coro, timeout)
+
+    def close(self, timeout="10s"):
+        """Release everything this client holds and disconnect (and stop its own cluster).
+
+        >>> client.close()  # doctest: +SKIP
+        """
+        if self.asynchronous:
+            return self._close()
+        if self.status in ("closing", "closed"):
+            return None
+        self._sync(self._close(), parse_timedelta(timeout))
+        if self._own_cluster and self.cluster is not None:
+            self.cluster.close()
+
+    async def _close(self) -> None:
+        if self.status in ("closing", "closed"):
+            return
+        self.status = "closing"
+        unset_default_client(self)
+        if self._conn is not None and self._conn.failure is None:
+            try:
+                await asyncio.wait_for(self._conn.request({"op": "close-client"}), 2)
+            except Exception:
+                pass
+        for st in list(self._states.values()):
+            if not st.done():
+                st.cancel("the client closed")
+        await self._pool.close()
+        if self._conn is not None:
+            await self._conn.close()
+        self.status = "closed"
+        if self._own_cluster and self.cluster is not None and self.asynchronous:
+            await self.cluster._close()
+
+    def _lost(self, exc: Exception) -> None:
+        if self.status != "running":
+            return
+        self.status = "lost"
+        text = (f"lost the connection to the scheduler at {self.scheduler_address} ({exc}); "
+                "its results are gone. Start a new cluster and Client.")
+        for st in list(self._states.values()):
+            if not st.done():
+                st.lose(text)
+
+    # ------------------------------------------------------------------ messages from the scheduler
+    def _handle(self, header: dict, payload: list) -> None:
+        op = header["op"]
+        st = self._states.get(header.get("key"))
+        if op == "key-in-memory":
+            if st is not None:
+                st.finish(header.get("type"))
+        elif op == "task-erred":
+            if st is not None:
+                st.set_error(header.get("exception"), header.get("traceback"), header.get("text", ""),
+                             header.get("blame"))
+        elif op == "key-lost":
+            if st is not None:
+                st.reset()
+        elif op == "key-cancelled":
+            if st is not None:
+                st.cancel(f"{header.get('key')} was cancelled")
+        elif op == "scheduler-closing":
+            self._lost(SchedulerLostError("the scheduler is closing"))
+        else:
+            raise TypeError(f"client cannot handle op {op!r}")
+
+    # ------------------------------------------------------------------ reference counting
+    def _inc_ref(self, key: str) -> FutureState:
+        with self._ref_lock:
+            self._refs[key] = self._refs.get(key, 0) + 1
+            st = self._states.get(key)
+            if st is None:
+                st = self._states[key] = FutureState()
+            return st
+
+    def _dec_ref(self, key: str) -> None:
+        with self._ref_lock:
+            n = self._refs.get(key, 0) - 1
+            if n > 0:
+                self._refs[key] = n
+                return
+            self._refs.pop(key, None)
+            self._states.pop(key, None)
+            self._pending_release.append(key)
+            if self._release_scheduled or self.status != "running":
+                return
+            self._release_scheduled = True
+        try:
+            self._loop.call_soon_threadsafe(self._flush_releases)
+        except RuntimeError:  # loop closed at interpreter exit
+            pass
+
+    def _flush_releases(self) -> None:
+        with self._ref_lock:
+            keys = [k for k in self._pending_release if k not in self._refs]
+            self._pending_release.clear()
+            self._release_scheduled = False
+        if keys and self.status == "running":
+            self._conn.send({"op": "client-releases-keys", "keys": keys})
+
+    def _send(self, msg: dict) -> None:
+        """Send from any thread (the connection lives on the client loop)."""
+        if self.status != "running":
+            raise SchedulerLostError(f"this client is {self.status}; create a new Client")
+        if self._on_loop():
+            self._conn.send(msg)
+        else:
+            self._loop.call_soon_threadsafe(self._conn.send, msg)
+
+    def _on_loop(self) -> bool:
+        try:
+            return asyncio.get_running_loop() is self._loop
+        except RuntimeError:
+            return False
+
+    def _want_keys(self, keys: list[str]) -> None:
+        self._send({"op": "client-desires-keys", "keys": keys})
+
+    # ------------------------------------------------------------------ submit / map
+    def submit(self, func, *args, key: str | None = None, pure: bool = True, workers=None, resources=None,
+               priority: int = 0, retries: int = 0, allow_other_workers: bool = False, **kwargs) -> Future:
+        """Run ``func(*args, **kwargs)`` on the cluster; returns a Future at once.
+
+        Futures among the arguments are replaced by their results on the worker. Pure
+        calls get a deterministic key (the same call twice is one task).
+
+        >>> fut = client.submit(pow, 2, 10)   # doctest: +SKIP
+        >>> fut.result()                      # doctest: +SKIP
+        1024
+        """
+        if not callable(func):
+            raise TypeError(f"submit needs a callable first argument, not {type(func).__name__}")
+        if key is None:
+            key = f"{funcname(func)}-{tokenize(func, args, kwargs) if pure else uuid.uuid4().hex}"
+        [fut] = self._submit_calls([(key, func, args, kwargs)], workers, resources, priority, retries,
+                                   allow_other_workers)
+        return fut
+
+    def map(self, func, *iterables, key=None, pure: bool = True, workers=None, resources=None, priority: int = 0,
+            retries: int = 0, allow_other_workers: bool = False, **kwargs) -> list[Future]:
+        """Apply ``func`` to each element (zip of the iterables); one Future per element.
+
+        >>> futs = client.map(abs, [-1, -2, 3])     # doctest: +SKIP
+        >>> client.gather(futs)                     # doctest: +SKIP
+        [1, 2, 3]
+        """
+        if not callable(func):
+            raise TypeError(f"map needs a callable first argument, not {type(func).__name__}")
+        argsets = list(zip(*iterables))
+        if isinstance(key, (list, tuple)):
+            if len(key) != len(argsets):
+                raise ValueError(f"map got {len(key)} keys for {len(argsets)} calls")
+            keys = list(key)
+        else:
+            name = key or funcname(func)
+            if pure:
+                ftok = tokenize(func, kwargs)
+                keys = [f"{name}-{tokenize(ftok, a)}" for a in argsets]
+            else:
+                keys = [f"{name}-{uuid.uuid4().hex}" for _ in argsets]
+        calls = [(k, func, a, kwargs) for k, a in zip(keys, argsets)]
+        return self._submit_calls(calls, workers, resources, priority, retries, allow_other_workers)
+
+    def _submit_calls(self, calls, workers, resources, priority, retries, allow_other_workers) -> list[Future]:
+        gen = next(_generation)
+        tasks = []
+        futures = []
+        workers = [workers] if isinstance(workers, str) else (list(workers) if workers else None)
+        seen = set()
+        for i, (key, func, args, kwargs) in enumerate(calls):
+            held: list[Future] = []
+            task = Task(func, tuple(_futures_to_refs(a, held) for a in args),
+                        {k: _futures_to_refs(v, held) for k, v in kwargs.items()})
+            futures.append(Future(key, self))
+            if key in seen:
+                continue
+            seen.add(key)
+            tasks.append(_task_msg(key, task, [f.key for f in held], (-priority, gen, i),
+                                   resources, workers, allow_other_workers, retries, None))
+        self._send({"op": "update-graph", "tasks": tasks, "keys": list(seen)})
+        return futures
+
+    # ------------------------------------------------------------------ collections
+    def compute(self, collections, sync: bool = False, optimize_graph: bool = True, priority: int = 0,
+                resources=None, workers=None, allow_other_workers: bool = False, retries: int = 0):
+        """Compute delayed objects or arrays on the cluster: Futures (or results if ``sync``).
+
+        >>> total = xsched.delayed(sum)([1, 2, 3])       # doctest: +SKIP
+        >>> client.compute(total).result()               # doctest: +SKIP
+        6
+        """
+        single = not isinstance(collections, (list, tuple))
+        colls = [collections] if single else list(collections)
+        futures = self._submit_collections(colls, optimize_graph, priority, resources, workers,
+                                           allow_other_workers, retries, persist=False)
+        if sync:
+            results = self.gather(futures)
+            return results[0] if single else results
+        return futures[0] if single else futures
+
+    def persist(self, collections, optimize_graph: bool = True, priority: int = 0, resources=None, workers=None,
+                allow_other_workers: bool = False, retries: int = 0):
+        """Start computing collections and keep their results on the cluster.
+
+        Returns collections of the same kind whose graph holds Futures.
+
+        >>> x = client.persist(x)   # doctest: +SKIP
+        """
+        single = not isinstance(collections, (list, tuple))
+        colls = [collections] if single else list(collections)
+        per = self._submit_collections(colls, optimize_graph, priority, resources, workers, allow_other_workers,
+                                       retries, persist=True)
+        out = []
+        for coll, futs in zip(colls, per):
+            func, extra = coll.__xsched_postpersist__()
+            out.append(func({f.key: f for f in futs}, *extra))
+        return out[0] if single else out
+
+    def _submit_collections(self, colls, optimize_graph, priority, resources, workers, allow_other_workers,
+                            retries, persist: bool):
+        from ..graph.delayed import Delayed
+        from ..graph.optimize import flatten_keys, optimize
+        from ..graph.order import order
+
+        graph: dict = {}
+        outputs: list = []
+        for c in colls:
+            if not hasattr(c, "__xsched_graph__"):
+                raise TypeError(f"compute/persist take delayed objects or xsched arrays, not {type(c).__name__}; "
+                                "use client.submit for plain functions")
+            graph.update(c.__xsched_graph__())
+            outputs.append(c.__xsched_keys__())
+        all_keys = flatten_keys(outputs)
+        if optimize_graph:
+            graph = optimize(graph, all_keys, fuse=True)
+        finals: list = []  # per collection: list of keys the returned futures point at
+        for c, keys in zip(colls, outputs):
+            flat = flatten_keys(keys)
+            if persist or isinstance(c, Delayed):
+                finals.append(flat)
+            else:
+                func, extra = c.__xsched_postcompute__()
+                fkey = f"finalize-{tokenize(flat, funcname(func))}"
+                graph[fkey] = Task(func, (_refs_like(keys),) + tuple(extra))
+                finals.append([fkey])
+        prio = order({k: v for k, v in graph.items()})
+        gen = next(_generation)
+        workers = [workers] if isinstance(workers, str) else (list(workers) if workers else None)
+        held: list[Future] = []
+        tasks = []
+        for key, value in graph.items():
+            if isinstance(value, Future):
+                held.append(value)
+                if value.key == key:
+                    continue
+                value = Task(_identity, (Ref(value.key),))
+            elif not isinstance(value, Task):
+                value = Task(_identity, (_futures_to_refs(value, held),))
+            else:
+                value = Task(value.func, tuple(_futures_to_refs(a, held) for a in value.args),
+                             {k: _futures_to_refs(v, held) for k, v in value.kwargs.items()}, value.annotations)
+            ann = value.annotations or {}
+            user_prio = ann.get("priority", priority)
+            tasks.append(_task_msg(
+                key, value, sorted(dependencies(value)), (-user_prio, gen, prio.get(key, 0)),
+                resources if resources is not None else ann.get("resources"),
+                workers if workers is not None else _as_list(ann.get("workers")),
+                allow_other_workers or ann.get("allow_other_workers", False),
+                retries or ann.get("retries", 0), ann.get("limits"),
+            ))
+        wanted = [k for keys in finals for k in keys]
+        futures = [[Future(k, self) for k in keys] for keys in finals]
+        self._send({"op": "update-graph", "tasks": tasks, "keys": wanted})
+        del held
+        if persist:
+            return futures
+        return [f[0] for f in futures]
+
+    # ------------------------------------------------------------------ gather
+    def gather(self, futures, errors: str = "raise"):
+        """Results of Futures, in the same nested structure (lists, tuples, dicts).
+
+        >>> client.gather(client.map(abs, [-1, 2]))   # doctest: +SKIP
+        [1, 2]
+        """
+        return self._sync(self._gather(futures, errors))
+
+    async def _gather(self, futures, errors: str = "raise"):
+        flat: list[Future] = []
+        _collect_futures(futures, flat)
+        for f in flat:
+            await f._state.await_done()
+        bad = [f for f in flat if f.status != "finished"]
+        if bad and errors == "raise":
+            raise bad[0]._state.error()
+        keys = list({f.key for f in flat if f.status == "finished"})
+        data = await self._fetch(keys) if keys else {}
+        return _pack_results(futures, data)
+
+    async def _gather_one(self, fut: Future, timeout: float | None):
+        try:
+            await asyncio.wait_for(fut._state.await_done(), timeout)
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"future {fut.key!r} is still {fut.status} after {timeout}s") from None
+        if fut.status != "finished":
+            raise fut._state.error()
+        return (await self._fetch([fut.key]))[fut.key]
+
+    async def _fetch(self, keys: list[str]) -> dict:
+        """Get data of finished keys straight from the workers holding them."""
+        out: dict = {}
+        remaining = list(keys)
+        for attempt in range(20):
+            reply, _ = await self._conn.request({"op": "who-has", "keys": remaining})
+            who_has = reply["who_has"]
+            by_worker: dict[str, list[str]] = {}
+            lost = []
+            for k in remaining:
+                holders = who_has.get(k) or []
+                if holders:
+                    by_worker.setdefault(random.choice(holders), []).append(k)
+                else:
+                    lost.append(k)
+            results = await asyncio.gather(*(self._get_data(w, ks) for w, ks in by_worker.items()),
+                                           return_exceptions=True)
+            for r in results:
+                if isinstance(r, dict):
+                    out.update(r)
+            remaining = [k for k in remaining if k not in out]
+            if not remaining:
+                return out
+            # data moved or a worker died: wait until the keys are in memory again
+            for k in remaining:
+                st = self._states.get(k)
+                if st is not None:
+                    await st.await_done()
+                    if st.status != "finished":
+                        raise st.error()
+            await asyncio.sleep(min(0.05 * 2 ** attempt, 1.0))
+        raise CommClosedError(f"could not fetch {remaining[:5]} from any worker")
+
+    async def _get_data(self, worker: str, keys: list[str]) -> dict:
+        try:
+            reply, payload = await self._pool.get(worker).request({"op": "get-data", "keys": keys}, timeout=300)
+        except (CommClosedError, asyncio.TimeoutError):
+            await self._pool.drop(worker)
+            return {}
+        return unpack_objects(reply, payload).get("data", {})
+
+    # ------------------------------------------------------------------ scatter
+    def scatter(self, data, workers=None, broadcast: bool = False, hash: bool = True):
+        """Send local data to workers; returns Futures (a list for a list, a dict for a dict).
+
+        >>> [big] = client.scatter([np.ones(10**7)])     # doctest: +SKIP
+        """
+        return self._sync(self._scatter(data, workers, broadcast, hash))
+
+    async def _scatter(self, data, workers=None, broadcast=False, hash=True):
+        single = not isinstance(data, (list, tuple, dict, set))
+        if isinstance(data, dict):
+            items = list(data.items())
+        else:
+            seq = [data] if single else list(data)
+            items = [(f"{type(v).__name__}-{tokenize(v) if hash else uuid.uuid4().hex}", v) for v in seq]
+        info = await self._scheduler_info()
+        addrs = sorted(info["workers"])
+        if workers is not None:
+            want = [workers] if isinstance(workers, str) else list(workers)
+            addrs = [a for a in addrs if a in want or info["workers"][a]["name"] in want
+                     or str(info["workers"][a]["name"]) in want]
+        if not addrs:
+            raise ValueError("scatter found no workers to send the data to; wait_for_workers() first")
+        plan: dict[str, dict] = {}
+        for i, (k, v) in enumerate(items):
+            targets = addrs if broadcast else [addrs[i % len(addrs)]]
+            for w in targets:
+                plan.setdefault(w, {})[k] = v
+        who_has: dict[str, list[str]] = {}
+        nbytes: dict[str, int] = {}
+        for w, chunk in plan.items():
+            reply, _ = await self._pool.get(w).request({"op": "put-data"}, {"data": chunk}, timeout=300)
+            for k, n in reply["nbytes"].items():
+                who_has.setdefault(k, []).append(w)
+                nbytes[k] = n
+        futures = {k: Future(k, self) for k, _ in items}
+        await self._conn.request({"op": "scatter-done", "who_has": who_has, "nbytes": nbytes})
+        if isinstance(data, dict):
+            return futures
+        out = [futures[k] for k, _ in items]
+        return out[0] if single else out
+
+    # ------------------------------------------------------------------ control
+    def cancel(self, futures) -> None:
+        """Cancel futures: their tasks stop unless another client wants them."""
+        flat: list[Future] = []
+        _collect_futures(futures, flat)
+        self._cancel(flat)
+
+    def _cancel(self, futures: list[Future]) -> None:
+        for f in futures:
+            f._state.cancel(f"{f.key} was cancelled")
+        self._send({"op": "cancel-keys", "keys": [f.key for f in futures]})
+
+    def retry(self, futures) -> None:
+        """Run failed futures (and their failed inputs) again."""
+        flat: list[Future] = []
+        _collect_futures(futures, flat)
+        self._retry(flat)
+
+    def _retry(self, futures: list[Future]) -> None:
+        for f in futures:
+            f._state.reset()
+        self._send({"op": "retry-keys", "keys": [f.key for f in futures]})
+
+    def who_has(self, futures=None) -> dict:
+        """Key -> worker addresses holding it."""
+        flat: list[Future] = []
+        _collect_futures(futures if futures is not None else [], flat)
+        keys = [f.key for f in flat] if futures is not None else list(self._states)
+        return self._sync(self._who_has(keys))
+
+    async def _who_has(self, keys):
+        reply, _ = await self._conn.request({"op": "who-has", "keys": keys})
+        return reply["who_has"]
+
+    # ------------------------------------------------------------------ run functions
+    def run(self, func, *args, workers=None, **kwargs) -> dict:
+        """Run ``func`` on every worker (now, outside the task system): {address: result}.
+
+        A ``worker`` parameter in ``func``'s signature receives the live Worker object.
+
+        >>> import os
+        >>> client.run(os.getpid)   # doctest: +SKIP
+        {'tcp://127.0.0.1:40211': 1234, 'tcp://127.0.0.1:38003': 1235}
+        """
+        return self._sync(self._run(func, args, kwargs, workers))
+
+    async def _run(self, func, args, kwargs, workers=None) -> dict:
+        info = await self._scheduler_info()
+        addrs = sorted(info["workers"])
+        if workers is not None:
+            want = [workers] if isinstance(workers, str) else list(workers)
+            addrs = [a for a in addrs if a in want or str(info["workers"][a]["name"]) in want]
+
+        async def one(addr):
+            reply, payload = await self._pool.get(addr).request(
+                {"op": "run"}, {"func": func, "args": args, "kwargs": kwargs}, timeout=None)
+            return addr, reply, payload
+
+        out = {}
+        for addr, reply, payload in await asyncio.gather(*(one(a) for a in addrs)):
+            if reply.get("error"):
+                raise unpack_exception(reply.get("exception"), reply.get("traceback"), reply.get("text", ""))
+            out[addr] = unpack_objects(reply, payload)["result"]
+        return out
+
+    def run_on_scheduler(self, func, *args, **kwargs):
+        """Run ``func`` in the scheduler process; a ``scheduler`` parameter gets the live Scheduler.
+
+        >>> client.run_on_scheduler(lambda scheduler: len(scheduler.workers))   # doctest: +SKIP
+        2
+        """
+        return self._sync(self._run_on_scheduler(func, args, kwargs))
+
+    async def _run_on_scheduler(self, func, args, kwargs):
+        reply, payload = await self._conn.request({"op": "run-on-scheduler"},
+                                                  {"func": func, "args": args, "kwargs": kwargs})
+        if reply.get("error"):
+            raise unpack_exception(reply.get("exception"), reply.get("traceback"), reply.get("text", ""))
+        return unpack_objects(reply, payload)["result"]
+
+    # ------------------------------------------------------------------ cluster information
+    def scheduler_info(self) -> dict:
+        """Scheduler id and address, and per worker: name, pid, nthreads, memory figures.
+
+        >>> client.scheduler_info()["workers"]   # doctest: +SKIP
+        """
+        return self._sync(self._scheduler_info())
+
+    async def _scheduler_info(self) -> dict:
+        reply, _ = await self._conn.request({"op": "scheduler-info"}, timeout=self._timeout)
+        self._workers_cache = reply["info"]["workers"]
+        return reply["info"]
+
+    def nthreads(self) -> dict:
+        """Worker address -> number of threads."""
+        return {a: w["nthreads"] for a, w in self.scheduler_info()["workers"].items()}
+
+    def wait_for_workers(self, n_workers: int = 1, timeout=None) -> None:
+        """Block until at least ``n_workers`` workers are connected (TimeoutError after ``timeout``).
+
+        >>> client.wait_for_workers(2, timeout=30)   # doctest: +SKIP
+        """
+        return self._sync(self._wait_for_workers(n_workers, timeout))
+
+    async def _wait_for_workers(self, n_workers, timeout=None):
+        deadline = None if timeout is None else asyncio.get_running_loop().time() + parse_timedelta(timeout)
+        while True:
+            info = await self._scheduler_info()
+            if len(info["workers"]) >= n_workers:
+                return
+            if deadline is not None and asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError(f"only {len(info['workers'])} of {n_workers} workers arrived within {timeout}")
+            await asyncio.sleep(0.1)
+
+    # ------------------------------------------------------------------ IPython kernels
+    def start_ipython_scheduler(self, magic_name: str = "scheduler", qtconsole: bool = False) -> dict:
+        """Start an IPython kernel inside the scheduler; ``%scheduler expr`` then runs there.
+
+        >>> info = client.start_ipython_scheduler()      # doctest: +SKIP
+        >>> %scheduler scheduler.processing              # doctest: +SKIP
+        """
+        info = self._sync(self._start_ipython_scheduler())
+        if self.asynchronous:
+            return info
+        return _register_kernel(info, magic_name, qtconsole, scheduler=True)
+
+    async def _start_ipython_scheduler(self):
+        reply, _ = await self._conn.request({"op": "start-ipython"}, timeout=60)
+        return reply["info"]
+
+    def start_ipython_workers(self, workers=None, magic_names=False, qtconsole: bool = False) -> dict:
+        """Start an IPython kernel in each worker: {address: connection info}.
+
+        >>> info = client.start_ipython_workers()                  # doctest: +SKIP
+        >>> %remote info[list(info)[0]] worker.active              # doctest: +SKIP
+        """
+        infos = self._sync(self._start_ipython_workers(workers))
+        if self.asynchronous:
+            return infos
+        names = magic_names
+        if isinstance(names, str):
+            names = [names] if len(infos) == 1 else [f"{names}_{i}" for i in range(len(infos))]
+        from ..jupyter import magics
+
+        magics.register_remote_magic()
+        for i, (addr, info) in enumerate(sorted(infos.items())):
+            if names:
+                _register_kernel(info, names[i], qtconsole)
+            elif qtconsole:
+                magics.open_qtconsole(info)
+        return infos
+
+    async def _start_ipython_workers(self, workers=None):
+        info = await self._scheduler_info()
+        addrs = sorted(info["workers"])
+        if workers is not None:
+            want = [workers] if isinstance(workers, str) else list(workers)
+            addrs = [a for a in addrs if a in want or str(info["workers"][a]["name"]) in want]
+        replies = await asyncio.gather(*(self._pool.get(a).request({"op": "start-ipython"}, timeout=60)
+                                         for a in addrs))
+        return {a: r[0]["info"] for a, r in zip(addrs, replies)}
+
+    # ------------------------------------------------------------------ display
+    def __repr__(self) -> str:
+        if self.status != "running" or self.asynchronous:
+            return f"<Client: {self.scheduler_address!r} status={self.status}>"
+        try:
+            info = self.scheduler_info()
+        except Exception:
+            return f"<Client: {self.scheduler_address!r} status={self.status}>"
+        ws = info["workers"].values()
+        return (f"<Client: {self.scheduler_address!r} workers={len(ws)} threads={sum(w['nthreads'] for w in ws)} "
+                f"memory={format_bytes(sum(w['memory_limit'] or 0 for w in ws))}>")
+
+    def _repr_html_(self) -> str:
+        from ..jupyter.display import client_html
+
+        return client_html(self)
+
+
+Executor = Client
+
+
+def _register_kernel(info: dict, magic_name, qtconsole: bool, scheduler: bool = False) -> dict:
+    from ..jupyter import magics
+
+    if scheduler:
+        magics.remember_scheduler_kernel(info)
+    if magic_name:
+        magics.register_kernel_magic(info, magic_name)
+    if qtconsole:
+        magics.open_qtconsole(info)
+    return info
+
+
+def _as_list(workers):
+    if workers is None:
+        return None
+    return [workers] if isinstance(workers, str) else list(workers)
+
+
+def _task_msg(key, task, deps, priority, resources, workers, allow_other_workers, retries, limits) -> dict:
+    msg = {"key": key, "run_spec": dumps_task(task), "deps": list(deps), "priority": list(priority)}
+    if resources:
+        msg["resources"] = dict(resources)
+    if workers:
+        msg["workers"] = list(workers)
+        msg["allow_other_workers"] = bool(allow_other_workers)
+    if retries:
+        msg["retries"] = int(retries)
+    if limits:
+        msg["limits"] = dict(limits)
+    return msg
+
+
+def _futures_to_refs(obj, held: list):
+    typ = type(obj)
+    if typ is Future:
+        held.append(obj)
+        return Ref(obj.key)
+    if typ is list:
+        return [_futures_to_refs(o, held) for o in obj]
+    if typ is tuple:
+        return tuple(_futures_to_refs(o, held) for o in obj)
+    if typ is dict:
+        return {k: _futures_to_refs(v, held) for k, v in obj.items()}
+    return obj
+
+
+def _refs_like(keys):
+    if isinstance(keys, str):
+        return Ref(keys)
+    return [_refs_like(k) for k in keys]
+
+
+def _collect_futures(obj, out: list) -> None:
+    if isinstance(obj, Future):
+        out.append(obj)
+    elif isinstance(obj, (list, tuple, set)):
+        for o in obj:
+            _collect_futures(o, out)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            _collect_futures(o, out)
+
+
+def _pack_results(obj, data: dict):
+    if isinstance(obj, Future):
+        return data.get(obj.key)
+    if isinstance(obj, list):
+        return [_pack_results(o, data) for o in obj]
+    if isinstance(obj, tuple):
+        return tuple(_pack_results(o, data) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _pack_results(v, data) for k, v in obj.items()}
+    return obj
+
+
+def get_client() -> Client:
+    """The client to use here: inside a task, one connected from this worker; else the default.
+
+    >>> from xsched import get_client
+    >>> def task():
+    ...     client = get_client()          # launch more tasks from a task
+    ...     return client.submit(abs, -1).result()
+    """
+    from ..worker import server as wserver
+
+    worker = getattr(wserver._thread_state, "worker", None)
+    if worker is not None:
+        c = worker.extensions.get("client")
+        if c is None or c.status != "running":
+            c = Client(worker.scheduler_address, security=worker.security, set_as_default=False)
+            worker.extensions["client"] = c
+        return c
+    c = default_client()
+    if c is None:
+        raise ValueError("no xsched Client is running: create one with Client(...) or Client(LocalCluster())")
+    return c

@@ -1,0 +1,229 @@
+"""Futures: handles on remote results, counted so that forgotten ones free their data.
+
+Every ``Future`` object for a key shares one ``FutureState`` in its client. The state
+is updated on the client's event loop (messages from the scheduler) and read from any
+thread: a ``threading.Event`` serves synchronous waiters, an ``asyncio.Event`` (created
+on the client loop) asynchronous ones. When the last Future of a key is garbage
+collected the client tells the scheduler it no longer wants the key.
+
+>>> # f = client.submit(inc, 1); f.result() -> 2; f.status -> 'finished'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import threading
+from typing import Any, Callable
+
+from ..errors import FutureCancelledError, unpack_exception
+
+__all__ = ["Future", "FutureState"]
+
+
+class FutureState:
+    """Status of one key as the client knows it: pending, finished, error, cancelled, lost."""
+
+    __slots__ = ("status", "type", "exception", "traceback", "text", "blame", "_event", "_aevent", "callbacks",
+                 "_lock")
+
+    def __init__(self):
+        self.status = "pending"
+        self.type: str | None = None
+        self.exception: bytes | None = None
+        self.traceback: bytes | None = None
+        self.text = ""
+        self.blame: str | None = None
+        self._event = threading.Event()
+        self._aevent: asyncio.Event | None = None
+        self.callbacks: list[Callable] = []
+        self._lock = threading.Lock()
+
+    def _settle(self, status: str) -> None:
+        self.status = status
+        self._event.set()
+        if self._aevent is not None:
+            self._aevent.set()
+        with self._lock:
+            callbacks, self.callbacks = self.callbacks, []
+        for cb in callbacks:
+            cb()
+
+    def finish(self, type_name: str | None = None) -> None:
+        self.type = type_name
+        self._settle("finished")
+
+    def set_error(self, exception: bytes, traceback: bytes, text: str, blame: str | None = None) -> None:
+        self.exception, self.traceback, self.text, self.blame = exception, traceback, text, blame
+        self._settle("error")
+
+    def cancel(self, text: str = "") -> None:
+        self.text = text
+        self._settle("cancelled")
+
+    def lose(self, text: str) -> None:
+        """The scheduler is gone: the result can never arrive."""
+        self.text = text
+        self._settle("lost")
+
+    def reset(self) -> None:
+        """The data was lost and is being recomputed: back to pending."""
+        self.status = "pending"
+        self._event.clear()
+        if self._aevent is not None:
+            self._aevent.clear()
+
+    def done(self) -> bool:
+        return self.status != "pending"
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._event.wait(timeout)
+
+    async def await_done(self) -> None:
+        """Wait on the client's loop (the only loop that touches the asyncio event)."""
+        if self._aevent is None:
+            self._aevent = asyncio.Event()
+            if self.done():
+                self._aevent.set()
+        await self._aevent.wait()
+
+    def add_callback(self, cb: Callable) -> None:
+        with self._lock:
+            if not self.done():
+                self.callbacks.append(cb)
+                return
+        cb()
+
+    def error(self) -> BaseException:
+        if self.status == "cancelled":
+            return FutureCancelledError(self.text or "this future was cancelled")
+        if self.status == "lost":
+            from ..errors import SchedulerLostError
+
+            return SchedulerLostError(self.text)
+        return unpack_exception(self.exception, self.traceback, self.text)
+
+
+class Future:
+    """A remote result. ``result()`` waits and fetches it; ``await future`` does too.
+
+    >>> # fut = client.submit(sum, [1, 2]); fut.result()
+    """
+
+    __slots__ = ("key", "client", "_state", "__weakref__")
+
+    def __init__(self, key: str, client=None, _state: FutureState | None = None):
+        if client is None:
+            from .client import get_client
+
+            client = get_client()
+        self.key = key
+        self.client = client
+        self._state = _state if _state is not None else client._inc_ref(key)
+        if _state is not None:
+            client._inc_ref(key)
+
+    # -- status --
+    @property
+    def status(self) -> str:
+        """'pending', 'finished', 'error', 'cancelled' or 'lost'."""
+        return self._state.status
+
+    @property
+    def type(self) -> str | None:
+        """Type name of the result, once finished."""
+        return self._state.type
+
+    def done(self) -> bool:
+        """True once the future finished, erred or was cancelled."""
+        return self._state.done()
+
+    # -- results --
+    def result(self, timeout: float | None = None) -> Any:
+        """Wait for the result and return it; raise the task's exception if it failed.
+
+        >>> # client.submit(inc, 1).result(timeout=10)
+        """
+        if self.client.asynchronous:
+            return self._result_async()
+        return self.client._sync(self.client._gather_one(self, timeout), None)
+
+    async def _result_async(self):
+        return await self.client._gather_one(self, None)
+
+    def __await__(self):
+        return self.client._gather_one(self, None).__await__()
+
+    def exception(self, timeout: float | None = None) -> BaseException | None:
+        """The exception the task raised (None if it succeeded)."""
+        self._wait(timeout)
+        return self._state.error() if self.status in ("error", "cancelled", "lost") else None
+
+    def traceback(self, timeout: float | None = None) -> str | None:
+        """The remote traceback text of a failed task (None if it succeeded)."""
+        self._wait(timeout)
+        tb = self._state.traceback
+        return bytes(tb).decode(errors="replace") if tb else None
+
+    def _wait(self, timeout: float | None) -> None:
+        if not self._state.wait(timeout):
+            raise TimeoutError(f"future {self.key!r} is still pending after {timeout}s")
+
+    def cancel(self) -> None:
+        """Stop this computation if nobody else wants it; the future becomes 'cancelled'."""
+        self.client._cancel([self])
+
+    def retry(self) -> None:
+        """Run a failed task (and failed dependencies) again."""
+        self.client._retry([self])
+
+    def add_done_callback(self, fn: Callable[["Future"], Any]) -> None:
+        """Call ``fn(future)`` once done (in the client's loop thread; keep it quick)."""
+        self._state.add_callback(lambda: fn(self))
+
+    # -- lifetime --
+    def release(self) -> None:
+        """Drop this handle now instead of at garbage collection."""
+        client, self.client = self.client, None
+        if client is not None:
+            client._dec_ref(self.key)
+
+    def __del__(self):
+        try:
+            if self.client is not None:
+                self.client._dec_ref(self.key)
+        except Exception:
+            pass
+
+    def __reduce__(self):
+        return (_rebuild_future, (self.key,))
+
+    def __repr__(self) -> str:
+        extra = f", type: {self.type}" if self.status == "finished" and self.type else ""
+        if self.status == "error":
+            extra = f", {self._state.text[:80]}"
+        return f"<Future: {self.status}, key: {self.key}{extra}>"
+
+    def _repr_html_(self) -> str:
+        colour = {"finished": "#2a7", "error": "#c33", "pending": "#888", "cancelled": "#888"}.get(self.status, "#888")
+        extra = f" type: {html.escape(self.type or '')}" if self.status == "finished" else ""
+        if self.status == "error":
+            extra = f" <code>{html.escape(self._state.text[:200])}</code>"
+        return (f"<b>Future:</b> <code>{html.escape(self.key)}</code> "
+                f"<span style='color:{colour}'>{self.status}</span>{extra}")
+
+    def __hash__(self):
+        return hash(self.key)
+
+    def __eq__(self, other):
+        return isinstance(other, Future) and other.key == self.key
+
+
+def _rebuild_future(key: str) -> Future:
+    """Unpickling a Future (for example inside a task) binds it to this process's client."""
+    from .client import get_client
+
+    client = get_client()
+    fut = Future(key, client)
+    client._want_keys([key])
+    return fut

@@ -1,0 +1,69 @@
+"""One background event loop per process for synchronous clients.
+
+A synchronous ``Client`` (the notebook default) runs its asynchronous core on this
+loop, in a daemon thread, and blocks the calling thread on the result. An asynchronous
+client (``asynchronous=True``) uses the caller's running loop instead and this module is
+not involved.
+
+    notebook thread --sync(coro)--> run_coroutine_threadsafe --> loop thread
+          ^                                                          |
+          +---------------- concurrent.futures.Future <--------------+
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import threading
+from typing import Any, Awaitable
+
+__all__ = ["background_loop", "sync"]
+
+_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+_thread: threading.Thread | None = None
+
+
+def background_loop() -> asyncio.AbstractEventLoop:
+    """The process's background loop, started on first use."""
+    global _loop, _thread
+    with _lock:
+        if _loop is None or _loop.is_closed() or not _thread.is_alive():
+            loop = asyncio.new_event_loop()
+            ready = threading.Event()
+
+            def run():
+                asyncio.set_event_loop(loop)
+                loop.call_soon(ready.set)
+                loop.run_forever()
+
+            _thread = threading.Thread(target=run, name="xsched-client-loop", daemon=True)
+            _thread.start()
+            ready.wait()
+            _loop = loop
+        return _loop
+
+
+def in_loop_thread() -> bool:
+    return _thread is not None and threading.current_thread() is _thread
+
+
+def sync(coro: Awaitable, timeout: float | None = None) -> Any:
+    """Run ``coro`` on the background loop and wait for its result in this thread."""
+    if in_loop_thread():
+        raise RuntimeError("a synchronous xsched call was made from the client's own event loop; "
+                           "use the asynchronous API (await ...) there")
+    fut = asyncio.run_coroutine_threadsafe(coro, background_loop())
+    try:
+        return fut.result(timeout)
+    except BaseException:
+        if not fut.done():
+            fut.cancel()
+        raise
+
+
+@atexit.register
+def _stop_loop() -> None:
+    loop = _loop
+    if loop is not None and not loop.is_closed():
+        loop.call_soon_threadsafe(loop.stop)

@@ -1,0 +1,495 @@
+"""ZeroMQ sockets on asyncio: listeners, connections, request/reply and batching.
+
+Data flow::
+
+    peer DEALER --frames--> Listener (ROUTER) --recv loop--> handler(peer, header, payload)
+                                  ^  send(peer, ...) via Batcher (coalesces per loop tick)
+    Connection (DEALER) --request(rid)--> remote Listener --reply(rid)--> future resolved
+                        <--unsolicited msgs-- handler(header, payload)
+
+* Listeners run the ZAP handler (``protocol.security``): unauthenticated peers never
+  reach the recv loop.
+* Small messages queued for the same peer within one event-loop tick travel as one
+  ``batch`` message; messages with payload frames go on their own, in order.
+* A monitor socket reports disconnects: a Listener maps the file descriptor of each
+  peer (``SRCFD`` of its first frame) to its identity, so a killed worker is noticed at
+  once, not after a heartbeat timeout. A Connection fails its pending requests.
+* Garbage on any socket is logged once per peer and dropped; it never stops a loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import logging
+from typing import Any, Awaitable, Callable
+
+import zmq
+import zmq.asyncio
+from zmq.utils.monitor import parse_monitor_message
+
+from .protocol.messages import ProtocolError, decode, encode
+from .protocol.security import AuthenticationError, Security
+
+logger = logging.getLogger("xsched.comm")
+
+__all__ = ["Listener", "Connection", "ConnectionPool", "Msg", "CommClosedError", "RemoteError", "context"]
+
+
+class CommClosedError(ConnectionError):
+    """The peer went away (or never answered) while we waited for it."""
+
+
+class RemoteError(RuntimeError):
+    """A request failed on the remote side; the message carries its explanation."""
+
+
+class Msg:
+    """A reply or message with optional pickled objects or forwarded raw frames."""
+
+    __slots__ = ("header", "objects", "raw")
+
+    def __init__(self, header: dict, objects: dict | None = None, raw: dict | None = None):
+        self.header, self.objects, self.raw = header, objects, raw
+
+    def frames(self) -> list:
+        return encode(self.header, self.objects, self.raw)
+
+
+_context: zmq.asyncio.Context | None = None
+
+
+def context() -> zmq.asyncio.Context:
+    """The process's asyncio ZeroMQ context (one per process, as ZeroMQ recommends)."""
+    global _context
+    if _context is None or _context.closed:
+        _context = zmq.asyncio.Context()
+    return _context
+
+
+def _tune(sock: zmq.Socket) -> None:
+    sock.linger = 0
+    sock.sndhwm = 0
+    sock.rcvhwm = 0
+    sock.heartbeat_ivl = 1000
+    sock.heartbeat_timeout = 10000
+    sock.heartbeat_ttl = 10000
+
+
+class _Batcher:
+    """Per-peer outgoing queue flushed once per loop tick."""
+
+    def __init__(self, send_frames: Callable[[list], None]):
+        self._send = send_frames
+        self._queue: list[Msg] = []
+        self._scheduled = False
+
+    def put(self, msg: Msg) -> None:
+        self._queue.append(msg)
+        if not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        self._scheduled = False
+        queue, self._queue = self._queue, []
+        small: list[dict] = []
+        for msg in queue:
+            if msg.objects or msg.raw:
+                self._emit_small(small)
+                small = []
+                self._send(msg.frames())
+            else:
+                small.append(msg.header)
+        self._emit_small(small)
+
+    def _emit_small(self, headers: list[dict]) -> None:
+        if len(headers) == 1:
+            self._send(encode(headers[0]))
+        elif headers:
+            self._send(encode({"op": "batch", "msgs": headers}))
+
+
+def _expand(header: dict, payload: list):
+    if header["op"] == "batch":
+        for h in header.get("msgs", ()):
+            if isinstance(h, dict) and "op" in h:
+                yield h, []
+    else:
+        yield header, payload
+
+
+Handler = Callable[..., Any]
+
+
+class Listener:
+    """A bound ROUTER socket serving many peers, with authentication and disconnect events.
+
+    ``handler(peer, header, payload)`` may return ``None``, a ``dict`` reply header, or a
+    ``Msg``; coroutines are awaited in their own task. A reply goes back when the request
+    carried a ``rid``. Exceptions become error replies and never stop the loop.
+    """
+
+    def __init__(self, security: Security, handler: Handler, on_disconnect: Callable[[bytes], None] | None = None,
+                 name: str = "listener"):
+        self.security = security
+        self.handler = handler
+        self.on_disconnect = on_disconnect
+        self.name = name
+        self.address: str | None = None
+        self._sock: zmq.asyncio.Socket | None = None
+        self._monitor = None
+        self._batchers: dict[bytes, _Batcher] = {}
+        self._fd_peer: dict[int, bytes] = {}
+        self._peer_fd: dict[bytes, int] = {}
+        self._tasks: set[asyncio.Task] = set()
+        self._bad_peers: set[bytes] = set()
+        self._auth = None
+
+    def bind(self, address: str = "tcp://127.0.0.1:0") -> str:
+        """Bind (port 0 picks a free port) and start serving; returns the real address."""
+        ctx = context()
+        self._auth = self.security.start_authenticator(ctx)
+        sock = ctx.socket(zmq.ROUTER)
+        _tune(sock)
+        sock.router_mandatory = True
+        self.security.configure_server(sock, address)
+        self._monitor = sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        if address.startswith("tcp://") and address.endswith(":0"):
+            base = address.rsplit(":", 1)[0]
+            port = sock.bind_to_random_port(base)
+            address = f"{base}:{port}"
+        else:
+            sock.bind(address)
+        self._sock = sock
+        self.address = address
+        self._spawn(self._recv_loop())
+        self._spawn(self._monitor_loop())
+        return address
+
+    def _spawn(self, coro) -> asyncio.Task:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def send(self, peer: bytes, header: dict, objects: dict | None = None, raw: dict | None = None) -> None:
+        """Queue a message to ``peer``; small messages of one tick are batched."""
+        b = self._batchers.get(peer)
+        if b is None:
+            b = self._batchers[peer] = _Batcher(lambda frames, p=peer: self._send_now(p, frames))
+        b.put(Msg(header, objects, raw))
+
+    def _send_now(self, peer: bytes, frames: list) -> None:
+        if self._sock is None:
+            return
+        try:
+            self._sock.send_multipart([peer] + frames, copy=False)
+        except zmq.ZMQError as e:
+            logger.debug("%s: dropping message to gone peer %r: %s", self.name, peer, e)
+
+    async def _recv_loop(self) -> None:
+        sock = self._sock
+        while True:
+            try:
+                frames = await sock.recv_multipart(copy=False)
+            except (asyncio.CancelledError, zmq.ContextTerminated):
+                return
+            except zmq.ZMQError as e:
+                if sock.closed:
+                    return
+                logger.warning("%s: receive failed: %s", self.name, e)
+                continue
+            peer = frames[0].bytes
+            if peer not in self._peer_fd:
+                try:
+                    fd = frames[0].get(zmq.SRCFD)
+                    self._peer_fd[peer] = fd
+                    self._fd_peer[fd] = peer
+                except zmq.ZMQError:
+                    pass
+            try:
+                header, payload = decode(frames[1:])
+            except ProtocolError as e:
+                if peer not in self._bad_peers:
+                    self._bad_peers.add(peer)
+                    logger.warning("%s: dropped garbage from peer %r: %s", self.name, peer[:16], e)
+                continue
+            for h, p in _expand(header, payload):
+                self._dispatch(peer, h, p)
+
+    def _dispatch(self, peer: bytes, header: dict, payload: list) -> None:
+        rid = header.get("rid")
+        try:
+            result = self.handler(peer, header, payload)
+        except Exception as e:
+            self._reply_error(peer, rid, header, e)
+            return
+        if inspect.isawaitable(result):
+            self._spawn(self._finish(peer, rid, header, result))
+        elif rid is not None:
+            self._reply(peer, rid, result)
+
+    async def _finish(self, peer, rid, header, awaitable: Awaitable) -> None:
+        try:
+            result = await awaitable
+        except asyncio.CancelledError:
+            return
+        except Exception as e:
+            self._reply_error(peer, rid, header, e)
+            return
+        if rid is not None:
+            self._reply(peer, rid, result)
+
+    def _reply(self, peer: bytes, rid: int, result) -> None:
+        if isinstance(result, Msg):
+            self.send(peer, dict(result.header, op="reply", rid=rid, status=result.header.get("status", "OK")),
+                      result.objects, result.raw)
+        else:
+            self.send(peer, dict(result or {}, op="reply", rid=rid, status="OK"))
+
+    def _reply_error(self, peer, rid, header, e: Exception) -> None:
+        if not isinstance(e, (KeyError, ValueError, TypeError, RemoteError, PermissionError)):
+            logger.exception("%s: handler for %r failed", self.name, header.get("op"))
+        if rid is not None:
+            self.send(peer, {"op": "reply", "rid": rid, "status": "error",
+                             "error": f"{type(e).__name__}: {e}"})
+
+    async def _monitor_loop(self) -> None:
+        mon = self._monitor
+        while True:
+            try:
+                frames = await mon.recv_multipart()
+            except (asyncio.CancelledError, zmq.ContextTerminated):
+                return
+            except zmq.ZMQError:
+                return
+            event = parse_monitor_message(frames)
+            if event["event"] == zmq.EVENT_DISCONNECTED:
+                peer = self._fd_peer.pop(event["value"], None)
+                if peer is not None:
+                    self._peer_fd.pop(peer, None)
+                    self._batchers.pop(peer, None)
+                    if self.on_disconnect:
+                        try:
+                            self.on_disconnect(peer)
+                        except Exception:
+                            logger.exception("%s: disconnect handler failed", self.name)
+
+    def forget_peer(self, peer: bytes) -> None:
+        """Drop per-peer state after the application removed that peer."""
+        self._batchers.pop(peer, None)
+
+    async def close(self) -> None:
+        """Flush queued messages, stop the loops and close the sockets."""
+        for b in list(self._batchers.values()):
+            b.flush()
+        for t in list(self._tasks):
+            t.cancel()
+        if self._monitor is not None:
+            try:
+                self._sock.disable_monitor()
+            except zmq.ZMQError:
+                pass
+            self._monitor.close(linger=0)
+            self._monitor = None
+        if self._sock is not None:
+            self._sock.close(linger=0)
+            self._sock = None
+        if self._auth is not None:
+            self._auth.stop()
+            self._auth = None
+
+
+class Connection:
+    """A DEALER socket connected to one Listener: fire-and-forget sends and requests.
+
+    ``handler(header, payload)`` receives unsolicited messages (ops other than ``reply``).
+    ``on_lost()`` is called when the peer disconnects or refuses our credentials.
+    """
+
+    _ids = itertools.count(1)
+
+    def __init__(self, address: str, security: Security, handler: Handler | None = None,
+                 identity: bytes | None = None, on_lost: Callable[[Exception], None] | None = None):
+        self.address = address
+        self.security = security
+        self.handler = handler
+        self.on_lost = on_lost
+        self.identity = identity
+        self._pending: dict[int, asyncio.Future] = {}
+        self._tasks: set[asyncio.Task] = set()
+        self._sock = None
+        self._monitor = None
+        self._batcher = _Batcher(self._send_now)
+        self.closed = False
+        self.connected = asyncio.Event()
+        self.failure: Exception | None = None
+
+    def connect(self) -> "Connection":
+        ctx = context()
+        sock = ctx.socket(zmq.DEALER)
+        _tune(sock)
+        if self.identity:
+            sock.routing_id = self.identity
+        self.security.configure_client(sock, self.address)
+        self._monitor = sock.get_monitor_socket(
+            zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+            | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+        )
+        sock.connect(self.address)
+        self._sock = sock
+        self._spawn(self._recv_loop())
+        self._spawn(self._monitor_loop())
+        return self
+
+    def _spawn(self, coro):
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _send_now(self, frames: list) -> None:
+        if self._sock is None or self.closed:
+            return
+        try:
+            self._sock.send_multipart(frames, copy=False)
+        except zmq.ZMQError as e:
+            logger.debug("send to %s failed: %s", self.address, e)
+
+    def send(self, header: dict, objects: dict | None = None, raw: dict | None = None) -> None:
+        """Queue a message (batched with others of this loop tick)."""
+        if self.closed:
+            raise CommClosedError(f"connection to {self.address} is closed")
+        self._batcher.put(Msg(header, objects, raw))
+
+    async def request(self, header: dict, objects: dict | None = None, raw: dict | None = None,
+                      timeout: float | None = None) -> tuple[dict, list]:
+        """Send and wait for the reply: returns (header, payload) or raises.
+
+        Raises ``CommClosedError`` if the peer goes away, ``RemoteError`` if it
+        answered with an error, ``asyncio.TimeoutError`` after ``timeout`` seconds.
+        """
+        if self.failure is not None:
+            raise self.failure
+        rid = next(self._ids)
+        fut = asyncio.get_running_loop().create_future()
+        self._pending[rid] = fut
+        try:
+            self.send(dict(header, rid=rid), objects, raw)
+            if timeout is None:
+                reply, payload = await fut
+            else:
+                reply, payload = await asyncio.wait_for(fut, timeout)
+        finally:
+            self._pending.pop(rid, None)
+        if reply.get("status") == "error":
+            raise RemoteError(reply.get("error", "remote error"))
+        return reply, payload
+
+    async def _recv_loop(self) -> None:
+        sock = self._sock
+        warned = False
+        while True:
+            try:
+                frames = await sock.recv_multipart(copy=False)
+            except (asyncio.CancelledError, zmq.ContextTerminated):
+                return
+            except zmq.ZMQError:
+                if sock.closed:
+                    return
+                continue
+            try:
+                header, payload = decode(frames)
+            except ProtocolError as e:
+                if not warned:
+                    warned = True
+                    logger.warning("dropped garbage from %s: %s", self.address, e)
+                continue
+            for h, p in _expand(header, payload):
+                if h["op"] == "reply":
+                    fut = self._pending.get(h.get("rid"))
+                    if fut is not None and not fut.done():
+                        fut.set_result((h, p))
+                elif self.handler is not None:
+                    try:
+                        r = self.handler(h, p)
+                        if inspect.isawaitable(r):
+                            self._spawn(r)
+                    except Exception:
+                        logger.exception("handler for %r from %s failed", h.get("op"), self.address)
+
+    async def _monitor_loop(self) -> None:
+        mon = self._monitor
+        while True:
+            try:
+                frames = await mon.recv_multipart()
+            except (asyncio.CancelledError, zmq.ContextTerminated, zmq.ZMQError):
+                return
+            event = parse_monitor_message(frames)["event"]
+            if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                self.failure = None
+                self.connected.set()
+            elif event == zmq.EVENT_DISCONNECTED:
+                self.connected.clear()
+                self._lost(CommClosedError(f"lost the connection to {self.address}"))
+            elif event in (zmq.EVENT_HANDSHAKE_FAILED_AUTH, zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL):
+                self._lost(AuthenticationError(
+                    f"{self.address} refused our credentials: the cluster secret does not match. "
+                    "Connect with the scheduler file the scheduler wrote (Client(scheduler_file=...)) "
+                    "or pass the right secret."))
+
+    def _lost(self, exc: Exception) -> None:
+        self.failure = exc
+        for fut in list(self._pending.values()):
+            if not fut.done():
+                fut.set_exception(exc)
+        if self.on_lost is not None:
+            try:
+                self.on_lost(exc)
+            except Exception:
+                logger.exception("on_lost callback failed")
+
+    async def close(self) -> None:
+        if self.closed:
+            return
+        self._batcher.flush()
+        self.closed = True
+        for fut in self._pending.values():
+            if not fut.done():
+                fut.set_exception(CommClosedError(f"connection to {self.address} closed"))
+        for t in list(self._tasks):
+            t.cancel()
+        if self._sock is not None:
+            try:
+                self._sock.disable_monitor()
+            except zmq.ZMQError:
+                pass
+            self._sock.close(linger=200)
+        if self._monitor is not None:
+            self._monitor.close(linger=0)
+
+
+class ConnectionPool:
+    """One Connection per remote address, opened on first use (peer data transfers)."""
+
+    def __init__(self, security: Security, identity_prefix: bytes = b""):
+        self.security = security
+        self._conns: dict[str, Connection] = {}
+
+    def get(self, address: str) -> Connection:
+        conn = self._conns.get(address)
+        if conn is None or conn.closed:
+            conn = self._conns[address] = Connection(address, self.security).connect()
+        return conn
+
+    async def drop(self, address: str) -> None:
+        conn = self._conns.pop(address, None)
+        if conn is not None:
+            await conn.close()
+
+    async def close(self) -> None:
+        for conn in list(self._conns.values()):
+            await conn.close()
+        self._conns.clear()

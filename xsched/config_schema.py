@@ -1,0 +1,376 @@
+"""The schema of xsched's configuration: every key, its type and what it means.
+
+Defaults live in ``xsched.yaml`` (a test checks both files name the same keys). Every layer --
+packaged defaults, YAML files, environment variables, ``config.set()`` -- is checked here, so a
+typo or a wrong type fails with the key, the value, where it came from and what was expected.
+
+>>> flatten(("worker", "memory"), {"target": 0.5}, "example")
+{('worker', 'memory', 'target'): 0.5}
+>>> flatten(("worker", "memory", "target"), "lots", "example")
+Traceback (most recent call last):
+...
+xsched.config_schema.ConfigError: Config key 'worker.memory.target' got 'lots' (str) from example, but expects a fraction between 0 and 1, or false (disabled).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from xsched.units import parse_bytes, parse_memory_limit, parse_timedelta
+
+__all__ = [
+    "ConfigError", "SCHEMA", "Kind", "Leaf", "Section", "OpenMap", "resolve", "flatten", "nest", "all_keys",
+]
+
+Path = tuple[str, ...]
+
+
+class ConfigError(ValueError):
+    """A configuration key is unknown or its value has the wrong type."""
+
+
+# --- kinds of values -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A type of config value: ``check`` returns the (normalized) value or raises ValueError."""
+
+    expected: str
+    check: Callable[[Any], Any]
+
+    def __or__(self, other: "Kind") -> "Kind":
+        def check(value: Any) -> Any:
+            try:
+                return self.check(value)
+            except (ValueError, TypeError):
+                return other.check(value)
+
+        return Kind(f"{self.expected}, or {other.expected}", check)
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def number(
+    lo: float = -math.inf,
+    hi: float = math.inf,
+    *,
+    integer: bool = False,
+    lo_open: bool = False,
+    ints: bool = False,
+) -> Kind:
+    """Numbers in [lo, hi] (or (lo, hi] with ``lo_open``); integral floats become ints for
+    ``integer`` (which rejects other floats) and for ``ints`` (which keeps them)."""
+    what = "an integer" if integer else "a number"
+    if lo_open:
+        what += f" > {lo:g}"
+    elif lo > -math.inf and hi < math.inf:
+        what += f" between {lo:g} and {hi:g}"
+    elif lo > -math.inf:
+        what += f" >= {lo:g}"
+
+    def check(value: Any) -> Any:
+        if not _is_real(value) or math.isnan(value):
+            raise ValueError
+        if integer:
+            if isinstance(value, float) and not value.is_integer():
+                raise ValueError
+            value = int(value)
+        elif ints and isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if value < lo or value > hi or (lo_open and value == lo):
+            raise ValueError
+        return value
+
+    return Kind(what, check)
+
+
+def _literal(expected: str, *allowed: Any) -> Kind:
+    def check(value: Any) -> Any:
+        for a in allowed:
+            if value == a and type(value) is type(a):
+                return a
+        raise ValueError
+
+    return Kind(expected, check)
+
+
+def choice(*values: str) -> Kind:
+    listed = ", ".join(repr(v) for v in values)
+    return _literal(listed if len(values) == 1 else f"one of {listed}", *values)
+
+
+def _check_type(t: type) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if not isinstance(value, t) or (t is int and isinstance(value, bool)):
+            raise ValueError
+        return value
+
+    return check
+
+
+def _parsed_by(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError
+        parse(value)
+        return value
+
+    return check
+
+
+NULL = _literal("null", None)
+FALSE = _literal("false (disabled)", False)
+BOOL = Kind("true or false", _check_type(bool))
+STR = Kind("a string", _check_type(str))
+BYTES = Kind("a byte size such as '500MB', '2GiB' or 4e9", _parsed_by(parse_bytes))
+DURATION = Kind("a duration such as '100ms', '5s', '1m' or a number of seconds", _parsed_by(parse_timedelta))
+FRACTION = Kind("a fraction between 0 and 1", number(0, 1).check)
+MEMORY_LIMIT = Kind(
+    "a memory limit: a size ('4GB'), a fraction of memory (0.5), 'auto', or 0/null for none",
+    _parsed_by(lambda v: v is None or parse_memory_limit(v, total=2**62)),
+)
+AMOUNT = number(0, ints=True)
+
+
+# --- schema nodes --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """One value."""
+
+    kind: Kind
+    doc: str
+
+
+@dataclass(frozen=True)
+class OpenMap:
+    """A mapping whose names the user chooses (kept verbatim, case included), each value of ``kind``."""
+
+    kind: Kind
+    doc: str
+
+
+@dataclass(frozen=True)
+class Section:
+    """A mapping of fixed, kebab-case names to nodes."""
+
+    doc: str
+    children: dict[str, "Node"] = field(default_factory=dict)
+
+
+Node = Union[Leaf, OpenMap, Section]
+
+S, L = Section, Leaf
+SCHEMA = S("xsched configuration", {
+    "scheduler": S("The scheduler process.", {
+        "worker-saturation": L(number(0, lo_open=True) | choice("inf"),
+            "Root tasks sent to a worker per thread before the rest wait in the scheduler's queue; "
+            "1.0 keeps memory low, 'inf' sends every runnable task at once."),
+        "worker-ttl": L(DURATION, "A worker silent this long is declared dead."),
+        "allowed-failures": L(number(0, integer=True),
+            "Worker deaths a task may cause before it fails with KilledWorker."),
+        "bandwidth": L(BYTES, "Estimated bytes per second between workers, to weigh transfers in placement."),
+        "no-worker-warning": L(DURATION,
+            "Warn the client when a task has waited this long for a worker able to run it."),
+        "events-log-length": L(number(0, integer=True), "Entries kept in the scheduler's event log."),
+        "unknown-task-duration": L(DURATION, "Duration assumed for a kind of task never seen before."),
+        "work-stealing": L(BOOL, "Move queued tasks from busy workers to idle ones."),
+        "work-stealing-interval": L(DURATION, "How often work stealing looks for imbalance."),
+        "idle-timeout": L(DURATION | NULL, "Shut down after this long without clients or work; null: never."),
+    }),
+    "worker": S("Worker processes.", {
+        "nthreads": L(number(1, integer=True) | NULL, "Threads per worker process; null: one per CPU core."),
+        "memory": S("Memory management; thresholds are fractions of the memory limit.", {
+            "limit": L(MEMORY_LIMIT, "Memory limit per worker process when none is given explicitly."),
+            "target": L(FRACTION | FALSE, "Above this, spill least-recently-used data to disk."),
+            "spill": L(FRACTION | FALSE, "Above this process memory (RSS), spill more data."),
+            "pause": L(FRACTION | FALSE, "Above this, start no tasks and fetch no data until memory falls."),
+            "terminate": L(FRACTION | FALSE, "Above this, the nanny restarts the worker."),
+            "monitor-interval": L(DURATION, "How often process memory is sampled."),
+            "max-spill": L(BYTES | FALSE, "Most bytes spilled to disk; false: unlimited."),
+            "trim": L(BOOL, "Return freed memory to the OS after large releases (malloc_trim)."),
+        }),
+        "resources": OpenMap(AMOUNT,
+            "Abstract resources the worker offers, e.g. GPU: 2; names keep their case."),
+        "heartbeat-interval": L(DURATION, "How often the worker reports to the scheduler."),
+        "local-directory": L(STR | NULL,
+            "Directory for spilled data; null: under the system temp directory."),
+        "connections": S("Concurrent data transfers.", {
+            "outgoing": L(number(1, integer=True), "Most simultaneous fetches from other workers."),
+            "incoming": L(number(1, integer=True), "Most simultaneous requests served to other workers."),
+        }),
+    }),
+    "comm": S("Networking.", {
+        "security": L(choice("auto", "plain", "curve"),
+            "plain: authentication only; curve: authentication and encryption; auto: plain on loopback, "
+            "curve otherwise."),
+        "timeouts": S("Network timeouts.", {
+            "connect": L(DURATION, "Give up connecting to a peer after this long."),
+            "scheduler-lost": L(DURATION,
+                "A worker or client that cannot reach its scheduler this long gives up."),
+        }),
+        "compression": L(STR | NULL, "Compression of large frames: null or a codec name such as 'zlib'."),
+    }),
+    "client": S("The Client.", {
+        "heartbeat-interval": L(DURATION, "How often the client tells the scheduler it is alive."),
+    }),
+    "jupyter": S("Embedded IPython kernels.", {
+        "kernel-ip": L(STR, "Address the kernels in the scheduler and workers listen on."),
+    }),
+    "array": S("Chunked arrays.", {
+        "chunk-size": L(BYTES, "Target chunk size when chunks are chosen automatically."),
+    }),
+})
+del S, L
+
+
+# --- lookups and validation ----------------------------------------------------------------------
+
+
+def _dotted(path: Path) -> str:
+    return ".".join(path)
+
+
+def all_keys(node: Node = SCHEMA, prefix: Path = ()) -> list[str]:
+    """Every dotted key of the schema, sections included (for suggestions and listings).
+
+    >>> "worker.memory.target" in all_keys()
+    True
+    """
+    keys = [_dotted(prefix)] if prefix else []
+    if isinstance(node, Section):
+        for name, child in node.children.items():
+            keys += all_keys(child, prefix + (name,))
+    return keys
+
+
+def _unknown(
+    parent_path: Path, name: str, rest: Path | list[str], parent: Section, source: str | None
+) -> ConfigError:
+    key = _dotted(parent_path + (name, *rest))
+    where = f" (from {source})" if source else ""
+    suggestions = []
+    canonical = name.lower().replace("_", "-")
+    for match in difflib.get_close_matches(canonical, list(parent.children), n=3, cutoff=0.6):
+        fixed = parent_path + (match, *rest)
+        try:
+            resolve(fixed)
+        except ConfigError:
+            fixed = parent_path + (match,)
+        suggestions.append(repr(_dotted(fixed)))
+    hint = f" Did you mean {' or '.join(suggestions)}?" if suggestions else ""
+    under = f"under {_dotted(parent_path)!r}" if parent_path else "at the top level"
+    return ConfigError(
+        f"Unknown config key {key!r}{where}.{hint} Valid keys {under}: {', '.join(parent.children)}."
+    )
+
+
+def _child(section: Section, name: str) -> str | None:
+    if name in section.children:
+        return name
+    canonical = name.lower().replace("_", "-")
+    return canonical if canonical in section.children else None
+
+
+def _check_name(path: Path, name: Any, source: str | None) -> None:
+    if not isinstance(name, str) or not name or "." in name or name.strip() != name:
+        where = f" (from {source})" if source else ""
+        raise ConfigError(
+            f"Bad name {name!r} under config key {_dotted(path)!r}{where}: names must be non-empty "
+            "strings without dots or surrounding spaces."
+        )
+
+
+def resolve(parts: Path | list[str], source: str | None = None) -> tuple[Path, Node]:
+    """The canonical path and schema node of a key given as parts; ``_`` may stand for ``-``.
+
+    >>> resolve(["scheduler", "worker_saturation"])[0]
+    ('scheduler', 'worker-saturation')
+    >>> resolve(["worker", "resources", "GPU"])[0]
+    ('worker', 'resources', 'GPU')
+    """
+    node: Node = SCHEMA
+    path: Path = ()
+    for i, part in enumerate(parts):
+        if isinstance(node, Section):
+            name = _child(node, part)
+            if name is None:
+                raise _unknown(path, part, tuple(parts[i + 1:]), node, source)
+            node, path = node.children[name], path + (name,)
+        elif isinstance(node, OpenMap) and i == len(parts) - 1:
+            _check_name(path, part, source)
+            node, path = Leaf(node.kind, node.doc), path + (part,)
+        else:
+            where = f" (from {source})" if source else ""
+            raise ConfigError(
+                f"Unknown config key {_dotted(tuple(parts))!r}{where}: {_dotted(path)!r} is a single "
+                "value and has no sub-keys."
+            )
+    return path, node
+
+
+def _type_error(path: Path, value: Any, expected: str, source: str | None) -> ConfigError:
+    where = f" from {source}" if source else ""
+    return ConfigError(
+        f"Config key {_dotted(path)!r} got {value!r} ({type(value).__name__}){where}, but expects {expected}."
+    )
+
+
+def flatten(path: Path, value: Any, source: str | None = None, node: Node | None = None) -> dict[Path, Any]:
+    """Validate ``value`` at ``path`` and return it as ``{leaf path: normalized value}``.
+
+    ``path`` must already be canonical unless ``node`` is None (then it is resolved first).
+
+    >>> flatten((), {"worker": {"resources": {"GPU": 2.0}}})
+    {('worker', 'resources', 'GPU'): 2}
+    """
+    if node is None:
+        path, node = resolve(path, source)
+    if isinstance(node, Leaf):
+        try:
+            return {path: node.kind.check(value)}
+        except (ValueError, TypeError):
+            raise _type_error(path, value, node.kind.expected, source) from None
+    if not isinstance(value, Mapping):
+        names = "names of your choice" if isinstance(node, OpenMap) else ", ".join(node.children)
+        expected = f"a mapping (of {names})"
+        raise _type_error(path, value, expected, source)
+    out: dict[Path, Any] = {}
+    for name, item in value.items():
+        if isinstance(node, OpenMap):
+            _check_name(path, name, source)
+            out.update(flatten(path + (name,), item, source, Leaf(node.kind, node.doc)))
+        else:
+            child = _child(node, name) if isinstance(name, str) else None
+            if child is None:
+                raise _unknown(path, str(name), (), node, source)
+            out.update(flatten(path + (child,), item, source, node.children[child]))
+    return out
+
+
+def nest(flat: Mapping[Path, Any], node: Node = SCHEMA, prefix: Path = ()) -> dict[str, Any]:
+    """Nested dicts from ``{leaf path: value}``, in schema order, every section present.
+
+    >>> nest({("client", "heartbeat-interval"): "2s"})["client"]
+    {'heartbeat-interval': '2s'}
+    """
+    assert isinstance(node, Section)
+    out: dict[str, Any] = {}
+    for name, child in node.children.items():
+        path = prefix + (name,)
+        if isinstance(child, Section):
+            out[name] = nest(flat, child, path)
+        elif isinstance(child, OpenMap):
+            n = len(path)
+            out[name] = {p[n]: v for p, v in flat.items() if len(p) == n + 1 and p[:n] == path}
+        elif path in flat:
+            out[name] = flat[path]
+    return out

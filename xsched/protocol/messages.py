@@ -1,0 +1,131 @@
+"""Every wire message of xsched, defined once, and how a message becomes frames.
+
+A message on the wire is ``[header, *payload]``: ``header`` is a msgpack map holding
+``op`` and small fields; ``payload`` frames carry pickled objects (see ``serialize``),
+described by ``header["_objs"] = [[field, nframes], ...]``. Receivers decide whether to
+unpickle: the scheduler never unpickles task data or results, it forwards the bytes.
+
+Ops, by direction (fields in brackets):
+
+client -> scheduler
+  register-client [client]            update-graph [tasks, keys, client]
+  client-desires-keys [keys]          client-releases-keys [keys]
+  cancel-keys [keys]                  retry-keys [keys]
+  who-has [keys]                      scatter-done [who_has, nbytes, client]
+  scheduler-info []                   broadcast-run [func, workers] (run on workers)
+  run-on-scheduler [func]             close-client []      heartbeat-client []
+worker -> scheduler
+  register-worker [address, name, nthreads, memory_limit, resources, pid, host]
+  heartbeat-worker [metrics]          task-finished [key, nbytes, type, start, stop]
+  task-erred [key, exception, traceback, text]   add-keys [nbytes]
+  missing-data [key, errant_worker]   reschedule [key]    worker-status [status]
+  unregister-worker [reason]
+scheduler -> worker
+  compute-task [key, run_spec, priority, who_has, nbytes, resources]
+  free-keys [keys]                    run [func]          close-worker []
+scheduler -> client
+  key-in-memory [key, type]           task-erred [key, exception, traceback, text]
+  key-lost [key]                      key-cancelled [key]  scheduler-closing []
+any -> worker (peer port)
+  get-data [keys] -> data reply       put-data [data] -> nbytes reply
+replies
+  reply [rid, status, ...]            "batch" wraps several small messages [msgs]
+
+>>> frames = encode({"op": "who-has", "keys": ["a"]})
+>>> decode(frames)[0]["op"]
+'who-has'
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import msgpack
+
+from .serialize import dumps, loads
+
+__all__ = ["encode", "decode", "unpack_objects", "ProtocolError", "OPS"]
+
+OPS = frozenset(
+    """
+    register-client update-graph client-desires-keys client-releases-keys cancel-keys
+    retry-keys who-has scatter-done scheduler-info broadcast-run run-on-scheduler
+    close-client heartbeat-client register-worker heartbeat-worker task-finished task-erred
+    add-keys missing-data reschedule worker-status unregister-worker compute-task free-keys
+    run close-worker key-in-memory key-lost key-cancelled scheduler-closing get-data
+    put-data reply batch start-ipython ping
+    """.split()
+)
+
+
+class ProtocolError(ValueError):
+    """A peer sent bytes that are not an xsched message; the message is dropped."""
+
+
+def encode(header: dict, objects: dict[str, Any] | None = None, raw: dict[str, list] | None = None) -> list:
+    """Frames for a message: header fields plus objects pickled into their own frames.
+
+    ``raw`` passes already-serialised frames through untouched (used to forward data).
+
+    >>> len(encode({"op": "put-data"}, {"data": {"x": 1}}))
+    2
+    """
+    payload: list = []
+    if objects or raw:
+        spec = []
+        for name, obj in (objects or {}).items():
+            frames = dumps(obj)
+            spec.append([name, len(frames)])
+            payload.extend(frames)
+        for name, frames in (raw or {}).items():
+            spec.append([name, len(frames)])
+            payload.extend(frames)
+        header = dict(header, _objs=spec)
+    return [msgpack.packb(header, use_bin_type=True)] + payload
+
+
+def decode(frames: Sequence) -> tuple[dict, list]:
+    """Split frames into (header dict, payload frames); raise ProtocolError on garbage.
+
+    >>> decode(encode({"op": "ping"}))[0]
+    {'op': 'ping'}
+    """
+    if not frames:
+        raise ProtocolError("empty message")
+    first = frames[0]
+    raw = first.buffer if hasattr(first, "buffer") else first
+    try:
+        header = msgpack.unpackb(raw, raw=False, strict_map_key=False)
+    except Exception as e:
+        raise ProtocolError(f"header is not msgpack: {type(e).__name__}") from None
+    if not isinstance(header, dict) or header.get("op") not in OPS:
+        op = header.get("op") if isinstance(header, dict) else None
+        raise ProtocolError(f"unknown message op {op!r}")
+    spec = header.get("_objs")
+    if spec is not None:
+        try:
+            if sum(n for _, n in spec) != len(frames) - 1:
+                raise ProtocolError("payload frame count does not match header")
+        except (TypeError, ValueError):
+            raise ProtocolError("malformed payload description") from None
+    return header, list(frames[1:])
+
+
+def split_objects(header: dict, payload: list) -> dict[str, list]:
+    """Payload frames grouped by field name, still serialised (for forwarding)."""
+    out: dict[str, list] = {}
+    i = 0
+    for name, n in header.get("_objs", ()):
+        out[name] = payload[i : i + n]
+        i += n
+    return out
+
+
+def unpack_objects(header: dict, payload: list) -> dict[str, Any]:
+    """Unpickle the payload fields of a message from an authenticated peer.
+
+    >>> h, p = decode(encode({"op": "put-data"}, {"data": {"x": 1}}))
+    >>> unpack_objects(h, p)
+    {'data': {'x': 1}}
+    """
+    return {name: loads(frames) for name, frames in split_objects(header, payload).items()}

@@ -1,0 +1,415 @@
+"""The scheduler process's server: one listening socket around ``SchedulerState``.
+
+Data flow::
+
+    clients & workers --DEALER--> Listener (ROUTER, ZAP-authenticated)
+        -> _handle(peer, header) -> event -> SchedulerState.handle -> [ToWorker | ToClient]
+        -> Listener.send(peer of that worker/client)   (batched per loop tick)
+    monitor: peer disconnected -> RemoveWorker / RemoveClient event
+    ttl loop: a worker silent for scheduler.worker-ttl is removed
+
+The scheduler never unpickles task specs, results or exceptions: it forwards bytes.
+It unpickles only functions sent by authenticated clients to ``run_on_scheduler``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+import os
+import time
+import uuid
+from collections import Counter, deque
+
+from .. import config
+from ..comm import Listener, Msg
+from ..errors import KilledWorker, pack_exception
+from ..protocol.messages import unpack_objects
+from ..protocol.security import Security
+from ..units import parse_bytes, parse_timedelta
+from .state import (
+    AddKeys, AddWorker, CancelKeys, ClientDesiresKeys, ClientReleasesKeys, MissingData, NewTask,
+    RemoveClient, RemoveWorker, Reschedule, RetryKeys, SchedulerState, TaskErred, TaskFinished,
+    ToClient, ToWorker, UpdateGraph, WorkerStatus,
+)
+
+logger = logging.getLogger("xsched.scheduler")
+
+
+class Scheduler:
+    """The scheduler server. ``scheduler.processing`` and friends show live state.
+
+    >>> # started by `xsched scheduler` or LocalCluster; in asyncio code:
+    >>> # s = await Scheduler(security=Security.generate()).start("tcp://127.0.0.1:0")
+    """
+
+    def __init__(self, security: Security | None = None, scheduler_file: str | None = None):
+        self.security = security or Security.generate(config.get("comm.security", "auto"))
+        self.scheduler_file = scheduler_file
+        allowed = int(config.get("scheduler.allowed-failures", 3))
+        self.state = SchedulerState(
+            worker_saturation=float(config.get("scheduler.worker-saturation", 1.0)),
+            allowed_failures=allowed,
+            bandwidth=parse_bytes(config.get("scheduler.bandwidth", "500MB")),
+            killed_worker_error=lambda key, w: pack_exception(KilledWorker(key, w, allowed))[0],
+            log_length=int(config.get("scheduler.events-log-length", 100_000)),
+        )
+        self.id = "scheduler-" + uuid.uuid4().hex[:8]
+        self.address: str | None = None
+        self.listener: Listener | None = None
+        self.worker_peer: dict[str, bytes] = {}
+        self.peer_worker: dict[bytes, str] = {}
+        self.client_peer: dict[str, bytes] = {}
+        self.peer_client: dict[bytes, str] = {}
+        self.last_seen: dict[str, float] = {}
+        self.events: deque = deque(maxlen=10_000)  # (time, kind, detail) for users and tests
+        self.status = "created"
+        self._tasks: set[asyncio.Task] = set()
+        self._closed = asyncio.Event()
+        self.start_time = time.time()
+        self.extensions: dict = {}
+
+    def __repr__(self) -> str:
+        return (f"<Scheduler {self.address!r} workers={len(self.state.workers)} "
+                f"tasks={len(self.state.tasks)} queued={self.state.n_queued}>")
+
+    # ------------------------------------------------------------------ views for users
+    @property
+    def processing(self) -> dict[str, list[str]]:
+        """Worker address -> keys processing there now."""
+        return self.state.processing()
+
+    @property
+    def workers(self) -> dict:
+        return self.state.workers
+
+    @property
+    def tasks(self) -> dict:
+        return self.state.tasks
+
+    def story(self, *keys: str) -> list:
+        return self.state.story(*keys)
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self, address: str = "tcp://127.0.0.1:0") -> "Scheduler":
+        self.listener = Listener(self.security, self._handle, self._peer_gone, name="scheduler")
+        self.address = self.listener.bind(address)
+        self.status = "running"
+        if self.scheduler_file:
+            write_scheduler_file(self.scheduler_file, self.address, self.security, self.id)
+        self._spawn(self._ttl_loop())
+        logger.info("scheduler at %s", self.address)
+        return self
+
+    def _spawn(self, coro):
+        t = asyncio.ensure_future(coro)
+        self._tasks.add(t)
+        t.add_done_callback(self._tasks.discard)
+        return t
+
+    async def close(self) -> None:
+        """Tell clients and workers, then stop."""
+        if self.status in ("closing", "closed"):
+            await self._closed.wait()
+            return
+        self.status = "closing"
+        for peer in list(self.client_peer.values()):
+            self.listener.send(peer, {"op": "scheduler-closing"})
+        for peer in list(self.worker_peer.values()):
+            self.listener.send(peer, {"op": "close-worker"})
+        await asyncio.sleep(0.05)
+        for t in list(self._tasks):
+            t.cancel()
+        for ext in list(self.extensions.values()):
+            close = getattr(ext, "close", None)
+            if close is not None:
+                r = close()
+                if inspect.isawaitable(r):
+                    await r
+        if self.listener is not None:
+            await self.listener.close()
+        if self.scheduler_file and os.path.exists(self.scheduler_file):
+            try:
+                with open(self.scheduler_file) as f:
+                    if json.load(f).get("id") == self.id:
+                        os.remove(self.scheduler_file)
+            except (OSError, ValueError):
+                pass
+        self.status = "closed"
+        self._closed.set()
+
+    async def finished(self) -> None:
+        await self._closed.wait()
+
+    # ------------------------------------------------------------------ event glue
+    def handle(self, *events) -> None:
+        """Feed events to the state machine; send the messages it returns."""
+        for inst in self.state.handle(*events):
+            if type(inst) is ToWorker:
+                peer = self.worker_peer.get(inst.worker)
+            elif type(inst) is ToClient:
+                peer = self.client_peer.get(inst.client)
+            else:
+                raise TypeError(f"unknown scheduler instruction {inst!r}")
+            if peer is not None:
+                self.listener.send(peer, inst.msg)
+
+    def _peer_gone(self, peer: bytes) -> None:
+        if peer in self.peer_worker:
+            self._remove_worker(self.peer_worker[peer], "connection lost")
+        elif peer in self.peer_client:
+            self._remove_client(self.peer_client[peer])
+
+    def _remove_worker(self, address: str, reason: str) -> None:
+        peer = self.worker_peer.pop(address, None)
+        if peer is not None:
+            self.peer_worker.pop(peer, None)
+            self.listener.forget_peer(peer)
+        self.last_seen.pop(address, None)
+        if address in self.state.workers:
+            self.events.append((time.time(), "remove-worker", address, reason))
+            logger.info("removing worker %s: %s", address, reason)
+            self.handle(RemoveWorker(address, reason))
+
+    def _remove_client(self, client: str) -> None:
+        peer = self.client_peer.pop(client, None)
+        if peer is not None:
+            self.peer_client.pop(peer, None)
+            self.listener.forget_peer(peer)
+        self.handle(RemoveClient(client))
+
+    async def _ttl_loop(self) -> None:
+        ttl = parse_timedelta(config.get("scheduler.worker-ttl", "30s"))
+        while True:
+            await asyncio.sleep(min(ttl / 4, 1.0))
+            now = time.time()
+            for addr, seen in list(self.last_seen.items()):
+                if now - seen > ttl:
+                    self._remove_worker(addr, f"no heartbeat for {ttl:.0f}s")
+
+    # ------------------------------------------------------------------ messages
+    def _handle(self, peer: bytes, header: dict, payload: list):
+        op = header["op"]
+        worker = self.peer_worker.get(peer)
+        if worker is not None:
+            self.last_seen[worker] = time.time()
+            handler = self._WORKER_OPS.get(op)
+            if handler is not None:
+                return handler(self, worker, header)
+        handler = self._CLIENT_OPS.get(op)
+        if handler is None:
+            raise TypeError(f"scheduler cannot handle op {op!r}")
+        return handler(self, peer, header, payload)
+
+    # --- from workers ---
+    def _op_task_finished(self, worker, h):
+        self.handle(TaskFinished(worker, h["key"], h.get("nbytes", 0), h.get("type"), h.get("start"), h.get("stop")))
+
+    def _op_task_erred(self, worker, h):
+        self.handle(TaskErred(worker, h["key"], h.get("exception", b""), h.get("traceback", b""),
+                              h.get("text", ""), h.get("start"), h.get("stop")))
+
+    def _op_add_keys(self, worker, h):
+        self.handle(AddKeys(worker, dict(h.get("nbytes", {}))))
+
+    def _op_missing_data(self, worker, h):
+        self.handle(MissingData(worker, h["key"], h.get("errant_worker", "")))
+
+    def _op_reschedule(self, worker, h):
+        self.handle(Reschedule(worker, h["key"]))
+
+    def _op_worker_status(self, worker, h):
+        self.events.append((time.time(), "worker-status", worker, h.get("status")))
+        self.handle(WorkerStatus(worker, h.get("status", "running")))
+
+    def _op_heartbeat_worker(self, worker, h):
+        ws = self.state.workers.get(worker)
+        if ws is not None:
+            ws.metrics = h.get("metrics", {})
+            paused = ws.metrics.get("paused")
+            if paused is not None and (ws.status == "paused") != bool(paused):
+                self._op_worker_status(worker, {"status": "paused" if paused else "running"})
+
+    def _op_unregister_worker(self, worker, h):
+        self._remove_worker(worker, h.get("reason", "worker closed"))
+        return {}
+
+    _WORKER_OPS = {
+        "task-finished": _op_task_finished, "task-erred": _op_task_erred, "add-keys": _op_add_keys,
+        "missing-data": _op_missing_data, "reschedule": _op_reschedule, "worker-status": _op_worker_status,
+        "heartbeat-worker": _op_heartbeat_worker, "unregister-worker": _op_unregister_worker,
+    }
+
+    # --- registration ---
+    def _op_register_worker(self, peer, h, payload):
+        address = h["address"]
+        if address in self.worker_peer:
+            self._remove_worker(address, "re-registered")
+        self.worker_peer[address] = peer
+        self.peer_worker[peer] = address
+        self.last_seen[address] = time.time()
+        self.events.append((time.time(), "add-worker", address, h.get("name")))
+        self.handle(AddWorker(address, int(h.get("nthreads", 1)), h.get("name"), h.get("memory_limit"),
+                              h.get("resources"), h.get("pid"), h.get("host")))
+        ws = self.state.workers[address]
+        ws.metrics["local_directory"] = h.get("local_directory")
+        return {"scheduler_id": self.id}
+
+    def _op_register_client(self, peer, h, payload):
+        client = str(h.get("client") or peer.decode(errors="replace"))
+        self.client_peer[client] = peer
+        self.peer_client[peer] = client
+        self.state.clients.setdefault(client, set())
+        return {"scheduler_id": self.id, "address": self.address}
+
+    def _client_of(self, peer) -> str:
+        client = self.peer_client.get(peer)
+        if client is None:
+            raise PermissionError("register with register-client before sending work")
+        return client
+
+    # --- from clients ---
+    def _op_update_graph(self, peer, h, payload):
+        client = self._client_of(peer)
+        tasks = []
+        for t in h.get("tasks", ()):
+            if not isinstance(t, dict) or not isinstance(t.get("key"), str):
+                raise ValueError("update-graph: each task needs a string 'key'")
+            tasks.append(NewTask(t["key"], t.get("run_spec"), list(t.get("deps", ())), tuple(t.get("priority", (0,))),
+                                 t.get("resources"), t.get("workers"), bool(t.get("allow_other_workers", False)),
+                                 int(t.get("retries", 0) or 0), t.get("limits")))
+        self.handle(UpdateGraph(client, tasks, list(h.get("keys", ()))))
+        return {} if h.get("rid") is not None else None
+
+    def _op_client_desires(self, peer, h, payload):
+        self.handle(ClientDesiresKeys(self._client_of(peer), list(h.get("keys", ()))))
+
+    def _op_client_releases(self, peer, h, payload):
+        self.handle(ClientReleasesKeys(self._client_of(peer), list(h.get("keys", ()))))
+
+    def _op_cancel(self, peer, h, payload):
+        self.handle(CancelKeys(self._client_of(peer), list(h.get("keys", ()))))
+        return {}
+
+    def _op_retry(self, peer, h, payload):
+        self.handle(RetryKeys(self._client_of(peer), list(h.get("keys", ()))))
+        return {}
+
+    def _op_who_has(self, peer, h, payload):
+        keys = list(h.get("keys", ()))
+        return {"who_has": self.state.who_has(keys),
+                "states": {k: (self.state.tasks[k].state if k in self.state.tasks else "forgotten") for k in keys}}
+
+    def _op_scatter_done(self, peer, h, payload):
+        client = self._client_of(peer)
+        by_worker: dict[str, dict] = {}
+        nbytes = h.get("nbytes", {})
+        for key, workers in h.get("who_has", {}).items():
+            for w in workers:
+                by_worker.setdefault(w, {})[key] = nbytes.get(key, 0)
+        for w, nb in by_worker.items():
+            self.handle(AddKeys(w, nb, client=client))
+        return {}
+
+    def _op_close_client(self, peer, h, payload):
+        client = self.peer_client.get(peer)
+        if client is not None:
+            self._remove_client(client)
+        return {}
+
+    def _op_heartbeat_client(self, peer, h, payload):
+        return {}
+
+    def _op_scheduler_info(self, peer, h, payload):
+        return {"info": self.info()}
+
+    async def _op_run_on_scheduler(self, peer, h, payload):
+        self._client_of(peer)
+        objs = unpack_objects(h, payload)
+        func, args, kwargs = objs["func"], objs.get("args", ()), objs.get("kwargs", {})
+        try:
+            if _wants(func, "scheduler"):
+                kwargs = dict(kwargs, scheduler=self)
+            result = func(*args, **kwargs)
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception as e:
+            blob, tb, text = pack_exception(e)
+            return Msg({"status": "OK", "error": True, "exception": blob, "traceback": tb, "text": text})
+        return Msg({"status": "OK"}, {"result": result})
+
+    async def _op_start_ipython(self, peer, h, payload):
+        self._client_of(peer)
+        from ..jupyter.kernel import start_kernel
+
+        info = await start_kernel({"scheduler": self, "state": self.state}, name="scheduler",
+                                  ip=config.get("jupyter.kernel-ip", "127.0.0.1"))
+        return {"info": info}
+
+    def _op_ping(self, peer, h, payload):
+        return {"address": self.address}
+
+    _CLIENT_OPS = {
+        "register-worker": _op_register_worker, "register-client": _op_register_client,
+        "update-graph": _op_update_graph, "client-desires-keys": _op_client_desires,
+        "client-releases-keys": _op_client_releases, "cancel-keys": _op_cancel, "retry-keys": _op_retry,
+        "who-has": _op_who_has, "scatter-done": _op_scatter_done, "close-client": _op_close_client,
+        "heartbeat-client": _op_heartbeat_client, "scheduler-info": _op_scheduler_info,
+        "run-on-scheduler": _op_run_on_scheduler, "start-ipython": _op_start_ipython, "ping": _op_ping,
+    }
+
+    # ------------------------------------------------------------------ info
+    def info(self) -> dict:
+        """What ``client.scheduler_info()`` returns: workers, their memory, task counts."""
+        st = self.state
+        workers = {}
+        for addr, ws in st.workers.items():
+            m = ws.metrics
+            workers[addr] = {
+                "name": ws.name, "pid": ws.pid, "host": ws.host, "nthreads": ws.nthreads,
+                "memory_limit": ws.memory_limit, "resources": ws.resources, "status": ws.status,
+                "processing": len(ws.processing), "in_memory": len(ws.has_what), "nbytes": ws.nbytes,
+                "memory": {k: m.get(k, 0) for k in ("rss", "managed", "unmanaged", "spilled", "spilled_count")},
+                "metrics": {k: v for k, v in m.items() if isinstance(v, (int, float, str, bool)) or v is None},
+                "last_seen": self.last_seen.get(addr),
+            }
+        counts = Counter(ts.state for ts in st.tasks.values())
+        return {
+            "type": "Scheduler", "id": self.id, "address": self.address, "started": self.start_time,
+            "workers": workers, "tasks": dict(counts), "queued": st.n_queued, "clients": len(self.client_peer),
+            "transitions": st.transition_counter,
+        }
+
+
+def _wants(func, name: str) -> bool:
+    try:
+        return name in inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def write_scheduler_file(path: str, address: str, security: Security, scheduler_id: str) -> None:
+    """Write address and secret to ``path``, readable by its owner only (mode 0600)."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump({"address": address, "secret": security.secret, "security": security.mode,
+                   "id": scheduler_id, "pid": os.getpid()}, f)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+
+
+def read_scheduler_file(path: str) -> tuple[str, Security]:
+    """(address, Security) from a scheduler file; clear errors when missing or malformed."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+        return data["address"], Security(data["secret"], data.get("security", "auto"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"scheduler file {path!r} does not exist: start `xsched scheduler "
+                                f"--scheduler-file {path}` first") from None
+    except (ValueError, KeyError) as e:
+        raise ValueError(f"scheduler file {path!r} is not a valid xsched scheduler file ({e})") from None
+

@@ -1,0 +1,1104 @@
+"""The scheduler's decisions, as a pure state machine: events in, messages out.
+
+No sockets, threads, clocks or unpickling here (a test enforces the imports). The server
+(``scheduler/server.py``) turns wire messages into events, calls ``handle(event)``, and
+sends the returned ``ToWorker`` / ``ToClient`` instructions.
+
+Task states and the transitions between them (one method each, listed in ``_TRANSITIONS``)::
+
+    released --> waiting --> processing --> memory --> released --> forgotten
+                   |  ^         |  ^          (data lost: back to released/waiting)
+                   |  +-- queued (root tasks wait here for a free thread)
+                   +----> no-worker (no worker can run it yet)
+    waiting/processing --> erred (the task or one of its dependencies raised)
+
+Memory-aware placement: a task with no dependencies (a *root* task: the reads of a
+reduction) is given to a worker only while the worker has a free slot
+(``nthreads * worker_saturation`` tasks processing); otherwise it waits, in priority
+order, in ``queued``. Tasks with dependencies run where their inputs are. Slots are
+refilled after every event, once that event's releases have been sent, so a worker frees
+the data a finished reduction no longer needs before it starts reading the next chunk.
+
+>>> s = SchedulerState()
+>>> _ = s.handle(AddWorker("tcp://w1", nthreads=1))
+>>> out = s.handle(UpdateGraph("c1", [NewTask("a", b"spec")], ["a"]))
+>>> [type(i).__name__ for i in out], s.tasks["a"].state
+(['ToWorker'], 'processing')
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+__all__ = [
+    "SchedulerState", "TaskState", "WorkerState", "InvalidTransition",
+    "UpdateGraph", "NewTask", "ClientReleasesKeys", "ClientDesiresKeys", "AddWorker",
+    "RemoveWorker", "TaskFinished", "TaskErred", "AddKeys", "MissingData", "Reschedule",
+    "WorkerStatus", "CancelKeys", "RetryKeys", "RemoveClient", "ToWorker", "ToClient",
+]
+
+_stimulus_ids = itertools.count()
+
+
+def _sid(prefix: str) -> str:
+    return f"{prefix}-{next(_stimulus_ids)}"
+
+
+# ----------------------------------------------------------------------------- events
+@dataclass(slots=True)
+class NewTask:
+    """One task of a submitted graph; ``run_spec`` is opaque bytes the scheduler never opens."""
+
+    key: str
+    run_spec: bytes | None
+    dependencies: list = field(default_factory=list)
+    priority: tuple = (0,)
+    resources: dict | None = None
+    workers: list | None = None
+    allow_other_workers: bool = False
+    retries: int = 0
+    limits: dict | None = None
+
+
+@dataclass(slots=True)
+class UpdateGraph:
+    client: str
+    tasks: list
+    keys: list
+    stimulus_id: str = field(default_factory=lambda: _sid("update-graph"))
+
+
+@dataclass(slots=True)
+class ClientDesiresKeys:
+    client: str
+    keys: list
+    stimulus_id: str = field(default_factory=lambda: _sid("client-desires"))
+
+
+@dataclass(slots=True)
+class ClientReleasesKeys:
+    client: str
+    keys: list
+    stimulus_id: str = field(default_factory=lambda: _sid("client-releases"))
+
+
+@dataclass(slots=True)
+class RemoveClient:
+    client: str
+    stimulus_id: str = field(default_factory=lambda: _sid("remove-client"))
+
+
+@dataclass(slots=True)
+class CancelKeys:
+    client: str
+    keys: list
+    stimulus_id: str = field(default_factory=lambda: _sid("cancel"))
+
+
+@dataclass(slots=True)
+class RetryKeys:
+    client: str
+    keys: list
+    stimulus_id: str = field(default_factory=lambda: _sid("retry"))
+
+
+@dataclass(slots=True)
+class AddWorker:
+    address: str
+    nthreads: int = 1
+    name: str | None = None
+    memory_limit: int | None = None
+    resources: dict | None = None
+    pid: int | None = None
+    host: str | None = None
+    stimulus_id: str = field(default_factory=lambda: _sid("add-worker"))
+
+
+@dataclass(slots=True)
+class RemoveWorker:
+    address: str
+    reason: str = "worker left"
+    stimulus_id: str = field(default_factory=lambda: _sid("remove-worker"))
+
+
+@dataclass(slots=True)
+class TaskFinished:
+    worker: str
+    key: str
+    nbytes: int = 0
+    type: str | None = None
+    start: float | None = None
+    stop: float | None = None
+    stimulus_id: str = field(default_factory=lambda: _sid("task-finished"))
+
+
+@dataclass(slots=True)
+class TaskErred:
+    worker: str
+    key: str
+    exception: bytes = b""
+    traceback: bytes = b""
+    text: str = ""
+    start: float | None = None
+    stop: float | None = None
+    stimulus_id: str = field(default_factory=lambda: _sid("task-erred"))
+
+
+@dataclass(slots=True)
+class AddKeys:
+    """A worker holds these keys now (scatter, or a replica fetched for a dependent)."""
+
+    worker: str
+    nbytes: dict
+    client: str | None = None
+    stimulus_id: str = field(default_factory=lambda: _sid("add-keys"))
+
+
+@dataclass(slots=True)
+class MissingData:
+    """``worker`` could not get ``key`` from ``errant_worker``."""
+
+    worker: str
+    key: str
+    errant_worker: str
+    stimulus_id: str = field(default_factory=lambda: _sid("missing-data"))
+
+
+@dataclass(slots=True)
+class Reschedule:
+    """``worker`` gave a task back (its inputs could not be fetched)."""
+
+    worker: str
+    key: str
+    stimulus_id: str = field(default_factory=lambda: _sid("reschedule"))
+
+
+@dataclass(slots=True)
+class WorkerStatus:
+    worker: str
+    status: str  # "running" | "paused"
+    stimulus_id: str = field(default_factory=lambda: _sid("worker-status"))
+
+
+# ------------------------------------------------------------------------ instructions
+@dataclass(slots=True)
+class ToWorker:
+    worker: str
+    msg: dict
+
+
+@dataclass(slots=True)
+class ToClient:
+    client: str
+    msg: dict
+
+
+class InvalidTransition(RuntimeError):
+    """A transition the table does not allow; the message carries the key's story."""
+
+
+# ---------------------------------------------------------------------------- entities
+class TaskState:
+    __slots__ = (
+        "key", "state", "run_spec", "dependencies", "dependents", "waiting_on", "waiters",
+        "who_wants", "who_has", "processing_on", "priority", "nbytes", "type", "exception",
+        "traceback", "exception_text", "exception_blame", "resources", "worker_restrictions",
+        "loose", "retries", "suspicious", "group", "limits", "queued_seq",
+    )
+
+    def __init__(self, key: str, run_spec: bytes | None, priority: tuple):
+        self.key = key
+        self.state = "released"
+        self.run_spec = run_spec
+        self.dependencies: set[TaskState] = set()
+        self.dependents: set[TaskState] = set()
+        self.waiting_on: set[TaskState] = set()
+        self.waiters: set[TaskState] = set()
+        self.who_wants: set[str] = set()
+        self.who_has: set[WorkerState] = set()
+        self.processing_on: WorkerState | None = None
+        self.priority = priority
+        self.nbytes = -1
+        self.type: str | None = None
+        self.exception: bytes | None = None
+        self.traceback: bytes | None = None
+        self.exception_text = ""
+        self.exception_blame: TaskState | None = None
+        self.resources: dict | None = None
+        self.worker_restrictions: set | None = None
+        self.loose = False
+        self.retries = 0
+        self.suspicious = 0
+        self.group = _key_group(key)
+        self.limits: dict | None = None
+        self.queued_seq = 0
+
+    def __repr__(self) -> str:
+        return f"<TaskState {self.key!r} {self.state}>"
+
+    def __lt__(self, other: "TaskState") -> bool:
+        return (self.priority, self.key) < (other.priority, other.key)
+
+    @property
+    def is_root(self) -> bool:
+        return not self.dependencies
+
+
+class WorkerState:
+    __slots__ = (
+        "address", "name", "nthreads", "memory_limit", "resources", "used_resources", "pid",
+        "host", "processing", "has_what", "nbytes", "status", "metrics", "occupancy",
+    )
+
+    def __init__(self, address: str, nthreads: int, name, memory_limit, resources, pid, host):
+        self.address = address
+        self.name = name if name is not None else address
+        self.nthreads = nthreads
+        self.memory_limit = memory_limit
+        self.resources = dict(resources or {})
+        self.used_resources = {r: 0 for r in self.resources}
+        self.pid = pid
+        self.host = host or _host_of(address)
+        self.processing: dict[TaskState, float] = {}
+        self.has_what: set[TaskState] = set()
+        self.nbytes = 0
+        self.status = "running"
+        self.metrics: dict = {}
+        self.occupancy = 0.0
+
+    def __repr__(self) -> str:
+        return f"<WorkerState {self.address!r} processing={len(self.processing)} memory={len(self.has_what)}>"
+
+    def __lt__(self, other):
+        return self.address < other.address
+
+
+def _host_of(address: str) -> str:
+    return address.split("://", 1)[-1].rsplit(":", 1)[0]
+
+
+def _key_group(key: str) -> str:
+    head, sep, tail = key.rpartition("-")
+    if sep and tail and all(c in "0123456789abcdef." for c in tail):
+        return _key_group(head) if "." in tail and "-" in head else head
+    return key
+
+
+# ----------------------------------------------------------------------- state machine
+class SchedulerState:
+    """All scheduling decisions. Feed events to :meth:`handle`; send what it returns.
+
+    Parameters are plain values (the server reads them from config):
+    ``worker_saturation`` root tasks per thread (``inf`` disables queuing),
+    ``allowed_failures`` worker deaths a task may cause before it is declared
+    ``KilledWorker``, ``bandwidth`` bytes/s used to weigh data transfers in placement,
+    ``killed_worker_error(key, workers) -> bytes`` builds the pickled exception (the
+    server supplies it, so this module never pickles).
+    """
+
+    def __init__(self, worker_saturation: float = 1.0, allowed_failures: int = 3,
+                 bandwidth: float = 500e6, killed_worker_error=None, log_length: int = 100_000,
+                 validate: bool = False):
+        self.tasks: dict[str, TaskState] = {}
+        self.workers: dict[str, WorkerState] = {}
+        self.clients: dict[str, set[TaskState]] = {}
+        self.worker_saturation = float(worker_saturation)
+        self.allowed_failures = allowed_failures
+        self.bandwidth = bandwidth
+        self.killed_worker_error = killed_worker_error or (lambda key, workers: b"")
+        self.validate_each = validate
+        self.queued: list[tuple] = []  # heap of (priority, seq, TaskState)
+        self._queued_count = 0
+        self._queue_seq = itertools.count()
+        self.unrunnable: set[TaskState] = set()
+        self.log: deque = deque(maxlen=log_length)
+        self.durations: dict[str, float] = {}
+        self.limits_running: dict[str, int] = defaultdict(int)
+        self.limits: dict[str, int] = {}
+        self._out: list = []
+        self._freed_slots: set[WorkerState] = set()
+        self._queue_grew = False
+        self.transition_counter = 0
+
+    # ------------------------------------------------------------------ public API
+    def handle(self, *events) -> list:
+        """Apply events; return the ``ToWorker``/``ToClient`` instructions to carry out."""
+        self._out = out = []
+        for ev in events:
+            method = self._HANDLERS.get(type(ev))
+            if method is None:
+                raise TypeError(f"SchedulerState cannot handle {type(ev).__name__}")
+            recs = method(self, ev) or {}
+            self._transitions(recs, ev.stimulus_id)
+            self._fill_slots(ev.stimulus_id)
+            if self.validate_each:
+                self.validate()
+        self._out = []
+        return out
+
+    def story(self, *keys: str) -> list[tuple]:
+        """Every recorded transition of these keys: (key, start, finish, stimulus_id)."""
+        ks = set(keys)
+        return [entry for entry in self.log if entry[0] in ks]
+
+    @property
+    def n_queued(self) -> int:
+        return self._queued_count
+
+    def processing(self) -> dict[str, list[str]]:
+        """Worker address -> keys processing there (what ``%scheduler scheduler.processing`` shows)."""
+        return {addr: sorted(ts.key for ts in ws.processing) for addr, ws in self.workers.items()}
+
+    def who_has(self, keys: Iterable[str]) -> dict[str, list[str]]:
+        return {k: sorted(ws.address for ws in self.tasks[k].who_has) if k in self.tasks else [] for k in keys}
+
+    # ------------------------------------------------------------------ event handlers
+    def _ev_update_graph(self, ev: UpdateGraph) -> dict:
+        recs: dict[str, str] = {}
+        wanted = self.clients.setdefault(ev.client, set())
+        new: list[TaskState] = []
+        for nt in ev.tasks:
+            ts = self.tasks.get(nt.key)
+            if ts is None:
+                ts = self.tasks[nt.key] = TaskState(nt.key, nt.run_spec, tuple(nt.priority))
+                ts.resources = dict(nt.resources) if nt.resources else None
+                ts.worker_restrictions = set(nt.workers) if nt.workers else None
+                ts.loose = bool(nt.allow_other_workers)
+                ts.retries = int(nt.retries or 0)
+                ts.limits = dict(nt.limits) if nt.limits else None
+                new.append(ts)
+                deps = nt.dependencies
+            elif ts.state in ("released", "erred") and ts.run_spec is None and nt.run_spec is not None:
+                ts.run_spec = nt.run_spec
+                deps = nt.dependencies
+            else:
+                continue
+            for dk in deps:
+                dts = self.tasks.get(dk)
+                if dts is None:
+                    # A dependency the scheduler no longer has: the whole graph cannot run.
+                    dts = self.tasks[dk] = TaskState(dk, None, tuple(nt.priority))
+                ts.dependencies.add(dts)
+                dts.dependents.add(ts)
+        for key in ev.keys:
+            ts = self.tasks.get(key)
+            if ts is None:
+                continue
+            ts.who_wants.add(ev.client)
+            wanted.add(ts)
+        for ts in new:
+            self._log(ts.key, "new", "released", ev.stimulus_id)
+        for ts in new:
+            if ts.who_wants or any(d.state != "forgotten" for d in ts.dependents):
+                recs[ts.key] = "waiting"
+        for key in ev.keys:
+            ts = self.tasks.get(key)
+            if ts is not None and ts.state == "erred":
+                self._notify_erred(ts, {ev.client})
+            elif ts is not None and ts.state == "memory":
+                self._out.append(ToClient(ev.client, {"op": "key-in-memory", "key": ts.key, "type": ts.type}))
+            elif ts is not None and ts.state == "released":
+                recs[ts.key] = "waiting"
+        return recs
+
+    def _ev_client_desires(self, ev: ClientDesiresKeys) -> dict:
+        return self._ev_update_graph(UpdateGraph(ev.client, [], ev.keys, ev.stimulus_id))
+
+    def _ev_client_releases(self, ev: ClientReleasesKeys) -> dict:
+        recs: dict[str, str] = {}
+        wanted = self.clients.get(ev.client, set())
+        for key in ev.keys:
+            ts = self.tasks.get(key)
+            if ts is None or ev.client not in ts.who_wants:
+                continue
+            ts.who_wants.discard(ev.client)
+            wanted.discard(ts)
+            if not ts.who_wants:
+                self._maybe_release(ts, recs)
+        return recs
+
+    def _ev_remove_client(self, ev: RemoveClient) -> dict:
+        keys = [ts.key for ts in self.clients.get(ev.client, ())]
+        recs = self._ev_client_releases(ClientReleasesKeys(ev.client, keys, ev.stimulus_id))
+        self.clients.pop(ev.client, None)
+        return recs
+
+    def _ev_cancel(self, ev: CancelKeys) -> dict:
+        recs: dict[str, str] = {}
+        for key in ev.keys:
+            ts = self.tasks.get(key)
+            if ts is None:
+                continue
+            ts.who_wants.discard(ev.client)
+            self.clients.get(ev.client, set()).discard(ts)
+            self._out.append(ToClient(ev.client, {"op": "key-cancelled", "key": key}))
+            if not ts.who_wants:
+                self._maybe_release(ts, recs)
+        return recs
+
+    def _ev_retry(self, ev: RetryKeys) -> dict:
+        recs: dict[str, str] = {}
+        stack = [self.tasks[k] for k in ev.keys if k in self.tasks]
+        seen = set()
+        while stack:
+            ts = stack.pop()
+            if ts in seen or ts.state != "erred":
+                continue
+            seen.add(ts)
+            if ts.exception_blame is not None and ts.exception_blame is not ts:
+                stack.append(ts.exception_blame)
+            stack.extend(d for d in ts.dependencies if d.state == "erred")
+            recs[ts.key] = "waiting"
+        return recs
+
+    def _ev_add_worker(self, ev: AddWorker) -> dict:
+        if ev.address in self.workers:
+            return {}
+        ws = self.workers[ev.address] = WorkerState(
+            ev.address, max(1, int(ev.nthreads)), ev.name, ev.memory_limit, ev.resources, ev.pid, ev.host
+        )
+        self._freed_slots.add(ws)
+        recs = {}
+        for ts in sorted(self.unrunnable):
+            if self._valid_worker(ts, ws):
+                recs[ts.key] = "waiting"
+        return recs
+
+    def _ev_remove_worker(self, ev: RemoveWorker) -> dict:
+        ws = self.workers.pop(ev.address, None)
+        if ws is None:
+            return {}
+        self._freed_slots.discard(ws)
+        recs: dict[str, str] = {}
+        for ts in sorted(ws.processing):
+            ts.suspicious += 1
+            if ts.suspicious > self.allowed_failures:
+                blob = self.killed_worker_error(ts.key, ev.address)
+                self._processing_to_erred(ts, ws, blob, b"",
+                                          f"KilledWorker: {ts.key!r} was running on workers that died "
+                                          f"{ts.suspicious} times (last: {ev.address})", recs)
+            else:
+                recs[ts.key] = "released"
+        for ts in list(ws.has_what):
+            ts.who_has.discard(ws)
+            ws.has_what.discard(ts)
+            if not ts.who_has and ts.state == "memory":
+                recs[ts.key] = "released"
+        return recs
+
+    def _ev_task_finished(self, ev: TaskFinished) -> dict:
+        ts = self.tasks.get(ev.key)
+        ws = self.workers.get(ev.worker)
+        if ts is None or ws is None:
+            if ws is not None:  # the worker computed something we no longer need
+                self._out.append(ToWorker(ws.address, {"op": "free-keys", "keys": [ev.key]}))
+            return {}
+        if ev.start is not None and ev.stop is not None:
+            old = self.durations.get(ts.group)
+            d = max(ev.stop - ev.start, 0.0)
+            self.durations[ts.group] = d if old is None else 0.5 * old + 0.5 * d
+        if ts.state == "processing" and ts.processing_on is ws:
+            ts.nbytes, ts.type = ev.nbytes, ev.type
+            return {ts.key: ("memory", ws)}
+        if ts.state == "memory":
+            self._add_replica(ts, ws, ev.nbytes)
+            return {}
+        # finished somewhere we did not send it (stale); keep nothing
+        self._out.append(ToWorker(ws.address, {"op": "free-keys", "keys": [ev.key]}))
+        return {}
+
+    def _ev_task_erred(self, ev: TaskErred) -> dict:
+        ts = self.tasks.get(ev.key)
+        ws = self.workers.get(ev.worker)
+        if ts is None or ws is None or ts.state != "processing" or ts.processing_on is not ws:
+            return {}
+        recs: dict[str, str] = {}
+        if ts.retries > 0:
+            ts.retries -= 1
+            self._release_processing(ts, ws)
+            recs[ts.key] = "waiting"
+            return recs
+        self._processing_to_erred(ts, ws, ev.exception, ev.traceback, ev.text, recs)
+        return recs
+
+    def _ev_add_keys(self, ev: AddKeys) -> dict:
+        ws = self.workers.get(ev.worker)
+        if ws is None:
+            return {}
+        recs: dict[str, str] = {}
+        for key, nbytes in ev.nbytes.items():
+            ts = self.tasks.get(key)
+            if ts is None:
+                if ev.client is None:
+                    self._out.append(ToWorker(ws.address, {"op": "free-keys", "keys": [key]}))
+                    continue
+                ts = self.tasks[key] = TaskState(key, None, (0,))
+                self._log(key, "new", "released", ev.stimulus_id)
+            if ev.client is not None:
+                ts.who_wants.add(ev.client)
+                self.clients.setdefault(ev.client, set()).add(ts)
+            if ts.state == "memory":
+                self._add_replica(ts, ws, nbytes)
+            elif ev.client is not None:  # scattered data
+                ts.nbytes = nbytes
+                self._add_replica(ts, ws, nbytes)
+                self._set_state(ts, "memory", ev.stimulus_id)
+                self._after_memory(ts, recs)
+            else:
+                self._out.append(ToWorker(ws.address, {"op": "free-keys", "keys": [key]}))
+        return recs
+
+    def _ev_missing_data(self, ev: MissingData) -> dict:
+        ts = self.tasks.get(ev.key)
+        errant = self.workers.get(ev.errant_worker)
+        if ts is None:
+            return {}
+        if errant is not None and errant in ts.who_has:
+            ts.who_has.discard(errant)
+            errant.has_what.discard(ts)
+            errant.nbytes -= max(ts.nbytes, 0)
+        if not ts.who_has and ts.state == "memory":
+            return {ts.key: "released"}
+        return {}
+
+    def _ev_reschedule(self, ev: Reschedule) -> dict:
+        ts = self.tasks.get(ev.key)
+        ws = self.workers.get(ev.worker)
+        if ts is None or ts.state != "processing" or ts.processing_on is not ws:
+            return {}
+        return {ts.key: "released"}
+
+    def _ev_worker_status(self, ev: WorkerStatus) -> dict:
+        ws = self.workers.get(ev.worker)
+        if ws is not None and ev.status in ("running", "paused"):
+            ws.status = ev.status
+            if ev.status == "running":
+                self._freed_slots.add(ws)
+        return {}
+
+    _HANDLERS = {
+        UpdateGraph: _ev_update_graph, ClientDesiresKeys: _ev_client_desires,
+        ClientReleasesKeys: _ev_client_releases, RemoveClient: _ev_remove_client,
+        CancelKeys: _ev_cancel, RetryKeys: _ev_retry, AddWorker: _ev_add_worker,
+        RemoveWorker: _ev_remove_worker, TaskFinished: _ev_task_finished,
+        TaskErred: _ev_task_erred, AddKeys: _ev_add_keys, MissingData: _ev_missing_data,
+        Reschedule: _ev_reschedule, WorkerStatus: _ev_worker_status,
+    }
+
+    # ------------------------------------------------------------------ transitions
+    def _transitions(self, recs: dict, stimulus_id: str) -> None:
+        while recs:
+            key, finish = recs.popitem()
+            ts = self.tasks.get(key)
+            if ts is None:
+                continue
+            arg = None
+            if isinstance(finish, tuple):
+                finish, arg = finish
+            new = self._transition(ts, finish, arg, stimulus_id)
+            for k, v in new.items():
+                recs[k] = v
+
+    def _transition(self, ts: TaskState, finish: str, arg, stimulus_id: str) -> dict:
+        start = ts.state
+        if start == finish:
+            return {}
+        func = self._TRANSITIONS.get((start, finish))
+        if func is not None:
+            self.transition_counter += 1
+            return func(self, ts, arg, stimulus_id) or {}
+        if start != "released" and finish != "released" and (start, "released") in self._TRANSITIONS \
+                and ("released", finish) in self._TRANSITIONS:
+            recs = self._transition(ts, "released", None, stimulus_id)
+            if ts.key in self.tasks and ts.state == "released":
+                more = self._transition(ts, finish, arg, stimulus_id)
+                recs.update(more)
+            return recs
+        raise InvalidTransition(
+            f"{ts.key!r}: no transition {start} -> {finish}; story: {self.story(ts.key)[-10:]}"
+        )
+
+    def _set_state(self, ts: TaskState, finish: str, stimulus_id: str) -> None:
+        self._log(ts.key, ts.state, finish, stimulus_id)
+        ts.state = finish
+
+    def _log(self, key, start, finish, stimulus_id) -> None:
+        self.log.append((key, start, finish, stimulus_id))
+
+    # released -> waiting: wire up inputs; run now if they are all in memory
+    def _transition_released_waiting(self, ts: TaskState, _arg, sid: str) -> dict:
+        if ts.run_spec is None:
+            return self._lost_forever(ts, sid)
+        recs: dict = {}
+        ts.waiting_on = set()
+        for dts in ts.dependencies:
+            dts.waiters.add(ts)
+            if dts.state == "erred":
+                recs[ts.key] = ("erred", dts)
+            elif dts.state != "memory":
+                ts.waiting_on.add(dts)
+                if dts.state in ("released", "forgotten"):
+                    recs[dts.key] = "waiting"
+        self._set_state(ts, "waiting", sid)
+        if ts.key not in recs and not ts.waiting_on:
+            recs[ts.key] = "processing"
+        return recs
+
+    def _lost_forever(self, ts: TaskState, sid: str) -> dict:
+        """A key with no recipe and no copy (lost scattered data or an unknown key)."""
+        text = (f"the data of {ts.key!r} is lost (it was scattered or the scheduler forgot it, "
+                "and there is no recipe to recompute it); scatter it again or resubmit the work")
+        ts.exception, ts.traceback, ts.exception_text = b"", b"", text
+        ts.exception_blame = ts
+        self._set_state(ts, "erred", sid)
+        recs = {}
+        for dts in ts.dependents:
+            if dts.state in ("waiting", "queued", "no-worker", "processing", "released"):
+                recs[dts.key] = ("erred", ts)
+        self._notify_erred(ts, ts.who_wants)
+        return recs
+
+    # waiting -> processing: choose a worker, or queue, or wait for a suitable worker
+    def _transition_waiting_processing(self, ts: TaskState, ws: "WorkerState | None", sid: str) -> dict:
+        if ts.waiting_on:
+            return {}
+        if ws is None:
+            if self._queue_first(ts):
+                return {ts.key: "queued"} if self._valid_workers_exist(ts) else {ts.key: "no-worker"}
+            ws = self._decide_worker(ts)
+        if ws is None:
+            if self._valid_workers_exist(ts):
+                return {ts.key: "queued"}
+            return {ts.key: "no-worker"}
+        self._set_state(ts, "processing", sid)
+        self._send_compute(ts, ws)
+        return {}
+
+    def _transition_waiting_queued(self, ts: TaskState, _arg, sid: str) -> dict:
+        self._set_state(ts, "queued", sid)
+        ts.queued_seq = next(self._queue_seq)
+        heapq.heappush(self.queued, (ts.priority, ts.queued_seq, ts))
+        self._queued_count += 1
+        self._queue_grew = True
+        return {}
+
+    def _transition_queued_processing(self, ts: TaskState, ws, sid: str) -> dict:
+        ws = ws or self._decide_worker(ts)
+        if ws is None:
+            return {}
+        self._queued_count -= 1  # the heap entry goes stale and is skipped when popped
+        self._set_state(ts, "processing", sid)
+        self._send_compute(ts, ws)
+        return {}
+
+    def _transition_queued_released(self, ts: TaskState, _arg, sid: str) -> dict:
+        self._queued_count -= 1
+        return self._transition_waiting_released(ts, _arg, sid)
+
+    def _transition_waiting_no_worker(self, ts: TaskState, _arg, sid: str) -> dict:
+        self._set_state(ts, "no-worker", sid)
+        self.unrunnable.add(ts)
+        return {}
+
+    def _transition_no_worker_processing(self, ts: TaskState, _arg, sid: str) -> dict:
+        ws = self._decide_worker(ts)
+        if ws is None:
+            return {}
+        self.unrunnable.discard(ts)
+        self._set_state(ts, "waiting", sid)
+        return self._transition_waiting_processing(ts, ws, sid)
+
+    def _transition_no_worker_waiting(self, ts: TaskState, _arg, sid: str) -> dict:
+        self.unrunnable.discard(ts)
+        self._set_state(ts, "waiting", sid)
+        return {ts.key: "processing"} if not ts.waiting_on else {}
+
+    def _transition_no_worker_released(self, ts: TaskState, _arg, sid: str) -> dict:
+        self.unrunnable.discard(ts)
+        return self._transition_waiting_released(ts, _arg, sid)
+
+    # processing -> memory: record data, wake dependents, release inputs no one needs
+    def _transition_processing_memory(self, ts: TaskState, ws: WorkerState, sid: str) -> dict:
+        self._release_processing(ts, ws)
+        self._add_replica(ts, ws, ts.nbytes)
+        self._set_state(ts, "memory", sid)
+        recs: dict = {}
+        self._after_memory(ts, recs)
+        return recs
+
+    def _after_memory(self, ts: TaskState, recs: dict) -> None:
+        for dts in ts.dependents:
+            if ts in dts.waiting_on:
+                dts.waiting_on.discard(ts)
+                if not dts.waiting_on and dts.state == "waiting":
+                    recs[dts.key] = "processing"
+        for dep in ts.dependencies:
+            dep.waiters.discard(ts)
+            if not dep.waiters and not dep.who_wants and dep.state == "memory":
+                recs[dep.key] = "released"
+        for client in ts.who_wants:
+            self._out.append(ToClient(client, {"op": "key-in-memory", "key": ts.key, "type": ts.type}))
+        if not ts.waiters and not ts.who_wants:
+            recs[ts.key] = "released"
+
+    def _transition_memory_released(self, ts: TaskState, _arg, sid: str) -> dict:
+        for ws in ts.who_has:
+            ws.has_what.discard(ts)
+            ws.nbytes -= max(ts.nbytes, 0)
+            self._out.append(ToWorker(ws.address, {"op": "free-keys", "keys": [ts.key]}))
+        ts.who_has.clear()
+        self._set_state(ts, "released", sid)
+        recs: dict = {}
+        for dts in ts.dependents:
+            if dts.state in ("waiting", "queued", "no-worker", "processing"):
+                if dts.state == "processing":
+                    recs[dts.key] = "released"  # its input vanished before it could fetch it
+                else:
+                    dts.waiting_on.add(ts)
+        if ts.who_wants:
+            for client in ts.who_wants:
+                self._out.append(ToClient(client, {"op": "key-lost", "key": ts.key}))
+        if ts.waiters or ts.who_wants:
+            recs[ts.key] = "waiting"
+        elif not self._needed_by_lineage(ts):
+            recs[ts.key] = "forgotten"
+        return recs
+
+    def _transition_processing_released(self, ts: TaskState, _arg, sid: str) -> dict:
+        ws = ts.processing_on
+        if ws is not None:
+            self._release_processing(ts, ws)
+            if ws.address in self.workers:
+                self._out.append(ToWorker(ws.address, {"op": "free-keys", "keys": [ts.key]}))
+        return self._transition_waiting_released(ts, _arg, sid)
+
+    def _transition_waiting_released(self, ts: TaskState, _arg, sid: str) -> dict:
+        for dts in ts.dependencies:
+            dts.waiters.discard(ts)
+        ts.waiting_on.clear()
+        self._set_state(ts, "released", sid)
+        recs: dict = {}
+        for dts in ts.dependencies:
+            if not dts.waiters and not dts.who_wants and dts.state in ("memory", "waiting", "queued", "no-worker", "processing"):
+                recs[dts.key] = "released"
+        if ts.who_wants or ts.waiters:
+            recs[ts.key] = "waiting"
+        elif not self._needed_by_lineage(ts):
+            recs[ts.key] = "forgotten"
+        return recs
+
+    def _transition_processing_erred(self, ts: TaskState, blame: TaskState, sid: str) -> dict:
+        recs: dict = {}
+        ws = ts.processing_on
+        self._release_processing(ts, ws)
+        if ws is not None and ws.address in self.workers:
+            self._out.append(ToWorker(ws.address, {"op": "free-keys", "keys": [ts.key]}))
+        self._erred(ts, blame, sid, recs)
+        return recs
+
+    def _transition_waiting_erred(self, ts: TaskState, blame: TaskState, sid: str) -> dict:
+        recs: dict = {}
+        self._erred(ts, blame, sid, recs)
+        return recs
+
+    def _transition_queued_erred(self, ts: TaskState, blame: TaskState, sid: str) -> dict:
+        self._queued_count -= 1
+        return self._transition_waiting_erred(ts, blame, sid)
+
+    def _transition_no_worker_erred(self, ts: TaskState, blame: TaskState, sid: str) -> dict:
+        self.unrunnable.discard(ts)
+        return self._transition_waiting_erred(ts, blame, sid)
+
+    def _transition_erred_released(self, ts: TaskState, _arg, sid: str) -> dict:
+        ts.exception = ts.traceback = None
+        ts.exception_text = ""
+        ts.exception_blame = None
+        self._set_state(ts, "released", sid)
+        recs: dict = {}
+        for dts in ts.dependents:
+            if dts.state == "erred":
+                recs[dts.key] = "released"
+        if not ts.who_wants and not ts.waiters and not self._needed_by_lineage(ts):
+            recs[ts.key] = "forgotten"
+        return recs
+
+    def _transition_released_forgotten(self, ts: TaskState, _arg, sid: str) -> dict:
+        recs: dict = {}
+        self._forget(ts, sid, recs)
+        return recs
+
+    def _transition_erred_forgotten(self, ts: TaskState, _arg, sid: str) -> dict:
+        recs: dict = {}
+        self._forget(ts, sid, recs)
+        return recs
+
+    def _transition_released_erred(self, ts: TaskState, blame: TaskState, sid: str) -> dict:
+        recs: dict = {}
+        self._erred(ts, blame, sid, recs)
+        return recs
+
+    _TRANSITIONS = {
+        ("released", "waiting"): _transition_released_waiting,
+        ("waiting", "processing"): _transition_waiting_processing,
+        ("waiting", "queued"): _transition_waiting_queued,
+        ("waiting", "no-worker"): _transition_waiting_no_worker,
+        ("waiting", "released"): _transition_waiting_released,
+        ("waiting", "erred"): _transition_waiting_erred,
+        ("queued", "processing"): _transition_queued_processing,
+        ("queued", "released"): _transition_queued_released,
+        ("queued", "erred"): _transition_queued_erred,
+        ("no-worker", "processing"): _transition_no_worker_processing,
+        ("no-worker", "waiting"): _transition_no_worker_waiting,
+        ("no-worker", "released"): _transition_no_worker_released,
+        ("no-worker", "erred"): _transition_no_worker_erred,
+        ("processing", "memory"): _transition_processing_memory,
+        ("processing", "released"): _transition_processing_released,
+        ("processing", "erred"): _transition_processing_erred,
+        ("memory", "released"): _transition_memory_released,
+        ("erred", "released"): _transition_erred_released,
+        ("erred", "forgotten"): _transition_erred_forgotten,
+        ("released", "forgotten"): _transition_released_forgotten,
+        ("released", "erred"): _transition_released_erred,
+    }
+
+    # ------------------------------------------------------------------ helpers
+    def _erred(self, ts: TaskState, blame: TaskState, sid: str, recs: dict) -> None:
+        if blame is not ts:
+            ts.exception_blame = blame.exception_blame or blame
+            ts.exception, ts.traceback = blame.exception, blame.traceback
+            ts.exception_text = blame.exception_text
+        for dts in ts.dependencies:
+            dts.waiters.discard(ts)
+            if not dts.waiters and not dts.who_wants and dts.state == "memory":
+                recs[dts.key] = "released"
+        ts.waiting_on.clear()
+        self._set_state(ts, "erred", sid)
+        for dts in ts.dependents:
+            if dts.state in ("waiting", "queued", "no-worker", "processing", "released") and \
+                    (dts.state != "released" or dts.who_wants or dts.waiters):
+                recs[dts.key] = ("erred", ts)
+        self._notify_erred(ts, ts.who_wants)
+        if not ts.who_wants and not ts.waiters and not any(
+                d.state not in ("forgotten", "released") for d in ts.dependents):
+            recs.setdefault(ts.key, "forgotten")
+
+    def _processing_to_erred(self, ts, ws, exception, traceback, text, recs) -> None:
+        ts.exception, ts.traceback, ts.exception_text = exception, traceback, text
+        ts.exception_blame = ts
+        recs[ts.key] = ("erred", ts)
+
+    def _notify_erred(self, ts: TaskState, clients) -> None:
+        blame = ts.exception_blame or ts
+        for client in clients:
+            self._out.append(ToClient(client, {
+                "op": "task-erred", "key": ts.key, "blame": blame.key, "exception": ts.exception or b"",
+                "traceback": ts.traceback or b"", "text": ts.exception_text,
+            }))
+
+    def _forget(self, ts: TaskState, sid: str, recs: dict) -> None:
+        if ts.who_wants or any(d.state != "forgotten" for d in ts.dependents if d.key in self.tasks):
+            return
+        self._set_state(ts, "forgotten", sid)
+        del self.tasks[ts.key]
+        for dep in ts.dependencies:
+            dep.dependents.discard(ts)
+            dep.waiters.discard(ts)
+            if dep.state in ("released", "erred") and not dep.who_wants and not dep.dependents:
+                recs[dep.key] = "forgotten"
+            elif dep.state == "memory" and not dep.waiters and not dep.who_wants:
+                recs[dep.key] = "released"
+
+    def _needed_by_lineage(self, ts: TaskState) -> bool:
+        """Keep a released task while something still refers to it (it may be recomputed)."""
+        return any(d.state != "forgotten" for d in ts.dependents)
+
+    def _maybe_release(self, ts: TaskState, recs: dict) -> None:
+        if ts.waiters:
+            return
+        if ts.state == "erred":
+            if not self._needed_by_lineage(ts):
+                recs[ts.key] = "forgotten"
+        elif ts.state in ("memory", "waiting", "queued", "no-worker", "processing"):
+            recs[ts.key] = "released"
+        elif ts.state == "released" and not self._needed_by_lineage(ts):
+            recs[ts.key] = "forgotten"
+
+    def _add_replica(self, ts: TaskState, ws: WorkerState, nbytes: int) -> None:
+        if ws not in ts.who_has:
+            ts.who_has.add(ws)
+            ws.has_what.add(ts)
+            ws.nbytes += max(nbytes, 0)
+
+    def _release_processing(self, ts: TaskState, ws: WorkerState | None) -> None:
+        if ws is not None:
+            ws.occupancy -= ws.processing.pop(ts, 0.0)
+            if ts.resources:
+                for r, amount in ts.resources.items():
+                    ws.used_resources[r] = ws.used_resources.get(r, 0) - amount
+            if ws.address in self.workers:
+                self._freed_slots.add(ws)
+        if ts.limits:
+            for name in ts.limits:
+                self.limits_running[name] -= 1
+        ts.processing_on = None
+
+    def _send_compute(self, ts: TaskState, ws: WorkerState) -> None:
+        ts.processing_on = ws
+        ws.processing[ts] = duration = self.durations.get(ts.group, 0.5)
+        ws.occupancy += duration
+        if ts.resources:
+            for r, amount in ts.resources.items():
+                ws.used_resources[r] = ws.used_resources.get(r, 0) + amount
+        if ts.limits:
+            for name, cap in ts.limits.items():
+                self.limits[name] = cap
+                self.limits_running[name] += 1
+        msg = {
+            "op": "compute-task", "key": ts.key, "run_spec": ts.run_spec, "priority": list(ts.priority),
+            "who_has": {d.key: [w.address for w in d.who_has] for d in ts.dependencies},
+            "nbytes": {d.key: d.nbytes for d in ts.dependencies},
+        }
+        if ts.resources:
+            msg["resources"] = ts.resources
+        self._out.append(ToWorker(ws.address, msg))
+
+    # --- placement ---
+    def _valid_worker(self, ts: TaskState, ws: WorkerState) -> bool:
+        if ts.worker_restrictions and not ts.loose:
+            if not (ws.address in ts.worker_restrictions or ws.name in ts.worker_restrictions
+                    or ws.host in ts.worker_restrictions or str(ws.name) in ts.worker_restrictions):
+                return False
+        if ts.resources:
+            for r, amount in ts.resources.items():
+                if ws.resources.get(r, 0) < amount:
+                    return False
+        return True
+
+    def _valid_workers_exist(self, ts: TaskState) -> bool:
+        return any(self._valid_worker(ts, ws) for ws in self.workers.values())
+
+    def _slots(self, ws: WorkerState) -> float:
+        if math.isinf(self.worker_saturation):
+            return math.inf
+        return max(math.ceil(ws.nthreads * self.worker_saturation), 1)
+
+    def _has_free_slot(self, ws: WorkerState) -> bool:
+        return ws.status == "running" and len(ws.processing) < self._slots(ws)
+
+    def _limits_allow(self, ts: TaskState) -> bool:
+        if not ts.limits:
+            return True
+        return all(self.limits_running[name] < cap for name, cap in ts.limits.items())
+
+    def _resources_free(self, ts: TaskState, ws: WorkerState) -> bool:
+        if not ts.resources:
+            return True
+        return all(ws.resources.get(r, 0) - ws.used_resources.get(r, 0) >= amount
+                   for r, amount in ts.resources.items())
+
+    def _queue_first(self, ts: TaskState) -> bool:
+        """Root tasks (and resource- or limit-bound ones) wait in the queue for a free slot.
+
+        The rule, documented for users: with a finite ``worker-saturation``, a task with no
+        dependencies, or one that needs resources or a concurrency limit, is handed to a
+        worker only while that worker runs fewer than ``ceil(nthreads * saturation)`` tasks.
+        No group-size heuristic is involved.
+        """
+        if math.isinf(self.worker_saturation):
+            return bool(ts.resources or ts.limits)
+        return ts.is_root or bool(ts.resources or ts.limits)
+
+    def _decide_worker(self, ts: TaskState) -> WorkerState | None:
+        """Best worker for a runnable task, or None when it must wait (queue or no-worker)."""
+        if not self._limits_allow(ts):
+            return None
+        candidates = [ws for ws in self.workers.values() if ws.status == "running" and self._valid_worker(ts, ws)]
+        if not candidates and ts.worker_restrictions and ts.loose:
+            candidates = [ws for ws in self.workers.values() if ws.status == "running"]
+        if not candidates:
+            return None
+        if self._queue_first(ts):
+            # queued kinds only go where a slot (and the resource) is free now
+            candidates = [ws for ws in candidates if self._has_free_slot(ws) and self._resources_free(ts, ws)]
+            if not candidates:
+                return None
+        return min(candidates, key=lambda ws: self._cost(ts, ws))
+
+    def _cost(self, ts: TaskState, ws: WorkerState) -> tuple:
+        missing = sum(max(d.nbytes, 0) for d in ts.dependencies if ws not in d.who_has)
+        occupancy = ws.occupancy / ws.nthreads
+        pref = 0 if (not ts.worker_restrictions or not ts.loose or self._valid_worker_strict(ts, ws)) else 1
+        return (pref, missing / self.bandwidth + occupancy, len(ws.processing) / ws.nthreads, ws.address)
+
+    def _valid_worker_strict(self, ts: TaskState, ws: WorkerState) -> bool:
+        r = ts.worker_restrictions
+        return ws.address in r or ws.name in r or ws.host in r or str(ws.name) in r
+
+    def _fill_slots(self, sid: str) -> None:
+        """Hand queued root tasks to workers with free slots, highest priority first."""
+        freed, self._freed_slots = self._freed_slots, set()
+        if self._queue_grew:
+            freed = set(self.workers.values())
+            self._queue_grew = False
+        if not self._queued_count or not freed:
+            return
+        skipped: list = []
+        while self.queued and any(self._has_free_slot(ws) for ws in freed):
+            prio, seq, ts = heapq.heappop(self.queued)
+            if ts.state != "queued" or ts.queued_seq != seq:
+                continue
+            ws = self._decide_worker(ts)
+            if ws is None:
+                skipped.append((prio, seq, ts))
+                if len(skipped) > 1000:
+                    break
+                continue
+            self._transitions({ts.key: ("processing", ws)}, sid)
+        for item in skipped:
+            heapq.heappush(self.queued, item)
+        self._freed_slots.clear()
+
+    # ------------------------------------------------------------------ invariants
+    def validate(self) -> None:
+        """Check every invariant; raise AssertionError naming the broken one."""
+        nq = 0
+        for key, ts in self.tasks.items():
+            assert ts.key == key
+            st = ts.state
+            assert st in ("released", "waiting", "queued", "no-worker", "processing", "memory", "erred"), (key, st)
+            if st == "memory":
+                assert ts.who_has, f"{key} in memory but no worker holds it"
+            else:
+                assert not ts.who_has, f"{key} is {st} but workers hold it"
+            if st == "processing":
+                assert ts.processing_on is not None and ts in ts.processing_on.processing, key
+                assert ts.processing_on.address in self.workers, key
+                assert all(d.state == "memory" for d in ts.dependencies), key
+            else:
+                assert ts.processing_on is None, f"{key} {st} has processing_on"
+            if st == "waiting":
+                assert ts.waiting_on == {d for d in ts.dependencies if d.state != "memory"}, key
+            if st in ("waiting", "queued", "processing", "no-worker"):
+                for d in ts.dependencies:
+                    assert ts in d.waiters, f"{key} not among waiters of {d.key}"
+            if st == "queued":
+                nq += 1
+            if st == "no-worker":
+                assert ts in self.unrunnable
+            for ws in ts.who_has:
+                assert ts in ws.has_what and ws.address in self.workers, key
+            for d in ts.dependencies:
+                assert ts in d.dependents and d.key in self.tasks, f"{key} dep {d.key}"
+        assert nq == self._queued_count, (nq, self._queued_count)
+        for addr, ws in self.workers.items():
+            for ts in ws.processing:
+                assert ts.state == "processing" and ts.processing_on is ws, ts
+            for ts in ws.has_what:
+                assert ws in ts.who_has and ts.state == "memory", ts
+        for ts in self.unrunnable:
+            assert ts.state == "no-worker"

@@ -1,0 +1,334 @@
+"""The worker process's server: sockets, thread pool and data store around ``WorkerState``.
+
+Data flow::
+
+    scheduler --compute-task/free-keys--> Connection --events--> WorkerState.handle
+    peers/clients --get-data/put-data/run--> Listener (this worker's address)
+    WorkerState instructions:
+        Execute(key)       -> thread pool runs the task -> ExecuteSuccess/Failure event
+        GatherDep(w, keys) -> get-data request to peer w -> GatherDepSuccess/Failure event
+        FreeData(keys)     -> delete from the data store
+        SendToScheduler    -> batched message on the scheduler connection
+    heartbeat loop: every worker.heartbeat-interval, metrics to the scheduler
+
+All state changes happen on the event loop thread; task threads only compute and hand
+their result back with ``call_soon_threadsafe``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import psutil
+
+from .. import config
+from ..comm import CommClosedError, Connection, ConnectionPool, Listener, Msg
+from ..errors import pack_exception
+from ..graph.spec import Task, execute
+from ..protocol.messages import unpack_objects
+from ..protocol.security import Security
+from ..protocol.tasks import loads_task
+from ..sizeof import sizeof
+from ..units import parse_timedelta
+from .state import (
+    ComputeTask, Execute, ExecuteFailure, ExecuteSuccess, FreeData, FreeKeys, GatherDep,
+    GatherDepFailure, GatherDepSuccess, SendToScheduler, UpdateData, WorkerState,
+)
+
+logger = logging.getLogger("xsched.worker")
+
+_current_worker: "Worker | None" = None
+_thread_state = threading.local()
+
+
+def get_worker() -> "Worker":
+    """The worker running the current task (inside a task only).
+
+    >>> # inside a task: from xsched.worker.server import get_worker; get_worker().address
+    """
+    w = getattr(_thread_state, "worker", None) or _current_worker
+    if w is None:
+        raise ValueError("get_worker() works only inside a task running on an xsched worker")
+    return w
+
+
+class Worker:
+    """A worker: runs tasks in ``nthreads`` threads and serves its data to peers.
+
+    >>> # normally started by `xsched worker` or LocalCluster; in asyncio code:
+    >>> # w = await Worker("tcp://127.0.0.1:8786", security=sec).start()
+    """
+
+    def __init__(self, scheduler_address: str, security: Security, nthreads: int = 1, name: str | None = None,
+                 memory_limit: int | None = None, resources: dict | None = None,
+                 local_directory: str | None = None, host: str = "127.0.0.1", data=None):
+        self.scheduler_address = scheduler_address
+        self.security = security
+        self.nthreads = int(nthreads)
+        self.name = name
+        self.memory_limit = memory_limit
+        self.resources = dict(resources or {})
+        self.local_directory = local_directory
+        self.host = host
+        self.data = data if data is not None else {}
+        self.address: str | None = None
+        self.state: WorkerState | None = None
+        self.status = "created"
+        self.listener: Listener | None = None
+        self.scheduler: Connection | None = None
+        self.pool = ConnectionPool(security)
+        self.executor = ThreadPoolExecutor(self.nthreads, thread_name_prefix="xsched-task")
+        self._tasks: set[asyncio.Task] = set()
+        self._closed = asyncio.Event()
+        self.start_time = time.time()
+        self.task_log: list = []  # (key, start, stop, thread) of the recent executions
+        self._process = psutil.Process()
+        self.extensions: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        n = len(self.state.executing) if self.state else 0
+        return f"<Worker {self.address!r} name={self.name!r} status={self.status} executing={n}>"
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> "Worker":
+        global _current_worker
+        self.listener = Listener(self.security, self._handle_peer, name="worker")
+        self.address = self.listener.bind(f"tcp://{self.host}:0")
+        if self.name is None:
+            self.name = self.address
+        self.state = WorkerState(self.nthreads, self.address, self.resources,
+                                 max_transfers=config.get("worker.connections.outgoing", 50))
+        self.scheduler = Connection(self.scheduler_address, self.security, self._handle_scheduler,
+                                    identity=b"w-" + uuid.uuid4().hex.encode(), on_lost=self._scheduler_lost)
+        self.scheduler.connect()
+        timeout = parse_timedelta(config.get("comm.timeouts.connect", "10s"))
+        try:
+            await self.scheduler.request({
+                "op": "register-worker", "address": self.address, "name": self.name, "nthreads": self.nthreads,
+                "memory_limit": self.memory_limit, "resources": self.resources, "pid": os.getpid(),
+                "host": socket.gethostname() if self.host not in ("127.0.0.1", "localhost") else self.host,
+                "local_directory": self.local_directory,
+            }, timeout=timeout)
+        except asyncio.TimeoutError:
+            await self.close(report=False)
+            raise TimeoutError(f"worker could not register with the scheduler at {self.scheduler_address} "
+                               f"within {timeout}s: is the scheduler running and the secret right?") from None
+        self.status = "running"
+        _current_worker = self
+        self._spawn(self._heartbeat_loop())
+        logger.info("worker %s (%s) registered with %s", self.address, self.name, self.scheduler_address)
+        return self
+
+    def _spawn(self, coro) -> asyncio.Task:
+        t = asyncio.ensure_future(coro)
+        self._tasks.add(t)
+        t.add_done_callback(self._tasks.discard)
+        return t
+
+    async def close(self, report: bool = True, reason: str = "worker closing") -> None:
+        """Stop: tell the scheduler, stop the loops, shut down the pool, close sockets."""
+        global _current_worker
+        if self.status in ("closing", "closed"):
+            await self._closed.wait()
+            return
+        self.status = "closing"
+        if report and self.scheduler is not None and self.scheduler.failure is None:
+            try:
+                await asyncio.wait_for(self.scheduler.request({"op": "unregister-worker", "reason": reason}), 2)
+            except Exception:
+                pass
+        for t in list(self._tasks):
+            t.cancel()
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        for ext in list(self.extensions.values()):
+            close = getattr(ext, "close", None)
+            if close is not None:
+                r = close()
+                if inspect.isawaitable(r):
+                    await r
+        await self.pool.close()
+        if self.scheduler is not None:
+            await self.scheduler.close()
+        if self.listener is not None:
+            await self.listener.close()
+        if _current_worker is self:
+            _current_worker = None
+        self.status = "closed"
+        self._closed.set()
+
+    async def finished(self) -> None:
+        """Wait until the worker has closed."""
+        await self._closed.wait()
+
+    def _scheduler_lost(self, exc: Exception) -> None:
+        if self.status == "running":
+            logger.warning("worker %s lost the scheduler (%s); closing", self.address, exc)
+            self._spawn(self.close(report=False, reason="scheduler lost"))
+
+    # ------------------------------------------------------------------ state machine glue
+    def handle(self, *events) -> None:
+        """Feed events to the state machine and carry out its instructions."""
+        for inst in self.state.handle(*events):
+            t = type(inst)
+            if t is Execute:
+                self._spawn(self._execute(inst.key, inst.run_spec))
+            elif t is SendToScheduler:
+                if self.scheduler is not None and not self.scheduler.closed:
+                    self.scheduler.send(inst.msg)
+            elif t is FreeData:
+                for k in inst.keys:
+                    self.data.pop(k, None)
+            elif t is GatherDep:
+                self._spawn(self._gather(inst.worker, inst.keys))
+            else:
+                raise TypeError(f"unknown worker instruction {inst!r}")
+
+    def _handle_scheduler(self, header: dict, payload: list):
+        op = header["op"]
+        if op == "compute-task":
+            self.handle(ComputeTask(header["key"], header.get("run_spec"), tuple(header.get("priority", (0,))),
+                                    header.get("who_has", {}), header.get("nbytes", {}), header.get("resources")))
+        elif op == "free-keys":
+            self.handle(FreeKeys(header["keys"]))
+        elif op == "close-worker":
+            self._spawn(self.close(report=False, reason="scheduler asked"))
+        else:
+            raise TypeError(f"worker cannot handle scheduler op {op!r}")
+
+    # ------------------------------------------------------------------ execution
+    async def _execute(self, key: str, run_spec: bytes) -> None:
+        loop = asyncio.get_running_loop()
+        ctx = contextvars.copy_context()
+        start = time.time()
+        try:
+            value = await loop.run_in_executor(self.executor, ctx.run, self._run_task, key, run_spec)
+        except asyncio.CancelledError:
+            return
+        except BaseException as e:  # noqa: BLE001 - every task failure is reported, never raised here
+            stop = time.time()
+            blob, tb, text = pack_exception(e)
+            self._record(key, start, stop, "error")
+            self.handle(ExecuteFailure(key, blob, tb, text, start, stop))
+            return
+        stop = time.time()
+        self.data[key] = value
+        self._record(key, start, stop, "memory")
+        self.handle(ExecuteSuccess(key, sizeof(value), type(value).__name__, start, stop))
+
+    def _record(self, key, start, stop, status) -> None:
+        self.task_log.append((key, start, stop, status))
+        if len(self.task_log) > 100_000:
+            del self.task_log[:50_000]
+
+    def _run_task(self, key: str, run_spec: bytes):
+        _thread_state.worker = self
+        _thread_state.key = key
+        try:
+            task = loads_task(run_spec)
+            if type(task) is Task:
+                return task.run(self.data)
+            return execute(task, self.data)
+        finally:
+            _thread_state.key = None
+
+    # ------------------------------------------------------------------ transfers
+    async def _gather(self, worker: str, keys: list) -> None:
+        try:
+            reply, payload = await self.pool.get(worker).request({"op": "get-data", "keys": keys}, timeout=60)
+            data = unpack_objects(reply, payload).get("data", {})
+        except (CommClosedError, asyncio.TimeoutError, OSError, Exception) as e:
+            logger.info("worker %s: fetching %d keys from %s failed: %s", self.address, len(keys), worker, e)
+            await self.pool.drop(worker)
+            self.handle(GatherDepFailure(worker, keys))
+            return
+        nbytes = {}
+        for k, v in data.items():
+            self.data[k] = v
+            nbytes[k] = sizeof(v)
+        self.handle(GatherDepSuccess(worker, nbytes))
+
+    # ------------------------------------------------------------------ peer requests
+    def _handle_peer(self, peer: bytes, header: dict, payload: list):
+        op = header["op"]
+        if op == "get-data":
+            data = {k: self.data[k] for k in header.get("keys", ()) if k in self.data}
+            return Msg({"status": "OK"}, {"data": data})
+        if op == "put-data":
+            objs = unpack_objects(header, payload)
+            data = objs.get("data", {})
+            nbytes = {}
+            for k, v in data.items():
+                self.data[k] = v
+                nbytes[k] = sizeof(v)
+            self.handle(UpdateData(nbytes))
+            return {"nbytes": nbytes}
+        if op == "run":
+            return self._run_function(header, payload)
+        if op == "ping":
+            return {"address": self.address}
+        if op == "start-ipython":
+            return self._start_ipython()
+        raise TypeError(f"worker cannot handle op {op!r}")
+
+    async def _run_function(self, header, payload):
+        objs = unpack_objects(header, payload)
+        func, args, kwargs = objs["func"], objs.get("args", ()), objs.get("kwargs", {})
+        if _wants(func, "worker"):
+            kwargs = dict(kwargs, worker=self)
+        try:
+            result = func(*args, **kwargs)
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception as e:
+            blob, tb, text = pack_exception(e)
+            return Msg({"status": "OK", "error": True, "exception": blob, "traceback": tb, "text": text})
+        return Msg({"status": "OK"}, {"result": result})
+
+    async def _start_ipython(self):
+        from ..jupyter.kernel import start_kernel
+
+        info = await start_kernel({"worker": self, "state": self.state}, name=f"worker {self.name}",
+                                  ip=config.get("jupyter.kernel-ip", "127.0.0.1"))
+        return {"info": info}
+
+    # ------------------------------------------------------------------ heartbeats
+    def metrics(self) -> dict:
+        """Figures sent to the scheduler with each heartbeat."""
+        st = self.state
+        try:
+            rss = self._process.memory_info().rss
+        except psutil.Error:
+            rss = 0
+        managed = st.nbytes_in_memory
+        return {
+            "rss": rss, "managed": managed, "unmanaged": max(rss - managed, 0), "spilled": 0, "spilled_count": 0,
+            "executing": len(st.executing), "ready": len(st.ready), "in_memory": len(st.data_keys),
+            "executed": st.counts["executed"], "fetched": st.counts["fetched"],
+            "cpu": self._process.cpu_percent(None), "time": time.time(), "paused": st.paused,
+        }
+
+    async def _heartbeat_loop(self) -> None:
+        interval = parse_timedelta(config.get("worker.heartbeat-interval", "500ms"))
+        while self.status == "running":
+            try:
+                self.scheduler.send({"op": "heartbeat-worker", "metrics": self.metrics()})
+            except CommClosedError:
+                return
+            await asyncio.sleep(interval)
+
+
+def _wants(func, name: str) -> bool:
+    try:
+        return name in inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
