@@ -823,7 +823,9 @@ class SchedulerState:
         for dts in ts.dependents:
             if dts.state == "erred":
                 recs[dts.key] = "released"
-        if not ts.who_wants and not ts.waiters and not self._needed_by_lineage(ts):
+        if ts.who_wants or ts.waiters:
+            recs[ts.key] = "waiting"
+        elif not self._needed_by_lineage(ts):
             recs[ts.key] = "forgotten"
         return recs
 

@@ -1,0 +1,37 @@
+# Both targets set everything up on a fresh machine: a .venv with xsched and its test extras.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: demo test test-fast bench bench-env clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Reinstall only when the project's metadata changes (fast when already installed).
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m xsched.demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests -m "not cluster"
+
+# Benchmarks print figures side by side with dask.distributed, which lives in its own
+# virtual environment (.venv-dask) and is never a dependency of xsched.
+bench-env: $(STAMP)
+	test -x .venv-dask/bin/python || $(PY) -m venv .venv-dask
+	.venv-dask/bin/python -m pip install --quiet "dask[distributed]" numpy h5py pandas psutil
+
+bench: $(STAMP)
+	$(BIN)/python tests/benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) .venv-dask *.egg-info

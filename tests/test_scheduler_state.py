@@ -1,0 +1,281 @@
+"""SchedulerState alone: events in, instructions out, validate() after every event."""
+
+import ast
+import math
+import pathlib
+
+import pytest
+
+from xsched.scheduler.state import (
+    AddKeys, AddWorker, CancelKeys, ClientDesiresKeys, ClientReleasesKeys, InvalidTransition, MissingData,
+    NewTask, RemoveClient, RemoveWorker, Reschedule, RetryKeys, SchedulerState, TaskErred, TaskFinished,
+    ToClient, ToWorker, WorkerStatus,
+)
+from xsched.scheduler.state import UpdateGraph as UG
+
+
+def make(n_workers=1, nthreads=1, **kw):
+    s = SchedulerState(validate=True, **kw)
+    for i in range(n_workers):
+        s.handle(AddWorker(f"w{i}", nthreads=nthreads))
+    return s
+
+
+def ops(out):
+    return [(o.msg["op"], o.msg.get("key") or tuple(o.msg.get("keys", ()))) for o in out]
+
+
+def computes(out):
+    return [(o.worker, o.msg["key"]) for o in out if isinstance(o, ToWorker) and o.msg["op"] == "compute-task"]
+
+
+def T(key, deps=(), prio=0, **kw):
+    return NewTask(key, b"spec", list(deps), (0, 0, prio), **kw)
+
+
+def test_state_modules_are_pure():
+    root = pathlib.Path(__file__).parents[1] / "xsched"
+    for rel in ("scheduler/state.py", "worker/state.py"):
+        tree = ast.parse((root / rel).read_text())
+        names = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                names.add((node.module or "").split(".")[0])
+        assert not names & {"zmq", "asyncio", "threading", "time", "socket", "pickle", "cloudpickle",
+                            "concurrent", "os"}, (rel, names)
+
+
+def test_single_task_lifecycle():
+    s = make()
+    out = s.handle(UG("c", [T("a")], ["a"]))
+    assert computes(out) == [("w0", "a")]
+    assert s.tasks["a"].state == "processing"
+    out = s.handle(TaskFinished("w0", "a", nbytes=8, type="int"))
+    assert ops(out) == [("key-in-memory", "a")]
+    assert s.tasks["a"].state == "memory" and s.tasks["a"].nbytes == 8
+    out = s.handle(ClientReleasesKeys("c", ["a"]))
+    assert ops(out) == [("free-keys", ("a",))]
+    assert "a" not in s.tasks
+
+
+def test_seed003_never_two_partitions_on_one_thread():
+    """build_0 -> len_0 runs, and build_1 starts only after build_0's data was freed."""
+    s = make()
+    g = [T("b0", prio=0), T("l0", ["b0"], prio=1), T("b1", prio=2), T("l1", ["b1"], prio=3),
+         T("s", ["l0", "l1"], prio=4)]
+    sent = []
+    out = s.handle(UG("c", g, ["s"]))
+    sent += ops(out)
+    assert s.tasks["b1"].state == "queued"
+    for key in ["b0", "l0", "b1", "l1", "s"]:
+        sent += ops(s.handle(TaskFinished("w0", key, nbytes=10)))
+    assert sent == [
+        ("compute-task", "b0"), ("compute-task", "l0"),
+        ("free-keys", ("b0",)), ("compute-task", "b1"),  # free first, then the next partition
+        ("compute-task", "l1"), ("free-keys", ("b1",)), ("compute-task", "s"),
+        ("key-in-memory", "s"), ("free-keys", ("l1",)), ("free-keys", ("l0",)),
+    ] or sorted(sent[-3:]) == sorted([("key-in-memory", "s"), ("free-keys", ("l1",)), ("free-keys", ("l0",))])
+    # the order up to the final release is exact
+    assert sent[:7] == [
+        ("compute-task", "b0"), ("compute-task", "l0"), ("free-keys", ("b0",)), ("compute-task", "b1"),
+        ("compute-task", "l1"), ("free-keys", ("b1",)), ("compute-task", "s"),
+    ]
+
+
+def test_root_tasks_fill_slots_in_priority_order():
+    s = make(n_workers=2, nthreads=2)
+    g = [T(f"r{i}", prio=i) for i in range(10)]
+    out = s.handle(UG("c", g, [f"r{i}" for i in range(10)]))
+    assert sorted(k for _, k in computes(out)) == ["r0", "r1", "r2", "r3"]
+    assert s.n_queued == 6
+    out = s.handle(TaskFinished("w0", "r0"))
+    assert [k for _, k in computes(out)] == ["r4"]
+    assert computes(out)[0][0] == "w0"
+
+
+def test_saturation_inf_sends_everything():
+    s = make(worker_saturation=math.inf)
+    out = s.handle(UG("c", [T(f"r{i}", prio=i) for i in range(5)], [f"r{i}" for i in range(5)]))
+    assert len(computes(out)) == 5 and s.n_queued == 0
+
+
+def test_dependency_runs_where_its_input_is():
+    s = make(n_workers=2)
+    s.handle(UG("c", [T("a"), T("b")], ["a", "b"]))
+    where = {k: s.tasks[k].processing_on.address for k in "ab"}
+    s.handle(TaskFinished(where["a"], "a", nbytes=10**8), TaskFinished(where["b"], "b", nbytes=10))
+    out = s.handle(UG("c", [T("x", ["a"])], ["x"]))
+    assert computes(out) == [(where["a"], "x")]
+    msg = out[0].msg
+    assert msg["who_has"] == {"a": [where["a"]]}
+
+
+def test_error_propagates_to_dependents_and_clients():
+    s = make()
+    s.handle(UG("c", [T("a"), T("b", ["a"])], ["b"]))
+    out = s.handle(TaskErred("w0", "a", b"exc", b"tb", "ValueError: x"))
+    erred = [o.msg for o in out if isinstance(o, ToClient)]
+    assert [(m["key"], m["blame"], m["text"]) for m in erred] == [("b", "a", "ValueError: x")]
+    assert s.tasks["b"].state == "erred"
+
+
+def test_retries_rerun_the_task():
+    s = make()
+    s.handle(UG("c", [T("a", retries=1)], ["a"]))
+    out = s.handle(TaskErred("w0", "a", b"", b"", "boom"))
+    assert computes(out) == [("w0", "a")] and s.tasks["a"].state == "processing"
+    s.handle(TaskErred("w0", "a", b"", b"", "boom"))
+    assert s.tasks["a"].state == "erred"
+
+
+def test_retry_keys_after_error():
+    s = make()
+    s.handle(UG("c", [T("a"), T("b", ["a"])], ["b"]))
+    s.handle(TaskErred("w0", "a", b"", b"", "boom"))
+    out = s.handle(RetryKeys("c", ["b"]))
+    assert computes(out) == [("w0", "a")]
+    assert s.tasks["b"].state == "waiting"
+
+
+def test_worker_loss_reschedules_and_recomputes_lost_data():
+    s = make(n_workers=2)
+    s.handle(UG("c", [T("a"), T("b", ["a"])], ["b"]))
+    wa = s.tasks["a"].processing_on.address
+    s.handle(TaskFinished(wa, "a", nbytes=10))
+    wb = s.tasks["b"].processing_on.address
+    assert wb == wa
+    out = s.handle(RemoveWorker(wa))
+    other = "w1" if wa == "w0" else "w0"
+    # b was running there; a only lived there: a is recomputed on the survivor, b waits for it
+    assert computes(out) == [(other, "a")]
+    assert s.tasks["b"].state == "waiting"
+    out = s.handle(TaskFinished(other, "a"))
+    assert computes(out) == [(other, "b")]
+
+
+def test_killed_worker_after_allowed_failures():
+    s = SchedulerState(validate=True, allowed_failures=1, killed_worker_error=lambda k, w: b"KW")
+    s.handle(AddWorker("w0"), UG("c", [T("a")], ["a"]))
+    out = s.handle(RemoveWorker("w0"), AddWorker("w1"))
+    assert s.tasks["a"].state == "processing"
+    out = s.handle(RemoveWorker("w1"))
+    erred = [o.msg for o in out if isinstance(o, ToClient)]
+    assert erred and erred[0]["exception"] == b"KW" and "KilledWorker" in erred[0]["text"]
+
+
+def test_no_worker_then_worker_arrives():
+    s = make(n_workers=0)
+    s.handle(UG("c", [T("a")], ["a"]))
+    assert s.tasks["a"].state == "no-worker"
+    out = s.handle(AddWorker("w0"))
+    assert computes(out) == [("w0", "a")]
+
+
+def test_restrictions_and_resources():
+    s = SchedulerState(validate=True)
+    s.handle(AddWorker("w0", resources={"GPU": 2}), AddWorker("w1"))
+    out = s.handle(UG("c", [T(f"g{i}", prio=i, resources={"GPU": 1}) for i in range(3)] + [T("p", workers=["w1"])],
+                      [f"g{i}" for i in range(3)] + ["p"]))
+    sent = computes(out)
+    assert ("w1", "p") in sent
+    gpu = [k for w, k in sent if k.startswith("g")]
+    assert all(w == "w0" for w, k in sent if k.startswith("g"))
+    assert len(gpu) == 1  # one slot per thread; GPU tasks queue in priority order
+    s.handle(TaskFinished("w0", gpu[0]))
+    assert s.tasks["g1"].state == "processing" or s.tasks["g2"].state == "processing"
+
+
+def test_resources_nobody_has_wait_in_no_worker():
+    s = make()
+    s.handle(UG("c", [T("m", resources={"MEMORY": 70e9})], ["m"]))
+    assert s.tasks["m"].state == "no-worker"
+    out = s.handle(AddWorker("big", resources={"MEMORY": 100e9}))
+    assert computes(out) == [("big", "m")]
+
+
+def test_limits_cap_concurrency_cluster_wide():
+    s = make(n_workers=2, nthreads=2)
+    g = [T(f"io{i}", prio=i, limits={"hdf5": 1}) for i in range(4)]
+    out = s.handle(UG("c", g, [t.key for t in g]))
+    assert len(computes(out)) == 1
+    out = s.handle(TaskFinished(s.tasks["io0"].processing_on.address, "io0"))
+    assert [k for _, k in computes(out)] == ["io1"]
+
+
+def test_scatter_and_missing_data():
+    s = make(n_workers=2)
+    s.handle(AddKeys("w0", {"x": 100}, client="c"))
+    assert s.tasks["x"].state == "memory" and s.tasks["x"].run_spec is None
+    s.handle(UG("c", [T("y", ["x"])], ["y"]))
+    out = s.handle(MissingData("w1", "x", "w0"))
+    # scattered data has no recipe: its dependents err with a clear message
+    assert s.tasks["x"].state == "erred"
+    assert "lost" in s.tasks["x"].exception_text
+
+
+def test_unknown_dependency_errs_clearly():
+    s = make()
+    out = s.handle(UG("c", [T("y", ["nope"])], ["y"]))
+    msgs = [o.msg for o in out if isinstance(o, ToClient)]
+    assert msgs and msgs[0]["key"] == "y" and "nope" in msgs[0]["text"]
+
+
+def test_cancel_and_remove_client_release_everything():
+    s = make()
+    s.handle(UG("c", [T("a"), T("b")], ["a", "b"]))
+    out = s.handle(CancelKeys("c", ["a"]))
+    assert ("key-cancelled", "a") in ops(out)
+    s.handle(RemoveClient("c"))
+    assert not s.tasks
+
+
+def test_shared_key_survives_one_client_release():
+    s = make()
+    s.handle(UG("c1", [T("a")], ["a"]), UG("c2", [T("a")], ["a"]))
+    s.handle(TaskFinished("w0", "a"))
+    s.handle(ClientReleasesKeys("c1", ["a"]))
+    assert s.tasks["a"].state == "memory"
+    out = s.handle(ClientDesiresKeys("c3", ["a"]))
+    assert ops(out) == [("key-in-memory", "a")]
+
+
+def test_reschedule_and_paused_worker():
+    s = make(n_workers=2)
+    s.handle(WorkerStatus("w0", "paused"))
+    out = s.handle(UG("c", [T("a")], ["a"]))
+    assert computes(out) == [("w1", "a")]
+    out = s.handle(Reschedule("w1", "a"))
+    assert s.tasks["a"].state in ("processing", "queued")
+
+
+def test_invalid_transition_tells_the_story():
+    s = make()
+    s.handle(UG("c", [T("a")], ["a"]))
+    with pytest.raises(InvalidTransition, match="story"):
+        s._transition(s.tasks["a"], "no-such-state", None, "test")
+    assert s.story("a")[0][:3] == ("a", "new", "released")
+
+
+def test_unknown_event_type_raises():
+    with pytest.raises(TypeError, match="cannot handle"):
+        SchedulerState().handle(object())
+
+
+def test_many_root_tasks_stay_queued_and_drain():
+    s = make(n_workers=2, nthreads=1)
+    n = 500
+    s.validate_each = False
+    s.handle(UG("c", [T(f"t{i}", prio=i) for i in range(n)], [f"t{i}" for i in range(n)]))
+    done = 0
+    while True:
+        running = [(ws.address, ts.key) for ws in s.workers.values() for ts in ws.processing]
+        assert len(running) <= 2
+        if not running:
+            break
+        for w, k in running:
+            s.handle(TaskFinished(w, k))
+            done += 1
+    s.validate()
+    assert done == n and all(ts.state == "memory" for ts in s.tasks.values())

@@ -1,0 +1,117 @@
+"""WorkerState alone: events in, instructions out, validate() after every event."""
+
+import pytest
+
+from xsched.worker.state import (
+    ComputeTask, Execute, ExecuteFailure, ExecuteSuccess, FreeData, FreeKeys, GatherDep, GatherDepFailure,
+    GatherDepSuccess, Pause, SendToScheduler, Unpause, UpdateData, WorkerState,
+)
+
+
+def W(**kw):
+    kw.setdefault("address", "me")
+    return WorkerState(validate=True, **kw)
+
+
+def kinds(out):
+    return [type(i).__name__ for i in out]
+
+
+def sched_ops(out):
+    return [(i.msg["op"], i.msg.get("key")) for i in out if isinstance(i, SendToScheduler)]
+
+
+def test_runs_highest_priority_first_within_threads():
+    ws = W(nthreads=1)
+    out = ws.handle(ComputeTask("low", b"s", (0, 0, 5)), ComputeTask("high", b"s", (0, 0, 1)))
+    assert [i.key for i in out if isinstance(i, Execute)] == ["high"]
+    out = ws.handle(ExecuteSuccess("high", 10, "int"))
+    assert sched_ops(out) == [("task-finished", "high")]
+    assert [i.key for i in out if isinstance(i, Execute)] == ["low"]
+    assert ws.active == {"low"}
+
+
+def test_fetches_dependencies_from_peers_then_runs():
+    ws = W(nthreads=2)
+    out = ws.handle(ComputeTask("c", b"s", (0,), who_has={"a": ["peer1"], "b": ["peer1", "peer2"]},
+                                nbytes={"a": 5, "b": 7}))
+    gathers = [i for i in out if isinstance(i, GatherDep)]
+    assert len(gathers) == 1 and gathers[0].worker == "peer1" and sorted(gathers[0].keys) == ["a", "b"]
+    out = ws.handle(GatherDepSuccess("peer1", {"a": 5, "b": 7}))
+    assert [i.key for i in out if isinstance(i, Execute)] == ["c"]
+    assert ("add-keys", None) in sched_ops(out)
+
+
+def test_peer_failure_tries_another_holder_then_gives_back():
+    ws = W()
+    out = ws.handle(ComputeTask("c", b"s", (0,), who_has={"a": ["p1", "p2"]}, nbytes={"a": 1}))
+    first = [i for i in out if isinstance(i, GatherDep)][0].worker
+    out = ws.handle(GatherDepFailure(first, ["a"]))
+    second = [i for i in out if isinstance(i, GatherDep)]
+    assert second and second[0].worker != first
+    out = ws.handle(GatherDepFailure(second[0].worker, ["a"]))
+    assert ("reschedule", "c") in sched_ops(out)
+    assert "c" not in ws.tasks
+
+
+def test_failure_is_reported_and_forgotten():
+    ws = W()
+    ws.handle(ComputeTask("a", b"s"))
+    out = ws.handle(ExecuteFailure("a", b"exc", b"tb", "ValueError: bad"))
+    assert sched_ops(out) == [("task-erred", "a")]
+    assert "a" not in ws.tasks
+
+
+def test_free_keys_while_executing_drops_the_result():
+    ws = W()
+    ws.handle(ComputeTask("a", b"s"))
+    ws.handle(FreeKeys(["a"]))
+    assert ws.tasks["a"].state == "cancelled"
+    out = ws.handle(ExecuteSuccess("a", 10))
+    assert kinds(out) == ["FreeData"] and "a" not in ws.tasks
+
+
+def test_free_keys_frees_data():
+    ws = W()
+    ws.handle(ComputeTask("a", b"s"))
+    ws.handle(ExecuteSuccess("a", 10))
+    assert ws.nbytes_in_memory == 10
+    out = ws.handle(FreeKeys(["a"]))
+    assert out == [FreeData(["a"])] and ws.nbytes_in_memory == 0
+
+
+def test_pause_stops_new_work_until_unpaused():
+    ws = W(nthreads=1)
+    ws.handle(Pause())
+    out = ws.handle(ComputeTask("a", b"s"))
+    assert not [i for i in out if isinstance(i, Execute)]
+    out = ws.handle(Unpause())
+    assert [i.key for i in out if isinstance(i, Execute)] == ["a"]
+
+
+def test_paused_worker_fetches_nothing():
+    ws = W()
+    ws.handle(Pause())
+    out = ws.handle(ComputeTask("c", b"s", who_has={"a": ["p"]}, nbytes={"a": 1}))
+    assert not [i for i in out if isinstance(i, GatherDep)]
+
+
+def test_resources_bound_concurrency():
+    ws = W(nthreads=4, resources={"GPU": 1})
+    out = ws.handle(*[ComputeTask(f"g{i}", b"s", (0, i), resources={"GPU": 1}) for i in range(3)],
+                    ComputeTask("cpu", b"s", (0, 9)))
+    assert sorted(i.key for i in out if isinstance(i, Execute)) == ["cpu", "g0"]
+    out = ws.handle(ExecuteSuccess("g0", 1))
+    assert [i.key for i in out if isinstance(i, Execute)] == ["g1"]
+
+
+def test_scattered_data_is_memory_and_computed_key_is_answered_at_once():
+    ws = W()
+    ws.handle(UpdateData({"x": 100}))
+    out = ws.handle(ComputeTask("x", b"s"))
+    assert sched_ops(out) == [("task-finished", "x")]
+
+
+def test_unknown_event_type_raises():
+    with pytest.raises(TypeError):
+        WorkerState().handle(object())
