@@ -14,8 +14,8 @@ every graph optimisation carries them along explicitly.
 
 >>> from operator import add
 >>> g = {"a": Task(int, ("1",)), "b": Task(add, (Ref("a"), 10))}
->>> dependencies(g["b"])
-{'a'}
+>>> sorted(dependencies(g["b"]))
+['a']
 >>> execute(g["b"], {"a": 1})
 11
 """

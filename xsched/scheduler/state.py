@@ -35,6 +35,8 @@ from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from ..tokenize import key_split
+
 __all__ = [
     "SchedulerState", "TaskState", "WorkerState", "InvalidTransition",
     "UpdateGraph", "NewTask", "ClientReleasesKeys", "ClientDesiresKeys", "AddWorker",
@@ -234,7 +236,7 @@ class TaskState:
         self.loose = False
         self.retries = 0
         self.suspicious = 0
-        self.group = _key_group(key)
+        self.group = key_split(key)
         self.limits: dict | None = None
         self.queued_seq = 0
 
@@ -280,13 +282,6 @@ class WorkerState:
 
 def _host_of(address: str) -> str:
     return address.split("://", 1)[-1].rsplit(":", 1)[0]
-
-
-def _key_group(key: str) -> str:
-    head, sep, tail = key.rpartition("-")
-    if sep and tail and all(c in "0123456789abcdef." for c in tail):
-        return _key_group(head) if "." in tail and "-" in head else head
-    return key
 
 
 # ----------------------------------------------------------------------- state machine
