@@ -82,7 +82,7 @@ async def _run_worker(args, security, address) -> None:
         resources.update(parse_resources(args.resources))
     nthreads = args.nthreads or config.get("worker.nthreads", None) or max(1, (os.cpu_count() or 1) // args.nworkers)
     limit = args.memory_limit if args.memory_limit is not None else config.get("worker.memory.limit", "auto")
-    memory_limit = parse_memory_limit(limit, nworkers=args.total_workers or args.nworkers)
+    memory_limit = parse_memory_limit(limit, nworkers=args.nworkers)
     local_dir = args.local_directory or config.get("worker.local-directory", None)
     w = Worker(address, security, nthreads, name=args.name, memory_limit=memory_limit, resources=resources,
                local_directory=local_dir, host=args.host)
@@ -98,52 +98,53 @@ async def _run_worker(args, security, address) -> None:
     await w.close()
 
 
-def _worker_many(args) -> int:
-    """``--nworkers N``: N worker processes, each with the declared threads and resources."""
-    from .deploy.process import spawn, stop_process
+def _nanny(args) -> int:
+    """Run ``--nworkers`` worker processes under a nanny (this process)."""
+    from . import config
+    from .units import parse_memory_limit
+    from .worker.nanny import Nanny
 
-    procs = []
-    base = args.name or "worker"
+    limit = args.memory_limit if args.memory_limit is not None else config.get("worker.memory.limit", "auto")
+    memory_limit = parse_memory_limit(limit, nworkers=args.nworkers)
+    base = args.name
+    workers = {}
     for i in range(args.nworkers):
-        a = ["worker"]
+        name = base if args.nworkers == 1 else f"{base or 'worker'}-{i}"
+        a = ["worker", "--no-nanny"]
         if args.address:
             a.append(args.address)
         if args.scheduler_file:
             a += ["--scheduler-file", args.scheduler_file]
-        a += ["--nworkers", "1", "--total-workers", str(args.nworkers), "--name", f"{base}-{i}", "--host", args.host]
+        a += ["--host", args.host, "--memory-limit", str(memory_limit or 0)]
+        if name:
+            a += ["--name", name]
         if args.nthreads:
             a += ["--nthreads", str(args.nthreads)]
-        if args.memory_limit is not None:
-            a += ["--memory-limit", str(args.memory_limit)]
+        else:
+            a += ["--nthreads", str(max(1, (os.cpu_count() or 1) // args.nworkers))]
         if args.resources:
             a += ["--resources", args.resources]
         if args.local_directory:
             a += ["--local-directory", args.local_directory]
-        procs.append(spawn(a))
-    stopping = []
-
-    def stop(*_):
-        stopping.append(True)
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    import time
-
-    while not stopping and any(p.poll() is None for p in procs):
-        if args.parent_pid and os.getppid() != args.parent_pid:
-            break
-        time.sleep(0.2)
-    for p in procs:
-        stop_process(p)
-    return 0
+        workers[name or str(i)] = a
+    nanny = Nanny(workers, memory_limit, config.get("worker.memory.terminate", 0.95),
+                  log_dir=args.log_directory)
+    return nanny.run(parent_pid=args.parent_pid)
 
 
 def _worker(args) -> int:
     from .protocol.security import Security
     from .scheduler.server import read_scheduler_file
 
-    if args.nworkers > 1:
-        return _worker_many(args)
+    if not args.no_nanny:
+        if not args.scheduler_file and not args.address:
+            print("xsched worker: give the scheduler ADDRESS or --scheduler-file FILE", file=sys.stderr)
+            return 2
+        if args.address and not args.scheduler_file and not os.environ.get("XSCHED_SECRET"):
+            print("xsched worker: no secret. Use --scheduler-file FILE (written by `xsched scheduler "
+                  "--scheduler-file FILE`) or set XSCHED_SECRET to the cluster secret.", file=sys.stderr)
+            return 2
+        return _nanny(args)
     if args.scheduler_file:
         address, security = read_scheduler_file(args.scheduler_file)
     elif args.address:
@@ -180,7 +181,8 @@ def _worker_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scheduler-file", help="scheduler file written by `xsched scheduler`")
     p.add_argument("--nthreads", type=int, default=None, help="threads per worker process")
     p.add_argument("--nworkers", type=int, default=1, help="worker processes to start")
-    p.add_argument("--total-workers", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--no-nanny", action="store_true", help="run the worker in this process, unsupervised")
+    p.add_argument("--log-directory", default=None, help="nanny: write each worker's output here")
     p.add_argument("--memory-limit", default=None, help="per process: 4GB, 0.5 (of RAM), auto, or 0 (none)")
     p.add_argument("--name", default=None, help="worker name (with --nworkers: NAME-0, NAME-1, ...)")
     p.add_argument("--resources", default=None, help='abstract resources per process, e.g. "GPU=2,MEMORY=100e9"')

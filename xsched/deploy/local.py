@@ -127,10 +127,10 @@ class LocalCluster:
         self._next_name += 1
         args = ["worker", "--scheduler-file", self.scheduler_file, "--nthreads", str(self.threads_per_worker),
                 "--name", name, "--memory-limit", str(self.memory_limit or 0),
-                "--local-directory", self._local_directory, "--host", self.host]
+                "--local-directory", self._local_directory, "--host", self.host, "--log-directory", self._dir]
         if self.resources:
             args += ["--resources", ",".join(f"{k}={v}" for k, v in self.resources.items())]
-        self._worker_procs[name] = spawn(args, log_path=os.path.join(self._dir, f"worker-{name}.log"))
+        self._worker_procs[name] = spawn(args, log_path=os.path.join(self._dir, f"nanny-{name}.log"))
         return name
 
     async def _start_inprocess(self) -> None:

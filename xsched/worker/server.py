@@ -23,6 +23,7 @@ import inspect
 import logging
 import os
 import socket
+import tempfile
 import threading
 import time
 import uuid
@@ -39,10 +40,11 @@ from ..protocol.messages import unpack_objects
 from ..protocol.security import Security
 from ..protocol.tasks import loads_task
 from ..sizeof import sizeof
-from ..units import parse_timedelta
+from ..units import parse_bytes, parse_timedelta
+from .memory import MemoryMonitor, Thresholds
 from .state import (
     ComputeTask, Execute, ExecuteFailure, ExecuteSuccess, FreeData, FreeKeys, GatherDep,
-    GatherDepFailure, GatherDepSuccess, SendToScheduler, UpdateData, WorkerState,
+    GatherDepFailure, GatherDepSuccess, Pause, SendToScheduler, Unpause, UpdateData, WorkerState,
 )
 
 logger = logging.getLogger("xsched.worker")
@@ -80,7 +82,7 @@ class Worker:
         self.resources = dict(resources or {})
         self.local_directory = local_directory
         self.host = host
-        self.data = data if data is not None else {}
+        self.data = data if data is not None else self._make_store()
         self.address: str | None = None
         self.state: WorkerState | None = None
         self.status = "created"
@@ -94,6 +96,25 @@ class Worker:
         self.task_log: list = []  # (key, start, stop, thread) of the recent executions
         self._process = psutil.Process()
         self.extensions: dict[str, Any] = {}
+        self.memory = MemoryMonitor(self, Thresholds.from_config(memory_limit),
+                                    parse_timedelta(config.get("worker.memory.monitor-interval", "100ms")),
+                                    trim=bool(config.get("worker.memory.trim", True)))
+
+    def _make_store(self):
+        """A SpillBuffer when there is a memory limit and a target, else a plain dict."""
+        target = Thresholds.from_config(self.memory_limit).bytes("target")
+        if target is None and Thresholds.from_config(self.memory_limit).bytes("spill") is None:
+            return {}
+        try:
+            from .spill import SpillBuffer
+        except ImportError:  # TEMPORARY until the spill module lands
+            return {}
+        base = self.local_directory or tempfile.gettempdir()
+        os.makedirs(base, exist_ok=True)
+        self._spill_dir = tempfile.mkdtemp(prefix="xsched-spill-", dir=base)
+        max_spill = config.get("worker.memory.max-spill", False)
+        return SpillBuffer(self._spill_dir, int(target) if target else None,
+                           max_spill=parse_bytes(max_spill) if max_spill not in (False, None) else None)
 
     def __repr__(self) -> str:
         n = len(self.state.executing) if self.state else 0
@@ -126,6 +147,8 @@ class Worker:
         self.status = "running"
         _current_worker = self
         self._spawn(self._heartbeat_loop())
+        if self.memory_limit:
+            self._spawn(self.memory.run())
         logger.info("worker %s (%s) registered with %s", self.address, self.name, self.scheduler_address)
         return self
 
@@ -156,6 +179,10 @@ class Worker:
                 r = close()
                 if inspect.isawaitable(r):
                     await r
+        self.memory.close()
+        close_data = getattr(self.data, "close", None)
+        if close_data is not None:
+            close_data()
         await self.pool.close()
         if self.scheduler is not None:
             await self.scheduler.close()
@@ -187,11 +214,27 @@ class Worker:
                     self.scheduler.send(inst.msg)
             elif t is FreeData:
                 for k in inst.keys:
-                    self.data.pop(k, None)
+                    self._free(k)
             elif t is GatherDep:
                 self._spawn(self._gather(inst.worker, inst.keys))
             else:
                 raise TypeError(f"unknown worker instruction {inst!r}")
+
+    def _free(self, key: str) -> None:
+        weight = getattr(self.data, "weight", None)
+        try:
+            self.memory.note_freed(weight(key) if weight else 0)
+            del self.data[key]
+        except KeyError:
+            pass
+
+    def set_paused(self, paused: bool) -> None:
+        """Pause (start no task, fetch nothing) or resume; the scheduler is told either way."""
+        if paused == self.state.paused:
+            return
+        self.handle(Pause() if paused else Unpause())
+        if self.scheduler is not None and not self.scheduler.closed:
+            self.scheduler.send({"op": "worker-status", "status": "paused" if paused else "running"})
 
     def _handle_scheduler(self, header: dict, payload: list):
         op = header["op"]
@@ -221,9 +264,9 @@ class Worker:
             self.handle(ExecuteFailure(key, blob, tb, text, start, stop))
             return
         stop = time.time()
-        self.data[key] = value
         self._record(key, start, stop, "memory")
-        self.handle(ExecuteSuccess(key, sizeof(value), type(value).__name__, start, stop))
+        nbytes, typename = value
+        self.handle(ExecuteSuccess(key, nbytes, typename, start, stop))
 
     def _record(self, key, start, stop, status) -> None:
         self.task_log.append((key, start, stop, status))
@@ -235,9 +278,10 @@ class Worker:
         _thread_state.key = key
         try:
             task = loads_task(run_spec)
-            if type(task) is Task:
-                return task.run(self.data)
-            return execute(task, self.data)
+            value = task.run(self.data) if type(task) is Task else execute(task, self.data)
+            nbytes = sizeof(value)
+            self.data[key] = value  # may spill older data to disk, in this thread
+            return nbytes, type(value).__name__
         finally:
             _thread_state.key = None
 
@@ -251,11 +295,16 @@ class Worker:
             await self.pool.drop(worker)
             self.handle(GatherDepFailure(worker, keys))
             return
+        nbytes = await asyncio.get_running_loop().run_in_executor(None, self._store, data)
+        self.handle(GatherDepSuccess(worker, nbytes))
+
+    def _store(self, data: dict) -> dict:
+        """Put received data in the store (off the loop: it may spill) and return sizes."""
         nbytes = {}
         for k, v in data.items():
-            self.data[k] = v
             nbytes[k] = sizeof(v)
-        self.handle(GatherDepSuccess(worker, nbytes))
+            self.data[k] = v
+        return nbytes
 
     # ------------------------------------------------------------------ peer requests
     def _handle_peer(self, peer: bytes, header: dict, payload: list):
@@ -264,14 +313,7 @@ class Worker:
             data = {k: self.data[k] for k in header.get("keys", ()) if k in self.data}
             return Msg({"status": "OK"}, {"data": data})
         if op == "put-data":
-            objs = unpack_objects(header, payload)
-            data = objs.get("data", {})
-            nbytes = {}
-            for k, v in data.items():
-                self.data[k] = v
-                nbytes[k] = sizeof(v)
-            self.handle(UpdateData(nbytes))
-            return {"nbytes": nbytes}
+            return self._put_data(header, payload)
         if op == "run":
             return self._run_function(header, payload)
         if op == "ping":
@@ -279,6 +321,12 @@ class Worker:
         if op == "start-ipython":
             return self._start_ipython()
         raise TypeError(f"worker cannot handle op {op!r}")
+
+    async def _put_data(self, header, payload):
+        data = unpack_objects(header, payload).get("data", {})
+        nbytes = await asyncio.get_running_loop().run_in_executor(None, self._store, data)
+        self.handle(UpdateData(nbytes))
+        return {"nbytes": nbytes}
 
     async def _run_function(self, header, payload):
         objs = unpack_objects(header, payload)
@@ -309,9 +357,13 @@ class Worker:
             rss = self._process.memory_info().rss
         except psutil.Error:
             rss = 0
-        managed = st.nbytes_in_memory
+        data = self.data
+        managed = getattr(data, "memory_bytes", st.nbytes_in_memory)
+        spilled = getattr(data, "spilled_bytes", 0)
         return {
-            "rss": rss, "managed": managed, "unmanaged": max(rss - managed, 0), "spilled": 0, "spilled_count": 0,
+            "rss": rss, "managed": managed, "unmanaged": max(rss - managed, 0), "spilled": spilled,
+            "spilled_count": getattr(data, "spilled_count", 0), "spill_count": getattr(data, "spill_count", 0),
+            "pause_count": self.memory.pause_count,
             "executing": len(st.executing), "ready": len(st.ready), "in_memory": len(st.data_keys),
             "executed": st.counts["executed"], "fetched": st.counts["fetched"],
             "cpu": self._process.cpu_percent(None), "time": time.time(), "paused": st.paused,

@@ -1,0 +1,142 @@
+"""The nanny: keeps worker processes alive and within their memory limit.
+
+Data flow::
+
+    xsched worker (the nanny process)
+        spawn `xsched worker --no-nanny ...` per worker  --> worker processes
+        every 100 ms: poll each child
+            exited 0 (graceful close)      -> not restarted
+            died (signal, crash, exit!=0)  -> restarted (same name, new port)
+            RSS > terminate * limit        -> SIGKILL, then restarted
+        SIGTERM/SIGINT or parent gone      -> stop every child (SIGTERM, then SIGKILL)
+
+The scheduler notices a dead worker through its closed connection and reschedules its
+tasks or recomputes its data; a task that keeps killing workers ends as KilledWorker.
+The nanny holds no task state and does not import the network stack.
+
+>>> nanny_action(returncode=None, rss=980, limit=1000, terminate=0.95)
+'kill'
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+
+import psutil
+
+logger = logging.getLogger("xsched.nanny")
+
+__all__ = ["Nanny", "nanny_action"]
+
+
+def nanny_action(returncode: int | None, rss: int, limit: int | None, terminate: float | bool | None) -> str:
+    """What to do with one child: 'keep', 'kill' (too much memory), 'restart' (died) or 'done'."""
+    if returncode is not None:
+        return "done" if returncode == 0 else "restart"
+    if limit and terminate not in (False, None) and rss > limit * float(terminate):
+        return "kill"
+    return "keep"
+
+
+class _Child:
+    def __init__(self, name: str, args: list[str]):
+        self.name, self.args = name, args
+        self.proc = None
+        self.restarts = 0
+        self.backoff = 0.1
+        self.next_start = 0.0
+
+
+class Nanny:
+    """Supervise one worker process per entry of ``workers`` (name -> CLI args)."""
+
+    def __init__(self, workers: dict[str, list[str]], memory_limit: int | None, terminate=0.95,
+                 interval: float = 0.1, log_dir: str | None = None):
+        self.children = {name: _Child(name, args) for name, args in workers.items()}
+        self.memory_limit = memory_limit
+        self.terminate = terminate
+        self.interval = interval
+        self.log_dir = log_dir
+        self._stopping = False
+        self.kills = 0
+
+    def _start(self, child: _Child) -> None:
+        from ..deploy.process import spawn
+
+        log = os.path.join(self.log_dir, f"worker-{child.name}.log") if self.log_dir else None
+        child.proc = spawn(child.args, log_path=log)
+
+    def stop(self, *_) -> None:
+        self._stopping = True
+
+    def run(self, parent_pid: int | None = None) -> int:
+        """Run until told to stop (signal), the parent dies, or every worker closed gracefully."""
+        signal.signal(signal.SIGTERM, self.stop)
+        signal.signal(signal.SIGINT, self.stop)
+        for child in self.children.values():
+            self._start(child)
+        try:
+            while not self._stopping:
+                if parent_pid and os.getppid() != parent_pid:
+                    break
+                if not self._tick():
+                    break
+                time.sleep(self.interval)
+        finally:
+            self._stop_all()
+        return 0
+
+    def _tick(self) -> bool:
+        alive = False
+        now = time.monotonic()
+        for child in self.children.values():
+            if child.proc is None:
+                if now >= child.next_start:
+                    self._start(child)
+                alive = True
+                continue
+            rc = child.proc.poll()
+            rss = 0
+            if rc is None:
+                try:
+                    rss = psutil.Process(child.proc.pid).memory_info().rss
+                except psutil.Error:
+                    pass
+            action = nanny_action(rc, rss, self.memory_limit, self.terminate)
+            if action == "keep":
+                alive = True
+            elif action == "kill":
+                self.kills += 1
+                logger.warning("worker %s uses %d MB, above %.0f%% of its %d MB limit: restarting it",
+                               child.name, rss >> 20, 100 * float(self.terminate), (self.memory_limit or 0) >> 20)
+                child.proc.kill()
+                child.proc.wait()
+                self._schedule_restart(child, now)
+                alive = True
+            elif action == "restart":
+                logger.warning("worker %s died (exit code %s): restarting it", child.name, rc)
+                self._schedule_restart(child, now)
+                alive = True
+        return alive
+
+    def _schedule_restart(self, child: _Child, now: float) -> None:
+        child.proc = None
+        child.restarts += 1
+        child.next_start = now + child.backoff
+        child.backoff = min(child.backoff * 2, 5.0)
+
+    def _stop_all(self) -> None:
+        from ..deploy.process import stop_process
+
+        procs = [c.proc for c in self.children.values() if c.proc is not None]
+        for p in procs:
+            if p.poll() is None:
+                try:
+                    p.terminate()
+                except ProcessLookupError:
+                    pass
+        for p in procs:
+            stop_process(p, timeout=5)
