@@ -26,6 +26,9 @@ scheduler -> worker
 scheduler -> client
   key-in-memory [key, type]           task-erred [key, exception, traceback, text]
   key-lost [key]                      key-cancelled [key]  scheduler-closing []
+  progress [sub, groups]              (pushed after subscribe-progress [keys] -> sub)
+client -> scheduler (extensions)
+  subscribe-progress [keys]           unsubscribe-progress [sub]   memory-history []
 any -> worker (peer port)
   get-data [keys] -> data reply       put-data [data] -> nbytes reply
 replies
@@ -53,7 +56,8 @@ OPS = frozenset(
     close-client heartbeat-client register-worker heartbeat-worker task-finished task-erred
     add-keys missing-data reschedule worker-status unregister-worker compute-task free-keys
     run close-worker key-in-memory key-lost key-cancelled scheduler-closing get-data
-    put-data reply batch start-ipython ping
+    put-data reply batch start-ipython ping subscribe-progress unsubscribe-progress progress
+    memory-history
     """.split()
 )
 

@@ -70,6 +70,9 @@ class Scheduler:
         self._closed = asyncio.Event()
         self.start_time = time.time()
         self.extensions: dict = {}
+        # worker -> (time, rss, managed, spilled) samples from heartbeats, for plot_memory()
+        self.memory_history: dict[str, deque] = {}
+        self._extension_ops: dict = {}
 
     def __repr__(self) -> str:
         return (f"<Scheduler {self.address!r} workers={len(self.state.workers)} "
@@ -168,6 +171,7 @@ class Scheduler:
             self.peer_worker.pop(peer, None)
             self.listener.forget_peer(peer)
         self.last_seen.pop(address, None)
+        self.memory_history.pop(address, None)
         if address in self.state.workers:
             self.events.append((time.time(), "remove-worker", address, reason))
             logger.info("removing worker %s: %s", address, reason)
@@ -190,8 +194,21 @@ class Scheduler:
                     self._remove_worker(addr, f"no heartbeat for {ttl:.0f}s")
 
     # ------------------------------------------------------------------ messages
+    def register_op(self, op: str, handler) -> None:
+        """Let an extension serve a client op: ``handler(peer, header, payload)``."""
+        self._extension_ops[op] = handler
+
+    def send_to_client(self, client: str, msg: dict) -> None:
+        """Push a message to a connected client (dropped if it is gone)."""
+        peer = self.client_peer.get(client)
+        if peer is not None:
+            self.listener.send(peer, msg)
+
     def _handle(self, peer: bytes, header: dict, payload: list):
         op = header["op"]
+        ext = self._extension_ops.get(op)
+        if ext is not None:
+            return ext(peer, header, payload)
         worker = self.peer_worker.get(peer)
         if worker is not None:
             self.last_seen[worker] = time.time()
@@ -227,7 +244,11 @@ class Scheduler:
     def _op_heartbeat_worker(self, worker, h):
         ws = self.state.workers.get(worker)
         if ws is not None:
-            ws.metrics = h.get("metrics", {})
+            ws.metrics = m = h.get("metrics", {})
+            hist = self.memory_history.get(worker)
+            if hist is None:
+                hist = self.memory_history[worker] = deque(maxlen=3600)
+            hist.append((m.get("time", time.time()), m.get("rss", 0), m.get("managed", 0), m.get("spilled", 0)))
             paused = ws.metrics.get("paused")
             if paused is not None and (ws.status == "paused") != bool(paused):
                 self._op_worker_status(worker, {"status": "paused" if paused else "running"})
@@ -348,6 +369,11 @@ class Scheduler:
                                   ip=config.get("jupyter.kernel-ip", "127.0.0.1"))
         return {"info": info}
 
+    def _op_memory_history(self, peer, h, payload):
+        names = {a: ws.name for a, ws in self.state.workers.items()}
+        return {"history": {a: {"name": names.get(a, a), "samples": [list(x) for x in hist]}
+                            for a, hist in self.memory_history.items()}}
+
     def _op_ping(self, peer, h, payload):
         return {"address": self.address}
 
@@ -358,6 +384,7 @@ class Scheduler:
         "who-has": _op_who_has, "scatter-done": _op_scatter_done, "close-client": _op_close_client,
         "heartbeat-client": _op_heartbeat_client, "scheduler-info": _op_scheduler_info,
         "run-on-scheduler": _op_run_on_scheduler, "start-ipython": _op_start_ipython, "ping": _op_ping,
+        "memory-history": _op_memory_history,
     }
 
     # ------------------------------------------------------------------ info

@@ -319,6 +319,8 @@ class SchedulerState:
         self._freed_slots: set[WorkerState] = set()
         self._queue_grew = False
         self.transition_counter = 0
+        # Observers (pure callables, e.g. progress counting) called as hook(ts, start, finish).
+        self.transition_hooks: list = []
 
     # ------------------------------------------------------------------ public API
     def handle(self, *events) -> list:
@@ -620,7 +622,9 @@ class SchedulerState:
 
     def _set_state(self, ts: TaskState, finish: str, stimulus_id: str) -> None:
         self._log(ts.key, ts.state, finish, stimulus_id)
-        ts.state = finish
+        start, ts.state = ts.state, finish
+        for hook in self.transition_hooks:
+            hook(ts, start, finish)
 
     def _log(self, key, start, finish, stimulus_id) -> None:
         self.log.append((key, start, finish, stimulus_id))

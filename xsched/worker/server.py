@@ -105,10 +105,8 @@ class Worker:
         target = Thresholds.from_config(self.memory_limit).bytes("target")
         if target is None and Thresholds.from_config(self.memory_limit).bytes("spill") is None:
             return {}
-        try:
-            from .spill import SpillBuffer
-        except ImportError:  # TEMPORARY until the spill module lands
-            return {}
+        from .spill import SpillBuffer
+
         base = self.local_directory or tempfile.gettempdir()
         os.makedirs(base, exist_ok=True)
         self._spill_dir = tempfile.mkdtemp(prefix="xsched-spill-", dir=base)
@@ -221,12 +219,16 @@ class Worker:
                 raise TypeError(f"unknown worker instruction {inst!r}")
 
     def _free(self, key: str) -> None:
-        weight = getattr(self.data, "weight", None)
+        """Drop a key's data without reading it back from disk if it was spilled."""
+        data = self.data
+        if isinstance(data, dict):
+            data.pop(key, None)
+            return
         try:
-            self.memory.note_freed(weight(key) if weight else 0)
-            del self.data[key]
+            self.memory.note_freed(data.weight(key))
         except KeyError:
-            pass
+            return
+        data.discard(key)
 
     def set_paused(self, paused: bool) -> None:
         """Pause (start no task, fetch nothing) or resume; the scheduler is told either way."""

@@ -270,6 +270,26 @@ class SpillBuffer(MutableMapping):
             keys = [*self._fast, *self._spilling, *self._slow]
         return iter(keys)
 
+    def discard(self, key: Hashable) -> bool:
+        """Forget ``key`` if present, without reading it back from disk; True if it was there.
+
+        Use this, not ``pop(key, None)``, to release data: ``pop`` must return the value, so
+        for a spilled key it would read the whole file back first.
+
+        >>> import tempfile, os
+        >>> buf = SpillBuffer(os.path.join(tempfile.mkdtemp(), "s"), target=0, sizeof=len)
+        >>> buf["k"] = b"on disk"; buf.discard("k"), buf.discard("k"), buf.unspill_count
+        (True, False, 0)
+        >>> buf.close()
+        """
+        with self._lock:
+            if not self._has(key):
+                return False
+            stale = self._discard(key)
+        if stale:
+            self._unlink(stale)
+        return True
+
     def clear(self) -> None:
         """Forget every key and delete every file, without reading anything back.
 
