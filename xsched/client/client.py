@@ -23,12 +23,14 @@ import logging
 import random
 import threading
 import uuid
+import warnings
 import weakref
 from typing import Any, Iterable
 
 from .. import config
 from ..comm import CommClosedError, Connection, ConnectionPool, RemoteError
 from ..errors import SchedulerLostError, unpack_exception
+from ..graph.annotate import current_annotations, validate_annotations
 from ..graph.spec import Ref, Task, dependencies, funcname
 from ..protocol.messages import unpack_objects
 from ..protocol.security import Security
@@ -221,6 +223,9 @@ class Client:
         elif op == "key-cancelled":
             if st is not None:
                 st.cancel(f"{header.get('key')} was cancelled")
+        elif op == "warning":
+            warnings.warn(header.get("text", ""), RuntimeWarning, stacklevel=1)
+            logger.warning("%s", header.get("text", ""))
         elif op == "scheduler-closing":
             self._lost(SchedulerLostError("the scheduler is closing"))
         else:
@@ -324,6 +329,16 @@ class Client:
         return self._submit_calls(calls, workers, resources, priority, retries, allow_other_workers)
 
     def _submit_calls(self, calls, workers, resources, priority, retries, allow_other_workers) -> list[Future]:
+        # keywords win over an enclosing `with xsched.annotate(...)` block
+        ann = current_annotations()
+        resources = resources if resources is not None else ann.get("resources")
+        workers = workers if workers is not None else ann.get("workers")
+        priority = priority or ann.get("priority", 0)
+        retries = retries or ann.get("retries", 0)
+        allow_other_workers = allow_other_workers or ann.get("allow_other_workers", False)
+        limits = ann.get("limits")
+        if resources is not None:
+            resources = validate_annotations({"resources": resources})["resources"]
         gen = next(_generation)
         tasks = []
         futures = []
@@ -338,7 +353,7 @@ class Client:
                 continue
             seen.add(key)
             tasks.append(_task_msg(key, task, [f.key for f in held], (-priority, gen, i),
-                                   resources, workers, allow_other_workers, retries, None))
+                                   resources, workers, allow_other_workers, retries, limits))
         self._send({"op": "update-graph", "tasks": tasks, "keys": list(seen)})
         return futures
 
@@ -573,6 +588,20 @@ class Client:
         for f in futures:
             f._state.reset()
         self._send({"op": "retry-keys", "keys": [f.key for f in futures]})
+
+    def who_can_run(self, futures) -> dict:
+        """Why tasks wait: {key: {"state", "workers" that could run it, "reason"}}.
+
+        >>> client.who_can_run(fut)   # doctest: +SKIP
+        {'train-1a2b': {'state': 'no-worker', 'workers': [], 'reason': "needs resources {'GPU': 1}; ..."}}
+        """
+        flat: list[Future] = []
+        _collect_futures(futures, flat)
+        return self._sync(self._who_can_run([f.key for f in flat]))
+
+    async def _who_can_run(self, keys):
+        reply, _ = await self._conn.request({"op": "who-can-run", "keys": keys})
+        return reply["result"]
 
     def who_has(self, futures=None) -> dict:
         """Key -> worker addresses holding it."""

@@ -55,7 +55,7 @@ class LocalCluster:
         if n_workers is None:
             n_workers = max(1, cpus // (threads_per_worker or 1)) if processes else 1
         if threads_per_worker is None:
-            threads_per_worker = max(1, cpus // n_workers) if processes else cpus
+            threads_per_worker = max(1, cpus // max(n_workers, 1)) if processes else cpus
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError(f"LocalCluster listens on loopback only, not {host!r}; use `xsched scheduler` "
                              "and `xsched worker` to serve other machines")

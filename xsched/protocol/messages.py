@@ -29,6 +29,7 @@ scheduler -> client
   progress [sub, groups]              (pushed after subscribe-progress [keys] -> sub)
 client -> scheduler (extensions)
   subscribe-progress [keys]           unsubscribe-progress [sub]   memory-history []
+  who-can-run [keys]                  (scheduler -> client) warning [text]
 any -> worker (peer port)
   get-data [keys] -> data reply       put-data [data] -> nbytes reply
 replies
@@ -57,7 +58,7 @@ OPS = frozenset(
     add-keys missing-data reschedule worker-status unregister-worker compute-task free-keys
     run close-worker key-in-memory key-lost key-cancelled scheduler-closing get-data
     put-data reply batch start-ipython ping subscribe-progress unsubscribe-progress progress
-    memory-history
+    memory-history who-can-run warning
     """.split()
 )
 

@@ -103,6 +103,7 @@ class Scheduler:
         if self.scheduler_file:
             write_scheduler_file(self.scheduler_file, self.address, self.security, self.id)
         self._spawn(self._ttl_loop())
+        self._spawn(self._no_worker_warnings())
         logger.info("scheduler at %s", self.address)
         return self
 
@@ -369,6 +370,32 @@ class Scheduler:
                                   ip=config.get("jupyter.kernel-ip", "127.0.0.1"))
         return {"info": info}
 
+    def _op_who_can_run(self, peer, h, payload):
+        return {"result": {k: self.state.who_can_run(k) for k in h.get("keys", ())}}
+
+    async def _no_worker_warnings(self) -> None:
+        """Tell clients once about tasks that no worker can run for a while."""
+        delay = parse_timedelta(config.get("scheduler.no-worker-warning", "10s"))
+        first_seen: dict[str, float] = {}
+        warned: set[str] = set()
+        while True:
+            await asyncio.sleep(min(delay / 2, 1.0))
+            now = time.time()
+            stuck = {ts.key: ts for ts in self.state.unrunnable}
+            for k in list(first_seen):
+                if k not in stuck:
+                    first_seen.pop(k)
+                    warned.discard(k)
+            for key, ts in stuck.items():
+                since = first_seen.setdefault(key, now)
+                if now - since >= delay and key not in warned:
+                    warned.add(key)
+                    why = self.state.who_can_run(key)["reason"]
+                    text = (f"task {key!r} has waited {now - since:.0f}s because no worker can run it: {why}. "
+                            "Start a worker that can (e.g. `xsched worker ... --resources`), or cancel it.")
+                    for client in {c for t in [ts] for c in t.who_wants} or set(self.client_peer):
+                        self.send_to_client(client, {"op": "warning", "text": text})
+
     def _op_memory_history(self, peer, h, payload):
         names = {a: ws.name for a, ws in self.state.workers.items()}
         return {"history": {a: {"name": names.get(a, a), "samples": [list(x) for x in hist]}
@@ -384,7 +411,7 @@ class Scheduler:
         "who-has": _op_who_has, "scatter-done": _op_scatter_done, "close-client": _op_close_client,
         "heartbeat-client": _op_heartbeat_client, "scheduler-info": _op_scheduler_info,
         "run-on-scheduler": _op_run_on_scheduler, "start-ipython": _op_start_ipython, "ping": _op_ping,
-        "memory-history": _op_memory_history,
+        "memory-history": _op_memory_history, "who-can-run": _op_who_can_run,
     }
 
     # ------------------------------------------------------------------ info

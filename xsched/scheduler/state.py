@@ -351,6 +351,27 @@ class SchedulerState:
         """Worker address -> keys processing there (what ``%scheduler scheduler.processing`` shows)."""
         return {addr: sorted(ts.key for ts in ws.processing) for addr, ws in self.workers.items()}
 
+    def who_can_run(self, key: str) -> dict:
+        """Which workers could run ``key`` now, and if none, why (for users, not for scheduling)."""
+        ts = self.tasks.get(key)
+        if ts is None:
+            return {"state": "forgotten", "workers": [], "reason": "the scheduler does not know this key"}
+        valid = sorted(ws.address for ws in self.workers.values() if self._valid_worker(ts, ws))
+        reason = ""
+        if not valid:
+            parts = []
+            if ts.resources:
+                offers = {ws.address: ws.resources for ws in self.workers.values()}
+                parts.append(f"needs resources {ts.resources}; workers offer {offers or 'nothing (no workers)'}")
+            if ts.worker_restrictions and not ts.loose:
+                parts.append(f"is restricted to workers {sorted(ts.worker_restrictions)}, which are not connected")
+            reason = "; ".join(parts) or "no workers are connected"
+        elif ts.state == "queued":
+            reason = "waiting for a free thread (root tasks are queued until a worker has a free slot)"
+            if ts.limits:
+                reason += f"; limits {ts.limits} (running now: {dict(self.limits_running)})"
+        return {"state": ts.state, "workers": valid, "reason": reason}
+
     def who_has(self, keys: Iterable[str]) -> dict[str, list[str]]:
         return {k: sorted(ws.address for ws in self.tasks[k].who_has) if k in self.tasks else [] for k in keys}
 
