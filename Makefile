@@ -30,8 +30,10 @@ bench-env: $(STAMP)
 	test -x .venv-dask/bin/python || $(PY) -m venv .venv-dask
 	.venv-dask/bin/python -m pip install --quiet "dask[distributed]" numpy h5py pandas psutil
 
+# One run, one benchmark process at a time; e.g. `make bench BENCH_ARGS="--quick"` for a smoke
+# check, or BENCH_ARGS="--only movie". Run the full sizes on a quiet machine.
 bench: $(STAMP)
-	$(BIN)/python tests/benchmarks/run_all.py
+	$(BIN)/python tests/benchmarks/run_all.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .venv-dask *.egg-info

@@ -279,3 +279,9 @@ def test_many_root_tasks_stay_queued_and_drain():
             done += 1
     s.validate()
     assert done == n and all(ts.state == "memory" for ts in s.tasks.values())
+
+
+def test_graph_order_does_not_matter_for_priorities():
+    s = make()
+    s.handle(UG("c", [T("b", ["a"], prio=1), T("a", prio=0)], ["b"]))
+    assert s.tasks["a"].priority == (0, 0, 0) and s.tasks["b"].priority == (0, 0, 1)

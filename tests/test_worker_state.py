@@ -115,3 +115,18 @@ def test_scattered_data_is_memory_and_computed_key_is_answered_at_once():
 def test_unknown_event_type_raises():
     with pytest.raises(TypeError):
         WorkerState().handle(object())
+
+
+def test_cancelled_fetch_then_compute_runs_it_here():
+    """A dependency in flight is released, then the scheduler asks us to compute it."""
+    ws = W()
+    ws.handle(ComputeTask("c", b"s", who_has={"a": ["dead-peer"]}, nbytes={"a": 1}))
+    assert ws.tasks["a"].state == "flight"
+    ws.handle(FreeKeys(["c"]))
+    assert ws.tasks["a"].state == "cancelled"
+    out = ws.handle(ComputeTask("a", b"s"))
+    assert [i.key for i in out if isinstance(i, Execute)] == ["a"]
+    out = ws.handle(GatherDepFailure("dead-peer", ["a"]))  # the old fetch fails late: no effect
+    assert ws.tasks["a"].state == "executing"
+    out = ws.handle(ExecuteSuccess("a", 1))
+    assert ("task-finished", "a") in sched_ops(out)

@@ -11,13 +11,14 @@ from .deploy.local import LocalCluster
 from .errors import KilledWorker, SchedulerLostError, XschedError
 from .graph.annotate import annotate
 from .graph.delayed import Delayed, compute, delayed
+from .jupyter.progress import progress
 from .sizeof import sizeof
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Client", "Executor", "Future", "LocalCluster", "as_completed", "wait", "delayed", "Delayed", "compute",
-    "annotate", "get_client", "config", "sizeof", "KilledWorker", "SchedulerLostError", "XschedError",
+    "annotate", "get_client", "config", "sizeof", "progress", "KilledWorker", "SchedulerLostError", "XschedError",
 ]
 
 

@@ -68,7 +68,24 @@ async def _run_scheduler(args) -> None:
     await asyncio.wait([closed, stopper], return_when=asyncio.FIRST_COMPLETED)
     for t in (watcher, stopper):
         t.cancel()
+    worker_pids = [ws.pid for ws in sched.state.workers.values() if ws.pid]
     await sched.close()
+    if args.cleanup_directory and args.parent_pid and os.getppid() != args.parent_pid:
+        _remove_orphaned_directory(args.cleanup_directory, worker_pids)
+
+
+def _remove_orphaned_directory(path: str, worker_pids: list[int], timeout: float = 10) -> None:
+    """Our LocalCluster's process died (a kernel restart): nobody else will remove its
+    temporary directory. Wait for the workers (told to close) to leave it, then remove it."""
+    import shutil
+    import time
+
+    import psutil
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(psutil.pid_exists(p) for p in worker_pids):
+        time.sleep(0.1)
+    shutil.rmtree(path, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------- worker
@@ -159,10 +176,26 @@ def _worker(args) -> int:
         return 2
     try:
         asyncio.run(_run_worker(args, security, address))
-    except (TimeoutError, ValueError) as e:
+    except (TimeoutError, ValueError, ConnectionError) as e:  # AuthenticationError is a ConnectionError
         print(f"xsched worker: {e}", file=sys.stderr)
         return 1
+    _exit_if_tasks_running()
     return 0
+
+
+def _exit_if_tasks_running() -> None:
+    """The worker has closed, but task threads cannot be interrupted: exit now instead of
+    waiting for them at interpreter shutdown. (Otherwise a long task keeps the process
+    alive after its scheduler is gone, and a SIGTERM waits for the SIGKILL that follows.)"""
+    import threading
+
+    busy = [t for t in threading.enumerate() if t.name.startswith("xsched-task") and t.is_alive()]
+    if busy:
+        logging.getLogger("xsched.worker").warning("exiting with %d task(s) still running", len(busy))
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 # ---------------------------------------------------------------------- parsers
@@ -173,6 +206,7 @@ def _scheduler_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--security", default=None, choices=["auto", "plain", "curve"],
                    help="plain: authenticate; curve: authenticate and encrypt; auto: plain on loopback")
     p.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--cleanup-directory", default=None, help=argparse.SUPPRESS)  # removed if the parent dies
     p.add_argument("--log-level", default="warning")
 
 
@@ -197,9 +231,11 @@ def _scheduler(args) -> int:
 
     if args.security is None:
         args.security = config.get("comm.security", "auto")
+    import zmq
+
     try:
         asyncio.run(_run_scheduler(args))
-    except OSError as e:
+    except (OSError, zmq.ZMQError) as e:  # a ZMQError ("Address already in use") is no OSError
         print(f"xsched scheduler: cannot listen on {args.host}:{args.port}: {e}", file=sys.stderr)
         return 1
     return 0

@@ -11,9 +11,12 @@ Data flow::
   reach the recv loop.
 * Small messages queued for the same peer within one event-loop tick travel as one
   ``batch`` message; messages with payload frames go on their own, in order.
-* A monitor socket reports disconnects: a Listener maps the file descriptor of each
-  peer (``SRCFD`` of its first frame) to its identity, so a killed worker is noticed at
-  once, not after a heartbeat timeout. A Connection fails its pending requests.
+* A monitor socket reports disconnects. It names a file descriptor, not a peer, and a
+  restarted worker may reuse the descriptor of the one that died, so a Listener then
+  probes its known peers: with ROUTER_MANDATORY a send to a vanished peer fails at once
+  (EHOSTUNREACH). A killed worker is noticed within a second, not after a heartbeat
+  timeout, and a live peer is never mistaken for a dead one. A Connection fails its
+  pending requests.
 * Garbage on any socket is logged once per peer and dropped; it never stops a loop.
 """
 
@@ -29,8 +32,9 @@ import zmq
 import zmq.asyncio
 from zmq.utils.monitor import parse_monitor_message
 
-from .protocol.messages import ProtocolError, decode, encode
+from .protocol.messages import decode, encode
 from .protocol.security import AuthenticationError, Security
+from .protocol.serialize import dumps
 
 logger = logging.getLogger("xsched.comm")
 
@@ -111,10 +115,21 @@ class _Batcher:
             self._send(encode({"op": "batch", "msgs": headers}))
 
 
+def _pickle_now(objects: dict | None, raw: dict | None) -> dict | None:
+    """Serialise ``objects`` in the caller, so that an unpicklable object raises there
+    (SerializationError) instead of inside a later batch flush, where nobody would hear."""
+    if not objects:
+        return raw
+    frames = {name: dumps(obj) for name, obj in objects.items()}
+    if raw:
+        frames.update(raw)
+    return frames
+
+
 def _expand(header: dict, payload: list):
     if header["op"] == "batch":
         for h in header.get("msgs", ()):
-            if isinstance(h, dict) and "op" in h:
+            if isinstance(h, dict) and isinstance(h.get("op"), str):
                 yield h, []
     else:
         yield header, payload
@@ -141,8 +156,8 @@ class Listener:
         self._sock: zmq.asyncio.Socket | None = None
         self._monitor = None
         self._batchers: dict[bytes, _Batcher] = {}
-        self._fd_peer: dict[int, bytes] = {}
-        self._peer_fd: dict[bytes, int] = {}
+        self._peers: set[bytes] = set()
+        self._probe = None  # a plain (non-asyncio) shadow of the socket for synchronous probes
         self._tasks: set[asyncio.Task] = set()
         self._bad_peers: set[bytes] = set()
         self._auth = None
@@ -176,10 +191,11 @@ class Listener:
 
     def send(self, peer: bytes, header: dict, objects: dict | None = None, raw: dict | None = None) -> None:
         """Queue a message to ``peer``; small messages of one tick are batched."""
+        raw = _pickle_now(objects, raw)
         b = self._batchers.get(peer)
         if b is None:
             b = self._batchers[peer] = _Batcher(lambda frames, p=peer: self._send_now(p, frames))
-        b.put(Msg(header, objects, raw))
+        b.put(Msg(header, None, raw))
 
     def _send_now(self, peer: bytes, frames: list) -> None:
         if self._sock is None:
@@ -202,16 +218,10 @@ class Listener:
                 logger.warning("%s: receive failed: %s", self.name, e)
                 continue
             peer = frames[0].bytes
-            if peer not in self._peer_fd:
-                try:
-                    fd = frames[0].get(zmq.SRCFD)
-                    self._peer_fd[peer] = fd
-                    self._fd_peer[fd] = peer
-                except zmq.ZMQError:
-                    pass
+            self._peers.add(peer)
             try:
                 header, payload = decode(frames[1:])
-            except ProtocolError as e:
+            except Exception as e:  # garbage never stops the loop, whatever decode raises
                 if peer not in self._bad_peers:
                     self._bad_peers.add(peer)
                     logger.warning("%s: dropped garbage from peer %r: %s", self.name, peer[:16], e)
@@ -244,8 +254,11 @@ class Listener:
 
     def _reply(self, peer: bytes, rid: int, result) -> None:
         if isinstance(result, Msg):
-            self.send(peer, dict(result.header, op="reply", rid=rid, status=result.header.get("status", "OK")),
-                      result.objects, result.raw)
+            header = dict(result.header, op="reply", rid=rid, status=result.header.get("status", "OK"))
+            try:
+                self.send(peer, header, result.objects, result.raw)
+            except Exception as e:  # e.g. a result that cannot be pickled: the requester hears why
+                self._reply_error(peer, rid, header, e)
         else:
             self.send(peer, dict(result or {}, op="reply", rid=rid, status="OK"))
 
@@ -266,20 +279,39 @@ class Listener:
             except zmq.ZMQError:
                 return
             event = parse_monitor_message(frames)
-            if event["event"] == zmq.EVENT_DISCONNECTED:
-                peer = self._fd_peer.pop(event["value"], None)
-                if peer is not None:
-                    self._peer_fd.pop(peer, None)
-                    self._batchers.pop(peer, None)
-                    if self.on_disconnect:
-                        try:
-                            self.on_disconnect(peer)
-                        except Exception:
-                            logger.exception("%s: disconnect handler failed", self.name)
+            if event["event"] == zmq.EVENT_DISCONNECTED and self.on_disconnect is not None:
+                self._probe_peers()
+                # the router may learn of the closed pipe a moment after the event: look again
+                loop = asyncio.get_running_loop()
+                loop.call_later(0.2, self._probe_peers)
+                loop.call_later(1.0, self._probe_peers)
+
+    def _probe_peers(self) -> None:
+        """Find peers whose connection is gone (a send to them fails) and report them."""
+        if self._sock is None or self._sock.closed:
+            return
+        if self._probe is None:
+            self._probe = zmq.Socket.shadow(self._sock.underlying)
+        ping = encode({"op": "ping"})
+        for peer in list(self._peers):
+            try:
+                self._probe.send_multipart([peer] + ping, flags=zmq.NOBLOCK)
+            except zmq.Again:
+                continue  # alive but busy
+            except zmq.ZMQError as e:
+                if e.errno != zmq.EHOSTUNREACH:
+                    continue
+                self._peers.discard(peer)
+                self._batchers.pop(peer, None)
+                try:
+                    self.on_disconnect(peer)
+                except Exception:
+                    logger.exception("%s: disconnect handler failed", self.name)
 
     def forget_peer(self, peer: bytes) -> None:
         """Drop per-peer state after the application removed that peer."""
         self._batchers.pop(peer, None)
+        self._peers.discard(peer)
 
     async def close(self) -> None:
         """Flush queued messages, stop the loops and close the sockets."""
@@ -294,6 +326,7 @@ class Listener:
                 pass
             self._monitor.close(linger=0)
             self._monitor = None
+        self._probe = None
         if self._sock is not None:
             self._sock.close(linger=0)
             self._sock = None
@@ -336,7 +369,7 @@ class Connection:
         self.security.configure_client(sock, self.address)
         self._monitor = sock.get_monitor_socket(
             zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
-            | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+            | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
         )
         sock.connect(self.address)
         self._sock = sock
@@ -362,7 +395,7 @@ class Connection:
         """Queue a message (batched with others of this loop tick)."""
         if self.closed:
             raise CommClosedError(f"connection to {self.address} is closed")
-        self._batcher.put(Msg(header, objects, raw))
+        self._batcher.put(Msg(header, None, _pickle_now(objects, raw)))
 
     async def request(self, header: dict, objects: dict | None = None, raw: dict | None = None,
                       timeout: float | None = None) -> tuple[dict, list]:
@@ -402,7 +435,7 @@ class Connection:
                 continue
             try:
                 header, payload = decode(frames)
-            except ProtocolError as e:
+            except Exception as e:  # garbage never stops the loop, whatever decode raises
                 if not warned:
                     warned = True
                     logger.warning("dropped garbage from %s: %s", self.address, e)
@@ -433,12 +466,14 @@ class Connection:
                 self.connected.set()
             elif event == zmq.EVENT_DISCONNECTED:
                 self.connected.clear()
-                self._lost(CommClosedError(f"lost the connection to {self.address}"))
-            elif event in (zmq.EVENT_HANDSHAKE_FAILED_AUTH, zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL):
+                if not isinstance(self.failure, AuthenticationError):  # keep the clearer reason
+                    self._lost(CommClosedError(f"lost the connection to {self.address}"))
+            elif event in (zmq.EVENT_HANDSHAKE_FAILED_AUTH, zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                           zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL):  # (a CURVE refusal gives no detail)
                 self._lost(AuthenticationError(
-                    f"{self.address} refused our credentials: the cluster secret does not match. "
-                    "Connect with the scheduler file the scheduler wrote (Client(scheduler_file=...)) "
-                    "or pass the right secret."))
+                    f"{self.address} refused our credentials: the cluster secret (or the security "
+                    "mode, plain or curve) does not match. Connect with the scheduler file the "
+                    "scheduler wrote (Client(scheduler_file=...)) or pass the right secret."))
 
     def _lost(self, exc: Exception) -> None:
         self.failure = exc

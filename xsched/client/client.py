@@ -32,6 +32,7 @@ from ..comm import CommClosedError, Connection, ConnectionPool, RemoteError
 from ..errors import SchedulerLostError, unpack_exception
 from ..graph.annotate import current_annotations, validate_annotations
 from ..graph.spec import Ref, Task, dependencies, funcname
+from ..protocol.bulk import get_data
 from ..protocol.messages import unpack_objects
 from ..protocol.security import Security
 from ..protocol.tasks import dumps_task
@@ -114,6 +115,7 @@ class Client:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._workers_cache: dict = {}
         self._set_as_default = set_as_default
+        self._progress: dict = {}  # [progress] subscription id -> live progress bar (jupyter/progress.py)
         _clients.add(self)
         if not asynchronous:
             self._loop = _loop.background_loop()
@@ -223,11 +225,17 @@ class Client:
         elif op == "key-cancelled":
             if st is not None:
                 st.cancel(f"{header.get('key')} was cancelled")
+        elif op == "ping":
+            pass  # the scheduler checking who is still connected
         elif op == "warning":
             warnings.warn(header.get("text", ""), RuntimeWarning, stacklevel=1)
             logger.warning("%s", header.get("text", ""))
         elif op == "scheduler-closing":
             self._lost(SchedulerLostError("the scheduler is closing"))
+        elif op == "progress":  # [progress] counts pushed for xsched.progress (jupyter/progress.py)
+            bar = self._progress.get(header.get("sub"))
+            if bar is not None:
+                bar._update(header)
         else:
             raise TypeError(f"client cannot handle op {op!r}")
 
@@ -248,20 +256,26 @@ class Client:
                 return
             self._refs.pop(key, None)
             self._states.pop(key, None)
-            self._pending_release.append(key)
-            if self._release_scheduled or self.status != "running":
+            if self.status != "running":
                 return
-            self._release_scheduled = True
+        # One callback per release, queued behind the update-graph that created the key
+        # (same thread, FIFO), so the scheduler never sees a release before the key.
         try:
-            self._loop.call_soon_threadsafe(self._flush_releases)
+            self._loop.call_soon_threadsafe(self._queue_release, key)
         except RuntimeError:  # loop closed at interpreter exit
             pass
 
+    def _queue_release(self, key: str) -> None:
+        self._pending_release.append(key)
+        if not self._release_scheduled:
+            self._release_scheduled = True
+            self._loop.call_soon(self._flush_releases)
+
     def _flush_releases(self) -> None:
+        self._release_scheduled = False
         with self._ref_lock:
             keys = [k for k in self._pending_release if k not in self._refs]
-            self._pending_release.clear()
-            self._release_scheduled = False
+        self._pending_release.clear()
         if keys and self.status == "running":
             self._conn.send({"op": "client-releases-keys", "keys": keys})
 
@@ -503,6 +517,8 @@ class Client:
             for r in results:
                 if isinstance(r, dict):
                     out.update(r)
+                elif isinstance(r, BaseException) and not isinstance(r, OSError):
+                    raise r  # the worker refused (e.g. unpicklable result) or unpickling failed: no retry heals it
             remaining = [k for k in remaining if k not in out]
             if not remaining:
                 return out
@@ -518,11 +534,10 @@ class Client:
 
     async def _get_data(self, worker: str, keys: list[str]) -> dict:
         try:
-            reply, payload = await self._pool.get(worker).request({"op": "get-data", "keys": keys}, timeout=300)
-        except (CommClosedError, asyncio.TimeoutError):
+            return await get_data(self._pool.get(worker), keys, worker, timeout=300)
+        except (CommClosedError, asyncio.TimeoutError, ConnectionError):
             await self._pool.drop(worker)
             return {}
-        return unpack_objects(reply, payload).get("data", {})
 
     # ------------------------------------------------------------------ scatter
     def scatter(self, data, workers=None, broadcast: bool = False, hash: bool = True):
@@ -758,6 +773,34 @@ class Client:
         from ..jupyter.display import client_html
 
         return client_html(self)
+
+    # [widgets/plots] live widget and matplotlib figures (jupyter/widgets.py, jupyter/plots.py)
+    def _ipython_display_(self, **kwargs):
+        """In a Jupyter kernel with ipywidgets: a live widget; elsewhere the static HTML/text."""
+        from ..jupyter.widgets import ipython_display
+
+        ipython_display(self)
+
+    def plot_memory(self, **kwargs):
+        """A matplotlib Figure of process (RSS) and managed memory per worker over time.
+
+        >>> fig = client.plot_memory()      # doctest: +SKIP
+        >>> fig.savefig("memory.png")       # doctest: +SKIP
+        """
+        from ..jupyter.plots import plot_memory
+
+        return plot_memory(self, **kwargs)
+
+    def task_stream(self, start=None, **kwargs):
+        """A matplotlib Figure: which task ran on which worker, and when (a Gantt chart).
+
+        ``start``: seconds since the epoch, or a duration like "30s" (the last 30 seconds).
+
+        >>> fig = client.task_stream(start="1 minute")    # doctest: +SKIP
+        """
+        from ..jupyter.plots import task_stream
+
+        return task_stream(self, start=start, **kwargs)
 
 
 Executor = Client

@@ -114,7 +114,8 @@ class LocalCluster:
     def _start_processes(self) -> None:
         log = os.path.join(self._dir, "scheduler.log")
         self._scheduler_proc = spawn(["scheduler", "--host", self.host, "--port", "0", "--scheduler-file",
-                                      self.scheduler_file, "--security", self.security_mode], log_path=log)
+                                      self.scheduler_file, "--security", self.security_mode,
+                                      "--cleanup-directory", self._dir], log_path=log)
         wait_for_file(self.scheduler_file, self._scheduler_proc, self.timeout, "scheduler", log)
         from ..scheduler.server import read_scheduler_file
 
@@ -279,6 +280,11 @@ class LocalCluster:
             return cluster_html(self)
         except Exception:
             return f"<pre>{html.escape(repr(self))}</pre>"
+
+    def _ipython_display_(self, **kwargs):  # [widgets] live widget with a Scale button (jupyter/widgets.py)
+        from ..jupyter.widgets import ipython_display
+
+        ipython_display(self)
 
 
 @atexit.register

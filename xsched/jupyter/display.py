@@ -1,7 +1,7 @@
 """Rich HTML for the objects a notebook user holds: Client and LocalCluster.
 
 Static tables built from one ``scheduler_info()`` call; the live widgets in
-``jupyter/widgets.py`` build on the same figures.
+``jupyter/widgets.py`` reuse ``summary_html`` and ``memory_bar`` and refresh them.
 """
 
 from __future__ import annotations
@@ -10,7 +10,47 @@ import html
 
 from ..units import format_bytes
 
-__all__ = ["client_html", "cluster_html", "workers_table"]
+__all__ = ["client_html", "cluster_html", "workers_table", "memory_bar", "memory_text", "summary_html"]
+
+MANAGED, UNMANAGED, SPILLED, LIMIT = "#1f77b4", "#aec7e8", "#b0b0b0", "#d62728"
+
+
+def memory_bar(memory: dict, limit: int | None, scale: float | None = None, width: str = "200px") -> str:
+    """One horizontal bar: managed | unmanaged | spilled, with a red mark at the memory limit.
+
+    ``scale`` (bytes) is the full width; by default the larger of the limit and the total.
+
+    >>> "managed" in memory_bar({"managed": 10, "unmanaged": 5, "spilled": 0}, 100)
+    True
+    """
+    managed = max(int(memory.get("managed", 0) or 0), 0)
+    unmanaged = max(int(memory.get("unmanaged", 0) or 0), 0)
+    spilled = max(int(memory.get("spilled", 0) or 0), 0)
+    limit = int(limit or 0)
+    total = managed + unmanaged + spilled
+    scale = float(scale or max(limit, total, 1))
+    segs, left = [], 0.0
+    for name, n, colour in (("managed", managed, MANAGED), ("unmanaged", unmanaged, UNMANAGED),
+                            ("spilled", spilled, SPILLED)):
+        pct = min(100.0 - left, 100.0 * n / scale)
+        if pct > 0:
+            segs.append(f"<div title='{name}: {format_bytes(n)}' data-part='{name}' style='position:absolute;"
+                        f"left:{left:.2f}%;width:{pct:.2f}%;height:100%;background:{colour}'></div>")
+            left += pct
+    if limit:
+        pos = min(100.0, 100.0 * limit / scale)
+        segs.append(f"<div title='limit: {format_bytes(limit)}' data-part='limit' style='position:absolute;"
+                    f"left:calc({pos:.2f}% - 2px);width:2px;height:140%;top:-20%;background:{LIMIT}'></div>")
+    return (f"<div class='xsched-memory-bar' style='display:inline-block;vertical-align:middle;width:{width};"
+            f"height:12px;background:#eee;position:relative;margin:0 6px'>{''.join(segs)}</div>")
+
+
+def memory_text(memory: dict, limit: int | None) -> str:
+    """'1.2 GiB managed, 300 MiB unmanaged, 0 B spilled / 4 GiB'."""
+    parts = [f"{format_bytes(memory.get('managed', 0) or 0)} managed",
+             f"{format_bytes(memory.get('unmanaged', 0) or 0)} unmanaged",
+             f"{format_bytes(memory.get('spilled', 0) or 0)} spilled"]
+    return ", ".join(parts) + (f" / {format_bytes(limit)}" if limit else " (no limit)")
 
 
 def workers_table(info: dict) -> str:
@@ -19,23 +59,27 @@ def workers_table(info: dict) -> str:
     for addr, w in sorted(info.get("workers", {}).items()):
         mem = w.get("memory", {})
         limit = w.get("memory_limit") or 0
-        managed, unmanaged, spilled = mem.get("managed", 0), mem.get("unmanaged", 0), mem.get("spilled", 0)
-        bar = ""
-        if limit:
-            pm = min(100.0, 100.0 * managed / limit)
-            pu = min(100.0 - pm, 100.0 * unmanaged / limit)
-            bar = (f"<div style='width:160px;height:10px;background:#eee;position:relative'>"
-                   f"<div style='position:absolute;left:0;width:{pm:.1f}%;height:100%;background:#1f77b4'></div>"
-                   f"<div style='position:absolute;left:{pm:.1f}%;width:{pu:.1f}%;height:100%;background:#aec7e8'>"
-                   f"</div></div>")
         rows.append(
             f"<tr><td>{html.escape(str(w.get('name')))}</td><td><code>{html.escape(addr)}</code></td>"
             f"<td>{w.get('nthreads')}</td><td>{w.get('processing', 0)}</td><td>{w.get('in_memory', 0)}</td>"
-            f"<td>{format_bytes(managed)} managed, {format_bytes(unmanaged)} unmanaged, "
-            f"{format_bytes(spilled)} spilled{' of ' + format_bytes(limit) if limit else ''}{bar}</td></tr>")
+            f"<td style='text-align:left'>{memory_bar(mem, limit, width='160px')} "
+            f"{html.escape(memory_text(mem, limit))}</td></tr>")
     head = ("<tr><th>name</th><th>address</th><th>threads</th><th>processing</th><th>keys</th>"
             "<th>memory</th></tr>")
     return f"<table>{head}{''.join(rows)}</table>"
+
+
+def summary_html(info: dict) -> str:
+    """Workers, threads, memory and task counts in one line."""
+    ws = list(info.get("workers", {}).values())
+    tasks = info.get("tasks", {})
+    limit = sum(w.get("memory_limit") or 0 for w in ws)
+    rss = sum((w.get("memory") or {}).get("rss", 0) or 0 for w in ws)
+    others = ", ".join(f"{k}: {v}" for k, v in sorted(tasks.items()) if k not in ("processing", "queued"))
+    return (f"workers: <b>{len(ws)}</b>, threads: <b>{sum(w.get('nthreads', 0) for w in ws)}</b>, "
+            f"memory: {format_bytes(rss)}{' / ' + format_bytes(limit) if limit else ''}, "
+            f"tasks processing: <b>{tasks.get('processing', 0)}</b>, queued: <b>{info.get('queued', 0)}</b>"
+            + (f" ({html.escape(others)})" if others else ""))
 
 
 def client_html(client) -> str:
@@ -47,10 +91,7 @@ def client_html(client) -> str:
         info = client.scheduler_info()
     except Exception as e:  # the display must never raise
         return f"{title}<br>scheduler unreachable: {html.escape(str(e))}"
-    ws = info["workers"].values()
-    tasks = ", ".join(f"{k}: {v}" for k, v in sorted(info.get("tasks", {}).items())) or "none"
-    return (f"{title}<br>workers: {len(ws)}, threads: {sum(w['nthreads'] for w in ws)}, "
-            f"queued: {info.get('queued', 0)}, tasks: {html.escape(tasks)}{workers_table(info)}")
+    return f"{title}<br>{summary_html(info)}{workers_table(info)}"
 
 
 def cluster_html(cluster) -> str:

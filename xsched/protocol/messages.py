@@ -103,9 +103,11 @@ def decode(frames: Sequence) -> tuple[dict, list]:
         header = msgpack.unpackb(raw, raw=False, strict_map_key=False)
     except Exception as e:
         raise ProtocolError(f"header is not msgpack: {type(e).__name__}") from None
-    if not isinstance(header, dict) or header.get("op") not in OPS:
-        op = header.get("op") if isinstance(header, dict) else None
-        raise ProtocolError(f"unknown message op {op!r}")
+    op = header.get("op") if isinstance(header, dict) else None
+    if not isinstance(op, str) or op not in OPS:  # (an unhashable op must not raise TypeError)
+        raise ProtocolError(f"unknown message op {op!r:.80}")
+    if op == "batch" and not isinstance(header.get("msgs", []), list):
+        raise ProtocolError("a batch message without a list of messages")
     spec = header.get("_objs")
     if spec is not None:
         try:

@@ -26,6 +26,7 @@ import secrets as _secrets
 from dataclasses import dataclass
 
 import zmq
+import zmq.utils.z85  # a submodule: `import zmq` alone does not provide zmq.utils.z85
 
 __all__ = ["Security", "AuthenticationError", "is_loopback"]
 

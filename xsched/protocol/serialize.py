@@ -44,6 +44,8 @@ def dumps(obj: Any) -> list:
         ]
     try:
         head = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
+        if b"__main__" in head:  # by-reference to a notebook/script object: workers lack it
+            raise pickle.PicklingError("refers to __main__")
     except Exception:
         buffers.clear()
         try:

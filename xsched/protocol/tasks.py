@@ -93,7 +93,9 @@ def dumps_task(task: Any) -> bytes:
     """
     wrapped = _wrap(task)
     try:
-        return pickle.dumps(wrapped, protocol=5)
+        blob = pickle.dumps(wrapped, protocol=5)
+        if b"__main__" not in blob:  # else an argument of a notebook-defined class: by value
+            return blob
     except Exception:
         pass
     try:

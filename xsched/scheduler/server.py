@@ -73,6 +73,10 @@ class Scheduler:
         # worker -> (time, rss, managed, spilled) samples from heartbeats, for plot_memory()
         self.memory_history: dict[str, deque] = {}
         self._extension_ops: dict = {}
+        # [progress] live progress bars: counts pushed to subscribed clients (scheduler/progress.py)
+        from .progress import ProgressExtension
+
+        self.extensions["progress"] = ProgressExtension(self)
 
     def __repr__(self) -> str:
         return (f"<Scheduler {self.address!r} workers={len(self.state.workers)} "
@@ -183,6 +187,10 @@ class Scheduler:
         if peer is not None:
             self.peer_client.pop(peer, None)
             self.listener.forget_peer(peer)
+        for ext in list(self.extensions.values()):  # [progress] extensions drop the client's subscriptions
+            remove = getattr(ext, "remove_client", None)
+            if remove is not None:
+                remove(client)
         self.handle(RemoveClient(client))
 
     async def _ttl_loop(self) -> None:

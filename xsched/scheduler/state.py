@@ -380,27 +380,29 @@ class SchedulerState:
         recs: dict[str, str] = {}
         wanted = self.clients.setdefault(ev.client, set())
         new: list[TaskState] = []
-        for nt in ev.tasks:
+        to_wire: list[tuple[TaskState, list]] = []
+        for nt in ev.tasks:  # first every task of the graph, so none becomes a placeholder
             ts = self.tasks.get(nt.key)
             if ts is None:
                 ts = self.tasks[nt.key] = TaskState(nt.key, nt.run_spec, tuple(nt.priority))
-                ts.resources = dict(nt.resources) if nt.resources else None
-                ts.worker_restrictions = set(nt.workers) if nt.workers else None
-                ts.loose = bool(nt.allow_other_workers)
-                ts.retries = int(nt.retries or 0)
-                ts.limits = dict(nt.limits) if nt.limits else None
                 new.append(ts)
-                deps = nt.dependencies
             elif ts.state in ("released", "erred") and ts.run_spec is None and nt.run_spec is not None:
                 ts.run_spec = nt.run_spec
-                deps = nt.dependencies
+                ts.priority = tuple(nt.priority)
             else:
                 continue
+            ts.resources = dict(nt.resources) if nt.resources else None
+            ts.worker_restrictions = set(nt.workers) if nt.workers else None
+            ts.loose = bool(nt.allow_other_workers)
+            ts.retries = int(nt.retries or 0)
+            ts.limits = dict(nt.limits) if nt.limits else None
+            to_wire.append((ts, nt.dependencies))
+        for ts, deps in to_wire:
             for dk in deps:
                 dts = self.tasks.get(dk)
                 if dts is None:
                     # A dependency the scheduler no longer has: the whole graph cannot run.
-                    dts = self.tasks[dk] = TaskState(dk, None, tuple(nt.priority))
+                    dts = self.tasks[dk] = TaskState(dk, None, ts.priority)
                 ts.dependencies.add(dts)
                 dts.dependents.add(ts)
         for key in ev.keys:

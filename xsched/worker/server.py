@@ -36,6 +36,7 @@ from .. import config
 from ..comm import CommClosedError, Connection, ConnectionPool, Listener, Msg
 from ..errors import pack_exception
 from ..graph.spec import Task, execute
+from ..protocol.bulk import BulkServer, get_data, serve_data
 from ..protocol.messages import unpack_objects
 from ..protocol.security import Security
 from ..protocol.tasks import loads_task
@@ -87,6 +88,7 @@ class Worker:
         self.state: WorkerState | None = None
         self.status = "created"
         self.listener: Listener | None = None
+        self.bulk: BulkServer | None = None
         self.scheduler: Connection | None = None
         self.pool = ConnectionPool(security)
         self.executor = ThreadPoolExecutor(self.nthreads, thread_name_prefix="xsched-task")
@@ -123,6 +125,8 @@ class Worker:
         global _current_worker
         self.listener = Listener(self.security, self._handle_peer, name="worker")
         self.address = self.listener.bind(f"tcp://{self.host}:0")
+        self.bulk = BulkServer(self.host)
+        self.bulk.start()
         if self.name is None:
             self.name = self.address
         self.state = WorkerState(self.nthreads, self.address, self.resources,
@@ -182,6 +186,8 @@ class Worker:
         if close_data is not None:
             close_data()
         await self.pool.close()
+        if self.bulk is not None:
+            self.bulk.close()
         if self.scheduler is not None:
             await self.scheduler.close()
         if self.listener is not None:
@@ -245,6 +251,8 @@ class Worker:
                                     header.get("who_has", {}), header.get("nbytes", {}), header.get("resources")))
         elif op == "free-keys":
             self.handle(FreeKeys(header["keys"]))
+        elif op == "ping":
+            pass  # the scheduler checking who is still connected
         elif op == "close-worker":
             self._spawn(self.close(report=False, reason="scheduler asked"))
         else:
@@ -290,8 +298,9 @@ class Worker:
     # ------------------------------------------------------------------ transfers
     async def _gather(self, worker: str, keys: list) -> None:
         try:
-            reply, payload = await self.pool.get(worker).request({"op": "get-data", "keys": keys}, timeout=60)
-            data = unpack_objects(reply, payload).get("data", {})
+            data = await get_data(self.pool.get(worker), keys, worker, timeout=60)
+            tasks = self.state.tasks
+            data = {k: v for k, v in data.items() if k in tasks and tasks[k].state in ("flight", "cancelled")}
         except (CommClosedError, asyncio.TimeoutError, OSError, Exception) as e:
             logger.info("worker %s: fetching %d keys from %s failed: %s", self.address, len(keys), worker, e)
             await self.pool.drop(worker)
@@ -313,7 +322,7 @@ class Worker:
         op = header["op"]
         if op == "get-data":
             data = {k: self.data[k] for k in header.get("keys", ()) if k in self.data}
-            return Msg({"status": "OK"}, {"data": data})
+            return serve_data(self.bulk, data, bool(header.get("bulk")))
         if op == "put-data":
             return self._put_data(header, payload)
         if op == "run":

@@ -238,10 +238,11 @@ class WorkerState:
             return
         if ts.state in ("executing", "ready", "waiting"):
             return  # already ours
-        if ts.state == "cancelled":
+        if ts.state == "cancelled" and ts in self.executing:
             self._set(ts, "executing", ev.stimulus_id)  # resume: the running result will be kept
             ts.run_spec = ev.run_spec
             return
+        # a cancelled fetch (or a released key) is computed here; late data for it is ignored
         ts.run_spec = ev.run_spec
         ts.priority = tuple(ev.priority)
         ts.resources = dict(ev.resources) if ev.resources else None

@@ -1,0 +1,166 @@
+"""Engine figures, xsched or dask.distributed, on a LocalCluster of 2 workers x 1 thread.
+
+    python tests/benchmarks/engine.py --impl xsched|dask [--json] [--quick]
+
+(a) map:      tasks/s for 10,000 no-op tasks, ``client.map`` + ``client.gather``
+(b) tree:     tasks/s for a 9,999-task delayed tree reduction (5,000 ``inc`` leaves, pairwise adds)
+(c) latency:  median round trip (ms) of one no-op ``submit(...).result()``, 200 calls after a warm-up
+(d) transfer: MiB/s moving a 256 MiB numpy array from worker 0 to a task pinned to worker 1
+              (median of 5 repeats after one warm-up; only the second task is timed)
+
+Printed figures, never asserted. Both implementations run the same code through the
+adapter in ``common.load_impl``; every key is fresh (``pure=False``, or distinct inputs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
+
+# ---------------------------------------------------------------------- task functions (run on workers)
+def noop(x=None):
+    return x
+
+
+def inc(x):
+    return x + 1
+
+
+def add(x, y):
+    return x + y
+
+
+def make_ones(n):
+    return np.ones(n)
+
+
+def nbytes_of(x):
+    return x.nbytes, os.getpid()
+
+
+# ---------------------------------------------------------------------- figures
+def bench_map(ns, client, n: int) -> dict:
+    client.gather(client.map(noop, range(100), pure=False))  # warm-up: functions, connections
+    t0 = time.perf_counter()
+    futs = client.map(noop, range(n), pure=False)
+    out = client.gather(futs)
+    dt = time.perf_counter() - t0
+    del futs
+    ok = out == list(range(n))
+    return {"map_tasks": n, "map_seconds": dt, "map_tasks_per_s": n / dt, "map_correct": ok}
+
+
+def tree_graph(delayed, leaves: int):
+    level = [delayed(inc)(i) for i in range(leaves)]
+    ntasks = len(level)
+    while len(level) > 1:
+        nxt = [delayed(add)(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
+        ntasks += len(nxt)
+        if len(level) % 2:
+            nxt.append(level[-1])
+        level = nxt
+    return level[0], ntasks
+
+
+def bench_tree(ns, client, leaves: int) -> dict:
+    warm, _ = tree_graph(ns.delayed, 16)
+    client.compute(warm).result()
+    t0 = time.perf_counter()
+    total, ntasks = tree_graph(ns.delayed, leaves)
+    t_build = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    value = client.compute(total).result()
+    dt = time.perf_counter() - t0
+    expected = leaves * (leaves + 1) // 2
+    return {"tree_tasks": ntasks, "tree_build_seconds": t_build, "tree_seconds": dt,
+            "tree_tasks_per_s": ntasks / dt, "tree_correct": value == expected}
+
+
+def bench_latency(ns, client, calls: int, warmup: int = 20) -> dict:
+    for i in range(warmup):
+        client.submit(noop, i, pure=False).result()
+    times = []
+    for i in range(calls):
+        t0 = time.perf_counter()
+        client.submit(noop, i, pure=False).result()
+        times.append(time.perf_counter() - t0)
+    times_ms = sorted(t * 1e3 for t in times)
+    q = lambda p: times_ms[min(len(times_ms) - 1, int(p * len(times_ms)))]  # noqa: E731
+    return {"latency_calls": calls, "latency_ms_median": common.median(times_ms),
+            "latency_ms_p10": q(0.10), "latency_ms_p90": q(0.90)}
+
+
+def bench_transfer(ns, client, addrs, mib: int, repeats: int) -> dict:
+    w0, w1 = addrs[0], addrs[1]
+    pids = client.run(os.getpid)
+    n = mib * 2**20 // 8
+    seconds = []
+    ok = True
+    for rep in range(repeats + 1):  # the first repeat is a warm-up (worker-to-worker connection)
+        a = client.submit(make_ones, n, workers=[w0], pure=False, allow_other_workers=False)
+        ns.wait([a])
+        t0 = time.perf_counter()
+        b = client.submit(nbytes_of, a, workers=[w1], pure=False, allow_other_workers=False)
+        nbytes, pid = b.result()
+        dt = time.perf_counter() - t0
+        ok = ok and nbytes == n * 8 and pid == pids[w1]
+        if rep:
+            seconds.append(dt)
+        del a, b
+        time.sleep(0.3)  # let the releases reach the workers before the next 256 MiB
+    med = common.median(seconds)
+    return {"transfer_mib": mib, "transfer_repeats": repeats, "transfer_seconds": [round(s, 4) for s in seconds],
+            "transfer_mib_per_s_median": mib / med, "transfer_correct": ok}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--impl", choices=common.IMPLS, required=True)
+    p.add_argument("--json", action="store_true", help="print one JSON line (for run_all.py)")
+    p.add_argument("--quick", action="store_true", help="small sizes: a smoke check of a few seconds")
+    args = p.parse_args(argv)
+
+    if args.quick:
+        sizes = dict(map=1_000, leaves=500, calls=30, mib=32, repeats=3)
+    else:
+        sizes = dict(map=10_000, leaves=5_000, calls=200, mib=256, repeats=5)
+
+    ns = common.load_impl(args.impl)
+    result = {"benchmark": "engine", "impl": ns.name, "version": ns.version, "quick": args.quick,
+              "workers": "2 x 1 thread (processes)", **common.environment()}
+    cluster = client = None
+    try:
+        t0 = time.perf_counter()
+        cluster, client, addrs = common.start(ns, n_workers=2, threads_per_worker=1)
+        result["cluster_start_seconds"] = time.perf_counter() - t0
+        steps = [
+            ("map", lambda: bench_map(ns, client, sizes["map"])),
+            ("tree", lambda: bench_tree(ns, client, sizes["leaves"])),
+            ("latency", lambda: bench_latency(ns, client, sizes["calls"])),
+            ("transfer", lambda: bench_transfer(ns, client, addrs, sizes["mib"], sizes["repeats"])),
+        ]
+        for name, step in steps:
+            try:
+                result.update(step())
+            except Exception as e:  # report the figure as an error, keep measuring the others
+                result[f"{name}_error"] = common.report_error(f"{ns.name} {name}", e)
+    except Exception as e:
+        result["error"] = common.report_error(f"{ns.name} cluster", e)
+    finally:
+        t0 = time.perf_counter()
+        common.stop(cluster, client)
+        result["cluster_close_seconds"] = time.perf_counter() - t0
+    common.emit(result, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

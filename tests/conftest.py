@@ -1,0 +1,171 @@
+"""Shared fixtures: an isolated Jupyter/IPython environment, one LocalCluster for the
+cluster tier, and a check that the session leaves no child process behind.
+
+Cluster tests (``pytest.mark.cluster``) run real scheduler and worker processes on
+loopback. Most share the session ``cluster`` (2 workers x 1 thread; starting one costs
+about a second) through a fresh ``client`` per test; tests that kill or rescale
+processes start their own cluster with ``own_cluster``.
+
+Helpers for tests (not fixtures): ``wait_until`` polls a condition up to a deadline
+(deadlines for conditions are fine; durations are never asserted), ``Gate`` lets a test
+hold tasks on a worker until it opens a file.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import time
+import uuid
+
+import psutil
+import pytest
+
+
+# ---------------------------------------------------------------------- environment
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_jupyter_dirs(tmp_path_factory):
+    """IPython and Jupyter write nothing into the user's home during the tests."""
+    base = tmp_path_factory.mktemp("jupyter-env")
+    names = {"IPYTHONDIR": base / "ipython", "JUPYTER_RUNTIME_DIR": base / "runtime"}
+    old = {k: os.environ.get(k) for k in (*names, "PYTHONPATH")}
+    for k, p in names.items():
+        p.mkdir()
+        os.environ[k] = str(p)
+    # scheduler and worker processes import test helpers (pickled by reference) from here
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [repo, old["PYTHONPATH"]]))
+    yield
+    for k, v in old.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_children_left():
+    """After the whole session, no process started by the tests may remain.
+
+    Processes are found by parentage (psutil), never by name; they get a short
+    deadline to finish exiting, then the session fails if any is still there.
+    """
+    yield
+    gc.collect()
+    me = psutil.Process()
+    deadline = time.monotonic() + 15
+    alive: list = []
+    while time.monotonic() < deadline:
+        alive = []
+        for p in me.children(recursive=True):
+            try:
+                if p.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(p)
+            except psutil.NoSuchProcess:
+                pass
+        if not alive:
+            break
+        time.sleep(0.1)
+    described = []
+    for p in alive:
+        try:
+            described.append(f"{p.pid}: {' '.join(p.cmdline())[:200]}")
+        except psutil.Error:
+            described.append(str(p.pid))
+    assert not alive, "child processes survived the test session:\n" + "\n".join(described)
+
+
+# ---------------------------------------------------------------------- helpers
+def wait_until(predicate, timeout: float = 20, interval: float = 0.02, msg: str = "condition"):
+    """Poll ``predicate()`` until it returns something truthy; fail after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{msg} did not become true within {timeout}s (last value: {value!r})")
+        time.sleep(interval)
+
+
+class Gate:
+    """A file that tasks wait for: ``gate.wait`` is picklable and blocks until ``open()``.
+
+    >>> gate = Gate(tmp_path); fut = client.submit(gate.wait, 1)   # held on a worker
+    >>> gate.open(); fut.result()                                  # 1
+    """
+
+    def __init__(self, directory):
+        self.path = os.path.join(str(directory), f"gate-{uuid.uuid4().hex}")
+
+    def open(self) -> None:
+        with open(self.path, "w"):
+            pass
+
+    def wait(self, value=None, timeout: float = 60):
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(self.path):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"gate {self.path} never opened")
+            time.sleep(0.005)
+        return value
+
+
+def child_pids() -> set[int]:
+    return {p.pid for p in psutil.Process().children(recursive=True)}
+
+
+def pid_gone(pid: int) -> bool:
+    """True once ``pid`` no longer exists (a zombie awaiting its reaper counts as gone)."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+# ---------------------------------------------------------------------- cluster fixtures
+@pytest.fixture(scope="session")
+def cluster():
+    """One LocalCluster (2 workers x 1 thread) shared by the cluster tests that only compute."""
+    from xsched import LocalCluster
+
+    c = LocalCluster(n_workers=2, threads_per_worker=1)
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+@pytest.fixture
+def client(cluster):
+    """A fresh Client on the shared cluster; closing it releases everything it held."""
+    from xsched import Client
+
+    c = Client(cluster)
+    c.wait_for_workers(2, timeout=30)
+    try:
+        yield c
+    finally:
+        c.close()
+        gc.collect()
+
+
+@pytest.fixture
+def own_cluster():
+    """Factory for a private LocalCluster (for tests that kill or rescale processes)."""
+    from xsched import LocalCluster
+
+    made = []
+
+    def make(**kwargs):
+        kwargs.setdefault("n_workers", 2)
+        kwargs.setdefault("threads_per_worker", 1)
+        c = LocalCluster(**kwargs)
+        made.append(c)
+        return c
+
+    try:
+        yield make
+    finally:
+        for c in made:
+            c.close()

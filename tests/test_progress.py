@@ -1,0 +1,461 @@
+"""Progress: the scheduler's counting (a SchedulerState driven by events, no sockets),
+then xsched.progress on a real cluster (text line in a terminal, widget object)."""
+
+from __future__ import annotations
+
+import gc
+import re
+import time
+
+import pytest
+
+from xsched.scheduler.progress import ProgressExtension, Subscription
+from xsched.scheduler.state import (
+    AddWorker, ClientReleasesKeys, NewTask, RemoveWorker, RetryKeys, SchedulerState, TaskErred, TaskFinished,
+    UpdateGraph,
+)
+
+from .conftest import Gate, wait_until
+
+
+# ----------------------------------------------------------------------------- fake scheduler
+class FakeScheduler:
+    """What ProgressExtension uses of the Scheduler: state, ops, clients, send_to_client."""
+
+    def __init__(self, n_workers=1, nthreads=2):
+        self.state = SchedulerState(validate=True)
+        self.ops: dict = {}
+        self.sent: list = []
+        self.client_peer = {"c": b"c"}
+        for i in range(n_workers):
+            self.state.handle(AddWorker(f"w{i}", nthreads=nthreads))
+
+    def register_op(self, op, handler):
+        self.ops[op] = handler
+
+    def send_to_client(self, client, msg):
+        self.sent.append((client, msg))
+
+    def _client_of(self, peer):
+        return peer.decode()
+
+    def run(self, fail=(), limit=1000):
+        """Finish every processing task (raising those in ``fail``) until nothing runs."""
+        for _ in range(limit):
+            running = [(ws.address, ts.key) for ws in self.state.workers.values() for ts in ws.processing]
+            if not running:
+                return
+            w, k = running[0]
+            if k in fail:
+                self.state.handle(TaskErred(w, k, b"", b"", "ValueError: boom"))
+            else:
+                self.state.handle(TaskFinished(w, k, nbytes=8, type="int"))
+        raise AssertionError("tasks kept running")
+
+    def step(self):
+        """Finish one processing task."""
+        for ws in self.state.workers.values():
+            for ts in list(ws.processing):
+                self.state.handle(TaskFinished(ws.address, ts.key, nbytes=8))
+                return ts.key
+        return None
+
+
+def T(key, deps=(), prio=0):
+    return NewTask(key, b"spec", list(deps), (0, 0, prio))
+
+
+def pipeline(n=4):
+    """read-i -> sum-i -> analyse-i -> total (priorities depth first)."""
+    tasks, p = [], 0
+    for i in range(n):
+        tasks += [T(f"read-{i}", (), p), T(f"sum-{i}", [f"read-{i}"], p + 1),
+                  T(f"analyse-{i}", [f"sum-{i}"], p + 2)]
+        p += 3
+    tasks.append(T("total", [f"analyse-{i}" for i in range(n)], p))
+    return tasks
+
+
+def make(n=4, **kw):
+    s = FakeScheduler(**kw)
+    ext = ProgressExtension(s)
+    s.state.handle(UpdateGraph("c", pipeline(n), ["total"]))
+    return s, ext
+
+
+def subscribe(s, keys, sub="s1", complete=True):
+    return s.ops["subscribe-progress"](b"c", {"op": "subscribe-progress", "keys": keys, "sub": sub,
+                                             "complete": complete}, [])
+
+
+# ----------------------------------------------------------------------------- counting
+def test_subscribe_counts_every_needed_task_per_group_in_run_order():
+    s, ext = make(4)
+    reply = subscribe(s, ["total"])
+    assert reply["sub"] == "s1" and reply["done"] is False and reply["missing"] == []
+    assert reply["groups"] == {"read": [0, 0, 4], "sum": [0, 0, 4], "analyse": [0, 0, 4], "total": [0, 0, 1]}
+    assert list(reply["groups"]) == ["read", "sum", "analyse", "total"]  # the order they start running
+    assert set(ext.watch) == {t.key for t in pipeline(4)}
+
+
+def test_updates_follow_transitions_and_end_with_done():
+    s, ext = make(3)
+    subscribe(s, ["total"])
+    assert ext.flush() == 0  # nothing changed yet: nothing sent
+    s.step()
+    assert ext.flush() == 1
+    (client, msg), = s.sent
+    assert client == "c" and msg["op"] == "progress" and msg["sub"] == "s1" and msg["done"] is False
+    assert sum(g[0] for g in msg["groups"].values()) == 1
+    assert ext.flush() == 0
+    s.run()
+    assert ext.flush() == 1
+    last = s.sent[-1][1]
+    assert last["done"] is True
+    assert last["groups"] == {"read": [3, 0, 3], "sum": [3, 0, 3], "analyse": [3, 0, 3], "total": [1, 0, 1]}
+    assert ext.subs == {} and ext.watch == {}  # ended by itself
+    s.step()
+    assert ext.flush() == 0
+
+
+def test_done_counts_survive_release_of_intermediates():
+    """read/sum results are released as soon as they are used; they stay counted as done."""
+    s, ext = make(2)
+    subscribe(s, ["total"])
+    for _ in range(4):
+        s.step()
+    ext.flush()
+    groups = s.sent[-1][1]["groups"]
+    released = [k for k in ("read-0", "read-1") if s.state.tasks[k].state == "released"]
+    assert released, "the pipeline should have released a used input"
+    assert groups["read"][0] == 2
+
+
+def test_subscribing_late_counts_released_inputs_of_finished_work_as_done():
+    s, ext = make(2, nthreads=1)
+    while s.state.tasks["read-0"].state != "released":
+        s.step()
+    assert s.state.tasks["sum-0"].state in ("memory", "released")
+    reply = subscribe(s, ["total"])
+    assert reply["groups"]["read"] == [1, 0, 2]
+    assert reply["groups"]["sum"] == [1, 0, 2]
+    s.run()
+    ext.flush()
+    assert s.sent[-1][1]["groups"]["read"] == [2, 0, 2]
+
+
+def test_erred_task_and_its_dependents_count_as_erred():
+    s, ext = make(3)
+    subscribe(s, ["total"])
+    s.run(fail={"sum-1"})
+    ext.flush()
+    msg = s.sent[-1][1]
+    assert msg["done"] is True
+    g = msg["groups"]
+    assert g["read"] == [3, 0, 3]
+    assert g["sum"] == [2, 1, 3]
+    assert g["analyse"] == [2, 1, 3]
+    assert g["total"] == [0, 1, 1]
+
+
+def test_subscribing_late_counts_finished_work_and_erred_chain():
+    s, ext = make(3)
+    s.run(fail={"sum-1"})
+    assert s.state.tasks["total"].state == "erred"
+    reply = subscribe(s, ["total"])
+    # sum-1's input read-1 was computed and released; below an erred key only erred inputs count
+    assert reply["done"] is True
+    assert reply["groups"]["total"] == [0, 1, 1]
+    assert reply["groups"]["analyse"] == [0, 1, 1]
+    assert reply["groups"]["sum"] == [0, 1, 1]
+    assert ext.subs == {}  # nothing left to watch: no subscription kept
+
+
+def test_complete_false_leaves_out_what_is_done():
+    s, ext = make(2)
+    for _ in range(3):
+        s.step()  # read-0, sum-0/read-1 ... some results now in memory
+    in_memory = [k for k, ts in s.state.tasks.items() if ts.state == "memory"]
+    assert in_memory
+    full = Subscription.from_state("a", "c", s.state, ["total"], complete=True)
+    part = Subscription.from_state("b", "c", s.state, ["total"], complete=False)
+    assert sum(g[2] for g in part.counts.values()) < sum(g[2] for g in full.counts.values())
+    assert all(g[0] == 0 for g in part.counts.values())
+
+
+def test_lost_data_is_recomputed_and_counted_again():
+    s, ext = make(1, n_workers=2, nthreads=1)
+    subscribe(s, ["total"])
+    while s.state.tasks["sum-0"].state != "memory":
+        s.step()
+    ext.flush()
+    before = s.sent[-1][1]["groups"]["sum"][0]
+    assert before == 1
+    holder = next(iter(s.state.tasks["sum-0"].who_has)).address
+    s.state.handle(RemoveWorker(holder, "killed"))
+    ext.flush()
+    assert s.sent[-1][1]["groups"]["sum"][0] == 0  # back to pending: it must be recomputed
+    s.run()
+    ext.flush()
+    assert s.sent[-1][1]["done"] is True
+    assert s.sent[-1][1]["groups"]["sum"] == [1, 0, 1]
+
+
+def test_retry_moves_erred_back_to_pending():
+    s = FakeScheduler(nthreads=1)
+    ext = ProgressExtension(s)
+    s.state.handle(UpdateGraph("c", [T("a-1", (), 0), T("b-1", (), 1)], ["a-1", "b-1"]))
+    subscribe(s, ["a-1", "b-1"])
+    assert s.state.tasks["a-1"].state == "processing"
+    s.state.handle(TaskErred("w0", "a-1", b"", b"", "ValueError: boom"))
+    ext.flush()
+    assert s.sent[-1][1]["groups"] == {"a": [0, 1, 1], "b": [0, 0, 1]}
+    assert s.sent[-1][1]["done"] is False
+    s.state.handle(RetryKeys("c", ["a-1"]))
+    ext.flush()
+    assert s.sent[-1][1]["groups"]["a"] == [0, 0, 1]
+    s.run()
+    ext.flush()
+    assert s.sent[-1][1] == {"op": "progress", "sub": "s1", "groups": {"a": [1, 0, 1], "b": [1, 0, 1]},
+                             "done": True}
+
+
+def test_released_keys_leave_the_total_and_finish_the_subscription():
+    s, ext = make(2)
+    subscribe(s, ["total"])
+    s.step()
+    s.state.handle(ClientReleasesKeys("c", ["total"]))  # the futures were dropped
+    ext.flush()
+    msg = s.sent[-1][1]
+    assert msg["done"] is True
+    assert all(d + e == t for d, e, t in msg["groups"].values())
+    assert ext.subs == {} and ext.watch == {}
+
+
+def test_unsubscribe_and_client_gone():
+    s, ext = make(2)
+    subscribe(s, ["total"], sub="a")
+    subscribe(s, ["total"], sub="b")
+    assert set(ext.subs) == {"a", "b"}
+    s.ops["unsubscribe-progress"](b"c", {"op": "unsubscribe-progress", "sub": "a"}, [])
+    assert set(ext.subs) == {"b"}
+    ext.remove_client("c")
+    assert ext.subs == {} and ext.watch == {}
+    s.step()
+    assert ext.flush() == 0 and s.sent == []
+
+
+def test_flush_drops_subscriptions_of_vanished_clients():
+    s, ext = make(2)
+    subscribe(s, ["total"])
+    s.client_peer.clear()
+    s.step()
+    assert ext.flush() == 0
+    assert ext.subs == {}
+
+
+def test_unknown_keys_are_reported_and_bad_requests_refused():
+    s, ext = make(1)
+    reply = subscribe(s, ["total", "nope-1"])
+    assert reply["missing"] == ["nope-1"]
+    with pytest.raises(ValueError, match="keys"):
+        s.ops["subscribe-progress"](b"c", {"op": "subscribe-progress", "keys": "total"}, [])
+    with pytest.raises(ValueError, match="exists already"):
+        subscribe(s, ["total"])
+
+
+def test_hook_ignores_unwatched_keys():
+    s, ext = make(1)
+    subscribe(s, ["read-0"])
+    s.state.handle(UpdateGraph("c", [T("other")], ["other"]))
+    s.run()
+    ext.flush()
+    assert [m["groups"] for _, m in s.sent] == [{"read": [1, 0, 1]}]
+
+
+def test_close_removes_the_hook():
+    import asyncio
+
+    s, ext = make(1)
+    asyncio.run(ext.close())
+    assert ext._hook not in s.state.transition_hooks
+
+
+# ----------------------------------------------------------------------------- collecting futures
+def test_unpersisted_collection_is_refused_with_advice():
+    import xsched
+
+    x = xsched.delayed(sum)([1, 2])
+    with pytest.raises(TypeError, match="persist"):
+        xsched.progress(x)
+    with pytest.raises(TypeError, match="int"):
+        xsched.progress(3)
+    with pytest.raises(ValueError, match="Futures"):
+        xsched.progress([])
+
+
+# ----------------------------------------------------------------------------- on a cluster
+def read(i):
+    time.sleep(0.02)
+    return list(range(i, i + 10))
+
+
+def add(xs):
+    time.sleep(0.02)
+    return sum(xs)
+
+
+def analyse(x, fail_on=None):
+    time.sleep(0.02)
+    if x == fail_on:
+        raise ValueError(f"cannot analyse {x}")
+    return {"x": x}
+
+
+def combine(results):
+    return len(results)
+
+
+def build(n=6, fail_on=None):
+    import xsched
+
+    d = xsched.delayed
+    out = [d(analyse)(d(add)(d(read)(i)), fail_on) for i in range(n)]
+    return d(combine)(out)
+
+
+@pytest.fixture(scope="module")
+def pclient():
+    from xsched import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1)
+    client = Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+        gc.collect()
+
+
+@pytest.mark.cluster
+@pytest.mark.timeout(60)
+def test_text_progress_over_a_pipeline_blocks_until_done(pclient, capsys):
+    import xsched
+
+    x = pclient.persist(build(6), optimize_graph=False)
+    bar = xsched.progress(x, notebook=False)
+    assert bar.done and bar.status == "finished"
+    assert bar.groups == {"read": [6, 0, 6], "add": [6, 0, 6], "analyse": [6, 0, 6], "combine": [1, 0, 1]}
+    out = capsys.readouterr().out
+    last = out.split("\r")[-1]
+    assert last.endswith("s\n")  # the last line ends with the elapsed time and a newline
+    for segment in ("[##########] 6/6 read", "[##########] 6/6 add", "[##########] 6/6 analyse",
+                    "[##########] 1/1 combine"):
+        assert segment in last
+    assert out.count("\r") >= 1
+    assert x.compute() == 6
+
+
+@pytest.mark.cluster
+@pytest.mark.timeout(60)
+def test_text_progress_counts_erred_tasks(pclient, capsys):
+    import xsched
+
+    x = pclient.persist(build(4, fail_on=sum(range(2, 12))), optimize_graph=False)
+    bar = xsched.progress(x, notebook=False)
+    assert bar.done
+    g = bar.groups
+    assert g["read"] == [4, 0, 4] and g["add"] == [4, 0, 4]
+    assert g["analyse"] == [3, 1, 4]
+    assert g["combine"] == [0, 1, 1]
+    assert "1 erred" in capsys.readouterr().out.split("\r")[-1]
+
+
+@pytest.mark.cluster
+@pytest.mark.timeout(60)
+def test_progress_of_futures_from_map_and_live_updates(pclient, tmp_path):
+    import xsched
+
+    gate = Gate(tmp_path)
+    futs = pclient.map(gate.wait, range(5))
+    bar = xsched.progress(futs, notebook=True)  # a widget object; returns at once
+    assert not bar.done
+    assert bar.groups == {"wait": [0, 0, 5]}
+    assert bar.bars["wait"][0].max == 5 and bar.bars["wait"][0].value == 0
+    gate.open()
+    assert bar.wait(timeout=30)
+    assert bar.groups == {"wait": [5, 0, 5]}
+    progress_bar, label = bar.bars["wait"]
+    assert progress_bar.value == 5 and progress_bar.bar_style == "success"
+    assert "wait: 5 / 5" in label.value
+    assert "finished" in bar.title.value
+
+
+@pytest.mark.cluster
+@pytest.mark.timeout(60)
+def test_widget_bar_turns_red_on_error(pclient):
+    import xsched
+
+    futs = pclient.map(analyse, [1, 2, 3], fail_on=2)
+    bar = xsched.progress(futs, notebook=True)
+    assert bar.wait(timeout=30)
+    assert bar.groups == {"analyse": [2, 1, 3]}
+    assert bar.bars["analyse"][0].bar_style == "danger"
+    assert "1 erred" in bar.bars["analyse"][1].value
+
+
+@pytest.mark.cluster
+@pytest.mark.timeout(60)
+def test_subscriptions_end_when_their_client_goes(pclient, tmp_path):
+    import xsched
+    from xsched import Client
+
+    def n_subs(scheduler):
+        return len(scheduler.extensions["progress"].subs)
+
+    gate = Gate(tmp_path)
+    other = Client(pclient.cluster, set_as_default=False)
+    try:
+        futs = other.map(gate.wait, range(3), key=[f"held-{i}" for i in range(3)])
+        bar = xsched.progress(futs, notebook=True)
+        assert not bar.done
+        assert pclient.run_on_scheduler(n_subs) == 1
+    finally:
+        other.close()
+    wait_until(lambda: pclient.run_on_scheduler(n_subs) == 0, msg="subscription dropped")
+    gate.open()
+
+
+@pytest.mark.cluster
+@pytest.mark.timeout(60)
+def test_progress_of_finished_futures_returns_at_once(pclient, capsys):
+    import xsched
+
+    futs = pclient.map(add, [[1], [2], [3]])
+    pclient.gather(futs)
+    bar = xsched.progress(futs, notebook=False)
+    assert bar.done and bar.groups == {"add": [3, 0, 3]}
+    assert re.search(r"\r\[##########\] 3/3 add \| \d+\.\ds\n$", capsys.readouterr().out)
+    bar = xsched.progress(futs, notebook=False, complete=False)
+    assert bar.done and bar.groups == {}
+
+
+@pytest.mark.cluster
+@pytest.mark.timeout(60)
+def test_await_progress_with_an_asynchronous_client(pclient, capsys):
+    import asyncio
+
+    import xsched
+    from xsched import Client
+
+    async def main():
+        async with Client(pclient.cluster, asynchronous=True, set_as_default=False) as c:
+            futs = c.map(add, [[i, 1] for i in range(8)])
+            bar = xsched.progress(futs, notebook=False)
+            assert bar.status == "created"
+            await bar
+            return bar.done, bar.groups
+
+    assert asyncio.run(main()) == (True, {"add": [8, 0, 8]})
+    assert "8/8 add" in capsys.readouterr().out

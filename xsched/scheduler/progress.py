@@ -1,0 +1,307 @@
+"""Progress of a set of keys, counted on the scheduler and pushed to the client.
+
+Data flow::
+
+    client --subscribe-progress {keys, sub}--> ProgressExtension.subscribe
+        walks the dependencies of ``keys`` once, counts per group [done, erred, total]
+        <--reply {sub, groups, done}--
+    SchedulerState._set_state -> transition_hooks -> ProgressExtension._hook(ts, start, finish)
+        O(1) per transition: a key -> subscriptions index; marks the subscription dirty
+    _flush_loop (one asyncio task, owned here): wakes on the first change, sends
+        {"op": "progress", sub, groups, done} to each dirty subscription's client,
+        then sleeps ``interval`` (100 ms), so a client gets at most ten updates a second
+    a subscription ends when all its keys are done or erred (the last message has
+    done=True), on unsubscribe-progress, or when its client goes away.
+
+Counting rules (per key of the subscription):
+
+* ``done`` when the key reaches memory (or is in memory at subscription);
+* ``erred`` when it reaches erred; a retried key (erred -> released -> waiting) and a
+  key whose data was lost and is recomputed (memory -> released -> waiting) go back to
+  pending;
+* a pending key that is forgotten (its futures were released or cancelled) leaves the
+  total.
+
+The counting class ``Subscription`` has no clocks or sockets and is tested by driving a
+``SchedulerState`` with events.
+
+>>> from xsched.scheduler.state import SchedulerState, AddWorker, UpdateGraph, NewTask, TaskFinished
+>>> state = SchedulerState()
+>>> _ = state.handle(AddWorker("w", nthreads=1))
+>>> _ = state.handle(UpdateGraph("c", [NewTask("inc-1", b"", [], (0,))], ["inc-1"]))
+>>> sub = Subscription.from_state("s1", "c", state, ["inc-1"])
+>>> sub.groups()
+{'inc': [0, 0, 1]}
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import Iterable
+
+logger = logging.getLogger("xsched.scheduler.progress")
+
+__all__ = ["ProgressExtension", "Subscription"]
+
+PENDING, DONE, ERRED = 0, 1, 2
+
+
+class Subscription:
+    """One client's view of the progress of some keys: per group [done, erred, total]."""
+
+    __slots__ = ("id", "client", "status", "group_of", "counts", "dirty", "n_pending")
+
+    def __init__(self, sub_id: str, client: str):
+        self.id = sub_id
+        self.client = client
+        self.status: dict[str, int] = {}      # key -> PENDING / DONE / ERRED
+        self.group_of: dict[str, str] = {}
+        self.counts: dict[str, list[int]] = {}  # group -> [done, erred, total]
+        self.dirty = False
+        self.n_pending = 0
+
+    @classmethod
+    def from_state(cls, sub_id: str, client: str, state, keys: Iterable[str], complete: bool = True) -> "Subscription":
+        """Walk what ``keys`` need through ``state.tasks``.
+
+        A key in memory is done, and so is everything below it (its inputs ran before
+        it; they may have been released since). Below an erred key only erred inputs and
+        inputs in memory are followed (the others will not run for it).
+        ``complete=False`` leaves out keys already done or erred (and does not walk below them).
+        """
+        sub = cls(sub_id, client)
+        tasks = state.tasks
+        stack = [(tasks[k], None) for k in keys if k in tasks]
+        seen: set[str] = set()
+        while stack:
+            ts, below = stack.pop()  # below: None, or the state ("memory"/"erred") of a key above
+            if ts.key in seen or ts.key not in tasks:
+                continue
+            if ts.state == "memory" or below == "memory":
+                seen.add(ts.key)
+                if complete:
+                    sub._add(ts.key, ts.group, DONE)
+                    stack.extend((d, "memory") for d in ts.dependencies)
+            elif ts.state == "erred":
+                seen.add(ts.key)
+                if complete:
+                    sub._add(ts.key, ts.group, ERRED)
+                    stack.extend((d, "erred") for d in ts.dependencies if d.state in ("erred", "memory"))
+            elif below is None:
+                seen.add(ts.key)
+                sub._add(ts.key, ts.group, PENDING)
+                stack.extend((d, None) for d in ts.dependencies)
+        sub._order_groups(tasks)
+        return sub
+
+    def _order_groups(self, tasks) -> None:
+        """Groups in the order they start running (earliest task priority first): read, sum, analyse."""
+        first: dict[str, tuple] = {}
+        for key, group in self.group_of.items():
+            ts = tasks.get(key)
+            prio = tuple(ts.priority) if ts is not None else ()
+            if group not in first or prio < first[group]:
+                first[group] = prio
+        try:
+            order = sorted(self.counts, key=lambda g: first.get(g, ()))
+        except TypeError:  # priorities of mixed shapes: keep the walk's order
+            return
+        self.counts = {g: self.counts[g] for g in order}
+
+    def _add(self, key: str, group: str, status: int) -> None:
+        self.status[key] = status
+        self.group_of[key] = group
+        c = self.counts.setdefault(group, [0, 0, 0])
+        c[2] += 1
+        if status == DONE:
+            c[0] += 1
+        elif status == ERRED:
+            c[1] += 1
+        else:
+            self.n_pending += 1
+
+    def _move(self, key: str, new: int) -> None:
+        old = self.status[key]
+        if old == new:
+            return
+        c = self.counts[self.group_of[key]]
+        if old == DONE:
+            c[0] -= 1
+        elif old == ERRED:
+            c[1] -= 1
+        else:
+            self.n_pending -= 1
+        if new == DONE:
+            c[0] += 1
+        elif new == ERRED:
+            c[1] += 1
+        else:
+            self.n_pending += 1
+        self.status[key] = new
+        self.dirty = True
+
+    def transition(self, key: str, start: str, finish: str) -> bool:
+        """Apply one task transition; True when the key leaves this subscription."""
+        if finish == "memory":
+            self._move(key, DONE)
+        elif finish == "erred":
+            self._move(key, ERRED)
+        elif finish == "waiting":
+            self._move(key, PENDING)  # retried, or its data was lost and it is recomputed
+        elif finish == "forgotten":
+            if self.status.get(key) == PENDING:  # cancelled or released before it finished
+                c = self.counts[self.group_of[key]]
+                c[2] -= 1
+                self.n_pending -= 1
+                if c[2] == 0:
+                    del self.counts[self.group_of[key]]
+                self.dirty = True
+            self.status.pop(key, None)
+            self.group_of.pop(key, None)
+            return True
+        return False
+
+    @property
+    def finished(self) -> bool:
+        """Nothing left pending: every key is done or erred (or was forgotten)."""
+        return self.n_pending <= 0
+
+    def groups(self) -> dict[str, list[int]]:
+        """A copy: {group: [done, erred, total]}."""
+        return {g: list(c) for g, c in self.counts.items()}
+
+    def message(self) -> dict:
+        return {"op": "progress", "sub": self.id, "groups": self.groups(), "done": self.finished}
+
+
+class ProgressExtension:
+    """Serves ``subscribe-progress`` / ``unsubscribe-progress`` and pushes ``progress``.
+
+    Created by the Scheduler (``scheduler.extensions["progress"]``). ``interval`` is the
+    shortest time between two pushes to one subscription, in seconds.
+    """
+
+    def __init__(self, scheduler, interval: float = 0.1):
+        self.scheduler = scheduler
+        self.interval = interval
+        self.subs: dict[str, Subscription] = {}
+        self.watch: dict[str, set[Subscription]] = {}  # key -> subscriptions counting it
+        self._changed = asyncio.Event()
+        self._flusher: asyncio.Task | None = None
+        self.closed = False
+        scheduler.state.transition_hooks.append(self._hook)
+        scheduler.register_op("subscribe-progress", self._op_subscribe)
+        scheduler.register_op("unsubscribe-progress", self._op_unsubscribe)
+
+    def __repr__(self) -> str:
+        return f"<ProgressExtension subscriptions={len(self.subs)} keys={len(self.watch)}>"
+
+    # ------------------------------------------------------------------ ops
+    def _op_subscribe(self, peer, header, payload) -> dict:
+        client = self.scheduler._client_of(peer)
+        keys = header.get("keys")
+        if not isinstance(keys, (list, tuple)) or not all(isinstance(k, str) for k in keys):
+            raise ValueError("subscribe-progress needs 'keys': a list of key strings")
+        sub_id = str(header.get("sub") or f"progress-{uuid.uuid4().hex[:12]}")
+        return self.subscribe(client, keys, sub_id, bool(header.get("complete", True)))
+
+    def _op_unsubscribe(self, peer, header, payload) -> dict:
+        self.unsubscribe(str(header.get("sub")))
+        return {}
+
+    def subscribe(self, client: str, keys: list[str], sub_id: str, complete: bool = True) -> dict:
+        """Start counting; the reply holds the first counts (and done=True if nothing is left)."""
+        if sub_id in self.subs:
+            raise ValueError(f"progress subscription {sub_id!r} exists already; use a new id")
+        sub = Subscription.from_state(sub_id, client, self.scheduler.state, keys, complete)
+        missing = [k for k in keys if k not in self.scheduler.state.tasks]
+        reply = {"sub": sub_id, "groups": sub.groups(), "done": sub.finished, "missing": missing[:100]}
+        if not sub.finished:
+            self.subs[sub_id] = sub
+            for key in sub.status:
+                self.watch.setdefault(key, set()).add(sub)
+            self._ensure_flusher()
+        return reply
+
+    def unsubscribe(self, sub_id: str) -> None:
+        sub = self.subs.pop(sub_id, None)
+        if sub is None:
+            return
+        for key in sub.status:
+            subs = self.watch.get(key)
+            if subs is not None:
+                subs.discard(sub)
+                if not subs:
+                    del self.watch[key]
+
+    def remove_client(self, client: str) -> None:
+        """The client went away: drop its subscriptions (called by the Scheduler)."""
+        for sub_id in [s.id for s in self.subs.values() if s.client == client]:
+            self.unsubscribe(sub_id)
+
+    # ------------------------------------------------------------------ counting
+    def _hook(self, ts, start: str, finish: str) -> None:
+        subs = self.watch.get(ts.key)
+        if not subs:
+            return
+        changed = False
+        for sub in list(subs):
+            if sub.transition(ts.key, start, finish):
+                subs.discard(sub)
+            changed = changed or sub.dirty
+        if not subs:
+            self.watch.pop(ts.key, None)
+        if changed:
+            self._changed.set()
+
+    def flush(self) -> int:
+        """Send one update to every subscription that changed; end finished ones. Returns #sent."""
+        sent = 0
+        for sub in [s for s in self.subs.values() if s.dirty]:
+            sub.dirty = False
+            if sub.client not in self.scheduler.client_peer:
+                self.unsubscribe(sub.id)
+                continue
+            self.scheduler.send_to_client(sub.client, sub.message())
+            sent += 1
+            if sub.finished:
+                self.unsubscribe(sub.id)
+        return sent
+
+    def _ensure_flusher(self) -> None:
+        if self._flusher is not None or self.closed:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # driven by hand (tests): call flush() yourself
+            return
+        self._flusher = asyncio.ensure_future(self._flush_loop())
+
+    async def _flush_loop(self) -> None:
+        while True:
+            await self._changed.wait()
+            self._changed.clear()
+            try:
+                self.flush()
+            except Exception:  # never let a display feature take the scheduler down
+                logger.exception("progress: sending updates failed")
+            await asyncio.sleep(self.interval)
+
+    async def close(self) -> None:
+        """Stop the flusher (the Scheduler calls this when it closes)."""
+        self.closed = True
+        if self._flusher is not None:
+            self._flusher.cancel()
+            try:
+                await self._flusher
+            except (asyncio.CancelledError, Exception):
+                pass
+            self._flusher = None
+        self.subs.clear()
+        self.watch.clear()
+        try:
+            self.scheduler.state.transition_hooks.remove(self._hook)
+        except ValueError:
+            pass
