@@ -24,7 +24,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-BENCHMARKS = ("engine", "movie", "seed003")
+BENCHMARKS = ("engine", "movie", "seed003", "spill")
 MOVIE_VARIANTS = ("fused", "unfused", "delayed", "futures")
 
 
@@ -308,6 +308,29 @@ def bench_seed003(runner: Runner, pys: dict, args) -> None:
         print(f"\n{notes}")
 
 
+def bench_spill(runner: Runner, pys: dict, args) -> None:
+    res = {}
+    for impl, py in pys.items():
+        cmd = [py, os.path.join(HERE, "spill.py"), "--impl", impl, "--json"] + (["--quick"] if args.quick else [])
+        res[impl] = runner.run(f"spill-{impl}", cmd, 120 if args.quick else 900)
+    blocks = res.get("xsched", {}).get("blocks", 20)
+    print_header(f"spill: 1 worker x 1 thread, memory_limit=1GB, {blocks} x 100 MiB arrays held, "
+                 "sum of each, total", list(res.values()))
+    print(env_line(list(res.values())) + "\n")
+    impls = list(res)
+    notes = Notes()
+    specs = [("wall time (s)", "wall_seconds"), ("correct", "correct"), ("peak worker RSS (MiB)", "peak_rss_mb"),
+             ("peak under the 1 GB limit", "under_limit"), ("spilled (MiB)", "spilled_mb"),
+             ("read back all blocks (s)", "reread_seconds"),
+             ("spill write (MiB/s)", "spill_write_mib_s"), ("spill read (MiB/s)", "spill_read_mib_s"),
+             ("disk write, fdatasync (MiB/s)", "disk_write_mib_s"), ("disk read, cold (MiB/s)", "disk_read_cold_mib_s")]
+    errs = {impl: (notes.add(f"{impl}: {r['error']}") if r.get("error") else None) for impl, r in res.items()}
+    rows = [[label] + [errs[i] or res[i].get(key) for i in impls] for label, key in specs]
+    print(table(["figure"] + impls, rows))
+    if notes.items:
+        print(f"\n{notes}")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--only", choices=BENCHMARKS, action="append",
@@ -330,7 +353,8 @@ def main(argv=None) -> int:
     if args.quick:
         print("QUICK MODE: small sizes for a smoke check; do not quote these figures.")
     for name in args.only or BENCHMARKS:
-        {"engine": bench_engine, "movie": bench_movie, "seed003": bench_seed003}[name](runner, pys, args)
+        {"engine": bench_engine, "movie": bench_movie, "seed003": bench_seed003,
+         "spill": bench_spill}[name](runner, pys, args)
         sys.stdout.flush()
     with open(os.path.join(logs, "results.json"), "w") as f:
         json.dump(runner.results, f, indent=1, default=str)
