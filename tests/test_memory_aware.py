@@ -1,7 +1,5 @@
 """Depth-first execution on a real cluster, asserted by counting what workers hold."""
 
-import os
-
 import h5py
 import numpy as np
 import pytest

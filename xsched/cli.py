@@ -44,6 +44,18 @@ def _install_signals(stop: asyncio.Event) -> None:
             pass
 
 
+async def _serve_until_stopped(server, parent_pid: int | None) -> None:
+    """Wait until the server closes itself, a signal arrives, or the parent process dies."""
+    stop = asyncio.Event()
+    _install_signals(stop)
+    watcher = asyncio.ensure_future(_watch_parent(parent_pid, stop))
+    closed = asyncio.ensure_future(server.finished())
+    stopper = asyncio.ensure_future(stop.wait())
+    await asyncio.wait([closed, stopper], return_when=asyncio.FIRST_COMPLETED)
+    for t in (watcher, stopper, closed):
+        t.cancel()
+
+
 # ---------------------------------------------------------------------- scheduler
 async def _run_scheduler(args) -> None:
     from .protocol.security import Security
@@ -60,14 +72,7 @@ async def _run_scheduler(args) -> None:
               f"  workers: xsched worker "
               f"{'--scheduler-file ' + args.scheduler_file if args.scheduler_file else sched.address}",
               flush=True)
-    stop = asyncio.Event()
-    _install_signals(stop)
-    watcher = asyncio.ensure_future(_watch_parent(args.parent_pid, stop))
-    closed = asyncio.ensure_future(sched.finished())
-    stopper = asyncio.ensure_future(stop.wait())
-    await asyncio.wait([closed, stopper], return_when=asyncio.FIRST_COMPLETED)
-    for t in (watcher, stopper):
-        t.cancel()
+    await _serve_until_stopped(sched, args.parent_pid)
     worker_pids = [ws.pid for ws in sched.state.workers.values() if ws.pid]
     await sched.close()
     if args.cleanup_directory and args.parent_pid and os.getppid() != args.parent_pid:
@@ -104,14 +109,7 @@ async def _run_worker(args, security, address) -> None:
     w = Worker(address, security, nthreads, name=args.name, memory_limit=memory_limit, resources=resources,
                local_directory=local_dir, host=args.host)
     await w.start()
-    stop = asyncio.Event()
-    _install_signals(stop)
-    watcher = asyncio.ensure_future(_watch_parent(args.parent_pid, stop))
-    closed = asyncio.ensure_future(w.finished())
-    stopper = asyncio.ensure_future(stop.wait())
-    await asyncio.wait([closed, stopper], return_when=asyncio.FIRST_COMPLETED)
-    for t in (watcher, stopper):
-        t.cancel()
+    await _serve_until_stopped(w, args.parent_pid)
     await w.close()
 
 

@@ -17,7 +17,6 @@ thread shared by all synchronous clients of the process.
 from __future__ import annotations
 
 import asyncio
-import html
 import itertools
 import logging
 import random
@@ -25,10 +24,9 @@ import threading
 import uuid
 import warnings
 import weakref
-from typing import Any, Iterable
 
 from .. import config
-from ..comm import CommClosedError, Connection, ConnectionPool, RemoteError
+from ..comm import CommClosedError, Connection, ConnectionPool
 from ..errors import SchedulerLostError, unpack_exception
 from ..graph.annotate import current_annotations, validate_annotations
 from ..graph.spec import Ref, Task, dependencies, funcname

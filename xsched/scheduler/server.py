@@ -24,9 +24,10 @@ import uuid
 from collections import Counter, deque
 
 from .. import config
-from ..comm import Listener, Msg
+from ..comm import Listener
 from ..errors import KilledWorker, pack_exception
 from ..protocol.messages import unpack_objects
+from ..protocol.remote import call_user_function
 from ..protocol.security import Security
 from ..units import parse_bytes, parse_timedelta
 from .state import (
@@ -358,17 +359,7 @@ class Scheduler:
     async def _op_run_on_scheduler(self, peer, h, payload):
         self._client_of(peer)
         objs = unpack_objects(h, payload)
-        func, args, kwargs = objs["func"], objs.get("args", ()), objs.get("kwargs", {})
-        try:
-            if _wants(func, "scheduler"):
-                kwargs = dict(kwargs, scheduler=self)
-            result = func(*args, **kwargs)
-            if inspect.isawaitable(result):
-                result = await result
-        except Exception as e:
-            blob, tb, text = pack_exception(e)
-            return Msg({"status": "OK", "error": True, "exception": blob, "traceback": tb, "text": text})
-        return Msg({"status": "OK"}, {"result": result})
+        return await call_user_function(objs["func"], objs.get("args", ()), objs.get("kwargs", {}), "scheduler", self)
 
     async def _op_start_ipython(self, peer, h, payload):
         self._client_of(peer)
@@ -401,7 +392,7 @@ class Scheduler:
                     why = self.state.who_can_run(key)["reason"]
                     text = (f"task {key!r} has waited {now - since:.0f}s because no worker can run it: {why}. "
                             "Start a worker that can (e.g. `xsched worker ... --resources`), or cancel it.")
-                    for client in {c for t in [ts] for c in t.who_wants} or set(self.client_peer):
+                    for client in set(ts.who_wants) or set(self.client_peer):
                         self.send_to_client(client, {"op": "warning", "text": text})
 
     def _op_memory_history(self, peer, h, payload):
@@ -444,12 +435,6 @@ class Scheduler:
             "transitions": st.transition_counter,
         }
 
-
-def _wants(func, name: str) -> bool:
-    try:
-        return name in inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 def write_scheduler_file(path: str, address: str, security: Security, scheduler_id: str) -> None:

@@ -33,7 +33,7 @@ import itertools
 import math
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Iterable
 
 from ..tokenize import key_split
 

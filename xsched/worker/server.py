@@ -33,11 +33,12 @@ from typing import Any
 import psutil
 
 from .. import config
-from ..comm import CommClosedError, Connection, ConnectionPool, Listener, Msg
+from ..comm import CommClosedError, Connection, ConnectionPool, Listener
 from ..errors import pack_exception
 from ..graph.spec import Task, execute
 from ..protocol.bulk import BulkServer, get_data, serve_data
 from ..protocol.messages import unpack_objects
+from ..protocol.remote import call_user_function
 from ..protocol.security import Security
 from ..protocol.tasks import loads_task
 from ..sizeof import sizeof
@@ -341,17 +342,7 @@ class Worker:
 
     async def _run_function(self, header, payload):
         objs = unpack_objects(header, payload)
-        func, args, kwargs = objs["func"], objs.get("args", ()), objs.get("kwargs", {})
-        if _wants(func, "worker"):
-            kwargs = dict(kwargs, worker=self)
-        try:
-            result = func(*args, **kwargs)
-            if inspect.isawaitable(result):
-                result = await result
-        except Exception as e:
-            blob, tb, text = pack_exception(e)
-            return Msg({"status": "OK", "error": True, "exception": blob, "traceback": tb, "text": text})
-        return Msg({"status": "OK"}, {"result": result})
+        return await call_user_function(objs["func"], objs.get("args", ()), objs.get("kwargs", {}), "worker", self)
 
     async def _start_ipython(self):
         from ..jupyter.kernel import start_kernel
@@ -389,9 +380,3 @@ class Worker:
                 return
             await asyncio.sleep(interval)
 
-
-def _wants(func, name: str) -> bool:
-    try:
-        return name in inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return False

@@ -1,0 +1,43 @@
+"""Running a user's function inside a server (``client.run`` / ``run_on_scheduler``).
+
+Both servers do the same thing: unpickle the function from an authenticated client,
+hand it the live server object if its signature asks for it by name, await it if it is a
+coroutine, and reply with the result or the exception and its remote traceback.
+
+>>> import asyncio
+>>> msg = asyncio.run(call_user_function(lambda worker: worker, (), {}, "worker", 42))
+>>> msg.objects
+{'result': 42}
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from ..errors import pack_exception
+
+__all__ = ["call_user_function", "wants"]
+
+
+def wants(func, name: str) -> bool:
+    """True when ``func`` has a parameter called ``name`` (``worker``, ``scheduler``)."""
+    try:
+        return name in inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+async def call_user_function(func, args, kwargs, inject_name: str, inject_obj):
+    """The reply Msg for running ``func(*args, **kwargs)`` here."""
+    from ..comm import Msg
+
+    try:
+        if wants(func, inject_name):
+            kwargs = dict(kwargs, **{inject_name: inject_obj})
+        result = func(*args, **kwargs)
+        if inspect.isawaitable(result):
+            result = await result
+    except Exception as e:
+        blob, tb, text = pack_exception(e)
+        return Msg({"status": "OK", "error": True, "exception": blob, "traceback": tb, "text": text})
+    return Msg({"status": "OK"}, {"result": result})
