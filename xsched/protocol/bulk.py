@@ -13,7 +13,9 @@ replies travel in two parts:
 Only raw buffer contents cross the side channel; the pickle streams that give them
 meaning arrive over the authenticated ZeroMQ channel, and a peer without the one-time
 token (delivered over that channel) gets nothing. Nothing read from the side channel is
-ever unpickled on its own.
+ever unpickled on its own. The side channel is not encrypted, so it is used only where
+the ZeroMQ connection is not either (PLAIN, i.e. loopback by default); under CURVE
+everything stays on the encrypted ZeroMQ connection.
 
 >>> server = BulkServer("127.0.0.1"); server.start()
 >>> offer = server.offer([memoryview(b"x" * 10)])
@@ -166,7 +168,9 @@ async def get_data(conn, keys: list[str], address: str, timeout: float | None = 
 
     from .messages import unpack_objects
 
-    reply, payload = await conn.request({"op": "get-data", "keys": keys, "bulk": True}, timeout=timeout)
+    # the side channel is not encrypted: only where ZeroMQ does not encrypt either (PLAIN)
+    bulk_ok = conn.security.mechanism_for(address) == "plain"
+    reply, payload = await conn.request({"op": "get-data", "keys": keys, "bulk": bulk_ok}, timeout=timeout)
     bulk = reply.get("bulk")
     if bulk:
         bufs = await asyncio.get_running_loop().run_in_executor(None, fetch_buffers, host_of(address), bulk)
