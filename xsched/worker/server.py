@@ -121,6 +121,12 @@ class Worker:
         n = len(self.state.executing) if self.state else 0
         return f"<Worker {self.address!r} name={self.name!r} status={self.status} executing={n}>"
 
+    # ------------------------------------------------------------------ views for users
+    @property
+    def active(self) -> set[str]:
+        """Keys executing on this worker now (``%remote info[addr] worker.active``)."""
+        return self.state.active if self.state is not None else set()
+
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> "Worker":
         global _current_worker
