@@ -146,3 +146,14 @@ def test_cluster_wide_limit(tmp_path):
         client.gather(futs)
     ivs = intervals(log, "read")
     assert len(ivs) == 6 and max_overlap(ivs) == 1
+
+
+def test_no_worker_warning_reaches_the_client():
+    with xsched.config.set({"scheduler.no-worker-warning": "300ms"}):
+        with LocalCluster(n_workers=1, threads_per_worker=1) as cluster, Client(cluster) as client:
+            with pytest.warns(RuntimeWarning, match="no worker can run it.*TPU") as record:
+                fut = client.submit(load, -7, resources={"TPU": 1})
+                deadline = time.time() + 20
+                while not record.list and time.time() < deadline:  # the client's loop thread warns
+                    time.sleep(0.05)
+            fut.cancel()

@@ -129,15 +129,27 @@ def _recv_into(conn: socket.socket, view: memoryview) -> None:
         got += k
 
 
-def fetch_buffers(host: str, offer: dict, timeout: float = 60) -> list[bytearray]:
-    """Blocking: fetch an offer's buffers into fresh, writeable bytearrays (run in a thread)."""
-    out = [bytearray(n) for n in offer["lengths"]]
+def fetch_buffers(host: str, offer: dict, timeout: float = 60) -> list:
+    """Blocking: fetch an offer's buffers into fresh, writeable buffers (run in a thread).
+
+    The buffers are uninitialised numpy byte arrays: ``bytearray(n)`` would first write
+    n zero bytes, which costs as much as the transfer itself for large arrays.
+    """
+    out = [_empty(n) for n in offer["lengths"]]
     with socket.create_connection((host, offer["port"]), timeout=timeout) as conn:
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 * 2**20)
         conn.sendall(bytes(offer["token"]))
         for buf in out:
             _recv_into(conn, memoryview(buf))
     return out
+
+
+def _empty(n: int):
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover - numpy is a dependency
+        return bytearray(n)
+    return np.empty(n, dtype=np.uint8)
 
 
 def split_for_bulk(payload: list) -> tuple[list, list[int], list]:

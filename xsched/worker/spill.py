@@ -632,10 +632,18 @@ def _read_frames(path: str) -> tuple[list[bytearray], int]:
         lengths = struct.unpack(f"<{n}Q", _read_exact(f, _LEN.size * n))
         frames = []
         for length in lengths:
-            buf = bytearray(length)
+            buf = _empty(length)  # uninitialised: no pass writing zeros before the read
             _readinto_exact(f, memoryview(buf))
             frames.append(buf)
     return frames, _HEAD.size + _LEN.size * n + sum(lengths)
+
+
+def _empty(n: int):
+    if n < 1 << 16:
+        return bytearray(n)
+    import numpy as np
+
+    return np.empty(n, dtype=np.uint8)
 
 
 def _read_exact(f, n: int) -> bytearray:
