@@ -80,6 +80,10 @@ def make_movie(path: str, frames: int, size: int, chunk: int = 100) -> None:
     os.replace(tmp, path)
 
 
+def _load_libraries() -> None:
+    import h5py  # noqa: F401
+
+
 class PeakRSS:
     """Samples the RSS of worker processes (by PID) every 20 ms from this process."""
 
@@ -124,6 +128,7 @@ def main(argv=None) -> int:
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, memory_limit=args.memory_limit) as cluster, \
             Client(cluster) as client:
         print(f"cluster: {cluster}")
+        client.run(_load_libraries)  # idle memory then includes h5py, as it will during the run
         pids = client.run(os.getpid)
         t0 = time.perf_counter()
         with PeakRSS(pids) as rss:
@@ -153,7 +158,7 @@ def main(argv=None) -> int:
         print(f"wall time: {wall:.2f} s ({args.frames * args.size * args.size * 4 / wall / 2**20:.0f} MiB/s)")
         ideal = chunk_bytes * 1.1
         mem = client.scheduler_info()["workers"]
-        for addr in sorted(pids):
+        for addr in sorted(pids, key=lambda a: str(mem.get(a, {}).get("name", a))):
             above = rss.peak[addr] - rss.idle[addr]
             spilled = mem.get(addr, {}).get("memory", {}).get("spilled", 0)
             print(f"  worker {mem.get(addr, {}).get('name', addr)}: peak RSS {format_bytes(rss.peak[addr])}, "
