@@ -75,8 +75,16 @@ def read_chunk(path, i, chunk=CHUNK):
         return f[DSET][i * chunk:(i + 1) * chunk]
 
 
-def warm_up(path):
-    """Import and touch everything a task will use, on tiny inputs, so idle RSS is honest."""
+def warm_up(path, array_module=None):
+    """Import and touch everything a task will use, on tiny inputs, so idle RSS is honest.
+
+    That includes the implementation's array module (xsched.array, dask.array), which a
+    worker imports once, with its first array task, and keeps for its lifetime.
+    """
+    if array_module:
+        import importlib
+
+        importlib.import_module(array_module)
     with h5py.File(path, "r") as f:
         small = f[DSET][0:SUB, 0:64, 0:64]
     get_info(sum_sub_stacks(small))
@@ -216,7 +224,7 @@ def measure_cluster(ns, variant: str, path: str, shape, memory_limit: str) -> di
     cluster = client = None
     try:
         cluster, client, addrs = common.start(ns, n_workers=2, threads_per_worker=1, memory_limit=memory_limit)
-        pids = warm_up_workers(client, addrs, path)
+        pids = warm_up_workers(client, addrs, path, ns.array.__name__)
         names = {pid: f"w{addrs.index(a)}" for a, pid in pids.items()}
         time.sleep(0.2)
         idle = common.idle_rss(pids.values())
@@ -243,13 +251,13 @@ def measure_cluster(ns, variant: str, path: str, shape, memory_limit: str) -> di
     return out
 
 
-def warm_up_workers(client, addrs, path) -> dict:
+def warm_up_workers(client, addrs, path, array_module=None) -> dict:
     """Run ``warm_up`` once on every worker as a pinned task: {address: pid}.
 
-    (A task rather than ``client.run(warm_up)``: xsched's run() pickles functions defined
-    in ``__main__`` by reference, which the workers cannot load; see the report.)
+    Run as pinned tasks, so the warm-up also goes through each worker's task path.
     """
-    futs = {a: client.submit(warm_up, path, workers=[a], pure=False, allow_other_workers=False) for a in addrs}
+    futs = {a: client.submit(warm_up, path, array_module, workers=[a], pure=False, allow_other_workers=False)
+            for a in addrs}
     pids = {a: f.result(timeout=120) for a, f in futs.items()}
     del futs
     assert pids == client.run(os.getpid), "warm-up tasks did not run where they were pinned"
