@@ -130,3 +130,14 @@ def test_cancelled_fetch_then_compute_runs_it_here():
     assert ws.tasks["a"].state == "executing"
     out = ws.handle(ExecuteSuccess("a", 1))
     assert ("task-finished", "a") in sched_ops(out)
+
+
+def test_input_cancelled_mid_fetch_then_wanted_again_still_arrives():
+    ws = W()
+    ws.handle(ComputeTask("y", b"s", who_has={"x": ["peer"]}, nbytes={"x": 1}))
+    ws.handle(FreeKeys(["y"]))
+    assert ws.tasks["x"].state == "cancelled"
+    out = ws.handle(ComputeTask("z", b"s", who_has={"x": ["peer"]}, nbytes={"x": 1}))
+    assert ws.tasks["x"].state == "flight" and ws.tasks["z"].state == "waiting"
+    out = ws.handle(GatherDepSuccess("peer", {"x": 1}))
+    assert [i.key for i in out if isinstance(i, Execute)] == ["z"]

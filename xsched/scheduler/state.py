@@ -454,9 +454,8 @@ class SchedulerState:
             ts = self.tasks.get(key)
             if ts is None:
                 continue
-            ts.who_wants.discard(ev.client)
+            ts.who_wants.discard(ev.client)  # the cancelling client already marked its future
             self.clients.get(ev.client, set()).discard(ts)
-            self._out.append(ToClient(ev.client, {"op": "key-cancelled", "key": key}))
             if not ts.who_wants:
                 self._maybe_release(ts, recs)
         return recs
@@ -710,6 +709,10 @@ class SchedulerState:
         return {}
 
     def _transition_queued_processing(self, ts: TaskState, ws, sid: str) -> dict:
+        if ts.waiting_on:  # an input was lost while it queued: wait for its recomputation
+            self._queued_count -= 1
+            self._set_state(ts, "waiting", sid)
+            return {}
         ws = ws or self._decide_worker(ts)
         if ws is None:
             return {}
@@ -769,6 +772,8 @@ class SchedulerState:
             recs[ts.key] = "released"
 
     def _transition_memory_released(self, ts: TaskState, _arg, sid: str) -> dict:
+        if ts.who_has and (ts.waiters or ts.who_wants):
+            return {}  # a stale recommendation: something needs this data again (e.g. a retry)
         for ws in ts.who_has:
             ws.has_what.discard(ts)
             ws.nbytes -= max(ts.nbytes, 0)

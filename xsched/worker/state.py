@@ -257,9 +257,11 @@ class WorkerState:
             if dts.state != "memory":
                 ts.waiting_for_data.add(dts)
                 dts.who_has = [w for w in holders if w != self.address]
+                if dts.state == "cancelled" and dts not in self.executing:
+                    self._set(dts, "flight", ev.stimulus_id)  # its fetch is still under way: wanted again
                 if dts.state in ("released", "missing"):
                     if dts.who_has:
-                        dts.priority = min(dts.priority, ts.priority) if dts.state == "fetch" else ts.priority
+                        dts.priority = ts.priority
                         self._set(dts, "fetch", ev.stimulus_id)
                         heapq.heappush(self.fetch, (dts.priority, dts.key, dts))
                     else:
