@@ -109,6 +109,21 @@ def test_cancel_pending_future(client, tmp_path):
     assert blocker.result(timeout=30) == 1
 
 
+def test_cancel_then_resubmit_the_same_call(client, tmp_path):
+    gate = Gate(tmp_path)
+    blocker = client.submit(gate.wait, 2, pure=False)
+    first = client.submit(inc, blocker)
+    first.cancel()
+    again = client.submit(inc, blocker)  # same key as the cancelled one
+    assert again.key == first.key and again.status == "pending"
+    gate.open()
+    assert again.result(timeout=30) == 3
+
+
+def test_numpy_priority_is_accepted(client):
+    assert client.submit(inc, 41, priority=np.int64(3), pure=False).result(timeout=30) == 42
+
+
 def test_add_done_callback(client, tmp_path):
     gate = Gate(tmp_path)
     called = []

@@ -221,8 +221,10 @@ GARBAGE = [
     [msgpack.packb({"op": "no-such-op"})],
     [msgpack.packb({"op": ["unhashable"]})],
     [msgpack.packb({"op": {"a": 1}})],
-    [msgpack.packb({"op": "batch", "msgs": 5})],
-    [msgpack.packb({"op": "batch", "msgs": [1, "x", {"op": "nope"}, {"op": ["x"]}, None]})],
+    [msgpack.packb({"op": "batch", "packed": 5})],
+    [msgpack.packb({"op": "batch", "packed": [1, "x", b"\xff", msgpack.packb({"op": "nope"}),
+                                               msgpack.packb({"op": ["x"]}), None]})],
+    [msgpack.packb({"op": "batch", "packed": [msgpack.packb({"op": "batch", "packed": []})]})],
     [msgpack.packb({"op": "batch"})],
     [msgpack.packb({"op": "who-has", "keys": 5, "rid": 1})],
     [msgpack.packb({"op": "who-has", "keys": [["unhashable"]], "rid": 2})],
@@ -271,7 +273,8 @@ def _send_garbage(address: str, security: Security, identity: bytes, expect=()) 
 def _flatten_replies(replies):
     out = []
     for r in replies:
-        out.extend(r["msgs"] if r.get("op") == "batch" else [r])
+        out.extend([msgpack.unpackb(b, strict_map_key=False) for b in r["packed"]]
+                   if r.get("op") == "batch" else [r])
     return out
 
 

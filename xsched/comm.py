@@ -28,6 +28,7 @@ import itertools
 import logging
 from typing import Any, Awaitable, Callable
 
+import msgpack
 import zmq
 import zmq.asyncio
 from zmq.utils.monitor import parse_monitor_message
@@ -82,15 +83,19 @@ def _tune(sock: zmq.Socket) -> None:
 
 
 class _Batcher:
-    """Per-peer outgoing queue flushed once per loop tick."""
+    """Per-peer outgoing queue flushed once per loop tick.
+
+    Messages arrive already encoded (so a bad header raises in the sender, not here);
+    single-frame messages of one tick travel together as one ``batch`` message.
+    """
 
     def __init__(self, send_frames: Callable[[list], None]):
         self._send = send_frames
-        self._queue: list[Msg] = []
+        self._queue: list[list] = []
         self._scheduled = False
 
-    def put(self, msg: Msg) -> None:
-        self._queue.append(msg)
+    def put(self, frames: list) -> None:
+        self._queue.append(frames)
         if not self._scheduled:
             self._scheduled = True
             asyncio.get_running_loop().call_soon(self.flush)
@@ -98,21 +103,39 @@ class _Batcher:
     def flush(self) -> None:
         self._scheduled = False
         queue, self._queue = self._queue, []
-        small: list[dict] = []
-        for msg in queue:
-            if msg.objects or msg.raw:
+        small: list = []
+        for frames in queue:
+            if len(frames) > 1:
                 self._emit_small(small)
                 small = []
-                self._send(msg.frames())
+                self._send(frames)
             else:
-                small.append(msg.header)
+                small.append(frames[0])
         self._emit_small(small)
 
-    def _emit_small(self, headers: list[dict]) -> None:
-        if len(headers) == 1:
-            self._send(encode(headers[0]))
-        elif headers:
-            self._send(encode({"op": "batch", "msgs": headers}))
+    def _emit_small(self, packed: list) -> None:
+        if len(packed) == 1:
+            self._send(packed)
+        elif packed:
+            self._send([msgpack.packb({"op": "batch", "packed": packed}, use_bin_type=True)])
+
+
+def _expand(header: dict, payload: list):
+    if header["op"] != "batch":
+        yield header, payload
+        return
+    packed = header.get("packed")
+    if not isinstance(packed, list):
+        return
+    for item in packed:
+        if not isinstance(item, (bytes, bytearray)):
+            continue
+        try:
+            h, _ = decode([item])
+        except Exception:  # garbage inside a batch is dropped like garbage outside one
+            continue
+        if h["op"] != "batch":
+            yield h, []
 
 
 def _pickle_now(objects: dict | None, raw: dict | None) -> dict | None:
@@ -124,15 +147,6 @@ def _pickle_now(objects: dict | None, raw: dict | None) -> dict | None:
     if raw:
         frames.update(raw)
     return frames
-
-
-def _expand(header: dict, payload: list):
-    if header["op"] == "batch":
-        for h in header.get("msgs", ()):
-            if isinstance(h, dict) and isinstance(h.get("op"), str):
-                yield h, []
-    else:
-        yield header, payload
 
 
 Handler = Callable[..., Any]
@@ -195,7 +209,7 @@ class Listener:
         b = self._batchers.get(peer)
         if b is None:
             b = self._batchers[peer] = _Batcher(lambda frames, p=peer: self._send_now(p, frames))
-        b.put(Msg(header, None, raw))
+        b.put(Msg(header, None, raw).frames())
 
     def _send_now(self, peer: bytes, frames: list) -> None:
         if self._sock is None:
@@ -395,7 +409,7 @@ class Connection:
         """Queue a message (batched with others of this loop tick)."""
         if self.closed:
             raise CommClosedError(f"connection to {self.address} is closed")
-        self._batcher.put(Msg(header, None, _pickle_now(objects, raw)))
+        self._batcher.put(Msg(header, None, _pickle_now(objects, raw)).frames())
 
     async def request(self, header: dict, objects: dict | None = None, raw: dict | None = None,
                       timeout: float | None = None) -> tuple[dict, list]:

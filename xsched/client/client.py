@@ -105,7 +105,8 @@ class Client:
         self.security = security
         self._states: dict[str, FutureState] = {}
         self._refs: dict[str, int] = {}
-        self._ref_lock = threading.Lock()
+        # re-entrant: garbage collection may run Future.__del__ -> _dec_ref while it is held
+        self._ref_lock = threading.RLock()
         self._pending_release: list[str] = []
         self._release_scheduled = False
         self._conn: Connection | None = None
@@ -351,6 +352,7 @@ class Client:
         limits = ann.get("limits")
         if resources is not None:
             resources = validate_annotations({"resources": resources})["resources"]
+        priority = validate_annotations({"priority": priority})["priority"]  # numpy numbers -> plain
         gen = next(_generation)
         tasks = []
         futures = []
@@ -360,7 +362,7 @@ class Client:
             held: list[Future] = []
             task = Task(func, tuple(_futures_to_refs(a, held) for a in args),
                         {k: _futures_to_refs(v, held) for k, v in kwargs.items()})
-            futures.append(Future(key, self))
+            futures.append(_fresh(Future(key, self)))
             if key in seen:
                 continue
             seen.add(key)
@@ -458,7 +460,7 @@ class Client:
                 retries or ann.get("retries", 0), ann.get("limits"),
             ))
         wanted = [k for keys in finals for k in keys]
-        futures = [[Future(k, self) for k in keys] for keys in finals]
+        futures = [[_fresh(Future(k, self)) for k in keys] for keys in finals]
         self._send({"op": "update-graph", "tasks": tasks, "keys": wanted})
         del held
         if persist:
@@ -814,6 +816,13 @@ def _register_kernel(info: dict, magic_name, qtconsole: bool, scheduler: bool = 
     if qtconsole:
         magics.open_qtconsole(info)
     return info
+
+
+def _fresh(fut: Future) -> Future:
+    """A resubmitted key that this client had cancelled is pending again."""
+    if fut._state.status == "cancelled":
+        fut._state.reset()
+    return fut
 
 
 def _as_list(workers):

@@ -33,7 +33,7 @@ client -> scheduler (extensions)
 any -> worker (peer port)
   get-data [keys] -> data reply       put-data [data] -> nbytes reply
 replies
-  reply [rid, status, ...]            "batch" wraps several small messages [msgs]
+  reply [rid, status, ...]            "batch" wraps several small messages [packed: their headers]
 
 >>> frames = encode({"op": "who-has", "keys": ["a"]})
 >>> decode(frames)[0]["op"]
@@ -106,8 +106,8 @@ def decode(frames: Sequence) -> tuple[dict, list]:
     op = header.get("op") if isinstance(header, dict) else None
     if not isinstance(op, str) or op not in OPS:  # (an unhashable op must not raise TypeError)
         raise ProtocolError(f"unknown message op {op!r:.80}")
-    if op == "batch" and not isinstance(header.get("msgs", []), list):
-        raise ProtocolError("a batch message without a list of messages")
+    if op == "batch" and not isinstance(header.get("packed", []), list):
+        raise ProtocolError("a batch message without a list of packed messages")
     spec = header.get("_objs")
     if spec is not None:
         try:
