@@ -173,3 +173,22 @@ def test_lost_worker_data_is_recomputed():
         os.kill(pid, 9)
         total = c.submit(lambda xs: sum(int(x.sum()) for x in xs), parts)
         assert total.result(timeout=60) == sum(1000 * i for i in range(10))
+
+
+@pytest.mark.cluster
+@pytest.mark.timeout(90)
+def test_worker_dropped_for_silence_comes_back():
+    """A worker the scheduler removed (no heartbeat within worker-ttl) is restarted and rejoins."""
+    # (the restarted worker is again too quiet and cycles; tasks survive that by rescheduling)
+    with xsched.config.set({"scheduler.worker-ttl": "1s", "worker.heartbeat-interval": "3s",
+                            "scheduler.allowed-failures": 1000}):
+        with LocalCluster(n_workers=1, threads_per_worker=1) as cluster, Client(cluster) as c:
+            first = set(c.scheduler_info()["workers"])
+            deadline = time.time() + 60
+            while time.time() < deadline:  # removed for silence, told to restart, back under a new address
+                now = set(c.scheduler_info()["workers"])
+                if now and now != first:
+                    break
+                time.sleep(0.1)
+            assert now and now != first
+            assert c.submit(inc, 1, pure=False).result(timeout=30) == 2

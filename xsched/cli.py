@@ -94,7 +94,7 @@ def _remove_orphaned_directory(path: str, worker_pids: list[int], timeout: float
 
 
 # ---------------------------------------------------------------------- worker
-async def _run_worker(args, security, address) -> None:
+async def _run_worker(args, security, address) -> int:
     from .worker.server import Worker
     from .units import parse_memory_limit, parse_resources
     from . import config
@@ -111,6 +111,7 @@ async def _run_worker(args, security, address) -> None:
     await w.start()
     await _serve_until_stopped(w, args.parent_pid)
     await w.close()
+    return w.exit_code
 
 
 def _nanny(args) -> int:
@@ -173,15 +174,15 @@ def _worker(args) -> int:
         print("xsched worker: give the scheduler ADDRESS or --scheduler-file FILE", file=sys.stderr)
         return 2
     try:
-        asyncio.run(_run_worker(args, security, address))
+        code = asyncio.run(_run_worker(args, security, address))
     except (TimeoutError, ValueError, ConnectionError) as e:  # AuthenticationError is a ConnectionError
         print(f"xsched worker: {e}", file=sys.stderr)
         return 1
-    _exit_if_tasks_running()
-    return 0
+    _exit_if_tasks_running(code)
+    return code
 
 
-def _exit_if_tasks_running() -> None:
+def _exit_if_tasks_running(code: int = 0) -> None:
     """The worker has closed, but task threads cannot be interrupted: exit now instead of
     waiting for them at interpreter shutdown. (Otherwise a long task keeps the process
     alive after its scheduler is gone, and a SIGTERM waits for the SIGKILL that follows.)"""
@@ -193,7 +194,7 @@ def _exit_if_tasks_running() -> None:
         logging.shutdown()
         sys.stdout.flush()
         sys.stderr.flush()
-        os._exit(0)
+        os._exit(code)
 
 
 # ---------------------------------------------------------------------- parsers

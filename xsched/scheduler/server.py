@@ -198,7 +198,7 @@ class Scheduler:
         ttl = parse_timedelta(config.get("scheduler.worker-ttl", "30s"))
         while True:
             await asyncio.sleep(min(ttl / 4, 1.0))
-            now = time.time()
+            now = time.monotonic()
             for addr, seen in list(self.last_seen.items()):
                 if now - seen > ttl:
                     self._remove_worker(addr, f"no heartbeat for {ttl:.0f}s")
@@ -221,10 +221,15 @@ class Scheduler:
             return ext(peer, header, payload)
         worker = self.peer_worker.get(peer)
         if worker is not None:
-            self.last_seen[worker] = time.time()
+            self.last_seen[worker] = time.monotonic()
             handler = self._WORKER_OPS.get(op)
             if handler is not None:
                 return handler(self, worker, header)
+        elif op in self._WORKER_OPS:
+            # a worker we removed (e.g. silent past worker-ttl) still talks: tell it to restart
+            # so its nanny brings it back and it registers afresh
+            self.listener.send(peer, {"op": "close-worker", "restart": True})
+            return None
         handler = self._CLIENT_OPS.get(op)
         if handler is None:
             raise TypeError(f"scheduler cannot handle op {op!r}")
@@ -280,7 +285,7 @@ class Scheduler:
             self._remove_worker(address, "re-registered")
         self.worker_peer[address] = peer
         self.peer_worker[peer] = address
-        self.last_seen[address] = time.time()
+        self.last_seen[address] = time.monotonic()
         self.events.append((time.time(), "add-worker", address, h.get("name")))
         self.handle(AddWorker(address, int(h.get("nthreads", 1)), h.get("name"), h.get("memory_limit"),
                               h.get("resources"), h.get("pid"), h.get("host")))
@@ -415,7 +420,10 @@ class Scheduler:
 
     # ------------------------------------------------------------------ info
     def info(self) -> dict:
-        """What ``client.scheduler_info()`` returns: workers, their memory, task counts."""
+        """What ``client.scheduler_info()`` returns: workers, their memory, task counts.
+
+        Per worker, ``last_seen`` is the seconds since its last message.
+        """
         st = self.state
         workers = {}
         for addr, ws in st.workers.items():
@@ -426,7 +434,7 @@ class Scheduler:
                 "processing": len(ws.processing), "in_memory": len(ws.has_what), "nbytes": ws.nbytes,
                 "memory": {k: m.get(k, 0) for k in ("rss", "managed", "unmanaged", "spilled", "spilled_count")},
                 "metrics": {k: v for k, v in m.items() if isinstance(v, (int, float, str, bool)) or v is None},
-                "last_seen": self.last_seen.get(addr),
+                "last_seen": (time.monotonic() - self.last_seen[addr]) if addr in self.last_seen else None,
             }
         counts = Counter(ts.state for ts in st.tasks.values())
         return {

@@ -88,6 +88,7 @@ class Worker:
         self.address: str | None = None
         self.state: WorkerState | None = None
         self.status = "created"
+        self.exit_code = 0  # the process's exit code after close: non-zero asks the nanny to restart
         self.listener: Listener | None = None
         self.bulk: BulkServer | None = None
         self.scheduler: Connection | None = None
@@ -210,6 +211,7 @@ class Worker:
 
     def _scheduler_lost(self, exc: Exception) -> None:
         if self.status == "running":
+            self.exit_code = 1  # not a chosen close: the nanny restarts us to reconnect
             logger.warning("worker %s lost the scheduler (%s); closing", self.address, exc)
             self._spawn(self.close(report=False, reason="scheduler lost"))
 
@@ -261,6 +263,8 @@ class Worker:
         elif op == "ping":
             pass  # the scheduler checking who is still connected
         elif op == "close-worker":
+            if header.get("restart"):
+                self.exit_code = 1  # the scheduler forgot us: exit so the nanny restarts us
             self._spawn(self.close(report=False, reason="scheduler asked"))
         else:
             raise TypeError(f"worker cannot handle scheduler op {op!r}")
