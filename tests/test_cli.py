@@ -18,6 +18,8 @@ import time
 
 import psutil
 import pytest
+
+from xsched.worker.nanny import EXIT_CANNOT_CONNECT
 import yaml
 
 from xsched import Client, SchedulerLostError
@@ -178,7 +180,7 @@ def test_worker_with_wrong_secret_does_not_join(procs, tmp_path):
     sched, address = start_scheduler(procs, sfile)
     w = procs.start("worker", address, "--no-nanny", env=_env(XSCHED_SECRET="f" * 64,
                                                               XSCHED_INLINE_CONFIG="{comm: {timeouts: {connect: 2s}}}"))
-    assert w.wait(30) == 1
+    assert w.wait(30) == EXIT_CANNOT_CONNECT  # a nanny would not restart it: retrying cannot help
     err = w.stderr.read().decode()
     assert "secret" in err and "f" * 64 not in err
     assert "Traceback" not in err, err

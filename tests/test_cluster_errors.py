@@ -205,9 +205,10 @@ def test_dead_scheduler_fails_pending_results(own_cluster, tmp_path):
             c.submit(inc, 5, pure=False)
         with pytest.raises(SchedulerLostError):
             pending.result(timeout=5)
-        # the workers (and their nannies) notice and exit by themselves
+        # the workers notice and exit; each nanny restarts its worker once (in case the
+        # scheduler comes back), which gives up after the connect timeout, and the nanny exits
         wait_until(lambda: all(p.poll() is not None for p in cluster.workers.values()),
-                   msg="worker processes exit after their scheduler died")
+                   msg="worker processes exit after their scheduler died", timeout=40)
     finally:
         c.close()
 

@@ -113,3 +113,13 @@ def test_security_rejects_weak_secrets_and_unknown_modes():
     with pytest.raises(ValueError, match="plain"):
         Security("0123456789abcdef" * 2, "rot13")
     assert Security.generate().secret != Security.generate().secret
+
+
+def test_plain_password_is_per_port_never_the_secret():
+    """PLAIN does not authenticate the server: whoever listens on a port learns only its password."""
+    from xsched.protocol.security import Security
+
+    sec = Security.generate("plain")
+    a, b = sec.plain_password("tcp://127.0.0.1:40001"), sec.plain_password("tcp://127.0.0.1:40002")
+    assert a != b and sec.secret.encode() not in (a, b)
+    assert sec.plain_password("tcp://127.0.0.1:40001") == a

@@ -34,6 +34,8 @@ def test_nanny_actions():
     assert nanny_action(None, 960, 1000, 0.95) == "kill"
     assert nanny_action(0, 0, 1000, 0.95) == "done"
     assert nanny_action(-9, 0, 1000, 0.95) == "restart"
+    assert nanny_action(1, 0, 1000, 0.95) == "restart"  # lost its scheduler: one more try
+    assert nanny_action(69, 0, 1000, 0.95) == "done"  # could not register: restarting cannot help
     assert nanny_action(None, 10**12, None, 0.95) == "keep"
 
 

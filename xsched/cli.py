@@ -176,8 +176,10 @@ def _worker(args) -> int:
     try:
         code = asyncio.run(_run_worker(args, security, address))
     except (TimeoutError, ValueError, ConnectionError) as e:  # AuthenticationError is a ConnectionError
+        from .worker.nanny import EXIT_CANNOT_CONNECT
+
         print(f"xsched worker: {e}", file=sys.stderr)
-        return 1
+        return EXIT_CANNOT_CONNECT
     _exit_if_tasks_running(code)
     return code
 

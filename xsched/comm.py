@@ -26,6 +26,7 @@ import asyncio
 import inspect
 import itertools
 import logging
+import random
 from typing import Any, Awaitable, Callable
 
 import msgpack
@@ -179,23 +180,40 @@ class Listener:
     def bind(self, address: str = "tcp://127.0.0.1:0") -> str:
         """Bind (port 0 picks a free port) and start serving; returns the real address."""
         ctx = context()
-        self._auth = self.security.start_authenticator(ctx)
         sock = ctx.socket(zmq.ROUTER)
         _tune(sock)
         sock.router_mandatory = True
-        self.security.configure_server(sock, address)
+        try:
+            address = self._bind(sock, address)
+        except BaseException:
+            sock.close(linger=0)
+            raise
+        self._auth = self.security.start_authenticator(ctx, address)
         self._monitor = sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
-        if address.startswith("tcp://") and address.endswith(":0"):
-            base = address.rsplit(":", 1)[0]
-            port = sock.bind_to_random_port(base)
-            address = f"{base}:{port}"
-        else:
-            sock.bind(address)
         self._sock = sock
         self.address = address
         self._spawn(self._recv_loop())
         self._spawn(self._monitor_loop())
         return address
+
+    def _bind(self, sock, address: str) -> str:
+        """Bind with credentials for the final port (a random free one for port 0)."""
+        if not (address.startswith("tcp://") and address.endswith(":0")):
+            self.security.configure_server(sock, address)
+            sock.bind(address)
+            return address
+        base = address.rsplit(":", 1)[0]
+        rng = random.SystemRandom()
+        for _ in range(200):
+            candidate = f"{base}:{rng.randint(20000, 60999)}"
+            self.security.configure_server(sock, candidate)
+            try:
+                sock.bind(candidate)
+                return candidate
+            except zmq.ZMQError as e:
+                if e.errno != zmq.EADDRINUSE:
+                    raise
+        raise OSError(f"no free port found on {base}")
 
     def _spawn(self, coro) -> asyncio.Task:
         task = asyncio.ensure_future(coro)
@@ -530,13 +548,22 @@ class ConnectionPool:
     def get(self, address: str) -> Connection:
         conn = self._conns.get(address)
         if conn is None or conn.closed:
-            conn = self._conns[address] = Connection(address, self.security).connect()
+            conn = Connection(address, self.security, on_lost=lambda exc, a=address: self._lost(a))
+            self._conns[address] = conn.connect()
         return conn
 
-    async def drop(self, address: str) -> None:
-        conn = self._conns.pop(address, None)
+    def _lost(self, address: str) -> None:
+        """A peer went away: stop reconnecting to its address (someone else may take it)."""
+        conn = self._conns.get(address)
         if conn is not None:
-            await conn.close()
+            asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(self.drop(address, conn)))
+
+    async def drop(self, address: str, conn: "Connection | None" = None) -> None:
+        current = self._conns.get(address)
+        if current is None or (conn is not None and current is not conn):
+            return
+        del self._conns[address]
+        await current.close()
 
     async def close(self) -> None:
         for conn in list(self._conns.values()):

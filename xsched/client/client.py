@@ -206,6 +206,8 @@ class Client:
         for st in list(self._states.values()):
             if not st.done():
                 st.lose(text)
+        # stop reconnecting: another process may take the address over
+        asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(self._conn.close()))
 
     # ------------------------------------------------------------------ messages from the scheduler
     def _handle(self, header: dict, payload: list) -> None:

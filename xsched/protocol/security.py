@@ -22,6 +22,7 @@ True
 from __future__ import annotations
 
 import hashlib
+import hmac
 import secrets as _secrets
 from dataclasses import dataclass
 
@@ -44,6 +45,17 @@ def is_loopback(address: str) -> bool:
         return True
     host = address.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]")
     return host.startswith("127.") or host in ("localhost", "::1")
+
+
+def _address_tag(address: str) -> bytes:
+    """What identifies a listening endpoint on both ends: the TCP port, else the address."""
+    if address.startswith("tcp://"):
+        return address.rsplit(":", 1)[-1].encode()
+    return address.encode()
+
+
+def _plain_domain(address: str) -> bytes:
+    return b"xsched-plain-" + _address_tag(address)
 
 
 def _z85_key(secret: str, role: bytes) -> bytes:
@@ -93,11 +105,13 @@ class Security:
         return zmq.curve_public(sk), sk
 
     def configure_server(self, sock: zmq.Socket, address: str) -> None:
-        """Make a listening socket demand credentials (before bind)."""
-        sock.zap_domain = b"xsched"
+        """Make a listening socket demand credentials (before bind, with its final port)."""
         if self.mechanism_for(address) == "plain":
+            # each listening port checks its own password (see plain_password)
+            sock.zap_domain = _plain_domain(address)
             sock.plain_server = True
         else:
+            sock.zap_domain = b"xsched"
             public, secret = self._server_keys()
             sock.curve_secretkey = secret
             sock.curve_publickey = public
@@ -107,19 +121,28 @@ class Security:
         """Give a connecting socket the credentials (before connect)."""
         if self.mechanism_for(address) == "plain":
             sock.plain_username = self.username
-            sock.plain_password = self.secret.encode()
+            sock.plain_password = self.plain_password(address)
         else:
             public, secret = self._client_keys()
             sock.curve_secretkey = secret
             sock.curve_publickey = public
             sock.curve_serverkey = self._server_keys()[0]
 
+    def plain_password(self, address: str) -> bytes:
+        """The PLAIN password for the server at ``address``: an HMAC of the secret and its port.
+
+        PLAIN does not authenticate the server, so a client gives its password to whatever
+        listens at the address. A process that took over a dead worker's port therefore
+        learns only the password of that port, which it owns, never the cluster secret.
+        """
+        return hmac.new(self.secret.encode(), b"plain:" + _address_tag(address), "sha256").hexdigest().encode()
+
     @property
     def username(self) -> bytes:
         """PLAIN user name: a digest of the secret, so several clusters share one process."""
         return b"xsched-" + hashlib.blake2b(self.secret.encode(), digest_size=6).hexdigest().encode()
 
-    def start_authenticator(self, context: zmq.Context) -> "_Authenticator":
+    def start_authenticator(self, context: zmq.Context, address: str | None = None) -> "_Authenticator":
         """Admit this secret's peers on every server socket of this process.
 
         ZeroMQ allows one ZAP handler per context, so all servers of a process (a
@@ -128,7 +151,7 @@ class Security:
         global _AUTH
         if _AUTH is None or _AUTH.context is not context or _AUTH.context.closed:
             _AUTH = _Authenticator(context)
-        _AUTH.add(self)
+        _AUTH.add(self, address)
         return _AUTH
 
 
@@ -142,16 +165,18 @@ class _Authenticator:
         from zmq.auth.asyncio import AsyncioAuthenticator
 
         self.context = context
-        self._passwords: dict[str, str] = {}
         self._client_keys: set[bytes] = set()
         self._auth = AsyncioAuthenticator(context, log=_QuietLog())
         self._auth.start()
         self._auth.configure_curve_callback(domain="xsched", credentials_provider=self)
         self._users = 0
 
-    def add(self, security: "Security") -> None:
-        self._passwords[security.username.decode()] = security.secret
-        self._auth.configure_plain(domain="xsched", passwords=self._passwords)
+    def add(self, security: "Security", address: str | None = None) -> None:
+        if address is not None and security.mechanism_for(address) == "plain":
+            domain = _plain_domain(address).decode()
+            passwords = dict(self._auth.passwords.get(domain, {}))
+            passwords[security.username.decode()] = security.plain_password(address).decode()
+            self._auth.configure_plain(domain=domain, passwords=passwords)
         self._client_keys.add(security._client_keys()[0])
         self._users += 1
 

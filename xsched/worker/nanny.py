@@ -6,7 +6,10 @@ Data flow::
         spawn `xsched worker --no-nanny ...` per worker  --> worker processes
         every 100 ms: poll each child
             exited 0 (graceful close)      -> not restarted
-            died (signal, crash, exit!=0)  -> restarted (same name, new port)
+            exited 69 (cannot register)    -> not restarted (the scheduler is gone or refuses)
+            died (signal, crash, other)    -> restarted (same name, new port); a worker that
+                                              lost its scheduler exits 1 and so gets one
+                                              restart, i.e. one more connect timeout to return
             RSS > terminate * limit        -> SIGKILL, then restarted
         SIGTERM/SIGINT or parent gone      -> stop every child (SIGTERM, then SIGKILL)
 
@@ -32,10 +35,15 @@ logger = logging.getLogger("xsched.nanny")
 __all__ = ["Nanny", "nanny_action"]
 
 
+#: Exit code of a worker that could not register with its scheduler (unreachable, refused):
+#: restarting it cannot help, so the nanny stops instead of looping.
+EXIT_CANNOT_CONNECT = 69  # EX_UNAVAILABLE (sysexits.h)
+
+
 def nanny_action(returncode: int | None, rss: int, limit: int | None, terminate: float | bool | None) -> str:
     """What to do with one child: 'keep', 'kill' (too much memory), 'restart' (died) or 'done'."""
     if returncode is not None:
-        return "done" if returncode == 0 else "restart"
+        return "done" if returncode in (0, EXIT_CANNOT_CONNECT) else "restart"
     if limit and terminate not in (False, None) and rss > limit * float(terminate):
         return "kill"
     return "keep"
