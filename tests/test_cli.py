@@ -188,12 +188,18 @@ def test_worker_with_wrong_secret_does_not_join(procs, tmp_path):
         assert c.scheduler_info()["workers"] == {}
 
 
+def test_scheduler_without_file_or_secret_refuses(procs):
+    p = procs.start("scheduler", "--port", "0")
+    assert p.wait(30) == 2
+    assert "--scheduler-file" in p.stderr.read().decode()
+
+
 def test_scheduler_port_in_use(procs, tmp_path):
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     s.listen(1)
     try:
-        p = procs.start("scheduler", "--port", str(s.getsockname()[1]))
+        p = procs.start("scheduler", "--port", str(s.getsockname()[1]), "--scheduler-file", str(tmp_path / "s.json"))
         assert p.wait(30) == 1
         assert "cannot listen" in p.stderr.read().decode()
     finally:

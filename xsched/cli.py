@@ -67,7 +67,7 @@ async def _run_scheduler(args) -> None:
     await sched.start(f"tcp://{args.host}:{args.port}")
     if not args.parent_pid:
         how = (f"Client(scheduler_file={args.scheduler_file!r})" if args.scheduler_file
-               else f"Client({sched.address!r}) with XSCHED_SECRET set to the cluster secret")
+               else f"Client({sched.address!r}) with the same XSCHED_SECRET in the environment")
         print(f"xsched scheduler at {sched.address}\n  connect with: {how}\n"
               f"  workers: xsched worker "
               f"{'--scheduler-file ' + args.scheduler_file if args.scheduler_file else sched.address}",
@@ -232,6 +232,11 @@ def _scheduler(args) -> int:
 
     if args.security is None:
         args.security = config.get("comm.security", "auto")
+    if not args.scheduler_file and not os.environ.get("XSCHED_SECRET"):
+        print("xsched scheduler: nobody could connect: give --scheduler-file FILE (it holds the address "
+              "and the cluster secret, mode 0600) or set XSCHED_SECRET to a secret of your choosing "
+              "(16+ characters) in the scheduler's, workers' and clients' environment.", file=sys.stderr)
+        return 2
     import zmq
 
     try:

@@ -19,6 +19,7 @@ import inspect
 import json
 import logging
 import os
+import tempfile
 import time
 import uuid
 from collections import Counter, deque
@@ -447,9 +448,8 @@ class Scheduler:
 
 def write_scheduler_file(path: str, address: str, security: Security, scheduler_id: str) -> None:
     """Write address and secret to ``path``, readable by its owner only (mode 0600)."""
-    tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
+    fd, tmp = tempfile.mkstemp(prefix=".scheduler-", suffix=".tmp", dir=os.path.dirname(os.path.abspath(path)))
+    with os.fdopen(fd, "w") as f:  # mkstemp: a fresh name, O_EXCL, mode 0600
         json.dump({"address": address, "secret": security.secret, "security": security.mode,
                    "id": scheduler_id, "pid": os.getpid()}, f)
     os.chmod(tmp, 0o600)
