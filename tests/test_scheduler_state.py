@@ -310,3 +310,15 @@ def test_retry_keeps_inputs_in_memory():
     out = s.handle(TaskErred("w0", "b", b"", b"", "flaky"))
     assert ("free-keys", ("a",)) not in ops(out)
     assert s.tasks["a"].state == "memory" and computes(out) == [("w0", "b")]
+
+
+def test_scattering_lost_data_again_revives_its_dependents():
+    s = make(n_workers=2)
+    s.handle(AddKeys("w0", {"x": 100}, client="c"))
+    s.handle(UG("c", [T("y", ["x"])], ["y"]))
+    s.handle(RemoveWorker(s.tasks["y"].processing_on.address if s.tasks["y"].processing_on else "w0"))
+    s.handle(RemoveWorker("w0"))
+    assert s.tasks["x"].state == "erred" and s.tasks["y"].state == "erred"
+    out = s.handle(AddWorker("w9"), AddKeys("w9", {"x": 100}, client="c"))
+    assert s.tasks["x"].state == "memory"
+    assert s.tasks["y"].state == "processing" and computes(out) == [("w9", "y")]

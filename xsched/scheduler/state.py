@@ -564,6 +564,12 @@ class SchedulerState:
             if ts.state == "memory":
                 self._add_replica(ts, ws, nbytes)
             elif ev.client is not None:  # scattered data
+                if ts.state == "erred":  # scattered again after it was lost: forget the error first
+                    recs.update(self._transition_erred_released(ts, None, ev.stimulus_id))
+                    recs.pop(ts.key, None)
+                elif ts.state != "released":  # a computed key being computed: the scattered value wins
+                    recs.update(self._transition(ts, "released", None, ev.stimulus_id))
+                    recs.pop(ts.key, None)
                 ts.nbytes = nbytes
                 self._add_replica(ts, ws, nbytes)
                 self._set_state(ts, "memory", ev.stimulus_id)
@@ -673,7 +679,8 @@ class SchedulerState:
     def _lost_forever(self, ts: TaskState, sid: str) -> dict:
         """A key with no recipe and no copy (lost scattered data or an unknown key)."""
         text = (f"the data of {ts.key!r} is lost (it was scattered or the scheduler forgot it, "
-                "and there is no recipe to recompute it); scatter it again or resubmit the work")
+                "and there is no recipe to recompute it); scatter it again: tasks that wait for it "
+                "then run")
         ts.exception, ts.traceback, ts.exception_text = b"", b"", text
         ts.exception_blame = ts
         self._set_state(ts, "erred", sid)
