@@ -182,9 +182,6 @@ SCHEMA = S("xsched configuration", {
             "Warn the client when a task has waited this long for a worker able to run it."),
         "events-log-length": L(number(0, integer=True), "Entries kept in the scheduler's event log."),
         "unknown-task-duration": L(DURATION, "Duration assumed for a kind of task never seen before."),
-        "work-stealing": L(BOOL, "Move queued tasks from busy workers to idle ones."),
-        "work-stealing-interval": L(DURATION, "How often work stealing looks for imbalance."),
-        "idle-timeout": L(DURATION | NULL, "Shut down after this long without clients or work; null: never."),
     }),
     "worker": S("Worker processes.", {
         "nthreads": L(number(1, integer=True) | NULL, "Threads per worker process; null: one per CPU core."),
@@ -205,7 +202,6 @@ SCHEMA = S("xsched configuration", {
             "Directory for spilled data; null: under the system temp directory."),
         "connections": S("Concurrent data transfers.", {
             "outgoing": L(number(1, integer=True), "Most simultaneous fetches from other workers."),
-            "incoming": L(number(1, integer=True), "Most simultaneous requests served to other workers."),
         }),
     }),
     "comm": S("Networking.", {
@@ -214,13 +210,7 @@ SCHEMA = S("xsched configuration", {
             "curve otherwise."),
         "timeouts": S("Network timeouts.", {
             "connect": L(DURATION, "Give up connecting to a peer after this long."),
-            "scheduler-lost": L(DURATION,
-                "A worker or client that cannot reach its scheduler this long gives up."),
         }),
-        "compression": L(STR | NULL, "Compression of large frames: null or a codec name such as 'zlib'."),
-    }),
-    "client": S("The Client.", {
-        "heartbeat-interval": L(DURATION, "How often the client tells the scheduler it is alive."),
     }),
     "jupyter": S("Embedded IPython kernels.", {
         "kernel-ip": L(STR, "Address the kernels in the scheduler and workers listen on."),

@@ -53,7 +53,7 @@ __all__ = [
 
 Chunks = tuple[tuple[int, ...], ...]
 
-#: Bytes per block that ``chunks="auto"`` aims for.
+#: Bytes per block that ``chunks="auto"`` aims for (config ``array.chunk-size`` overrides).
 AUTO_CHUNK_BYTES = 128 * 2**20
 
 
@@ -157,7 +157,7 @@ def _blockdims(size: int, block: int) -> tuple[int, ...]:
 
 
 def normalize_chunks(chunks: Any, shape: Sequence[int], dtype: Any = None,
-                     limit: int = AUTO_CHUNK_BYTES) -> Chunks:
+                     limit: int | None = None) -> Chunks:
     """Turn a user's chunk spec into explicit block sizes per axis.
 
     Accepted: an int (same block length on every axis); a tuple with one entry per axis,
@@ -207,6 +207,11 @@ def normalize_chunks(chunks: Any, shape: Sequence[int], dtype: Any = None,
                 )
             out.append(sizes)
     if "auto" in out:
+        if limit is None:
+            from .. import config
+            from ..units import parse_bytes
+
+            limit = parse_bytes(config.get("array.chunk-size", AUTO_CHUNK_BYTES))
         out = _auto_chunks(out, shape, np.dtype(dtype if dtype is not None else float), limit)
     return tuple(out)
 

@@ -24,8 +24,8 @@ __all__ = ["Future", "FutureState"]
 class FutureState:
     """Status of one key as the client knows it: pending, finished, error, cancelled, lost."""
 
-    __slots__ = ("status", "type", "exception", "traceback", "text", "blame", "_event", "_aevent", "callbacks",
-                 "_lock")
+    __slots__ = ("status", "type", "exception", "traceback", "text", "blame", "_event", "_aevent", "_loop",
+                 "callbacks", "_lock")
 
     def __init__(self):
         self.status = "pending"
@@ -36,14 +36,29 @@ class FutureState:
         self.blame: str | None = None
         self._event = threading.Event()
         self._aevent: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.callbacks: list[Callable] = []
         self._lock = threading.Lock()
+
+    def _on_aevent(self, method: str) -> None:
+        """Set/clear the asyncio event on its own loop (cancel() runs on the user's thread)."""
+        ev = self._aevent
+        if ev is None:
+            return
+        loop = self._loop
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if loop is None or running is loop:
+            getattr(ev, method)()
+        elif not loop.is_closed():
+            loop.call_soon_threadsafe(getattr(ev, method))
 
     def _settle(self, status: str) -> None:
         self.status = status
         self._event.set()
-        if self._aevent is not None:
-            self._aevent.set()
+        self._on_aevent("set")
         with self._lock:
             callbacks, self.callbacks = self.callbacks, []
         for cb in callbacks:
@@ -70,8 +85,7 @@ class FutureState:
         """The data was lost and is being recomputed: back to pending."""
         self.status = "pending"
         self._event.clear()
-        if self._aevent is not None:
-            self._aevent.clear()
+        self._on_aevent("clear")
 
     def done(self) -> bool:
         return self.status != "pending"
@@ -82,6 +96,7 @@ class FutureState:
     async def await_done(self) -> None:
         """Wait on the client's loop (the only loop that touches the asyncio event)."""
         if self._aevent is None:
+            self._loop = asyncio.get_running_loop()
             self._aevent = asyncio.Event()
             if self.done():
                 self._aevent.set()

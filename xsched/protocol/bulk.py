@@ -70,19 +70,28 @@ class BulkServer:
     def offer(self, buffers: list) -> dict:
         """Keep ``buffers`` for one fetch; returns what the requester needs to fetch them."""
         token = secrets.token_bytes(_TOKEN_BYTES)
+        self._expire()
+        with self._lock:
+            self._offers[token] = (time.monotonic(), buffers)
+        return {"port": self.port, "token": token, "lengths": [memoryview(b).nbytes for b in buffers]}
+
+    def _expire(self) -> None:
         now = time.monotonic()
         with self._lock:
             for t in [t for t, (when, _) in self._offers.items() if now - when > _EXPIRE]:
-                del self._offers[t]
-            self._offers[token] = (now, buffers)
-        return {"port": self.port, "token": token, "lengths": [memoryview(b).nbytes for b in buffers]}
+                del self._offers[t]  # never fetched (the requester died): let the data go
 
     def _accept_loop(self) -> None:
+        self._sock.settimeout(10.0)
         while not self._closed:
+            self._expire()
             try:
                 conn, _ = self._sock.accept()
+            except socket.timeout:
+                continue
             except OSError:
                 return
+            conn.settimeout(None)
             threading.Thread(target=self._serve, args=(conn,), name="xsched-bulk-send", daemon=True).start()
 
     def _serve(self, conn: socket.socket) -> None:

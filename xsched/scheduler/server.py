@@ -57,6 +57,7 @@ class Scheduler:
             bandwidth=parse_bytes(config.get("scheduler.bandwidth", "500MB")),
             killed_worker_error=lambda key, w: pack_exception(KilledWorker(key, w, allowed))[0],
             log_length=int(config.get("scheduler.events-log-length", 100_000)),
+            unknown_duration=parse_timedelta(config.get("scheduler.unknown-task-duration", "500ms")),
         )
         self.id = "scheduler-" + uuid.uuid4().hex[:8]
         self.address: str | None = None

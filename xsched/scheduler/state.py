@@ -298,7 +298,7 @@ class SchedulerState:
 
     def __init__(self, worker_saturation: float = 1.0, allowed_failures: int = 3,
                  bandwidth: float = 500e6, killed_worker_error=None, log_length: int = 100_000,
-                 validate: bool = False):
+                 validate: bool = False, unknown_duration: float = 0.5):
         self.tasks: dict[str, TaskState] = {}
         self.workers: dict[str, WorkerState] = {}
         self.clients: dict[str, set[TaskState]] = {}
@@ -313,6 +313,7 @@ class SchedulerState:
         self.unrunnable: set[TaskState] = set()
         self.log: deque = deque(maxlen=log_length)
         self.durations: dict[str, float] = {}
+        self.unknown_duration = unknown_duration  # seconds assumed for a kind never run yet
         self.limits_running: dict[str, int] = defaultdict(int)
         self.limits: dict[str, int] = {}
         self._out: list = []
@@ -985,7 +986,7 @@ class SchedulerState:
 
     def _send_compute(self, ts: TaskState, ws: WorkerState) -> None:
         ts.processing_on = ws
-        ws.processing[ts] = duration = self.durations.get(ts.group, 0.5)
+        ws.processing[ts] = duration = self.durations.get(ts.group, self.unknown_duration)
         ws.occupancy += duration
         if ts.resources:
             for r, amount in ts.resources.items():
