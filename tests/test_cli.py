@@ -18,12 +18,11 @@ import time
 
 import psutil
 import pytest
-
-from xsched.worker.nanny import EXIT_CANNOT_CONNECT
 import yaml
 
 from xsched import Client, SchedulerLostError
 from xsched.scheduler.server import read_scheduler_file
+from xsched.worker.nanny import EXIT_CANNOT_CONNECT
 
 from .conftest import Gate, pid_gone, wait_until
 
@@ -188,10 +187,19 @@ def test_worker_with_wrong_secret_does_not_join(procs, tmp_path):
         assert c.scheduler_info()["workers"] == {}
 
 
-def test_scheduler_without_file_or_secret_refuses(procs):
-    p = procs.start("scheduler", "--port", "0")
-    assert p.wait(30) == 2
-    assert "--scheduler-file" in p.stderr.read().decode()
+def test_scheduler_without_file_writes_one_in_its_runtime_dir(procs, tmp_path):
+    runtime = tmp_path / "runtime"
+    p = procs.start("scheduler", "--port", "0", env=_env(XSCHED_RUNTIME_DIR=str(runtime)))
+    deadline = time.time() + 30
+    while time.time() < deadline and not list(runtime.glob("scheduler-*.json")):
+        time.sleep(0.05)
+    [sfile] = list(runtime.glob("scheduler-*.json"))
+    assert stat.S_IMODE(os.stat(sfile).st_mode) == 0o600 and stat.S_IMODE(os.stat(runtime).st_mode) == 0o700
+    with Client(scheduler_file=str(sfile), set_as_default=False) as c:
+        assert c.scheduler_info()["workers"] == {}
+    p.terminate()
+    assert p.wait(30) == 0
+    assert not sfile.exists()  # removed when the scheduler closed
 
 
 def test_scheduler_port_in_use(procs, tmp_path):

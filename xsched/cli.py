@@ -61,10 +61,17 @@ async def _run_scheduler(args) -> None:
     from .protocol.security import Security
     from .scheduler.server import Scheduler
 
+    from .scheduler.server import write_scheduler_file
+
     secret = os.environ.get("XSCHED_SECRET")
     security = Security(secret, args.security) if secret else Security.generate(args.security)
     sched = Scheduler(security, scheduler_file=args.scheduler_file)
     await sched.start(f"tcp://{args.host}:{args.port}")
+    if not args.scheduler_file and not secret:
+        # a fresh secret nobody knows yet: put it where the user (only) can read it
+        args.scheduler_file = os.path.join(_runtime_dir(), f"scheduler-{sched.address.rsplit(':', 1)[-1]}.json")
+        write_scheduler_file(args.scheduler_file, sched.address, security, sched.id)
+        sched.scheduler_file = args.scheduler_file  # removed again when the scheduler closes
     if not args.parent_pid:
         how = (f"Client(scheduler_file={args.scheduler_file!r})" if args.scheduler_file
                else f"Client({sched.address!r}) with the same XSCHED_SECRET in the environment")
@@ -77,6 +84,14 @@ async def _run_scheduler(args) -> None:
     await sched.close()
     if args.cleanup_directory and args.parent_pid and os.getppid() != args.parent_pid:
         _remove_orphaned_directory(args.cleanup_directory, worker_pids)
+
+
+def _runtime_dir() -> str:
+    """Where a scheduler started without --scheduler-file writes one: $XSCHED_RUNTIME_DIR or ~/.xsched (0700)."""
+    path = os.environ.get("XSCHED_RUNTIME_DIR") or os.path.join(os.path.expanduser("~"), ".xsched")
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    os.chmod(path, 0o700)
+    return path
 
 
 def _remove_orphaned_directory(path: str, worker_pids: list[int], timeout: float = 10) -> None:
@@ -232,11 +247,6 @@ def _scheduler(args) -> int:
 
     if args.security is None:
         args.security = config.get("comm.security", "auto")
-    if not args.scheduler_file and not os.environ.get("XSCHED_SECRET"):
-        print("xsched scheduler: nobody could connect: give --scheduler-file FILE (it holds the address "
-              "and the cluster secret, mode 0600) or set XSCHED_SECRET to a secret of your choosing "
-              "(16+ characters) in the scheduler's, workers' and clients' environment.", file=sys.stderr)
-        return 2
     import zmq
 
     try:

@@ -507,13 +507,10 @@ class Client:
             reply, _ = await self._conn.request({"op": "who-has", "keys": remaining})
             who_has = reply["who_has"]
             by_worker: dict[str, list[str]] = {}
-            lost = []
             for k in remaining:
                 holders = who_has.get(k) or []
-                if holders:
+                if holders:  # keys with no holder now are being recomputed: waited for below
                     by_worker.setdefault(random.choice(holders), []).append(k)
-                else:
-                    lost.append(k)
             results = await asyncio.gather(*(self._get_data(w, ks) for w, ks in by_worker.items()),
                                            return_exceptions=True)
             for r in results:
