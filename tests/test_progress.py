@@ -3,6 +3,7 @@ then xsched.progress on a real cluster (text line in a terminal, widget object).
 
 from __future__ import annotations
 
+import gc
 import re
 import time
 
@@ -323,10 +324,18 @@ def build(n=6, fail_on=None):
     return d(combine)(out)
 
 
-@pytest.fixture
-def pclient(client):
-    """A client of the session's shared 2 x 1-thread cluster (tests/conftest.py)."""
-    return client
+@pytest.fixture(scope="module")
+def pclient():
+    from xsched import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1)
+    client = Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+        gc.collect()
 
 
 @pytest.mark.cluster

@@ -4,6 +4,7 @@ ipywidgets objects are built without a kernel (their comms are no-ops then)."""
 
 from __future__ import annotations
 
+import gc
 import time
 
 import pytest
@@ -71,10 +72,18 @@ def slow(i):
     return i
 
 
-@pytest.fixture
-def wclient(client):
-    """A client of the session's shared 2 x 1-thread cluster (tests/conftest.py)."""
-    return client
+@pytest.fixture(scope="module")
+def wclient():
+    from xsched import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1)
+    client = Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+        gc.collect()
 
 
 @pytest.mark.cluster
