@@ -136,6 +136,22 @@ def cluster():
         c.close()
 
 
+@pytest.fixture(scope="module")
+def module_client():
+    """A Client on a 2 x 1-thread cluster of the test module's own, for tests that look at
+    cluster-wide state (memory history, task streams) other modules' work would disturb."""
+    from xsched import Client, LocalCluster
+
+    c = LocalCluster(n_workers=2, threads_per_worker=1)
+    client = Client(c)
+    try:
+        yield client
+    finally:
+        client.close()
+        c.close()
+        gc.collect()
+
+
 @pytest.fixture
 def client(cluster):
     """A fresh Client on the shared cluster; closing it releases everything it held."""

@@ -3,7 +3,6 @@ then xsched.progress on a real cluster (text line in a terminal, widget object).
 
 from __future__ import annotations
 
-import gc
 import re
 import time
 
@@ -324,18 +323,9 @@ def build(n=6, fail_on=None):
     return d(combine)(out)
 
 
-@pytest.fixture(scope="module")
-def pclient():
-    from xsched import Client, LocalCluster
-
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1)
-    client = Client(cluster)
-    try:
-        yield client
-    finally:
-        client.close()
-        cluster.close()
-        gc.collect()
+@pytest.fixture
+def pclient(module_client):
+    return module_client
 
 
 @pytest.mark.cluster

@@ -4,7 +4,6 @@ ipywidgets objects are built without a kernel (their comms are no-ops then)."""
 
 from __future__ import annotations
 
-import gc
 import time
 
 import pytest
@@ -72,18 +71,9 @@ def slow(i):
     return i
 
 
-@pytest.fixture(scope="module")
-def wclient():
-    from xsched import Client, LocalCluster
-
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1)
-    client = Client(cluster)
-    try:
-        yield client
-    finally:
-        client.close()
-        cluster.close()
-        gc.collect()
+@pytest.fixture
+def wclient(module_client):
+    return module_client
 
 
 @pytest.mark.cluster
