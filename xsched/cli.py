@@ -138,6 +138,12 @@ def _nanny(args) -> int:
     limit = args.memory_limit if args.memory_limit is not None else config.get("worker.memory.limit", "auto")
     memory_limit = parse_memory_limit(limit, nworkers=args.nworkers)
     base = args.name
+    own_dir = None
+    if not args.local_directory and not config.get("worker.local-directory", None):
+        # the nanny owns its workers' scratch space, so even a killed worker leaves nothing behind
+        import tempfile
+
+        own_dir = args.local_directory = tempfile.mkdtemp(prefix="xsched-worker-")
     workers = {}
     for i in range(args.nworkers):
         name = base if args.nworkers == 1 else f"{base or 'worker'}-{i}"
@@ -160,7 +166,13 @@ def _nanny(args) -> int:
         workers[name or str(i)] = a
     nanny = Nanny(workers, memory_limit, config.get("worker.memory.terminate", 0.95),
                   log_dir=args.log_directory)
-    return nanny.run(parent_pid=args.parent_pid)
+    try:
+        return nanny.run(parent_pid=args.parent_pid)
+    finally:
+        if own_dir is not None:
+            import shutil
+
+            shutil.rmtree(own_dir, ignore_errors=True)
 
 
 def _worker(args) -> int:

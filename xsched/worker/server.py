@@ -22,6 +22,7 @@ import contextvars
 import inspect
 import logging
 import os
+import shutil
 import socket
 import tempfile
 import threading
@@ -84,6 +85,7 @@ class Worker:
         self.resources = dict(resources or {})
         self.local_directory = local_directory
         self.host = host
+        self._spill_dir: str | None = None
         self.data = data if data is not None else self._make_store()
         self.address: str | None = None
         self.state: WorkerState | None = None
@@ -154,6 +156,9 @@ class Worker:
             await self.close(report=False)
             raise TimeoutError(f"worker could not register with the scheduler at {self.scheduler_address} "
                                f"within {timeout}s: is the scheduler running and the secret right?") from None
+        except BaseException:  # refused (wrong secret), cancelled...: release sockets, threads, files
+            await self.close(report=False)
+            raise
         self.status = "running"
         _current_worker = self
         self._spawn(self._heartbeat_loop())
@@ -193,6 +198,8 @@ class Worker:
         close_data = getattr(self.data, "close", None)
         if close_data is not None:
             close_data()
+        if self._spill_dir is not None:
+            shutil.rmtree(self._spill_dir, ignore_errors=True)
         await self.pool.close()
         if self.bulk is not None:
             self.bulk.close()
