@@ -541,7 +541,7 @@ class Connection:
 class ConnectionPool:
     """One Connection per remote address, opened on first use (peer data transfers)."""
 
-    def __init__(self, security: Security, identity_prefix: bytes = b""):
+    def __init__(self, security: Security):
         self.security = security
         self._conns: dict[str, Connection] = {}
 

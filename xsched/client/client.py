@@ -364,7 +364,7 @@ class Client:
             held: list[Future] = []
             task = Task(func, tuple(_futures_to_refs(a, held) for a in args),
                         {k: _futures_to_refs(v, held) for k, v in kwargs.items()})
-            futures.append(_fresh(Future(key, self)))
+            futures.append(Future(key, self))
             if key in seen:
                 continue
             seen.add(key)
@@ -436,7 +436,7 @@ class Client:
                 fkey = f"finalize-{tokenize(flat, funcname(func))}"
                 graph[fkey] = Task(func, (_refs_like(keys),) + tuple(extra))
                 finals.append([fkey])
-        prio = order({k: v for k, v in graph.items()})
+        prio = order(graph)
         gen = next(_generation)
         workers = [workers] if isinstance(workers, str) else (list(workers) if workers else None)
         held: list[Future] = []
@@ -462,7 +462,7 @@ class Client:
                 retries or ann.get("retries", 0), ann.get("limits"),
             ))
         wanted = [k for keys in finals for k in keys]
-        futures = [[_fresh(Future(k, self)) for k in keys] for keys in finals]
+        futures = [[Future(k, self) for k in keys] for keys in finals]
         self._send({"op": "update-graph", "tasks": tasks, "keys": wanted})
         del held
         if persist:
@@ -590,6 +590,9 @@ class Client:
     def _cancel(self, futures: list[Future]) -> None:
         for f in futures:
             f._state.cancel(f"{f.key} was cancelled")
+            with self._ref_lock:  # these handles stay cancelled; a later submission of the key starts afresh
+                if self._states.get(f.key) is f._state:
+                    del self._states[f.key]
         self._send({"op": "cancel-keys", "keys": [f.key for f in futures]})
 
     def retry(self, futures) -> None:
@@ -815,13 +818,6 @@ def _register_kernel(info: dict, magic_name, qtconsole: bool, scheduler: bool = 
     if qtconsole:
         magics.open_qtconsole(info)
     return info
-
-
-def _fresh(fut: Future) -> Future:
-    """A resubmitted key that this client had cancelled is pending again."""
-    if fut._state.status == "cancelled":
-        fut._state.reset()
-    return fut
 
 
 def _as_list(workers):

@@ -499,7 +499,7 @@ class SchedulerState:
             ts.suspicious += 1
             if ts.suspicious > self.allowed_failures:
                 blob = self.killed_worker_error(ts.key, ev.address)
-                self._processing_to_erred(ts, ws, blob, b"",
+                self._processing_to_erred(ts, blob, b"",
                                           f"KilledWorker: {ts.key!r} was running on workers that died "
                                           f"{ts.suspicious} times (last: {ev.address})", recs)
             else:
@@ -543,7 +543,7 @@ class SchedulerState:
             self._release_processing(ts, ws)
             recs[ts.key] = "waiting"
             return recs
-        self._processing_to_erred(ts, ws, ev.exception, ev.traceback, ev.text, recs)
+        self._processing_to_erred(ts, ev.exception, ev.traceback, ev.text, recs)
         return recs
 
     def _ev_add_keys(self, ev: AddKeys) -> dict:
@@ -924,7 +924,7 @@ class SchedulerState:
                 d.state not in ("forgotten", "released") for d in ts.dependents):
             recs.setdefault(ts.key, "forgotten")
 
-    def _processing_to_erred(self, ts, ws, exception, traceback, text, recs) -> None:
+    def _processing_to_erred(self, ts, exception, traceback, text, recs) -> None:
         ts.exception, ts.traceback, ts.exception_text = exception, traceback, text
         ts.exception_blame = ts
         recs[ts.key] = ("erred", ts)
