@@ -25,12 +25,14 @@ import pytest
 # ---------------------------------------------------------------------- environment
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_jupyter_dirs(tmp_path_factory):
-    """IPython and Jupyter write nothing into the user's home during the tests."""
+    """IPython, Jupyter and xsched's scheduler registry write nothing into the user's home."""
     base = tmp_path_factory.mktemp("jupyter-env")
-    names = {"IPYTHONDIR": base / "ipython", "JUPYTER_RUNTIME_DIR": base / "runtime"}
+    # XSCHED_RUNTIME_DIR: the registry of running schedulers, private to the test session
+    names = {"IPYTHONDIR": base / "ipython", "JUPYTER_RUNTIME_DIR": base / "runtime",
+             "XSCHED_RUNTIME_DIR": base / "xsched"}
     old = {k: os.environ.get(k) for k in (*names, "PYTHONPATH")}
     for k, p in names.items():
-        p.mkdir()
+        p.mkdir(mode=0o700)
         os.environ[k] = str(p)
     # scheduler and worker processes import test helpers (pickled by reference) from here
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

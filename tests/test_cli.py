@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from xsched import Client, SchedulerLostError
-from xsched.scheduler.server import read_scheduler_file
+from xsched.protocol.registry import read_scheduler_file
 from xsched.worker.nanny import EXIT_CANNOT_CONNECT
 
 from .conftest import Gate, pid_gone, wait_until
@@ -99,7 +99,7 @@ def read_line(p: subprocess.Popen, timeout: float = 30) -> str:
 
 
 def start_scheduler(procs, path, *extra):
-    p = procs.start("scheduler", "--port", "0", "--scheduler-file", str(path), *extra)
+    p = procs.start("scheduler", "--host", "127.0.0.1", "--port", "0", "--scheduler-file", str(path), *extra)
     first = read_line(p)
     assert first.startswith("xsched scheduler at tcp://127.0.0.1:"), first
     address = first.split()[-1]
@@ -110,8 +110,9 @@ def start_scheduler(procs, path, *extra):
 def test_scheduler_file_workers_and_clean_stop(procs, tmp_path):
     sfile = tmp_path / "scheduler.json"
     sched, address = start_scheduler(procs, sfile)
-    rest = read_line(sched) + read_line(sched)
+    rest = read_line(sched) + read_line(sched) + read_line(sched)
     assert f"scheduler_file={str(sfile)!r}" in rest and "xsched worker --scheduler-file" in rest
+    assert f"xsched worker {address}" in rest and "registered in" in rest
     # the file: owner-only, holding the printed address and the secret (which was not printed)
     assert stat.S_IMODE(os.stat(sfile).st_mode) == 0o600
     data = json.loads(sfile.read_text())
@@ -168,10 +169,15 @@ def test_worker_with_address_and_secret(procs, tmp_path):
 def test_worker_needs_a_secret(procs):
     w = procs.start("worker", "tcp://127.0.0.1:9")
     assert w.wait(30) == 2
-    assert "secret" in w.stderr.read().decode()
+    err = w.stderr.read().decode()
+    assert "no secret for the scheduler at tcp://127.0.0.1:9" in err and "XSCHED_SECRET" in err
+    assert "Traceback" not in err, err
     w = procs.start("worker")
     assert w.wait(30) == 2
     assert "ADDRESS" in w.stderr.read().decode()
+    w = procs.start("worker", "tcp://127.0.0.1:port")
+    assert w.wait(30) == 2
+    assert "'port' is not a number" in w.stderr.read().decode()
 
 
 def test_worker_with_wrong_secret_does_not_join(procs, tmp_path):
@@ -187,16 +193,17 @@ def test_worker_with_wrong_secret_does_not_join(procs, tmp_path):
         assert c.scheduler_info()["workers"] == {}
 
 
-def test_scheduler_without_file_writes_one_in_its_runtime_dir(procs, tmp_path):
+def test_scheduler_registers_in_its_runtime_dir(procs, tmp_path):
     runtime = tmp_path / "runtime"
-    p = procs.start("scheduler", "--port", "0", env=_env(XSCHED_RUNTIME_DIR=str(runtime)))
-    deadline = time.time() + 30
-    while time.time() < deadline and not list(runtime.glob("scheduler-*.json")):
-        time.sleep(0.05)
-    [sfile] = list(runtime.glob("scheduler-*.json"))
-    assert stat.S_IMODE(os.stat(sfile).st_mode) == 0o600 and stat.S_IMODE(os.stat(runtime).st_mode) == 0o700
+    p = procs.start("scheduler", "--host", "127.0.0.1", "--port", "0", env=_env(XSCHED_RUNTIME_DIR=str(runtime)))
+    address = read_line(p).split()[-1]
+    [sfile] = list((runtime / "schedulers").glob("scheduler-*.json"))
+    assert stat.S_IMODE(os.stat(sfile).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(runtime).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(runtime / "schedulers").st_mode) == 0o700
+    assert str(sfile) in read_line(p)
     with Client(scheduler_file=str(sfile), set_as_default=False) as c:
-        assert c.scheduler_info()["workers"] == {}
+        assert c.scheduler_info()["workers"] == {} and c.scheduler_address == address
     p.terminate()
     assert p.wait(30) == 0
     assert not sfile.exists()  # removed when the scheduler closed

@@ -250,7 +250,7 @@ def _send_garbage(address: str, security: Security, identity: bytes, expect=()) 
     sock = ctx.socket(zmq.DEALER)
     sock.linger = 0
     sock.routing_id = identity
-    security.configure_client(sock, address)
+    security.configure_client(sock)
     sock.connect(address)
     try:
         for frames in GARBAGE:
@@ -350,7 +350,7 @@ def test_wrong_secret_is_refused(own_cluster):
         sock = ctx.socket(zmq.DEALER)
         sock.linger = 0
         sock.routing_id = ident
-        bad.configure_client(sock, cluster.scheduler_address)
+        bad.configure_client(sock)
         sock.connect(cluster.scheduler_address)
         try:
             sock.send_multipart([msgpack.packb({"op": "register-client", "client": "intruder", "rid": 1})])
@@ -374,10 +374,16 @@ def test_wrong_secret_is_refused(own_cluster):
         assert c.submit(inc, 1, pure=False).result(timeout=30) == 2
 
 
-def test_client_without_secret_gets_clear_error(cluster, monkeypatch):
+def test_client_without_secret_finds_it_by_address_or_says_where_it_looked(cluster, monkeypatch):
+    from xsched.protocol.registry import SecretNotFoundError, registry_dir
+
     monkeypatch.delenv("XSCHED_SECRET", raising=False)
-    with pytest.raises(ValueError, match="secret"):
-        Client(cluster.scheduler_address, set_as_default=False)
+    with Client(cluster.scheduler_address, set_as_default=False) as c:  # the registry knows it
+        assert c.submit(inc, 1, pure=False).result(timeout=30) == 2
+    with pytest.raises(SecretNotFoundError) as info:
+        Client("tcp://127.0.0.1:9", set_as_default=False)
+    text = str(info.value)
+    assert registry_dir() in text and "scheduler_file" in text and "XSCHED_SECRET" in text and "security=" in text
 
 
 def test_client_to_nothing_times_out_clearly():

@@ -1,6 +1,6 @@
-"""The security baseline on a real cluster: plain and curve both work end to end and
-really use their mechanism; files are owner-only; the secret never shows in reprs,
-logs or scheduler_info; a wrong secret is refused in curve mode too.
+"""The security baseline on a real cluster: every socket speaks CURVE (loopback too) and
+really uses it; files are owner-only; the secret never shows in reprs, logs or
+scheduler_info; a wrong secret is refused.
 """
 
 from __future__ import annotations
@@ -42,13 +42,14 @@ def _exercise(client):
     assert client.run_on_scheduler(lambda: "ok") == "ok"
 
 
-def test_plain_mode_on_loopback_by_default(client, cluster):
-    assert cluster.security.mechanism_for(cluster.scheduler_address) == "plain"
-    assert _mechanisms(client) == {zmq.PLAIN}
+def test_every_socket_speaks_curve_by_default(client, cluster):
+    """CURVE on loopback too: a client proves the secret, and so must the server it reaches."""
+    assert cluster.security.mode == "auto"
+    assert _mechanisms(client) == {zmq.CURVE}
     _exercise(client)
 
 
-def test_curve_mode_from_config():
+def test_curve_mode_encrypts_bulk_on_loopback_too():
     with xsched.config.set({"comm.security": "curve"}):
         cluster = LocalCluster(n_workers=2, threads_per_worker=1)
     try:
@@ -56,7 +57,11 @@ def test_curve_mode_from_config():
         with Client(cluster, set_as_default=False) as c:
             assert _mechanisms(c) == {zmq.CURVE}
             _exercise(c)
-            # a wrong secret is refused at the CURVE handshake too
+            [big] = c.scatter([np.ones(2**20)])
+            holder = c.who_has([big])[big.key][0]
+            other = [a for a in c.scheduler_info()["workers"] if a != holder][0]
+            assert c.submit(np.sum, big, workers=[other]).result(timeout=30) == 2**20
+            # a wrong secret is refused at the handshake
             bad = Security("e" * 64, "curve")
             with pytest.raises((AuthenticationError, TimeoutError)) as info:
                 Client(cluster.scheduler_address, security=bad, timeout=2, set_as_default=False)
@@ -64,18 +69,6 @@ def test_curve_mode_from_config():
             assert c.run_on_scheduler(lambda scheduler: len(scheduler.client_peer)) == 1
     finally:
         cluster.close()
-
-
-def test_curve_mode_by_argument():
-    with LocalCluster(n_workers=1, threads_per_worker=1, security="curve") as cluster:
-        sec = Security(cluster.security.secret, "curve")
-        with Client(cluster.scheduler_address, security=sec, set_as_default=False) as c:
-            assert _mechanisms(c) == {zmq.CURVE}
-            assert c.submit(inc, 1).result(timeout=30) == 2
-        # a plain client cannot talk to a curve cluster, even with the right secret
-        with pytest.raises((AuthenticationError, TimeoutError)):
-            Client(cluster.scheduler_address, security=Security(cluster.security.secret, "plain"), timeout=2,
-                   set_as_default=False)
 
 
 def test_scheduler_file_and_directory_are_private(cluster):
@@ -110,16 +103,15 @@ def test_secret_never_in_reprs_info_or_logs(client, cluster):
 def test_security_rejects_weak_secrets_and_unknown_modes():
     with pytest.raises(ValueError, match="at least 16"):
         Security("short")
-    with pytest.raises(ValueError, match="plain"):
+    with pytest.raises(ValueError, match="'auto' or 'curve'"):
         Security("0123456789abcdef" * 2, "rot13")
+    with pytest.raises(ValueError, match="no longer exists"):  # PLAIN never authenticated the server
+        Security("0123456789abcdef" * 2, "plain")
     assert Security.generate().secret != Security.generate().secret
 
 
-def test_plain_password_is_per_port_never_the_secret():
-    """PLAIN does not authenticate the server: whoever listens on a port learns only its password."""
-    from xsched.protocol.security import Security
-
-    sec = Security.generate("plain")
-    a, b = sec.plain_password("tcp://127.0.0.1:40001"), sec.plain_password("tcp://127.0.0.1:40002")
-    assert a != b and sec.secret.encode() not in (a, b)
-    assert sec.plain_password("tcp://127.0.0.1:40001") == a
+def test_keys_come_from_the_secret_only():
+    a, b = Security.generate(), Security.generate()
+    assert a._server_keys() != b._server_keys() and a._client_keys() != a._server_keys()
+    assert Security(a.secret, "curve")._server_keys() == a._server_keys()
+    assert a.secret.encode() not in a._server_keys()[1] + a._client_keys()[1]

@@ -1,8 +1,13 @@
 """Command line: ``xsched scheduler``, ``xsched worker``, ``xsched config``.
 
-    $ xsched scheduler --scheduler-file scheduler.json
-    $ xsched worker --scheduler-file scheduler.json --nworkers 2 --nthreads 2 --memory-limit 4GB
-    $ xsched worker tcp://10.0.0.5:8786 --resources "GPU=2"      # secret from XSCHED_SECRET
+    $ xsched scheduler                                  # port 8786 on every interface
+    $ xsched worker localhost:8786 --nthreads 1 --memory-limit 2GB
+    $ xsched worker 10.0.0.5:8786 --interface eth0 --resources "GPU=2"
+    $ xsched worker --scheduler-file scheduler.json --nworkers 2 --nthreads 2
+
+A worker given only an address finds the secret in the registry of schedulers this user
+runs (``~/.xsched/schedulers``, shared across nodes by a shared home directory), unless
+``XSCHED_SECRET`` or ``--scheduler-file`` gives it.
 
 Each server runs an asyncio loop in its main thread, closes gracefully on SIGTERM/SIGINT,
 and, given ``--parent-pid``, closes when that process dies.
@@ -57,41 +62,40 @@ async def _serve_until_stopped(server, parent_pid: int | None) -> None:
 
 
 # ---------------------------------------------------------------------- scheduler
+def _listen_host(args) -> str | None:
+    """The host to listen on from --host / --interface (None: the command's default)."""
+    from .protocol.addressing import interface_address
+
+    if args.interface:
+        if args.host:
+            raise ValueError("give --host or --interface, not both")
+        return interface_address(args.interface)
+    return args.host
+
+
 async def _run_scheduler(args) -> None:
+    from .protocol.addressing import join
     from .protocol.security import Security
     from .scheduler.server import Scheduler
 
-    from .scheduler.server import write_scheduler_file
-
     secret = os.environ.get("XSCHED_SECRET")
     security = Security(secret, args.security) if secret else Security.generate(args.security)
+    host = _listen_host(args) or "0.0.0.0"
     sched = Scheduler(security, scheduler_file=args.scheduler_file)
-    await sched.start(f"tcp://{args.host}:{args.port}")
-    if not args.scheduler_file and not secret:
-        # a fresh secret nobody knows yet: put it where the user (only) can read it
-        args.scheduler_file = os.path.join(_runtime_dir(), f"scheduler-{sched.address.rsplit(':', 1)[-1]}.json")
-        write_scheduler_file(args.scheduler_file, sched.address, security, sched.id)
-        sched.scheduler_file = args.scheduler_file  # removed again when the scheduler closes
+    await sched.start(join(host, args.port))
     if not args.parent_pid:
-        how = (f"Client(scheduler_file={args.scheduler_file!r})" if args.scheduler_file
-               else f"Client({sched.address!r}) with the same XSCHED_SECRET in the environment")
-        print(f"xsched scheduler at {sched.address}\n  connect with: {how}\n"
-              f"  workers: xsched worker "
-              f"{'--scheduler-file ' + args.scheduler_file if args.scheduler_file else sched.address}",
-              flush=True)
+        sfile = args.scheduler_file
+        print(f"xsched scheduler at {sched.address}\n"
+              f"  registered in {sched.registry_entry} (found by address on every host sharing this home)\n"
+              f"  connect with: Client({sched.address!r})"
+              + (f" or Client(scheduler_file={sfile!r})" if sfile else "") + "\n"
+              f"  workers:      xsched worker {sched.address}"
+              + (f" or xsched worker --scheduler-file {sfile}" if sfile else ""), flush=True)
     await _serve_until_stopped(sched, args.parent_pid)
     worker_pids = [ws.pid for ws in sched.state.workers.values() if ws.pid]
     await sched.close()
     if args.cleanup_directory and args.parent_pid and os.getppid() != args.parent_pid:
         _remove_orphaned_directory(args.cleanup_directory, worker_pids)
-
-
-def _runtime_dir() -> str:
-    """Where a scheduler started without --scheduler-file writes one: $XSCHED_RUNTIME_DIR or ~/.xsched (0700)."""
-    path = os.environ.get("XSCHED_RUNTIME_DIR") or os.path.join(os.path.expanduser("~"), ".xsched")
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    os.chmod(path, 0o700)
-    return path
 
 
 def _remove_orphaned_directory(path: str, worker_pids: list[int], timeout: float = 10) -> None:
@@ -122,7 +126,7 @@ async def _run_worker(args, security, address) -> int:
     memory_limit = parse_memory_limit(limit, nworkers=args.nworkers)
     local_dir = args.local_directory or config.get("worker.local-directory", None)
     w = Worker(address, security, nthreads, name=args.name, memory_limit=memory_limit, resources=resources,
-               local_directory=local_dir, host=args.host)
+               local_directory=local_dir, host=_listen_host(args))
     await w.start()
     await _serve_until_stopped(w, args.parent_pid)
     await w.close()
@@ -152,7 +156,11 @@ def _nanny(args) -> int:
             a.append(args.address)
         if args.scheduler_file:
             a += ["--scheduler-file", args.scheduler_file]
-        a += ["--host", args.host, "--memory-limit", str(memory_limit or 0)]
+        if args.host:
+            a += ["--host", args.host]
+        if args.interface:
+            a += ["--interface", args.interface]
+        a += ["--memory-limit", str(memory_limit or 0)]
         if name:
             a += ["--name", name]
         if args.nthreads:
@@ -176,30 +184,22 @@ def _nanny(args) -> int:
 
 
 def _worker(args) -> int:
-    from .protocol.security import Security
-    from .scheduler.server import read_scheduler_file
+    from . import config
+    from .protocol.registry import connection_info
 
-    if not args.no_nanny:
-        if not args.scheduler_file and not args.address:
-            print("xsched worker: give the scheduler ADDRESS or --scheduler-file FILE", file=sys.stderr)
-            return 2
-        if args.address and not args.scheduler_file and not os.environ.get("XSCHED_SECRET"):
-            print("xsched worker: no secret. Use --scheduler-file FILE (written by `xsched scheduler "
-                  "--scheduler-file FILE`) or set XSCHED_SECRET to the cluster secret.", file=sys.stderr)
-            return 2
-        return _nanny(args)
-    if args.scheduler_file:
-        address, security = read_scheduler_file(args.scheduler_file)
-    elif args.address:
-        secret = os.environ.get("XSCHED_SECRET")
-        if not secret:
-            print("xsched worker: no secret. Use --scheduler-file FILE (written by `xsched scheduler "
-                  "--scheduler-file FILE`) or set XSCHED_SECRET to the cluster secret.", file=sys.stderr)
-            return 2
-        address, security = args.address, Security(secret)
-    else:
-        print("xsched worker: give the scheduler ADDRESS or --scheduler-file FILE", file=sys.stderr)
+    if not args.scheduler_file and not args.address:
+        print("xsched worker: give the scheduler ADDRESS (e.g. localhost:8786) or --scheduler-file FILE",
+              file=sys.stderr)
         return 2
+    try:  # fail here, with the reason, rather than in every worker process the nanny starts
+        address, security = connection_info(args.address, args.scheduler_file,
+                                            mode=config.get("comm.security", "auto"))
+        _listen_host(args)
+    except (LookupError, OSError, ValueError) as e:
+        print(f"xsched worker: {e}", file=sys.stderr)
+        return 2
+    if not args.no_nanny:
+        return _nanny(args)
     try:
         code = asyncio.run(_run_worker(args, security, address))
     except (TimeoutError, ValueError, ConnectionError) as e:  # AuthenticationError is a ConnectionError
@@ -228,11 +228,12 @@ def _exit_if_tasks_running(code: int = 0) -> None:
 
 # ---------------------------------------------------------------------- parsers
 def _scheduler_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: loopback only)")
+    p.add_argument("--host", default=None, help="address to listen on (default: every interface)")
+    p.add_argument("--interface", default=None, help="listen on this network interface's address, e.g. ib0")
     p.add_argument("--port", type=int, default=8786, help="port (0: any free port; default 8786)")
-    p.add_argument("--scheduler-file", help="write address and secret here (mode 0600)")
-    p.add_argument("--security", default=None, choices=["auto", "plain", "curve"],
-                   help="plain: authenticate; curve: authenticate and encrypt; auto: plain on loopback")
+    p.add_argument("--scheduler-file", help="also write address and secret here (mode 0600)")
+    p.add_argument("--security", default=None, choices=["auto", "curve"],
+                   help="auto: large transfers in clear on loopback only; curve: encrypted everywhere")
     p.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--cleanup-directory", default=None, help=argparse.SUPPRESS)  # removed if the parent dies
     p.add_argument("--log-level", default="warning")
@@ -249,7 +250,8 @@ def _worker_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", default=None, help="worker name (with --nworkers: NAME-0, NAME-1, ...)")
     p.add_argument("--resources", default=None, help='abstract resources per process, e.g. "GPU=2,MEMORY=100e9"')
     p.add_argument("--local-directory", default=None, help="directory for spilled data")
-    p.add_argument("--host", default="127.0.0.1", help="interface to serve data on")
+    p.add_argument("--host", default=None, help="address to serve data on (default: the one facing the scheduler)")
+    p.add_argument("--interface", default=None, help="serve data on this network interface's address, e.g. ib0")
     p.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--log-level", default="warning")
 
@@ -263,8 +265,8 @@ def _scheduler(args) -> int:
 
     try:
         asyncio.run(_run_scheduler(args))
-    except (OSError, zmq.ZMQError) as e:  # a ZMQError ("Address already in use") is no OSError
-        print(f"xsched scheduler: cannot listen on {args.host}:{args.port}: {e}", file=sys.stderr)
+    except (OSError, ValueError, zmq.ZMQError) as e:  # a ZMQError is no OSError; AddressError a ValueError
+        print(f"xsched scheduler: cannot listen on port {args.port}: {e}", file=sys.stderr)
         return 1
     return 0
 

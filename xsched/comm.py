@@ -7,8 +7,14 @@ Data flow::
     Connection (DEALER) --request(rid)--> remote Listener --reply(rid)--> future resolved
                         <--unsolicited msgs-- handler(header, payload)
 
-* Listeners run the ZAP handler (``protocol.security``): unauthenticated peers never
-  reach the recv loop.
+* Every socket speaks CURVE with keys derived from the cluster secret
+  (``protocol.security``): a Listener's ZAP handler refuses peers without it, and a
+  Connection completes its handshake only with a server that has it, so neither side
+  decodes a byte from a peer that has not proven the secret.
+* Before authentication a peer can make a listener buffer at most one frame of
+  ``MAX_WIRE_FRAME`` bytes (ZMQ_MAXMSGSIZE), and must finish its handshake within
+  ``HANDSHAKE_SECONDS``. Larger frames of authenticated peers are cut into parts on
+  send and joined on receipt (``messages.chunk``), so no message size limit shows.
 * Small messages queued for the same peer within one event-loop tick travel as one
   ``batch`` message; messages with payload frames go on their own, in order.
 * A monitor socket reports disconnects. It names a file descriptor, not a peer, and a
@@ -26,7 +32,6 @@ import asyncio
 import inspect
 import itertools
 import logging
-import random
 from typing import Any, Awaitable, Callable
 
 import msgpack
@@ -34,7 +39,8 @@ import zmq
 import zmq.asyncio
 from zmq.utils.monitor import parse_monitor_message
 
-from .protocol.messages import decode, encode
+from .protocol.addressing import AddressError, is_ipv6, join, split
+from .protocol.messages import MAX_WIRE_FRAME, chunk, decode, encode, unchunk
 from .protocol.security import AuthenticationError, Security
 from .protocol.serialize import dumps
 
@@ -74,13 +80,27 @@ def context() -> zmq.asyncio.Context:
     return _context
 
 
-def _tune(sock: zmq.Socket) -> None:
+#: An unauthenticated peer must complete the CURVE handshake within this time.
+HANDSHAKE_SECONDS = 10
+
+
+def _tune(sock: zmq.Socket, address: str) -> None:
     sock.linger = 0
     sock.sndhwm = 0
     sock.rcvhwm = 0
     sock.heartbeat_ivl = 1000
     sock.heartbeat_timeout = 10000
     sock.heartbeat_ttl = 10000
+    sock.handshake_ivl = HANDSHAKE_SECONDS * 1000
+    sock.maxmsgsize = MAX_WIRE_FRAME
+    if is_ipv6(split(address, default_port=0)[0]):
+        sock.ipv6 = True
+
+
+def _zmq_address(address: str) -> str:
+    """``tcp://host:port`` for ZeroMQ, or an AddressError naming what is wrong."""
+    host, port = split(address, default_port=None)
+    return join("127.0.0.1" if host == "localhost" else host, port)
 
 
 class _Batcher:
@@ -178,17 +198,22 @@ class Listener:
         self._auth = None
 
     def bind(self, address: str = "tcp://127.0.0.1:0") -> str:
-        """Bind (port 0 picks a free port) and start serving; returns the real address."""
+        """Bind (port 0 picks a free port) and start serving; returns the bound address.
+
+        A wildcard host (``0.0.0.0``, ``::``) stays in the returned address; the server
+        decides which address to advertise.
+        """
+        address = _zmq_address(address)
         ctx = context()
         sock = ctx.socket(zmq.ROUTER)
-        _tune(sock)
+        _tune(sock, address)
         sock.router_mandatory = True
         try:
             address = self._bind(sock, address)
         except BaseException:
             sock.close(linger=0)
             raise
-        self._auth = self.security.start_authenticator(ctx, address)
+        self._auth = self.security.start_authenticator(ctx)
         self._monitor = sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         self._sock = sock
         self.address = address
@@ -197,23 +222,21 @@ class Listener:
         return address
 
     def _bind(self, sock, address: str) -> str:
-        """Bind with credentials for the final port (a random free one for port 0)."""
-        if not (address.startswith("tcp://") and address.endswith(":0")):
-            self.security.configure_server(sock, address)
-            sock.bind(address)
-            return address
-        base = address.rsplit(":", 1)[0]
-        rng = random.SystemRandom()
-        for _ in range(200):
-            candidate = f"{base}:{rng.randint(20000, 60999)}"
-            self.security.configure_server(sock, candidate)
-            try:
-                sock.bind(candidate)
-                return candidate
-            except zmq.ZMQError as e:
-                if e.errno != zmq.EADDRINUSE:
-                    raise
-        raise OSError(f"no free port found on {base}")
+        """Bind with the server credentials; port 0 lets the system pick a free port."""
+        self.security.configure_server(sock)
+        host, port = split(address, default_port=None)
+        try:
+            sock.bind(join(host, port) if port else join(host, 0).rsplit(":", 1)[0] + ":*")
+        except zmq.ZMQError as e:
+            if e.errno == zmq.EADDRINUSE:
+                raise OSError(f"{address} is already in use: another process listens on port {port} "
+                              "(an xsched scheduler still running?); pick another --port or stop it") from None
+            if e.errno in (zmq.EINVAL, zmq.ENODEV, getattr(zmq, "EADDRNOTAVAIL", -1)) or "not available" in str(e):
+                raise AddressError(f"cannot listen on {address}: {e} (is {host!r} an address of this "
+                                   "host? use --interface NAME or --host ADDR)") from None
+            raise
+        bound = sock.get(zmq.LAST_ENDPOINT).decode()
+        return join(host, int(bound.rsplit(":", 1)[1]))
 
     def _spawn(self, coro) -> asyncio.Task:
         task = asyncio.ensure_future(coro)
@@ -233,7 +256,7 @@ class Listener:
         if self._sock is None:
             return
         try:
-            self._sock.send_multipart([peer] + frames, copy=False)
+            self._sock.send_multipart([peer] + chunk(frames), copy=False)
         except zmq.ZMQError as e:
             logger.debug("%s: dropping message to gone peer %r: %s", self.name, peer, e)
 
@@ -252,7 +275,7 @@ class Listener:
             peer = frames[0].bytes
             self._peers.add(peer)
             try:
-                header, payload = decode(frames[1:])
+                header, payload = decode(unchunk(frames[1:]))
             except Exception as e:  # garbage never stops the loop, whatever decode raises
                 if peer not in self._bad_peers:
                     self._bad_peers.add(peer)
@@ -363,7 +386,7 @@ class Listener:
             self._sock.close(linger=0)
             self._sock = None
         if self._auth is not None:
-            self._auth.stop()
+            self._auth.stop(self.security)
             self._auth = None
 
 
@@ -393,17 +416,19 @@ class Connection:
         self.failure: Exception | None = None
 
     def connect(self) -> "Connection":
+        """Start connecting (ZeroMQ connects in the background and reconnects)."""
+        address = _zmq_address(self.address)
         ctx = context()
         sock = ctx.socket(zmq.DEALER)
-        _tune(sock)
+        _tune(sock, address)
         if self.identity:
             sock.routing_id = self.identity
-        self.security.configure_client(sock, self.address)
+        self.security.configure_client(sock)
         self._monitor = sock.get_monitor_socket(
             zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
             | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
         )
-        sock.connect(self.address)
+        sock.connect(address)
         self._sock = sock
         self._spawn(self._recv_loop())
         self._spawn(self._monitor_loop())
@@ -419,7 +444,7 @@ class Connection:
         if self._sock is None or self.closed:
             return
         try:
-            self._sock.send_multipart(frames, copy=False)
+            self._sock.send_multipart(chunk(frames), copy=False)
         except zmq.ZMQError as e:
             logger.debug("send to %s failed: %s", self.address, e)
 
@@ -466,7 +491,7 @@ class Connection:
                     return
                 continue
             try:
-                header, payload = decode(frames)
+                header, payload = decode(unchunk(frames))
             except Exception as e:  # garbage never stops the loop, whatever decode raises
                 if not warned:
                     warned = True
@@ -503,9 +528,10 @@ class Connection:
             elif event in (zmq.EVENT_HANDSHAKE_FAILED_AUTH, zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL,
                            zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL):  # (a CURVE refusal gives no detail)
                 self._lost(AuthenticationError(
-                    f"{self.address} refused our credentials: the cluster secret (or the security "
-                    "mode, plain or curve) does not match. Connect with the scheduler file the "
-                    "scheduler wrote (Client(scheduler_file=...)) or pass the right secret."))
+                    f"the handshake with {self.address} failed: either it refused our credentials or it "
+                    "could not prove it knows the cluster secret (another cluster, a stale address now "
+                    "used by another process, or not an xsched server). Check the address, and connect "
+                    "with the scheduler file the scheduler wrote (scheduler_file=...) or the right secret."))
 
     def _lost(self, exc: Exception) -> None:
         self.failure = exc

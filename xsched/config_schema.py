@@ -205,9 +205,10 @@ SCHEMA = S("xsched configuration", {
         }),
     }),
     "comm": S("Networking.", {
-        "security": L(choice("auto", "plain", "curve"),
-            "plain: authentication only; curve: authentication and encryption; auto: plain on loopback, "
-            "curve otherwise."),
+        "security": L(choice("auto", "curve"),
+            "Every connection is CURVE-authenticated in both directions and encrypted. Large transfers "
+            "take an AES-256-GCM side channel; auto: in clear on loopback only (the bytes never leave "
+            "the host); curve: encrypted on loopback too."),
         "timeouts": S("Network timeouts.", {
             "connect": L(DURATION, "Give up connecting to a peer after this long."),
         }),

@@ -32,6 +32,7 @@ from ..graph.annotate import current_annotations, validate_annotations
 from ..graph.spec import Ref, Task, dependencies, funcname
 from ..protocol.bulk import get_data
 from ..protocol.messages import unpack_objects
+from ..protocol.registry import connection_info
 from ..protocol.security import Security
 from ..protocol.tasks import dumps_task
 from ..tokenize import tokenize
@@ -55,9 +56,10 @@ def _identity(x):
 class Client:
     """Connect to a cluster and compute on it.
 
-    ``Client()`` starts a LocalCluster; ``Client(cluster)``, ``Client("tcp://host:port")``
-    (the secret from ``XSCHED_SECRET`` or ``security=``) and
-    ``Client(scheduler_file="scheduler.json")`` connect to a running one.
+    ``Client()`` starts a LocalCluster; ``Client(cluster)``, ``Client("host:8786")`` and
+    ``Client(scheduler_file="scheduler.json")`` connect to a running one. With an address
+    alone the secret comes from ``security=``, ``$XSCHED_SECRET``, or the registry of
+    schedulers this user runs (``~/.xsched/schedulers``), so no secret needs typing.
 
     >>> from xsched import Client, LocalCluster
     >>> cluster = LocalCluster(n_workers=2, threads_per_worker=1)   # doctest: +SKIP
@@ -84,23 +86,8 @@ class Client:
             self.cluster = address
             security = security or address.security
             address = address.scheduler_address
-        if scheduler_file is not None:
-            from ..scheduler.server import read_scheduler_file
-
-            address, file_security = read_scheduler_file(scheduler_file)
-            security = security or file_security
-        if isinstance(security, str):
-            security = Security(security)
-        if security is None:
-            import os
-
-            secret = os.environ.get("XSCHED_SECRET")
-            if not secret:
-                raise ValueError(
-                    f"no secret to connect to {address}: every xsched cluster has one. Use "
-                    "Client(scheduler_file=...) with the file `xsched scheduler --scheduler-file` wrote, "
-                    "or set XSCHED_SECRET, or pass security=")
-            security = Security(secret, config.get("comm.security", "auto"))
+        address, security = connection_info(address, scheduler_file, security,
+                                            mode=config.get("comm.security", "auto"))
         self.scheduler_address: str = address
         self.security = security
         self._states: dict[str, FutureState] = {}

@@ -117,7 +117,7 @@ class LocalCluster:
                                       self.scheduler_file, "--security", self.security_mode,
                                       "--cleanup-directory", self._dir], log_path=log)
         wait_for_file(self.scheduler_file, self._scheduler_proc, self.timeout, "scheduler", log)
-        from ..scheduler.server import read_scheduler_file
+        from ..protocol.registry import read_scheduler_file
 
         self.scheduler_address, self.security = read_scheduler_file(self.scheduler_file)
         for _ in range(self.n_workers):

@@ -34,6 +34,8 @@ any -> worker (peer port)
   get-data [keys] -> data reply       put-data [data] -> nbytes reply
 replies
   reply [rid, status, ...]            "batch" wraps several small messages [packed: their headers]
+framing
+  "chunked" [parts] precedes a message whose frames were cut to at most MAX_FRAME bytes each
 
 >>> frames = encode({"op": "who-has", "keys": ["a"]})
 >>> decode(frames)[0]["op"]
@@ -48,7 +50,13 @@ import msgpack
 
 from .serialize import dumps, loads
 
-__all__ = ["encode", "decode", "unpack_objects", "ProtocolError", "OPS"]
+__all__ = ["encode", "decode", "unpack_objects", "ProtocolError", "OPS", "chunk", "unchunk", "MAX_FRAME"]
+
+#: No frame on the wire is larger (plus CURVE's overhead): listeners refuse bigger ones
+#: before authentication (ZMQ_MAXMSGSIZE), so an unauthenticated peer can make a server
+#: buffer at most this much. Larger frames are cut into parts and joined on receipt.
+MAX_FRAME = 4 * 2**20
+MAX_WIRE_FRAME = MAX_FRAME + 4096
 
 OPS = frozenset(
     """
@@ -58,7 +66,7 @@ OPS = frozenset(
     add-keys missing-data reschedule worker-status unregister-worker compute-task free-keys
     run close-worker key-in-memory key-lost key-cancelled scheduler-closing get-data
     put-data reply batch start-ipython ping subscribe-progress unsubscribe-progress progress
-    memory-history who-can-run warning
+    memory-history who-can-run warning chunked
     """.split()
 )
 
@@ -136,3 +144,73 @@ def unpack_objects(header: dict, payload: list) -> dict[str, Any]:
     {'data': {'x': 1}}
     """
     return {name: loads(frames) for name, frames in split_objects(header, payload).items()}
+
+
+def _nbytes(frame) -> int:
+    if hasattr(frame, "buffer"):
+        return len(frame.buffer)
+    return memoryview(frame).nbytes
+
+
+def chunk(frames: list, limit: int = MAX_FRAME) -> list:
+    """The frames to send: unchanged, or led by a ``chunked`` frame when one is too large.
+
+    >>> out = chunk([b"h", b"x" * 10], limit=4)
+    >>> len(out), unchunk(out) == [b"h", b"x" * 10]
+    (5, True)
+    """
+    sizes = [_nbytes(f) for f in frames]
+    if max(sizes, default=0) <= limit:
+        return frames
+    parts, out = [], []
+    for f, n in zip(frames, sizes):
+        if n <= limit:
+            parts.append(1)
+            out.append(f)
+            continue
+        view = memoryview(f.buffer if hasattr(f, "buffer") else f).cast("B")
+        pieces = [view[i:i + limit] for i in range(0, n, limit)]
+        parts.append(len(pieces))
+        out.extend(pieces)
+    return [msgpack.packb({"op": "chunked", "parts": parts}, use_bin_type=True)] + out
+
+
+def unchunk(frames: list) -> list:
+    """Undo :func:`chunk` (frames without a ``chunked`` lead pass through untouched).
+
+    Joined payload frames are fresh, writeable, uninitialised buffers (no zero-filling).
+    Raises ProtocolError when the description does not fit the frames.
+    """
+    if not frames or _nbytes(frames[0]) > 256:
+        return frames
+    first = frames[0].buffer if hasattr(frames[0], "buffer") else frames[0]
+    try:
+        lead = msgpack.unpackb(first, raw=False)
+    except Exception:
+        return frames
+    if not isinstance(lead, dict) or lead.get("op") != "chunked":
+        return frames
+    parts = lead.get("parts")
+    if (not isinstance(parts, list) or not all(type(n) is int and n >= 1 for n in parts)
+            or sum(parts) != len(frames) - 1):
+        raise ProtocolError("a chunked message whose parts do not match its frames")
+    import numpy as np
+
+    out, i = [], 1
+    for k, n in enumerate(parts):
+        group = frames[i:i + n]
+        i += n
+        if n == 1:
+            out.append(group[0])
+            continue
+        views = [memoryview(g.buffer if hasattr(g, "buffer") else g).cast("B") for g in group]
+        if k == 0:
+            out.append(b"".join(views))  # the header: small enough, and msgpack wants bytes
+            continue
+        joined = np.empty(sum(v.nbytes for v in views), dtype=np.uint8)
+        pos = 0
+        for v in views:
+            joined[pos:pos + v.nbytes] = v
+            pos += v.nbytes
+        out.append(joined)
+    return out

@@ -19,7 +19,6 @@ import inspect
 import json
 import logging
 import os
-import tempfile
 import time
 import uuid
 from collections import Counter, deque
@@ -28,6 +27,9 @@ from .. import config
 from ..comm import Listener
 from ..errors import KilledWorker, pack_exception
 from ..protocol.messages import unpack_objects
+from ..protocol import registry
+from ..protocol.addressing import default_contact_ip, is_wildcard, join, split
+from ..protocol.registry import read_scheduler_file, write_scheduler_file  # noqa: F401 (used by callers)
 from ..protocol.remote import call_user_function
 from ..protocol.security import Security
 from ..units import parse_bytes, parse_timedelta
@@ -47,9 +49,12 @@ class Scheduler:
     >>> # s = await Scheduler(security=Security.generate()).start("tcp://127.0.0.1:0")
     """
 
-    def __init__(self, security: Security | None = None, scheduler_file: str | None = None):
+    def __init__(self, security: Security | None = None, scheduler_file: str | None = None,
+                 register: bool = True):
         self.security = security or Security.generate(config.get("comm.security", "auto"))
         self.scheduler_file = scheduler_file
+        self.register = register
+        self.registry_entry: str | None = None
         allowed = int(config.get("scheduler.allowed-failures", 3))
         self.state = SchedulerState(
             worker_saturation=float(config.get("scheduler.worker-saturation", 1.0)),
@@ -105,10 +110,15 @@ class Scheduler:
     # ------------------------------------------------------------------ lifecycle
     async def start(self, address: str = "tcp://127.0.0.1:0") -> "Scheduler":
         self.listener = Listener(self.security, self._handle, self._peer_gone, name="scheduler")
-        self.address = self.listener.bind(address)
+        bound = self.listener.bind(address)
+        host, port = split(bound)
+        # bound to every interface: advertise the address other hosts most likely reach
+        self.address = join(default_contact_ip(), port) if is_wildcard(host) else bound
         self.status = "running"
         if self.scheduler_file:
             write_scheduler_file(self.scheduler_file, self.address, self.security, self.id)
+        if self.register:
+            self.registry_entry = registry.register(self.address, self.security, self.id, bound_host=host)
         self._spawn(self._ttl_loop())
         self._spawn(self._no_worker_warnings())
         logger.info("scheduler at %s", self.address)
@@ -141,6 +151,8 @@ class Scheduler:
                     await r
         if self.listener is not None:
             await self.listener.close()
+        registry.unregister(self.registry_entry)
+        self.registry_entry = None
         if self.scheduler_file and os.path.exists(self.scheduler_file):
             try:
                 with open(self.scheduler_file) as f:
@@ -444,28 +456,3 @@ class Scheduler:
             "workers": workers, "tasks": dict(counts), "queued": st.n_queued, "clients": len(self.client_peer),
             "transitions": st.transition_counter,
         }
-
-
-
-def write_scheduler_file(path: str, address: str, security: Security, scheduler_id: str) -> None:
-    """Write address and secret to ``path``, readable by its owner only (mode 0600)."""
-    fd, tmp = tempfile.mkstemp(prefix=".scheduler-", suffix=".tmp", dir=os.path.dirname(os.path.abspath(path)))
-    with os.fdopen(fd, "w") as f:  # mkstemp: a fresh name, O_EXCL, mode 0600
-        json.dump({"address": address, "secret": security.secret, "security": security.mode,
-                   "id": scheduler_id, "pid": os.getpid()}, f)
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
-
-
-def read_scheduler_file(path: str) -> tuple[str, Security]:
-    """(address, Security) from a scheduler file; clear errors when missing or malformed."""
-    try:
-        with open(path) as f:
-            data = json.load(f)
-        return data["address"], Security(data["secret"], data.get("security", "auto"))
-    except FileNotFoundError:
-        raise FileNotFoundError(f"scheduler file {path!r} does not exist: start `xsched scheduler "
-                                f"--scheduler-file {path}` first") from None
-    except (ValueError, KeyError) as e:
-        raise ValueError(f"scheduler file {path!r} is not a valid xsched scheduler file ({e})") from None
-

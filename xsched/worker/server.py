@@ -40,6 +40,7 @@ from ..graph.spec import Task, execute
 from ..protocol.bulk import BulkServer, get_data, serve_data
 from ..protocol.messages import unpack_objects
 from ..protocol.remote import call_user_function
+from ..protocol.addressing import is_loopback, is_wildcard, join, local_ip_for, split
 from ..protocol.security import Security
 from ..protocol.tasks import loads_task
 from ..sizeof import sizeof
@@ -76,7 +77,7 @@ class Worker:
 
     def __init__(self, scheduler_address: str, security: Security, nthreads: int = 1, name: str | None = None,
                  memory_limit: int | None = None, resources: dict | None = None,
-                 local_directory: str | None = None, host: str = "127.0.0.1", data=None):
+                 local_directory: str | None = None, host: str | None = None, data=None):
         self.scheduler_address = scheduler_address
         self.security = security
         self.nthreads = int(nthreads)
@@ -134,8 +135,12 @@ class Worker:
     async def start(self) -> "Worker":
         global _current_worker
         self.listener = Listener(self.security, self._handle_peer, name="worker")
-        self.address = self.listener.bind(f"tcp://{self.host}:0")
-        self.bulk = BulkServer(self.host)
+        # by default, listen where the route to the scheduler leaves this host
+        host = self.host or local_ip_for(self.scheduler_address)
+        bound_host, port = split(self.listener.bind(join(host, 0)))
+        contact = local_ip_for(self.scheduler_address) if is_wildcard(bound_host) else bound_host
+        self.address = join(contact, port)
+        self.bulk = BulkServer(bound_host, contact_host=contact)
         self.bulk.start()
         if self.name is None:
             self.name = self.address
@@ -149,7 +154,7 @@ class Worker:
             await self.scheduler.request({
                 "op": "register-worker", "address": self.address, "name": self.name, "nthreads": self.nthreads,
                 "memory_limit": self.memory_limit, "resources": self.resources, "pid": os.getpid(),
-                "host": socket.gethostname() if self.host not in ("127.0.0.1", "localhost") else self.host,
+                "host": contact if is_loopback(contact) else socket.gethostname(),
                 "local_directory": self.local_directory,
             }, timeout=timeout)
         except asyncio.TimeoutError:
@@ -340,7 +345,7 @@ class Worker:
         op = header["op"]
         if op == "get-data":
             data = {k: self.data[k] for k in header.get("keys", ()) if k in self.data}
-            return serve_data(self.bulk, data, bool(header.get("bulk")))
+            return serve_data(self.bulk, data, bool(header.get("bulk")), self.security)
         if op == "put-data":
             return self._put_data(header, payload)
         if op == "run":
