@@ -203,10 +203,17 @@ def local_ip_for(remote: str) -> str:
 
 
 def default_contact_ip() -> str:
-    """The address other hosts most likely reach us at: the one on the default route."""
+    """The address other hosts most likely reach us at: the one on the default route,
+    else the first non-loopback IPv4 address (a host without a default route), else 127.0.0.1.
+
+    >>> default_contact_ip() != ""
+    True
+    """
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         try:
             s.connect(("10.255.255.255", 9))
             return s.getsockname()[0]
         except OSError:
-            return "127.0.0.1"
+            pass
+    others = sorted(ip for ip in host_ips() if not is_ipv6(ip) and not is_loopback(ip))
+    return others[0] if others else "127.0.0.1"
