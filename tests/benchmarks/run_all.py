@@ -1,6 +1,6 @@
 """Run every benchmark under each implementation available and print side-by-side tables.
 
-    python tests/benchmarks/run_all.py [--only engine|movie|seed003] [--quick] [--data DIR] [--logs DIR]
+    python tests/benchmarks/run_all.py [--only engine|movie|seed003|spill|twohost] [--quick] [--data DIR] [--logs DIR]
 
 xsched runs under the project's interpreter (.venv); dask.distributed under
 .venv-dask/bin/python when it exists (``make bench-env`` creates it; dask is never a
@@ -24,7 +24,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-BENCHMARKS = ("engine", "movie", "seed003", "spill")
+BENCHMARKS = ("engine", "movie", "seed003", "spill", "twohost")
 MOVIE_VARIANTS = ("fused", "unfused", "delayed", "futures")
 
 
@@ -331,6 +331,42 @@ def bench_spill(runner: Runner, pys: dict, args) -> None:
         print(f"\n{notes}")
 
 
+def bench_twohost(runner: Runner, pys: dict, args) -> None:
+    """Worker-to-worker between two network-namespace hosts (root only): encrypted vs plain TCP."""
+    sys.path.insert(0, os.path.dirname(HERE))
+    from netns import netns_available  # tests/netns.py
+
+    why = netns_available()
+    if why is not None:
+        print(f"\n### twohost\n\nskipped: {why}")
+        return
+    cmd = [pys["xsched"], os.path.join(HERE, "twohost.py"), "--json", "--capture"]
+    for impl in pys:
+        cmd += ["--impl", impl]
+    if args.quick:
+        cmd.append("--quick")
+    run = runner.run("twohost", cmd, 300 if args.quick else 900)
+    res = run.get("results", {})
+    mib = run.get("transfer_mib", 256)
+    print_header(f"twohost: {mib} MiB array, worker on host A -> task on host B (network namespaces + veth)",
+                 [run])
+    impls = [i for i in pys if i in res]
+    rows = [[f"median of {run.get('repeats', 5)} (MiB/s, higher is better)"]
+            + [res[i].get("mib_per_s_median") for i in impls],
+            ["min - max (MiB/s)"] + [f"{_cell(res[i].get('mib_per_s_min'))} - {_cell(res[i].get('mib_per_s_max'))}"
+                                     for i in impls],
+            ["array bytes seen in clear on B's wire"] + [res[i].get("capture", {}).get("plaintext_fraction_of_array")
+                                                         for i in impls]]
+    if len(impls) > 1:
+        for r in rows[:1]:
+            r.append(_ratio(res["xsched"].get("mib_per_s_median"), res["dask"].get("mib_per_s_median")))
+        for r in rows[1:]:
+            r.append("")
+    print(table(["figure"] + impls + (["xsched / dask"] if len(impls) > 1 else []), rows))
+    if run.get("error"):
+        print(f"\nerror: {run['error']}")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--only", choices=BENCHMARKS, action="append",
@@ -354,7 +390,7 @@ def main(argv=None) -> int:
         print("QUICK MODE: small sizes for a smoke check; do not quote these figures.")
     for name in args.only or BENCHMARKS:
         {"engine": bench_engine, "movie": bench_movie, "seed003": bench_seed003,
-         "spill": bench_spill}[name](runner, pys, args)
+         "spill": bench_spill, "twohost": bench_twohost}[name](runner, pys, args)
         sys.stdout.flush()
     with open(os.path.join(logs, "results.json"), "w") as f:
         json.dump(runner.results, f, indent=1, default=str)
