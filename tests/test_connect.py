@@ -152,3 +152,33 @@ def test_bad_addresses_are_clear_errors():
         Client("localhost:http", set_as_default=False)
     with pytest.raises(AddressError, match="only tcp://"):
         Client("udp://localhost:1", set_as_default=False, security="x" * 32)
+
+
+def test_doctor_says_which_step_fails(procs, monkeypatch):
+    import subprocess
+    import sys
+
+    monkeypatch.delenv("XSCHED_SECRET", raising=False)
+
+    def doctor(address):
+        return subprocess.run([sys.executable, "-m", "xsched.cli", "doctor", address, "--timeout", "3"],
+                              capture_output=True, text=True, timeout=60, env=_env())
+
+    out = doctor("localhost:http")
+    assert out.returncode == 1 and "FAIL  address" in out.stdout and "not a number" in out.stdout
+    out = doctor("no-such-host.invalid:8786")
+    assert out.returncode == 1 and "FAIL  resolve" in out.stdout
+    port = free_port()
+    out = doctor(f"127.0.0.1:{port}")
+    assert out.returncode == 1 and "FAIL  tcp" in out.stdout and "nothing listens there" in out.stdout
+    with socket.socket() as s:  # something listens, but no scheduler of ours registered there
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        out = doctor(f"127.0.0.1:{s.getsockname()[1]}")
+        assert out.returncode == 1 and "ok    tcp" in out.stdout and "FAIL  secret" in out.stdout
+    sched = procs.start("scheduler", "--host", "127.0.0.1", "--port", str(port))
+    read_line(sched)
+    out = doctor(f"localhost:{port}")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "ok    scheduler  CURVE handshake done" in out.stdout and "can reach the scheduler" in out.stdout
+    assert Procs.stop(sched) == 0

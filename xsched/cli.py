@@ -1,9 +1,10 @@
-"""Command line: ``xsched scheduler``, ``xsched worker``, ``xsched config``.
+"""Command line: ``xsched scheduler``, ``xsched worker``, ``xsched doctor``, ``xsched config``.
 
     $ xsched scheduler                                  # port 8786 on every interface
     $ xsched worker localhost:8786 --nthreads 1 --memory-limit 2GB
     $ xsched worker 10.0.0.5:8786 --interface eth0 --resources "GPU=2"
     $ xsched worker --scheduler-file scheduler.json --nworkers 2 --nthreads 2
+    $ xsched doctor 10.0.0.5:8786                        # can this host reach it? why not?
 
 A worker given only an address finds the secret in the registry of schedulers this user
 runs (``~/.xsched/schedulers``, shared across nodes by a shared home directory), unless
@@ -277,6 +278,10 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     _scheduler_parser(sub.add_parser("scheduler", help="start a scheduler"))
     _worker_parser(sub.add_parser("worker", help="start worker processes"))
+    dp = sub.add_parser("doctor", help="check whether this host can reach a scheduler, and why not")
+    dp.add_argument("address", help="scheduler address, e.g. 10.0.0.5:8786")
+    dp.add_argument("--scheduler-file", default=None, help="take the secret from this scheduler file")
+    dp.add_argument("--timeout", type=float, default=5.0, help="seconds per network step (default 5)")
     cp = sub.add_parser("config", help="print the effective configuration")
     cp.add_argument("--describe", action="store_true", help="document every key")
     args = parser.parse_args(argv)
@@ -285,6 +290,14 @@ def main(argv: list[str] | None = None) -> int:
 
         print(config.describe() if args.describe else config.pretty())
         return 0
+    if args.command == "doctor":
+        from .doctor import diagnose, format_report
+
+        steps = diagnose(args.address, args.scheduler_file, args.timeout)
+        print(format_report(steps))
+        ok = all(st.ok for st in steps)
+        print(f"\n{'this host can reach the scheduler' if ok else 'this host cannot use the scheduler: see FAIL above'}")
+        return 0 if ok else 1
     _setup_logging(args.log_level)
     if args.command == "scheduler":
         return _scheduler(args)
