@@ -147,7 +147,7 @@ class ClientWidget:
 
 
 class ClusterWidget(ClientWidget):
-    """A LocalCluster's live view plus a worker count and a "Scale" button.
+    """A cluster's live view (LocalCluster, SSHCluster, SLURMCluster...) plus a worker count and a "Scale" button.
 
     It opens its own Client to the cluster (closed with the widget or the cluster).
 
@@ -168,10 +168,11 @@ class ClusterWidget(ClientWidget):
         self._scale_thread: threading.Thread | None = None
         self.button.on_click(lambda _b: self.scale())
         client = Client(cluster, set_as_default=False)
-        title = (f"<b>LocalCluster</b> <code>{html.escape(str(cluster.scheduler_address))}</code> "
-                 f"({'processes' if cluster.processes else 'in-process'}, {cluster.threads_per_worker} threads "
-                 f"and {format_bytes(cluster.memory_limit) if cluster.memory_limit else 'no memory limit'} "
-                 f"per worker)")
+        title = (f"<b>{html.escape(getattr(cluster, 'kind', type(cluster).__name__))}</b> "
+                 f"<code>{html.escape(str(cluster.scheduler_address))}</code> ("
+                 + (f"{'processes' if cluster.processes else 'in-process'}, " if hasattr(cluster, "processes") else "")
+                 + f"{cluster.threads_per_worker} threads and "
+                 f"{format_bytes(cluster.memory_limit) if cluster.memory_limit else 'no memory limit'} per worker)")
         try:
             super().__init__(client, interval, title, extra=[w.HBox([self.n_workers, self.button,
                                                                      self.scale_status])])
