@@ -146,8 +146,12 @@ def test_01_quickstart(kernel_env, tmp_path):
     n = sum(range(1_000_000))
     assert nb.text("array = np.arange").endswith(f"sum on a worker: {n} (here: {n})\n")
     assert nb.text("def add(x, y)").endswith("z.compute(): 5\nclient.compute(z).result(): 5\n")
-    # as_completed: in the order the naps end, not the order they were submitted (0.6, 0.1, 0.3)
-    assert nb.text("def nap(seconds)") == "finished: 0.1\nfinished: 0.3\nfinished: 0.6\n"
+    # as_completed: each nap reported once. The order the notebook shows comes from sleep
+    # lengths (0.6, 0.1, 0.3 s), which a loaded machine may reorder, so it is not asserted here;
+    # that as_completed yields in completion order is asserted, with gates, in
+    # test_cluster_api.py::test_as_completed
+    naps = nb.text("def nap(seconds)").splitlines()
+    assert sorted(naps) == ["finished: 0.1", "finished: 0.3", "finished: 0.6"], naps
     pids = ast.literal_eval(nb.text("client.run(os.getpid)"))
     assert len(pids) == 2 and all(re.fullmatch(ADDR, a) and p > 0 for a, p in pids.items())
     summary = nb.text("info = client.scheduler_info()")

@@ -230,7 +230,15 @@ def test_in_a_real_notebook_kernel():
         "cluster = LocalCluster(n_workers=1, threads_per_worker=1)\nclient = Client(cluster)\n"
         "display(client)\ndisplay(cluster)\n"
         "futs = client.map(time.sleep, [0.05] * 10, pure=False)\np = progress(futs)\ndisplay(p)\n"
-        "p.wait(30)\ntime.sleep(1.5)  # the client widget refreshes every second\nprint(p.groups)",
+        "p.wait(30)\n"
+        # wait (with a deadline) for the live client widget to show the 10 keys now in memory:
+        # it refreshes on its own every second, from the client's loop thread
+        "import ipywidgets\nfrom ipywidgets.widgets.widget import _instances\n"
+        "def shows_keys():\n"
+        "    return any('10 keys' in w.value for w in list(_instances.values()) if isinstance(w, ipywidgets.HTML))\n"
+        "deadline = time.monotonic() + 30\n"
+        "while not shows_keys() and time.monotonic() < deadline:\n    time.sleep(0.02)\n"
+        "print(p.groups, shows_keys())",
         "client.task_stream()",
         "client.close(); cluster.close()",
     ]
@@ -242,7 +250,7 @@ def test_in_a_real_notebook_kernel():
     assert not errors, errors
     views = [o for o in outs[0] if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
     assert len(views) == 3, outs[0]  # Client, LocalCluster (with its Scale button), progress
-    assert [o["text"] for o in outs[0] if o["output_type"] == "stream"] == ["{'sleep': [10, 0, 10]}\n"]
+    assert [o["text"] for o in outs[0] if o["output_type"] == "stream"] == ["{'sleep': [10, 0, 10]} True\n"]
     assert "image/png" in outs[1][0]["data"]
     state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     models = [(m["model_name"], m["state"]) for m in state.values()]

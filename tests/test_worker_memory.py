@@ -13,6 +13,8 @@ from xsched import Client, KilledWorker, LocalCluster, wait
 from xsched.worker.memory import Thresholds, decide
 from xsched.worker.nanny import nanny_action
 
+from .conftest import wait_until
+
 MB = 2**20
 
 
@@ -73,6 +75,11 @@ def block_sum(x):
     return float(x.sum())
 
 
+def spill_stats(worker):
+    """(keys on disk, their bytes) in the worker's store, run with client.run."""
+    return worker.data.spilled_count, worker.data.spilled_bytes
+
+
 @pytest.mark.cluster
 @pytest.mark.timeout(120)
 def test_spill_keeps_worker_under_its_limit():
@@ -83,15 +90,19 @@ def test_spill_keeps_worker_under_its_limit():
             sums = c.map(block_sum, blocks)
             total = c.submit(sum, sums)
             assert total.result() == sum(float(i) * (100 * MB // 8) for i in range(20))
-        [w] = c.scheduler_info()["workers"].values()
-        assert w["memory"]["spilled_count"] > 0 and w["memory"]["spilled"] > 0
+        # read from the worker itself, not from a heartbeat that may not have arrived yet
+        [(spilled_count, spilled)] = c.run(spill_stats).values()
+        assert spilled_count > 0 and spilled > 0, (spilled_count, spilled)
         assert rss.peak < 10**9, f"peak RSS {rss.peak / MB:.0f} MiB"
         # the data is all still there: read a spilled block back
         assert c.submit(block_sum, blocks[0]).result() == 0.0
         del blocks, sums, total
 
 
+# worker-side state (module-level: these functions are pickled by reference, so tasks and
+# client.run use the worker's own copies)
 _hold = []
+_released = []
 
 
 def hog(n_mb):
@@ -104,11 +115,22 @@ def release():
     import gc
 
     gc.collect()
-    return time.time()
+    _released.append(True)
+    return len(_released)
 
 
 def stamp(i):
-    return time.time()
+    """Whether the memory had been released when this task started."""
+    return bool(_released)
+
+
+def pause_count(worker):
+    return worker.memory.pause_count
+
+
+def worker_tasks(worker):
+    """Keys the worker knows of, by state (run with client.run, which injects ``worker``)."""
+    return {k: ts.state for k, ts in worker.state.tasks.items()}
 
 
 @pytest.mark.cluster
@@ -118,21 +140,25 @@ def test_pause_starts_no_task_until_memory_falls():
                             "worker.memory.target": False, "worker.memory.terminate": False}):
         with LocalCluster(n_workers=1, threads_per_worker=1, memory_limit="600MB") as cluster, Client(cluster) as c:
             assert c.submit(hog, 350).result() == 1  # unmanaged memory: nothing to spill
-            deadline = time.time() + 20
-            while time.time() < deadline:
-                [w] = c.scheduler_info()["workers"].values()
-                if w["status"] == "paused":
-                    break
-                time.sleep(0.05)
-            assert w["status"] == "paused"
+            wait_until(lambda: [w["status"] for w in c.scheduler_info()["workers"].values()] == ["paused"],
+                       msg="the worker pauses")
             futs = c.map(stamp, range(5))
-            time.sleep(0.5)  # give a paused worker every chance to (wrongly) start them
+            keys = {f.key for f in futs}
+            # the scheduler has the tasks, and holds them back: none is processing on a worker
+            states = wait_until(lambda: (lambda st: st if set(st) == keys else None)(c.run_on_scheduler(
+                lambda scheduler, ks=tuple(keys): {k: scheduler.tasks[k].state for k in ks if k in scheduler.tasks})),
+                msg="the scheduler knows the tasks")
+            assert set(states.values()) <= {"queued", "no-worker"}, states
+            [on_worker] = c.run(worker_tasks).values()
+            assert not keys & set(on_worker), on_worker
             assert not any(f.done() for f in futs)
-            released_at = list(c.run(release).values())[0]
-            starts = c.gather(futs)
-            assert min(starts) >= released_at
+            assert list(c.run(release).values()) == [1]
+            # each task reports whether the memory was already released when it started
+            assert c.gather(futs) == [True] * 5
             [w] = c.scheduler_info()["workers"].values()
-            assert w["status"] == "running" and w["metrics"]["pause_count"] >= 1
+            assert w["status"] == "running"
+            # from the worker itself (the heartbeat's copy of the figure may be older)
+            assert list(c.run(pause_count).values()) == [1]
 
 
 def grow_forever():

@@ -18,7 +18,6 @@ import enum
 import functools
 import hashlib
 import pickle
-import re
 import types
 import uuid
 import weakref
@@ -327,27 +326,4 @@ _DISPATCH: dict[type, Callable[[_Hasher, Any], None]] = {
 
 # --------------------------------------------------------------------------- key names
 
-_TOKEN_LIKE = re.compile(r"^(?:[0-9a-f]{8,}|[0-9]+(?:\.[0-9]+)*)$")  # tokens, indices, chunk indices "1.0.2"
-
-
-def key_split(key: str) -> str:
-    """The human group name of a key: its words before the token(s).
-
-    Trailing words that look like tokens (8 or more hex characters) or indices
-    (digits) are dropped; the first word is always kept.
-
-    >>> from xsched.tokenize import key_split
-    >>> key_split("inc-1a2b3c4d5e6f")
-    'inc'
-    >>> key_split("sum-aggregate-9f8e7d6c5b4a3928")
-    'sum-aggregate'
-    >>> key_split("read-3")
-    'read'
-    """
-    if not isinstance(key, str):
-        key = str(key)
-    words = key.split("-")
-    end = len(words)
-    while end > 1 and _TOKEN_LIKE.match(words[end - 1]):
-        end -= 1
-    return "-".join(words[:end])
+from .keys import key_split  # noqa: E402,F401 (re-exported where users have looked for it)

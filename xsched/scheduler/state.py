@@ -35,7 +35,7 @@ from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from ..tokenize import key_split
+from ..keys import key_split
 
 __all__ = [
     "SchedulerState", "TaskState", "WorkerState", "InvalidTransition",
