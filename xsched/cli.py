@@ -4,6 +4,7 @@
     $ xsched worker localhost:8786 --nthreads 1 --memory-limit 2GB
     $ xsched worker 10.0.0.5:8786 --interface eth0 --resources "GPU=2"
     $ xsched worker --scheduler-file scheduler.json --nworkers 2 --nthreads 2
+    $ xsched worker 10.0.0.5:8786 --lifetime 6900s --lifetime-stagger 4m   # in a 2 h batch job
     $ xsched doctor 10.0.0.5:8786                        # can this host reach it? why not?
 
 A worker given only an address finds the secret in the registry of schedulers this user
@@ -11,7 +12,12 @@ runs (``~/.xsched/schedulers``, shared across nodes by a shared home directory),
 ``XSCHED_SECRET`` or ``--scheduler-file`` gives it.
 
 Each server runs an asyncio loop in its main thread, closes gracefully on SIGTERM/SIGINT,
-and, given ``--parent-pid``, closes when that process dies.
+and, given ``--parent-pid``, closes when that process dies. A worker *retires* on
+SIGTERM/SIGINT (the nanny forwards them): the scheduler first copies what only it holds
+to other workers, then tells it to close, and it exits 0; after ``--retire-timeout``, or
+if no other worker can take its data, it closes anyway. A second signal closes it at
+once. ``--lifetime`` makes it retire by itself after that long, minus a random part of
+``--lifetime-stagger`` (so workers started together do not all leave at once).
 """
 
 from __future__ import annotations
@@ -126,12 +132,53 @@ async def _run_worker(args, security, address) -> int:
     limit = args.memory_limit if args.memory_limit is not None else config.get("worker.memory.limit", "auto")
     memory_limit = parse_memory_limit(limit, nworkers=args.nworkers)
     local_dir = args.local_directory or config.get("worker.local-directory", None)
+    lifetime, stagger, retire_timeout = _lifetime_args(args)
     w = Worker(address, security, nthreads, name=args.name, memory_limit=memory_limit, resources=resources,
-               local_directory=local_dir, host=_listen_host(args))
+               local_directory=local_dir, host=_listen_host(args), lifetime=lifetime, lifetime_stagger=stagger,
+               retire_timeout=retire_timeout)
     await w.start()
-    await _serve_until_stopped(w, args.parent_pid)
+    why = await _worker_until_stopped(w, args.parent_pid)
+    if why == "signal" and w.status == "running":
+        # retire gracefully (data moved off first); a second signal closes at once
+        again = asyncio.Event()
+        _install_signals(again)
+        retire = asyncio.ensure_future(w.close_gracefully(reason="SIGTERM"))
+        interrupt = asyncio.ensure_future(again.wait())
+        await asyncio.wait([retire, interrupt], return_when=asyncio.FIRST_COMPLETED)
+        interrupt.cancel()
+        if not retire.done():
+            retire.cancel()
     await w.close()
     return w.exit_code
+
+
+def _lifetime_args(args) -> tuple:
+    """(lifetime, stagger, retire timeout) in seconds from the worker's options."""
+    from .units import parse_timedelta
+
+    lifetime = parse_timedelta(args.lifetime) if args.lifetime else None
+    stagger = parse_timedelta(args.lifetime_stagger) if args.lifetime_stagger else 0.0
+    timeout = parse_timedelta(args.retire_timeout)
+    if lifetime is not None and lifetime <= 0:
+        raise ValueError(f"--lifetime {args.lifetime!r} must be positive")
+    if stagger < 0 or timeout < 0:
+        raise ValueError("--lifetime-stagger and --retire-timeout cannot be negative")
+    return lifetime, stagger, timeout
+
+
+async def _worker_until_stopped(worker, parent_pid: int | None) -> str:
+    """Wait until the worker closes ("closed"), a signal arrives ("signal"), or the parent
+    process dies ("parent": close at once, nobody waits for a graceful exit)."""
+    signalled, parent_gone = asyncio.Event(), asyncio.Event()
+    _install_signals(signalled)
+    waits = {asyncio.ensure_future(worker.finished()): "closed",
+             asyncio.ensure_future(signalled.wait()): "signal",
+             asyncio.ensure_future(parent_gone.wait()): "parent",
+             asyncio.ensure_future(_watch_parent(parent_pid, parent_gone)): None}
+    done, _ = await asyncio.wait([t for t, why in waits.items() if why], return_when=asyncio.FIRST_COMPLETED)
+    for t in waits:
+        t.cancel()
+    return waits[next(iter(done))]
 
 
 def _nanny(args) -> int:
@@ -172,9 +219,14 @@ def _nanny(args) -> int:
             a += ["--resources", args.resources]
         if args.local_directory:
             a += ["--local-directory", args.local_directory]
+        if args.lifetime:  # each child draws its own part of the stagger
+            a += ["--lifetime", args.lifetime, "--lifetime-stagger", args.lifetime_stagger or "0s"]
+        a += ["--retire-timeout", args.retire_timeout]
         workers[name or str(i)] = a
+    _, _, retire_timeout = _lifetime_args(args)
+    # on SIGTERM the nanny forwards it and waits for the graceful retirement (plus a margin)
     nanny = Nanny(workers, memory_limit, config.get("worker.memory.terminate", 0.95),
-                  log_dir=args.log_directory)
+                  log_dir=args.log_directory, stop_timeout=retire_timeout + 5)
     try:
         return nanny.run(parent_pid=args.parent_pid)
     finally:
@@ -193,6 +245,7 @@ def _worker(args) -> int:
               file=sys.stderr)
         return 2
     try:  # fail here, with the reason, rather than in every worker process the nanny starts
+        _lifetime_args(args)
         address, security = connection_info(args.address, args.scheduler_file,
                                             mode=config.get("comm.security", "auto"))
         _listen_host(args)
@@ -253,6 +306,14 @@ def _worker_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--local-directory", default=None, help="directory for spilled data")
     p.add_argument("--host", default=None, help="address to serve data on (default: the one facing the scheduler)")
     p.add_argument("--interface", default=None, help="serve data on this network interface's address, e.g. ib0")
+    p.add_argument("--lifetime", default=None,
+                   help="retire gracefully (data moved to other workers first, then exit 0) after this long, "
+                        'e.g. "6900s", "1h", "5 minutes"; in a batch job: the walltime minus a margin')
+    p.add_argument("--lifetime-stagger", default="0s",
+                   help="retire up to this much earlier, a random amount per worker process, so workers "
+                        "started together leave one by one (capped at the lifetime; default 0s)")
+    p.add_argument("--retire-timeout", default="30s",
+                   help="on --lifetime or SIGTERM, close anyway if retiring takes longer (default 30s)")
     p.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--log-level", default="warning")
 
@@ -272,12 +333,78 @@ def _scheduler(args) -> int:
     return 0
 
 
+def _secret_from_stdin() -> None:
+    """Read the cluster secret from the first line of stdin, and stop when stdin closes.
+
+    Launchers (ssh) use this so the secret is on no command line and in no file; the
+    connection's end (EOF) becomes a SIGTERM, the graceful way out.
+    """
+    import threading
+
+    line = sys.stdin.buffer.readline().strip()
+    if not line:
+        print("xsched: --secret-stdin: no secret on stdin", file=sys.stderr)
+        sys.exit(2)
+    os.environ["XSCHED_SECRET"] = line.decode()  # the nanny's children inherit it
+
+    def watch():
+        while sys.stdin.buffer.read(4096):
+            pass
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="xsched-stdin-watch", daemon=True).start()
+
+
+def _ssh_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("hosts", nargs="+", help="the scheduler's host, then one worker host per group")
+    p.add_argument("--nthreads", type=int, default=1, help="threads per worker process")
+    p.add_argument("--nworkers", type=int, default=1, help="worker processes per host")
+    p.add_argument("--memory-limit", default=None, help="per worker process, e.g. 4GB")
+    p.add_argument("--remote-python", default="python3", help="the Python on the hosts (with xsched installed)")
+    p.add_argument("--ssh-option", action="append", default=[], dest="ssh_options",
+                   help="passed to ssh, e.g. --ssh-option=-i --ssh-option=~/.ssh/id_ed25519 (repeatable)")
+    p.add_argument("--interface", default=None, help="network interface of the workers, e.g. ib0")
+    p.add_argument("--scheduler-port", type=int, default=8786, help="the scheduler's port (default 8786)")
+
+
+def _ssh(args) -> int:
+    """``xsched ssh HOSTS...``: an SSHCluster until Ctrl-C / SIGTERM."""
+    import threading
+
+    from .deploy.ssh import SSHCluster
+
+    wo = {"nthreads": args.nthreads, "nworkers": args.nworkers}
+    if args.memory_limit:
+        wo["memory_limit"] = args.memory_limit
+    if args.interface:
+        wo["interface"] = args.interface
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        cluster = SSHCluster(args.hosts, ssh_options=args.ssh_options, remote_python=args.remote_python,
+                             worker_options=wo, scheduler_options={"port": args.scheduler_port})
+    except Exception as e:
+        print(f"xsched ssh: {e}", file=sys.stderr)
+        return 1
+    with cluster:
+        print(f"xsched ssh: {cluster!r}\n  connect with: Client({cluster.scheduler_address!r}) "
+              "(its secret is in your registry)", flush=True)
+        stop.wait()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``xsched`` command."""
     parser = argparse.ArgumentParser(prog="xsched", description="xsched: a Jupyter-first distributed scheduler")
     sub = parser.add_subparsers(dest="command", required=True)
-    _scheduler_parser(sub.add_parser("scheduler", help="start a scheduler"))
-    _worker_parser(sub.add_parser("worker", help="start worker processes"))
+    sp = sub.add_parser("scheduler", help="start a scheduler")
+    _scheduler_parser(sp)
+    wp = sub.add_parser("worker", help="start worker processes")
+    _worker_parser(wp)
+    for p in (sp, wp):  # for launchers (SSHCluster): the secret on stdin, stop when stdin closes
+        p.add_argument("--secret-stdin", action="store_true", help=argparse.SUPPRESS)
+    _ssh_parser(sub.add_parser("ssh", help="start a scheduler and workers on hosts over ssh"))
     dp = sub.add_parser("doctor", help="check whether this host can reach a scheduler, and why not")
     dp.add_argument("address", help="scheduler address, e.g. 10.0.0.5:8786")
     dp.add_argument("--scheduler-file", default=None, help="take the secret from this scheduler file")
@@ -298,7 +425,11 @@ def main(argv: list[str] | None = None) -> int:
         ok = all(st.ok for st in steps)
         print(f"\n{'this host can reach the scheduler' if ok else 'this host cannot use the scheduler: see FAIL above'}")
         return 0 if ok else 1
+    if args.command == "ssh":
+        return _ssh(args)
     _setup_logging(args.log_level)
+    if getattr(args, "secret_stdin", False):
+        _secret_from_stdin()
     if args.command == "scheduler":
         return _scheduler(args)
     return _worker(args)

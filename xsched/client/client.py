@@ -664,6 +664,39 @@ class Client:
             raise unpack_exception(reply.get("exception"), reply.get("traceback"), reply.get("text", ""))
         return unpack_objects(reply, payload)["result"]
 
+    # ------------------------------------------------------------------ retirement
+    def retire_workers(self, workers=None, close_workers: bool = True, timeout=None) -> dict:
+        """Retire workers gracefully: their data is copied to other workers first, nothing is
+        recomputed, and they close (exit code 0, so no nanny restarts them).
+
+        ``workers``: addresses or names (one or a list); None retires the idle workers the
+        scheduler can spare (it always keeps one). Tasks running on a retiring worker finish
+        first; it gets no new ones. ``close_workers=False`` drains them without closing
+        (status ``retired``: no tasks, no unique data, safe to stop). Returns, per worker
+        address, ``{"status", "moved": {key: destination address}, "reason"}``; status is
+        ``retired``, ``drained``, ``cannot-retire`` (no other worker could take its data:
+        it keeps it and stays, and ``reason`` says so), ``lost`` (it died meanwhile) or
+        ``unknown``.
+
+        >>> from xsched import Client, LocalCluster
+        >>> cluster = LocalCluster(n_workers=2, threads_per_worker=1)   # doctest: +SKIP
+        >>> client = Client(cluster)                                      # doctest: +SKIP
+        >>> futures = client.map(lambda x: x * 2, range(20))              # doctest: +SKIP
+        >>> [first, second] = sorted(client.scheduler_info()["workers"]) # doctest: +SKIP
+        >>> out = client.retire_workers([first])                          # doctest: +SKIP
+        >>> out[first]["status"], set(out[first]["moved"].values()) <= {second}   # doctest: +SKIP
+        ('retired', True)
+        >>> client.gather(futures)[:3]   # still there, nothing recomputed # doctest: +SKIP
+        [0, 2, 4]
+        """
+        return self._sync(self._retire_workers(_as_list(workers), close_workers, timeout))
+
+    async def _retire_workers(self, workers, close_workers=True, timeout=None) -> dict:
+        reply, _ = await self._conn.request(
+            {"op": "retire-workers", "workers": workers, "close_workers": bool(close_workers)},
+            timeout=None if timeout is None else parse_timedelta(timeout))
+        return reply["retired"]
+
     # ------------------------------------------------------------------ cluster information
     def scheduler_info(self) -> dict:
         """Scheduler id and address, and per worker: name, pid, nthreads, memory figures.

@@ -32,6 +32,10 @@ client -> scheduler (extensions)
   who-can-run [keys]                  (scheduler -> client) warning [text]
 any -> worker (peer port)
   get-data [keys] -> data reply       put-data [data] -> nbytes reply
+graceful retirement
+  retire-workers [workers, close_workers] (client -> scheduler) -> {retired: {address: outcome}}
+  retire-worker [reason] (worker -> scheduler, on --lifetime or SIGTERM) -> outcome
+  acquire-replicas [who_has, nbytes, priority] (scheduler -> worker: copy these keys here)
 replies
   reply [rid, status, ...]            "batch" wraps several small messages [packed: their headers]
 framing
@@ -67,6 +71,7 @@ OPS = frozenset(
     run close-worker key-in-memory key-lost key-cancelled scheduler-closing get-data
     put-data reply batch start-ipython ping subscribe-progress unsubscribe-progress progress
     memory-history who-can-run warning chunked
+    retire-workers retire-worker acquire-replicas
     """.split()
 )
 

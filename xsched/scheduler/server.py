@@ -6,6 +6,9 @@ Data flow::
         -> _handle(peer, header) -> event -> SchedulerState.handle -> [ToWorker | ToClient]
         -> Listener.send(peer of that worker/client)   (batched per loop tick)
     monitor: peer disconnected -> RemoveWorker / RemoveClient event
+    retire-workers (client) / retire-worker (a worker, on --lifetime or SIGTERM)
+        -> RetireWorkers event -> acquire-replicas to destinations ... add-keys back
+        -> close-worker to the drained worker + WorkerRetired -> the waiting request answered
     ttl loop: a worker silent for scheduler.worker-ttl is removed
 
 The scheduler never unpickles task specs, results or exceptions: it forwards bytes.
@@ -35,8 +38,8 @@ from ..protocol.security import Security
 from ..units import parse_bytes, parse_timedelta
 from .state import (
     AddKeys, AddWorker, CancelKeys, ClientDesiresKeys, ClientReleasesKeys, MissingData, NewTask,
-    RemoveClient, RemoveWorker, Reschedule, RetryKeys, SchedulerState, TaskErred, TaskFinished,
-    ToClient, ToWorker, UpdateGraph, WorkerStatus,
+    RemoveClient, RemoveWorker, Reschedule, RetireWorkers, RetryKeys, SchedulerState, TaskErred, TaskFinished,
+    ToClient, ToWorker, UpdateGraph, WorkerRetired, WorkerStatus,
 )
 
 logger = logging.getLogger("xsched.scheduler")
@@ -81,6 +84,8 @@ class Scheduler:
         # worker -> (time, rss, managed, spilled) samples from heartbeats, for plot_memory()
         self.memory_history: dict[str, deque] = {}
         self._extension_ops: dict = {}
+        self._retire_waiters: dict[str, list[asyncio.Future]] = {}  # worker -> requests awaiting its outcome
+        self._retired_peers: deque = deque(maxlen=1000)  # peers of retired workers: never told to restart
         # [progress] live progress bars: counts pushed to subscribed clients (scheduler/progress.py)
         from .progress import ProgressExtension
 
@@ -174,6 +179,9 @@ class Scheduler:
                 peer = self.worker_peer.get(inst.worker)
             elif type(inst) is ToClient:
                 peer = self.client_peer.get(inst.client)
+            elif type(inst) is WorkerRetired:
+                self._worker_retired(inst)
+                continue
             else:
                 raise TypeError(f"unknown scheduler instruction {inst!r}")
             if peer is not None:
@@ -196,6 +204,49 @@ class Scheduler:
             self.events.append((time.time(), "remove-worker", address, reason))
             logger.info("removing worker %s: %s", address, reason)
             self.handle(RemoveWorker(address, reason))
+
+    def _worker_retired(self, inst: WorkerRetired) -> None:
+        """A retirement ended: forget a closed worker's peer, answer whoever asked."""
+        if inst.status == "retired":
+            peer = self.worker_peer.pop(inst.worker, None)
+            if peer is not None:
+                self.peer_worker.pop(peer, None)
+                self._retired_peers.append(peer)
+                # (not listener.forget_peer: its queued close-worker must still go out)
+            self.last_seen.pop(inst.worker, None)
+            self.memory_history.pop(inst.worker, None)
+            self.events.append((time.time(), "remove-worker", inst.worker, "retired"))
+            logger.info("retired worker %s (%d keys moved)", inst.worker, len(inst.moved))
+        elif inst.status == "cannot-retire":
+            logger.warning("cannot retire worker %s: %s", inst.worker, inst.reason)
+        result = {"status": inst.status, "moved": dict(inst.moved), "reason": inst.reason}
+        for fut in self._retire_waiters.pop(inst.worker, ()):
+            if not fut.done():
+                fut.set_result(result)
+
+    async def retire_workers(self, workers=None, close_workers: bool = True) -> dict:
+        """Retire workers gracefully (their data moved to others first); {address: outcome}.
+
+        ``workers``: addresses or names; None retires the idle workers the scheduler can
+        spare (``SchedulerState.workers_to_close``). Each outcome is a dict with
+        ``status`` (retired, drained, cannot-retire, lost, unknown), ``moved`` (key ->
+        destination) and ``reason``.
+        """
+        if workers is None:
+            workers = self.state.workers_to_close()
+        names = [workers] if isinstance(workers, str) else list(workers)
+        loop = asyncio.get_running_loop()
+        futs: dict[str, asyncio.Future] = {}
+        for name in names:
+            addr = self.state.resolve_worker(name) or str(name)
+            if addr not in futs:
+                futs[addr] = loop.create_future()
+                self._retire_waiters.setdefault(addr, []).append(futs[addr])
+        self.handle(RetireWorkers(list(futs), close=bool(close_workers)))
+        out = {}
+        for addr, fut in futs.items():
+            out[addr] = await fut
+        return out
 
     def _remove_client(self, client: str) -> None:
         peer = self.client_peer.pop(client, None)
@@ -241,9 +292,11 @@ class Scheduler:
                 return handler(self, worker, header)
         elif op in self._WORKER_OPS:
             # a worker we removed (e.g. silent past worker-ttl) still talks: tell it to restart
-            # so its nanny brings it back and it registers afresh
-            self.listener.send(peer, {"op": "close-worker", "restart": True})
-            return None
+            # so its nanny brings it back and it registers afresh (a retired one just closes)
+            retired = peer in self._retired_peers
+            self.listener.send(peer, {"op": "close-worker", "restart": not retired,
+                                      **({"reason": "retired"} if retired else {})})
+            return {"status": "retired"} if retired and op == "retire-worker" else None
         handler = self._CLIENT_OPS.get(op)
         if handler is None:
             raise TypeError(f"scheduler cannot handle op {op!r}")
@@ -286,10 +339,17 @@ class Scheduler:
         self._remove_worker(worker, h.get("reason", "worker closed"))
         return {}
 
+    async def _op_retire_worker(self, worker, h):
+        """A worker asks to be retired (its --lifetime ended, or it got SIGTERM)."""
+        self.events.append((time.time(), "retire-worker", worker, h.get("reason", "")))
+        logger.info("worker %s asks to retire: %s", worker, h.get("reason", ""))
+        return (await self.retire_workers([worker]))[worker]
+
     _WORKER_OPS = {
         "task-finished": _op_task_finished, "task-erred": _op_task_erred, "add-keys": _op_add_keys,
         "missing-data": _op_missing_data, "reschedule": _op_reschedule, "worker-status": _op_worker_status,
         "heartbeat-worker": _op_heartbeat_worker, "unregister-worker": _op_unregister_worker,
+        "retire-worker": _op_retire_worker,
     }
 
     # --- registration ---
@@ -422,6 +482,13 @@ class Scheduler:
     def _op_ping(self, peer, h, payload):
         return {"address": self.address}
 
+    async def _op_retire_workers(self, peer, h, payload):
+        self._client_of(peer)
+        workers = h.get("workers")
+        if workers is not None and not isinstance(workers, (list, str)):
+            raise TypeError("retire-workers: 'workers' must be a list of addresses or names, or None")
+        return {"retired": await self.retire_workers(workers, bool(h.get("close_workers", True)))}
+
     _CLIENT_OPS = {
         "register-worker": _op_register_worker, "register-client": _op_register_client,
         "update-graph": _op_update_graph, "client-desires-keys": _op_client_desires,
@@ -430,6 +497,7 @@ class Scheduler:
         "heartbeat-client": _op_heartbeat_client, "scheduler-info": _op_scheduler_info,
         "run-on-scheduler": _op_run_on_scheduler, "start-ipython": _op_start_ipython, "ping": _op_ping,
         "memory-history": _op_memory_history, "who-can-run": _op_who_can_run,
+        "retire-workers": _op_retire_workers,
     }
 
     # ------------------------------------------------------------------ info

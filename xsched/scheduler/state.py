@@ -19,6 +19,14 @@ order, in ``queued``. Tasks with dependencies run where their inputs are. Slots 
 refilled after every event, once that event's releases have been sent, so a worker frees
 the data a finished reduction no longer needs before it starts reading the next chunk.
 
+Graceful retirement (``RetireWorkers``): a retiring worker (status ``retiring``) gets no
+new tasks and lets its processing tasks finish. Every key it holds that no other
+non-retiring worker holds is copied first (``acquire-replicas`` to the running worker with
+the most free memory, else the fewest bytes held). Once it holds no such key and
+processes nothing, it is told ``close-worker`` and removed: nothing is recomputed. With
+no other worker to take its data it is not retired (``WorkerRetired(status="cannot-retire")``)
+and keeps running; a retiring worker that dies is handled as any lost worker.
+
 >>> s = SchedulerState()
 >>> _ = s.handle(AddWorker("tcp://w1", nthreads=1))
 >>> out = s.handle(UpdateGraph("c1", [NewTask("a", b"spec")], ["a"]))
@@ -41,7 +49,8 @@ __all__ = [
     "SchedulerState", "TaskState", "WorkerState", "InvalidTransition",
     "UpdateGraph", "NewTask", "ClientReleasesKeys", "ClientDesiresKeys", "AddWorker",
     "RemoveWorker", "TaskFinished", "TaskErred", "AddKeys", "MissingData", "Reschedule",
-    "WorkerStatus", "CancelKeys", "RetryKeys", "RemoveClient", "ToWorker", "ToClient",
+    "WorkerStatus", "CancelKeys", "RetryKeys", "RemoveClient", "RetireWorkers", "ToWorker", "ToClient",
+    "WorkerRetired",
 ]
 
 _stimulus_ids = itertools.count()
@@ -187,7 +196,37 @@ class WorkerStatus:
     stimulus_id: str = field(default_factory=lambda: _sid("worker-status"))
 
 
+@dataclass(slots=True)
+class RetireWorkers:
+    """Retire these workers (addresses or names) gracefully: data first, then close.
+
+    ``close=False`` drains them (no unique data, nothing processing) but keeps them
+    connected, in status ``retired``, receiving no tasks, for their launcher to stop.
+    """
+
+    workers: list
+    close: bool = True
+    stimulus_id: str = field(default_factory=lambda: _sid("retire-workers"))
+
+
 # ------------------------------------------------------------------------ instructions
+@dataclass(slots=True)
+class WorkerRetired:
+    """The outcome of one worker's retirement (for the server to answer whoever asked).
+
+    ``status``: ``retired`` (closed and removed), ``drained`` (``close=False``: kept,
+    holding no unique data), ``cannot-retire`` (kept: no other worker can take its
+    data), ``lost`` (it left while retiring: its data is recomputed as for any lost
+    worker), ``unknown`` (no such worker). ``moved``: key -> the worker it was copied to.
+    """
+
+    worker: str
+    status: str
+    moved: dict = field(default_factory=dict)
+    reason: str = ""
+    stimulus_id: str = ""
+
+
 @dataclass(slots=True)
 class ToWorker:
     worker: str
@@ -280,6 +319,19 @@ class WorkerState:
         return self.address < other.address
 
 
+class Retirement:
+    """A worker being retired: what was asked, and which keys were sent where."""
+
+    __slots__ = ("worker", "close", "previous_status", "requested", "stimulus_id")
+
+    def __init__(self, worker: str, close: bool, previous_status: str, stimulus_id: str):
+        self.worker = worker
+        self.close = close
+        self.previous_status = previous_status  # restored if it cannot retire
+        self.requested: dict[str, str] = {}  # key -> destination address
+        self.stimulus_id = stimulus_id
+
+
 def _host_of(address: str) -> str:
     return address.split("://", 1)[-1].rsplit(":", 1)[0]
 
@@ -320,6 +372,8 @@ class SchedulerState:
         self._freed_slots: set[WorkerState] = set()
         self._queue_grew = False
         self.transition_counter = 0
+        self.retiring: dict[str, Retirement] = {}
+        self.replicating: dict[str, str] = {}  # key -> worker asked to copy it (for a retirement)
         # Observers (pure callables, e.g. progress counting) called as hook(ts, start, finish).
         self.transition_hooks: list = []
 
@@ -333,6 +387,8 @@ class SchedulerState:
                 raise TypeError(f"SchedulerState cannot handle {type(ev).__name__}")
             recs = method(self, ev) or {}
             self._transitions(recs, ev.stimulus_id)
+            if self.retiring:
+                self._progress_retirements(ev.stimulus_id)
             self._fill_slots(ev.stimulus_id)
             if self.validate_each:
                 self.validate()
@@ -375,6 +431,25 @@ class SchedulerState:
 
     def who_has(self, keys: Iterable[str]) -> dict[str, list[str]]:
         return {k: sorted(ws.address for ws in self.tasks[k].who_has) if k in self.tasks else [] for k in keys}
+
+    def resolve_worker(self, name) -> str | None:
+        """The address of a worker given by address or name (None if unknown)."""
+        if name in self.workers:
+            return name
+        for addr, ws in self.workers.items():
+            if ws.name == name or str(ws.name) == str(name):
+                return addr
+        return None
+
+    def workers_to_close(self) -> list[str]:
+        """Workers a ``retire_workers()`` without names retires: the idle ones (nothing
+        processing, not already retiring), fewest bytes held first, always keeping the one
+        holding the most data when every running worker is idle."""
+        running = [ws for ws in self.workers.values() if ws.status in ("running", "paused")]
+        idle = sorted((ws for ws in running if not ws.processing), key=lambda ws: (ws.nbytes, ws.address))
+        if idle and len(idle) == len(running):
+            idle = idle[:-1]
+        return [ws.address for ws in idle]
 
     # ------------------------------------------------------------------ event handlers
     def _ev_update_graph(self, ev: UpdateGraph) -> dict:
@@ -601,10 +676,33 @@ class SchedulerState:
 
     def _ev_worker_status(self, ev: WorkerStatus) -> dict:
         ws = self.workers.get(ev.worker)
+        if ws is not None and ev.worker in self.retiring and ev.status in ("running", "paused"):
+            self.retiring[ev.worker].previous_status = ev.status  # still retiring; restored if it cannot
+            return {}
+        if ws is not None and ws.status == "retired":
+            return {}
         if ws is not None and ev.status in ("running", "paused"):
             ws.status = ev.status
             if ev.status == "running":
                 self._freed_slots.add(ws)
+        return {}
+
+    def _ev_retire_workers(self, ev: RetireWorkers) -> dict:
+        for name in ev.workers:
+            addr = self.resolve_worker(name)
+            if addr is None:
+                self._out.append(WorkerRetired(str(name), "unknown", {}, f"no worker {name!r} is connected",
+                                               ev.stimulus_id))
+                continue
+            r = self.retiring.get(addr)
+            if r is not None:  # already retiring: one outcome answers every request
+                r.close = r.close or ev.close
+                continue
+            ws = self.workers[addr]
+            previous = ws.status if ws.status in ("running", "paused") else "running"
+            self.retiring[addr] = Retirement(addr, ev.close, previous, ev.stimulus_id)
+            ws.status = "retiring"
+            self._freed_slots.discard(ws)
         return {}
 
     _HANDLERS = {
@@ -614,6 +712,7 @@ class SchedulerState:
         RemoveWorker: _ev_remove_worker, TaskFinished: _ev_task_finished,
         TaskErred: _ev_task_erred, AddKeys: _ev_add_keys, MissingData: _ev_missing_data,
         Reschedule: _ev_reschedule, WorkerStatus: _ev_worker_status,
+        RetireWorkers: _ev_retire_workers,
     }
 
     # ------------------------------------------------------------------ transitions
@@ -1100,6 +1199,93 @@ class SchedulerState:
             heapq.heappush(self.queued, item)
         self._freed_slots.clear()
 
+    # ------------------------------------------------------------------ retirement
+    def _safe_holder(self, ws: WorkerState) -> bool:
+        """A worker that keeps its data: connected and not retiring or retired."""
+        return ws.status in ("running", "paused")
+
+    def _needs_moving(self, ts: TaskState) -> bool:
+        return not any(self._safe_holder(w) for w in ts.who_has)
+
+    def _progress_retirements(self, sid: str) -> None:
+        """After every event: copy what retiring workers alone hold, close the drained ones."""
+        for key, dest in list(self.replicating.items()):
+            ts, dws = self.tasks.get(key), self.workers.get(dest)
+            if (ts is None or ts.state != "memory" or dws is None or not self._safe_holder(dws)
+                    or not self._needs_moving(ts)):
+                del self.replicating[key]  # done, no longer needed, or its destination left
+        planned: dict[str, int] = defaultdict(int)
+        for key, dest in self.replicating.items():
+            planned[dest] += max(self.tasks[key].nbytes, 0)
+        requests: dict[str, list[TaskState]] = defaultdict(list)
+        for addr in sorted(self.retiring):
+            r = self.retiring[addr]
+            ws = self.workers.get(addr)
+            if ws is None:
+                del self.retiring[addr]
+                self._out.append(WorkerRetired(addr, "lost", self._moved(r), "the worker left while retiring: "
+                                               "what it alone held is recomputed as for any lost worker", sid))
+                continue
+            unique = sorted(ts for ts in ws.has_what if self._needs_moving(ts))
+            targets = [w for w in self.workers.values() if w.status == "running"]
+            if (unique or ws.processing) and not targets:
+                if any(w.status == "paused" for w in self.workers.values()):
+                    continue  # a paused worker fetches nothing now, but may resume
+                what = (f"the {len(unique)} keys only it holds" if unique
+                        else f"the results of its {len(ws.processing)} running tasks")
+                self._cancel_retirement(r, ws, f"no other running worker can take {what}; "
+                                               "it keeps them and stays", sid)
+                continue
+            if unique:
+                for ts in unique:
+                    if ts.key in self.replicating:
+                        continue
+                    dest = min(targets, key=lambda w: self._destination_cost(w, planned))
+                    planned[dest.address] += max(ts.nbytes, 0)
+                    self.replicating[ts.key] = r.requested[ts.key] = dest.address
+                    requests[dest.address].append(ts)
+                continue
+            if ws.processing:
+                continue  # its running tasks finish first (their results are then moved)
+            del self.retiring[addr]
+            moved = self._moved(r)
+            if r.close:
+                self._out.append(ToWorker(addr, {"op": "close-worker", "reason": "retired"}))
+                self._transitions(self._ev_remove_worker(RemoveWorker(addr, "retired", sid)), sid)
+                self._out.append(WorkerRetired(addr, "retired", moved, "", sid))
+            else:
+                ws.status = "retired"
+                self._out.append(WorkerRetired(addr, "drained", moved, "", sid))
+        for dest, tss in requests.items():
+            self._out.append(ToWorker(dest, {
+                "op": "acquire-replicas", "stimulus_id": sid,
+                "who_has": {ts.key: sorted(w.address for w in ts.who_has) for ts in tss},
+                "nbytes": {ts.key: ts.nbytes for ts in tss},
+                "priority": {ts.key: list(ts.priority) for ts in tss},
+            }))
+
+    def _destination_cost(self, ws: WorkerState, planned: dict) -> tuple:
+        held = ws.nbytes + planned.get(ws.address, 0)
+        free = (ws.memory_limit - held) if ws.memory_limit else math.inf
+        return (-free, held, ws.address)
+
+    def _moved(self, r: Retirement) -> dict:
+        out = {}
+        for key, dest in r.requested.items():
+            ts, dws = self.tasks.get(key), self.workers.get(dest)
+            if ts is not None and dws is not None and dws in ts.who_has:
+                out[key] = dest
+        return out
+
+    def _cancel_retirement(self, r: Retirement, ws: WorkerState, reason: str, sid: str) -> None:
+        del self.retiring[r.worker]
+        ws.status = r.previous_status
+        self._freed_slots.add(ws)
+        for key, dest in r.requested.items():
+            if self.replicating.get(key) == dest:
+                del self.replicating[key]
+        self._out.append(WorkerRetired(r.worker, "cannot-retire", self._moved(r), reason, sid))
+
     # ------------------------------------------------------------------ invariants
     def validate(self) -> None:
         """Check every invariant; raise AssertionError naming the broken one."""
@@ -1139,3 +1325,12 @@ class SchedulerState:
                 assert ws in ts.who_has and ts.state == "memory", ts
         for ts in self.unrunnable:
             assert ts.state == "no-worker"
+        for addr, ws in self.workers.items():
+            assert (ws.status == "retiring") == (addr in self.retiring), f"{addr} status {ws.status}"
+        for addr, r in self.retiring.items():
+            assert addr in self.workers and r.worker == addr, addr
+        for key, dest in self.replicating.items():
+            ts = self.tasks.get(key)
+            assert ts is not None and ts.state == "memory", f"replicating {key} not in memory"
+            assert dest in self.workers and self._safe_holder(self.workers[dest]), f"{key} copied to {dest}"
+            assert self._needs_moving(ts), f"{key} copied to {dest} though a safe worker holds it"

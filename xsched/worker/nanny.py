@@ -11,7 +11,10 @@ Data flow::
                                               lost its scheduler exits 1 and so gets one
                                               restart, i.e. one more connect timeout to return
             RSS > terminate * limit        -> SIGKILL, then restarted
-        SIGTERM/SIGINT or parent gone      -> stop every child (SIGTERM, then SIGKILL)
+        SIGTERM/SIGINT                     -> forwarded (SIGTERM) to every child, which retires
+                                              gracefully (its data moved to other workers), then
+                                              SIGKILL after ``stop_timeout``
+        parent gone                        -> the same (children also watch their own parent)
 
 The scheduler notices a dead worker through its closed connection and reschedules its
 tasks or recomputes its data; a task that keeps killing workers ends as KilledWorker.
@@ -62,12 +65,13 @@ class Nanny:
     """Supervise one worker process per entry of ``workers`` (name -> CLI args)."""
 
     def __init__(self, workers: dict[str, list[str]], memory_limit: int | None, terminate=0.95,
-                 interval: float = 0.1, log_dir: str | None = None):
+                 interval: float = 0.1, log_dir: str | None = None, stop_timeout: float = 5.0):
         self.children = {name: _Child(name, args) for name, args in workers.items()}
         self.memory_limit = memory_limit
         self.terminate = terminate
         self.interval = interval
         self.log_dir = log_dir
+        self.stop_timeout = stop_timeout  # a child's graceful retirement may take this long
         self._stopping = False
         self.kills = 0
 
@@ -147,4 +151,4 @@ class Nanny:
                 except ProcessLookupError:
                     pass
         for p in procs:
-            stop_process(p, timeout=5)
+            stop_process(p, timeout=self.stop_timeout)

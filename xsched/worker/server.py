@@ -10,6 +10,10 @@ Data flow::
         FreeData(keys)     -> delete from the data store
         SendToScheduler    -> batched message on the scheduler connection
     heartbeat loop: every worker.heartbeat-interval, metrics to the scheduler
+    graceful retirement (--lifetime ends, or SIGTERM: ``close_gracefully``):
+        retire-worker request -> scheduler copies our unique data to others
+        (acquire-replicas -> their GatherDep -> get-data from us) -> close-worker
+        {reason: retired} -> close, exit code 0 (the nanny does not restart us)
 
 All state changes happen on the event loop thread; task threads only compute and hand
 their result back with ``call_soon_threadsafe``.
@@ -22,6 +26,7 @@ import contextvars
 import inspect
 import logging
 import os
+import random
 import shutil
 import socket
 import tempfile
@@ -34,7 +39,7 @@ from typing import Any
 import psutil
 
 from .. import config
-from ..comm import CommClosedError, Connection, ConnectionPool, Listener
+from ..comm import CommClosedError, Connection, ConnectionPool, Listener, RemoteError
 from ..errors import pack_exception
 from ..graph.spec import Task, execute
 from ..protocol.bulk import BulkServer, get_data, serve_data
@@ -47,7 +52,7 @@ from ..sizeof import sizeof
 from ..units import parse_bytes, parse_timedelta
 from .memory import MemoryMonitor, Thresholds
 from .state import (
-    ComputeTask, Execute, ExecuteFailure, ExecuteSuccess, FreeData, FreeKeys, GatherDep,
+    AcquireReplicas, ComputeTask, Execute, ExecuteFailure, ExecuteSuccess, FreeData, FreeKeys, GatherDep,
     GatherDepFailure, GatherDepSuccess, Pause, SendToScheduler, Unpause, UpdateData, WorkerState,
 )
 
@@ -68,6 +73,22 @@ def get_worker() -> "Worker":
     return w
 
 
+def lifetime_after(lifetime: float | None, stagger: float = 0.0, rng=random) -> float | None:
+    """Seconds until a worker with ``--lifetime``/``--lifetime-stagger`` retires: the
+    lifetime minus a random amount up to the stagger (the stagger is capped at the
+    lifetime, so the result is never negative); None without a lifetime.
+
+    >>> lifetime_after(100, 0), lifetime_after(None, 5)
+    (100.0, None)
+    >>> 90 <= lifetime_after(100, 10) <= 100, lifetime_after(5, 60) >= 0
+    (True, True)
+    """
+    if lifetime is None:
+        return None
+    lifetime, stagger = max(float(lifetime), 0.0), max(float(stagger or 0), 0.0)
+    return lifetime - rng.uniform(0.0, min(stagger, lifetime))
+
+
 class Worker:
     """A worker: runs tasks in ``nthreads`` threads and serves its data to peers.
 
@@ -77,7 +98,8 @@ class Worker:
 
     def __init__(self, scheduler_address: str, security: Security, nthreads: int = 1, name: str | None = None,
                  memory_limit: int | None = None, resources: dict | None = None,
-                 local_directory: str | None = None, host: str | None = None, data=None):
+                 local_directory: str | None = None, host: str | None = None, data=None,
+                 lifetime: float | None = None, lifetime_stagger: float = 0.0, retire_timeout: float = 30.0):
         self.scheduler_address = scheduler_address
         self.security = security
         self.nthreads = int(nthreads)
@@ -86,6 +108,10 @@ class Worker:
         self.resources = dict(resources or {})
         self.local_directory = local_directory
         self.host = host
+        # --lifetime: retire gracefully after lifetime minus a random part of the stagger
+        self.lifetime = lifetime_after(lifetime, lifetime_stagger)
+        self.retire_timeout = float(retire_timeout)
+        self.retired = False  # the scheduler retired us: exit 0, whatever arrives later
         self._spill_dir: str | None = None
         self.data = data if data is not None else self._make_store()
         self.address: str | None = None
@@ -169,6 +195,8 @@ class Worker:
         self._spawn(self._heartbeat_loop())
         if self.memory_limit:
             self._spawn(self.memory.run())
+        if self.lifetime is not None:
+            self._spawn(self._lifetime_timer(self.lifetime))
         logger.info("worker %s (%s) registered with %s", self.address, self.name, self.scheduler_address)
         return self
 
@@ -190,8 +218,10 @@ class Worker:
                 await asyncio.wait_for(self.scheduler.request({"op": "unregister-worker", "reason": reason}), 2)
             except Exception:
                 pass
+        me = asyncio.current_task()
         for t in list(self._tasks):
-            t.cancel()
+            if t is not me:  # (a close spawned as one of our tasks must not cancel itself)
+                t.cancel()
         self.executor.shutdown(wait=False, cancel_futures=True)
         for ext in list(self.extensions.values()):
             close = getattr(ext, "close", None)
@@ -220,6 +250,45 @@ class Worker:
     async def finished(self) -> None:
         """Wait until the worker has closed."""
         await self._closed.wait()
+
+    async def close_gracefully(self, reason: str = "worker retiring", timeout: float | None = None) -> str:
+        """Ask the scheduler to retire this worker, then close; return the outcome's status.
+
+        The scheduler copies what only this worker holds to other workers, lets the tasks
+        running here finish, then tells it to close (``retired``: exit code 0). If it
+        cannot (no other worker to take the data, ``cannot-retire``), the scheduler is
+        gone, or ``timeout`` (default ``retire_timeout``) passes first, the worker closes
+        anyway: the scheduler then recomputes what was lost, as for any lost worker.
+        """
+        if self.status != "running" or self.scheduler is None:
+            await self.close(report=False)
+            return "closed"
+        timeout = self.retire_timeout if timeout is None else timeout
+        status = "timeout"
+        try:
+            reply, _ = await self.scheduler.request({"op": "retire-worker", "reason": reason}, timeout=timeout)
+            status = reply.get("status", "retired")
+            if status != "retired":
+                logger.warning("worker %s could not retire (%s: %s); closing anyway", self.address, status,
+                               reply.get("reason", ""))
+        except asyncio.TimeoutError:
+            logger.warning("worker %s: retirement took more than %.0fs; closing anyway", self.address, timeout)
+        except (CommClosedError, RemoteError, OSError) as e:
+            status = "no-scheduler"
+            logger.info("worker %s: could not ask the scheduler to retire it (%s); closing", self.address, e)
+        except asyncio.CancelledError:
+            if self.status == "running":
+                raise
+            status = "retired" if self.retired else "closed"  # told to close meanwhile
+        if self.retired:  # data moved off and removed by the scheduler: a chosen exit
+            status, self.exit_code = "retired", 0
+        await self.close(report=not self.retired, reason=reason)
+        return status
+
+    async def _lifetime_timer(self, delay: float) -> None:
+        await asyncio.sleep(delay)
+        logger.info("worker %s: lifetime reached (%.1fs); retiring", self.address, delay)
+        await self.close_gracefully(reason=f"lifetime reached ({delay:.1f}s)")
 
     def _scheduler_lost(self, exc: Exception) -> None:
         if self.status == "running":
@@ -274,10 +343,16 @@ class Worker:
             self.handle(FreeKeys(header["keys"]))
         elif op == "ping":
             pass  # the scheduler checking who is still connected
+        elif op == "acquire-replicas":
+            self.handle(AcquireReplicas(dict(header.get("who_has", {})), dict(header.get("nbytes", {})),
+                                        dict(header.get("priority", {}))))
         elif op == "close-worker":
-            if header.get("restart"):
+            if header.get("reason") == "retired":
+                self.retired = True  # data moved off, removed by the scheduler: done, exit 0
+                self.exit_code = 0
+            elif header.get("restart") and not self.retired:
                 self.exit_code = 1  # the scheduler forgot us: exit so the nanny restarts us
-            self._spawn(self.close(report=False, reason="scheduler asked"))
+            self._spawn(self.close(report=False, reason="retired" if self.retired else "scheduler asked"))
         else:
             raise TypeError(f"worker cannot handle scheduler op {op!r}")
 

@@ -14,6 +14,9 @@ Task states on a worker::
                                 |
                                 +--> cancelled (released while running: result dropped)
 
+Replicas asked for by the scheduler (``AcquireReplicas``, when another worker retires) are
+fetched like dependencies, with no dependent; once here they are reported (``add-keys``).
+
 Tasks run highest priority first; a paused worker starts nothing and fetches nothing.
 Resources declared by the worker bound how many tasks needing them run at once.
 
@@ -32,7 +35,7 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "WorkerState", "WTaskState", "ComputeTask", "FreeKeys", "ExecuteSuccess", "ExecuteFailure",
-    "GatherDepSuccess", "GatherDepFailure", "UpdateData", "Pause", "Unpause",
+    "GatherDepSuccess", "GatherDepFailure", "UpdateData", "Pause", "Unpause", "AcquireReplicas",
     "Execute", "GatherDep", "FreeData", "SendToScheduler",
 ]
 
@@ -106,6 +109,16 @@ class UpdateData:
 
     nbytes: dict
     stimulus_id: str = field(default_factory=lambda: _sid("update-data"))
+
+
+@dataclass(slots=True)
+class AcquireReplicas:
+    """Copy these keys here from their holders (``who_has``: key -> addresses)."""
+
+    who_has: dict
+    nbytes: dict = field(default_factory=dict)
+    priority: dict = field(default_factory=dict)
+    stimulus_id: str = field(default_factory=lambda: _sid("acquire-replicas"))
 
 
 @dataclass(slots=True)
@@ -412,6 +425,10 @@ class WorkerState:
             heapq.heappush(self.fetch, (ts.priority, ts.key, ts))
             return
         self._set(ts, "missing", sid)
+        if not ts.dependents:  # a replica nobody here needs: nothing to wait for
+            self._set(ts, "released", sid)
+            self._forget(ts)
+            return
         for dts in list(ts.dependents):
             if dts.state == "waiting":
                 self._out.append(SendToScheduler({"op": "reschedule", "key": dts.key}))
@@ -426,6 +443,32 @@ class WorkerState:
                 self.nbytes_in_memory -= ts.nbytes
             self._to_memory(ts, nbytes, ev.stimulus_id)
 
+    def _ev_acquire_replicas(self, ev: AcquireReplicas) -> None:
+        have = {}
+        for key, holders in ev.who_has.items():
+            ts = self.tasks.get(key)
+            if ts is None:
+                ts = self.tasks[key] = WTaskState(key)
+            if ts.state == "memory":
+                have[key] = ts.nbytes  # already here: say so
+                continue
+            if ts.state == "cancelled" and ts not in self.executing:
+                self._set(ts, "flight", ev.stimulus_id)  # its fetch is still under way: wanted again
+                continue
+            if ts.state not in ("released", "missing"):
+                continue  # already coming (fetch, flight) or being computed here: reported when done
+            ts.who_has = [w for w in holders if w != self.address]
+            ts.nbytes = ev.nbytes.get(key, ts.nbytes) or 0
+            if not ts.who_has:
+                self._set(ts, "released", ev.stimulus_id)
+                self._forget(ts)
+                continue
+            ts.priority = tuple(ev.priority.get(key, ts.priority))
+            self._set(ts, "fetch", ev.stimulus_id)
+            heapq.heappush(self.fetch, (ts.priority, ts.key, ts))
+        if have:
+            self._out.append(SendToScheduler({"op": "add-keys", "nbytes": have}))
+
     def _ev_pause(self, ev: Pause) -> None:
         self.paused = True
 
@@ -436,7 +479,7 @@ class WorkerState:
         ComputeTask: _ev_compute, FreeKeys: _ev_free_keys, ExecuteSuccess: _ev_execute_success,
         ExecuteFailure: _ev_execute_failure, GatherDepSuccess: _ev_gather_success,
         GatherDepFailure: _ev_gather_failure, UpdateData: _ev_update_data, Pause: _ev_pause,
-        Unpause: _ev_unpause,
+        Unpause: _ev_unpause, AcquireReplicas: _ev_acquire_replicas,
     }
 
     # ------------------------------------------------------------------ decisions
