@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-fast bench bench-env clean
+.PHONY: demo test test-fast bench bench-env clean system-deps
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -18,7 +18,11 @@ $(STAMP): pyproject.toml | $(BIN)/python
 demo: $(STAMP)
 	$(BIN)/python -m xsched.demo
 
-test: $(STAMP)
+# System parts of the multi-host, Slurm and ssh tiers (root only; elsewhere those tiers skip).
+system-deps:
+	sh tests/system_deps.sh
+
+test: $(STAMP) system-deps
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests
 
 test-fast: $(STAMP)

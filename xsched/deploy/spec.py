@@ -320,8 +320,10 @@ class Adaptive:
                     old = load.get(name, JobLoad())
                     load[name] = JobLoad(old.workers + 1, old.tasks + w.get("processing", 0),
                                          old.memory + (w.get("nbytes", 0) or 0))
-        return SchedulerView(queued=int(info.get("queued", 0)), processing=processing, memory_used=memory,
-                             load=load), groups
+        states = info.get("tasks", {})
+        # ready tasks without a thread: queued ones, and those no worker can run yet (none exists)
+        waiting = int(states.get("queued", 0)) + int(states.get("no-worker", 0))
+        return SchedulerView(queued=waiting, processing=processing, memory_used=memory, load=load), groups
 
     def step(self, client) -> object:
         """One interval: look, decide, act. Returns the decision."""

@@ -124,19 +124,22 @@ def read_scheduler_file(path: str) -> tuple[str, Security]:
         raise ValueError(f"scheduler file {path!r} is not a valid xsched scheduler file ({e})") from None
 
 
-def register(address: str, security: Security, scheduler_id: str, bound_host: str | None = None) -> str:
+def register(address: str, security: Security, scheduler_id: str, bound_host: str | None = None,
+             remote: bool = False) -> str:
     """Record a running scheduler so clients and workers find its secret by address.
 
     ``bound_host`` is the host the listener was bound to; a wildcard (``0.0.0.0``) makes
-    every address of this host match. Returns the entry's path, for :func:`unregister`.
+    every address of this host match. ``remote=True`` records a scheduler that runs on
+    another host (started over ssh from here): it matches its address only, never this
+    host's names. Returns the entry's path, for :func:`unregister`.
     """
     host, port = split(address)
     bound = bound_host if bound_host is not None else host
-    if is_wildcard(bound):
+    if is_wildcard(bound) and not remote:
         ips = sorted(host_ips())
     else:
         ips = sorted(resolve(bound) or {bound})
-    names = sorted({socket.gethostname(), socket.getfqdn()})
+    names = [] if remote else sorted({socket.gethostname(), socket.getfqdn()})
     path = os.path.join(registry_dir(), f"{scheduler_id}.json")
     write_scheduler_file(path, address, security, scheduler_id, extra={
         "port": port, "ips": ips, "hostname": socket.gethostname(), "names": names,
