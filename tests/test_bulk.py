@@ -174,3 +174,67 @@ def test_large_results_take_the_side_channel_in_every_mode(mode):
             assert moved == 2**21
             sent = c.run(bulk_sent)
             assert sent[w0] >= 2 * 16 * 2**20  # to the client and to the other worker
+
+
+EMFILE_SERVER = r"""
+import resource, sys, time
+sys.path.insert(0, sys.argv[1])
+from xsched.protocol.bulk import BulkServer, _HELLO
+resource.setrlimit(resource.RLIMIT_NOFILE, (48, 48))   # a server about to run out of descriptors
+s = BulkServer("127.0.0.1"); s.start()
+offer = s.offer([b"still serving" * 100], encrypt=True)
+import pickle, os
+with open(sys.argv[2] + ".tmp", "wb") as f:
+    pickle.dump(offer, f)
+os.replace(sys.argv[2] + ".tmp", sys.argv[2])
+sys.stdin.read()   # until the test is done
+"""
+
+
+@pytest.mark.timeout(60)
+def test_running_out_of_file_descriptors_pauses_accepting_and_recovers(tmp_path):
+    """Past its descriptor limit the server stops accepting for a moment instead of dying."""
+    import os
+    import pickle
+    import subprocess
+    import sys
+
+    from .conftest import wait_until
+
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = str(tmp_path / "offer.pickle")
+    p = subprocess.Popen([sys.executable, "-c", EMFILE_SERVER, repo, path], stdin=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    try:
+        wait_until(lambda: os.path.exists(path) or p.poll() is not None, msg="the server's offer")
+        with open(path, "rb") as f:
+            offer = pickle.load(f)
+        flood = []
+        for _ in range(120):  # far more than 48: its accept() fails with EMFILE
+            try:
+                flood.append(socket.create_connection(("127.0.0.1", offer["port"]), timeout=5))
+            except OSError:
+                break
+        seen = bytearray()
+        wait_until(lambda: b"out of file descriptors" in _peek(p, seen), timeout=20, msg="the server ran out")
+        for s in flood:
+            s.close()
+        assert bytes(fetch_buffers("127.0.0.1", offer, timeout=20)[0]) == b"still serving" * 100
+        assert p.poll() is None  # alive
+    finally:
+        p.stdin.close()
+        p.wait(10)
+        p.stderr.close()
+
+
+def _peek(p, seen: bytearray) -> bytes:
+    """What the server process has written to stderr so far, read without blocking."""
+    import os
+    import select
+
+    while select.select([p.stderr], [], [], 0)[0]:
+        chunk = os.read(p.stderr.fileno(), 4096)
+        if not chunk:
+            break
+        seen.extend(chunk)
+    return bytes(seen)

@@ -607,8 +607,12 @@ def test_host_exits_cleanly_with_a_busy_cell(make_host):
     host = make_host()
     client = connect(host.info)
     try:
-        # a cell stuck in C for longer than any test: the host can exit only by abandoning it
-        msg_id = client.execute(f"import time\nprint({STARTED!r}, flush=True)\ntime.sleep(3600)")
+        # a cell stuck in C for longer than any test: the host can exit only by abandoning it.
+        # An interrupt that lands between the print and the sleep would end a plain cell, so
+        # this one swallows interrupts: whenever the host tries, the cell stays busy.
+        cell = (f"import time\nprint({STARTED!r}, flush=True)\nwhile True:\n    try:\n"
+                "        time.sleep(3600)\n    except KeyboardInterrupt:\n        pass")
+        msg_id = client.execute(cell)
         wait_for_output(client, msg_id, STARTED)
         rc, seconds = host.exit(timeout=30)  # a deadline: waiting for the cell would never end
     finally:
