@@ -159,6 +159,14 @@ def _expand(header: dict, payload: list):
             yield h, []
 
 
+def _describe_error(e: BaseException) -> str:
+    """``Type: message``, even for an exception whose ``str()`` itself raises."""
+    try:
+        return f"{type(e).__name__}: {e}"
+    except Exception:
+        return f"{type(e).__name__} (its message could not be printed)"
+
+
 def _pickle_now(objects: dict | None, raw: dict | None) -> dict | None:
     """Serialise ``objects`` in the caller, so that an unpicklable object raises there
     (SerializationError) instead of inside a later batch flush, where nobody would hear."""
@@ -195,6 +203,8 @@ class Listener:
         self._probe = None  # a plain (non-asyncio) shadow of the socket for synchronous probes
         self._tasks: set[asyncio.Task] = set()
         self._bad_peers: set[bytes] = set()
+        self._reported: set = set()
+        self._probes_pending = False
         self._auth = None
 
     def bind(self, address: str = "tcp://127.0.0.1:0") -> str:
@@ -282,7 +292,10 @@ class Listener:
                     logger.warning("%s: dropped garbage from peer %r: %s", self.name, peer[:16], e)
                 continue
             for h, p in _expand(header, payload):
-                self._dispatch(peer, h, p)
+                try:
+                    self._dispatch(peer, h, p)
+                except Exception:  # a bug in a reply path must not stop serving everyone
+                    logger.exception("%s: dispatching %r from peer %r failed", self.name, h.get("op"), peer[:16])
 
     def _dispatch(self, peer: bytes, header: dict, payload: list) -> None:
         rid = header.get("rid")
@@ -307,22 +320,30 @@ class Listener:
         if rid is not None:
             self._reply(peer, rid, result)
 
-    def _reply(self, peer: bytes, rid: int, result) -> None:
-        if isinstance(result, Msg):
-            header = dict(result.header, op="reply", rid=rid, status=result.header.get("status", "OK"))
-            try:
+    def _reply(self, peer: bytes, rid, result) -> None:
+        try:
+            if isinstance(result, Msg):
+                header = dict(result.header, op="reply", rid=rid, status=result.header.get("status", "OK"))
                 self.send(peer, header, result.objects, result.raw)
-            except Exception as e:  # e.g. a result that cannot be pickled: the requester hears why
-                self._reply_error(peer, rid, header, e)
-        else:
-            self.send(peer, dict(result or {}, op="reply", rid=rid, status="OK"))
+            else:
+                self.send(peer, dict(result or {}, op="reply", rid=rid, status="OK"))
+        except Exception as e:  # a result that cannot be pickled or encoded: the requester hears why
+            self._reply_error(peer, rid, {"op": "reply"}, e)
 
     def _reply_error(self, peer, rid, header, e: Exception) -> None:
+        op = header.get("op") if isinstance(header, dict) else None
         if not isinstance(e, (KeyError, ValueError, TypeError, RemoteError, PermissionError)):
-            logger.exception("%s: handler for %r failed", self.name, header.get("op"))
-        if rid is not None:
-            self.send(peer, {"op": "reply", "rid": rid, "status": "error",
-                             "error": f"{type(e).__name__}: {e}"})
+            logger.exception("%s: handler for %r failed", self.name, op)
+        elif (peer, op, type(e)) not in self._reported and len(self._reported) < 10_000:
+            # bad input from a peer: said once per peer, op and kind, never silently
+            self._reported.add((peer, op, type(e)))
+            logger.info("%s: refused %r from peer %r: %s", self.name, op, peer[:16], _describe_error(e))
+        if rid is None:
+            return
+        try:
+            self.send(peer, {"op": "reply", "rid": rid, "status": "error", "error": _describe_error(e)})
+        except Exception:
+            logger.exception("%s: could not even send an error reply for %r", self.name, op)
 
     async def _monitor_loop(self) -> None:
         mon = self._monitor
@@ -334,12 +355,18 @@ class Listener:
             except zmq.ZMQError:
                 return
             event = parse_monitor_message(frames)
-            if event["event"] == zmq.EVENT_DISCONNECTED and self.on_disconnect is not None:
+            if event["event"] == zmq.EVENT_DISCONNECTED and not self._probes_pending:
+                # one round of probes however many peers leave at once (churn stays O(peers)):
+                # now, and again when the router has surely learnt of the closed pipes
+                self._probes_pending = True
                 self._probe_peers()
-                # the router may learn of the closed pipe a moment after the event: look again
                 loop = asyncio.get_running_loop()
                 loop.call_later(0.2, self._probe_peers)
-                loop.call_later(1.0, self._probe_peers)
+                loop.call_later(1.0, self._end_probes)
+
+    def _end_probes(self) -> None:
+        self._probes_pending = False
+        self._probe_peers()
 
     def _probe_peers(self) -> None:
         """Find peers whose connection is gone (a send to them fails) and report them."""
@@ -358,6 +385,9 @@ class Listener:
                     continue
                 self._peers.discard(peer)
                 self._batchers.pop(peer, None)
+                self._bad_peers.discard(peer)
+                if self.on_disconnect is None:
+                    continue  # still forget it: a worker's listener sees peers come and go
                 try:
                     self.on_disconnect(peer)
                 except Exception:
@@ -499,7 +529,8 @@ class Connection:
                 continue
             for h, p in _expand(header, payload):
                 if h["op"] == "reply":
-                    fut = self._pending.get(h.get("rid"))
+                    rid = h.get("rid")
+                    fut = self._pending.get(rid) if isinstance(rid, int) else None  # (an unhashable rid)
                     if fut is not None and not fut.done():
                         fut.set_result((h, p))
                 elif self.handler is not None:

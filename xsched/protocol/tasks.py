@@ -2,7 +2,7 @@
 
 Functions are pickled once per client (cloudpickle, by value for interactive code) and
 embedded in every task spec as those bytes; the worker unpickles each distinct function
-once (an LRU cache keyed by the bytes). A 10,000-task ``map`` of a notebook function
+once (an LRU cache keyed by the bytes, bounded in entries and bytes). A 10,000-task ``map`` of a notebook function
 therefore costs one cloudpickle call, not 10,000.
 
 >>> from xsched.graph.spec import Task
@@ -13,9 +13,10 @@ therefore costs one cloudpickle call, not 10,000.
 
 from __future__ import annotations
 
-import functools
 import pickle
+import threading
 import weakref
+from collections import OrderedDict
 from typing import Any
 
 import cloudpickle
@@ -55,9 +56,47 @@ def dumps_function(func) -> bytes:
     return blob
 
 
-@functools.lru_cache(maxsize=4096)
+class _FunctionCache:
+    """Unpickled functions by their bytes, bounded in entries and in bytes.
+
+    A closure that captured a large array pickles to a large blob; an entry-count bound alone
+    would keep thousands of them (and their arrays) alive. Least recently used go first.
+    """
+
+    def __init__(self, max_entries: int = 4096, max_bytes: int = 64 * 2**20):
+        self.max_entries, self.max_bytes = max_entries, max_bytes
+        self._items: "OrderedDict[bytes, Any]" = OrderedDict()
+        self.nbytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, blob: bytes):
+        with self._lock:
+            func = self._items.get(blob, _MISSING)
+            if func is not _MISSING:
+                self._items.move_to_end(blob)
+                return func
+        func = pickle.loads(blob)  # outside the lock: unpickling may import modules
+        if len(blob) > self.max_bytes:
+            return func  # too big to keep: every task of it pays its own unpickling
+        with self._lock:
+            if blob not in self._items:
+                self._items[blob] = func
+                self.nbytes += len(blob)
+                while self._items and (len(self._items) > self.max_entries or self.nbytes > self.max_bytes):
+                    old, _ = self._items.popitem(last=False)
+                    self.nbytes -= len(old)
+        return func
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+_MISSING = object()
+_functions = _FunctionCache()
+
+
 def _load_function(blob: bytes):
-    return pickle.loads(blob)
+    return _functions.get(blob)
 
 
 class _Func:

@@ -1,0 +1,94 @@
+"""comm.py on real ZeroMQ sockets over loopback: replies that cannot be encoded, malformed
+request ids and peers that leave never stop a receive loop, and a listener forgets peers
+that are gone even when nobody asked to hear of it."""
+
+from __future__ import annotations
+
+import asyncio
+
+import msgpack
+import pytest
+
+from xsched.comm import Connection, Listener, RemoteError
+from xsched.protocol.security import Security
+
+pytestmark = pytest.mark.timeout(30)
+
+
+def _run(coro):
+    return asyncio.run(coro)
+
+
+def test_an_unencodable_reply_becomes_an_error_and_the_listener_keeps_serving():
+    async def main():
+        sec = Security.generate()
+
+        def handler(peer, header, payload):
+            if header.get("bad"):
+                return {"value": object()}  # msgpack cannot encode it
+            return {"value": 1}
+
+        lst = Listener(sec, handler, name="test")
+        addr = lst.bind("tcp://127.0.0.1:0")
+        conn = Connection(addr, sec).connect()
+        try:
+            with pytest.raises(RemoteError, match="TypeError"):
+                await conn.request({"op": "ping", "bad": True}, timeout=10)
+            reply, _ = await conn.request({"op": "ping"}, timeout=10)
+            assert reply["value"] == 1
+        finally:
+            await conn.close()
+            await lst.close()
+
+    _run(main())
+
+
+def test_a_reply_with_an_unhashable_rid_is_dropped_and_the_connection_keeps_working():
+    async def main():
+        sec = Security.generate()
+        sent_bad = asyncio.Event()
+
+        def handler(peer, header, payload):
+            if not sent_bad.is_set():  # first a reply nobody asked for, with a list as its rid
+                lst._send_now(peer, [msgpack.packb({"op": "reply", "rid": [1, 2], "status": "OK"})])
+                sent_bad.set()
+            return {"value": 2}
+
+        lst = Listener(sec, handler, name="test")
+        addr = lst.bind("tcp://127.0.0.1:0")
+        conn = Connection(addr, sec).connect()
+        try:
+            reply, _ = await conn.request({"op": "ping"}, timeout=10)
+            assert reply["value"] == 2 and sent_bad.is_set()
+            reply, _ = await conn.request({"op": "ping"}, timeout=10)
+            assert reply["value"] == 2
+        finally:
+            await conn.close()
+            await lst.close()
+
+    _run(main())
+
+
+def test_a_listener_without_a_disconnect_handler_still_forgets_gone_peers():
+    async def main():
+        sec = Security.generate()
+        lst = Listener(sec, lambda peer, h, p: {"ok": True}, name="worker-like")  # no on_disconnect
+        addr = lst.bind("tcp://127.0.0.1:0")
+        conns = [Connection(addr, sec, identity=f"peer-{i}".encode()).connect() for i in range(5)]
+        try:
+            for c in conns:
+                await c.request({"op": "ping"}, timeout=10)
+            assert len(lst._peers) == 5
+            for c in conns[:4]:
+                await c.close()
+            deadline = asyncio.get_running_loop().time() + 10
+            while len(lst._peers) > 1 and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.05)  # polling a condition with a deadline
+            assert lst._peers == {b"peer-4"} and set(lst._batchers) <= {b"peer-4"}
+            reply, _ = await conns[4].request({"op": "ping"}, timeout=10)
+            assert reply["ok"]
+        finally:
+            await conns[4].close()
+            await lst.close()
+
+    _run(main())
