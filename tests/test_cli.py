@@ -241,3 +241,13 @@ def test_entry_points_exist():
                              env=_env())
         assert out.returncode == 0, out.stderr
         assert flag in out.stdout
+
+
+def test_a_nanny_child_whose_scheduler_file_vanished_is_not_retried(procs, tmp_path):
+    w = procs.start("worker", "--no-nanny", "--scheduler-file", str(tmp_path / "gone.json"),
+                    "--parent-pid", str(os.getpid()))
+    assert w.wait(30) == EXIT_CANNOT_CONNECT
+    err = w.stderr.read().decode()
+    assert "gone.json" in err and "does not exist" in err and "Traceback" not in err
+    nanny = procs.start("worker", "--scheduler-file", str(tmp_path / "gone.json"))
+    assert nanny.wait(30) == 2  # said before any worker process starts

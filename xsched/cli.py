@@ -251,6 +251,10 @@ def _worker(args) -> int:
         _listen_host(args)
     except (LookupError, OSError, ValueError) as e:
         print(f"xsched worker: {e}", file=sys.stderr)
+        if args.parent_pid:  # started by a nanny: a code it does not retry (the file or secret is gone)
+            from .worker.nanny import EXIT_CANNOT_CONNECT
+
+            return EXIT_CANNOT_CONNECT
         return 2
     if not args.no_nanny:
         return _nanny(args)
