@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-fast bench bench-env clean system-deps
+.PHONY: demo test test-fast bench bench-env clean system-deps labextension
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -13,6 +13,7 @@ $(BIN)/python:
 # Reinstall only when the project's metadata changes (fast when already installed).
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python extensions/jupyterlab/install_dev.py
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -21,6 +22,11 @@ demo: $(STAMP)
 # System parts of the multi-host, Slurm and ssh tiers (root only; elsewhere those tiers skip).
 system-deps:
 	sh tests/system_deps.sh
+	sh tests/browser_deps.sh
+
+# Rebuild the JupyterLab panel (needs Node 20+; users need no Node: xsched/labextension is committed).
+labextension: $(STAMP)
+	sh extensions/jupyterlab/build.sh $(BIN)/python
 
 test: $(STAMP) system-deps
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests

@@ -1,0 +1,330 @@
+"""What the JupyterLab panel shows, gathered with ordinary xsched clients (no tornado here).
+
+Data flow::
+
+    registry.entries()  (every scheduler this user runs: LocalCluster, `xsched scheduler`, batch)
+        |  public fields only (address, id, host, pid, started): never the secret
+        v
+    ClusterMonitor.snapshot()  -- at most one refresh per `interval` (1 s), shared by every
+        |                         websocket and REST request of the Jupyter server
+        |  per cluster: one Client (found by address in the registry, like a user's), on which
+        |  scheduler_info() and one run_on_scheduler(_group_progress) run in a worker thread
+        v
+    summaries (list) + details (per-worker rows, task groups) --> handlers.py --> browser
+
+Clusters the panel itself started (``start_cluster``) are LocalClusters owned by the
+server process: only those can be scaled or shut down from the panel.
+
+The functions ``_group_progress`` and ``_story`` run *inside the scheduler* (through
+``run_on_scheduler``); they live in this module so they pickle by reference and import
+nothing but the standard library.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+import time
+from typing import Any
+
+logger = logging.getLogger("xsched.labserver")
+
+__all__ = ["ClusterMonitor", "public_entry", "PUBLIC_FIELDS"]
+
+#: the registry fields a browser may see (the entry also holds the secret: never sent)
+PUBLIC_FIELDS = ("id", "address", "hostname", "pid", "started", "port")
+#: most task keys listed per group (clickable for their story)
+KEYS_PER_GROUP = 8
+
+
+def public_entry(entry: dict) -> dict:
+    """A registry entry without its secret (an allow-list, not a deny-list)."""
+    return {k: entry[k] for k in PUBLIC_FIELDS if k in entry}
+
+
+# --------------------------------------------------------------------------- in the scheduler
+def _group_progress(scheduler=None, keys_per_group: int = KEYS_PER_GROUP) -> dict:
+    """Per task group: counts by state and a few keys (runs in the scheduler, one pass)."""
+    groups: dict[str, dict] = {}
+    order = {"erred": 0, "processing": 1, "queued": 2, "waiting": 3, "no-worker": 4, "memory": 5}
+    for ts in scheduler.state.tasks.values():
+        g = groups.get(ts.group)
+        if g is None:
+            g = groups[ts.group] = {"name": ts.group, "states": {}, "total": 0, "keys": []}
+        g["states"][ts.state] = g["states"].get(ts.state, 0) + 1
+        g["total"] += 1
+        g["keys"].append((order.get(ts.state, 6), ts.key, ts.state))
+    for g in groups.values():
+        g["keys"] = [{"key": k, "state": s} for _, k, s in sorted(g["keys"])[:keys_per_group]]
+    return {"groups": sorted(groups.values(), key=lambda g: g["name"])}
+
+
+def _story(key: str, scheduler=None) -> list:
+    """The recorded transitions of one key (runs in the scheduler)."""
+    return [list(map(_plain, entry)) for entry in scheduler.story(key)]
+
+
+def _plain(x):
+    return x if isinstance(x, (str, int, float, bool)) or x is None else repr(x)
+
+
+# --------------------------------------------------------------------------- in the Jupyter server
+def _summary(entry: dict, info: dict | None, error: str | None, owned: bool) -> dict:
+    out = public_entry(entry)
+    out["name"] = entry.get("id", entry.get("address"))
+    out["owned"] = owned
+    if info is None:
+        out.update(status="connecting" if error == "connecting" else "unreachable", error=error, workers=0, threads=0, memory=0, memory_limit=0)
+        return out
+    ws = info.get("workers", {}).values()
+    out.update(
+        status="running", error=None, workers=len(ws), threads=sum(w.get("nthreads", 0) for w in ws),
+        memory=sum((w.get("memory") or {}).get("rss", 0) or 0 for w in ws),
+        memory_limit=sum(w.get("memory_limit") or 0 for w in ws),
+        tasks=info.get("tasks", {}), clients=info.get("clients", 0),
+    )
+    return out
+
+
+def _worker_row(address: str, w: dict) -> dict:
+    m = w.get("memory") or {}
+    return {
+        "address": address, "name": str(w.get("name", address)), "host": w.get("host"), "pid": w.get("pid"),
+        "nthreads": w.get("nthreads", 0), "memory_limit": w.get("memory_limit") or 0,
+        "managed": m.get("managed", 0) or 0, "unmanaged": m.get("unmanaged", 0) or 0,
+        "spilled": m.get("spilled", 0) or 0, "rss": m.get("rss", 0) or 0,
+        "processing": w.get("processing", 0), "in_memory": w.get("in_memory", 0), "status": w.get("status"),
+    }
+
+
+class ClusterMonitor:
+    """One xsched Client per cluster, refreshed at most once per ``interval`` for everyone."""
+
+    def __init__(self, interval: float = 1.0, request_timeout: float = 5.0, wait_per_refresh: float = 2.0):
+        self.interval = interval
+        self.wait_per_refresh = wait_per_refresh
+        self._inflight: dict[str, asyncio.Future] = {}
+        self._last: dict[str, tuple] = {}
+        self.request_timeout = request_timeout
+        self._clients: dict[str, Any] = {}          # address -> xsched Client
+        self._owned: dict[str, Any] = {}            # cluster id -> LocalCluster started by the panel
+        self._lock = threading.Lock()
+        self._pool = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="xsched-lab")
+        self._snapshot: dict | None = None
+        self._snapshot_time = 0.0
+        self._refreshing: asyncio.Future | None = None
+        self.kernel_ids: dict[tuple[str, str], str] = {}   # (cluster id, target) -> jupyter kernel id
+
+    # ---------------------------------------------------------------- plumbing
+    async def _run(self, func, *args, timeout: float | None = None):
+        loop = asyncio.get_running_loop()
+        return await asyncio.wait_for(loop.run_in_executor(self._pool, func, *args),
+                                      timeout or self.request_timeout)
+
+    def _client(self, address: str):
+        with self._lock:
+            client = self._clients.get(address)
+            if client is not None and getattr(client, "status", "running") == "running":
+                return client
+        from ..client.client import Client
+
+        client = Client(address, set_as_default=False, timeout="5s", name="xsched-jupyterlab")
+        with self._lock:
+            old = self._clients.get(address)
+            self._clients[address] = client
+        if old is not None:
+            _close_quietly(old)
+        return client
+
+    def _drop_client(self, address: str) -> None:
+        with self._lock:
+            client = self._clients.pop(address, None)
+        if client is not None:
+            self._pool.submit(_close_quietly, client)
+
+    @staticmethod
+    def _entries() -> list[dict]:
+        from ..protocol import registry
+
+        return registry.entries()
+
+    def _entry(self, cluster_id: str) -> dict:
+        for e in self._entries():
+            if e.get("id") == cluster_id:
+                return e
+        raise KeyError(cluster_id)
+
+    def owned_ids(self) -> set[str]:
+        return set(self._owned)
+
+    # ---------------------------------------------------------------- snapshots
+    def _fetch(self, entry: dict) -> tuple[dict | None, dict | None, str | None]:
+        """(scheduler_info, group progress, error) of one cluster, in a worker thread."""
+        address = entry["address"]
+        try:
+            client = self._client(address)
+            info = client.scheduler_info()
+            try:
+                progress = client.run_on_scheduler(_group_progress)
+            except Exception as e:  # an older scheduler: workers still shown
+                progress = {"groups": [], "error": str(e)}
+            return info, progress, None
+        except Exception as e:
+            self._drop_client(address)
+            return None, None, f"{type(e).__name__}: {e}"
+
+    async def snapshot(self, max_age: float | None = None) -> dict:
+        """{"clusters": [summary...], "details": {id: detail}}; refreshed at most every interval."""
+        max_age = self.interval if max_age is None else max_age
+        if self._snapshot is not None and time.monotonic() - self._snapshot_time < max_age:
+            return self._snapshot
+        if self._refreshing is not None and not self._refreshing.done():
+            return await asyncio.shield(self._refreshing)
+        self._refreshing = asyncio.ensure_future(self._refresh())
+        return await asyncio.shield(self._refreshing)
+
+    async def _refresh(self) -> dict:
+        entries = await self._run(self._entries)
+        # one fetch in flight per cluster; a slow or unreachable one keeps its last answer
+        # (or "connecting") instead of holding up the others
+        futs = {}
+        for e in entries:
+            a = e["address"]
+            f = self._inflight.get(a)
+            if f is None or f.done():
+                f = self._inflight[a] = asyncio.ensure_future(
+                    self._run(self._fetch, e, timeout=self.request_timeout + 6))
+            futs[a] = f
+        if futs:
+            await asyncio.wait(list(futs.values()), timeout=self.wait_per_refresh)
+        results = []
+        for e in entries:
+            f = futs[e["address"]]
+            if f.done():
+                exc = None if f.cancelled() else f.exception()
+                res = (None, None, f"{type(exc).__name__}: {exc}") if exc or f.cancelled() else f.result()
+                self._last[e["address"]] = res
+            else:
+                res = self._last.get(e["address"], (None, None, "connecting"))
+            results.append(res)
+        for a in [a for a in self._inflight if a not in futs]:
+            self._inflight.pop(a, None)
+            self._last.pop(a, None)
+        clusters, details = [], {}
+        live = set()
+        for entry, (info, progress, error) in zip(entries, results):
+            live.add(entry["address"])
+            owned = entry.get("id") in self._owned
+            summary = _summary(entry, info, error, owned)
+            clusters.append(summary)
+            detail = dict(summary)
+            detail["workers"] = sorted((_worker_row(a, w) for a, w in (info or {}).get("workers", {}).items()),
+                                       key=lambda r: (r["name"], r["address"]))
+            detail["n_workers"] = summary["workers"]
+            detail["groups"] = (progress or {}).get("groups", [])
+            detail["queued"] = (info or {}).get("queued", 0)
+            details[entry.get("id")] = detail
+        for address in [a for a in list(self._clients) if a not in live]:
+            self._drop_client(address)  # its scheduler is gone
+        self._snapshot = {"clusters": clusters, "details": details, "time": time.time()}
+        self._snapshot_time = time.monotonic()
+        return self._snapshot
+
+    async def clusters(self) -> list[dict]:
+        return (await self.snapshot())["clusters"]
+
+    async def detail(self, cluster_id: str) -> dict:
+        snap = await self.snapshot()
+        if cluster_id not in snap["details"]:
+            snap = await self.snapshot(max_age=0)  # just started?
+        return snap["details"][cluster_id]
+
+    # ---------------------------------------------------------------- actions
+    async def story(self, cluster_id: str, key: str) -> list:
+        entry = await self._run(self._entry, cluster_id)
+        client = await self._run(self._client, entry["address"])
+        return await self._run(client.run_on_scheduler, _story, key)
+
+    async def kernel_info(self, cluster_id: str, target: str) -> tuple[dict, dict]:
+        """(connection info, public description) of the kernel inside the scheduler or a worker.
+
+        ``target`` is ``"scheduler"`` or a worker address. The kernel is started on demand
+        (``start_ipython_scheduler`` / ``start_ipython_workers``) and keeps running in that process.
+        """
+        entry = await self._run(self._entry, cluster_id)
+        client = await self._run(self._client, entry["address"])
+
+        def start():
+            if target == "scheduler":
+                info = client._sync(client._start_ipython_scheduler(), 70)
+                return info, {"target": "scheduler", "name": f"scheduler {cluster_id}",
+                              "hostname": entry.get("hostname")}
+            infos = client._sync(client._start_ipython_workers([target]), 70)
+            if target not in infos:
+                raise KeyError(target)
+            return infos[target], {"target": target, "name": f"worker {target}"}
+
+        return await self._run(start, timeout=75)
+
+    async def start_cluster(self, n_workers: int = 2, threads_per_worker: int = 1, **kwargs) -> dict:
+        """Start a LocalCluster owned by this Jupyter server (processes: its scheduler too)."""
+        from ..deploy.local import LocalCluster
+
+        def start():
+            return LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker, **kwargs)
+
+        cluster = await self._run(start, timeout=120)
+        address = cluster.scheduler_address
+        for _ in range(50):
+            entries = await self._run(self._entries)
+            match = [e for e in entries if e.get("address") == address]
+            if match:
+                self._owned[match[0]["id"]] = cluster
+                self._snapshot = None
+                return {"id": match[0]["id"], "address": address}
+            await asyncio.sleep(0.1)
+        await self._run(cluster.close, timeout=30)
+        raise RuntimeError(f"the new cluster at {address} did not register itself")
+
+    def _owned_cluster(self, cluster_id: str):
+        try:
+            return self._owned[cluster_id]
+        except KeyError:
+            raise PermissionError(f"cluster {cluster_id!r} was not started by this panel: scale or shut it "
+                                  "down where it was created") from None
+
+    async def scale(self, cluster_id: str, n: int) -> None:
+        cluster = self._owned_cluster(cluster_id)
+        await self._run(cluster.scale, n, timeout=120)
+        self._snapshot = None
+
+    async def shutdown(self, cluster_id: str) -> None:
+        cluster = self._owned_cluster(cluster_id)
+        address = cluster.scheduler_address
+        self._drop_client(address)
+        await self._run(cluster.close, timeout=60)
+        self._owned.pop(cluster_id, None)
+        self._snapshot = None
+
+    def close(self) -> None:
+        """Close every client and every cluster the panel started (server shutdown)."""
+        for cluster in list(self._owned.values()):
+            try:
+                cluster.close()
+            except Exception:
+                logger.debug("closing a panel cluster failed", exc_info=True)
+        self._owned.clear()
+        with self._lock:
+            clients, self._clients = list(self._clients.values()), {}
+        for c in clients:
+            _close_quietly(c)
+        self._pool.shutdown(wait=False)
+
+
+def _close_quietly(client) -> None:
+    try:
+        client.close(timeout=2)
+    except Exception:
+        logger.debug("closing a client failed", exc_info=True)
