@@ -42,7 +42,7 @@ def memory_bar(memory: dict, limit: int | None, scale: float | None = None, widt
         segs.append(f"<div title='limit: {format_bytes(limit)}' data-part='limit' style='position:absolute;"
                     f"left:calc({pos:.2f}% - 2px);width:2px;height:140%;top:-20%;background:{LIMIT}'></div>")
     return (f"<div class='xsched-memory-bar' style='display:inline-block;vertical-align:middle;width:{width};"
-            f"height:12px;background:#eee;position:relative;margin:0 6px'>{''.join(segs)}</div>")
+            f"height:12px;background:var(--jp-layout-color3, #eee);position:relative;margin:0 6px'>{''.join(segs)}</div>")
 
 
 def memory_text(memory: dict, limit: int | None) -> str:
