@@ -13,12 +13,15 @@ from .graph.annotate import annotate
 from .graph.delayed import Delayed, compute, delayed
 from .jupyter.progress import progress
 from .sizeof import sizeof
+from .client.worker_client import local_client, worker_client
+from .task_context import get_worker, rejoin, secede
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Client", "Executor", "Future", "LocalCluster", "as_completed", "wait", "delayed", "Delayed", "compute",
     "annotate", "get_client", "config", "sizeof", "progress", "KilledWorker", "SchedulerLostError", "XschedError",
+    "worker_client", "local_client", "get_worker", "secede", "rejoin",
 ]
 
 

@@ -182,6 +182,8 @@ SCHEMA = S("xsched configuration", {
             "Warn the client when a task has waited this long for a worker able to run it."),
         "events-log-length": L(number(0, integer=True), "Entries kept in the scheduler's event log."),
         "unknown-task-duration": L(DURATION, "Duration assumed for a kind of task never seen before."),
+        "work-stealing": L(BOOL, "Idle workers take waiting tasks from saturated ones when moving the "
+                                 "inputs costs little against the tasks' expected duration."),
     }),
     "worker": S("Worker processes.", {
         "nthreads": L(number(1, integer=True) | NULL, "Threads per worker process; null: one per CPU core."),

@@ -24,14 +24,15 @@ import threading
 import uuid
 import warnings
 import weakref
+from collections.abc import MutableMapping
 
 from .. import config
 from ..comm import CommClosedError, Connection, ConnectionPool
-from ..errors import SchedulerLostError, unpack_exception
+from ..errors import SchedulerLostError, XschedError, unpack_exception
 from ..graph.annotate import current_annotations, validate_annotations
 from ..graph.spec import Ref, Task, dependencies, funcname
 from ..protocol.bulk import get_data
-from ..protocol.messages import unpack_objects
+from ..protocol.messages import split_objects, unpack_objects
 from ..protocol.registry import connection_info
 from ..protocol.security import Security
 from ..protocol.tasks import dumps_task
@@ -39,13 +40,21 @@ from ..tokenize import tokenize
 from ..units import format_bytes, parse_timedelta
 from . import loop as _loop
 from .default import default_client, set_default_client, unset_default_client
-from .future import Future, FutureState
+from .future import Future, FutureState, binding_to, collecting_keys
 
 logger = logging.getLogger("xsched.client")
 
-__all__ = ["Client", "Executor", "get_client"]
+__all__ = ["Client", "Executor", "get_client", "UploadError", "RestartError"]
 
 _generation = itertools.count(1)
+
+
+class UploadError(XschedError, RuntimeError):
+    """Workers could not load a file sent with ``client.upload_file``; the message names them."""
+
+
+class RestartError(XschedError, RuntimeError):
+    """``client.restart()`` did not get every worker back; the message says how many and why."""
 _clients: "weakref.WeakSet[Client]" = weakref.WeakSet()
 
 
@@ -212,7 +221,10 @@ class Client:
                 st.reset()
         elif op == "key-cancelled":
             if st is not None:
-                st.cancel(f"{header.get('key')} was cancelled")
+                st.cancel(header.get("reason") or f"{header.get('key')} was cancelled")
+                with self._ref_lock:  # these handles stay cancelled; a later submission starts afresh
+                    if self._states.get(header.get("key")) is st:
+                        del self._states[header.get("key")]
         elif op == "ping":
             pass  # the scheduler checking who is still connected
         elif op == "warning":
@@ -618,6 +630,146 @@ class Client:
         reply, _ = await self._conn.request({"op": "who-has", "keys": keys})
         return reply["who_has"]
 
+    # ------------------------------------------------------------------ published datasets
+    def publish_dataset(self, *args, name: str | None = None, override: bool = False, **kwargs) -> None:
+        """Publish futures or persisted collections under a name, for any client to get.
+
+        ``publish_dataset(x, name="n")`` or ``publish_dataset(n=x, m=y)``. The scheduler
+        holds the data (it stays in worker memory after this client leaves) until
+        ``unpublish_dataset``. A taken name raises KeyError unless ``override=True``.
+
+        >>> from xsched import Client, LocalCluster
+        >>> client = Client(LocalCluster(n_workers=1))                   # doctest: +SKIP
+        >>> client.publish_dataset(accounts=client.scatter([1, 2, 3]))  # doctest: +SKIP
+        >>> client2 = Client(client.scheduler_address)                  # doctest: +SKIP
+        >>> client2.list_datasets()                                      # doctest: +SKIP
+        ['accounts']
+        >>> client2.gather(client2.get_dataset("accounts"))             # doctest: +SKIP
+        [1, 2, 3]
+        """
+        if args:
+            if name is None:
+                raise TypeError("publish_dataset(x) needs a name: publish_dataset(x, name='mydata') "
+                                "or publish_dataset(mydata=x)")
+            if len(args) != 1:
+                raise TypeError(f"publish_dataset takes one positional object with name=, got {len(args)}; "
+                                "publish several as keywords: publish_dataset(a=x, b=y)")
+            kwargs = {name: args[0], **kwargs}
+        elif name is not None:
+            raise TypeError("publish_dataset(name=...) needs the object to publish: publish_dataset(x, name=...)")
+        if not kwargs:
+            raise TypeError("publish_dataset needs something to publish: publish_dataset(mydata=x)")
+        from ..protocol.serialize import dumps
+
+        items = []
+        for n, obj in kwargs.items():
+            with collecting_keys() as keys:
+                frames = dumps(obj)
+            items.append((n, sorted(set(keys)), frames))
+        return self._sync(self._publish(items, override))
+
+    async def _publish(self, items, override) -> None:
+        for n, keys, frames in items:
+            reply, _ = await self._conn.request(
+                {"op": "publish-dataset", "name": n, "keys": keys, "override": bool(override)}, raw={"data": frames})
+            if reply.get("refused"):
+                raise KeyError(reply["refused"])
+
+    def unpublish_dataset(self, name: str) -> None:
+        """Forget a published dataset; its data is freed unless a client still holds futures to it.
+
+        >>> client.unpublish_dataset("accounts")   # doctest: +SKIP
+        """
+        return self._sync(self._unpublish(name))
+
+    async def _unpublish(self, name) -> None:
+        reply, _ = await self._conn.request({"op": "unpublish-dataset", "name": name})
+        if not reply.get("found"):
+            raise KeyError(_no_dataset(name, reply.get("names", [])))
+
+    def list_datasets(self) -> list[str]:
+        """Names of the published datasets, sorted.
+
+        >>> client.list_datasets()   # doctest: +SKIP
+        ['accounts']
+        """
+        return self._sync(self._list_datasets())
+
+    async def _list_datasets(self) -> list:
+        reply, _ = await self._conn.request({"op": "list-datasets"})
+        return list(reply["names"])
+
+    _NO_DEFAULT = object()
+
+    def get_dataset(self, name: str, default=_NO_DEFAULT):
+        """The published object named ``name``, its futures bound to this client.
+
+        Raises KeyError (naming the published datasets) when there is none, unless
+        ``default`` is given.
+
+        >>> x = client.get_dataset("accounts")              # doctest: +SKIP
+        >>> client.get_dataset("nothing", default=None)     # doctest: +SKIP
+        """
+        return self._sync(self._get_dataset(name, default))
+
+    async def _get_dataset(self, name, default=_NO_DEFAULT):
+        from ..protocol.serialize import loads
+
+        reply, payload = await self._conn.request({"op": "get-dataset", "name": name})
+        if not reply.get("found"):
+            if default is not Client._NO_DEFAULT:
+                return default
+            raise KeyError(_no_dataset(name, reply.get("names", [])))
+        frames = unpack_raw(reply, payload)["data"]
+        with binding_to(self):
+            return loads(frames)
+
+    @property
+    def datasets(self) -> "Datasets":
+        """The published datasets as a mapping: ``client.datasets["n"]``, ``del``, ``in``, ``list()``.
+
+        >>> client.datasets["accounts"] = futures     # doctest: +SKIP
+        >>> list(client.datasets)                     # doctest: +SKIP
+        ['accounts']
+        """
+        return Datasets(self)
+
+    # ------------------------------------------------------------------ uploaded files
+    def upload_file(self, path: str, load: bool = True) -> dict:
+        """Send a ``.py``, ``.zip`` or ``.egg`` file to every worker, now and when they join.
+
+        A ``.py`` module is imported (reloaded if it was imported before) in each worker;
+        a ``.zip``/``.egg`` goes on their ``sys.path``. The scheduler remembers the file
+        and sends it to workers that connect later. Raises ``UploadError`` naming each
+        worker that could not load it. Returns ``{worker address: None}`` on success.
+
+        >>> with open("mymodule.py", "w") as f:                          # doctest: +SKIP
+        ...     _ = f.write("def double(x):\n    return 2 * x\n")
+        >>> client.upload_file("mymodule.py")                           # doctest: +SKIP
+        >>> import mymodule                                              # doctest: +SKIP
+        >>> client.submit(mymodule.double, 21).result()                 # doctest: +SKIP
+        42
+        """
+        import os
+
+        filename = os.path.basename(path)
+        if not filename.endswith((".py", ".zip", ".egg")):
+            raise ValueError(f"upload_file takes a .py, .zip or .egg file, not {path!r}")
+        with open(path, "rb") as f:
+            data = f.read()
+        return self._sync(self._upload_file(filename, data))
+
+    async def _upload_file(self, filename: str, data: bytes) -> dict:
+        reply, _ = await self._conn.request({"op": "upload-file", "filename": filename}, raw={"data": [data]},
+                                            timeout=None)
+        results = reply.get("results", {})
+        failed = {w: e for w, e in results.items() if e}
+        if failed:
+            lines = "; ".join(f"{w}: {e}" for w, e in sorted(failed.items()))
+            raise UploadError(f"{len(failed)} of {len(results)} workers could not load {filename}: {lines}. "
+                              "Fix the file and upload it again (the scheduler keeps the newest copy)")
+        return results
+
     # ------------------------------------------------------------------ run functions
     def run(self, func, *args, workers=None, **kwargs) -> dict:
         """Run ``func`` on every worker (now, outside the task system): {address: result}.
@@ -696,6 +848,88 @@ class Client:
             {"op": "retire-workers", "workers": workers, "close_workers": bool(close_workers)},
             timeout=None if timeout is None else parse_timedelta(timeout))
         return reply["retired"]
+
+    # ------------------------------------------------------------------ restart
+    def restart(self, timeout="60s", environment: str | None = None) -> None:
+        """Restart every worker process and forget every task; wait until the workers are back.
+
+        Each worker's nanny starts it afresh (new process, empty memory, modules imported
+        again); every future of every client becomes ``cancelled`` with a message saying
+        so; published datasets are dropped. Raises ``RestartError`` when fewer workers than
+        before return within ``timeout`` (workers without a nanny never do).
+
+        ``environment``: a directory holding a Python environment (a venv or conda env with
+        ``bin/python`` and xsched importable) or a ``.tar``/``.tar.gz`` of one. It is
+        streamed in chunks over the cluster's connections to one worker per host, checked
+        (sha256) and unpacked there; every worker then restarts with that environment's
+        Python. Workers that cannot start in it come back in their previous environment
+        and ``RestartError`` says which and why.
+
+        >>> from xsched import Client, LocalCluster
+        >>> client = Client(LocalCluster(n_workers=2))   # doctest: +SKIP
+        >>> fut = client.submit(sum, [1, 2])             # doctest: +SKIP
+        >>> client.restart()                             # doctest: +SKIP
+        >>> fut.status                                   # doctest: +SKIP
+        'cancelled'
+        >>> client.restart(environment="/opt/envs/new-numpy")   # doctest: +SKIP
+        >>> client.run(lambda: __import__("sys").prefix)        # doctest: +SKIP
+        {'tcp://127.0.0.1:40211': '/tmp/.../xsched-environments/3f2a...', ...}
+        """
+        import os
+
+        t = parse_timedelta(timeout)
+        if environment is not None:
+            environment = os.path.abspath(os.path.expanduser(environment))
+            if not (os.path.isdir(environment) or environment.endswith((".tar", ".tar.gz", ".tgz"))):
+                raise ValueError(f"restart(environment=...) takes a directory (a venv or conda env) or a .tar/.tar.gz "
+                                 f"of one, not {environment!r}")
+            if not os.path.exists(environment):
+                raise FileNotFoundError(f"restart(environment=...): {environment} does not exist")
+        return self._sync(self._restart(t, environment), None if environment else t + 10)
+
+    async def _restart(self, timeout: float, environment: str | None = None) -> None:
+        env_id = await self._ship_environment(environment) if environment else None
+        reply, _ = await self._conn.request({"op": "restart", "timeout": timeout, "environment": env_id},
+                                            timeout=timeout + 5)
+        text = ("cancelled by client.restart(): every worker process started afresh and its data is gone; "
+                "submit the work again")
+        with self._ref_lock:
+            states, self._states = self._states, {}
+        for st in states.values():
+            st.cancel(text)
+        if reply.get("error"):
+            raise RestartError(reply["error"])
+
+    async def _ship_environment(self, path: str) -> str:
+        """Stream an environment to the workers' hosts; its id for the restart request."""
+        import hashlib
+        import queue
+
+        from .environment_pack import pack_chunks
+
+        uid = uuid.uuid4().hex
+        reply, _ = await self._conn.request({"op": "environment-start", "uid": uid}, timeout=60)
+        _raise_env_errors(reply, path)
+        chunks: "queue.Queue" = queue.Queue(maxsize=4)  # bounded: a few chunks in memory at most
+        loop = asyncio.get_running_loop()
+        producer = loop.run_in_executor(None, pack_chunks, path, chunks)
+        digest, total, seq = hashlib.sha256(), 0, 0
+        while True:
+            chunk = await loop.run_in_executor(None, chunks.get)
+            if chunk is None:
+                break
+            digest.update(chunk)
+            total += len(chunk)
+            reply, _ = await self._conn.request({"op": "environment-chunk", "uid": uid, "seq": seq},
+                                                raw={"data": [chunk]}, timeout=None)
+            _raise_env_errors(reply, path)
+            seq += 1
+        await producer  # re-raises a packing error
+        reply, _ = await self._conn.request({"op": "environment-done", "uid": uid, "sha256": digest.hexdigest(),
+                                             "nbytes": total}, timeout=None)
+        _raise_env_errors(reply, path)
+        self.last_environment_bytes = total
+        return uid
 
     # ------------------------------------------------------------------ cluster information
     def scheduler_info(self) -> dict:
@@ -828,6 +1062,50 @@ class Client:
 Executor = Client
 
 
+class Datasets(MutableMapping):
+    """A client's view of the published datasets (``client.datasets``), read live each time.
+
+    >>> ds = client.datasets; ds["n"] = x; ds["n"]; "n" in ds; del ds["n"]   # doctest: +SKIP
+    """
+
+    def __init__(self, client: Client):
+        self._client = client
+
+    def __getitem__(self, name):
+        return self._client.get_dataset(name)
+
+    def __setitem__(self, name, value):
+        self._client.publish_dataset(value, name=name, override=True)
+
+    def __delitem__(self, name):
+        self._client.unpublish_dataset(name)
+
+    def __iter__(self):
+        return iter(self._client.list_datasets())
+
+    def __len__(self):
+        return len(self._client.list_datasets())
+
+    def __contains__(self, name):
+        return name in self._client.list_datasets()
+
+    def __repr__(self):
+        return f"<Datasets {self._client.list_datasets()}>"
+
+
+def _raise_env_errors(reply: dict, path: str) -> None:
+    errors = reply.get("errors") or {}
+    if errors:
+        raise RestartError(f"shipping the environment {path} failed on {len(errors)} workers, nothing was "
+                           "restarted: " + "; ".join(f"{w}: {e}" for w, e in sorted(errors.items())))
+
+
+def _no_dataset(name, names) -> str:
+    known = ", ".join(repr(n) for n in names) if names else "none"
+    return (f"no dataset named {name!r} is published (published: {known}); "
+            "publish one with client.publish_dataset(x, name=...)")
+
+
 def _register_kernel(info: dict, magic_name, qtconsole: bool, scheduler: bool = False) -> dict:
     from ..jupyter import magics
 
@@ -838,6 +1116,11 @@ def _register_kernel(info: dict, magic_name, qtconsole: bool, scheduler: bool = 
     if qtconsole:
         magics.open_qtconsole(info)
     return info
+
+
+def unpack_raw(header: dict, payload: list) -> dict:
+    """Payload fields still serialised (frames), by name."""
+    return split_objects(header, payload)
 
 
 def _as_list(workers):
@@ -903,22 +1186,31 @@ def _pack_results(obj, data: dict):
     return obj
 
 
+_worker_client_lock = threading.Lock()
+
+
 def get_client() -> Client:
     """The client to use here: inside a task, one connected from this worker; else the default.
+
+    Inside a task every call returns the same client of the worker process (made on first
+    use). To wait for the tasks it launches without holding a thread, use
+    ``worker_client()`` (or ``secede()``/``rejoin()``).
 
     >>> from xsched import get_client
     >>> def task():
     ...     client = get_client()          # launch more tasks from a task
     ...     return client.submit(abs, -1).result()
     """
-    from ..worker import server as wserver
+    from .. import task_context
 
-    worker = getattr(wserver._thread_state, "worker", None)
+    worker = getattr(task_context.thread_state, "worker", None)
     if worker is not None:
-        c = worker.extensions.get("client")
-        if c is None or c.status != "running":
-            c = Client(worker.scheduler_address, security=worker.security, set_as_default=False)
-            worker.extensions["client"] = c
+        with _worker_client_lock:  # seceded tasks run side by side: make one client only
+            c = worker.extensions.get("client")
+            if c is None or c.status != "running":
+                c = Client(worker.scheduler_address, security=worker.security, set_as_default=False,
+                           name=f"worker-{worker.name}")
+                worker.extensions["client"] = c
         return c
     c = default_client()
     if c is None:

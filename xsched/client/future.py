@@ -12,6 +12,7 @@ collected the client tells the scheduler it no longer wants the key.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
 import threading
 from typing import Any, Callable
@@ -211,6 +212,9 @@ class Future:
             pass
 
     def __reduce__(self):
+        seen = getattr(_pickling, "keys", None)
+        if seen is not None:
+            seen.append(self.key)
         return (_rebuild_future, (self.key,))
 
     def __repr__(self) -> str:
@@ -234,11 +238,48 @@ class Future:
         return isinstance(other, Future) and other.key == self.key
 
 
+_pickling = threading.local()  # .keys: the keys of Futures pickled now (publish_dataset)
+_binding = threading.local()   # .client: the client that Futures unpickled now belong to
+
+
+@contextlib.contextmanager
+def collecting_keys():
+    """Record the keys of every Future pickled in this block (on this thread).
+
+    >>> import pickle
+    >>> with collecting_keys() as keys:
+    ...     _ = pickle.dumps([1, 2])
+    >>> keys
+    []
+    """
+    old = getattr(_pickling, "keys", None)
+    _pickling.keys = keys = []
+    try:
+        yield keys
+    finally:
+        _pickling.keys = old
+
+
+@contextlib.contextmanager
+def binding_to(client):
+    """Futures unpickled in this block (on this thread) belong to ``client``.
+
+    >>> with binding_to(None):
+    ...     pass
+    """
+    old = getattr(_binding, "client", None)
+    _binding.client = client
+    try:
+        yield client
+    finally:
+        _binding.client = old
+
+
 def _rebuild_future(key: str) -> Future:
     """Unpickling a Future (for example inside a task) binds it to this process's client."""
     from .client import get_client
 
-    client = get_client()
+    client = getattr(_binding, "client", None) or get_client()
     fut = Future(key, client)
     client._want_keys([key])
     return fut

@@ -20,6 +20,7 @@ worker -> scheduler
   task-erred [key, exception, traceback, text]   add-keys [nbytes]
   missing-data [key, errant_worker]   reschedule [key]    worker-status [status]
   unregister-worker [reason]
+  task-seceded [key] (the task left the thread pool: its slot is free)   task-rejoined [key]
 scheduler -> worker
   compute-task [key, run_spec, priority, who_has, nbytes, resources]
   free-keys [keys]                    run [func]          close-worker []
@@ -38,6 +39,26 @@ graceful retirement
   acquire-replicas [who_has, nbytes, priority] (scheduler -> worker: copy these keys here)
 replies
   reply [rid, status, ...]            "batch" wraps several small messages [packed: their headers]
+published datasets (client -> scheduler; the scheduler stores the frames unopened)
+  publish-dataset [name, keys, override] + data frames -> {name, keys} or {refused}
+  get-dataset [name] -> data frames, or {found: False, names}   list-datasets [] -> {names}
+  unpublish-dataset [name] -> {found[, names]}
+uploaded files (client.upload_file)
+  upload-file [filename] + data frame (client -> scheduler -> {results: {worker: error}};
+      scheduler -> worker [filename, uid], also to every worker that registers later)
+  upload-file-done [uid, filename, error] (worker -> scheduler)
+work stealing
+  steal-request [key, stimulus_id] (scheduler -> worker: drop it if it has not started)
+  steal-response [key, state] (worker -> scheduler: its state when asked; ready/waiting = dropped)
+restart (client.restart())
+  restart [timeout] (client -> scheduler) -> {workers[, error]}; every worker gets close-worker
+      [restart: True, reason: "restart"] and exits for its nanny to start it again; clients get
+      key-cancelled [key, reason] for the keys they wanted
+restart into a shipped environment (client.restart(environment=...); scheduler forwards bytes)
+  environment-start [uid] / environment-chunk [uid, seq] + data / environment-done [uid, sha256, nbytes]
+      (client -> scheduler -> one worker per host; each reply waits for those workers' answers)
+  environment-ack [uid, seq, error] / environment-ready [uid, path, error] (worker -> scheduler)
+  close-worker [restart, reason, environment] (the path to restart into, on that worker's host)
 framing
   "chunked" [parts] precedes a message whose frames were cut to at most MAX_FRAME bytes each
 
@@ -72,6 +93,10 @@ OPS = frozenset(
     put-data reply batch start-ipython ping subscribe-progress unsubscribe-progress progress
     memory-history who-can-run warning chunked
     retire-workers retire-worker acquire-replicas
+    publish-dataset get-dataset list-datasets unpublish-dataset
+    task-seceded task-rejoined upload-file upload-file-done restart
+    steal-request steal-response
+    environment-start environment-chunk environment-done environment-ack environment-ready
     """.split()
 )
 

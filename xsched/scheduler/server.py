@@ -10,6 +10,10 @@ Data flow::
         -> RetireWorkers event -> acquire-replicas to destinations ... add-keys back
         -> close-worker to the drained worker + WorkerRetired -> the waiting request answered
     ttl loop: a worker silent for scheduler.worker-ttl is removed
+    extensions: progress (progress.py), publish (datasets, publish.py), uploads (upload_file,
+        uploads.py), environments (restart(environment=...), environments.py)
+    restart (client) -> Restart event: clients hear key-cancelled, workers close-worker
+        {restart} and their nannies start them again -> reply once as many have registered
 
 The scheduler never unpickles task specs, results or exceptions: it forwards bytes.
 It unpickles only functions sent by authenticated clients to ``run_on_scheduler``.
@@ -38,8 +42,8 @@ from ..protocol.security import Security
 from ..units import parse_bytes, parse_timedelta
 from .state import (
     AddKeys, AddWorker, CancelKeys, ClientDesiresKeys, ClientReleasesKeys, MissingData, NewTask,
-    RemoveClient, RemoveWorker, Reschedule, RetireWorkers, RetryKeys, SchedulerState, TaskErred, TaskFinished,
-    ToClient, ToWorker, UpdateGraph, WorkerRetired, WorkerStatus,
+    RemoveClient, RemoveWorker, Reschedule, Restart, RetireWorkers, StealResponse, RetryKeys, SchedulerState, TaskErred, TaskFinished,
+    TaskRejoined, TaskSeceded, ToClient, ToWorker, UpdateGraph, WorkerRetired, WorkerStatus,
 )
 
 logger = logging.getLogger("xsched.scheduler")
@@ -66,6 +70,7 @@ class Scheduler:
             killed_worker_error=lambda key, w: pack_exception(KilledWorker(key, w, allowed))[0],
             log_length=int(config.get("scheduler.events-log-length", 100_000)),
             unknown_duration=parse_timedelta(config.get("scheduler.unknown-task-duration", "500ms")),
+            work_stealing=bool(config.get("scheduler.work-stealing", True)),
         )
         self.id = "scheduler-" + uuid.uuid4().hex[:8]
         self.address: str | None = None
@@ -85,11 +90,21 @@ class Scheduler:
         self.memory_history: dict[str, deque] = {}
         self._extension_ops: dict = {}
         self._retire_waiters: dict[str, list[asyncio.Future]] = {}  # worker -> requests awaiting its outcome
+        self.worker_environment: dict[str, dict] = {}  # worker -> {prefix, error} from its registration
         self._retired_peers: deque = deque(maxlen=1000)  # peers of retired workers: never told to restart
         # [progress] live progress bars: counts pushed to subscribed clients (scheduler/progress.py)
         from .progress import ProgressExtension
 
         self.extensions["progress"] = ProgressExtension(self)
+        from .publish import PublishExtension
+
+        self.extensions["publish"] = PublishExtension(self)
+        from .uploads import UploadsExtension
+
+        self.extensions["uploads"] = UploadsExtension(self)
+        from .environments import EnvironmentsExtension
+
+        self.extensions["environments"] = EnvironmentsExtension(self)
 
     def __repr__(self) -> str:
         return (f"<Scheduler {self.address!r} workers={len(self.state.workers)} "
@@ -345,7 +360,17 @@ class Scheduler:
         logger.info("worker %s asks to retire: %s", worker, h.get("reason", ""))
         return (await self.retire_workers([worker]))[worker]
 
+    def _op_steal_response(self, worker, h):
+        self.handle(StealResponse(worker, h["key"], h.get("state")))
+
+    def _op_task_seceded(self, worker, h):
+        self.handle(TaskSeceded(worker, h["key"]))
+
+    def _op_task_rejoined(self, worker, h):
+        self.handle(TaskRejoined(worker, h["key"]))
+
     _WORKER_OPS = {
+        "task-seceded": _op_task_seceded, "steal-response": _op_steal_response, "task-rejoined": _op_task_rejoined,
         "task-finished": _op_task_finished, "task-erred": _op_task_erred, "add-keys": _op_add_keys,
         "missing-data": _op_missing_data, "reschedule": _op_reschedule, "worker-status": _op_worker_status,
         "heartbeat-worker": _op_heartbeat_worker, "unregister-worker": _op_unregister_worker,
@@ -361,10 +386,13 @@ class Scheduler:
         self.peer_worker[peer] = address
         self.last_seen[address] = time.monotonic()
         self.events.append((time.time(), "add-worker", address, h.get("name")))
+        self.extensions["uploads"].send_all(peer)  # uploaded files first, before any task
         self.handle(AddWorker(address, int(h.get("nthreads", 1)), h.get("name"), h.get("memory_limit"),
                               h.get("resources"), h.get("pid"), h.get("host")))
         ws = self.state.workers[address]
         ws.metrics["local_directory"] = h.get("local_directory")
+        # (heartbeats replace ws.metrics: what a worker says once at registration is kept here)
+        self.worker_environment[address] = {"prefix": h.get("prefix"), "error": h.get("environment_error")}
         return {"scheduler_id": self.id}
 
     def _op_register_client(self, peer, h, payload):
@@ -489,6 +517,62 @@ class Scheduler:
             raise TypeError("retire-workers: 'workers' must be a list of addresses or names, or None")
         return {"retired": await self.retire_workers(workers, bool(h.get("close_workers", True)))}
 
+    async def _op_restart(self, peer, h, payload):
+        client = self._client_of(peer)
+        timeout = parse_timedelta(h.get("timeout") or "60s")
+        env = h.get("environment")
+        if env is not None and env not in self.extensions["environments"].paths:
+            raise KeyError(f"restart: environment {env!r} was not shipped (environment-done first)")
+        return await self.restart(f"the cluster was restarted by {client} (client.restart()): every worker "
+                                  "process started afresh and its data is gone; submit the work again", timeout,
+                                  environment=env)
+
+    async def restart(self, reason: str, timeout: float = 60.0, environment: str | None = None) -> dict:
+        """Restart every worker process (through its nanny), forget every task; wait until
+        as many workers as before have registered again. Returns ``{"workers": n}``, with
+        ``"error"`` saying what is missing if they did not all come back in time.
+
+        ``environment``: the id of an environment shipped with ``environment-*`` ops; each
+        worker restarts with that environment's Python, and ``error`` names the workers
+        that could not (their nanny started them in their previous environment)."""
+        n = len(self.state.workers)
+        self.events.append((time.time(), "restart", n, reason))
+        logger.info("restarting %d workers: %s", n, reason)
+        envs = self.extensions["environments"].environment_for(environment) if environment else {}
+        self.handle(Restart(reason, envs))
+        for addr, peer in list(self.worker_peer.items()):
+            # (not listener.forget_peer: the queued close-worker must still go out)
+            self.peer_worker.pop(peer, None)
+            del self.worker_peer[addr]
+            self.events.append((time.time(), "remove-worker", addr, "restart"))
+        self.last_seen.clear()
+        self.memory_history.clear()
+        deadline = time.monotonic() + timeout
+        while len(self.state.workers) < n:
+            if time.monotonic() > deadline:
+                have = len(self.state.workers)
+                return {"workers": have, "error": (
+                    f"only {have} of {n} workers came back within {timeout:.0f}s of the restart. Workers "
+                    "restart through their nanny: ones started with --no-nanny or by "
+                    "LocalCluster(processes=False) do not come back; see the workers' logs for others")}
+            await asyncio.sleep(0.05)
+        out = {"workers": len(self.state.workers)}
+        if environment:
+            wanted = set(envs.values())
+            bad = {}
+            for addr, ws in self.state.workers.items():
+                info = self.worker_environment.get(addr, {})
+                prefix = info.get("prefix") or ""
+                if not any(prefix == os.path.normpath(p) for p in wanted):
+                    bad[addr] = info.get("error") or (
+                        f"runs in {prefix or 'an unknown environment'} (it joined after the environment was "
+                        "shipped, or its host has no copy)")
+            if bad:
+                out["error"] = (f"{len(bad)} of {len(self.state.workers)} workers did not restart in the new "
+                                "environment and run in their previous one: "
+                                + "; ".join(f"{a}: {e}" for a, e in sorted(bad.items())))
+        return out
+
     _CLIENT_OPS = {
         "register-worker": _op_register_worker, "register-client": _op_register_client,
         "update-graph": _op_update_graph, "client-desires-keys": _op_client_desires,
@@ -497,7 +581,7 @@ class Scheduler:
         "heartbeat-client": _op_heartbeat_client, "scheduler-info": _op_scheduler_info,
         "run-on-scheduler": _op_run_on_scheduler, "start-ipython": _op_start_ipython, "ping": _op_ping,
         "memory-history": _op_memory_history, "who-can-run": _op_who_can_run,
-        "retire-workers": _op_retire_workers,
+        "retire-workers": _op_retire_workers, "restart": _op_restart,
     }
 
     # ------------------------------------------------------------------ info
@@ -522,5 +606,5 @@ class Scheduler:
         return {
             "type": "Scheduler", "id": self.id, "address": self.address, "started": self.start_time,
             "workers": workers, "tasks": dict(counts), "queued": st.n_queued, "clients": len(self.client_peer),
-            "transitions": st.transition_counter,
+            "transitions": st.transition_counter, "stealing": dict(st.steal_counts),
         }

@@ -27,6 +27,16 @@ processes nothing, it is told ``close-worker`` and removed: nothing is recompute
 no other worker to take its data it is not retired (``WorkerRetired(status="cannot-retire")``)
 and keeps running; a retiring worker that dies is handled as any lost worker.
 
+Work stealing (``work_stealing=True``, config ``scheduler.work-stealing``): after every
+event, a running worker with a free slot (no task for it in the queue) takes tasks from
+a worker that has more tasks than threads, lowest priority first, when the copy of the
+inputs it lacks costs little against the task's expected duration (learned per task
+prefix): ``transfer + STEAL_LATENCY < duration * STEAL_RATIO``. Tasks restricted to
+workers, needing resources, or seceded are never stolen. A steal is a request: the
+victim answers (``StealResponse``) whether it still had the task waiting; only then is
+the task moved (``processing`` on the victim -> ``processing`` on the thief, logged),
+so a task never runs twice because of a steal.
+
 >>> s = SchedulerState()
 >>> _ = s.handle(AddWorker("tcp://w1", nthreads=1))
 >>> out = s.handle(UpdateGraph("c1", [NewTask("a", b"spec")], ["a"]))
@@ -40,7 +50,6 @@ import heapq
 import itertools
 import math
 from collections import defaultdict, deque
-from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..keys import key_split
@@ -50,197 +59,16 @@ __all__ = [
     "UpdateGraph", "NewTask", "ClientReleasesKeys", "ClientDesiresKeys", "AddWorker",
     "RemoveWorker", "TaskFinished", "TaskErred", "AddKeys", "MissingData", "Reschedule",
     "WorkerStatus", "CancelKeys", "RetryKeys", "RemoveClient", "RetireWorkers", "ToWorker", "ToClient",
-    "WorkerRetired",
+    "WorkerRetired", "Restart", "StealResponse", "TaskSeceded", "TaskRejoined", "PublishDataset",
+    "UnpublishDataset", "dataset_holder",
 ]
 
-_stimulus_ids = itertools.count()
-
-
-def _sid(prefix: str) -> str:
-    return f"{prefix}-{next(_stimulus_ids)}"
-
-
-# ----------------------------------------------------------------------------- events
-@dataclass(slots=True)
-class NewTask:
-    """One task of a submitted graph; ``run_spec`` is opaque bytes the scheduler never opens."""
-
-    key: str
-    run_spec: bytes | None
-    dependencies: list = field(default_factory=list)
-    priority: tuple = (0,)
-    resources: dict | None = None
-    workers: list | None = None
-    allow_other_workers: bool = False
-    retries: int = 0
-    limits: dict | None = None
-
-
-@dataclass(slots=True)
-class UpdateGraph:
-    client: str
-    tasks: list
-    keys: list
-    stimulus_id: str = field(default_factory=lambda: _sid("update-graph"))
-
-
-@dataclass(slots=True)
-class ClientDesiresKeys:
-    client: str
-    keys: list
-    stimulus_id: str = field(default_factory=lambda: _sid("client-desires"))
-
-
-@dataclass(slots=True)
-class ClientReleasesKeys:
-    client: str
-    keys: list
-    stimulus_id: str = field(default_factory=lambda: _sid("client-releases"))
-
-
-@dataclass(slots=True)
-class RemoveClient:
-    client: str
-    stimulus_id: str = field(default_factory=lambda: _sid("remove-client"))
-
-
-@dataclass(slots=True)
-class CancelKeys:
-    client: str
-    keys: list
-    stimulus_id: str = field(default_factory=lambda: _sid("cancel"))
-
-
-@dataclass(slots=True)
-class RetryKeys:
-    client: str
-    keys: list
-    stimulus_id: str = field(default_factory=lambda: _sid("retry"))
-
-
-@dataclass(slots=True)
-class AddWorker:
-    address: str
-    nthreads: int = 1
-    name: str | None = None
-    memory_limit: int | None = None
-    resources: dict | None = None
-    pid: int | None = None
-    host: str | None = None
-    stimulus_id: str = field(default_factory=lambda: _sid("add-worker"))
-
-
-@dataclass(slots=True)
-class RemoveWorker:
-    address: str
-    reason: str = "worker left"
-    stimulus_id: str = field(default_factory=lambda: _sid("remove-worker"))
-
-
-@dataclass(slots=True)
-class TaskFinished:
-    worker: str
-    key: str
-    nbytes: int = 0
-    type: str | None = None
-    start: float | None = None
-    stop: float | None = None
-    stimulus_id: str = field(default_factory=lambda: _sid("task-finished"))
-
-
-@dataclass(slots=True)
-class TaskErred:
-    worker: str
-    key: str
-    exception: bytes = b""
-    traceback: bytes = b""
-    text: str = ""
-    start: float | None = None
-    stop: float | None = None
-    stimulus_id: str = field(default_factory=lambda: _sid("task-erred"))
-
-
-@dataclass(slots=True)
-class AddKeys:
-    """A worker holds these keys now (scatter, or a replica fetched for a dependent)."""
-
-    worker: str
-    nbytes: dict
-    client: str | None = None
-    stimulus_id: str = field(default_factory=lambda: _sid("add-keys"))
-
-
-@dataclass(slots=True)
-class MissingData:
-    """``worker`` could not get ``key`` from ``errant_worker``."""
-
-    worker: str
-    key: str
-    errant_worker: str
-    stimulus_id: str = field(default_factory=lambda: _sid("missing-data"))
-
-
-@dataclass(slots=True)
-class Reschedule:
-    """``worker`` gave a task back (its inputs could not be fetched)."""
-
-    worker: str
-    key: str
-    stimulus_id: str = field(default_factory=lambda: _sid("reschedule"))
-
-
-@dataclass(slots=True)
-class WorkerStatus:
-    worker: str
-    status: str  # "running" | "paused"
-    stimulus_id: str = field(default_factory=lambda: _sid("worker-status"))
-
-
-@dataclass(slots=True)
-class RetireWorkers:
-    """Retire these workers (addresses or names) gracefully: data first, then close.
-
-    ``close=False`` drains them (no unique data, nothing processing) but keeps them
-    connected, in status ``retired``, receiving no tasks, for their launcher to stop.
-    """
-
-    workers: list
-    close: bool = True
-    stimulus_id: str = field(default_factory=lambda: _sid("retire-workers"))
-
-
-# ------------------------------------------------------------------------ instructions
-@dataclass(slots=True)
-class WorkerRetired:
-    """The outcome of one worker's retirement (for the server to answer whoever asked).
-
-    ``status``: ``retired`` (closed and removed), ``drained`` (``close=False``: kept,
-    holding no unique data), ``cannot-retire`` (kept: no other worker can take its
-    data), ``lost`` (it left while retiring: its data is recomputed as for any lost
-    worker), ``unknown`` (no such worker). ``moved``: key -> the worker it was copied to.
-    """
-
-    worker: str
-    status: str
-    moved: dict = field(default_factory=dict)
-    reason: str = ""
-    stimulus_id: str = ""
-
-
-@dataclass(slots=True)
-class ToWorker:
-    worker: str
-    msg: dict
-
-
-@dataclass(slots=True)
-class ToClient:
-    client: str
-    msg: dict
-
-
-class InvalidTransition(RuntimeError):
-    """A transition the table does not allow; the message carries the key's story."""
+from .events import (  # noqa: F401 (re-exported: the events and instructions of this machine)
+    AddKeys, AddWorker, CancelKeys, ClientDesiresKeys, ClientReleasesKeys, InvalidTransition, MissingData,
+    NewTask, PublishDataset, RemoveClient, RemoveWorker, Reschedule, Restart, RetireWorkers, RetryKeys,
+    StealResponse, TaskErred, TaskFinished, TaskRejoined, TaskSeceded, ToClient, ToWorker, UnpublishDataset,
+    UpdateGraph, WorkerRetired, WorkerStatus, dataset_holder,
+)
 
 
 # ---------------------------------------------------------------------------- entities
@@ -293,7 +121,7 @@ class TaskState:
 class WorkerState:
     __slots__ = (
         "address", "name", "nthreads", "memory_limit", "resources", "used_resources", "pid",
-        "host", "processing", "has_what", "nbytes", "status", "metrics", "occupancy",
+        "host", "processing", "has_what", "nbytes", "status", "metrics", "occupancy", "long_running",
     )
 
     def __init__(self, address: str, nthreads: int, name, memory_limit, resources, pid, host):
@@ -311,6 +139,7 @@ class WorkerState:
         self.status = "running"
         self.metrics: dict = {}
         self.occupancy = 0.0
+        self.long_running: set[TaskState] = set()  # seceded tasks: processing, holding no slot
 
     def __repr__(self) -> str:
         return f"<WorkerState {self.address!r} processing={len(self.processing)} memory={len(self.has_what)}>"
@@ -332,6 +161,12 @@ class Retirement:
         self.stimulus_id = stimulus_id
 
 
+#: Seconds a steal costs beyond the data transfer (the request's round trip).
+STEAL_LATENCY = 0.002
+#: Steal when transfer + latency is below this fraction of the task's expected duration.
+STEAL_RATIO = 0.5
+
+
 def _host_of(address: str) -> str:
     return address.split("://", 1)[-1].rsplit(":", 1)[0]
 
@@ -350,7 +185,7 @@ class SchedulerState:
 
     def __init__(self, worker_saturation: float = 1.0, allowed_failures: int = 3,
                  bandwidth: float = 500e6, killed_worker_error=None, log_length: int = 100_000,
-                 validate: bool = False, unknown_duration: float = 0.5):
+                 validate: bool = False, unknown_duration: float = 0.5, work_stealing: bool = True):
         self.tasks: dict[str, TaskState] = {}
         self.workers: dict[str, WorkerState] = {}
         self.clients: dict[str, set[TaskState]] = {}
@@ -376,6 +211,12 @@ class SchedulerState:
         self.replicating: dict[str, str] = {}  # key -> worker asked to copy it (for a retirement)
         # Observers (pure callables, e.g. progress counting) called as hook(ts, start, finish).
         self.transition_hooks: list = []
+        self.work_stealing = bool(work_stealing)
+        self.stealing: dict[str, tuple[str, str]] = {}  # key -> (victim, thief) of a steal in flight
+        self._started: set[str] = set()  # keys a victim said it runs already: never asked again there
+        self.steal_counts = {"requested": 0, "moved": 0, "kept": 0}  # statistics
+        # published datasets: name -> (keys, pickled object frames)
+        self.datasets: dict[str, tuple[list, list]] = {}
 
     # ------------------------------------------------------------------ public API
     def handle(self, *events) -> list:
@@ -390,6 +231,8 @@ class SchedulerState:
             if self.retiring:
                 self._progress_retirements(ev.stimulus_id)
             self._fill_slots(ev.stimulus_id)
+            if self.work_stealing:
+                self._steal(ev.stimulus_id)
             if self.validate_each:
                 self.validate()
         self._out = []
@@ -705,7 +548,106 @@ class SchedulerState:
             self._freed_slots.discard(ws)
         return {}
 
+    def _ev_restart(self, ev: Restart) -> dict:
+        for client, wanted in sorted(self.clients.items()):
+            for ts in sorted(wanted):
+                self._out.append(ToClient(client, {"op": "key-cancelled", "key": ts.key, "reason": ev.reason}))
+        for ts in list(self.tasks.values()):
+            self._set_state(ts, "forgotten", ev.stimulus_id)  # (progress hooks see every key go)
+        for addr in sorted(self.workers):
+            msg = {"op": "close-worker", "restart": True, "reason": "restart"}
+            if addr in ev.environments:
+                msg["environment"] = ev.environments[addr]
+            self._out.append(ToWorker(addr, msg))
+        for addr in sorted(self.retiring):
+            self._out.append(WorkerRetired(addr, "lost", {}, "the cluster was restarted while it retired",
+                                           ev.stimulus_id))
+        self.tasks.clear()
+        self.workers.clear()
+        self.datasets.clear()
+        for name in [c for c in self.clients if c.startswith("dataset:")]:
+            del self.clients[name]
+        for wanted in self.clients.values():
+            wanted.clear()
+        self.queued.clear()
+        self._queued_count = 0
+        self.unrunnable.clear()
+        self.limits_running.clear()
+        self.retiring.clear()
+        self.replicating.clear()
+        self.stealing.clear()
+        self._started.clear()
+        self._freed_slots.clear()
+        self._queue_grew = False
+        return {}
+
+    def _ev_steal_response(self, ev: StealResponse) -> dict:
+        entry = self.stealing.get(ev.key)
+        if entry is None or entry[0] != ev.worker:
+            return {}  # the task finished, failed or moved meanwhile: nothing to do
+        del self.stealing[ev.key]
+        ts, victim = self.tasks.get(ev.key), self.workers.get(ev.worker)
+        if ts is None or victim is None or ts.state != "processing" or ts.processing_on is not victim:
+            return {}
+        if ev.state not in ("ready", "waiting", "released", None):
+            self.steal_counts["kept"] += 1
+            self._started.add(ts.key)
+            return {}  # it started there (or finished): it stays
+        self._release_processing(ts, victim)  # the victim dropped it
+        thief = self.workers.get(entry[1])
+        if thief is None or thief.status != "running" or not self._valid_worker(ts, thief):
+            thief = self._decide_worker(ts)
+        if thief is None:
+            return {ts.key: "released"}  # nowhere to go now: it waits (queued or no-worker)
+        self.steal_counts["moved"] += 1
+        self._log(ts.key, "processing", "processing", ev.stimulus_id)  # moved: victim -> thief
+        self._send_compute(ts, thief)
+        return {}
+
+    def _ev_task_seceded(self, ev: TaskSeceded) -> dict:
+        ts, ws = self.tasks.get(ev.key), self.workers.get(ev.worker)
+        if ts is None or ws is None or ts.processing_on is not ws or ts in ws.long_running:
+            return {}
+        ws.long_running.add(ts)
+        ws.occupancy -= ws.processing[ts]  # it waits for others: no longer work ahead of this worker
+        ws.processing[ts] = 0.0
+        self._freed_slots.add(ws)
+        return {}
+
+    def _ev_task_rejoined(self, ev: TaskRejoined) -> dict:
+        ts, ws = self.tasks.get(ev.key), self.workers.get(ev.worker)
+        if ts is not None and ws is not None:
+            ws.long_running.discard(ts)
+        return {}
+
+    def _ev_publish_dataset(self, ev: PublishDataset) -> dict:
+        recs: dict = {}
+        if ev.name in self.datasets:
+            recs.update(self._ev_unpublish_dataset(UnpublishDataset(ev.name, ev.stimulus_id)))
+        holder = dataset_holder(ev.name)
+        wanted = self.clients.setdefault(holder, set())
+        keys = []
+        for key in dict.fromkeys(ev.keys):
+            ts = self.tasks.get(key)
+            if ts is None:
+                continue  # the server refuses unknown keys before this event
+            keys.append(key)
+            ts.who_wants.add(holder)
+            wanted.add(ts)
+            if ts.state == "released":
+                recs[key] = "waiting"
+        self.datasets[ev.name] = (keys, list(ev.data))
+        return recs
+
+    def _ev_unpublish_dataset(self, ev: UnpublishDataset) -> dict:
+        if self.datasets.pop(ev.name, None) is None:
+            return {}
+        return self._ev_remove_client(RemoveClient(dataset_holder(ev.name), ev.stimulus_id))
+
     _HANDLERS = {
+        PublishDataset: _ev_publish_dataset, UnpublishDataset: _ev_unpublish_dataset,
+        TaskSeceded: _ev_task_seceded, TaskRejoined: _ev_task_rejoined, Restart: _ev_restart,
+        StealResponse: _ev_steal_response,
         UpdateGraph: _ev_update_graph, ClientDesiresKeys: _ev_client_desires,
         ClientReleasesKeys: _ev_client_releases, RemoveClient: _ev_remove_client,
         CancelKeys: _ev_cancel, RetryKeys: _ev_retry, AddWorker: _ev_add_worker,
@@ -1073,6 +1015,9 @@ class SchedulerState:
     def _release_processing(self, ts: TaskState, ws: WorkerState | None) -> None:
         if ws is not None:
             ws.occupancy -= ws.processing.pop(ts, 0.0)
+            ws.long_running.discard(ts)
+            self.stealing.pop(ts.key, None)
+            self._started.discard(ts.key)
             if ts.resources:
                 for r, amount in ts.resources.items():
                     ws.used_resources[r] = ws.used_resources.get(r, 0) - amount
@@ -1124,7 +1069,7 @@ class SchedulerState:
         return max(math.ceil(ws.nthreads * self.worker_saturation), 1)
 
     def _has_free_slot(self, ws: WorkerState) -> bool:
-        return ws.status == "running" and len(ws.processing) < self._slots(ws)
+        return ws.status == "running" and len(ws.processing) - len(ws.long_running) < self._slots(ws)
 
     def _limits_allow(self, ts: TaskState) -> bool:
         if not ts.limits:
@@ -1169,7 +1114,8 @@ class SchedulerState:
         missing = sum(max(d.nbytes, 0) for d in ts.dependencies if ws not in d.who_has)
         occupancy = ws.occupancy / ws.nthreads
         pref = 0 if (not ts.worker_restrictions or not ts.loose or self._valid_worker_strict(ts, ws)) else 1
-        return (pref, missing / self.bandwidth + occupancy, len(ws.processing) / ws.nthreads, ws.address)
+        busy = len(ws.processing) - len(ws.long_running)
+        return (pref, missing / self.bandwidth + occupancy, busy / ws.nthreads, ws.address)
 
     def _valid_worker_strict(self, ts: TaskState, ws: WorkerState) -> bool:
         r = ts.worker_restrictions
@@ -1198,6 +1144,58 @@ class SchedulerState:
         for item in skipped:
             heapq.heappush(self.queued, item)
         self._freed_slots.clear()
+
+    # ------------------------------------------------------------------ work stealing
+    def _stealable(self, ts: TaskState, victim: WorkerState, thief: WorkerState) -> bool:
+        if (ts.worker_restrictions or ts.resources or ts in victim.long_running or ts.key in self.stealing
+                or ts.key in self._started):
+            return False
+        return self._steal_cost(ts, thief) < self.durations.get(ts.group, self.unknown_duration) * STEAL_RATIO
+
+    def _steal_cost(self, ts: TaskState, thief: WorkerState) -> float:
+        missing = sum(max(d.nbytes, 0) for d in ts.dependencies if thief not in d.who_has)
+        return missing / self.bandwidth + STEAL_LATENCY
+
+    def _steal(self, sid: str) -> None:
+        """Idle running workers ask saturated ones for their lowest-priority waiting tasks."""
+        workers = self.workers.values()
+        if len(self.workers) < 2:
+            return
+        incoming: dict[str, int] = defaultdict(int)
+        outgoing: dict[str, int] = defaultdict(int)
+        for victim_addr, thief_addr in self.stealing.values():
+            outgoing[victim_addr] += 1
+            incoming[thief_addr] += 1
+        thieves, victims = [], []
+        for ws in workers:
+            busy = len(ws.processing) - len(ws.long_running)
+            if ws.status == "running":
+                free = ws.nthreads - busy - incoming[ws.address]
+                if free > 0:
+                    thieves.append((ws, free))
+            # a paused or retiring worker starts nothing new: all its waiting tasks may go
+            keep = ws.nthreads if ws.status == "running" else 0
+            if busy - keep - outgoing[ws.address] > 0:
+                victims.append(ws)
+        if not thieves or not victims:
+            return
+        for thief, free in thieves:
+            for victim in sorted(victims, key=lambda v: (-(v.occupancy / v.nthreads), v.address)):
+                if victim is thief or free <= 0:
+                    continue
+                keep = victim.nthreads if victim.status == "running" else 0
+                spare = len(victim.processing) - len(victim.long_running) - keep - outgoing[victim.address]
+                if spare <= 0:
+                    continue
+                picks = heapq.nlargest(min(free, spare), (ts for ts in victim.processing
+                                                          if self._stealable(ts, victim, thief)))
+                for ts in picks:
+                    self.stealing[ts.key] = (victim.address, thief.address)
+                    outgoing[victim.address] += 1
+                    free -= 1
+                    self.steal_counts["requested"] += 1
+                    self._out.append(ToWorker(victim.address, {"op": "steal-request", "key": ts.key,
+                                                               "stimulus_id": sid}))
 
     # ------------------------------------------------------------------ retirement
     def _safe_holder(self, ws: WorkerState) -> bool:
@@ -1321,6 +1319,7 @@ class SchedulerState:
         for addr, ws in self.workers.items():
             for ts in ws.processing:
                 assert ts.state == "processing" and ts.processing_on is ws, ts
+            assert ws.long_running <= set(ws.processing), f"{addr}: seceded tasks not processing there"
             for ts in ws.has_what:
                 assert ws in ts.who_has and ts.state == "memory", ts
         for ts in self.unrunnable:
@@ -1329,6 +1328,14 @@ class SchedulerState:
             assert (ws.status == "retiring") == (addr in self.retiring), f"{addr} status {ws.status}"
         for addr, r in self.retiring.items():
             assert addr in self.workers and r.worker == addr, addr
+        for key, (victim, thief) in self.stealing.items():
+            ts = self.tasks.get(key)
+            assert ts is not None and ts.state == "processing", f"steal of {key} in flight but not processing"
+            assert ts.processing_on.address == victim, f"steal of {key} from {victim}: it is elsewhere"
+        for name, (keys, _data) in self.datasets.items():
+            holder = dataset_holder(name)
+            assert holder in self.clients, f"dataset {name!r} has no holder"
+            assert {ts.key for ts in self.clients[holder]} == set(keys), f"dataset {name!r} keys drifted"
         for key, dest in self.replicating.items():
             ts = self.tasks.get(key)
             assert ts is not None and ts.state == "memory", f"replicating {key} not in memory"

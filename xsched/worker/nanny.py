@@ -7,6 +7,12 @@ Data flow::
         every 100 ms: poll each child
             exited 0 (graceful close)      -> not restarted
             exited 69 (cannot register)    -> not restarted (the scheduler is gone or refuses)
+            exited 75 (asked to restart)   -> restarted at once (client.restart()), no backoff;
+                                              with a note from the worker (restart into a shipped
+                                              environment) started with that environment's Python.
+                                              If it exits before registering there, it is started
+                                              with the previous Python again, told why
+                                              (XSCHED_ENVIRONMENT_ERROR), and reports it
             died (signal, crash, other)    -> restarted (same name, new port); a worker that
                                               lost its scheduler exits 1 and so gets one
                                               restart, i.e. one more connect timeout to return
@@ -29,22 +35,33 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import subprocess
+import tempfile
 import time
 
 import psutil
 
 logger = logging.getLogger("xsched.nanny")
 
-__all__ = ["Nanny", "nanny_action"]
+__all__ = ["Nanny", "nanny_action", "EXIT_RESTART", "EXIT_CANNOT_CONNECT"]
 
 
 #: Exit code of a worker that could not register with its scheduler (unreachable, refused):
 #: restarting it cannot help, so the nanny stops instead of looping.
 EXIT_CANNOT_CONNECT = 69  # EX_UNAVAILABLE (sysexits.h)
 
+#: Exit code of a worker the scheduler asked to restart (``client.restart()``): the nanny
+#: starts it again at once, without counting it as a crash.
+EXIT_RESTART = 75  # EX_TEMPFAIL (sysexits.h)
+
 
 def nanny_action(returncode: int | None, rss: int, limit: int | None, terminate: float | bool | None) -> str:
-    """What to do with one child: 'keep', 'kill' (too much memory), 'restart' (died) or 'done'."""
+    """What to do with one child: 'keep', 'kill' (too much memory), 'restart' (died or
+    asked to: ``EXIT_RESTART``) or 'done'.
+
+    >>> nanny_action(EXIT_RESTART, 0, None, 0.95), nanny_action(0, 0, None, 0.95)
+    ('restart', 'done')
+    """
     if returncode is not None:
         return "done" if returncode in (0, EXIT_CANNOT_CONNECT) else "restart"
     if limit and terminate not in (False, None) and rss > limit * float(terminate):
@@ -55,6 +72,10 @@ def nanny_action(returncode: int | None, rss: int, limit: int | None, terminate:
 class _Child:
     def __init__(self, name: str, args: list[str]):
         self.name, self.args = name, args
+        self.python: str | None = None  # None: this interpreter
+        self.previous_python: str | None = None
+        self.started_file: str | None = None  # set while a new environment is on trial
+        self.env_error: str | None = None  # told to the next start after a failed environment
         self.proc = None
         self.restarts = 0
         self.backoff = 0.1
@@ -75,11 +96,55 @@ class Nanny:
         self._stopping = False
         self.kills = 0
 
+    def _log_path(self, child: _Child) -> str | None:
+        return os.path.join(self.log_dir, f"worker-{child.name}.log") if self.log_dir else None
+
     def _start(self, child: _Child) -> None:
         from ..deploy.process import spawn
 
-        log = os.path.join(self.log_dir, f"worker-{child.name}.log") if self.log_dir else None
-        child.proc = spawn(child.args, log_path=log)
+        log = self._log_path(child)
+        extra = {}
+        if child.env_error:
+            extra["XSCHED_ENVIRONMENT_ERROR"] = child.env_error
+            child.env_error = None
+        if child.python is None:
+            child.proc = spawn(child.args, env=extra, log_path=log)
+            return
+        if child.started_file is not None:
+            extra["XSCHED_STARTED_FILE"] = child.started_file
+        child.proc = _spawn_with(child.python, child.args, extra, log)
+
+    def _restart_requested(self, child: _Child, now: float) -> None:
+        """The worker exited to be restarted; into a new environment if it left a note."""
+        from .environments import read_restart_note
+
+        note = read_restart_note(child.proc.pid)
+        if note is not None:
+            logger.info("worker %s: restarting it with %s", child.name, note["python"])
+            child.previous_python, child.python = child.python, note["python"]
+            child.started_file = os.path.join(tempfile.gettempdir(),
+                                              f"xsched-started-{os.getpid()}-{child.name}-{time.time_ns()}")
+        child.proc = None
+        child.next_start = now
+
+    def _on_trial(self, child: _Child, rc: int | None, now: float) -> bool:
+        """A worker started in a new environment: True once it proved itself or fell back."""
+        if child.started_file is None:
+            return False
+        if os.path.exists(child.started_file):  # registered with the scheduler: the environment works
+            os.remove(child.started_file)
+            child.started_file = None
+            return False
+        if rc is None:
+            return False
+        what = f"a worker could not start with {child.python} (exit code {rc})"
+        tail = _tail(self._log_path(child))
+        logger.warning("%s; starting it with its previous Python again", what)
+        child.env_error = what + (f": {tail}" if tail else "")
+        child.python, child.previous_python, child.started_file = child.previous_python, None, None
+        child.proc = None
+        child.next_start = now
+        return True
 
     def stop(self, *_) -> None:
         self._stopping = True
@@ -117,6 +182,9 @@ class Nanny:
                     rss = psutil.Process(child.proc.pid).memory_info().rss
                 except psutil.Error:
                     pass
+            if self._on_trial(child, rc, now):
+                alive = True
+                continue
             action = nanny_action(rc, rss, self.memory_limit, self.terminate)
             if action == "keep":
                 alive = True
@@ -127,6 +195,10 @@ class Nanny:
                 child.proc.kill()
                 child.proc.wait()
                 self._schedule_restart(child, now)
+                alive = True
+            elif action == "restart" and rc == EXIT_RESTART:
+                logger.info("worker %s asked to be restarted: restarting it", child.name)
+                self._restart_requested(child, now)
                 alive = True
             elif action == "restart":
                 logger.warning("worker %s died (exit code %s): restarting it", child.name, rc)
@@ -152,3 +224,32 @@ class Nanny:
                     pass
         for p in procs:
             stop_process(p, timeout=self.stop_timeout)
+
+
+def _spawn_with(python: str, args: list[str], extra_env: dict, log_path: str | None) -> subprocess.Popen:
+    """``deploy.process.spawn`` with another interpreter (a shipped environment's Python)."""
+    from .. import config
+
+    env = {**os.environ, **config.to_env(), **extra_env}
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    out = open(log_path, "ab") if log_path else subprocess.DEVNULL
+    try:
+        return subprocess.Popen([python, "-m", "xsched.cli", *args, "--parent-pid", str(os.getpid())], env=env,
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT if log_path else out,
+                                start_new_session=True, close_fds=True)
+    finally:
+        if log_path:
+            out.close()
+
+
+def _tail(path: str | None, n: int = 400) -> str:
+    """The last characters of a log file, on one line."""
+    if not path:
+        return ""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(f.tell() - n, 0))
+            return " ".join(f.read().decode(errors="replace").split())
+    except OSError:
+        return ""

@@ -10,6 +10,12 @@ Data flow::
         FreeData(keys)     -> delete from the data store
         SendToScheduler    -> batched message on the scheduler connection
     heartbeat loop: every worker.heartbeat-interval, metrics to the scheduler
+    task thread: secede() -> Secede event (slot free: another task starts; scheduler told
+        task-seceded); rejoin() -> Rejoin event, the thread waits until Rejoined
+    scheduler --steal-request--> StealRequest event --steal-response--> scheduler
+    scheduler --upload-file--> written to our upload directory, imported --upload-file-done-->
+    scheduler --environment-*--> EnvironmentReceiver (worker/environments.py) --ack/ready-->
+    close-worker {restart, environment} -> a note for the nanny, exit EXIT_RESTART
     graceful retirement (--lifetime ends, or SIGTERM: ``close_gracefully``):
         retire-worker request -> scheduler copies our unique data to others
         (acquire-replicas -> their GatherDep -> get-data from us) -> close-worker
@@ -29,6 +35,7 @@ import os
 import random
 import shutil
 import socket
+import sys
 import tempfile
 import threading
 import time
@@ -43,7 +50,7 @@ from ..comm import CommClosedError, Connection, ConnectionPool, Listener, Remote
 from ..errors import pack_exception
 from ..graph.spec import Task, execute
 from ..protocol.bulk import BulkServer, get_data, serve_data
-from ..protocol.messages import unpack_objects
+from ..protocol.messages import split_objects, unpack_objects
 from ..protocol.remote import call_user_function
 from ..protocol.addressing import is_loopback, is_wildcard, join, local_ip_for, split
 from ..protocol.security import Security
@@ -51,26 +58,23 @@ from ..protocol.tasks import loads_task
 from ..sizeof import sizeof
 from ..units import parse_bytes, parse_timedelta
 from .memory import MemoryMonitor, Thresholds
+from .. import task_context
 from .state import (
     AcquireReplicas, ComputeTask, Execute, ExecuteFailure, ExecuteSuccess, FreeData, FreeKeys, GatherDep,
-    GatherDepFailure, GatherDepSuccess, Pause, SendToScheduler, Unpause, UpdateData, WorkerState,
+    GatherDepFailure, GatherDepSuccess, Pause, Rejoin, Rejoined, Secede, SendToScheduler, StealRequest, Unpause,
+    UpdateData,
+    WorkerState,
 )
 
 logger = logging.getLogger("xsched.worker")
 
 _current_worker: "Worker | None" = None
-_thread_state = threading.local()
+_thread_state = task_context.thread_state  # (kept under its old name for callers)
+get_worker = task_context.get_worker
 
-
-def get_worker() -> "Worker":
-    """The worker running the current task (inside a task only).
-
-    >>> # inside a task: from xsched.worker.server import get_worker; get_worker().address
-    """
-    w = getattr(_thread_state, "worker", None) or _current_worker
-    if w is None:
-        raise ValueError("get_worker() works only inside a task running on an xsched worker")
-    return w
+#: Threads of the task pool. The state machine starts at most ``nthreads`` tasks at once;
+#: a seceded task keeps its thread while another starts, so the pool itself is unbounded.
+_MAX_POOL_THREADS = 10_000
 
 
 def lifetime_after(lifetime: float | None, stagger: float = 0.0, rng=random) -> float | None:
@@ -113,6 +117,8 @@ class Worker:
         self.retire_timeout = float(retire_timeout)
         self.retired = False  # the scheduler retired us: exit 0, whatever arrives later
         self._spill_dir: str | None = None
+        self._upload_dir: str | None = None  # files sent by client.upload_file
+        self._environments = None  # environments shipped for client.restart(environment=...)
         self.data = data if data is not None else self._make_store()
         self.address: str | None = None
         self.state: WorkerState | None = None
@@ -122,7 +128,9 @@ class Worker:
         self.bulk: BulkServer | None = None
         self.scheduler: Connection | None = None
         self.pool = ConnectionPool(security)
-        self.executor = ThreadPoolExecutor(self.nthreads, thread_name_prefix="xsched-task")
+        self.executor = ThreadPoolExecutor(_MAX_POOL_THREADS, thread_name_prefix="xsched-task")
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._rejoin_events: dict[str, threading.Event] = {}
         self._tasks: set[asyncio.Task] = set()
         self._closed = asyncio.Event()
         self.start_time = time.time()
@@ -160,6 +168,12 @@ class Worker:
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> "Worker":
         global _current_worker
+        # numpy's first import is not thread-safe: a task thread unpickling a function whose
+        # module imports numpy, while the loop unpickles scattered arrays, gets a half-built
+        # numpy ("partially initialized module"). Import it once, here, before any thread runs.
+        import numpy  # noqa: F401
+
+        self.loop = asyncio.get_running_loop()
         self.listener = Listener(self.security, self._handle_peer, name="worker")
         # by default, listen where the route to the scheduler leaves this host
         host = self.host or local_ip_for(self.scheduler_address)
@@ -181,7 +195,8 @@ class Worker:
                 "op": "register-worker", "address": self.address, "name": self.name, "nthreads": self.nthreads,
                 "memory_limit": self.memory_limit, "resources": self.resources, "pid": os.getpid(),
                 "host": contact if is_loopback(contact) else socket.gethostname(),
-                "local_directory": self.local_directory,
+                "local_directory": self.local_directory, "prefix": os.path.normpath(sys.prefix),
+                "environment_error": os.environ.get("XSCHED_ENVIRONMENT_ERROR"),
             }, timeout=timeout)
         except asyncio.TimeoutError:
             await self.close(report=False)
@@ -192,6 +207,11 @@ class Worker:
             raise
         self.status = "running"
         _current_worker = self
+        task_context._process_worker.append(self)
+        started = os.environ.get("XSCHED_STARTED_FILE")  # the nanny watches a new environment start
+        if started:
+            with open(started, "w"):
+                pass
         self._spawn(self._heartbeat_loop())
         if self.memory_limit:
             self._spawn(self.memory.run())
@@ -235,6 +255,8 @@ class Worker:
             close_data()
         if self._spill_dir is not None:
             shutil.rmtree(self._spill_dir, ignore_errors=True)
+        if self._upload_dir is not None:
+            shutil.rmtree(self._upload_dir, ignore_errors=True)
         await self.pool.close()
         if self.bulk is not None:
             self.bulk.close()
@@ -244,6 +266,10 @@ class Worker:
             await self.listener.close()
         if _current_worker is self:
             _current_worker = None
+        if self in task_context._process_worker:
+            task_context._process_worker.remove(self)
+        for ev in list(self._rejoin_events.values()):
+            ev.set()  # let threads waiting in rejoin() finish (their results are dropped)
         self.status = "closed"
         self._closed.set()
 
@@ -311,6 +337,10 @@ class Worker:
                     self._free(k)
             elif t is GatherDep:
                 self._spawn(self._gather(inst.worker, inst.keys))
+            elif t is Rejoined:
+                ev = self._rejoin_events.pop(inst.key, None)
+                if ev is not None:
+                    ev.set()
             else:
                 raise TypeError(f"unknown worker instruction {inst!r}")
 
@@ -346,15 +376,90 @@ class Worker:
         elif op == "acquire-replicas":
             self.handle(AcquireReplicas(dict(header.get("who_has", {})), dict(header.get("nbytes", {})),
                                         dict(header.get("priority", {}))))
+        elif op in ("environment-start", "environment-chunk", "environment-done"):
+            self._spawn(self._environment_op(op, header, payload))
+        elif op == "steal-request":
+            self.handle(StealRequest(header["key"]))
+        elif op == "upload-file":
+            data = b"".join(bytes(f.buffer) if hasattr(f, "buffer") else bytes(f)
+                            for f in split_objects(header, payload).get("data", []))
+            error = self._load_upload(str(header.get("filename")), data)
+            if self.scheduler is not None and not self.scheduler.closed:
+                self.scheduler.send({"op": "upload-file-done", "uid": header.get("uid", ""),
+                                     "filename": header.get("filename"), "error": error})
         elif op == "close-worker":
             if header.get("reason") == "retired":
                 self.retired = True  # data moved off, removed by the scheduler: done, exit 0
                 self.exit_code = 0
             elif header.get("restart") and not self.retired:
-                self.exit_code = 1  # the scheduler forgot us: exit so the nanny restarts us
+                # the scheduler forgot us (or client.restart()): exit so the nanny restarts us
+                from .nanny import EXIT_RESTART
+
+                self.exit_code = EXIT_RESTART if header.get("reason") == "restart" else 1
+                if header.get("environment"):
+                    from .environments import write_restart_note
+
+                    write_restart_note(os.getpid(), header["environment"])
             self._spawn(self.close(report=False, reason="retired" if self.retired else "scheduler asked"))
         else:
             raise TypeError(f"worker cannot handle scheduler op {op!r}")
+
+    # ------------------------------------------------------------------ uploaded files
+    def _load_upload(self, filename: str, data: bytes) -> str | None:
+        """Write an uploaded file here and load it; the error text, or None."""
+        from .uploads import load_file
+
+        if self._upload_dir is None:
+            base = self.local_directory or tempfile.gettempdir()
+            os.makedirs(base, exist_ok=True)
+            self._upload_dir = tempfile.mkdtemp(prefix="xsched-uploads-", dir=base)
+        try:
+            load_file(self._upload_dir, filename, data)
+        except BaseException as e:  # noqa: BLE001 - a broken upload is reported, never crashes the worker
+            logger.warning("worker %s: uploaded %s failed to load: %s", self.address, filename, e)
+            return f"{type(e).__name__}: {e}"
+        return None
+
+    # ------------------------------------------------------------------ shipped environments
+    async def _environment_op(self, op: str, header: dict, payload: list) -> None:
+        """Receive an environment shipped for client.restart(environment=...); answer the scheduler."""
+        from .environments import EnvironmentReceiver
+
+        if self._environments is None:
+            self._environments = EnvironmentReceiver(self.local_directory or tempfile.gettempdir())
+        uid = header.get("uid")
+        if op == "environment-done":
+            path, error = await asyncio.get_running_loop().run_in_executor(
+                None, self._environments.finish, uid, header.get("sha256"))
+            answer = {"op": "environment-ready", "uid": uid, "path": path, "error": error}
+        else:
+            frames = split_objects(header, payload).get("data", [])
+            error = (self._environments.start(uid) if op == "environment-start"
+                     else self._environments.write(uid, frames))
+            answer = {"op": "environment-ack", "uid": uid, "seq": header.get("seq"), "error": error}
+        if self.scheduler is not None and not self.scheduler.closed:
+            self.scheduler.send(answer)
+
+    # ------------------------------------------------------------------ secede / rejoin (task threads)
+    def _secede(self, key: str) -> None:
+        """From the task's thread: its slot is free (``xsched.secede``)."""
+        self.loop.call_soon_threadsafe(self.handle, Secede(key))
+
+    def _rejoin(self, key: str) -> None:
+        """From the task's thread: wait until the state machine gives it a slot again."""
+        ev = threading.Event()
+        self._rejoin_events[key] = ev
+
+        def ask():
+            if self.status == "running":
+                self.handle(Rejoin(key))
+            else:
+                ev.set()
+
+        self.loop.call_soon_threadsafe(ask)
+        while not ev.wait(1.0):
+            if self.status in ("closing", "closed"):
+                break
 
     # ------------------------------------------------------------------ execution
     async def _execute(self, key: str, run_spec: bytes) -> None:
@@ -384,6 +489,7 @@ class Worker:
     def _run_task(self, key: str, run_spec: bytes):
         _thread_state.worker = self
         _thread_state.key = key
+        _thread_state.seceded = False
         try:
             task = loads_task(run_spec)
             value = task.run(self.data) if type(task) is Task else execute(task, self.data)

@@ -11,8 +11,19 @@ Task states on a worker::
       ^          |
       +----------+ (peer failed, another holder known)      --> missing (no holder left)
     waiting --> ready --> executing --> memory | error      (a task to run here)
-                                |
-                                +--> cancelled (released while running: result dropped)
+                            |   ^   |
+                            |   |   +--> cancelled (released while running: result dropped)
+                  Secede    v   |  Rejoin (waits for a free thread; before any ready task)
+                          long-running                       (e.g. inside worker_client())
+
+A seceded (``long-running``) task keeps running in its own thread but no longer counts
+against ``nthreads``: another ready task starts, and the scheduler is told
+(``task-seceded``) so it sends more work. ``Rejoin`` puts it back among the executing
+tasks as soon as one of the ``nthreads`` slots is free (``Rejoined`` tells the server to
+let the task's thread continue; the scheduler hears ``task-rejoined``).
+
+A ``StealRequest`` drops a task that has not started (``ready``/``waiting``) so the
+scheduler can give it to an idle worker; the answer (``steal-response``) says which.
 
 Replicas asked for by the scheduler (``AcquireReplicas``, when another worker retires) are
 fetched like dependencies, with no dependent; once here they are reported (``add-keys``).
@@ -36,7 +47,7 @@ from dataclasses import dataclass, field
 __all__ = [
     "WorkerState", "WTaskState", "ComputeTask", "FreeKeys", "ExecuteSuccess", "ExecuteFailure",
     "GatherDepSuccess", "GatherDepFailure", "UpdateData", "Pause", "Unpause", "AcquireReplicas",
-    "Execute", "GatherDep", "FreeData", "SendToScheduler",
+    "Secede", "Rejoin", "StealRequest", "Execute", "GatherDep", "FreeData", "SendToScheduler", "Rejoined",
 ]
 
 _ids = itertools.count()
@@ -131,7 +142,38 @@ class Unpause:
     stimulus_id: str = field(default_factory=lambda: _sid("unpause"))
 
 
+@dataclass(slots=True)
+class Secede:
+    """The running task ``key`` leaves the thread pool (it waits for other tasks)."""
+
+    key: str
+    stimulus_id: str = field(default_factory=lambda: _sid("secede"))
+
+
+@dataclass(slots=True)
+class Rejoin:
+    """The seceded task ``key`` wants a thread slot again (its thread waits for ``Rejoined``)."""
+
+    key: str
+    stimulus_id: str = field(default_factory=lambda: _sid("rejoin"))
+
+
+@dataclass(slots=True)
+class StealRequest:
+    """The scheduler would give ``key`` to another worker: drop it if it has not started."""
+
+    key: str
+    stimulus_id: str = field(default_factory=lambda: _sid("steal-request"))
+
+
 # ------------------------------------------------------------------ instructions
+@dataclass(slots=True)
+class Rejoined:
+    """Let the thread of task ``key``, waiting in ``rejoin()``, continue."""
+
+    key: str
+
+
 @dataclass(slots=True)
 class Execute:
     key: str
@@ -198,6 +240,8 @@ class WorkerState:
         self.ready: list = []  # heap of (priority, key, ts)
         self.fetch: list = []  # heap of (priority, key, ts)
         self.executing: set[WTaskState] = set()
+        self.long_running: set[WTaskState] = set()  # seceded: running, not counted against nthreads
+        self.rejoining: deque = deque()  # seceded tasks waiting for a free slot, first come first
         self.in_flight_workers: dict[str, set[str]] = {}
         self.max_transfers = max_transfers
         self.transfer_batch_bytes = transfer_batch_bytes
@@ -249,11 +293,16 @@ class WorkerState:
         if ts.state == "memory":
             self._out.append(SendToScheduler({"op": "task-finished", "key": ts.key, "nbytes": ts.nbytes}))
             return
-        if ts.state in ("executing", "ready", "waiting"):
+        if ts.state in ("executing", "ready", "waiting", "long-running"):
             return  # already ours
         if ts.state == "cancelled" and ts in self.executing:
             self._set(ts, "executing", ev.stimulus_id)  # resume: the running result will be kept
             ts.run_spec = ev.run_spec
+            return
+        if ts.state == "cancelled" and ts in self.long_running:
+            self._set(ts, "long-running", ev.stimulus_id)  # resume, still seceded: say so again
+            ts.run_spec = ev.run_spec
+            self._out.append(SendToScheduler({"op": "task-seceded", "key": ts.key}))
             return
         # a cancelled fetch (or a released key) is computed here; late data for it is ignored
         ts.run_spec = ev.run_spec
@@ -305,7 +354,7 @@ class WorkerState:
                 self._release(ts, ev.stimulus_id)
 
     def _release(self, ts: WTaskState, sid: str) -> None:
-        if ts.state == "executing":
+        if ts.state in ("executing", "long-running"):
             self._set(ts, "cancelled", sid)  # result will be dropped when it arrives
             return
         if ts.state in ("flight", "cancelled"):
@@ -368,6 +417,9 @@ class WorkerState:
 
     def _finish_execution(self, ts: WTaskState) -> None:
         self.executing.discard(ts)
+        self.long_running.discard(ts)
+        if ts in self.rejoining:
+            self.rejoining.remove(ts)
         if ts.resources:
             for r, amount in ts.resources.items():
                 self.available_resources[r] = self.available_resources.get(r, 0) + amount
@@ -469,6 +521,31 @@ class WorkerState:
         if have:
             self._out.append(SendToScheduler({"op": "add-keys", "nbytes": have}))
 
+    def _ev_secede(self, ev: Secede) -> None:
+        ts = self.tasks.get(ev.key)
+        if ts is None or ts not in self.executing:
+            return  # not running here (finished meanwhile, or seceded already)
+        self.executing.discard(ts)
+        self.long_running.add(ts)
+        if ts.state == "executing":
+            self._set(ts, "long-running", ev.stimulus_id)
+            self._out.append(SendToScheduler({"op": "task-seceded", "key": ts.key}))
+
+    def _ev_rejoin(self, ev: Rejoin) -> None:
+        ts = self.tasks.get(ev.key)
+        if ts is None or ts not in self.long_running:
+            self._out.append(Rejoined(ev.key))  # never seceded (or already back): nothing to wait for
+            return
+        if ts not in self.rejoining:
+            self.rejoining.append(ts)
+
+    def _ev_steal_request(self, ev: StealRequest) -> None:
+        ts = self.tasks.get(ev.key)
+        state = ts.state if ts is not None else None
+        if state in ("ready", "waiting"):
+            self._release(ts, ev.stimulus_id)  # not started: it may run elsewhere
+        self._out.append(SendToScheduler({"op": "steal-response", "key": ev.key, "state": state}))
+
     def _ev_pause(self, ev: Pause) -> None:
         self.paused = True
 
@@ -479,11 +556,21 @@ class WorkerState:
         ComputeTask: _ev_compute, FreeKeys: _ev_free_keys, ExecuteSuccess: _ev_execute_success,
         ExecuteFailure: _ev_execute_failure, GatherDepSuccess: _ev_gather_success,
         GatherDepFailure: _ev_gather_failure, UpdateData: _ev_update_data, Pause: _ev_pause,
-        Unpause: _ev_unpause, AcquireReplicas: _ev_acquire_replicas,
+        Unpause: _ev_unpause, AcquireReplicas: _ev_acquire_replicas, Secede: _ev_secede, Rejoin: _ev_rejoin,
+        StealRequest: _ev_steal_request,
     }
 
     # ------------------------------------------------------------------ decisions
     def _ensure_computing(self) -> None:
+        # rejoining tasks first (also when paused: they are not new work), in arrival order
+        while self.rejoining and len(self.executing) < self.nthreads:
+            ts = self.rejoining.popleft()
+            self.long_running.discard(ts)
+            self.executing.add(ts)
+            if ts.state == "long-running":
+                self._set(ts, "executing", "rejoin")
+                self._out.append(SendToScheduler({"op": "task-rejoined", "key": ts.key}))
+            self._out.append(Rejoined(ts.key))
         if self.paused:
             return
         blocked = []
@@ -549,9 +636,11 @@ class WorkerState:
         for key, ts in self.tasks.items():
             assert ts.key == key
             assert ts.state in ("fetch", "flight", "missing", "waiting", "ready", "executing", "memory",
-                                "cancelled", "released"), ts
+                                "cancelled", "released", "long-running"), ts
             if ts.state == "executing":
                 assert ts in self.executing, ts
+            if ts.state == "long-running":
+                assert ts in self.long_running, ts
             if ts.state == "waiting":
                 assert ts.waiting_for_data and all(d.state != "memory" for d in ts.waiting_for_data), ts
             if ts.state == "ready":
@@ -560,6 +649,10 @@ class WorkerState:
                 assert ts.key in self.in_flight_workers.get(ts.coming_from, ()), ts
         for ts in self.executing:
             assert ts.state in ("executing", "cancelled"), ts
+        for ts in self.long_running:
+            assert ts.state in ("long-running", "cancelled") and ts not in self.executing, ts
+        for ts in self.rejoining:
+            assert ts in self.long_running, ts
         assert len([t for t in self.executing if t.state == "executing"]) <= self.nthreads
         for r, total in self.total_resources.items():
             assert 0 <= self.available_resources.get(r, 0) <= total, (r, self.available_resources)

@@ -1,0 +1,89 @@
+"""What a running task may ask of the worker running it: the small module both sides share.
+
+The worker server (``worker/server.py``) sets ``thread_state.worker`` and ``.key`` in each
+task thread; the client side (``get_client``, ``worker_client``) reads them here, so the
+client never imports the worker server. The worker object provides ``_secede(key)`` and
+``_rejoin(key)``, called from the task's own thread::
+
+    task thread: secede() -> worker._secede(key) --call_soon_threadsafe--> Secede event
+                 (the thread slot is free: the worker starts another task, tells the scheduler)
+    task thread: rejoin() -> worker._rejoin(key) -> Rejoin event; blocks until the state
+                 machine answers Rejoined (a slot is free again)
+
+>>> get_worker()
+Traceback (most recent call last):
+...
+ValueError: get_worker() works only inside a task running on an xsched worker
+"""
+
+from __future__ import annotations
+
+import threading
+
+__all__ = ["get_worker", "secede", "rejoin", "thread_state", "current_key"]
+
+thread_state = threading.local()  # .worker, .key, .seceded (per task thread)
+_process_worker = []  # [worker] while a worker server runs in this process (for run() callbacks)
+
+
+def get_worker():
+    """The worker running the current task (or the worker of this process).
+
+    >>> from xsched import get_worker
+    >>> def where():
+    ...     return get_worker().address      # client.submit(where).result()
+    """
+    w = getattr(thread_state, "worker", None) or (_process_worker[-1] if _process_worker else None)
+    if w is None:
+        raise ValueError("get_worker() works only inside a task running on an xsched worker")
+    return w
+
+
+def current_key() -> str | None:
+    """The key of the task running in this thread (None outside a task)."""
+    return getattr(thread_state, "key", None)
+
+
+def _in_task(what: str):
+    worker, key = getattr(thread_state, "worker", None), current_key()
+    if worker is None or key is None:
+        raise ValueError(f"{what}() works only inside a task running on an xsched worker; "
+                         "call it from a function given to client.submit")
+    return worker, key
+
+
+def secede() -> None:
+    """Leave the worker's thread pool: this task no longer counts against its threads.
+
+    Call it before waiting for other tasks (``worker_client()`` does it for you), so the
+    worker can run them meanwhile. Secede twice is harmless.
+
+    >>> from xsched import secede, rejoin, get_client
+    >>> def waits_for_others(n):
+    ...     client = get_client()
+    ...     futures = client.map(abs, range(-n, 0))
+    ...     secede()                          # free the thread while waiting
+    ...     total = sum(client.gather(futures))
+    ...     rejoin()                          # count against the threads again
+    ...     return total
+    """
+    worker, key = _in_task("secede")
+    if getattr(thread_state, "seceded", False):
+        return
+    thread_state.seceded = True
+    worker._secede(key)
+
+
+def rejoin() -> None:
+    """Come back into the worker's thread pool after ``secede()``: waits for a free thread.
+
+    A no-op when the task has not seceded.
+
+    >>> from xsched import rejoin
+    >>> # inside a task, after secede(): rejoin()
+    """
+    worker, key = _in_task("rejoin")
+    if not getattr(thread_state, "seceded", False):
+        return
+    worker._rejoin(key)
+    thread_state.seceded = False
