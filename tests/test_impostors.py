@@ -171,13 +171,17 @@ def test_eight_peers_declaring_512_mib_frames_do_not_grow_the_scheduler(own_clus
             assert grown < 64 * 2**20, f"scheduler grew by {grown / 2**20:.0f} MiB"
             # it keeps serving
             assert c.submit(sum, [1, 2]).result(timeout=30) == 3
-            # and every flooding peer was disconnected: reading gives EOF or a reset, not a timeout
+            # and every flooding peer was disconnected: past the server's greeting, reading
+            # ends in EOF or a reset, not a timeout
             for s in socks:
                 s.settimeout(15)
+                got = b""
                 try:
-                    assert s.recv(1 << 16) == b""
+                    while chunk := s.recv(1 << 16):
+                        got += chunk
                 except ConnectionResetError:
                     pass
+                assert len(got) <= 64, got  # at most the ZMTP greeting, nothing after it
         finally:
             for s in socks:
                 s.close()

@@ -124,18 +124,32 @@ class Security:
 
 
 _AUTH = None
+_ZAP_ENDPOINT = "inproc://zeromq.zap.01"  # fixed by the ZAP specification
 
 
 class _Authenticator:
     """The process's ZAP handler: admits any secret registered by one of its servers."""
 
     def __init__(self, context: zmq.Context):
+        import time
+
         from zmq.auth.asyncio import AsyncioAuthenticator
 
         self.context = context
         self._client_keys: list[bytes] = []
         self._auth = AsyncioAuthenticator(context, log=_QuietLog())
-        self._auth.start()
+        deadline = time.monotonic() + 5
+        while True:  # a handler stopped a moment ago may still hold ZAP's endpoint: wait for it
+            try:
+                self._auth.start()
+                break
+            except zmq.ZMQError as e:
+                if self._auth.zap_socket is not None:  # made but not bound: close it, try again
+                    self._auth.zap_socket.close(linger=0)
+                    self._auth.zap_socket = None
+                if e.errno != zmq.EADDRINUSE or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
         self._auth.configure_curve_callback(domain="xsched", credentials_provider=self)
 
     def add(self, security: "Security") -> None:
@@ -155,6 +169,12 @@ class _Authenticator:
         elif self._client_keys:
             self._client_keys.pop()
         if not self._client_keys:
+            sock = self._auth.zap_socket
+            if sock is not None and not sock.closed:
+                try:  # release the endpoint now; close() alone lets libzmq do it later
+                    sock.unbind(_ZAP_ENDPOINT)
+                except zmq.ZMQError:
+                    pass
             self._auth.stop()
             if _AUTH is self:
                 _AUTH = None
