@@ -72,6 +72,7 @@ def test_ssh_cluster_scheduler_on_a_workers_on_a_and_b():
         assert result["squares"] and result["by_address"] and not result["secret_in_repr"]
         assert result["after_scale"] == [a.ip, a.ip]
         assert "SSHCluster(" in result["repr"]
+        assert not os.path.exists(result["logs"])  # its temporary log directory went with it
         # closing ended every remote scheduler, nanny and worker: only the sshd servers remain
         for h in hosts:
             assert set(h.pids()) <= before[h.name], (h.name, set(h.pids()) - before[h.name])

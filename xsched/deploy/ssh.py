@@ -159,6 +159,7 @@ class SSHCluster(SpecCluster):
         self.security = Security.generate(security)
         import tempfile
 
+        self._own_log_directory = log_directory is None  # ours to remove on close
         self.log_directory = log_directory or tempfile.mkdtemp(prefix="xsched-ssh-")
         self._scheduler: SSHProcess | None = None
         self._start(len(self.hosts) - 1)
@@ -194,6 +195,10 @@ class SSHCluster(SpecCluster):
         if self._scheduler is not None:
             self._scheduler.stop(timeout)
             self._scheduler = None
+        if self._own_log_directory:
+            import shutil
+
+            shutil.rmtree(self.log_directory, ignore_errors=True)
 
     def _new_group(self, name: str) -> SSHProcess:
         host = name.rsplit("-", 1)[0]

@@ -164,6 +164,13 @@ class Nanny:
                 time.sleep(self.interval)
         finally:
             self._stop_all()
+            for child in self.children.values():  # a trial start nobody checked any more
+                if child.started_file is not None:
+                    try:
+                        os.remove(child.started_file)
+                    except FileNotFoundError:
+                        pass
+                    child.started_file = None
         return 0
 
     def _tick(self) -> bool:
