@@ -220,8 +220,10 @@ class Nanny:
         child.backoff = min(child.backoff * 2, 5.0)
 
     def _stop_all(self) -> None:
-        from ..deploy.process import stop_process
+        """One SIGTERM each (a worker retires gracefully on it), then SIGKILL after ``stop_timeout``.
 
+        Only one: a second SIGTERM tells a retiring worker to close at once, dropping its data.
+        """
         procs = [c.proc for c in self.children.values() if c.proc is not None]
         for p in procs:
             if p.poll() is None:
@@ -229,8 +231,16 @@ class Nanny:
                     p.terminate()
                 except ProcessLookupError:
                     pass
+        deadline = time.monotonic() + self.stop_timeout
         for p in procs:
-            stop_process(p, timeout=self.stop_timeout)
+            try:
+                p.wait(max(deadline - time.monotonic(), 0))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                try:
+                    p.wait(5)
+                except subprocess.TimeoutExpired:
+                    pass
 
 
 def _spawn_with(python: str, args: list[str], extra_env: dict, log_path: str | None) -> subprocess.Popen:
