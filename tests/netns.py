@@ -59,7 +59,7 @@ import weakref
 import psutil
 
 __all__ = ["netns_available", "Hosts", "Host", "capture", "Capture", "cleanup_stale", "list_namespaces",
-           "PREFIX", "SUBNET"]
+           "PREFIX", "SUBNET", "start_ticks", "owner_tag", "alive", "wait_gone"]
 
 #: Every namespace we create starts with this (then ``-<pid>-<starttime>-...``).
 PREFIX = "xsnet"
@@ -104,7 +104,7 @@ def _wait_for(predicate, timeout: float, what: str, interval: float = 0.01):
 
 
 # ---------------------------------------------------------------------- owners and names
-def _start_ticks(pid: int) -> int | None:
+def start_ticks(pid: int) -> int | None:
     """A process's start time in clock ticks since boot (/proc/PID/stat field 22), or None
     if there is no such process. Together with the PID it identifies a process for good:
     a PID can be reused, the pair cannot."""
@@ -116,8 +116,29 @@ def _start_ticks(pid: int) -> int | None:
     return int(stat[stat.rindex(b")") + 2:].split()[19])
 
 
-def _owner_tag() -> str:
-    return f"{os.getpid()}-{_start_ticks(os.getpid())}"
+def owner_tag() -> str:
+    """``<pid>-<start ticks>`` of this process: names what it owns, so a crashed owner is known."""
+    return f"{os.getpid()}-{start_ticks(os.getpid())}"
+
+
+def alive(proc: psutil.Process) -> bool:
+    """Running (a zombie counts as gone: it only waits for its parent, or init, to reap it)."""
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def wait_gone(procs: list, timeout: float) -> list:
+    """Poll until none of ``procs`` runs; returns those still running after ``timeout`` s.
+    (Not psutil.wait_procs: for processes that are not our children it waits until the
+    zombie is reaped, which init may take its time over.)"""
+    deadline = time.monotonic() + timeout
+    while True:
+        live = [p for p in procs if alive(p)]
+        if not live or time.monotonic() > deadline:
+            return live
+        time.sleep(0.01)
 
 
 def list_namespaces() -> list[str]:
@@ -134,7 +155,7 @@ def _owner_alive(name: str) -> bool:
         pid, ticks = int(parts[1]), int(parts[2])
     except (IndexError, ValueError):
         return True
-    return _start_ticks(pid) == ticks
+    return start_ticks(pid) == ticks
 
 
 def _namespace_pids(name: str) -> list[int]:
@@ -210,7 +231,7 @@ def netns_available() -> str | None:
     elif _ip_binary() is None:
         reason = f"{_SKIP_HINT} (no `ip` command found)"
     else:
-        name = f"{PREFIX}-{_owner_tag()}-probe"
+        name = f"{PREFIX}-{owner_tag()}-probe"
         try:
             cleanup_stale()
             _ip("netns", "add", name)
@@ -325,7 +346,7 @@ class Hosts:
         with Hosts._serial_lock:
             Hosts._serial += 1
             serial = Hosts._serial
-        self.base = f"{PREFIX}-{_owner_tag()}-{serial}"
+        self.base = f"{PREFIX}-{owner_tag()}-{serial}"
         self.hub = f"{self.base}-hub"
         self.hosts: list[Host] = []
         self.names: list[str] = []  # every namespace created, in order (hub first)
@@ -438,9 +459,9 @@ class Hosts:
         left = [n for n in list_namespaces() if n in self.names]
         if left:
             errors.append(f"namespaces still there: {left}")
-        alive = [p for p in self.pids if _running(p)]
-        if alive:
-            errors.append(f"processes still running: {alive}")
+        running = [p for p in self.pids if _running(p)]
+        if running:
+            errors.append(f"processes still running: {running}")
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
         _live_hosts.discard(self)

@@ -45,6 +45,8 @@ import weakref
 
 import psutil
 
+from .netns import alive, owner_tag, start_ticks, wait_gone
+
 __all__ = ["slurm_available", "LocalSlurm", "SlurmError", "BINARIES", "cleanup_stale", "PREFIX"]
 
 #: Commands LocalSlurm needs (daemons, then clients).
@@ -129,25 +131,6 @@ def _tail(path: str, n: int = 3000) -> str:
         return "(no log)"
 
 
-def _alive(proc: psutil.Process) -> bool:
-    try:
-        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
-
-
-def _wait_gone(procs: list[psutil.Process], timeout: float) -> list[psutil.Process]:
-    """Poll until none of ``procs`` runs (zombies count as gone); those still running after
-    ``timeout`` s. (Not psutil.wait_procs: for processes that are not our children it also
-    waits for the zombie to be reaped, which init may take its time over.)"""
-    deadline = time.monotonic() + timeout
-    while True:
-        live = [p for p in procs if _alive(p)]
-        if not live or time.monotonic() > deadline:
-            return live
-        time.sleep(0.01)
-
-
 def _processes_with_conf(conf_path: str) -> list[psutil.Process]:
     """Live processes whose environment has ``SLURM_CONF=conf_path``: the daemons (we set
     it), slurmscriptd and slurmstepd (they inherit it), and jobs submitted with ``env``.
@@ -165,7 +148,7 @@ def _processes_with_conf(conf_path: str) -> list[psutil.Process]:
         if marker in env:
             with contextlib.suppress(psutil.Error):
                 p = psutil.Process(pid)
-                if _alive(p):
+                if alive(p):
                     found.append(p)
     return found
 
@@ -173,20 +156,6 @@ def _processes_with_conf(conf_path: str) -> list[psutil.Process]:
 # ---------------------------------------------------------------------- stale runs
 #: Every LocalSlurm directory is ``<tmp>/<PREFIX>-<pid>-<starttime>-<random>``.
 PREFIX = "xsched-slurm"
-
-
-def _start_ticks(pid: int) -> int | None:
-    """A process's start time in clock ticks since boot (with the PID, its identity)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    return int(stat[stat.rindex(b")") + 2:].split()[19])
-
-
-def _owner_tag() -> str:
-    return f"{os.getpid()}-{_start_ticks(os.getpid())}"
 
 
 def cleanup_stale(tmpdir: str | None = None) -> list[str]:
@@ -207,14 +176,14 @@ def cleanup_stale(tmpdir: str | None = None) -> list[str]:
             pid, ticks = int(parts[0]), int(parts[1])
         except ValueError:
             continue
-        if _start_ticks(pid) == ticks:
+        if start_ticks(pid) == ticks:
             continue  # its owner is alive
         path = os.path.join(tmpdir, entry)
         procs = _processes_with_conf(os.path.join(path, "slurm.conf"))
         for p in procs:
             with contextlib.suppress(psutil.Error):
                 p.kill()
-        if _wait_gone(procs, 10):
+        if wait_gone(procs, 10):
             continue  # cannot clean it up: leave it (and say so next time)
         shutil.rmtree(path, ignore_errors=True)
         removed.append(path)
@@ -306,7 +275,7 @@ class LocalSlurm:
 
     def _start(self) -> None:
         cleanup_stale()
-        self.dir = tempfile.mkdtemp(prefix=f"{PREFIX}-{_owner_tag()}-")
+        self.dir = tempfile.mkdtemp(prefix=f"{PREFIX}-{owner_tag()}-")
         self.conf_path = os.path.join(self.dir, "slurm.conf")
         # munged insists that every directory above its socket is executable by all
         os.chmod(self.dir, 0o711)
@@ -511,7 +480,7 @@ PartitionName={self.partition} Nodes={self.node} Default=YES MaxTime=INFINITE St
                 found.setdefault(p.pid, p)
         for pid, p in found.items():
             self._known.setdefault(pid, p)
-        return [p for p in found.values() if _alive(p)]
+        return [p for p in found.values() if alive(p)]
 
     # -- stop --
     def close(self, raise_leftovers: bool = True) -> None:
@@ -549,13 +518,13 @@ PartitionName={self.partition} Nodes={self.node} Default=YES MaxTime=INFINITE St
             except Exception as e:
                 errors.append(f"stopping {name}: {e}")
         # whatever of ours is still alive (job processes, slurmstepd): SIGKILL, wait
-        left = [p for p in {**self._known, **{p.pid: p for p in self._slurm_processes()}}.values() if _alive(p)]
+        left = [p for p in {**self._known, **{p.pid: p for p in self._slurm_processes()}}.values() if alive(p)]
         if left:
             self.stray_pids += [p.pid for p in left]
             for p in left:
                 with contextlib.suppress(psutil.Error):
                     p.kill()
-            still = _wait_gone(left, 10)
+            still = wait_gone(left, 10)
             if still:
                 errors.append(f"processes survived SIGKILL: {[p.pid for p in still]}")
         if self.dir:

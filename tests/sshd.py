@@ -36,7 +36,7 @@ import time
 
 import psutil
 
-from .netns import Host, netns_available
+from .netns import Host, alive, netns_available, wait_gone
 
 __all__ = ["sshd_available", "SSHKeys", "SSHD", "ssh_servers", "SSHDError", "SSHD_BINARY"]
 
@@ -99,26 +99,6 @@ def _read(path: str) -> str:
             return f.read()
     except OSError:
         return ""
-
-
-def _alive(p: psutil.Process) -> bool:
-    """Running (a zombie counts as gone: it only waits for its parent, or init, to reap it)."""
-    try:
-        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
-
-
-def _wait_gone(procs: list[psutil.Process], timeout: float) -> list[psutil.Process]:
-    """Poll until none of ``procs`` runs; returns those still running after ``timeout`` s.
-    (Not psutil.wait_procs: for processes that are not our children it waits until the
-    zombie is reaped, which init may take its time over.)"""
-    deadline = time.monotonic() + timeout
-    while True:
-        live = [p for p in procs if _alive(p)]
-        if not live or time.monotonic() > deadline:
-            return live
-        time.sleep(0.01)
 
 
 class SSHKeys:
@@ -325,11 +305,11 @@ Subsystem sftp internal-sftp
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(10)
-        still = _wait_gone(tracked, self.grace)
+        still = wait_gone(tracked, self.grace)
         for p in still:
             with contextlib.suppress(psutil.Error):
                 p.kill()
-        still = _wait_gone(still, 10)
+        still = wait_gone(still, 10)
         if self._own_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
         if still:

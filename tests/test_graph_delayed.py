@@ -8,11 +8,14 @@ import re
 import numpy as np
 import pytest
 
+import xsched
 from xsched.client.default import set_default_client, unset_default_client
 from xsched.graph.annotate import annotate
 from xsched.graph.delayed import Delayed, compute, delayed, persist
 from xsched.graph.order import order
 from xsched.graph.spec import Ref, Task
+
+from .conftest import count_opcodes
 
 
 def inc(x):
@@ -306,38 +309,6 @@ def test_default_client_is_used():
     assert x.compute() == 2
 
 
-def _xsched_opcodes(fn):
-    """Bytecode instructions executed in xsched's own code while ``fn()`` runs: a
-    deterministic measure of work (Python-level only; a C call counts once)."""
-    import os
-    import sys
-
-    import xsched
-
-    root = os.path.dirname(xsched.__file__) + os.sep
-    count = 0
-
-    def local(frame, event, arg):
-        nonlocal count
-        if event == "opcode":
-            count += 1
-        return local
-
-    def tracer(frame, event, arg):
-        if not frame.f_code.co_filename.startswith(root):
-            return None
-        frame.f_trace_opcodes = True
-        return local
-
-    old = sys.gettrace()
-    sys.settrace(tracer)
-    try:
-        fn()
-    finally:
-        sys.settrace(old)
-    return count
-
-
 def _sum_of_incs(n):
     parts = [delayed(inc)(i) for i in range(n)]
     total = delayed(sum)(parts)
@@ -353,7 +324,7 @@ def test_100k_node_graph_builds():
 
 def test_graph_building_work_grows_linearly():
     """Work per node is the same for 4x the nodes (quadratic work would be 4x per node)."""
-    per_node = [_xsched_opcodes(lambda n=n: _sum_of_incs(n)) / n for n in (2_500, 10_000)]
+    per_node = [count_opcodes(xsched, _sum_of_incs, n) / n for n in (2_500, 10_000)]
     assert per_node[0] > 50, per_node  # the count sees the work
     assert per_node[1] <= 1.25 * per_node[0], per_node
 

@@ -12,6 +12,8 @@ from xsched.graph.local import get
 from xsched.graph.order import order
 from xsched.graph.spec import Ref, Task
 
+from .conftest import count_opcodes
+
 
 def sequence(graph):
     prio = order(graph)
@@ -262,39 +264,6 @@ def test_random_dags_give_valid_deterministic_orders():
         items = list(g.items())
         rng.shuffle(items)
         assert sequence(dict(items)) == seq
-
-
-def count_opcodes(module, fn, *args):
-    """Bytecode instructions executed in ``module``'s code while ``fn(*args)`` runs.
-
-    A deterministic measure of the work done (the same on a loaded or an idle machine):
-    how it grows with the size of the input shows the complexity without a clock. It sees
-    Python-level work only; C calls count as one instruction each.
-    """
-    import sys
-
-    count = 0
-    target = module.__file__
-
-    def local(frame, event, arg):
-        nonlocal count
-        if event == "opcode":
-            count += 1
-        return local
-
-    def tracer(frame, event, arg):
-        if frame.f_code.co_filename != target:
-            return None
-        frame.f_trace_opcodes = True
-        return local
-
-    old = sys.gettrace()
-    sys.settrace(tracer)
-    try:
-        fn(*args)
-    finally:
-        sys.settrace(old)
-    return count
 
 
 def test_100k_tasks_are_ordered():

@@ -13,6 +13,8 @@ import pytest
 
 from xsched.tokenize import key_split, tokenize
 
+from .conftest import count_opcodes
+
 
 def test_token_shape_and_determinism():
     token = tokenize(1, "a", [1.5, None], {"k": (2, 3)})
@@ -59,33 +61,6 @@ def test_numpy_by_content_dtype_and_shape():
     assert tokenize(np.array(["a", None], dtype=object)) == tokenize(np.array(["a", None], dtype=object))
 
 
-def _opcodes(module, fn, *args):
-    """Bytecode instructions executed in ``module``'s code during ``fn(*args)`` (deterministic)."""
-    import sys
-
-    count = 0
-
-    def local(frame, event, arg):
-        nonlocal count
-        if event == "opcode":
-            count += 1
-        return local
-
-    def tracer(frame, event, arg):
-        if frame.f_code.co_filename != module.__file__:
-            return None
-        frame.f_trace_opcodes = True
-        return local
-
-    old = sys.gettrace()
-    sys.settrace(tracer)
-    try:
-        fn(*args)
-    finally:
-        sys.settrace(old)
-    return count
-
-
 def test_large_array_hashes_in_place():
     """A 200 MB array is hashed from its buffer: no copy, no per-element Python work."""
     import tracemalloc
@@ -103,7 +78,7 @@ def test_large_array_hashes_in_place():
     assert token == tokenize(np.ones(25_000_000)) and token != tokenize(np.ones(25_000_001))
     # the same Python-level work for a 10x smaller array: nothing runs per element
     small = np.ones(2_500_000)
-    assert _opcodes(tokenize_module, tokenize, big) == _opcodes(tokenize_module, tokenize, small)
+    assert count_opcodes(tokenize_module, tokenize, big) == count_opcodes(tokenize_module, tokenize, small)
 
 
 def _module_level(x):

@@ -127,13 +127,15 @@ def test_lifetime_retires_the_worker_by_itself(own_cluster, tmp_path):
         assert (addr, "retired") in _events(c, "remove-worker")
 
 
-def test_sigterm_to_the_nanny_retires_its_worker(own_cluster, tmp_path):
+@pytest.mark.parametrize("nanny", [True, False], ids=["nanny", "no-nanny"])
+def test_sigterm_retires_a_worker_with_its_data_moved(own_cluster, tmp_path, nanny):
+    """SIGTERM to a nanny (it forwards it) or to a worker alone: data moved, exit 0."""
     cluster = own_cluster(n_workers=1)
     log = str(tmp_path / "runs")
     with Client(cluster, set_as_default=False) as c:
         [staying] = c.scheduler_info()["workers"]
         futs = [c.submit(record, log, i, workers=["termer"]) for i in range(3)]
-        p = _start_cli_worker(cluster.scheduler_address, "termer", nanny=True)
+        p = _start_cli_worker(cluster.scheduler_address, "termer", nanny=nanny)
         try:
             assert c.gather(futs) == [0, 10, 20]
             leaving = next(a for a, w in c.scheduler_info()["workers"].items() if w["name"] == "termer")
@@ -143,25 +145,8 @@ def test_sigterm_to_the_nanny_retires_its_worker(own_cluster, tmp_path):
         finally:
             _stop(p)
         assert list(c.scheduler_info()["workers"]) == [staying]
-        assert all(v == [staying] for v in c.who_has(futs).values())
+        assert all(v == [staying] for v in c.who_has(futs).values()), (c.who_has(futs), staying, leaving)
         assert c.gather(futs) == [0, 10, 20]
         assert executions(log) == [0, 1, 2]
         assert (leaving, "SIGTERM") in _events(c, "retire-worker")
         assert (leaving, "retired") in _events(c, "remove-worker")
-
-
-def test_sigterm_to_a_worker_without_nanny_moves_its_data(own_cluster, tmp_path):
-    cluster = own_cluster(n_workers=1)
-    log = str(tmp_path / "runs")
-    with Client(cluster, set_as_default=False) as c:
-        [staying] = c.scheduler_info()["workers"]
-        futs = [c.submit(record, log, i, workers=["solo"]) for i in range(3)]
-        p = _start_cli_worker(cluster.scheduler_address, "solo")
-        try:
-            assert c.gather(futs) == [0, 10, 20]
-            p.send_signal(signal.SIGTERM)
-            assert p.wait(60) == 0, p.stderr.read().decode(errors="replace")
-        finally:
-            _stop(p)
-        assert all(v == [staying] for v in c.who_has(futs).values())
-        assert c.gather(futs) == [0, 10, 20] and executions(log) == [0, 1, 2]

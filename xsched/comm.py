@@ -39,7 +39,7 @@ import zmq
 import zmq.asyncio
 from zmq.utils.monitor import parse_monitor_message
 
-from .protocol.addressing import AddressError, is_ipv6, join, split
+from .protocol.addressing import AddressError, is_ipv6, join, normalize, split
 from .protocol.messages import MAX_WIRE_FRAME, chunk, decode, encode, unchunk
 from .protocol.security import AuthenticationError, Security
 from .protocol.serialize import dumps
@@ -98,9 +98,8 @@ def _tune(sock: zmq.Socket, address: str) -> None:
 
 
 def _zmq_address(address: str) -> str:
-    """``tcp://host:port`` for ZeroMQ, or an AddressError naming what is wrong."""
-    host, port = split(address, default_port=None)
-    return join("127.0.0.1" if host == "localhost" else host, port)
+    """``tcp://host:port`` for ZeroMQ (the port required), or an AddressError naming what is wrong."""
+    return normalize(address, default_port=None)
 
 
 class _Batcher:

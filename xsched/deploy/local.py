@@ -33,7 +33,7 @@ from .. import config
 from ..client import loop as _loop
 from ..protocol.registry import read_scheduler_file
 from ..protocol.security import Security
-from ..units import format_bytes, parse_memory_limit, parse_resources
+from ..units import parse_memory_limit, parse_resources
 from .launchers import InProcessWorker, LocalProcess
 from .process import spawn, stop_process, wait_for_file
 from .spec import SpecCluster
@@ -86,9 +86,6 @@ class LocalCluster(SpecCluster):
         _live.add(self)
         if not asynchronous:
             self._start(self._initial_workers)
-
-    def _group_name(self, index: int) -> str:
-        return str(index)
 
     def _where_logs_are(self) -> str:
         return f"their logs are in {self._dir}"
@@ -145,18 +142,6 @@ class LocalCluster(SpecCluster):
                       memory_limit=self.memory_limit, resources=self.resources,
                       local_directory=self._local_directory, host=self.host)
 
-    @property
-    def workers(self) -> dict:
-        """Worker name -> its launcher (``.proc`` / ``.pid`` for processes, ``.worker`` in-process)."""
-        return self._live_groups()
-
-    def scale(self, n: int | None = None, *, jobs: int | None = None, wait: bool = True) -> None:
-        """Add or remove workers until there are ``n``.
-
-        >>> cluster.scale(4)   # doctest: +SKIP
-        """
-        super().scale(n, jobs=jobs, wait=wait)
-
     # ------------------------------------------------------------------ asyncio
     def __await__(self):
         return self._start_async().__await__()
@@ -184,13 +169,6 @@ class LocalCluster(SpecCluster):
             pass
 
     # ------------------------------------------------------------------ display
-    def __repr__(self) -> str:
-        mem = format_bytes(self.memory_limit) if self.memory_limit else "no limit"
-        n = len(self.groups)
-        return (f"LocalCluster({self.scheduler_address!r}, workers={n}, "
-                f"threads={n * self.threads_per_worker}, memory={mem} per worker, "
-                f"status={self.status}{', adaptive' if self._adaptive is not None else ''})")
-
     def _repr_html_(self) -> str:
         from ..jupyter.display import cluster_html
 
@@ -198,11 +176,6 @@ class LocalCluster(SpecCluster):
             return cluster_html(self)
         except Exception:
             return f"<pre>{html.escape(repr(self))}</pre>"
-
-    def _ipython_display_(self, **kwargs):  # [widgets] live widget with a Scale button (jupyter/widgets.py)
-        from ..jupyter.widgets import ipython_display
-
-        ipython_display(self)
 
 
 @atexit.register

@@ -45,6 +45,7 @@ import threading
 import time
 
 from .addressing import is_ipv6, is_loopback, split
+from .messages import frame_nbytes, unpack_objects
 from .security import AuthenticationError
 
 logger = logging.getLogger("xsched.bulk")
@@ -379,20 +380,14 @@ def split_for_bulk(payload: list) -> tuple[list, list[int], list]:
 
     Frame 0 is the pickle stream: it always stays on the authenticated ZeroMQ channel.
     """
-    idx = [i for i, f in enumerate(payload) if i > 0 and _nbytes(f) >= _FRAME_MIN]
-    if sum(_nbytes(payload[i]) for i in idx) < BULK_MIN_BYTES:
+    idx = [i for i, f in enumerate(payload) if i > 0 and frame_nbytes(f) >= _FRAME_MIN]
+    if sum(frame_nbytes(payload[i]) for i in idx) < BULK_MIN_BYTES:
         return payload, [], []
     big = [payload[i] for i in idx]
     small = list(payload)
     for i in idx:
         small[i] = b""
     return small, idx, big
-
-
-def _nbytes(frame) -> int:
-    if hasattr(frame, "buffer"):
-        return len(frame.buffer)
-    return memoryview(frame).nbytes
 
 
 def host_of(address: str) -> str:
@@ -406,8 +401,6 @@ async def get_data(conn, keys: list[str], address: str, timeout: float | None = 
     >>> # data = await get_data(pool.get(addr), ["x"], addr)
     """
     import asyncio
-
-    from .messages import unpack_objects
 
     reply, payload = await conn.request({"op": "get-data", "keys": keys, "bulk": True}, timeout=timeout)
     bulk = reply.get("bulk")

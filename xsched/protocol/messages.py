@@ -176,7 +176,8 @@ def unpack_objects(header: dict, payload: list) -> dict[str, Any]:
     return {name: loads(frames) for name, frames in split_objects(header, payload).items()}
 
 
-def _nbytes(frame) -> int:
+def frame_nbytes(frame) -> int:
+    """Bytes in a frame: ``bytes``, a buffer, or a ``zmq.Frame``."""
     if hasattr(frame, "buffer"):
         return len(frame.buffer)
     return memoryview(frame).nbytes
@@ -189,7 +190,7 @@ def chunk(frames: list, limit: int = MAX_FRAME) -> list:
     >>> len(out), unchunk(out) == [b"h", b"x" * 10]
     (5, True)
     """
-    sizes = [_nbytes(f) for f in frames]
+    sizes = [frame_nbytes(f) for f in frames]
     if max(sizes, default=0) <= limit:
         return frames
     parts, out = [], []
@@ -211,7 +212,7 @@ def unchunk(frames: list) -> list:
     Joined payload frames are fresh, writeable, uninitialised buffers (no zero-filling).
     Raises ProtocolError when the description does not fit the frames.
     """
-    if not frames or _nbytes(frames[0]) > 256:
+    if not frames or frame_nbytes(frames[0]) > 256:
         return frames
     first = frames[0].buffer if hasattr(frames[0], "buffer") else frames[0]
     try:

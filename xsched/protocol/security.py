@@ -159,15 +159,12 @@ class _Authenticator:
         key = bytes(key)  # arrives z85-encoded
         return any(_secrets.compare_digest(key, k) for k in self._client_keys)
 
-    def stop(self, security: "Security | None" = None) -> None:
+    def stop(self, security: "Security") -> None:
         """Called by each server on close; the handler stops with the last one."""
         global _AUTH
-        if security is not None:
-            key = security._client_keys()[0]
-            if key in self._client_keys:
-                self._client_keys.remove(key)
-        elif self._client_keys:
-            self._client_keys.pop()
+        key = security._client_keys()[0]
+        if key in self._client_keys:
+            self._client_keys.remove(key)
         if not self._client_keys:
             sock = self._auth.zap_socket
             if sock is not None and not sock.closed:
