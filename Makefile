@@ -34,11 +34,13 @@ test: $(STAMP) system-deps
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests -m "not cluster"
 
-# Benchmarks print figures side by side with dask.distributed, which lives in its own
-# virtual environment (.venv-dask) and is never a dependency of xsched.
+# Benchmarks print figures side by side with dask.distributed and Ray, each in its own
+# virtual environment (.venv-dask, .venv-ray); neither is ever a dependency of xsched.
 bench-env: $(STAMP)
 	test -x .venv-dask/bin/python || $(PY) -m venv .venv-dask
 	.venv-dask/bin/python -m pip install --quiet "dask[distributed]" numpy h5py pandas psutil
+	test -x .venv-ray/bin/python || $(PY) -m venv .venv-ray
+	.venv-ray/bin/python -m pip install --quiet ray numpy psutil
 
 # One run, one benchmark process at a time; e.g. `make bench BENCH_ARGS="--quick"` for a smoke
 # check, or BENCH_ARGS="--only movie". Run the full sizes on a quiet machine.
@@ -46,4 +48,4 @@ bench: $(STAMP)
 	$(BIN)/python tests/benchmarks/run_all.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) .venv-dask *.egg-info
+	rm -rf $(VENV) .venv-dask .venv-ray *.egg-info

@@ -24,7 +24,7 @@ from types import SimpleNamespace
 
 import psutil
 
-IMPLS = ("xsched", "dask")
+IMPLS = ("xsched", "dask", "ray")  # ray: engine.py only, in its own API
 
 
 def load_impl(name: str) -> SimpleNamespace:

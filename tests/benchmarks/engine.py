@@ -1,6 +1,6 @@
-"""Engine figures, xsched or dask.distributed, on a LocalCluster of 2 workers x 1 thread.
+"""Engine figures, xsched, dask.distributed or Ray, on 2 workers x 1 thread.
 
-    python tests/benchmarks/engine.py --impl xsched|dask [--json] [--quick]
+    python tests/benchmarks/engine.py --impl xsched|dask|ray [--json] [--quick]
 
 (a) map:      tasks/s for 10,000 no-op tasks, ``client.map`` + ``client.gather``
 (b) tree:     tasks/s for a 9,999-task delayed tree reduction (5,000 ``inc`` leaves, pairwise adds)
@@ -8,8 +8,11 @@
 (d) transfer: MiB/s moving a 256 MiB numpy array from worker 0 to a task pinned to worker 1
               (median of 5 repeats after one warm-up; only the second task is timed)
 
-Printed figures, never asserted. Both implementations run the same code through the
-adapter in ``common.load_impl``; every key is fresh (``pure=False``, or distinct inputs).
+Printed figures, never asserted. xsched and dask run the same code through the adapter
+in ``common.load_impl``; every key is fresh (``pure=False``, or distinct inputs). Ray has
+no client/cluster pair of that shape, so it runs the same work written in its own API
+(``ray.init(num_cpus=2)``, remote functions, ``ray.get``); it has no worker-to-worker
+figure here (its object store is shared memory on one machine, another kind of transfer).
 """
 
 from __future__ import annotations
@@ -121,6 +124,58 @@ def bench_transfer(ns, client, addrs, mib: int, repeats: int) -> dict:
             "transfer_mib_per_s_median": mib / med, "transfer_correct": ok}
 
 
+# ---------------------------------------------------------------------- Ray, in its own API
+def ray_figures(sizes: dict) -> dict:
+    """The map, tree and latency figures of the docstring, measured on Ray (2 CPUs)."""
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    out = {"version": ray.__version__, "workers": "ray.init(num_cpus=2)"}
+    try:
+        r_noop, r_inc, r_add = ray.remote(noop), ray.remote(inc), ray.remote(add)
+        ray.get([r_noop.remote(i) for i in range(100)])  # warm-up: both worker processes
+        n = sizes["map"]
+        t0 = time.perf_counter()
+        got = ray.get([r_noop.remote(i) for i in range(n)])
+        dt = time.perf_counter() - t0
+        out.update(map_tasks=n, map_seconds=dt, map_tasks_per_s=n / dt, map_correct=got == list(range(n)))
+
+        def tree(leaves):
+            level = [r_inc.remote(i) for i in range(leaves)]
+            ntasks = len(level)
+            while len(level) > 1:
+                nxt = [r_add.remote(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
+                ntasks += len(nxt)
+                if len(level) % 2:
+                    nxt.append(level[-1])
+                level = nxt
+            return level[0], ntasks
+
+        ray.get(tree(16)[0])
+        leaves = sizes["leaves"]
+        t0 = time.perf_counter()
+        top, ntasks = tree(leaves)  # Ray submits while it builds: build and run are one step
+        value = ray.get(top)
+        dt = time.perf_counter() - t0
+        out.update(tree_tasks=ntasks, tree_seconds=dt, tree_tasks_per_s=ntasks / dt,
+                   tree_correct=value == leaves * (leaves + 1) // 2)
+
+        for i in range(20):
+            ray.get(r_noop.remote(i))
+        times = []
+        for i in range(sizes["calls"]):
+            t0 = time.perf_counter()
+            ray.get(r_noop.remote(i))
+            times.append((time.perf_counter() - t0) * 1e3)
+        times.sort()
+        out.update(latency_calls=len(times), latency_ms_median=common.median(times),
+                   latency_ms_p10=times[len(times) // 10], latency_ms_p90=times[len(times) * 9 // 10])
+        out["transfer_error"] = "n/a: not measured for Ray (shared-memory object store on one host)"
+    finally:
+        ray.shutdown()
+    return out
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--impl", choices=common.IMPLS, required=True)
@@ -132,6 +187,15 @@ def main(argv=None) -> int:
         sizes = dict(map=1_000, leaves=500, calls=30, mib=32, repeats=3)
     else:
         sizes = dict(map=10_000, leaves=5_000, calls=200, mib=256, repeats=5)
+
+    if args.impl == "ray":
+        result = {"benchmark": "engine", "impl": "ray", "quick": args.quick, **common.environment()}
+        try:
+            result.update(ray_figures(sizes))
+        except Exception as e:
+            result["error"] = common.report_error("ray", e)
+        common.emit(result, args.json)
+        return 0
 
     ns = common.load_impl(args.impl)
     result = {"benchmark": "engine", "impl": ns.name, "version": ns.version, "quick": args.quick,

@@ -3,8 +3,8 @@
     python tests/benchmarks/run_all.py [--only engine|movie|seed003|spill|twohost] [--quick] [--data DIR] [--logs DIR]
 
 xsched runs under the project's interpreter (.venv); dask.distributed under
-.venv-dask/bin/python when it exists (``make bench-env`` creates it; dask is never a
-dependency of xsched). Each (benchmark, implementation[, variant]) runs in its own
+.venv-dask/bin/python and Ray (engine figures only) under .venv-ray/bin/python when they
+exist (``make bench-env`` creates both; neither is ever a dependency of xsched). Each (benchmark, implementation[, variant]) runs in its own
 subprocess, one after another, never in parallel: the figures of one never share the
 machine with another. Each table is printed as soon as its runs finish, with the exact
 commands above it (Markdown, ready to paste into an issue note). Every run's stderr is
@@ -32,9 +32,10 @@ def interpreters() -> dict:
     """{impl: python executable} for the implementations available here."""
     xs = os.path.join(REPO, ".venv", "bin", "python")
     out = {"xsched": xs if os.path.exists(xs) else sys.executable}
-    dk = os.path.join(REPO, ".venv-dask", "bin", "python")
-    if os.path.exists(dk):
-        out["dask"] = dk
+    for impl in ("dask", "ray"):
+        py = os.path.join(REPO, f".venv-{impl}", "bin", "python")
+        if os.path.exists(py):
+            out[impl] = py
     return out
 
 
@@ -165,6 +166,7 @@ def bench_engine(runner: Runner, pys: dict, args) -> None:
     for impl, py in pys.items():
         cmd = [py, os.path.join(HERE, "engine.py"), "--impl", impl, "--json"] + (["--quick"] if args.quick else [])
         res[impl] = runner.run(f"engine-{impl}", cmd, 120 if args.quick else 900)
+    peers = [i for i in res if i != "xsched"]
     print_header("engine: 2 workers x 1 thread (processes)", list(res.values()))
     print(env_line(list(res.values())) + "\n")
     impls = list(res)
@@ -190,10 +192,10 @@ def bench_engine(runner: Runner, pys: dict, args) -> None:
             if not err and ok is False:
                 cell = f"{_cell(cell)} (WRONG RESULT)"
             row.append(cell)
-        if len(impls) > 1:
-            row.append(_ratio(res["xsched"].get(key), res["dask"].get(key)))
+        for peer in peers:
+            row.append(_ratio(res["xsched"].get(key), res[peer].get(key)))
         rows.append(row)
-    print(table(["figure"] + impls + (["xsched / dask"] if len(impls) > 1 else []), rows))
+    print(table(["figure"] + impls + [f"xsched / {p}" for p in peers], rows))
     if notes.items:
         print(f"\n{notes}")
 
@@ -378,19 +380,22 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     pys = interpreters()
+    everyone = dict(pys)
+    pys.pop("ray", None)  # Ray runs the engine figures only (its own API; no LocalCluster, no arrays)
     logs = args.logs or os.path.join("/tmp/xsched-bench-logs", time.strftime("%Y%m%d-%H%M%S"))
     os.makedirs(logs, exist_ok=True)
     runner = Runner(logs, args.quick)
     print(f"$ {shlex.join([sys.executable] + sys.argv)}")
     print(f"(in {REPO}; {time.strftime('%Y-%m-%d %H:%M:%S')}; load average {os.getloadavg()[0]:.2f}; "
-          f"implementations: {', '.join(f'{k} ({v})' for k, v in pys.items())})")
-    if "dask" not in pys:
-        print("dask.distributed: not available (run `make bench-env` to create .venv-dask)")
+          f"implementations: {', '.join(f'{k} ({v})' for k, v in everyone.items())})")
+    for impl in ("dask", "ray"):
+        if impl not in everyone:
+            print(f"{impl}: not available (run `make bench-env` to create .venv-{impl})")
     if args.quick:
         print("QUICK MODE: small sizes for a smoke check; do not quote these figures.")
     for name in args.only or BENCHMARKS:
         {"engine": bench_engine, "movie": bench_movie, "seed003": bench_seed003,
-         "spill": bench_spill, "twohost": bench_twohost}[name](runner, pys, args)
+         "spill": bench_spill, "twohost": bench_twohost}[name](runner, everyone if name == "engine" else pys, args)
         sys.stdout.flush()
     with open(os.path.join(logs, "results.json"), "w") as f:
         json.dump(runner.results, f, indent=1, default=str)
