@@ -11,6 +11,7 @@ from xsched.scheduler.state import (
     NewTask, RemoveClient, RemoveWorker, Reschedule, RetryKeys, SchedulerState, TaskErred, TaskFinished,
     ToClient, ToWorker, WorkerStatus,
 )
+from xsched.scheduler.state import PIPELINE_DEPTH, PIPELINE_NBYTES
 from xsched.scheduler.state import UpdateGraph as UG
 
 
@@ -207,6 +208,40 @@ def test_root_tasks_fill_slots_in_priority_order():
     out = s.handle(TaskFinished("w0", "r0"))
     assert [k for _, k in computes(out)] == ["r4"]
     assert computes(out)[0][0] == "w0"
+
+
+@pytest.mark.parametrize("seconds, nbytes, in_flight", [
+    (0.0001, 8, 1 + PIPELINE_DEPTH),          # tiny and small: the thread gets tasks ahead
+    (1.0, 8, 1),                              # slow: one at a time (the seed-003 rule)
+    (0.0001, PIPELINE_NBYTES + 1, 1),         # fast but big results: one at a time
+])
+def test_tiny_root_tasks_are_pipelined_only_when_fast_and_small(seconds, nbytes, in_flight):
+    s = make(n_workers=1, nthreads=1)
+    keys = [f"r-{i}" for i in range(20)]
+    out = s.handle(UG("c", [T(k, prio=i) for i, k in enumerate(keys)], keys))
+    assert [k for _, k in computes(out)] == ["r-0"]  # nothing known about the prefix yet
+    out = s.handle(TaskFinished("w0", "r-0", nbytes=nbytes, start=10.0, stop=10.0 + seconds))
+    # the next tasks in priority order, up to the slots the prefix's measurements allow
+    assert [k for _, k in computes(out)] == keys[1:1 + in_flight]
+    assert len(s.workers["w0"].processing) == in_flight
+    done = 1
+    while s.n_queued or s.workers["w0"].processing:  # drains completely, still in order
+        key = min(s.workers["w0"].processing, key=lambda t: t.priority).key
+        assert key == keys[done]
+        s.handle(TaskFinished("w0", key, nbytes=nbytes, start=0.0, stop=seconds))
+        assert len(s.workers["w0"].processing) <= in_flight
+        done += 1
+    assert done == len(keys)
+
+
+def test_pipelining_never_applies_to_resource_bound_tasks():
+    s = SchedulerState(validate=True)
+    s.handle(AddWorker("w0", nthreads=1, resources={"GPU": 1}))
+    keys = [f"g-{i}" for i in range(6)]
+    s.handle(UG("c", [T(k, prio=i, resources={"GPU": 1}) for i, k in enumerate(keys)], keys))
+    out = s.handle(TaskFinished("w0", "g-0", nbytes=8, start=0.0, stop=0.0001))
+    assert [k for _, k in computes(out)] == ["g-1"]
+    assert len(s.workers["w0"].processing) == 1
 
 
 def test_saturation_inf_sends_everything():

@@ -18,6 +18,10 @@ reduction) is given to a worker only while the worker has a free slot
 order, in ``queued``. Tasks with dependencies run where their inputs are. Slots are
 refilled after every event, once that event's releases have been sent, so a worker frees
 the data a finished reduction no longer needs before it starts reading the next chunk.
+Tiny root tasks are the exception that keeps threads busy: once a task prefix is known
+to run in under ``PIPELINE_SECONDS`` and to return at most ``PIPELINE_NBYTES``, each
+thread gets ``PIPELINE_DEPTH`` more of them, so a worker never idles for a round trip
+between two no-op-sized tasks, and the memory this costs is bounded by those two figures.
 
 Graceful retirement (``RetireWorkers``): a retiring worker (status ``retiring``) gets no
 new tasks and lets its processing tasks finish. Every key it holds that no other
@@ -161,6 +165,13 @@ class Retirement:
         self.stimulus_id = stimulus_id
 
 
+#: Root tasks of a prefix measured shorter than this (seconds) and returning at most
+#: PIPELINE_NBYTES get PIPELINE_DEPTH extra slots per thread: a round trip costs more than
+#: running them, and the memory held ahead is at most threads x depth x PIPELINE_NBYTES.
+PIPELINE_SECONDS = 0.005
+PIPELINE_NBYTES = 64 * 1024
+PIPELINE_DEPTH = 4
+
 #: Seconds a steal costs beyond the data transfer (the request's round trip).
 STEAL_LATENCY = 0.002
 #: Steal when transfer + latency is below this fraction of the task's expected duration.
@@ -200,6 +211,7 @@ class SchedulerState:
         self.unrunnable: set[TaskState] = set()
         self.log: deque = deque(maxlen=log_length)
         self.durations: dict[str, float] = {}
+        self.largest_result: dict[str, int] = {}  # prefix -> most bytes one of its tasks returned
         self.unknown_duration = unknown_duration  # seconds assumed for a kind never run yet
         self.limits_running: dict[str, int] = defaultdict(int)
         self.limits: dict[str, int] = {}
@@ -440,6 +452,8 @@ class SchedulerState:
             old = self.durations.get(ts.group)
             d = max(ev.stop - ev.start, 0.0)
             self.durations[ts.group] = d if old is None else 0.5 * old + 0.5 * d
+        if ev.nbytes is not None and ev.nbytes > self.largest_result.get(ts.group, -1):
+            self.largest_result[ts.group] = ev.nbytes
         if ts.state == "processing" and ts.processing_on is ws:
             ts.nbytes, ts.type = ev.nbytes, ev.type
             return {ts.key: ("memory", ws)}
@@ -1063,13 +1077,24 @@ class SchedulerState:
     def _valid_workers_exist(self, ts: TaskState) -> bool:
         return any(self._valid_worker(ts, ws) for ws in self.workers.values())
 
-    def _slots(self, ws: WorkerState) -> float:
+    def _slots(self, ws: WorkerState, ts: TaskState | None = None) -> float:
         if math.isinf(self.worker_saturation):
             return math.inf
-        return max(math.ceil(ws.nthreads * self.worker_saturation), 1)
+        slots = max(math.ceil(ws.nthreads * self.worker_saturation), 1)
+        if ts is not None and self._pipelined(ts):
+            slots += ws.nthreads * PIPELINE_DEPTH
+        return slots
 
-    def _has_free_slot(self, ws: WorkerState) -> bool:
-        return ws.status == "running" and len(ws.processing) - len(ws.long_running) < self._slots(ws)
+    def _pipelined(self, ts: TaskState) -> bool:
+        """A root task known to be tiny (fast, small result): worth queueing on the worker."""
+        if ts.resources or ts.limits:
+            return False
+        duration = self.durations.get(ts.group)
+        return (duration is not None and duration < PIPELINE_SECONDS
+                and 0 <= self.largest_result.get(ts.group, -1) <= PIPELINE_NBYTES)
+
+    def _has_free_slot(self, ws: WorkerState, ts: TaskState | None = None) -> bool:
+        return ws.status == "running" and len(ws.processing) - len(ws.long_running) < self._slots(ws, ts)
 
     def _limits_allow(self, ts: TaskState) -> bool:
         if not ts.limits:
@@ -1105,7 +1130,7 @@ class SchedulerState:
             return None
         if self._queue_first(ts):
             # queued kinds only go where a slot (and the resource) is free now
-            candidates = [ws for ws in candidates if self._has_free_slot(ws) and self._resources_free(ts, ws)]
+            candidates = [ws for ws in candidates if self._has_free_slot(ws, ts) and self._resources_free(ts, ws)]
             if not candidates:
                 return None
         return min(candidates, key=lambda ws: self._cost(ts, ws))
@@ -1130,7 +1155,7 @@ class SchedulerState:
         if not self._queued_count or not freed:
             return
         skipped: list = []
-        while self.queued and any(self._has_free_slot(ws) for ws in freed):
+        while self.queued and any(self._has_free_slot(ws, self.queued[0][2]) for ws in freed):
             prio, seq, ts = heapq.heappop(self.queued)
             if ts.state != "queued" or ts.queued_seq != seq:
                 continue
