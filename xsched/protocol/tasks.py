@@ -111,17 +111,20 @@ class _Func:
         return (_load_function, (self.blob,))
 
 
-def _wrap(obj):
+def _wrap(obj, funcs: list):
+    """``obj`` with each nested Task's function replaced by its cached bytes (listed in ``funcs``)."""
     typ = type(obj)
     if typ is Task:
-        return Task(_Func(dumps_function(obj.func)), tuple(_wrap(a) for a in obj.args),
-                    {k: _wrap(v) for k, v in obj.kwargs.items()} if obj.kwargs else {}, {})
+        f = _Func(dumps_function(obj.func))
+        funcs.append(f.blob)
+        return Task(f, tuple([_wrap(a, funcs) for a in obj.args]),
+                    {k: _wrap(v, funcs) for k, v in obj.kwargs.items()} if obj.kwargs else {}, {})
     if typ is list:
-        return [_wrap(o) for o in obj]
+        return [_wrap(o, funcs) for o in obj]
     if typ is tuple:
-        return tuple(_wrap(o) for o in obj)
+        return tuple([_wrap(o, funcs) for o in obj])
     if typ is dict:
-        return {k: _wrap(v) for k, v in obj.items()}
+        return {k: _wrap(v, funcs) for k, v in obj.items()}
     return obj
 
 
@@ -130,10 +133,13 @@ def dumps_task(task: Any) -> bytes:
 
     Raises SerializationError naming the argument that cannot be pickled.
     """
-    wrapped = _wrap(task)
+    funcs: list[bytes] = []
+    wrapped = _wrap(task, funcs)
     try:
         blob = pickle.dumps(wrapped, protocol=5)
-        if b"__main__" not in blob:  # else an argument of a notebook-defined class: by value
+        # "__main__" outside the functions' own bytes (which are cloudpickled already, by value
+        # where they must be): an argument of a notebook-defined class, to pickle by value
+        if blob.count(b"__main__") == sum(f.count(b"__main__") for f in funcs):
             return blob
     except Exception:
         pass

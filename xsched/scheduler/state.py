@@ -53,6 +53,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import sys
 from collections import defaultdict, deque
 from typing import Iterable
 
@@ -76,6 +77,40 @@ from .events import (  # noqa: F401 (re-exported: the events and instructions of
 
 
 # ---------------------------------------------------------------------------- entities
+class _Empty(frozenset):
+    """The one empty set every TaskState starts with (an empty ``set()`` costs 216 bytes,
+    times six per task, which was most of a million-task graph's memory).
+
+    Reading and removing work as on any empty set; the few places that add rebind the
+    attribute to a real set first (``_grown``).
+    """
+
+    __slots__ = ()
+
+    def discard(self, item) -> None:
+        pass
+
+    def clear(self) -> None:
+        pass
+
+    def difference_update(self, *others) -> None:
+        pass
+
+    def remove(self, item):
+        raise KeyError(item)
+
+    def pop(self):
+        raise KeyError("pop from an empty set")
+
+
+_EMPTY = _Empty()
+
+
+def _grown(s):
+    """A set that can be added to: ``s`` itself, or a new one in place of the shared empty set."""
+    return set() if s is _EMPTY else s
+
+
 class TaskState:
     __slots__ = (
         "key", "state", "run_spec", "dependencies", "dependents", "waiting_on", "waiters",
@@ -88,12 +123,13 @@ class TaskState:
         self.key = key
         self.state = "released"
         self.run_spec = run_spec
-        self.dependencies: set[TaskState] = set()
-        self.dependents: set[TaskState] = set()
-        self.waiting_on: set[TaskState] = set()
-        self.waiters: set[TaskState] = set()
-        self.who_wants: set[str] = set()
-        self.who_has: set[WorkerState] = set()
+        # the shared _EMPTY until something is added (see _grown)
+        self.dependencies: tuple[TaskState, ...] = ()  # in the graph's order, set once
+        self.dependents: set[TaskState] = _EMPTY
+        self.waiting_on: set[TaskState] = _EMPTY
+        self.waiters: set[TaskState] = _EMPTY
+        self.who_wants: set[str] = _EMPTY
+        self.who_has: set[WorkerState] = _EMPTY
         self.processing_on: WorkerState | None = None
         self.priority = priority
         self.nbytes = -1
@@ -107,7 +143,7 @@ class TaskState:
         self.loose = False
         self.retries = 0
         self.suspicious = 0
-        self.group = key_split(key)
+        self.group = sys.intern(key_split(key))  # one string per prefix, not per task
         self.limits: dict | None = None
         self.queued_seq = 0
 
@@ -329,17 +365,23 @@ class SchedulerState:
             ts.limits = dict(nt.limits) if nt.limits else None
             to_wire.append((ts, nt.dependencies))
         for ts, deps in to_wire:
+            if not deps:
+                continue
+            inputs = dict.fromkeys(ts.dependencies)
             for dk in deps:
                 dts = self.tasks.get(dk)
                 if dts is None:
                     # A dependency the scheduler no longer has: the whole graph cannot run.
                     dts = self.tasks[dk] = TaskState(dk, None, ts.priority)
-                ts.dependencies.add(dts)
+                inputs[dts] = None
+                dts.dependents = _grown(dts.dependents)
                 dts.dependents.add(ts)
+            ts.dependencies = tuple(inputs)  # fixed once wired: a tuple is a quarter of a set
         for key in ev.keys:
             ts = self.tasks.get(key)
             if ts is None:
                 continue
+            ts.who_wants = _grown(ts.who_wants)
             ts.who_wants.add(ev.client)
             wanted.add(ts)
         for ts in new:
@@ -492,6 +534,7 @@ class SchedulerState:
                 ts = self.tasks[key] = TaskState(key, None, (0,))
                 self._log(key, "new", "released", ev.stimulus_id)
             if ev.client is not None:
+                ts.who_wants = _grown(ts.who_wants)
                 ts.who_wants.add(ev.client)
                 self.clients.setdefault(ev.client, set()).add(ts)
             if ts.state == "memory":
@@ -646,6 +689,7 @@ class SchedulerState:
             if ts is None:
                 continue  # the server refuses unknown keys before this event
             keys.append(key)
+            ts.who_wants = _grown(ts.who_wants)
             ts.who_wants.add(holder)
             wanted.add(ts)
             if ts.state == "released":
@@ -718,12 +762,14 @@ class SchedulerState:
         if ts.run_spec is None:
             return self._lost_forever(ts, sid)
         recs: dict = {}
-        ts.waiting_on = set()
+        ts.waiting_on = _EMPTY
         for dts in ts.dependencies:
+            dts.waiters = _grown(dts.waiters)
             dts.waiters.add(ts)
             if dts.state == "erred":
                 recs[ts.key] = ("erred", dts)
             elif dts.state != "memory":
+                ts.waiting_on = _grown(ts.waiting_on)
                 ts.waiting_on.add(dts)
                 if dts.state in ("released", "forgotten"):
                     recs[dts.key] = "waiting"
@@ -849,6 +895,7 @@ class SchedulerState:
                 if dts.state == "processing":
                     recs[dts.key] = "released"  # its input vanished before it could fetch it
                 else:
+                    dts.waiting_on = _grown(dts.waiting_on)
                     dts.waiting_on.add(ts)
         if ts.who_wants:
             for client in ts.who_wants:
@@ -1022,6 +1069,7 @@ class SchedulerState:
 
     def _add_replica(self, ts: TaskState, ws: WorkerState, nbytes: int) -> None:
         if ws not in ts.who_has:
+            ts.who_has = _grown(ts.who_has)
             ts.who_has.add(ws)
             ws.has_what.add(ts)
             ws.nbytes += max(nbytes, 0)
