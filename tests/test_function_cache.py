@@ -35,3 +35,31 @@ def test_a_blob_bigger_than_the_budget_is_not_kept():
     data = np.zeros(10_000)
     blob = cloudpickle.dumps(lambda: data.size, protocol=5)
     assert cache.get(blob)() == 10_000 and len(cache) == 0
+
+
+def test_specs_of_notebook_code_load_where_main_differs(tmp_path):
+    """A task spec naming a class or function of ``__main__`` (a notebook) travels by value:
+    it loads in a process whose ``__main__`` has neither, and ordinary specs stay plain pickle."""
+    import subprocess
+    import sys
+
+    made = tmp_path / "specs.bin"
+    subprocess.run([sys.executable, "-c", f"""
+import pickle
+from xsched.graph.spec import Ref, Task
+from xsched.protocol.tasks import dumps_task
+class Point:
+    def __init__(self, x): self.x = x
+def scale(p, k): return p.x * k
+def twice(f, v): return f(v) * 2
+specs = [dumps_task(Task(scale, (Point(3), 5))), dumps_task(Task(twice, (lambda v: v + 1, 4))),
+         dumps_task(Task(max, (Task(scale, (Point(2), 2)), 1))), dumps_task(Task(max, (Ref("k-1"), 7)))]
+open({str(made)!r}, "wb").write(pickle.dumps(specs))
+"""], check=True)
+    out = subprocess.run([sys.executable, "-c", f"""
+import pickle
+from xsched.protocol.tasks import loads_task
+specs = pickle.loads(open({str(made)!r}, "rb").read())
+print([loads_task(s).run({{"k-1": 9}}) for s in specs], b"cloudpickle" in specs[3])
+"""], check=True, capture_output=True, text=True).stdout
+    assert out.split() == ["[15,", "10,", "4,", "9]", "False"]
