@@ -5,11 +5,13 @@ that are gone even when nobody asked to hear of it."""
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import msgpack
 import pytest
 
 from xsched.comm import Connection, Listener, RemoteError
+from xsched.protocol.schemas import TO_WORKER
 from xsched.protocol.security import Security
 
 pytestmark = pytest.mark.timeout(30)
@@ -92,3 +94,56 @@ def test_a_listener_without_a_disconnect_handler_still_forgets_gone_peers():
             await lst.close()
 
     _run(main())
+
+
+def test_a_handler_bug_is_logged_with_its_traceback_whatever_its_type(caplog):
+    """A KeyError from a bug inside a handler is not "bad input": it is logged as an error with
+    its traceback (once per peer, op and kind), and the requester hears what failed."""
+    async def main():
+        sec = Security.generate()
+
+        def handler(peer, header, payload):
+            return {"value": {}["missing"]}  # a bug, not the peer's fault
+
+        lst = Listener(sec, handler, name="buggy")
+        addr = lst.bind("tcp://127.0.0.1:0")
+        conn = Connection(addr, sec).connect()
+        try:
+            for _ in range(3):
+                with pytest.raises(RemoteError, match="KeyError"):
+                    await conn.request({"op": "ping"}, timeout=10)
+        finally:
+            await conn.close()
+            await lst.close()
+
+    with caplog.at_level(logging.INFO, logger="xsched.comm"):
+        _run(main())
+    records = [r for r in caplog.records if "buggy" in r.getMessage()]
+    assert len(records) == 1, [r.getMessage() for r in records]
+    assert records[0].levelno == logging.ERROR and records[0].exc_info is not None
+
+
+def test_a_message_that_breaks_its_schema_never_reaches_the_handler(caplog):
+    async def main():
+        sec = Security.generate()
+        seen = []
+        lst = Listener(sec, lambda peer, h, p: seen.append(h) or {}, name="checked", schemas=TO_WORKER)
+        addr = lst.bind("tcp://127.0.0.1:0")
+        conn = Connection(addr, sec).connect()
+        try:
+            for _ in range(3):
+                with pytest.raises(RemoteError, match=r"get-data: keys\[1\] must be a key string, not int 5"):
+                    await conn.request({"op": "get-data", "keys": ["a", 5]}, timeout=10)
+            with pytest.raises(RemoteError, match="a worker does not handle op 'update-graph'"):
+                await conn.request({"op": "update-graph"}, timeout=10)
+            reply, _ = await conn.request({"op": "get-data", "keys": ["a"]}, timeout=10)
+            assert reply["status"] == "OK" and [h["op"] for h in seen] == ["get-data"]
+        finally:
+            await conn.close()
+            await lst.close()
+
+    with caplog.at_level(logging.INFO, logger="xsched.comm"):
+        _run(main())
+    refused = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+    assert len(refused) == 2, refused  # once per peer, op and kind
+    assert "[bad keys]" in refused[0] and "[unknown op]" in refused[1]

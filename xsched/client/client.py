@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import pickle
 import random
 import threading
 import uuid
@@ -27,13 +28,14 @@ import weakref
 from collections.abc import MutableMapping
 
 from .. import config
-from ..comm import CommClosedError, Connection, ConnectionPool
+from ..comm import CommClosedError, Connection, ConnectionPool, RemoteError
 from ..errors import SchedulerLostError, XschedError, unpack_exception
 from ..graph.annotate import current_annotations, validate_annotations
 from ..graph.spec import Ref, Task, dependencies, funcname
 from ..protocol.bulk import get_data
 from ..protocol.messages import split_objects, unpack_objects
 from ..protocol.registry import connection_info
+from ..protocol.schemas import CLIENT_FROM_SCHEDULER
 from ..protocol.security import Security
 from ..protocol.tasks import dumps_task
 from ..tokenize import tokenize
@@ -122,7 +124,8 @@ class Client:
             return self
         self._loop = asyncio.get_running_loop()
         self._conn = Connection(self.scheduler_address, self.security, self._handle,
-                                identity=self.id.encode(), on_lost=self._lost).connect()
+                                identity=self.id.encode(), on_lost=self._lost,
+                                schemas=CLIENT_FROM_SCHEDULER).connect()
         try:
             reply, _ = await self._conn.request({"op": "register-client", "client": self.id}, timeout=self._timeout)
         except asyncio.TimeoutError:
@@ -288,6 +291,41 @@ class Client:
         else:
             self._loop.call_soon_threadsafe(self._conn.send, msg)
 
+    def _send_graph(self, msg: dict) -> None:
+        """Send an update-graph from any thread, as a request: when the scheduler rejects
+        the graph (a field it cannot accept), the graph's futures fail with the scheduler's
+        message instead of waiting forever. Sent in order with ``_send`` and the releases
+        queued after it (the request goes out in the same loop callback)."""
+        if self.status != "running":
+            raise SchedulerLostError(f"this client is {self.status}; create a new Client")
+        if self._on_loop():
+            self._request_graph(msg)
+        else:
+            self._loop.call_soon_threadsafe(self._request_graph, msg)
+
+    def _request_graph(self, msg: dict) -> None:
+        try:
+            fut = self._conn.request_nowait(msg)
+        except Exception as e:  # the connection failed or closed meanwhile
+            self._fail_graph(msg["keys"], f"the graph could not be sent to the scheduler: {e}")
+            return
+        fut.add_done_callback(lambda f, keys=msg["keys"]: self._graph_answered(f, keys))
+
+    def _graph_answered(self, fut: asyncio.Future, keys: list) -> None:
+        if fut.cancelled():
+            return
+        exc = fut.exception()
+        if isinstance(exc, RemoteError):  # (a lost connection: ``_lost`` fails every future)
+            self._fail_graph(keys, f"the scheduler rejected the graph: {exc}")
+
+    def _fail_graph(self, keys: list, text: str) -> None:
+        logger.warning("%s", text)
+        blob = pickle.dumps(RemoteError(text))
+        for key in keys:
+            st = self._states.get(key)
+            if st is not None and not st.done():
+                st.set_error(blob, b"", text)
+
     def _on_loop(self) -> bool:
         try:
             return asyncio.get_running_loop() is self._loop
@@ -369,7 +407,7 @@ class Client:
             seen.add(key)
             tasks.append(_task_msg(key, task, [f.key for f in held], (-priority, gen, i),
                                    resources, workers, allow_other_workers, retries, limits))
-        self._send({"op": "update-graph", "tasks": tasks, "keys": list(seen)})
+        self._send_graph({"op": "update-graph", "tasks": tasks, "keys": list(seen)})
         return futures
 
     # ------------------------------------------------------------------ collections
@@ -462,7 +500,7 @@ class Client:
             ))
         wanted = [k for keys in finals for k in keys]
         futures = [[Future(k, self) for k in keys] for keys in finals]
-        self._send({"op": "update-graph", "tasks": tasks, "keys": wanted})
+        self._send_graph({"op": "update-graph", "tasks": tasks, "keys": wanted})
         del held
         if persist:
             return futures
@@ -774,7 +812,14 @@ class Client:
     def run(self, func, *args, workers=None, **kwargs) -> dict:
         """Run ``func`` on every worker (now, outside the task system): {address: result}.
 
-        A ``worker`` parameter in ``func``'s signature receives the live Worker object.
+        A ``worker`` parameter in ``func``'s signature receives the live Worker object. A plain
+        function runs in a thread of the worker (a slow one never stalls its event loop, so the
+        worker keeps serving data and heartbeats); an ``async def`` function runs on the
+        worker's loop, which is where code that changes the worker's state belongs:
+
+        >>> async def pause(worker):           # doctest: +SKIP
+        ...     worker.set_paused(True)
+        >>> client.run(pause)                  # doctest: +SKIP
 
         >>> import os
         >>> client.run(os.getpid)   # doctest: +SKIP

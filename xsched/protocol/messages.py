@@ -1,4 +1,7 @@
-"""Every wire message of xsched, defined once, and how a message becomes frames.
+"""Every wire message of xsched, and how a message becomes frames.
+
+The list below is the overview; the fields, their types and bounds are defined once, in
+``schemas.py``, and every receiver checks them there before a handler runs.
 
 A message on the wire is ``[header, *payload]``: ``header`` is a msgpack map holding
 ``op`` and small fields; ``payload`` frames carry pickled objects (see ``serialize``),
@@ -12,7 +15,7 @@ client -> scheduler
   client-desires-keys [keys]          client-releases-keys [keys]
   cancel-keys [keys]                  retry-keys [keys]
   who-has [keys]                      scatter-done [who_has, nbytes, client]
-  scheduler-info []                   broadcast-run [func, workers] (run on workers)
+  scheduler-info []
   run-on-scheduler [func]             close-client []      heartbeat-client []
 worker -> scheduler
   register-worker [address, name, nthreads, memory_limit, resources, pid, host]
@@ -73,6 +76,7 @@ from typing import Any, Sequence
 
 import msgpack
 
+from .schemas import OPS as _SCHEMA_OPS, ProtocolError
 from .serialize import dumps, loads
 
 __all__ = ["encode", "decode", "unpack_objects", "ProtocolError", "OPS", "chunk", "unchunk", "MAX_FRAME"]
@@ -83,26 +87,8 @@ __all__ = ["encode", "decode", "unpack_objects", "ProtocolError", "OPS", "chunk"
 MAX_FRAME = 4 * 2**20
 MAX_WIRE_FRAME = MAX_FRAME + 4096
 
-OPS = frozenset(
-    """
-    register-client update-graph client-desires-keys client-releases-keys cancel-keys
-    retry-keys who-has scatter-done scheduler-info broadcast-run run-on-scheduler
-    close-client heartbeat-client register-worker heartbeat-worker task-finished task-erred
-    add-keys missing-data reschedule worker-status unregister-worker compute-task free-keys
-    run close-worker key-in-memory key-lost key-cancelled scheduler-closing get-data
-    put-data reply batch start-ipython ping subscribe-progress unsubscribe-progress progress
-    memory-history who-can-run warning chunked
-    retire-workers retire-worker acquire-replicas
-    publish-dataset get-dataset list-datasets unpublish-dataset
-    task-seceded task-rejoined upload-file upload-file-done restart
-    steal-request steal-response
-    environment-start environment-chunk environment-done environment-ack environment-ready
-    """.split()
-)
-
-
-class ProtocolError(ValueError):
-    """A peer sent bytes that are not an xsched message; the message is dropped."""
+#: every op on the wire: those of ``schemas``' tables and of the framing
+OPS = _SCHEMA_OPS
 
 
 def encode(header: dict, objects: dict[str, Any] | None = None, raw: dict[str, list] | None = None) -> list:
@@ -134,25 +120,31 @@ def decode(frames: Sequence) -> tuple[dict, list]:
     {'op': 'ping'}
     """
     if not frames:
-        raise ProtocolError("empty message")
+        raise ProtocolError("empty message", "empty")
     first = frames[0]
     raw = first.buffer if hasattr(first, "buffer") else first
     try:
         header = msgpack.unpackb(raw, raw=False, strict_map_key=False)
     except Exception as e:
-        raise ProtocolError(f"header is not msgpack: {type(e).__name__}") from None
+        raise ProtocolError(f"header is not msgpack: {type(e).__name__}", "not msgpack") from None
     op = header.get("op") if isinstance(header, dict) else None
-    if not isinstance(op, str) or op not in OPS:  # (an unhashable op must not raise TypeError)
-        raise ProtocolError(f"unknown message op {op!r:.80}")
+    if not isinstance(op, str):
+        raise ProtocolError(f"a header whose op is {type(op).__name__}, not a string", "no op",
+                            header if isinstance(header, dict) else None)
+    if op not in OPS:
+        raise ProtocolError(f"unknown message op {op!r:.80}", "unknown op", header)
     if op == "batch" and not isinstance(header.get("packed", []), list):
-        raise ProtocolError("a batch message without a list of packed messages")
+        raise ProtocolError("a batch message without a list of packed messages", "bad batch", header)
     spec = header.get("_objs")
     if spec is not None:
-        try:
-            if sum(n for _, n in spec) != len(frames) - 1:
-                raise ProtocolError("payload frame count does not match header")
-        except (TypeError, ValueError):
-            raise ProtocolError("malformed payload description") from None
+        if (type(spec) is not list
+                or not all(type(s) is list and len(s) == 2 and type(s[0]) is str and type(s[1]) is int
+                           and s[1] >= 1 for s in spec)):  # (an object is at least its pickle stream)
+            raise ProtocolError("malformed payload description (_objs must be [[name, nframes >= 1], ...])",
+                                "bad _objs", header)
+        if sum(n for _, n in spec) != len(frames) - 1:
+            raise ProtocolError(f"the header describes {sum(n for _, n in spec)} payload frames but "
+                                f"{len(frames) - 1} came", "frame count", header)
     return header, list(frames[1:])
 
 
@@ -224,7 +216,7 @@ def unchunk(frames: list) -> list:
     parts = lead.get("parts")
     if (not isinstance(parts, list) or not all(type(n) is int and n >= 1 for n in parts)
             or sum(parts) != len(frames) - 1):
-        raise ProtocolError("a chunked message whose parts do not match its frames")
+        raise ProtocolError("a chunked message whose parts do not match its frames", "bad chunked")
     import numpy as np
 
     out, i = [], 1

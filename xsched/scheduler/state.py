@@ -59,6 +59,43 @@ from typing import Iterable
 
 from ..keys import key_split
 
+
+def _finite(x) -> bool:
+    return type(x) in (int, float) and math.isfinite(x)
+
+
+def _check_new_task(nt) -> None:
+    """Raise ValueError naming the task and field when ``nt`` (a NewTask) cannot be scheduled.
+
+    The server's schema (``protocol/schemas.py``) refuses such messages already; this keeps
+    the state machine safe for every caller: it runs before ``_ev_update_graph`` mutates
+    anything, and priorities must be finite numbers because every task's priority meets
+    every other's in one heap (a str would meet an int there and raise much later)."""
+    key = nt.key
+    problem = None
+    if not isinstance(key, str):
+        problem = f"its key is {type(key).__name__}, not a string"
+    elif nt.run_spec is not None and not isinstance(nt.run_spec, (bytes, bytearray, memoryview)):
+        problem = f"run_spec is {type(nt.run_spec).__name__}, not bytes"
+    elif not isinstance(nt.dependencies, (list, tuple, set, frozenset)) or not all(
+            isinstance(d, str) for d in nt.dependencies):
+        problem = "dependencies must be a list of key strings"
+    elif not isinstance(nt.priority, (list, tuple)) or not all(map(_finite, nt.priority)):
+        problem = f"priority {nt.priority!r:.80} must be a sequence of finite numbers (int or float)"
+    elif nt.resources is not None and (not isinstance(nt.resources, dict) or not all(
+            isinstance(r, str) and _finite(v) and v >= 0 for r, v in nt.resources.items())):
+        problem = f"resources {nt.resources!r:.80} must map names (str) to amounts (numbers >= 0)"
+    elif nt.workers is not None and (not isinstance(nt.workers, (list, tuple, set, frozenset)) or not all(
+            isinstance(w, (str, int)) and type(w) is not bool for w in nt.workers)):
+        problem = f"workers {nt.workers!r:.80} must be a list of worker addresses or names"
+    elif nt.retries is not None and (type(nt.retries) is not int or nt.retries < 0):
+        problem = f"retries {nt.retries!r:.40} must be an integer >= 0"
+    elif nt.limits is not None and (not isinstance(nt.limits, dict) or not all(
+            isinstance(n, str) and type(v) is int and v >= 0 for n, v in nt.limits.items())):
+        problem = f"limits {nt.limits!r:.80} must map names (str) to integers >= 0"
+    if problem is not None:
+        raise ValueError(f"update-graph: task {key!r:.100}: {problem}; nothing of this graph was added")
+
 __all__ = [
     "SchedulerState", "TaskState", "WorkerState", "InvalidTransition",
     "UpdateGraph", "NewTask", "ClientReleasesKeys", "ClientDesiresKeys", "AddWorker",
@@ -344,6 +381,10 @@ class SchedulerState:
 
     # ------------------------------------------------------------------ event handlers
     def _ev_update_graph(self, ev: UpdateGraph) -> dict:
+        for nt in ev.tasks:  # all of it is checked before anything changes: a bad graph adds nothing
+            _check_new_task(nt)
+        if not all(isinstance(k, str) for k in ev.keys):
+            raise ValueError("update-graph: the wanted keys must be strings; nothing of this graph was added")
         recs: dict[str, str] = {}
         wanted = self.clients.setdefault(ev.client, set())
         new: list[TaskState] = []

@@ -1,0 +1,482 @@
+"""What each wire message may contain: one schema per op and direction, checked once on receipt.
+
+Every listener checks a message against its table before any handler sees it
+(``comm.Listener``/``comm.Connection`` take ``schemas=``), so handlers may rely on the
+fields they read: a required field is there, every field has its declared type and
+bounds. A message that fails gets an error reply when it carries a request id, is logged
+once per peer, op and kind of fault (``BadMessage.kind``), and is dropped; nothing else
+happens. The tables:
+
+==========================  =====================================  ============================
+table                       who receives                           from
+==========================  =====================================  ============================
+``TO_SCHEDULER``            the scheduler's listener               clients and workers
+``TO_WORKER``               a worker's listener (its address)      clients and other workers
+``WORKER_FROM_SCHEDULER``   a worker's connection to the scheduler the scheduler
+``CLIENT_FROM_SCHEDULER``   a client's connection to the scheduler the scheduler
+==========================  =====================================  ============================
+
+Why hand-written: messages are msgpack, so values are exactly ``str``, ``bytes``,
+``int``, ``float``, ``bool``, ``None``, ``list`` and ``dict``, and a check is a handful of
+``type(v) is ...`` tests. JSON-schema libraries know neither bytes nor the difference
+between int and bool, and cost several times more per message on the hot ops
+(task-finished, key-in-memory); lists of keys are checked at C speed
+(``set(map(type, keys))``).
+
+Priorities are lists of finite numbers (int or float, not bool, not str): the scheduler
+and workers compare the priorities of every client's tasks in one heap, so a string at
+some position would meet a number at the same position of another task's priority and
+raise TypeError deep inside the scheduler, long after the message was accepted.
+
+>>> TO_SCHEDULER.check({"op": "task-finished", "key": "x", "nbytes": 8})
+>>> TO_SCHEDULER.check({"op": "task-finished", "nbytes": 8})
+Traceback (most recent call last):
+...
+xsched.protocol.schemas.BadMessage: task-finished: the field 'key' is missing (a key string)
+>>> TO_SCHEDULER.check({"op": "update-graph", "tasks": [{"key": "x", "priority": [0, "a"]}], "keys": ["x"]})
+Traceback (most recent call last):
+...
+xsched.protocol.schemas.BadMessage: update-graph: tasks[0].priority[1] must be a finite number (int or float), not str 'a'
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Iterable
+
+__all__ = [
+    "ProtocolError", "BadMessage", "Spec", "Schema", "Table", "TO_SCHEDULER", "TO_WORKER",
+    "WORKER_FROM_SCHEDULER", "CLIENT_FROM_SCHEDULER", "OPS", "FRAMING_OPS",
+]
+
+
+class ProtocolError(ValueError):
+    """A peer sent bytes that are not an xsched message; the message is dropped.
+
+    ``kind`` names the fault for logging once per peer and kind; ``header`` is the decoded
+    header when there was one (so a request id can still be answered).
+    """
+
+    def __init__(self, message: str, kind: str = "garbage", header: dict | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.header = header
+
+
+class BadMessage(ProtocolError):
+    """A well-formed message whose op is not served here, or whose fields break its schema."""
+
+
+# ---------------------------------------------------------------------- value specs
+def _show(v: Any) -> str:
+    """A short description of a bad value for an error message (never its whole content)."""
+    name = type(v).__name__
+    if isinstance(v, (list, dict, str, bytes)) and len(v) > 40:
+        return f"{name} of length {len(v)}"
+    text = repr(v)
+    return f"{name} {text[:60]}{'...' if len(text) > 60 else ''}"
+
+
+class Spec:
+    """A kind of value: ``ok(v)`` is the fast test; ``why(v, path)`` explains a failure."""
+
+    __slots__ = ("ok", "what", "_why")
+
+    def __init__(self, ok: Callable[[Any], bool], what: str, why: Callable[[Any, str], str] | None = None):
+        self.ok, self.what, self._why = ok, what, why
+
+    def why(self, v: Any, path: str) -> str:
+        if self._why is not None:
+            found = self._why(v, path)
+            if found:
+                return found
+        return f"{path} must be {self.what}, not {_show(v)}"
+
+    def __repr__(self) -> str:
+        return f"<Spec {self.what}>"
+
+
+def text(max_len: int = 4096, what: str | None = None) -> Spec:
+    return Spec(lambda v: type(v) is str and len(v) <= max_len, what or f"a string of at most {max_len} characters")
+
+
+def integer(lo: int = 0, hi: int = 2**63 - 1, what: str | None = None) -> Spec:
+    return Spec(lambda v: type(v) is int and lo <= v <= hi, what or f"an integer in [{lo}, {hi}]")
+
+
+def number(lo: float = -math.inf, hi: float = math.inf, what: str | None = None) -> Spec:
+    def ok(v):
+        t = type(v)
+        return (t is int or (t is float and math.isfinite(v))) and lo <= v <= hi
+
+    return Spec(ok, what or ("a finite number" if lo == -math.inf else f"a finite number >= {lo:g}"))
+
+
+def binary(max_len: int = 2**40) -> Spec:
+    return Spec(lambda v: type(v) is bytes and len(v) <= max_len, "bytes")
+
+
+def one_of(*values) -> Spec:
+    allowed = frozenset(values)
+    return Spec(lambda v: type(v) is str and v in allowed, "one of " + ", ".join(map(repr, sorted(allowed))))
+
+
+def either(*specs: Spec) -> Spec:
+    oks = [s.ok for s in specs]
+    return Spec(lambda v: any(ok(v) for ok in oks), " or ".join(s.what for s in specs))
+
+
+BOOL = Spec(lambda v: type(v) is bool, "true or false")
+SCALAR = Spec(lambda v: v is None or type(v) in (str, int, float, bool), "a string, number, bool or null")
+
+
+def list_of(item: Spec, max_len: int, fast: Callable[[list], bool] | None = None) -> Spec:
+    """A list of at most ``max_len`` items; ``fast`` tests all items at once (C speed)."""
+    iok = item.ok
+    each = fast or (lambda v: all(map(iok, v)))
+
+    def ok(v):
+        return type(v) is list and len(v) <= max_len and each(v)
+
+    def why(v, path):
+        if type(v) is list and len(v) > max_len:
+            return f"{path} has {len(v)} items, more than the {max_len} allowed"
+        if type(v) is list:
+            for i, x in enumerate(v):
+                if not iok(x):
+                    return item.why(x, f"{path}[{i}]")
+        return ""
+
+    return Spec(ok, f"a list of at most {max_len} items, each {item.what}", why)
+
+
+def dict_of(key: Spec, value: Spec, max_len: int) -> Spec:
+    kok, vok = key.ok, value.ok
+
+    def ok(v):
+        return type(v) is dict and len(v) <= max_len and all(kok(k) and vok(x) for k, x in v.items())
+
+    def why(v, path):
+        if type(v) is dict and len(v) > max_len:
+            return f"{path} has {len(v)} entries, more than the {max_len} allowed"
+        if type(v) is dict:
+            for k, x in v.items():
+                if not kok(k):
+                    return key.why(k, f"a key of {path}")
+                if not vok(x):
+                    return value.why(x, f"{path}[{k!r:.60}]")
+        return ""
+
+    return Spec(ok, f"a map of at most {max_len} entries, {key.what} -> {value.what}", why)
+
+
+class Field:
+    """A field of a message or record: its spec, whether it must be there, whether null is allowed."""
+
+    __slots__ = ("spec", "required", "null")
+
+    def __init__(self, spec: Spec, required: bool, null: bool):
+        self.spec, self.required, self.null = spec, required, null
+
+
+def req(spec: Spec) -> Field:
+    """Must be present and not null."""
+    return Field(spec, True, False)
+
+
+def opt(spec: Spec) -> Field:
+    """May be absent (the handler supplies a default), but not null."""
+    return Field(spec, False, False)
+
+
+def maybe(spec: Spec) -> Field:
+    """May be absent or null."""
+    return Field(spec, False, True)
+
+
+_MISSING = object()
+
+
+def _fields(fields: dict[str, Spec | Field]) -> tuple:
+    out = []
+    for name, f in fields.items():
+        if isinstance(f, Spec):
+            f = req(f)
+        out.append((name, f.spec.ok, f.required, f.null, f.spec))
+    return tuple(out)
+
+
+def _first_problem(fields: tuple, h: dict, path: str) -> tuple[str, str] | None:
+    """(kind, explanation) of the first field of ``h`` that breaks ``fields``, or None.
+
+    ``path`` names ``h`` inside the message ("" for the message itself)."""
+    where = f"{path}: " if path else ""
+    for name, ok, required, null, spec in fields:
+        v = h.get(name, _MISSING)
+        if v is _MISSING:
+            if required:
+                return f"missing {name}", f"{where}the field {name!r} is missing ({spec.what})"
+        elif v is None:
+            if not null:
+                return f"null {name}", f"{where}the field {name!r} is null; it must be {spec.what}" + (
+                    "" if required else " or left out")
+        elif not ok(v):
+            return f"bad {name}", spec.why(v, f"{path}.{name}" if path else name)
+    return None
+
+
+def record(fields: dict[str, Spec | Field], extra: Spec | None = None, max_len: int = 256,
+           what: str = "a map") -> Spec:
+    """A map with named fields; other entries (at most ``max_len`` in all) must fit ``extra``
+    (any value when ``extra`` is None: senders may add fields a receiver ignores)."""
+    fs = _fields(fields)
+    known = frozenset(fields)
+    eok = extra.ok if extra is not None else None
+
+    def ok(v):
+        if type(v) is not dict or len(v) > max_len:
+            return False
+        get = v.get
+        for name, fok, required, null, _ in fs:
+            x = get(name, _MISSING)
+            if x is _MISSING:
+                if required:
+                    return False
+            elif x is None:
+                if not null:
+                    return False
+            elif not fok(x):
+                return False
+        if eok is not None:
+            for k, x in v.items():
+                if type(k) is not str or (k not in known and not eok(x)):
+                    return False
+        return True
+
+    def why(v, path):
+        if type(v) is dict and len(v) > max_len:
+            return f"{path} has {len(v)} entries, more than the {max_len} allowed"
+        if type(v) is not dict:
+            return ""
+        found = _first_problem(fs, v, path)
+        if found:
+            return found[1]
+        if eok is not None:
+            for k, x in v.items():
+                if type(k) is not str:
+                    return f"{path} has a key {_show(k)}; keys must be strings"
+                if k not in known and not eok(x):
+                    return extra.why(x, f"{path}.{k:.60}")
+        return ""
+
+    return Spec(ok, what, why)
+
+
+# ---------------------------------------------------------------------- the values of xsched
+#: Bounds: far beyond anything a real cluster sends (a graph of 16 million tasks, a key of
+#: 64 KiB), small enough that a confused or hostile peer is told at once.
+MAX_ITEMS = 2**24
+MAX_KEY = 2**16
+MAX_NAME = 4096
+MAX_PRIORITY = 64
+MAX_RESOURCES = 256
+MAX_TEXT = 2**24
+
+
+def _keys_fast(v: list) -> bool:
+    return not v or (set(map(type, v)) == {str} and max(map(len, v)) <= MAX_KEY)
+
+
+def _numbers_fast(v: list) -> bool:
+    return not v or (set(map(type, v)) <= {int, float} and all(map(math.isfinite, v)))
+
+
+KEY = text(MAX_KEY, "a key string")
+NAME = text(MAX_NAME)
+ADDRESS = text(MAX_NAME, "an address string")
+KEYS = list_of(KEY, MAX_ITEMS, _keys_fast)
+NBYTES = integer(0, 2**63 - 1, "a byte count (an integer >= 0)")
+TIME = number(what="a finite number (seconds)")
+PRIORITY = list_of(number(what="a finite number (int or float)"), MAX_PRIORITY, _numbers_fast)
+PRIORITY.what = "a list of at most 64 finite numbers (int or float; never strings: all priorities share one order)"
+RESOURCES = dict_of(text(256, "a resource name"), number(0, what="a finite amount >= 0"), MAX_RESOURCES)
+LIMITS = dict_of(text(256, "a limit name"), integer(0, 2**31 - 1), MAX_RESOURCES)
+WORKER_NAMES = list_of(either(text(MAX_NAME), integer(-2**63, 2**63 - 1)), 2**16)
+WHO_HAS = dict_of(KEY, list_of(ADDRESS, 2**16), MAX_ITEMS)
+KEY_NBYTES = dict_of(KEY, NBYTES, MAX_ITEMS)
+STIMULUS = text(1024, "a stimulus id string")
+TEXT = text(MAX_TEXT)
+PICKLED = binary()
+UID = text(256, "an id string")
+
+TASK = record({
+    "key": KEY, "run_spec": maybe(PICKLED), "deps": opt(KEYS), "priority": opt(PRIORITY),
+    "resources": maybe(RESOURCES), "workers": maybe(WORKER_NAMES), "allow_other_workers": maybe(BOOL),
+    "retries": maybe(integer(0, 2**31 - 1)), "limits": maybe(LIMITS),
+}, what="a task: a map with a string 'key' (and run_spec, deps, priority, resources, workers, ...)")
+
+METRICS = record({
+    "time": opt(TIME), "rss": opt(NBYTES), "managed": opt(NBYTES), "spilled": opt(NBYTES), "paused": opt(BOOL),
+}, extra=SCALAR, max_len=1024, what="a map of metric name -> string, number, bool or null")
+
+
+# ---------------------------------------------------------------------- messages
+class Schema:
+    """The fields of one op in one direction, and the payload objects it may carry."""
+
+    __slots__ = ("op", "fields", "objects", "required_objects", "_fs")
+
+    def __init__(self, op: str, fields: dict[str, Spec | Field] | None = None, objects: Iterable[str] = (),
+                 required_objects: Iterable[str] = ()):
+        self.op = op
+        self.fields = dict(fields or {})
+        self.fields.setdefault("stimulus_id", maybe(STIMULUS))
+        self.required_objects = frozenset(required_objects)
+        self.objects = frozenset(objects) | self.required_objects
+        self._fs = _fields(self.fields)
+
+    def check(self, h: dict) -> None:
+        """Raise BadMessage naming the first field that breaks the schema."""
+        get = h.get
+        for name, ok, required, null, _ in self._fs:
+            v = get(name, _MISSING)
+            if v is _MISSING:
+                if required:
+                    break
+            elif v is None:
+                if not null:
+                    break
+            elif not ok(v):
+                break
+        else:
+            objs = get("_objs")
+            if objs is None:
+                if self.required_objects:
+                    raise BadMessage(f"{self.op}: the payload object(s) {sorted(self.required_objects)} are missing",
+                                     "missing objects", h)
+                return
+            names = {o[0] for o in objs}  # (decode checked the shape)
+            if names <= self.objects and self.required_objects <= names:
+                return
+            raise BadMessage(f"{self.op}: payload objects {sorted(names)} where {sorted(self.objects) or 'none'} "
+                             f"are allowed and {sorted(self.required_objects) or 'none'} required",
+                             "bad objects", h)
+        kind, why = _first_problem(self._fs, h, "")
+        raise BadMessage(f"{self.op}: {why}", kind, h)
+
+
+class Table(dict):
+    """op -> Schema for one receiver; ``check`` validates a whole message."""
+
+    def __init__(self, name: str, schemas: Iterable[Schema]):
+        super().__init__((s.op, s) for s in schemas)
+        self.name = name
+
+    def check(self, h: dict) -> None:
+        schema = self.get(h["op"])
+        if schema is None:
+            raise BadMessage(f"{self.name} does not handle op {h['op']!r}; it handles {', '.join(sorted(self))}",
+                             "unknown op", h)
+        schema.check(h)
+
+
+S = Schema
+_PING = S("ping")
+
+#: clients and workers -> the scheduler's listener (extension ops included)
+TO_SCHEDULER = Table("the scheduler", [
+    _PING,
+    # from clients
+    S("register-client", {"client": maybe(NAME)}),
+    S("update-graph", {"tasks": opt(list_of(TASK, MAX_ITEMS)), "keys": opt(KEYS)}),
+    S("client-desires-keys", {"keys": opt(KEYS)}),
+    S("client-releases-keys", {"keys": opt(KEYS)}),
+    S("cancel-keys", {"keys": opt(KEYS)}),
+    S("retry-keys", {"keys": opt(KEYS)}),
+    S("who-has", {"keys": opt(KEYS)}),
+    S("who-can-run", {"keys": opt(KEYS)}),
+    S("scatter-done", {"who_has": opt(WHO_HAS), "nbytes": opt(KEY_NBYTES)}),
+    S("close-client"), S("heartbeat-client"), S("scheduler-info"), S("memory-history"), S("start-ipython"),
+    S("run-on-scheduler", objects=("args", "kwargs"), required_objects=("func",)),
+    S("retire-workers", {"workers": maybe(either(ADDRESS, WORKER_NAMES)), "close_workers": maybe(BOOL)}),
+    S("restart", {"timeout": maybe(either(number(0), text(64))), "environment": maybe(UID)}),
+    S("subscribe-progress", {"keys": KEYS, "sub": maybe(UID), "complete": maybe(BOOL)}),
+    S("unsubscribe-progress", {"sub": maybe(UID)}),
+    S("publish-dataset", {"name": text(MAX_NAME, "a non-empty dataset name"), "keys": opt(KEYS),
+                          "override": maybe(BOOL)}, objects=("data",)),
+    S("get-dataset", {"name": maybe(NAME)}),
+    S("list-datasets"),
+    S("unpublish-dataset", {"name": maybe(NAME)}),
+    S("upload-file", {"filename": text(255, "a plain file name")}, objects=("data",)),
+    S("environment-start", {"uid": UID}),
+    S("environment-chunk", {"uid": UID, "seq": integer(-1, 2**31)}, objects=("data",)),
+    S("environment-done", {"uid": UID, "sha256": maybe(text(128)), "nbytes": maybe(NBYTES)}),
+    # from workers
+    S("register-worker", {
+        "address": ADDRESS, "name": maybe(either(NAME, integer(-2**63, 2**63 - 1))),
+        "nthreads": opt(integer(1, 2**16)), "memory_limit": maybe(NBYTES), "resources": maybe(RESOURCES),
+        "pid": maybe(integer(0, 2**31)), "host": maybe(NAME), "local_directory": maybe(TEXT),
+        "prefix": maybe(TEXT), "environment_error": maybe(TEXT)}),
+    S("heartbeat-worker", {"metrics": opt(METRICS), "worker": opt(binary(256))}),  # worker: from its alive thread
+    S("task-finished", {"key": KEY, "nbytes": opt(NBYTES), "type": maybe(NAME), "start": maybe(TIME),
+                        "stop": maybe(TIME)}),
+    S("task-erred", {"key": KEY, "exception": opt(PICKLED), "traceback": opt(PICKLED), "text": opt(TEXT),
+                     "start": maybe(TIME), "stop": maybe(TIME)}),
+    S("add-keys", {"nbytes": opt(KEY_NBYTES)}),
+    S("missing-data", {"key": KEY, "errant_worker": opt(text(MAX_NAME))}),
+    S("reschedule", {"key": KEY}),
+    S("worker-status", {"status": opt(one_of("running", "paused", "closing", "closed"))}),
+    S("unregister-worker", {"reason": opt(TEXT)}),
+    S("retire-worker", {"reason": opt(TEXT)}),
+    S("steal-response", {"key": KEY, "state": maybe(NAME)}),
+    S("task-seceded", {"key": KEY}),
+    S("task-rejoined", {"key": KEY}),
+    S("upload-file-done", {"uid": maybe(text(256)), "filename": maybe(NAME), "error": maybe(TEXT)}),
+    S("environment-ack", {"uid": maybe(UID), "seq": maybe(integer(-1, 2**31)), "error": maybe(TEXT)}),
+    S("environment-ready", {"uid": maybe(UID), "path": maybe(TEXT), "error": maybe(TEXT)}),
+])
+
+#: clients and peer workers -> a worker's listener
+TO_WORKER = Table("a worker", [
+    _PING,
+    S("get-data", {"keys": opt(KEYS), "bulk": maybe(BOOL)}),
+    S("put-data", objects=("data",)),
+    S("run", objects=("args", "kwargs"), required_objects=("func",)),
+    S("start-ipython"),
+])
+
+#: the scheduler -> a worker's connection
+WORKER_FROM_SCHEDULER = Table("a worker (from its scheduler)", [
+    _PING,
+    S("compute-task", {"key": KEY, "run_spec": maybe(PICKLED), "priority": opt(PRIORITY), "who_has": opt(WHO_HAS),
+                       "nbytes": opt(KEY_NBYTES), "resources": maybe(RESOURCES)}),
+    S("free-keys", {"keys": KEYS}),
+    S("acquire-replicas", {"who_has": opt(WHO_HAS), "nbytes": opt(KEY_NBYTES),
+                           "priority": opt(dict_of(KEY, PRIORITY, MAX_ITEMS))}),
+    S("steal-request", {"key": KEY}),
+    S("upload-file", {"filename": text(255, "a plain file name"), "uid": opt(text(256))}, objects=("data",)),
+    S("close-worker", {"restart": maybe(BOOL), "reason": maybe(TEXT), "environment": maybe(TEXT)}),
+    S("environment-start", {"uid": UID, "seq": maybe(integer(-1, 2**31))}),
+    S("environment-chunk", {"uid": UID, "seq": integer(-1, 2**31)}, objects=("data",)),
+    S("environment-done", {"uid": UID, "sha256": maybe(text(128)), "nbytes": maybe(NBYTES)}),
+])
+
+#: the scheduler -> a client's connection
+CLIENT_FROM_SCHEDULER = Table("a client", [
+    _PING,
+    S("key-in-memory", {"key": KEY, "type": maybe(NAME)}),
+    S("task-erred", {"key": KEY, "exception": maybe(PICKLED), "traceback": maybe(PICKLED), "text": maybe(TEXT),
+                     "blame": maybe(KEY)}),
+    S("key-lost", {"key": KEY}),
+    S("key-cancelled", {"key": KEY, "reason": maybe(TEXT)}),
+    S("warning", {"text": maybe(TEXT)}),
+    S("scheduler-closing"),
+    S("progress", {"sub": maybe(UID), "groups": maybe(dict_of(text(MAX_KEY), list_of(integer(), 3), MAX_ITEMS)),
+                   "done": maybe(BOOL)}),
+])
+
+#: ops of the framing itself (comm.py and messages.py), not of any handler
+FRAMING_OPS = frozenset({"reply", "batch", "chunked"})
+
+#: every op that may appear on the wire
+OPS = frozenset().union(TO_SCHEDULER, TO_WORKER, WORKER_FROM_SCHEDULER, CLIENT_FROM_SCHEDULER, FRAMING_OPS)
