@@ -90,19 +90,61 @@ class RemoteTraceback(Exception):
         return self.tb
 
 
-def pack_exception(exc: BaseException) -> tuple[bytes, bytes, str]:
+def _safe_text(exc: BaseException) -> str:
+    """``Type: message``, even for an exception whose ``str()`` itself raises."""
+    try:
+        return f"{type(exc).__name__}: {exc}"
+    except Exception:  # noqa: BLE001 - a broken __str__ must not hide the error it describes
+        return f"{type(exc).__name__} (its message could not be printed)"
+
+
+def _travels_as_itself(exc: BaseException) -> bool:
+    """Whether the receiver can raise ``exc`` as it is.
+
+    A BaseException that is not an Exception (``asyncio.CancelledError``, ``SystemExit``,
+    ``KeyboardInterrupt``, ...) raised in the client's event loop would cancel the call or
+    stop the loop instead of reaching the user; a ``StopIteration`` cannot be raised through
+    a coroutine or set on an asyncio future at all (PEP 479).
+    """
+    return isinstance(exc, Exception) and not isinstance(exc, StopIteration)
+
+
+def pack_exception(exc: BaseException, key: str | None = None) -> tuple[bytes, bytes, str]:
     """(pickled exception, traceback text as bytes, one-line text) for the wire.
 
-    An exception that cannot be pickled travels as a RuntimeError naming it.
+    ``key`` names the task (or call) that raised, in the errors that stand in for ``exc``:
+    an exception that cannot be pickled, or that the receiver cannot raise as itself (see
+    ``_travels_as_itself``), travels as a RuntimeError naming it. Never raises, even for an
+    exception whose ``str()`` raises: a failure to report a failure would be silent.
+
+    >>> blob, tb, text = pack_exception(SystemExit(3), key="f-1")
+    >>> text, type(unpack_exception(blob, tb)).__name__
+    ('SystemExit: 3', 'RuntimeError')
     """
-    tb = "".join(_tb.format_exception(type(exc), exc, exc.__traceback__))
-    text = f"{type(exc).__name__}: {exc}"
     try:
-        blob = cloudpickle.dumps(exc, protocol=5)
-        pickle.loads(blob)
-    except Exception:
-        blob = cloudpickle.dumps(RuntimeError(f"(exception could not be pickled) {text}"), protocol=5)
-    return blob, tb.encode(), text
+        tb = "".join(_tb.format_exception(type(exc), exc, exc.__traceback__))
+    except Exception:  # noqa: BLE001
+        tb = f"(the traceback of {type(exc).__name__} could not be formatted)\n"
+    text = _safe_text(exc)
+    what = f"task {key!r}" if key is not None else "the remote call"
+    if not _travels_as_itself(exc):
+        kind = "a StopIteration" if isinstance(exc, StopIteration) else "a BaseException that is not an Exception"
+        stand_in: BaseException | None = RuntimeError(
+            f"{what} raised {text}: {kind}, which cannot be raised as itself here without cancelling or "
+            "stopping the caller, so it arrives as this RuntimeError (the remote traceback is attached). "
+            "Raise an Exception subclass in tasks to catch it by type.")
+    else:
+        stand_in = None
+        try:
+            blob = cloudpickle.dumps(exc, protocol=5)
+            pickle.loads(blob)
+        except Exception as e:  # noqa: BLE001
+            stand_in = RuntimeError(
+                f"the exception of {what} could not be pickled ({_safe_text(e)}): {text}. Exceptions "
+                "raised in tasks must be picklable (module-level classes whose args rebuild them).")
+    if stand_in is not None:
+        blob = cloudpickle.dumps(stand_in, protocol=5)
+    return blob, tb.encode(errors="replace"), text
 
 
 def unpack_exception(blob: bytes | None, tb: bytes | None, text: str = "") -> BaseException:
@@ -114,6 +156,9 @@ def unpack_exception(blob: bytes | None, tb: bytes | None, text: str = "") -> Ba
         exc = RuntimeError(f"{text} (the exception could not be unpickled here: {e})")
     if not isinstance(exc, BaseException):
         exc = RuntimeError(text or repr(exc))
+    elif not _travels_as_itself(exc):  # from a peer that sent it as itself
+        exc = RuntimeError(f"the remote call raised {text or _safe_text(exc)}, which cannot be raised as itself "
+                           "here without cancelling or stopping the caller")
     if tb:
         exc.__cause__ = RemoteTraceback("\n\"\"\"\n" + bytes(tb).decode(errors="replace") + '"""')
     return exc

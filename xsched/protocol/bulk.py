@@ -395,14 +395,26 @@ def host_of(address: str) -> str:
     return split(address, default_port=0)[0]
 
 
-async def get_data(conn, keys: list[str], address: str, timeout: float | None = 300) -> dict:
+async def get_data(conn, keys: list[str], address: str, timeout: float | None = 300,
+                   errors: dict | None = None) -> dict:
     """Ask the worker at ``address`` (over ``conn``) for ``keys``; large buffers come in bulk.
+
+    Keys the worker does not have are left out. Keys it has but cannot send (the reply's
+    ``errors``: key -> why) go into ``errors`` when given, and the other keys arrive as
+    usual; without it they raise SerializationError naming them.
 
     >>> # data = await get_data(pool.get(addr), ["x"], addr)
     """
     import asyncio
 
     reply, payload = await conn.request({"op": "get-data", "keys": keys, "bulk": True}, timeout=timeout)
+    failed = reply.get("errors")
+    if isinstance(failed, dict) and failed:
+        if errors is None:
+            from .serialize import SerializationError
+
+            raise SerializationError("; ".join(str(why) for why in failed.values()))
+        errors.update(failed)
     bulk = reply.get("bulk")
     if bulk:
         host = host_of(address)

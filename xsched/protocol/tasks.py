@@ -96,8 +96,16 @@ _MISSING = object()
 _functions = _FunctionCache()
 
 
+class _FunctionLoadError(Exception):
+    """Unpickling a task's function failed (raised inside the task spec's unpickling, so that
+    ``loads_task`` can tell the function from the arguments)."""
+
+
 def _load_function(blob: bytes):
-    return _functions.get(blob)
+    try:
+        return _functions.get(blob)
+    except Exception as e:  # noqa: BLE001 - ImportError, AttributeError, whatever its reducer raises
+        raise _FunctionLoadError(e) from e
 
 
 class _Func:
@@ -187,6 +195,29 @@ def _find_unpicklable(task) -> str:
     return _describe(task)
 
 
-def loads_task(blob) -> Any:
-    """The task spec back from bytes (on the worker that runs it)."""
-    return pickle.loads(blob)
+def loads_task(blob, key: str | None = None, where: str = "this worker") -> Any:
+    """The task spec back from bytes (on the worker that runs it).
+
+    Raises SerializationError naming the task ``key``, whether its function or its
+    arguments failed to unpickle, why, and what to do -- usually a module that the client
+    has and ``where`` (the worker) has not.
+
+    >>> loads_task(b"not a pickle", key="f-1")
+    Traceback (most recent call last):
+    ...
+    xsched.protocol.serialize.SerializationError: could not unpickle the arguments of task 'f-1' on this worker: ...
+    """
+    try:
+        return pickle.loads(blob)
+    except _FunctionLoadError as e:
+        cause = e.__cause__ or e
+        part, hint = "function", ("The function must be importable there: install its module on the workers, "
+                                  "send it with client.upload_file, or define it in the notebook or script so "
+                                  "that it travels by value.")
+    except Exception as e:  # noqa: BLE001
+        cause = e
+        part, hint = "arguments", ("The classes of the arguments must be importable there: install their "
+                                   "module on the workers or send it with client.upload_file.")
+    name = f"task {key!r}" if key is not None else "a task"
+    raise SerializationError(f"could not unpickle the {part} of {name} on {where}: "
+                             f"{type(cause).__name__}: {cause}. {hint}") from cause

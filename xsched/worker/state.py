@@ -98,11 +98,16 @@ class ExecuteFailure:
 
 @dataclass(slots=True)
 class GatherDepSuccess:
-    """Data arrived from ``worker`` (stored by the server); ``nbytes`` per key received."""
+    """Data arrived from ``worker`` (stored by the server); ``nbytes`` per key received.
+
+    ``errors``: keys the holder has but cannot send (their value cannot be pickled), each
+    with ``(exception, traceback, text)`` for the tasks here that needed it.
+    """
 
     worker: str
     nbytes: dict
     stimulus_id: str = field(default_factory=lambda: _sid("gather-success"))
+    errors: dict = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -451,10 +456,33 @@ class WorkerState:
                     self._to_memory(ts, ev.nbytes[key], ev.stimulus_id)
                     added[key] = ev.nbytes[key]
                     self.counts["fetched"] += 1
+            elif key in ev.errors:
+                self._fetch_unsendable(ts, ev.worker, ev.errors[key], ev.stimulus_id)
             else:
                 self._fetch_failed(ts, ev.worker, ev.stimulus_id)
         if added:
             self._out.append(SendToScheduler({"op": "add-keys", "nbytes": added}))
+
+    def _fetch_unsendable(self, ts: WTaskState, worker: str, error: tuple, sid: str) -> None:
+        """``worker`` holds ``ts`` but cannot send it: the tasks here that need it fail.
+
+        Not missing data: the holder has the value, and computing it again would make the
+        same unsendable value -- reported as missing, it was recomputed over and over with
+        no error. The scheduler hears ``task-erred`` for each dependent (it erred here, as
+        far as it knows); the key itself is dropped here, nothing is said about its holder.
+        """
+        exception, traceback, text = error
+        for dts in sorted(ts.dependents, key=lambda d: d.key):
+            if dts.state != "waiting":
+                continue
+            self._out.append(SendToScheduler({
+                "op": "task-erred", "key": dts.key, "exception": exception, "traceback": traceback,
+                "text": f"input {ts.key!r} of this task is on worker {worker}, which cannot send it: {text}",
+            }))
+            self._release(dts, sid)
+        if self.tasks.get(ts.key) is ts and ts.state in ("flight", "cancelled"):
+            self._set(ts, "released", sid)
+            self._forget(ts)
 
     def _ev_gather_failure(self, ev: GatherDepFailure) -> None:
         keys = self.in_flight_workers.pop(ev.worker, set()) | set(ev.keys)
