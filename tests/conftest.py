@@ -6,6 +6,11 @@ loopback. Most share the session ``cluster`` (2 workers x 1 thread; starting one
 about a second) through a fresh ``client`` per test; tests that kill or rescale
 processes start their own cluster with ``own_cluster``.
 
+Cluster tests run every scheduler with ``scheduler.validate`` on (``XSCHED_SCHEDULER__VALIDATE``,
+unless the environment already sets it): the scheduler checks its state's invariants after
+its events and, on a violation, warns its clients and closes; the test then fails (its
+futures are lost) and, even if it passed, fails at teardown with the scheduler's report.
+
 Helpers for tests (not fixtures): ``wait_until`` polls a condition up to a deadline
 (deadlines for conditions are fine; durations are never asserted), ``Gate`` lets a test
 hold tasks on a worker until it opens a file.
@@ -14,6 +19,7 @@ hold tasks on a worker until it opens a file.
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import time
 import uuid
@@ -75,6 +81,66 @@ def _no_children_left():
         except psutil.Error:
             described.append(str(p.pid))
     assert not alive, "child processes survived the test session:\n" + "\n".join(described)
+
+
+VALIDATE_VAR = "XSCHED_SCHEDULER__VALIDATE"
+
+
+class _ViolationRecorder(logging.Handler):
+    """Keeps the log records that report a broken scheduler invariant."""
+
+    def __init__(self, marker: str):
+        super().__init__(logging.WARNING)
+        self.marker = marker
+        self.reports: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = record.getMessage()
+        except Exception:  # a record that cannot format is not ours
+            return
+        if self.marker in text:
+            self.reports.append(text)
+
+
+@pytest.fixture(autouse=True)
+def _validated_schedulers(request):
+    """Cluster tests: schedulers validate their state after events; a violation fails the test.
+
+    The scheduler (a process of its own, or in this one) tells its clients with a warning
+    that the client logs under ``xsched.client``; an in-process scheduler also logs it
+    under ``xsched.scheduler``. Both reach the ``xsched`` logger, where this fixture listens.
+    """
+    if request.node.get_closest_marker("cluster") is None:
+        yield None
+        return
+    from xsched import config
+    from xsched.scheduler.server import INVARIANT_VIOLATED
+
+    old = os.environ.get(VALIDATE_VAR)
+    if old is None:
+        os.environ[VALIDATE_VAR] = "true"
+        config.refresh()
+    recorder = _ViolationRecorder(INVARIANT_VIOLATED)
+    logging.getLogger("xsched").addHandler(recorder)
+    try:
+        yield recorder
+    finally:
+        logging.getLogger("xsched").removeHandler(recorder)
+        if old is None:
+            os.environ.pop(VALIDATE_VAR, None)
+            config.refresh()
+    if recorder.reports:
+        pytest.fail("a scheduler found its state broken during this test:\n" + "\n".join(recorder.reports),
+                    pytrace=False)
+
+
+@pytest.fixture
+def invariant_reports(_validated_schedulers):
+    """The reports of broken scheduler invariants seen so far in this (cluster) test, for a
+    test that breaks one on purpose: it checks them, then clears the list."""
+    assert _validated_schedulers is not None, "invariant_reports is for tests marked cluster"
+    return _validated_schedulers.reports
 
 
 # ---------------------------------------------------------------------- helpers

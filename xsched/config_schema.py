@@ -174,7 +174,8 @@ SCHEMA = S("xsched configuration", {
         "worker-saturation": L(number(0, lo_open=True) | choice("inf"),
             "Root tasks sent to a worker per thread before the rest wait in the scheduler's queue; "
             "1.0 keeps memory low, 'inf' sends every runnable task at once."),
-        "worker-ttl": L(DURATION, "A worker silent this long is declared dead."),
+        "worker-ttl": L(DURATION, "A worker silent this long is declared dead (its heartbeats come from a "
+                                  "thread of their own, so a busy event loop does not silence it)."),
         "allowed-failures": L(number(0, integer=True),
             "Worker deaths a task may cause before it fails with KilledWorker."),
         "bandwidth": L(BYTES, "Estimated bytes per second between workers, to weigh transfers in placement."),
@@ -184,6 +185,8 @@ SCHEMA = S("xsched configuration", {
         "unknown-task-duration": L(DURATION, "Duration assumed for a kind of task never seen before."),
         "work-stealing": L(BOOL, "Idle workers take waiting tasks from saturated ones when moving the "
                                  "inputs costs little against the tasks' expected duration."),
+        "validate": L(BOOL, "Check every invariant of the scheduler's state after its events (slow; for "
+                            "tests and debugging): a violation is logged with its story and closes the scheduler."),
     }),
     "worker": S("Worker processes.", {
         "nthreads": L(number(1, integer=True) | NULL, "Threads per worker process; null: one per CPU core."),
@@ -200,6 +203,8 @@ SCHEMA = S("xsched configuration", {
         "resources": OpenMap(AMOUNT,
             "Abstract resources the worker offers, e.g. GPU: 2; names keep their case."),
         "heartbeat-interval": L(DURATION, "How often the worker reports to the scheduler."),
+        "reconnect-timeout": L(DURATION, "How long a worker its nanny restarted (after it lost its scheduler, "
+                                         "or crashed) waits for the scheduler before it exits for good."),
         "local-directory": L(STR | NULL,
             "Directory for spilled data; null: under the system temp directory."),
         "connections": S("Concurrent data transfers.", {

@@ -9,7 +9,11 @@ Data flow::
     retire-workers (client) / retire-worker (a worker, on --lifetime or SIGTERM)
         -> RetireWorkers event -> acquire-replicas to destinations ... add-keys back
         -> close-worker to the drained worker + WorkerRetired -> the waiting request answered
-    ttl loop: a worker silent for scheduler.worker-ttl is removed
+    ttl loop: a worker silent for scheduler.worker-ttl is removed. Workers also send
+        heartbeats from a thread of their own (worker/heartbeat.py), so a worker whose event
+        loop is blocked stays
+    validate (scheduler.validate): SchedulerState.validate() after the events; a violation
+        is logged with its story, told to the clients, and closes the scheduler
     extensions: progress (progress.py), publish (datasets, publish.py), uploads (upload_file,
         uploads.py), environments (restart(environment=...), environments.py)
     restart (client) -> Restart event: clients hear key-cancelled, workers close-worker
@@ -34,7 +38,7 @@ from .. import config
 from ..comm import Listener
 from ..errors import KilledWorker, pack_exception
 from ..protocol.messages import unpack_objects
-from ..protocol import registry
+from ..protocol import registry, schemas
 from ..protocol.addressing import default_contact_ip, is_wildcard, join, split
 from ..protocol.registry import read_scheduler_file, write_scheduler_file  # noqa: F401 (used by callers)
 from ..protocol.remote import call_user_function
@@ -47,6 +51,10 @@ from .state import (
 )
 
 logger = logging.getLogger("xsched.scheduler")
+
+#: How a report of a broken invariant starts, in the log and in the warning sent to clients
+#: (tests look for it).
+INVARIANT_VIOLATED = "scheduler invariant violated"
 
 
 class Scheduler:
@@ -80,6 +88,13 @@ class Scheduler:
         self.client_peer: dict[str, bytes] = {}
         self.peer_client: dict[bytes, str] = {}
         self.last_seen: dict[str, float] = {}
+        # scheduler.validate: check the state's invariants after events (see _validate)
+        self.validating = bool(config.get("scheduler.validate", False))
+        self.invariant_violations: list[str] = []  # reports of what validate() found broken
+        self._unvalidated: deque = deque(maxlen=200)  # (event, stimulus_id) since the last check
+        self._validate_timer: asyncio.TimerHandle | None = None
+        self._next_validation = 0.0
+        self._closing: asyncio.Future | None = None  # a close() the scheduler started by itself
         self.events: deque = deque(maxlen=10_000)  # (time, kind, detail) for users and tests
         self.status = "created"
         self._tasks: set[asyncio.Task] = set()
@@ -129,7 +144,8 @@ class Scheduler:
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self, address: str = "tcp://127.0.0.1:0") -> "Scheduler":
-        self.listener = Listener(self.security, self._handle, self._peer_gone, name="scheduler")
+        self.listener = Listener(self.security, self._handle, self._peer_gone, name="scheduler",
+                                 schemas=schemas.TO_SCHEDULER)
         bound = self.listener.bind(address)
         host, port = split(bound)
         # bound to every interface: advertise the address other hosts most likely reach
@@ -156,6 +172,9 @@ class Scheduler:
             await self._closed.wait()
             return
         self.status = "closing"
+        if self._validate_timer is not None:
+            self._validate_timer.cancel()
+            self._validate_timer = None
         for peer in list(self.client_peer.values()):
             self.listener.send(peer, {"op": "scheduler-closing"})
         for peer in list(self.worker_peer.values()):
@@ -189,6 +208,14 @@ class Scheduler:
     # ------------------------------------------------------------------ event glue
     def handle(self, *events) -> None:
         """Feed events to the state machine; send the messages it returns."""
+        try:
+            self._handle_events(events)
+        finally:
+            if self.validating and self.status == "running":
+                self._unvalidated.extend((type(ev).__name__, getattr(ev, "stimulus_id", "")) for ev in events)
+                self._validate()
+
+    def _handle_events(self, events) -> None:
         for inst in self.state.handle(*events):
             if type(inst) is ToWorker:
                 peer = self.worker_peer.get(inst.worker)
@@ -201,6 +228,79 @@ class Scheduler:
                 raise TypeError(f"unknown scheduler instruction {inst!r}")
             if peer is not None:
                 self.listener.send(peer, inst.msg)
+
+    # ------------------------------------------------------------------ validation
+    def _validate(self) -> None:
+        """Run ``SchedulerState.validate()`` now, or soon if the last run was recent.
+
+        validate() walks every task (tens of milliseconds at 10,000 tasks), so it runs after
+        each event while that is cheap and at most a third of the time under load: after a
+        check that took ``d`` seconds the next waits until ``2 d`` have passed, and one is
+        then scheduled, so the state after the last event is always checked. The events
+        since the previous check go into the report.
+        """
+        if self._validate_timer is not None:
+            return
+        wait = self._next_validation - time.perf_counter()
+        if wait > 0:
+            self._validate_timer = asyncio.get_running_loop().call_later(wait, self._validate_now)
+        else:
+            self._validate_now()
+
+    def _validate_now(self) -> None:
+        self._validate_timer = None
+        if self.status != "running":
+            return
+        start = time.perf_counter()
+        try:
+            self.state.validate()
+        except Exception as e:  # noqa: BLE001 - every failure of validate() is a broken invariant
+            self._invariant_violated(e)
+            return
+        finally:
+            end = time.perf_counter()
+            self._next_validation = end + 2 * (end - start)
+        self._unvalidated.clear()
+
+    def _invariant_violated(self, exc: Exception) -> None:
+        """Fail fast: log the violation with its story, tell the clients, close the scheduler.
+
+        Going on with a corrupt state would turn one bug into lost or wrong results later,
+        far from its cause; clients instead hear why their futures are lost (a warning, then
+        ``scheduler-closing``), and the report stays in ``invariant_violations``.
+        """
+        import traceback
+
+        events = list(self._unvalidated)
+        keys = self._keys_named(exc)
+        report = (f"{INVARIANT_VIOLATED} (scheduler.validate is on): {type(exc).__name__}: {exc}\n"
+                  f"after events: {events[-20:]}\n"
+                  + "".join(f"story of {k!r}: {self.state.story(k)[-20:]}\n" for k in keys)
+                  + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+        self.invariant_violations.append(report)
+        self.events.append((time.time(), "invariant-violated", str(exc), events[-20:]))
+        logger.critical("%s", report)
+        text = (f"{INVARIANT_VIOLATED}: {type(exc).__name__}: {exc} (after {events[-5:]}); the scheduler "
+                "closes rather than run on a corrupt state. Its log holds the story; please report it.")
+        for peer in list(self.client_peer.values()):
+            self.listener.send(peer, {"op": "warning", "text": text})
+        # (not _spawn: close() cancels the tasks in self._tasks, and must not cancel itself)
+        self._closing = asyncio.ensure_future(self.close())
+
+    def _keys_named(self, exc: Exception, most: int = 5) -> list[str]:
+        """Task keys an assertion names (validate() puts keys in its messages), for their stories."""
+        words: list[str] = []
+
+        def walk(x) -> None:
+            if isinstance(x, str):
+                words.append(x)
+                words.extend(w.strip("'\"(),:") for w in x.split())
+            elif isinstance(x, (tuple, list)):
+                for y in x:
+                    walk(y)
+
+        walk(exc.args)
+        return list(dict.fromkeys(w for w in words if w in self.state.tasks))[:most]
 
     def _peer_gone(self, peer: bytes) -> None:
         if peer in self.peer_worker:
@@ -275,17 +375,28 @@ class Scheduler:
         self.handle(RemoveClient(client))
 
     async def _ttl_loop(self) -> None:
+        """Remove workers silent for ``scheduler.worker-ttl``.
+
+        Workers beat from a thread of their own, so silence means a gone, stopped or hung
+        process, not a busy event loop. (When the scheduler's own loop was blocked, the
+        receive loop drains the heartbeats that arrived meanwhile before this loop wakes:
+        tests/test_heartbeat_starvation.py checks that nobody is removed for it.)
+        """
         ttl = parse_timedelta(config.get("scheduler.worker-ttl", "30s"))
         while True:
             await asyncio.sleep(min(ttl / 4, 1.0))
             now = time.monotonic()
             for addr, seen in list(self.last_seen.items()):
                 if now - seen > ttl:
-                    self._remove_worker(addr, f"no heartbeat for {ttl:.0f}s")
+                    self._remove_worker(addr, f"no heartbeat for {ttl:g}s")
 
     # ------------------------------------------------------------------ messages
     def register_op(self, op: str, handler) -> None:
-        """Let an extension serve a client op: ``handler(peer, header, payload)``."""
+        """Let an extension serve a client op: ``handler(peer, header, payload)``.
+
+        The op's fields are declared in ``protocol/schemas.py`` (checked before any handler)."""
+        if op not in schemas.TO_SCHEDULER:
+            raise ValueError(f"op {op!r} has no schema: declare its fields in protocol/schemas.py TO_SCHEDULER")
         self._extension_ops[op] = handler
 
     def send_to_client(self, client: str, msg: dict) -> None:
@@ -299,6 +410,15 @@ class Scheduler:
         ext = self._extension_ops.get(op)
         if ext is not None:
             return ext(peer, header, payload)
+        if op == "heartbeat-worker" and "worker" in header:
+            # from a worker's liveness thread, on a socket of its own (so another peer), on behalf
+            # of the registration whose connection id it names; one we removed is ignored here
+            # (its own connection hears that it was removed)
+            wid = header["worker"]
+            alive = self.peer_worker.get(wid) if isinstance(wid, bytes) else None
+            if alive is not None:
+                self.last_seen[alive] = time.monotonic()
+            return None
         worker = self.peer_worker.get(peer)
         if worker is not None:
             self.last_seen[worker] = time.monotonic()
@@ -412,9 +532,7 @@ class Scheduler:
     def _op_update_graph(self, peer, h, payload):
         client = self._client_of(peer)
         tasks = []
-        for t in h.get("tasks", ()):
-            if not isinstance(t, dict) or not isinstance(t.get("key"), str):
-                raise ValueError("update-graph: each task needs a string 'key'")
+        for t in h.get("tasks", ()):  # (fields checked by schemas.TO_SCHEDULER)
             tasks.append(NewTask(t["key"], t.get("run_spec"), list(t.get("deps", ())), tuple(t.get("priority", (0,))),
                                  t.get("resources"), t.get("workers"), bool(t.get("allow_other_workers", False)),
                                  int(t.get("retries", 0) or 0), t.get("limits")))
@@ -512,10 +630,7 @@ class Scheduler:
 
     async def _op_retire_workers(self, peer, h, payload):
         self._client_of(peer)
-        workers = h.get("workers")
-        if workers is not None and not isinstance(workers, (list, str)):
-            raise TypeError("retire-workers: 'workers' must be a list of addresses or names, or None")
-        return {"retired": await self.retire_workers(workers, bool(h.get("close_workers", True)))}
+        return {"retired": await self.retire_workers(h.get("workers"), bool(h.get("close_workers", True)))}
 
     async def _op_restart(self, peer, h, payload):
         client = self._client_of(peer)

@@ -13,9 +13,13 @@ Data flow::
                                               If it exits before registering there, it is started
                                               with the previous Python again, told why
                                               (XSCHED_ENVIRONMENT_ERROR), and reports it
-            died (signal, crash, other)    -> restarted (same name, new port); a worker that
-                                              lost its scheduler exits 1 and so gets one
-                                              restart, i.e. one more connect timeout to return
+            died (signal, crash, other)    -> restarted (same name, new port) after a backoff
+                                              that doubles per quick death (0.1 s .. 5 s) and
+                                              starts over once a worker ran STABLE_SECONDS. A
+                                              worker that lost its scheduler exits 1 too; every
+                                              restarted worker gets XSCHED_NANNY_RESTARTS and so
+                                              waits worker.reconnect-timeout for the scheduler
+                                              (restarted on the same address) before exit 69
             RSS > terminate * limit        -> SIGKILL, then restarted
         SIGTERM/SIGINT                     -> forwarded (SIGTERM) to every child, which retires
                                               gracefully (its data moved to other workers), then
@@ -43,7 +47,7 @@ import psutil
 
 logger = logging.getLogger("xsched.nanny")
 
-__all__ = ["Nanny", "nanny_action", "EXIT_RESTART", "EXIT_CANNOT_CONNECT"]
+__all__ = ["Nanny", "nanny_action", "EXIT_RESTART", "EXIT_CANNOT_CONNECT", "RESTARTED_VAR"]
 
 
 #: Exit code of a worker that could not register with its scheduler (unreachable, refused):
@@ -53,6 +57,16 @@ EXIT_CANNOT_CONNECT = 69  # EX_UNAVAILABLE (sysexits.h)
 #: Exit code of a worker the scheduler asked to restart (``client.restart()``): the nanny
 #: starts it again at once, without counting it as a crash.
 EXIT_RESTART = 75  # EX_TEMPFAIL (sysexits.h)
+
+#: Set for a worker the nanny starts again (its value: the restarts so far). Such a worker
+#: lost its scheduler or crashed; the scheduler may be restarting as well, so it waits
+#: ``worker.reconnect-timeout`` to register rather than ``comm.timeouts.connect``.
+RESTARTED_VAR = "XSCHED_NANNY_RESTARTS"
+
+#: A worker that ran this long before it died was not crash-looping: its next restart
+#: waits the shortest backoff again, so a long-lived cluster that loses workers now and
+#: then (killed by a user, OOM, chaos tests) does not end up waiting 5 s per restart.
+STABLE_SECONDS = 10.0
 
 
 def nanny_action(returncode: int | None, rss: int, limit: int | None, terminate: float | bool | None) -> str:
@@ -78,6 +92,8 @@ class _Child:
         self.env_error: str | None = None  # told to the next start after a failed environment
         self.proc = None
         self.restarts = 0
+        self.starts = 0  # processes started for this worker so far
+        self.started_at = 0.0  # time.monotonic() of the last start
         self.backoff = 0.1
         self.next_start = 0.0
 
@@ -104,6 +120,10 @@ class Nanny:
 
         log = self._log_path(child)
         extra = {}
+        if child.starts:
+            extra[RESTARTED_VAR] = str(child.starts)
+        child.starts += 1
+        child.started_at = time.monotonic()
         if child.env_error:
             extra["XSCHED_ENVIRONMENT_ERROR"] = child.env_error
             child.env_error = None
@@ -216,6 +236,8 @@ class Nanny:
     def _schedule_restart(self, child: _Child, now: float) -> None:
         child.proc = None
         child.restarts += 1
+        if now - child.started_at >= STABLE_SECONDS:
+            child.backoff = 0.1
         child.next_start = now + child.backoff
         child.backoff = min(child.backoff * 2, 5.0)
 

@@ -3,13 +3,19 @@
 Data flow::
 
     scheduler --compute-task/free-keys--> Connection --events--> WorkerState.handle
-    peers/clients --get-data/put-data/run--> Listener (this worker's address)
+    peers/clients --get-data/put-data/run--> Listener (this worker's address); the slow parts
+        (reading spilled values back, pickling and unpickling data, a plain function of
+        client.run) run in threads, so the loop keeps answering everyone meanwhile
     WorkerState instructions:
         Execute(key)       -> thread pool runs the task -> ExecuteSuccess/Failure event
         GatherDep(w, keys) -> get-data request to peer w -> GatherDepSuccess/Failure event
         FreeData(keys)     -> delete from the data store
         SendToScheduler    -> batched message on the scheduler connection
     heartbeat loop: every worker.heartbeat-interval, metrics to the scheduler
+    alive thread (worker/heartbeat.py): every worker.heartbeat-interval, a heartbeat from a
+        thread and socket of its own, so a blocked event loop does not look like a dead worker
+    scheduler lost (connection dropped): close, exit 1; the nanny starts the worker again,
+        and the new process waits up to worker.reconnect-timeout for the scheduler to return
     task thread: secede() -> Secede event (slot free: another task starts; scheduler told
         task-seceded); rejoin() -> Rejoin event, the thread waits until Rejoined
     scheduler --steal-request--> StealRequest event --steal-response--> scheduler
@@ -46,18 +52,21 @@ from typing import Any
 import psutil
 
 from .. import config
-from ..comm import CommClosedError, Connection, ConnectionPool, Listener, RemoteError
-from ..errors import pack_exception
+from ..comm import CommClosedError, Connection, ConnectionPool, Listener, Msg, RemoteError
+from ..errors import _safe_text, pack_exception
 from ..graph.spec import Task, execute
 from ..protocol.bulk import BulkServer, get_data, serve_data
+from ..protocol import schemas
 from ..protocol.messages import split_objects, unpack_objects
-from ..protocol.remote import call_user_function
+from ..protocol.remote import wants
 from ..protocol.addressing import is_loopback, is_wildcard, join, local_ip_for, split
 from ..protocol.security import Security
+from ..protocol.serialize import SerializationError, dumps
 from ..protocol.tasks import loads_task
 from ..sizeof import sizeof
 from ..units import parse_bytes, parse_timedelta
 from .memory import MemoryMonitor, Thresholds
+from .nanny import RESTARTED_VAR
 from .. import task_context
 from .state import (
     AcquireReplicas, ComputeTask, Execute, ExecuteFailure, ExecuteSuccess, FreeData, FreeKeys, GatherDep,
@@ -91,6 +100,50 @@ def lifetime_after(lifetime: float | None, stagger: float = 0.0, rng=random) -> 
         return None
     lifetime, stagger = max(float(lifetime), 0.0), max(float(stagger or 0), 0.0)
     return lifetime - rng.uniform(0.0, min(stagger, lifetime))
+
+
+def registration_timeout(environ=os.environ) -> float:
+    """Seconds a starting worker waits for the scheduler to accept its registration.
+
+    A first start waits ``comm.timeouts.connect``: a wrong address or secret is reported
+    quickly. A worker its nanny restarted (``XSCHED_NANNY_RESTARTS`` set) lost its scheduler
+    or crashed; the scheduler may itself be restarting, so it waits at least
+    ``worker.reconnect-timeout``.
+
+    >>> registration_timeout({}) == parse_timedelta(config.get("comm.timeouts.connect"))
+    True
+    >>> registration_timeout({RESTARTED_VAR: "1"}) >= parse_timedelta(config.get("worker.reconnect-timeout"))
+    True
+    """
+    timeout = parse_timedelta(config.get("comm.timeouts.connect", "10s"))
+    if environ.get(RESTARTED_VAR):
+        timeout = max(timeout, parse_timedelta(config.get("worker.reconnect-timeout", "20s")))
+    return timeout
+
+
+def _call_in_thread(func, args, kwargs) -> tuple:
+    """(In a pool thread) ``(True, func(*args, **kwargs))`` or ``(False, packed exception)``.
+
+    Never raises, for the reasons of ``Worker._run_task``: some exceptions do not survive
+    the trip through the pool's future unchanged.
+    """
+    try:
+        return True, func(*args, **kwargs)
+    except BaseException as e:  # noqa: BLE001
+        return False, pack_exception(e)
+
+
+def _dumps_in_thread(obj) -> tuple:
+    """(In a thread) ``(True, frames of obj)`` or ``(False, packed SerializationError)``."""
+    try:
+        return True, dumps(obj)
+    except BaseException as e:  # noqa: BLE001
+        return False, pack_exception(e)
+
+
+def _error_reply(blob: bytes, tb: bytes, text: str) -> Msg:
+    """The reply to ``run`` for a call that raised (``client.run`` raises it again)."""
+    return Msg({"status": "OK", "error": True, "exception": blob, "traceback": tb, "text": text})
 
 
 class Worker:
@@ -132,6 +185,7 @@ class Worker:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._rejoin_events: dict[str, threading.Event] = {}
         self._tasks: set[asyncio.Task] = set()
+        self._alive = None  # the AliveThread sending liveness heartbeats off the event loop
         self._closed = asyncio.Event()
         self.start_time = time.time()
         self.task_log: list = []  # (key, start, stop, thread) of the recent executions
@@ -174,7 +228,7 @@ class Worker:
         import numpy  # noqa: F401
 
         self.loop = asyncio.get_running_loop()
-        self.listener = Listener(self.security, self._handle_peer, name="worker")
+        self.listener = Listener(self.security, self._handle_peer, name="worker", schemas=schemas.TO_WORKER)
         # by default, listen where the route to the scheduler leaves this host
         host = self.host or local_ip_for(self.scheduler_address)
         bound_host, port = split(self.listener.bind(join(host, 0)))
@@ -187,9 +241,10 @@ class Worker:
         self.state = WorkerState(self.nthreads, self.address, self.resources,
                                  max_transfers=config.get("worker.connections.outgoing", 50))
         self.scheduler = Connection(self.scheduler_address, self.security, self._handle_scheduler,
+                                    schemas=schemas.WORKER_FROM_SCHEDULER,
                                     identity=b"w-" + uuid.uuid4().hex.encode(), on_lost=self._scheduler_lost)
         self.scheduler.connect()
-        timeout = parse_timedelta(config.get("comm.timeouts.connect", "10s"))
+        timeout = registration_timeout()
         try:
             await self.scheduler.request({
                 "op": "register-worker", "address": self.address, "name": self.name, "nthreads": self.nthreads,
@@ -213,6 +268,10 @@ class Worker:
             with open(started, "w"):
                 pass
         self._spawn(self._heartbeat_loop())
+        from .heartbeat import AliveThread
+
+        self._alive = AliveThread(self.scheduler_address, self.security, self.scheduler.identity,
+                                  parse_timedelta(config.get("worker.heartbeat-interval", "500ms"))).start()
         if self.memory_limit:
             self._spawn(self.memory.run())
         if self.lifetime is not None:
@@ -233,6 +292,8 @@ class Worker:
             await self._closed.wait()
             return
         self.status = "closing"
+        if self._alive is not None:
+            self._alive.stop()
         if report and self.scheduler is not None and self.scheduler.failure is None:
             try:
                 await asyncio.wait_for(self.scheduler.request({"op": "unregister-worker", "reason": reason}), 2)
@@ -317,9 +378,17 @@ class Worker:
         await self.close_gracefully(reason=f"lifetime reached ({delay:.1f}s)")
 
     def _scheduler_lost(self, exc: Exception) -> None:
+        """The scheduler connection dropped (it crashed, was killed, or its host went away).
+
+        Our tasks and data belong to a scheduler that is gone: a restarted one knows none of
+        them, so instead of reconciling state we close with exit code 1 and the nanny starts
+        a fresh worker process, which waits up to ``worker.reconnect-timeout`` for a
+        scheduler on the same address and secret and registers with it.
+        """
         if self.status == "running":
             self.exit_code = 1  # not a chosen close: the nanny restarts us to reconnect
-            logger.warning("worker %s lost the scheduler (%s); closing", self.address, exc)
+            logger.warning("worker %s lost the scheduler at %s (%s); closing so that its nanny starts it again "
+                           "to register anew", self.address, self.scheduler_address, exc)
             self._spawn(self.close(report=False, reason="scheduler lost"))
 
     # ------------------------------------------------------------------ state machine glue
@@ -463,70 +532,119 @@ class Worker:
 
     # ------------------------------------------------------------------ execution
     async def _execute(self, key: str, run_spec: bytes) -> None:
+        """Run one task in the pool and feed its outcome to the state machine.
+
+        ``_run_task`` never raises: it packs the task's failure in the task's thread. An
+        exception here is about the pool, not the task -- the worker is closing -- and even
+        then, while the worker still runs, the task is reported failed: a task whose end
+        the state machine never hears of keeps its thread slot forever, and its future
+        never finishes.
+        """
         loop = asyncio.get_running_loop()
         ctx = contextvars.copy_context()
         start = time.time()
         try:
-            value = await loop.run_in_executor(self.executor, ctx.run, self._run_task, key, run_spec)
+            outcome = await loop.run_in_executor(self.executor, ctx.run, self._run_task, key, run_spec)
         except asyncio.CancelledError:
-            return
-        except BaseException as e:  # noqa: BLE001 - every task failure is reported, never raised here
-            stop = time.time()
-            blob, tb, text = pack_exception(e)
+            if self.status != "running":
+                return  # closing: nobody is left to tell
+            outcome = ("error", *pack_exception(RuntimeError(
+                f"the execution of task {key!r} on worker {self.address} was cancelled"), key))
+        except BaseException as e:  # noqa: BLE001 - e.g. the pool refusing work while the worker closes
+            outcome = ("error", *pack_exception(e, key))
+        stop = time.time()
+        if outcome[0] == "memory":
+            self._record(key, start, stop, "memory")
+            self.handle(ExecuteSuccess(key, outcome[1], outcome[2], start, stop))
+        else:
+            _, blob, tb, text = outcome
             self._record(key, start, stop, "error")
             self.handle(ExecuteFailure(key, blob, tb, text, start, stop))
-            return
-        stop = time.time()
-        self._record(key, start, stop, "memory")
-        nbytes, typename = value
-        self.handle(ExecuteSuccess(key, nbytes, typename, start, stop))
 
     def _record(self, key, start, stop, status) -> None:
         self.task_log.append((key, start, stop, status))
         if len(self.task_log) > 100_000:
             del self.task_log[:50_000]
 
-    def _run_task(self, key: str, run_spec: bytes):
+    def _run_task(self, key: str, run_spec: bytes) -> tuple:
+        """In a task thread: unpickle, run and store the task; its outcome, never an exception.
+
+        ``("memory", nbytes, type name)`` or ``("error", exception, traceback, text)``.
+        Failures are packed here rather than raised through the pool's future, because
+        asyncio changes some exceptions on the way: a ``concurrent.futures.CancelledError``
+        (or ``asyncio.CancelledError``) arrives as ``asyncio.CancelledError``, which looks
+        like the worker closing, and a ``StopIteration`` cannot be set on an asyncio future
+        at all, so the outcome never arrives. Pickling the exception here also keeps that
+        work off the event loop.
+        """
         _thread_state.worker = self
         _thread_state.key = key
         _thread_state.seceded = False
         try:
-            task = loads_task(run_spec)
+            task = loads_task(run_spec, key, f"worker {self.address}")
             value = task.run(self.data) if type(task) is Task else execute(task, self.data)
             nbytes = sizeof(value)
             self.data[key] = value  # may spill older data to disk, in this thread
-            return nbytes, type(value).__name__
+            return "memory", nbytes, type(value).__name__
+        except BaseException as e:  # noqa: BLE001 - every task failure is reported, never raised
+            return ("error", *pack_exception(e, key))
         finally:
             _thread_state.key = None
 
     # ------------------------------------------------------------------ transfers
     async def _gather(self, worker: str, keys: list) -> None:
+        """Fetch ``keys`` from the peer ``worker``; feed what came (and what did not) to the state machine.
+
+        Keys the peer holds but cannot send (their value cannot be pickled) come back named
+        with the reason: the tasks here that need them fail with it (``GatherDepSuccess.errors``).
+        Reported missing instead, they made the scheduler recompute the value -- possibly
+        on the same worker, into the same unsendable value -- again and again, with no error.
+        """
+        errors: dict = {}
         try:
-            data = await get_data(self.pool.get(worker), keys, worker, timeout=60)
+            data = await get_data(self.pool.get(worker), keys, worker, timeout=60, errors=errors)
             tasks = self.state.tasks
             data = {k: v for k, v in data.items() if k in tasks and tasks[k].state in ("flight", "cancelled")}
-        except (CommClosedError, asyncio.TimeoutError, OSError, Exception) as e:
+        except Exception as e:  # noqa: BLE001 - the peer is gone, timed out, or sent what we cannot read
             logger.info("worker %s: fetching %d keys from %s failed: %s", self.address, len(keys), worker, e)
             await self.pool.drop(worker)
             self.handle(GatherDepFailure(worker, keys))
             return
-        nbytes = await asyncio.get_running_loop().run_in_executor(None, self._store, data)
-        self.handle(GatherDepSuccess(worker, nbytes))
+        try:
+            nbytes = await asyncio.get_running_loop().run_in_executor(None, self._store, data)
+        except RuntimeError:  # the default pool is shut down: the worker is closing
+            return
+        unsendable = {}
+        for key, why in errors.items():
+            if key in keys:
+                unsendable[key] = pack_exception(SerializationError(
+                    f"{why}. Tasks that need it can run only on the worker that holds it: return a "
+                    "picklable value, or compute its dependents there (workers=[...])."), key)
+        self.handle(GatherDepSuccess(worker, nbytes, errors=unsendable))
 
     def _store(self, data: dict) -> dict:
-        """Put received data in the store (off the loop: it may spill) and return sizes."""
+        """Put received data in the store (off the loop: it may spill) and return sizes.
+
+        A key that cannot be stored is left out of the sizes, so the state machine treats it
+        as not received (fetched again or recomputed) instead of waiting for it forever.
+        """
         nbytes = {}
         for k, v in data.items():
-            nbytes[k] = sizeof(v)
-            self.data[k] = v
+            try:
+                n = sizeof(v)
+                self.data[k] = v
+            except Exception as e:  # noqa: BLE001
+                logger.warning("worker %s: could not store %r: %s", self.address, k, _safe_text(e))
+                continue
+            nbytes[k] = n
         return nbytes
 
     # ------------------------------------------------------------------ peer requests
     def _handle_peer(self, peer: bytes, header: dict, payload: list):
         op = header["op"]
         if op == "get-data":
-            data = {k: self.data[k] for k in header.get("keys", ()) if k in self.data}
-            return serve_data(self.bulk, data, bool(header.get("bulk")), self.security)
+            keys = list(header.get("keys", ()))
+            return asyncio.get_running_loop().run_in_executor(None, self._serve_data, keys, bool(header.get("bulk")))
         if op == "put-data":
             return self._put_data(header, payload)
         if op == "run":
@@ -537,15 +655,91 @@ class Worker:
             return self._start_ipython()
         raise TypeError(f"worker cannot handle op {op!r}")
 
+    def _serve_data(self, keys: list, bulk_ok: bool) -> Msg:
+        """(In a thread) the reply to get-data: the values of ``keys`` that are here.
+
+        Off the event loop, because reading spilled values back from disk and pickling large
+        ones takes as long as it takes, and the loop meanwhile answers the scheduler and
+        every other peer. A key whose value cannot be pickled is named in the reply's
+        ``errors`` with the reason, and the other keys are sent as usual: one bad key used
+        to fail the whole batch. A key that is not here (freed meanwhile, or a spill file
+        that cannot be read back) is left out: the requester looks for another holder.
+        """
+        data = {}
+        for k in keys:
+            try:
+                data[k] = self.data[k]
+            except KeyError:
+                continue
+            except Exception as e:  # noqa: BLE001 - a spill file that cannot be read back
+                logger.warning("worker %s: could not read %r back from disk: %s", self.address, k, _safe_text(e))
+
+        def reply(d: dict) -> Msg:
+            if bulk_ok and self.bulk is not None:
+                return serve_data(self.bulk, d, True, self.security)
+            return Msg({"status": "OK"}, raw={"data": dumps(d)})  # pickled here, not on the loop
+
+        try:
+            return reply(data)
+        except Exception:  # noqa: BLE001 - some value cannot be pickled: find which, one by one
+            pass
+        errors = {}
+        for k in list(data):
+            try:
+                dumps(data[k])
+            except Exception as e:  # noqa: BLE001
+                errors[k] = (f"the value of {k!r} ({type(data.pop(k)).__name__}) on worker {self.address} "
+                             f"cannot be pickled to send it: {_safe_text(e)}")
+        msg = reply(data)
+        if errors:
+            msg.header = dict(msg.header, errors=errors)
+        return msg
+
     async def _put_data(self, header, payload):
-        data = unpack_objects(header, payload).get("data", {})
-        nbytes = await asyncio.get_running_loop().run_in_executor(None, self._store, data)
+        """Scattered data: unpickled and stored in a thread (large arrays, maybe a spill to disk)."""
+        def unpack_and_store() -> dict:
+            return self._store(unpack_objects(header, payload).get("data", {}))
+
+        nbytes = await asyncio.get_running_loop().run_in_executor(None, unpack_and_store)
         self.handle(UpdateData(nbytes))
         return {"nbytes": nbytes}
 
     async def _run_function(self, header, payload):
-        objs = unpack_objects(header, payload)
-        return await call_user_function(objs["func"], objs.get("args", ()), objs.get("kwargs", {}), "worker", self)
+        """``client.run``: a coroutine function runs on this event loop (it may use the worker's
+        asyncio objects); any other function runs in a thread, so that a slow one does not
+        stop the worker answering the scheduler and its peers meanwhile -- a plain function
+        reading the worker's state sees it as a task thread would. Unpickling the function
+        and pickling its result happen in threads too.
+
+        Every failure becomes an error reply, BaseExceptions included: the caller waits with
+        no timeout, so a call that ended without a reply would hang it forever.
+        """
+        loop = asyncio.get_running_loop()
+        try:
+            objs = await loop.run_in_executor(None, unpack_objects, header, payload)
+            func, args, kwargs = objs["func"], objs.get("args", ()), objs.get("kwargs", {})
+            if wants(func, "worker"):
+                kwargs = dict(kwargs, worker=self)
+            if inspect.iscoroutinefunction(func):
+                result = await func(*args, **kwargs)
+            else:
+                ok, result = await loop.run_in_executor(self.executor, contextvars.copy_context().run,
+                                                        _call_in_thread, func, args, kwargs)
+                if not ok:
+                    return _error_reply(*result)
+                if inspect.isawaitable(result):  # e.g. a partial of a coroutine function
+                    result = await result
+            pickled, out = await loop.run_in_executor(None, _dumps_in_thread, result)
+        except asyncio.CancelledError as e:
+            task = asyncio.current_task()
+            if self.status != "running" or getattr(task, "cancelling", lambda: 0)():
+                raise  # the worker is closing
+            return _error_reply(*pack_exception(e))  # raised by the function itself
+        except BaseException as e:  # noqa: BLE001 - reported to the caller, never raised here
+            return _error_reply(*pack_exception(e))
+        if not pickled:
+            return _error_reply(*out)
+        return Msg({"status": "OK"}, raw={"result": out})
 
     async def _start_ipython(self):
         from ..jupyter.kernel import start_kernel
