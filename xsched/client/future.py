@@ -35,7 +35,7 @@ class FutureState:
         self.traceback: bytes | None = None
         self.text = ""
         self.blame: str | None = None
-        self._event = threading.Event()
+        self._event: threading.Event | None = None  # made by the first wait(): most futures are gathered
         self._aevent: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.callbacks: list[Callable] = []
@@ -58,10 +58,12 @@ class FutureState:
 
     def _settle(self, status: str) -> None:
         self.status = status
-        self._event.set()
-        self._on_aevent("set")
         with self._lock:
             callbacks, self.callbacks = self.callbacks, []
+            event = self._event
+        if event is not None:
+            event.set()
+        self._on_aevent("set")
         for cb in callbacks:
             cb()
 
@@ -85,14 +87,24 @@ class FutureState:
     def reset(self) -> None:
         """The data was lost and is being recomputed: back to pending."""
         self.status = "pending"
-        self._event.clear()
+        with self._lock:
+            if self._event is not None:
+                self._event.clear()
         self._on_aevent("clear")
 
     def done(self) -> bool:
         return self.status != "pending"
 
     def wait(self, timeout: float | None = None) -> bool:
-        return self._event.wait(timeout)
+        if self.status != "pending":
+            return True
+        with self._lock:  # (_settle reads the event under the same lock: no wake-up is lost)
+            if self._event is None:
+                self._event = threading.Event()
+                if self.status != "pending":
+                    self._event.set()
+            event = self._event
+        return event.wait(timeout)
 
     async def await_done(self) -> None:
         """Wait on the client's loop (the only loop that touches the asyncio event)."""

@@ -122,8 +122,8 @@ def _new_call(
     if key is None:
         token = tokenize(func, targs, tkwargs) if pure else _random_token()
         key = f"{prefix or funcname(func)}-{token}"
-    task = Task(func, targs, tkwargs, current_annotations())
-    return Delayed._from_layer(key, {key: task}, tuple(deps), length)
+    # a call's own layer is its Task alone (no one-entry dict per call: __xsched_graph__ knows)
+    return Delayed._from_layer(key, Task(func, targs, tkwargs, current_annotations()), tuple(deps), length)
 
 
 class _Tokens:
@@ -213,7 +213,11 @@ class Delayed:
             if id(node) in seen:
                 continue
             seen.add(id(node))
-            graph.update(node._layer)
+            layer = node._layer
+            if type(layer) is Task:
+                graph[node._key] = layer
+            else:
+                graph.update(layer)
             stack.extend(node._deps)
         return graph
 
