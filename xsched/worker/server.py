@@ -184,6 +184,11 @@ class Worker:
         self.executor = ThreadPoolExecutor(_MAX_POOL_THREADS, thread_name_prefix="xsched-task")
         self.loop: asyncio.AbstractEventLoop | None = None
         self._rejoin_events: dict[str, threading.Event] = {}
+        # events from task threads (finished, seceded), in their order, fed to the state
+        # machine by one loop callback however many arrive before it runs
+        self._from_threads: list = []
+        self._from_threads_lock = threading.Lock()
+        self._from_threads_signalled = False
         self._tasks: set[asyncio.Task] = set()
         self._alive = None  # the AliveThread sending liveness heartbeats off the event loop
         self._closed = asyncio.Event()
@@ -397,7 +402,7 @@ class Worker:
         for inst in self.state.handle(*events):
             t = type(inst)
             if t is Execute:
-                self._spawn(self._execute(inst.key, inst.run_spec))
+                self._start_task(inst.key, inst.run_spec)
             elif t is SendToScheduler:
                 if self.scheduler is not None and not self.scheduler.closed:
                     self.scheduler.send(inst.msg)
@@ -512,7 +517,7 @@ class Worker:
     # ------------------------------------------------------------------ secede / rejoin (task threads)
     def _secede(self, key: str) -> None:
         """From the task's thread: its slot is free (``xsched.secede``)."""
-        self.loop.call_soon_threadsafe(self.handle, Secede(key))
+        self._post_from_thread(Secede(key))
 
     def _rejoin(self, key: str) -> None:
         """From the task's thread: wait until the state machine gives it a slot again."""
@@ -531,35 +536,59 @@ class Worker:
                 break
 
     # ------------------------------------------------------------------ execution
-    async def _execute(self, key: str, run_spec: bytes) -> None:
-        """Run one task in the pool and feed its outcome to the state machine.
+    def _start_task(self, key: str, run_spec: bytes) -> None:
+        """Hand one task to the pool; its outcome comes back through ``_post_from_thread``.
 
-        ``_run_task`` never raises: it packs the task's failure in the task's thread. An
-        exception here is about the pool, not the task -- the worker is closing -- and even
-        then, while the worker still runs, the task is reported failed: a task whose end
-        the state machine never hears of keeps its thread slot forever, and its future
-        never finishes.
+        No asyncio task or future per task: the thread posts its outcome to a list that
+        one loop callback drains, so the tasks that finish within one tick are one call
+        into the state machine and one batch of messages to the scheduler. If the pool
+        refuses the task (the worker is closing), it is reported failed at once: a task
+        whose end the state machine never hears of would keep its slot forever.
         """
-        loop = asyncio.get_running_loop()
         ctx = contextvars.copy_context()
-        start = time.time()
         try:
-            outcome = await loop.run_in_executor(self.executor, ctx.run, self._run_task, key, run_spec)
-        except asyncio.CancelledError:
-            if self.status != "running":
-                return  # closing: nobody is left to tell
-            outcome = ("error", *pack_exception(RuntimeError(
-                f"the execution of task {key!r} on worker {self.address} was cancelled"), key))
-        except BaseException as e:  # noqa: BLE001 - e.g. the pool refusing work while the worker closes
-            outcome = ("error", *pack_exception(e, key))
-        stop = time.time()
+            self.executor.submit(ctx.run, self._task_thread, key, run_spec)
+        except BaseException as e:  # noqa: BLE001 - e.g. the pool shut down while the worker closes
+            now = time.time()
+            self._record(key, now, now, "error")
+            self.handle(self._outcome_event(key, now, now, ("error", *pack_exception(e, key))))
+
+    def _task_thread(self, key: str, run_spec: bytes) -> None:
+        """In a task thread: run the task (``_run_task`` never raises) and post its outcome."""
+        start = time.time()
+        outcome = self._run_task(key, run_spec)
+        self._post_from_thread(self._outcome_event(key, start, time.time(), outcome))
+
+    def _outcome_event(self, key: str, start: float, stop: float, outcome: tuple):
         if outcome[0] == "memory":
-            self._record(key, start, stop, "memory")
-            self.handle(ExecuteSuccess(key, outcome[1], outcome[2], start, stop))
-        else:
-            _, blob, tb, text = outcome
-            self._record(key, start, stop, "error")
-            self.handle(ExecuteFailure(key, blob, tb, text, start, stop))
+            return ExecuteSuccess(key, outcome[1], outcome[2], start, stop)
+        _, blob, tb, text = outcome
+        return ExecuteFailure(key, blob, tb, text, start, stop)
+
+    def _post_from_thread(self, event) -> None:
+        """From any thread: queue an event for the state machine, in order, waking the loop
+        only when no wake-up is pending already."""
+        with self._from_threads_lock:
+            self._from_threads.append(event)
+            if self._from_threads_signalled:
+                return
+            self._from_threads_signalled = True
+        try:
+            self.loop.call_soon_threadsafe(self._drain_from_threads)
+        except RuntimeError:  # the loop is closed: the worker is gone, nobody is left to tell
+            pass
+
+    def _drain_from_threads(self) -> None:
+        with self._from_threads_lock:
+            events, self._from_threads = self._from_threads, []
+            self._from_threads_signalled = False
+        for ev in events:
+            if type(ev) is ExecuteSuccess:
+                self._record(ev.key, ev.start, ev.stop, "memory")
+            elif type(ev) is ExecuteFailure:
+                self._record(ev.key, ev.start, ev.stop, "error")
+        if events and self.status != "closed":
+            self.handle(*events)
 
     def _record(self, key, start, stop, status) -> None:
         self.task_log.append((key, start, stop, status))
