@@ -129,7 +129,11 @@ def test_task_that_kills_workers_ends_as_killed_worker(tmp_path):
             # two workers died; the nannies restarted them and the cluster works
             c.wait_for_workers(2, timeout=30)
             assert c.gather(c.map(inc, range(20), pure=False)) == list(range(1, 21))
-            assert len(first_pids - set(c.run(os.getpid).values())) == 2
+            # (the second run may land on the first victim's restarted process, so count the
+            # removals, not the original processes gone)
+            removed = c.run_on_scheduler(lambda scheduler: [e for e in scheduler.events if e[1] == "remove-worker"])
+            assert len(removed) == 2, removed
+            assert len(first_pids - set(c.run(os.getpid).values())) in (1, 2)
             # a new submission of the same key is not retried again: the error stays
             with pytest.raises(KilledWorker):
                 c.submit(kill_my_worker).result(timeout=30)

@@ -147,3 +147,32 @@ def test_a_message_that_breaks_its_schema_never_reaches_the_handler(caplog):
     refused = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
     assert len(refused) == 2, refused  # once per peer, op and kind
     assert "[bad keys]" in refused[0] and "[unknown op]" in refused[1]
+
+
+@pytest.mark.parametrize("give_up", [True, False])
+def test_a_request_to_a_holder_that_is_gone_fails_instead_of_waiting(give_up):
+    """A worker named as the holder of some data may be dead before we first connect to it:
+    nothing listens on its port, so ZeroMQ would retry the connect forever while the request
+    waits. With give_up_unreachable the refused connect fails the request at once."""
+    import socket
+
+    async def main():
+        sec = Security.generate()
+        with socket.socket() as s:  # a port nobody listens on (bound, never listening)
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+            conn = Connection(f"tcp://127.0.0.1:{port}", sec, give_up_unreachable=give_up).connect()
+            try:
+                await conn.request({"op": "get-data", "keys": ["x"]}, timeout=5)
+            except asyncio.TimeoutError:
+                return "waited"
+            except ConnectionError as e:
+                return str(e)
+            finally:
+                await conn.close()
+
+    outcome = _run(main())
+    if give_up:
+        assert "cannot connect to tcp://127.0.0.1:" in outcome and "refused" in outcome
+    else:
+        assert outcome == "waited"

@@ -110,6 +110,9 @@ HWM = 1000
 WINDOW_BYTES = 64 * 2**20
 #: Bytes per peer waiting in its outbox beyond the window before the peer is dropped.
 MAX_QUEUED_BYTES = 256 * 2**20
+#: A peer that must be listening already and does not accept a connection within this
+#: time (milliseconds) is given up (``Connection(give_up_unreachable=True)``).
+CONNECT_TIMEOUT_MS = 10_000
 #: Distinct faults remembered (to log each once) per peer.
 _MAX_REPORTED = 1000
 
@@ -687,7 +690,10 @@ class Connection:
     ``handler(header, payload)`` receives unsolicited messages (ops other than ``reply``),
     each checked against ``schemas`` first when given. ``on_lost()`` is called when the
     peer disconnects, refuses our credentials, or stops reading (more than
-    ``max_queued_bytes`` wait for it).
+    ``max_queued_bytes`` wait for it). With ``give_up_unreachable`` (peers that must be
+    listening already, e.g. a worker named as the holder of some data) a connection that
+    never came up fails as soon as a connect attempt is refused or times out, instead of
+    retrying while its requests wait.
     """
 
     _ids = itertools.count(1)
@@ -695,11 +701,12 @@ class Connection:
     def __init__(self, address: str, security: Security, handler: Handler | None = None,
                  identity: bytes | None = None, on_lost: Callable[[Exception], None] | None = None,
                  schemas: Table | None = None, window_bytes: int = WINDOW_BYTES,
-                 max_queued_bytes: int = MAX_QUEUED_BYTES):
+                 max_queued_bytes: int = MAX_QUEUED_BYTES, give_up_unreachable: bool = False):
         self.address = address
         self.security = security
         self.handler = handler
         self.on_lost = on_lost
+        self.give_up_unreachable = give_up_unreachable
         self.identity = identity
         self.schemas = schemas
         self._pending: dict[int, asyncio.Future] = {}
@@ -723,9 +730,12 @@ class Connection:
         if self.identity:
             sock.routing_id = self.identity
         self.security.configure_client(sock)
+        if self.give_up_unreachable:
+            sock.connect_timeout = CONNECT_TIMEOUT_MS  # (else a host that drops packets takes the OS's minutes)
         self._monitor = sock.get_monitor_socket(
             zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
             | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+            | zmq.EVENT_CONNECT_RETRIED
         )
         sock.connect(address)
         self._sock = sock
@@ -862,6 +872,10 @@ class Connection:
             if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
                 self.failure = None
                 self.connected.set()
+            elif event == zmq.EVENT_CONNECT_RETRIED:
+                if self.give_up_unreachable and not self.connected.is_set() and self.failure is None:
+                    self._lost(CommClosedError(f"cannot connect to {self.address}: the connection was refused or "
+                                               "timed out (is that process gone?)"))
             elif event == zmq.EVENT_DISCONNECTED:
                 self.connected.clear()
                 if not isinstance(self.failure, AuthenticationError):  # keep the clearer reason
@@ -918,7 +932,8 @@ class ConnectionPool:
     def get(self, address: str) -> Connection:
         conn = self._conns.get(address)
         if conn is None or conn.closed:
-            conn = Connection(address, self.security, on_lost=lambda exc, a=address: self._lost(a))
+            conn = Connection(address, self.security, on_lost=lambda exc, a=address: self._lost(a),
+                              give_up_unreachable=True)
             self._conns[address] = conn.connect()
         return conn
 

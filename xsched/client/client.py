@@ -214,6 +214,7 @@ class Client:
         st = self._states.get(header.get("key"))
         if op == "key-in-memory":
             if st is not None:
+                st.holders = header.get("workers") or None
                 st.finish(header.get("type"))
         elif op == "task-erred":
             if st is not None:
@@ -541,8 +542,15 @@ class Client:
         out: dict = {}
         remaining = list(keys)
         for attempt in range(20):
-            reply, _ = await self._conn.request({"op": "who-has", "keys": remaining})
-            who_has = reply["who_has"]
+            known = {k: st.holders for k in remaining if (st := self._states.get(k)) is not None and st.holders}
+            guessed = attempt == 0 and len(known) == len(remaining)
+            if guessed:
+                # as the scheduler said when each key finished: no question to ask first (a
+                # holder gone since then refuses the connection or lacks the key: then we ask)
+                who_has = known
+            else:
+                reply, _ = await self._conn.request({"op": "who-has", "keys": remaining})
+                who_has = reply["who_has"]
             by_worker: dict[str, list[str]] = {}
             for k in remaining:
                 holders = who_has.get(k) or []
@@ -558,6 +566,8 @@ class Client:
             remaining = [k for k in remaining if k not in out]
             if not remaining:
                 return out
+            if guessed:
+                continue  # the holders had changed: ask the scheduler now
             # data moved or a worker died: wait until the keys are in memory again
             for k in remaining:
                 st = self._states.get(k)

@@ -464,7 +464,7 @@ WORKER_FROM_SCHEDULER = Table("a worker (from its scheduler)", [
 #: the scheduler -> a client's connection
 CLIENT_FROM_SCHEDULER = Table("a client", [
     _PING,
-    S("key-in-memory", {"key": KEY, "type": maybe(NAME)}),
+    S("key-in-memory", {"key": KEY, "type": maybe(NAME), "workers": opt(list_of(ADDRESS, 64))}),
     S("task-erred", {"key": KEY, "exception": maybe(PICKLED), "traceback": maybe(PICKLED), "text": maybe(TEXT),
                      "blame": maybe(KEY)}),
     S("key-lost", {"key": KEY}),

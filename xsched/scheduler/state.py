@@ -251,6 +251,13 @@ STEAL_LATENCY = 0.002
 STEAL_RATIO = 0.5
 
 
+def _in_memory(ts: "TaskState") -> dict:
+    """The client's news that a key is ready, with who holds it (so that fetching it costs
+    one round trip to a holder, not a who-has question to the scheduler first)."""
+    return {"op": "key-in-memory", "key": ts.key, "type": ts.type,
+            "workers": [ws.address for ws in ts.who_has][:8]}
+
+
 def _host_of(address: str) -> str:
     return address.split("://", 1)[-1].rsplit(":", 1)[0]
 
@@ -435,7 +442,7 @@ class SchedulerState:
             if ts is not None and ts.state == "erred":
                 self._notify_erred(ts, {ev.client})
             elif ts is not None and ts.state == "memory":
-                self._out.append(ToClient(ev.client, {"op": "key-in-memory", "key": ts.key, "type": ts.type}))
+                self._out.append(ToClient(ev.client, _in_memory(ts)))
             elif ts is not None and ts.state == "released":
                 recs[ts.key] = "waiting"
         return recs
@@ -916,8 +923,10 @@ class SchedulerState:
             dep.waiters.discard(ts)
             if not dep.waiters and not dep.who_wants and dep.state == "memory":
                 recs[dep.key] = "released"
-        for client in ts.who_wants:
-            self._out.append(ToClient(client, {"op": "key-in-memory", "key": ts.key, "type": ts.type}))
+        if ts.who_wants:
+            msg = _in_memory(ts)
+            for client in ts.who_wants:
+                self._out.append(ToClient(client, msg))
         if not ts.waiters and not ts.who_wants:
             recs[ts.key] = "released"
 

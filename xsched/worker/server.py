@@ -53,6 +53,7 @@ import psutil
 
 from .. import config
 from ..comm import CommClosedError, Connection, ConnectionPool, Listener, Msg, RemoteError
+
 from ..errors import _safe_text, pack_exception
 from ..graph.spec import Task, execute
 from ..protocol.bulk import BulkServer, get_data, serve_data
@@ -83,6 +84,8 @@ get_worker = task_context.get_worker
 
 #: Threads of the task pool. The state machine starts at most ``nthreads`` tasks at once;
 #: a seceded task keeps its thread while another starts, so the pool itself is unbounded.
+#: get-data replies up to this many bytes, all in memory, are pickled on the event loop.
+INSTANT_REPLY_BYTES = 64 * 1024
 _MAX_POOL_THREADS = 10_000
 
 
@@ -673,6 +676,8 @@ class Worker:
         op = header["op"]
         if op == "get-data":
             keys = list(header.get("keys", ()))
+            if self._instant(keys):  # a thread hop would cost more than the work (latency)
+                return self._serve_data(keys, bool(header.get("bulk")))
             return asyncio.get_running_loop().run_in_executor(None, self._serve_data, keys, bool(header.get("bulk")))
         if op == "put-data":
             return self._put_data(header, payload)
@@ -683,6 +688,21 @@ class Worker:
         if op == "start-ipython":
             return self._start_ipython()
         raise TypeError(f"worker cannot handle op {op!r}")
+
+    def _instant(self, keys: list) -> bool:
+        """Values all in memory and at most ``INSTANT_REPLY_BYTES`` together: pickling them
+        takes microseconds, so they are served on the loop, not in a thread."""
+        weigh = getattr(self.data, "memory_weight", None)
+        if weigh is not None:
+            w = weigh(keys)
+            return w is not None and w <= INSTANT_REPLY_BYTES
+        total = 0
+        for k in keys:  # a plain dict (no memory limit): the state machine knows the sizes
+            ts = self.state.tasks.get(k)
+            if ts is None or k not in self.data:
+                return False
+            total += max(ts.nbytes, 0)
+        return total <= INSTANT_REPLY_BYTES
 
     def _serve_data(self, keys: list, bulk_ok: bool) -> Msg:
         """(In a thread) the reply to get-data: the values of ``keys`` that are here.

@@ -403,6 +403,18 @@ class SpillBuffer(MutableMapping):
         with self._lock:
             return self._disk_bytes
 
+    def memory_weight(self, keys) -> int | None:
+        """Bytes of these values if every one is in memory now (None if any is on disk, on
+        its way there, or absent): whether reading them is instant."""
+        with self._lock:
+            total = 0
+            for k in keys:
+                w = self._fast_weight.get(k)
+                if w is None:
+                    return None
+                total += w
+            return total
+
     @property
     def fast_keys(self) -> list:
         """Keys held in memory, least recently used first."""
