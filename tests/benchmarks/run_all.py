@@ -1,6 +1,7 @@
 """Run every benchmark under each implementation available and print side-by-side tables.
 
-    python tests/benchmarks/run_all.py [--only engine|movie|seed003|spill|twohost] [--quick] [--data DIR] [--logs DIR]
+    python tests/benchmarks/run_all.py [--only engine|movie|seed003|spill|bigtree|twohost] [--quick]
+        [--bigtree-million] [--data DIR] [--logs DIR]
 
 xsched runs under the project's interpreter (.venv); dask.distributed under
 .venv-dask/bin/python and Ray (engine figures only) under .venv-ray/bin/python when they
@@ -24,7 +25,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-BENCHMARKS = ("engine", "movie", "seed003", "spill", "twohost")
+BENCHMARKS = ("engine", "movie", "seed003", "spill", "bigtree", "twohost")
 MOVIE_VARIANTS = ("fused", "unfused", "delayed", "futures")
 
 
@@ -333,6 +334,28 @@ def bench_spill(runner: Runner, pys: dict, args) -> None:
         print(f"\n{notes}")
 
 
+def bench_bigtree(runner: Runner, pys: dict, args) -> None:
+    """A 100,000-task delayed tree on each implementation, and 1,000,000 tasks on xsched
+    (``--bigtree-million``: about a quarter of an hour here, so asked for explicitly)."""
+    res = {}
+    for impl, py in pys.items():
+        sizes = ["9999"] if args.quick else ["99999"] + (["999999"] if impl == "xsched" and args.bigtree_million else [])
+        cmd = [py, os.path.join(HERE, "bigtree.py"), "--impl", impl, "--json", "--tasks", *sizes]
+        res[impl] = runner.run(f"bigtree-{impl}", cmd, 300 if args.quick else 3600)
+    print_header("bigtree: delayed tree reduction, 2 workers x 1 thread", list(res.values()))
+    print(env_line(list(res.values())) + "\n")
+    impls = list(res)
+    sizes = sorted({int(k.rsplit("_", 1)[1]) for r in res.values() for k in r if k.startswith("tasks_per_s_")})
+    rows = []
+    for n in sizes:
+        for label, key in [("build (s)", "build_seconds"), ("submit (s)", "submit_seconds"), ("run (s)", "run_seconds"),
+                           ("tasks/s (submit + run)", "tasks_per_s"), ("scheduler peak above idle, bytes per task",
+                                                                       "scheduler_bytes_per_task"),
+                           ("correct", "correct")]:
+            rows.append([f"{n:,} tasks: {label}"] + [res[i].get(f"{key}_{n}", res[i].get("error", "—")) for i in impls])
+    print(table(["figure"] + impls, rows))
+
+
 def bench_twohost(runner: Runner, pys: dict, args) -> None:
     """Worker-to-worker between two network-namespace hosts (root only): encrypted vs plain TCP."""
     sys.path.insert(0, os.path.dirname(HERE))
@@ -374,6 +397,8 @@ def main(argv=None) -> int:
     p.add_argument("--only", choices=BENCHMARKS, action="append",
                    help="run only this benchmark (repeatable); default: all")
     p.add_argument("--quick", action="store_true", help="small sizes: a smoke check, not figures to quote")
+    p.add_argument("--bigtree-million", action="store_true",
+                   help="bigtree also runs 1,000,000 tasks on xsched (about 15 minutes here)")
     p.add_argument("--data", default="/tmp/xsched-bench-data", help="where the movie file is created once and kept")
     p.add_argument("--logs", default=None, help="directory for each run's stderr and results.json "
                                                "(default: /tmp/xsched-bench-logs/<time>)")
@@ -395,7 +420,7 @@ def main(argv=None) -> int:
         print("QUICK MODE: small sizes for a smoke check; do not quote these figures.")
     for name in args.only or BENCHMARKS:
         {"engine": bench_engine, "movie": bench_movie, "seed003": bench_seed003,
-         "spill": bench_spill, "twohost": bench_twohost}[name](runner, everyone if name == "engine" else pys, args)
+         "spill": bench_spill, "bigtree": bench_bigtree, "twohost": bench_twohost}[name](runner, everyone if name == "engine" else pys, args)
         sys.stdout.flush()
     with open(os.path.join(logs, "results.json"), "w") as f:
         json.dump(runner.results, f, indent=1, default=str)
