@@ -447,3 +447,38 @@ def test_result_time_unpicklable_needed_on_another_worker(mc, tmp_path):
     assert runs.read_text() == "ran\n", "the producer was recomputed"
     # on the worker that holds it, the unpicklable value is a perfectly good input
     assert mc.submit(is_a_lock, producer, workers=[a], pure=False).result(timeout=TIMEOUT) is True
+
+
+def make_only_here(path: str):
+    """A value of a class whose module exists only in this worker's process."""
+    import sys
+    import types
+
+    mod = types.ModuleType("xsched_only_on_this_worker")
+    exec("class Thing:\n    pass\n", mod.__dict__)
+    mod.Thing.__module__ = mod.__name__
+    sys.modules[mod.__name__] = mod
+    with open(path, "a") as f:
+        f.write("ran\n")
+    return mod.Thing()
+
+
+def type_name(x) -> str:
+    return type(x).__name__
+
+
+@pytest.mark.cluster
+@pytest.mark.timeout(120)
+def test_result_time_unloadable_on_the_dependent_worker(mc, tmp_path):
+    """The value pickles on its holder but cannot be unpickled where a dependent runs: the
+    dependent fails with that reason, and the producer is not recomputed over and over."""
+    [a, b] = sorted(mc.scheduler_info()["workers"])
+    runs = tmp_path / "runs"
+    producer = mc.submit(make_only_here, str(runs), workers=[a], pure=False)
+    dependent = mc.submit(type_name, producer, workers=[b], pure=False)
+    with pytest.raises(SerializationError) as info:
+        dependent.result(timeout=TIMEOUT)  # a TimeoutError here: recomputed over and over
+    msg = str(info.value)
+    assert producer.key in msg and "cannot be unpickled" in msg and "xsched_only_on_this_worker" in msg, msg
+    assert runs.read_text() == "ran\n", "the producer was recomputed"
+    assert mc.submit(type_name, producer, workers=[a], pure=False).result(timeout=TIMEOUT) == "Thing"

@@ -400,8 +400,9 @@ async def get_data(conn, keys: list[str], address: str, timeout: float | None = 
     """Ask the worker at ``address`` (over ``conn``) for ``keys``; large buffers come in bulk.
 
     Keys the worker does not have are left out. Keys it has but cannot send (the reply's
-    ``errors``: key -> why) go into ``errors`` when given, and the other keys arrive as
-    usual; without it they raise SerializationError naming them.
+    ``errors``: key -> why), and keys whose value cannot be unpickled here (a class of a
+    module only the sender has), go into ``errors`` when given, and the other keys arrive
+    as usual; without it they raise SerializationError naming them.
 
     >>> # data = await get_data(pool.get(addr), ["x"], addr)
     """
@@ -426,7 +427,19 @@ async def get_data(conn, keys: list[str], address: str, timeout: float | None = 
             raise AuthenticationError(f"a malformed bulk offer from {address}")
         for i, buf in zip(index, bufs):
             payload[i] = buf
-    return unpack_objects(reply, payload).get("data", {})
+    try:
+        return unpack_objects(reply, payload).get("data", {})
+    except Exception as e:  # noqa: BLE001 - whatever a value's unpickling raises
+        if errors is None:
+            raise
+        if len(keys) > 1:  # one of them cannot be read here: ask again, one key at a time, to know which
+            out: dict = {}
+            for k in keys:
+                out.update(await get_data(conn, [k], address, timeout, errors))
+            return out
+        errors[keys[0]] = (f"the value of {keys[0]!r} from {address} cannot be unpickled on this worker: "
+                           f"{type(e).__name__}: {e}")
+        return {}
 
 
 def serve_data(server: "BulkServer | None", data: dict, bulk_ok: bool, security=None):
