@@ -527,6 +527,10 @@ class Listener:
         except Exception as e:  # garbage never stops the pump, whatever decode raises
             self._garbage(peer, e)
             return
+        # the header is decoded into Python objects and the payload holds its own frames:
+        # let the received ones go now, not after the handler (a 1,000,000-task graph's
+        # message is as large again as what the scheduler makes of it)
+        frames.clear()
         for h, p in _expand(header, payload, lambda e, peer=peer: self._garbage(peer, e)):
             try:
                 self._dispatch(peer, h, p)

@@ -532,10 +532,13 @@ class Scheduler:
     def _op_update_graph(self, peer, h, payload):
         client = self._client_of(peer)
         tasks = []
-        for t in h.get("tasks", ()):  # (fields checked by schemas.TO_SCHEDULER)
-            tasks.append(NewTask(t["key"], t.get("run_spec"), list(t.get("deps", ())), tuple(t.get("priority", (0,))),
+        wire = h.pop("tasks", None) or []
+        for i, t in enumerate(wire):  # (fields checked by schemas.TO_SCHEDULER)
+            wire[i] = None  # each decoded dict goes as soon as its NewTask exists (peak memory)
+            tasks.append(NewTask(t["key"], t.get("run_spec"), t.get("deps") or [], tuple(t.get("priority", (0,))),
                                  t.get("resources"), t.get("workers"), bool(t.get("allow_other_workers", False)),
                                  int(t.get("retries", 0) or 0), t.get("limits")))
+        del wire
         self.handle(UpdateGraph(client, tasks, list(h.get("keys", ()))))
         return {} if h.get("rid") is not None else None
 
