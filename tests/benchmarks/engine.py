@@ -8,6 +8,9 @@
 (d) transfer: MiB/s moving a 256 MiB numpy array from worker 0 to a task pinned to worker 1
               (median of 5 repeats after one warm-up; only the second task is timed)
 
+For (a) and (b) also the CPU time per task spent by the client, scheduler and workers
+together (every thread: ZeroMQ's I/O threads count), xsched and dask only.
+
 Printed figures, never asserted. xsched and dask run the same code through the adapter
 in ``common.load_impl``; every key is fresh (``pure=False``, or distinct inputs). Ray has
 no client/cluster pair of that shape, so it runs the same work written in its own API
@@ -50,15 +53,32 @@ def nbytes_of(x):
 
 
 # ---------------------------------------------------------------------- figures
-def bench_map(ns, client, n: int) -> dict:
+class CPUMeter:
+    """CPU seconds (user + system, every thread) the client, scheduler and workers spend."""
+
+    def __init__(self, client):
+        import psutil
+
+        pids = [os.getpid(), client.run_on_scheduler(os.getpid), *client.run(os.getpid).values()]
+        self.procs = [psutil.Process(p) for p in pids]
+
+    def total(self) -> float:
+        return sum(sum(p.cpu_times()[:2]) for p in self.procs)
+
+
+def bench_map(ns, client, n: int, cpu: "CPUMeter | None" = None) -> dict:
     client.gather(client.map(noop, range(100), pure=False))  # warm-up: functions, connections
+    c0 = cpu.total() if cpu else 0.0
     t0 = time.perf_counter()
     futs = client.map(noop, range(n), pure=False)
     out = client.gather(futs)
     dt = time.perf_counter() - t0
     del futs
     ok = out == list(range(n))
-    return {"map_tasks": n, "map_seconds": dt, "map_tasks_per_s": n / dt, "map_correct": ok}
+    res = {"map_tasks": n, "map_seconds": dt, "map_tasks_per_s": n / dt, "map_correct": ok}
+    if cpu:
+        res["map_cpu_ms_per_task"] = (cpu.total() - c0) / n * 1e3
+    return res
 
 
 def tree_graph(delayed, leaves: int):
@@ -73,18 +93,22 @@ def tree_graph(delayed, leaves: int):
     return level[0], ntasks
 
 
-def bench_tree(ns, client, leaves: int) -> dict:
+def bench_tree(ns, client, leaves: int, cpu: "CPUMeter | None" = None) -> dict:
     warm, _ = tree_graph(ns.delayed, 16)
     client.compute(warm).result()
     t0 = time.perf_counter()
     total, ntasks = tree_graph(ns.delayed, leaves)
     t_build = time.perf_counter() - t0
+    c0 = cpu.total() if cpu else 0.0
     t0 = time.perf_counter()
     value = client.compute(total).result()
     dt = time.perf_counter() - t0
     expected = leaves * (leaves + 1) // 2
-    return {"tree_tasks": ntasks, "tree_build_seconds": t_build, "tree_seconds": dt,
-            "tree_tasks_per_s": ntasks / dt, "tree_correct": value == expected}
+    res = {"tree_tasks": ntasks, "tree_build_seconds": t_build, "tree_seconds": dt,
+           "tree_tasks_per_s": ntasks / dt, "tree_correct": value == expected}
+    if cpu:
+        res["tree_cpu_ms_per_task"] = (cpu.total() - c0) / ntasks * 1e3
+    return res
 
 
 def bench_latency(ns, client, calls: int, warmup: int = 20) -> dict:
@@ -205,9 +229,10 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         cluster, client, addrs = common.start(ns, n_workers=2, threads_per_worker=1)
         result["cluster_start_seconds"] = time.perf_counter() - t0
+        cpu = CPUMeter(client)
         steps = [
-            ("map", lambda: bench_map(ns, client, sizes["map"])),
-            ("tree", lambda: bench_tree(ns, client, sizes["leaves"])),
+            ("map", lambda: bench_map(ns, client, sizes["map"], cpu)),
+            ("tree", lambda: bench_tree(ns, client, sizes["leaves"], cpu)),
             ("latency", lambda: bench_latency(ns, client, sizes["calls"])),
             ("transfer", lambda: bench_transfer(ns, client, addrs, sizes["mib"], sizes["repeats"])),
         ]

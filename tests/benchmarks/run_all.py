@@ -178,6 +178,8 @@ def bench_engine(runner: Runner, pys: dict, args) -> None:
     specs = [
         (f"map + gather, {n_map} no-op tasks (tasks/s, higher is better)", "map_tasks_per_s", "map"),
         (f"delayed tree reduction, {n_tree} tasks (tasks/s, higher is better)", "tree_tasks_per_s", "tree"),
+        ("CPU per map task, client + scheduler + workers (ms, lower is better)", "map_cpu_ms_per_task", "map"),
+        ("CPU per tree task, client + scheduler + workers (ms, lower is better)", "tree_cpu_ms_per_task", "tree"),
         (f"submit().result() round trip, median of {calls} (ms, lower is better)", "latency_ms_median", "latency"),
         (f"{mib} MiB numpy array worker 0 -> task on worker 1, median of {reps} (MiB/s, higher is better)",
          "transfer_mib_per_s_median", "transfer"),
