@@ -11,7 +11,7 @@ Data flow::
         -> close-worker to the drained worker + WorkerRetired -> the waiting request answered
     ttl loop: a worker silent for scheduler.worker-ttl is removed. Workers also send
         heartbeats from a thread of their own (worker/heartbeat.py), so a worker whose event
-        loop is blocked stays
+        loop is blocked stays registered
     validate (scheduler.validate): SchedulerState.validate() after the events; a violation
         is logged with its story, told to the clients, and closes the scheduler
     extensions: progress (progress.py), publish (datasets, publish.py), uploads (upload_file,
