@@ -29,7 +29,6 @@ import pytest
 
 import xsched
 from xsched import Client, delayed
-from xsched.errors import SchedulerLostError
 
 from .conftest import Gate, child_pids, pid_gone, wait_until
 
@@ -151,9 +150,12 @@ def test_a_broken_invariant_fails_fast_and_loudly(own_cluster, invariant_reports
         c.run_on_scheduler(forget_holders, x.key)
         assert invariant_reports == []  # nothing checked yet: no event since
         with pytest.warns(RuntimeWarning, match="scheduler invariant violated"):  # (the client is told)
-            y = c.submit(add, 10, 20)  # an event: validate() runs after it
-            with pytest.raises(SchedulerLostError):
-                y.result(timeout=30)
+            y = c.submit(add, 10, 20)  # an event: validate() runs after it (or soon after: throttled)
+            try:
+                y.result(timeout=30)  # y may even finish first; the scheduler closes right after the check
+            except ConnectionError:  # SchedulerLostError, or the connection closed under a fetch
+                pass
+            wait_until(lambda: invariant_reports, timeout=30, msg="the violation is reported to the client")
     assert len(invariant_reports) == 1
     assert "scheduler invariant violated" in invariant_reports[0]
     assert f"{x.key} in memory but no worker holds it" in invariant_reports[0]
