@@ -542,8 +542,9 @@ class Client:
         out: dict = {}
         remaining = list(keys)
         for attempt in range(20):
-            known = {k: st.holders for k in remaining if (st := self._states.get(k)) is not None and st.holders}
-            guessed = attempt == 0 and len(known) == len(remaining)
+            known = ({k: st.holders for k in remaining if (st := self._states.get(k)) is not None and st.holders}
+                     if attempt == 0 else {})
+            guessed = bool(known) and len(known) == len(remaining)
             if guessed:
                 # as the scheduler said when each key finished: no question to ask first (a
                 # holder gone since then refuses the connection or lacks the key: then we ask)
