@@ -1,14 +1,18 @@
 """Progress: the scheduler's counting (a SchedulerState driven by events, no sockets),
-then xsched.progress on a real cluster (text line in a terminal, widget object)."""
+tasks launched by counted tasks, then xsched.progress on a real cluster (text line in a
+terminal, widget object)."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
+import types
 
 import pytest
 
-from xsched.scheduler.progress import ProgressExtension, Subscription
+from xsched import worker_client
+from xsched.scheduler.progress import ProgressExtension, Subscription, adopt_launched
 from xsched.scheduler.state import (
     AddWorker, ClientReleasesKeys, NewTask, RemoveWorker, RetryKeys, SchedulerState, TaskErred, TaskFinished,
     UpdateGraph,
@@ -280,6 +284,156 @@ def test_close_removes_the_hook():
     assert ext._hook not in s.state.transition_hooks
 
 
+# ----------------------------------------------------------------------------- tasks that launch tasks
+def fib_calls(n: int) -> int:
+    """How many calls fib(n) makes, itself included: with pure=False each call is a task."""
+    return 1 if n < 2 else 1 + fib_calls(n - 1) + fib_calls(n - 2)
+
+
+def launch(s, ext, parent, keys, client="wc"):
+    """What the scheduler does with an update-graph a running task sent: handle it, then
+    tell the extension who launched it (``Scheduler._op_update_graph``)."""
+    tasks = [T(k) for k in keys]
+    s.state.handle(UpdateGraph(client, tasks, list(keys)))
+    ext.launched(parent, tasks)
+    return tasks
+
+
+def play_fib(s, ext, top, n):
+    """Play fib(n) through worker_client on the state machine, every call a task of its own:
+    a running fib task with n >= 2 launches fib(n-1) and fib(n-2) (from the worker's client,
+    naming itself as parent) and finishes once both are in memory. Returns the pushed messages."""
+    arg, kids, serial = {top: n}, {}, itertools.count()
+    pushed = len(s.sent)
+    for _ in range(10_000):
+        running = [(ws.address, ts.key) for ws in s.state.workers.values() for ts in ws.processing]
+        if not running:
+            return [m for _, m in s.sent[pushed:]]
+        for worker, key in running:
+            mine = kids.get(key)
+            if arg[key] < 2 or (mine and all(s.state.tasks[k].state == "memory" for k in mine)):
+                s.state.handle(TaskFinished(worker, key, nbytes=8, type="int"))
+            elif mine is None:
+                mine = kids[key] = [f"fib-{arg[key] - d}-{next(serial)}" for d in (1, 2)]
+                arg.update(zip(mine, (arg[key] - 1, arg[key] - 2)))
+                launch(s, ext, key, mine)
+        ext.flush()
+    raise AssertionError("fib kept running")
+
+
+def test_fib_recursion_counts_every_launched_task_and_ends_with_all_done():
+    s = FakeScheduler(nthreads=64)  # (no secede here: enough threads for every waiting parent)
+    ext = ProgressExtension(s)
+    s.state.handle(UpdateGraph("c", [T("fib-6")], ["fib-6"]))
+    assert subscribe(s, ["fib-6"])["groups"] == {"fib": [0, 0, 1]}
+    pushed = play_fib(s, ext, "fib-6", 6)
+    totals = [sum(c[2] for c in m["groups"].values()) for m in pushed]
+    assert totals == sorted(totals) and len(set(totals)) > 2, totals  # grew while tasks launched
+    assert pushed[-1]["done"] is True and [m["done"] for m in pushed[:-1]] == [False] * (len(pushed) - 1)
+    n = fib_calls(6)
+    assert pushed[-1]["groups"] == {"fib": [n, 0, n]}
+    assert ext.subs == {} and ext.watch == {}
+
+
+def test_launched_tasks_count_once_where_their_parent_counts_and_nowhere_else():
+    s = FakeScheduler(nthreads=8)
+    ext = ProgressExtension(s)
+    s.state.handle(UpdateGraph("c", [T("outer-1"), T("other-1"), T("early-1")], ["outer-1", "other-1", "early-1"]))
+    s.state.handle(TaskFinished("w0", "early-1", nbytes=8))
+    subscribe(s, ["outer-1"], sub="all")
+    subscribe(s, ["outer-1"], sub="left", complete=False)
+    launch(s, ext, "other-1", ["stray-1"])  # launched by a task no bar counts
+    assert ext.flush() == 0 and "stray-1" not in ext.watch
+    launch(s, ext, "outer-1", ["inner-1", "inner-2", "early-1"])
+    assert ext.flush() == 2
+    by_sub = {m["sub"]: m["groups"] for _, m in s.sent}
+    # early-1 was in memory already: done where everything counts, left out where only what is left counts
+    assert by_sub == {"all": {"outer": [0, 0, 1], "inner": [0, 0, 2], "early": [1, 0, 1]},
+                      "left": {"outer": [0, 0, 1], "inner": [0, 0, 2]}}
+    assert list(by_sub["all"]) == ["outer", "inner", "early"]  # new groups after the others
+    launch(s, ext, "inner-1", ["inner-2", "leaf-1"])  # inner-2 again (a shared pure key), and a grandchild
+    ext.flush()
+    assert s.sent[-1][1]["groups"] == {"outer": [0, 0, 1], "inner": [0, 0, 2], "leaf": [0, 0, 1]}
+    s.state.handle(ClientReleasesKeys("wc", ["leaf-1"]))  # released before it ran: leaves the totals
+    ext.flush()
+    assert s.sent[-1][1]["groups"] == {"outer": [0, 0, 1], "inner": [0, 0, 2]}
+    ext.unsubscribe("left")
+    s.run()
+    ext.flush()
+    last = s.sent[-1][1]
+    assert last["sub"] == "all" and last["done"] is True
+    assert last["groups"] == {"outer": [1, 0, 1], "inner": [2, 0, 2], "early": [1, 0, 1]}
+    assert ext.subs == {} and ext.watch == {}
+
+
+def test_adopt_launched_is_a_noop_for_unknown_parents_and_keys():
+    s = FakeScheduler()
+    s.state.handle(UpdateGraph("c", [T("top-1")], ["top-1"]))
+    sub = Subscription.from_state("s1", "c", s.state, ["top-1"])
+    watch = {"top-1": {sub}}
+    assert adopt_launched(watch, s.state.tasks, "nobody-1", ["top-1"]) == []
+    assert adopt_launched(watch, s.state.tasks, "top-1", ["never-submitted-1"]) == []
+    assert watch == {"top-1": {sub}} and sub.groups() == {"top": [0, 0, 1]} and not sub.dirty
+
+
+def test_scheduler_tells_the_extension_who_launched_a_graph():
+    """The server's side, without sockets: an update-graph naming a parent reaches launched()."""
+    from xsched.scheduler.server import Scheduler
+
+    sched = Scheduler(register=False)
+    sched.peer_client[b"p"] = "c"
+    sched.client_peer["c"] = b"p"
+    ext = sched.extensions["progress"]
+
+    def graph(key, **extra):
+        sched._op_update_graph(b"p", {"op": "update-graph", "tasks": [{"key": key, "run_spec": b"x"}],
+                                      "keys": [key], **extra}, [])
+
+    graph("top-1")
+    ext.subscribe("c", ["top-1"], "s1")
+    graph("kid-1", parent="top-1")
+    graph("unrelated-1")
+    assert ext.subs["s1"].groups() == {"top": [0, 0, 1], "kid": [0, 0, 1]}
+
+
+def test_graphs_sent_from_inside_a_task_name_it_as_parent():
+    from xsched import task_context
+    from xsched.client.client import _graph_msg
+    from xsched.protocol.schemas import TO_SCHEDULER
+
+    outside = _graph_msg([], ["a"])
+    assert "parent" not in outside
+    task_context.thread_state.key = "fib-6"  # (what the worker sets in a task's thread)
+    try:
+        inside = _graph_msg([], ["a"])
+    finally:
+        task_context.thread_state.key = None
+    assert inside == {"op": "update-graph", "tasks": [], "keys": ["a"], "parent": "fib-6"}
+    TO_SCHEDULER.check(outside)
+    TO_SCHEDULER.check(inside)
+
+
+def test_widget_shows_groups_that_appear_after_its_first_drawing():
+    from xsched.jupyter.progress import WidgetProgressBar
+
+    bar = WidgetProgressBar(types.SimpleNamespace(_progress={}), ["launch-1"])
+
+    def labels():
+        return [row.children[1].value for row in bar.rows.children]
+
+    bar._apply({"groups": {"launch": [0, 0, 1]}})
+    assert labels() == ["launch: 0 / 1"]
+    bar._apply({"groups": {"launch": [0, 0, 1], "fib": [2, 0, 5]}})  # launched by the running task
+    assert labels() == ["launch: 0 / 1", "fib: 2 / 5"]
+    assert (bar.bars["fib"][0].value, bar.bars["fib"][0].max) == (2, 5)
+    assert "2 / 6 tasks" in bar.title.value
+    bar._apply({"groups": {"launch": [0, 0, 1]}})  # the fib tasks were released before they ran
+    assert labels() == ["launch: 0 / 1"] and "0 / 1 tasks" in bar.title.value
+    bar._apply({"groups": {"launch": [1, 0, 1], "fib": [5, 0, 5]}, "done": True})
+    assert labels() == ["launch: 1 / 1", "fib: 5 / 5"]
+    assert bar.bars["fib"][0].bar_style == "success" and "finished" in bar.title.value
+
+
 # ----------------------------------------------------------------------------- collecting futures
 def test_unpersisted_collection_is_refused_with_advice():
     import xsched
@@ -449,3 +603,48 @@ def test_await_progress_with_an_asynchronous_client(pclient, capsys):
 
     assert asyncio.run(main()) == (True, {"add": [8, 0, 8]})
     assert "8/8 add" in capsys.readouterr().out
+
+
+def fib_unique(n):
+    """fib through worker_client, every call a task of its own (pure=False: no shared keys)."""
+    if n < 2:
+        return n
+    with worker_client() as c:
+        a, b = c.submit(fib_unique, n - 1, pure=False), c.submit(fib_unique, n - 2, pure=False)
+        return a.result() + b.result()
+
+
+def launch_after(gate, n):
+    gate.wait()
+    with worker_client() as c:
+        return c.submit(fib_unique, n, pure=False).result()
+
+
+@pytest.mark.cluster
+@pytest.mark.timeout(120)
+def test_progress_counts_the_tasks_a_task_launches_through_worker_client(pclient, tmp_path):
+    import xsched
+
+    gate = Gate(tmp_path)
+    fut = pclient.submit(launch_after, gate, 6)
+    bar = xsched.progress(fut, notebook=True)
+    assert bar.groups == {"launch_after": [0, 0, 1]}  # nothing launched while the gate is shut
+    assert list(bar.bars) == ["launch_after"]
+    totals = []
+    apply = bar._apply
+
+    def record(msg):
+        totals.append(sum(c[2] for c in msg["groups"].values()))
+        apply(msg)
+
+    bar._apply = record  # (the pushes, as they arrive)
+    gate.open()
+    assert bar.wait(timeout=100)
+    assert fut.result(timeout=10) == 8
+    n = fib_calls(6)
+    assert bar.groups == {"launch_after": [1, 0, 1], "fib_unique": [n, 0, n]}
+    d, e, t = bar.totals()
+    assert d == t == n + 1 and e == 0
+    assert totals == sorted(totals) and totals[-1] == n + 1, totals
+    labels = [row.children[1].value for row in bar.rows.children]
+    assert labels == ["launch_after: 1 / 1", f"fib_unique: {n} / {n}"]  # the row that appeared later

@@ -105,6 +105,16 @@ def test_bad_messages_are_refused_naming_the_field(table, msg, kind, text):
     assert str(info.value).startswith(msg["op"]) or kind == "unknown op"
 
 
+def test_update_graph_may_name_the_task_that_sent_it():
+    """``parent``: sent from inside a task (progress bars count what it launches); optional."""
+    TO_SCHEDULER.check({"op": "update-graph", "tasks": [], "keys": []})  # older clients send none
+    TO_SCHEDULER.check({"op": "update-graph", "tasks": [], "keys": [], "parent": "fib-6"})
+    TO_SCHEDULER.check({"op": "update-graph", "tasks": [], "keys": [], "parent": None})
+    with pytest.raises(BadMessage, match="parent must be a key string, not int 6") as info:
+        TO_SCHEDULER.check({"op": "update-graph", "keys": [], "parent": 6})
+    assert info.value.kind == "bad parent"
+
+
 def test_key_lists_are_bounded_and_checked_at_c_speed():
     assert schemas.KEYS.ok(["a"] * 1000)
     assert not schemas.KEYS.ok(["a"] * 999 + [b"a"])

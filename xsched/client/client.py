@@ -27,7 +27,7 @@ import warnings
 import weakref
 from collections.abc import MutableMapping
 
-from .. import config
+from .. import config, task_context
 from ..comm import CommClosedError, Connection, ConnectionPool, RemoteError
 from ..errors import SchedulerLostError, XschedError, unpack_exception
 from ..graph.annotate import current_annotations, validate_annotations
@@ -408,7 +408,7 @@ class Client:
             seen.add(key)
             tasks.append(_task_msg(key, task, [f.key for f in held], (-priority, gen, i),
                                    resources, workers, allow_other_workers, retries, limits))
-        self._send_graph({"op": "update-graph", "tasks": tasks, "keys": list(seen)})
+        self._send_graph(_graph_msg(tasks, list(seen)))
         return futures
 
     # ------------------------------------------------------------------ collections
@@ -501,7 +501,7 @@ class Client:
             ))
         wanted = [k for keys in finals for k in keys]
         futures = [[Future(k, self) for k in keys] for keys in finals]
-        self._send_graph({"op": "update-graph", "tasks": tasks, "keys": wanted})
+        self._send_graph(_graph_msg(tasks, wanted))
         del held
         if persist:
             return futures
@@ -1183,6 +1183,20 @@ def _as_list(workers):
     if workers is None:
         return None
     return [workers] if isinstance(workers, str) else list(workers)
+
+
+def _graph_msg(tasks: list, keys: list) -> dict:
+    """An update-graph; sent from inside a task, it names that task as ``parent``.
+
+    The scheduler counts what a task launches (through ``worker_client()`` or
+    ``get_client()``) in every progress bar that counts the task itself, so
+    ``progress(client.submit(fib, 12))`` covers the whole recursion, not just its top.
+    """
+    msg = {"op": "update-graph", "tasks": tasks, "keys": keys}
+    parent = task_context.current_key()
+    if parent is not None:
+        msg["parent"] = parent
+    return msg
 
 
 def _task_msg(key, task, deps, priority, resources, workers, allow_other_workers, retries, limits) -> dict:

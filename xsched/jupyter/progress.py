@@ -261,7 +261,11 @@ class TextProgressBar(Progress):
 class WidgetProgressBar(Progress):
     """An ipywidgets VBox: a title, then one IntProgress bar and label per task group.
 
-    Bars turn green when their group is complete and red when a task of it erred.
+    Bars turn green when their group is complete and red when a task of it erred. Groups
+    may appear after the first drawing (tasks launched by a counted task through
+    ``worker_client()``, or a kind the first counts did not have yet): each gets its row
+    when it first appears, and a group that left the counts (its pending tasks were all
+    released) loses its row, so the rows always add up to the title's total.
     """
 
     def __init__(self, client, keys, complete: bool = True):
@@ -276,6 +280,7 @@ class WidgetProgressBar(Progress):
         self.rows = w.VBox([])
         self.widget = w.VBox([self.title, self.rows])
         self.bars: dict[str, tuple] = {}  # group -> (IntProgress, HTML label)
+        self._rows: dict[str, object] = {}  # group -> its HBox row (kept when hidden, reused if it returns)
 
     def _render(self) -> None:
         w = self._w
@@ -285,13 +290,16 @@ class WidgetProgressBar(Progress):
                 bar = w.IntProgress(value=0, min=0, max=max(t, 1), layout=w.Layout(width="50%"))
                 label = w.HTML()
                 self.bars[group] = pair = (bar, label)
-                self.rows.children = tuple(self.rows.children) + (w.HBox([bar, label]),)
+                self._rows[group] = w.HBox([bar, label])
             bar, label = pair
             bar.max = max(t, 1)
             bar.value = min(d + e, bar.max)
             bar.bar_style = "danger" if e else ("success" if t and d == t else "")
             text = f"{html.escape(group)}: {d} / {t}" + (f", <span style='color:#c33'>{e} erred</span>" if e else "")
             label.value = text
+        shown = tuple(self._rows[g] for g in self.groups)  # in the scheduler's order of groups
+        if shown != tuple(self.rows.children):  # (reassigned only when the set of groups changed)
+            self.rows.children = shown
         d, e, t = self.totals()
         state = {"running": "computing", "finished": "finished", "stopped": "stopped",
                  "lost": "client lost"}.get(self.status, self.status)

@@ -388,7 +388,8 @@ TO_SCHEDULER = Table("the scheduler", [
     _PING,
     # from clients
     S("register-client", {"client": maybe(NAME)}),
-    S("update-graph", {"tasks": opt(list_of(TASK, MAX_ITEMS)), "keys": opt(KEYS)}),
+    # parent: the key of the task that submitted this graph (from inside a task), for progress bars
+    S("update-graph", {"tasks": opt(list_of(TASK, MAX_ITEMS)), "keys": opt(KEYS), "parent": maybe(KEY)}),
     S("client-desires-keys", {"keys": opt(KEYS)}),
     S("client-releases-keys", {"keys": opt(KEYS)}),
     S("cancel-keys", {"keys": opt(KEYS)}),

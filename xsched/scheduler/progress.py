@@ -7,6 +7,9 @@ Data flow::
         <--reply {sub, groups, done}--
     SchedulerState._set_state -> transition_hooks -> ProgressExtension._hook(ts, start, finish)
         O(1) per transition: a key -> subscriptions index; marks the subscription dirty
+    a task launches tasks (worker_client): its update-graph names it as ``parent``
+        Scheduler._op_update_graph -> ProgressExtension.launched(parent, tasks)
+        -> adopt_launched: every subscription counting the parent counts them too
     _flush_loop (one asyncio task, owned here): wakes on the first change, sends
         {"op": "progress", sub, groups, done} to each dirty subscription's client,
         then sleeps ``interval`` (100 ms), so a client gets at most ten updates a second
@@ -20,7 +23,13 @@ Counting rules (per key of the subscription):
   key whose data was lost and is recomputed (memory -> released -> waiting) go back to
   pending;
 * a pending key that is forgotten (its futures were released or cancelled) leaves the
-  total.
+  total;
+* a task launched by a counted task (``worker_client()`` inside it) is counted from then
+  on, and so on down the recursion: totals grow while tasks launch, and a bar on
+  ``client.submit(fib, 12)`` ends with every fib task launched under it done. Tasks reach
+  the scheduler while their parent runs, so a parent that waits for what it launched is
+  never done before them; one that launches and returns at once (fire and forget) may
+  finish its subscription first, and what it launched then is not counted.
 
 The counting class ``Subscription`` has no clocks or sockets and is tested by driving a
 ``SchedulerState`` with events.
@@ -43,7 +52,7 @@ from typing import Iterable
 
 logger = logging.getLogger("xsched.scheduler.progress")
 
-__all__ = ["ProgressExtension", "Subscription"]
+__all__ = ["ProgressExtension", "Subscription", "adopt_launched"]
 
 PENDING, DONE, ERRED = 0, 1, 2
 
@@ -51,11 +60,12 @@ PENDING, DONE, ERRED = 0, 1, 2
 class Subscription:
     """One client's view of the progress of some keys: per group [done, erred, total]."""
 
-    __slots__ = ("id", "client", "status", "group_of", "counts", "dirty", "n_pending")
+    __slots__ = ("id", "client", "complete", "status", "group_of", "counts", "dirty", "n_pending")
 
-    def __init__(self, sub_id: str, client: str):
+    def __init__(self, sub_id: str, client: str, complete: bool = True):
         self.id = sub_id
         self.client = client
+        self.complete = complete  # False: count only what was left to compute (launched tasks too)
         self.status: dict[str, int] = {}      # key -> PENDING / DONE / ERRED
         self.group_of: dict[str, str] = {}
         self.counts: dict[str, list[int]] = {}  # group -> [done, erred, total]
@@ -71,7 +81,7 @@ class Subscription:
         inputs in memory are followed (the others will not run for it).
         ``complete=False`` leaves out keys already done or erred (and does not walk below them).
         """
-        sub = cls(sub_id, client)
+        sub = cls(sub_id, client, complete)
         tasks = state.tasks
         stack = [(tasks[k], None) for k in keys if k in tasks]
         seen: set[str] = set()
@@ -109,6 +119,38 @@ class Subscription:
         except TypeError:  # priorities of mixed shapes: keep the walk's order
             return
         self.counts = {g: self.counts[g] for g in order}
+
+    def adopt(self, tasks, keys: Iterable[str]) -> list[str]:
+        """Count ``keys`` too (tasks a counted task launched); returns the keys newly counted.
+
+        Each key counts as it stands in ``tasks`` (the scheduler's key -> TaskState): done
+        when in memory, erred when erred, else pending. Keys counted already (launched twice, by
+        pure calls that share a key) and keys the scheduler does not have are left out;
+        so are done or erred keys when ``complete`` is False. New groups go after the
+        others, in the order they first appear.
+
+        >>> from xsched.scheduler.state import SchedulerState, UpdateGraph, NewTask
+        >>> state = SchedulerState()
+        >>> _ = state.handle(UpdateGraph("c", [NewTask("fib-1", b""), NewTask("add-1", b"")], ["fib-1", "add-1"]))
+        >>> sub = Subscription("s1", "c")
+        >>> sub.adopt(state.tasks, ["fib-1", "add-1", "fib-1", "gone-1"])
+        ['fib-1', 'add-1']
+        >>> sub.groups()
+        {'fib': [0, 0, 1], 'add': [0, 0, 1]}
+        """
+        added = []
+        for key in keys:
+            ts = tasks.get(key)
+            if ts is None or key in self.status:
+                continue
+            status = DONE if ts.state == "memory" else ERRED if ts.state == "erred" else PENDING
+            if status != PENDING and not self.complete:
+                continue
+            self._add(key, ts.group, status)
+            added.append(key)
+        if added:
+            self.dirty = True
+        return added
 
     def _add(self, key: str, group: str, status: int) -> None:
         self.status[key] = status
@@ -176,6 +218,36 @@ class Subscription:
         return {"op": "progress", "sub": self.id, "groups": self.groups(), "done": self.finished}
 
 
+def adopt_launched(watch: dict[str, set[Subscription]], tasks, parent: str, keys: list[str]) -> list[Subscription]:
+    """Count the tasks ``parent`` launched in every subscription that counts ``parent``.
+
+    ``watch`` is the index key -> subscriptions counting it (``ProgressExtension.watch``);
+    the newly counted keys are added to it, so what they launch in turn is counted as
+    well, however deep the recursion goes. ``tasks`` is the scheduler's key -> TaskState.
+    Returns the subscriptions that changed (they are marked dirty). No sockets, no clocks:
+    the unit tests drive it with a ``SchedulerState``.
+
+    >>> from xsched.scheduler.state import SchedulerState, UpdateGraph, NewTask
+    >>> state = SchedulerState()
+    >>> _ = state.handle(UpdateGraph("c", [NewTask("fib-6", b"")], ["fib-6"]))
+    >>> sub = Subscription.from_state("s1", "c", state, ["fib-6"])
+    >>> watch = {"fib-6": {sub}}
+    >>> _ = state.handle(UpdateGraph("wc", [NewTask("fib-5", b""), NewTask("fib-4", b"")], ["fib-5", "fib-4"]))
+    >>> [s.id for s in adopt_launched(watch, state.tasks, "fib-6", ["fib-5", "fib-4"])]
+    ['s1']
+    >>> sub.groups(), sorted(watch)
+    ({'fib': [0, 0, 3]}, ['fib-4', 'fib-5', 'fib-6'])
+    """
+    changed = []
+    for sub in list(watch.get(parent, ())):
+        added = sub.adopt(tasks, keys)
+        for key in added:
+            watch.setdefault(key, set()).add(sub)
+        if added:
+            changed.append(sub)
+    return changed
+
+
 class ProgressExtension:
     """Serves ``subscribe-progress`` / ``unsubscribe-progress`` and pushes ``progress``.
 
@@ -235,6 +307,18 @@ class ProgressExtension:
                 subs.discard(sub)
                 if not subs:
                     del self.watch[key]
+
+    def launched(self, parent: str, tasks) -> None:
+        """The running task ``parent`` submitted ``tasks`` (NewTasks of an update-graph that
+        named it, already handled by the state): count them wherever ``parent`` counts.
+
+        Called by the Scheduler for every update-graph sent from inside a task; costs one
+        lookup when no progress bar counts the parent.
+        """
+        if parent not in self.watch:
+            return
+        if adopt_launched(self.watch, self.scheduler.state.tasks, parent, [t.key for t in tasks]):
+            self._changed.set()
 
     def remove_client(self, client: str) -> None:
         """The client went away: drop its subscriptions (called by the Scheduler)."""

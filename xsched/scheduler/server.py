@@ -540,6 +540,9 @@ class Scheduler:
                                  int(t.get("retries", 0) or 0), t.get("limits")))
         del wire
         self.handle(UpdateGraph(client, tasks, list(h.get("keys", ()))))
+        progress = self.extensions.get("progress")
+        if h.get("parent") is not None and progress is not None:  # sent from inside a task
+            progress.launched(h["parent"], tasks)  # progress bars counting it count what it launched
         return {} if h.get("rid") is not None else None
 
     def _op_client_desires(self, peer, h, payload):
