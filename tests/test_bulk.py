@@ -1,5 +1,5 @@
 """The bulk side channel: both ends prove the offer's one-time key, bytes are sealed with
-AES-256-GCM off loopback, nothing unauthenticated is read, no pickle stream ever travels
+AES-256-OCB3 off loopback, nothing unauthenticated is read, no pickle stream ever travels
 on it, and the server survives idle, slow and garbage peers."""
 
 import hashlib
@@ -133,6 +133,40 @@ def test_a_changed_chunk_fails_its_tag(server, monkeypatch):
     offer = server.offer([b"y" * 5000], encrypt=True)
     with pytest.raises(AuthenticationError, match="tag"):
         fetch_buffers("127.0.0.1", offer)
+
+
+class _Records:
+    """A man in the middle that holds back the sender's first record and lets ``change``
+    decide what goes out in its place."""
+
+    def __init__(self, conn, change):
+        self.conn, self.change, self.records = conn, change, []
+
+    def sendall(self, data):
+        self.records.append(bytes(data))
+        out = self.change(self.records)
+        if out is not None:
+            self.conn.sendall(out)
+
+
+@pytest.mark.parametrize("attack", ["swap", "replay", "drop"])
+def test_reordered_replayed_or_dropped_records_fail(server, monkeypatch, attack):
+    """Each record is sealed with its position: swapping two, sending one twice or leaving
+    one out never yields data, even though every record on the wire is genuine."""
+    real = bulk._send_sealed
+
+    def change(records):
+        if len(records) == 1:
+            return None  # hold the first record back
+        if len(records) == 2:
+            first, second = records
+            return {"swap": second + first, "replay": first + first, "drop": second}[attack]
+        return records[-1]
+
+    monkeypatch.setattr(bulk, "_send_sealed", lambda conn, *a: real(_Records(conn, change), *a))
+    offer = server.offer([b"z" * (3 * bulk.SLICE)], encrypt=True)
+    with pytest.raises(AuthenticationError, match="tag"):  # the first record read is not record 0
+        fetch_buffers("127.0.0.1", offer, timeout=5)
 
 
 def test_clear_offers_are_refused_between_hosts():

@@ -214,7 +214,7 @@ SCHEMA = S("xsched configuration", {
     "comm": S("Networking.", {
         "security": L(choice("auto", "curve"),
             "Every connection is CURVE-authenticated in both directions and encrypted. Large transfers "
-            "take an AES-256-GCM side channel; auto: in clear on loopback only (the bytes never leave "
+            "take an AES-256-OCB3 side channel; auto: in clear on loopback only (the bytes never leave "
             "the host); curve: encrypted on loopback too."),
         "timeouts": S("Network timeouts.", {
             "connect": L(DURATION, "Give up connecting to a peer after this long."),

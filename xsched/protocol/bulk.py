@@ -2,14 +2,14 @@
 
 ZeroMQ's CURVE encrypts every frame in its I/O thread at about 300 MiB/s, and even
 unencrypted its TCP engine reads in small batches. A plain socket read straight into a
-preallocated buffer (``recv_into``) runs at memory speed, and AES-256-GCM from
-``cryptography`` at about 3 GiB/s per core. So large ``get-data`` replies travel in two
+preallocated buffer (``recv_into``) runs at memory speed, and AES-256-OCB3 from
+``cryptography`` at about 4 GiB/s per core. So large ``get-data`` replies travel in two
 parts:
 
     requester --get-data (CURVE, both ends proven)--> holder
     requester <--reply: pickle heads + offer {port, id, key, lengths, encrypt}-- holder
     requester --connect port; hello: id, nonce, HMAC(key, id+nonce)--> holder's BulkServer
-    requester <--HMAC(key, nonce), then the buffers (AES-GCM chunks, or raw on loopback)
+    requester <--HMAC(key, nonce), then the buffers (AES-OCB3 records, or raw on loopback)
 
 * The offer, with its one-time 32-byte key, arrives over the authenticated, encrypted
   CURVE connection. A peer that cannot show the key gets nothing, and the requester reads
@@ -17,9 +17,11 @@ parts:
   worker's port cannot feed it anything.
 * Only out-of-band buffers cross the side channel, never a pickle stream: the pickle heads
   that give the buffers meaning come over CURVE.
-* Between hosts every chunk is AES-256-GCM sealed (a counter nonce, the offer id as
-  associated data), so no byte is in clear on the wire and a changed or reordered chunk
-  fails its tag. On loopback (``comm.security: auto``) the bytes never leave the host
+* Between hosts every record (512 KiB of a buffer) is AES-256-OCB3 sealed (a counter
+  nonce, the offer id as associated data), so no byte is in clear on the wire, and a
+  changed, reordered, replayed or missing record fails its tag or the exact length the
+  offer announced. OCB3 (RFC 7253) rather than GCM: one pass instead of two, ~1.5x less
+  CPU per byte here, and on a 2-core host the CPU of both ends is the limit. On loopback (``comm.security: auto``) the bytes never leave the host
   and go raw; the requester refuses a raw offer for any other host.
 * The server never pins a thread on a peer that has not authenticated: one selector
   thread reads every hello with a deadline, and a bounded number of them wait at once.
@@ -61,8 +63,7 @@ _NONCE = 16
 _MAC = 32
 _HELLO = len(_MAGIC) + _ID + _NONCE + _MAC
 _TAG = 16
-CHUNK = 4 * 2**20
-SLICE = 512 * 2**10  # what the sender seals at a time: fits the CPU cache
+SLICE = 512 * 2**10  # bytes per sealed record: small enough to stay in the CPU cache
 _EXPIRE = 120.0
 _HELLO_SECONDS = 5.0
 _MAX_PENDING = 64
@@ -72,18 +73,11 @@ def _mac(key: bytes, label: bytes, *parts: bytes) -> bytes:
     return hmac.new(key, label + b"".join(parts), hashlib.sha256).digest()
 
 
-def _cipher_key(key: bytes) -> bytes:
-    return _mac(key, b"xsched-bulk-aes256gcm")
+def _cipher(key: bytes):
+    """The AES-256-OCB3 cipher of one offer (its own key: the record counters never repeat)."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESOCB3
 
-
-def _gcm(key: bytes, counter: int, decrypt: bool = False):
-    """The AES-256-GCM context of chunk ``counter`` (a decryptor checks its tag at
-    ``finalize_with_tag``, so the tag may arrive after the data)."""
-    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-
-    nonce = counter.to_bytes(12, "big")  # unique: every offer has its own key
-    cipher = Cipher(algorithms.AES(key), modes.GCM(nonce))
-    return cipher.decryptor() if decrypt else cipher.encryptor()
+    return AESOCB3(_mac(key, b"xsched-bulk-aes256ocb3"))
 
 
 class BulkServer:
@@ -245,7 +239,7 @@ class BulkServer:
                 conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 conn.sendall(_mac(key, b"serve", nonce))
                 if encrypt:
-                    self.bytes_sent += _send_sealed(conn, _cipher_key(key), offer_id, buffers)
+                    self.bytes_sent += _send_sealed(conn, _cipher(key), offer_id, buffers)
                 else:
                     for buf in buffers:
                         mv = memoryview(buf).cast("B")
@@ -268,33 +262,23 @@ class BulkServer:
             self._thread.join(timeout=2)
 
 
-def _send_sealed(conn: socket.socket, key: bytes, offer_id: bytes, buffers: list) -> int:
-    """Send every buffer as AES-256-GCM chunks of CHUNK bytes, each followed by its tag.
-
-    A chunk is sealed and sent a SLICE at a time through one scratch buffer small enough to
-    stay in the CPU cache (measured between two namespaces: ~1,100-1,300 MiB/s against
-    ~900 when a whole 4 MiB chunk went through memory); the tag rides in the chunk's last
-    write, since a lone 16-byte write would wait for an ACK.
+def _send_sealed(conn: socket.socket, aead, offer_id: bytes, buffers: list) -> int:
+    """Send every buffer as sealed records of SLICE bytes (the last one of a buffer shorter),
+    each followed by its 16-byte tag, through one scratch buffer that stays in the CPU
+    cache; the tag rides in the record's own write (a lone 16-byte write waits for an ACK).
+    Returns the payload bytes sent.
     """
-    SL = SLICE
-    scratch = memoryview(bytearray(SL + _TAG))
+    scratch = memoryview(bytearray(SLICE + _TAG))
     counter = sent = 0
     for buf in buffers:
         mv = memoryview(buf).cast("B")
-        for start in range(0, mv.nbytes, CHUNK):
-            piece = mv[start:start + CHUNK]
-            enc = _gcm(key, counter)
-            enc.authenticate_additional_data(offer_id)
-            for sub in range(0, piece.nbytes, SL):
-                n = enc.update_into(piece[sub:sub + SL], scratch)
-                if sub + SL >= piece.nbytes:
-                    enc.finalize()
-                    scratch[n:n + _TAG] = enc.tag
-                    conn.sendall(scratch[:n + _TAG])
-                else:
-                    conn.sendall(scratch[:n])
-                sent += n
+        for start in range(0, mv.nbytes, SLICE):
+            part = mv[start:start + SLICE]
+            record = scratch[:part.nbytes + _TAG]
+            aead.encrypt_into(counter.to_bytes(12, "big"), part, offer_id, record)
+            conn.sendall(record)
             counter += 1
+            sent += part.nbytes
     return sent
 
 
@@ -341,40 +325,35 @@ def fetch_buffers(host: str, offer: dict, timeout: float = 60, security=None) ->
             raise AuthenticationError(f"the bulk server at {host}:{offer['port']} could not prove the offer's "
                                       "key: it is not the worker that made the offer; nothing was read")
         if encrypt:
-            _recv_sealed(conn, _cipher_key(key), offer_id, out)
+            _recv_sealed(conn, _cipher(key), offer_id, out)
         else:
             for buf in out:
                 _recv_into(conn, memoryview(buf))
     return out
 
 
-def _recv_sealed(conn: socket.socket, key: bytes, offer_id: bytes, out: list) -> None:
-    """Receive and open the chunks of ``_send_sealed`` in place, a SLICE at a time.
+def _recv_sealed(conn: socket.socket, aead, offer_id: bytes, out: list) -> None:
+    """Receive the records of ``_send_sealed`` and open each straight into its place in ``out``.
 
-    Each slice is decrypted as soon as it has arrived, while it is still in the CPU cache
-    (fetching 256 MiB between two namespaces, two runs of 15: median 1,369 / 1,497 MiB/s,
-    against 962 / 1,367 when a whole 4 MiB chunk was read first and decrypted afterwards). Nothing is used before the
-    chunk's tag checks out: a failed tag raises, and the buffers are dropped with it.
+    A record is opened as soon as it has arrived, while it is still in the CPU cache. Against
+    AES-256-GCM opened the same way, OCB3 took the receiver from ~200 to ~160 ms of CPU per
+    256 MiB between two namespaces (the thread's CPU time, 15 fetches each). Nothing is used unless every
+    record's tag checks out: a failed tag raises, and the buffers are dropped with it.
     """
     from cryptography.exceptions import InvalidTag
 
+    scratch = memoryview(bytearray(SLICE + _TAG))
     counter = 0
-    tag = bytearray(_TAG)
     for buf in out:
         mv = memoryview(buf).cast("B")
-        for start in range(0, mv.nbytes, CHUNK):
-            piece = mv[start:start + CHUNK]
-            dec = _gcm(key, counter, decrypt=True)
-            dec.authenticate_additional_data(offer_id)
-            for sub in range(0, piece.nbytes, SLICE):
-                part = piece[sub:sub + SLICE]
-                _recv_into(conn, part)
-                dec.update_into(part, part)  # in place: AES-GCM is a stream cipher
-            _recv_into(conn, memoryview(tag))
+        for start in range(0, mv.nbytes, SLICE):
+            part = mv[start:start + SLICE]
+            record = scratch[:part.nbytes + _TAG]
+            _recv_into(conn, record)
             try:
-                dec.finalize_with_tag(bytes(tag))
+                aead.decrypt_into(counter.to_bytes(12, "big"), record, offer_id, part)
             except InvalidTag:
-                raise AuthenticationError("a bulk chunk failed its authentication tag: the data was "
+                raise AuthenticationError("a bulk record failed its authentication tag: the data was "
                                           "changed on the way; nothing of it is used") from None
             counter += 1
 

@@ -11,7 +11,7 @@ with two key pairs derived from it:
 
 CURVE also encrypts. Large buffers do not travel on ZeroMQ at all but on the bulk side
 channel (``protocol.bulk``), whose peers prove a one-time key received over CURVE and
-whose bytes are AES-256-GCM encrypted unless both ends are on loopback.
+whose bytes are AES-256-OCB3 encrypted unless both ends are on loopback.
 
 ``comm.security``: ``auto`` (the default; bulk bytes in clear on loopback only) or
 ``curve`` (bulk bytes encrypted on loopback too). The secret never appears in logs or
