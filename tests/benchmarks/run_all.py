@@ -372,13 +372,13 @@ def bench_twohost(runner: Runner, pys: dict, args) -> None:
         cmd += ["--impl", impl]
     if args.quick:
         cmd.append("--quick")
-    run = runner.run("twohost", cmd, 300 if args.quick else 900)
+    run = runner.run("twohost", cmd, 300 if args.quick else 1200)
     res = run.get("results", {})
     mib = run.get("transfer_mib", 256)
     print_header(f"twohost: {mib} MiB array, worker on host A -> task on host B (network namespaces + veth)",
                  [run])
     impls = [i for i in pys if i in res]
-    rows = [[f"median of {run.get('repeats', 5)} (MiB/s, higher is better)"]
+    rows = [[f"median of {run.get('rounds', 1)} x {run.get('repeats', 5)} (MiB/s, higher is better)"]
             + [res[i].get("mib_per_s_median") for i in impls],
             ["min - max (MiB/s)"] + [f"{_cell(res[i].get('mib_per_s_min'))} - {_cell(res[i].get('mib_per_s_max'))}"
                                      for i in impls],
