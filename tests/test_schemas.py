@@ -35,6 +35,8 @@ def test_every_op_on_the_wire_is_known_to_the_decoder():
 GOOD = [
     (TO_SCHEDULER, {"op": "task-finished", "key": "x", "nbytes": 8, "type": "int", "start": 1.0, "stop": 2.5}),
     (TO_SCHEDULER, {"op": "task-finished", "key": "x", "nbytes": 8, "type": None, "start": None, "stop": None}),
+    # a task that seceded says how long (older workers leave the field out: the lines above)
+    (TO_SCHEDULER, {"op": "task-finished", "key": "x", "nbytes": 8, "start": 1.0, "stop": 9.0, "seceded": 7.5}),
     (TO_SCHEDULER, {"op": "update-graph", "keys": ["b"], "tasks": [
         {"key": "a", "run_spec": b"..", "deps": [], "priority": [0, 1, 2]},
         {"key": "b", "run_spec": b"..", "deps": ["a"], "priority": [-1.5, 1, 3], "resources": {"GPU": 1, "MEM": 0.5},
@@ -66,6 +68,8 @@ BAD = [
     (TO_SCHEDULER, {"op": "task-finished", "key": 5}, "bad key", "key must be a key string, not int 5"),
     (TO_SCHEDULER, {"op": "task-finished", "key": "x", "nbytes": -1}, "bad nbytes", "nbytes must be"),
     (TO_SCHEDULER, {"op": "task-finished", "key": "x", "start": math.nan}, "bad start", "start must be"),
+    (TO_SCHEDULER, {"op": "task-finished", "key": "x", "seceded": -0.5}, "bad seceded",
+     "seceded must be a finite number of seconds >= 0"),
     (TO_SCHEDULER, {"op": "update-graph", "tasks": [{"key": "a", "priority": [0, "x"]}]}, "bad tasks",
      "tasks[0].priority[1] must be a finite number"),
     (TO_SCHEDULER, {"op": "update-graph", "tasks": [{"key": "a", "priority": [True]}]}, "bad tasks",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from xsched import get_worker, local_client, rejoin, secede, worker_client
+from xsched.protocol.schemas import TO_SCHEDULER
 from xsched.scheduler.state import (
     AddWorker, NewTask, SchedulerState, TaskFinished, TaskRejoined, TaskSeceded, ToWorker, UpdateGraph,
 )
@@ -63,6 +64,19 @@ def test_seceded_task_released_then_finishing_is_dropped_and_paused_worker_still
     assert sched_ops(out) == [("task-rejoined", "a")]
 
 
+def test_time_spent_seceded_is_reported_apart_from_the_run():
+    ws = W(nthreads=1)
+    ws.handle(ComputeTask("a", b"s"), ComputeTask("b", b"s"))
+    ws.handle(Secede("a"), Rejoin("a"))
+    out = ws.handle(ExecuteSuccess("b", 1, "int", start=10.0, stop=11.0),  # never seceded: no field
+                    ExecuteSuccess("a", 1, "int", start=10.0, stop=20.0, seceded=9.5))
+    msgs = {i.msg["key"]: i.msg for i in out if isinstance(i, SendToScheduler) and i.msg["op"] == "task-finished"}
+    assert "seceded" not in msgs["b"]
+    assert (msgs["a"]["start"], msgs["a"]["stop"], msgs["a"]["seceded"]) == (10.0, 20.0, 9.5)
+    for msg in msgs.values():
+        TO_SCHEDULER.check(msg)
+
+
 # ---------------------------------------------------------------------- scheduler state machine
 def test_scheduler_sends_queued_root_tasks_to_a_seceded_slot():
     s = SchedulerState(validate=True)
@@ -77,6 +91,24 @@ def test_scheduler_sends_queued_root_tasks_to_a_seceded_slot():
     assert not [o for o in out if isinstance(o, ToWorker) and o.msg["op"] == "compute-task"] and s.n_queued == 1
     out = s.handle(TaskFinished("w", "r0"))
     assert [o.msg["key"] for o in out if isinstance(o, ToWorker) and o.msg["op"] == "compute-task"] == ["r2"]
+
+
+def test_scheduler_learns_a_seceded_task_s_own_time_not_its_wait():
+    """A parent that waited 10 s for its children, seceded, ran for 10 ms itself: its prefix
+    is learned as short as its leaves, and the next task of it counts as that little work
+    ahead of its worker (not 10 s)."""
+    top, leaf, later = "fib-" + "a" * 16, "fib-" + "b" * 16, "fib-" + "c" * 16
+    s = SchedulerState(validate=True)
+    s.handle(AddWorker("w", nthreads=1))
+    s.handle(UpdateGraph("c", [NewTask(top, b"s", [], (0, 0, 0))], [top]))
+    s.handle(TaskSeceded("w", top))
+    s.handle(UpdateGraph("c", [NewTask(leaf, b"s", [], (0, 0, 1))], [leaf]))
+    s.handle(TaskFinished("w", leaf, 8, start=100.0, stop=100.002))
+    s.handle(TaskRejoined("w", top))
+    s.handle(TaskFinished("w", top, 8, start=90.0, stop=100.01, seceded=10.0))
+    assert s.durations["fib"] == pytest.approx(0.5 * 0.002 + 0.5 * 0.01)
+    s.handle(UpdateGraph("c", [NewTask(later, b"s", [], (0, 0, 2))], [later]))
+    assert s.workers["w"].occupancy == pytest.approx(s.durations["fib"])
 
 
 # ---------------------------------------------------------------------- on a cluster
@@ -115,6 +147,33 @@ def test_fib_through_worker_client_on_two_single_thread_workers(client):
     info = client.run_on_scheduler(lambda scheduler: {
         a: (len(ws.processing), len(ws.long_running)) for a, ws in scheduler.state.workers.items()})
     assert all(v == (0, 0) for v in info.values()), info
+
+
+def fib_timed(n):
+    """``fib`` under a prefix of its own, for the duration the scheduler learns of it."""
+    if n < 2:
+        return n
+    with worker_client() as c:
+        a, b = c.submit(fib_timed, n - 1), c.submit(fib_timed, n - 2)
+        return a.result() + b.result()
+
+
+@pytest.mark.cluster
+@pytest.mark.timeout(120)
+def test_a_recursion_through_worker_client_teaches_its_own_time_not_its_wait(client):
+    # every worker makes its client first, so no fib_timed task pays for connecting it
+    addrs = sorted(client.scheduler_info()["workers"])
+    client.gather([client.submit(where_and_client, a, workers=[a], pure=False) for a in addrs])
+    top = client.submit(fib_timed, 10)
+    assert top.result(timeout=100) == 55
+    key = top.key
+    spans = client.run(lambda worker: [(b, e) for k, b, e, status in worker.task_log if k == key])
+    [(start, stop)] = [span for found in spans.values() for span in found]
+    # the scheduler handled top's task-finished before it told us top was in memory
+    learned = client.run_on_scheduler(lambda scheduler: scheduler.state.durations.get("fib_timed"))
+    assert learned is not None
+    # learning the top's whole run (as before) gives at least half of it: the EWMA's last step
+    assert learned < 0.5 * (stop - start), (learned, stop - start)
 
 
 @pytest.mark.cluster

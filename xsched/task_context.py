@@ -22,7 +22,7 @@ import threading
 
 __all__ = ["get_worker", "secede", "rejoin", "thread_state", "current_key"]
 
-thread_state = threading.local()  # .worker, .key, .seceded (per task thread)
+thread_state = threading.local()  # .worker, .key, .seceded (+ the worker's secede timing), per task thread
 _process_worker = []  # [worker] while a worker server runs in this process (for run() callbacks)
 
 

@@ -19,7 +19,7 @@ client -> scheduler
   run-on-scheduler [func]             close-client []      heartbeat-client []
 worker -> scheduler
   register-worker [address, name, nthreads, memory_limit, resources, pid, host]
-  heartbeat-worker [metrics]          task-finished [key, nbytes, type, start, stop]
+  heartbeat-worker [metrics]          task-finished [key, nbytes, type, start, stop, seceded]
   task-erred [key, exception, traceback, text]   add-keys [nbytes]
   missing-data [key, errant_worker]   reschedule [key]    worker-status [status]
   unregister-worker [reason]

@@ -297,6 +297,7 @@ ADDRESS = text(MAX_NAME, "an address string")
 KEYS = list_of(KEY, MAX_ITEMS, _keys_fast)
 NBYTES = integer(0, 2**63 - 1, "a byte count (an integer >= 0)")
 TIME = number(what="a finite number (seconds)")
+SECONDS = number(0, what="a finite number of seconds >= 0")
 PRIORITY = list_of(number(what="a finite number (int or float)"), MAX_PRIORITY, _numbers_fast)
 PRIORITY.what = "a list of at most 64 finite numbers (int or float; never strings: all priorities share one order)"
 RESOURCES = dict_of(text(256, "a resource name"), number(0, what="a finite amount >= 0"), MAX_RESOURCES)
@@ -419,8 +420,9 @@ TO_SCHEDULER = Table("the scheduler", [
         "pid": maybe(integer(0, 2**31)), "host": maybe(NAME), "local_directory": maybe(TEXT),
         "prefix": maybe(TEXT), "environment_error": maybe(TEXT)}),
     S("heartbeat-worker", {"metrics": opt(METRICS), "worker": opt(binary(256))}),  # worker: from its alive thread
+    # seceded: seconds of start..stop the task spent seceded (absent: none; older workers never send it)
     S("task-finished", {"key": KEY, "nbytes": opt(NBYTES), "type": maybe(NAME), "start": maybe(TIME),
-                        "stop": maybe(TIME)}),
+                        "stop": maybe(TIME), "seceded": maybe(SECONDS)}),
     S("task-erred", {"key": KEY, "exception": opt(PICKLED), "traceback": opt(PICKLED), "text": opt(TEXT),
                      "start": maybe(TIME), "stop": maybe(TIME)}),
     S("add-keys", {"nbytes": opt(KEY_NBYTES)}),

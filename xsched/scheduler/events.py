@@ -108,6 +108,11 @@ class RemoveWorker:
 
 @dataclass(slots=True)
 class TaskFinished:
+    """``key`` is in memory on ``worker``. ``start``/``stop`` span its run there and
+    ``seceded`` is the part of it spent seceded (waiting, in ``worker_client()``, for the
+    tasks it launched): the duration learned for its prefix is the rest, the time it held
+    a thread slot, which is what placement, pipelining and stealing weigh."""
+
     worker: str
     key: str
     nbytes: int = 0
@@ -115,6 +120,7 @@ class TaskFinished:
     start: float | None = None
     stop: float | None = None
     stimulus_id: str = field(default_factory=lambda: _sid("task-finished"))
+    seceded: float = 0.0
 
 
 @dataclass(slots=True)

@@ -35,11 +35,12 @@ Work stealing (``work_stealing=True``, config ``scheduler.work-stealing``): afte
 event, a running worker with a free slot (no task for it in the queue) takes tasks from
 a worker that has more tasks than threads, lowest priority first, when the copy of the
 inputs it lacks costs little against the task's expected duration (learned per task
-prefix): ``transfer + STEAL_LATENCY < duration * STEAL_RATIO``. Tasks restricted to
-workers, needing resources, or seceded are never stolen. A steal is a request: the
-victim answers (``StealResponse``) whether it still had the task waiting; only then is
-the task moved (``processing`` on the victim -> ``processing`` on the thief, logged),
-so a task never runs twice because of a steal.
+prefix from the time its tasks held a thread: the time a task spent seceded, waiting for
+tasks it launched, is not its work): ``transfer + STEAL_LATENCY < duration * STEAL_RATIO``.
+Tasks restricted to workers, needing resources, or seceded are never stolen. A steal is a
+request: the victim answers (``StealResponse``) whether it still had the task waiting;
+only then is the task moved (``processing`` on the victim -> ``processing`` on the thief,
+logged), so a task never runs twice because of a steal.
 
 >>> s = SchedulerState()
 >>> _ = s.handle(AddWorker("tcp://w1", nthreads=1))
@@ -540,7 +541,7 @@ class SchedulerState:
             return {}
         if ev.start is not None and ev.stop is not None:
             old = self.durations.get(ts.group)
-            d = max(ev.stop - ev.start, 0.0)
+            d = max(ev.stop - ev.start - ev.seceded, 0.0)  # its own work, not its waiting (TaskFinished)
             self.durations[ts.group] = d if old is None else 0.5 * old + 0.5 * d
         if ev.nbytes is not None and ev.nbytes > self.largest_result.get(ts.group, -1):
             self.largest_result[ts.group] = ev.nbytes

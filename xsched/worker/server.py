@@ -82,6 +82,14 @@ _current_worker: "Worker | None" = None
 _thread_state = task_context.thread_state  # (kept under its old name for callers)
 get_worker = task_context.get_worker
 
+
+def _seceded_since(at: float | None) -> float:
+    """Seconds since ``at`` (a ``time.monotonic()`` reading taken at a secede), 0 for None.
+
+    A monotonic clock: a wall-clock step back would make the time negative, which the
+    scheduler's schema refuses, and with it the task-finished message that carries it."""
+    return 0.0 if at is None else max(time.monotonic() - at, 0.0)
+
 #: Threads of the task pool. The state machine starts at most ``nthreads`` tasks at once;
 #: a seceded task keeps its thread while another starts, so the pool itself is unbounded.
 #: get-data replies up to this many bytes, all in memory, are pickled on the event loop.
@@ -519,7 +527,13 @@ class Worker:
 
     # ------------------------------------------------------------------ secede / rejoin (task threads)
     def _secede(self, key: str) -> None:
-        """From the task's thread: its slot is free (``xsched.secede``)."""
+        """From the task's thread: its slot is free (``xsched.secede``).
+
+        The thread notes when: the time until ``_rejoin`` has a slot again is waiting, not
+        the task's work, and ``_task_thread`` reports it apart (``ExecuteSuccess.seceded``)
+        so the scheduler does not learn it as the duration of the task's prefix.
+        """
+        _thread_state.seceded_at = time.monotonic()
         self._post_from_thread(Secede(key))
 
     def _rejoin(self, key: str) -> None:
@@ -537,6 +551,9 @@ class Worker:
         while not ev.wait(1.0):
             if self.status in ("closing", "closed"):
                 break
+        _thread_state.seceded_for = (getattr(_thread_state, "seceded_for", 0.0)
+                                     + _seceded_since(getattr(_thread_state, "seceded_at", None)))
+        _thread_state.seceded_at = None
 
     # ------------------------------------------------------------------ execution
     def _start_task(self, key: str, run_spec: bytes) -> None:
@@ -557,14 +574,19 @@ class Worker:
             self.handle(self._outcome_event(key, now, now, ("error", *pack_exception(e, key))))
 
     def _task_thread(self, key: str, run_spec: bytes) -> None:
-        """In a task thread: run the task (``_run_task`` never raises) and post its outcome."""
+        """In a task thread: run the task (``_run_task`` never raises) and post its outcome,
+        with the seconds it spent seceded (until its rejoin, or its end if it never did)."""
+        _thread_state.seceded_at, _thread_state.seceded_for = None, 0.0
         start = time.time()
         outcome = self._run_task(key, run_spec)
-        self._post_from_thread(self._outcome_event(key, start, time.time(), outcome))
+        stop = time.time()
+        seceded = _thread_state.seceded_for + _seceded_since(_thread_state.seceded_at)
+        _thread_state.seceded_at = None
+        self._post_from_thread(self._outcome_event(key, start, stop, outcome, seceded))
 
-    def _outcome_event(self, key: str, start: float, stop: float, outcome: tuple):
+    def _outcome_event(self, key: str, start: float, stop: float, outcome: tuple, seceded: float = 0.0):
         if outcome[0] == "memory":
-            return ExecuteSuccess(key, outcome[1], outcome[2], start, stop)
+            return ExecuteSuccess(key, outcome[1], outcome[2], start, stop, seceded=seceded)
         _, blob, tb, text = outcome
         return ExecuteFailure(key, blob, tb, text, start, stop)
 

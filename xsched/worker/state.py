@@ -77,12 +77,18 @@ class FreeKeys:
 
 @dataclass(slots=True)
 class ExecuteSuccess:
+    """The task ran to a result. ``start``/``stop`` span its whole run; ``seceded`` is the
+    part of that span it spent seceded (from ``secede()`` until ``rejoin()`` had a slot
+    again): the scheduler learns durations from ``stop - start - seceded``, the time the
+    task held a thread, since waiting for the tasks it launched is not its own work."""
+
     key: str
     nbytes: int
     type: str | None = None
     start: float | None = None
     stop: float | None = None
     stimulus_id: str = field(default_factory=lambda: _sid("execute-success"))
+    seceded: float = 0.0
 
 
 @dataclass(slots=True)
@@ -398,10 +404,11 @@ class WorkerState:
             return
         self._to_memory(ts, ev.nbytes, ev.stimulus_id)
         self.counts["executed"] += 1
-        self._out.append(SendToScheduler({
-            "op": "task-finished", "key": ts.key, "nbytes": ev.nbytes, "type": ev.type,
-            "start": ev.start, "stop": ev.stop,
-        }))
+        msg = {"op": "task-finished", "key": ts.key, "nbytes": ev.nbytes, "type": ev.type,
+               "start": ev.start, "stop": ev.stop}
+        if ev.seceded:  # only tasks that seceded say so: the hot message stays as it was
+            msg["seceded"] = ev.seceded
+        self._out.append(SendToScheduler(msg))
 
     def _ev_execute_failure(self, ev: ExecuteFailure) -> None:
         ts = self.tasks.get(ev.key)
