@@ -5,6 +5,7 @@ on it, and the server survives idle, slow and garbage peers."""
 import hashlib
 import hmac
 import socket
+import threading
 
 import numpy as np
 import pytest
@@ -167,6 +168,85 @@ def test_reordered_replayed_or_dropped_records_fail(server, monkeypatch, attack)
     offer = server.offer([b"z" * (3 * bulk.SLICE)], encrypt=True)
     with pytest.raises(AuthenticationError, match="tag"):  # the first record read is not record 0
         fetch_buffers("127.0.0.1", offer, timeout=5)
+
+
+@pytest.mark.parametrize("encrypt", [False, True])
+def test_pushed_buffers_arrive_once_for_the_offer(server, encrypt):
+    data = np.arange(300_000, dtype=np.float64)
+    offer = server.expect([data.nbytes, 4], encrypt=encrypt)
+    bulk.push_buffers("127.0.0.1", offer, [memoryview(data), b"tail"])
+    got, tail = server.take(offer["id"], timeout=10)
+    assert (np.frombuffer(got, dtype=np.float64) == data).all() and bytes(tail) == b"tail"
+    assert server.bytes_received == data.nbytes + 4
+    with pytest.raises(KeyError, match="no bulk receive offer"):  # taken: gone
+        server.take(offer["id"], timeout=1)
+    with pytest.raises(AuthenticationError):  # and the offer cannot be pushed to twice
+        bulk.push_buffers("127.0.0.1", offer, [memoryview(data), b"tail"], timeout=5)
+
+
+def test_a_push_must_match_the_offer_and_a_changed_record_fails_take(server, monkeypatch):
+    offer = server.expect([5000], encrypt=True)
+    with pytest.raises(ValueError, match="not what the offer expects"):
+        bulk.push_buffers("127.0.0.1", offer, [b"short"])
+    real = bulk._send_sealed
+
+    def flip(conn, aead, offer_id, buffers):  # a man in the middle flipping one ciphertext bit
+        class Flip:
+            def sendall(self, data):
+                conn.sendall(bytes([bytes(data)[0] ^ 1]) + bytes(data)[1:])
+        return real(Flip(), aead, offer_id, buffers)
+
+    monkeypatch.setattr(bulk, "_send_sealed", flip)
+    bulk.push_buffers("127.0.0.1", offer, [b"y" * 5000])
+    with pytest.raises(AuthenticationError, match="tag"):
+        server.take(offer["id"], timeout=10)
+
+
+def test_nothing_is_pushed_to_a_server_that_cannot_prove_the_key():
+    """A process on the worker's bulk port that lacks the offer's key gets no data byte."""
+    imp = socket.create_server(("127.0.0.1", 0))
+    port = imp.getsockname()[1]
+    seen = bytearray()
+
+    def impostor():
+        conn, _ = imp.accept()
+        with conn:
+            seen.extend(conn.recv(bulk._HELLO))
+            conn.sendall(b"p" * bulk._MAC)  # a made-up proof
+            conn.settimeout(2)
+            try:
+                while chunk := conn.recv(65536):
+                    seen.extend(chunk)
+            except OSError:
+                pass
+
+    t = threading.Thread(target=impostor, daemon=True)
+    t.start()
+    offer = {"port": port, "id": b"i" * 16, "key": b"k" * 32, "encrypt": True, "lengths": [10_000]}
+    with pytest.raises(AuthenticationError, match="could not prove"):
+        bulk.push_buffers("127.0.0.1", offer, [b"s" * 10_000], timeout=5)
+    t.join(10)
+    imp.close()
+    assert len(seen) == bulk._HELLO  # the hello, and not one byte of the data after it
+
+
+def test_take_times_out_when_nothing_is_pushed(server):
+    offer = server.expect([10], encrypt=False)
+    with pytest.raises(TimeoutError, match="did not arrive"):
+        server.take(offer["id"], timeout=0.3)
+
+
+def test_scatter_of_large_data_takes_the_side_channel():
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False) as cluster, Client(cluster) as c:
+        data = np.arange(2_000_000, dtype=np.float64)  # 16 MB
+        [fut] = c.scatter([data])
+        assert float(c.submit(np.sum, fut).result(timeout=30)) == float(data.sum())
+        [received] = c.run(lambda worker: worker.bulk.bytes_received).values()
+        assert received >= data.nbytes
+        [small] = c.scatter([b"tiny"])  # below the threshold: over ZeroMQ, as before
+        assert c.gather(small) == b"tiny"
+        [again] = c.run(lambda worker: worker.bulk.bytes_received).values()
+        assert again == received
 
 
 def test_clear_offers_are_refused_between_hosts():

@@ -37,13 +37,14 @@ with Client(address, timeout="20s", set_as_default=False) as c:
     by_name = {w["name"]: a for a, w in info.items()}
     data = np.frombuffer(pattern * (nbytes // len(pattern)), dtype=np.uint8).copy()
     [held] = c.scatter([data], workers=[by_name["a"]])           # client (B) -> worker on A
+    pushed = c.run(lambda worker: worker.bulk.bytes_received, workers=[by_name["a"]])[by_name["a"]]
     moved = c.submit(lambda x: (int(x.sum()), x.nbytes), held, workers=[by_name["b"]]).result(timeout=60)
     back = c.submit(lambda x: x[::-1].copy(), held, workers=[by_name["a"]]).result(timeout=60)
     squares = c.gather(c.map(lambda i: i * i, range(50)))
     print(json.dumps({
         "workers": {n: a for n, a in by_name.items()},
         "moved": moved, "expected": [int(data.sum()), data.nbytes],
-        "back_ok": bool((back[::-1] == data).all()),
+        "back_ok": bool((back[::-1] == data).all()), "pushed": pushed,
         "squares_ok": squares == [i * i for i in range(50)],
         "mechanism": c._conn._sock.get(zmq.MECHANISM) == zmq.CURVE,
         "security_mode": c.security.mode,
@@ -98,6 +99,7 @@ def test_scheduler_on_a_workers_on_a_and_b_client_on_b_encrypted_on_the_wire():
         assert result["workers"]["b"].startswith(f"tcp://{b.ip}:")
         assert result["moved"] == result["expected"] and result["back_ok"] and result["squares_ok"]
         assert result["mechanism"] and result["security_mode"] == "auto"
+        assert result["pushed"] >= NBYTES  # the scatter took the (sealed) side channel, not CURVE
         # the capture saw the traffic (three times the array crossed B's link) but no plaintext
         assert len(cap.data()) >= 3 * NBYTES
         assert cap.count(PATTERN) == 0

@@ -55,6 +55,10 @@ GOOD = [
                              "text": "ValueError: x"}),
     (CLIENT_FROM_SCHEDULER, {"op": "progress", "sub": "s", "groups": {"inc": [1, 0, 2]}, "done": False}),
     (TO_WORKER, {"op": "get-data", "keys": ["a", "b"], "bulk": True}),
+    # a scatter of large buffers: a receive offer first, then put-data naming it
+    (TO_WORKER, {"op": "bulk-receive", "lengths": [2**28, 16]}),
+    (TO_WORKER, {"op": "put-data", "bulk": {"id": b"i" * 16, "index": [1, 2]}}),
+    (TO_WORKER, {"op": "put-data"}),
 ]
 
 
@@ -97,6 +101,9 @@ BAD = [
     (WORKER_FROM_SCHEDULER, {"op": "free-keys", "keys": [1]}, "bad keys", "keys[0]"),
     (CLIENT_FROM_SCHEDULER, {"op": "key-in-memory", "key": None}, "null key", "'key' is null"),
     (TO_WORKER, {"op": "get-data", "keys": "abc"}, "bad keys", "keys must be a list"),
+    (TO_WORKER, {"op": "bulk-receive", "lengths": [-1]}, "bad lengths", "lengths[0]"),
+    (TO_WORKER, {"op": "bulk-receive"}, "missing lengths", "lengths"),
+    (TO_WORKER, {"op": "put-data", "bulk": {"id": b"i" * 16, "index": [0]}}, "bad bulk", "index[0]"),
 ]
 
 

@@ -6,7 +6,8 @@ Data flow::
                 <--Future (refcounted)                                    |
     client loop <--key-in-memory / task-erred / key-lost (batched) -------+
     result()/gather() --who-has--> scheduler; --get-data--> workers (direct, zero-copy)
-    scatter()        --put-data--> workers; --scatter-done--> scheduler
+    scatter()        --put-data--> workers (large buffers pushed on the bulk side channel);
+                     --scatter-done--> scheduler
     Future garbage-collected --client-releases-keys--> scheduler (frees worker memory)
 
 The asynchronous core (methods starting with ``_`` returning coroutines) runs on one
@@ -32,7 +33,7 @@ from ..comm import CommClosedError, Connection, ConnectionPool, RemoteError
 from ..errors import SchedulerLostError, XschedError, unpack_exception
 from ..graph.annotate import current_annotations, validate_annotations
 from ..graph.spec import Ref, Task, dependencies, funcname
-from ..protocol.bulk import get_data
+from ..protocol.bulk import get_data, put_data
 from ..protocol.messages import split_objects, unpack_objects
 from ..protocol.registry import connection_info
 from ..protocol.schemas import CLIENT_FROM_SCHEDULER
@@ -617,7 +618,7 @@ class Client:
         who_has: dict[str, list[str]] = {}
         nbytes: dict[str, int] = {}
         for w, chunk in plan.items():
-            reply, _ = await self._pool.get(w).request({"op": "put-data"}, {"data": chunk}, timeout=300)
+            reply = await put_data(self._pool.get(w), chunk, w, timeout=300)
             for k, n in reply["nbytes"].items():
                 who_has.setdefault(k, []).append(w)
                 nbytes[k] = n

@@ -35,7 +35,8 @@ client -> scheduler (extensions)
   subscribe-progress [keys]           unsubscribe-progress [sub]   memory-history []
   who-can-run [keys]                  (scheduler -> client) warning [text]
 any -> worker (peer port)
-  get-data [keys] -> data reply       put-data [data] -> nbytes reply
+  get-data [keys] -> data reply       put-data [data, bulk] -> nbytes reply
+  bulk-receive [lengths] -> {bulk: receive offer}  (then the client pushes on the side channel)
 graceful retirement
   retire-workers [workers, close_workers] (client -> scheduler) -> {retired: {address: outcome}}
   retire-worker [reason] (worker -> scheduler, on --lifetime or SIGTERM) -> outcome
@@ -179,7 +180,7 @@ def chunk(frames: list, limit: int = MAX_FRAME) -> list:
     """The frames to send: unchanged, or led by a ``chunked`` frame when one is too large.
 
     >>> out = chunk([b"h", b"x" * 10], limit=4)
-    >>> len(out), unchunk(out) == [b"h", b"x" * 10]
+    >>> len(out), [bytes(f) for f in unchunk(out)] == [b"h", b"x" * 10]
     (5, True)
     """
     sizes = [frame_nbytes(f) for f in frames]

@@ -443,7 +443,9 @@ TO_SCHEDULER = Table("the scheduler", [
 TO_WORKER = Table("a worker", [
     _PING,
     S("get-data", {"keys": opt(KEYS), "bulk": maybe(BOOL)}),
-    S("put-data", objects=("data",)),
+    S("bulk-receive", {"lengths": list_of(NBYTES, 2**16)}),
+    S("put-data", {"bulk": maybe(record({"id": binary(64), "index": list_of(integer(1, 2**31), 2**16)},
+                                        what="a bulk push: {id, index}"))}, objects=("data",)),
     S("run", objects=("args", "kwargs"), required_objects=("func",)),
     S("start-ipython"),
 ])

@@ -56,7 +56,7 @@ from ..comm import CommClosedError, Connection, ConnectionPool, Listener, Msg, R
 
 from ..errors import _safe_text, pack_exception
 from ..graph.spec import Task, execute
-from ..protocol.bulk import BulkServer, get_data, serve_data
+from ..protocol.bulk import BulkServer, expect_data, get_data, serve_data, with_pushed
 from ..protocol import schemas
 from ..protocol.messages import split_objects, unpack_objects
 from ..protocol.remote import wants
@@ -703,6 +703,8 @@ class Worker:
             return asyncio.get_running_loop().run_in_executor(None, self._serve_data, keys, bool(header.get("bulk")))
         if op == "put-data":
             return self._put_data(header, payload)
+        if op == "bulk-receive":  # a client is about to push large scattered buffers
+            return expect_data(self.bulk, list(header["lengths"]), self.security)
         if op == "run":
             return self._run_function(header, payload)
         if op == "ping":
@@ -767,9 +769,10 @@ class Worker:
         return msg
 
     async def _put_data(self, header, payload):
-        """Scattered data: unpickled and stored in a thread (large arrays, maybe a spill to disk)."""
+        """Scattered data: unpickled and stored in a thread (large arrays, maybe a spill to disk);
+        large buffers were pushed on the bulk side channel just before (``bulk.put_data``)."""
         def unpack_and_store() -> dict:
-            return self._store(unpack_objects(header, payload).get("data", {}))
+            return self._store(unpack_objects(header, with_pushed(self.bulk, header, payload)).get("data", {}))
 
         nbytes = await asyncio.get_running_loop().run_in_executor(None, unpack_and_store)
         self.handle(UpdateData(nbytes))
