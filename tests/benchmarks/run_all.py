@@ -382,13 +382,15 @@ def bench_twohost(runner: Runner, pys: dict, args) -> None:
             + [res[i].get("mib_per_s_median") for i in impls],
             ["min - max (MiB/s)"] + [f"{_cell(res[i].get('mib_per_s_min'))} - {_cell(res[i].get('mib_per_s_max'))}"
                                      for i in impls],
+            ["scatter, client on B -> worker on A, median (MiB/s)"]
+            + [res[i].get("scatter_mib_per_s_median") for i in impls],
             ["array bytes seen in clear on B's wire"] + [res[i].get("capture", {}).get("plaintext_fraction_of_array")
                                                          for i in impls]]
     if len(impls) > 1:
-        for r in rows[:1]:
-            r.append(_ratio(res["xsched"].get("mib_per_s_median"), res["dask"].get("mib_per_s_median")))
-        for r in rows[1:]:
-            r.append("")
+        rows[0].append(_ratio(res["xsched"].get("mib_per_s_median"), res["dask"].get("mib_per_s_median")))
+        rows[1].append("")
+        rows[2].append(_ratio(res["xsched"].get("scatter_mib_per_s_median"), res["dask"].get("scatter_mib_per_s_median")))
+        rows[3].append("")
     print(table(["figure"] + impls + (["xsched / dask"] if len(impls) > 1 else []), rows))
     if run.get("error"):
         print(f"\nerror: {run['error']}")

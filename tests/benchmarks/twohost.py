@@ -25,6 +25,8 @@ machine's speed drifts by tens of percent over a minute, and one block per imple
 put all of a slow phase on one side. Printed: the median (min, max) over every timed
 transfer, and each round's median.
 Every array is a fresh key, and released (checked on the workers) before the next.
+Then the same number of scatters: the client (on B) sends an array it holds to worker 0
+(on A), ``scatter([x], workers=[w0], hash=False)`` timed until it returns.
 
 The array is a 16-byte pattern repeated, so any plaintext piece of it of 31 bytes or
 more contains the whole pattern. ``--capture`` moves one more array (untimed) while
@@ -177,6 +179,22 @@ def client_main(args) -> int:
             del a, b
             _wait_released(client, key)
         result["transfer_seconds"] = [round(s, 4) for s in seconds]
+        # scatter: the client (on B) sends an array it holds to worker 0 (on A)
+        scatter_seconds = []
+        for rep in range(args.warmup + args.repeats):
+            arr = make_pattern(nbytes)
+            t0 = time.perf_counter()
+            [f] = client.scatter([arr], workers=[w0], hash=False)
+            dt = time.perf_counter() - t0
+            got, _, intact = client.submit(check_array, f, workers=[w0], pure=False,
+                                           allow_other_workers=False).result()
+            ok = ok and got == nbytes and intact
+            if rep >= args.warmup:
+                scatter_seconds.append(dt)
+            key = f.key
+            del f, arr
+            _wait_released(client, key)
+        result["scatter_seconds"] = [round(s, 4) for s in scatter_seconds]
         result["correct"] = ok
         if bulk:
             result["bulk_bytes_sent_by_worker0"] = bulk
@@ -361,6 +379,9 @@ def describe(r: dict) -> str:
             f"(min {r['mib_per_s_min']:,.0f}, max {r['mib_per_s_max']:,.0f}; {r['repeats']} transfers in "
             f"{r.get('rounds', 1)} rounds, round medians {', '.join(f'{m:,.0f}' for m in r.get('round_medians', []))}; "
             f"correct={r['correct']}); {m}")
+    if "scatter_mib_per_s_median" in r:
+        line += (f"; scatter B->A: median {r['scatter_mib_per_s_median']:,.0f} MiB/s "
+                 f"(min {r['scatter_mib_per_s_min']:,.0f}, max {r['scatter_mib_per_s_max']:,.0f})")
     c = r.get("capture")
     if c:
         line += (f"; capture on B: pattern in clear {c['pattern_hits']:,} times "
@@ -456,6 +477,10 @@ def combine(runs: list[dict], args) -> dict:
               "correct": all(run["correct"] for run in runs),
               "mib_per_s_median": common.median(rates), "mib_per_s_min": min(rates), "mib_per_s_max": max(rates),
               "round_medians": [run["mib_per_s_median"] for run in runs]})
+    scatter = [args.mib / s for run in runs for s in run.get("scatter_seconds", [])]
+    if scatter:
+        r.update({"scatter_mib_per_s_median": common.median(scatter), "scatter_mib_per_s_min": min(scatter),
+                  "scatter_mib_per_s_max": max(scatter)})
     return r
 
 
