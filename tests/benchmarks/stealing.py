@@ -12,6 +12,10 @@ it and sleeps 50 ms. Scenarios:
   to fix here.
 * ``late-worker``: the second worker connects after the tasks were placed (adaptive
   scaling): without stealing it gets none of them.
+* ``misestimated``: the same function ran 20 times before with no sleep, so the scheduler
+  expects "work" to take ~0.1 ms and places nearly all 200 tasks beside the data (copying
+  8 MB looks dearer than waiting); as the 50 ms runs come in, the estimate grows, and only
+  stealing moves the tasks already placed.
 
 Printed: wall time per scenario and setting, the speed-up, tasks run per worker and the
 scheduler's steal counts. Figures are printed, never asserted.
@@ -28,7 +32,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-SCENARIOS = ("plain", "late-worker")
+SCENARIOS = ("plain", "late-worker", "misestimated")
 
 
 def work(data, i, seconds):
@@ -55,6 +59,9 @@ def run_one(scenario: str, n_tasks: int, mb: float) -> dict:
         [data] = client.scatter([np.ones(int(mb * 1e6 / 8))], workers=[first])
         if scenario != "late-worker":
             client.wait_for_workers(2, timeout=60)
+        if scenario == "misestimated":  # teach the scheduler that "work" is quick (beside the data only)
+            client.gather([client.submit(work, data, i, 0, key=f"work-{n_tasks + i}", workers=[first])
+                           for i in range(20)])
         before = client.run(executed)
         t0 = time.perf_counter()
         futures = [client.submit(work, data, i, 0.05, key=f"work-{i}") for i in range(n_tasks)]
