@@ -471,3 +471,29 @@ def test_scattering_lost_data_again_revives_its_dependents():
     out = s.handle(AddWorker("w9"), AddKeys("w9", {"x": 100}, client="c"))
     assert s.tasks["x"].state == "memory"
     assert s.tasks["y"].state == "processing" and computes(out) == [("w9", "y")]
+
+
+def test_a_wanted_task_s_small_result_goes_to_its_clients_inline_and_is_not_kept():
+    """compute-task says when a client waits; the value that comes back with task-finished
+    rides on key-in-memory (one request/reply less for the client) and the state keeps no
+    copy of it. A dependency nobody waits for is not asked for its value."""
+    s = make()
+    out = s.handle(UG("c", [T("a"), T("b", ["a"])], ["b"]))
+    [msg] = [o.msg for o in out if isinstance(o, ToWorker) and o.msg["op"] == "compute-task"]
+    assert msg["key"] == "a" and "wanted" not in msg
+    out = s.handle(TaskFinished("w0", "a", nbytes=8, type="int"))
+    [msg] = [o.msg for o in out if isinstance(o, ToWorker) and o.msg["op"] == "compute-task"]
+    assert msg["key"] == "b" and msg["wanted"] is True
+    out = s.handle(TaskFinished("w0", "b", nbytes=8, type="int", inline=b"pickled-b"))
+    [mem] = [o.msg for o in out if isinstance(o, ToClient)]
+    assert mem["op"] == "key-in-memory" and mem["inline"] == b"pickled-b"
+    assert s._inline is None  # handed on, not held
+
+
+def test_an_inline_result_from_a_worker_the_task_was_not_sent_to_is_not_forwarded():
+    s = make(n_workers=2)
+    s.handle(UG("c", [T("a")], ["a"]))
+    other = "w1" if s.tasks["a"].processing_on.address == "w0" else "w0"
+    out = s.handle(TaskFinished(other, "a", nbytes=8, type="int", inline=b"stale"))
+    assert not [o for o in out if isinstance(o, ToClient)]
+    assert s._inline is None

@@ -141,3 +141,17 @@ def test_input_cancelled_mid_fetch_then_wanted_again_still_arrives():
     assert ws.tasks["x"].state == "flight" and ws.tasks["z"].state == "waiting"
     out = ws.handle(GatherDepSuccess("peer", {"x": 1}))
     assert [i.key for i in out if isinstance(i, Execute)] == ["z"]
+
+
+def test_a_wanted_task_runs_wanted_and_its_inline_result_goes_with_task_finished():
+    ws = W(nthreads=1)
+    out = ws.handle(ComputeTask("a", b"s", (0,), wanted=True))
+    [ex] = [i for i in out if isinstance(i, Execute)]
+    assert ex.wanted is True
+    out = ws.handle(ExecuteSuccess("a", 8, "int", inline=b"pickled"))
+    [msg] = [i.msg for i in out if isinstance(i, SendToScheduler)]
+    assert msg["op"] == "task-finished" and msg["inline"] == b"pickled"
+    out = ws.handle(ComputeTask("b", b"s", (0,)))
+    assert [i.wanted for i in out if isinstance(i, Execute)] == [False]
+    out = ws.handle(ExecuteSuccess("b", 8, "int"))
+    assert [i.msg.get("inline") for i in out if isinstance(i, SendToScheduler)] == [None]

@@ -38,6 +38,7 @@ from ..protocol.messages import split_objects, unpack_objects
 from ..protocol.registry import connection_info
 from ..protocol.schemas import CLIENT_FROM_SCHEDULER
 from ..protocol.security import Security
+from ..protocol.serialize import loads
 from ..protocol.tasks import dumps_task
 from ..tokenize import tokenize
 from ..units import format_bytes, parse_timedelta
@@ -216,6 +217,7 @@ class Client:
         if op == "key-in-memory":
             if st is not None:
                 st.holders = header.get("workers") or None
+                st.inline = header.get("inline")  # a small result, sent along: no fetch
                 st.finish(header.get("type"))
         elif op == "task-erred":
             if st is not None:
@@ -541,7 +543,18 @@ class Client:
     async def _fetch(self, keys: list[str]) -> dict:
         """Get data of finished keys straight from the workers holding them."""
         out: dict = {}
-        remaining = list(keys)
+        remaining = []
+        for k in keys:
+            st = self._states.get(k)
+            if st is not None and st.inline is not None:
+                try:
+                    out[k] = loads([st.inline])
+                    continue
+                except Exception:  # noqa: BLE001 - not loadable here: the fetch says why, as ever
+                    st.inline = None
+            remaining.append(k)
+        if not remaining:
+            return out
         for attempt in range(20):
             known = ({k: st.holders for k in remaining if (st := self._states.get(k)) is not None and st.holders}
                      if attempt == 0 else {})

@@ -26,7 +26,7 @@ class FutureState:
     """Status of one key as the client knows it: pending, finished, error, cancelled, lost."""
 
     __slots__ = ("status", "type", "exception", "traceback", "text", "blame", "_event", "_aevent", "_loop",
-                 "callbacks", "_lock", "holders")
+                 "callbacks", "_lock", "holders", "inline")
 
     def __init__(self):
         self.status = "pending"
@@ -41,6 +41,7 @@ class FutureState:
         self.callbacks: list[Callable] = []
         self._lock = threading.Lock()
         self.holders: list[str] | None = None  # workers holding the value, as the scheduler last said
+        self.inline: bytes | None = None  # the pickled value itself, when small (key-in-memory)
 
     def _on_aevent(self, method: str) -> None:
         """Set/clear the asyncio event on its own loop (cancel() runs on the user's thread)."""
@@ -89,6 +90,7 @@ class FutureState:
         """The data was lost and is being recomputed: back to pending."""
         self.status = "pending"
         self.holders = None
+        self.inline = None
         with self._lock:
             if self._event is not None:
                 self._event.clear()

@@ -308,6 +308,7 @@ KEY_NBYTES = dict_of(KEY, NBYTES, MAX_ITEMS)
 STIMULUS = text(1024, "a stimulus id string")
 TEXT = text(MAX_TEXT)
 PICKLED = binary()
+INLINE = binary(64 * 1024)  # a small result sent along with task-finished / key-in-memory
 UID = text(256, "an id string")
 
 TASK = record({
@@ -421,8 +422,9 @@ TO_SCHEDULER = Table("the scheduler", [
         "prefix": maybe(TEXT), "environment_error": maybe(TEXT)}),
     S("heartbeat-worker", {"metrics": opt(METRICS), "worker": opt(binary(256))}),  # worker: from its alive thread
     # seceded: seconds of start..stop the task spent seceded (absent: none; older workers never send it)
+    # inline: the pickled result, small, when compute-task said a client wants it
     S("task-finished", {"key": KEY, "nbytes": opt(NBYTES), "type": maybe(NAME), "start": maybe(TIME),
-                        "stop": maybe(TIME), "seceded": maybe(SECONDS)}),
+                        "stop": maybe(TIME), "seceded": maybe(SECONDS), "inline": maybe(INLINE)}),
     S("task-erred", {"key": KEY, "exception": opt(PICKLED), "traceback": opt(PICKLED), "text": opt(TEXT),
                      "start": maybe(TIME), "stop": maybe(TIME)}),
     S("add-keys", {"nbytes": opt(KEY_NBYTES)}),
@@ -454,7 +456,7 @@ TO_WORKER = Table("a worker", [
 WORKER_FROM_SCHEDULER = Table("a worker (from its scheduler)", [
     _PING,
     S("compute-task", {"key": KEY, "run_spec": maybe(PICKLED), "priority": opt(PRIORITY), "who_has": opt(WHO_HAS),
-                       "nbytes": opt(KEY_NBYTES), "resources": maybe(RESOURCES)}),
+                       "nbytes": opt(KEY_NBYTES), "resources": maybe(RESOURCES), "wanted": maybe(BOOL)}),
     S("free-keys", {"keys": KEYS}),
     S("acquire-replicas", {"who_has": opt(WHO_HAS), "nbytes": opt(KEY_NBYTES),
                            "priority": opt(dict_of(KEY, PRIORITY, MAX_ITEMS))}),
@@ -469,7 +471,8 @@ WORKER_FROM_SCHEDULER = Table("a worker (from its scheduler)", [
 #: the scheduler -> a client's connection
 CLIENT_FROM_SCHEDULER = Table("a client", [
     _PING,
-    S("key-in-memory", {"key": KEY, "type": maybe(NAME), "workers": opt(list_of(ADDRESS, 64))}),
+    S("key-in-memory", {"key": KEY, "type": maybe(NAME), "workers": opt(list_of(ADDRESS, 64)),
+                        "inline": maybe(INLINE)}),
     S("task-erred", {"key": KEY, "exception": maybe(PICKLED), "traceback": maybe(PICKLED), "text": maybe(TEXT),
                      "blame": maybe(KEY)}),
     S("key-lost", {"key": KEY}),

@@ -121,6 +121,7 @@ class TaskFinished:
     stop: float | None = None
     stimulus_id: str = field(default_factory=lambda: _sid("task-finished"))
     seceded: float = 0.0
+    inline: bytes | None = None  # the pickled result (small, wanted): forwarded to the clients, not kept
 
 
 @dataclass(slots=True)

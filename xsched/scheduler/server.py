@@ -440,7 +440,7 @@ class Scheduler:
     # --- from workers ---
     def _op_task_finished(self, worker, h):
         self.handle(TaskFinished(worker, h["key"], h.get("nbytes", 0), h.get("type"), h.get("start"), h.get("stop"),
-                                 seceded=h.get("seceded") or 0.0))
+                                 seceded=h.get("seceded") or 0.0, inline=h.get("inline")))
 
     def _op_task_erred(self, worker, h):
         self.handle(TaskErred(worker, h["key"], h.get("exception", b""), h.get("traceback", b""),

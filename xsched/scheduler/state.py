@@ -292,6 +292,7 @@ class SchedulerState:
         self.unrunnable: set[TaskState] = set()
         self.log: deque = deque(maxlen=log_length)
         self.durations: dict[str, float] = {}
+        self._inline: tuple | None = None  # (task, pickled result) of the task-finished being handled
         self.largest_result: dict[str, int] = {}  # prefix -> most bytes one of its tasks returned
         self.unknown_duration = unknown_duration  # seconds assumed for a kind never run yet
         self.limits_running: dict[str, int] = defaultdict(int)
@@ -547,6 +548,7 @@ class SchedulerState:
             self.largest_result[ts.group] = ev.nbytes
         if ts.state == "processing" and ts.processing_on is ws:
             ts.nbytes, ts.type = ev.nbytes, ev.type
+            self._inline = (ts, ev.inline) if ev.inline is not None else None
             return {ts.key: ("memory", ws)}
         if ts.state == "memory":
             self._add_replica(ts, ws, ev.nbytes)
@@ -924,8 +926,11 @@ class SchedulerState:
             dep.waiters.discard(ts)
             if not dep.waiters and not dep.who_wants and dep.state == "memory":
                 recs[dep.key] = "released"
+        inline, self._inline = self._inline, None
         if ts.who_wants:
             msg = _in_memory(ts)
+            if inline is not None and inline[0] is ts:  # the value itself: the client asks no worker
+                msg["inline"] = inline[1]
             for client in ts.who_wants:
                 self._out.append(ToClient(client, msg))
         if not ts.waiters and not ts.who_wants:
@@ -1159,6 +1164,8 @@ class SchedulerState:
         }
         if ts.resources:
             msg["resources"] = ts.resources
+        if ts.who_wants:  # a client waits: a small result may come back inline (TaskFinished.inline)
+            msg["wanted"] = True
         self._out.append(ToWorker(ws.address, msg))
 
     # --- placement ---

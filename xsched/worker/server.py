@@ -83,6 +83,25 @@ _thread_state = task_context.thread_state  # (kept under its old name for caller
 get_worker = task_context.get_worker
 
 
+def _inline(value, nbytes: int) -> bytes | None:
+    """The pickled ``value`` when it fits in ``INLINE_RESULT_BYTES``, for task-finished.
+
+    A client waiting for a small result then has it with the scheduler's key-in-memory
+    and asks no worker for it: one request/reply less per ``submit().result()``. The value
+    stays here as usual (dependents, a second client, a lost message all fetch it).
+    Values that do not pickle to one small frame go the usual way.
+    """
+    if nbytes > INLINE_RESULT_BYTES:
+        return None
+    try:
+        frames = dumps(value)
+    except Exception:  # noqa: BLE001 - an unpicklable result: the fetch reports it, as before
+        return None
+    if len(frames) != 1 or len(frames[0]) > INLINE_RESULT_BYTES:
+        return None
+    return bytes(frames[0])
+
+
 def _seceded_since(at: float | None) -> float:
     """Seconds since ``at`` (a ``time.monotonic()`` reading taken at a secede), 0 for None.
 
@@ -90,10 +109,14 @@ def _seceded_since(at: float | None) -> float:
     scheduler's schema refuses, and with it the task-finished message that carries it."""
     return 0.0 if at is None else max(time.monotonic() - at, 0.0)
 
-#: Threads of the task pool. The state machine starts at most ``nthreads`` tasks at once;
-#: a seceded task keeps its thread while another starts, so the pool itself is unbounded.
+
 #: get-data replies up to this many bytes, all in memory, are pickled on the event loop.
 INSTANT_REPLY_BYTES = 64 * 1024
+#: A result a client waits for travels inline in task-finished up to this many pickled
+#: bytes (the scheduler forwards it and keeps nothing; the client keeps it with the Future).
+INLINE_RESULT_BYTES = 1024
+#: Threads of the task pool. The state machine starts at most ``nthreads`` tasks at once;
+#: a seceded task keeps its thread while another starts, so the pool itself is unbounded.
 _MAX_POOL_THREADS = 10_000
 
 
@@ -413,7 +436,7 @@ class Worker:
         for inst in self.state.handle(*events):
             t = type(inst)
             if t is Execute:
-                self._start_task(inst.key, inst.run_spec)
+                self._start_task(inst.key, inst.run_spec, inst.wanted)
             elif t is SendToScheduler:
                 if self.scheduler is not None and not self.scheduler.closed:
                     self.scheduler.send(inst.msg)
@@ -453,7 +476,8 @@ class Worker:
         op = header["op"]
         if op == "compute-task":
             self.handle(ComputeTask(header["key"], header.get("run_spec"), tuple(header.get("priority", (0,))),
-                                    header.get("who_has", {}), header.get("nbytes", {}), header.get("resources")))
+                                    header.get("who_has", {}), header.get("nbytes", {}), header.get("resources"),
+                                    wanted=bool(header.get("wanted"))))
         elif op == "free-keys":
             self.handle(FreeKeys(header["keys"]))
         elif op == "ping":
@@ -556,7 +580,7 @@ class Worker:
         _thread_state.seceded_at = None
 
     # ------------------------------------------------------------------ execution
-    def _start_task(self, key: str, run_spec: bytes) -> None:
+    def _start_task(self, key: str, run_spec: bytes, wanted: bool = False) -> None:
         """Hand one task to the pool; its outcome comes back through ``_post_from_thread``.
 
         No asyncio task or future per task: the thread posts its outcome to a list that
@@ -567,18 +591,18 @@ class Worker:
         """
         ctx = contextvars.copy_context()
         try:
-            self.executor.submit(ctx.run, self._task_thread, key, run_spec)
+            self.executor.submit(ctx.run, self._task_thread, key, run_spec, wanted)
         except BaseException as e:  # noqa: BLE001 - e.g. the pool shut down while the worker closes
             now = time.time()
             self._record(key, now, now, "error")
             self.handle(self._outcome_event(key, now, now, ("error", *pack_exception(e, key))))
 
-    def _task_thread(self, key: str, run_spec: bytes) -> None:
+    def _task_thread(self, key: str, run_spec: bytes, wanted: bool = False) -> None:
         """In a task thread: run the task (``_run_task`` never raises) and post its outcome,
         with the seconds it spent seceded (until its rejoin, or its end if it never did)."""
         _thread_state.seceded_at, _thread_state.seceded_for = None, 0.0
         start = time.time()
-        outcome = self._run_task(key, run_spec)
+        outcome = self._run_task(key, run_spec, wanted)
         stop = time.time()
         seceded = _thread_state.seceded_for + _seceded_since(_thread_state.seceded_at)
         _thread_state.seceded_at = None
@@ -586,7 +610,7 @@ class Worker:
 
     def _outcome_event(self, key: str, start: float, stop: float, outcome: tuple, seceded: float = 0.0):
         if outcome[0] == "memory":
-            return ExecuteSuccess(key, outcome[1], outcome[2], start, stop, seceded=seceded)
+            return ExecuteSuccess(key, outcome[1], outcome[2], start, stop, seceded=seceded, inline=outcome[3])
         _, blob, tb, text = outcome
         return ExecuteFailure(key, blob, tb, text, start, stop)
 
@@ -620,10 +644,12 @@ class Worker:
         if len(self.task_log) > 100_000:
             del self.task_log[:50_000]
 
-    def _run_task(self, key: str, run_spec: bytes) -> tuple:
+    def _run_task(self, key: str, run_spec: bytes, wanted: bool = False) -> tuple:
         """In a task thread: unpickle, run and store the task; its outcome, never an exception.
 
-        ``("memory", nbytes, type name)`` or ``("error", exception, traceback, text)``.
+        ``("memory", nbytes, type name, inline)`` or ``("error", exception, traceback, text)``;
+        ``inline`` is the pickled value when a client waits for it and it is small
+        (``_inline``), else None.
         Failures are packed here rather than raised through the pool's future, because
         asyncio changes some exceptions on the way: a ``concurrent.futures.CancelledError``
         (or ``asyncio.CancelledError``) arrives as ``asyncio.CancelledError``, which looks
@@ -639,7 +665,7 @@ class Worker:
             value = task.run(self.data) if type(task) is Task else execute(task, self.data)
             nbytes = sizeof(value)
             self.data[key] = value  # may spill older data to disk, in this thread
-            return "memory", nbytes, type(value).__name__
+            return "memory", nbytes, type(value).__name__, _inline(value, nbytes) if wanted else None
         except BaseException as e:  # noqa: BLE001 - every task failure is reported, never raised
             return ("error", *pack_exception(e, key))
         finally:

@@ -67,6 +67,7 @@ class ComputeTask:
     nbytes: dict = field(default_factory=dict)
     resources: dict | None = None
     stimulus_id: str = field(default_factory=lambda: _sid("compute-task"))
+    wanted: bool = False  # a client waits for the result: send it back inline if it is small
 
 
 @dataclass(slots=True)
@@ -89,6 +90,7 @@ class ExecuteSuccess:
     stop: float | None = None
     stimulus_id: str = field(default_factory=lambda: _sid("execute-success"))
     seceded: float = 0.0
+    inline: bytes | None = None  # the pickled result, when small and a client wants it
 
 
 @dataclass(slots=True)
@@ -189,6 +191,7 @@ class Rejoined:
 class Execute:
     key: str
     run_spec: bytes
+    wanted: bool = False  # pickle a small result into task-finished (INLINE_RESULT_BYTES)
 
 
 @dataclass(slots=True)
@@ -210,7 +213,7 @@ class SendToScheduler:
 
 class WTaskState:
     __slots__ = ("key", "state", "run_spec", "priority", "dependencies", "dependents", "waiting_for_data",
-                 "who_has", "nbytes", "resources", "coming_from")
+                 "who_has", "nbytes", "resources", "coming_from", "wanted")
 
     def __init__(self, key: str):
         self.key = key
@@ -224,6 +227,7 @@ class WTaskState:
         self.nbytes = 0
         self.resources: dict | None = None
         self.coming_from: str | None = None
+        self.wanted = False  # a client waits for it (compute-task said so)
 
     def __repr__(self):
         return f"<WTaskState {self.key!r} {self.state}>"
@@ -317,6 +321,7 @@ class WorkerState:
             return
         # a cancelled fetch (or a released key) is computed here; late data for it is ignored
         ts.run_spec = ev.run_spec
+        ts.wanted = ev.wanted
         ts.priority = tuple(ev.priority)
         ts.resources = dict(ev.resources) if ev.resources else None
         ts.waiting_for_data = set()
@@ -408,6 +413,8 @@ class WorkerState:
                "start": ev.start, "stop": ev.stop}
         if ev.seceded:  # only tasks that seceded say so: the hot message stays as it was
             msg["seceded"] = ev.seceded
+        if ev.inline is not None:
+            msg["inline"] = ev.inline
         self._out.append(SendToScheduler(msg))
 
     def _ev_execute_failure(self, ev: ExecuteFailure) -> None:
@@ -621,7 +628,7 @@ class WorkerState:
                     self.available_resources[r] = self.available_resources.get(r, 0) - amount
             self._set(ts, "executing", "ensure-computing")
             self.executing.add(ts)
-            self._out.append(Execute(ts.key, ts.run_spec))
+            self._out.append(Execute(ts.key, ts.run_spec, ts.wanted))
         for item in blocked:
             heapq.heappush(self.ready, item)
 

@@ -1,0 +1,58 @@
+"""Small results a client waits for come back inline with key-in-memory: the client asks
+no worker for them, and everything else (large results, lost data, several clients,
+values only the worker can unpickle) behaves as before."""
+
+import numpy as np
+import pytest
+
+from xsched import Client, wait
+
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
+
+
+def inc(x):
+    return x + 1
+
+
+def test_small_results_arrive_inline_and_large_ones_are_fetched(client):
+    small = client.submit(inc, 1)
+    assert small.result(timeout=30) == 2
+    assert small._state.inline is not None  # came with key-in-memory: no get-data was needed
+    big = client.submit(lambda n: "x" * n, 10_000)
+    assert big.result(timeout=30) == "x" * 10_000
+    assert big._state.inline is None  # above INLINE_RESULT_BYTES: fetched from its worker
+    arr = client.submit(np.arange, 10)
+    assert (arr.result(timeout=30) == np.arange(10)).all()  # out-of-band buffers: fetched
+    many = client.map(inc, range(200))
+    assert client.gather(many) == list(range(1, 201))
+    assert sum(f._state.inline is not None for f in many) == 200
+
+
+def test_an_intermediate_result_nobody_waits_for_is_not_sent_inline(client):
+    a = client.submit(inc, 10, key="inline-a-1")
+    b = client.submit(inc, a, key="inline-b-1")
+    del a
+    assert b.result(timeout=30) == 12
+    assert b._state.inline is not None
+
+
+def test_a_second_client_that_starts_waiting_later_fetches_as_before(client, cluster):
+    f = client.submit(inc, 41, key="inline-late-1")
+    assert f.result(timeout=30) == 42
+    with Client(cluster) as c2:
+        g = c2.submit(inc, 41, key="inline-late-1")  # same key: already in memory
+        assert g.result(timeout=30) == 42
+
+
+def test_a_recomputed_key_does_not_keep_an_old_inline_value(client):
+    f = client.submit(inc, 1, key="inline-reset-1")
+    assert f.result(timeout=30) == 2
+    f._state.reset()  # as when the scheduler reports the key lost
+    assert f._state.inline is None
+
+
+def test_an_inline_value_the_client_cannot_load_falls_back_to_the_fetch(client):
+    f = client.submit(inc, 5)
+    wait([f], timeout=30)
+    f._state.inline = b"not a pickle"
+    assert f.result(timeout=30) == 6  # fetched from the worker instead
