@@ -32,6 +32,7 @@ from .. import config, task_context
 from ..comm import CommClosedError, Connection, ConnectionPool, RemoteError
 from ..errors import SchedulerLostError, XschedError, unpack_exception
 from ..graph.annotate import current_annotations, validate_annotations
+from ..graph.order import task_dependencies
 from ..graph.spec import Ref, Task, dependencies, funcname
 from ..protocol.bulk import get_data, put_data
 from ..protocol.messages import split_objects, unpack_objects
@@ -39,7 +40,7 @@ from ..protocol.registry import connection_info
 from ..protocol.schemas import CLIENT_FROM_SCHEDULER
 from ..protocol.security import Security
 from ..protocol.serialize import loads
-from ..protocol.tasks import dumps_task
+from ..protocol.tasks import SpecWriter, dumps_task
 from ..tokenize import tokenize
 from ..units import format_bytes, parse_timedelta
 from . import loop as _loop
@@ -401,6 +402,7 @@ class Client:
         futures = []
         workers = [workers] if isinstance(workers, str) else (list(workers) if workers else None)
         seen = set()
+        dumps = SpecWriter().dumps
         for i, (key, func, args, kwargs) in enumerate(calls):
             held: list[Future] = []
             task = Task(func, tuple(_futures_to_refs(a, held) for a in args),
@@ -410,7 +412,7 @@ class Client:
                 continue
             seen.add(key)
             tasks.append(_task_msg(key, task, [f.key for f in held], (-priority, gen, i),
-                                   resources, workers, allow_other_workers, retries, limits))
+                                   resources, workers, allow_other_workers, retries, limits, dumps))
         self._send_graph(_graph_msg(tasks, list(seen)))
         return futures
 
@@ -453,8 +455,8 @@ class Client:
     def _submit_collections(self, colls, optimize_graph, priority, resources, workers, allow_other_workers,
                             retries, persist: bool):
         from ..graph.delayed import Delayed
-        from ..graph.optimize import flatten_keys, optimize
-        from ..graph.order import order
+        from ..graph.optimize import flatten_keys, optimize_with_refs
+        from ..graph.order import gc_paused, order
 
         graph: dict = {}
         outputs: list = []
@@ -465,8 +467,9 @@ class Client:
             graph.update(c.__xsched_graph__())
             outputs.append(c.__xsched_keys__())
         all_keys = flatten_keys(outputs)
+        refs: dict = {}  # key -> the keys its task refers to, from optimising (order and deps use them)
         if optimize_graph:
-            graph = optimize(graph, all_keys, fuse=True)
+            graph, refs = optimize_with_refs(graph, all_keys, fuse=True)
         finals: list = []  # per collection: list of keys the returned futures point at
         for c, keys in zip(colls, outputs):
             flat = flatten_keys(keys)
@@ -476,32 +479,15 @@ class Client:
                 func, extra = c.__xsched_postcompute__()
                 fkey = f"finalize-{tokenize(flat, funcname(func))}"
                 graph[fkey] = Task(func, (_refs_like(keys),) + tuple(extra))
+                refs.pop(fkey, None)  # (a key the graph had already: its task is replaced)
                 finals.append([fkey])
-        prio = order(graph)
+        prio = order(graph, refs)
         gen = next(_generation)
         workers = [workers] if isinstance(workers, str) else (list(workers) if workers else None)
         held: list[Future] = []
-        tasks = []
-        for key, value in graph.items():
-            if isinstance(value, Future):
-                held.append(value)
-                if value.key == key:
-                    continue
-                value = Task(_identity, (Ref(value.key),))
-            elif not isinstance(value, Task):
-                value = Task(_identity, (_futures_to_refs(value, held),))
-            else:
-                value = Task(value.func, tuple(_futures_to_refs(a, held) for a in value.args),
-                             {k: _futures_to_refs(v, held) for k, v in value.kwargs.items()}, value.annotations)
-            ann = value.annotations or {}
-            user_prio = ann.get("priority", priority)
-            tasks.append(_task_msg(
-                key, value, sorted(dependencies(value)), (-user_prio, gen, prio.get(key, 0)),
-                resources if resources is not None else ann.get("resources"),
-                workers if workers is not None else _as_list(ann.get("workers")),
-                allow_other_workers or ann.get("allow_other_workers", False),
-                retries or ann.get("retries", 0), ann.get("limits"),
-            ))
+        with gc_paused():  # a message per task, no cycles: collections would only scan the graph
+            tasks = _graph_task_msgs(graph, refs, prio, gen, priority, resources, workers, allow_other_workers,
+                                     retries, held)
         wanted = [k for keys in finals for k in keys]
         futures = [[Future(k, self) for k in keys] for keys in finals]
         self._send_graph(_graph_msg(tasks, wanted))
@@ -1213,8 +1199,67 @@ def _graph_msg(tasks: list, keys: list) -> dict:
     return msg
 
 
-def _task_msg(key, task, deps, priority, resources, workers, allow_other_workers, retries, limits) -> dict:
-    msg = {"key": key, "run_spec": dumps_task(task), "deps": list(deps), "priority": list(priority)}
+#: argument types ``_futures_to_refs`` may change: a task with none of them is sent as it is
+_MAY_HOLD_FUTURES = frozenset({Future, list, tuple, dict})
+
+
+def _graph_task_msgs(graph: dict, refs: dict, prio: dict, gen: int, priority, resources, workers,
+                     allow_other_workers, retries, held: list) -> list:
+    """The update-graph entry of every task of ``graph``, with the Futures it holds
+    appended to ``held``.
+
+    A task whose arguments hold no Future (none among its positional arguments, no keyword
+    arguments: most tasks of a large graph) is pickled as it is, its dependencies taken
+    from ``refs`` (``task_dependencies``, as optimising found them); others are copied with
+    their Futures replaced by Refs and their dependencies found again. Without annotations
+    or client-wide options an entry is just key, spec, dependencies and priority.
+    """
+    dumps = SpecWriter().dumps
+    plain = resources is None and workers is None and not allow_other_workers and not retries
+    tasks = []
+    append = tasks.append
+    for key, value in graph.items():
+        deps = None
+        if isinstance(value, Task):
+            if type(value) is Task and not value.kwargs:
+                for a in value.args:
+                    if type(a) in _MAY_HOLD_FUTURES:
+                        break
+                else:
+                    deps = refs.get(key)
+                    if deps is None:
+                        deps = task_dependencies(value)
+                    if plain and not value.annotations:
+                        append({"key": key, "run_spec": dumps(value), "deps": deps,
+                                "priority": [-priority, gen, prio.get(key, 0)]})
+                        continue
+            if deps is None:
+                value = Task(value.func, tuple(_futures_to_refs(a, held) for a in value.args),
+                             {k: _futures_to_refs(v, held) for k, v in value.kwargs.items()}, value.annotations)
+        elif isinstance(value, Future):
+            held.append(value)
+            if value.key == key:
+                continue
+            value = Task(_identity, (Ref(value.key),))
+        else:
+            value = Task(_identity, (_futures_to_refs(value, held),))
+        if deps is None:
+            deps = sorted(dependencies(value))
+        ann = value.annotations or {}
+        user_prio = ann.get("priority", priority)
+        append(_task_msg(
+            key, value, deps, (-user_prio, gen, prio.get(key, 0)),
+            resources if resources is not None else ann.get("resources"),
+            workers if workers is not None else _as_list(ann.get("workers")),
+            allow_other_workers or ann.get("allow_other_workers", False),
+            retries or ann.get("retries", 0), ann.get("limits"), dumps,
+        ))
+    return tasks
+
+
+def _task_msg(key, task, deps, priority, resources, workers, allow_other_workers, retries, limits,
+              dumps=dumps_task) -> dict:
+    msg = {"key": key, "run_spec": dumps(task), "deps": list(deps), "priority": list(priority)}
     if resources:
         msg["resources"] = dict(resources)
     if workers:

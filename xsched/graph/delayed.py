@@ -72,7 +72,7 @@ def _to_arg(obj: Any, deps: list[Delayed]) -> Any:
         return obj
     if isinstance(obj, Delayed):
         deps.append(obj)
-        return Ref(obj.key)
+        return Ref(obj._key if typ is Delayed else obj.key)  # (a DelayedFunction makes its key)
     if typ is list:
         return [_to_arg(o, deps) for o in obj]
     if typ is tuple:
@@ -189,11 +189,11 @@ class Delayed:
     def _from_layer(
         cls, key: str, layer: Mapping[str, Any], deps: tuple, length: int | None = None
     ) -> Delayed:
-        self = cls.__new__(cls)
-        object.__setattr__(self, "_key", key)
-        object.__setattr__(self, "_layer", layer)
-        object.__setattr__(self, "_deps", deps)
-        object.__setattr__(self, "_length", length)
+        self = _new(cls)  # (slots set through their descriptors: see _set_key)
+        _set_key(self, key)
+        _set_layer(self, layer)
+        _set_deps(self, deps)
+        _set_length(self, length)
         return self
 
     @property
@@ -346,6 +346,14 @@ class Delayed:
         return sorted(set(object.__dir__(self)) - {"_key", "_layer", "_deps", "_length"})
 
 
+#: Setters of Delayed's slots, straight from their descriptors: ``Delayed.__setattr__``
+#: refuses assignment, and ``object.__setattr__`` first looks the name up on the type;
+#: the descriptor's own ``__set__`` costs half as much, paid for each of a graph's tasks.
+_new = object.__new__
+_set_key, _set_layer, _set_deps, _set_length = (Delayed.__dict__[name].__set__
+                                                for name in ("_key", "_layer", "_deps", "_length"))
+
+
 def _rebuild(graph: Mapping[str, Any], key: str, length: int | None = None) -> Delayed:
     """A Delayed for ``key`` over ``graph`` (used by persist and unpickling)."""
     return Delayed(key, graph, length=length)
@@ -414,11 +422,15 @@ class DelayedFunction(Delayed):
 
     @classmethod
     def _wrap(cls, func: Callable, name: str | None, pure: bool, nout: int | None) -> DelayedFunction:
-        self = cls._from_layer(None, None, ())  # type: ignore[arg-type]
-        object.__setattr__(self, "_func", func)
-        object.__setattr__(self, "_pure", pure)
-        object.__setattr__(self, "_nout", nout)
-        object.__setattr__(self, "_name", name)
+        self = _new(cls)  # (what _from_layer(None, None, ()) makes, without its calls)
+        _set_key(self, None)
+        _set_layer(self, None)
+        _set_deps(self, ())
+        _set_length(self, None)
+        _set_func(self, func)
+        _set_pure(self, pure)
+        _set_nout(self, nout)
+        _set_name(self, name)
         return self
 
     def _materialise(self) -> None:
@@ -458,6 +470,10 @@ class DelayedFunction(Delayed):
         pure = kwargs.pop("pure", self._pure)
         key = kwargs.pop("xsched_key_name", None) or self._name
         return _new_call(self._func, args, kwargs, pure=pure, key=key, length=self._nout)
+
+
+_set_func, _set_pure, _set_nout, _set_name = (DelayedFunction.__dict__[name].__set__
+                                              for name in ("_func", "_pure", "_nout", "_name"))
 
 
 def _wrap_function(func: Callable, name: str | None, pure: bool, nout: int | None) -> DelayedFunction:

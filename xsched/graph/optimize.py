@@ -16,12 +16,14 @@ their resources.
 
 from __future__ import annotations
 
+from collections import Counter
+from itertools import chain
 from typing import Any, Iterable, Mapping
 
-from .order import dependency_map, gc_paused, task_dependencies, toposort
+from .order import gc_paused, task_dependencies
 from .spec import Ref, Task, substitute
 
-__all__ = ["cull", "fuse_linear", "optimize", "flatten_keys"]
+__all__ = ["cull", "fuse_linear", "optimize", "optimize_with_refs", "flatten_keys"]
 
 #: Longest chain fused into one task. Deeper nesting would hit Python's recursion limit
 #: when the task runs or is pickled; 64 calls per task already removes the overhead.
@@ -72,6 +74,11 @@ def cull(graph: Mapping[str, Any], keys: Any) -> dict[str, Any]:
     >>> sorted(cull(g, ["b"]))
     ['a', 'b']
     """
+    return _cull(graph, keys, {})
+
+
+def _cull(graph: Mapping[str, Any], keys: Any, refs: dict[str, list[str]]) -> dict[str, Any]:
+    """``cull``, filling ``refs`` with ``task_dependencies`` of every task kept."""
     wanted = flatten_keys(keys)
     missing = [k for k in wanted if k not in graph]
     if missing:
@@ -79,15 +86,17 @@ def cull(graph: Mapping[str, Any], keys: Any) -> dict[str, Any]:
     seen = set(wanted)
     stack = list(seen)
     with gc_paused():
-        _walk(graph, seen, stack)
+        _walk(graph, seen, stack, refs)
     if len(seen) == len(graph):
         return dict(graph)
     return {k: v for k, v in graph.items() if k in seen}
 
 
-def _walk(graph: Mapping[str, Any], seen: set[str], stack: list[str]) -> None:
+def _walk(graph: Mapping[str, Any], seen: set[str], stack: list[str], refs: dict[str, list[str]]) -> None:
     while stack:
-        for dep in task_dependencies(graph[stack.pop()]):
+        key = stack.pop()
+        found = refs[key] = task_dependencies(graph[key])
+        for dep in found:
             if dep not in seen and dep in graph:
                 seen.add(dep)
                 stack.append(dep)
@@ -120,7 +129,8 @@ def fuse_linear(
 
     A task ``a`` is inlined into ``b`` when ``b`` is ``a``'s only dependent, ``a`` is
     ``b``'s only dependency, ``b`` uses it once, ``a`` is not in ``keep`` and both carry
-    equal annotations. Placeholders (non-Task values) are never inlined.
+    equal annotations. Placeholders (non-Task values) are never inlined. Cycles are left
+    to ``order`` to report (every graph is ordered after it is optimised).
 
     >>> from xsched.graph.optimize import fuse_linear
     >>> from xsched.graph.spec import Task, Ref
@@ -131,39 +141,58 @@ def fuse_linear(
     """
     keep = set(flatten_keys(list(keep)))
     with gc_paused():
-        deps = dependency_map(graph)
-        n_dependents: dict[str, int] = dict.fromkeys(graph, 0)
-        for ds in deps.values():
-            for d in ds:
-                n_dependents[d] += 1
-        fused: dict[str, Any] = {}
-        chain: dict[str, int] = {}
-        inlined: set[str] = set()
-        for key in toposort(graph, deps):
-            task = graph[key]
-            if type(task) is not Task:
-                fused[key] = task
-                continue
-            length = 1
-            ds = deps[key]
-            if len(ds) == 1:
-                dep = ds[0]
-                source = graph[dep]
-                if (
-                    type(source) is Task
-                    and dep not in keep
-                    and n_dependents[dep] == 1
-                    and chain[dep] < max_chain
-                    and source.annotations == task.annotations
-                    and len(task_dependencies(task)) == 1  # no keys from outside the graph either
-                    and _ref_count(task, dep) == 1
-                ):
-                    task = substitute(task, {dep: fused[dep]})
-                    inlined.add(dep)
-                    length = chain[dep] + 1
-            fused[key] = task
-            chain[key] = length
-        return {k: fused[k] for k in graph if k not in inlined}
+        refs = {k: task_dependencies(v) for k, v in graph.items()}
+        fused = _fuse(graph, keep, max_chain, refs)
+    return fused if fused is not graph else dict(graph)
+
+
+def _fuse(graph: Mapping[str, Any], keep: set[str], max_chain: int, refs: dict[str, list[str]]) -> Any:
+    """``fuse_linear`` given ``refs`` (``task_dependencies`` of every task), which it updates
+    for the fused tasks and their keys; ``graph`` itself when nothing fuses.
+
+    Whether ``b`` may absorb its dependency ``a`` depends on the tasks as given only, so the
+    pairs are found in one pass, without ordering the graph; then each chain of pairs is
+    walked from its first task up, cutting it every ``max_chain`` tasks. The same pairs are
+    fused as a walk of the whole graph in topological order would fuse.
+    """
+    # (a key with one reference that is a key of the graph: its only dependency, and
+    # nothing from outside the graph either)
+    single = [(k, ds[0]) for k, ds in refs.items() if len(ds) == 1 and ds[0] in graph]
+    if not single:
+        return graph
+    n_dependents = Counter(chain.from_iterable(refs.values()))
+    absorbs: dict[str, str] = {}  # dependent -> the dependency it inlines
+    for key, dep in single:
+        task, source = graph[key], graph[dep]
+        if (
+            type(task) is Task
+            and type(source) is Task
+            and dep not in keep
+            and n_dependents[dep] == 1
+            and source.annotations == task.annotations
+            and _ref_count(task, dep) == 1
+        ):
+            absorbs[key] = dep
+    if not absorbs:
+        return graph
+    absorbed_by = {dep: key for key, dep in absorbs.items()}
+    fused: dict[str, Any] = {}
+    inlined: set[str] = set()
+    for first in absorbed_by.keys() - absorbs.keys():  # chains start at a task that absorbs nothing
+        length, dep = 1, first
+        while dep in absorbed_by:
+            key = absorbed_by[dep]
+            if length < max_chain:
+                fused[key] = substitute(graph[key], {dep: fused.get(dep, graph[dep])})
+                refs[key] = refs[dep]
+                inlined.add(dep)
+                length += 1
+            else:
+                length = 1
+            dep = key
+    for dep in inlined:
+        del refs[dep]
+    return {k: fused.get(k, v) for k, v in graph.items() if k not in inlined}
 
 
 def optimize(graph: Mapping[str, Any], keys: Any, fuse: bool = True) -> dict[str, Any]:
@@ -175,5 +204,27 @@ def optimize(graph: Mapping[str, Any], keys: Any, fuse: bool = True) -> dict[str
     >>> list(optimize(g, "b"))
     ['b']
     """
-    culled = cull(graph, keys)
-    return fuse_linear(culled, keep=flatten_keys(keys)) if fuse else culled
+    return optimize_with_refs(graph, keys, fuse)[0]
+
+
+def optimize_with_refs(graph: Mapping[str, Any], keys: Any,
+                       fuse: bool = True) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """``optimize``, and for every task of the result the keys it refers to: what
+    ``task_dependencies`` gives (sorted, keys outside the graph included).
+
+    Ordering the graph (``order(graph, refs)``) and listing each task's dependencies for
+    the scheduler need them again: with them, a graph's arguments are walked once.
+
+    >>> from xsched.graph.optimize import optimize_with_refs
+    >>> from xsched.graph.spec import Task, Ref
+    >>> g = {"a": Task(list, ("ab",)), "b": Task(len, (Ref("a"),)), "c": Task(max, (Ref("b"), Ref("x")))}
+    >>> graph, refs = optimize_with_refs(g, "c")
+    >>> list(graph), refs
+    (['b', 'c'], {'c': ['b', 'x'], 'b': []})
+    """
+    refs: dict[str, list[str]] = {}
+    culled = _cull(graph, keys, refs)
+    if fuse:
+        with gc_paused():
+            culled = _fuse(culled, set(flatten_keys(keys)), MAX_CHAIN, refs)
+    return culled, refs

@@ -53,6 +53,33 @@ def natural_key(key: str) -> tuple:
     return (parts, key)
 
 
+def natural_order(keys: list[str]) -> list[int]:
+    """The positions of ``keys`` sorted by ``natural_key``; keys must be distinct.
+
+    The same as ``sorted(range(len(keys)), key=lambda i: natural_key(keys[i]))``, for less:
+    a prefix all keys share (cut before any digits it ends with, so that no number spans
+    its end) decides nothing, so only what follows it is split into parts; and the keys are
+    put in plain order first, which natural order mostly keeps, so that the sort by
+    natural key finds long runs already in order (no two keys tie: the result is the same
+    whatever the order it starts from).
+
+    >>> from xsched.graph.order import natural_order
+    >>> natural_order(["x-10", "x-2", "y-1", "x-1"])
+    [3, 1, 0, 2]
+    """
+    if len(keys) < 2:
+        return list(range(len(keys)))
+    plain = sorted(range(len(keys)), key=keys.__getitem__)
+    first, last = keys[plain[0]], keys[plain[-1]]  # (what these two share, all keys share)
+    cut, end = 0, min(len(first), len(last))
+    while cut < end and first[cut] == last[cut]:
+        cut += 1
+    while cut and first[cut - 1].isdecimal():  # (what ``\d`` matches: Unicode category Nd)
+        cut -= 1
+    nat = [natural_key(keys[i][cut:]) for i in plain]
+    return [plain[j] for j in sorted(range(len(plain)), key=nat.__getitem__)]
+
+
 def task_dependencies(value: Any) -> list[str]:
     """Keys a graph value refers to, without duplicates: fast for flat argument tuples.
 
@@ -144,11 +171,13 @@ def toposort(graph: Mapping[str, Any], deps: Mapping[str, list[str]] | None = No
     return _toposort(dependency_map(graph) if deps is None else deps)[0]
 
 
-def order(graph: Mapping[str, Task | Any]) -> dict[str, int]:
+def order(graph: Mapping[str, Task | Any], refs: Mapping[str, list[str]] | None = None) -> dict[str, int]:
     """Run order for every key of ``graph``: 0 runs first; use it as task priority.
 
     Depth first and input-frugal: a chunk's read, sum and analysis run before the next
-    chunk is read; a reduction combines pairs before reading more leaves.
+    chunk is read; a reduction combines pairs before reading more leaves. ``refs``, when
+    given, holds ``task_dependencies`` of the tasks (as ``optimize_with_refs`` returns
+    them), so their arguments are not walked again; keys it lacks are walked.
 
     >>> from xsched.graph.order import order
     >>> from xsched.graph.spec import Task, Ref
@@ -159,7 +188,7 @@ def order(graph: Mapping[str, Task | Any]) -> dict[str, int]:
     ['read-0', 'len-0', 'read-1', 'len-1', 'sum']
     """
     with gc_paused():
-        return _order(graph)
+        return _order(graph, refs)
 
 
 @contextmanager
@@ -175,11 +204,11 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _order(graph: Mapping[str, Any]) -> dict[str, int]:
+def _order(graph: Mapping[str, Any], refs: Mapping[str, list[str]] | None = None) -> dict[str, int]:
     keys = list(graph)
     n = len(keys)
     index = {k: i for i, k in enumerate(keys)}
-    deps = _index_dependencies(graph, index)
+    deps = _index_dependencies(graph, index) if refs is None else _index_refs(graph, index, refs)
 
     # Pass 1: dependents and a topological order (Kahn); a cycle is an error.
     dependents: list[list[int]] = [[] for _ in range(n)]
@@ -201,8 +230,14 @@ def _order(graph: Mapping[str, Any]) -> dict[str, int]:
             f"{stuck[:5]}; a task must not depend (directly or not) on its own key"
         )
 
+    # Each task's place in plain key order: an integer, cheap to sort by (below, and as
+    # the last tie-breaker of both sorts after pass 2).
+    by_key = [0] * n
+    for p, i in enumerate(sorted(range(n), key=keys.__getitem__)):
+        by_key[i] = p
+
     # Pass 2: input rank (follow the inputs' natural key order) and memory need.
-    roots.sort(key=lambda i: natural_key(keys[i]))
+    roots = [roots[j] for j in natural_order([keys[i] for i in roots])]
     rank = [0] * n
     for r, i in enumerate(roots):
         rank[i] = r
@@ -213,14 +248,19 @@ def _order(graph: Mapping[str, Any]) -> dict[str, int]:
             d = ds[0]
             rank[i] = rank[d]
             need[i] = need[d] if need[d] > 2 else 2
+        elif len(ds) == 2:  # (the general case below, for the pairs of a tree reduction)
+            a, b = ds
+            ra, rb = rank[a], rank[b]
+            rank[i] = ra if ra < rb else rb
+            na, nb = need[a], need[b]
+            if na < nb:
+                na, nb = nb, na
+            need[i] = max(na, nb + 1, 3)
         else:
             rank[i] = min([rank[d] for d in ds])
             needs = sorted([need[d] for d in ds], reverse=True)
             need[i] = max(max([m + j for j, m in enumerate(needs)]), len(ds) + 1)
     # One integer per task for each sort: (rank, key), and (-need, rank, key).
-    by_key = [0] * n
-    for p, i in enumerate(sorted(range(n), key=keys.__getitem__)):
-        by_key[i] = p
     pos = [0] * n
     for p, i in enumerate(sorted(range(n), key=[r * n + k for r, k in zip(rank, by_key)].__getitem__)):
         pos[i] = p
@@ -253,7 +293,12 @@ def _order(graph: Mapping[str, Any]) -> dict[str, int]:
             for d in deps[i]:
                 if result[d] < 0:
                     push(d)
-            if len(stack) - top > 1:
+            pushed = len(stack) - top
+            if pushed == 2:  # (a pair, as in a tree reduction: the sort below, without its calls)
+                a, b = stack[top], stack[top + 1]
+                if visit[a] < visit[b]:
+                    stack[top], stack[top + 1] = b, a
+            elif pushed > 1:
                 stack[top:] = sorted(stack[top:], key=visit.__getitem__, reverse=True)
     return dict(zip(keys, result))
 
@@ -285,4 +330,25 @@ def _index_dependencies(graph: Mapping[str, Any], index: Mapping[str, int]) -> l
             out.append(empty if j is None else [j])
         else:
             out.append(empty)
+    return out
+
+
+def _index_refs(graph: Mapping[str, Any], index: Mapping[str, int],
+                refs: Mapping[str, list[str]]) -> list[list[int]]:
+    """``_index_dependencies`` from the keys each task refers to (``task_dependencies``)."""
+    out: list[list[int]] = []
+    empty: list[int] = []
+    get = index.get
+    for key, value in graph.items():
+        ds = refs.get(key)
+        if ds is None:
+            ds = task_dependencies(value)
+        if not ds:
+            out.append(empty)
+        elif len(ds) == 1:
+            j = get(ds[0])
+            out.append(empty if j is None else [j])
+        else:
+            found = list(map(get, ds))
+            out.append(found if None not in found else [j for j in found if j is not None])
     return out

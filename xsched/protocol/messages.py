@@ -77,6 +77,7 @@ from typing import Any, Sequence
 
 import msgpack
 
+from ..graph.order import gc_paused
 from .schemas import OPS as _SCHEMA_OPS, ProtocolError
 from .serialize import dumps, loads
 
@@ -90,6 +91,12 @@ MAX_WIRE_FRAME = MAX_FRAME + 4096
 
 #: every op on the wire: those of ``schemas``' tables and of the framing
 OPS = _SCHEMA_OPS
+
+#: Headers from this size on are unpacked with the cyclic collector paused: a large
+#: update-graph unpacks into a few containers per task, hundreds of thousands in all and
+#: none in a cycle, and the collections they would trigger (rescanning everything the
+#: receiver holds, its task states too) took most of the unpacking time.
+GC_PAUSE_BYTES = 2**20
 
 
 def encode(header: dict, objects: dict[str, Any] | None = None, raw: dict[str, list] | None = None) -> list:
@@ -125,7 +132,11 @@ def decode(frames: Sequence) -> tuple[dict, list]:
     first = frames[0]
     raw = first.buffer if hasattr(first, "buffer") else first
     try:
-        header = msgpack.unpackb(raw, raw=False, strict_map_key=False)
+        if len(raw) < GC_PAUSE_BYTES:
+            header = msgpack.unpackb(raw, raw=False, strict_map_key=False)
+        else:  # (see GC_PAUSE_BYTES)
+            with gc_paused():
+                header = msgpack.unpackb(raw, raw=False, strict_map_key=False)
     except Exception as e:
         raise ProtocolError(f"header is not msgpack: {type(e).__name__}", "not msgpack") from None
     op = header.get("op") if isinstance(header, dict) else None

@@ -22,10 +22,10 @@ from typing import Any
 
 import cloudpickle
 
-from ..graph.spec import Task
+from ..graph.spec import Ref, Task
 from .serialize import SerializationError, _describe
 
-__all__ = ["dumps_task", "loads_task", "dumps_function"]
+__all__ = ["dumps_task", "loads_task", "dumps_function", "SpecWriter"]
 
 _func_cache: "weakref.WeakKeyDictionary[Any, bytes]" = weakref.WeakKeyDictionary()
 _func_cache_by_id: dict[int, tuple[Any, bytes]] = {}
@@ -144,31 +144,155 @@ class _SpecPickler(pickle.Pickler):
 
     One Python call per Task and per non-builtin object, instead of rebuilding the spec
     (``_wrap``) before pickling it: most of a large graph's submit time was that copy.
+    The ``_Func`` of each function is made once per pickler (``_funcs``), and ``Ref``s and
+    ``_Func``s are reduced here rather than by their ``__reduce__``: a Python call less each.
     """
+
+    def __init__(self, file, protocol: int = 5):
+        super().__init__(file, protocol=protocol)
+        self._funcs: dict[int, tuple[Any, _Func]] = {}  # id(func) -> (func, _Func): keeps func alive
 
     def reducer_override(self, obj):
         typ = type(obj)
         if typ is Task:
-            return Task, (_Func(dumps_function(obj.func)), obj.args, obj.kwargs or {}, {})
+            func = obj.func
+            entry = self._funcs.get(id(func))
+            if entry is None or entry[0] is not func:
+                entry = self._funcs[id(func)] = (func, _Func(dumps_function(func)))
+            return Task, (entry[1], obj.args, obj.kwargs or {}, {})
+        if typ is Ref:
+            return Ref, (obj.key,)  # what Ref.__reduce__ returns
         if typ is _Func:
-            return NotImplemented
+            return _load_function, (obj.blob,)  # what _Func.__reduce__ returns
+        if obj is Task or obj is Ref or obj is _load_function:
+            return NotImplemented  # in every spec: skip the checks below
         if getattr(obj if isinstance(obj, type) else typ, "__module__", None) == "__main__" or (
                 callable(obj) and getattr(obj, "__module__", None) == "__main__"):
             raise _ByValue  # by reference it would name a module the worker does not have
         return NotImplemented
 
 
+#: How every spec of a Task without keyword arguments ends, after its arguments (as
+#: ``_SpecPickler`` writes it): kwargs ``{}``, annotations ``{}``, the tuple of the four,
+#: the call of ``Task``, STOP.
+_TASK_TAIL = b"}\x94}\x94t\x94R\x94."
+_PROTO_FRAME = b"\x80\x05\x95"  # PROTO 5, then FRAME and its 8-byte length
+_FRAME_TARGET = 64 * 1024  # (pickle's frame size: a smaller pickle is a single frame)
+_FRAME_MIN = 4  # (pickle writes no FRAME before fewer bytes)
+_UNMADE = object()  # (a function seen once: a single task gains nothing from a head)
+
+
+class SpecWriter:
+    """Pickles the task specs of one graph, one after the other, with a single pickler.
+
+    Making a pickler and its buffer cost as much as pickling a small task; here each spec
+    only rewinds the buffer and resets the pickler's memo (every spec stays a complete
+    pickle of its own), and each function is looked up in the cache once per graph.
+
+    Most tasks of a graph share their function and have no keyword arguments; their specs
+    differ only in the arguments. The part before the arguments (``Task``, the function's
+    bytes) is pickled once per function, with the memo it leaves; a task's spec is then
+    that part, the pickle of its arguments made with that memo, and the common tail. The
+    bytes are those the pickler makes of the whole task; a spec that would be more than
+    one frame, or anything unusual, is pickled whole. Not for several threads at once:
+    make one per graph.
+
+    >>> from xsched.graph.spec import Ref, Task
+    >>> w = SpecWriter()
+    >>> [loads_task(w.dumps(Task(len, (x,)))).run({"k": "ab"}) for x in ("xyz", Ref("k"))]
+    [3, 2]
+    """
+
+    __slots__ = ("_buf", "_pickler", "_heads")
+
+    def __init__(self) -> None:
+        self._buf = io.BytesIO()
+        self._pickler = _SpecPickler(self._buf, protocol=5)
+        self._heads: dict[int, tuple] = {}  # id(func) -> (func, bytes before the args | None, memo then)
+
+    def dumps(self, task: Any) -> bytes:
+        """Bytes of a task spec, as ``dumps_task``; raises SerializationError the same way."""
+        if type(task) is Task and not task.kwargs:
+            func = task.func
+            head = self._heads.get(id(func))
+            if head is None or head[0] is not func:  # its first task: the next one makes the head
+                self._heads[id(func)] = (func, _UNMADE, None)
+            else:
+                if head[1] is _UNMADE:
+                    head = self._heads[id(func)] = (func, *self._head(func))
+                if head[1] is not None:
+                    spec = self._spliced(task.args, head[1], head[2])
+                    if spec is not None:
+                        return spec
+        return self._whole(task)
+
+    def _pickle(self, obj: Any, memo: dict | None = None) -> bytes:
+        """``obj`` pickled by the spec pickler, starting from ``memo`` (else an empty one)."""
+        buf = self._buf
+        buf.seek(0)
+        buf.truncate()
+        pickler = self._pickler
+        if memo is None:
+            pickler.clear_memo()
+        else:
+            pickler.memo = memo
+        pickler.dump(obj)
+        return buf.getvalue()
+
+    def _whole(self, task: Any) -> bytes:
+        try:
+            return self._pickle(task)
+        except Exception:  # _ByValue, or something only cloudpickle can pickle (a lambda argument...)
+            pass
+        return _dumps_by_value(task)
+
+    def _head(self, func: Any) -> tuple[bytes | None, dict | None]:
+        """What precedes the arguments in the spec of any Task of ``func`` without keyword
+        arguments, and the pickler's memo at that point; (None, None) when its spec cannot
+        be put together that way (a function of 64 KiB or more: several frames)."""
+        try:
+            out = self._pickle(Task(func, ()))
+        except Exception:  # the whole spec will say why
+            return None, None
+        memo = self._pickler.memo.copy()  # {id: (index, obj)}: keeps the objects alive too
+        if not (out[2:3] == b"\x95" and int.from_bytes(out[3:11], "little") == len(out) - 11
+                and out.endswith(b")" + _TASK_TAIL)):  # (``)``: the empty tuple of arguments)
+            return None, None
+        before = len(memo) - _TASK_TAIL.count(b"\x94")  # what the tail memoizes comes last
+        return out[11:len(out) - len(_TASK_TAIL) - 1], {k: v for k, v in memo.items() if v[0] < before}
+
+    def _spliced(self, args: Any, head: bytes, memo: dict) -> bytes | None:
+        """The spec of a Task of the head's function with these arguments, or None when it
+        must be pickled whole."""
+        try:
+            out = self._pickle(args, memo)
+        except Exception:
+            return None
+        if out[2:3] == b"\x95":
+            if int.from_bytes(out[3:11], "little") != len(out) - 11:
+                return None  # several frames
+            body = out[11:-1]
+        elif len(out) - 2 < _FRAME_MIN:
+            body = out[2:-1]
+        else:
+            return None
+        size = len(head) + len(body) + len(_TASK_TAIL)
+        if size >= _FRAME_TARGET:
+            return None  # whole, it would be cut into frames elsewhere
+        return b"".join((_PROTO_FRAME, size.to_bytes(8, "little"), head, body, _TASK_TAIL))
+
+
 def dumps_task(task: Any) -> bytes:
     """Bytes of a task spec (annotations stay in the client: the scheduler gets them apart).
 
-    Raises SerializationError naming the argument that cannot be pickled.
+    Raises SerializationError naming the argument that cannot be pickled. For the many
+    tasks of one graph, ``SpecWriter`` is cheaper.
     """
-    buf = io.BytesIO()
-    try:
-        _SpecPickler(buf, protocol=5).dump(task)
-        return buf.getvalue()
-    except Exception:  # _ByValue, or something only cloudpickle can pickle (a lambda argument...)
-        pass
+    return SpecWriter()._whole(task)
+
+
+def _dumps_by_value(task: Any) -> bytes:
+    """The spec through cloudpickle: what refers to ``__main__`` travels by value."""
     try:
         return cloudpickle.dumps(_wrap(task), protocol=5)
     except Exception as e:

@@ -37,6 +37,7 @@ from collections import Counter, deque
 from .. import config
 from ..comm import Listener
 from ..errors import KilledWorker, pack_exception
+from ..graph.order import gc_paused
 from ..protocol.messages import unpack_objects
 from ..protocol import registry, schemas
 from ..protocol.addressing import default_contact_ip, is_wildcard, join, split
@@ -534,13 +535,17 @@ class Scheduler:
         client = self._client_of(peer)
         tasks = []
         wire = h.pop("tasks", None) or []
-        for i, t in enumerate(wire):  # (fields checked by schemas.TO_SCHEDULER)
-            wire[i] = None  # each decoded dict goes as soon as its NewTask exists (peak memory)
-            tasks.append(NewTask(t["key"], t.get("run_spec"), t.get("deps") or [], tuple(t.get("priority", (0,))),
-                                 t.get("resources"), t.get("workers"), bool(t.get("allow_other_workers", False)),
-                                 int(t.get("retries", 0) or 0), t.get("limits")))
-        del wire
-        self.handle(UpdateGraph(client, tasks, list(h.get("keys", ()))))
+        # A large graph makes several objects per task and no reference cycles: with the
+        # collector running, its collections would rescan every task state each time.
+        with gc_paused():
+            for i, t in enumerate(wire):  # (fields checked by schemas.TO_SCHEDULER)
+                wire[i] = None  # each decoded dict goes as soon as its NewTask exists (peak memory)
+                tasks.append(NewTask(t["key"], t.get("run_spec"), t.get("deps") or [],
+                                     tuple(t.get("priority", (0,))), t.get("resources"), t.get("workers"),
+                                     bool(t.get("allow_other_workers", False)), int(t.get("retries", 0) or 0),
+                                     t.get("limits")))
+            del wire
+            self.handle(UpdateGraph(client, tasks, list(h.get("keys", ()))))
         progress = self.extensions.get("progress")
         if h.get("parent") is not None and progress is not None:  # sent from inside a task
             progress.launched(h["parent"], tasks)  # progress bars counting it count what it launched
