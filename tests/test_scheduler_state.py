@@ -497,3 +497,36 @@ def test_an_inline_result_from_a_worker_the_task_was_not_sent_to_is_not_forwarde
     out = s.handle(TaskFinished(other, "a", nbytes=8, type="int", inline=b"stale"))
     assert not [o for o in out if isinstance(o, ToClient)]
     assert s._inline is None
+
+
+def test_a_graph_s_functions_go_once_to_each_worker_and_are_forgotten_with_its_tasks():
+    """Specs refer to functions by id; the pickled function travels with the first task a
+    worker gets, and once no task refers to it, the workers that had it are told to forget it."""
+    s = make(n_workers=2, nthreads=2)
+    out = s.handle(UG("c", [T("a-1"), T("a-2"), T("a-3"), T("a-4")], ["a-1", "a-2", "a-3", "a-4"],
+                      functions={b"f1": b"pickled-f1"}))
+    sent = [(o.worker, o.msg.get("functions")) for o in out if isinstance(o, ToWorker)
+            and o.msg["op"] == "compute-task"]
+    assert sorted(w for w, _ in sent) == ["w0", "w0", "w1", "w1"]
+    assert sorted(w for w, fns in sent if fns) == ["w0", "w1"]  # once per worker
+    assert all(fns == {b"f1": b"pickled-f1"} for _, fns in sent if fns)
+    assert s.functions[b"f1"][1] == 4
+    # a second graph with the same function: counted, not sent again
+    out = s.handle(UG("c", [T("b-1")], ["b-1"], functions={b"f1": b"pickled-f1"}))
+    assert s.functions[b"f1"][1] == 5
+    for key, w in [(k, s.tasks[k].processing_on.address) for k in ("a-1", "a-2", "a-3", "a-4")]:
+        s.handle(TaskFinished(w, key, nbytes=8, type="int"))
+    out = s.handle(ClientReleasesKeys("c", ["a-1", "a-2", "a-3", "a-4"]))
+    assert not [o for o in out if o.msg["op"] == "forget-functions"]  # b-1 still refers to it
+    s.handle(TaskFinished(s.tasks["b-1"].processing_on.address, "b-1", nbytes=8, type="int"))
+    out = s.handle(ClientReleasesKeys("c", ["b-1"]))
+    forgets = sorted((o.worker, tuple(o.msg["fids"])) for o in out if o.msg["op"] == "forget-functions")
+    assert forgets == [("w0", (b"f1",)), ("w1", (b"f1",))]
+    assert s.functions == {} and not s.workers["w0"].functions and not s.workers["w1"].functions
+
+
+def test_functions_of_a_graph_whose_tasks_all_exist_already_are_not_kept():
+    s = make()
+    s.handle(UG("c", [T("a")], ["a"], functions={b"f1": b"x"}))
+    s.handle(UG("c", [T("a")], ["a"], functions={b"f1": b"x", b"f2": b"y"}))
+    assert set(s.functions) == {b"f1"} and s.functions[b"f1"][1] == 1

@@ -402,7 +402,8 @@ class Client:
         futures = []
         workers = [workers] if isinstance(workers, str) else (list(workers) if workers else None)
         seen = set()
-        dumps = SpecWriter().dumps
+        writer = SpecWriter(functions={})
+        dumps = writer.dumps
         for i, (key, func, args, kwargs) in enumerate(calls):
             held: list[Future] = []
             task = Task(func, tuple(_futures_to_refs(a, held) for a in args),
@@ -413,7 +414,7 @@ class Client:
             seen.add(key)
             tasks.append(_task_msg(key, task, [f.key for f in held], (-priority, gen, i),
                                    resources, workers, allow_other_workers, retries, limits, dumps))
-        self._send_graph(_graph_msg(tasks, list(seen)))
+        self._send_graph(_graph_msg(tasks, list(seen), writer.functions))
         return futures
 
     # ------------------------------------------------------------------ collections
@@ -485,12 +486,13 @@ class Client:
         gen = next(_generation)
         workers = [workers] if isinstance(workers, str) else (list(workers) if workers else None)
         held: list[Future] = []
+        writer = SpecWriter(functions={})
         with gc_paused():  # a message per task, no cycles: collections would only scan the graph
             tasks = _graph_task_msgs(graph, refs, prio, gen, priority, resources, workers, allow_other_workers,
-                                     retries, held)
+                                     retries, held, writer)
         wanted = [k for keys in finals for k in keys]
         futures = [[Future(k, self) for k in keys] for keys in finals]
-        self._send_graph(_graph_msg(tasks, wanted))
+        self._send_graph(_graph_msg(tasks, wanted, writer.functions))
         del held
         if persist:
             return futures
@@ -1185,14 +1187,20 @@ def _as_list(workers):
     return [workers] if isinstance(workers, str) else list(workers)
 
 
-def _graph_msg(tasks: list, keys: list) -> dict:
+def _graph_msg(tasks: list, keys: list, functions: dict | None = None) -> dict:
     """An update-graph; sent from inside a task, it names that task as ``parent``.
+
+    ``functions`` (function id -> pickled function) holds the functions the task specs refer
+    to by id (``SpecWriter(functions=)``): a 100,000-task map of a notebook function sends
+    that function once, not in every spec, and the scheduler keeps it once.
 
     The scheduler counts what a task launches (through ``worker_client()`` or
     ``get_client()``) in every progress bar that counts the task itself, so
     ``progress(client.submit(fib, 12))`` covers the whole recursion, not just its top.
     """
     msg = {"op": "update-graph", "tasks": tasks, "keys": keys}
+    if functions:
+        msg["functions"] = functions
     parent = task_context.current_key()
     if parent is not None:
         msg["parent"] = parent
@@ -1204,7 +1212,7 @@ _MAY_HOLD_FUTURES = frozenset({Future, list, tuple, dict})
 
 
 def _graph_task_msgs(graph: dict, refs: dict, prio: dict, gen: int, priority, resources, workers,
-                     allow_other_workers, retries, held: list) -> list:
+                     allow_other_workers, retries, held: list, writer: SpecWriter | None = None) -> list:
     """The update-graph entry of every task of ``graph``, with the Futures it holds
     appended to ``held``.
 
@@ -1214,7 +1222,7 @@ def _graph_task_msgs(graph: dict, refs: dict, prio: dict, gen: int, priority, re
     their Futures replaced by Refs and their dependencies found again. Without annotations
     or client-wide options an entry is just key, spec, dependencies and priority.
     """
-    dumps = SpecWriter().dumps
+    dumps = (writer or SpecWriter()).dumps
     plain = resources is None and workers is None and not allow_other_workers and not retries
     tasks = []
     append = tasks.append

@@ -385,6 +385,8 @@ KEY_NBYTES = dict_of(KEY, NBYTES, MAX_ITEMS)
 STIMULUS = text(1024, "a stimulus id string")
 TEXT = text(MAX_TEXT)
 PICKLED = binary()
+FUNCTION_ID = binary(64)
+FUNCTIONS = dict_of(FUNCTION_ID, PICKLED, 4096)  # function id -> pickled function (a graph's, once)
 INLINE = binary(64 * 1024)  # a small result sent along with task-finished / key-in-memory
 UID = text(256, "an id string")
 
@@ -468,7 +470,8 @@ TO_SCHEDULER = Table("the scheduler", [
     # from clients
     S("register-client", {"client": maybe(NAME)}),
     # parent: the key of the task that submitted this graph (from inside a task), for progress bars
-    S("update-graph", {"tasks": opt(list_of(TASK, MAX_ITEMS)), "keys": opt(KEYS), "parent": maybe(KEY)}),
+    S("update-graph", {"tasks": opt(list_of(TASK, MAX_ITEMS)), "keys": opt(KEYS), "parent": maybe(KEY),
+                       "functions": maybe(FUNCTIONS)}),
     S("client-desires-keys", {"keys": opt(KEYS)}),
     S("client-releases-keys", {"keys": opt(KEYS)}),
     S("cancel-keys", {"keys": opt(KEYS)}),
@@ -533,8 +536,10 @@ TO_WORKER = Table("a worker", [
 WORKER_FROM_SCHEDULER = Table("a worker (from its scheduler)", [
     _PING,
     S("compute-task", {"key": KEY, "run_spec": maybe(PICKLED), "priority": opt(PRIORITY), "who_has": opt(WHO_HAS),
-                       "nbytes": opt(KEY_NBYTES), "resources": maybe(RESOURCES), "wanted": maybe(BOOL)}),
+                       "nbytes": opt(KEY_NBYTES), "resources": maybe(RESOURCES), "wanted": maybe(BOOL),
+                       "functions": maybe(FUNCTIONS)}),
     S("free-keys", {"keys": KEYS}),
+    S("forget-functions", {"fids": list_of(FUNCTION_ID, 2**16)}),
     S("acquire-replicas", {"who_has": opt(WHO_HAS), "nbytes": opt(KEY_NBYTES),
                            "priority": opt(dict_of(KEY, PRIORITY, MAX_ITEMS))}),
     S("steal-request", {"key": KEY}),

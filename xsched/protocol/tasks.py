@@ -13,6 +13,7 @@ therefore costs one cloudpickle call, not 10,000.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import pickle
 import threading
@@ -108,6 +109,55 @@ def _load_function(blob: bytes):
         raise _FunctionLoadError(e) from e
 
 
+_loading = threading.local()  # .functions: the table of the worker whose spec is being loaded
+
+
+def _load_function_ref(fid: bytes):
+    """The function a spec refers to by id, from the worker's table (``loads_task(functions=)``)."""
+    table = getattr(_loading, "functions", None)
+    blob = table.get(fid) if table is not None else None
+    if blob is None:
+        raise _FunctionLoadError(RuntimeError(
+            f"the function {fid.hex()[:12]} this task refers to never reached this worker (the scheduler "
+            "sends each function with the first task that needs it)"))
+    return _load_function(blob)
+
+
+#: Functions pickled to at least this many bytes travel once per graph, in a table, and
+#: specs refer to them by id (a function of a module pickles to a few dozen bytes: inline).
+FUNCTION_TABLE_MIN_BYTES = 96
+#: At most this many functions per graph's table (the scheduler gives each task the table's
+#: ids); further functions travel inside their specs as before.
+FUNCTION_TABLE_MAX = 32
+_fids: "weakref.WeakKeyDictionary[Any, bytes]" = weakref.WeakKeyDictionary()
+
+
+def _function_id(func, blob: bytes) -> bytes:
+    """16 bytes naming ``blob`` (the same function pickled alike gets the same id everywhere)."""
+    try:
+        return _fids[func]
+    except (KeyError, TypeError):
+        pass
+    fid = hashlib.blake2b(blob, digest_size=16).digest()
+    try:
+        _fids[func] = fid
+    except TypeError:
+        pass
+    return fid
+
+
+class _FuncRef:
+    """Pickles as a function id: the function itself travels once per graph (``SpecWriter(functions=)``)."""
+
+    __slots__ = ("fid",)
+
+    def __init__(self, fid: bytes):
+        self.fid = fid
+
+    def __reduce__(self):
+        return (_load_function_ref, (self.fid,))
+
+
 class _Func:
     """Pickles as the function's cached bytes; unpickles to the function itself."""
 
@@ -148,9 +198,20 @@ class _SpecPickler(pickle.Pickler):
     ``_Func``s are reduced here rather than by their ``__reduce__``: a Python call less each.
     """
 
-    def __init__(self, file, protocol: int = 5):
+    def __init__(self, file, protocol: int = 5, functions: dict | None = None):
         super().__init__(file, protocol=protocol)
-        self._funcs: dict[int, tuple[Any, _Func]] = {}  # id(func) -> (func, _Func): keeps func alive
+        self._funcs: dict[int, tuple[Any, Any]] = {}  # id(func) -> (func, _Func | _FuncRef): keeps func alive
+        self._table = functions  # function id -> bytes, for functions specs refer to by id
+
+    def _reference(self, func):
+        """How specs carry ``func``: by id when there is a table (and room in it), else its bytes."""
+        blob = dumps_function(func)
+        table = self._table
+        if table is None or len(blob) < FUNCTION_TABLE_MIN_BYTES or len(table) >= FUNCTION_TABLE_MAX:
+            return _Func(blob)
+        fid = _function_id(func, blob)
+        table[fid] = blob
+        return _FuncRef(fid)
 
     def reducer_override(self, obj):
         typ = type(obj)
@@ -158,13 +219,15 @@ class _SpecPickler(pickle.Pickler):
             func = obj.func
             entry = self._funcs.get(id(func))
             if entry is None or entry[0] is not func:
-                entry = self._funcs[id(func)] = (func, _Func(dumps_function(func)))
+                entry = self._funcs[id(func)] = (func, self._reference(func))
             return Task, (entry[1], obj.args, obj.kwargs or {}, {})
         if typ is Ref:
             return Ref, (obj.key,)  # what Ref.__reduce__ returns
         if typ is _Func:
             return _load_function, (obj.blob,)  # what _Func.__reduce__ returns
-        if obj is Task or obj is Ref or obj is _load_function:
+        if typ is _FuncRef:
+            return _load_function_ref, (obj.fid,)
+        if obj is Task or obj is Ref or obj is _load_function or obj is _load_function_ref:
             return NotImplemented  # in every spec: skip the checks below
         if getattr(obj if isinstance(obj, type) else typ, "__module__", None) == "__main__" or (
                 callable(obj) and getattr(obj, "__module__", None) == "__main__"):
@@ -203,11 +266,12 @@ class SpecWriter:
     [3, 2]
     """
 
-    __slots__ = ("_buf", "_pickler", "_heads")
+    __slots__ = ("_buf", "_pickler", "_heads", "functions")
 
-    def __init__(self) -> None:
+    def __init__(self, functions: dict | None = None) -> None:
         self._buf = io.BytesIO()
-        self._pickler = _SpecPickler(self._buf, protocol=5)
+        self.functions = functions  # filled with the functions the specs refer to by id (send it along)
+        self._pickler = _SpecPickler(self._buf, protocol=5, functions=functions)
         self._heads: dict[int, tuple] = {}  # id(func) -> (func, bytes before the args | None, memo then)
 
     def dumps(self, task: Any) -> bytes:
@@ -319,8 +383,9 @@ def _find_unpicklable(task) -> str:
     return _describe(task)
 
 
-def loads_task(blob, key: str | None = None, where: str = "this worker") -> Any:
-    """The task spec back from bytes (on the worker that runs it).
+def loads_task(blob, key: str | None = None, where: str = "this worker", functions: dict | None = None) -> Any:
+    """The task spec back from bytes (on the worker that runs it); ``functions`` (function
+    id -> pickled function) resolves the functions a spec refers to by id.
 
     Raises SerializationError naming the task ``key``, whether its function or its
     arguments failed to unpickle, why, and what to do -- usually a module that the client
@@ -331,6 +396,7 @@ def loads_task(blob, key: str | None = None, where: str = "this worker") -> Any:
     ...
     xsched.protocol.serialize.SerializationError: could not unpickle the arguments of task 'f-1' on this worker: ...
     """
+    _loading.functions = functions
     try:
         return pickle.loads(blob)
     except _FunctionLoadError as e:

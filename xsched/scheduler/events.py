@@ -47,10 +47,15 @@ class NewTask:
 
 @dataclass(slots=True)
 class UpdateGraph:
+    """A graph from ``client``. ``functions`` (function id -> pickled function) holds the
+    functions its task specs refer to by id instead of carrying them: each travels once to
+    the scheduler and once to each worker that runs one of these tasks, not once per task."""
+
     client: str
     tasks: list
     keys: list
     stimulus_id: str = field(default_factory=lambda: _sid("update-graph"))
+    functions: dict | None = None
 
 
 @dataclass(slots=True)

@@ -545,7 +545,7 @@ class Scheduler:
                                      bool(t.get("allow_other_workers", False)), int(t.get("retries", 0) or 0),
                                      t.get("limits")))
             del wire
-            self.handle(UpdateGraph(client, tasks, list(h.get("keys", ()))))
+            self.handle(UpdateGraph(client, tasks, list(h.get("keys", ())), functions=h.get("functions")))
         progress = self.extensions.get("progress")
         if h.get("parent") is not None and progress is not None:  # sent from inside a task
             progress.launched(h["parent"], tasks)  # progress bars counting it count what it launched

@@ -149,12 +149,36 @@ def _grown(s):
     return set() if s is _EMPTY else s
 
 
+#: ``dependents`` and ``waiters`` are tuples up to this many tasks, sets beyond: most tasks
+#: have one dependent, and a set of one costs 216 bytes against a tuple's 48 (a
+#: 1,000,000-task tree holds a million of each at its peak).
+_SMALL = 8
+
+
+def _with(c, item):
+    """``c`` (a tuple or a set of tasks) with ``item`` added; tuples grow into sets."""
+    if type(c) is tuple:
+        if item in c:
+            return c
+        return c + (item,) if len(c) < _SMALL else set(c + (item,))
+    c.add(item)
+    return c
+
+
+def _without(c, item):
+    """``c`` (a tuple or a set of tasks) without ``item``."""
+    if type(c) is tuple:
+        return tuple([x for x in c if x is not item]) if item in c else c
+    c.discard(item)
+    return c
+
+
 class TaskState:
     __slots__ = (
         "key", "state", "run_spec", "dependencies", "dependents", "waiting_on", "waiters",
         "who_wants", "who_has", "processing_on", "priority", "nbytes", "type", "exception",
         "traceback", "exception_text", "exception_blame", "resources", "worker_restrictions",
-        "loose", "retries", "suspicious", "group", "limits", "queued_seq",
+        "loose", "retries", "suspicious", "group", "limits", "queued_seq", "functions",
     )
 
     def __init__(self, key: str, run_spec: bytes | None, priority: tuple):
@@ -163,9 +187,9 @@ class TaskState:
         self.run_spec = run_spec
         # the shared _EMPTY until something is added (see _grown)
         self.dependencies: tuple[TaskState, ...] = ()  # in the graph's order, set once
-        self.dependents: set[TaskState] = _EMPTY
+        self.dependents: tuple | set = ()  # tuple while small (_with / _without)
         self.waiting_on: set[TaskState] = _EMPTY
-        self.waiters: set[TaskState] = _EMPTY
+        self.waiters: tuple | set = ()  # tuple while small (_with / _without)
         self.who_wants: set[str] = _EMPTY
         self.who_has: set[WorkerState] = _EMPTY
         self.processing_on: WorkerState | None = None
@@ -184,6 +208,7 @@ class TaskState:
         self.group = sys.intern(key_split(key))  # one string per prefix, not per task
         self.limits: dict | None = None
         self.queued_seq = 0
+        self.functions: tuple = ()  # ids of the functions its spec refers to (one tuple per graph)
 
     def __repr__(self) -> str:
         return f"<TaskState {self.key!r} {self.state}>"
@@ -200,6 +225,7 @@ class WorkerState:
     __slots__ = (
         "address", "name", "nthreads", "memory_limit", "resources", "used_resources", "pid",
         "host", "processing", "has_what", "nbytes", "status", "metrics", "occupancy", "long_running",
+        "functions",
     )
 
     def __init__(self, address: str, nthreads: int, name, memory_limit, resources, pid, host):
@@ -218,6 +244,7 @@ class WorkerState:
         self.metrics: dict = {}
         self.occupancy = 0.0
         self.long_running: set[TaskState] = set()  # seceded tasks: processing, holding no slot
+        self.functions: set[bytes] = set()  # function ids sent to it (and not forgotten since)
 
     def __repr__(self) -> str:
         return f"<WorkerState {self.address!r} processing={len(self.processing)} memory={len(self.has_what)}>"
@@ -293,6 +320,8 @@ class SchedulerState:
         self.log: deque = deque(maxlen=log_length)
         self.durations: dict[str, float] = {}
         self._inline: tuple | None = None  # (task, pickled result) of the task-finished being handled
+        # function id -> [pickled function, number of tasks whose spec refers to it]
+        self.functions: dict[bytes, list] = {}
         self.largest_result: dict[str, int] = {}  # prefix -> most bytes one of its tasks returned
         self.unknown_duration = unknown_duration  # seconds assumed for a kind never run yet
         self.limits_running: dict[str, int] = defaultdict(int)
@@ -398,6 +427,10 @@ class SchedulerState:
         wanted = self.clients.setdefault(ev.client, set())
         new: list[TaskState] = []
         to_wire: list[tuple[TaskState, list]] = []
+        fids = tuple(ev.functions or ())
+        for fid, blob in (ev.functions or {}).items():
+            if fid not in self.functions:
+                self.functions[fid] = [blob, 0]
         for nt in ev.tasks:  # first every task of the graph, so none becomes a placeholder
             ts = self.tasks.get(nt.key)
             if ts is None:
@@ -406,14 +439,22 @@ class SchedulerState:
             elif ts.state in ("released", "erred") and ts.run_spec is None and nt.run_spec is not None:
                 ts.run_spec = nt.run_spec
                 ts.priority = tuple(nt.priority)
+                self._drop_functions(ts)
             else:
                 continue
+            if fids and nt.run_spec is not None:
+                ts.functions = fids
+                for fid in fids:
+                    self.functions[fid][1] += 1
             ts.resources = dict(nt.resources) if nt.resources else None
             ts.worker_restrictions = set(nt.workers) if nt.workers else None
             ts.loose = bool(nt.allow_other_workers)
             ts.retries = int(nt.retries or 0)
             ts.limits = dict(nt.limits) if nt.limits else None
             to_wire.append((ts, nt.dependencies))
+        for fid in fids:
+            if self.functions[fid][1] == 0:  # every task of it was known already
+                del self.functions[fid]
         for ts, deps in to_wire:
             if not deps:
                 continue
@@ -424,8 +465,7 @@ class SchedulerState:
                     # A dependency the scheduler no longer has: the whole graph cannot run.
                     dts = self.tasks[dk] = TaskState(dk, None, ts.priority)
                 inputs[dts] = None
-                dts.dependents = _grown(dts.dependents)
-                dts.dependents.add(ts)
+                dts.dependents = _with(dts.dependents, ts)
             ts.dependencies = tuple(inputs)  # fixed once wired: a tuple is a quarter of a set
         for key in ev.keys:
             ts = self.tasks.get(key)
@@ -815,8 +855,7 @@ class SchedulerState:
         recs: dict = {}
         ts.waiting_on = _EMPTY
         for dts in ts.dependencies:
-            dts.waiters = _grown(dts.waiters)
-            dts.waiters.add(ts)
+            dts.waiters = _with(dts.waiters, ts)
             if dts.state == "erred":
                 recs[ts.key] = ("erred", dts)
             elif dts.state != "memory":
@@ -923,7 +962,7 @@ class SchedulerState:
                 if not dts.waiting_on and dts.state == "waiting":
                     recs[dts.key] = "processing"
         for dep in ts.dependencies:
-            dep.waiters.discard(ts)
+            dep.waiters = _without(dep.waiters, ts)
             if not dep.waiters and not dep.who_wants and dep.state == "memory":
                 recs[dep.key] = "released"
         inline, self._inline = self._inline, None
@@ -972,7 +1011,7 @@ class SchedulerState:
 
     def _transition_waiting_released(self, ts: TaskState, _arg, sid: str) -> dict:
         for dts in ts.dependencies:
-            dts.waiters.discard(ts)
+            dts.waiters = _without(dts.waiters, ts)
         ts.waiting_on.clear()
         self._set_state(ts, "released", sid)
         recs: dict = {}
@@ -1068,7 +1107,7 @@ class SchedulerState:
             ts.exception, ts.traceback = blame.exception, blame.traceback
             ts.exception_text = blame.exception_text
         for dts in ts.dependencies:
-            dts.waiters.discard(ts)
+            dts.waiters = _without(dts.waiters, ts)
             if not dts.waiters and not dts.who_wants and dts.state == "memory":
                 recs[dts.key] = "released"
         ts.waiting_on.clear()
@@ -1100,13 +1139,34 @@ class SchedulerState:
             return
         self._set_state(ts, "forgotten", sid)
         del self.tasks[ts.key]
+        self._drop_functions(ts)
         for dep in ts.dependencies:
-            dep.dependents.discard(ts)
-            dep.waiters.discard(ts)
+            dep.dependents = _without(dep.dependents, ts)
+            dep.waiters = _without(dep.waiters, ts)
             if dep.state in ("released", "erred") and not dep.who_wants and not dep.dependents:
                 recs[dep.key] = "forgotten"
             elif dep.state == "memory" and not dep.waiters and not dep.who_wants:
                 recs[dep.key] = "released"
+
+    def _drop_functions(self, ts: TaskState) -> None:
+        """``ts`` no longer refers to its functions: a function no task refers to any more is
+        forgotten here and on the workers that had it."""
+        if not ts.functions:
+            return
+        gone = []
+        for fid in ts.functions:
+            entry = self.functions[fid]
+            entry[1] -= 1
+            if entry[1] == 0:
+                del self.functions[fid]
+                gone.append(fid)
+        ts.functions = ()
+        if gone:
+            for ws in self.workers.values():
+                held = [fid for fid in gone if fid in ws.functions]
+                if held:
+                    ws.functions.difference_update(held)
+                    self._out.append(ToWorker(ws.address, {"op": "forget-functions", "fids": held}))
 
     def _needed_by_lineage(self, ts: TaskState) -> bool:
         """Keep a released task while something still refers to it (it may be recomputed)."""
@@ -1166,6 +1226,11 @@ class SchedulerState:
             msg["resources"] = ts.resources
         if ts.who_wants:  # a client waits: a small result may come back inline (TaskFinished.inline)
             msg["wanted"] = True
+        if ts.functions:
+            missing = [fid for fid in ts.functions if fid not in ws.functions]
+            if missing:  # the first of these tasks this worker gets brings the functions along
+                msg["functions"] = {fid: self.functions[fid][0] for fid in missing}
+                ws.functions.update(missing)
         self._out.append(ToWorker(ws.address, msg))
 
     # --- placement ---
@@ -1447,6 +1512,13 @@ class SchedulerState:
             for d in ts.dependencies:
                 assert ts in d.dependents and d.key in self.tasks, f"{key} dep {d.key}"
         assert nq == self._queued_count, (nq, self._queued_count)
+        refs: dict = defaultdict(int)
+        for ts in self.tasks.values():
+            for fid in ts.functions:
+                refs[fid] += 1
+        assert refs == {fid: entry[1] for fid, entry in self.functions.items()}, "function refcounts"
+        for addr, ws in self.workers.items():
+            assert ws.functions <= set(self.functions), f"{addr} holds forgotten functions"
         for addr, ws in self.workers.items():
             for ts in ws.processing:
                 assert ts.state == "processing" and ts.processing_on is ws, ts

@@ -213,6 +213,9 @@ class Worker:
         self.exit_code = 0  # the process's exit code after close: non-zero asks the nanny to restart
         self.listener: Listener | None = None
         self.bulk: BulkServer | None = None
+        # function id -> pickled function, as the scheduler sent them (with the first task of each
+        # here) and until it says forget-functions; task specs refer to them by id
+        self.functions: dict[bytes, bytes] = {}
         self.scheduler: Connection | None = None
         self.pool = ConnectionPool(security)
         self.executor = ThreadPoolExecutor(_MAX_POOL_THREADS, thread_name_prefix="xsched-task")
@@ -475,11 +478,16 @@ class Worker:
     def _handle_scheduler(self, header: dict, payload: list):
         op = header["op"]
         if op == "compute-task":
+            if header.get("functions"):
+                self.functions.update(header["functions"])
             self.handle(ComputeTask(header["key"], header.get("run_spec"), tuple(header.get("priority", (0,))),
                                     header.get("who_has", {}), header.get("nbytes", {}), header.get("resources"),
                                     wanted=bool(header.get("wanted"))))
         elif op == "free-keys":
             self.handle(FreeKeys(header["keys"]))
+        elif op == "forget-functions":
+            for fid in header["fids"]:
+                self.functions.pop(fid, None)
         elif op == "ping":
             pass  # the scheduler checking who is still connected
         elif op == "acquire-replicas":
@@ -661,7 +669,7 @@ class Worker:
         _thread_state.key = key
         _thread_state.seceded = False
         try:
-            task = loads_task(run_spec, key, f"worker {self.address}")
+            task = loads_task(run_spec, key, f"worker {self.address}", self.functions)
             value = task.run(self.data) if type(task) is Task else execute(task, self.data)
             nbytes = sizeof(value)
             self.data[key] = value  # may spill older data to disk, in this thread
