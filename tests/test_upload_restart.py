@@ -22,7 +22,8 @@ from .conftest import Gate, wait_until
 def test_restart_forgets_everything_and_tells_whom():
     s = SchedulerState(validate=True)
     s.handle(AddWorker("w1", 1), AddWorker("w2", 1))
-    s.handle(UpdateGraph("c", [NewTask(f"r{i}", b"s", [], (0, 0, i)) for i in range(4)], ["r0", "r1", "r2", "r3"]))
+    s.handle(UpdateGraph("c", [NewTask(f"r{i}", b"s", [], (0, 0, i)) for i in range(4)], ["r0", "r1", "r2", "r3"],
+                         functions={b"f": b"pickled"}))
     s.handle(AddKeys("w1", {"x": 8}, client="c2"), PublishDataset("d", ["x"]))
     out = s.handle(Restart("because"))
     cancelled = sorted((o.client, o.msg["key"]) for o in out if isinstance(o, ToClient))
@@ -31,7 +32,7 @@ def test_restart_forgets_everything_and_tells_whom():
     closes = sorted(o.worker for o in out if isinstance(o, ToWorker))
     assert closes == ["w1", "w2"] and all(o.msg == {"op": "close-worker", "restart": True, "reason": "restart"}
                                           for o in out if isinstance(o, ToWorker))
-    assert not s.tasks and not s.workers and not s.datasets and s.n_queued == 0
+    assert not s.tasks and not s.workers and not s.datasets and s.n_queued == 0 and not s.functions
     assert set(s.clients) == {"c", "c2"}
     s.handle(AddWorker("w3", 1))  # a restarted worker: work goes on
     s.handle(UpdateGraph("c", [NewTask("a", b"s")], ["a"]))

@@ -711,6 +711,7 @@ class SchedulerState:
             self._out.append(WorkerRetired(addr, "lost", {}, "the cluster was restarted while it retired",
                                            ev.stimulus_id))
         self.tasks.clear()
+        self.functions.clear()  # every task is gone, and the workers restart with empty tables
         self.workers.clear()
         self.datasets.clear()
         for name in [c for c in self.clients if c.startswith("dataset:")]:
