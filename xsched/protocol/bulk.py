@@ -25,8 +25,9 @@ parts:
   nonce, the offer id as associated data), so no byte is in clear on the wire, and a
   changed, reordered, replayed or missing record fails its tag or the exact length the
   offer announced. OCB3 (RFC 7253) rather than GCM: one pass instead of two, ~1.5x less
-  CPU per byte here, and on a 2-core host the CPU of both ends is the limit. On loopback (``comm.security: auto``) the bytes never leave the host
-  and go raw; the requester refuses a raw offer for any other host.
+  CPU per byte here, and on a 2-core host the CPU of both ends is the limit. On loopback
+  (``comm.security: auto``) the bytes never leave the host and go raw; the requester
+  refuses a raw offer for any other host.
 * The server never pins a thread on a peer that has not authenticated: one selector
   thread reads every hello with a deadline, and a bounded number of them wait at once.
   Running out of file descriptors pauses accepting; it never stops the server.
@@ -159,7 +160,7 @@ class BulkServer:
         deadline = time.monotonic() + timeout
         with self._arrived:
             while offer_id not in self._received:
-                if offer_id not in self._offers and not self._receiving(offer_id):
+                if offer_id not in self._offers and offer_id not in self._in_flight:
                     raise KeyError(f"no bulk receive offer {offer_id.hex()} (expired, taken, or never made)")
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -169,9 +170,6 @@ class BulkServer:
         if isinstance(got, BaseException):
             raise got
         return got
-
-    def _receiving(self, offer_id: bytes) -> bool:
-        return offer_id in self._in_flight
 
     def _expire(self) -> None:
         now = time.monotonic()

@@ -1,9 +1,12 @@
 """Task specs as bytes: pickled once in the client, opened only by the worker that runs them.
 
-Functions are pickled once per client (cloudpickle, by value for interactive code) and
-embedded in every task spec as those bytes; the worker unpickles each distinct function
-once (an LRU cache keyed by the bytes, bounded in entries and bytes). A 10,000-task ``map`` of a notebook function
-therefore costs one cloudpickle call, not 10,000.
+Functions are pickled once per client (cloudpickle, by value for interactive code). In a
+graph's specs (``SpecWriter(functions=table)``) a function of 96 bytes or more is a 16-byte
+id, and the graph carries the table once: the scheduler keeps one copy and gives it to
+each worker with the first task that needs it. Elsewhere (``dumps_task``) the spec embeds
+the bytes. The worker unpickles each distinct function once (an LRU cache keyed by the
+bytes, bounded in entries and bytes). A 10,000-task ``map`` of a notebook function
+therefore costs one cloudpickle call and sends the function once, not 10,000 times.
 
 >>> from xsched.graph.spec import Task
 >>> spec = dumps_task(Task(len, ([1, 2],)))
