@@ -293,13 +293,7 @@ class BulkServer:
             try:
                 conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 conn.sendall(_mac(key, b"serve", nonce))
-                if encrypt:
-                    self.bytes_sent += _send_sealed(conn, _cipher(key), offer_id, buffers)
-                else:
-                    for buf in buffers:
-                        mv = memoryview(buf).cast("B")
-                        conn.sendall(mv)
-                        self.bytes_sent += mv.nbytes
+                self.bytes_sent += _send_buffers(conn, buffers, key, offer_id, encrypt)
             except OSError as e:
                 logger.debug("bulk transfer aborted: %s", e)
 
@@ -312,17 +306,11 @@ class BulkServer:
         with conn:
             try:
                 conn.sendall(_mac(key, b"serve", nonce))
-                out = [_empty(n) for n in lengths]
-                if encrypt:
-                    _recv_sealed(conn, _cipher(key), offer_id, out)
-                else:
-                    for buf in out:
-                        _recv_into(conn, memoryview(buf))
-                got = out
+                got = _recv_buffers(conn, lengths, key, offer_id, encrypt)
                 self.bytes_received += sum(lengths)
             except AuthenticationError as e:
                 got = e
-            except (OSError, ConnectionError) as e:
+            except OSError as e:  # (ConnectionError included: the pusher stopped early)
                 got = ConnectionError(f"the push to bulk offer {offer_id.hex()} broke off: {e}")
             except Exception as e:  # noqa: BLE001 - e.g. MemoryError allocating the buffers: tell take()
                 got = e
@@ -382,11 +370,49 @@ def _recv_exact(conn: socket.socket, n: int) -> bytes:
     return bytes(buf)
 
 
+def _must_encrypt(host: str, security) -> bool:
+    """Whether bytes to or from ``host`` must be sealed (``comm.security``; else: off loopback)."""
+    return security.encrypt_bulk(host) if security is not None else not is_loopback(host)
+
+
+def _send_buffers(conn: socket.socket, buffers: list, key: bytes, offer_id: bytes, encrypt) -> int:
+    """Send ``buffers`` after the key proofs: sealed records, or raw (loopback). Returns bytes sent."""
+    if encrypt:
+        return _send_sealed(conn, _cipher(key), offer_id, buffers)
+    sent = 0
+    for buf in buffers:
+        mv = memoryview(buf).cast("B")
+        conn.sendall(mv)
+        sent += mv.nbytes
+    return sent
+
+
+def _recv_buffers(conn: socket.socket, lengths: list, key: bytes, offer_id: bytes, encrypt) -> list:
+    """Fresh buffers of ``lengths`` filled from ``conn``: what ``_send_buffers`` sent."""
+    out = [_empty(n) for n in lengths]
+    if encrypt:
+        _recv_sealed(conn, _cipher(key), offer_id, out)
+    else:
+        for buf in out:
+            _recv_into(conn, memoryview(buf))
+    return out
+
+
+def _place(payload: list, index, bufs: list) -> list | None:
+    """``payload`` with ``bufs`` put at the frame positions ``index`` (None if they do not fit)."""
+    if not isinstance(index, list) or len(index) != len(bufs) or \
+            not all(isinstance(i, int) and 0 < i < len(payload) for i in index):
+        return None
+    payload = list(payload)
+    for i, buf in zip(index, bufs):
+        payload[i] = buf
+    return payload
+
+
 def _open(host: str, offer: dict, timeout: float, security):
     """Connect to an offer's server, prove its key and check the server's proof (or raise)."""
     encrypt = bool(offer.get("encrypt"))
-    must_encrypt = security.encrypt_bulk(host) if security is not None else not is_loopback(host)
-    if must_encrypt and not encrypt:
+    if _must_encrypt(host, security) and not encrypt:
         raise AuthenticationError(f"refusing an unencrypted bulk transfer with {host}: "
                                   "only loopback transfers may go in clear")
     key, offer_id = bytes(offer["key"]), bytes(offer["id"])
@@ -416,14 +442,8 @@ def fetch_buffers(host: str, offer: dict, timeout: float = 60, security=None) ->
 
     >>> # bufs = fetch_buffers("10.0.0.5", reply["bulk"])   # what get_data does for you
     """
-    out = [_empty(n) for n in offer["lengths"]]
     with _open(host, offer, timeout, security) as conn:
-        if offer.get("encrypt"):
-            _recv_sealed(conn, _cipher(bytes(offer["key"])), bytes(offer["id"]), out)
-        else:
-            for buf in out:
-                _recv_into(conn, memoryview(buf))
-    return out
+        return _recv_buffers(conn, offer["lengths"], bytes(offer["key"]), bytes(offer["id"]), offer.get("encrypt"))
 
 
 def push_buffers(host: str, offer: dict, buffers: list, timeout: float = 60, security=None) -> None:
@@ -438,11 +458,7 @@ def push_buffers(host: str, offer: dict, buffers: list, timeout: float = 60, sec
     if lengths != list(offer["lengths"]):
         raise ValueError(f"the buffers ({lengths} bytes) are not what the offer expects ({offer['lengths']})")
     with _open(host, offer, timeout, security) as conn:
-        if offer.get("encrypt"):
-            _send_sealed(conn, _cipher(bytes(offer["key"])), bytes(offer["id"]), buffers)
-        else:
-            for buf in buffers:
-                conn.sendall(memoryview(buf).cast("B"))
+        _send_buffers(conn, buffers, bytes(offer["key"]), bytes(offer["id"]), offer.get("encrypt"))
 
 
 def _recv_sealed(conn: socket.socket, aead, offer_id: bytes, out: list) -> None:
@@ -524,12 +540,9 @@ async def get_data(conn, keys: list[str], address: str, timeout: float | None = 
         host = host_of(address)
         bufs = await asyncio.get_running_loop().run_in_executor(
             None, lambda: fetch_buffers(host, bulk, security=conn.security))
-        payload = list(payload)
-        index = bulk.get("index", [])
-        if len(index) != len(bufs) or not all(isinstance(i, int) and 0 < i < len(payload) for i in index):
+        payload = _place(payload, bulk.get("index", []), bufs)
+        if payload is None:
             raise AuthenticationError(f"a malformed bulk offer from {address}")
-        for i, buf in zip(index, bufs):
-            payload[i] = buf
     try:
         return unpack_objects(reply, payload).get("data", {})
     except Exception as e:  # noqa: BLE001 - whatever a value's unpickling raises
@@ -556,9 +569,7 @@ def serve_data(server: "BulkServer | None", data: dict, bulk_ok: bool, security=
     small, idx, big = split_for_bulk(frames)
     if not idx:
         return Msg({"status": "OK"}, raw={"data": frames})
-    host = server.contact_host
-    encrypt = security.encrypt_bulk(host) if security is not None else not is_loopback(host)
-    offer = server.offer(big, encrypt=encrypt)
+    offer = server.offer(big, encrypt=_must_encrypt(server.contact_host, security))
     return Msg({"status": "OK", "bulk": dict(offer, index=idx)}, raw={"data": small})
 
 
@@ -594,9 +605,7 @@ def expect_data(server: "BulkServer | None", lengths: list, security=None) -> di
     """The reply to bulk-receive: a receive offer for ``lengths``, or ``{"bulk": None}``."""
     if server is None:
         return {"bulk": None}
-    host = server.contact_host
-    encrypt = security.encrypt_bulk(host) if security is not None else not is_loopback(host)
-    return {"bulk": server.expect(lengths, encrypt=encrypt)}
+    return {"bulk": server.expect(lengths, encrypt=_must_encrypt(server.contact_host, security))}
 
 
 def with_pushed(server: "BulkServer | None", header: dict, payload: list, timeout: float = 60) -> list:
@@ -610,11 +619,7 @@ def with_pushed(server: "BulkServer | None", header: dict, payload: list, timeou
         return payload
     if server is None:
         raise ConnectionError("put-data names a bulk push, but this worker has no bulk side channel")
-    bufs = server.take(bytes(bulk["id"]), timeout)
-    index = bulk.get("index", [])
-    payload = list(payload)
-    if len(index) != len(bufs) or not all(isinstance(i, int) and 0 < i < len(payload) for i in index):
+    placed = _place(payload, bulk.get("index", []), server.take(bytes(bulk["id"]), timeout))
+    if placed is None:
         raise ValueError("a malformed bulk put-data: its index does not match the pushed buffers")
-    for i, buf in zip(index, bufs):
-        payload[i] = buf
-    return payload
+    return placed
