@@ -319,7 +319,6 @@ class SchedulerState:
         self.unrunnable: set[TaskState] = set()
         self.log: deque = deque(maxlen=log_length)
         self.durations: dict[str, float] = {}
-        self._inline: tuple | None = None  # (task, pickled result) of the task-finished being handled
         # function id -> [pickled function, number of tasks whose spec refers to it]
         self.functions: dict[bytes, list] = {}
         self.largest_result: dict[str, int] = {}  # prefix -> most bytes one of its tasks returned
@@ -428,33 +427,29 @@ class SchedulerState:
         new: list[TaskState] = []
         to_wire: list[tuple[TaskState, list]] = []
         fids = tuple(ev.functions or ())
-        for fid, blob in (ev.functions or {}).items():
-            if fid not in self.functions:
-                self.functions[fid] = [blob, 0]
+        users = 0  # tasks of this graph that refer to its functions
         for nt in ev.tasks:  # first every task of the graph, so none becomes a placeholder
             ts = self.tasks.get(nt.key)
             if ts is None:
                 ts = self.tasks[nt.key] = TaskState(nt.key, nt.run_spec, tuple(nt.priority))
                 new.append(ts)
             elif ts.state in ("released", "erred") and ts.run_spec is None and nt.run_spec is not None:
-                ts.run_spec = nt.run_spec
+                ts.run_spec = nt.run_spec  # a placeholder (run_spec None) gets its task: no functions yet
                 ts.priority = tuple(nt.priority)
-                self._drop_functions(ts)
             else:
                 continue
             if fids and nt.run_spec is not None:
                 ts.functions = fids
-                for fid in fids:
-                    self.functions[fid][1] += 1
+                users += 1
             ts.resources = dict(nt.resources) if nt.resources else None
             ts.worker_restrictions = set(nt.workers) if nt.workers else None
             ts.loose = bool(nt.allow_other_workers)
             ts.retries = int(nt.retries or 0)
             ts.limits = dict(nt.limits) if nt.limits else None
             to_wire.append((ts, nt.dependencies))
-        for fid in fids:
-            if self.functions[fid][1] == 0:  # every task of it was known already
-                del self.functions[fid]
+        if users:  # (no task of it was new: the graph's functions are not kept)
+            for fid, blob in ev.functions.items():
+                self.functions.setdefault(fid, [blob, 0])[1] += users
         for ts, deps in to_wire:
             if not deps:
                 continue
@@ -588,8 +583,7 @@ class SchedulerState:
             self.largest_result[ts.group] = ev.nbytes
         if ts.state == "processing" and ts.processing_on is ws:
             ts.nbytes, ts.type = ev.nbytes, ev.type
-            self._inline = (ts, ev.inline) if ev.inline is not None else None
-            return {ts.key: ("memory", ws)}
+            return {ts.key: ("memory", (ws, ev.inline))}
         if ts.state == "memory":
             self._add_replica(ts, ws, ev.nbytes)
             return {}
@@ -948,15 +942,16 @@ class SchedulerState:
         return self._transition_waiting_released(ts, _arg, sid)
 
     # processing -> memory: record data, wake dependents, release inputs no one needs
-    def _transition_processing_memory(self, ts: TaskState, ws: WorkerState, sid: str) -> dict:
+    def _transition_processing_memory(self, ts: TaskState, arg: tuple, sid: str) -> dict:
+        ws, inline = arg  # the worker that has it, and the pickled value when small and wanted
         self._release_processing(ts, ws)
         self._add_replica(ts, ws, ts.nbytes)
         self._set_state(ts, "memory", sid)
         recs: dict = {}
-        self._after_memory(ts, recs)
+        self._after_memory(ts, recs, inline)
         return recs
 
-    def _after_memory(self, ts: TaskState, recs: dict) -> None:
+    def _after_memory(self, ts: TaskState, recs: dict, inline: bytes | None = None) -> None:
         for dts in ts.dependents:
             if ts in dts.waiting_on:
                 dts.waiting_on.discard(ts)
@@ -966,11 +961,10 @@ class SchedulerState:
             dep.waiters = _without(dep.waiters, ts)
             if not dep.waiters and not dep.who_wants and dep.state == "memory":
                 recs[dep.key] = "released"
-        inline, self._inline = self._inline, None
         if ts.who_wants:
             msg = _in_memory(ts)
-            if inline is not None and inline[0] is ts:  # the value itself: the client asks no worker
-                msg["inline"] = inline[1]
+            if inline is not None:  # the value itself: the client asks no worker
+                msg["inline"] = inline
             for client in ts.who_wants:
                 self._out.append(ToClient(client, msg))
         if not ts.waiters and not ts.who_wants:
