@@ -1188,15 +1188,14 @@ def _as_list(workers):
 
 
 def _graph_msg(tasks: list, keys: list, functions: dict | None = None) -> dict:
-    """An update-graph; sent from inside a task, it names that task as ``parent``.
+    """An update-graph, with the functions its specs refer to by id and, sent from inside a
+    task, that task as ``parent``.
 
-    ``functions`` (function id -> pickled function) holds the functions the task specs refer
-    to by id (``SpecWriter(functions=)``): a 100,000-task map of a notebook function sends
-    that function once, not in every spec, and the scheduler keeps it once.
-
-    The scheduler counts what a task launches (through ``worker_client()`` or
-    ``get_client()``) in every progress bar that counts the task itself, so
-    ``progress(client.submit(fib, 12))`` covers the whole recursion, not just its top.
+    ``functions`` (function id -> pickled function, ``SpecWriter(functions=)``): a
+    100,000-task map of a notebook function sends that function once, not in every spec,
+    and the scheduler keeps it once. ``parent``: the scheduler counts what a task launches
+    (through ``worker_client()`` or ``get_client()``) in every progress bar that counts the
+    task itself, so ``progress(client.submit(fib, 12))`` covers the whole recursion.
     """
     msg = {"op": "update-graph", "tasks": tasks, "keys": keys}
     if functions:
