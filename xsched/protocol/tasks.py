@@ -193,7 +193,8 @@ class _ByValue(Exception):
 
 
 class _SpecPickler(pickle.Pickler):
-    """The C pickler, with each Task's function swapped for its cached bytes on the way.
+    """The C pickler, with each Task's function swapped on the way for its cached bytes, or
+    for its id when the graph's specs share a function table (``_reference``).
 
     One Python call per Task and per non-builtin object, instead of rebuilding the spec
     (``_wrap``) before pickling it: most of a large graph's submit time was that copy.
