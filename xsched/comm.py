@@ -135,6 +135,13 @@ def _zmq_address(address: str) -> str:
     return normalize(address, default_port=None)
 
 
+# Plain ints for pyzmq's enum flags (``DONTWAIT | SNDMORE`` on the enums runs Python code
+# per frame), and the backend's send: ``zmq.Socket.send`` only adds routing-id and group
+# handling (for draft socket types we never make) in front of it.
+_DONTWAIT, _DONTWAIT_MORE = int(zmq.DONTWAIT), int(zmq.DONTWAIT | zmq.SNDMORE)
+_backend_send = zmq.backend.Socket.send
+
+
 def _zmq_send(sock, parts: list) -> tuple[list, int] | None:
     """Hand one message to ZeroMQ without blocking: (trackers, tracked bytes), or None if
     ZeroMQ refuses it (the peer's queue is at its high-water mark).
@@ -152,8 +159,8 @@ def _zmq_send(sock, parts: list) -> tuple[list, int] | None:
         n = frame_nbytes(f)
         big = n >= threshold
         try:
-            tracker = sock.send(f, zmq.DONTWAIT if i == last else zmq.DONTWAIT | zmq.SNDMORE, copy=not big,
-                                track=big)
+            tracker = _backend_send(sock, f, _DONTWAIT if i == last else _DONTWAIT_MORE, copy=not big,
+                                    track=big)
         except zmq.Again:
             if i == 0:
                 return None
