@@ -46,7 +46,6 @@ import tempfile
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import psutil
@@ -68,6 +67,7 @@ from ..sizeof import sizeof
 from ..units import parse_bytes, parse_timedelta
 from .memory import MemoryMonitor, Thresholds
 from .nanny import RESTARTED_VAR
+from .threads import TaskThreads
 from .. import task_context
 from .state import (
     AcquireReplicas, ComputeTask, Execute, ExecuteFailure, ExecuteSuccess, FreeData, FreeKeys, GatherDep,
@@ -110,14 +110,13 @@ def _seceded_since(at: float | None) -> float:
     return 0.0 if at is None else max(time.monotonic() - at, 0.0)
 
 
-#: get-data replies up to this many bytes, all in memory, are pickled on the event loop.
+#: get-data replies up to this many bytes, all in memory, are pickled on the event loop
+#: (and fetched values of plain small types up to this many are stored there).
 INSTANT_REPLY_BYTES = 64 * 1024
+_SCALARS = frozenset({int, float, bool, complex, type(None)})
 #: A result a client waits for travels inline in task-finished up to this many pickled
 #: bytes (the scheduler forwards it and keeps nothing; the client keeps it with the Future).
 INLINE_RESULT_BYTES = 1024
-#: Threads of the task pool. The state machine starts at most ``nthreads`` tasks at once;
-#: a seceded task keeps its thread while another starts, so the pool itself is unbounded.
-_MAX_POOL_THREADS = 10_000
 
 
 def lifetime_after(lifetime: float | None, stagger: float = 0.0, rng=random) -> float | None:
@@ -218,7 +217,7 @@ class Worker:
         self.functions: dict[bytes, bytes] = {}
         self.scheduler: Connection | None = None
         self.pool = ConnectionPool(security)
-        self.executor = ThreadPoolExecutor(_MAX_POOL_THREADS, thread_name_prefix="xsched-task")
+        self.executor = TaskThreads("xsched-task")
         self.loop: asyncio.AbstractEventLoop | None = None
         self._rejoin_events: dict[str, threading.Event] = {}
         # events from task threads (finished, seceded), in their order, fed to the state
@@ -599,7 +598,7 @@ class Worker:
         """
         ctx = contextvars.copy_context()
         try:
-            self.executor.submit(ctx.run, self._task_thread, key, run_spec, wanted)
+            self.executor.start(ctx.run, self._task_thread, key, run_spec, wanted)
         except BaseException as e:  # noqa: BLE001 - e.g. the pool shut down while the worker closes
             now = time.time()
             self._record(key, now, now, "error")
@@ -698,10 +697,13 @@ class Worker:
             await self.pool.drop(worker)
             self.handle(GatherDepFailure(worker, keys))
             return
-        try:
-            nbytes = await asyncio.get_running_loop().run_in_executor(None, self._store, data)
-        except RuntimeError:  # the default pool is shut down: the worker is closing
-            return
+        if self._instant_store(data):  # a thread hop would cost more than the work
+            nbytes = self._store(data)
+        else:
+            try:
+                nbytes = await asyncio.get_running_loop().run_in_executor(None, self._store, data)
+            except RuntimeError:  # the default pool is shut down: the worker is closing
+                return
         unsendable = {}
         for key, why in errors.items():
             if key in keys:
@@ -709,6 +711,23 @@ class Worker:
                     f"{why}. Tasks that need it can run only on the worker that holds it: return a "
                     "picklable value, or compute its dependents there (workers=[...])."), key)
         self.handle(GatherDepSuccess(worker, nbytes, errors=unsendable))
+
+    def _instant_store(self, data: dict) -> bool:
+        """Values of plain small types (numbers, short strings and bytes), whose size is
+        known at once, that fit under the memory target: storing them spills nothing."""
+        total = 0
+        for v in data.values():
+            typ = type(v)
+            if typ in _SCALARS:
+                total += 32
+            elif (typ is str or typ is bytes) and len(v) <= INSTANT_REPLY_BYTES:
+                total += len(v) + 64
+            else:
+                return False
+        if total > INSTANT_REPLY_BYTES:
+            return False
+        has_room = getattr(self.data, "has_room", None)
+        return has_room is None or has_room(total)
 
     def _store(self, data: dict) -> dict:
         """Put received data in the store (off the loop: it may spill) and return sizes.

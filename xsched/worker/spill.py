@@ -415,6 +415,20 @@ class SpillBuffer(MutableMapping):
                 total += w
             return total
 
+    def has_room(self, nbytes: int) -> bool:
+        """Whether storing ``nbytes`` more would leave memory at or below the target, so
+        that nothing spills: then a small store is instant, and may happen on the loop.
+
+        >>> import tempfile, os
+        >>> buf = SpillBuffer(os.path.join(tempfile.mkdtemp(), "s"), target=100, sizeof=len)
+        >>> buf["a"] = b"x" * 60
+        >>> buf.has_room(40), buf.has_room(41)
+        (True, False)
+        >>> buf.close()
+        """
+        with self._lock:
+            return self.target is None or self._fast_total + nbytes <= self.target
+
     @property
     def fast_keys(self) -> list:
         """Keys held in memory, least recently used first."""
