@@ -1358,15 +1358,15 @@ class SchedulerState:
             outgoing[victim_addr] += 1
             incoming[thief_addr] += 1
         thieves, victims = [], []
-        for ws in workers:
+        for ws in workers:  # (this runs after every event: no defaultdict entries made here)
             busy = len(ws.processing) - len(ws.long_running)
-            if ws.status == "running":
-                free = ws.nthreads - busy - incoming[ws.address]
+            running = ws.status == "running"
+            if running:
+                free = ws.nthreads - busy - incoming.get(ws.address, 0)
                 if free > 0:
                     thieves.append((ws, free))
             # a paused or retiring worker starts nothing new: all its waiting tasks may go
-            keep = ws.nthreads if ws.status == "running" else 0
-            if busy - keep - outgoing[ws.address] > 0:
+            if busy - (ws.nthreads if running else 0) - outgoing.get(ws.address, 0) > 0:
                 victims.append(ws)
         if not thieves or not victims:
             return
