@@ -11,7 +11,7 @@ from xsched.scheduler.state import (
     NewTask, RemoveClient, RemoveWorker, Reschedule, RetryKeys, SchedulerState, TaskErred, TaskFinished,
     ToClient, ToWorker, WorkerStatus,
 )
-from xsched.scheduler.state import PIPELINE_DEPTH, PIPELINE_NBYTES
+from xsched.scheduler.state import INLINE_DEPENDENCY_BYTES, PIPELINE_DEPTH, PIPELINE_NBYTES
 from xsched.scheduler.state import UpdateGraph as UG
 
 
@@ -474,20 +474,50 @@ def test_scattering_lost_data_again_revives_its_dependents():
 
 
 def test_a_wanted_task_s_small_result_goes_to_its_clients_inline_and_is_not_kept():
-    """compute-task says when a client waits; the value that comes back with task-finished
-    rides on key-in-memory (one request/reply less for the client) and the state keeps no
-    copy of it. A dependency nobody waits for is not asked for its value."""
+    """compute-task says when a client waits (or dependents do); the value that comes back
+    with task-finished rides on key-in-memory (one request/reply less for the client) and
+    the state keeps no copy of it once nothing waits for it."""
     s = make()
     out = s.handle(UG("c", [T("a"), T("b", ["a"])], ["b"]))
     [msg] = [o.msg for o in out if isinstance(o, ToWorker) and o.msg["op"] == "compute-task"]
-    assert msg["key"] == "a" and "wanted" not in msg
-    out = s.handle(TaskFinished("w0", "a", nbytes=8, type="int"))
+    assert msg["key"] == "a" and msg["wanted"] is True  # (for its dependent, see below)
+    out = s.handle(TaskFinished("w0", "a", nbytes=8, type="int", inline=b"pickled-a"))
     [msg] = [o.msg for o in out if isinstance(o, ToWorker) and o.msg["op"] == "compute-task"]
     assert msg["key"] == "b" and msg["wanted"] is True
+    assert "inline" not in msg  # b runs where a is: nothing to bring along
     out = s.handle(TaskFinished("w0", "b", nbytes=8, type="int", inline=b"pickled-b"))
     [mem] = [o.msg for o in out if isinstance(o, ToClient)]
     assert mem["op"] == "key-in-memory" and mem["inline"] == b"pickled-b"
-    assert not _holds(s, b"pickled-b")  # handed on, not held
+    assert not _holds(s, b"pickled-b") and not _holds(s, b"pickled-a")  # handed on, not held
+
+
+def test_a_small_dependency_travels_with_the_compute_task_to_a_worker_without_it():
+    """A small result is kept while its dependents wait; a dependent sent to another
+    worker gets it inside its compute-task (no fetch from a peer), that worker counts as a
+    holder from then on (it is told to free it like any replica), and the value is
+    dropped as soon as no dependent waits for it."""
+    s = make(n_workers=2)
+    s.handle(UG("c", [T("a", workers=["w0"]), T("b", ["a"], workers=["w1"])], ["b"]))
+    out = s.handle(TaskFinished("w0", "a", nbytes=28, type="int", inline=b"pickled-a"))
+    [msg] = [o.msg for o in out if isinstance(o, ToWorker) and o.msg["op"] == "compute-task"]
+    assert msg["key"] == "b" and msg["inline"] == {"a": b"pickled-a"} and msg["who_has"] == {"a": ["w0"]}
+    assert {w.address for w in s.tasks["a"].who_has} == {"w0", "w1"}
+    s.validate()
+    out = s.handle(TaskFinished("w1", "b", nbytes=8, type="int"))
+    assert sorted(o.worker for o in out if isinstance(o, ToWorker) and o.msg == {"op": "free-keys", "keys": ["a"]}) \
+        == ["w0", "w1"]
+    assert s.tasks["a"].state == "released" and s.tasks["a"].inline is None
+    assert not _holds(s, b"pickled-a")
+
+
+def test_a_large_dependency_is_fetched_as_before():
+    s = make(n_workers=2)
+    s.handle(UG("c", [T("a", workers=["w0"]), T("b", ["a"], workers=["w1"])], ["b"]))
+    big = b"x" * (INLINE_DEPENDENCY_BYTES + 1)
+    out = s.handle(TaskFinished("w0", "a", nbytes=len(big), type="bytes", inline=big))
+    [msg] = [o.msg for o in out if isinstance(o, ToWorker) and o.msg["op"] == "compute-task"]
+    assert "inline" not in msg and {w.address for w in s.tasks["a"].who_has} == {"w0"}
+    assert not _holds(s, big)
 
 
 def test_an_inline_result_from_a_worker_the_task_was_not_sent_to_is_not_forwarded():

@@ -155,3 +155,37 @@ def test_a_wanted_task_runs_wanted_and_its_inline_result_goes_with_task_finished
     assert [i.wanted for i in out if isinstance(i, Execute)] == [False]
     out = ws.handle(ExecuteSuccess("b", 8, "int"))
     assert [i.msg.get("inline") for i in out if isinstance(i, SendToScheduler)] == [None]
+
+
+def test_a_dependency_that_came_with_the_task_is_in_memory_and_not_fetched():
+    ws = W(nthreads=1)
+    assert ws.takes_inline("a")
+    out = ws.handle(ComputeTask("c", b"s", (0,), who_has={"a": ["peer1"], "b": ["me"]}, nbytes={"a": 28, "b": 28},
+                                inline={"a": 28, "b": 28}))
+    assert not [i for i in out if isinstance(i, GatherDep)]
+    assert [i.key for i in out if isinstance(i, Execute)] == ["c"]
+    assert ws.tasks["a"].state == "memory" and ws.tasks["a"].nbytes == 28 and ws.counts["inlined"] == 2
+    assert not sched_ops(out)  # the scheduler counts this worker as a holder already: no add-keys
+    assert not ws.takes_inline("a")  # here now: a second copy is not taken
+    ws.handle(ExecuteSuccess("c", 8, "int"))
+    out = ws.handle(FreeKeys(["a"]))
+    assert [i.keys for i in out if isinstance(i, FreeData)] == [["a"]]
+    assert "a" not in ws.tasks or ws.tasks["a"].state == "released"
+
+
+def test_a_value_that_came_with_a_task_ends_a_fetch_under_way_and_the_late_copy_is_dropped():
+    ws = W(nthreads=1)
+    out = ws.handle(ComputeTask("c", b"s", (0,), who_has={"a": ["peer1"]}, nbytes={"a": 5}))
+    assert [i.worker for i in out if isinstance(i, GatherDep)] == ["peer1"] and ws.tasks["a"].state == "flight"
+    assert ws.takes_inline("a")
+    out = ws.handle(ComputeTask("d", b"s", (0,), who_has={"a": ["peer1"]}, nbytes={"a": 5}, inline={"a": 5}))
+    assert ws.tasks["a"].state == "memory" and [i.key for i in out if isinstance(i, Execute)] == ["c"]
+    out = ws.handle(GatherDepSuccess("peer1", {"a": 5}))
+    assert ws.tasks["a"].state == "memory" and not sched_ops(out)  # (no second add-keys, no double count)
+    assert ws.nbytes_in_memory == 5
+
+
+def test_a_task_computing_here_takes_no_value_for_its_own_key():
+    ws = W(nthreads=1)
+    ws.handle(ComputeTask("a", b"s", (0,)))
+    assert ws.tasks["a"].state == "executing" and not ws.takes_inline("a")

@@ -537,7 +537,7 @@ WORKER_FROM_SCHEDULER = Table("a worker (from its scheduler)", [
     _PING,
     S("compute-task", {"key": KEY, "run_spec": maybe(PICKLED), "priority": opt(PRIORITY), "who_has": opt(WHO_HAS),
                        "nbytes": opt(KEY_NBYTES), "resources": maybe(RESOURCES), "wanted": maybe(BOOL),
-                       "functions": maybe(FUNCTIONS)}),
+                       "functions": maybe(FUNCTIONS), "inline": maybe(dict_of(KEY, INLINE, MAX_ITEMS))}),
     S("free-keys", {"keys": KEYS}),
     S("forget-functions", {"fids": list_of(FUNCTION_ID, 2**16)}),
     S("acquire-replicas", {"who_has": opt(WHO_HAS), "nbytes": opt(KEY_NBYTES),

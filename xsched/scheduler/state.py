@@ -178,7 +178,7 @@ class TaskState:
         "key", "state", "run_spec", "dependencies", "dependents", "waiting_on", "waiters",
         "who_wants", "who_has", "processing_on", "priority", "nbytes", "type", "exception",
         "traceback", "exception_text", "exception_blame", "resources", "worker_restrictions",
-        "loose", "retries", "suspicious", "group", "limits", "queued_seq", "functions",
+        "loose", "retries", "suspicious", "group", "limits", "queued_seq", "functions", "inline",
     )
 
     def __init__(self, key: str, run_spec: bytes | None, priority: tuple):
@@ -209,6 +209,9 @@ class TaskState:
         self.limits: dict | None = None
         self.queued_seq = 0
         self.functions: tuple = ()  # ids of the functions its spec refers to (one tuple per graph)
+        # the pickled value, while in memory, when small (INLINE_DEPENDENCY_BYTES) and some
+        # dependent has yet to run: it goes along with their compute-task (no fetch)
+        self.inline: bytes | None = None
 
     def __repr__(self) -> str:
         return f"<TaskState {self.key!r} {self.state}>"
@@ -272,6 +275,12 @@ class Retirement:
 PIPELINE_SECONDS = 0.005
 PIPELINE_NBYTES = 64 * 1024
 PIPELINE_DEPTH = 4
+
+#: A result pickled to at most this many bytes is kept by the scheduler while dependents
+#: wait for it, and sent along with each of their compute-tasks to a worker that lacks it:
+#: a peer fetch (a request, a reply and four state changes) cost far more than the bytes.
+#: Small enough that the values kept stay far below the scheduler's own bytes per task.
+INLINE_DEPENDENCY_BYTES = 256
 
 #: Seconds a steal costs beyond the data transfer (the request's round trip).
 STEAL_LATENCY = 0.002
@@ -837,6 +846,8 @@ class SchedulerState:
     def _set_state(self, ts: TaskState, finish: str, stimulus_id: str) -> None:
         self._log(ts.key, ts.state, finish, stimulus_id)
         start, ts.state = ts.state, finish
+        if ts.inline is not None and finish != "memory":
+            ts.inline = None  # (the value is only ever the one of its memory state)
         for hook in self.transition_hooks:
             hook(ts, start, finish)
 
@@ -943,10 +954,12 @@ class SchedulerState:
 
     # processing -> memory: record data, wake dependents, release inputs no one needs
     def _transition_processing_memory(self, ts: TaskState, arg: tuple, sid: str) -> dict:
-        ws, inline = arg  # the worker that has it, and the pickled value when small and wanted
+        ws, inline = arg  # the worker that has it, and the pickled value when small
         self._release_processing(ts, ws)
         self._add_replica(ts, ws, ts.nbytes)
         self._set_state(ts, "memory", sid)
+        if inline is not None and len(inline) <= INLINE_DEPENDENCY_BYTES and ts.waiters:
+            ts.inline = inline
         recs: dict = {}
         self._after_memory(ts, recs, inline)
         return recs
@@ -959,8 +972,10 @@ class SchedulerState:
                     recs[dts.key] = "processing"
         for dep in ts.dependencies:
             dep.waiters = _without(dep.waiters, ts)
-            if not dep.waiters and not dep.who_wants and dep.state == "memory":
-                recs[dep.key] = "released"
+            if not dep.waiters:
+                dep.inline = None  # no dependent left to send it to
+                if not dep.who_wants and dep.state == "memory":
+                    recs[dep.key] = "released"
         if ts.who_wants:
             msg = _in_memory(ts)
             if inline is not None:  # the value itself: the client asks no worker
@@ -1217,9 +1232,20 @@ class SchedulerState:
             "who_has": {d.key: [w.address for w in d.who_has] for d in ts.dependencies},
             "nbytes": {d.key: d.nbytes for d in ts.dependencies},
         }
+        inline = None
+        for d in ts.dependencies:
+            if d.inline is not None and ws not in d.who_has:
+                # the small value travels with the task: the worker holds it from now on
+                # (and is told to free it like any replica), no fetch from a peer
+                if inline is None:
+                    inline = msg["inline"] = {}
+                inline[d.key] = d.inline
+                self._add_replica(d, ws, d.nbytes)
         if ts.resources:
             msg["resources"] = ts.resources
-        if ts.who_wants:  # a client waits: a small result may come back inline (TaskFinished.inline)
+        if ts.who_wants or ts.dependents:
+            # a small result comes back inline (TaskFinished.inline): a waiting client has
+            # it at once, and dependents placed elsewhere get it with their compute-task
             msg["wanted"] = True
         if ts.functions:
             missing = [fid for fid in ts.functions if fid not in ws.functions]
@@ -1487,6 +1513,9 @@ class SchedulerState:
                 assert ts.who_has, f"{key} in memory but no worker holds it"
             else:
                 assert not ts.who_has, f"{key} is {st} but workers hold it"
+                assert ts.inline is None, f"{key} is {st} but its value is kept inline"
+            if ts.inline is not None:
+                assert len(ts.inline) <= INLINE_DEPENDENCY_BYTES, f"{key}: a value kept inline is too large"
             if st == "processing":
                 assert ts.processing_on is not None and ts in ts.processing_on.processing, key
                 assert ts.processing_on.address in self.workers, key

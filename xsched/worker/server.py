@@ -61,7 +61,7 @@ from ..protocol.messages import split_objects, unpack_objects
 from ..protocol.remote import wants
 from ..protocol.addressing import is_loopback, is_wildcard, join, local_ip_for, split
 from ..protocol.security import Security
-from ..protocol.serialize import SerializationError, dumps
+from ..protocol.serialize import SerializationError, dumps, loads
 from ..protocol.tasks import loads_task
 from ..sizeof import sizeof
 from ..units import parse_bytes, parse_timedelta
@@ -479,9 +479,11 @@ class Worker:
         if op == "compute-task":
             if header.get("functions"):
                 self.functions.update(header["functions"])
+            nbytes = header.get("nbytes", {})
+            inline = self._store_inline(header["inline"], nbytes) if header.get("inline") else {}
             self.handle(ComputeTask(header["key"], header.get("run_spec"), tuple(header.get("priority", (0,))),
-                                    header.get("who_has", {}), header.get("nbytes", {}), header.get("resources"),
-                                    wanted=bool(header.get("wanted"))))
+                                    header.get("who_has", {}), nbytes, header.get("resources"),
+                                    wanted=bool(header.get("wanted")), inline=inline))
         elif op == "free-keys":
             self.handle(FreeKeys(header["keys"]))
         elif op == "forget-functions":
@@ -711,6 +713,24 @@ class Worker:
                     f"{why}. Tasks that need it can run only on the worker that holds it: return a "
                     "picklable value, or compute its dependents there (workers=[...])."), key)
         self.handle(GatherDepSuccess(worker, nbytes, errors=unsendable))
+
+    def _store_inline(self, blobs: dict, nbytes: dict) -> dict:
+        """Store the small dependency values a compute-task brought (key -> pickled value)
+        that the state machine takes; their sizes, for it. On the loop: each is at most a
+        few hundred bytes. One that cannot be unpickled here is left out: the task then
+        fetches it from its holders, and the fetch reports why it fails, as ever."""
+        stored = {}
+        put = getattr(self.data, "put_without_spilling", None) or self.data.__setitem__
+        for key, blob in blobs.items():
+            if not self.state.takes_inline(key):
+                continue
+            try:
+                value = loads([blob])
+            except Exception:  # noqa: BLE001 - a class only some workers can import, ...
+                continue
+            put(key, value)
+            stored[key] = nbytes.get(key, 0) or 0
+        return stored
 
     def _instant_store(self, data: dict) -> bool:
         """Values of plain small types (numbers, short strings and bytes), whose size is

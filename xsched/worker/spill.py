@@ -187,6 +187,33 @@ class SpillBuffer(MutableMapping):
             self._unlink(stale)
         self._spill_to_target()
 
+    def put_without_spilling(self, key: Hashable, value: Any) -> None:
+        """Store a small ``value`` in memory as most recently used, spilling nothing now
+        (on the event loop, a spill's disk write would stall every peer): whatever is then
+        above the target spills with the next store, or when the memory monitor evicts.
+
+        >>> import tempfile, os
+        >>> buf = SpillBuffer(os.path.join(tempfile.mkdtemp(), "s"), target=10, sizeof=len)
+        >>> buf["a"] = b"x" * 8
+        >>> buf.put_without_spilling("b", b"y" * 8)
+        >>> buf.fast_keys, buf.slow_keys
+        (['a', 'b'], [])
+        >>> buf["c"] = b"z"                     # the next store spills down to the target
+        >>> buf.slow_keys
+        ['a']
+        >>> buf.close()
+        """
+        weight = self._weigh(value)
+        with self._lock:
+            stale = self._discard(key)
+            self._fast[key] = value
+            self._fast_weight[key] = weight
+            self._fast_total += weight
+            if self.target is not None and weight > self.target:
+                self._heavy[key] = None
+        if stale:
+            self._unlink(stale)
+
     def __getitem__(self, key: Hashable) -> Any:
         """The value from memory (now most recently used) or read back from disk.
 

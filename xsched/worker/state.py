@@ -67,7 +67,10 @@ class ComputeTask:
     nbytes: dict = field(default_factory=dict)
     resources: dict | None = None
     stimulus_id: str = field(default_factory=lambda: _sid("compute-task"))
-    wanted: bool = False  # a client waits for the result: send it back inline if it is small
+    wanted: bool = False  # send a small result back inline (a client or dependents elsewhere want it)
+    # dependencies whose values came with the task (stored by the server already, see
+    # ``takes_inline``): key -> nbytes; they are in memory here from now on, no fetch
+    inline: dict = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -325,6 +328,13 @@ class WorkerState:
         ts.priority = tuple(ev.priority)
         ts.resources = dict(ev.resources) if ev.resources else None
         ts.waiting_for_data = set()
+        for dep_key, nbytes in ev.inline.items():
+            dts = self.tasks.get(dep_key)
+            if dts is None:
+                dts = self.tasks[dep_key] = WTaskState(dep_key)
+            if self._takes_inline(dts):
+                self._to_memory(dts, nbytes, ev.stimulus_id)
+                self.counts["inlined"] += 1
         for dep_key, holders in ev.who_has.items():
             dts = self.tasks.get(dep_key)
             if dts is None:
@@ -351,6 +361,23 @@ class WorkerState:
                 self._give_back(ts, ev.stimulus_id, missing)
         else:
             self._make_ready(ts, ev.stimulus_id)
+
+    def takes_inline(self, key: str) -> bool:
+        """Whether a dependency's value sent with a compute-task is to be stored here: it
+        is neither in memory nor being computed here (a fetch of it may be under way; the
+        value arriving later is then dropped). The server asks before storing the value.
+
+        >>> ws = WorkerState(nthreads=1)
+        >>> ws.takes_inline("x")
+        True
+        """
+        ts = self.tasks.get(key)
+        return ts is None or self._takes_inline(ts)
+
+    def _takes_inline(self, ts: WTaskState) -> bool:
+        if ts.state == "cancelled":
+            return ts not in self.executing and ts not in self.long_running
+        return ts.state in ("released", "fetch", "flight", "missing")
 
     def _make_ready(self, ts: WTaskState, sid: str) -> None:
         self._set(ts, "ready", sid)
