@@ -500,6 +500,27 @@ def test_garbage_collected_future_releases_key(client):
                msg=f"{key} freed on the workers")
 
 
+def test_futures_dropped_before_their_graph_left_the_client_are_forgotten(client):
+    """Releases wait a little and travel with the next graph; one must still never reach
+    the scheduler before the graph that made its key (the key would stay wanted forever).
+    A thread submits and drops each future at once, before the loop has sent its graph."""
+    keys = []
+
+    def burst():
+        for i in range(50):
+            f = client.submit(inc, i, pure=False)
+            keys.append(f.key)
+            del f
+
+    t = threading.Thread(target=burst)
+    t.start()
+    t.join(30)
+    assert len(keys) == 50
+    wait_until(lambda: not client.run_on_scheduler(lambda scheduler, ks=tuple(keys): [k for k in ks
+                                                                                      if k in scheduler.tasks]),
+               msg="every dropped key forgotten by the scheduler")
+
+
 def test_shared_key_kept_while_one_future_lives(client):
     a = client.submit(inc, 555)
     b = client.submit(inc, 555)

@@ -7,6 +7,8 @@ import pytest
 
 from xsched import Client, wait
 
+from .conftest import wait_until
+
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
 
 
@@ -28,7 +30,7 @@ def test_small_results_arrive_inline_and_large_ones_are_fetched(client):
     assert sum(f._state.inline is not None for f in many) == 200
 
 
-def test_an_intermediate_result_nobody_waits_for_is_not_sent_inline(client):
+def test_an_intermediate_result_nobody_waits_for_is_not_kept_by_the_client(client):
     a = client.submit(inc, 10, key="inline-a-1")
     b = client.submit(inc, a, key="inline-b-1")
     del a
@@ -56,3 +58,36 @@ def test_an_inline_value_the_client_cannot_load_falls_back_to_the_fetch(client):
     wait([f], timeout=30)
     f._state.inline = b"not a pickle"
     assert f.result(timeout=30) == 6  # fetched from the worker instead
+
+
+def add(a, b):
+    return a + b
+
+
+def test_small_inputs_travel_with_their_tasks_and_no_worker_fetches_them(client):
+    """Inputs computed on one worker and needed on the other came inside the compute-task
+    (no peer fetch); the receiving worker is a holder from then on, and once the result is
+    released neither worker keeps anything."""
+    w0, w1 = sorted(client.scheduler_info()["workers"])
+
+    def counts():  # (the session's cluster has run other tests' tasks: compare with before)
+        return {w: dict(c) for w, c in client.run(lambda worker: dict(worker.state.counts)).items()}
+
+    before = counts()
+    a = client.submit(inc, 1, workers=[w0], key="dep-inline-a")
+    b = client.submit(inc, 2, workers=[w0], key="dep-inline-b")
+    c = client.submit(add, a, b, workers=[w1], key="dep-inline-c")
+    assert c.result(timeout=30) == 5
+    now = counts()
+    grew = {k: now[w1].get(k, 0) - before[w1].get(k, 0) for k in ("inlined", "fetched")}
+    assert grew == {"inlined": 2, "fetched": 0}
+    assert set(client.who_has([a])["dep-inline-a"]) == {w0, w1}
+    big = client.submit(lambda n: b"x" * n, 10_000, workers=[w0], key="dep-inline-big")
+    d = client.submit(len, big, workers=[w1], key="dep-inline-d")
+    assert d.result(timeout=30) == 10_000
+    later = counts()
+    grew = {k: later[w1].get(k, 0) - now[w1].get(k, 0) for k in ("inlined", "fetched")}
+    assert grew == {"inlined": 0, "fetched": 1}  # too large to travel with the task: fetched
+    del a, b, c, big, d
+    wait_until(lambda: not any(client.run(lambda worker: [k for k in worker.data if k.startswith("dep-inline")])
+                               .values()), timeout=30, msg="workers to free every copy")
