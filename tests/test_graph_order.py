@@ -348,3 +348,21 @@ def test_local_get_nested_keys_and_errors():
         get(g, "nope")
     with pytest.raises(KeyError, match="missing"):
         get({"x": Task(len, (Ref("missing"),))}, "x")
+
+
+def test_natural_order_of_equal_width_numbered_keys_is_their_plain_order_and_still_natural():
+    """Keys that differ only in equal-width runs of digits (random-token keys of one
+    function) take the plain-order shortcut; the result is the natural order all the same,
+    and keys that do not qualify (other widths, other digits) still sort naturally."""
+    from xsched.graph.delayed import _random_token
+    from xsched.graph.order import natural_key, natural_order
+
+    rng = random.Random(7)
+    cases = [[f"inc-{_random_token()}" for _ in range(500)]]
+    for _ in range(100):
+        width = rng.randint(1, 4)
+        prefix = rng.choice(["p", "p9", "x-0", ""])
+        cases.append(list({prefix + "".join(rng.choice("0123456789") for _ in range(width)) for _ in range(40)}))
+    cases += [["x-10", "x-2", "x-1"], ["a\u0662", "a3", "a1"], ["k-07", "k-7", "k-10"]]
+    for keys in cases:
+        assert natural_order(keys) == sorted(range(len(keys)), key=lambda i: natural_key(keys[i])), keys

@@ -76,6 +76,9 @@ def natural_order(keys: list[str]) -> list[int]:
         cut += 1
     while cut and first[cut - 1].isdecimal():  # (what ``\d`` matches: Unicode category Nd)
         cut -= 1
+    width = len(first)
+    if all(len(k) == width and (s := k[cut:]).isascii() and s.isdecimal() for k in keys):
+        return plain  # equal-width runs of 0-9 after the prefix: natural order is plain order
     nat = [natural_key(keys[i][cut:]) for i in plain]
     return [plain[j] for j in sorted(range(len(plain)), key=nat.__getitem__)]
 
