@@ -91,3 +91,26 @@ def test_small_inputs_travel_with_their_tasks_and_no_worker_fetches_them(client)
     del a, b, c, big, d
     wait_until(lambda: not any(client.run(lambda worker: [k for k in worker.data if k.startswith("dep-inline")])
                                .values()), timeout=30, msg="workers to free every copy")
+
+
+class _Tail:
+    reduced = 0
+
+    def __reduce__(self):
+        _Tail.reduced += 1
+        return (_Tail, ())
+
+
+class _Holder:  # sizeof sees a small object; its pickle is 10 MB, then the tail
+    def __init__(self):
+        self.big = b"x" * 10_000_000
+        self.tail = _Tail()
+
+
+def test_the_inline_pickle_stops_at_its_limit_for_an_object_sizeof_underestimates():
+    from xsched.protocol.serialize import loads
+    from xsched.worker.server import _inline
+
+    assert _inline(_Holder(), 48) is None and _Tail.reduced == 0  # stopped before reaching the tail
+    assert loads([_inline((1, "two", 3.0), 64)]) == (1, "two", 3.0)
+    assert _inline(np.arange(3), 24) is None  # an out-of-band buffer: fetched as usual

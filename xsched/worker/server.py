@@ -38,6 +38,7 @@ import contextvars
 import inspect
 import logging
 import os
+import pickle
 import random
 import shutil
 import socket
@@ -87,19 +88,50 @@ def _inline(value, nbytes: int) -> bytes | None:
     """The pickled ``value`` when it fits in ``INLINE_RESULT_BYTES``, for task-finished.
 
     A client waiting for a small result then has it with the scheduler's key-in-memory
-    and asks no worker for it: one request/reply less per ``submit().result()``. The value
-    stays here as usual (dependents, a second client, a lost message all fetch it).
-    Values that do not pickle to one small frame go the usual way.
+    and asks no worker for it: one request/reply less per ``submit().result()``; and the
+    scheduler hands a small input to dependents elsewhere with their compute-task. The
+    value stays here as usual (a second client, a lost message all fetch it). Values that
+    do not pickle to one small frame go the usual way; the pickling stops as soon as it
+    passes the limit, since ``sizeof`` can badly underestimate an object of a class it
+    does not know (one holding a large array, say).
     """
     if nbytes > INLINE_RESULT_BYTES:
         return None
+    out = _Bounded(INLINE_RESULT_BYTES)
     try:
-        frames = dumps(value)
-    except Exception:  # noqa: BLE001 - an unpicklable result: the fetch reports it, as before
+        pickle.Pickler(out, protocol=5, buffer_callback=_out_of_band).dump(value)
+    except Exception:  # noqa: BLE001 - too big, out-of-band buffers, unpicklable: fetched as before
         return None
-    if len(frames) != 1 or len(frames[0]) > INLINE_RESULT_BYTES:
+    blob = b"".join(out.parts)
+    if b"__main__" in blob:  # by reference to a notebook's object: only the fetch (cloudpickle) sends it
         return None
-    return bytes(frames[0])
+    return blob
+
+
+class _TooBig(Exception):
+    pass
+
+
+class _Bounded:
+    """A write-only file that refuses to grow past ``limit`` bytes."""
+
+    __slots__ = ("parts", "size", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+        self.limit = limit
+
+    def write(self, data) -> int:
+        self.size += len(data)
+        if self.size > self.limit:
+            raise _TooBig
+        self.parts.append(bytes(data))
+        return len(data)
+
+
+def _out_of_band(buffer) -> None:
+    raise _TooBig  # (a buffer outside the pickle: not one small frame)
 
 
 def _seceded_since(at: float | None) -> float:
