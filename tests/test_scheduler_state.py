@@ -510,6 +510,16 @@ def test_a_small_dependency_travels_with_the_compute_task_to_a_worker_without_it
     assert not _holds(s, b"pickled-a")
 
 
+def test_a_worker_that_could_not_keep_an_inlined_value_is_no_holder_again():
+    s = make(n_workers=2)
+    s.handle(UG("c", [T("a", workers=["w0"]), T("b", ["a"], workers=["w1"])], ["b"]))
+    s.handle(TaskFinished("w0", "a", nbytes=28, type="int", inline=b"pickled-a"))
+    assert {w.address for w in s.tasks["a"].who_has} == {"w0", "w1"}
+    s.handle(MissingData("w1", "a", "w1"))  # what w1 says when it did not store the value
+    assert {w.address for w in s.tasks["a"].who_has} == {"w0"} and s.tasks["a"].state == "memory"
+    s.validate()
+
+
 def test_a_large_dependency_is_fetched_as_before():
     s = make(n_workers=2)
     s.handle(UG("c", [T("a", workers=["w0"]), T("b", ["a"], workers=["w1"])], ["b"]))

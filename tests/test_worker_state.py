@@ -189,3 +189,35 @@ def test_a_task_computing_here_takes_no_value_for_its_own_key():
     ws = W(nthreads=1)
     ws.handle(ComputeTask("a", b"s", (0,)))
     assert ws.tasks["a"].state == "executing" and not ws.takes_inline("a")
+
+
+def test_values_that_came_with_a_task_are_taken_even_when_the_task_is_already_here():
+    """The server stored them before the state machine saw the task: whatever the task's
+    state, they are in memory here now (else nothing would ever free them)."""
+    ws = W(nthreads=1)
+    ws.handle(ComputeTask("t", b"s", (0,)))
+    assert ws.tasks["t"].state == "executing"
+    ws.handle(ComputeTask("t", b"s", (0,), who_has={"d": ["peer"]}, nbytes={"d": 28}, inline={"d": 28}))
+    assert ws.tasks["d"].state == "memory"
+    out = ws.handle(FreeKeys(["d"]))
+    assert [i.keys for i in out if isinstance(i, FreeData)] == [["d"]]
+
+
+def test_a_value_not_stored_is_reported_so_the_scheduler_counts_no_copy_here():
+    ws = W(nthreads=1)
+    out = ws.handle(ComputeTask("c", b"s", (0,), who_has={"a": ["peer1"]}, nbytes={"a": 5}, inline={"a": None}))
+    assert ("missing-data", "a") in sched_ops(out)
+    assert [i.msg["errant_worker"] for i in out if isinstance(i, SendToScheduler)] == ["me"]
+    assert [i.worker for i in out if isinstance(i, GatherDep)] == ["peer1"]  # fetched the usual way
+
+
+def test_fetched_data_for_a_key_freed_meanwhile_is_dropped():
+    """A fetch under way, the value arrives with a task first, the key is freed: the late
+    copy the server stored (off the loop) must be freed too."""
+    ws = W(nthreads=1)
+    ws.handle(ComputeTask("c", b"s", (0,), who_has={"a": ["peer1"]}, nbytes={"a": 5}))
+    ws.handle(ComputeTask("d", b"s", (0,), who_has={"a": ["peer1"]}, nbytes={"a": 5}, inline={"a": 5}))
+    ws.handle(ExecuteSuccess("c", 8, "int"))
+    ws.handle(FreeKeys(["c", "d", "a"]))
+    out = ws.handle(GatherDepSuccess("peer1", {"a": 5}))
+    assert [i.keys for i in out if isinstance(i, FreeData)] == [["a"]]

@@ -117,8 +117,8 @@ class Client:
         # queued (by any thread) when it was released: it must not overtake those graphs.
         self._pending_release: list[tuple[str, int]] = []
         self._release_armed = False  # a flush of the releases is due on the loop
-        self._graphs_queued = 0  # update-graphs handed to the loop (under _ref_lock)
-        self._graphs_sent = 0  # ... and sent by it
+        self._graphs_queued = 0  # update-graphs handed to the loop so far (under _ref_lock)
+        self._graphs_unsent: set[int] = set()  # numbers of those the loop has not sent yet
         self._conn: Connection | None = None
         self._pool = ConnectionPool(security)
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -306,8 +306,9 @@ class Client:
             pending, keep, keys = self._pending_release, [], []
             if not pending:
                 return
+            first_unsent = min(self._graphs_unsent, default=self._graphs_queued + 1)
             for key, queued in pending:
-                if queued > self._graphs_sent:
+                if queued >= first_unsent:  # a graph queued before the release is still unsent
                     keep.append((key, queued))
                 elif key not in self._refs:
                     keys.append(key)
@@ -333,14 +334,16 @@ class Client:
             raise SchedulerLostError(f"this client is {self.status}; create a new Client")
         with self._ref_lock:
             self._graphs_queued += 1
+            number = self._graphs_queued
+            self._graphs_unsent.add(number)
         if self._on_loop():
-            self._request_graph(msg)
+            self._request_graph(msg, number)
         else:
-            self._loop.call_soon_threadsafe(self._request_graph, msg)
+            self._loop.call_soon_threadsafe(self._request_graph, msg, number)
 
-    def _request_graph(self, msg: dict) -> None:
+    def _request_graph(self, msg: dict, number: int) -> None:
         with self._ref_lock:
-            self._graphs_sent += 1  # (in the order queued: one loop, FIFO callbacks)
+            self._graphs_unsent.discard(number)
         try:
             fut = self._conn.request_nowait(msg)
         except Exception as e:  # the connection failed or closed meanwhile

@@ -1022,6 +1022,8 @@ class SchedulerState:
     def _transition_waiting_released(self, ts: TaskState, _arg, sid: str) -> dict:
         for dts in ts.dependencies:
             dts.waiters = _without(dts.waiters, ts)
+            if not dts.waiters:
+                dts.inline = None
         ts.waiting_on.clear()
         self._set_state(ts, "released", sid)
         recs: dict = {}
@@ -1118,8 +1120,10 @@ class SchedulerState:
             ts.exception_text = blame.exception_text
         for dts in ts.dependencies:
             dts.waiters = _without(dts.waiters, ts)
-            if not dts.waiters and not dts.who_wants and dts.state == "memory":
-                recs[dts.key] = "released"
+            if not dts.waiters:
+                dts.inline = None
+                if not dts.who_wants and dts.state == "memory":
+                    recs[dts.key] = "released"
         ts.waiting_on.clear()
         self._set_state(ts, "erred", sid)
         for dts in ts.dependents:
@@ -1153,6 +1157,8 @@ class SchedulerState:
         for dep in ts.dependencies:
             dep.dependents = _without(dep.dependents, ts)
             dep.waiters = _without(dep.waiters, ts)
+            if not dep.waiters:
+                dep.inline = None
             if dep.state in ("released", "erred") and not dep.who_wants and not dep.dependents:
                 recs[dep.key] = "forgotten"
             elif dep.state == "memory" and not dep.waiters and not dep.who_wants:

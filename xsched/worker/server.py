@@ -732,7 +732,7 @@ class Worker:
             self.handle(GatherDepFailure(worker, keys))
             return
         if self._instant_store(data):  # a thread hop would cost more than the work
-            nbytes = self._store(data)
+            nbytes = self._store(data, spill=False)
         else:
             try:
                 nbytes = await asyncio.get_running_loop().run_in_executor(None, self._store, data)
@@ -748,12 +748,14 @@ class Worker:
 
     def _store_inline(self, blobs: dict, nbytes: dict) -> dict:
         """Store the small dependency values a compute-task brought (key -> pickled value)
-        that the state machine takes; their sizes, for it. On the loop: each is at most a
-        few hundred bytes. One that cannot be unpickled here is left out: the task then
-        fetches it from its holders, and the fetch reports why it fails, as ever."""
-        stored = {}
+        that the state machine takes; for it, key -> size, or None for a value not stored.
+        On the loop: each is at most a few hundred bytes. One that cannot be unpickled here
+        is not stored: the task then fetches it from its holders, and the fetch reports why
+        it fails, as ever."""
+        out: dict = {}
         put = getattr(self.data, "put_without_spilling", None) or self.data.__setitem__
         for key, blob in blobs.items():
+            out[key] = None
             if not self.state.takes_inline(key):
                 continue
             try:
@@ -761,8 +763,8 @@ class Worker:
             except Exception:  # noqa: BLE001 - a class only some workers can import, ...
                 continue
             put(key, value)
-            stored[key] = nbytes.get(key, 0) or 0
-        return stored
+            out[key] = nbytes.get(key, 0) or 0
+        return out
 
     def _instant_store(self, data: dict) -> bool:
         """Values of plain small types (numbers, short strings and bytes), whose size is
@@ -781,17 +783,22 @@ class Worker:
         has_room = getattr(self.data, "has_room", None)
         return has_room is None or has_room(total)
 
-    def _store(self, data: dict) -> dict:
-        """Put received data in the store (off the loop: it may spill) and return sizes.
+    def _store(self, data: dict, spill: bool = True) -> dict:
+        """Put received data in the store (off the loop: it may spill) and return sizes;
+        ``spill=False`` (small values stored on the loop) leaves spilling to the next store
+        or to the memory monitor.
 
         A key that cannot be stored is left out of the sizes, so the state machine treats it
         as not received (fetched again or recomputed) instead of waiting for it forever.
         """
         nbytes = {}
+        put = self.data.__setitem__
+        if not spill:
+            put = getattr(self.data, "put_without_spilling", None) or put
         for k, v in data.items():
             try:
                 n = sizeof(v)
-                self.data[k] = v
+                put(k, v)
             except Exception as e:  # noqa: BLE001
                 logger.warning("worker %s: could not store %r: %s", self.address, k, _safe_text(e))
                 continue

@@ -68,8 +68,9 @@ class ComputeTask:
     resources: dict | None = None
     stimulus_id: str = field(default_factory=lambda: _sid("compute-task"))
     wanted: bool = False  # send a small result back inline (a client or dependents elsewhere want it)
-    # dependencies whose values came with the task (stored by the server already, see
-    # ``takes_inline``): key -> nbytes; they are in memory here from now on, no fetch
+    # dependencies whose values came with the task: key -> nbytes when the server stored
+    # the value (it asks ``takes_inline`` first), None when it did not (the scheduler,
+    # which counted this worker as a holder, is then told otherwise)
     inline: dict = field(default_factory=dict)
 
 
@@ -305,6 +306,8 @@ class WorkerState:
 
     # ------------------------------------------------------------------ events
     def _ev_compute(self, ev: ComputeTask) -> None:
+        if ev.inline:  # first: whatever becomes of the task, the values are here now (or not)
+            self._take_inline(ev.inline, ev.stimulus_id)
         ts = self.tasks.get(ev.key)
         if ts is None:
             ts = self.tasks[ev.key] = WTaskState(ev.key)
@@ -328,13 +331,6 @@ class WorkerState:
         ts.priority = tuple(ev.priority)
         ts.resources = dict(ev.resources) if ev.resources else None
         ts.waiting_for_data = set()
-        for dep_key, nbytes in ev.inline.items():
-            dts = self.tasks.get(dep_key)
-            if dts is None:
-                dts = self.tasks[dep_key] = WTaskState(dep_key)
-            if self._takes_inline(dts):
-                self._to_memory(dts, nbytes, ev.stimulus_id)
-                self.counts["inlined"] += 1
         for dep_key, holders in ev.who_has.items():
             dts = self.tasks.get(dep_key)
             if dts is None:
@@ -361,6 +357,18 @@ class WorkerState:
                 self._give_back(ts, ev.stimulus_id, missing)
         else:
             self._make_ready(ts, ev.stimulus_id)
+
+    def _take_inline(self, inline: dict, sid: str) -> None:
+        for key, nbytes in inline.items():
+            dts = self.tasks.get(key)
+            if nbytes is not None and (dts is None or self._takes_inline(dts)):
+                if dts is None:  # (a key with no task here yet: the task that needs it comes next)
+                    dts = self.tasks[key] = WTaskState(key)
+                self._to_memory(dts, nbytes, sid)
+                self.counts["inlined"] += 1
+            elif dts is None or dts.state != "memory":
+                # not stored here: the scheduler counted this worker as a holder when it sent it
+                self._out.append(SendToScheduler({"op": "missing-data", "key": key, "errant_worker": self.address}))
 
     def takes_inline(self, key: str) -> bool:
         """Whether a dependency's value sent with a compute-task is to be stored here: it
@@ -485,7 +493,9 @@ class WorkerState:
         added = {}
         for key in keys:
             ts = self.tasks.get(key)
-            if ts is None:
+            if ts is None or (key in ev.nbytes and ts.state not in ("flight", "cancelled", "memory")):
+                if key in ev.nbytes:  # stored meanwhile for a key freed (its value came inline)
+                    self._out.append(FreeData([key]))
                 continue
             if key in ev.nbytes:
                 if ts.state == "cancelled":

@@ -57,7 +57,7 @@ class TaskThreads(Executor):
 
         Raises RuntimeError once the pool is shut down.
         """
-        with self._lock:
+        with self._lock:  # (the put too: a shutdown in between would hand the idle thread its stop first)
             if self._closed:
                 raise RuntimeError("cannot start a task: the worker's task threads are shut down")
             if self._idle:
@@ -66,8 +66,12 @@ class TaskThreads(Executor):
                 self._count += 1
                 thread = threading.Thread(target=self._run, name=f"{self._name}_{self._count}", daemon=True)
                 self._threads.add(thread)
-                thread.start()
-        self._queue.put((fn, args))
+                try:
+                    thread.start()
+                except BaseException:
+                    self._threads.discard(thread)
+                    raise
+            self._queue.put((fn, args))
 
     def submit(self, fn: Callable, /, *args: Any, **kwargs: Any) -> Future:
         """``fn(*args, **kwargs)`` in a pool thread, as a ``concurrent.futures.Future``."""
