@@ -357,3 +357,40 @@ def test_seed_000_pipeline_with_delayed_runs_chunk_by_chunk():
     for p in positions:  # read, sum, analyse in a row for each chunk
         assert not any(seq[p + k].startswith("read-") for k in (1, 2))
     assert compute(infos)[0][4] == [{"sum": 160.0}, {"sum": 160.0}]
+
+
+def test_a_call_on_flat_arguments_is_kept_as_given_and_the_graph_is_the_same():
+    """``delayed(f)(x, d)`` with literals and plain Delayed arguments keeps the call as
+    given (two objects for the garbage collector to track, not five or six); the graph
+    walk makes the same Task, Refs and annotations as the general path does."""
+    import gc
+
+    from xsched.graph.spec import Ref, Task
+
+    def add(a, b):
+        return a + b
+
+    gc.collect()
+    before = len(gc.get_objects())
+    chain = delayed(add)(0, 1)
+    keep = [chain]
+    for i in range(1000):
+        chain = delayed(add)(chain, i)
+        keep.append(chain)
+    grown = len(gc.get_objects()) - before
+    assert grown <= 2.5 * 1000, grown  # a Delayed and its arguments per call
+    assert chain.compute() == sum(range(1000)) + 1
+
+    with annotate(priority=7, retries=2):
+        top = delayed(add)(chain, 5)
+    graph = top.__xsched_graph__()
+    task = graph[top.key]
+    assert type(task) is Task and task.func is add and task.args == (Ref(chain.key), 5) and task.kwargs == {}
+    assert task.annotations == {"priority": 7, "retries": 2}
+    assert graph[keep[0].key].args == (0, 1) and len(graph) == 1002
+    # nested, keyword or pure arguments take the general path: same graph shape
+    nested = delayed(sum)([chain, top])
+    assert nested.__xsched_graph__()[nested.key].args == ([Ref(chain.key), Ref(top.key)],)
+    kw = delayed(add)(a=chain, b=1)
+    assert kw.__xsched_graph__()[kw.key].kwargs == {"a": Ref(chain.key), "b": 1}
+    assert delayed(add, pure=True)(chain, 1).key == delayed(add, pure=True)(chain, 1).key

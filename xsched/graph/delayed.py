@@ -1,9 +1,10 @@
 """Lazy function calls that build a task graph: ``delayed(f)(x)`` is a task, not a result.
 
 Each ``Delayed`` keeps only its own small layer of tasks plus references to the ``Delayed``
-objects it depends on; the full graph is assembled on demand by one iterative walk. So
-building a graph of n tasks costs O(n), never the O(n^2) of merging whole dicts at every
-step, and 100,000-task graphs build in about a second.
+objects it depends on -- or, for a call on flat arguments, the call itself -- and the full
+graph is assembled on demand by one iterative walk. So building a graph of n tasks costs
+O(n), never the O(n^2) of merging whole dicts at every step, and 100,000-task graphs build
+in about a second.
 
 Keys are ``<funcname>-<token>``. A pure call's token hashes the function and arguments
 (the same call twice gives the same key, so its result is reused); an impure call, the
@@ -29,6 +30,7 @@ from ..tokenize import tokenize
 from .annotate import current_annotations
 from .local import get
 from .optimize import flatten_keys
+from .order import gc_paused
 from .spec import Ref, Task, funcname
 
 __all__ = ["Delayed", "delayed", "compute", "persist"]
@@ -116,6 +118,13 @@ def _new_call(
     length: int | None = None,
 ) -> Delayed:
     """Make the Delayed for ``func(*args, **kwargs)`` (args may hold Delayed objects)."""
+    if not kwargs and not pure and key is None:
+        for a in args:
+            if type(a) is not Delayed and type(a) not in _ATOMS:
+                break
+        else:  # flat arguments, literals or plain Delayed: the common case of large graphs
+            return Delayed._call(f"{prefix or funcname(func)}-{_random_token()}", func, args,
+                                 current_annotations() or None, length)
     deps: list[Delayed] = []
     targs = tuple([_to_arg(a, deps) for a in args])
     tkwargs = {k: _to_arg(v, deps) for k, v in kwargs.items()} if kwargs else {}
@@ -176,7 +185,14 @@ class Delayed:
     6
     """
 
-    __slots__ = ("_key", "_layer", "_deps", "_length", "__weakref__")
+    # A Delayed is either a call kept as given (``_args`` not None: ``_layer`` is the
+    # function, ``_args`` its flat arguments, plain Delayed objects among them, ``_ann`` its
+    # annotations; the graph walk makes its Task and Refs), or a small layer of tasks
+    # (``_layer``: a Task or a dict of them) with the Delayed objects it depends on
+    # (``_deps``). A call kept as given is two objects the garbage collector tracks, the
+    # Delayed and its arguments, instead of five or six (Task, arguments, Refs, deps): in a
+    # graph of a million calls, the collector's full passes over them took seconds.
+    __slots__ = ("_key", "_layer", "_deps", "_length", "_args", "_ann", "__weakref__")
 
     def __init__(self, key: str, graph: Mapping[str, Task | Any], *, length: int | None = None):
         if not isinstance(key, str):
@@ -187,6 +203,8 @@ class Delayed:
         object.__setattr__(self, "_layer", graph)
         object.__setattr__(self, "_deps", ())
         object.__setattr__(self, "_length", _check_nout(length))
+        object.__setattr__(self, "_args", None)
+        object.__setattr__(self, "_ann", None)
 
     @classmethod
     def _from_layer(
@@ -197,6 +215,21 @@ class Delayed:
         _set_layer(self, layer)
         _set_deps(self, deps)
         _set_length(self, length)
+        _set_args(self, None)
+        _set_ann(self, None)
+        return self
+
+    @classmethod
+    def _call(cls, key: str, func: Callable, args: tuple, annotations: dict | None,
+              length: int | None = None) -> Delayed:
+        """The call ``func(*args)`` kept as given: ``args`` flat, each a literal or a plain Delayed."""
+        self = _new(cls)
+        _set_key(self, key)
+        _set_layer(self, func)
+        _set_deps(self, None)
+        _set_length(self, length)
+        _set_args(self, args)
+        _set_ann(self, annotations)
         return self
 
     @property
@@ -211,17 +244,31 @@ class Delayed:
         graph: dict[str, Any] = {}
         seen: set[int] = set()
         stack: list[Delayed] = [self]
-        while stack:
-            node = stack.pop()
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            layer = node._layer
-            if type(layer) is Task:
-                graph[node._key] = layer
-            else:
-                graph.update(layer)
-            stack.extend(node._deps)
+        push = stack.append
+        with gc_paused():  # (a Task, a tuple and Refs per call kept as given, no cycles)
+            while stack:
+                node = stack.pop()
+                if id(node) in seen:
+                    continue
+                seen.add(id(node))
+                args = node._args
+                if args is not None:
+                    targs = []
+                    for a in args:
+                        if type(a) is Delayed:
+                            push(a)
+                            targs.append(_ref(a._key))
+                        else:
+                            targs.append(a)
+                    ann = node._ann
+                    graph[node._key] = _task(node._layer, tuple(targs), dict(ann) if ann else {})
+                    continue
+                layer = node._layer
+                if type(layer) is Task:
+                    graph[node._key] = layer
+                else:
+                    graph.update(layer)
+                stack.extend(node._deps)
         return graph
 
     def __xsched_keys__(self) -> list:
@@ -346,15 +393,38 @@ class Delayed:
         return self
 
     def __dir__(self) -> list[str]:
-        return sorted(set(object.__dir__(self)) - {"_key", "_layer", "_deps", "_length"})
+        return sorted(set(object.__dir__(self)) - {"_key", "_layer", "_deps", "_length", "_args", "_ann"})
 
 
 #: Setters of Delayed's slots, straight from their descriptors: ``Delayed.__setattr__``
 #: refuses assignment, and ``object.__setattr__`` first looks the name up on the type;
 #: the descriptor's own ``__set__`` costs half as much, paid for each of a graph's tasks.
 _new = object.__new__
-_set_key, _set_layer, _set_deps, _set_length = (Delayed.__dict__[name].__set__
-                                                for name in ("_key", "_layer", "_deps", "_length"))
+_set_key, _set_layer, _set_deps, _set_length, _set_args, _set_ann = (
+    Delayed.__dict__[name].__set__ for name in ("_key", "_layer", "_deps", "_length", "_args", "_ann"))
+
+
+_set_ref_key = Ref.__dict__["key"].__set__
+_set_task_func, _set_task_args, _set_task_kwargs, _set_task_annotations = (
+    Task.__dict__[name].__set__ for name in ("func", "args", "kwargs", "annotations"))
+
+
+def _ref(key: str) -> Ref:
+    """``Ref(key)``, for a quarter of the cost of the dataclass's ``__init__`` (frozen: it
+    sets its field through ``object.__setattr__``), paid for each edge of a graph."""
+    ref = _new(Ref)
+    _set_ref_key(ref, key)
+    return ref
+
+
+def _task(func: Callable, args: tuple, annotations: dict) -> Task:
+    """``Task(func, args, {}, annotations)`` without the dataclass's Python ``__init__``."""
+    task = _new(Task)
+    _set_task_func(task, func)
+    _set_task_args(task, args)
+    _set_task_kwargs(task, {})
+    _set_task_annotations(task, annotations)
+    return task
 
 
 def _rebuild(graph: Mapping[str, Any], key: str, length: int | None = None) -> Delayed:
@@ -430,6 +500,8 @@ class DelayedFunction(Delayed):
         _set_layer(self, None)
         _set_deps(self, ())
         _set_length(self, None)
+        _set_args(self, None)
+        _set_ann(self, None)
         _set_func(self, func)
         _set_pure(self, pure)
         _set_nout(self, nout)
