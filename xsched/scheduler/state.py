@@ -173,6 +173,15 @@ def _without(c, item):
     return c
 
 
+def _drop_waiter(dep: "TaskState", ts: "TaskState"):
+    """``ts`` no longer waits for ``dep``; the waiters left (falsy when none, and then the
+    value kept for them inline goes too)."""
+    dep.waiters = waiters = _without(dep.waiters, ts)
+    if not waiters:
+        dep.inline = None
+    return waiters
+
+
 class TaskState:
     __slots__ = (
         "key", "state", "run_spec", "dependencies", "dependents", "waiting_on", "waiters",
@@ -971,9 +980,7 @@ class SchedulerState:
                 if not dts.waiting_on and dts.state == "waiting":
                     recs[dts.key] = "processing"
         for dep in ts.dependencies:
-            dep.waiters = _without(dep.waiters, ts)
-            if not dep.waiters:
-                dep.inline = None  # no dependent left to send it to
+            if not _drop_waiter(dep, ts):
                 if not dep.who_wants and dep.state == "memory":
                     recs[dep.key] = "released"
         if ts.who_wants:
@@ -1021,9 +1028,7 @@ class SchedulerState:
 
     def _transition_waiting_released(self, ts: TaskState, _arg, sid: str) -> dict:
         for dts in ts.dependencies:
-            dts.waiters = _without(dts.waiters, ts)
-            if not dts.waiters:
-                dts.inline = None
+            _drop_waiter(dts, ts)
         ts.waiting_on.clear()
         self._set_state(ts, "released", sid)
         recs: dict = {}
@@ -1119,9 +1124,7 @@ class SchedulerState:
             ts.exception, ts.traceback = blame.exception, blame.traceback
             ts.exception_text = blame.exception_text
         for dts in ts.dependencies:
-            dts.waiters = _without(dts.waiters, ts)
-            if not dts.waiters:
-                dts.inline = None
+            if not _drop_waiter(dts, ts):
                 if not dts.who_wants and dts.state == "memory":
                     recs[dts.key] = "released"
         ts.waiting_on.clear()
@@ -1156,9 +1159,7 @@ class SchedulerState:
         self._drop_functions(ts)
         for dep in ts.dependencies:
             dep.dependents = _without(dep.dependents, ts)
-            dep.waiters = _without(dep.waiters, ts)
-            if not dep.waiters:
-                dep.inline = None
+            _drop_waiter(dep, ts)
             if dep.state in ("released", "erred") and not dep.who_wants and not dep.dependents:
                 recs[dep.key] = "forgotten"
             elif dep.state == "memory" and not dep.waiters and not dep.who_wants:

@@ -753,7 +753,7 @@ class Worker:
         is not stored: the task then fetches it from its holders, and the fetch reports why
         it fails, as ever."""
         out: dict = {}
-        put = getattr(self.data, "put_without_spilling", None) or self.data.__setitem__
+        put = self._quiet_put()
         for key, blob in blobs.items():
             out[key] = None
             if not self.state.takes_inline(key):
@@ -765,6 +765,10 @@ class Worker:
             put(key, value)
             out[key] = nbytes.get(key, 0) or 0
         return out
+
+    def _quiet_put(self):
+        """How to store a small value on the loop: without spilling, where the store spills."""
+        return getattr(self.data, "put_without_spilling", None) or self.data.__setitem__
 
     def _instant_store(self, data: dict) -> bool:
         """Values of plain small types (numbers, short strings and bytes), whose size is
@@ -792,9 +796,7 @@ class Worker:
         as not received (fetched again or recomputed) instead of waiting for it forever.
         """
         nbytes = {}
-        put = self.data.__setitem__
-        if not spill:
-            put = getattr(self.data, "put_without_spilling", None) or put
+        put = self.data.__setitem__ if spill else self._quiet_put()
         for k, v in data.items():
             try:
                 n = sizeof(v)

@@ -175,16 +175,7 @@ class SpillBuffer(MutableMapping):
         ['big']
         >>> buf.close()
         """
-        weight = self._weigh(value)
-        with self._lock:
-            stale = self._discard(key)
-            self._fast[key] = value
-            self._fast_weight[key] = weight
-            self._fast_total += weight
-            if self.target is not None and weight > self.target:
-                self._heavy[key] = None
-        if stale:
-            self._unlink(stale)
+        self.put_without_spilling(key, value)
         self._spill_to_target()
 
     def put_without_spilling(self, key: Hashable, value: Any) -> None:

@@ -109,7 +109,7 @@ class TaskThreads(Executor):
                 return
             self._closed = True
             threads = list(self._threads)
-            idle, self._idle = self._idle, 0
+            self._idle = 0
         if cancel_futures:
             while True:
                 try:
@@ -118,7 +118,7 @@ class TaskThreads(Executor):
                     break
                 if item is not _STOP and item[0] is _settle:
                     item[1][0].cancel()
-        for _ in range(idle + len(threads)):  # (more than enough: every thread takes at most one)
+        for _ in threads:  # (each thread takes at most one; busy ones end on _closed anyway)
             self._queue.put(_STOP)
         if wait:
             for t in threads:
