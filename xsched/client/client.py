@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import operator
 import pickle
 import random
 import threading
@@ -31,6 +32,7 @@ from collections.abc import MutableMapping
 from .. import config, task_context
 from ..comm import CommClosedError, Connection, ConnectionPool, RemoteError
 from ..errors import SchedulerLostError, XschedError, unpack_exception
+from ..graph import columns
 from ..graph.annotate import current_annotations, validate_annotations
 from ..graph.order import task_dependencies
 from ..graph.spec import Ref, Task, dependencies, funcname
@@ -495,6 +497,10 @@ class Client:
         from ..graph.optimize import flatten_keys, optimize_with_refs
         from ..graph.order import gc_paused, order
 
+        cols = columns.walk(colls, fuse=optimize_graph)
+        if cols is not None:  # delayed calls: walked once into columns (see graph.columns)
+            return self._submit_columns(cols, colls, priority, resources, workers, allow_other_workers,
+                                        retries, persist)
         graph: dict = {}
         outputs: list = []
         for c in colls:
@@ -533,6 +539,24 @@ class Client:
         if persist:
             return futures
         return [f[0] for f in futures]
+
+    def _submit_columns(self, cols, colls, priority, resources, workers, allow_other_workers, retries,
+                        persist: bool):
+        """``_submit_collections`` of plain Delayed objects walked into ``cols``."""
+        from ..graph.order import gc_paused, order_indexed
+
+        prio = order_indexed(cols.keys, cols.deps)
+        gen = next(_generation)
+        workers = [workers] if isinstance(workers, str) else (list(workers) if workers else None)
+        held: list[Future] = []
+        writer = SpecWriter(functions={})
+        with gc_paused():
+            tasks = _column_task_msgs(cols, prio, gen, priority, resources, workers, allow_other_workers,
+                                      retries, held, writer)
+        futures = [Future(c._key, self) for c in colls]
+        self._send_graph(_graph_msg(tasks, [c._key for c in colls], writer.functions))
+        del held
+        return [[f] for f in futures] if persist else futures
 
     # ------------------------------------------------------------------ gather
     def gather(self, futures, errors: str = "raise"):
@@ -1262,42 +1286,77 @@ def _graph_task_msgs(graph: dict, refs: dict, prio: dict, gen: int, priority, re
     tasks = []
     append = tasks.append
     for key, value in graph.items():
-        deps = None
-        if isinstance(value, Task):
-            if type(value) is Task and not value.kwargs:
-                for a in value.args:
-                    if type(a) in _MAY_HOLD_FUTURES:
-                        break
-                else:
-                    deps = refs.get(key)
-                    if deps is None:
-                        deps = task_dependencies(value)
-                    if plain and not value.annotations:
-                        append({"key": key, "run_spec": dumps(value), "deps": deps,
-                                "priority": [-priority, gen, prio.get(key, 0)]})
-                        continue
-            if deps is None:
-                value = Task(value.func, tuple(_futures_to_refs(a, held) for a in value.args),
-                             {k: _futures_to_refs(v, held) for k, v in value.kwargs.items()}, value.annotations)
-        elif isinstance(value, Future):
-            held.append(value)
-            if value.key == key:
-                continue
-            value = Task(_identity, (Ref(value.key),))
-        else:
-            value = Task(_identity, (_futures_to_refs(value, held),))
-        if deps is None:
-            deps = sorted(dependencies(value))
-        ann = value.annotations or {}
-        user_prio = ann.get("priority", priority)
-        append(_task_msg(
-            key, value, deps, (-user_prio, gen, prio.get(key, 0)),
-            resources if resources is not None else ann.get("resources"),
-            workers if workers is not None else _as_list(ann.get("workers")),
-            allow_other_workers or ann.get("allow_other_workers", False),
-            retries or ann.get("retries", 0), ann.get("limits"), dumps,
-        ))
+        _graph_task_msg(key, value, refs.get(key), prio.get(key, 0), gen, priority, resources, workers,
+                        allow_other_workers, retries, held, dumps, plain, append)
     return tasks
+
+
+def _column_task_msgs(cols, prio: list, gen: int, priority, resources, workers, allow_other_workers,
+                      retries, held: list, writer: SpecWriter) -> list:
+    """``_graph_task_msgs`` of a graph walked into columns (``graph.columns``): a call kept
+    as given, without annotations or client-wide options, has its spec written straight
+    from its arguments; every other task is made into its graph value and goes as there."""
+    from ..graph.delayed import Delayed
+
+    dumps, flat = writer.dumps, writer.dumps_flat
+    plain = resources is None and workers is None and not allow_other_workers and not retries
+    keys, values, calls, refs = cols.keys, cols.values, cols.calls, cols.refs
+    ref_key = _delayed_key
+    tasks = []
+    append = tasks.append
+    for i, key in enumerate(keys):
+        if calls[i]:
+            node = values[i]
+            if plain and node._ann is None:
+                append({"key": key, "run_spec": flat(node._layer, node._args, Delayed, ref_key),
+                        "deps": refs[i], "priority": [-priority, gen, prio[i]]})
+                continue
+        _graph_task_msg(key, cols.task(i), refs[i], prio[i], gen, priority, resources, workers,
+                        allow_other_workers, retries, held, dumps, plain, append)
+    return tasks
+
+
+_delayed_key = operator.attrgetter("_key")
+
+
+def _graph_task_msg(key, value, refs, prio, gen, priority, resources, workers, allow_other_workers, retries,
+                    held, dumps, plain, append) -> None:
+    """Append the update-graph entry of one task (see ``_graph_task_msgs``)."""
+    deps = None
+    if isinstance(value, Task):
+        if type(value) is Task and not value.kwargs:
+            for a in value.args:
+                if type(a) in _MAY_HOLD_FUTURES:
+                    break
+            else:
+                deps = refs
+                if deps is None:
+                    deps = task_dependencies(value)
+                if plain and not value.annotations:
+                    append({"key": key, "run_spec": dumps(value), "deps": deps,
+                            "priority": [-priority, gen, prio]})
+                    return
+        if deps is None:
+            value = Task(value.func, tuple(_futures_to_refs(a, held) for a in value.args),
+                         {k: _futures_to_refs(v, held) for k, v in value.kwargs.items()}, value.annotations)
+    elif isinstance(value, Future):
+        held.append(value)
+        if value.key == key:
+            return
+        value = Task(_identity, (Ref(value.key),))
+    else:
+        value = Task(_identity, (_futures_to_refs(value, held),))
+    if deps is None:
+        deps = sorted(dependencies(value))
+    ann = value.annotations or {}
+    user_prio = ann.get("priority", priority)
+    append(_task_msg(
+        key, value, deps, (-user_prio, gen, prio),
+        resources if resources is not None else ann.get("resources"),
+        workers if workers is not None else _as_list(ann.get("workers")),
+        allow_other_workers or ann.get("allow_other_workers", False),
+        retries or ann.get("retries", 0), ann.get("limits"), dumps,
+    ))
 
 
 def _task_msg(key, task, deps, priority, resources, workers, allow_other_workers, retries, limits,

@@ -24,6 +24,7 @@ import html
 import itertools
 import operator
 import os
+import types
 from typing import Any, Callable, Iterator, Mapping
 
 from ..tokenize import tokenize
@@ -542,6 +543,14 @@ class DelayedFunction(Delayed):
         return _wrap_function, (self._func, self._name, self._pure, self._nout)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Delayed:
+        if not kwargs and not self._pure and self._name is None:
+            for a in args:
+                if type(a) is not Delayed and type(a) not in _ATOMS:
+                    break
+            else:  # _new_call's call kept as given, without its calls: once per task of a graph
+                func = self._func
+                return Delayed._call(f"{funcname(func)}-{_random_token()}", func, args,
+                                     current_annotations() or None, self._nout)
         pure = kwargs.pop("pure", self._pure)
         key = kwargs.pop("xsched_key_name", None) or self._name
         return _new_call(self._func, args, kwargs, pure=pure, key=key, length=self._nout)
@@ -558,6 +567,9 @@ def _wrap_function(func: Callable, name: str | None, pure: bool, nout: int | Non
 # --------------------------------------------------------------------------- delayed()
 
 _MISSING = object()
+#: Callables that are neither Delayed nor collections: ``delayed(f)`` wraps them at once
+#: (in a loop building a large graph, the checks cost as much as the wrapping).
+_PLAIN_FUNCTIONS = frozenset({types.FunctionType, types.BuiltinFunctionType})
 
 
 def delayed(obj: Any = _MISSING, name: str | None = None, pure: bool | None = None,
@@ -582,6 +594,8 @@ def delayed(obj: Any = _MISSING, name: str | None = None, pure: bool | None = No
     >>> (q * 10 + r).compute()
     32
     """
+    if type(obj) in _PLAIN_FUNCTIONS and name is None and nout is None:
+        return DelayedFunction._wrap(obj, None, bool(pure), None)  # (the checks below, skipped)
     if obj is _MISSING:
         return lambda func: delayed(func, name=name, pure=pure, nout=nout)
     nout = _check_nout(nout)

@@ -36,7 +36,7 @@ from typing import Any, Iterator, Mapping
 
 from .spec import Ref, Task, dependencies
 
-__all__ = ["order"]
+__all__ = ["order", "order_indexed"]
 
 _DIGITS = re.compile(r"(\d+)")
 
@@ -209,10 +209,27 @@ def gc_paused() -> Iterator[None]:
 
 def _order(graph: Mapping[str, Any], refs: Mapping[str, list[str]] | None = None) -> dict[str, int]:
     keys = list(graph)
-    n = len(keys)
     index = {k: i for i, k in enumerate(keys)}
     deps = _index_dependencies(graph, index) if refs is None else _index_refs(graph, index, refs)
+    return dict(zip(keys, _order_indexed(keys, deps)))
 
+
+def order_indexed(keys: list[str], deps: list[list[int]]) -> list[int]:
+    """``order`` of a graph given as columns: task ``i`` has key ``keys[i]`` and depends on
+    the tasks ``deps[i]`` (indices, no duplicates); the run order of each task, by index.
+
+    A graph walked into columns (``graph.columns``) is ordered without a dict of its keys.
+
+    >>> from xsched.graph.order import order_indexed
+    >>> order_indexed(["sum", "x-1", "x-0"], [[1, 2], [], []])
+    [2, 1, 0]
+    """
+    with gc_paused():
+        return _order_indexed(keys, deps)
+
+
+def _order_indexed(keys: list[str], deps: list[list[int]]) -> list[int]:
+    n = len(keys)
     # Pass 1: dependents and a topological order (Kahn); a cycle is an error.
     dependents: list[list[int]] = [[] for _ in range(n)]
     waiting = [len(ds) for ds in deps]
@@ -303,7 +320,7 @@ def _order(graph: Mapping[str, Any], refs: Mapping[str, list[str]] | None = None
                     stack[top], stack[top + 1] = b, a
             elif pushed > 1:
                 stack[top:] = sorted(stack[top:], key=visit.__getitem__, reverse=True)
-    return dict(zip(keys, result))
+    return result
 
 
 def _index_dependencies(graph: Mapping[str, Any], index: Mapping[str, int]) -> list[list[int]]:

@@ -1,0 +1,211 @@
+"""A graph of delayed calls walked once into columns: keys, values and dependency indices.
+
+Submitting a million-task graph through a dict of ``Task`` objects made a Task, its
+argument tuple and a ``Ref`` per argument for every call, then walked those again to cull,
+to find dependencies, to index them for ``order`` and to pickle them. Here the calls a
+``Delayed`` keeps as given (``delayed(f)(x, y)`` on flat arguments) are read directly: one
+walk from the outputs gives every task an index and its dependencies as indices, which
+``order_indexed`` takes as they are, and the client writes each call's spec straight from
+its arguments (``SpecWriter.dumps_flat``). Nothing unreachable is walked, so there is
+nothing to cull.
+
+Where the dict-based path would do more than this walk does -- fuse a linear chain, or cull
+tasks of a layer that the outputs do not need -- ``walk`` returns None and the caller takes
+that path: the result is always what ``optimize_with_refs`` and ``order`` would give.
+
+>>> from xsched.graph.delayed import delayed
+>>> def add(a, b):
+...     return a + b
+>>> x, y = delayed(add)(1, 2), delayed(add)(3, 4)
+>>> cols = walk([delayed(add)(x, y)], fuse=True)
+>>> len(cols.keys), sorted(len(d) for d in cols.deps)
+(3, [0, 0, 2])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .delayed import Delayed
+from .order import gc_paused, task_dependencies
+from .spec import Ref, Task
+
+__all__ = ["GraphColumns", "walk"]
+
+
+class GraphColumns:
+    """Task ``i`` of a walked graph: its key ``keys[i]``; ``values[i]``, the ``Delayed``
+    whose call it is when ``calls[i]`` (its function and flat arguments read from it),
+    else the graph value (a Task, a Future, a placeholder) of a Delayed's layer;
+    ``deps[i]``, the indices of the tasks it depends on (no duplicates); ``refs[i]``, the
+    keys it refers to as ``task_dependencies`` lists them (keys outside the graph too)."""
+
+    __slots__ = ("keys", "values", "calls", "deps", "refs", "roots")
+
+    def __init__(self, keys: list, values: list, calls: bytearray, deps: list, refs: list, roots: set) -> None:
+        self.keys, self.values, self.calls, self.deps, self.refs = keys, values, calls, deps, refs
+        self.roots = roots  # the indices of the roots' keys
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __repr__(self) -> str:
+        return f"<GraphColumns: {len(self.keys):,} tasks, {sum(self.calls):,} kept calls>"
+
+    def task(self, i: int) -> Any:
+        """The graph value of task ``i`` (a kept call made into its ``Task``)."""
+        value = self.values[i]
+        if not self.calls[i]:
+            return value
+        args = tuple([Ref(a._key) if type(a) is Delayed else a for a in value._args])
+        return Task(value._layer, args, {}, dict(value._ann) if value._ann else {})
+
+
+def walk(roots: list, fuse: bool = True) -> GraphColumns | None:
+    """The graph of ``roots`` (plain ``Delayed`` objects) as columns, or None when the
+    dict-based optimisation would change it (``fuse`` and a linear chain to fuse; layer
+    tasks the roots do not need) or a root is another kind of collection."""
+    if any(type(r) is not Delayed for r in roots):
+        return None
+    with gc_paused():  # (lists and dicts only, no cycles)
+        cols = _walk_calls(roots)
+        if cols is None:
+            cols = _walk(roots)
+        if cols is None or (fuse and _has_chain(cols.deps, cols.roots)):
+            return None
+        return cols
+
+
+def _walk_calls(roots: list) -> GraphColumns | None:
+    """``_walk`` in one pass for a graph of calls kept as given only (None at the first
+    layer): each Delayed gets its index when first seen, so its dependents' indices are
+    known as they are walked. Their keys are unique: a kept call's key is random."""
+    keys: list[str] = []
+    values: list[Any] = []
+    deps: list[list[int]] = []
+    refs: list[list[str]] = []
+    at: dict[int, int] = {}  # id(Delayed) -> index
+    empty: list = []
+    stack: list = []
+    for r in roots:
+        if id(r) not in at:
+            at[id(r)] = len(keys)
+            keys.append(r._key)
+            values.append(r)
+            deps.append(empty)
+            refs.append(empty)
+            stack.append(r)
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        args = node._args
+        if args is None:
+            return None
+        ds: list[int] = []
+        for a in args:
+            if type(a) is Delayed:
+                j = at.get(id(a))
+                if j is None:
+                    j = at[id(a)] = len(keys)
+                    keys.append(a._key)
+                    values.append(a)
+                    deps.append(empty)
+                    refs.append(empty)
+                    push(a)
+                ds.append(j)
+        if ds:
+            i = at[id(node)]
+            if len(ds) > 1:
+                ds = sorted(set(ds), key=keys.__getitem__)
+            deps[i] = ds
+            refs[i] = [keys[j] for j in ds]
+    return GraphColumns(keys, values, bytearray(b"\x01") * len(keys), deps, refs, {at[id(r)] for r in roots})
+
+
+def _walk(roots: list) -> GraphColumns | None:
+    keys: list[str] = []
+    values: list[Any] = []
+    calls = bytearray()
+    index: dict[str, int] = {}
+    seen: set[int] = set()
+    layered = False
+    stack = list(roots)
+    pop, push = stack.pop, stack.append
+    while stack:  # pass 1: every task an index (the old walk's order: a later layer value wins)
+        node = pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        args = node._args
+        if args is not None:
+            key = node._key
+            i = index.get(key)
+            if i is None:
+                index[key] = len(keys)
+                keys.append(key)
+                values.append(node)
+                calls.append(1)
+            else:
+                values[i], calls[i] = node, 1
+            for a in args:
+                if type(a) is Delayed:
+                    push(a)
+            continue
+        layered = True
+        layer = node._layer
+        for key, value in ((node._key, layer),) if type(layer) is Task else layer.items():
+            i = index.get(key)
+            if i is None:
+                index[key] = len(keys)
+                keys.append(key)
+                values.append(value)
+                calls.append(0)
+            else:
+                values[i], calls[i] = value, 0
+        stack.extend(node._deps)
+
+    deps: list[list[int]] = []
+    refs: list[list[str]] = []
+    empty: list = []
+    get = index.__getitem__
+    for i, value in enumerate(values):  # pass 2: dependencies as indices
+        if calls[i]:
+            found = [a._key for a in value._args if type(a) is Delayed]
+            if len(found) > 1:
+                found = sorted(set(found))
+            refs.append(found)
+            deps.append(list(map(get, found)) if found else empty)
+        else:
+            found = task_dependencies(value)
+            refs.append(found)
+            deps.append([index[k] for k in found if k in index] if found else empty)
+    if layered and not _all_reached(roots, index, deps):
+        return None
+    return GraphColumns(keys, values, calls, deps, refs, {index[r._key] for r in roots})
+
+
+def _all_reached(roots: list, index: dict, deps: list) -> bool:
+    """Whether every task is needed by a root (layers may hold tasks that are not)."""
+    reached = bytearray(len(deps))
+    stack = [index[r._key] for r in roots]
+    while stack:
+        i = stack.pop()
+        if not reached[i]:
+            reached[i] = 1
+            stack.extend(deps[i])
+    return all(reached)
+
+
+def _has_chain(deps: list, outputs: set) -> bool:
+    """Whether ``fuse_linear`` could merge a pair: a task with one dependency that has no
+    other dependent and is not an output (it would check annotations and uses too)."""
+    dependents = [0] * len(deps)
+    for ds in deps:
+        for j in ds:
+            dependents[j] += 1
+    for ds in deps:
+        if len(ds) == 1:
+            j = ds[0]
+            if dependents[j] == 1 and j not in outputs:
+                return True
+    return False
