@@ -542,19 +542,21 @@ class Client:
 
     def _submit_columns(self, cols, colls, priority, resources, workers, allow_other_workers, retries,
                         persist: bool):
-        """``_submit_collections`` of plain Delayed objects walked into ``cols``."""
-        from ..graph.order import gc_paused, order_indexed
+        """``_submit_collections`` of plain Delayed objects walked into ``cols``: the graph
+        goes as columns, and the scheduler orders it (``scheduler/graph_columns.py``)."""
+        from ..graph.order import check_acyclic, gc_paused
 
-        prio = order_indexed(cols.keys, cols.deps)
+        if not all(cols.calls):  # (calls kept as given cannot make a cycle; layers can)
+            check_acyclic(cols.keys, cols.deps)
         gen = next(_generation)
         workers = [workers] if isinstance(workers, str) else (list(workers) if workers else None)
         held: list[Future] = []
         writer = SpecWriter(functions={})
         with gc_paused():
-            tasks = _column_task_msgs(cols, prio, gen, priority, resources, workers, allow_other_workers,
-                                      retries, held, writer)
+            columns, tasks = _column_task_msgs(cols, gen, priority, resources, workers, allow_other_workers,
+                                               retries, held, writer)
         futures = [Future(c._key, self) for c in colls]
-        self._send_graph(_graph_msg(tasks, [c._key for c in colls], writer.functions))
+        self._send_graph(_graph_msg(tasks, [c._key for c in colls], writer.functions, columns))
         del held
         return [[f] for f in futures] if persist else futures
 
@@ -1247,7 +1249,7 @@ def _as_list(workers):
     return [workers] if isinstance(workers, str) else list(workers)
 
 
-def _graph_msg(tasks: list, keys: list, functions: dict | None = None) -> dict:
+def _graph_msg(tasks: list, keys: list, functions: dict | None = None, columns: dict | None = None) -> dict:
     """An update-graph, with the functions its specs refer to by id and, sent from inside a
     task, that task as ``parent``.
 
@@ -1258,6 +1260,8 @@ def _graph_msg(tasks: list, keys: list, functions: dict | None = None) -> dict:
     task itself, so ``progress(client.submit(fib, 12))`` covers the whole recursion.
     """
     msg = {"op": "update-graph", "tasks": tasks, "keys": keys}
+    if columns is not None:  # (the graph as columns: ``_column_task_msgs``)
+        msg["columns"] = columns
     if functions:
         msg["functions"] = functions
     parent = task_context.current_key()
@@ -1291,29 +1295,36 @@ def _graph_task_msgs(graph: dict, refs: dict, prio: dict, gen: int, priority, re
     return tasks
 
 
-def _column_task_msgs(cols, prio: list, gen: int, priority, resources, workers, allow_other_workers,
-                      retries, held: list, writer: SpecWriter) -> list:
-    """``_graph_task_msgs`` of a graph walked into columns (``graph.columns``): a call kept
-    as given, without annotations or client-wide options, has its spec written straight
-    from its arguments; every other task is made into its graph value and goes as there."""
+def _column_task_msgs(cols, gen: int, priority, resources, workers, allow_other_workers, retries,
+                      held: list, writer: SpecWriter) -> tuple[dict, list]:
+    """The columns of an update-graph (``schemas.COLUMNS``) of a graph walked into columns
+    (``graph.columns``), and the task entries of the tasks they do not carry.
+
+    A call kept as given, without annotations or client-wide options, is a column with its
+    spec written straight from its arguments; every other task is made into its graph
+    value and goes as an entry (``_graph_task_msg``, its priority without the order the
+    scheduler appends), its column a key with a null spec.
+    """
     from ..graph.delayed import Delayed
 
     dumps, flat = writer.dumps, writer.dumps_flat
     plain = resources is None and workers is None and not allow_other_workers and not retries
     keys, values, calls, refs = cols.keys, cols.values, cols.calls, cols.refs
     ref_key = _delayed_key
-    tasks = []
+    specs: list = []
+    spec = specs.append
+    tasks: list = []
     append = tasks.append
     for i, key in enumerate(keys):
         if calls[i]:
             node = values[i]
             if plain and node._ann is None:
-                append({"key": key, "run_spec": flat(node._layer, node._args, Delayed, ref_key),
-                        "deps": refs[i], "priority": [-priority, gen, prio[i]]})
+                spec(flat(node._layer, node._args, Delayed, ref_key))
                 continue
-        _graph_task_msg(key, cols.task(i), refs[i], prio[i], gen, priority, resources, workers,
-                        allow_other_workers, retries, held, dumps, plain, append)
-    return tasks
+        spec(None)
+        _graph_task_msg(key, cols.task(i), refs[i] if refs is not None else None, None, gen, priority,
+                        resources, workers, allow_other_workers, retries, held, dumps, plain, append)
+    return {"keys": keys, "specs": specs, "deps": cols.deps, "priority": [-priority, gen]}, tasks
 
 
 _delayed_key = operator.attrgetter("_key")
@@ -1334,7 +1345,7 @@ def _graph_task_msg(key, value, refs, prio, gen, priority, resources, workers, a
                     deps = task_dependencies(value)
                 if plain and not value.annotations:
                     append({"key": key, "run_spec": dumps(value), "deps": deps,
-                            "priority": [-priority, gen, prio]})
+                            "priority": [-priority, gen] if prio is None else [-priority, gen, prio]})
                     return
         if deps is None:
             value = Task(value.func, tuple(_futures_to_refs(a, held) for a in value.args),
@@ -1351,7 +1362,7 @@ def _graph_task_msg(key, value, refs, prio, gen, priority, resources, workers, a
     ann = value.annotations or {}
     user_prio = ann.get("priority", priority)
     append(_task_msg(
-        key, value, deps, (-user_prio, gen, prio),
+        key, value, deps, (-user_prio, gen) if prio is None else (-user_prio, gen, prio),
         resources if resources is not None else ann.get("resources"),
         workers if workers is not None else _as_list(ann.get("workers")),
         allow_other_workers or ann.get("allow_other_workers", False),

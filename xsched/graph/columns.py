@@ -38,7 +38,8 @@ class GraphColumns:
     whose call it is when ``calls[i]`` (its function and flat arguments read from it),
     else the graph value (a Task, a Future, a placeholder) of a Delayed's layer;
     ``deps[i]``, the indices of the tasks it depends on (no duplicates); ``refs[i]``, the
-    keys it refers to as ``task_dependencies`` lists them (keys outside the graph too)."""
+    keys it refers to as ``task_dependencies`` lists them (keys outside the graph too), or
+    ``refs`` None when every task is a kept call (their ``deps`` say it all)."""
 
     __slots__ = ("keys", "values", "calls", "deps", "refs", "roots")
 
@@ -83,7 +84,6 @@ def _walk_calls(roots: list) -> GraphColumns | None:
     keys: list[str] = []
     values: list[Any] = []
     deps: list[list[int]] = []
-    refs: list[list[str]] = []
     at: dict[int, int] = {}  # id(Delayed) -> index
     empty: list = []
     stack: list = []
@@ -93,7 +93,6 @@ def _walk_calls(roots: list) -> GraphColumns | None:
             keys.append(r._key)
             values.append(r)
             deps.append(empty)
-            refs.append(empty)
             stack.append(r)
     pop, push = stack.pop, stack.append
     while stack:
@@ -110,16 +109,13 @@ def _walk_calls(roots: list) -> GraphColumns | None:
                     keys.append(a._key)
                     values.append(a)
                     deps.append(empty)
-                    refs.append(empty)
                     push(a)
                 ds.append(j)
         if ds:
-            i = at[id(node)]
-            if len(ds) > 1:
-                ds = sorted(set(ds), key=keys.__getitem__)
-            deps[i] = ds
-            refs[i] = [keys[j] for j in ds]
-    return GraphColumns(keys, values, bytearray(b"\x01") * len(keys), deps, refs, {at[id(r)] for r in roots})
+            if len(ds) > 1 and (ds[0] == ds[1] if len(ds) == 2 else len(set(ds)) < len(ds)):
+                ds = list(dict.fromkeys(ds))  # (the same value twice: one dependency)
+            deps[at[id(node)]] = ds
+    return GraphColumns(keys, values, bytearray(b"\x01") * len(keys), deps, None, {at[id(r)] for r in roots})
 
 
 def _walk(roots: list) -> GraphColumns | None:

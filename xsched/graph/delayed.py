@@ -493,16 +493,15 @@ class DelayedFunction(Delayed):
     """
 
     __slots__ = ("_func", "_pure", "_nout", "_name")
+    # Delayed's slots that never change here, read from the class: ``delayed(f)(...)`` makes
+    # a DelayedFunction per call, and each slot set costs as much as a dict lookup.
+    _deps, _length, _args, _ann = (), None, None, None
 
     @classmethod
     def _wrap(cls, func: Callable, name: str | None, pure: bool, nout: int | None) -> DelayedFunction:
         self = _new(cls)  # (what _from_layer(None, None, ()) makes, without its calls)
         _set_key(self, None)
         _set_layer(self, None)
-        _set_deps(self, ())
-        _set_length(self, None)
-        _set_args(self, None)
-        _set_ann(self, None)
         _set_func(self, func)
         _set_pure(self, pure)
         _set_nout(self, nout)
@@ -547,10 +546,16 @@ class DelayedFunction(Delayed):
             for a in args:
                 if type(a) is not Delayed and type(a) not in _ATOMS:
                     break
-            else:  # _new_call's call kept as given, without its calls: once per task of a graph
+            else:  # Delayed._call of _new_call, without their calls: once per task of a graph
                 func = self._func
-                return Delayed._call(f"{funcname(func)}-{_random_token()}", func, args,
-                                     current_annotations() or None, self._nout)
+                node = _new(Delayed)
+                _set_key(node, f"{funcname(func)}-{_random_token()}")
+                _set_layer(node, func)
+                _set_deps(node, None)
+                _set_length(node, self._nout)
+                _set_args(node, args)
+                _set_ann(node, current_annotations() or None)
+                return node
         pure = kwargs.pop("pure", self._pure)
         key = kwargs.pop("xsched_key_name", None) or self._name
         return _new_call(self._func, args, kwargs, pure=pure, key=key, length=self._nout)

@@ -36,7 +36,7 @@ from typing import Any, Iterator, Mapping
 
 from .spec import Ref, Task, dependencies
 
-__all__ = ["order", "order_indexed"]
+__all__ = ["order", "order_indexed", "check_acyclic"]
 
 _DIGITS = re.compile(r"(\d+)")
 
@@ -53,7 +53,7 @@ def natural_key(key: str) -> tuple:
     return (parts, key)
 
 
-def natural_order(keys: list[str]) -> list[int]:
+def natural_order(keys: list[str], plain: list[int] | None = None) -> list[int]:
     """The positions of ``keys`` sorted by ``natural_key``; keys must be distinct.
 
     The same as ``sorted(range(len(keys)), key=lambda i: natural_key(keys[i]))``, for less:
@@ -61,7 +61,8 @@ def natural_order(keys: list[str]) -> list[int]:
     its end) decides nothing, so only what follows it is split into parts; and the keys are
     put in plain order first, which natural order mostly keeps, so that the sort by
     natural key finds long runs already in order (no two keys tie: the result is the same
-    whatever the order it starts from).
+    whatever the order it starts from). ``plain``, when given, is that plain order already
+    (the positions of ``keys`` sorted).
 
     >>> from xsched.graph.order import natural_order
     >>> natural_order(["x-10", "x-2", "y-1", "x-1"])
@@ -69,7 +70,8 @@ def natural_order(keys: list[str]) -> list[int]:
     """
     if len(keys) < 2:
         return list(range(len(keys)))
-    plain = sorted(range(len(keys)), key=keys.__getitem__)
+    if plain is None:
+        plain = sorted(range(len(keys)), key=keys.__getitem__)
     first, last = keys[plain[0]], keys[plain[-1]]  # (what these two share, all keys share)
     cut, end = 0, min(len(first), len(last))
     while cut < end and first[cut] == last[cut]:
@@ -228,9 +230,23 @@ def order_indexed(keys: list[str], deps: list[list[int]]) -> list[int]:
         return _order_indexed(keys, deps)
 
 
-def _order_indexed(keys: list[str], deps: list[list[int]]) -> list[int]:
+def check_acyclic(keys: list[str], deps: list[list[int]]) -> None:
+    """Raise ``ValueError`` naming the keys of a cycle in a graph given as columns (as
+    ``order_indexed`` takes it), before it is sent to be ordered elsewhere.
+
+    >>> from xsched.graph.order import check_acyclic
+    >>> check_acyclic(["a", "b"], [[1], [0]])
+    Traceback (most recent call last):
+    ...
+    ValueError: the graph has a cycle: 2 tasks wait on each other, e.g. ['a', 'b']; a task must not depend (directly or not) on its own key
+    """
+    with gc_paused():
+        _topological(keys, deps)
+
+
+def _topological(keys: list[str], deps: list[list[int]]) -> tuple[list[int], list[int], list[list[int]]]:
+    """Pass 1 of ``order_indexed``: a topological order, the roots, the dependents."""
     n = len(keys)
-    # Pass 1: dependents and a topological order (Kahn); a cycle is an error.
     dependents: list[list[int]] = [[] for _ in range(n)]
     waiting = [len(ds) for ds in deps]
     roots = [i for i in range(n) if not waiting[i]]
@@ -249,6 +265,13 @@ def _order_indexed(keys: list[str], deps: list[list[int]]) -> list[int]:
             f"the graph has a cycle: {len(stuck)} tasks wait on each other, e.g. "
             f"{stuck[:5]}; a task must not depend (directly or not) on its own key"
         )
+    return topo, roots, dependents
+
+
+def _order_indexed(keys: list[str], deps: list[list[int]]) -> list[int]:
+    n = len(keys)
+    # Pass 1: dependents and a topological order (Kahn); a cycle is an error.
+    topo, roots, dependents = _topological(keys, deps)
 
     # Each task's place in plain key order: an integer, cheap to sort by (below, and as
     # the last tie-breaker of both sorts after pass 2).
@@ -257,7 +280,9 @@ def _order_indexed(keys: list[str], deps: list[list[int]]) -> list[int]:
         by_key[i] = p
 
     # Pass 2: input rank (follow the inputs' natural key order) and memory need.
-    roots = [roots[j] for j in natural_order([keys[i] for i in roots])]
+    # (the roots in plain key order: by_key, an int sort, instead of their keys sorted again)
+    plain = sorted(range(len(roots)), key=[by_key[i] for i in roots].__getitem__)
+    roots = [roots[j] for j in natural_order([keys[i] for i in roots], plain)]
     rank = [0] * n
     for r, i in enumerate(roots):
         rank[i] = r

@@ -23,6 +23,7 @@ every graph optimisation carries them along explicitly.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import FunctionType
 from typing import Any, Callable, Mapping
 
 __all__ = ["Ref", "Task", "dependencies", "execute", "substitute", "funcname"]
@@ -80,6 +81,9 @@ def funcname(func: Callable) -> str:
     >>> funcname(len)
     'len'
     """
+    if type(func) is FunctionType:  # (the common case, without hasattr's failed lookup)
+        name = func.__name__
+        return name if name != "<lambda>" else "lambda"
     while hasattr(func, "func") and not isinstance(func, type):  # functools.partial
         func = func.func
     name = getattr(func, "__name__", None) or type(func).__name__

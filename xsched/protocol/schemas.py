@@ -396,6 +396,18 @@ TASK = record({
     "retries": maybe(integer(0, 2**31 - 1)), "limits": maybe(LIMITS),
 }, what="a task: a map with a string 'key' (and run_spec, deps, priority, resources, workers, ...)")
 
+# A graph as columns (the calls of a delayed graph): task i is keys[i] with spec specs[i]
+# (null: a key its dependents name, defined by a task entry or earlier), depending on the
+# tasks at the indices deps[i]; the scheduler orders them (graph.order.order_indexed).
+SPEC_OR_NULL = Spec(lambda v: v is None or type(v) is bytes, "bytes or null",
+                    many=lambda vs: set(map(type, vs)) <= {bytes, type(None)})
+INDICES = list_of(integer(0, MAX_ITEMS), MAX_ITEMS)
+COLUMNS = record({
+    "keys": req(KEYS), "specs": req(list_of(SPEC_OR_NULL, MAX_ITEMS)), "deps": req(list_of(INDICES, MAX_ITEMS)),
+    "priority": opt(PRIORITY),
+}, what="a graph as columns: a map of keys, specs (bytes or null), deps (lists of indices into keys) "
+        "and priority (what every task's priority starts with)")
+
 METRICS = record({
     "time": opt(TIME), "rss": opt(NBYTES), "managed": opt(NBYTES), "spilled": opt(NBYTES), "paused": opt(BOOL),
 }, extra=SCALAR, max_len=1024, what="a map of metric name -> string, number, bool or null")
@@ -471,7 +483,7 @@ TO_SCHEDULER = Table("the scheduler", [
     S("register-client", {"client": maybe(NAME)}),
     # parent: the key of the task that submitted this graph (from inside a task), for progress bars
     S("update-graph", {"tasks": opt(list_of(TASK, MAX_ITEMS)), "keys": opt(KEYS), "parent": maybe(KEY),
-                       "functions": maybe(FUNCTIONS)}),
+                       "functions": maybe(FUNCTIONS), "columns": maybe(COLUMNS)}),
     S("client-desires-keys", {"keys": opt(KEYS)}),
     S("client-releases-keys", {"keys": opt(KEYS)}),
     S("cancel-keys", {"keys": opt(KEYS)}),

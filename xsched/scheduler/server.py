@@ -45,8 +45,9 @@ from ..protocol.registry import read_scheduler_file, write_scheduler_file  # noq
 from ..protocol.remote import call_user_function
 from ..protocol.security import Security
 from ..units import parse_bytes, parse_timedelta
+from .graph_columns import column_tasks, entry_task
 from .state import (
-    AddKeys, AddWorker, CancelKeys, ClientDesiresKeys, ClientReleasesKeys, MissingData, NewTask,
+    AddKeys, AddWorker, CancelKeys, ClientDesiresKeys, ClientReleasesKeys, MissingData,
     RemoveClient, RemoveWorker, Reschedule, Restart, RetireWorkers, StealResponse, RetryKeys, SchedulerState, TaskErred, TaskFinished,
     TaskRejoined, TaskSeceded, ToClient, ToWorker, UpdateGraph, WorkerRetired, WorkerStatus,
 )
@@ -538,13 +539,14 @@ class Scheduler:
         # A large graph makes several objects per task and no reference cycles: with the
         # collector running, its collections would rescan every task state each time.
         with gc_paused():
-            for i, t in enumerate(wire):  # (fields checked by schemas.TO_SCHEDULER)
-                wire[i] = None  # each decoded dict goes as soon as its NewTask exists (peak memory)
-                tasks.append(NewTask(t["key"], t.get("run_spec"), t.get("deps") or [],
-                                     tuple(t.get("priority", (0,))), t.get("resources"), t.get("workers"),
-                                     bool(t.get("allow_other_workers", False)), int(t.get("retries", 0) or 0),
-                                     t.get("limits")))
-            del wire
+            columns = h.pop("columns", None)  # (fields checked by schemas.TO_SCHEDULER)
+            if columns is not None:  # a delayed graph's calls: ordered here (see graph_columns)
+                tasks = column_tasks(columns, wire)
+            else:
+                for i, t in enumerate(wire):
+                    wire[i] = None  # each decoded dict goes as soon as its NewTask exists (peak memory)
+                    tasks.append(entry_task(t))
+            del wire, columns
             self.handle(UpdateGraph(client, tasks, list(h.get("keys", ())), functions=h.get("functions")))
         progress = self.extensions.get("progress")
         if h.get("parent") is not None and progress is not None:  # sent from inside a task
