@@ -11,7 +11,7 @@ import pytest
 import xsched
 from xsched.client.default import set_default_client, unset_default_client
 from xsched.graph.annotate import annotate
-from xsched.graph.delayed import Delayed, compute, delayed, persist
+from xsched.graph.delayed import Delayed, _call_args, compute, delayed, persist
 from xsched.graph.order import order
 from xsched.graph.spec import Ref, Task
 
@@ -378,7 +378,9 @@ def test_a_call_on_flat_arguments_is_kept_as_given_and_the_graph_is_the_same():
         chain = delayed(add)(chain, i)
         keep.append(chain)
     grown = len(gc.get_objects()) - before
-    assert grown <= 2.5 * 1000, grown  # a Delayed and its arguments per call
+    assert grown <= 1.5 * 1000, grown  # a Delayed per call (its two arguments in its slots)
+    wide = [delayed(max)(c, 1, 2) for c in keep[:100]]  # three arguments: kept as their tuple
+    assert [_call_args(w) for w in wide[:2]] == [(keep[0], 1, 2), (keep[1], 1, 2)]
     assert chain.compute() == sum(range(1000)) + 1
 
     with annotate(priority=7, retries=2):

@@ -1305,7 +1305,7 @@ def _column_task_msgs(cols, gen: int, priority, resources, workers, allow_other_
     value and goes as an entry (``_graph_task_msg``, its priority without the order the
     scheduler appends), its column a key with a null spec.
     """
-    from ..graph.delayed import Delayed
+    from ..graph.delayed import Delayed, _call_args
 
     dumps, flat = writer.dumps, writer.dumps_flat
     plain = resources is None and workers is None and not allow_other_workers and not retries
@@ -1319,7 +1319,7 @@ def _column_task_msgs(cols, gen: int, priority, resources, workers, allow_other_
         if calls[i]:
             node = values[i]
             if plain and node._ann is None:
-                spec(flat(node._layer, node._args, Delayed, ref_key))
+                spec(flat(node._layer, _call_args(node), Delayed, ref_key))
                 continue
         spec(None)
         _graph_task_msg(key, cols.task(i), refs[i] if refs is not None else None, None, gen, priority,

@@ -4,10 +4,10 @@ Submitting a million-task graph through a dict of ``Task`` objects made a Task, 
 argument tuple and a ``Ref`` per argument for every call, then walked those again to cull,
 to find dependencies, to index them for ``order`` and to pickle them. Here the calls a
 ``Delayed`` keeps as given (``delayed(f)(x, y)`` on flat arguments) are read directly: one
-walk from the outputs gives every task an index and its dependencies as indices, which
-``order_indexed`` takes as they are, and the client writes each call's spec straight from
-its arguments (``SpecWriter.dumps_flat``). Nothing unreachable is walked, so there is
-nothing to cull.
+walk from the outputs gives every task an index and its dependencies as indices; the client
+writes each call's spec straight from its arguments (``SpecWriter.dumps_flat``) and sends
+the columns as they are, and the scheduler orders them (``order_indexed`` takes indices:
+``scheduler/graph_columns.py``). Nothing unreachable is walked, so there is nothing to cull.
 
 Where the dict-based path would do more than this walk does -- fuse a linear chain, or cull
 tasks of a layer that the outputs do not need -- ``walk`` returns None and the caller takes
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .delayed import Delayed
+from .delayed import Delayed, _call_args
 from .order import gc_paused, task_dependencies
 from .spec import Ref, Task
 
@@ -54,18 +54,29 @@ class GraphColumns:
         return f"<GraphColumns: {len(self.keys):,} tasks, {sum(self.calls):,} kept calls>"
 
     def task(self, i: int) -> Any:
-        """The graph value of task ``i`` (a kept call made into its ``Task``)."""
+        """The graph value of task ``i`` (a kept call made into its ``Task``).
+
+        >>> from xsched.graph.delayed import delayed
+        >>> walk([delayed(max)(1, 2)]).task(0).run({})
+        2
+        """
         value = self.values[i]
         if not self.calls[i]:
             return value
-        args = tuple([Ref(a._key) if type(a) is Delayed else a for a in value._args])
+        args = tuple([Ref(a._key) if type(a) is Delayed else a for a in _call_args(value)])
         return Task(value._layer, args, {}, dict(value._ann) if value._ann else {})
 
 
 def walk(roots: list, fuse: bool = True) -> GraphColumns | None:
     """The graph of ``roots`` (plain ``Delayed`` objects) as columns, or None when the
     dict-based optimisation would change it (``fuse`` and a linear chain to fuse; layer
-    tasks the roots do not need) or a root is another kind of collection."""
+    tasks the roots do not need) or a root is another kind of collection.
+
+    >>> from xsched.graph.delayed import delayed
+    >>> cols = walk([delayed(max)(delayed(min)(3, 4), 1)], fuse=False)
+    >>> cols, cols.deps
+    (<GraphColumns: 2 tasks, 2 kept calls>, [[1], []])
+    """
     if any(type(r) is not Delayed for r in roots):
         return None
     with gc_paused():  # (lists and dicts only, no cycles)
@@ -100,6 +111,8 @@ def _walk_calls(roots: list) -> GraphColumns | None:
         args = node._args
         if args is None:
             return None
+        if type(args) is int:  # (_call_args, inline)
+            args = (node._a, node._b) if args == 2 else (node._a,)
         ds: list[int] = []
         for a in args:
             if type(a) is Delayed:
@@ -143,7 +156,7 @@ def _walk(roots: list) -> GraphColumns | None:
                 calls.append(1)
             else:
                 values[i], calls[i] = node, 1
-            for a in args:
+            for a in _call_args(node):
                 if type(a) is Delayed:
                     push(a)
             continue
@@ -166,7 +179,7 @@ def _walk(roots: list) -> GraphColumns | None:
     get = index.__getitem__
     for i, value in enumerate(values):  # pass 2: dependencies as indices
         if calls[i]:
-            found = [a._key for a in value._args if type(a) is Delayed]
+            found = [a._key for a in _call_args(value) if type(a) is Delayed]
             if len(found) > 1:
                 found = sorted(set(found))
             refs.append(found)

@@ -190,10 +190,13 @@ class Delayed:
     # function, ``_args`` its flat arguments, plain Delayed objects among them, ``_ann`` its
     # annotations; the graph walk makes its Task and Refs), or a small layer of tasks
     # (``_layer``: a Task or a dict of them) with the Delayed objects it depends on
-    # (``_deps``). A call kept as given is two objects the garbage collector tracks, the
-    # Delayed and its arguments, instead of five or six (Task, arguments, Refs, deps): in a
-    # graph of a million calls, the collector's full passes over them took seconds.
-    __slots__ = ("_key", "_layer", "_deps", "_length", "_args", "_ann", "__weakref__")
+    # (``_deps``). A call kept as given is one object the garbage collector tracks (two for
+    # more than two arguments: the Delayed and its argument tuple) instead of five or six
+    # (Task, arguments, Refs, deps): in a graph of a million calls, the collector's full
+    # passes over them took seconds. One or two arguments are kept in ``_a`` and ``_b``
+    # (``_args`` is then their number: read them with ``_call_args``), not in a tuple:
+    # a tuple holding a Delayed stays tracked, and the collector visits it in every pass.
+    __slots__ = ("_key", "_layer", "_deps", "_length", "_args", "_ann", "_a", "_b", "__weakref__")
 
     def __init__(self, key: str, graph: Mapping[str, Task | Any], *, length: int | None = None):
         if not isinstance(key, str):
@@ -229,7 +232,7 @@ class Delayed:
         _set_layer(self, func)
         _set_deps(self, None)
         _set_length(self, length)
-        _set_args(self, args)
+        _keep_args(self, args)
         _set_ann(self, annotations)
         return self
 
@@ -254,6 +257,8 @@ class Delayed:
                 seen.add(id(node))
                 args = node._args
                 if args is not None:
+                    if type(args) is int:
+                        args = _call_args(node)
                     targs = []
                     for a in args:
                         if type(a) is Delayed:
@@ -394,15 +399,43 @@ class Delayed:
         return self
 
     def __dir__(self) -> list[str]:
-        return sorted(set(object.__dir__(self)) - {"_key", "_layer", "_deps", "_length", "_args", "_ann"})
+        return sorted(set(object.__dir__(self)) - {"_key", "_layer", "_deps", "_length", "_args", "_ann",
+                                                   "_a", "_b"})
 
 
 #: Setters of Delayed's slots, straight from their descriptors: ``Delayed.__setattr__``
 #: refuses assignment, and ``object.__setattr__`` first looks the name up on the type;
 #: the descriptor's own ``__set__`` costs half as much, paid for each of a graph's tasks.
 _new = object.__new__
-_set_key, _set_layer, _set_deps, _set_length, _set_args, _set_ann = (
-    Delayed.__dict__[name].__set__ for name in ("_key", "_layer", "_deps", "_length", "_args", "_ann"))
+_set_key, _set_layer, _set_deps, _set_length, _set_args, _set_ann, _set_a, _set_b = (
+    Delayed.__dict__[name].__set__ for name in ("_key", "_layer", "_deps", "_length", "_args", "_ann", "_a", "_b"))
+
+
+def _keep_args(node: Delayed, args: tuple) -> None:
+    """Keep a call's flat arguments: one or two in ``_a``/``_b``, more as their tuple."""
+    n = len(args)
+    if n == 2:
+        _set_a(node, args[0])
+        _set_b(node, args[1])
+        _set_args(node, 2)
+    elif n == 1:
+        _set_a(node, args[0])
+        _set_args(node, 1)
+    else:
+        _set_args(node, args)
+
+
+def _call_args(node: Delayed) -> tuple:
+    """The flat arguments of a call kept as given (``node._args`` is not None).
+
+    >>> from xsched.graph.delayed import delayed, _call_args
+    >>> _call_args(delayed(max)(1, 2)), _call_args(delayed(max)(1, 2, 3))
+    ((1, 2), (1, 2, 3))
+    """
+    args = node._args
+    if type(args) is not int:
+        return args
+    return (node._a, node._b) if args == 2 else (node._a,)
 
 
 _set_ref_key = Ref.__dict__["key"].__set__
@@ -553,7 +586,16 @@ class DelayedFunction(Delayed):
                 _set_layer(node, func)
                 _set_deps(node, None)
                 _set_length(node, self._nout)
-                _set_args(node, args)
+                n = len(args)  # (_keep_args, inline)
+                if n == 2:
+                    _set_a(node, args[0])
+                    _set_b(node, args[1])
+                    _set_args(node, 2)
+                elif n == 1:
+                    _set_a(node, args[0])
+                    _set_args(node, 1)
+                else:
+                    _set_args(node, args)
                 _set_ann(node, current_annotations() or None)
                 return node
         pure = kwargs.pop("pure", self._pure)
