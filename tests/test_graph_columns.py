@@ -145,7 +145,8 @@ def test_flat_specs_load_to_the_calls_they_write():
     key = operator.attrgetter("key")
     cases = [(), (1,), (Ref("a"), Ref("b")), (Ref("a"), Ref("a"), 3),
              (-1, 2**31 - 1, -2**31, 255, 256, 65535, 65536), ("x" * 300, "é☃", None, True, False, 1.5),
-             tuple(Ref(f"k{i}") for i in range(10)), (Ref("z" * 400),)]
+             tuple(Ref(f"k{i}") for i in range(10)), (Ref("z" * 400),), (Ref("z" * 300), Ref("a")),
+             (0,), (300,), (70_000,), (2**31 - 1,), (-1,), (Ref("a"),), ("é", Ref("☃"))]
     for args in cases * 2:  # (the second time round, from the function's head)
         task = loads_task(writer.dumps_flat(mul, args, Ref, key))
         assert task.func is mul and task.args == args and task.kwargs == {}

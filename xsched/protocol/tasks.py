@@ -395,9 +395,33 @@ def _str_op(text: str) -> bytes:
     return (_SHORT_STR[n] if n < 256 else b"X" + n.to_bytes(4, "little")) + data
 
 
+_BINGET = [b"h" + bytes((n,)) for n in range(256)]
+#: The bytes of a two-reference spec besides the head and the two keys (``_flat_spec``).
+_PAIR_FIXED = len(_REF_GLOBAL) + 2 + len(_REF_CALL) + 2 + 2 + len(_REF_CALL) + 1 + len(_TASK_TAIL)
+
+
 def _flat_spec(head: bytes, memo_size: int, args: tuple, ref_type: type, ref_key: Any) -> bytes | None:
     """The spec of a task of the head's function with flat arguments, or None when an
     argument is not one of those written here (``SpecWriter.dumps_flat``)."""
+    if len(args) == 2 and type(args[0]) is ref_type and type(args[1]) is ref_type and memo_size < 254:
+        # two references (a tree reduction's pairs): what the loop below writes, in one join
+        try:
+            k0, k1 = ref_key(args[0]).encode("utf-8"), ref_key(args[1]).encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        n0, n1 = len(k0), len(k1)
+        size = len(head) + _PAIR_FIXED + n0 + n1
+        if n0 < 256 and n1 < 256 and size < _FRAME_TARGET:
+            return b"".join((_PROTO_FRAME, size.to_bytes(8, "little"), head, _REF_GLOBAL, _SHORT_STR[n0], k0,
+                             _REF_CALL, _BINGET[memo_size + 2], _SHORT_STR[n1], k1, _REF_CALL, b"\x86",
+                             _TASK_TAIL))
+    if len(args) == 1 and type(args[0]) is int and 0 <= args[0] < 2**31:  # (a tree's leaves: f(i))
+        a = args[0]
+        op = _SMALL_INT[a] if a < 256 else b"M" + a.to_bytes(2, "little") if a < 65536 else \
+            b"J" + a.to_bytes(4, "little")
+        size = len(head) + len(op) + 1 + len(_TASK_TAIL)
+        if size < _FRAME_TARGET:
+            return b"".join((_PROTO_FRAME, size.to_bytes(8, "little"), head, op, b"\x85", _TASK_TAIL))
     parts = [_PROTO_FRAME, b"", head] if len(args) <= 3 else [_PROTO_FRAME, b"", head, b"("]  # (MARK)
     append = parts.append
     ref_get = None  # after the first reference: BINGET of the memoized ``Ref``
