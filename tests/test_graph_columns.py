@@ -45,7 +45,7 @@ def _dict_tasks(roots, fuse=True):
 def _column_tasks(roots, fuse=True, **options):
     """The NewTasks the scheduler makes of the columns' update-graph (after schema checks)."""
     cols = columns.walk(roots, fuse=fuse)
-    assert cols is not None
+    assert cols is not None and cols.direct
     writer = SpecWriter(functions={})
     opts = {"resources": None, "workers": None, "allow_other_workers": False, "retries": 0, **options}
     cols_msg, tasks = _column_task_msgs(cols, 7, 0, opts["resources"], opts["workers"],
@@ -116,14 +116,17 @@ def test_calls_with_layers_walk_too_and_match():
     _same(_column_tasks([top], fuse=False), _dict_tasks([top], fuse=False))
 
 
-def test_what_the_dict_path_would_fuse_or_cull_goes_there():
+def test_what_the_dict_path_would_fuse_or_cull_goes_there_from_the_columns():
     a = delayed(add)(1)
     chain = delayed(mul)(a, 3)  # a -> chain: a linear pair, fused by the dict path
-    assert columns.walk([chain], fuse=True) is None
-    assert columns.walk([chain], fuse=False) is not None
+    assert not columns.walk([chain], fuse=True).direct
+    assert columns.walk([chain], fuse=False).direct
     # a layer holding a task the root does not need: the dict path culls it
     extra = Delayed("x-1", {"x-1": Task(len, ("ab",)), "unused-1": Task(len, ("",))})
-    assert columns.walk([delayed(add)(extra, extra)], fuse=False) is None
+    top = delayed(add)(extra, extra)
+    cols = columns.walk([top], fuse=False)
+    assert not cols.direct
+    assert cols.graph() == top.__xsched_graph__()  # (what the dict path takes, walked once)
     assert columns.walk([delayed(len)], fuse=False) is None  # not a plain Delayed
 
 
@@ -148,8 +151,11 @@ def test_flat_specs_load_to_the_calls_they_write():
              tuple(Ref(f"k{i}") for i in range(10)), (Ref("z" * 400),), (Ref("z" * 300), Ref("a")),
              (0,), (300,), (70_000,), (2**31 - 1,), (-1,), (Ref("a"),), ("é", Ref("☃"))]
     for args in cases * 2:  # (the second time round, from the function's head)
-        task = loads_task(writer.dumps_flat(mul, args, Ref, key))
+        spec = writer.dumps_flat(mul, args, Ref, key)
+        task = loads_task(spec)
         assert task.func is mul and task.args == args and task.kwargs == {}
+        # one frame, as the pickler writes it: PROTO 5, FRAME and the length of all that follows
+        assert spec[:3] == b"\x80\x05\x95" and int.from_bytes(spec[3:11], "little") == len(spec) - 11, args
 
 
 @pytest.mark.parametrize("odd", [2**40, b"bytes", "\ud800", [1, 2], "x" * 70_000])
@@ -173,6 +179,8 @@ def _cols(**change):
     ({"keys": ["a", "a"]}, [], "appears twice"),
     ({"deps": [[1], [0]]}, [], "cycle"),
     ({}, [{"key": "elsewhere"}], "not among the keys"),
+    ({}, [{"key": "a"}], "given twice"),
+    ({"specs": [b"A", None]}, [{"key": "b"}, {"key": "b"}], "given twice"),
 ])
 def test_columns_that_do_not_fit_are_refused_by_name(change, entries, says):
     with pytest.raises(ValueError, match=says):
@@ -196,3 +204,11 @@ def test_a_cycle_among_layers_fails_in_the_client():
     assert cols is not None and not all(cols.calls)
     with pytest.raises(ValueError, match="cycle"):
         check_acyclic(cols.keys, cols.deps)
+
+
+def test_a_later_root_defines_a_shared_key_as_the_dict_path_does():
+    first = Delayed("k-1", {"k-1": Task(len, ("a",))})
+    second = Delayed("k-1", {"k-1": Task(len, ("bb",))})
+    cols = columns.walk([first, second], fuse=False)
+    assert len(cols) == 1 and cols.values[0] is second.__xsched_graph__()["k-1"]
+    _same(_column_tasks([first, second], fuse=False), _dict_tasks([first, second], fuse=False))

@@ -497,17 +497,21 @@ class Client:
         from ..graph.optimize import flatten_keys, optimize_with_refs
         from ..graph.order import gc_paused, order
 
-        cols = columns.walk(colls, fuse=optimize_graph)
-        if cols is not None:  # delayed calls: walked once into columns (see graph.columns)
+        # delayed calls: walked once into columns (see graph.columns); with client-wide
+        # options every task would be an entry anyway (and its key a column as well)
+        plain = resources is None and not workers and not allow_other_workers and not retries
+        cols = columns.walk(colls, fuse=optimize_graph) if plain else None
+        if cols is not None and cols.direct:
             return self._submit_columns(cols, colls, priority, resources, workers, allow_other_workers,
                                         retries, persist)
-        graph: dict = {}
+        graph: dict = {} if cols is None else cols.graph()  # (walked already: not again)
         outputs: list = []
         for c in colls:
             if not hasattr(c, "__xsched_graph__"):
                 raise TypeError(f"compute/persist take delayed objects or xsched arrays, not {type(c).__name__}; "
                                 "use client.submit for plain functions")
-            graph.update(c.__xsched_graph__())
+            if cols is None:
+                graph.update(c.__xsched_graph__())
             outputs.append(c.__xsched_keys__())
         all_keys = flatten_keys(outputs)
         refs: dict = {}  # key -> the keys its task refers to, from optimising (order and deps use them)

@@ -10,8 +10,9 @@ the columns as they are, and the scheduler orders them (``order_indexed`` takes 
 ``scheduler/graph_columns.py``). Nothing unreachable is walked, so there is nothing to cull.
 
 Where the dict-based path would do more than this walk does -- fuse a linear chain, or cull
-tasks of a layer that the outputs do not need -- ``walk`` returns None and the caller takes
-that path: the result is always what ``optimize_with_refs`` and ``order`` would give.
+tasks of a layer that the outputs do not need -- the columns are not ``direct`` and the
+caller takes that path from their ``graph()``: the result is always what
+``optimize_with_refs`` and ``order`` would give.
 
 >>> from xsched.graph.delayed import delayed
 >>> def add(a, b):
@@ -39,13 +40,22 @@ class GraphColumns:
     else the graph value (a Task, a Future, a placeholder) of a Delayed's layer;
     ``deps[i]``, the indices of the tasks it depends on (no duplicates); ``refs[i]``, the
     keys it refers to as ``task_dependencies`` lists them (keys outside the graph too), or
-    ``refs`` None when every task is a kept call (their ``deps`` say it all)."""
+    ``refs`` None when every task is a kept call (their ``deps`` say it all).
 
-    __slots__ = ("keys", "values", "calls", "deps", "refs", "roots")
+    >>> from xsched.graph.delayed import delayed
+    >>> total = delayed(sum)([delayed(abs)(-1), 2])  # (a list argument: a layer)
+    >>> cols = walk([total])
+    >>> cols, [cols.keys[j].split("-")[0] for j in cols.deps[0]]
+    (<GraphColumns: 2 tasks, 1 kept calls>, ['abs'])
+    """
 
-    def __init__(self, keys: list, values: list, calls: bytearray, deps: list, refs: list, roots: set) -> None:
+    __slots__ = ("keys", "values", "calls", "deps", "refs", "roots", "direct")
+
+    def __init__(self, keys: list, values: list, calls: bytearray, deps: list, refs: list, roots: set,
+                 direct: bool = True) -> None:
         self.keys, self.values, self.calls, self.deps, self.refs = keys, values, calls, deps, refs
         self.roots = roots  # the indices of the roots' keys
+        self.direct = direct  # (see walk)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -66,16 +76,30 @@ class GraphColumns:
         args = tuple([Ref(a._key) if type(a) is Delayed else a for a in _call_args(value)])
         return Task(value._layer, args, {}, dict(value._ann) if value._ann else {})
 
+    def graph(self) -> dict:
+        """The graph as the dict ``Delayed.__xsched_graph__`` gives (what the optimiser takes).
+
+        >>> from xsched.graph.delayed import delayed
+        >>> g = walk([delayed(abs)(-3)]).graph()
+        >>> [task.run({}) for task in g.values()]
+        [3]
+        """
+        with gc_paused():  # (a Task, a tuple and Refs per call, no cycles)
+            return {key: self.task(i) for i, key in enumerate(self.keys)}
+
 
 def walk(roots: list, fuse: bool = True) -> GraphColumns | None:
-    """The graph of ``roots`` (plain ``Delayed`` objects) as columns, or None when the
-    dict-based optimisation would change it (``fuse`` and a linear chain to fuse; layer
-    tasks the roots do not need) or a root is another kind of collection.
+    """The graph of ``roots`` (plain ``Delayed`` objects) as columns, None when a root is
+    another kind of collection. ``direct`` says whether the columns are the graph to send;
+    else the dict-based optimisation would change it (``fuse`` and a linear chain to fuse;
+    layer tasks the roots do not need): ``graph()`` is then the dict it takes.
 
     >>> from xsched.graph.delayed import delayed
     >>> cols = walk([delayed(max)(delayed(min)(3, 4), 1)], fuse=False)
-    >>> cols, cols.deps
-    (<GraphColumns: 2 tasks, 2 kept calls>, [[1], []])
+    >>> cols, cols.deps, cols.direct
+    (<GraphColumns: 2 tasks, 2 kept calls>, [[1], []], True)
+    >>> walk([delayed(max)(delayed(min)(3, 4), 1)], fuse=True).direct  # (min -> max: fused)
+    False
     """
     if any(type(r) is not Delayed for r in roots):
         return None
@@ -83,8 +107,8 @@ def walk(roots: list, fuse: bool = True) -> GraphColumns | None:
         cols = _walk_calls(roots)
         if cols is None:
             cols = _walk(roots)
-        if cols is None or (fuse and _has_chain(cols.deps, cols.roots)):
-            return None
+        if cols.direct and fuse and _has_chain(cols.deps, cols.roots):
+            cols.direct = False
         return cols
 
 
@@ -131,15 +155,15 @@ def _walk_calls(roots: list) -> GraphColumns | None:
     return GraphColumns(keys, values, bytearray(b"\x01") * len(keys), deps, None, {at[id(r)] for r in roots})
 
 
-def _walk(roots: list) -> GraphColumns | None:
+def _walk(roots: list) -> GraphColumns:
     keys: list[str] = []
     values: list[Any] = []
     calls = bytearray()
     index: dict[str, int] = {}
     seen: set[int] = set()
     layered = False
-    stack = list(roots)
-    pop, push = stack.pop, stack.append
+    stack = roots[::-1]  # (the first root's graph walked first: as with graph.update per root,
+    pop, push = stack.pop, stack.append  # a later root's value for a key wins)
     while stack:  # pass 1: every task an index (the old walk's order: a later layer value wins)
         node = pop()
         if id(node) in seen:
@@ -188,9 +212,8 @@ def _walk(roots: list) -> GraphColumns | None:
             found = task_dependencies(value)
             refs.append(found)
             deps.append([index[k] for k in found if k in index] if found else empty)
-    if layered and not _all_reached(roots, index, deps):
-        return None
-    return GraphColumns(keys, values, calls, deps, refs, {index[r._key] for r in roots})
+    return GraphColumns(keys, values, calls, deps, refs, {index[r._key] for r in roots},
+                        not layered or _all_reached(roots, index, deps))
 
 
 def _all_reached(roots: list, index: dict, deps: list) -> bool:

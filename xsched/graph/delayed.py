@@ -527,7 +527,8 @@ class DelayedFunction(Delayed):
 
     __slots__ = ("_func", "_pure", "_nout", "_name")
     # Delayed's slots that never change here, read from the class: ``delayed(f)(...)`` makes
-    # a DelayedFunction per call, and each slot set costs as much as a dict lookup.
+    # a DelayedFunction per call, and each slot set costs as much as a dict lookup. (They
+    # hide those slots: never set them on a DelayedFunction.)
     _deps, _length, _args, _ann = (), None, None, None
 
     @classmethod

@@ -81,7 +81,8 @@ def funcname(func: Callable) -> str:
     >>> funcname(len)
     'len'
     """
-    if type(func) is FunctionType:  # (the common case, without hasattr's failed lookup)
+    if type(func) is FunctionType and "func" not in func.__dict__:  # (the common case, without
+        # hasattr's failed lookup: a function's attributes are its __dict__'s)
         name = func.__name__
         return name if name != "<lambda>" else "lambda"
     while hasattr(func, "func") and not isinstance(func, type):  # functools.partial

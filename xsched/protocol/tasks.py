@@ -461,7 +461,7 @@ def _flat_spec(head: bytes, memo_size: int, args: tuple, ref_type: type, ref_key
         return None
     append(_TUPLES.get(len(args), b"t"))
     append(_TASK_TAIL)
-    size = sum(map(len, parts)) - 11  # (what follows the frame's length)
+    size = sum(map(len, parts)) - len(_PROTO_FRAME)  # (what follows the frame's length: parts[1] is empty)
     if size >= _FRAME_TARGET:
         return None
     parts[1] = size.to_bytes(8, "little")

@@ -27,8 +27,13 @@ def column_tasks(columns: dict, entries: list) -> list[NewTask]:
     task ``entries`` of the same update-graph; ValueError names what does not fit.
 
     Each column with a spec is a task; one with a null spec only names a key for its
-    dependents (an entry's task, or one the scheduler has). Entries are consumed (each
-    set to None once its NewTask exists: a large graph's decoded maps go early).
+    dependents (an entry's task -- one at most -- or one the scheduler has). Entries and
+    the specs column are consumed (entries set to None once their NewTask exists: a large
+    graph's decoded maps go early).
+
+    >>> cols = {"keys": ["x-1", "sum-1"], "specs": [b"X", None], "deps": [[], [0]], "priority": [0, 3]}
+    >>> [(t.key, t.priority, t.retries) for t in column_tasks(cols, [{"key": "sum-1", "retries": 2}])]
+    [('x-1', (0, 3, 0), 0), ('sum-1', (1,), 2)]
     """
     keys, specs, deps = columns["keys"], columns["specs"], columns["deps"]
     n = len(keys)
@@ -52,9 +57,11 @@ def column_tasks(columns: dict, entries: list) -> list[NewTask]:
     for i, t in enumerate(entries):
         entries[i] = None
         at = index.get(t["key"])
-        if at is None:
-            raise ValueError(f"update-graph: task {t['key']!r:.100} is not among the keys of its columns; "
-                             "nothing of this graph was added")
+        if at is None or specs[at] is not None:
+            where = ("is not among the keys of its columns" if at is None else
+                     "is given twice (a spec in the columns, or another entry)")
+            raise ValueError(f"update-graph: task {t['key']!r:.100} {where}; nothing of this graph was added")
+        specs[at] = b""  # (taken: a second entry for the key is refused as above)
         append(entry_task(t, (*t.get("priority", ()), order[at])))
     return tasks
 
