@@ -587,16 +587,7 @@ class DelayedFunction(Delayed):
                 _set_layer(node, func)
                 _set_deps(node, None)
                 _set_length(node, self._nout)
-                n = len(args)  # (_keep_args, inline)
-                if n == 2:
-                    _set_a(node, args[0])
-                    _set_b(node, args[1])
-                    _set_args(node, 2)
-                elif n == 1:
-                    _set_a(node, args[0])
-                    _set_args(node, 1)
-                else:
-                    _set_args(node, args)
+                _keep_args(node, args)
                 _set_ann(node, current_annotations() or None)
                 return node
         pure = kwargs.pop("pure", self._pure)
