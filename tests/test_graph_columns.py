@@ -42,14 +42,12 @@ def _dict_tasks(roots, fuse=True):
     return [entry_task(t) for t in tasks], writer.functions
 
 
-def _column_tasks(roots, fuse=True, **options):
+def _column_tasks(roots, fuse=True):
     """The NewTasks the scheduler makes of the columns' update-graph (after schema checks)."""
     cols = columns.walk(roots, fuse=fuse)
     assert cols is not None and cols.direct
     writer = SpecWriter(functions={})
-    opts = {"resources": None, "workers": None, "allow_other_workers": False, "retries": 0, **options}
-    cols_msg, tasks = _column_task_msgs(cols, 7, 0, opts["resources"], opts["workers"],
-                                        opts["allow_other_workers"], opts["retries"], [], writer)
+    cols_msg, tasks = _column_task_msgs(cols, 7, 0, [], writer)
     msg = msgpack.unpackb(msgpack.packb({"op": "update-graph", "tasks": tasks, "columns": cols_msg}))
     TO_SCHEDULER.check(msg)
     return column_tasks(msg["columns"], msg["tasks"]), writer.functions

@@ -74,7 +74,7 @@ def main(argv=None) -> int:
     writer = SpecWriter(functions={})
     t0 = time.perf_counter()
     with gc_paused():
-        cols_msg, tasks = _column_task_msgs(cols, 1, 0, None, None, False, 0, [], writer)
+        cols_msg, tasks = _column_task_msgs(cols, 1, 0, [], writer)
     result["columns_and_specs_seconds"] = time.perf_counter() - t0
     result["client_submit_seconds"] = result["walk_seconds"] + result["columns_and_specs_seconds"]
     t0 = time.perf_counter()

@@ -502,8 +502,7 @@ class Client:
         plain = resources is None and not workers and not allow_other_workers and not retries
         cols = columns.walk(colls, fuse=optimize_graph) if plain else None
         if cols is not None and cols.direct:
-            return self._submit_columns(cols, colls, priority, resources, workers, allow_other_workers,
-                                        retries, persist)
+            return self._submit_columns(cols, colls, priority, persist)
         graph: dict = {} if cols is None else cols.graph()  # (walked already: not again)
         outputs: list = []
         for c in colls:
@@ -544,21 +543,19 @@ class Client:
             return futures
         return [f[0] for f in futures]
 
-    def _submit_columns(self, cols, colls, priority, resources, workers, allow_other_workers, retries,
-                        persist: bool):
-        """``_submit_collections`` of plain Delayed objects walked into ``cols``: the graph
-        goes as columns, and the scheduler orders it (``scheduler/graph_columns.py``)."""
+    def _submit_columns(self, cols, colls, priority, persist: bool):
+        """``_submit_collections`` of plain Delayed objects walked into ``cols``, without
+        client-wide options: the graph goes as columns, and the scheduler orders it
+        (``scheduler/graph_columns.py``)."""
         from ..graph.order import check_acyclic, gc_paused
 
         if not all(cols.calls):  # (calls kept as given cannot make a cycle; layers can)
             check_acyclic(cols.keys, cols.deps)
         gen = next(_generation)
-        workers = [workers] if isinstance(workers, str) else (list(workers) if workers else None)
         held: list[Future] = []
         writer = SpecWriter(functions={})
         with gc_paused():
-            columns, tasks = _column_task_msgs(cols, gen, priority, resources, workers, allow_other_workers,
-                                               retries, held, writer)
+            columns, tasks = _column_task_msgs(cols, gen, priority, held, writer)
         futures = [Future(c._key, self) for c in colls]
         self._send_graph(_graph_msg(tasks, [c._key for c in colls], writer.functions, columns))
         del held
@@ -1299,20 +1296,19 @@ def _graph_task_msgs(graph: dict, refs: dict, prio: dict, gen: int, priority, re
     return tasks
 
 
-def _column_task_msgs(cols, gen: int, priority, resources, workers, allow_other_workers, retries,
-                      held: list, writer: SpecWriter) -> tuple[dict, list]:
+def _column_task_msgs(cols, gen: int, priority, held: list, writer: SpecWriter) -> tuple[dict, list]:
     """The columns of an update-graph (``schemas.COLUMNS``) of a graph walked into columns
-    (``graph.columns``), and the task entries of the tasks they do not carry.
+    (``graph.columns``), submitted without client-wide options, and the task entries of
+    the tasks they do not carry.
 
-    A call kept as given, without annotations or client-wide options, is a column with its
-    spec written straight from its arguments; every other task is made into its graph
-    value and goes as an entry (``_graph_task_msg``, its priority without the order the
-    scheduler appends), its column a key with a null spec.
+    A call kept as given, without annotations, is a column with its spec written straight
+    from its arguments; every other task is made into its graph value and goes as an
+    entry (``_graph_task_msg``, its priority without the order the scheduler appends),
+    its column a key with a null spec.
     """
     from ..graph.delayed import Delayed, _call_args
 
     dumps, flat = writer.dumps, writer.dumps_flat
-    plain = resources is None and workers is None and not allow_other_workers and not retries
     keys, values, calls, refs = cols.keys, cols.values, cols.calls, cols.refs
     ref_key = _delayed_key
     specs: list = []
@@ -1322,12 +1318,12 @@ def _column_task_msgs(cols, gen: int, priority, resources, workers, allow_other_
     for i, key in enumerate(keys):
         if calls[i]:
             node = values[i]
-            if plain and node._ann is None:
+            if node._ann is None:
                 spec(flat(node._layer, _call_args(node), Delayed, ref_key))
                 continue
         spec(None)
         _graph_task_msg(key, cols.task(i), refs[i] if refs is not None else None, None, gen, priority,
-                        resources, workers, allow_other_workers, retries, held, dumps, plain, append)
+                        None, None, False, 0, held, dumps, True, append)
     return {"keys": keys, "specs": specs, "deps": cols.deps, "priority": [-priority, gen]}, tasks
 
 

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .delayed import Delayed, _call_args
+from .delayed import Delayed, _call_args, _call_task
 from .order import gc_paused, task_dependencies
-from .spec import Ref, Task
+from .spec import Task
 
 __all__ = ["GraphColumns", "walk"]
 
@@ -71,10 +71,7 @@ class GraphColumns:
         2
         """
         value = self.values[i]
-        if not self.calls[i]:
-            return value
-        args = tuple([Ref(a._key) if type(a) is Delayed else a for a in _call_args(value)])
-        return Task(value._layer, args, {}, dict(value._ann) if value._ann else {})
+        return _call_task(value) if self.calls[i] else value
 
     def graph(self) -> dict:
         """The graph as the dict ``Delayed.__xsched_graph__`` gives (what the optimiser takes).
@@ -162,6 +159,17 @@ def _walk(roots: list) -> GraphColumns:
     index: dict[str, int] = {}
     seen: set[int] = set()
     layered = False
+
+    def put(key: str, value: Any, call: int) -> None:  # (a key given again: the later value wins)
+        i = index.get(key)
+        if i is None:
+            index[key] = len(keys)
+            keys.append(key)
+            values.append(value)
+            calls.append(call)
+        else:
+            values[i], calls[i] = value, call
+
     stack = roots[::-1]  # (the first root's graph walked first: as with graph.update per root,
     pop, push = stack.pop, stack.append  # a later root's value for a key wins)
     while stack:  # pass 1: every task an index (the old walk's order: a later layer value wins)
@@ -169,17 +177,8 @@ def _walk(roots: list) -> GraphColumns:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        args = node._args
-        if args is not None:
-            key = node._key
-            i = index.get(key)
-            if i is None:
-                index[key] = len(keys)
-                keys.append(key)
-                values.append(node)
-                calls.append(1)
-            else:
-                values[i], calls[i] = node, 1
+        if node._args is not None:
+            put(node._key, node, 1)
             for a in _call_args(node):
                 if type(a) is Delayed:
                     push(a)
@@ -187,14 +186,7 @@ def _walk(roots: list) -> GraphColumns:
         layered = True
         layer = node._layer
         for key, value in ((node._key, layer),) if type(layer) is Task else layer.items():
-            i = index.get(key)
-            if i is None:
-                index[key] = len(keys)
-                keys.append(key)
-                values.append(value)
-                calls.append(0)
-            else:
-                values[i], calls[i] = value, 0
+            put(key, value, 0)
         stack.extend(node._deps)
 
     deps: list[list[int]] = []

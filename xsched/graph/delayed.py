@@ -255,19 +255,11 @@ class Delayed:
                 if id(node) in seen:
                     continue
                 seen.add(id(node))
-                args = node._args
-                if args is not None:
-                    if type(args) is int:
-                        args = _call_args(node)
-                    targs = []
-                    for a in args:
+                if node._args is not None:
+                    graph[node._key] = _call_task(node)
+                    for a in _call_args(node):
                         if type(a) is Delayed:
                             push(a)
-                            targs.append(_ref(a._key))
-                        else:
-                            targs.append(a)
-                    ann = node._ann
-                    graph[node._key] = _task(node._layer, tuple(targs), dict(ann) if ann else {})
                     continue
                 layer = node._layer
                 if type(layer) is Task:
@@ -459,6 +451,19 @@ def _task(func: Callable, args: tuple, annotations: dict) -> Task:
     _set_task_kwargs(task, {})
     _set_task_annotations(task, annotations)
     return task
+
+
+def _call_task(node: Delayed) -> Task:
+    """The Task of a call kept as given (``node._args`` is not None): its Delayed
+    arguments made Refs.
+
+    >>> from xsched.graph.delayed import delayed, _call_task
+    >>> _call_task(delayed(max)(5, 7)).run({})
+    7
+    """
+    args = tuple([_ref(a._key) if type(a) is Delayed else a for a in _call_args(node)])
+    ann = node._ann
+    return _task(node._layer, args, dict(ann) if ann else {})
 
 
 def _rebuild(graph: Mapping[str, Any], key: str, length: int | None = None) -> Delayed:

@@ -395,6 +395,17 @@ def _str_op(text: str) -> bytes:
     return (_SHORT_STR[n] if n < 256 else b"X" + n.to_bytes(4, "little")) + data
 
 
+def _int_op(a: int) -> bytes | None:
+    """An int as the pickler writes it, or None past 32 bits (LONG1: pickled whole)."""
+    if 0 <= a < 256:
+        return _SMALL_INT[a]
+    if 0 <= a < 65536:
+        return b"M" + a.to_bytes(2, "little")
+    if -2**31 <= a < 2**31:
+        return b"J" + a.to_bytes(4, "little", signed=True)
+    return None
+
+
 _BINGET = [b"h" + bytes((n,)) for n in range(256)]
 #: The bytes of a two-reference spec besides the head and the two keys (``_flat_spec``).
 _PAIR_FIXED = len(_REF_GLOBAL) + 2 + len(_REF_CALL) + 2 + 2 + len(_REF_CALL) + 1 + len(_TASK_TAIL)
@@ -415,12 +426,10 @@ def _flat_spec(head: bytes, memo_size: int, args: tuple, ref_type: type, ref_key
             return b"".join((_PROTO_FRAME, size.to_bytes(8, "little"), head, _REF_GLOBAL, _SHORT_STR[n0], k0,
                              _REF_CALL, _BINGET[memo_size + 2], _SHORT_STR[n1], k1, _REF_CALL, b"\x86",
                              _TASK_TAIL))
-    if len(args) == 1 and type(args[0]) is int and 0 <= args[0] < 2**31:  # (a tree's leaves: f(i))
-        a = args[0]
-        op = _SMALL_INT[a] if a < 256 else b"M" + a.to_bytes(2, "little") if a < 65536 else \
-            b"J" + a.to_bytes(4, "little")
-        size = len(head) + len(op) + 1 + len(_TASK_TAIL)
-        if size < _FRAME_TARGET:
+    if len(args) == 1 and type(args[0]) is int:  # (a tree's leaves: f(i))
+        op = _int_op(args[0])
+        size = len(head) + len(op or b"") + 1 + len(_TASK_TAIL)
+        if op is not None and size < _FRAME_TARGET:
             return b"".join((_PROTO_FRAME, size.to_bytes(8, "little"), head, op, b"\x85", _TASK_TAIL))
     parts = [_PROTO_FRAME, b"", head] if len(args) <= 3 else [_PROTO_FRAME, b"", head, b"("]  # (MARK)
     append = parts.append
@@ -432,23 +441,16 @@ def _flat_spec(head: bytes, memo_size: int, args: tuple, ref_type: type, ref_key
                 if ref_get is None:
                     append(_REF_GLOBAL)
                     at = memo_size + 2
-                    ref_get = b"h" + bytes((at,)) if at < 256 else b"j" + at.to_bytes(4, "little")
+                    ref_get = _BINGET[at] if at < 256 else b"j" + at.to_bytes(4, "little")
                 else:
                     append(ref_get)
-                data = ref_key(a).encode("utf-8")
-                n = len(data)
-                append(_SHORT_STR[n] if n < 256 else b"X" + n.to_bytes(4, "little"))
-                append(data)
+                append(_str_op(ref_key(a)))
                 append(_REF_CALL)
             elif typ is int:
-                if 0 <= a < 256:
-                    append(_SMALL_INT[a])
-                elif 0 <= a < 65536:
-                    append(b"M" + a.to_bytes(2, "little"))
-                elif -2**31 <= a < 2**31:
-                    append(b"J" + a.to_bytes(4, "little", signed=True))
-                else:
+                op = _int_op(a)
+                if op is None:
                     return None
+                append(op)
             elif typ is str:
                 append(_str_op(a))
             elif typ is float:
