@@ -12,7 +12,7 @@ $(BIN)/python:
 
 # Reinstall only when the project's metadata changes (fast when already installed).
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet -e ".[test,docs]"
 	$(BIN)/python extensions/jupyterlab/install_dev.py
 	touch $(STAMP)
 
@@ -21,18 +21,24 @@ demo: $(STAMP)
 
 # System parts of the multi-host, Slurm and ssh tiers (root only; elsewhere those tiers skip).
 system-deps:
-	sh tests/system_deps.sh
-	sh tests/browser_deps.sh
+	sh tests/support/system_deps.sh
+	sh tests/support/browser_deps.sh
 
 # Rebuild the JupyterLab panel (needs Node 20+; users need no Node: xsched/labextension is committed).
 labextension: $(STAMP)
 	sh extensions/jupyterlab/build.sh $(BIN)/python
 
-test: $(STAMP) system-deps
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests
+# The documentation site (mkdocs.yml, docs/) into site/; --strict: any warning fails the build.
+.PHONY: docs
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+# Every tier (tests/unit, tests/cluster, tests/system) and the examples in every module's docstrings.
+test: $(STAMP) system-deps docs
+	$(BIN)/python -m pytest -q -p no:cacheprovider --doctest-modules xsched tests
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests -m "not cluster"
+	$(BIN)/python -m pytest -q -p no:cacheprovider --doctest-modules xsched tests/unit
 
 # Benchmarks print figures side by side with dask.distributed and Ray, each in its own
 # virtual environment (.venv-dask, .venv-ray); neither is ever a dependency of xsched.
@@ -45,7 +51,7 @@ bench-env: $(STAMP)
 # One run, one benchmark process at a time; e.g. `make bench BENCH_ARGS="--quick"` for a smoke
 # check, or BENCH_ARGS="--only movie". Run the full sizes on a quiet machine.
 bench: $(STAMP)
-	$(BIN)/python tests/benchmarks/run_all.py $(BENCH_ARGS)
+	$(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .venv-dask .venv-ray *.egg-info

@@ -11,9 +11,11 @@ unless the environment already sets it): the scheduler checks its state's invari
 its events and, on a violation, warns its clients and closes; the test then fails (its
 futures are lost) and, even if it passed, fails at teardown with the scheduler's report.
 
-Helpers for tests (not fixtures): ``wait_until`` polls a condition up to a deadline
-(deadlines for conditions are fine; durations are never asserted), ``Gate`` lets a test
-hold tasks on a worker until it opens a file.
+Plain helpers for tests (``wait_until``, ``Gate``, ``count_opcodes``, ``pid_gone``...) live
+in ``tests/support/helpers.py``; the multi-host, Slurm and SSH machinery in ``tests/support/``.
+Tests are laid out by tier: ``tests/unit`` (pure, no scheduler or worker process),
+``tests/cluster`` (real processes on loopback), ``tests/system`` (network namespaces, Slurm,
+SSH, the browser and the notebooks).
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ import gc
 import logging
 import os
 import time
-import uuid
 
 import psutil
 import pytest
@@ -141,93 +142,6 @@ def invariant_reports(_validated_schedulers):
     test that breaks one on purpose: it checks them, then clears the list."""
     assert _validated_schedulers is not None, "invariant_reports is for tests marked cluster"
     return _validated_schedulers.reports
-
-
-# ---------------------------------------------------------------------- helpers
-def wait_until(predicate, timeout: float = 20, interval: float = 0.02, msg: str = "condition"):
-    """Poll ``predicate()`` until it returns something truthy; fail after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{msg} did not become true within {timeout}s (last value: {value!r})")
-        time.sleep(interval)
-
-
-def count_opcodes(where, fn, *args) -> int:
-    """Bytecode instructions executed in ``where`` (a module, or a package: all its modules)
-    while ``fn(*args)`` runs.
-
-    A deterministic measure of work, the same on a loaded or an idle machine: how it grows
-    with the input shows the complexity without a clock. Python-level work only; a C call
-    counts as one instruction.
-    """
-    import sys
-
-    path = where.__file__
-    if os.path.basename(path) == "__init__.py":
-        prefix = os.path.dirname(path) + os.sep
-        wanted = lambda name: name.startswith(prefix)  # noqa: E731
-    else:
-        wanted = lambda name: name == path  # noqa: E731
-    count = 0
-
-    def local(frame, event, arg):
-        nonlocal count
-        if event == "opcode":
-            count += 1
-        return local
-
-    def tracer(frame, event, arg):
-        if not wanted(frame.f_code.co_filename):
-            return None
-        frame.f_trace_opcodes = True
-        return local
-
-    old = sys.gettrace()
-    sys.settrace(tracer)
-    try:
-        fn(*args)
-    finally:
-        sys.settrace(old)
-    return count
-
-
-class Gate:
-    """A file that tasks wait for: ``gate.wait`` is picklable and blocks until ``open()``.
-
-    >>> gate = Gate(tmp_path); fut = client.submit(gate.wait, 1)   # held on a worker
-    >>> gate.open(); fut.result()                                  # 1
-    """
-
-    def __init__(self, directory):
-        self.path = os.path.join(str(directory), f"gate-{uuid.uuid4().hex}")
-
-    def open(self) -> None:
-        with open(self.path, "w"):
-            pass
-
-    def wait(self, value=None, timeout: float = 60):
-        deadline = time.monotonic() + timeout
-        while not os.path.exists(self.path):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"gate {self.path} never opened")
-            time.sleep(0.005)
-        return value
-
-
-def child_pids() -> set[int]:
-    return {p.pid for p in psutil.Process().children(recursive=True)}
-
-
-def pid_gone(pid: int) -> bool:
-    """True once ``pid`` no longer exists (a zombie awaiting its reaper counts as gone)."""
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
 
 
 # ---------------------------------------------------------------------- cluster fixtures

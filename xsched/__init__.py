@@ -3,7 +3,10 @@
 >>> from xsched import Client, LocalCluster, delayed, as_completed, wait
 """
 
-from . import config
+# The layers import downward only (tests/unit/test_layers.py); the higher ones hook into the
+# lower through xsched.hooks when imported here: xsched.deploy provides the LocalCluster that
+# Client() starts without an address, xsched.jupyter the notebook display and the magics.
+from . import config, jupyter
 from .client.client import Client, Executor, get_client
 from .client.future import Future
 from .client.waiting import as_completed, wait
@@ -11,6 +14,7 @@ from .deploy.local import LocalCluster
 from .errors import KilledWorker, SchedulerLostError, XschedError
 from .graph.annotate import annotate
 from .graph.delayed import Delayed, compute, delayed
+from .jupyter import magics as _magics
 from .jupyter.progress import progress
 from .sizeof import sizeof
 from .client.worker_client import local_client, worker_client
@@ -27,6 +31,4 @@ __all__ = [
 
 def load_ipython_extension(ip):
     """``%load_ext xsched`` registers the ``%remote`` and ``%scheduler`` magics."""
-    from .jupyter.magics import load_ipython_extension as _load
-
-    _load(ip)
+    _magics.load_ipython_extension(ip)

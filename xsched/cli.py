@@ -26,8 +26,24 @@ import argparse
 import asyncio
 import logging
 import os
+import shutil
 import signal
 import sys
+import tempfile
+import threading
+import time
+
+import psutil
+import zmq
+
+from . import config
+from .deploy.ssh import SSHCluster
+from .doctor import diagnose, format_report
+from .protocol.addressing import interface_address, join
+from .protocol.registry import connection_info
+from .protocol.security import Security
+from .units import parse_memory_limit, parse_resources, parse_timedelta
+from .worker import nanny as worker_nanny
 
 __all__ = ["main", "scheduler_main", "worker_main"]
 
@@ -71,8 +87,6 @@ async def _serve_until_stopped(server, parent_pid: int | None) -> None:
 # ---------------------------------------------------------------------- scheduler
 def _listen_host(args) -> str | None:
     """The host to listen on from --host / --interface (None: the command's default)."""
-    from .protocol.addressing import interface_address
-
     if args.interface:
         if args.host:
             raise ValueError("give --host or --interface, not both")
@@ -81,8 +95,7 @@ def _listen_host(args) -> str | None:
 
 
 async def _run_scheduler(args) -> None:
-    from .protocol.addressing import join
-    from .protocol.security import Security
+    # imported by the command that runs it: a worker process need not load the scheduler
     from .scheduler.server import Scheduler
 
     secret = os.environ.get("XSCHED_SECRET")
@@ -108,11 +121,6 @@ async def _run_scheduler(args) -> None:
 def _remove_orphaned_directory(path: str, worker_pids: list[int], timeout: float = 10) -> None:
     """Our LocalCluster's process died (a kernel restart): nobody else will remove its
     temporary directory. Wait for the workers (told to close) to leave it, then remove it."""
-    import shutil
-    import time
-
-    import psutil
-
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and any(psutil.pid_exists(p) for p in worker_pids):
         time.sleep(0.1)
@@ -121,9 +129,8 @@ def _remove_orphaned_directory(path: str, worker_pids: list[int], timeout: float
 
 # ---------------------------------------------------------------------- worker
 async def _run_worker(args, security, address) -> int:
+    # imported by the command that runs it: the scheduler process need not load the worker
     from .worker.server import Worker
-    from .units import parse_memory_limit, parse_resources
-    from . import config
 
     resources = dict(config.get("worker.resources", {}) or {})
     if args.resources:
@@ -154,8 +161,6 @@ async def _run_worker(args, security, address) -> int:
 
 def _lifetime_args(args) -> tuple:
     """(lifetime, stagger, retire timeout) in seconds from the worker's options."""
-    from .units import parse_timedelta
-
     lifetime = parse_timedelta(args.lifetime) if args.lifetime else None
     stagger = parse_timedelta(args.lifetime_stagger) if args.lifetime_stagger else 0.0
     timeout = parse_timedelta(args.retire_timeout)
@@ -183,18 +188,12 @@ async def _worker_until_stopped(worker, parent_pid: int | None) -> str:
 
 def _nanny(args) -> int:
     """Run ``--nworkers`` worker processes under a nanny (this process)."""
-    from . import config
-    from .units import parse_memory_limit
-    from .worker.nanny import Nanny
-
     limit = args.memory_limit if args.memory_limit is not None else config.get("worker.memory.limit", "auto")
     memory_limit = parse_memory_limit(limit, nworkers=args.nworkers)
     base = args.name
     own_dir = None
     if not args.local_directory and not config.get("worker.local-directory", None):
         # the nanny owns its workers' scratch space, so even a killed worker leaves nothing behind
-        import tempfile
-
         own_dir = args.local_directory = tempfile.mkdtemp(prefix="xsched-worker-")
     workers = {}
     for i in range(args.nworkers):
@@ -225,21 +224,16 @@ def _nanny(args) -> int:
         workers[name or str(i)] = a
     _, _, retire_timeout = _lifetime_args(args)
     # on SIGTERM the nanny forwards it and waits for the graceful retirement (plus a margin)
-    nanny = Nanny(workers, memory_limit, config.get("worker.memory.terminate", 0.95),
-                  log_dir=args.log_directory, stop_timeout=retire_timeout + 5)
+    nanny = worker_nanny.Nanny(workers, memory_limit, config.get("worker.memory.terminate", 0.95),
+                               log_dir=args.log_directory, stop_timeout=retire_timeout + 5)
     try:
         return nanny.run(parent_pid=args.parent_pid)
     finally:
         if own_dir is not None:
-            import shutil
-
             shutil.rmtree(own_dir, ignore_errors=True)
 
 
 def _worker(args) -> int:
-    from . import config
-    from .protocol.registry import connection_info
-
     if not args.scheduler_file and not args.address:
         print("xsched worker: give the scheduler ADDRESS (e.g. localhost:8786) or --scheduler-file FILE",
               file=sys.stderr)
@@ -252,19 +246,15 @@ def _worker(args) -> int:
     except (LookupError, OSError, ValueError) as e:
         print(f"xsched worker: {e}", file=sys.stderr)
         if args.parent_pid:  # started by a nanny: a code it does not retry (the file or secret is gone)
-            from .worker.nanny import EXIT_CANNOT_CONNECT
-
-            return EXIT_CANNOT_CONNECT
+            return worker_nanny.EXIT_CANNOT_CONNECT
         return 2
     if not args.no_nanny:
         return _nanny(args)
     try:
         code = asyncio.run(_run_worker(args, security, address))
     except (TimeoutError, ValueError, ConnectionError) as e:  # AuthenticationError is a ConnectionError
-        from .worker.nanny import EXIT_CANNOT_CONNECT
-
         print(f"xsched worker: {e}", file=sys.stderr)
-        return EXIT_CANNOT_CONNECT
+        return worker_nanny.EXIT_CANNOT_CONNECT
     _exit_if_tasks_running(code)
     return code
 
@@ -273,8 +263,6 @@ def _exit_if_tasks_running(code: int = 0) -> None:
     """The worker has closed, but task threads cannot be interrupted: exit now instead of
     waiting for them at interpreter shutdown. (Otherwise a long task keeps the process
     alive after its scheduler is gone, and a SIGTERM waits for the SIGKILL that follows.)"""
-    import threading
-
     busy = [t for t in threading.enumerate() if t.name.startswith("xsched-task") and t.is_alive()]
     if busy:
         logging.getLogger("xsched.worker").warning("exiting with %d task(s) still running", len(busy))
@@ -323,12 +311,8 @@ def _worker_parser(p: argparse.ArgumentParser) -> None:
 
 
 def _scheduler(args) -> int:
-    from . import config
-
     if args.security is None:
         args.security = config.get("comm.security", "auto")
-    import zmq
-
     try:
         asyncio.run(_run_scheduler(args))
     except (OSError, ValueError, zmq.ZMQError) as e:  # a ZMQError is no OSError; AddressError a ValueError
@@ -343,8 +327,6 @@ def _secret_from_stdin() -> None:
     Launchers (ssh) use this so the secret is on no command line and in no file; the
     connection's end (EOF) becomes a SIGTERM, the graceful way out.
     """
-    import threading
-
     line = sys.stdin.buffer.readline().strip()
     if not line:
         print("xsched: --secret-stdin: no secret on stdin", file=sys.stderr)
@@ -373,10 +355,6 @@ def _ssh_parser(p: argparse.ArgumentParser) -> None:
 
 def _ssh(args) -> int:
     """``xsched ssh HOSTS...``: an SSHCluster until Ctrl-C / SIGTERM."""
-    import threading
-
-    from .deploy.ssh import SSHCluster
-
     wo = {"nthreads": args.nthreads, "nworkers": args.nworkers}
     if args.memory_limit:
         wo["memory_limit"] = args.memory_limit
@@ -417,13 +395,9 @@ def main(argv: list[str] | None = None) -> int:
     cp.add_argument("--describe", action="store_true", help="document every key")
     args = parser.parse_args(argv)
     if args.command == "config":
-        from . import config
-
         print(config.describe() if args.describe else config.pretty())
         return 0
     if args.command == "doctor":
-        from .doctor import diagnose, format_report
-
         steps = diagnose(args.address, args.scheduler_file, args.timeout)
         print(format_report(steps))
         ok = all(st.ok for st in steps)

@@ -56,6 +56,8 @@ import zmq
 import zmq.asyncio
 from zmq.utils.monitor import parse_monitor_message
 
+from .background import Background
+from .protocol import ops
 from .protocol.addressing import AddressError, is_ipv6, join, normalize, split
 from .protocol.messages import MAX_WIRE_FRAME, chunk, decode, encode, frame_nbytes, unchunk
 from .protocol.pump import SocketPump
@@ -320,12 +322,12 @@ class _Batcher:
         if len(packed) == 1:
             self._send(packed)
         elif packed:
-            self._send([msgpack.packb({"op": "batch", "packed": packed}, use_bin_type=True)])
+            self._send([msgpack.packb({"op": ops.BATCH, "packed": packed}, use_bin_type=True)])
 
 
 def _expand(header: dict, payload: list, on_garbage: Callable[[ProtocolError], None]):
     """The messages of a ``batch`` (or the message itself); garbage inside is reported."""
-    if header["op"] != "batch":
+    if header["op"] != ops.BATCH:
         yield header, payload
         return
     packed = header.get("packed")
@@ -341,7 +343,7 @@ def _expand(header: dict, payload: list, on_garbage: Callable[[ProtocolError], N
         except ProtocolError as e:  # garbage inside a batch is dropped like garbage outside one
             on_garbage(e)
             continue
-        if h["op"] == "batch":
+        if h["op"] == ops.BATCH:
             on_garbage(ProtocolError("a batch inside a batch", "nested batch", h))
             continue
         yield h, []
@@ -415,7 +417,7 @@ class Listener:
         self._batchers: dict[bytes, _Batcher] = {}
         self._outboxes: dict[bytes, _Outbox] = {}
         self._peers: set[bytes] = set()
-        self._tasks: set[asyncio.Task] = set()
+        self._background = Background(f"{type(self).__name__}")
         self._reported = _Reported()
         self._probes_pending = False
         self._auth = None
@@ -442,7 +444,7 @@ class Listener:
         self._sock = sock
         self.address = address
         self._pump = SocketPump(sock, self._on_frames, name=self.name).start()
-        self._spawn(self._monitor_loop())
+        self._background.spawn(self._monitor_loop())
         return address
 
     def _bind(self, sock, address: str) -> str:
@@ -462,11 +464,6 @@ class Listener:
         bound = sock.get(zmq.LAST_ENDPOINT).decode()
         return join(host, int(bound.rsplit(":", 1)[1]))
 
-    def _spawn(self, coro) -> asyncio.Task:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
 
     def send(self, peer: bytes, header: dict, objects: dict | None = None, raw: dict | None = None) -> None:
         """Queue a message to ``peer``; small messages of one tick are batched."""
@@ -562,7 +559,7 @@ class Listener:
             self._reply_error(peer, rid, header, e)
             return
         if inspect.isawaitable(result):
-            self._spawn(self._finish(peer, rid, header, result))
+            self._background.spawn(self._finish(peer, rid, header, result))
         elif rid is not None:
             self._reply(peer, rid, result)
 
@@ -585,7 +582,7 @@ class Listener:
             else:
                 self.send(peer, dict(result or {}, op="reply", rid=rid, status="OK"))
         except Exception as e:  # a result that cannot be pickled or encoded: the requester hears why
-            self._reply_error(peer, rid, {"op": "reply"}, e)
+            self._reply_error(peer, rid, {"op": ops.REPLY}, e)
 
     def _reply_error(self, peer, rid, header, e: Exception) -> None:
         """Log (once per peer, op and kind of fault) and answer a failed request.
@@ -605,7 +602,7 @@ class Listener:
         if rid is None:
             return
         try:
-            self.send(peer, {"op": "reply", "rid": rid, "status": "error", "error": _describe_error(e)})
+            self.send(peer, {"op": ops.REPLY, "rid": rid, "status": "error", "error": _describe_error(e)})
         except Exception:
             logger.exception("%s: could not even send an error reply for %r", self.name, op)
 
@@ -636,7 +633,7 @@ class Listener:
         """Find peers whose connection is gone (a send to them fails) and report them."""
         if self._sock is None or self._sock.closed:
             return
-        ping = encode({"op": "ping"})
+        ping = encode({"op": ops.PING})
         self._pump.kick()
         for peer in list(self._peers):
             try:
@@ -676,8 +673,7 @@ class Listener:
         for box in list(self._outboxes.values()):
             box.clear()
         self._outboxes.clear()
-        for t in list(self._tasks):
-            t.cancel()
+        await self._background.aclose()
         if self._monitor is not None:
             try:
                 self._sock.disable_monitor()
@@ -721,7 +717,7 @@ class Connection:
         self.identity = identity
         self.schemas = schemas
         self._pending: dict[int, asyncio.Future] = {}
-        self._tasks: set[asyncio.Task] = set()
+        self._background = Background(f"{type(self).__name__}")
         self._sock = None
         self._pump: SocketPump | None = None
         self._monitor = None
@@ -751,14 +747,9 @@ class Connection:
         sock.connect(address)
         self._sock = sock
         self._pump = SocketPump(sock, self._on_frames, name=f"connection to {self.address}").start()
-        self._spawn(self._monitor_loop())
+        self._background.spawn(self._monitor_loop())
         return self
 
-    def _spawn(self, coro):
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
 
     def _send_now(self, frames: list) -> None:
         if self._sock is None or self.closed:
@@ -787,7 +778,7 @@ class Connection:
         if self.closed:
             return
         self._lost(exc)
-        asyncio.ensure_future(self.close())
+        self._closing = asyncio.ensure_future(self.close())  # (its own: close() awaits the background)
 
     @property
     def queued_bytes(self) -> int:
@@ -842,7 +833,7 @@ class Connection:
             self._refused(None, e)
             return
         for h, p in _expand(header, payload, lambda e: self._refused(None, e)):
-            if h["op"] == "reply":
+            if h["op"] == ops.REPLY:
                 rid = h.get("rid")
                 fut = self._pending.get(rid) if type(rid) is int else None  # (an unhashable rid)
                 if fut is not None and not fut.done():
@@ -856,7 +847,7 @@ class Connection:
                         self.schemas.check(h)
                     r = self.handler(h, p)
                     if inspect.isawaitable(r):
-                        self._spawn(r)
+                        self._background.spawn(r)
                 except Exception as e:
                     self._refused(h.get("op"), e)
 
@@ -919,8 +910,7 @@ class Connection:
         for fut in self._pending.values():
             if not fut.done():
                 fut.set_exception(CommClosedError(f"connection to {self.address} closed"))
-        for t in list(self._tasks):
-            t.cancel()
+        await self._background.aclose()
         if self._pump is not None:
             self._pump.close()
         if self._sock is not None:
@@ -939,6 +929,7 @@ class ConnectionPool:
     def __init__(self, security: Security):
         self.security = security
         self._conns: dict[str, Connection] = {}
+        self._background = Background("ConnectionPool")  # drops of lost peers
 
     def get(self, address: str) -> Connection:
         conn = self._conns.get(address)
@@ -952,7 +943,7 @@ class ConnectionPool:
         """A peer went away: stop reconnecting to its address (someone else may take it)."""
         conn = self._conns.get(address)
         if conn is not None:
-            asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(self.drop(address, conn)))
+            asyncio.get_running_loop().call_soon(lambda: self._background.spawn(self.drop(address, conn)))
 
     async def drop(self, address: str, conn: "Connection | None" = None) -> None:
         current = self._conns.get(address)
@@ -962,6 +953,7 @@ class ConnectionPool:
         await current.close()
 
     async def close(self) -> None:
+        await self._background.aclose()
         for conn in list(self._conns.values()):
             await conn.close()
         self._conns.clear()

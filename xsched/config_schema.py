@@ -139,6 +139,15 @@ MEMORY_LIMIT = Kind(
 AMOUNT = number(0, ints=True)
 
 
+def _names(value: Any) -> list[str]:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ValueError
+    return list(value)
+
+
+NAMES = Kind("a list of names", _names)
+
+
 # --- schema nodes --------------------------------------------------------------------------------
 
 
@@ -187,6 +196,8 @@ SCHEMA = S("xsched configuration", {
                                  "inputs costs little against the tasks' expected duration."),
         "validate": L(BOOL, "Check every invariant of the scheduler's state after its events (slow; for "
                             "tests and debugging): a violation is logged with its story and closes the scheduler."),
+        "extensions": L(NAMES | NULL, "The scheduler extensions to load (progress, datasets, uploads, "
+                                      "environments); null: all. Ops of one not loaded are refused."),
     }),
     "worker": S("Worker processes.", {
         "nthreads": L(number(1, integer=True) | NULL, "Threads per worker process; null: one per CPU core."),
@@ -357,8 +368,8 @@ def flatten(path: Path, value: Any, source: str | None = None, node: Node | None
 def nest(flat: Mapping[Path, Any], node: Node = SCHEMA, prefix: Path = ()) -> dict[str, Any]:
     """Nested dicts from ``{leaf path: value}``, in schema order, every section present.
 
-    >>> nest({("client", "heartbeat-interval"): "2s"})["client"]
-    {'heartbeat-interval': '2s'}
+    >>> nest({("scheduler", "worker-saturation"): 2.0})["scheduler"]
+    {'worker-saturation': 2.0}
     """
     assert isinstance(node, Section)
     out: dict[str, Any] = {}

@@ -17,6 +17,11 @@ import os
 import socket
 from dataclasses import dataclass
 
+from .protocol import ops
+from .comm import Connection
+from .protocol import registry
+from .protocol.addressing import AddressError, local_ip_for, normalize, resolve, split
+
 __all__ = ["Step", "diagnose", "format_report"]
 
 
@@ -35,9 +40,6 @@ def diagnose(address: str, scheduler_file: str | None = None, timeout: float = 5
     >>> [s.name for s in diagnose("not a host:x")]
     ['address']
     """
-    from .protocol import registry
-    from .protocol.addressing import AddressError, local_ip_for, normalize, resolve, split
-
     steps: list[Step] = []
     try:
         target = normalize(address)
@@ -87,11 +89,9 @@ def diagnose(address: str, scheduler_file: str | None = None, timeout: float = 5
 
 
 async def _handshake(address: str, security, timeout: float) -> Step:
-    from .comm import Connection
-
     conn = Connection(address, security).connect()
     try:
-        reply, _ = await conn.request({"op": "scheduler-info"}, timeout=timeout)
+        reply, _ = await conn.request({"op": ops.SCHEDULER_INFO}, timeout=timeout)
         info = reply.get("info", reply)
         workers = info.get("workers", {}) if isinstance(info, dict) else {}
         return Step("scheduler", True, f"CURVE handshake done; scheduler {info.get('id', '?')} answers with "

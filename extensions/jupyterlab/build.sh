@@ -3,7 +3,7 @@
 #   sh extensions/jupyterlab/build.sh [path/to/venv/bin/python]
 # npm ci (the lockfile), tsc, then the JupyterLab builder against the installed JupyterLab's
 # core package (so shared @jupyterlab/* versions match what the venv serves), then the
-# source stamp that tests/test_labserver.py checks.
+# source stamp that tests/cluster/test_labserver.py checks.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)

@@ -3,7 +3,7 @@
     python extensions/jupyterlab/stamp.py          # write xsched/labextension/source-stamp.json
     python extensions/jupyterlab/stamp.py --check  # exit 1 when the build is stale
 
-`make labextension` writes it after building; tests/test_labserver.py checks it, so a change
+`make labextension` writes it after building; tests/cluster/test_labserver.py checks it, so a change
 to src/, style/, schema/, package.json, package-lock.json or tsconfig.json without a rebuild
 fails CI.
 """

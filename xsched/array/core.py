@@ -25,7 +25,7 @@ text before ``-<token>`` is the *group* shown by progress bars: strip a trailing
 
 from __future__ import annotations
 
-import copy
+import html
 import inspect
 import itertools
 import numbers
@@ -33,12 +33,19 @@ import uuid
 from collections.abc import Mapping
 from functools import reduce
 from operator import mul
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .. import config
+from ..client.default import default_client  # (a registry only: collections import no client code)
+from ..graph import local as graph_local
+from ..graph.delayed import Delayed
+from ..graph.optimize import optimize
 from ..graph.spec import Ref, Task, dependencies, funcname
-from . import hdf5
+from ..units import parse_bytes
+from . import hdf5, reductions
+from .blocks import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 
 __all__ = [
     "Array",
@@ -57,93 +64,13 @@ Chunks = tuple[tuple[int, ...], ...]
 AUTO_CHUNK_BYTES = 128 * 2**20
 
 
-# --------------------------------------------------------------------------- keys, tokens
-
-
-def _tokenize(*parts: Any) -> str:
-    """A deterministic hex token for ``parts`` (random when they cannot be hashed)."""
-    from ..tokenize import tokenize
-
-    try:
-        return tokenize(*parts)
-    except Exception:
-        return uuid.uuid4().hex
-
-
-def chunk_key(name: str, index: Sequence[int]) -> str:
-    """The graph key of block ``index`` of the array named ``name``.
-
-    >>> chunk_key("from-array-1a2b", (0, 3))
-    'from-array-1a2b-0.3'
-    >>> chunk_key("sum-aggregate-1a2b", ())
-    'sum-aggregate-1a2b-0'
-    """
-    return f"{name}-{'.'.join(str(int(i)) for i in index) if len(index) else '0'}"
-
-
-def _annotations() -> dict:
-    """A private copy of the annotations in force (``xsched.annotate(...)`` blocks)."""
-    from ..graph.annotate import current_annotations
-
-    return copy.deepcopy(dict(current_annotations()))
-
-
-def _own(annotations: dict) -> dict:
-    """A copy for one task, nested dicts/lists included, so no two tasks share state."""
-    if not annotations:
-        return {}
-    return {k: (dict(v) if isinstance(v, dict) else list(v) if isinstance(v, list) else v)
-            for k, v in annotations.items()}
+# --------------------------------------------------------------------------- keys
 
 
 def _flatten_keys(nested: Any) -> list[str]:
     if isinstance(nested, list):
         return [k for sub in nested for k in _flatten_keys(sub)]
     return [nested]
-
-
-class LayeredGraph(Mapping):
-    """A read-only graph made of named layers (one per array operation).
-
-    Why: chaining ``k`` operations on ``n`` blocks would copy ``O(k * n)`` tasks per step if
-    each array held one flat dict; layers are shared between arrays instead, and the flat
-    graph is built once, on demand.
-    """
-
-    __slots__ = ("layers", "_flat")
-
-    def __init__(self, layers: Mapping[str, Mapping[str, Any]]) -> None:
-        self.layers = dict(layers)
-        self._flat: dict | None = None
-
-    @classmethod
-    def merge(cls, *graphs: Mapping, new: dict[str, Mapping] | None = None) -> "LayeredGraph":
-        layers: dict[str, Mapping] = {}
-        for g in graphs:
-            if isinstance(g, LayeredGraph):
-                layers.update(g.layers)
-            else:
-                layers[f"literal-{id(g)}"] = g
-        if new:
-            layers.update(new)
-        return cls(layers)
-
-    def flat(self) -> dict:
-        if self._flat is None:
-            out: dict = {}
-            for layer in self.layers.values():
-                out.update(layer)
-            self._flat = out
-        return self._flat
-
-    def __getitem__(self, key: str) -> Any:
-        return self.flat()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.flat())
-
-    def __len__(self) -> int:
-        return len(self.flat())
 
 
 # --------------------------------------------------------------------------- chunks
@@ -208,9 +135,6 @@ def normalize_chunks(chunks: Any, shape: Sequence[int], dtype: Any = None,
             out.append(sizes)
     if "auto" in out:
         if limit is None:
-            from .. import config
-            from ..units import parse_bytes
-
             limit = parse_bytes(config.get("array.chunk-size", AUTO_CHUNK_BYTES))
         out = _auto_chunks(out, shape, np.dtype(dtype if dtype is not None else float), limit)
     return tuple(out)
@@ -356,8 +280,6 @@ class Array:
         >>> xa.from_array(np.arange(6), chunks=4).compute().tolist()
         [0, 1, 2, 3, 4, 5]
         """
-        from ..client.default import default_client
-
         client = default_client()
         if client is not None:
             return client.compute(self, sync=True, **kwargs)
@@ -376,8 +298,6 @@ class Array:
         >>> y.compute().tolist()
         [0, 2, 4, 6, 8, 10]
         """
-        from ..client.default import default_client
-
         client = default_client()
         if client is not None:
             return client.persist(self, **kwargs)
@@ -389,8 +309,6 @@ class Array:
 
     def _compute_blocks(self, keys: list[str]) -> list:
         """Compute some of this array's blocks, on the default client or locally."""
-        from ..client.default import default_client
-
         blocks = _Blocks(self.__xsched_graph__(), keys)
         client = default_client()
         if client is not None:
@@ -415,9 +333,6 @@ class Array:
         >>> [p.compute().tolist() for p in parts.ravel()]
         [[0, 1], [2, 3], [4, 5]]
         """
-        from ..graph.delayed import Delayed
-        from ..graph.optimize import optimize
-
         graph = self.__xsched_graph__()
         indices = list(np.ndindex(*self.numblocks))
         keys = [chunk_key(self.name, i) for i in indices]
@@ -489,13 +404,13 @@ class Array:
         if sorted(axes) != list(range(self.ndim)):
             raise ValueError(f"transpose: axes {axes} are not a permutation of "
                              f"{tuple(range(self.ndim))}")
-        name = f"transpose-{_tokenize(self.name, axes)}"
-        ann = _annotations()
+        name = f"transpose-{new_token(self.name, axes)}"
+        ann = annotations_in_force()
         layer = {}
         for index in np.ndindex(*self.numblocks):
             out_index = tuple(index[a] for a in axes)
             layer[chunk_key(name, out_index)] = Task(
-                np.transpose, (Ref(chunk_key(self.name, index)), axes), {}, _own(ann))
+                np.transpose, (Ref(chunk_key(self.name, index)), axes), {}, per_task(ann))
         chunks = tuple(self.chunks[a] for a in axes)
         return Array(LayeredGraph.merge(self._graph, new={name: layer}), name, chunks,
                      self.dtype)
@@ -511,37 +426,31 @@ class Array:
     # reductions (implemented in reductions.py)
     def sum(self, axis=None, dtype=None, keepdims=False, split_every=None, out=None):
         """Sum over ``axis`` (None: all); see ``xsched.array.sum``."""
-        from . import reductions
         return reductions.sum(self, axis=axis, dtype=dtype, keepdims=keepdims,
                               split_every=split_every, out=out)
 
     def mean(self, axis=None, dtype=None, keepdims=False, split_every=None, out=None):
         """Mean over ``axis`` (None: all); see ``xsched.array.mean``."""
-        from . import reductions
         return reductions.mean(self, axis=axis, dtype=dtype, keepdims=keepdims,
                                split_every=split_every, out=out)
 
     def var(self, axis=None, dtype=None, ddof=0, keepdims=False, split_every=None, out=None):
         """Variance over ``axis`` (None: all); see ``xsched.array.var``."""
-        from . import reductions
         return reductions.var(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
                               split_every=split_every, out=out)
 
     def std(self, axis=None, dtype=None, ddof=0, keepdims=False, split_every=None, out=None):
         """Standard deviation over ``axis`` (None: all); see ``xsched.array.std``."""
-        from . import reductions
         return reductions.std(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
                               split_every=split_every, out=out)
 
     def min(self, axis=None, keepdims=False, split_every=None, out=None):
         """Minimum over ``axis`` (None: all); see ``xsched.array.min``."""
-        from . import reductions
         return reductions.min(self, axis=axis, keepdims=keepdims, split_every=split_every,
                               out=out)
 
     def max(self, axis=None, keepdims=False, split_every=None, out=None):
         """Maximum over ``axis`` (None: all); see ``xsched.array.max``."""
-        from . import reductions
         return reductions.max(self, axis=axis, keepdims=keepdims, split_every=split_every,
                               out=out)
 
@@ -641,9 +550,7 @@ class _Blocks:
 
 def _local_get(graph: dict, keys: Any, optimize_graph: bool) -> Any:
     """Run in this process (``get`` culls, and fuses when ``optimize_graph``)."""
-    from ..graph.local import get
-
-    return get(graph, keys, optimize=optimize_graph)
+    return graph_local.get(graph, keys, optimize=optimize_graph)
 
 
 def _concat_nested(nested: Any, depth: int, axis: int = 0) -> np.ndarray:
@@ -695,8 +602,6 @@ def _format_bytes(n: int) -> str:
 
 
 def _esc(obj: Any) -> str:
-    import html
-
     return html.escape(str(obj))
 
 
@@ -756,16 +661,16 @@ def from_array(x: Any, chunks: Any = "auto", *, name: str | None = None) -> Arra
         chunks = _auto_aligned(shape, dtype, stored)
     chunks = normalize_chunks(chunks, shape, dtype)
     prefix = name or "from-array"
-    arr_name = f"{prefix}-{_tokenize(token_parts, chunks)}"
-    ann = _annotations()
+    arr_name = f"{prefix}-{new_token(token_parts, chunks)}"
+    ann = annotations_in_force()
     layer: dict[str, Any] = {}
     starts = [_starts(c) for c in chunks]
     for index in np.ndindex(*tuple(len(c) for c in chunks)):
         slices = tuple(slice(starts[a][i], starts[a][i + 1]) for a, i in enumerate(index))
         if isinstance(source, np.ndarray):
-            task = Task(np.array, (source[slices],), {}, _own(ann))
+            task = Task(np.array, (source[slices],), {}, per_task(ann))
         else:
-            task = Task(_read_block, (source, slices), {}, _own(ann))
+            task = Task(_read_block, (source, slices), {}, per_task(ann))
         layer[chunk_key(arr_name, index)] = task
     return Array(layer, arr_name, chunks, dtype)
 
@@ -932,11 +837,11 @@ def map_blocks(func: Callable, *args: Any, chunks: Any = None, dtype: Any = None
     delayed_keys = {i: k for i, a in enumerate(args) if not isinstance(a, Array)
                     for k in [_single_key(a)] if k is not None}
     prefix = name or funcname(func)
-    token = _tokenize(func, [a.name if isinstance(a, Array) else delayed_keys.get(i, a)
+    token = new_token(func, [a.name if isinstance(a, Array) else delayed_keys.get(i, a)
                              for i, a in enumerate(args)], kwargs,
                       out_chunks, str(dtype), drop, new)
     out_name = f"{prefix}-{token}"
-    ann = _annotations()
+    ann = annotations_in_force()
     drop_numblocks = tuple(in_numblocks[d] for d in drop)
     layer: dict[str, Any] = {}
     for out_index in np.ndindex(*out_numblocks):
@@ -956,10 +861,10 @@ def map_blocks(func: Callable, *args: Any, chunks: Any = None, dtype: Any = None
                     idx[d] = c
                 refs.append(Ref(chunk_key(a.name, tuple(idx))))
             call_args.append(Task(_concat_grid, (refs, drop_numblocks, tuple(drop)), {},
-                                  _own(ann)))
+                                  per_task(ann)))
         call_kwargs = {**kwargs, **block_kwargs(out_index, dtype)}
         layer[chunk_key(out_name, out_index)] = Task(func, tuple(call_args), call_kwargs,
-                                                     _own(ann))
+                                                     per_task(ann))
     graphs = [a._graph for _, a in arrays] + [args[i].__xsched_graph__() for i in delayed_keys]
     return Array(LayeredGraph.merge(*graphs, new={out_name: layer}), out_name, out_chunks,
                  dtype)
@@ -1092,10 +997,10 @@ def elemwise(op: Callable, *args: Any, dtype: Any = None, name: str | None = Non
             dtype = np.asarray(op(*dummies, *extra_args, **kwargs)).dtype
     dtype = np.dtype(dtype)
     prefix = name or funcname(op)
-    token = _tokenize(op, [a.name if isinstance(a, Array) else a for a in args], extra_args,
+    token = new_token(op, [a.name if isinstance(a, Array) else a for a in args], extra_args,
                       kwargs, str(dtype))
     out_name = f"{prefix}-{token}"
-    ann = _annotations()
+    ann = annotations_in_force()
     starts = [_starts(c) for c in chunks]
     layer: dict[str, Any] = {}
     for index in np.ndindex(*tuple(len(c) for c in chunks)):
@@ -1116,7 +1021,7 @@ def elemwise(op: Callable, *args: Any, dtype: Any = None, name: str | None = Non
             else:
                 call_args.append(a)
         layer[chunk_key(out_name, index)] = Task(op, tuple(call_args) + tuple(extra_args),
-                                                 dict(kwargs), _own(ann))
+                                                 dict(kwargs), per_task(ann))
     graphs = [a._graph for a in args if isinstance(a, Array)]
     return Array(LayeredGraph.merge(*graphs, new={out_name: layer}), out_name, chunks, dtype)
 
@@ -1205,8 +1110,8 @@ def _getitem(x: Array, index: Any) -> Array:
     out_chunks = tuple(tuple(p[2] for p in picks) for picks in per_axis)
     if all(isinstance(i, slice) and i == slice(None) for i in idx):
         return x
-    name = f"getitem-{_tokenize(x.name, [repr(i) for i in idx])}"
-    ann = _annotations()
+    name = f"getitem-{new_token(x.name, [repr(i) for i in idx])}"
+    ann = annotations_in_force()
     layer: dict[str, Any] = {}
     for out_index in itertools.product(*[range(len(p)) for p in per_axis]):
         in_index = [0] * x.ndim
@@ -1227,7 +1132,7 @@ def _getitem(x: Array, index: Any) -> Array:
                 local.append(sl)
                 o += 1
         layer[chunk_key(name, out_index)] = Task(
-            _take, (Ref(chunk_key(x.name, tuple(in_index))), tuple(local)), {}, _own(ann))
+            _take, (Ref(chunk_key(x.name, tuple(in_index))), tuple(local)), {}, per_task(ann))
     return Array(LayeredGraph.merge(x._graph, new={name: layer}), name, out_chunks, x.dtype)
 
 
@@ -1251,12 +1156,12 @@ def _filled(kind: str, fill: Any, shape: Any, dtype: Any, chunks: Any) -> Array:
     shape = (int(shape),) if isinstance(shape, numbers.Integral) else tuple(int(s) for s in shape)
     dtype = np.dtype(dtype)
     chunks = normalize_chunks(chunks, shape, dtype)
-    name = f"{kind}-{_tokenize(kind, shape, str(dtype), chunks)}"
-    ann = _annotations()
+    name = f"{kind}-{new_token(kind, shape, str(dtype), chunks)}"
+    ann = annotations_in_force()
     layer = {
         chunk_key(name, index): Task(
             _full_block, (tuple(c[i] for c, i in zip(chunks, index)), fill, dtype), {},
-            _own(ann))
+            per_task(ann))
         for index in np.ndindex(*tuple(len(c) for c in chunks))
     }
     return Array(layer, name, chunks, dtype)

@@ -237,9 +237,8 @@ def to_hdf5(path: str, name: str, arr: Any, *, chunks: Any = True, compression: 
     """
     import h5py
 
-    from .core import Array
-
-    if not isinstance(arr, Array):
+    # an xsched Array, told by the method this needs (core.py imports this module, not back)
+    if not callable(getattr(arr, "_compute_blocks", None)):
         raise TypeError(f"to_hdf5 expects an xsched.array.Array, got {type(arr).__name__}; "
                         "wrap numpy data with xsched.array.from_array(x, chunks=...) first.")
     batch_size = int(batch_size or 4)

@@ -25,12 +25,15 @@ from __future__ import annotations
 import builtins
 import itertools
 import numbers
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from ..graph.spec import Ref, Task
-from .core import Array, LayeredGraph, _annotations, _own, _tokenize, chunk_key
+from .blocks import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+
+if TYPE_CHECKING:
+    from .core import Array
 
 __all__ = ["sum", "mean", "var", "std", "min", "max", "reduction"]
 
@@ -109,28 +112,28 @@ def reduction(x: Array, op: str, chunk: Callable, combine: Callable, aggregate: 
     axes = _normalize_axis(axis, x.ndim, op)
     dtype = np.dtype(dtype)
     split = _split_every(split_every, axes, x.ndim)
-    token = _tokenize(op, x.name, axes, keepdims, str(dtype), split, chunk_args,
+    token = new_token(op, x.name, axes, keepdims, str(dtype), split, chunk_args,
                       aggregate_args)
-    ann = _annotations()
+    ann = annotations_in_force()
     layers: dict[str, dict] = {}
 
     chunk_name = f"{op}-chunk-{token}"
     layer = {}
     for index in np.ndindex(*x.numblocks):
         layer[chunk_key(chunk_name, index)] = Task(
-            chunk, (Ref(chunk_key(x.name, index)), axes) + tuple(chunk_args), {}, _own(ann))
+            chunk, (Ref(chunk_key(x.name, index)), axes) + tuple(chunk_args), {}, per_task(ann))
     layers[chunk_name] = layer
     grid = list(x.numblocks)
     prev = chunk_name
     level = 0
     while any(grid[a] > split[a] for a in axes):
         level += 1
-        name = f"{op}-combine-{_tokenize(token, level)}"
+        name = f"{op}-combine-{new_token(token, level)}"
         new_grid = [(-(-n // split[a]) if a in axes else n) for a, n in enumerate(grid)]
         layer = {}
         for index in np.ndindex(*new_grid):
             refs = [Ref(chunk_key(prev, src)) for src in _sources(index, grid, split, axes)]
-            layer[chunk_key(name, index)] = Task(combine, (refs,), {}, _own(ann))
+            layer[chunk_key(name, index)] = Task(combine, (refs,), {}, per_task(ann))
         layers[name] = layer
         grid, prev = new_grid, name
 
@@ -143,14 +146,15 @@ def reduction(x: Array, op: str, chunk: Callable, combine: Callable, aggregate: 
         out_index = index if keepdims else tuple(i for a, i in enumerate(index)
                                                  if a not in axes)
         layer[chunk_key(out_name, out_index)] = Task(
-            aggregate, (refs, axes, keepdims) + tuple(aggregate_args), {}, _own(ann))
+            aggregate, (refs, axes, keepdims) + tuple(aggregate_args), {}, per_task(ann))
     layers[out_name] = layer
 
     if keepdims:
         chunks = tuple((1,) if a in axes else c for a, c in enumerate(x.chunks))
     else:
         chunks = tuple(c for a, c in enumerate(x.chunks) if a not in axes)
-    return Array(LayeredGraph.merge(x._graph, new=layers), out_name, chunks, dtype)
+    # an Array like x (core.py imports this module, so it is not imported here)
+    return type(x)(LayeredGraph.merge(x._graph, new=layers), out_name, chunks, dtype)
 
 
 def _sources(index: tuple, grid: list[int], split: dict[int, int],

@@ -18,10 +18,13 @@ thread shared by all synchronous clients of the process.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import logging
 import operator
+import os
 import pickle
+import queue
 import random
 import threading
 import uuid
@@ -29,25 +32,29 @@ import warnings
 import weakref
 from collections.abc import MutableMapping
 
-from .. import config, task_context
+from .. import config, hooks, task_context
 from ..comm import CommClosedError, Connection, ConnectionPool, RemoteError
 from ..errors import SchedulerLostError, XschedError, unpack_exception
 from ..graph import columns
 from ..graph.annotate import current_annotations, validate_annotations
-from ..graph.order import task_dependencies
+from ..graph.delayed import Delayed, _call_args
+from ..graph.optimize import flatten_keys, optimize_with_refs
+from ..graph.order import check_acyclic, gc_paused, order, task_dependencies
 from ..graph.spec import Ref, Task, dependencies, funcname
 from ..protocol.bulk import get_data, put_data
 from ..protocol.messages import split_objects, unpack_objects
 from ..protocol.registry import connection_info
 from ..protocol.schemas import CLIENT_FROM_SCHEDULER
 from ..protocol.security import Security
-from ..protocol.serialize import loads
+from ..protocol.serialize import dumps, loads
 from ..protocol.tasks import SpecWriter, dumps_task
 from ..tokenize import tokenize
 from ..units import format_bytes, parse_timedelta
 from . import loop as _loop
 from .default import default_client, set_default_client, unset_default_client
+from .environment_pack import pack_chunks
 from .future import Future, FutureState, binding_to, collecting_keys
+from .rpc import wait_for_workers
 
 logger = logging.getLogger("xsched.client")
 
@@ -99,9 +106,8 @@ class Client:
         self._own_cluster = False
         self._timeout = parse_timedelta(timeout)
         if address is None and scheduler_file is None:
-            from ..deploy.local import LocalCluster
-
-            address = LocalCluster(asynchronous=False, **cluster_kwargs)
+            # a new LocalCluster (xsched.deploy registers it: the client imports no deploy code)
+            address = hooks.new_cluster(**cluster_kwargs)
             self._own_cluster = True
         if hasattr(address, "scheduler_address"):
             self.cluster = address
@@ -493,10 +499,6 @@ class Client:
 
     def _submit_collections(self, colls, optimize_graph, priority, resources, workers, allow_other_workers,
                             retries, persist: bool):
-        from ..graph.delayed import Delayed
-        from ..graph.optimize import flatten_keys, optimize_with_refs
-        from ..graph.order import gc_paused, order
-
         # delayed calls: walked once into columns (see graph.columns); with client-wide
         # options every task would be an entry anyway (and its key a column as well)
         plain = resources is None and not workers and not allow_other_workers and not retries
@@ -547,8 +549,6 @@ class Client:
         """``_submit_collections`` of plain Delayed objects walked into ``cols``, without
         client-wide options: the graph goes as columns, and the scheduler orders it
         (``scheduler/graph_columns.py``)."""
-        from ..graph.order import check_acyclic, gc_paused
-
         if not all(cols.calls):  # (calls kept as given cannot make a cycle; layers can)
             check_acyclic(cols.keys, cols.deps)
         gen = next(_generation)
@@ -773,8 +773,6 @@ class Client:
             raise TypeError("publish_dataset(name=...) needs the object to publish: publish_dataset(x, name=...)")
         if not kwargs:
             raise TypeError("publish_dataset needs something to publish: publish_dataset(mydata=x)")
-        from ..protocol.serialize import dumps
-
         items = []
         for n, obj in kwargs.items():
             with collecting_keys() as keys:
@@ -827,8 +825,6 @@ class Client:
         return self._sync(self._get_dataset(name, default))
 
     async def _get_dataset(self, name, default=_NO_DEFAULT):
-        from ..protocol.serialize import loads
-
         reply, payload = await self._conn.request({"op": "get-dataset", "name": name})
         if not reply.get("found"):
             if default is not Client._NO_DEFAULT:
@@ -858,14 +854,12 @@ class Client:
         worker that could not load it. Returns ``{worker address: None}`` on success.
 
         >>> with open("mymodule.py", "w") as f:                          # doctest: +SKIP
-        ...     _ = f.write("def double(x):\n    return 2 * x\n")
+        ...     _ = f.write("def double(x):\\n    return 2 * x\\n")
         >>> client.upload_file("mymodule.py")                           # doctest: +SKIP
         >>> import mymodule                                              # doctest: +SKIP
         >>> client.submit(mymodule.double, 21).result()                 # doctest: +SKIP
         42
         """
-        import os
-
         filename = os.path.basename(path)
         if not filename.endswith((".py", ".zip", ".egg")):
             raise ValueError(f"upload_file takes a .py, .zip or .egg file, not {path!r}")
@@ -996,8 +990,6 @@ class Client:
         >>> client.run(lambda: __import__("sys").prefix)        # doctest: +SKIP
         {'tcp://127.0.0.1:40211': '/tmp/.../xsched-environments/3f2a...', ...}
         """
-        import os
-
         t = parse_timedelta(timeout)
         if environment is not None:
             environment = os.path.abspath(os.path.expanduser(environment))
@@ -1023,11 +1015,6 @@ class Client:
 
     async def _ship_environment(self, path: str) -> str:
         """Stream an environment to the workers' hosts; its id for the restart request."""
-        import hashlib
-        import queue
-
-        from .environment_pack import pack_chunks
-
         uid = uuid.uuid4().hex
         reply, _ = await self._conn.request({"op": "environment-start", "uid": uid}, timeout=60)
         _raise_env_errors(reply, path)
@@ -1077,14 +1064,7 @@ class Client:
         return self._sync(self._wait_for_workers(n_workers, timeout))
 
     async def _wait_for_workers(self, n_workers, timeout=None):
-        deadline = None if timeout is None else asyncio.get_running_loop().time() + parse_timedelta(timeout)
-        while True:
-            info = await self._scheduler_info()
-            if len(info["workers"]) >= n_workers:
-                return
-            if deadline is not None and asyncio.get_running_loop().time() > deadline:
-                raise TimeoutError(f"only {len(info['workers'])} of {n_workers} workers arrived within {timeout}")
-            await asyncio.sleep(0.1)
+        await wait_for_workers(self._scheduler_info, n_workers, timeout)
 
     # ------------------------------------------------------------------ IPython kernels
     def start_ipython_scheduler(self, magic_name: str = "scheduler", qtconsole: bool = False) -> dict:
@@ -1096,7 +1076,7 @@ class Client:
         info = self._sync(self._start_ipython_scheduler())
         if self.asynchronous:
             return info
-        return _register_kernel(info, magic_name, qtconsole, scheduler=True)
+        return hooks.scheduler_kernel(info, magic_name, qtconsole)  # the magic (xsched.jupyter.magics)
 
     async def _start_ipython_scheduler(self):
         reply, _ = await self._conn.request({"op": "start-ipython"}, timeout=60)
@@ -1111,17 +1091,7 @@ class Client:
         infos = self._sync(self._start_ipython_workers(workers))
         if self.asynchronous:
             return infos
-        names = magic_names
-        if isinstance(names, str):
-            names = [names] if len(infos) == 1 else [f"{names}_{i}" for i in range(len(infos))]
-        from ..jupyter import magics
-
-        magics.register_remote_magic()
-        for i, (addr, info) in enumerate(sorted(infos.items())):
-            if names:
-                _register_kernel(info, names[i], qtconsole)
-            elif qtconsole:
-                magics.open_qtconsole(info)
+        hooks.worker_kernels(infos, magic_names, qtconsole)  # %remote and the magics (xsched.jupyter.magics)
         return infos
 
     async def _start_ipython_workers(self, workers=None):
@@ -1146,17 +1116,14 @@ class Client:
         return (f"<Client: {self.scheduler_address!r} workers={len(ws)} threads={sum(w['nthreads'] for w in ws)} "
                 f"memory={format_bytes(sum(w['memory_limit'] or 0 for w in ws))}>")
 
+    # The notebook display, the live widget and the figures are xsched.jupyter's: it registers
+    # them in xsched.hooks (jupyter/display.py, widgets.py, plots.py), the client imports none.
     def _repr_html_(self) -> str:
-        from ..jupyter.display import client_html
+        return hooks.client_html(self)
 
-        return client_html(self)
-
-    # [widgets/plots] live widget and matplotlib figures (jupyter/widgets.py, jupyter/plots.py)
     def _ipython_display_(self, **kwargs):
         """In a Jupyter kernel with ipywidgets: a live widget; elsewhere the static HTML/text."""
-        from ..jupyter.widgets import ipython_display
-
-        ipython_display(self)
+        hooks.ipython_display(self)
 
     def plot_memory(self, **kwargs):
         """A matplotlib Figure of process (RSS) and managed memory per worker over time.
@@ -1164,9 +1131,7 @@ class Client:
         >>> fig = client.plot_memory()      # doctest: +SKIP
         >>> fig.savefig("memory.png")       # doctest: +SKIP
         """
-        from ..jupyter.plots import plot_memory
-
-        return plot_memory(self, **kwargs)
+        return hooks.plot_memory(self, **kwargs)
 
     def task_stream(self, start=None, **kwargs):
         """A matplotlib Figure: which task ran on which worker, and when (a Gantt chart).
@@ -1175,9 +1140,7 @@ class Client:
 
         >>> fig = client.task_stream(start="1 minute")    # doctest: +SKIP
         """
-        from ..jupyter.plots import task_stream
-
-        return task_stream(self, start=start, **kwargs)
+        return hooks.task_stream(self, start=start, **kwargs)
 
 
 Executor = Client
@@ -1225,18 +1188,6 @@ def _no_dataset(name, names) -> str:
     known = ", ".join(repr(n) for n in names) if names else "none"
     return (f"no dataset named {name!r} is published (published: {known}); "
             "publish one with client.publish_dataset(x, name=...)")
-
-
-def _register_kernel(info: dict, magic_name, qtconsole: bool, scheduler: bool = False) -> dict:
-    from ..jupyter import magics
-
-    if scheduler:
-        magics.remember_scheduler_kernel(info)
-    if magic_name:
-        magics.register_kernel_magic(info, magic_name)
-    if qtconsole:
-        magics.open_qtconsole(info)
-    return info
 
 
 def unpack_raw(header: dict, payload: list) -> dict:
@@ -1306,8 +1257,6 @@ def _column_task_msgs(cols, gen: int, priority, held: list, writer: SpecWriter) 
     entry (``_graph_task_msg``, its priority without the order the scheduler appends),
     its column a key with a null spec.
     """
-    from ..graph.delayed import Delayed, _call_args
-
     dumps, flat = writer.dumps, writer.dumps_flat
     keys, values, calls, refs = cols.keys, cols.values, cols.calls, cols.refs
     ref_key = _delayed_key
@@ -1443,8 +1392,6 @@ def get_client() -> Client:
     ...     client = get_client()          # launch more tasks from a task
     ...     return client.submit(abs, -1).result()
     """
-    from .. import task_context
-
     worker = getattr(task_context.thread_state, "worker", None)
     if worker is not None:
         with _worker_client_lock:  # seceded tasks run side by side: make one client only
@@ -1458,3 +1405,8 @@ def get_client() -> Client:
     if c is None:
         raise ValueError("no xsched Client is running: create one with Client(...) or Client(LocalCluster())")
     return c
+
+
+# Future() without a client, and Futures unpickled in a task, ask for this (client/future.py
+# is imported by this module, so it looks get_client up instead of importing it).
+hooks.get_client.register(get_client)

@@ -17,7 +17,8 @@ import html
 import threading
 from typing import Any, Callable
 
-from ..errors import FutureCancelledError, unpack_exception
+from .. import hooks
+from ..errors import FutureCancelledError, SchedulerLostError, unpack_exception
 
 __all__ = ["Future", "FutureState"]
 
@@ -130,8 +131,6 @@ class FutureState:
         if self.status == "cancelled":
             return FutureCancelledError(self.text or "this future was cancelled")
         if self.status == "lost":
-            from ..errors import SchedulerLostError
-
             return SchedulerLostError(self.text)
         return unpack_exception(self.exception, self.traceback, self.text)
 
@@ -146,9 +145,7 @@ class Future:
 
     def __init__(self, key: str, client=None, _state: FutureState | None = None):
         if client is None:
-            from .client import get_client
-
-            client = get_client()
+            client = hooks.get_client()  # xsched.client.client.get_client
         self.key = key
         self.client = client
         self._state = _state if _state is not None else client._inc_ref(key)
@@ -293,9 +290,7 @@ def binding_to(client):
 
 def _rebuild_future(key: str) -> Future:
     """Unpickling a Future (for example inside a task) binds it to this process's client."""
-    from .client import get_client
-
-    client = getattr(_binding, "client", None) or get_client()
+    client = getattr(_binding, "client", None) or hooks.get_client()
     fut = Future(key, client)
     client._want_keys([key])
     return fut

@@ -29,7 +29,7 @@ import weakref
 
 import psutil
 
-from .. import config
+from .. import config, hooks
 from ..client import loop as _loop
 from ..protocol.registry import read_scheduler_file
 from ..protocol.security import Security
@@ -106,6 +106,7 @@ class LocalCluster(SpecCluster):
             _loop.sync(self._start_inprocess_scheduler(), self.timeout)
 
     async def _start_inprocess_scheduler(self) -> None:
+        # processes=False only: `import xsched` need not load the scheduler's server code
         from ..scheduler.server import Scheduler
 
         self.security = Security.generate(self.security_mode)
@@ -136,6 +137,7 @@ class LocalCluster(SpecCluster):
         return LocalProcess(name, args, log_path=os.path.join(self._dir, f"nanny-{name}.log"))
 
     def _make_inprocess_worker(self, name: str):
+        # processes=False only: `import xsched` need not load the worker's server code
         from ..worker.server import Worker
 
         return Worker(self.scheduler_address, self.security, self.threads_per_worker, name=name,
@@ -170,12 +172,16 @@ class LocalCluster(SpecCluster):
 
     # ------------------------------------------------------------------ display
     def _repr_html_(self) -> str:
-        from ..jupyter.display import cluster_html
-
         try:
-            return cluster_html(self)
+            return hooks.cluster_html(self)  # registered by xsched.jupyter (jupyter/display.py)
         except Exception:
             return f"<pre>{html.escape(repr(self))}</pre>"
+
+
+@hooks.new_cluster.register
+def _new_cluster(**cluster_kwargs) -> LocalCluster:
+    """What ``Client()`` without an address connects to: a new LocalCluster, started now."""
+    return LocalCluster(asynchronous=False, **cluster_kwargs)
 
 
 @atexit.register

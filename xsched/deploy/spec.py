@@ -28,7 +28,10 @@ import math
 import threading
 import time
 
+from .. import hooks
+from ..client.rpc import SchedulerRPC
 from ..units import format_bytes, parse_timedelta
+from .adaptive import AdaptivePolicy, Job, JobLoad, SchedulerView
 
 logger = logging.getLogger("xsched.deploy")
 
@@ -210,8 +213,6 @@ class SpecCluster:
 
         >>> cluster.adapt(minimum_jobs=0, maximum_jobs=20)   # doctest: +SKIP
         """
-        from .adaptive import AdaptivePolicy
-
         per = self.workers_per_group
         lo = minimum_jobs if minimum_jobs is not None else math.ceil((minimum or 0) / per)
         hi = maximum_jobs if maximum_jobs is not None else (math.ceil(maximum / per) if maximum is not None else None)
@@ -226,12 +227,10 @@ class SpecCluster:
 
     def wait_for_workers(self, n: int, timeout: float | None = None) -> None:
         """Block until ``n`` workers have registered with the scheduler."""
-        from ..client.client import Client
-
         timeout = self.timeout if timeout is None else timeout
-        with Client(self, set_as_default=False, timeout=self.timeout) as c:
+        with SchedulerRPC(self, timeout=self.timeout, name="cluster") as rpc:
             try:
-                c.wait_for_workers(n, timeout=timeout)
+                rpc.wait_for_workers(n, timeout=timeout)
             except TimeoutError:
                 raise TimeoutError(f"only some of {n} workers of {self!r} registered within {timeout:.0f}s; "
                                    f"{self._where_logs_are()}") from None
@@ -280,10 +279,9 @@ class SpecCluster:
                 f"({html.escape(self.status)})<br>{html.escape(self._describe())}{table}")
 
 
-    def _ipython_display_(self, **kwargs):  # the live widget with a Scale button (jupyter/widgets.py)
-        from ..jupyter.widgets import ipython_display
-
-        ipython_display(self)
+    def _ipython_display_(self, **kwargs):
+        """The live widget with a Scale button, which xsched.jupyter registers (jupyter/widgets.py)."""
+        hooks.ipython_display(self)
 
 
 class Adaptive:
@@ -306,8 +304,6 @@ class Adaptive:
         return f"<Adaptive {self.policy!r} every {self.interval:g}s>"
 
     def _view(self, client):
-        from .adaptive import JobLoad, SchedulerView
-
         info = client.scheduler_info()
         groups = self.cluster._live_groups()
         load: dict = {}
@@ -327,8 +323,6 @@ class Adaptive:
 
     def step(self, client) -> object:
         """One interval: look, decide, act. Returns the decision."""
-        from .adaptive import Job
-
         view, groups = self._view(client)
         now = time.monotonic()
         jobs = [Job(name, g.status(), g.started_at or now) for name, g in groups.items()]
@@ -355,14 +349,12 @@ class Adaptive:
         self.cluster._remove_groups(names)
 
     def _run(self) -> None:
-        from ..client.client import Client
-
-        client = None
+        client = None  # a SchedulerRPC: scheduler_info() and retire_workers() are all a step needs
         try:
             while not self._stop.is_set():
                 try:
                     if client is None:
-                        client = Client(self.cluster, set_as_default=False, timeout=self.cluster.timeout)
+                        client = SchedulerRPC(self.cluster, timeout=self.cluster.timeout, name="adaptive")
                     self.step(client)
                 except Exception:
                     if self._stop.is_set():

@@ -27,6 +27,7 @@ import os
 import types
 from typing import Any, Callable, Iterator, Mapping
 
+from ..client.default import default_client  # (a registry only: graph/ knows no network)
 from ..tokenize import tokenize
 from .annotate import current_annotations
 from .local import get
@@ -290,8 +291,6 @@ class Delayed:
         >>> delayed(max)(1, 5).compute()
         5
         """
-        from ..client.default import default_client
-
         client = default_client()
         if client is not None:
             return client.compute(self, sync=True, **kwargs)
@@ -306,8 +305,6 @@ class Delayed:
         >>> x.compute()
         3
         """
-        from ..client.default import default_client
-
         client = default_client()
         if client is not None:
             return client.persist(self, **kwargs)
@@ -737,8 +734,6 @@ def compute(*args: Any, traverse: bool = True, optimize_graph: bool | None = Non
     >>> compute(a, {"twice": a * 2}, "as is")
     (3, {'twice': 6}, 'as is')
     """
-    from ..client.default import default_client
-
     collections, repack = _find_collections(args, traverse)
     if not collections:
         return args
@@ -765,8 +760,6 @@ def persist(*args: Any, traverse: bool = True, optimize_graph: bool | None = Non
     >>> len(x.__xsched_graph__()), x.compute()
     (1, 3)
     """
-    from ..client.default import default_client
-
     collections, repack = _find_collections(args, traverse)
     if not collections:
         return args

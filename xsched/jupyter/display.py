@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 
+from .. import hooks
 from ..units import format_bytes
 
 __all__ = ["client_html", "cluster_html", "workers_table", "memory_bar", "memory_text", "summary_html"]
@@ -82,6 +83,7 @@ def summary_html(info: dict) -> str:
             + (f" ({html.escape(others)})" if others else ""))
 
 
+@hooks.client_html.register
 def client_html(client) -> str:
     """Client summary: scheduler, workers, threads, tasks by state."""
     title = f"<b>xsched Client</b> <code>{html.escape(str(client.scheduler_address))}</code> ({client.status})"
@@ -94,6 +96,7 @@ def client_html(client) -> str:
     return f"{title}<br>{summary_html(info)}{workers_table(info)}"
 
 
+@hooks.cluster_html.register
 def cluster_html(cluster) -> str:
     """LocalCluster summary: address, workers, threads, memory limit."""
     mem = format_bytes(cluster.memory_limit) if cluster.memory_limit else "no limit"

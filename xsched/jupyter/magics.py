@@ -39,6 +39,8 @@ import threading
 import tokenize
 from typing import Any
 
+from .. import hooks
+
 __all__ = [
     "RemoteKernelError",
     "register_kernel_magic",
@@ -474,6 +476,39 @@ def load_ipython_extension(ip) -> None:
     """
     register_remote_magic(ip)
     _register_scheduler_lookup(ip)
+
+
+# ---------------------------------------------------------------------------
+# What Client.start_ipython_scheduler/_workers do with the kernels' info
+# ---------------------------------------------------------------------------
+@hooks.scheduler_kernel.register
+def register_scheduler_kernel(info: dict, magic_name, qtconsole: bool = False) -> dict:
+    """``%scheduler`` (and ``%<magic_name>``) reach this kernel; optionally a Qt console opens on it."""
+    remember_scheduler_kernel(info)
+    _register_kernel(info, magic_name, qtconsole)
+    return info
+
+
+@hooks.worker_kernels.register
+def register_worker_kernels(infos: dict, magic_names=False, qtconsole: bool = False) -> None:
+    """``%remote`` for the workers' kernels ({address: info}); ``magic_names`` (a name, or
+    one per worker in address order) adds a magic per kernel."""
+    names = magic_names
+    if isinstance(names, str):
+        names = [names] if len(infos) == 1 else [f"{names}_{i}" for i in range(len(infos))]
+    register_remote_magic()
+    for i, (_addr, info) in enumerate(sorted(infos.items())):
+        if names:
+            _register_kernel(info, names[i], qtconsole)
+        elif qtconsole:
+            open_qtconsole(info)
+
+
+def _register_kernel(info: dict, magic_name, qtconsole: bool) -> None:
+    if magic_name:
+        register_kernel_magic(info, magic_name)
+    if qtconsole:
+        open_qtconsole(info)
 
 
 # ---------------------------------------------------------------------------

@@ -22,6 +22,8 @@ import time
 import zlib
 from collections import defaultdict
 
+from ..protocol import ops
+from .. import hooks
 from ..tokenize import key_split
 from ..units import parse_timedelta
 
@@ -59,6 +61,7 @@ def _unit(largest: float) -> tuple[str, float]:
 
 
 # ----------------------------------------------------------------------------- memory
+@hooks.plot_memory.register
 def plot_memory(client, figsize=(9, 6)):
     """Process memory (RSS) and managed memory per worker over time, as a Figure.
 
@@ -79,7 +82,7 @@ async def _plot_memory_async(client, figsize):
 
 
 async def _memory_data(client):
-    reply, _ = await client._conn.request({"op": "memory-history"}, timeout=client._timeout)
+    reply, _ = await client._conn.request({"op": ops.MEMORY_HISTORY}, timeout=client._timeout)
     info = await client._scheduler_info()
     limits = {a: w.get("memory_limit") or 0 for a, w in info["workers"].items()}
     return reply["history"], limits
@@ -156,6 +159,7 @@ def _start_time(start) -> float | None:
                     f"duration like '30s', not {type(start).__name__}")
 
 
+@hooks.task_stream.register
 def task_stream(client, start=None, count: int = 10_000, figsize=(10, 4)):
     """A Gantt chart Figure: one row per worker, one bar per task, coloured by task group.
 

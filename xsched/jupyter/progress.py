@@ -37,6 +37,7 @@ import time
 import uuid
 
 from ..client.future import Future
+from ..graph.optimize import flatten_keys
 
 logger = logging.getLogger("xsched.progress")
 
@@ -83,8 +84,6 @@ def futures_of(objs) -> list[Future]:
 
 
 def _persisted_futures(coll) -> list[Future]:
-    from ..graph.optimize import flatten_keys
-
     graph = coll.__xsched_graph__()
     keys = flatten_keys(coll.__xsched_keys__())
     if not keys or not all(isinstance(graph.get(k), Future) for k in keys):

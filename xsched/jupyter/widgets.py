@@ -2,7 +2,7 @@
 
 Data flow::
 
-    display(client) -> Client._ipython_display_ -> ipython_display(client)
+    display(client) -> Client._ipython_display_ -> xsched.hooks.ipython_display -> ipython_display(client)
         in a Jupyter kernel with ipywidgets: ClientWidget(client).start(); display(widget)
         elsewhere: the static HTML of jupyter/display.py (and repr() as text)
     ClientWidget._run (a coroutine on the client's loop, owned by the widget):
@@ -10,8 +10,9 @@ Data flow::
             summary HTML (workers, threads, tasks processing and queued) and one
             memory bar per worker (managed | unmanaged | spilled, limit marked in red)
         stops when the client closes, the widget is closed, or ``close()`` is called
-    ClusterWidget (LocalCluster) adds an IntText and a "Scale" button; scaling runs
-    in a thread so the notebook never blocks, and reports its result beside the button.
+    ClusterWidget (LocalCluster) watches through its own SchedulerRPC (client/rpc.py), and adds
+    an IntText and a "Scale" button; scaling runs in a thread so the notebook never blocks,
+    and reports its result beside the button.
 
 Widget objects can be built without a kernel (for tests and scripts):
 
@@ -28,6 +29,8 @@ import html
 import logging
 import threading
 
+from .. import hooks
+from ..client.rpc import SchedulerRPC
 from ..units import format_bytes
 from .display import memory_bar, memory_text, summary_html
 from .progress import in_notebook
@@ -149,7 +152,8 @@ class ClientWidget:
 class ClusterWidget(ClientWidget):
     """A cluster's live view (LocalCluster, SSHCluster, SLURMCluster...) plus a worker count and a "Scale" button.
 
-    It opens its own Client to the cluster (closed with the widget or the cluster).
+    It opens its own connection to the scheduler (a ``SchedulerRPC``, closed with the widget
+    or the cluster).
 
     >>> cw = ClusterWidget(cluster)              # doctest: +SKIP
     >>> cw.n_workers.value = 3; cw.scale()       # doctest: +SKIP
@@ -158,8 +162,6 @@ class ClusterWidget(ClientWidget):
     def __init__(self, cluster, interval: float = 1.0):
         import ipywidgets as w
 
-        from ..client.client import Client
-
         self.cluster = cluster
         self.n_workers = w.BoundedIntText(value=cluster.n_workers, min=0, max=1024, description="workers",
                                           layout=w.Layout(width="180px"))
@@ -167,7 +169,7 @@ class ClusterWidget(ClientWidget):
         self.scale_status = w.HTML("")
         self._scale_thread: threading.Thread | None = None
         self.button.on_click(lambda _b: self.scale())
-        client = Client(cluster, set_as_default=False)
+        client = SchedulerRPC(cluster, name="widget")
         title = (f"<b>{html.escape(getattr(cluster, 'kind', type(cluster).__name__))}</b> "
                  f"<code>{html.escape(str(cluster.scheduler_address))}</code> ("
                  + (f"{'processes' if cluster.processes else 'in-process'}, " if hasattr(cluster, "processes") else "")
@@ -241,6 +243,7 @@ def make_widget(obj, interval: float = 1.0) -> ClientWidget:
     return ClientWidget(obj, interval)
 
 
+@hooks.ipython_display.register
 def ipython_display(obj) -> None:
     """Display ``obj`` (Client or LocalCluster): live widget in a kernel, else static HTML + text."""
     from IPython.display import display

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import atexit
 
+from .clusters import ClusterMonitor
+
 __all__ = ["_jupyter_server_extension_points", "_load_jupyter_server_extension", "_jupyter_labextension_paths"]
 
 
@@ -23,8 +25,7 @@ def _jupyter_labextension_paths():
 
 
 def _load_jupyter_server_extension(serverapp):
-    from .clusters import ClusterMonitor
-    from .handlers import setup_handlers
+    from .handlers import setup_handlers  # needs jupyter_server and tornado: imported when the server loads us
 
     monitor = ClusterMonitor()
     setup_handlers(serverapp.web_app, monitor)

@@ -29,6 +29,10 @@ import threading
 import time
 from typing import Any
 
+from ..client.client import Client
+from ..deploy.local import LocalCluster
+from ..protocol import registry
+
 logger = logging.getLogger("xsched.labserver")
 
 __all__ = ["ClusterMonitor", "public_entry", "PUBLIC_FIELDS"]
@@ -128,8 +132,6 @@ class ClusterMonitor:
             client = self._clients.get(address)
             if client is not None and getattr(client, "status", "running") == "running":
                 return client
-        from ..client.client import Client
-
         client = Client(address, set_as_default=False, timeout="5s", name="xsched-jupyterlab")
         with self._lock:
             old = self._clients.get(address)
@@ -146,8 +148,6 @@ class ClusterMonitor:
 
     @staticmethod
     def _entries() -> list[dict]:
-        from ..protocol import registry
-
         return registry.entries()
 
     def _entry(self, cluster_id: str) -> dict:
@@ -270,7 +270,6 @@ class ClusterMonitor:
 
     async def start_cluster(self, n_workers: int = 2, threads_per_worker: int = 1, **kwargs) -> dict:
         """Start a LocalCluster owned by this Jupyter server (processes: its scheduler too)."""
-        from ..deploy.local import LocalCluster
 
         def start():
             return LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker, **kwargs)

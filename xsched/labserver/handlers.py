@@ -31,8 +31,8 @@ from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 from jupyter_server.utils import url_path_join
 
-from . import kernels
 from .clusters import ClusterMonitor
+from .kernels import attach_kernel
 
 logger = logging.getLogger("xsched.labserver")
 
@@ -136,7 +136,7 @@ class KernelHandler(_Base):
             raise tornado.web.HTTPError(502, f"could not start the kernel in {target}: {e}") from None
         km = self.settings["kernel_manager"]
         existing = self.monitor.kernel_ids.get((cluster_id, target))
-        kernel_id = await kernels.attach_kernel(km, info, target, existing)
+        kernel_id = await attach_kernel(km, info, target, existing)
         self.monitor.kernel_ids[(cluster_id, target)] = kernel_id
         self.finish(json.dumps(dict(public, id=kernel_id, cluster=cluster_id)))
 

@@ -51,6 +51,7 @@ import socket
 import threading
 import time
 
+from . import ops
 from .addressing import is_ipv6, is_loopback, split
 from .messages import frame_nbytes, unpack_objects
 from .security import AuthenticationError
@@ -527,7 +528,7 @@ async def get_data(conn, keys: list[str], address: str, timeout: float | None = 
     """
     import asyncio
 
-    reply, payload = await conn.request({"op": "get-data", "keys": keys, "bulk": True}, timeout=timeout)
+    reply, payload = await conn.request({"op": ops.GET_DATA, "keys": keys, "bulk": True}, timeout=timeout)
     failed = reply.get("errors")
     if isinstance(failed, dict) and failed:
         if errors is None:
@@ -587,17 +588,17 @@ async def put_data(conn, data: dict, address: str, timeout: float | None = 300) 
     frames = dumps(data)
     small, idx, big = split_for_bulk(frames)
     if idx:
-        reply, _ = await conn.request({"op": "bulk-receive", "lengths": [frame_nbytes(b) for b in big]},
+        reply, _ = await conn.request({"op": ops.BULK_RECEIVE, "lengths": [frame_nbytes(b) for b in big]},
                                       timeout=timeout)
         offer = reply.get("bulk")
         if offer:  # None: the worker has no side channel; everything goes over ZeroMQ
             host = host_of(address)
             await asyncio.get_running_loop().run_in_executor(
                 None, lambda: push_buffers(host, offer, big, security=conn.security))
-            reply, _ = await conn.request({"op": "put-data", "bulk": {"id": offer["id"], "index": idx}},
+            reply, _ = await conn.request({"op": ops.PUT_DATA, "bulk": {"id": offer["id"], "index": idx}},
                                           raw={"data": small}, timeout=timeout)
             return reply
-    reply, _ = await conn.request({"op": "put-data"}, raw={"data": frames}, timeout=timeout)
+    reply, _ = await conn.request({"op": ops.PUT_DATA}, raw={"data": frames}, timeout=timeout)
     return reply
 
 

@@ -77,9 +77,10 @@ from typing import Any, Sequence
 
 import msgpack
 
+from . import ops
 from ..graph.order import gc_paused
 from .schemas import OPS as _SCHEMA_OPS, ProtocolError
-from .serialize import dumps, loads
+from .serialize import dumps, frame_view, loads
 
 __all__ = ["encode", "decode", "unpack_objects", "ProtocolError", "OPS", "chunk", "unchunk", "MAX_FRAME"]
 
@@ -130,7 +131,7 @@ def decode(frames: Sequence) -> tuple[dict, list]:
     if not frames:
         raise ProtocolError("empty message", "empty")
     first = frames[0]
-    raw = first.buffer if hasattr(first, "buffer") else first
+    raw = frame_view(first)
     try:
         if len(raw) < GC_PAUSE_BYTES:
             header = msgpack.unpackb(raw, raw=False, strict_map_key=False)
@@ -145,7 +146,7 @@ def decode(frames: Sequence) -> tuple[dict, list]:
                             header if isinstance(header, dict) else None)
     if op not in OPS:
         raise ProtocolError(f"unknown message op {op!r:.80}", "unknown op", header)
-    if op == "batch" and not isinstance(header.get("packed", []), list):
+    if op == ops.BATCH and not isinstance(header.get("packed", []), list):
         raise ProtocolError("a batch message without a list of packed messages", "bad batch", header)
     spec = header.get("_objs")
     if spec is not None:
@@ -203,11 +204,11 @@ def chunk(frames: list, limit: int = MAX_FRAME) -> list:
             parts.append(1)
             out.append(f)
             continue
-        view = memoryview(f.buffer if hasattr(f, "buffer") else f).cast("B")
+        view = memoryview(frame_view(f)).cast("B")
         pieces = [view[i:i + limit] for i in range(0, n, limit)]
         parts.append(len(pieces))
         out.extend(pieces)
-    return [msgpack.packb({"op": "chunked", "parts": parts}, use_bin_type=True)] + out
+    return [msgpack.packb({"op": ops.CHUNKED, "parts": parts}, use_bin_type=True)] + out
 
 
 def unchunk(frames: list) -> list:
@@ -218,12 +219,12 @@ def unchunk(frames: list) -> list:
     """
     if not frames or frame_nbytes(frames[0]) > 256:
         return frames
-    first = frames[0].buffer if hasattr(frames[0], "buffer") else frames[0]
+    first = frame_view(frames[0])
     try:
         lead = msgpack.unpackb(first, raw=False)
     except Exception:
         return frames
-    if not isinstance(lead, dict) or lead.get("op") != "chunked":
+    if not isinstance(lead, dict) or lead.get("op") != ops.CHUNKED:
         return frames
     parts = lead.get("parts")
     if (not isinstance(parts, list) or not all(type(n) is int and n >= 1 for n in parts)
@@ -238,7 +239,7 @@ def unchunk(frames: list) -> list:
         if n == 1:
             out.append(group[0])
             continue
-        views = [memoryview(g.buffer if hasattr(g, "buffer") else g).cast("B") for g in group]
+        views = [memoryview(frame_view(g)).cast("B") for g in group]
         if k == 0:
             out.append(b"".join(views))  # the header: small enough, and msgpack wants bytes
             continue

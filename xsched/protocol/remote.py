@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 
+from ..comm import Msg
 from ..errors import pack_exception
 
 __all__ = ["call_user_function", "wants"]
@@ -29,8 +30,6 @@ def wants(func, name: str) -> bool:
 
 async def call_user_function(func, args, kwargs, inject_name: str, inject_obj):
     """The reply Msg for running ``func(*args, **kwargs)`` here."""
-    from ..comm import Msg
-
     try:
         if wants(func, inject_name):
             kwargs = dict(kwargs, **{inject_name: inject_obj})

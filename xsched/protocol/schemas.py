@@ -47,6 +47,8 @@ from itertools import chain, repeat
 from operator import is_, is_not, itemgetter
 from typing import Any, Callable, Iterable
 
+from . import ops
+
 __all__ = [
     "ProtocolError", "BadMessage", "Spec", "Schema", "Table", "TO_SCHEDULER", "TO_WORKER",
     "WORKER_FROM_SCHEDULER", "CLIENT_FROM_SCHEDULER", "OPS", "FRAMING_OPS",
@@ -474,111 +476,113 @@ class Table(dict):
 
 
 S = Schema
-_PING = S("ping")
+_PING = S(ops.PING)
 
 #: clients and workers -> the scheduler's listener (extension ops included)
 TO_SCHEDULER = Table("the scheduler", [
     _PING,
     # from clients
-    S("register-client", {"client": maybe(NAME)}),
+    S(ops.REGISTER_CLIENT, {"client": maybe(NAME)}),
     # parent: the key of the task that submitted this graph (from inside a task), for progress bars
-    S("update-graph", {"tasks": opt(list_of(TASK, MAX_ITEMS)), "keys": opt(KEYS), "parent": maybe(KEY),
+    S(ops.UPDATE_GRAPH, {"tasks": opt(list_of(TASK, MAX_ITEMS)), "keys": opt(KEYS), "parent": maybe(KEY),
                        "functions": maybe(FUNCTIONS), "columns": maybe(COLUMNS)}),
-    S("client-desires-keys", {"keys": opt(KEYS)}),
-    S("client-releases-keys", {"keys": opt(KEYS)}),
-    S("cancel-keys", {"keys": opt(KEYS)}),
-    S("retry-keys", {"keys": opt(KEYS)}),
-    S("who-has", {"keys": opt(KEYS)}),
-    S("who-can-run", {"keys": opt(KEYS)}),
-    S("scatter-done", {"who_has": opt(WHO_HAS), "nbytes": opt(KEY_NBYTES)}),
-    S("close-client"), S("heartbeat-client"), S("scheduler-info"), S("memory-history"), S("start-ipython"),
-    S("run-on-scheduler", objects=("args", "kwargs"), required_objects=("func",)),
-    S("retire-workers", {"workers": maybe(either(ADDRESS, WORKER_NAMES)), "close_workers": maybe(BOOL)}),
-    S("restart", {"timeout": maybe(either(number(0), text(64))), "environment": maybe(UID)}),
-    S("subscribe-progress", {"keys": KEYS, "sub": maybe(UID), "complete": maybe(BOOL)}),
-    S("unsubscribe-progress", {"sub": maybe(UID)}),
-    S("publish-dataset", {"name": text(MAX_NAME, "a non-empty dataset name"), "keys": opt(KEYS),
+    S(ops.CLIENT_DESIRES_KEYS, {"keys": opt(KEYS)}),
+    S(ops.CLIENT_RELEASES_KEYS, {"keys": opt(KEYS)}),
+    S(ops.CANCEL_KEYS, {"keys": opt(KEYS)}),
+    S(ops.RETRY_KEYS, {"keys": opt(KEYS)}),
+    S(ops.WHO_HAS, {"keys": opt(KEYS)}),
+    S(ops.WHO_CAN_RUN, {"keys": opt(KEYS)}),
+    S(ops.SCATTER_DONE, {"who_has": opt(WHO_HAS), "nbytes": opt(KEY_NBYTES)}),
+    S(ops.CLOSE_CLIENT), S(ops.HEARTBEAT_CLIENT), S(ops.SCHEDULER_INFO), S(ops.MEMORY_HISTORY), S(ops.START_IPYTHON),
+    S(ops.RUN_ON_SCHEDULER, objects=("args", "kwargs"), required_objects=("func",)),
+    S(ops.RETIRE_WORKERS, {"workers": maybe(either(ADDRESS, WORKER_NAMES)), "close_workers": maybe(BOOL)}),
+    S(ops.RESTART, {"timeout": maybe(either(number(0), text(64))), "environment": maybe(UID)}),
+    S(ops.SUBSCRIBE_PROGRESS, {"keys": KEYS, "sub": maybe(UID), "complete": maybe(BOOL)}),
+    S(ops.UNSUBSCRIBE_PROGRESS, {"sub": maybe(UID)}),
+    S(ops.PUBLISH_DATASET, {"name": text(MAX_NAME, "a non-empty dataset name"), "keys": opt(KEYS),
                           "override": maybe(BOOL)}, objects=("data",)),
-    S("get-dataset", {"name": maybe(NAME)}),
-    S("list-datasets"),
-    S("unpublish-dataset", {"name": maybe(NAME)}),
-    S("upload-file", {"filename": text(255, "a plain file name")}, objects=("data",)),
-    S("environment-start", {"uid": UID}),
-    S("environment-chunk", {"uid": UID, "seq": integer(-1, 2**31)}, objects=("data",)),
-    S("environment-done", {"uid": UID, "sha256": maybe(text(128)), "nbytes": maybe(NBYTES)}),
+    S(ops.GET_DATASET, {"name": maybe(NAME)}),
+    S(ops.LIST_DATASETS),
+    S(ops.UNPUBLISH_DATASET, {"name": maybe(NAME)}),
+    S(ops.UPLOAD_FILE, {"filename": text(255, "a plain file name")}, objects=("data",)),
+    S(ops.ENVIRONMENT_START, {"uid": UID}),
+    S(ops.ENVIRONMENT_CHUNK, {"uid": UID, "seq": integer(-1, 2**31)}, objects=("data",)),
+    S(ops.ENVIRONMENT_DONE, {"uid": UID, "sha256": maybe(text(128)), "nbytes": maybe(NBYTES)}),
     # from workers
-    S("register-worker", {
+    S(ops.REGISTER_WORKER, {
         "address": ADDRESS, "name": maybe(either(NAME, integer(-2**63, 2**63 - 1))),
         "nthreads": opt(integer(1, 2**16)), "memory_limit": maybe(NBYTES), "resources": maybe(RESOURCES),
         "pid": maybe(integer(0, 2**31)), "host": maybe(NAME), "local_directory": maybe(TEXT),
         "prefix": maybe(TEXT), "environment_error": maybe(TEXT)}),
-    S("heartbeat-worker", {"metrics": opt(METRICS), "worker": opt(binary(256))}),  # worker: from its alive thread
+    S(ops.HEARTBEAT_WORKER, {"metrics": opt(METRICS), "worker": opt(binary(256))}),  # worker: from its alive thread
     # seceded: seconds of start..stop the task spent seceded (absent: none; older workers never send it)
     # inline: the pickled result, small, when compute-task said a client wants it
-    S("task-finished", {"key": KEY, "nbytes": opt(NBYTES), "type": maybe(NAME), "start": maybe(TIME),
+    S(ops.TASK_FINISHED, {"key": KEY, "nbytes": opt(NBYTES), "type": maybe(NAME), "start": maybe(TIME),
                         "stop": maybe(TIME), "seceded": maybe(SECONDS), "inline": maybe(INLINE)}),
-    S("task-erred", {"key": KEY, "exception": opt(PICKLED), "traceback": opt(PICKLED), "text": opt(TEXT),
+    S(ops.TASK_ERRED, {"key": KEY, "exception": opt(PICKLED), "traceback": opt(PICKLED), "text": opt(TEXT),
                      "start": maybe(TIME), "stop": maybe(TIME)}),
-    S("add-keys", {"nbytes": opt(KEY_NBYTES)}),
-    S("missing-data", {"key": KEY, "errant_worker": opt(text(MAX_NAME))}),
-    S("reschedule", {"key": KEY}),
-    S("worker-status", {"status": opt(one_of("running", "paused", "closing", "closed"))}),
-    S("unregister-worker", {"reason": opt(TEXT)}),
-    S("retire-worker", {"reason": opt(TEXT)}),
-    S("steal-response", {"key": KEY, "state": maybe(NAME)}),
-    S("task-seceded", {"key": KEY}),
-    S("task-rejoined", {"key": KEY}),
-    S("upload-file-done", {"uid": maybe(text(256)), "filename": maybe(NAME), "error": maybe(TEXT)}),
-    S("environment-ack", {"uid": maybe(UID), "seq": maybe(integer(-1, 2**31)), "error": maybe(TEXT)}),
-    S("environment-ready", {"uid": maybe(UID), "path": maybe(TEXT), "error": maybe(TEXT)}),
+    S(ops.ADD_KEYS, {"nbytes": opt(KEY_NBYTES)}),
+    S(ops.MISSING_DATA, {"key": KEY, "errant_worker": opt(text(MAX_NAME))}),
+    S(ops.RESCHEDULE, {"key": KEY}),
+    S(ops.WORKER_STATUS, {"status": opt(one_of("running", "paused", "closing", "closed"))}),
+    S(ops.UNREGISTER_WORKER, {"reason": opt(TEXT)}),
+    S(ops.RETIRE_WORKER, {"reason": opt(TEXT)}),
+    S(ops.STEAL_RESPONSE, {"key": KEY, "state": maybe(NAME)}),
+    S(ops.TASK_SECEDED, {"key": KEY}),
+    S(ops.TASK_REJOINED, {"key": KEY}),
+    S(ops.UPLOAD_FILE_DONE, {"uid": maybe(text(256)), "filename": maybe(NAME), "error": maybe(TEXT)}),
+    S(ops.ENVIRONMENT_ACK, {"uid": maybe(UID), "seq": maybe(integer(-1, 2**31)), "error": maybe(TEXT)}),
+    S(ops.ENVIRONMENT_READY, {"uid": maybe(UID), "path": maybe(TEXT), "error": maybe(TEXT)}),
 ])
 
 #: clients and peer workers -> a worker's listener
 TO_WORKER = Table("a worker", [
     _PING,
-    S("get-data", {"keys": opt(KEYS), "bulk": maybe(BOOL)}),
-    S("bulk-receive", {"lengths": list_of(NBYTES, 2**16)}),
-    S("put-data", {"bulk": maybe(record({"id": binary(64), "index": list_of(integer(1, 2**31), 2**16)},
+    S(ops.GET_DATA, {"keys": opt(KEYS), "bulk": maybe(BOOL)}),
+    S(ops.BULK_RECEIVE, {"lengths": list_of(NBYTES, 2**16)}),
+    S(ops.PUT_DATA, {"bulk": maybe(record({"id": binary(64), "index": list_of(integer(1, 2**31), 2**16)},
                                         what="a bulk push: {id, index}"))}, objects=("data",)),
-    S("run", objects=("args", "kwargs"), required_objects=("func",)),
-    S("start-ipython"),
+    S(ops.RUN, objects=("args", "kwargs"), required_objects=("func",)),
+    S(ops.START_IPYTHON),
 ])
 
 #: the scheduler -> a worker's connection
 WORKER_FROM_SCHEDULER = Table("a worker (from its scheduler)", [
     _PING,
-    S("compute-task", {"key": KEY, "run_spec": maybe(PICKLED), "priority": opt(PRIORITY), "who_has": opt(WHO_HAS),
+    S(ops.COMPUTE_TASK, {"key": KEY, "run_spec": maybe(PICKLED), "priority": opt(PRIORITY), "who_has": opt(WHO_HAS),
                        "nbytes": opt(KEY_NBYTES), "resources": maybe(RESOURCES), "wanted": maybe(BOOL),
                        "functions": maybe(FUNCTIONS), "inline": maybe(dict_of(KEY, INLINE, MAX_ITEMS))}),
-    S("free-keys", {"keys": KEYS}),
-    S("forget-functions", {"fids": list_of(FUNCTION_ID, 2**16)}),
-    S("acquire-replicas", {"who_has": opt(WHO_HAS), "nbytes": opt(KEY_NBYTES),
+    S(ops.FREE_KEYS, {"keys": KEYS}),
+    S(ops.FORGET_FUNCTIONS, {"fids": list_of(FUNCTION_ID, 2**16)}),
+    S(ops.ACQUIRE_REPLICAS, {"who_has": opt(WHO_HAS), "nbytes": opt(KEY_NBYTES),
                            "priority": opt(dict_of(KEY, PRIORITY, MAX_ITEMS))}),
-    S("steal-request", {"key": KEY}),
-    S("upload-file", {"filename": text(255, "a plain file name"), "uid": opt(text(256))}, objects=("data",)),
-    S("close-worker", {"restart": maybe(BOOL), "reason": maybe(TEXT), "environment": maybe(TEXT)}),
-    S("environment-start", {"uid": UID, "seq": maybe(integer(-1, 2**31))}),
-    S("environment-chunk", {"uid": UID, "seq": integer(-1, 2**31)}, objects=("data",)),
-    S("environment-done", {"uid": UID, "sha256": maybe(text(128)), "nbytes": maybe(NBYTES)}),
+    S(ops.STEAL_REQUEST, {"key": KEY}),
+    S(ops.UPLOAD_FILE, {"filename": text(255, "a plain file name"), "uid": opt(text(256))}, objects=("data",)),
+    S(ops.CLOSE_WORKER, {"restart": maybe(BOOL), "reason": maybe(TEXT), "environment": maybe(TEXT)}),
+    S(ops.ENVIRONMENT_START, {"uid": UID, "seq": maybe(integer(-1, 2**31))}),
+    S(ops.ENVIRONMENT_CHUNK, {"uid": UID, "seq": integer(-1, 2**31)}, objects=("data",)),
+    S(ops.ENVIRONMENT_DONE, {"uid": UID, "sha256": maybe(text(128)), "nbytes": maybe(NBYTES)}),
 ])
 
 #: the scheduler -> a client's connection
 CLIENT_FROM_SCHEDULER = Table("a client", [
     _PING,
-    S("key-in-memory", {"key": KEY, "type": maybe(NAME), "workers": opt(list_of(ADDRESS, 64)),
+    S(ops.KEY_IN_MEMORY, {"key": KEY, "type": maybe(NAME), "workers": opt(list_of(ADDRESS, 64)),
                         "inline": maybe(INLINE)}),
-    S("task-erred", {"key": KEY, "exception": maybe(PICKLED), "traceback": maybe(PICKLED), "text": maybe(TEXT),
+    S(ops.TASK_ERRED, {"key": KEY, "exception": maybe(PICKLED), "traceback": maybe(PICKLED), "text": maybe(TEXT),
                      "blame": maybe(KEY)}),
-    S("key-lost", {"key": KEY}),
-    S("key-cancelled", {"key": KEY, "reason": maybe(TEXT)}),
-    S("warning", {"text": maybe(TEXT)}),
-    S("scheduler-closing"),
-    S("progress", {"sub": maybe(UID), "groups": maybe(dict_of(text(MAX_KEY), list_of(integer(), 3), MAX_ITEMS)),
+    S(ops.KEY_LOST, {"key": KEY}),
+    S(ops.KEY_CANCELLED, {"key": KEY, "reason": maybe(TEXT)}),
+    S(ops.WARNING, {"text": maybe(TEXT)}),
+    S(ops.SCHEDULER_CLOSING),
+    S(ops.PROGRESS, {"sub": maybe(UID), "groups": maybe(dict_of(text(MAX_KEY), list_of(integer(), 3), MAX_ITEMS)),
                    "done": maybe(BOOL)}),
 ])
 
 #: ops of the framing itself (comm.py and messages.py), not of any handler
-FRAMING_OPS = frozenset({"reply", "batch", "chunked"})
+FRAMING_OPS = frozenset({ops.REPLY, ops.BATCH, ops.CHUNKED})
 
 #: every op that may appear on the wire
 OPS = frozenset().union(TO_SCHEDULER, TO_WORKER, WORKER_FROM_SCHEDULER, CLIENT_FROM_SCHEDULER, FRAMING_OPS)
+if OPS != ops.ALL:  # (one definition: every op named in ops.py has a schema, and no other op has)
+    raise ImportError(f"protocol.ops and the schema tables disagree: {sorted(OPS ^ ops.ALL)}")

@@ -59,6 +59,20 @@ def dumps(obj: Any) -> list:
     return [head] + [b.raw() for b in buffers]
 
 
+def frame_view(frame):
+    """The buffer of a frame: ``bytes`` and buffers as they are, a ``zmq.Frame``'s buffer.
+
+    >>> bytes(frame_view(b"ab")), frame_bytes(memoryview(b"cd"))
+    (b'ab', b'cd')
+    """
+    return frame.buffer if hasattr(frame, "buffer") else frame
+
+
+def frame_bytes(frame) -> bytes:
+    """A frame's content as ``bytes`` (a copy, for what is kept after the message)."""
+    return bytes(frame_view(frame))
+
+
 def loads(frames: Sequence) -> Any:
     """Rebuild an object from frames made by :func:`dumps` (frames may be zmq.Frame objects).
 
@@ -66,8 +80,8 @@ def loads(frames: Sequence) -> Any:
     [1, 2]
     """
     head = frames[0]
-    head = head.buffer if hasattr(head, "buffer") else head
-    bufs = [f.buffer if hasattr(f, "buffer") else f for f in frames[1:]]
+    head = frame_view(head)
+    bufs = [frame_view(f) for f in frames[1:]]
     obj = pickle.loads(head, buffers=bufs)
     if type(obj) is _BytesBox:
         return bytes(obj.data)

@@ -17,7 +17,7 @@ does it while the client goes on.
 from __future__ import annotations
 
 from ..graph.order import order_indexed
-from .events import NewTask
+from .state.events import NewTask
 
 __all__ = ["column_tasks", "entry_task"]
 

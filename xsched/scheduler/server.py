@@ -14,8 +14,9 @@ Data flow::
         loop is blocked stays registered
     validate (scheduler.validate): SchedulerState.validate() after the events; a violation
         is logged with its story, told to the clients, and closes the scheduler
-    extensions: progress (progress.py), publish (datasets, publish.py), uploads (upload_file,
-        uploads.py), environments (restart(environment=...), environments.py)
+    extensions: built from one table (scheduler/extensions/: progress, datasets, uploads,
+        environments; config scheduler.extensions); their ops join the handler tables and
+        their hooks hear worker and client arrivals and departures, transitions and close
     restart (client) -> Restart event: clients hear key-cancelled, workers close-worker
         {restart} and their nannies start them again -> reply once as many have registered
 
@@ -34,6 +35,8 @@ import time
 import uuid
 from collections import Counter, deque
 
+from ..background import Background
+from ..protocol import ops
 from .. import config
 from ..comm import Listener
 from ..errors import KilledWorker, pack_exception
@@ -45,11 +48,13 @@ from ..protocol.registry import read_scheduler_file, write_scheduler_file  # noq
 from ..protocol.remote import call_user_function
 from ..protocol.security import Security
 from ..units import parse_bytes, parse_timedelta
+from . import extensions as _extensions
 from .graph_columns import column_tasks, entry_task
 from .state import (
     AddKeys, AddWorker, CancelKeys, ClientDesiresKeys, ClientReleasesKeys, MissingData,
     RemoveClient, RemoveWorker, Reschedule, Restart, RetireWorkers, StealResponse, RetryKeys, SchedulerState, TaskErred, TaskFinished,
     TaskRejoined, TaskSeceded, ToClient, ToWorker, UpdateGraph, WorkerRetired, WorkerStatus,
+    AddClient, WorkerHeartbeat,
 )
 
 logger = logging.getLogger("xsched.scheduler")
@@ -99,29 +104,19 @@ class Scheduler:
         self._closing: asyncio.Future | None = None  # a close() the scheduler started by itself
         self.events: deque = deque(maxlen=10_000)  # (time, kind, detail) for users and tests
         self.status = "created"
-        self._tasks: set[asyncio.Task] = set()
+        self._background = Background("scheduler")
         self._closed = asyncio.Event()
         self.start_time = time.time()
-        self.extensions: dict = {}
+        self.extensions: dict = {}  # name -> extension (built at the end of __init__)
         # worker -> (time, rss, managed, spilled) samples from heartbeats, for plot_memory()
         self.memory_history: dict[str, deque] = {}
-        self._extension_ops: dict = {}
+        self._extension_ops: dict = {}  # op -> handler(peer, header, payload), of the extensions
         self._retire_waiters: dict[str, list[asyncio.Future]] = {}  # worker -> requests awaiting its outcome
         self.worker_environment: dict[str, dict] = {}  # worker -> {prefix, error} from its registration
         self._retired_peers: deque = deque(maxlen=1000)  # peers of retired workers: never told to restart
-        # [progress] live progress bars: counts pushed to subscribed clients (scheduler/progress.py)
-        from .progress import ProgressExtension
-
-        self.extensions["progress"] = ProgressExtension(self)
-        from .publish import PublishExtension
-
-        self.extensions["publish"] = PublishExtension(self)
-        from .uploads import UploadsExtension
-
-        self.extensions["uploads"] = UploadsExtension(self)
-        from .environments import EnvironmentsExtension
-
-        self.extensions["environments"] = EnvironmentsExtension(self)
+        # every capability beyond running tasks: one table (scheduler/extensions/__init__.py)
+        self.extensions.update(_extensions.build(self, config.get("scheduler.extensions", None),
+                                                 reserved=set(self._CLIENT_OPS) | set(self._WORKER_OPS)))
 
     def __repr__(self) -> str:
         return (f"<Scheduler {self.address!r} workers={len(self.state.workers)} "
@@ -157,16 +152,10 @@ class Scheduler:
             write_scheduler_file(self.scheduler_file, self.address, self.security, self.id)
         if self.register:
             self.registry_entry = registry.register(self.address, self.security, self.id, bound_host=host)
-        self._spawn(self._ttl_loop())
-        self._spawn(self._no_worker_warnings())
+        self._background.spawn(self._ttl_loop())
+        self._background.spawn(self._no_worker_warnings())
         logger.info("scheduler at %s", self.address)
         return self
-
-    def _spawn(self, coro):
-        t = asyncio.ensure_future(coro)
-        self._tasks.add(t)
-        t.add_done_callback(self._tasks.discard)
-        return t
 
     async def close(self) -> None:
         """Tell clients and workers, then stop."""
@@ -178,12 +167,11 @@ class Scheduler:
             self._validate_timer.cancel()
             self._validate_timer = None
         for peer in list(self.client_peer.values()):
-            self.listener.send(peer, {"op": "scheduler-closing"})
+            self.listener.send(peer, {"op": ops.SCHEDULER_CLOSING})
         for peer in list(self.worker_peer.values()):
-            self.listener.send(peer, {"op": "close-worker"})
+            self.listener.send(peer, {"op": ops.CLOSE_WORKER})
         await asyncio.sleep(0.05)
-        for t in list(self._tasks):
-            t.cancel()
+        await self._background.aclose()
         for ext in list(self.extensions.values()):
             close = getattr(ext, "close", None)
             if close is not None:
@@ -285,8 +273,8 @@ class Scheduler:
         text = (f"{INVARIANT_VIOLATED}: {type(exc).__name__}: {exc} (after {events[-5:]}); the scheduler "
                 "closes rather than run on a corrupt state. Its log holds the story; please report it.")
         for peer in list(self.client_peer.values()):
-            self.listener.send(peer, {"op": "warning", "text": text})
-        # (not _spawn: close() cancels the tasks in self._tasks, and must not cancel itself)
+            self.listener.send(peer, {"op": ops.WARNING, "text": text})
+        # (not in the background: close() cancels and awaits those, and must not wait for itself)
         self._closing = asyncio.ensure_future(self.close())
 
     def _keys_named(self, exc: Exception, most: int = 5) -> list[str]:
@@ -321,6 +309,7 @@ class Scheduler:
             self.events.append((time.time(), "remove-worker", address, reason))
             logger.info("removing worker %s: %s", address, reason)
             self.handle(RemoveWorker(address, reason))
+            self._tell_extensions("remove_worker", address, reason)
 
     def _worker_retired(self, inst: WorkerRetired) -> None:
         """A retirement ended: forget a closed worker's peer, answer whoever asked."""
@@ -333,6 +322,7 @@ class Scheduler:
             self.last_seen.pop(inst.worker, None)
             self.memory_history.pop(inst.worker, None)
             self.events.append((time.time(), "remove-worker", inst.worker, "retired"))
+            self._tell_extensions("remove_worker", inst.worker, "retired")
             logger.info("retired worker %s (%d keys moved)", inst.worker, len(inst.moved))
         elif inst.status == "cannot-retire":
             logger.warning("cannot retire worker %s: %s", inst.worker, inst.reason)
@@ -370,10 +360,7 @@ class Scheduler:
         if peer is not None:
             self.peer_client.pop(peer, None)
             self.listener.forget_peer(peer)
-        for ext in list(self.extensions.values()):  # [progress] extensions drop the client's subscriptions
-            remove = getattr(ext, "remove_client", None)
-            if remove is not None:
-                remove(client)
+        self._tell_extensions("remove_client", client)  # e.g. progress drops the client's subscriptions
         self.handle(RemoveClient(client))
 
     async def _ttl_loop(self) -> None:
@@ -394,12 +381,39 @@ class Scheduler:
 
     # ------------------------------------------------------------------ messages
     def register_op(self, op: str, handler) -> None:
-        """Let an extension serve a client op: ``handler(peer, header, payload)``.
+        """Let an extension serve an op: ``handler(peer, header, payload)``.
 
-        The op's fields are declared in ``protocol/schemas.py`` (checked before any handler)."""
+        The op's fields are declared in ``protocol/schemas.py`` (checked before any handler).
+        An op has one handler: one served already (by the server or an extension) raises."""
         if op not in schemas.TO_SCHEDULER:
             raise ValueError(f"op {op!r} has no schema: declare its fields in protocol/schemas.py TO_SCHEDULER")
+        if op in self._CLIENT_OPS or op in self._WORKER_OPS:
+            raise ValueError(f"op {op!r} is served by the scheduler itself; each op has one handler")
+        if op in self._extension_ops:
+            old = self._extension_ops[op]
+            owner = getattr(getattr(old, "__self__", None), "name", None) or repr(old)
+            raise ValueError(f"op {op!r} is served already, by {owner!r}; each op has one handler")
         self._extension_ops[op] = handler
+
+    def _tell_extensions(self, hook: str, *args) -> None:
+        """Call an extension hook (``remove_client``, ``add_worker``...) on every extension having it.
+
+        A hook that fails is logged: it never stops the others, nor what the server was doing."""
+        for name, ext in list(self.extensions.items()):
+            fn = getattr(ext, hook, None)
+            if fn is not None:
+                try:
+                    fn(*args)
+                except Exception:
+                    logger.exception("scheduler extension %r: %s%r failed", name, hook, args)
+
+    def _extension(self, name: str, what: str):
+        """The extension ``name``; ``what`` needs it, and is refused when it is not loaded."""
+        ext = self.extensions.get(name)
+        if ext is None:
+            loaded = [n for n in _extensions.EXTENSIONS if n in self.extensions]
+            raise _extensions.ExtensionNotLoaded(name, what, loaded)
+        return ext
 
     def send_to_client(self, client: str, msg: dict) -> None:
         """Push a message to a connected client (dropped if it is gone)."""
@@ -412,7 +426,7 @@ class Scheduler:
         ext = self._extension_ops.get(op)
         if ext is not None:
             return ext(peer, header, payload)
-        if op == "heartbeat-worker" and "worker" in header:
+        if op == ops.HEARTBEAT_WORKER and "worker" in header:
             # from a worker's liveness thread, on a socket of its own (so another peer), on behalf
             # of the registration whose connection id it names; one we removed is ignored here
             # (its own connection hears that it was removed)
@@ -431,11 +445,14 @@ class Scheduler:
             # a worker we removed (e.g. silent past worker-ttl) still talks: tell it to restart
             # so its nanny brings it back and it registers afresh (a retired one just closes)
             retired = peer in self._retired_peers
-            self.listener.send(peer, {"op": "close-worker", "restart": not retired,
+            self.listener.send(peer, {"op": ops.CLOSE_WORKER, "restart": not retired,
                                       **({"reason": "retired"} if retired else {})})
-            return {"status": "retired"} if retired and op == "retire-worker" else None
+            return {"status": "retired"} if retired and op == ops.RETIRE_WORKER else None
         handler = self._CLIENT_OPS.get(op)
         if handler is None:
+            owner = _extensions.op_owners().get(op)
+            if owner is not None:  # an op of an extension this scheduler does not load
+                self._extension(owner, f"op {op!r}")
             raise TypeError(f"scheduler cannot handle op {op!r}")
         return handler(self, peer, header, payload)
 
@@ -463,15 +480,17 @@ class Scheduler:
 
     def _op_heartbeat_worker(self, worker, h):
         ws = self.state.workers.get(worker)
-        if ws is not None:
-            ws.metrics = m = h.get("metrics", {})
-            hist = self.memory_history.get(worker)
-            if hist is None:
-                hist = self.memory_history[worker] = deque(maxlen=3600)
-            hist.append((m.get("time", time.time()), m.get("rss", 0), m.get("managed", 0), m.get("spilled", 0)))
-            paused = ws.metrics.get("paused")
-            if paused is not None and (ws.status == "paused") != bool(paused):
-                self._op_worker_status(worker, {"status": "paused" if paused else "running"})
+        if ws is None:
+            return
+        m = h.get("metrics", {})
+        hist = self.memory_history.get(worker)
+        if hist is None:
+            hist = self.memory_history[worker] = deque(maxlen=3600)
+        hist.append((m.get("time", time.time()), m.get("rss", 0), m.get("managed", 0), m.get("spilled", 0)))
+        status = ws.status
+        self.handle(WorkerHeartbeat(worker, m))  # its figures; "paused" may change its status
+        if ws.status != status:
+            self.events.append((time.time(), "worker-status", worker, ws.status))
 
     def _op_unregister_worker(self, worker, h):
         self._remove_worker(worker, h.get("reason", "worker closed"))
@@ -493,11 +512,11 @@ class Scheduler:
         self.handle(TaskRejoined(worker, h["key"]))
 
     _WORKER_OPS = {
-        "task-seceded": _op_task_seceded, "steal-response": _op_steal_response, "task-rejoined": _op_task_rejoined,
-        "task-finished": _op_task_finished, "task-erred": _op_task_erred, "add-keys": _op_add_keys,
-        "missing-data": _op_missing_data, "reschedule": _op_reschedule, "worker-status": _op_worker_status,
-        "heartbeat-worker": _op_heartbeat_worker, "unregister-worker": _op_unregister_worker,
-        "retire-worker": _op_retire_worker,
+        ops.TASK_SECEDED: _op_task_seceded, ops.STEAL_RESPONSE: _op_steal_response, ops.TASK_REJOINED: _op_task_rejoined,
+        ops.TASK_FINISHED: _op_task_finished, ops.TASK_ERRED: _op_task_erred, ops.ADD_KEYS: _op_add_keys,
+        ops.MISSING_DATA: _op_missing_data, ops.RESCHEDULE: _op_reschedule, ops.WORKER_STATUS: _op_worker_status,
+        ops.HEARTBEAT_WORKER: _op_heartbeat_worker, ops.UNREGISTER_WORKER: _op_unregister_worker,
+        ops.RETIRE_WORKER: _op_retire_worker,
     }
 
     # --- registration ---
@@ -509,12 +528,9 @@ class Scheduler:
         self.peer_worker[peer] = address
         self.last_seen[address] = time.monotonic()
         self.events.append((time.time(), "add-worker", address, h.get("name")))
-        self.extensions["uploads"].send_all(peer)  # uploaded files first, before any task
+        self._tell_extensions("add_worker", address, peer)  # e.g. uploaded files go first, before any task
         self.handle(AddWorker(address, int(h.get("nthreads", 1)), h.get("name"), h.get("memory_limit"),
-                              h.get("resources"), h.get("pid"), h.get("host")))
-        ws = self.state.workers[address]
-        ws.metrics["local_directory"] = h.get("local_directory")
-        # (heartbeats replace ws.metrics: what a worker says once at registration is kept here)
+                              h.get("resources"), h.get("pid"), h.get("host"), h.get("local_directory")))
         self.worker_environment[address] = {"prefix": h.get("prefix"), "error": h.get("environment_error")}
         return {"scheduler_id": self.id}
 
@@ -522,7 +538,7 @@ class Scheduler:
         client = str(h.get("client") or peer.decode(errors="replace"))
         self.client_peer[client] = peer
         self.peer_client[peer] = client
-        self.state.clients.setdefault(client, set())
+        self.handle(AddClient(client))
         return {"scheduler_id": self.id, "address": self.address}
 
     def _client_of(self, peer) -> str:
@@ -632,7 +648,7 @@ class Scheduler:
                     text = (f"task {key!r} has waited {now - since:.0f}s because no worker can run it: {why}. "
                             "Start a worker that can (e.g. `xsched worker ... --resources`), or cancel it.")
                     for client in set(ts.who_wants) or set(self.client_peer):
-                        self.send_to_client(client, {"op": "warning", "text": text})
+                        self.send_to_client(client, {"op": ops.WARNING, "text": text})
 
     def _op_memory_history(self, peer, h, payload):
         names = {a: ws.name for a, ws in self.state.workers.items()}
@@ -650,7 +666,7 @@ class Scheduler:
         client = self._client_of(peer)
         timeout = parse_timedelta(h.get("timeout") or "60s")
         env = h.get("environment")
-        if env is not None and env not in self.extensions["environments"].paths:
+        if env is not None and env not in self._extension("environments", "restart(environment=...)").paths:
             raise KeyError(f"restart: environment {env!r} was not shipped (environment-done first)")
         return await self.restart(f"the cluster was restarted by {client} (client.restart()): every worker "
                                   "process started afresh and its data is gone; submit the work again", timeout,
@@ -667,13 +683,16 @@ class Scheduler:
         n = len(self.state.workers)
         self.events.append((time.time(), "restart", n, reason))
         logger.info("restarting %d workers: %s", n, reason)
-        envs = self.extensions["environments"].environment_for(environment) if environment else {}
+        envs = {}
+        if environment:
+            envs = self._extension("environments", "restart(environment=...)").environment_for(environment)
         self.handle(Restart(reason, envs))
         for addr, peer in list(self.worker_peer.items()):
             # (not listener.forget_peer: the queued close-worker must still go out)
             self.peer_worker.pop(peer, None)
             del self.worker_peer[addr]
             self.events.append((time.time(), "remove-worker", addr, "restart"))
+            self._tell_extensions("remove_worker", addr, "restart")
         self.last_seen.clear()
         self.memory_history.clear()
         deadline = time.monotonic() + timeout
@@ -703,14 +722,14 @@ class Scheduler:
         return out
 
     _CLIENT_OPS = {
-        "register-worker": _op_register_worker, "register-client": _op_register_client,
-        "update-graph": _op_update_graph, "client-desires-keys": _op_client_desires,
-        "client-releases-keys": _op_client_releases, "cancel-keys": _op_cancel, "retry-keys": _op_retry,
-        "who-has": _op_who_has, "scatter-done": _op_scatter_done, "close-client": _op_close_client,
-        "heartbeat-client": _op_heartbeat_client, "scheduler-info": _op_scheduler_info,
-        "run-on-scheduler": _op_run_on_scheduler, "start-ipython": _op_start_ipython, "ping": _op_ping,
-        "memory-history": _op_memory_history, "who-can-run": _op_who_can_run,
-        "retire-workers": _op_retire_workers, "restart": _op_restart,
+        ops.REGISTER_WORKER: _op_register_worker, ops.REGISTER_CLIENT: _op_register_client,
+        ops.UPDATE_GRAPH: _op_update_graph, ops.CLIENT_DESIRES_KEYS: _op_client_desires,
+        ops.CLIENT_RELEASES_KEYS: _op_client_releases, ops.CANCEL_KEYS: _op_cancel, ops.RETRY_KEYS: _op_retry,
+        ops.WHO_HAS: _op_who_has, ops.SCATTER_DONE: _op_scatter_done, ops.CLOSE_CLIENT: _op_close_client,
+        ops.HEARTBEAT_CLIENT: _op_heartbeat_client, ops.SCHEDULER_INFO: _op_scheduler_info,
+        ops.RUN_ON_SCHEDULER: _op_run_on_scheduler, ops.START_IPYTHON: _op_start_ipython, ops.PING: _op_ping,
+        ops.MEMORY_HISTORY: _op_memory_history, ops.WHO_CAN_RUN: _op_who_can_run,
+        ops.RETIRE_WORKERS: _op_retire_workers, ops.RESTART: _op_restart,
     }
 
     # ------------------------------------------------------------------ info
@@ -726,6 +745,7 @@ class Scheduler:
             workers[addr] = {
                 "name": ws.name, "pid": ws.pid, "host": ws.host, "nthreads": ws.nthreads,
                 "memory_limit": ws.memory_limit, "resources": ws.resources, "status": ws.status,
+                "local_directory": ws.local_directory,
                 "processing": len(ws.processing), "in_memory": len(ws.has_what), "nbytes": ws.nbytes,
                 "memory": {k: m.get(k, 0) for k in ("rss", "managed", "unmanaged", "spilled", "spilled_count")},
                 "metrics": {k: v for k, v in m.items() if isinstance(v, (int, float, str, bool)) or v is None},

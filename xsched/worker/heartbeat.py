@@ -33,6 +33,7 @@ import threading
 
 import zmq
 
+from ..protocol import ops
 from ..protocol.addressing import is_ipv6, normalize, split
 from ..protocol.messages import encode
 from ..protocol.security import Security
@@ -93,7 +94,7 @@ class AliveThread:
             logger.exception("worker: cannot start the liveness heartbeat thread")
             ctx.term()
             return
-        frames = encode({"op": "heartbeat-worker", "worker": self.worker_id})
+        frames = encode({"op": ops.HEARTBEAT_WORKER, "worker": self.worker_id})
         try:
             while True:
                 try:

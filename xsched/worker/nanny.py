@@ -40,10 +40,14 @@ import logging
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 
 import psutil
+
+from .. import config
+from .environments import read_restart_note
 
 logger = logging.getLogger("xsched.nanny")
 
@@ -116,8 +120,6 @@ class Nanny:
         return os.path.join(self.log_dir, f"worker-{child.name}.log") if self.log_dir else None
 
     def _start(self, child: _Child) -> None:
-        from ..deploy.process import spawn
-
         log = self._log_path(child)
         extra = {}
         if child.starts:
@@ -128,7 +130,7 @@ class Nanny:
             extra["XSCHED_ENVIRONMENT_ERROR"] = child.env_error
             child.env_error = None
         if child.python is None:
-            child.proc = spawn(child.args, env=extra, log_path=log)
+            child.proc = _spawn_with(sys.executable, child.args, extra, log)
             return
         if child.started_file is not None:
             extra["XSCHED_STARTED_FILE"] = child.started_file
@@ -136,8 +138,6 @@ class Nanny:
 
     def _restart_requested(self, child: _Child, now: float) -> None:
         """The worker exited to be restarted; into a new environment if it left a note."""
-        from .environments import read_restart_note
-
         note = read_restart_note(child.proc.pid)
         if note is not None:
             logger.info("worker %s: restarting it with %s", child.name, note["python"])
@@ -266,9 +266,8 @@ class Nanny:
 
 
 def _spawn_with(python: str, args: list[str], extra_env: dict, log_path: str | None) -> subprocess.Popen:
-    """``deploy.process.spawn`` with another interpreter (a shipped environment's Python)."""
-    from .. import config
-
+    """``python -m xsched.cli <args>`` with ``python`` (this one, or a shipped environment's), started
+    as ``deploy.process.spawn`` starts it (the nanny is a server: it imports nothing from deploy)."""
     env = {**os.environ, **config.to_env(), **extra_env}
     env.setdefault("PYTHONUNBUFFERED", "1")
     out = open(log_path, "ab") if log_path else subprocess.DEVNULL

@@ -1,0 +1,86 @@
+"""A script that ends without closing its client or cluster exits quietly and leaves nothing:
+no asyncio or thread noise on stderr, no scheduler, nanny or worker process, no temp dir."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import psutil
+import pytest
+
+from tests.support.helpers import wait_until
+from tests.support.netns import alive
+
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
+
+SCRIPT = textwrap.dedent("""
+    import json, os, sys, time
+    from xsched import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1)
+    client = Client(cluster)
+    assert sum(client.gather(client.map(lambda x: x + 1, range(10)))) == 55
+    running = client.submit(time.sleep, 60)          # still running at exit
+    waiting = [client.submit(time.sleep, 60, pure=False) for _ in range(3)]  # queued at exit
+    pids = {{"scheduler": client.run_on_scheduler(os.getpid),
+             "workers": sorted(client.run(os.getpid).values()),
+             "nannies": sorted(p.pid for p in cluster.workers.values()),
+             "dir": cluster._dir}}
+    with open({out!r}, "w") as f:
+        json.dump(pids, f)
+    # the script ends here: no client.close(), no cluster.close()
+""")
+
+
+NOISE = ("Traceback", "Task was destroyed", "Exception ignored", "was never awaited", "Exception in thread",
+         "ResourceWarning", "Error")
+
+
+@pytest.mark.parametrize("how", ["end of script", "sys.exit(0)"])
+def test_a_script_that_never_closes_exits_quietly_and_leaves_nothing(tmp_path, how):
+    out = tmp_path / "pids.json"
+    code = SCRIPT.format(out=str(out)) + ("\nsys.exit(0)\n" if how == "sys.exit(0)" else "")
+    proc = subprocess.run([sys.executable, "-X", "dev", "-c", code], capture_output=True, text=True, timeout=90,
+                          env=dict(os.environ, PYTHONWARNINGS="default"))
+    assert proc.returncode == 0, proc.stderr
+    noisy = [line for line in proc.stderr.splitlines() if any(n in line for n in NOISE)]
+    assert not noisy, proc.stderr
+    pids = json.loads(out.read_text())
+    every = [pids["scheduler"], *pids["workers"], *pids["nannies"]]
+    assert len(every) == 5
+    procs = []
+    for pid in every:
+        try:
+            procs.append(psutil.Process(pid))
+        except psutil.NoSuchProcess:
+            pass  # gone already
+    wait_until(lambda: not any(alive(p) for p in procs), timeout=30,
+               msg="every process of the cluster exits after the script")
+    wait_until(lambda: not os.path.exists(pids["dir"]), timeout=30, msg="the cluster's temp dir is removed")
+
+
+def test_a_client_of_a_running_cluster_that_never_closes_exits_quietly(tmp_path, own_cluster):
+    """The script only connects (the cluster is not its own): it exits quietly, and the
+    scheduler forgets its keys (the client is gone), so the cluster keeps working (once the
+    task it left running ends: a running task's thread cannot be interrupted)."""
+    cluster = own_cluster(n_workers=1)
+    code = textwrap.dedent(f"""
+        import time
+        from xsched import Client
+        client = Client(scheduler_file={cluster.scheduler_file!r})
+        assert client.submit(sum, [1, 2]).result() == 3
+        held = client.submit(time.sleep, 3)    # running when the script ends
+    """)
+    proc = subprocess.run([sys.executable, "-X", "dev", "-c", code], capture_output=True, text=True, timeout=90,
+                          env=dict(os.environ, PYTHONWARNINGS="default"))
+    assert proc.returncode == 0, proc.stderr
+    noisy = [line for line in proc.stderr.splitlines() if any(n in line for n in NOISE)]
+    assert not noisy, proc.stderr
+    from xsched import Client
+
+    with Client(cluster, set_as_default=False) as c:
+        wait_until(lambda: c.run_on_scheduler(lambda scheduler: len(scheduler.state.clients)) == 1,
+                   msg="the scheduler forgets the client that left")
+        assert c.submit(sum, [3, 4]).result(timeout=30) == 7

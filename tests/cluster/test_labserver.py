@@ -1,0 +1,363 @@
+"""The JupyterLab panel's server side (xsched/labserver) through a real jupyter_server.
+
+pytest-jupyter's fixtures are imported by name (not ``pytest_plugins``), so its autouse
+fixtures apply to this module only. The session ``cluster`` (2 workers x 1 thread) is
+found the way the panel finds every cluster: through the scheduler registry.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+pytest.importorskip("jupyter_server")
+pytest.importorskip("pytest_jupyter")
+
+from tornado.httpclient import HTTPClientError  # noqa: E402
+
+# pytest-jupyter's fixtures, by name (module scope: nothing leaks into other test modules)
+from pytest_jupyter.jupyter_core import (  # noqa: E402,F401
+    echo_kernel_spec, jp_asyncio_loop, jp_config_dir, jp_data_dir, jp_env_config_path,
+    jp_env_jupyter_path, jp_environ, jp_home_dir, jp_kernel_dir, jp_runtime_dir, jp_system_config_path,
+    jp_system_jupyter_path,
+)
+from pytest_jupyter.jupyter_server import (  # noqa: E402,F401
+    jp_argv, jp_auth_header, jp_base_url, jp_configurable_serverapp, jp_extension_environ, jp_fetch,
+    jp_http_port, jp_logging_stream, jp_nbconvert_templates, jp_root_dir, jp_server_cleanup,
+    jp_serverapp, jp_template_dir, jp_web_app,
+)
+from pytest_jupyter.pytest_tornasync import (  # noqa: E402,F401
+    http_server, http_server_client, http_server_port, io_loop,
+)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+pytestmark = [pytest.mark.timeout(120)]
+
+
+@pytest.fixture
+def jp_server_config():
+    return {"ServerApp": {"jpserver_extensions": {"xsched.labserver": True}}}
+
+
+@pytest.fixture(autouse=True)
+def _close_monitor(request):
+    """Each test's server gets its own ClusterMonitor: close its clients (and clusters) after."""
+    app = request.getfixturevalue("jp_serverapp") if "jp_serverapp" in request.fixturenames else None
+    yield
+    monitor = app.web_app.settings.get("xsched_monitor") if app is not None else None
+    if monitor is not None:
+        monitor.close()
+
+
+def _secrets() -> list[str]:
+    from xsched.protocol import registry
+
+    return [e["secret"] for e in registry.entries()]
+
+
+def _assert_no_secret(body: bytes, *also: str) -> None:
+    text = body.decode()
+    for secret in [*_secrets(), *also]:
+        assert secret not in text
+    assert '"secret"' not in text and '"signature_scheme"' not in text
+
+
+# ---------------------------------------------------------------------- no cluster needed
+def test_build_matches_source_stamp():
+    """CI notices a stale committed build: the stamp of extensions/jupyterlab must match."""
+    sys.path.insert(0, os.path.join(ROOT, "extensions", "jupyterlab"))
+    try:
+        import stamp
+    finally:
+        sys.path.pop(0)
+    assert stamp.check() == []
+    with open(os.path.join(ROOT, "xsched", "labextension", "package.json")) as f:
+        pkg = json.load(f)
+    assert pkg["name"] == "xsched-labextension"
+    assert os.path.isfile(os.path.join(ROOT, "xsched", "labextension", pkg["jupyterlab"]["_build"]["load"]))
+
+
+def test_xsched_importable_without_jupyter_server():
+    import subprocess
+
+    code = ("import sys; sys.modules['jupyter_server'] = None; sys.modules['tornado'] = None; "
+            "sys.modules['jupyterlab'] = None; import xsched, xsched.labserver, xsched.labserver.clusters; "
+            "print(xsched.labserver._jupyter_server_extension_points())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "xsched.labserver" in out.stdout
+
+
+def test_unauthenticated_requests_refused(jp_asyncio_loop, jp_serverapp, http_server_client, jp_base_url):
+    async def go():
+        results = {}
+        for method, path, body in [("GET", "xsched/api/clusters", None),
+                                   ("POST", "xsched/api/clusters", "{}"),
+                                   ("GET", "xsched/api/clusters/x", None),
+                                   ("PATCH", "xsched/api/clusters/x", '{"workers": 1}'),
+                                   ("DELETE", "xsched/api/clusters/x", None),
+                                   ("POST", "xsched/api/clusters/x/kernels", '{"target": "scheduler"}'),
+                                   ("GET", "xsched/api/clusters/x/story?key=a", None),
+                                   ("GET", "xsched/api/ws", None)]:
+            r = await http_server_client.fetch(jp_base_url + path, method=method, body=body,
+                                               raise_error=False, follow_redirects=False,
+                                               headers={"Authorization": "token wrong"})
+            results[(method, path)] = r.code
+        return results
+
+    results = jp_asyncio_loop.run_until_complete(go())
+    # API handlers answer 403; a GET of a page-like handler may redirect to the login page
+    assert all(code in (401, 403, 302) for code in results.values()), results
+    assert results[("GET", "xsched/api/clusters")] == 403
+
+
+def test_cookie_session_write_without_xsrf_refused(jp_asyncio_loop, jp_serverapp, http_server_client,
+                                                   jp_base_url, jp_fetch):
+    """A browser session (cookie, no token) must send the XSRF header on writes."""
+    async def go():
+        page = await http_server_client.fetch(jp_base_url + "login", raise_error=False)
+        xsrf = [c.split(";")[0].split("=", 1)[1] for c in page.headers.get_list("Set-Cookie")
+                if c.startswith("_xsrf=")][0]
+        login = await http_server_client.fetch(
+            jp_base_url + "login", method="POST", follow_redirects=False, raise_error=False,
+            body=f"password={jp_serverapp.identity_provider.token}&_xsrf={xsrf}",
+            headers={"Cookie": f"_xsrf={xsrf}"})
+        cookies = "; ".join(c.split(";")[0] for c in login.headers.get_list("Set-Cookie"))
+        get = await http_server_client.fetch(jp_base_url + "xsched/api/clusters", headers={"Cookie": cookies},
+                                             raise_error=False)
+        post = await http_server_client.fetch(jp_base_url + "xsched/api/clusters/x", method="DELETE",
+                                              headers={"Cookie": cookies}, raise_error=False)
+        return login.code, get.code, post.code
+
+    login, get, post = jp_asyncio_loop.run_until_complete(go())
+    assert login == 302
+    assert get == 200          # a GET with the session cookie is fine
+    assert post == 403         # a write without the XSRF token is not
+
+
+# ---------------------------------------------------------------------- with the session cluster
+@pytest.mark.cluster
+def test_clusters_listed_without_secrets(jp_asyncio_loop, jp_fetch, cluster):
+    async def go():
+        r = await jp_fetch("xsched", "api", "clusters")
+        return r
+
+    r = jp_asyncio_loop.run_until_complete(go())
+    clusters = json.loads(r.body)
+    _assert_no_secret(r.body)
+    mine = [c for c in clusters if c["address"] == cluster.scheduler_address]
+    assert len(mine) == 1, clusters
+    c = mine[0]
+    assert c["status"] == "running" and c["workers"] == 2 and c["threads"] == 2
+    assert c["memory"] > 0 and c["owned"] is False and c["id"] and c["name"]
+
+
+@pytest.mark.cluster
+def test_detail_story_and_worker_console(jp_asyncio_loop, jp_fetch, jp_serverapp, own_cluster):
+    """On a cluster of its own: the worker keeps the embedded kernel after the test."""
+    from xsched import Client
+
+    cluster = own_cluster(n_workers=2)
+    client = Client(cluster, set_as_default=False)
+    request_close = client.close
+    futs = client.map(lambda x: x + 1, range(5), key=[f"lab-inc-{i}" for i in range(5)])
+    assert client.gather(futs) == [1, 2, 3, 4, 5]
+
+    async def go():
+        clusters = json.loads((await jp_fetch("xsched", "api", "clusters")).body)
+        cid = [c for c in clusters if c["address"] == cluster.scheduler_address][0]["id"]
+        r = await jp_fetch("xsched", "api", "clusters", cid)
+        _assert_no_secret(r.body)
+        detail = json.loads(r.body)
+        story = await jp_fetch("xsched", "api", "clusters", cid, "story", params={"key": "lab-inc-0"})
+        _assert_no_secret(story.body)
+        worker = detail["workers"][0]["address"]
+        k = await jp_fetch("xsched", "api", "clusters", cid, "kernels", method="POST",
+                           body=json.dumps({"target": worker}))
+        _assert_no_secret(k.body)
+        kid = json.loads(k.body)["id"]
+        again = json.loads((await jp_fetch("xsched", "api", "clusters", cid, "kernels", method="POST",
+                                           body=json.dumps({"target": worker}))).body)["id"]
+        listed = json.loads((await jp_fetch("api", "kernels")).body)
+        km = jp_serverapp.kernel_manager.get_kernel(kid)
+        kernel_key = km.session.key.decode()
+        assert len(kernel_key) > 8
+        _assert_no_secret(k.body, kernel_key)
+        kc = km.client()
+        kc.start_channels()
+        try:
+            await kc.wait_for_ready(timeout=20)
+            kc.execute("", user_expressions={"a": "worker.address"})
+            while True:
+                reply = await kc.get_shell_msg(timeout=20)
+                if reply["msg_type"] == "execute_reply":
+                    break
+        finally:
+            kc.stop_channels()
+        # a console's "shut down" only detaches: the kernel keeps running in the worker
+        await jp_fetch("api", "kernels", kid, method="DELETE")
+        after = json.loads((await jp_fetch("api", "kernels")).body)
+        bad = await jp_fetch("xsched", "api", "clusters", cid, "kernels", method="POST",
+                             body=json.dumps({"target": "tcp://127.0.0.1:1"}), raise_error=False)
+        scale = await jp_fetch("xsched", "api", "clusters", cid, method="PATCH",
+                               body=json.dumps({"workers": 1}), raise_error=False)
+        return detail, json.loads(story.body), worker, kid, again, listed, reply, after, bad, scale
+
+    detail, story, worker, kid, again, listed, reply, after, bad, scale = jp_asyncio_loop.run_until_complete(go())
+    assert detail["n_workers"] == 2 and len(detail["workers"]) == 2
+    row = detail["workers"][0]
+    assert {"address", "name", "nthreads", "managed", "unmanaged", "spilled", "memory_limit", "processing"} <= set(row)
+    assert row["nthreads"] == 1
+    groups = {g["name"]: g for g in detail["groups"]}
+    assert "lab-inc" in groups and groups["lab-inc"]["states"].get("memory") == 5
+    assert story["key"] == "lab-inc-0"
+    assert any(entry[2] == "memory" for entry in story["story"]), story
+    assert again == kid                                  # the same kernel, attached once
+    assert kid in {k["id"] for k in listed}
+    expr = reply["content"]["user_expressions"]["a"]
+    assert expr["status"] == "ok" and expr["data"]["text/plain"] == repr(worker)
+    assert kid not in {k["id"] for k in after}
+    assert client.run(lambda: __import__("xsched.jupyter.kernel", fromlist=["x"]).kernel_info() is not None,
+                      workers=[worker])[worker]      # still running in the worker
+    assert bad.code == 404
+    assert scale.code == 403                                # not started by the panel
+    request_close()
+
+
+@pytest.mark.cluster
+def test_websocket_pushes_clusters_and_detail(jp_asyncio_loop, jp_serverapp, jp_http_port, jp_base_url,
+                                              jp_auth_header, http_server_client, cluster):
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    async def go():
+        url = f"ws://127.0.0.1:{jp_http_port}{jp_base_url}xsched/api/ws"
+        ws = await websocket_connect(HTTPRequest(url, headers=jp_auth_header))
+        first = json.loads(await ws.read_message())
+        cid = [c for c in first["clusters"] if c["address"] == cluster.scheduler_address][0]["id"]
+        ws.write_message(json.dumps({"subscribe": cid, "interval": 500}))
+        detail = None
+        raw = []
+        for _ in range(10):
+            text = await ws.read_message()
+            raw.append(text)
+            msg = json.loads(text)
+            if msg["type"] == "detail":
+                detail = msg
+                break
+        ws.close()
+        refused = None
+        try:
+            await websocket_connect(HTTPRequest(url, headers={"Authorization": "token wrong"}))
+        except HTTPClientError as e:
+            refused = e.code
+        return first, detail, raw, refused
+
+    first, detail, raw, refused = jp_asyncio_loop.run_until_complete(go())
+    assert first["type"] == "clusters"
+    assert detail is not None and len(detail["detail"]["workers"]) == 2
+    for text in raw:
+        _assert_no_secret(text.encode())
+    assert refused in (401, 403, 302)
+
+
+@pytest.mark.cluster
+def test_panel_cluster_start_scale_shutdown(jp_asyncio_loop, jp_fetch, jp_serverapp):
+    """A cluster started from the panel is owned by the server: it can be scaled and shut down."""
+    async def go():
+        r = await jp_fetch("xsched", "api", "clusters", method="POST", body=json.dumps({"workers": 1}),
+                           request_timeout=120)
+        assert r.code == 201
+        _assert_no_secret(r.body)
+        cid = json.loads(r.body)["id"]
+        listed = json.loads((await jp_fetch("xsched", "api", "clusters")).body)
+        mine = [c for c in listed if c["id"] == cid]
+        await jp_fetch("xsched", "api", "clusters", cid, method="PATCH", body=json.dumps({"workers": 2}),
+                       request_timeout=120)
+        for _ in range(100):
+            detail = json.loads((await jp_fetch("xsched", "api", "clusters", cid)).body)
+            if len(detail["workers"]) == 2:
+                break
+            await __import__("asyncio").sleep(0.2)
+        bad = await jp_fetch("xsched", "api", "clusters", cid, method="PATCH", body='{"workers": "many"}',
+                             raise_error=False)
+        d = await jp_fetch("xsched", "api", "clusters", cid, method="DELETE", request_timeout=120)
+        gone = await jp_fetch("xsched", "api", "clusters", cid, raise_error=False)
+        return mine, detail, bad.code, d.code, gone.code
+
+    mine, detail, bad, deleted, gone = jp_asyncio_loop.run_until_complete(go())
+    assert len(mine) == 1 and mine[0]["owned"] is True
+    assert len(detail["workers"]) == 2
+    assert bad == 400
+    assert deleted == 204
+    assert gone == 404
+
+
+@pytest.mark.cluster
+def test_scheduler_console_kernel(jp_asyncio_loop, jp_fetch, jp_serverapp, own_cluster):
+    """The scheduler's embedded kernel, attached through the server: `scheduler` is the live one."""
+    c = own_cluster(n_workers=1)
+
+    async def go():
+        clusters = json.loads((await jp_fetch("xsched", "api", "clusters")).body)
+        cid = [x for x in clusters if x["address"] == c.scheduler_address][0]["id"]
+        k = await jp_fetch("xsched", "api", "clusters", cid, "kernels", method="POST",
+                           body=json.dumps({"target": "scheduler"}), request_timeout=90)
+        kid = json.loads(k.body)["id"]
+        km = jp_serverapp.kernel_manager.get_kernel(kid)
+        _assert_no_secret(k.body, km.session.key.decode())
+        kc = km.client()
+        kc.start_channels()
+        try:
+            await kc.wait_for_ready(timeout=20)
+            kc.execute("", user_expressions={"a": "scheduler.address", "n": "len(scheduler.state.workers)"})
+            while True:
+                reply = await kc.get_shell_msg(timeout=20)
+                if reply["msg_type"] == "execute_reply":
+                    break
+        finally:
+            kc.stop_channels()
+        restart = await jp_fetch("api", "kernels", kid, "restart", method="POST", body="{}", raise_error=False)
+        await jp_fetch("api", "kernels", kid, method="DELETE")
+        return reply, restart.code
+
+    reply, restart = jp_asyncio_loop.run_until_complete(go())
+    ue = reply["content"]["user_expressions"]
+    assert ue["a"]["data"]["text/plain"] == repr(c.scheduler_address)
+    assert ue["n"]["data"]["text/plain"] == "1"
+    assert restart >= 400  # not ours to restart
+
+
+@pytest.mark.cluster
+def test_unreachable_cluster_does_not_hold_up_the_others(jp_asyncio_loop, jp_fetch, cluster):
+    """A registry entry whose scheduler does not answer is shown as such, without its secret,
+    and the live clusters are listed without waiting for it."""
+    import socket
+    import time
+
+    from xsched.protocol import registry
+    from xsched.protocol.security import Security
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    sec = Security.generate()
+    path = registry.register(f"tcp://127.0.0.1:{port}", sec, "scheduler-lab-unreachable")
+    try:
+        async def go():
+            t0 = time.monotonic()
+            r = await jp_fetch("xsched", "api", "clusters", request_timeout=30)
+            return r, time.monotonic() - t0
+
+        r, took = jp_asyncio_loop.run_until_complete(go())
+    finally:
+        registry.unregister(path)
+    assert sec.secret not in r.body.decode()
+    clusters = {c["id"]: c for c in json.loads(r.body)}
+    assert clusters["scheduler-lab-unreachable"]["status"] in ("connecting", "unreachable")
+    live = [c for c in clusters.values() if c["address"] == cluster.scheduler_address]
+    assert live and live[0]["status"] == "running"
+    assert took < 6, took

@@ -1,0 +1,176 @@
+"""client.upload_file and client.restart on real worker processes (and Restart in the state)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+import zipfile
+
+import pytest
+
+from xsched import Client
+from xsched.client.client import RestartError, UploadError
+from xsched.errors import FutureCancelledError
+from xsched.scheduler.state import (
+    AddKeys, AddWorker, NewTask, PublishDataset, Restart, SchedulerState, ToClient, ToWorker, UpdateGraph,
+)
+
+from tests.support.helpers import Gate, wait_until
+
+
+# ---------------------------------------------------------------------- state machine
+def test_restart_forgets_everything_and_tells_whom():
+    s = SchedulerState(validate=True)
+    s.handle(AddWorker("w1", 1), AddWorker("w2", 1))
+    s.handle(UpdateGraph("c", [NewTask(f"r{i}", b"s", [], (0, 0, i)) for i in range(4)], ["r0", "r1", "r2", "r3"],
+                         functions={b"f": b"pickled"}))
+    s.handle(AddKeys("w1", {"x": 8}, client="c2"), PublishDataset("d", ["x"]))
+    out = s.handle(Restart("because"))
+    cancelled = sorted((o.client, o.msg["key"]) for o in out if isinstance(o, ToClient))
+    assert cancelled == [("c", "r0"), ("c", "r1"), ("c", "r2"), ("c", "r3"), ("c2", "x"), ("dataset:d", "x")]
+    assert all(o.msg["reason"] == "because" for o in out if isinstance(o, ToClient))
+    closes = sorted(o.worker for o in out if isinstance(o, ToWorker))
+    assert closes == ["w1", "w2"] and all(o.msg == {"op": "close-worker", "restart": True, "reason": "restart"}
+                                          for o in out if isinstance(o, ToWorker))
+    assert not s.tasks and not s.workers and not s.datasets and s.n_queued == 0 and not s.functions
+    assert set(s.clients) == {"c", "c2"}
+    s.handle(AddWorker("w3", 1))  # a restarted worker: work goes on
+    s.handle(UpdateGraph("c", [NewTask("a", b"s")], ["a"]))
+    assert s.tasks["a"].state == "processing"
+
+
+# ---------------------------------------------------------------------- upload_file
+def _module(tmp_path, name, body):
+    path = tmp_path / f"{name}.py"
+    path.write_text(body)
+    return str(path)
+
+
+@pytest.mark.cluster
+@pytest.mark.timeout(120)
+def test_upload_py_and_zip_reach_every_worker_also_later_ones(own_cluster, tmp_path):
+    cluster = own_cluster(n_workers=1)
+    name = f"xsched_up_{uuid.uuid4().hex[:8]}"
+    with Client(cluster, set_as_default=False) as c:
+        c.wait_for_workers(1, timeout=30)
+        assert list(c.upload_file(_module(tmp_path, name, "VALUE = 1\n")).values()) == [None]
+        get = lambda: __import__(name).VALUE  # noqa: E731 (imported on the worker)
+        assert c.submit(get, pure=False).result() == 1
+        # uploaded again: reloaded (same size, same second: stale bytecode must not win)
+        c.upload_file(_module(tmp_path, name, "VALUE = 2\n"))
+        assert c.submit(get, pure=False).result() == 2
+        # an archive goes on sys.path
+        zpath = tmp_path / f"{name}_pkg.zip"
+        with zipfile.ZipFile(zpath, "w") as z:
+            z.writestr(f"{name}_z/__init__.py", "def hello():\n    return 'from the zip'\n")
+        c.upload_file(str(zpath))
+        assert c.submit(lambda: __import__(f"{name}_z").hello(), pure=False).result() == "from the zip"
+        # a worker that joins later gets every file, before its first task
+        cluster.scale(2)
+        c.wait_for_workers(2, timeout=60)
+        assert set(c.run(get).values()) == {2}
+        assert set(c.run(lambda: __import__(f"{name}_z").hello()).values()) == {"from the zip"}
+        # a module that fails to import: every worker is named, none crashes
+        with pytest.raises(UploadError, match=r"2 of 2 workers could not load .*broken.*ZeroDivisionError"):
+            c.upload_file(_module(tmp_path, f"{name}_broken", "1 / 0\n"))
+        assert len(c.run(os.getpid)) == 2
+        with pytest.raises(ValueError, match=r"\.py, \.zip or \.egg"):
+            c.upload_file(str(tmp_path / "data.csv"))
+
+
+# ---------------------------------------------------------------------- restart
+def inc(x):
+    return x + 1
+
+
+@pytest.mark.cluster
+@pytest.mark.timeout(120)
+def test_restart_restarts_every_worker_and_cancels_futures(own_cluster, tmp_path):
+    cluster = own_cluster(n_workers=2)
+    gate = Gate(tmp_path)
+    with Client(cluster, set_as_default=False) as c, Client(cluster, set_as_default=False) as other:
+        c.wait_for_workers(2, timeout=30)
+        pids = set(c.run(os.getpid).values())
+        done = c.submit(inc, 1)
+        assert done.result() == 2
+        running = c.submit(gate.wait, 1)
+        elsewhere = other.submit(inc, 10)
+        assert elsewhere.result() == 11
+        wait_until(lambda: any(c.run_on_scheduler(lambda scheduler: scheduler.processing).values()))
+        c.publish_dataset(kept=done)
+        c.restart(timeout=60)
+        info = c.scheduler_info()
+        assert len(info["workers"]) == 2
+        assert not (set(c.run(os.getpid).values()) & pids)  # new processes
+        for fut in (done, running):
+            assert fut.status == "cancelled"
+            with pytest.raises(FutureCancelledError, match="restart"):
+                fut.result()
+        wait_until(lambda: elsewhere.status == "cancelled", msg="the other client's future cancelled")
+        assert "restarted by" in elsewhere._state.text
+        assert c.list_datasets() == [] and info["tasks"] == {}
+        # work goes on, the same keys included
+        assert c.submit(inc, 1).result() == 2
+        gate.open()
+        assert c.submit(gate.wait, 1).result() == 1
+
+
+@pytest.mark.cluster
+@pytest.mark.timeout(60)
+def test_restart_without_nannies_says_so(own_cluster):
+    cluster = own_cluster(n_workers=1, processes=False)
+    with Client(cluster, set_as_default=False) as c:
+        c.wait_for_workers(1, timeout=30)
+        with pytest.raises(RestartError, match=r"only 0 of 1 workers came back.*no-nanny.*processes=False"):
+            c.restart(timeout=2)
+
+
+# ---------------------------------------------------------------------- restart into an environment
+def _copy_of_this_venv(tmp_path):
+    """A copy of the project's virtual environment (hard links: fast) plus one extra module."""
+    import shutil
+    import subprocess
+    import sys
+
+    env = tmp_path / "env"
+    if subprocess.run(["cp", "-al", sys.prefix, str(env)], capture_output=True).returncode:
+        shutil.copytree(sys.prefix, env, symlinks=True)
+    site = next((env / "lib").glob("python3*/site-packages"))
+    (site / "xsched_env_marker.py").write_text("WHERE = 'the shipped environment'\n")
+    return env
+
+
+def _prefixes(c):
+    return c.run(lambda: __import__("sys").prefix)
+
+
+@pytest.mark.cluster
+@pytest.mark.timeout(300)
+def test_restart_into_a_shipped_environment_and_fall_back_from_a_broken_one(own_cluster, tmp_path):
+    import sys
+
+    env = _copy_of_this_venv(tmp_path)
+    broken = tmp_path / "broken"
+    (broken / "bin").mkdir(parents=True)
+    (broken / "bin" / "python").write_text("#!/bin/sh\necho 'this python is broken' >&2\nexit 3\n")
+    os.chmod(broken / "bin" / "python", 0o755)
+    cluster = own_cluster(n_workers=3)
+    with Client(cluster, set_as_default=False) as c:
+        c.wait_for_workers(3, timeout=60)
+        assert set(_prefixes(c).values()) == {os.path.normpath(sys.prefix)}
+        fut = c.submit(inc, 1)
+        fut.result()
+        c.restart(environment=str(env), timeout=120)
+        assert fut.status == "cancelled"
+        prefixes = set(_prefixes(c).values())
+        assert len(prefixes) == 1, prefixes  # one copy per host, shared by its three workers
+        [prefix] = prefixes
+        assert "xsched-environments" in prefix and prefix != os.path.normpath(sys.prefix)
+        assert set(c.run(lambda: __import__("xsched_env_marker").WHERE).values()) == {"the shipped environment"}
+        assert c.last_environment_bytes > 10_000_000
+        # a broken environment: every worker comes back in the one it had, and the error says why
+        with pytest.raises(RestartError, match=r"3 of 3 workers did not restart.*could not start with .*broken"
+                                               r".*exit code 3.*this python is broken"):
+            c.restart(environment=str(broken), timeout=120)
+        assert set(_prefixes(c).values()) == {prefix}
+        assert c.submit(inc, 2).result() == 3

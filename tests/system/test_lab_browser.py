@@ -1,0 +1,327 @@
+"""End to end: JupyterLab from this venv, a LocalCluster in another process, Debian's
+chromium driven by Playwright for Python.
+
+Checks what a user sees: the "xsched" sidebar tab lists the cluster (found through the
+scheduler registry, not started by the panel) with its two worker rows; "Console" on a
+worker opens a JupyterLab console attached to the kernel inside that worker, where
+``worker.address`` answers the worker's address; the dark theme applies to the panel;
+xsched's ipywidgets (the Client widget, a progress bar) render in a real notebook.
+Screenshots go to the test's temp dir; the dark one is copied to docs/lab-panel.png.
+
+Every process started here is tracked by its pid and stopped by it (jupyter lab, the
+cluster process, and chromium through Playwright's close()). Skips with a message when
+chromium or playwright is missing (``sh tests/support/browser_deps.sh`` installs chromium).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+CHROMIUM = os.environ.get("XSCHED_CHROMIUM", "/usr/bin/chromium")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.path.dirname(sys.executable)
+LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync",
+               "--disable-dev-shm-usage"]
+
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(150)]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _stop(proc: subprocess.Popen, timeout: float = 15) -> None:
+    """Stop one process we started, by its pid: SIGTERM (twice for jupyter), then SIGKILL."""
+    if proc.poll() is not None:
+        return
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            os.kill(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout / 2)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+    proc.kill()
+    proc.wait(5)
+
+
+def _labextension_installed() -> bool:
+    """Installed into this environment (by a wheel, or install_dev.py for an editable install)."""
+    return os.path.isfile(os.path.join(sys.prefix, "share", "jupyter", "labextensions", "xsched-labextension",
+                                       "package.json"))
+
+
+@pytest.fixture(scope="module")
+def browser_available():
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"no chromium at {CHROMIUM}: run `sh tests/support/browser_deps.sh` as root (apt-get install chromium)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        pytest.skip("playwright for Python is not installed (pip install -e '.[test]')")
+    if not os.path.exists(os.path.join(BIN, "jupyter-lab")):
+        pytest.skip("jupyterlab is not installed in this venv (pip install -e '.[test]')")
+
+
+@pytest.fixture(scope="module")
+def lab_cluster(browser_available, tmp_path_factory):
+    """A LocalCluster (2 workers x 1 thread) in a process of its own, like a user's notebook."""
+    d = tmp_path_factory.mktemp("lab-cluster")
+    code = ("import sys\nfrom xsched import LocalCluster\n"
+            "c = LocalCluster(n_workers=2, threads_per_worker=1)\n"
+            "print(c.scheduler_address, flush=True)\nsys.stdin.read()\nc.close()\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=open(d / "cluster.log", "w"), text=True, cwd=str(d))
+    try:
+        address = proc.stdout.readline().strip()
+        assert address.startswith("tcp://"), (d / "cluster.log").read_text()
+        yield address
+    finally:
+        try:
+            proc.stdin.close()  # the process closes its cluster and exits
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            _stop(proc)
+
+
+@pytest.fixture(scope="module")
+def lab(browser_available, tmp_path_factory):
+    """`jupyter lab` from this venv with a token on a free port; JUPYTER_* dirs in a temp dir."""
+    d = tmp_path_factory.mktemp("lab")
+    env = dict(os.environ)
+    for name in ("config", "data", "runtime", "settings", "workspaces", "root"):
+        (d / name).mkdir()
+    env.update(JUPYTER_CONFIG_DIR=str(d / "config"), JUPYTER_DATA_DIR=str(d / "data"),
+               JUPYTER_RUNTIME_DIR=str(d / "runtime"), JUPYTERLAB_SETTINGS_DIR=str(d / "settings"),
+               JUPYTERLAB_WORKSPACES_DIR=str(d / "workspaces"), JUPYTER_PLATFORM_DIRS="1")
+    env.pop("JUPYTER_PATH", None)
+    # no "get Jupyter news?" toast over the screenshots
+    news = d / "settings" / "@jupyterlab" / "apputils-extension"
+    news.mkdir(parents=True)
+    (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
+    port, token = _free_port(), secrets.token_hex(16)
+    args = [os.path.join(BIN, "jupyter-lab"), "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={d / 'root'}",
+            "--ServerApp.port_retries=0", "--LabApp.news_url=None", *(["--allow-root"] if os.getuid() == 0 else []),
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            # the server extension is enabled by pip install; say so here too for a bare checkout
+            '--ServerApp.jpserver_extensions=xsched.labserver=True']
+    if not _labextension_installed():
+        # not installed into the venv (editable install without extensions/jupyterlab/install_dev.py):
+        # serve the committed build from a temp labextensions dir
+        ext = d / "labextensions"
+        ext.mkdir()
+        os.symlink(os.path.join(ROOT, "xsched", "labextension"), ext / "xsched-labextension")
+        args.append(f"--LabApp.extra_labextensions_path={ext}")
+    log = open(d / "lab.log", "w")
+    proc = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=str(d / "root"))
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, (d / "lab.log").read_text()
+            try:
+                req = urllib.request.Request(f"{url}/api/status", headers={"Authorization": f"token {token}"})
+                with urllib.request.urlopen(req, timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "jupyter lab did not start:\n" + (d / "lab.log").read_text()
+            time.sleep(0.25)
+        yield {"url": url, "token": token, "dir": d, "proc": proc}
+    finally:
+        _stop(proc)
+        log.close()
+
+
+def _api(lab, path, method="GET", body=None):
+    req = urllib.request.Request(f"{lab['url']}/{path}", method=method,
+                                 data=None if body is None else json.dumps(body).encode(),
+                                 headers={"Authorization": f"token {lab['token']}",
+                                          "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        text = r.read().decode()
+    return json.loads(text) if text else None
+
+
+def test_panel_in_real_browser(lab, lab_cluster, tmp_path):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout, expect, sync_playwright
+
+    t0 = time.monotonic()
+    timings = {}
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    address = lab_cluster
+    # a notebook for part 5 (the project's ipywidgets in a real notebook)
+    nb = {"cells": [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": f"from xsched import Client\nclient = Client({address!r})\nclient"},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": ("from xsched import progress\nfuts = client.map(lambda x: x * 2, range(8), "
+                    "key=[f'double-{i}' for i in range(8)])\nprogress(futs)")},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": "sum(client.gather(futs))"}],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4, "nbformat_minor": 5}
+    _api(lab, "api/contents/widgets.ipynb", "PUT", {"type": "notebook", "format": "json", "content": nb})
+
+    with sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(tmp_path / "chromium-profile"), executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS,
+            viewport={"width": 1400, "height": 900})
+        try:
+            page = context.pages[0] if context.pages else context.new_page()
+            page.set_default_timeout(30_000)
+            page.goto(f"{lab['url']}/lab?token={lab['token']}")
+            page.wait_for_selector("#jp-main-dock-panel", state="attached")
+            timings["lab loaded"] = time.monotonic() - t0
+
+            # 1. the xsched tab: the cluster (from the registry) and its two worker rows
+            page.click('.jp-SideBar .lm-TabBar-tab[data-id="xsched-cluster-panel"]')
+            panel = page.locator("#xsched-cluster-panel")
+            expect(panel).to_be_visible()
+            item = panel.locator(f'.xsched-Cluster[data-cluster-address="{address}"]')
+            expect(item).to_be_visible()
+            item.click()
+            rows = panel.locator("tr[data-worker-address]")
+            expect(rows).to_have_count(2)
+            workers = sorted(rows.nth(i).get_attribute("data-worker-address") for i in range(2))
+            assert all(w.startswith("tcp://127.0.0.1:") for w in workers), workers
+            expect(item).to_contain_text("2 workers")
+            assert panel.locator(".xsched-Bar-managed").count() == 2
+            page.screenshot(path=str(shots / "panel-light.png"))
+            timings["panel"] = time.monotonic() - t0
+
+            # 2. a console on a worker: worker.address answers that worker's address
+            target = workers[0]
+            panel.locator(f'tr[data-worker-address="{target}"] .xsched-WorkerConsole').click()
+            console = page.locator(".jp-CodeConsole").last
+            expect(console).to_be_visible(timeout=45_000)
+            # the banner comes from the kernel's kernel_info reply: the console is connected (the
+            # prompt cell is re-created when the kernel arrives, so type only after that)
+            expect(console.locator(".jp-CodeConsole-banner")).to_contain_text("IPython", timeout=45_000)
+            prompt = console.locator(".jp-CodeConsole-promptCell .cm-content")
+            out = console.locator(".jp-CodeConsole-content .jp-OutputArea-output").last
+            for attempt in range(3):
+                prompt.click()
+                page.keyboard.type("worker.address")
+                expect(prompt).to_contain_text("worker.address")
+                page.keyboard.press("Shift+Enter")
+                try:
+                    expect(out).to_contain_text(target, timeout=10_000 if attempt < 2 else 30_000)
+                    break
+                except AssertionError:
+                    if attempt == 2:
+                        raise
+            page.screenshot(path=str(shots / "worker-console.png"))
+            timings["console"] = time.monotonic() - t0
+
+            # 3. the dark theme, through the Settings menu
+            page.click('.lm-MenuBar-itemLabel:text-is("Settings")')
+            page.click('.lm-Menu-itemLabel:text-is("Theme")')
+            page.click('.lm-Menu-itemLabel:text-is("JupyterLab Dark")')
+            page.wait_for_selector('body[data-jp-theme-light="false"]', state="attached", timeout=30_000)
+            page.click('.jp-SideBar .lm-TabBar-tab[data-id="xsched-cluster-panel"]') \
+                if not panel.is_visible() else None
+            expect(rows).to_have_count(2)
+            bg = panel.evaluate("el => getComputedStyle(el).backgroundColor")
+            rgb = [int(x) for x in bg[bg.index("(") + 1:bg.index(")")].split(",")[:3]]
+            assert sum(rgb) / 3 < 100, f"panel background {bg} is not dark"
+            fg = panel.evaluate("el => getComputedStyle(el).color")
+            rgb_fg = [int(x) for x in fg[fg.index("(") + 1:fg.index(")")].split(",")[:3]]
+            assert sum(rgb_fg) / 3 > 150, f"panel text {fg} is not light on the dark theme"
+            page.screenshot(path=str(shots / "panel-dark.png"))
+            timings["dark theme"] = time.monotonic() - t0
+
+            # 4. xsched's ipywidgets in a real notebook (Client widget, progress bars)
+            page.goto(f"{lab['url']}/lab/tree/widgets.ipynb?token={lab['token']}")
+            nbpanel = page.locator(".jp-NotebookPanel").last
+            expect(nbpanel).to_be_visible(timeout=45_000)
+            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=30_000)
+            # the notebook's kernel is up: the status bar says "Python 3 (ipykernel) | Idle"
+            expect(page.locator("#jp-main-statusbar")).to_contain_text("Idle", timeout=45_000)
+            out3 = nbpanel.locator(".jp-Cell").nth(2).locator(".jp-OutputArea-output")
+            for attempt in range(3):
+                # "Run All Cells" right after the page load can land before the kernel's session is
+                # connected and do nothing; then run again
+                try:
+                    page.keyboard.press("Escape")  # no menu left open by an earlier attempt
+                    nbpanel.locator(".jp-Cell").first.locator(".jp-InputPrompt").click()  # the current widget
+                    page.click('.lm-MenuBar-itemLabel:text-is("Run")')
+                    page.click('.lm-Menu-item:not(.lm-mod-disabled) .lm-Menu-itemLabel:text-is("Run All Cells")',
+                               timeout=10_000)
+                    expect(out3).to_contain_text("56", timeout=15_000 if attempt < 2 else 45_000)
+                    break
+                except (AssertionError, PlaywrightTimeout):
+                    if attempt == 2:
+                        raise
+            client_out = nbpanel.locator(".jp-Cell").nth(0).locator(".jp-OutputArea-output")
+            expect(client_out.locator(".widget-html, .jupyter-widgets").first).to_be_visible(timeout=30_000)
+            expect(client_out).to_contain_text(address)
+            bars = nbpanel.locator(".jp-Cell").nth(1).locator(".widget-hprogress, .progress-bar, progress")
+            expect(bars.first).to_be_attached(timeout=30_000)
+            expect(nbpanel.locator(".jp-Cell").nth(1).locator(".jp-OutputArea-output")).to_contain_text("double")
+            page.screenshot(path=str(shots / "notebook-widgets.png"))
+            timings["widgets"] = time.monotonic() - t0
+
+            # 5. the panel's task groups (pushed), and a key's story (the page was reloaded: the
+            # panel shows the cluster it showed before; select it anyway, other clusters may run)
+            item.click()
+            group = panel.locator('.xsched-Group[data-group="double"]')
+            expect(group).to_be_visible(timeout=15_000)
+            expect(group).to_contain_text("8 / 8")
+            group.locator('.xsched-Key[data-key="double-3"]').click()
+            dialog = page.locator(".jp-Dialog")
+            expect(dialog).to_contain_text("Story of double-3")
+            expect(dialog.locator(".xsched-Story")).to_contain_text("processing")
+            expect(dialog.locator(".xsched-Story")).to_contain_text("memory")
+            page.screenshot(path=str(shots / "task-story.png"))
+            dialog.locator(".jp-Dialog-button").last.click()
+            expect(dialog).to_have_count(0)
+            page.screenshot(path=str(shots / "panel-tasks-dark.png"))
+            timings["task groups"] = time.monotonic() - t0
+
+            # 6. "Insert client" into the active notebook
+            cells = nbpanel.locator(".jp-Cell")
+            n_cells = cells.count()
+            nbpanel.locator(".jp-Cell").nth(2).locator(".jp-InputPrompt").click()
+            panel.locator('[data-action="insert-client"]').click()
+            expect(cells).to_have_count(n_cells + 1)
+            expect(cells.nth(3)).to_contain_text(f'client = Client("{address}")')
+            timings["insert client"] = time.monotonic() - t0
+        except BaseException:
+            try:
+                page.screenshot(path=str(shots / "failure.png"))
+                print("failure screenshot:", shots / "failure.png", "steps done:", list(timings))
+                print("lab log tail:\n", (lab["dir"] / "lab.log").read_text()[-4000:])
+            except Exception:
+                pass
+            raise
+        finally:
+            context.close()  # stops the chromium it launched
+    # the README's picture: written when missing, refreshed with XSCHED_UPDATE_DOCS=1 (so that a
+    # test run does not dirty the work tree)
+    doc = os.path.join(ROOT, "docs", "lab-panel.png")
+    if not os.path.exists(doc) or os.environ.get("XSCHED_UPDATE_DOCS") == "1":
+        os.makedirs(os.path.dirname(doc), exist_ok=True)
+        shutil.copyfile(shots / "panel-tasks-dark.png", doc)
+    print("browser test timings (s since start):", {k: round(v, 1) for k, v in timings.items()},
+          "screenshots in", shots)

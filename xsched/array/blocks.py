@@ -1,0 +1,96 @@
+"""What every array operation uses to add its layer of tasks: keys, tokens, annotations, layers.
+
+``core.py`` (the ``Array`` class), ``reductions.py`` and ``hdf5.py`` build on this module
+and it imports none of them, so the array package has no import circle.
+
+>>> chunk_key("sum-aggregate-1a2b", (0, 3))
+'sum-aggregate-1a2b-0.3'
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import Mapping
+from typing import Any, Iterator, Sequence
+
+from ..graph.annotate import current_annotations
+from ..tokenize import tokenize
+
+__all__ = ["LayeredGraph", "chunk_key", "new_token", "annotations_in_force", "per_task"]
+
+
+def new_token(*parts: Any) -> str:
+    """A deterministic hex token for ``parts`` (random when they cannot be hashed)."""
+    try:
+        return tokenize(*parts)
+    except Exception:
+        return uuid.uuid4().hex
+
+
+def chunk_key(name: str, index: Sequence[int]) -> str:
+    """The graph key of block ``index`` of the array named ``name``.
+
+    >>> chunk_key("from-array-1a2b", (0, 3))
+    'from-array-1a2b-0.3'
+    >>> chunk_key("sum-aggregate-1a2b", ())
+    'sum-aggregate-1a2b-0'
+    """
+    return f"{name}-{'.'.join(str(int(i)) for i in index) if len(index) else '0'}"
+
+
+def annotations_in_force() -> dict:
+    """A private copy of the annotations in force (``xsched.annotate(...)`` blocks)."""
+    return copy.deepcopy(dict(current_annotations()))
+
+
+def per_task(annotations: dict) -> dict:
+    """A copy for one task, nested dicts/lists included, so no two tasks share state."""
+    if not annotations:
+        return {}
+    return {k: (dict(v) if isinstance(v, dict) else list(v) if isinstance(v, list) else v)
+            for k, v in annotations.items()}
+
+
+class LayeredGraph(Mapping):
+    """A read-only graph made of named layers (one per array operation).
+
+    Why: chaining ``k`` operations on ``n`` blocks would copy ``O(k * n)`` tasks per step if
+    each array held one flat dict; layers are shared between arrays instead, and the flat
+    graph is built once, on demand.
+    """
+
+    __slots__ = ("layers", "_flat")
+
+    def __init__(self, layers: Mapping[str, Mapping[str, Any]]) -> None:
+        self.layers = dict(layers)
+        self._flat: dict | None = None
+
+    @classmethod
+    def merge(cls, *graphs: Mapping, new: dict[str, Mapping] | None = None) -> "LayeredGraph":
+        layers: dict[str, Mapping] = {}
+        for g in graphs:
+            if isinstance(g, LayeredGraph):
+                layers.update(g.layers)
+            else:
+                layers[f"literal-{id(g)}"] = g
+        if new:
+            layers.update(new)
+        return cls(layers)
+
+    def flat(self) -> dict:
+        if self._flat is None:
+            out: dict = {}
+            for layer in self.layers.values():
+                out.update(layer)
+            self._flat = out
+        return self._flat
+
+    def __getitem__(self, key: str) -> Any:
+        return self.flat()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.flat())
+
+    def __len__(self) -> int:
+        return len(self.flat())

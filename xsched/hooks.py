@@ -1,0 +1,75 @@
+"""Functions a lower layer calls and a higher layer provides, so imports run downward only.
+
+Layers import downward (``tests/unit/test_layers.py`` checks it): the client imports
+nothing from ``deploy/`` or ``jupyter/``, and ``Future`` nothing from the client module.
+Where a lower layer still needs something from above, the higher layer registers it
+here when it is imported, and the lower one calls the hook::
+
+    hook                provided by              called by
+    get_client          xsched.client.client     Future() without a client, unpickled Futures
+    new_cluster         xsched.deploy.local      Client() without an address
+    client_html         xsched.jupyter.display   Client._repr_html_
+    cluster_html        xsched.jupyter.display   LocalCluster._repr_html_
+    ipython_display     xsched.jupyter.widgets   Client and SpecCluster ._ipython_display_
+    plot_memory         xsched.jupyter.plots     Client.plot_memory
+    task_stream         xsched.jupyter.plots     Client.task_stream
+    scheduler_kernel    xsched.jupyter.magics    Client.start_ipython_scheduler
+    worker_kernels      xsched.jupyter.magics    Client.start_ipython_workers
+
+``import xsched`` imports every provider (``xsched/__init__.py``), so the hooks are set
+whenever a Client or a cluster exists.
+
+>>> from xsched import hooks
+>>> hooks.new_cluster.provider
+'xsched.deploy.local'
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+__all__ = ["Hook", "get_client", "new_cluster", "client_html", "cluster_html", "ipython_display", "plot_memory",
+           "task_stream", "scheduler_kernel", "worker_kernels"]
+
+
+class Hook:
+    """One late-bound function: ``hook(...)`` calls what ``hook.register`` was given.
+
+    >>> h = Hook("double", "a test")
+    >>> _ = h.register(lambda x: 2 * x)
+    >>> h(21)
+    42
+    """
+
+    __slots__ = ("name", "provider", "func")
+
+    def __init__(self, name: str, provider: str):
+        self.name = name
+        self.provider = provider
+        self.func: Callable | None = None
+
+    def register(self, func: Callable) -> Callable:
+        """Provide the function (the last registration wins); returns it, so it can decorate."""
+        self.func = func
+        return func
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        func = self.func
+        if func is None:
+            raise RuntimeError(f"xsched.hooks.{self.name} is not set: it is registered by {self.provider}, "
+                               "which `import xsched` imports")
+        return func(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<Hook {self.name} from {self.provider}: {'set' if self.func is not None else 'not set'}>"
+
+
+get_client = Hook("get_client", "xsched.client.client")
+new_cluster = Hook("new_cluster", "xsched.deploy.local")
+client_html = Hook("client_html", "xsched.jupyter.display")
+cluster_html = Hook("cluster_html", "xsched.jupyter.display")
+ipython_display = Hook("ipython_display", "xsched.jupyter.widgets")
+plot_memory = Hook("plot_memory", "xsched.jupyter.plots")
+task_stream = Hook("task_stream", "xsched.jupyter.plots")
+scheduler_kernel = Hook("scheduler_kernel", "xsched.jupyter.magics")
+worker_kernels = Hook("worker_kernels", "xsched.jupyter.magics")

@@ -1,0 +1,97 @@
+"""Every wire op, named once.
+
+A message is a dict whose ``"op"`` says what it is. Senders write ``{"op": ops.FREE_KEYS,
+...}``, receivers file their handlers under the same names, and ``schemas.py`` gives each
+op its fields per receiver. A misspelt op is then an ``AttributeError`` where it is
+written, not a message some peer drops as unknown; a test checks that no op is spelt out
+anywhere else and that every handler table serves exactly the ops its schema table admits.
+
+The same name may travel in several directions (``task-erred`` goes from a worker to the
+scheduler and from the scheduler to a client): which fields it carries each way is the
+business of the schema tables.
+
+>>> COMPUTE_TASK, COMPUTE_TASK in ALL, "no-such-op" in ALL
+('compute-task', True, False)
+"""
+
+from __future__ import annotations
+
+# ---------------------------------------------------------------- everyone
+PING = "ping"  #: are you there (answered with an empty reply)
+START_IPYTHON = "start-ipython"  #: start the kernel inside this process; reply: its connection info
+
+# ---------------------------------------------------------------- framing (comm, messages)
+REPLY = "reply"  #: the answer to a request, by its id
+BATCH = "batch"  #: several small messages in one frame
+CHUNKED = "chunked"  #: one large message cut into frames
+
+# ---------------------------------------------------------------- client -> scheduler
+REGISTER_CLIENT = "register-client"
+UPDATE_GRAPH = "update-graph"  #: new tasks (entries and columns) and the keys the client wants
+CLIENT_DESIRES_KEYS = "client-desires-keys"
+CLIENT_RELEASES_KEYS = "client-releases-keys"
+CANCEL_KEYS = "cancel-keys"
+RETRY_KEYS = "retry-keys"
+WHO_HAS = "who-has"
+WHO_CAN_RUN = "who-can-run"
+SCATTER_DONE = "scatter-done"  #: scattered data now lives on these workers
+CLOSE_CLIENT = "close-client"
+HEARTBEAT_CLIENT = "heartbeat-client"
+SCHEDULER_INFO = "scheduler-info"
+MEMORY_HISTORY = "memory-history"
+RUN_ON_SCHEDULER = "run-on-scheduler"
+RETIRE_WORKERS = "retire-workers"
+RESTART = "restart"
+SUBSCRIBE_PROGRESS = "subscribe-progress"
+UNSUBSCRIBE_PROGRESS = "unsubscribe-progress"
+PUBLISH_DATASET = "publish-dataset"
+GET_DATASET = "get-dataset"
+LIST_DATASETS = "list-datasets"
+UNPUBLISH_DATASET = "unpublish-dataset"
+UPLOAD_FILE = "upload-file"  #: (also scheduler -> worker) a file for every worker's path
+ENVIRONMENT_START = "environment-start"  #: (also scheduler -> worker) an environment upload begins
+ENVIRONMENT_CHUNK = "environment-chunk"  #: (also scheduler -> worker) one piece of it
+ENVIRONMENT_DONE = "environment-done"  #: (also scheduler -> worker) its end and checksum
+
+# ---------------------------------------------------------------- worker -> scheduler
+REGISTER_WORKER = "register-worker"
+HEARTBEAT_WORKER = "heartbeat-worker"
+TASK_FINISHED = "task-finished"
+TASK_ERRED = "task-erred"  #: (also scheduler -> client) a task raised
+ADD_KEYS = "add-keys"  #: the worker holds these keys (a copy, or scattered data)
+MISSING_DATA = "missing-data"  #: a peer did not have a key the scheduler said it had
+RESCHEDULE = "reschedule"
+WORKER_STATUS = "worker-status"  #: running / paused
+UNREGISTER_WORKER = "unregister-worker"
+RETIRE_WORKER = "retire-worker"  #: the worker asks to be retired (lifetime, SIGTERM)
+STEAL_RESPONSE = "steal-response"
+TASK_SECEDED = "task-seceded"
+TASK_REJOINED = "task-rejoined"
+UPLOAD_FILE_DONE = "upload-file-done"
+ENVIRONMENT_ACK = "environment-ack"
+ENVIRONMENT_READY = "environment-ready"
+
+# ---------------------------------------------------------------- scheduler -> worker
+COMPUTE_TASK = "compute-task"
+FREE_KEYS = "free-keys"
+FORGET_FUNCTIONS = "forget-functions"
+ACQUIRE_REPLICAS = "acquire-replicas"
+STEAL_REQUEST = "steal-request"
+CLOSE_WORKER = "close-worker"
+
+# ---------------------------------------------------------------- clients and peers -> worker
+GET_DATA = "get-data"
+PUT_DATA = "put-data"
+BULK_RECEIVE = "bulk-receive"  #: a client is about to push large buffers on the side channel
+RUN = "run"  #: run a function in the worker process
+
+# ---------------------------------------------------------------- scheduler -> client
+KEY_IN_MEMORY = "key-in-memory"
+KEY_LOST = "key-lost"
+KEY_CANCELLED = "key-cancelled"
+WARNING = "warning"
+SCHEDULER_CLOSING = "scheduler-closing"
+PROGRESS = "progress"
+
+#: every op name above
+ALL: frozenset[str] = frozenset(v for k, v in dict(globals()).items() if k.isupper() and isinstance(v, str))

@@ -1,0 +1,169 @@
+"""Where a runnable task goes: valid workers, free slots, the queue of root tasks.
+
+The rule users rely on (``docs``: memory): with a finite ``worker_saturation``, a task with
+no dependencies, or one that needs resources or a concurrency limit, goes to a worker only
+while that worker runs fewer than ``ceil(nthreads * saturation)`` tasks; otherwise it waits
+in ``queued``, highest priority first, and ``_fill_slots`` hands it out after every event
+(after that event's releases, so a worker frees data before it reads the next chunk).
+Tiny root tasks are the exception that keeps threads busy: once a task prefix is known to
+run in under ``PIPELINE_SECONDS`` and to return at most ``PIPELINE_NBYTES``, each thread
+gets ``PIPELINE_DEPTH`` more of them. Tasks with dependencies go where their inputs are,
+weighed by bytes to move (``bandwidth``) and by the work queued on each worker.
+
+A mixin of ``SchedulerState`` (``machine.py``): pure functions of its tables.
+
+>>> from xsched.scheduler.state import SchedulerState, AddWorker, UpdateGraph, NewTask
+>>> s = SchedulerState()
+>>> _ = s.handle(AddWorker("tcp://w1", nthreads=1))
+>>> _ = s.handle(UpdateGraph("c", [NewTask("a", b"x"), NewTask("b", b"x", priority=(1,))], ["a", "b"]))
+>>> s.tasks["a"].state, s.tasks["b"].state, s.who_can_run("b")["reason"][:27]
+('processing', 'queued', 'waiting for a free thread (')
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+from .entities import TaskState, WorkerState
+
+#: Root tasks of a prefix measured shorter than this (seconds) and returning at most
+#: PIPELINE_NBYTES get PIPELINE_DEPTH extra slots per thread: a round trip costs more than
+#: running them, and the memory held ahead is at most threads x depth x PIPELINE_NBYTES.
+PIPELINE_SECONDS = 0.005
+PIPELINE_NBYTES = 64 * 1024
+PIPELINE_DEPTH = 4
+
+
+class Placement:
+    """Placement of runnable tasks (a mixin of ``SchedulerState``)."""
+
+    def who_can_run(self, key: str) -> dict:
+        """Which workers could run ``key`` now, and if none, why (for users, not for scheduling)."""
+        ts = self.tasks.get(key)
+        if ts is None:
+            return {"state": "forgotten", "workers": [], "reason": "the scheduler does not know this key"}
+        valid = sorted(ws.address for ws in self.workers.values() if self._valid_worker(ts, ws))
+        reason = ""
+        if not valid:
+            parts = []
+            if ts.resources:
+                offers = {ws.address: ws.resources for ws in self.workers.values()}
+                parts.append(f"needs resources {ts.resources}; workers offer {offers or 'nothing (no workers)'}")
+            if ts.worker_restrictions and not ts.loose:
+                parts.append(f"is restricted to workers {sorted(ts.worker_restrictions)}, which are not connected")
+            reason = "; ".join(parts) or "no workers are connected"
+        elif ts.state == "queued":
+            reason = "waiting for a free thread (root tasks are queued until a worker has a free slot)"
+            if ts.limits:
+                reason += f"; limits {ts.limits} (running now: {dict(self.limits_running)})"
+        return {"state": ts.state, "workers": valid, "reason": reason}
+
+
+    def _valid_worker(self, ts: TaskState, ws: WorkerState) -> bool:
+        if ts.worker_restrictions and not ts.loose:
+            if not (ws.address in ts.worker_restrictions or ws.name in ts.worker_restrictions
+                    or ws.host in ts.worker_restrictions or str(ws.name) in ts.worker_restrictions):
+                return False
+        if ts.resources:
+            for r, amount in ts.resources.items():
+                if ws.resources.get(r, 0) < amount:
+                    return False
+        return True
+
+    def _valid_workers_exist(self, ts: TaskState) -> bool:
+        return any(self._valid_worker(ts, ws) for ws in self.workers.values())
+
+    def _slots(self, ws: WorkerState, ts: TaskState | None = None) -> float:
+        if math.isinf(self.worker_saturation):
+            return math.inf
+        slots = max(math.ceil(ws.nthreads * self.worker_saturation), 1)
+        if ts is not None and self._pipelined(ts):
+            slots += ws.nthreads * PIPELINE_DEPTH
+        return slots
+
+    def _pipelined(self, ts: TaskState) -> bool:
+        """A root task known to be tiny (fast, small result): worth queueing on the worker."""
+        if ts.resources or ts.limits:
+            return False
+        duration = self.durations.get(ts.group)
+        return (duration is not None and duration < PIPELINE_SECONDS
+                and 0 <= self.largest_result.get(ts.group, -1) <= PIPELINE_NBYTES)
+
+    def _has_free_slot(self, ws: WorkerState, ts: TaskState | None = None) -> bool:
+        return ws.status == "running" and len(ws.processing) - len(ws.long_running) < self._slots(ws, ts)
+
+    def _limits_allow(self, ts: TaskState) -> bool:
+        if not ts.limits:
+            return True
+        return all(self.limits_running[name] < cap for name, cap in ts.limits.items())
+
+    def _resources_free(self, ts: TaskState, ws: WorkerState) -> bool:
+        if not ts.resources:
+            return True
+        return all(ws.resources.get(r, 0) - ws.used_resources.get(r, 0) >= amount
+                   for r, amount in ts.resources.items())
+
+    def _queue_first(self, ts: TaskState) -> bool:
+        """Root tasks (and resource- or limit-bound ones) wait in the queue for a free slot.
+
+        The rule, documented for users: with a finite ``worker-saturation``, a task with no
+        dependencies, or one that needs resources or a concurrency limit, is handed to a
+        worker only while that worker runs fewer than ``ceil(nthreads * saturation)`` tasks.
+        No group-size heuristic is involved.
+        """
+        if math.isinf(self.worker_saturation):
+            return bool(ts.resources or ts.limits)
+        return ts.is_root or bool(ts.resources or ts.limits)
+
+    def _decide_worker(self, ts: TaskState) -> WorkerState | None:
+        """Best worker for a runnable task, or None when it must wait (queue or no-worker)."""
+        if not self._limits_allow(ts):
+            return None
+        candidates = [ws for ws in self.workers.values() if ws.status == "running" and self._valid_worker(ts, ws)]
+        if not candidates and ts.worker_restrictions and ts.loose:
+            candidates = [ws for ws in self.workers.values() if ws.status == "running"]
+        if not candidates:
+            return None
+        if self._queue_first(ts):
+            # queued kinds only go where a slot (and the resource) is free now
+            candidates = [ws for ws in candidates if self._has_free_slot(ws, ts) and self._resources_free(ts, ws)]
+            if not candidates:
+                return None
+        return min(candidates, key=lambda ws: self._cost(ts, ws))
+
+    def _cost(self, ts: TaskState, ws: WorkerState) -> tuple:
+        missing = sum(max(d.nbytes, 0) for d in ts.dependencies if ws not in d.who_has)
+        occupancy = ws.occupancy / ws.nthreads
+        pref = 0 if (not ts.worker_restrictions or not ts.loose or self._valid_worker_strict(ts, ws)) else 1
+        busy = len(ws.processing) - len(ws.long_running)
+        return (pref, missing / self.bandwidth + occupancy, busy / ws.nthreads, ws.address)
+
+    def _valid_worker_strict(self, ts: TaskState, ws: WorkerState) -> bool:
+        r = ts.worker_restrictions
+        return ws.address in r or ws.name in r or ws.host in r or str(ws.name) in r
+
+    def _fill_slots(self, sid: str) -> None:
+        """Hand queued root tasks to workers with free slots, highest priority first."""
+        freed, self._freed_slots = self._freed_slots, set()
+        if self._queue_grew:
+            freed = set(self.workers.values())
+            self._queue_grew = False
+        if not self._queued_count or not freed:
+            return
+        skipped: list = []
+        while self.queued and any(self._has_free_slot(ws, self.queued[0][2]) for ws in freed):
+            prio, seq, ts = heapq.heappop(self.queued)
+            if ts.state != "queued" or ts.queued_seq != seq:
+                continue
+            ws = self._decide_worker(ts)
+            if ws is None:
+                skipped.append((prio, seq, ts))
+                if len(skipped) > 1000:
+                    break
+                continue
+            self._transitions({ts.key: ("processing", ws)}, sid)
+        for item in skipped:
+            heapq.heappush(self.queued, item)
+        self._freed_slots.clear()
+
