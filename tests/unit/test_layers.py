@@ -43,6 +43,7 @@ LAYERS: dict[str, int] = {
     "xsched.task_context": HELPERS,     # what a running task asks of its worker (get_worker, secede)
     "xsched.hooks": HELPERS,            # functions the higher layers provide to the lower ones
     "xsched.background": HELPERS,       # owned asyncio tasks (comm, servers; never the state machines)
+    "xsched.stimulus": HELPERS,         # the ids events carry (both state machines)
     "xsched.client.default": HELPERS,   # the default-client stack, a leaf: how graph/ and collections
                                         # find a client without importing the network code
     # task graphs, pure

@@ -52,17 +52,18 @@ from typing import Any
 import psutil
 
 from .. import config
+from ..background import Background
 from ..comm import CommClosedError, Connection, ConnectionPool, Listener, Msg, RemoteError
 
 from ..errors import _safe_text, pack_exception
 from ..graph.spec import Task, execute
 from ..protocol.bulk import BulkServer, expect_data, get_data, serve_data, with_pushed
-from ..protocol import schemas
+from ..protocol import ops, schemas
 from ..protocol.messages import split_objects, unpack_objects
 from ..protocol.remote import wants
 from ..protocol.addressing import is_loopback, is_wildcard, join, local_ip_for, split
 from ..protocol.security import Security
-from ..protocol.serialize import SerializationError, dumps, loads
+from ..protocol.serialize import SerializationError, dumps, frame_bytes, loads
 from ..protocol.tasks import loads_task
 from ..sizeof import sizeof
 from ..units import parse_bytes, parse_timedelta
@@ -257,7 +258,7 @@ class Worker:
         self._from_threads: list = []
         self._from_threads_lock = threading.Lock()
         self._from_threads_signalled = False
-        self._tasks: set[asyncio.Task] = set()
+        self._background = Background("worker")
         self._alive = None  # the AliveThread sending liveness heartbeats off the event loop
         self._closed = asyncio.Event()
         self.start_time = time.time()
@@ -320,7 +321,7 @@ class Worker:
         timeout = registration_timeout()
         try:
             await self.scheduler.request({
-                "op": "register-worker", "address": self.address, "name": self.name, "nthreads": self.nthreads,
+                "op": ops.REGISTER_WORKER, "address": self.address, "name": self.name, "nthreads": self.nthreads,
                 "memory_limit": self.memory_limit, "resources": self.resources, "pid": os.getpid(),
                 "host": contact if is_loopback(contact) else socket.gethostname(),
                 "local_directory": self.local_directory, "prefix": os.path.normpath(sys.prefix),
@@ -340,23 +341,17 @@ class Worker:
         if started:
             with open(started, "w"):
                 pass
-        self._spawn(self._heartbeat_loop())
+        self._background.spawn(self._heartbeat_loop())
         from .heartbeat import AliveThread
 
         self._alive = AliveThread(self.scheduler_address, self.security, self.scheduler.identity,
                                   parse_timedelta(config.get("worker.heartbeat-interval", "500ms"))).start()
         if self.memory_limit:
-            self._spawn(self.memory.run())
+            self._background.spawn(self.memory.run())
         if self.lifetime is not None:
-            self._spawn(self._lifetime_timer(self.lifetime))
+            self._background.spawn(self._lifetime_timer(self.lifetime))
         logger.info("worker %s (%s) registered with %s", self.address, self.name, self.scheduler_address)
         return self
-
-    def _spawn(self, coro) -> asyncio.Task:
-        t = asyncio.ensure_future(coro)
-        self._tasks.add(t)
-        t.add_done_callback(self._tasks.discard)
-        return t
 
     async def close(self, report: bool = True, reason: str = "worker closing") -> None:
         """Stop: tell the scheduler, stop the loops, shut down the pool, close sockets."""
@@ -369,13 +364,10 @@ class Worker:
             self._alive.stop()
         if report and self.scheduler is not None and self.scheduler.failure is None:
             try:
-                await asyncio.wait_for(self.scheduler.request({"op": "unregister-worker", "reason": reason}), 2)
+                await asyncio.wait_for(self.scheduler.request({"op": ops.UNREGISTER_WORKER, "reason": reason}), 2)
             except Exception:
                 pass
-        me = asyncio.current_task()
-        for t in list(self._tasks):
-            if t is not me:  # (a close spawned as one of our tasks must not cancel itself)
-                t.cancel()
+        await self._background.aclose(timeout=2)  # (never the task running this close, if it is one)
         self.executor.shutdown(wait=False, cancel_futures=True)
         for ext in list(self.extensions.values()):
             close = getattr(ext, "close", None)
@@ -426,7 +418,7 @@ class Worker:
         timeout = self.retire_timeout if timeout is None else timeout
         status = "timeout"
         try:
-            reply, _ = await self.scheduler.request({"op": "retire-worker", "reason": reason}, timeout=timeout)
+            reply, _ = await self.scheduler.request({"op": ops.RETIRE_WORKER, "reason": reason}, timeout=timeout)
             status = reply.get("status", "retired")
             if status != "retired":
                 logger.warning("worker %s could not retire (%s: %s); closing anyway", self.address, status,
@@ -462,7 +454,7 @@ class Worker:
             self.exit_code = 1  # not a chosen close: the nanny restarts us to reconnect
             logger.warning("worker %s lost the scheduler at %s (%s); closing so that its nanny starts it again "
                            "to register anew", self.address, self.scheduler_address, exc)
-            self._spawn(self.close(report=False, reason="scheduler lost"))
+            self._background.spawn(self.close(report=False, reason="scheduler lost"))
 
     # ------------------------------------------------------------------ state machine glue
     def handle(self, *events) -> None:
@@ -478,7 +470,7 @@ class Worker:
                 for k in inst.keys:
                     self._free(k)
             elif t is GatherDep:
-                self._spawn(self._gather(inst.worker, inst.keys))
+                self._background.spawn(self._gather(inst.worker, inst.keys))
             elif t is Rejoined:
                 ev = self._rejoin_events.pop(inst.key, None)
                 if ev is not None:
@@ -499,60 +491,76 @@ class Worker:
         data.discard(key)
 
     def set_paused(self, paused: bool) -> None:
-        """Pause (start no task, fetch nothing) or resume; the scheduler is told either way."""
-        if paused == self.state.paused:
-            return
-        self.handle(Pause() if paused else Unpause())
-        if self.scheduler is not None and not self.scheduler.closed:
-            self.scheduler.send({"op": "worker-status", "status": "paused" if paused else "running"})
+        """Pause (start no task, fetch nothing) or resume; the state machine tells the scheduler."""
+        if paused != self.state.paused:
+            self.handle(Pause() if paused else Unpause())
 
     def _handle_scheduler(self, header: dict, payload: list):
-        op = header["op"]
-        if op == "compute-task":
-            if header.get("functions"):
-                self.functions.update(header["functions"])
-            nbytes = header.get("nbytes", {})
-            inline = self._store_inline(header["inline"], nbytes) if header.get("inline") else {}
-            self.handle(ComputeTask(header["key"], header.get("run_spec"), tuple(header.get("priority", (0,))),
-                                    header.get("who_has", {}), nbytes, header.get("resources"),
-                                    wanted=bool(header.get("wanted")), inline=inline))
-        elif op == "free-keys":
-            self.handle(FreeKeys(header["keys"]))
-        elif op == "forget-functions":
-            for fid in header["fids"]:
-                self.functions.pop(fid, None)
-        elif op == "ping":
-            pass  # the scheduler checking who is still connected
-        elif op == "acquire-replicas":
-            self.handle(AcquireReplicas(dict(header.get("who_has", {})), dict(header.get("nbytes", {})),
-                                        dict(header.get("priority", {}))))
-        elif op in ("environment-start", "environment-chunk", "environment-done"):
-            self._spawn(self._environment_op(op, header, payload))
-        elif op == "steal-request":
-            self.handle(StealRequest(header["key"]))
-        elif op == "upload-file":
-            data = b"".join(bytes(f.buffer) if hasattr(f, "buffer") else bytes(f)
-                            for f in split_objects(header, payload).get("data", []))
-            error = self._load_upload(str(header.get("filename")), data)
-            if self.scheduler is not None and not self.scheduler.closed:
-                self.scheduler.send({"op": "upload-file-done", "uid": header.get("uid", ""),
-                                     "filename": header.get("filename"), "error": error})
-        elif op == "close-worker":
-            if header.get("reason") == "retired":
-                self.retired = True  # data moved off, removed by the scheduler: done, exit 0
-                self.exit_code = 0
-            elif header.get("restart") and not self.retired:
-                # the scheduler forgot us (or client.restart()): exit so the nanny restarts us
-                from .nanny import EXIT_RESTART
+        """A message from the scheduler: its handler in ``_SCHEDULER_OPS`` (checked by
+        ``schemas.WORKER_FROM_SCHEDULER`` before it gets here)."""
+        handler = self._SCHEDULER_OPS.get(header["op"])
+        if handler is None:
+            raise TypeError(f"worker cannot handle scheduler op {header['op']!r}")
+        handler(self, header, payload)
 
-                self.exit_code = EXIT_RESTART if header.get("reason") == "restart" else 1
-                if header.get("environment"):
-                    from .environments import write_restart_note
+    def _op_compute_task(self, header: dict, payload: list) -> None:
+        if header.get("functions"):
+            self.functions.update(header["functions"])
+        nbytes = header.get("nbytes", {})
+        inline = self._store_inline(header["inline"], nbytes) if header.get("inline") else {}
+        self.handle(ComputeTask(header["key"], header.get("run_spec"), tuple(header.get("priority", (0,))),
+                                header.get("who_has", {}), nbytes, header.get("resources"),
+                                wanted=bool(header.get("wanted")), inline=inline))
 
-                    write_restart_note(os.getpid(), header["environment"])
-            self._spawn(self.close(report=False, reason="retired" if self.retired else "scheduler asked"))
-        else:
-            raise TypeError(f"worker cannot handle scheduler op {op!r}")
+    def _op_free_keys(self, header: dict, payload: list) -> None:
+        self.handle(FreeKeys(header["keys"]))
+
+    def _op_forget_functions(self, header: dict, payload: list) -> None:
+        for fid in header["fids"]:
+            self.functions.pop(fid, None)
+
+    def _op_scheduler_ping(self, header: dict, payload: list) -> None:
+        pass  # the scheduler checking who is still connected
+
+    def _op_acquire_replicas(self, header: dict, payload: list) -> None:
+        self.handle(AcquireReplicas(dict(header.get("who_has", {})), dict(header.get("nbytes", {})),
+                                    dict(header.get("priority", {}))))
+
+    def _op_environment(self, header: dict, payload: list) -> None:
+        self._background.spawn(self._environment_op(header["op"], header, payload))
+
+    def _op_steal_request(self, header: dict, payload: list) -> None:
+        self.handle(StealRequest(header["key"]))
+
+    def _op_upload_file(self, header: dict, payload: list) -> None:
+        data = b"".join(frame_bytes(f) for f in split_objects(header, payload).get("data", []))
+        error = self._load_upload(str(header.get("filename")), data)
+        if self.scheduler is not None and not self.scheduler.closed:
+            self.scheduler.send({"op": ops.UPLOAD_FILE_DONE, "uid": header.get("uid", ""),
+                                 "filename": header.get("filename"), "error": error})
+
+    def _op_close_worker(self, header: dict, payload: list) -> None:
+        if header.get("reason") == "retired":
+            self.retired = True  # data moved off, removed by the scheduler: done, exit 0
+            self.exit_code = 0
+        elif header.get("restart") and not self.retired:
+            # the scheduler forgot us (or client.restart()): exit so the nanny restarts us
+            from .nanny import EXIT_RESTART
+
+            self.exit_code = EXIT_RESTART if header.get("reason") == "restart" else 1
+            if header.get("environment"):
+                from .environments import write_restart_note
+
+                write_restart_note(os.getpid(), header["environment"])
+        self._background.spawn(self.close(report=False, reason="retired" if self.retired else "scheduler asked"))
+
+    _SCHEDULER_OPS = {
+        ops.COMPUTE_TASK: _op_compute_task, ops.FREE_KEYS: _op_free_keys, ops.FORGET_FUNCTIONS: _op_forget_functions,
+        ops.PING: _op_scheduler_ping, ops.ACQUIRE_REPLICAS: _op_acquire_replicas,
+        ops.ENVIRONMENT_START: _op_environment, ops.ENVIRONMENT_CHUNK: _op_environment,
+        ops.ENVIRONMENT_DONE: _op_environment, ops.STEAL_REQUEST: _op_steal_request,
+        ops.UPLOAD_FILE: _op_upload_file, ops.CLOSE_WORKER: _op_close_worker,
+    }
 
     # ------------------------------------------------------------------ uploaded files
     def _load_upload(self, filename: str, data: bytes) -> str | None:
@@ -578,15 +586,15 @@ class Worker:
         if self._environments is None:
             self._environments = EnvironmentReceiver(self.local_directory or tempfile.gettempdir())
         uid = header.get("uid")
-        if op == "environment-done":
+        if op == ops.ENVIRONMENT_DONE:
             path, error = await asyncio.get_running_loop().run_in_executor(
                 None, self._environments.finish, uid, header.get("sha256"))
-            answer = {"op": "environment-ready", "uid": uid, "path": path, "error": error}
+            answer = {"op": ops.ENVIRONMENT_READY, "uid": uid, "path": path, "error": error}
         else:
             frames = split_objects(header, payload).get("data", [])
-            error = (self._environments.start(uid) if op == "environment-start"
+            error = (self._environments.start(uid) if op == ops.ENVIRONMENT_START
                      else self._environments.write(uid, frames))
-            answer = {"op": "environment-ack", "uid": uid, "seq": header.get("seq"), "error": error}
+            answer = {"op": ops.ENVIRONMENT_ACK, "uid": uid, "seq": header.get("seq"), "error": error}
         if self.scheduler is not None and not self.scheduler.closed:
             self.scheduler.send(answer)
 
@@ -809,23 +817,28 @@ class Worker:
 
     # ------------------------------------------------------------------ peer requests
     def _handle_peer(self, peer: bytes, header: dict, payload: list):
-        op = header["op"]
-        if op == "get-data":
-            keys = list(header.get("keys", ()))
-            if self._instant(keys):  # a thread hop would cost more than the work (latency)
-                return self._serve_data(keys, bool(header.get("bulk")))
-            return asyncio.get_running_loop().run_in_executor(None, self._serve_data, keys, bool(header.get("bulk")))
-        if op == "put-data":
-            return self._put_data(header, payload)
-        if op == "bulk-receive":  # a client is about to push large scattered buffers
-            return expect_data(self.bulk, list(header["lengths"]), self.security)
-        if op == "run":
-            return self._run_function(header, payload)
-        if op == "ping":
-            return {"address": self.address}
-        if op == "start-ipython":
-            return self._start_ipython()
-        raise TypeError(f"worker cannot handle op {op!r}")
+        """A request from a client or a peer worker: its handler in ``_PEER_OPS`` (checked by
+        ``schemas.TO_WORKER`` before it gets here); what it returns is the reply."""
+        handler = self._PEER_OPS.get(header["op"])
+        if handler is None:
+            raise TypeError(f"worker cannot handle op {header['op']!r}")
+        return handler(self, header, payload)
+
+    def _op_get_data(self, header: dict, payload: list):
+        keys = list(header.get("keys", ()))
+        if self._instant(keys):  # a thread hop would cost more than the work (latency)
+            return self._serve_data(keys, bool(header.get("bulk")))
+        return asyncio.get_running_loop().run_in_executor(None, self._serve_data, keys, bool(header.get("bulk")))
+
+    def _op_bulk_receive(self, header: dict, payload: list):
+        """A client is about to push large scattered buffers on the side channel."""
+        return expect_data(self.bulk, list(header["lengths"]), self.security)
+
+    def _op_peer_ping(self, header: dict, payload: list) -> dict:
+        return {"address": self.address}
+
+    def _op_start_ipython(self, header: dict, payload: list):
+        return self._start_ipython()
 
     def _instant(self, keys: list) -> bool:
         """Values all in memory and at most ``INSTANT_REPLY_BYTES`` together: pickling them
@@ -936,6 +949,12 @@ class Worker:
                                   ip=config.get("jupyter.kernel-ip", "127.0.0.1"))
         return {"info": info}
 
+    _PEER_OPS = {
+        ops.GET_DATA: _op_get_data, ops.PUT_DATA: _put_data,
+        ops.BULK_RECEIVE: _op_bulk_receive, ops.RUN: _run_function,
+        ops.PING: _op_peer_ping, ops.START_IPYTHON: _op_start_ipython,
+    }
+
     # ------------------------------------------------------------------ heartbeats
     def metrics(self) -> dict:
         """Figures sent to the scheduler with each heartbeat."""
@@ -960,7 +979,7 @@ class Worker:
         interval = parse_timedelta(config.get("worker.heartbeat-interval", "500ms"))
         while self.status == "running":
             try:
-                self.scheduler.send({"op": "heartbeat-worker", "metrics": self.metrics()})
+                self.scheduler.send({"op": ops.HEARTBEAT_WORKER, "metrics": self.metrics()})
             except CommClosedError:
                 return
             await asyncio.sleep(interval)

@@ -11,8 +11,9 @@ True
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
+
+from ...stimulus import stimulus_factory
 
 __all__ = [
     "UpdateGraph", "NewTask", "ClientReleasesKeys", "ClientDesiresKeys", "AddWorker", "RemoveWorker",
@@ -21,12 +22,6 @@ __all__ = [
     "PublishDataset", "UnpublishDataset", "dataset_holder", "WorkerRetired", "ToWorker", "ToClient",
     "InvalidTransition", "WorkerHeartbeat", "AddClient",
 ]
-
-_stimulus_ids = itertools.count()
-
-
-def _sid(prefix: str) -> str:
-    return f"{prefix}-{next(_stimulus_ids)}"
 
 
 # ----------------------------------------------------------------------------- events
@@ -54,7 +49,7 @@ class UpdateGraph:
     client: str
     tasks: list
     keys: list
-    stimulus_id: str = field(default_factory=lambda: _sid("update-graph"))
+    stimulus_id: str = field(default_factory=stimulus_factory("update-graph"))
     functions: dict | None = None
 
 
@@ -62,34 +57,34 @@ class UpdateGraph:
 class ClientDesiresKeys:
     client: str
     keys: list
-    stimulus_id: str = field(default_factory=lambda: _sid("client-desires"))
+    stimulus_id: str = field(default_factory=stimulus_factory("client-desires"))
 
 
 @dataclass(slots=True)
 class ClientReleasesKeys:
     client: str
     keys: list
-    stimulus_id: str = field(default_factory=lambda: _sid("client-releases"))
+    stimulus_id: str = field(default_factory=stimulus_factory("client-releases"))
 
 
 @dataclass(slots=True)
 class RemoveClient:
     client: str
-    stimulus_id: str = field(default_factory=lambda: _sid("remove-client"))
+    stimulus_id: str = field(default_factory=stimulus_factory("remove-client"))
 
 
 @dataclass(slots=True)
 class CancelKeys:
     client: str
     keys: list
-    stimulus_id: str = field(default_factory=lambda: _sid("cancel"))
+    stimulus_id: str = field(default_factory=stimulus_factory("cancel"))
 
 
 @dataclass(slots=True)
 class RetryKeys:
     client: str
     keys: list
-    stimulus_id: str = field(default_factory=lambda: _sid("retry"))
+    stimulus_id: str = field(default_factory=stimulus_factory("retry"))
 
 
 @dataclass(slots=True)
@@ -102,7 +97,7 @@ class AddWorker:
     pid: int | None = None
     host: str | None = None
     local_directory: str | None = None
-    stimulus_id: str = field(default_factory=lambda: _sid("add-worker"))
+    stimulus_id: str = field(default_factory=stimulus_factory("add-worker"))
 
 
 @dataclass(slots=True)
@@ -112,7 +107,7 @@ class WorkerHeartbeat:
 
     worker: str
     metrics: dict
-    stimulus_id: str = field(default_factory=lambda: _sid("heartbeat-worker"))
+    stimulus_id: str = field(default_factory=stimulus_factory("heartbeat-worker"))
 
 
 @dataclass(slots=True)
@@ -120,14 +115,14 @@ class AddClient:
     """A client connected: it holds no keys yet, but releases and restarts now reach it."""
 
     client: str
-    stimulus_id: str = field(default_factory=lambda: _sid("add-client"))
+    stimulus_id: str = field(default_factory=stimulus_factory("add-client"))
 
 
 @dataclass(slots=True)
 class RemoveWorker:
     address: str
     reason: str = "worker left"
-    stimulus_id: str = field(default_factory=lambda: _sid("remove-worker"))
+    stimulus_id: str = field(default_factory=stimulus_factory("remove-worker"))
 
 
 @dataclass(slots=True)
@@ -143,7 +138,7 @@ class TaskFinished:
     type: str | None = None
     start: float | None = None
     stop: float | None = None
-    stimulus_id: str = field(default_factory=lambda: _sid("task-finished"))
+    stimulus_id: str = field(default_factory=stimulus_factory("task-finished"))
     seceded: float = 0.0
     inline: bytes | None = None  # the pickled result (small, wanted): forwarded to the clients, not kept
 
@@ -157,7 +152,7 @@ class TaskErred:
     text: str = ""
     start: float | None = None
     stop: float | None = None
-    stimulus_id: str = field(default_factory=lambda: _sid("task-erred"))
+    stimulus_id: str = field(default_factory=stimulus_factory("task-erred"))
 
 
 @dataclass(slots=True)
@@ -167,7 +162,7 @@ class AddKeys:
     worker: str
     nbytes: dict
     client: str | None = None
-    stimulus_id: str = field(default_factory=lambda: _sid("add-keys"))
+    stimulus_id: str = field(default_factory=stimulus_factory("add-keys"))
 
 
 @dataclass(slots=True)
@@ -177,7 +172,7 @@ class MissingData:
     worker: str
     key: str
     errant_worker: str
-    stimulus_id: str = field(default_factory=lambda: _sid("missing-data"))
+    stimulus_id: str = field(default_factory=stimulus_factory("missing-data"))
 
 
 @dataclass(slots=True)
@@ -186,14 +181,14 @@ class Reschedule:
 
     worker: str
     key: str
-    stimulus_id: str = field(default_factory=lambda: _sid("reschedule"))
+    stimulus_id: str = field(default_factory=stimulus_factory("reschedule"))
 
 
 @dataclass(slots=True)
 class WorkerStatus:
     worker: str
     status: str  # "running" | "paused"
-    stimulus_id: str = field(default_factory=lambda: _sid("worker-status"))
+    stimulus_id: str = field(default_factory=stimulus_factory("worker-status"))
 
 
 @dataclass(slots=True)
@@ -206,7 +201,7 @@ class RetireWorkers:
 
     workers: list
     close: bool = True
-    stimulus_id: str = field(default_factory=lambda: _sid("retire-workers"))
+    stimulus_id: str = field(default_factory=stimulus_factory("retire-workers"))
 
 
 @dataclass(slots=True)
@@ -218,7 +213,7 @@ class Restart:
 
     reason: str = "the cluster was restarted (client.restart())"
     environments: dict = field(default_factory=dict)  # worker -> environment path to restart into
-    stimulus_id: str = field(default_factory=lambda: _sid("restart"))
+    stimulus_id: str = field(default_factory=stimulus_factory("restart"))
 
 
 @dataclass(slots=True)
@@ -230,7 +225,7 @@ class StealResponse:
     worker: str
     key: str
     state: str | None = None
-    stimulus_id: str = field(default_factory=lambda: _sid("steal-response"))
+    stimulus_id: str = field(default_factory=stimulus_factory("steal-response"))
 
 
 @dataclass(slots=True)
@@ -240,7 +235,7 @@ class TaskSeceded:
 
     worker: str
     key: str
-    stimulus_id: str = field(default_factory=lambda: _sid("task-seceded"))
+    stimulus_id: str = field(default_factory=stimulus_factory("task-seceded"))
 
 
 @dataclass(slots=True)
@@ -249,7 +244,7 @@ class TaskRejoined:
 
     worker: str
     key: str
-    stimulus_id: str = field(default_factory=lambda: _sid("task-rejoined"))
+    stimulus_id: str = field(default_factory=stimulus_factory("task-rejoined"))
 
 
 @dataclass(slots=True)
@@ -262,13 +257,13 @@ class PublishDataset:
     name: str
     keys: list
     data: list = field(default_factory=list)
-    stimulus_id: str = field(default_factory=lambda: _sid("publish-dataset"))
+    stimulus_id: str = field(default_factory=stimulus_factory("publish-dataset"))
 
 
 @dataclass(slots=True)
 class UnpublishDataset:
     name: str
-    stimulus_id: str = field(default_factory=lambda: _sid("unpublish-dataset"))
+    stimulus_id: str = field(default_factory=stimulus_factory("unpublish-dataset"))
 
 
 def dataset_holder(name: str) -> str:
