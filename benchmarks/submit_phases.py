@@ -48,11 +48,12 @@ class _GCTimer:
 
 def main(argv=None) -> int:
     from xsched import delayed
-    from xsched.client.client import _column_task_msgs, _graph_msg
+    from xsched.client.future import Future
     from xsched.graph import columns
     from xsched.graph.order import gc_paused, order_indexed
     from xsched.protocol.messages import encode
     from xsched.protocol.tasks import SpecWriter
+    from xsched.protocol.update_graph import column_task_msgs, graph_msg
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tasks", type=int, default=999_999)
@@ -74,12 +75,12 @@ def main(argv=None) -> int:
     writer = SpecWriter(functions={})
     t0 = time.perf_counter()
     with gc_paused():
-        cols_msg, tasks = _column_task_msgs(cols, 1, 0, [], writer)
+        cols_msg, tasks = column_task_msgs(cols, 1, 0, [], writer, future=Future)
     result["columns_and_specs_seconds"] = time.perf_counter() - t0
     result["client_submit_seconds"] = result["walk_seconds"] + result["columns_and_specs_seconds"]
     t0 = time.perf_counter()
     with gc_paused():
-        frames = encode(_graph_msg(tasks, [total.key], writer.functions, cols_msg))
+        frames = encode(graph_msg(tasks, [total.key], writer.functions, cols_msg))
     result["encode_seconds"] = time.perf_counter() - t0
     result["message_mib"] = sum(len(f) for f in frames) / 2**20
     t0 = time.perf_counter()

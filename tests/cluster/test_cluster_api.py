@@ -571,6 +571,31 @@ def test_async_client(cluster):
     assert asyncio.run(main()) == "running"
 
 
+def test_async_client_datasets_and_admin(cluster):
+    """The methods written once (client/dual.py) return what to await in an asynchronous client;
+    their checks in the caller's thread still raise at once."""
+    async def main():
+        async with Client(cluster.scheduler_address, security=cluster.security, asynchronous=True,
+                          set_as_default=False) as c:
+            [x] = await c.scatter([41])
+            with pytest.raises(TypeError, match="needs a name"):
+                c.publish_dataset(x)  # not awaited: refused when called
+            await c.publish_dataset(x, name="async-ds")
+            assert "async-ds" in await c.list_datasets()
+            y = await c.get_dataset("async-ds")
+            assert y.key == x.key and await y == 41
+            assert await c.get_dataset("async-nothing", default=None) is None
+            who = await c.who_has([x])
+            assert list(who) == [x.key] and who[x.key]
+            assert isinstance(await c.who_can_run([x]), dict)
+            assert len(await c.run(os.getpid)) == 2
+            await c.unpublish_dataset("async-ds")
+            with pytest.raises(KeyError, match="async-ds"):
+                await c.unpublish_dataset("async-ds")
+
+    asyncio.run(main())
+
+
 # ---------------------------------------------------------------------- LocalCluster lifecycle
 def test_scale_up_and_down(own_cluster):
     cluster = own_cluster(n_workers=1)

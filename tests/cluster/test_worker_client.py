@@ -61,7 +61,7 @@ def test_seceded_task_released_then_finishing_is_dropped_and_paused_worker_still
     assert ws.tasks["a"].state == "long-running"
     out = ws.handle(Pause(), Rejoin("a"))
     assert [type(i) for i in out if not isinstance(i, SendToScheduler)] == [Rejoined]
-    assert sched_ops(out) == [("task-rejoined", "a")]
+    assert sched_ops(out) == [("worker-status", None), ("task-rejoined", "a")]  # the pause, then the rejoin
 
 
 def test_time_spent_seceded_is_reported_apart_from_the_run():

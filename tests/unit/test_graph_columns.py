@@ -11,7 +11,7 @@ import pytest
 
 import msgpack
 
-from xsched.client.client import _column_task_msgs, _graph_task_msgs
+from xsched.client.future import Future
 from xsched.graph import columns
 from xsched.graph.delayed import Delayed, delayed
 from xsched.graph.optimize import optimize_with_refs
@@ -19,7 +19,8 @@ from xsched.graph.order import order
 from xsched.graph.spec import Ref, Task
 from xsched.protocol.schemas import TO_SCHEDULER
 from xsched.protocol.tasks import SpecWriter, loads_task
-from xsched.scheduler.graph_columns import column_tasks, entry_task
+from xsched.protocol.update_graph import column_task_msgs, column_tasks, entry_task, graph_task_msgs
+from xsched.scheduler.state import NewTask
 
 
 def add(*args):
@@ -38,8 +39,8 @@ def _dict_tasks(roots, fuse=True):
     graph, refs = optimize_with_refs(graph, [r.key for r in roots], fuse=fuse)
     prio = order(graph, refs)
     writer = SpecWriter(functions={})
-    tasks = _graph_task_msgs(graph, refs, prio, 7, 0, None, None, False, 0, [], writer)
-    return [entry_task(t) for t in tasks], writer.functions
+    tasks = graph_task_msgs(graph, refs, prio, 7, 0, None, None, False, 0, [], writer, future=Future)
+    return [entry_task(t, make_task=NewTask) for t in tasks], writer.functions
 
 
 def _column_tasks(roots, fuse=True):
@@ -47,10 +48,10 @@ def _column_tasks(roots, fuse=True):
     cols = columns.walk(roots, fuse=fuse)
     assert cols is not None and cols.direct
     writer = SpecWriter(functions={})
-    cols_msg, tasks = _column_task_msgs(cols, 7, 0, [], writer)
+    cols_msg, tasks = column_task_msgs(cols, 7, 0, [], writer, future=Future)
     msg = msgpack.unpackb(msgpack.packb({"op": "update-graph", "tasks": tasks, "columns": cols_msg}))
     TO_SCHEDULER.check(msg)
-    return column_tasks(msg["columns"], msg["tasks"]), writer.functions
+    return column_tasks(msg["columns"], msg["tasks"], make_task=NewTask), writer.functions
 
 
 def _same(a, b):
@@ -182,7 +183,7 @@ def _cols(**change):
 ])
 def test_columns_that_do_not_fit_are_refused_by_name(change, entries, says):
     with pytest.raises(ValueError, match=says):
-        column_tasks(_cols(**change), entries)
+        column_tasks(_cols(**change), entries, make_task=NewTask)
 
 
 @pytest.mark.parametrize("change", [{"keys": "ab"}, {"specs": [1, 2]}, {"deps": [[], [-1]]},

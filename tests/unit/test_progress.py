@@ -395,14 +395,14 @@ def test_scheduler_tells_the_extension_who_launched_a_graph():
 
 def test_graphs_sent_from_inside_a_task_name_it_as_parent():
     from xsched import task_context
-    from xsched.client.client import _graph_msg
+    from xsched.protocol.update_graph import graph_msg
     from xsched.protocol.schemas import TO_SCHEDULER
 
-    outside = _graph_msg([], ["a"])
+    outside = graph_msg([], ["a"])
     assert "parent" not in outside
     task_context.thread_state.key = "fib-6"  # (what the worker sets in a task's thread)
     try:
-        inside = _graph_msg([], ["a"])
+        inside = graph_msg([], ["a"])
     finally:
         task_context.thread_state.key = None
     assert inside == {"op": "update-graph", "tasks": [], "keys": ["a"], "parent": "fib-6"}

@@ -11,13 +11,13 @@ import random
 
 import pytest
 
-from xsched.client.client import _as_list, _futures_to_refs, _graph_task_msgs, _identity, _task_msg
 from xsched.client.future import Future, FutureState
 from xsched.graph.optimize import optimize_with_refs
 from xsched.graph.order import order
 from xsched.graph.spec import Ref, Task, dependencies
 from xsched.protocol.messages import GC_PAUSE_BYTES, decode, encode
 from xsched.protocol.tasks import dumps_task
+from xsched.protocol.update_graph import _as_list, futures_to_refs, graph_task_msgs, identity, task_msg
 
 
 class StubClient:
@@ -39,14 +39,14 @@ def reference_msgs(graph, prio, gen, priority, resources, workers, allow_other_w
             held.append(value)
             if value.key == key:
                 continue
-            value = Task(_identity, (Ref(value.key),))
+            value = Task(identity, (Ref(value.key),))
         elif not isinstance(value, Task):
-            value = Task(_identity, (_futures_to_refs(value, held),))
+            value = Task(identity, (futures_to_refs(value, held, Future),))
         else:
-            value = Task(value.func, tuple(_futures_to_refs(a, held) for a in value.args),
-                         {k: _futures_to_refs(v, held) for k, v in value.kwargs.items()}, value.annotations)
+            value = Task(value.func, tuple(futures_to_refs(a, held, Future) for a in value.args),
+                         {k: futures_to_refs(v, held, Future) for k, v in value.kwargs.items()}, value.annotations)
         ann = value.annotations or {}
-        tasks.append(_task_msg(
+        tasks.append(task_msg(
             key, value, sorted(dependencies(value)), (-ann.get("priority", priority), gen, prio.get(key, 0)),
             resources if resources is not None else ann.get("resources"),
             workers if workers is not None else _as_list(ann.get("workers")),
@@ -96,8 +96,9 @@ def test_entries_are_those_of_copying_every_task(options):
             graph, refs = optimize_with_refs(g, keys) if optimized else (dict(g), {})
             prio = order(graph, refs)
             held, expected_held = [], []
-            got = _graph_task_msgs(graph, refs, prio, 7, options["priority"], options["resources"],
-                                   options["workers"], options["allow_other_workers"], options["retries"], held)
+            got = graph_task_msgs(graph, refs, prio, 7, options["priority"], options["resources"],
+                                  options["workers"], options["allow_other_workers"], options["retries"], held,
+                                  future=Future)
             expected = reference_msgs(graph, prio, 7, **options, held=expected_held)
             assert got == expected
             assert [id(f) for f in held] == [id(f) for f in expected_held]
@@ -106,7 +107,7 @@ def test_entries_are_those_of_copying_every_task(options):
 def test_a_plain_task_is_four_fields_with_the_optimisers_dependencies():
     g = {"a": Task(int, (1,)), "b": Task(int, (2,)), "c": Task(operator.add, (Ref("a"), Ref("b")))}
     graph, refs = optimize_with_refs(g, ["c"])
-    [a, b, c] = _graph_task_msgs(graph, refs, order(graph, refs), 3, 0, None, None, False, 0, [])
+    [a, b, c] = graph_task_msgs(graph, refs, order(graph, refs), 3, 0, None, None, False, 0, [], future=Future)
     assert set(c) == {"key", "run_spec", "deps", "priority"}
     assert c["deps"] is refs["c"] and c["deps"] == ["a", "b"] and c["priority"] == [0, 3, 2]
     assert c["run_spec"] == dumps_task(g["c"])

@@ -20,7 +20,7 @@ from typing import Any, Callable
 from .. import hooks
 from ..errors import FutureCancelledError, SchedulerLostError, unpack_exception
 
-__all__ = ["Future", "FutureState"]
+__all__ = ["Future", "FutureState", "collect_futures"]
 
 
 class FutureState:
@@ -286,6 +286,25 @@ def binding_to(client):
         yield client
     finally:
         _binding.client = old
+
+
+def collect_futures(obj, out: list) -> None:
+    """Append to ``out`` every Future in ``obj``, itself one or nested in lists, tuples, sets
+    and dict values (what ``gather``, ``cancel`` and ``who_has`` accept).
+
+    >>> out = []
+    >>> collect_futures([1, {"a": (2, 3)}], out)
+    >>> out
+    []
+    """
+    if isinstance(obj, Future):
+        out.append(obj)
+    elif isinstance(obj, (list, tuple, set)):
+        for o in obj:
+            collect_futures(o, out)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            collect_futures(o, out)
 
 
 def _rebuild_future(key: str) -> Future:

@@ -7,7 +7,7 @@ to find dependencies, to index them for ``order`` and to pickle them. Here the c
 walk from the outputs gives every task an index and its dependencies as indices; the client
 writes each call's spec straight from its arguments (``SpecWriter.dumps_flat``) and sends
 the columns as they are, and the scheduler orders them (``order_indexed`` takes indices:
-``scheduler/graph_columns.py``). Nothing unreachable is walked, so there is nothing to cull.
+``protocol/update_graph.py``). Nothing unreachable is walked, so there is nothing to cull.
 
 Where the dict-based path would do more than this walk does -- fuse a linear chain, or cull
 tasks of a layer that the outputs do not need -- the columns are not ``direct`` and the

@@ -38,6 +38,7 @@ import uuid
 
 from ..client.future import Future
 from ..graph.optimize import flatten_keys
+from ..protocol import ops
 
 logger = logging.getLogger("xsched.progress")
 
@@ -141,7 +142,7 @@ class Progress:
         client._progress[self.sub] = self
         self.status = "running"
         try:
-            reply, _ = await client._conn.request({"op": "subscribe-progress", "keys": self.keys, "sub": self.sub,
+            reply, _ = await client._conn.request({"op": ops.SUBSCRIBE_PROGRESS, "keys": self.keys, "sub": self.sub,
                                                    "complete": self.complete}, timeout=client._timeout)
         except BaseException:
             client._progress.pop(self.sub, None)
@@ -214,7 +215,7 @@ class Progress:
         self._finish()
         self._render_safely()
         if self.client.status == "running":
-            self.client._send({"op": "unsubscribe-progress", "sub": self.sub})
+            self.client._send({"op": ops.UNSUBSCRIBE_PROGRESS, "sub": self.sub})
 
     def _render_safely(self) -> None:
         try:

@@ -47,14 +47,14 @@ from ..protocol.addressing import default_contact_ip, is_wildcard, join, split
 from ..protocol.registry import read_scheduler_file, write_scheduler_file  # noqa: F401 (used by callers)
 from ..protocol.remote import call_user_function
 from ..protocol.security import Security
+from ..protocol.update_graph import column_tasks, entry_task
 from ..units import parse_bytes, parse_timedelta
 from . import extensions as _extensions
-from .graph_columns import column_tasks, entry_task
 from .state import (
     AddKeys, AddWorker, CancelKeys, ClientDesiresKeys, ClientReleasesKeys, MissingData,
     RemoveClient, RemoveWorker, Reschedule, Restart, RetireWorkers, StealResponse, RetryKeys, SchedulerState, TaskErred, TaskFinished,
     TaskRejoined, TaskSeceded, ToClient, ToWorker, UpdateGraph, WorkerRetired, WorkerStatus,
-    AddClient, WorkerHeartbeat,
+    AddClient, WorkerHeartbeat, NewTask,
 )
 
 logger = logging.getLogger("xsched.scheduler")
@@ -556,12 +556,12 @@ class Scheduler:
         # collector running, its collections would rescan every task state each time.
         with gc_paused():
             columns = h.pop("columns", None)  # (fields checked by schemas.TO_SCHEDULER)
-            if columns is not None:  # a delayed graph's calls: ordered here (see graph_columns)
-                tasks = column_tasks(columns, wire)
+            if columns is not None:  # a delayed graph's calls: ordered here (see protocol/update_graph.py)
+                tasks = column_tasks(columns, wire, make_task=NewTask)
             else:
                 for i, t in enumerate(wire):
                     wire[i] = None  # each decoded dict goes as soon as its NewTask exists (peak memory)
-                    tasks.append(entry_task(t))
+                    tasks.append(entry_task(t, make_task=NewTask))
             del wire, columns
             self.handle(UpdateGraph(client, tasks, list(h.get("keys", ())), functions=h.get("functions")))
         progress = self.extensions.get("progress")

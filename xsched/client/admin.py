@@ -1,0 +1,295 @@
+"""Running the cluster from a client: functions in its processes, files, restarts, retirement, state.
+
+What a user does to the cluster rather than compute on it::
+
+    run(f) --run--> every worker         run_on_scheduler(f) --run-on-scheduler--> scheduler
+    upload_file(path) --upload-file--> scheduler --> every worker, now and when it joins
+    restart(environment=path) --environment-start/-chunk/-done--> scheduler --> one worker per
+        host (the environment streamed in chunks, checked, unpacked); --restart--> every nanny
+    retire_workers(...) --retire-workers--> scheduler (data copied away first)
+    scheduler_info(), nthreads(), wait_for_workers(n), who_has(...), who_can_run(...)
+
+A mixin of ``Client`` (``client.py``), with the errors its methods raise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import queue
+import uuid
+
+from ..errors import XschedError, unpack_exception
+from ..protocol import ops
+from ..protocol.messages import unpack_objects
+from ..units import parse_timedelta
+from .dual import blocking, sync_or_async
+from .environment_pack import pack_chunks
+from .future import Future, collect_futures
+from .rpc import wait_for_workers as _poll_workers
+
+__all__ = ["AdminMixin", "UploadError", "RestartError"]
+
+
+class UploadError(XschedError, RuntimeError):
+    """Workers could not load a file sent with ``client.upload_file``; the message names them."""
+
+
+class RestartError(XschedError, RuntimeError):
+    """``client.restart()`` did not get every worker back; the message says how many and why."""
+
+
+class AdminMixin:
+    """run, run_on_scheduler, upload_file, restart, retire_workers, and what the scheduler knows."""
+
+    # ------------------------------------------------------------------ uploaded files
+    @sync_or_async
+    def upload_file(self, path: str, load: bool = True) -> dict:
+        """Send a ``.py``, ``.zip`` or ``.egg`` file to every worker, now and when they join.
+
+        A ``.py`` module is imported (reloaded if it was imported before) in each worker;
+        a ``.zip``/``.egg`` goes on their ``sys.path``. The scheduler remembers the file
+        and sends it to workers that connect later. Raises ``UploadError`` naming each
+        worker that could not load it. Returns ``{worker address: None}`` on success.
+
+        >>> with open("mymodule.py", "w") as f:                          # doctest: +SKIP
+        ...     _ = f.write("def double(x):\\n    return 2 * x\\n")
+        >>> client.upload_file("mymodule.py")                           # doctest: +SKIP
+        >>> import mymodule                                              # doctest: +SKIP
+        >>> client.submit(mymodule.double, 21).result()                 # doctest: +SKIP
+        42
+        """
+        filename = os.path.basename(path)
+        if not filename.endswith((".py", ".zip", ".egg")):
+            raise ValueError(f"upload_file takes a .py, .zip or .egg file, not {path!r}")
+        with open(path, "rb") as f:
+            data = f.read()
+        return self._upload_file(filename, data)
+
+    async def _upload_file(self, filename: str, data: bytes) -> dict:
+        reply, _ = await self._conn.request({"op": ops.UPLOAD_FILE, "filename": filename}, raw={"data": [data]},
+                                            timeout=None)
+        results = reply.get("results", {})
+        failed = {w: e for w, e in results.items() if e}
+        if failed:
+            lines = "; ".join(f"{w}: {e}" for w, e in sorted(failed.items()))
+            raise UploadError(f"{len(failed)} of {len(results)} workers could not load {filename}: {lines}. "
+                              "Fix the file and upload it again (the scheduler keeps the newest copy)")
+        return results
+
+    # ------------------------------------------------------------------ run functions
+    @sync_or_async
+    def run(self, func, *args, workers=None, **kwargs) -> dict:
+        """Run ``func`` on every worker (now, outside the task system): {address: result}.
+
+        A ``worker`` parameter in ``func``'s signature receives the live Worker object. A plain
+        function runs in a thread of the worker (a slow one never stalls its event loop, so the
+        worker keeps serving data and heartbeats); an ``async def`` function runs on the
+        worker's loop, which is where code that changes the worker's state belongs:
+
+        >>> async def pause(worker):           # doctest: +SKIP
+        ...     worker.set_paused(True)
+        >>> client.run(pause)                  # doctest: +SKIP
+
+        >>> import os
+        >>> client.run(os.getpid)   # doctest: +SKIP
+        {'tcp://127.0.0.1:40211': 1234, 'tcp://127.0.0.1:38003': 1235}
+        """
+        return self._run(func, args, kwargs, workers)
+
+    async def _run(self, func, args, kwargs, workers=None) -> dict:
+        info = await self._scheduler_info()
+        addrs = sorted(info["workers"])
+        if workers is not None:
+            want = [workers] if isinstance(workers, str) else list(workers)
+            addrs = [a for a in addrs if a in want or str(info["workers"][a]["name"]) in want]
+
+        async def one(addr):
+            reply, payload = await self._pool.get(addr).request(
+                {"op": ops.RUN}, {"func": func, "args": args, "kwargs": kwargs}, timeout=None)
+            return addr, reply, payload
+
+        out = {}
+        for addr, reply, payload in await asyncio.gather(*(one(a) for a in addrs)):
+            if reply.get("error"):
+                raise unpack_exception(reply.get("exception"), reply.get("traceback"), reply.get("text", ""))
+            out[addr] = unpack_objects(reply, payload)["result"]
+        return out
+
+    @sync_or_async
+    async def run_on_scheduler(self, func, *args, **kwargs):
+        """Run ``func`` in the scheduler process; a ``scheduler`` parameter gets the live Scheduler.
+
+        >>> client.run_on_scheduler(lambda scheduler: len(scheduler.workers))   # doctest: +SKIP
+        2
+        """
+        reply, payload = await self._conn.request({"op": ops.RUN_ON_SCHEDULER},
+                                                  {"func": func, "args": args, "kwargs": kwargs})
+        if reply.get("error"):
+            raise unpack_exception(reply.get("exception"), reply.get("traceback"), reply.get("text", ""))
+        return unpack_objects(reply, payload)["result"]
+
+    # ------------------------------------------------------------------ retirement
+    @sync_or_async
+    async def retire_workers(self, workers=None, close_workers: bool = True, timeout=None) -> dict:
+        """Retire workers gracefully: their data is copied to other workers first, nothing is
+        recomputed, and they close (exit code 0, so no nanny restarts them).
+
+        ``workers``: addresses or names (one or a list); None retires the idle workers the
+        scheduler can spare (it always keeps one). Tasks running on a retiring worker finish
+        first; it gets no new ones. ``close_workers=False`` drains them without closing
+        (status ``retired``: no tasks, no unique data, safe to stop). Returns, per worker
+        address, ``{"status", "moved": {key: destination address}, "reason"}``; status is
+        ``retired``, ``drained``, ``cannot-retire`` (no other worker could take its data:
+        it keeps it and stays, and ``reason`` says so), ``lost`` (it died meanwhile) or
+        ``unknown``.
+
+        >>> from xsched import Client, LocalCluster
+        >>> cluster = LocalCluster(n_workers=2, threads_per_worker=1)   # doctest: +SKIP
+        >>> client = Client(cluster)                                      # doctest: +SKIP
+        >>> futures = client.map(lambda x: x * 2, range(20))              # doctest: +SKIP
+        >>> [first, second] = sorted(client.scheduler_info()["workers"]) # doctest: +SKIP
+        >>> out = client.retire_workers([first])                          # doctest: +SKIP
+        >>> out[first]["status"], set(out[first]["moved"].values()) <= {second}   # doctest: +SKIP
+        ('retired', True)
+        >>> client.gather(futures)[:3]   # still there, nothing recomputed # doctest: +SKIP
+        [0, 2, 4]
+        """
+        reply, _ = await self._conn.request(
+            {"op": ops.RETIRE_WORKERS, "workers": _as_list(workers), "close_workers": bool(close_workers)},
+            timeout=None if timeout is None else parse_timedelta(timeout))
+        return reply["retired"]
+
+    # ------------------------------------------------------------------ restart
+    @sync_or_async
+    def restart(self, timeout="60s", environment: str | None = None) -> None:
+        """Restart every worker process and forget every task; wait until the workers are back.
+
+        Each worker's nanny starts it afresh (new process, empty memory, modules imported
+        again); every future of every client becomes ``cancelled`` with a message saying
+        so; published datasets are dropped. Raises ``RestartError`` when fewer workers than
+        before return within ``timeout`` (workers without a nanny never do).
+
+        ``environment``: a directory holding a Python environment (a venv or conda env with
+        ``bin/python`` and xsched importable) or a ``.tar``/``.tar.gz`` of one. It is
+        streamed in chunks over the cluster's connections to one worker per host, checked
+        (sha256) and unpacked there; every worker then restarts with that environment's
+        Python. Workers that cannot start in it come back in their previous environment
+        and ``RestartError`` says which and why.
+
+        >>> from xsched import Client, LocalCluster
+        >>> client = Client(LocalCluster(n_workers=2))   # doctest: +SKIP
+        >>> fut = client.submit(sum, [1, 2])             # doctest: +SKIP
+        >>> client.restart()                             # doctest: +SKIP
+        >>> fut.status                                   # doctest: +SKIP
+        'cancelled'
+        >>> client.restart(environment="/opt/envs/new-numpy")   # doctest: +SKIP
+        >>> client.run(lambda: __import__("sys").prefix)        # doctest: +SKIP
+        {'tcp://127.0.0.1:40211': '/tmp/.../xsched-environments/3f2a...', ...}
+        """
+        t = parse_timedelta(timeout)
+        if environment is not None:
+            environment = os.path.abspath(os.path.expanduser(environment))
+            if not (os.path.isdir(environment) or environment.endswith((".tar", ".tar.gz", ".tgz"))):
+                raise ValueError(f"restart(environment=...) takes a directory (a venv or conda env) or a .tar/.tar.gz "
+                                 f"of one, not {environment!r}")
+            if not os.path.exists(environment):
+                raise FileNotFoundError(f"restart(environment=...): {environment} does not exist")
+        return blocking(self._restart(t, environment), timeout=None if environment else t + 10)
+
+    async def _restart(self, timeout: float, environment: str | None = None) -> None:
+        env_id = await self._ship_environment(environment) if environment else None
+        reply, _ = await self._conn.request({"op": ops.RESTART, "timeout": timeout, "environment": env_id},
+                                            timeout=timeout + 5)
+        text = ("cancelled by client.restart(): every worker process started afresh and its data is gone; "
+                "submit the work again")
+        with self._ref_lock:
+            states, self._states = self._states, {}
+        for st in states.values():
+            st.cancel(text)
+        if reply.get("error"):
+            raise RestartError(reply["error"])
+
+    async def _ship_environment(self, path: str) -> str:
+        """Stream an environment to the workers' hosts; its id for the restart request."""
+        uid = uuid.uuid4().hex
+        reply, _ = await self._conn.request({"op": ops.ENVIRONMENT_START, "uid": uid}, timeout=60)
+        _raise_env_errors(reply, path)
+        chunks: "queue.Queue" = queue.Queue(maxsize=4)  # bounded: a few chunks in memory at most
+        loop = asyncio.get_running_loop()
+        producer = loop.run_in_executor(None, pack_chunks, path, chunks)
+        digest, total, seq = hashlib.sha256(), 0, 0
+        while True:
+            chunk = await loop.run_in_executor(None, chunks.get)
+            if chunk is None:
+                break
+            digest.update(chunk)
+            total += len(chunk)
+            reply, _ = await self._conn.request({"op": ops.ENVIRONMENT_CHUNK, "uid": uid, "seq": seq},
+                                                raw={"data": [chunk]}, timeout=None)
+            _raise_env_errors(reply, path)
+            seq += 1
+        await producer  # re-raises a packing error
+        reply, _ = await self._conn.request({"op": ops.ENVIRONMENT_DONE, "uid": uid, "sha256": digest.hexdigest(),
+                                             "nbytes": total}, timeout=None)
+        _raise_env_errors(reply, path)
+        self.last_environment_bytes = total
+        return uid
+
+    # ------------------------------------------------------------------ cluster information
+    @sync_or_async
+    async def scheduler_info(self) -> dict:
+        """Scheduler id and address, and per worker: name, pid, nthreads, memory figures.
+
+        >>> client.scheduler_info()["workers"]   # doctest: +SKIP
+        """
+        reply, _ = await self._conn.request({"op": ops.SCHEDULER_INFO}, timeout=self._timeout)
+        self._workers_cache = reply["info"]["workers"]
+        return reply["info"]
+
+    def nthreads(self) -> dict:
+        """Worker address -> number of threads."""
+        return {a: w["nthreads"] for a, w in self.scheduler_info()["workers"].items()}
+
+    @sync_or_async
+    async def wait_for_workers(self, n_workers: int = 1, timeout=None) -> None:
+        """Block until at least ``n_workers`` workers are connected (TimeoutError after ``timeout``).
+
+        >>> client.wait_for_workers(2, timeout=30)   # doctest: +SKIP
+        """
+        await _poll_workers(self._scheduler_info, n_workers, timeout)
+
+    @sync_or_async
+    async def who_can_run(self, futures) -> dict:
+        """Why tasks wait: {key: {"state", "workers" that could run it, "reason"}}.
+
+        >>> client.who_can_run(fut)   # doctest: +SKIP
+        {'train-1a2b': {'state': 'no-worker', 'workers': [], 'reason': "needs resources {'GPU': 1}; ..."}}
+        """
+        flat: list[Future] = []
+        collect_futures(futures, flat)
+        reply, _ = await self._conn.request({"op": ops.WHO_CAN_RUN, "keys": [f.key for f in flat]})
+        return reply["result"]
+
+    @sync_or_async
+    async def who_has(self, futures=None) -> dict:
+        """Key -> worker addresses holding it."""
+        flat: list[Future] = []
+        collect_futures(futures if futures is not None else [], flat)
+        keys = [f.key for f in flat] if futures is not None else list(self._states)
+        reply, _ = await self._conn.request({"op": ops.WHO_HAS, "keys": keys})
+        return reply["who_has"]
+
+
+def _raise_env_errors(reply: dict, path: str) -> None:
+    errors = reply.get("errors") or {}
+    if errors:
+        raise RestartError(f"shipping the environment {path} failed on {len(errors)} workers, nothing was "
+                           "restarted: " + "; ".join(f"{w}: {e}" for w, e in sorted(errors.items())))
+
+
+def _as_list(workers):
+    if workers is None:
+        return None
+    return [workers] if isinstance(workers, str) else list(workers)

@@ -1,0 +1,244 @@
+"""Work in: submit and map calls, compute and persist collections; cancel and retry.
+
+Each call builds an update-graph (``protocol/update_graph.py`` writes it) and hands it to
+the client's loop (``_send_graph``, ``refcount.py``), returning Futures at once::
+
+    submit(f, x) / map(f, xs)        -> one task entry per call (``task_msg``)
+    compute(collections) / persist() -> plain delayed calls: columns the scheduler orders;
+                                        otherwise the optimised graph, ordered here, as entries
+
+A mixin of ``Client`` (``client.py``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+
+from ..graph import columns
+from ..graph.annotate import current_annotations, validate_annotations
+from ..graph.delayed import Delayed
+from ..graph.optimize import flatten_keys, optimize_with_refs
+from ..graph.order import check_acyclic, gc_paused, order
+from ..graph.spec import Ref, Task, funcname
+from ..protocol import ops
+from ..protocol.tasks import SpecWriter
+from ..protocol.update_graph import column_task_msgs, futures_to_refs, graph_msg, graph_task_msgs, task_msg
+from ..tokenize import tokenize
+from .future import Future, collect_futures
+
+__all__ = ["SubmitMixin"]
+
+_generation = itertools.count(1)
+
+
+class SubmitMixin:
+    """submit, map, compute, persist, cancel, retry."""
+
+    def submit(self, func, *args, key: str | None = None, pure: bool = True, workers=None, resources=None,
+               priority: int = 0, retries: int = 0, allow_other_workers: bool = False, **kwargs) -> Future:
+        """Run ``func(*args, **kwargs)`` on the cluster; returns a Future at once.
+
+        Futures among the arguments are replaced by their results on the worker. Pure
+        calls get a deterministic key (the same call twice is one task).
+
+        >>> fut = client.submit(pow, 2, 10)   # doctest: +SKIP
+        >>> fut.result()                      # doctest: +SKIP
+        1024
+        """
+        if not callable(func):
+            raise TypeError(f"submit needs a callable first argument, not {type(func).__name__}")
+        if key is None:
+            key = f"{funcname(func)}-{tokenize(func, args, kwargs) if pure else uuid.uuid4().hex}"
+        [fut] = self._submit_calls([(key, func, args, kwargs)], workers, resources, priority, retries,
+                                   allow_other_workers)
+        return fut
+
+    def map(self, func, *iterables, key=None, pure: bool = True, workers=None, resources=None, priority: int = 0,
+            retries: int = 0, allow_other_workers: bool = False, **kwargs) -> list[Future]:
+        """Apply ``func`` to each element (zip of the iterables); one Future per element.
+
+        >>> futs = client.map(abs, [-1, -2, 3])     # doctest: +SKIP
+        >>> client.gather(futs)                     # doctest: +SKIP
+        [1, 2, 3]
+        """
+        if not callable(func):
+            raise TypeError(f"map needs a callable first argument, not {type(func).__name__}")
+        argsets = list(zip(*iterables))
+        if isinstance(key, (list, tuple)):
+            if len(key) != len(argsets):
+                raise ValueError(f"map got {len(key)} keys for {len(argsets)} calls")
+            keys = list(key)
+        else:
+            name = key or funcname(func)
+            if pure:
+                ftok = tokenize(func, kwargs)
+                keys = [f"{name}-{tokenize(ftok, a)}" for a in argsets]
+            else:
+                keys = [f"{name}-{uuid.uuid4().hex}" for _ in argsets]
+        calls = [(k, func, a, kwargs) for k, a in zip(keys, argsets)]
+        return self._submit_calls(calls, workers, resources, priority, retries, allow_other_workers)
+
+    def _submit_calls(self, calls, workers, resources, priority, retries, allow_other_workers) -> list[Future]:
+        # keywords win over an enclosing `with xsched.annotate(...)` block
+        ann = current_annotations()
+        resources = resources if resources is not None else ann.get("resources")
+        workers = workers if workers is not None else ann.get("workers")
+        priority = priority or ann.get("priority", 0)
+        retries = retries or ann.get("retries", 0)
+        allow_other_workers = allow_other_workers or ann.get("allow_other_workers", False)
+        limits = ann.get("limits")
+        if resources is not None:
+            resources = validate_annotations({"resources": resources})["resources"]
+        priority = validate_annotations({"priority": priority})["priority"]  # numpy numbers -> plain
+        gen = next(_generation)
+        tasks = []
+        futures = []
+        workers = [workers] if isinstance(workers, str) else (list(workers) if workers else None)
+        seen = set()
+        writer = SpecWriter(functions={})
+        dumps = writer.dumps
+        for i, (key, func, args, kwargs) in enumerate(calls):
+            held: list[Future] = []
+            task = Task(func, tuple(futures_to_refs(a, held, Future) for a in args),
+                        {k: futures_to_refs(v, held, Future) for k, v in kwargs.items()})
+            futures.append(Future(key, self))
+            if key in seen:
+                continue
+            seen.add(key)
+            tasks.append(task_msg(key, task, [f.key for f in held], (-priority, gen, i),
+                                   resources, workers, allow_other_workers, retries, limits, dumps))
+        self._send_graph(graph_msg(tasks, list(seen), writer.functions))
+        return futures
+
+    # ------------------------------------------------------------------ collections
+    def compute(self, collections, sync: bool = False, optimize_graph: bool = True, priority: int = 0,
+                resources=None, workers=None, allow_other_workers: bool = False, retries: int = 0):
+        """Compute delayed objects or arrays on the cluster: Futures (or results if ``sync``).
+
+        >>> total = xsched.delayed(sum)([1, 2, 3])       # doctest: +SKIP
+        >>> client.compute(total).result()               # doctest: +SKIP
+        6
+        """
+        single = not isinstance(collections, (list, tuple))
+        colls = [collections] if single else list(collections)
+        futures = self._submit_collections(colls, optimize_graph, priority, resources, workers,
+                                           allow_other_workers, retries, persist=False)
+        if sync:
+            results = self.gather(futures)
+            return results[0] if single else results
+        return futures[0] if single else futures
+
+    def persist(self, collections, optimize_graph: bool = True, priority: int = 0, resources=None, workers=None,
+                allow_other_workers: bool = False, retries: int = 0):
+        """Start computing collections and keep their results on the cluster.
+
+        Returns collections of the same kind whose graph holds Futures.
+
+        >>> x = client.persist(x)   # doctest: +SKIP
+        """
+        single = not isinstance(collections, (list, tuple))
+        colls = [collections] if single else list(collections)
+        per = self._submit_collections(colls, optimize_graph, priority, resources, workers, allow_other_workers,
+                                       retries, persist=True)
+        out = []
+        for coll, futs in zip(colls, per):
+            func, extra = coll.__xsched_postpersist__()
+            out.append(func({f.key: f for f in futs}, *extra))
+        return out[0] if single else out
+
+    def _submit_collections(self, colls, optimize_graph, priority, resources, workers, allow_other_workers,
+                            retries, persist: bool):
+        # delayed calls: walked once into columns (see graph.columns); with client-wide
+        # options every task would be an entry anyway (and its key a column as well)
+        plain = resources is None and not workers and not allow_other_workers and not retries
+        cols = columns.walk(colls, fuse=optimize_graph) if plain else None
+        if cols is not None and cols.direct:
+            return self._submit_columns(cols, colls, priority, persist)
+        graph: dict = {} if cols is None else cols.graph()  # (walked already: not again)
+        outputs: list = []
+        for c in colls:
+            if not hasattr(c, "__xsched_graph__"):
+                raise TypeError(f"compute/persist take delayed objects or xsched arrays, not {type(c).__name__}; "
+                                "use client.submit for plain functions")
+            if cols is None:
+                graph.update(c.__xsched_graph__())
+            outputs.append(c.__xsched_keys__())
+        all_keys = flatten_keys(outputs)
+        refs: dict = {}  # key -> the keys its task refers to, from optimising (order and deps use them)
+        if optimize_graph:
+            graph, refs = optimize_with_refs(graph, all_keys, fuse=True)
+        finals: list = []  # per collection: list of keys the returned futures point at
+        for c, keys in zip(colls, outputs):
+            flat = flatten_keys(keys)
+            if persist or isinstance(c, Delayed):
+                finals.append(flat)
+            else:
+                func, extra = c.__xsched_postcompute__()
+                fkey = f"finalize-{tokenize(flat, funcname(func))}"
+                graph[fkey] = Task(func, (_refs_like(keys),) + tuple(extra))
+                refs.pop(fkey, None)  # (a key the graph had already: its task is replaced)
+                finals.append([fkey])
+        prio = order(graph, refs)
+        gen = next(_generation)
+        workers = [workers] if isinstance(workers, str) else (list(workers) if workers else None)
+        held: list[Future] = []
+        writer = SpecWriter(functions={})
+        with gc_paused():  # a message per task, no cycles: collections would only scan the graph
+            tasks = graph_task_msgs(graph, refs, prio, gen, priority, resources, workers, allow_other_workers,
+                                    retries, held, writer, future=Future)
+        wanted = [k for keys in finals for k in keys]
+        futures = [[Future(k, self) for k in keys] for keys in finals]
+        self._send_graph(graph_msg(tasks, wanted, writer.functions))
+        del held
+        if persist:
+            return futures
+        return [f[0] for f in futures]
+
+    def _submit_columns(self, cols, colls, priority, persist: bool):
+        """``_submit_collections`` of plain Delayed objects walked into ``cols``, without
+        client-wide options: the graph goes as columns, and the scheduler orders it
+        (``protocol/update_graph.py``)."""
+        if not all(cols.calls):  # (calls kept as given cannot make a cycle; layers can)
+            check_acyclic(cols.keys, cols.deps)
+        gen = next(_generation)
+        held: list[Future] = []
+        writer = SpecWriter(functions={})
+        with gc_paused():
+            cols_msg, tasks = column_task_msgs(cols, gen, priority, held, writer, future=Future)
+        futures = [Future(c._key, self) for c in colls]
+        self._send_graph(graph_msg(tasks, [c._key for c in colls], writer.functions, cols_msg))
+        del held
+        return [[f] for f in futures] if persist else futures
+
+    # ------------------------------------------------------------------ control
+    def cancel(self, futures) -> None:
+        """Cancel futures: their tasks stop unless another client wants them."""
+        flat: list[Future] = []
+        collect_futures(futures, flat)
+        self._cancel(flat)
+
+    def _cancel(self, futures: list[Future]) -> None:
+        for f in futures:
+            f._state.cancel(f"{f.key} was cancelled")
+            with self._ref_lock:  # these handles stay cancelled; a later submission of the key starts afresh
+                if self._states.get(f.key) is f._state:
+                    del self._states[f.key]
+        self._send({"op": ops.CANCEL_KEYS, "keys": [f.key for f in futures]})
+
+    def retry(self, futures) -> None:
+        """Run failed futures (and their failed inputs) again."""
+        flat: list[Future] = []
+        collect_futures(futures, flat)
+        self._retry(flat)
+
+    def _retry(self, futures: list[Future]) -> None:
+        for f in futures:
+            f._state.reset()
+        self._send({"op": ops.RETRY_KEYS, "keys": [f.key for f in futures]})
+
+
+def _refs_like(keys):
+    if isinstance(keys, str):
+        return Ref(keys)
+    return [_refs_like(k) for k in keys]

@@ -1,0 +1,170 @@
+"""Data out and in: gather results from the workers that hold them, scatter local data to workers.
+
+Results never pass through the scheduler::
+
+    gather(futures) -> small results: came inline with key-in-memory, loaded here
+                    -> others: get-data from a worker the scheduler named when the key
+                       finished (or asks it now: who-has) ----> worker (zero-copy frames)
+    scatter(data)   -> put-data ----> workers (large buffers on the bulk side channel);
+                       scatter-done ----> scheduler (where the new keys live)
+
+A mixin of ``Client`` (``client.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import uuid
+
+from ..comm import CommClosedError
+from ..protocol import ops
+from ..protocol.bulk import get_data, put_data
+from ..protocol.serialize import loads
+from ..tokenize import tokenize
+from .dual import sync_or_async
+from .future import Future, collect_futures
+
+__all__ = ["TransferMixin"]
+
+
+class TransferMixin:
+    """gather and scatter, and the fetching of results they and ``Future.result`` share."""
+
+    @sync_or_async
+    async def gather(self, futures, errors: str = "raise"):
+        """Results of Futures, in the same nested structure (lists, tuples, dicts).
+
+        >>> client.gather(client.map(abs, [-1, 2]))   # doctest: +SKIP
+        [1, 2]
+        """
+        flat: list[Future] = []
+        collect_futures(futures, flat)
+        for f in flat:
+            await f._state.await_done()
+        bad = [f for f in flat if f.status != "finished"]
+        if bad and errors == "raise":
+            raise bad[0]._state.error()
+        keys = list({f.key for f in flat if f.status == "finished"})
+        data = await self._fetch(keys) if keys else {}
+        return _pack_results(futures, data)
+
+    async def _gather_one(self, fut: Future, timeout: float | None):
+        try:
+            await asyncio.wait_for(fut._state.await_done(), timeout)
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"future {fut.key!r} is still {fut.status} after {timeout}s") from None
+        if fut.status != "finished":
+            raise fut._state.error()
+        return (await self._fetch([fut.key]))[fut.key]
+
+    async def _fetch(self, keys: list[str]) -> dict:
+        """Get data of finished keys straight from the workers holding them."""
+        out: dict = {}
+        remaining = []
+        for k in keys:
+            st = self._states.get(k)
+            if st is not None and st.inline is not None:
+                try:
+                    out[k] = loads([st.inline])
+                    continue
+                except Exception:  # noqa: BLE001 - not loadable here: the fetch says why, as ever
+                    st.inline = None
+            remaining.append(k)
+        if not remaining:
+            return out
+        for attempt in range(20):
+            known = ({k: st.holders for k in remaining if (st := self._states.get(k)) is not None and st.holders}
+                     if attempt == 0 else {})
+            guessed = bool(known) and len(known) == len(remaining)
+            if guessed:
+                # as the scheduler said when each key finished: no question to ask first (a
+                # holder gone since then refuses the connection or lacks the key: then we ask)
+                who_has = known
+            else:
+                reply, _ = await self._conn.request({"op": ops.WHO_HAS, "keys": remaining})
+                who_has = reply["who_has"]
+            by_worker: dict[str, list[str]] = {}
+            for k in remaining:
+                holders = who_has.get(k) or []
+                if holders:  # keys with no holder now are being recomputed: waited for below
+                    by_worker.setdefault(random.choice(holders), []).append(k)
+            results = await asyncio.gather(*(self._get_data(w, ks) for w, ks in by_worker.items()),
+                                           return_exceptions=True)
+            for r in results:
+                if isinstance(r, dict):
+                    out.update(r)
+                elif isinstance(r, BaseException) and not isinstance(r, OSError):
+                    raise r  # the worker refused (e.g. unpicklable result) or unpickling failed: no retry heals it
+            remaining = [k for k in remaining if k not in out]
+            if not remaining:
+                return out
+            if guessed:
+                continue  # the holders had changed: ask the scheduler now
+            # data moved or a worker died: wait until the keys are in memory again
+            for k in remaining:
+                st = self._states.get(k)
+                if st is not None:
+                    await st.await_done()
+                    if st.status != "finished":
+                        raise st.error()
+            await asyncio.sleep(min(0.05 * 2 ** attempt, 1.0))
+        raise CommClosedError(f"could not fetch {remaining[:5]} from any worker")
+
+    async def _get_data(self, worker: str, keys: list[str]) -> dict:
+        try:
+            return await get_data(self._pool.get(worker), keys, worker, timeout=300)
+        except (CommClosedError, asyncio.TimeoutError, ConnectionError):
+            await self._pool.drop(worker)
+            return {}
+
+    @sync_or_async
+    async def scatter(self, data, workers=None, broadcast: bool = False, hash: bool = True):
+        """Send local data to workers; returns Futures (a list for a list, a dict for a dict).
+
+        >>> [big] = client.scatter([np.ones(10**7)])     # doctest: +SKIP
+        """
+        single = not isinstance(data, (list, tuple, dict, set))
+        if isinstance(data, dict):
+            items = list(data.items())
+        else:
+            seq = [data] if single else list(data)
+            items = [(f"{type(v).__name__}-{tokenize(v) if hash else uuid.uuid4().hex}", v) for v in seq]
+        info = await self._scheduler_info()
+        addrs = sorted(info["workers"])
+        if workers is not None:
+            want = [workers] if isinstance(workers, str) else list(workers)
+            addrs = [a for a in addrs if a in want or info["workers"][a]["name"] in want
+                     or str(info["workers"][a]["name"]) in want]
+        if not addrs:
+            raise ValueError("scatter found no workers to send the data to; wait_for_workers() first")
+        plan: dict[str, dict] = {}
+        for i, (k, v) in enumerate(items):
+            targets = addrs if broadcast else [addrs[i % len(addrs)]]
+            for w in targets:
+                plan.setdefault(w, {})[k] = v
+        who_has: dict[str, list[str]] = {}
+        nbytes: dict[str, int] = {}
+        for w, chunk in plan.items():
+            reply = await put_data(self._pool.get(w), chunk, w, timeout=300)
+            for k, n in reply["nbytes"].items():
+                who_has.setdefault(k, []).append(w)
+                nbytes[k] = n
+        futures = {k: Future(k, self) for k, _ in items}
+        await self._conn.request({"op": ops.SCATTER_DONE, "who_has": who_has, "nbytes": nbytes})
+        if isinstance(data, dict):
+            return futures
+        out = [futures[k] for k, _ in items]
+        return out[0] if single else out
+
+
+def _pack_results(obj, data: dict):
+    if isinstance(obj, Future):
+        return data.get(obj.key)
+    if isinstance(obj, list):
+        return [_pack_results(o, data) for o in obj]
+    if isinstance(obj, tuple):
+        return tuple(_pack_results(o, data) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _pack_results(v, data) for k, v in obj.items()}
+    return obj
