@@ -158,5 +158,6 @@ def test_a_broken_invariant_fails_fast_and_loudly(own_cluster, invariant_reports
             wait_until(lambda: invariant_reports, timeout=30, msg="the violation is reported to the client")
     assert len(invariant_reports) == 1
     assert "scheduler invariant violated" in invariant_reports[0]
-    assert f"{x.key} in memory but no worker holds it" in invariant_reports[0]
+    assert f"{x.key!r} is in memory but no worker holds it; story: [({x.key!r}, 'new', 'released'" \
+        in invariant_reports[0]  # the key, the rule broken, and how the key got there
     invariant_reports.clear()  # expected here; any other report fails the test at teardown

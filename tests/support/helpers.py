@@ -68,10 +68,10 @@ def count_opcodes(where, fn, *args) -> int:
 
 
 class Gate:
-    """A file that tasks wait for: ``gate.wait`` is picklable and blocks until ``open()``.
+    """A file that tasks wait for: ``gate.wait`` is picklable and blocks until ``open()``::
 
-    >>> gate = Gate(tmp_path); fut = client.submit(gate.wait, 1)   # held on a worker
-    >>> gate.open(); fut.result()                                  # 1
+        gate = Gate(tmp_path); fut = client.submit(gate.wait, 1)   # held on a worker
+        gate.open(); fut.result()                                  # 1
     """
 
     def __init__(self, directory):

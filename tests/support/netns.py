@@ -649,7 +649,7 @@ def capture(host: Host, path: str | None = None, *, snaplen: int = 0, timeout: f
 
     >>> with capture(b) as cap:                              # doctest: +SKIP
     ...     a.run([...send something to b...])
-    >>> cap.count_frames(), b"marker" in cap.data()
+    >>> cap.count_frames(), b"marker" in cap.data()           # doctest: +SKIP
     """
     if path is None:
         fd, path = tempfile.mkstemp(prefix=f"capture-{host.label}-", suffix=".bin", dir=host.hosts.tmpdir())
