@@ -231,10 +231,7 @@ class Transitions:
         if ts.who_wants:
             for client in ts.who_wants:
                 self._out.append(ToClient(client, {"op": ops.KEY_LOST, "key": ts.key}))
-        if ts.waiters or ts.who_wants:
-            recs[ts.key] = "waiting"
-        elif not self._needed_by_lineage(ts):
-            recs[ts.key] = "forgotten"
+        self._after_release(ts, recs)
         return recs
 
     def _transition_processing_released(self, ts: TaskState, _arg, sid: str) -> dict:
@@ -254,10 +251,7 @@ class Transitions:
         for dts in ts.dependencies:
             if not dts.waiters and not dts.who_wants and dts.state in ("memory", "waiting", "queued", "no-worker", "processing"):
                 recs[dts.key] = "released"
-        if ts.who_wants or ts.waiters:
-            recs[ts.key] = "waiting"
-        elif not self._needed_by_lineage(ts):
-            recs[ts.key] = "forgotten"
+        self._after_release(ts, recs)
         return recs
 
     def _transition_processing_erred(self, ts: TaskState, blame: TaskState, sid: str) -> dict:
@@ -291,10 +285,7 @@ class Transitions:
         for dts in ts.dependents:
             if dts.state == "erred":
                 recs[dts.key] = "released"
-        if ts.who_wants or ts.waiters:
-            recs[ts.key] = "waiting"
-        elif not self._needed_by_lineage(ts):
-            recs[ts.key] = "forgotten"
+        self._after_release(ts, recs)
         return recs
 
     def _transition_released_forgotten(self, ts: TaskState, _arg, sid: str) -> dict:
@@ -403,6 +394,14 @@ class Transitions:
                 if held:
                     ws.functions.difference_update(held)
                     self._out.append(ToWorker(ws.address, {"op": ops.FORGET_FUNCTIONS, "fids": held}))
+
+    def _after_release(self, ts: TaskState, recs: dict) -> None:
+        """A task just released: wanted again (a client or a dependent waits) -> waiting;
+        else forgotten, unless a dependent may still need it recomputed."""
+        if ts.who_wants or ts.waiters:
+            recs[ts.key] = "waiting"
+        elif not self._needed_by_lineage(ts):
+            recs[ts.key] = "forgotten"
 
     def _needed_by_lineage(self, ts: TaskState) -> bool:
         """Keep a released task while something still refers to it (it may be recomputed)."""
