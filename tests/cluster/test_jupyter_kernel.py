@@ -170,9 +170,15 @@ MAGIC_CLIENT_SCRIPT = textwrap.dedent(
         "%scheduler 1 + 1",
         "%remote infos['tcp://somewhere:1'] 6 * 7",
         "%remote missing 1",
+        "r = %host sorted(state.processing)\nprint(repr(r), type(r).__name__)",
+        "r = %remote infos['tcp://somewhere:1'] print('side') or __import__('threading').Lock()\nprint(type(r).__name__)",
+        "r = %host x = 5\nprint(r)",
+        "r = %host x\nprint(r)",
+        "r = %host vars().get('_xsched_magic_value', 'gone')\nprint(r)",
     ]]
     remember_scheduler_kernel(info)
     results.append(run("%scheduler state.processing"))
+    results.append(run("r = %scheduler state.processing\nprint(r == {'tcp://w1': {'task-1'}})"))
     print("@@magics " + json.dumps(results))
     '''
 )
@@ -498,8 +504,9 @@ def test_magics_reemit_remote_output(shared_host, jupyter_env, tmp_path):
     line = next(l for l in out.splitlines() if l.startswith("@@magics "))
     r = {res["cell"]: res for res in json.loads(line[len("@@magics "):])}
 
+    # a line holding one expression returns its value: IPython shows it as the cell's result
     res = r["%host sorted(state.processing)"]
-    assert res["ok"] and res["outputs"] == [{"text/plain": "['tcp://w1']"}]
+    assert res["ok"] and res["outputs"] == [] and "['tcp://w1']" in res["stdout"]
     res = r["%host print('printed in the kernel')"]
     assert res["ok"] and res["stdout"] == "printed in the kernel\n"
     res = r["%%host\nfrom IPython.display import HTML\nHTML('<b>bold</b>')"]
@@ -510,11 +517,26 @@ def test_magics_reemit_remote_output(shared_host, jupyter_env, tmp_path):
     res = r["%scheduler 1 + 1"]
     assert not res["ok"] and "start_ipython_scheduler()" in res["stderr"]
     res = r["%remote infos['tcp://somewhere:1'] 6 * 7"]
-    assert res["ok"] and res["outputs"] == [{"text/plain": "42"}]
+    assert res["ok"] and "42" in res["stdout"]
     res = r["%remote missing 1"]
     assert not res["ok"] and "NameError" in res["stderr"]
     res = r["%scheduler state.processing"]
-    assert res["ok"] and res["outputs"] == [{"text/plain": "{'tcp://w1': {'task-1'}}"}]
+    assert res["ok"] and "{'tcp://w1': {'task-1'}}" in res["stdout"]
+    # r = %magic expr: the value itself, here (pickled there)
+    res = r["r = %host sorted(state.processing)\nprint(repr(r), type(r).__name__)"]
+    assert res["ok"] and res["stdout"] == "['tcp://w1'] list\n"
+    res = r["r = %scheduler state.processing\nprint(r == {'tcp://w1': {'task-1'}})"]
+    assert res["ok"] and res["stdout"] == "True\n"
+    # its output still shows; a value that cannot be pickled comes back as its repr
+    res = r["r = %remote infos['tcp://somewhere:1'] print('side') or __import__('threading').Lock()\nprint(type(r).__name__)"]
+    assert res["ok"] and res["stdout"] == "side\nRemoteRepr\n"
+    # statements return nothing; the kernel keeps no reference to a returned value
+    res = r["r = %host x = 5\nprint(r)"]
+    assert res["ok"] and res["stdout"] == "None\n"
+    res = r["r = %host x\nprint(r)"]
+    assert res["ok"] and res["stdout"] == "5\n"
+    res = r["r = %host vars().get('_xsched_magic_value', 'gone')\nprint(r)"]
+    assert res["ok"] and res["stdout"] == "gone\n"
 
 
 @pytest.mark.timeout(90)

@@ -57,7 +57,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["start_kernel", "stop_kernel", "kernel_info", "run_on_host_loop", "KernelStartError"]
+__all__ = ["start_kernel", "stop_kernel", "kernel_info", "run_on_host_loop", "KernelStartError", "pack_value",
+           "unpack_value", "RemoteRepr"]
 
 logger = logging.getLogger("xsched.jupyter")
 # The kernel's own logger: ipykernel logs every user traceback at INFO and
@@ -71,6 +72,51 @@ START_TIMEOUT = 30.0
 INTERRUPT_WAIT = 1.0
 #: seconds stop_kernel waits for the kernel thread to close its sockets
 JOIN_TIMEOUT = 2.0
+
+
+def pack_value(value: Any) -> str:
+    """``value`` as text for the notebook that asked for it (``%scheduler expr``): pickled
+    (cloudpickle, base64), or, when it cannot be pickled, its repr.
+
+    Runs in the hosting process, from the user expression a line magic sends along
+    (``xsched/jupyter/magics.py``), so the notebook gets the object itself, not only its
+    picture; the kernel connection is authenticated like the rest of the cluster.
+
+    >>> unpack_value(pack_value({"a": [1, 2]}))
+    {'a': [1, 2]}
+    >>> unpack_value(pack_value(threading.Lock()))   # not picklable: its repr
+    <unlocked _thread.lock object at 0x...>
+    """
+    import base64
+
+    import cloudpickle
+
+    try:
+        return "p" + base64.b64encode(cloudpickle.dumps(value)).decode("ascii")
+    except Exception:  # noqa: BLE001 - anything unpicklable: the notebook gets the repr
+        return "r" + repr(value)
+
+
+class RemoteRepr:
+    """Stands in for a value that could not be pickled where it lives: shows its repr."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def unpack_value(text: str) -> Any:
+    """What ``pack_value`` packed: the object, or a ``RemoteRepr`` of an unpicklable one."""
+    import base64
+    import pickle
+
+    if text.startswith("p"):
+        return pickle.loads(base64.b64decode(text[1:]))
+    return RemoteRepr(text[1:])
 
 
 class KernelStartError(RuntimeError):

@@ -21,12 +21,18 @@ Data flow::
     execute_reply status "error" -> raise RemoteKernelError, whose traceback
         (IPython's _render_traceback_ hook) is the remote one
 
+    a line magic holding one expression (r = %scheduler len(scheduler.tasks)):
+        "_xsched_magic_value = (expr)" runs as above, and a user expression of the same
+        request pops it and pickles it (kernel.pack_value); the magic returns the
+        unpickled value, which IPython shows as the cell's result
+
 When IPython's own event loop runs (inside a notebook kernel) jupyter_client
 runs the request in a helper thread; no nest_asyncio is needed.
 """
 
 from __future__ import annotations
 
+import ast
 import atexit
 import importlib.util
 import io
@@ -48,6 +54,7 @@ __all__ = [
     "remember_scheduler_kernel",
     "load_ipython_extension",
     "run_in_kernel",
+    "eval_in_kernel",
     "open_qtconsole",
     "close_kernel_clients",
 ]
@@ -245,7 +252,8 @@ class _OutputRelay:
             self.error = content  # raised after the reply, see run_in_kernel
 
 
-def run_in_kernel(info: dict, code: str, *, timeout: float | None = None) -> dict:
+def run_in_kernel(info: dict, code: str, *, timeout: float | None = None,
+                  user_expressions: dict | None = None) -> dict:
     """Run ``code`` in the kernel described by ``info``; show its output here.
 
     Output (prints, results, rich displays) is re-emitted in the calling
@@ -273,6 +281,7 @@ def run_in_kernel(info: dict, code: str, *, timeout: float | None = None) -> dic
         try:
             reply = client.execute_interactive(
                 code,
+                user_expressions=user_expressions,
                 output_hook=relay,
                 allow_stdin=False,
                 # each magic is one request: an error must not abort the next one
@@ -296,6 +305,47 @@ def run_in_kernel(info: dict, code: str, *, timeout: float | None = None) -> dic
     if content.get("status") == "aborted":
         raise RemoteKernelError(_label(info), "Aborted", "the kernel aborted the request", [])
     return content
+
+
+#: where a line magic's value waits in the kernel's namespace, between the statement that
+#: computes it and the user expression that takes it away (pickled)
+_VALUE_NAME = "_xsched_magic_value"
+
+
+def eval_in_kernel(info: dict, expr: str, *, timeout: float | None = None) -> Any:
+    """Evaluate the expression ``expr`` in the kernel described by ``info`` and return its
+    value here: what ``r = %scheduler expr`` gives ``r``.
+
+    Its output (prints, displays) is shown here as with ``run_in_kernel``. The value is
+    pickled in the kernel's process and unpickled here; one that cannot be pickled comes
+    back as a ``RemoteRepr`` showing its repr. The kernel keeps no reference to it.
+
+    Example::
+
+        info = client.start_ipython_scheduler()
+        n = eval_in_kernel(info, "len(scheduler.tasks)")
+    """
+    from .kernel import unpack_value
+
+    reply = run_in_kernel(
+        info, f"{_VALUE_NAME} = (\n{expr}\n)", timeout=timeout,
+        user_expressions={"value": f"__import__('xsched.jupyter.kernel', fromlist=['pack_value'])"
+                                   f".pack_value(vars().pop({_VALUE_NAME!r}, None))"})
+    got = reply.get("user_expressions", {}).get("value", {})
+    if got.get("status") != "ok":
+        raise RemoteKernelError(_label(info), got.get("ename", "Error"),
+                                f"the value could not be sent back: {got.get('evalue', got)}",
+                                got.get("traceback", []))
+    return unpack_value(ast.literal_eval(got["data"]["text/plain"]))
+
+
+def _is_expression(code: str) -> bool:
+    """One expression (a line magic then returns its value), not statements."""
+    try:
+        ast.parse(code.strip(), mode="eval")
+    except SyntaxError:
+        return False
+    return True
 
 
 def _interrupt(client) -> None:
@@ -324,6 +374,16 @@ def _usage_error(message: str):
     from IPython.core.error import UsageError
 
     return UsageError(message)
+
+
+def _run_magic(info: dict, code: str, line: bool) -> Any:
+    """A magic's work: a line holding one expression returns its value (``r = %scheduler
+    expr``; IPython shows it as the cell's result); statements and cells run and return
+    None, their results shown as the kernel displays them."""
+    if line and _is_expression(code):
+        return eval_in_kernel(info, code)
+    run_in_kernel(info, code)
+    return None
 
 
 def register_kernel_magic(info: dict, magic_name: str, shell=None) -> bool:
@@ -358,7 +418,7 @@ def register_kernel_magic(info: dict, magic_name: str, shell=None) -> bool:
             code = cell
         if not code.strip():
             raise _usage_error(f"usage: %{magic_name} <expression or statement>   or   %%{magic_name} + cell body")
-        run_in_kernel(info, code)
+        return _run_magic(info, code, cell is None)
 
     kernel_magic.__doc__ = f"Run code in kernel {_label(info)}: %{magic_name} expr, or %%{magic_name} cell."
     shell.register_magic_function(kernel_magic, magic_kind="line_cell", magic_name=magic_name)
@@ -425,7 +485,7 @@ def register_remote_magic(shell=None) -> bool:
             info = _check_info(info, where=f"%remote: {expr!r}")
         except ValueError as exc:
             raise _usage_error(str(exc)) from None
-        run_in_kernel(info, code)
+        return _run_magic(info, code, cell is None)
 
     shell.register_magic_function(remote, magic_kind="line_cell", magic_name="remote")
     return True
@@ -457,7 +517,7 @@ def _register_scheduler_lookup(shell) -> None:
             raise _usage_error("%%scheduler takes no arguments; put the code in the cell body below it")
         if not code.strip():
             raise _usage_error("usage: %scheduler <expression or statement>   or   %%scheduler + cell body")
-        run_in_kernel(info, code)
+        return _run_magic(info, code, cell is None)
 
     shell.register_magic_function(scheduler, magic_kind="line_cell", magic_name="scheduler")
 
