@@ -5,7 +5,9 @@ them (a reply being finished, a monitor loop, a reconnect). Each owner keeps the
 ``Background``: ``spawn`` starts a task and forgets it when it ends; ``aclose`` cancels
 every task still running and waits for them to finish, so nothing of a closed owner runs
 on afterwards or dies with "Task was destroyed but it is pending". A task may close its
-own owner: ``aclose`` never cancels or awaits the task that calls it.
+own owner: ``aclose`` never cancels or awaits the task that calls it. A task cancelled by
+its owner's close must end, not wait for that close to finish (it would wait for itself,
+until ``aclose``'s timeout).
 
 >>> import asyncio
 >>> async def demo():

@@ -394,15 +394,18 @@ def test_scheduler_tells_the_extension_who_launched_a_graph():
 
 
 def test_graphs_sent_from_inside_a_task_name_it_as_parent():
+    """The client names the task it runs in (``task_context``, set by the worker in a task's
+    thread) as the graph's parent; the message carries it only then."""
     from xsched import task_context
     from xsched.protocol.update_graph import graph_msg
     from xsched.protocol.schemas import TO_SCHEDULER
 
-    outside = graph_msg([], ["a"])
+    assert task_context.current_key() is None
+    outside = graph_msg([], ["a"], parent=task_context.current_key())
     assert "parent" not in outside
     task_context.thread_state.key = "fib-6"  # (what the worker sets in a task's thread)
     try:
-        inside = graph_msg([], ["a"])
+        inside = graph_msg([], ["a"], parent=task_context.current_key())
     finally:
         task_context.thread_state.key = None
     assert inside == {"op": "update-graph", "tasks": [], "keys": ["a"], "parent": "fib-6"}

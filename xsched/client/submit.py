@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import uuid
 
+from .. import task_context
 from ..graph import columns
 from ..graph.annotate import current_annotations, validate_annotations
 from ..graph.delayed import Delayed
@@ -108,7 +109,7 @@ class SubmitMixin:
             seen.add(key)
             tasks.append(task_msg(key, task, [f.key for f in held], (-priority, gen, i),
                                    resources, workers, allow_other_workers, retries, limits, dumps))
-        self._send_graph(graph_msg(tasks, list(seen), writer.functions))
+        self._send_graph(graph_msg(tasks, list(seen), writer.functions, parent=task_context.current_key()))
         return futures
 
     # ------------------------------------------------------------------ collections
@@ -189,7 +190,7 @@ class SubmitMixin:
                                     retries, held, writer, future=Future)
         wanted = [k for keys in finals for k in keys]
         futures = [[Future(k, self) for k in keys] for keys in finals]
-        self._send_graph(graph_msg(tasks, wanted, writer.functions))
+        self._send_graph(graph_msg(tasks, wanted, writer.functions, parent=task_context.current_key()))
         del held
         if persist:
             return futures
@@ -207,7 +208,8 @@ class SubmitMixin:
         with gc_paused():
             cols_msg, tasks = column_task_msgs(cols, gen, priority, held, writer, future=Future)
         futures = [Future(c._key, self) for c in colls]
-        self._send_graph(graph_msg(tasks, [c._key for c in colls], writer.functions, cols_msg))
+        self._send_graph(graph_msg(tasks, [c._key for c in colls], writer.functions, cols_msg,
+                                   parent=task_context.current_key()))
         del held
         return [[f] for f in futures] if persist else futures
 

@@ -74,9 +74,16 @@ INTERRUPT_WAIT = 1.0
 JOIN_TIMEOUT = 2.0
 
 
+#: a value pickled larger than this comes back as its repr (a magic is for looking, not moving data)
+MAX_VALUE_BYTES = 64 * 2**20
+#: characters of a repr sent along
+MAX_REPR_CHARS = 20_000
+
+
 def pack_value(value: Any) -> str:
-    """``value`` as text for the notebook that asked for it (``%scheduler expr``): pickled
-    (cloudpickle, base64), or, when it cannot be pickled, its repr.
+    """``value`` as text for the notebook that asked for it (``r = %scheduler expr``): pickled
+    (cloudpickle, base64) with its repr beside it, or its repr alone when it cannot be
+    pickled or pickles to more than ``MAX_VALUE_BYTES``.
 
     Runs in the hosting process, from the user expression a line magic sends along
     (``xsched/jupyter/magics.py``), so the notebook gets the object itself, not only its
@@ -92,13 +99,23 @@ def pack_value(value: Any) -> str:
     import cloudpickle
 
     try:
-        return "p" + base64.b64encode(cloudpickle.dumps(value)).decode("ascii")
+        text = repr(value)
+    except Exception as exc:  # noqa: BLE001 - a broken __repr__ still gets its value across
+        text = f"<{type(value).__name__} whose repr raised {type(exc).__name__}>"
+    if len(text) > MAX_REPR_CHARS:
+        text = text[:MAX_REPR_CHARS] + "..."
+    try:
+        blob = cloudpickle.dumps(value)
     except Exception:  # noqa: BLE001 - anything unpicklable: the notebook gets the repr
-        return "r" + repr(value)
+        return "r" + text
+    if len(blob) > MAX_VALUE_BYTES:
+        return "r" + text
+    return "p" + base64.b64encode(blob).decode("ascii") + "|" + text
 
 
 class RemoteRepr:
-    """Stands in for a value that could not be pickled where it lives: shows its repr."""
+    """Stands in for a value that could not travel (unpicklable where it lives, too large, or
+    of a class this process cannot import): shows its repr."""
 
     __slots__ = ("text",)
 
@@ -110,13 +127,17 @@ class RemoteRepr:
 
 
 def unpack_value(text: str) -> Any:
-    """What ``pack_value`` packed: the object, or a ``RemoteRepr`` of an unpicklable one."""
+    """What ``pack_value`` packed: the object, or a ``RemoteRepr`` when it cannot be had here."""
     import base64
     import pickle
 
-    if text.startswith("p"):
-        return pickle.loads(base64.b64decode(text[1:]))
-    return RemoteRepr(text[1:])
+    if not text.startswith("p"):
+        return RemoteRepr(text[1:])
+    blob, _, shown = text[1:].partition("|")
+    try:
+        return pickle.loads(base64.b64decode(blob))
+    except Exception:  # noqa: BLE001 - e.g. a class of a module only the kernel's process has
+        return RemoteRepr(shown)
 
 
 class KernelStartError(RuntimeError):

@@ -50,7 +50,6 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable
 
-from .. import task_context
 from ..graph.delayed import Delayed, _call_args
 from ..graph.order import order_indexed, task_dependencies
 from ..graph.spec import Ref, Task, dependencies
@@ -70,9 +69,10 @@ def identity(x):
     return x
 
 
-def graph_msg(tasks: list, keys: list, functions: dict | None = None, columns: dict | None = None) -> dict:
-    """An update-graph, with the functions its specs refer to by id and, sent from inside a
-    task, that task as ``parent``.
+def graph_msg(tasks: list, keys: list, functions: dict | None = None, columns: dict | None = None,
+              parent: str | None = None) -> dict:
+    """An update-graph, with the functions its specs refer to by id and, for a graph sent
+    from inside a task, that task's key as ``parent``.
 
     ``functions`` (function id -> pickled function, ``SpecWriter(functions=)``): a
     100,000-task map of a notebook function sends that function once, not in every spec,
@@ -85,7 +85,6 @@ def graph_msg(tasks: list, keys: list, functions: dict | None = None, columns: d
         msg["columns"] = columns
     if functions:
         msg["functions"] = functions
-    parent = task_context.current_key()
     if parent is not None:
         msg["parent"] = parent
     return msg
