@@ -6,26 +6,42 @@
 # The layers import downward only (tests/unit/test_layers.py); the higher ones hook into the
 # lower through xsched.hooks when imported here: xsched.deploy provides the LocalCluster that
 # Client() starts without an address, xsched.jupyter the notebook display and the magics.
-from . import config, jupyter
-from .client.client import Client, Executor, get_client
-from .client.future import Future
+from . import config, jupyter  # noqa: F401 (jupyter: registers the display hooks and magics)
+from .client.client import Client, Executor, default_client, get_client
+from .client.coordination import Event, Lock, Queue, Semaphore, Variable
+from .client.diagnostics import get_task_stream, log_event, print, warn  # noqa: A004 (xsched.print, like dask's)
+from .client.future import Future, fire_and_forget, futures_of
 from .client.waiting import as_completed, wait
+from .client.worker_client import local_client, worker_client
 from .deploy.local import LocalCluster
 from .errors import KilledWorker, SchedulerLostError, XschedError
 from .graph.annotate import annotate
-from .graph.delayed import Delayed, compute, delayed
+from .graph.delayed import Delayed, compute, delayed, persist
 from .jupyter import magics as _magics
 from .jupyter.progress import progress
+from .protocol.versions import XSCHED_VERSION, IncompatibleVersionError
 from .sizeof import sizeof
-from .client.worker_client import local_client, worker_client
 from .task_context import get_worker, rejoin, secede
 
-__version__ = "0.1.0"
+# what a wait with a timeout raises (result, gather, wait, Queue.get...): the builtin, asyncio's too
+TimeoutError = TimeoutError  # noqa: A001, PLW0127 (re-exported: xsched.TimeoutError, as dask has)
+
+__version__ = XSCHED_VERSION
 
 __all__ = [
-    "Client", "Executor", "Future", "LocalCluster", "as_completed", "wait", "delayed", "Delayed", "compute",
-    "annotate", "get_client", "config", "sizeof", "progress", "KilledWorker", "SchedulerLostError", "XschedError",
+    # computing
+    "Client", "Executor", "Future", "LocalCluster", "delayed", "Delayed", "compute", "persist", "annotate",
+    "as_completed", "wait", "progress", "fire_and_forget", "futures_of", "get_client", "default_client",
+    # tasks that launch tasks
     "worker_client", "local_client", "get_worker", "secede", "rejoin",
+    # coordination between tasks and clients
+    "Lock", "Semaphore", "Variable", "Queue", "Event",
+    # events, output and diagnostics
+    "log_event", "print", "warn", "get_task_stream",
+    # errors
+    "KilledWorker", "SchedulerLostError", "XschedError", "IncompatibleVersionError", "TimeoutError",
+    # the rest
+    "config", "sizeof",
 ]
 
 

@@ -16,6 +16,11 @@ Layers, lowest first, each checked against :mod:`xsched.config_schema`:
 Files and environment are read on first use and by :func:`refresh`; a bad value anywhere raises
 :class:`ConfigError` (a ValueError) naming the key, the value, its source and the expected type.
 
+dask's names for the settings xsched shares with it (``distributed.scheduler.allowed-failures``,
+``distributed.worker.memory.target``, ... : ``xsched.config_schema.DASK_NAMES``) are accepted in
+every layer and set xsched's key, with a notice naming it (a ``DaskConfigName`` warning, once
+per name); any other ``distributed.*`` name is an unknown key.
+
 >>> import xsched.config as config
 >>> config.get("worker.memory.target")
 0.6

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import difflib
 import math
+import threading
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
@@ -24,6 +26,7 @@ from xsched.units import parse_bytes, parse_memory_limit, parse_timedelta
 
 __all__ = [
     "ConfigError", "SCHEMA", "Kind", "Leaf", "Section", "OpenMap", "resolve", "flatten", "nest", "all_keys",
+    "DASK_NAMES", "DaskConfigName",
 ]
 
 Path = tuple[str, ...]
@@ -197,7 +200,8 @@ SCHEMA = S("xsched configuration", {
         "validate": L(BOOL, "Check every invariant of the scheduler's state after its events (slow; for "
                             "tests and debugging): a violation is logged with its story and closes the scheduler."),
         "extensions": L(NAMES | NULL, "The scheduler extensions to load (progress, datasets, uploads, "
-                                      "environments); null: all. Ops of one not loaded are refused."),
+                                      "environments, coordination, events, diagnostics); null: all. Ops of "
+                                      "one not loaded are refused."),
     }),
     "worker": S("Worker processes.", {
         "nthreads": L(number(1, integer=True) | NULL, "Threads per worker process; null: one per CPU core."),
@@ -298,6 +302,78 @@ def _check_name(path: Path, name: Any, source: str | None) -> None:
         )
 
 
+# --- dask's names ---------------------------------------------------------------------------------
+
+#: dask's configuration names that xsched accepts, and the xsched key each sets (the same
+#: meaning and units). Users who bring ``distributed.*`` settings from dask get them applied,
+#: with a notice naming xsched's key (once per name and process); a ``distributed.*`` name
+#: without an equivalent here is an unknown key, as any other.
+DASK_NAMES: dict[str, str] = {
+    "distributed.scheduler.allowed-failures": "scheduler.allowed-failures",
+    "distributed.scheduler.bandwidth": "scheduler.bandwidth",
+    "distributed.scheduler.events-log-length": "scheduler.events-log-length",
+    "distributed.scheduler.unknown-task-duration": "scheduler.unknown-task-duration",
+    "distributed.scheduler.validate": "scheduler.validate",
+    "distributed.scheduler.work-stealing": "scheduler.work-stealing",
+    "distributed.scheduler.worker-saturation": "scheduler.worker-saturation",
+    "distributed.scheduler.worker-ttl": "scheduler.worker-ttl",
+    "distributed.worker.memory.target": "worker.memory.target",
+    "distributed.worker.memory.spill": "worker.memory.spill",
+    "distributed.worker.memory.pause": "worker.memory.pause",
+    "distributed.worker.memory.terminate": "worker.memory.terminate",
+    "distributed.worker.memory.monitor-interval": "worker.memory.monitor-interval",
+    "distributed.worker.memory.max-spill": "worker.memory.max-spill",
+    "distributed.worker.connections.outgoing": "worker.connections.outgoing",
+    "distributed.worker.resources": "worker.resources",
+    "distributed.comm.timeouts.connect": "comm.timeouts.connect",
+}
+_DASK = {tuple(k.split(".")): tuple(v.split(".")) for k, v in DASK_NAMES.items()}
+
+
+class DaskConfigName(UserWarning):
+    """A dask configuration name was used; the message names the xsched key it set."""
+
+
+_noticed: set[str] = set()
+_noticed_lock = threading.Lock()
+
+
+def _canonical(parts) -> Path:
+    return tuple(str(p).lower().replace("_", "-") for p in parts)
+
+
+def _dask_target(parts) -> tuple[Path, Path] | None:
+    """(xsched path, dask name) for a key given as dask's parts (``distributed....``), or None."""
+    canon = _canonical(parts)
+    for n in range(len(canon), 1, -1):
+        target = _DASK.get(canon[:n])
+        if target is not None:
+            return target + tuple(parts[n:]), canon[:n]  # (the rest: a resource name keeps its case)
+    return None
+
+
+def _dask_unknown(parts, source: str | None) -> ConfigError:
+    key = _dotted(tuple(map(str, parts)))
+    where = f" (from {source})" if source else ""
+    close = difflib.get_close_matches(_dotted(_canonical(parts)), list(DASK_NAMES), n=1, cutoff=0.9)
+    hint = f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
+    return ConfigError(
+        f"Unknown config key {key!r}{where}: xsched has no equivalent of this dask setting.{hint} The dask names "
+        f"xsched accepts: {', '.join(DASK_NAMES)}."
+    )
+
+
+def _notice(dask: Path, target: Path) -> None:
+    name = _dotted(dask)
+    with _noticed_lock:
+        if name in _noticed:
+            return
+        _noticed.add(name)
+    key = _dotted(_DASK[dask])
+    warnings.warn(f"Config key {name!r} is dask's name; it sets xsched's {key!r}. Use {key!r} to silence this "
+                  "notice (shown once).", DaskConfigName, stacklevel=4)
+
+
 def resolve(parts: Path | list[str], source: str | None = None) -> tuple[Path, Node]:
     """The canonical path and schema node of a key given as parts; ``_`` may stand for ``-``.
 
@@ -305,7 +381,16 @@ def resolve(parts: Path | list[str], source: str | None = None) -> tuple[Path, N
     ('scheduler', 'worker-saturation')
     >>> resolve(["worker", "resources", "GPU"])[0]
     ('worker', 'resources', 'GPU')
+
+    dask's names (``DASK_NAMES``) resolve to xsched's keys, with a one-time notice.
     """
+    if parts and _canonical(parts[:1]) == ("distributed",):
+        found = _dask_target(parts)
+        if found is None:
+            raise _dask_unknown(parts, source)
+        target, dask = found
+        _notice(dask, target)
+        parts = target
     node: Node = SCHEMA
     path: Path = ()
     for i, part in enumerate(parts):
@@ -342,6 +427,13 @@ def flatten(path: Path, value: Any, source: str | None = None, node: Node | None
     {('worker', 'resources', 'GPU'): 2}
     """
     if node is None:
+        if (isinstance(value, Mapping) and path and _canonical(path[:1]) == ("distributed",)
+                and _dask_target(path) is None):
+            # dask's names as nested mappings ({"distributed": {"scheduler": {...}}}): each leaf by its name
+            out: dict[Path, Any] = {}
+            for name, item in value.items():
+                out.update(flatten(tuple(path) + (str(name),), item, source))
+            return out
         path, node = resolve(path, source)
     if isinstance(node, Leaf):
         try:
@@ -359,6 +451,9 @@ def flatten(path: Path, value: Any, source: str | None = None, node: Node | None
             out.update(flatten(path + (name,), item, source, Leaf(node.kind, node.doc)))
         else:
             child = _child(node, name) if isinstance(name, str) else None
+            if child is None and not path and isinstance(name, str) and _canonical([name]) == ("distributed",):
+                out.update(flatten((name,), item, source))  # dask's names, nested (a dask YAML file)
+                continue
             if child is None:
                 raise _unknown(path, str(name), (), node, source)
             out.update(flatten(path + (child,), item, source, node.children[child]))

@@ -23,6 +23,7 @@ import zmq
 
 from xsched import Client
 from xsched.protocol import schemas
+from xsched.protocol.versions import announce
 
 from tests.support.fuzz import fuzz_value
 
@@ -33,7 +34,7 @@ SEED = 20240611
 
 EXAMPLES = {
     # the scheduler's listener
-    "ping": {}, "register-client": {"client": "fuzz"}, "update-graph": {"tasks": [
+    "ping": {}, "register-client": {"client": "fuzz", **announce()}, "update-graph": {"tasks": [
         {"key": "fz-a", "run_spec": b"not a task", "deps": [], "priority": [0, 1]}], "keys": ["fz-a"]},
     "client-desires-keys": {"keys": ["fz-a"]}, "client-releases-keys": {"keys": ["fz-a"]},
     "cancel-keys": {"keys": ["fz-a"]}, "retry-keys": {"keys": ["fz-a"]}, "who-has": {"keys": ["fz-a"]},
@@ -49,14 +50,32 @@ EXAMPLES = {
     "reschedule": {"key": "fz-a"}, "worker-status": {"status": "running"}, "steal-response": {"key": "fz-a"},
     "task-seceded": {"key": "fz-a"}, "task-rejoined": {"key": "fz-a"}, "heartbeat-worker": {"metrics": {}},
     "upload-file-done": {"uid": "u"}, "environment-ack": {"uid": "u", "seq": 0}, "environment-ready": {"uid": "u"},
+    "log-event": {"topic": "fz", "msg": {"key": "fz-a", "text": "x"}}, "get-events": {"topic": "fz"},
+    "subscribe-topic": {"topic": "fz"}, "unsubscribe-topic": {"topic": "fz"}, "get-task-stream": {"count": 5},
+    "has-what": {"workers": ["fz"]}, "processing": {}, "story": {"keys": ["fz-a"]},
+    # both listeners
+    "get-logs": {"n": 5}, "dump-state": {},
     # the worker's listener
-    "get-data": {"keys": ["fz-a"]},
+    "get-data": {"keys": ["fz-a"]}, "call-stack": {"keys": ["fz-a"]}, "profile": {"duration": 0.01, "interval": 0.005},
     # refused forms only
     "register-worker": {"address": "tcp://127.0.0.1:1"}, "restart": {}, "retire-workers": {"workers": []},
     "retire-worker": {}, "unregister-worker": {}, "close-client": {}, "start-ipython": {},
     "run-on-scheduler": {}, "run": {}, "put-data": {}, "upload-file": {"filename": "fz.py"},
     "environment-start": {"uid": "u"}, "environment-chunk": {"uid": "u", "seq": 0}, "environment-done": {"uid": "u"},
 }
+# the coordination primitives (waits are short, or end when the fuzzing peer leaves)
+EXAMPLES.update({
+    "lock-acquire": {"name": "fz", "lease": "l1", "timeout": 0.2}, "lock-release": {"name": "fz", "lease": "l1"},
+    "semaphore-acquire": {"name": "fz", "lease": "s1", "max_leases": 2, "timeout": 0.2},
+    "semaphore-release": {"name": "fz", "lease": "s1"}, "semaphore-value": {"name": "fz"},
+    "queue-put": {"name": "fz", "keys": []}, "queue-get": {"name": "fz", "timeout": 0.2}, "queue-size": {"name": "fz"},
+    "variable-set": {"name": "fz", "keys": []}, "variable-get": {"name": "fz", "timeout": 0.2},
+    "variable-delete": {"name": "fz"}, "event-set": {"name": "fz"}, "event-clear": {"name": "fz"},
+    "event-is-set": {"name": "fz"}, "event-wait": {"name": "fz", "timeout": 0.2},
+})
+# versions (the scheduler's and the worker's listeners), fire-and-forget (never shutdown: it would
+# close the scheduler, and it has no field to break)
+EXAMPLES.update({"versions": {}, "fire-and-forget": {"keys": ["fz-a"]}})
 REFUSED_ONLY = {"register-worker", "restart", "retire-workers", "retire-worker", "unregister-worker",
                 "close-client", "start-ipython", "run-on-scheduler", "run", "put-data", "upload-file",
                 "environment-start", "environment-chunk", "environment-done"}
@@ -128,7 +147,8 @@ def _fuzz(address: str, security, identity: bytes, table, ops: list[str], seed: 
     security.configure_client(sock)
     sock.connect(address)
     try:
-        sock.send_multipart([msgpack.packb({"op": "register-client", "client": identity.decode(), "rid": 1})])
+        sock.send_multipart([msgpack.packb({"op": "register-client", "client": identity.decode(), "rid": 1,
+                                            **announce()})])
         for i in range(N):
             sock.send_multipart(_frames(rng, table, ops))
             while sock.poll(0):  # read the answers as they come (this peer is no stuck reader)

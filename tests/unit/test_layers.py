@@ -44,6 +44,7 @@ LAYERS: dict[str, int] = {
     "xsched.hooks": HELPERS,            # functions the higher layers provide to the lower ones
     "xsched.background": HELPERS,       # owned asyncio tasks (comm, servers; never the state machines)
     "xsched.stimulus": HELPERS,         # the ids events carry (both state machines)
+    "xsched.logs": HELPERS,             # the recent records of the xsched loggers (scheduler, workers)
     "xsched.client.default": HELPERS,   # the default-client stack, a leaf: how graph/ and collections
                                         # find a client without importing the network code
     # task graphs, pure

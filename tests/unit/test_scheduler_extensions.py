@@ -18,8 +18,10 @@ import yaml
 from xsched import config
 from xsched.config_schema import ConfigError
 from xsched.protocol.schemas import TO_SCHEDULER, BadMessage
+from xsched.protocol.versions import announce
 from xsched.scheduler.extensions import (
-    EXTENSIONS, DatasetsExtension, EnvironmentsExtension, ExtensionNotLoaded, ProgressExtension, SchedulerExtension,
+    EXTENSIONS, CoordinationExtension, DatasetsExtension, EnvironmentsExtension, ExtensionNotLoaded, ProgressExtension, SchedulerExtension,
+    DiagnosticsExtension, EventsExtension, FireAndForgetExtension,
     UploadsExtension, build, op_owners, selected,
 )
 from xsched.scheduler.state import AddKeys, AddWorker, NewTask, SchedulerState, TaskFinished, UpdateGraph
@@ -100,10 +102,13 @@ def objs(**fields):
 
 
 # ----------------------------------------------------------------------------- the table
-def test_the_table_lists_the_four_capabilities_in_build_order():
-    assert list(EXTENSIONS) == ["progress", "datasets", "uploads", "environments"]
+def test_the_table_lists_the_capabilities_in_build_order():
+    assert list(EXTENSIONS) == ["progress", "datasets", "uploads", "environments", "coordination", "events",
+                                "diagnostics", "fire-and-forget"]
     assert EXTENSIONS == {"progress": ProgressExtension, "datasets": DatasetsExtension,
-                          "uploads": UploadsExtension, "environments": EnvironmentsExtension}
+                          "uploads": UploadsExtension, "environments": EnvironmentsExtension,
+                          "coordination": CoordinationExtension, "events": EventsExtension,
+                          "diagnostics": DiagnosticsExtension, "fire-and-forget": FireAndForgetExtension}
     for name, cls in EXTENSIONS.items():
         assert issubclass(cls, SchedulerExtension) and cls.name == name and cls.OPS
 
@@ -112,6 +117,8 @@ def test_every_op_of_the_table_has_one_owner_and_a_schema():
     owners = op_owners()
     assert owners["subscribe-progress"] == "progress" and owners["get-dataset"] == "datasets"
     assert owners["upload-file-done"] == "uploads" and owners["environment-ready"] == "environments"
+    assert owners["lock-acquire"] == "coordination" and owners["queue-get"] == "coordination"
+    assert owners["log-event"] == "events" and owners["get-task-stream"] == "diagnostics"
     assert set(owners) <= set(TO_SCHEDULER)
     assert sum(len(cls.OPS) for cls in EXTENSIONS.values()) == len(owners)
 
@@ -242,8 +249,8 @@ def test_a_scheduler_with_no_extensions_still_registers_workers_and_clients():
         s = Scheduler(register=False)
     s.listener = FakeListener()
     assert s.extensions == {} and s._extension_ops == {}
-    s._op_register_client(b"pc", {"op": "register-client", "client": "c"}, [])
-    s._op_register_worker(b"pw", {"op": "register-worker", "address": "tcp://w:1", "nthreads": 1}, [])
+    s._op_register_client(b"pc", {"op": "register-client", "client": "c", **announce()}, [])
+    s._op_register_worker(b"pw", {"op": "register-worker", "address": "tcp://w:1", "nthreads": 1, **announce()}, [])
     assert "tcp://w:1" in s.state.workers and s.listener.sent == []  # (no uploads to send)
 
 
@@ -297,8 +304,8 @@ def test_the_server_calls_each_hook_on_every_extension_and_survives_a_failing_on
     s.extensions["broken"] = Broken(s)
     s.extensions["recorder"] = rec = Recorder(s)
     s.extensions["user-data"] = {"anything": 1}  # users keep their own things here too: no hooks
-    s._op_register_client(b"pc", {"op": "register-client", "client": "c"}, [])
-    s._op_register_worker(b"pw", {"op": "register-worker", "address": "tcp://w:1", "nthreads": 1}, [])
+    s._op_register_client(b"pc", {"op": "register-client", "client": "c", **announce()}, [])
+    s._op_register_worker(b"pw", {"op": "register-worker", "address": "tcp://w:1", "nthreads": 1, **announce()}, [])
     with caplog.at_level(logging.ERROR, logger="xsched.scheduler"):
         s._remove_client("c")
     assert "scheduler extension 'broken': remove_client('c',) failed" in caplog.text

@@ -645,3 +645,17 @@ def test_worker_local_directory_is_kept_from_registration():
     s = SchedulerState()
     s.handle(AddWorker("w0", nthreads=1, local_directory="/scratch/w0"))
     assert s.workers["w0"].local_directory == "/scratch/w0"
+
+
+def test_a_heartbeat_that_changes_no_status_skips_the_passes_after_the_event():
+    from xsched.scheduler.state import WorkerHeartbeat
+
+    s = make(n_workers=2)
+    s.handle(UG("c", [T("a")], ["a"]))
+    passes = []
+    for name in ("_fill_slots", "_steal", "validate"):
+        real = getattr(s, name)
+        setattr(s, name, lambda *a, _n=name, _r=real: (passes.append(_n), _r(*a))[1])
+    assert s.handle(WorkerHeartbeat("w0", {"rss": 1})) == [] and passes == []  # figures only
+    s.handle(WorkerHeartbeat("w0", {"rss": 2, "paused": True}))  # a status change: decisions again
+    assert passes == ["_fill_slots", "_steal", "validate"] and s.workers["w0"].status == "paused"

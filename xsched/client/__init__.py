@@ -6,15 +6,19 @@ method of the client as users see it (``help(Client)``, the API reference), and 
 mixin reads the client's own attributes (``_conn``, ``_states``, ``_pool``, ...) made in
 ``Client.__init__``::
 
-    client.py      Client: connection, lifecycle, the handlers of the scheduler's messages
-                   (one table, by op), display; get_client; Executor
+    client.py      Client: connection, lifecycle (close, shutdown), the handlers of the
+                   scheduler's messages (one table, by op), sync, as_current, display;
+                   get_client, default_client; Executor
     refcount.py    RefCountMixin: futures counted per key; graphs and releases sent in order
     submit.py      SubmitMixin: submit, map, compute, persist, cancel, retry
     transfer.py    TransferMixin: gather, scatter, and fetching results from the workers
     datasets.py    DatasetsMixin: published datasets (and the Datasets mapping)
     admin.py       AdminMixin: run, run_on_scheduler, upload_file, restart (shipping an
                    environment), retire_workers, scheduler_info, nthreads, wait_for_workers,
-                   who_has, who_can_run; UploadError, RestartError
+                   who_has, who_can_run, get_versions; UploadError, RestartError
+    diagnostics.py DiagnosticsMixin: events and topics (log_event, subscribe_topic), logs,
+                   the task stream, has_what, processing, story, call_stack, profile,
+                   dump_cluster_state; the handler of the scheduler's ``event`` op
     kernels.py     KernelsMixin: IPython kernels in the scheduler and workers
     dual.py        sync_or_async: each public method written once, as what it awaits; a
                    synchronous client blocks on it, an asynchronous one awaits it
@@ -26,8 +30,9 @@ best alone. The wire format of update-graph is not here but in ``protocol/update
 beside the scheduler's reading of it.
 
 Beside the Client: ``future.py`` (Future), ``waiting.py`` (wait, as_completed),
-``worker_client.py`` (tasks that launch tasks), ``loop.py`` (the background loop of the
-synchronous clients), ``rpc.py`` (a thin scheduler connection for deploy and widgets),
+``worker_client.py`` (tasks that launch tasks), ``coordination.py`` (Lock, Semaphore,
+Queue, Variable, Event: named primitives the scheduler keeps), ``loop.py`` (the
+background loop of the synchronous clients), ``rpc.py`` (a thin scheduler connection for deploy and widgets),
 ``default.py`` (the default client; a leaf the graph layer may import),
 ``environment_pack.py`` (packing an environment for ``restart(environment=...)``).
 

@@ -8,6 +8,7 @@ What a user does to the cluster rather than compute on it::
         host (the environment streamed in chunks, checked, unpacked); --restart--> every nanny
     retire_workers(...) --retire-workers--> scheduler (data copied away first)
     scheduler_info(), nthreads(), wait_for_workers(n), who_has(...), who_can_run(...)
+    get_versions() --versions--> scheduler, and --versions--> each worker directly
 
 A mixin of ``Client`` (``client.py``), with the errors its methods raise.
 """
@@ -23,6 +24,7 @@ import uuid
 from ..errors import XschedError, unpack_exception
 from ..protocol import ops
 from ..protocol.messages import unpack_objects
+from ..protocol.versions import mismatch_table, mismatches, package_versions
 from ..units import parse_timedelta
 from .dual import blocking, sync_or_async
 from .environment_pack import pack_chunks
@@ -259,6 +261,39 @@ class AdminMixin:
         >>> client.wait_for_workers(2, timeout=30)   # doctest: +SKIP
         """
         await _poll_workers(self._scheduler_info, n_workers, timeout)
+
+    @sync_or_async
+    async def get_versions(self, check: bool = False) -> dict:
+        """The versions of python, xsched and the packages pickles depend on, in every process:
+        ``{"client": {...}, "scheduler": {...}, "workers": {address: {...}}}`` (a package not
+        installed shows ``None``; a worker that did not answer, ``{"error": ...}``).
+
+        ``check=True`` raises ValueError with a table of the packages whose versions differ
+        (python is compared by major.minor), as dask's ``get_versions(check=True)`` does.
+
+        >>> v = client.get_versions()                                   # doctest: +SKIP
+        >>> v["client"]["numpy"] == v["scheduler"]["numpy"]              # doctest: +SKIP
+        True
+        >>> client.get_versions(check=True)   # ValueError if any differ   # doctest: +SKIP
+        """
+        reply, _ = await self._conn.request({"op": ops.VERSIONS}, timeout=self._timeout)
+        info = await self._scheduler_info()
+
+        async def one(addr):
+            try:
+                answer, _ = await self._pool.get(addr).request({"op": ops.VERSIONS}, timeout=self._timeout)
+                return addr, answer["versions"]
+            except Exception as e:  # (asyncio.TimeoutError included) reported, never hides the others
+                return addr, {"error": f"{type(e).__name__}: {e}"}
+
+        workers = dict(await asyncio.gather(*(one(a) for a in sorted(info["workers"]))))
+        out = {"client": package_versions(), "scheduler": reply["versions"], "workers": workers}
+        if check:
+            found = mismatches(out)
+            if found:
+                raise ValueError("the versions of these packages differ between the client, the scheduler and "
+                                 "the workers (install the same versions everywhere):\n" + mismatch_table(found))
+        return out
 
     @sync_or_async
     async def who_can_run(self, futures) -> dict:

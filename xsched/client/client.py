@@ -29,6 +29,8 @@ the display, and ``get_client``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import inspect
 import logging
 import threading
 import uuid
@@ -36,17 +38,19 @@ import warnings
 import weakref
 
 from .. import config, hooks, task_context
-from ..comm import Connection, ConnectionPool
+from ..comm import Connection, ConnectionPool, RemoteError
 from ..errors import SchedulerLostError
 from ..protocol import ops
-from ..protocol.registry import connection_info
+from ..protocol.registry import connection_info, write_scheduler_file
 from ..protocol.schemas import CLIENT_FROM_SCHEDULER
 from ..protocol.security import Security
+from ..protocol.versions import IncompatibleVersionError, announce, check_reply, refusal_in
 from ..units import format_bytes, parse_timedelta
 from . import loop as _loop
 from .admin import AdminMixin, RestartError, UploadError
 from .datasets import Datasets, DatasetsMixin  # noqa: F401 (Datasets: importable from here too)
-from .default import default_client, set_default_client, unset_default_client
+from .diagnostics import DiagnosticsMixin
+from .default import current_as, default_client as _default_or_none, set_default_client, unset_default_client
 from .future import FutureState
 from .kernels import KernelsMixin
 from .refcount import RefCountMixin
@@ -55,15 +59,17 @@ from .transfer import TransferMixin
 
 logger = logging.getLogger("xsched.client")
 
-__all__ = ["Client", "Executor", "get_client", "UploadError", "RestartError"]
+__all__ = ["Client", "Executor", "get_client", "default_client", "UploadError", "RestartError"]
 
 _clients: "weakref.WeakSet[Client]" = weakref.WeakSet()
 
 
-class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, KernelsMixin, RefCountMixin):
+class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, DiagnosticsMixin, KernelsMixin, RefCountMixin):
     """Connect to a cluster and compute on it.
 
-    ``Client()`` starts a LocalCluster; ``Client(cluster)``, ``Client("host:8786")`` and
+    ``Client()`` starts a LocalCluster (the keywords the client does not take itself go to
+    it: ``Client(n_workers=2, threads_per_worker=1, processes=False, memory_limit="2GB")``);
+    ``Client(cluster)``, ``Client("host:8786")`` and
     ``Client(scheduler_file="scheduler.json")`` connect to a running one. With an address
     alone the secret comes from ``security=``, ``$XSCHED_SECRET``, or the registry of
     schedulers this user runs (``~/.xsched/schedulers``), so no secret needs typing.
@@ -85,9 +91,14 @@ class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, KernelsMixin
         self._own_cluster = False
         self._timeout = parse_timedelta(timeout)
         if address is None and scheduler_file is None:
-            # a new LocalCluster (xsched.deploy registers it: the client imports no deploy code)
+            # a new LocalCluster (xsched.deploy registers it: the client imports no deploy code),
+            # made with the keywords Client() does not take itself (n_workers=, processes=, ...)
             address = hooks.new_cluster(**cluster_kwargs)
             self._own_cluster = True
+        elif cluster_kwargs:
+            raise TypeError(f"Client() got the keyword(s) {', '.join(sorted(cluster_kwargs))}, which only make a "
+                            "new LocalCluster: give them without an address or scheduler file (Client(n_workers=2, "
+                            "...)), or to the LocalCluster you pass")
         if hasattr(address, "scheduler_address"):
             self.cluster = address
             security = security or address.security
@@ -112,6 +123,7 @@ class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, KernelsMixin
         self._workers_cache: dict = {}
         self._set_as_default = set_as_default
         self._progress: dict = {}  # [progress] subscription id -> live progress bar (jupyter/progress.py)
+        self._shutting_down = False  # shutdown() asked the scheduler to close: its closing is no loss
         _clients.add(self)
         if not asynchronous:
             self._loop = _loop.background_loop()
@@ -126,12 +138,25 @@ class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, KernelsMixin
                                 identity=self.id.encode(), on_lost=self._lost,
                                 schemas=CLIENT_FROM_SCHEDULER).connect()
         try:
-            reply, _ = await self._conn.request({"op": ops.REGISTER_CLIENT, "client": self.id}, timeout=self._timeout)
+            reply, _ = await self._conn.request({"op": ops.REGISTER_CLIENT, "client": self.id, **announce()},
+                                                timeout=self._timeout)
+            check_reply(reply, "client", self.scheduler_address)  # a scheduler older than versions does not check
         except asyncio.TimeoutError:
             await self._conn.close()
             raise TimeoutError(
                 f"could not reach the scheduler at {self.scheduler_address} within {self._timeout:.0f}s: "
                 "is it running, and is this its address?") from None
+        except RemoteError as e:  # refused: an incompatible version says so, naming both versions
+            await self._conn.close()
+            refused = refusal_in(e)
+            if refused is not None:
+                raise refused from None
+            raise
+        except IncompatibleVersionError:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._conn.request({"op": ops.CLOSE_CLIENT}), 2)
+            await self._conn.close()
+            raise
         except Exception:
             await self._conn.close()
             raise
@@ -180,7 +205,7 @@ class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, KernelsMixin
             return
         self.status = "closing"
         unset_default_client(self)
-        if self._conn is not None and self._conn.failure is None:
+        if self._conn is not None and self._conn.failure is None and not self._shutting_down:
             try:
                 await asyncio.wait_for(self._conn.request({"op": ops.CLOSE_CLIENT}), 2)
             except Exception:
@@ -196,7 +221,7 @@ class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, KernelsMixin
             await self.cluster._close()
 
     def _lost(self, exc: Exception) -> None:
-        if self.status != "running":
+        if self.status != "running" or self._shutting_down:
             return
         self.status = "lost"
         text = (f"lost the connection to the scheduler at {self.scheduler_address} ({exc}); "
@@ -206,6 +231,113 @@ class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, KernelsMixin
                 st.lose(text)
         # stop reconnecting: another process may take the address over
         asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(self._conn.close()))
+
+    def shutdown(self, timeout="30s"):
+        """Close the cluster this client is connected to -- its scheduler and workers -- then the client.
+
+        A cluster object the client was given or made (``Client(cluster)``, ``Client()``) is
+        closed as ``cluster.close()`` does; a scheduler reached by address or scheduler file
+        is asked to close, and tells its workers to close. Other clients of that cluster
+        lose it too.
+
+        >>> from xsched import Client
+        >>> client = Client(n_workers=2, threads_per_worker=1)   # doctest: +SKIP
+        >>> client.submit(sum, [1, 2]).result()                 # doctest: +SKIP
+        3
+        >>> client.shutdown()                                    # doctest: +SKIP
+        >>> client.status, client.cluster.status                 # doctest: +SKIP
+        ('closed', 'closed')
+        """
+        t = parse_timedelta(timeout)
+        if self.asynchronous:
+            return self._shutdown(t)
+        if self.cluster is not None:
+            self._shutting_down = True
+            self.cluster.close(timeout=t)  # (in this thread: closing a cluster may block on the loop)
+        elif self.status == "running":
+            self._sync(self._shutdown_scheduler(t), t + 5)
+        self.close()
+
+    async def _shutdown(self, timeout: float) -> None:
+        if self.cluster is not None:
+            self._shutting_down = True
+            closer = getattr(self.cluster, "_close", None)
+            if closer is not None:
+                await closer()
+            else:
+                await asyncio.get_running_loop().run_in_executor(None, self.cluster.close)
+        elif self.status == "running":
+            await self._shutdown_scheduler(timeout)
+        await self._close()
+
+    async def _shutdown_scheduler(self, timeout: float) -> None:
+        self._shutting_down = True
+        try:
+            await self._conn.request({"op": ops.SHUTDOWN}, timeout=timeout)
+        except BaseException:
+            self._shutting_down = False
+            raise
+
+    def sync(self, func, *args, callback_timeout=None, **kwargs):
+        """Run ``func(*args, **kwargs)`` (a coroutine function) on this client's event loop.
+
+        A synchronous client waits and returns its result (at most ``callback_timeout``
+        seconds: TimeoutError); an asynchronous client returns the coroutine to await.
+
+        >>> from xsched import Client
+        >>> client = Client(n_workers=1, processes=False)            # doctest: +SKIP
+        >>> async def workers(client):
+        ...     info = await client._scheduler_info()                  # the client's async core
+        ...     return len(info["workers"])
+        >>> client.sync(workers, client)                              # doctest: +SKIP
+        1
+        """
+        if self.asynchronous:
+            return func(*args, **kwargs)
+        if self._on_loop():
+            raise RuntimeError("client.sync() was called on the client's own event loop, where waiting would block "
+                               "it: await the coroutine instead")
+
+        async def call():
+            result = func(*args, **kwargs)
+            if inspect.isawaitable(result):
+                result = await result
+            return result
+
+        timeout = None if callback_timeout is None else parse_timedelta(callback_timeout)
+        return _loop.sync(call(), timeout)
+
+    @contextlib.contextmanager
+    def as_current(self):
+        """A block in which this client is the default (``compute()``, ``default_client()``).
+
+        It applies to the thread (or asyncio task) running the block; other threads keep
+        their default.
+
+        >>> import xsched
+        >>> a = xsched.Client(n_workers=1, processes=False)                  # doctest: +SKIP
+        >>> b = xsched.Client(n_workers=1, processes=False, set_as_default=False)   # doctest: +SKIP
+        >>> with b.as_current():                                             # doctest: +SKIP
+        ...     xsched.default_client() is b
+        True
+        >>> xsched.default_client() is a                                     # doctest: +SKIP
+        True
+        """
+        with current_as(self):
+            yield self
+
+    def write_scheduler_file(self, path: str) -> None:
+        """Write the scheduler's address and secret to ``path`` (mode 0600) for workers and
+        clients elsewhere: ``xsched worker --scheduler-file PATH``, ``Client(scheduler_file=PATH)``.
+
+        >>> from xsched import Client
+        >>> client = Client(n_workers=1)                                 # doctest: +SKIP
+        >>> client.write_scheduler_file("/shared/scheduler.json")        # doctest: +SKIP
+        >>> # on another machine: xsched worker --scheduler-file /shared/scheduler.json
+        >>> other = Client(scheduler_file="/shared/scheduler.json")      # doctest: +SKIP
+        """
+        write_scheduler_file(path, self.scheduler_address, self.security,
+                             getattr(self, "scheduler_id", None) or "unknown")
 
     # ------------------------------------------------------------------ messages from the scheduler
     def _handle(self, header: dict, payload: list) -> None:
@@ -329,10 +461,26 @@ def get_client() -> Client:
                            name=f"worker-{worker.name}")
                 worker.extensions["client"] = c
         return c
-    c = default_client()
-    if c is None:
-        raise ValueError("no xsched Client is running: create one with Client(...) or Client(LocalCluster())")
-    return c
+    return default_client()
+
+
+def default_client(c: Client | None = None) -> Client:
+    """The client ``compute()`` and friends use now: ``c`` if given, else the current default
+    (the client of an ``as_current()`` block, else the newest open client made with
+    ``set_as_default=True``). Raises ValueError when there is none.
+
+    >>> import xsched
+    >>> client = xsched.Client(n_workers=1, processes=False)   # doctest: +SKIP
+    >>> xsched.default_client() is client                     # doctest: +SKIP
+    True
+    """
+    if c is not None:
+        return c
+    found = _default_or_none()
+    if found is None:
+        raise ValueError("no xsched Client is running: create one with Client(...) (it becomes the default), "
+                         "e.g. Client() or Client('scheduler-host:8786')")
+    return found
 
 
 # Future() without a client, and Futures unpickled in a task, ask for this (client/future.py

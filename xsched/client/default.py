@@ -1,7 +1,9 @@
 """The process-wide default client that ``compute()`` on a collection uses.
 
 The newest ``Client`` becomes the default unless created with ``set_as_default=False``;
-closing it restores the previous one. Collections ask here instead of importing the
+closing it restores the previous one. Inside ``client.as_current()`` that client is the
+default for the thread or asyncio task running the block (a context variable), whatever
+the process-wide default is. Collections ask here instead of importing the
 client module, so ``graph/`` and ``array/`` never depend on the network code.
 
 >>> from xsched.client.default import default_client
@@ -11,11 +13,33 @@ True
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import threading
 import weakref
 
 _lock = threading.Lock()
 _stack: list[weakref.ref] = []
+#: the client of the innermost ``as_current()`` block of this thread or task (a weak reference)
+_current: contextvars.ContextVar = contextvars.ContextVar("xsched_current_client", default=None)
+
+
+@contextlib.contextmanager
+def current_as(client):
+    """Make ``client`` the default in this block, for this thread or asyncio task only.
+
+    >>> class C:
+    ...     status = "running"
+    >>> c = C()
+    >>> with current_as(c):
+    ...     default_client() is c
+    True
+    """
+    token = _current.set(weakref.ref(client))
+    try:
+        yield client
+    finally:
+        _current.reset(token)
 
 
 def set_default_client(client) -> None:
@@ -36,6 +60,10 @@ def default_client():
     >>> from xsched.client.default import default_client
     >>> c = default_client()
     """
+    ref = _current.get()
+    client = ref() if ref is not None else None
+    if client is not None and client.status not in ("closing", "closed"):
+        return client
     with _lock:
         while _stack:
             client = _stack[-1]()

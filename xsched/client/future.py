@@ -19,8 +19,9 @@ from typing import Any, Callable
 
 from .. import hooks
 from ..errors import FutureCancelledError, SchedulerLostError, unpack_exception
+from ..protocol import ops
 
-__all__ = ["Future", "FutureState", "collect_futures"]
+__all__ = ["Future", "FutureState", "collect_futures", "futures_of", "fire_and_forget"]
 
 
 class FutureState:
@@ -305,6 +306,68 @@ def collect_futures(obj, out: list) -> None:
     elif isinstance(obj, dict):
         for o in obj.values():
             collect_futures(o, out)
+
+
+def futures_of(obj) -> list[Future]:
+    """The Futures inside ``obj``: itself a Future, nested in lists, tuples, sets and dicts
+    (keys and values), or a collection persisted on a cluster (a Delayed or an array whose
+    graph holds Futures). Each Future once, in the order found.
+
+    >>> import xsched
+    >>> client = xsched.Client(n_workers=1, processes=False)                    # doctest: +SKIP
+    >>> a, b = client.submit(abs, -1), client.submit(abs, -2)                   # doctest: +SKIP
+    >>> xsched.futures_of({"first": [a], "second": (b, 3)}) == [a, b]           # doctest: +SKIP
+    True
+    >>> x = client.persist(xsched.delayed(sum)([1, 2]))                         # doctest: +SKIP
+    >>> [f.key for f in xsched.futures_of(x)] == [x.key]                        # doctest: +SKIP
+    True
+    """
+    out: list[Future] = []
+    seen: set = set()
+    stack = [obj]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Future):
+            mark = (x.key, id(x.client))
+            if mark not in seen:
+                seen.add(mark)
+                out.append(x)
+        elif isinstance(x, (list, tuple, set, frozenset)):
+            stack.extend(reversed(list(x)))
+        elif isinstance(x, dict):
+            stack.extend(reversed([y for item in x.items() for y in item]))
+        elif hasattr(x, "__xsched_graph__") and not isinstance(x, type):
+            try:
+                graph = x.__xsched_graph__()
+            except Exception:  # a collection that cannot show its graph holds no Futures we can reach
+                continue
+            stack.extend(reversed([v for v in graph.values() if isinstance(v, Future)]))
+    return out
+
+
+def fire_and_forget(obj) -> None:
+    """Keep computing the Futures in ``obj`` (see ``futures_of``) after this client lets them
+    go, even after the client has closed: the scheduler holds them until they finish (or
+    fail), then releases them. For tasks run for what they do (write a file, send a
+    message), not for a result anyone collects.
+
+    >>> import xsched
+    >>> def write(path, text):
+    ...     with open(path, "w") as f:
+    ...         f.write(text)
+    >>> client = xsched.Client()                                        # doctest: +SKIP
+    >>> xsched.fire_and_forget(client.submit(write, "/tmp/out.txt", "done"))   # doctest: +SKIP
+    >>> client.close()   # the task still runs                        # doctest: +SKIP
+    """
+    by_client: dict[int, tuple] = {}
+    for f in futures_of(obj):
+        if f.client is None:
+            continue  # released already: nothing to keep
+        by_client.setdefault(id(f.client), (f.client, []))[1].append(f.key)
+    for client, keys in by_client.values():
+        # behind the graph that made the keys, and before the releases of the Futures dropped
+        # after this call (the keys must still be wanted when the scheduler hears of them)
+        client._send_in_order({"op": ops.FIRE_AND_FORGET, "keys": keys})
 
 
 def _rebuild_future(key: str) -> Future:

@@ -124,6 +124,29 @@ class RefCountMixin:
         else:
             self._loop.call_soon_threadsafe(self._request_graph, msg, number)
 
+    def _send_in_order(self, msg: dict) -> None:
+        """Send from any thread a message that the releases queued after it must not overtake,
+        as a graph's (fire-and-forget: its keys must still be wanted when it arrives, though
+        the Futures it was given may be dropped the moment it returns)."""
+        if self.status != "running":
+            raise SchedulerLostError(f"this client is {self.status}; create a new Client")
+        with self._ref_lock:
+            self._graphs_queued += 1
+            number = self._graphs_queued
+            self._graphs_unsent.add(number)
+        if self._on_loop():
+            self._send_numbered(msg, number)
+        else:
+            self._loop.call_soon_threadsafe(self._send_numbered, msg, number)
+
+    def _send_numbered(self, msg: dict, number: int) -> None:
+        with self._ref_lock:
+            self._graphs_unsent.discard(number)
+        try:
+            self._conn.send(msg)
+        finally:
+            self._flush_releases()  # the releases that waited for it, in the same batch
+
     def _request_graph(self, msg: dict, number: int) -> None:
         with self._ref_lock:
             self._graphs_unsent.discard(number)

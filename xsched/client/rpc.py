@@ -29,6 +29,7 @@ from ..comm import Connection
 from ..protocol import ops
 from ..protocol.registry import connection_info
 from ..protocol.schemas import CLIENT_FROM_SCHEDULER
+from ..protocol.versions import announce, check_reply, refusal_in
 from ..units import parse_timedelta
 from . import loop as _loop
 
@@ -63,14 +64,19 @@ class SchedulerRPC:
         self._conn = Connection(self.scheduler_address, self.security, _ignore, identity=self.id.encode(),
                                 on_lost=self._lost, schemas=CLIENT_FROM_SCHEDULER).connect()
         try:
-            await self._conn.request({"op": ops.REGISTER_CLIENT, "client": self.id}, timeout=self._timeout)
+            reply, _ = await self._conn.request({"op": ops.REGISTER_CLIENT, "client": self.id, **announce()},
+                                                timeout=self._timeout)
+            check_reply(reply, "client", self.scheduler_address)
         except asyncio.TimeoutError:
             await self._conn.close()
             raise TimeoutError(
                 f"could not reach the scheduler at {self.scheduler_address} within {self._timeout:.0f}s: "
                 "is it running, and is this its address?") from None
-        except Exception:
+        except Exception as e:
             await self._conn.close()
+            refused = refusal_in(e)  # an incompatible version: said with both versions
+            if refused is not None:
+                raise refused from None
             raise
         self.status = "running"
 

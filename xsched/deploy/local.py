@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import html
+import inspect
 import os
 import shutil
 import tempfile
@@ -47,11 +48,14 @@ class LocalCluster(SpecCluster):
     """A scheduler plus ``n_workers`` workers on this machine.
 
     ``memory_limit`` per worker: "2GB", a fraction of RAM, "auto" (RAM / n_workers) or 0.
-    ``resources`` per worker: {"GPU": 1} or "GPU=1". Scaling, ``adapt`` and ``close``
-    work as for every xsched cluster (``deploy/spec.py``): each worker is one group.
+    ``resources`` per worker: {"GPU": 1} or "GPU=1". ``name``: shown in its repr and
+    display, and kept as ``cluster.name``. Scaling, ``adapt`` and ``close`` work as for
+    every xsched cluster (``deploy/spec.py``): each worker is one group.
 
     >>> cluster = LocalCluster(n_workers=2, threads_per_worker=1)   # doctest: +SKIP
     >>> cluster.scale(4); cluster.adapt(minimum=1, maximum=4)        # doctest: +SKIP
+    >>> LocalCluster(n_workers=1, name="analysis").name              # doctest: +SKIP
+    'analysis'
     """
 
     kind = "LocalCluster"
@@ -59,7 +63,7 @@ class LocalCluster(SpecCluster):
     def __init__(self, n_workers: int | None = None, threads_per_worker: int | None = None,
                  memory_limit="auto", processes: bool = True, resources=None, host: str = "127.0.0.1",
                  asynchronous: bool = False, security: str | None = None, timeout: float = 30,
-                 local_directory: str | None = None):
+                 local_directory: str | None = None, name: str | None = None):
         cpus = psutil.cpu_count() or 1
         if n_workers is None:
             n_workers = max(1, cpus // (threads_per_worker or 1)) if processes else 1
@@ -70,7 +74,7 @@ class LocalCluster(SpecCluster):
                              "and `xsched worker` to serve other machines")
         super().__init__(workers_per_group=1, threads_per_worker=int(threads_per_worker),
                          memory_limit=parse_memory_limit(memory_limit, nworkers=max(int(n_workers), 1)),
-                         timeout=timeout)
+                         timeout=timeout, name=name)
         self._initial_workers = int(n_workers)
         self.resources = parse_resources(resources) if resources else {}
         self.processes = processes
@@ -180,7 +184,20 @@ class LocalCluster(SpecCluster):
 
 @hooks.new_cluster.register
 def _new_cluster(**cluster_kwargs) -> LocalCluster:
-    """What ``Client()`` without an address connects to: a new LocalCluster, started now."""
+    """What ``Client()`` without an address connects to: a new LocalCluster, started now, made
+    with the keywords the Client passes on (``Client(n_workers=2, processes=False)``).
+
+    >>> _new_cluster(n_worker=2, thread_per_worker=1)
+    Traceback (most recent call last):
+    ...
+    TypeError: Client() got keywords that neither it nor LocalCluster takes: n_worker, thread_per_worker (LocalCluster takes n_workers, threads_per_worker, ...)
+    """
+    taken = [p for p in inspect.signature(LocalCluster).parameters if p != "asynchronous"]
+    unknown = sorted(set(cluster_kwargs) - set(taken))
+    if unknown or "asynchronous" in cluster_kwargs:
+        unknown = unknown or ["asynchronous"]
+        raise TypeError(f"Client() got keywords that neither it nor LocalCluster takes: {', '.join(unknown)} "
+                        f"(LocalCluster takes {', '.join(taken)})")
     return LocalCluster(asynchronous=False, **cluster_kwargs)
 
 

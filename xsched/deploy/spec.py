@@ -267,7 +267,8 @@ class SpecCluster:
         n = sum(g.nworkers for g in self.groups.values())
         mem = format_bytes(self.memory_limit) if self.memory_limit else "no limit"
         adaptive = ", adaptive" if self._adaptive is not None else ""
-        return (f"{self.kind}({self.scheduler_address!r}, workers={n}, threads={n * self.threads_per_worker}, "
+        named = f", name={self.name!r}" if self.name != self.kind else ""
+        return (f"{self.kind}({self.scheduler_address!r}{named}, workers={n}, threads={n * self.threads_per_worker}, "
                 f"memory={mem} per worker, status={self.status}{adaptive})")
 
     def _repr_html_(self) -> str:

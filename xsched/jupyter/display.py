@@ -100,7 +100,9 @@ def client_html(client) -> str:
 def cluster_html(cluster) -> str:
     """LocalCluster summary: address, workers, threads, memory limit."""
     mem = format_bytes(cluster.memory_limit) if cluster.memory_limit else "no limit"
-    return (f"<b>LocalCluster</b> <code>{html.escape(str(cluster.scheduler_address))}</code> "
+    name = getattr(cluster, "name", "LocalCluster")
+    named = f" <i>{html.escape(str(name))}</i>" if name != "LocalCluster" else ""
+    return (f"<b>LocalCluster</b>{named} <code>{html.escape(str(cluster.scheduler_address))}</code> "
             f"({cluster.status})<br>workers: {cluster.n_workers}, threads per worker: "
             f"{cluster.threads_per_worker}, memory per worker: {mem}, "
             f"processes: {cluster.processes}")

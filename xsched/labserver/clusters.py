@@ -95,7 +95,8 @@ def _summary(entry: dict, info: dict | None, error: str | None, owned: bool) -> 
 def _worker_row(address: str, w: dict) -> dict:
     m = w.get("memory") or {}
     return {
-        "address": address, "name": str(w.get("name", address)), "host": w.get("host"), "pid": w.get("pid"),
+        "address": address, "name": str(w.get("name", address)), "host": w.get("host"),
+        "hostname": w.get("hostname"), "pid": w.get("pid"),
         "nthreads": w.get("nthreads", 0), "memory_limit": w.get("memory_limit") or 0,
         "managed": m.get("managed", 0) or 0, "unmanaged": m.get("unmanaged", 0) or 0,
         "spilled": m.get("spilled", 0) or 0, "rss": m.get("rss", 0) or 0,

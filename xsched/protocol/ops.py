@@ -18,6 +18,7 @@ from __future__ import annotations
 
 # ---------------------------------------------------------------- everyone
 PING = "ping"  #: are you there (answered with an empty reply)
+VERSIONS = "versions"  #: (client -> scheduler, client -> worker) the versions of your python and packages
 START_IPYTHON = "start-ipython"  #: start the kernel inside this process; reply: its connection info
 
 # ---------------------------------------------------------------- framing (comm, messages)
@@ -52,6 +53,34 @@ UPLOAD_FILE = "upload-file"  #: (also scheduler -> worker) a file for every work
 ENVIRONMENT_START = "environment-start"  #: (also scheduler -> worker) an environment upload begins
 ENVIRONMENT_CHUNK = "environment-chunk"  #: (also scheduler -> worker) one piece of it
 ENVIRONMENT_DONE = "environment-done"  #: (also scheduler -> worker) its end and checksum
+FIRE_AND_FORGET = "fire-and-forget"  #: keep computing these keys after the client has gone
+SHUTDOWN = "shutdown"  #: close the scheduler and its workers (client.shutdown())
+# coordination primitives (Lock, Semaphore, Queue, Variable, Event): the coordination extension
+LOCK_ACQUIRE = "lock-acquire"  #: reply when granted, or when its timeout passes
+LOCK_RELEASE = "lock-release"
+SEMAPHORE_ACQUIRE = "semaphore-acquire"
+SEMAPHORE_RELEASE = "semaphore-release"
+SEMAPHORE_VALUE = "semaphore-value"  #: leases held now
+QUEUE_PUT = "queue-put"
+QUEUE_GET = "queue-get"
+QUEUE_SIZE = "queue-size"
+VARIABLE_SET = "variable-set"
+VARIABLE_GET = "variable-get"
+VARIABLE_DELETE = "variable-delete"
+EVENT_SET = "event-set"
+EVENT_CLEAR = "event-clear"
+EVENT_IS_SET = "event-is-set"
+EVENT_WAIT = "event-wait"
+LOG_EVENT = "log-event"  #: (also worker -> scheduler) an event on a topic (xsched.log_event, print, warn)
+GET_EVENTS = "get-events"
+SUBSCRIBE_TOPIC = "subscribe-topic"
+UNSUBSCRIBE_TOPIC = "unsubscribe-topic"
+GET_LOGS = "get-logs"  #: (also to a worker) recent records of the process's xsched loggers
+GET_TASK_STREAM = "get-task-stream"
+HAS_WHAT = "has-what"
+PROCESSING = "processing"
+STORY = "story"
+DUMP_STATE = "dump-state"  #: (also to a worker) what the process knows, for dump_cluster_state
 
 # ---------------------------------------------------------------- worker -> scheduler
 REGISTER_WORKER = "register-worker"
@@ -84,6 +113,8 @@ GET_DATA = "get-data"
 PUT_DATA = "put-data"
 BULK_RECEIVE = "bulk-receive"  #: a client is about to push large buffers on the side channel
 RUN = "run"  #: run a function in the worker process
+CALL_STACK = "call-stack"  #: the Python stacks of the tasks running there now
+PROFILE = "profile"  #: sample the task threads' stacks for a while
 
 # ---------------------------------------------------------------- scheduler -> client
 KEY_IN_MEMORY = "key-in-memory"
@@ -92,6 +123,7 @@ KEY_CANCELLED = "key-cancelled"
 WARNING = "warning"
 SCHEDULER_CLOSING = "scheduler-closing"
 PROGRESS = "progress"
+EVENT = "event"  #: an event on a topic the client subscribed to, or a task's print/warn for it
 
 #: every op name above
 ALL: frozenset[str] = frozenset(v for k, v in dict(globals()).items() if k.isupper() and isinstance(v, str))

@@ -360,6 +360,9 @@ MAX_NAME = 4096
 MAX_PRIORITY = 64
 MAX_RESOURCES = 256
 MAX_TEXT = 2**24
+#: Bytes one Queue item or Variable value may pickle to (futures and small values; larger
+#: data belongs on the workers: client.scatter, then share the future).
+MAX_SHARED_VALUE = 2**20
 
 
 def _keys_fast(v: list) -> bool:
@@ -391,6 +394,8 @@ FUNCTION_ID = binary(64)
 FUNCTIONS = dict_of(FUNCTION_ID, PICKLED, 4096)  # function id -> pickled function (a graph's, once)
 INLINE = binary(64 * 1024)  # a small result sent along with task-finished / key-in-memory
 UID = text(256, "an id string")
+PROTOCOL = integer(0, 2**31 - 1, "a protocol version (an integer >= 0)")
+VERSION = text(256, "a version string")
 
 TASK = record({
     "key": KEY, "run_spec": maybe(PICKLED), "deps": opt(KEYS), "priority": opt(PRIORITY),
@@ -409,6 +414,14 @@ COLUMNS = record({
     "priority": opt(PRIORITY),
 }, what="a graph as columns: a map of keys, specs (bytes or null), deps (lists of indices into keys) "
         "and priority (what every task's priority starts with)")
+
+#: an event's topic (xsched.log_event); a message may name several
+TOPIC = text(MAX_NAME, "a topic name")
+TOPICS = either(TOPIC, list_of(TOPIC, 256))
+#: an event's message: whatever msgpack carries (the sender checked it packs)
+ANY = Spec(lambda v: True, "any msgpack value")
+COUNT = integer(0, 2**31 - 1, "a count (an integer >= 0)")
+WORKERS = either(ADDRESS, WORKER_NAMES)  # worker addresses or names
 
 METRICS = record({
     "time": opt(TIME), "rss": opt(NBYTES), "managed": opt(NBYTES), "spilled": opt(NBYTES), "paused": opt(BOOL),
@@ -482,7 +495,9 @@ _PING = S(ops.PING)
 TO_SCHEDULER = Table("the scheduler", [
     _PING,
     # from clients
-    S(ops.REGISTER_CLIENT, {"client": maybe(NAME)}),
+    # protocol, version: what the peer announces (protocol/versions.py); optional, so that a peer
+    # from before versions hears the refusal rather than a schema error
+    S(ops.REGISTER_CLIENT, {"client": maybe(NAME), "protocol": maybe(PROTOCOL), "version": maybe(VERSION)}),
     # parent: the key of the task that submitted this graph (from inside a task), for progress bars
     S(ops.UPDATE_GRAPH, {"tasks": opt(list_of(TASK, MAX_ITEMS)), "keys": opt(KEYS), "parent": maybe(KEY),
                        "functions": maybe(FUNCTIONS), "columns": maybe(COLUMNS)}),
@@ -508,12 +523,49 @@ TO_SCHEDULER = Table("the scheduler", [
     S(ops.ENVIRONMENT_START, {"uid": UID}),
     S(ops.ENVIRONMENT_CHUNK, {"uid": UID, "seq": integer(-1, 2**31)}, objects=("data",)),
     S(ops.ENVIRONMENT_DONE, {"uid": UID, "sha256": maybe(text(128)), "nbytes": maybe(NBYTES)}),
+    S(ops.FIRE_AND_FORGET, {"keys": KEYS}),
+    S(ops.SHUTDOWN), S(ops.VERSIONS),
+    # events (also from workers: a task's xsched.log_event, print, warn)
+    S(ops.LOG_EVENT, {"topic": TOPICS, "msg": maybe(ANY)}),
+    S(ops.GET_EVENTS, {"topic": maybe(TOPIC)}),
+    S(ops.SUBSCRIBE_TOPIC, {"topic": TOPIC}),
+    S(ops.UNSUBSCRIBE_TOPIC, {"topic": TOPIC}),
+    # diagnostics
+    S(ops.GET_LOGS, {"n": maybe(COUNT)}),
+    S(ops.GET_TASK_STREAM, {"start": maybe(TIME), "stop": maybe(TIME), "count": maybe(COUNT),
+                          "since": maybe(integer(0))}),
+    S(ops.HAS_WHAT, {"workers": maybe(WORKERS)}),
+    S(ops.PROCESSING, {"workers": maybe(WORKERS)}),
+    S(ops.STORY, {"keys": KEYS}),
+    S(ops.DUMP_STATE),
+    # coordination primitives (timeout: null waits for ever, 0 does not wait; worker: the
+    # requester runs in a task there, so what it holds goes when that worker does)
+    S(ops.LOCK_ACQUIRE, {"name": NAME, "lease": UID, "timeout": maybe(SECONDS), "worker": maybe(ADDRESS)}),
+    S(ops.LOCK_RELEASE, {"name": NAME, "lease": UID, "abandon": maybe(BOOL)}),
+    S(ops.SEMAPHORE_ACQUIRE, {"name": NAME, "lease": UID, "max_leases": integer(1, 2**31 - 1),
+                            "timeout": maybe(SECONDS), "worker": maybe(ADDRESS)}),
+    S(ops.SEMAPHORE_RELEASE, {"name": NAME, "lease": UID, "abandon": maybe(BOOL)}),
+    S(ops.SEMAPHORE_VALUE, {"name": NAME}),
+    S(ops.QUEUE_PUT, {"name": NAME, "maxsize": opt(integer(0, 2**31 - 1)), "keys": opt(KEYS),
+                    "timeout": maybe(SECONDS), "worker": maybe(ADDRESS)}, required_objects=("data",)),
+    S(ops.QUEUE_GET, {"name": NAME, "maxsize": opt(integer(0, 2**31 - 1)),
+                    "batch": maybe(either(BOOL, integer(1, 2**31 - 1))), "timeout": maybe(SECONDS),
+                    "worker": maybe(ADDRESS)}),
+    S(ops.QUEUE_SIZE, {"name": NAME}),
+    S(ops.VARIABLE_SET, {"name": NAME, "keys": opt(KEYS)}, required_objects=("data",)),
+    S(ops.VARIABLE_GET, {"name": NAME, "timeout": maybe(SECONDS), "worker": maybe(ADDRESS)}),
+    S(ops.VARIABLE_DELETE, {"name": NAME}),
+    S(ops.EVENT_SET, {"name": NAME}),
+    S(ops.EVENT_CLEAR, {"name": NAME}),
+    S(ops.EVENT_IS_SET, {"name": NAME}),
+    S(ops.EVENT_WAIT, {"name": NAME, "timeout": maybe(SECONDS), "worker": maybe(ADDRESS)}),
     # from workers
     S(ops.REGISTER_WORKER, {
         "address": ADDRESS, "name": maybe(either(NAME, integer(-2**63, 2**63 - 1))),
         "nthreads": opt(integer(1, 2**16)), "memory_limit": maybe(NBYTES), "resources": maybe(RESOURCES),
         "pid": maybe(integer(0, 2**31)), "host": maybe(NAME), "local_directory": maybe(TEXT),
-        "prefix": maybe(TEXT), "environment_error": maybe(TEXT)}),
+        "prefix": maybe(TEXT), "environment_error": maybe(TEXT), "hostname": maybe(NAME),
+        "protocol": maybe(PROTOCOL), "version": maybe(VERSION)}),
     S(ops.HEARTBEAT_WORKER, {"metrics": opt(METRICS), "worker": opt(binary(256))}),  # worker: from its alive thread
     # seceded: seconds of start..stop the task spent seceded (absent: none; older workers never send it)
     # inline: the pickled result, small, when compute-task said a client wants it
@@ -543,7 +595,12 @@ TO_WORKER = Table("a worker", [
     S(ops.PUT_DATA, {"bulk": maybe(record({"id": binary(64), "index": list_of(integer(1, 2**31), 2**16)},
                                         what="a bulk push: {id, index}"))}, objects=("data",)),
     S(ops.RUN, objects=("args", "kwargs"), required_objects=("func",)),
-    S(ops.START_IPYTHON),
+    S(ops.START_IPYTHON), S(ops.VERSIONS),
+    S(ops.GET_LOGS, {"n": maybe(COUNT)}),
+    S(ops.CALL_STACK, {"keys": maybe(KEYS)}),
+    S(ops.PROFILE, {"duration": maybe(number(0, 600, "a finite number of seconds in [0, 600]")),
+                  "interval": maybe(number(0.001, 60, "a finite number of seconds in [0.001, 60]"))}),
+    S(ops.DUMP_STATE),
 ])
 
 #: the scheduler -> a worker's connection
@@ -577,6 +634,7 @@ CLIENT_FROM_SCHEDULER = Table("a client", [
     S(ops.SCHEDULER_CLOSING),
     S(ops.PROGRESS, {"sub": maybe(UID), "groups": maybe(dict_of(text(MAX_KEY), list_of(integer(), 3), MAX_ITEMS)),
                    "done": maybe(BOOL)}),
+    S(ops.EVENT, {"topic": TOPIC, "time": maybe(TIME), "msg": maybe(ANY)}),
 ])
 
 #: ops of the framing itself (comm.py and messages.py), not of any handler

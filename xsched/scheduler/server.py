@@ -16,7 +16,8 @@ Data flow::
         is logged with its story, told to the clients, and closes the scheduler
     extensions: built from one table (scheduler/extensions/: progress, datasets, uploads,
         environments; config scheduler.extensions); their ops join the handler tables and
-        their hooks hear worker and client arrivals and departures, transitions and close
+        their hooks hear worker and client arrivals and departures, transitions and close;
+        task-finished / task-erred also go to the diagnostics extension (the task stream)
     restart (client) -> Restart event: clients hear key-cancelled, workers close-worker
         {restart} and their nannies start them again -> reply once as many have registered
 
@@ -35,6 +36,7 @@ import time
 import uuid
 from collections import Counter, deque
 
+from .. import logs
 from ..background import Background
 from ..protocol import ops
 from .. import config
@@ -48,6 +50,7 @@ from ..protocol.registry import read_scheduler_file, write_scheduler_file  # noq
 from ..protocol.remote import call_user_function
 from ..protocol.security import Security
 from ..protocol.update_graph import column_tasks, entry_task
+from ..protocol.versions import announce, check_peer, package_versions
 from ..units import parse_bytes, parse_timedelta
 from . import extensions as _extensions
 from .state import (
@@ -56,6 +59,7 @@ from .state import (
     TaskRejoined, TaskSeceded, ToClient, ToWorker, UpdateGraph, WorkerRetired, WorkerStatus,
     AddClient, WorkerHeartbeat, NewTask,
 )
+from .state.entities import host_of
 
 logger = logging.getLogger("xsched.scheduler")
 
@@ -154,6 +158,7 @@ class Scheduler:
             self.registry_entry = registry.register(self.address, self.security, self.id, bound_host=host)
         self._background.spawn(self._ttl_loop())
         self._background.spawn(self._no_worker_warnings())
+        logs.install()  # recent records of the xsched loggers, for client.get_scheduler_logs()
         logger.info("scheduler at %s", self.address)
         return self
 
@@ -196,12 +201,13 @@ class Scheduler:
         await self._closed.wait()
 
     # ------------------------------------------------------------------ event glue
-    def handle(self, *events) -> None:
-        """Feed events to the state machine; send the messages it returns."""
+    def handle(self, *events, validate: bool = True) -> None:
+        """Feed events to the state machine; send the messages it returns. ``validate=False``:
+        the events changed nothing a validation would look at (a heartbeat's figures)."""
         try:
             self._handle_events(events)
         finally:
-            if self.validating and self.status == "running":
+            if validate and self.validating and self.status == "running":
                 self._unvalidated.extend((type(ev).__name__, getattr(ev, "stimulus_id", "")) for ev in events)
                 self._validate()
 
@@ -458,10 +464,16 @@ class Scheduler:
 
     # --- from workers ---
     def _op_task_finished(self, worker, h):
+        diagnostics = self.extensions.get("diagnostics")
+        if diagnostics is not None:  # the task stream (client.get_task_stream)
+            diagnostics.task_ran(worker, h, "memory")
         self.handle(TaskFinished(worker, h["key"], h.get("nbytes", 0), h.get("type"), h.get("start"), h.get("stop"),
                                  seceded=h.get("seceded") or 0.0, inline=h.get("inline")))
 
     def _op_task_erred(self, worker, h):
+        diagnostics = self.extensions.get("diagnostics")
+        if diagnostics is not None:
+            diagnostics.task_ran(worker, h, "error")
         self.handle(TaskErred(worker, h["key"], h.get("exception", b""), h.get("traceback", b""),
                               h.get("text", ""), h.get("start"), h.get("stop")))
 
@@ -488,9 +500,13 @@ class Scheduler:
             hist = self.memory_history[worker] = deque(maxlen=3600)
         hist.append((m.get("time", time.time()), m.get("rss", 0), m.get("managed", 0), m.get("spilled", 0)))
         status = ws.status
-        self.handle(WorkerHeartbeat(worker, m))  # its figures; "paused" may change its status
+        beat = WorkerHeartbeat(worker, m)
+        self.handle(beat, validate=False)  # its figures; "paused" may change its status
         if ws.status != status:
             self.events.append((time.time(), "worker-status", worker, ws.status))
+            if self.validating and self.status == "running":  # a status change is worth a check
+                self._unvalidated.append(("WorkerHeartbeat", beat.stimulus_id))
+                self._validate()
 
     def _op_unregister_worker(self, worker, h):
         self._remove_worker(worker, h.get("reason", "worker closed"))
@@ -522,6 +538,7 @@ class Scheduler:
     # --- registration ---
     def _op_register_worker(self, peer, h, payload):
         address = h["address"]
+        check_peer(h, f"worker {address}")  # an incompatible worker is refused before anything is kept
         if address in self.worker_peer:
             self._remove_worker(address, "re-registered")
         self.worker_peer[address] = peer
@@ -529,17 +546,36 @@ class Scheduler:
         self.last_seen[address] = time.monotonic()
         self.events.append((time.time(), "add-worker", address, h.get("name")))
         self._tell_extensions("add_worker", address, peer)  # e.g. uploaded files go first, before any task
+        # host: the host of its address (two machines of one hostname are two hosts);
+        # hostname: the machine's name, as it says
         self.handle(AddWorker(address, int(h.get("nthreads", 1)), h.get("name"), h.get("memory_limit"),
-                              h.get("resources"), h.get("pid"), h.get("host"), h.get("local_directory")))
+                              h.get("resources"), h.get("pid"), host_of(address), h.get("local_directory"),
+                              hostname=h.get("hostname")))
         self.worker_environment[address] = {"prefix": h.get("prefix"), "error": h.get("environment_error")}
-        return {"scheduler_id": self.id}
+        return {"scheduler_id": self.id, **announce()}
 
     def _op_register_client(self, peer, h, payload):
+        check_peer(h, "client")  # an incompatible client is refused before anything is kept
         client = str(h.get("client") or peer.decode(errors="replace"))
         self.client_peer[client] = peer
         self.peer_client[peer] = client
         self.handle(AddClient(client))
-        return {"scheduler_id": self.id, "address": self.address}
+        return {"scheduler_id": self.id, "address": self.address, **announce()}
+
+    def _op_versions(self, peer, h, payload):
+        """This process's python and package versions (``client.get_versions()``)."""
+        return {"versions": package_versions()}
+
+    def _op_shutdown(self, peer, h, payload):
+        """``client.shutdown()``: reply, then close (workers are told to close, clients that
+        the scheduler is closing)."""
+        client = self._client_of(peer)
+        self.events.append((time.time(), "shutdown", client))
+        logger.info("shutting down: asked by %s (client.shutdown())", client)
+        if self._closing is None:
+            # (after this reply is queued; not in the background: close() cancels and awaits those)
+            self._closing = asyncio.ensure_future(self.close())
+        return {}
 
     def _client_of(self, peer) -> str:
         client = self.peer_client.get(peer)
@@ -730,6 +766,7 @@ class Scheduler:
         ops.RUN_ON_SCHEDULER: _op_run_on_scheduler, ops.START_IPYTHON: _op_start_ipython, ops.PING: _op_ping,
         ops.MEMORY_HISTORY: _op_memory_history, ops.WHO_CAN_RUN: _op_who_can_run,
         ops.RETIRE_WORKERS: _op_retire_workers, ops.RESTART: _op_restart,
+        ops.VERSIONS: _op_versions, ops.SHUTDOWN: _op_shutdown,
     }
 
     # ------------------------------------------------------------------ info
@@ -743,7 +780,7 @@ class Scheduler:
         for addr, ws in st.workers.items():
             m = ws.metrics
             workers[addr] = {
-                "name": ws.name, "pid": ws.pid, "host": ws.host, "nthreads": ws.nthreads,
+                "name": ws.name, "pid": ws.pid, "host": ws.host, "hostname": ws.hostname, "nthreads": ws.nthreads,
                 "memory_limit": ws.memory_limit, "resources": ws.resources, "status": ws.status,
                 "local_directory": ws.local_directory,
                 "processing": len(ws.processing), "in_memory": len(ws.has_what), "nbytes": ws.nbytes,

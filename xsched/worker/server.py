@@ -19,6 +19,10 @@ Data flow::
     task thread: secede() -> Secede event (slot free: another task starts; scheduler told
         task-seceded); rejoin() -> Rejoin event, the thread waits until Rejoined
     scheduler --steal-request--> StealRequest event --steal-response--> scheduler
+    task thread: xsched.log_event / print / warn -> _log_event -> log-event to the scheduler,
+        sent ahead of the outcomes of tasks that end after it (``_drain_from_threads``)
+    clients --get-logs / call-stack / profile / dump-state--> worker/diagnostics.py (the task
+        threads by key: ``_task_threads``)
     scheduler --upload-file--> written to our upload directory, imported --upload-file-done-->
     scheduler --environment-*--> EnvironmentReceiver (worker/environments.py) --ack/ready-->
     close-worker {restart, environment} -> a note for the nanny, exit EXIT_RESTART
@@ -61,16 +65,18 @@ from ..protocol.bulk import BulkServer, expect_data, get_data, serve_data, with_
 from ..protocol import ops, schemas
 from ..protocol.messages import split_objects, unpack_objects
 from ..protocol.remote import wants
-from ..protocol.addressing import is_loopback, is_wildcard, join, local_ip_for, split
+from ..protocol.addressing import is_wildcard, join, local_ip_for, split
 from ..protocol.security import Security
 from ..protocol.serialize import SerializationError, dumps, frame_bytes, loads
 from ..protocol.tasks import loads_task
+from ..protocol.versions import IncompatibleVersionError, announce, check_reply, package_versions, refusal_in
 from ..sizeof import sizeof
 from ..units import parse_bytes, parse_timedelta
 from .memory import MemoryMonitor, Thresholds
 from .nanny import RESTARTED_VAR
 from .threads import TaskThreads
-from .. import task_context
+from .. import logs, task_context
+from . import diagnostics
 from .state import (
     AcquireReplicas, ComputeTask, Execute, ExecuteFailure, ExecuteSuccess, FreeData, FreeKeys, GatherDep,
     GatherDepFailure, GatherDepSuccess, Pause, Rejoin, Rejoined, Secede, SendToScheduler, StealRequest, Unpause,
@@ -262,7 +268,9 @@ class Worker:
         self._alive = None  # the AliveThread sending liveness heartbeats off the event loop
         self._closed = asyncio.Event()
         self.start_time = time.time()
-        self.task_log: list = []  # (key, start, stop, thread) of the recent executions
+        self.task_log: list = []  # (key, start, stop, status) of the recent executions
+        self._task_threads: dict[str, int] = {}  # key -> id of the thread running it (call_stack, profile)
+        self._events_out: list = []  # log-event messages from task threads, sent before their outcomes
         self._process = psutil.Process()
         self.extensions: dict[str, Any] = {}
         self.memory = MemoryMonitor(self, Thresholds.from_config(memory_limit),
@@ -302,6 +310,7 @@ class Worker:
         import numpy  # noqa: F401
 
         self.loop = asyncio.get_running_loop()
+        logs.install()  # recent records of the xsched loggers, for client.get_worker_logs()
         self.listener = Listener(self.security, self._handle_peer, name="worker", schemas=schemas.TO_WORKER)
         # by default, listen where the route to the scheduler leaves this host
         host = self.host or local_ip_for(self.scheduler_address)
@@ -320,19 +329,31 @@ class Worker:
         self.scheduler.connect()
         timeout = registration_timeout()
         try:
-            await self.scheduler.request({
+            reply, _ = await self.scheduler.request({
                 "op": ops.REGISTER_WORKER, "address": self.address, "name": self.name, "nthreads": self.nthreads,
                 "memory_limit": self.memory_limit, "resources": self.resources, "pid": os.getpid(),
-                "host": contact if is_loopback(contact) else socket.gethostname(),
+                # host: the host of our address; hostname: this machine's name
+                "host": contact, "hostname": socket.gethostname(),
                 "local_directory": self.local_directory, "prefix": os.path.normpath(sys.prefix),
-                "environment_error": os.environ.get("XSCHED_ENVIRONMENT_ERROR"),
+                "environment_error": os.environ.get("XSCHED_ENVIRONMENT_ERROR"), **announce(),
             }, timeout=timeout)
         except asyncio.TimeoutError:
             await self.close(report=False)
             raise TimeoutError(f"worker could not register with the scheduler at {self.scheduler_address} "
                                f"within {timeout}s: is the scheduler running and the secret right?") from None
+        except RemoteError as e:  # refused: an incompatible version says so, with both versions
+            await self.close(report=False)
+            refused = refusal_in(e)
+            if refused is not None:
+                raise refused from None
+            raise
         except BaseException:  # refused (wrong secret), cancelled...: release sockets, threads, files
             await self.close(report=False)
+            raise
+        try:
+            check_reply(reply, "worker", self.scheduler_address)  # a scheduler older than versions does not check
+        except IncompatibleVersionError:
+            await self.close(report=True, reason="incompatible versions")
             raise
         self.status = "running"
         _current_worker = self
@@ -431,7 +452,9 @@ class Worker:
         except asyncio.CancelledError:
             if self.status == "running":
                 raise
-            status = "retired" if self.retired else "closed"  # told to close meanwhile
+            # told to close meanwhile: that close is under way and cancelled us (we may be
+            # one of its background tasks); waiting for it here would wait for ourselves
+            return "retired" if self.retired else "closed"
         if self.retired:  # data moved off and removed by the scheduler: a chosen exit
             status, self.exit_code = "retired", 0
         await self.close(report=not self.retired, reason=reason)
@@ -676,10 +699,30 @@ class Worker:
         except RuntimeError:  # the loop is closed: the worker is gone, nobody is left to tell
             pass
 
+    def _log_event(self, topic, msg) -> None:
+        """From a task thread (``xsched.log_event``, ``xsched.print``): an event for the
+        scheduler's events extension. It leaves before the outcome of any task that ends
+        after this call (``_drain_from_threads`` sends these first), so a client sees what a
+        task printed before it sees the task finish."""
+        message = {"op": ops.LOG_EVENT, "topic": topic, "msg": msg}
+        with self._from_threads_lock:
+            self._events_out.append(message)
+            if self._from_threads_signalled:
+                return
+            self._from_threads_signalled = True
+        try:
+            self.loop.call_soon_threadsafe(self._drain_from_threads)
+        except RuntimeError:  # the loop is closed: the worker is gone
+            pass
+
     def _drain_from_threads(self) -> None:
         with self._from_threads_lock:
             events, self._from_threads = self._from_threads, []
+            logged, self._events_out = self._events_out, []
             self._from_threads_signalled = False
+        if logged and self.scheduler is not None and not self.scheduler.closed:
+            for message in logged:
+                self.scheduler.send(message)
         for ev in events:
             if type(ev) is ExecuteSuccess:
                 self._record(ev.key, ev.start, ev.stop, "memory")
@@ -709,6 +752,7 @@ class Worker:
         _thread_state.worker = self
         _thread_state.key = key
         _thread_state.seceded = False
+        self._task_threads[key] = threading.get_ident()
         try:
             task = loads_task(run_spec, key, f"worker {self.address}", self.functions)
             value = task.run(self.data) if type(task) is Task else execute(task, self.data)
@@ -719,6 +763,8 @@ class Worker:
             return ("error", *pack_exception(e, key))
         finally:
             _thread_state.key = None
+            if self._task_threads.get(key) == threading.get_ident():
+                del self._task_threads[key]
 
     # ------------------------------------------------------------------ transfers
     async def _gather(self, worker: str, keys: list) -> None:
@@ -837,6 +883,10 @@ class Worker:
     def _op_peer_ping(self, header: dict, payload: list) -> dict:
         return {"address": self.address}
 
+    def _op_versions(self, header: dict, payload: list) -> dict:
+        """This process's python and package versions (``client.get_versions()``)."""
+        return {"versions": package_versions()}
+
     def _op_start_ipython(self, header: dict, payload: list):
         return self._start_ipython()
 
@@ -949,10 +999,28 @@ class Worker:
                                   ip=config.get("jupyter.kernel-ip", "127.0.0.1"))
         return {"info": info}
 
+    # --- diagnostics (client.get_worker_logs, call_stack, profile, dump_cluster_state): worker/diagnostics.py
+    def _op_get_logs(self, header: dict, payload: list) -> dict:
+        return {"logs": [list(r) for r in logs.recent(header.get("n"))]}
+
+    def _op_call_stack(self, header: dict, payload: list) -> dict:
+        return {"stacks": diagnostics.call_stacks(self._task_threads, header.get("keys"))}
+
+    async def _op_profile(self, header: dict, payload: list) -> dict:
+        duration, interval = header.get("duration"), header.get("interval")
+        prof = await diagnostics.profile(self._task_threads, 1.0 if duration is None else float(duration),
+                                         0.01 if interval is None else float(interval))
+        return {"samples": prof.samples, "counts": prof.rows()}
+
+    def _op_dump_state(self, header: dict, payload: list) -> dict:
+        return {"state": diagnostics.dump_state(self)}
+
     _PEER_OPS = {
         ops.GET_DATA: _op_get_data, ops.PUT_DATA: _put_data,
         ops.BULK_RECEIVE: _op_bulk_receive, ops.RUN: _run_function,
-        ops.PING: _op_peer_ping, ops.START_IPYTHON: _op_start_ipython,
+        ops.PING: _op_peer_ping, ops.START_IPYTHON: _op_start_ipython, ops.VERSIONS: _op_versions,
+        ops.GET_LOGS: _op_get_logs, ops.CALL_STACK: _op_call_stack, ops.PROFILE: _op_profile,
+        ops.DUMP_STATE: _op_dump_state,
     }
 
     # ------------------------------------------------------------------ heartbeats

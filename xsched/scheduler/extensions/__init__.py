@@ -9,6 +9,10 @@ progress       live progress bars (``xsched.progress``)        ``progress.py``
 datasets       named datasets shared between clients           ``datasets.py``
 uploads        ``client.upload_file``                          ``uploads.py``
 environments   ``client.restart(environment=...)``             ``environments.py``
+coordination   Lock, Semaphore, Queue, Variable, Event         ``coordination.py``
+events         ``xsched.log_event``, topics, ``xsched.print``  ``events.py``
+diagnostics    logs, task stream, story, has_what, dumps       ``diagnostics.py``
+fire-and-forget  tasks kept after their client has gone         ``fire_and_forget.py``
 =============  ==============================================  ==========================
 
 The Scheduler builds those named by the config key ``scheduler.extensions`` (unset: all,
@@ -16,7 +20,7 @@ in table order) with :func:`build`; ``scheduler.extensions[name]`` is the instan
 protocol an extension follows (its ops, its optional hooks) is in ``base.py``.
 
 >>> sorted(EXTENSIONS)
-['datasets', 'environments', 'progress', 'uploads']
+['coordination', 'datasets', 'diagnostics', 'environments', 'events', 'fire-and-forget', 'progress', 'uploads']
 >>> op_owners()["subscribe-progress"]
 'progress'
 >>> selected(["uploads", "progress"])
@@ -29,14 +33,20 @@ import difflib
 from typing import Iterable, Mapping
 
 from .base import ExtensionNotLoaded, SchedulerExtension
+from .coordination import CoordinationExtension
 from .datasets import DatasetsExtension
+from .diagnostics import DiagnosticsExtension
 from .environments import EnvironmentsExtension
+from .events import EventsExtension
+from .fire_and_forget import FireAndForgetExtension
 from .progress import ProgressExtension
 from .uploads import UploadsExtension
 
 __all__ = [
     "EXTENSIONS", "SchedulerExtension", "ExtensionNotLoaded", "op_owners", "selected", "build",
     "ProgressExtension", "DatasetsExtension", "UploadsExtension", "EnvironmentsExtension",
+    "CoordinationExtension", "EventsExtension", "DiagnosticsExtension",
+    "FireAndForgetExtension",
 ]
 
 #: name -> class, in the order they are built (and their hooks called)
@@ -45,6 +55,10 @@ EXTENSIONS: dict[str, type[SchedulerExtension]] = {
     "datasets": DatasetsExtension,
     "uploads": UploadsExtension,
     "environments": EnvironmentsExtension,
+    "coordination": CoordinationExtension,
+    "events": EventsExtension,
+    "diagnostics": DiagnosticsExtension,
+    "fire-and-forget": FireAndForgetExtension,
 }
 
 
@@ -83,7 +97,7 @@ def selected(names: Iterable[str] | None, table: Mapping[str, type[SchedulerExte
     >>> selected(["progres"])
     Traceback (most recent call last):
     ...
-    ValueError: scheduler.extensions names an unknown extension 'progres' (did you mean 'progress'?); known: progress, datasets, uploads, environments
+    ValueError: scheduler.extensions names an unknown extension 'progres' (did you mean 'progress'?); known: progress, datasets, uploads, environments, coordination, events, diagnostics, fire-and-forget
     """
     table = EXTENSIONS if table is None else table
     if names is None:

@@ -18,6 +18,11 @@ Data flow::
                                     starts it with that environment's bin/python (or, if it
                                     cannot start there, with the previous one, and says why)
 
+A host is the host of a worker's address (``WorkerState.host``), not its machine name:
+two machines sharing a hostname are two hosts and each gets its copy (a machine whose
+workers listen on two of its addresses gets two copies, which costs time, never
+correctness).
+
 The scheduler only forwards bytes: it never opens or unpacks an environment.
 """
 

@@ -188,7 +188,9 @@ class TaskState:
 class WorkerState:
     """One connected worker as the scheduler sees it.
 
-    Attributes: ``address``, ``name``, ``host``, ``pid``, ``nthreads``, ``memory_limit``;
+    Attributes: ``address``, ``name``, ``host`` (the host of its address: two machines of one
+    hostname are two hosts), ``hostname`` (the machine's name, as the worker said), ``pid``,
+    ``nthreads``, ``memory_limit``;
     ``resources`` it offers and ``used_resources`` by its processing tasks; ``processing``
     (task -> expected seconds) and ``occupancy`` (their sum); ``long_running`` (seceded
     tasks: processing, holding no thread); ``has_what`` and ``nbytes`` (data it holds);
@@ -200,11 +202,11 @@ class WorkerState:
     __slots__ = (
         "address", "name", "nthreads", "memory_limit", "resources", "used_resources", "pid",
         "host", "processing", "has_what", "nbytes", "status", "metrics", "occupancy", "long_running",
-        "functions", "local_directory",
+        "functions", "local_directory", "hostname",
     )
 
     def __init__(self, address: str, nthreads: int, name, memory_limit, resources, pid, host,
-                 local_directory: str | None = None):
+                 local_directory: str | None = None, hostname: str | None = None):
         self.address = address
         self.name = name if name is not None else address
         self.nthreads = nthreads
@@ -222,6 +224,7 @@ class WorkerState:
         self.long_running: set[TaskState] = set()  # seceded tasks: processing, holding no slot
         self.functions: set[bytes] = set()  # function ids sent to it (and not forgotten since)
         self.local_directory = local_directory
+        self.hostname = hostname
 
     def __repr__(self) -> str:
         return f"<WorkerState {self.address!r} processing={len(self.processing)} memory={len(self.has_what)}>"

@@ -97,6 +97,7 @@ class AddWorker:
     pid: int | None = None
     host: str | None = None
     local_directory: str | None = None
+    hostname: str | None = None  #: the machine's name (``host`` is the host of its address)
     stimulus_id: str = field(default_factory=stimulus_factory("add-worker"))
 
 

@@ -6,7 +6,8 @@ type), follows the recommendations it returns through the transition table
 (``retirement.py``), hands queued root tasks to free slots (``placement.py``), asks idle
 workers to steal (``stealing.py``) and, when asked to, validates every invariant
 (``validation.py``). Those rooms are mixins of the one class below, so each reads the
-same tables; none of them does I/O.
+same tables; none of them does I/O. A handler returns None instead of recommendations when
+nothing any of those passes reads has changed (a heartbeat's figures): the passes are skipped.
 
 Data flow of one event::
 
@@ -142,7 +143,9 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Validation)
             method = self._HANDLERS.get(type(ev))
             if method is None:
                 raise TypeError(f"SchedulerState cannot handle {type(ev).__name__}")
-            recs = method(self, ev) or {}
+            recs = method(self, ev)
+            if recs is None:  # nothing any decision reads has changed (a heartbeat's figures)
+                continue
             self._transitions(recs, ev.stimulus_id)
             if self.retiring:
                 self._progress_retirements(ev.stimulus_id)
@@ -301,7 +304,7 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Validation)
             return {}
         ws = self.workers[ev.address] = WorkerState(
             ev.address, max(1, int(ev.nthreads)), ev.name, ev.memory_limit, ev.resources, ev.pid, ev.host,
-            ev.local_directory,
+            ev.local_directory, ev.hostname,
         )
         self._freed_slots.add(ws)
         recs = {}
@@ -470,15 +473,18 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Validation)
         self._queue_grew = False
         return {}
 
-    def _ev_worker_heartbeat(self, ev: WorkerHeartbeat) -> dict:
+    def _ev_worker_heartbeat(self, ev: WorkerHeartbeat) -> dict | None:
+        """A worker's figures. Twice a second per worker, so it changes nothing else and
+        returns None (``handle`` then skips the passes after the event: no slot filled,
+        no steal, no validation) unless ``paused`` changes the worker's status."""
         ws = self.workers.get(ev.worker)
         if ws is None:
-            return {}
+            return None
         ws.metrics = ev.metrics
         paused = ev.metrics.get("paused")
         if paused is not None and (ws.status == "paused") != bool(paused):
             return self._ev_worker_status(WorkerStatus(ev.worker, "paused" if paused else "running", ev.stimulus_id))
-        return {}
+        return None
 
     def _ev_add_client(self, ev: AddClient) -> dict:
         self.clients.setdefault(ev.client, set())

@@ -63,7 +63,8 @@ class Placement:
     def _valid_worker(self, ts: TaskState, ws: WorkerState) -> bool:
         if ts.worker_restrictions and not ts.loose:
             if not (ws.address in ts.worker_restrictions or ws.name in ts.worker_restrictions
-                    or ws.host in ts.worker_restrictions or str(ws.name) in ts.worker_restrictions):
+                    or ws.host in ts.worker_restrictions or str(ws.name) in ts.worker_restrictions
+                    or (ws.hostname is not None and ws.hostname in ts.worker_restrictions)):
                 return False
         if ts.resources:
             for r, amount in ts.resources.items():
@@ -141,7 +142,8 @@ class Placement:
 
     def _valid_worker_strict(self, ts: TaskState, ws: WorkerState) -> bool:
         r = ts.worker_restrictions
-        return ws.address in r or ws.name in r or ws.host in r or str(ws.name) in r
+        return (ws.address in r or ws.name in r or ws.host in r or str(ws.name) in r
+                or (ws.hostname is not None and ws.hostname in r))
 
     def _fill_slots(self, sid: str) -> None:
         """Hand queued root tasks to workers with free slots, highest priority first."""

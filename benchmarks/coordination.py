@@ -1,0 +1,161 @@
+"""Coordination primitives: round trips through the scheduler, xsched beside dask.distributed.
+
+    python benchmarks/coordination.py [--impl all|xsched|dask] [--json] [--quick] [-n N]
+
+(a) lock:  median microseconds of one ``Lock.acquire()`` + ``Lock.release()`` from the client
+           (two requests answered by the scheduler), over N pairs after a warm-up
+(b) queue: median microseconds of one ``Queue.put(small value)`` + ``Queue.get()``, over N pairs
+
+Both from a synchronous client in this process, on a LocalCluster of one worker process
+(the figures involve only the client and the scheduler). ``--impl all`` (the default) runs
+each implementation in a subprocess of its own, one after the other: xsched under this
+interpreter, dask.distributed under ``.venv-dask/bin/python`` when it exists (dask is
+never imported by xsched), and prints one table. Printed figures, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+
+def primitives(impl: str):
+    """(Lock, Queue) of one implementation."""
+    if impl == "xsched":
+        from xsched import Lock, Queue
+    else:
+        from distributed import Lock, Queue
+    return Lock, Queue
+
+
+def _median_us(times: list[float]) -> float:
+    return common.median(times) * 1e6
+
+
+def bench_lock(Lock, client, n: int, warmup: int) -> dict:
+    name = f"bench-lock-{uuid.uuid4().hex[:8]}"
+    # (dask's Lock takes no client: it uses the default one, which common.start made)
+    lock = Lock(name, client=client) if client.__module__.startswith("xsched") else Lock(name)
+    times = []
+    for i in range(warmup + n):
+        t0 = time.perf_counter()
+        ok = lock.acquire()
+        lock.release()
+        dt = time.perf_counter() - t0
+        if not ok:
+            raise RuntimeError("acquire returned False on a free lock")
+        if i >= warmup:
+            times.append(dt)
+    return {"lock_pairs": n, "lock_acquire_release_us_median": _median_us(times),
+            "lock_acquire_release_us_p90": sorted(times)[int(0.9 * len(times))] * 1e6}
+
+
+def bench_queue(Queue, client, n: int, warmup: int) -> dict:
+    q = Queue(f"bench-queue-{uuid.uuid4().hex[:8]}", client=client)
+    times = []
+    ok = True
+    for i in range(warmup + n):
+        value = {"i": i}
+        t0 = time.perf_counter()
+        q.put(value)
+        got = q.get()
+        dt = time.perf_counter() - t0
+        ok = ok and got == value
+        if i >= warmup:
+            times.append(dt)
+    return {"queue_pairs": n, "queue_put_get_us_median": _median_us(times),
+            "queue_put_get_us_p90": sorted(times)[int(0.9 * len(times))] * 1e6, "queue_correct": ok}
+
+
+def measure(impl: str, n: int, quick: bool) -> dict:
+    ns = common.load_impl(impl)
+    Lock, Queue = primitives(impl)
+    result = {"benchmark": "coordination", "impl": ns.name, "version": ns.version, "quick": quick,
+              "workers": "1 x 1 thread (process)", **common.environment()}
+    cluster = client = None
+    warmup = max(10, n // 10)
+    try:
+        cluster, client, _ = common.start(ns, n_workers=1, threads_per_worker=1)
+        for name, step in (("lock", lambda: bench_lock(Lock, client, n, warmup)),
+                           ("queue", lambda: bench_queue(Queue, client, n, warmup))):
+            try:
+                result.update(step())
+            except Exception as e:  # report the figure as an error, keep measuring the other
+                result[f"{name}_error"] = common.report_error(f"{ns.name} {name}", e)
+    except Exception as e:
+        result["error"] = common.report_error(f"{ns.name} cluster", e)
+    finally:
+        common.stop(cluster, client)
+    return result
+
+
+def run_all(n: int, quick: bool, as_json: bool) -> int:
+    """Each implementation in its own subprocess, one after the other; one table."""
+    pythons = {"xsched": sys.executable}
+    dask_py = os.path.join(REPO, ".venv-dask", "bin", "python")
+    if os.path.exists(dask_py):
+        pythons["dask"] = dask_py
+    rows = []
+    for impl, py in pythons.items():
+        cmd = [py, os.path.abspath(__file__), "--impl", impl, "--json", "-n", str(n)] + (["--quick"] if quick else [])
+        proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
+        figures = None
+        for line in reversed(proc.stdout.splitlines()):
+            if line.startswith("{"):
+                figures = json.loads(line)
+                break
+        if figures is None:
+            figures = {"impl": impl, "error": f"error: exit code {proc.returncode}: {proc.stderr.strip()[-300:]}"}
+        rows.append(figures)
+    if as_json:
+        for r in rows:
+            print(json.dumps(r, default=str))
+        return 0
+
+    def cell(r, key):
+        v = r.get(key)
+        return f"{v:,.0f}" if isinstance(v, (int, float)) else (r.get("error") or r.get(key.split("_")[0] + "_error")
+                                                                 or "n/a")
+
+    print(f"Coordination round trips from a synchronous client, median (p90) over {n} pairs "
+          f"(`python benchmarks/coordination.py -n {n}`)\n")
+    print("| implementation | lock acquire + release, µs | queue put + get, µs |")
+    print("|---|---|---|")
+    for r in rows:
+        label = f"xsched {r['version']}" if r.get("impl") == "xsched" and r.get("version") else (
+            r.get("version") or r.get("impl"))
+        print(f"| {label} | {cell(r, 'lock_acquire_release_us_median')} "
+              f"({cell(r, 'lock_acquire_release_us_p90')}) | {cell(r, 'queue_put_get_us_median')} "
+              f"({cell(r, 'queue_put_get_us_p90')}) |")
+    if "dask" not in pythons:
+        print("\n(dask.distributed: no .venv-dask/bin/python here; `make bench-env` creates it)")
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--impl", choices=("all", "xsched", "dask"), default="all")
+    p.add_argument("--json", action="store_true", help="print JSON lines (for run_all.py)")
+    p.add_argument("--quick", action="store_true", help="100 pairs: a smoke check of a few seconds")
+    p.add_argument("-n", type=int, default=None, help="pairs measured (default 1000, --quick 100)")
+    args = p.parse_args(argv)
+    n = args.n or (100 if args.quick else 1000)
+    if args.impl == "all":
+        return run_all(n, args.quick, args.json)
+    common.emit(measure(args.impl, n, args.quick), args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,205 @@
+"""Diagnostics on a real cluster: logs of the scheduler and workers, the task stream (and
+its context manager), has_what / processing, the story of a key, the stack of a running
+task, the sampling profiler, and a dump of the cluster's state read back from its file.
+
+The tests share one cluster of this module (``module_client``): the task stream and the
+views are cluster-wide, and other modules' work would show in them. Tasks are held on the
+workers with a file ``Gate``; nothing waits by sleeping."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import uuid
+
+import msgpack
+import pytest
+
+import xsched
+from tests.support.helpers import Gate, wait_until
+
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
+
+
+def inc(x):
+    return x + 1
+
+
+def fail(x):
+    raise ValueError(f"bad {x}")
+
+
+def log_warning(marker):
+    logging.getLogger("xsched.user").warning("task says %s", marker)
+    return marker
+
+
+def blocked_on(gate, value=None):
+    return gate.wait(value)
+
+
+def spin_until(path):
+    n = 0
+    while not os.path.exists(path):
+        n += 1
+    return n
+
+
+@pytest.fixture
+def gate(tmp_path):
+    g = Gate(tmp_path)
+    try:
+        yield g
+    finally:
+        g.open()  # never leave a task held on a shared worker
+
+
+def test_worker_and_scheduler_logs_hold_what_was_logged(module_client):
+    c = module_client
+    marker = uuid.uuid4().hex
+    assert c.submit(log_warning, marker).result(timeout=30) == marker
+    logs = c.get_worker_logs()
+    assert set(logs) == set(c.scheduler_info()["workers"])
+    hits = [(addr, level, m) for addr, records in logs.items() for level, m in records if marker in m]
+    assert len(hits) == 1 and hits[0][1] == "WARNING" and "xsched.user" in hits[0][2]
+    [addr] = [h[0] for h in hits]
+    assert c.get_worker_logs(n=1, workers=[addr])[addr][-1][1].endswith(f"task says {marker}")
+    assert c.get_worker_logs(workers=["no-such-worker"]) == {}
+
+    c.run_on_scheduler(lambda: logging.getLogger("xsched.test").error("scheduler note %s", marker))
+    level, message = c.get_scheduler_logs(n=1)[0]
+    assert level == "ERROR" and message.endswith(f"scheduler note {marker}")
+    assert c.get_scheduler_logs(n=0) == []
+
+
+def test_the_task_stream_records_exactly_the_tasks_run_inside_it(module_client):
+    c = module_client
+    before = c.submit(inc, -100)
+    before.result(timeout=30)
+    with xsched.get_task_stream(c) as ts:
+        futures = c.map(inc, range(6))
+        bad = c.submit(fail, 1)
+        assert c.gather(futures) == list(range(1, 7))
+        with pytest.raises(ValueError):
+            bad.result(timeout=30)
+    assert sorted(r["key"] for r in ts.data) == sorted([f.key for f in futures] + [bad.key])
+    workers = set(c.scheduler_info()["workers"])
+    for r in ts.data:
+        assert r["worker"] in workers and r["start"] <= r["stop"] and r["group"] in ("inc", "fail")
+        assert r["status"] == ("error" if r["key"] == bad.key else "memory")
+    after = c.submit(inc, 100)
+    after.result(timeout=30)
+    assert before.key not in {r["key"] for r in ts.data} and after.key not in {r["key"] for r in ts.data}
+
+    runs = c.get_task_stream()
+    assert {before.key, after.key, bad.key} <= {r["key"] for r in runs}
+    assert [r["key"] for r in c.get_task_stream(count=1)] == [after.key]
+    assert c.get_task_stream(start=runs[-1]["stop"] + 3600) == []  # (every run ended before that)
+    recent = c.get_task_stream(start="10 minutes")
+    assert after.key in {r["key"] for r in recent}
+
+
+def test_the_task_stream_context_manager_with_an_asynchronous_client(module_client):
+    import asyncio
+
+    async def main():
+        async with xsched.Client(module_client.cluster, asynchronous=True, set_as_default=False) as ac:
+            async with xsched.get_task_stream(ac) as ts:
+                assert await ac.submit(inc, 41) == 42
+            return ts.data
+
+    data = asyncio.run(main())
+    assert [r["group"] for r in data] == ["inc"]
+
+
+def test_has_what_and_processing(module_client, gate):
+    c = module_client
+    x = c.submit(inc, 1)
+    x.result(timeout=30)
+    [holder] = c.who_has(x)[x.key]
+    has_what = c.has_what()
+    assert set(has_what) == set(c.scheduler_info()["workers"]) and x.key in has_what[holder]
+    name = c.scheduler_info()["workers"][holder]["name"]
+    assert list(c.has_what(workers=[name])) == [holder]
+
+    held = c.submit(blocked_on, gate, 5, pure=False)
+    where = wait_until(lambda: [a for a, keys in c.processing().items() if held.key in keys],
+                       msg="the held task is processing")
+    assert c.processing(workers=where)[where[0]] == [held.key]
+    gate.open()
+    assert held.result(timeout=30) == 5
+    assert held.key not in {k for keys in c.processing().values() for k in keys}
+
+
+def test_the_story_of_a_key(module_client):
+    c = module_client
+    fut = c.submit(inc, 10)
+    assert fut.result(timeout=30) == 11
+    story = c.story(fut)
+    assert story and {key for key, *_ in story} == {fut.key}
+    steps = [(start, finish) for _, start, finish, _ in story]
+    assert steps[0] == ("new", "released") and steps[-1] == ("processing", "memory")
+    assert all(stimulus for *_, stimulus in story)
+    assert c.story(fut.key) == story and c.story("no-such-key") == []
+
+
+def test_call_stack_of_a_blocked_task_names_its_function(module_client, gate):
+    c = module_client
+    held = c.submit(blocked_on, gate, 1, pure=False)
+    stacks = wait_until(lambda: c.call_stack(held), msg="the held task is running")
+    [(addr, by_key)] = stacks.items()
+    assert list(by_key) == [held.key]
+    text = "".join(by_key[held.key])
+    assert "in blocked_on" in text and "in wait" in text and "helpers.py" in text
+    assert by_key[held.key][0].lstrip().startswith(f'File "{__file__}"')  # from the task's function down
+    assert held.key in c.call_stack()[addr]  # (every running task)
+    assert c.call_stack(keys=["no-such-key"]) == {}
+    gate.open()
+    assert held.result(timeout=30) == 1
+    assert c.call_stack(held) == {}
+
+
+def test_profile_counts_where_a_busy_task_spends_its_time(module_client, gate):
+    c = module_client
+    busy = c.submit(spin_until, gate.path, pure=False)
+    wait_until(lambda: c.call_stack(busy), msg="the busy task is running")
+    prof = c.profile(duration="0.3s", interval="5ms")
+    assert prof["samples"] >= 5
+    spin = [row for row in prof["counts"] if row["function"] == "spin_until"]
+    # the task's function is on every sample, at one of its lines
+    assert spin and spin[0]["file"] == __file__ and sum(r["count"] for r in spin) == prof["samples"]
+    assert sum(r["self"] for r in prof["counts"]) == prof["samples"]
+    gate.open()
+    assert busy.result(timeout=30) > 0
+    with pytest.raises(ValueError, match="duration"):
+        c.profile(duration="1h")
+
+
+@pytest.mark.parametrize("fmt", ["msgpack", "json"])
+def test_dump_cluster_state_round_trip(module_client, tmp_path, gate, fmt):
+    c = module_client
+    done = c.submit(inc, 20)
+    done.result(timeout=30)
+    held = c.submit(blocked_on, gate, pure=False)
+    wait_until(lambda: c.call_stack(held), msg="the held task is running")
+    path = c.dump_cluster_state(str(tmp_path / "dump"), format=fmt)
+    assert path == str(tmp_path / f"dump.{fmt}") and os.path.exists(path)
+    if fmt == "json":
+        with open(path) as f:
+            dump = json.load(f)
+    else:
+        with open(path, "rb") as f:
+            dump = msgpack.unpackb(f.read(), strict_map_key=False)
+    assert sorted(dump) == ["client", "scheduler", "time", "workers"] and dump["client"] == c.id
+    sched = dump["scheduler"]
+    assert sched["tasks"][done.key]["state"] == "memory" and sched["tasks"][held.key]["state"] == "processing"
+    assert any(e[0] == done.key and e[2] == "memory" for e in sched["transition_log"])
+    assert done.key in {r[0] for r in sched["task_stream"]["records"]}
+    assert set(dump["workers"]) == set(sched["info"]["workers"]) == set(c.scheduler_info()["workers"])
+    [runner] = [w for w in dump["workers"].values() if held.key in w["executing"]]
+    assert runner["tasks"][held.key] == "executing" and "metrics" in runner and "logs" in runner
+    gate.open()
+    held.result(timeout=30)
+    with pytest.raises(ValueError, match="format"):
+        c.dump_cluster_state(str(tmp_path / "x"), format="yaml")

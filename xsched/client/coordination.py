@@ -1,0 +1,634 @@
+"""Coordination primitives shared through the scheduler: Lock, Semaphore, Queue, Variable, Event.
+
+Each is a small handle on a named object the scheduler keeps (its ``coordination``
+extension): every handle of the same name, in the notebook or in any task, is the same
+lock, queue or event. A handle finds its client with ``get_client()`` -- inside a task
+that is the worker's client -- or takes ``client=``; it pickles by name, so handles travel
+into tasks as arguments::
+
+    notebook / task --lock-acquire {name, lease, timeout, worker}--> scheduler
+        <--reply when granted (or {acquired: false} when the timeout passed)--
+    a blocking call waits on the scheduler, not in a polling loop; the caller also
+    enforces its timeout locally (a lost reply cannot hang it), and a caller that gives
+    up sends a release of the lease it asked for, so no lease is granted to nobody.
+
+What the scheduler knows of the holders does the cleaning up: a lease held by a client
+or a worker that left the cluster is released at once (no lease timeouts), a queue's items
+and a variable's value stay while the scheduler runs (after the client that put them has
+gone), and futures in them are kept in memory until taken, replaced or deleted. Values are
+pickled here and never unpickled by the scheduler; a value must pickle to at most
+``MAX_SHARED_VALUE`` (1 MiB): larger data belongs on the workers (``client.scatter``).
+
+>>> from xsched import Lock, Semaphore, Queue, Variable, Event
+>>> Lock(name=3)
+Traceback (most recent call last):
+...
+TypeError: a Lock's name must be a string, not int 3
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import uuid
+
+from .. import task_context
+from ..comm import RemoteError
+from ..errors import SchedulerLostError
+from ..protocol import ops
+from ..protocol.messages import frame_nbytes, split_objects
+from ..protocol.schemas import MAX_NAME, MAX_SHARED_VALUE
+from ..protocol.serialize import dumps, loads
+from ..units import format_bytes, parse_timedelta
+from .client import get_client
+from .dual import sync_or_async
+from .future import binding_to, collecting_keys
+
+__all__ = ["Lock", "Semaphore", "Queue", "Variable", "Event"]
+
+#: Seconds a blocking call waits for the scheduler's answer beyond its own timeout before
+#: giving up locally (the scheduler answers at the timeout; this covers a lost reply).
+REPLY_GRACE = 30.0
+
+def _seconds(timeout, what: str) -> float | None:
+    """A timeout as seconds (numbers, "200ms", timedelta); None (or infinity) for none."""
+    if timeout is None:
+        return None
+    try:
+        seconds = parse_timedelta(timeout)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{what}: the timeout {timeout!r} is not a duration: {e}") from None
+    return None if seconds == math.inf else seconds
+
+
+def _here() -> dict:
+    """The worker this call runs on, inside a task: what it holds is released when that worker goes."""
+    worker = getattr(task_context.thread_state, "worker", None)
+    address = getattr(worker, "address", None)
+    return {"worker": address} if isinstance(address, str) else {}
+
+
+def _rebuild(cls, state: dict):
+    """Unpickling a handle (e.g. as a task's argument): the same name, the client found on first use."""
+    obj = cls.__new__(cls)
+    obj.__dict__.update(state)
+    obj._client = None
+    obj._local()
+    return obj
+
+
+class _Primitive:
+    """What every handle has: a kind, a name, a client, and one way to ask the scheduler."""
+
+    _kind = ""  # lock, semaphore, queue, variable, event
+
+    def __init__(self, name, client):
+        what = type(self).__name__
+        if name is None:
+            name = f"{self._kind}-{uuid.uuid4().hex}"
+        if not isinstance(name, str):
+            raise TypeError(f"a {what}'s name must be a string, not {type(name).__name__} {name!r}")
+        if not name or len(name) > MAX_NAME:
+            raise ValueError(f"a {what}'s name must be a non-empty string of at most {MAX_NAME} characters, "
+                             f"not one of {len(name)}")
+        self.name = name
+        self._client = client if client is not None else get_client()
+        self._local()
+
+    def _local(self) -> None:
+        """Set what this object alone holds (never pickled: a copy in a task holds nothing)."""
+
+    @property
+    def client(self):
+        """The client this handle talks through (found with ``get_client()`` if none was given).
+
+        >>> Lock("x").client               # doctest: +SKIP
+        <Client: 'tcp://127.0.0.1:8786' workers=2 threads=8 memory=16.00 GiB>
+        """
+        if self._client is None:
+            self._client = get_client()
+        return self._client
+
+    @property
+    def asynchronous(self) -> bool:
+        """Whether methods return awaitables (the client is asynchronous): then ``await`` them.
+
+        >>> lock = Lock("x", client=await Client(asynchronous=True))   # doctest: +SKIP
+        >>> lock.asynchronous, await lock.acquire()                    # doctest: +SKIP
+        (True, True)
+        """
+        return self.client.asynchronous
+
+    def _pickled_state(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k == "name" or k in self._PICKLED}
+
+    _PICKLED: tuple = ()
+
+    def __reduce__(self):
+        return (_rebuild, (type(self), self._pickled_state()))
+
+    def _what(self) -> str:
+        return f"{type(self).__name__} {self.name!r}"
+
+    async def _ask(self, header: dict, raw: dict | None = None, wait: float | None = None,
+                   waits: bool = False) -> tuple[dict, list]:
+        """Send a request; its reply. ``waits``: the scheduler may hold it up to ``wait`` seconds
+        (None: for ever), so the local deadline is ``wait`` plus ``REPLY_GRACE``."""
+        client = self.client
+        if client.status != "running" or client._conn is None:
+            raise SchedulerLostError(f"{self._what()}: its client is {client.status}; create a new Client")
+        deadline = None if waits and wait is None else (wait or 0.0) + REPLY_GRACE
+        try:
+            reply, payload = await client._conn.request(header, raw=raw, timeout=deadline)
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"{self._what()}: no answer from the scheduler within {deadline:g}s") from None
+        except RemoteError as e:
+            raise ValueError(f"{self._what()}: the scheduler refused the request: {e}") from None
+        refused = reply.get("refused")
+        if refused:
+            raise ValueError(refused if self.name in refused else f"{self._what()}: {refused}")
+        return reply, payload
+
+    def _pack(self, value) -> tuple[list, list]:
+        """(frames, keys of the futures in it) of a value to store, refused when too large."""
+        with collecting_keys() as keys:
+            frames = dumps(value)
+        size = sum(frame_nbytes(f) for f in frames)
+        if size > MAX_SHARED_VALUE:
+            how = "put" if self._kind == "queue" else "set"
+            raise ValueError(
+                f"{self._what()}: the value pickles to {size:,} bytes ({format_bytes(size)}), more than the "
+                f"{MAX_SHARED_VALUE:,} bytes ({format_bytes(MAX_SHARED_VALUE)}) a {type(self).__name__} holds. "
+                "It holds futures and small values: put large data on the workers and share its future, "
+                f"future = client.scatter(value); {self._kind}.{how}(future)")
+        return frames, sorted(set(keys))
+
+    def _unpack(self, reply: dict, payload: list) -> list:
+        """The values a reply carries, their futures bound to this handle's client."""
+        objects = split_objects(reply, payload)
+        with binding_to(self.client):
+            return [loads(objects[f"item{i}"]) for i in range(int(reply.get("n", 0)))]
+
+
+# ----------------------------------------------------------------------------- Lock
+class Lock(_Primitive):
+    """A lock shared by every client and task of the cluster, by name.
+
+    ``Lock(name=None, client=None)``: the same name is the same lock everywhere (None makes
+    a unique one; pass the object itself into tasks). Not re-entrant. A lock whose holder's
+    client or worker leaves the cluster (closed, crashed, killed) is released by the
+    scheduler, so a dead task never keeps it.
+
+    >>> from xsched import Client, Lock
+    >>> client = Client()                                     # doctest: +SKIP
+    >>> lock = Lock("output-file")                            # doctest: +SKIP
+    >>> def append(line, lock):
+    ...     with lock:                                        # one task at a time
+    ...         with open("out.txt", "a") as f:
+    ...             f.write(line + "\\n")
+    >>> client.gather(client.map(append, ["a", "b"], lock=lock))   # doctest: +SKIP
+    [None, None]
+    """
+
+    _kind = "lock"
+
+    def __init__(self, name: str | None = None, client=None):
+        super().__init__(name, client)
+
+    def _local(self) -> None:
+        self._lease: str | None = None
+
+    def __repr__(self) -> str:
+        return f"<Lock {self.name!r} {'held by this object' if self._lease else 'not held by this object'}>"
+
+    @sync_or_async
+    def acquire(self, blocking: bool = True, timeout=None):
+        """Take the lock: True once held; False when it is not free in time.
+
+        ``blocking=False`` does not wait at all; ``timeout`` (seconds, or a duration such
+        as ``"200ms"``) waits at most that long. Without either it waits as long as it takes.
+
+        >>> lock = Lock("resource")                   # doctest: +SKIP
+        >>> lock.acquire(timeout=5)                   # doctest: +SKIP
+        True
+        >>> Lock("resource").acquire(blocking=False)  # doctest: +SKIP
+        False
+        >>> lock.release()                            # doctest: +SKIP
+        """
+        wait = _acquire_wait(self, blocking, timeout)
+        return self._take(wait, _here())
+
+    async def _take(self, wait, where) -> bool:
+        lease = uuid.uuid4().hex
+        header = {"op": ops.LOCK_ACQUIRE, "name": self.name, "lease": lease, "timeout": wait, **where}
+        granted = await _acquire_lease(self, header, ops.LOCK_RELEASE, wait)
+        if granted:
+            self._lease = lease
+        return granted
+
+    @sync_or_async
+    def release(self) -> None:
+        """Let the lock go. Raises ValueError if this object does not hold it.
+
+        >>> lock = Lock("resource"); lock.acquire()   # doctest: +SKIP
+        True
+        >>> lock.release()                            # doctest: +SKIP
+        >>> lock.release()                            # doctest: +SKIP
+        Traceback (most recent call last):
+        ...
+        ValueError: Lock 'resource' is not held by this Lock object: ...
+        """
+        lease, self._lease = self._lease, None
+        if lease is None:
+            raise ValueError(f"{self._what()} is not held by this Lock object: release() only after a successful "
+                             "acquire() on the same object")
+        return self._give_back(lease)
+
+    async def _give_back(self, lease: str) -> None:
+        reply, _ = await self._ask({"op": ops.LOCK_RELEASE, "name": self.name, "lease": lease})
+        if not reply.get("released"):
+            raise ValueError(reply.get("error") or f"{self._what()} is not held under this lease")
+
+    def locked(self) -> bool:
+        """Whether this object holds the lock (as far as it knows).
+
+        >>> Lock("resource").locked()   # doctest: +SKIP
+        False
+        """
+        return self._lease is not None
+
+    def __enter__(self):
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+    async def __aenter__(self):
+        await self._take(None, _here())
+        return self
+
+    async def __aexit__(self, *exc):
+        lease, self._lease = self._lease, None
+        if lease is None:
+            raise ValueError(f"{self._what()} is not held by this Lock object")
+        await self._give_back(lease)
+
+
+def _acquire_wait(obj, blocking, timeout) -> float | None:
+    if not isinstance(blocking, bool):
+        raise TypeError(f"{obj._what()}: blocking must be True or False, not {blocking!r}")
+    wait = _seconds(timeout, f"{obj._what()}.acquire")
+    if not blocking:
+        if wait is not None:
+            raise ValueError(f"{obj._what()}: a timeout makes no sense with blocking=False (it does not wait)")
+        wait = 0.0
+    return wait
+
+
+async def _acquire_lease(obj, header: dict, release_op: str, wait) -> bool:
+    """Ask for a lease; if this call gives up (local deadline, cancellation) release it unseen."""
+    try:
+        reply, _ = await obj._ask(header, wait=wait, waits=True)
+    except (TimeoutError, asyncio.CancelledError):
+        conn = obj.client._conn
+        if conn is not None and not conn.closed:  # (a grant on its way must not be kept by nobody)
+            try:
+                conn.send({"op": release_op, "name": obj.name, "lease": header["lease"], "abandon": True})
+            except Exception:  # noqa: BLE001 - the connection is going: the scheduler then releases it anyway
+                pass
+        raise
+    return bool(reply.get("acquired"))
+
+
+# ----------------------------------------------------------------------------- Semaphore
+class Semaphore(_Primitive):
+    """At most ``max_leases`` holders at a time, across the cluster, by name.
+
+    ``Semaphore(max_leases=1, name=None, client=None)``: limit how many tasks use a
+    resource at once (a database, a licence, a disk). Every handle of a name must give the
+    same ``max_leases``. Leases held by a client or worker that leaves the cluster are
+    released by the scheduler at once.
+
+    >>> from xsched import Semaphore
+    >>> sem = Semaphore(max_leases=2, name="database")     # doctest: +SKIP
+    >>> def query(i, sem):
+    ...     with sem:                                       # at most two at a time
+    ...         return i * 2
+    >>> client.gather(client.map(query, range(10), sem=sem))   # doctest: +SKIP
+    [0, 2, 4, 6, 8, 10, 12, 14, 16, 18]
+    """
+
+    _kind = "semaphore"
+    _PICKLED = ("max_leases",)
+
+    def __init__(self, max_leases: int = 1, name: str | None = None, client=None):
+        if not isinstance(max_leases, int) or isinstance(max_leases, bool) or not 1 <= max_leases < 2**31:
+            raise ValueError(f"Semaphore: max_leases must be an integer >= 1, not {max_leases!r}")
+        self.max_leases = max_leases
+        super().__init__(name, client)
+
+    def _local(self) -> None:
+        self._leases: list[str] = []
+
+    def __repr__(self) -> str:
+        return f"<Semaphore {self.name!r} max_leases={self.max_leases} held by this object: {len(self._leases)}>"
+
+    @sync_or_async
+    def acquire(self, timeout=None, blocking: bool = True):
+        """Take a lease: True once held; False when none is free in time.
+
+        >>> sem = Semaphore(2, name="database")   # doctest: +SKIP
+        >>> sem.acquire(timeout="1s")              # doctest: +SKIP
+        True
+        >>> sem.release()                          # doctest: +SKIP
+        True
+        """
+        wait = _acquire_wait(self, blocking, timeout)
+        return self._take(wait, _here())
+
+    async def _take(self, wait, where) -> bool:
+        lease = uuid.uuid4().hex
+        header = {"op": ops.SEMAPHORE_ACQUIRE, "name": self.name, "lease": lease, "max_leases": self.max_leases,
+                  "timeout": wait, **where}
+        granted = await _acquire_lease(self, header, ops.SEMAPHORE_RELEASE, wait)
+        if granted:
+            self._leases.append(lease)
+        return granted
+
+    @sync_or_async
+    def release(self) -> bool:
+        """Give back a lease this object holds. Raises RuntimeError if it holds none.
+
+        >>> Semaphore(2, name="database").release()   # doctest: +SKIP
+        Traceback (most recent call last):
+        ...
+        RuntimeError: Semaphore 'database' was released more often than acquired: ...
+        """
+        try:
+            lease = self._leases.pop()
+        except IndexError:
+            raise RuntimeError(f"{self._what()} was released more often than acquired: this Semaphore object "
+                               "holds no lease") from None
+        return self._give_back(lease)
+
+    async def _give_back(self, lease: str) -> bool:
+        reply, _ = await self._ask({"op": ops.SEMAPHORE_RELEASE, "name": self.name, "lease": lease})
+        if not reply.get("released"):
+            raise RuntimeError(reply.get("error") or f"{self._what()} is not held under this lease")
+        return True
+
+    @sync_or_async
+    async def get_value(self) -> int:
+        """How many leases are held now, by anyone.
+
+        >>> Semaphore(2, name="database").get_value()   # doctest: +SKIP
+        0
+        """
+        reply, _ = await self._ask({"op": ops.SEMAPHORE_VALUE, "name": self.name})
+        return int(reply["value"])
+
+    def __enter__(self):
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+    async def __aenter__(self):
+        await self._take(None, _here())
+        return self
+
+    async def __aexit__(self, *exc):
+        if not self._leases:
+            raise RuntimeError(f"{self._what()} was released more often than acquired")
+        await self._give_back(self._leases.pop())
+
+
+# ----------------------------------------------------------------------------- Queue
+class Queue(_Primitive):
+    """A first-in first-out queue of futures and small values, shared by name.
+
+    ``Queue(name=None, client=None, maxsize=0)``: any client or task may put and get;
+    ``maxsize`` > 0 makes ``put`` wait while the queue is full. Items stay on the scheduler
+    after the client that put them leaves; futures in them keep their data in memory until
+    taken. Values must pickle to at most 1 MiB: scatter larger data and put its future.
+
+    >>> from xsched import Queue
+    >>> q = Queue("results")                  # doctest: +SKIP
+    >>> def produce(n, q):
+    ...     for i in range(n):
+    ...         q.put(i * i)
+    >>> f = client.submit(produce, 3, q)      # doctest: +SKIP
+    >>> [q.get(timeout=10) for _ in range(3)]   # doctest: +SKIP
+    [0, 1, 4]
+    """
+
+    _kind = "queue"
+    _PICKLED = ("maxsize",)
+
+    def __init__(self, name: str | None = None, client=None, maxsize: int = 0):
+        if not isinstance(maxsize, int) or isinstance(maxsize, bool) or not 0 <= maxsize < 2**31:
+            raise ValueError(f"Queue: maxsize must be an integer >= 0 (0: no limit), not {maxsize!r}")
+        super().__init__(name, client)
+        self.maxsize = maxsize
+
+    def __repr__(self) -> str:
+        return f"<Queue {self.name!r}{f' maxsize={self.maxsize}' if self.maxsize else ''}>"
+
+    @sync_or_async
+    def put(self, value, timeout=None) -> None:
+        """Add ``value`` (a future, or a small picklable value) at the end of the queue.
+
+        With ``maxsize`` set, waits while the queue is full: at most ``timeout`` seconds,
+        then raises TimeoutError.
+
+        >>> q = Queue("results")                        # doctest: +SKIP
+        >>> q.put(client.submit(sum, [1, 2]))           # doctest: +SKIP
+        >>> q.put({"step": 1})                          # doctest: +SKIP
+        """
+        wait = _seconds(timeout, f"{self._what()}.put")
+        frames, keys = self._pack(value)
+        return self._put(frames, keys, wait, _here())
+
+    async def _put(self, frames, keys, wait, where) -> None:
+        header = {"op": ops.QUEUE_PUT, "name": self.name, "maxsize": self.maxsize, "keys": keys, "timeout": wait,
+                  **where}
+        reply, _ = await self._ask(header, raw={"data": frames}, wait=wait, waits=True)
+        if reply.get("timed_out"):
+            raise TimeoutError(f"{self._what()} stayed full for {wait:g}s: nothing was put")
+
+    @sync_or_async
+    def get(self, timeout=None, batch=False):
+        """The next item (waiting for one), or several: ``batch=True`` takes all there are
+        now (a list, maybe empty, without waiting); ``batch=n`` waits for ``n`` and returns
+        them as a list. Raises TimeoutError after ``timeout`` seconds without enough items.
+
+        >>> q = Queue("results")              # doctest: +SKIP
+        >>> q.put(1); q.put(2); q.put(3)      # doctest: +SKIP
+        >>> q.get(timeout=1)                  # doctest: +SKIP
+        1
+        >>> q.get(batch=True)                 # doctest: +SKIP
+        [2, 3]
+        """
+        wait = _seconds(timeout, f"{self._what()}.get")
+        if not (batch is True or batch is False or (isinstance(batch, int) and batch >= 1)):
+            raise ValueError(f"{self._what()}.get: batch must be False, True or an integer >= 1, not {batch!r}")
+        return self._get(wait, batch, _here())
+
+    async def _get(self, wait, batch, where):
+        header = {"op": ops.QUEUE_GET, "name": self.name, "maxsize": self.maxsize, "timeout": wait, **where}
+        if batch is not False:
+            header["batch"] = batch
+        reply, payload = await self._ask(header, wait=wait, waits=batch is not True)
+        if reply.get("timed_out"):
+            need = "an item" if batch is False else f"{batch} items"
+            raise TimeoutError(f"{self._what()}: no {need} within {wait:g}s")
+        values = self._unpack(reply, payload)
+        return values if batch is not False else values[0]
+
+    @sync_or_async
+    async def qsize(self) -> int:
+        """How many items wait in the queue now.
+
+        >>> Queue("results").qsize()   # doctest: +SKIP
+        0
+        """
+        reply, _ = await self._ask({"op": ops.QUEUE_SIZE, "name": self.name})
+        return int(reply["size"])
+
+
+# ----------------------------------------------------------------------------- Variable
+class Variable(_Primitive):
+    """One shared value (a future, or a small picklable value), by name.
+
+    ``Variable(name=None, client=None)``: ``set`` replaces the value, ``get`` reads it
+    (waiting until there is one). A future set here keeps its data in memory until the
+    value is replaced or deleted, even after the client that set it leaves. A stop flag
+    for a long-running task is the classic use.
+
+    >>> from xsched import Variable
+    >>> stop = Variable("stop")                     # doctest: +SKIP
+    >>> stop.set(False)                             # doctest: +SKIP
+    >>> def loop(stop):
+    ...     n = 0
+    ...     while not stop.get():
+    ...         n += 1
+    ...     return n
+    >>> f = client.submit(loop, stop)               # doctest: +SKIP
+    >>> stop.set(True)                              # doctest: +SKIP
+    """
+
+    _kind = "variable"
+
+    def __init__(self, name: str | None = None, client=None):
+        super().__init__(name, client)
+
+    def __repr__(self) -> str:
+        return f"<Variable {self.name!r}>"
+
+    @sync_or_async
+    def set(self, value) -> None:
+        """Replace the value (a future, or a small picklable value).
+
+        >>> v = Variable("x")                       # doctest: +SKIP
+        >>> v.set(client.scatter([1, 2, 3]))        # doctest: +SKIP
+        >>> v.get().result()                        # doctest: +SKIP
+        [1, 2, 3]
+        """
+        frames, keys = self._pack(value)
+        return self._set(frames, keys)
+
+    async def _set(self, frames, keys) -> None:
+        await self._ask({"op": ops.VARIABLE_SET, "name": self.name, "keys": keys}, raw={"data": frames})
+
+    @sync_or_async
+    def get(self, timeout=None):
+        """The value, waiting until one is set: at most ``timeout`` seconds, then TimeoutError.
+
+        >>> Variable("x").get(timeout=1)            # doctest: +SKIP
+        """
+        wait = _seconds(timeout, f"{self._what()}.get")
+        return self._get(wait, _here())
+
+    async def _get(self, wait, where):
+        reply, payload = await self._ask({"op": ops.VARIABLE_GET, "name": self.name, "timeout": wait, **where},
+                                         wait=wait, waits=True)
+        if reply.get("timed_out"):
+            raise TimeoutError(f"{self._what()} was not set within {wait:g}s")
+        return self._unpack(reply, payload)[0]
+
+    @sync_or_async
+    async def delete(self) -> None:
+        """Forget the value (its futures' data is freed unless someone else holds them).
+
+        >>> Variable("x").delete()                  # doctest: +SKIP
+        """
+        await self._ask({"op": ops.VARIABLE_DELETE, "name": self.name})
+
+
+# ----------------------------------------------------------------------------- Event
+class Event(_Primitive):
+    """A flag shared by name: tasks ``wait()`` until someone ``set()``s it.
+
+    ``Event(name=None, client=None)``; it starts cleared.
+
+    >>> from xsched import Event
+    >>> go = Event("go")                                        # doctest: +SKIP
+    >>> def work(i, go):
+    ...     go.wait()                                           # until the notebook says go
+    ...     return i
+    >>> futures = client.map(work, range(4), go=go)             # doctest: +SKIP
+    >>> go.set()                                                # doctest: +SKIP
+    >>> client.gather(futures)                                  # doctest: +SKIP
+    [0, 1, 2, 3]
+    """
+
+    _kind = "event"
+
+    def __init__(self, name: str | None = None, client=None):
+        super().__init__(name, client)
+
+    def __repr__(self) -> str:
+        return f"<Event {self.name!r}>"
+
+    @sync_or_async
+    async def set(self) -> None:
+        """Set the flag: every waiter wakes, and later waits return at once.
+
+        >>> Event("go").set()          # doctest: +SKIP
+        """
+        await self._ask({"op": ops.EVENT_SET, "name": self.name})
+
+    @sync_or_async
+    async def clear(self) -> None:
+        """Clear the flag: later waits wait again.
+
+        >>> Event("go").clear()        # doctest: +SKIP
+        """
+        await self._ask({"op": ops.EVENT_CLEAR, "name": self.name})
+
+    @sync_or_async
+    async def is_set(self) -> bool:
+        """Whether the flag is set now.
+
+        >>> Event("go").is_set()       # doctest: +SKIP
+        False
+        """
+        reply, _ = await self._ask({"op": ops.EVENT_IS_SET, "name": self.name})
+        return bool(reply["set"])
+
+    @sync_or_async
+    def wait(self, timeout=None):
+        """Wait until the flag is set: True; False if ``timeout`` seconds passed first.
+
+        >>> Event("go").wait(timeout=0.5)   # doctest: +SKIP
+        False
+        """
+        wait = _seconds(timeout, f"{self._what()}.wait")
+        return self._wait(wait, _here())
+
+    async def _wait(self, wait, where) -> bool:
+        reply, _ = await self._ask({"op": ops.EVENT_WAIT, "name": self.name, "timeout": wait, **where},
+                                   wait=wait, waits=True)
+        return bool(reply.get("set"))

@@ -1,0 +1,692 @@
+"""Logs, events and diagnostics from a client: what the cluster did, and what it is doing now.
+
+A mixin of ``Client`` (``client.py``), and the functions tasks call (``xsched.log_event``,
+``xsched.print``, ``xsched.warn``) with the ``xsched.get_task_stream`` context manager::
+
+    events (the scheduler's ``events`` extension):
+      xsched.log_event(topic, msg) in a task -> worker --log-event--> scheduler (kept, bounded)
+      client.log_event / xsched.log_event outside a task --log-event--> scheduler
+      client.get_events(topic) --get-events--> [(time, msg), ...]
+      client.subscribe_topic(topic, handler) --subscribe-topic--> ... scheduler --event-->
+          _op_event on the client's loop -> handler((time, msg))
+      xsched.print(...) / xsched.warn(...) in a task -> topic "print" / "warn" naming the key
+          -> the scheduler sends it to the clients that want that key -> _op_event writes it
+          to this process's stdout/stderr or issues the warning (before the task's result
+          arrives: the worker sends events ahead of task outcomes)
+    logs: get_scheduler_logs(n) --get-logs--> scheduler; get_worker_logs(n) --get-logs--> workers
+    the scheduler's ``diagnostics`` extension: get_task_stream, has_what, processing, story
+    the workers, asked directly: call_stack (--call-stack-->), profile (--profile-->)
+    dump_cluster_state(filename): --dump-state--> scheduler and every worker, written to a file
+
+The client's handler of the scheduler's ``event`` op is this mixin's: ``__init_subclass__``
+adds ``_MIXIN_SCHEDULER_OPS`` to the ``_SCHEDULER_OPS`` table of the class built on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import datetime
+import inspect
+import json
+import logging
+import os
+import sys
+import time
+import warnings
+from collections import Counter
+
+import msgpack
+
+from .. import hooks, task_context
+from ..keys import key_split
+from ..protocol import ops
+from ..units import parse_timedelta
+from .dual import blocking, sync_or_async
+from .future import Future, collect_futures
+
+logger = logging.getLogger("xsched.client")
+
+__all__ = ["DiagnosticsMixin", "log_event", "print", "warn", "get_task_stream", "TaskStream"]
+
+#: the fields of a task-stream record (the scheduler's diagnostics extension sends them in this order)
+TASK_STREAM_FIELDS = ("key", "worker", "start", "stop", "status", "nbytes")
+
+
+# ---------------------------------------------------------------------- what tasks call
+def _check_event(topic, msg) -> None:
+    """In the caller's thread: a topic (or list of topics) and a message msgpack can carry."""
+    topics = [topic] if isinstance(topic, str) else topic
+    if not isinstance(topics, (list, tuple)) or not topics or not all(isinstance(t, str) and t for t in topics):
+        raise TypeError(f"an event's topic must be a non-empty string (or a list of them), not {topic!r}")
+    try:
+        msgpack.packb(msg, use_bin_type=True)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise TypeError(f"an event's message must be made of what msgpack carries (numbers, strings, bytes, "
+                        f"lists, dicts, None), not {type(msg).__name__}: {e}") from None
+
+
+def _running_task():
+    """(worker, key) of the task running in this thread, or (None, None)."""
+    worker, key = getattr(task_context.thread_state, "worker", None), task_context.current_key()
+    if worker is None or key is None or getattr(worker, "status", None) != "running":
+        return None, None
+    return worker, key
+
+
+def log_event(topic, msg):
+    """Record ``msg`` under ``topic`` on the scheduler, from a task or from the client.
+
+    ``topic`` is a string (or a list of strings: the event goes under each); ``msg``
+    anything msgpack carries (numbers, strings, bytes, lists, dicts). The scheduler keeps
+    the last events of each topic (``client.get_events``) and pushes each one to the
+    clients subscribed to its topic (``client.subscribe_topic``). Inside a task it goes
+    through the worker, without a client; outside, through the default client.
+
+    >>> import xsched
+    >>> def train(step):
+    ...     loss = 1 / (step + 1)
+    ...     xsched.log_event("training", {"step": step, "loss": loss})
+    ...     return loss
+    >>> futures = client.map(train, range(3))              # doctest: +SKIP
+    >>> _ = client.gather(futures)                          # doctest: +SKIP
+    >>> [msg["step"] for _, msg in client.get_events("training")]   # doctest: +SKIP
+    [0, 1, 2]
+    """
+    _check_event(topic, msg)
+    worker, _ = _running_task()
+    if worker is not None:
+        for t in [topic] if isinstance(topic, str) else topic:
+            worker._log_event(t, msg)
+        return None
+    return hooks.get_client().log_event(topic, msg)
+
+
+def print(*args, sep=" ", end="\n", file=None, flush=False):  # noqa: A001 - xsched.print, like dask's
+    """``print`` that shows in the notebook of the client waiting for the task.
+
+    Inside a task, the text goes to the worker's own output as usual *and* to the
+    clients that want the task's result (every client, if none does), which write it to
+    their stdout (stderr for ``file=sys.stderr``): in a notebook it shows in the cell that
+    waits for the task. Outside a task it is the builtin ``print``. Printing to other
+    files stays on the worker.
+
+    >>> import xsched
+    >>> def work(x):
+    ...     xsched.print("working on", x)
+    ...     return x + 1
+    >>> client.submit(work, 1).result()    # doctest: +SKIP
+    working on 1
+    2
+    >>> xsched.print("outside a task it is the builtin print")
+    outside a task it is the builtin print
+    """
+    builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
+    worker, key = _running_task()
+    if worker is None:
+        return
+    stream = "stdout" if file is None or file is sys.stdout else "stderr" if file is sys.stderr else None
+    if stream is None:
+        return
+    text = (" " if sep is None else str(sep)).join(map(str, args)) + ("\n" if end is None else str(end))
+    worker._log_event("print", {"key": key, "worker": worker.address, "text": text, "file": stream})
+
+
+def warn(message, category=None, stacklevel: int = 1, source=None) -> None:
+    """``warnings.warn`` that shows in the notebook of the client waiting for the task.
+
+    Inside a task the warning is issued on the worker as usual *and* in the clients that
+    want the task's result (every client, if none does), naming the task. The category
+    travels by name: the client uses it when it has that class (a builtin warning, or one
+    of a module it imported), else ``UserWarning``. Outside a task it is
+    ``warnings.warn``.
+
+    >>> import xsched
+    >>> def risky(x):
+    ...     if x < 0:
+    ...         xsched.warn(f"negative input {x}; using 0", RuntimeWarning)
+    ...     return max(x, 0)
+    >>> client.submit(risky, -1).result()    # doctest: +SKIP
+    <task risky-...>:0: RuntimeWarning: negative input -1; using 0
+    0
+    """
+    if isinstance(message, Warning):
+        category = type(message)
+    category = category or UserWarning
+    warnings.warn(message, category, stacklevel=stacklevel + 1, source=source)
+    worker, key = _running_task()
+    if worker is None:
+        return
+    worker._log_event("warn", {"key": key, "worker": worker.address, "message": str(message),
+                               "category": f"{category.__module__}.{category.__qualname__}"})
+
+
+def _warning_category(name) -> type:
+    """The warning class named ``module.qualname``, from a module this process has imported
+    (nothing is imported for it); ``UserWarning`` otherwise.
+
+    >>> _warning_category("builtins.RuntimeWarning"), _warning_category("no.such.Warning")
+    (<class 'RuntimeWarning'>, <class 'UserWarning'>)
+    """
+    if not isinstance(name, str):
+        return UserWarning
+    parts = name.split(".")
+    for cut in range(len(parts) - 1, 0, -1):  # module a.b, class C.D: try a.b.C / D, then a.b / C.D, ...
+        obj = sys.modules.get(".".join(parts[:cut]))
+        for part in parts[cut:]:
+            obj = getattr(obj, part, None)
+        if isinstance(obj, type) and issubclass(obj, Warning):
+            return obj
+    return UserWarning
+
+
+def _show_print(msg) -> None:
+    if isinstance(msg, dict) and isinstance(msg.get("text"), str):
+        stream = sys.stderr if msg.get("file") == "stderr" else sys.stdout
+        stream.write(msg["text"])
+        stream.flush()
+
+
+def _show_warning(msg) -> None:
+    if not isinstance(msg, dict):
+        return
+    where = f"<task {msg.get('key')}>"
+    warnings.warn_explicit(str(msg.get("message", "")), _warning_category(msg.get("category")), where, 0,
+                           module=where)
+
+
+# ---------------------------------------------------------------------- the task stream
+def _moment(t, what: str) -> float | None:
+    """Seconds since the epoch from a number, a datetime, a timedelta or a duration string
+    (both meaning that long ago), or None."""
+    if t is None:
+        return None
+    if isinstance(t, datetime.datetime):
+        return t.timestamp()
+    if isinstance(t, datetime.timedelta):
+        return time.time() - t.total_seconds()
+    if isinstance(t, str):
+        return time.time() - parse_timedelta(t)
+    if isinstance(t, (int, float)) and not isinstance(t, bool):
+        return float(t)
+    raise TypeError(f"{what}= takes seconds since the epoch, a datetime, a timedelta or a duration like '30s' "
+                    f"(that long ago), not {type(t).__name__}")
+
+
+def _records(rows: list) -> list[dict]:
+    out = []
+    for row in rows:
+        record = dict(zip(TASK_STREAM_FIELDS, row))
+        record["group"] = key_split(record["key"])
+        out.append(record)
+    return out
+
+
+class TaskStream:
+    """Records the tasks that run while it is open: ``with get_task_stream() as ts: ...``;
+    then ``ts.data`` holds their records (see ``Client.get_task_stream``).
+
+    The scheduler numbers the runs the workers report; entering notes the number reached,
+    leaving fetches every run reported since. Wait for the work inside the block (its
+    runs are reported when they end). ``async with`` for an asynchronous client.
+    """
+
+    def __init__(self, client=None):
+        self.client = client
+        self.data: list[dict] = []
+        self._since: int | None = None
+
+    def __repr__(self) -> str:
+        return f"<TaskStream: {len(self.data)} task runs>"
+
+    def _sync_client(self):
+        client = self.client if self.client is not None else hooks.get_client()
+        if client.asynchronous:
+            raise TypeError("an asynchronous client records a task stream with `async with get_task_stream(...)`")
+        self.client = client
+        return client
+
+    def __enter__(self) -> "TaskStream":
+        client = self._sync_client()
+        _, self._since = client._sync(client._task_stream(count=0))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        client = self._sync_client()
+        rows, _ = client._sync(client._task_stream(since=self._since))
+        self.data.extend(_records(rows))
+
+    async def __aenter__(self) -> "TaskStream":
+        self.client = self.client if self.client is not None else hooks.get_client()
+        _, self._since = await self.client._task_stream(count=0)
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        rows, _ = await self.client._task_stream(since=self._since)
+        self.data.extend(_records(rows))
+
+
+def get_task_stream(client=None) -> TaskStream:
+    """A context manager recording the tasks that run inside it (``ts.data`` afterwards).
+
+    Each record is a dict: ``key``, ``group``, ``worker``, ``start`` and ``stop`` (seconds
+    since the epoch, on the worker's clock), ``status`` (``memory`` or ``error``) and
+    ``nbytes`` of the result. ``client``: the default client when None.
+
+    >>> from xsched import get_task_stream
+    >>> with get_task_stream() as ts:                                  # doctest: +SKIP
+    ...     client.gather(client.map(lambda x: x * 2, range(4)))
+    >>> len(ts.data), sorted(ts.data[0])                                 # doctest: +SKIP
+    (4, ['group', 'key', 'nbytes', 'start', 'status', 'stop', 'worker'])
+    """
+    return TaskStream(client)
+
+
+# ---------------------------------------------------------------------- the mixin
+class DiagnosticsMixin:
+    """Events, logs, the task stream, who holds and runs what, stories, stacks, profiles, dumps."""
+
+    # ------------------------------------------------------------------ the scheduler's event op
+    def _op_event(self, h: dict, payload: list) -> None:
+        """(On the client's loop) an event of a subscribed topic, or a task's print/warn for us."""
+        topic, msg = h.get("topic"), h.get("msg")
+        handler = self._topic_handlers().get(topic)
+        if handler is None:
+            if topic == "print":
+                _show_print(msg)
+            elif topic == "warn":
+                _show_warning(msg)
+            return
+        try:
+            result = handler((h.get("time"), msg))
+            if inspect.isawaitable(result):
+                asyncio.ensure_future(result)
+        except Exception:  # a user's handler never breaks the client's connection
+            logger.exception("the handler of topic %r failed on an event", topic)
+
+    #: the scheduler's ops this mixin handles, added to the client's table (``__init_subclass__``)
+    _MIXIN_SCHEDULER_OPS = {ops.EVENT: _op_event}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        table = cls.__dict__.get("_SCHEDULER_OPS")
+        if table is not None:
+            both = set(table) & set(DiagnosticsMixin._MIXIN_SCHEDULER_OPS)
+            if both:
+                raise TypeError(f"{cls.__name__}._SCHEDULER_OPS handles {sorted(both)}, which DiagnosticsMixin "
+                                "handles already")
+            cls._SCHEDULER_OPS = {**table, **DiagnosticsMixin._MIXIN_SCHEDULER_OPS}
+
+    def _topic_handlers(self) -> dict:
+        """topic -> handler of this client (made on first use)."""
+        handlers = self.__dict__.get("_topic_handler_table")
+        if handlers is None:
+            handlers = self.__dict__.setdefault("_topic_handler_table", {})
+        return handlers
+
+    # ------------------------------------------------------------------ events
+    @sync_or_async
+    def log_event(self, topic, msg) -> None:
+        """Record ``msg`` under ``topic`` on the scheduler (see ``xsched.log_event``).
+
+        >>> client.log_event("deployments", {"model": "v2", "by": "me"})   # doctest: +SKIP
+        >>> client.get_events("deployments")                                # doctest: +SKIP
+        [(1733150000.1, {'model': 'v2', 'by': 'me'})]
+        """
+        _check_event(topic, msg)
+        return self._send_event(topic, msg)
+
+    async def _send_event(self, topic, msg) -> None:
+        await self._conn.request({"op": ops.LOG_EVENT, "topic": topic, "msg": msg}, timeout=self._timeout)
+
+    @sync_or_async
+    async def get_events(self, topic: str | None = None):
+        """The events the scheduler keeps: ``[(time, msg), ...]`` for ``topic``, oldest first,
+        or ``{topic: [(time, msg), ...]}`` for every topic when ``topic`` is None.
+
+        The scheduler keeps the last 1,000 events of each topic (and at most 1,000 topics,
+        64 MiB of messages).
+
+        >>> client.log_event("notes", "started")     # doctest: +SKIP
+        >>> client.get_events("notes")               # doctest: +SKIP
+        [(1733150000.1, 'started')]
+        >>> sorted(client.get_events())              # doctest: +SKIP
+        ['notes']
+        """
+        if topic is not None and not isinstance(topic, str):
+            raise TypeError(f"get_events(topic) takes a topic string or None, not {type(topic).__name__}")
+        reply, _ = await self._conn.request({"op": ops.GET_EVENTS, "topic": topic}, timeout=self._timeout)
+        events = reply["events"]
+        if topic is not None:
+            return [tuple(ev) for ev in events]
+        return {t: [tuple(ev) for ev in evs] for t, evs in events.items()}
+
+    @sync_or_async
+    def subscribe_topic(self, topic: str, handler) -> None:
+        """Call ``handler((time, msg))`` in this process for each new event of ``topic``.
+
+        The scheduler pushes the events as they come; the handler runs on the client's
+        event loop (keep it short; an ``async def`` handler is scheduled there). One handler
+        per topic: subscribing again replaces it. A handler for ``"print"`` or ``"warn"``
+        replaces the client's own writing of tasks' ``xsched.print`` / ``xsched.warn``.
+
+        >>> seen = []
+        >>> client.subscribe_topic("training", seen.append)          # doctest: +SKIP
+        >>> client.submit(lambda: xsched.log_event("training", 1)).result()   # doctest: +SKIP
+        >>> seen                                                       # doctest: +SKIP
+        [(1733150000.1, 1)]
+        >>> client.unsubscribe_topic("training")                      # doctest: +SKIP
+        """
+        if not isinstance(topic, str) or not topic:
+            raise TypeError(f"subscribe_topic takes a non-empty topic string, not {topic!r}")
+        if not callable(handler):
+            raise TypeError(f"subscribe_topic needs a callable handler, not {type(handler).__name__}")
+        self._topic_handlers()[topic] = handler  # (before the request: events may come right after it)
+        return self._topic_request(ops.SUBSCRIBE_TOPIC, topic)
+
+    @sync_or_async
+    def unsubscribe_topic(self, topic: str) -> None:
+        """Stop calling the handler of ``topic`` (see ``subscribe_topic``).
+
+        >>> client.unsubscribe_topic("training")      # doctest: +SKIP
+        """
+        if not isinstance(topic, str) or not topic:
+            raise TypeError(f"unsubscribe_topic takes a non-empty topic string, not {topic!r}")
+        self._topic_handlers().pop(topic, None)
+        return self._topic_request(ops.UNSUBSCRIBE_TOPIC, topic)
+
+    async def _topic_request(self, op: str, topic: str) -> None:
+        await self._conn.request({"op": op, "topic": topic}, timeout=self._timeout)
+
+    # ------------------------------------------------------------------ logs
+    @sync_or_async
+    async def get_scheduler_logs(self, n: int | None = None) -> list[tuple[str, str]]:
+        """The scheduler's recent log records, oldest first: ``[(level, message), ...]``.
+
+        What its ``xsched`` loggers emitted at their level (warnings and above unless the
+        scheduler was started with ``--log-level info``); the last ``n`` (all kept: up to
+        10,000) records.
+
+        >>> for level, message in client.get_scheduler_logs(n=5):    # doctest: +SKIP
+        ...     print(level, message)
+        """
+        reply, _ = await self._conn.request({"op": ops.GET_LOGS, "n": _count(n, "n")}, timeout=self._timeout)
+        return [tuple(r) for r in reply["logs"]]
+
+    @sync_or_async
+    async def get_worker_logs(self, n: int | None = None, workers=None) -> dict:
+        """Each worker's recent log records: ``{address: [(level, message), ...]}``.
+
+        ``workers``: addresses or names (all when None). A task's own records count too
+        when it logs under ``xsched`` (``logging.getLogger("xsched.user")``).
+
+        >>> import logging
+        >>> def step(x):
+        ...     logging.getLogger("xsched.user").warning("step %d is slow", x)
+        ...     return x
+        >>> client.submit(step, 3).result()                       # doctest: +SKIP
+        3
+        >>> logs = client.get_worker_logs(n=10)                     # doctest: +SKIP
+        >>> any("step 3 is slow" in m for records in logs.values() for _, m in records)   # doctest: +SKIP
+        True
+        """
+        n = _count(n, "n")
+
+        async def one(addr):
+            reply, _ = await self._pool.get(addr).request({"op": ops.GET_LOGS, "n": n}, timeout=self._timeout)
+            return addr, [tuple(r) for r in reply["logs"]]
+
+        return dict(await asyncio.gather(*(one(a) for a in await self._worker_addresses(workers))))
+
+    async def _worker_addresses(self, workers) -> list[str]:
+        """Addresses of the workers given by address or name (all when None), sorted."""
+        info = await self._scheduler_info()
+        addrs = sorted(info["workers"])
+        if workers is None:
+            return addrs
+        want = {str(w) for w in ([workers] if isinstance(workers, str) else workers)}
+        return [a for a in addrs if a in want or str(info["workers"][a]["name"]) in want]
+
+    # ------------------------------------------------------------------ the task stream
+    @sync_or_async
+    def get_task_stream(self, start=None, stop=None, count: int | None = None) -> list[dict]:
+        """The task runs the workers reported, oldest first, as dicts: ``key``, ``group``,
+        ``worker``, ``start``, ``stop`` (seconds since the epoch, on the worker's clock),
+        ``status`` (``memory`` or ``error``) and ``nbytes`` of the result.
+
+        ``start``/``stop``: only runs that ended after ``start`` and began before ``stop``
+        (seconds since the epoch, datetimes, or durations like ``"30s"`` meaning that long
+        ago); ``count``: only the last so many. The scheduler keeps the last 100,000 runs.
+        To record the runs of one block of code: ``xsched.get_task_stream()``.
+
+        >>> runs = client.get_task_stream(start="1 minute")                    # doctest: +SKIP
+        >>> {r["worker"] for r in runs}                                          # doctest: +SKIP
+        {'tcp://127.0.0.1:40211', 'tcp://127.0.0.1:38003'}
+        >>> max(r["stop"] - r["start"] for r in runs)    # the longest run, in seconds   # doctest: +SKIP
+        0.0123
+        """
+        return self._task_stream_records(_moment(start, "start"), _moment(stop, "stop"), _count(count, "count"))
+
+    async def _task_stream_records(self, start, stop, count) -> list[dict]:
+        rows, _ = await self._task_stream(start, stop, count)
+        return _records(rows)
+
+    async def _task_stream(self, start=None, stop=None, count=None, since=None) -> tuple[list, int]:
+        """(rows, the scheduler's next run number)."""
+        reply, _ = await self._conn.request({"op": ops.GET_TASK_STREAM, "start": start, "stop": stop,
+                                             "count": count, "since": since}, timeout=self._timeout)
+        return reply["records"], reply["index"]
+
+    # ------------------------------------------------------------------ who holds and runs what
+    @sync_or_async
+    async def has_what(self, workers=None) -> dict:
+        """The keys each worker holds in memory: ``{address: [key, ...]}``.
+
+        ``workers``: addresses or names (all when None).
+
+        >>> x = client.submit(sum, [1, 2])          # doctest: +SKIP
+        >>> client.has_what()                        # doctest: +SKIP
+        {'tcp://127.0.0.1:40211': ['sum-6f1e...'], 'tcp://127.0.0.1:38003': []}
+        """
+        reply, _ = await self._conn.request({"op": ops.HAS_WHAT, "workers": _workers_list(workers)},
+                                            timeout=self._timeout)
+        return reply["has_what"]
+
+    @sync_or_async
+    async def processing(self, workers=None) -> dict:
+        """The keys the scheduler has given each worker to run now: ``{address: [key, ...]}``.
+
+        ``workers``: addresses or names (all when None).
+
+        >>> import time
+        >>> slow = client.submit(time.sleep, 5)      # doctest: +SKIP
+        >>> client.processing()                      # doctest: +SKIP
+        {'tcp://127.0.0.1:40211': ['sleep-1c2d...'], 'tcp://127.0.0.1:38003': []}
+        """
+        reply, _ = await self._conn.request({"op": ops.PROCESSING, "workers": _workers_list(workers)},
+                                            timeout=self._timeout)
+        return reply["processing"]
+
+    @sync_or_async
+    async def story(self, *keys) -> list[tuple]:
+        """The scheduler's transitions of these keys (or futures), oldest first:
+        ``[(key, start state, finish state, stimulus id), ...]``.
+
+        The stimulus id names what caused each change (``update-graph-...``,
+        ``task-finished-...``, ...). The scheduler keeps the last
+        ``scheduler.events-log-length`` transitions of all keys.
+
+        >>> fut = client.submit(abs, -1)               # doctest: +SKIP
+        >>> fut.result()                               # doctest: +SKIP
+        1
+        >>> [(start, finish) for _, start, finish, _ in client.story(fut)]   # doctest: +SKIP
+        [('new', 'released'), ('released', 'waiting'), ('waiting', 'processing'), ('processing', 'memory')]
+        """
+        names = _keys_of(keys)
+        reply, _ = await self._conn.request({"op": ops.STORY, "keys": names}, timeout=self._timeout)
+        return [tuple(e) for e in reply["story"]]
+
+    # ------------------------------------------------------------------ what runs now
+    @sync_or_async
+    async def call_stack(self, futures=None, keys=None) -> dict:
+        """The Python stack of each task running now: ``{address: {key: [frame lines]}}``.
+
+        ``futures``/``keys``: only these tasks (every running task when both are None).
+        Each frame is traceback text (``File "...", line N, in function`` and the line),
+        outermost first, from the task's function down; workers running none of them are
+        left out.
+
+        >>> import time
+        >>> def wait_a_bit():
+        ...     time.sleep(30)
+        >>> fut = client.submit(wait_a_bit)                                   # doctest: +SKIP
+        >>> for addr, stacks in client.call_stack(fut).items():              # doctest: +SKIP
+        ...     print("".join(stacks[fut.key]))
+          File "<ipython-input-2-...>", line 2, in wait_a_bit
+            time.sleep(30)
+        """
+        wanted = None
+        if futures is not None or keys is not None:
+            wanted = _keys_of([futures if futures is not None else [], keys if keys is not None else []])
+
+        async def one(addr):
+            reply, _ = await self._pool.get(addr).request({"op": ops.CALL_STACK, "keys": wanted},
+                                                          timeout=self._timeout)
+            return addr, reply["stacks"]
+
+        results = await asyncio.gather(*(one(a) for a in await self._worker_addresses(None)))
+        return {addr: stacks for addr, stacks in results if stacks}
+
+    @sync_or_async
+    def profile(self, duration="1s", interval="10ms", workers=None) -> dict:
+        """Where the tasks spend their time: the workers sample the stacks of their running
+        tasks every ``interval`` for ``duration`` and count each ``(function, file, line)``.
+
+        Returns ``{"samples": stacks sampled, "counts": [{"function", "file", "line", "count",
+        "self"}, ...]}``, the most sampled first: ``count`` is the samples in which that line
+        was on a task's stack, ``self`` those in which it was the innermost frame.
+        ``workers``: addresses or names (all when None). A statistical sampler: lines that
+        run for less than ``interval`` at a time are seen in proportion, or not at all.
+
+        >>> import time
+        >>> def busy():
+        ...     end = time.time() + 3
+        ...     while time.time() < end:
+        ...         pass
+        >>> fut = client.submit(busy)                                            # doctest: +SKIP
+        >>> top = client.profile(duration="1s")["counts"][0]                     # doctest: +SKIP
+        >>> top["function"], top["count"] > 50                                    # doctest: +SKIP
+        ('busy', True)
+        """
+        d, i = parse_timedelta(duration), parse_timedelta(interval)
+        if not 0 <= d <= 600:
+            raise ValueError(f"profile(duration=...) takes at most 10 minutes, not {duration!r}")
+        if not 0.001 <= i <= 60:
+            raise ValueError(f"profile(interval=...) takes 1ms to 60s, not {interval!r}")
+        return blocking(self._profile(d, i, workers), timeout=d + self._timeout + 5)
+
+    async def _profile(self, duration: float, interval: float, workers) -> dict:
+        async def one(addr):
+            reply, _ = await self._pool.get(addr).request(
+                {"op": ops.PROFILE, "duration": duration, "interval": interval}, timeout=duration + self._timeout)
+            return reply
+
+        replies = await asyncio.gather(*(one(a) for a in await self._worker_addresses(workers)))
+        counts: Counter = Counter()
+        own: Counter = Counter()
+        for reply in replies:
+            for function, filename, line, count, self_count in reply["counts"]:
+                counts[(function, filename, line)] += count
+                own[(function, filename, line)] += self_count
+        rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        return {"samples": sum(r["samples"] for r in replies),
+                "counts": [{"function": w[0], "file": w[1], "line": w[2], "count": n, "self": own[w]} for w, n in rows]}
+
+    # ------------------------------------------------------------------ a dump of everything
+    @sync_or_async
+    def dump_cluster_state(self, filename: str = "xsched-cluster-dump", format: str = "msgpack") -> str:
+        """Write what the scheduler and every worker know to a file, for a post-mortem; returns its path.
+
+        The file (``filename`` plus ``.msgpack`` or ``.json`` unless it ends so already)
+        holds a map: ``scheduler`` (its info, task counts, every task's state and
+        placement, the transition log -- the story of every key --, its event log and
+        topics, the recent task stream and its logs), ``workers`` (per address: its tasks,
+        metrics, transition log, recent runs and logs; or ``error`` when it did not
+        answer), ``client`` and ``time``.
+
+        >>> path = client.dump_cluster_state("incident", format="json")   # doctest: +SKIP
+        >>> import json
+        >>> with open(path) as f:                                          # doctest: +SKIP
+        ...     dump = json.load(f)
+        >>> sorted(dump), sorted(dump["scheduler"]["tasks"])[:2]           # doctest: +SKIP
+        (['client', 'scheduler', 'time', 'workers'], ['inc-1a2b...', 'inc-3c4d...'])
+        """
+        if format not in ("msgpack", "json"):
+            raise ValueError(f"dump_cluster_state writes format='msgpack' or 'json', not {format!r}")
+        suffix = f".{format}"
+        path = os.path.abspath(os.path.expanduser(filename if filename.endswith(suffix) else filename + suffix))
+        return self._dump_cluster_state(path, format)
+
+    async def _dump_cluster_state(self, path: str, format: str) -> str:
+        reply, _ = await self._conn.request({"op": ops.DUMP_STATE}, timeout=None)
+        scheduler = reply["state"]
+
+        async def one(addr):
+            try:
+                r, _ = await self._pool.get(addr).request({"op": ops.DUMP_STATE}, timeout=self._timeout)
+                return addr, r["state"]
+            except Exception as e:  # noqa: BLE001 - a worker that cannot answer is part of the story
+                return addr, {"error": f"{type(e).__name__}: {e}"}
+
+        workers = dict(await asyncio.gather(*(one(a) for a in sorted(scheduler["info"]["workers"]))))
+        state = {"time": time.time(), "client": self.id, "scheduler": scheduler, "workers": workers}
+        await asyncio.get_running_loop().run_in_executor(None, _write_dump, path, state, format)
+        return path
+
+
+def _write_dump(path: str, state: dict, format: str) -> None:
+    tmp = f"{path}.tmp-{os.getpid()}"
+    if format == "json":
+        with open(tmp, "w") as f:
+            json.dump(state, f, default=repr)
+    else:
+        with open(tmp, "wb") as f:
+            f.write(msgpack.packb(state, use_bin_type=True, default=repr))
+    os.replace(tmp, path)
+
+
+def _count(n, what: str) -> int | None:
+    if n is None:
+        return None
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise TypeError(f"{what} must be a count (an integer >= 0) or None, not {n!r}")
+    return n
+
+
+def _workers_list(workers):
+    if workers is None:
+        return None
+    return [workers] if isinstance(workers, str) else [w if isinstance(w, (str, int)) else str(w) for w in workers]
+
+
+def _keys_of(items) -> list[str]:
+    """Keys from futures, key strings, and lists of them."""
+    out: list[str] = []
+
+    def walk(x):
+        if isinstance(x, Future):
+            out.append(x.key)
+        elif isinstance(x, str):
+            out.append(x)
+        elif isinstance(x, (list, tuple, set)):
+            for y in x:
+                walk(y)
+        elif isinstance(x, dict):
+            futures: list = []
+            collect_futures(x, futures)
+            out.extend(f.key for f in futures)
+        else:
+            raise TypeError(f"expected futures or key strings, not {type(x).__name__}")
+
+    walk(items)
+    return list(dict.fromkeys(out))

@@ -1,0 +1,604 @@
+"""The decisions of the ``coordination`` extension: locks, semaphores, queues, variables, events.
+
+Pure: plain data, one mutator ``CoordinationState.handle(*events) -> instructions``, no
+sockets, no asyncio, no clocks, no pickling (values are frames it never opens). The
+extension (``coordination.py``) turns requests into events and carries out what comes back.
+
+Data flow::
+
+    request (with a waiter id ``wid`` the extension chose)
+        -> Acquire / Release / QueuePut / QueueGet / VariableSet / VariableGet /
+           VariableDelete / EventSet / EventClear / EventWait
+    the waiting request's timeout passed      -> Expire(wid)
+    a client left / a worker left             -> ClientGone(client) / WorkerGone(worker)
+        |
+        v
+    CoordinationState.handle -> [Reply(wid, header, items) | Drop(wid) | Hold(holder, keys) |
+                                 Unhold(holder)]
+        Reply:  answer that request now (the one just made, or one that waited)
+        Drop:   its requester is gone: answer nobody
+        Hold:   ``holder`` wants ``keys`` (a client, or the pseudo-client of one stored value)
+        Unhold: the pseudo-client of a stored value lets go of its keys
+
+Every request is answered at once or waits in a FIFO line; a waiting request ends with a
+Reply (granted, or timed out by Expire), or a Drop when its client left. Leases (of locks
+and semaphores) belong to an ``Owner``: the client that asked and, for code running in a
+task, its worker; when either leaves, its leases are released and the next in line get them.
+A stored value (a queue item, a variable's value) holds the keys of the futures in it
+under a pseudo-client of its own (``coordination:queue:NAME:SEQ``), so its data stays while
+the value is stored and outlives the client that put it; taking it hands the keys to the
+taker before the value lets go.
+
+>>> s = CoordinationState()
+>>> a, b = Owner("c1"), Owner("c2", worker="tcp://w:1")
+>>> s.handle(Acquire("lock", "x", "L1", a, wid=1))
+[Reply(wid=1, header={'acquired': True}, items=())]
+>>> s.handle(Acquire("lock", "x", "L2", b, wid=2))    # waits in line
+[]
+>>> s.handle(WorkerGone("tcp://w:1"))                  # the waiter's worker left: told so
+[Reply(wid=2, header={'refused': 'the worker tcp://w:1 of this request left the cluster'}, items=())]
+>>> s.handle(ClientGone("c1")), s.leases
+([], {})
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Union
+
+__all__ = [
+    "CoordinationState", "Owner", "Item", "Acquire", "Release", "QueuePut", "QueueGet", "VariableSet",
+    "VariableGet", "VariableDelete", "EventSet", "EventClear", "EventWait", "Expire", "ClientGone",
+    "WorkerGone", "Reply", "Drop", "Hold", "Unhold", "KINDS",
+]
+
+#: what the lease kinds are called in messages to users
+KINDS = {"lock": "Lock", "semaphore": "Semaphore"}
+
+
+# ----------------------------------------------------------------------------- data
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """Who made a request: a client id, and the worker address when it came from a task."""
+
+    client: str
+    worker: str | None = None
+
+
+@dataclass(slots=True)
+class Item:
+    """A stored value: its pickled frames (never opened here), the keys of the futures in it,
+    and the pseudo-client holding those keys while it is stored (set when it is stored)."""
+
+    frames: list
+    keys: list = field(default_factory=list)
+    holder: str = ""
+
+    def __repr__(self) -> str:
+        return f"Item({sum(len(f) for f in self.frames)} bytes, keys={self.keys!r})"
+
+
+@dataclass(slots=True)
+class Waiter:
+    """A request waiting its turn; ``lease`` for acquires, ``n`` for queue gets, ``item`` for puts."""
+
+    wid: int
+    owner: Owner
+    lease: str = ""
+    n: int = 1
+    item: Item | None = None
+
+
+@dataclass(slots=True)
+class Leases:
+    """A lock (max_leases 1) or a semaphore: lease id -> owner, and the acquires waiting."""
+
+    max_leases: int
+    holders: dict = field(default_factory=dict)
+    waiters: deque = field(default_factory=deque)
+
+
+@dataclass(slots=True)
+class QueueState:
+    maxsize: int
+    items: deque = field(default_factory=deque)
+    getters: deque = field(default_factory=deque)
+    putters: deque = field(default_factory=deque)
+
+
+# ----------------------------------------------------------------------------- events
+@dataclass(slots=True)
+class Acquire:
+    """``owner`` asks for a lease ``lease`` of the lock or semaphore ``name``; 0 timeout: do not wait."""
+
+    kind: str  # "lock" | "semaphore"
+    name: str
+    lease: str
+    owner: Owner
+    wid: int
+    max_leases: int = 1
+    blocking: bool = True
+
+
+@dataclass(slots=True)
+class Release:
+    """Give back ``lease``; ``abandon``: the requester gave up waiting (no error if not held,
+    and a waiting acquire of that lease leaves the line)."""
+
+    kind: str
+    name: str
+    lease: str
+    owner: Owner
+    wid: int
+    abandon: bool = False
+
+
+@dataclass(slots=True)
+class QueuePut:
+    name: str
+    item: Item
+    owner: Owner
+    wid: int
+    maxsize: int = 0
+    blocking: bool = True
+
+
+@dataclass(slots=True)
+class QueueGet:
+    """Take one item (``batch`` False), ``batch`` items at once (an int), or all there are (True)."""
+
+    name: str
+    owner: Owner
+    wid: int
+    batch: Union[bool, int] = False
+    maxsize: int = 0
+    blocking: bool = True
+
+
+@dataclass(slots=True)
+class VariableSet:
+    name: str
+    item: Item
+    wid: int
+
+
+@dataclass(slots=True)
+class VariableGet:
+    name: str
+    owner: Owner
+    wid: int
+    blocking: bool = True
+
+
+@dataclass(slots=True)
+class VariableDelete:
+    name: str
+    wid: int
+
+
+@dataclass(slots=True)
+class EventSet:
+    name: str
+    wid: int
+
+
+@dataclass(slots=True)
+class EventClear:
+    name: str
+    wid: int
+
+
+@dataclass(slots=True)
+class EventWait:
+    name: str
+    owner: Owner
+    wid: int
+    blocking: bool = True
+
+
+@dataclass(slots=True)
+class Expire:
+    """The timeout of the waiting request ``wid`` passed."""
+
+    wid: int
+
+
+@dataclass(slots=True)
+class ClientGone:
+    client: str
+
+
+@dataclass(slots=True)
+class WorkerGone:
+    worker: str
+
+
+# ----------------------------------------------------------------------------- instructions
+@dataclass(slots=True)
+class Reply:
+    """Answer the request ``wid`` with ``header`` (and the frames of ``items``, in order)."""
+
+    wid: int
+    header: dict
+    items: tuple = ()
+
+
+@dataclass(slots=True)
+class Drop:
+    """The request ``wid`` ends unanswered: its requester left."""
+
+    wid: int
+
+
+@dataclass(slots=True)
+class Hold:
+    """``holder`` (a client, or a stored value's pseudo-client) wants ``keys``."""
+
+    holder: str
+    keys: list
+
+
+@dataclass(slots=True)
+class Unhold:
+    """The pseudo-client ``holder`` of a stored value lets go of all its keys."""
+
+    holder: str
+
+
+#: what a waiting request hears when its timeout passes, by where it waits
+_EXPIRED = {"lock": {"acquired": False}, "semaphore": {"acquired": False}, "getters": {"timed_out": True},
+            "putters": {"timed_out": True}, "variable": {"timed_out": True}, "event": {"set": False}}
+
+
+class CoordinationState:
+    """Every lock, semaphore, queue, variable and event of one scheduler, as plain data.
+
+    ``leases[(kind, name)]``, ``queues[name]``, ``variables[name]`` (an Item),
+    ``variable_waiters[name]``, ``events[name]`` (names of set events only),
+    ``event_waiters[name]``, and ``waiting`` (wid -> (where, key, waiter)) for every request in line.
+    Entries with nothing in them are dropped, so the tables hold only what is in use.
+    """
+
+    def __init__(self):
+        self.leases: dict[tuple[str, str], Leases] = {}
+        self.queues: dict[str, QueueState] = {}
+        self.variables: dict[str, Item] = {}
+        self.variable_waiters: dict[str, deque] = {}
+        self.events: set[str] = set()
+        self.event_waiters: dict[str, deque] = {}
+        self.waiting: dict[int, tuple[str, object, Waiter]] = {}  # wid -> (where, key, waiter)
+        self._seq = 0
+        self._out: list = []
+
+    def __repr__(self) -> str:
+        return (f"<CoordinationState leases={len(self.leases)} queues={len(self.queues)} "
+                f"variables={len(self.variables)} events={len(self.events)} waiting={len(self.waiting)}>")
+
+    # ------------------------------------------------------------------ the one mutator
+    def handle(self, *events) -> list:
+        """Apply events in order; the instructions to carry out, in order."""
+        for ev in events:
+            handler = self._HANDLERS.get(type(ev))
+            if handler is None:
+                raise TypeError(f"CoordinationState cannot handle {ev!r}")
+            handler(self, ev)
+        out, self._out = self._out, []
+        return out
+
+    # ------------------------------------------------------------------ reads (no change)
+    def lease_count(self, kind: str, name: str) -> int:
+        """Leases held now of the lock or semaphore ``name``."""
+        res = self.leases.get((kind, name))
+        return len(res.holders) if res is not None else 0
+
+    def qsize(self, name: str) -> int:
+        q = self.queues.get(name)
+        return len(q.items) if q is not None else 0
+
+    def is_set(self, name: str) -> bool:
+        return name in self.events
+
+    def validate(self) -> None:
+        """Check every invariant (tests call it after every event); AssertionError names the first broken."""
+        lines = []
+        for key, res in self.leases.items():
+            assert res.holders or res.waiters, f"{key}: an idle lock or semaphore is kept"
+            assert len(res.holders) <= res.max_leases, f"{key}: {len(res.holders)} holders > {res.max_leases}"
+            assert not res.waiters or len(res.holders) == res.max_leases, f"{key}: a lease is free while some wait"
+            lines.append((key[0], key, res.waiters))
+        for name, q in self.queues.items():
+            assert q.items or q.getters or q.putters, f"queue {name!r}: an idle queue is kept"
+            assert not q.maxsize or len(q.items) <= q.maxsize, f"queue {name!r} holds more than its maxsize"
+            assert not q.getters or len(q.items) < q.getters[0].n, f"queue {name!r}: a get waits with enough items"
+            assert not q.putters or len(q.items) >= q.maxsize > 0, f"queue {name!r}: a put waits with room"
+            assert all(i.holder for i in q.items), f"queue {name!r}: an item without a holder"
+            lines += [("getters", name, q.getters), ("putters", name, q.putters)]
+        for name, line in self.variable_waiters.items():
+            assert line and name not in self.variables, f"variable {name!r}: waiters kept with a value or none"
+            lines.append(("variable", name, line))
+        for name, line in self.event_waiters.items():
+            assert line and name not in self.events, f"event {name!r}: waiters kept while set, or none"
+            lines.append(("event", name, line))
+        seen = 0
+        for where, key, line in lines:
+            for w in line:
+                seen += 1
+                assert self.waiting.get(w.wid) == (where, key, w), f"request {w.wid} in {where} {key!r} not indexed"
+        assert seen == len(self.waiting), "the index of waiting requests names requests in no line"
+
+    # ------------------------------------------------------------------ helpers
+    def _reply(self, wid: int, header: dict, items: tuple = ()) -> None:
+        self._out.append(Reply(wid, header, tuple(items)))
+
+    def _store(self, kind: str, name: str, item: Item) -> None:
+        """``item`` is stored now: a pseudo-client of its own holds its keys."""
+        self._seq += 1
+        item.holder = f"coordination:{kind}:{name}:{self._seq}"
+        if item.keys:
+            self._out.append(Hold(item.holder, list(item.keys)))
+
+    def _let_go(self, item: Item) -> None:
+        if item.keys:
+            self._out.append(Unhold(item.holder))
+
+    def _hand_over(self, item: Item, owner: Owner) -> None:
+        """``owner`` takes (a copy of) ``item``: its client holds the keys from now on."""
+        if item.keys:
+            self._out.append(Hold(owner.client, list(item.keys)))
+
+    # ------------------------------------------------------------------ locks and semaphores
+    def _acquire(self, ev: Acquire) -> None:
+        key = (ev.kind, ev.name)
+        res = self.leases.get(key)
+        what = f"{KINDS.get(ev.kind, ev.kind)} {ev.name!r}"
+        if res is None:
+            res = self.leases[key] = Leases(ev.max_leases)
+        elif res.max_leases != ev.max_leases:
+            self._reply(ev.wid, {"refused": f"{what} has max_leases={res.max_leases} on the scheduler while "
+                                            f"this one asks with max_leases={ev.max_leases}; every Semaphore of "
+                                            "one name must use the same max_leases"})
+            return
+        if ev.lease in res.holders or any(w.lease == ev.lease for w in res.waiters):
+            self._reply(ev.wid, {"refused": f"{what}: the lease {ev.lease!r} is taken already (a new lease id "
+                                            "is needed for each acquire)"})
+            return
+        if not res.waiters and len(res.holders) < res.max_leases:
+            res.holders[ev.lease] = ev.owner
+            self._reply(ev.wid, {"acquired": True})
+        elif not ev.blocking:
+            self._reply(ev.wid, {"acquired": False})
+        else:
+            self._wait(ev.kind, key, res.waiters, Waiter(ev.wid, ev.owner, lease=ev.lease))
+
+    def _release(self, ev: Release) -> None:
+        key = (ev.kind, ev.name)
+        res = self.leases.get(key)
+        owner = res.holders.get(ev.lease) if res is not None else None
+        if owner is not None and owner.client == ev.owner.client:
+            del res.holders[ev.lease]
+            self._reply(ev.wid, {"released": True})
+            self._grant(key)
+            return
+        if ev.abandon:
+            if res is not None:
+                for w in [w for w in res.waiters if w.lease == ev.lease and w.owner.client == ev.owner.client]:
+                    self._remove_waiter(w.wid)
+                    self._reply(w.wid, {"acquired": False})
+                self._grant(key)
+            self._reply(ev.wid, {"released": False})
+            return
+        what = f"{KINDS.get(ev.kind, ev.kind)} {ev.name!r}"
+        self._reply(ev.wid, {"released": False, "error": (
+            f"{what} is not held under this lease: it was released already, or its holder's client or worker "
+            "left the cluster (the scheduler then releases what they held)")})
+
+    def _grant(self, key: tuple) -> None:
+        """Give free leases to the acquires in line, in order; forget an idle lock or semaphore."""
+        res = self.leases.get(key)
+        if res is None:
+            return
+        while res.waiters and len(res.holders) < res.max_leases:
+            w = res.waiters.popleft()
+            self.waiting.pop(w.wid, None)
+            res.holders[w.lease] = w.owner
+            self._reply(w.wid, {"acquired": True})
+        if not res.holders and not res.waiters:
+            del self.leases[key]
+
+    # ------------------------------------------------------------------ queues
+    def _queue_put(self, ev: QueuePut) -> None:
+        q = self.queues.get(ev.name)
+        if q is None:
+            q = self.queues[ev.name] = QueueState(ev.maxsize)
+        if not q.putters and (q.maxsize == 0 or len(q.items) < q.maxsize):
+            self._store("queue", ev.name, ev.item)
+            q.items.append(ev.item)
+            self._reply(ev.wid, {"put": True})
+            self._serve(ev.name)
+        elif not ev.blocking:
+            self._reply(ev.wid, {"timed_out": True})
+            self._forget_queue(ev.name)
+        else:
+            self._wait("putters", ev.name, q.putters, Waiter(ev.wid, ev.owner, item=ev.item))
+
+    def _queue_get(self, ev: QueueGet) -> None:
+        q = self.queues.get(ev.name)
+        if q is None:
+            q = self.queues[ev.name] = QueueState(ev.maxsize)
+        if ev.batch is True:  # all there are now, maybe none
+            self._take(q, ev.wid, ev.owner, len(q.items))
+            self._serve(ev.name)
+            return
+        n = 1 if ev.batch is False else int(ev.batch)
+        if q.maxsize and n > q.maxsize:
+            self._reply(ev.wid, {"refused": f"Queue {ev.name!r} holds at most {q.maxsize} items (maxsize): a "
+                                            f"batch of {n} could never be served"})
+            self._forget_queue(ev.name)
+            return
+        if not q.getters and len(q.items) >= n:
+            self._take(q, ev.wid, ev.owner, n)
+            self._serve(ev.name)
+        elif not ev.blocking:
+            self._reply(ev.wid, {"timed_out": True})
+            self._forget_queue(ev.name)
+        else:
+            self._wait("getters", ev.name, q.getters, Waiter(ev.wid, ev.owner, n=n))
+
+    def _take(self, q: QueueState, wid: int, owner: Owner, n: int) -> None:
+        taken = [q.items.popleft() for _ in range(n)]
+        for item in taken:
+            self._hand_over(item, owner)
+            self._let_go(item)
+        self._reply(wid, {"n": len(taken)}, taken)
+
+    def _serve(self, name: str) -> None:
+        """Serve the gets in line, then let waiting puts in, for as long as either moves."""
+        q = self.queues.get(name)
+        if q is None:
+            return
+        moved = True
+        while moved:
+            moved = False
+            while q.getters and len(q.items) >= q.getters[0].n:
+                g = q.getters.popleft()
+                self.waiting.pop(g.wid, None)
+                self._take(q, g.wid, g.owner, g.n)
+                moved = True
+            while q.putters and (q.maxsize == 0 or len(q.items) < q.maxsize):
+                p = q.putters.popleft()
+                self.waiting.pop(p.wid, None)
+                self._store("queue", name, p.item)
+                q.items.append(p.item)
+                self._reply(p.wid, {"put": True})
+                moved = True
+        self._forget_queue(name)
+
+    def _forget_queue(self, name: str) -> None:
+        q = self.queues.get(name)
+        if q is not None and not q.items and not q.getters and not q.putters:
+            del self.queues[name]
+
+    # ------------------------------------------------------------------ variables
+    def _variable_set(self, ev: VariableSet) -> None:
+        old = self.variables.get(ev.name)
+        self._store("variable", ev.name, ev.item)  # (held before the old value lets go: keys in both stay)
+        self.variables[ev.name] = ev.item
+        if old is not None:
+            self._let_go(old)
+        self._reply(ev.wid, {})
+        for w in self.variable_waiters.pop(ev.name, ()):
+            self.waiting.pop(w.wid, None)
+            self._hand_over(ev.item, w.owner)
+            self._reply(w.wid, {"n": 1}, [ev.item])
+
+    def _variable_get(self, ev: VariableGet) -> None:
+        item = self.variables.get(ev.name)
+        if item is not None:
+            self._hand_over(item, ev.owner)
+            self._reply(ev.wid, {"n": 1}, [item])
+        elif not ev.blocking:
+            self._reply(ev.wid, {"timed_out": True})
+        else:
+            line = self.variable_waiters.setdefault(ev.name, deque())
+            self._wait("variable", ev.name, line, Waiter(ev.wid, ev.owner))
+
+    def _variable_delete(self, ev: VariableDelete) -> None:
+        old = self.variables.pop(ev.name, None)
+        if old is not None:
+            self._let_go(old)
+        self._reply(ev.wid, {"deleted": old is not None})
+
+    # ------------------------------------------------------------------ events
+    def _event_set(self, ev: EventSet) -> None:
+        self.events.add(ev.name)
+        self._reply(ev.wid, {})
+        for w in self.event_waiters.pop(ev.name, ()):
+            self.waiting.pop(w.wid, None)
+            self._reply(w.wid, {"set": True})
+
+    def _event_clear(self, ev: EventClear) -> None:
+        self.events.discard(ev.name)
+        self._reply(ev.wid, {})
+
+    def _event_wait(self, ev: EventWait) -> None:
+        if ev.name in self.events:
+            self._reply(ev.wid, {"set": True})
+        elif not ev.blocking:
+            self._reply(ev.wid, {"set": False})
+        else:
+            line = self.event_waiters.setdefault(ev.name, deque())
+            self._wait("event", ev.name, line, Waiter(ev.wid, ev.owner))
+
+    # ------------------------------------------------------------------ time and departures
+    def _line(self, where: str, key) -> deque:
+        if where in KINDS:
+            return self.leases[key].waiters
+        if where == "getters":
+            return self.queues[key].getters
+        if where == "putters":
+            return self.queues[key].putters
+        if where == "variable":
+            return self.variable_waiters[key]
+        return self.event_waiters[key]
+
+    def _wait(self, where: str, key, line: deque, w: Waiter) -> None:
+        line.append(w)
+        self.waiting[w.wid] = (where, key, w)
+
+    def _remove_waiter(self, wid: int) -> tuple | None:
+        """Take the request ``wid`` out of its line: (where, key, waiter), or None if not waiting.
+        The caller tidies up after (``_tidy``)."""
+        found = self.waiting.pop(wid, None)
+        if found is not None:
+            self._line(found[0], found[1]).remove(found[2])
+        return found
+
+    def _tidy(self, where: str, key) -> None:
+        """After requests left a line: serve what they blocked, drop empty entries."""
+        if where in KINDS:
+            self._grant(key)  # (the head of the line may have left)
+        elif where in ("getters", "putters"):
+            self._serve(key)
+        elif where == "variable" and not self.variable_waiters.get(key):
+            self.variable_waiters.pop(key, None)
+        elif where == "event" and not self.event_waiters.get(key):
+            self.event_waiters.pop(key, None)
+
+    def _expire(self, ev: Expire) -> None:
+        found = self._remove_waiter(ev.wid)
+        if found is not None:
+            self._reply(ev.wid, dict(_EXPIRED[found[0]]))
+            self._tidy(found[0], found[1])
+
+    def _gone(self, gone, answer: dict | None) -> None:
+        """Release the leases of owners for which ``gone(owner)`` holds; their waiting requests
+        are dropped (``answer`` None: nobody to tell) or answered with ``answer``. Everything
+        of theirs goes first, then the others in line are served."""
+        touched = {}
+        for wid, (where, key, w) in list(self.waiting.items()):
+            if gone(w.owner):
+                self._remove_waiter(wid)
+                self._out.append(Drop(wid) if answer is None else Reply(wid, dict(answer)))
+                touched[(where, key)] = None
+        for key, res in self.leases.items():
+            for lease, owner in list(res.holders.items()):
+                if gone(owner):
+                    del res.holders[lease]
+                    touched[(key[0], key)] = None
+        for where, key in touched:
+            self._tidy(where, key)
+
+    def _client_gone(self, ev: ClientGone) -> None:
+        self._gone(lambda o: o.client == ev.client, None)
+
+    def _worker_gone(self, ev: WorkerGone) -> None:
+        self._gone(lambda o: o.worker == ev.worker,
+                   {"refused": f"the worker {ev.worker} of this request left the cluster"})
+
+    _HANDLERS = {
+        Acquire: _acquire, Release: _release, QueuePut: _queue_put, QueueGet: _queue_get,
+        VariableSet: _variable_set, VariableGet: _variable_get, VariableDelete: _variable_delete,
+        EventSet: _event_set, EventClear: _event_clear, EventWait: _event_wait, Expire: _expire,
+        ClientGone: _client_gone, WorkerGone: _worker_gone,
+    }

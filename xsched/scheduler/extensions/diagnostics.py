@@ -1,0 +1,193 @@
+"""What the scheduler can tell about itself: logs, the task stream, who holds and runs what,
+the stories of keys, and a dump of its whole state.
+
+The ``diagnostics`` scheduler extension (see ``base.py`` for the protocol). Every op is a
+read: none changes the state machine. What only the workers know (their logs, the stacks
+of their running tasks, profiles) the client asks the workers directly
+(``worker/diagnostics.py``).
+
+Data flow::
+
+    worker --task-finished / task-erred {key, start, stop}--> Scheduler._op_task_finished/_erred
+        -> DiagnosticsExtension.task_ran(worker, header, status) -> TaskStream.add (bounded)
+    client.get_task_stream(start, stop, count) --get-task-stream--> <--{records, index}--
+    xsched.get_task_stream() as ts:  enter: --get-task-stream {count: 0}--> index i
+                                     exit:  --get-task-stream {since: i}--> the records since
+    client.get_scheduler_logs(n) --get-logs--> <--[[level, message], ...]-- (xsched/logs.py)
+    client.has_what(workers) / processing(workers) --has-what / processing--> {address: [keys]}
+    client.story(*keys) --story--> the state machine's transition log of those keys
+    client.dump_cluster_state(...) --dump-state--> info, tasks, transition log, events, logs
+
+``TaskStream`` has no clocks or sockets: it numbers the runs it is given, so a caller that
+noted ``index`` at one moment gets exactly the runs reported after it.
+
+>>> stream = TaskStream(maxlen=2)
+>>> for i in range(3):
+...     stream.add(f"inc-{i}", "tcp://w:1", float(i), i + 0.5, "memory")
+>>> [r[0] for r in stream.select()], stream.index
+(['inc-1', 'inc-2'], 3)
+>>> [r[0] for r in stream.select(since=2)]
+['inc-2']
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from itertools import islice
+
+from ... import logs
+from ...protocol import ops
+from .base import SchedulerExtension
+
+__all__ = ["DiagnosticsExtension", "TaskStream", "FIELDS", "plain"]
+
+#: the fields of a task-stream record, in the order the wire carries them
+FIELDS = ("key", "worker", "start", "stop", "status", "nbytes")
+
+
+class TaskStream:
+    """The last ``maxlen`` task runs the workers reported: ``(key, worker, start, stop, status,
+    nbytes)``, numbered 0, 1, 2... in the order they arrived (``index``: the next number)."""
+
+    __slots__ = ("records", "index")
+
+    def __init__(self, maxlen: int = 100_000):
+        self.records: deque = deque(maxlen=maxlen)
+        self.index = 0
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def add(self, key: str, worker: str, start, stop, status: str, nbytes=None) -> None:
+        self.records.append((key, worker, start, stop, status, nbytes))
+        self.index += 1
+
+    def select(self, start: float | None = None, stop: float | None = None, count: int | None = None,
+               since: int | None = None) -> list[tuple]:
+        """Runs numbered ``since`` or later, that ended at ``start`` or after and began at ``stop``
+        or before (a run without times passes no time bound), the last ``count`` of them.
+
+        >>> stream = TaskStream()
+        >>> stream.add("a", "w", 1.0, 2.0, "memory"); stream.add("b", "w", 3.0, 4.0, "error")
+        >>> [r[0] for r in stream.select(start=2.5)], [r[0] for r in stream.select(stop=2.5)]
+        (['b'], ['a'])
+        >>> [r[0] for r in stream.select(count=1)], stream.select(count=0), len(stream.select(count=5))
+        (['b'], [], 2)
+        """
+        first = self.index - len(self.records)  # the number of records[0]
+        rows = self.records if since is None or since <= first else islice(self.records, since - first, None)
+        if start is not None or stop is not None:
+            rows = [r for r in rows if _overlaps(r[2], r[3], start, stop)]
+        rows = list(rows)
+        if count is not None:
+            rows = rows[max(len(rows) - count, 0):] if count > 0 else []
+        return rows
+
+
+def _overlaps(began, ended, start, stop) -> bool:
+    began = began if began is not None else ended
+    ended = ended if ended is not None else began
+    if began is None:
+        return False
+    return (start is None or ended >= start) and (stop is None or began <= stop)
+
+
+def plain(x, depth: int = 0):
+    """``x`` made of what msgpack and JSON both carry: tuples and sets become lists, map keys
+    strings, anything else its ``repr``.
+
+    >>> plain({("a", 1): {1, 2}, "t": (1.5, None, b"x")})
+    {"('a', 1)": [1, 2], 't': [1.5, None, "b'x'"]}
+    """
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return x
+    if depth > 32:
+        return repr(x)
+    if isinstance(x, dict):
+        return {k if isinstance(k, str) else str(k): plain(v, depth + 1) for k, v in x.items()}
+    if isinstance(x, (list, tuple, set, frozenset, deque)):
+        items = sorted(x, key=repr) if isinstance(x, (set, frozenset)) else x
+        return [plain(v, depth + 1) for v in items]
+    return repr(x)
+
+
+class DiagnosticsExtension(SchedulerExtension):
+    """Serves get-logs, get-task-stream, has-what, processing, story and dump-state; records
+    the task stream (``task_ran``, called by the Scheduler for every task-finished and
+    task-erred)."""
+
+    name = "diagnostics"
+
+    def __init__(self, scheduler, maxlen: int = 100_000):
+        super().__init__(scheduler)
+        self.task_stream = TaskStream(maxlen)
+
+    def __repr__(self) -> str:
+        return f"<DiagnosticsExtension task_stream={len(self.task_stream)} (index {self.task_stream.index})>"
+
+    def task_ran(self, worker: str, h: dict, status: str) -> None:
+        """A worker reports a run of ``h["key"]`` (its task-finished or task-erred header)."""
+        self.task_stream.add(h["key"], worker, h.get("start"), h.get("stop"), status, h.get("nbytes"))
+
+    # ------------------------------------------------------------------ ops
+    def _op_get_logs(self, peer, h, payload) -> dict:
+        return {"logs": [list(r) for r in logs.recent(h.get("n"))]}
+
+    def _op_get_task_stream(self, peer, h, payload) -> dict:
+        rows = self.task_stream.select(h.get("start"), h.get("stop"), h.get("count"), h.get("since"))
+        return {"records": [list(r) for r in rows], "index": self.task_stream.index}
+
+    def _workers(self, names) -> list[str]:
+        """Addresses of the workers named (addresses or names; unknown ones left out); all for None."""
+        state = self.scheduler.state
+        if names is None:
+            return list(state.workers)
+        found = (state.resolve_worker(n) for n in ([names] if isinstance(names, str) else names))
+        return list(dict.fromkeys(a for a in found if a is not None))
+
+    def _op_has_what(self, peer, h, payload) -> dict:
+        workers = self.scheduler.state.workers
+        return {"has_what": {a: sorted(ts.key for ts in workers[a].has_what) for a in self._workers(h.get("workers"))}}
+
+    def _op_processing(self, peer, h, payload) -> dict:
+        workers = self.scheduler.state.workers
+        return {"processing": {a: sorted(ts.key for ts in workers[a].processing)
+                               for a in self._workers(h.get("workers"))}}
+
+    def _op_story(self, peer, h, payload) -> dict:
+        return {"story": [list(e) for e in self.scheduler.state.story(*h["keys"])]}
+
+    def _op_dump_state(self, peer, h, payload) -> dict:
+        return {"state": self.dump()}
+
+    OPS = {ops.GET_LOGS: _op_get_logs, ops.GET_TASK_STREAM: _op_get_task_stream, ops.HAS_WHAT: _op_has_what,
+           ops.PROCESSING: _op_processing, ops.STORY: _op_story, ops.DUMP_STATE: _op_dump_state}
+
+    # ------------------------------------------------------------------ the dump
+    def dump(self) -> dict:
+        """The scheduler's state for ``client.dump_cluster_state``, as plain data."""
+        s = self.scheduler
+        state = s.state
+        tasks = {}
+        for key, ts in state.tasks.items():
+            tasks[key] = {
+                "state": ts.state, "group": ts.group, "priority": list(ts.priority),
+                "dependencies": [d.key for d in ts.dependencies], "n_dependents": len(ts.dependents),
+                "who_has": sorted(ws.address for ws in ts.who_has),
+                "processing_on": ts.processing_on.address if ts.processing_on is not None else None,
+                "who_wants": sorted(ts.who_wants), "nbytes": ts.nbytes, "type": ts.type,
+                "retries": ts.retries, "suspicious": ts.suspicious, "exception_text": ts.exception_text or None,
+            }
+        events = s.extensions.get("events")
+        return plain({
+            "info": s.info(),
+            "counts": dict(Counter(ts.state for ts in state.tasks.values())),
+            "tasks": tasks,
+            "transition_log": list(state.log),  # (key, start, finish, stimulus_id), the story of every key
+            "events": list(s.events),  # (time, kind, detail...): workers added and removed, restarts
+            "topics": events.store.all() if events is not None else {},
+            "task_stream": {"fields": list(FIELDS), "records": self.task_stream.select(count=10_000)},
+            "logs": logs.recent(),
+            "clients": sorted(s.client_peer),
+            "extensions": list(s.extensions),
+        })
