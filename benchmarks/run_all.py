@@ -1,6 +1,6 @@
 """Run every benchmark under each implementation available and print side-by-side tables.
 
-    python benchmarks/run_all.py [--only engine|movie|seed003|spill|bigtree|twohost] [--quick]
+    python benchmarks/run_all.py [--only engine|movie|seed003|spill|bigtree|twohost|coordination] [--quick]
         [--bigtree-million] [--data DIR] [--logs DIR]
 
 xsched runs under the project's interpreter (.venv); dask.distributed under
@@ -25,7 +25,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-BENCHMARKS = ("engine", "movie", "seed003", "spill", "bigtree", "twohost")
+BENCHMARKS = ("engine", "movie", "seed003", "spill", "bigtree", "twohost", "coordination")
 MOVIE_VARIANTS = ("fused", "unfused", "delayed", "futures")
 
 
@@ -313,6 +313,32 @@ def bench_seed003(runner: Runner, pys: dict, args) -> None:
         print(f"\n{notes}")
 
 
+def bench_coordination(runner: Runner, pys: dict, args) -> None:
+    """Lock and Queue round trips through the scheduler (coordination.py), beside dask."""
+    res = {}
+    n = "100" if args.quick else "1000"
+    for impl, py in pys.items():
+        cmd = [py, os.path.join(HERE, "coordination.py"), "--impl", impl, "--json", "-n", n]
+        res[impl] = runner.run(f"coordination-{impl}", cmd, 120 if args.quick else 600)
+    print_header(f"coordination: a synchronous client, one worker process, {n} pairs", list(res.values()))
+    impls = list(res)
+    notes = Notes()
+    specs = [("Lock.acquire() + release(), median (µs, lower is better)", "lock_acquire_release_us_median"),
+             ("Lock.acquire() + release(), p90 (µs)", "lock_acquire_release_us_p90"),
+             ("Queue.put() + get(), median (µs, lower is better)", "queue_put_get_us_median"),
+             ("Queue.put() + get(), p90 (µs)", "queue_put_get_us_p90")]
+    errs = {impl: (notes.add(f"{impl}: {r['error']}") if r.get("error") else None) for impl, r in res.items()}
+    peers = [i for i in impls if i != "xsched"]
+    rows = []
+    for label, key in specs:
+        row = [label] + [errs[impl] or res[impl].get(key) for impl in impls]
+        row += [_ratio(res.get("xsched", {}).get(key), res[peer].get(key)) for peer in peers]
+        rows.append(row)
+    print(table(["figure"] + impls + [f"xsched / {peer}" for peer in peers], rows))
+    if notes.items:
+        print(f"\n{notes}")
+
+
 def bench_spill(runner: Runner, pys: dict, args) -> None:
     res = {}
     for impl, py in pys.items():
@@ -424,7 +450,8 @@ def main(argv=None) -> int:
         print("QUICK MODE: small sizes for a smoke check; do not quote these figures.")
     for name in args.only or BENCHMARKS:
         {"engine": bench_engine, "movie": bench_movie, "seed003": bench_seed003,
-         "spill": bench_spill, "bigtree": bench_bigtree, "twohost": bench_twohost}[name](runner, everyone if name == "engine" else pys, args)
+         "spill": bench_spill, "bigtree": bench_bigtree, "twohost": bench_twohost,
+         "coordination": bench_coordination}[name](runner, everyone if name == "engine" else pys, args)
         sys.stdout.flush()
     with open(os.path.join(logs, "results.json"), "w") as f:
         json.dump(runner.results, f, indent=1, default=str)
