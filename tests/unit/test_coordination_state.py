@@ -18,7 +18,9 @@ from xsched.scheduler.extensions.coordination_state import (
     Acquire, ClientGone, CoordinationState, Drop, EventClear, EventSet, EventWait, Expire, Hold, Item, Owner,
     QueueGet, QueuePut, Release, Reply, Unhold, VariableDelete, VariableGet, VariableSet, WorkerGone,
 )
-from xsched.scheduler.state import AddKeys, AddWorker, RemoveClient, SchedulerState
+from xsched.scheduler.state import AddKeys, AddWorker, RemoveClient
+
+from tests.support.fake_scheduler import FakeScheduler
 
 XSCHED = pathlib.Path(__file__).parents[2] / "xsched"
 A, B, C = Owner("a"), Owner("b"), Owner("c", worker="tcp://w1:1")
@@ -243,41 +245,17 @@ def test_an_unknown_event_is_refused():
 
 
 # ----------------------------------------------------------------------------- the extension, no sockets
-class Listener:
-    def send(self, peer, msg, raw=None):
-        pass
-
-
-class Server:
-    """What the extension uses of the Scheduler: a state machine, the op table, client peers."""
+class Server(FakeScheduler):
+    """What the extension uses of the Scheduler: a state machine, the op table, client peers;
+    the coordination state is validated after every request."""
 
     def __init__(self):
-        self.state = SchedulerState(validate=True)
-        self.ops: dict = {}
-        self.listener = Listener()
-        self.peer_client = {b"pa": "a", b"pb": "b"}
-        self.extensions: dict = {}
+        super().__init__(clients={"a": b"pa", "b": b"pb"})
         self.state.handle(AddWorker("tcp://w1:1", 1))
 
-    def register_op(self, op, handler):
-        assert op in TO_SCHEDULER, op
-        self.ops[op] = handler
-
-    def _client_of(self, peer):
-        client = self.peer_client.get(peer)
-        if client is None:
-            raise PermissionError("register with register-client before sending work")
-        return client
-
-    def handle(self, *events):
-        self.state.handle(*events)
-        self.state.validate()
-
     def call(self, op, peer=b"pa", payload=(), **fields):
-        h = {"op": op, **fields}
-        TO_SCHEDULER.check(h)
         try:
-            return self.ops[op](peer, h, list(payload))
+            return super().call(op, peer, payload, **fields)
         finally:
             self.extensions["coordination"].state.validate()
 

@@ -7,9 +7,11 @@ from __future__ import annotations
 import msgpack
 import pytest
 
-from xsched.protocol.schemas import TO_SCHEDULER, CLIENT_FROM_SCHEDULER, BadMessage
+from xsched.protocol.schemas import CLIENT_FROM_SCHEDULER, BadMessage
 from xsched.scheduler.extensions.events import EventsExtension, EventStore, packed_size, recipients
-from xsched.scheduler.state import NewTask, SchedulerState, UpdateGraph
+from xsched.scheduler.state import NewTask, UpdateGraph
+
+from tests.support.fake_scheduler import FakeScheduler
 
 
 # ----------------------------------------------------------------------------- the store
@@ -91,42 +93,14 @@ def test_prints_go_to_the_clients_wanting_the_key_or_to_everyone():
 
 
 # ----------------------------------------------------------------------------- the extension
-class FakeListener:
-    def __init__(self):
-        self.sent: list = []
-
-    def send(self, peer, msg, raw=None):
-        self.sent.append((peer, msg))
-
-
-class FakeServer:
-    """What the events extension uses of the Scheduler."""
+class FakeServer(FakeScheduler):
+    """What the events extension uses of the Scheduler: two clients."""
 
     def __init__(self):
-        self.state = SchedulerState()
-        self.ops: dict = {}
-        self.client_peer = {"c1": b"p1", "c2": b"p2"}
-        self.peer_client = {b"p1": "c1", b"p2": "c2"}
-        self.extensions: dict = {}
-        self.to_clients: list = []
-
-    def register_op(self, op, handler):
-        assert op in TO_SCHEDULER, op
-        self.ops[op] = handler
-
-    def _client_of(self, peer):
-        client = self.peer_client.get(peer)
-        if client is None:
-            raise PermissionError("register with register-client before sending work")
-        return client
-
-    def send_to_client(self, client, msg):
-        self.to_clients.append((client, msg))
+        super().__init__(clients={"c1": b"p1", "c2": b"p2"}, validate=False)
 
     def call(self, op, peer=b"p1", **fields):
-        msg = {"op": op, **fields}
-        TO_SCHEDULER.check(msg)
-        return self.ops[op](peer, msg, [])
+        return super().call(op, peer, **fields)
 
 
 def test_the_extension_keeps_pushes_and_serves_events():

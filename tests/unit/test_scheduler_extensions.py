@@ -24,64 +24,18 @@ from xsched.scheduler.extensions import (
     DiagnosticsExtension, EventsExtension, FireAndForgetExtension,
     UploadsExtension, build, op_owners, selected,
 )
-from xsched.scheduler.state import AddKeys, AddWorker, NewTask, SchedulerState, TaskFinished, UpdateGraph
+from xsched.scheduler.state import AddKeys, NewTask, TaskFinished, UpdateGraph
+
+from tests.support.fake_scheduler import FakeListener, FakeScheduler
 
 
 # ----------------------------------------------------------------------------- fakes
-class FakeListener:
-    def __init__(self):
-        self.sent: list = []  # (peer, header, raw)
-
-    def send(self, peer, msg, raw=None):
-        self.sent.append((peer, msg, raw))
-
-
-class FakeServer:
-    """What an extension uses of the Scheduler, with no sockets and no loop of its own."""
-
-    def __init__(self):
-        self.state = SchedulerState(validate=True)
-        self.ops: dict = {}
-        self.listener = FakeListener()
-        self.client_peer = {"c": b"pc"}
-        self.peer_client = {b"pc": "c"}
-        self.worker_peer: dict[str, bytes] = {}
-        self.peer_worker: dict[bytes, str] = {}
-        self.extensions: dict = {}
-        self.to_clients: list = []
-
-    def register_op(self, op, handler):
-        assert op in TO_SCHEDULER, op
-        self.ops[op] = handler
-
-    def _client_of(self, peer):
-        client = self.peer_client.get(peer)
-        if client is None:
-            raise PermissionError("register with register-client before sending work")
-        return client
-
-    def handle(self, *events):
-        return self.state.handle(*events)
-
-    def send_to_client(self, client, msg):
-        self.to_clients.append((client, msg))
-
-    def add_worker(self, address, host="h1", nthreads=1):
-        peer = address.encode()
-        self.worker_peer[address] = peer
-        self.peer_worker[peer] = address
-        self.state.handle(AddWorker(address, nthreads, host=host))
-        return peer
-
-    def remove_worker(self, address):
-        self.peer_worker.pop(self.worker_peer.pop(address))
-        for ext in self.extensions.values():
-            ext.remove_worker(address, "gone")
-
+class FakeServer(FakeScheduler):
     def call(self, op, peer=b"pc", payload=(), **fields):
-        """Send one request to the op's handler; await it if it is a coroutine."""
-        result = self.ops[op](peer, {"op": op, **fields}, list(payload))
+        """Send one request to the op's handler, as given (no schema check)."""
+        result = super().call(op, peer, payload, check=False, **fields)
         if asyncio.iscoroutine(result):
+            result.close()
             raise TypeError(f"{op} is asynchronous: use acall")
         return result
 

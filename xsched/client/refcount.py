@@ -113,12 +113,7 @@ class RefCountMixin:
         the graph (a field it cannot accept), the graph's futures fail with the scheduler's
         message instead of waiting forever. Sent in order with ``_send`` and the releases
         queued after it (the request goes out in the same loop callback)."""
-        if self.status != "running":
-            raise SchedulerLostError(f"this client is {self.status}; create a new Client")
-        with self._ref_lock:
-            self._graphs_queued += 1
-            number = self._graphs_queued
-            self._graphs_unsent.add(number)
+        number = self._next_in_order()
         if self._on_loop():
             self._request_graph(msg, number)
         else:
@@ -128,16 +123,22 @@ class RefCountMixin:
         """Send from any thread a message that the releases queued after it must not overtake,
         as a graph's (fire-and-forget: its keys must still be wanted when it arrives, though
         the Futures it was given may be dropped the moment it returns)."""
+        number = self._next_in_order()
+        if self._on_loop():
+            self._send_numbered(msg, number)
+        else:
+            self._loop.call_soon_threadsafe(self._send_numbered, msg, number)
+
+    def _next_in_order(self) -> int:
+        """The number of a message the releases queued after it must wait for (graphs and
+        fire-and-forget), counted as unsent until it goes out."""
         if self.status != "running":
             raise SchedulerLostError(f"this client is {self.status}; create a new Client")
         with self._ref_lock:
             self._graphs_queued += 1
             number = self._graphs_queued
             self._graphs_unsent.add(number)
-        if self._on_loop():
-            self._send_numbered(msg, number)
-        else:
-            self._loop.call_soon_threadsafe(self._send_numbered, msg, number)
+        return number
 
     def _send_numbered(self, msg: dict, number: int) -> None:
         with self._ref_lock:
