@@ -46,6 +46,7 @@ import tokenize
 from typing import Any
 
 from .. import hooks
+from .kernel import unpack_value
 
 __all__ = [
     "RemoteKernelError",
@@ -325,8 +326,6 @@ def eval_in_kernel(info: dict, expr: str, *, timeout: float | None = None) -> An
         info = client.start_ipython_scheduler()
         n = eval_in_kernel(info, "len(scheduler.tasks)")
     """
-    from .kernel import unpack_value
-
     reply = run_in_kernel(
         info, f"{_VALUE_NAME} = (\n{expr}\n)", timeout=timeout,
         user_expressions={"value": f"__import__('xsched.jupyter.kernel', fromlist=['pack_value'])"

@@ -72,9 +72,13 @@ from ..protocol.tasks import loads_task
 from ..protocol.versions import IncompatibleVersionError, announce, check_reply, package_versions, refusal_in
 from ..sizeof import sizeof
 from ..units import parse_bytes, parse_timedelta
+from .environments import EnvironmentReceiver, write_restart_note
+from .heartbeat import AliveThread
 from .memory import MemoryMonitor, Thresholds
-from .nanny import RESTARTED_VAR
+from .nanny import EXIT_RESTART, RESTARTED_VAR
+from .spill import SpillBuffer
 from .threads import TaskThreads
+from .uploads import load_file
 from .. import logs, task_context
 from . import diagnostics
 from .state import (
@@ -282,8 +286,6 @@ class Worker:
         target = Thresholds.from_config(self.memory_limit).bytes("target")
         if target is None and Thresholds.from_config(self.memory_limit).bytes("spill") is None:
             return {}
-        from .spill import SpillBuffer
-
         base = self.local_directory or tempfile.gettempdir()
         os.makedirs(base, exist_ok=True)
         self._spill_dir = tempfile.mkdtemp(prefix="xsched-spill-", dir=base)
@@ -363,8 +365,6 @@ class Worker:
             with open(started, "w"):
                 pass
         self._background.spawn(self._heartbeat_loop())
-        from .heartbeat import AliveThread
-
         self._alive = AliveThread(self.scheduler_address, self.security, self.scheduler.identity,
                                   parse_timedelta(config.get("worker.heartbeat-interval", "500ms"))).start()
         if self.memory_limit:
@@ -568,12 +568,8 @@ class Worker:
             self.exit_code = 0
         elif header.get("restart") and not self.retired:
             # the scheduler forgot us (or client.restart()): exit so the nanny restarts us
-            from .nanny import EXIT_RESTART
-
             self.exit_code = EXIT_RESTART if header.get("reason") == "restart" else 1
             if header.get("environment"):
-                from .environments import write_restart_note
-
                 write_restart_note(os.getpid(), header["environment"])
         self._background.spawn(self.close(report=False, reason="retired" if self.retired else "scheduler asked"))
 
@@ -588,8 +584,6 @@ class Worker:
     # ------------------------------------------------------------------ uploaded files
     def _load_upload(self, filename: str, data: bytes) -> str | None:
         """Write an uploaded file here and load it; the error text, or None."""
-        from .uploads import load_file
-
         if self._upload_dir is None:
             base = self.local_directory or tempfile.gettempdir()
             os.makedirs(base, exist_ok=True)
@@ -604,8 +598,6 @@ class Worker:
     # ------------------------------------------------------------------ shipped environments
     async def _environment_op(self, op: str, header: dict, payload: list) -> None:
         """Receive an environment shipped for client.restart(environment=...); answer the scheduler."""
-        from .environments import EnvironmentReceiver
-
         if self._environments is None:
             self._environments = EnvironmentReceiver(self.local_directory or tempfile.gettempdir())
         uid = header.get("uid")

@@ -32,6 +32,7 @@ import asyncio
 import itertools
 import logging
 
+from ...comm import Msg
 from ...protocol import ops
 from ...protocol.messages import frame_nbytes, split_objects
 from ...protocol.schemas import MAX_SHARED_VALUE
@@ -268,6 +269,4 @@ def _answer(reply: Reply):
     """A state's Reply as the handler's return value: a header, or a Msg with the items' frames."""
     if not reply.items:
         return dict(reply.header)
-    from ...comm import Msg
-
     return Msg(dict(reply.header), raw={f"item{i}": list(item.frames) for i, item in enumerate(reply.items)})

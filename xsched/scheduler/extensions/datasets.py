@@ -29,6 +29,7 @@ The scheduler never unpickles a dataset: it forwards the frames it was given.
 
 from __future__ import annotations
 
+from ...comm import Msg
 from ...protocol import ops
 from ...protocol.messages import split_objects
 from ...protocol.serialize import frame_bytes
@@ -70,8 +71,6 @@ class DatasetsExtension(SchedulerExtension):
         return {"name": name, "keys": len(keys)}
 
     def _op_get(self, peer, h, payload):
-        from ...comm import Msg
-
         self.scheduler._client_of(peer)
         entry = self.datasets.get(h.get("name"))
         if entry is None:
