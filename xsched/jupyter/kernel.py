@@ -34,7 +34,7 @@ as the server (live state, not copies). Why not the host loop: a cell that
 runs ``time.sleep(1)`` would stop heartbeats and task dispatch.
 
 Everything that leans on ipykernel internals is marked ``# ipykernel 7.4:``;
-the project pins ``ipykernel>=7.4,<8`` and tests/test_jupyter_kernel.py tests it.
+the project pins ``ipykernel>=7.4,<8`` and tests/cluster/test_jupyter_kernel.py tests it.
 """
 
 from __future__ import annotations

@@ -373,14 +373,21 @@ class Scheduler:
         """Remove workers silent for ``scheduler.worker-ttl``.
 
         Workers beat from a thread of their own, so silence means a gone, stopped or hung
-        process, not a busy event loop. (When the scheduler's own loop was blocked, the
-        receive loop drains the heartbeats that arrived meanwhile before this loop wakes:
-        tests/test_heartbeat_starvation.py checks that nobody is removed for it.)
+        process, not a busy event loop. When the scheduler's own loop was blocked, this loop
+        may wake before the receive loop has read the heartbeats that arrived meanwhile (its
+        timer can be due in the very turn that blocked): a round that wakes much later than
+        it asked judges nobody, and the next one, a quarter of the ttl later, does, once the
+        heartbeats are read (tests/cluster/test_heartbeat_starvation.py: nobody is removed).
         """
         ttl = parse_timedelta(config.get("scheduler.worker-ttl", "30s"))
+        interval = min(ttl / 4, 1.0)
+        last = time.monotonic()
         while True:
-            await asyncio.sleep(min(ttl / 4, 1.0))
+            await asyncio.sleep(interval)
             now = time.monotonic()
+            stalled, last = now - last > interval + ttl / 2, now
+            if stalled:  # this loop was held up: what the workers sent is not read yet
+                continue
             for addr, seen in list(self.last_seen.items()):
                 if now - seen > ttl:
                     self._remove_worker(addr, f"no heartbeat for {ttl:g}s")
