@@ -171,7 +171,23 @@ class _Primitive:
 
 
 # ----------------------------------------------------------------------------- Lock
-class Lock(_Primitive):
+class _Leased(_Primitive):
+    """A primitive held by leases (Lock, Semaphore): ``with`` and ``async with`` take one
+    (``_take``) and give it back (``release`` / ``__aexit__``)."""
+
+    def __enter__(self):
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+    async def __aenter__(self):
+        await self._take(None, _here())
+        return self
+
+
+class Lock(_Leased):
     """A lock shared by every client and task of the cluster, by name.
 
     ``Lock(name=None, client=None)``: the same name is the same lock everywhere (None makes
@@ -257,17 +273,6 @@ class Lock(_Primitive):
         """
         return self._lease is not None
 
-    def __enter__(self):
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc):
-        self.release()
-
-    async def __aenter__(self):
-        await self._take(None, _here())
-        return self
-
     async def __aexit__(self, *exc):
         lease, self._lease = self._lease, None
         if lease is None:
@@ -302,7 +307,7 @@ async def _acquire_lease(obj, header: dict, release_op: str, wait) -> bool:
 
 
 # ----------------------------------------------------------------------------- Semaphore
-class Semaphore(_Primitive):
+class Semaphore(_Leased):
     """At most ``max_leases`` holders at a time, across the cluster, by name.
 
     ``Semaphore(max_leases=1, name=None, client=None)``: limit how many tasks use a
@@ -387,17 +392,6 @@ class Semaphore(_Primitive):
         """
         reply, _ = await self._ask({"op": ops.SEMAPHORE_VALUE, "name": self.name})
         return int(reply["value"])
-
-    def __enter__(self):
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc):
-        self.release()
-
-    async def __aenter__(self):
-        await self._take(None, _here())
-        return self
 
     async def __aexit__(self, *exc):
         if not self._leases:
