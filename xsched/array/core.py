@@ -40,12 +40,13 @@ import numpy as np
 from .. import config
 from ..client.default import default_client  # (a registry only: collections import no client code)
 from ..graph import local as graph_local
+from ..graph.collection import compute_collection, lineage, persist_collection
 from ..graph.delayed import Delayed
 from ..graph.optimize import optimize
-from ..graph.spec import Ref, Task, dependencies, funcname
+from ..graph.spec import Ref, Task, funcname
 from ..units import parse_bytes
 from . import hdf5, reductions
-from .blocks import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 
 __all__ = [
     "Array",
@@ -62,15 +63,6 @@ Chunks = tuple[tuple[int, ...], ...]
 
 #: Bytes per block that ``chunks="auto"`` aims for (config ``array.chunk-size`` overrides).
 AUTO_CHUNK_BYTES = 128 * 2**20
-
-
-# --------------------------------------------------------------------------- keys
-
-
-def _flatten_keys(nested: Any) -> list[str]:
-    if isinstance(nested, list):
-        return [k for sub in nested for k in _flatten_keys(sub)]
-    return [nested]
 
 
 # --------------------------------------------------------------------------- chunks
@@ -280,12 +272,7 @@ class Array:
         >>> xa.from_array(np.arange(6), chunks=4).compute().tolist()
         [0, 1, 2, 3, 4, 5]
         """
-        client = default_client()
-        if client is not None:
-            return client.compute(self, sync=True, **kwargs)
-        results = _local_get(self.__xsched_graph__(), self.__xsched_keys__(), optimize_graph)
-        func, extra = self.__xsched_postcompute__()
-        return func(results, *extra)
+        return compute_collection(self, optimize_graph, **kwargs)
 
     def persist(self, **kwargs: Any) -> "Array":
         """Compute the blocks and keep them (on the cluster, or here) for later use.
@@ -298,14 +285,7 @@ class Array:
         >>> y.compute().tolist()
         [0, 2, 4, 6, 8, 10]
         """
-        client = default_client()
-        if client is not None:
-            return client.persist(self, **kwargs)
-        keys = self.__xsched_keys__()
-        results = _local_get(self.__xsched_graph__(), keys, True)
-        new_graph = dict(zip(_flatten_keys(keys), _flatten_keys_values(results, self.ndim)))
-        func, extra = self.__xsched_postpersist__()
-        return func(new_graph, *extra)
+        return persist_collection(self, **kwargs)
 
     def _compute_blocks(self, keys: list[str]) -> list:
         """Compute some of this array's blocks, on the default client or locally."""
@@ -313,7 +293,7 @@ class Array:
         client = default_client()
         if client is not None:
             return client.compute(blocks, sync=True)
-        return _local_get(blocks.graph, list(keys), True)
+        return graph_local.get(blocks.graph, list(keys), optimize=True)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         out = np.asarray(self.compute())
@@ -340,7 +320,7 @@ class Array:
             graph = optimize(graph, keys)
         out = np.empty(self.numblocks, dtype=object)
         for index, key in zip(indices, keys):
-            out[index] = Delayed(key, _lineage(graph, key))
+            out[index] = Delayed(key, lineage(graph, key))
         return out
 
     # ----------------------------------------------------------------- display
@@ -515,23 +495,6 @@ class Array:
                         "or reduce it with .any()/.all() style comparisons and compute().")
 
 
-def _lineage(graph: Mapping[str, Any], key: str) -> dict[str, Any]:
-    """The tasks ``key`` needs (like ``cull``, but in time proportional to the answer, so
-    that culling every block of a large array stays linear)."""
-    out: dict[str, Any] = {}
-    stack = [key]
-    while stack:
-        k = stack.pop()
-        if k in out:
-            continue
-        value = out[k] = graph[k]
-        if isinstance(value, Task):
-            stack.extend(d for d in dependencies(value) if d in graph and d not in out)
-        elif isinstance(value, Ref) and value.key in graph:
-            stack.append(value.key)
-    return out
-
-
 class _Blocks:
     """A collection of some blocks of an array (used to compute them in batches)."""
 
@@ -546,11 +509,6 @@ class _Blocks:
 
     def __xsched_postcompute__(self) -> tuple[Callable, tuple]:
         return list, ()
-
-
-def _local_get(graph: dict, keys: Any, optimize_graph: bool) -> Any:
-    """Run in this process (``get`` culls, and fuses when ``optimize_graph``)."""
-    return graph_local.get(graph, keys, optimize=optimize_graph)
 
 
 def _concat_nested(nested: Any, depth: int, axis: int = 0) -> np.ndarray:
@@ -570,22 +528,6 @@ def _finalize(results: Any, ndim: int) -> Any:
         block = np.asarray(block)
         return block[()]
     return _concat_nested(results, ndim)
-
-
-def _flatten_keys_values(results: Any, ndim: int) -> list:
-    if ndim == 0:
-        return list(results) if isinstance(results, list) else [results]
-    out: list = []
-
-    def walk(obj: Any, depth: int) -> None:
-        if depth == 0:
-            out.append(obj)
-        else:
-            for o in obj:
-                walk(o, depth - 1)
-
-    walk(results, ndim)
-    return out
 
 
 def _rebuild(new_graph: Mapping[str, Any], name: str, chunks: Chunks, dtype: Any) -> Array:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from ..graph.spec import Ref, Task
-from .blocks import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 
 if TYPE_CHECKING:
     from .core import Array

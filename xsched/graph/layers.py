@@ -1,7 +1,7 @@
-"""What every array operation uses to add its layer of tasks: keys, tokens, annotations, layers.
+"""What every collection operation uses to add its layer of tasks: keys, tokens, annotations, layers.
 
-``core.py`` (the ``Array`` class), ``reductions.py`` and ``hdf5.py`` build on this module
-and it imports none of them, so the array package has no import circle.
+Arrays, dataframes and bags each add one *layer* (a dict of tasks, one per output block or
+partition) per operation; this module is what they share, and it imports none of them.
 
 >>> chunk_key("sum-aggregate-1a2b", (0, 3))
 'sum-aggregate-1a2b-0.3'
@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, Iterator, Sequence
 
-from ..graph.annotate import current_annotations
+from .annotate import current_annotations
 from ..tokenize import tokenize
 
 __all__ = ["LayeredGraph", "chunk_key", "new_token", "annotations_in_force", "per_task"]
@@ -53,7 +53,7 @@ def per_task(annotations: dict) -> dict:
 
 
 class LayeredGraph(Mapping):
-    """A read-only graph made of named layers (one per array operation).
+    """A read-only graph made of named layers (one per collection operation).
 
     Why: chaining ``k`` operations on ``n`` blocks would copy ``O(k * n)`` tasks per step if
     each array held one flat dict; layers are shared between arrays instead, and the flat

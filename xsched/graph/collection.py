@@ -1,0 +1,74 @@
+"""Computing and persisting a collection: on the default client, or in this process.
+
+Arrays, dataframes and bags all follow the collection protocol (``__xsched_graph__``,
+``__xsched_keys__``, ``__xsched_postcompute__``, ``__xsched_postpersist__``); their
+``compute()`` and ``persist()`` are these two functions, so "no cluster running" behaves
+the same for each: the graph runs here, one task at a time, with the same order and fusion.
+
+>>> from xsched.graph.spec import Task
+>>> class Pair:
+...     def __xsched_graph__(self): return {"p-0": Task(int, ("1",)), "p-1": Task(int, ("2",))}
+...     def __xsched_keys__(self): return ["p-0", "p-1"]
+...     def __xsched_postcompute__(self): return sum, ()
+>>> compute_collection(Pair()) if default_client() is None else 3
+3
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..client.default import default_client  # (a registry only: no network code)
+from .local import get
+from .optimize import flatten_keys
+from .spec import Ref, Task, dependencies
+
+__all__ = ["compute_collection", "persist_collection", "lineage", "default_client"]
+
+
+def compute_collection(coll: Any, optimize_graph: bool = True, **kwargs: Any) -> Any:
+    """The collection's value: ``client.compute(coll, sync=True)`` on the default client
+    (keyword arguments go there), else run here and passed through its post-compute."""
+    client = default_client()
+    if client is not None:
+        if not optimize_graph:
+            kwargs["optimize_graph"] = False
+        return client.compute(coll, sync=True, **kwargs)
+    results = get(coll.__xsched_graph__(), coll.__xsched_keys__(), optimize=optimize_graph)
+    func, extra = coll.__xsched_postcompute__()
+    return func(results, *extra)
+
+
+def persist_collection(coll: Any, **kwargs: Any) -> Any:
+    """A collection of the same kind whose parts are computed: futures on the default
+    client's cluster, or the values themselves when there is no client."""
+    client = default_client()
+    if client is not None:
+        return client.persist(coll, **kwargs)
+    keys = flatten_keys(coll.__xsched_keys__())
+    values = get(coll.__xsched_graph__(), keys, optimize=True)
+    func, extra = coll.__xsched_postpersist__()
+    return func(dict(zip(keys, values)), *extra)
+
+
+def lineage(graph: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """The tasks ``key`` needs (like ``cull``, but in time proportional to the answer, so
+    that culling every part of a large collection stays linear).
+
+    >>> g = {"a": 1, "b": Task(abs, (Ref("a"),)), "c": 2}
+    >>> sorted(lineage(g, "b"))
+    ['a', 'b']
+    """
+    out: dict[str, Any] = {}
+    stack = [key]
+    while stack:
+        k = stack.pop()
+        if k in out:
+            continue
+        value = out[k] = graph[k]
+        if isinstance(value, Task):
+            stack.extend(d for d in dependencies(value) if d in graph and d not in out)
+        elif isinstance(value, Ref) and value.key in graph:
+            stack.append(value.key)
+    return out
