@@ -1,0 +1,33 @@
+"""Partitioned pandas dataframes for xsched: ``import xsched.dataframe as xd``.
+
+A ``DataFrame`` is many pandas DataFrames (partitions) computed by a task graph; the
+operations build the graph and ``compute()`` runs it on the default client, or in this
+process when there is none. Needs pandas (and pyarrow for parquet): ``pip install
+"xsched[dataframe]"``.
+
+>>> import pandas as pd, xsched.dataframe as xd
+>>> df = xd.from_pandas(pd.DataFrame({"name": list("abab"), "balance": [5, -1, -3, 2]}), npartitions=2)
+>>> df[df.balance < 0].groupby("name").balance.sum().compute().to_dict()
+{'a': -3, 'b': -1}
+"""
+
+try:
+    import pandas  # noqa: F401
+except ImportError as exc:  # pragma: no cover - the extra is installed by `make test`
+    raise ImportError('xsched.dataframe needs pandas: pip install "xsched[dataframe]"') from exc
+
+from . import groupby as _groupby  # noqa: F401  (gives DataFrame and Series their groupby)
+from . import reductions as _reductions  # noqa: F401  (gives the collections their reductions)
+from .core import DataFrame, Index, Scalar, Series, map_partitions
+from .io import from_delayed, from_dict, from_pandas
+
+__all__ = [
+    "DataFrame",
+    "Series",
+    "Index",
+    "Scalar",
+    "map_partitions",
+    "from_pandas",
+    "from_dict",
+    "from_delayed",
+]

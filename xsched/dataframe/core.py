@@ -1,0 +1,1125 @@
+"""Partitioned pandas objects that only build task graphs: DataFrame, Series, Index, Scalar.
+
+A ``DataFrame`` is a sequence of pandas DataFrames (its *partitions*), each the value of one
+key of a task graph, together with:
+
+* ``_meta``: an empty pandas object with the columns, dtypes and index type every partition
+  has. Every operation computes its output's meta by running on a small stand-in of the
+  input (two made-up rows, ``_nonempty``) when it is built, so a missing column or a function
+  that cannot run on the data fails at once, naming the cause, not later inside a task;
+* ``divisions``: ``npartitions + 1`` index values, partition ``i`` holding the index values
+  in ``[divisions[i], divisions[i + 1])`` (the last one closed), or all ``None`` when unknown.
+
+Operations add one layer of tasks (one per partition) through ``map_partitions``; reductions
+(``reductions.py``), groupby (``groupby.py``) and the shuffle (``shuffle.py``) add theirs.
+Keys read ``"<operation>-<token>-<i>"``, so progress bars group by operation.
+
+>>> import pandas as pd, xsched.dataframe as xd
+>>> df = xd.from_pandas(pd.DataFrame({"x": range(6), "y": list("abcabc")}), npartitions=2)
+>>> df
+xsched.DataFrame<from-pandas-..., npartitions=2, columns=['x', 'y']>
+>>> df[df.x > 2].x.sum().compute()
+np.int64(12)
+"""
+
+from __future__ import annotations
+
+import html
+import numbers
+import operator
+import warnings
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..graph.collection import compute_collection, lineage, persist_collection
+from ..graph.delayed import Delayed
+from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.optimize import optimize
+from ..graph.spec import Ref, Task, funcname
+
+__all__ = ["DataFrame", "Series", "Index", "Scalar", "map_partitions", "new_collection", "from_graph"]
+
+_NO_META = object()
+
+
+# --------------------------------------------------------------------------- meta
+
+
+def _fake_values(dtype: Any, n: int = 2) -> Any:
+    """``n`` made-up values of ``dtype``, for running a function on a stand-in partition."""
+    if isinstance(dtype, pd.CategoricalDtype):
+        cats = dtype.categories
+        values = [cats[0]] * n if len(cats) else [None] * n
+        return pd.Categorical(values, categories=cats, ordered=dtype.ordered)
+    if pd.api.types.is_bool_dtype(dtype):
+        return pd.array([True, False][:n] * (n // 2 + 1), dtype=dtype)[:n]
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return pd.array(pd.date_range("2000-01-01", periods=n, tz=getattr(dtype, "tz", None)), dtype=dtype)
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        return pd.array(pd.to_timedelta(range(1, n + 1), unit="s"), dtype=dtype)
+    if pd.api.types.is_numeric_dtype(dtype):
+        return pd.array(range(1, n + 1), dtype=dtype)
+    if isinstance(dtype, pd.StringDtype) or pd.api.types.is_string_dtype(dtype):
+        return pd.array(["foo", "bar"][:n] * (n // 2 + 1), dtype=dtype)[:n]
+    return pd.array(["foo"] * n, dtype=dtype)
+
+
+def _nonempty_index(index: pd.Index) -> pd.Index:
+    if isinstance(index, pd.MultiIndex):
+        levels = [_nonempty_index(level) for level in index.levels]
+        return pd.MultiIndex.from_arrays([list(lv) for lv in levels], names=index.names)
+    if isinstance(index, pd.RangeIndex):
+        return pd.RangeIndex(2, name=index.name)
+    return pd.Index(_fake_values(index.dtype), name=index.name)
+
+
+def _nonempty(meta: Any) -> Any:
+    """A two-row stand-in of an empty pandas object, with its dtypes and names."""
+    if isinstance(meta, pd.DataFrame):
+        index = _nonempty_index(meta.index)
+        data = {i: _fake_values(dtype) for i, dtype in enumerate(meta.dtypes)}
+        out = pd.DataFrame(data, index=index)
+        out.columns = meta.columns
+        return out
+    if isinstance(meta, pd.Series):
+        return pd.Series(_fake_values(meta.dtype), index=_nonempty_index(meta.index), name=meta.name)
+    if isinstance(meta, pd.Index):
+        return _nonempty_index(meta)
+    return meta
+
+
+def make_meta(obj: Any) -> Any:
+    """The empty version of a pandas object (a scalar stays a scalar).
+
+    >>> make_meta(pd.DataFrame({"a": [1, 2]})).dtypes.to_dict()
+    {'a': dtype('int64')}
+    """
+    if isinstance(obj, (pd.DataFrame, pd.Series)):
+        return obj.iloc[:0]
+    if isinstance(obj, pd.Index):
+        return obj[:0]
+    if isinstance(obj, dict) and obj and all(isinstance(v, (str, np.dtype, type)) for v in obj.values()):
+        return pd.DataFrame({k: pd.Series([], dtype=v) for k, v in obj.items()})
+    if isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[0], str):
+        return pd.Series([], dtype=obj[1], name=obj[0])
+    return obj
+
+
+def _emulate(func: Callable, args: Sequence[Any], kwargs: dict, what: str) -> Any:
+    """Run ``func`` on stand-ins of the collections among ``args`` to learn its output's meta."""
+    fake_args = [_nonempty(a._meta) if isinstance(a, _Frame) else
+                 a._meta if isinstance(a, Scalar) else a for a in args]
+    fake_kwargs = {k: _nonempty(v._meta) if isinstance(v, _Frame) else
+                   v._meta if isinstance(v, Scalar) else v for k, v in kwargs.items()}
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            out = func(*fake_args, **fake_kwargs)
+    except Exception as exc:
+        raise ValueError(
+            f"{what}: running {funcname(func)} on a two-row stand-in of the data, to learn its "
+            f"output's columns and dtypes, raised {type(exc).__name__}: {exc}. Pass meta= (an empty "
+            "pandas object, a {column: dtype} dict, or a (name, dtype) tuple for a Series) to say "
+            "what it returns."
+        ) from exc
+    return make_meta(out)
+
+
+def _check_meta(part: Any, meta: Any, what: str, index: int) -> Any:
+    """Run on the workers: a partition's type and columns must be those announced by meta."""
+    if isinstance(meta, (pd.DataFrame, pd.Series, pd.Index)):
+        if type(part) is not type(meta):
+            raise TypeError(f"{what}: partition {index} is a {type(part).__name__} but meta says "
+                            f"{type(meta).__name__}; fix the function or its meta=")
+        if isinstance(meta, pd.DataFrame) and list(part.columns) != list(meta.columns):
+            raise ValueError(f"{what}: partition {index} has columns {list(part.columns)} but meta "
+                             f"says {list(meta.columns)}; fix the function or its meta=")
+    return part
+
+
+# --------------------------------------------------------------------------- collections
+
+
+class _Frame:
+    """What DataFrame, Series and Index share: partitions, meta, divisions, the graph."""
+
+    def __init__(self, graph: Any, name: str, meta: Any, divisions: Sequence[Any]) -> None:
+        self._graph = graph if isinstance(graph, LayeredGraph) else LayeredGraph({name: graph})
+        self._name = name
+        self._meta = meta
+        self.divisions = tuple(divisions)
+
+    # ----------------------------------------------------------------- shape
+    @property
+    def npartitions(self) -> int:
+        """How many pandas partitions make up this collection."""
+        return len(self.divisions) - 1
+
+    @property
+    def known_divisions(self) -> bool:
+        """Whether the index range of every partition is known (see ``set_index``)."""
+        return len(self.divisions) > 0 and self.divisions[0] is not None
+
+    def clear_divisions(self):
+        """The same partitions with their divisions forgotten."""
+        return new_collection(self._graph, self._name, self._meta, (None,) * (self.npartitions + 1))
+
+    @property
+    def dtype(self) -> Any:
+        return self._meta.dtype
+
+    def _keys(self) -> list[str]:
+        return [chunk_key(self._name, (i,)) for i in range(self.npartitions)]
+
+    @property
+    def partitions(self) -> "_Partitions":
+        """Select partitions by position: ``df.partitions[0]``, ``df.partitions[::2]``.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"a": range(10)}), npartitions=5)
+        >>> df.partitions[1:3].a.tolist() if False else df.partitions[1:3].npartitions
+        2
+        """
+        return _Partitions(self)
+
+    # ----------------------------------------------------------------- collection protocol
+    def __xsched_graph__(self) -> dict[str, Any]:
+        return dict(self._graph.flat())
+
+    def __xsched_keys__(self) -> list[str]:
+        return self._keys()
+
+    def __xsched_postcompute__(self) -> tuple[Callable, tuple]:
+        return _concat, (self._meta,)
+
+    def __xsched_postpersist__(self) -> tuple[Callable, tuple]:
+        return _rebuild, (self._name, self._meta, self.divisions)
+
+    def __xsched_tokenize__(self) -> str:
+        return self._name
+
+    def compute(self, **kwargs: Any) -> Any:
+        """The pandas object: all partitions computed and concatenated.
+
+        Runs on the default client when there is one, otherwise in this process.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series([1, 2, 3]), npartitions=2).compute().tolist()
+        [1, 2, 3]
+        """
+        return compute_collection(self, **kwargs)
+
+    def persist(self, **kwargs: Any):
+        """The same collection with its partitions computed and kept (in worker memory).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = (xd.from_pandas(pd.Series([1, 2, 3]), npartitions=2) * 2).persist()
+        >>> s.sum().compute()
+        np.int64(12)
+        """
+        return persist_collection(self, **kwargs)
+
+    def to_delayed(self, optimize_graph: bool = True) -> list[Delayed]:
+        """One ``Delayed`` per partition, each carrying only the tasks it needs.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> parts = xd.from_pandas(pd.DataFrame({"a": range(4)}), npartitions=2).to_delayed()
+        >>> [len(p.compute()) for p in parts]
+        [2, 2]
+        """
+        graph = self.__xsched_graph__()
+        keys = self._keys()
+        if optimize_graph:
+            graph = optimize(graph, keys)
+        return [Delayed(k, lineage(graph, k)) for k in keys]
+
+    def __dask_graph__(self):  # noqa: D105 - tools probing for dask collections must not find one
+        raise AttributeError("xsched collections are not dask collections")
+
+    # ----------------------------------------------------------------- partition-wise
+    def map_partitions(self, func: Callable, *args: Any, meta: Any = _NO_META, **kwargs: Any):
+        """Apply ``func`` to every partition (see ``xsched.dataframe.map_partitions``).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"a": range(4)}), npartitions=2)
+        >>> df.map_partitions(len).compute().tolist()
+        [2, 2]
+        """
+        return map_partitions(func, self, *args, meta=meta, **kwargs)
+
+    def _method(self, method: str, *args: Any, **kwargs: Any):
+        """``part.<method>(*args, **kwargs)`` on every partition, named after the method."""
+        return map_partitions(_call_method, self, method, *args, _name=method.strip("_"), **kwargs)
+
+    def head(self, n: int = 5, npartitions: int = 1, compute: bool = True):
+        """The first ``n`` rows, from the first ``npartitions`` partitions only (-1: all).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.DataFrame({"a": range(10)}), npartitions=5).head(2).a.tolist()
+        [0, 1]
+        """
+        npartitions = self.npartitions if npartitions == -1 else npartitions
+        if not 1 <= npartitions <= self.npartitions:
+            raise ValueError(f"head: npartitions={npartitions} but this collection has "
+                             f"{self.npartitions} partitions; use -1 for all")
+        keys = [Ref(k) for k in self._keys()[:npartitions]]
+        name = f"head-{n}-{new_token(self._name, n, npartitions)}"
+        layer = {chunk_key(name, (0,)): Task(_head, (keys, n), {}, per_task(annotations_in_force()))}
+        out = new_collection(LayeredGraph.merge(self._graph, new={name: layer}), name, self._meta,
+                             (self.divisions[0], self.divisions[npartitions]))
+        if not compute:
+            return out
+        result = out.compute()
+        if len(result) < n and npartitions < self.npartitions:
+            warnings.warn(f"head: only {len(result)} rows in the first {npartitions} partition(s), "
+                          f"{n} asked for; use head({n}, npartitions=-1) to look further", stacklevel=2)
+        return result
+
+    def tail(self, n: int = 5, compute: bool = True):
+        """The last ``n`` rows, from the last partition only.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.DataFrame({"a": range(10)}), npartitions=5).tail(2).a.tolist()
+        [8, 9]
+        """
+        last = self.partitions[self.npartitions - 1]
+        out = last._method("tail", n)
+        return out.compute() if compute else out
+
+    def repartition(self, npartitions: int | None = None, partition_size: Any = None):
+        """The same rows in ``npartitions`` partitions: neighbours are concatenated (fewer
+        partitions) or partitions are cut by row position (more partitions).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"a": range(12)}), npartitions=6)
+        >>> df.repartition(npartitions=2).npartitions, df.repartition(npartitions=12).npartitions
+        (2, 12)
+        """
+        if npartitions is None:
+            raise ValueError("repartition needs npartitions=, e.g. df.repartition(npartitions=8)")
+        if not isinstance(npartitions, numbers.Integral) or npartitions < 1:
+            raise ValueError(f"repartition: npartitions must be a positive integer, got {npartitions!r}")
+        n_in, n_out = self.npartitions, int(npartitions)
+        keys = self._keys()
+        name = f"repartition-{n_out}-{new_token(self._name, n_out)}"
+        ann = annotations_in_force()
+        layer: dict[str, Task] = {}
+        if n_out <= n_in:
+            bounds = np.linspace(0, n_in, n_out + 1).round().astype(int)
+            for j in range(n_out):
+                parts = [Ref(k) for k in keys[bounds[j]:bounds[j + 1]]]
+                layer[chunk_key(name, (j,))] = Task(_concat, (parts, self._meta), {}, per_task(ann))
+            divisions = tuple(self.divisions[b] for b in bounds)
+        else:
+            per = [n_out // n_in + (1 if i < n_out % n_in else 0) for i in range(n_in)]
+            j = 0
+            for i, pieces in enumerate(per):
+                for p in range(pieces):
+                    layer[chunk_key(name, (j,))] = Task(_cut, (Ref(keys[i]), p, pieces), {}, per_task(ann))
+                    j += 1
+            divisions = (None,) * (n_out + 1)
+        return new_collection(LayeredGraph.merge(self._graph, new={name: layer}), name, self._meta, divisions)
+
+    # ----------------------------------------------------------------- reductions (reductions.py)
+    def __len__(self) -> int:
+        return int(self.map_partitions(len, meta=0).sum().compute())
+
+    # ----------------------------------------------------------------- display
+    def _repr_kind(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"xsched.{self._repr_kind()}<{self._name}, npartitions={self.npartitions}{self._repr_extra()}>"
+
+    def _repr_extra(self) -> str:
+        return f", dtype={self._meta.dtype}"
+
+    def _repr_html_(self) -> str:
+        if isinstance(self._meta, pd.DataFrame):
+            header = "".join(f"<th>{html.escape(str(c))}</th>" for c in self._meta.columns)
+            dtypes = "".join(f"<td>{html.escape(str(d))}</td>" for d in self._meta.dtypes)
+        else:
+            header = f"<th>{html.escape(str(getattr(self._meta, 'name', '') or ''))}</th>"
+            dtypes = f"<td>{html.escape(str(self._meta.dtype))}</td>"
+        divs = self.divisions if self.known_divisions else ("...",) * min(self.npartitions + 1, 2)
+        rows = (f"<tr><th>npartitions={self.npartitions}</th>{header}</tr>"
+                f"<tr><th>{html.escape(str(divs[0]))}</th>{dtypes}</tr>"
+                f"<tr><th>...</th>" + "<td>...</td>" * max(1, len(self._meta.columns) if
+                                                         isinstance(self._meta, pd.DataFrame) else 1)
+                + "</tr>" + f"<tr><th>{html.escape(str(divs[-1]))}</th></tr>")
+        return (f"<div><strong>xsched.{self._repr_kind()}</strong> <code>{html.escape(self._name)}</code>"
+                f"<table>{rows}</table><div>{len(self._graph)} tasks, nothing computed yet</div></div>")
+
+    def __dir__(self) -> list[str]:
+        out = set(super().__dir__())
+        if isinstance(self._meta, pd.DataFrame):
+            out.update(c for c in self._meta.columns if isinstance(c, str) and c.isidentifier())
+        return sorted(out)
+
+    # ----------------------------------------------------------------- element-wise operators
+    def _binary(self, op: Callable, other: Any, reflected: bool = False):
+        if isinstance(other, (list, np.ndarray)) and not isinstance(other, _Frame):
+            other = list(other) if isinstance(other, list) else other
+        args = (other, self) if reflected else (self, other)
+        return elemwise(op, *args)
+
+    def __bool__(self) -> bool:
+        raise ValueError(f"the truth value of an xsched {type(self).__name__} is ambiguous: it is not "
+                         "computed; use .any().compute() / .all().compute(), or & and | for masks")
+
+    def __hash__(self) -> int:
+        return hash(self._name)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.asarray(self.compute(), dtype=dtype)
+
+
+def _make_binary(op: Callable, reflected: bool = False) -> Callable:
+    def method(self, other):
+        return self._binary(op, other, reflected)
+    method.__name__ = op.__name__
+    return method
+
+
+def _make_unary(op: Callable) -> Callable:
+    def method(self):
+        return elemwise(op, self)
+    method.__name__ = op.__name__
+    return method
+
+
+for _op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and_", "or_", "xor"):
+    _f = getattr(operator, _op)
+    _dunder = _op.rstrip("_")
+    setattr(_Frame, f"__{_dunder}__", _make_binary(_f))
+    setattr(_Frame, f"__r{_dunder}__", _make_binary(_f, reflected=True))
+for _op in ("lt", "le", "gt", "ge", "eq", "ne"):
+    setattr(_Frame, f"__{_op}__", _make_binary(getattr(operator, _op)))
+for _op in ("neg", "pos", "abs", "invert"):
+    setattr(_Frame, f"__{_op}__", _make_unary(getattr(operator, _op)))
+
+
+def _call_method(part: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+    return getattr(part, method)(*args, **kwargs)
+
+
+def _method_doc(method: str, doc: str) -> Callable:
+    """A collection method that runs the pandas method of the same name on every partition."""
+    def call(self, *args, **kwargs):
+        return self._method(method, *args, **kwargs)
+    call.__name__ = method
+    call.__doc__ = doc
+    return call
+
+
+# The pandas methods that work partition by partition, with no exchange between partitions.
+_SHARED_METHODS = {
+    "astype": "Cast to dtypes, per partition.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
+              ">>> xd.from_pandas(pd.Series([1, 2]), npartitions=1).astype(float).dtype\ndtype('float64')",
+    "fillna": "Fill missing values, per partition (a scalar or dict).\n\n>>> import pandas as pd, "
+              "xsched.dataframe as xd\n>>> xd.from_pandas(pd.Series([1, None]), npartitions=1)"
+              ".fillna(0).compute().tolist()\n[1.0, 0.0]",
+    "dropna": "Drop rows with missing values, per partition.\n\n>>> import pandas as pd, "
+              "xsched.dataframe as xd\n>>> len(xd.from_pandas(pd.Series([1, None]), npartitions=1)"
+              ".dropna())\n1",
+    "isna": "Which values are missing.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
+            ">>> xd.from_pandas(pd.Series([1, None]), npartitions=1).isna().compute().tolist()\n[False, True]",
+    "notna": "Which values are present.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
+             ">>> xd.from_pandas(pd.Series([1, None]), npartitions=1).notna().compute().tolist()\n[True, False]",
+    "isin": "Whether each value is in ``values`` (a list or set, sent to every partition).\n\n"
+            ">>> import pandas as pd, xsched.dataframe as xd\n>>> xd.from_pandas(pd.Series([1, 2, 3]), "
+            "npartitions=2).isin([2]).compute().tolist()\n[False, True, False]",
+    "where": "Keep values where ``cond`` holds, else ``other``.\n\n>>> import pandas as pd, "
+             "xsched.dataframe as xd\n>>> s = xd.from_pandas(pd.Series([1, 2, 3]), npartitions=2)\n"
+             ">>> s.where(s > 1, 0).compute().tolist()\n[0, 2, 3]",
+    "mask": "Replace values where ``cond`` holds with ``other``.\n\n>>> import pandas as pd, "
+            "xsched.dataframe as xd\n>>> s = xd.from_pandas(pd.Series([1, 2, 3]), npartitions=2)\n"
+            ">>> s.mask(s > 1, 0).compute().tolist()\n[1, 0, 0]",
+    "abs": "Absolute values.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
+           ">>> xd.from_pandas(pd.Series([-1, 2]), npartitions=1).abs().compute().tolist()\n[1, 2]",
+    "round": "Round to ``decimals``.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
+             ">>> xd.from_pandas(pd.Series([1.26]), npartitions=1).round(1).compute().tolist()\n[1.3]",
+    "clip": "Limit values to ``[lower, upper]``.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
+            ">>> xd.from_pandas(pd.Series([1, 5]), npartitions=1).clip(2, 4).compute().tolist()\n[2, 4]",
+    "replace": "Replace values, per partition.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
+               ">>> xd.from_pandas(pd.Series([1, 2]), npartitions=1).replace(1, 9).compute().tolist()\n[9, 2]",
+    "copy": "A copy (the graph is shared; partitions are copied when computed).\n\n"
+            ">>> import pandas as pd, xsched.dataframe as xd\n>>> xd.from_pandas(pd.Series([1]), "
+            "npartitions=1).copy().compute().tolist()\n[1]",
+}
+for _name, _doc in _SHARED_METHODS.items():
+    setattr(_Frame, _name, _method_doc(_name, _doc))
+
+
+class DataFrame(_Frame):
+    """A partitioned ``pandas.DataFrame``: columns and dtypes known, rows computed on demand.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2, 3], "b": [4., 5., 6.]}), npartitions=2)
+    >>> df.columns.tolist(), df.npartitions
+    (['a', 'b'], 2)
+    >>> df.assign(c=df.a * df.b).c.sum().compute()
+    np.float64(32.0)
+    """
+
+    @property
+    def columns(self) -> pd.Index:
+        return self._meta.columns
+
+    @columns.setter
+    def columns(self, names: Sequence[Any]) -> None:
+        renamed = self.rename(columns=dict(zip(self._meta.columns, names)))
+        self._graph, self._name, self._meta = renamed._graph, renamed._name, renamed._meta
+
+    @property
+    def dtypes(self) -> pd.Series:
+        return self._meta.dtypes
+
+    @property
+    def index(self) -> "Index":
+        """The index of every partition, as a partitioned ``Index``."""
+        return map_partitions(_getattr, self, "index", _name="index")
+
+    @property
+    def ndim(self) -> int:
+        return 2
+
+    def _repr_kind(self) -> str:
+        return "DataFrame"
+
+    def _repr_extra(self) -> str:
+        return f", columns={list(self._meta.columns)}"
+
+    def _check_columns(self, names: Sequence[Any], what: str) -> None:
+        missing = [n for n in names if n not in self._meta.columns]
+        if missing:
+            raise KeyError(f"{what}: no column {missing[0]!r} in this DataFrame; its columns are "
+                           f"{list(self._meta.columns)}")
+
+    def __getitem__(self, key: Any):
+        if isinstance(key, _Frame):  # a boolean mask, partition by partition
+            return elemwise(operator.getitem, self, key, _name="getitem-mask")
+        if isinstance(key, list) or isinstance(key, pd.Index):
+            self._check_columns(list(key), "df[[...]]")
+            return map_partitions(operator.getitem, self, list(key), _name="getitem")
+        if isinstance(key, slice):
+            return self.loc[key]
+        self._check_columns([key], "df[...]")
+        return map_partitions(operator.getitem, self, key, _name="getitem")
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        meta = self.__dict__.get("_meta")
+        if meta is not None and name in meta.columns:
+            return self[name]
+        raise AttributeError(f"'DataFrame' has no attribute or column {name!r}"
+                             + (f"; its columns are {list(meta.columns)}" if meta is not None else ""))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        new = self.assign(**{key: value}) if isinstance(key, str) else self.assign(**dict(zip(key, value)))
+        self._graph, self._name, self._meta, self.divisions = new._graph, new._name, new._meta, new.divisions
+
+    def __iter__(self):
+        return iter(self._meta.columns)
+
+    @property
+    def loc(self) -> "_Loc":
+        """Label-based selection: rows by index label or slice (using known divisions to
+        read only the partitions that can hold them), boolean masks, and ``[rows, cols]``.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"a": range(10)}), npartitions=5)
+        >>> df.loc[3:5].a.compute().tolist(), df.loc[3:5].npartitions
+        ([3, 4, 5], 2)
+        """
+        return _Loc(self)
+
+    def assign(self, **columns: Any) -> "DataFrame":
+        """New columns from collections (partition-aligned), scalars or callables of the frame.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2]}), npartitions=1)
+        >>> df.assign(b=df.a + 1, c=lambda d: d.a * 10).compute().to_dict("list")
+        {'a': [1, 2], 'b': [2, 3], 'c': [10, 20]}
+        """
+        out = self
+        for name, value in columns.items():
+            if callable(value) and not isinstance(value, _Frame):
+                value = value(out)
+            if isinstance(value, _Frame):
+                out = elemwise(_assign_one, out, name, value, _name="assign")
+            else:
+                out = map_partitions(_assign_one, out, name, value, _name="assign")
+        return out
+
+    def rename(self, columns: Any = None, **kwargs: Any) -> "DataFrame":
+        """Rename columns (a dict or a function).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.DataFrame({"a": [1]}), npartitions=1).rename(columns={"a": "b"}).columns.tolist()
+        ['b']
+        """
+        if columns is None and not kwargs:
+            raise TypeError("rename needs columns=, e.g. df.rename(columns={'old': 'new'})")
+        return self._method("rename", columns=columns, **kwargs)
+
+    def drop(self, labels: Any = None, axis: int = 0, columns: Any = None, errors: str = "raise") -> "DataFrame":
+        """Drop columns (``columns=`` or ``labels`` with ``axis=1``); rows cannot be dropped
+        by label without a shuffle, so ``axis=0`` is refused.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.DataFrame({"a": [1], "b": [2]}), npartitions=1).drop(columns="b").columns.tolist()
+        ['a']
+        """
+        if columns is None:
+            if axis not in (1, "columns"):
+                raise NotImplementedError("drop: only columns can be dropped (columns= or axis=1); "
+                                          "filter rows with a mask: df[~df.index.isin([...])]")
+            columns = labels
+        names = [columns] if isinstance(columns, str) or not isinstance(columns, (list, tuple, pd.Index)) \
+            else list(columns)
+        if errors == "raise":
+            self._check_columns(names, "drop")
+        return self._method("drop", columns=names, errors=errors)
+
+    def apply(self, func: Callable, axis: int = 1, meta: Any = _NO_META, args: tuple = (), **kwargs: Any):
+        """``func`` on every row (``axis=1``), partition by partition; give ``meta=`` to skip
+        the trial run on stand-in rows.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2], "b": [3, 4]}), npartitions=2)
+        >>> df.apply(lambda r: r.a + r.b, axis=1, meta=("s", "int64")).compute().tolist()
+        [4, 6]
+        """
+        if axis not in (1, "columns"):
+            raise NotImplementedError("apply: only axis=1 (row-wise) works on a partitioned frame; "
+                                      "for whole columns use a reduction or map_partitions")
+        return map_partitions(_apply_rows, self, func, args, meta=meta, _name=f"apply-{funcname(func)}",
+                              **kwargs)
+
+    def set_index(self, other: Any, sorted: bool = False, npartitions: int | None = None,
+                  divisions: Sequence[Any] | None = None, drop: bool = True) -> "DataFrame":
+        """A new index from a column: sorted data is split at quantiles (see ``shuffle.py``).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"k": [3, 1, 2, 5, 4, 0]}), npartitions=2)
+        >>> df.set_index("k").index.compute().tolist()
+        [0, 1, 2, 3, 4, 5]
+        """
+        from .shuffle import set_index
+        return set_index(self, other, sorted=sorted, npartitions=npartitions, divisions=divisions, drop=drop)
+
+    def reset_index(self, drop: bool = False) -> "DataFrame":
+        """The index as a column (or dropped); each partition's new index starts at 0, and
+        the divisions become unknown.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.DataFrame({"a": [5]}), npartitions=1).reset_index().columns.tolist()
+        ['index', 'a']
+        """
+        return self._method("reset_index", drop=drop).clear_divisions()
+
+
+class Series(_Frame):
+    """A partitioned ``pandas.Series``.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> s = xd.from_pandas(pd.Series([1, 2, 3], name="n"), npartitions=2)
+    >>> s, s.name
+    (xsched.Series<from-pandas-..., npartitions=2, dtype=int64>, 'n')
+    >>> (s * 2).max().compute()
+    np.int64(6)
+    """
+
+    @property
+    def name(self) -> Any:
+        return self._meta.name
+
+    @property
+    def index(self) -> "Index":
+        return map_partitions(_getattr, self, "index", _name="index")
+
+    @property
+    def ndim(self) -> int:
+        return 1
+
+    @property
+    def str(self) -> "Accessor":
+        """Vectorised string methods (``s.str.upper()``, ``s.str.len()``), per partition."""
+        return Accessor(self, "str")
+
+    @property
+    def dt(self) -> "Accessor":
+        """Date and time properties and methods (``s.dt.year``, ``s.dt.floor('h')``)."""
+        return Accessor(self, "dt")
+
+    @property
+    def cat(self) -> "Accessor":
+        """Categorical properties and methods (``s.cat.codes``)."""
+        return Accessor(self, "cat")
+
+    @property
+    def loc(self) -> "_Loc":
+        """Label-based selection, as ``DataFrame.loc``."""
+        return _Loc(self)
+
+    def __getitem__(self, key: Any):
+        if isinstance(key, _Frame):
+            return elemwise(operator.getitem, self, key, _name="getitem-mask")
+        if isinstance(key, slice):
+            return self.loc[key]
+        raise NotImplementedError("s[label] on a partitioned Series: use s.loc[label] (known divisions) "
+                                  "or a boolean mask s[s == value]")
+
+    def map(self, arg: Any, na_action: Any = None, meta: Any = _NO_META) -> "Series":
+        """Map values through a function, dict or Series (per partition).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series([1, 2]), npartitions=2).map({1: "a", 2: "b"}).compute().tolist()
+        ['a', 'b']
+        """
+        return map_partitions(_call_method, self, "map", arg, na_action=na_action, meta=meta, _name="map")
+
+    def apply(self, func: Callable, args: tuple = (), meta: Any = _NO_META, **kwargs: Any) -> "Series":
+        """``func`` on every value, per partition.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series([1, 2]), npartitions=2).apply(lambda v: v * 10).compute().tolist()
+        [10, 20]
+        """
+        return map_partitions(_call_method, self, "apply", func, args=args, meta=meta,
+                              _name=f"apply-{funcname(func)}", **kwargs)
+
+    def between(self, left: Any, right: Any, inclusive: str = "both") -> "Series":
+        """Whether each value lies between ``left`` and ``right``.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series([1, 5]), npartitions=1).between(0, 2).compute().tolist()
+        [True, False]
+        """
+        return self._method("between", left, right, inclusive=inclusive)
+
+    def to_frame(self, name: Any = None) -> DataFrame:
+        """This Series as a one-column DataFrame.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series([1], name="a"), npartitions=1).to_frame().columns.tolist()
+        ['a']
+        """
+        return self._method("to_frame") if name is None else self._method("to_frame", name)
+
+    def rename(self, index: Any = None) -> "Series":
+        """A new name for the Series (a scalar), or new index labels (a dict or function).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series([1], name="a"), npartitions=1).rename("b").name
+        'b'
+        """
+        return self._method("rename", index)
+
+    def reset_index(self, drop: bool = False):
+        """The index as a column (a DataFrame) or dropped; divisions become unknown."""
+        return self._method("reset_index", drop=drop).clear_divisions()
+
+    def tolist(self) -> list:
+        """Compute and return the values as a list.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series([1, 2]), npartitions=2).tolist()
+        [1, 2]
+        """
+        return self.compute().tolist()
+
+
+class Index(_Frame):
+    """A partitioned ``pandas.Index`` (``df.index``).
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> xd.from_pandas(pd.DataFrame({"a": [1, 2]}, index=[10, 20]), npartitions=2).index.compute().tolist()
+    [10, 20]
+    """
+
+    @property
+    def name(self) -> Any:
+        return self._meta.name
+
+    def tolist(self) -> list:
+        """Compute and return the labels as a list."""
+        return self.compute().tolist()
+
+
+class Scalar:
+    """One value computed from a collection (a sum, a length): a single key.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> total = xd.from_pandas(pd.Series([1, 2, 3]), npartitions=2).sum()
+    >>> total
+    xsched.Scalar<sum-agg-..., dtype=int64>
+    >>> (total + 1).compute()
+    np.int64(7)
+    """
+
+    def __init__(self, graph: Any, name: str, meta: Any) -> None:
+        self._graph = graph if isinstance(graph, LayeredGraph) else LayeredGraph({name: graph})
+        self._name = name
+        self._meta = meta
+
+    @property
+    def key(self) -> str:
+        return chunk_key(self._name, (0,))
+
+    @property
+    def dtype(self) -> Any:
+        return getattr(self._meta, "dtype", type(self._meta))
+
+    def __xsched_graph__(self) -> dict:
+        return dict(self._graph.flat())
+
+    def __xsched_keys__(self) -> list[str]:
+        return [self.key]
+
+    def __xsched_postcompute__(self) -> tuple[Callable, tuple]:
+        return _first, ()
+
+    def __xsched_postpersist__(self) -> tuple[Callable, tuple]:
+        return _rebuild_scalar, (self._name, self._meta)
+
+    def __xsched_tokenize__(self) -> str:
+        return self._name
+
+    def compute(self, **kwargs: Any) -> Any:
+        """The value, computed on the default client or here."""
+        return compute_collection(self, **kwargs)
+
+    def persist(self, **kwargs: Any) -> "Scalar":
+        """The same value, computed and kept."""
+        return persist_collection(self, **kwargs)
+
+    def to_delayed(self, optimize_graph: bool = True) -> Delayed:
+        """The value as a ``Delayed``."""
+        graph = self.__xsched_graph__()
+        if optimize_graph:
+            graph = optimize(graph, [self.key])
+        return Delayed(self.key, lineage(graph, self.key))
+
+    def _binary(self, op: Callable, other: Any, reflected: bool = False) -> "Scalar":
+        if isinstance(other, _Frame):
+            return other._binary(op, self, not reflected)
+        args = (other, self) if reflected else (self, other)
+        meta = _emulate(op, args, {}, funcname(op))
+        name = f"{funcname(op)}-{new_token(op, *args)}"
+        refs = tuple(Ref(a.key) if isinstance(a, Scalar) else a for a in args)
+        graphs = [a._graph for a in args if isinstance(a, Scalar)]
+        layer = {chunk_key(name, (0,)): Task(op, refs, {}, per_task(annotations_in_force()))}
+        return Scalar(LayeredGraph.merge(*graphs, new={name: layer}), name, meta)
+
+    def __repr__(self) -> str:
+        return f"xsched.Scalar<{self._name}, dtype={self.dtype}>"
+
+    def _repr_html_(self) -> str:
+        return (f"<div><strong>xsched.Scalar</strong> <code>{html.escape(self._name)}</code>, "
+                f"dtype {html.escape(str(self.dtype))}, {len(self._graph)} tasks, not computed yet</div>")
+
+    def __bool__(self) -> bool:
+        raise ValueError("the truth value of an xsched Scalar is not computed; use .compute()")
+
+    def __hash__(self) -> int:
+        return hash(self._name)
+
+
+for _op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow"):
+    _f = getattr(operator, _op)
+    setattr(Scalar, f"__{_op}__", _make_binary(_f))
+    setattr(Scalar, f"__r{_op}__", _make_binary(_f, reflected=True))
+for _op in ("lt", "le", "gt", "ge", "eq", "ne"):
+    setattr(Scalar, f"__{_op}__", _make_binary(getattr(operator, _op)))
+Scalar.__neg__ = lambda self: self._binary(operator.mul, -1)  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- accessors, loc
+
+
+class Accessor:
+    """``s.str``, ``s.dt``, ``s.cat``: pandas' accessor methods and properties per partition.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> s = xd.from_pandas(pd.Series(["ab", "c"]), npartitions=2)
+    >>> s.str.upper().compute().tolist(), s.str.len().compute().tolist()
+    (['AB', 'C'], [2, 1])
+    """
+
+    def __init__(self, series: Series, kind: str) -> None:
+        try:
+            self._meta_accessor = getattr(_nonempty(series._meta), kind)
+        except AttributeError as exc:
+            raise AttributeError(f"the .{kind} accessor does not apply to a Series of dtype "
+                                 f"{series._meta.dtype}: {exc}") from None
+        self._series, self._kind = series, kind
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        if not hasattr(self._meta_accessor, attr):
+            raise AttributeError(f".{self._kind} has no {attr!r}")
+        if callable(getattr(self._meta_accessor, attr)):
+            def call(*args: Any, **kwargs: Any):
+                return map_partitions(_accessor_call, self._series, self._kind, attr, args, kwargs,
+                                      _name=f"{self._kind}-{attr}")
+            call.__name__ = attr
+            return call
+        return map_partitions(_accessor_attr, self._series, self._kind, attr, _name=f"{self._kind}-{attr}")
+
+    def __dir__(self) -> list[str]:
+        return [a for a in dir(self._meta_accessor) if not a.startswith("_")]
+
+
+def _accessor_call(part: Any, kind: str, attr: str, args: tuple, kwargs: dict) -> Any:
+    return getattr(getattr(part, kind), attr)(*args, **kwargs)
+
+
+def _accessor_attr(part: Any, kind: str, attr: str) -> Any:
+    return getattr(getattr(part, kind), attr)
+
+
+class _Loc:
+    def __init__(self, frame: _Frame) -> None:
+        self._frame = frame
+
+    def __getitem__(self, key: Any):
+        frame = self._frame
+        if isinstance(key, tuple):
+            rows, cols = key
+            if isinstance(frame, DataFrame):
+                names = cols if isinstance(cols, list) else [cols] if not isinstance(cols, slice) else []
+                frame._check_columns(names, "loc[rows, cols]")
+            if isinstance(rows, slice) and rows == slice(None):
+                return map_partitions(_loc, frame, (slice(None), cols), _name="loc")
+            return self._rows(rows)._loc_cols(cols)
+        return self._rows(key)
+
+    def _rows(self, key: Any):
+        frame = self._frame
+        if isinstance(key, _Frame):
+            return elemwise(_loc, frame, key, _name="loc-mask")
+        if isinstance(key, slice):
+            if key.step is not None:
+                raise NotImplementedError("loc with a step: select the rows, then filter")
+            parts = self._partitions_between(key.start, key.stop)
+        else:
+            parts = self._partitions_between(key, key)
+            key = slice(key, key)  # a single label keeps the frame's shape (pandas' loc[[label]])
+        if not parts:
+            parts = [0]
+        sub = frame.partitions[parts[0]:parts[-1] + 1]
+        out = map_partitions(_loc, sub, key, _name="loc")
+        if frame.known_divisions:
+            lo = frame.divisions[parts[0]] if key.start is None else max(key.start, frame.divisions[parts[0]])
+            hi = frame.divisions[parts[-1] + 1] if key.stop is None else min(key.stop,
+                                                                          frame.divisions[parts[-1] + 1])
+            out.divisions = (lo,) + out.divisions[1:-1] + (hi,)
+        return out
+
+    def _partitions_between(self, start: Any, stop: Any) -> list[int]:
+        frame = self._frame
+        if not frame.known_divisions:
+            return list(range(frame.npartitions))
+        divs = frame.divisions
+        out = []
+        for i in range(frame.npartitions):
+            lo, hi = divs[i], divs[i + 1]
+            last = i == frame.npartitions - 1
+            if start is not None and (hi < start or (hi == start and not last)):
+                continue
+            if stop is not None and lo > stop:
+                continue
+            out.append(i)
+        return out
+
+
+def _loc(part: Any, key: Any) -> Any:
+    return part.loc[key]
+
+
+def _loc_cols(self: _Frame, cols: Any):
+    return map_partitions(_loc, self, (slice(None), cols), _name="loc")
+
+
+_Frame._loc_cols = _loc_cols  # type: ignore[attr-defined]
+
+
+class _Partitions:
+    def __init__(self, frame: _Frame) -> None:
+        self._frame = frame
+
+    def __getitem__(self, index: Any):
+        frame = self._frame
+        positions = list(range(frame.npartitions))
+        chosen = positions[index] if isinstance(index, slice) else \
+            [positions[i] for i in (index if isinstance(index, (list, tuple)) else [index])]
+        if not chosen:
+            raise IndexError(f"partitions[{index!r}] selects none of the {frame.npartitions} partitions")
+        name = f"partitions-{new_token(frame._name, chosen)}"
+        keys = frame._keys()
+        layer = {chunk_key(name, (j,)): Ref(keys[i]) for j, i in enumerate(chosen)}
+        divisions = tuple(frame.divisions[i] for i in chosen) + (frame.divisions[chosen[-1] + 1],) \
+            if frame.known_divisions else (None,) * (len(chosen) + 1)
+        return new_collection(LayeredGraph.merge(frame._graph, new={name: layer}), name, frame._meta, divisions)
+
+
+# --------------------------------------------------------------------------- building
+
+
+def new_collection(graph: Any, name: str, meta: Any, divisions: Sequence[Any]):
+    """The collection type that fits ``meta``: DataFrame, Series or Index.
+
+    >>> new_collection({"n-0": pd.Series([1])}, "n", pd.Series([], dtype=int), (0, 0))
+    xsched.Series<n, npartitions=1, dtype=int64>
+    """
+    if isinstance(meta, pd.DataFrame):
+        return DataFrame(graph, name, meta, divisions)
+    if isinstance(meta, pd.Series):
+        return Series(graph, name, meta, divisions)
+    if isinstance(meta, pd.Index):
+        return Index(graph, name, meta, divisions)
+    raise TypeError(f"partitions must be pandas DataFrames, Series or Indexes, but meta is a "
+                    f"{type(meta).__name__} ({meta!r}); give meta= an empty pandas object")
+
+
+def _as_series(value: Any, i: int) -> pd.Series:
+    """A value per partition that is not pandas (``map_partitions(len)``) as a one-row Series,
+    so that every partition of a collection is a pandas object."""
+    return pd.Series([value], index=[i])
+
+
+def from_graph(layer: dict, name: str, meta: Any, divisions: Sequence[Any], *parents: Any):
+    """A collection from a new layer over its parents' graphs (for io, reductions, shuffles)."""
+    graphs = [p._graph for p in parents if hasattr(p, "_graph")]
+    return new_collection(LayeredGraph.merge(*graphs, new={name: layer}), name, meta, divisions)
+
+
+def _arg_for(arg: Any, i: int) -> Any:
+    if isinstance(arg, _Frame):
+        return Ref(chunk_key(arg._name, (i,)))
+    if isinstance(arg, Scalar):
+        return Ref(arg.key)
+    if isinstance(arg, Delayed):
+        return Ref(arg.key)
+    return arg
+
+
+def _aligned(frames: list[_Frame], what: str) -> Sequence[Any]:
+    first = frames[0]
+    for other in frames[1:]:
+        if other.npartitions != first.npartitions:
+            raise ValueError(
+                f"{what}: the collections have {first.npartitions} and {other.npartitions} partitions; "
+                "partition-wise operations need equal partitioning. Give them the same npartitions "
+                "(repartition), or set_index on both for an aligned join.")
+        if first.known_divisions and other.known_divisions and first.divisions != other.divisions:
+            raise ValueError(
+                f"{what}: the collections' divisions differ ({first.divisions[:3]}... and "
+                f"{other.divisions[:3]}...), so their rows do not line up partition by partition; "
+                "merge/join them on the index instead.")
+    known = [f for f in frames if f.known_divisions]
+    return known[0].divisions if known else first.divisions
+
+
+def map_partitions(func: Callable, *args: Any, meta: Any = _NO_META, _name: str | None = None,
+                   enforce_metadata: bool = False, **kwargs: Any):
+    """Apply ``func`` to every partition; collections among ``args``/``kwargs`` are passed
+    partition by partition (they must be partitioned alike), Scalars and Delayed as values.
+
+    ``meta`` (an empty pandas object, a ``{column: dtype}`` dict or a ``(name, dtype)``
+    tuple) says what ``func`` returns; without it ``func`` runs once on a two-row stand-in
+    of the input to find out. ``enforce_metadata=True`` checks every partition against meta
+    on the workers, naming the partition that differs.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": range(6)}), npartitions=3)
+    >>> xd.map_partitions(lambda p: p.a * 2, df).compute().tolist()
+    [0, 2, 4, 6, 8, 10]
+    """
+    frames = [a for a in list(args) + list(kwargs.values()) if isinstance(a, _Frame)]
+    what = _name or f"map_partitions({funcname(func)})"
+    if not frames:
+        raise TypeError(f"{what}: needs at least one xsched DataFrame, Series or Index among its arguments")
+    divisions = _aligned(frames, what)
+    meta = _emulate(func, args, kwargs, what) if meta is _NO_META else make_meta(meta)
+    name = f"{_name or funcname(func)}-{new_token(func, args, kwargs)}"
+    ann = annotations_in_force()
+    layer: dict[str, Task] = {}
+    for i in range(len(divisions) - 1):
+        task = Task(func, tuple(_arg_for(a, i) for a in args), {k: _arg_for(v, i) for k, v in kwargs.items()},
+                    per_task(ann))
+        if enforce_metadata:
+            task = Task(_check_meta, (task, meta, what, i), {}, per_task(ann))
+        if not isinstance(meta, (pd.DataFrame, pd.Series, pd.Index)):
+            task = Task(_as_series, (task, i), {}, per_task(ann))
+        layer[chunk_key(name, (i,))] = task
+    graphs = [a._graph for a in list(args) + list(kwargs.values()) if isinstance(a, (_Frame, Scalar))]
+    graphs += [LayeredGraph({a.key: a.__xsched_graph__()}) for a in list(args) + list(kwargs.values())
+               if isinstance(a, Delayed)]
+    if not isinstance(meta, (pd.DataFrame, pd.Series, pd.Index)):  # one value per partition
+        meta = pd.Series([], dtype=np.asarray(meta).dtype if meta is not None else object)
+        divisions = (None,) * len(divisions)
+    return new_collection(LayeredGraph.merge(*graphs, new={name: layer}), name, meta, divisions)
+
+
+def elemwise(op: Callable, *args: Any, _name: str | None = None):
+    """``op`` applied partition by partition to aligned collections and scalars."""
+    return map_partitions(op, *args, _name=_name or funcname(op))
+
+
+# --------------------------------------------------------------------------- task functions
+
+
+def _getattr(part: Any, attr: str) -> Any:
+    return getattr(part, attr)
+
+
+def _assign_one(part: pd.DataFrame, name: str, value: Any) -> pd.DataFrame:
+    return part.assign(**{name: value})
+
+
+def _apply_rows(part: pd.DataFrame, func: Callable, args: tuple, **kwargs: Any) -> Any:
+    return part.apply(func, axis=1, args=args, **kwargs)
+
+
+def _head(parts: list, n: int) -> Any:
+    out = parts[0] if len(parts) == 1 else pd.concat(parts)
+    return out.head(n)
+
+
+def _cut(part: Any, piece: int, pieces: int) -> Any:
+    bounds = np.linspace(0, len(part), pieces + 1).round().astype(int)
+    return part.iloc[bounds[piece]:bounds[piece + 1]]
+
+
+def _first(results: list) -> Any:
+    return results[0]
+
+
+def _concat(parts: list, meta: Any = None) -> Any:
+    """Post-compute: the partitions as one pandas object."""
+    parts = list(parts)
+    if not parts:
+        return meta
+    if len(parts) == 1:
+        return parts[0]
+    if isinstance(parts[0], pd.Index):
+        return parts[0].append(parts[1:])
+    non_empty = [p for p in parts if len(p)] or parts[:1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # empty partitions' dtypes
+        return pd.concat(non_empty)
+
+
+def _rebuild(graph: dict, name: str, meta: Any, divisions: tuple):
+    return new_collection(dict(graph), name, meta, divisions)
+
+
+def _rebuild_scalar(graph: dict, name: str, meta: Any) -> Scalar:
+    return Scalar(dict(graph), name, meta)

@@ -1,0 +1,444 @@
+"""``df.groupby(by)``: aggregations as tree reductions, ``apply`` through the shuffle.
+
+An aggregation keeps, per partition, a few *statistics* per group (``sum``, ``count``,
+``min``, ``max``, ``first``, ``last``, ``size``, and ``sumsq`` for variances), merges them
+``split_every`` partitions at a time by grouping the partial results again, and finishes
+with what was asked (``mean = sum / count``; ``var`` from ``sum``, ``sumsq`` and ``count``).
+Memory per task is therefore the number of groups, not the number of rows. With
+``split_out=n`` the partial results are hashed on the group key into ``n`` trees, for
+results with too many groups for one partition.
+
+``apply`` and ``transform`` need every row of a group in one place: the frame is shuffled
+on the key first (``shuffle.py``), then pandas' groupby runs per partition.
+
+>>> import pandas as pd, xsched.dataframe as xd
+>>> df = xd.from_pandas(pd.DataFrame({"k": list("abab"), "v": [1, 2, 3, 4]}), npartitions=2)
+>>> df.groupby("k").v.sum().compute().to_dict()
+{'a': 4, 'b': 6}
+>>> df.groupby("k").agg({"v": ["mean", "max"]}).compute().round(1).to_dict("list")
+{('v', 'mean'): [2.0, 3.0], ('v', 'max'): [3, 4]}
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.spec import Ref, Task
+from .core import _NO_META, DataFrame, Series, _emulate, _Frame, _nonempty, make_meta, map_partitions, \
+    new_collection
+
+__all__ = ["GroupBy", "SeriesGroupBy"]
+
+#: The statistics each aggregation needs, and how partial statistics merge.
+_NEEDS = {"sum": ("sum",), "count": ("count",), "min": ("min",), "max": ("max",), "first": ("first",),
+          "last": ("last",), "size": ("size",), "mean": ("sum", "count"), "var": ("sum", "sumsq", "count"),
+          "std": ("sum", "sumsq", "count"), "prod": ("prod",)}
+_MERGE = {"sum": "sum", "count": "sum", "min": "min", "max": "max", "first": "first", "last": "last",
+          "size": "sum", "sumsq": "sum", "prod": "prod"}
+DEFAULT_SPLIT_EVERY = 8
+
+
+def _stable_hash(index: pd.Index, n: int) -> np.ndarray:
+    """Which of ``n`` outputs each group key goes to; the same in every process (Python's
+    own ``hash`` of a string is not)."""
+    return (pd.util.hash_pandas_object(index, index=False).to_numpy() % n).astype(int)
+
+
+def _keys_of(part: pd.DataFrame, by: Any) -> Any:
+    return part[by] if isinstance(by, str) else [part[b] for b in by] if isinstance(by, list) else by
+
+
+def _squares(part: pd.DataFrame, by: Any) -> pd.DataFrame:
+    """The frame with every numeric column other than the keys squared (in float64)."""
+    keys = set() if by is None else {by} if isinstance(by, str) else set(by)
+    out = part.copy(deep=False)
+    for col in part.columns:
+        if col not in keys and pd.api.types.is_numeric_dtype(part[col].dtype):
+            out[col] = part[col].astype("float64") ** 2
+    return out
+
+
+def _chunk(part: pd.DataFrame, by: Any, by_series: Any, selection: Any, stats: Sequence[str],
+           dropna: bool, observed: bool, split_out: int) -> list[dict]:
+    """Per partition: each statistic per group, hashed into ``split_out`` pieces by key."""
+    keys = by_series if by_series is not None else by
+
+    def grouped(frame: pd.DataFrame) -> Any:
+        g = frame.groupby(keys, dropna=dropna, observed=observed, sort=False)
+        return g[selection] if selection is not None else g
+
+    out: dict[str, Any] = {}
+    for stat in stats:
+        out[stat] = grouped(_squares(part, by)).sum() if stat == "sumsq" else getattr(grouped(part), stat)()
+    if split_out == 1:
+        return [out]
+    pieces: list[dict] = [{} for _ in range(split_out)]
+    for stat, frame in out.items():
+        where = _stable_hash(frame.index, split_out)
+        for j in range(split_out):
+            pieces[j][stat] = frame[where == j]
+    return pieces
+
+
+def _merge(partials: list[dict], dropna: bool) -> dict:
+    out = {}
+    for stat in partials[0]:
+        frames = [p[stat] for p in partials]
+        joined = pd.concat(frames)
+        levels = list(range(joined.index.nlevels))
+        out[stat] = getattr(joined.groupby(level=levels, dropna=dropna, sort=False), _MERGE[stat])()
+    return out
+
+
+def _pick(pieces: list, j: int) -> Any:
+    return pieces[j]
+
+
+def _finish(partials: list[dict], spec: Any, dropna: bool, sort: bool, ddof: int, meta: Any) -> Any:
+    stats = _merge(partials, dropna)
+    results = {}
+    for how in _hows(spec):
+        results[how] = _final_stat(stats, how, ddof)
+    out = _shape(results, spec, meta)
+    if sort:
+        out = out.sort_index()
+    return out
+
+
+def _final_stat(stats: dict, how: str, ddof: int) -> Any:
+    if how in ("mean", "var", "std"):
+        total, count = stats["sum"], stats["count"]
+        if how == "mean":
+            return total / count
+        mean = total / count
+        var = (stats["sumsq"] - count * mean ** 2) / (count - ddof)
+        var = var.where(count - ddof > 0)
+        var = var.clip(lower=0)
+        return np.sqrt(var) if how == "std" else var
+    return stats[how]
+
+
+def _hows(spec: Any) -> list[str]:
+    if isinstance(spec, str):
+        return [spec]
+    if isinstance(spec, list):
+        return list(spec)
+    out: list[str] = []
+    for v in spec.values():
+        for h in ([v] if isinstance(v, str) else v):
+            if h not in out:
+                out.append(h)
+    return out
+
+
+def _shape(results: dict, spec: Any, meta: Any) -> Any:
+    """Lay the finished statistics out as pandas' groupby.agg(spec) does (as ``meta`` shows)."""
+    if isinstance(spec, str):
+        out = results[spec]
+    elif isinstance(spec, list):
+        frames = []
+        for how in spec:
+            r = results[how]
+            frames.append(r.to_frame(how) if isinstance(r, pd.Series) else r)
+        if isinstance(meta, pd.DataFrame) and isinstance(meta.columns, pd.MultiIndex):
+            out = pd.concat(frames, axis=1, keys=spec).swaplevel(0, 1, axis=1)
+        else:
+            out = pd.concat(frames, axis=1)
+            out.columns = spec
+    else:
+        cols = {}
+        for col, hows in spec.items():
+            for how in ([hows] if isinstance(hows, str) else hows):
+                r = results[how]
+                cols[(col, how)] = r[col] if isinstance(r, pd.DataFrame) else r
+        out = pd.DataFrame(cols)
+    if isinstance(meta, pd.DataFrame) and isinstance(out, pd.DataFrame):
+        out = out[list(meta.columns)] if list(out.columns) != list(meta.columns) else out
+    if isinstance(meta, pd.Series) and isinstance(out, pd.Series):
+        out.name = meta.name
+    return out
+
+
+class GroupBy:
+    """The rows of a DataFrame grouped by columns (or by a Series partitioned like it).
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"k": [1, 2, 1], "v": [1.0, 2.0, 4.0]}), npartitions=2)
+    >>> df.groupby("k").mean().compute().v.tolist()
+    [2.5, 2.0]
+    """
+
+    def __init__(self, frame: _Frame, by: Any, sort: bool = True, dropna: bool = True,
+                 observed: bool = True, selection: Any = None) -> None:
+        if isinstance(by, tuple):
+            by = list(by)
+        if isinstance(by, (str, list)) and isinstance(frame, DataFrame):
+            frame._check_columns([by] if isinstance(by, str) else by, "groupby")
+        elif isinstance(by, _Frame):
+            if by.npartitions != frame.npartitions:
+                raise ValueError(f"groupby: the grouping Series has {by.npartitions} partitions but the "
+                                 f"frame has {frame.npartitions}; they must be partitioned alike")
+        else:
+            raise TypeError(f"groupby: group by column names or an xsched Series, not {type(by).__name__}")
+        self._frame, self._by, self._sort, self._dropna, self._observed = frame, by, sort, dropna, observed
+        self._selection = selection
+        self._meta = self._pandas(_nonempty(frame._meta))
+
+    def _pandas(self, part: Any, by_part: Any = None) -> Any:
+        keys = by_part if isinstance(self._by, _Frame) else self._by
+        if isinstance(self._by, _Frame) and by_part is None:
+            keys = _nonempty(self._by._meta)
+        grouped = part.groupby(keys, sort=self._sort, dropna=self._dropna, observed=self._observed)
+        return grouped[self._selection] if self._selection is not None else grouped
+
+    def __repr__(self) -> str:
+        return f"xsched.GroupBy<{self._frame._name}, by={self._by if not isinstance(self._by, _Frame) else 'Series'}>"
+
+    def __getitem__(self, key: Any) -> "GroupBy":
+        names = key if isinstance(key, list) else [key]
+        if isinstance(self._frame, DataFrame):
+            self._frame._check_columns(names, "groupby(...)[...]")
+        cls = GroupBy if isinstance(key, list) else SeriesGroupBy
+        return cls(self._frame, self._by, self._sort, self._dropna, self._observed, key)
+
+    def __getattr__(self, name: str) -> "GroupBy":
+        if name.startswith("_"):
+            raise AttributeError(name)
+        frame = self.__dict__.get("_frame")
+        if isinstance(frame, DataFrame) and name in frame.columns:
+            return self[name]
+        raise AttributeError(f"GroupBy has no attribute or column {name!r}")
+
+    # ----------------------------------------------------------------- aggregations
+    def agg(self, spec: Any, split_every: int | None = None, split_out: int = 1, ddof: int = 1):
+        """Aggregate each group: a name (``"sum"``), a list of names, or ``{column: names}``.
+
+        Supported: sum, count, mean, min, max, std, var, size, first, last, prod.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"k": list("aab"), "v": [1, 2, 3]}), npartitions=2)
+        >>> df.groupby("k").agg(["sum", "count"]).compute().to_dict("list")
+        {('v', 'sum'): [3, 3], ('v', 'count'): [2, 1]}
+        """
+        hows = _hows(spec)
+        unknown = [h for h in hows if h not in _NEEDS]
+        if unknown:
+            raise ValueError(f"groupby.agg: {unknown[0]!r} is not an aggregation xsched runs as a tree; "
+                             f"use one of {sorted(_NEEDS)}, or groupby(...).apply(func) for others")
+        if isinstance(spec, dict) and isinstance(self._frame, DataFrame):
+            self._frame._check_columns(list(spec), "groupby.agg")
+        try:
+            meta = make_meta(self._meta.agg(spec) if spec != "size" else self._meta.size())
+        except Exception as exc:
+            raise TypeError(f"groupby.agg({spec!r}) fails in pandas on this frame's columns: "
+                            f"{type(exc).__name__}: {exc}") from exc
+        stats = sorted({s for h in hows for s in _NEEDS[h]})
+        return self._tree(spec, stats, meta, split_every or DEFAULT_SPLIT_EVERY, split_out, ddof)
+
+    aggregate = agg
+
+    def _tree(self, spec: Any, stats: list, meta: Any, split_every: int, split_out: int, ddof: int):
+        frame = self._frame
+        ann = annotations_in_force()
+        by = None if isinstance(self._by, _Frame) else self._by
+        tok = new_token(frame._name, by, getattr(self._by, "_name", None), self._selection, spec, split_every,
+                        split_out, ddof, self._sort, self._dropna)
+        label = spec if isinstance(spec, str) else "agg"
+        chunk_name = f"groupby-{label}-chunk-{tok}"
+        layers: dict[str, dict] = {chunk_name: {}}
+        for i, key in enumerate(frame._keys()):
+            by_ref = Ref(chunk_key(self._by._name, (i,))) if isinstance(self._by, _Frame) else None
+            layers[chunk_name][chunk_key(chunk_name, (i,))] = Task(
+                _chunk, (Ref(key), by, by_ref, self._selection, stats, self._dropna, self._observed, split_out),
+                {}, per_task(ann))
+        chunks = list(layers[chunk_name])
+        agg_name = f"groupby-{label}-agg-{tok}"
+        layers[agg_name] = {}
+        for j in range(split_out):
+            keys = chunks
+            if split_out > 1:
+                pick_name = f"groupby-{label}-pick-{tok}"
+                layer = layers.setdefault(pick_name, {})
+                keys = []
+                for i, c in enumerate(chunks):
+                    k = chunk_key(pick_name, (i, j))
+                    layer[k] = Task(_pick, (Ref(c), j), {}, per_task(ann))
+                    keys.append(k)
+            else:  # each chunk returned [stats]
+                pick_name = f"groupby-{label}-one-{tok}"
+                layer = layers.setdefault(pick_name, {})
+                keys = []
+                for i, c in enumerate(chunks):
+                    k = chunk_key(pick_name, (i,))
+                    layer[k] = Task(_pick, (Ref(c), 0), {}, per_task(ann))
+                    keys.append(k)
+            level = 0
+            while len(keys) > split_every:
+                name = f"groupby-{label}-combine{level}-{tok}"
+                layer = layers.setdefault(name, {})
+                nxt = []
+                for g in range(0, len(keys), split_every):
+                    k = chunk_key(name, (j, g // split_every))
+                    layer[k] = Task(_merge, ([Ref(x) for x in keys[g:g + split_every]], self._dropna), {},
+                                    per_task(ann))
+                    nxt.append(k)
+                keys = nxt
+                level += 1
+            layers[agg_name][chunk_key(agg_name, (j,))] = Task(
+                _finish, ([Ref(x) for x in keys], spec, self._dropna, self._sort, ddof, meta), {}, per_task(ann))
+        parents = [frame._graph] + ([self._by._graph] if isinstance(self._by, _Frame) else [])
+        graph = LayeredGraph.merge(*parents, new=layers)
+        return new_collection(graph, agg_name, meta, (None,) * (split_out + 1))
+
+    def _agg_doc(how: str) -> Callable:  # noqa: N805 - a factory used while the class is built
+        def method(self, split_every: int | None = None, split_out: int = 1, **kwargs: Any):
+            return self.agg(how, split_every=split_every, split_out=split_out, **kwargs)
+        method.__name__ = how
+        method.__doc__ = (f"The {how} of each group, as a tree reduction.\n\n"
+                          ">>> import pandas as pd, xsched.dataframe as xd\n"
+                          ">>> df = xd.from_pandas(pd.DataFrame({'k': [1, 1, 2], 'v': [3, 4, 5]}), npartitions=2)\n"
+                          f">>> df.groupby('k').v.{how}().compute().index.tolist()\n[1, 2]")
+        return method
+
+    sum = _agg_doc("sum")
+    count = _agg_doc("count")
+    mean = _agg_doc("mean")
+    min = _agg_doc("min")
+    max = _agg_doc("max")
+    first = _agg_doc("first")
+    last = _agg_doc("last")
+    size = _agg_doc("size")
+    prod = _agg_doc("prod")
+
+    def var(self, ddof: int = 1, split_every: int | None = None, split_out: int = 1):
+        """The variance of each group (``ddof=1`` as pandas).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({'k': [1, 1, 2], 'v': [3, 5, 5]}), npartitions=2)
+        >>> df.groupby('k').v.var().compute().tolist()
+        [2.0, nan]
+        """
+        return self.agg("var", split_every=split_every, split_out=split_out, ddof=ddof)
+
+    def std(self, ddof: int = 1, split_every: int | None = None, split_out: int = 1):
+        """The standard deviation of each group.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({'k': [1, 1], 'v': [3, 5]}), npartitions=2)
+        >>> df.groupby('k').v.std().compute().round(4).tolist()
+        [1.4142]
+        """
+        return self.agg("std", split_every=split_every, split_out=split_out, ddof=ddof)
+
+    # ----------------------------------------------------------------- whole groups
+    def apply(self, func: Callable, *args: Any, meta: Any = _NO_META, **kwargs: Any):
+        """``func`` on each whole group: the frame is shuffled on the key so that every
+        group is in one partition, then pandas' groupby-apply runs per partition.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"k": [1, 2, 1, 2], "v": [1, 2, 3, 4]}), npartitions=2)
+        >>> df.groupby("k").apply(lambda g: g.v.max() - g.v.min(), meta=("v", "int64")).compute().sort_index().tolist()
+        [2, 2]
+        """
+        return self._whole_groups("apply", func, args, kwargs, meta)
+
+    def transform(self, func: Callable, *args: Any, meta: Any = _NO_META, **kwargs: Any):
+        """``func`` per group giving a result aligned with the rows (through the shuffle).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"k": [1, 2, 1], "v": [1, 2, 3]}), npartitions=2)
+        >>> df.groupby("k").v.transform("sum").compute().sort_index().tolist()
+        [4, 2, 4]
+        """
+        return self._whole_groups("transform", func, args, kwargs, meta)
+
+    def _whole_groups(self, method: str, func: Any, args: tuple, kwargs: dict, meta: Any):
+        if isinstance(self._by, _Frame):
+            raise NotImplementedError(f"groupby(Series).{method}: group by column names for {method}, "
+                                      "e.g. df.assign(key=series).groupby('key')")
+        from .shuffle import shuffle  # (shuffle imports this module's neighbours, not this one)
+        by = [self._by] if isinstance(self._by, str) else self._by
+        shuffled = shuffle(self._frame, by)
+        if meta is _NO_META:
+            meta = _emulate(_group_call, (shuffled, self._by, self._selection, method, func, args, kwargs,
+                                          self._dropna, self._observed), {}, f"groupby.{method}")
+        return map_partitions(_group_call, shuffled, self._by, self._selection, method, func, args, kwargs,
+                              self._dropna, self._observed, meta=meta, _name=f"groupby-{method}")
+
+
+def _group_call(part: pd.DataFrame, by: Any, selection: Any, method: str, func: Any, args: tuple,
+                kwargs: dict, dropna: bool, observed: bool) -> Any:
+    grouped = part.groupby(by, dropna=dropna, observed=observed, group_keys=True)
+    if selection is not None:
+        grouped = grouped[selection]
+    if method == "apply" and selection is None:
+        by_cols = [by] if isinstance(by, str) else list(by)
+        grouped = part.drop(columns=by_cols).groupby([part[c] for c in by_cols], dropna=dropna,
+                                                       observed=observed, group_keys=True)
+    return getattr(grouped, method)(func, *args, **kwargs)
+
+
+class SeriesGroupBy(GroupBy):
+    """One column of a grouped frame: ``df.groupby("k").v``."""
+
+    def nunique(self, split_every: int | None = None):
+        """Distinct values per group: a tree of the distinct (key, value) pairs, so memory
+        per task is the number of such pairs.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"k": [1, 1, 2], "v": [5, 5, 6]}), npartitions=2)
+        >>> df.groupby("k").v.nunique().compute().tolist()
+        [1, 1]
+        """
+        if isinstance(self._by, _Frame):
+            raise NotImplementedError("groupby(Series).nunique: group by column names, e.g. "
+                                      "df.assign(key=series).groupby('key')")
+        from .reductions import reduction
+        by = [self._by] if isinstance(self._by, str) else list(self._by)
+        pairs = self._frame[by + [self._selection]]
+        meta = make_meta(self._meta.nunique())
+        return reduction(pairs, _distinct, _count_distinct, _distinct_merge, meta=meta,
+                         token="groupby-nunique", split_every=split_every,
+                         aggregate_kwargs={"by": self._by, "column": self._selection, "sort": self._sort,
+                                           "dropna": self._dropna})
+
+
+def _distinct(part: pd.DataFrame) -> pd.DataFrame:
+    return part.drop_duplicates()
+
+
+def _distinct_merge(partials: list) -> pd.DataFrame:
+    return pd.concat(partials).drop_duplicates()
+
+
+def _count_distinct(partials: list, by: Any, column: Any, sort: bool, dropna: bool) -> pd.Series:
+    return _distinct_merge(partials).groupby(by, sort=sort, dropna=dropna)[column].nunique()
+
+
+def _install() -> None:
+    def groupby(self, by: Any, sort: bool = True, dropna: bool = True, observed: bool = True, **kwargs: Any):
+        """Group rows by columns (names) or by a Series partitioned like this frame.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"k": list("ab"), "v": [1, 2]}), npartitions=1)
+        >>> df.groupby("k").v.sum().compute().tolist()
+        [1, 2]
+        """
+        if kwargs:
+            raise TypeError(f"groupby: unsupported arguments {sorted(kwargs)}")
+        if isinstance(self, Series):
+            frame = self.to_frame(name=self.name if self.name is not None else "__series__")
+            col = frame.columns[0]
+            return SeriesGroupBy(frame.assign(__by__=by) if isinstance(by, _Frame) else frame,
+                                 "__by__" if isinstance(by, _Frame) else by, sort, dropna, observed, col)
+        return GroupBy(self, by, sort, dropna, observed)
+
+    DataFrame.groupby = groupby  # type: ignore[attr-defined]
+    Series.groupby = groupby  # type: ignore[attr-defined]
+
+
+_install()

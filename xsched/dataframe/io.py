@@ -1,0 +1,154 @@
+"""Dataframes from objects already in memory: pandas, dicts, and delayed partitions.
+
+Files (CSV, parquet) are in ``csv.py`` and ``parquet.py``; this module holds what they and
+the other collections share: a collection from a list of partition tasks.
+
+>>> import pandas as pd, xsched.dataframe as xd
+>>> xd.from_dict({"a": [1, 2, 3]}, npartitions=2).a.sum().compute()
+np.int64(6)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..graph.delayed import Delayed
+from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.spec import Ref, Task
+from .core import _NO_META, _check_meta, make_meta, new_collection
+
+__all__ = ["from_pandas", "from_dict", "from_delayed", "from_tasks"]
+
+
+def from_tasks(name: str, tasks: Sequence[Any], meta: Any, divisions: Sequence[Any] | None = None,
+               graphs: Sequence[Any] = ()):
+    """A collection whose partition ``i`` is ``tasks[i]`` (a Task or a value), over ``graphs``.
+
+    >>> from xsched.graph.spec import Task
+    >>> df = from_tasks("made", [Task(pd.DataFrame, ({"a": [1]},))], pd.DataFrame({"a": []}, dtype=int))
+    >>> df.compute().a.tolist()
+    [1]
+    """
+    layer = {chunk_key(name, (i,)): t for i, t in enumerate(tasks)}
+    if divisions is None:
+        divisions = (None,) * (len(tasks) + 1)
+    return new_collection(LayeredGraph.merge(*graphs, new={name: layer}), name, make_meta(meta), divisions)
+
+
+def from_pandas(data: pd.DataFrame | pd.Series, npartitions: int | None = None,
+                chunksize: int | None = None, sort: bool = True):
+    """Split a pandas object into partitions of about equal length.
+
+    With ``sort=True`` (the default) the object is sorted by its index first, so the
+    divisions are known and ``loc``, joins on the index and ``set_index(sorted=True)`` need
+    no shuffle.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": range(10)}), npartitions=3)
+    >>> df.divisions
+    (0, 3, 7, 9)
+    """
+    if not isinstance(data, (pd.DataFrame, pd.Series)):
+        raise TypeError(f"from_pandas takes a pandas DataFrame or Series, not {type(data).__name__}; "
+                        "for a dict use from_dict, for other objects build a pandas object first")
+    if (npartitions is None) == (chunksize is None):
+        raise ValueError("from_pandas needs exactly one of npartitions= or chunksize=")
+    n = len(data)
+    if chunksize is not None:
+        if chunksize < 1:
+            raise ValueError(f"from_pandas: chunksize must be positive, got {chunksize}")
+        npartitions = max(1, math.ceil(n / chunksize))
+    if npartitions < 1:
+        raise ValueError(f"from_pandas: npartitions must be positive, got {npartitions}")
+    if sort and not data.index.is_monotonic_increasing:
+        data = data.sort_index()
+    sorted_index = sort and data.index.is_monotonic_increasing and n > 0
+    bounds = _bounds(data.index, int(npartitions), sorted_index)
+    token = new_token(data, npartitions, sort)
+    name = f"from-pandas-{token}"
+    ann = annotations_in_force()
+    tasks = [data.iloc[lo:hi] if not ann else Task(_identity, (data.iloc[lo:hi],), {}, per_task(ann))
+             for lo, hi in zip(bounds[:-1], bounds[1:])]
+    if sorted_index:
+        index = data.index
+        divisions = tuple(index[lo] for lo in bounds[:-1]) + (index[n - 1],)
+    else:
+        divisions = (None,) * (len(tasks) + 1)
+    return from_tasks(name, tasks, data.iloc[:0], divisions)
+
+
+def _bounds(index: pd.Index, npartitions: int, sorted_index: bool) -> list[int]:
+    """Row positions splitting ``index`` into about equal parts, never inside a run of
+    equal labels when the index is sorted (so divisions stay exclusive)."""
+    n = len(index)
+    raw = np.linspace(0, n, min(npartitions, max(n, 1)) + 1).round().astype(int).tolist()
+    if not sorted_index:
+        return raw
+    out = [0]
+    for b in raw[1:-1]:
+        b = int(index.searchsorted(index[b], side="left")) if b < n else n
+        if b > out[-1]:
+            out.append(b)
+    out.append(n)
+    return out
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+def from_dict(data: dict, npartitions: int, orient: str = "columns", dtype: Any = None,
+              columns: Any = None):
+    """A dataframe from a dict of columns (as ``pandas.DataFrame.from_dict``), partitioned.
+
+    >>> import xsched.dataframe as xd
+    >>> xd.from_dict({"a": [1, 2], "b": ["x", "y"]}, npartitions=1).compute().shape
+    (2, 2)
+    """
+    frame = pd.DataFrame.from_dict(data, orient=orient, dtype=dtype, columns=columns)
+    return from_pandas(frame, npartitions=npartitions)
+
+
+def from_delayed(dfs: Sequence[Delayed], meta: Any = _NO_META, divisions: Sequence[Any] | None = None,
+                 verify_meta: bool = True):
+    """A dataframe whose partitions are the values of ``Delayed`` objects (or futures).
+
+    Without ``meta`` the first partition is computed to learn the schema; give it to build
+    the collection without computing anything. With ``verify_meta`` each partition is
+    checked against meta when it is computed, and a mismatch names the partition.
+
+    >>> import pandas as pd, xsched, xsched.dataframe as xd
+    >>> parts = [xsched.delayed(pd.DataFrame)({"a": [i]}) for i in range(3)]
+    >>> xd.from_delayed(parts, meta={"a": "int64"}).a.sum().compute()
+    np.int64(3)
+    """
+    dfs = list(dfs)
+    if not dfs:
+        raise ValueError("from_delayed needs at least one partition")
+    keys = []
+    graphs = []
+    for d in dfs:
+        if isinstance(d, Delayed):
+            keys.append(d.key)
+            graphs.append(LayeredGraph({d.key: d.__xsched_graph__()}))
+        elif hasattr(d, "key") and type(d).__name__ == "Future":
+            keys.append(d.key)
+            graphs.append(LayeredGraph({d.key: {d.key: d}}))
+        else:
+            raise TypeError(f"from_delayed takes Delayed objects or futures, not {type(d).__name__}; "
+                            "for pandas objects use from_pandas")
+    if meta is _NO_META:
+        meta = make_meta(dfs[0].compute() if isinstance(dfs[0], Delayed) else dfs[0].result())
+    meta = make_meta(meta)
+    name = f"from-delayed-{new_token(keys)}"
+    ann = annotations_in_force()
+    tasks = [Task(_check_meta, (Ref(k), meta, "from_delayed", i), {}, per_task(ann)) if verify_meta
+             else Task(_identity, (Ref(k),), {}, per_task(ann)) for i, k in enumerate(keys)]
+    if divisions is not None and len(divisions) != len(keys) + 1:
+        raise ValueError(f"from_delayed: {len(keys)} partitions need {len(keys) + 1} divisions, "
+                         f"got {len(divisions)}")
+    return from_tasks(name, tasks, meta, divisions, graphs)

@@ -1,0 +1,472 @@
+"""Reductions over partitions (sum, mean, var, count, nunique, value_counts, describe...) as trees.
+
+Each partition is reduced to a small *partial* (``<op>-chunk``), partials are merged
+``split_every`` at a time (``<op>-combine``), and the last merge gives the result
+(``<op>-agg``), so no worker ever holds more than ``split_every`` partials at once.
+
+Partials: ``sum``/``count``/``min``/``max``/``any``/``all`` keep pandas' own result of the
+partition (a scalar for a Series, a Series per column for a DataFrame; an empty partition
+gives no partial to ``min``/``max``, so empty partitions never change a dtype); ``mean``
+keeps ``(sum, count)``; ``var``/``std`` keep ``(count, mean, M2)`` per column in float64,
+merged with the pairwise formula of Chan, Golub & LeVeque (accurate when the mean is
+large compared with the spread).
+
+>>> import pandas as pd, xsched.dataframe as xd
+>>> df = xd.from_pandas(pd.DataFrame({"a": [1.0, 2, 3, 4], "b": [1, 1, 2, 2]}), npartitions=3)
+>>> df.sum().compute().to_dict()
+{'a': 10.0, 'b': 6.0}
+>>> round(float(df.a.std().compute()), 6) == round(float(pd.Series([1.0, 2, 3, 4]).std()), 6)
+True
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.spec import Ref, Task
+from .core import DataFrame, Scalar, Series, _Frame, _nonempty, make_meta, new_collection
+
+__all__ = ["reduction", "DEFAULT_SPLIT_EVERY"]
+
+#: Partials merged per task when ``split_every`` is not given.
+DEFAULT_SPLIT_EVERY = 8
+
+_EMPTY = "__xsched_empty_partition__"
+
+
+def reduction(frame: _Frame, chunk: Callable, aggregate: Callable, combine: Callable | None = None,
+              meta: Any = None, token: str = "reduction", split_every: int | None = None,
+              chunk_kwargs: dict | None = None, aggregate_kwargs: dict | None = None):
+    """A tree reduction: ``chunk(part)`` per partition, ``combine(list)`` per group of
+    ``split_every`` partials, ``aggregate(list)`` at the root.
+
+    The result is a ``Scalar`` when ``meta`` is not a pandas object, else a collection of
+    one partition.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> from xsched.dataframe.reductions import reduction
+    >>> s = xd.from_pandas(pd.Series(range(10)), npartitions=4)
+    >>> reduction(s, lambda p: p.max() - p.min(), max, meta=0).compute()
+    np.int64(2)
+    """
+    split_every = split_every or DEFAULT_SPLIT_EVERY
+    if split_every < 2:
+        raise ValueError(f"split_every must be at least 2, got {split_every}")
+    combine = combine or aggregate
+    ann = annotations_in_force()
+    tok = new_token(frame._name, chunk, combine, aggregate, split_every, chunk_kwargs, aggregate_kwargs)
+    layers: dict[str, dict] = {}
+    chunk_name = f"{token}-chunk-{tok}"
+    layers[chunk_name] = {chunk_key(chunk_name, (i,)): Task(chunk, (Ref(k),), dict(chunk_kwargs or {}),
+                                                            per_task(ann))
+                          for i, k in enumerate(frame._keys())}
+    keys = list(layers[chunk_name])
+    level = 0
+    while len(keys) > split_every:
+        name = f"{token}-combine{level}-{tok}"
+        layer = {}
+        for j in range(0, len(keys), split_every):
+            layer[chunk_key(name, (j // split_every,))] = Task(
+                combine, ([Ref(k) for k in keys[j:j + split_every]],), {}, per_task(ann))
+        layers[name] = layer
+        keys = list(layer)
+        level += 1
+    agg_name = f"{token}-agg-{tok}"
+    layers[agg_name] = {chunk_key(agg_name, (0,)): Task(aggregate, ([Ref(k) for k in keys],),
+                                                        dict(aggregate_kwargs or {}), per_task(ann))}
+    graph = LayeredGraph.merge(frame._graph, new=layers)
+    if isinstance(meta, (pd.DataFrame, pd.Series, pd.Index)):
+        return new_collection(graph, agg_name, make_meta(meta), (None, None))
+    return Scalar(graph, agg_name, meta)
+
+
+def _meta_of(frame: _Frame, method: str, **kwargs: Any) -> Any:
+    """What pandas' own ``method`` gives on a stand-in: the result's type, dtype and labels;
+    raises at once when pandas refuses (e.g. the mean of a string column)."""
+    try:
+        out = getattr(_nonempty(frame._meta), method)(**kwargs)
+    except Exception as exc:
+        raise TypeError(f"{method}() of this {type(frame).__name__} fails in pandas: "
+                        f"{type(exc).__name__}: {exc}") from exc
+    return make_meta(out) if isinstance(out, (pd.Series, pd.DataFrame)) else out
+
+
+# --------------------------------------------------------------------------- pandas' own reductions
+
+
+def _chunk_method(part: Any, method: str, kwargs: dict) -> Any:
+    if method in ("min", "max") and len(part) == 0:
+        return _EMPTY
+    return getattr(part, method)(**kwargs)
+
+
+def _merge_method(partials: list, method: str, merge: str, kwargs: dict) -> Any:
+    partials = [p for p in partials if not (isinstance(p, str) and p == _EMPTY)]
+    if not partials:
+        return _EMPTY
+    if isinstance(partials[0], pd.Series):  # per column of a DataFrame: a row per partial
+        return getattr(pd.DataFrame(partials), merge)(**kwargs)
+    return getattr(pd.Series(partials), merge)(**kwargs)
+
+
+def _final_method(partials: list, method: str, merge: str, kwargs: dict, meta: Any) -> Any:
+    out = _merge_method(partials, method, merge, kwargs)
+    if isinstance(out, str) and out == _EMPTY:
+        return getattr(_empty_like(meta), method)()
+    return out
+
+
+def _empty_like(meta: Any) -> Any:
+    return meta.iloc[:0] if hasattr(meta, "iloc") else pd.Series([], dtype=object)
+
+
+_MERGE = {"sum": "sum", "prod": "prod", "count": "sum", "min": "min", "max": "max", "any": "any", "all": "all"}
+
+
+def _simple(frame: _Frame, method: str, split_every: int | None, **kwargs: Any):
+    meta = _meta_of(frame, method, **kwargs)
+    merge = _MERGE[method]
+    merge_kwargs = {k: v for k, v in kwargs.items() if k in ("skipna",) and method not in ("count",)}
+    combine = partial(_merge_method, method=method, merge=merge, kwargs=merge_kwargs)
+    return reduction(frame, _chunk_method, _final_method, combine, meta=meta, token=method,
+                     split_every=split_every, chunk_kwargs={"method": method, "kwargs": kwargs},
+                     aggregate_kwargs={"method": method, "merge": merge, "kwargs": merge_kwargs,
+                                       "meta": frame._meta})
+
+
+# --------------------------------------------------------------------------- mean, var, std
+
+
+def _moments(part: Any, numeric_only: bool) -> tuple:
+    """(count, mean, M2) per column (or of the Series), as float64 arrays, and the labels."""
+    if isinstance(part, pd.DataFrame):
+        if numeric_only:
+            part = part.select_dtypes(include=["number", "bool"])
+        labels = list(part.columns)
+        values = part.to_numpy(dtype="float64", na_value=np.nan)
+    else:
+        labels = None
+        values = part.to_numpy(dtype="float64", na_value=np.nan).reshape(-1, 1)
+    count = np.sum(~np.isnan(values), axis=0).astype("float64")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total = np.nansum(values, axis=0)
+        mean = np.where(count > 0, total / np.maximum(count, 1), 0.0)
+        m2 = np.nansum((values - mean) ** 2, axis=0)
+    return count, mean, m2, labels
+
+
+def _merge_moments(partials: list) -> tuple:
+    count, mean, m2, labels = partials[0]
+    for cb, mb, m2b, _ in partials[1:]:
+        n = count + cb
+        with np.errstate(invalid="ignore", divide="ignore"):
+            delta = mb - mean
+            safe = np.maximum(n, 1)
+            mean = np.where(n > 0, mean + delta * cb / safe, 0.0)
+            m2 = m2 + m2b + np.where(n > 0, delta ** 2 * count * cb / safe, 0.0)
+        count = n
+    return count, mean, m2, labels
+
+
+def _finish_moments(partials: list, kind: str, ddof: int, name: Any) -> Any:
+    count, mean, m2, labels = _merge_moments(partials)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if kind == "mean":
+            out = np.where(count > 0, mean, np.nan)
+        else:
+            var = np.where(count - ddof > 0, m2 / np.maximum(count - ddof, 1), np.nan)
+            out = np.sqrt(var) if kind == "std" else var
+    if labels is None:
+        return np.float64(out[0])
+    return pd.Series(out, index=labels, name=name)
+
+
+def _moment(frame: _Frame, kind: str, ddof: int, numeric_only: bool, split_every: int | None):
+    kwargs = {"ddof": ddof} if kind != "mean" else {}
+    if isinstance(frame, DataFrame):
+        kwargs["numeric_only"] = numeric_only
+    meta = _meta_of(frame, kind, **kwargs)
+    if isinstance(meta, pd.Series):
+        meta = meta.astype("float64")
+    return reduction(frame, _moments, _finish_moments, _merge_moments, meta=meta, token=kind,
+                     split_every=split_every, chunk_kwargs={"numeric_only": numeric_only},
+                     aggregate_kwargs={"kind": kind, "ddof": ddof, "name": None})
+
+
+# --------------------------------------------------------------------------- distinct values
+
+
+def _unique_chunk(part: pd.Series, dropna: bool) -> pd.Series:
+    out = part.drop_duplicates()
+    return out.dropna() if dropna else out
+
+
+def _unique_merge(partials: list) -> pd.Series:
+    return pd.concat(partials).drop_duplicates()
+
+
+def _count_unique(partials: list) -> int:
+    return len(_unique_merge(partials))
+
+
+def _value_counts_chunk(part: pd.Series, dropna: bool) -> pd.Series:
+    return part.value_counts(dropna=dropna, sort=False)
+
+
+def _value_counts_merge(partials: list) -> pd.Series:
+    out = pd.concat(partials)
+    return out.groupby(level=0, dropna=False, sort=False).sum()
+
+
+def _value_counts_final(partials: list, sort: bool, ascending: bool, normalize: bool, name: Any) -> pd.Series:
+    out = _value_counts_merge(partials)
+    if normalize:
+        out = out / out.sum()
+        out.name = "proportion"
+    else:
+        out.name = "count"
+    out.index.name = name
+    return out.sort_values(ascending=ascending, kind="stable") if sort else out
+
+
+# --------------------------------------------------------------------------- quantiles (approximate)
+
+#: Values kept per partition to estimate quantiles; the estimate's rank error is about
+#: ``1 / QUANTILE_SAMPLES`` of the rows.
+QUANTILE_SAMPLES = 1000
+
+
+def _quantile_chunk(part: pd.Series) -> tuple:
+    values = np.sort(part.dropna().to_numpy())
+    n = len(values)
+    if n <= QUANTILE_SAMPLES:
+        return values, np.ones(n)
+    idx = np.linspace(0, n - 1, QUANTILE_SAMPLES).round().astype(int)
+    return values[idx], np.full(QUANTILE_SAMPLES, n / QUANTILE_SAMPLES)
+
+
+def _quantile_merge(partials: list) -> tuple:
+    values = np.concatenate([p[0] for p in partials])
+    weights = np.concatenate([p[1] for p in partials])
+    order = np.argsort(values, kind="stable")
+    return values[order], weights[order]
+
+
+def _quantile_final(partials: list, q: Any, name: Any) -> Any:
+    values, weights = _quantile_merge(partials)
+    qs = np.atleast_1d(np.asarray(q, dtype=float))
+    if len(values) == 0:
+        out = np.full(len(qs), np.nan)
+    else:
+        cum = np.cumsum(weights)
+        ranks = (cum - weights / 2) / cum[-1]
+        if np.issubdtype(values.dtype, np.number):
+            out = np.interp(qs, ranks, values.astype("float64"))
+        else:
+            out = values[np.minimum(np.searchsorted(ranks, qs), len(values) - 1)]
+    if np.ndim(q) == 0:
+        return out[0]
+    return pd.Series(out, index=qs, name=name)
+
+
+def quantile(series: Series, q: Any = 0.5, split_every: int | None = None):
+    """Approximate quantiles of a Series from a sample of each partition (see
+    ``QUANTILE_SAMPLES``); exact when every partition has at most that many rows."""
+    meta = pd.Series([], dtype="float64", name=series.name) if np.ndim(q) else np.float64(0)
+    return reduction(series, _quantile_chunk, _quantile_final, _quantile_merge, meta=meta,
+                     token="quantile", split_every=split_every,
+                     aggregate_kwargs={"q": q, "name": series.name})
+
+
+# --------------------------------------------------------------------------- methods
+
+
+def _install() -> None:
+    """Give the collections their reduction methods (one definition each, shared)."""
+
+    def simple(method: str, doc: str) -> Callable:
+        def reduce(self, axis: Any = None, skipna: bool = True, split_every: int | None = None,
+                   numeric_only: bool = False, **kwargs: Any):
+            if axis in (1, "columns"):
+                return self._method(method, axis=1, skipna=skipna, **kwargs)
+            kw = dict(kwargs)
+            if method != "count":
+                kw["skipna"] = skipna
+            if isinstance(self, DataFrame) and method not in ("any", "all"):
+                kw["numeric_only"] = numeric_only
+            return _simple(self, method, split_every, **kw)
+        reduce.__name__, reduce.__doc__ = method, doc
+        return reduce
+
+    docs = {
+        "sum": "The sum (per column for a DataFrame), as a tree reduction.\n\n>>> import pandas as pd, "
+               "xsched.dataframe as xd\n>>> xd.from_pandas(pd.Series([1, 2, 3]), npartitions=2).sum()"
+               ".compute()\nnp.int64(6)",
+        "prod": "The product.\n\n>>> import pandas as pd, xsched.dataframe as xd\n>>> xd.from_pandas("
+                "pd.Series([1, 2, 3]), npartitions=2).prod().compute()\nnp.int64(6)",
+        "count": "Non-missing values (per column for a DataFrame).\n\n>>> import pandas as pd, "
+                 "xsched.dataframe as xd\n>>> xd.from_pandas(pd.Series([1, None, 3]), npartitions=2)"
+                 ".count().compute()\nnp.int64(2)",
+        "min": "The smallest value.\n\n>>> import pandas as pd, xsched.dataframe as xd\n>>> xd.from_pandas("
+               "pd.Series([3, 1, 2]), npartitions=2).min().compute()\nnp.int64(1)",
+        "max": "The largest value.\n\n>>> import pandas as pd, xsched.dataframe as xd\n>>> xd.from_pandas("
+               "pd.Series([3, 1, 2]), npartitions=2).max().compute()\nnp.int64(3)",
+        "any": "Whether any value is true.\n\n>>> import pandas as pd, xsched.dataframe as xd\n>>> bool("
+               "xd.from_pandas(pd.Series([0, 1]), npartitions=2).any().compute())\nTrue",
+        "all": "Whether every value is true.\n\n>>> import pandas as pd, xsched.dataframe as xd\n>>> bool("
+               "xd.from_pandas(pd.Series([0, 1]), npartitions=2).all().compute())\nFalse",
+    }
+    for method, doc in docs.items():
+        setattr(_Frame, method, simple(method, doc))
+
+    def mean(self, skipna: bool = True, split_every: int | None = None, numeric_only: bool = False):
+        """The mean (per numeric column for a DataFrame), in float64.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series([1, 2, 3, 4]), npartitions=3).mean().compute()
+        np.float64(2.5)
+        """
+        return _moment(self, "mean", 0, numeric_only, split_every)
+
+    def var(self, ddof: int = 1, skipna: bool = True, split_every: int | None = None,
+            numeric_only: bool = False):
+        """The variance (``ddof=1`` as pandas), merged pairwise so it stays accurate.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series([1, 2, 3, 4]), npartitions=3).var().compute().round(4)
+        np.float64(1.6667)
+        """
+        return _moment(self, "var", ddof, numeric_only, split_every)
+
+    def std(self, ddof: int = 1, skipna: bool = True, split_every: int | None = None,
+            numeric_only: bool = False):
+        """The standard deviation (``ddof=1`` as pandas).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series([1, 2, 3, 4]), npartitions=3).std().compute().round(4)
+        np.float64(1.291)
+        """
+        return _moment(self, "std", ddof, numeric_only, split_every)
+
+    def nunique(self, dropna: bool = True, split_every: int | None = None):
+        """How many distinct values (a tree of distinct values, so it suits moderate counts).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series([1, 2, 2, 3, 1]), npartitions=2).nunique().compute()
+        3
+        """
+        return reduction(self, _unique_chunk, _count_unique, _unique_merge, meta=0, token="nunique",
+                         split_every=split_every, chunk_kwargs={"dropna": dropna})
+
+    def unique(self, split_every: int | None = None):
+        """The distinct values, as a Series of one partition.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> sorted(xd.from_pandas(pd.Series([1, 2, 2, 1]), npartitions=2).unique().compute())
+        [1, 2]
+        """
+        return reduction(self, _unique_chunk, _unique_merge, _unique_merge, meta=self._meta,
+                         token="unique", split_every=split_every, chunk_kwargs={"dropna": False})
+
+    def value_counts(self, sort: bool = True, ascending: bool = False, dropna: bool = True,
+                     normalize: bool = False, split_every: int | None = None):
+        """How often each value occurs, most frequent first (a Series of one partition).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series(list("abbccc")), npartitions=3).value_counts().compute().to_dict()
+        {'c': 3, 'b': 2, 'a': 1}
+        """
+        meta = self._meta.value_counts(normalize=normalize)
+        return reduction(self, _value_counts_chunk, _value_counts_final, _value_counts_merge, meta=meta,
+                         token="value-counts", split_every=split_every, chunk_kwargs={"dropna": dropna},
+                         aggregate_kwargs={"sort": sort, "ascending": ascending, "normalize": normalize,
+                                           "name": self._meta.name})
+
+    def series_quantile(self, q: Any = 0.5, split_every: int | None = None):
+        """Approximate quantiles from a sample of every partition (exact on small data).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> float(xd.from_pandas(pd.Series(range(101)), npartitions=4).quantile(0.5).compute())
+        50.0
+        """
+        return quantile(self, q, split_every)
+
+    def describe(self, percentiles: Any = (0.25, 0.5, 0.75), split_every: int | None = None):
+        """count, mean, std, min, percentiles (approximate) and max of the numeric data, as
+        pandas' ``describe`` lays them out (one partition).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> d = xd.from_pandas(pd.DataFrame({"a": range(10)}), npartitions=3).describe().compute()
+        >>> d.loc[["count", "min", "max"], "a"].tolist()
+        [10.0, 0.0, 9.0]
+        """
+        return _describe(self, tuple(percentiles), split_every)
+
+    for f in (mean, var, std):
+        setattr(_Frame, f.__name__, f)
+    for f in (nunique, unique, value_counts, describe):
+        setattr(Series, f.__name__, f)
+    Series.quantile = series_quantile  # type: ignore[attr-defined]
+    DataFrame.describe = describe  # type: ignore[attr-defined]
+
+    def nunique_frame(self, dropna: bool = True, split_every: int | None = None):
+        """Distinct values per column.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.DataFrame({"a": [1, 1], "b": [1, 2]}), npartitions=2).nunique().compute().to_dict()
+        {'a': 1, 'b': 2}
+        """
+        counts = [nunique(self[c], dropna, split_every) for c in self.columns]
+        name = f"nunique-{new_token(self._name, dropna)}"
+        layer = {chunk_key(name, (0,)): Task(_as_labelled, ([Ref(c.key) for c in counts], list(self.columns)))}
+        graph = LayeredGraph.merge(*[c._graph for c in counts], new={name: layer})
+        return new_collection(graph, name, pd.Series([], dtype="int64"), (None, None))
+
+    DataFrame.nunique = nunique_frame  # type: ignore[attr-defined]
+
+
+def _as_labelled(values: list, labels: list) -> pd.Series:
+    return pd.Series(values, index=labels, dtype="int64")
+
+
+def _describe_one(stats: list, percentiles: tuple, name: Any) -> pd.Series:
+    count, mean, std, lo, hi, qs = stats
+    index = ["count", "mean", "std", "min"] + [f"{p * 100:g}%" for p in percentiles] + ["max"]
+    values = [count, mean, std, lo] + list(np.asarray(qs)) + [hi]
+    return pd.Series(np.asarray(values, dtype="float64"), index=index, name=name)
+
+
+def _describe_frame(columns: list, names: list) -> pd.DataFrame:
+    return pd.concat(columns, axis=1, keys=names)
+
+
+def _describe(frame: _Frame, percentiles: tuple, split_every: int | None):
+    if isinstance(frame, DataFrame):
+        names = [c for c, d in frame.dtypes.items() if pd.api.types.is_numeric_dtype(d)
+                 and not pd.api.types.is_bool_dtype(d)]
+        if not names:
+            raise TypeError("describe: this DataFrame has no numeric column; select some, or use "
+                            "value_counts on a column")
+        parts = [_describe(frame[n], percentiles, split_every) for n in names]
+        name = f"describe-{new_token(frame._name, percentiles)}"
+        layer = {chunk_key(name, (0,)): Task(_describe_frame,
+                                             ([Ref(chunk_key(p._name, (0,))) for p in parts], names))}
+        graph = LayeredGraph.merge(*[p._graph for p in parts], new={name: layer})
+        return new_collection(graph, name, pd.DataFrame({n: pd.Series([], dtype="float64") for n in names}),
+                              (None, None))
+    pieces = [frame.count(split_every=split_every), frame.mean(split_every=split_every),
+              frame.std(split_every=split_every), frame.min(split_every=split_every),
+              frame.max(split_every=split_every), quantile(frame, list(percentiles), split_every)]
+    name = f"describe-{new_token(frame._name, percentiles)}"
+    refs = [Ref(p.key) if isinstance(p, Scalar) else Ref(chunk_key(p._name, (0,))) for p in pieces]
+    layer = {chunk_key(name, (0,)): Task(_describe_one, (refs, percentiles, frame._meta.name))}
+    graph = LayeredGraph.merge(*[p._graph for p in pieces], new={name: layer})
+    return new_collection(graph, name, pd.Series([], dtype="float64", name=frame._meta.name), (None, None))
+
+
+_install()
