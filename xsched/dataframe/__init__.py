@@ -18,8 +18,10 @@ except ImportError as exc:  # pragma: no cover - the extra is installed by `make
 
 from . import groupby as _groupby  # noqa: F401  (gives DataFrame and Series their groupby)
 from . import reductions as _reductions  # noqa: F401  (gives the collections their reductions)
+from . import shuffle as _shuffle  # noqa: F401  (merge, join, set_index, sort_values, drop_duplicates)
 from .core import DataFrame, Index, Scalar, Series, map_partitions
 from .io import from_delayed, from_dict, from_pandas
+from .shuffle import merge
 
 __all__ = [
     "DataFrame",
@@ -30,4 +32,5 @@ __all__ = [
     "from_pandas",
     "from_dict",
     "from_delayed",
+    "merge",
 ]

@@ -102,7 +102,7 @@ def make_meta(obj: Any) -> Any:
         return obj[:0]
     if isinstance(obj, dict) and obj and all(isinstance(v, (str, np.dtype, type)) for v in obj.values()):
         return pd.DataFrame({k: pd.Series([], dtype=v) for k, v in obj.items()})
-    if isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[0], str):
+    if isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[1], (str, np.dtype, type)):
         return pd.Series([], dtype=obj[1], name=obj[0])
     return obj
 
@@ -599,18 +599,6 @@ class DataFrame(_Frame):
                                       "for whole columns use a reduction or map_partitions")
         return map_partitions(_apply_rows, self, func, args, meta=meta, _name=f"apply-{funcname(func)}",
                               **kwargs)
-
-    def set_index(self, other: Any, sorted: bool = False, npartitions: int | None = None,
-                  divisions: Sequence[Any] | None = None, drop: bool = True) -> "DataFrame":
-        """A new index from a column: sorted data is split at quantiles (see ``shuffle.py``).
-
-        >>> import pandas as pd, xsched.dataframe as xd
-        >>> df = xd.from_pandas(pd.DataFrame({"k": [3, 1, 2, 5, 4, 0]}), npartitions=2)
-        >>> df.set_index("k").index.compute().tolist()
-        [0, 1, 2, 3, 4, 5]
-        """
-        from .shuffle import set_index
-        return set_index(self, other, sorted=sorted, npartitions=npartitions, divisions=divisions, drop=drop)
 
     def reset_index(self, drop: bool = False) -> "DataFrame":
         """The index as a column (or dropped); each partition's new index starts at 0, and

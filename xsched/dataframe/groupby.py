@@ -30,6 +30,8 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.spec import Ref, Task
 from .core import _NO_META, DataFrame, Series, _emulate, _Frame, _nonempty, make_meta, map_partitions, \
     new_collection
+from .reductions import reduction
+from .shuffle import shuffle
 
 __all__ = ["GroupBy", "SeriesGroupBy"]
 
@@ -62,9 +64,10 @@ def _squares(part: pd.DataFrame, by: Any) -> pd.DataFrame:
     return out
 
 
-def _chunk(part: pd.DataFrame, by: Any, by_series: Any, selection: Any, stats: Sequence[str],
+def _chunk(part: pd.DataFrame, by: Any, by_series: Any, selection: Any, stats: dict,
            dropna: bool, observed: bool, split_out: int) -> list[dict]:
-    """Per partition: each statistic per group, hashed into ``split_out`` pieces by key."""
+    """Per partition: each statistic per group (of the columns that need it, or of the whole
+    selection for None), hashed into ``split_out`` pieces by key."""
     keys = by_series if by_series is not None else by
 
     def grouped(frame: pd.DataFrame) -> Any:
@@ -72,8 +75,11 @@ def _chunk(part: pd.DataFrame, by: Any, by_series: Any, selection: Any, stats: S
         return g[selection] if selection is not None else g
 
     out: dict[str, Any] = {}
-    for stat in stats:
-        out[stat] = grouped(_squares(part, by)).sum() if stat == "sumsq" else getattr(grouped(part), stat)()
+    for stat, cols in stats.items():
+        g = grouped(_squares(part, by) if stat == "sumsq" else part)
+        if cols is not None and stat != "size":
+            g = g[cols]
+        out[stat] = g.sum() if stat == "sumsq" else getattr(g, stat)()
     if split_out == 1:
         return [out]
     pieces: list[dict] = [{} for _ in range(split_out)]
@@ -236,12 +242,22 @@ class GroupBy:
         except Exception as exc:
             raise TypeError(f"groupby.agg({spec!r}) fails in pandas on this frame's columns: "
                             f"{type(exc).__name__}: {exc}") from exc
-        stats = sorted({s for h in hows for s in _NEEDS[h]})
+        if isinstance(spec, dict):  # each statistic of the columns that need it only
+            stats: dict = {}
+            for col, col_hows in spec.items():
+                for h in [col_hows] if isinstance(col_hows, str) else col_hows:
+                    for stat in _NEEDS[h]:
+                        stats.setdefault(stat, [])
+                        if col not in stats[stat]:
+                            stats[stat].append(col)
+        else:
+            stats = {stat: None for h in hows for stat in _NEEDS[h]}
+        stats = dict(sorted(stats.items()))
         return self._tree(spec, stats, meta, split_every or DEFAULT_SPLIT_EVERY, split_out, ddof)
 
     aggregate = agg
 
-    def _tree(self, spec: Any, stats: list, meta: Any, split_every: int, split_out: int, ddof: int):
+    def _tree(self, spec: Any, stats: dict, meta: Any, split_every: int, split_out: int, ddof: int):
         frame = self._frame
         ann = annotations_in_force()
         by = None if isinstance(self._by, _Frame) else self._by
@@ -360,7 +376,6 @@ class GroupBy:
         if isinstance(self._by, _Frame):
             raise NotImplementedError(f"groupby(Series).{method}: group by column names for {method}, "
                                       "e.g. df.assign(key=series).groupby('key')")
-        from .shuffle import shuffle  # (shuffle imports this module's neighbours, not this one)
         by = [self._by] if isinstance(self._by, str) else self._by
         shuffled = shuffle(self._frame, by)
         if meta is _NO_META:
@@ -397,7 +412,6 @@ class SeriesGroupBy(GroupBy):
         if isinstance(self._by, _Frame):
             raise NotImplementedError("groupby(Series).nunique: group by column names, e.g. "
                                       "df.assign(key=series).groupby('key')")
-        from .reductions import reduction
         by = [self._by] if isinstance(self._by, str) else list(self._by)
         pairs = self._frame[by + [self._selection]]
         meta = make_meta(self._meta.nunique())

@@ -1,0 +1,386 @@
+"""xsched.dataframe in this process (no cluster): every operation against pandas' own answer,
+on random data with several partitionings, plus the errors raised when an expression is built."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import xsched
+import xsched.dataframe as xd
+from xsched.graph.spec import Task
+
+NAMES = ["Alice", "Bob", "Carol", "Dan", "Eve", None]
+
+
+def frame(seed=0, n=200):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "id": rng.integers(0, 20, n),
+        "name": pd.array([NAMES[i] for i in rng.integers(0, len(NAMES), n)], dtype="str"),
+        "x": rng.normal(size=n),
+        "y": rng.integers(-5, 5, n).astype("float64"),
+        "t": pd.date_range("2000-01-01", periods=n, freq="h"),
+    })
+
+
+@pytest.fixture(params=[1, 3, 7])
+def data(request):
+    pdf = frame(request.param)
+    return pdf, xd.from_pandas(pdf, npartitions=request.param)
+
+
+def eq(a, b, **kw):
+    if isinstance(a, pd.DataFrame):
+        pd.testing.assert_frame_equal(a, b, **kw)
+    elif isinstance(a, pd.Series):
+        pd.testing.assert_series_equal(a, b, **kw)
+    else:
+        assert a == pytest.approx(b) if isinstance(b, float) else a == b
+
+
+# ---------------------------------------------------------------------- partition-wise
+
+
+def test_selection_filters_and_arithmetic_match_pandas(data):
+    pdf, df = data
+    eq(df[["x", "y"]].compute(), pdf[["x", "y"]])
+    eq(df[df.x > 0].compute(), pdf[pdf.x > 0])
+    eq((df.x * 2 + df.y - 1).compute(), pdf.x * 2 + pdf.y - 1)
+    eq((df.y >= 0).compute(), pdf.y >= 0)
+    eq(df[(df.x > 0) & (df.y < 2)].compute(), pdf[(pdf.x > 0) & (pdf.y < 2)])
+    eq((-df.x).abs().compute(), (-pdf.x).abs())
+    eq((1 - df.y).compute(), 1 - pdf.y)
+
+
+def test_column_methods_match_pandas(data):
+    pdf, df = data
+    eq(df.assign(z=df.x + df.y, w=3).compute(), pdf.assign(z=pdf.x + pdf.y, w=3))
+    eq(df.astype({"y": "int64"}).compute(), pdf.astype({"y": "int64"}))
+    eq(df.rename(columns={"x": "xx"}).compute(), pdf.rename(columns={"x": "xx"}))
+    eq(df.drop(columns=["t"]).compute(), pdf.drop(columns=["t"]))
+    eq(df.dropna().compute(), pdf.dropna())
+    eq(df.fillna({"name": "?"}).compute(), pdf.fillna({"name": "?"}))
+    eq(df.id.isin([1, 2, 3]).compute(), pdf.id.isin([1, 2, 3]))
+    eq(df.x.where(df.x > 0, 0).compute(), pdf.x.where(pdf.x > 0, 0))
+    eq(df.x.clip(-1, 1).round(2).compute(), pdf.x.clip(-1, 1).round(2))
+    eq(df.id.map(lambda v: v * 2).compute(), pdf.id.map(lambda v: v * 2))
+    eq(df.apply(lambda r: r.x + r.y, axis=1, meta=(None, "float64")).compute(),
+       pdf.apply(lambda r: r.x + r.y, axis=1))
+
+
+def test_setitem_adds_a_column():
+    pdf = frame()
+    df = xd.from_pandas(pdf, npartitions=4)
+    df["z"] = df.x * 10
+    pdf["z"] = pdf.x * 10
+    eq(df.compute(), pdf)
+
+
+def test_str_dt_accessors_match_pandas(data):
+    pdf, df = data
+    eq(df.name.str.upper().compute(), pdf.name.str.upper())
+    eq(df.name.str.len().compute(), pdf.name.str.len())
+    eq(df.t.dt.hour.compute(), pdf.t.dt.hour)
+    eq(df.t.dt.floor("D").compute(), pdf.t.dt.floor("D"))
+
+
+def test_map_partitions_with_and_without_meta(data):
+    pdf, df = data
+    out = df.map_partitions(lambda p: p.assign(s=p.x.cumsum()))
+    assert list(out.columns) == list(pdf.columns) + ["s"]
+    assert len(out.compute()) == len(pdf)
+    lengths = df.map_partitions(len).compute()
+    assert lengths.sum() == len(pdf) and len(lengths) == df.npartitions
+
+
+def test_head_tail_len_and_partitions():
+    pdf = frame()
+    df = xd.from_pandas(pdf, npartitions=4)
+    eq(df.head(3), pdf.head(3))
+    eq(df.tail(3), pdf.tail(3))
+    assert len(df) == len(pdf)
+    eq(df.partitions[1].compute(), pdf.iloc[50:100])
+    assert df.partitions[::2].npartitions == 2
+    with pytest.warns(UserWarning, match="npartitions=-1"):
+        assert len(df.head(80)) == 50
+    assert len(df.head(80, npartitions=-1)) == 80
+
+
+def test_loc_uses_divisions_to_read_only_what_can_match():
+    pdf = frame().set_index("t")
+    df = xd.from_pandas(pdf, npartitions=8)
+    assert df.known_divisions
+    lo, hi = pd.Timestamp("2000-01-03"), pd.Timestamp("2000-01-04 05:00")
+    sub = df.loc[lo:hi]
+    assert sub.npartitions < df.npartitions
+    eq(sub.compute(), pdf.loc[lo:hi])
+    eq(df.loc[df.x > 1].compute(), pdf.loc[pdf.x > 1])
+    eq(df.loc[:, ["x"]].compute(), pdf.loc[:, ["x"]])
+
+
+def test_repartition_keeps_every_row_in_order(data):
+    pdf, df = data
+    for n in (1, 2, 5, 11):
+        out = df.repartition(npartitions=n)
+        assert out.npartitions == n
+        eq(out.compute(), pdf)
+
+
+# ---------------------------------------------------------------------- reductions
+
+
+def test_reductions_match_pandas(data):
+    pdf, df = data
+    num = ["id", "x", "y"]
+    eq(df[num].sum().compute(), pdf[num].sum())
+    eq(df[num].mean().compute(), pdf[num].mean())
+    eq(df[num].std().compute(), pdf[num].std())
+    eq(df[num].var(ddof=0).compute(), pdf[num].var(ddof=0))
+    eq(df.count().compute(), pdf.count())
+    eq(df[num].min().compute(), pdf[num].min())
+    eq(df[num].max().compute(), pdf[num].max())
+    assert df.x.sum().compute() == pytest.approx(pdf.x.sum())
+    assert df.x.std().compute() == pytest.approx(pdf.x.std())
+    assert df.id.nunique().compute() == pdf.id.nunique()
+    assert df.name.nunique().compute() == pdf.name.nunique()
+    eq(df.name.value_counts().compute().sort_index(), pdf.name.value_counts().sort_index())
+    assert df.t.min().compute() == pdf.t.min()
+    assert bool(df.x.gt(5).any().compute() if hasattr(df.x, "gt") else (df.x > 5).any().compute()) is False
+
+
+def test_variance_stays_accurate_with_a_large_mean():
+    values = pd.Series(1e9 + np.arange(1000) % 7, dtype="float64")
+    s = xd.from_pandas(values, npartitions=10)
+    assert s.var().compute() == pytest.approx(values.var(), rel=1e-9)
+
+
+def test_empty_partitions_change_no_dtype():
+    s = xd.from_pandas(pd.Series([1, 2, 3, 4]), npartitions=2)
+    filtered = s[s > 2]
+    assert filtered.min().compute() == 3 and filtered.max().compute() == 4
+    assert isinstance(filtered.min().compute(), (int, np.integer))
+
+
+def test_describe_and_quantile_are_exact_on_small_data():
+    pdf = frame(n=300)
+    df = xd.from_pandas(pdf, npartitions=4)
+    d = df.x.describe().compute()
+    expected = pdf.x.describe()
+    assert d["count"] == expected["count"]
+    assert d["min"] == expected["min"] and d["max"] == expected["max"]
+    assert d["mean"] == pytest.approx(expected["mean"])
+    assert d["50%"] == pytest.approx(expected["50%"], rel=0.05)
+    table = df[["x", "y"]].describe().compute()
+    assert list(table.columns) == ["x", "y"] and table.loc["count", "y"] == 300
+
+
+def test_tree_reduction_depth_follows_split_every():
+    s = xd.from_pandas(pd.Series(range(64)), npartitions=32)
+    graph = s.sum(split_every=4).__xsched_graph__()
+    combines = {k.rsplit("-", 2)[0] for k in graph if "-combine" in k}
+    assert len(combines) == 2  # 32 -> 8 -> 2 -> agg
+    assert s.sum(split_every=4).compute() == sum(range(64))
+
+
+# ---------------------------------------------------------------------- groupby
+
+
+@pytest.mark.parametrize("how", ["sum", "mean", "count", "min", "max", "std", "var", "size", "first", "last"])
+def test_groupby_aggregations_match_pandas(data, how):
+    pdf, df = data
+    expected = getattr(pdf.groupby("id")[["x", "y"]], how)()
+    got = getattr(df.groupby("id")[["x", "y"]], how)().compute()
+    eq(got, expected, check_exact=False)
+    eq(getattr(df.groupby("name").x, how)().compute(), getattr(pdf.groupby("name").x, how)(), check_exact=False)
+
+
+def test_groupby_agg_specs_split_out_and_multiple_keys(data):
+    pdf, df = data
+    spec = {"x": ["sum", "mean"], "y": "max"}
+    eq(df.groupby("name").agg(spec).compute(), pdf.groupby("name").agg(spec))
+    eq(df.groupby(["id", "name"]).x.sum().compute(), pdf.groupby(["id", "name"]).x.sum())
+    out = df.groupby("id").x.sum(split_out=3)
+    assert out.npartitions == 3
+    eq(out.compute().sort_index(), pdf.groupby("id").x.sum())
+    eq(df.groupby("id").x.nunique().compute(), pdf.groupby("id").x.nunique())
+
+
+def test_groupby_apply_and_transform_through_the_shuffle(data):
+    pdf, df = data
+    got = df.groupby("id").apply(lambda g: g.x.max() - g.x.min(), meta=(None, "float64")).compute()
+    expected = pdf.groupby("id").apply(lambda g: g.x.max() - g.x.min())
+    eq(got.sort_index(), expected, check_names=False)
+    eq(df.groupby("id").x.transform("mean").compute().sort_index(), pdf.groupby("id").x.transform("mean"))
+
+
+# ---------------------------------------------------------------------- shuffles
+
+
+def test_hash_shuffle_puts_equal_keys_together(data):
+    pdf, df = data
+    parts = [p.compute() for p in df.shuffle("id", npartitions=4).to_delayed()]
+    owners = {}
+    for i, p in enumerate(parts):
+        for k in set(p.id):
+            assert owners.setdefault(k, i) == i
+    eq(pd.concat(parts).sort_values(["t"]), pdf.sort_values(["t"]))
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "right", "outer"])
+def test_merge_on_columns_matches_pandas(how):
+    left = frame(1, 300)
+    right = pd.DataFrame({"id": np.arange(0, 30, 2), "w": np.arange(15) * 1.5})
+    lx, rx = xd.from_pandas(left, npartitions=5), xd.from_pandas(right, npartitions=3)
+    got = lx.merge(rx, on="id", how=how).compute()
+    expected = left.merge(right, on="id", how=how)
+    key = ["id", "t"]
+    eq(got.sort_values(key).reset_index(drop=True), expected.sort_values(key).reset_index(drop=True))
+
+
+def test_merge_broadcasts_a_one_partition_side_and_needs_no_shuffle():
+    left = frame(2, 100)
+    right = pd.DataFrame({"id": range(20), "w": range(20)})
+    out = xd.from_pandas(left, npartitions=4).merge(xd.from_pandas(right, npartitions=1), on="id")
+    assert not any(k.startswith("split-") for k in out.__xsched_graph__())
+    eq(out.compute().sort_values("t").reset_index(drop=True),
+       left.merge(right, on="id").sort_values("t").reset_index(drop=True))
+
+
+def test_merge_keys_of_different_integer_and_float_types_still_meet():
+    left = pd.DataFrame({"k": np.arange(50, dtype="int64"), "a": 1})
+    right = pd.DataFrame({"k": np.arange(0, 50, 5, dtype="float64"), "b": 2})
+    got = xd.from_pandas(left, npartitions=3).merge(xd.from_pandas(right, npartitions=2), on="k",
+                                                     broadcast=False).compute()
+    assert sorted(got.k) == list(range(0, 50, 5))
+
+
+def test_join_on_aligned_indexes_runs_partition_by_partition():
+    a = pd.DataFrame({"x": range(40)}, index=range(40))
+    b = pd.DataFrame({"y": range(40)}, index=range(40))
+    ax, bx = xd.from_pandas(a, npartitions=4), xd.from_pandas(b, npartitions=4)
+    out = ax.join(bx)
+    assert not any(k.startswith("split-") for k in out.__xsched_graph__())
+    eq(out.compute(), a.join(b))
+
+
+def test_set_index_sorts_and_knows_divisions(data):
+    pdf, df = data
+    out = df.set_index("x")
+    assert out.known_divisions
+    got = out.compute()
+    eq(got, pdf.set_index("x").sort_index())
+    for i, part in enumerate(out.to_delayed()):
+        values = part.compute().index
+        if len(values):
+            assert out.divisions[i] <= values.min() and values.max() <= out.divisions[i + 1]
+
+
+def test_set_index_sorted_reads_only_minima_and_maxima():
+    pdf = pd.DataFrame({"k": range(100), "v": range(100)})
+    out = xd.from_pandas(pdf, npartitions=5, sort=False).set_index("k", sorted=True)
+    assert out.divisions == (0, 20, 40, 60, 80, 99)
+    assert not any(k.startswith("split-") for k in out.__xsched_graph__())
+
+
+def test_sort_values_and_drop_duplicates_match_pandas(data):
+    pdf, df = data
+    eq(df.sort_values("x").compute().reset_index(drop=True), pdf.sort_values("x").reset_index(drop=True))
+    eq(df.sort_values("y", ascending=False).y.compute().reset_index(drop=True),
+       pdf.sort_values("y", ascending=False).y.reset_index(drop=True))
+    eq(df[["id", "name"]].drop_duplicates().compute(), pdf[["id", "name"]].drop_duplicates())
+    got = df[["id", "name"]].drop_duplicates(split_out=3).compute()
+    assert len(got) == len(pdf[["id", "name"]].drop_duplicates())
+    eq(df.id.drop_duplicates().compute(), pdf.id.drop_duplicates())
+
+
+# ---------------------------------------------------------------------- errors when built
+
+
+def test_a_missing_column_fails_when_built_naming_the_columns_that_exist():
+    df = xd.from_pandas(frame(), npartitions=2)
+    with pytest.raises(KeyError, match=r"no column 'balance'.*'id', 'name', 'x'"):
+        df["balance"]
+    with pytest.raises(AttributeError, match="balance"):
+        df.balance
+    with pytest.raises(KeyError, match="'nope'"):
+        df.groupby("nope")
+    with pytest.raises(KeyError, match="'k'"):
+        df.merge(df, on="k")
+
+
+def test_a_function_that_cannot_run_fails_when_built_and_asks_for_meta():
+    df = xd.from_pandas(frame(), npartitions=2)
+    with pytest.raises(ValueError, match="meta="):
+        df.map_partitions(lambda p: p["missing"])
+    with pytest.raises(TypeError, match="mean"):
+        df.name.mean()
+    with pytest.raises(ValueError, match="is not an aggregation"):
+        df.groupby("id").agg("median")
+
+
+def test_partitions_must_line_up():
+    a = xd.from_pandas(frame(), npartitions=2)
+    b = xd.from_pandas(frame(), npartitions=3)
+    with pytest.raises(ValueError, match="2 and 3 partitions"):
+        a.x + b.x
+
+
+def test_enforce_metadata_names_the_partition_that_differs():
+    df = xd.from_pandas(pd.DataFrame({"a": range(4)}), npartitions=2)
+
+    def odd(p):
+        return p if p.a.iloc[0] == 0 else p.rename(columns={"a": "b"})
+
+    out = df.map_partitions(odd, meta=df._meta, enforce_metadata=True)
+    with pytest.raises(ValueError, match="partition 1 has columns"):
+        out.compute()
+
+
+# ---------------------------------------------------------------------- graphs, repr, delayed
+
+
+def test_keys_name_the_operation_and_annotations_reach_every_task():
+    df = xd.from_pandas(frame(), npartitions=3)
+    with xsched.annotate(priority=7):
+        out = df[df.x > 0].groupby("id").x.sum()
+    graph = out.__xsched_graph__()
+    mine = [t for k, t in graph.items() if isinstance(t, Task) and not k.startswith("from-pandas")]
+    assert mine and all(t.annotations.get("priority") == 7 for t in mine)
+    assert any(k.startswith("groupby-sum-agg-") for k in graph)
+
+
+def test_repr_and_html_show_columns_and_partitions_without_computing():
+    df = xd.from_pandas(frame(), npartitions=3)
+    assert repr(df).startswith("xsched.DataFrame<from-pandas-")
+    assert "npartitions=3" in repr(df)
+    page = df._repr_html_()
+    assert "npartitions=3" in page and "<th>name</th>" in page and "float64" in page
+    assert "dtype=float64" in repr(df.x)
+
+
+def test_to_delayed_and_from_delayed_round_trip():
+    pdf = frame()
+    df = xd.from_pandas(pdf, npartitions=4)
+    parts = df.to_delayed()
+    assert len(parts) == 4
+    back = xd.from_delayed(parts, meta=df._meta)
+    eq(back.compute(), pdf)
+    again = xd.from_delayed(parts)  # meta from the first partition
+    assert list(again.columns) == list(pdf.columns)
+
+
+def test_persist_without_a_client_keeps_values():
+    df = xd.from_pandas(frame(), npartitions=3)
+    kept = (df.x * 2).persist()
+    assert all(not isinstance(v, Task) for v in kept.__xsched_graph__().values())
+    assert kept.sum().compute() == pytest.approx(frame().x.sum() * 2)
+
+
+def test_no_warnings_on_plain_operations():
+    df = xd.from_pandas(frame(), npartitions=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        df.groupby("name").x.mean().compute()
+        df.x.describe().compute()

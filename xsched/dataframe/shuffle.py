@@ -1,0 +1,464 @@
+"""Moving rows between partitions: hash shuffle, set_index, sort_values, merge, drop_duplicates.
+
+All of them move rows with the task exchange of ``xsched.graph.shuffle`` (split every
+partition into pieces, one piece to each output): by a hash of key columns (``shuffle``,
+``merge`` on columns, ``groupby(...).apply``), or by ranges of a sorted column whose
+boundaries are estimated from quantiles first (``set_index``, ``sort_values``). Cheap cases
+stay cheap: a merge with a one-partition frame broadcasts it, ``set_index(sorted=True)``
+only reads the partitions' minimum and maximum, and a join on indexes with equal divisions
+runs partition by partition.
+
+Workers hold the pieces as ordinary task results, so pieces that do not fit in memory are
+spilled like any other data, and a worker lost mid-shuffle has its tasks recomputed.
+
+>>> import pandas as pd, xsched.dataframe as xd
+>>> left = xd.from_pandas(pd.DataFrame({"k": [1, 2, 3, 4], "a": list("wxyz")}), npartitions=2)
+>>> right = xd.from_pandas(pd.DataFrame({"k": [4, 3, 9], "b": [40, 30, 90]}), npartitions=2)
+>>> left.merge(right, on="k").compute().sort_values("k").to_dict("list")
+{'k': [3, 4], 'a': ['y', 'z'], 'b': [30, 40]}
+"""
+
+from __future__ import annotations
+
+import warnings
+from functools import partial
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..graph.collection import compute_collection
+from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.shuffle import shuffle_layers
+from ..graph.spec import Ref, Task
+from .core import DataFrame, Series, _concat, _Frame, _nonempty, make_meta, map_partitions, new_collection
+from .io import from_pandas
+from .reductions import quantile, reduction
+
+__all__ = ["shuffle", "set_index", "sort_values", "merge", "drop_duplicates"]
+
+#: Above this many partitions the exchange runs in two rounds (n x sqrt(n) small tasks
+#: instead of n x n).
+ROUNDS_ABOVE = 64
+
+
+# --------------------------------------------------------------------------- task functions
+
+
+def _hash_keys(part: pd.DataFrame, on: Sequence[Any], dtypes: Sequence[Any] | None) -> np.ndarray:
+    keys = part[list(on)]
+    if dtypes is not None:  # both sides of a merge hash equal keys equally
+        keys = keys.astype(dict(zip(on, dtypes)))
+    return pd.util.hash_pandas_object(keys, index=False).to_numpy()
+
+
+def _split_hash(part: pd.DataFrame, n: int, on: Sequence[Any], dtypes: Sequence[Any] | None) -> list:
+    where = (_hash_keys(part, on, dtypes) % n).astype(np.int64) if len(part) else np.zeros(0, np.int64)
+    return _split_by(part, where, n)
+
+
+def _split_by(part: pd.DataFrame, where: np.ndarray, n: int) -> list:
+    order = np.argsort(where, kind="stable")
+    bounds = np.searchsorted(where[order], np.arange(n + 1))
+    taken = part.iloc[order]
+    return [taken.iloc[bounds[j]:bounds[j + 1]] for j in range(n)]
+
+
+def _split_range(part: pd.DataFrame, n: int, column: Any, boundaries: list, ascending: bool) -> list:
+    values = part.index if column is None else part[column]
+    where = np.searchsorted(np.asarray(boundaries, dtype=object if values.dtype == object else None),
+                            values.to_numpy(), side="right").astype(np.int64) if len(part) else \
+        np.zeros(0, np.int64)
+    if not ascending:
+        where = (n - 1) - where
+    nulls = pd.isna(values.to_numpy()) if len(part) else np.zeros(0, bool)
+    if nulls.any():  # missing values sort last, as pandas puts them
+        where[nulls] = n - 1
+    return _split_by(part, where, n)
+
+
+class _Combine:
+    """The pieces of one output concatenated in input order (picklable, with the meta)."""
+
+    def __init__(self, meta: Any) -> None:
+        self.meta = meta
+
+    def __call__(self, pieces: list) -> Any:
+        out = _concat(pieces, self.meta)
+        return out if len(pieces) else self.meta
+
+
+def _set_index_sorted(part: pd.DataFrame, column: Any, drop: bool) -> pd.DataFrame:
+    return part.set_index(column, drop=drop).sort_index(kind="stable")
+
+
+def _sort_part(part: pd.DataFrame, by: Any, ascending: bool, na_position: str) -> pd.DataFrame:
+    return part.sort_values(by, ascending=ascending, kind="stable", na_position=na_position)
+
+
+def _merge_parts(left: pd.DataFrame, right: pd.DataFrame, kwargs: dict) -> pd.DataFrame:
+    return pd.merge(left, right, **kwargs)
+
+
+def _drop_dups(part: Any, subset: Any, keep: Any) -> Any:
+    if isinstance(part, pd.Series):
+        return part.drop_duplicates(keep=keep)
+    return part.drop_duplicates(subset=subset, keep=keep)
+
+
+def _drop_dups_merge(parts: list, subset: Any, keep: Any) -> Any:
+    return _drop_dups(pd.concat(parts), subset, keep)
+
+
+def _min_max(part: Any, column: Any) -> tuple:
+    values = part.index if column is None else part[column]
+    values = values.dropna()
+    return (values.min(), values.max(), len(values)) if len(values) else (None, None, 0)
+
+
+# --------------------------------------------------------------------------- the exchange
+
+
+def _exchange(frame: _Frame, npartitions: int, split: Any, token: str, name: str):
+    """``frame``'s rows moved to ``npartitions`` outputs by ``split(part, n)``."""
+    stages = 2 if max(frame.npartitions, npartitions) > ROUNDS_ABOVE else 1
+    layers, keys = shuffle_layers(frame._keys(), npartitions, split, _Combine(frame._meta), f"{name}-{token}",
+                                  stages=stages)
+    out_name = f"combine-{name}-{token}"
+    graph = LayeredGraph.merge(frame._graph, new=layers)
+    return new_collection(graph, out_name, frame._meta, (None,) * (npartitions + 1))
+
+
+def shuffle(frame: DataFrame, on: Any, npartitions: int | None = None, _dtypes: Any = None) -> DataFrame:
+    """The rows moved so that equal values of the ``on`` columns share a partition.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"k": [1, 2, 1, 2], "v": range(4)}), npartitions=2)
+    >>> parts = df.shuffle("k").to_delayed()
+    >>> sorted(sorted(set(p.compute().k)) for p in parts if len(p.compute()))
+    [[1], [2]]
+    """
+    on = [on] if not isinstance(on, (list, tuple)) else list(on)
+    frame._check_columns(on, "shuffle")
+    n = int(npartitions or frame.npartitions)
+    split = partial(_split_hash, on=on, dtypes=_dtypes)
+    token = new_token(frame._name, on, n, _dtypes)
+    return _exchange(frame, n, split, token, "shuffle")
+
+
+def _quantile_boundaries(frame: _Frame, column: Any, npartitions: int) -> tuple[Any, list, Any]:
+    """The column's minimum, ``npartitions - 1`` values splitting it into parts of about
+    equal size, and its maximum (computed now, from a sample of every partition that keeps
+    each partition's smallest and largest value, so both ends are exact)."""
+    values = frame.index if column is None else frame[column]
+    est = compute_collection(quantile(values, list(np.linspace(0, 1, npartitions + 1)))).tolist()
+    if pd.isna(est[0]):  # no values at all
+        return None, [], None
+    if pd.api.types.is_integer_dtype(values._meta.dtype):
+        est = [int(round(v)) for v in est]
+    lo, hi = est[0], est[-1]
+    out: list = []
+    for v in est[1:-1]:
+        if v > (out[-1] if out else lo) and v <= hi:
+            out.append(v)
+    return lo, out, hi
+
+
+def set_index(frame: DataFrame, other: Any, sorted: bool = False, npartitions: int | None = None,
+              divisions: Sequence[Any] | None = None, drop: bool = True) -> DataFrame:
+    """``frame`` indexed by column ``other``, sorted, with known divisions (see
+    ``DataFrame.set_index``). Quantiles (and with ``sorted=True`` the partitions' minima and
+    maxima) are computed now; the rows move when the result is computed."""
+    if isinstance(other, _Frame):
+        raise NotImplementedError("set_index takes a column name; assign the Series first: "
+                                  "df.assign(key=s).set_index('key')")
+    frame._check_columns([other], "set_index")
+    meta = make_meta(_nonempty(frame._meta).set_index(other, drop=drop))
+    if sorted:
+        return _set_index_presorted(frame, other, drop, meta)
+    if divisions is not None:
+        divisions = tuple(divisions)
+        boundaries = list(divisions[1:-1])
+    else:
+        lo, boundaries, hi = _quantile_boundaries(frame, other, int(npartitions or frame.npartitions))
+        divisions = (lo, *boundaries, hi) if lo is not None else None
+    n = len(boundaries) + 1
+    split = partial(_split_range, column=other, boundaries=boundaries, ascending=True)
+    token = new_token(frame._name, other, boundaries, drop)
+    moved = _exchange(frame, n, split, token, "set-index")
+    out = map_partitions(_set_index_sorted, moved, other, drop, meta=meta, _name="set-index")
+    if divisions is not None:
+        out.divisions = divisions
+    return out
+
+
+def _set_index_presorted(frame: DataFrame, column: Any, drop: bool, meta: Any) -> DataFrame:
+    out = map_partitions(_set_index_sorted, frame, column, drop, meta=meta, _name="set-index-sorted")
+    stats = compute_collection(map_partitions(_min_max, frame, column, meta=object))
+    lows, highs = [s[0] for s in stats], [s[1] for s in stats]
+    if all(s[2] for s in stats) and all(h <= lo for h, lo in zip(highs[:-1], lows[1:])):
+        out.divisions = tuple(lows) + (highs[-1],)
+    else:
+        warnings.warn("set_index(sorted=True): the partitions' ranges of the column overlap or some are "
+                      "empty, so the divisions stay unknown; use sorted=False to sort", stacklevel=3)
+    return out
+
+
+def sort_values(frame: _Frame, by: Any, ascending: bool = True, npartitions: int | None = None,
+                na_position: str = "last") -> _Frame:
+    """The rows sorted by column ``by``: ranges of ``by`` (estimated from quantiles, computed
+    now) go to partitions in order, and each partition is sorted.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"v": [3, 1, 4, 1, 5, 9, 2, 6]}), npartitions=3)
+    >>> df.sort_values("v").v.tolist()
+    [1, 1, 2, 3, 4, 5, 6, 9]
+    """
+    if isinstance(by, list):
+        if len(by) != 1:
+            raise NotImplementedError("sort_values: sorting by several columns is not supported yet; "
+                                      "sort by one, or assign a combined key column")
+        by = by[0]
+    if isinstance(frame, DataFrame):
+        frame._check_columns([by], "sort_values")
+    if na_position != "last":
+        raise NotImplementedError("sort_values: only na_position='last' is supported")
+    _, boundaries, _ = _quantile_boundaries(frame, by, int(npartitions or frame.npartitions))
+    n = len(boundaries) + 1
+    split = partial(_split_range, column=by, boundaries=boundaries, ascending=ascending)
+    token = new_token(frame._name, by, boundaries, ascending)
+    moved = _exchange(frame, n, split, token, "sort")
+    return map_partitions(_sort_part, moved, by, ascending, na_position, meta=frame._meta, _name="sort")
+
+
+def drop_duplicates(frame: _Frame, subset: Any = None, keep: Any = "first", split_out: int = 1,
+                    split_every: int | None = None) -> _Frame:
+    """The rows without duplicates: a tree of distinct rows (``split_out=1``: one result
+    partition), or a hash shuffle on ``subset`` first (``split_out=n``: ``n`` partitions).
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2, 1, 3, 2]}), npartitions=2)
+    >>> df.drop_duplicates().a.tolist(), df.drop_duplicates(split_out=2).npartitions
+    ([1, 2, 3], 2)
+    """
+    if keep not in ("first", "last"):
+        raise ValueError(f"drop_duplicates: keep must be 'first' or 'last', got {keep!r}")
+    if subset is not None and isinstance(frame, DataFrame):
+        subset = [subset] if not isinstance(subset, list) else subset
+        frame._check_columns(subset, "drop_duplicates")
+    if split_out > 1:
+        if isinstance(frame, Series):
+            name = frame.name if frame.name is not None else "__series__"
+            shuffled = shuffle(frame.to_frame(name), [name], split_out)[name]
+        else:
+            shuffled = shuffle(frame, subset or list(frame.columns), split_out)
+        return map_partitions(_drop_dups, shuffled, subset, keep, meta=frame._meta, _name="drop-duplicates")
+    local = map_partitions(_drop_dups, frame, subset, keep, meta=frame._meta, _name="drop-duplicates-chunk")
+    merge = partial(_drop_dups_merge, subset=subset, keep=keep)
+    return reduction(local, _identity, merge, merge, meta=frame._meta, token="drop-duplicates",
+                     split_every=split_every)
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+# --------------------------------------------------------------------------- merge
+
+
+def _common_dtypes(left: DataFrame, right: DataFrame, left_on: list, right_on: list) -> list | None:
+    ld = [left._meta[c].dtype for c in left_on]
+    rd = [right._meta[c].dtype for c in right_on]
+    if ld == rd:
+        return None
+    out = []
+    for a, b in zip(ld, rd):
+        if a == b:
+            out.append(a)
+        elif pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b):
+            out.append(np.result_type(a, b) if not (isinstance(a, pd.api.extensions.ExtensionDtype) or
+                                                   isinstance(b, pd.api.extensions.ExtensionDtype))
+                       else "float64")
+        elif pd.api.types.is_string_dtype(a) and pd.api.types.is_string_dtype(b):
+            out.append(object)
+        else:
+            raise TypeError(f"merge: the key columns have types {a} and {b}, which never compare equal; "
+                            f"cast one side first, e.g. right.astype({{...: '{a}'}})")
+    return out
+
+
+def merge(left: DataFrame, right: DataFrame, how: str = "inner", on: Any = None, left_on: Any = None,
+          right_on: Any = None, left_index: bool = False, right_index: bool = False,
+          suffixes: tuple = ("_x", "_y"), npartitions: int | None = None, broadcast: bool | None = None,
+          indicator: bool = False) -> DataFrame:
+    """Join two frames as ``pandas.merge``: on columns through a hash shuffle of both sides,
+    by broadcasting a one-partition side, or partition by partition on indexes with equal
+    known divisions.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> a = xd.from_pandas(pd.DataFrame({"k": [1, 2, 3], "x": [1., 2., 3.]}), npartitions=2)
+    >>> b = xd.from_pandas(pd.DataFrame({"k": [1, 3], "y": ["p", "q"]}), npartitions=1)
+    >>> xd.merge(a, b, on="k", how="left").compute().sort_values("k").y.tolist()
+    ['p', nan, 'q']
+    """
+    if how not in ("inner", "left", "right", "outer", "leftsemi"):
+        raise ValueError(f"merge: how must be inner, left, right or outer, got {how!r}")
+    if not isinstance(left, DataFrame) or not isinstance(right, DataFrame):
+        if isinstance(right, pd.DataFrame):
+            right = from_pandas(right, npartitions=1)
+        else:
+            raise TypeError(f"merge joins two xsched DataFrames (or a pandas one on the right), got "
+                            f"{type(left).__name__} and {type(right).__name__}")
+    if on is not None:
+        left_on = right_on = on
+    kwargs = {"how": how, "suffixes": suffixes, "indicator": indicator}
+    if left_index and right_index:
+        kwargs.update(left_index=True, right_index=True)
+        try:
+            meta = make_meta(pd.merge(_nonempty(left._meta), _nonempty(right._meta), **kwargs))
+        except Exception as exc:
+            raise ValueError(f"merge on the indexes fails in pandas: {exc}") from exc
+        if left.known_divisions and right.known_divisions and left.divisions == right.divisions:
+            return map_partitions(_merge_parts, left, right, kwargs, meta=meta, _name="merge-aligned")
+        if right.npartitions == 1 and how in ("inner", "left"):
+            return _broadcast(left, right, kwargs, meta, big_left=True)
+        if left.npartitions == 1 and how in ("inner", "right"):
+            return _broadcast(right, left, kwargs, meta, big_left=False)
+        raise NotImplementedError("merge on indexes with different divisions: set_index both sides on the "
+                                  "same column with the same divisions, or merge on columns")
+    if left_on is None or right_on is None:
+        common = [c for c in left.columns if c in set(right.columns)]
+        if not common:
+            raise ValueError(f"merge: no on=, and the frames share no column (left has "
+                             f"{list(left.columns)}, right has {list(right.columns)})")
+        left_on = right_on = common
+    left_on = [left_on] if not isinstance(left_on, list) else left_on
+    right_on = [right_on] if not isinstance(right_on, list) else right_on
+    left._check_columns(left_on, "merge (left side)")
+    right._check_columns(right_on, "merge (right side)")
+    if len(left_on) != len(right_on):
+        raise ValueError(f"merge: left_on has {len(left_on)} columns but right_on has {len(right_on)}")
+    kwargs.update(left_on=left_on, right_on=right_on)
+    try:
+        meta = make_meta(pd.merge(_nonempty(left._meta), _nonempty(right._meta), **kwargs))
+    except Exception as exc:
+        raise ValueError(f"merge fails in pandas on these frames' columns and dtypes: "
+                         f"{type(exc).__name__}: {exc}") from exc
+    dtypes = _common_dtypes(left, right, left_on, right_on)
+    if broadcast is not False:
+        if right.npartitions == 1 and how in ("inner", "left"):
+            return _broadcast(left, right, kwargs, meta, big_left=True)
+        if left.npartitions == 1 and how in ("inner", "right"):
+            return _broadcast(right, left, kwargs, meta, big_left=False)
+    n = int(npartitions or max(left.npartitions, right.npartitions))
+    ls = shuffle(left, left_on, n, _dtypes=dtypes)
+    rs = shuffle(right, right_on, n, _dtypes=dtypes)
+    return map_partitions(_merge_parts, ls, rs, kwargs, meta=meta, _name="merge")
+
+
+def _broadcast(big: DataFrame, small: DataFrame, kwargs: dict, meta: Any, big_left: bool) -> DataFrame:
+    """Every partition of ``big`` merged with the whole one-partition ``small``: no shuffle."""
+    name = f"merge-broadcast-{new_token(big._name, small._name, kwargs)}"
+    small_key = Ref(chunk_key(small._name, (0,)))
+    ann = annotations_in_force()
+    layer = {}
+    for i, key in enumerate(big._keys()):
+        args = (Ref(key), small_key) if big_left else (small_key, Ref(key))
+        layer[chunk_key(name, (i,))] = Task(_merge_parts, args + (kwargs,), {}, per_task(ann))
+    graph = LayeredGraph.merge(big._graph, small._graph, new={name: layer})
+    divisions = big.divisions if kwargs.get("left_index") and big_left else (None,) * (big.npartitions + 1)
+    return new_collection(graph, name, meta, divisions)
+
+
+# --------------------------------------------------------------------------- methods
+
+
+def _install() -> None:
+    def df_merge(self, right, how="inner", on=None, left_on=None, right_on=None, left_index=False,
+                 right_index=False, suffixes=("_x", "_y"), npartitions=None, broadcast=None, indicator=False):
+        """Join with another frame (see ``xsched.dataframe.merge``).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> a = xd.from_pandas(pd.DataFrame({"k": [1, 2]}), npartitions=2)
+        >>> a.merge(a, on="k").compute().k.sort_values().tolist()
+        [1, 2]
+        """
+        return merge(self, right, how, on, left_on, right_on, left_index, right_index, suffixes, npartitions,
+                     broadcast, indicator)
+
+    def join(self, other, on=None, how="left", lsuffix="", rsuffix="", npartitions=None):
+        """Join on the index (or ``on`` columns of this frame against the other's index).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> a = xd.from_pandas(pd.DataFrame({"x": [1, 2]}, index=[10, 20]), npartitions=1)
+        >>> b = xd.from_pandas(pd.DataFrame({"y": [3]}, index=[20]), npartitions=1)
+        >>> a.join(b).compute().y.tolist()
+        [nan, 3.0]
+        """
+        if on is not None:
+            return merge(self, other, how=how, left_on=on, right_index=True, suffixes=(lsuffix, rsuffix),
+                         npartitions=npartitions)
+        return merge(self, other, how=how, left_index=True, right_index=True, suffixes=(lsuffix, rsuffix),
+                     npartitions=npartitions)
+
+    def df_sort_values(self, by, ascending=True, npartitions=None, na_position="last"):
+        """Sort by a column (see ``xsched.dataframe.shuffle.sort_values``).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.DataFrame({"v": [2, 1]}), npartitions=2).sort_values("v").v.tolist()
+        [1, 2]
+        """
+        return sort_values(self, by, ascending, npartitions, na_position)
+
+    def s_sort_values(self, ascending=True, npartitions=None, na_position="last"):
+        """The values sorted.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series([2, 3, 1]), npartitions=2).sort_values().tolist()
+        [1, 2, 3]
+        """
+        name = self.name if self.name is not None else "__series__"
+        out = sort_values(self.to_frame(name), name, ascending, npartitions, na_position)[name]
+        return out if self.name is not None else out.rename(None)
+
+    def df_drop_duplicates(self, subset=None, keep="first", split_out=1, split_every=None):
+        """The rows without duplicates (see ``xsched.dataframe.shuffle.drop_duplicates``).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> len(xd.from_pandas(pd.DataFrame({"a": [1, 1, 2]}), npartitions=2).drop_duplicates())
+        2
+        """
+        return drop_duplicates(self, subset, keep, split_out, split_every)
+
+    def df_shuffle(self, on, npartitions=None):
+        """The rows moved so that equal ``on`` values share a partition (a hash shuffle).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.DataFrame({"a": [1, 1, 2]}), npartitions=2).shuffle("a").npartitions
+        2
+        """
+        return shuffle(self, on, npartitions)
+
+    def df_set_index(self, other, sorted=False, npartitions=None, divisions=None, drop=True):
+        """A new index from a column, sorted, with known divisions: the column's quantiles are
+        computed now and the rows move through the shuffle (``sorted=True``: no move, only the
+        partitions' minima and maxima are read).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"k": [3, 1, 2, 5, 4, 0]}), npartitions=2)
+        >>> df.set_index("k").index.compute().tolist()
+        [0, 1, 2, 3, 4, 5]
+        """
+        return set_index(self, other, sorted=sorted, npartitions=npartitions, divisions=divisions, drop=drop)
+
+    DataFrame.set_index = df_set_index  # type: ignore[attr-defined]
+    DataFrame.merge = df_merge  # type: ignore[attr-defined]
+    DataFrame.join = join  # type: ignore[attr-defined]
+    DataFrame.sort_values = df_sort_values  # type: ignore[attr-defined]
+    DataFrame.drop_duplicates = df_drop_duplicates  # type: ignore[attr-defined]
+    DataFrame.shuffle = df_shuffle  # type: ignore[attr-defined]
+    Series.sort_values = s_sort_values  # type: ignore[attr-defined]
+    Series.drop_duplicates = df_drop_duplicates  # type: ignore[attr-defined]
+
+
+_install()
