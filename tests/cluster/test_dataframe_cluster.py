@@ -1,0 +1,90 @@
+"""xsched.dataframe on a real cluster: the seed's published-dataset workflow with two clients,
+shuffles between worker processes, and a shuffle rerun exactly after a worker dies."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import xsched.dataframe as xd
+from xsched import Client
+
+from tests.support.helpers import Gate, pid_gone, wait_until
+
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
+
+
+def accounts(n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    names = np.array(["Alice", "Bob", "Carol", "Dan", "Edith", "Frank"])
+    return pd.DataFrame({"id": np.arange(n), "name": names[rng.integers(0, len(names), n)],
+                         "balance": rng.integers(-500, 1000, n)})
+
+
+def test_persist_publish_and_a_second_client_aggregates(client):
+    pdf = accounts()
+    df = xd.from_pandas(pdf, npartitions=6)
+    df2 = df[df.balance < 0]
+    df2 = client.persist(df2)
+    pd.testing.assert_frame_equal(df2.head(), pdf[pdf.balance < 0].head())
+    client.publish_dataset(accounts=df2)
+    try:
+        with Client(client.scheduler_address, set_as_default=False) as other:
+            got = other.get_dataset("accounts")
+            assert got.npartitions == 6
+            with other.as_current():
+                sums = got.groupby("name").balance.sum().compute()
+            pd.testing.assert_series_equal(sums, pdf[pdf.balance < 0].groupby("name").balance.sum())
+    finally:
+        client.unpublish_dataset("accounts")
+
+
+def test_merge_set_index_and_sort_run_between_workers(client):
+    left = accounts(3000, 1)
+    right = pd.DataFrame({"name": ["Alice", "Bob", "Carol", "Zed"], "city": ["Oslo", "Rome", "Lima", "Kyiv"]})
+    lx = xd.from_pandas(left, npartitions=8)
+    rx = xd.from_pandas(right, npartitions=2)
+    merged = lx.merge(rx, on="name", how="left", broadcast=False).compute()
+    expected = left.merge(right, on="name", how="left")
+    pd.testing.assert_frame_equal(merged.sort_values("id").reset_index(drop=True),
+                                  expected.sort_values("id").reset_index(drop=True))
+    indexed = lx.set_index("balance")
+    assert indexed.known_divisions
+    pd.testing.assert_index_equal(indexed.index.compute(), left.set_index("balance").sort_index().index)
+    assert lx.sort_values("balance").balance.compute().tolist() == sorted(left.balance)
+    by_name = lx.groupby("name").balance.agg(["mean", "count"], split_out=2).compute().sort_index()
+    pd.testing.assert_frame_equal(by_name, left.groupby("name").balance.agg(["mean", "count"]))
+
+
+def _hold_last(part, gate, last_id):
+    """The partition holding ``last_id`` waits at the gate: the rest of the shuffle's splits
+    finish and sit in worker memory meanwhile."""
+    return gate.wait(part) if last_id in set(part.id) else part
+
+
+def test_a_worker_dying_mid_shuffle_still_gives_the_exact_result(own_cluster, tmp_path):
+    cluster = own_cluster(n_workers=2)
+    with Client(cluster, set_as_default=False) as client:
+        pdf = accounts(4000, 2)
+        df = xd.from_pandas(pdf, npartitions=10)
+        gate = Gate(tmp_path)
+        held = df.map_partitions(_hold_last, gate, int(pdf.id.iloc[-1]), meta=df._meta)
+        future = client.compute(held.shuffle("name", npartitions=6).groupby("name").balance.sum())
+        # the held partition runs on one worker; the other holds split pieces of the shuffle
+        busy = wait_until(lambda: {w for w, ks in client.processing().items() if ks} or None,
+                          msg="the held partition running")
+        wait_until(lambda: len(client.has_what()) == 2 and all(client.has_what().values()) or None,
+                   msg="both workers holding shuffle pieces")
+        holders = set(client.has_what())
+        victim = sorted(holders - busy or holders)[0]
+        pid = client.run(os.getpid)[victim]
+        os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: victim not in client.scheduler_info()["workers"], msg="the dead worker removed")
+        gate.open()
+        result = future.result(timeout=90)
+        pd.testing.assert_series_equal(result, pdf.groupby("name").balance.sum())
+        assert pid_gone(pid)
