@@ -37,6 +37,7 @@ from ..graph.collection import compute_collection, lineage, persist_collection
 from ..graph.delayed import Delayed
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.optimize import optimize
+from ..graph.order import gc_paused
 from ..graph.spec import Ref, Task, funcname
 
 __all__ = ["DataFrame", "Series", "Index", "Scalar", "map_partitions", "new_collection", "from_graph"]
@@ -171,7 +172,7 @@ class _Frame:
         return self._meta.dtype
 
     def _keys(self) -> list[str]:
-        return [chunk_key(self._name, (i,)) for i in range(self.npartitions)]
+        return [part_key(self._name, i) for i in range(self.npartitions)]
 
     @property
     def partitions(self) -> "_Partitions":
@@ -988,14 +989,31 @@ def from_graph(layer: dict, name: str, meta: Any, divisions: Sequence[Any], *par
     return new_collection(LayeredGraph.merge(*graphs, new={name: layer}), name, meta, divisions)
 
 
-def _arg_for(arg: Any, i: int) -> Any:
+def part_key(name: str, i: int) -> str:
+    """The key of partition ``i`` of the collection named ``name`` (``chunk_key``'s format,
+    written out: it runs once per partition per operation).
+
+    >>> part_key("sum-1a2b", 3) == chunk_key("sum-1a2b", (3,))
+    True
+    """
+    return f"{name}-{i}"
+
+
+def _per_partition(arg: Any, n: int) -> Any:
+    """What partition ``i`` of a task receives for ``arg``: a list of refs for a partitioned
+    collection (one per partition), else one value for all."""
     if isinstance(arg, _Frame):
-        return Ref(chunk_key(arg._name, (i,)))
-    if isinstance(arg, Scalar):
-        return Ref(arg.key)
-    if isinstance(arg, Delayed):
-        return Ref(arg.key)
-    return arg
+        return [Ref(k) for k in arg._keys()]
+    if isinstance(arg, (Scalar, Delayed)):
+        return _Same(Ref(arg.key))
+    return _Same(arg)
+
+
+class _Same:
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
 
 def _aligned(frames: list[_Frame], what: str) -> Sequence[Any]:
@@ -1039,14 +1057,19 @@ def map_partitions(func: Callable, *args: Any, meta: Any = _NO_META, _name: str 
     name = f"{_name or funcname(func)}-{new_token(func, args, kwargs)}"
     ann = annotations_in_force()
     layer: dict[str, Task] = {}
-    for i in range(len(divisions) - 1):
-        task = Task(func, tuple(_arg_for(a, i) for a in args), {k: _arg_for(v, i) for k, v in kwargs.items()},
-                    per_task(ann))
-        if enforce_metadata:
-            task = Task(_check_meta, (task, meta, what, i), {}, per_task(ann))
-        if not isinstance(meta, (pd.DataFrame, pd.Series, pd.Index)):
-            task = Task(_as_series, (task, i), {}, per_task(ann))
-        layer[chunk_key(name, (i,))] = task
+    n = len(divisions) - 1
+    pos = [_per_partition(a, n) for a in args]
+    kw = {k: _per_partition(v, n) for k, v in kwargs.items()}
+    pandas_out = isinstance(meta, (pd.DataFrame, pd.Series, pd.Index))
+    with gc_paused():  # (collections triggered by the new tasks would scan the whole graph)
+        for i in range(n):
+            task = Task(func, tuple(a.value if type(a) is _Same else a[i] for a in pos),
+                        {k: v.value if type(v) is _Same else v[i] for k, v in kw.items()}, per_task(ann))
+            if enforce_metadata:
+                task = Task(_check_meta, (task, meta, what, i), {}, per_task(ann))
+            if not pandas_out:
+                task = Task(_as_series, (task, i), {}, per_task(ann))
+            layer[part_key(name, i)] = task
     graphs = [a._graph for a in list(args) + list(kwargs.values()) if isinstance(a, (_Frame, Scalar))]
     graphs += [LayeredGraph({a.key: a.__xsched_graph__()}) for a in list(args) + list(kwargs.values())
                if isinstance(a, Delayed)]
