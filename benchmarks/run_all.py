@@ -1,6 +1,6 @@
 """Run every benchmark under each implementation available and print side-by-side tables.
 
-    python benchmarks/run_all.py [--only engine|movie|seed003|spill|bigtree|twohost|coordination] [--quick]
+    python benchmarks/run_all.py [--only engine|movie|seed003|spill|bigtree|twohost|coordination|dataframe] [--quick]
         [--bigtree-million] [--data DIR] [--logs DIR]
 
 xsched runs under the project's interpreter (.venv); dask.distributed under
@@ -25,7 +25,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-BENCHMARKS = ("engine", "movie", "seed003", "spill", "bigtree", "twohost", "coordination")
+BENCHMARKS = ("engine", "movie", "seed003", "spill", "bigtree", "twohost", "coordination", "dataframe")
 MOVIE_VARIANTS = ("fused", "unfused", "delayed", "futures")
 
 
@@ -313,6 +313,38 @@ def bench_seed003(runner: Runner, pys: dict, args) -> None:
         print(f"\n{notes}")
 
 
+def bench_dataframe(runner: Runner, pys: dict, args) -> None:
+    """read -> filter -> groupby-sum over CSV and parquet, and a shuffle merge (dataframe.py), beside dask."""
+    res = {}
+    for impl, py in pys.items():
+        cmd = [py, os.path.join(HERE, "dataframe.py"), "--impl", impl, "--json"] + (["--quick"] if args.quick else [])
+        res[impl] = runner.run(f"dataframe-{impl}", cmd, 300 if args.quick else 1800)
+    x = res.get("xsched", {})
+    print_header(f"dataframes: 2 workers x 1 thread, {x.get('csv_mb', '?')} MB of CSV in {x.get('files', '?')} files "
+                 f"({x.get('partition_mb', 0):.0f} MB per partition in pandas)", list(res.values()))
+    impls = list(res)
+    notes = Notes()
+    errs = {impl: (notes.add(f"{impl}: {r['error']}") if r.get("error") else None) for impl, r in res.items()}
+    peers = [i for i in impls if i != "xsched"]
+    rows = []
+    for job in ("csv", "parquet", "merge"):
+        for label, key, pick in ((f"{job}: wall time (s, lower is better)", "wall_seconds", None),
+                                 (f"{job}: peak RSS above idle per worker / one partition (x)", "peak_over_partition", max)):
+            row = [label]
+            values = {}
+            for impl in impls:
+                r = res[impl].get(job) or {}
+                v = r.get(key)
+                v = pick(v) if pick and v else v
+                values[impl] = v
+                row.append(errs[impl] or (f"{_cell(v)} (WRONG RESULT)" if r.get("correct") is False else v))
+            row += [_ratio(values.get("xsched"), values.get(peer)) for peer in peers]
+            rows.append(row)
+    print(table(["figure"] + impls + [f"xsched / {peer}" for peer in peers], rows))
+    if notes.items:
+        print(f"\n{notes}")
+
+
 def bench_coordination(runner: Runner, pys: dict, args) -> None:
     """Lock and Queue round trips through the scheduler (coordination.py), beside dask."""
     res = {}
@@ -451,7 +483,7 @@ def main(argv=None) -> int:
     for name in args.only or BENCHMARKS:
         {"engine": bench_engine, "movie": bench_movie, "seed003": bench_seed003,
          "spill": bench_spill, "bigtree": bench_bigtree, "twohost": bench_twohost,
-         "coordination": bench_coordination}[name](runner, everyone if name == "engine" else pys, args)
+         "coordination": bench_coordination, "dataframe": bench_dataframe}[name](runner, everyone if name == "engine" else pys, args)
         sys.stdout.flush()
     with open(os.path.join(logs, "results.json"), "w") as f:
         json.dump(runner.results, f, indent=1, default=str)

@@ -1,0 +1,150 @@
+"""Dataframes: read -> filter -> groupby-sum over CSV and parquet files, and a shuffle merge.
+
+    python benchmarks/dataframe.py --impl xsched|dask [--json] [--quick] [--data DIR] [--mb N]
+
+Two worker processes x 1 thread. The data (made once under --data, then reused): ``--mb``
+of CSV in files of ~64 MB (one partition each, for both implementations), columns id, name,
+x, y, z; and the same rows as parquet. Figures: wall time of each pipeline, peak RSS above
+idle per worker (sampled every 20 ms plus the kernel's exact peak, VmHWM), that peak as a
+multiple of one partition in memory, and whether the result equals pandas' on the files.
+The merge joins the frame with a second one of a quarter of its rows on ``id`` through a
+hash shuffle of both sides (no broadcast). Figures are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
+NAMES = np.array(["Alice", "Bob", "Charlie", "Dan", "Edith", "Frank", "George", "Hannah", "Ingrid", "Jerry",
+                  "Kevin", "Laura", "Michael", "Norbert", "Oliver", "Patricia", "Quinn", "Ray", "Sarah", "Tim",
+                  "Ursula", "Victor", "Wendy", "Xavier", "Yvonne", "Zelda"])
+ROWS_PER_FILE = 1_000_000  # ~64 MB of CSV, ~56 MB in pandas
+
+
+def make_data(directory: str, mb: int) -> tuple[str, str]:
+    """CSV and parquet copies of the same rows (written once; reused when present)."""
+    import pandas as pd
+
+    csv_dir, pq_dir = os.path.join(directory, f"csv-{mb}"), os.path.join(directory, f"parquet-{mb}")
+    files = max(1, round(mb / 64))
+    if len(glob.glob(os.path.join(csv_dir, "*.csv"))) == files and \
+            len(glob.glob(os.path.join(pq_dir, "*.parquet"))) == files:
+        return csv_dir, pq_dir
+    os.makedirs(csv_dir, exist_ok=True)
+    os.makedirs(pq_dir, exist_ok=True)
+    rows = ROWS_PER_FILE if mb >= 64 else int(ROWS_PER_FILE * mb / 64)
+    for i in range(files):
+        rng = np.random.default_rng(i)
+        part = pd.DataFrame({"id": rng.integers(0, 10 * rows * files, rows), "name": NAMES[rng.integers(0, 26, rows)],
+                             "x": rng.normal(size=rows).round(6), "y": rng.normal(size=rows).round(6),
+                             "z": rng.integers(-1000, 1000, rows)})
+        part.to_csv(os.path.join(csv_dir, f"part-{i:03d}.csv"), index=False)
+        part.to_parquet(os.path.join(pq_dir, f"part-{i:03d}.parquet"), index=False)
+    return csv_dir, pq_dir
+
+
+def load_dataframe(name: str):
+    if name == "xsched":
+        import xsched.dataframe as dd
+    else:
+        import dask.dataframe as dd
+    return dd
+
+
+def run_pipeline(client, pids, build, expected_check):
+    """Wall time and per-worker peaks of one computation."""
+    idle = common.idle_rss(pids)
+    t0 = time.perf_counter()
+    with common.RSSSampler(pids, interval=0.02) as sampler:
+        result = client.compute(build(), sync=True)
+        wall = time.perf_counter() - t0
+    peaks = {pid: max(sampler.peak[pid], sampler.hwm.get(pid) or 0) - idle[pid] for pid in pids}
+    return {"wall_seconds": wall, "peak_above_idle_mb": [peaks[p] / 1e6 for p in pids],
+            "correct": bool(expected_check(result)), "died": sampler.errors or None}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--impl", choices=("xsched", "dask"), required=True)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--quick", action="store_true", help="128 MB of CSV: a smoke check")
+    p.add_argument("--mb", type=int, default=None, help="MB of CSV (default 2048)")
+    p.add_argument("--data", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".data"))
+    args = p.parse_args(argv)
+    import pandas as pd
+
+    mb = args.mb or (128 if args.quick else 2048)
+    csv_dir, pq_dir = make_data(args.data, mb)
+    csv_files = sorted(glob.glob(os.path.join(csv_dir, "*.csv")))
+    pq_files = sorted(glob.glob(os.path.join(pq_dir, "*.parquet")))
+    ns = common.load_impl(args.impl)
+    dd = load_dataframe(args.impl)
+    one = pd.read_parquet(pq_files[0])
+    part_mb = one.memory_usage(deep=True).sum() / 1e6
+    # pandas' answers, file by file (the whole data never in this process at once)
+    sums = None
+    for f in pq_files:
+        part = pd.read_parquet(f, columns=["name", "x", "y"])
+        s = part[part.x > 0].groupby("name").y.sum()
+        sums = s if sums is None else sums.add(s, fill_value=0)
+    del one, part
+
+    def same_sums(result):
+        return np.allclose(result.sort_index().to_numpy(), sums.sort_index().to_numpy())
+
+    result = {"benchmark": "dataframe", "impl": ns.name, "version": ns.version, "csv_mb": mb,
+              "files": len(csv_files), "partition_mb": part_mb, "workers": "2 x 1 thread (processes)",
+              **common.environment()}
+    cluster = client = None
+    try:
+        cluster, client, addrs = common.start(ns, n_workers=2, threads_per_worker=1, memory_limit="4GB")
+        pids = sorted(client.run(os.getpid).values())
+        client.run(lambda: __import__("pandas") and __import__("pyarrow") and None)
+
+        def csv_pipeline():
+            df = dd.read_csv(os.path.join(csv_dir, "*.csv"), blocksize=None)
+            return df[df.x > 0].groupby("name").y.sum()
+
+        def pq_pipeline():
+            df = dd.read_parquet(pq_dir, columns=["name", "x", "y"])
+            return df[df.x > 0].groupby("name").y.sum()
+
+        result["csv"] = run_pipeline(client, pids, csv_pipeline, same_sums)
+        result["parquet"] = run_pipeline(client, pids, pq_pipeline, same_sums)
+
+        def merge_pipeline():
+            left = dd.read_parquet(pq_dir, columns=["id", "x"])
+            right = dd.read_parquet(pq_files[: max(1, len(pq_files) // 4)], columns=["id", "z"])
+            if args.impl == "dask":
+                joined = left.merge(right, on="id", shuffle_method="p2p", broadcast=False)
+            else:
+                joined = left.merge(right, on="id", broadcast=False)
+            return joined.z.sum()
+
+        left_ids = pd.concat(pd.read_parquet(f, columns=["id"]) for f in pq_files)
+        right_parts = pd.concat(pd.read_parquet(f, columns=["id", "z"]) for f in pq_files[: max(1, len(pq_files) // 4)])
+        expected_merge = int(left_ids.merge(right_parts, on="id").z.sum())
+        del left_ids, right_parts
+        result["merge"] = run_pipeline(client, pids, merge_pipeline, lambda r: int(r) == expected_merge)
+        for key in ("csv", "parquet", "merge"):
+            r = result[key]
+            r["peak_over_partition"] = [m / part_mb for m in r["peak_above_idle_mb"]]
+    except Exception as e:
+        result["error"] = common.report_error(f"{ns.name} dataframe", e)
+    finally:
+        common.stop(cluster, client)
+    common.emit(result, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,141 @@
+"""What the tasks of a bag's element-wise operations run, one partition at a time.
+
+Every partition is a ``list``; each function here takes partitions (and the user's
+functions and arguments) and returns a new one. They live at module level so that a task
+pickles them by reference and a worker imports them, and apart from ``xsched.bag.core``
+(which builds the graphs) so that each stays short. Internal: the API is ``xsched.bag``.
+
+>>> map_part(str.upper, (0,), (), (["a", "b"],), {})
+['A', 'B']
+>>> concat([[1, 2], [], [3]])
+[1, 2, 3]
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping
+from typing import Any, Callable
+
+from ..graph.spec import funcname
+from .reductions import NO_DEFAULT
+
+__all__: list[str] = []  # task functions only; xsched.bag.core uses them by module
+
+
+class Data:
+    """Literal partition data in a task: opaque to the graph walkers (they would visit
+    every element of a plain list looking for ``Ref``)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __reduce__(self) -> tuple:
+        return (Data, (self.value,))
+
+
+def concat(parts: list) -> list:
+    """The partitions, one after the other, as one list."""
+    return list(itertools.chain.from_iterable(parts))
+
+
+def identity(x: Any) -> Any:
+    return x
+
+
+def unwrap(data: Data) -> list:
+    return list(data.value)  # a copy: a task that mutates its input leaves the graph intact
+
+
+def range_part(start: int, stop: int) -> list:
+    return list(range(start, stop))
+
+
+def as_list(x: Any) -> list:
+    return x if type(x) is list else list(x)
+
+
+def check_lengths(what: str, columns: list) -> None:
+    lengths = {len(c) for c in columns}
+    if len(lengths) > 1:
+        raise ValueError(f"{what}: zipped partitions have different lengths {sorted(lengths)}; Bags "
+                         "zipped element by element need the same number of elements per partition")
+
+
+def map_part(func: Callable, bag_pos: tuple, bag_kw: tuple, args: tuple, kwargs: dict) -> list:
+    columns = [args[i] for i in bag_pos] + [kwargs[k] for k in bag_kw]
+    if len(columns) == 1 and len(args) == 1 and not kwargs:
+        return [func(x) for x in columns[0]]
+    check_lengths("map", columns)
+    args, kwargs, npos = list(args), dict(kwargs), len(bag_pos)
+    out = []
+    for row in zip(*columns):
+        for i, v in zip(bag_pos, row):
+            args[i] = v
+        for k, v in zip(bag_kw, row[npos:]):
+            kwargs[k] = v
+        out.append(func(*args, **kwargs))
+    return out
+
+
+def starmap_part(func: Callable, part: list, kwargs: dict) -> list:
+    return [func(*x, **kwargs) for x in part]
+
+
+def filter_part(predicate: Callable, part: list) -> list:
+    return [x for x in part if predicate(x)]
+
+
+def map_partitions_part(func: Callable, args: tuple, kwargs: dict) -> list:
+    out = func(*args, **kwargs)
+    if isinstance(out, list):
+        return out
+    if isinstance(out, (str, bytes, Mapping)) or not isinstance(out, Iterable):
+        raise TypeError(f"map_partitions: {funcname(func)} returned a {type(out).__name__}; it must "
+                        "return the new partition (a list or other iterable of elements): return "
+                        "[value] for a partition of one element")
+    return list(out)
+
+
+def pluck_part(part: list, key: Any, default: Any) -> list:
+    keys = key if isinstance(key, list) else None
+    if default is NO_DEFAULT:
+        if keys is None:
+            return [x[key] for x in part]
+        return [tuple(x[k] for k in keys) for x in part]
+
+    def get(x: Any, k: Any) -> Any:
+        try:
+            return x[k]
+        except (KeyError, IndexError):
+            return default
+
+    if keys is None:
+        return [get(x, key) for x in part]
+    return [tuple(get(x, k) for k in keys) for x in part]
+
+
+def flatten_part(part: list) -> list:
+    return [y for x in part for y in x]
+
+
+def zip_parts(*parts: list) -> list:
+    check_lengths("zip", list(parts))
+    return list(zip(*parts))
+
+
+def take_part(k: int, parts: list) -> list:
+    return list(itertools.islice(itertools.chain.from_iterable(parts), k))
+
+
+def piece(part: list, pieces: int, p: int) -> list:
+    n = len(part)
+    return part[p * n // pieces:(p + 1) * n // pieces]
+
+
+def to_frame(part: list, columns: list, dtypes: dict) -> Any:
+    import pandas as pd
+
+    return pd.DataFrame(part, columns=columns).astype(dtypes)
