@@ -384,3 +384,33 @@ def test_no_warnings_on_plain_operations():
         warnings.simplefilter("error")
         df.groupby("name").x.mean().compute()
         df.x.describe().compute()
+
+
+# ---------------------------------------------------------------------- rolling
+
+
+@pytest.mark.parametrize("window", [1, 3, 10])
+def test_rolling_count_windows_match_pandas(window):
+    pdf = frame(4, 120)
+    df = xd.from_pandas(pdf, npartitions=6)
+    eq(df.x.rolling(window).sum().compute(), pdf.x.rolling(window).sum())
+    eq(df[["x", "y"]].rolling(window, min_periods=1).mean().compute(),
+       pdf[["x", "y"]].rolling(window, min_periods=1).mean())
+    eq(df.x.rolling(window).std().compute(), pdf.x.rolling(window).std())
+
+
+def test_rolling_time_windows_match_pandas_and_move_only_the_overlap():
+    pdf = frame(5, 240).set_index("t")
+    df = xd.from_pandas(pdf, npartitions=5)
+    out = df.x.rolling("3h").mean()
+    eq(out.compute(), pdf.x.rolling("3h").mean())
+    tails = [k for k in out.__xsched_graph__() if k.startswith("rolling-tail-")]
+    assert len(tails) == 4
+
+
+def test_rolling_window_longer_than_a_partition_fails_naming_it():
+    s = xd.from_pandas(pd.Series(np.arange(20.0)), npartitions=10)
+    with pytest.raises(ValueError, match="partition 2 reach back past partition 1"):
+        s.rolling(5).sum().compute()
+    with pytest.raises(TypeError, match="DatetimeIndex"):
+        s.rolling("1h")

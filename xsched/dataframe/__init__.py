@@ -18,6 +18,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed by `make
 
 from . import groupby as _groupby  # noqa: F401  (gives DataFrame and Series their groupby)
 from . import reductions as _reductions  # noqa: F401  (gives the collections their reductions)
+from . import rolling as _rolling  # noqa: F401  (rolling windows across partition boundaries)
 from . import shuffle as _shuffle  # noqa: F401  (merge, join, set_index, sort_values, drop_duplicates)
 from .core import DataFrame, Index, Scalar, Series, map_partitions
 from .io import from_delayed, from_dict, from_pandas

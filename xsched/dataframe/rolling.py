@@ -1,0 +1,161 @@
+"""``df.rolling(window)``: windows that reach back across a partition boundary.
+
+A row's window may start in the previous partition. Rather than moving whole partitions,
+each partition receives only the *overlap* it needs from its predecessor: the last
+``window - 1`` rows (a count window), or the rows within ``window`` of the partition's
+first index value (a time window such as ``"1h"``, which needs a sorted DatetimeIndex).
+Partition ``i`` is computed from ``overlap(i - 1) + partition(i)``, and the overlap's rows
+are dropped from its result::
+
+    tail-<t>-i      the last rows of partition i that partition i + 1's windows reach
+    rolling-<t>-i   pandas' rolling on tail-<t>-(i-1) + partition i, overlap rows dropped
+
+A window longer than the previous partition would need rows from further back; that is
+detected when the task runs and fails naming the window and the partition, with the fix
+(fewer, larger partitions: ``repartition``).
+
+>>> import pandas as pd, xsched.dataframe as xd
+>>> s = xd.from_pandas(pd.Series(range(8), dtype="float64"), npartitions=3)
+>>> s.rolling(3).sum().compute().tolist()
+[nan, nan, 3.0, 6.0, 9.0, 12.0, 15.0, 18.0]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
+from ..graph.spec import Ref, Task
+from .core import DataFrame, Series, _Frame, _nonempty, make_meta, new_collection, part_key
+
+__all__ = ["Rolling"]
+
+_METHODS = ("sum", "mean", "min", "max", "count", "std", "var", "median", "quantile", "apply", "agg")
+
+
+def _tail(part: Any, window: Any, is_time: bool) -> tuple:
+    """What the next partition's windows may reach: the last ``window - 1`` rows, or the
+    rows within ``window`` of the partition's last index value; and, for a time window,
+    the time before which this partition cannot say (its first index value)."""
+    if not is_time:
+        return part.iloc[max(len(part) - (window - 1), 0):] if window > 1 else part.iloc[:0], None
+    if not len(part):
+        return part, None
+    return part[part.index > part.index[-1] - pd.Timedelta(window)], part.index[0]
+
+
+def _rolling(before: Any, part: Any, window: Any, is_time: bool, kwargs: dict, method: str, args: tuple,
+             method_kwargs: dict, index: int) -> Any:
+    """Partition ``index`` of the result: pandas' rolling over the overlap and the partition."""
+    rows, first = before if before is not None else (None, None)
+    if rows is not None and index > 1 and len(part):  # could the windows reach past partition index - 1?
+        short = len(rows) < window - 1 if not is_time else (first is None or first > part.index[0] - window)
+        if short:
+            raise ValueError(f"rolling({window!r}): the windows of partition {index} reach back past partition "
+                             f"{index - 1}, which is too short to hold them; use fewer, larger partitions "
+                             "(repartition) or a smaller window")
+    if rows is not None and len(rows) and len(part):
+        joined = pd.concat([rows, part])
+    else:
+        joined, rows = part, None
+    out = getattr(joined.rolling(window, **kwargs), method)(*args, **method_kwargs)
+    return out.iloc[len(rows):] if rows is not None else out
+
+
+class Rolling:
+    """Rolling windows over a partitioned Series or DataFrame (see the module docstring).
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> idx = pd.date_range("2000-01-01", periods=6, freq="30min")
+    >>> s = xd.from_pandas(pd.Series([1.0, 2, 3, 4, 5, 6], index=idx), npartitions=3)
+    >>> s.rolling("1h").mean().compute().tolist()
+    [1.0, 1.5, 2.5, 3.5, 4.5, 5.5]
+    """
+
+    def __init__(self, frame: _Frame, window: Any, **kwargs: Any) -> None:
+        self._is_time = isinstance(window, (str, pd.Timedelta)) or hasattr(window, "nanos")
+        if self._is_time:
+            if not isinstance(frame._meta.index, pd.DatetimeIndex):
+                raise TypeError(f"rolling({window!r}): a time window needs a DatetimeIndex, and this "
+                                f"{type(frame).__name__} has a {type(frame._meta.index).__name__}; "
+                                "set_index on a datetime column first")
+            if not frame.known_divisions and frame.npartitions > 1:
+                raise ValueError(f"rolling({window!r}): a time window needs the partitions sorted by time "
+                                 "(known divisions); set_index on the time column first")
+            window = pd.Timedelta(window)
+        elif not isinstance(window, int) or window < 1:
+            raise ValueError(f"rolling: window must be a positive number of rows or a time span like '1h', "
+                             f"got {window!r}")
+        if kwargs.get("center"):
+            raise NotImplementedError("rolling(center=True): windows that reach forward are not supported yet")
+        self._frame, self._window, self._kwargs = frame, window, kwargs
+        try:
+            _nonempty(frame._meta).rolling(window, **kwargs)
+        except Exception as exc:
+            raise ValueError(f"rolling({window!r}, {kwargs}) fails in pandas: {exc}") from exc
+
+    def __repr__(self) -> str:
+        return f"xsched.Rolling<{self._frame._name}, window={self._window}>"
+
+    def _run(self, method: str, *args: Any, **kwargs: Any):
+        frame = self._frame
+        try:
+            meta = make_meta(getattr(_nonempty(frame._meta).rolling(self._window, **self._kwargs), method)(
+                *args, **kwargs))
+        except Exception as exc:
+            raise TypeError(f"rolling(...).{method}() fails in pandas on this data: {exc}") from exc
+        tok = new_token(frame._name, self._window, self._kwargs, method, args, kwargs)
+        tail_name, out_name = f"rolling-tail-{tok}", f"rolling-{method}-{tok}"
+        ann = annotations_in_force()
+        keys = frame._keys()
+        tails = {part_key(tail_name, i): Task(_tail, (Ref(k), self._window, self._is_time), {}, per_task(ann))
+                 for i, k in enumerate(keys[:-1])}
+        outs = {}
+        for i, k in enumerate(keys):
+            before = Ref(part_key(tail_name, i - 1)) if i else None
+            outs[part_key(out_name, i)] = Task(
+                _rolling, (before, Ref(k), self._window, self._is_time, self._kwargs, method, args, kwargs, i),
+                {}, per_task(ann))
+        graph = LayeredGraph.merge(frame._graph, new={tail_name: tails, out_name: outs})
+        return new_collection(graph, out_name, meta, frame.divisions)
+
+
+def _method(name: str):
+    def method(self: Rolling, *args: Any, **kwargs: Any):
+        return self._run(name, *args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = (f"The rolling {name} (pandas' ``Rolling.{name}``), across partition boundaries.\n\n"
+                      ">>> import pandas as pd, xsched.dataframe as xd\n"
+                      ">>> s = xd.from_pandas(pd.Series([1.0, 2, 3, 4]), npartitions=2)\n"
+                      f">>> len(s.rolling(2).{name}({'lambda w: w.sum()' if name in ('apply', 'agg') else '0.5' if name == 'quantile' else ''}).compute())\n4")
+    return method
+
+
+for _name in _METHODS:
+    setattr(Rolling, _name, _method(_name))
+
+
+def _install() -> None:
+    def rolling(self, window: Any, min_periods: int | None = None, win_type: str | None = None,
+                center: bool = False, closed: str | None = None):
+        """Rolling windows of ``window`` rows or of a time span (``"1h"``); each partition
+        receives only the overlap its windows need from the previous one.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series([1.0, 2, 3, 4]), npartitions=2)
+        >>> s.rolling(2).max().compute().tolist()
+        [nan, 2.0, 3.0, 4.0]
+        """
+        kwargs = {k: v for k, v in (("min_periods", min_periods), ("win_type", win_type), ("closed", closed))
+                  if v is not None}
+        if center:
+            kwargs["center"] = center
+        return Rolling(self, window, **kwargs)
+
+    DataFrame.rolling = rolling  # type: ignore[attr-defined]
+    Series.rolling = rolling  # type: ignore[attr-defined]
+
+
+_install()
