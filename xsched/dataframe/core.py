@@ -39,6 +39,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.optimize import optimize
 from ..graph.order import gc_paused
 from ..graph.spec import Ref, Task, funcname
+from .planner import Layer, explain, project_columns
 
 __all__ = ["DataFrame", "Series", "Index", "Scalar", "map_partitions", "new_collection", "from_graph"]
 
@@ -187,10 +188,25 @@ class _Frame:
 
     # ----------------------------------------------------------------- collection protocol
     def __xsched_graph__(self) -> dict[str, Any]:
-        return dict(self._graph.flat())
+        return dict(project_columns(self._graph, self._keys()).flat())
 
     def __xsched_keys__(self) -> list[str]:
         return self._keys()
+
+    def explain(self) -> None:
+        """Print the plan: the layers that will run, each with what it does to columns,
+        after the planner has pushed the columns used into the readers.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"a": [1], "b": [2]}), npartitions=1)
+        >>> df[df.a > 0].b.explain()
+        opaque   from-pandas-... (1 tasks)
+        select   getitem-... (1 tasks) columns=['a']
+        opaque   gt-... (1 tasks)
+        filter   getitem-mask-... (1 tasks)
+        select   getitem-... (1 tasks) columns=['b']
+        """
+        print(explain(self._graph, self._keys()))
 
     def __xsched_postcompute__(self) -> tuple[Callable, tuple]:
         return _concat, (self._meta,)
@@ -230,7 +246,7 @@ class _Frame:
         >>> [len(p.compute()) for p in parts]
         [2, 2]
         """
-        graph = self.__xsched_graph__()
+        graph = self.__xsched_graph__()  # (columns pushed into readers)
         keys = self._keys()
         if optimize_graph:
             graph = optimize(graph, keys)
@@ -501,14 +517,14 @@ class DataFrame(_Frame):
 
     def __getitem__(self, key: Any):
         if isinstance(key, _Frame):  # a boolean mask, partition by partition
-            return elemwise(operator.getitem, self, key, _name="getitem-mask")
+            return elemwise(operator.getitem, self, key, _name="getitem-mask", _kind=("filter", None))
         if isinstance(key, list) or isinstance(key, pd.Index):
             self._check_columns(list(key), "df[[...]]")
-            return map_partitions(operator.getitem, self, list(key), _name="getitem")
+            return map_partitions(operator.getitem, self, list(key), _name="getitem", _kind=("select", list(key)))
         if isinstance(key, slice):
             return self.loc[key]
         self._check_columns([key], "df[...]")
-        return map_partitions(operator.getitem, self, key, _name="getitem")
+        return map_partitions(operator.getitem, self, key, _name="getitem", _kind=("select", [key]))
 
     def __getattr__(self, name: str):
         if name.startswith("_"):
@@ -551,9 +567,9 @@ class DataFrame(_Frame):
             if callable(value) and not isinstance(value, _Frame):
                 value = value(out)
             if isinstance(value, _Frame):
-                out = elemwise(_assign_one, out, name, value, _name="assign")
+                out = elemwise(_assign_one, out, name, value, _name="assign", _kind=("assign", [name]))
             else:
-                out = map_partitions(_assign_one, out, name, value, _name="assign")
+                out = map_partitions(_assign_one, out, name, value, _name="assign", _kind=("assign", [name]))
         return out
 
     def rename(self, columns: Any = None, **kwargs: Any) -> "DataFrame":
@@ -765,10 +781,14 @@ class Scalar:
         return getattr(self._meta, "dtype", type(self._meta))
 
     def __xsched_graph__(self) -> dict:
-        return dict(self._graph.flat())
+        return dict(project_columns(self._graph, [self.key]).flat())
 
     def __xsched_keys__(self) -> list[str]:
         return [self.key]
+
+    def explain(self) -> None:
+        """Print the plan (see ``DataFrame.explain``)."""
+        print(explain(self._graph, [self.key]))
 
     def __xsched_postcompute__(self) -> tuple[Callable, tuple]:
         return _first, ()
@@ -1034,7 +1054,7 @@ def _aligned(frames: list[_Frame], what: str) -> Sequence[Any]:
 
 
 def map_partitions(func: Callable, *args: Any, meta: Any = _NO_META, _name: str | None = None,
-                   enforce_metadata: bool = False, **kwargs: Any):
+                   enforce_metadata: bool = False, _kind: tuple | None = None, **kwargs: Any):
     """Apply ``func`` to every partition; collections among ``args``/``kwargs`` are passed
     partition by partition (they must be partitioned alike), Scalars and Delayed as values.
 
@@ -1076,12 +1096,15 @@ def map_partitions(func: Callable, *args: Any, meta: Any = _NO_META, _name: str 
     if not isinstance(meta, (pd.DataFrame, pd.Series, pd.Index)):  # one value per partition
         meta = pd.Series([], dtype=np.asarray(meta).dtype if meta is not None else object)
         divisions = (None,) * len(divisions)
+    kind, columns = _kind or ("opaque", None)
+    inputs = [a._name for a in list(args) + list(kwargs.values()) if isinstance(a, _Frame)]
+    layer = Layer(layer, kind, inputs, columns)  # (what it does to columns: planner.py)
     return new_collection(LayeredGraph.merge(*graphs, new={name: layer}), name, meta, divisions)
 
 
-def elemwise(op: Callable, *args: Any, _name: str | None = None):
+def elemwise(op: Callable, *args: Any, _name: str | None = None, _kind: tuple | None = None):
     """``op`` applied partition by partition to aligned collections and scalars."""
-    return map_partitions(op, *args, _name=_name or funcname(op))
+    return map_partitions(op, *args, _name=_name or funcname(op), _kind=_kind)
 
 
 # --------------------------------------------------------------------------- task functions

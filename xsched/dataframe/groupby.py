@@ -30,6 +30,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.spec import Ref, Task
 from .core import _NO_META, DataFrame, Series, _emulate, _Frame, _nonempty, make_meta, map_partitions, \
     new_collection
+from .planner import Layer
 from .reductions import reduction
 from .shuffle import shuffle
 
@@ -272,6 +273,13 @@ class GroupBy:
                 _chunk, (Ref(key), by, by_ref, self._selection, stats, self._dropna, self._observed, split_out),
                 {}, per_task(ann))
         chunks = list(layers[chunk_name])
+        used = None  # the columns the chunks read, for the planner (None: all)
+        selected = list(spec) if isinstance(spec, dict) else self._selection
+        if by is not None and selected is not None:
+            used = ([by] if isinstance(by, str) else list(by)) + \
+                (list(selected) if isinstance(selected, list) else [selected])
+        inputs = [frame._name] + ([self._by._name] if isinstance(self._by, _Frame) else [])
+        layers[chunk_name] = Layer(layers[chunk_name], "groupby", inputs, used)
         agg_name = f"groupby-{label}-agg-{tok}"
         layers[agg_name] = {}
         for j in range(split_out):
