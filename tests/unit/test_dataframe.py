@@ -414,3 +414,62 @@ def test_rolling_window_longer_than_a_partition_fails_naming_it():
         s.rolling(5).sum().compute()
     with pytest.raises(TypeError, match="DatetimeIndex"):
         s.rolling("1h")
+
+
+# ---------------------------------------------------------------------- the planner
+
+
+def _read_tasks(graph, prefix):
+    return [t for k, t in graph.items() if k.startswith(prefix)]
+
+
+def test_columns_used_downstream_are_pushed_into_read_parquet(tmp_path):
+    pdf = pd.DataFrame({f"c{i}": np.arange(100.0) + i for i in range(20)})
+    pdf["name"] = pd.array(["a", "b"] * 50, dtype="str")
+    for i in range(4):
+        pdf.iloc[i * 25:(i + 1) * 25].to_parquet(tmp_path / f"part.{i}.parquet")
+    df = xd.read_parquet(str(tmp_path))
+    expr = df[df.c3 > 10].groupby("name").c17.sum()
+    reads = _read_tasks(expr.__xsched_graph__(), "read-parquet-")
+    assert len(reads) == 4
+    assert all(sorted(t.args[4]) == ["c17", "c3", "name"] for t in reads)
+    expected = pdf[pdf.c3 > 10].groupby("name").c17.sum()
+    eq(expr.compute(), expected)
+    # the frame itself, computed whole, reads everything
+    assert all(t.args[4] is None for t in _read_tasks(df.__xsched_graph__(), "read-parquet-"))
+    assert "columns=['c3', 'c17', 'name']" in _explain(expr) or "columns=['c3', 'name', 'c17']" in _explain(expr)
+
+
+def _explain(coll):
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        coll.explain()
+    return out.getvalue()
+
+
+def test_columns_pushed_into_read_csv_usecols(tmp_path):
+    pdf = pd.DataFrame({"a": range(10), "b": range(10), "c": list("xyxyxyxyxy")})
+    pdf.to_csv(tmp_path / "f.csv", index=False)
+    df = xd.read_csv(str(tmp_path / "f.csv"))
+    expr = df.assign(d=df.a * 2)[["d", "c"]]
+    reads = _read_tasks(expr.__xsched_graph__(), "read-csv-")
+    assert reads and all(t.args[7].get("usecols") == ["a", "c"] for t in reads)
+    eq(expr.compute(), pdf.assign(d=pdf.a * 2)[["d", "c"]])
+
+
+def test_an_opaque_step_keeps_every_column(tmp_path):
+    pdf = pd.DataFrame({"a": range(10), "b": range(10)})
+    pdf.to_parquet(tmp_path / "f.parquet")
+    df = xd.read_parquet(str(tmp_path / "f.parquet"))
+    expr = df.map_partitions(lambda p: p.assign(s=p.a + p.b)).s
+    assert all(t.args[4] is None for t in _read_tasks(expr.__xsched_graph__(), "read-parquet-"))
+    eq(expr.compute(), (pdf.a + pdf.b).rename("s"))
+
+
+def test_loc_with_partial_date_strings():
+    pdf = frame(6, 300).set_index("t")
+    df = xd.from_pandas(pdf, npartitions=6)
+    for start, stop in [("2000-01-03", "2000-01-05"), ("2000-01-02 05:00", "2000-01-02 07:00"), (None, "2000-01-02")]:
+        eq(df.loc[start:stop].compute(), pdf.loc[start:stop])

@@ -16,12 +16,17 @@ try:
 except ImportError as exc:  # pragma: no cover - the extra is installed by `make test`
     raise ImportError('xsched.dataframe needs pandas: pip install "xsched[dataframe]"') from exc
 
+from . import csv as _csv  # noqa: F401  (gives DataFrame and Series their to_csv)
+from . import demo  # noqa: F401  (xd.demo.timeseries)
 from . import groupby as _groupby  # noqa: F401  (gives DataFrame and Series their groupby)
 from . import reductions as _reductions  # noqa: F401  (gives the collections their reductions)
+from . import parquet as _parquet  # noqa: F401  (gives DataFrame its to_parquet)
 from . import rolling as _rolling  # noqa: F401  (rolling windows across partition boundaries)
 from . import shuffle as _shuffle  # noqa: F401  (merge, join, set_index, sort_values, drop_duplicates)
 from .core import DataFrame, Index, Scalar, Series, map_partitions
+from .csv import read_csv, to_csv
 from .io import from_delayed, from_dict, from_pandas
+from .parquet import read_parquet, to_parquet
 from .shuffle import merge
 
 __all__ = [
@@ -34,4 +39,9 @@ __all__ = [
     "from_dict",
     "from_delayed",
     "merge",
+    "read_csv",
+    "to_csv",
+    "read_parquet",
+    "to_parquet",
+    "demo",
 ]

@@ -924,7 +924,7 @@ class _Loc:
             parts = [0]
         sub = frame.partitions[parts[0]:parts[-1] + 1]
         out = map_partitions(_loc, sub, key, _name="loc")
-        if frame.known_divisions:
+        if frame.known_divisions and not isinstance(key.start, str) and not isinstance(key.stop, str):
             lo = frame.divisions[parts[0]] if key.start is None else max(key.start, frame.divisions[parts[0]])
             hi = frame.divisions[parts[-1] + 1] if key.stop is None else min(key.stop,
                                                                           frame.divisions[parts[-1] + 1])
@@ -936,6 +936,14 @@ class _Loc:
         if not frame.known_divisions:
             return list(range(frame.npartitions))
         divs = frame.divisions
+        if isinstance(start, str) or isinstance(stop, str):  # "2000-01-02": pandas' partial dates
+            try:
+                found = pd.Index(divs).slice_indexer(start, stop)
+            except (TypeError, ValueError, KeyError) as exc:
+                raise KeyError(f"loc[{start!r}:{stop!r}]: the labels do not compare with this index's "
+                               f"divisions ({divs[0]!r} ...): {exc}") from None
+            first = max(found.start - 1, 0)
+            return list(range(first, min(max(found.stop - 1, first), frame.npartitions - 1) + 1))
         out = []
         for i in range(frame.npartitions):
             lo, hi = divs[i], divs[i + 1]

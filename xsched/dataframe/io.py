@@ -20,20 +20,27 @@ from ..graph.delayed import Delayed
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from .core import _NO_META, _check_meta, make_meta, new_collection
+from .planner import Layer
 
 __all__ = ["from_pandas", "from_dict", "from_delayed", "from_tasks"]
 
 
 def from_tasks(name: str, tasks: Sequence[Any], meta: Any, divisions: Sequence[Any] | None = None,
-               graphs: Sequence[Any] = ()):
+               graphs: Sequence[Any] = (), project: Any = None):
     """A collection whose partition ``i`` is ``tasks[i]`` (a Task or a value), over ``graphs``.
+
+    A reader passes ``project(columns)``: the same read of fewer columns, as a list of tasks
+    (the planner calls it when the expression uses fewer columns; ``planner.py``).
 
     >>> from xsched.graph.spec import Task
     >>> df = from_tasks("made", [Task(pd.DataFrame, ({"a": [1]},))], pd.DataFrame({"a": []}, dtype=int))
     >>> df.compute().a.tolist()
     [1]
     """
-    layer = {chunk_key(name, (i,)): t for i, t in enumerate(tasks)}
+    layer: dict = {chunk_key(name, (i,)): t for i, t in enumerate(tasks)}
+    meta = make_meta(meta)
+    if project is not None and isinstance(meta, pd.DataFrame):
+        layer = Layer(layer, "read", (), list(meta.columns), project)
     if divisions is None:
         divisions = (None,) * (len(tasks) + 1)
     return new_collection(LayeredGraph.merge(*graphs, new={name: layer}), name, make_meta(meta), divisions)

@@ -19,7 +19,7 @@ Graphs without a reader skip the walk entirely.
 >>> from xsched.graph.spec import Task, Ref
 >>> from xsched.graph.layers import LayeredGraph
 >>> read = Layer({"r-0": Task(dict, ())}, kind="read", columns=["a", "b", "c"],
-...              project=lambda cols: {"r-0": Task(dict, (), {"cols": tuple(cols)})})
+...              project=lambda cols: [Task(dict, (), {"cols": tuple(cols)})])
 >>> pick = Layer({"s-0": Task(list, (Ref("r-0"),))}, kind="select", inputs=["r"], columns=["b"])
 >>> graph = project_columns(LayeredGraph({"r": read, "s": pick}), ["s-0"])
 >>> sorted(k for k in graph if k != "s-0"), graph["s-0"].args
@@ -43,7 +43,7 @@ class Layer(dict):
     """A layer of tasks (key -> Task) that says what it does to columns.
 
     ``kind``: ``read`` (``columns``: what it reads, ``project(columns)``: the same read of
-    fewer columns, as a new dict of tasks keyed alike), ``select`` (``columns``), ``filter``
+    fewer columns, as a list of tasks, one per partition in order), ``select`` (``columns``), ``filter``
     (``inputs[0]`` filtered by the mask ``inputs[1]``), ``assign`` (``columns``: the one
     it adds), ``groupby`` (``columns``: those it uses, or None for all), or ``opaque``.
     ``inputs``: the names of the layers its tasks read, in argument order.
@@ -136,8 +136,10 @@ def project_columns(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph
         columns = [c for c in layer.columns if c in used]
         new_name = f"{name.rsplit('-', 1)[0]}-{'-'.join(map(str, columns))[:40]}-{new_token(name, columns)}"
         tasks = layer.project(columns)
-        renamed = {f"{new_name}-{key[len(name) + 1:]}": task for key, task in tasks.items()}
-        mapping = {old: Ref(f"{new_name}-{old[len(name) + 1:]}") for old in layer}
+        if len(tasks) != len(layer):  # (a reader must read the same partitions whatever the columns)
+            continue
+        renamed = {f"{new_name}-{i}": task for i, task in enumerate(tasks)}
+        mapping = {old: Ref(f"{new_name}-{i}") for i, old in enumerate(layer)}
         del layers[name]
         layers[new_name] = Layer(renamed, "read", (), columns, None)
         for consumer in consumers[name]:

@@ -1,0 +1,448 @@
+"""xsched.dataframe's files (csv.py, parquet.py, files.py) and demo data (demo.py), computed in
+this process: every result is compared with what pandas reads from the same files."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import xsched.dataframe as xd
+from xsched.dataframe.csv import read_csv, to_csv
+from xsched.dataframe.demo import NAMES, timeseries
+from xsched.dataframe.parquet import read_parquet, to_parquet
+from xsched.graph.delayed import Delayed
+from xsched.graph.spec import Task
+
+pq = pytest.importorskip("pyarrow.parquet")
+fsspec = pytest.importorskip("fsspec")
+memory = pytest.importorskip("fsspec.implementations.memory")
+
+
+def _frame(n: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"id": np.arange(n) + 1000 * seed, "x": rng.normal(size=n).round(6),
+                         "name": rng.choice(["a", "bb", "ccc, with comma", "dddd"], n)})
+
+
+def _write_csvs(d, count=3, n=50) -> list[str]:
+    paths = []
+    for i in range(count):
+        p = os.path.join(d, f"data.{i}.csv")
+        _frame(n + 7 * i, seed=i).to_csv(p, index=False)
+        paths.append(p)
+    return paths
+
+
+def _pandas_concat(paths, **kw) -> pd.DataFrame:
+    return pd.concat([pd.read_csv(p, **kw) for p in paths])
+
+
+# ---------------------------------------------------------------------- read_csv
+
+
+def test_read_csv_glob_and_list_equal_pandas(tmp_path):
+    paths = _write_csvs(tmp_path)
+    df = read_csv(os.path.join(tmp_path, "*.csv"))
+    assert df.npartitions == 3 and not df.known_divisions
+    assert list(df.columns) == ["id", "x", "name"]
+    pd.testing.assert_frame_equal(df.compute(), _pandas_concat(paths))
+    listed = read_csv([paths[2], paths[0]])  # a list keeps its order
+    pd.testing.assert_frame_equal(listed.compute(), _pandas_concat([paths[2], paths[0]]))
+    assert df._meta.dtypes.to_dict() == pd.read_csv(paths[0]).dtypes.to_dict()
+
+
+def test_glob_sorts_part_numbers_naturally(tmp_path):
+    for i in (10, 2, 1):
+        pd.DataFrame({"i": [i]}).to_csv(tmp_path / f"part.{i}.csv", index=False)
+    assert read_csv(str(tmp_path / "part.*.csv")).i.compute().tolist() == [1, 2, 10]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+@pytest.mark.parametrize("trailing", [True, False])
+@pytest.mark.parametrize("blocksize", [3, 37, 200, "1KiB"])
+def test_blocksize_reads_every_row_once(tmp_path, newline, trailing, blocksize):
+    paths = []
+    for i in range(2):
+        frame = _frame(60, seed=i)
+        text = frame.to_csv(index=False, lineterminator=newline)
+        if not trailing:
+            text = text.rstrip("\r\n")
+        p = tmp_path / f"f{i}.csv"
+        p.write_bytes(text.encode())
+        paths.append(str(p))
+    df = read_csv(paths, blocksize=blocksize)
+    got = df.compute()
+    expected = _pandas_concat(paths)
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), expected.reset_index(drop=True))
+    assert sorted(got.id) == sorted(expected.id) and got.id.is_unique  # each row exactly once
+    size = os.path.getsize(paths[0])
+    if blocksize != "1KiB":
+        assert df.npartitions >= 2 * (size // max(blocksize, 1)) > 2  # several partitions per file
+    lengths = df.map_partitions(len).compute()
+    assert lengths.sum() == len(expected)
+
+
+def test_blocksize_block_inside_a_long_line_is_empty(tmp_path):
+    p = tmp_path / "long.csv"
+    p.write_text("a,b\n" + "1," + "x" * 100 + "\n2,y\n")
+    df = read_csv(str(p), blocksize=10)
+    parts = df.to_delayed()
+    lengths = [len(d.compute()) for d in parts]
+    assert sum(lengths) == 2 and 0 in lengths
+    empty = parts[lengths.index(0)].compute()
+    assert list(empty.columns) == ["a", "b"] and empty.dtypes.to_dict() == df._meta.dtypes.to_dict()
+
+
+def test_dtype_mismatch_names_file_column_and_fix(tmp_path):
+    good = tmp_path / "a.csv"
+    bad = tmp_path / "b.csv"
+    good.write_text("n,s\n1,x\n2,y\n")
+    bad.write_text("n,s\n3,x\nabc,y\n")
+    df = read_csv(str(tmp_path / "*.csv"))
+    assert df._meta.n.dtype == np.int64
+    with pytest.raises(ValueError) as info:
+        df.compute()
+    msg = str(info.value)
+    assert "b.csv" in msg and "'n'" in msg and "dtype={'n': 'object'}" in msg and "'abc'" in msg
+    assert read_csv(str(tmp_path / "*.csv"), dtype={"n": "object"}).n.compute().tolist() == ["1", "2", "3", "abc"]
+
+
+def test_dtype_mismatch_later_in_one_file_with_blocksize_and_missing_ints(tmp_path):
+    p = tmp_path / "one.csv"
+    p.write_text("n,v\n" + "".join(f"{i},{i}.5\n" for i in range(200)) + ",1.0\n")
+    df = read_csv(str(p), blocksize=500, sample=100)
+    with pytest.raises(ValueError, match=r"column 'n' of .*one.csv \(bytes \d+-\d+\) has missing values.*"
+                                         r"dtype=\{'n': 'float64'\}"):
+        df.compute()
+    got = read_csv(str(p), blocksize=500, sample=100, dtype={"n": "float64"}).compute()
+    assert len(got) == 201 and got.n.isna().sum() == 1
+
+
+def test_usecols_and_parse_dates(tmp_path):
+    frame = pd.DataFrame({"when": pd.date_range("2001-02-03", periods=30, freq="h").astype(str),
+                          "a": range(30), "b": np.arange(30) * 0.5, "c": list("xyz") * 10})
+    p = tmp_path / "d.csv"
+    frame.to_csv(p, index=False)
+    df = read_csv(str(p), usecols=["when", "b"], parse_dates=["when"], blocksize=300)
+    assert list(df.columns) == ["when", "b"] and df.npartitions > 1
+    assert pd.api.types.is_datetime64_any_dtype(df._meta.when.dtype)
+    expected = pd.read_csv(p, usecols=["when", "b"], parse_dates=["when"])
+    pd.testing.assert_frame_equal(df.compute().reset_index(drop=True), expected)
+
+
+def test_empty_files_give_empty_partitions(tmp_path):
+    (tmp_path / "0.csv").write_text("a,b\n1,x\n")
+    (tmp_path / "1.csv").write_text("")
+    (tmp_path / "2.csv").write_text("a,b\n")
+    df = read_csv(str(tmp_path / "*.csv"))
+    parts = [d.compute() for d in df.to_delayed()]
+    assert [len(p) for p in parts] == [1, 0, 0]
+    assert all(list(p.columns) == ["a", "b"] and p.dtypes.to_dict() == df._meta.dtypes.to_dict() for p in parts)
+    with pytest.raises(ValueError, match="names="):
+        read_csv(str(tmp_path / "1.csv"))
+
+
+def test_include_path_column_and_index_col(tmp_path):
+    paths = _write_csvs(tmp_path, count=2, n=5)
+    df = read_csv(paths, include_path_column=True, index_col="id")
+    got = df.compute()
+    assert got.index.name == "id" and isinstance(got.path.dtype, pd.CategoricalDtype)
+    assert got.path.tolist() == [paths[0]] * 5 + [paths[1]] * 12
+    pd.testing.assert_frame_equal(got.drop(columns="path"), _pandas_concat(paths, index_col="id"))
+
+
+def test_missing_files_are_named_with_the_directory(tmp_path):
+    (tmp_path / "here.csv").write_text("a\n1\n")
+    with pytest.raises(FileNotFoundError,
+                       match=r"no file matches '.*\*\.tsv' \(searched .*; it holds 1 entries: here.csv"):
+        read_csv(str(tmp_path / "*.tsv"))
+    with pytest.raises(FileNotFoundError, match=r"no such file '.*nope.csv' \(searched "):
+        read_csv(str(tmp_path / "nope.csv"))
+    with pytest.raises(FileNotFoundError, match="that directory does not exist"):
+        read_csv(str(tmp_path / "nodir" / "*.csv"))
+
+
+def test_compressed_csv_is_read_whole(tmp_path):
+    frame = _frame(40)
+    frame.to_csv(tmp_path / "z.csv.gz", index=False)
+    df = read_csv(str(tmp_path / "z.csv.gz"), blocksize=100)
+    assert df.npartitions == 1
+    pd.testing.assert_frame_equal(df.compute(), frame)
+
+
+def test_read_csv_tasks_carry_annotations(tmp_path):
+    from xsched.graph.annotate import annotate
+
+    paths = _write_csvs(tmp_path, count=2)
+    with annotate(priority=5, resources={"IO": 1}):
+        df = read_csv(paths, blocksize=300)
+    tasks = [t for t in df.__xsched_graph__().values() if isinstance(t, Task)]
+    assert tasks and all(t.annotations == {"priority": 5, "resources": {"IO": 1}} for t in tasks)
+    assert len({id(t.annotations["resources"]) for t in tasks}) == len(tasks)  # none shared
+
+
+# ---------------------------------------------------------------------- to_csv
+
+
+def test_to_csv_read_csv_round_trip(tmp_path):
+    frame = _frame(30)
+    df = xd.from_pandas(frame, npartitions=3)
+    paths = df.to_csv(str(tmp_path / "out"), index=False)
+    assert [os.path.basename(p) for p in paths] == ["part.0.csv", "part.1.csv", "part.2.csv"]
+    back = read_csv(str(tmp_path / "out" / "*.csv")).compute()
+    pd.testing.assert_frame_equal(back.reset_index(drop=True), frame)
+
+    star = to_csv(df, str(tmp_path / "star" / "p-*.csv"))
+    assert [os.path.basename(p) for p in star] == ["p-0.csv", "p-1.csv", "p-2.csv"]
+    back = read_csv(star, index_col=0).compute()
+    pd.testing.assert_frame_equal(back, frame, check_names=False)
+
+    single = df.x.to_csv(str(tmp_path / "one.csv"), single_file=True, index=False)
+    assert single == [str(tmp_path / "one.csv")]
+    assert pd.read_csv(single[0]).x.tolist() == frame.x.tolist()
+
+
+def test_to_csv_compute_false_writes_nothing_until_computed(tmp_path):
+    df = xd.from_pandas(_frame(10), npartitions=2)
+    parts = to_csv(df, str(tmp_path / "lazy" / "*.csv"), compute=False)
+    assert len(parts) == 2 and all(isinstance(p, Delayed) for p in parts)
+    assert not list((tmp_path / "lazy").iterdir())
+    assert parts[1].compute() == str(tmp_path / "lazy" / "1.csv")
+    assert sorted(os.listdir(tmp_path / "lazy")) == ["1.csv"]
+
+
+# ---------------------------------------------------------------------- parquet
+
+
+def test_parquet_round_trip_with_index(tmp_path):
+    frame = _frame(40).set_index("id")
+    df = xd.from_pandas(frame, npartitions=4)
+    paths = df.to_parquet(str(tmp_path / "pq"))
+    assert [os.path.basename(p) for p in paths] == [f"part.{i}.parquet" for i in range(4)]
+    back = read_parquet(str(tmp_path / "pq"))
+    assert back.npartitions == 4 and back._meta.index.name == "id"
+    assert back._meta.dtypes.to_dict() == frame.dtypes.to_dict()
+    pd.testing.assert_frame_equal(back.compute(), frame)
+    assert not back.known_divisions
+    sorted_back = read_parquet(str(tmp_path / "pq"), index="id")  # the stored index's statistics
+    assert sorted_back.divisions == df.divisions
+    pd.testing.assert_frame_equal(sorted_back.compute(), frame)
+    no_index = read_parquet(str(tmp_path / "pq"), index=False).compute()
+    assert list(no_index.columns) == ["id", "x", "name"]
+    with pytest.raises(ValueError, match="overwrite=True"):
+        df.to_parquet(str(tmp_path / "pq"))
+    xd.from_pandas(frame, npartitions=2).to_parquet(str(tmp_path / "pq"), overwrite=True)
+    assert read_parquet(str(tmp_path / "pq")).npartitions == 2
+
+
+def test_parquet_write_index_false_and_empty_partitions(tmp_path):
+    frame = _frame(10)
+    df = xd.from_pandas(frame, npartitions=3)
+    df = df[df.id > 5]  # the first partitions are empty
+    to_parquet(df, str(tmp_path / "pq"), write_index=False)
+    back = read_parquet(str(tmp_path / "pq")).compute()
+    pd.testing.assert_frame_equal(back.reset_index(drop=True), frame[frame.id > 5].reset_index(drop=True))
+
+
+def _wide_file(fs, path: str, ncols: int = 20, nrows: int = 20_000) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({f"c{i}": rng.normal(size=nrows) for i in range(ncols)})
+    with fs.open(path, "wb") as f:
+        frame.to_parquet(f, index=False, compression=None)
+    return frame
+
+
+def test_parquet_columns_reads_fewer_bytes(counting_fs):
+    frame = _wide_file(counting_fs, "/wide/data.parquet")
+    CountingFileSystem.bytes_read = 0
+    all_cols = read_parquet("countmem://wide/data.parquet").compute()
+    everything = CountingFileSystem.bytes_read
+    CountingFileSystem.bytes_read = 0
+    two = read_parquet("countmem://wide/data.parquet", columns=["c3", "c17"])
+    assert list(two.columns) == ["c3", "c17"]
+    got = two.compute()
+    some = CountingFileSystem.bytes_read
+    pd.testing.assert_frame_equal(all_cols, frame)
+    pd.testing.assert_frame_equal(got, frame[["c3", "c17"]])
+    print(f"read_parquet bytes read: 20 columns {everything}, 2 columns {some}")
+    assert everything > 20 * 8 * 20_000 * 0.9  # (the float64 data, uncompressed)
+    assert some < everything / 5
+
+
+def test_parquet_columns_errors_list_the_columns(tmp_path):
+    _frame(5).to_parquet(tmp_path / "f.parquet")
+    with pytest.raises(ValueError, match=r"no column 'nope': .*f.parquet has the columns \['id', 'x', 'name'\]"):
+        read_parquet(str(tmp_path / "f.parquet"), columns=["x", "nope"])
+    with pytest.raises(ValueError, match=r"filters name no column 'zz'"):
+        read_parquet(str(tmp_path / "f.parquet"), filters=[("zz", ">", 1)])
+    s = read_parquet(str(tmp_path / "f.parquet"), columns="x")
+    assert isinstance(s, xd.Series) and s.compute().tolist() == _frame(5).x.tolist()
+
+
+def _split_files(d, count=4, n=25) -> pd.DataFrame:
+    frames = []
+    for i in range(count):
+        frame = pd.DataFrame({"k": np.arange(i * n, (i + 1) * n), "v": np.arange(n) * 1.5,
+                              "g": [f"g{j % 3}" for j in range(n)]})
+        pq.write_table(__import__("pyarrow").Table.from_pandas(frame, preserve_index=False),
+                       os.path.join(d, f"part.{i}.parquet"), row_group_size=10)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_parquet_filters_skip_files_and_rows(tmp_path):
+    full = _split_files(tmp_path)
+    df = read_parquet(str(tmp_path), filters=[("k", ">=", 60)])
+    assert df.npartitions == 2  # files 0 and 1 ruled out by their statistics
+    expected = full[full.k >= 60]
+    pd.testing.assert_frame_equal(df.compute().reset_index(drop=True), expected.reset_index(drop=True))
+    ors = read_parquet(str(tmp_path), filters=[[("k", "<", 3)], [("k", ">", 97), ("g", "==", "g1")]],
+                       columns=["v"])
+    assert ors.npartitions == 2 and list(ors.columns) == ["v"]
+    exp = full[(full.k < 3) | ((full.k > 97) & (full.g == "g1"))][["v"]]
+    pd.testing.assert_frame_equal(ors.compute().reset_index(drop=True), exp.reset_index(drop=True))
+    none = read_parquet(str(tmp_path), filters=[("k", ">", 10_000)])
+    assert len(none.compute()) == 0 and list(none.columns) == ["k", "v", "g"]
+
+
+def test_parquet_split_row_groups_and_divisions(tmp_path):
+    full = _split_files(tmp_path)
+    rg = read_parquet(str(tmp_path), split_row_groups=True)
+    assert rg.npartitions == 4 * 3  # 25 rows in groups of 10
+    pd.testing.assert_frame_equal(rg.compute().reset_index(drop=True), full)
+    rgf = read_parquet(str(tmp_path), split_row_groups=True, filters=[("k", "in", [5, 55])], index="k")
+    assert rgf.npartitions == 2 and rgf.divisions == (0, 50, 59)
+    assert rgf.compute().index.tolist() == [5, 55]
+    divided = read_parquet(str(tmp_path), index="k")
+    assert divided.divisions == (0, 25, 50, 75, 99)
+    assert divided.loc[30:31].compute().v.tolist() == [7.5, 9.0]
+    overlapping = read_parquet([str(tmp_path / "part.0.parquet")] * 2, index="k")
+    assert not overlapping.known_divisions
+
+
+def test_parquet_tasks_read_files_in_a_glob(tmp_path):
+    _split_files(tmp_path, count=2)
+    (tmp_path / "_SUCCESS").write_text("")
+    assert read_parquet(str(tmp_path)).npartitions == 2
+    assert read_parquet(str(tmp_path / "*.parquet")).npartitions == 2
+
+
+# ---------------------------------------------------------------------- memory:// URLs
+
+
+@pytest.fixture
+def memfs():
+    fs = fsspec.filesystem("memory")
+    root = "/xsched-io-test"
+    try:
+        yield fs, root
+    finally:
+        if fs.exists(root):
+            fs.rm(root, recursive=True)
+
+
+def test_memory_urls_csv_and_parquet(memfs):
+    fs, root = memfs
+    frame = _frame(33)
+    for i, chunk in enumerate([frame.iloc[:10], frame.iloc[10:20], frame.iloc[20:]]):
+        with fs.open(f"{root}/in/{i}.csv", "wb") as f:
+            chunk.to_csv(f, index=False)
+    df = read_csv(f"memory://{root}/in/*.csv", blocksize=200)
+    assert df.npartitions > 3
+    pd.testing.assert_frame_equal(df.compute().reset_index(drop=True), frame)
+    written = df.to_csv(f"memory://{root}/out", index=False)
+    assert written[0] == f"memory://{root}/out/part.0.csv"
+    pd.testing.assert_frame_equal(read_csv(written).compute().reset_index(drop=True), frame)
+    paths = xd.from_pandas(frame, npartitions=2).to_parquet(f"memory://{root}/pq")
+    assert paths == [f"memory://{root}/pq/part.0.parquet", f"memory://{root}/pq/part.1.parquet"]
+    pd.testing.assert_frame_equal(read_parquet(f"memory://{root}/pq", columns=["name", "id"]).compute(),
+                                  frame[["name", "id"]])
+
+
+# ---------------------------------------------------------------------- timeseries
+
+
+def test_timeseries_divisions_and_columns():
+    df = timeseries("2000-01-01", "2000-01-05", freq="10min", partition_freq="1D")
+    assert df.npartitions == 4 and df.known_divisions
+    assert df.divisions == tuple(pd.date_range("2000-01-01", "2000-01-05", freq="1D"))
+    assert df.dtypes.to_dict() == {"id": np.dtype("int64"), "name": pd.StringDtype(na_value=np.nan),
+                                   "x": np.dtype("float64"), "y": np.dtype("float64")}
+    got = df.compute()
+    assert len(got) == 4 * 144 and got.index.is_monotonic_increasing and got.index.name == "timestamp"
+    for i, part in enumerate(d.compute() for d in df.to_delayed()):
+        assert (part.index >= df.divisions[i]).all() and (part.index < df.divisions[i + 1]).all()
+    assert got.x.between(-1, 1).all() and got.y.between(-1, 1).all() and set(got.name) <= set(NAMES)
+    assert 900 < got.id.mean() < 1100
+
+
+def test_timeseries_is_reproducible_per_partition():
+    a = timeseries("2000-01-01", "2000-01-04", freq="1min", seed=3)
+    b = timeseries("2000-01-01", "2000-01-04", freq="1min", seed=3)
+    pd.testing.assert_frame_equal(a.compute(), b.compute())
+    alone = timeseries("2000-01-01", "2000-01-04", freq="1min", seed=3).partitions[2].compute()
+    pd.testing.assert_frame_equal(alone, a.compute().loc["2000-01-03":])
+    other = timeseries("2000-01-01", "2000-01-04", freq="1min", seed=4).compute()
+    assert not np.allclose(other.x.values, a.compute().x.values)
+    cat = timeseries(end="2000-01-02", freq="1h", dtypes={"name": "category", "v": np.float32})
+    assert isinstance(cat._meta.name.dtype, pd.CategoricalDtype) and cat._meta.v.dtype == np.float32
+    with pytest.raises(ValueError, match="no generator for column 'b'"):
+        timeseries(dtypes={"b": bool})
+
+
+# ---------------------------------------------------------------------- a counting filesystem
+
+
+class CountingFileSystem(memory.MemoryFileSystem):
+    """memory:// that counts the bytes its files hand out (``countmem://``)."""
+
+    protocol = "countmem"
+    bytes_read = 0
+
+    @classmethod
+    def _strip_protocol(cls, path):
+        if isinstance(path, str) and path.startswith("countmem://"):
+            path = path[len("countmem://"):]
+        return super()._strip_protocol(path)
+
+    def _open(self, path, mode="rb", **kwargs):
+        f = super()._open(path, mode, **kwargs)
+        return _CountingFile(f) if "r" in mode else f
+
+
+class _CountingFile:
+    def __init__(self, f):
+        self._f = f
+
+    def read(self, n=-1):
+        data = self._f.read(n)
+        CountingFileSystem.bytes_read += len(data)
+        return data
+
+    def readinto(self, buf):
+        n = self._f.readinto(buf)
+        CountingFileSystem.bytes_read += n or 0
+        return n
+
+    def __getattr__(self, name):
+        return getattr(self._f, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@pytest.fixture
+def counting_fs():
+    fsspec.register_implementation("countmem", CountingFileSystem, clobber=True)
+    fs = CountingFileSystem()
+    try:
+        yield fs
+    finally:
+        if fs.exists("/wide"):
+            fs.rm("/wide", recursive=True)

@@ -1,0 +1,407 @@
+"""CSV files as dataframes, and dataframes as CSV files: ``read_csv`` and ``to_csv``.
+
+Why this shape: a dataframe's meta must be known before anything runs, and every
+partition must agree with it. So ``read_csv`` parses a small sample of the first file
+when it is called (columns, dtypes), then every partition is parsed on a worker *with
+those dtypes*: a file whose column does not fit (``"abc"`` where the sample had only
+integers) fails with the file, the column and the ``dtype=`` to pass, instead of giving a
+partition whose dtype differs from its neighbours'.
+
+With ``blocksize`` a file is cut into byte ranges read independently: a range owns the
+lines that *start* in it -- it skips the line under way at its start offset and finishes
+the line under way at its end offset -- so each line is read exactly once, whatever the
+line endings (``\\n`` or ``\\r\\n``) and whether the file ends with a newline. The header
+line, read once here, is put in front of every range but the first of each file, so every
+range parses with the same column names. Quoted fields holding newlines cannot be split
+this way: read such files whole (``blocksize=None``, the default).
+
+>>> import os, tempfile, pandas as pd, xsched.dataframe as xd
+>>> from xsched.dataframe.csv import read_csv
+>>> with tempfile.TemporaryDirectory() as d:
+...     for i in range(3):
+...         pd.DataFrame({"a": [i, i + 1], "b": ["x", "y"]}).to_csv(f"{d}/{i}.csv", index=False)
+...     df = read_csv(f"{d}/*.csv")
+...     df.npartitions, df.a.sum().compute()
+(3, np.int64(9))
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import warnings
+from typing import Any, Iterator
+
+import pandas as pd
+
+from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
+from ..graph.spec import Ref, Task
+from ..units import parse_bytes
+from .core import DataFrame, Series
+from .files import (compression_of, expand_paths, file_token, filesystem_for, join, open_decompressed, parent,
+                    run_writes, shown)
+from .io import from_tasks
+
+__all__ = ["read_csv", "to_csv"]
+
+_CHUNK = 64 * 1024
+_UNSUPPORTED = ("chunksize", "iterator", "nrows", "skipfooter")
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_csv(urlpath: Any, blocksize: int | str | None = None, dtype: Any = None, usecols: Any = None,
+             parse_dates: Any = None, include_path_column: bool | str = False,
+             storage_options: dict | None = None, sample: int = 256_000, **pandas_kwargs: Any):
+    """A dataframe from CSV files: one partition per file, or per ``blocksize`` bytes of each.
+
+    ``urlpath`` is a path, a glob (``data/*.csv``), a list of those, or an fsspec URL
+    (``s3://bucket/*.csv``; ``storage_options`` go to its filesystem). The columns and
+    dtypes come from the first ``sample`` bytes of the first file, parsed by pandas with
+    ``dtype``, ``usecols``, ``parse_dates`` and ``pandas_kwargs`` (``sep``, ``names``,
+    ``index_col``, ...); every partition is then parsed with those dtypes, and a value that
+    does not fit raises a ``ValueError`` naming the file, the column and the ``dtype=`` to
+    pass. ``include_path_column=True`` (or a column name) adds each row's file as a
+    categorical column. Compressed files (``.gz``, ``.bz2``, ``.xz``) are read whole.
+
+    >>> import os, tempfile, pandas as pd
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     pd.DataFrame({"x": range(1000)}).to_csv(os.path.join(d, "x.csv"), index=False)
+    ...     df = read_csv(os.path.join(d, "x.csv"), blocksize=1000)
+    ...     df.npartitions, len(df.compute()), df.x.sum().compute()
+    (4, 1000, np.int64(499500))
+    """
+    what = "read_csv"
+    for name in _UNSUPPORTED:
+        if name in pandas_kwargs:
+            raise ValueError(f"{what}: {name}= is not supported on partitioned reads; use blocksize= to "
+                             "bound the size of each partition, or head() for the first rows")
+    files = expand_paths(urlpath, storage_options, what)
+    compression = pandas_kwargs.pop("compression", "infer")
+    kwargs = dict(pandas_kwargs)
+    if usecols is not None:
+        kwargs["usecols"] = usecols
+    if parse_dates is not None:
+        kwargs["parse_dates"] = parse_dates
+    header = kwargs.get("header", "infer")
+    has_header = header == 0 or (isinstance(header, str) and header == "infer" and kwargs.get("names") is None)
+    if blocksize is not None:
+        blocksize = parse_bytes(blocksize)
+        if blocksize <= 0:
+            raise ValueError(f"{what}: blocksize must be a positive number of bytes, got {blocksize}")
+        if not (has_header or header is None or (isinstance(header, str) and header == "infer")):
+            raise ValueError(f"{what}: header={header!r} cannot be used with blocksize= (only the first "
+                             "line can be the header of every block); pass blocksize=None")
+        if kwargs.get("skiprows"):
+            raise ValueError(f"{what}: skiprows= cannot be used with blocksize= (the rows to skip are only "
+                             "in the first block); pass blocksize=None")
+    infos = [file_token(fs, p) for fs, p in files]
+    sample_bytes, first = _sample(files, infos, compression, sample)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pd.errors.DtypeWarning)
+            head = pd.read_csv(io.BytesIO(sample_bytes), dtype=dtype, **kwargs)
+    except pd.errors.EmptyDataError as exc:
+        raise ValueError(f"{what}: {first} has no columns to read (it is empty); pass names= to say "
+                         "what the columns are") from exc
+    meta = head.iloc[:0]
+    dtypes = _worker_dtypes(meta, dtype)
+    path_col = None
+    if include_path_column:
+        path_col = "path" if include_path_column is True else include_path_column
+        if path_col in meta.columns:
+            raise ValueError(f"{what}: the files already have a column {path_col!r}; pass "
+                             "include_path_column='<another name>'")
+        meta = meta.assign(**{path_col: pd.Categorical([], categories=[i[0] for i in infos])})
+    header_line = sample_bytes[:sample_bytes.find(b"\n") + 1] if has_header else b""
+    origin = f"the first {sample} bytes of {first}"
+
+    token = new_token(infos, blocksize, dtype, usecols, parse_dates, include_path_column, sample, compression,
+                      sorted(kwargs.items(), key=str))
+    name = f"read-csv-{token}"
+    ann = annotations_in_force()
+    tasks = []
+    for (fs, path), (label, size, _) in zip(files, infos):
+        comp = compression_of(path, compression)
+        if blocksize is None or comp is not None or not size:
+            ranges = [(0, None)]
+        else:
+            ranges = [(start, min(start + blocksize, size)) for start in range(0, size, blocksize)]
+        for start, end in ranges:
+            tasks.append(Task(_read_block, (fs, path, label, start, end, header_line if start else b"", comp,
+                                            kwargs, dtypes, meta, path_col, origin), {}, per_task(ann)))
+    project = None
+    if usecols is None and not include_path_column and "index_col" not in kwargs and "names" not in kwargs:
+        def project(used: list) -> list:  # the planner may read fewer columns (planner.py)
+            narrower = read_csv(urlpath, blocksize=blocksize, dtype=dtype, usecols=used, parse_dates=parse_dates,
+                                storage_options=storage_options, sample=sample, compression=compression,
+                                **pandas_kwargs)
+            return list(narrower._graph.layers[narrower._name].values())
+    return from_tasks(name, tasks, meta, project=project)
+
+
+def _sample(files: list, infos: list, compression: Any, sample: int) -> tuple[bytes, str]:
+    """The first ``sample`` bytes (whole lines) of the first file that is not empty."""
+    for (fs, path), info in zip(files, infos):
+        if info[1] == 0:
+            continue
+        with fs.open(path, "rb") as raw:
+            f = open_decompressed(raw, compression_of(path, compression))
+            data = f.read(sample)
+            if len(data) >= sample:  # more may follow: end at a line's end
+                cut = data.rfind(b"\n")
+                while cut < 0:
+                    more = f.read(_CHUNK)
+                    if not more:
+                        break
+                    data += more
+                    cut = data.rfind(b"\n")
+                if cut >= 0:
+                    data = data[:cut + 1]
+        if data:
+            return data, info[0]
+    return b"", infos[0][0]
+
+
+def _worker_dtypes(meta: pd.DataFrame, dtype: Any) -> dict:
+    """The ``dtype=`` every partition is parsed with: meta's dtypes, except dates (parsed by
+    ``parse_dates``) and categoricals (whose categories differ between files)."""
+    out = {}
+    for col, dt in meta.dtypes.items():
+        if pd.api.types.is_datetime64_any_dtype(dt):
+            continue
+        if isinstance(dt, pd.CategoricalDtype):
+            out[col] = dtype.get(col, "category") if isinstance(dtype, dict) else "category"
+            continue
+        out[col] = dt
+    return out
+
+
+def _next_line_start(f: Any, pos: int) -> int:
+    """The offset just after the first newline at or after ``pos`` (or the end of the file)."""
+    f.seek(pos)
+    while True:
+        chunk = f.read(_CHUNK)
+        if not chunk:
+            return pos
+        i = chunk.find(b"\n")
+        if i >= 0:
+            return pos + i + 1
+        pos += len(chunk)
+
+
+def block_bytes(f: Any, start: int, end: int) -> bytes:
+    """The lines of an open binary file that belong to the byte range ``[start, end)``.
+
+    A range owns the lines that begin after the first newline at or after ``start`` (from
+    the beginning for ``start=0``) up to the first newline at or after ``end``: adjacent
+    ranges share their boundary rule, so each line belongs to exactly one range.
+
+    >>> f = io.BytesIO(b"a,b\\n1,2\\n3,4\\n5,6")
+    >>> [block_bytes(f, s, s + 5) for s in range(0, 15, 5)]
+    [b'a,b\\n1,2\\n', b'3,4\\n', b'5,6']
+    """
+    begin = _next_line_start(f, start) if start > 0 else 0
+    stop = _next_line_start(f, end)
+    if stop <= begin:
+        return b""
+    f.seek(begin)
+    return f.read(stop - begin)
+
+
+@contextlib.contextmanager
+def _source(fs: Any, path: str, start: int, end: int | None, header: bytes, compression: Any) -> Iterator[Any]:
+    """What pandas parses for one partition: the whole (decompressed) file, or a block with
+    the header line in front; None for a block that holds no line."""
+    with fs.open(path, "rb") as f:
+        if end is None:
+            yield open_decompressed(f, compression)
+        else:
+            data = block_bytes(f, start, end)
+            yield io.BytesIO(header + data) if data.strip() else None
+
+
+def _read_block(fs: Any, path: str, label: str, start: int, end: int | None, header: bytes, compression: Any,
+                kwargs: dict, dtypes: dict, meta: pd.DataFrame, path_col: Any, origin: str) -> pd.DataFrame:
+    """Run on the workers: one partition, parsed with meta's dtypes."""
+    where = label if end is None else f"{label} (bytes {start}-{end})"
+    try:
+        with _source(fs, path, start, end, header, compression) as src:
+            if src is None:
+                return meta.copy()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", pd.errors.DtypeWarning)
+                df = pd.read_csv(src, dtype=dtypes, **kwargs)
+    except pd.errors.EmptyDataError:
+        return meta.copy()
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise _explain(fs, path, where, start, end, header, compression, kwargs, dtypes, origin, exc) from exc
+    return _conform(df, meta, where, path_col, label, origin)
+
+
+def _explain(fs: Any, path: str, where: str, start: int, end: int | None, header: bytes, compression: Any,
+             kwargs: dict, dtypes: dict, origin: str, exc: Exception) -> Exception:
+    """The error for a partition pandas could not parse with meta's dtypes: which column holds
+    which values, and the ``dtype=`` that reads them."""
+    raw_kwargs = {k: v for k, v in kwargs.items() if k not in ("parse_dates", "converters")}
+    try:
+        with _source(fs, path, start, end, header, compression) as src:
+            raw = pd.read_csv(src, dtype=object, **raw_kwargs)
+    except Exception:  # the text itself does not parse: say so with pandas' words
+        return ValueError(f"read_csv: pandas could not parse {where}: {exc}")
+    for col, dt in dtypes.items():
+        if col not in raw.columns:
+            continue
+        bad, missing = _misfits(raw[col], dt)
+        if not len(bad) and not missing:
+            continue
+        numeric = len(bad) == 0 or bool(pd.to_numeric(bad, errors="coerce").notna().all())
+        if pd.api.types.is_bool_dtype(dt) and not len(bad):
+            fixes = ["boolean", "object"]  # (pandas' nullable booleans)
+        elif numeric:
+            fixes = ["float64", "object"]
+        else:
+            fixes = ["object"]
+        found = (f"values such as {list(pd.unique(bad))[:3]!r}" if len(bad) else "missing values")
+        other = f" (or dtype={{{col!r}: {fixes[1]!r}}})" if len(fixes) > 1 else ""
+        return ValueError(
+            f"read_csv: column {col!r} of {where} has {found} that do not fit dtype {dt}, which was "
+            f"inferred from {origin}. Pass dtype={{{col!r}: {fixes[0]!r}}} to read_csv{other}, or a "
+            "larger sample=.")
+    return ValueError(f"read_csv: pandas could not parse {where} with the dtypes inferred from {origin} "
+                      f"({exc}); pass dtype= for the column named in that message")
+
+
+def _misfits(values: pd.Series, dtype: Any) -> tuple[pd.Series, bool]:
+    """The values of a column read as text that do not convert to ``dtype``, and whether
+    missing values are a problem (for integers and booleans)."""
+    present = values.dropna()
+    missing = len(present) < len(values)
+    if pd.api.types.is_bool_dtype(dtype):
+        return (present[~present.astype(str).str.lower().isin(["true", "false"])],
+                missing and not isinstance(dtype, pd.api.extensions.ExtensionDtype))
+    if pd.api.types.is_integer_dtype(dtype):
+        num = pd.to_numeric(present, errors="coerce")
+        nullable = isinstance(dtype, pd.api.extensions.ExtensionDtype)
+        return present[num.isna() | (num % 1 != 0)], missing and not nullable
+    if pd.api.types.is_float_dtype(dtype):
+        return present[pd.to_numeric(present, errors="coerce").isna()], False
+    return present.iloc[:0], False
+
+
+def _conform(df: pd.DataFrame, meta: pd.DataFrame, where: str, path_col: Any, label: str,
+             origin: str) -> pd.DataFrame:
+    """A parsed partition in meta's columns, dtypes and index dtype (or an error naming why not)."""
+    expected = [c for c in meta.columns if c != path_col]
+    if list(df.columns) != expected:
+        raise ValueError(f"read_csv: {where} has columns {list(df.columns)}, but {origin} had {expected}; "
+                         "files read together must share their header (or pass names= and usecols=)")
+    if path_col is not None:
+        df[path_col] = pd.Categorical([label] * len(df), categories=meta[path_col].cat.categories)
+    if not len(df):
+        return meta.copy()
+    for col, dt in meta.dtypes.items():
+        if df[col].dtype != dt and not isinstance(dt, pd.CategoricalDtype):
+            try:
+                df[col] = df[col].astype(dt)
+            except (ValueError, TypeError) as exc:
+                hint = "check parse_dates= and the date format" if pd.api.types.is_datetime64_any_dtype(dt) \
+                    else f"pass dtype={{{col!r}: 'object'}}"
+                raise ValueError(f"read_csv: column {col!r} of {where} is {df[col].dtype}, not {dt} as "
+                                 f"inferred from {origin}, and does not convert ({exc}); {hint}") from exc
+    if df.index.dtype != meta.index.dtype and not isinstance(meta.index, pd.RangeIndex):
+        with contextlib.suppress(ValueError, TypeError):
+            df.index = df.index.astype(meta.index.dtype)
+    return df
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def to_csv(df: Any, path: str, single_file: bool = False, index: bool = True, compute: bool = True,
+           storage_options: dict | None = None, **kwargs: Any):
+    """Write a dataframe (or Series) as CSV: one file per partition, written by the workers.
+
+    ``path`` holds a ``*``, replaced by the partition number (``out/part-*.csv``), or names a
+    directory that gets ``part.<i>.csv`` files; with ``single_file=True`` it is the one file
+    the partitions are appended to, in order. Other keywords go to ``pandas.DataFrame.to_csv``.
+    Returns the written paths, or with ``compute=False`` a list of ``Delayed`` that write them.
+
+    >>> import os, tempfile, pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": range(4)}), npartitions=2)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     [os.path.basename(p) for p in to_csv(df, os.path.join(d, "out"))]
+    ['part.0.csv', 'part.1.csv']
+    """
+    if not isinstance(df, (DataFrame, Series)):
+        raise TypeError(f"to_csv writes an xsched DataFrame or Series, not {type(df).__name__}")
+    fs, base = filesystem_for(path, storage_options)
+    n = df.npartitions
+    if single_file:
+        paths = [base] * n
+        fs.makedirs(parent(fs, base), exist_ok=True)
+    elif "*" in base:
+        if base.count("*") > 1:
+            raise ValueError(f"to_csv: {path!r} has more than one '*'; use one, replaced by the partition number")
+        paths = [base.replace("*", str(i)) for i in range(n)]
+        fs.makedirs(parent(fs, base), exist_ok=True)
+    else:
+        fs.makedirs(base, exist_ok=True)
+        paths = [join(fs, base, f"part.{i}.csv") for i in range(n)]
+    name = f"to-csv-{new_token(df._name, shown(fs, base), single_file, index, sorted(kwargs.items(), key=str))}"
+    ann = annotations_in_force()
+    layer = {}
+    for i, key in enumerate(df._keys()):
+        if single_file:
+            prev = Ref(chunk_key(name, (i - 1,))) if i else None
+            task = Task(_append_csv, (prev, Ref(key), fs, base, i == 0, index, kwargs), {}, per_task(ann))
+        else:
+            task = Task(_write_csv, (Ref(key), fs, paths[i], index, kwargs), {}, per_task(ann))
+        layer[chunk_key(name, (i,))] = task
+    keys = list(layer)[-1:] if single_file else list(layer)
+    return run_writes(df, name, layer, keys, compute)
+
+
+def _write_csv(part: Any, fs: Any, path: str, index: bool, kwargs: dict) -> str:
+    """Run on the workers: one partition as one file; returns its path."""
+    with fs.open(path, "wb") as f:
+        part.to_csv(f, index=index, **kwargs)
+    return shown(fs, path)
+
+
+def _append_csv(prev: Any, part: Any, fs: Any, path: str, first: bool, index: bool, kwargs: dict) -> str:
+    """Run on the workers: one partition appended to the single file (after the previous one)."""
+    kw = dict(kwargs)
+    if not first:
+        kw["header"] = False
+    try:
+        with fs.open(path, "wb" if first else "ab") as f:
+            part.to_csv(f, index=index, **kw)
+    except (NotImplementedError, ValueError) as exc:
+        if first:
+            raise
+        raise ValueError(f"to_csv(single_file=True) appends partition after partition to {shown(fs, path)}, "
+                         f"which its filesystem refused ({exc}); write one file per partition "
+                         "(single_file=False) instead") from exc
+    return shown(fs, path)
+
+
+def _to_csv_method(self, path: str, single_file: bool = False, index: bool = True, compute: bool = True,
+                   storage_options: dict | None = None, **kwargs: Any):
+    """Write as CSV files, one per partition (see ``xsched.dataframe.csv.to_csv``).
+
+    >>> import tempfile, pandas as pd, xsched.dataframe as xd
+    >>> from xsched.dataframe.csv import read_csv
+    >>> df = xd.from_pandas(pd.DataFrame({"a": range(6)}), npartitions=3)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     paths = df.to_csv(d + "/part-*.csv", index=False)
+    ...     len(paths), read_csv(d + "/part-*.csv").a.tolist()
+    (3, [0, 1, 2, 3, 4, 5])
+    """
+    return to_csv(self, path, single_file=single_file, index=index, compute=compute,
+                  storage_options=storage_options, **kwargs)
+
+
+DataFrame.to_csv = _to_csv_method
+Series.to_csv = _to_csv_method

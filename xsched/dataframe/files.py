@@ -1,0 +1,346 @@
+"""Where dataframe files live: paths, globs, lists and fsspec URLs, as (filesystem, path) pairs.
+
+``read_csv``, ``read_parquet``, ``to_csv`` and ``to_parquet`` share this so that a local
+path, a glob, a list of files and a URL such as ``s3://bucket/data/*.csv`` are expanded,
+sorted and reported the same way. Local paths use the standard library only
+(``LocalFileSystem`` below); a path with a protocol (``s3://``, ``memory://``, ...) goes
+through fsspec, with ``storage_options`` passed to the filesystem. A filesystem travels
+inside the tasks: fsspec filesystems pickle by their options, so workers open the files
+themselves.
+
+>>> import os, tempfile
+>>> with tempfile.TemporaryDirectory() as d:
+...     for name in ("part.10.csv", "part.2.csv"):
+...         _ = open(os.path.join(d, name), "w").write("a\\n1\\n")
+...     [os.path.basename(p) for _, p in expand_paths(os.path.join(d, "*.csv"))]
+['part.2.csv', 'part.10.csv']
+"""
+
+from __future__ import annotations
+
+import bz2
+import glob as _globmod
+import gzip
+import lzma
+import os
+import re
+from typing import Any, BinaryIO, Iterable
+
+from ..graph.collection import lineage
+from ..graph.delayed import Delayed, compute as compute_all
+from ..graph.layers import LayeredGraph
+
+__all__ = ["LocalFileSystem", "filesystem_for", "expand_paths", "shown", "join", "compression_of",
+           "open_decompressed", "file_token", "natural_key", "run_writes"]
+
+_PROTOCOL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+)://")
+_MAGIC = re.compile(r"[*?\[]")
+
+#: File name endings that mean a compressed file, for ``compression="infer"``.
+COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd", ".zip": "zip"}
+
+
+class LocalFileSystem:
+    """The local disk, with the few fsspec methods the readers and writers use.
+
+    >>> import tempfile
+    >>> fs = LocalFileSystem()
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     with fs.open(os.path.join(d, "a.txt"), "wb") as f:
+    ...         _ = f.write(b"hello")
+    ...     fs.size(os.path.join(d, "a.txt")), fs.isdir(d)
+    (5, True)
+    """
+
+    protocol = "file"
+
+    def open(self, path: str, mode: str = "rb") -> BinaryIO:
+        return open(path, mode)
+
+    def info(self, path: str) -> dict:
+        st = os.stat(path)
+        return {"name": path, "size": st.st_size, "mtime": st.st_mtime,
+                "type": "directory" if os.path.isdir(path) else "file"}
+
+    def size(self, path: str) -> int:
+        return os.path.getsize(path)
+
+    def isdir(self, path: str) -> bool:
+        return os.path.isdir(path)
+
+    def isfile(self, path: str) -> bool:
+        return os.path.isfile(path)
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    def ls(self, path: str, detail: bool = False) -> list:
+        return sorted(os.path.join(path, name) for name in os.listdir(path))
+
+    def glob(self, pattern: str) -> list[str]:
+        return sorted(_globmod.glob(pattern))
+
+    def rm(self, path: str) -> None:
+        os.remove(path)
+
+    def makedirs(self, path: str, exist_ok: bool = True) -> None:
+        if path:
+            os.makedirs(path, exist_ok=exist_ok)
+
+    def unstrip_protocol(self, path: str) -> str:
+        return path
+
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is LocalFileSystem
+
+    def __hash__(self) -> int:
+        return hash(LocalFileSystem)
+
+    def __repr__(self) -> str:
+        return "LocalFileSystem()"
+
+
+def _is_local(fs: Any) -> bool:
+    return isinstance(fs, LocalFileSystem)
+
+
+def filesystem_for(urlpath: Any, storage_options: dict | None = None) -> tuple[Any, str]:
+    """The filesystem of one path or URL, and the path within it.
+
+    Local paths (and ``file://`` URLs) need no fsspec; other protocols do, and
+    ``storage_options`` go to their filesystem.
+
+    >>> filesystem_for("data/x.csv")
+    (LocalFileSystem(), 'data/x.csv')
+    >>> fs, path = filesystem_for("memory://tables/x.csv")
+    >>> type(fs).__name__, path
+    ('MemoryFileSystem', '/tables/x.csv')
+    """
+    urlpath = os.fspath(urlpath)
+    if not isinstance(urlpath, str):
+        raise TypeError(f"a path must be a str or os.PathLike, not {type(urlpath).__name__}")
+    match = _PROTOCOL.match(urlpath)
+    if match is None or match.group(1).lower() in ("file", "local"):
+        path = urlpath[match.end():] if match else urlpath
+        return LocalFileSystem(), os.path.expanduser(path)
+    try:
+        import fsspec.core
+    except ImportError as exc:  # pragma: no cover - installed with the dataframe extra
+        raise ImportError(f"{urlpath!r} is a {match.group(1)}:// URL, which needs fsspec: "
+                          f"pip install fsspec (and the package for {match.group(1)}://)") from exc
+    fs, path = fsspec.core.url_to_fs(urlpath, **(storage_options or {}))
+    return fs, path
+
+
+def natural_key(path: str) -> list:
+    """Sort key in which ``part.2`` comes before ``part.10``.
+
+    >>> sorted(["p10", "p2", "p1"], key=natural_key)
+    ['p1', 'p2', 'p10']
+    """
+    return [int(t) if i % 2 else t for i, t in enumerate(re.split(r"(\d+)", path))]
+
+
+def shown(fs: Any, path: str) -> str:
+    """How a file is named in messages and results: a URL for fsspec, the path if local.
+
+    >>> shown(LocalFileSystem(), "/tmp/a.csv")
+    '/tmp/a.csv'
+    """
+    return path if _is_local(fs) else fs.unstrip_protocol(path)
+
+
+def join(fs: Any, directory: str, name: str) -> str:
+    """``name`` inside ``directory`` on ``fs`` (``/`` separated unless local).
+
+    >>> join(LocalFileSystem(), "out", "part.0.csv") == os.path.join("out", "part.0.csv")
+    True
+    """
+    if _is_local(fs):
+        return os.path.join(directory, name)
+    return directory.rstrip("/") + "/" + name
+
+
+def parent(fs: Any, path: str) -> str:
+    """The directory holding ``path``.
+
+    >>> fs, path = filesystem_for("memory://out/part.0.csv")
+    >>> parent(fs, path), parent(LocalFileSystem(), os.path.join("out", "a.csv"))
+    ('/out', 'out')
+    """
+    if _is_local(fs):
+        return os.path.dirname(path)
+    return path.rstrip("/").rsplit("/", 1)[0] if "/" in path.rstrip("/") else ""
+
+
+def _is_data_file(fs: Any, path: str) -> bool:
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    if _is_local(fs):
+        name = os.path.basename(path)
+    return not name.startswith(("_", "."))
+
+
+def _files_in(fs: Any, directory: str, suffixes: tuple[str, ...]) -> list[str]:
+    """The data files of a directory: not hidden nor ``_metadata``-like; those ending with one
+    of ``suffixes`` when there are any."""
+    if _is_local(fs):
+        files = [p for p in fs.ls(directory) if os.path.isfile(p)]
+    else:
+        files = [e["name"] for e in fs.ls(directory, detail=True) if e.get("type") != "directory"]
+    files = [p for p in files if _is_data_file(fs, p)]
+    if suffixes:
+        files = [p for p in files if p.endswith(suffixes)] or files
+    return sorted(files, key=natural_key)
+
+
+def _glob(fs: Any, pattern: str) -> list[str]:
+    if _is_local(fs):
+        found = [p for p in fs.glob(pattern) if os.path.isfile(p)]
+    else:
+        found = [name for name, e in fs.glob(pattern, detail=True).items() if e.get("type") != "directory"]
+    return sorted(found, key=natural_key)
+
+
+def _search_dir(fs: Any, pattern: str) -> str:
+    """The directory a pattern (or a missing file) is looked for in: its part before the
+    first wildcard, up to the last separator."""
+    m = _MAGIC.search(pattern)
+    head = pattern[:m.start()] if m else pattern
+    if _is_local(fs):
+        return os.path.abspath(os.path.dirname(head) or ".")
+    d = head[:head.rfind("/")] if "/" in head else ""
+    return d or ("/" if head.startswith("/") else "")
+
+
+def _missing(what: str, item: str, fs: Any, path: str) -> FileNotFoundError:
+    d = _search_dir(fs, path)
+    try:
+        names = ([os.path.basename(str(p).rstrip("/")) for p in fs.ls(d, detail=False)]
+                 if fs.isdir(d) else None)
+    except Exception:  # a listing is only a hint
+        names = None
+    if names is None:
+        there = "that directory does not exist"
+    elif not names:
+        there = "that directory is empty"
+    else:
+        listed = ", ".join(sorted(names, key=natural_key)[:8]) + (", ..." if len(names) > 8 else "")
+        there = f"it holds {len(names)} entries: {listed}"
+    kind = "no file matches" if _MAGIC.search(path) else "no such file"
+    return FileNotFoundError(f"{what}: {kind} {item!r} (searched {shown(fs, d)}; {there}); check the "
+                             "path, or pass a list of the files")
+
+
+def expand_paths(urlpath: Any, storage_options: dict | None = None, what: str = "read",
+                 suffixes: Iterable[str] = ()) -> list[tuple[Any, str]]:
+    """The files named by a path, a glob, a directory, or a list of those, in order.
+
+    Globs and directories are sorted naturally (``part.2`` before ``part.10``); a list
+    keeps its order. A directory gives its files that are not hidden (``.x``, ``_x``),
+    those ending with one of ``suffixes`` when it holds any. Raises ``FileNotFoundError``
+    naming the pattern and the directory searched when nothing matches.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     expand_paths(os.path.join(d, "*.csv"), what="read_csv")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: read_csv: no file matches '.../*.csv' (searched ...; that directory is empty); ...
+    """
+    items = list(urlpath) if isinstance(urlpath, (list, tuple)) else [urlpath]
+    if not items:
+        raise ValueError(f"{what}: the list of paths is empty")
+    suffixes = tuple(suffixes)
+    out: list[tuple[Any, str]] = []
+    for item in items:
+        item = os.fspath(item)
+        fs, path = filesystem_for(item, storage_options)
+        if not _is_local(fs) and hasattr(fs, "invalidate_cache"):
+            fs.invalidate_cache()  # (listings cached here may predate files the workers wrote)
+        if _MAGIC.search(path):
+            found = _glob(fs, path)
+        elif fs.isdir(path):
+            found = _files_in(fs, path, suffixes)
+            if not found:
+                raise FileNotFoundError(f"{what}: the directory {item!r} holds no data files "
+                                        "(hidden and _-prefixed files are skipped)")
+        elif fs.exists(path):
+            found = [path]
+        else:
+            found = []
+        if not found:
+            raise _missing(what, item, fs, path)
+        out.extend((fs, p) for p in found)
+    return out
+
+
+def file_token(fs: Any, path: str) -> tuple:
+    """What identifies a file's contents cheaply: its name, size, and modification time or ETag.
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile() as f:
+    ...     _ = f.write(b"abc"); f.flush()
+    ...     file_token(LocalFileSystem(), f.name)[1]
+    3
+    """
+    info = fs.info(path)
+    stamp = next((info[k] for k in ("mtime", "LastModified", "ETag", "etag", "created", "modified")
+                  if info.get(k) is not None), None)
+    return shown(fs, path), info.get("size"), str(stamp)
+
+
+def compression_of(path: str, compression: str | None = "infer") -> str | None:
+    """The compression of a file: ``compression`` itself, or guessed from the name for "infer".
+
+    >>> compression_of("a.csv.gz"), compression_of("a.csv"), compression_of("a.csv", "bz2")
+    ('gzip', None, 'bz2')
+    """
+    if compression != "infer":
+        return compression
+    for ending, name in COMPRESSIONS.items():
+        if path.lower().endswith(ending):
+            return name
+    return None
+
+
+def open_decompressed(f: BinaryIO, compression: str | None) -> BinaryIO:
+    """A readable binary file of the decompressed bytes of the open file ``f``.
+
+    >>> import io
+    >>> open_decompressed(io.BytesIO(gzip.compress(b"a,b")), "gzip").read()
+    b'a,b'
+    """
+    if compression is None:
+        return f
+    if compression == "gzip":
+        return gzip.GzipFile(fileobj=f, mode="rb")
+    if compression == "bz2":
+        return bz2.BZ2File(f, mode="rb")
+    if compression == "xz":
+        return lzma.LZMAFile(f, mode="rb")
+    if compression == "zstd":
+        try:
+            import zstandard
+        except ImportError as exc:
+            raise ImportError("reading .zst files needs zstandard: pip install zstandard") from exc
+        return zstandard.ZstdDecompressor().stream_reader(f)
+    raise ValueError(f"compression {compression!r} is not supported for reading here; use one of "
+                     "gzip, bz2, xz, zstd, or decompress the files first")
+
+
+def run_writes(frame: Any, name: str, layer: dict, keys: list[str], compute: bool) -> Any:
+    """Write tasks (``layer``, over ``frame``'s graph) as ``Delayed`` objects for ``keys``, or,
+    with ``compute``, their results (the written paths) as a list, computed at once.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> from xsched.graph.spec import Ref, Task
+    >>> df = xd.from_pandas(pd.DataFrame({"a": range(4)}), npartitions=2)
+    >>> layer = {f"n-{i}": Task(len, (Ref(k),)) for i, k in enumerate(df._keys())}
+    >>> run_writes(df, "n", layer, list(layer), compute=True)
+    [2, 2]
+    """
+    graph = LayeredGraph.merge(frame._graph, new={name: layer}).flat()
+    delayeds = [Delayed(k, lineage(graph, k)) for k in keys]
+    if not compute:
+        return delayeds
+    return list(compute_all(*delayeds))

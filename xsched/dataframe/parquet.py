@@ -1,0 +1,429 @@
+"""Parquet files as dataframes, and dataframes as parquet files, through pyarrow.
+
+Why this shape: parquet stores its schema and per-row-group statistics in each file's
+footer, so a dataframe's meta comes from the first file's schema without reading any
+data, whole files or row groups whose statistics rule out every row of ``filters=`` are
+dropped before any task exists, and, when ``index=`` names a column whose ranges per
+file (or row group) are sorted and do not overlap, the divisions are known. On the
+workers pyarrow reads only the columns asked for (``columns=``: the other column chunks
+are never read) and drops the rows ``filters=`` excludes.
+
+>>> import tempfile, pandas as pd, xsched.dataframe as xd
+>>> from xsched.dataframe.parquet import read_parquet, to_parquet
+>>> df = xd.from_pandas(pd.DataFrame({"x": range(6), "y": list("abcdef")}), npartitions=3)
+>>> with tempfile.TemporaryDirectory() as d:
+...     _ = to_parquet(df, d)
+...     back = read_parquet(d, columns=["y"], filters=[("x", ">=", 2)])
+...     back.npartitions, back.compute().y.tolist()
+(2, ['c', 'd', 'e', 'f'])
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+import pandas as pd
+
+from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
+from ..graph.spec import Ref, Task
+from .core import DataFrame, Series
+from .files import LocalFileSystem, expand_paths, file_token, filesystem_for, join, run_writes, shown
+from .io import from_tasks
+
+__all__ = ["read_parquet", "to_parquet"]
+
+_SUFFIXES = (".parquet", ".parq", ".pq")
+_OPS = {"=", "==", "!=", "<", "<=", ">", ">=", "in", "not in"}
+
+
+def _pq():
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as exc:  # pragma: no cover - installed with the dataframe extra
+        raise ImportError('parquet files need pyarrow: pip install "xsched[dataframe]" (or pyarrow)') from exc
+    return pq
+
+
+@contextlib.contextmanager
+def _opened(fs: Any, path: str) -> Iterator[Any]:
+    """What pyarrow reads from: the path itself on the local disk, else an fsspec file."""
+    if isinstance(fs, LocalFileSystem):
+        yield path
+    else:
+        with fs.open(path, "rb") as f:
+            yield f
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any = None,
+                 storage_options: dict | None = None, split_row_groups: bool = False,
+                 calculate_divisions: bool | None = None):
+    """A dataframe from parquet files: one partition per file, or per row group.
+
+    ``path`` is a file, a directory of part files, a glob, a list, or an fsspec URL
+    (``storage_options`` go to its filesystem). ``columns`` reads only those columns (a
+    single name gives a Series); ``filters`` (pyarrow's form: ``[("x", ">", 0)]`` for AND,
+    a list of such lists for OR, or a ``pyarrow.compute`` expression) keeps the matching
+    rows, skipping files and row groups whose statistics rule them all out. The index
+    stored by pandas is restored; ``index="col"`` makes that column the index instead
+    (``index=False``: none), and its statistics give known divisions when the files' ranges
+    are sorted and disjoint (``calculate_divisions=True`` tries that with the stored index).
+
+    >>> import os, tempfile, pandas as pd
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     for i in range(3):
+    ...         pd.DataFrame({"t": [2 * i, 2 * i + 1], "v": [1.0, 2.0]}).to_parquet(f"{d}/part.{i}.parquet")
+    ...     df = read_parquet(d, index="t")
+    ...     df.divisions, float(df.v.sum().compute())
+    ((0, 2, 4, 5), 9.0)
+    """
+    what = "read_parquet"
+    _pq()
+    files = expand_paths(path, storage_options, what, suffixes=_SUFFIXES)
+    fs0, p0 = files[0]
+    md0, schema = _footer(fs0, p0)
+    stored = [c for c in (schema.pandas_metadata or {}).get("index_columns", []) if isinstance(c, str)]
+    names = list(schema.names)
+    data_cols = [c for c in names if c not in stored]
+    single = isinstance(columns, str)
+    cols = [columns] if single else (list(columns) if columns is not None else None)
+    index_cols = [] if index is None or index is False else ([index] if isinstance(index, str) else list(index))
+    has = f"{shown(fs0, p0)} has the columns {data_cols}" + (f" and the stored index {stored}" if stored else "")
+    missing = [c for c in (cols or []) + index_cols if c not in names]
+    if missing:
+        raise ValueError(f"{what}: no column {missing[0]!r}: {has}")
+    dnf, expr = _normalize_filters(filters, names, has)
+    keep_stored = index is None or (bool(index_cols) and index_cols == stored)
+    read_columns = None
+    if cols is not None:
+        read_columns = list(dict.fromkeys(cols + index_cols + (stored if keep_stored else [])))
+    meta = _to_frame(schema.empty_table() if read_columns is None else schema.empty_table().select(read_columns),
+                     index, index_cols, stored, cols, single)
+
+    div_col = index_cols[0] if len(index_cols) == 1 and calculate_divisions is not False else \
+        stored[0] if calculate_divisions and index is None and len(stored) == 1 else None
+    pieces = []  # (fs, path, row groups or None, (min, max) of div_col or None)
+    if not (split_row_groups or dnf or div_col):
+        pieces = [(fs, p, None, None) for fs, p in files]
+    else:
+        for fs, p in files:
+            md = md0 if (fs, p) == (fs0, p0) else _footer(fs, p)[0]
+            stats = [_rg_stats(md, i, schema) for i in range(md.num_row_groups)]
+            kept = [i for i in range(md.num_row_groups) if _may_match(stats[i], dnf)]
+            if split_row_groups:
+                pieces += [(fs, p, [i], stats[i].get(div_col)) for i in kept]
+            elif kept or (md.num_row_groups == 0 and not dnf):
+                pieces.append((fs, p, None, _span([stats[i].get(div_col) for i in kept])))
+    divisions = _divisions([piece[3] for piece in pieces]) if div_col and pieces else None
+
+    token = new_token([file_token(fs, p) for fs, p in files], columns, repr(filters), index, split_row_groups,
+                      calculate_divisions)
+    name = f"read-parquet-{token}"
+    ann = annotations_in_force()
+    extra = [c for c in _filter_columns(dnf) if read_columns is not None and c not in read_columns]
+    tasks = [Task(_read_piece, (fs, p, shown(fs, p), rgs, read_columns, extra, dnf if expr is None else expr,
+                                index, index_cols, stored, cols, single, meta, divisions is not None),
+                  {}, per_task(ann)) for fs, p, rgs, _ in pieces]
+    if not tasks:  # every file ruled out by the filters
+        tasks = [Task(_copy, (meta,), {}, per_task(ann))]
+    project = None
+    if not single:  # the planner may read fewer columns (planner.py)
+        def project(used: list) -> list:
+            narrower = read_parquet(path, columns=used, filters=filters, index=index, storage_options=storage_options,
+                                    split_row_groups=split_row_groups, calculate_divisions=calculate_divisions)
+            return list(narrower._graph.layers[narrower._name].values())
+    return from_tasks(name, tasks, meta, divisions, project=project)
+
+
+def _footer(fs: Any, path: str) -> tuple[Any, Any]:
+    """A file's footer: its metadata (row groups, statistics) and arrow schema."""
+    with _opened(fs, path) as src:
+        try:
+            pf = _pq().ParquetFile(src)
+            return pf.metadata, pf.schema_arrow
+        except Exception as exc:
+            raise ValueError(f"read_parquet: {shown(fs, path)} is not a parquet file ({exc}); "
+                             "pass the parquet files only (a glob such as 'dir/*.parquet')") from exc
+
+
+def _normalize_filters(filters: Any, names: list, has: str) -> tuple[list | None, Any]:
+    """Filters as a list of AND-lists (DNF), checked against the columns; or a pyarrow
+    expression as given (then no statistics are used)."""
+    if filters is None or (isinstance(filters, (list, tuple)) and not filters):
+        return None, None
+    if not isinstance(filters, (list, tuple)):
+        return None, filters  # a pyarrow.compute.Expression
+    nested = isinstance(filters[0], (list, tuple)) and not isinstance(filters[0][0], str)
+    dnf = [list(f) for f in filters] if nested else [list(filters)]
+    for conj in dnf:
+        for pred in conj:
+            if not (isinstance(pred, (list, tuple)) and len(pred) == 3 and str(pred[1]).lower() in _OPS):
+                raise ValueError(f"read_parquet: filter {pred!r} is not (column, op, value) with op one of "
+                                 f"{sorted(_OPS)}; e.g. filters=[('x', '>', 0)]")
+            if pred[0] not in names:
+                raise ValueError(f"read_parquet: filters name no column {pred[0]!r}: {has}")
+    return [[(c, str(op).lower(), v) for c, op, v in conj] for conj in dnf], None
+
+
+def _filter_columns(dnf: list | None) -> list:
+    return list(dict.fromkeys(c for conj in dnf or () for c, _, _ in conj))
+
+
+def _stat_value(stats: Any, field: Any, which: str) -> Any:
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(field.type):
+        raw = getattr(stats, f"{which}_raw")
+        return pd.Timestamp(raw, unit=field.type.unit, tz=field.type.tz)
+    return getattr(stats, which)
+
+
+def _rg_stats(md: Any, i: int, schema: Any) -> dict:
+    """``{column: (min, max)}`` of row group ``i``, for the top-level columns that have them."""
+    rg = md.row_group(i)
+    out = {}
+    for j in range(rg.num_columns):
+        col = rg.column(j)
+        name = col.path_in_schema
+        st = col.statistics
+        if name not in schema.names or st is None or not st.has_min_max:
+            continue
+        try:
+            field = schema.field(name)
+            out[name] = (_stat_value(st, field, "min"), _stat_value(st, field, "max"))
+        except Exception:  # statistics we cannot read are no statistics
+            continue
+    return out
+
+
+def _holds(lo: Any, hi: Any, op: str, value: Any) -> bool:
+    """Whether a value range ``[lo, hi]`` may hold a value satisfying ``op value``."""
+    if op in ("=", "=="):
+        return lo <= value <= hi
+    if op == "!=":
+        return not (lo == hi == value)
+    if op == "<":
+        return lo < value
+    if op == "<=":
+        return lo <= value
+    if op == ">":
+        return hi > value
+    if op == ">=":
+        return hi >= value
+    if op == "in":
+        return any(lo <= v <= hi for v in value)
+    if op == "not in":
+        return not (lo == hi and lo in value)
+    return True
+
+
+def _may_match(stats: dict, dnf: list | None) -> bool:
+    """False only when the statistics rule out every row for every AND-list of the filters."""
+    if not dnf:
+        return True
+
+    def pred_may(col: str, op: str, value: Any) -> bool:
+        if col not in stats:
+            return True
+        try:
+            return bool(_holds(*stats[col], op, value))
+        except (TypeError, ValueError):  # values that do not compare with the statistics
+            return True
+
+    return any(all(pred_may(*pred) for pred in conj) for conj in dnf)
+
+
+def _span(ranges: list) -> Any:
+    if not ranges or any(r is None for r in ranges):
+        return None
+    try:
+        return min(r[0] for r in ranges), max(r[1] for r in ranges)
+    except TypeError:
+        return None
+
+
+def _divisions(ranges: list) -> tuple | None:
+    """Divisions from the pieces' (min, max), if all known, sorted and disjoint."""
+    if any(r is None for r in ranges):
+        return None
+    try:
+        if any(lo > hi for lo, hi in ranges) or any(a[1] >= b[0] for a, b in zip(ranges, ranges[1:])):
+            return None
+    except TypeError:
+        return None
+    return tuple(lo for lo, _ in ranges) + (ranges[-1][1],)
+
+
+def _to_frame(table: Any, index: Any, index_cols: list, stored: list, cols: list | None, single: bool) -> Any:
+    """A read table as the partition: pandas' stored index restored, or ``index=`` applied,
+    in the order of ``columns=``."""
+    df = table.to_pandas()
+    if index is False or (index_cols and index_cols != stored):
+        unnamed = all(n is None for n in df.index.names)
+        df = df.reset_index(drop=unnamed)  # (a named stored index stays, as a column)
+        if index_cols:
+            df = df.set_index(index_cols[0] if len(index_cols) == 1 else index_cols)
+    if cols is not None:
+        df = df[[c for c in cols if c not in index_cols]]
+    if single:
+        return df[cols[0]]
+    return df
+
+
+def _copy(meta: Any) -> Any:
+    return meta.copy()
+
+
+def _read_piece(fs: Any, path: str, label: str, row_groups: list | None, read_columns: list | None, extra: list,
+                filters: Any, index: Any, index_cols: list, stored: list, cols: list | None, single: bool,
+                meta: Any, sort: bool) -> Any:
+    """Run on the workers: one file (or some of its row groups) as a pandas partition."""
+    pq = _pq()
+    import pyarrow as pa
+
+    try:
+        with _opened(fs, path) as src:
+            if row_groups is None:
+                table = pq.read_table(src, columns=read_columns, filters=filters, use_pandas_metadata=True)
+            else:
+                wanted = None if read_columns is None else read_columns + extra
+                table = pq.ParquetFile(src).read_row_groups(row_groups, columns=wanted, use_pandas_metadata=True)
+                if filters is not None:
+                    expr = filters if not isinstance(filters, (list, tuple)) else pq.filters_to_expression(filters)
+                    table = table.filter(expr)
+                if extra:
+                    table = table.drop_columns(extra)
+    except (pa.ArrowException, KeyError) as exc:
+        raise ValueError(f"read_parquet: reading {label}: {exc}") from exc
+    df = _to_frame(table, index, index_cols, stored, cols, single)
+    return _conform(df, meta, label, sort)
+
+
+def _conform(df: Any, meta: Any, label: str, sort: bool) -> Any:
+    """A partition in meta's columns and dtypes (files written apart may differ a little)."""
+    if isinstance(meta, pd.DataFrame) and list(df.columns) != list(meta.columns):
+        if set(df.columns) == set(meta.columns):
+            df = df[list(meta.columns)]
+        else:
+            raise ValueError(f"read_parquet: {label} has the columns {list(df.columns)}, but the first file "
+                             f"has {list(meta.columns)}; read files of one schema together, or pass columns=")
+    dtypes = meta.dtypes.items() if isinstance(meta, pd.DataFrame) else [(None, meta.dtype)]
+    for col, dt in dtypes:
+        have = df[col].dtype if col is not None else df.dtype
+        if have != dt and not isinstance(dt, pd.CategoricalDtype):
+            try:
+                if col is None:
+                    df = df.astype(dt)
+                else:
+                    df[col] = df[col].astype(dt)
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"read_parquet: column {col!r} of {label} is {have}, but the first file's is "
+                                 f"{dt}, and it does not convert ({exc}); read the files apart") from exc
+    if sort and not df.index.is_monotonic_increasing:
+        df = df.sort_index()
+    return df
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = True,
+               storage_options: dict | None = None, compression: str | None = "snappy",
+               overwrite: bool = False, **kwargs: Any):
+    """Write a dataframe as a directory of ``part.<i>.parquet`` files, written by the workers.
+
+    Every file gets the schema of the dataframe's meta (so empty partitions agree), with
+    the index as a column when ``write_index``. A directory that already holds parquet
+    files is refused unless ``overwrite=True``, which deletes them first. Other keywords go
+    to ``pyarrow.parquet.write_table``. Returns the written paths, or with
+    ``compute=False`` a list of ``Delayed`` that write them.
+
+    >>> import os, tempfile, pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": range(4)}, index=list("wxyz")), npartitions=2)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     paths = to_parquet(df, d)
+    ...     [os.path.basename(p) for p in paths], read_parquet(d).compute().index.tolist()
+    (['part.0.parquet', 'part.1.parquet'], ['w', 'x', 'y', 'z'])
+    """
+    if isinstance(df, Series):
+        df = df.to_frame()
+    if not isinstance(df, DataFrame):
+        raise TypeError(f"to_parquet writes an xsched DataFrame, not {type(df).__name__}")
+    _pq()
+    fs, base = filesystem_for(path, storage_options)
+    fs.makedirs(base, exist_ok=True)
+    try:
+        old = [p for p in (fs.ls(base) if isinstance(fs, LocalFileSystem) else fs.ls(base, detail=False))
+               if str(p).endswith(_SUFFIXES)]
+    except FileNotFoundError:  # (object stores have no empty directories)
+        old = []
+    if old and not overwrite:
+        raise ValueError(f"to_parquet: {path!r} already holds {len(old)} parquet files, which a later "
+                         "read_parquet would mix with these; pass overwrite=True to delete them first, "
+                         "or write to a new directory")
+    for p in old:
+        fs.rm(p)
+    schema = _schema_for(df._meta, write_index)
+    token = new_token(df._name, shown(fs, base), write_index, compression, sorted(kwargs.items(), key=str))
+    name = f"to-parquet-{token}"
+    ann = annotations_in_force()
+    layer = {chunk_key(name, (i,)): Task(_write_piece, (Ref(key), fs, join(fs, base, f"part.{i}.parquet"),
+                                                        write_index, schema, compression, kwargs), {}, per_task(ann))
+             for i, key in enumerate(df._keys())}
+    return run_writes(df, name, layer, list(layer), compute)
+
+
+def _schema_for(meta: pd.DataFrame, write_index: bool) -> Any:
+    """The arrow schema of meta, or None when a column's type cannot be known from it (an
+    empty object column): then each partition's is inferred."""
+    import pyarrow as pa
+
+    try:
+        schema = pa.Schema.from_pandas(meta, preserve_index=write_index)
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
+    if any(pa.types.is_null(f.type) for f in schema):
+        return None
+    return schema
+
+
+def _write_piece(part: pd.DataFrame, fs: Any, path: str, write_index: bool, schema: Any, compression: Any,
+                 kwargs: dict) -> str:
+    """Run on the workers: one partition as one parquet file; returns its path."""
+    import pyarrow as pa
+
+    pq = _pq()
+    table = None
+    if schema is not None:
+        try:
+            table = pa.Table.from_pandas(part, schema=schema, preserve_index=write_index)
+        except (pa.ArrowException, TypeError, ValueError):
+            table = None  # (e.g. a categorical with more categories): the partition's own types
+    if table is None:
+        table = pa.Table.from_pandas(part, preserve_index=write_index)
+    if isinstance(fs, LocalFileSystem):
+        pq.write_table(table, path, compression=compression, **kwargs)
+    else:
+        with fs.open(path, "wb") as f:
+            pq.write_table(table, f, compression=compression, **kwargs)
+    return shown(fs, path)
+
+
+def _to_parquet_method(self, path: str, write_index: bool = True, compute: bool = True,
+                       storage_options: dict | None = None, **kwargs: Any):
+    """Write as a directory of parquet files (see ``xsched.dataframe.parquet.to_parquet``).
+
+    >>> import tempfile, pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": range(6)}), npartitions=3)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     len(df.to_parquet(d)), read_parquet(d).a.sum().compute()
+    (3, np.int64(15))
+    """
+    return to_parquet(self, path, write_index=write_index, compute=compute, storage_options=storage_options,
+                      **kwargs)
+
+
+DataFrame.to_parquet = _to_parquet_method
