@@ -473,3 +473,24 @@ def test_loc_with_partial_date_strings():
     df = xd.from_pandas(pdf, npartitions=6)
     for start, stop in [("2000-01-03", "2000-01-05"), ("2000-01-02 05:00", "2000-01-02 07:00"), (None, "2000-01-02")]:
         eq(df.loc[start:stop].compute(), pdf.loc[start:stop])
+
+
+def test_a_comparison_filter_on_a_parquet_read_is_pushed_into_its_filters(tmp_path):
+    pdf = pd.DataFrame({"x": np.arange(1000), "y": np.arange(1000.0) * 2}, index=pd.Index(np.arange(1000), name="i"))
+    for i in range(4):
+        pdf.iloc[i * 250:(i + 1) * 250].to_parquet(tmp_path / f"part.{i}.parquet")
+    df = xd.read_parquet(str(tmp_path))
+    expr = df[df.x >= 600].y
+    reads = _read_tasks(expr.__xsched_graph__(), "read-parquet-")
+    assert len(reads) == 4 and all(t.args[6] == [[("x", ">=", 600)]] for t in reads)
+    eq(expr.compute(), pdf[pdf.x >= 600].y)
+    assert "filters=[('x', '>=', 600)]" in _explain(expr)
+    # the read is used unfiltered elsewhere too: nothing is pushed
+    whole = df[df.x >= 600].y.sum() + df.y.sum()
+    assert all(t.args[6] is None for t in _read_tasks(whole.__xsched_graph__(), "read-parquet-"))
+    assert whole.compute() == pdf[pdf.x >= 600].y.sum() + pdf.y.sum()
+    # files that keep a RangeIndex as metadata only would come back renumbered: nothing is pushed
+    pdf.reset_index(drop=True).to_parquet(tmp_path / "ranged.parquet")
+    ranged = xd.read_parquet(str(tmp_path / "ranged.parquet"))
+    assert all(t.args[6] is None for t in _read_tasks(ranged[ranged.x >= 600].y.__xsched_graph__(), "read-parquet-"))
+    eq(ranged[ranged.x >= 600].y.compute(), pdf.reset_index(drop=True)[pdf.x.values >= 600].y)

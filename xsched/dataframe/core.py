@@ -377,10 +377,12 @@ class _Frame:
 
     # ----------------------------------------------------------------- element-wise operators
     def _binary(self, op: Callable, other: Any, reflected: bool = False):
-        if isinstance(other, (list, np.ndarray)) and not isinstance(other, _Frame):
-            other = list(other) if isinstance(other, list) else other
         args = (other, self) if reflected else (self, other)
-        return elemwise(op, *args)
+        kind = None
+        if (isinstance(self, Series) and not reflected and op in _COMPARISONS
+                and isinstance(other, (numbers.Number, str, pd.Timestamp, np.generic))):
+            kind = ("opaque", None, (_COMPARISONS[op], other))  # a predicate parquet can filter by
+        return elemwise(op, *args, _kind=kind)
 
     def __bool__(self) -> bool:
         raise ValueError(f"the truth value of an xsched {type(self).__name__} is ambiguous: it is not "
@@ -391,6 +393,10 @@ class _Frame:
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         return np.asarray(self.compute(), dtype=dtype)
+
+
+_COMPARISONS = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=", operator.eq: "==",
+                operator.ne: "!="}
 
 
 def _make_binary(op: Callable, reflected: bool = False) -> Callable:
@@ -1104,9 +1110,9 @@ def map_partitions(func: Callable, *args: Any, meta: Any = _NO_META, _name: str 
     if not isinstance(meta, (pd.DataFrame, pd.Series, pd.Index)):  # one value per partition
         meta = pd.Series([], dtype=np.asarray(meta).dtype if meta is not None else object)
         divisions = (None,) * len(divisions)
-    kind, columns = _kind or ("opaque", None)
+    kind, columns, predicate = (tuple(_kind) + (None,))[:3] if _kind else ("opaque", None, None)
     inputs = [a._name for a in list(args) + list(kwargs.values()) if isinstance(a, _Frame)]
-    layer = Layer(layer, kind, inputs, columns)  # (what it does to columns: planner.py)
+    layer = Layer(layer, kind, inputs, columns, predicate=predicate)  # (what it does to columns: planner.py)
     return new_collection(LayeredGraph.merge(*graphs, new={name: layer}), name, meta, divisions)
 
 

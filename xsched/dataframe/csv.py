@@ -133,7 +133,9 @@ def read_csv(urlpath: Any, blocksize: int | str | None = None, dtype: Any = None
                                             kwargs, dtypes, meta, path_col, origin), {}, per_task(ann)))
     project = None
     if usecols is None and not include_path_column and "index_col" not in kwargs and "names" not in kwargs:
-        def project(used: list) -> list:  # the planner may read fewer columns (planner.py)
+        def project(used: list, pushed: list) -> list | None:  # fewer columns (planner.py); no row filters
+            if pushed:
+                return None
             narrower = read_csv(urlpath, blocksize=blocksize, dtype=dtype, usecols=used, parse_dates=parse_dates,
                                 storage_options=storage_options, sample=sample, compression=compression,
                                 **pandas_kwargs)

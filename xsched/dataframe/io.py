@@ -29,7 +29,7 @@ def from_tasks(name: str, tasks: Sequence[Any], meta: Any, divisions: Sequence[A
                graphs: Sequence[Any] = (), project: Any = None):
     """A collection whose partition ``i`` is ``tasks[i]`` (a Task or a value), over ``graphs``.
 
-    A reader passes ``project(columns)``: the same read of fewer columns, as a list of tasks
+    A reader passes ``project(columns, filters)``: the same read of fewer columns (and rows), as a list of tasks
     (the planner calls it when the expression uses fewer columns; ``planner.py``).
 
     >>> from xsched.graph.spec import Task

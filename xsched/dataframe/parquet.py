@@ -85,7 +85,9 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
     files = expand_paths(path, storage_options, what, suffixes=_SUFFIXES)
     fs0, p0 = files[0]
     md0, schema = _footer(fs0, p0)
-    stored = [c for c in (schema.pandas_metadata or {}).get("index_columns", []) if isinstance(c, str)]
+    index_meta = (schema.pandas_metadata or {}).get("index_columns", [])
+    stored = [c for c in index_meta if isinstance(c, str)]
+    ranged = any(isinstance(c, dict) for c in index_meta)  # a RangeIndex kept as metadata only
     names = list(schema.names)
     data_cols = [c for c in names if c not in stored]
     single = isinstance(columns, str)
@@ -130,11 +132,21 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
     if not tasks:  # every file ruled out by the filters
         tasks = [Task(_copy, (meta,), {}, per_task(ann))]
     project = None
-    if not single:  # the planner may read fewer columns (planner.py)
-        def project(used: list) -> list:
-            narrower = read_parquet(path, columns=used, filters=filters, index=index, storage_options=storage_options,
-                                    split_row_groups=split_row_groups, calculate_divisions=calculate_divisions)
-            return list(narrower._graph.layers[narrower._name].values())
+    if not single:
+        def project(used: list, pushed: list) -> list | None:
+            """The same pieces read with fewer columns and the rows passing ``pushed`` only
+            (the planner calls this, ``planner.py``); None when it cannot."""
+            if pushed and (expr is not None or (ranged and index is None)):
+                return None  # (a user's pyarrow expression is not combined; and rows filtered out of a
+                #              file with a stored RangeIndex would come back renumbered)
+            both = ([conj + list(pushed) for conj in dnf] if dnf else [list(pushed)]) if pushed else dnf
+            read = list(dict.fromkeys(list(used) + index_cols + (stored if keep_stored else [])))
+            narrow_meta = _to_frame(schema.empty_table().select(read), index, index_cols, stored, list(used), False)
+            more = [c for c in _filter_columns(both) if c not in read]
+            narrow = [Task(_read_piece, (fs, p, shown(fs, p), rgs, read, more, both if expr is None else expr, index,
+                                         index_cols, stored, list(used), False, narrow_meta, divisions is not None),
+                           {}, per_task(ann)) for fs, p, rgs, _ in pieces]
+            return narrow or [Task(_copy, (narrow_meta,), {}, per_task(ann))]
     return from_tasks(name, tasks, meta, divisions, project=project)
 
 

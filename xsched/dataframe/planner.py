@@ -19,7 +19,7 @@ Graphs without a reader skip the walk entirely.
 >>> from xsched.graph.spec import Task, Ref
 >>> from xsched.graph.layers import LayeredGraph
 >>> read = Layer({"r-0": Task(dict, ())}, kind="read", columns=["a", "b", "c"],
-...              project=lambda cols: [Task(dict, (), {"cols": tuple(cols)})])
+...              project=lambda cols, filters: [Task(dict, (), {"cols": tuple(cols)})])
 >>> pick = Layer({"s-0": Task(list, (Ref("r-0"),))}, kind="select", inputs=["r"], columns=["b"])
 >>> graph = project_columns(LayeredGraph({"r": read, "s": pick}), ["s-0"])
 >>> sorted(k for k in graph if k != "s-0"), graph["s-0"].args
@@ -42,21 +42,24 @@ ALL = None  # "every column"
 class Layer(dict):
     """A layer of tasks (key -> Task) that says what it does to columns.
 
-    ``kind``: ``read`` (``columns``: what it reads, ``project(columns)``: the same read of
-    fewer columns, as a list of tasks, one per partition in order), ``select`` (``columns``), ``filter``
+    ``kind``: ``read`` (``columns``: what it reads, ``project(columns, filters)``: the same
+    read of fewer columns and, where the reader can, of the rows passing ``filters`` only,
+    as a list of tasks, one per partition in order), ``select`` (``columns``), ``filter``
     (``inputs[0]`` filtered by the mask ``inputs[1]``), ``assign`` (``columns``: the one
     it adds), ``groupby`` (``columns``: those it uses, or None for all), or ``opaque``.
     ``inputs``: the names of the layers its tasks read, in argument order.
     """
 
-    __slots__ = ("kind", "inputs", "columns", "project")
+    __slots__ = ("kind", "inputs", "columns", "project", "predicate")
 
     def __init__(self, tasks: Mapping[str, Any], kind: str = "opaque", inputs: Iterable[str] = (),
-                 columns: Iterable[Any] | None = None, project: Callable | None = None) -> None:
+                 columns: Iterable[Any] | None = None, project: Callable | None = None,
+                 predicate: tuple | None = None) -> None:
         super().__init__(tasks)
         self.kind, self.inputs = kind, list(inputs)
         self.columns = list(columns) if columns is not None else None
         self.project = project
+        self.predicate = predicate  # (op, value) of a comparison of a Series with a literal
 
 
 def _owners(graph: LayeredGraph) -> dict[str, str]:
@@ -116,9 +119,33 @@ def _used_by(layer: Any, downstream: Any, input_name: str) -> Any:
     return ALL
 
 
+def _pushed_filters(layers: Mapping[str, Any], consumers: Mapping[str, set[str]], reader: str) -> list:
+    """Predicates ``(column, op, value)`` of ``df[df.col <op> value]`` filters applied to
+    ``reader`` itself, when nothing else reads the reader or the mask's steps (so reading
+    only the matching rows changes nothing else)."""
+    out = []
+    for name in consumers[reader]:
+        flt = layers[name]
+        if getattr(flt, "kind", None) != "filter" or flt.inputs[:1] != [reader] or len(flt.inputs) != 2:
+            continue
+        mask = layers.get(flt.inputs[1])
+        pred = getattr(mask, "predicate", None)
+        if pred is None or len(mask.inputs) != 1 or consumers[flt.inputs[1]] != {name}:
+            continue
+        sel = layers.get(mask.inputs[0])
+        if getattr(sel, "kind", None) != "select" or sel.inputs != [reader] or len(sel.columns) != 1 \
+                or consumers[mask.inputs[0]] != {flt.inputs[1]}:
+            continue
+        if consumers[reader] != {name, mask.inputs[0]}:
+            return []
+        out.append((sel.columns[0], *pred))
+    return out
+
+
 def project_columns(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph:
-    """``graph`` with every reader reading only the columns the rest of it uses (see the
-    module docstring); ``outputs`` are the keys the caller wants (their layers use all)."""
+    """``graph`` with every reader reading only the columns the rest of it uses, and only
+    the rows a comparison filter on the reader keeps (see the module docstring); ``outputs``
+    are the keys the caller wants (their layers use all their columns)."""
     readers = [n for n, layer in graph.layers.items() if getattr(layer, "kind", None) == "read"
                and getattr(layer, "project", None) is not None]
     if not readers:
@@ -131,23 +158,31 @@ def project_columns(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph
     for name in readers:
         used = needs[name]
         layer = layers[name]
-        if used is ALL or set(layer.columns) <= used:
+        filters = _pushed_filters(layers, consumers, name) if name not in out_layers else []
+        narrower = used is not ALL and not set(layer.columns) <= used
+        if not narrower and not filters:
             continue
-        columns = [c for c in layer.columns if c in used]
-        new_name = f"{name.rsplit('-', 1)[0]}-{'-'.join(map(str, columns))[:40]}-{new_token(name, columns)}"
-        tasks = layer.project(columns)
-        if len(tasks) != len(layer):  # (a reader must read the same partitions whatever the columns)
+        columns = [c for c in layer.columns if used is ALL or c in used]
+        tasks = layer.project(columns, filters)
+        if tasks is None and filters:  # the reader cannot filter these rows: columns only
+            filters = []
+            tasks = layer.project(columns, filters) if narrower else None
+        if tasks is None or len(tasks) != len(layer):  # (the same partitions, whatever is read)
             continue
+        label = "-".join(map(str, columns))[:40] if narrower else "rows"
+        new_name = f"{name.rsplit('-', 1)[0]}-{label}-{new_token(name, columns, repr(filters))}"
         renamed = {f"{new_name}-{i}": task for i, task in enumerate(tasks)}
         mapping = {old: Ref(f"{new_name}-{i}") for i, old in enumerate(layer)}
         del layers[name]
         layers[new_name] = Layer(renamed, "read", (), columns, None)
+        layers[new_name].predicate = tuple(filters) or None
         for consumer in consumers[name]:
             old = layers[consumer]
             rewritten = {k: substitute(t, mapping) for k, t in old.items()}
-            layers[consumer] = Layer(rewritten, getattr(old, "kind", "opaque"), getattr(old, "inputs", ()),
-                                     getattr(old, "columns", None), getattr(old, "project", None)) \
-                if isinstance(old, Layer) else rewritten
+            if isinstance(old, Layer):
+                rewritten = Layer(rewritten, old.kind, [new_name if i == name else i for i in old.inputs],
+                                  old.columns, old.project, old.predicate)
+            layers[consumer] = rewritten
     return LayeredGraph(layers)
 
 
@@ -160,5 +195,7 @@ def explain(graph: LayeredGraph, outputs: Iterable[str]) -> str:
         kind = getattr(layer, "kind", "opaque")
         cols = getattr(layer, "columns", None)
         detail = f" columns={cols}" if cols is not None and kind in ("read", "select", "groupby", "assign") else ""
+        if kind == "read" and getattr(layer, "predicate", None):
+            detail += f" filters={list(layer.predicate)}"
         lines.append(f"{kind:<8} {name} ({len(layer)} tasks){detail}")
     return "\n".join(lines)
