@@ -494,3 +494,41 @@ def test_a_comparison_filter_on_a_parquet_read_is_pushed_into_its_filters(tmp_pa
     ranged = xd.read_parquet(str(tmp_path / "ranged.parquet"))
     assert all(t.args[6] is None for t in _read_tasks(ranged[ranged.x >= 600].y.__xsched_graph__(), "read-parquet-"))
     eq(ranged[ranged.x >= 600].y.compute(), pdf.reset_index(drop=True)[pdf.x.values >= 600].y)
+
+
+# ---------------------------------------------------------------------- across neighbours, and more methods
+
+
+@pytest.mark.parametrize("method", ["cumsum", "cumprod", "cummax", "cummin"])
+def test_cumulative_methods_match_pandas(data, method):
+    pdf, df = data
+    small = pdf[["y"]].assign(y=pdf.y.where(pdf.y.abs() < 3) / 2 + 1)  # small values, some missing
+    dsmall = df[["y"]].assign(y=df.y.where(df.y.abs() < 3) / 2 + 1)
+    eq(getattr(dsmall, method)().compute(), getattr(small, method)())
+    eq(getattr(dsmall.y, method)().compute(), getattr(small.y, method)())
+
+
+@pytest.mark.parametrize("periods", [1, 3, -2])
+def test_shift_and_diff_match_pandas(data, periods):
+    pdf, df = data
+    eq(df.x.shift(periods).compute(), pdf.x.shift(periods))
+    eq(df[["x", "y"]].diff(periods).compute(), pdf[["x", "y"]].diff(periods))
+
+
+def test_more_pandas_methods(data):
+    pdf, df = data
+    eq(df.query("x > 0 and y < 2").compute(), pdf.query("x > 0 and y < 2"))
+    eq(df.eval("s = x + y").compute(), pdf.eval("s = x + y"))
+    eq(df.select_dtypes("number").compute(), pdf.select_dtypes("number"))
+    eq(df.nlargest(5, "x").compute(), pdf.nlargest(5, "x"))
+    eq(df.y.nsmallest(4).compute(), pdf.y.nsmallest(4))
+    assert df.size.compute() == pdf.size
+    rows, cols = df.shape
+    assert (rows.compute(), cols) == pdf.shape
+    parts = df.random_split([0.7, 0.3], random_state=3)
+    assert sum(len(p) for p in parts) == len(pdf)
+    eq(pd.concat([p.compute() for p in parts]).sort_index(), pdf)
+    s1, s2 = df.sample(frac=0.3, random_state=5), df.sample(frac=0.3, random_state=5)
+    eq(s1.compute(), s2.compute())
+    eq(xd.concat([df, df]).compute(), pd.concat([pdf, pdf]))
+    eq(xd.to_datetime(df.t.astype(str)).compute(), pd.to_datetime(pdf.t.astype(str)))

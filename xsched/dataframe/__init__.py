@@ -17,7 +17,10 @@ except ImportError as exc:  # pragma: no cover - the extra is installed by `make
     raise ImportError('xsched.dataframe needs pandas: pip install "xsched[dataframe]"') from exc
 
 from . import csv as _csv  # noqa: F401  (gives DataFrame and Series their to_csv)
+from . import cumulative as _cumulative  # noqa: F401  (cumsum, cumprod, cummax, cummin)
 from . import demo  # noqa: F401  (xd.demo.timeseries)
+from . import indexing as _indexing  # noqa: F401  (loc, partitions, .str/.dt/.cat)
+from . import methods as _methods  # noqa: F401  (partition-wise pandas methods, nlargest, sample)
 from . import groupby as _groupby  # noqa: F401  (gives DataFrame and Series their groupby)
 from . import reductions as _reductions  # noqa: F401  (gives the collections their reductions)
 from . import parquet as _parquet  # noqa: F401  (gives DataFrame its to_parquet)
@@ -26,6 +29,7 @@ from . import shuffle as _shuffle  # noqa: F401  (merge, join, set_index, sort_v
 from .core import DataFrame, Index, Scalar, Series, map_partitions
 from .csv import read_csv, to_csv
 from .io import from_delayed, from_dict, from_pandas
+from .methods import concat, to_datetime, to_numeric
 from .parquet import read_parquet, to_parquet
 from .shuffle import merge
 
@@ -44,4 +48,7 @@ __all__ = [
     "read_parquet",
     "to_parquet",
     "demo",
+    "concat",
+    "to_datetime",
+    "to_numeric",
 ]

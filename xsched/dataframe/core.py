@@ -45,6 +45,10 @@ __all__ = ["DataFrame", "Series", "Index", "Scalar", "map_partitions", "new_coll
 
 _NO_META = object()
 
+#: ``loc``, ``partitions`` and the ``.str``/``.dt``/``.cat`` accessors: built by
+#: ``indexing.py``, which fills this table in when the package is imported
+INDEXERS: dict[str, Callable] = {}
+
 
 # --------------------------------------------------------------------------- meta
 
@@ -176,7 +180,7 @@ class _Frame:
         return [part_key(self._name, i) for i in range(self.npartitions)]
 
     @property
-    def partitions(self) -> "_Partitions":
+    def partitions(self) -> "Any":
         """Select partitions by position: ``df.partitions[0]``, ``df.partitions[::2]``.
 
         >>> import pandas as pd, xsched.dataframe as xd
@@ -184,7 +188,7 @@ class _Frame:
         >>> df.partitions[1:3].a.tolist() if False else df.partitions[1:3].npartitions
         2
         """
-        return _Partitions(self)
+        return INDEXERS["partitions"](self)
 
     # ----------------------------------------------------------------- collection protocol
     def __xsched_graph__(self) -> dict[str, Any]:
@@ -428,54 +432,6 @@ def _call_method(part: Any, method: str, *args: Any, **kwargs: Any) -> Any:
     return getattr(part, method)(*args, **kwargs)
 
 
-def _method_doc(method: str, doc: str) -> Callable:
-    """A collection method that runs the pandas method of the same name on every partition."""
-    def call(self, *args, **kwargs):
-        return self._method(method, *args, **kwargs)
-    call.__name__ = method
-    call.__doc__ = doc
-    return call
-
-
-# The pandas methods that work partition by partition, with no exchange between partitions.
-_SHARED_METHODS = {
-    "astype": "Cast to dtypes, per partition.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
-              ">>> xd.from_pandas(pd.Series([1, 2]), npartitions=1).astype(float).dtype\ndtype('float64')",
-    "fillna": "Fill missing values, per partition (a scalar or dict).\n\n>>> import pandas as pd, "
-              "xsched.dataframe as xd\n>>> xd.from_pandas(pd.Series([1, None]), npartitions=1)"
-              ".fillna(0).compute().tolist()\n[1.0, 0.0]",
-    "dropna": "Drop rows with missing values, per partition.\n\n>>> import pandas as pd, "
-              "xsched.dataframe as xd\n>>> len(xd.from_pandas(pd.Series([1, None]), npartitions=1)"
-              ".dropna())\n1",
-    "isna": "Which values are missing.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
-            ">>> xd.from_pandas(pd.Series([1, None]), npartitions=1).isna().compute().tolist()\n[False, True]",
-    "notna": "Which values are present.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
-             ">>> xd.from_pandas(pd.Series([1, None]), npartitions=1).notna().compute().tolist()\n[True, False]",
-    "isin": "Whether each value is in ``values`` (a list or set, sent to every partition).\n\n"
-            ">>> import pandas as pd, xsched.dataframe as xd\n>>> xd.from_pandas(pd.Series([1, 2, 3]), "
-            "npartitions=2).isin([2]).compute().tolist()\n[False, True, False]",
-    "where": "Keep values where ``cond`` holds, else ``other``.\n\n>>> import pandas as pd, "
-             "xsched.dataframe as xd\n>>> s = xd.from_pandas(pd.Series([1, 2, 3]), npartitions=2)\n"
-             ">>> s.where(s > 1, 0).compute().tolist()\n[0, 2, 3]",
-    "mask": "Replace values where ``cond`` holds with ``other``.\n\n>>> import pandas as pd, "
-            "xsched.dataframe as xd\n>>> s = xd.from_pandas(pd.Series([1, 2, 3]), npartitions=2)\n"
-            ">>> s.mask(s > 1, 0).compute().tolist()\n[1, 0, 0]",
-    "abs": "Absolute values.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
-           ">>> xd.from_pandas(pd.Series([-1, 2]), npartitions=1).abs().compute().tolist()\n[1, 2]",
-    "round": "Round to ``decimals``.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
-             ">>> xd.from_pandas(pd.Series([1.26]), npartitions=1).round(1).compute().tolist()\n[1.3]",
-    "clip": "Limit values to ``[lower, upper]``.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
-            ">>> xd.from_pandas(pd.Series([1, 5]), npartitions=1).clip(2, 4).compute().tolist()\n[2, 4]",
-    "replace": "Replace values, per partition.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
-               ">>> xd.from_pandas(pd.Series([1, 2]), npartitions=1).replace(1, 9).compute().tolist()\n[9, 2]",
-    "copy": "A copy (the graph is shared; partitions are copied when computed).\n\n"
-            ">>> import pandas as pd, xsched.dataframe as xd\n>>> xd.from_pandas(pd.Series([1]), "
-            "npartitions=1).copy().compute().tolist()\n[1]",
-}
-for _name, _doc in _SHARED_METHODS.items():
-    setattr(_Frame, _name, _method_doc(_name, _doc))
-
-
 class DataFrame(_Frame):
     """A partitioned ``pandas.DataFrame``: columns and dtypes known, rows computed on demand.
 
@@ -549,7 +505,7 @@ class DataFrame(_Frame):
         return iter(self._meta.columns)
 
     @property
-    def loc(self) -> "_Loc":
+    def loc(self) -> "Any":
         """Label-based selection: rows by index label or slice (using known divisions to
         read only the partitions that can hold them), boolean masks, and ``[rows, cols]``.
 
@@ -558,7 +514,7 @@ class DataFrame(_Frame):
         >>> df.loc[3:5].a.compute().tolist(), df.loc[3:5].npartitions
         ([3, 4, 5], 2)
         """
-        return _Loc(self)
+        return INDEXERS["loc"](self)
 
     def assign(self, **columns: Any) -> "DataFrame":
         """New columns from collections (partition-aligned), scalars or callables of the frame.
@@ -658,24 +614,24 @@ class Series(_Frame):
         return 1
 
     @property
-    def str(self) -> "Accessor":
+    def str(self) -> "Any":
         """Vectorised string methods (``s.str.upper()``, ``s.str.len()``), per partition."""
-        return Accessor(self, "str")
+        return INDEXERS["accessor"](self, "str")
 
     @property
-    def dt(self) -> "Accessor":
+    def dt(self) -> "Any":
         """Date and time properties and methods (``s.dt.year``, ``s.dt.floor('h')``)."""
-        return Accessor(self, "dt")
+        return INDEXERS["accessor"](self, "dt")
 
     @property
-    def cat(self) -> "Accessor":
+    def cat(self) -> "Any":
         """Categorical properties and methods (``s.cat.codes``)."""
-        return Accessor(self, "cat")
+        return INDEXERS["accessor"](self, "cat")
 
     @property
-    def loc(self) -> "_Loc":
+    def loc(self) -> "Any":
         """Label-based selection, as ``DataFrame.loc``."""
-        return _Loc(self)
+        return INDEXERS["loc"](self)
 
     def __getitem__(self, key: Any):
         if isinstance(key, _Frame):
@@ -852,144 +808,6 @@ for _op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow"):
 for _op in ("lt", "le", "gt", "ge", "eq", "ne"):
     setattr(Scalar, f"__{_op}__", _make_binary(getattr(operator, _op)))
 Scalar.__neg__ = lambda self: self._binary(operator.mul, -1)  # type: ignore[attr-defined]
-
-
-# --------------------------------------------------------------------------- accessors, loc
-
-
-class Accessor:
-    """``s.str``, ``s.dt``, ``s.cat``: pandas' accessor methods and properties per partition.
-
-    >>> import pandas as pd, xsched.dataframe as xd
-    >>> s = xd.from_pandas(pd.Series(["ab", "c"]), npartitions=2)
-    >>> s.str.upper().compute().tolist(), s.str.len().compute().tolist()
-    (['AB', 'C'], [2, 1])
-    """
-
-    def __init__(self, series: Series, kind: str) -> None:
-        try:
-            self._meta_accessor = getattr(_nonempty(series._meta), kind)
-        except AttributeError as exc:
-            raise AttributeError(f"the .{kind} accessor does not apply to a Series of dtype "
-                                 f"{series._meta.dtype}: {exc}") from None
-        self._series, self._kind = series, kind
-
-    def __getattr__(self, attr: str):
-        if attr.startswith("_"):
-            raise AttributeError(attr)
-        if not hasattr(self._meta_accessor, attr):
-            raise AttributeError(f".{self._kind} has no {attr!r}")
-        if callable(getattr(self._meta_accessor, attr)):
-            def call(*args: Any, **kwargs: Any):
-                return map_partitions(_accessor_call, self._series, self._kind, attr, args, kwargs,
-                                      _name=f"{self._kind}-{attr}")
-            call.__name__ = attr
-            return call
-        return map_partitions(_accessor_attr, self._series, self._kind, attr, _name=f"{self._kind}-{attr}")
-
-    def __dir__(self) -> list[str]:
-        return [a for a in dir(self._meta_accessor) if not a.startswith("_")]
-
-
-def _accessor_call(part: Any, kind: str, attr: str, args: tuple, kwargs: dict) -> Any:
-    return getattr(getattr(part, kind), attr)(*args, **kwargs)
-
-
-def _accessor_attr(part: Any, kind: str, attr: str) -> Any:
-    return getattr(getattr(part, kind), attr)
-
-
-class _Loc:
-    def __init__(self, frame: _Frame) -> None:
-        self._frame = frame
-
-    def __getitem__(self, key: Any):
-        frame = self._frame
-        if isinstance(key, tuple):
-            rows, cols = key
-            if isinstance(frame, DataFrame):
-                names = cols if isinstance(cols, list) else [cols] if not isinstance(cols, slice) else []
-                frame._check_columns(names, "loc[rows, cols]")
-            if isinstance(rows, slice) and rows == slice(None):
-                return map_partitions(_loc, frame, (slice(None), cols), _name="loc")
-            return self._rows(rows)._loc_cols(cols)
-        return self._rows(key)
-
-    def _rows(self, key: Any):
-        frame = self._frame
-        if isinstance(key, _Frame):
-            return elemwise(_loc, frame, key, _name="loc-mask")
-        if isinstance(key, slice):
-            if key.step is not None:
-                raise NotImplementedError("loc with a step: select the rows, then filter")
-            parts = self._partitions_between(key.start, key.stop)
-        else:
-            parts = self._partitions_between(key, key)
-            key = slice(key, key)  # a single label keeps the frame's shape (pandas' loc[[label]])
-        if not parts:
-            parts = [0]
-        sub = frame.partitions[parts[0]:parts[-1] + 1]
-        out = map_partitions(_loc, sub, key, _name="loc")
-        if frame.known_divisions and not isinstance(key.start, str) and not isinstance(key.stop, str):
-            lo = frame.divisions[parts[0]] if key.start is None else max(key.start, frame.divisions[parts[0]])
-            hi = frame.divisions[parts[-1] + 1] if key.stop is None else min(key.stop,
-                                                                          frame.divisions[parts[-1] + 1])
-            out.divisions = (lo,) + out.divisions[1:-1] + (hi,)
-        return out
-
-    def _partitions_between(self, start: Any, stop: Any) -> list[int]:
-        frame = self._frame
-        if not frame.known_divisions:
-            return list(range(frame.npartitions))
-        divs = frame.divisions
-        if isinstance(start, str) or isinstance(stop, str):  # "2000-01-02": pandas' partial dates
-            try:
-                found = pd.Index(divs).slice_indexer(start, stop)
-            except (TypeError, ValueError, KeyError) as exc:
-                raise KeyError(f"loc[{start!r}:{stop!r}]: the labels do not compare with this index's "
-                               f"divisions ({divs[0]!r} ...): {exc}") from None
-            first = max(found.start - 1, 0)
-            return list(range(first, min(max(found.stop - 1, first), frame.npartitions - 1) + 1))
-        out = []
-        for i in range(frame.npartitions):
-            lo, hi = divs[i], divs[i + 1]
-            last = i == frame.npartitions - 1
-            if start is not None and (hi < start or (hi == start and not last)):
-                continue
-            if stop is not None and lo > stop:
-                continue
-            out.append(i)
-        return out
-
-
-def _loc(part: Any, key: Any) -> Any:
-    return part.loc[key]
-
-
-def _loc_cols(self: _Frame, cols: Any):
-    return map_partitions(_loc, self, (slice(None), cols), _name="loc")
-
-
-_Frame._loc_cols = _loc_cols  # type: ignore[attr-defined]
-
-
-class _Partitions:
-    def __init__(self, frame: _Frame) -> None:
-        self._frame = frame
-
-    def __getitem__(self, index: Any):
-        frame = self._frame
-        positions = list(range(frame.npartitions))
-        chosen = positions[index] if isinstance(index, slice) else \
-            [positions[i] for i in (index if isinstance(index, (list, tuple)) else [index])]
-        if not chosen:
-            raise IndexError(f"partitions[{index!r}] selects none of the {frame.npartitions} partitions")
-        name = f"partitions-{new_token(frame._name, chosen)}"
-        keys = frame._keys()
-        layer = {chunk_key(name, (j,)): Ref(keys[i]) for j, i in enumerate(chosen)}
-        divisions = tuple(frame.divisions[i] for i in chosen) + (frame.divisions[chosen[-1] + 1],) \
-            if frame.known_divisions else (None,) * (len(chosen) + 1)
-        return new_collection(LayeredGraph.merge(frame._graph, new={name: layer}), name, frame._meta, divisions)
 
 
 # --------------------------------------------------------------------------- building

@@ -21,7 +21,7 @@ on the key first (``shuffle.py``), then pandas' groupby runs per partition.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd

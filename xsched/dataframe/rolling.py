@@ -1,4 +1,4 @@
-"""``df.rolling(window)``: windows that reach back across a partition boundary.
+"""``rolling``, ``shift`` and ``diff``: rows that reach across a partition boundary.
 
 A row's window may start in the previous partition. Rather than moving whole partitions,
 each partition receives only the *overlap* it needs from its predecessor: the last
@@ -137,7 +137,80 @@ for _name in _METHODS:
     setattr(Rolling, _name, _method(_name))
 
 
+def _edge(part: Any, n: int, last: bool) -> Any:
+    """The last (or first) ``n`` rows: what a neighbour's shift reaches."""
+    return part.iloc[max(len(part) - n, 0):] if last else part.iloc[:n]
+
+
+def _shifted(before: Any, part: Any, after: Any, method: str, periods: int, index: int, last_index: int,
+             kwargs: dict) -> Any:
+    """Partition ``index`` of ``shift``/``diff``: the neighbour's rows it reaches, joined on."""
+    need = abs(periods)
+    edge = before if periods > 0 else after
+    far = index > 1 if periods > 0 else index < last_index - 1
+    if edge is not None and far and len(edge) < need and len(part):
+        raise ValueError(f"{method}({periods}): partition {index} reaches {need} rows into its neighbour, "
+                         f"which has only {len(edge)}; use fewer, larger partitions (repartition)")
+    if edge is None or not len(edge):
+        return getattr(part, method)(periods, **kwargs)
+    joined = pd.concat([edge, part] if periods > 0 else [part, edge])
+    out = getattr(joined, method)(periods, **kwargs)
+    return out.iloc[len(edge):] if periods > 0 else out.iloc[:len(part)]
+
+
+def shift_like(frame: _Frame, method: str, periods: int, kwargs: dict):
+    """``shift(periods)`` or ``diff(periods)``: each partition receives only the ``|periods|``
+    rows of its neighbour (the previous one for positive periods, the next for negative)."""
+    if not isinstance(periods, int):
+        raise TypeError(f"{method}: periods must be a whole number of rows, got {periods!r} (a time shift "
+                        "with freq= moves the index instead: use map_partitions)")
+    try:
+        meta = make_meta(getattr(_nonempty(frame._meta), method)(periods, **kwargs))
+    except Exception as exc:
+        raise TypeError(f"{method}({periods}) fails in pandas on this data: {exc}") from exc
+    tok = new_token(frame._name, method, periods, kwargs)
+    edge_name, out_name = f"{method}-edge-{tok}", f"{method}-{tok}"
+    ann = annotations_in_force()
+    keys = frame._keys()
+    n = len(keys)
+    last = periods > 0
+    sources = range(n - 1) if last else range(1, n)
+    edges = {part_key(edge_name, i): Task(_edge, (Ref(keys[i]), abs(periods), last), {}, per_task(ann))
+             for i in sources} if periods else {}
+    outs = {}
+    for i, k in enumerate(keys):
+        before = Ref(part_key(edge_name, i - 1)) if periods > 0 and i else None
+        after = Ref(part_key(edge_name, i + 1)) if periods < 0 and i < n - 1 else None
+        outs[part_key(out_name, i)] = Task(_shifted, (before, Ref(k), after, method, periods, i, n, kwargs), {},
+                                           per_task(ann))
+    graph = LayeredGraph.merge(frame._graph, new={edge_name: edges, out_name: outs})
+    return new_collection(graph, out_name, meta, frame.divisions)
+
+
 def _install() -> None:
+    def shift(self, periods: int = 1, fill_value: Any = None):
+        """Values moved ``periods`` rows down (up when negative), across partition
+        boundaries; each partition receives only the rows it needs from its neighbour.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series([1.0, 2, 3, 4]), npartitions=2).shift(1).tolist()
+        [nan, 1.0, 2.0, 3.0]
+        """
+        return shift_like(self, "shift", periods, {} if fill_value is None else {"fill_value": fill_value})
+
+    def diff(self, periods: int = 1):
+        """Differences with the row ``periods`` above (below when negative), across partitions.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series([1.0, 4, 9, 16]), npartitions=2).diff().tolist()
+        [nan, 3.0, 5.0, 7.0]
+        """
+        return shift_like(self, "diff", periods, {})
+
+    for f in (shift, diff):
+        setattr(DataFrame, f.__name__, f)
+        setattr(Series, f.__name__, f)
+
     def rolling(self, window: Any, min_periods: int | None = None, win_type: str | None = None,
                 center: bool = False, closed: str | None = None):
         """Rolling windows of ``window`` rows or of a time span (``"1h"``); each partition

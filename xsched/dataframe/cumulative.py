@@ -1,0 +1,110 @@
+"""Cumulative sums, products, maxima and minima, which carry a running value across partitions.
+
+Each partition is accumulated on its own (``cumsum-part``) and reduced to its total
+(``cumsum-total``); a chain of small tasks adds the totals up (``cumsum-carry``: what came
+before partition ``i``); partition ``i`` of the result is its own accumulation combined
+with that carry. Only one value (per column) travels between partitions::
+
+    part i -> cumsum-part i ------------------------------\\
+    part i -> cumsum-total i -> cumsum-carry i+1 ---------> cumsum i
+                                 (carry i + total i)
+
+>>> import pandas as pd, xsched.dataframe as xd
+>>> xd.from_pandas(pd.Series([1, 2, 3, 4, 5]), npartitions=3).cumsum().tolist()
+[1, 3, 6, 10, 15]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
+from ..graph.spec import Ref, Task
+from .core import DataFrame, Series, _Frame, new_collection, part_key
+
+__all__ = ["cumulative"]
+
+#: method -> (the partition's total, how two totals combine)
+_TOTAL = {"cumsum": "sum", "cumprod": "prod", "cummax": "max", "cummin": "min"}
+
+
+def _combine(method: str, a: Any, b: Any) -> Any:
+    if a is None:
+        return b
+    if method == "cumsum":
+        return a + b
+    if method == "cumprod":
+        return a * b
+    if isinstance(a, pd.DataFrame) and isinstance(b, pd.Series):  # a partition against a carry per column
+        return a.apply(lambda col: _combine(method, col, b[col.name]))
+    return np.fmax(a, b) if method == "cummax" else np.fmin(a, b)  # (fmax/fmin: NaN loses)
+
+
+def _accumulate(part: Any, method: str, skipna: bool) -> Any:
+    return getattr(part, method)(skipna=skipna)
+
+
+def _total(part: Any, method: str, skipna: bool) -> Any:
+    return getattr(part, _TOTAL[method])(skipna=skipna)
+
+
+def _carry(before: Any, total: Any, method: str) -> Any:
+    return _combine(method, before, total)
+
+
+def _apply_carry(acc: Any, carry: Any, method: str) -> Any:
+    if carry is None:
+        return acc
+    out = _combine(method, acc, carry)
+    return out.where(acc.notna()) if method in ("cummax", "cummin") else out
+
+
+def cumulative(frame: _Frame, method: str, skipna: bool = True):
+    """``frame.<method>()`` for one of cumsum, cumprod, cummax, cummin (see the module docstring)."""
+    try:
+        meta = getattr(frame._meta, method)(skipna=skipna)
+    except Exception as exc:
+        raise TypeError(f"{method}() fails in pandas on this {type(frame).__name__}: {exc}") from exc
+    tok = new_token(frame._name, method, skipna)
+    acc_name, tot_name, carry_name, out_name = (f"{method}-part-{tok}", f"{method}-total-{tok}",
+                                                f"{method}-carry-{tok}", f"{method}-{tok}")
+    ann = annotations_in_force()
+    keys = frame._keys()
+    acc = {part_key(acc_name, i): Task(_accumulate, (Ref(k), method, skipna), {}, per_task(ann))
+           for i, k in enumerate(keys)}
+    tot = {part_key(tot_name, i): Task(_total, (Ref(k), method, skipna), {}, per_task(ann))
+           for i, k in enumerate(keys[:-1])}
+    carry: dict = {}
+    for i in range(1, len(keys)):
+        before = Ref(part_key(carry_name, i - 1)) if i > 1 else None
+        carry[part_key(carry_name, i)] = Task(_carry, (before, Ref(part_key(tot_name, i - 1)), method), {},
+                                              per_task(ann))
+    out = {part_key(out_name, i): Task(_apply_carry, (Ref(part_key(acc_name, i)),
+                                                      Ref(part_key(carry_name, i)) if i else None, method),
+                                       {}, per_task(ann)) for i in range(len(keys))}
+    graph = LayeredGraph.merge(frame._graph, new={acc_name: acc, tot_name: tot, carry_name: carry, out_name: out})
+    return new_collection(graph, out_name, meta, frame.divisions)
+
+
+def _install() -> None:
+    def method(name: str):
+        def run(self, axis: Any = None, skipna: bool = True):
+            if axis in (1, "columns"):
+                return self._method(name, axis=1, skipna=skipna)
+            return cumulative(self, name, skipna)
+        run.__name__ = name
+        run.__doc__ = (f"The {name[3:]} so far, down the rows; only one value per column travels from a "
+                       "partition to the next.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
+                       f">>> xd.from_pandas(pd.Series([2, 1, 3]), npartitions=2).{name}().tolist() == "
+                       f"pd.Series([2, 1, 3]).{name}().tolist()\nTrue")
+        return run
+
+    for name in _TOTAL:
+        setattr(DataFrame, name, method(name))
+        setattr(Series, name, method(name))
+
+
+_install()

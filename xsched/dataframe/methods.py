@@ -1,0 +1,344 @@
+"""pandas methods beyond the core: partition-wise ones, sampling, nlargest, concat, to_datetime.
+
+Most pandas methods need no exchange between partitions; ``_SHARED_METHODS`` lists them
+once, and each becomes a collection method running it per partition (the result's meta,
+as always, from running it on a stand-in first). The others here need a little more:
+``nlargest`` is a tree reduction, ``sample`` seeds each partition apart, ``concat`` joins
+collections' partitions end to end.
+
+>>> import pandas as pd, xsched.dataframe as xd
+>>> df = xd.from_pandas(pd.DataFrame({"a": range(10)}), npartitions=3)
+>>> df.query("a % 3 == 0").a.tolist(), df.a.nlargest(2).tolist()
+([0, 3, 6, 9], [9, 8])
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
+from ..graph.spec import Ref, Task
+from .core import DataFrame, Series, _Frame, _nonempty, make_meta, map_partitions, \
+    new_collection, part_key
+from .reductions import reduction
+
+__all__ = ["concat", "to_datetime", "to_numeric"]
+
+
+def _method_doc(method: str, doc: str) -> Callable:
+    """A collection method that runs the pandas method of the same name on every partition."""
+    def call(self, *args, **kwargs):
+        return self._method(method, *args, **kwargs)
+    call.__name__ = method
+    call.__doc__ = doc
+    return call
+
+
+#: The pandas methods that work partition by partition, with no exchange between partitions.
+_SHARED_METHODS = {
+    "astype": "Cast to dtypes, per partition.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
+              ">>> xd.from_pandas(pd.Series([1, 2]), npartitions=1).astype(float).dtype\ndtype('float64')",
+    "fillna": "Fill missing values, per partition (a scalar or dict).\n\n>>> import pandas as pd, "
+              "xsched.dataframe as xd\n>>> xd.from_pandas(pd.Series([1, None]), npartitions=1)"
+              ".fillna(0).compute().tolist()\n[1.0, 0.0]",
+    "dropna": "Drop rows with missing values, per partition.\n\n>>> import pandas as pd, "
+              "xsched.dataframe as xd\n>>> len(xd.from_pandas(pd.Series([1, None]), npartitions=1)"
+              ".dropna())\n1",
+    "isna": "Which values are missing.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
+            ">>> xd.from_pandas(pd.Series([1, None]), npartitions=1).isna().compute().tolist()\n[False, True]",
+    "notna": "Which values are present.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
+             ">>> xd.from_pandas(pd.Series([1, None]), npartitions=1).notna().compute().tolist()\n[True, False]",
+    "isin": "Whether each value is in ``values`` (a list or set, sent to every partition).\n\n"
+            ">>> import pandas as pd, xsched.dataframe as xd\n>>> xd.from_pandas(pd.Series([1, 2, 3]), "
+            "npartitions=2).isin([2]).compute().tolist()\n[False, True, False]",
+    "where": "Keep values where ``cond`` holds, else ``other``.\n\n>>> import pandas as pd, "
+             "xsched.dataframe as xd\n>>> s = xd.from_pandas(pd.Series([1, 2, 3]), npartitions=2)\n"
+             ">>> s.where(s > 1, 0).compute().tolist()\n[0, 2, 3]",
+    "mask": "Replace values where ``cond`` holds with ``other``.\n\n>>> import pandas as pd, "
+            "xsched.dataframe as xd\n>>> s = xd.from_pandas(pd.Series([1, 2, 3]), npartitions=2)\n"
+            ">>> s.mask(s > 1, 0).compute().tolist()\n[1, 0, 0]",
+    "abs": "Absolute values.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
+           ">>> xd.from_pandas(pd.Series([-1, 2]), npartitions=1).abs().compute().tolist()\n[1, 2]",
+    "round": "Round to ``decimals``.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
+             ">>> xd.from_pandas(pd.Series([1.26]), npartitions=1).round(1).compute().tolist()\n[1.3]",
+    "clip": "Limit values to ``[lower, upper]``.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
+            ">>> xd.from_pandas(pd.Series([1, 5]), npartitions=1).clip(2, 4).compute().tolist()\n[2, 4]",
+    "replace": "Replace values, per partition.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
+               ">>> xd.from_pandas(pd.Series([1, 2]), npartitions=1).replace(1, 9).compute().tolist()\n[9, 2]",
+    "copy": "A copy (the graph is shared; partitions are copied when computed).\n\n"
+            ">>> import pandas as pd, xsched.dataframe as xd\n>>> xd.from_pandas(pd.Series([1]), "
+            "npartitions=1).copy().compute().tolist()\n[1]",
+    "query": "Rows where the expression holds (``DataFrame.query``), per partition.\n\n"
+             ">>> import pandas as pd, xsched.dataframe as xd\n>>> xd.from_pandas(pd.DataFrame({'a': [1, 5]}), "
+             "npartitions=1).query('a > 2').a.tolist()\n[5]",
+    "eval": "Evaluate a column expression (``DataFrame.eval``), per partition.\n\n"
+            ">>> import pandas as pd, xsched.dataframe as xd\n>>> xd.from_pandas(pd.DataFrame({'a': [1, 5]}), "
+            "npartitions=1).eval('b = a * 2').b.tolist()\n[2, 10]",
+    "select_dtypes": "Only the columns of some dtypes.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
+                     ">>> xd.from_pandas(pd.DataFrame({'a': [1], 'b': ['x']}), npartitions=1)"
+                     ".select_dtypes('number').columns.tolist()\n['a']",
+    "explode": "One row per element of list-like values, per partition.\n\n>>> import pandas as pd, "
+               "xsched.dataframe as xd\n>>> xd.from_pandas(pd.Series([[1, 2], [3]]), npartitions=1)"
+               ".explode().compute().tolist()\n[1, 2, 3]",
+    "melt": "Unpivot columns to rows (``DataFrame.melt``), per partition.\n\n>>> import pandas as pd, "
+            "xsched.dataframe as xd\n>>> xd.from_pandas(pd.DataFrame({'a': [1], 'b': [2]}), npartitions=1)"
+            ".melt().value.tolist()\n[1, 2]",
+    "add_prefix": "Column (or label) names with a prefix.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
+                  ">>> xd.from_pandas(pd.DataFrame({'a': [1]}), npartitions=1).add_prefix('x_').columns.tolist()\n"
+                  "['x_a']",
+    "add_suffix": "Column (or label) names with a suffix.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
+                  ">>> xd.from_pandas(pd.DataFrame({'a': [1]}), npartitions=1).add_suffix('_y').columns.tolist()\n"
+                  "['a_y']",
+}
+
+
+for _name, _doc in _SHARED_METHODS.items():
+    setattr(_Frame, _name, _method_doc(_name, _doc))
+DataFrame.query.__doc__ = _SHARED_METHODS["query"]
+
+
+# --------------------------------------------------------------------------- reductions by rank
+
+
+def _top(part: Any, n: int, columns: Any, keep: str, largest: bool) -> Any:
+    method = "nlargest" if largest else "nsmallest"
+    if isinstance(part, pd.Series):
+        return getattr(part, method)(n, keep=keep)
+    return getattr(part, method)(n, columns, keep=keep)
+
+
+def _top_merge(parts: list, n: int, columns: Any, keep: str, largest: bool) -> Any:
+    return _top(pd.concat(parts), n, columns, keep, largest)
+
+
+def _nbest(frame: _Frame, n: int, columns: Any, keep: str, largest: bool, split_every: int | None):
+    from functools import partial
+    merge = partial(_top_merge, n=n, columns=columns, keep=keep, largest=largest)
+    if isinstance(frame, DataFrame):
+        cols = [columns] if isinstance(columns, str) else list(columns)
+        frame._check_columns(cols, "nlargest" if largest else "nsmallest")
+    return reduction(frame, partial(_top, n=n, columns=columns, keep=keep, largest=largest), merge, merge,
+                     meta=frame._meta, token="nlargest" if largest else "nsmallest", split_every=split_every)
+
+
+def _install() -> None:
+    def nlargest(self, n: int = 5, columns: Any = None, keep: str = "first", split_every: int | None = None):
+        """The ``n`` largest rows (by ``columns`` for a DataFrame), as a tree reduction.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.DataFrame({"a": [3, 9, 1, 7]}), npartitions=2).nlargest(2, "a").a.tolist()
+        [9, 7]
+        """
+        return _nbest(self, n, columns, keep, True, split_every)
+
+    def nsmallest(self, n: int = 5, columns: Any = None, keep: str = "first", split_every: int | None = None):
+        """The ``n`` smallest rows (by ``columns`` for a DataFrame), as a tree reduction.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series([3, 9, 1, 7]), npartitions=2).nsmallest(2).tolist()
+        [1, 3]
+        """
+        return _nbest(self, n, columns, keep, False, split_every)
+
+    def s_nlargest(self, n: int = 5, keep: str = "first", split_every: int | None = None):
+        return nlargest(self, n, None, keep, split_every)
+
+    def s_nsmallest(self, n: int = 5, keep: str = "first", split_every: int | None = None):
+        return nsmallest(self, n, None, keep, split_every)
+
+    s_nlargest.__doc__, s_nsmallest.__doc__ = nlargest.__doc__, nsmallest.__doc__
+    DataFrame.nlargest, DataFrame.nsmallest = nlargest, nsmallest  # type: ignore[attr-defined]
+    Series.nlargest, Series.nsmallest = s_nlargest, s_nsmallest  # type: ignore[attr-defined]
+
+    def get_partition(self, n: int):
+        """Partition ``n`` alone, as a collection of one partition.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.DataFrame({"a": range(6)}), npartitions=3).get_partition(1).a.tolist()
+        [2, 3]
+        """
+        if not -self.npartitions <= n < self.npartitions:
+            raise IndexError(f"get_partition({n}): this collection has {self.npartitions} partitions")
+        return self.partitions[n % self.npartitions]
+
+    def sample(self, frac: float, replace: bool = False, random_state: int | None = None):
+        """A random fraction of the rows of every partition, reproducible from ``random_state``
+        (each partition draws from its own seed, derived from it).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"a": range(100)}), npartitions=4)
+        >>> len(df.sample(frac=0.5, random_state=0)), df.sample(0.1, random_state=1).a.tolist() == \\
+        ...     df.sample(0.1, random_state=1).a.tolist()
+        (50, True)
+        """
+        if not 0 <= frac <= 1 and not replace:
+            raise ValueError(f"sample: frac must be between 0 and 1 without replacement, got {frac}")
+        seed = np.random.SeedSequence(random_state).generate_state(1)[0] if random_state is not None else \
+            np.random.SeedSequence().generate_state(1)[0]
+        return _seeded(self, "sample", int(seed), {"frac": frac, "replace": replace})
+
+    def random_split(self, frac: Sequence[float], random_state: int | None = None) -> list:
+        """The rows split at random into parts of about the given fractions (they are
+        normalised to add up to 1); every row lands in exactly one part.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> a, b = xd.from_pandas(pd.DataFrame({"a": range(100)}), npartitions=4).random_split([0.8, 0.2], 0)
+        >>> len(a) + len(b)
+        100
+        """
+        weights = np.asarray(frac, dtype=float)
+        if weights.ndim != 1 or len(weights) < 1 or (weights < 0).any() or weights.sum() <= 0:
+            raise ValueError(f"random_split: frac must be non-negative fractions, got {frac!r}")
+        bounds = np.concatenate([[0.0], np.cumsum(weights / weights.sum())])
+        bounds[-1] = 1.0 + 1e-12
+        seed = np.random.SeedSequence(random_state).generate_state(1)[0]
+        return [_seeded(self, "split", int(seed), {"lo": float(bounds[i]), "hi": float(bounds[i + 1])})
+                for i in range(len(weights))]
+
+    def memory_usage_per_partition(self, index: bool = True, deep: bool = False):
+        """Bytes each partition holds (a Series, one value per partition).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.DataFrame({"a": range(4)}), npartitions=2).memory_usage_per_partition().tolist()
+        [148, 148]
+        """
+        return self.map_partitions(_memory_usage, index, deep, meta=0)
+
+    def size(self):
+        """The number of values (rows x columns), as a Scalar.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.DataFrame({"a": range(4), "b": 1}), npartitions=2).size.compute()
+        np.int64(8)
+        """
+        return self.map_partitions(_size, meta=0).sum()
+
+    for f in (get_partition, sample, random_split, memory_usage_per_partition):
+        setattr(_Frame, f.__name__, f)
+    _Frame.size = property(size)  # type: ignore[attr-defined]
+
+    def shape(self) -> tuple:
+        """``(rows, columns)``: the row count as a Scalar (it needs a computation), the
+        column count as a number.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> rows, cols = xd.from_pandas(pd.DataFrame({"a": range(4), "b": 1}), npartitions=2).shape
+        >>> rows.compute(), cols
+        (np.int64(4), 2)
+        """
+        return self.map_partitions(len, meta=0).sum(), len(self._meta.columns)
+
+    DataFrame.shape = property(shape)  # type: ignore[attr-defined]
+
+
+def _memory_usage(part: Any, index: bool, deep: bool) -> int:
+    out = part.memory_usage(index=index, deep=deep)
+    return int(out.sum()) if isinstance(out, pd.Series) else int(out)
+
+
+def _size(part: Any) -> int:
+    return int(part.size)
+
+
+def _draw(part: Any, how: str, seed: int, index: int, kwargs: dict) -> Any:
+    rng = np.random.default_rng([seed, index])
+    if how == "sample":
+        return part.sample(frac=kwargs["frac"], replace=kwargs["replace"], random_state=rng)
+    u = rng.random(len(part))
+    return part[(u >= kwargs["lo"]) & (u < kwargs["hi"])]
+
+
+def _seeded(frame: _Frame, how: str, seed: int, kwargs: dict):
+    """A partition-wise draw whose partition ``i`` uses the generator seeded ``(seed, i)``."""
+    name = f"{how}-{new_token(frame._name, how, seed, kwargs)}"
+    ann = annotations_in_force()
+    layer = {part_key(name, i): Task(_draw, (Ref(k), how, seed, i, kwargs), {}, per_task(ann))
+             for i, k in enumerate(frame._keys())}
+    return new_collection(LayeredGraph.merge(frame._graph, new={name: layer}), name, frame._meta, frame.divisions)
+
+
+# --------------------------------------------------------------------------- module functions
+
+
+def concat(dfs: Sequence[_Frame], axis: int = 0, join: str = "outer", ignore_index: bool = False):
+    """Collections end to end (``axis=0``): the partitions of the first, then of the next...
+    Divisions stay known when every input's are and they follow each other.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> a = xd.from_pandas(pd.DataFrame({"x": [1, 2]}), npartitions=1)
+    >>> b = xd.from_pandas(pd.DataFrame({"x": [3], "y": ["z"]}), npartitions=1)
+    >>> xd.concat([a, b]).compute().fillna({"y": "-"}).to_dict("list")
+    {'x': [1, 2, 3], 'y': ['-', '-', 'z']}
+    """
+    dfs = list(dfs)
+    if axis not in (0, "index"):
+        raise NotImplementedError("concat(axis=1): use assign, or merge on the index (join)")
+    if not dfs or not all(isinstance(d, _Frame) for d in dfs):
+        raise TypeError("concat takes a list of xsched DataFrames or Series")
+    if len(dfs) == 1:
+        return dfs[0]
+    meta = make_meta(pd.concat([_nonempty(d._meta) for d in dfs], join=join, ignore_index=ignore_index))
+    name = f"concat-{new_token([d._name for d in dfs], join, ignore_index)}"
+    ann = annotations_in_force()
+    layer = {}
+    for key in (k for d in dfs for k in d._keys()):
+        layer[part_key(name, len(layer))] = Task(_conform_concat, (Ref(key), meta, join), {}, per_task(ann))
+    known = all(d.known_divisions for d in dfs) and all(
+        a.divisions[-1] < b.divisions[0] for a, b in zip(dfs, dfs[1:])) and not ignore_index
+    divisions = tuple(x for d in dfs for x in d.divisions[:-1]) + (dfs[-1].divisions[-1],) if known \
+        else (None,) * (len(layer) + 1)
+    return new_collection(LayeredGraph.merge(*[d._graph for d in dfs], new={name: layer}), name, meta, divisions)
+
+
+def _conform_concat(part: Any, meta: Any, join: str) -> Any:
+    """A partition in the concatenation's columns (missing ones as missing values)."""
+    if isinstance(meta, pd.DataFrame):
+        if join == "inner":
+            return part[list(meta.columns)]
+        out = part.reindex(columns=meta.columns)
+        return out.astype({c: meta[c].dtype for c in meta.columns if c not in part.columns}, errors="ignore")
+    return part
+
+
+def to_datetime(arg: _Frame, **kwargs: Any):
+    """``pandas.to_datetime`` on every partition of a Series (or DataFrame of parts).
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> s = xd.from_pandas(pd.Series(["2000-01-02", "2001-03-04"]), npartitions=2)
+    >>> xd.to_datetime(s).dt.year.tolist()
+    [2000, 2001]
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (pandas guessing the made-up text's format)
+            meta = make_meta(pd.to_datetime(_nonempty(arg._meta), **kwargs))
+    except (ValueError, TypeError):  # the stand-in's made-up text is no date: one the parser reads
+        meta = make_meta(pd.to_datetime(pd.Series(["2000-01-01"], name=arg._meta.name),
+                                        utc=kwargs.get("utc", False)))
+    return map_partitions(_converted, arg, pd.to_datetime, meta.dtype, kwargs, meta=meta, _name="to-datetime")
+
+
+def to_numeric(arg: _Frame, errors: str = "raise", **kwargs: Any):
+    """``pandas.to_numeric`` on every partition of a Series; every partition comes back as
+    float64 (pandas would choose int or float per partition), or as ``meta``'s dtype.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> xd.to_numeric(xd.from_pandas(pd.Series(["1", "2.5"]), npartitions=2)).tolist()
+    [1.0, 2.5]
+    """
+    meta = make_meta(kwargs.pop("meta", pd.Series([], dtype="float64", name=arg._meta.name)))
+    return map_partitions(_converted, arg, pd.to_numeric, meta.dtype, dict(kwargs, errors=errors), meta=meta,
+                          _name="to-numeric")
+
+
+def _converted(part: Any, convert: Callable, dtype: Any, kwargs: dict) -> Any:
+    """``convert(part)`` in the dtype announced by the collection's meta."""
+    out = convert(part, **kwargs)
+    return out.astype(dtype) if out.dtype != dtype else out
+
+
+_install()
