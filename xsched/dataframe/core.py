@@ -39,7 +39,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.optimize import optimize
 from ..graph.order import gc_paused
 from ..graph.spec import Ref, Task, funcname
-from .planner import Layer, explain, project_columns
+from .planner import Layer, explain, plan
 
 __all__ = ["DataFrame", "Series", "Index", "Scalar", "map_partitions", "new_collection", "from_graph"]
 
@@ -192,23 +192,21 @@ class _Frame:
 
     # ----------------------------------------------------------------- collection protocol
     def __xsched_graph__(self) -> dict[str, Any]:
-        return dict(project_columns(self._graph, self._keys()).flat())
+        return dict(plan(self._graph, self._keys()).flat())
 
     def __xsched_keys__(self) -> list[str]:
         return self._keys()
 
     def explain(self) -> None:
         """Print the plan: the layers that will run, each with what it does to columns,
-        after the planner has pushed the columns used into the readers.
+        after the planner has pushed the columns used into the readers and fused the
+        partition-wise steps into one task per partition.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> df = xd.from_pandas(pd.DataFrame({"a": [1], "b": [2]}), npartitions=1)
         >>> df[df.a > 0].b.explain()
         opaque   from-pandas-... (1 tasks)
-        select   getitem-... (1 tasks) columns=['a']
-        opaque   gt-... (1 tasks)
-        filter   getitem-mask-... (1 tasks)
-        select   getitem-... (1 tasks) columns=['b']
+        fused    getitem-... (1 tasks): select getitem ['a'] + gt + filter getitem-mask + select getitem ['b']
         """
         print(explain(self._graph, self._keys()))
 
@@ -743,7 +741,7 @@ class Scalar:
         return getattr(self._meta, "dtype", type(self._meta))
 
     def __xsched_graph__(self) -> dict:
-        return dict(project_columns(self._graph, [self.key]).flat())
+        return dict(plan(self._graph, [self.key]).flat())
 
     def __xsched_keys__(self) -> list[str]:
         return [self.key]

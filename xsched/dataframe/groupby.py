@@ -66,9 +66,9 @@ def _squares(part: pd.DataFrame, by: Any) -> pd.DataFrame:
 
 
 def _chunk(part: pd.DataFrame, by: Any, by_series: Any, selection: Any, stats: dict,
-           dropna: bool, observed: bool, split_out: int) -> list[dict]:
+           dropna: bool, observed: bool, split_out: int) -> Any:
     """Per partition: each statistic per group (of the columns that need it, or of the whole
-    selection for None), hashed into ``split_out`` pieces by key."""
+    selection for None); with ``split_out`` > 1 a list of that many pieces, hashed by key."""
     keys = by_series if by_series is not None else by
 
     def grouped(frame: pd.DataFrame) -> Any:
@@ -82,7 +82,7 @@ def _chunk(part: pd.DataFrame, by: Any, by_series: Any, selection: Any, stats: d
             g = g[cols]
         out[stat] = g.sum() if stat == "sumsq" else getattr(g, stat)()
     if split_out == 1:
-        return [out]
+        return out
     pieces: list[dict] = [{} for _ in range(split_out)]
     for stat, frame in out.items():
         where = _stable_hash(frame.index, split_out)
@@ -291,14 +291,6 @@ class GroupBy:
                 for i, c in enumerate(chunks):
                     k = chunk_key(pick_name, (i, j))
                     layer[k] = Task(_pick, (Ref(c), j), {}, per_task(ann))
-                    keys.append(k)
-            else:  # each chunk returned [stats]
-                pick_name = f"groupby-{label}-one-{tok}"
-                layer = layers.setdefault(pick_name, {})
-                keys = []
-                for i, c in enumerate(chunks):
-                    k = chunk_key(pick_name, (i,))
-                    layer[k] = Task(_pick, (Ref(c), 0), {}, per_task(ann))
                     keys.append(k)
             level = 0
             while len(keys) > split_every:

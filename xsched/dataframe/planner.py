@@ -32,9 +32,9 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..graph.layers import LayeredGraph, new_token
 from ..graph.order import task_dependencies
-from ..graph.spec import Ref, substitute
+from ..graph.spec import Ref, Task, substitute
 
-__all__ = ["Layer", "project_columns", "explain"]
+__all__ = ["Layer", "project_columns", "fuse_blockwise", "plan", "explain"]
 
 ALL = None  # "every column"
 
@@ -173,9 +173,8 @@ def project_columns(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph
         new_name = f"{name.rsplit('-', 1)[0]}-{label}-{new_token(name, columns, repr(filters))}"
         renamed = {f"{new_name}-{i}": task for i, task in enumerate(tasks)}
         mapping = {old: Ref(f"{new_name}-{i}") for i, old in enumerate(layer)}
-        del layers[name]
-        layers[new_name] = Layer(renamed, "read", (), columns, None)
-        layers[new_name].predicate = tuple(filters) or None
+        reader = Layer(renamed, "read", (), columns, None, tuple(filters) or None)
+        layers = {new_name if n == name else n: reader if n == name else v for n, v in layers.items()}  # (in place)
         for consumer in consumers[name]:
             old = layers[consumer]
             rewritten = {k: substitute(t, mapping) for k, t in old.items()}
@@ -186,16 +185,156 @@ def project_columns(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph
     return LayeredGraph(layers)
 
 
+class Fused:
+    """The tasks of several partition-wise steps for one partition, run as one task: a
+    dict of tasks in dependency order and the key whose value is the result. Values that
+    no later step needs are dropped as the steps run."""
+
+    __slots__ = ("tasks", "out", "release")
+
+    def __init__(self, tasks: dict, out: str) -> None:
+        self.tasks, self.out = tasks, out
+        last: dict[str, str] = {}
+        for key, task in tasks.items():
+            for dep in task_dependencies(task):
+                last[dep] = key
+        self.release: dict[str, list[str]] = {}
+        for dep, key in last.items():
+            if dep != out:
+                self.release.setdefault(key, []).append(dep)
+
+    def __repr__(self) -> str:
+        return f"Fused({' + '.join(k.rsplit('-', 2)[0] for k in self.tasks)})"
+
+
+def run_fused(fused: Fused, values: list, keys: tuple) -> Any:
+    """Run on the workers: the steps of one partition in order, the last one's value."""
+    data = dict(zip(keys, values))
+    for key, task in fused.tasks.items():
+        data[key] = task.run(data)
+        for done in fused.release.get(key, ()):
+            data.pop(done, None)
+    return data[fused.out]
+
+
+def fuse_blockwise(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph:
+    """Partition-wise steps that only feed each other (a read, a mask computed from it, the
+    filter, a groupby's first step...) fused into one task per partition, named after the
+    last step, so a partition is read, filtered and reduced without its intermediate values
+    ever being stored or moved. Steps with different annotations are never fused."""
+    owners = _owners(graph)
+    out_layers = {owners[k] for k in outputs if k in owners}
+    consumers = _consumers(graph, owners)
+    fusable = {n for n, layer in graph.layers.items() if isinstance(layer, Layer) and layer
+               and all(type(t) is Task for t in layer.values())}
+    parent = {n: n for n in fusable}
+
+    def root(n: str) -> str:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    for name in fusable:
+        users = consumers[name]
+        if name in out_layers or not users or not all(u in fusable and len(graph.layers[u]) == len(graph.layers[name])
+                                                      for u in users):
+            continue
+        for u in users:
+            parent[root(u)] = root(name)
+    groups: dict[str, list[str]] = {}
+    for name in fusable:
+        groups.setdefault(root(name), []).append(name)
+    layers = dict(graph.layers)
+    order = list(graph.layers)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        inside = set(members)
+        sinks = [m for m in members if m in out_layers or not consumers[m] <= inside]
+        if len(sinks) != 1:
+            continue
+        ordered = sorted(members, key=order.index)  # layers are merged after their inputs
+        sink = sinks[0]
+        fused_layer: dict = {}
+        ok = True
+        for i in range(len(graph.layers[sink])):
+            tasks = {f"{m}-{i}": graph.layers[m].get(f"{m}-{i}") for m in ordered}
+            if any(t is None for t in tasks.values()):
+                ok = False
+                break
+            anns = [t.annotations for t in tasks.values()]
+            if any(a != anns[0] for a in anns[1:]):
+                ok = False
+                break
+            external = sorted({d for t in tasks.values() for d in task_dependencies(t) if d not in tasks})
+            fused_layer[f"{sink}-{i}"] = Task(run_fused, (Fused(tasks, f"{sink}-{i}"), [Ref(k) for k in external],
+                                                          tuple(external)), {}, dict(anns[0]))
+        if not ok:
+            continue
+        for m in members:
+            del layers[m]
+        layers[sink] = Layer(fused_layer, "fused", [x for m in ordered for x in graph.layers[m].inputs
+                                                    if x not in inside])
+    return LayeredGraph({n: layers[n] for n in order if n in layers}) if len(layers) != len(graph.layers) \
+        else graph
+
+
+def plan(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph:
+    """What runs: columns (and filters) pushed into the readers, then partition-wise steps fused."""
+    outputs = list(outputs)
+    return fuse_blockwise(project_columns(graph, outputs), outputs)
+
+
 def explain(graph: LayeredGraph, outputs: Iterable[str]) -> str:
     """The layers that will run, in order, with what each does to columns: the plan after
-    projection, one line per layer."""
-    planned = project_columns(graph, outputs)
+    projection and fusion, one line per layer."""
+    outputs = list(outputs)
+    projected = project_columns(graph, outputs)
+    planned = fuse_blockwise(projected, outputs)
     lines = []
-    for name, layer in planned.layers.items():
+    for name in _layer_order(planned):
+        layer = planned.layers[name]
         kind = getattr(layer, "kind", "opaque")
         cols = getattr(layer, "columns", None)
+        if kind == "fused":
+            first = next(iter(layer.values()))
+            steps = " + ".join(_describe_step(projected, k) for k in first.args[0].tasks)
+            lines.append(f"fused    {name} ({len(layer)} tasks): {steps}")
+            continue
         detail = f" columns={cols}" if cols is not None and kind in ("read", "select", "groupby", "assign") else ""
         if kind == "read" and getattr(layer, "predicate", None):
             detail += f" filters={list(layer.predicate)}"
         lines.append(f"{kind:<8} {name} ({len(layer)} tasks){detail}")
     return "\n".join(lines)
+
+
+def _layer_order(graph: LayeredGraph) -> list[str]:
+    """The layers inputs first (Kahn's order over layer dependencies; ties as merged)."""
+    consumers = _consumers(graph, _owners(graph))
+    waiting = {n: 0 for n in graph.layers}
+    for users in consumers.values():
+        for u in users:
+            waiting[u] += 1
+    ready = [n for n in graph.layers if not waiting[n]]
+    out = []
+    while ready:
+        name = ready.pop(0)
+        out.append(name)
+        for u in sorted(consumers[name], key=list(graph.layers).index):
+            waiting[u] -= 1
+            if not waiting[u]:
+                ready.append(u)
+    return out + [n for n in graph.layers if n not in out]
+
+
+def _describe_step(graph: LayeredGraph, key: str) -> str:
+    name = key.rsplit("-", 1)[0]
+    layer = graph.layers.get(name)
+    kind = getattr(layer, "kind", "opaque")
+    cols = getattr(layer, "columns", None)
+    label = name.rsplit("-", 1)[0]
+    shown = f"{kind} {label}" if kind not in ("opaque",) else label
+    if kind == "read" and getattr(layer, "predicate", None):
+        return f"{shown} {cols} filters={list(layer.predicate)}"
+    return f"{shown} {cols}" if cols is not None and kind in ("read", "select", "groupby", "assign") else shown
