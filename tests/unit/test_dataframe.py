@@ -539,3 +539,26 @@ def test_more_pandas_methods(data):
     eq(s1.compute(), s2.compute())
     eq(xd.concat([df, df]).compute(), pd.concat([pdf, pdf]))
     eq(xd.to_datetime(df.t.astype(str)).compute(), pd.to_datetime(pdf.t.astype(str)))
+
+
+@pytest.mark.parametrize("rule", ["1h", "3h", "1D", "7min"])
+@pytest.mark.parametrize("method", ["sum", "mean", "count", "max", "first", "size", "std"])
+def test_resample_matches_pandas_across_partition_boundaries(rule, method):
+    rng = np.random.default_rng(7)
+    idx = pd.DatetimeIndex(np.sort(pd.Timestamp("2000-01-01").value + rng.integers(0, 3 * 86400e9, 400)))
+    pdf = pd.DataFrame({"x": rng.normal(size=400), "n": rng.integers(0, 10, 400)}, index=idx)
+    pdf.index.name = "t"
+    df = xd.from_pandas(pdf, npartitions=9)
+    got = getattr(df.resample(rule), method)().compute()
+    expected = getattr(pdf.resample(rule), method)()
+    eq(got, expected, check_freq=False)
+    eq(df.x.resample(rule).agg(["min", "max"]).compute(), pdf.x.resample(rule).agg(["min", "max"]),
+       check_freq=False)
+
+
+def test_resample_needs_a_sorted_time_index():
+    df = xd.from_pandas(frame(), npartitions=3)
+    with pytest.raises(TypeError, match="DatetimeIndex"):
+        df.resample("1h")
+    with pytest.raises(ValueError, match="fixed-length"):
+        df.set_index("t", sorted=True).resample("ME")

@@ -24,6 +24,7 @@ from . import methods as _methods  # noqa: F401  (partition-wise pandas methods,
 from . import groupby as _groupby  # noqa: F401  (gives DataFrame and Series their groupby)
 from . import reductions as _reductions  # noqa: F401  (gives the collections their reductions)
 from . import parquet as _parquet  # noqa: F401  (gives DataFrame its to_parquet)
+from . import resample as _resample  # noqa: F401  (time bins across partition boundaries)
 from . import rolling as _rolling  # noqa: F401  (rolling windows across partition boundaries)
 from . import shuffle as _shuffle  # noqa: F401  (merge, join, set_index, sort_values, drop_duplicates)
 from .core import DataFrame, Index, Scalar, Series, map_partitions
