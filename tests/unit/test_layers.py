@@ -61,6 +61,8 @@ LAYERS: dict[str, int] = {
     "xsched.scheduler": SERVERS,
     "xsched.worker": SERVERS,
     "xsched.jupyter.kernel": SERVERS,   # the kernel host the scheduler and workers embed (imports no xsched)
+    "xsched.sim": SERVERS,              # the simulator drives the state machines as a server does (it
+                                        # subclasses both servers); nothing below imports it
     # the client
     "xsched.client": CLIENT,
     # collections: build graphs; see COLLECTION_MAY_IMPORT
