@@ -19,6 +19,7 @@ from .graph.annotate import annotate
 from .graph.delayed import Delayed, compute, delayed, persist
 from .jupyter import magics as _magics
 from .jupyter.progress import progress
+from .plugins import NannyPlugin, PipInstall, SchedulerPlugin, UploadFile, WorkerPlugin
 from .protocol.versions import XSCHED_VERSION, IncompatibleVersionError
 from .sizeof import sizeof
 from .task_context import get_worker, rejoin, secede
@@ -36,6 +37,8 @@ __all__ = [
     "worker_client", "local_client", "get_worker", "secede", "rejoin",
     # coordination between tasks and clients
     "Lock", "Semaphore", "Variable", "Queue", "Event",
+    # plugins: code run by the workers, the scheduler and the nannies
+    "WorkerPlugin", "SchedulerPlugin", "NannyPlugin", "UploadFile", "PipInstall",
     # events, output and diagnostics
     "log_event", "print", "warn", "get_task_stream",
     # errors

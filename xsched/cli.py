@@ -140,9 +140,11 @@ async def _run_worker(args, security, address) -> int:
     memory_limit = parse_memory_limit(limit, nworkers=args.nworkers)
     local_dir = args.local_directory or config.get("worker.local-directory", None)
     lifetime, stagger, retire_timeout = _lifetime_args(args)
+    # started by a nanny: the directory it shares with us (nanny plugins); not inherited further
+    nanny_dir = os.environ.pop(worker_nanny.NANNY_DIR_VAR, None) if args.parent_pid else None
     w = Worker(address, security, nthreads, name=args.name, memory_limit=memory_limit, resources=resources,
                local_directory=local_dir, host=_listen_host(args), lifetime=lifetime, lifetime_stagger=stagger,
-               retire_timeout=retire_timeout)
+               retire_timeout=retire_timeout, nanny_directory=nanny_dir)
     await w.start()
     why = await _worker_until_stopped(w, args.parent_pid)
     if why == "signal" and w.status == "running":

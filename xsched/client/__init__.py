@@ -16,6 +16,8 @@ mixin reads the client's own attributes (``_conn``, ``_states``, ``_pool``, ...)
     admin.py       AdminMixin: run, run_on_scheduler, upload_file, restart (shipping an
                    environment), retire_workers, scheduler_info, nthreads, wait_for_workers,
                    who_has, who_can_run, get_versions; UploadError, RestartError
+    plugins.py     PluginsMixin: register_plugin (worker, scheduler and nanny plugins),
+                   unregister_worker_plugin, unregister_scheduler_plugin; PluginError
     diagnostics.py DiagnosticsMixin: events and topics (log_event, subscribe_topic), logs,
                    the task stream, has_what, processing, story, call_stack, profile,
                    dump_cluster_state; the handler of the scheduler's ``event`` op

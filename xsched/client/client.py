@@ -53,18 +53,20 @@ from .diagnostics import DiagnosticsMixin
 from .default import current_as, default_client as _default_or_none, set_default_client, unset_default_client
 from .future import FutureState
 from .kernels import KernelsMixin
+from .plugins import PluginError, PluginsMixin
 from .refcount import RefCountMixin
 from .submit import SubmitMixin
 from .transfer import TransferMixin
 
 logger = logging.getLogger("xsched.client")
 
-__all__ = ["Client", "Executor", "get_client", "default_client", "UploadError", "RestartError"]
+__all__ = ["Client", "Executor", "get_client", "default_client", "UploadError", "RestartError", "PluginError"]
 
 _clients: "weakref.WeakSet[Client]" = weakref.WeakSet()
 
 
-class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, DiagnosticsMixin, KernelsMixin, RefCountMixin):
+class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, PluginsMixin, DiagnosticsMixin, KernelsMixin,
+             RefCountMixin):
     """Connect to a cluster and compute on it.
 
     ``Client()`` starts a LocalCluster (the keywords the client does not take itself go to

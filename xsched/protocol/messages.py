@@ -63,6 +63,13 @@ restart into a shipped environment (client.restart(environment=...); scheduler f
       (client -> scheduler -> one worker per host; each reply waits for those workers' answers)
   environment-ack [uid, seq, error] / environment-ready [uid, path, error] (worker -> scheduler)
   close-worker [restart, reason, environment] (the path to restart into, on that worker's host)
+plugins (client.register_plugin; the scheduler forwards worker and nanny plugins unopened)
+  register-worker-plugin [name, nanny, idempotent] + plugin (client -> scheduler -> {results:
+      {worker: outcome}}; scheduler -> worker: plugin-add [name, uid, nanny, token] + plugin, also
+      to every worker that registers later)     unregister-worker-plugin [name, nanny] -> plugin-remove
+  plugin-done [uid, name, status, error, exception, traceback] (worker -> scheduler)
+  get-nanny-plugins [] (a worker under a nanny, before registering) -> {plugins: [[name, token, frames]]}
+  register-scheduler-plugin [name, idempotent] + plugin / unregister-scheduler-plugin [name]
 framing
   "chunked" [parts] precedes a message whose frames were cut to at most MAX_FRAME bytes each
 

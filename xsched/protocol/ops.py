@@ -55,6 +55,11 @@ ENVIRONMENT_CHUNK = "environment-chunk"  #: (also scheduler -> worker) one piece
 ENVIRONMENT_DONE = "environment-done"  #: (also scheduler -> worker) its end and checksum
 FIRE_AND_FORGET = "fire-and-forget"  #: keep computing these keys after the client has gone
 SHUTDOWN = "shutdown"  #: close the scheduler and its workers (client.shutdown())
+# plugins (client.register_plugin): the plugins extension
+REGISTER_WORKER_PLUGIN = "register-worker-plugin"  #: a worker or nanny plugin, for every worker now and later
+UNREGISTER_WORKER_PLUGIN = "unregister-worker-plugin"  #: forget it; every worker tears it down
+REGISTER_SCHEDULER_PLUGIN = "register-scheduler-plugin"  #: a plugin for the scheduler process itself
+UNREGISTER_SCHEDULER_PLUGIN = "unregister-scheduler-plugin"
 # coordination primitives (Lock, Semaphore, Queue, Variable, Event): the coordination extension
 LOCK_ACQUIRE = "lock-acquire"  #: reply when granted, or when its timeout passes
 LOCK_RELEASE = "lock-release"
@@ -99,6 +104,8 @@ TASK_REJOINED = "task-rejoined"
 UPLOAD_FILE_DONE = "upload-file-done"
 ENVIRONMENT_ACK = "environment-ack"
 ENVIRONMENT_READY = "environment-ready"
+GET_NANNY_PLUGINS = "get-nanny-plugins"  #: (a worker under a nanny, before it registers) what its nanny needs
+PLUGIN_DONE = "plugin-done"  #: a plugin-add or plugin-remove carried out, or its error
 
 # ---------------------------------------------------------------- scheduler -> worker
 COMPUTE_TASK = "compute-task"
@@ -107,6 +114,8 @@ FORGET_FUNCTIONS = "forget-functions"
 ACQUIRE_REPLICAS = "acquire-replicas"
 STEAL_REQUEST = "steal-request"
 CLOSE_WORKER = "close-worker"
+PLUGIN_ADD = "plugin-add"  #: set up a worker plugin here, or hand a nanny plugin to this worker's nanny
+PLUGIN_REMOVE = "plugin-remove"  #: tear it down
 
 # ---------------------------------------------------------------- clients and peers -> worker
 GET_DATA = "get-data"

@@ -422,6 +422,7 @@ TOPICS = either(TOPIC, list_of(TOPIC, 256))
 ANY = Spec(lambda v: True, "any msgpack value")
 COUNT = integer(0, 2**31 - 1, "a count (an integer >= 0)")
 WORKERS = either(ADDRESS, WORKER_NAMES)  # worker addresses or names
+PLUGIN_NAME = text(1024, "a plugin name")
 
 METRICS = record({
     "time": opt(TIME), "rss": opt(NBYTES), "managed": opt(NBYTES), "spilled": opt(NBYTES), "paused": opt(BOOL),
@@ -525,6 +526,12 @@ TO_SCHEDULER = Table("the scheduler", [
     S(ops.ENVIRONMENT_DONE, {"uid": UID, "sha256": maybe(text(128)), "nbytes": maybe(NBYTES)}),
     S(ops.FIRE_AND_FORGET, {"keys": KEYS}),
     S(ops.SHUTDOWN), S(ops.VERSIONS),
+    # plugins (the scheduler keeps worker and nanny plugins as frames; it unpickles scheduler plugins)
+    S(ops.REGISTER_WORKER_PLUGIN, {"name": PLUGIN_NAME, "nanny": maybe(BOOL), "idempotent": maybe(BOOL)},
+      required_objects=("plugin",)),
+    S(ops.UNREGISTER_WORKER_PLUGIN, {"name": PLUGIN_NAME, "nanny": maybe(BOOL)}),
+    S(ops.REGISTER_SCHEDULER_PLUGIN, {"name": PLUGIN_NAME, "idempotent": maybe(BOOL)}, required_objects=("plugin",)),
+    S(ops.UNREGISTER_SCHEDULER_PLUGIN, {"name": PLUGIN_NAME}),
     # events (also from workers: a task's xsched.log_event, print, warn)
     S(ops.LOG_EVENT, {"topic": TOPICS, "msg": maybe(ANY)}),
     S(ops.GET_EVENTS, {"topic": maybe(TOPIC)}),
@@ -585,6 +592,11 @@ TO_SCHEDULER = Table("the scheduler", [
     S(ops.UPLOAD_FILE_DONE, {"uid": maybe(text(256)), "filename": maybe(NAME), "error": maybe(TEXT)}),
     S(ops.ENVIRONMENT_ACK, {"uid": maybe(UID), "seq": maybe(integer(-1, 2**31)), "error": maybe(TEXT)}),
     S(ops.ENVIRONMENT_READY, {"uid": maybe(UID), "path": maybe(TEXT), "error": maybe(TEXT)}),
+    S(ops.GET_NANNY_PLUGINS),
+    # uid: of the plugin-add/-remove answered ("" for one sent to a worker as it registered)
+    S(ops.PLUGIN_DONE, {"uid": maybe(text(256)), "name": maybe(PLUGIN_NAME),
+                      "status": opt(one_of("OK", "error", "skipped")), "error": maybe(TEXT),
+                      "exception": maybe(PICKLED), "traceback": maybe(PICKLED)}),
 ])
 
 #: clients and peer workers -> a worker's listener
@@ -619,6 +631,10 @@ WORKER_FROM_SCHEDULER = Table("a worker (from its scheduler)", [
     S(ops.ENVIRONMENT_START, {"uid": UID, "seq": maybe(integer(-1, 2**31))}),
     S(ops.ENVIRONMENT_CHUNK, {"uid": UID, "seq": integer(-1, 2**31)}, objects=("data",)),
     S(ops.ENVIRONMENT_DONE, {"uid": UID, "sha256": maybe(text(128)), "nbytes": maybe(NBYTES)}),
+    # token: names this version of the plugin (a nanny compares it with the one it has)
+    S(ops.PLUGIN_ADD, {"name": PLUGIN_NAME, "uid": opt(text(256)), "nanny": maybe(BOOL), "token": maybe(UID)},
+      required_objects=("plugin",)),
+    S(ops.PLUGIN_REMOVE, {"name": PLUGIN_NAME, "uid": opt(text(256)), "nanny": maybe(BOOL)}),
 ])
 
 #: the scheduler -> a client's connection

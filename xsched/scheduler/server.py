@@ -15,14 +15,17 @@ Data flow::
     validate (scheduler.validate): SchedulerState.validate() after the events; a violation
         is logged with its story, told to the clients, and closes the scheduler
     extensions: built from one table (scheduler/extensions/: progress, datasets, uploads,
-        environments; config scheduler.extensions); their ops join the handler tables and
-        their hooks hear worker and client arrivals and departures, transitions and close;
+        environments, plugins, ...; config scheduler.extensions); their ops join the handler
+        tables and their hooks hear worker and client arrivals and departures, graphs,
+        transitions and close;
         task-finished / task-erred also go to the diagnostics extension (the task stream)
     restart (client) -> Restart event: clients hear key-cancelled, workers close-worker
         {restart} and their nannies start them again -> reply once as many have registered
 
 The scheduler never unpickles task specs, results or exceptions: it forwards bytes.
-It unpickles only functions sent by authenticated clients to ``run_on_scheduler``.
+It unpickles only what authenticated clients send to run there: functions for
+``run_on_scheduler`` and scheduler plugins (``register_plugin``; worker and nanny plugins
+it forwards as bytes).
 """
 
 from __future__ import annotations
@@ -135,6 +138,12 @@ class Scheduler:
     @property
     def workers(self) -> dict:
         return self.state.workers
+
+    @property
+    def plugins(self) -> dict:
+        """The scheduler plugins registered (``client.register_plugin``): name -> plugin."""
+        ext = self.extensions.get("plugins")
+        return ext.plugins if ext is not None else {}
 
     @property
     def tasks(self) -> dict:
@@ -567,6 +576,7 @@ class Scheduler:
         self.client_peer[client] = peer
         self.peer_client[peer] = client
         self.handle(AddClient(client))
+        self._tell_extensions("add_client", client)
         return {"scheduler_id": self.id, "address": self.address, **announce()}
 
     def _op_versions(self, peer, h, payload):
@@ -606,7 +616,9 @@ class Scheduler:
                     wire[i] = None  # each decoded dict goes as soon as its NewTask exists (peak memory)
                     tasks.append(entry_task(t, make_task=NewTask))
             del wire, columns
-            self.handle(UpdateGraph(client, tasks, list(h.get("keys", ())), functions=h.get("functions")))
+            graph = UpdateGraph(client, tasks, list(h.get("keys", ())), functions=h.get("functions"))
+            self._tell_extensions("update_graph", graph)  # e.g. scheduler plugins (before its transitions)
+            self.handle(graph)
         progress = self.extensions.get("progress")
         if h.get("parent") is not None and progress is not None:  # sent from inside a task
             progress.launched(h["parent"], tasks)  # progress bars counting it count what it launched

@@ -21,6 +21,9 @@ Data flow::
                                               waits worker.reconnect-timeout for the scheduler
                                               (restarted on the same address) before exit 69
             RSS > terminate * limit        -> SIGKILL, then restarted
+        every 100 ms: the plugin requests its workers left in its directory (worker/plugins.py):
+            setup(nanny) / teardown(nanny) of nanny plugins, here, in the nanny's process; the
+            workers it starts afterwards inherit what they did (environment variables, ...)
         SIGTERM/SIGINT                     -> forwarded (SIGTERM) to every child, which retires
                                               gracefully (its data moved to other workers), then
                                               SIGKILL after ``stop_timeout``
@@ -48,10 +51,11 @@ import psutil
 
 from .. import config
 from .environments import read_restart_note
+from .plugins import NANNY_DIR_VAR, NannyPlugins
 
 logger = logging.getLogger("xsched.nanny")
 
-__all__ = ["Nanny", "nanny_action", "EXIT_RESTART", "EXIT_CANNOT_CONNECT", "RESTARTED_VAR"]
+__all__ = ["Nanny", "nanny_action", "EXIT_RESTART", "EXIT_CANNOT_CONNECT", "RESTARTED_VAR", "NANNY_DIR_VAR"]
 
 
 #: Exit code of a worker that could not register with its scheduler (unreachable, refused):
@@ -115,6 +119,12 @@ class Nanny:
         self.stop_timeout = stop_timeout  # a child's graceful retirement may take this long
         self._stopping = False
         self.kills = 0
+        self._plugins: NannyPlugins | None = None  # made by run(): the nanny plugins, set up here
+
+    @property
+    def plugins(self) -> dict:
+        """The nanny plugins set up in this process: name -> plugin."""
+        return self._plugins.plugins if self._plugins is not None else {}
 
     def _log_path(self, child: _Child) -> str | None:
         return os.path.join(self.log_dir, f"worker-{child.name}.log") if self.log_dir else None
@@ -126,6 +136,8 @@ class Nanny:
             extra[RESTARTED_VAR] = str(child.starts)
         child.starts += 1
         child.started_at = time.monotonic()
+        if self._plugins is not None:
+            extra[NANNY_DIR_VAR] = self._plugins.directory
         if child.env_error:
             extra["XSCHED_ENVIRONMENT_ERROR"] = child.env_error
             child.env_error = None
@@ -173,17 +185,20 @@ class Nanny:
         """Run until told to stop (signal), the parent dies, or every worker closed gracefully."""
         signal.signal(signal.SIGTERM, self.stop)
         signal.signal(signal.SIGINT, self.stop)
+        self._plugins = NannyPlugins(self, tempfile.mkdtemp(prefix="xsched-nanny-"))
         for child in self.children.values():
             self._start(child)
         try:
             while not self._stopping:
                 if parent_pid and os.getppid() != parent_pid:
                     break
+                self._plugins.poll()
                 if not self._tick():
                     break
                 time.sleep(self.interval)
         finally:
             self._stop_all()
+            self._plugins.close()
             for child in self.children.values():  # a trial start nobody checked any more
                 if child.started_file is not None:
                     try:

@@ -25,6 +25,10 @@ Data flow::
         threads by key: ``_task_threads``)
     scheduler --upload-file--> written to our upload directory, imported --upload-file-done-->
     scheduler --environment-*--> EnvironmentReceiver (worker/environments.py) --ack/ready-->
+    scheduler --plugin-add/-remove--> WorkerPlugins, or this worker's nanny (worker/plugins.py)
+        --plugin-done-->; after each handle(), the transitions the state machine logged go
+        to the plugins' transition hooks. Under a nanny, before registering: get-nanny-plugins,
+        and what the nanny lacks is set up there first (then this process restarts unregistered)
     close-worker {restart, environment} -> a note for the nanny, exit EXIT_RESTART
     graceful retirement (--lifetime ends, or SIGTERM: ``close_gracefully``):
         retire-worker request -> scheduler copies our unique data to others
@@ -76,6 +80,7 @@ from .environments import EnvironmentReceiver, write_restart_note
 from .heartbeat import AliveThread
 from .memory import MemoryMonitor, Thresholds
 from .nanny import EXIT_RESTART, RESTARTED_VAR
+from .plugins import NannyLink, WorkerPlugins, outcome, sync_nanny
 from .spill import SpillBuffer
 from .threads import TaskThreads
 from .uploads import load_file
@@ -229,10 +234,15 @@ class Worker:
     >>> # w = await Worker("tcp://127.0.0.1:8786", security=sec).start()
     """
 
+    #: the worker plugins here (made by ``__init__``; None in a subclass that skips it, as the
+    #: simulator's workers do: then nothing is told of transitions)
+    _plugins: WorkerPlugins | None = None
+
     def __init__(self, scheduler_address: str, security: Security, nthreads: int = 1, name: str | None = None,
                  memory_limit: int | None = None, resources: dict | None = None,
                  local_directory: str | None = None, host: str | None = None, data=None,
-                 lifetime: float | None = None, lifetime_stagger: float = 0.0, retire_timeout: float = 30.0):
+                 lifetime: float | None = None, lifetime_stagger: float = 0.0, retire_timeout: float = 30.0,
+                 nanny_directory: str | None = None):
         self.scheduler_address = scheduler_address
         self.security = security
         self.nthreads = int(nthreads)
@@ -248,6 +258,9 @@ class Worker:
         self._spill_dir: str | None = None
         self._upload_dir: str | None = None  # files sent by client.upload_file
         self._environments = None  # environments shipped for client.restart(environment=...)
+        # the directory our nanny shares with its workers (None: no nanny); nanny plugins go through it
+        self.nanny_directory = nanny_directory
+        self._nanny = NannyLink(nanny_directory) if nanny_directory else None
         self.data = data if data is not None else self._make_store()
         self.address: str | None = None
         self.state: WorkerState | None = None
@@ -269,6 +282,7 @@ class Worker:
         self._from_threads_lock = threading.Lock()
         self._from_threads_signalled = False
         self._background = Background("worker")
+        self._plugins = WorkerPlugins(self, self._background.spawn)  # client.register_plugin
         self._alive = None  # the AliveThread sending liveness heartbeats off the event loop
         self._closed = asyncio.Event()
         self.start_time = time.time()
@@ -303,6 +317,41 @@ class Worker:
         """Keys executing on this worker now (``%remote info[addr] worker.active``)."""
         return self.state.active if self.state is not None else set()
 
+    @property
+    def plugins(self) -> dict:
+        """The worker plugins set up here (``client.register_plugin``): name -> plugin."""
+        return self._plugins.plugins if self._plugins is not None else {}
+
+    @property
+    def upload_directory(self) -> str:
+        """Where uploaded files are written (``upload_file``, ``UploadFile``); on ``sys.path``
+        once a ``.py`` was loaded from it."""
+        if self._upload_dir is None:
+            base = self.local_directory or tempfile.gettempdir()
+            os.makedirs(base, exist_ok=True)
+            self._upload_dir = tempfile.mkdtemp(prefix="xsched-uploads-", dir=base)
+        return self._upload_dir
+
+    def upload_file(self, filename: str, data: bytes, load: bool = True) -> str:
+        """Write ``data`` as ``filename`` in the upload directory; with ``load``, import a
+        ``.py`` (reload it if it was imported before) or put a ``.zip``/``.egg`` on
+        ``sys.path``. Returns the file's path; raises what loading it raised."""
+        load_file(self.upload_directory, filename, data, load=load)
+        return os.path.join(self.upload_directory, filename)
+
+    def restart(self, reason: str = "restart asked") -> bool:
+        """Leave the scheduler and exit for the nanny to start this worker afresh (its data
+        is gone; the scheduler recomputes what is needed). False, doing nothing, without a
+        nanny (``processes=False``, ``--no-nanny``): nobody would start it again."""
+        if self._nanny is None:
+            logger.warning("worker %s cannot restart (%s): it has no nanny", self.address, reason)
+            return False
+        if self.status == "running":
+            logger.info("worker %s restarting: %s", self.address, reason)
+            self.exit_code = EXIT_RESTART
+            self._background.spawn(self.close(report=True, reason=reason))
+        return True
+
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> "Worker":
         global _current_worker
@@ -331,6 +380,12 @@ class Worker:
         self.scheduler.connect()
         timeout = registration_timeout()
         try:
+            if self._nanny is not None and await self._nanny_plugins_first(timeout):
+                # our nanny set up plugins after this process started: start again with them
+                self._started_file()
+                self.exit_code = EXIT_RESTART
+                await self.close(report=False, reason="restarting after its nanny's plugins")
+                return self
             reply, _ = await self.scheduler.request({
                 "op": ops.REGISTER_WORKER, "address": self.address, "name": self.name, "nthreads": self.nthreads,
                 "memory_limit": self.memory_limit, "resources": self.resources, "pid": os.getpid(),
@@ -360,10 +415,7 @@ class Worker:
         self.status = "running"
         _current_worker = self
         task_context._process_worker.append(self)
-        started = os.environ.get("XSCHED_STARTED_FILE")  # the nanny watches a new environment start
-        if started:
-            with open(started, "w"):
-                pass
+        self._started_file()
         self._background.spawn(self._heartbeat_loop())
         self._alive = AliveThread(self.scheduler_address, self.security, self.scheduler.identity,
                                   parse_timedelta(config.get("worker.heartbeat-interval", "500ms"))).start()
@@ -373,6 +425,28 @@ class Worker:
             self._background.spawn(self._lifetime_timer(self.lifetime))
         logger.info("worker %s (%s) registered with %s", self.address, self.name, self.scheduler_address)
         return self
+
+    def _started_file(self) -> None:
+        started = os.environ.get("XSCHED_STARTED_FILE")  # the nanny watches a new environment start
+        if started:
+            with open(started, "w"):
+                pass
+
+    async def _nanny_plugins_first(self, timeout: float) -> bool:
+        """Under a nanny, before registering: have it set up the nanny plugins it lacks.
+        True when it set one up after this process started (what it did, say to the
+        environment, is not in this process: start afresh). A setup that failed is reported
+        once registered (the scheduler sends every nanny plugin then, and the nanny's answer
+        is its error). A scheduler without the plugins extension has none."""
+        try:
+            reply, _ = await self.scheduler.request({"op": ops.GET_NANNY_PLUGINS}, timeout=timeout)
+        except RemoteError:
+            return False
+        wanted = [(name, token, frames) for name, token, frames in reply.get("plugins") or []]
+        if not wanted and not self._nanny.state():
+            return False
+        restart, _failed = await sync_nanny(self._nanny, wanted, self.start_time)
+        return restart
 
     async def close(self, report: bool = True, reason: str = "worker closing") -> None:
         """Stop: tell the scheduler, stop the loops, shut down the pool, close sockets."""
@@ -389,6 +463,11 @@ class Worker:
             except Exception:
                 pass
         await self._background.aclose(timeout=2)  # (never the task running this close, if it is one)
+        if self._plugins is not None:
+            try:
+                await asyncio.wait_for(self._plugins.close(), 10)
+            except Exception:  # noqa: BLE001 - (each teardown's failure is logged there)
+                logger.warning("worker %s: plugin teardowns did not end within 10s", self.address)
         self.executor.shutdown(wait=False, cancel_futures=True)
         for ext in list(self.extensions.values()):
             close = getattr(ext, "close", None)
@@ -481,7 +560,12 @@ class Worker:
 
     # ------------------------------------------------------------------ state machine glue
     def handle(self, *events) -> None:
-        """Feed events to the state machine and carry out its instructions."""
+        """Feed events to the state machine and carry out its instructions; then tell the
+        plugins with a transition hook of the state changes it made."""
+        plugins = self._plugins
+        observed = plugins is not None and plugins.wants_transitions
+        if observed:
+            before = self.state.log_count
         for inst in self.state.handle(*events):
             t = type(inst)
             if t is Execute:
@@ -500,6 +584,8 @@ class Worker:
                     ev.set()
             else:
                 raise TypeError(f"unknown worker instruction {inst!r}")
+        if observed:
+            plugins.transitions(self.state.logged_since(before))
 
     def _free(self, key: str) -> None:
         """Drop a key's data without reading it back from disk if it was spilled."""
@@ -562,6 +648,60 @@ class Worker:
             self.scheduler.send({"op": ops.UPLOAD_FILE_DONE, "uid": header.get("uid", ""),
                                  "filename": header.get("filename"), "error": error})
 
+    def _op_plugin_add(self, header: dict, payload: list) -> None:
+        uid, name = header.get("uid", ""), header["name"]
+        frames = split_objects(header, payload).get("plugin", [])
+        if header.get("nanny"):
+            self._background.spawn(self._nanny_plugin(uid, name, "add", header.get("token"), frames))
+            return
+        try:
+            plugin = loads(frames)
+        except BaseException as e:  # noqa: BLE001 - (a class this worker cannot import, ...)
+            self._plugin_done(uid, name, e)
+            return
+        self._plugins.add(name, plugin, lambda error: self._plugin_done(uid, name, error))
+
+    def _op_plugin_remove(self, header: dict, payload: list) -> None:
+        uid, name = header.get("uid", ""), header["name"]
+        if header.get("nanny"):
+            self._background.spawn(self._nanny_plugin(uid, name, "remove"))
+            return
+
+        async def remove():
+            self._plugin_done(uid, name, await self._plugins.remove(name))
+
+        self._background.spawn(remove())
+
+    def _plugin_done(self, uid: str, name: str, error: BaseException | None = None, skipped: str | None = None,
+                     fields: dict | None = None) -> None:
+        if error is not None:
+            logger.warning("worker %s: plugin %r failed: %s", self.address, name, _safe_text(error))
+        if self.scheduler is not None and not self.scheduler.closed:
+            self.scheduler.send({"op": ops.PLUGIN_DONE, "uid": uid, "name": name,
+                                 **(fields if fields is not None else outcome(error, skipped))})
+
+    async def _nanny_plugin(self, uid: str, name: str, action: str, token=None, frames=()) -> None:
+        """A nanny plugin to add or remove: through our nanny (worker/plugins.py). One set up
+        with ``restart = True`` after this process started: restart once it is reported."""
+        if self._nanny is None:
+            self._plugin_done(uid, name, skipped="this worker has no nanny (processes=False or --no-nanny)")
+            return
+        try:
+            entry = self._nanny.state().get(name)
+            if action == "remove":
+                entry = await self._nanny.ask("remove", name)
+            elif entry is None or entry.get("token") != token:
+                entry = await self._nanny.ask("add", name, token, frames)
+        except Exception as e:  # noqa: BLE001 - (the nanny did not answer in time)
+            self._plugin_done(uid, name, e)
+            return
+        if entry is None or action == "remove":
+            self._plugin_done(uid, name)
+            return
+        self._plugin_done(uid, name, fields={k: entry.get(k) for k in ("status", "error", "exception", "traceback")})
+        if entry.get("status") == "OK" and entry.get("restart") and entry.get("time", 0.0) > self.start_time:
+            self.restart(reason=f"nanny plugin {name!r} set up")
+
     def _op_close_worker(self, header: dict, payload: list) -> None:
         if header.get("reason") == "retired":
             self.retired = True  # data moved off, removed by the scheduler: done, exit 0
@@ -579,17 +719,14 @@ class Worker:
         ops.ENVIRONMENT_START: _op_environment, ops.ENVIRONMENT_CHUNK: _op_environment,
         ops.ENVIRONMENT_DONE: _op_environment, ops.STEAL_REQUEST: _op_steal_request,
         ops.UPLOAD_FILE: _op_upload_file, ops.CLOSE_WORKER: _op_close_worker,
+        ops.PLUGIN_ADD: _op_plugin_add, ops.PLUGIN_REMOVE: _op_plugin_remove,
     }
 
     # ------------------------------------------------------------------ uploaded files
     def _load_upload(self, filename: str, data: bytes) -> str | None:
         """Write an uploaded file here and load it; the error text, or None."""
-        if self._upload_dir is None:
-            base = self.local_directory or tempfile.gettempdir()
-            os.makedirs(base, exist_ok=True)
-            self._upload_dir = tempfile.mkdtemp(prefix="xsched-uploads-", dir=base)
         try:
-            load_file(self._upload_dir, filename, data)
+            self.upload_file(filename, data)
         except BaseException as e:  # noqa: BLE001 - a broken upload is reported, never crashes the worker
             logger.warning("worker %s: uploaded %s failed to load: %s", self.address, filename, e)
             return f"{type(e).__name__}: {e}"

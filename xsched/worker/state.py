@@ -79,6 +79,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict, deque
+from itertools import islice
 from typing import Literal, get_args
 
 from ..protocol import ops
@@ -181,6 +182,7 @@ class WorkerState:
         self.paused = False
         self.validate_each = validate
         self.log: deque = deque(maxlen=log_length)  # (key, start, finish, stimulus_id)
+        self.log_count = 0  # entries ever appended to ``log`` (``logged_since`` reads the newest)
         self.nbytes_in_memory = 0
         self.counts = defaultdict(int)  # executed, fetched, ... (statistics)
         self._out: list = []
@@ -216,6 +218,20 @@ class WorkerState:
         ks = set(keys)
         return [e for e in self.log if e[0] in ks]
 
+    def logged_since(self, count: int) -> list:
+        """The log entries appended since ``log_count`` was ``count``, oldest first (as far
+        back as the bounded log reaches): the state changes one ``handle`` made, for a
+        server to tell observers (worker plugins) after it, outside the state machine.
+
+        >>> ws = WorkerState(nthreads=1)
+        >>> before = ws.log_count
+        >>> _ = ws.handle(ComputeTask("a", b"spec"))
+        >>> [(start, finish) for _, start, finish, _ in ws.logged_since(before)]
+        [('released', 'ready'), ('ready', 'executing')]
+        """
+        n = min(self.log_count - count, len(self.log))
+        return list(islice(reversed(self.log), n))[::-1] if n > 0 else []
+
     # ------------------------------------------------------------------ transitions
     def _transition(self, ts: WTaskState, finish: str, sid: str) -> None:
         """Move ``ts`` to ``finish`` (the one place a task's state changes), logged with
@@ -226,8 +242,10 @@ class WorkerState:
             if start != finish:
                 raise InvalidTransition(ts.key, start, finish, self.story(ts.key)[-20:])
             self.log.append((ts.key, start, finish, sid))  # already there: noted, nothing to do
+            self.log_count += 1
             return
         self.log.append((ts.key, start, finish, sid))
+        self.log_count += 1
         ts.state = finish
         method(self, ts, sid)
 

@@ -24,15 +24,22 @@ import zipimport
 __all__ = ["load_file"]
 
 
-def load_file(directory: str, filename: str, data: bytes):
-    """Write ``data`` as ``directory/filename`` and load it; return the module (``.py``) or None."""
-    if os.path.basename(filename) != filename or not filename.endswith((".py", ".zip", ".egg")):
+def load_file(directory: str, filename: str, data: bytes, load: bool = True):
+    """Write ``data`` as ``directory/filename`` and load it; return the module (``.py``) or None.
+
+    ``load=False`` (any plain file name): only written, nothing imported.
+    """
+    if os.path.basename(filename) != filename or filename in ("", ".", ".."):
+        raise ValueError(f"uploaded files need a plain file name, not {filename!r}")
+    if load and not filename.endswith((".py", ".zip", ".egg")):
         raise ValueError(f"upload_file takes .py, .zip or .egg files, not {filename!r}")
     path = os.path.join(directory, filename)
     tmp = path + ".part"
     with open(tmp, "wb") as f:
         f.write(data)
     os.replace(tmp, path)
+    if not load:
+        return None
     importlib.invalidate_caches()
     if filename.endswith(".py"):
         if directory not in sys.path:

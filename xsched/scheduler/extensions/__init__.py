@@ -13,6 +13,8 @@ coordination   Lock, Semaphore, Queue, Variable, Event         ``coordination.py
 events         ``xsched.log_event``, topics, ``xsched.print``  ``events.py``
 diagnostics    logs, task stream, story, has_what, dumps       ``diagnostics.py``
 fire-and-forget  tasks kept after their client has gone         ``fire_and_forget.py``
+plugins        ``client.register_plugin``: worker, nanny and    ``plugins.py``
+               scheduler plugins
 =============  ==============================================  ==========================
 
 The Scheduler builds those named by the config key ``scheduler.extensions`` (unset: all,
@@ -20,7 +22,7 @@ in table order) with :func:`build`; ``scheduler.extensions[name]`` is the instan
 protocol an extension follows (its ops, its optional hooks) is in ``base.py``.
 
 >>> sorted(EXTENSIONS)
-['coordination', 'datasets', 'diagnostics', 'environments', 'events', 'fire-and-forget', 'progress', 'uploads']
+['coordination', 'datasets', 'diagnostics', 'environments', 'events', 'fire-and-forget', 'plugins', 'progress', 'uploads']
 >>> op_owners()["subscribe-progress"]
 'progress'
 >>> selected(["uploads", "progress"])
@@ -39,6 +41,7 @@ from .diagnostics import DiagnosticsExtension
 from .environments import EnvironmentsExtension
 from .events import EventsExtension
 from .fire_and_forget import FireAndForgetExtension
+from .plugins import PluginsExtension
 from .progress import ProgressExtension
 from .uploads import UploadsExtension
 
@@ -46,7 +49,7 @@ __all__ = [
     "EXTENSIONS", "SchedulerExtension", "ExtensionNotLoaded", "op_owners", "selected", "build",
     "ProgressExtension", "DatasetsExtension", "UploadsExtension", "EnvironmentsExtension",
     "CoordinationExtension", "EventsExtension", "DiagnosticsExtension",
-    "FireAndForgetExtension",
+    "FireAndForgetExtension", "PluginsExtension",
 ]
 
 #: name -> class, in the order they are built (and their hooks called)
@@ -59,6 +62,7 @@ EXTENSIONS: dict[str, type[SchedulerExtension]] = {
     "events": EventsExtension,
     "diagnostics": DiagnosticsExtension,
     "fire-and-forget": FireAndForgetExtension,
+    "plugins": PluginsExtension,
 }
 
 
@@ -97,7 +101,7 @@ def selected(names: Iterable[str] | None, table: Mapping[str, type[SchedulerExte
     >>> selected(["progres"])
     Traceback (most recent call last):
     ...
-    ValueError: scheduler.extensions names an unknown extension 'progres' (did you mean 'progress'?); known: progress, datasets, uploads, environments, coordination, events, diagnostics, fire-and-forget
+    ValueError: scheduler.extensions names an unknown extension 'progres' (did you mean 'progress'?); known: progress, datasets, uploads, environments, coordination, events, diagnostics, fire-and-forget, plugins
     """
     table = EXTENSIONS if table is None else table
     if names is None:

@@ -17,9 +17,11 @@ Data flow::
     message with one of its ops -> Scheduler._handle -> handler(peer, header, payload)
         (the op's fields are checked against protocol/schemas.py first); the reply is
         what the handler returns (a dict, a Msg, None for no reply), or what it awaits
-    register-worker / worker removed / client removed / Scheduler.close
-        -> add_worker(address, peer) / remove_worker(address, reason) /
-           remove_client(client) / close()   on every extension, in table order
+    register-worker / worker removed / register-client / client removed / update-graph /
+    Scheduler.close
+        -> add_worker(address, peer) / remove_worker(address, reason) / add_client(client) /
+           remove_client(client) / update_graph(graph) / close()   on every extension,
+           in table order
     an op of an extension that is not loaded -> ExtensionNotLoaded (a refusal naming
         the extension and the config key), not "unknown op"
 
@@ -47,8 +49,13 @@ Optional hooks (defaults do nothing; define only what the capability needs):
 ``remove_worker(address, reason)``
     a worker left, after the state machine heard of it: lost, silent past the ttl,
     unregistered, retired or restarted (``reason`` says which).
+``add_client(client)``
+    a client registered.
 ``remove_client(client)``
     a client went away.
+``update_graph(graph)``
+    a client's graph (the ``UpdateGraph`` event, to read, not change) is about to reach the
+    state machine: what the extension notes now comes before the transitions of its tasks.
 ``close()``
     the scheduler closes (may be a coroutine function); the base class detaches the
     transition hook, so an override calls ``super().close()``.
@@ -117,8 +124,14 @@ class SchedulerExtension:
     def remove_worker(self, address: str, reason: str) -> None:
         """A worker was removed."""
 
+    def add_client(self, client: str) -> None:
+        """A client registered."""
+
     def remove_client(self, client: str) -> None:
         """A client went away."""
+
+    def update_graph(self, graph) -> None:
+        """A client's graph (the ``UpdateGraph`` event) is about to reach the state machine."""
 
     def close(self):
         """The scheduler closes: detach the transition hook (overrides call this too)."""
