@@ -186,6 +186,18 @@ def test_single_task_lifecycle():
     assert "a" not in s.tasks
 
 
+def test_a_copy_that_measures_differently_leaves_no_bytes_behind():
+    """A worker's bytes go back to zero when its keys are released, however its copy of a
+    key measured (a list's spare capacity makes a fetched copy measure differently)."""
+    s = make(2)
+    s.handle(UG("c", [T("a")], ["a"]))
+    s.handle(TaskFinished("w0", "a", nbytes=1000, type="list"))
+    s.handle(AddKeys("w1", {"a": 824}))
+    assert {w: ws.nbytes for w, ws in s.workers.items()} == {"w0": 1000, "w1": 1000}
+    s.handle(ClientReleasesKeys("c", ["a"]))
+    assert {w: ws.nbytes for w, ws in s.workers.items()} == {"w0": 0, "w1": 0}
+
+
 def test_seed003_never_two_partitions_on_one_thread():
     """build_0 -> len_0 runs, and build_1 starts only after build_0's data was freed."""
     s = make()

@@ -146,6 +146,7 @@ def test_the_scheduler_turns_the_collector_back_on_after_a_refused_graph():
     class Stub:  # what _op_update_graph uses of a Scheduler
         handle = Scheduler.handle
         _handle_events = Scheduler._handle_events
+        _tell_extensions = Scheduler._tell_extensions
 
         def __init__(self):
             self.state = SchedulerState()

@@ -352,7 +352,7 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Validation)
             ts.nbytes, ts.type = ev.nbytes, ev.type
             return {ts.key: ("memory", (ws, ev.inline))}
         if ts.state == "memory":
-            self._add_replica(ts, ws, ev.nbytes)
+            self._add_replica(ts, ws)
             return {}
         # finished somewhere we did not send it (stale); keep nothing
         self._out.append(ToWorker(ws.address, {"op": ops.FREE_KEYS, "keys": [ev.key]}))
@@ -390,7 +390,7 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Validation)
                 ts.who_wants.add(ev.client)
                 self.clients.setdefault(ev.client, set()).add(ts)
             if ts.state == "memory":
-                self._add_replica(ts, ws, nbytes)
+                self._add_replica(ts, ws)
             elif ev.client is not None:  # scattered data
                 if ts.state == "erred":  # scattered again after it was lost: forget the error first
                     recs.update(self._transition_erred_released(ts, None, ev.stimulus_id))
@@ -399,7 +399,7 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Validation)
                     recs.update(self._transition(ts, "released", None, ev.stimulus_id))
                     recs.pop(ts.key, None)
                 ts.nbytes = nbytes
-                self._add_replica(ts, ws, nbytes)
+                self._add_replica(ts, ws)
                 self._set_state(ts, "memory", ev.stimulus_id)
                 self._after_memory(ts, recs)
             else:

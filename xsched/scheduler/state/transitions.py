@@ -184,7 +184,7 @@ class Transitions:
     def _transition_processing_memory(self, ts: TaskState, arg: tuple, sid: str) -> dict:
         ws, inline = arg  # the worker that has it, and the pickled value when small
         self._release_processing(ts, ws)
-        self._add_replica(ts, ws, ts.nbytes)
+        self._add_replica(ts, ws)
         self._set_state(ts, "memory", sid)
         if inline is not None and len(inline) <= INLINE_DEPENDENCY_BYTES and ts.waiters:
             ts.inline = inline
@@ -418,12 +418,15 @@ class Transitions:
         elif ts.state == "released" and not self._needed_by_lineage(ts):
             recs[ts.key] = "forgotten"
 
-    def _add_replica(self, ts: TaskState, ws: WorkerState, nbytes: int) -> None:
+    def _add_replica(self, ts: TaskState, ws: WorkerState) -> None:
+        """``ws`` holds ``ts``. Its bytes count as ``ts.nbytes`` (what the computing worker
+        measured), not what the holder reports for its copy: a copy can measure a little
+        differently (a list's spare capacity), and releasing subtracts ``ts.nbytes``."""
         if ws not in ts.who_has:
             ts.who_has = _grown(ts.who_has)
             ts.who_has.add(ws)
             ws.has_what.add(ts)
-            ws.nbytes += max(nbytes, 0)
+            ws.nbytes += max(ts.nbytes, 0)
 
     def _release_processing(self, ts: TaskState, ws: WorkerState | None) -> None:
         if ws is not None:
@@ -465,7 +468,7 @@ class Transitions:
                 if inline is None:
                     inline = msg["inline"] = {}
                 inline[d.key] = d.inline
-                self._add_replica(d, ws, d.nbytes)
+                self._add_replica(d, ws)
         if ts.resources:
             msg["resources"] = ts.resources
         if ts.who_wants or ts.dependents:
