@@ -240,6 +240,10 @@ SCHEMA = S("xsched configuration", {
     }),
     "array": S("Chunked arrays.", {
         "chunk-size": L(BYTES, "Target chunk size when chunks are chosen automatically."),
+        "rechunk": S("Rechunking.", {
+            "memory": L(BYTES, "Most one rechunking task may hold (its inputs and its output); "
+                        "intermediate chunkings are chosen to stay within it."),
+        }),
     }),
 })
 del S, L

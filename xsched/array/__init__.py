@@ -2,18 +2,33 @@
 
 Arrays build task graphs; ``compute()`` runs them on the default client (or in this
 process when there is none). Block keys read ``"<operation>-<token>-i.j.k"`` (see
-``xsched.array.core``).
+``xsched.array.core``). ``xa.random`` draws random arrays (``xa.random.default_rng``) and
+``xa.linalg`` has ``norm``.
 
 >>> import numpy as np, xsched.array as xa
 >>> x = xa.from_array(np.arange(12.0).reshape(3, 4), chunks=(1, -1))
 >>> y = x.map_blocks(lambda b: b * 2, dtype=x.dtype)
 >>> y.sum(axis=0).compute().tolist()
 [24.0, 30.0, 36.0, 42.0]
+>>> (x @ x.T).rechunk(3).shape
+(3, 3)
 """
 
-from .core import Array, elemwise, from_array, map_blocks, normalize_chunks, ones, zeros
+from .core import Array, elemwise, from_array, map_blocks, normalize_chunks
+from .creation import (arange, array, asarray, empty, empty_like, eye, fromfunction, full,
+                       full_like, indices, linspace, ones, ones_like, zeros, zeros_like)
 from .hdf5 import to_hdf5
+from .rechunking import rechunk
 from .reductions import max, mean, min, std, sum, var
+from .manipulation import (around, atleast_1d, atleast_2d, broadcast_arrays, broadcast_to, clip,
+                           concatenate, expand_dims, flip, fliplr, flipud, hstack, meshgrid,
+                           moveaxis, ravel, reshape, roll, squeeze, stack, swapaxes, transpose,
+                           vstack, where)
+from .manipulation import around as round
+from .linalg import dot, inner, matmul, outer, tensordot, vdot
+from .scans import (all, any, argmax, argmin, cumprod, cumsum, nancumprod, nancumsum, nanmax,
+                    nanmean, nanmin, nanprod, nansum, prod)
+from . import linalg, random
 
 __all__ = [
     "Array",
@@ -21,13 +36,19 @@ __all__ = [
     "map_blocks",
     "elemwise",
     "normalize_chunks",
-    "ones",
-    "zeros",
     "to_hdf5",
-    "sum",
-    "mean",
-    "var",
-    "std",
-    "min",
-    "max",
+    # creation
+    "arange", "linspace", "full", "ones", "zeros", "empty", "eye", "fromfunction", "indices",
+    "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "array",
+    # shape and arrangement
+    "rechunk", "reshape", "ravel", "squeeze", "expand_dims", "atleast_1d", "atleast_2d",
+    "transpose", "moveaxis", "swapaxes", "flip", "fliplr", "flipud", "roll",
+    "concatenate", "stack", "hstack", "vstack", "broadcast_to", "broadcast_arrays",
+    "meshgrid", "where", "clip", "around", "round",
+    # products
+    "matmul", "dot", "tensordot", "inner", "outer", "vdot",
+    # reductions and scans
+    "sum", "mean", "var", "std", "min", "max", "prod", "any", "all",
+    "nansum", "nanprod", "nanmean", "nanmax", "nanmin",
+    "argmax", "argmin", "cumsum", "cumprod", "nancumsum", "nancumprod",
 ]

@@ -15,6 +15,15 @@ text before ``-<token>`` is the *group* shown by progress bars: strip a trailing
 ``-[0-9.]+`` and then the trailing ``-<hex token>`` (``xsched.tokenize.key_split``).
 ``Array.chunk_key(index)`` builds these keys.
 
+Modules
+-------
+This module holds ``Array``, ``from_array``, ``map_blocks``, ``elemwise`` and slicing.
+Block sizes (``chunks.py``), rechunking (``rechunking.py``) and reductions (``reductions.py``)
+sit below it. ``creation.py``, ``manipulation.py``, ``linalg.py``, ``scans.py`` and
+``random.py`` build on it, and the first four add their methods to ``Array`` when imported
+(``x.reshape``, ``x @ y``, ``x.cumsum``, ...); importing any part of ``xsched.array`` runs
+the package's ``__init__``, which imports them all.
+
 >>> import numpy as np, xsched.array as xa
 >>> x = xa.from_array(np.arange(12).reshape(3, 4), chunks=(2, -1))
 >>> x.chunks
@@ -37,15 +46,15 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import config
 from ..client.default import default_client  # (a registry only: collections import no client code)
 from ..graph import local as graph_local
 from ..graph.collection import compute_collection, lineage, persist_collection
 from ..graph.delayed import Delayed
 from ..graph.optimize import optimize
 from ..graph.spec import Ref, Task, funcname
-from ..units import parse_bytes
 from . import hdf5, reductions
+from . import rechunking as _rechunk
+from .chunks import Chunks, _starts, normalize_chunks
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 
 __all__ = [
@@ -54,112 +63,12 @@ __all__ = [
     "map_blocks",
     "elemwise",
     "normalize_chunks",
-    "ones",
-    "zeros",
     "chunk_key",
 ]
 
-Chunks = tuple[tuple[int, ...], ...]
-
-#: Bytes per block that ``chunks="auto"`` aims for (config ``array.chunk-size`` overrides).
-AUTO_CHUNK_BYTES = 128 * 2**20
-
-
-# --------------------------------------------------------------------------- chunks
-
-
-def _blockdims(size: int, block: int) -> tuple[int, ...]:
-    if size == 0:
-        return (0,)
-    full, rest = divmod(size, block)
-    return (block,) * full + ((rest,) if rest else ())
-
-
-def normalize_chunks(chunks: Any, shape: Sequence[int], dtype: Any = None,
-                     limit: int | None = None) -> Chunks:
-    """Turn a user's chunk spec into explicit block sizes per axis.
-
-    Accepted: an int (same block length on every axis); a tuple with one entry per axis,
-    each an int, ``-1`` or ``None`` (the whole axis), ``"auto"``, or a tuple of explicit
-    block sizes; a dict ``{axis: spec}`` (other axes whole); or ``"auto"`` (blocks of
-    about 128 MiB).
-
-    >>> normalize_chunks((100, -1, -1), (250, 16, 16))
-    ((100, 100, 50), (16,), (16,))
-    >>> normalize_chunks(((2, 3), 4), (5, 8))
-    ((2, 3), (4, 4))
-    """
-    shape = tuple(int(s) for s in shape)
-    ndim = len(shape)
-    if chunks is None:
-        raise ValueError("chunks= is required, e.g. chunks=(100, -1, -1) or chunks='auto'")
-    if isinstance(chunks, Mapping):
-        chunks = tuple(chunks.get(a, chunks.get(a - ndim, -1)) for a in range(ndim))
-    elif isinstance(chunks, (numbers.Integral, str)):
-        chunks = (chunks,) * ndim
-    chunks = tuple(chunks)
-    if len(chunks) != ndim:
-        raise ValueError(
-            f"chunks={chunks!r} has {len(chunks)} entries but the array has {ndim} "
-            f"dimensions (shape {shape}); give one entry per axis, -1 for a whole axis."
-        )
-    out: list[Any] = []
-    for axis, (spec, size) in enumerate(zip(chunks, shape)):
-        if spec is None or (isinstance(spec, numbers.Integral) and spec == -1):
-            out.append((size,))
-        elif isinstance(spec, str):
-            if spec != "auto":
-                raise ValueError(f"chunks: unknown spec {spec!r} for axis {axis}; use an int, "
-                                 "-1, a tuple of sizes or 'auto'.")
-            out.append("auto")
-        elif isinstance(spec, numbers.Integral):
-            if spec <= 0:
-                raise ValueError(f"chunks: block length {spec} on axis {axis} must be "
-                                 "positive (or -1 for the whole axis).")
-            out.append(_blockdims(size, min(int(spec), max(size, 1))))
-        else:
-            sizes = tuple(int(s) for s in spec)
-            if sum(sizes) != size or any(s < 0 for s in sizes) or not sizes:
-                raise ValueError(
-                    f"chunks: explicit block sizes {sizes} on axis {axis} must be non-negative "
-                    f"and add up to the axis length {size} (they add up to {sum(sizes)})."
-                )
-            out.append(sizes)
-    if "auto" in out:
-        if limit is None:
-            limit = parse_bytes(config.get("array.chunk-size", AUTO_CHUNK_BYTES))
-        out = _auto_chunks(out, shape, np.dtype(dtype if dtype is not None else float), limit)
-    return tuple(out)
-
-
-def _auto_chunks(out: list, shape: tuple, dtype: np.dtype, limit: int) -> list:
-    """Give 'auto' axes equal block lengths so that a block holds about ``limit`` bytes."""
-    auto = [a for a, c in enumerate(out) if c == "auto"]
-    fixed = 1
-    for a, c in enumerate(out):
-        if c != "auto":
-            fixed *= max(max(c), 1)
-    budget = max(limit / max(dtype.itemsize, 1) / fixed, 1.0)
-    lengths: dict[int, int] = {}
-    remaining = list(auto)
-    while remaining:  # axes shorter than their share take their whole length
-        share = budget ** (1.0 / len(remaining))
-        short = [a for a in remaining if shape[a] <= share]
-        if not short:
-            for a in remaining:
-                lengths[a] = max(int(share), 1)
-            break
-        for a in short:
-            lengths[a] = max(shape[a], 1)
-            budget /= max(shape[a], 1)
-            remaining.remove(a)
-    for a in auto:
-        out[a] = _blockdims(shape[a], lengths[a])
-    return out
-
-
-def _starts(chunks: tuple[int, ...]) -> list[int]:
-    return list(itertools.accumulate((0,) + tuple(chunks)))
+#: numpy ufuncs that are not elementwise (``np.matmul``), implemented by the modules above
+#: this one (``linalg.py`` registers ``matmul``), so ``ndarray @ Array`` works too.
+UFUNC_IMPLEMENTATIONS: dict[np.ufunc, Callable] = {}
 
 
 # --------------------------------------------------------------------------- Array
@@ -371,6 +280,15 @@ class Array:
             return self
         return elemwise(_astype, self, dtype=dtype, name="astype", extra_args=(dtype,))
 
+    def rechunk(self, chunks: Any = "auto", *, limit: Any = None) -> "Array":
+        """The same array cut into blocks ``chunks``; see ``xsched.array.rechunk``.
+
+        >>> import numpy as np, xsched.array as xa
+        >>> xa.from_array(np.zeros((4, 6)), chunks=2).rechunk((4, 3)).chunks
+        ((4,), (3, 3))
+        """
+        return _rechunk.rechunk(self, chunks, limit=limit)
+
     def transpose(self, *axes: int) -> "Array":
         """Permute the axes (reversed by default), block by block.
 
@@ -436,6 +354,9 @@ class Array:
 
     # elementwise arithmetic: numpy ufuncs applied block by block
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any):
+        if method == "__call__" and ufunc in UFUNC_IMPLEMENTATIONS and kwargs.get("out") is None:
+            kwargs.pop("out", None)
+            return UFUNC_IMPLEMENTATIONS[ufunc](*inputs, **kwargs)
         if method != "__call__" or ufunc.signature is not None or ufunc.nout != 1:
             return NotImplemented
         if kwargs.get("out") is not None:
@@ -670,7 +591,8 @@ def map_blocks(func: Callable, *args: Any, chunks: Any = None, dtype: Any = None
                **kwargs: Any) -> Array:
     """Apply ``func`` to every block of the array arguments, giving one output block each.
 
-    ``args`` may mix arrays (all with the same number of dimensions and the same chunks),
+    ``args`` may mix arrays (all of the same shape; those cut differently from the first
+    are rechunked to its blocks),
     ``Delayed`` objects (their value is passed) and other values (passed unchanged); ``kwargs`` go to every call. With no array at all,
     ``func`` generates the blocks and ``chunks`` (explicit sizes per axis) fixes the grid.
 
@@ -708,12 +630,16 @@ def map_blocks(func: Callable, *args: Any, chunks: Any = None, dtype: Any = None
                         "write xa.map_blocks(func, array, ...) or array.map_blocks(func).")
     if arrays:
         first = arrays[0][1]
-        for i, a in arrays[1:]:
+        args = list(args)
+        for n, (i, a) in enumerate(arrays[1:], 1):
+            if a.shape == first.shape and a.chunks != first.chunks:
+                args[i] = a = _rechunk.rechunk(a, first.chunks)
+                arrays[n] = (i, a)
             if a.ndim != first.ndim or a.chunks != first.chunks:
                 raise ValueError(
-                    f"map_blocks: array arguments must have the same chunks; argument 0 has "
-                    f"{first.chunks} and argument {i} has {a.chunks}. Rechunking is not "
-                    "supported: build the inputs with matching chunks."
+                    f"map_blocks: array arguments must have the same shape, to be cut into the "
+                    f"same blocks; argument 0 has chunks {first.chunks} (shape {first.shape}) "
+                    f"and argument {i} has {a.chunks} (shape {a.shape})."
                 )
         in_ndim, in_numblocks, in_chunks = first.ndim, first.numblocks, first.chunks
     else:
@@ -893,8 +819,8 @@ def elemwise(op: Callable, *args: Any, dtype: Any = None, name: str | None = Non
              extra_args: tuple = (), **kwargs: Any) -> Array:
     """Apply an elementwise function (e.g. a numpy ufunc) to arrays and scalars, per block.
 
-    Arrays broadcast like numpy, except that axes of different lengths are not rechunked:
-    arrays must have identical chunks on every axis they share with length > 1. Plain numpy
+    Arrays broadcast like numpy. Where they share an axis but cut it differently, the
+    others are rechunked to the blocks of the first array spanning that axis. Plain numpy
     arrays are sliced to match each block.
 
     >>> import numpy as np, xsched.array as xa
@@ -907,6 +833,10 @@ def elemwise(op: Callable, *args: Any, dtype: Any = None, name: str | None = Non
         out_shape = np.broadcast_shapes(*shapes)
     except ValueError:
         raise ValueError(f"{funcname(op)}: shapes {shapes} do not broadcast together") from None
+    arrays = [a for a in args if isinstance(a, Array)]
+    if len(arrays) > 1:
+        unified = iter(_rechunk.unify_chunks(arrays, out_shape))
+        args = tuple(next(unified) if isinstance(a, Array) else a for a in args)
     ndim = len(out_shape)
     out_chunks: list[tuple[int, ...] | None] = [None] * ndim
     for a in args:
@@ -919,8 +849,8 @@ def elemwise(op: Callable, *args: Any, dtype: Any = None, name: str | None = Non
                 if prev is not None and prev != a.chunks[ax]:
                     raise ValueError(
                         f"{funcname(op)}: arrays have different chunks on axis {off + ax} "
-                        f"({prev} and {a.chunks[ax]}). Rechunking is not supported: create "
-                        "the arrays with the same chunks (e.g. from_array(y, chunks=x.chunks))."
+                        f"({prev} and {a.chunks[ax]}); rechunk one of them first, e.g. "
+                        "y.rechunk(x.chunks)."
                     )
                 out_chunks[off + ax] = a.chunks[ax]
             elif a.numblocks[ax] != 1:
@@ -1002,11 +932,20 @@ def _slice_axis(chunks: tuple[int, ...], sl: slice) -> list[tuple[int, slice, in
     """Blocks hit by a slice: (block index, slice inside the block, selected length)."""
     size = sum(chunks)
     start, stop, step = sl.indices(size)
-    if step < 0:
-        raise IndexError("xsched arrays do not support negative slice steps yet; "
-                         "compute() first or reverse with numpy afterwards.")
     picks = []
     starts = _starts(chunks)
+    if step < 0:  # blocks last to first, each read backwards
+        for b in reversed(range(len(chunks))):
+            lo, hi = starts[b], starts[b + 1]
+            top = min(start, hi - 1)
+            top -= (top - start) % -step
+            bottom = max(lo, stop + 1)
+            if top < bottom:
+                continue
+            length = (top - bottom) // -step + 1
+            end = top + step * length - lo
+            picks.append((b, slice(top - lo, end if end >= 0 else None, step), length))
+        return picks or [(0, slice(0, 0, 1), 0)]
     for b, n in enumerate(chunks):
         lo, hi = starts[b], starts[b + 1]
         first = max(start, lo)
@@ -1085,46 +1024,3 @@ def _take(block: np.ndarray, index: tuple) -> np.ndarray:
     if isinstance(out, np.ndarray) and out.base is not None and out.size < block.size:
         out = out.copy()
     return out
-
-
-# --------------------------------------------------------------------------- creation
-
-
-def _full_block(shape: tuple[int, ...], fill: Any, dtype: np.dtype) -> np.ndarray:
-    return np.full(shape, fill, dtype=dtype)
-
-
-def _filled(kind: str, fill: Any, shape: Any, dtype: Any, chunks: Any) -> Array:
-    shape = (int(shape),) if isinstance(shape, numbers.Integral) else tuple(int(s) for s in shape)
-    dtype = np.dtype(dtype)
-    chunks = normalize_chunks(chunks, shape, dtype)
-    name = f"{kind}-{new_token(kind, shape, str(dtype), chunks)}"
-    ann = annotations_in_force()
-    layer = {
-        chunk_key(name, index): Task(
-            _full_block, (tuple(c[i] for c, i in zip(chunks, index)), fill, dtype), {},
-            per_task(ann))
-        for index in np.ndindex(*tuple(len(c) for c in chunks))
-    }
-    return Array(layer, name, chunks, dtype)
-
-
-def ones(shape: Any, dtype: Any = float, chunks: Any = "auto") -> Array:
-    """An array of ones, made block by block on the workers.
-
-    >>> import xsched.array as xa
-    >>> float(xa.ones((4, 4), chunks=2).sum().compute())
-    16.0
-    """
-    return _filled("ones", 1, shape, dtype, chunks)
-
-
-def zeros(shape: Any, dtype: Any = float, chunks: Any = "auto") -> Array:
-    """An array of zeros, made block by block on the workers.
-
-    >>> import xsched.array as xa
-    >>> xa.zeros(5, chunks=2).chunks
-    ((2, 2, 1),)
-    """
-    return _filled("zeros", 0, shape, dtype, chunks)
-

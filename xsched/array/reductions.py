@@ -90,13 +90,16 @@ def _split_every(split_every: Any, axes: tuple[int, ...], ndim: int) -> dict[int
 
 def reduction(x: Array, op: str, chunk: Callable, combine: Callable, aggregate: Callable,
               axis: Any, keepdims: bool, dtype: Any, split_every: Any = None,
-              chunk_args: tuple = (), aggregate_args: tuple = ()) -> Array:
+              chunk_args: tuple = (), aggregate_args: tuple = (),
+              block_args: Callable[[tuple], tuple] | None = None) -> Array:
     """Build a tree reduction of ``x``: ``chunk`` per block, ``combine`` per group of
     partials, ``aggregate`` for the last group.
 
-    ``chunk(block, axes, *chunk_args)`` returns a partial whose arrays keep the reduced
-    axes with length 1; ``combine(partials)`` merges a list of them;
-    ``aggregate(partials, axes, keepdims, *aggregate_args)`` returns the output block.
+    ``chunk(block, axes, *chunk_args, *block_args(index))`` returns a partial whose arrays
+    keep the reduced axes with length 1 (``block_args``, when given, adds arguments for the
+    block at grid ``index``, such as where it starts); ``combine(partials)`` merges a list
+    of them; ``aggregate(partials, axes, keepdims, *aggregate_args)`` returns the output
+    block.
 
     >>> import numpy as np, xsched.array as xa
     >>> from xsched.array.reductions import reduction
@@ -120,8 +123,10 @@ def reduction(x: Array, op: str, chunk: Callable, combine: Callable, aggregate: 
     chunk_name = f"{op}-chunk-{token}"
     layer = {}
     for index in np.ndindex(*x.numblocks):
+        extra = tuple(block_args(index)) if block_args is not None else ()
         layer[chunk_key(chunk_name, index)] = Task(
-            chunk, (Ref(chunk_key(x.name, index)), axes) + tuple(chunk_args), {}, per_task(ann))
+            chunk, (Ref(chunk_key(x.name, index)), axes) + tuple(chunk_args) + extra, {},
+            per_task(ann))
     layers[chunk_name] = layer
     grid = list(x.numblocks)
     prev = chunk_name

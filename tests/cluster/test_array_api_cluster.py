@@ -1,0 +1,68 @@
+"""xsched.array's NumPy surface on a real cluster (2 worker processes): matrix products
+with their tree of partial sums, rechunking direct and through an intermediate chunking,
+random arrays that come out the same on every run and in every process, and scans. The
+in-process tests: tests/unit/test_array_api.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xsched.array as xa
+
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
+
+
+def test_matmul_and_dot_on_workers(client):
+    rng = np.random.default_rng(0)
+    a, b = rng.random((60, 90)), rng.random((90, 40))
+    x = xa.from_array(a, chunks=(20, 10))
+    y = xa.from_array(b, chunks=(15, 20))  # cut differently along the shared axis
+    z = xa.matmul(x, y, split_every=3)  # nine block products per output block: a tree
+    assert any(name.startswith("matmul-sum") for name in z._graph.layers)
+    np.testing.assert_allclose(z.compute(), a @ b, rtol=1e-12)
+    np.testing.assert_allclose((x.T @ x).compute(), a.T @ a, rtol=1e-12)
+    np.testing.assert_allclose(float(xa.linalg.norm(x)), np.linalg.norm(a), rtol=1e-12)
+    np.testing.assert_allclose(client.compute(xa.dot(x, b), sync=True), a @ b, rtol=1e-12)
+
+
+def test_rechunk_on_workers(client):
+    a = np.arange(64 * 48, dtype="f8").reshape(64, 48)
+    rows = xa.from_array(a, chunks=(1, 48))
+    direct = rows.rechunk((64, 5), limit=1)
+    planned = rows.rechunk((64, 5), limit="64MiB")
+    assert any(name.startswith("rechunk-mid") for name in planned._graph.layers)
+    np.testing.assert_array_equal(direct.compute(), a)
+    np.testing.assert_array_equal(planned.compute(), a)
+    kept = client.persist(planned.rechunk((7, 9)))
+    np.testing.assert_array_equal(kept.reshape(-1).compute(), a.ravel())
+    np.testing.assert_array_equal(xa.concatenate([kept, rows]).compute(), np.concatenate([a, a]))
+
+
+def test_random_is_the_same_every_run_and_in_every_process(client):
+    def draw():
+        return xa.random.default_rng(2024).standard_normal((50, 30), chunks=(20, 7))
+
+    first = draw().compute()
+    second = draw().compute()  # a new graph, run again, blocks land on any worker
+    np.testing.assert_array_equal(first, second)
+    # the documented seeding, drawn in this process
+    x = draw()
+    starts = [np.cumsum((0,) + c) for c in x.chunks]
+    for index in np.ndindex(*x.numblocks):
+        shape = tuple(c[i] for c, i in zip(x.chunks, index))
+        seeded = np.random.default_rng(np.random.SeedSequence(2024, spawn_key=(0,) + index))
+        sl = tuple(slice(s[i], s[i + 1]) for s, i in zip(starts, index))
+        np.testing.assert_array_equal(first[sl], seeded.standard_normal(shape))
+    other = xa.random.default_rng(2025).standard_normal((50, 30), chunks=(20, 7)).compute()
+    assert not np.array_equal(first, other)
+
+
+def test_scans_and_arg_reductions_on_workers(client):
+    a = np.random.default_rng(1).integers(0, 9, size=(40, 30)).astype(float)
+    a[3, 4] = np.nan
+    x = xa.from_array(a, chunks=(7, 8))
+    np.testing.assert_array_equal(xa.nancumsum(x, axis=0).compute(), np.nancumsum(a, axis=0))
+    np.testing.assert_array_equal(x.argmax(axis=1).compute(), a.argmax(axis=1))
+    assert int(x.argmax()) == int(np.argmax(a))
+    np.testing.assert_allclose(float(xa.nanmean(x)), np.nanmean(a))

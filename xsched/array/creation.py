@@ -1,0 +1,354 @@
+"""New arrays whose blocks are made where they are needed: ones, arange, eye, asarray, ...
+
+Every block here is computed by its own task from a few numbers (its shape, where it
+starts, the fill value or the step), so a graph of a billion-element ``arange`` is as small
+as one of ten elements and nothing large travels from the client. Only ``asarray`` of a
+numpy array ships data: the blocks of the array it was given.
+
+>>> import xsched.array as xa
+>>> xa.arange(10, chunks=4).chunks
+((4, 4, 2),)
+>>> xa.eye(3, chunks=2).compute().tolist()
+[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+from typing import Any, Callable
+
+import numpy as np
+
+from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
+from ..graph.spec import Task
+from .chunks import _starts, normalize_chunks
+from .core import Array, from_array
+
+__all__ = ["generate", "arange", "linspace", "full", "ones", "zeros", "empty", "eye",
+           "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "array",
+           "fromfunction", "indices"]
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, numbers.Integral):
+        return (int(shape),)
+    return tuple(operator.index(s) for s in shape)
+
+
+def generate(kind: str, make: Callable, shape: Any, dtype: Any, chunks: Any,
+             args: tuple = ()) -> Array:
+    """An array whose block at ``start`` (its first element's position) is
+    ``make(block_shape, start, *args)``, computed by its own task.
+
+    >>> import numpy as np
+    >>> def offsets(shape, start):
+    ...     return np.full(shape, start[0])
+    >>> generate("offsets", offsets, 5, int, 2).compute().tolist()
+    [0, 0, 2, 2, 4]
+    """
+    shape = _shape(shape)
+    dtype = np.dtype(dtype)
+    chunks = normalize_chunks(chunks, shape, dtype)
+    name = f"{kind}-{new_token(kind, make, shape, str(dtype), chunks, args)}"
+    starts = [_starts(c) for c in chunks]
+    ann = annotations_in_force()
+    layer = {}
+    for index in np.ndindex(*tuple(len(c) for c in chunks)):
+        block_shape = tuple(c[i] for c, i in zip(chunks, index))
+        start = tuple(s[i] for s, i in zip(starts, index))
+        layer[chunk_key(name, index)] = Task(make, (block_shape, start) + tuple(args), {},
+                                             per_task(ann))
+    return Array(layer, name, chunks, dtype)
+
+
+# --------------------------------------------------------------------------- filled
+
+
+def _full_block(shape: tuple[int, ...], start: tuple, fill: Any, dtype: np.dtype) -> np.ndarray:
+    return np.full(shape, fill, dtype=dtype)
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, chunks: Any = "auto") -> Array:
+    """An array filled with ``fill_value`` (a scalar), made block by block on the workers.
+
+    >>> import xsched.array as xa
+    >>> xa.full((2, 3), 7, chunks=2).compute().tolist()
+    [[7, 7, 7], [7, 7, 7]]
+    """
+    if np.ndim(fill_value) != 0:
+        raise ValueError(f"full: fill_value must be a scalar, got an array of shape "
+                         f"{np.shape(fill_value)}; use broadcast_to for arrays.")
+    dtype = np.dtype(dtype) if dtype is not None else np.asarray(fill_value).dtype
+    return generate("full", _full_block, shape, dtype, chunks, (fill_value, dtype))
+
+
+def ones(shape: Any, dtype: Any = float, chunks: Any = "auto") -> Array:
+    """An array of ones, made block by block on the workers.
+
+    >>> import xsched.array as xa
+    >>> float(xa.ones((4, 4), chunks=2).sum().compute())
+    16.0
+    """
+    dtype = np.dtype(dtype)
+    return generate("ones", _full_block, shape, dtype, chunks, (1, dtype))
+
+
+def zeros(shape: Any, dtype: Any = float, chunks: Any = "auto") -> Array:
+    """An array of zeros, made block by block on the workers.
+
+    >>> import xsched.array as xa
+    >>> xa.zeros(5, chunks=2).chunks
+    ((2, 2, 1),)
+    """
+    dtype = np.dtype(dtype)
+    return generate("zeros", _full_block, shape, dtype, chunks, (0, dtype))
+
+
+def empty(shape: Any, dtype: Any = float, chunks: Any = "auto") -> Array:
+    """An array to be overwritten: its blocks hold zeros (numpy's uninitialised memory would
+    make results depend on which worker made a block).
+
+    >>> import xsched.array as xa
+    >>> xa.empty((2, 2), chunks=1).shape
+    (2, 2)
+    """
+    dtype = np.dtype(dtype)
+    return generate("empty", _full_block, shape, dtype, chunks, (0, dtype))
+
+
+def _like(a: Any, dtype: Any, chunks: Any, shape: Any) -> tuple:
+    if dtype is None:
+        dtype = a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype
+    dtype = np.dtype(dtype)
+    same_shape = shape is None or _shape(shape) == tuple(np.shape(a))
+    shape = tuple(np.shape(a)) if shape is None else _shape(shape)
+    if chunks is None:
+        chunks = a.chunks if isinstance(a, Array) and same_shape else "auto"
+    return shape, dtype, chunks
+
+
+def full_like(a: Any, fill_value: Any, dtype: Any = None, chunks: Any = None,
+              shape: Any = None) -> Array:
+    """An array shaped (and, for an xsched array, chunked) like ``a``, filled with
+    ``fill_value``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(4.0), chunks=3)
+    >>> y = xa.full_like(x, 2)
+    >>> y.chunks, y.compute().tolist()
+    (((3, 1),), [2.0, 2.0, 2.0, 2.0])
+    """
+    shape, dtype, chunks = _like(a, dtype, chunks, shape)
+    return full(shape, fill_value, dtype, chunks)
+
+
+def ones_like(a: Any, dtype: Any = None, chunks: Any = None, shape: Any = None) -> Array:
+    """Ones shaped (and chunked) like ``a``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.ones_like(np.zeros((2, 2), "i4")).compute().tolist()
+    [[1, 1], [1, 1]]
+    """
+    shape, dtype, chunks = _like(a, dtype, chunks, shape)
+    return ones(shape, dtype, chunks)
+
+
+def zeros_like(a: Any, dtype: Any = None, chunks: Any = None, shape: Any = None) -> Array:
+    """Zeros shaped (and chunked) like ``a``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.zeros_like(xa.ones((3,), chunks=2)).chunks
+    ((2, 1),)
+    """
+    shape, dtype, chunks = _like(a, dtype, chunks, shape)
+    return zeros(shape, dtype, chunks)
+
+
+def empty_like(a: Any, dtype: Any = None, chunks: Any = None, shape: Any = None) -> Array:
+    """An array to be overwritten, shaped (and chunked) like ``a`` (see ``empty``).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.empty_like(np.zeros((2, 5))).shape
+    (2, 5)
+    """
+    shape, dtype, chunks = _like(a, dtype, chunks, shape)
+    return empty(shape, dtype, chunks)
+
+
+# --------------------------------------------------------------------------- ranges
+
+
+def _arange_block(shape: tuple, start: tuple, first: Any, step: Any,
+                  dtype: np.dtype) -> np.ndarray:
+    i0, n = start[0], shape[0]
+    if all(isinstance(v, numbers.Integral) for v in (first, step)):
+        return np.arange(first + i0 * step, first + (i0 + n) * step, step, dtype=dtype)[:n]
+    return (first + np.arange(i0, i0 + n) * step).astype(dtype, copy=False)
+
+
+def arange(start: Any, stop: Any = None, step: Any = 1, *, dtype: Any = None,
+           chunks: Any = "auto") -> Array:
+    """Evenly spaced values in ``[start, stop)``, as ``numpy.arange``; each block computes its
+    own values on a worker.
+
+    >>> import xsched.array as xa
+    >>> xa.arange(2, 11, 3, chunks=2).compute().tolist()
+    [2, 5, 8]
+    >>> xa.arange(1.0, chunks=5).dtype
+    dtype('float64')
+    """
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    if all(isinstance(v, numbers.Integral) for v in (start, stop, step)):
+        start, stop, step = int(start), int(stop), int(step)
+        n = len(range(start, stop, step))
+    else:
+        n = max(int(np.ceil((stop - start) / step)), 0)
+    dtype = np.dtype(dtype) if dtype is not None else np.result_type(start, stop, step)
+    return generate("arange", _arange_block, n, dtype, chunks, (start, step, dtype))
+
+
+def _linspace_block(shape: tuple, start: tuple, first: float, step: float, last: float,
+                    num: int, endpoint: bool, dtype: np.dtype) -> np.ndarray:
+    i0, n = start[0], shape[0]
+    out = np.arange(i0, i0 + n, dtype=np.result_type(step, float)) * step + first
+    if endpoint and num > 1 and i0 + n == num and n:
+        out[-1] = last
+    if dtype.kind in "iu":
+        out = np.floor(out)
+    return out.astype(dtype, copy=False)
+
+
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
+             retstep: bool = False, dtype: Any = None, chunks: Any = "auto") -> Any:
+    """``num`` evenly spaced values from ``start`` to ``stop``, as ``numpy.linspace``.
+
+    >>> import xsched.array as xa
+    >>> xa.linspace(0, 1, 5, chunks=2).compute().tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"linspace: number of samples, {num}, must be non-negative.")
+    div = (num - 1) if endpoint else num
+    step = (stop - start) / div if div > 0 else np.nan
+    computed = np.result_type(start, stop, float(num))
+    dtype = np.dtype(dtype) if dtype is not None else computed
+    out = generate("linspace", _linspace_block, num, dtype, chunks,
+                   (start, step if div > 0 else 0.0, stop, num, endpoint, dtype))
+    return (out, step) if retstep else out
+
+
+def _eye_block(shape: tuple, start: tuple, k: int, dtype: np.dtype) -> np.ndarray:
+    return np.eye(shape[0], shape[1], k=k + start[0] - start[1], dtype=dtype)
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float,
+        chunks: Any = "auto") -> Array:
+    """An ``N x M`` array with ones on diagonal ``k`` and zeros elsewhere.
+
+    >>> import xsched.array as xa
+    >>> xa.eye(2, 3, k=1, dtype=int, chunks=2).compute().tolist()
+    [[0, 1, 0], [0, 0, 1]]
+    """
+    M = N if M is None else M
+    dtype = np.dtype(dtype)
+    return generate("eye", _eye_block, (N, M), dtype, chunks, (int(k), dtype))
+
+
+# --------------------------------------------------------------------------- from functions
+
+
+def _grid(shape: tuple, start: tuple, dtype: np.dtype) -> list[np.ndarray]:
+    idx = np.indices(shape, dtype=dtype)
+    return [idx[a] + np.asarray(start[a], dtype=dtype) for a in range(len(shape))]
+
+
+def _fromfunction_block(shape: tuple, start: tuple, function: Callable, dtype: np.dtype,
+                        kwargs: dict) -> np.ndarray:
+    out = np.asarray(function(*_grid(shape, start, dtype), **kwargs))
+    return out if out.shape == shape else np.broadcast_to(out, shape).copy()
+
+
+def fromfunction(function: Callable, shape: Any, *, dtype: Any = float, chunks: Any = "auto",
+                 **kwargs: Any) -> Array:
+    """An array whose element at ``(i, j, ...)`` is ``function(i, j, ...)``; as in
+    ``numpy.fromfunction``, ``function`` is called with one array of coordinates per axis
+    (of ``dtype``), here once per block, with the block's own coordinates.
+
+    >>> import xsched.array as xa
+    >>> xa.fromfunction(lambda i, j: i * 10 + j, (2, 3), dtype=int, chunks=2).compute().tolist()
+    [[0, 1, 2], [10, 11, 12]]
+    """
+    shape = _shape(shape)
+    dtype = np.dtype(dtype)
+    probe = np.asarray(function(*[np.zeros(1, dtype) for _ in shape], **kwargs))
+    return generate("fromfunction", _fromfunction_block, shape, probe.dtype, chunks,
+                    (function, dtype, kwargs))
+
+
+def _indices_block(shape: tuple, start: tuple, dtype: np.dtype) -> np.ndarray:
+    return np.stack(_grid(shape[1:], start[1:], dtype))
+
+
+def indices(dimensions: Any, dtype: Any = int, chunks: Any = "auto") -> Array:
+    """The coordinates of a grid of shape ``dimensions``: one array per axis stacked along a
+    first axis, as ``numpy.indices`` (``chunks`` cuts the grid's axes).
+
+    >>> import xsched.array as xa
+    >>> xa.indices((2, 3), chunks=2).compute().tolist()
+    [[[0, 0, 0], [1, 1, 1]], [[0, 1, 2], [0, 1, 2]]]
+    """
+    dims = _shape(dimensions)
+    dtype = np.dtype(dtype)
+    chunks = ((len(dims),),) + normalize_chunks(chunks, dims, dtype)
+    return generate("indices", _indices_block, (len(dims),) + dims, dtype, chunks, (dtype,))
+
+
+# --------------------------------------------------------------------------- from data
+
+
+def _lazy_source(a: Any) -> bool:
+    """Whether ``a`` is read block by block (an h5py dataset, a memmap-like object)."""
+    return not isinstance(a, (np.ndarray, Array)) and all(
+        hasattr(a, n) for n in ("shape", "dtype", "__getitem__"))
+
+
+def asarray(a: Any, dtype: Any = None, chunks: Any = "auto") -> Array:
+    """``a`` as an xsched array: an xsched array is returned as it is (cast to ``dtype`` and
+    rechunked when asked), anything else goes through ``from_array`` (numpy arrays, lists,
+    scalars, h5py datasets read lazily).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.asarray([[1, 2], [3, 4]], chunks=1)
+    >>> x.chunks, xa.asarray(x) is x
+    (((1, 1), (1, 1)), True)
+    """
+    if isinstance(a, Array):
+        out = a if dtype is None else a.astype(dtype)
+        if isinstance(chunks, str) and chunks == "auto":
+            return out
+        return out.rechunk(chunks)
+    if _lazy_source(a):
+        out = from_array(a, chunks=chunks)
+        return out if dtype is None else out.astype(dtype)
+    return from_array(np.asarray(a, dtype=dtype), chunks=chunks)
+
+
+def array(a: Any, dtype: Any = None, chunks: Any = "auto") -> Array:
+    """Like ``asarray``, but numpy data is copied first, so later changes to ``a`` do not
+    show in the array (``asarray`` keeps views of ``a`` in the graph until it runs).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> a = np.arange(3)
+    >>> x = xa.array(a, chunks=2)
+    >>> a[0] = 99
+    >>> x.compute().tolist()
+    [0, 1, 2]
+    """
+    if isinstance(a, Array) or _lazy_source(a):
+        return asarray(a, dtype=dtype, chunks=chunks)
+    return from_array(np.array(a, dtype=dtype, copy=True), chunks=chunks)

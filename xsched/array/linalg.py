@@ -1,0 +1,391 @@
+"""Products of arrays (``matmul``/``@``, ``dot``, ``tensordot``, ``outer``) and ``norm``.
+
+A product contracts axes: output block ``(i, j)`` of ``a @ b`` is the sum over ``k`` of
+``a[i, k] @ b[k, j]``. The second operand is first rechunked so that its contracted axes are
+cut like the first's. Each product of two blocks is a ``<op>-partial`` task; when an output
+block needs more than ``split_every`` of them (default 8), they are added up in a tree
+(``<op>-sum``, as many levels as needed), so no task holds more than ``split_every``
+output-sized blocks at once and the additions run in parallel. Shapes are checked when
+the product is built: a mismatch names both shapes, as numpy does.
+
+Importing this module adds ``@`` (``__matmul__``/``__rmatmul__``) and ``dot`` to ``Array``.
+
+>>> import numpy as np, xsched.array as xa
+>>> a = xa.from_array(np.arange(6.0).reshape(2, 3), chunks=1)
+>>> (a @ a.T).compute().tolist()
+[[5.0, 14.0], [14.0, 50.0]]
+>>> float(xa.linalg.norm(xa.from_array(np.array([3.0, 4.0]), chunks=1)))
+5.0
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+from typing import Any, Callable
+
+import numpy as np
+
+from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.spec import Ref, Task
+from .core import UFUNC_IMPLEMENTATIONS, Array
+from .creation import asarray
+from .manipulation import ravel
+
+__all__ = ["matmul", "dot", "tensordot", "inner", "outer", "vdot", "norm"]
+
+#: Block products added up per task when an output block needs many of them.
+DEFAULT_SPLIT_EVERY = 8
+
+
+def _add_up(parts: list) -> np.ndarray:
+    return functools.reduce(np.add, parts)
+
+
+def _contract(op: str, a: Array, b: Array, func: Callable, args: tuple, chunks: tuple,
+              pairs: Callable[[tuple], list[tuple[tuple, tuple]]], dtype: np.dtype,
+              split_every: int | None) -> Array:
+    """One output block per index of ``chunks``: ``func(a_block, b_block, *args)`` for each
+    pair of block indices ``pairs(index)`` gives, added up in a tree."""
+    split = int(split_every or DEFAULT_SPLIT_EVERY)
+    if split < 2:
+        raise ValueError(f"{op}: split_every must add at least 2 blocks per task, got {split}")
+    token = new_token(op, a.name, b.name, args, chunks, str(dtype), split)
+    out_name = f"{op}-{token}"
+    ann = annotations_in_force()
+    layers: dict[str, dict] = {}
+    grid = tuple(len(c) for c in chunks)
+    todo: dict[tuple, list] = {}
+    partial: dict[str, Any] = {}
+    for index in np.ndindex(*grid):
+        terms = [Task(func, (Ref(chunk_key(a.name, i)), Ref(chunk_key(b.name, j))) + args, {},
+                      per_task(ann)) for i, j in pairs(index)]
+        if len(terms) == 1:
+            todo[index] = terms
+            continue
+        refs = []
+        for k, task in enumerate(terms):
+            key = chunk_key(f"{op}-partial-{token}", index + (k,))
+            partial[key] = task
+            refs.append(Ref(key))
+        todo[index] = refs
+    if partial:
+        layers[f"{op}-partial-{token}"] = partial
+    level = 0
+    while any(len(v) > split for v in todo.values()):
+        level += 1
+        name = f"{op}-sum-{new_token(token, level)}"
+        layer: dict[str, Any] = {}
+        for index, refs in todo.items():
+            if len(refs) <= split:
+                continue
+            groups = [refs[i:i + split] for i in range(0, len(refs), split)]
+            todo[index] = []
+            for g, group in enumerate(groups):
+                key = chunk_key(name, index + (g,))
+                layer[key] = Task(_add_up, (group,), {}, per_task(ann))
+                todo[index].append(Ref(key))
+        layers[name] = layer
+    final: dict[str, Any] = {}
+    for index, refs in todo.items():
+        only = refs[0] if len(refs) == 1 and isinstance(refs[0], Task) else None
+        final[chunk_key(out_name, index)] = only or Task(_add_up, (refs,), {}, per_task(ann))
+    layers[out_name] = final
+    return Array(LayeredGraph.merge(a._graph, b._graph, new=layers), out_name, chunks, dtype)
+
+
+def _axes_list(axes: Any, ndim: int, which: str) -> list[int]:
+    axes = [axes] if isinstance(axes, numbers.Integral) else list(axes)
+    out = []
+    for ax in axes:
+        if not -ndim <= ax < ndim:
+            raise np.exceptions.AxisError(f"tensordot: axis {ax} is out of bounds for the "
+                                          f"{which} operand, of dimension {ndim}")
+        out.append(int(ax) % ndim)
+    return out
+
+
+def tensordot(a: Any, b: Any, axes: Any = 2, *, split_every: int | None = None) -> Array:
+    """Sum products over the given axes, as ``numpy.tensordot``: ``axes`` is an int (the last
+    ``axes`` axes of ``a`` with the first of ``b``) or a pair of axis lists.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> a = xa.from_array(np.arange(24.0).reshape(2, 3, 4), chunks=2)
+    >>> b = xa.from_array(np.ones((4, 3)), chunks=2)
+    >>> xa.tensordot(a, b, axes=([1, 2], [1, 0])).compute().tolist()
+    [66.0, 210.0]
+    """
+    a, b = asarray(a), asarray(b)
+    if isinstance(axes, numbers.Integral):
+        if axes < 0 or axes > min(a.ndim, b.ndim):
+            raise ValueError(f"tensordot: axes={axes} does not fit shapes {a.shape} and "
+                             f"{b.shape}")
+        a_axes, b_axes = list(range(a.ndim - axes, a.ndim)), list(range(axes))
+    else:
+        first, second = axes
+        a_axes, b_axes = _axes_list(first, a.ndim, "first"), _axes_list(second, b.ndim, "second")
+    if len(a_axes) != len(b_axes):
+        raise ValueError(f"tensordot: {len(a_axes)} axes of the first operand cannot pair "
+                         f"with {len(b_axes)} of the second")
+    for i, j in zip(a_axes, b_axes):
+        if a.shape[i] != b.shape[j]:
+            raise ValueError(f"shape-mismatch for sum: tensordot of shapes {a.shape} and "
+                             f"{b.shape}: axis {i} of the first has length {a.shape[i]} but "
+                             f"axis {j} of the second has length {b.shape[j]}")
+    want = {j: a.chunks[i] for i, j in zip(a_axes, b_axes)}
+    if any(b.chunks[j] != c for j, c in want.items()):
+        b = b.rechunk(want)
+    free_a = [ax for ax in range(a.ndim) if ax not in a_axes]
+    free_b = [ax for ax in range(b.ndim) if ax not in b_axes]
+    chunks = tuple(a.chunks[ax] for ax in free_a) + tuple(b.chunks[ax] for ax in free_b)
+    k_grid = tuple(a.numblocks[ax] for ax in a_axes)
+    dtype = np.tensordot(np.ones((1,) * a.ndim, a.dtype), np.ones((1,) * b.ndim, b.dtype),
+                         axes=(a_axes, b_axes)).dtype
+
+    def pairs(index: tuple) -> list:
+        out = []
+        for k in np.ndindex(*k_grid):
+            ia, ib = [0] * a.ndim, [0] * b.ndim
+            for ax, i in zip(free_a, index):
+                ia[ax] = i
+            for ax, i in zip(free_b, index[len(free_a):]):
+                ib[ax] = i
+            for i, j, kk in zip(a_axes, b_axes, k):
+                ia[i] = ib[j] = kk
+            out.append((tuple(ia), tuple(ib)))
+        return out
+
+    return _contract("tensordot", a, b, np.tensordot, ((a_axes, b_axes),), chunks, pairs,
+                     dtype, split_every)
+
+
+def _not_aligned(what: str, a: Array, b: Array, i: int, j: int) -> ValueError:
+    return ValueError(f"{what}: shapes {a.shape} and {b.shape} not aligned: {a.shape[i]} "
+                      f"(dim {i}) != {b.shape[j]} (dim {j})")
+
+
+def matmul(a: Any, b: Any, *, split_every: int | None = None) -> Array:
+    """The matrix product, as ``numpy.matmul`` (``a @ b``): 1-d operands act as a row or a
+    column, leading axes are stacks of matrices that broadcast.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> a = xa.from_array(np.arange(4.0).reshape(2, 2), chunks=1)
+    >>> xa.matmul(a, np.array([1.0, 1.0])).compute().tolist()
+    [1.0, 5.0]
+    >>> xa.matmul(a, np.ones((3, 2)))
+    Traceback (most recent call last):
+    ...
+    ValueError: matmul: shapes (2, 2) and (3, 2) not aligned: 2 (dim 1) != 3 (dim 0)
+    """
+    a, b = asarray(a), asarray(b)
+    for n, x in enumerate((a, b)):
+        if x.ndim == 0:
+            raise ValueError(f"matmul: Input operand {n} does not have enough dimensions "
+                             f"(shape {x.shape}); multiply by a scalar with *")
+    if a.shape[-1] != b.shape[max(b.ndim - 2, 0)]:
+        raise _not_aligned("matmul", a, b, a.ndim - 1, max(b.ndim - 2, 0))
+    a2 = a[None, :] if a.ndim == 1 else a
+    b2 = b[:, None] if b.ndim == 1 else b
+    try:
+        batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    except ValueError:
+        raise ValueError(f"matmul: the stacks of shapes {a.shape} and {b.shape} do not "
+                         "broadcast together") from None
+    nb = len(batch)
+    a2 = a2[(None,) * (nb + 2 - a2.ndim)] if a2.ndim < nb + 2 else a2
+    b2 = b2[(None,) * (nb + 2 - b2.ndim)] if b2.ndim < nb + 2 else b2
+    want = {ax: a2.chunks[ax] for ax in range(nb) if a2.shape[ax] == b2.shape[ax]}
+    want[nb] = a2.chunks[nb + 1]
+    if any(b2.chunks[ax] != c for ax, c in want.items()):
+        b2 = b2.rechunk(want)
+    chunks = tuple(a2.chunks[ax] if a2.shape[ax] == batch[ax] else b2.chunks[ax]
+                   for ax in range(nb)) + (a2.chunks[nb], b2.chunks[nb + 1])
+    dtype = np.matmul(np.ones((1, 1), a.dtype), np.ones((1, 1), b.dtype)).dtype
+
+    def pairs(index: tuple) -> list:
+        sa = tuple(i if a2.shape[ax] == batch[ax] else 0 for ax, i in enumerate(index[:nb]))
+        sb = tuple(i if b2.shape[ax] == batch[ax] else 0 for ax, i in enumerate(index[:nb]))
+        return [(sa + (index[nb], k), sb + (k, index[nb + 1]))
+                for k in range(a2.numblocks[nb + 1])]
+
+    out = _contract("matmul", a2, b2, np.matmul, (), chunks, pairs, dtype, split_every)
+    if a.ndim == 1:
+        out = out[..., 0, :]
+    if b.ndim == 1:
+        out = out[..., 0]
+    return out
+
+
+def dot(a: Any, b: Any, *, split_every: int | None = None) -> Array:
+    """The dot product, as ``numpy.dot``: scalars multiply, 1-d arrays give the inner
+    product, otherwise the last axis of ``a`` meets the second-to-last of ``b``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> v = xa.from_array(np.array([1.0, 2.0, 3.0]), chunks=2)
+    >>> float(xa.dot(v, v))
+    14.0
+    """
+    a, b = asarray(a), asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    j = max(b.ndim - 2, 0)
+    if a.shape[-1] != b.shape[j]:
+        raise _not_aligned("dot", a, b, a.ndim - 1, j)
+    return tensordot(a, b, axes=([a.ndim - 1], [j]), split_every=split_every)
+
+
+def inner(a: Any, b: Any) -> Array:
+    """Sum of products over the last axes of ``a`` and ``b``, as ``numpy.inner``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.inner(xa.from_array(np.eye(2), chunks=1), np.array([1.0, 2.0])).compute().tolist()
+    [1.0, 2.0]
+    """
+    a, b = asarray(a), asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    if a.shape[-1] != b.shape[-1]:
+        raise _not_aligned("inner", a, b, a.ndim - 1, b.ndim - 1)
+    return tensordot(a, b, axes=([a.ndim - 1], [b.ndim - 1]))
+
+
+def outer(a: Any, b: Any) -> Array:
+    """Every product ``a[i] * b[j]`` of the flattened inputs, as ``numpy.outer``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.outer(xa.arange(3, chunks=2), np.array([1, 10])).compute().tolist()
+    [[0, 0], [1, 10], [2, 20]]
+    """
+    a, b = ravel(asarray(a)), ravel(asarray(b))
+    return a[:, None] * b[None, :]
+
+
+def vdot(a: Any, b: Any) -> Array:
+    """The dot product of the flattened inputs, the first conjugated, as ``numpy.vdot``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> complex(xa.vdot(xa.from_array(np.array([1j, 2]), chunks=1), np.array([1j, 1])))
+    (3+0j)
+    """
+    a, b = ravel(asarray(a)), ravel(asarray(b))
+    if a.dtype.kind == "c":
+        a = np.conjugate(a)
+    return dot(a, b)
+
+
+# --------------------------------------------------------------------------- norm
+
+
+def _vector_norm(x: Array, ord: Any, axis: tuple, keepdims: bool) -> Array:
+    if ord is None or ord == 2:
+        return np.sqrt((abs(x) ** 2).sum(axis=axis, keepdims=keepdims))
+    if ord == np.inf:
+        return abs(x).max(axis=axis, keepdims=keepdims)
+    if ord == -np.inf:
+        return abs(x).min(axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return (x != 0).astype(x.real.dtype if x.dtype.kind == "c" else x.dtype).sum(
+            axis=axis, keepdims=keepdims)
+    if ord == 1:
+        return abs(x).sum(axis=axis, keepdims=keepdims)
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid norm order '{ord}' for vectors")
+    return (abs(x) ** ord).sum(axis=axis, keepdims=keepdims) ** (1.0 / ord)
+
+
+def _matrix_norm(x: Array, ord: Any, axis: tuple, keepdims: bool) -> Array:
+    r, c = axis
+    if ord is None or ord == "fro":
+        return np.sqrt((abs(x) ** 2).sum(axis=axis, keepdims=keepdims))
+    if ord in (1, -1, np.inf, -np.inf):
+        summed, over = (r, c) if ord in (1, -1) else (c, r)
+        sums = abs(x).sum(axis=summed, keepdims=True)
+        out = sums.max(axis=over, keepdims=True) if ord > 0 else sums.min(axis=over,
+                                                                          keepdims=True)
+        if not keepdims:
+            out = out[tuple(0 if a in axis else slice(None) for a in range(x.ndim))]
+        return out
+    if ord in (2, -2, "nuc"):
+        raise NotImplementedError(f"norm: ord={ord!r} for matrices needs a singular value "
+                                  "decomposition, which xsched.array does not have; compute() "
+                                  "the matrix and use numpy.linalg.norm")
+    raise ValueError(f"Invalid norm order {ord!r} for matrices")
+
+
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Array:
+    """Vector or matrix norm, as ``numpy.linalg.norm``: without ``axis``, the 2-norm of the
+    flattened array (``ord`` None), or the ``ord`` norm of a vector or a matrix; an int
+    ``axis`` gives vector norms along it, a pair of axes matrix norms (Frobenius, 1, -1,
+    inf, -inf).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> m = xa.from_array(np.array([[1.0, -2.0], [3.0, 4.0]]), chunks=1)
+    >>> round(float(xa.linalg.norm(m)), 6), float(xa.linalg.norm(m, 1))
+    (5.477226, 6.0)
+    >>> xa.linalg.norm(m, axis=1, ord=1).compute().tolist()
+    [3.0, 7.0]
+    """
+    x = asarray(x)
+    if x.dtype.kind not in "fc":
+        x = x.astype(float)
+    if axis is None:
+        if ord is None:
+            out = np.sqrt((abs(x) ** 2).sum())
+            return out.reshape((1,) * x.ndim) if keepdims else out
+        if x.ndim == 1:
+            return _vector_norm(x, ord, (0,), keepdims)
+        if x.ndim == 2:
+            return _matrix_norm(x, ord, (0, 1), keepdims)
+        raise ValueError("Improper number of dimensions to norm.")
+    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    for a in axes:
+        if not -x.ndim <= a < x.ndim:
+            raise np.exceptions.AxisError(f"norm: axis {a} is out of bounds for an array of "
+                                          f"dimension {x.ndim}")
+    axes = tuple(int(a) % x.ndim for a in axes)
+    if len(axes) == 1:
+        return _vector_norm(x, ord, axes, keepdims)
+    if len(axes) == 2:
+        if axes[0] == axes[1]:
+            raise ValueError("Duplicate axes given.")
+        return _matrix_norm(x, ord, axes, keepdims)
+    raise ValueError("Improper number of dimensions to norm.")
+
+
+# --------------------------------------------------------------------------- methods
+
+
+def _matmul_method(self: Array, other: Any) -> Array:
+    """``self @ other``; see ``xsched.array.matmul``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> (xa.ones((2, 3), chunks=2) @ np.ones(3)).compute().tolist()
+    [3.0, 3.0]
+    """
+    return matmul(self, other)
+
+
+def _rmatmul_method(self: Array, other: Any) -> Array:
+    """``other @ self``, for a numpy ``other``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> (np.ones((1, 2)) @ xa.ones((2, 2), chunks=1)).compute().tolist()
+    [[2.0, 2.0]]
+    """
+    return matmul(other, self)
+
+
+def _dot_method(self: Array, other: Any) -> Array:
+    """``xsched.array.dot(self, other)``.
+
+    >>> import xsched.array as xa
+    >>> float(xa.arange(3, chunks=2).dot(xa.arange(3, chunks=1)))
+    5.0
+    """
+    return dot(self, other)
+
+
+Array.__matmul__ = _matmul_method  # type: ignore[attr-defined]
+Array.__rmatmul__ = _rmatmul_method  # type: ignore[attr-defined]
+Array.dot = _dot_method  # type: ignore[attr-defined]
+UFUNC_IMPLEMENTATIONS[np.matmul] = matmul

@@ -1,0 +1,652 @@
+"""Changing an array's shape or arrangement without changing its values: reshape, join,
+stack, flip, roll, broadcast, and the elementwise ``where``/``clip``/``round``.
+
+Each is one layer of tasks mapping whole input blocks to whole output blocks, after
+rechunking where blocks would not line up: ``concatenate`` and ``stack`` rechunk their
+inputs to the first one's blocks on the other axes; ``reshape`` makes each group of input
+axes that becomes a group of output axes whole except its first axis (so a block reshapes
+on its own), with blocks along that axis a multiple of what the output axes need.
+
+Importing this module adds ``reshape``, ``ravel``, ``flatten``, ``squeeze``, ``swapaxes``,
+``clip`` and ``round`` to ``Array``.
+
+>>> import numpy as np, xsched.array as xa
+>>> x = xa.from_array(np.arange(12), chunks=4)
+>>> x.reshape(3, 4).chunks
+((1, 1, 1), (4,))
+>>> xa.concatenate([x, x[:2]]).shape
+(14,)
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import operator
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.spec import Ref, Task
+from .chunks import normalize_chunks
+from .core import Array, elemwise
+from .creation import asarray
+
+__all__ = ["concatenate", "stack", "hstack", "vstack", "reshape", "ravel", "squeeze",
+           "expand_dims", "atleast_1d", "atleast_2d", "transpose", "moveaxis", "swapaxes",
+           "flip", "fliplr", "flipud", "roll", "broadcast_to", "broadcast_arrays", "meshgrid",
+           "where", "clip", "around"]
+
+
+def _axis(axis: Any, ndim: int, what: str) -> int:
+    if not isinstance(axis, numbers.Integral) or not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(
+            f"{what}: axis {axis!r} is out of bounds for an array of dimension {ndim}")
+    return int(axis) % ndim
+
+
+def _axes(axis: Any, ndim: int, what: str) -> tuple[int, ...]:
+    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    out = tuple(_axis(a, ndim, what) for a in axes)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{what}: repeated axis in {axis}")
+    return out
+
+
+def _new(layer: dict, name: str, inputs: Sequence[Array], chunks: Any, dtype: Any) -> Array:
+    graph = LayeredGraph.merge(*[a._graph for a in inputs], new={name: layer})
+    return Array(graph, name, chunks, dtype)
+
+
+def _cast(block: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    return block.astype(dtype, copy=False)
+
+
+# --------------------------------------------------------------------------- joining
+
+
+def _like_first(arrays: list[Array], skip: int | None) -> list[Array]:
+    """The arrays rechunked to the first one's blocks on every axis but ``skip``."""
+    first = arrays[0]
+    out = [first]
+    for a in arrays[1:]:
+        want = {ax: c for ax, c in enumerate(first.chunks) if ax != skip}
+        out.append(a if all(a.chunks[ax] == c for ax, c in want.items()) else a.rechunk(want))
+    return out
+
+
+def concatenate(seq: Sequence[Any], axis: int = 0) -> Array:
+    """Join arrays along an existing axis; the other axes must have equal lengths.
+
+    Inputs are rechunked to the first one's blocks on the other axes; along ``axis`` the
+    result keeps every input's blocks.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> a = xa.from_array(np.zeros((2, 3)), chunks=1)
+    >>> xa.concatenate([a, np.ones((1, 3))]).compute().tolist()
+    [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]
+    """
+    arrays = [asarray(a) for a in seq]
+    if not arrays:
+        raise ValueError("need at least one array to concatenate")
+    if arrays[0].ndim == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    ndim = arrays[0].ndim
+    axis = _axis(axis, ndim, "concatenate")
+    for i, a in enumerate(arrays[1:], 1):
+        if a.ndim != ndim:
+            raise ValueError(
+                f"all the input arrays must have same number of dimensions, but the array at "
+                f"index 0 has {ndim} dimension(s) and the array at index {i} has {a.ndim} "
+                "dimension(s)")
+        for ax in range(ndim):
+            if ax != axis and a.shape[ax] != arrays[0].shape[ax]:
+                raise ValueError(
+                    f"all the input array dimensions except for the concatenation axis must "
+                    f"match exactly, but along dimension {ax}, the array at index 0 has size "
+                    f"{arrays[0].shape[ax]} and the array at index {i} has size {a.shape[ax]}")
+    if len(arrays) == 1:
+        return arrays[0]
+    dtype = np.result_type(*[a.dtype for a in arrays])
+    arrays = _like_first(arrays, axis)
+    kept = [a for a in arrays if a.shape[axis]] or arrays[:1]
+    name = f"concatenate-{new_token([a.name for a in kept], axis, str(dtype))}"
+    ann = annotations_in_force()
+    layer: dict[str, Any] = {}
+    offset = 0
+    for a in kept:
+        for index in np.ndindex(*a.numblocks):
+            out = index[:axis] + (index[axis] + offset,) + index[axis + 1:]
+            layer[chunk_key(name, out)] = Task(_cast, (Ref(chunk_key(a.name, index)), dtype),
+                                               {}, per_task(ann))
+        offset += a.numblocks[axis]
+    chunks = list(kept[0].chunks)
+    chunks[axis] = tuple(c for a in kept for c in a.chunks[axis])
+    return _new(layer, name, kept, tuple(chunks), dtype)
+
+
+def _stacked(block: np.ndarray, axis: int, dtype: np.dtype) -> np.ndarray:
+    return np.expand_dims(block, axis).astype(dtype, copy=False)
+
+
+def stack(seq: Sequence[Any], axis: int = 0) -> Array:
+    """Join arrays of the same shape along a new axis (one block per input along it).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> a = xa.from_array(np.arange(3), chunks=2)
+    >>> s = xa.stack([a, a * 10], axis=1)
+    >>> s.chunks, s.compute().tolist()
+    (((2, 1), (1, 1)), [[0, 0], [1, 10], [2, 20]])
+    """
+    arrays = [asarray(a) for a in seq]
+    if not arrays:
+        raise ValueError("need at least one array to stack")
+    shape = arrays[0].shape
+    for a in arrays[1:]:
+        if a.shape != shape:
+            raise ValueError(f"all input arrays must have the same shape; got "
+                             f"{[b.shape for b in arrays]}")
+    axis = _axis(axis, len(shape) + 1, "stack")
+    dtype = np.result_type(*[a.dtype for a in arrays])
+    arrays = _like_first(arrays, None)
+    name = f"stack-{new_token([a.name for a in arrays], axis, str(dtype))}"
+    ann = annotations_in_force()
+    layer: dict[str, Any] = {}
+    for n, a in enumerate(arrays):
+        for index in np.ndindex(*a.numblocks):
+            out = index[:axis] + (n,) + index[axis:]
+            layer[chunk_key(name, out)] = Task(
+                _stacked, (Ref(chunk_key(a.name, index)), axis, dtype), {}, per_task(ann))
+    chunks = arrays[0].chunks[:axis] + ((1,) * len(arrays),) + arrays[0].chunks[axis:]
+    return _new(layer, name, arrays, chunks, dtype)
+
+
+def atleast_1d(x: Any) -> Array:
+    """``x`` with at least one axis (a 0-d array becomes shape ``(1,)``).
+
+    >>> import xsched.array as xa
+    >>> xa.atleast_1d(xa.asarray(5.0)).shape
+    (1,)
+    """
+    x = asarray(x)
+    return x[None] if x.ndim == 0 else x
+
+
+def atleast_2d(x: Any) -> Array:
+    """``x`` with at least two axes (new axes go in front, as numpy puts them).
+
+    >>> import xsched.array as xa
+    >>> xa.atleast_2d(xa.arange(3, chunks=2)).shape
+    (1, 3)
+    """
+    x = asarray(x)
+    return x[(None,) * (2 - x.ndim)] if x.ndim < 2 else x
+
+
+def hstack(seq: Sequence[Any]) -> Array:
+    """Join along the second axis (the first for 1-d arrays), as ``numpy.hstack``.
+
+    >>> import xsched.array as xa
+    >>> xa.hstack([xa.ones(2, chunks=1), xa.zeros(1, chunks=1)]).compute().tolist()
+    [1.0, 1.0, 0.0]
+    """
+    arrays = [atleast_1d(a) for a in seq]
+    return concatenate(arrays, axis=0 if arrays and arrays[0].ndim == 1 else 1)
+
+
+def vstack(seq: Sequence[Any]) -> Array:
+    """Stack 1-d arrays as rows, or join along the first axis, as ``numpy.vstack``.
+
+    >>> import xsched.array as xa
+    >>> xa.vstack([xa.ones(2, chunks=1), xa.zeros(2, chunks=1)]).shape
+    (2, 2)
+    """
+    return concatenate([atleast_2d(a) for a in seq], axis=0)
+
+
+# --------------------------------------------------------------------------- reshape
+
+
+def _new_shape(shape: Any, size: int) -> tuple[int, ...]:
+    if isinstance(shape, numbers.Integral):
+        shape = (shape,)
+    shape = tuple(operator.index(s) for s in shape)
+    unknown = [i for i, s in enumerate(shape) if s == -1]
+    if len(unknown) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if any(s < -1 for s in shape):
+        raise ValueError(f"reshape: negative dimensions are not allowed: {shape}")
+    if unknown:
+        known = math.prod(s for s in shape if s != -1)
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+        shape = tuple(size // known if s == -1 else s for s in shape)
+    return shape
+
+
+def _groups(old: tuple[int, ...], new: tuple[int, ...]) -> list[tuple[list[int], list[int]]]:
+    """Runs of consecutive axes of ``old`` and ``new`` holding the same number of elements
+    (no length zero), e.g. (2, 3, 4) -> (6, 4): [([0, 1], [0]), ([2], [1])]."""
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(old) and j < len(new):
+        ii, jj, pi, pj = i + 1, j + 1, old[i], new[j]
+        while pi != pj:
+            if pi < pj:
+                pi, ii = pi * old[ii], ii + 1
+            else:
+                pj, jj = pj * new[jj], jj + 1
+        groups.append((list(range(i, ii)), list(range(j, jj))))
+        i, j = ii, jj
+    groups[-1][0].extend(range(i, len(old)))  # what is left are axes of length 1
+    groups[-1][1].extend(range(j, len(new)))
+    return groups
+
+
+def _lead(axes: list[int], shape: tuple[int, ...]) -> int:
+    """The group's first axis longer than 1 (the axes before it have length 1)."""
+    return next((a for a in axes if shape[a] > 1), axes[0])
+
+
+def _multiples(chunks: tuple[int, ...], unit: int, length: int | None) -> tuple[int, ...]:
+    """Blocks along an axis whose lengths are multiples of ``unit``: ``length`` long (rounded
+    down to a multiple), or, without ``length``, near the given ones."""
+    total = sum(chunks)
+    if length is not None:
+        step = max(unit, length // unit * unit)
+        return tuple(min(step, total - s) for s in range(0, total, step)) or (0,)
+    bounds = sorted({0, total} | {(int(b) + unit // 2) // unit * unit
+                                     for b in np.cumsum(chunks)})
+    return tuple(b - a for a, b in zip(bounds, bounds[1:])) or (0,)
+
+
+def reshape(x: Any, shape: Any, *more: int) -> Array:
+    """The same elements in C order with a new shape (one length may be -1).
+
+    Works block by block: each group of input axes that turns into a group of output axes
+    is rechunked so that all its axes but the first are whole and its blocks along that
+    first axis hold whole rows of the output. When the rechunking makes the trailing axes
+    whole, the first axis is cut finer, keeping blocks about as large as before.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(24).reshape(4, 6), chunks=(2, 3))
+    >>> y = x.reshape(2, 2, 6)
+    >>> y.chunks
+    ((1, 1), (2,), (3, 3))
+    >>> bool((y.compute() == np.arange(24).reshape(2, 2, 6)).all())
+    True
+    """
+    x = asarray(x)
+    if more:
+        shape = (shape,) + more
+    shape = _new_shape(shape, x.size)
+    if math.prod(shape) != x.size:
+        raise ValueError(f"cannot reshape array of size {x.size} into shape {shape}")
+    if shape == x.shape:
+        return x
+    if x.size == 0 or not x.ndim or not shape:  # one block in, one block out
+        x = x.rechunk(tuple((n,) for n in x.shape)) if x.ndim else x
+        groups: list = []
+        out_chunks: list = [(n,) for n in shape]
+    else:
+        groups = _groups(x.shape, shape)
+        in_chunks = list(x.chunks)
+        out_chunks = [(n,) for n in shape]
+        for ins, outs in groups:
+            lead_in, lead_out = _lead(ins, x.shape), _lead(outs, shape)
+            rest_in = math.prod(x.shape[a] for a in ins if a > lead_in)
+            rest_out = math.prod(shape[a] for a in outs if a > lead_out)
+            unit = rest_out // math.gcd(rest_out, rest_in)
+            trailing = [a for a in ins if a > lead_in]
+            length = None
+            if any(len(x.chunks[a]) > 1 for a in trailing):  # keep block sizes near
+                held = max(x.chunks[lead_in]) * math.prod(max(x.chunks[a]) for a in trailing)
+                length = max(held // rest_in, 1)
+            for a in ins:  # (the axes before the first are of length 1)
+                if a != lead_in:
+                    in_chunks[a] = (x.shape[a],)
+            lead = x.chunks[lead_in]
+            if length is not None or any(c % unit for c in lead):
+                lead = _multiples(lead, unit, length)
+            in_chunks[lead_in] = lead
+            out_chunks[lead_out] = tuple(c * rest_in // rest_out for c in lead)
+        x = x.rechunk(tuple(in_chunks))
+    name = f"reshape-{new_token(x.name, shape)}"
+    ann = annotations_in_force()
+    layer = {}
+    for index in np.ndindex(*x.numblocks):
+        out = [0] * len(shape)
+        for ins, outs in groups:
+            out[_lead(outs, shape)] = index[_lead(ins, x.shape)]
+        block_shape = tuple(c[i] for c, i in zip(out_chunks, out))
+        layer[chunk_key(name, tuple(out))] = Task(
+            np.reshape, (Ref(chunk_key(x.name, index)), block_shape), {}, per_task(ann))
+    return _new(layer, name, [x], tuple(out_chunks), x.dtype)
+
+
+def ravel(x: Any) -> Array:
+    """The elements in C order as a 1-d array.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.ravel(xa.from_array(np.eye(2), chunks=1)).compute().tolist()
+    [1.0, 0.0, 0.0, 1.0]
+    """
+    return reshape(x, (-1,))
+
+
+def squeeze(x: Any, axis: Any = None) -> Array:
+    """Drop axes of length 1 (all of them, or those in ``axis``).
+
+    >>> import xsched.array as xa
+    >>> xa.squeeze(xa.ones((1, 3, 1), chunks=1)).shape
+    (3,)
+    """
+    x = asarray(x)
+    if axis is None:
+        axes = tuple(a for a, n in enumerate(x.shape) if n == 1)
+    else:
+        axes = _axes(axis, x.ndim, "squeeze")
+        if any(x.shape[a] != 1 for a in axes):
+            raise ValueError("cannot select an axis to squeeze out which has size not equal "
+                             f"to one (shape {x.shape}, axis {axis})")
+    if not axes:
+        return x
+    return x[tuple(0 if a in axes else slice(None) for a in range(x.ndim))]
+
+
+def expand_dims(x: Any, axis: Any) -> Array:
+    """Insert axes of length 1 at positions ``axis`` of the result.
+
+    >>> import xsched.array as xa
+    >>> xa.expand_dims(xa.ones((2, 3), chunks=1), (0, 2)).shape
+    (1, 2, 1, 3)
+    """
+    x = asarray(x)
+    n = 1 if isinstance(axis, numbers.Integral) else len(tuple(axis))
+    axes = _axes(axis, x.ndim + n, "expand_dims")
+    return x[tuple(None if a in axes else slice(None) for a in range(x.ndim + n))]
+
+
+# --------------------------------------------------------------------------- axes
+
+
+def transpose(x: Any, axes: Any = None) -> Array:
+    """Permute the axes (reverse them by default).
+
+    >>> import xsched.array as xa
+    >>> xa.transpose(xa.ones((2, 3, 4), chunks=2), (1, 0, 2)).shape
+    (3, 2, 4)
+    """
+    x = asarray(x)
+    return x.transpose() if axes is None else x.transpose(tuple(axes))
+
+
+def moveaxis(x: Any, source: Any, destination: Any) -> Array:
+    """Move axes to new positions, the others keeping their order.
+
+    >>> import xsched.array as xa
+    >>> xa.moveaxis(xa.ones((2, 3, 4), chunks=2), 0, -1).shape
+    (3, 4, 2)
+    """
+    x = asarray(x)
+    src = _axes(source, x.ndim, "moveaxis")
+    dst = _axes(destination, x.ndim, "moveaxis")
+    if len(src) != len(dst):
+        raise ValueError("`source` and `destination` arguments must have the same number "
+                         "of elements")
+    order = [a for a in range(x.ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return x.transpose(tuple(order))
+
+
+def swapaxes(x: Any, axis1: int, axis2: int) -> Array:
+    """Exchange two axes.
+
+    >>> import xsched.array as xa
+    >>> xa.swapaxes(xa.ones((2, 3), chunks=1), 0, 1).shape
+    (3, 2)
+    """
+    x = asarray(x)
+    a, b = _axis(axis1, x.ndim, "swapaxes"), _axis(axis2, x.ndim, "swapaxes")
+    order = list(range(x.ndim))
+    order[a], order[b] = order[b], order[a]
+    return x.transpose(tuple(order))
+
+
+def flip(x: Any, axis: Any = None) -> Array:
+    """Reverse the order of the elements along ``axis`` (all axes by default).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.flip(xa.from_array(np.arange(5), chunks=2)).compute().tolist()
+    [4, 3, 2, 1, 0]
+    """
+    x = asarray(x)
+    axes = tuple(range(x.ndim)) if axis is None else _axes(axis, x.ndim, "flip")
+    if not axes:
+        return x
+    name = f"flip-{new_token(x.name, axes)}"
+    ann = annotations_in_force()
+    layer = {}
+    for index in np.ndindex(*x.numblocks):
+        out = tuple(x.numblocks[a] - 1 - i if a in axes else i for a, i in enumerate(index))
+        layer[chunk_key(name, out)] = Task(np.flip, (Ref(chunk_key(x.name, index)), axes), {},
+                                           per_task(ann))
+    chunks = tuple(c[::-1] if a in axes else c for a, c in enumerate(x.chunks))
+    return _new(layer, name, [x], chunks, x.dtype)
+
+
+def fliplr(x: Any) -> Array:
+    """Reverse the columns (axis 1).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.fliplr(xa.from_array(np.eye(2), chunks=1)).compute().tolist()
+    [[0.0, 1.0], [1.0, 0.0]]
+    """
+    return flip(x, 1)
+
+
+def flipud(x: Any) -> Array:
+    """Reverse the rows (axis 0).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.flipud(xa.from_array(np.arange(3), chunks=1)).compute().tolist()
+    [2, 1, 0]
+    """
+    return flip(x, 0)
+
+
+def roll(x: Any, shift: Any, axis: Any = None) -> Array:
+    """Shift elements along ``axis``, those pushed off the end coming back at the start
+    (without ``axis``, over the flattened array).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.roll(xa.from_array(np.arange(5), chunks=2), 2).compute().tolist()
+    [3, 4, 0, 1, 2]
+    """
+    x = asarray(x)
+    if axis is None:
+        return reshape(roll(ravel(x), shift, 0), x.shape)
+    shifts, axes = np.broadcast_arrays(np.asarray(shift), np.asarray(axis))
+    for s, a in zip(shifts.ravel().tolist(), axes.ravel().tolist()):
+        a = _axis(a, x.ndim, "roll")
+        n = x.shape[a]
+        s = s % n if n else 0
+        if s:
+            head = tuple(slice(n - s, None) if ax == a else slice(None) for ax in range(x.ndim))
+            tail = tuple(slice(0, n - s) if ax == a else slice(None) for ax in range(x.ndim))
+            x = concatenate([x[head], x[tail]], axis=a)
+    return x
+
+
+# --------------------------------------------------------------------------- broadcasting
+
+
+def _broadcast_block(block: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    return np.broadcast_to(block, shape)
+
+
+def broadcast_to(x: Any, shape: Any, chunks: Any = None) -> Array:
+    """``x`` repeated along new leading axes and along its axes of length 1, as
+    ``numpy.broadcast_to``; ``chunks`` cuts the result (default: ``x``'s blocks, and one
+    block along each broadcast axis).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> b = xa.broadcast_to(xa.from_array(np.arange(3), chunks=2), (2, 3))
+    >>> b.chunks, b.compute().tolist()
+    (((2,), (2, 1)), [[0, 1, 2], [0, 1, 2]])
+    """
+    x = asarray(x)
+    shape = tuple(operator.index(s) for s in ((shape,) if isinstance(shape, numbers.Integral)
+                                              else shape))
+    off = len(shape) - x.ndim
+    if off < 0 or any(n not in (1, shape[off + a]) for a, n in enumerate(x.shape)):
+        raise ValueError(f"broadcast_to: cannot broadcast an array of shape {x.shape} to "
+                         f"shape {shape}")
+    grown = [a < off or x.shape[a - off] != shape[a] for a in range(len(shape))]
+    if chunks is None:
+        out_chunks = tuple((n,) if g else x.chunks[a - off]
+                           for a, (n, g) in enumerate(zip(shape, grown)))
+    else:
+        out_chunks = normalize_chunks(chunks, shape, x.dtype)
+    keep = tuple((1,) if grown[off + a] else out_chunks[off + a] for a in range(x.ndim))
+    if keep != x.chunks:  # (an axis of length 1 may come as a block and an empty one)
+        x = x.rechunk(keep)
+    if out_chunks == x.chunks:
+        return x
+    name = f"broadcast_to-{new_token(x.name, shape, out_chunks)}"
+    ann = annotations_in_force()
+    layer = {}
+    for index in np.ndindex(*tuple(len(c) for c in out_chunks)):
+        src = tuple(0 if grown[off + a] else index[off + a] for a in range(x.ndim))
+        block_shape = tuple(c[i] for c, i in zip(out_chunks, index))
+        layer[chunk_key(name, index)] = Task(
+            _broadcast_block, (Ref(chunk_key(x.name, src)), block_shape), {}, per_task(ann))
+    return _new(layer, name, [x], out_chunks, x.dtype)
+
+
+def broadcast_arrays(*args: Any) -> list[Array]:
+    """The arguments broadcast against each other, with the same blocks.
+
+    >>> import xsched.array as xa
+    >>> [a.shape for a in xa.broadcast_arrays(xa.ones((3, 1), chunks=1), xa.ones(4, chunks=2))]
+    [(3, 4), (3, 4)]
+    """
+    arrays = [asarray(a) for a in args]
+    shape = np.broadcast_shapes(*[a.shape for a in arrays])
+    chunks = []
+    for o, n in enumerate(shape):  # each axis cut as the first array spanning it cuts it
+        spans = [a.chunks[a.ndim - len(shape) + o] for a in arrays
+                 if a.ndim - len(shape) + o >= 0 and a.shape[a.ndim - len(shape) + o] == n]
+        chunks.append(spans[0] if spans else (n,))
+    return [broadcast_to(a, shape, chunks=tuple(chunks)) for a in arrays]
+
+
+def meshgrid(*xi: Any, indexing: str = "xy", sparse: bool = False) -> list[Array]:
+    """Coordinate arrays from 1-d coordinate vectors, as ``numpy.meshgrid`` (``"xy"``: the
+    first two axes swapped, as for plotting; ``"ij"``: matrix indexing).
+
+    >>> import xsched.array as xa
+    >>> X, Y = xa.meshgrid(xa.arange(3, chunks=2), xa.arange(2, chunks=1))
+    >>> X.compute().tolist(), Y.compute().tolist()
+    ([[0, 1, 2], [0, 1, 2]], [[0, 0, 0], [1, 1, 1]])
+    """
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    vectors = [ravel(asarray(x)) for x in xi]
+    n = len(vectors)
+    where = list(range(n))
+    if indexing == "xy" and n > 1:
+        where[0], where[1] = 1, 0
+    shape = [0] * n
+    chunks: list = [()] * n
+    for v, ax in zip(vectors, where):
+        shape[ax], chunks[ax] = v.shape[0], v.chunks[0]
+    out = []
+    for v, ax in zip(vectors, where):
+        g = v[tuple(slice(None) if a == ax else None for a in range(n))]
+        out.append(g if sparse else broadcast_to(g, tuple(shape), chunks=tuple(chunks)))
+    return out
+
+
+# --------------------------------------------------------------------------- elementwise
+
+
+def where(condition: Any, x: Any = None, y: Any = None) -> Array:
+    """``x`` where ``condition`` holds, else ``y``, broadcasting the three together (arrays
+    cut differently are rechunked to the first one's blocks).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> a = xa.from_array(np.arange(5), chunks=2)
+    >>> xa.where(a > 2, a, -1).compute().tolist()
+    [-1, -1, -1, 3, 4]
+    """
+    if x is None or y is None:
+        if x is None and y is None:
+            raise NotImplementedError(
+                "where(condition) with one argument gives arrays of a length only known "
+                "after computing; compute() the condition and use numpy.nonzero.")
+        raise ValueError("either both or neither of x and y should be given")
+    if not any(isinstance(a, Array) for a in (condition, x, y)):
+        condition = asarray(condition)
+    return elemwise(np.where, condition, x, y, name="where")
+
+
+def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Array:
+    """Limit the values to ``[a_min, a_max]`` (either may be None, or an array).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.from_array(np.arange(5), chunks=2).clip(1, 3).compute().tolist()
+    [1, 1, 2, 3, 3]
+    """
+    if a_min is None and a_max is None:
+        raise ValueError("clip: at least one of a_min and a_max must be given")
+    x = asarray(x)
+    return elemwise(np.clip, x, a_min, a_max, name="clip")
+
+
+def around(x: Any, decimals: int = 0) -> Array:
+    """Round to ``decimals`` decimals (halves to even, as numpy rounds).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.around(xa.from_array(np.array([0.5, 1.26]), chunks=1), 1).compute().tolist()
+    [0.5, 1.3]
+    """
+    return elemwise(np.round, asarray(x), extra_args=(int(decimals),), name="round")
+
+
+def _reshape_method(self: Array, *shape: Any) -> Array:
+    """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``; see ``xsched.array.reshape``.
+
+    >>> import xsched.array as xa
+    >>> xa.arange(6, chunks=3).reshape(2, 3).shape
+    (2, 3)
+    """
+    return reshape(self, shape[0] if len(shape) == 1 else shape)
+
+
+def _flatten(self: Array) -> Array:
+    """The elements in C order as a 1-d array (the same as ``ravel``).
+
+    >>> import xsched.array as xa
+    >>> xa.ones((2, 2), chunks=1).flatten().shape
+    (4,)
+    """
+    return reshape(self, (-1,))
+
+
+def _round_method(self: Array, decimals: int = 0) -> Array:
+    """Round to ``decimals`` decimals; see ``xsched.array.around``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.from_array(np.array([1.5, 2.5]), chunks=1).round().compute().tolist()
+    [2.0, 2.0]
+    """
+    return around(self, decimals)
+
+
+for _name, _f in [("reshape", _reshape_method), ("flatten", _flatten), ("round", _round_method),
+                  ("ravel", ravel), ("squeeze", squeeze), ("swapaxes", swapaxes),
+                  ("clip", clip)]:
+    setattr(Array, _name, _f)

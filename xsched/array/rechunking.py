@@ -1,0 +1,346 @@
+"""Rechunking: the same array cut into other blocks, with a bound on what one task holds.
+
+Each output block is put together from the parts of the input blocks that overlap it. A
+``rechunk-split`` task cuts one such *piece* out of one input block, so only the piece
+travels to the task that needs it, never the whole block; a ``rechunk`` task copies its
+pieces into a new block. A piece that is a whole input block is used as it is, and an
+output block made of a single piece is cut straight from its input block.
+
+Why sometimes two steps: when some axes merge blocks while others split them, as in
+blocks of (1000, 1000) to blocks of (8000, 125), each output block needs a piece of several
+input blocks *and* each input block is cut into several pieces, so the number of pieces is
+a product over the axes (4,096 x 4,096 pieces for row blocks of one row to column blocks of
+one column of a 4,096-square array). Going through an intermediate chunking that first
+merges where the output merges, then splits where it splits, needs far fewer tasks, but
+the intermediate blocks are larger than both the input's and the output's. A task holds
+its inputs and its output at once, so one that assembles a block holds twice the block:
+``plan_rechunk`` takes the intermediate with the fewest tasks whose blocks keep that under
+the bound (config ``array.rechunk.memory``, default 256 MiB), and the direct route when
+that is not at least twice as cheap. The input and output blocks themselves are the
+caller's choice: no plan can make a task hold less than them.
+
+This module sits below ``core.py`` (elementwise operations rechunk their operands through
+``unify_chunks``), so, like ``reductions.py``, it makes arrays with ``type(x)``.
+
+>>> import numpy as np, xsched.array as xa
+>>> x = xa.from_array(np.arange(24).reshape(4, 6), chunks=(1, 6))
+>>> y = x.rechunk((4, 2))
+>>> y.chunks
+((4,), (2, 2, 2))
+>>> bool((y.compute() == np.arange(24).reshape(4, 6)).all())
+True
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from .. import config
+from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.spec import Ref, Task
+from ..units import parse_bytes
+from .chunks import Chunks, _starts, normalize_chunks
+
+if TYPE_CHECKING:
+    from .core import Array
+
+__all__ = ["rechunk", "plan_rechunk", "unify_chunks", "DEFAULT_MEMORY"]
+
+#: What one rechunking task may hold (its inputs and its output) when the config does not say.
+DEFAULT_MEMORY = 256 * 2**20
+
+#: Use an intermediate chunking only when it needs at most this fraction of the direct tasks.
+TWO_STEP_GAIN = 0.5
+
+#: Intermediate chunkings tried one by one up to this many; beyond, a greedy search.
+EXHAUSTIVE = 20_000
+
+Piece = tuple[int, int, int]  # (input block, start, stop) along one axis
+
+
+# --------------------------------------------------------------------------- geometry
+
+
+def overlaps(src: Sequence[int], dst: Sequence[int]) -> list[list[Piece]]:
+    """For each block of ``dst`` along one axis, the parts of ``src`` blocks it covers.
+
+    An empty ``dst`` block takes an empty part of the block where it sits.
+
+    >>> overlaps((3, 3), (2, 4))
+    [[(0, 0, 2)], [(0, 2, 3), (1, 0, 3)]]
+    """
+    src_starts, dst_starts = _starts(tuple(src)), _starts(tuple(dst))
+    last = len(src) - 1
+    out: list[list[Piece]] = []
+    for j, size in enumerate(dst):
+        lo, hi = dst_starts[j], dst_starts[j + 1]
+        k = min(max(bisect.bisect_right(src_starts, lo) - 1, 0), last)
+        if size == 0:
+            at = min(lo - src_starts[k], src[k])
+            out.append([(k, at, at)])
+            continue
+        pieces = []
+        while k <= last and src_starts[k] < hi:
+            s, e = src_starts[k], src_starts[k + 1]
+            if e > s and e > lo:
+                pieces.append((k, max(lo, s) - s, min(hi, e) - s))
+            k += 1
+        out.append(pieces)
+    return out
+
+
+def _axis_counts(src: tuple[int, ...], dst: tuple[int, ...]) -> tuple[int, int, int, int, int]:
+    """Along one axis: pieces, pieces that are whole ``src`` blocks, ``dst`` blocks of one
+    piece, those of one whole piece, and ``dst`` blocks."""
+    pieces = whole = single = single_whole = 0
+    for parts in overlaps(src, dst):
+        w = sum(1 for k, lo, hi in parts if lo == 0 and hi == src[k])
+        pieces, whole = pieces + len(parts), whole + w
+        if len(parts) == 1:
+            single, single_whole = single + 1, single_whole + w
+    return pieces, whole, single, single_whole, len(dst)
+
+
+def _tasks(counts: Sequence[tuple[int, int, int, int, int]]) -> int:
+    """Tasks of one direct step, from ``_axis_counts`` per axis: an output block made of
+    several pieces takes a task per piece that is not a whole input block, plus its own."""
+    n, w, s, sw, d = (math.prod(c[i] for c in counts) for i in range(5))
+    return (n - w) - (s - sw) + d
+
+
+def _stage_tasks(src: Chunks, dst: Chunks) -> int:
+    """Tasks of one direct step from blocks ``src`` to blocks ``dst``."""
+    return _tasks([_axis_counts(s, d) for s, d in zip(src, dst)])
+
+
+def _block_bytes(chunks: Chunks, itemsize: int) -> int:
+    return math.prod(max(c) for c in chunks) * itemsize
+
+
+def _between(fixed: list[int], optional: list[int], length: float) -> tuple[int, ...]:
+    """Block sizes with every ``fixed`` boundary and as few ``optional`` ones as keep blocks
+    within ``length`` (a block longer than that only where no optional boundary helps)."""
+    cuts = [fixed[0]]
+    options = sorted(set(optional) - set(fixed))
+    for lo, hi in zip(fixed, fixed[1:]):
+        inside = options[bisect.bisect_right(options, lo):bisect.bisect_left(options, hi)]
+        cur, i = lo, 0
+        while hi - cur > length and i < len(inside):
+            reach = bisect.bisect_right(inside, cur + length, lo=i) - 1
+            pick = inside[reach] if reach >= i else inside[i]
+            cuts.append(pick)
+            cur = pick
+            i = bisect.bisect_right(inside, pick, lo=i)
+        cuts.append(hi)
+    return tuple(b - a for a, b in zip(cuts, cuts[1:])) or (0,)
+
+
+def _levels(old: tuple[int, ...], new: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Intermediate chunkings of one axis, finest first: from every boundary of both
+    chunkings to only those of the side with fewer blocks (merging axes end at ``new``,
+    splitting axes at ``old``)."""
+    if old == new:
+        return [old]
+    b_old, b_new = _starts(old), _starts(new)
+    fixed, optional = (b_new, b_old) if len(new) <= len(old) else (b_old, b_new)
+    fixed = sorted(set(fixed))
+    out: list[tuple[int, ...]] = []
+    n = max(sum(old), 1)
+    for k in range(int(math.log2(n)) + 2):
+        level = _between(fixed, optional, 2 ** k)
+        if not out or level != out[-1]:
+            out.append(level)
+    level = _between(fixed, optional, math.inf)
+    if level != out[-1]:
+        out.append(level)
+    return out
+
+
+def plan_rechunk(old: Chunks, new: Chunks, itemsize: int, limit: int) -> list[Chunks]:
+    """The chunkings a rechunk from ``old`` to ``new`` passes through, ``new`` last.
+
+    ``limit``: bytes one task may hold; an assembling task holds twice its block, so an
+    intermediate chunking has blocks of at most ``limit / 2``.
+
+    >>> plan_rechunk(((4,), (1,) * 4), ((1,) * 4, (4,)), 8, 10**6)
+    [((4,), (4,)), ((1, 1, 1, 1), (4,))]
+    >>> plan_rechunk(((4,), (1,) * 4), ((1,) * 4, (4,)), 8, 64)
+    [((1, 1, 1, 1), (4,))]
+    """
+    old, new = tuple(map(tuple, old)), tuple(map(tuple, new))
+    if old == new:
+        return []
+    if sum(o != n for o, n in zip(old, new)) < 2:  # pieces multiply only across two axes
+        return [new]
+    direct = _stage_tasks(old, new)
+    levels = [_levels(o, n) for o, n in zip(old, new)]
+    # per axis and level: the counts of the step into it and of the step out of it
+    into = [[_axis_counts(o, m) for m in ms] for o, ms in zip(old, levels)]
+    out_of = [[_axis_counts(m, n) for m in ms] for n, ms in zip(new, levels)]
+    longest = [[max(m) for m in ms] for ms in levels]
+    budget = limit // 2
+
+    def cost(st: Sequence[int]) -> int:
+        return (_tasks([into[a][i] for a, i in enumerate(st)])
+                + _tasks([out_of[a][i] for a, i in enumerate(st)]))
+
+    def fits(st: Sequence[int]) -> bool:
+        return math.prod(longest[a][i] for a, i in enumerate(st)) * itemsize <= budget
+
+    best: tuple[int, tuple[int, ...]] | None = None
+    if math.prod(len(ms) for ms in levels) <= EXHAUSTIVE:
+        for st in itertools.product(*[range(len(ms)) for ms in levels]):
+            if fits(st):
+                c = cost(st)
+                if best is None or c < best[0]:
+                    best = (c, st)
+    else:  # too many combinations: from the coarsest, make the axis that costs least finer
+        st = tuple(len(ms) - 1 for ms in levels)  # until it fits, then move one axis at a
+        while not fits(st):                       # time while that pays
+            st = min((st[:a] + (st[a] - 1,) + st[a + 1:] for a in range(len(st)) if st[a]),
+                     key=cost)
+        best = (cost(st), st)
+        while True:
+            trials = [st[:a] + (st[a] + d,) + st[a + 1:] for a in range(len(st))
+                      for d in (-1, 1) if 0 <= st[a] + d < len(levels[a])]
+            scored = [(cost(t), t) for t in trials if fits(t)]
+            if not scored or min(scored)[0] >= best[0]:
+                break
+            best = min(scored)
+            st = best[1]
+    if best is None:
+        return [new]
+    mid = tuple(levels[a][i] for a, i in enumerate(best[1]))
+    if mid in (old, new) or best[0] > TWO_STEP_GAIN * direct:
+        return [new]
+    return [mid, new]
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+def _cut(block: np.ndarray, index: tuple) -> np.ndarray:
+    """A piece of a block as an array of its own (a view would keep the block alive)."""
+    out = block[index]
+    return out.copy() if out.size < block.size else out
+
+
+def _assemble(pieces: list, lengths: tuple[tuple[int, ...], ...]) -> np.ndarray:
+    """Copy pieces, given in C order over a grid with ``lengths`` per axis, into one block."""
+    out = np.empty(tuple(sum(n) for n in lengths), dtype=pieces[0].dtype)
+    starts = [_starts(n) for n in lengths]
+    for piece, where in zip(pieces, itertools.product(*[range(len(n)) for n in lengths])):
+        out[tuple(slice(s[i], s[i + 1]) for s, i in zip(starts, where))] = piece
+    return out
+
+
+def _step(x: Array, dst: Chunks, prefix: str) -> Array:
+    """One direct regrouping of ``x`` into blocks ``dst`` (one layer, or two with pieces)."""
+    token = new_token("rechunk", x.name, dst)
+    out_name, split_name = f"{prefix}-{token}", f"rechunk-split-{token}"
+    ann = annotations_in_force()
+    per_axis = [overlaps(s, d) for s, d in zip(x.chunks, dst)]
+    out_layer: dict[str, Any] = {}
+    split_layer: dict[str, Any] = {}
+    for index in np.ndindex(*tuple(len(d) for d in dst)):
+        parts = [per_axis[a][i] for a, i in enumerate(index)]
+        combos = list(itertools.product(*parts))
+        refs = []
+        for n, combo in enumerate(combos):
+            src = Ref(chunk_key(x.name, tuple(c[0] for c in combo)))
+            whole = all(c[1] == 0 and c[2] == x.chunks[a][c[0]] for a, c in enumerate(combo))
+            cut = tuple(slice(c[1], c[2]) for c in combo)
+            if len(combos) == 1:
+                task = Task(_cut, (src, () if whole else cut), {}, per_task(ann))
+                out_layer[chunk_key(out_name, index)] = task
+            elif whole:
+                refs.append(src)
+            else:
+                key = chunk_key(split_name, index + (n,))
+                split_layer[key] = Task(_cut, (src, cut), {}, per_task(ann))
+                refs.append(Ref(key))
+        if len(combos) > 1:
+            lengths = tuple(tuple(c[2] - c[1] for c in p) for p in parts)
+            out_layer[chunk_key(out_name, index)] = Task(_assemble, (refs, lengths), {},
+                                                         per_task(ann))
+    new = {split_name: split_layer, out_name: out_layer} if split_layer else {out_name: out_layer}
+    return type(x)(LayeredGraph.merge(x._graph, new=new), out_name, dst, x.dtype)
+
+
+# --------------------------------------------------------------------------- API
+
+
+def _target(x: Array, chunks: Any) -> Chunks:
+    if isinstance(chunks, Mapping):  # the axes not named keep their blocks
+        spec = []
+        for a in range(x.ndim):
+            spec.append(chunks.get(a, chunks.get(a - x.ndim, x.chunks[a])))
+        chunks = tuple(spec)
+    return normalize_chunks(chunks, x.shape, x.dtype)
+
+
+def memory_limit() -> int:
+    """What one rechunking task may hold, in bytes (config ``array.rechunk.memory``).
+
+    >>> import xsched.config as config
+    >>> with config.set({"array.rechunk.memory": "64MiB"}):
+    ...     memory_limit()
+    67108864
+    """
+    return parse_bytes(config.get("array.rechunk.memory", DEFAULT_MEMORY))
+
+
+def rechunk(x: Array, chunks: Any = "auto", *, limit: Any = None) -> Array:
+    """The same array with blocks ``chunks``: any spec ``from_array`` takes, another
+    array's ``.chunks``, or a dict ``{axis: spec}`` (the other axes keep their blocks).
+
+    No task holds more than ``limit`` bytes (default: config ``array.rechunk.memory``)
+    beyond what the input and output blocks alone need; see the module docstring.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(10), chunks=3)
+    >>> xa.rechunk(x, 5).chunks
+    ((5, 5),)
+    >>> x.rechunk({0: (1, 9)}).compute().tolist()
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+    """
+    new = _target(x, chunks)
+    if new == x.chunks:
+        return x
+    limit = memory_limit() if limit is None else parse_bytes(limit)
+    steps = plan_rechunk(x.chunks, new, x.dtype.itemsize, limit)
+    for i, dst in enumerate(steps):
+        x = _step(x, dst, "rechunk" if i == len(steps) - 1 else "rechunk-mid")
+    return x
+
+
+def unify_chunks(arrays: Sequence[Array], shape: Sequence[int]) -> list[Array]:
+    """Arrays broadcasting to ``shape``, rechunked so that the axes they share have the same
+    blocks: those of the first array spanning each axis.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> a = xa.from_array(np.ones(6), chunks=2)
+    >>> b = xa.from_array(np.ones(6), chunks=3)
+    >>> [u.chunks for u in unify_chunks([a, b], (6,))]
+    [((2, 2, 2),), ((2, 2, 2),)]
+    """
+    ndim = len(shape)
+    chosen: list[tuple[int, ...] | None] = [None] * ndim
+    for a in arrays:
+        off = ndim - a.ndim
+        for ax in range(a.ndim):
+            if chosen[off + ax] is None and a.shape[ax] == shape[off + ax]:
+                chosen[off + ax] = a.chunks[ax]
+    out = []
+    for a in arrays:
+        off = ndim - a.ndim
+        want = tuple(chosen[off + ax] if a.shape[ax] == shape[off + ax] else (1,)
+                     for ax in range(a.ndim))  # (or an axis of length 1 that broadcasts)
+        out.append(a if want == a.chunks else rechunk(a, want))
+    return out

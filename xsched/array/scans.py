@@ -1,0 +1,447 @@
+"""Running totals (``cumsum``, ``cumprod``), positions of extremes (``argmax``, ``argmin``)
+and the reductions ``reductions.py`` leaves out: ``prod``, ``any``, ``all`` and the
+NaN-skipping ``nansum``, ``nanprod``, ``nanmean``, ``nanmax``, ``nanmin``.
+
+A running total along an axis needs what came before each block. Each block is
+accumulated on its own (``cumsum-block``) and reduced to its last slice (``cumsum-total``);
+a chain of small tasks combines those slices (``cumsum-carry``: everything before block
+``i``), and block ``i`` of the result is its own accumulation combined with its carry. Only
+one slice per block travels along the chain::
+
+    x i -> cumsum-block i ---------------------------------\\
+    x i -> cumsum-block i -> cumsum-total i -> cumsum-carry i+1 -> cumsum i+1 ...
+
+``argmax``/``argmin`` are tree reductions (``reductions.reduction``) of (value, index)
+pairs: each block gives its extreme and where it lies in the whole array, and merging keeps
+the extreme with the smallest index (a NaN counting as the extreme), so ties and NaNs
+give numpy's answers. The others are
+tree reductions with numpy's functions at each level.
+
+Importing this module adds ``cumsum``, ``cumprod``, ``argmax``, ``argmin``, ``prod``,
+``any`` and ``all`` to ``Array``.
+
+>>> import numpy as np, xsched.array as xa
+>>> x = xa.from_array(np.array([[3, 1, 4], [1, 5, 9]]), chunks=1)
+>>> x.cumsum(axis=1).compute().tolist()
+[[3, 4, 8], [1, 6, 15]]
+>>> int(x.argmax()), x.argmin(axis=0).compute().tolist()
+(5, [1, 0, 0])
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import numbers
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.spec import Ref, Task
+from .chunks import _starts
+from .core import Array
+from .creation import asarray
+from .manipulation import ravel
+from .reductions import _check_out, _finish, _normalize_axis, reduction
+
+__all__ = ["cumsum", "cumprod", "nancumsum", "nancumprod", "argmax", "argmin", "prod",
+           "any", "all", "nansum", "nanprod", "nanmean", "nanmax", "nanmin"]
+
+
+# --------------------------------------------------------------------------- cumulative
+
+
+def _accumulate(block: np.ndarray, func: Callable, axis: int, dtype: np.dtype) -> np.ndarray:
+    return func(block, axis=axis, dtype=dtype)
+
+
+def _last(block: np.ndarray, axis: int, identity: Any) -> np.ndarray:
+    """The last slice along ``axis`` (kept as length 1); ``identity`` for an empty block."""
+    if block.shape[axis] == 0:
+        shape = block.shape[:axis] + (1,) + block.shape[axis + 1:]
+        return np.full(shape, identity, dtype=block.dtype)
+    return np.take(block, [-1], axis=axis)
+
+
+def _with_carry(block: np.ndarray, carry: np.ndarray, combine: np.ufunc) -> np.ndarray:
+    return combine(block, carry).astype(block.dtype, copy=False)
+
+
+def _cumulative(x: Any, op: str, func: Callable, combine: np.ufunc, identity: Any,
+                axis: Any, dtype: Any) -> Array:
+    x = asarray(x)
+    if axis is None:
+        x, axis = ravel(x), 0
+    if not isinstance(axis, numbers.Integral):
+        raise TypeError(f"{op}: axis must be an int or None, got {axis!r}")
+    (axis,) = _normalize_axis(axis, x.ndim, op)
+    dtype = func(np.zeros(1, x.dtype), dtype=dtype).dtype
+    token = new_token(op, x.name, axis, str(dtype))
+    names = {k: f"{op}-{k}-{token}" for k in ("block", "total", "carry")}
+    out_name = f"{op}-{token}"
+    ann = annotations_in_force()
+    layers: dict[str, dict] = {name: {} for name in (*names.values(), out_name)}
+    n = x.numblocks[axis]
+
+    def at(index: tuple, i: int) -> tuple:
+        return index[:axis] + (i,) + index[axis + 1:]
+
+    def carry(index: tuple) -> Ref:  # everything before the block at ``index`` (i >= 1)
+        i = index[axis]
+        name = names["total"] if i == 1 else names["carry"]
+        return Ref(chunk_key(name, at(index, 0) if i == 1 else index))
+
+    for index in np.ndindex(*x.numblocks):
+        i = index[axis]
+        own = Task(_accumulate, (Ref(chunk_key(x.name, index)), func, axis, dtype), {},
+                   per_task(ann))
+        if i == 0:  # the first block along the axis needs no carry
+            layers[out_name][chunk_key(out_name, index)] = own
+            own_ref = Ref(chunk_key(out_name, index))
+        else:
+            layers[names["block"]][chunk_key(names["block"], index)] = own
+            own_ref = Ref(chunk_key(names["block"], index))
+            layers[out_name][chunk_key(out_name, index)] = Task(
+                _with_carry, (own_ref, carry(index), combine), {}, per_task(ann))
+        if i == n - 1:
+            continue
+        total = chunk_key(names["total"], index)
+        layers[names["total"]][total] = Task(_last, (own_ref, axis, identity), {},
+                                             per_task(ann))
+        if i >= 1:
+            layers[names["carry"]][chunk_key(names["carry"], at(index, i + 1))] = Task(
+                combine, (carry(index), Ref(total)), {}, per_task(ann))
+    layers = {k: v for k, v in layers.items() if v}
+    return Array(LayeredGraph.merge(x._graph, new=layers), out_name, x.chunks, dtype)
+
+
+def cumsum(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Array:
+    """Running sums along ``axis`` (over the flattened array without one).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.cumsum(xa.from_array(np.arange(1, 6), chunks=2)).compute().tolist()
+    [1, 3, 6, 10, 15]
+    """
+    _check_out(out, "cumsum")
+    return _cumulative(x, "cumsum", np.cumsum, np.add, 0, axis, dtype)
+
+
+def cumprod(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Array:
+    """Running products along ``axis`` (over the flattened array without one).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.cumprod(xa.from_array(np.arange(1, 6), chunks=2)).compute().tolist()
+    [1, 2, 6, 24, 120]
+    """
+    _check_out(out, "cumprod")
+    return _cumulative(x, "cumprod", np.cumprod, np.multiply, 1, axis, dtype)
+
+
+def nancumsum(x: Any, axis: Any = None, dtype: Any = None) -> Array:
+    """Running sums with NaNs counted as zero.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.nancumsum(xa.from_array(np.array([1.0, np.nan, 2.0]), chunks=1)).compute().tolist()
+    [1.0, 1.0, 3.0]
+    """
+    return _cumulative(x, "nancumsum", np.nancumsum, np.add, 0, axis, dtype)
+
+
+def nancumprod(x: Any, axis: Any = None, dtype: Any = None) -> Array:
+    """Running products with NaNs counted as one.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.nancumprod(xa.from_array(np.array([2.0, np.nan, 3.0]), chunks=1)).compute().tolist()
+    [2.0, 2.0, 6.0]
+    """
+    return _cumulative(x, "nancumprod", np.nancumprod, np.multiply, 1, axis, dtype)
+
+
+# --------------------------------------------------------------------------- argmax, argmin
+
+
+def _arg_chunk(block: np.ndarray, axes: tuple, pick: Callable, flat: bool, shape: tuple,
+               start: tuple) -> tuple | None:
+    """(values, indices in the whole array) of a block's extremes, reduced axes kept."""
+    if builtins.any(block.shape[a] == 0 for a in axes):
+        return None
+    if flat:
+        local = int(pick(block))
+        where = np.unravel_index(local, block.shape)
+        at = np.ravel_multi_index(tuple(int(w) + s for w, s in zip(where, start)), shape)
+        one = (1,) * block.ndim
+        return (np.full(one, block[where], dtype=block.dtype), np.full(one, at, dtype=np.intp))
+    (axis,) = axes
+    local = pick(block, axis=axis, keepdims=True)
+    return np.take_along_axis(block, local, axis=axis), local + start[axis]
+
+
+def _arg_combine(parts: list, pick: Callable) -> tuple | None:
+    """The extreme of several partials: a NaN beats any number (numpy returns the first
+    NaN), and of equal values (or NaNs) the smaller index wins, wherever its block was."""
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return None
+    values, indices = parts[0]
+    for v, i in parts[1:]:
+        if values.dtype.kind in "fc":
+            nan_old, nan_new = np.isnan(values), np.isnan(v)
+        else:
+            nan_old = nan_new = np.zeros(values.shape, dtype=bool)
+        with np.errstate(invalid="ignore"):
+            beats = (v > values) if pick is np.argmax else (v < values)
+            ties = (v == values) | (nan_old & nan_new)
+        take = ~nan_old & (beats | nan_new) | ties & (i < indices)
+        values, indices = np.where(take, v, values), np.where(take, i, indices)
+    return values, indices
+
+
+def _arg_aggregate(parts: list, axes: tuple, keepdims: bool, pick: Callable) -> np.ndarray:
+    _, indices = _arg_combine(parts, pick)
+    return indices if keepdims else np.squeeze(indices, axis=axes)
+
+
+def _arg(x: Any, op: str, pick: Callable, axis: Any, keepdims: bool,
+         split_every: Any) -> Array:
+    x = asarray(x)
+    flat = axis is None
+    axes = _normalize_axis(axis, x.ndim, op)
+    if (x.size == 0 if flat else x.shape[axes[0]] == 0):
+        raise ValueError(f"attempt to get {op} of an empty sequence")
+    if flat and x.ndim == 0:
+        x = x.reshape(1)
+        axes = (0,)
+    starts = [_starts(c) for c in x.chunks]
+
+    def where(index: tuple) -> tuple:
+        return (x.shape, tuple(s[i] for s, i in zip(starts, index)))
+
+    return reduction(x, op, _arg_chunk, functools.partial(_arg_combine, pick=pick),
+                     _arg_aggregate, None if flat else axes, keepdims, np.intp, split_every,
+                     chunk_args=(pick, flat), aggregate_args=(pick,), block_args=where)
+
+
+def argmax(x: Any, axis: Any = None, keepdims: bool = False, split_every: Any = None) -> Array:
+    """Index of the largest value along ``axis`` (in the flattened array without one); the
+    first such index when several are equal, or the first NaN.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.array([[1, 7, 7], [9, 0, 2]]), chunks=(1, 2))
+    >>> int(xa.argmax(x)), xa.argmax(x, axis=1).compute().tolist()
+    (3, [1, 0])
+    """
+    return _arg(x, "argmax", np.argmax, axis, keepdims, split_every)
+
+
+def argmin(x: Any, axis: Any = None, keepdims: bool = False, split_every: Any = None) -> Array:
+    """Index of the smallest value along ``axis`` (in the flattened array without one); the
+    first such index when several are equal, or the first NaN.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.argmin(xa.from_array(np.array([4, 2, 8, 2]), chunks=3)).compute()
+    np.int64(1)
+    """
+    return _arg(x, "argmin", np.argmin, axis, keepdims, split_every)
+
+
+# --------------------------------------------------------------------------- reductions
+
+
+def _quiet(func: Callable, *args: Any, **kwargs: Any) -> Any:
+    """``func`` without numpy's warnings about all-NaN or empty slices."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return func(*args, **kwargs)
+
+
+def _np_chunk(block: np.ndarray, axes: tuple, func: Callable, kwargs: dict) -> np.ndarray:
+    return _quiet(func, block, axis=axes, keepdims=True, **kwargs)
+
+
+def _np_combine(parts: list, func: Callable, kwargs: dict) -> np.ndarray:
+    return _quiet(func, np.stack(parts), axis=0, **kwargs)
+
+
+def _np_aggregate(parts: list, axes: tuple, keepdims: bool, func: Callable, kwargs: dict,
+                  dtype: np.dtype) -> np.ndarray:
+    return _finish(_np_combine(parts, func, kwargs), axes, keepdims, dtype)
+
+
+def _numpy_reduction(x: Any, op: str, func: Callable, combine: Callable, axis: Any,
+                     keepdims: bool, dtype: Any, split_every: Any, with_dtype: bool) -> Array:
+    """A tree reduction applying the numpy reduction ``func`` per block and ``combine``
+    (a numpy reduction too) to merge stacked partials."""
+    x = asarray(x)
+    kwargs = {"dtype": np.dtype(dtype)} if with_dtype and dtype is not None else {}
+    out_dtype = _quiet(func, np.zeros(1, x.dtype), **kwargs).dtype
+    merge = {"dtype": out_dtype} if with_dtype else {}
+    return reduction(x, op, _np_chunk, functools.partial(_np_combine, func=combine,
+                                                         kwargs=merge),
+                     _np_aggregate, axis, keepdims, out_dtype, split_every,
+                     chunk_args=(func, kwargs), aggregate_args=(combine, merge, out_dtype))
+
+
+def prod(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
+         split_every: Any = None, out: Any = None) -> Array:
+    """Product of the elements over ``axis`` (an int, a tuple, or None for all).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.prod(xa.from_array(np.arange(1, 7).reshape(2, 3), chunks=1), axis=0).compute().tolist()
+    [4, 10, 18]
+    """
+    _check_out(out, "prod")
+    return _numpy_reduction(x, "prod", np.prod, np.prod, axis, keepdims, dtype, split_every,
+                            True)
+
+
+def any(x: Any, axis: Any = None, keepdims: bool = False, split_every: Any = None,
+        out: Any = None) -> Array:
+    """Whether any element over ``axis`` is true.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> bool((xa.from_array(np.arange(5), chunks=2) > 3).any().compute())
+    True
+    """
+    _check_out(out, "any")
+    return _numpy_reduction(x, "any", np.any, np.any, axis, keepdims, None, split_every, False)
+
+
+def all(x: Any, axis: Any = None, keepdims: bool = False, split_every: Any = None,
+        out: Any = None) -> Array:
+    """Whether every element over ``axis`` is true.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.from_array(np.array([[1, 0], [1, 1]]), chunks=1).all(axis=0).compute().tolist()
+    [True, False]
+    """
+    _check_out(out, "all")
+    return _numpy_reduction(x, "all", np.all, np.all, axis, keepdims, None, split_every, False)
+
+
+def nansum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
+           split_every: Any = None) -> Array:
+    """Sum over ``axis`` counting NaNs as zero.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> float(xa.nansum(xa.from_array(np.array([1.0, np.nan, 2.0]), chunks=2)))
+    3.0
+    """
+    return _numpy_reduction(x, "nansum", np.nansum, np.sum, axis, keepdims, dtype,
+                            split_every, True)
+
+
+def nanprod(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
+            split_every: Any = None) -> Array:
+    """Product over ``axis`` counting NaNs as one.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> float(xa.nanprod(xa.from_array(np.array([2.0, np.nan, 3.0]), chunks=2)))
+    6.0
+    """
+    return _numpy_reduction(x, "nanprod", np.nanprod, np.prod, axis, keepdims, dtype,
+                            split_every, True)
+
+
+def nanmax(x: Any, axis: Any = None, keepdims: bool = False, split_every: Any = None) -> Array:
+    """Maximum over ``axis`` ignoring NaNs (NaN where a slice holds nothing else).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> float(xa.nanmax(xa.from_array(np.array([1.0, np.nan, 2.0]), chunks=1)))
+    2.0
+    """
+    return _numpy_reduction(x, "nanmax", np.nanmax, np.nanmax, axis, keepdims, None,
+                            split_every, False)
+
+
+def nanmin(x: Any, axis: Any = None, keepdims: bool = False, split_every: Any = None) -> Array:
+    """Minimum over ``axis`` ignoring NaNs (NaN where a slice holds nothing else).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> float(xa.nanmin(xa.from_array(np.array([np.nan, 3.0, 2.0]), chunks=1)))
+    2.0
+    """
+    return _numpy_reduction(x, "nanmin", np.nanmin, np.nanmin, axis, keepdims, None,
+                            split_every, False)
+
+
+def _nanmean_chunk(block: np.ndarray, axes: tuple) -> tuple:
+    count = np.sum(~np.isnan(block), axis=axes, keepdims=True)
+    return count, np.nansum(block, axis=axes, keepdims=True, dtype=np.result_type(block, 1.0))
+
+
+def _nanmean_combine(parts: list) -> tuple:
+    return (np.sum(np.stack([p[0] for p in parts]), axis=0),
+            np.sum(np.stack([p[1] for p in parts]), axis=0))
+
+
+def _nanmean_aggregate(parts: list, axes: tuple, keepdims: bool, dtype: np.dtype) -> np.ndarray:
+    count, total = _nanmean_combine(parts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return _finish(total / count, axes, keepdims, dtype)
+
+
+def nanmean(x: Any, axis: Any = None, keepdims: bool = False, split_every: Any = None) -> Array:
+    """Mean over ``axis`` of the values that are not NaN (NaN where there are none).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> float(xa.nanmean(xa.from_array(np.array([1.0, np.nan, 3.0]), chunks=1)))
+    2.0
+    """
+    x = asarray(x)
+    dtype = _quiet(np.nanmean, np.zeros(1, x.dtype)).dtype
+    return reduction(x, "nanmean", _nanmean_chunk, _nanmean_combine, _nanmean_aggregate, axis,
+                     keepdims, dtype, split_every, aggregate_args=(dtype,))
+
+
+# --------------------------------------------------------------------------- methods
+
+
+def _cumsum_method(self: Array, axis: Any = None, dtype: Any = None, out: Any = None) -> Array:
+    """Running sums; see ``xsched.array.cumsum``.
+
+    >>> import xsched.array as xa
+    >>> xa.ones(4, dtype=int, chunks=3).cumsum().compute().tolist()
+    [1, 2, 3, 4]
+    """
+    return cumsum(self, axis=axis, dtype=dtype, out=out)
+
+
+def _cumprod_method(self: Array, axis: Any = None, dtype: Any = None, out: Any = None) -> Array:
+    """Running products; see ``xsched.array.cumprod``.
+
+    >>> import xsched.array as xa
+    >>> xa.full(3, 2, chunks=2).cumprod().compute().tolist()
+    [2, 4, 8]
+    """
+    return cumprod(self, axis=axis, dtype=dtype, out=out)
+
+
+def _argmax_method(self: Array, axis: Any = None, keepdims: bool = False,
+                   split_every: Any = None) -> Array:
+    """Index of the largest value; see ``xsched.array.argmax``.
+
+    >>> import xsched.array as xa
+    >>> int(xa.arange(5, chunks=2).argmax())
+    4
+    """
+    return argmax(self, axis=axis, keepdims=keepdims, split_every=split_every)
+
+
+def _argmin_method(self: Array, axis: Any = None, keepdims: bool = False,
+                   split_every: Any = None) -> Array:
+    """Index of the smallest value; see ``xsched.array.argmin``.
+
+    >>> import xsched.array as xa
+    >>> int(xa.arange(5, chunks=2).argmin())
+    0
+    """
+    return argmin(self, axis=axis, keepdims=keepdims, split_every=split_every)
+
+
+for _name, _f in [("cumsum", _cumsum_method), ("cumprod", _cumprod_method),
+                  ("argmax", _argmax_method), ("argmin", _argmin_method), ("prod", prod),
+                  ("any", any), ("all", all)]:
+    setattr(Array, _name, _f)
