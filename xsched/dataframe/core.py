@@ -185,8 +185,8 @@ class _Frame:
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> df = xd.from_pandas(pd.DataFrame({"a": range(10)}), npartitions=5)
-        >>> df.partitions[1:3].a.tolist() if False else df.partitions[1:3].npartitions
-        2
+        >>> df.partitions[1:3].npartitions, df.partitions[1].a.tolist()
+        (2, [2, 3])
         """
         return INDEXERS["partitions"](self)
 
@@ -253,9 +253,6 @@ class _Frame:
         if optimize_graph:
             graph = optimize(graph, keys)
         return [Delayed(k, lineage(graph, k)) for k in keys]
-
-    def __dask_graph__(self):  # noqa: D105 - tools probing for dask collections must not find one
-        raise AttributeError("xsched collections are not dask collections")
 
     # ----------------------------------------------------------------- partition-wise
     def map_partitions(self, func: Callable, *args: Any, meta: Any = _NO_META, **kwargs: Any):
