@@ -221,3 +221,25 @@ def test_fetched_data_for_a_key_freed_meanwhile_is_dropped():
     ws.handle(FreeKeys(["c", "d", "a"]))
     out = ws.handle(GatherDepSuccess("peer1", {"a": 5}))
     assert [i.keys for i in out if isinstance(i, FreeData)] == [["a"]]
+
+
+def test_forgetting_an_old_copy_of_a_key_keeps_the_task_that_came_back():
+    """D is forgotten while a released task still links it, then computed here again: when
+    that link goes, the new task for D stays (it used to be dropped, and the scheduler
+    waited for it forever)."""
+    ws = W(nthreads=1)
+    ws.handle(ComputeTask("D", b"s"))
+    ws.handle(ExecuteSuccess("D", 8, "int"))
+    ws.handle(ComputeTask("A", b"s", who_has={"D": [ws.address]}))
+    ws.handle(ExecuteSuccess("A", 8, "int"))
+    ws.handle(ComputeTask("B", b"s", who_has={"A": [ws.address]}))
+    assert ws.tasks["B"].state == "executing"
+    ws.handle(FreeKeys(["D"]))          # still A's input: released, kept
+    ws.handle(FreeKeys(["A"]))          # still B's input: released, kept, still linking D
+    ws.handle(FreeKeys(["D"]))          # forgotten now (A is released)
+    assert "D" not in ws.tasks
+    ws.handle(ComputeTask("D", b"s"))   # wanted again: a new task, waiting for the thread
+    assert ws.tasks["D"].state == "ready"
+    ws.handle(FreeKeys(["B"]))          # B's result will be dropped ...
+    ws.handle(ExecuteSuccess("B", 8, "int"))  # ... and forgetting B forgets A and the old D
+    assert "D" in ws.tasks and ws.tasks["D"].state in ("ready", "executing")

@@ -535,11 +535,18 @@ class WorkerState:
         self._forget(ts)
 
     def _forget(self, ts: WTaskState) -> None:
+        """Drop ``ts`` and the inputs nothing else here needs. A forgotten task object can still
+        be linked from a released dependent while its key comes back as a new task (computed
+        here after all): only the object ``tasks`` holds is ever dropped, so that forgetting
+        the old one later never takes the new one with it."""
         if ts.dependents and any(d.state not in ("released",) for d in ts.dependents):
             return  # still needed as an input here
-        self.tasks.pop(ts.key, None)
+        if self.tasks.get(ts.key) is ts:
+            del self.tasks[ts.key]
         for dts in ts.dependencies:
             dts.dependents.discard(ts)
+            if self.tasks.get(dts.key) is not dts:
+                continue  # an input forgotten before (its key may be here again, as another task)
             if not dts.dependents and dts.state in ("fetch", "missing", "released"):
                 self._transition(dts, "released", "forget")
                 self._forget(dts)
