@@ -41,7 +41,7 @@ from ..graph.order import gc_paused
 from ..graph.spec import Ref, Task, funcname
 from .planner import Layer, explain, plan
 
-__all__ = ["DataFrame", "Series", "Index", "Scalar", "map_partitions", "new_collection", "from_graph"]
+__all__ = ["DataFrame", "Series", "Index", "Scalar", "map_partitions", "new_collection"]
 
 _NO_META = object()
 
@@ -828,12 +828,6 @@ def _as_series(value: Any, i: int) -> pd.Series:
     """A value per partition that is not pandas (``map_partitions(len)``) as a one-row Series,
     so that every partition of a collection is a pandas object."""
     return pd.Series([value], index=[i])
-
-
-def from_graph(layer: dict, name: str, meta: Any, divisions: Sequence[Any], *parents: Any):
-    """A collection from a new layer over its parents' graphs (for io, reductions, shuffles)."""
-    graphs = [p._graph for p in parents if hasattr(p, "_graph")]
-    return new_collection(LayeredGraph.merge(*graphs, new={name: layer}), name, meta, divisions)
 
 
 def part_key(name: str, i: int) -> str:

@@ -35,12 +35,17 @@ __all__ = ["Rolling"]
 _METHODS = ("sum", "mean", "min", "max", "count", "std", "var", "median", "quantile", "apply", "agg")
 
 
+def _edge(part: Any, n: int, last: bool) -> Any:
+    """The last (or first) ``n`` rows: what a neighbour's shift reaches."""
+    return part.iloc[max(len(part) - n, 0):] if last else part.iloc[:n]
+
+
 def _tail(part: Any, window: Any, is_time: bool) -> tuple:
     """What the next partition's windows may reach: the last ``window - 1`` rows, or the
     rows within ``window`` of the partition's last index value; and, for a time window,
     the time before which this partition cannot say (its first index value)."""
     if not is_time:
-        return part.iloc[max(len(part) - (window - 1), 0):] if window > 1 else part.iloc[:0], None
+        return _edge(part, window - 1, True), None
     if not len(part):
         return part, None
     return part[part.index > part.index[-1] - pd.Timedelta(window)], part.index[0]
@@ -135,11 +140,6 @@ def _method(name: str):
 
 for _name in _METHODS:
     setattr(Rolling, _name, _method(_name))
-
-
-def _edge(part: Any, n: int, last: bool) -> Any:
-    """The last (or first) ``n`` rows: what a neighbour's shift reaches."""
-    return part.iloc[max(len(part) - n, 0):] if last else part.iloc[:n]
 
 
 def _shifted(before: Any, part: Any, after: Any, method: str, periods: int, index: int, last_index: int,

@@ -32,7 +32,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.shuffle import shuffle_layers
 from ..graph.spec import Ref, Task
 from .core import DataFrame, Series, _concat, _Frame, _nonempty, make_meta, map_partitions, new_collection
-from .io import from_pandas
+from .io import _identity, from_pandas
 from .reductions import quantile, reduction
 
 __all__ = ["shuffle", "set_index", "sort_values", "merge", "drop_duplicates"]
@@ -257,10 +257,6 @@ def drop_duplicates(frame: _Frame, subset: Any = None, keep: Any = "first", spli
     merge = partial(_drop_dups_merge, subset=subset, keep=keep)
     return reduction(local, _identity, merge, merge, meta=frame._meta, token="drop-duplicates",
                      split_every=split_every)
-
-
-def _identity(x: Any) -> Any:
-    return x
 
 
 # --------------------------------------------------------------------------- merge
