@@ -28,6 +28,8 @@ the display, and ``get_client``.
 
 from __future__ import annotations
 
+import atexit
+
 import asyncio
 import contextlib
 import inspect
@@ -63,6 +65,20 @@ logger = logging.getLogger("xsched.client")
 __all__ = ["Client", "Executor", "get_client", "default_client", "UploadError", "RestartError", "PluginError"]
 
 _clients: "weakref.WeakSet[Client]" = weakref.WeakSet()
+
+
+@atexit.register  # (registered after the background loop's own hook, so it runs before it)
+def _close_clients_at_exit() -> None:
+    """A synchronous client the program never closed is closed at exit while the background
+    loop still runs, so its sockets and tasks end cleanly (and the scheduler forgets its
+    keys) instead of being torn down half-open when the interpreter finalizes."""
+    for client in list(_clients):
+        if client.asynchronous or client.status in ("closing", "closed"):
+            continue
+        try:
+            client.close(timeout=2)
+        except Exception:  # (exiting anyway: a scheduler gone already is not an error here)
+            logger.debug("closing %r at exit failed", client, exc_info=True)
 
 
 class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, PluginsMixin, DiagnosticsMixin, KernelsMixin,
