@@ -64,6 +64,10 @@ def sync(coro: Awaitable, timeout: float | None = None) -> Any:
 
 @atexit.register
 def _stop_loop() -> None:
-    loop = _loop
+    loop, thread = _loop, _thread
     if loop is not None and not loop.is_closed():
         loop.call_soon_threadsafe(loop.stop)
+        if thread is not None:
+            thread.join(5)
+            if not thread.is_alive():
+                loop.close()  # (a stopped loop left open warns when the interpreter collects it)
