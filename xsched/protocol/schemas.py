@@ -643,7 +643,7 @@ CLIENT_FROM_SCHEDULER = Table("a client", [
     S(ops.KEY_IN_MEMORY, {"key": KEY, "type": maybe(NAME), "workers": opt(list_of(ADDRESS, 64)),
                         "inline": maybe(INLINE)}),
     S(ops.TASK_ERRED, {"key": KEY, "exception": maybe(PICKLED), "traceback": maybe(PICKLED), "text": maybe(TEXT),
-                     "blame": maybe(KEY)}),
+                     "blame": maybe(KEY), "worker": maybe(ADDRESS)}),
     S(ops.KEY_LOST, {"key": KEY}),
     S(ops.KEY_CANCELLED, {"key": KEY, "reason": maybe(TEXT)}),
     S(ops.WARNING, {"text": maybe(TEXT)}),

@@ -139,7 +139,7 @@ class TaskState:
         "key", "state", "run_spec", "dependencies", "dependents", "waiting_on", "waiters",
         "who_wants", "who_has", "processing_on", "priority", "nbytes", "type", "exception",
         "traceback", "exception_text", "exception_blame", "resources", "worker_restrictions",
-        "loose", "retries", "suspicious", "group", "limits", "queued_seq", "functions", "inline",
+        "loose", "retries", "suspicious", "group", "limits", "queued_seq", "functions", "inline", "erred_on",
     )
 
     def __init__(self, key: str, run_spec: bytes | None, priority: tuple):
@@ -161,6 +161,7 @@ class TaskState:
         self.traceback: bytes | None = None
         self.exception_text = ""
         self.exception_blame: TaskState | None = None
+        self.erred_on: str | None = None  # the worker where it raised (its post-mortem is there)
         self.resources: dict | None = None
         self.worker_restrictions: set | None = None
         self.loose = False

@@ -42,6 +42,7 @@ from .events import (
     TaskFinished, TaskRejoined, TaskSeceded, ToClient, ToWorker, UnpublishDataset, UpdateGraph,
     WorkerHeartbeat, WorkerRetired, WorkerStatus, dataset_holder,
 )
+from .load import WorkerLoad
 from .placement import Placement
 from .retirement import Retiring
 from .stealing import WorkStealing
@@ -123,6 +124,7 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Validation)
         self._out: list = []
         self._freed_slots: set[WorkerState] = set()
         self._queue_grew = False
+        self._load = WorkerLoad(self._slots, self._pipelined_slots)  # workers by load (load.py)
         self.transition_counter = 0
         self.retiring: dict[str, Retirement] = {}
         self.replicating: dict[str, str] = {}  # key -> worker asked to copy it (for a retirement)
@@ -130,6 +132,7 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Validation)
         self.transition_hooks: list = []
         self.work_stealing = bool(work_stealing)
         self.stealing: dict[str, tuple[str, str]] = {}  # key -> (victim, thief) of a steal in flight
+        self._stealable: dict[WorkerState, set[TaskState]] = {}  # worth moving, by worker (stealing.py)
         self._started: set[str] = set()  # keys a victim said it runs already: never asked again there
         self.steal_counts = {"requested": 0, "moved": 0, "kept": 0}  # statistics
         # published datasets: name -> (keys, pickled object frames)
@@ -307,6 +310,7 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Validation)
             ev.local_directory, ev.hostname,
         )
         self._freed_slots.add(ws)
+        self._load.update(ws)
         recs = {}
         for ts in sorted(self.unrunnable):
             if self._valid_worker(ts, ws):
@@ -318,6 +322,8 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Validation)
         if ws is None:
             return {}
         self._freed_slots.discard(ws)
+        self._load.remove(ws)
+        self._stealable.pop(ws, None)
         recs: dict[str, str] = {}
         for ts in sorted(ws.processing):
             ts.suspicious += 1
@@ -369,7 +375,7 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Validation)
             self._release_processing(ts, ws)
             recs[ts.key] = "waiting"
             return recs
-        self._processing_to_erred(ts, ev.exception, ev.traceback, ev.text, recs)
+        self._processing_to_erred(ts, ev.exception, ev.traceback, ev.text, recs, worker=ev.worker)
         return recs
 
     def _ev_add_keys(self, ev: AddKeys) -> dict:
@@ -435,6 +441,7 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Validation)
             return {}
         if ws is not None and ev.status in ("running", "paused"):
             ws.status = ev.status
+            self._load.update(ws)
             if ev.status == "running":
                 self._freed_slots.add(ws)
         return {}
@@ -468,8 +475,10 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Validation)
         self.retiring.clear()
         self.replicating.clear()
         self.stealing.clear()
+        self._stealable.clear()
         self._started.clear()
         self._freed_slots.clear()
+        self._load.clear()
         self._queue_grew = False
         return {}
 
@@ -495,15 +504,18 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Validation)
         if ts is None or ws is None or ts.processing_on is not ws or ts in ws.long_running:
             return {}
         ws.long_running.add(ts)
+        self._untrack_stealable(ts, ws)
         ws.occupancy -= ws.processing[ts]  # it waits for others: no longer work ahead of this worker
         ws.processing[ts] = 0.0
         self._freed_slots.add(ws)
+        self._load.update(ws)
         return {}
 
     def _ev_task_rejoined(self, ev: TaskRejoined) -> dict:
         ts, ws = self.tasks.get(ev.key), self.workers.get(ev.worker)
         if ts is not None and ws is not None:
             ws.long_running.discard(ts)
+            self._load.update(ws)
         return {}
 
     def _ev_publish_dataset(self, ev: PublishDataset) -> dict:

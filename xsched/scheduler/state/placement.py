@@ -83,6 +83,10 @@ class Placement:
             slots += ws.nthreads * PIPELINE_DEPTH
         return slots
 
+    def _pipelined_slots(self, ws: WorkerState) -> float:
+        """Slots of ``ws`` for root tasks known to be tiny (``_pipelined``)."""
+        return self._slots(ws) + ws.nthreads * PIPELINE_DEPTH
+
     def _pipelined(self, ts: TaskState) -> bool:
         """A root task known to be tiny (fast, small result): worth queueing on the worker."""
         if ts.resources or ts.limits:
@@ -118,20 +122,54 @@ class Placement:
         return ts.is_root or bool(ts.resources or ts.limits)
 
     def _decide_worker(self, ts: TaskState) -> WorkerState | None:
-        """Best worker for a runnable task, or None when it must wait (queue or no-worker)."""
+        """Best worker for a runnable task, or None when it must wait (queue or no-worker).
+
+        The best by ``_cost`` among all running valid workers, found without scanning them
+        all (``load.py``): a worker holding none of the task's inputs must move all of
+        them, so among those only the least loaded can win; the others to weigh are the
+        holders of its inputs. Tasks restricted to workers or needing resources weigh
+        every worker that qualifies.
+        """
         if not self._limits_allow(ts):
             return None
-        candidates = [ws for ws in self.workers.values() if ws.status == "running" and self._valid_worker(ts, ws)]
-        if not candidates and ts.worker_restrictions and ts.loose:
-            candidates = [ws for ws in self.workers.values() if ws.status == "running"]
-        if not candidates:
-            return None
+        load = self._load
         if self._queue_first(ts):
-            # queued kinds only go where a slot (and the resource) is free now
-            candidates = [ws for ws in candidates if self._has_free_slot(ws, ts) and self._resources_free(ts, ws)]
-            if not candidates:
-                return None
-        return min(candidates, key=lambda ws: self._cost(ts, ws))
+            free = load.free_pipelined if self._pipelined(ts) else load.free
+            if not free:
+                return None  # queued kinds only go where a slot is free now
+            if ts.worker_restrictions or ts.resources:
+                candidates = [ws for ws in free if self._valid_worker(ts, ws) and self._resources_free(ts, ws)]
+                if not candidates and ts.worker_restrictions and ts.loose and not self._valid_running(ts):
+                    candidates = [ws for ws in free if self._resources_free(ts, ws)]
+            elif len(free) <= 8:
+                candidates = list(free)
+            else:
+                candidates = self._holders_and_least_loaded(ts, free)
+        elif ts.worker_restrictions or ts.resources:
+            candidates = self._valid_running(ts)
+            if not candidates and ts.worker_restrictions and ts.loose:
+                candidates = [ws for ws in self.workers.values() if ws.status == "running"]
+        else:
+            candidates = self._holders_and_least_loaded(ts)
+        return min(candidates, key=lambda ws: self._cost(ts, ws)) if candidates else None
+
+    def _valid_running(self, ts: TaskState) -> list[WorkerState]:
+        return [ws for ws in self.workers.values() if ws.status == "running" and self._valid_worker(ts, ws)]
+
+    def _holders_and_least_loaded(self, ts: TaskState, among: set | None = None) -> list[WorkerState]:
+        """The running holders of ``ts``'s inputs and the least loaded other worker (in ``among``).
+
+        For a task any worker may run these hold the best by ``_cost``: every other worker
+        must move all the inputs, so of those only the least loaded can win.
+        """
+        holders = {ws for d in ts.dependencies for ws in d.who_has
+                   if ws.status == "running" and (among is None or ws in among)}
+        it = self._load.by_load()
+        try:
+            other = next((ws for ws in it if ws not in holders and (among is None or ws in among)), None)
+        finally:
+            it.close()
+        return [*holders, other] if other is not None else list(holders)
 
     def _cost(self, ts: TaskState, ws: WorkerState) -> tuple:
         missing = sum(max(d.nbytes, 0) for d in ts.dependencies if ws not in d.who_has)
@@ -147,14 +185,15 @@ class Placement:
 
     def _fill_slots(self, sid: str) -> None:
         """Hand queued root tasks to workers with free slots, highest priority first."""
-        freed, self._freed_slots = self._freed_slots, set()
-        if self._queue_grew:
-            freed = set(self.workers.values())
-            self._queue_grew = False
-        if not self._queued_count or not freed:
+        if not self._freed_slots and not self._queue_grew:
+            return  # no slot freed and nothing queued since the last pass: nothing can move
+        self._freed_slots.clear()
+        self._queue_grew = False
+        load = self._load
+        if not self._queued_count or not load.free_pipelined:
             return
         skipped: list = []
-        while self.queued and any(self._has_free_slot(ws, self.queued[0][2]) for ws in freed):
+        while self.queued and (load.free or (load.free_pipelined and self._pipelined(self.queued[0][2]))):
             prio, seq, ts = heapq.heappop(self.queued)
             if ts.state != "queued" or ts.queued_seq != seq:
                 continue
@@ -168,4 +207,3 @@ class Placement:
         for item in skipped:
             heapq.heappush(self.queued, item)
         self._freed_slots.clear()
-

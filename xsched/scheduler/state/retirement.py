@@ -57,6 +57,7 @@ class Retiring:
             self.retiring[addr] = Retirement(addr, ev.close, previous, ev.stimulus_id)
             ws.status = "retiring"
             self._freed_slots.discard(ws)
+            self._load.update(ws)
         return {}
 
     def _safe_holder(self, ws: WorkerState) -> bool:
@@ -114,6 +115,7 @@ class Retiring:
                 self._out.append(WorkerRetired(addr, "retired", moved, "", sid))
             else:
                 ws.status = "retired"
+                self._load.update(ws)
                 self._out.append(WorkerRetired(addr, "drained", moved, "", sid))
         for dest, tss in requests.items():
             self._out.append(ToWorker(dest, {
@@ -140,6 +142,7 @@ class Retiring:
         del self.retiring[r.worker]
         ws.status = r.previous_status
         self._freed_slots.add(ws)
+        self._load.update(ws)
         for key, dest in r.requested.items():
             if self.replicating.get(key) == dest:
                 del self.replicating[key]

@@ -11,8 +11,9 @@ only then is the task moved (``processing`` on the victim -> ``processing`` on t
 logged), so a task never runs twice because of a steal.
 
 A mixin of ``SchedulerState`` (``machine.py``); its tables are ``stealing`` (key ->
-(victim, thief) of a request in flight), ``_started`` (keys a victim said it runs) and
-``steal_counts``.
+(victim, thief) of a request in flight), ``_started`` (keys a victim said it runs),
+``_stealable`` (worker -> its tasks worth moving, judged when they were sent to it) and
+``steal_counts``. Idle and saturated workers come from the load index (``load.py``).
 
 >>> STEAL_LATENCY < 0.01 and 0 < STEAL_RATIO < 1
 True
@@ -36,56 +37,84 @@ STEAL_RATIO = 0.5
 class WorkStealing:
     """Steal requests after each event, and the victims' answers (a mixin of ``SchedulerState``)."""
 
-    def _stealable(self, ts: TaskState, victim: WorkerState, thief: WorkerState) -> bool:
-        if (ts.worker_restrictions or ts.resources or ts in victim.long_running or ts.key in self.stealing
-                or ts.key in self._started):
-            return False
-        return self._steal_cost(ts, thief) < self.durations.get(ts.group, self.unknown_duration) * STEAL_RATIO
+    def _track_stealable(self, ts: TaskState, ws: WorkerState) -> None:
+        """``ts`` was sent to ``ws``: file it as a candidate if moving its inputs could pay.
 
-    def _steal_cost(self, ts: TaskState, thief: WorkerState) -> float:
-        missing = sum(max(d.nbytes, 0) for d in ts.dependencies if thief not in d.who_has)
-        return missing / self.bandwidth + STEAL_LATENCY
+        Judged once, here, for a thief holding none of its inputs (the usual thief), so
+        that a pass weighs only tasks worth moving, not every task waiting anywhere; tasks
+        too costly to move when placed are not weighed again (a later, longer duration
+        estimate does not make them candidates).
+        """
+        if self.work_stealing and not (ts.worker_restrictions or ts.resources) and self._worth_moving(ts):
+            self._stealable.setdefault(ws, set()).add(ts)
+
+    def _untrack_stealable(self, ts: TaskState, ws: WorkerState) -> None:
+        tasks = self._stealable.get(ws)
+        if tasks is not None:
+            tasks.discard(ts)
+            if not tasks:
+                del self._stealable[ws]
+
+    def _worth_moving(self, ts: TaskState) -> bool:
+        moved = sum(max(d.nbytes, 0) for d in ts.dependencies)
+        duration = self.durations.get(ts.group, self.unknown_duration)
+        return moved / self.bandwidth + STEAL_LATENCY < duration * STEAL_RATIO
 
     def _steal(self, sid: str) -> None:
-        """Idle running workers ask saturated ones for their lowest-priority waiting tasks."""
-        workers = self.workers.values()
-        if len(self.workers) < 2:
+        """Idle running workers ask saturated ones for their lowest-priority waiting tasks.
+
+        Victims most loaded first; each candidate (``_track_stealable``) goes to the least
+        loaded idle worker with a free thread. A pass costs the candidates on saturated
+        workers and the thieves used, not idle workers times victims: a wide cluster has
+        hundreds idle at once.
+        """
+        load = self._load
+        if not self._stealable or not load.idle or not load.saturated or len(self.workers) < 2:
+            return  # (this runs after every event: the index's sets answer without a scan)
+        victims = [ws for ws in load.saturated if ws in self._stealable]
+        if not victims:
             return
         incoming: dict[str, int] = defaultdict(int)
         outgoing: dict[str, int] = defaultdict(int)
         for victim_addr, thief_addr in self.stealing.values():
             outgoing[victim_addr] += 1
             incoming[thief_addr] += 1
-        thieves, victims = [], []
-        for ws in workers:  # (this runs after every event: no defaultdict entries made here)
-            busy = len(ws.processing) - len(ws.long_running)
-            running = ws.status == "running"
-            if running:
-                free = ws.nthreads - busy - incoming.get(ws.address, 0)
-                if free > 0:
-                    thieves.append((ws, free))
-            # a paused or retiring worker starts nothing new: all its waiting tasks may go
-            if busy - (ws.nthreads if running else 0) - outgoing.get(ws.address, 0) > 0:
-                victims.append(ws)
-        if not thieves or not victims:
-            return
-        for thief, free in thieves:
+        thieves = self._thieves(incoming)
+        thief, free = next(thieves, (None, 0))
+        try:
             for victim in sorted(victims, key=lambda v: (-(v.occupancy / v.nthreads), v.address)):
-                if victim is thief or free <= 0:
-                    continue
                 keep = victim.nthreads if victim.status == "running" else 0
                 spare = len(victim.processing) - len(victim.long_running) - keep - outgoing[victim.address]
                 if spare <= 0:
                     continue
-                picks = heapq.nlargest(min(free, spare), (ts for ts in victim.processing
-                                                          if self._stealable(ts, victim, thief)))
-                for ts in picks:
+                candidates = (ts for ts in self._stealable[victim]
+                              if ts.key not in self.stealing and ts.key not in self._started)
+                for ts in heapq.nlargest(spare, candidates):  # lowest priority first
+                    if thief is None:
+                        return
+                    if not self._worth_moving(ts):
+                        continue  # its kind turned out shorter than when it was placed
                     self.stealing[ts.key] = (victim.address, thief.address)
                     outgoing[victim.address] += 1
-                    free -= 1
                     self.steal_counts["requested"] += 1
                     self._out.append(ToWorker(victim.address, {"op": ops.STEAL_REQUEST, "key": ts.key,
                                                                "stimulus_id": sid}))
+                    free -= 1
+                    if free <= 0:
+                        thief, free = next(thieves, (None, 0))
+        finally:
+            thieves.close()
+
+    def _thieves(self, incoming: dict):
+        """(idle worker, free threads), least loaded first."""
+        ordered = self._load.by_load(idle=True)
+        try:
+            for ws in ordered:
+                free = ws.nthreads - len(ws.processing) + len(ws.long_running) - incoming.get(ws.address, 0)
+                if free > 0:
+                    yield ws, free
+        finally:
+            ordered.close()
 
     def _ev_steal_response(self, ev: StealResponse) -> dict:
         entry = self.stealing.get(ev.key)

@@ -280,6 +280,7 @@ class Transitions:
         ts.exception = ts.traceback = None
         ts.exception_text = ""
         ts.exception_blame = None
+        ts.erred_on = None
         self._set_state(ts, "released", sid)
         recs: dict = {}
         for dts in ts.dependents:
@@ -348,8 +349,9 @@ class Transitions:
                 d.state not in ("forgotten", "released") for d in ts.dependents):
             recs.setdefault(ts.key, "forgotten")
 
-    def _processing_to_erred(self, ts, exception, traceback, text, recs) -> None:
+    def _processing_to_erred(self, ts, exception, traceback, text, recs, worker: str | None = None) -> None:
         ts.exception, ts.traceback, ts.exception_text = exception, traceback, text
+        ts.erred_on = worker
         ts.exception_blame = ts
         recs[ts.key] = ("erred", ts)
 
@@ -358,7 +360,7 @@ class Transitions:
         for client in clients:
             self._out.append(ToClient(client, {
                 "op": ops.TASK_ERRED, "key": ts.key, "blame": blame.key, "exception": ts.exception or b"",
-                "traceback": ts.traceback or b"", "text": ts.exception_text,
+                "traceback": ts.traceback or b"", "text": ts.exception_text, "worker": blame.erred_on,
             }))
 
     def _forget(self, ts: TaskState, sid: str, recs: dict) -> None:
@@ -432,13 +434,15 @@ class Transitions:
         if ws is not None:
             ws.occupancy -= ws.processing.pop(ts, 0.0)
             ws.long_running.discard(ts)
+            self._untrack_stealable(ts, ws)
             self.stealing.pop(ts.key, None)
             self._started.discard(ts.key)
             if ts.resources:
                 for r, amount in ts.resources.items():
                     ws.used_resources[r] = ws.used_resources.get(r, 0) - amount
-            if ws.address in self.workers:
+            if self.workers.get(ws.address) is ws:
                 self._freed_slots.add(ws)
+                self._load.update(ws)
         if ts.limits:
             for name in ts.limits:
                 self.limits_running[name] -= 1
@@ -448,6 +452,8 @@ class Transitions:
         ts.processing_on = ws
         ws.processing[ts] = duration = self.durations.get(ts.group, self.unknown_duration)
         ws.occupancy += duration
+        self._load.update(ws)
+        self._track_stealable(ts, ws)
         if ts.resources:
             for r, amount in ts.resources.items():
                 ws.used_resources[r] = ws.used_resources.get(r, 0) + amount

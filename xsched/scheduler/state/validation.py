@@ -173,3 +173,7 @@ class Validation:
             assert (ws.status == "retiring") == (addr in self.retiring), f"{addr} status {ws.status}"
         for addr, r in self.retiring.items():
             assert addr in self.workers and r.worker == addr, f"retirement of {addr} but no such worker"
+        self._load.check(self.workers.values())
+        for ws, tasks in self._stealable.items():
+            assert tasks and tasks <= set(ws.processing) - ws.long_running, f"{ws.address}: steal candidates drifted"
+            assert self.workers.get(ws.address) is ws, f"{ws.address}: steal candidates of a worker that left"
