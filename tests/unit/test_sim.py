@@ -185,3 +185,34 @@ def test_charging_the_scheduler_s_cpu_to_virtual_time_still_completes():
     # (what it changes depends on real CPU times: only the outcome is checked)
     c, r = run(make("tree", tasks=100, seed=2), workers=4, threads=2, charge_cpu=True)
     assert r["completed"] and c.final_problems() == [] and r["scheduler_wait_max"] >= 0
+
+
+@pytest.mark.parametrize("name", ["map", "tree"])
+def test_the_workers_weighed_per_task_do_not_grow_with_the_cluster(name, monkeypatch):
+    """Placement and stealing read the load index instead of scanning every worker: the
+    workers they weigh and the index entries they read per task stay about the same from
+    10 to 400 workers (a scan grew 40-fold). Counts, not times: deterministic by seed."""
+    from xsched.scheduler.state import load, placement
+
+    counts = {"weighed": 0, "read": 0}
+    cost, by_load = placement.Placement._cost, load.WorkerLoad.by_load
+
+    def counted_cost(self, ts, ws):
+        counts["weighed"] += 1
+        return cost(self, ts, ws)
+
+    def counted_by_load(self, idle=False):
+        for ws in by_load(self, idle):
+            counts["read"] += 1
+            yield ws
+
+    monkeypatch.setattr(placement.Placement, "_cost", counted_cost)
+    monkeypatch.setattr(load.WorkerLoad, "by_load", counted_by_load)
+    per_task = {}
+    for workers in (10, 400):
+        counts.update(weighed=0, read=0)
+        c, r = run(make(name, tasks=3000, seed=0), workers=workers, threads=4, validate=False)
+        assert r["completed"]
+        per_task[workers] = {k: v / r["tasks"] for k, v in counts.items()}
+    for k in ("weighed", "read"):
+        assert per_task[400][k] <= 2 * per_task[10][k] + 2, per_task
