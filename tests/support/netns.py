@@ -9,7 +9,7 @@ Ethernet link, whose frames we can capture to check what travels in clear.
 
 Topology made by ``Hosts(n)``::
 
-        hub namespace:   br0 (Linux bridge) -- va, vb, ...   (veth ends)
+        hub namespace:   br0 (Linux bridge) -- port-a, port-b, ...   (veth ends)
                                                 |   |
         host namespaces:                   eth0 (A)  eth0 (B) ...
                                         10.213.0.1  10.213.0.2 ...  (/24)
@@ -395,7 +395,7 @@ class Hosts:
                 name = f"{self.base}-{label}"
                 host = Host(self, i, label, name, f"{self.subnet}.{i + 1}", self.iface)
                 self._add_namespace(name)
-                port = f"v{label}"  # in the hub namespace only: never clashes with the root's names
+                port = f"port-{label}"  # in the hub namespace only (and not "vf", a keyword of `ip link`)
                 _ip("-n", self.hub, "link", "add", port, "type", "veth", "peer", "name", self.iface, "netns", name)
                 _ip("-n", self.hub, "link", "set", port, "master", "br0")
                 _ip("-n", self.hub, "link", "set", port, "up")
@@ -416,7 +416,7 @@ class Hosts:
     def _links_ready(self) -> bool:
         for host in self.hosts:
             (link,) = json.loads(_ip("-n", host.name, "-j", "link", "show", host.iface).stdout)
-            (port,) = json.loads(_ip("-n", self.hub, "-j", "-d", "link", "show", f"v{host.label}").stdout)
+            (port,) = json.loads(_ip("-n", self.hub, "-j", "-d", "link", "show", f"port-{host.label}").stdout)
             slave = port.get("linkinfo", {}).get("info_slave_data", {})
             if link.get("operstate") != "UP" or port.get("operstate") != "UP" or slave.get("state") != "forwarding":
                 return False
