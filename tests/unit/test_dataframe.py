@@ -295,6 +295,30 @@ def test_sort_values_and_drop_duplicates_match_pandas(data):
     eq(df.id.drop_duplicates().compute(), pdf.id.drop_duplicates())
 
 
+@pytest.mark.parametrize("by, ascending, na_position", [
+    (["a", "b"], True, "last"), (["a", "b"], [False, True], "first"),
+    (["c", "a", "b"], [True, False, False], "last"), ("b", False, "first"), (["a"], True, "first"),
+])
+def test_sort_values_by_several_columns_and_missing_values_first_match_pandas(by, ascending, na_position):
+    rng = np.random.default_rng(0)
+    pdf = pd.DataFrame({"a": rng.integers(0, 5, 200).astype(float), "b": rng.normal(size=200),
+                        "c": rng.integers(0, 3, 200)})
+    pdf.loc[rng.choice(200, 15, replace=False), "a"] = np.nan
+    pdf.loc[rng.choice(200, 10, replace=False), "b"] = np.nan
+    got = xd.from_pandas(pdf, npartitions=7).sort_values(by, ascending=ascending, na_position=na_position)
+    eq(got.compute(), pdf.sort_values(by, ascending=ascending, na_position=na_position, kind="stable"))
+
+
+def test_sort_values_names_what_is_wrong_when_built():
+    df = xd.from_pandas(pd.DataFrame({"a": [1, 2], "b": [3, 4]}), npartitions=2)
+    with pytest.raises(ValueError, match="ascending has 1 values for 2 columns"):
+        df.sort_values(["a", "b"], ascending=[True])
+    with pytest.raises(ValueError, match="na_position must be"):
+        df.sort_values("a", na_position="middle")
+    with pytest.raises(KeyError, match="zz"):
+        df.sort_values(["a", "zz"])
+
+
 # ---------------------------------------------------------------------- errors when built
 
 

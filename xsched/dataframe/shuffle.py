@@ -64,7 +64,8 @@ def _split_by(part: pd.DataFrame, where: np.ndarray, n: int) -> list:
     return [taken.iloc[bounds[j]:bounds[j + 1]] for j in range(n)]
 
 
-def _split_range(part: pd.DataFrame, n: int, column: Any, boundaries: list, ascending: bool) -> list:
+def _split_range(part: pd.DataFrame, n: int, column: Any, boundaries: list, ascending: bool,
+                 nulls_first: bool = False) -> list:
     values = part.index if column is None else part[column]
     where = np.searchsorted(np.asarray(boundaries, dtype=object if values.dtype == object else None),
                             values.to_numpy(), side="right").astype(np.int64) if len(part) else \
@@ -72,8 +73,8 @@ def _split_range(part: pd.DataFrame, n: int, column: Any, boundaries: list, asce
     if not ascending:
         where = (n - 1) - where
     nulls = pd.isna(values.to_numpy()) if len(part) else np.zeros(0, bool)
-    if nulls.any():  # missing values sort last, as pandas puts them
-        where[nulls] = n - 1
+    if nulls.any():  # missing values go to the first or the last output, as pandas puts them
+        where[nulls] = 0 if nulls_first else n - 1
     return _split_by(part, where, n)
 
 
@@ -204,29 +205,42 @@ def _set_index_presorted(frame: DataFrame, column: Any, drop: bool, meta: Any) -
     return out
 
 
-def sort_values(frame: _Frame, by: Any, ascending: bool = True, npartitions: int | None = None,
+def sort_values(frame: _Frame, by: Any, ascending: Any = True, npartitions: int | None = None,
                 na_position: str = "last") -> _Frame:
-    """The rows sorted by column ``by``: ranges of ``by`` (estimated from quantiles, computed
-    now) go to partitions in order, and each partition is sorted.
+    """The rows sorted by column ``by`` (or columns, a list; ``ascending`` one bool or one
+    per column): ranges of the first column (estimated from quantiles, computed now) go to
+    partitions in order, every row of one first-column value to the same partition, and
+    each partition is sorted by all of them, so the whole is in order as pandas sorts it.
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> df = xd.from_pandas(pd.DataFrame({"v": [3, 1, 4, 1, 5, 9, 2, 6]}), npartitions=3)
     >>> df.sort_values("v").v.tolist()
     [1, 1, 2, 3, 4, 5, 6, 9]
+    >>> df = xd.from_pandas(pd.DataFrame({"a": [2, 1, 2, 1], "b": [1, 2, 3, 4]}), npartitions=2)
+    >>> df.sort_values(["a", "b"], ascending=[True, False]).b.tolist()
+    [4, 2, 3, 1]
     """
-    if isinstance(by, list):
-        if len(by) != 1:
-            raise NotImplementedError("sort_values: sorting by several columns is not supported yet; "
-                                      "sort by one, or assign a combined key column")
-        by = by[0]
+    columns = list(by) if isinstance(by, (list, tuple)) else [by]
+    if not columns:
+        raise ValueError("sort_values: by is empty; name the column(s) to sort by")
+    if isinstance(ascending, (list, tuple)):
+        if len(ascending) != len(columns):
+            raise ValueError(f"sort_values: ascending has {len(ascending)} values for {len(columns)} columns "
+                             f"{columns}; give one per column, or a single bool")
+        ascending = [bool(a) for a in ascending]
+        first_ascending = ascending[0]
+    else:
+        first_ascending = bool(ascending)
     if isinstance(frame, DataFrame):
-        frame._check_columns([by], "sort_values")
-    if na_position != "last":
-        raise NotImplementedError("sort_values: only na_position='last' is supported")
-    _, boundaries, _ = _quantile_boundaries(frame, by, int(npartitions or frame.npartitions))
+        frame._check_columns(columns, "sort_values")
+    if na_position not in ("first", "last"):
+        raise ValueError(f"sort_values: na_position must be 'first' or 'last', got {na_position!r}")
+    by = columns if len(columns) > 1 else columns[0]
+    _, boundaries, _ = _quantile_boundaries(frame, columns[0], int(npartitions or frame.npartitions))
     n = len(boundaries) + 1
-    split = partial(_split_range, column=by, boundaries=boundaries, ascending=ascending)
-    token = new_token(frame._name, by, boundaries, ascending)
+    split = partial(_split_range, column=columns[0], boundaries=boundaries, ascending=first_ascending,
+                    nulls_first=na_position == "first")
+    token = new_token(frame._name, by, boundaries, ascending, na_position)
     moved = _exchange(frame, n, split, token, "sort")
     return map_partitions(_sort_part, moved, by, ascending, na_position, meta=frame._meta, _name="sort")
 
@@ -398,7 +412,7 @@ def _install() -> None:
                      npartitions=npartitions)
 
     def df_sort_values(self, by, ascending=True, npartitions=None, na_position="last"):
-        """Sort by a column (see ``xsched.dataframe.shuffle.sort_values``).
+        """Sort by a column or a list of columns (see ``xsched.dataframe.shuffle.sort_values``).
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> xd.from_pandas(pd.DataFrame({"v": [2, 1]}), npartitions=2).sort_values("v").v.tolist()
