@@ -432,12 +432,33 @@ def test_rolling_time_windows_match_pandas_and_move_only_the_overlap():
     assert len(tails) == 4
 
 
+@pytest.mark.parametrize("window", [1, 2, 3, 4, 8])
+def test_centred_count_windows_match_pandas_and_read_only_the_neighbours_edges(window):
+    pdf = frame(4, 120)
+    df = xd.from_pandas(pdf, npartitions=6)
+    out = df.x.rolling(window, center=True).sum()
+    eq(out.compute(), pdf.x.rolling(window, center=True).sum())
+    eq(df[["x", "y"]].rolling(window, center=True, min_periods=1).mean().compute(),
+       pdf[["x", "y"]].rolling(window, center=True, min_periods=1).mean())
+    heads = [k for k in out.__xsched_graph__() if k.startswith("rolling-head-")]
+    assert len(heads) == 5  # the first rows of every partition but the first
+
+
+def test_centred_time_windows_match_pandas():
+    pdf = frame(5, 240).set_index("t")
+    df = xd.from_pandas(pdf, npartitions=5)
+    for window in ("3h", "90min"):
+        eq(df.x.rolling(window, center=True).mean().compute(), pdf.x.rolling(window, center=True).mean())
+
+
 def test_rolling_window_longer_than_a_partition_fails_naming_it():
     s = xd.from_pandas(pd.Series(np.arange(20.0)), npartitions=10)
     with pytest.raises(ValueError, match="partition 2 reach back past partition 1"):
         s.rolling(5).sum().compute()
     with pytest.raises(TypeError, match="DatetimeIndex"):
         s.rolling("1h")
+    with pytest.raises(ValueError, match="partition 0 reach forward past partition 1"):
+        s.rolling(5, center=True).sum().compute()
 
 
 # ---------------------------------------------------------------------- the planner

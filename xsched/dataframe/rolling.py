@@ -10,6 +10,9 @@ are dropped from its result::
     tail-<t>-i      the last rows of partition i that partition i + 1's windows reach
     rolling-<t>-i   pandas' rolling on tail-<t>-(i-1) + partition i, overlap rows dropped
 
+With ``center=True`` a window also reaches forward, and each partition receives the first
+rows of its successor the same way (``head-<t>-i``).
+
 A window longer than the previous partition would need rows from further back; that is
 detected when the task runs and fails naming the window and the partition, with the fix
 (fewer, larger partitions: ``repartition``).
@@ -51,22 +54,42 @@ def _tail(part: Any, window: Any, is_time: bool) -> tuple:
     return part[part.index > part.index[-1] - pd.Timedelta(window)], part.index[0]
 
 
+def _head(part: Any, window: Any, is_time: bool) -> tuple:
+    """What the previous partition's centred windows may reach: the first ``window - 1``
+    rows, or the rows within ``window`` of the first index value; and, for a time window,
+    the time after which this partition cannot say (its last index value)."""
+    if not is_time:
+        return _edge(part, window - 1, False), None
+    if not len(part):
+        return part, None
+    return part[part.index < part.index[0] + pd.Timedelta(window)], part.index[-1]
+
+
 def _rolling(before: Any, part: Any, window: Any, is_time: bool, kwargs: dict, method: str, args: tuple,
-             method_kwargs: dict, index: int) -> Any:
-    """Partition ``index`` of the result: pandas' rolling over the overlap and the partition."""
+             method_kwargs: dict, index: int, after: Any = None, last_index: int = 0) -> Any:
+    """Partition ``index`` of the result: pandas' rolling over the overlaps and the partition
+    (the next partition's first rows too when windows are centred)."""
     rows, first = before if before is not None else (None, None)
+    ahead, last = after if after is not None else (None, None)
     if rows is not None and index > 1 and len(part):  # could the windows reach past partition index - 1?
         short = len(rows) < window - 1 if not is_time else (first is None or first > part.index[0] - window)
         if short:
             raise ValueError(f"rolling({window!r}): the windows of partition {index} reach back past partition "
                              f"{index - 1}, which is too short to hold them; use fewer, larger partitions "
                              "(repartition) or a smaller window")
-    if rows is not None and len(rows) and len(part):
-        joined = pd.concat([rows, part])
-    else:
-        joined, rows = part, None
+    if ahead is not None and index < last_index - 2 and len(part):  # forward past partition index + 1?
+        short = len(ahead) < window - 1 if not is_time else (last is None or last < part.index[-1] + window)
+        if short:
+            raise ValueError(f"rolling({window!r}, center=True): the windows of partition {index} reach forward "
+                             f"past partition {index + 1}, which is too short to hold them; use fewer, larger "
+                             "partitions (repartition) or a smaller window")
+    if not len(part):
+        return getattr(part.rolling(window, **kwargs), method)(*args, **method_kwargs)
+    pieces = [p for p in (rows, part, ahead) if p is not None and len(p)]
+    joined = pd.concat(pieces) if len(pieces) > 1 else part
     out = getattr(joined.rolling(window, **kwargs), method)(*args, **method_kwargs)
-    return out.iloc[len(rows):] if rows is not None else out
+    start = len(rows) if rows is not None else 0
+    return out.iloc[start:start + len(part)]
 
 
 class Rolling:
@@ -93,8 +116,6 @@ class Rolling:
         elif not isinstance(window, int) or window < 1:
             raise ValueError(f"rolling: window must be a positive number of rows or a time span like '1h', "
                              f"got {window!r}")
-        if kwargs.get("center"):
-            raise NotImplementedError("rolling(center=True): windows that reach forward are not supported yet")
         self._frame, self._window, self._kwargs = frame, window, kwargs
         try:
             _nonempty(frame._meta).rolling(window, **kwargs)
@@ -117,13 +138,23 @@ class Rolling:
         keys = frame._keys()
         tails = {part_key(tail_name, i): Task(_tail, (Ref(k), self._window, self._is_time), {}, per_task(ann))
                  for i, k in enumerate(keys[:-1])}
+        new = {tail_name: tails}
+        center = bool(self._kwargs.get("center"))
+        head_name = f"rolling-head-{tok}"
+        if center:  # centred windows reach forward too: the next partition's first rows
+            new[head_name] = {part_key(head_name, i): Task(_head, (Ref(k), self._window, self._is_time), {},
+                                                           per_task(ann))
+                              for i, k in enumerate(keys) if i}
         outs = {}
+        n = len(keys)
         for i, k in enumerate(keys):
             before = Ref(part_key(tail_name, i - 1)) if i else None
+            after = Ref(part_key(head_name, i + 1)) if center and i < n - 1 else None
             outs[part_key(out_name, i)] = Task(
-                _rolling, (before, Ref(k), self._window, self._is_time, self._kwargs, method, args, kwargs, i),
-                {}, per_task(ann))
-        graph = LayeredGraph.merge(frame._graph, new={tail_name: tails, out_name: outs})
+                _rolling, (before, Ref(k), self._window, self._is_time, self._kwargs, method, args, kwargs, i,
+                           after, n), {}, per_task(ann))
+        new[out_name] = outs
+        graph = LayeredGraph.merge(frame._graph, new=new)
         return new_collection(graph, out_name, meta, frame.divisions)
 
 
