@@ -601,9 +601,22 @@ def test_resample_matches_pandas_across_partition_boundaries(rule, method):
        check_freq=False)
 
 
+@pytest.mark.parametrize("rule", ["ME", "MS", "W", "W-WED", "B", "QS"])
+@pytest.mark.parametrize("method", ["sum", "mean", "count", "max", "first"])
+def test_calendar_resample_matches_pandas_with_empty_bins_between_partitions(rule, method):
+    rng = np.random.default_rng(3)
+    idx = pd.date_range("2000-01-15", periods=300, freq="13h").append(
+        pd.date_range("2000-11-03", periods=100, freq="7h"))  # months with no rows between
+    pdf = pd.DataFrame({"x": rng.normal(size=400), "n": rng.integers(0, 10, 400)}, index=idx)
+    df = xd.from_pandas(pdf, npartitions=9)
+    eq(getattr(df.resample(rule), method)().compute(), getattr(pdf.resample(rule), method)(), check_freq=False)
+
+
 def test_resample_needs_a_sorted_time_index():
     df = xd.from_pandas(frame(), npartitions=3)
     with pytest.raises(TypeError, match="DatetimeIndex"):
         df.resample("1h")
-    with pytest.raises(ValueError, match="fixed-length"):
-        df.set_index("t", sorted=True).resample("ME")
+    with pytest.raises(ValueError, match="several units"):
+        df.set_index("t", sorted=True).resample("2W")
+    with pytest.raises(ValueError, match="not a frequency"):
+        df.set_index("t", sorted=True).resample("fortnightly")

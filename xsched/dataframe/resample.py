@@ -11,6 +11,11 @@ gives an empty bin (0 for ``sum`` and ``count``, missing for ``mean``)::
     resample-rows-<t>-i.j   rows of input i in [B_j, B_j+1)       (one per overlapping pair)
     resample-<m>-<t>-j      pandas' resample of those rows, over the bins of [B_j, B_j+1)
 
+Calendar rules of one unit (``"ME"``, ``"MS"``, ``"W"``, ``"B"``, ``"QS"``...) work the same
+way in the space of bin labels: ``B_j`` are the labels pandas gives the divisions, and each
+input sends output ``j`` its rows whose label is in ``[B_j, B_j+1)``, so pandas' own rules
+(closed and labelled on the right for month ends and weeks) decide every row's bin.
+
 >>> import pandas as pd, xsched.dataframe as xd
 >>> idx = pd.date_range("2000-01-01", periods=12, freq="20min")
 >>> s = xd.from_pandas(pd.Series(range(12), index=idx), npartitions=5)
@@ -20,8 +25,10 @@ gives an empty bin (0 for ``sum`` and ``count``, missing for ``mean``)::
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
@@ -41,10 +48,24 @@ def _rows_between(part: Any, lo: Any, hi: Any) -> Any:
     return part[keep]
 
 
+def _label(t: pd.Timestamp, rule: Any) -> pd.Timestamp:
+    """The label of the calendar bin holding ``t``, as pandas' resample gives it."""
+    return pd.Series([0], index=pd.DatetimeIndex([t])).resample(rule).sum().index[0]
+
+
+def _rows_labelled(part: Any, lo: Any, hi: Any, rule: Any) -> Any:
+    """The rows of ``part`` whose calendar bin's label is in ``[lo, hi)`` (``hi`` None: no end)."""
+    if not len(part):
+        return part
+    taken = [pos for label, pos in part.resample(rule).indices.items() if label >= lo and (hi is None or label < hi)]
+    return part.iloc[np.sort(np.concatenate(taken))] if taken else part.iloc[:0]
+
+
 def _resample_part(pieces: list, lo: Any, hi: Any, last: Any, rule: Any, origin: Any, method: str,
                    args: tuple, kwargs: dict, empty: Any, meta: Any) -> Any:
     rows = pd.concat(pieces) if len(pieces) > 1 else pieces[0]
-    out = getattr(rows.resample(rule, origin=origin), method)(*args, **kwargs) if len(rows) else meta.iloc[:0]
+    binned = rows.resample(rule) if origin is None else rows.resample(rule, origin=origin)
+    out = getattr(binned, method)(*args, **kwargs) if len(rows) else meta.iloc[:0]
     bins = pd.date_range(lo, last if hi is None else hi, freq=rule, inclusive="both" if hi is None else "left",
                          name=meta.index.name)
     out = out.reindex(bins)
@@ -77,11 +98,18 @@ class Resampler:
                              "set_index on the time column first (or from_pandas of a sorted frame)")
         try:
             offset = pd.tseries.frequencies.to_offset(rule)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"resample({rule!r}): not a frequency pandas knows ({exc})") from None
+        try:
             pd.Timedelta(offset)
+            calendar = False
         except (ValueError, TypeError):
-            raise ValueError(f"resample({rule!r}): only fixed-length bins (like '15min', '1h', '1D') are "
-                             "supported; calendar ones (months, business days) are not yet") from None
-        self._frame, self._rule = frame, offset
+            calendar = True
+            if offset.n != 1:
+                raise ValueError(f"resample({rule!r}): calendar bins of several units (like '2W', '3ME') are "
+                                 "placed by pandas from the first row of the data, which a partition cannot "
+                                 f"know; use one unit ({offset.rule_code!r}) or a fixed length like '14D'") from None
+        self._frame, self._rule, self._calendar = frame, offset, calendar
 
     def __repr__(self) -> str:
         return f"xsched.Resampler<{self._frame._name}, rule={self._rule.freqstr}>"
@@ -89,7 +117,7 @@ class Resampler:
     def _run(self, method: str, *args: Any, **kwargs: Any):
         frame, rule = self._frame, self._rule
         stand_in = _nonempty(frame._meta)
-        t0 = pd.Timestamp("2000-01-01")
+        t0 = _label(pd.Timestamp("2000-01-01"), rule) if self._calendar else pd.Timestamp("2000-01-01")
         try:  # two rows in neighbouring bins give the result's dtypes; a gap between them shows
             #   what pandas gives a bin with no rows
             stand_in.index = pd.DatetimeIndex([t0, t0 + rule], name=frame._meta.index.name)
@@ -104,12 +132,20 @@ class Resampler:
         elif empty is not None and pd.isna(empty):
             empty = None
         divs = [pd.Timestamp(d) for d in frame.divisions]
-        origin = divs[0].normalize()  # pandas' default: bins counted from midnight of the first day
-        step = pd.Timedelta(rule)
+        if self._calendar:  # calendar bins: their labels, as pandas places them, from the divisions
+            origin = None
+            floor = partial(_label, rule=rule)
+            select = partial(_rows_labelled, rule=rule)
+            spans = [_label(d, rule) for d in divs]  # input i holds the labels spans[i] .. spans[i + 1]
+        else:
+            origin = divs[0].normalize()  # pandas' default: bins counted from midnight of the first day
+            step = pd.Timedelta(rule)
 
-        def floor(t: pd.Timestamp) -> pd.Timestamp:
-            return origin + ((t - origin) // step) * step
+            def floor(t: pd.Timestamp) -> pd.Timestamp:
+                return origin + ((t - origin) // step) * step
 
+            select = _rows_between
+            spans = divs
         starts = sorted({floor(d) for d in divs[:-1]})
         last_bin = floor(divs[-1])
         tok = new_token(frame._name, rule.freqstr, origin, method, args, kwargs)
@@ -122,8 +158,8 @@ class Resampler:
             hi = starts[j + 1] if j + 1 < len(starts) else None
             pieces = []
             for i, key in enumerate(keys):  # the inputs whose range overlaps [lo, hi)
-                if (hi is None or divs[i] < hi) and divs[i + 1] >= lo:
-                    rows[f"{rows_name}-{i}.{j}"] = Task(_rows_between, (Ref(key), lo, hi), {}, per_task(ann))
+                if (hi is None or spans[i] < hi) and spans[i + 1] >= lo:
+                    rows[f"{rows_name}-{i}.{j}"] = Task(select, (Ref(key), lo, hi), {}, per_task(ann))
                     pieces.append(Ref(f"{rows_name}-{i}.{j}"))
             outs[part_key(out_name, j)] = Task(_resample_part, (pieces, lo, hi, last_bin, rule, origin, method,
                                                                 args, kwargs, empty, meta), {}, per_task(ann))
