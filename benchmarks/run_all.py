@@ -1,6 +1,7 @@
 """Run every benchmark under each implementation available and print side-by-side tables.
 
-    python benchmarks/run_all.py [--only engine|movie|seed003|spill|bigtree|twohost|coordination|dataframe] [--quick]
+    python benchmarks/run_all.py [--only engine|movie|seed003|spill|bigtree|twohost|coordination|dataframe|clients
+        |sim|hosts] [--quick]
         [--bigtree-million] [--data DIR] [--logs DIR]
 
 xsched runs under the project's interpreter (.venv); dask.distributed under
@@ -25,7 +26,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-BENCHMARKS = ("engine", "movie", "seed003", "spill", "bigtree", "twohost", "coordination", "dataframe")
+BENCHMARKS = ("engine", "movie", "seed003", "spill", "bigtree", "twohost", "coordination", "dataframe", "clients",
+              "sim", "hosts")
 MOVIE_VARIANTS = ("fused", "unfused", "delayed", "futures")
 
 
@@ -454,6 +456,81 @@ def bench_twohost(runner: Runner, pys: dict, args) -> None:
         print(f"\nerror: {run['error']}")
 
 
+def bench_clients(runner: Runner, pys: dict, args) -> None:
+    """20 client processes submitting at once, then clients leaving (clients.py); xsched only."""
+    n, per = ("6", "300") if args.quick else ("20", "1000")
+    cmd = [pys["xsched"], os.path.join(HERE, "clients.py"), "--json", "--clients", n, "--tasks-per-client", per]
+    if args.quick:
+        cmd += ["--churn-seconds", "2"]
+    r = runner.run("clients-xsched", cmd, 300 if args.quick else 900)
+    print_header(f"clients: {n} client processes x {per} tasks at once, then clients leaving; "
+                 f"{r.get('workers', '2 x 1 thread')}", [r])
+    print(env_line([r]) + "\n")
+    if r.get("error"):
+        print(f"error: {r['error']}")
+    rates = [c["tasks_per_s"] for c in r.get("per_client") or []]
+    by = r.get("churn_leaving_by") or {}
+    rows = [
+        [f"{n} clients together: tasks/s, all clients (higher is better)", r.get("tasks_per_s")],
+        ["fairness: slowest client's tasks/s / fastest's (1 is fair)", r.get("fairness")],
+        ["per client tasks/s, min - max", f"{_cell(min(rates))} - {_cell(max(rates))}" if rates else None],
+        ["results correct", r.get("all_correct")],
+        ["churn: futures released per second by clients that left", r.get("churn_released_per_s")],
+        ["churn: client processes (close / exit / kill)",
+         f"{r.get('churn_processes')} ({by.get('close')} / {by.get('exit')} / {by.get('kill')})" if by else None],
+        ["leaked tasks / clients / wanted keys",
+         " / ".join(_cell(r.get(f"leaked_{k}")) for k in ("tasks", "clients", "wants"))],
+        ["tables back after the last client left (s)", r.get("drain_seconds")],
+    ]
+    print(table(["figure", "xsched"], rows))
+
+
+def bench_sim(runner: Runner, pys: dict, args) -> None:
+    """The scheduler's state machines at 2 to 10,000 workers in virtual time (sim.py); xsched only."""
+    widths = (2, 10, 100) if args.quick else (2, 10, 100, 1000, 10000)
+    tasks = "2000" if args.quick else "20000"
+    runs = {}
+    for workload in ("map", "tree"):
+        for w in widths:
+            cmd = [pys["xsched"], os.path.join(HERE, "sim.py"), "--workers", str(w), "--workload", workload,
+                   "--tasks", tasks, "--threads", "8", "--seed", "0"]
+            runs[workload, w] = runner.run(f"sim-{workload}-{w}", cmd, 600 if w < 10000 else 1200)
+    print_header(f"sim: the scheduler's CPU per task as the cluster widens ({tasks} tasks, 8 threads per worker, "
+                 "virtual time)", list(runs.values()))
+    rows = []
+    for w in widths:
+        row = [f"{w:,} workers"]
+        for workload in ("map", "tree"):
+            r = runs[workload, w]
+            row += [r.get("cpu_per_task_us"), r.get("makespan_ratio")]
+        rows.append(row)
+    print(table(["", "map: CPU/task (µs)", "map: makespan / bound", "tree: CPU/task (µs)", "tree: makespan / bound"],
+                rows))
+
+
+def bench_hosts(runner: Runner, pys: dict, args) -> None:
+    """96 one-thread workers on 8 network-namespace hosts beside 2 workers (hosts.py, root only)."""
+    sys.path.insert(0, REPO)
+    from tests.support.netns import netns_available
+
+    why = netns_available()
+    if why is not None:
+        print(f"\n### hosts\n\nskipped: {why}")
+        return
+    cmd = [pys["xsched"], os.path.join(HERE, "hosts.py"), "--json"]
+    if args.quick:
+        cmd += ["--hosts", "2", "--workers-per-host", "3", "--tasks", "2000", "--idle-seconds", "2"]
+    r = runner.run("hosts-xsched", cmd, 600 if args.quick else 1800)
+    print_header("hosts: one-thread workers on network-namespace hosts, beside 2 workers on one host", [r])
+    keys = [("workers", "workers"), ("hosts", "hosts"), ("start_s", "start (s)"),
+            ("idle_scheduler_cpu_percent", "idle scheduler CPU (%)"), ("map_tasks_per_s", "map (tasks/s)"),
+            ("tree_s", "tree, a worker killed per host (s)"), ("tree_correct", "tree exact"),
+            ("retire_s", "retire a host (s)"), ("retire_kept", "data kept")]
+    print(table([label for _, label in keys], [[c.get(k) for k, _ in keys] for c in r.get("configs") or []]))
+    if r.get("error"):
+        print(f"\nerror: {r['error']}")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--only", choices=BENCHMARKS, action="append",
@@ -483,7 +560,8 @@ def main(argv=None) -> int:
     for name in args.only or BENCHMARKS:
         {"engine": bench_engine, "movie": bench_movie, "seed003": bench_seed003,
          "spill": bench_spill, "bigtree": bench_bigtree, "twohost": bench_twohost,
-         "coordination": bench_coordination, "dataframe": bench_dataframe}[name](runner, everyone if name == "engine" else pys, args)
+         "coordination": bench_coordination, "dataframe": bench_dataframe,
+         "clients": bench_clients, "sim": bench_sim, "hosts": bench_hosts}[name](runner, everyone if name == "engine" else pys, args)
         sys.stdout.flush()
     with open(os.path.join(logs, "results.json"), "w") as f:
         json.dump(runner.results, f, indent=1, default=str)

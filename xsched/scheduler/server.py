@@ -792,7 +792,12 @@ class Scheduler:
     def info(self) -> dict:
         """What ``client.scheduler_info()`` returns: workers, their memory, task counts.
 
-        Per worker, ``last_seen`` is the seconds since its last message.
+        Per worker, ``last_seen`` is the seconds since its last message. ``tables``: the sizes
+        of what the scheduler keeps per task and per client, for leak checks
+        (benchmarks/clients.py): ``tasks`` known, ``clients`` in the state machine (pseudo-clients
+        such as dataset holders included), ``wants`` (keys wanted, summed over those clients),
+        ``client_peers`` (connected clients) and ``peers`` (peers the listener keeps: clients,
+        and two per worker, its connection and its heartbeat thread's socket).
         """
         st = self.state
         workers = {}
@@ -812,4 +817,14 @@ class Scheduler:
             "type": "Scheduler", "id": self.id, "address": self.address, "started": self.start_time,
             "workers": workers, "tasks": dict(counts), "queued": st.n_queued, "clients": len(self.client_peer),
             "transitions": st.transition_counter, "stealing": dict(st.steal_counts),
+            "tables": self._table_sizes(),
         }
+
+    def _table_sizes(self) -> dict:
+        """``info()["tables"]``: counts only, so a leak shows without a dump of the state."""
+        st = self.state
+        statistics = getattr(self.listener, "statistics", None)
+        return {"tasks": len(st.tasks), "clients": len(st.clients),
+                "wants": sum(len(wanted) for wanted in st.clients.values()),
+                "client_peers": len(self.client_peer),
+                "peers": statistics()["peers"] if statistics is not None else None}
