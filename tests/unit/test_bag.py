@@ -514,18 +514,28 @@ def test_read_text_line_ends_and_encodings(tmp_path):
 
 
 def test_read_text_errors(tmp_path):
-    with pytest.raises(FileNotFoundError, match=r"read_text: '.*nothing-\*.txt' matches no file"):
+    with pytest.raises(FileNotFoundError, match=r"read_text: no file matches '.*nothing-\*.txt' \(searched "):
         xb.read_text(str(tmp_path / "nothing-*.txt"))
-    with pytest.raises(FileNotFoundError, match="a directory: give a glob such as 'dir/\\*.txt'"):
+    with pytest.raises(FileNotFoundError, match="the directory .* holds no data files"):
         xb.read_text(str(tmp_path))
     with pytest.raises(ValueError, match="list of paths is empty"):
         xb.read_text([])
     with pytest.raises(ValueError, match="blocksize must be a positive number of bytes"):
         xb.read_text(__file__, blocksize=0)
-    with pytest.raises(ValueError, match="mixes local paths and URLs"):
-        xb.read_text([__file__, "memory://x.txt"])
     with pytest.raises(LookupError):
         xb.read_text(__file__, encoding="no-such-codec")
+
+
+def test_read_text_takes_a_directory_and_local_files_beside_urls(tmp_path):
+    fsspec = pytest.importorskip("fsspec")
+    (tmp_path / "b.txt").write_text("2\n")
+    (tmp_path / "a.txt").write_text("1\n")
+    (tmp_path / ".hidden").write_text("no\n")
+    assert xb.read_text(str(tmp_path)).compute() == ["1\n", "2\n"]
+    with fsspec.open("memory://bag-mixed/c.txt", "w") as f:
+        f.write("3\n")
+    got = xb.read_text([str(tmp_path / "a.txt"), "memory://bag-mixed/c.txt"], include_path=True).compute()
+    assert got == [("1\n", str(tmp_path / "a.txt")), ("3\n", "memory:///bag-mixed/c.txt")]
 
 
 def test_read_text_keys_follow_the_files(tmp_path):

@@ -1,9 +1,10 @@
 r"""Text files as bags: ``read_text`` (a partition per file, or per block of lines) and
 ``to_textfiles`` (a file per partition).
 
-Why a module of its own: finding files (local paths and globs with the standard library,
-URLs such as ``s3://`` or ``memory://`` through fsspec when it is installed) and cutting
-them at line boundaries has nothing to do with the rest of a bag. ``core`` imports this
+Why a module of its own: cutting files at line boundaries and writing lines has nothing to
+do with the rest of a bag. Finding the files (local paths, globs and directories with the
+standard library, URLs such as ``s3://`` or ``memory://`` through fsspec when it is
+installed) is ``xsched/files.py``, shared with the dataframe readers and writers. ``core`` imports this
 module (for ``Bag.to_textfiles``), so this one imports nothing from ``core``: ``core``
 hands it the ``Bag`` class (``_BAG``) when it is imported.
 
@@ -24,91 +25,19 @@ Files are opened by the tasks, on the workers: the paths must be readable there 
 from __future__ import annotations
 
 import codecs
-import glob
 import io
 import os
-import posixpath
-import re
 from typing import Any, Callable
 
-from ..graph.collection import lineage
-from ..graph.delayed import Delayed, compute as compute_all
-from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..files import expand_paths, file_token, filesystem_for, parent, shown
+from ..graph.collection import run_writes
+from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from ..units import parse_bytes
 
 __all__ = ["read_text", "to_textfiles"]
 
 _BAG: Any = None  # xsched.bag.core.Bag, set by core when it is imported
-_PROTOCOL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
-_GLOB = re.compile(r"[*?\[]")
-
-
-# --------------------------------------------------------------------------- finding files
-
-
-def _filesystem(url: str) -> tuple[Any, str]:
-    try:
-        import fsspec
-    except ImportError:
-        raise ImportError(f"{url!r} has a protocol, which needs fsspec: pip install fsspec (plus the "
-                          "package of the protocol, e.g. s3fs for s3://); local paths and globs "
-                          "need nothing") from None
-    return fsspec.core.url_to_fs(url)
-
-
-def expand_paths(urlpath: Any, what: str = "read_text") -> tuple[Any, list[str]]:
-    """The filesystem (None for local files) and the sorted files of ``urlpath``: a path,
-    a glob, a URL (fsspec), or a list of them.
-
-    >>> import tempfile, pathlib
-    >>> d = pathlib.Path(tempfile.mkdtemp()); (d / "a.txt").write_text("x")
-    1
-    >>> fs, paths = expand_paths(str(d / "*.txt"))
-    >>> fs is None, [pathlib.Path(p).name for p in paths]
-    (True, ['a.txt'])
-    """
-    if isinstance(urlpath, (str, os.PathLike)):
-        items = [os.fspath(urlpath)]
-    elif isinstance(urlpath, (list, tuple)):
-        items = [os.fspath(p) for p in urlpath]
-    else:
-        raise TypeError(f"{what}: expected a path, a glob or a list of them, got {type(urlpath).__name__}")
-    if not items:
-        raise ValueError(f"{what}: the list of paths is empty; give at least one file")
-    remote = [bool(_PROTOCOL.match(p)) for p in items]
-    if any(remote) and not all(remote):
-        raise ValueError(f"{what}: {items} mixes local paths and URLs; read them as separate bags "
-                         "and concat them")
-    fs, paths = None, []
-    for item in items:
-        if any(remote):
-            item_fs, item = _filesystem(item)
-            if fs is not None and item_fs.protocol != fs.protocol:
-                raise ValueError(f"{what}: URLs of different protocols in one call; read them apart")
-            fs = item_fs
-            found = sorted(fs.glob(item)) if _GLOB.search(item) else ([item] if fs.isfile(item) else [])
-        else:
-            item = os.path.expanduser(item)
-            found = sorted(glob.glob(item)) if _GLOB.search(item) else ([item] if os.path.isfile(item) else [])
-            found = [p for p in found if os.path.isfile(p)]
-        if not found:
-            hint = "a directory: give a glob such as 'dir/*.txt'" if (
-                fs.isdir(item) if fs is not None else os.path.isdir(item)) else "no such file"
-            raise FileNotFoundError(f"{what}: {item!r} matches no file ({hint})")
-        paths.extend(found)
-    return fs, paths
-
-
-def _stamp(fs: Any, path: str) -> Any:
-    """What tells a file's versions apart (for the key): size and modification time."""
-    if fs is None:
-        st = os.stat(path)
-        return st.st_size, st.st_mtime_ns
-    try:
-        return fs.ukey(path)
-    except Exception:
-        return None
 
 
 # --------------------------------------------------------------------------- read_text
@@ -118,8 +47,8 @@ def read_text(urlpath: Any, blocksize: Any = None, encoding: str = "utf-8", erro
               include_path: bool = False) -> Any:
     r"""A Bag of the lines of text files, each line with its ``"\n"``.
 
-    ``urlpath``: a path, a glob (``"logs/2024-*.txt"``), a URL (``"s3://bucket/*.json"``,
-    read with fsspec), or a list of them. One partition per file, or, with ``blocksize``
+    ``urlpath``: a path, a glob (``"logs/2024-*.txt"``), a directory (its files that are not
+    hidden), a URL (``"s3://bucket/*.json"``, read with fsspec), or a list of them. One partition per file, or, with ``blocksize``
     (bytes, or a string such as ``"64 MiB"``), one per block of each file, cut at line
     boundaries (a line belongs to the block its first byte is in). ``include_path=True``
     gives ``(line, path)`` pairs. Line ends ``"\r\n"`` are read as ``"\n"``.
@@ -132,7 +61,7 @@ def read_text(urlpath: Any, blocksize: Any = None, encoding: str = "utf-8", erro
     >>> b.npartitions, b.map(int).sum().compute()
     (3, 45)
     """
-    fs, paths = expand_paths(urlpath)
+    files = expand_paths(urlpath, what="read_text")
     codecs.lookup(encoding)  # (a LookupError now, not on a worker)
     if blocksize is not None:
         blocksize = parse_bytes(blocksize) if isinstance(blocksize, str) else blocksize
@@ -142,28 +71,28 @@ def read_text(urlpath: Any, blocksize: Any = None, encoding: str = "utf-8", erro
             raise ValueError(f"read_text: blocksize= cuts files at b'\\n' bytes, which needs an "
                              f"ASCII-compatible encoding (utf-8, latin-1...), not {encoding}; read "
                              "such files whole (blocksize=None)")
-    pieces: list[tuple[str, int | None, int | None]] = []
-    for path in paths:
+    pieces: list[tuple[Any, str, int | None, int | None]] = []
+    for fs, path in files:
         if blocksize is None:
-            pieces.append((path, None, None))
+            pieces.append((fs, path, None, None))
         else:
-            size = os.path.getsize(path) if fs is None else fs.size(path)
-            pieces.extend((path, start, min(start + blocksize, size))
+            size = fs.size(path)
+            pieces.extend((fs, path, start, min(start + blocksize, size))
                           for start in (range(0, size, blocksize) if size else [0]))
-    token = new_token("read-text", getattr(fs, "protocol", None), [(p, _stamp(fs, p)) for p in paths],
-                      blocksize, encoding, errors, include_path)
+    token = new_token("read-text", [file_token(fs, p) for fs, p in files], blocksize, encoding, errors,
+                      include_path)
     name = f"read-text-{token}"
     ann = annotations_in_force()
     layer = {chunk_key(name, (i,)): Task(_read_lines, (fs, path, start, end, encoding, errors, include_path),
                                          {}, per_task(ann))
-             for i, (path, start, end) in enumerate(pieces)}
+             for i, (fs, path, start, end) in enumerate(pieces)}
     return _BAG(layer, name, len(layer))
 
 
 def _read_lines(fs: Any, path: str, start: int | None, end: int | None, encoding: str, errors: str,
                 include_path: bool) -> list:
     """The lines of ``path`` (of the block ``[start, end)`` if given): the task's work."""
-    with (open(path, "rb") if fs is None else fs.open(path, "rb")) as f:
+    with fs.open(path, "rb") as f:
         if start is None:
             lines = list(io.TextIOWrapper(f, encoding=encoding, errors=errors, newline=None))
         else:
@@ -178,7 +107,7 @@ def _read_lines(fs: Any, path: str, start: int | None, end: int | None, encoding
                 raw.append(line)
             lines = [line.decode(encoding, errors) for line in raw]
             lines = [line[:-2] + "\n" if line.endswith("\r\n") else line for line in lines]
-    return [(line, path) for line in lines] if include_path else lines
+    return [(line, shown(fs, path)) for line in lines] if include_path else lines
 
 
 # --------------------------------------------------------------------------- to_textfiles
@@ -223,21 +152,14 @@ def to_textfiles(bag: Any, path: Any, name_function: Callable[[int], str] | None
     n = bag.npartitions
     paths = _output_paths(path, n, name_function)
     codecs.lookup(encoding)
-    fs = None
-    if any(_PROTOCOL.match(p) for p in paths):
-        fs, _ = _filesystem(paths[0])
-        paths = [_filesystem(p)[1] for p in paths]
+    targets = [filesystem_for(p) for p in paths]
     name = f"to-textfiles-{new_token('to-textfiles', bag, paths, encoding)}"
     ann = annotations_in_force()
     layer = {chunk_key(name, (i,)): Task(_write_lines, (Ref(chunk_key(bag.name, (i,))), fs, p, encoding), {},
                                          per_task(ann))
-             for i, p in enumerate(paths)}
-    graph = LayeredGraph.merge(bag._graph, new={name: layer}).flat()
-    delayeds = [Delayed(key, lineage(graph, key)) for key in layer]
-    if not compute:
-        return delayeds
-    compute_all(*delayeds)
-    return None
+             for i, (fs, p) in enumerate(targets)}
+    written = run_writes(bag._graph, name, layer, list(layer), compute)
+    return None if compute else written
 
 
 def _write_lines(part: list, fs: Any, path: str, encoding: str) -> str:
@@ -247,13 +169,9 @@ def _write_lines(part: list, fs: Any, path: str, encoding: str) -> str:
             raise TypeError(f"to_textfiles writes str elements, got {type(x).__name__} {x!r:.80} for "
                             f"{path}; map(str) or map(json.dumps) first")
     data = "".join(x if x.endswith("\n") else x + "\n" for x in part)
-    if fs is None:
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        with open(path, "w", encoding=encoding, newline="") as f:
-            f.write(data)
-    else:
-        if posixpath.dirname(path):
-            fs.makedirs(posixpath.dirname(path), exist_ok=True)
-        with fs.open(path, "wb") as f:
-            f.write(data.encode(encoding))
-    return path
+    directory = parent(fs, path)
+    if directory:
+        fs.makedirs(directory, exist_ok=True)
+    with fs.open(path, "wb") as f:
+        f.write(data.encode(encoding))
+    return shown(fs, path)

@@ -38,8 +38,8 @@ from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from ..units import parse_bytes
 from .core import DataFrame, Series
-from .files import (compression_of, expand_paths, file_token, filesystem_for, join, open_decompressed, parent,
-                    run_writes, shown)
+from ..files import compression_of, expand_paths, file_token, filesystem_for, join, open_decompressed, parent, shown
+from ..graph.collection import run_writes
 from .io import from_tasks
 
 __all__ = ["read_csv", "to_csv"]
@@ -362,7 +362,7 @@ def to_csv(df: Any, path: str, single_file: bool = False, index: bool = True, co
             task = Task(_write_csv, (Ref(key), fs, paths[i], index, kwargs), {}, per_task(ann))
         layer[chunk_key(name, (i,))] = task
     keys = list(layer)[-1:] if single_file else list(layer)
-    return run_writes(df, name, layer, keys, compute)
+    return run_writes(df._graph, name, layer, keys, compute)
 
 
 def _write_csv(part: Any, fs: Any, path: str, index: bool, kwargs: dict) -> str:

@@ -28,7 +28,8 @@ import pandas as pd
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from .core import DataFrame, Series
-from .files import LocalFileSystem, expand_paths, file_token, filesystem_for, join, run_writes, shown
+from ..files import LocalFileSystem, expand_paths, file_token, filesystem_for, join, shown
+from ..graph.collection import run_writes
 from .io import from_tasks
 
 __all__ = ["read_parquet", "to_parquet"]
@@ -385,7 +386,7 @@ def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = Tru
     layer = {chunk_key(name, (i,)): Task(_write_piece, (Ref(key), fs, join(fs, base, f"part.{i}.parquet"),
                                                         write_index, schema, compression, kwargs), {}, per_task(ann))
              for i, key in enumerate(df._keys())}
-    return run_writes(df, name, layer, list(layer), compute)
+    return run_writes(df._graph, name, layer, list(layer), compute)
 
 
 def _schema_for(meta: pd.DataFrame, write_index: bool) -> Any:

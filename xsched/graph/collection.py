@@ -20,11 +20,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..client.default import default_client  # (a registry only: no network code)
+from .layers import LayeredGraph
 from .local import get
 from .optimize import flatten_keys
 from .spec import Ref, Task, dependencies
 
-__all__ = ["compute_collection", "persist_collection", "lineage", "default_client"]
+__all__ = ["compute_collection", "persist_collection", "lineage", "run_writes", "default_client"]
 
 
 def compute_collection(coll: Any, optimize_graph: bool = True, **kwargs: Any) -> Any:
@@ -72,3 +73,24 @@ def lineage(graph: Mapping[str, Any], key: str) -> dict[str, Any]:
         elif isinstance(value, Ref) and value.key in graph:
             stack.append(value.key)
     return out
+
+
+def run_writes(graph: Any, name: str, layer: dict, keys: list[str], compute: bool) -> Any:
+    """Tasks that write a collection's parts (``layer``, named ``name``, over the collection's
+    ``LayeredGraph``) as one ``Delayed`` per key of ``keys``, or, with ``compute``, their
+    results (what each write returns, e.g. the path written), computed at once.
+
+    The dataframe writers (``to_csv``, ``to_parquet``) and ``Bag.to_textfiles`` share it.
+
+    >>> g = LayeredGraph({"data": {"d-0": [1, 2], "d-1": [3]}})
+    >>> layer = {f"n-{i}": Task(len, (Ref(k),)) for i, k in enumerate(["d-0", "d-1"])}
+    >>> run_writes(g, "n", layer, list(layer), compute=True)
+    [2, 1]
+    """
+    from .delayed import Delayed, compute as compute_all
+
+    flat = LayeredGraph.merge(graph, new={name: layer}).flat()
+    delayeds = [Delayed(k, lineage(flat, k)) for k in keys]
+    if not compute:
+        return delayeds
+    return list(compute_all(*delayeds))

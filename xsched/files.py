@@ -1,7 +1,9 @@
-"""Where dataframe files live: paths, globs, lists and fsspec URLs, as (filesystem, path) pairs.
+"""Where the collections' files live: paths, globs, directories, lists and fsspec URLs,
+as (filesystem, path) pairs.
 
-``read_csv``, ``read_parquet``, ``to_csv`` and ``to_parquet`` share this so that a local
-path, a glob, a list of files and a URL such as ``s3://bucket/data/*.csv`` are expanded,
+``read_csv``, ``read_parquet``, ``to_csv``, ``to_parquet`` (``xsched.dataframe``) and
+``read_text``, ``to_textfiles`` (``xsched.bag``) share this so that a local path, a glob,
+a directory, a list of files and a URL such as ``s3://bucket/data/*.csv`` are expanded,
 sorted and reported the same way. Local paths use the standard library only
 (``LocalFileSystem`` below); a path with a protocol (``s3://``, ``memory://``, ...) goes
 through fsspec, with ``storage_options`` passed to the filesystem. A filesystem travels
@@ -26,12 +28,8 @@ import os
 import re
 from typing import Any, BinaryIO, Iterable
 
-from ..graph.collection import lineage
-from ..graph.delayed import Delayed, compute as compute_all
-from ..graph.layers import LayeredGraph
-
 __all__ = ["LocalFileSystem", "filesystem_for", "expand_paths", "shown", "join", "compression_of",
-           "open_decompressed", "file_token", "natural_key", "run_writes"]
+           "open_decompressed", "file_token", "natural_key", "parent"]
 
 _PROTOCOL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+)://")
 _MAGIC = re.compile(r"[*?\[]")
@@ -326,21 +324,3 @@ def open_decompressed(f: BinaryIO, compression: str | None) -> BinaryIO:
         return zstandard.ZstdDecompressor().stream_reader(f)
     raise ValueError(f"compression {compression!r} is not supported for reading here; use one of "
                      "gzip, bz2, xz, zstd, or decompress the files first")
-
-
-def run_writes(frame: Any, name: str, layer: dict, keys: list[str], compute: bool) -> Any:
-    """Write tasks (``layer``, over ``frame``'s graph) as ``Delayed`` objects for ``keys``, or,
-    with ``compute``, their results (the written paths) as a list, computed at once.
-
-    >>> import pandas as pd, xsched.dataframe as xd
-    >>> from xsched.graph.spec import Ref, Task
-    >>> df = xd.from_pandas(pd.DataFrame({"a": range(4)}), npartitions=2)
-    >>> layer = {f"n-{i}": Task(len, (Ref(k),)) for i, k in enumerate(df._keys())}
-    >>> run_writes(df, "n", layer, list(layer), compute=True)
-    [2, 2]
-    """
-    graph = LayeredGraph.merge(frame._graph, new={name: layer}).flat()
-    delayeds = [Delayed(k, lineage(graph, k)) for k in keys]
-    if not compute:
-        return delayeds
-    return list(compute_all(*delayeds))
