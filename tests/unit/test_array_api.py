@@ -719,10 +719,42 @@ def test_norm_of_any_array_and_errors():
     np.testing.assert_allclose(xa.linalg.norm(z).compute(), np.linalg.norm(t))
     assert xa.linalg.norm(z, keepdims=True).shape == (1, 1, 1)
     assert xa.linalg.norm(xa.ones(3, dtype="f4", chunks=2)).dtype == np.float32
-    with pytest.raises(NotImplementedError, match="singular value"):
-        xa.linalg.norm(xa.ones((2, 2), chunks=1), "nuc")
+    with pytest.raises(NotImplementedError, match="a whole 2-d matrix"):
+        xa.linalg.norm(z, "nuc", axis=(0, 1))
     with pytest.raises(ValueError, match="Improper number of dimensions"):
         xa.linalg.norm(z, 1)
+
+
+@pytest.mark.parametrize("rows_chunk", [7, 40, 3, 200])
+def test_qr_and_svd_of_tall_skinny_matrices_match_numpy(rows_chunk):
+    m = data((200, 6))
+    a = xa.from_array(m, chunks=(rows_chunk, 6))
+    q, r = xa.linalg.qr(a)
+    assert q.chunks == (a.chunks[0], (6,)) and r.chunks == ((6,), (6,))
+    np.testing.assert_allclose((q @ r).compute(), m, atol=1e-10)
+    np.testing.assert_allclose((q.T @ q).compute(), np.eye(6), atol=1e-10)
+    np.testing.assert_allclose(np.tril(r.compute(), -1), 0, atol=1e-12)
+    u, s, vt = xa.linalg.svd(a)
+    np.testing.assert_allclose(s.compute(), np.linalg.svd(m, compute_uv=False))
+    np.testing.assert_allclose(((u * s) @ vt).compute(), m, atol=1e-10)
+    # the block factors: one task per row chunk, one for the stack of small R factors
+    assert sum(k.startswith("qr-block-") for k in q.__xsched_graph__()) == len(a.chunks[0])
+
+
+@pytest.mark.parametrize("ord", [2, -2, "nuc"])
+def test_matrix_norms_from_singular_values_match_numpy(ord):
+    m = data((30, 4)) + 1j * data((30, 4), seed=5)
+    for y, v in ((xa.from_array(m, chunks=(8, 2)), m), (xa.from_array(m.T, chunks=(2, 8)), m.T)):
+        np.testing.assert_allclose(xa.linalg.norm(y, ord).compute(), np.linalg.norm(v, ord))
+
+
+def test_qr_names_the_fix_when_the_matrix_is_not_tall_and_skinny():
+    with pytest.raises(ValueError, match=r"in 2 chunks \(3, 3\): use a.rechunk\(\{1: 6\}\)"):
+        xa.linalg.qr(xa.from_array(data((20, 6)), chunks=(10, 3)))
+    with pytest.raises(ValueError, match=r"shape is \(6, 20\): factor its transpose"):
+        xa.linalg.svd(xa.from_array(data((6, 20)), chunks=(6, 10)))
+    with pytest.raises(ValueError, match="2 dimensions"):
+        xa.linalg.qr(xa.ones(5, chunks=2))
 
 
 # --------------------------------------------------------------------------- scans, arg*, nan*

@@ -1,4 +1,6 @@
-"""Products of arrays (``matmul``/``@``, ``dot``, ``tensordot``, ``outer``) and ``norm``.
+"""Products of arrays (``matmul``/``@``, ``dot``, ``tensordot``, ``outer``) and ``norm``;
+the ``xa.linalg`` namespace, with ``qr`` and ``svd`` of tall-and-skinny matrices
+(``decompositions.py``).
 
 A product contracts axes: output block ``(i, j)`` of ``a @ b`` is the sum over ``k`` of
 ``a[i, k] @ b[k, j]``. The second operand is first rechunked so that its contracted axes are
@@ -30,9 +32,10 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.spec import Ref, Task
 from .core import UFUNC_IMPLEMENTATIONS, Array
 from .creation import asarray
+from .decompositions import qr, svd  # (the xa.linalg namespace: factorizations live in their own room)
 from .manipulation import ravel
 
-__all__ = ["matmul", "dot", "tensordot", "inner", "outer", "vdot", "norm"]
+__all__ = ["matmul", "dot", "tensordot", "inner", "outer", "vdot", "norm", "qr", "svd"]
 
 #: Block products added up per task when an output block needs many of them.
 DEFAULT_SPLIT_EVERY = 8
@@ -306,9 +309,14 @@ def _matrix_norm(x: Array, ord: Any, axis: tuple, keepdims: bool) -> Array:
             out = out[tuple(0 if a in axis else slice(None) for a in range(x.ndim))]
         return out
     if ord in (2, -2, "nuc"):
-        raise NotImplementedError(f"norm: ord={ord!r} for matrices needs a singular value "
-                                  "decomposition, which xsched.array does not have; compute() "
-                                  "the matrix and use numpy.linalg.norm")
+        if x.ndim != 2 or keepdims or tuple(sorted(a % 2 for a in axis)) != (0, 1):
+            raise NotImplementedError(f"norm: ord={ord!r} works on a whole 2-d matrix here (no keepdims); "
+                                      "compute() the array and use numpy.linalg.norm")
+        m = x if (axis[0] % 2, axis[1] % 2) == (0, 1) else x.T
+        if m.shape[0] < m.shape[1]:
+            m = m.T  # the singular values of the transpose are the same
+        singular = svd(m.rechunk({1: m.shape[1]}))[1]
+        return singular.max() if ord == 2 else singular.min() if ord == -2 else singular.sum()
     raise ValueError(f"Invalid norm order {ord!r} for matrices")
 
 

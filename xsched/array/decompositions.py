@@ -1,0 +1,155 @@
+"""``qr`` and ``svd`` of tall-and-skinny arrays: many rows, few columns (one column chunk).
+
+The direct algorithm (TSQR): each row block ``A_i`` is factored on its own,
+``A_i = Q_i R_i``; the small ``R_i`` (``n x n`` each) are stacked and factored once more,
+``[R_1; ...; R_k] = Q' R``; then ``Q`` is, block by block, ``Q_i @ Q'_i`` (``Q'_i`` the
+``i``-th rows of ``Q'`` facing ``R_i``). No task holds more than one row block and the stack of
+small factors, so a matrix of any number of rows works in memory near one block. The SVD
+follows from the R factor: ``R = U_r S V^T`` gives ``A = (Q U_r) S V^T``::
+
+    qr-block-<t>-i   (Q_i, R_i) = numpy.linalg.qr(A_i)
+    qr-stack-<t>     (Q', R) of the R_i stacked
+    qr-q-<t>-i       Q_i @ Q'_i                      (Q: the row chunks of A, n columns)
+    qr-r-<t>         R                               (one n x n chunk)
+    svd-*-<t>        U_r, S, V^T of R; U = Q @ U_r, block by block
+
+Factors are unique up to the signs of columns (rows of ``V^T``), as numpy's are; the
+products reconstruct ``A``. Shapes are checked when the expression is built: more than one
+column chunk fails naming the chunks and the ``rechunk`` that fixes it; a matrix wider than
+tall, naming its shape.
+
+>>> import numpy as np, xsched.array as xa
+>>> a = xa.from_array(np.arange(24.0).reshape(8, 3) ** 1.5, chunks=(4, 3))
+>>> q, r = xa.linalg.qr(a)
+>>> np.allclose((q @ r).compute(), a.compute()), q.chunks
+(True, ((4, 4), (3,)))
+>>> u, s, vt = xa.linalg.svd(a)
+>>> np.allclose(s.compute(), np.linalg.svd(a.compute(), compute_uv=False))
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.spec import Ref, Task
+from .core import Array
+from .creation import asarray
+
+__all__ = ["qr", "svd"]
+
+
+def _qr_block(block: np.ndarray) -> tuple:
+    return np.linalg.qr(block)
+
+
+def _qr_stack(blocks: list) -> tuple:
+    return np.linalg.qr(np.vstack([r for _, r in blocks]))
+
+
+def _q_block(block: tuple, stack: tuple, start: int, stop: int) -> np.ndarray:
+    return block[0] @ stack[0][start:stop]
+
+
+def _r_of(stack: tuple) -> np.ndarray:
+    return stack[1]
+
+
+def _svd_of_r(stack: tuple) -> tuple:
+    return np.linalg.svd(stack[1])
+
+
+def _u_block(q: np.ndarray, usv: tuple) -> np.ndarray:
+    return q @ usv[0]
+
+
+def _item(usv: tuple, i: int) -> np.ndarray:
+    return usv[i]
+
+
+def _tall_skinny(a: Any, op: str) -> Array:
+    a = asarray(a)
+    if a.ndim != 2:
+        raise ValueError(f"{op}: a matrix (2 dimensions) is needed, this array has {a.ndim}: shape {a.shape}")
+    if a.shape[0] < a.shape[1]:
+        raise ValueError(f"{op}: the matrix must be tall and skinny, at least as many rows as columns; its shape "
+                         f"is {a.shape}: factor its transpose (a.T)")
+    rows, cols = a.chunks
+    if len(cols) != 1:
+        raise ValueError(f"{op}: the matrix must be tall and skinny, its {a.shape[1]} columns in one chunk; they "
+                         f"are in {len(cols)} chunks {cols}: use a.rechunk({{1: {a.shape[1]}}})")
+    if a.dtype.kind not in "fc":
+        a = a.astype(np.result_type(a.dtype, np.float64))
+    return a
+
+
+def _tsqr(a: Array) -> tuple[dict, str, str, str]:
+    """The layers of ``Q`` and ``R`` (see the module docstring) and the names of ``Q``'s
+    layer, ``R``'s layer and the stacked factorization's key."""
+    rows, (n,) = a.chunks
+    ends = np.cumsum([min(r, n) for r in rows])  # where each block's R sits in the stack
+    starts = ends - [min(r, n) for r in rows]
+    token = new_token("tsqr", a.name, a.chunks)
+    ann = annotations_in_force()
+    blocks_name, stack_key, q_name, r_name = (f"qr-{part}-{token}" for part in ("block", "stack", "q", "r"))
+    blocks = {chunk_key(blocks_name, (i,)): Task(_qr_block, (Ref(chunk_key(a.name, (i, 0))),), {}, per_task(ann))
+              for i in range(len(rows))}
+    layers = {
+        blocks_name: blocks,
+        stack_key: {stack_key: Task(_qr_stack, ([Ref(k) for k in blocks],), {}, per_task(ann))},
+        q_name: {chunk_key(q_name, (i, 0)): Task(_q_block, (Ref(chunk_key(blocks_name, (i,))), Ref(stack_key),
+                                                            int(starts[i]), int(ends[i])), {}, per_task(ann))
+                 for i in range(len(rows))},
+        r_name: {chunk_key(r_name, (0, 0)): Task(_r_of, (Ref(stack_key),), {}, per_task(ann))},
+    }
+    return layers, q_name, r_name, stack_key
+
+
+def qr(a: Any) -> tuple[Array, Array]:
+    """``Q, R`` of a tall-and-skinny matrix (see the module docstring): ``Q`` has ``a``'s row
+    chunks and orthonormal columns, ``R`` is upper triangular (one chunk), ``Q @ R == a``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> a = xa.from_array(np.random.default_rng(0).normal(size=(1000, 5)), chunks=(250, 5))
+    >>> q, r = xa.linalg.qr(a)
+    >>> np.allclose((q.T @ q).compute(), np.eye(5)), r.shape
+    (True, (5, 5))
+    """
+    a = _tall_skinny(a, "qr")
+    layers, q_name, r_name, _ = _tsqr(a)
+    n = a.shape[1]
+    graph = LayeredGraph.merge(a._graph, new=layers)
+    return Array(graph, q_name, (a.chunks[0], (n,)), a.dtype), Array(graph, r_name, ((n,), (n,)), a.dtype)
+
+
+def svd(a: Any) -> tuple[Array, Array, Array]:
+    """``U, S, V^T`` of a tall-and-skinny matrix (see the module docstring), as
+    ``numpy.linalg.svd(a, full_matrices=False)``: ``U`` has ``a``'s row chunks, ``S`` the
+    singular values in descending order, ``(U * S) @ V^T == a``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = np.random.default_rng(1).normal(size=(600, 4))
+    >>> u, s, vt = xa.linalg.svd(xa.from_array(x, chunks=(200, 4)))
+    >>> np.allclose(((u * s) @ vt).compute(), x), u.chunks[0]
+    (True, (200, 200, 200))
+    """
+    a = _tall_skinny(a, "svd")
+    layers, q_name, _, stack_key = _tsqr(a)
+    rows, n = a.chunks[0], a.shape[1]
+    token = new_token("svd", q_name)
+    ann = annotations_in_force()
+    usv_key, u_name, s_name, v_name = (f"svd-{part}-{token}" for part in ("usv", "u", "s", "v"))
+    real = np.empty(0, a.dtype).real.dtype
+    layers.update({
+        usv_key: {usv_key: Task(_svd_of_r, (Ref(stack_key),), {}, per_task(ann))},
+        u_name: {chunk_key(u_name, (i, 0)): Task(_u_block, (Ref(chunk_key(q_name, (i, 0))), Ref(usv_key)), {},
+                                                 per_task(ann)) for i in range(len(rows))},
+        s_name: {chunk_key(s_name, (0,)): Task(_item, (Ref(usv_key), 1), {}, per_task(ann))},
+        v_name: {chunk_key(v_name, (0, 0)): Task(_item, (Ref(usv_key), 2), {}, per_task(ann))},
+    })
+    graph = LayeredGraph.merge(a._graph, new=layers)
+    return (Array(graph, u_name, (rows, (n,)), a.dtype), Array(graph, s_name, ((n,),), real),
+            Array(graph, v_name, ((n,), (n,)), a.dtype))
