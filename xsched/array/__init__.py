@@ -3,7 +3,8 @@
 Arrays build task graphs; ``compute()`` runs them on the default client (or in this
 process when there is none). Block keys read ``"<operation>-<token>-i.j.k"`` (see
 ``xsched.array.core``). ``xa.random`` draws random arrays (``xa.random.default_rng``) and
-``xa.linalg`` has ``norm``.
+``xa.linalg`` has ``norm``. ``map_overlap`` gives blocks their neighbours' edges;
+``from_zarr``/``to_zarr`` read and write zarr (``pip install 'xsched[array]'``).
 
 >>> import numpy as np, xsched.array as xa
 >>> x = xa.from_array(np.arange(12.0).reshape(3, 4), chunks=(1, -1))
@@ -26,6 +27,8 @@ from .manipulation import (around, atleast_1d, atleast_2d, broadcast_arrays, bro
                            vstack, where)
 from .manipulation import around as round
 from .linalg import dot, inner, matmul, outer, tensordot, vdot
+from .overlapping import map_overlap, overlap, trim_internal
+from .zarr import from_zarr, to_zarr
 from .scans import (all, any, argmax, argmin, cumprod, cumsum, nancumprod, nancumsum, nanmax,
                     nanmean, nanmin, nanprod, nansum, prod)
 from . import linalg, random
@@ -36,7 +39,9 @@ __all__ = [
     "map_blocks",
     "elemwise",
     "normalize_chunks",
-    "to_hdf5",
+    "to_hdf5", "from_zarr", "to_zarr",
+    # neighbours across blocks
+    "map_overlap", "overlap", "trim_internal",
     # creation
     "arange", "linspace", "full", "ones", "zeros", "empty", "eye", "fromfunction", "indices",
     "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "array",

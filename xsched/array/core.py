@@ -21,8 +21,9 @@ This module holds ``Array``, ``from_array``, ``map_blocks``, ``elemwise`` and sl
 Block sizes (``chunks.py``), rechunking (``rechunking.py``) and reductions (``reductions.py``)
 sit below it. ``creation.py``, ``manipulation.py``, ``linalg.py``, ``scans.py`` and
 ``random.py`` build on it, and the first four add their methods to ``Array`` when imported
-(``x.reshape``, ``x @ y``, ``x.cumsum``, ...); importing any part of ``xsched.array`` runs
-the package's ``__init__``, which imports them all.
+(``x.reshape``, ``x @ y``, ``x.cumsum``, ...), as ``overlapping.py`` and ``zarr.py`` add
+``x.map_overlap`` and ``x.to_zarr``; importing any part of ``xsched.array`` runs the
+package's ``__init__``, which imports them all.
 
 >>> import numpy as np, xsched.array as xa
 >>> x = xa.from_array(np.arange(12).reshape(3, 4), chunks=(2, -1))

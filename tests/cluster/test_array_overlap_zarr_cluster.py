@@ -1,0 +1,66 @@
+"""map_overlap and zarr input/output on a real cluster (2 worker processes): a filter over
+neighbouring frames whose halos travel between workers, and zarr written block by block by
+the workers, read back chunk-aligned and with other chunks. The in-process tests:
+tests/unit/test_array_overlap.py and tests/unit/test_array_zarr.py."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import xsched.array as xa
+
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
+
+
+def smooth_frames(frames, weight):
+    """A 5-frame weighted mean along axis 0 (the block's first and last 2 frames: unchanged)."""
+    out = frames.copy()
+    out[2:-2] = (weight * frames[2:-2] + frames[:-4] + frames[1:-3] + frames[3:-1]
+                 + frames[4:]) / (weight + 4)
+    return out
+
+
+def test_map_overlap_on_workers(client):
+    movie_np = np.random.default_rng(0).random((60, 8, 6)).astype("f4")
+    movie = xa.from_array(movie_np, chunks=(10, 4, 6))
+    z = xa.map_overlap(smooth_frames, movie, depth=(2, 0, 0), boundary="reflect", weight=3.0)
+    padded = np.pad(movie_np, ((2, 2), (0, 0), (0, 0)), mode="reflect")
+    want = smooth_frames(padded, 3.0)[2:-2]
+    np.testing.assert_allclose(z.compute(), want, rtol=1e-6)
+    # kept on the workers, then reduced: the halos come from blocks held by either worker
+    kept = client.persist(movie)
+    again = xa.map_overlap(smooth_frames, kept, depth=(2, 0, 0), boundary="reflect",
+                           weight=3.0).mean(axis=(1, 2))
+    np.testing.assert_allclose(again.compute(), want.mean(axis=(1, 2)), rtol=1e-5)
+
+
+def test_zarr_round_trip_on_workers(client, tmp_path):
+    a = np.random.default_rng(1).random((40, 30))
+    x = xa.from_array(a, chunks=(10, 15))
+    path = str(tmp_path / "out.zarr")
+    xa.to_zarr(2 * x, path)
+    y = xa.from_zarr(path)
+    assert y.chunks == x.chunks
+    np.testing.assert_array_equal(y.compute(), 2 * a)
+    np.testing.assert_array_equal(xa.from_zarr(path, chunks=(7, 30)).compute(), 2 * a)
+    # a chain: read, filter, write, read
+    z = xa.map_overlap(lambda b: b - b.mean(), y, depth=1, boundary="nearest")
+    group = str(tmp_path / "group.zarr")
+    z.to_zarr(group, component="centred")
+    np.testing.assert_allclose(xa.from_zarr(group, component="centred").compute(), z.compute())
+
+
+def test_zarr_blocks_are_made_and_written_by_the_workers(client, tmp_path):
+    def pid_block(block_id=None):
+        return np.full((5,), os.getpid())
+
+    pids = xa.map_blocks(pid_block, chunks=((5,) * 8,), dtype="i8")
+    path = str(tmp_path / "pids.zarr")
+    d = xa.to_zarr(pids, path, compute=False)
+    client.compute(d, sync=True)
+    written = set(xa.from_zarr(path).compute().tolist())
+    workers = set(client.run(os.getpid).values())
+    assert written <= workers and os.getpid() not in written

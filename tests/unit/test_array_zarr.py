@@ -1,0 +1,210 @@
+"""xsched.array's zarr input and output in this process (no client): round trips, files
+written by zarr itself, other chunks than the stored ones, sharded arrays, groups, the
+error for irregular chunks, compute=False, tasks that carry a path and no data, and
+``import xsched.array`` without zarr. The cluster round trip: tests/cluster/test_array_overlap_zarr_cluster.py."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import cloudpickle
+import numpy as np
+import pytest
+
+import xsched.array as xa
+from xsched.graph.delayed import Delayed
+from xsched.graph.spec import Task
+
+zarr = pytest.importorskip("zarr", minversion="3")
+
+
+def literal_arrays(graph):
+    """Every numpy array written into the graph's tasks (data shipped with the graph)."""
+    found, stack = [], list(graph.values())
+    while stack:
+        obj = stack.pop()
+        if isinstance(obj, Task):
+            stack.extend(obj.args)
+            stack.extend(obj.kwargs.values())
+        elif isinstance(obj, (list, tuple)):
+            stack.extend(obj)
+        elif isinstance(obj, dict):
+            stack.extend(obj.values())
+        elif isinstance(obj, np.ndarray):
+            found.append(obj)
+    return found
+
+
+def test_round_trip_keeps_values_dtype_and_chunks(tmp_path):
+    a = np.random.default_rng(0).random((30, 17)).astype("f4")
+    x = xa.from_array(a, chunks=(8, 5))
+    path = str(tmp_path / "x.zarr")
+    assert xa.to_zarr(x + 1, path) is None
+    z = zarr.open_array(path, mode="r")
+    assert z.shape == (30, 17) and z.dtype == np.float32 and z.chunks == (8, 5)
+    np.testing.assert_array_equal(z[:], a + 1)
+    y = xa.from_zarr(path)
+    assert y.chunks == x.chunks and y.dtype == np.float32
+    np.testing.assert_array_equal(y.compute(), a + 1)
+
+
+def test_from_zarr_of_a_file_written_by_zarr(tmp_path):
+    path = str(tmp_path / "movie.zarr")
+    data = np.arange(40 * 6 * 5, dtype="i2").reshape(40, 6, 5)
+    z = zarr.create_array(path, shape=data.shape, chunks=(10, 6, 5), dtype="i2")
+    z[:] = data
+    movie = xa.from_zarr(path)
+    assert movie.chunks == ((10,) * 4, (6,), (5,)) and movie.dtype == np.int16
+    np.testing.assert_array_equal(movie.compute(), data)
+    np.testing.assert_array_equal(movie[13:27, 2].compute(), data[13:27, 2])
+
+
+def test_chunks_other_than_the_stored_ones(tmp_path):
+    path = str(tmp_path / "a.zarr")
+    data = np.arange(120.0).reshape(12, 10)
+    zarr.create_array(path, shape=data.shape, chunks=(4, 4), dtype="f8")[:] = data
+    for chunks, want in [((5, -1), ((5, 5, 2), (10,))), (3, ((3,) * 4, (3, 3, 3, 1))),
+                         ({0: 6}, ((6, 6), (10,))), ("auto", ((12,), (10,)))]:
+        y = xa.from_zarr(path, chunks=chunks)
+        assert y.chunks == want, chunks
+        np.testing.assert_array_equal(y.compute(), data)
+
+
+def test_sharded_arrays_are_read_a_shard_per_task(tmp_path):
+    path = str(tmp_path / "s.zarr")
+    z = zarr.create_array(path, shape=(10, 6), chunks=(2, 3), shards=(4, 6), dtype="i4")
+    z[:] = np.arange(60).reshape(10, 6)
+    y = xa.from_zarr(path)
+    assert y.chunks == ((4, 4, 2), (6,))
+    np.testing.assert_array_equal(y.compute(), np.arange(60).reshape(10, 6))
+
+
+def test_components_groups_stores_and_zarr_arrays(tmp_path):
+    path = str(tmp_path / "g.zarr")
+    x = xa.from_array(np.arange(10), chunks=5)
+    xa.to_zarr(x, path, component="raw/counts")
+    x.map_blocks(lambda b: b * 3, dtype=x.dtype).to_zarr(path, component="raw/tripled")
+    group = zarr.open_group(path, mode="r")
+    assert sorted(group["raw"].array_keys()) == ["counts", "tripled"]
+    assert xa.from_zarr(path, component="raw/tripled").compute().tolist() == list(range(0, 30, 3))
+    # a zarr.Array or a local store travel as their path
+    for given, component in [(group["raw/counts"], None), (zarr.storage.LocalStore(path),
+                                                           "raw/counts")]:
+        y = xa.from_zarr(given, component=component)
+        source = next(iter(y.__xsched_graph__().values())).args[0]
+        assert source.store == path and source.component == "raw/counts"
+        assert y.compute().tolist() == list(range(10))
+
+
+def test_fsspec_urls(tmp_path):
+    x = xa.from_array(np.arange(12.0).reshape(3, 4), chunks=(2, 2))
+    xa.to_zarr(x, "memory://xsched-test/x.zarr")  # fsspec's in-process file system
+    np.testing.assert_array_equal(xa.from_zarr("memory://xsched-test/x.zarr").compute(),
+                                  np.arange(12.0).reshape(3, 4))
+    url = (tmp_path / "f.zarr").as_uri()  # file:// URLs are local paths
+    xa.to_zarr(x, url)
+    np.testing.assert_array_equal(xa.from_zarr(url).compute(), np.arange(12.0).reshape(3, 4))
+
+
+def test_irregular_chunks_are_refused_naming_rechunk(tmp_path):
+    x = xa.from_array(np.arange(20.0).reshape(10, 2), chunks=((3, 5, 2), 2))
+    path = str(tmp_path / "bad.zarr")
+    with pytest.raises(ValueError) as info:
+        xa.to_zarr(x, path)
+    msg = str(info.value)
+    assert "axis 0" in msg and "(3, 5, 2)" in msg and "rechunk" in msg and "racing" in msg
+    assert not (tmp_path / "bad.zarr").exists()  # refused before creating anything
+    xa.to_zarr(x.rechunk({0: 5}), path)  # the named fix
+    assert zarr.open_array(path, mode="r").chunks == (5, 2)
+    # a shorter last block is regular
+    xa.to_zarr(xa.from_array(np.arange(7), chunks=3), str(tmp_path / "ok.zarr"))
+    assert zarr.open_array(str(tmp_path / "ok.zarr"), mode="r")[:].tolist() == list(range(7))
+
+
+def test_an_existing_array_needs_overwrite(tmp_path):
+    path = str(tmp_path / "x.zarr")
+    xa.to_zarr(xa.ones(4, chunks=2), path)
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        xa.to_zarr(xa.zeros(4, chunks=2), path)
+    xa.to_zarr(xa.zeros(6, chunks=3), path, overwrite=True)
+    assert zarr.open_array(path, mode="r")[:].tolist() == [0.0] * 6
+
+
+def test_compute_false_writes_when_the_delayed_is_computed(tmp_path):
+    path = str(tmp_path / "lazy.zarr")
+    x = xa.from_array(np.arange(1, 9), chunks=2)
+    d = xa.to_zarr(x, path, compute=False, attributes={"units": "counts"})
+    assert isinstance(d, Delayed)
+    z = zarr.open_array(path, mode="r")  # created now, holding the fill value
+    assert z[:].tolist() == [0] * 8 and z.attrs["units"] == "counts"
+    assert d.compute() is None
+    assert zarr.open_array(path, mode="r")[:].tolist() == list(range(1, 9))
+
+
+def test_a_block_of_the_wrong_shape_is_not_written(tmp_path):
+    x = xa.from_array(np.arange(8), chunks=4)
+    liar = x.map_blocks(lambda b: b[:-1], dtype=x.dtype)  # promises blocks of 4
+    with pytest.raises(ValueError, match=r"block \(0,\).*shape \(3,\).*shape \(4,\)"):
+        xa.to_zarr(liar, str(tmp_path / "x.zarr"))
+
+
+def test_read_tasks_carry_the_path_and_no_data(tmp_path):
+    path = str(tmp_path / "big.zarr")
+    data = np.random.default_rng(1).random((200, 100))
+    zarr.create_array(path, shape=data.shape, chunks=(50, 100), dtype="f8")[:] = data
+    y = xa.from_zarr(path, chunks=(25, 50))
+    graph = y.__xsched_graph__()
+    assert len(graph) == 16 and not literal_arrays(graph)
+    for task in graph.values():
+        assert len(cloudpickle.dumps(task)) < 600  # a path and a region, not 20 kB of data
+    assert len(cloudpickle.dumps(graph)) < data.nbytes / 50
+    # the write tasks carry the path too, and refer to the blocks by key
+    d = xa.to_zarr(y, str(tmp_path / "copy.zarr"), compute=False)
+    assert not literal_arrays(d.__xsched_graph__())
+
+
+def test_a_read_task_runs_in_a_fresh_process(tmp_path):
+    path = str(tmp_path / "x.zarr")
+    zarr.create_array(path, shape=(6, 2), chunks=(3, 2), dtype="i8")[:] = np.arange(12).reshape(6, 2)
+    y = xa.from_zarr(path)
+    task = y.__xsched_graph__()[y.chunk_key((1, 0))]
+    (tmp_path / "task.pkl").write_bytes(cloudpickle.dumps(task))
+    script = textwrap.dedent(f"""
+        import pickle, numpy as np
+        block = pickle.load(open({str(tmp_path / 'task.pkl')!r}, 'rb')).run({{}})
+        assert block.tolist() == [[6, 7], [8, 9], [10, 11]], block
+    """)
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+
+
+def test_xsched_imports_without_zarr_and_names_the_extra():
+    script = textwrap.dedent("""
+        import sys
+        sys.modules["zarr"] = None  # as if zarr were not installed
+        import xsched, xsched.array as xa
+        try:
+            xa.from_zarr("somewhere.zarr")
+        except ImportError as exc:
+            assert "pip install 'xsched[array]'" in str(exc), exc
+        else:
+            raise AssertionError("from_zarr worked without zarr")
+        try:
+            xa.ones(3, chunks=1).to_zarr("somewhere.zarr")
+        except ImportError as exc:
+            assert "xsched[array]" in str(exc), exc
+        else:
+            raise AssertionError("to_zarr worked without zarr")
+    """)
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+
+
+def test_source_pickles_small():
+    from xsched.array.zarr import ZarrSource
+
+    s = ZarrSource("rel/x.zarr", "a/b")
+    again = pickle.loads(pickle.dumps(s))
+    assert again.store == s.store and again.store.endswith("/rel/x.zarr")
+    assert again.component == "a/b"
