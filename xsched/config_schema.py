@@ -188,6 +188,9 @@ SCHEMA = S("xsched configuration", {
             "1.0 keeps memory low, 'inf' sends every runnable task at once."),
         "worker-ttl": L(DURATION, "A worker silent this long is declared dead (its heartbeats come from a "
                                   "thread of their own, so a busy event loop does not silence it)."),
+        "heartbeats-per-second": L(number(0, lo_open=True),
+            "Metrics heartbeats per second the scheduler aims at in all: wider clusters are told to beat "
+            "less often than worker.heartbeat-interval, and worker-ttl stretches to three beats."),
         "allowed-failures": L(number(0, integer=True),
             "Worker deaths a task may cause before it fails with KilledWorker."),
         "bandwidth": L(BYTES, "Estimated bytes per second between workers, to weigh transfers in placement."),

@@ -90,6 +90,7 @@ DUMP_STATE = "dump-state"  #: (also to a worker) what the process knows, for dum
 # ---------------------------------------------------------------- worker -> scheduler
 REGISTER_WORKER = "register-worker"
 HEARTBEAT_WORKER = "heartbeat-worker"
+HEARTBEAT_INTERVAL = "heartbeat-interval"  #: scheduler -> worker: beat every this many seconds from now on
 TASK_FINISHED = "task-finished"
 TASK_ERRED = "task-erred"  #: (also scheduler -> client) a task raised
 ADD_KEYS = "add-keys"  #: the worker holds these keys (a copy, or scattered data)

@@ -635,6 +635,7 @@ WORKER_FROM_SCHEDULER = Table("a worker (from its scheduler)", [
     S(ops.PLUGIN_ADD, {"name": PLUGIN_NAME, "uid": opt(text(256)), "nanny": maybe(BOOL), "token": maybe(UID)},
       required_objects=("plugin",)),
     S(ops.PLUGIN_REMOVE, {"name": PLUGIN_NAME, "uid": opt(text(256)), "nanny": maybe(BOOL)}),
+    S(ops.HEARTBEAT_INTERVAL, {"interval": number(0.001, 86400, "a number of seconds in [0.001, 86400]")}),
 ])
 
 #: the scheduler -> a client's connection

@@ -12,6 +12,9 @@ Data flow::
     ttl loop: a worker silent for scheduler.worker-ttl is removed. Workers also send
         heartbeats from a thread of their own (worker/heartbeat.py), so a worker whose event
         loop is blocked stays registered
+    heartbeat pacing (heartbeats.py): as workers come and go the interval they beat at is
+        recomputed; when it changes every worker hears heartbeat-interval, and the ttl grows
+        with it
     validate (scheduler.validate): SchedulerState.validate() after the events; a violation
         is logged with its story, told to the clients, and closes the scheduler
     extensions: built from one table (scheduler/extensions/: progress, datasets, uploads,
@@ -56,6 +59,7 @@ from ..protocol.update_graph import column_tasks, entry_task
 from ..protocol.versions import announce, check_peer, package_versions
 from ..units import parse_bytes, parse_timedelta
 from . import extensions as _extensions
+from .heartbeats import heartbeat_interval, silence_allowed
 from .state import (
     AddKeys, AddWorker, CancelKeys, ClientDesiresKeys, ClientReleasesKeys, MissingData,
     RemoveClient, RemoveWorker, Reschedule, Restart, RetireWorkers, StealResponse, RetryKeys, SchedulerState, TaskErred, TaskFinished,
@@ -102,6 +106,9 @@ class Scheduler:
         self.client_peer: dict[str, bytes] = {}
         self.peer_client: dict[bytes, str] = {}
         self.last_seen: dict[str, float] = {}
+        # seconds between a worker's beats: the base until the cluster is wide (heartbeats.py)
+        self.heartbeat_interval = self._heartbeat_base = parse_timedelta(
+            config.get("worker.heartbeat-interval", "500ms"))
         # scheduler.validate: check the state's invariants after events (see _validate)
         self.validating = bool(config.get("scheduler.validate", False))
         self.invariant_violations: list[str] = []  # reports of what validate() found broken
@@ -325,6 +332,19 @@ class Scheduler:
             logger.info("removing worker %s: %s", address, reason)
             self.handle(RemoveWorker(address, reason))
             self._tell_extensions("remove_worker", address, reason)
+        self._pace_heartbeats()
+
+    def _pace_heartbeats(self) -> None:
+        """Recompute the workers' beat interval for their number; tell them all if it changed."""
+        interval = heartbeat_interval(len(self.worker_peer), self._heartbeat_base,
+                                      float(config.get("scheduler.heartbeats-per-second", 100)))
+        if interval == self.heartbeat_interval:
+            return
+        logger.info("%d workers: heartbeats every %gs (was %gs)", len(self.worker_peer), interval,
+                    self.heartbeat_interval)
+        self.heartbeat_interval = interval
+        for peer in self.worker_peer.values():
+            self.listener.send(peer, {"op": ops.HEARTBEAT_INTERVAL, "interval": interval})
 
     def _worker_retired(self, inst: WorkerRetired) -> None:
         """A retirement ended: forget a closed worker's peer, answer whoever asked."""
@@ -333,6 +353,7 @@ class Scheduler:
             if peer is not None:
                 self.peer_worker.pop(peer, None)
                 self._retired_peers.append(peer)
+            self._pace_heartbeats()
                 # (not listener.forget_peer: its queued close-worker must still go out)
             self.last_seen.pop(inst.worker, None)
             self.memory_history.pop(inst.worker, None)
@@ -397,9 +418,10 @@ class Scheduler:
             stalled, last = now - last > interval + ttl / 2, now
             if stalled:  # this loop was held up: what the workers sent is not read yet
                 continue
+            allowed = silence_allowed(ttl, self.heartbeat_interval)
             for addr, seen in list(self.last_seen.items()):
-                if now - seen > ttl:
-                    self._remove_worker(addr, f"no heartbeat for {ttl:g}s")
+                if now - seen > allowed:
+                    self._remove_worker(addr, f"no heartbeat for {allowed:g}s")
 
     # ------------------------------------------------------------------ messages
     def register_op(self, op: str, handler) -> None:
@@ -568,7 +590,8 @@ class Scheduler:
                               h.get("resources"), h.get("pid"), host_of(address), h.get("local_directory"),
                               hostname=h.get("hostname")))
         self.worker_environment[address] = {"prefix": h.get("prefix"), "error": h.get("environment_error")}
-        return {"scheduler_id": self.id, **announce()}
+        self._pace_heartbeats()  # (the others hear a new interval; this one reads it in the reply)
+        return {"scheduler_id": self.id, "heartbeat_interval": self.heartbeat_interval, **announce()}
 
     def _op_register_client(self, peer, h, payload):
         check_peer(h, "client")  # an incompatible client is refused before anything is kept

@@ -294,7 +294,10 @@ class Cluster:
         if not w.alive or self.finished_at is not None or self.loop.now - self._activity > self.stall_after:
             return
         w.scheduler.send({"op": ops.HEARTBEAT_WORKER, "metrics": w.metrics()})  # (Worker._heartbeat_loop)
-        self.loop.after(self.heartbeat_interval, self._heartbeat, w)
+        # the scheduler paces beats by the cluster's width (scheduler/heartbeats.py); a worker that
+        # joined after the last change reads the pace in its registration reply, as here
+        paced = max(w.heartbeat_interval, self.scheduler.heartbeat_interval)
+        self.loop.after(max(self.heartbeat_interval, paced), self._heartbeat, w)
 
     def _die(self, address: str) -> None:
         w = self.workers.get(address)

@@ -122,6 +122,8 @@ class SimScheduler(Scheduler):
         self.client_peer: dict = {}
         self.peer_client: dict = {}
         self.last_seen: dict = {}
+        # heartbeat pacing (scheduler/heartbeats.py) from the simulated beat's base interval
+        self.heartbeat_interval = self._heartbeat_base = getattr(cluster, "heartbeat_interval", None) or 0.5
         self.validating = False  # (the state machine validates itself when asked: Cluster(validate=True))
         self.invariant_violations: list = []
         self._unvalidated: deque = deque(maxlen=200)
@@ -162,6 +164,8 @@ class SimWorker(Worker):
         self.exit_code = 0
         self.alive = True
         self.running: dict = {}  # key -> virtual time its simulated thread started
+        self._alive = None  # (no liveness thread: the cluster's timers send the beats)
+        self.heartbeat_interval = 0.0  # what the scheduler asked for (heartbeat-interval), once it asks
 
     # ---------------------------------------------------------------- the outside world, simulated
     def _start_task(self, key: str, run_spec: bytes, wanted: bool = False) -> None:

@@ -284,6 +284,7 @@ class Worker:
         self._background = Background("worker")
         self._plugins = WorkerPlugins(self, self._background.spawn)  # client.register_plugin
         self._alive = None  # the AliveThread sending liveness heartbeats off the event loop
+        self.heartbeat_interval = parse_timedelta(config.get("worker.heartbeat-interval", "500ms"))  # paced
         self._closed = asyncio.Event()
         self.start_time = time.time()
         self.task_log: list = []  # (key, start, stop, status) of the recent executions
@@ -416,9 +417,12 @@ class Worker:
         _current_worker = self
         task_context._process_worker.append(self)
         self._started_file()
+        # the scheduler paces beats by the cluster's width (scheduler/heartbeats.py)
+        self.heartbeat_interval = float(reply.get("heartbeat_interval") or
+                                        parse_timedelta(config.get("worker.heartbeat-interval", "500ms")))
         self._background.spawn(self._heartbeat_loop())
         self._alive = AliveThread(self.scheduler_address, self.security, self.scheduler.identity,
-                                  parse_timedelta(config.get("worker.heartbeat-interval", "500ms"))).start()
+                                  self.heartbeat_interval).start()
         if self.memory_limit:
             self._background.spawn(self.memory.run())
         if self.lifetime is not None:
@@ -628,6 +632,12 @@ class Worker:
         for fid in header["fids"]:
             self.functions.pop(fid, None)
 
+    def _op_heartbeat_interval(self, header: dict, payload: list) -> None:
+        """The scheduler paces beats by the cluster's width: from now on, every ``interval`` s."""
+        self.heartbeat_interval = float(header["interval"])
+        if self._alive is not None:
+            self._alive.interval = self.heartbeat_interval
+
     def _op_scheduler_ping(self, header: dict, payload: list) -> None:
         pass  # the scheduler checking who is still connected
 
@@ -716,6 +726,7 @@ class Worker:
     _SCHEDULER_OPS = {
         ops.COMPUTE_TASK: _op_compute_task, ops.FREE_KEYS: _op_free_keys, ops.FORGET_FUNCTIONS: _op_forget_functions,
         ops.PING: _op_scheduler_ping, ops.ACQUIRE_REPLICAS: _op_acquire_replicas,
+        ops.HEARTBEAT_INTERVAL: _op_heartbeat_interval,
         ops.ENVIRONMENT_START: _op_environment, ops.ENVIRONMENT_CHUNK: _op_environment,
         ops.ENVIRONMENT_DONE: _op_environment, ops.STEAL_REQUEST: _op_steal_request,
         ops.UPLOAD_FILE: _op_upload_file, ops.CLOSE_WORKER: _op_close_worker,
@@ -1173,11 +1184,10 @@ class Worker:
         }
 
     async def _heartbeat_loop(self) -> None:
-        interval = parse_timedelta(config.get("worker.heartbeat-interval", "500ms"))
         while self.status == "running":
             try:
                 self.scheduler.send({"op": ops.HEARTBEAT_WORKER, "metrics": self.metrics()})
             except CommClosedError:
                 return
-            await asyncio.sleep(interval)
+            await asyncio.sleep(self.heartbeat_interval)
 
