@@ -1,8 +1,8 @@
 """How often workers beat, as the cluster grows: the scheduler's idle load stays bounded.
 
 Every worker sends two messages per ``worker.heartbeat-interval`` (its metrics, and a
-liveness beat from a thread of its own), and each costs the scheduler about 200 µs all in
-(``docs/scale.md``): 1,250 workers at 500 ms would take a whole core while idle. So the
+liveness beat from a thread of its own), and each costs the scheduler about 130 µs all in
+(``docs/scale.md``): 1,900 workers at 500 ms would take a whole core while idle. So the
 scheduler tells workers a longer interval once there are more than
 ``scheduler.heartbeats-per-second`` x ``worker.heartbeat-interval`` of them, doubling it as
 the cluster doubles (a power of two times the base, so it changes rarely and every worker
