@@ -117,6 +117,14 @@ def report_error(where: str, exc: BaseException) -> str:
     return error_text(exc)
 
 
+def write_json(path: str, obj) -> None:
+    """Write ``obj`` as JSON to ``path`` atomically (a reader polling for it never sees half)."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(obj, f, default=str)
+    os.replace(tmp, path)
+
+
 def emit(result: dict, as_json: bool) -> None:
     """Print the figures: one JSON line (for run_all) or readable ``key: value`` lines."""
     sys.stdout.flush()

@@ -45,6 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, REPO)
+import common  # noqa: E402
 from twohost import Run, _host_of, interpreter  # noqa: E402
 
 
@@ -135,15 +136,12 @@ def client_main(args) -> int:
             result["retire_workers"] = len(leaving)
             result["retire_kept"] = client.gather(held) == list(range(len(leaving)))
     except Exception as e:  # noqa: BLE001 - reported in the JSON, the orchestrator prints it
-        result["error"] = f"{type(e).__name__}: {e}"
+        result["error"] = common.report_error("hosts client", e)
     finally:
         if client is not None:
             with contextlib.suppress(Exception):
                 client.close()
-    tmp = args.out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(result, f)
-    os.replace(tmp, args.out)
+    common.write_json(args.out, result)
     return 0
 
 

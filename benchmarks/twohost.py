@@ -204,10 +204,7 @@ def client_main(args) -> int:
         if client is not None:
             with contextlib.suppress(Exception):
                 client.close()
-    tmp = args.out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(result, f, default=str)
-    os.replace(tmp, args.out)
+    common.write_json(args.out, result)
     return 0
 
 

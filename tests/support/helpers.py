@@ -100,3 +100,25 @@ def pid_gone(pid: int) -> bool:
         return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return True
+
+
+def literal_arrays(graph) -> list:
+    """Every numpy array written into a graph's tasks: data shipped with the graph from the
+    client, which a reader of files (zarr, HDF5) or a random array must not do."""
+    import numpy as np
+
+    from xsched.graph.spec import Task
+
+    found, stack = [], list(graph.values())
+    while stack:
+        obj = stack.pop()
+        if isinstance(obj, Task):
+            stack.extend(obj.args)
+            stack.extend(obj.kwargs.values())
+        elif isinstance(obj, (list, tuple)):
+            stack.extend(obj)
+        elif isinstance(obj, dict):
+            stack.extend(obj.values())
+        elif isinstance(obj, np.ndarray):
+            found.append(obj)
+    return found

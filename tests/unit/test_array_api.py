@@ -20,6 +20,8 @@ import xsched.config as config
 from xsched.array.rechunking import overlaps, plan_rechunk
 from xsched.graph.spec import Task, dependencies
 
+from tests.support.helpers import literal_arrays
+
 # --------------------------------------------------------------------------- helpers
 
 
@@ -59,24 +61,6 @@ def new_tasks(x, *inputs):
     for i in inputs:
         old |= set(i.__xsched_graph__())
     return {k: t for k, t in x.__xsched_graph__().items() if k not in old}
-
-
-def literal_arrays(graph):
-    """Every numpy array written into the graph's tasks (data shipped from the client)."""
-    found = []
-    stack = list(graph.values())
-    while stack:
-        obj = stack.pop()
-        if isinstance(obj, Task):
-            stack.extend(obj.args)
-            stack.extend(obj.kwargs.values())
-        elif isinstance(obj, (list, tuple)):
-            stack.extend(obj)
-        elif isinstance(obj, dict):
-            stack.extend(obj.values())
-        elif isinstance(obj, np.ndarray):
-            found.append(obj)
-    return found
 
 
 def run_measuring(graph, keys):

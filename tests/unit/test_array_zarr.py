@@ -16,26 +16,10 @@ import pytest
 
 import xsched.array as xa
 from xsched.graph.delayed import Delayed
-from xsched.graph.spec import Task
+
+from tests.support.helpers import literal_arrays
 
 zarr = pytest.importorskip("zarr", minversion="3")
-
-
-def literal_arrays(graph):
-    """Every numpy array written into the graph's tasks (data shipped with the graph)."""
-    found, stack = [], list(graph.values())
-    while stack:
-        obj = stack.pop()
-        if isinstance(obj, Task):
-            stack.extend(obj.args)
-            stack.extend(obj.kwargs.values())
-        elif isinstance(obj, (list, tuple)):
-            stack.extend(obj)
-        elif isinstance(obj, dict):
-            stack.extend(obj.values())
-        elif isinstance(obj, np.ndarray):
-            found.append(obj)
-    return found
 
 
 def test_round_trip_keeps_values_dtype_and_chunks(tmp_path):

@@ -575,15 +575,19 @@ def _normalize_axes(axes: Any, ndim: int, what: str) -> list[int]:
     return sorted(out)
 
 
-def _infer_dtype(func: Callable, args: Sequence[Any], kwargs: dict, what: str) -> np.dtype:
-    dummies = [np.ones((1,) * a.ndim, a.dtype) if isinstance(a, Array) else a for a in args]
+def _infer_dtype(func: Callable, args: Sequence[Any], kwargs: dict, what: str,
+                 shape: tuple[int, ...] | None = None) -> np.dtype:
+    """The dtype ``func`` returns, from one call on test blocks of ones (of ``shape``, else a
+    single cell per array)."""
+    dummies = [np.ones(shape or (1,) * a.ndim, a.dtype) if isinstance(a, Array) else a for a in args]
     try:
         with np.errstate(all="ignore"):
             return np.asarray(func(*dummies, **kwargs)).dtype
     except Exception as exc:
+        shown = f" of shape {shape}" if shape else ""
         raise ValueError(
             f"{what}: could not infer the output dtype of {funcname(func)} by calling it on "
-            f"small test blocks ({type(exc).__name__}: {exc}); pass dtype= explicitly."
+            f"small test blocks{shown} ({type(exc).__name__}: {exc}); pass dtype= explicitly."
         ) from exc
 
 

@@ -62,6 +62,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.spec import Ref, Task, funcname
 from .chunks import _starts
 from .core import Array, _accepts, _concat_grid, map_blocks
+from .core import _infer_dtype as _infer_from_blocks
 
 __all__ = ["overlap", "trim_internal", "map_overlap", "BOUNDARIES"]
 
@@ -516,17 +517,7 @@ def _infer_dtype(func: Callable, args: Sequence[Any], depth: tuple[int, ...],
                  kwargs: dict) -> np.dtype:
     """The dtype ``func`` returns, from one call on the smallest padded blocks: a cell and
     ``depth`` neighbours on each side (a filter may need them all)."""
-    shape = tuple(2 * d + 1 for d in depth)
-    dummies = [np.ones(shape, a.dtype) if isinstance(a, Array) else a for a in args]
-    try:
-        with np.errstate(all="ignore"):
-            return np.asarray(func(*dummies, **kwargs)).dtype
-    except Exception as exc:
-        raise ValueError(
-            f"map_overlap: could not infer the output dtype of {funcname(func)} by calling it "
-            f"on test blocks of shape {shape} ({type(exc).__name__}: {exc}); pass dtype= "
-            "explicitly."
-        ) from exc
+    return _infer_from_blocks(func, args, kwargs, "map_overlap", shape=tuple(2 * d + 1 for d in depth))
 
 
 def _map_overlap_method(self: Array, func: Callable, depth: Any, boundary: Any = "none",
