@@ -14,7 +14,7 @@ from .client.future import Future, fire_and_forget, futures_of
 from .client.waiting import as_completed, wait
 from .client.worker_client import local_client, worker_client
 from .deploy.local import LocalCluster
-from .errors import KilledWorker, SchedulerLostError, XschedError
+from .errors import DebugError, DebuggerQuit, KilledWorker, SchedulerLostError, XschedError
 from .graph.annotate import annotate
 from .graph.delayed import Delayed, compute, delayed, persist
 from .jupyter import magics as _magics
@@ -22,7 +22,7 @@ from .jupyter.progress import progress
 from .plugins import NannyPlugin, PipInstall, SchedulerPlugin, UploadFile, WorkerPlugin
 from .protocol.versions import XSCHED_VERSION, IncompatibleVersionError
 from .sizeof import sizeof
-from .task_context import get_worker, rejoin, secede
+from .task_context import breakpoint, get_worker, rejoin, secede  # noqa: A004 (xsched.breakpoint)
 
 # what a wait with a timeout raises (result, gather, wait, Queue.get...): the builtin, asyncio's too
 TimeoutError = TimeoutError  # noqa: A001, PLW0127 (re-exported: xsched.TimeoutError, as dask has)
@@ -34,7 +34,7 @@ __all__ = [
     "Client", "Executor", "Future", "LocalCluster", "delayed", "Delayed", "compute", "persist", "annotate",
     "as_completed", "wait", "progress", "fire_and_forget", "futures_of", "get_client", "default_client",
     # tasks that launch tasks
-    "worker_client", "local_client", "get_worker", "secede", "rejoin",
+    "worker_client", "local_client", "get_worker", "secede", "rejoin", "breakpoint",
     # coordination between tasks and clients
     "Lock", "Semaphore", "Variable", "Queue", "Event",
     # plugins: code run by the workers, the scheduler and the nannies
@@ -43,11 +43,13 @@ __all__ = [
     "log_event", "print", "warn", "get_task_stream",
     # errors
     "KilledWorker", "SchedulerLostError", "XschedError", "IncompatibleVersionError", "TimeoutError",
+    "DebuggerQuit", "DebugError",
     # the rest
     "config", "sizeof",
 ]
 
 
 def load_ipython_extension(ip):
-    """``%load_ext xsched`` registers the ``%remote`` and ``%scheduler`` magics."""
+    """``%load_ext xsched`` registers the ``%remote`` and ``%scheduler`` magics, and a ``%debug``
+    that opens a failed (or paused) task's frames on its worker."""
     _magics.load_ipython_extension(ip)

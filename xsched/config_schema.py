@@ -238,6 +238,17 @@ SCHEMA = S("xsched configuration", {
             "connect": L(DURATION, "Give up connecting to a peer after this long."),
         }),
     }),
+    "debug": S("Debugging tasks where they run (client.debug, %debug, breakpoints).", {
+        "post-mortem": S("Tracebacks of failed tasks kept on their worker.", {
+            "keep": L(number(0, integer=True),
+                "Failed tasks whose frames a worker keeps for client.debug (the last ones); 0 keeps none."),
+        }),
+        "breakpoint-timeout": L(DURATION, "A task paused at breakpoint() with no client attached for this "
+                                          "long continues, with a warning naming it."),
+        "session-idle-timeout": L(DURATION, "A debugging session whose client sends nothing for this long is "
+                                            "detached (a post-mortem session ends; a breakpoint stays paused)."),
+        "recreate-max-bytes": L(BYTES, "client.recreate_error_locally refuses tasks whose inputs are larger."),
+    }),
     "jupyter": S("Embedded IPython kernels.", {
         "kernel-ip": L(STR, "Address the kernels in the scheduler and workers listen on."),
     }),

@@ -7,10 +7,16 @@ Hierarchy::
     ├── SchedulerLostError    the scheduler went away (also a ConnectionError)
     ├── FutureCancelledError  the future was cancelled (also concurrent.futures.CancelledError)
     ├── DataLostError         data is gone and cannot be recomputed (scattered, not kept)
-    └── NoWorkerError         no worker can ever satisfy a task's restrictions
+    ├── NoWorkerError         no worker can ever satisfy a task's restrictions
+    ├── DebuggerQuit          a task was stopped with ``q`` at its breakpoint
+    └── DebugError            a task cannot be debugged (not failed, its frames dropped, ...)
 
 A task's own exception is raised as itself in the client, with the remote traceback
-attached as ``__cause__`` (a ``RemoteTraceback``), as ``concurrent.futures`` does.
+attached as ``__cause__`` (a ``RemoteTraceback``), as ``concurrent.futures`` does. The
+``RemoteTraceback`` also says where the failure can be debugged: ``key`` (the future's),
+``blame`` (the task that raised: the key itself, or a dependency) and ``worker`` (where
+it raised and its frames are kept; None when it did not raise on a worker), which
+``client.debug`` and ``%debug`` read.
 
 >>> exc, tb, text = pack_exception(ValueError("bad"))
 >>> e = unpack_exception(exc, tb, text)
@@ -28,7 +34,8 @@ import cloudpickle
 
 __all__ = [
     "XschedError", "KilledWorker", "SchedulerLostError", "FutureCancelledError", "DataLostError",
-    "NoWorkerError", "RemoteTraceback", "pack_exception", "unpack_exception",
+    "NoWorkerError", "DebuggerQuit", "DebugError", "RemoteTraceback", "pack_exception", "unpack_exception",
+    "remote_handle",
 ]
 
 
@@ -79,15 +86,71 @@ class NoWorkerError(XschedError):
     """No worker in the cluster can run a task with these restrictions."""
 
 
-class RemoteTraceback(Exception):
-    """The traceback of an exception raised in a task on a worker."""
+class DebuggerQuit(XschedError):
+    """A task paused at a breakpoint was stopped with ``q`` (quit) in its debugger.
 
-    def __init__(self, tb: str):
+    >>> e = DebuggerQuit("g-1", "tcp://127.0.0.1:4000")
+    >>> "g-1" in str(e) and "continue" in str(e)
+    True
+    """
+
+    def __init__(self, key: str, worker: str | None = None):
+        self.key, self.worker = key, worker
+        where = f" on worker {worker}" if worker else ""
+        super().__init__(f"task {key!r} was stopped from its debugger ('q' at its breakpoint{where}). Leave the "
+                         "debugger with 'c' (continue) to let a task finish, or remove the breakpoint and retry it.")
+
+    def __reduce__(self):
+        return (DebuggerQuit, (self.key, self.worker))
+
+
+class DebugError(XschedError):
+    """A task cannot be debugged: it has not failed, its frames are gone, its worker died...
+
+    The message says which, and what to do instead.
+    """
+
+
+class RemoteTraceback(Exception):
+    """The traceback of an exception raised in a task on a worker.
+
+    ``key``, ``blame`` and ``worker`` say where to debug it (see the module's docstring).
+
+    >>> rt = RemoteTraceback("Traceback ...", key="f-1", blame="g-2", worker="tcp://127.0.0.1:4000")
+    >>> rt.blame, rt.worker
+    ('g-2', 'tcp://127.0.0.1:4000')
+    """
+
+    def __init__(self, tb: str, key: str | None = None, blame: str | None = None, worker: str | None = None):
         super().__init__(tb)
         self.tb = tb
+        self.key, self.blame, self.worker = key, blame, worker
 
     def __str__(self) -> str:
         return self.tb
+
+
+def remote_handle(exc: BaseException | None) -> RemoteTraceback | None:
+    """The ``RemoteTraceback`` of a task's exception, looked for along its ``__cause__`` and
+    ``__context__`` chain (an exception raised while handling it still leads to it), or None.
+
+    >>> e = unpack_exception(*pack_exception(ValueError("bad")), key="f-1", worker="tcp://127.0.0.1:4000")
+    >>> try:
+    ...     raise KeyError("while handling it") from e
+    ... except KeyError as outer:
+    ...     remote_handle(outer).key
+    'f-1'
+    """
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, RemoteTraceback) and exc.key is not None:
+            return exc
+        cause = exc.__cause__
+        if isinstance(cause, RemoteTraceback) and cause.key is not None:
+            return cause
+        exc = cause if cause is not None else exc.__context__
+    return None
 
 
 def _safe_text(exc: BaseException) -> str:
@@ -147,8 +210,10 @@ def pack_exception(exc: BaseException, key: str | None = None) -> tuple[bytes, b
     return blob, tb.encode(errors="replace"), text
 
 
-def unpack_exception(blob: bytes | None, tb: bytes | None, text: str = "") -> BaseException:
-    """The exception to raise in the client, remote traceback attached as ``__cause__``."""
+def unpack_exception(blob: bytes | None, tb: bytes | None, text: str = "", key: str | None = None,
+                     blame: str | None = None, worker: str | None = None) -> BaseException:
+    """The exception to raise in the client, remote traceback attached as ``__cause__``
+    (with ``key``, ``blame`` and ``worker``: where to debug it)."""
     exc: BaseException
     try:
         exc = pickle.loads(blob) if blob else RuntimeError(text or "task failed")
@@ -160,5 +225,6 @@ def unpack_exception(blob: bytes | None, tb: bytes | None, text: str = "") -> Ba
         exc = RuntimeError(f"the remote call raised {text or _safe_text(exc)}, which cannot be raised as itself "
                            "here without cancelling or stopping the caller")
     if tb:
-        exc.__cause__ = RemoteTraceback("\n\"\"\"\n" + bytes(tb).decode(errors="replace") + '"""')
+        exc.__cause__ = RemoteTraceback("\n\"\"\"\n" + bytes(tb).decode(errors="replace") + '"""', key,
+                                        blame or key, worker)
     return exc

@@ -9,6 +9,9 @@ client never imports the worker server. The worker object provides ``_secede(key
                  (the thread slot is free: the worker starts another task, tells the scheduler)
     task thread: rejoin() -> worker._rejoin(key) -> Rejoin event; blocks until the state
                  machine answers Rejoined (a slot is free again)
+    task thread: breakpoint() (PYTHONBREAKPOINT=xsched.breakpoint, set by the worker) or
+                 xsched.breakpoint() -> worker._breakpoint(key, frame): the task pauses there
+                 for client.debug (worker/debugging.py)
 
 >>> get_worker()
 Traceback (most recent call last):
@@ -20,7 +23,10 @@ from __future__ import annotations
 
 import threading
 
-__all__ = ["get_worker", "secede", "rejoin", "thread_state", "current_key"]
+__all__ = ["get_worker", "secede", "rejoin", "thread_state", "current_key", "breakpoint", "BREAKPOINT_HOOK"]
+
+#: what a worker sets ``PYTHONBREAKPOINT`` to, so that ``breakpoint()`` in a task pauses it
+BREAKPOINT_HOOK = "xsched.breakpoint"
 
 thread_state = threading.local()  # .worker, .key, .seceded (+ the worker's secede timing), per task thread
 _process_worker = []  # [worker] while a worker server runs in this process (for run() callbacks)
@@ -87,3 +93,41 @@ def rejoin() -> None:
         return
     worker._rejoin(key)
     thread_state.seceded = False
+
+
+def breakpoint(*args, **kwargs) -> None:  # noqa: A001 - xsched.breakpoint, the hook of the builtin one
+    """Pause the running task here until a client debugs it (``client.debug(future)``).
+
+    Inside a task on a worker, the task's thread waits at the next line (the worker's other
+    threads go on) and the clients waiting for it are told where; ``client.breakpoints()``
+    lists it; ``client.debug(future)`` (or ``%debug``) opens pdb there, and ``c`` lets the
+    task go on. Workers make the builtin ``breakpoint()`` do the same, unless their
+    environment sets ``PYTHONBREAKPOINT=0``, which turns both off as in Python. A pause
+    nobody attaches to ends after ``debug.breakpoint-timeout`` (the task continues).
+    Outside a task it is pdb's ``set_trace`` here, as the builtin is.
+
+    >>> import xsched
+    >>> def g(x):
+    ...     y = x * 2
+    ...     xsched.breakpoint()          # or breakpoint()
+    ...     return y
+    >>> f = client.submit(g, 1)          # doctest: +SKIP
+    >>> client.breakpoints()             # doctest: +SKIP
+    >>> client.debug(f)                  # doctest: +SKIP
+    """
+    import sys
+
+    frame = sys._getframe(1)
+    worker, key = getattr(thread_state, "worker", None), current_key()
+    if worker is not None and key is not None:
+        debugging = getattr(worker, "debugging", None)
+        if debugging is not None and debugging.breakpoints:
+            worker._breakpoint(key, frame)
+        return
+    import os
+
+    if os.environ.get("PYTHONBREAKPOINT", "").strip() == "0":
+        return
+    import pdb
+
+    pdb.Pdb().set_trace(frame)

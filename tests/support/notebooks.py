@@ -85,3 +85,63 @@ def run_notebook(name: str, workdir: Path) -> Executed:
     assert started, f"{name}: no scheduler or worker process seen"
     assert not after_last_cell, f"{name}: processes still running after the last cell: {after_last_cell}"
     return Executed(nb)
+
+
+def run_notebook_answering(name: str, workdir: Path, answers: dict[str, list[str]], timeout: float = 120) -> Executed:
+    """Execute notebooks/<name>.ipynb in a real kernel, answering its ``input()`` requests as a
+    person at the front end would: ``answers`` maps the start of a cell's source to the lines
+    typed into that cell's input boxes, in order. nbclient refuses stdin, so the cells go
+    through jupyter_client's ``execute_interactive`` with ``allow_stdin``.
+
+    Each executed cell's ``outputs`` are nbformat outputs (``text_of`` reads them); its
+    ``prompts`` are the input requests it made, each ``(prompt, answer)``. Fails when a cell
+    not tagged ``raises-exception`` raises, when a cell asks for more input than it was given
+    or uses less, or when a process the kernel started outlives the notebook.
+    """
+    from jupyter_client.manager import start_new_kernel
+
+    nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    stored = [c for c in nb.cells if c.cell_type == "code" and (c.get("outputs") or c.get("execution_count"))]
+    assert not stored, f"{name}.ipynb is stored with outputs; strip them"
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(workdir))
+    started: dict[int, psutil.Process] = {}
+    try:
+        for cell in (c for c in nb.cells if c.cell_type == "code"):
+            lines = next((list(v) for k, v in answers.items() if cell.source.startswith(k)), [])
+            cell.outputs, cell.prompts = [], []
+
+            def on_output(msg, cell=cell):
+                if msg["msg_type"] in ("stream", "display_data", "execute_result", "error"):
+                    cell.outputs.append(nbformat.v4.output_from_msg(msg))
+
+            def on_input(msg, cell=cell, lines=lines):
+                prompt = msg["content"]["prompt"]
+                assert lines, f"the cell {cell.source[:40]!r} asked for more input ({prompt!r}) than its answers"
+                answer = lines.pop(0)
+                cell.prompts.append((prompt, answer))
+                kc.input(answer)
+
+            reply = kc.execute_interactive(cell.source, allow_stdin=True, stdin_hook=on_input,
+                                           output_hook=on_output, timeout=timeout)
+            assert not lines, f"the cell {cell.source[:40]!r} did not ask for {lines}"
+            if reply["content"]["status"] != "ok":
+                assert "raises-exception" in cell.metadata.get("tags", []), (
+                    f"cell {cell.source[:60]!r} raised:\n{text_of(cell.outputs)}")
+            pid = getattr(getattr(km, "provisioner", None), "pid", None)
+            try:
+                for p in psutil.Process(pid).children(recursive=True) if pid else ():
+                    started.setdefault(p.pid, p)
+            except psutil.NoSuchProcess:
+                pass
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=False)
+        _, alive = psutil.wait_procs(list(started.values()), timeout=15)
+        for p in alive:  # fail, but do not leak into the next test
+            try:
+                p.kill()
+            except psutil.Error:
+                pass
+        assert not alive, f"{name}: processes outlived the notebook: {[p.pid for p in alive]}"
+    assert started, f"{name}: no scheduler or worker process seen"
+    return Executed(nb)

@@ -22,6 +22,8 @@ mixin reads the client's own attributes (``_conn``, ``_states``, ``_pool``, ...)
                    the task stream, has_what, processing, story, call_stack, profile,
                    dump_cluster_state; the handler of the scheduler's ``event`` op
     kernels.py     KernelsMixin: IPython kernels in the scheduler and workers
+    debugging.py   DebuggingMixin: debug (pdb on a failed or paused task's frames, in its
+                   worker), breakpoints, recreate_error_locally
     dual.py        sync_or_async: each public method written once, as what it awaits; a
                    synchronous client blocks on it, an asynchronous one awaits it
 

@@ -50,6 +50,7 @@ from ..protocol.versions import IncompatibleVersionError, announce, check_reply,
 from ..units import format_bytes, parse_timedelta
 from . import loop as _loop
 from .admin import AdminMixin, RestartError, UploadError
+from .debugging import DebuggingMixin
 from .datasets import Datasets, DatasetsMixin  # noqa: F401 (Datasets: importable from here too)
 from .diagnostics import DiagnosticsMixin
 from .default import current_as, default_client as _default_or_none, set_default_client, unset_default_client
@@ -82,7 +83,7 @@ def _close_clients_at_exit() -> None:
 
 
 class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, PluginsMixin, DiagnosticsMixin, KernelsMixin,
-             RefCountMixin):
+             DebuggingMixin, RefCountMixin):
     """Connect to a cluster and compute on it.
 
     ``Client()`` starts a LocalCluster (the keywords the client does not take itself go to
@@ -376,7 +377,9 @@ class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, PluginsMixin
     def _op_task_erred(self, h: dict, payload: list) -> None:
         st = self._states.get(h.get("key"))
         if st is not None:
-            st.set_error(h.get("exception"), h.get("traceback"), h.get("text", ""), h.get("blame"))
+            st.set_error(h.get("exception"), h.get("traceback"), h.get("text", ""), h.get("blame"), h.get("worker"),
+                         h.get("key"))
+            self._note_postmortem(h["key"], h.get("blame") or h["key"], h.get("worker"))  # (client/debugging.py)
 
     def _op_key_lost(self, h: dict, payload: list) -> None:
         st = self._states.get(h.get("key"))

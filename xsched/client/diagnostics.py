@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextvars
 import datetime
 import inspect
 import json
@@ -292,10 +293,12 @@ class DiagnosticsMixin:
         topic, msg = h.get("topic"), h.get("msg")
         handler = self._topic_handlers().get(topic)
         if handler is None:
+            # in a fresh context: a Jupyter kernel's streams then write to the cell running now,
+            # not to the cell that started the client's loop thread (whose context it inherited)
             if topic == "print":
-                _show_print(msg)
+                contextvars.Context().run(_show_print, msg)
             elif topic == "warn":
-                _show_warning(msg)
+                contextvars.Context().run(_show_warning, msg)
             return
         try:
             result = handler((h.get("time"), msg))

@@ -28,7 +28,7 @@ class FutureState:
     """Status of one key as the client knows it: pending, finished, error, cancelled, lost."""
 
     __slots__ = ("status", "type", "exception", "traceback", "text", "blame", "_event", "_aevent", "_loop",
-                 "callbacks", "_lock", "holders", "inline")
+                 "callbacks", "_lock", "holders", "inline", "key", "worker")
 
     def __init__(self):
         self.status = "pending"
@@ -44,6 +44,8 @@ class FutureState:
         self._lock = threading.Lock()
         self.holders: list[str] | None = None  # workers holding the value, as the scheduler last said
         self.inline: bytes | None = None  # the pickled value itself, when small (key-in-memory)
+        self.key: str | None = None  # (set with an error: the handle client.debug and %debug read)
+        self.worker: str | None = None  # the worker where the blamed task raised (its frames are there)
 
     def _on_aevent(self, method: str) -> None:
         """Set/clear the asyncio event on its own loop (cancel() runs on the user's thread)."""
@@ -75,8 +77,10 @@ class FutureState:
         self.type = type_name
         self._settle("finished")
 
-    def set_error(self, exception: bytes, traceback: bytes, text: str, blame: str | None = None) -> None:
+    def set_error(self, exception: bytes, traceback: bytes, text: str, blame: str | None = None,
+                  worker: str | None = None, key: str | None = None) -> None:
         self.exception, self.traceback, self.text, self.blame = exception, traceback, text, blame
+        self.worker, self.key = worker, key
         self._settle("error")
 
     def cancel(self, text: str = "") -> None:
@@ -133,7 +137,7 @@ class FutureState:
             return FutureCancelledError(self.text or "this future was cancelled")
         if self.status == "lost":
             return SchedulerLostError(self.text)
-        return unpack_exception(self.exception, self.traceback, self.text)
+        return unpack_exception(self.exception, self.traceback, self.text, self.key, self.blame, self.worker)
 
 
 class Future:

@@ -98,6 +98,7 @@ class RefCountMixin:
             self._pending_release = keep
         if keys and self.status == "running":
             self._conn.send({"op": ops.CLIENT_RELEASES_KEYS, "keys": keys})
+            self._release_postmortems(keys)  # failures kept on workers for client.debug (debugging.py)
 
     def _send(self, msg: dict) -> None:
         """Send from any thread (the connection lives on the client loop)."""

@@ -522,7 +522,8 @@ def _register_scheduler_lookup(shell) -> None:
 
 
 def load_ipython_extension(ip) -> None:
-    """``%load_ext xsched`` (or ``xsched.jupyter.magics``): register ``%remote`` and ``%scheduler``.
+    """``%load_ext xsched`` (or ``xsched.jupyter.magics``): register ``%remote`` and ``%scheduler``,
+    and ``%debug`` opening a failed or paused task's frames on its worker (``debugging.py``).
 
     ``%scheduler`` talks to the scheduler kernel most recently started or
     looked up in this session with ``client.start_ipython_scheduler()``.
@@ -533,8 +534,11 @@ def load_ipython_extension(ip) -> None:
         info = client.start_ipython_scheduler()
         %scheduler scheduler.processing
     """
+    from .debugging import register_debug_magic
+
     register_remote_magic(ip)
     _register_scheduler_lookup(ip)
+    register_debug_magic(ip)
 
 
 # ---------------------------------------------------------------------------

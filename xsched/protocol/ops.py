@@ -86,6 +86,7 @@ HAS_WHAT = "has-what"
 PROCESSING = "processing"
 STORY = "story"
 DUMP_STATE = "dump-state"  #: (also to a worker) what the process knows, for dump_cluster_state
+TASK_SPEC = "task-spec"  #: a task's spec bytes, its functions and inputs (recreate_error_locally)
 
 # ---------------------------------------------------------------- worker -> scheduler
 REGISTER_WORKER = "register-worker"
@@ -125,6 +126,12 @@ BULK_RECEIVE = "bulk-receive"  #: a client is about to push large buffers on the
 RUN = "run"  #: run a function in the worker process
 CALL_STACK = "call-stack"  #: the Python stacks of the tasks running there now
 PROFILE = "profile"  #: sample the task threads' stacks for a while
+DEBUG_ATTACH = "debug-attach"  #: open a pdb session on a failed task's frames or a paused task (worker/debugging.py)
+DEBUG_INPUT = "debug-input"  #: one line for that session's pdb; reply: what it printed since, and its prompt
+DEBUG_DETACH = "debug-detach"  #: leave the session (a paused task stays paused)
+DEBUG_LIST = "debug-list"  #: the tasks paused at breakpoints and the post-mortems kept there
+DEBUG_RELEASE = "debug-release"  #: the client no longer wants these keys: drop their post-mortems
+DEBUG_RECREATE = "debug-recreate"  #: a failed task's function and inputs, for client.recreate_error_locally
 
 # ---------------------------------------------------------------- scheduler -> client
 KEY_IN_MEMORY = "key-in-memory"

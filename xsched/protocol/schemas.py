@@ -544,6 +544,7 @@ TO_SCHEDULER = Table("the scheduler", [
     S(ops.HAS_WHAT, {"workers": maybe(WORKERS)}),
     S(ops.PROCESSING, {"workers": maybe(WORKERS)}),
     S(ops.STORY, {"keys": KEYS}),
+    S(ops.TASK_SPEC, {"key": KEY}),
     S(ops.DUMP_STATE),
     # coordination primitives (timeout: null waits for ever, 0 does not wait; worker: the
     # requester runs in a task there, so what it holds goes when that worker does)
@@ -613,6 +614,13 @@ TO_WORKER = Table("a worker", [
     S(ops.PROFILE, {"duration": maybe(number(0, 600, "a finite number of seconds in [0, 600]")),
                   "interval": maybe(number(0.001, 60, "a finite number of seconds in [0.001, 60]"))}),
     S(ops.DUMP_STATE),
+    # debugging (worker/debugging.py): client: the id of the client attaching (named to a second one)
+    S(ops.DEBUG_ATTACH, {"key": KEY, "client": maybe(text(256))}),
+    S(ops.DEBUG_INPUT, {"session": UID, "line": maybe(text(2**16, "a line of at most 65536 characters"))}),
+    S(ops.DEBUG_DETACH, {"session": UID}),
+    S(ops.DEBUG_LIST),
+    S(ops.DEBUG_RELEASE, {"keys": KEYS}),
+    S(ops.DEBUG_RECREATE, {"key": KEY, "max_bytes": maybe(NBYTES)}),
 ])
 
 #: the scheduler -> a worker's connection

@@ -8,6 +8,8 @@ Data flow::
             "pause"   -> WorkerState Pause event + worker-status to the scheduler
             "unpause" -> WorkerState Unpause event
             "trim"    -> spill thread: malloc_trim after large releases
+        "spill" or "pause" first drops the oldest post-mortem kept for client.debug
+        (worker/postmortem.py): a failed task's frames are worth less than live data
     SpillBuffer.__setitem__ (task threads): spills LRU data above target*limit by sizeof
 
 The decision is a pure function (``decide``) so the policy is unit-tested without a
@@ -114,7 +116,16 @@ class MemoryMonitor:
 
     def step(self, rss: int) -> None:
         w = self.worker
-        for action in decide(self.t, rss, w.state.paused, self.freed_since_trim):
+        actions = decide(self.t, rss, w.state.paused, self.freed_since_trim)
+        debugging = getattr(w, "debugging", None)
+        if debugging is not None and ("spill" in actions or "pause" in actions) and len(debugging.postmortems):
+            freed = debugging.postmortems.drop_oldest(
+                f"memory pressure on the worker (process memory {rss >> 20} MB, above its spill threshold)")
+            if freed:
+                logger.info("worker %s: dropped the oldest post-mortem (~%d MB) under memory pressure", w.address,
+                            freed >> 20)
+                self.note_freed(freed)
+        for action in actions:
             if action == "spill" and not self._spilling:
                 self._spilling = True
                 fut = asyncio.get_running_loop().run_in_executor(self._executor, self._spill_until_target)

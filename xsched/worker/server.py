@@ -23,6 +23,9 @@ Data flow::
         sent ahead of the outcomes of tasks that end after it (``_drain_from_threads``)
     clients --get-logs / call-stack / profile / dump-state--> worker/diagnostics.py (the task
         threads by key: ``_task_threads``)
+    task thread: a task raised -> worker/debugging.py keeps its frames (post-mortem);
+        breakpoint() -> _breakpoint: the thread waits in pdb (worker/debugging.py)
+    clients --debug-attach / -input / -detach / -list / -release / -recreate--> worker/debugging.py
     scheduler --upload-file--> written to our upload directory, imported --upload-file-done-->
     scheduler --environment-*--> EnvironmentReceiver (worker/environments.py) --ack/ready-->
     scheduler --plugin-add/-remove--> WorkerPlugins, or this worker's nanny (worker/plugins.py)
@@ -76,6 +79,7 @@ from ..protocol.tasks import loads_task
 from ..protocol.versions import IncompatibleVersionError, announce, check_reply, package_versions, refusal_in
 from ..sizeof import sizeof
 from ..units import parse_bytes, parse_timedelta
+from .debugging import Debugging
 from .environments import EnvironmentReceiver, write_restart_note
 from .heartbeat import AliveThread
 from .memory import MemoryMonitor, Thresholds
@@ -237,6 +241,8 @@ class Worker:
     #: the worker plugins here (made by ``__init__``; None in a subclass that skips it, as the
     #: simulator's workers do: then nothing is told of transitions)
     _plugins: WorkerPlugins | None = None
+    #: post-mortems and debugging sessions (worker/debugging.py; None where ``__init__`` is skipped)
+    debugging: Debugging | None = None
 
     def __init__(self, scheduler_address: str, security: Security, nthreads: int = 1, name: str | None = None,
                  memory_limit: int | None = None, resources: dict | None = None,
@@ -283,6 +289,8 @@ class Worker:
         self._from_threads_signalled = False
         self._background = Background("worker")
         self._plugins = WorkerPlugins(self, self._background.spawn)  # client.register_plugin
+        self.debugging = Debugging.from_config(self)  # client.debug, breakpoints (worker/debugging.py)
+        self._breakpoint_var: tuple | None = None  # (PYTHONBREAKPOINT before we set it,) while we have it set
         self._alive = None  # the AliveThread sending liveness heartbeats off the event loop
         self.heartbeat_interval = parse_timedelta(config.get("worker.heartbeat-interval", "500ms"))  # paced
         self._closed = asyncio.Event()
@@ -416,6 +424,10 @@ class Worker:
         self.status = "running"
         _current_worker = self
         task_context._process_worker.append(self)
+        if self.debugging.breakpoints and os.environ.get("PYTHONBREAKPOINT") != task_context.BREAKPOINT_HOOK:
+            # breakpoint() in a task pauses it for client.debug (outside tasks the hook is pdb's)
+            self._breakpoint_var = (os.environ.get("PYTHONBREAKPOINT"),)
+            os.environ["PYTHONBREAKPOINT"] = task_context.BREAKPOINT_HOOK
         self._started_file()
         # the scheduler paces beats by the cluster's width (scheduler/heartbeats.py)
         self.heartbeat_interval = float(reply.get("heartbeat_interval") or
@@ -480,6 +492,14 @@ class Worker:
                 if inspect.isawaitable(r):
                     await r
         self.memory.close()
+        if self.debugging is not None:
+            self.debugging.close()
+        if self._breakpoint_var is not None and not [w for w in task_context._process_worker if w is not self]:
+            old, self._breakpoint_var = self._breakpoint_var[0], None
+            if old is None:
+                os.environ.pop("PYTHONBREAKPOINT", None)
+            else:
+                os.environ["PYTHONBREAKPOINT"] = old
         close_data = getattr(self.data, "close", None)
         if close_data is not None:
             close_data()
@@ -617,6 +637,9 @@ class Worker:
         handler(self, header, payload)
 
     def _op_compute_task(self, header: dict, payload: list) -> None:
+        debugging = self.debugging
+        if debugging is not None and debugging.postmortems._entries:  # (a retried task: its old failure is stale)
+            debugging.postmortems.drop(header["key"], "the task ran again")
         if header.get("functions"):
             self.functions.update(header["functions"])
         nbytes = header.get("nbytes", {})
@@ -791,6 +814,12 @@ class Worker:
                                      + _seceded_since(getattr(_thread_state, "seceded_at", None)))
         _thread_state.seceded_at = None
 
+    def _breakpoint(self, key: str, frame) -> None:
+        """From the task's thread (``breakpoint()``, ``xsched.breakpoint()``): pause it at
+        ``frame`` until a client attaches with ``client.debug`` (worker/debugging.py)."""
+        _thread_state.paused = True
+        self.debugging.pause(key, frame)
+
     # ------------------------------------------------------------------ execution
     def _start_task(self, key: str, run_spec: bytes, wanted: bool = False) -> None:
         """Hand one task to the pool; its outcome comes back through ``_post_from_thread``.
@@ -893,6 +922,7 @@ class Worker:
         _thread_state.key = key
         _thread_state.seceded = False
         self._task_threads[key] = threading.get_ident()
+        task = None
         try:
             task = loads_task(run_spec, key, f"worker {self.address}", self.functions)
             value = task.run(self.data) if type(task) is Task else execute(task, self.data)
@@ -900,8 +930,14 @@ class Worker:
             self.data[key] = value  # may spill older data to disk, in this thread
             return "memory", nbytes, type(value).__name__, _inline(value, nbytes) if wanted else None
         except BaseException as e:  # noqa: BLE001 - every task failure is reported, never raised
+            if self.debugging is not None:  # keep its frames for client.debug (worker/debugging.py)
+                return ("error", *pack_exception(self.debugging.task_failed(key, e, task, self.data), key))
             return ("error", *pack_exception(e, key))
         finally:
+            if getattr(_thread_state, "paused", False):  # it met a breakpoint: no tracing left behind
+                _thread_state.paused = False
+                sys.settrace(None)
+                self.debugging.task_ended(key)
             _thread_state.key = None
             if self._task_threads.get(key) == threading.get_ident():
                 del self._task_threads[key]
@@ -1155,12 +1191,33 @@ class Worker:
     def _op_dump_state(self, header: dict, payload: list) -> dict:
         return {"state": diagnostics.dump_state(self)}
 
+    # --- debugging (client.debug, breakpoints, recreate_error_locally): worker/debugging.py
+    def _op_debug_attach(self, header: dict, payload: list):
+        return self.debugging.attach(header["key"], header.get("client"))
+
+    def _op_debug_input(self, header: dict, payload: list):
+        return self.debugging.input(header["session"], header.get("line"))
+
+    def _op_debug_detach(self, header: dict, payload: list) -> dict:
+        return self.debugging.detach(header["session"])
+
+    def _op_debug_list(self, header: dict, payload: list) -> dict:
+        return self.debugging.list()
+
+    def _op_debug_release(self, header: dict, payload: list) -> dict:
+        return self.debugging.release(header["keys"])
+
+    def _op_debug_recreate(self, header: dict, payload: list):
+        return self.debugging.recreate(header["key"], header.get("max_bytes"))
+
     _PEER_OPS = {
         ops.GET_DATA: _op_get_data, ops.PUT_DATA: _put_data,
         ops.BULK_RECEIVE: _op_bulk_receive, ops.RUN: _run_function,
         ops.PING: _op_peer_ping, ops.START_IPYTHON: _op_start_ipython, ops.VERSIONS: _op_versions,
         ops.GET_LOGS: _op_get_logs, ops.CALL_STACK: _op_call_stack, ops.PROFILE: _op_profile,
         ops.DUMP_STATE: _op_dump_state,
+        ops.DEBUG_ATTACH: _op_debug_attach, ops.DEBUG_INPUT: _op_debug_input, ops.DEBUG_DETACH: _op_debug_detach,
+        ops.DEBUG_LIST: _op_debug_list, ops.DEBUG_RELEASE: _op_debug_release, ops.DEBUG_RECREATE: _op_debug_recreate,
     }
 
     # ------------------------------------------------------------------ heartbeats
@@ -1173,6 +1230,9 @@ class Worker:
             rss = 0
         data = self.data
         managed = getattr(data, "memory_bytes", st.nbytes_in_memory)
+        debugging = self.debugging
+        if debugging is not None:  # what kept post-mortems hold counts as managed too
+            managed += debugging.postmortems.nbytes
         spilled = getattr(data, "spilled_bytes", 0)
         return {
             "rss": rss, "managed": managed, "unmanaged": max(rss - managed, 0), "spilled": spilled,
@@ -1181,6 +1241,9 @@ class Worker:
             "executing": len(st.executing), "ready": len(st.ready), "in_memory": len(st.data_keys),
             "executed": st.counts["executed"], "fetched": st.counts["fetched"],
             "cpu": self._process.cpu_percent(None), "time": time.time(), "paused": st.paused,
+            # tasks paused at breakpoints, and failures kept for client.debug
+            "breakpoints": len(debugging.paused()) if debugging else 0,
+            "postmortems": len(debugging.postmortems) if debugging else 0,
         }
 
     async def _heartbeat_loop(self) -> None:
@@ -1190,4 +1253,5 @@ class Worker:
             except CommClosedError:
                 return
             await asyncio.sleep(self.heartbeat_interval)
+
 

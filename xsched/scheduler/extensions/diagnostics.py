@@ -17,6 +17,8 @@ Data flow::
     client.has_what(workers) / processing(workers) --has-what / processing--> {address: [keys]}
     client.story(*keys) --story--> the state machine's transition log of those keys
     client.dump_cluster_state(...) --dump-state--> info, tasks, transition log, events, logs
+    client.recreate_error_locally(f), when no worker kept the failure --task-spec {key}-->
+        <--{run_spec (bytes, as the client sent them), functions, dependencies, nbytes}--
 
 ``TaskStream`` has no clocks or sockets: it numbers the runs it is given, so a caller that
 noted ``index`` at one moment gets exactly the runs reported after it.
@@ -112,7 +114,7 @@ def plain(x, depth: int = 0):
 
 
 class DiagnosticsExtension(SchedulerExtension):
-    """Serves get-logs, get-task-stream, has-what, processing, story and dump-state; records
+    """Serves get-logs, get-task-stream, has-what, processing, story, dump-state and task-spec; records
     the task stream (``task_ran``, called by the Scheduler for every task-finished and
     task-erred)."""
 
@@ -160,8 +162,21 @@ class DiagnosticsExtension(SchedulerExtension):
     def _op_dump_state(self, peer, h, payload) -> dict:
         return {"state": self.dump()}
 
+    def _op_task_spec(self, peer, h, payload) -> dict:
+        """A task's spec as the client sent it (bytes, never unpickled here), the pickled
+        functions it refers to by id, and its dependencies with their sizes; or an error."""
+        state = self.scheduler.state
+        ts = state.tasks.get(h["key"])
+        if ts is None or ts.run_spec is None:
+            return {"error": f"the scheduler no longer has task {h['key']!r} (released and forgotten, or never "
+                             "given its spec)"}
+        functions = {fid: state.functions[fid][0] for fid in ts.functions if fid in state.functions}
+        return {"run_spec": ts.run_spec, "functions": functions, "state": ts.state,
+                "dependencies": {d.key: max(d.nbytes, 0) for d in ts.dependencies}}
+
     OPS = {ops.GET_LOGS: _op_get_logs, ops.GET_TASK_STREAM: _op_get_task_stream, ops.HAS_WHAT: _op_has_what,
-           ops.PROCESSING: _op_processing, ops.STORY: _op_story, ops.DUMP_STATE: _op_dump_state}
+           ops.PROCESSING: _op_processing, ops.STORY: _op_story, ops.DUMP_STATE: _op_dump_state,
+           ops.TASK_SPEC: _op_task_spec}
 
     # ------------------------------------------------------------------ the dump
     def dump(self) -> dict:
