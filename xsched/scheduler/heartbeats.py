@@ -13,8 +13,8 @@ A worker that dies is still noticed at once: its connection closes (``comm.py``)
 0.5
 >>> heartbeat_interval(96, base=0.5, per_second=100), heartbeat_interval(10_000, base=0.5, per_second=100)
 (1.0, 128.0)
->>> silence_allowed(30.0, 128.0)
-384.0
+>>> silence_allowed(30.0, 128.0, base=0.5), silence_allowed(1.0, 3.0, base=3.0)
+(384.0, 1.0)
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ def heartbeat_interval(workers: int, base: float, per_second: float) -> float:
     return base * 2 ** math.ceil(math.log2(workers / per_second / base))
 
 
-def silence_allowed(ttl: float, interval: float) -> float:
+def silence_allowed(ttl: float, interval: float, base: float) -> float:
     """How long a worker may be silent before it is declared dead: ``scheduler.worker-ttl``,
-    or three beats when beats are that far apart."""
-    return max(ttl, 3 * interval)
+    or three paced beats when pacing made beats that far apart (an interval the user
+    configured, ``base``, keeps the ttl the user configured beside it)."""
+    return max(ttl, 3 * interval) if interval > base else ttl

@@ -418,7 +418,7 @@ class Scheduler:
             stalled, last = now - last > interval + ttl / 2, now
             if stalled:  # this loop was held up: what the workers sent is not read yet
                 continue
-            allowed = silence_allowed(ttl, self.heartbeat_interval)
+            allowed = silence_allowed(ttl, self.heartbeat_interval, self._heartbeat_base)
             for addr, seen in list(self.last_seen.items()):
                 if now - seen > allowed:
                     self._remove_worker(addr, f"no heartbeat for {allowed:g}s")
