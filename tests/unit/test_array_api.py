@@ -893,3 +893,40 @@ def test_annotations_reach_every_new_task():
             assert task.annotations == {"priority": 3}, (what, key)
     plain = a.rechunk((1, 6)).cumsum(axis=0)
     assert all(t.annotations == {} for t in new_tasks(plain, a).values())
+
+
+# --------------------------------------------------------------------------- fft
+
+
+@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"])
+@pytest.mark.parametrize("n", [None, 5, 12])
+def test_fft_along_one_whole_axis_matches_numpy_and_keeps_the_other_blocks(name, n):
+    rng = np.random.default_rng(1)
+    m = rng.normal(size=(6, 8)) + (0 if name in ("rfft", "ihfft") else 1j * rng.normal(size=(6, 8)))
+    x = xa.from_array(m, chunks=(2, 8))
+    got = getattr(xa.fft, name)(x, n=n)
+    expected = getattr(np.fft, name)(m, n=n)
+    assert got.chunks[0] == (2, 2, 2) and got.shape == expected.shape
+    np.testing.assert_allclose(got.compute(), expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irfftn"])
+@pytest.mark.parametrize("s", [None, (4, 6)])
+def test_fft_over_several_whole_axes_matches_numpy(name, s):
+    rng = np.random.default_rng(2)
+    m = rng.normal(size=(3, 6, 8)) + (0 if name.startswith("rfft") else 1j * rng.normal(size=(3, 6, 8)))
+    x = xa.from_array(m, chunks=(1, 6, 8))
+    got = getattr(xa.fft, name)(x, s=s, axes=(1, 2))
+    np.testing.assert_allclose(got.compute(), getattr(np.fft, name)(m, s=s, axes=(1, 2)), atol=1e-12)
+    assert got.chunks[0] == (1, 1, 1)
+
+
+def test_fft_names_the_cut_axis_and_the_rechunk_and_shifts_any_chunking():
+    x = xa.from_array(np.arange(24.0).reshape(4, 6), chunks=(2, 3))
+    with pytest.raises(ValueError, match=r"axis 1 is cut into 2 chunks \(3, 3\).*x.rechunk\(\{1: -1\}\)"):
+        xa.fft.fft(x)
+    with pytest.raises(ValueError, match="out of range"):
+        xa.fft.fft(x, axis=2)
+    np.testing.assert_array_equal(xa.fft.fftshift(x).compute(), np.fft.fftshift(np.arange(24.0).reshape(4, 6)))
+    np.testing.assert_array_equal(xa.fft.ifftshift(xa.fft.fftshift(x, axes=0), axes=0).compute(),
+                                  np.arange(24.0).reshape(4, 6))

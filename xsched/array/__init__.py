@@ -3,7 +3,7 @@
 Arrays build task graphs; ``compute()`` runs them on the default client (or in this
 process when there is none). Block keys read ``"<operation>-<token>-i.j.k"`` (see
 ``xsched.array.core``). ``xa.random`` draws random arrays (``xa.random.default_rng``) and
-``xa.linalg`` has ``norm``. ``map_overlap`` gives blocks their neighbours' edges;
+``xa.linalg`` has ``norm``, ``qr`` and ``svd``; ``xa.fft`` NumPy's transforms. ``map_overlap`` gives blocks their neighbours' edges;
 ``from_zarr``/``to_zarr`` read and write zarr (``pip install 'xsched[array]'``).
 
 >>> import numpy as np, xsched.array as xa
@@ -31,7 +31,7 @@ from .overlapping import map_overlap, overlap, trim_internal
 from .zarr import from_zarr, to_zarr
 from .scans import (all, any, argmax, argmin, cumprod, cumsum, nancumprod, nancumsum, nanmax,
                     nanmean, nanmin, nanprod, nansum, prod)
-from . import linalg, random
+from . import fft, linalg, random
 
 __all__ = [
     "Array",

@@ -1,0 +1,142 @@
+"""``xa.fft``: NumPy's discrete Fourier transforms, block by block along axes held whole.
+
+A transform along an axis needs every value along it, so each transformed axis must be one
+chunk (``x.rechunk({axis: -1})`` makes it so; the error says which axis is cut). The other
+axes stay cut as they are, and every block is transformed on its own by ``numpy.fft``: the
+work is one task per block, and no data moves. The transformed axes get their new length
+(``n``, or ``n // 2 + 1`` for ``rfft``...), as NumPy's do.
+
+>>> import numpy as np, xsched.array as xa
+>>> signal = np.sin(np.linspace(0, 8 * np.pi, 64)).reshape(4, 16)
+>>> x = xa.from_array(signal, chunks=(2, 16))
+>>> np.allclose(xa.fft.fft(x).compute(), np.fft.fft(signal))
+True
+>>> xa.fft.rfft(x).chunks
+((2, 2), (9,))
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from .core import Array, map_blocks
+from .creation import asarray
+from .manipulation import roll
+
+__all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
+           "rfftn", "irfftn", "fftshift", "ifftshift"]
+
+#: the kind of each transform: what becomes of the length of its last (or only) axis
+_HALF = {"rfft", "ihfft", "rfft2", "rfftn"}  # n // 2 + 1 (real input, one-sided spectrum)
+_REAL_BACK = {"irfft", "hfft", "irfft2", "irfftn"}  # n, or 2 * (m - 1) (back to real values)
+
+
+def _whole(x: Array, axes: Sequence[int], name: str) -> tuple[int, ...]:
+    """``axes`` as non-negative ints, each held whole in one chunk (else a ValueError naming the fix)."""
+    out = []
+    for a in axes:
+        if not -x.ndim <= a < x.ndim:
+            raise ValueError(f"fft.{name}: axis {a} is out of range for an array of {x.ndim} dimensions")
+        out.append(a % x.ndim)
+    cut = [a for a in out if len(x.chunks[a]) > 1]
+    if cut:
+        fix = ", ".join(f"{a}: -1" for a in cut)
+        raise ValueError(f"fft.{name}: axis {cut[0]} is cut into {len(x.chunks[cut[0]])} chunks "
+                         f"{x.chunks[cut[0]]}; a transform needs the whole axis in one chunk: "
+                         f"x.rechunk({{{fix}}})")
+    return tuple(out)
+
+
+def _transform(name: str, a: Any, s: Sequence[int | None], axes: Sequence[int], norm: str | None,
+               one_axis: bool) -> Array:
+    """``np.fft.<name>`` on every block, the transformed axes given their new lengths."""
+    x = asarray(a)
+    axes = _whole(x, axes, name)
+    if len(s) != len(axes):
+        raise ValueError(f"fft.{name}: {len(s)} lengths given for {len(axes)} axes")
+    lengths = {}
+    for k, (axis, n) in enumerate(zip(axes, s)):
+        m = x.shape[axis]
+        last = k == len(axes) - 1
+        if last and name in _HALF:
+            lengths[axis] = (m if n is None else int(n)) // 2 + 1
+        elif last and name in _REAL_BACK:
+            lengths[axis] = 2 * (m - 1) if n is None else int(n)
+        else:
+            lengths[axis] = m if n is None else int(n)
+    if any(v < 1 for v in lengths.values()):
+        raise ValueError(f"fft.{name}: a transformed axis would have no values (lengths {lengths}); give n=/s=")
+    func = getattr(np.fft, name)
+    given = any(n is not None for n in s)
+    kwargs = {"n": s[0], "axis": axes[0]} if one_axis else {"s": list(s) if given else None, "axes": axes}
+    probe = np.ones(tuple(3 if i in lengths else 1 for i in range(x.ndim)), x.dtype)
+    dtype = func(probe, axis=axes[0]).dtype if one_axis else func(probe, axes=axes).dtype
+    chunks = tuple((lengths[i],) if i in lengths else c for i, c in enumerate(x.chunks))
+    return map_blocks(func, x, chunks=chunks, dtype=dtype, name=f"fft-{name}", norm=norm, **kwargs)
+
+
+def _one(name: str):
+    def transform(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Array:
+        return _transform(name, a, [n], (axis,), norm, one_axis=True)
+    transform.__name__ = transform.__qualname__ = name
+    transform.__doc__ = (f"``numpy.fft.{name}`` along ``axis``, which must be one chunk; the other axes keep "
+                         f"their blocks.\n\n    >>> import numpy as np, xsched.array as xa\n"
+                         f"    >>> v = np.arange(8.0) + 1j * (np.arange(8.0) % 3)\n"
+                         f"    >>> v = v.real if {name!r} in ('rfft', 'ihfft') else v\n"
+                         f"    >>> np.allclose(xa.fft.{name}(xa.from_array(v, chunks=8)).compute(), np.fft.{name}(v))\n"
+                         f"    True\n")
+    return transform
+
+
+def _many(name: str, default_axes: tuple | None):
+    def transform(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
+                  norm: str | None = None) -> Array:
+        x = asarray(a)
+        if axes is None:
+            axes = default_axes if default_axes is not None else (
+                tuple(range(x.ndim - len(s), x.ndim)) if s is not None else tuple(range(x.ndim)))
+        return _transform(name, x, list(s) if s is not None else [None] * len(axes), tuple(axes), norm,
+                          one_axis=False)
+    transform.__name__ = transform.__qualname__ = name
+    transform.__doc__ = (f"``numpy.fft.{name}`` over ``axes``, each of which must be one chunk.\n\n"
+                         f"    >>> import numpy as np, xsched.array as xa\n"
+                         f"    >>> m = np.arange(16.0).reshape(4, 4)\n"
+                         f"    >>> np.allclose(xa.fft.{name}(xa.from_array(m, chunks=(4, 4))).compute(), "
+                         f"np.fft.{name}(m))\n    True\n")
+    return transform
+
+
+fft, ifft, rfft, irfft, hfft, ihfft = (_one(n) for n in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"))
+fft2, ifft2, rfft2, irfft2 = (_many(n, (-2, -1)) for n in ("fft2", "ifft2", "rfft2", "irfft2"))
+fftn, ifftn, rfftn, irfftn = (_many(n, None) for n in ("fftn", "ifftn", "rfftn", "irfftn"))
+
+
+def _roll_half(x: Any, axes: Any, sign: int) -> Array:
+    x = asarray(x)
+    axes = tuple(range(x.ndim)) if axes is None else ((axes,) if isinstance(axes, int) else tuple(axes))
+    for axis in axes:
+        x = roll(x, sign * (x.shape[axis] // 2), axis=axis)
+    return x
+
+
+def fftshift(x: Any, axes: Any = None) -> Array:
+    """The zero frequency moved to the middle (``numpy.fft.fftshift``); any chunking.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.fft.fftshift(xa.from_array(np.fft.fftfreq(6), chunks=4)).compute().tolist() == np.fft.fftshift(np.fft.fftfreq(6)).tolist()
+    True
+    """
+    return _roll_half(x, axes, 1)
+
+
+def ifftshift(x: Any, axes: Any = None) -> Array:
+    """The inverse of ``fftshift`` (``numpy.fft.ifftshift``); any chunking.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> v = np.arange(7)
+    >>> xa.fft.ifftshift(xa.fft.fftshift(xa.from_array(v, chunks=3))).compute().tolist() == v.tolist()
+    True
+    """
+    return _roll_half(x, axes, -1)
