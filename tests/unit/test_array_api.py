@@ -930,3 +930,29 @@ def test_fft_names_the_cut_axis_and_the_rechunk_and_shifts_any_chunking():
     np.testing.assert_array_equal(xa.fft.fftshift(x).compute(), np.fft.fftshift(np.arange(24.0).reshape(4, 6)))
     np.testing.assert_array_equal(xa.fft.ifftshift(xa.fft.fftshift(x, axes=0), axes=0).compute(),
                                   np.arange(24.0).reshape(4, 6))
+
+
+# --------------------------------------------------------------------------- sorting
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_and_stable_argsort_along_a_whole_axis_match_numpy(descending):
+    rng = np.random.default_rng(4)
+    a = rng.integers(0, 4, size=(5, 7))  # many equal values: stability shows
+    for axis, chunks in ((1, (2, 7)), (0, (5, 3)), (-1, (1, 7))):
+        x = xa.from_array(a, chunks=chunks)
+        expected = np.sort(a, axis=axis)
+        np.testing.assert_array_equal(xa.sort(x, axis=axis, descending=descending).compute(),
+                                      np.flip(expected, axis=axis) if descending else expected)
+        order = xa.argsort(x, axis=axis, descending=descending).compute()
+        # stable in both directions: -a sorted ascending and stably is a sorted descending and stably
+        np.testing.assert_array_equal(order, np.argsort(-a if descending else a, axis=axis, kind="stable"))
+        assert xa.sort(x, axis=axis).chunks == x.chunks
+
+
+def test_sort_names_the_cut_axis_and_the_rechunk():
+    x = xa.from_array(np.arange(12).reshape(3, 4), chunks=(3, 2))
+    with pytest.raises(ValueError, match=r"sort: axis 1 is cut into 2 chunks \(2, 2\).*x.rechunk\(\{1: -1\}\)"):
+        xa.sort(x)
+    with pytest.raises(ValueError, match="argsort: axis 2 is out of range"):
+        xa.argsort(x, axis=2)

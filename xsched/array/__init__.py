@@ -28,6 +28,7 @@ from .manipulation import (around, atleast_1d, atleast_2d, broadcast_arrays, bro
 from .manipulation import around as round
 from .linalg import dot, inner, matmul, outer, tensordot, vdot
 from .overlapping import map_overlap, overlap, trim_internal
+from .sorting import argsort, sort
 from .zarr import from_zarr, to_zarr
 from .scans import (all, any, argmax, argmin, cumprod, cumsum, nancumprod, nancumsum, nanmax,
                     nanmean, nanmin, nanprod, nansum, prod)
@@ -42,6 +43,8 @@ __all__ = [
     "to_hdf5", "from_zarr", "to_zarr",
     # neighbours across blocks
     "map_overlap", "overlap", "trim_internal",
+    # sorting along an axis held in one chunk
+    "sort", "argsort",
     # creation
     "arange", "linspace", "full", "ones", "zeros", "empty", "eye", "fromfunction", "indices",
     "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "array",

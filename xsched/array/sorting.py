@@ -1,0 +1,76 @@
+"""``sort`` and ``argsort`` along an axis held whole in one chunk (the Array API's).
+
+Sorting along an axis needs all of it, so that axis must be one chunk (the error names the
+``rechunk`` that makes it so); the other axes keep their blocks, and every block is sorted
+on its own by NumPy: one task per block, no data moves. A sort across blocks (a global
+order of a 1-d array cut in many chunks) would need a shuffle and is not offered here.
+
+>>> import numpy as np, xsched.array as xa
+>>> x = xa.from_array(np.array([[3, 1, 2], [9, 7, 8]]), chunks=(1, 3))
+>>> xa.sort(x).compute().tolist(), xa.argsort(x, descending=True).compute().tolist()
+([[1, 2, 3], [7, 8, 9]], [[0, 2, 1], [0, 2, 1]])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .core import Array, map_blocks
+from .creation import asarray
+
+__all__ = ["sort", "argsort"]
+
+
+def _axis_whole(x: Array, axis: int, name: str) -> int:
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"{name}: axis {axis} is out of range for an array of {x.ndim} dimensions")
+    axis %= x.ndim
+    if len(x.chunks[axis]) > 1:
+        raise ValueError(f"{name}: axis {axis} is cut into {len(x.chunks[axis])} chunks {x.chunks[axis]}; "
+                         f"sorting along it needs it in one chunk: x.rechunk({{{axis}: -1}})")
+    return axis
+
+
+def _sort_block(block: np.ndarray, axis: int, descending: bool, stable: bool) -> np.ndarray:
+    out = np.sort(block, axis=axis, kind="stable" if stable else None)
+    return np.flip(out, axis=axis) if descending else out
+
+
+def _argsort_block(block: np.ndarray, axis: int, descending: bool, stable: bool) -> np.ndarray:
+    if not descending:
+        return np.argsort(block, axis=axis, kind="stable" if stable else None)
+    # descending and stable: equal values keep their order, so sort the reversed block
+    # ascending, then map its positions back and reverse the result
+    n = block.shape[axis]
+    flipped = np.argsort(np.flip(block, axis=axis), axis=axis, kind="stable")
+    return np.flip(n - 1 - flipped, axis=axis)
+
+
+def sort(x: Any, axis: int = -1, *, descending: bool = False, stable: bool = True) -> Array:
+    """The values sorted along ``axis`` (one chunk), as ``numpy.sort``; ``descending``
+    reverses the order.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.sort(xa.from_array(np.array([2, 3, 1]), chunks=3), descending=True).compute().tolist()
+    [3, 2, 1]
+    """
+    x = asarray(x)
+    axis = _axis_whole(x, axis, "sort")
+    return map_blocks(_sort_block, x, dtype=x.dtype, name="sort", axis=axis, descending=bool(descending),
+                      stable=bool(stable))
+
+
+def argsort(x: Any, axis: int = -1, *, descending: bool = False, stable: bool = True) -> Array:
+    """The positions that sort ``x`` along ``axis`` (one chunk), as ``numpy.argsort``; with
+    ``descending`` (and ``stable``) equal values keep their order, as the Array API asks.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.argsort(xa.from_array(np.array([2, 1, 2]), chunks=3), descending=True).compute().tolist()
+    [0, 2, 1]
+    """
+    x = asarray(x)
+    axis = _axis_whole(x, axis, "argsort")
+    return map_blocks(_argsort_block, x, dtype=np.intp, name="argsort", axis=axis, descending=bool(descending),
+                      stable=bool(stable))
