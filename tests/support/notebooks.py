@@ -75,16 +75,21 @@ def run_notebook(name: str, workdir: Path) -> Executed:
     try:
         runner.execute()
     finally:
-        _, alive = psutil.wait_procs(list(started.values()), timeout=15)
-        for p in alive:  # fail, but do not leak into the next test
-            try:
-                p.kill()
-            except psutil.Error:
-                pass
-        assert not alive, f"{name}: processes outlived the notebook: {[p.pid for p in alive]}"
+        _reap(name, started)
     assert started, f"{name}: no scheduler or worker process seen"
     assert not after_last_cell, f"{name}: processes still running after the last cell: {after_last_cell}"
     return Executed(nb)
+
+
+def _reap(name: str, started: dict) -> None:
+    """Wait for the cluster processes a notebook started; kill and report any still alive."""
+    _, alive = psutil.wait_procs(list(started.values()), timeout=15)
+    for p in alive:  # fail, but do not leak into the next test
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    assert not alive, f"{name}: processes outlived the notebook: {[p.pid for p in alive]}"
 
 
 def run_notebook_answering(name: str, workdir: Path, answers: dict[str, list[str]], timeout: float = 120) -> Executed:
@@ -136,12 +141,6 @@ def run_notebook_answering(name: str, workdir: Path, answers: dict[str, list[str
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=False)
-        _, alive = psutil.wait_procs(list(started.values()), timeout=15)
-        for p in alive:  # fail, but do not leak into the next test
-            try:
-                p.kill()
-            except psutil.Error:
-                pass
-        assert not alive, f"{name}: processes outlived the notebook: {[p.pid for p in alive]}"
+        _reap(name, started)
     assert started, f"{name}: no scheduler or worker process seen"
     return Executed(nb)

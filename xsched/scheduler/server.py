@@ -353,8 +353,8 @@ class Scheduler:
             if peer is not None:
                 self.peer_worker.pop(peer, None)
                 self._retired_peers.append(peer)
-            self._pace_heartbeats()
                 # (not listener.forget_peer: its queued close-worker must still go out)
+            self._pace_heartbeats()
             self.last_seen.pop(inst.worker, None)
             self.memory_history.pop(inst.worker, None)
             self.events.append((time.time(), "remove-worker", inst.worker, "retired"))

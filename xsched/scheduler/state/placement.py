@@ -75,13 +75,11 @@ class Placement:
     def _valid_workers_exist(self, ts: TaskState) -> bool:
         return any(self._valid_worker(ts, ws) for ws in self.workers.values())
 
-    def _slots(self, ws: WorkerState, ts: TaskState | None = None) -> float:
+    def _slots(self, ws: WorkerState) -> float:
+        """Root tasks ``ws`` may run at once (``worker_saturation`` per thread)."""
         if math.isinf(self.worker_saturation):
             return math.inf
-        slots = max(math.ceil(ws.nthreads * self.worker_saturation), 1)
-        if ts is not None and self._pipelined(ts):
-            slots += ws.nthreads * PIPELINE_DEPTH
-        return slots
+        return max(math.ceil(ws.nthreads * self.worker_saturation), 1)
 
     def _pipelined_slots(self, ws: WorkerState) -> float:
         """Slots of ``ws`` for root tasks known to be tiny (``_pipelined``)."""
@@ -94,9 +92,6 @@ class Placement:
         duration = self.durations.get(ts.group)
         return (duration is not None and duration < PIPELINE_SECONDS
                 and 0 <= self.largest_result.get(ts.group, -1) <= PIPELINE_NBYTES)
-
-    def _has_free_slot(self, ws: WorkerState, ts: TaskState | None = None) -> bool:
-        return ws.status == "running" and len(ws.processing) - len(ws.long_running) < self._slots(ws, ts)
 
     def _limits_allow(self, ts: TaskState) -> bool:
         if not ts.limits:
