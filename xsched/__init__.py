@@ -7,6 +7,7 @@
 # lower through xsched.hooks when imported here: xsched.deploy provides the LocalCluster that
 # Client() starts without an address, xsched.jupyter the notebook display and the magics.
 from . import config, jupyter  # noqa: F401 (jupyter: registers the display hooks and magics)
+from .client.actors import Actor, ActorFuture
 from .client.client import Client, Executor, default_client, get_client
 from .client.coordination import Event, Lock, Queue, Semaphore, Variable
 from .client.diagnostics import get_task_stream, log_event, print, warn  # noqa: A004 (xsched.print, like dask's)
@@ -14,7 +15,7 @@ from .client.future import Future, fire_and_forget, futures_of
 from .client.waiting import as_completed, wait
 from .client.worker_client import local_client, worker_client
 from .deploy.local import LocalCluster
-from .errors import DebugError, DebuggerQuit, KilledWorker, SchedulerLostError, XschedError
+from .errors import ActorError, DebugError, DebuggerQuit, KilledWorker, SchedulerLostError, XschedError
 from .graph.annotate import annotate
 from .graph.delayed import Delayed, compute, delayed, persist
 from .jupyter import magics as _magics
@@ -43,7 +44,9 @@ __all__ = [
     "log_event", "print", "warn", "get_task_stream",
     # errors
     "KilledWorker", "SchedulerLostError", "XschedError", "IncompatibleVersionError", "TimeoutError",
-    "DebuggerQuit", "DebugError",
+    "DebuggerQuit", "DebugError", "ActorError",
+    # actors: client.submit(cls, actor=True)
+    "Actor", "ActorFuture",
     # the rest
     "config", "sizeof",
 ]

@@ -34,8 +34,8 @@ import cloudpickle
 
 __all__ = [
     "XschedError", "KilledWorker", "SchedulerLostError", "FutureCancelledError", "DataLostError",
-    "NoWorkerError", "DebuggerQuit", "DebugError", "RemoteTraceback", "pack_exception", "unpack_exception",
-    "remote_handle",
+    "NoWorkerError", "ActorError", "DebuggerQuit", "DebugError", "RemoteTraceback", "pack_exception",
+    "unpack_exception", "remote_handle",
 ]
 
 
@@ -84,6 +84,11 @@ class DataLostError(XschedError):
 
 class NoWorkerError(XschedError):
     """No worker in the cluster can run a task with these restrictions."""
+
+
+class ActorError(XschedError, RuntimeError):
+    """An actor cannot be reached: its worker left (its state with it), or its future was
+    released. Create it again with ``client.submit(cls, actor=True)``."""
 
 
 class DebuggerQuit(XschedError):

@@ -26,6 +26,7 @@ from ..protocol import ops
 from ..protocol.tasks import SpecWriter
 from ..protocol.update_graph import column_task_msgs, futures_to_refs, graph_msg, graph_task_msgs, task_msg
 from ..tokenize import tokenize
+from .actors import create_actor
 from .future import Future, collect_futures
 
 __all__ = ["SubmitMixin"]
@@ -37,27 +38,37 @@ class SubmitMixin:
     """submit, map, compute, persist, cancel, retry."""
 
     def submit(self, func, *args, key: str | None = None, pure: bool = True, workers=None, resources=None,
-               priority: int = 0, retries: int = 0, allow_other_workers: bool = False, **kwargs) -> Future:
+               priority: int = 0, retries: int = 0, allow_other_workers: bool = False, actor: bool = False,
+               **kwargs) -> Future:
         """Run ``func(*args, **kwargs)`` on the cluster; returns a Future at once.
 
         Futures among the arguments are replaced by their results on the worker. Pure
-        calls get a deterministic key (the same call twice is one task).
+        calls get a deterministic key (the same call twice is one task). With
+        ``actor=True``, ``func`` is a class: its instance stays on the worker that made
+        it, and the future's result is an ``Actor`` whose method calls run there (each
+        such submit is a new actor: its key is unique unless ``key=`` is given).
 
         >>> fut = client.submit(pow, 2, 10)   # doctest: +SKIP
         >>> fut.result()                      # doctest: +SKIP
         1024
+        >>> counter = client.submit(Counter, actor=True).result()   # doctest: +SKIP
+        >>> counter.increment().result()                             # doctest: +SKIP
+        1
         """
         if not callable(func):
             raise TypeError(f"submit needs a callable first argument, not {type(func).__name__}")
         if key is None:
-            key = f"{funcname(func)}-{tokenize(func, args, kwargs) if pure else uuid.uuid4().hex}"
+            key = f"{funcname(func)}-{tokenize(func, args, kwargs) if pure and not actor else uuid.uuid4().hex}"
+        if actor:
+            func, args = create_actor, (func, *args)
         [fut] = self._submit_calls([(key, func, args, kwargs)], workers, resources, priority, retries,
                                    allow_other_workers)
         return fut
 
     def map(self, func, *iterables, key=None, pure: bool = True, workers=None, resources=None, priority: int = 0,
-            retries: int = 0, allow_other_workers: bool = False, **kwargs) -> list[Future]:
-        """Apply ``func`` to each element (zip of the iterables); one Future per element.
+            retries: int = 0, allow_other_workers: bool = False, actor: bool = False, **kwargs) -> list[Future]:
+        """Apply ``func`` to each element (zip of the iterables); one Future per element
+        (with ``actor=True``, one new actor per element: see ``submit``).
 
         >>> futs = client.map(abs, [-1, -2, 3])     # doctest: +SKIP
         >>> client.gather(futs)                     # doctest: +SKIP
@@ -72,11 +83,13 @@ class SubmitMixin:
             keys = list(key)
         else:
             name = key or funcname(func)
-            if pure:
+            if pure and not actor:
                 ftok = tokenize(func, kwargs)
                 keys = [f"{name}-{tokenize(ftok, a)}" for a in argsets]
             else:
                 keys = [f"{name}-{uuid.uuid4().hex}" for _ in argsets]
+        if actor:
+            func, argsets = create_actor, [(func, *a) for a in argsets]
         calls = [(k, func, a, kwargs) for k, a in zip(keys, argsets)]
         return self._submit_calls(calls, workers, resources, priority, retries, allow_other_workers)
 

@@ -22,6 +22,7 @@ from ..protocol import ops
 from ..protocol.bulk import get_data, put_data
 from ..protocol.serialize import loads
 from ..tokenize import tokenize
+from .actors import Actor
 from .dual import sync_or_async
 from .future import Future, collect_futures
 
@@ -67,6 +68,8 @@ class TransferMixin:
             if st is not None and st.inline is not None:
                 try:
                     out[k] = loads([st.inline])
+                    if type(out[k]) is Actor:
+                        out[k]._bind(self)
                     continue
                 except Exception:  # noqa: BLE001 - not loadable here: the fetch says why, as ever
                     st.inline = None
@@ -98,7 +101,7 @@ class TransferMixin:
                     raise r  # the worker refused (e.g. unpicklable result) or unpickling failed: no retry heals it
             remaining = [k for k in remaining if k not in out]
             if not remaining:
-                return out
+                return _bound(out, self)
             if guessed:
                 continue  # the holders had changed: ask the scheduler now
             # data moved or a worker died: wait until the keys are in memory again
@@ -156,6 +159,14 @@ class TransferMixin:
             return futures
         out = [futures[k] for k, _ in items]
         return out[0] if single else out
+
+
+def _bound(data: dict, client) -> dict:
+    """Actor handles among fetched results call through the client that fetched them."""
+    for v in data.values():
+        if type(v) is Actor:
+            v._bind(client)
+    return data
 
 
 def _pack_results(obj, data: dict):

@@ -132,6 +132,8 @@ DEBUG_DETACH = "debug-detach"  #: leave the session (a paused task stays paused)
 DEBUG_LIST = "debug-list"  #: the tasks paused at breakpoints and the post-mortems kept there
 DEBUG_RELEASE = "debug-release"  #: the client no longer wants these keys: drop their post-mortems
 DEBUG_RECREATE = "debug-recreate"  #: a failed task's function and inputs, for client.recreate_error_locally
+ACTOR_CALL = "actor-call"  #: run a method of an actor this worker holds (worker/actors.py); reply: its result
+ACTOR_ATTRIBUTE = "actor-attribute"  #: read an attribute of an actor this worker holds
 
 # ---------------------------------------------------------------- scheduler -> client
 KEY_IN_MEMORY = "key-in-memory"

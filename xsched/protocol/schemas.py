@@ -621,6 +621,10 @@ TO_WORKER = Table("a worker", [
     S(ops.DEBUG_LIST),
     S(ops.DEBUG_RELEASE, {"keys": KEYS}),
     S(ops.DEBUG_RECREATE, {"key": KEY, "max_bytes": maybe(NBYTES)}),
+    # actors (worker/actors.py): a method of the actor held under key, or one of its attributes
+    S(ops.ACTOR_CALL, {"key": KEY, "method": text(256, "a method name of at most 256 characters")},
+      objects=("args", "kwargs")),
+    S(ops.ACTOR_ATTRIBUTE, {"key": KEY, "name": text(256, "an attribute name of at most 256 characters")}),
 ])
 
 #: the scheduler -> a worker's connection

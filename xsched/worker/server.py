@@ -79,6 +79,8 @@ from ..protocol.tasks import loads_task
 from ..protocol.versions import IncompatibleVersionError, announce, check_reply, package_versions, refusal_in
 from ..sizeof import sizeof
 from ..units import parse_bytes, parse_timedelta
+from .actors import ActorHost
+from .calls import _call_in_thread, _dumps_in_thread, _error_reply
 from .debugging import Debugging
 from .environments import EnvironmentReceiver, write_restart_note
 from .heartbeat import AliveThread
@@ -206,31 +208,6 @@ def registration_timeout(environ=os.environ) -> float:
     return timeout
 
 
-def _call_in_thread(func, args, kwargs) -> tuple:
-    """(In a pool thread) ``(True, func(*args, **kwargs))`` or ``(False, packed exception)``.
-
-    Never raises, for the reasons of ``Worker._run_task``: some exceptions do not survive
-    the trip through the pool's future unchanged.
-    """
-    try:
-        return True, func(*args, **kwargs)
-    except BaseException as e:  # noqa: BLE001
-        return False, pack_exception(e)
-
-
-def _dumps_in_thread(obj) -> tuple:
-    """(In a thread) ``(True, frames of obj)`` or ``(False, packed SerializationError)``."""
-    try:
-        return True, dumps(obj)
-    except BaseException as e:  # noqa: BLE001
-        return False, pack_exception(e)
-
-
-def _error_reply(blob: bytes, tb: bytes, text: str) -> Msg:
-    """The reply to ``run`` for a call that raised (``client.run`` raises it again)."""
-    return Msg({"status": "OK", "error": True, "exception": blob, "traceback": tb, "text": text})
-
-
 class Worker:
     """A worker: runs tasks in ``nthreads`` threads and serves its data to peers.
 
@@ -243,6 +220,8 @@ class Worker:
     _plugins: WorkerPlugins | None = None
     #: post-mortems and debugging sessions (worker/debugging.py; None where ``__init__`` is skipped)
     debugging: Debugging | None = None
+    #: the actors held here (worker/actors.py; None where ``__init__`` is skipped)
+    actors: ActorHost | None = None
 
     def __init__(self, scheduler_address: str, security: Security, nthreads: int = 1, name: str | None = None,
                  memory_limit: int | None = None, resources: dict | None = None,
@@ -279,6 +258,7 @@ class Worker:
         self.functions: dict[bytes, bytes] = {}
         self.scheduler: Connection | None = None
         self.pool = ConnectionPool(security)
+        self.actors = ActorHost(self)  # client.submit(cls, actor=True): instances held here (worker/actors.py)
         self.executor = TaskThreads("xsched-task")
         self.loop: asyncio.AbstractEventLoop | None = None
         self._rejoin_events: dict[str, threading.Event] = {}
@@ -494,6 +474,7 @@ class Worker:
         self.memory.close()
         if self.debugging is not None:
             self.debugging.close()
+        self.actors.close()
         if self._breakpoint_var is not None and not [w for w in task_context._process_worker if w is not self]:
             old, self._breakpoint_var = self._breakpoint_var[0], None
             if old is None:
@@ -612,7 +593,11 @@ class Worker:
             plugins.transitions(self.state.logged_since(before))
 
     def _free(self, key: str) -> None:
-        """Drop a key's data without reading it back from disk if it was spilled."""
+        """Drop a key's data without reading it back from disk if it was spilled (and the
+        actor instance behind it, if it is one made here)."""
+        actors = self.actors
+        if actors is not None and key in actors.instances:
+            actors.forget(key)
         data = self.data
         if isinstance(data, dict):
             data.pop(key, None)
@@ -1210,6 +1195,13 @@ class Worker:
     def _op_debug_recreate(self, header: dict, payload: list):
         return self.debugging.recreate(header["key"], header.get("max_bytes"))
 
+    # --- actors (client.submit(cls, actor=True)): worker/actors.py
+    def _op_actor_call(self, header: dict, payload: list):
+        return self.actors.call(header, payload)
+
+    def _op_actor_attribute(self, header: dict, payload: list):
+        return self.actors.attribute(header, payload)
+
     _PEER_OPS = {
         ops.GET_DATA: _op_get_data, ops.PUT_DATA: _put_data,
         ops.BULK_RECEIVE: _op_bulk_receive, ops.RUN: _run_function,
@@ -1218,6 +1210,7 @@ class Worker:
         ops.DUMP_STATE: _op_dump_state,
         ops.DEBUG_ATTACH: _op_debug_attach, ops.DEBUG_INPUT: _op_debug_input, ops.DEBUG_DETACH: _op_debug_detach,
         ops.DEBUG_LIST: _op_debug_list, ops.DEBUG_RELEASE: _op_debug_release, ops.DEBUG_RECREATE: _op_debug_recreate,
+        ops.ACTOR_CALL: _op_actor_call, ops.ACTOR_ATTRIBUTE: _op_actor_attribute,
     }
 
     # ------------------------------------------------------------------ heartbeats
