@@ -15,7 +15,8 @@ mixin reads the client's own attributes (``_conn``, ``_states``, ``_pool``, ...)
     datasets.py    DatasetsMixin: published datasets (and the Datasets mapping)
     admin.py       AdminMixin: run, run_on_scheduler, upload_file, restart (shipping an
                    environment), retire_workers, scheduler_info, nthreads, wait_for_workers,
-                   who_has, who_can_run, get_versions; UploadError, RestartError
+                   who_has, who_can_run, replicate, rebalance, get_versions; UploadError,
+                   RestartError
     plugins.py     PluginsMixin: register_plugin (worker, scheduler and nanny plugins),
                    unregister_worker_plugin, unregister_scheduler_plugin; PluginError
     diagnostics.py DiagnosticsMixin: events and topics (log_event, subscribe_topic), logs,

@@ -1,4 +1,5 @@
-"""Running the cluster from a client: functions in its processes, files, restarts, retirement, state.
+"""Running the cluster from a client: functions in its processes, files, restarts, retirement,
+where data lives (who_has, replicate, rebalance), state.
 
 What a user does to the cluster rather than compute on it::
 
@@ -7,6 +8,8 @@ What a user does to the cluster rather than compute on it::
     restart(environment=path) --environment-start/-chunk/-done--> scheduler --> one worker per
         host (the environment streamed in chunks, checked, unpacked); --restart--> every nanny
     retire_workers(...) --retire-workers--> scheduler (data copied away first)
+    replicate(futures, n) --replicate--> scheduler --acquire-replicas--> workers ... add-keys;
+        rebalance(...) --rebalance--> the same, then free-keys to each source: the reply once done
     scheduler_info(), nthreads(), wait_for_workers(n), who_has(...), who_can_run(...)
     get_versions() --versions--> scheduler, and --versions--> each worker directly
 
@@ -28,7 +31,7 @@ from ..protocol.versions import mismatch_table, mismatches, package_versions
 from ..units import parse_timedelta
 from .dual import blocking, sync_or_async
 from .environment_pack import pack_chunks
-from .future import Future, collect_futures
+from .future import Future, collect_futures, futures_of
 from .rpc import wait_for_workers as _poll_workers
 
 __all__ = ["AdminMixin", "UploadError", "RestartError"]
@@ -43,7 +46,8 @@ class RestartError(XschedError, RuntimeError):
 
 
 class AdminMixin:
-    """run, run_on_scheduler, upload_file, restart, retire_workers, and what the scheduler knows."""
+    """run, run_on_scheduler, upload_file, restart, retire_workers, replicate, rebalance, and what
+    the scheduler knows."""
 
     # ------------------------------------------------------------------ uploaded files
     @sync_or_async
@@ -316,6 +320,84 @@ class AdminMixin:
         reply, _ = await self._conn.request({"op": ops.WHO_HAS, "keys": keys})
         return reply["who_has"]
 
+    # ------------------------------------------------------------------ where data lives
+    @sync_or_async
+    def replicate(self, futures, n: int | None = None, workers=None, timeout="300s"):
+        """Copy the data of ``futures`` until ``n`` workers hold each key: more workers can
+        then read it without a transfer, and losing one of them recomputes nothing.
+
+        ``futures``: Futures, or lists, dicts and persisted collections holding them; each
+        must be finished (``xsched.wait(futures)`` first), else ValueError names the ones
+        that are not. ``n``: how many workers should hold each key (None: all of them; more
+        than there are: all of them). ``workers``: addresses or names of the workers to
+        count and copy to (None: every running worker). Copies come from a current holder
+        and go to the workers with the most free memory, else the fewest bytes held.
+
+        Copies are only ever added: a key held by ``n`` or more workers already is left
+        as it is (dask's replicate removes copies beyond ``n``; here they go when the
+        futures are released). Returns once the copies are in place, with ``{"who_has":
+        {key: [addresses]}, "failed": {key: why}}``: ``failed`` names the copies that could
+        not be made (a worker left meanwhile, a paused worker, ``timeout`` seconds passed)
+        while every other one was made.
+
+        >>> from xsched import Client, LocalCluster
+        >>> client = Client(LocalCluster(n_workers=3, threads_per_worker=1))   # doctest: +SKIP
+        >>> [big] = client.scatter([list(range(10**6))])                       # doctest: +SKIP
+        >>> out = client.replicate([big], n=2)                                  # doctest: +SKIP
+        >>> len(out["who_has"][big.key]), out["failed"]                         # doctest: +SKIP
+        (2, {})
+        """
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise ValueError(f"replicate: n={n!r}: the number of workers to hold each key must be an integer >= 1, "
+                             "or None for every worker")
+        t = None if timeout is None else parse_timedelta(timeout)
+        return self._move_data({"op": ops.REPLICATE, "keys": _keys_of(futures, "replicate"), "n": n,
+                                "workers": _worker_list(workers, "replicate"), "timeout": t}, t)
+
+    @sync_or_async
+    def rebalance(self, futures=None, workers=None, timeout="300s"):
+        """Even out the data the workers hold: keys move from workers holding more bytes
+        than the mean to workers holding less, largest keys first, so that no worker fills
+        up (and spills) while others sit empty, e.g. after scattering to one worker.
+
+        ``futures``: move only these keys (Futures or collections holding them, finished;
+        None: any key). ``workers``: only among these workers (addresses or names; None:
+        every running worker, and paused ones give data but take none). Memory is what the
+        scheduler knows: the sizes of the keys each worker holds. A move copies first and
+        frees the source only once the copy landed, so a worker dying meanwhile loses
+        nothing; keys a running task needs, or that are being copied already, stay where
+        they are.
+
+        Returns once the moves are done, with ``{"moved": {key: [from, to]}, "failed":
+        {key: why}}`` (dask's returns None); ``failed`` names the moves that could not be
+        made (a worker left, ``timeout`` seconds passed, a task started needing the key at
+        its source) while every other one was made. Unfinished or unknown futures and
+        unknown workers raise ValueError naming them.
+
+        >>> import xsched
+        >>> client = xsched.Client(xsched.LocalCluster(n_workers=3, threads_per_worker=1))   # doctest: +SKIP
+        >>> first = sorted(client.scheduler_info()["workers"])[0]                            # doctest: +SKIP
+        >>> futures = client.map(bytes, range(10**6, 10**6 + 40), workers=[first])           # doctest: +SKIP
+        >>> _ = xsched.wait(futures)                                                         # doctest: +SKIP
+        >>> out = client.rebalance(futures)                                                  # doctest: +SKIP
+        >>> len(out["moved"]) > 20, out["failed"]                                            # doctest: +SKIP
+        (True, {})
+        >>> len({holders[0] for holders in client.who_has(futures).values()})                # doctest: +SKIP
+        3
+        """
+        t = None if timeout is None else parse_timedelta(timeout)
+        keys = None if futures is None else _keys_of(futures, "rebalance")
+        return self._move_data({"op": ops.REBALANCE, "keys": keys, "workers": _worker_list(workers, "rebalance"),
+                                "timeout": t}, t)
+
+    async def _move_data(self, msg: dict, timeout: float | None) -> dict:
+        """Send a replicate or rebalance request; its result, or ValueError saying why it was refused."""
+        # (the scheduler answers within ``timeout``: it ends the request then; the margin is for the reply)
+        reply, _ = await self._conn.request(msg, timeout=None if timeout is None else timeout + 30)
+        if "refused" in reply:
+            raise ValueError(reply["refused"])
+        return reply["result"]
+
 
 def _raise_env_errors(reply: dict, path: str) -> None:
     errors = reply.get("errors") or {}
@@ -328,3 +410,24 @@ def _as_list(workers):
     if workers is None:
         return None
     return [workers] if isinstance(workers, str) else list(workers)
+
+
+def _keys_of(futures, what: str) -> list[str]:
+    """The keys of the Futures in ``futures`` (see ``futures_of``); TypeError when it holds
+    none and is not an empty container."""
+    found = futures_of(futures)
+    if not found and not (isinstance(futures, (list, tuple, set, frozenset, dict)) and not futures):
+        raise TypeError(f"{what} takes Futures or lists, dicts and persisted collections holding them; "
+                        f"{type(futures).__name__} {futures!r:.80} holds none")
+    return list(dict.fromkeys(f.key for f in found))
+
+
+def _worker_list(workers, what: str) -> list | None:
+    """Worker addresses or names, one or several, as a list (None stays None)."""
+    if workers is None:
+        return None
+    names = [workers] if isinstance(workers, (str, int)) else list(workers)
+    for w in names:
+        if isinstance(w, bool) or not isinstance(w, (str, int)):
+            raise TypeError(f"{what}: workers={workers!r:.80}: give worker addresses or names (strings or integers)")
+    return names

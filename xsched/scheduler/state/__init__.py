@@ -13,6 +13,7 @@ One room per reason:
 - ``placement``: valid workers, free slots, the queue of root tasks.
 - ``stealing``: idle workers take waiting tasks from saturated ones.
 - ``retirement``: workers leave only once their unique data is copied.
+- ``replication``: replicate and rebalance: copies on demand, moves copy-then-free.
 - ``validation``: the invariants, one validator per task state.
 
 Task states and the transitions between them::
@@ -36,9 +37,11 @@ from .events import (
     NewTask, PublishDataset, RemoveClient, RemoveWorker, Reschedule, Restart, RetireWorkers, RetryKeys,
     StealResponse, TaskErred, TaskFinished, TaskRejoined, TaskSeceded, ToClient, ToWorker, UnpublishDataset,
     UpdateGraph, WorkerRetired, WorkerStatus, dataset_holder, WorkerHeartbeat, AddClient,
+    Replicate, Rebalance, AbandonReplication, ReplicationDone,
 )
 from .machine import SchedulerState
 from .placement import PIPELINE_DEPTH, PIPELINE_NBYTES, PIPELINE_SECONDS
+from .replication import ReplicaRequest
 from .stealing import STEAL_LATENCY, STEAL_RATIO
 from .transitions import INLINE_DEPENDENCY_BYTES
 from .validation import InvalidState
@@ -51,6 +54,7 @@ __all__ = [
     "WorkerStatus", "CancelKeys", "RetryKeys", "RemoveClient", "RetireWorkers", "ToWorker", "ToClient",
     "WorkerRetired", "Restart", "StealResponse", "TaskSeceded", "TaskRejoined", "PublishDataset",
     "UnpublishDataset", "dataset_holder", "WorkerHeartbeat", "AddClient",
+    "Replicate", "Rebalance", "AbandonReplication", "ReplicationDone", "ReplicaRequest",
     "PIPELINE_DEPTH", "PIPELINE_NBYTES", "PIPELINE_SECONDS", "STEAL_LATENCY", "STEAL_RATIO",
     "INLINE_DEPENDENCY_BYTES",
 ]

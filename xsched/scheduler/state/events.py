@@ -20,7 +20,8 @@ __all__ = [
     "TaskFinished", "TaskErred", "AddKeys", "MissingData", "Reschedule", "WorkerStatus", "CancelKeys",
     "RetryKeys", "RemoveClient", "RetireWorkers", "Restart", "StealResponse", "TaskSeceded", "TaskRejoined",
     "PublishDataset", "UnpublishDataset", "dataset_holder", "WorkerRetired", "ToWorker", "ToClient",
-    "InvalidTransition", "WorkerHeartbeat", "AddClient",
+    "InvalidTransition", "WorkerHeartbeat", "AddClient", "Replicate", "Rebalance", "AbandonReplication",
+    "ReplicationDone",
 ]
 
 
@@ -267,6 +268,41 @@ class UnpublishDataset:
     stimulus_id: str = field(default_factory=stimulus_factory("unpublish-dataset"))
 
 
+@dataclass(slots=True)
+class Replicate:
+    """Copy each of ``keys`` (in memory) until ``n`` of ``workers`` hold it (``n`` None: every
+    one of them; ``workers`` None: every running worker). Copies are only added, never
+    removed. ``request`` names the request in ``replications`` and in its ``ReplicationDone``."""
+
+    request: str
+    keys: list
+    n: int | None = None
+    workers: list | None = None
+    stimulus_id: str = field(default_factory=stimulus_factory("replicate"))
+
+
+@dataclass(slots=True)
+class Rebalance:
+    """Even out the bytes the workers hold (``keys`` None: any key; ``workers`` None: every
+    running or paused worker) by moving keys, copy first, from workers above the mean to
+    workers below it (``replication.py``)."""
+
+    request: str
+    keys: list | None = None
+    workers: list | None = None
+    stimulus_id: str = field(default_factory=stimulus_factory("rebalance"))
+
+
+@dataclass(slots=True)
+class AbandonReplication:
+    """Stop waiting for the copies of a replicate or rebalance request (its caller's timeout
+    passed): it ends now, its copies still under way reported as not done with ``reason``."""
+
+    request: str
+    reason: str = "the request timed out"
+    stimulus_id: str = field(default_factory=stimulus_factory("abandon-replication"))
+
+
 def dataset_holder(name: str) -> str:
     """The pseudo-client that holds a published dataset's keys.
 
@@ -292,6 +328,19 @@ class WorkerRetired:
     moved: dict = field(default_factory=dict)
     reason: str = ""
     stimulus_id: str = ""
+
+
+@dataclass(slots=True)
+class ReplicationDone:
+    """The outcome of a replicate or rebalance request (for the server to answer whoever asked).
+
+    ``result``: ``{"refused": why}`` when the request could not start (keys not in memory,
+    unknown workers); else for a replicate ``{"who_has": {key: holders}, "failed": {key:
+    why}}`` and for a rebalance ``{"moved": {key: [source, destination]}, "failed": {key: why}}``.
+    """
+
+    request: str
+    result: dict
 
 
 @dataclass(slots=True)

@@ -3,11 +3,12 @@
 ``handle`` runs each event's handler (``_HANDLERS``: one ``_ev_<event>`` method per event
 type), follows the recommendations it returns through the transition table
 (``transitions.py``), then, still inside the same event, progresses retirements
-(``retirement.py``), hands queued root tasks to free slots (``placement.py``), asks idle
-workers to steal (``stealing.py``) and, when asked to, validates every invariant
-(``validation.py``). Those rooms are mixins of the one class below, so each reads the
-same tables; none of them does I/O. A handler returns None instead of recommendations when
-nothing any of those passes reads has changed (a heartbeat's figures): the passes are skipped.
+(``retirement.py``) and replicate/rebalance requests (``replication.py``), hands queued
+root tasks to free slots (``placement.py``), asks idle workers to steal (``stealing.py``)
+and, when asked to, validates every invariant (``validation.py``). Those rooms are mixins
+of the one class below, so each reads the same tables; none of them does I/O. A handler
+returns None instead of recommendations when nothing any of those passes reads has changed
+(a heartbeat's figures): the passes are skipped.
 
 Data flow of one event::
 
@@ -15,10 +16,11 @@ Data flow of one event::
                                    ├─ _ev_<event>(event)          -> {key: finish}
                                    ├─ _transitions(recs)          (table; appends to _out)
                                    ├─ _progress_retirements()     (if any retiring)
+                                   ├─ _progress_replications()    (if any replicate/rebalance)
                                    ├─ _fill_slots()               (queued roots -> free threads)
                                    ├─ _steal()                    (if work stealing)
                                    └─ validate()                  (if validate_each)
-    server: <── [ToWorker | ToClient | WorkerRetired] -> messages
+    server: <── [ToWorker | ToClient | WorkerRetired | ReplicationDone] -> messages
 
 >>> s = SchedulerState()
 >>> _ = s.handle(AddWorker("tcp://w1", nthreads=1))
@@ -44,6 +46,7 @@ from .events import (
 )
 from .load import WorkerLoad
 from .placement import Placement
+from .replication import Replication
 from .retirement import Retiring
 from .stealing import WorkStealing
 from .transitions import Transitions, in_memory_msg
@@ -87,7 +90,7 @@ def _check_new_task(nt: NewTask) -> None:
         raise ValueError(f"update-graph: task {key!r:.100}: {problem}; nothing of this graph was added")
 
 
-class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Validation):
+class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Replication, Validation):
     """All scheduling decisions. Feed events to :meth:`handle`; send what it returns.
 
     Parameters are plain values (the server reads them from config):
@@ -128,6 +131,7 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Validation)
         self.transition_counter = 0
         self.retiring: dict[str, Retirement] = {}
         self.replicating: dict[str, str] = {}  # key -> worker asked to copy it (for a retirement)
+        self.replications: dict = {}  # request id -> ReplicaRequest: replicate/rebalance (replication.py)
         # Observers (pure callables, e.g. progress counting) called as hook(ts, start, finish).
         self.transition_hooks: list = []
         self.work_stealing = bool(work_stealing)
@@ -152,6 +156,8 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Validation)
             self._transitions(recs, ev.stimulus_id)
             if self.retiring:
                 self._progress_retirements(ev.stimulus_id)
+            if self.replications:
+                self._progress_replications(ev.stimulus_id)
             self._fill_slots(ev.stimulus_id)
             if self.work_stealing:
                 self._steal(ev.stimulus_id)
@@ -415,6 +421,8 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Validation)
     def _ev_missing_data(self, ev: MissingData) -> dict:
         ts = self.tasks.get(ev.key)
         errant = self.workers.get(ev.errant_worker)
+        if self.replications:
+            self._replica_fetch_failed(ev)
         if ts is None:
             return {}
         if errant is not None and errant in ts.who_has:
@@ -463,6 +471,7 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Validation)
         self.tasks.clear()
         self.functions.clear()  # every task is gone, and the workers restart with empty tables
         self.workers.clear()
+        self._end_replications("the cluster was restarted: its data is gone")  # (every key has no holder now)
         self.datasets.clear()
         for name in [c for c in self.clients if c.startswith("dataset:")]:
             del self.clients[name]
@@ -544,7 +553,7 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Validation)
         return self._ev_remove_client(RemoveClient(dataset_holder(ev.name), ev.stimulus_id))
 
     _HANDLERS = {
-        **WorkStealing.HANDLERS, **Retiring.HANDLERS,
+        **WorkStealing.HANDLERS, **Retiring.HANDLERS, **Replication.HANDLERS,
         PublishDataset: _ev_publish_dataset, UnpublishDataset: _ev_unpublish_dataset,
         TaskSeceded: _ev_task_seceded, TaskRejoined: _ev_task_rejoined, Restart: _ev_restart,
         UpdateGraph: _ev_update_graph, ClientDesiresKeys: _ev_client_desires,

@@ -118,12 +118,7 @@ class Retiring:
                 self._load.update(ws)
                 self._out.append(WorkerRetired(addr, "drained", moved, "", sid))
         for dest, tss in requests.items():
-            self._out.append(ToWorker(dest, {
-                "op": ops.ACQUIRE_REPLICAS, "stimulus_id": sid,
-                "who_has": {ts.key: sorted(w.address for w in ts.who_has) for ts in tss},
-                "nbytes": {ts.key: ts.nbytes for ts in tss},
-                "priority": {ts.key: list(ts.priority) for ts in tss},
-            }))
+            self._out.append(ToWorker(dest, acquire_replicas_msg(tss, sid)))
 
     def _destination_cost(self, ws: WorkerState, planned: dict) -> tuple:
         held = ws.nbytes + planned.get(ws.address, 0)
@@ -149,3 +144,18 @@ class Retiring:
         self._out.append(WorkerRetired(r.worker, "cannot-retire", self._moved(r), reason, sid))
 
     HANDLERS = {RetireWorkers: _ev_retire_workers}
+
+
+def acquire_replicas_msg(tss: list[TaskState], sid: str) -> dict:
+    """The ``acquire-replicas`` asking a worker to copy ``tss`` from their holders (retirement,
+    and replicate/rebalance in ``replication.py``); it answers ``add-keys`` once it has them.
+
+    >>> sorted(acquire_replicas_msg([], "s"))
+    ['nbytes', 'op', 'priority', 'stimulus_id', 'who_has']
+    """
+    return {
+        "op": ops.ACQUIRE_REPLICAS, "stimulus_id": sid,
+        "who_has": {ts.key: sorted(w.address for w in ts.who_has) for ts in tss},
+        "nbytes": {ts.key: ts.nbytes for ts in tss},
+        "priority": {ts.key: list(ts.priority) for ts in tss},
+    }

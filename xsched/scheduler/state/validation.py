@@ -158,6 +158,7 @@ class Validation:
                 _fail(self, key, f"is being copied to {dest}, which cannot keep it")
             if not self._needs_moving(ts):
                 _fail(self, key, f"is being copied to {dest} though a safe worker holds it")
+        self._validate_replications()
 
     def _validate_workers(self) -> None:
         functions = set(self.functions)
