@@ -1,4 +1,4 @@
-"""Lock, Semaphore, Queue, Variable and Event on a real cluster: tasks and the notebook
+"""Lock, MultiLock, Semaphore, Queue, Variable and Event on a real cluster: tasks and the notebook
 coordinating through the scheduler. The decisions themselves are tested without processes
 in tests/unit/test_coordination_state.py."""
 
@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from xsched import Client, Event, Lock, Queue, Semaphore, Variable, get_client, get_worker
+from xsched import Client, Event, Lock, MultiLock, Queue, Semaphore, Variable, get_client, get_worker
 
 from tests.support.helpers import pid_gone, wait_until
 
@@ -68,6 +68,31 @@ def inside_semaphore(i, path, sem):
 def take_and_keep(sem, lock):
     """Take a lease and the lock and return holding them (the worker's client keeps them)."""
     return sem.acquire(timeout=30), (lock.acquire(timeout=30) if lock is not None else None)
+
+
+def multilock_loop(tag, n, path, lock, go):
+    """Take ``lock`` ``n`` times once ``go`` is set, writing start/end lines inside."""
+    assert go.wait(timeout=60)
+    for i in range(n):
+        with lock:
+            _append(path, f"start {tag} {i}")
+            sum(range(50_000))  # some work inside: without the locks the other task would cut in
+            _append(path, f"end {tag} {i}")
+    return get_worker().address
+
+
+def wait_for_multilock(lock):
+    """Wait for ``lock`` (held by someone else when called); what it got, then let go."""
+    ok = lock.acquire(timeout=60)
+    held = lock.held
+    if ok:
+        lock.release()
+    return ok, held
+
+
+def take_and_keep_multilock(lock):
+    """Take the locks and return holding them (the worker's client keeps them)."""
+    return lock.acquire(timeout=30)
 
 
 def square(x):
@@ -135,6 +160,79 @@ def test_lock_timeouts_and_releasing_what_is_not_held(client):
     assert not b.locked() and a.acquire(blocking=False) is True
     a.release()
     assert "Lock" in repr(a) and name in repr(a)
+
+
+# ---------------------------------------------------------------------- MultiLock
+@pytest.mark.timeout(120)
+def test_multilocks_in_opposite_orders_on_two_workers_finish_without_overlap(client, tmp_path):
+    path = tmp_path / "log.txt"
+    a, b, n = unique("a"), unique("b"), 40
+    go = Event(unique("go"), client=client)
+    workers = sorted(client.scheduler_info()["workers"])
+    futures = [client.submit(multilock_loop, "ab", n, str(path), MultiLock([a, b], client=client), go,
+                             workers=[workers[0]], pure=False),
+               client.submit(multilock_loop, "ba", n, str(path), MultiLock([b, a], client=client), go,
+                             workers=[workers[1]], pure=False)]
+    wait_until(lambda: waiting_requests(client) == 2, timeout=60, msg="both tasks wait for the go")
+    go.set()
+    assert client.gather(futures) == workers  # both finished: no deadlock
+    lines = _lines(path)
+    assert len(lines) == 4 * n
+    for k in range(0, 4 * n, 2):
+        start, end = lines[k].split(), lines[k + 1].split()
+        assert start[0] == "start" and end == ["end", *start[1:]], f"overlap at line {k}: {lines[k:k + 4]}"
+    tags = [ln.split()[1] for ln in lines[::2]]
+    assert sorted(tags) == ["ab"] * n + ["ba"] * n
+    assert sum(x != y for x, y in zip(tags, tags[1:])) >= 2, f"the two tasks took turns: {tags}"
+    held = client.run_on_scheduler(lambda scheduler, names: [
+        scheduler.extensions["coordination"].state.lease_count("lock", name) for name in names], names=[a, b])
+    assert held == [0, 0]
+
+
+@pytest.mark.timeout(60)
+def test_multilock_shares_names_with_lock_times_out_and_names_what_is_not_held(client):
+    a, b = unique("a"), unique("b")
+    plain = Lock(a, client=client)
+    both = MultiLock([a, b], client=client)
+    assert plain.acquire(timeout=5)
+    assert both.acquire(timeout=0.2) is False and not both.locked()  # a is held by the Lock
+    assert both.acquire(blocking=False) is False
+    assert waiting_requests(client) == 0  # the timed-out request left the line
+    other = Lock(b, client=client)
+    assert other.acquire(blocking=False) is True  # b was never held by the MultiLock
+    plain.release()
+    with pytest.raises(ValueError, match=rf"MultiLock \['{a}', '{b}'\] is not held by this MultiLock object"):
+        both.release()
+    assert both.acquire(num_locks=1, timeout=5) is True and both.held == (a,)  # a is free, b is not
+    assert plain.acquire(blocking=False) is False  # a is the MultiLock's now
+    both.release()
+    other.release()
+    with both:
+        assert both.held == (a, b) and "held by this object" in repr(both)
+    assert not both.locked()
+
+
+@pytest.mark.timeout(120)
+def test_a_multilock_of_a_killed_worker_is_handed_on(own_cluster):
+    cluster = own_cluster(n_workers=2)
+    with Client(cluster, set_as_default=False) as c:
+        c.wait_for_workers(2, timeout=30)
+        victim, other = sorted(c.scheduler_info()["workers"])
+        a, b = unique("a"), unique("b")
+        assert c.submit(take_and_keep_multilock, MultiLock([a, b], client=c), workers=[victim],
+                        pure=False).result(timeout=30) is True
+        assert MultiLock([b, a], client=c).acquire(timeout=0.2) is False
+        waiter = c.submit(wait_for_multilock, MultiLock([b, a], client=c), workers=[other], pure=False)
+        wait_until(lambda: waiting_requests(c) == 1, timeout=60, msg="the other worker's task waits for the locks")
+        pid = c.run(os.getpid)[victim]
+        os.kill(pid, signal.SIGKILL)
+        # the scheduler sees the worker (and its client) go: the waiting task gets both names
+        assert waiter.result(timeout=60) == (True, (b, a))
+        lock = Lock(a, client=c)
+        assert lock.acquire(timeout=30) is True
+        lock.release()
+        wait_until(lambda: victim not in c.scheduler_info()["workers"], msg="the dead worker is removed")
+        assert pid_gone(pid)
 
 
 # ---------------------------------------------------------------------- Semaphore
@@ -280,6 +378,11 @@ def test_the_primitives_with_an_asynchronous_client(cluster):
             async with lock:
                 assert lock.locked()
                 assert await Lock(lock.name, client=c).acquire(timeout=0.1) is False
+                both = MultiLock([lock.name, unique("b")], client=c)
+                assert await both.acquire(timeout=0.1) is False  # (one name space with Lock)
+            async with both:
+                assert both.locked() and both.held == both.names
+            assert not both.locked()
             q = Queue(unique("aq"), client=c)
             await q.put(7)
             assert await q.qsize() == 1 and await q.get(timeout=5) == 7

@@ -464,3 +464,85 @@ def test_handles_pickle_by_name_and_hold_nothing_after():
     assert (sem.name, sem.max_leases, sem._leases) == ("s", 3, [])
     q = pickle.loads(pickle.dumps(Queue("q", client=c, maxsize=4)))
     assert (q.name, q.maxsize) == ("q", 4)
+
+
+# --------------------------------------------------------------------- MultiLock (its state: test_multilock_state.py)
+def test_multilocks_through_the_extension_share_names_with_locks():
+    async def main():
+        server, ext = served()
+        assert server.call("multi-lock-acquire", names=["a", "b"], lease="M1") == {
+            "acquired": True, "names": ["a", "b"]}
+        assert server.call("lock-acquire", peer=b"pb", name="b", lease="L2", timeout=0) == {"acquired": False}
+        waiting = asyncio.ensure_future(server.call("multi-lock-acquire", peer=b"pb", names=["b", "c"], lease="M3"))
+        timed = asyncio.ensure_future(server.call("multi-lock-acquire", peer=b"pb", names=["a"], lease="M4",
+                                                  timeout=0.01))
+        assert await asyncio.wait_for(timed, 5) == {"acquired": False}
+        await asyncio.sleep(0)
+        assert not waiting.done() and ext.state.lease_count("lock", "c") == 0  # nothing held while waiting
+        assert server.call("multi-lock-release", names=["a", "b"], lease="M1") == {"released": True}
+        assert await asyncio.wait_for(waiting, 5) == {"acquired": True, "names": ["b", "c"]}
+        got = server.call("multi-lock-release", names=["a", "b"], lease="M1")
+        assert got["released"] is False and "MultiLock ['a', 'b'] is not held" in got["error"]
+        assert server.call("multi-lock-acquire", names=["x", "y", "z"], lease="M5", num_locks=2, timeout=0) == {
+            "acquired": True, "names": ["x", "y"]}
+        refused = server.call("multi-lock-acquire", names=["p", "p"], lease="M6")["refused"]
+        assert "MultiLock ['p', 'p']" in refused and "twice" in refused
+        assert ext._waiting == {} and ext._timers == {}
+
+    asyncio.run(main())
+
+
+def test_a_multilock_held_by_a_task_on_a_worker_that_leaves_is_released():
+    server, ext = served()
+    assert server.call("multi-lock-acquire", names=["a", "b"], lease="M1", worker="tcp://w1:1")["acquired"]
+    ext.remove_worker("tcp://w1:1", "lost")
+    assert server.call("multi-lock-acquire", peer=b"pb", names=["b", "a"], lease="M2", timeout=0)["acquired"]
+
+
+def test_multilock_messages_with_bad_fields_are_refused():
+    for bad in ({"names": "ab", "lease": "L"}, {"names": ["a", 3], "lease": "L"}, {"names": ["a"]},
+                {"names": ["a"], "lease": "L", "num_locks": 0}, {"names": ["a"] * 1025, "lease": "L"},
+                {"names": ["a"], "lease": "L", "timeout": -1}):
+        with pytest.raises(BadMessage):
+            TO_SCHEDULER.check({"op": "multi-lock-acquire", **bad})
+    with pytest.raises(BadMessage):
+        TO_SCHEDULER.check({"op": "multi-lock-release", "names": ["a"], "lease": "L", "abandon": 1})
+
+
+def test_multilock_handles_check_their_names_when_built():
+    from xsched import MultiLock
+
+    c = FakeClient()
+    for names, error, words in (("ab", TypeError, r"names must be a list of lock names \(strings\), not str 'ab'"),
+                                (None, TypeError, "not NoneType"),
+                                (["a", 3], TypeError, "a lock name must be a string"),
+                                ([], ValueError, "from 1 to 1024 locks, not 0"),
+                                (["a", ""], ValueError, "non-empty"),
+                                (["a", "b", "a"], ValueError, r"\['a'\] are given twice"),
+                                ([str(i) for i in range(1025)], ValueError, "not 1025")):
+        with pytest.raises(error, match=words):
+            MultiLock(names, client=c)
+    lock = MultiLock(("b", "a"), client=c)
+    assert lock.names == ("b", "a") and repr(lock) == "<MultiLock ['b', 'a'] not held by this object>"
+    assert not lock.locked() and lock.held == ()
+    lock._lease, lock._held = "L", ("b",)
+    assert repr(lock) == "<MultiLock ['b', 'a'] held by this object: ['b']>"
+    copy = pickle.loads(pickle.dumps(lock))
+    assert (copy.names, copy._lease, copy._held, copy._client) == (("b", "a"), None, (), None)
+
+
+def test_multilock_calls_check_their_arguments_and_release_names_it():
+    from xsched import MultiLock
+
+    c = FakeClient()
+    lock = MultiLock(["a", "b"], client=c)
+    with pytest.raises(ValueError, match=r"MultiLock \['a', 'b'\] is not held by this MultiLock object"):
+        lock.release()
+    for bad in (0, 3, True, 1.5):
+        with pytest.raises(ValueError, match=r"num_locks must be an integer from 1 to 2"):
+            lock.acquire(num_locks=bad)
+    with pytest.raises(ValueError, match="a timeout makes no sense with blocking=False"):
+        lock.acquire(blocking=False, timeout=1)
+    lock._lease = "L"
+    with pytest.raises(RuntimeError, match="held by this object already"):
+        lock.acquire()

@@ -1,4 +1,4 @@
-"""Coordination primitives shared through the scheduler: Lock, Semaphore, Queue, Variable, Event.
+"""Coordination primitives shared through the scheduler: Lock, MultiLock, Semaphore, Queue, Variable, Event.
 
 Each is a small handle on a named object the scheduler keeps (its ``coordination``
 extension): every handle of the same name, in the notebook or in any task, is the same
@@ -19,7 +19,7 @@ gone), and futures in them are kept in memory until taken, replaced or deleted. 
 pickled here and never unpickled by the scheduler; a value must pickle to at most
 ``MAX_SHARED_VALUE`` (1 MiB): larger data belongs on the workers (``client.scatter``).
 
->>> from xsched import Lock, Semaphore, Queue, Variable, Event
+>>> from xsched import Lock, MultiLock, Semaphore, Queue, Variable, Event
 >>> Lock(name=3)
 Traceback (most recent call last):
 ...
@@ -37,14 +37,14 @@ from ..comm import RemoteError
 from ..errors import SchedulerLostError
 from ..protocol import ops
 from ..protocol.messages import frame_nbytes, split_objects
-from ..protocol.schemas import MAX_NAME, MAX_SHARED_VALUE
+from ..protocol.schemas import MAX_LOCK_NAMES, MAX_NAME, MAX_SHARED_VALUE
 from ..protocol.serialize import dumps, loads
 from ..units import format_bytes, parse_timedelta
 from .client import get_client
 from .dual import sync_or_async
 from .future import binding_to, collecting_keys
 
-__all__ = ["Lock", "Semaphore", "Queue", "Variable", "Event"]
+__all__ = ["Lock", "MultiLock", "Semaphore", "Queue", "Variable", "Event"]
 
 #: Seconds a blocking call waits for the scheduler's answer beyond its own timeout before
 #: giving up locally (the scheduler answers at the timeout; this covers a lost reply).
@@ -80,7 +80,7 @@ def _rebuild(cls, state: dict):
 class _Primitive:
     """What every handle has: a kind, a name, a client, and one way to ask the scheduler."""
 
-    _kind = ""  # lock, semaphore, queue, variable, event
+    _kind = ""  # lock, multilock, semaphore, queue, variable, event
 
     def __init__(self, name, client):
         what = type(self).__name__
@@ -146,8 +146,11 @@ class _Primitive:
             raise ValueError(f"{self._what()}: the scheduler refused the request: {e}") from None
         refused = reply.get("refused")
         if refused:
-            raise ValueError(refused if self.name in refused else f"{self._what()}: {refused}")
+            raise ValueError(refused if self._named_in(refused) else f"{self._what()}: {refused}")
         return reply, payload
+
+    def _named_in(self, text: str) -> bool:
+        return self.name in text
 
     def _pack(self, value) -> tuple[list, list]:
         """(frames, keys of the futures in it) of a value to store, refused when too large."""
@@ -193,7 +196,8 @@ class Lock(_Leased):
     ``Lock(name=None, client=None)``: the same name is the same lock everywhere (None makes
     a unique one; pass the object itself into tasks). Not re-entrant. A lock whose holder's
     client or worker leaves the cluster (closed, crashed, killed) is released by the
-    scheduler, so a dead task never keeps it.
+    scheduler, so a dead task never keeps it. A ``MultiLock`` over the same name is the
+    same lock: each excludes the other.
 
     >>> from xsched import Client, Lock
     >>> client = Client()                                     # doctest: +SKIP
@@ -237,7 +241,8 @@ class Lock(_Leased):
     async def _take(self, wait, where) -> bool:
         lease = uuid.uuid4().hex
         header = {"op": ops.LOCK_ACQUIRE, "name": self.name, "lease": lease, "timeout": wait, **where}
-        granted = await _acquire_lease(self, header, ops.LOCK_RELEASE, wait)
+        reply = await _acquire_lease(self, header, {"op": ops.LOCK_RELEASE, "name": self.name}, wait)
+        granted = bool(reply.get("acquired"))
         if granted:
             self._lease = lease
         return granted
@@ -291,19 +296,193 @@ def _acquire_wait(obj, blocking, timeout) -> float | None:
     return wait
 
 
-async def _acquire_lease(obj, header: dict, release_op: str, wait) -> bool:
-    """Ask for a lease; if this call gives up (local deadline, cancellation) release it unseen."""
+async def _acquire_lease(obj, header: dict, release: dict, wait) -> dict:
+    """Ask for a lease: the reply (``acquired``). If this call gives up (local deadline,
+    cancellation) it sends ``release`` (the op and what names the lock) for that lease unseen."""
     try:
         reply, _ = await obj._ask(header, wait=wait, waits=True)
     except (TimeoutError, asyncio.CancelledError):
         conn = obj.client._conn
         if conn is not None and not conn.closed:  # (a grant on its way must not be kept by nobody)
             try:
-                conn.send({"op": release_op, "name": obj.name, "lease": header["lease"], "abandon": True})
+                conn.send({**release, "lease": header["lease"], "abandon": True})
             except Exception:  # noqa: BLE001 - the connection is going: the scheduler then releases it anyway
                 pass
         raise
-    return bool(reply.get("acquired"))
+    return reply
+
+
+# ----------------------------------------------------------------------------- MultiLock
+class MultiLock(_Leased):
+    """Several named locks taken at once, all or nothing, by every client and task of the cluster.
+
+    ``MultiLock(names, client=None)``: ``with MultiLock(["a", "b"]):`` holds the locks ``a``
+    and ``b`` for the block. The scheduler grants them in one step: a MultiLock never holds
+    some of its names while it waits for the others, so tasks taking ``["a", "b"]`` and
+    ``["b", "a"]`` cannot deadlock each other, as two nested Locks taken in opposite orders
+    can. Not re-entrant; what a client or worker that leaves the cluster held is released.
+
+    **One name space with Lock.** ``Lock("a")`` and a MultiLock over ``"a"`` are the same
+    lock and exclude each other (a Lock is a MultiLock of one name). dask.distributed keeps
+    its MultiLocks apart from its Locks, so there a ``Lock("a")`` does not stop a
+    ``MultiLock(["a"])``; here a name is one resource however it is locked, so code that
+    guards a file with ``Lock(path)`` and code that needs it with another resource,
+    ``MultiLock([path, other])``, exclude each other as they must.
+
+    **Who goes first.** Each name has a line of the requests that want it, in order of
+    arrival. A request is granted when enough of its names are free and it is first in
+    their lines: for every name, requests are served in the order they asked (a free name
+    waits for the first in line, so a MultiLock is not starved by a stream of Locks on one
+    of its names), while requests for other names pass by. The one exception: a client
+    that the first in line is itself waiting for may take a free name ahead of it (a task
+    holding ``a`` takes ``b`` inside while a MultiLock over both waits for that ``a``:
+    holding ``b`` back would deadlock both). What the scheduler cannot see it cannot let
+    pass: a task holding a lock that waits for *another* task which needs a name a waiting
+    MultiLock asked for first waits for ever; take such locks together in one MultiLock.
+
+    >>> from xsched import MultiLock
+    >>> def transfer(amount, lock):
+    ...     with lock:                                         # both accounts, or neither
+    ...         return amount
+    >>> one, other = MultiLock(["acct-1", "acct-2"]), MultiLock(["acct-2", "acct-1"])   # doctest: +SKIP
+    >>> client.gather([client.submit(transfer, 5, one), client.submit(transfer, 7, other)])   # doctest: +SKIP
+    [5, 7]
+    >>> MultiLock("ab")
+    Traceback (most recent call last):
+    ...
+    TypeError: MultiLock: names must be a list of lock names (strings), not str 'ab'
+    """
+
+    _kind = "multilock"
+    _PICKLED = ("names",)
+
+    def __init__(self, names, client=None):
+        if isinstance(names, (str, bytes, dict)) or not hasattr(names, "__iter__"):
+            raise TypeError(f"MultiLock: names must be a list of lock names (strings), not "
+                            f"{type(names).__name__} {names!r}")
+        names = tuple(names)
+        for name in names:
+            if not isinstance(name, str):
+                raise TypeError(f"MultiLock {list(names)!r}: a lock name must be a string, not "
+                                f"{type(name).__name__} {name!r}")
+            if not name or len(name) > MAX_NAME:
+                raise ValueError(f"MultiLock: a lock name must be a non-empty string of at most {MAX_NAME} "
+                                 f"characters, not one of {len(name)}")
+        if not 1 <= len(names) <= MAX_LOCK_NAMES:
+            raise ValueError(f"MultiLock: names must name from 1 to {MAX_LOCK_NAMES} locks, not {len(names)}")
+        seen: set = set()
+        twice = sorted({n for n in names if n in seen or seen.add(n)})
+        if twice:
+            raise ValueError(f"MultiLock {list(names)!r}: the names {twice} are given twice; name each lock once")
+        self.names = names
+        self._client = client if client is not None else get_client()
+        self._local()
+
+    def _local(self) -> None:
+        self._lease: str | None = None
+        self._held: tuple = ()
+
+    def __repr__(self) -> str:
+        if self._lease is None:
+            return f"<MultiLock {list(self.names)!r} not held by this object>"
+        if len(self._held) == len(self.names):
+            return f"<MultiLock {list(self.names)!r} held by this object>"
+        return f"<MultiLock {list(self.names)!r} held by this object: {list(self._held)!r}>"
+
+    def _what(self) -> str:
+        return f"MultiLock {list(self.names)!r}"
+
+    def _named_in(self, text: str) -> bool:
+        return self._what() in text
+
+    @sync_or_async
+    def acquire(self, blocking: bool = True, timeout=None, num_locks: int | None = None):
+        """Take the locks: True once held, all of them (or ``num_locks`` of them); False when
+        they are not free in time. Nothing is held after False.
+
+        ``blocking=False`` does not wait at all; ``timeout`` (seconds, or a duration such as
+        ``"200ms"``) waits at most that long. ``num_locks=n`` is granted as soon as ``n`` of
+        the names are free and takes those ``n`` (``held`` says which): a pool of
+        interchangeable resources.
+
+        >>> lock = MultiLock(["a", "b"])              # doctest: +SKIP
+        >>> lock.acquire(timeout=5)                   # doctest: +SKIP
+        True
+        >>> lock.release()                            # doctest: +SKIP
+        >>> gpus = MultiLock(["gpu-0", "gpu-1"])      # doctest: +SKIP
+        >>> gpus.acquire(num_locks=1), gpus.held      # doctest: +SKIP
+        (True, ('gpu-0',))
+        """
+        wait = _acquire_wait(self, blocking, timeout)
+        if num_locks is not None and (not isinstance(num_locks, int) or isinstance(num_locks, bool)
+                                      or not 1 <= num_locks <= len(self.names)):
+            raise ValueError(f"{self._what()}: num_locks must be an integer from 1 to {len(self.names)} (the "
+                             f"number of names), or None for all of them, not {num_locks!r}")
+        if self._lease is not None:
+            raise RuntimeError(f"{self._what()} is held by this object already: release() it first (a MultiLock "
+                               "is not re-entrant)")
+        return self._take(wait, _here(), num_locks)
+
+    async def _take(self, wait, where, num_locks=None) -> bool:
+        lease = uuid.uuid4().hex
+        header = {"op": ops.MULTI_LOCK_ACQUIRE, "names": list(self.names), "lease": lease, "timeout": wait, **where}
+        if num_locks is not None:
+            header["num_locks"] = num_locks
+        reply = await _acquire_lease(self, header, {"op": ops.MULTI_LOCK_RELEASE, "names": list(self.names)}, wait)
+        if not reply.get("acquired"):
+            return False
+        self._lease, self._held = lease, tuple(reply.get("names") or self.names)
+        return True
+
+    @sync_or_async
+    def release(self) -> None:
+        """Let every lock this object holds go. Raises ValueError if it holds none.
+
+        >>> lock = MultiLock(["a", "b"]); lock.acquire()   # doctest: +SKIP
+        True
+        >>> lock.release()                                 # doctest: +SKIP
+        >>> lock.release()                                 # doctest: +SKIP
+        Traceback (most recent call last):
+        ...
+        ValueError: MultiLock ['a', 'b'] is not held by this MultiLock object: ...
+        """
+        lease, held = self._lease, self._held
+        self._lease, self._held = None, ()
+        if lease is None:
+            raise ValueError(f"{self._what()} is not held by this MultiLock object: release() only after a "
+                             "successful acquire() on the same object")
+        return self._give_back(lease, held)
+
+    async def _give_back(self, lease: str, held: tuple) -> None:
+        reply, _ = await self._ask({"op": ops.MULTI_LOCK_RELEASE, "names": list(held), "lease": lease})
+        if not reply.get("released"):
+            raise ValueError(reply.get("error") or f"{self._what()} is not held under this lease")
+
+    def locked(self) -> bool:
+        """Whether this object holds its locks (as far as it knows).
+
+        >>> MultiLock(["a", "b"]).locked()   # doctest: +SKIP
+        False
+        """
+        return self._lease is not None
+
+    @property
+    def held(self) -> tuple:
+        """The names this object holds now: all of ``names`` after ``acquire()``, the
+        ``num_locks`` granted after ``acquire(num_locks=n)``, none before.
+
+        >>> lock = MultiLock(["a", "b", "c"])              # doctest: +SKIP
+        >>> lock.acquire(num_locks=2), lock.held           # doctest: +SKIP
+        (True, ('a', 'b'))
+        """
+        return self._held
+
+    async def __aexit__(self, *exc):
+        lease, held = self._lease, self._held
+        self._lease, self._held = None, ()
+        if lease is None:
+            raise ValueError(f"{self._what()} is not held by this MultiLock object")
+        await self._give_back(lease, held)
 
 
 # ----------------------------------------------------------------------------- Semaphore
@@ -356,7 +535,8 @@ class Semaphore(_Leased):
         lease = uuid.uuid4().hex
         header = {"op": ops.SEMAPHORE_ACQUIRE, "name": self.name, "lease": lease, "max_leases": self.max_leases,
                   "timeout": wait, **where}
-        granted = await _acquire_lease(self, header, ops.SEMAPHORE_RELEASE, wait)
+        reply = await _acquire_lease(self, header, {"op": ops.SEMAPHORE_RELEASE, "name": self.name}, wait)
+        granted = bool(reply.get("acquired"))
         if granted:
             self._leases.append(lease)
         return granted

@@ -1,4 +1,4 @@
-"""Locks, semaphores, queues, variables and events shared by clients and tasks.
+"""Locks, multi-locks, semaphores, queues, variables and events shared by clients and tasks.
 
 The ``coordination`` scheduler extension (see ``base.py`` for the protocol). Its decisions
 are those of ``CoordinationState`` (``coordination_state.py``, pure); this module only
@@ -8,6 +8,7 @@ Data flow::
 
     client or task --lock-acquire {name, lease, timeout, worker}-->  _op_lock_acquire
         Acquire(..., wid) -> CoordinationState.handle
+        (--multi-lock-acquire {names, lease, num_locks, timeout, worker}--> MultiLockAcquire)
             Reply(wid) for this request   -> answered now (the handler's return value)
             none yet: it waits in line    -> the handler returns a coroutine awaiting the
                                              request's future; call_later(timeout) -> Expire(wid)
@@ -40,8 +41,9 @@ from ...protocol.serialize import frame_bytes
 from ..state import ClientDesiresKeys, RemoveClient
 from .base import SchedulerExtension
 from .coordination_state import (
-    Acquire, ClientGone, CoordinationState, Drop, EventClear, EventSet, EventWait, Expire, Hold, Item, Owner,
-    QueueGet, QueuePut, Release, Reply, Unhold, VariableDelete, VariableGet, VariableSet, WorkerGone,
+    Acquire, ClientGone, CoordinationState, Drop, EventClear, EventSet, EventWait, Expire, Hold, Item,
+    MultiLockAcquire, MultiLockRelease, Owner, QueueGet, QueuePut, Release, Reply, Unhold, VariableDelete,
+    VariableGet, VariableSet, WorkerGone,
 )
 
 __all__ = ["CoordinationExtension"]
@@ -53,7 +55,7 @@ _LONGEST_WAIT = float(2**31)
 
 
 class CoordinationExtension(SchedulerExtension):
-    """Serves the ops of Lock, Semaphore, Queue, Variable and Event (``xsched.client.coordination``)."""
+    """Serves the ops of Lock, MultiLock, Semaphore, Queue, Variable and Event (``xsched.client.coordination``)."""
 
     name = "coordination"
 
@@ -173,6 +175,15 @@ class CoordinationExtension(SchedulerExtension):
     def _op_lock_release(self, peer, h, payload):
         return self._release("lock", peer, h)
 
+    def _op_multi_lock_acquire(self, peer, h, payload):
+        blocking, timeout = self._timeout(h)
+        return self._request(MultiLockAcquire(tuple(h["names"]), h["lease"], self._owner(peer, h), next(self._wids),
+                                              h.get("num_locks"), blocking), timeout)
+
+    def _op_multi_lock_release(self, peer, h, payload):
+        return self._now(MultiLockRelease(tuple(h["names"]), h["lease"], self._owner(peer, h), next(self._wids),
+                                          bool(h.get("abandon"))))
+
     def _op_semaphore_acquire(self, peer, h, payload):
         return self._acquire("semaphore", peer, h, h["max_leases"])
 
@@ -238,6 +249,7 @@ class CoordinationExtension(SchedulerExtension):
 
     OPS = {
         ops.LOCK_ACQUIRE: _op_lock_acquire, ops.LOCK_RELEASE: _op_lock_release,
+        ops.MULTI_LOCK_ACQUIRE: _op_multi_lock_acquire, ops.MULTI_LOCK_RELEASE: _op_multi_lock_release,
         ops.SEMAPHORE_ACQUIRE: _op_semaphore_acquire, ops.SEMAPHORE_RELEASE: _op_semaphore_release,
         ops.SEMAPHORE_VALUE: _op_semaphore_value,
         ops.QUEUE_PUT: _op_queue_put, ops.QUEUE_GET: _op_queue_get, ops.QUEUE_SIZE: _op_queue_size,

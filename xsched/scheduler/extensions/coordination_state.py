@@ -1,4 +1,4 @@
-"""The decisions of the ``coordination`` extension: locks, semaphores, queues, variables, events.
+"""The decisions of the ``coordination`` extension: locks, multi-locks, semaphores, queues, variables, events.
 
 Pure: plain data, one mutator ``CoordinationState.handle(*events) -> instructions``, no
 sockets, no asyncio, no clocks, no pickling (values are frames it never opens). The
@@ -7,8 +7,8 @@ extension (``coordination.py``) turns requests into events and carries out what 
 Data flow::
 
     request (with a waiter id ``wid`` the extension chose)
-        -> Acquire / Release / QueuePut / QueueGet / VariableSet / VariableGet /
-           VariableDelete / EventSet / EventClear / EventWait
+        -> Acquire / Release / MultiLockAcquire / MultiLockRelease / QueuePut / QueueGet /
+           VariableSet / VariableGet / VariableDelete / EventSet / EventClear / EventWait
     the waiting request's timeout passed      -> Expire(wid)
     a client left / a worker left             -> ClientGone(client) / WorkerGone(worker)
         |
@@ -29,6 +29,26 @@ under a pseudo-client of its own (``coordination:queue:NAME:SEQ``), so its data 
 the value is stored and outlives the client that put it; taking it hands the keys to the
 taker before the value lets go.
 
+Locks and MultiLocks share one name space: a ``Lock("a")`` is a MultiLock of the one name
+``a``, so the two exclude each other. Each name has at most one holder and a line of the
+requests that want it, in order of arrival; a MultiLock request stands in the line of each of
+its names and holds nothing while it waits. The rule, applied whenever anything changes:
+
+    a request is granted, whole and at once, when at least ``need`` of its names (all of them
+    unless ``num_locks`` says fewer) are *available to it*: free, and either it is first in
+    that name's line, or the first in that line waits (through the names it wants, their
+    holders and what those holders wait for) for the requester's client. It takes ``need`` of
+    them, the first in the order it gave. Requests that can be granted are granted in order of
+    arrival.
+
+So nothing is ever held in part: two MultiLocks taking [a, b] and [b, a] cannot deadlock.
+For each name, requests are served in the order they arrived (a free name is kept for the
+first in line rather than handed to a later request, so a MultiLock is not starved by a
+stream of single locks), and requests for other names pass by. The one exception lets
+through a client that the first in line is itself waiting for -- a task holding ``a`` that
+takes ``b`` inside it while a MultiLock([a, b]) waits for its ``a``: keeping ``b`` for the
+MultiLock would deadlock both. A waiting request is passed only by clients it waits for.
+
 >>> s = CoordinationState()
 >>> a, b = Owner("c1"), Owner("c2", worker="tcp://w:1")
 >>> s.handle(Acquire("lock", "x", "L1", a, wid=1))
@@ -48,9 +68,9 @@ from dataclasses import dataclass, field
 from typing import Union
 
 __all__ = [
-    "CoordinationState", "Owner", "Item", "Acquire", "Release", "QueuePut", "QueueGet", "VariableSet",
-    "VariableGet", "VariableDelete", "EventSet", "EventClear", "EventWait", "Expire", "ClientGone",
-    "WorkerGone", "Reply", "Drop", "Hold", "Unhold", "KINDS",
+    "CoordinationState", "Owner", "Item", "Acquire", "Release", "MultiLockAcquire", "MultiLockRelease",
+    "QueuePut", "QueueGet", "VariableSet", "VariableGet", "VariableDelete", "EventSet", "EventClear", "EventWait",
+    "Expire", "ClientGone", "WorkerGone", "Reply", "Drop", "Hold", "Unhold", "KINDS",
 ]
 
 #: what the lease kinds are called in messages to users
@@ -81,18 +101,26 @@ class Item:
 
 @dataclass(slots=True)
 class Waiter:
-    """A request waiting its turn; ``lease`` for acquires, ``n`` for queue gets, ``item`` for puts."""
+    """A request waiting its turn; ``lease`` for acquires, ``n`` for queue gets, ``item`` for puts.
+
+    A lock request (a Lock's or a MultiLock's) has its ``names``, the ``need`` of them it
+    takes, ``multi`` (a MultiLock's: its reply names what it took) and its ``seq`` of arrival."""
 
     wid: int
     owner: Owner
     lease: str = ""
     n: int = 1
     item: Item | None = None
+    names: tuple = ()
+    need: int = 0
+    multi: bool = False
+    seq: int = 0
 
 
 @dataclass(slots=True)
 class Leases:
-    """A lock (max_leases 1) or a semaphore: lease id -> owner, and the acquires waiting."""
+    """A lock name (max_leases 1) or a semaphore: lease id -> owner, and the acquires waiting
+    (for a lock name: every lock request that wants it, MultiLocks included, in arrival order)."""
 
     max_leases: int
     holders: dict = field(default_factory=dict)
@@ -128,6 +156,30 @@ class Release:
 
     kind: str
     name: str
+    lease: str
+    owner: Owner
+    wid: int
+    abandon: bool = False
+
+
+@dataclass(slots=True)
+class MultiLockAcquire:
+    """``owner`` asks for the locks ``names`` at once under one lease: all of them, or
+    ``num_locks`` of them; not blocking: answer at once."""
+
+    names: tuple
+    lease: str
+    owner: Owner
+    wid: int
+    num_locks: int | None = None
+    blocking: bool = True
+
+
+@dataclass(slots=True)
+class MultiLockRelease:
+    """Give back the names of ``names`` held under ``lease``; ``abandon`` as for Release."""
+
+    names: tuple
     lease: str
     owner: Owner
     wid: int
@@ -254,9 +306,12 @@ _EXPIRED = {"lock": {"acquired": False}, "semaphore": {"acquired": False}, "gett
 class CoordinationState:
     """Every lock, semaphore, queue, variable and event of one scheduler, as plain data.
 
-    ``leases[(kind, name)]``, ``queues[name]``, ``variables[name]`` (an Item),
-    ``variable_waiters[name]``, ``events[name]`` (names of set events only),
-    ``event_waiters[name]``, and ``waiting`` (wid -> (where, key, waiter)) for every request in line.
+    ``leases[(kind, name)]`` (kind "lock" for Locks and MultiLocks alike, or "semaphore"),
+    ``queues[name]``, ``variables[name]`` (an Item), ``variable_waiters[name]``,
+    ``events[name]`` (names of set events only), ``event_waiters[name]``, and ``waiting``
+    (wid -> (where, key, waiter)) for every request in line; a lock request is filed as
+    ("lock", its names, waiter). ``stalled``: the lock names free while requests wait in
+    their line (only MultiLocks leave a name so: its first in line waits for another name).
     Entries with nothing in them are dropped, so the tables hold only what is in use.
     """
 
@@ -268,7 +323,10 @@ class CoordinationState:
         self.events: set[str] = set()
         self.event_waiters: dict[str, deque] = {}
         self.waiting: dict[int, tuple[str, object, Waiter]] = {}  # wid -> (where, key, waiter)
+        self.stalled: set[str] = set()
+        self._lock_waiters: dict[str, dict[int, Waiter]] = {}  # client -> wid -> its waiting lock requests
         self._seq = 0
+        self._arrivals = 0  # the seq of the last lock request that joined the lines
         self._out: list = []
 
     def __repr__(self) -> str:
@@ -302,11 +360,40 @@ class CoordinationState:
     def validate(self) -> None:
         """Check every invariant (tests call it after every event); AssertionError names the first broken."""
         lines = []
+        lock_waiters: dict[int, Waiter] = {}
+        lease_owner: dict[str, Owner] = {}
         for key, res in self.leases.items():
             assert res.holders or res.waiters, f"{key}: an idle lock or semaphore is kept"
             assert len(res.holders) <= res.max_leases, f"{key}: {len(res.holders)} holders > {res.max_leases}"
-            assert not res.waiters or len(res.holders) == res.max_leases, f"{key}: a lease is free while some wait"
-            lines.append((key[0], key, res.waiters))
+            if key[0] != "lock":
+                assert not res.waiters or len(res.holders) == res.max_leases, f"{key}: a lease is free while some wait"
+                lines.append((key[0], key, res.waiters))
+                continue
+            name = key[1]
+            assert res.max_leases == 1, f"{key}: a lock with max_leases {res.max_leases}"
+            assert (not res.holders and bool(res.waiters)) == (name in self.stalled), (
+                f"{key}: stalled is {name in self.stalled} with {len(res.holders)} holders, {len(res.waiters)} waiting")
+            seqs = [w.seq for w in res.waiters]
+            assert seqs == sorted(set(seqs)), f"{key}: its line is out of the order of arrival: {seqs}"
+            for lease, owner in res.holders.items():  # one lease (a MultiLock's) may hold several names
+                assert lease_owner.setdefault(lease, owner) == owner, f"lease {lease!r} held by two owners"
+            for w in res.waiters:
+                assert name in w.names, f"{key}: request {w.wid} in its line does not want it"
+                lock_waiters[w.wid] = w
+        assert self.stalled <= {k[1] for k in self.leases if k[0] == "lock"}, "a stalled lock name is not kept"
+        by_client = {c: dict(ws) for c, ws in self._lock_waiters.items()}
+        assert all(by_client.values()), "an empty entry in the index of lock requests by client"
+        assert {w.wid for ws in by_client.values() for w in ws.values()} == set(lock_waiters), (
+            "the index of lock requests by client is not the lock requests in line")
+        closures: dict = {}
+        for w in lock_waiters.values():
+            assert self.waiting.get(w.wid) == ("lock", w.names, w), f"lock request {w.wid} not indexed"
+            assert by_client[w.owner.client].get(w.wid) is w, f"lock request {w.wid} not indexed by its client"
+            assert len(set(w.names)) == len(w.names) and 1 <= w.need <= len(w.names), f"lock request {w}"
+            assert all(any(v is w for v in self.leases[("lock", n)].waiters) for n in w.names), (
+                f"lock request {w.wid} is missing from the line of one of its names {w.names}")
+            free = self._available(w, closures)
+            assert len(free) < w.need, f"lock request {w.wid} waits while {free} are available to it"
         for name, q in self.queues.items():
             assert q.items or q.getters or q.putters, f"queue {name!r}: an idle queue is kept"
             assert not q.maxsize or len(q.items) <= q.maxsize, f"queue {name!r} holds more than its maxsize"
@@ -320,7 +407,7 @@ class CoordinationState:
         for name, line in self.event_waiters.items():
             assert line and name not in self.events, f"event {name!r}: waiters kept while set, or none"
             lines.append(("event", name, line))
-        seen = 0
+        seen = len(lock_waiters)
         for where, key, line in lines:
             for w in line:
                 seen += 1
@@ -349,6 +436,9 @@ class CoordinationState:
 
     # ------------------------------------------------------------------ locks and semaphores
     def _acquire(self, ev: Acquire) -> None:
+        if ev.kind == "lock":
+            self._lock_acquire((ev.name,), ev.lease, ev.owner, ev.wid, 1, ev.blocking, multi=False)
+            return
         key = (ev.kind, ev.name)
         res = self.leases.get(key)
         what = f"{KINDS.get(ev.kind, ev.kind)} {ev.name!r}"
@@ -372,6 +462,9 @@ class CoordinationState:
             self._wait(ev.kind, key, res.waiters, Waiter(ev.wid, ev.owner, lease=ev.lease))
 
     def _release(self, ev: Release) -> None:
+        if ev.kind == "lock":
+            self._lock_release((ev.name,), ev.lease, ev.owner, ev.wid, ev.abandon, f"Lock {ev.name!r}")
+            return
         key = (ev.kind, ev.name)
         res = self.leases.get(key)
         owner = res.holders.get(ev.lease) if res is not None else None
@@ -394,7 +487,7 @@ class CoordinationState:
             "left the cluster (the scheduler then releases what they held)")})
 
     def _grant(self, key: tuple) -> None:
-        """Give free leases to the acquires in line, in order; forget an idle lock or semaphore."""
+        """Give free leases to the acquires in line, in order; forget an idle semaphore."""
         res = self.leases.get(key)
         if res is None:
             return
@@ -405,6 +498,185 @@ class CoordinationState:
             self._reply(w.wid, {"acquired": True})
         if not res.holders and not res.waiters:
             del self.leases[key]
+
+    # ------------------------------------------------------------------ locks and multi-locks (one name space)
+    def _multi_lock_acquire(self, ev: MultiLockAcquire) -> None:
+        names = tuple(ev.names)
+        need = len(names) if ev.num_locks is None else ev.num_locks
+        self._lock_acquire(names, ev.lease, ev.owner, ev.wid, need, ev.blocking, multi=True)
+
+    def _multi_lock_release(self, ev: MultiLockRelease) -> None:
+        self._lock_release(tuple(ev.names), ev.lease, ev.owner, ev.wid, ev.abandon, _multi_what(ev.names))
+
+    def _lock_acquire(self, names: tuple, lease: str, owner: Owner, wid: int, need: int, blocking: bool,
+                      multi: bool) -> None:
+        what = _multi_what(names) if multi else f"Lock {names[0]!r}"
+        seen: set = set()
+        twice = sorted({n for n in names if n in seen or seen.add(n)})
+        if not names or twice:
+            self._reply(wid, {"refused": f"{what}: " + (f"the names {twice} are given twice" if twice else
+                                                         "a MultiLock needs at least one name")})
+            return
+        if not 1 <= need <= len(names):
+            self._reply(wid, {"refused": f"{what}: num_locks must be between 1 and {len(names)} (the number of "
+                                         f"names), not {need}"})
+            return
+        for name in names:
+            res = self.leases.get(("lock", name))
+            if res is not None and (lease in res.holders or any(w.lease == lease for w in res.waiters)):
+                self._reply(wid, {"refused": f"{what}: the lease {lease!r} is taken already (a new lease id is "
+                                             "needed for each acquire)"})
+                return
+        w = Waiter(wid, owner, lease=lease, names=names, need=need, multi=multi)
+        free = self._available(w, {})
+        if len(free) >= need:
+            self._take_locks(w, free[:need])
+            self._grant_locks(())  # (its client now holds more: later requests may pass those it blocks)
+        elif not blocking:
+            self._reply(wid, {"acquired": False})
+        else:
+            self._arrivals += 1
+            w.seq = self._arrivals
+            for name in names:
+                res = self.leases.get(("lock", name))
+                if res is None:
+                    res = self.leases[("lock", name)] = Leases(1)
+                res.waiters.append(w)
+            self.waiting[wid] = ("lock", names, w)
+            self._lock_waiters.setdefault(owner.client, {})[wid] = w
+            self._grant_locks(names)  # (others may now pass a request that waits for this one's client)
+
+    def _lock_release(self, names: tuple, lease: str, owner: Owner, wid: int, abandon: bool, what: str) -> None:
+        held = []
+        for name in names:
+            res = self.leases.get(("lock", name))
+            holder = res.holders.get(lease) if res is not None else None
+            if holder is not None and holder.client == owner.client:
+                del res.holders[lease]
+                held.append(name)
+        if held:
+            self._reply(wid, {"released": True})
+            self._grant_locks(held)
+            return
+        if abandon:
+            mine = {}
+            for name in names:
+                res = self.leases.get(("lock", name))
+                for w in res.waiters if res is not None else ():
+                    if w.lease == lease and w.owner.client == owner.client:
+                        mine[w.wid] = w
+            for w in mine.values():
+                self._remove_waiter(w.wid)
+                self._reply(w.wid, {"acquired": False})
+            self._grant_locks(names)
+            self._reply(wid, {"released": False})
+            return
+        self._reply(wid, {"released": False, "error": (
+            f"{what} is not held under this lease: it was released already, or its holder's client or worker "
+            "left the cluster (the scheduler then releases what they held)")})
+
+    def _take_locks(self, w: Waiter, names: list) -> None:
+        for name in names:
+            res = self.leases.get(("lock", name))
+            if res is None:
+                res = self.leases[("lock", name)] = Leases(1)
+            res.holders[w.lease] = w.owner
+        self._reply(w.wid, {"acquired": True, "names": list(names)} if w.multi else {"acquired": True})
+
+    def _available(self, w: Waiter, closures: dict) -> list:
+        """The names of ``w`` available to it now, in its order: free, and either ``w`` is first
+        in their line or the first there waits for ``w``'s client (``closures``: wid -> the
+        clients a request waits for, memoised while nothing changes)."""
+        out = []
+        for name in w.names:
+            res = self.leases.get(("lock", name))
+            if res is None:
+                out.append(name)
+            elif not res.holders:
+                first = res.waiters[0] if res.waiters else None
+                if first is None or first is w:
+                    out.append(name)
+                elif w.owner.client in self._waits_for_memo(first, closures):
+                    out.append(name)
+        return out
+
+    def _waits_for_memo(self, w: Waiter, closures: dict) -> set:
+        found = closures.get(w.wid)
+        if found is None:
+            found = closures[w.wid] = self._waits_for(w)
+        return found
+
+    def _waits_for(self, start: Waiter) -> set:
+        """The clients the lock request ``start`` waits for: the holders of the names it wants,
+        what the requests ahead of it in their lines wait for, and what those holders' own
+        waiting lock requests wait for, transitively (more than it strictly waits for: a
+        client found here only ever gets to pass it)."""
+        clients: set = set()
+        seen = {start.wid}
+        todo = [start]
+        while todo:
+            r = todo.pop()
+            for name in r.names:
+                res = self.leases.get(("lock", name))
+                if res is None:
+                    continue
+                for holder in res.holders.values():
+                    if holder.client not in clients:
+                        clients.add(holder.client)
+                        for v in self._lock_waiters.get(holder.client, {}).values():
+                            if v.wid not in seen:
+                                seen.add(v.wid)
+                                todo.append(v)
+                for v in res.waiters:
+                    if v is r:
+                        break
+                    if v.wid not in seen:
+                        seen.add(v.wid)
+                        todo.append(v)
+        return clients
+
+    def _grant_locks(self, names) -> None:
+        """Grant every lock request that can be, earliest first, until none can; then file the
+        lock names looked at as stalled or not, and forget the idle ones. ``names``: lock
+        names whose holders or lines changed (the stalled ones are always looked at, since
+        any grant or new request may let someone pass there)."""
+        look = set(names) | self.stalled
+        while True:
+            closures: dict = {}
+            best = best_free = None
+            for name in look:
+                res = self.leases.get(("lock", name))
+                if res is None or res.holders or not res.waiters:
+                    continue
+                # who may take this free name: the first in its line, or a request of a client
+                # that one waits for (a request granted through another name is found there)
+                first = res.waiters[0]
+                candidates = [first]
+                if len(self._available(first, closures)) < first.need:
+                    candidates = [v for client in self._waits_for_memo(first, closures)
+                                  for v in self._lock_waiters.get(client, {}).values() if name in v.names]
+                for w in candidates:
+                    if best is not None and w.seq >= best.seq:
+                        continue
+                    free = self._available(w, closures)
+                    if len(free) >= w.need:
+                        best, best_free = w, free
+            if best is None:
+                break
+            self._remove_waiter(best.wid)
+            self._take_locks(best, best_free[:best.need])
+            look |= set(best.names) | self.stalled
+        for name in look:
+            res = self.leases.get(("lock", name))
+            if res is None:
+                self.stalled.discard(name)
+            elif not res.holders and not res.waiters:
+                del self.leases[("lock", name)]
+                self.stalled.discard(name)
+            elif not res.holders:
+                self.stalled.add(name)
+            else:
+                self.stalled.discard(name)
 
     # ------------------------------------------------------------------ queues
     def _queue_put(self, ev: QueuePut) -> None:
@@ -532,7 +804,7 @@ class CoordinationState:
 
     # ------------------------------------------------------------------ time and departures
     def _line(self, where: str, key) -> deque:
-        if where in KINDS:
+        if where == "semaphore":
             return self.leases[key].waiters
         if where == "getters":
             return self.queues[key].getters
@@ -551,12 +823,23 @@ class CoordinationState:
         The caller tidies up after (``_tidy``)."""
         found = self.waiting.pop(wid, None)
         if found is not None:
-            self._line(found[0], found[1]).remove(found[2])
+            where, key, w = found
+            if where == "lock":  # (in the line of each of its names)
+                for name in w.names:
+                    self.leases[("lock", name)].waiters.remove(w)
+                mine = self._lock_waiters[w.owner.client]
+                del mine[wid]
+                if not mine:
+                    del self._lock_waiters[w.owner.client]
+            else:
+                self._line(where, key).remove(w)
         return found
 
     def _tidy(self, where: str, key) -> None:
         """After requests left a line: serve what they blocked, drop empty entries."""
-        if where in KINDS:
+        if where == "lock":
+            self._grant_locks(key)  # (the first in a line may have left)
+        elif where == "semaphore":
             self._grant(key)  # (the head of the line may have left)
         elif where in ("getters", "putters"):
             self._serve(key)
@@ -576,18 +859,26 @@ class CoordinationState:
         are dropped (``answer`` None: nobody to tell) or answered with ``answer``. Everything
         of theirs goes first, then the others in line are served."""
         touched = {}
+        lock_names: set = set()
         for wid, (where, key, w) in list(self.waiting.items()):
             if gone(w.owner):
                 self._remove_waiter(wid)
                 self._out.append(Drop(wid) if answer is None else Reply(wid, dict(answer)))
-                touched[(where, key)] = None
+                if where == "lock":
+                    lock_names.update(key)
+                else:
+                    touched[(where, key)] = None
         for key, res in self.leases.items():
             for lease, owner in list(res.holders.items()):
                 if gone(owner):
                     del res.holders[lease]
-                    touched[(key[0], key)] = None
+                    if key[0] == "lock":
+                        lock_names.add(key[1])
+                    else:
+                        touched[(key[0], key)] = None
         for where, key in touched:
             self._tidy(where, key)
+        self._grant_locks(lock_names)
 
     def _client_gone(self, ev: ClientGone) -> None:
         self._gone(lambda o: o.client == ev.client, None)
@@ -597,8 +888,14 @@ class CoordinationState:
                    {"refused": f"the worker {ev.worker} of this request left the cluster"})
 
     _HANDLERS = {
-        Acquire: _acquire, Release: _release, QueuePut: _queue_put, QueueGet: _queue_get,
+        Acquire: _acquire, Release: _release, MultiLockAcquire: _multi_lock_acquire,
+        MultiLockRelease: _multi_lock_release, QueuePut: _queue_put, QueueGet: _queue_get,
         VariableSet: _variable_set, VariableGet: _variable_get, VariableDelete: _variable_delete,
         EventSet: _event_set, EventClear: _event_clear, EventWait: _event_wait, Expire: _expire,
         ClientGone: _client_gone, WorkerGone: _worker_gone,
     }
+
+
+def _multi_what(names) -> str:
+    """How a MultiLock is named in messages: ``MultiLock ['a', 'b']``."""
+    return f"MultiLock {list(names)!r}"
