@@ -21,15 +21,30 @@ ValueError: get_worker() works only inside a task running on an xsched worker
 
 from __future__ import annotations
 
+import os
 import threading
+import uuid
 
-__all__ = ["get_worker", "secede", "rejoin", "thread_state", "current_key", "breakpoint", "BREAKPOINT_HOOK"]
+__all__ = ["get_worker", "secede", "rejoin", "thread_state", "current_key", "breakpoint", "BREAKPOINT_HOOK",
+           "process_token"]
 
 #: what a worker sets ``PYTHONBREAKPOINT`` to, so that ``breakpoint()`` in a task pauses it
 BREAKPOINT_HOOK = "xsched.breakpoint"
 
 thread_state = threading.local()  # .worker, .key, .seceded (+ the worker's secede timing), per task thread
 _process_worker = []  # [worker] while a worker server runs in this process (for run() callbacks)
+_BOOT = uuid.uuid4().hex[:16]  # (a forked child keeps it, but not its pid)
+
+
+def process_token() -> str:
+    """A name of this process unique across the cluster's hosts. What a task prints or logs
+    carries it, so a client in the worker's own process (``LocalCluster(processes=False)``),
+    whose streams and loggers already showed it, does not show it a second time.
+
+    >>> process_token() == process_token(), process_token().endswith(f"-{os.getpid()}")
+    (True, True)
+    """
+    return f"{_BOOT}-{os.getpid()}"
 
 
 def get_worker():

@@ -100,3 +100,18 @@ def test_messages_msgpack_cannot_carry_are_refused_where_they_are_made(client):
         client.submit(logs_unpackable, "t").result(timeout=30)
     with pytest.raises(TypeError, match="topic"):
         client.subscribe_topic("", print)
+
+
+@pytest.mark.timeout(60)
+def test_print_in_a_task_on_a_worker_in_this_process_shows_once(own_cluster, capsys):
+    # processes=False: the worker shares this process's stdout and stderr, so its own print
+    # is the one showing; the client must not write the text a second time
+    cluster = own_cluster(n_workers=1, processes=False)
+    with Client(cluster, set_as_default=False) as c:
+        c.wait_for_workers(1, timeout=30)
+        capsys.readouterr()
+        assert c.submit(chatty, 9).result(timeout=30) == 10
+        c.get_events("nothing")  # (a round trip: a second copy would have been written by now)
+        captured = capsys.readouterr()
+        assert captured.out.count("hello from task 9\n") == 1
+        assert captured.err.count("to stderr 9\n") == 1

@@ -124,6 +124,33 @@ def test_a_registration_does_not_wait_for_a_worker_that_left():
     assert asyncio.run(main()) == {"results": {"w1": {"status": "skipped", "error": "the worker left"}}}
 
 
+def test_a_plugin_owned_by_a_client_is_torn_down_when_that_client_goes():
+    server = FakeScheduler(clients={"c": b"pc", "d": b"pd"})
+    ext = server.extensions["plugins"] = PluginsExtension(server)
+
+    async def register(name, peer, **fields):
+        h, payload = message("register-worker-plugin", raw={"plugin": dumps(Counter())}, name=name, **fields)
+        return await server.ops["register-worker-plugin"](peer, h, payload)
+
+    async def main():
+        await register("mine", b"pc", owned=True)
+        await register("kept", b"pc")  # not owned: stays after its client
+        await register("theirs", b"pd", owned=True)
+        owner = server._client_of(b"pc")
+        assert ext.worker_plugins["mine"].owned and not ext.worker_plugins["kept"].owned
+        peer = server.add_worker("w1")
+        ext.remove_client(owner)  # the hook the server calls when a client goes
+        assert sorted(ext.worker_plugins) == ["kept", "theirs"]
+        await asyncio.sleep(0)
+        (_, msg, _), = [m for m in server.listener.sent if m[1]["op"] == "plugin-remove"]
+        assert msg["name"] == "mine" and msg["nanny"] is False
+        server.ops["plugin-done"](peer, {"op": "plugin-done", "uid": msg["uid"], "status": "OK"}, [])
+        await ext._background.aclose(timeout=5)
+
+    asyncio.run(main())
+    ext.remove_client("a client without a loop")  # (driven by hand: nothing to tell, nothing raises)
+
+
 def test_nanny_plugins_are_kept_apart_and_given_to_workers_before_they_register():
     server, ext = served()
     frames = dumps(NannyPlugin())

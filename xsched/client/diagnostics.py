@@ -14,6 +14,10 @@ A mixin of ``Client`` (``client.py``), and the functions tasks call (``xsched.lo
           to this process's stdout/stderr or issues the warning (before the task's result
           arrives: the worker sends events ahead of task outcomes)
     logs: get_scheduler_logs(n) --get-logs--> scheduler; get_worker_logs(n) --get-logs--> workers
+    forward_logging(name, level): a worker plugin (owned: gone with this client) adds a handler
+        to that logger on every worker; records of tasks come back as events on this client's
+        own topic -> _reemit_forwarded -> the client's logger of the same name
+        (xsched/log_forwarding.py); unforward_logging(name) unregisters the plugin
     the scheduler's ``diagnostics`` extension: get_task_stream, has_what, processing, story
     the workers, asked directly: call_stack (--call-stack-->), profile (--profile-->)
     dump_cluster_state(filename): --dump-state--> scheduler and every worker, written to a file
@@ -41,7 +45,10 @@ import msgpack
 
 from .. import hooks, task_context
 from ..keys import key_split
+from ..log_forwarding import (ForwardLogging, check_level, check_logger_name, forwarding_topic, plugin_name,
+                              reemit)
 from ..protocol import ops
+from ..protocol.serialize import dumps
 from ..units import parse_timedelta
 from .dual import blocking, sync_or_async
 from .future import Future, collect_futures
@@ -109,8 +116,9 @@ def print(*args, sep=" ", end="\n", file=None, flush=False):  # noqa: A001 - xsc
     Inside a task, the text goes to the worker's own output as usual *and* to the
     clients that want the task's result (every client, if none does), which write it to
     their stdout (stderr for ``file=sys.stderr``): in a notebook it shows in the cell that
-    waits for the task. Outside a task it is the builtin ``print``. Printing to other
-    files stays on the worker.
+    waits for the task. A client in the worker's own process (``LocalCluster(processes=False)``)
+    shares the worker's output, so it shows the text once, as the worker printed it.
+    Outside a task it is the builtin ``print``. Printing to other files stays on the worker.
 
     >>> import xsched
     >>> def work(x):
@@ -130,7 +138,8 @@ def print(*args, sep=" ", end="\n", file=None, flush=False):  # noqa: A001 - xsc
     if stream is None:
         return
     text = (" " if sep is None else str(sep)).join(map(str, args)) + ("\n" if end is None else str(end))
-    worker._log_event("print", {"key": key, "worker": worker.address, "text": text, "file": stream})
+    worker._log_event("print", {"key": key, "worker": worker.address, "text": text, "file": stream,
+                                "process": task_context.process_token()})
 
 
 def warn(message, category=None, stacklevel: int = 1, source=None) -> None:
@@ -182,7 +191,11 @@ def _warning_category(name) -> type:
 
 
 def _show_print(msg) -> None:
+    """Write a task's print here, unless the task ran in this process: its worker printed
+    it to these very streams already (``LocalCluster(processes=False)``)."""
     if isinstance(msg, dict) and isinstance(msg.get("text"), str):
+        if msg.get("process") == task_context.process_token():
+            return
         stream = sys.stderr if msg.get("file") == "stderr" else sys.stdout
         stream.write(msg["text"])
         stream.flush()
@@ -400,6 +413,114 @@ class DiagnosticsMixin:
 
     async def _topic_request(self, op: str, topic: str) -> None:
         await self._conn.request({"op": op, "topic": topic}, timeout=self._timeout)
+
+    # ------------------------------------------------------------------ forwarded logging
+    def _log_forwardings(self) -> dict:
+        """logger name (None: root) -> fid of each logger this client forwards (made on first use)."""
+        table = self.__dict__.get("_log_forwarding_table")
+        if table is None:
+            table = self.__dict__.setdefault("_log_forwarding_table", {})
+        return table
+
+    @sync_or_async
+    def forward_logging(self, logger_name=None, level=logging.NOTSET) -> None:
+        """Show here what tasks log: records that the logger ``logger_name`` (None: the root
+        logger) emits inside tasks, on every worker -- those running now and those that join
+        later -- are re-emitted on this process's logger of the same name.
+
+        They go through this process's logging as if logged here: the logger's level, its
+        filters and handlers and its ancestors' (a notebook's handlers, pytest's ``caplog``;
+        with no logging set up, Python prints warnings and above to stderr). Each carries
+        ``record.worker`` (the worker's address) and ``record.task_key``, and its message
+        starts with ``[worker address]``; its ``exc_info`` arrives as the traceback's text
+        (``record.exc_text``, which formatters print). The message is formatted on the worker,
+        so arguments that do not pickle are no trouble.
+
+        ``level`` (a number or a name like ``"INFO"``): only records at that level or above
+        are sent. The worker's own logger must let them through as well: its level is
+        Python's default there (WARNING, from the root logger) unless the task's code sets
+        one, so for INFO records call ``logging.getLogger(name).setLevel("INFO")`` in the
+        task's module. Records of xsched's own loggers are not sent unless ``logger_name`` is
+        one of them. Calling it again for a logger replaces its level.
+
+        Records travel in batches, at most 1,000 a second per worker and forwarded logger (10,000
+        at once); beyond that they are dropped on the worker and a WARNING here says how many.
+        A task's records arrive before its result. Forwarding stops with ``unforward_logging``
+        and when this client closes or goes away. A worker in this process
+        (``LocalCluster(processes=False)``) shares this process's loggers: its tasks' records
+        show here directly, once.
+
+        >>> import logging
+        >>> def step(x):
+        ...     logging.getLogger("mylib").warning("step %d is slow", x)
+        ...     return x
+        >>> client.forward_logging("mylib")              # doctest: +SKIP
+        >>> client.submit(step, 3).result()              # doctest: +SKIP
+        [tcp://127.0.0.1:40211] step 3 is slow
+        3
+        >>> client.unforward_logging("mylib")            # doctest: +SKIP
+        """
+        name = check_logger_name(logger_name)
+        plugin = ForwardLogging(name, check_level(level), forwarding_topic(self.id))
+        return self._start_forwarding(name, plugin, dumps(plugin))
+
+    async def _start_forwarding(self, name: str | None, plugin: ForwardLogging, frames: list) -> None:
+        live = self._log_forwardings()
+        previous = live.get(name)
+        subscribe = not live
+        live[name] = plugin.fid  # (first: records may come as soon as a worker set the plugin up)
+        try:
+            if subscribe:
+                self._topic_handlers()[plugin.topic] = self._reemit_forwarded
+                await self._topic_request(ops.SUBSCRIBE_TOPIC, plugin.topic)
+            await self._register_worker_plugin(plugin_name(self.id, name), False, False, frames, owned=True)
+        except BaseException:
+            if previous is None:
+                live.pop(name, None)
+            else:
+                live[name] = previous
+            if not live:
+                await self._end_forwarding_topic()
+            raise
+
+    @sync_or_async
+    def unforward_logging(self, logger_name=None) -> None:
+        """Stop what ``forward_logging(logger_name)`` started (None: the root logger): every
+        worker removes its handler, and records of it no longer show here. ValueError if this
+        client does not forward that logger.
+
+        >>> client.forward_logging("mylib")              # doctest: +SKIP
+        >>> client.unforward_logging("mylib")            # doctest: +SKIP
+        """
+        name = check_logger_name(logger_name)
+        live = self._log_forwardings()
+        if name not in live:
+            forwarded = ", ".join(sorted("the root logger" if n is None else repr(n) for n in live)) or "none"
+            what = "the root logger" if name is None else f"the logger {name!r}"
+            raise ValueError(f"this client does not forward {what} (it forwards: {forwarded}); "
+                             "client.forward_logging(name) starts forwarding one")
+        return self._stop_forwarding(name)
+
+    async def _stop_forwarding(self, name: str | None) -> None:
+        live = self._log_forwardings()
+        live.pop(name, None)  # (first: whatever of it still arrives is not re-emitted)
+        try:
+            await self._unregister_worker_plugin(plugin_name(self.id, name), False)
+        finally:
+            if not live:
+                await self._end_forwarding_topic()
+
+    async def _end_forwarding_topic(self) -> None:
+        topic = forwarding_topic(self.id)
+        self._topic_handlers().pop(topic, None)
+        if self.status == "running":
+            await self._topic_request(ops.UNSUBSCRIBE_TOPIC, topic)
+
+    def _reemit_forwarded(self, event) -> None:
+        """(On the client's loop) a batch of forwarded records: re-emitted in a fresh context,
+        so that a Jupyter kernel shows them in the cell running now."""
+        _, batch = event
+        contextvars.Context().run(reemit, batch, self._log_forwardings())
 
     # ------------------------------------------------------------------ logs
     @sync_or_async

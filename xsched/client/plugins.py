@@ -84,9 +84,13 @@ class PluginsMixin:
             return self._register_scheduler_plugin(name, bool(idempotent), frames)
         return self._register_worker_plugin(name, kind == "nanny", bool(idempotent), frames)
 
-    async def _register_worker_plugin(self, name: str, nanny: bool, idempotent: bool, frames: list) -> dict:
-        reply, _ = await self._conn.request({"op": ops.REGISTER_WORKER_PLUGIN, "name": name, "nanny": nanny,
-                                             "idempotent": idempotent}, raw={"plugin": frames}, timeout=None)
+    async def _register_worker_plugin(self, name: str, nanny: bool, idempotent: bool, frames: list,
+                                      owned: bool = False) -> dict:
+        """``owned``: the scheduler unregisters the plugin when this client goes (forward_logging's)."""
+        header = {"op": ops.REGISTER_WORKER_PLUGIN, "name": name, "nanny": nanny, "idempotent": idempotent}
+        if owned:
+            header["owned"] = True
+        reply, _ = await self._conn.request(header, raw={"plugin": frames}, timeout=None)
         return _outcomes(reply.get("results") or {}, name, "setup")
 
     async def _register_scheduler_plugin(self, name: str, idempotent: bool, frames: list) -> None:

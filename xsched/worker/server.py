@@ -857,7 +857,9 @@ class Worker:
         """From a task thread (``xsched.log_event``, ``xsched.print``): an event for the
         scheduler's events extension. It leaves before the outcome of any task that ends
         after this call (``_drain_from_threads`` sends these first), so a client sees what a
-        task printed before it sees the task finish."""
+        task printed before it sees the task finish. ``msg`` may be a function instead, called
+        on the loop as the events leave, which returns the message then (None: nothing) and
+        never raises: a batch of what task threads added until that moment."""
         message = {"op": ops.LOG_EVENT, "topic": topic, "msg": msg}
         with self._from_threads_lock:
             self._events_out.append(message)
@@ -876,6 +878,10 @@ class Worker:
             self._from_threads_signalled = False
         if logged and self.scheduler is not None and not self.scheduler.closed:
             for message in logged:
+                if callable(message["msg"]):  # a batch producer (log_forwarding.py): its batch as of now
+                    message = dict(message, msg=message["msg"]())
+                    if message["msg"] is None:
+                        continue
                 self.scheduler.send(message)
         for ev in events:
             if type(ev) is ExecuteSuccess:

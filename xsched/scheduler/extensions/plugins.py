@@ -6,7 +6,7 @@ are in ``xsched/plugins.py``, the worker's and the nanny's side in ``worker/plug
 Data flow::
 
     worker and nanny plugins: kept as the client pickled them (frames), never opened here
-    client --register-worker-plugin {name, nanny, idempotent} + plugin frames--> PluginsExtension
+    client --register-worker-plugin {name, nanny, idempotent, owned} + plugin frames--> PluginsExtension
         remembers name -> frames, a token naming this version, and the client (to tell it of
         failures later); the same name again replaces it (or, idempotent, keeps the old one)
         --plugin-add {name, uid, nanny, token} + frames--> every connected worker
@@ -18,6 +18,9 @@ Data flow::
     a worker under a nanny, before it registers --get-nanny-plugins--> {plugins: [[name, token,
         frames]]}: its nanny sets them up before the worker starts for good
     client --unregister-worker-plugin {name, nanny}--> forgotten --plugin-remove--> teardown
+    a plugin registered with ``owned`` (client.forward_logging's) lives as long as its client:
+        the client goes (closes, or its connection drops) -> remove_client hook -> forgotten
+        --plugin-remove--> teardown on every worker
 
     scheduler plugins: unpickled here (from an authenticated client, as run_on_scheduler's functions)
     client --register-scheduler-plugin {name, idempotent} + plugin--> start(scheduler) awaited;
@@ -88,6 +91,7 @@ class Kept:
     frames: list
     token: str
     client: str | None  # who registered it: told when a worker joining later fails to set it up
+    owned: bool = False  # unregistered when that client goes
 
 
 class _Wait:
@@ -148,7 +152,7 @@ class PluginsExtension(SchedulerExtension):
             return {"results": {}, "kept": True}
         frames = [frame_bytes(f) for f in split_objects(h, payload).get("plugin", [])]
         table.pop(name, None)
-        table[name] = kept = Kept(frames, token_of(frames), client)
+        table[name] = kept = Kept(frames, token_of(frames), client, owned=bool(h.get("owned")))
         results = await self._ask_workers({"op": ops.PLUGIN_ADD, "name": name, "nanny": nanny, "token": kept.token},
                                           {"plugin": frames})
         return {"results": results}
@@ -320,7 +324,27 @@ class PluginsExtension(SchedulerExtension):
         self._queue("add_client", (self.scheduler, client))
 
     def remove_client(self, client: str) -> None:
+        """A client went away: the plugins it owned are unregistered (torn down on the workers)."""
+        for nanny, table in ((False, self.worker_plugins), (True, self.nanny_plugins)):
+            for name in [n for n, k in table.items() if k.owned and k.client == client]:
+                del table[name]
+                self._spawn(self._remove_owned(name, nanny, client))
         self._queue("remove_client", (self.scheduler, client))
+
+    def _spawn(self, coro) -> None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a test driving the extension by hand): nothing to tell the workers
+            coro.close()
+            return
+        self._background.spawn(coro)
+
+    async def _remove_owned(self, name: str, nanny: bool, client: str) -> None:
+        results = await self._ask_workers({"op": ops.PLUGIN_REMOVE, "name": name, "nanny": nanny})
+        failed = {w: r.get("error") for w, r in results.items() if r.get("status") == "error"}
+        if failed:
+            logger.warning("plugin %r of client %s, which left: teardown failed on %s", name, client,
+                           "; ".join(f"{w}: {e}" for w, e in sorted(failed.items())))
 
     def _queue(self, hook: str, args: tuple, kwargs: dict | None = None) -> None:
         if self._hooks[hook]:
