@@ -1,0 +1,80 @@
+"""``xsched.performance_report`` on a LocalCluster: the file written when the block ends is
+one self-contained page (no script, nothing loaded from elsewhere) showing exactly the task
+runs of the block, its two task groups, its failed task and its code."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+import xsched
+from tests.support.report_page import Page
+
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
+
+
+def inc(x):
+    return x + 1
+
+
+def halve(x):
+    if x == 7:
+        raise ValueError("seven cannot be halved here")
+    return x / 2
+
+
+def test_a_report_of_a_block_with_two_groups_and_a_failure(client, tmp_path):
+    before = client.map(inc, range(1000, 1020))
+    assert client.gather(before) == list(range(1001, 1021))  # ran before the block: not in the report
+
+    path = tmp_path / "report.html"
+    with xsched.performance_report(filename=str(path)) as report:
+        incs = client.map(inc, range(100))
+        halves = client.map(halve, range(100))
+        xsched.wait(incs + halves, timeout=60)
+    assert [f.status for f in halves].count("error") == 1 and all(f.status == "finished" for f in incs)
+
+    block_keys = {f.key for f in incs + halves}
+    assert {r["key"] for r in report.runs} == block_keys and len(report.runs) == 200
+    assert report.written and str(path) == report.filename
+    assert repr(report).startswith(f"<PerformanceReport {str(path)!r}: 200 task runs (1 erred) in ")
+
+    text = path.read_text(encoding="utf-8")
+    page = Page(text)
+    assert page.external_references() == []
+    assert not page.tags("script") and not page.tags("link") and not page.tags("iframe")
+    assert "http://" not in text and "https://" not in text
+
+    stream = page.by_id("xsched-report-task-stream")
+    assert stream["data-task-count"] == "200" and stream["data-run-count"] == "200"
+    assert stream["data-worker-count"] == "2" and stream["data-group-count"] == "2"
+    hovered = {t.split("\n")[0] for t in page.texts if "\ngroup: " in t}  # each bar's hover text names its key
+    assert hovered == block_keys and not any(f.key in text for f in before)
+    assert page.by_id("xsched-report-groups")["data-group-count"] == "2"
+    assert page.by_id("xsched-report-memory")["data-worker-count"] == "2"
+    summary = page.by_id("xsched-report-summary")
+    assert (summary["data-task-count"], summary["data-erred-count"], summary["data-worker-count"],
+            summary["data-thread-count"]) == ("200", "1", "2", "2")
+    [bad] = [f for f in halves if f.status == "error"]
+    assert bad.key in page.text_of["xsched-report-erred"]
+
+    code = page.text_of["xsched-report-code"]
+    assert code.splitlines()[0] == 'with xsched.performance_report(filename=str(path)) as report:'
+    assert "    halves = client.map(halve, range(100))" in code.splitlines()
+
+
+def test_an_asynchronous_client_writes_its_report_with_async_with(cluster, tmp_path):
+    path = tmp_path / "async.html"
+
+    async def main():
+        async with xsched.Client(cluster, asynchronous=True, set_as_default=False) as ac:
+            async with xsched.performance_report(path, client=ac) as report:
+                assert await ac.submit(inc, 41) == 42
+            return report
+
+    report = asyncio.run(main())
+    assert [r["group"] for r in report.runs] == ["inc"]
+    page = Page(path.read_text(encoding="utf-8"))
+    assert page.by_id("xsched-report-task-stream")["data-task-count"] == "1"
+    assert "await ac.submit(inc, 41)" in page.text_of["xsched-report-code"]
