@@ -101,7 +101,7 @@ async def _run_scheduler(args) -> None:
     secret = os.environ.get("XSCHED_SECRET")
     security = Security(secret, args.security) if secret else Security.generate(args.security)
     host = _listen_host(args) or "0.0.0.0"
-    sched = Scheduler(security, scheduler_file=args.scheduler_file)
+    sched = Scheduler(security, scheduler_file=args.scheduler_file, name=args.name)
     await sched.start(join(host, args.port))
     if not args.parent_pid:
         sfile = args.scheduler_file
@@ -280,6 +280,7 @@ def _scheduler_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--interface", default=None, help="listen on this network interface's address, e.g. ib0")
     p.add_argument("--port", type=int, default=8786, help="port (0: any free port; default 8786)")
     p.add_argument("--scheduler-file", help="also write address and secret here (mode 0600)")
+    p.add_argument("--name", default=None, help="the cluster's name, shown by the JupyterLab panel")
     p.add_argument("--security", default=None, choices=["auto", "curve"],
                    help="auto: large transfers in clear on loopback only; curve: encrypted everywhere")
     p.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)

@@ -91,6 +91,68 @@ def test_xsched_importable_without_jupyter_server():
     assert "xsched.labserver" in out.stdout
 
 
+def test_cluster_cards_are_named_for_people():
+    """A chosen name wins; else host and start time; the registry id only as a last resort."""
+    import datetime
+
+    from xsched.labserver.clusters import _summary, cluster_name
+
+    started = datetime.datetime(2026, 3, 4, 17, 42).timestamp()
+    entry = {"id": "scheduler-22c96cbd", "address": "tcp://127.0.0.1:8786", "hostname": "node7",
+             "pid": 4242, "started": started, "secret": "s3cr3t"}
+    assert cluster_name(entry) == ("node7 · started 17:42", False)
+    assert cluster_name(dict(entry, name="analysis")) == ("analysis", True)
+    assert cluster_name(dict(entry, name="  ")) == ("node7 · started 17:42", False)
+    out = _summary(dict(entry, name="analysis"), None, "connecting", False)
+    assert out["name"] == "analysis" and out["named"] is True and out["pid"] == 4242
+    assert "secret" not in out
+
+
+def test_group_keys_are_capped_and_stories_joined_with_times_and_workers():
+    """Keys per group are bounded; a story joins the state's log with what the recorder heard."""
+    from types import SimpleNamespace as NS
+
+    from xsched.labserver import clusters
+
+    tasks = {f"x-{i}": NS(key=f"x-{i}", group="x", state="memory" if i % 3 else "released")
+             for i in range(200)}
+    state = NS(tasks=tasks, transition_hooks=[], log=[])
+    out = clusters._group_progress(NS(state=state), keys_per_group=20)
+    (g,) = out["groups"]
+    assert g["total"] == 200 and len(g["keys"]) == 20
+    assert g["states"] == {"memory": 133, "released": 67}
+    assert all(k["state"] == "memory" for k in g["keys"])           # in memory first (clickable)
+    shown = [int(k["key"].split("-")[1]) for k in g["keys"]]
+    assert shown == sorted(shown), shown                             # x-2 before x-10
+    assert sum(isinstance(h, clusters._StoryRecorder) for h in state.transition_hooks) == 1
+    clusters._group_progress(NS(state=state))                        # installed once
+    assert len(state.transition_hooks) == 1
+
+    rec = state.transition_hooks[0]
+    ws = NS(address="tcp://127.0.0.1:4001")
+    ts = NS(key="y-1", processing_on=None, who_has=set(), erred_on=None)
+    state.log.append(("y-1", "new", "released", "update-graph-1"))   # logged without a hook
+    for start, finish, sid in [("released", "waiting", "update-graph-1"),
+                               ("waiting", "processing", "update-graph-1")]:
+        state.log.append(("y-1", start, finish, sid))
+        rec(ts, start, finish)
+    ts.processing_on = ws                                            # assigned after the hook...
+    ts.processing_on, ts.who_has = None, [ws]                        # ...and done before another one
+    state.log.append(("y-1", "processing", "memory", "task-finished-7"))
+    rec(ts, "processing", "memory")
+    story = clusters._story("y-1", NS(state=state, story=lambda key: [e for e in state.log if e[0] == key]))
+    assert [(e["start"], e["finish"]) for e in story] == [
+        ("new", "released"), ("released", "waiting"), ("waiting", "processing"), ("processing", "memory")]
+    assert story[0]["time"] == story[1]["time"] and story[0]["worker"] is None   # same stimulus, same time
+    assert story[1]["worker"] is None                                # waiting: on no worker
+    assert story[2]["worker"] == story[3]["worker"] == "tcp://127.0.0.1:4001"
+    assert story[3]["stimulus_id"] == "task-finished-7"
+    assert story[1]["time"] <= story[2]["time"] <= story[3]["time"]
+    # a task the recorder cannot read is not noted, and the scheduler's transition goes on
+    rec(NS(key="z-1", processing_on=object(), who_has=[], erred_on=None), "waiting", "processing")
+    assert rec.entries_of("z-1") == [] and len(rec.entries_of("y-1")) == 3
+
+
 def test_unauthenticated_requests_refused(jp_asyncio_loop, jp_serverapp, http_server_client, jp_base_url):
     async def go():
         results = {}
@@ -174,6 +236,11 @@ def test_detail_story_and_worker_console(jp_asyncio_loop, jp_fetch, jp_serverapp
         detail = json.loads(r.body)
         story = await jp_fetch("xsched", "api", "clusters", cid, "story", params={"key": "lab-inc-0"})
         _assert_no_secret(story.body)
+        # the panel watches this scheduler now: later transitions are noted with times and workers
+        assert client.gather(client.map(lambda x: x * 10, range(3), key=[f"lab-later-{i}" for i in range(3)])) \
+            == [0, 10, 20]
+        later = json.loads((await jp_fetch("xsched", "api", "clusters", cid, "story",
+                                           params={"key": "lab-later-1"})).body)
         worker = detail["workers"][0]["address"]
         k = await jp_fetch("xsched", "api", "clusters", cid, "kernels", method="POST",
                            body=json.dumps({"target": worker}))
@@ -204,9 +271,10 @@ def test_detail_story_and_worker_console(jp_asyncio_loop, jp_fetch, jp_serverapp
                              body=json.dumps({"target": "tcp://127.0.0.1:1"}), raise_error=False)
         scale = await jp_fetch("xsched", "api", "clusters", cid, method="PATCH",
                                body=json.dumps({"workers": 1}), raise_error=False)
-        return detail, json.loads(story.body), worker, kid, again, listed, reply, after, bad, scale
+        return detail, json.loads(story.body), worker, kid, again, listed, reply, after, bad, scale, later
 
-    detail, story, worker, kid, again, listed, reply, after, bad, scale = jp_asyncio_loop.run_until_complete(go())
+    detail, story, worker, kid, again, listed, reply, after, bad, scale, later = \
+        jp_asyncio_loop.run_until_complete(go())
     assert detail["n_workers"] == 2 and len(detail["workers"]) == 2
     row = detail["workers"][0]
     assert {"address", "name", "nthreads", "managed", "unmanaged", "spilled", "memory_limit", "processing"} <= set(row)
@@ -214,7 +282,16 @@ def test_detail_story_and_worker_console(jp_asyncio_loop, jp_fetch, jp_serverapp
     groups = {g["name"]: g for g in detail["groups"]}
     assert "lab-inc" in groups and groups["lab-inc"]["states"].get("memory") == 5
     assert story["key"] == "lab-inc-0"
-    assert any(entry[2] == "memory" for entry in story["story"]), story
+    assert any(entry["finish"] == "memory" for entry in story["story"]), story
+    assert all(set(e) == {"time", "start", "finish", "worker", "stimulus_id"} for e in story["story"])
+    rows = later["story"]
+    addresses = {w["address"] for w in detail["workers"]}
+    ran = [e for e in rows if e["finish"] == "processing"]
+    done = [e for e in rows if e["finish"] == "memory"]
+    assert ran and done, rows
+    assert ran[-1]["worker"] in addresses and done[-1]["worker"] in addresses, rows
+    assert ran[-1]["time"] is not None and done[-1]["time"] >= ran[-1]["time"], rows
+    assert detail["name"] and "named" in detail
     assert again == kid                                  # the same kernel, attached once
     assert kid in {k["id"] for k in listed}
     expr = reply["content"]["user_expressions"]["a"]
@@ -298,12 +375,15 @@ def test_panel_cluster_start_scale_shutdown(jp_asyncio_loop, jp_fetch, jp_server
 
 @pytest.mark.cluster
 def test_scheduler_console_kernel(jp_asyncio_loop, jp_fetch, jp_serverapp, own_cluster):
-    """The scheduler's embedded kernel, attached through the server: `scheduler` is the live one."""
-    c = own_cluster(n_workers=1)
+    """The scheduler's embedded kernel, attached through the server: `scheduler` is the live one.
+    The cluster's chosen name reaches the panel through its registry entry."""
+    c = own_cluster(n_workers=1, name="lab console")
 
     async def go():
         clusters = json.loads((await jp_fetch("xsched", "api", "clusters")).body)
-        cid = [x for x in clusters if x["address"] == c.scheduler_address][0]["id"]
+        mine = [x for x in clusters if x["address"] == c.scheduler_address][0]
+        assert (mine["name"], mine["named"]) == ("lab console", True), mine
+        cid = mine["id"]
         k = await jp_fetch("xsched", "api", "clusters", cid, "kernels", method="POST",
                            body=json.dumps({"target": "scheduler"}), request_timeout=90)
         kid = json.loads(k.body)["id"]

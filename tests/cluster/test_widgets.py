@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from xsched.jupyter.display import memory_bar, workers_table
+from xsched.jupyter.display import memory_bar, worker_order, workers_table
 from xsched.jupyter.plots import memory_figure, task_stream_figure
 from xsched.units import format_bytes
 
@@ -25,6 +25,49 @@ def test_memory_bar_parts_and_limit_mark():
     over = memory_bar({"managed": 150, "unmanaged": 50}, 100)  # above the limit: the mark moves left
     assert "calc(50.00% - 2px)" in over
     assert "data-part='limit'" not in memory_bar({"managed": 1}, 0)
+
+
+def test_worker_order_is_natural_by_name_then_address():
+    names = ["worker-10", "worker-2", "worker-1", "worker-2"]
+    addrs = ["tcp://10.0.0.1:9", "tcp://10.0.0.10:1", "tcp://10.0.0.2:1", "tcp://10.0.0.2:1"]
+    order = sorted(zip(names, addrs), key=lambda r: worker_order(*r))
+    assert order == [("worker-1", "tcp://10.0.0.2:1"), ("worker-2", "tcp://10.0.0.2:1"),
+                     ("worker-2", "tcp://10.0.0.10:1"), ("worker-10", "tcp://10.0.0.1:9")]
+    assert worker_order("worker-2", "a") < worker_order("worker-10", "a")
+    assert worker_order("2", "b") < worker_order("10", "a")               # digits as numbers
+    assert worker_order(3, "a") < worker_order("10", "a")                 # a name may be an int
+    assert worker_order(None, "tcp://h:2") < worker_order(None, "tcp://h:10")  # no name: its address
+
+
+def _info(names: dict) -> dict:
+    return {"workers": {a: {"name": n, "nthreads": 1, "memory_limit": 2**30,
+                            "memory": {"managed": 2**20, "unmanaged": 2**20, "spilled": 0}}
+                        for a, n in names.items()}}
+
+
+def test_table_widget_and_figure_list_workers_in_natural_order():
+    from types import SimpleNamespace
+
+    from xsched.jupyter.widgets import ClientWidget
+
+    names = {"tcp://h:1": "worker-10", "tcp://h:2": "worker-2", "tcp://h:3": "worker-1"}
+    html = workers_table(_info(names))
+    assert html.index("worker-1<") < html.index("worker-2<") < html.index("worker-10<")
+    w = ClientWidget(SimpleNamespace(asynchronous=False, scheduler_address="tcp://h:0"))
+    w._apply(_info(names))
+    rows = [row.value for row in w.workers_box.children]
+    assert [r.split("<b>")[1].split("</b>")[0] for r in rows] == ["worker-1", "worker-2", "worker-10"]
+    ax = task_stream_figure({a: [] for a in names}, names).axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["worker-1", "worker-2", "worker-10"]
+
+
+def test_memory_bar_reads_on_dark_and_light_backgrounds():
+    html = memory_bar({"managed": 5, "unmanaged": 5, "spilled": 5}, 1000)
+    assert "#eee" not in html and "white" not in html
+    assert "background:var(--jp-layout-color2, rgba(" in html             # theme track, translucent fallback
+    parts = {p: html.split(f"data-part='{p}'")[1].split("background:")[1].split("'")[0]
+             for p in ("managed", "unmanaged", "spilled")}
+    assert len(set(parts.values())) == 3, parts                          # three distinct looks
 
 
 def test_static_table_has_one_bar_per_worker():

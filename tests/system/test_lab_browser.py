@@ -5,7 +5,11 @@ Checks what a user sees: the "xsched" sidebar tab lists the cluster (found throu
 scheduler registry, not started by the panel) with its two worker rows; "Console" on a
 worker opens a JupyterLab console attached to the kernel inside that worker, where
 ``worker.address`` answers the worker's address; the dark theme applies to the panel;
-xsched's ipywidgets (the Client widget, a progress bar) render in a real notebook.
+xsched's ipywidgets (the Client widget, a progress bar) render in a real notebook. At the
+sidebar's default width the worker rows are readable (natural order by name, an ellipsised
+address never broken mid-IP, labels on one line, a small console button); a task group's
+label counts what its bar shows, "+N more" lists more keys, and a key's story is a table
+with times and workers.
 Screenshots go to the test's temp dir; the dark one is copied to docs/lab-panel.png.
 
 Every process started here is tracked by its pid and stopped by it (jupyter lab, the
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -82,10 +87,14 @@ def browser_available():
 
 @pytest.fixture(scope="module")
 def lab_cluster(browser_available, tmp_path_factory):
-    """A LocalCluster (2 workers x 1 thread) in a process of its own, like a user's notebook."""
+    """A LocalCluster (2 workers x 1 thread) in a process of its own, like a user's notebook;
+    its workers are named "worker-2" and "worker-10" (a string sort would put 10 first)."""
     d = tmp_path_factory.mktemp("lab-cluster")
     code = ("import sys\nfrom xsched import LocalCluster\n"
-            "c = LocalCluster(n_workers=2, threads_per_worker=1)\n"
+            "class Named(LocalCluster):\n"
+            "    def _group_name(self, index):\n"
+            "        return f'worker-{(2, 10)[index] if index < 2 else index}'\n"
+            "c = Named(n_workers=2, threads_per_worker=1)\n"
             "print(c.scheduler_address, flush=True)\nsys.stdin.read()\nc.close()\n")
     proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=open(d / "cluster.log", "w"), text=True, cwd=str(d))
@@ -175,8 +184,8 @@ def test_panel_in_real_browser(lab, lab_cluster, tmp_path):
         {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
          "source": f"from xsched import Client\nclient = Client({address!r})\nclient"},
         {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-         "source": ("from xsched import progress\nfuts = client.map(lambda x: x * 2, range(8), "
-                    "key=[f'double-{i}' for i in range(8)])\nprogress(futs)")},
+         "source": ("from xsched import progress\nfuts = client.map(lambda x: x * 2, range(12), "
+                    "key=[f'double-{i}' for i in range(12)])\nprogress(futs)")},
         {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
          "source": "sum(client.gather(futs))"}],
         "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
@@ -207,6 +216,32 @@ def test_panel_in_real_browser(lab, lab_cluster, tmp_path):
             assert all(w.startswith("tcp://127.0.0.1:") for w in workers), workers
             expect(item).to_contain_text("2 workers")
             assert panel.locator(".xsched-Bar-managed").count() == 2
+            # one natural order: worker-2 before worker-10 (by name, digits as numbers)
+            names = [rows.nth(i).locator(".xsched-WorkerName").inner_text() for i in range(2)]
+            assert names == ["worker-2", "worker-10"], names
+            # readable at the sidebar's default width: the address is cut with an ellipsis (full
+            # text in its title), never broken mid-IP; labels do not wrap; a small console button
+            width = panel.evaluate("el => el.getBoundingClientRect().width")
+            assert width < 400, f"the sidebar is {width}px wide: not the default width"
+            addr = rows.first.locator(".xsched-WorkerAddress")
+            style = addr.evaluate("el => { const s = getComputedStyle(el); return [s.wordBreak, s.whiteSpace, "
+                                  "s.textOverflow, el.title, el.getClientRects().length] }")
+            assert style[0] != "break-all" and style[1] == "nowrap" and style[2] == "ellipsis", style
+            assert style[3].startswith("tcp://127.0.0.1:") and style[4] == 1, style
+            for sel in (".xsched-BarLabel", ".xsched-WorkerThreads", ".xsched-WorkerProcessing"):
+                cell = rows.first.locator(sel)
+                assert cell.evaluate("el => getComputedStyle(el).whiteSpace") == "nowrap", sel
+                assert cell.evaluate("el => el.getClientRects().length") == 1, sel   # one line
+            expect(rows.first.locator(".xsched-WorkerThreads")).to_have_text("1\u00a0thread")
+            button = rows.first.locator(".xsched-WorkerConsole")
+            expect(button).to_have_text("›_")
+            assert button.get_attribute("aria-label").startswith("Console on tcp://")
+            box = button.evaluate("el => { const r = el.getBoundingClientRect(); return [r.width, r.height] }")
+            assert box[0] < 0.2 * width and box[1] <= 24, box
+            # the card is named for people: host and start time (pid and id in its title)
+            name = item.locator(".xsched-ClusterName").inner_text()
+            assert " · started " in name and "scheduler-" not in name, name
+            assert "pid: " in item.get_attribute("title") and "id: scheduler-" in item.get_attribute("title")
             page.screenshot(path=str(shots / "panel-light.png"))
             timings["panel"] = time.monotonic() - t0
 
@@ -248,6 +283,11 @@ def test_panel_in_real_browser(lab, lab_cluster, tmp_path):
             fg = panel.evaluate("el => getComputedStyle(el).color")
             rgb_fg = [int(x) for x in fg[fg.index("(") + 1:fg.index(")")].split(",")[:3]]
             assert sum(rgb_fg) / 3 > 150, f"panel text {fg} is not light on the dark theme"
+            track = rows.first.locator(".xsched-Bar").evaluate("el => getComputedStyle(el).backgroundColor")
+            rgb_track = [int(x) for x in track[track.index("(") + 1:track.index(")")].split(",")[:3]]
+            assert sum(rgb_track) / 3 < 128, f"memory bar track {track} is light on the dark theme"
+            assert "gradient" in rows.first.locator(".xsched-Bar-unmanaged").evaluate(
+                "el => getComputedStyle(el).backgroundImage")  # striped: unlike managed and the track
             page.screenshot(path=str(shots / "panel-dark.png"))
             timings["dark theme"] = time.monotonic() - t0
 
@@ -268,7 +308,7 @@ def test_panel_in_real_browser(lab, lab_cluster, tmp_path):
                     page.click('.lm-MenuBar-itemLabel:text-is("Run")')
                     page.click('.lm-Menu-item:not(.lm-mod-disabled) .lm-Menu-itemLabel:text-is("Run All Cells")',
                                timeout=10_000)
-                    expect(out3).to_contain_text("56", timeout=15_000 if attempt < 2 else 45_000)
+                    expect(out3).to_contain_text("132", timeout=15_000 if attempt < 2 else 45_000)
                     break
                 except (AssertionError, PlaywrightTimeout):
                     if attempt == 2:
@@ -287,12 +327,31 @@ def test_panel_in_real_browser(lab, lab_cluster, tmp_path):
             item.click()
             group = panel.locator('.xsched-Group[data-group="double"]')
             expect(group).to_be_visible(timeout=15_000)
-            expect(group).to_contain_text("8 / 8")
+            expect(group).to_contain_text("12 / 12")
+            # the label's numbers are the bar's: done (memory, released, forgotten) of all
+            count = group.locator(".xsched-GroupCount").inner_text()
+            done, total = (int(x) for x in count.replace("\u00a0", " ").split("/"))
+            bar = group.locator(".xsched-Bar-done").evaluate("el => el.style.width")
+            assert abs(float(bar.rstrip("%")) - 100 * done / total) < 0.01, (count, bar)
+            # 8 keys at first, "+4 more" shows the others
+            keys = group.locator(".xsched-Key[data-action=story]")
+            expect(keys).to_have_count(8)
+            group.locator('[data-action="more-keys"]').click()
+            expect(keys).to_have_count(12)
+            expect(group.locator('[data-action="more-keys"]')).to_have_count(0)
             group.locator('.xsched-Key[data-key="double-3"]').click()
             dialog = page.locator(".jp-Dialog")
             expect(dialog).to_contain_text("Story of double-3")
-            expect(dialog.locator(".xsched-Story")).to_contain_text("processing")
-            expect(dialog.locator(".xsched-Story")).to_contain_text("memory")
+            story = dialog.locator("table.xsched-Story")
+            expect(story).to_contain_text("processing")
+            expect(story).to_contain_text("memory")
+            heads = story.locator("th").all_inner_texts()
+            assert heads == ["time", "transition", "worker", "stimulus"], heads
+            # the panel watched the cluster before the notebook ran: times and the worker are known
+            ran = story.locator("tr", has_text="processing → memory")
+            expect(ran.locator(".xsched-StoryWorker")).to_have_text(re.compile(r"^tcp://127\.0\.0\.1:\d+$"))
+            assert ran.locator(".xsched-StoryWorker").inner_text() in workers
+            assert ran.locator(".xsched-StoryTime").inner_text().startswith("+")
             page.screenshot(path=str(shots / "task-story.png"))
             dialog.locator(".jp-Dialog-button").last.click()
             expect(dialog).to_have_count(0)

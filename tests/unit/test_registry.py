@@ -48,6 +48,16 @@ def test_register_lookup_unregister(private_runtime):
         lookup("localhost:8786")
 
 
+def test_a_chosen_cluster_name_is_kept_in_the_entry():
+    named = register("tcp://127.0.0.1:8790", Security.generate(), "scheduler-named", name="analysis")
+    plain = register("tcp://127.0.0.1:8791", Security.generate(), "scheduler-plain")
+    by_id = {e["id"]: e for e in entries()}
+    assert by_id["scheduler-named"]["name"] == "analysis"
+    assert "name" not in by_id["scheduler-plain"]
+    unregister(named)
+    unregister(plain)
+
+
 def test_wildcard_scheduler_matches_every_address_of_this_host():
     sec = Security.generate()
     register("tcp://192.0.2.10:8786", sec, "scheduler-w", bound_host="0.0.0.0")

@@ -167,8 +167,10 @@ def test_both_state_machines_are_checked():
 def test_purity_check_sees_transitive_imports():
     """The checker itself: a module that reaches pickle through tokenize is caught, with its chain."""
     reached = _static_reach("jupyter/plots.py")  # plots imports key_split from tokenize, which imports pickle
-    assert reached["pickle"] == ["jupyter/plots.py", "tokenize.py"]
-    assert reached["cloudpickle"] == ["jupyter/plots.py", "tokenize.py"]
+    for module in ("pickle", "cloudpickle"):
+        chain = reached[module]  # the first path found: through tokenize or another module
+        assert chain[0] == "jupyter/plots.py" and len(chain) >= 2, chain
+        assert module in {m.split(".")[0] for m, _ in _imports(XSCHED / chain[-1])}, chain
     got = _runtime_reach("xsched.tokenize", [])
     assert {"pickle", "cloudpickle", "threading"} <= got["own"]
 

@@ -49,7 +49,8 @@ class LocalCluster(SpecCluster):
 
     ``memory_limit`` per worker: "2GB", a fraction of RAM, "auto" (RAM / n_workers) or 0.
     ``resources`` per worker: {"GPU": 1} or "GPU=1". ``name``: shown in its repr and
-    display, and kept as ``cluster.name``. Scaling, ``adapt`` and ``close`` work as for
+    display, kept as ``cluster.name`` and in the scheduler's registry entry (the JupyterLab
+    panel names the cluster by it). Scaling, ``adapt`` and ``close`` work as for
     every xsched cluster (``deploy/spec.py``): each worker is one group.
 
     >>> cluster = LocalCluster(n_workers=2, threads_per_worker=1)   # doctest: +SKIP
@@ -101,9 +102,10 @@ class LocalCluster(SpecCluster):
     def _start_scheduler(self) -> None:
         if self.processes:
             log = os.path.join(self._dir, "scheduler.log")
+            named = ["--name", self.name] if self.name != self.kind else []  # for the JupyterLab panel
             self._scheduler_proc = spawn(["scheduler", "--host", self.host, "--port", "0", "--scheduler-file",
                                           self.scheduler_file, "--security", self.security_mode,
-                                          "--cleanup-directory", self._dir], log_path=log)
+                                          "--cleanup-directory", self._dir, *named], log_path=log)
             wait_for_file(self.scheduler_file, self._scheduler_proc, self.timeout, "scheduler", log)
             self.scheduler_address, self.security = read_scheduler_file(self.scheduler_file)
         else:
@@ -114,7 +116,8 @@ class LocalCluster(SpecCluster):
         from ..scheduler.server import Scheduler
 
         self.security = Security.generate(self.security_mode)
-        self._inprocess_scheduler = await Scheduler(self.security).start(f"tcp://{self.host}:0")
+        self._inprocess_scheduler = await Scheduler(
+            self.security, name=self.name if self.name != self.kind else None).start(f"tcp://{self.host}:0")
         self.scheduler_address = self._inprocess_scheduler.address
 
     def _stop_scheduler(self, timeout: float) -> None:

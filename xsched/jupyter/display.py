@@ -9,11 +9,33 @@ from __future__ import annotations
 import html
 
 from .. import hooks
+from ..graph.order import natural_key
 from ..units import format_bytes
 
-__all__ = ["client_html", "cluster_html", "workers_table", "memory_bar", "memory_text", "summary_html"]
+__all__ = ["client_html", "cluster_html", "workers_table", "memory_bar", "memory_text", "summary_html",
+           "worker_order"]
 
-MANAGED, UNMANAGED, SPILLED, LIMIT = "#1f77b4", "#aec7e8", "#b0b0b0", "#d62728"
+# Colours follow the JupyterLab theme where there is one; the fallbacks read on light and dark
+# backgrounds alike (a translucent grey track is never a white bar on a dark page).
+TRACK = "var(--jp-layout-color2, rgba(128, 128, 128, 0.22))"
+MANAGED = "var(--jp-brand-color1, #1976d2)"
+#: unmanaged memory: stripes of the managed colour over the track, distinct in every theme
+UNMANAGED = f"repeating-linear-gradient(135deg, {MANAGED} 0 2px, transparent 2px 4px)"
+SPILLED = "var(--jp-warn-color1, #f57c00)"
+LIMIT = "var(--jp-error-color1, #d32f2f)"
+
+
+def worker_order(name, address: str) -> tuple:
+    """Sort key of a worker in every view: its name with digit runs compared as numbers, then
+    its address (the same way).
+
+    >>> rows = [("worker-10", "tcp://h:1"), ("worker-2", "tcp://h:9"), ("worker-2", "tcp://h:10")]
+    >>> [f"{n} {a}" for n, a in sorted(rows, key=lambda r: worker_order(*r))]
+    ['worker-2 tcp://h:9', 'worker-2 tcp://h:10', 'worker-10 tcp://h:1']
+    >>> sorted(["10", "2", "1"], key=lambda n: worker_order(n, ""))
+    ['1', '2', '10']
+    """
+    return natural_key(str(address if name is None else name)), natural_key(str(address))
 
 
 def memory_bar(memory: dict, limit: int | None, scale: float | None = None, width: str = "200px") -> str:
@@ -43,7 +65,8 @@ def memory_bar(memory: dict, limit: int | None, scale: float | None = None, widt
         segs.append(f"<div title='limit: {format_bytes(limit)}' data-part='limit' style='position:absolute;"
                     f"left:calc({pos:.2f}% - 2px);width:2px;height:140%;top:-20%;background:{LIMIT}'></div>")
     return (f"<div class='xsched-memory-bar' style='display:inline-block;vertical-align:middle;width:{width};"
-            f"height:12px;background:var(--jp-layout-color3, #eee);position:relative;margin:0 6px'>{''.join(segs)}</div>")
+            f"height:12px;background:{TRACK};position:relative;margin:0 6px;"
+            f"box-shadow:inset 0 0 0 1px rgba(128, 128, 128, 0.35)'>{''.join(segs)}</div>")
 
 
 def memory_text(memory: dict, limit: int | None) -> str:
@@ -57,13 +80,15 @@ def memory_text(memory: dict, limit: int | None) -> str:
 def workers_table(info: dict) -> str:
     """An HTML table of workers with a memory bar each (managed / unmanaged / spilled vs limit)."""
     rows = []
-    for addr, w in sorted(info.get("workers", {}).items()):
+    workers = info.get("workers", {})
+    for addr in sorted(workers, key=lambda a: worker_order(workers[a].get("name"), a)):
+        w = workers[addr]
         mem = w.get("memory", {})
         limit = w.get("memory_limit") or 0
         rows.append(
             f"<tr><td>{html.escape(str(w.get('name')))}</td><td><code>{html.escape(addr)}</code></td>"
             f"<td>{w.get('nthreads')}</td><td>{w.get('processing', 0)}</td><td>{w.get('in_memory', 0)}</td>"
-            f"<td style='text-align:left'>{memory_bar(mem, limit, width='160px')} "
+            f"<td style='text-align:left;white-space:nowrap'>{memory_bar(mem, limit, width='160px')} "
             f"{html.escape(memory_text(mem, limit))}</td></tr>")
     head = ("<tr><th>name</th><th>address</th><th>threads</th><th>processing</th><th>keys</th>"
             "<th>memory</th></tr>")

@@ -26,6 +26,7 @@ from ..protocol import ops
 from .. import hooks
 from ..tokenize import key_split
 from ..units import parse_timedelta
+from .display import worker_order
 
 __all__ = ["plot_memory", "task_stream", "memory_figure", "task_stream_figure"]
 
@@ -111,7 +112,7 @@ def memory_figure(history: dict, limits: dict | None = None, figsize=(9, 6)):
     largest = max([max((x[1] for x in s), default=0) for s in samples.values()]
                   + [v for v in limits.values() if v] + [1])
     unit, size = _unit(largest)
-    for addr in sorted(history, key=lambda a: str(history[a].get("name", a))):
+    for addr in sorted(history, key=lambda a: worker_order(history[a].get("name"), a)):
         s = samples[addr]
         name = str(history[addr].get("name", addr))
         t = [x[0] - t0 for x in s]
@@ -204,7 +205,7 @@ def task_stream_figure(logs: dict, names: dict | None = None, figsize=(10, 4)):
 
     _show_figures_in_ipython()
     names = names or {}
-    rows = sorted(set(logs) | set(names), key=lambda a: (_natural(str(names.get(a, a))), a))
+    rows = sorted(set(logs) | set(names), key=lambda a: worker_order(names.get(a), a))
     fig = Figure(figsize=figsize, layout="constrained")
     ax = fig.add_subplot()
     t0 = min((e[1] for log in logs.values() for e in log), default=0.0)
@@ -232,6 +233,3 @@ def task_stream_figure(logs: dict, names: dict | None = None, figsize=(10, 4)):
                   bbox_to_anchor=(1.01, 1), fontsize="small", title="task group")
     return fig
 
-
-def _natural(name: str):
-    return (0, int(name), "") if name.isdigit() else (1, 0, name)

@@ -18,7 +18,7 @@ Widget objects can be built without a kernel (for tests and scripts):
 
 >>> from xsched.jupyter.widgets import ClientWidget
 >>> w = ClientWidget(client)        # doctest: +SKIP
->>> w.refresh(); sorted(w.bars)     # doctest: +SKIP
+>>> w.refresh(); list(w.bars)       # doctest: +SKIP
 ['tcp://127.0.0.1:40123', 'tcp://127.0.0.1:40125']
 """
 
@@ -32,7 +32,7 @@ import threading
 from .. import hooks
 from ..client.rpc import SchedulerRPC
 from ..units import format_bytes
-from .display import memory_bar, memory_text, summary_html
+from .display import memory_bar, memory_text, summary_html, worker_order
 from .progress import in_notebook
 
 logger = logging.getLogger("xsched.widgets")
@@ -92,14 +92,15 @@ class ClientWidget:
             changed = True
         import ipywidgets as w
 
-        for addr in sorted(workers):
+        for addr in workers:
             row = self.bars.get(addr)
             if row is None:
                 row = self.bars[addr] = w.HTML()
                 changed = True
             row.value = _worker_row(addr, workers[addr], scale)
-        if changed:
-            self.workers_box.children = tuple(self.bars[a] for a in sorted(self.bars))
+        if changed:  # in the one worker order of every view (name, digits as numbers; then address)
+            self.workers_box.children = tuple(
+                self.bars[a] for a in sorted(self.bars, key=lambda a: worker_order(workers[a].get("name"), a)))
 
     # ------------------------------------------------------------------ timer
     def start(self) -> "ClientWidget":

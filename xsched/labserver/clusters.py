@@ -17,13 +17,19 @@ server process: only those can be scaled or shut down from the panel.
 
 The functions ``_group_progress`` and ``_story`` run *inside the scheduler* (through
 ``run_on_scheduler``); they live in this module so they pickle by reference and import
-nothing but the standard library.
+nothing but the standard library. The first ``_group_progress`` adds a ``_StoryRecorder``
+to the scheduler state's transition hooks: from then on every transition is noted with its
+time and worker (a bounded log beside the state's own), which ``_story`` joins to the
+state's story, so a key's story in the panel says when and where.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
+import datetime
+import heapq
 import logging
 import threading
 import time
@@ -31,26 +37,61 @@ from typing import Any
 
 from ..client.client import Client
 from ..deploy.local import LocalCluster
+from ..graph.order import natural_key
+from ..jupyter.display import worker_order
 from ..protocol import registry
 
 logger = logging.getLogger("xsched.labserver")
 
-__all__ = ["ClusterMonitor", "public_entry", "PUBLIC_FIELDS"]
+__all__ = ["ClusterMonitor", "public_entry", "cluster_name", "PUBLIC_FIELDS"]
 
 #: the registry fields a browser may see (the entry also holds the secret: never sent)
-PUBLIC_FIELDS = ("id", "address", "hostname", "pid", "started", "port")
-#: most task keys listed per group (clickable for their story)
-KEYS_PER_GROUP = 8
+PUBLIC_FIELDS = ("id", "address", "hostname", "pid", "started", "port", "name")
+#: most task keys listed per group (clickable for their story; the panel shows 8, then more on
+#: demand): bounds the pushed payload to this many keys per group
+KEYS_PER_GROUP = 48
+#: most transitions the story recorder keeps when the state's log is unbounded (else as many as it)
+STORY_RECORDER_LENGTH = 100_000
 
 
 def public_entry(entry: dict) -> dict:
-    """A registry entry without its secret (an allow-list, not a deny-list)."""
+    """A registry entry without its secret (an allow-list, not a deny-list).
+
+    >>> public_entry({"id": "scheduler-1", "address": "tcp://127.0.0.1:8786", "secret": "s3cr3t"})
+    {'id': 'scheduler-1', 'address': 'tcp://127.0.0.1:8786'}
+    """
     return {k: entry[k] for k in PUBLIC_FIELDS if k in entry}
+
+
+def cluster_name(entry: dict) -> tuple[str, bool]:
+    """(the name a person reads, whether someone chose it) of a registry entry: its ``name``
+    when it has one, else ``host · started HH:MM`` (this server's local time), else its id.
+
+    >>> cluster_name({"id": "scheduler-22c96cbd", "name": "analysis"})
+    ('analysis', True)
+    >>> started = datetime.datetime(2026, 1, 2, 9, 5).timestamp()
+    >>> cluster_name({"id": "scheduler-22c96cbd", "hostname": "node7", "started": started})
+    ('node7 · started 09:05', False)
+    >>> cluster_name({"id": "scheduler-22c96cbd"})
+    ('scheduler-22c96cbd', False)
+    """
+    chosen = entry.get("name")
+    if isinstance(chosen, str) and chosen.strip():
+        return chosen.strip(), True
+    host, started = entry.get("hostname"), entry.get("started")
+    if host and isinstance(started, (int, float)):
+        return f"{host} · started {datetime.datetime.fromtimestamp(started):%H:%M}", False
+    return str(entry.get("id") or entry.get("address")), False
 
 
 # --------------------------------------------------------------------------- in the scheduler
 def _group_progress(scheduler=None, keys_per_group: int = KEYS_PER_GROUP) -> dict:
-    """Per task group: counts by state and a few keys (runs in the scheduler, one pass)."""
+    """Per task group: counts by state and a few keys (runs in the scheduler, one pass).
+
+    Also makes sure the scheduler's transitions are recorded with times and workers, for
+    ``_story``.
+    """
+    _StoryRecorder.install(scheduler.state)
     groups: dict[str, dict] = {}
     order = {"erred": 0, "processing": 1, "queued": 2, "waiting": 3, "no-worker": 4, "memory": 5}
     for ts in scheduler.state.tasks.values():
@@ -61,13 +102,132 @@ def _group_progress(scheduler=None, keys_per_group: int = KEYS_PER_GROUP) -> dic
         g["total"] += 1
         g["keys"].append((order.get(ts.state, 6), ts.key, ts.state))
     for g in groups.values():
-        g["keys"] = [{"key": k, "state": s} for _, k, s in sorted(g["keys"])[:keys_per_group]]
+        chosen = heapq.nsmallest(keys_per_group, g["keys"])  # (a plain sort of all keys: cheap)
+        g["keys"] = [{"key": k, "state": s} for _, k, s in sorted(chosen, key=lambda c: (c[0], natural_key(c[1])))]
     return {"groups": sorted(groups.values(), key=lambda g: g["name"])}
 
 
+class _StoryRecorder:
+    """A transition hook of a scheduler state: notes (time, key, start, finish, worker,
+    stimulus_id) of every transition in a bounded log, for the panel's stories. It runs in the
+    scheduler's event loop, beside the state machine, never inside its decisions.
+
+    >>> from types import SimpleNamespace as NS
+    >>> state = NS(transition_hooks=[], log=[("x-1", "waiting", "processing", "s-1")])
+    >>> rec = _StoryRecorder.install(state); rec is _StoryRecorder.install(state)
+    True
+    >>> ws = NS(address="tcp://127.0.0.1:4000")
+    >>> ts = NS(key="x-1", processing_on=None, who_has=set(), erred_on=None)
+    >>> rec(ts, "waiting", "processing")   # the worker is assigned just after the hook
+    >>> ts.processing_on = ws
+    >>> [e[1:] for e in rec.entries_of("x-1")]
+    [['x-1', 'waiting', 'processing', 'tcp://127.0.0.1:4000', 's-1']]
+    """
+
+    def __init__(self, state, maxlen: int = STORY_RECORDER_LENGTH):
+        self.state = state
+        self.entries: collections.deque = collections.deque(maxlen=maxlen)
+        self._pending: list = []  # [(entry, ts)]: to "processing", worker not assigned yet
+
+    @classmethod
+    def install(cls, state) -> "_StoryRecorder":
+        """The recorder of ``state``, added to its transition hooks the first time."""
+        for hook in state.transition_hooks:
+            if isinstance(hook, cls):
+                return hook
+        # as far back as the state's own log reaches (scheduler.events-log-length)
+        rec = cls(state, getattr(state.log, "maxlen", None) or STORY_RECORDER_LENGTH)
+        state.transition_hooks.append(rec)
+        return rec
+
+    def __call__(self, ts, start: str, finish: str) -> None:
+        try:
+            worker = _where(ts, finish)
+            if self._pending:
+                self._settle(ts, start, worker)
+            log = self.state.log
+            sid = log[-1][3] if log and log[-1][0] == ts.key else None
+            entry = [time.time(), ts.key, start, finish, worker, sid]
+            if finish == "processing" and worker is None:
+                self._pending.append((entry, ts))
+            self.entries.append(entry)
+        except Exception:  # a note for the panel must never break the scheduler's transition
+            self._pending.clear()
+            logger.debug("story recorder: transition of %r not noted", getattr(ts, "key", ts), exc_info=True)
+
+    def _settle(self, ts=None, start: str | None = None, worker: str | None = None) -> None:
+        """Fill in the workers of the entries to "processing" (assigned since their hook). A
+        task that left "processing" before any other transition was heard ran where it went:
+        ``worker`` of its transition ``start`` -> now."""
+        for entry, pts in self._pending:
+            if pts.processing_on is not None:
+                entry[4] = pts.processing_on.address
+            elif pts is ts and start == "processing":
+                entry[4] = worker
+        self._pending.clear()
+
+    def entries_of(self, key: str) -> list:
+        """The recorded transitions of ``key``, oldest first."""
+        self._settle()
+        return [e for e in self.entries if e[1] == key]
+
+
+def _where(ts, finish: str) -> str | None:
+    """The worker a task is on in state ``finish`` (None when that state has no worker)."""
+    if finish == "processing" and ts.processing_on is not None:
+        return ts.processing_on.address
+    if finish == "memory" and ts.who_has:
+        return ", ".join(sorted(ws.address for ws in ts.who_has))
+    if finish == "erred" and ts.erred_on:
+        return str(ts.erred_on)
+    return None
+
+
 def _story(key: str, scheduler=None) -> list:
-    """The recorded transitions of one key (runs in the scheduler)."""
-    return [list(map(_plain, entry)) for entry in scheduler.story(key)]
+    """The transitions of one key (runs in the scheduler), oldest first, each a dict:
+    ``time`` (seconds since the epoch, None before the panel first looked at this scheduler),
+    ``start``, ``finish``, ``worker`` (None when none) and ``stimulus_id``."""
+    recorded = []
+    for hook in scheduler.state.transition_hooks:
+        if isinstance(hook, _StoryRecorder):
+            recorded = hook.entries_of(key)
+    return _join_story(scheduler.story(key), recorded)
+
+
+def _join_story(story: list, recorded: list) -> list:
+    """The state's story of a key (key, start, finish, stimulus_id) with the times and workers
+    the recorder noted. The recorder hears every state change but not the notes the state
+    logs without one (a key's arrival), and only since it was installed: the two are matched
+    from the end.
+
+    >>> story = [("a", "new", "released", "u-1"), ("a", "released", "waiting", "u-1"),
+    ...          ("a", "waiting", "processing", "u-1")]
+    >>> rows = _join_story(story, [[10.5, "a", "waiting", "processing", "tcp://w:1", "u-1"]])
+    >>> [(r["finish"], r["time"], r["worker"]) for r in rows]
+    [('released', 10.5, None), ('waiting', 10.5, None), ('processing', 10.5, 'tcp://w:1')]
+    >>> _join_story(story[:1], [])[0]["time"] is None      # before the recorder: no time
+    True
+    """
+    rows = [{"time": None, "start": _plain(start), "finish": _plain(finish), "worker": None,
+             "stimulus_id": _plain(sid)} for _key, start, finish, sid in story]
+    j = len(recorded) - 1
+    for i in range(len(story) - 1, -1, -1):
+        if j < 0:
+            break
+        t, _k, rstart, rfinish, worker, rsid = recorded[j]
+        _key, start, finish, sid = story[i]
+        if (rstart, rfinish) == (start, finish) and rsid in (None, sid):
+            rows[i]["time"], rows[i]["worker"] = t, worker
+            j -= 1
+    # a note logged without a hook happened in the same event as a timed change of that stimulus
+    times: dict = {}
+    for row in rows:
+        if row["time"] is not None:
+            times.setdefault(row["stimulus_id"], row["time"])
+    for row in rows:
+        if row["time"] is None and row["stimulus_id"] in times:
+            row["time"] = times[row["stimulus_id"]]
+    return rows
 
 
 def _plain(x):
@@ -77,7 +237,7 @@ def _plain(x):
 # --------------------------------------------------------------------------- in the Jupyter server
 def _summary(entry: dict, info: dict | None, error: str | None, owned: bool) -> dict:
     out = public_entry(entry)
-    out["name"] = entry.get("id", entry.get("address"))
+    out["name"], out["named"] = cluster_name(entry)
     out["owned"] = owned
     if info is None:
         out.update(status="connecting" if error == "connecting" else "unreachable", error=error, workers=0, threads=0, memory=0, memory_limit=0)
@@ -222,7 +382,7 @@ class ClusterMonitor:
             clusters.append(summary)
             detail = dict(summary)
             detail["workers"] = sorted((_worker_row(a, w) for a, w in (info or {}).get("workers", {}).items()),
-                                       key=lambda r: (r["name"], r["address"]))
+                                       key=lambda r: worker_order(r["name"], r["address"]))
             detail["n_workers"] = summary["workers"]
             detail["groups"] = (progress or {}).get("groups", [])
             detail["queued"] = (info or {}).get("queued", 0)

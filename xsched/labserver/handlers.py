@@ -13,7 +13,8 @@ Nothing sent to the browser comes from a registry entry except its public fields
     DELETE /xsched/api/clusters/<id>            shut down (panel clusters only)
     POST   /xsched/api/clusters/<id>/kernels    {"target": "scheduler" | worker address}: attach
                                                 the kernel inside that process -> {"id": kernel id}
-    GET    /xsched/api/clusters/<id>/story?key=K   the recorded transitions of task K
+    GET    /xsched/api/clusters/<id>/story?key=K   the transitions of task K: [{time, start, finish,
+                                                worker, stimulus_id}] (clusters._story)
     WS     /xsched/api/ws                       pushes {"type": "clusters"} every interval, and
                                                 {"type": "detail"} of the cluster it subscribed to
 """

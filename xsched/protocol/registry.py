@@ -125,13 +125,14 @@ def read_scheduler_file(path: str) -> tuple[str, Security]:
 
 
 def register(address: str, security: Security, scheduler_id: str, bound_host: str | None = None,
-             remote: bool = False) -> str:
+             remote: bool = False, name: str | None = None) -> str:
     """Record a running scheduler so clients and workers find its secret by address.
 
     ``bound_host`` is the host the listener was bound to; a wildcard (``0.0.0.0``) makes
     every address of this host match. ``remote=True`` records a scheduler that runs on
     another host (started over ssh from here): it matches its address only, never this
-    host's names. Returns the entry's path, for :func:`unregister`.
+    host's names. ``name``: the cluster's name a person chose (``LocalCluster(name=...)``),
+    shown by the JupyterLab panel. Returns the entry's path, for :func:`unregister`.
     """
     host, port = split(address)
     bound = bound_host if bound_host is not None else host
@@ -144,7 +145,7 @@ def register(address: str, security: Security, scheduler_id: str, bound_host: st
     write_scheduler_file(path, address, security, scheduler_id, extra={
         "port": port, "ips": ips, "hostname": socket.gethostname(), "names": names,
         "loopback_only": all(is_loopback(ip) for ip in ips), "started": time.time(),
-        "create_time": _create_time(os.getpid()),
+        "create_time": _create_time(os.getpid()), **({"name": str(name)} if name else {}),
     })
     return path
 

@@ -5,7 +5,10 @@ import { ServerConnection } from '@jupyterlab/services';
 
 export interface IClusterSummary {
   id: string;
+  /** the name a person chose (LocalCluster(name=...)) or "host · started HH:MM" */
   name: string;
+  /** whether someone chose the name */
+  named?: boolean;
   address: string;
   hostname?: string;
   pid?: number;
@@ -48,6 +51,17 @@ export interface IClusterDetail extends Omit<IClusterSummary, 'workers'> {
   n_workers: number;
   groups: ITaskGroup[];
   queued: number;
+}
+
+/** One transition of a key's story (GET clusters/<id>/story?key=K). */
+export interface IStoryEntry {
+  /** seconds since the epoch; null for transitions before the server first watched the cluster */
+  time: number | null;
+  start: string;
+  finish: string;
+  /** the worker the key is on in its new state, if any */
+  worker: string | null;
+  stimulus_id: string | null;
 }
 
 export interface IKernelReply {

@@ -10,8 +10,8 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
-import { IClusterSummary, IKernelReply, post, request } from './api';
-import { ClusterPanel } from './panel';
+import { IClusterSummary, IKernelReply, IStoryEntry, post, request } from './api';
+import { ClusterPanel, clusterLabel, storyTable } from './panel';
 
 const PLUGIN_ID = 'xsched-labextension:plugin';
 
@@ -80,14 +80,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
       },
       showStory: async (c, key) => {
         try {
-          const reply = await request<{ key: string; story: unknown[][] }>(
+          const reply = await request<{ key: string; story: IStoryEntry[] }>(
             `clusters/${encodeURIComponent(c.id)}/story?key=${encodeURIComponent(key)}`
           );
-          const body = document.createElement('pre');
-          body.className = 'xsched-Story';
-          body.textContent = reply.story.length
-            ? reply.story.map(e => e.map(String).join('  ')).join('\n')
-            : 'No transitions recorded (the key may have been forgotten).';
+          const body = storyTable(reply.story);
           await showDialog({
             title: `Story of ${key}`,
             body: new Widget({ node: body }),
@@ -115,7 +111,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       shutdown: async c => {
         const result = await showDialog({
           title: 'Shut down cluster?',
-          body: `Shut down ${c.name} at ${c.address} and its workers?`,
+          body: `Shut down ${clusterLabel(c)} at ${c.address} and its workers?`,
           buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Shut down' })]
         });
         if (!result.button.accept) {

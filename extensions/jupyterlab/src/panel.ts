@@ -6,6 +6,7 @@ import { Widget } from '@lumino/widgets';
 import {
   IClusterDetail,
   IClusterSummary,
+  IStoryEntry,
   ITaskGroup,
   IWorkerRow,
   Updates
@@ -21,6 +22,11 @@ export interface IPanelActions {
 }
 
 const SELECTED_KEY = 'xsched-labextension:selected';
+/** keys of a group shown at first, and how many more each "+N more" shows */
+const KEYS_FIRST = 8;
+const KEYS_STEP = 16;
+/** a non-breaking space: a number and its unit never part at a line end */
+const NBSP = '\u00a0';
 
 type Attrs = { [name: string]: string | number | boolean | undefined };
 
@@ -48,17 +54,116 @@ function h(
   return el;
 }
 
+/** "11.8 GiB", with a non-breaking space between the number and its unit. */
 export function formatBytes(n: number): string {
   if (!n || n < 0) {
-    return '0 B';
+    return `0${NBSP}B`;
   }
-  const units = ['B', 'kiB', 'MiB', 'GiB', 'TiB'];
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
   let i = 0;
   while (n >= 1024 && i < units.length - 1) {
     n /= 1024;
     i++;
   }
-  return `${n >= 100 || i === 0 ? n.toFixed(0) : n.toFixed(1)} ${units[i]}`;
+  return `${n >= 100 || i === 0 ? n.toFixed(0) : n.toFixed(1)}${NBSP}${units[i]}`;
+}
+
+/** "1 thread", "2 tasks": a count and its noun, kept on one line. */
+function counted(n: number, noun: string): string {
+  return `${n}${NBSP}${noun}${n === 1 ? '' : 's'}`;
+}
+
+/** "09:05" in the browser's time zone, from seconds since the epoch. */
+function clock(seconds: number): string {
+  return new Date(seconds * 1000).toLocaleTimeString([], {
+    hour: '2-digit',
+    minute: '2-digit',
+    hour12: false
+  });
+}
+
+/** What a cluster card is called: the name a person chose, else "host · started HH:MM". */
+export function clusterLabel(c: IClusterSummary): string {
+  if (c.named || !c.hostname || !c.started) {
+    return c.name;
+  }
+  return `${c.hostname} · started ${clock(c.started)}`;
+}
+
+/** The card's tooltip: id, host, pid, start time, address. */
+function clusterTitle(c: IClusterSummary): string {
+  return [
+    c.named ? c.name : null,
+    `id: ${c.id}`,
+    c.hostname ? `host: ${c.hostname}` : null,
+    c.pid ? `pid: ${c.pid}` : null,
+    c.started ? `started: ${new Date(c.started * 1000).toLocaleString()}` : null,
+    `address: ${c.address}`
+  ]
+    .filter(line => line !== null)
+    .join('\n');
+}
+
+/** "+12 ms", "+1.25 s", "+2 min 5 s": a time since the story's first transition. */
+export function sinceStart(seconds: number): string {
+  if (seconds < 1) {
+    return `+${Math.round(seconds * 1000)}${NBSP}ms`;
+  }
+  if (seconds < 120) {
+    return `+${seconds.toFixed(2)}${NBSP}s`;
+  }
+  return `+${Math.floor(seconds / 60)}${NBSP}min ${Math.round(seconds % 60)}${NBSP}s`;
+}
+
+/** The story of a key as a table: time since its first transition, from -> to, worker, stimulus. */
+export function storyTable(entries: (IStoryEntry | unknown[])[]): HTMLElement {
+  // an older server sends (key, start, finish, stimulus_id) tuples: no time, no worker
+  const rows: IStoryEntry[] = entries.map(e =>
+    Array.isArray(e)
+      ? { time: null, start: String(e[1]), finish: String(e[2]), worker: null, stimulus_id: String(e[3]) }
+      : (e as IStoryEntry)
+  );
+  if (!rows.length) {
+    return h('div', { class: 'xsched-Empty' }, 'No transitions recorded (the key may have been forgotten).');
+  }
+  const timed = rows.filter(r => typeof r.time === 'number');
+  const t0 = timed.length ? (timed[0].time as number) : 0;
+  const table = h(
+    'table',
+    { class: 'xsched-Story' },
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        h('th', { title: 'since the first recorded transition' }, 'time'),
+        h('th', {}, 'transition'),
+        h('th', {}, 'worker'),
+        h('th', { title: 'the event that caused it' }, 'stimulus')
+      )
+    ),
+    h(
+      'tbody',
+      {},
+      ...rows.map(r =>
+        h(
+          'tr',
+          { class: `xsched-state-${r.finish}` },
+          h(
+            'td',
+            { class: 'xsched-StoryTime', title: r.time ? new Date(r.time * 1000).toISOString() : 'before the panel watched this cluster' },
+            typeof r.time === 'number' ? sinceStart(r.time - t0) : '–'
+          ),
+          h('td', { class: 'xsched-StoryTransition' }, `${r.start} → ${r.finish}`),
+          h('td', { class: 'xsched-StoryWorker', title: r.worker || '' }, r.worker || ''),
+          h('td', { class: 'xsched-StoryStimulus', title: r.stimulus_id || '' }, r.stimulus_id || '')
+        )
+      )
+    )
+  );
+  // the dialog lays out its body widget's node: the table goes inside a plain box
+  return h('div', { class: 'xsched-StoryBox' }, table);
 }
 
 function pct(part: number, whole: number): string {
@@ -136,6 +241,8 @@ export class ClusterPanel extends Widget {
     this._detailData = null;
     this._workerRows.clear();
     this._groupsJSON = '';
+    this._keysShown.clear();
+    this._scaleEdited = false;
     this._detail.replaceChildren();
     this.updates.subscribe(id);
     this._renderList();
@@ -187,12 +294,13 @@ export class ClusterPanel extends Widget {
       li.classList.toggle('xsched-mod-unreachable', c.status !== 'running');
       const stats =
         c.status === 'running'
-          ? `${c.workers} workers · ${c.threads} threads · ${formatBytes(c.memory)} / ${formatBytes(c.memory_limit)}`
+          ? `${counted(c.workers, 'worker')} · ${counted(c.threads, 'thread')} · ${formatBytes(c.memory)} / ${formatBytes(c.memory_limit)}`
           : c.status === 'connecting'
             ? 'connecting…'
             : `unreachable: ${c.error || ''}`;
+      li.title = clusterTitle(c);
       li.replaceChildren(
-        h('div', { class: 'xsched-ClusterName' }, c.name, c.owned ? h('span', { class: 'xsched-Badge' }, 'panel') : null),
+        h('div', { class: 'xsched-ClusterName' }, clusterLabel(c), c.owned ? h('span', { class: 'xsched-Badge' }, 'panel') : null),
         h('div', { class: 'xsched-ClusterAddress' }, c.address),
         h('div', { class: 'xsched-ClusterStats' }, stats)
       );
@@ -224,6 +332,10 @@ export class ClusterPanel extends Widget {
         .map(([s, n]) => `${n} ${s}`)
         .join(', ') || 'none');
     this._ownedBox.style.display = c.owned ? '' : 'none';
+    // the scale box follows the live worker count, unless someone is typing a new one
+    if (document.activeElement !== this._scaleInput && !this._scaleEdited) {
+      this._scaleInput.value = String(d.n_workers);
+    }
     this._renderWorkers(d.workers);
     this._renderGroups(d.groups);
   }
@@ -236,8 +348,25 @@ export class ClusterPanel extends Widget {
       min: 0,
       max: 64,
       value: c.workers,
-      'aria-label': 'workers'
+      'aria-label': 'workers',
+      title: 'number of workers: type one and press Scale'
     }) as HTMLInputElement;
+    this._scaleInput.addEventListener('input', () => {
+      this._scaleEdited = true;
+    });
+    this._scaleInput.addEventListener('blur', () => {
+      // a number typed and left: the live count again after a moment (a click on Scale reads it first)
+      window.setTimeout(() => {
+        if (document.activeElement !== this._scaleInput) {
+          this._scaleEdited = false;
+        }
+      }, 3000);
+    });
+    this._scaleInput.addEventListener('keydown', ev => {
+      if (ev.key === 'Enter') {
+        (this._ownedBox.querySelector('[data-action="scale"]') as HTMLElement | null)?.click();
+      }
+    });
     this._ownedBox = h(
       'div',
       { class: 'xsched-Owned' },
@@ -257,16 +386,9 @@ export class ClusterPanel extends Widget {
       this._ownedBox,
       this._summary,
       h('h3', { class: 'xsched-Heading' }, 'Workers'),
-      h(
-        'table',
-        { class: 'xsched-Workers' },
-        h(
-          'thead',
-          {},
-          h('tr', {}, h('th', {}, 'worker · memory'), h('th', { title: 'threads' }, 'thr'), h('th', { title: 'tasks processing' }, 'tasks'), h('th', {}, ''))
-        ),
-        this._workerBody
-      ),
+      // one row per worker, laid out as a small card (name, address, memory bar, counts):
+      // readable in a narrow sidebar; the rows stay <tr data-worker-address> for styling
+      h('table', { class: 'xsched-Workers', 'aria-label': 'workers' }, this._workerBody),
       h('h3', { class: 'xsched-Heading' }, 'Task groups'),
       this._groups
     );
@@ -283,8 +405,25 @@ export class ClusterPanel extends Widget {
           { class: 'xsched-Worker', 'data-worker-address': w.address },
           h(
             'td',
-            { class: 'xsched-WorkerMain' },
-            h('div', { class: 'xsched-WorkerName' }),
+            { class: 'xsched-WorkerCard' },
+            h(
+              'div',
+              { class: 'xsched-WorkerHead' },
+              h('span', { class: 'xsched-WorkerName' }),
+              h(
+                'button',
+                {
+                  class: 'jp-mod-styled xsched-Button xsched-WorkerConsole',
+                  'data-action': 'console',
+                  'data-target': w.address,
+                  title: `Open a console on the kernel inside ${w.address}`,
+                  'aria-label': `Console on ${w.address}`
+                },
+                '›_'
+              )
+            ),
+            // the full address in the title; shown without "tcp://", cut at the end if need be
+            h('div', { class: 'xsched-WorkerAddress', title: w.address }, w.address.replace(/^tcp:\/\//, '')),
             h(
               'div',
               { class: 'xsched-Bar' },
@@ -292,25 +431,23 @@ export class ClusterPanel extends Widget {
               h('div', { class: 'xsched-Bar-unmanaged' }),
               h('div', { class: 'xsched-Bar-spilled' })
             ),
-            h('div', { class: 'xsched-BarLabel' })
-          ),
-          h('td', { class: 'xsched-WorkerThreads' }),
-          h('td', { class: 'xsched-WorkerProcessing' }),
-          h(
-            'td',
-            {},
-            h('button', { class: 'jp-mod-styled xsched-Button xsched-WorkerConsole', 'data-action': 'console', 'data-target': w.address, title: `Open a console on the kernel inside ${w.address}` }, 'Console')
+            h(
+              'div',
+              { class: 'xsched-WorkerStats' },
+              h('span', { class: 'xsched-BarLabel' }),
+              h('span', { class: 'xsched-WorkerSpilled' }),
+              h('span', { class: 'xsched-WorkerThreads', title: 'threads' }),
+              h('span', { class: 'xsched-WorkerProcessing', title: 'tasks processing' })
+            )
           )
         ) as HTMLTableRowElement;
         this._workerRows.set(w.address, tr);
       }
       const q = (s: string) => tr!.querySelector(s) as HTMLElement;
-      const nameCell = q('.xsched-WorkerName');
-      nameCell.replaceChildren(
-        h('div', {}, w.name),
-        h('div', { class: 'xsched-WorkerAddress' }, w.address)
-      );
-      q('.xsched-WorkerThreads').textContent = String(w.nthreads);
+      const name = q('.xsched-WorkerName');
+      name.textContent = w.name;
+      name.title = `worker ${w.name}` + (w.status && w.status !== 'running' ? ` (${w.status})` : '');
+      tr.classList.toggle('xsched-mod-paused', !!w.status && w.status !== 'running');
       const limit = w.memory_limit || Math.max(w.rss, w.managed + w.unmanaged) || 1;
       q('.xsched-Bar-managed').style.width = pct(w.managed, limit);
       q('.xsched-Bar-unmanaged').style.width = pct(w.unmanaged, limit);
@@ -319,10 +456,13 @@ export class ClusterPanel extends Widget {
         `managed ${formatBytes(w.managed)}, unmanaged ${formatBytes(w.unmanaged)}, ` +
         `spilled ${formatBytes(w.spilled)}, limit ${w.memory_limit ? formatBytes(w.memory_limit) : 'none'}`;
       q('.xsched-BarLabel').textContent =
-        `${formatBytes(w.managed + w.unmanaged)} / ${w.memory_limit ? formatBytes(w.memory_limit) : '∞'}` +
-        (w.spilled ? ` (+${formatBytes(w.spilled)} spilled)` : '');
-      q('.xsched-WorkerProcessing').textContent = String(w.processing);
-      this._workerBody.append(tr);
+        `${formatBytes(w.managed + w.unmanaged)} / ${w.memory_limit ? formatBytes(w.memory_limit) : '∞'}`;
+      const spilled = q('.xsched-WorkerSpilled');
+      spilled.textContent = w.spilled ? `+${formatBytes(w.spilled)} spilled` : '';
+      spilled.style.display = w.spilled ? '' : 'none';
+      q('.xsched-WorkerThreads').textContent = counted(w.nthreads, 'thread');
+      q('.xsched-WorkerProcessing').textContent = counted(w.processing, 'task');
+      this._workerBody.append(tr); // keeps the server's order (natural, by name then address)
     }
     for (const [addr, tr] of this._workerRows) {
       if (!seen.has(addr)) {
@@ -345,24 +485,62 @@ export class ClusterPanel extends Widget {
     this._groups.replaceChildren(
       ...groups.map(g => {
         const n = (s: string) => g.states[s] || 0;
+        // label and bar count the same: done = in memory, released or forgotten; erred apart
         const done = n('memory') + n('released') + n('forgotten');
+        const erred = n('erred');
+        const shown = Math.min(g.keys.length, this._keysShown.get(g.name) || KEYS_FIRST);
+        const hidden = g.total - shown;
+        const hiddenListed = g.keys.length - shown;
+        let more: HTMLElement | null = null;
+        if (hiddenListed > 0) {
+          more = h(
+            'button',
+            {
+              class: 'xsched-Key xsched-MoreKeys',
+              'data-action': 'more-keys',
+              'data-group': g.name,
+              title: `show ${Math.min(KEYS_STEP, hiddenListed)} more keys of ${g.name}`
+            },
+            `+${hidden}${NBSP}more`
+          );
+        } else if (hidden > 0) {
+          more = h(
+            'span',
+            { class: 'xsched-MoreKeys xsched-mod-unlisted', title: `the panel lists ${g.keys.length} keys per group` },
+            `+${hidden}${NBSP}not listed`
+          );
+        }
         return h(
           'div',
-          { class: 'xsched-Group', 'data-group': g.name },
-          h('div', { class: 'xsched-GroupName' }, g.name, h('span', { class: 'xsched-GroupCount' }, ` ${n('memory')} / ${g.total}` + (n('erred') ? ` · ${n('erred')} erred` : ''))),
+          { class: 'xsched-Group', 'data-group': g.name, 'data-done': done, 'data-total': g.total },
           h(
             'div',
-            { class: 'xsched-Bar' },
+            { class: 'xsched-GroupName' },
+            h('span', { class: 'xsched-GroupTitle', title: g.name }, g.name),
+            h(
+              'span',
+              { class: 'xsched-GroupCount', title: 'done (in memory, released or forgotten) of all tasks' },
+              `${done} / ${g.total}`
+            ),
+            erred ? h('span', { class: 'xsched-GroupErred' }, `${erred}${NBSP}erred`) : null
+          ),
+          h(
+            'div',
+            {
+              class: 'xsched-Bar',
+              title: `${done} of ${g.total} done, ${n('processing')} processing` + (erred ? `, ${erred} erred` : '')
+            },
             h('div', { class: 'xsched-Bar-done', style: `width: ${pct(done, g.total)}` }),
             h('div', { class: 'xsched-Bar-processing', style: `width: ${pct(n('processing'), g.total)}` }),
-            h('div', { class: 'xsched-Bar-erred', style: `width: ${pct(n('erred'), g.total)}` })
+            h('div', { class: 'xsched-Bar-erred', style: `width: ${pct(erred, g.total)}` })
           ),
           h(
             'div',
             { class: 'xsched-Keys' },
-            ...g.keys.map(k =>
+            ...g.keys.slice(0, shown).map(k =>
               h('button', { class: `xsched-Key xsched-state-${k.state}`, 'data-action': 'story', 'data-key': k.key, title: `${k.state}: show the story of ${k.key}` }, k.key)
-            )
+            ),
+            more
           )
         );
       })
@@ -398,6 +576,15 @@ export class ClusterPanel extends Widget {
           run(this.actions.openConsole(c, el.getAttribute('data-target') || 'scheduler'));
         }
         break;
+      case 'more-keys': {
+        const group = el.getAttribute('data-group') || '';
+        this._keysShown.set(group, (this._keysShown.get(group) || KEYS_FIRST) + KEYS_STEP);
+        this._groupsJSON = '';
+        if (this._detailData) {
+          this._renderGroups(this._detailData.groups);
+        }
+        break;
+      }
       case 'story':
         if (c) {
           void this.actions.showStory(c, el.getAttribute('data-key') || '');
@@ -405,7 +592,9 @@ export class ClusterPanel extends Widget {
         break;
       case 'scale':
         if (c) {
-          run(this.actions.scale(c, parseInt(this._scaleInput.value, 10) || 0));
+          const n = parseInt(this._scaleInput.value, 10) || 0;
+          this._scaleEdited = false;
+          run(this.actions.scale(c, n));
         }
         break;
       case 'shutdown':
@@ -426,6 +615,8 @@ export class ClusterPanel extends Widget {
   private _workerBody!: HTMLElement;
   private _groups!: HTMLElement;
   private _groupsJSON = '';
+  private _keysShown = new Map<string, number>();
+  private _scaleEdited = false;
   private _clusters: IClusterSummary[] = [];
   private _selectedId: string | null = null;
   private _detailData: IClusterDetail | null = null;
