@@ -5,9 +5,15 @@
 (a) lock:  median microseconds of one ``Lock.acquire()`` + ``Lock.release()`` from the client
            (two requests answered by the scheduler), over N pairs after a warm-up
 (b) queue: median microseconds of one ``Queue.put(small value)`` + ``Queue.get()``, over N pairs
+(c) multilock: median microseconds of one ``MultiLock([a, b]).acquire()`` + ``release()`` (two
+           names in one request each way), over N pairs; measured after (a) and (b)
+(d) actor: median microseconds of one ``counter.increment().result()`` on an actor in the
+           worker (``client.submit(Counter, actor=True)``): client -> worker and back, no
+           scheduler; over N calls, and the counter checked to have counted every one
 
-Both from a synchronous client in this process, on a LocalCluster of one worker process
-(the figures involve only the client and the scheduler). ``--impl all`` (the default) runs
+All from a synchronous client in this process, on a LocalCluster of one worker process
+(the figures of (a)-(c) involve only the client and the scheduler, those of (d) only the
+client and the worker). ``--impl all`` (the default) runs
 each implementation in a subprocess of its own, one after the other: xsched under this
 interpreter, dask.distributed under ``.venv-dask/bin/python`` when it exists (dask is
 never imported by xsched), and prints one table. Printed figures, never asserted.
@@ -31,12 +37,12 @@ REPO = os.path.dirname(HERE)
 
 
 def primitives(impl: str):
-    """(Lock, Queue) of one implementation."""
+    """(Lock, Queue, MultiLock) of one implementation."""
     if impl == "xsched":
-        from xsched import Lock, Queue
+        from xsched import Lock, MultiLock, Queue
     else:
-        from distributed import Lock, Queue
-    return Lock, Queue
+        from distributed import Lock, MultiLock, Queue
+    return Lock, Queue, MultiLock
 
 
 def _median_us(times: list[float]) -> float:
@@ -78,9 +84,52 @@ def bench_queue(Queue, client, n: int, warmup: int) -> dict:
             "queue_put_get_us_p90": sorted(times)[int(0.9 * len(times))] * 1e6, "queue_correct": ok}
 
 
+def bench_multilock(MultiLock, client, n: int, warmup: int) -> dict:
+    tag = uuid.uuid4().hex[:8]
+    lock = MultiLock([f"bench-multi-a-{tag}", f"bench-multi-b-{tag}"], client=client)
+    times = []
+    for i in range(warmup + n):
+        t0 = time.perf_counter()
+        ok = lock.acquire()
+        lock.release()
+        dt = time.perf_counter() - t0
+        if not ok:
+            raise RuntimeError("acquire returned False on free locks")
+        if i >= warmup:
+            times.append(dt)
+    return {"multilock_pairs": n, "multilock_acquire_release_us_median": _median_us(times),
+            "multilock_acquire_release_us_p90": sorted(times)[int(0.9 * len(times))] * 1e6}
+
+
+class Counter:
+    """The actor of (d)."""
+
+    def __init__(self):
+        self.n = 0
+
+    def increment(self):
+        self.n += 1
+        return self.n
+
+
+def bench_actor(client, n: int, warmup: int) -> dict:
+    counter = client.submit(Counter, actor=True).result()
+    times = []
+    for i in range(warmup + n):
+        t0 = time.perf_counter()
+        got = counter.increment().result()
+        dt = time.perf_counter() - t0
+        if got != i + 1:
+            raise RuntimeError(f"the actor counted {got} on call {i + 1}")
+        if i >= warmup:
+            times.append(dt)
+    return {"actor_calls": n, "actor_call_us_median": _median_us(times),
+            "actor_call_us_p90": sorted(times)[int(0.9 * len(times))] * 1e6}
+
+
 def measure(impl: str, n: int, quick: bool) -> dict:
     ns = common.load_impl(impl)
-    Lock, Queue = primitives(impl)
+    Lock, Queue, MultiLock = primitives(impl)
     result = {"benchmark": "coordination", "impl": ns.name, "version": ns.version, "quick": quick,
               "workers": "1 x 1 thread (process)", **common.environment()}
     cluster = client = None
@@ -88,7 +137,9 @@ def measure(impl: str, n: int, quick: bool) -> dict:
     try:
         cluster, client, _ = common.start(ns, n_workers=1, threads_per_worker=1)
         for name, step in (("lock", lambda: bench_lock(Lock, client, n, warmup)),
-                           ("queue", lambda: bench_queue(Queue, client, n, warmup))):
+                           ("queue", lambda: bench_queue(Queue, client, n, warmup)),
+                           ("multilock", lambda: bench_multilock(MultiLock, client, n, warmup)),
+                           ("actor", lambda: bench_actor(client, n, warmup))):
             try:
                 result.update(step())
             except Exception as e:  # report the figure as an error, keep measuring the other
@@ -130,14 +181,17 @@ def run_all(n: int, quick: bool, as_json: bool) -> int:
 
     print(f"Coordination round trips from a synchronous client, median (p90) over {n} pairs "
           f"(`python benchmarks/coordination.py -n {n}`)\n")
-    print("| implementation | lock acquire + release, µs | queue put + get, µs |")
-    print("|---|---|---|")
+    print("| implementation | lock acquire + release, µs | queue put + get, µs | "
+          "MultiLock of two acquire + release, µs | actor call, µs |")
+    print("|---|---|---|---|---|")
     for r in rows:
         label = f"xsched {r['version']}" if r.get("impl") == "xsched" and r.get("version") else (
             r.get("version") or r.get("impl"))
         print(f"| {label} | {cell(r, 'lock_acquire_release_us_median')} "
               f"({cell(r, 'lock_acquire_release_us_p90')}) | {cell(r, 'queue_put_get_us_median')} "
-              f"({cell(r, 'queue_put_get_us_p90')}) |")
+              f"({cell(r, 'queue_put_get_us_p90')}) | {cell(r, 'multilock_acquire_release_us_median')} "
+              f"({cell(r, 'multilock_acquire_release_us_p90')}) | {cell(r, 'actor_call_us_median')} "
+              f"({cell(r, 'actor_call_us_p90')}) |")
     if "dask" not in pythons:
         print("\n(dask.distributed: no .venv-dask/bin/python here; `make bench-env` creates it)")
     return 0

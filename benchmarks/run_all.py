@@ -348,7 +348,8 @@ def bench_dataframe(runner: Runner, pys: dict, args) -> None:
 
 
 def bench_coordination(runner: Runner, pys: dict, args) -> None:
-    """Lock and Queue round trips through the scheduler (coordination.py), beside dask."""
+    """Lock, Queue and MultiLock round trips through the scheduler and actor calls to a worker
+    (coordination.py), beside dask."""
     res = {}
     n = "100" if args.quick else "1000"
     for impl, py in pys.items():
@@ -360,7 +361,12 @@ def bench_coordination(runner: Runner, pys: dict, args) -> None:
     specs = [("Lock.acquire() + release(), median (µs, lower is better)", "lock_acquire_release_us_median"),
              ("Lock.acquire() + release(), p90 (µs)", "lock_acquire_release_us_p90"),
              ("Queue.put() + get(), median (µs, lower is better)", "queue_put_get_us_median"),
-             ("Queue.put() + get(), p90 (µs)", "queue_put_get_us_p90")]
+             ("Queue.put() + get(), p90 (µs)", "queue_put_get_us_p90"),
+             ("MultiLock of two acquire() + release(), median (µs, lower is better)",
+              "multilock_acquire_release_us_median"),
+             ("MultiLock of two acquire() + release(), p90 (µs)", "multilock_acquire_release_us_p90"),
+             ("actor method call, median (µs, lower is better)", "actor_call_us_median"),
+             ("actor method call, p90 (µs)", "actor_call_us_p90")]
     errs = {impl: (notes.add(f"{impl}: {r['error']}") if r.get("error") else None) for impl, r in res.items()}
     peers = [i for i in impls if i != "xsched"]
     rows = []

@@ -9,11 +9,12 @@
 from . import config, jupyter  # noqa: F401 (jupyter: registers the display hooks and magics)
 from .client.actors import Actor, ActorFuture
 from .client.client import Client, Executor, default_client, get_client
-from .client.coordination import Event, Lock, Queue, Semaphore, Variable
+from .client.coordination import Event, Lock, MultiLock, Queue, Semaphore, Variable
 from .client.diagnostics import get_task_stream, log_event, print, warn  # noqa: A004 (xsched.print, like dask's)
 from .client.future import Future, fire_and_forget, futures_of
 from .client.waiting import as_completed, wait
 from .client.worker_client import local_client, worker_client
+from .dashboard.report import performance_report
 from .deploy.local import LocalCluster
 from .errors import ActorError, DebugError, DebuggerQuit, KilledWorker, SchedulerLostError, XschedError
 from .graph.annotate import annotate
@@ -37,11 +38,11 @@ __all__ = [
     # tasks that launch tasks
     "worker_client", "local_client", "get_worker", "secede", "rejoin", "breakpoint",
     # coordination between tasks and clients
-    "Lock", "Semaphore", "Variable", "Queue", "Event",
+    "Lock", "MultiLock", "Semaphore", "Variable", "Queue", "Event",
     # plugins: code run by the workers, the scheduler and the nannies
     "WorkerPlugin", "SchedulerPlugin", "NannyPlugin", "UploadFile", "PipInstall",
     # events, output and diagnostics
-    "log_event", "print", "warn", "get_task_stream",
+    "log_event", "print", "warn", "get_task_stream", "performance_report",
     # errors
     "KilledWorker", "SchedulerLostError", "XschedError", "IncompatibleVersionError", "TimeoutError",
     "DebuggerQuit", "DebugError", "ActorError",

@@ -42,6 +42,8 @@ SCHEDULER_INFO = "scheduler-info"
 MEMORY_HISTORY = "memory-history"
 RUN_ON_SCHEDULER = "run-on-scheduler"
 RETIRE_WORKERS = "retire-workers"
+REPLICATE = "replicate"  #: copy keys until n workers hold each (reply once the copies are in place)
+REBALANCE = "rebalance"  #: move keys from workers holding more bytes than the mean to ones below it
 RESTART = "restart"
 SUBSCRIBE_PROGRESS = "subscribe-progress"
 UNSUBSCRIBE_PROGRESS = "unsubscribe-progress"
@@ -60,9 +62,11 @@ REGISTER_WORKER_PLUGIN = "register-worker-plugin"  #: a worker or nanny plugin, 
 UNREGISTER_WORKER_PLUGIN = "unregister-worker-plugin"  #: forget it; every worker tears it down
 REGISTER_SCHEDULER_PLUGIN = "register-scheduler-plugin"  #: a plugin for the scheduler process itself
 UNREGISTER_SCHEDULER_PLUGIN = "unregister-scheduler-plugin"
-# coordination primitives (Lock, Semaphore, Queue, Variable, Event): the coordination extension
+# coordination primitives (Lock, MultiLock, Semaphore, Queue, Variable, Event): the coordination extension
 LOCK_ACQUIRE = "lock-acquire"  #: reply when granted, or when its timeout passes
 LOCK_RELEASE = "lock-release"
+MULTI_LOCK_ACQUIRE = "multi-lock-acquire"  #: several lock names at once (all, or num_locks of them); reply when granted
+MULTI_LOCK_RELEASE = "multi-lock-release"
 SEMAPHORE_ACQUIRE = "semaphore-acquire"
 SEMAPHORE_RELEASE = "semaphore-release"
 SEMAPHORE_VALUE = "semaphore-value"  #: leases held now

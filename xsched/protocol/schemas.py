@@ -363,6 +363,8 @@ MAX_TEXT = 2**24
 #: Bytes one Queue item or Variable value may pickle to (futures and small values; larger
 #: data belongs on the workers: client.scatter, then share the future).
 MAX_SHARED_VALUE = 2**20
+#: Lock names one MultiLock may take at once.
+MAX_LOCK_NAMES = 1024
 
 
 def _keys_fast(v: list) -> bool:
@@ -512,6 +514,10 @@ TO_SCHEDULER = Table("the scheduler", [
     S(ops.CLOSE_CLIENT), S(ops.HEARTBEAT_CLIENT), S(ops.SCHEDULER_INFO), S(ops.MEMORY_HISTORY), S(ops.START_IPYTHON),
     S(ops.RUN_ON_SCHEDULER, objects=("args", "kwargs"), required_objects=("func",)),
     S(ops.RETIRE_WORKERS, {"workers": maybe(either(ADDRESS, WORKER_NAMES)), "close_workers": maybe(BOOL)}),
+    # timeout: seconds the scheduler waits for the copies before answering with what is done (null: no limit)
+    S(ops.REPLICATE, {"keys": KEYS, "n": maybe(integer(1, 2**31 - 1)), "workers": maybe(WORKERS),
+                    "timeout": maybe(SECONDS)}),
+    S(ops.REBALANCE, {"keys": maybe(KEYS), "workers": maybe(WORKERS), "timeout": maybe(SECONDS)}),
     S(ops.RESTART, {"timeout": maybe(either(number(0), text(64))), "environment": maybe(UID)}),
     S(ops.SUBSCRIBE_PROGRESS, {"keys": KEYS, "sub": maybe(UID), "complete": maybe(BOOL)}),
     S(ops.UNSUBSCRIBE_PROGRESS, {"sub": maybe(UID)}),
@@ -527,7 +533,8 @@ TO_SCHEDULER = Table("the scheduler", [
     S(ops.FIRE_AND_FORGET, {"keys": KEYS}),
     S(ops.SHUTDOWN), S(ops.VERSIONS),
     # plugins (the scheduler keeps worker and nanny plugins as frames; it unpickles scheduler plugins)
-    S(ops.REGISTER_WORKER_PLUGIN, {"name": PLUGIN_NAME, "nanny": maybe(BOOL), "idempotent": maybe(BOOL)},
+    S(ops.REGISTER_WORKER_PLUGIN, {"name": PLUGIN_NAME, "nanny": maybe(BOOL), "idempotent": maybe(BOOL),
+                                   "owned": maybe(BOOL)},  # owned: unregistered when the client goes
       required_objects=("plugin",)),
     S(ops.UNREGISTER_WORKER_PLUGIN, {"name": PLUGIN_NAME, "nanny": maybe(BOOL)}),
     S(ops.REGISTER_SCHEDULER_PLUGIN, {"name": PLUGIN_NAME, "idempotent": maybe(BOOL)}, required_objects=("plugin",)),
@@ -550,6 +557,10 @@ TO_SCHEDULER = Table("the scheduler", [
     # requester runs in a task there, so what it holds goes when that worker does)
     S(ops.LOCK_ACQUIRE, {"name": NAME, "lease": UID, "timeout": maybe(SECONDS), "worker": maybe(ADDRESS)}),
     S(ops.LOCK_RELEASE, {"name": NAME, "lease": UID, "abandon": maybe(BOOL)}),
+    S(ops.MULTI_LOCK_ACQUIRE, {"names": list_of(NAME, MAX_LOCK_NAMES), "lease": UID,
+                             "num_locks": maybe(integer(1, MAX_LOCK_NAMES)), "timeout": maybe(SECONDS),
+                             "worker": maybe(ADDRESS)}),
+    S(ops.MULTI_LOCK_RELEASE, {"names": list_of(NAME, MAX_LOCK_NAMES), "lease": UID, "abandon": maybe(BOOL)}),
     S(ops.SEMAPHORE_ACQUIRE, {"name": NAME, "lease": UID, "max_leases": integer(1, 2**31 - 1),
                             "timeout": maybe(SECONDS), "worker": maybe(ADDRESS)}),
     S(ops.SEMAPHORE_RELEASE, {"name": NAME, "lease": UID, "abandon": maybe(BOOL)}),

@@ -9,6 +9,9 @@ Data flow::
     retire-workers (client) / retire-worker (a worker, on --lifetime or SIGTERM)
         -> RetireWorkers event -> acquire-replicas to destinations ... add-keys back
         -> close-worker to the drained worker + WorkerRetired -> the waiting request answered
+    replicate / rebalance (client) -> Replicate / Rebalance event -> the same acquire-replicas ...
+        add-keys (a rebalance then frees the source: free-keys) -> ReplicationDone -> answered;
+        after the request's timeout, AbandonReplication answers with what is done
     ttl loop: a worker silent for scheduler.worker-ttl is removed. Workers also send
         heartbeats from a thread of their own (worker/heartbeat.py), so a worker whose event
         loop is blocked stays registered
@@ -64,7 +67,7 @@ from .state import (
     AddKeys, AddWorker, CancelKeys, ClientDesiresKeys, ClientReleasesKeys, MissingData,
     RemoveClient, RemoveWorker, Reschedule, Restart, RetireWorkers, StealResponse, RetryKeys, SchedulerState, TaskErred, TaskFinished,
     TaskRejoined, TaskSeceded, ToClient, ToWorker, UpdateGraph, WorkerRetired, WorkerStatus,
-    AddClient, WorkerHeartbeat, NewTask,
+    AddClient, WorkerHeartbeat, NewTask, Replicate, Rebalance, AbandonReplication, ReplicationDone,
 )
 from .state.entities import host_of
 
@@ -83,10 +86,11 @@ class Scheduler:
     """
 
     def __init__(self, security: Security | None = None, scheduler_file: str | None = None,
-                 register: bool = True):
+                 register: bool = True, name: str | None = None):
         self.security = security or Security.generate(config.get("comm.security", "auto"))
         self.scheduler_file = scheduler_file
         self.register = register
+        self.name = name  # the cluster's name a person chose, kept in its registry entry
         self.registry_entry: str | None = None
         allowed = int(config.get("scheduler.allowed-failures", 3))
         self.state = SchedulerState(
@@ -126,6 +130,7 @@ class Scheduler:
         self.memory_history: dict[str, deque] = {}
         self._extension_ops: dict = {}  # op -> handler(peer, header, payload), of the extensions
         self._retire_waiters: dict[str, list[asyncio.Future]] = {}  # worker -> requests awaiting its outcome
+        self._replication_waiters: dict[str, asyncio.Future] = {}  # replicate/rebalance request -> its reply
         self.worker_environment: dict[str, dict] = {}  # worker -> {prefix, error} from its registration
         self._retired_peers: deque = deque(maxlen=1000)  # peers of retired workers: never told to restart
         # every capability beyond running tasks: one table (scheduler/extensions/__init__.py)
@@ -171,7 +176,8 @@ class Scheduler:
         if self.scheduler_file:
             write_scheduler_file(self.scheduler_file, self.address, self.security, self.id)
         if self.register:
-            self.registry_entry = registry.register(self.address, self.security, self.id, bound_host=host)
+            self.registry_entry = registry.register(self.address, self.security, self.id, bound_host=host,
+                                                    name=self.name)
         self._background.spawn(self._ttl_loop())
         self._background.spawn(self._no_worker_warnings())
         logs.install()  # recent records of the xsched loggers, for client.get_scheduler_logs()
@@ -235,6 +241,11 @@ class Scheduler:
                 peer = self.client_peer.get(inst.client)
             elif type(inst) is WorkerRetired:
                 self._worker_retired(inst)
+                continue
+            elif type(inst) is ReplicationDone:
+                fut = self._replication_waiters.pop(inst.request, None)
+                if fut is not None and not fut.done():
+                    fut.set_result(inst.result)
                 continue
             else:
                 raise TypeError(f"unknown scheduler instruction {inst!r}")
@@ -740,6 +751,32 @@ class Scheduler:
         self._client_of(peer)
         return {"retired": await self.retire_workers(h.get("workers"), bool(h.get("close_workers", True)))}
 
+    async def _op_replicate(self, peer, h, payload):
+        self._client_of(peer)
+        return await self._replication(Replicate(uuid.uuid4().hex, list(h["keys"]), h.get("n"),
+                                                 _names(h.get("workers"))), h.get("timeout"))
+
+    async def _op_rebalance(self, peer, h, payload):
+        self._client_of(peer)
+        keys = h.get("keys")
+        return await self._replication(Rebalance(uuid.uuid4().hex, None if keys is None else list(keys),
+                                                 _names(h.get("workers"))), h.get("timeout"))
+
+    async def _replication(self, ev, timeout: float | None) -> dict:
+        """Feed a Replicate or Rebalance event; answer once its copies are in place
+        (``ReplicationDone``), or after ``timeout`` seconds with what was done by then."""
+        fut = self._replication_waiters[ev.request] = asyncio.get_running_loop().create_future()
+        try:
+            self.handle(ev)
+            try:
+                result = await asyncio.wait_for(asyncio.shield(fut), timeout)
+            except asyncio.TimeoutError:
+                self.handle(AbandonReplication(ev.request, f"the {timeout:g}s timeout passed"))
+                result = fut.result()  # (AbandonReplication answers at once)
+        finally:
+            self._replication_waiters.pop(ev.request, None)
+        return {"refused": result["refused"]} if "refused" in result else {"result": result}
+
     async def _op_restart(self, peer, h, payload):
         client = self._client_of(peer)
         timeout = parse_timedelta(h.get("timeout") or "60s")
@@ -808,6 +845,7 @@ class Scheduler:
         ops.RUN_ON_SCHEDULER: _op_run_on_scheduler, ops.START_IPYTHON: _op_start_ipython, ops.PING: _op_ping,
         ops.MEMORY_HISTORY: _op_memory_history, ops.WHO_CAN_RUN: _op_who_can_run,
         ops.RETIRE_WORKERS: _op_retire_workers, ops.RESTART: _op_restart,
+        ops.REPLICATE: _op_replicate, ops.REBALANCE: _op_rebalance,
         ops.VERSIONS: _op_versions, ops.SHUTDOWN: _op_shutdown,
     }
 
@@ -851,3 +889,10 @@ class Scheduler:
                 "wants": sum(len(wanted) for wanted in st.clients.values()),
                 "client_peers": len(self.client_peer),
                 "peers": statistics()["peers"] if statistics is not None else None}
+
+
+def _names(workers) -> list | None:
+    """A request's ``workers`` (one address or name, or a list of them) as a list; None stays None."""
+    if workers is None:
+        return None
+    return [workers] if isinstance(workers, str) else list(workers)
