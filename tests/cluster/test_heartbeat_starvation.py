@@ -75,6 +75,27 @@ def test_worker_with_blocked_event_loop_stays_with_its_data(ttl_cluster):
     assert c.run(os.getpid)[victim] == pid
 
 
+def alive_statistics():
+    return xsched.get_worker()._alive.statistics()
+
+
+def test_the_liveness_thread_is_quiet_while_the_loop_beats(ttl_cluster):
+    """One beat per interval reaches the scheduler from a healthy worker, not two; the thread
+    speaks up only while the loop is blocked."""
+    c = ttl_cluster
+    before = c.run(alive_statistics)
+    wait_until(lambda: all(s["skipped"] >= before[a]["skipped"] + 10 for a, s in c.run(alive_statistics).items()),
+               msg="the liveness threads skip the beats the loops sent")
+    idle = c.run(alive_statistics)
+    for a, s in idle.items():
+        assert s["sent"] - before[a]["sent"] < s["skipped"] - before[a]["skipped"], (before[a], s)
+    victim = sorted(idle)[0]
+    c.run(block_loop, 1.0, workers=[victim])  # ten intervals without the loop
+    blocked = c.run(alive_statistics)[victim]
+    assert blocked["sent"] >= idle[victim]["sent"] + 3, (idle[victim], blocked)
+    assert removals(c) == []
+
+
 def test_scheduler_with_blocked_event_loop_keeps_its_workers(ttl_cluster):
     c = ttl_cluster
     before = set(c.scheduler_info()["workers"])

@@ -10,6 +10,11 @@ Data flow::
     scheduler: any message from a worker refreshes its last-seen time; the ttl loop removes
     workers silent for scheduler.worker-ttl.
 
+While the loop beats (``loop_beat()`` after each of its heartbeats), this thread stays
+quiet: one message per interval per worker reaches the scheduler, not two, which is what
+the scheduler of a wide cluster spends its idle time on. It speaks only when the loop has
+not beaten for a whole interval.
+
 Why a thread: the metrics heartbeat runs on the worker's event loop, and a coroutine that
 blocks the loop (``client.run`` of an ``async def`` calling ``time.sleep``, a task
 coroutine doing CPU work) would silence it; the scheduler would then declare a busy worker
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 import zmq
 
@@ -56,6 +62,8 @@ class AliveThread:
         self.interval = max(float(interval), 0.01)
         self.sent = 0  # beats handed to ZeroMQ (for tests and statistics)
         self.dropped = 0  # beats dropped because the scheduler was unreachable or backed up
+        self.skipped = 0  # beats not needed: the event loop had beaten within the interval
+        self._loop_beat = float("-inf")  # time.monotonic() of the event loop's last heartbeat
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="xsched-alive", daemon=True)
 
@@ -69,8 +77,13 @@ class AliveThread:
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(timeout)
 
+    def loop_beat(self) -> None:
+        """(From the event loop) its heartbeat just left: this thread need not send one."""
+        self._loop_beat = time.monotonic()
+
     def statistics(self) -> dict:
-        return {"sent": self.sent, "dropped": self.dropped, "running": self._thread.is_alive()}
+        return {"sent": self.sent, "dropped": self.dropped, "skipped": self.skipped,
+                "running": self._thread.is_alive()}
 
     def _socket(self, ctx: zmq.Context) -> zmq.Socket:
         sock = ctx.socket(zmq.DEALER)
@@ -98,8 +111,11 @@ class AliveThread:
         try:
             while True:
                 try:
-                    sock.send_multipart(frames, flags=zmq.NOBLOCK)
-                    self.sent += 1
+                    if time.monotonic() - self._loop_beat < self.interval:
+                        self.skipped += 1  # the loop is beating: its message keeps the worker alive
+                    else:
+                        sock.send_multipart(frames, flags=zmq.NOBLOCK)
+                        self.sent += 1
                 except zmq.Again:
                     self.dropped += 1
                 except zmq.ZMQError as e:

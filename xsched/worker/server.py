@@ -1251,6 +1251,8 @@ class Worker:
                 self.scheduler.send({"op": ops.HEARTBEAT_WORKER, "metrics": self.metrics()})
             except CommClosedError:
                 return
+            if self._alive is not None and not self.scheduler.queued_bytes:
+                self._alive.loop_beat()  # it left at once: the liveness thread stays quiet this interval
             await asyncio.sleep(self.heartbeat_interval)
 
 
