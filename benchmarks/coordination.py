@@ -49,56 +49,55 @@ def _median_us(times: list[float]) -> float:
     return common.median(times) * 1e6
 
 
+def _timed(step, n: int, warmup: int, what: str) -> list[float]:
+    """Seconds of each of ``n`` calls of ``step(i)`` after ``warmup`` untimed ones; ``step``
+    returns whether the call did what it should (else this raises, naming ``what``)."""
+    times = []
+    for i in range(warmup + n):
+        t0 = time.perf_counter()
+        ok = step(i)
+        dt = time.perf_counter() - t0
+        if not ok:
+            raise RuntimeError(f"{what} went wrong at call {i}")
+        if i >= warmup:
+            times.append(dt)
+    return times
+
+
+def _figures(prefix: str, times: list[float]) -> dict:
+    return {f"{prefix}_us_median": _median_us(times), f"{prefix}_us_p90": sorted(times)[int(0.9 * len(times))] * 1e6}
+
+
+def _acquire_release(lock) -> bool:
+    ok = lock.acquire()
+    lock.release()
+    return ok
+
+
 def bench_lock(Lock, client, n: int, warmup: int) -> dict:
     name = f"bench-lock-{uuid.uuid4().hex[:8]}"
     # (dask's Lock takes no client: it uses the default one, which common.start made)
     lock = Lock(name, client=client) if client.__module__.startswith("xsched") else Lock(name)
-    times = []
-    for i in range(warmup + n):
-        t0 = time.perf_counter()
-        ok = lock.acquire()
-        lock.release()
-        dt = time.perf_counter() - t0
-        if not ok:
-            raise RuntimeError("acquire returned False on a free lock")
-        if i >= warmup:
-            times.append(dt)
-    return {"lock_pairs": n, "lock_acquire_release_us_median": _median_us(times),
-            "lock_acquire_release_us_p90": sorted(times)[int(0.9 * len(times))] * 1e6}
+    times = _timed(lambda i: _acquire_release(lock), n, warmup, "acquire on a free lock")
+    return {"lock_pairs": n, **_figures("lock_acquire_release", times)}
 
 
 def bench_queue(Queue, client, n: int, warmup: int) -> dict:
     q = Queue(f"bench-queue-{uuid.uuid4().hex[:8]}", client=client)
-    times = []
-    ok = True
-    for i in range(warmup + n):
-        value = {"i": i}
-        t0 = time.perf_counter()
-        q.put(value)
-        got = q.get()
-        dt = time.perf_counter() - t0
-        ok = ok and got == value
-        if i >= warmup:
-            times.append(dt)
-    return {"queue_pairs": n, "queue_put_get_us_median": _median_us(times),
-            "queue_put_get_us_p90": sorted(times)[int(0.9 * len(times))] * 1e6, "queue_correct": ok}
+
+    def put_get(i) -> bool:
+        q.put({"i": i})
+        return q.get() == {"i": i}
+
+    times = _timed(put_get, n, warmup, "a queue's put and get")
+    return {"queue_pairs": n, **_figures("queue_put_get", times)}
 
 
 def bench_multilock(MultiLock, client, n: int, warmup: int) -> dict:
     tag = uuid.uuid4().hex[:8]
     lock = MultiLock([f"bench-multi-a-{tag}", f"bench-multi-b-{tag}"], client=client)
-    times = []
-    for i in range(warmup + n):
-        t0 = time.perf_counter()
-        ok = lock.acquire()
-        lock.release()
-        dt = time.perf_counter() - t0
-        if not ok:
-            raise RuntimeError("acquire returned False on free locks")
-        if i >= warmup:
-            times.append(dt)
-    return {"multilock_pairs": n, "multilock_acquire_release_us_median": _median_us(times),
-            "multilock_acquire_release_us_p90": sorted(times)[int(0.9 * len(times))] * 1e6}
+    times = _timed(lambda i: _acquire_release(lock), n, warmup, "acquire on free locks")
+    return {"multilock_pairs": n, **_figures("multilock_acquire_release", times)}
 
 
 class Counter:
@@ -114,17 +113,8 @@ class Counter:
 
 def bench_actor(client, n: int, warmup: int) -> dict:
     counter = client.submit(Counter, actor=True).result()
-    times = []
-    for i in range(warmup + n):
-        t0 = time.perf_counter()
-        got = counter.increment().result()
-        dt = time.perf_counter() - t0
-        if got != i + 1:
-            raise RuntimeError(f"the actor counted {got} on call {i + 1}")
-        if i >= warmup:
-            times.append(dt)
-    return {"actor_calls": n, "actor_call_us_median": _median_us(times),
-            "actor_call_us_p90": sorted(times)[int(0.9 * len(times))] * 1e6}
+    times = _timed(lambda i: counter.increment().result() == i + 1, n, warmup, "the actor's count")
+    return {"actor_calls": n, **_figures("actor_call", times)}
 
 
 def measure(impl: str, n: int, quick: bool) -> dict:
