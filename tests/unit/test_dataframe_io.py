@@ -446,3 +446,37 @@ def counting_fs():
     finally:
         if fs.exists("/wide"):
             fs.rm("/wide", recursive=True)
+
+
+def test_a_block_streams_from_its_file_the_lines_it_owns(tmp_path):
+    """Blocks are parsed from the file as it streams (csv._Block), with the same lines as
+    ``block_bytes`` gives and the header in front; every line in exactly one block."""
+    import io
+    import random
+
+    import fsspec
+
+    from xsched.dataframe import csv as C
+
+    path = tmp_path / "x.csv"
+    lines = [b"a,b\n"] + [f"{i},{'x' * (i % 7)}\n".encode() for i in range(300)]
+    path.write_bytes(b"".join(lines))
+    size = path.stat().st_size
+    fs = fsspec.filesystem("file")
+    rng = random.Random(0)
+    for _ in range(50):
+        blocksize = rng.randint(1, 400)
+        got = []
+        for start in range(0, size, blocksize):
+            end = min(start + blocksize, size)
+            with C._source(fs, str(path), start, end, lines[0], None) as src:
+                with open(path, "rb") as f:
+                    expected = C.block_bytes(f, start, end)
+                if src is None:
+                    assert not expected.strip()
+                    continue
+                assert not isinstance(src, io.BytesIO)  # (not read whole into memory first)
+                text = src.read()
+                assert text == lines[0] + expected
+                got.append(text[len(lines[0]):])
+        assert b"".join(got) == b"".join(lines)  # (the first block holds the file's own header line)

@@ -212,16 +212,51 @@ def block_bytes(f: Any, start: int, end: int) -> bytes:
     return f.read(stop - begin)
 
 
+class _Block(io.RawIOBase):
+    """The header line, then the bytes ``[begin, stop)`` of ``f``, handed out as pandas reads
+    them: a block is parsed from the file as it streams, never held whole (nor twice, with
+    its header glued on) beside the frame parsed from it.
+
+    >>> f = io.BytesIO(b"a,b\\n1,2\\n3,4\\n5,6\\n")
+    >>> io.BufferedReader(_Block(f, 8, 16, b"a,b\\n")).read()
+    b'a,b\\n3,4\\n5,6\\n'
+    """
+
+    def __init__(self, f: Any, begin: int, stop: int, header: bytes):
+        super().__init__()
+        self._f, self._left, self._head = f, stop - begin, memoryview(header)
+        f.seek(begin)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        if len(self._head):
+            k = min(len(b), len(self._head))
+            b[:k] = self._head[:k]
+            self._head = self._head[k:]
+            return k
+        if self._left <= 0:
+            return 0
+        data = self._f.read(min(len(b), self._left))
+        k = len(data)
+        b[:k] = data
+        self._left -= k
+        return k
+
+
 @contextlib.contextmanager
 def _source(fs: Any, path: str, start: int, end: int | None, header: bytes, compression: Any) -> Iterator[Any]:
     """What pandas parses for one partition: the whole (decompressed) file, or a block with
-    the header line in front; None for a block that holds no line."""
+    the header line in front, streamed from the file (``_Block``); None for a block that
+    holds no line."""
     with fs.open(path, "rb") as f:
         if end is None:
             yield open_decompressed(f, compression)
         else:
-            data = block_bytes(f, start, end)
-            yield io.BytesIO(header + data) if data.strip() else None
+            begin = _next_line_start(f, start) if start > 0 else 0
+            stop = _next_line_start(f, end)
+            yield io.BufferedReader(_Block(f, begin, stop, header), 1 << 20) if stop > begin else None
 
 
 def _read_block(fs: Any, path: str, label: str, start: int, end: int | None, header: bytes, compression: Any,
