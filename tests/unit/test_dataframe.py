@@ -612,11 +612,34 @@ def test_calendar_resample_matches_pandas_with_empty_bins_between_partitions(rul
     eq(getattr(df.resample(rule), method)().compute(), getattr(pdf.resample(rule), method)(), check_freq=False)
 
 
+def _two_stretches():
+    rng = np.random.default_rng(5)
+    idx = pd.date_range("2000-01-19 05:00", periods=300, freq="13h").append(
+        pd.date_range("2000-11-03", periods=100, freq="7h"))  # months with no rows between
+    return pd.DataFrame({"x": rng.normal(size=400), "n": rng.integers(0, 10, 400)}, index=idx)
+
+
+@pytest.mark.parametrize("rule", ["2W", "3MS", "2ME", "2QS", "3B", "2W-WED"])
+@pytest.mark.parametrize("method", ["sum", "size", "first", "mean"])
+def test_calendar_resample_of_several_units_is_placed_from_the_first_row(rule, method):
+    pdf = _two_stretches()
+    for nparts in (1, 9):
+        df = xd.from_pandas(pdf, npartitions=nparts)
+        eq(getattr(df.resample(rule), method)().compute(), getattr(pdf.resample(rule), method)(), check_freq=False)
+
+
+@pytest.mark.parametrize("rule", ["2W", "3MS", "3B"])
+def test_calendar_resample_of_several_units_ohlc_and_agg(rule):
+    pdf = _two_stretches()
+    df = xd.from_pandas(pdf, npartitions=6)
+    eq(df.x.resample(rule).ohlc().compute(), pdf.x.resample(rule).ohlc(), check_freq=False)
+    eq(df.resample(rule).agg({"x": ["min", "sum"], "n": "max"}).compute(),
+       pdf.resample(rule).agg({"x": ["min", "sum"], "n": "max"}), check_freq=False)
+
+
 def test_resample_needs_a_sorted_time_index():
     df = xd.from_pandas(frame(), npartitions=3)
     with pytest.raises(TypeError, match="DatetimeIndex"):
         df.resample("1h")
-    with pytest.raises(ValueError, match="several units"):
-        df.set_index("t", sorted=True).resample("2W")
     with pytest.raises(ValueError, match="not a frequency"):
         df.set_index("t", sorted=True).resample("fortnightly")

@@ -15,6 +15,9 @@ Calendar rules of one unit (``"ME"``, ``"MS"``, ``"W"``, ``"B"``, ``"QS"``...) w
 way in the space of bin labels: ``B_j`` are the labels pandas gives the divisions, and each
 input sends output ``j`` its rows whose label is in ``[B_j, B_j+1)``, so pandas' own rules
 (closed and labelled on the right for month ends and weeks) decide every row's bin.
+Calendar rules of several units (``"2W"``, ``"3MS"``) have bins pandas places from the
+data's first row: the first division is that row, so every partition asks pandas for its
+rows' labels with that row put in front (``_anchored``), and aggregates by those labels.
 
 >>> import pandas as pd, xsched.dataframe as xd
 >>> idx = pd.date_range("2000-01-01", periods=12, freq="20min")
@@ -48,24 +51,55 @@ def _rows_between(part: Any, lo: Any, hi: Any) -> Any:
     return part[keep]
 
 
-def _label(t: pd.Timestamp, rule: Any) -> pd.Timestamp:
-    """The label of the calendar bin holding ``t``, as pandas' resample gives it."""
-    return pd.Series([0], index=pd.DatetimeIndex([t])).resample(rule).sum().index[0]
+def _label(t: pd.Timestamp, rule: Any, first: Any = None) -> pd.Timestamp:
+    """The label of the calendar bin holding ``t``, as pandas' resample gives it (for data
+    whose first row is at ``first``, when the rule's bins are placed from it).
+
+    >>> _label(pd.Timestamp("2000-01-20"), "2W"), _label(pd.Timestamp("2000-01-20"), "2W", pd.Timestamp("2000-01-10"))
+    (Timestamp('2000-01-23 00:00:00'), Timestamp('2000-01-30 00:00:00'))
+    """
+    if first is None or first >= t:
+        return pd.Series([0], index=pd.DatetimeIndex([t])).resample(rule).sum().index[0]
+    return pd.Series([0, 0], index=pd.DatetimeIndex([first, t])).resample(rule).sum().index[-1]
 
 
-def _rows_labelled(part: Any, lo: Any, hi: Any, rule: Any) -> Any:
+def _anchored(part: Any, rule: Any, first: Any) -> dict:
+    """label -> positions of ``part``'s rows, as pandas bins them in data starting at ``first``
+    (None: at the part's own first row)."""
+    if first is None:
+        return part.resample(rule).indices
+    anchor = part.iloc[:1].copy()
+    anchor.index = pd.DatetimeIndex([first], name=part.index.name)
+    out = {}
+    for label, pos in pd.concat([anchor, part]).resample(rule).indices.items():
+        pos = np.asarray(pos)
+        pos = pos[pos > 0] - 1  # (position 0 is the anchor)
+        if len(pos):
+            out[label] = pos
+    return out
+
+
+def _rows_labelled(part: Any, lo: Any, hi: Any, rule: Any, first: Any = None) -> Any:
     """The rows of ``part`` whose calendar bin's label is in ``[lo, hi)`` (``hi`` None: no end)."""
     if not len(part):
         return part
-    taken = [pos for label, pos in part.resample(rule).indices.items() if label >= lo and (hi is None or label < hi)]
+    taken = [pos for label, pos in _anchored(part, rule, first).items() if label >= lo and (hi is None or label < hi)]
     return part.iloc[np.sort(np.concatenate(taken))] if taken else part.iloc[:0]
 
 
 def _resample_part(pieces: list, lo: Any, hi: Any, last: Any, rule: Any, origin: Any, method: str,
-                   args: tuple, kwargs: dict, empty: Any, meta: Any) -> Any:
+                   args: tuple, kwargs: dict, empty: Any, meta: Any, first: Any = None) -> Any:
     rows = pd.concat(pieces) if len(pieces) > 1 else pieces[0]
-    binned = rows.resample(rule) if origin is None else rows.resample(rule, origin=origin)
-    out = getattr(binned, method)(*args, **kwargs) if len(rows) else meta.iloc[:0]
+    if not len(rows):
+        out = meta.iloc[:0]
+    elif first is not None:  # bins placed from the data's first row: group by the labels pandas gives
+        labels = np.empty(len(rows), dtype="datetime64[ns]")
+        for label, pos in _anchored(rows, rule, first).items():
+            labels[pos] = label.to_datetime64()
+        out = getattr(rows.groupby(pd.DatetimeIndex(labels, name=rows.index.name)), method)(*args, **kwargs)
+    else:
+        binned = rows.resample(rule) if origin is None else rows.resample(rule, origin=origin)
+        out = getattr(binned, method)(*args, **kwargs)
     bins = pd.date_range(lo, last if hi is None else hi, freq=rule, inclusive="both" if hi is None else "left",
                          name=meta.index.name)
     out = out.reindex(bins)
@@ -105,10 +139,6 @@ class Resampler:
             calendar = False
         except (ValueError, TypeError):
             calendar = True
-            if offset.n != 1:
-                raise ValueError(f"resample({rule!r}): calendar bins of several units (like '2W', '3ME') are "
-                                 "placed by pandas from the first row of the data, which a partition cannot "
-                                 f"know; use one unit ({offset.rule_code!r}) or a fixed length like '14D'") from None
         self._frame, self._rule, self._calendar = frame, offset, calendar
 
     def __repr__(self) -> str:
@@ -132,11 +162,14 @@ class Resampler:
         elif empty is not None and pd.isna(empty):
             empty = None
         divs = [pd.Timestamp(d) for d in frame.divisions]
+        first = None
         if self._calendar:  # calendar bins: their labels, as pandas places them, from the divisions
             origin = None
-            floor = partial(_label, rule=rule)
-            select = partial(_rows_labelled, rule=rule)
-            spans = [_label(d, rule) for d in divs]  # input i holds the labels spans[i] .. spans[i + 1]
+            if rule.n != 1:  # several units: placed from the data's first row, the first division
+                first = divs[0]
+            floor = partial(_label, rule=rule, first=first)
+            select = partial(_rows_labelled, rule=rule, first=first)
+            spans = [floor(d) for d in divs]  # input i holds the labels spans[i] .. spans[i + 1]
         else:
             origin = divs[0].normalize()  # pandas' default: bins counted from midnight of the first day
             step = pd.Timedelta(rule)
@@ -162,7 +195,7 @@ class Resampler:
                     rows[f"{rows_name}-{i}.{j}"] = Task(select, (Ref(key), lo, hi), {}, per_task(ann))
                     pieces.append(Ref(f"{rows_name}-{i}.{j}"))
             outs[part_key(out_name, j)] = Task(_resample_part, (pieces, lo, hi, last_bin, rule, origin, method,
-                                                                args, kwargs, empty, meta), {}, per_task(ann))
+                                                                args, kwargs, empty, meta, first), {}, per_task(ann))
         graph = LayeredGraph.merge(frame._graph, new={rows_name: rows, out_name: outs})
         return new_collection(graph, out_name, meta, tuple(starts) + (last_bin,))
 
