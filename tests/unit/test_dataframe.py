@@ -527,6 +527,31 @@ def test_loc_with_partial_date_strings():
         eq(df.loc[start:stop].compute(), pdf.loc[start:stop])
 
 
+@pytest.mark.parametrize("blocksize", [None, 700])
+def test_a_comparison_filter_on_a_csv_read_is_parsed_chunk_by_chunk(tmp_path, monkeypatch, blocksize):
+    from xsched.dataframe import csv as C
+
+    monkeypatch.setattr(C, "FILTER_CHUNK_ROWS", 7)  # many chunks per partition
+    rng = np.random.default_rng(2)
+    pdf = pd.DataFrame({"x": rng.integers(0, 100, 300), "y": rng.random(300),
+                        "name": rng.choice(["alice", "bob", "carol"], 300)})
+    for i in range(3):
+        pdf.iloc[i * 100:(i + 1) * 100].to_csv(tmp_path / f"{i}.csv", index=False)
+    df = xd.read_csv(str(tmp_path / "*.csv"), blocksize=blocksize)
+    expected = df.compute()  # read whole, unfiltered (its index: each block numbers its rows from 0)
+    assert len(expected) == 300 and expected.x.sum() == pdf.x.sum()
+    expr = df[df.x > 40]
+    reads = _read_tasks(expr.__xsched_graph__(), "read-csv-")
+    assert reads and all(t.kwargs.get("filters") == (("x", ">", 40),) for t in reads)
+    assert "filters=[('x', '>', 40)]" in _explain(expr)
+    eq(expr.compute(), expected[expected.x > 40])  # the same rows and index labels as unfiltered-then-filtered
+    eq(df[df.name == "bob"].y.sum().compute(), expected[expected.name == "bob"].y.sum())
+    # the read is used unfiltered elsewhere too: nothing is pushed
+    both = df[df.x > 40].y.sum() + df.y.sum()
+    assert all(not t.kwargs.get("filters") for t in _read_tasks(both.__xsched_graph__(), "read-csv-"))
+    assert np.isclose(both.compute(), expected[expected.x > 40].y.sum() + expected.y.sum())
+
+
 def test_a_comparison_filter_on_a_parquet_read_is_pushed_into_its_filters(tmp_path):
     pdf = pd.DataFrame({"x": np.arange(1000), "y": np.arange(1000.0) * 2}, index=pd.Index(np.arange(1000), name="i"))
     for i in range(4):

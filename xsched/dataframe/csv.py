@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import operator
 import warnings
 from typing import Any, Iterator
 
@@ -133,13 +134,19 @@ def read_csv(urlpath: Any, blocksize: int | str | None = None, dtype: Any = None
                                             kwargs, dtypes, meta, path_col, origin), {}, per_task(ann)))
     project = None
     if usecols is None and not include_path_column and "index_col" not in kwargs and "names" not in kwargs:
-        def project(used: list, pushed: list) -> list | None:  # fewer columns (planner.py); no row filters
-            if pushed:
+        def project(used: list, pushed: list) -> list | None:
+            """The same blocks read with fewer columns, and only the rows passing ``pushed``
+            (the planner calls this, ``planner.py``); None when it cannot."""
+            if any(col not in used or op not in _PREDICATES for col, op, _ in pushed):
                 return None
             narrower = read_csv(urlpath, blocksize=blocksize, dtype=dtype, usecols=used, parse_dates=parse_dates,
                                 storage_options=storage_options, sample=sample, compression=compression,
                                 **pandas_kwargs)
-            return list(narrower._graph.layers[narrower._name].values())
+            tasks = list(narrower._graph.layers[narrower._name].values())
+            if pushed:
+                tasks = [Task(t.func, t.args, {**t.kwargs, "filters": tuple(map(tuple, pushed))}, t.annotations)
+                         for t in tasks]
+            return tasks
     return from_tasks(name, tasks, meta, project=project)
 
 
@@ -259,9 +266,32 @@ def _source(fs: Any, path: str, start: int, end: int | None, header: bytes, comp
             yield io.BufferedReader(_Block(f, begin, stop, header), 1 << 20) if stop > begin else None
 
 
+#: Rows parsed at a time when a filter is pushed into the read (``filters=``).
+FILTER_CHUNK_ROWS = 65_536
+
+_PREDICATES = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
+               "!=": operator.ne}
+
+
+def _keep(df: pd.DataFrame, filters: tuple) -> pd.DataFrame:
+    """The rows of ``df`` passing every ``(column, op, value)``.
+
+    >>> _keep(pd.DataFrame({"x": [1, 5, 3]}), (("x", ">", 2), ("x", "!=", 5))).x.tolist()
+    [3]
+    """
+    mask = None
+    for col, op, value in filters:
+        m = _PREDICATES[op](df[col], value)
+        mask = m if mask is None else mask & m
+    return df if mask is None else df[mask.to_numpy()]
+
+
 def _read_block(fs: Any, path: str, label: str, start: int, end: int | None, header: bytes, compression: Any,
-                kwargs: dict, dtypes: dict, meta: pd.DataFrame, path_col: Any, origin: str) -> pd.DataFrame:
-    """Run on the workers: one partition, parsed with meta's dtypes."""
+                kwargs: dict, dtypes: dict, meta: pd.DataFrame, path_col: Any, origin: str,
+                filters: tuple = ()) -> pd.DataFrame:
+    """Run on the workers: one partition, parsed with meta's dtypes. With ``filters`` (pushed
+    by the planner from ``df[df.col > value]``) the rows are parsed ``FILTER_CHUNK_ROWS`` at a
+    time and only those passing are kept, so the whole unfiltered partition never exists."""
     where = label if end is None else f"{label} (bytes {start}-{end})"
     try:
         with _source(fs, path, start, end, header, compression) as src:
@@ -269,7 +299,12 @@ def _read_block(fs: Any, path: str, label: str, start: int, end: int | None, hea
                 return meta.copy()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", pd.errors.DtypeWarning)
-                df = pd.read_csv(src, dtype=dtypes, **kwargs)
+                if filters:
+                    with pd.read_csv(src, dtype=dtypes, chunksize=FILTER_CHUNK_ROWS, **kwargs) as chunks:
+                        kept = [_keep(chunk, filters) for chunk in chunks]
+                    df = pd.concat(kept) if kept else meta.copy()
+                else:
+                    df = pd.read_csv(src, dtype=dtypes, **kwargs)
     except pd.errors.EmptyDataError:
         return meta.copy()
     except (ValueError, TypeError, OverflowError) as exc:
