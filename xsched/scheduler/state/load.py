@@ -77,8 +77,9 @@ class WorkerLoad:
         if len(self._heap) > 2 * len(self._entry) + 64:
             self._heap = list(self._entry.values())
             heapq.heapify(self._heap)
-        if len(self._idle_heap) > 2 * len(self.idle) + 64:
-            self._idle_heap = [e for w, e in self._entry.items() if w in self.idle]
+        if len(self._idle_heap) > 2 * len(self.idle) + 64:  # mostly stale: rebuild from the idle ones,
+            entry_of = self._entry                           # O(idle), not O(workers)
+            self._idle_heap = [entry_of[w] for w in self.idle if w in entry_of]
             heapq.heapify(self._idle_heap)
 
     def remove(self, ws: WorkerState) -> None:
