@@ -248,14 +248,17 @@ def _worker(args) -> int:
     except (LookupError, OSError, ValueError) as e:
         print(f"xsched worker: {e}", file=sys.stderr)
         if args.parent_pid:  # started by a nanny: a code it does not retry (the file or secret is gone)
+            worker_nanny.leave_exit_reason(os.environ.get(worker_nanny.NANNY_DIR_VAR), str(e))
             return worker_nanny.EXIT_CANNOT_CONNECT
         return 2
     if not args.no_nanny:
         return _nanny(args)
+    nanny_dir = os.environ.get(worker_nanny.NANNY_DIR_VAR) if args.parent_pid else None  # (_run_worker takes it)
     try:
         code = asyncio.run(_run_worker(args, security, address))
     except (TimeoutError, ValueError, ConnectionError) as e:  # AuthenticationError is a ConnectionError
         print(f"xsched worker: {e}", file=sys.stderr)
+        worker_nanny.leave_exit_reason(nanny_dir, str(e))  # (its nanny says it: this output may go nowhere)
         return worker_nanny.EXIT_CANNOT_CONNECT
     _exit_if_tasks_running(code)
     return code

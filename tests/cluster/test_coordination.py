@@ -13,6 +13,7 @@ import uuid
 import pytest
 
 from xsched import Client, Event, Lock, MultiLock, Queue, Semaphore, Variable, get_client, get_worker
+from xsched.errors import FutureCancelledError
 
 from tests.support.helpers import pid_gone, wait_until
 
@@ -350,6 +351,35 @@ def test_a_variable_keeps_a_future_and_times_out_when_unset(client):
     v.delete()
     with pytest.raises(TimeoutError):
         v.get(timeout=0.2)
+
+
+@pytest.mark.timeout(120)
+def test_futures_kept_in_a_queue_or_variable_fail_at_once_after_a_restart_naming_it(own_cluster):
+    # a restart forgets every task: the values stay, but their futures can never complete
+    cluster = own_cluster(n_workers=1)
+    with Client(cluster, set_as_default=False) as c:
+        c.wait_for_workers(1, timeout=30)
+        q, v = Queue(unique("q"), client=c), Variable(unique("v"), client=c)
+        q.put(c.submit(sum, [1, 2], pure=False))
+        q.put("plain")
+        q.put(c.submit(sum, [3, 4]))  # (pure: submitted again after the restart, it has the same key)
+        v.set({"data": c.scatter(5)})
+        c.restart(timeout=60)
+
+        gone = q.get(timeout=10)
+        with pytest.raises(FutureCancelledError, match=r"Queue '.*' held this future when the cluster was restarted"
+                                                       r" by .* \(client\.restart\(\)\)"):
+            gone.result(timeout=10)  # at once: not a TimeoutError after waiting
+        assert gone.status == "cancelled"
+        assert q.get(timeout=10) == "plain"
+        again = c.submit(sum, [3, 4])  # the same key is known again: the queue's future is that task
+        assert q.get(timeout=10).result(timeout=30) == 7 and again.result(timeout=30) == 7
+        value = v.get(timeout=10)
+        with pytest.raises(FutureCancelledError, match=r"Variable '.*' held this future when the cluster was "
+                                                       r"restarted"):
+            value["data"].result(timeout=10)
+        v.set(c.scatter(6))  # and afterwards the primitives work as before
+        assert v.get(timeout=10).result(timeout=30) == 6
 
 
 # ---------------------------------------------------------------------- Event

@@ -236,6 +236,29 @@ def test_a_breakpoint_pauses_its_task_while_the_other_thread_runs_tasks(c, typed
     assert c.breakpoints() == []
 
 
+def scheduler_paused(client):
+    return client.run_on_scheduler(lambda scheduler: dict(scheduler.extensions["debugging"].paused))
+
+
+def test_the_scheduler_and_the_progress_bars_show_a_pause(c, typed):
+    pytest.importorskip("ipywidgets")
+    addr, _ = worker_of(c)
+    f = c.submit(paused, 2)
+    bar = xsched.progress(f, notebook=True)
+    wait_paused(c, f.key)
+    wait_until(lambda: bar.paused == {"paused": 1}, msg="the progress bar hears of the pause")
+    [label] = [lab for _, lab in bar.bars.values()]
+    assert "1 paused at a breakpoint" in label.value
+    note = scheduler_paused(c)[f.key]
+    assert (note["worker"], note["function"]) == (addr, "paused") and note["file"].endswith("test_debugging.py")
+    typed("c")
+    c.debug(f)
+    assert f.result(timeout=30) == 21
+    wait_until(lambda: bar.done, msg="the bar finishes")
+    assert bar.paused == {} and "breakpoint" not in label.value
+    assert scheduler_paused(c) == {}
+
+
 def test_the_waiting_client_is_told_where_the_task_paused(c, typed, capsys):
     f = c.submit(paused_by_xsched, 1)
     wait_paused(c, f.key)
@@ -417,3 +440,24 @@ def test_stepping_out_of_the_task_s_function_lets_it_finish(c, typed, capsys):
     out = capsys.readouterr().out
     assert "--Return--" in out and "->41" in out and "xsched/worker" not in out
     assert f.result(timeout=30) == 41 and c.breakpoints() == []
+
+
+def test_ll_shows_a_function_defined_in_a_notebook_cell(c, typed, capsys):
+    """A cell's code exists only in the client's linecache (IPython keeps it there, with no
+    file on disk): an attach sends it along, so ll on the worker shows the task's source."""
+    import linecache
+
+    name = "<ipython-input-4242-cellonly>"
+    source = "def from_a_cell(x):\n    scale = x - x\n    return x / scale  # the line that fails\n"
+    linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+    try:
+        namespace: dict = {}
+        exec(compile(source, name, "exec"), namespace)
+        f, exc = failed(c, namespace["from_a_cell"], 3)
+        assert isinstance(exc, ZeroDivisionError)
+        typed("ll", "q")
+        c.debug(f)
+        out = capsys.readouterr().out
+        assert "return x / scale  # the line that fails" in out and "scale = x - x" in out
+    finally:
+        linecache.cache.pop(name, None)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import uuid
+import warnings
 
 import pytest
 
@@ -115,3 +116,19 @@ def test_print_in_a_task_on_a_worker_in_this_process_shows_once(own_cluster, cap
         captured = capsys.readouterr()
         assert captured.out.count("hello from task 9\n") == 1
         assert captured.err.count("to stderr 9\n") == 1
+
+
+@pytest.mark.timeout(60)
+def test_warn_in_a_task_on_a_worker_in_this_process_shows_once_naming_the_task(own_cluster):
+    # processes=False: the worker shares this process's stderr and warnings; it leaves the
+    # warning to the client, whose copy names the task (and shows in the cell waiting now)
+    cluster = own_cluster(n_workers=1, processes=False)
+    with Client(cluster, set_as_default=False) as c:
+        c.wait_for_workers(1, timeout=30)
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            assert c.submit(careful, 9).result(timeout=30) == 9
+            c.get_events("nothing")  # (a round trip: a second copy would have been issued by now)
+        mine = [w for w in record if "careful with 9" in str(w.message)]
+        assert len(mine) == 1, [(w.filename, str(w.message)) for w in mine]
+        assert mine[0].filename.startswith("<task careful-") and mine[0].category is RuntimeWarning

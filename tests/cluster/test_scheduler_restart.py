@@ -153,11 +153,13 @@ sys.exit(code)
 
 def test_nanny_does_not_restart_a_worker_whose_scheduler_file_is_gone(tmp_path):
     """As when the file went away after `xsched worker` checked it: the worker process exits
-    69 with the reason in its log, and the nanny stops instead of starting it again."""
+    69 with the reason in its log, and the nanny stops instead of starting it again, saying
+    why, and exits 69 too."""
     sfile = tmp_path / "scheduler.json"
     r = subprocess.run([sys.executable, "-c", NANNY_SCRIPT, str(sfile), str(tmp_path)], capture_output=True,
                        text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == EXIT_CANNOT_CONNECT, r.stderr
     assert "starts 1 restarts 0" in r.stdout
+    assert "is not restarted" in r.stderr and "does not exist" in r.stderr and str(sfile) in r.stderr, r.stderr
     log = (tmp_path / "worker-w.log").read_text()
     assert "does not exist" in log and str(sfile) in log

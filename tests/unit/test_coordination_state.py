@@ -16,7 +16,7 @@ from xsched.protocol.schemas import MAX_SHARED_VALUE, TO_SCHEDULER, BadMessage
 from xsched.scheduler.extensions.coordination import CoordinationExtension
 from xsched.scheduler.extensions.coordination_state import (
     Acquire, ClientGone, CoordinationState, Drop, EventClear, EventSet, EventWait, Expire, Hold, Item, Owner,
-    QueueGet, QueuePut, Release, Reply, Unhold, VariableDelete, VariableGet, VariableSet, WorkerGone,
+    QueueGet, QueuePut, Release, Reply, Restarted, Unhold, VariableDelete, VariableGet, VariableSet, WorkerGone,
 )
 from xsched.scheduler.state import AddKeys, AddWorker, RemoveClient
 
@@ -223,6 +223,30 @@ def test_a_variable_get_waits_for_a_set_or_times_out():
     assert replies(out) == {3: {}, 1: {"n": 1}}
     assert s.variable_waiters == {} and s.waiting == {}
     assert replies(s.handle(VariableGet("w", B, 4, blocking=False))) == {4: {"timed_out": True}}
+
+
+# ----------------------------------------------------------------------------- restart
+def test_a_restart_keeps_stored_values_and_marks_those_holding_futures_lost():
+    s = CoordinationState()
+    s.handle(QueuePut("q", item("k1"), A, 1, maxsize=2), QueuePut("q", item(data=b"plain"), A, 2, maxsize=2),
+             QueuePut("q", item("k3"), A, 3, maxsize=2),  # waits: the queue is full
+             VariableSet("v", item("k2"), 4), VariableSet("w", item(data=b"flag"), 5))
+    why = "the cluster was restarted by c (client.restart())"
+    assert s.handle(Restarted(why)) == []  # nothing to hold or let go: the scheduler forgot every key
+    assert s.qsize("q") == 2 and s.variables["w"].frames == [b"flag"]
+    # a value with futures comes out saying so; the taker is not made to hold the gone keys
+    out = s.handle(QueueGet("q", B, 6))
+    assert not any(isinstance(i, Hold) for i in out)
+    assert replies(out)[6] == {"n": 1, "lost": [[0, f"Queue 'q' held this future when {why}"]]}
+    assert replies(out)[3] == {"put": True}  # the waiting put got in, marked too
+    out = s.handle(QueueGet("q", B, 7, batch=True))
+    assert replies(out)[7] == {"n": 2, "lost": [[1, f"Queue 'q' held this future when {why}"]]}
+    assert [i.frames for i in out[-1].items][0] == [b"plain"]
+    out = s.handle(VariableGet("v", B, 8), VariableGet("w", B, 9))
+    assert replies(out) == {8: {"n": 1, "lost": [[0, f"Variable 'v' held this future when {why}"]]}, 9: {"n": 1}}
+    # what is put afterwards is whole again
+    out = s.handle(VariableSet("v", item("k9"), 10), VariableGet("v", B, 11))
+    assert Hold("b", ["k9"]) in out and replies(out)[11] == {"n": 1}
 
 
 # ----------------------------------------------------------------------------- events

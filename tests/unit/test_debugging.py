@@ -224,9 +224,13 @@ class StandInWorker:
 
     def __init__(self):
         self.events: list = []
+        self.to_scheduler: list = []
 
     def _log_event(self, topic, msg):
         self.events.append((topic, msg))
+
+    def _to_scheduler_from_thread(self, message):
+        self.to_scheduler.append(message)
 
 
 def test_attach_refuses_a_second_client_naming_the_first_and_explains_missing_frames():
@@ -306,6 +310,9 @@ def test_a_breakpoint_pauses_its_thread_until_continued_and_q_becomes_debugger_q
         threading.Event().wait(0.01)
     assert results["go"] == 21 and not d.paused()
     assert w.events[0][0] == "print" and "paused at task" in w.events[0][1]["text"]
+    # the scheduler heard of the pause and of its end (for the progress bars)
+    assert [(m["op"], m["key"], m["paused"], m.get("function")) for m in w.to_scheduler] == [
+        ("task-paused", "go", True, "task"), ("task-paused", "go", False, None)]
 
     threading.Thread(target=run, args=("stop",), daemon=True).start()
 

@@ -170,6 +170,7 @@ class StubWorker:
 
     _post_from_thread = Worker._post_from_thread
     _log_event = Worker._log_event
+    _to_scheduler_from_thread = Worker._to_scheduler_from_thread
     _drain_from_threads = Worker._drain_from_threads
 
     def __init__(self):

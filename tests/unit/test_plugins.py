@@ -17,6 +17,7 @@ from xsched.errors import unpack_exception
 from xsched.plugins import hook_caller, kind_of
 from xsched.protocol.messages import decode, encode
 from xsched.protocol.serialize import dumps
+from xsched.protocol.versions import IncompatibleVersionError, announce
 from xsched.scheduler.extensions.plugins import PluginsExtension, token_of
 from xsched.scheduler.state import NewTask, TaskFinished, UpdateGraph
 from xsched.worker.plugins import NannyLink, NannyPlugins, WorkerPlugins, outcome, sync_nanny
@@ -158,8 +159,10 @@ def test_nanny_plugins_are_kept_apart_and_given_to_workers_before_they_register(
     assert asyncio.run(server.ops["register-worker-plugin"](b"pc", h, payload)) == {"results": {}}
     assert list(ext.nanny_plugins) == ["env"] and ext.worker_plugins == {}
     # asked by a worker that has not registered (its nanny sets them up first)
-    reply = server.ops["get-nanny-plugins"](b"not-registered-yet", {"op": "get-nanny-plugins"}, [])
-    assert reply == {"plugins": [["env", token_of(frames), frames]]}
+    reply = server.ops["get-nanny-plugins"](b"not-registered-yet", {"op": "get-nanny-plugins", **announce()}, [])
+    assert reply == {"plugins": [["env", token_of(frames), frames]], **announce()}  # (versions checked both ways)
+    with pytest.raises(IncompatibleVersionError, match="announced no protocol version"):  # nothing goes out
+        server.ops["get-nanny-plugins"](b"an-old-worker", {"op": "get-nanny-plugins"}, [])
     # and sent on registration too (registered meanwhile: its nanny compares the token)
     ext.add_worker("w1", b"w1")
     (_, msg, _), = server.listener.sent

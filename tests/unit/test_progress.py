@@ -25,6 +25,7 @@ class FakeScheduler:
         self.ops: dict = {}
         self.sent: list = []
         self.client_peer = {"c": b"c"}
+        self.extensions: dict = {}  # (no debugging extension: nothing is paused)
         for i in range(n_workers):
             self.state.handle(AddWorker(f"w{i}", nthreads=nthreads))
 

@@ -20,7 +20,7 @@ from xsched.config_schema import ConfigError
 from xsched.protocol.schemas import TO_SCHEDULER, BadMessage
 from xsched.protocol.versions import announce
 from xsched.scheduler.extensions import (
-    EXTENSIONS, CoordinationExtension, DatasetsExtension, EnvironmentsExtension, ExtensionNotLoaded, ProgressExtension, SchedulerExtension,
+    EXTENSIONS, CoordinationExtension, DatasetsExtension, DebuggingExtension, EnvironmentsExtension, ExtensionNotLoaded, ProgressExtension, SchedulerExtension,
     DiagnosticsExtension, EventsExtension, FireAndForgetExtension, PluginsExtension,
     UploadsExtension, build, op_owners, selected,
 )
@@ -58,12 +58,12 @@ def objs(**fields):
 # ----------------------------------------------------------------------------- the table
 def test_the_table_lists_the_capabilities_in_build_order():
     assert list(EXTENSIONS) == ["progress", "datasets", "uploads", "environments", "coordination", "events",
-                                "diagnostics", "fire-and-forget", "plugins"]
+                                "diagnostics", "fire-and-forget", "plugins", "debugging"]
     assert EXTENSIONS == {"progress": ProgressExtension, "datasets": DatasetsExtension,
                           "uploads": UploadsExtension, "environments": EnvironmentsExtension,
                           "coordination": CoordinationExtension, "events": EventsExtension,
                           "diagnostics": DiagnosticsExtension, "fire-and-forget": FireAndForgetExtension,
-                          "plugins": PluginsExtension}
+                          "plugins": PluginsExtension, "debugging": DebuggingExtension}
     for name, cls in EXTENSIONS.items():
         assert issubclass(cls, SchedulerExtension) and cls.name == name and cls.OPS
 

@@ -5,6 +5,8 @@ process when there is none). Block keys read ``"<operation>-<token>-i.j.k"`` (se
 ``xsched.array.core``). ``xa.random`` draws random arrays (``xa.random.default_rng``) and
 ``xa.linalg`` has ``norm``, ``qr`` and ``svd``; ``xa.fft`` NumPy's transforms. ``map_overlap`` gives blocks their neighbours' edges;
 ``from_zarr``/``to_zarr`` read and write zarr (``pip install 'xsched[array]'``).
+``blockwise`` and ``einsum`` take index notation. NumPy's own functions called on xsched
+arrays run these (``np.mean(x, axis=0)`` is ``xa.mean``; see ``xsched.array.dispatch``).
 
 >>> import numpy as np, xsched.array as xa
 >>> x = xa.from_array(np.arange(12.0).reshape(3, 4), chunks=(1, -1))
@@ -13,9 +15,12 @@ process when there is none). Block keys read ``"<operation>-<token>-i.j.k"`` (se
 [24.0, 30.0, 36.0, 42.0]
 >>> (x @ x.T).rechunk(3).shape
 (3, 3)
+>>> np.einsum("ij,ij->i", x, x).compute().tolist()
+[14.0, 126.0, 366.0]
 """
 
 from .core import Array, elemwise, from_array, map_blocks, normalize_chunks
+from .index_notation import blockwise, einsum
 from .creation import (arange, array, asarray, empty, empty_like, eye, fromfunction, full,
                        full_like, indices, linspace, ones, ones_like, zeros, zeros_like)
 from .hdf5 import to_hdf5
@@ -33,11 +38,13 @@ from .zarr import from_zarr, to_zarr
 from .scans import (all, any, argmax, argmin, cumprod, cumsum, nancumprod, nancumsum, nanmax,
                     nanmean, nanmin, nanprod, nansum, prod)
 from . import fft, linalg, random
+from . import dispatch as _dispatch
 
 __all__ = [
     "Array",
     "from_array",
     "map_blocks",
+    "blockwise",
     "elemwise",
     "normalize_chunks",
     "to_hdf5", "from_zarr", "to_zarr",
@@ -54,9 +61,11 @@ __all__ = [
     "concatenate", "stack", "hstack", "vstack", "broadcast_to", "broadcast_arrays",
     "meshgrid", "where", "clip", "around", "round",
     # products
-    "matmul", "dot", "tensordot", "inner", "outer", "vdot",
+    "matmul", "dot", "tensordot", "inner", "outer", "vdot", "einsum",
     # reductions and scans
     "sum", "mean", "var", "std", "min", "max", "prod", "any", "all",
     "nansum", "nanprod", "nanmean", "nanmax", "nanmin",
     "argmax", "argmin", "cumsum", "cumprod", "nancumsum", "nancumprod",
 ]
+
+_dispatch.register_namespace("numpy", __import__("sys").modules[__name__])

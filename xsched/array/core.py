@@ -18,12 +18,15 @@ text before ``-<token>`` is the *group* shown by progress bars: strip a trailing
 Modules
 -------
 This module holds ``Array``, ``from_array``, ``map_blocks``, ``elemwise`` and slicing.
-Block sizes (``chunks.py``), rechunking (``rechunking.py``) and reductions (``reductions.py``)
-sit below it. ``creation.py``, ``manipulation.py``, ``linalg.py``, ``scans.py`` and
-``random.py`` build on it, and the first four add their methods to ``Array`` when imported
-(``x.reshape``, ``x @ y``, ``x.cumsum``, ...), as ``overlapping.py`` and ``zarr.py`` add
-``x.map_overlap`` and ``x.to_zarr``; importing any part of ``xsched.array`` runs the
-package's ``__init__``, which imports them all.
+Block sizes (``chunks.py``), rechunking (``rechunking.py``), reductions (``reductions.py``)
+and the notebook view (``display.py``) sit below it. ``creation.py``, ``manipulation.py``,
+``linalg.py``, ``scans.py`` and ``random.py`` build on it, and the first four add their
+methods to ``Array`` when imported (``x.reshape``, ``x @ y``, ``x.cumsum``, ...), as
+``overlapping.py`` and ``zarr.py`` add ``x.map_overlap`` and ``x.to_zarr``, and
+``dispatch.py`` adds ``__array_function__`` (NumPy's functions run xsched.array's);
+``index_notation.py`` builds ``blockwise`` on ``block_layer``, the layer ``map_blocks``
+builds. Importing any part of ``xsched.array`` runs the package's ``__init__``, which
+imports them all.
 
 >>> import numpy as np, xsched.array as xa
 >>> x = xa.from_array(np.arange(12).reshape(3, 4), chunks=(2, -1))
@@ -35,7 +38,6 @@ package's ``__init__``, which imports them all.
 
 from __future__ import annotations
 
-import html
 import inspect
 import itertools
 import numbers
@@ -53,7 +55,7 @@ from ..graph.collection import compute_collection, lineage, persist_collection
 from ..graph.delayed import Delayed
 from ..graph.optimize import optimize
 from ..graph.spec import Ref, Task, funcname
-from . import hdf5, reductions
+from . import display, hdf5, reductions
 from . import rechunking as _rechunk
 from .chunks import Chunks, _starts, normalize_chunks
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
@@ -240,17 +242,17 @@ class Array:
                 f"tasks={len(self._graph)}>")
 
     def _repr_html_(self) -> str:
-        chunk_bytes = reduce(mul, self.chunksize, 1) * self.itemsize
-        rows = [
-            ("Shape", self.shape, self.chunksize),
-            ("Bytes", _format_bytes(self.nbytes), _format_bytes(chunk_bytes)),
-            ("Count", f"{len(self._graph)} tasks", f"{self.npartitions} chunks"),
-            ("Type", self.dtype, "numpy.ndarray"),
-        ]
-        body = "".join(f"<tr><th>{h}</th><td>{_esc(a)}</td><td>{_esc(b)}</td></tr>"
-                       for h, a, b in rows)
-        return ("<table><thead><tr><th></th><th>Array</th><th>Chunk</th></tr></thead>"
-                f"<tbody>{body}</tbody></table><p><code>{_esc(self.name)}</code></p>")
+        """The notebook view: shape, bytes, chunks and dtype of the array and of one block,
+        beside a picture of the block grid (1-3 dims); computes nothing. See
+        ``xsched.array.display``.
+
+        >>> import xsched.array as xa
+        >>> page = xa.ones((6, 4), chunks=(4, 2))._repr_html_()
+        >>> "(6, 4)" in page and "(4, 2)" in page and "4 chunks" in page and "<svg" in page
+        True
+        """
+        return display.chunks_html(self.chunks, self.dtype, name=self.name,
+                                   tasks=len(self._graph))
 
     def __hash__(self) -> int:
         return hash(self.name)
@@ -455,18 +457,6 @@ def _finalize(results: Any, ndim: int) -> Any:
 def _rebuild(new_graph: Mapping[str, Any], name: str, chunks: Chunks, dtype: Any) -> Array:
     """Post-persist: an array whose blocks are the persisted values (futures or numpy)."""
     return Array(dict(new_graph), name, chunks, dtype)
-
-
-def _format_bytes(n: int) -> str:
-    for unit in ("B", "kB", "MB", "GB", "TB"):
-        if n < 1000 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
-        n /= 1000
-    return str(n)  # pragma: no cover
-
-
-def _esc(obj: Any) -> str:
-    return html.escape(str(obj))
 
 
 def _astype(block: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -706,39 +696,75 @@ def map_blocks(func: Callable, *args: Any, chunks: Any = None, dtype: Any = None
         dtype = _infer_dtype(func, args, {**kwargs, **first}, "map_blocks")
     dtype = np.dtype(dtype)
 
+    drop_numblocks = tuple(in_numblocks[d] for d in drop)
+
+    def block_arg(i: int, a: Array, out_index: tuple) -> Any:
+        base = input_index(out_index)
+        if not drop or all(n == 1 for n in drop_numblocks):
+            return Ref(chunk_key(a.name, base))
+        refs = []
+        for combo in np.ndindex(*drop_numblocks):
+            idx = list(base)
+            for d, c in zip(drop, combo):
+                idx[d] = c
+            refs.append(Ref(chunk_key(a.name, tuple(idx))))
+        return _concat_grid, (refs, drop_numblocks, tuple(drop))
+
+    return block_layer(func, args, kwargs, out_chunks, dtype, block_arg,
+                       lambda out_index: block_kwargs(out_index, dtype),
+                       name=name, token_parts=(drop, new))
+
+
+def block_layer(func: Callable, args: Sequence[Any], kwargs: Mapping[str, Any],
+                out_chunks: Chunks, dtype: Any,
+                block_arg: Callable[[int, "Array", tuple], Any],
+                block_kwargs: Callable[[tuple], dict] | None = None, *,
+                name: str | None = None, token_parts: tuple = ()) -> Array:
+    """One task per block of the ``out_chunks`` grid calling ``func``: the layer that
+    ``map_blocks`` and ``blockwise`` (``index_notation.py``) both build.
+
+    For output block ``out_index``, argument ``i`` is: for an ``Array``,
+    ``block_arg(i, array, out_index)`` -- a ``Ref`` to one of its blocks, a list (nested
+    lists) of them, or a pair ``(join, (refs, ...))`` made into a nested task that joins
+    them where the call runs; for a one-key collection (``Delayed``), its value; anything
+    else is passed as is. ``kwargs`` and ``block_kwargs(out_index)`` (``block_id``, ...)
+    go to every call. The name is ``name`` (default the function's) and a token of the
+    inputs, ``out_chunks``, ``dtype`` and ``token_parts``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> from xsched.graph.spec import Ref
+    >>> x = xa.from_array(np.arange(4), chunks=2)
+    >>> flipped = block_layer(np.flip, [x], {}, x.chunks, x.dtype,
+    ...                       lambda i, a, out: Ref(a.chunk_key((1 - out[0],))), name="flip")
+    >>> flipped.compute().tolist()
+    [3, 2, 1, 0]
+    """
+    dtype = np.dtype(dtype)
+    arrays = [a for a in args if isinstance(a, Array)]
     # other collections with a single key (Delayed) become dependencies of every block
     delayed_keys = {i: k for i, a in enumerate(args) if not isinstance(a, Array)
                     for k in [_single_key(a)] if k is not None}
     prefix = name or funcname(func)
     token = new_token(func, [a.name if isinstance(a, Array) else delayed_keys.get(i, a)
-                             for i, a in enumerate(args)], kwargs,
-                      out_chunks, str(dtype), drop, new)
+                             for i, a in enumerate(args)], dict(kwargs),
+                      out_chunks, str(dtype), *token_parts)
     out_name = f"{prefix}-{token}"
     ann = annotations_in_force()
-    drop_numblocks = tuple(in_numblocks[d] for d in drop)
     layer: dict[str, Any] = {}
-    for out_index in np.ndindex(*out_numblocks):
-        base = input_index(out_index)
+    for out_index in np.ndindex(*tuple(len(c) for c in out_chunks)):
         call_args: list[Any] = []
         for i, a in enumerate(args):
             if not isinstance(a, Array):
                 call_args.append(Ref(delayed_keys[i]) if i in delayed_keys else a)
                 continue
-            if not drop or all(n == 1 for n in drop_numblocks):
-                call_args.append(Ref(chunk_key(a.name, base)))
-                continue
-            refs = []
-            for combo in np.ndindex(*drop_numblocks):
-                idx = list(base)
-                for d, c in zip(drop, combo):
-                    idx[d] = c
-                refs.append(Ref(chunk_key(a.name, tuple(idx))))
-            call_args.append(Task(_concat_grid, (refs, drop_numblocks, tuple(drop)), {},
-                                  per_task(ann)))
-        call_kwargs = {**kwargs, **block_kwargs(out_index, dtype)}
+            spec = block_arg(i, a, out_index)
+            if type(spec) is tuple:  # (join, join_args): joined where the call runs
+                spec = Task(spec[0], spec[1], {}, per_task(ann))
+            call_args.append(spec)
+        call_kwargs = {**kwargs, **(block_kwargs(out_index) if block_kwargs else {})}
         layer[chunk_key(out_name, out_index)] = Task(func, tuple(call_args), call_kwargs,
                                                      per_task(ann))
-    graphs = [a._graph for _, a in arrays] + [args[i].__xsched_graph__() for i in delayed_keys]
+    graphs = [a._graph for a in arrays] + [args[i].__xsched_graph__() for i in delayed_keys]
     return Array(LayeredGraph.merge(*graphs, new={out_name: layer}), out_name, out_chunks,
                  dtype)
 

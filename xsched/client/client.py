@@ -37,7 +37,6 @@ import logging
 import threading
 import uuid
 import warnings
-import weakref
 
 from .. import config, hooks, task_context
 from ..comm import Connection, ConnectionPool, RemoteError
@@ -53,7 +52,8 @@ from .admin import AdminMixin, RestartError, UploadError
 from .debugging import DebuggingMixin
 from .datasets import Datasets, DatasetsMixin  # noqa: F401 (Datasets: importable from here too)
 from .diagnostics import DiagnosticsMixin
-from .default import current_as, default_client as _default_or_none, set_default_client, unset_default_client
+from .default import (current_as, default_client as _default_or_none, process_clients, set_default_client,
+                      unset_default_client)
 from .future import FutureState
 from .kernels import KernelsMixin
 from .plugins import PluginError, PluginsMixin
@@ -65,7 +65,7 @@ logger = logging.getLogger("xsched.client")
 
 __all__ = ["Client", "Executor", "get_client", "default_client", "UploadError", "RestartError", "PluginError"]
 
-_clients: "weakref.WeakSet[Client]" = weakref.WeakSet()
+_clients = process_clients  # every Client of this process (kept in default.py: xsched.warn reads it too)
 
 
 @atexit.register  # (registered after the background loop's own hook, so it runs before it)

@@ -15,7 +15,8 @@ into tasks as arguments::
 What the scheduler knows of the holders does the cleaning up: a lease held by a client
 or a worker that left the cluster is released at once (no lease timeouts), a queue's items
 and a variable's value stay while the scheduler runs (after the client that put them has
-gone), and futures in them are kept in memory until taken, replaced or deleted. Values are
+gone), and futures in them are kept in memory until taken, replaced or deleted (or the
+cluster is restarted: such futures then come out cancelled, saying so). Values are
 pickled here and never unpickled by the scheduler; a value must pickle to at most
 ``MAX_SHARED_VALUE`` (1 MiB): larger data belongs on the workers (``client.scatter``).
 
@@ -167,10 +168,16 @@ class _Primitive:
         return frames, sorted(set(keys))
 
     def _unpack(self, reply: dict, payload: list) -> list:
-        """The values a reply carries, their futures bound to this handle's client."""
+        """The values a reply carries, their futures bound to this handle's client. Futures
+        whose keys a restart took (``lost``: [[index, why, keys]]) come out cancelled, with
+        why: nobody will compute them, and waiting on them would never end."""
         objects = split_objects(reply, payload)
         with binding_to(self.client):
-            return [loads(objects[f"item{i}"]) for i in range(int(reply.get("n", 0)))]
+            values = [loads(objects[f"item{i}"]) for i in range(int(reply.get("n", 0)))]
+        for _, why, keys in reply.get("lost") or ():
+            for key in keys:
+                self.client._op_key_cancelled({"key": key, "reason": why}, [])
+        return values
 
 
 # ----------------------------------------------------------------------------- Lock

@@ -24,6 +24,7 @@ stdin request, in a terminal a prompt::
 from __future__ import annotations
 
 import asyncio
+import linecache
 import html
 import logging
 import sys
@@ -269,7 +270,8 @@ class DebuggingMixin:
         return reply
 
     async def _debug_attach(self, worker: str, key: str) -> dict:
-        return await self._debug_request(worker, {"op": ops.DEBUG_ATTACH, "key": key, "client": self.id})
+        return await self._debug_request(worker, {"op": ops.DEBUG_ATTACH, "key": key, "client": self.id,
+                                                  "sources": cell_sources()})
 
     async def _debug_input(self, worker: str, session: str, line: str | None) -> dict:
         return await self._debug_request(worker, {"op": ops.DEBUG_INPUT, "session": session, "line": line})
@@ -430,3 +432,30 @@ def _default_exception() -> BaseException | None:
         return last
     return None
 
+
+
+#: At most this many characters of cell sources go with an attach (the newest cells first).
+MAX_SOURCES_CHARS = 4 * 2**20
+
+
+def cell_sources(cache: dict | None = None, limit: int = MAX_SOURCES_CHARS) -> dict[str, str]:
+    """The code this process ran without a file on disk (IPython's notebook and console cells,
+    which it keeps in ``linecache``), by file name: sent with an attach so that pdb's ``l``
+    and ``ll`` show a function defined in a notebook on the worker, which has no such file.
+
+    >>> cell_sources({"<ipython-input-1>": (9, None, ["x = 1\\n"], "<ipython-input-1>"),
+    ...               __file__: (1, 1.0, ["..."], __file__)})
+    {'<ipython-input-1>': 'x = 1\\n'}
+    """
+    cache = linecache.cache if cache is None else cache
+    out: dict[str, str] = {}
+    total = 0
+    for name, entry in reversed(list(cache.items())):  # (newest last in the cache)
+        if len(entry) != 4 or entry[1] is not None or not isinstance(name, str) or len(name) > 4096:
+            continue  # a real file (with its mtime): the worker reads it itself if it has it
+        text = "".join(entry[2])
+        if total + len(text) > limit or len(out) >= 1000:
+            break
+        out[name] = text
+        total += len(text)
+    return out

@@ -20,6 +20,8 @@ import weakref
 
 _lock = threading.Lock()
 _stack: list[weakref.ref] = []
+#: every Client made in this process, weakly (closed at exit; asked by a task's ``xsched.warn``)
+process_clients: "weakref.WeakSet" = weakref.WeakSet()
 #: the client of the innermost ``as_current()`` block of this thread or task (a weak reference)
 _current: contextvars.ContextVar = contextvars.ContextVar("xsched_current_client", default=None)
 

@@ -12,7 +12,10 @@ A mixin of ``Client`` (``client.py``), and the functions tasks call (``xsched.lo
       xsched.print(...) / xsched.warn(...) in a task -> topic "print" / "warn" naming the key
           -> the scheduler sends it to the clients that want that key -> _op_event writes it
           to this process's stdout/stderr or issues the warning (before the task's result
-          arrives: the worker sends events ahead of task outcomes)
+          arrives: the worker sends events ahead of task outcomes). In a process of both
+          (processes=False) a print is the worker's own (the client skips its own process's),
+          a warning the client's (the worker skips warnings.warn when a user's client of its
+          scheduler is here: _client_here)
     logs: get_scheduler_logs(n) --get-logs--> scheduler; get_worker_logs(n) --get-logs--> workers
     forward_logging(name, level): a worker plugin (owned: gone with this client) adds a handler
         to that logger on every worker; records of tasks come back as events on this client's
@@ -50,6 +53,7 @@ from ..log_forwarding import (ForwardLogging, check_level, check_logger_name, fo
 from ..protocol import ops
 from ..protocol.serialize import dumps
 from ..units import parse_timedelta
+from .default import process_clients
 from .dual import blocking, sync_or_async
 from .future import Future, collect_futures
 
@@ -151,6 +155,13 @@ def warn(message, category=None, stacklevel: int = 1, source=None) -> None:
     of a module it imported), else ``UserWarning``. Outside a task it is
     ``warnings.warn``.
 
+    A worker in the process of a client of its scheduler (``LocalCluster(processes=False)``)
+    shares that client's stderr, so it leaves the warning to the client: it shows once, in
+    the client's form (the task's key as the file name), in the notebook cell that waits now,
+    and every time, as in a client of another process (the worker's own ``warnings.warn``
+    would show a given line's warning once per process, and in the cell that started the
+    cluster).
+
     >>> import xsched
     >>> def risky(x):
     ...     if x < 0:
@@ -163,12 +174,30 @@ def warn(message, category=None, stacklevel: int = 1, source=None) -> None:
     if isinstance(message, Warning):
         category = type(message)
     category = category or UserWarning
-    warnings.warn(message, category, stacklevel=stacklevel + 1, source=source)
     worker, key = _running_task()
+    if worker is None or not _client_here(worker):
+        warnings.warn(message, category, stacklevel=stacklevel + 1, source=source)
     if worker is None:
         return
     worker._log_event("warn", {"key": key, "worker": worker.address, "message": str(message),
                                "category": f"{category.__module__}.{category.__qualname__}"})
+
+
+def _client_here(worker) -> bool:
+    """Is there a running client in this process, on ``worker``'s scheduler, that a user made
+    (not the one ``get_client()`` makes inside a task)? It will show a task's warning itself.
+
+    >>> class W:
+    ...     scheduler_id = "no-such-scheduler"
+    >>> _client_here(W())
+    False
+    """
+    scheduler_id = getattr(worker, "scheduler_id", None)
+    if scheduler_id is None:
+        return False
+    made_by_tasks = {id(w.extensions.get("client")) for w in list(task_context._process_worker)}
+    return any(c.status == "running" and getattr(c, "scheduler_id", None) == scheduler_id
+               and id(c) not in made_by_tasks for c in list(process_clients))
 
 
 def _warning_category(name) -> type:

@@ -99,7 +99,8 @@ class Progress:
     """The progress of some keys, kept up to date by the scheduler's ``progress`` messages.
 
     ``groups`` maps each task group to ``[done, erred, total]``; ``done`` turns True when
-    nothing is left to run. Subclasses draw it (text or widget).
+    nothing is left to run; ``paused`` maps a group to its tasks paused at a breakpoint
+    now. Subclasses draw it (text or widget).
     """
 
     def __init__(self, client, keys: list[str], complete: bool = True):
@@ -108,6 +109,7 @@ class Progress:
         self.complete = complete
         self.sub = f"progress-{uuid.uuid4().hex[:12]}"
         self.groups: dict[str, list[int]] = {}
+        self.paused: dict[str, int] = {}  # group -> its tasks paused at a breakpoint now
         self.done = False
         self.status = "created"  # running, finished, stopped, lost
         self.start_time = time.time()
@@ -160,6 +162,7 @@ class Progress:
 
     def _apply(self, msg: dict) -> None:
         self.groups = {str(g): [int(x) for x in c] for g, c in (msg.get("groups") or {}).items()}
+        self.paused = {str(g): int(n) for g, n in (msg.get("paused") or {}).items()}  # at breakpoints
         finished = bool(msg.get("done"))
         if finished:
             self.done = True
@@ -240,7 +243,9 @@ class TextProgressBar(Progress):
         for group, (d, e, t) in self.groups.items():
             filled = int(self.width * (d + e) / t) if t else self.width
             bar = "#" * filled + " " * (self.width - filled)
-            parts.append(f"[{bar}] {d}/{t} {group}" + (f", {e} erred" if e else ""))
+            paused = self.paused.get(group)
+            parts.append(f"[{bar}] {d}/{t} {group}" + (f", {e} erred" if e else "")
+                         + (f", {paused} paused at a breakpoint" if paused else ""))
         parts.append(f"{self.elapsed:.1f}s" + ("" if self.status in ("running", "finished") else f" ({self.status})"))
         return " | ".join(parts)
 
@@ -296,6 +301,10 @@ class WidgetProgressBar(Progress):
             bar.value = min(d + e, bar.max)
             bar.bar_style = "danger" if e else ("success" if t and d == t else "")
             text = f"{html.escape(group)}: {d} / {t}" + (f", <span style='color:#c33'>{e} erred</span>" if e else "")
+            paused = self.paused.get(group)
+            if paused:
+                text += (f", <span title='attach with client.debug(future) or %debug; see client.breakpoints()'>"
+                         f"&#9208; {paused} paused at a breakpoint</span>")
             label.value = text
         shown = tuple(self._rows[g] for g in self.groups)  # in the scheduler's order of groups
         if shown != tuple(self.rows.children):  # (reassigned only when the set of groups changed)

@@ -68,7 +68,9 @@ plugins (client.register_plugin; the scheduler forwards worker and nanny plugins
       {worker: outcome}}; scheduler -> worker: plugin-add [name, uid, nanny, token] + plugin, also
       to every worker that registers later)     unregister-worker-plugin [name, nanny] -> plugin-remove
   plugin-done [uid, name, status, error, exception, traceback] (worker -> scheduler)
-  get-nanny-plugins [] (a worker under a nanny, before registering) -> {plugins: [[name, token, frames]]}
+  get-nanny-plugins [protocol, version] (a worker under a nanny, before registering: its nanny's one
+      exchange with the scheduler, checked as a registration is) -> {plugins: [[name, token, frames]],
+      protocol, version}
   register-scheduler-plugin [name, idempotent] + plugin / unregister-scheduler-plugin [name]
 framing
   "chunked" [parts] precedes a message whose frames were cut to at most MAX_FRAME bytes each

@@ -112,6 +112,7 @@ ENVIRONMENT_ACK = "environment-ack"
 ENVIRONMENT_READY = "environment-ready"
 GET_NANNY_PLUGINS = "get-nanny-plugins"  #: (a worker under a nanny, before it registers) what its nanny needs
 PLUGIN_DONE = "plugin-done"  #: a plugin-add or plugin-remove carried out, or its error
+TASK_PAUSED = "task-paused"  #: a task paused at a breakpoint (paused: true, where) or went on (false)
 
 # ---------------------------------------------------------------- scheduler -> worker
 COMPUTE_TASK = "compute-task"

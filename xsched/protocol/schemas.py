@@ -604,7 +604,10 @@ TO_SCHEDULER = Table("the scheduler", [
     S(ops.UPLOAD_FILE_DONE, {"uid": maybe(text(256)), "filename": maybe(NAME), "error": maybe(TEXT)}),
     S(ops.ENVIRONMENT_ACK, {"uid": maybe(UID), "seq": maybe(integer(-1, 2**31)), "error": maybe(TEXT)}),
     S(ops.ENVIRONMENT_READY, {"uid": maybe(UID), "path": maybe(TEXT), "error": maybe(TEXT)}),
-    S(ops.GET_NANNY_PLUGINS),
+    S(ops.GET_NANNY_PLUGINS, {"protocol": maybe(PROTOCOL), "version": maybe(VERSION)}),  # (versions.py)
+    # a task paused at a breakpoint (where: its file, line and function) or going on (worker/debugging.py)
+    S(ops.TASK_PAUSED, {"key": KEY, "paused": BOOL, "file": maybe(TEXT), "line": maybe(integer(0, 2**31)),
+                        "function": maybe(NAME)}),
     # uid: of the plugin-add/-remove answered ("" for one sent to a worker as it registered)
     S(ops.PLUGIN_DONE, {"uid": maybe(text(256)), "name": maybe(PLUGIN_NAME),
                       "status": opt(one_of("OK", "error", "skipped")), "error": maybe(TEXT),
@@ -626,7 +629,10 @@ TO_WORKER = Table("a worker", [
                   "interval": maybe(number(0.001, 60, "a finite number of seconds in [0.001, 60]"))}),
     S(ops.DUMP_STATE),
     # debugging (worker/debugging.py): client: the id of the client attaching (named to a second one)
-    S(ops.DEBUG_ATTACH, {"key": KEY, "client": maybe(text(256))}),
+    # sources: the text of code the client ran without a file (notebook cells), by file name,
+    # so pdb's list and ll show it on the worker
+    S(ops.DEBUG_ATTACH, {"key": KEY, "client": maybe(text(256)),
+                         "sources": maybe(dict_of(text(4096), text(2**22), 1000))}),
     S(ops.DEBUG_INPUT, {"session": UID, "line": maybe(text(2**16, "a line of at most 65536 characters"))}),
     S(ops.DEBUG_DETACH, {"session": UID}),
     S(ops.DEBUG_LIST),

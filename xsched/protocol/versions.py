@@ -17,8 +17,11 @@ registers::
 The fields are optional in the schemas (``protocol/schemas.py``): a peer from before
 versions sends neither, and must still hear the refusal rather than a schema error. A
 client raises the refusal from ``Client(...)``; a worker process prints it and exits
-with ``EXIT_CANNOT_CONNECT`` (its nanny does not restart it). The nanny itself never
-registers with the scheduler: its workers do.
+with ``EXIT_CANNOT_CONNECT``. The nanny itself never registers with the scheduler: its
+workers do, and its one exchange with the scheduler, the get-nanny-plugins a worker under
+it sends before registering, carries and checks the same fields (refused before any nanny
+plugin goes out); the worker leaves the refusal for its nanny, which logs it, does not
+restart the worker, and exits ``EXIT_CANNOT_CONNECT`` once no worker is left.
 
 ``client.get_versions()`` reports the packages of every process (:func:`package_versions`)
 through a plain ``versions`` op that the scheduler and each worker answer, rather than a

@@ -802,6 +802,7 @@ class Scheduler:
         if environment:
             envs = self._extension("environments", "restart(environment=...)").environment_for(environment)
         self.handle(Restart(reason, envs))
+        self._tell_extensions("restart", reason)  # (e.g. futures kept in a Queue or Variable are gone)
         for addr, peer in list(self.worker_peer.items()):
             # (not listener.forget_peer: the queued close-worker must still go out)
             self.peer_worker.pop(peer, None)

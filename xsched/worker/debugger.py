@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import code
+import linecache
 import pdb
 import sys
 import threading
@@ -72,6 +73,7 @@ class LineChannel:
         self.prompt = PROMPT
         self.idle_after: Callable[[], float | None] = lambda: None
         self.on_idle: Callable[[], str | None] = lambda: None
+        self.sources: dict[str, str] = {}  # the attached client's notebook cells, by name (dynamic_source)
 
     # ------------------------------------------------------------------ pdb's side (its thread)
     def write(self, text: str) -> int:
@@ -221,6 +223,29 @@ class _ChannelConsole(code.InteractiveConsole):
             sys.stdout, sys.displayhook = saved
 
 
+#: the file name cloudpickle gives the code of every function it ships by value
+DYNAMIC = "<dynamic-code>"
+
+
+def dynamic_source(name: str, firstlineno: int, sources: dict[str, str]) -> list[str] | None:
+    """The lines of the first of ``sources`` (the newest cell first) that defines the function
+    ``name`` at line ``firstlineno``, or None.
+
+    >>> cells = {"<cell-2>": "x = 1\\n\\ndef g(y):\\n    return y\\n", "<cell-1>": "def g(y):\\n    return 0\\n"}
+    >>> dynamic_source("g", 3, cells)[3], dynamic_source("g", 1, cells)[1], dynamic_source("h", 1, cells)
+    ('    return y\\n', '    return 0\\n', None)
+    """
+    for text in sources.values():
+        lines = text.splitlines(True)
+        if not 0 < firstlineno <= len(lines):
+            continue
+        first = lines[firstlineno - 1].lstrip()
+        if (first.startswith(("def ", "async def ")) and first.split("def ", 1)[1].split("(", 1)[0].strip() == name
+                or first.startswith("@") or (name == "<lambda>" and "lambda" in first)):
+            return lines
+    return None
+
+
 class LinePdb(pdb.Pdb):
     """``pdb.Pdb`` reading and writing a ``LineChannel`` (``use_rawinput`` off, no SIGINT
     handler, no ``.pdbrc``). ``interact`` opens a console through the channel too; leave it
@@ -239,6 +264,26 @@ class LinePdb(pdb.Pdb):
     def cmdloop(self, intro=None):
         self.channel.prompt = self.prompt
         return super().cmdloop(intro)
+
+    def precmd(self, line):
+        if self.curframe is not None:
+            self._bind_source(self.curframe)
+        return super().precmd(line)
+
+    def print_stack_entry(self, frame_lineno, prompt_prefix=pdb.line_prefix):
+        self._bind_source(frame_lineno[0])
+        super().print_stack_entry(frame_lineno, prompt_prefix)
+
+    def _bind_source(self, frame) -> None:
+        """Functions shipped by value have no file here (cloudpickle names them all
+        ``<dynamic-code>``): show the client's cell that defines this frame's function
+        under that name, for the command about to run."""
+        code = frame.f_code
+        if code.co_filename != DYNAMIC or not self.channel.sources:
+            return
+        lines = dynamic_source(code.co_name, code.co_firstlineno, self.channel.sources)
+        if lines is not None:
+            linecache.cache[DYNAMIC] = (sum(map(len, lines)), None, lines, DYNAMIC)
 
     def do_interact(self, arg):
         """interact

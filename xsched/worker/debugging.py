@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import bdb
+import linecache
 import logging
 import os
 import sys
@@ -45,6 +46,7 @@ from typing import Any
 
 from ..errors import DebuggerQuit, _safe_text
 from ..graph.spec import dependencies
+from ..protocol import ops
 from ..protocol.serialize import dumps
 from ..sizeof import sizeof
 from ..units import format_bytes
@@ -211,6 +213,10 @@ class Debugging:
             self.sessions[session.id] = session
             self.by_key[key] = session
         session.on_timeout = lambda: self._timed_out(session)
+        # the scheduler shows the pause (progress bars, the panel) until the task goes on
+        self.worker._to_scheduler_from_thread({"op": ops.TASK_PAUSED, "key": key, "paused": True,
+                                               "file": where["file"], "line": where["line"],
+                                               "function": where["function"]})
         text = (f"xsched: task {key!r} paused at {code.co_name} ({os.path.basename(code.co_filename)}:"
                 f"{frame.f_lineno}) on worker {self.worker.address}: attach with client.debug(future) or %debug "
                 "(see client.breakpoints())\n")
@@ -243,14 +249,21 @@ class Debugging:
     def _forget(self, session: Session) -> None:
         with self._lock:
             self.sessions.pop(session.id, None)
-            if self.by_key.get(session.key) is session:
+            ended = self.by_key.get(session.key) is session
+            if ended:
                 del self.by_key[session.key]
                 if session.kind == "post-mortem":
                     self.postmortems.in_use.discard(session.key)
+        if ended and session.kind == "breakpoint":
+            self.worker._to_scheduler_from_thread({"op": ops.TASK_PAUSED, "key": session.key, "paused": False})
         session.channel.finish()
 
     # ------------------------------------------------------------------ ops (the event loop)
-    async def attach(self, key: str, client: str | None) -> dict:
+    async def attach(self, key: str, client: str | None, sources: dict | None = None) -> dict:
+        """A client attaches to the failed or paused task ``key``; ``sources``: its notebook
+        cells, so that pdb lists the task's code defined there (``LinePdb._bind_source``)."""
+        if sources:
+            learn_sources(sources)
         with self._lock:
             session = self.by_key.get(key)
             if session is not None and (session.channel.closed or session.channel.done):
@@ -271,6 +284,7 @@ class Debugging:
                 self.sessions[session.id] = session
                 self.by_key[key] = session
                 self.postmortems.in_use.add(key)
+                session.channel.sources = dict(sources or {})
                 session.channel.write(f"post-mortem of task {key!r} on worker {self.worker.address} "
                                       f"(pid {os.getpid()}): {pm.text}\n")
                 session.attach(client or "a client")
@@ -278,6 +292,8 @@ class Debugging:
                                           name=f"xsched-debug-{key[:40]}")
                 thread.start()
             session.attach(client or "a client")
+            if sources:
+                session.channel.sources = dict(sources)
         return await self._exchange(session, None)
 
     def _run_post_mortem(self, session: Session, tb) -> None:
@@ -399,3 +415,21 @@ class _BreakpointPdb(LinePdb):
         super().interaction(frame, traceback)
         if self.quitting or sys.gettrace() is None:
             self._ended(bool(self.quitting))
+
+
+def learn_sources(sources: dict) -> int:
+    """Keep the text of code the attaching client ran without a file (its notebook cells) in
+    this process's ``linecache``, unless a file of that name exists here: pdb's ``l`` and
+    ``ll`` then show it. Returns how many were added.
+
+    >>> import linecache
+    >>> learn_sources({"<cell-test-1>": "def f():\\n    return 1\\n"}), linecache.getline("<cell-test-1>", 2)
+    (1, '    return 1\\n')
+    """
+    added = 0
+    for name, text in sources.items():
+        if os.path.exists(name):
+            continue
+        linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+        added += 1
+    return added

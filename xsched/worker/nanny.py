@@ -6,7 +6,11 @@ Data flow::
         spawn `xsched worker --no-nanny ...` per worker  --> worker processes
         every 100 ms: poll each child
             exited 0 (graceful close)      -> not restarted
-            exited 69 (cannot register)    -> not restarted (the scheduler is gone or refuses)
+            exited 69 (cannot register)    -> not restarted (the scheduler is gone or refuses, e.g.
+                                              speaks another protocol version); the nanny logs why,
+                                              from the note the worker left in its directory
+                                              (leave_exit_reason), and once no worker is left it
+                                              exits 69 itself
             exited 75 (asked to restart)   -> restarted at once (client.restart()), no backoff;
                                               with a note from the worker (restart into a shipped
                                               environment) started with that environment's Python.
@@ -55,7 +59,8 @@ from .plugins import NANNY_DIR_VAR, NannyPlugins
 
 logger = logging.getLogger("xsched.nanny")
 
-__all__ = ["Nanny", "nanny_action", "EXIT_RESTART", "EXIT_CANNOT_CONNECT", "RESTARTED_VAR", "NANNY_DIR_VAR"]
+__all__ = ["Nanny", "nanny_action", "leave_exit_reason", "EXIT_RESTART", "EXIT_CANNOT_CONNECT", "RESTARTED_VAR",
+           "NANNY_DIR_VAR"]
 
 
 #: Exit code of a worker that could not register with its scheduler (unreachable, refused):
@@ -91,6 +96,28 @@ def nanny_action(returncode: int | None, rss: int, limit: int | None, terminate:
     return "keep"
 
 
+def _reason_path(directory: str, pid: int) -> str:
+    return os.path.join(directory, f"exit-{pid}.txt")
+
+
+def leave_exit_reason(directory: str | None, text: str) -> None:
+    """(A worker process about to exit with ``EXIT_CANNOT_CONNECT``) tell its nanny why, in
+    ``directory``, the one it shares with its workers (``XSCHED_NANNY_DIR``): the worker's
+    own output may go nowhere, and the nanny is what the user started. Nothing without one.
+
+    >>> leave_exit_reason(None, "no nanny here: nothing is written")
+    """
+    if not directory:
+        return
+    path = _reason_path(directory, os.getpid())
+    try:
+        with open(path + ".part", "w") as f:
+            f.write(text)
+        os.replace(path + ".part", path)
+    except OSError:  # (the nanny is gone: nobody to tell)
+        pass
+
+
 class _Child:
     def __init__(self, name: str, args: list[str]):
         self.name, self.args = name, args
@@ -104,6 +131,7 @@ class _Child:
         self.started_at = 0.0  # time.monotonic() of the last start
         self.backoff = 0.1
         self.next_start = 0.0
+        self.ended: str | None = None  # why it will not be started again (exited 0 or 69)
 
 
 class Nanny:
@@ -119,6 +147,7 @@ class Nanny:
         self.stop_timeout = stop_timeout  # a child's graceful retirement may take this long
         self._stopping = False
         self.kills = 0
+        self.refused: dict[str, str] = {}  # worker name -> why it could not register (exit 69)
         self._plugins: NannyPlugins | None = None  # made by run(): the nanny plugins, set up here
 
     @property
@@ -170,7 +199,7 @@ class Nanny:
         if rc is None:
             return False
         what = f"a worker could not start with {child.python} (exit code {rc})"
-        tail = _tail(self._log_path(child))
+        tail = self._exit_reason(child) or _tail(self._log_path(child))
         logger.warning("%s; starting it with its previous Python again", what)
         child.env_error = what + (f": {tail}" if tail else "")
         child.python, child.previous_python, child.started_file = child.previous_python, None, None
@@ -181,19 +210,46 @@ class Nanny:
     def stop(self, *_) -> None:
         self._stopping = True
 
+    def _exit_reason(self, child: _Child) -> str | None:
+        """What the worker said before exiting (``leave_exit_reason``), read once."""
+        if self._plugins is None or child.proc is None:
+            return None
+        path = _reason_path(self._plugins.directory, child.proc.pid)
+        try:
+            with open(path) as f:
+                text = f.read().strip()
+            os.remove(path)
+        except OSError:
+            return None
+        return text or None
+
+    def _ended(self, child: _Child, rc: int) -> None:
+        """A worker exited for good (0: closed gracefully; 69: could not register): say why once."""
+        if rc != EXIT_CANNOT_CONNECT:
+            child.ended = "closed"
+            return
+        reason = self._exit_reason(child) or _tail(self._log_path(child)) or (
+            "it gave no reason; start the nanny with --log-directory to keep its output")
+        child.ended = self.refused[child.name] = reason
+        logger.error("worker %s could not register with its scheduler and is not restarted (exit code %d): %s",
+                     child.name, rc, reason)
+
     def run(self, parent_pid: int | None = None) -> int:
-        """Run until told to stop (signal), the parent dies, or every worker closed gracefully."""
+        """Run until told to stop (signal), the parent dies, or every worker ended (closed
+        gracefully: 0; once none is left, ``EXIT_CANNOT_CONNECT`` if any could not register)."""
         signal.signal(signal.SIGTERM, self.stop)
         signal.signal(signal.SIGINT, self.stop)
         self._plugins = NannyPlugins(self, tempfile.mkdtemp(prefix="xsched-nanny-"))
         for child in self.children.values():
             self._start(child)
+        code = 0
         try:
             while not self._stopping:
                 if parent_pid and os.getppid() != parent_pid:
                     break
                 self._plugins.poll()
                 if not self._tick():
+                    code = EXIT_CANNOT_CONNECT if self.refused else 0
                     break
                 time.sleep(self.interval)
         finally:
@@ -206,12 +262,14 @@ class Nanny:
                     except FileNotFoundError:
                         pass
                     child.started_file = None
-        return 0
+        return code
 
     def _tick(self) -> bool:
         alive = False
         now = time.monotonic()
         for child in self.children.values():
+            if child.ended is not None:
+                continue
             if child.proc is None:
                 if now >= child.next_start:
                     self._start(child)
@@ -230,6 +288,8 @@ class Nanny:
             action = nanny_action(rc, rss, self.memory_limit, self.terminate)
             if action == "keep":
                 alive = True
+            elif action == "done":
+                self._ended(child, rc)
             elif action == "kill":
                 self.kills += 1
                 logger.warning("worker %s uses %d MB, above %.0f%% of its %d MB limit: restarting it",

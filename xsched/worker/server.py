@@ -401,6 +401,7 @@ class Worker:
         except IncompatibleVersionError:
             await self.close(report=True, reason="incompatible versions")
             raise
+        self.scheduler_id = reply.get("scheduler_id")  # (a client of this process on the same scheduler says so)
         self.status = "running"
         _current_worker = self
         task_context._process_worker.append(self)
@@ -433,11 +434,17 @@ class Worker:
         True when it set one up after this process started (what it did, say to the
         environment, is not in this process: start afresh). A setup that failed is reported
         once registered (the scheduler sends every nanny plugin then, and the nanny's answer
-        is its error). A scheduler without the plugins extension has none."""
+        is its error). A scheduler without the plugins extension has none. Versions are
+        exchanged and checked here as at registration: the nanny sets up nothing a scheduler
+        of another protocol sent (IncompatibleVersionError, naming both)."""
         try:
-            reply, _ = await self.scheduler.request({"op": ops.GET_NANNY_PLUGINS}, timeout=timeout)
-        except RemoteError:
+            reply, _ = await self.scheduler.request({"op": ops.GET_NANNY_PLUGINS, **announce()}, timeout=timeout)
+        except RemoteError as e:
+            refused = refusal_in(e)
+            if refused is not None:
+                raise refused from None
             return False
+        check_reply(reply, "worker", self.scheduler_address)
         wanted = [(name, token, frames) for name, token, frames in reply.get("plugins") or []]
         if not wanted and not self._nanny.state():
             return False
@@ -860,7 +867,11 @@ class Worker:
         task printed before it sees the task finish. ``msg`` may be a function instead, called
         on the loop as the events leave, which returns the message then (None: nothing) and
         never raises: a batch of what task threads added until that moment."""
-        message = {"op": ops.LOG_EVENT, "topic": topic, "msg": msg}
+        self._to_scheduler_from_thread({"op": ops.LOG_EVENT, "topic": topic, "msg": msg})
+
+    def _to_scheduler_from_thread(self, message: dict) -> None:
+        """From any thread: a message for the scheduler, sent in order with the events
+        (``_log_event``) and before the outcome of any task that ends after this call."""
         with self._from_threads_lock:
             self._events_out.append(message)
             if self._from_threads_signalled:
@@ -878,7 +889,7 @@ class Worker:
             self._from_threads_signalled = False
         if logged and self.scheduler is not None and not self.scheduler.closed:
             for message in logged:
-                if callable(message["msg"]):  # a batch producer (log_forwarding.py): its batch as of now
+                if callable(message.get("msg")):  # a batch producer (log_forwarding.py): its batch as of now
                     message = dict(message, msg=message["msg"]())
                     if message["msg"] is None:
                         continue
@@ -1184,7 +1195,7 @@ class Worker:
 
     # --- debugging (client.debug, breakpoints, recreate_error_locally): worker/debugging.py
     def _op_debug_attach(self, header: dict, payload: list):
-        return self.debugging.attach(header["key"], header.get("client"))
+        return self.debugging.attach(header["key"], header.get("client"), header.get("sources"))
 
     def _op_debug_input(self, header: dict, payload: list):
         return self.debugging.input(header["session"], header.get("line"))

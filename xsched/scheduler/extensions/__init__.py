@@ -15,6 +15,8 @@ diagnostics    logs, task stream, story, has_what, dumps       ``diagnostics.py`
 fire-and-forget  tasks kept after their client has gone         ``fire_and_forget.py``
 plugins        ``client.register_plugin``: worker, nanny and    ``plugins.py``
                scheduler plugins
+debugging      tasks paused at breakpoints, for the progress   ``debugging.py``
+               bars and the panel
 =============  ==============================================  ==========================
 
 The Scheduler builds those named by the config key ``scheduler.extensions`` (unset: all,
@@ -22,7 +24,7 @@ in table order) with :func:`build`; ``scheduler.extensions[name]`` is the instan
 protocol an extension follows (its ops, its optional hooks) is in ``base.py``.
 
 >>> sorted(EXTENSIONS)
-['coordination', 'datasets', 'diagnostics', 'environments', 'events', 'fire-and-forget', 'plugins', 'progress', 'uploads']
+['coordination', 'datasets', 'debugging', 'diagnostics', 'environments', 'events', 'fire-and-forget', 'plugins', 'progress', 'uploads']
 >>> op_owners()["subscribe-progress"]
 'progress'
 >>> selected(["uploads", "progress"])
@@ -37,6 +39,7 @@ from typing import Iterable, Mapping
 from .base import ExtensionNotLoaded, SchedulerExtension
 from .coordination import CoordinationExtension
 from .datasets import DatasetsExtension
+from .debugging import DebuggingExtension
 from .diagnostics import DiagnosticsExtension
 from .environments import EnvironmentsExtension
 from .events import EventsExtension
@@ -49,7 +52,7 @@ __all__ = [
     "EXTENSIONS", "SchedulerExtension", "ExtensionNotLoaded", "op_owners", "selected", "build",
     "ProgressExtension", "DatasetsExtension", "UploadsExtension", "EnvironmentsExtension",
     "CoordinationExtension", "EventsExtension", "DiagnosticsExtension",
-    "FireAndForgetExtension", "PluginsExtension",
+    "FireAndForgetExtension", "PluginsExtension", "DebuggingExtension",
 ]
 
 #: name -> class, in the order they are built (and their hooks called)
@@ -63,6 +66,7 @@ EXTENSIONS: dict[str, type[SchedulerExtension]] = {
     "diagnostics": DiagnosticsExtension,
     "fire-and-forget": FireAndForgetExtension,
     "plugins": PluginsExtension,
+    "debugging": DebuggingExtension,
 }
 
 
@@ -101,7 +105,7 @@ def selected(names: Iterable[str] | None, table: Mapping[str, type[SchedulerExte
     >>> selected(["progres"])
     Traceback (most recent call last):
     ...
-    ValueError: scheduler.extensions names an unknown extension 'progres' (did you mean 'progress'?); known: progress, datasets, uploads, environments, coordination, events, diagnostics, fire-and-forget, plugins
+    ValueError: scheduler.extensions names an unknown extension 'progres' (did you mean 'progress'?); known: progress, datasets, uploads, environments, coordination, events, diagnostics, fire-and-forget, plugins, debugging
     """
     table = EXTENSIONS if table is None else table
     if names is None:

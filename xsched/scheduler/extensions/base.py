@@ -18,10 +18,10 @@ Data flow::
         (the op's fields are checked against protocol/schemas.py first); the reply is
         what the handler returns (a dict, a Msg, None for no reply), or what it awaits
     register-worker / worker removed / register-client / client removed / update-graph /
-    Scheduler.close
+    client.restart() / Scheduler.close
         -> add_worker(address, peer) / remove_worker(address, reason) / add_client(client) /
-           remove_client(client) / update_graph(graph) / close()   on every extension,
-           in table order
+           remove_client(client) / update_graph(graph) / restart(reason) / close()   on every
+           extension, in table order
     an op of an extension that is not loaded -> ExtensionNotLoaded (a refusal naming
         the extension and the config key), not "unknown op"
 
@@ -56,6 +56,10 @@ Optional hooks (defaults do nothing; define only what the capability needs):
 ``update_graph(graph)``
     a client's graph (the ``UpdateGraph`` event, to read, not change) is about to reach the
     state machine: what the extension notes now comes before the transitions of its tasks.
+``restart(reason)``
+    the cluster was restarted (``client.restart()``): every task is forgotten (and every
+    worker is removed, ``remove_worker`` with reason "restart"); ``reason`` says who
+    restarted it. What the extension keeps that names keys must stop promising them.
 ``close()``
     the scheduler closes (may be a coroutine function); the base class detaches the
     transition hook, so an override calls ``super().close()``.
@@ -132,6 +136,9 @@ class SchedulerExtension:
 
     def update_graph(self, graph) -> None:
         """A client's graph (the ``UpdateGraph`` event) is about to reach the state machine."""
+
+    def restart(self, reason: str) -> None:
+        """The cluster was restarted: every task is forgotten."""
 
     def close(self):
         """The scheduler closes: detach the transition hook (overrides call this too)."""

@@ -18,6 +18,10 @@ Data flow::
             Unhold(holder)                -> RemoveClient(holder): a stored value lets go
     remove_client(client) / remove_worker(address) -> ClientGone / WorkerGone: the leases of
         those who left are released, and the next in line are granted
+    restart(reason) (client.restart(): every task forgotten) -> Restarted: values holding
+        futures stay, marked lost; a reply carrying one names, per item, the keys still
+        unknown then (``lost: [[index, why, keys]]``: a key submitted again since is known,
+        and its future simply binds to it) -> the taking client cancels those futures with why
 
 Queue items and variable values arrive as frames with the keys of the futures in them
 (like published datasets); the scheduler never unpickles them, refuses those larger than
@@ -42,8 +46,8 @@ from ..state import ClientDesiresKeys, RemoveClient
 from .base import SchedulerExtension
 from .coordination_state import (
     Acquire, ClientGone, CoordinationState, Drop, EventClear, EventSet, EventWait, Expire, Hold, Item,
-    MultiLockAcquire, MultiLockRelease, Owner, QueueGet, QueuePut, Release, Reply, Unhold, VariableDelete,
-    VariableGet, VariableSet, WorkerGone,
+    MultiLockAcquire, MultiLockRelease, Owner, QueueGet, QueuePut, Release, Reply, Restarted, Unhold,
+    VariableDelete, VariableGet, VariableSet, WorkerGone,
 )
 
 __all__ = ["CoordinationExtension"]
@@ -79,6 +83,8 @@ class CoordinationExtension(SchedulerExtension):
         for inst in self.state.handle(ev):
             kind = type(inst)
             if kind is Reply:
+                if "lost" in inst.header:
+                    self._still_lost(inst)
                 if inst.wid == own:
                     mine = inst
                 else:
@@ -96,6 +102,20 @@ class CoordinationExtension(SchedulerExtension):
             else:
                 raise TypeError(f"unknown coordination instruction {inst!r}")
         return mine
+
+    def _still_lost(self, reply: Reply) -> None:
+        """``lost: [[index, why]]`` -> ``[[index, why, keys]]``, the keys the scheduler still
+        does not know (none: the entry goes)."""
+        tasks = self.scheduler.state.tasks
+        lost = []
+        for i, why in reply.header["lost"]:
+            keys = [k for k in reply.items[i].keys if k not in tasks]
+            if keys:
+                lost.append([i, why, keys])
+        if lost:
+            reply.header["lost"] = lost
+        else:
+            del reply.header["lost"]
 
     def _request(self, ev, timeout):
         """Answer ``ev`` now if the state did; else a coroutine awaiting its turn (or timeout)."""
@@ -265,6 +285,9 @@ class CoordinationExtension(SchedulerExtension):
 
     def remove_worker(self, address: str, reason: str) -> None:
         self._run(WorkerGone(address))
+
+    def restart(self, reason: str) -> None:
+        self._run(Restarted(reason))
 
     def close(self):
         for timer in self._timers.values():

@@ -11,6 +11,7 @@ Data flow::
            VariableSet / VariableGet / VariableDelete / EventSet / EventClear / EventWait
     the waiting request's timeout passed      -> Expire(wid)
     a client left / a worker left             -> ClientGone(client) / WorkerGone(worker)
+    the cluster was restarted (every task forgotten) -> Restarted(reason)
         |
         v
     CoordinationState.handle -> [Reply(wid, header, items) | Drop(wid) | Hold(holder, keys) |
@@ -27,7 +28,10 @@ task, its worker; when either leaves, its leases are released and the next in li
 A stored value (a queue item, a variable's value) holds the keys of the futures in it
 under a pseudo-client of its own (``coordination:queue:NAME:SEQ``), so its data stays while
 the value is stored and outlives the client that put it; taking it hands the keys to the
-taker before the value lets go.
+taker before the value lets go. A restart forgets every task: the stored values stay (their
+plain parts are intact), each holding futures marked ``lost`` with why; a reply carrying
+one says so (``lost: [[index, why]]``), so the taker's futures fail at once naming the
+restart instead of waiting for keys nobody will compute.
 
 Locks and MultiLocks share one name space: a ``Lock("a")`` is a MultiLock of the one name
 ``a``, so the two exclude each other. Each name has at most one holder and a line of the
@@ -70,7 +74,7 @@ from typing import Union
 __all__ = [
     "CoordinationState", "Owner", "Item", "Acquire", "Release", "MultiLockAcquire", "MultiLockRelease",
     "QueuePut", "QueueGet", "VariableSet", "VariableGet", "VariableDelete", "EventSet", "EventClear", "EventWait",
-    "Expire", "ClientGone", "WorkerGone", "Reply", "Drop", "Hold", "Unhold", "KINDS",
+    "Expire", "ClientGone", "WorkerGone", "Restarted", "Reply", "Drop", "Hold", "Unhold", "KINDS",
 ]
 
 #: what the lease kinds are called in messages to users
@@ -89,11 +93,13 @@ class Owner:
 @dataclass(slots=True)
 class Item:
     """A stored value: its pickled frames (never opened here), the keys of the futures in it,
-    and the pseudo-client holding those keys while it is stored (set when it is stored)."""
+    the pseudo-client holding those keys while it is stored (set when it is stored), and
+    ``lost``: why its futures' keys are gone ("" while they are not: a restart sets it)."""
 
     frames: list
     keys: list = field(default_factory=list)
     holder: str = ""
+    lost: str = ""
 
     def __repr__(self) -> str:
         return f"Item({sum(len(f) for f in self.frames)} bytes, keys={self.keys!r})"
@@ -266,6 +272,14 @@ class WorkerGone:
     worker: str
 
 
+@dataclass(slots=True)
+class Restarted:
+    """The cluster was restarted (``client.restart()``): every task is forgotten; ``reason``
+    is the restart's own (who restarted it, and what to do)."""
+
+    reason: str
+
+
 # ----------------------------------------------------------------------------- instructions
 @dataclass(slots=True)
 class Reply:
@@ -422,7 +436,7 @@ class CoordinationState:
         """``item`` is stored now: a pseudo-client of its own holds its keys."""
         self._seq += 1
         item.holder = f"coordination:{kind}:{name}:{self._seq}"
-        if item.keys:
+        if item.keys and not item.lost:
             self._out.append(Hold(item.holder, list(item.keys)))
 
     def _let_go(self, item: Item) -> None:
@@ -431,8 +445,16 @@ class CoordinationState:
 
     def _hand_over(self, item: Item, owner: Owner) -> None:
         """``owner`` takes (a copy of) ``item``: its client holds the keys from now on."""
-        if item.keys:
+        if item.keys and not item.lost:
             self._out.append(Hold(owner.client, list(item.keys)))
+
+    def _give(self, wid: int, items: list) -> None:
+        """Reply with ``items``, saying which hold futures a restart took (``lost``)."""
+        header: dict = {"n": len(items)}
+        lost = [[i, item.lost] for i, item in enumerate(items) if item.lost]
+        if lost:
+            header["lost"] = lost
+        self._reply(wid, header, items)
 
     # ------------------------------------------------------------------ locks and semaphores
     def _acquire(self, ev: Acquire) -> None:
@@ -722,7 +744,7 @@ class CoordinationState:
         for item in taken:
             self._hand_over(item, owner)
             self._let_go(item)
-        self._reply(wid, {"n": len(taken)}, taken)
+        self._give(wid, taken)
 
     def _serve(self, name: str) -> None:
         """Serve the gets in line, then let waiting puts in, for as long as either moves."""
@@ -762,13 +784,13 @@ class CoordinationState:
         for w in self.variable_waiters.pop(ev.name, ()):
             self.waiting.pop(w.wid, None)
             self._hand_over(ev.item, w.owner)
-            self._reply(w.wid, {"n": 1}, [ev.item])
+            self._give(w.wid, [ev.item])
 
     def _variable_get(self, ev: VariableGet) -> None:
         item = self.variables.get(ev.name)
         if item is not None:
             self._hand_over(item, ev.owner)
-            self._reply(ev.wid, {"n": 1}, [item])
+            self._give(ev.wid, [item])
         elif not ev.blocking:
             self._reply(ev.wid, {"timed_out": True})
         else:
@@ -887,12 +909,27 @@ class CoordinationState:
         self._gone(lambda o: o.worker == ev.worker,
                    {"refused": f"the worker {ev.worker} of this request left the cluster"})
 
+    def _restarted(self, ev: Restarted) -> None:
+        """Every task is gone: mark each value holding futures (stored, or waiting to be put).
+        Nothing else changes: leases belong to clients and workers, which leave on their own."""
+        def mark(item: Item, what: str) -> None:
+            if item.keys and not item.lost:
+                item.lost = f"{what} held this future when {ev.reason}"
+
+        for name, q in self.queues.items():
+            for item in q.items:
+                mark(item, f"Queue {name!r}")
+            for w in q.putters:
+                mark(w.item, f"Queue {name!r}")
+        for name, item in self.variables.items():
+            mark(item, f"Variable {name!r}")
+
     _HANDLERS = {
         Acquire: _acquire, Release: _release, MultiLockAcquire: _multi_lock_acquire,
         MultiLockRelease: _multi_lock_release, QueuePut: _queue_put, QueueGet: _queue_get,
         VariableSet: _variable_set, VariableGet: _variable_get, VariableDelete: _variable_delete,
         EventSet: _event_set, EventClear: _event_clear, EventWait: _event_wait, Expire: _expire,
-        ClientGone: _client_gone, WorkerGone: _worker_gone,
+        ClientGone: _client_gone, WorkerGone: _worker_gone, Restarted: _restarted,
     }
 
 

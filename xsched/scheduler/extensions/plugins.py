@@ -15,8 +15,10 @@ Data flow::
     register-worker -> add_worker hook: every kept plugin goes to the new worker before any task
         (uid ""); a setup that fails there -> a warning to the client that registered it,
         naming the plugin and the worker
-    a worker under a nanny, before it registers --get-nanny-plugins--> {plugins: [[name, token,
-        frames]]}: its nanny sets them up before the worker starts for good
+    a worker under a nanny, before it registers --get-nanny-plugins {protocol, version}-->
+        check_peer (protocol/versions.py): another protocol is refused, naming both versions,
+        before any plugin goes out -> {plugins: [[name, token, frames]], protocol, version}:
+        its nanny sets them up before the worker starts for good
     client --unregister-worker-plugin {name, nanny}--> forgotten --plugin-remove--> teardown
     a plugin registered with ``owned`` (client.forward_logging's) lives as long as its client:
         the client goes (closes, or its connection drops) -> remove_client hook -> forgotten
@@ -50,6 +52,7 @@ from ...plugins import SchedulerPlugin, hook_caller
 from ...protocol import ops
 from ...protocol.messages import split_objects, unpack_objects
 from ...protocol.serialize import frame_bytes
+from ...protocol.versions import announce, check_peer
 from .base import SchedulerExtension
 
 logger = logging.getLogger("xsched.scheduler.extensions.plugins")
@@ -172,8 +175,10 @@ class PluginsExtension(SchedulerExtension):
         return {"results": results}
 
     def _op_get_nanny_plugins(self, peer, h, payload):
-        """(From a worker under a nanny, before it registers.)"""
-        return {"plugins": [[name, k.token, k.frames] for name, k in self.nanny_plugins.items()]}
+        """(From a worker under a nanny, before it registers.) A worker of another protocol is
+        refused here, as at its registration: its nanny must not set up plugins it cannot read."""
+        check_peer(h, "worker asking for its nanny's plugins")
+        return {"plugins": [[name, k.token, k.frames] for name, k in self.nanny_plugins.items()], **announce()}
 
     async def _ask_workers(self, msg: dict, raw: dict | None = None) -> dict:
         """Send ``msg`` (with a fresh uid) to every connected worker; {worker: its outcome}

@@ -66,7 +66,7 @@ PENDING, DONE, ERRED = 0, 1, 2
 class Subscription:
     """One client's view of the progress of some keys: per group [done, erred, total]."""
 
-    __slots__ = ("id", "client", "complete", "status", "group_of", "counts", "dirty", "n_pending")
+    __slots__ = ("id", "client", "complete", "status", "group_of", "counts", "dirty", "n_pending", "paused")
 
     def __init__(self, sub_id: str, client: str, complete: bool = True):
         self.id = sub_id
@@ -77,6 +77,7 @@ class Subscription:
         self.counts: dict[str, list[int]] = {}  # group -> [done, erred, total]
         self.dirty = False
         self.n_pending = 0
+        self.paused: set[str] = set()  # pending keys paused at a breakpoint (the debugging extension)
 
     @classmethod
     def from_state(cls, sub_id: str, client: str, state, keys: Iterable[str], complete: bool = True) -> "Subscription":
@@ -190,8 +191,35 @@ class Subscription:
         self.status[key] = new
         self.dirty = True
 
+    def set_paused(self, key: str, paused: bool) -> bool:
+        """A counted pending key paused at a breakpoint, or going on; True if that changed.
+
+        >>> sub = Subscription("s1", "c"); sub._add("g-1", "g", PENDING)
+        >>> sub.set_paused("g-1", True), sub.message()["paused"]
+        (True, {'g': 1})
+        >>> sub.transition("g-1", "processing", "memory"), sub.paused
+        (False, set())
+        """
+        if paused and self.status.get(key) == PENDING and key not in self.paused:
+            self.paused.add(key)
+        elif not paused and key in self.paused:
+            self.paused.discard(key)
+        else:
+            return False
+        self.dirty = True
+        return True
+
+    def paused_by_group(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for key in self.paused:
+            g = self.group_of[key]
+            out[g] = out.get(g, 0) + 1
+        return out
+
     def transition(self, key: str, start: str, finish: str) -> bool:
         """Apply one task transition; True when the key leaves this subscription."""
+        if self.paused and finish != "processing":
+            self.paused.discard(key)  # (it went on: done, erred, released...)
         if finish == "memory":
             self._move(key, DONE)
         elif finish == "erred":
@@ -221,7 +249,10 @@ class Subscription:
         return {g: list(c) for g, c in self.counts.items()}
 
     def message(self) -> dict:
-        return {"op": ops.PROGRESS, "sub": self.id, "groups": self.groups(), "done": self.finished}
+        msg = {"op": ops.PROGRESS, "sub": self.id, "groups": self.groups(), "done": self.finished}
+        if self.paused:  # {group: tasks of it paused at a breakpoint}
+            msg["paused"] = self.paused_by_group()
+        return msg
 
 
 def adopt_launched(watch: dict[str, set[Subscription]], tasks, parent: str, keys: list[str]) -> list[Subscription]:
@@ -297,7 +328,12 @@ class ProgressExtension(SchedulerExtension):
             raise BadMessage(f"progress subscription {sub_id!r} exists already; use a new id", "sub in use")
         sub = Subscription.from_state(sub_id, client, self.scheduler.state, keys, complete)
         missing = [k for k in keys if k not in self.scheduler.state.tasks]
+        debugging = self.scheduler.extensions.get("debugging")
+        for key in (debugging.paused if debugging is not None else ()):
+            sub.set_paused(key, True)
         reply = {"sub": sub_id, "groups": sub.groups(), "done": sub.finished, "missing": missing[:100]}
+        if sub.paused:
+            reply["paused"] = sub.paused_by_group()
         if not sub.finished:
             self.subs[sub_id] = sub
             for key in sub.status:
@@ -326,6 +362,15 @@ class ProgressExtension(SchedulerExtension):
         if parent not in self.watch:
             return
         if adopt_launched(self.watch, self.scheduler.state.tasks, parent, [t.key for t in tasks]):
+            self._changed.set()
+
+    def set_paused(self, key: str, paused: bool) -> None:
+        """(The debugging extension) ``key`` paused at a breakpoint, or went on: the bars
+        counting it say so."""
+        changed = False
+        for sub in self.watch.get(key, ()):
+            changed = sub.set_paused(key, paused) or changed
+        if changed:
             self._changed.set()
 
     def remove_client(self, client: str) -> None:
