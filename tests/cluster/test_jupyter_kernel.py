@@ -672,3 +672,25 @@ def test_registering_magics_outside_ipython_is_a_noop():
     info = {k: 1 for k in magics.REQUIRED_KEYS}
     assert magics.register_remote_magic() is False
     assert magics.register_kernel_magic(info, "scheduler") is False
+
+
+@pytest.mark.timeout(60)
+def test_a_process_running_ipython_already_is_told_why_no_kernel_starts(tmp_path):
+    """A notebook with LocalCluster(processes=False) hosts the scheduler itself: IPython allows
+    one shell per process, so start_kernel says so and what to use instead, rather than
+    failing deep in ipykernel's singletons."""
+    script = textwrap.dedent("""
+        import asyncio
+        from IPython.core.interactiveshell import InteractiveShell
+        from xsched.jupyter.kernel import KernelStartError, start_kernel
+        InteractiveShell.instance()          # as in a notebook's or a terminal's process
+        try:
+            asyncio.run(start_kernel({}, name="scheduler"))
+        except KernelStartError as e:
+            print("REFUSED", e)
+    """)
+    env = dict(os.environ, IPYTHONDIR=str(tmp_path / "ipython"), JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=50, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "REFUSED" in proc.stdout and "already runs IPython" in proc.stdout
+    assert "processes=True" in proc.stdout and "run_on_scheduler" in proc.stdout

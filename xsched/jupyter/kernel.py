@@ -187,6 +187,12 @@ async def start_kernel(namespace: dict, *, name: str, ip: str = "127.0.0.1") -> 
         ) from None
     with _lock:
         host = _host
+        if host is None and _foreign_ipython():
+            raise KernelStartError(
+                f"cannot start the embedded kernel {name!r}: this process already runs IPython (a notebook's "
+                "kernel or a terminal), and IPython allows one per process. A LocalCluster(processes=False) "
+                "has its scheduler and workers in this process: reach them with client.run_on_scheduler(f) "
+                "and client.run(f), or use LocalCluster(processes=True) for %scheduler and %remote")
         if host is None:
             host = _KernelHost(namespace, name=name, ip=ip, host_loop=loop)
             _host = host
@@ -207,6 +213,13 @@ async def start_kernel(namespace: dict, *, name: str, ip: str = "127.0.0.1") -> 
     except Exception as exc:  # a failure inside the kernel thread
         raise KernelStartError(f"the embedded kernel {name!r} failed to start: {exc!r}") from exc
     return dict(host.info)
+
+
+def _foreign_ipython() -> bool:
+    """An IPython shell of someone else's runs in this process (ours are only made by a
+    ``_KernelHost``, and ``start_kernel`` asks before making one)."""
+    module = sys.modules.get("IPython.core.interactiveshell")
+    return module is not None and module.InteractiveShell.initialized()
 
 
 def stop_kernel() -> None:
