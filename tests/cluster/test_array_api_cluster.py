@@ -66,3 +66,14 @@ def test_scans_and_arg_reductions_on_workers(client):
     np.testing.assert_array_equal(x.argmax(axis=1).compute(), a.argmax(axis=1))
     assert int(x.argmax()) == int(np.argmax(a))
     np.testing.assert_allclose(float(xa.nanmean(x)), np.nanmean(a))
+
+
+def test_a_boolean_mask_on_workers(client):
+    data = np.random.default_rng(4).normal(size=(300, 200))
+    x = xa.from_array(data, chunks=(70, 90))
+    big = x[x > 1.5]
+    assert np.isclose(big.sum().compute(), data[data > 1.5].sum())
+    np.testing.assert_array_equal(big.compute(), data[data > 1.5])
+    sized = big.compute_chunk_sizes()  # the lengths computed on the workers
+    assert sized.shape == ((data > 1.5).sum(),)
+    np.testing.assert_array_equal(sized[:5].compute(), data[data > 1.5][:5])

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import math
 import numbers
 import uuid
 from collections.abc import Mapping
@@ -56,6 +57,7 @@ from ..graph.delayed import Delayed
 from ..graph.optimize import optimize
 from ..graph.spec import Ref, Task, funcname
 from . import display, hdf5, reductions
+from . import masking as _masking
 from . import rechunking as _rechunk
 from .chunks import Chunks, _starts, normalize_chunks
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
@@ -96,7 +98,8 @@ class Array:
     def __init__(self, graph: Mapping[str, Any], name: str, chunks: Chunks, dtype: Any) -> None:
         self._graph = graph if isinstance(graph, LayeredGraph) else LayeredGraph({name: graph})
         self.name = name
-        self.chunks: Chunks = tuple(tuple(int(c) for c in axis) for axis in chunks)
+        # a block length is an int, or math.nan when unknown until computed (a boolean mask: masking.py)
+        self.chunks: Chunks = tuple(tuple(math.nan if c != c else int(c) for c in axis) for axis in chunks)
         self.dtype = np.dtype(dtype)
 
     # ----------------------------------------------------------------- geometry
@@ -135,7 +138,19 @@ class Array:
     def __len__(self) -> int:
         if not self.ndim:
             raise TypeError("len() of a 0-d xsched array")
+        _masking.known_chunks_needed(self, "len()")
         return self.shape[0]
+
+    def compute_chunk_sizes(self) -> "Array":
+        """The same array with the lengths of its blocks known (after a boolean mask left them
+        unknown); computes the blocks' shapes only.
+
+        >>> import numpy as np, xsched.array as xa
+        >>> x = xa.from_array(np.arange(5), chunks=2)
+        >>> x[x != 2].compute_chunk_sizes().chunks
+        ((2, 1, 1),)
+        """
+        return _masking.compute_chunk_sizes(self)
 
     def chunk_key(self, index: Sequence[int]) -> str:
         """The graph key of the block at grid position ``index`` (see the module docstring).
@@ -269,6 +284,8 @@ class Array:
         return map_blocks(func, self, *args, **kwargs)
 
     def __getitem__(self, index: Any) -> "Array":
+        if _is_boolean_mask(index):
+            return _masking.boolean_mask(self, index)
         return _getitem(self, index)
 
     def astype(self, dtype: Any) -> "Array":
@@ -859,38 +876,12 @@ def elemwise(op: Callable, *args: Any, dtype: Any = None, name: str | None = Non
     >>> xa.elemwise(np.hypot, x, 3.0).compute().tolist()
     [3.0, 3.1622776601683795, 3.605551275463989, 4.242640687119285]
     """
-    shapes = [np.shape(a) if not isinstance(a, Array) else a.shape for a in args]
-    try:
-        out_shape = np.broadcast_shapes(*shapes)
-    except ValueError:
-        raise ValueError(f"{funcname(op)}: shapes {shapes} do not broadcast together") from None
-    arrays = [a for a in args if isinstance(a, Array)]
-    if len(arrays) > 1:
-        unified = iter(_rechunk.unify_chunks(arrays, out_shape))
-        args = tuple(next(unified) if isinstance(a, Array) else a for a in args)
-    ndim = len(out_shape)
-    out_chunks: list[tuple[int, ...] | None] = [None] * ndim
-    for a in args:
-        if not isinstance(a, Array):
-            continue
-        off = ndim - a.ndim
-        for ax in range(a.ndim):
-            if a.shape[ax] == out_shape[off + ax]:
-                prev = out_chunks[off + ax]
-                if prev is not None and prev != a.chunks[ax]:
-                    raise ValueError(
-                        f"{funcname(op)}: arrays have different chunks on axis {off + ax} "
-                        f"({prev} and {a.chunks[ax]}); rechunk one of them first, e.g. "
-                        "y.rechunk(x.chunks)."
-                    )
-                out_chunks[off + ax] = a.chunks[ax]
-            elif a.numblocks[ax] != 1:
-                raise ValueError(f"{funcname(op)}: cannot broadcast an axis of length "
-                                 f"{a.shape[ax]} split into several blocks")
-    for ax in range(ndim):  # axes only numpy operands span: one block
-        if out_chunks[ax] is None:
-            out_chunks[ax] = (out_shape[ax],)
-    chunks: Chunks = tuple(out_chunks)  # type: ignore[arg-type]
+    unknown = next((a for a in args if isinstance(a, Array) and _masking.has_unknown_chunks(a)), None)
+    if unknown is not None:  # blocks of unknown length (a boolean mask): only like with like
+        chunks = _masking.elementwise_chunks(funcname(op), unknown, args)
+        ndim = unknown.ndim
+    else:
+        chunks, ndim, args = _broadcast_chunks(op, args)
     if dtype is None:
         dummies = [np.ones((1,) * a.ndim, a.dtype) if isinstance(a, Array)
                    else (np.ones((1,) * np.ndim(a), np.asarray(a).dtype)
@@ -927,6 +918,42 @@ def elemwise(op: Callable, *args: Any, dtype: Any = None, name: str | None = Non
                                                  dict(kwargs), per_task(ann))
     graphs = [a._graph for a in args if isinstance(a, Array)]
     return Array(LayeredGraph.merge(*graphs, new={out_name: layer}), out_name, chunks, dtype)
+
+
+def _broadcast_chunks(op: Callable, args: tuple) -> tuple:
+    """(chunks, ndim, args rechunked alike) of an element-wise ``op`` on ``args``."""
+    shapes = [np.shape(a) if not isinstance(a, Array) else a.shape for a in args]
+    try:
+        out_shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"{funcname(op)}: shapes {shapes} do not broadcast together") from None
+    arrays = [a for a in args if isinstance(a, Array)]
+    if len(arrays) > 1:
+        unified = iter(_rechunk.unify_chunks(arrays, out_shape))
+        args = tuple(next(unified) if isinstance(a, Array) else a for a in args)
+    ndim = len(out_shape)
+    out_chunks: list[tuple[int, ...] | None] = [None] * ndim
+    for a in args:
+        if not isinstance(a, Array):
+            continue
+        off = ndim - a.ndim
+        for ax in range(a.ndim):
+            if a.shape[ax] == out_shape[off + ax]:
+                prev = out_chunks[off + ax]
+                if prev is not None and prev != a.chunks[ax]:
+                    raise ValueError(
+                        f"{funcname(op)}: arrays have different chunks on axis {off + ax} "
+                        f"({prev} and {a.chunks[ax]}); rechunk one of them first, e.g. "
+                        "y.rechunk(x.chunks)."
+                    )
+                out_chunks[off + ax] = a.chunks[ax]
+            elif a.numblocks[ax] != 1:
+                raise ValueError(f"{funcname(op)}: cannot broadcast an axis of length "
+                                 f"{a.shape[ax]} split into several blocks")
+    for ax in range(ndim):  # axes only numpy operands span: one block
+        if out_chunks[ax] is None:
+            out_chunks[ax] = (out_shape[ax],)
+    return tuple(out_chunks), ndim, args
 
 
 # --------------------------------------------------------------------------- slicing
@@ -992,7 +1019,14 @@ def _slice_axis(chunks: tuple[int, ...], sl: slice) -> list[tuple[int, slice, in
     return picks
 
 
+def _is_boolean_mask(index: Any) -> bool:
+    """``x[mask]`` with a boolean array (an xsched Array or NumPy) rather than ints and slices."""
+    return (isinstance(index, Array) and index.dtype == np.bool_) or (
+        isinstance(index, np.ndarray) and index.dtype == np.bool_ and index.ndim > 0)
+
+
 def _getitem(x: Array, index: Any) -> Array:
+    _masking.known_chunks_needed(x, "indexing")
     idx = _normalize_index(index, x.shape)
     per_axis: list = []  # per output axis: list of (in block, local index, out length)
     plan: list = []  # per input axis or inserted axis

@@ -19,6 +19,7 @@ True
 from __future__ import annotations
 
 import html
+import math
 from functools import reduce
 from operator import mul
 from typing import Any, Sequence
@@ -38,9 +39,11 @@ MIN_SIZE = 12
 def format_bytes(n: float) -> str:
     """Bytes as people read them (powers of 1000).
 
-    >>> format_bytes(2000), format_bytes(12), format_bytes(3.5e9)
-    ('2.00 kB', '12 B', '3.50 GB')
+    >>> format_bytes(2000), format_bytes(12), format_bytes(3.5e9), format_bytes(float("nan"))
+    ('2.00 kB', '12 B', '3.50 GB', 'unknown')
     """
+    if n != n:  # blocks of unknown length (a boolean mask)
+        return "unknown"
     for unit in ("B", "kB", "MB", "GB", "TB", "PB"):
         if n < 1000 or unit == "PB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
@@ -171,7 +174,7 @@ def chunks_html(chunks: Sequence[Sequence[int]], dtype: Any, *, name: str = "",
     """
     dtype = np.dtype(dtype)
     shape = tuple(sum(c) for c in chunks)
-    chunk_shape = tuple(max(c) if c else 0 for c in chunks)
+    chunk_shape = tuple((max(c) if all(x == x for x in c) else math.nan) if c else 0 for c in chunks)
     nblocks = reduce(mul, (len(c) for c in chunks), 1)
     grid = tuple(len(c) for c in chunks)
     size = reduce(mul, shape, 1)
@@ -189,7 +192,7 @@ def chunks_html(chunks: Sequence[Sequence[int]], dtype: Any, *, name: str = "",
     table = ("<table><thead><tr><th></th><th>Array</th><th>Chunk</th></tr></thead>"
              f"<tbody>{body}</tbody></table>")
     title = f"<p><code>{_esc(name)}</code></p>" if name else ""
-    svg = grid_svg(chunks)
+    svg = grid_svg(chunks) if all(x == x for c in chunks for x in c) else ""  # (unknown lengths: no picture)
     picture = f'<div style="margin-left:1.5em">{svg}</div>' if svg else ""
     return (f'<div class="xsched-array" style="display:flex;align-items:center">'
             f"<div>{table}{title}</div>{picture}</div>")

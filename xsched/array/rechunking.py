@@ -310,6 +310,9 @@ def rechunk(x: Array, chunks: Any = "auto", *, limit: Any = None) -> Array:
     >>> x.rechunk({0: (1, 9)}).compute().tolist()
     [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
     """
+    from .masking import known_chunks_needed
+
+    known_chunks_needed(x, "rechunk")
     new = _target(x, chunks)
     if new == x.chunks:
         return x

@@ -203,28 +203,48 @@ def _sum_aggregate(parts: list, axes: tuple, keepdims: bool, dtype: np.dtype) ->
     return _finish(_sum_combine(parts), axes, keepdims, dtype)
 
 
-def _min_chunk(block: np.ndarray, axes: tuple) -> np.ndarray:
-    return np.min(block, axis=axes, keepdims=True)
+def _extreme_chunk(block: np.ndarray, axes: tuple, f: Callable) -> np.ndarray | None:
+    """``f`` (np.min or np.max) of a block, or None for a block empty along the reduced axes
+    (a boolean mask's blocks often are): the other blocks decide."""
+    if any(block.shape[a] == 0 for a in axes):
+        return None
+    return f(block, axis=axes, keepdims=True)
 
 
-def _min_combine(parts: list) -> np.ndarray:
-    return np.min(np.stack(parts), axis=0)
+def _extreme_combine(parts: list, f: Callable) -> np.ndarray | None:
+    parts = [p for p in parts if p is not None]
+    return f(np.stack(parts), axis=0) if parts else None
+
+
+def _extreme_aggregate(parts: list, axes: tuple, keepdims: bool, dtype: np.dtype, f: Callable) -> np.ndarray:
+    out = _extreme_combine(parts, f)
+    if out is None:
+        raise ValueError(f"zero-size array to reduction operation {f.__name__} which has no identity")
+    return _finish(out, axes, keepdims, dtype)
+
+
+def _min_chunk(block: np.ndarray, axes: tuple) -> np.ndarray | None:
+    return _extreme_chunk(block, axes, np.min)
+
+
+def _min_combine(parts: list) -> np.ndarray | None:
+    return _extreme_combine(parts, np.min)
 
 
 def _min_aggregate(parts: list, axes: tuple, keepdims: bool, dtype: np.dtype) -> np.ndarray:
-    return _finish(_min_combine(parts), axes, keepdims, dtype)
+    return _extreme_aggregate(parts, axes, keepdims, dtype, np.min)
 
 
-def _max_chunk(block: np.ndarray, axes: tuple) -> np.ndarray:
-    return np.max(block, axis=axes, keepdims=True)
+def _max_chunk(block: np.ndarray, axes: tuple) -> np.ndarray | None:
+    return _extreme_chunk(block, axes, np.max)
 
 
-def _max_combine(parts: list) -> np.ndarray:
-    return np.max(np.stack(parts), axis=0)
+def _max_combine(parts: list) -> np.ndarray | None:
+    return _extreme_combine(parts, np.max)
 
 
 def _max_aggregate(parts: list, axes: tuple, keepdims: bool, dtype: np.dtype) -> np.ndarray:
-    return _finish(_max_combine(parts), axes, keepdims, dtype)
+    return _extreme_aggregate(parts, axes, keepdims, dtype, np.max)
 
 
 def sum(x: Array, axis: Any = None, dtype: Any = None, keepdims: bool = False,

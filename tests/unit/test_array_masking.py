@@ -1,0 +1,61 @@
+"""Boolean masks (``x[x > 5]``) and arrays whose blocks' lengths are unknown until computed
+(xsched/array/masking.py), against NumPy."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+import xsched.array as xa
+from xsched.array.masking import boolean_mask
+
+
+@pytest.mark.parametrize("shape, chunks", [((23,), 5), ((6, 7), (4, 3)), ((4, 5, 6), (3, 2, 4)), ((9,), 9)])
+def test_a_mask_keeps_numpy_s_elements_in_c_order(shape, chunks):
+    data = np.random.default_rng(0).normal(size=shape)
+    x = xa.from_array(data, chunks=chunks)
+    got = x[x > 0.3]
+    assert got.ndim == 1 and math.isnan(got.shape[0])
+    np.testing.assert_array_equal(got.compute(), data[data > 0.3])
+    np.testing.assert_array_equal(x[data > 0.3].compute(), data[data > 0.3])  # a numpy mask too
+    sized = got.compute_chunk_sizes()
+    assert sized.shape == (int((data > 0.3).sum()),) and sized.name == got.name
+    np.testing.assert_array_equal(sized[1:4].compute(), data[data > 0.3][1:4])  # known again: slicing works
+
+
+def test_reductions_and_arithmetic_work_on_unknown_lengths():
+    data = np.arange(40.0).reshape(5, 8)
+    x = xa.from_array(data, chunks=(2, 3))
+    m, want = x[x % 3 == 1], data[data % 3 == 1]
+    for got, expected in [(m.sum(), want.sum()), (m.mean(), want.mean()), (m.std(), want.std()),
+                          (m.min(), want.min()), (m.max(), want.max()), ((m * 2 + 1).sum(), (want * 2 + 1).sum()),
+                          ((m + m).max(), (want + want).max()), (np.sum(m), want.sum())]:
+        assert np.isclose(got.compute(), expected)
+    assert (m > 10).sum().compute() == (want > 10).sum()
+
+
+def test_an_empty_selection_reduces_as_numpy_does():
+    x = xa.from_array(np.arange(10), chunks=3)
+    none = x[x > 100]
+    assert none.compute().tolist() == [] and none.sum().compute() == 0
+    with pytest.raises(ValueError, match="zero-size array to reduction operation max"):
+        none.max().compute()
+
+
+def test_what_needs_the_lengths_says_so_when_built():
+    x = xa.from_array(np.arange(10), chunks=3)
+    m = x[x > 4]
+    for what, call in [("indexing", lambda: m[1:3]), ("len()", lambda: len(m)), ("rechunk", lambda: m.rechunk(2)),
+                       ("a boolean mask", lambda: m[m > 6])]:
+        with pytest.raises(ValueError, match=f"{re.escape(what)} needs the lengths.*compute_chunk_sizes"):
+            call()
+    with pytest.raises(ValueError, match="add: an array with blocks of unknown length.*compute_chunk_sizes"):
+        m + xa.ones(5, chunks=2)
+    with pytest.raises(IndexError, match=r"shape \(3,\) cannot index an array of shape \(10,\)"):
+        x[np.array([True, False, True])]
+    with pytest.raises(TypeError, match="dtype bool, not int64"):
+        boolean_mask(x, x)
+    assert "unknown" in m._repr_html_() and "nan" in repr(m)

@@ -1,0 +1,131 @@
+"""Boolean masks: ``x[x > 5]``, whose blocks' lengths are known only once they are computed.
+
+``x[mask]`` with a boolean array of ``x``'s shape keeps, block by block, the elements where
+the mask is true, in C order (arrays of several dimensions are raveled first, as NumPy
+does). How many each block keeps depends on the data, so the result's chunks are unknown
+(``nan``) until computed: ``compute()``, reductions (``sum``, ``mean``, ``max``...) and
+element-wise arithmetic work as they are; what needs the lengths (slicing, ``rechunk``,
+``len``) says so and points at ``compute_chunk_sizes()``, which computes only the lengths::
+
+    x, mask (same shape) --ravel both, mask rechunked to x's blocks-->
+    masked-<token>-i  = block_i(x)[block_i(mask)]     one task per block, chunks (nan, ...)
+    compute_chunk_sizes(): len(masked-i) per block -> the same array with known chunks
+
+>>> import numpy as np, xsched.array as xa
+>>> x = xa.from_array(np.arange(10), chunks=4)
+>>> big = x[x > 5]
+>>> big.chunks, big.compute().tolist(), int(big.sum().compute())
+(((nan, nan, nan),), [6, 7, 8, 9], 30)
+>>> big.compute_chunk_sizes().chunks
+((0, 2, 2),)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..graph.collection import compute_collection
+from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.spec import Ref, Task
+
+__all__ = ["boolean_mask", "compute_chunk_sizes", "elementwise_chunks", "has_unknown_chunks", "known_chunks_needed"]
+
+
+def has_unknown_chunks(x: Any) -> bool:
+    """Whether some block length of ``x`` is unknown (``nan``, after a boolean mask)."""
+    return any(c != c for axis in x.chunks for c in axis)
+
+
+def known_chunks_needed(x: Any, what: str) -> None:
+    """Raise, naming ``what`` and the way out, when ``x`` has blocks of unknown length."""
+    if has_unknown_chunks(x):
+        raise ValueError(f"{what} needs the lengths of the array's blocks, which a boolean mask left unknown; "
+                         "call x = x.compute_chunk_sizes() first (it computes only the lengths)")
+
+
+def elementwise_chunks(what: str, unknown: Any, args: tuple) -> tuple:
+    """The chunks of an element-wise operation on arrays with blocks of unknown length: the
+    others must have exactly those blocks (the same mask's result) or be single elements."""
+    from .core import Array
+
+    for a in args:
+        if isinstance(a, Array):
+            if a.chunks == unknown.chunks or all(c == (1,) for c in a.chunks):
+                continue
+        elif np.size(a) == 1:
+            continue
+        raise ValueError(f"{what}: an array with blocks of unknown length (from a boolean mask) can only be "
+                         f"combined with arrays of the same blocks or single values, not shape {np.shape(a)}; "
+                         "call compute_chunk_sizes() on it first")
+    return unknown.chunks
+
+
+def _masked(block: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    return block[mask]
+
+
+def boolean_mask(x: Any, mask: Any) -> Any:
+    """``x[mask]``: the elements of ``x`` where ``mask`` (a boolean array of ``x``'s shape, an
+    xsched Array or NumPy) is true, as a 1-d array in C order with blocks of unknown length.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(6).reshape(2, 3), chunks=(1, 2))
+    >>> x[x % 2 == 0].compute().tolist()
+    [0, 2, 4]
+    """
+    from .core import Array, from_array
+
+    known_chunks_needed(x, "a boolean mask")
+    if not isinstance(mask, Array):
+        mask = np.asarray(mask)
+    if mask.dtype != np.bool_:
+        raise TypeError(f"a boolean mask must have dtype bool, not {mask.dtype}; compare first, e.g. x[x > 0]")
+    if tuple(mask.shape) != tuple(x.shape):
+        raise IndexError(f"a boolean mask of shape {tuple(mask.shape)} cannot index an array of shape "
+                         f"{tuple(x.shape)}: the shapes must be equal")
+    if isinstance(mask, Array):
+        known_chunks_needed(mask, "a boolean mask")
+    else:
+        mask = from_array(mask, chunks=x.chunks)
+    if x.ndim != 1:
+        x, mask = x.ravel(), mask.ravel()
+    if mask.chunks != x.chunks:
+        mask = mask.rechunk(x.chunks)
+    name = f"masked-{new_token(x.name, mask.name)}"
+    ann = annotations_in_force()
+    layer = {chunk_key(name, (i,)): Task(_masked, (Ref(chunk_key(x.name, (i,))), Ref(chunk_key(mask.name, (i,)))),
+                                         {}, per_task(ann))
+             for i in range(len(x.chunks[0]))}
+    graph = LayeredGraph.merge(x._graph, mask._graph, new={name: layer})
+    return Array(graph, name, ((math.nan,) * len(x.chunks[0]),), x.dtype)
+
+
+def _shape(block: np.ndarray) -> tuple:
+    return block.shape
+
+
+def compute_chunk_sizes(x: Any) -> Any:
+    """The same array with its blocks' lengths known: computes each block's shape only
+    (the blocks themselves are computed for that, but not gathered).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(8), chunks=3)
+    >>> x[x < 4].compute_chunk_sizes().chunks
+    ((3, 1, 0),)
+    """
+    from .core import Array, _Blocks
+
+    if not has_unknown_chunks(x):
+        return x
+    blocks = [chunk_key(x.name, index) for index in np.ndindex(*x.numblocks)]
+    name = f"chunk-shapes-{new_token(x.name)}"
+    layer = {f"{name}-{i}": Task(_shape, (Ref(k),), {}) for i, k in enumerate(blocks)}
+    graph = LayeredGraph.merge(x._graph, new={name: layer})
+    shapes = compute_collection(_Blocks(graph, list(layer)))
+    grid = dict(zip(np.ndindex(*x.numblocks), shapes))
+    chunks = tuple(tuple(grid[tuple(0 if a != ax else i for a in range(x.ndim))][ax] for i in range(n))
+                   for ax, n in enumerate(x.numblocks))
+    return Array(x._graph, x.name, chunks, x.dtype)
