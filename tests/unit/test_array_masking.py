@@ -59,3 +59,43 @@ def test_what_needs_the_lengths_says_so_when_built():
     with pytest.raises(TypeError, match="dtype bool, not int64"):
         boolean_mask(x, x)
     assert "unknown" in m._repr_html_() and "nan" in repr(m)
+
+
+@pytest.mark.parametrize("shape, chunks", [((17,), 4), ((5, 6), (2, 4)), ((3, 4, 5), (2, 3, 2))])
+def test_nonzero_flatnonzero_argwhere_and_where_match_numpy(shape, chunks):
+    data = np.random.default_rng(1).integers(0, 3, size=shape)
+    x = xa.from_array(data, chunks=chunks)
+    for got, want in zip(xa.nonzero(x), np.nonzero(data)):
+        np.testing.assert_array_equal(got.compute(), want)
+    for got, want in zip(xa.where(x > 1), np.where(data > 1)):
+        np.testing.assert_array_equal(got.compute(), want)
+    for got, want in zip(np.nonzero(x), np.nonzero(data)):  # through __array_function__
+        np.testing.assert_array_equal(got.compute(), want)
+    np.testing.assert_array_equal(xa.flatnonzero(x).compute(), np.flatnonzero(data))
+    np.testing.assert_array_equal(xa.argwhere(x).compute(), np.argwhere(data))
+    assert xa.argwhere(x).compute_chunk_sizes().shape == np.argwhere(data).shape
+
+
+@pytest.mark.parametrize("chunks", [5, 1, 40])
+@pytest.mark.parametrize("split_every", [2, None])
+def test_unique_with_counts_matches_numpy(chunks, split_every):
+    data = np.random.default_rng(2).integers(-5, 20, size=(8, 5))
+    x = xa.from_array(data, chunks=chunks)
+    values, counts = xa.unique(x, return_counts=True, split_every=split_every)
+    want_values, want_counts = np.unique(data, return_counts=True)
+    np.testing.assert_array_equal(values.compute(), want_values)
+    np.testing.assert_array_equal(counts.compute(), want_counts)
+    np.testing.assert_array_equal(np.unique(x).compute(), want_values)
+    np.testing.assert_array_equal(xa.unique(x[x > 10]).compute(), np.unique(data[data > 10]))
+
+
+def test_isin_matches_numpy():
+    data = np.arange(30).reshape(5, 6)
+    x = xa.from_array(data, chunks=(2, 4))
+    for values in ([3, 7, 29, 100], np.array([[0, 1], [2, 3]]), xa.from_array(np.array([5, 6]), chunks=1)):
+        want = np.isin(data, np.asarray(values.compute() if hasattr(values, "compute") else values))
+        np.testing.assert_array_equal(xa.isin(x, values).compute(), want)
+        np.testing.assert_array_equal(xa.isin(x, values, invert=True).compute(), ~want)
+    np.testing.assert_array_equal(np.isin(x, [1, 2]).compute(), np.isin(data, [1, 2]))
+    with pytest.raises(ValueError, match="split_every must be at least 2"):
+        xa.unique(x, split_every=1)

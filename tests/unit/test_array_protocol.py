@@ -117,8 +117,8 @@ def test_metadata_functions_need_no_compute(monkeypatch):
 
 
 @pytest.mark.parametrize("func,args", [
-    (np.median, ()), (np.unique, ()), (np.linalg.inv, ()), (np.fft.fftfreq, None),
-    (np.percentile, (50,)), (np.diff, ()), (np.isin, ([1.0],)),
+    (np.median, ()), (np.linalg.inv, ()), (np.fft.fftfreq, None),
+    (np.percentile, (50,)), (np.diff, ()),
 ])
 def test_a_function_xsched_lacks_raises_at_once_naming_the_ways_out(func, args, monkeypatch):
     x = xa.from_array(A, chunks=2)

@@ -34,6 +34,8 @@ from .manipulation import around as round
 from .linalg import dot, inner, matmul, outer, tensordot, vdot
 from .overlapping import map_overlap, overlap, trim_internal
 from .sorting import argsort, sort
+from .selection import argwhere, flatnonzero, nonzero
+from .sets import isin, unique
 from .zarr import from_zarr, to_zarr
 from .scans import (all, any, argmax, argmin, cumprod, cumsum, nancumprod, nancumsum, nanmax,
                     nanmean, nanmin, nanprod, nansum, prod)
@@ -52,6 +54,8 @@ __all__ = [
     "map_overlap", "overlap", "trim_internal",
     # sorting along an axis held in one chunk
     "sort", "argsort",
+    # data-dependent lengths (blocks of unknown length until computed) and sets
+    "nonzero", "flatnonzero", "argwhere", "unique", "isin",
     # creation
     "arange", "linspace", "full", "ones", "zeros", "empty", "eye", "fromfunction", "indices",
     "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "array",

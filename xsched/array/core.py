@@ -285,6 +285,11 @@ class Array:
 
     def __getitem__(self, index: Any) -> "Array":
         if _is_boolean_mask(index):
+            if not isinstance(index, Array):
+                if index.shape != self.shape:
+                    raise IndexError(f"a boolean mask of shape {index.shape} cannot index an array of shape "
+                                     f"{self.shape}: the shapes must be equal")
+                index = from_array(index, chunks=self.chunks)
             return _masking.boolean_mask(self, index)
         return _getitem(self, index)
 

@@ -575,7 +575,8 @@ def meshgrid(*xi: Any, indexing: str = "xy", sparse: bool = False) -> list[Array
 
 def where(condition: Any, x: Any = None, y: Any = None) -> Array:
     """``x`` where ``condition`` holds, else ``y``, broadcasting the three together (arrays
-    cut differently are rechunked to the first one's blocks).
+    cut differently are rechunked to the first one's blocks); ``where(condition)`` alone is
+    ``nonzero(condition)``.
 
     >>> import numpy as np, xsched.array as xa
     >>> a = xa.from_array(np.arange(5), chunks=2)
@@ -583,10 +584,10 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Array:
     [-1, -1, -1, 3, 4]
     """
     if x is None or y is None:
-        if x is None and y is None:
-            raise NotImplementedError(
-                "where(condition) with one argument gives arrays of a length only known "
-                "after computing; compute() the condition and use numpy.nonzero.")
+        if x is None and y is None:  # NumPy's one-argument form: nonzero(condition)
+            from .selection import nonzero
+
+            return nonzero(condition)
         raise ValueError("either both or neither of x and y should be given")
     if not any(isinstance(a, Array) for a in (condition, x, y)):
         condition = asarray(condition)

@@ -49,10 +49,8 @@ def known_chunks_needed(x: Any, what: str) -> None:
 def elementwise_chunks(what: str, unknown: Any, args: tuple) -> tuple:
     """The chunks of an element-wise operation on arrays with blocks of unknown length: the
     others must have exactly those blocks (the same mask's result) or be single elements."""
-    from .core import Array
-
     for a in args:
-        if isinstance(a, Array):
+        if isinstance(a, type(unknown)):
             if a.chunks == unknown.chunks or all(c == (1,) for c in a.chunks):
                 continue
         elif np.size(a) == 1:
@@ -68,28 +66,22 @@ def _masked(block: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 def boolean_mask(x: Any, mask: Any) -> Any:
-    """``x[mask]``: the elements of ``x`` where ``mask`` (a boolean array of ``x``'s shape, an
-    xsched Array or NumPy) is true, as a 1-d array in C order with blocks of unknown length.
+    """``x[mask]``: the elements of the array ``x`` where ``mask`` (a boolean array of ``x``'s
+    shape and blocks, which ``x[...]`` makes of a NumPy mask) is true, as a 1-d array in C
+    order with blocks of unknown length.
 
     >>> import numpy as np, xsched.array as xa
     >>> x = xa.from_array(np.arange(6).reshape(2, 3), chunks=(1, 2))
     >>> x[x % 2 == 0].compute().tolist()
     [0, 2, 4]
     """
-    from .core import Array, from_array
-
     known_chunks_needed(x, "a boolean mask")
-    if not isinstance(mask, Array):
-        mask = np.asarray(mask)
     if mask.dtype != np.bool_:
         raise TypeError(f"a boolean mask must have dtype bool, not {mask.dtype}; compare first, e.g. x[x > 0]")
     if tuple(mask.shape) != tuple(x.shape):
         raise IndexError(f"a boolean mask of shape {tuple(mask.shape)} cannot index an array of shape "
                          f"{tuple(x.shape)}: the shapes must be equal")
-    if isinstance(mask, Array):
-        known_chunks_needed(mask, "a boolean mask")
-    else:
-        mask = from_array(mask, chunks=x.chunks)
+    known_chunks_needed(mask, "a boolean mask")
     if x.ndim != 1:
         x, mask = x.ravel(), mask.ravel()
     if mask.chunks != x.chunks:
@@ -100,7 +92,7 @@ def boolean_mask(x: Any, mask: Any) -> Any:
                                          {}, per_task(ann))
              for i in range(len(x.chunks[0]))}
     graph = LayeredGraph.merge(x._graph, mask._graph, new={name: layer})
-    return Array(graph, name, ((math.nan,) * len(x.chunks[0]),), x.dtype)
+    return type(x)(graph, name, ((math.nan,) * len(x.chunks[0]),), x.dtype)  # (core.py imports this module)
 
 
 def _shape(block: np.ndarray) -> tuple:
@@ -116,16 +108,30 @@ def compute_chunk_sizes(x: Any) -> Any:
     >>> x[x < 4].compute_chunk_sizes().chunks
     ((3, 1, 0),)
     """
-    from .core import Array, _Blocks
-
     if not has_unknown_chunks(x):
         return x
     blocks = [chunk_key(x.name, index) for index in np.ndindex(*x.numblocks)]
     name = f"chunk-shapes-{new_token(x.name)}"
     layer = {f"{name}-{i}": Task(_shape, (Ref(k),), {}) for i, k in enumerate(blocks)}
     graph = LayeredGraph.merge(x._graph, new={name: layer})
-    shapes = compute_collection(_Blocks(graph, list(layer)))
+    shapes = compute_collection(_Shapes(graph, list(layer)))
     grid = dict(zip(np.ndindex(*x.numblocks), shapes))
     chunks = tuple(tuple(grid[tuple(0 if a != ax else i for a in range(x.ndim))][ax] for i in range(n))
                    for ax, n in enumerate(x.numblocks))
-    return Array(x._graph, x.name, chunks, x.dtype)
+    return type(x)(x._graph, x.name, chunks, x.dtype)
+
+
+class _Shapes:
+    """The shapes of some blocks, as a collection to compute."""
+
+    def __init__(self, graph: Any, keys: list) -> None:
+        self.graph, self.keys = graph, keys
+
+    def __xsched_graph__(self) -> Any:
+        return self.graph
+
+    def __xsched_keys__(self) -> list:
+        return self.keys
+
+    def __xsched_postcompute__(self) -> tuple:
+        return list, ()
