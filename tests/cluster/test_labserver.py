@@ -49,6 +49,13 @@ def _close_monitor(request):
     yield
     monitor = app.web_app.settings.get("xsched_monitor") if app is not None else None
     if monitor is not None:
+        pending = [f for f in monitor._inflight.values() if not f.done()]
+        loop = request.getfixturevalue("jp_asyncio_loop") if "jp_asyncio_loop" in request.fixturenames else None
+        if pending and loop is not None and not loop.is_closed():
+            import asyncio
+
+            # the last refresh's fetches finish (or time out) on the test's loop, not after it closed
+            loop.run_until_complete(asyncio.wait(pending, timeout=15))
         monitor.close()
 
 
@@ -441,3 +448,150 @@ def test_unreachable_cluster_does_not_hold_up_the_others(jp_asyncio_loop, jp_fet
     live = [c for c in clusters.values() if c["address"] == cluster.scheduler_address]
     assert live and live[0]["status"] == "running"
     assert took < 6, took
+
+
+# ---------------------------------------------------------------------- telemetry (the main-area panes)
+@pytest.mark.cluster
+def test_telemetry_op_on_a_real_scheduler(own_cluster):
+    """One request answers runs since a cursor, worker rows, group counts and memory samples."""
+    from xsched import Client
+    from xsched.protocol import ops
+    from tests.support.helpers import wait_until
+
+    cluster = own_cluster(n_workers=2)
+    client = Client(cluster, set_as_default=False)
+    try:
+        def ask(**fields):
+            return client._sync(client._conn.request({"op": ops.TELEMETRY, **fields}, timeout=10))[0]
+
+        first = ask()
+        assert first["task_stream"]["records"] == [] and len(first["workers"]) == 2
+        futs = client.map(lambda x: x + 1, range(20), key=[f"tele-inc-{i}" for i in range(20)])
+        assert client.gather(futs) == list(range(1, 21))
+        reply = ask(since=first["task_stream"]["index"])
+        runs = reply["task_stream"]["records"]
+        assert sorted(r[0] for r in runs) == sorted(f"tele-inc-{i}" for i in range(20))
+        addresses = {w["address"] for w in reply["workers"]}
+        assert all(r[1] == "tele-inc" and r[2] in addresses and r[4] >= r[3] for r in runs)
+        groups = {g["name"]: g for g in reply["groups"]}
+        assert groups["tele-inc"]["done"] == 20 and groups["tele-inc"]["total"] == 20
+        assert all(w["nthreads"] == 1 and w["memory_limit"] > 0 for w in reply["workers"])
+        # memory samples arrive with heartbeats; the cursor sent back gives only newer ones
+        later = wait_until(lambda: (r := ask(parts=["memory"], memory_since=reply["memory_since"]))
+                           and any(r["memory"].values()) and r, timeout=20, msg="a new memory sample")
+        for address, samples in later["memory"].items():
+            assert all(s[0] > reply["memory_since"][address] for s in samples)
+        assert ask(since=reply["task_stream"]["index"], parts=["task-stream"])["task_stream"]["records"] == []
+    finally:
+        client.close()
+
+
+@pytest.mark.cluster
+def test_websocket_watch_batches_telemetry_and_forgets_a_closed_browser(
+        jp_asyncio_loop, jp_serverapp, jp_http_port, jp_base_url, jp_auth_header, http_server_client, own_cluster):
+    """A watch gets one telemetry message per interval (never one per task); bad watch messages
+    are answered, an unknown cluster is "gone", and a closed socket leaves no task behind."""
+    import asyncio
+    import time
+
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    from xsched import Client
+
+    cluster = own_cluster(n_workers=2)
+    client = Client(cluster, set_as_default=False)
+
+    def watch_tasks():
+        return [t for t in asyncio.all_tasks() if "UpdatesHandler._watch" in repr(t.get_coro()) and not t.done()]
+
+    async def go():
+        url = f"ws://127.0.0.1:{jp_http_port}{jp_base_url}xsched/api/ws"
+        ws = await websocket_connect(HTTPRequest(url, headers=jp_auth_header))
+        cid = None
+        while cid is None:
+            msg = json.loads(await ws.read_message())
+            if msg["type"] == "clusters":
+                mine = [c for c in msg["clusters"] if c["address"] == cluster.scheduler_address]
+                cid = mine[0]["id"] if mine else None
+        for bad in ("not json", json.dumps([1]), json.dumps({"type": "watch", "cluster": 7}),
+                    json.dumps({"type": "watch", "cluster": cid, "panes": ["nope"]}),
+                    json.dumps({"type": "watch", "cluster": cid, "panes": ["progress"], "interval": "soon"})):
+            ws.write_message(bad)
+        ws.write_message(json.dumps({"type": "watch", "cluster": "scheduler-no-such", "panes": ["workers"]}))
+        ws.write_message(json.dumps({"type": "watch", "cluster": cid, "interval": 0.25,
+                                     "panes": ["task-stream", "progress", "worker-memory", "workers"]}))
+        loop = asyncio.get_running_loop()
+        work = loop.run_in_executor(None, lambda: client.gather(client.map(
+            lambda x: x * 2, range(400), key=[f"ws-double-{i}" for i in range(400)])))
+        errors, gone, telemetry, runs = [], [], [], 0
+        t0 = time.monotonic()
+        while True:
+            msg = json.loads(await asyncio.wait_for(ws.read_message(), 30))
+            if msg["type"] == "telemetry-error":
+                errors.append(msg)
+            elif msg["type"] == "telemetry" and msg.get("gone"):
+                gone.append(msg)
+            elif msg["type"] == "telemetry" and msg["cluster"] == cid:
+                telemetry.append((time.monotonic(), msg))
+                runs += sum(r[0].startswith("ws-double-") for r in msg["task_stream"]["records"])
+                groups = {g["name"]: g for g in msg["groups"]}
+                if work.done() and groups.get("ws-double", {}).get("done") == 400 and runs == 400:
+                    break
+        elapsed = time.monotonic() - t0
+        await work
+        during = len(watch_tasks())
+        # a second browser watches, then disconnects: its watch goes with it
+        ws2 = await websocket_connect(HTTPRequest(url, headers=jp_auth_header))
+        ws2.write_message(json.dumps({"type": "watch", "cluster": cid, "panes": ["workers"], "interval": 0.25}))
+        while json.loads(await asyncio.wait_for(ws2.read_message(), 30))["type"] != "telemetry":
+            pass
+        two = len(watch_tasks())
+        ws2.close()
+        for _ in range(200):
+            if len(watch_tasks()) == 1:
+                break
+            await asyncio.sleep(0.05)
+        after_close = len(watch_tasks())
+        # the cluster goes away: the watch says so once, and ends
+        client.close()
+        await loop.run_in_executor(None, cluster.close)
+        while True:
+            msg = json.loads(await asyncio.wait_for(ws.read_message(), 30))
+            if msg["type"] == "telemetry" and msg.get("gone"):
+                gone.append(msg)
+                break
+        after_gone = len(watch_tasks())
+        ws.close()
+        return errors, gone, telemetry, runs, elapsed, (during, two, after_close), after_gone
+
+    errors, gone, telemetry, runs, elapsed, during, after_gone = jp_asyncio_loop.run_until_complete(go())
+    assert len(errors) == 3, errors            # the three watch messages with bad fields (others ignored)
+    assert any("unknown pane 'nope'" in e["error"] for e in errors)
+    assert [g["cluster"] for g in gone] == ["scheduler-no-such", cid_of(telemetry)]
+    assert after_gone == 0                       # a gone cluster's watch ended
+    assert runs == 400                          # every run once, across the batches
+    assert len(telemetry) <= elapsed / 0.25 + 3, (len(telemetry), elapsed)   # batched: per interval
+    last = telemetry[-1][1]
+    assert len(last["workers"]) == 2 and {"managed", "unmanaged", "spilled", "memory_limit", "cpu"} <= set(
+        last["workers"][0])
+    _assert_no_secret(json.dumps(last).encode())
+    assert during == (1, 2, 1), during           # the disconnected browser's watch is gone
+
+    monitor = jp_serverapp.web_app.settings["xsched_monitor"]
+
+    async def settle():
+        for _ in range(400):
+            # (and the monitor's last fetch of the stopped cluster, so that the test's loop closes clean)
+            if not watch_tasks() and all(f.done() for f in monitor._inflight.values()):
+                return True
+            await asyncio.sleep(0.05)
+        return False
+
+    assert jp_asyncio_loop.run_until_complete(settle()), "a closed browser left its watch running"
+
+
+def cid_of(telemetry: list) -> str:
+    """The cluster id of the telemetry messages (time, message) received."""
+    (cid,) = {m["cluster"] for _, m in telemetry}
+    return cid

@@ -384,3 +384,147 @@ def test_panel_in_real_browser(lab, lab_cluster, tmp_path):
         shutil.copyfile(shots / "panel-tasks-dark.png", doc)
     print("browser test timings (s since start):", {k: round(v, 1) for k, v in timings.items()},
           "screenshots in", shots)
+
+
+def _open_by_palette(page, label: str) -> None:
+    """Run a command through the command palette, typed as a user would (again when a pane that
+    was still opening took the focus and closed the palette)."""
+    from playwright.sync_api import Error as PlaywrightError, expect
+
+    search = page.locator(".lm-CommandPalette-input")
+    active = page.locator(".lm-CommandPalette-item.lm-mod-active")
+    for attempt in range(3):
+        try:
+            page.keyboard.press("Escape")
+            page.locator("#jp-top-panel").click(position={"x": 600, "y": 5})  # focus out of any editor
+            page.keyboard.press("Control+Shift+C")
+            search.fill(label, timeout=5_000)
+            # the best match is the active item: Enter runs it (a click may land on a list being redrawn)
+            expect(active).to_contain_text(label, timeout=5_000)
+            page.keyboard.press("Enter")
+            return
+        except (AssertionError, PlaywrightError):
+            if attempt == 2:
+                raise
+
+
+def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
+    """The main-area panes (task stream, progress, worker memory, workers), opened from the
+    palette for the cluster selected in the sidebar: their data- attributes match the cluster;
+    the task stream's redraw time with 100,000 runs is printed (measured, not asserted)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from xsched import Client
+    from xsched.protocol import ops
+
+    address = lab_cluster
+    client = Client(address, set_as_default=False)
+    try:
+        # group counts start with the first request that asks for them (a pane opened before the work)
+        client._sync(client._conn.request({"op": ops.TELEMETRY, "parts": ["groups"]}, timeout=10))
+        futs = client.map(lambda x: x + 1, range(30), key=[f"pane-inc-{i}" for i in range(30)])
+        assert sum(client.gather(futs)) == sum(range(1, 31))
+        reply, _ = client._sync(client._conn.request({"op": ops.TELEMETRY, "parts": ["task-stream", "workers"],
+                                                      "max_records": 100_000}, timeout=10))
+        runs = reply["task_stream"]["index"]                     # every run of this cluster so far
+        workers = sorted(w["address"] for w in reply["workers"])
+        assert len(reply["task_stream"]["records"]) == runs >= 30 and len(workers) == 2
+    finally:
+        client.close()
+
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    with sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(tmp_path / "chromium-profile"), executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS,
+            viewport={"width": 1400, "height": 900})
+        try:
+            page = context.pages[0] if context.pages else context.new_page()
+            page.set_default_timeout(30_000)
+            page.goto(f"{lab['url']}/lab?token={lab['token']}")
+            page.wait_for_selector("#jp-main-dock-panel", state="attached")
+            page.wait_for_selector("#xsched-cluster-panel", state="attached")
+            page.wait_for_selector("#jupyterlab-splash", state="detached")
+            # (the lab's saved layout may have the sidebar open already: a click on its tab would close it)
+            _open_by_palette(page, "Show xsched clusters")
+            panel = page.locator("#xsched-cluster-panel")
+            panel.locator(f'.xsched-Cluster[data-cluster-address="{address}"]').click()
+            expect(panel.locator("tr[data-worker-address]")).to_have_count(2)
+            expect(panel.locator('[data-action="open-pane"]')).to_have_count(4)
+
+            for label, kind in (("Task Stream", "task-stream"), ("Progress", "progress"),
+                                ("Worker Memory", "worker-memory"), ("Workers", "workers")):
+                _open_by_palette(page, f"xsched: Open {label}")
+                expect(page.locator(f"#xsched-pane-{kind}")).to_be_visible()
+            stream = page.locator("#xsched-pane-task-stream canvas")
+            expect(stream).to_have_attribute("data-task-count", str(runs))
+            expect(stream).to_have_attribute("data-worker-count", "2")
+            progress = page.locator('#xsched-pane-progress [data-group="pane-inc"]')
+            expect(progress).to_have_attribute("data-done", "30")
+            expect(progress).to_have_attribute("data-total", "30")
+            memory = page.locator("#xsched-pane-worker-memory [data-worker-address]")
+            expect(memory).to_have_count(2)
+            assert sorted(memory.nth(i).get_attribute("data-worker-address") for i in range(2)) == workers
+            table = page.locator("#xsched-pane-workers tr[data-worker-address]")
+            expect(table).to_have_count(2)
+            names = lambda: [table.nth(i).locator('[data-column="name"]').inner_text() for i in range(2)]  # noqa: E731
+            assert names() == ["worker-2", "worker-10"], names()      # natural order
+            page.locator('#xsched-pane-workers th[data-sort="name"]').click()
+            assert names() == ["worker-10", "worker-2"], names()      # the other way
+            page.screenshot(path=str(shots / "panes.png"))
+
+            # the sidebar's buttons open (or show) the same panes
+            page.locator("#xsched-pane-workers").evaluate("el => el.parentElement")  # attached
+            panel.locator('[data-action="open-pane"][data-pane="progress"]').click()
+            expect(page.locator("#xsched-pane-progress")).to_be_visible()
+
+            # 100,000 synthetic runs: the redraw time through the performance API (printed)
+            page.evaluate("""n => {
+                const node = document.getElementById('xsched-pane-task-stream');
+                const t0 = Date.now() / 1000 - 120, records = [];
+                for (let i = 0; i < n; i++) {
+                    const g = `synthetic-${i % 20}`;
+                    records.push([`${g}-${i}`, g, `tcp://10.0.0.${i % 8}:1`, t0 + i * 0.001,
+                                  t0 + i * 0.001 + 0.006, i % 1000 === 0 ? 'error' : 'memory']);
+                }
+                performance.clearMeasures('xsched-task-stream-draw');
+                node.dispatchEvent(new CustomEvent('xsched-ingest', {detail: {records}}));
+            }""", 100_000)
+            page.locator("#xsched-pane-task-stream").click()  # bring it to the front
+            expect(stream).to_have_attribute("data-task-count", "100000")
+            box = stream.bounding_box()
+            measured = """() => performance.getEntriesByName('xsched-task-stream-draw').map(e => e.duration)"""
+            page.wait_for_function(f"({measured})().length > 0")
+            first = page.evaluate(measured)          # the first draw sorts the runs by group too
+            for _ in range(5):   # a double click shows every run held again: full redraws
+                page.mouse.dblclick(box["x"] + box["width"] * 0.6, box["y"] + box["height"] / 2)
+                page.wait_for_timeout(60)
+            full = page.evaluate(measured)[len(first):]
+            for _ in range(5):   # zooming in around the pointer: redraws of the runs in view
+                page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + box["height"] / 2)
+                page.mouse.wheel(0, -120)
+                page.wait_for_timeout(60)
+            zoomed = page.evaluate(measured)[len(first) + len(full):]
+            assert first and full and zoomed, (first, full, zoomed)
+            page.screenshot(path=str(shots / "task-stream-100k.png"))
+            heap = page.evaluate("() => performance.memory ? performance.memory.usedJSHeapSize : null")
+
+            # the layout comes back after a reload (the layout restorer), once JupyterLab saved it
+            def saved():
+                data = _api(lab, "lab/api/workspaces/default").get("data", {})
+                return {k.split(":", 1)[1] for k in data if k.startswith("xsched-pane:")}
+
+            deadline = time.monotonic() + 30
+            while saved() != {"task-stream", "progress", "worker-memory", "workers"}:
+                assert time.monotonic() < deadline, f"the layout was not saved: {saved()}"
+                page.wait_for_timeout(250)
+            page.reload()
+            page.wait_for_selector("#jp-main-dock-panel", state="attached")
+            for kind in ("task-stream", "progress", "worker-memory", "workers"):
+                expect(page.locator(f"#xsched-pane-{kind}")).to_be_attached(timeout=30_000)
+        finally:
+            context.close()
+    med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+    print(f"task stream with 100,000 runs: first draw {first[0]:.1f} ms; full redraw median {med(full):.1f} ms "
+          f"(max {max(full):.1f}, {len(full)} redraws); zoomed redraw median {med(zoomed):.1f} ms; "
+          f"JS heap {heap} bytes; screenshots in {shots}")

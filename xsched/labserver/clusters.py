@@ -39,7 +39,7 @@ from ..client.client import Client
 from ..deploy.local import LocalCluster
 from ..graph.order import natural_key
 from ..jupyter.display import worker_order
-from ..protocol import registry
+from ..protocol import ops, registry
 
 logger = logging.getLogger("xsched.labserver")
 
@@ -235,6 +235,55 @@ def _plain(x):
 
 
 # --------------------------------------------------------------------------- in the Jupyter server
+#: the panes a browser may watch -> the telemetry parts each needs
+PANE_PARTS = {
+    "task-stream": ("task-stream", "workers"),
+    "progress": ("groups",),
+    "worker-memory": ("workers",),
+    "workers": ("workers",),
+    "timeline": ("workers", "memory"),
+}
+#: seconds between two telemetry messages a browser may ask for
+WATCH_INTERVAL = (0.25, 10.0)
+
+
+def parse_watch(msg: dict) -> tuple[str, list[str], float, bool]:
+    """(cluster id, panes, interval in seconds, reset) of a browser's watch message
+    ``{"type": "watch", "cluster": id, "panes": [...], "interval": 0.5, "reset": false}``;
+    ValueError saying what is wrong otherwise. No panes: stop watching that cluster.
+
+    >>> parse_watch({"type": "watch", "cluster": "scheduler-1", "panes": ["progress", "workers"], "interval": 0.01})
+    ('scheduler-1', ['progress', 'workers'], 0.25, False)
+    >>> parse_watch({"type": "watch", "cluster": "s", "panes": ["graphs"]})
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown pane 'graphs': panes are task-stream, progress, worker-memory, workers, timeline
+    """
+    cluster = msg.get("cluster")
+    if not isinstance(cluster, str) or not cluster or len(cluster) > 256:
+        raise ValueError("a watch message needs \"cluster\": the id of a cluster (a string of 1 to 256 characters)")
+    panes = msg.get("panes", [])
+    if not isinstance(panes, list) or len(panes) > 32:
+        raise ValueError("\"panes\" must be a list of pane names")
+    for pane in panes:
+        if pane not in PANE_PARTS:
+            raise ValueError(f"unknown pane {pane!r}: panes are {', '.join(PANE_PARTS)}")
+    interval = msg.get("interval", 1.0)
+    if isinstance(interval, bool) or not isinstance(interval, (int, float)) or interval != interval:
+        raise ValueError("\"interval\" must be a number of seconds")
+    lo, hi = WATCH_INTERVAL
+    return cluster, list(dict.fromkeys(panes)), min(max(float(interval), lo), hi), msg.get("reset") is True
+
+
+def watch_parts(panes) -> list[str]:
+    """The telemetry parts a set of panes needs, each once.
+
+    >>> watch_parts(["task-stream", "worker-memory"])
+    ['task-stream', 'workers']
+    """
+    return list(dict.fromkeys(p for pane in panes for p in PANE_PARTS[pane]))
+
+
 def _summary(entry: dict, info: dict | None, error: str | None, owned: bool) -> dict:
     out = public_entry(entry)
     out["name"], out["named"] = cluster_name(entry)
@@ -371,7 +420,7 @@ class ClusterMonitor:
                 res = self._last.get(e["address"], (None, None, "connecting"))
             results.append(res)
         for a in [a for a in self._inflight if a not in futs]:
-            self._inflight.pop(a, None)
+            self._inflight.pop(a).cancel()  # its cluster left the registry: its answer is of no use
             self._last.pop(a, None)
         clusters, details = [], {}
         live = set()
@@ -401,6 +450,37 @@ class ClusterMonitor:
         if cluster_id not in snap["details"]:
             snap = await self.snapshot(max_age=0)  # just started?
         return snap["details"][cluster_id]
+
+    # ---------------------------------------------------------------- telemetry
+    async def address_of(self, cluster_id: str) -> str:
+        """The scheduler address of a running cluster (KeyError: no such cluster any more),
+        from the shared snapshot (at most one registry read per interval for everyone)."""
+        snap = await self.snapshot()
+        for c in snap["clusters"]:
+            if c.get("id") == cluster_id:
+                return c["address"]
+        raise KeyError(cluster_id)
+
+    async def telemetry(self, cluster_id: str, request: dict) -> dict:
+        """One ``telemetry`` request (``xsched/scheduler/extensions/telemetry.py``) to a cluster's
+        scheduler: ``request`` holds its fields (parts, since, memory_since, max_records).
+
+        KeyError when the cluster went away; the scheduler's refusal or a lost connection raise
+        as they are (the caller tells the browser)."""
+        address = await self.address_of(cluster_id)
+        client = await self._run(self._client, address)
+        fields = {k: v for k, v in request.items() if v is not None}
+
+        def ask():
+            reply, _ = client._sync(client._conn.request({"op": ops.TELEMETRY, **fields},
+                                                         timeout=self.request_timeout))
+            return reply
+
+        try:
+            return await self._run(ask)
+        except (OSError, asyncio.TimeoutError):
+            self._drop_client(address)
+            raise
 
     # ---------------------------------------------------------------- actions
     async def story(self, cluster_id: str, key: str) -> list:

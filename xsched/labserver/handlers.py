@@ -16,7 +16,22 @@ Nothing sent to the browser comes from a registry entry except its public fields
     GET    /xsched/api/clusters/<id>/story?key=K   the transitions of task K: [{time, start, finish,
                                                 worker, stimulus_id}] (clusters._story)
     WS     /xsched/api/ws                       pushes {"type": "clusters"} every interval, and
-                                                {"type": "detail"} of the cluster it subscribed to
+                                                {"type": "detail"} of the cluster it subscribed to;
+                                                on {"type": "watch", "cluster": id, "panes": [...],
+                                                "interval": 0.5}: one {"type": "telemetry"} message
+                                                per interval with what those panes show, new since the
+                                                last one (the cursors live in this connection only)
+
+Watching (the main-area panes)::
+
+    browser --{"type": "watch", cluster, panes, interval, reset}--> UpdatesHandler._watch (one
+        asyncio task per watched cluster, at most MAX_WATCHES per connection)
+        every interval: ClusterMonitor.telemetry(cluster, {parts, since, memory_since})
+            --telemetry--> the scheduler's telemetry extension --> one reply
+        <--{"type": "telemetry", cluster, task_stream, workers, groups, memory, time}--
+        cursors (task-stream index, per-worker memory times) advance in the task only
+    cluster gone from the registry --> {"type": "telemetry", cluster, "gone": true}, watch ends
+    panes [] --> the watch ends;  socket closed --> every watch task cancelled: nothing left
 """
 
 from __future__ import annotations
@@ -32,12 +47,14 @@ from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 from jupyter_server.utils import url_path_join
 
-from .clusters import ClusterMonitor
+from .clusters import ClusterMonitor, parse_watch, watch_parts
 from .kernels import attach_kernel
 
 logger = logging.getLogger("xsched.labserver")
 
 AUTH_RESOURCE = "xsched"
+#: clusters one connection may watch at once
+MAX_WATCHES = 4
 _ID = r"(?P<cluster_id>[^/]+)"
 
 
@@ -174,6 +191,7 @@ class UpdatesHandler(WebSocketMixin, tornado.websocket.WebSocketHandler, Jupyter
     def open(self, *args, **kwargs):
         super().open(*args, **kwargs)
         self._wake = asyncio.Event()
+        self._watches: dict[str, dict] = {}  # cluster id -> its watch (panes, interval, cursors, task)
         self._task = asyncio.ensure_future(self._push())
 
     def on_message(self, message):
@@ -182,6 +200,9 @@ class UpdatesHandler(WebSocketMixin, tornado.websocket.WebSocketHandler, Jupyter
         except ValueError:
             return
         if not isinstance(msg, dict):
+            return
+        if msg.get("type") == "watch":
+            self._on_watch(msg)
             return
         if "subscribe" in msg:
             sub = msg["subscribe"]
@@ -215,9 +236,82 @@ class UpdatesHandler(WebSocketMixin, tornado.websocket.WebSocketHandler, Jupyter
         except Exception:
             logger.exception("xsched lab updates stopped")
 
+    # ---------------------------------------------------------------- watching panes
+    def _send(self, msg: dict) -> None:
+        self.write_message(json.dumps(msg))
+
+    def _on_watch(self, msg: dict) -> None:
+        """Start, change or stop the watch of one cluster; a bad message is answered, never raised."""
+        try:
+            cluster, panes, interval, reset = parse_watch(msg)
+        except ValueError as e:
+            self._send({"type": "telemetry-error", "error": str(e)})
+            return
+        watches = self._watches
+        watch = watches.get(cluster)
+        if not panes:
+            if watch is not None:
+                watch["task"].cancel()
+                watches.pop(cluster, None)
+            return
+        if watch is None:
+            if len(watches) >= MAX_WATCHES:
+                self._send({"type": "telemetry-error", "cluster": cluster,
+                            "error": f"a connection watches at most {MAX_WATCHES} clusters; close panes of another"})
+                return
+            watch = watches[cluster] = {"panes": panes, "interval": interval, "since": None, "memory_since": {},
+                                        "wake": asyncio.Event()}
+            watch["task"] = asyncio.ensure_future(self._watch(cluster, watch))
+            return
+        if reset or ("task-stream" in panes and "task-stream" not in watch["panes"]):
+            watch["since"] = None  # a new task stream pane starts from the runs the scheduler keeps
+            watch["resets"] = watch.get("resets", 0) + 1  # (a reply to an older request keeps it None)
+        watch.update(panes=panes, interval=interval)
+        watch["wake"].set()
+
+    async def _watch(self, cluster: str, watch: dict) -> None:
+        """One batched telemetry message per interval for one cluster, until cancelled."""
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                t0 = loop.time()
+                parts = watch_parts(watch["panes"])
+                request = {"parts": parts, "since": watch["since"], "memory_since": watch["memory_since"] or None}
+                resets = watch.get("resets", 0)
+                try:
+                    reply = await self.monitor.telemetry(cluster, request)
+                except KeyError:
+                    self._send({"type": "telemetry", "cluster": cluster, "gone": True})
+                    self._watches.pop(cluster, None)
+                    return
+                except asyncio.CancelledError:
+                    raise
+                except Exception as e:  # unreachable, refused: said, and tried again next interval
+                    self._send({"type": "telemetry", "cluster": cluster, "error": f"{type(e).__name__}: {e}"})
+                else:
+                    stream = reply.get("task_stream")
+                    if stream is not None and watch.get("resets", 0) == resets:
+                        watch["since"] = stream.get("index")
+                    if "memory_since" in reply:
+                        watch["memory_since"] = {a: t for a, t in (reply["memory_since"] or {}).items()
+                                                 if t is not None}
+                    self._send(dict(reply, type="telemetry", cluster=cluster, panes=watch["panes"]))
+                watch["wake"].clear()
+                try:
+                    await asyncio.wait_for(watch["wake"].wait(), max(watch["interval"] - (loop.time() - t0), 0.0))
+                except asyncio.TimeoutError:
+                    pass
+        except (tornado.websocket.WebSocketClosedError, asyncio.CancelledError):
+            pass
+        except Exception:
+            logger.exception("xsched lab telemetry of %s stopped", cluster)
+
     def on_close(self):
         if self._task is not None:
             self._task.cancel()
+        for watch in self._watches.values():
+            watch["task"].cancel()
+        self._watches.clear()
         super().on_close()
 
 

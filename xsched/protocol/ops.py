@@ -91,6 +91,7 @@ PROCESSING = "processing"
 STORY = "story"
 DUMP_STATE = "dump-state"  #: (also to a worker) what the process knows, for dump_cluster_state
 TASK_SPEC = "task-spec"  #: a task's spec bytes, its functions and inputs (recreate_error_locally)
+TELEMETRY = "telemetry"  #: what a live dashboard shows, since the caller's cursors (telemetry extension)
 
 # ---------------------------------------------------------------- worker -> scheduler
 REGISTER_WORKER = "register-worker"

@@ -553,6 +553,11 @@ TO_SCHEDULER = Table("the scheduler", [
     S(ops.STORY, {"keys": KEYS}),
     S(ops.TASK_SPEC, {"key": KEY}),
     S(ops.DUMP_STATE),
+    # telemetry (a dashboard's batched poll): parts wanted; since: the task-stream cursor;
+    # memory_since: worker address -> the time of the last memory sample already seen
+    S(ops.TELEMETRY, {"parts": maybe(list_of(one_of("task-stream", "workers", "groups", "memory"), 8)),
+                    "since": maybe(integer(0)), "memory_since": maybe(dict_of(ADDRESS, TIME, 2**16)),
+                    "max_records": maybe(integer(1, 100_000))}),
     # coordination primitives (timeout: null waits for ever, 0 does not wait; worker: the
     # requester runs in a task there, so what it holds goes when that worker does)
     S(ops.LOCK_ACQUIRE, {"name": NAME, "lease": UID, "timeout": maybe(SECONDS), "worker": maybe(ADDRESS)}),

@@ -120,12 +120,25 @@ export class Updates {
       this._delay = 500;
       this.onStatus(true);
       this.send();
+      // a new connection has no cursors: every watch starts again (panes drop what they hold twice)
+      for (const [cluster, w] of this._watches) {
+        this._sendWatch(cluster, w.panes, w.interval, true);
+      }
     };
     ws.onmessage = ev => {
+      let msg: any;
       try {
-        this.onMessage(JSON.parse(ev.data));
+        msg = JSON.parse(ev.data);
       } catch (e) {
         console.warn('xsched: bad update', e);
+        return;
+      }
+      for (const listener of [(m: any) => this.onMessage(m), ...this._listeners]) {
+        try {
+          listener(msg);
+        } catch (e) {
+          console.warn('xsched: an update was not handled', e);
+        }
       }
     };
     ws.onclose = () => {
@@ -150,11 +163,40 @@ export class Updates {
     }
   }
 
+  /** Hear every message (the panes: {"type": "telemetry"}); returns a function that stops it. */
+  listen(listener: (msg: any) => void): () => void {
+    this._listeners.push(listener);
+    return () => {
+      this._listeners = this._listeners.filter(l => l !== listener);
+    };
+  }
+
+  /**
+   * Ask for telemetry of `cluster` for these panes every `interval` seconds; no panes: stop.
+   * `reset`: start the task stream again from what the scheduler keeps.
+   */
+  watch(cluster: string, panes: string[], interval: number, reset = false): void {
+    if (panes.length) {
+      this._watches.set(cluster, { panes, interval });
+    } else {
+      this._watches.delete(cluster);
+    }
+    this._sendWatch(cluster, panes, interval, reset);
+  }
+
+  private _sendWatch(cluster: string, panes: string[], interval: number, reset: boolean): void {
+    if (this._ws && this._ws.readyState === WebSocket.OPEN) {
+      this._ws.send(JSON.stringify({ type: 'watch', cluster, panes, interval, reset }));
+    }
+  }
+
   dispose(): void {
     this._disposed = true;
     this._ws?.close();
   }
 
+  private _listeners: ((msg: any) => void)[] = [];
+  private _watches = new Map<string, { panes: string[]; interval: number }>();
   private _ws: WebSocket | null = null;
   private _delay = 500;
   private _disposed = false;

@@ -12,6 +12,7 @@ import { Widget } from '@lumino/widgets';
 
 import { IClusterSummary, IKernelReply, IStoryEntry, post, request } from './api';
 import { ClusterPanel, clusterLabel, storyTable } from './panel';
+import { PaneKind, Panes } from './panes';
 
 const PLUGIN_ID = 'xsched-labextension:plugin';
 
@@ -30,7 +31,9 @@ namespace CommandIDs {
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
-  description: 'A sidebar panel for xsched clusters: workers, memory, task groups, consoles.',
+  description:
+    'A sidebar panel for xsched clusters (workers, memory, task groups, consoles) and live panes ' +
+    'in the main area: task stream, progress, worker memory, workers.',
   autoStart: true,
   requires: [],
   optional: [ILayoutRestorer, INotebookTracker, ISettingRegistry, ICommandPalette],
@@ -108,6 +111,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
           void showErrorMessage('xsched: could not scale', String(e));
         }
       },
+      openPane: (c, kind) => {
+        void panes.open(kind as PaneKind, c.id);
+      },
       shutdown: async c => {
         const result = await showDialog({
           title: 'Shut down cluster?',
@@ -129,6 +135,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     if (restorer) {
       restorer.add(panel, 'xsched-cluster-panel');
     }
+
+    const panes = new Panes(app, panel, restorer, palette);
 
     app.commands.addCommand(CommandIDs.open, {
       label: 'Show xsched clusters',

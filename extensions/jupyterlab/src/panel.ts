@@ -19,6 +19,8 @@ export interface IPanelActions {
   newCluster(): Promise<void>;
   scale(cluster: IClusterSummary, n: number): Promise<void>;
   shutdown(cluster: IClusterSummary): Promise<void>;
+  /** open a main-area pane (task-stream, progress, worker-memory, workers) of the cluster */
+  openPane(cluster: IClusterSummary, kind: string): void;
 }
 
 const SELECTED_KEY = 'xsched-labextension:selected';
@@ -216,6 +218,11 @@ export class ClusterPanel extends Widget {
     }
   );
 
+  /** every cluster of the last update */
+  get clusters(): IClusterSummary[] {
+    return this._clusters;
+  }
+
   get selected(): IClusterSummary | null {
     return this._clusters.find(c => c.id === this._selectedId) || null;
   }
@@ -382,6 +389,18 @@ export class ClusterPanel extends Widget {
         { class: 'xsched-Actions' },
         h('button', { class: 'jp-mod-styled xsched-Button', 'data-action': 'insert-client', title: 'Insert a cell with a Client for this cluster into the active notebook' }, 'Insert client'),
         h('button', { class: 'jp-mod-styled xsched-Button', 'data-action': 'console', 'data-target': 'scheduler', title: 'Open a console on the kernel inside the scheduler' }, 'Scheduler console')
+      ),
+      h(
+        'div',
+        { class: 'xsched-Actions xsched-PaneButtons', 'aria-label': 'open a pane in the main area' },
+        ...[
+          ['task-stream', 'Task stream'],
+          ['progress', 'Progress'],
+          ['worker-memory', 'Memory'],
+          ['workers', 'Workers']
+        ].map(([kind, label]) =>
+          h('button', { class: 'jp-mod-styled xsched-Button', 'data-action': 'open-pane', 'data-pane': kind, title: `Open the ${label.toLowerCase()} pane of this cluster in the main area` }, label)
+        )
       ),
       this._ownedBox,
       this._summary,
@@ -565,6 +584,11 @@ export class ClusterPanel extends Widget {
         break;
       case 'new-cluster':
         run(this.actions.newCluster());
+        break;
+      case 'open-pane':
+        if (c) {
+          this.actions.openPane(c, el.getAttribute('data-pane') || 'workers');
+        }
         break;
       case 'insert-client':
         if (c) {

@@ -17,6 +17,7 @@ plugins        ``client.register_plugin``: worker, nanny and    ``plugins.py``
                scheduler plugins
 debugging      tasks paused at breakpoints, for the progress   ``debugging.py``
                bars and the panel
+telemetry      what a live dashboard shows, batched per poll   ``telemetry.py``
 =============  ==============================================  ==========================
 
 The Scheduler builds those named by the config key ``scheduler.extensions`` (unset: all,
@@ -24,7 +25,7 @@ in table order) with :func:`build`; ``scheduler.extensions[name]`` is the instan
 protocol an extension follows (its ops, its optional hooks) is in ``base.py``.
 
 >>> sorted(EXTENSIONS)
-['coordination', 'datasets', 'debugging', 'diagnostics', 'environments', 'events', 'fire-and-forget', 'plugins', 'progress', 'uploads']
+['coordination', 'datasets', 'debugging', 'diagnostics', 'environments', 'events', 'fire-and-forget', 'plugins', 'progress', 'telemetry', 'uploads']
 >>> op_owners()["subscribe-progress"]
 'progress'
 >>> selected(["uploads", "progress"])
@@ -46,13 +47,14 @@ from .events import EventsExtension
 from .fire_and_forget import FireAndForgetExtension
 from .plugins import PluginsExtension
 from .progress import ProgressExtension
+from .telemetry import TelemetryExtension
 from .uploads import UploadsExtension
 
 __all__ = [
     "EXTENSIONS", "SchedulerExtension", "ExtensionNotLoaded", "op_owners", "selected", "build",
     "ProgressExtension", "DatasetsExtension", "UploadsExtension", "EnvironmentsExtension",
     "CoordinationExtension", "EventsExtension", "DiagnosticsExtension",
-    "FireAndForgetExtension", "PluginsExtension", "DebuggingExtension",
+    "FireAndForgetExtension", "PluginsExtension", "DebuggingExtension", "TelemetryExtension",
 ]
 
 #: name -> class, in the order they are built (and their hooks called)
@@ -67,6 +69,7 @@ EXTENSIONS: dict[str, type[SchedulerExtension]] = {
     "fire-and-forget": FireAndForgetExtension,
     "plugins": PluginsExtension,
     "debugging": DebuggingExtension,
+    "telemetry": TelemetryExtension,
 }
 
 
@@ -105,7 +108,7 @@ def selected(names: Iterable[str] | None, table: Mapping[str, type[SchedulerExte
     >>> selected(["progres"])
     Traceback (most recent call last):
     ...
-    ValueError: scheduler.extensions names an unknown extension 'progres' (did you mean 'progress'?); known: progress, datasets, uploads, environments, coordination, events, diagnostics, fire-and-forget, plugins, debugging
+    ValueError: scheduler.extensions names an unknown extension 'progres' (did you mean 'progress'?); known: progress, datasets, uploads, environments, coordination, events, diagnostics, fire-and-forget, plugins, debugging, telemetry
     """
     table = EXTENSIONS if table is None else table
     if names is None:

@@ -1,0 +1,159 @@
+"""The engine with the JupyterLab panes open: tasks/s with no browser, then with the task stream,
+progress, worker memory and workers panes watching the same cluster; both printed in one run.
+
+    python benchmarks/panes_engine.py [--quick] [--chromium /usr/bin/chromium]
+
+One LocalCluster (2 workers x 1 thread) and one client; ``engine.py``'s map (10,000 no-op
+tasks) and tree (9,999 tasks) figures are taken first with no browser, then again after
+`jupyter lab` (this venv) and a headless chromium (Playwright) opened the four panes on that
+cluster, which then receive telemetry every half second while the work runs. Everything runs on
+this machine: the Jupyter server and chromium share its cores with the cluster. Printed, never
+asserted. Every process started here is stopped by its pid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+import engine  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.dirname(sys.executable)
+PANES = ("Task Stream", "Progress", "Worker Memory", "Workers")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """SIGINT, SIGTERM, then SIGKILL: to the one process we started, by its pid."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        if proc.poll() is not None:
+            return
+        os.kill(proc.pid, sig)
+        try:
+            proc.wait(8)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def start_lab(d: str) -> tuple[subprocess.Popen, str, str]:
+    """`jupyter lab` on a free port with a token, its JUPYTER_* directories under ``d``."""
+    env = dict(os.environ)
+    for name in ("config", "data", "runtime", "settings", "workspaces", "root"):
+        os.makedirs(os.path.join(d, name))
+    env.update(JUPYTER_CONFIG_DIR=f"{d}/config", JUPYTER_DATA_DIR=f"{d}/data", JUPYTER_RUNTIME_DIR=f"{d}/runtime",
+               JUPYTERLAB_SETTINGS_DIR=f"{d}/settings", JUPYTERLAB_WORKSPACES_DIR=f"{d}/workspaces",
+               JUPYTER_PLATFORM_DIRS="1")
+    port, token = _free_port(), secrets.token_hex(16)
+    args = [os.path.join(BIN, "jupyter-lab"), "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={d}/root", "--ServerApp.port_retries=0",
+            "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--ServerApp.jpserver_extensions=xsched.labserver=True", *(["--allow-root"] if os.getuid() == 0 else [])]
+    if not os.path.isfile(os.path.join(sys.prefix, "share", "jupyter", "labextensions", "xsched-labextension",
+                                       "package.json")):
+        os.makedirs(f"{d}/labextensions")
+        os.symlink(os.path.join(ROOT, "xsched", "labextension"), f"{d}/labextensions/xsched-labextension")
+        args.append(f"--LabApp.extra_labextensions_path={d}/labextensions")
+    proc = subprocess.Popen(args, env=env, stdout=open(f"{d}/lab.log", "w"), stderr=subprocess.STDOUT, cwd=f"{d}/root")
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            _stop(proc)
+            raise RuntimeError("jupyter lab did not start:\n" + open(f"{d}/lab.log").read()[-3000:])
+        try:
+            req = urllib.request.Request(f"{url}/api/status", headers={"Authorization": f"token {token}"})
+            with urllib.request.urlopen(req, timeout=2):
+                return proc, url, token
+        except OSError:
+            time.sleep(0.25)
+
+
+def open_panes(page, url: str, token: str, address: str) -> None:
+    """Open the four panes on the cluster at ``address`` through the command palette."""
+    page.goto(f"{url}/lab?token={token}")
+    page.wait_for_selector("#jp-main-dock-panel", state="attached")
+    page.click('.jp-SideBar .lm-TabBar-tab[data-id="xsched-cluster-panel"]')
+    page.locator(f'#xsched-cluster-panel .xsched-Cluster[data-cluster-address="{address}"]').click()
+    page.locator("#xsched-cluster-panel tr[data-worker-address]").first.wait_for()
+    for label in PANES:
+        page.keyboard.press("Escape")
+        page.keyboard.press("Control+Shift+C")
+        page.locator(".lm-CommandPalette-input").fill(f"xsched: Open {label}")
+        page.locator(".lm-CommandPalette-item", has_text=f"xsched: Open {label}").first.click()
+    page.wait_for_function("() => document.querySelector('#xsched-pane-task-stream canvas')"
+                           "?.getAttribute('data-worker-count') === '2'")
+
+
+def figures(ns, client, cpu, quick: bool) -> dict:
+    out = engine.bench_map(ns, client, 1_000 if quick else 10_000, cpu)
+    out.update(engine.bench_tree(ns, client, 500 if quick else 5_000, cpu))
+    return out
+
+
+def main(argv=None) -> None:
+    """Print the map and tree figures without and with the panes open, and their ratios."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes: a smoke check")
+    ap.add_argument("--chromium", default=os.environ.get("XSCHED_CHROMIUM", "/usr/bin/chromium"))
+    args = ap.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
+    ns = common.load_impl("xsched")
+    cluster = ns.LocalCluster(n_workers=2, threads_per_worker=1, processes=True)
+    client = ns.Client(cluster)
+    lab = None
+    try:
+        here = os.path.dirname(os.path.abspath(__file__))
+        for name in ("common.py", "engine.py"):  # engine's task functions, importable on the workers
+            client.upload_file(os.path.join(here, name))
+        cpu = engine.CPUMeter(client)
+        before = figures(ns, client, cpu, args.quick)
+        with tempfile.TemporaryDirectory() as d:
+            lab, url, token = start_lab(d)
+            with sync_playwright() as p:
+                context = p.chromium.launch_persistent_context(
+                    f"{d}/profile", executable_path=args.chromium, headless=True,
+                    args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+                    viewport={"width": 1400, "height": 900})
+                try:
+                    page = context.pages[0] if context.pages else context.new_page()
+                    page.set_default_timeout(60_000)
+                    open_panes(page, url, token, cluster.scheduler_address)
+                    after = figures(ns, client, cpu, args.quick)
+                    drawn = page.locator("#xsched-pane-task-stream canvas").get_attribute("data-task-count")
+                finally:
+                    context.close()
+            _stop(lab)
+            lab = None
+    finally:
+        if lab is not None:
+            _stop(lab)
+        client.close()
+        cluster.close()
+    rows = [("map tasks/s", "map_tasks_per_s"), ("tree tasks/s", "tree_tasks_per_s"),
+            ("map CPU ms/task", "map_cpu_ms_per_task"), ("tree CPU ms/task", "tree_cpu_ms_per_task")]
+    for label, key in rows:
+        print(f"{label:18s} no browser {before[key]:9.3f}   panes open {after[key]:9.3f}   "
+              f"ratio {after[key] / before[key]:.3f}")
+    print(f"task stream pane drew {drawn} runs;", json.dumps({"no_browser": before, "panes_open": after}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,213 @@
+// What every main-area pane shares: the telemetry messages it reads, a base widget that knows
+// its cluster and says when the cluster went away, natural order, a stable group palette.
+import { Widget } from '@lumino/widgets';
+
+/** A worker row of a telemetry message (xsched/scheduler/extensions/telemetry.py). */
+export interface ITelemetryWorker {
+  address: string;
+  name: string;
+  nthreads: number;
+  memory_limit: number;
+  managed: number;
+  unmanaged: number;
+  spilled: number;
+  rss: number;
+  cpu: number;
+  executing: number;
+  processing: number;
+  in_memory: number;
+  status: string;
+}
+
+/** A task group's counts. */
+export interface ITelemetryGroup {
+  name: string;
+  done: number;
+  processing: number;
+  erred: number;
+  waiting: number;
+  total: number;
+}
+
+/** [key, group, worker, start, stop, status] */
+export type TaskRun = [string, string, string, number | null, number | null, string];
+
+/** {"type": "telemetry"}: what is new since the last one, for one cluster. */
+export interface ITelemetry {
+  type: 'telemetry';
+  cluster: string;
+  gone?: boolean;
+  error?: string;
+  time?: number;
+  task_stream?: { records: TaskRun[]; index: number; first: number; skipped: number };
+  workers?: ITelemetryWorker[];
+  groups?: ITelemetryGroup[];
+}
+
+export type PaneKind = 'task-stream' | 'progress' | 'worker-memory' | 'workers';
+
+export const PANE_TITLES: { [kind in PaneKind]: string } = {
+  'task-stream': 'Task Stream',
+  progress: 'Progress',
+  'worker-memory': 'Worker Memory',
+  workers: 'Workers'
+};
+
+type Attrs = { [name: string]: string | number | boolean | undefined };
+
+/** A DOM element with attributes and children. */
+export function h(tag: string, attrs: Attrs = {}, ...children: (Node | string | null)[]): HTMLElement {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === false) {
+      continue;
+    }
+    if (k === 'class') {
+      el.className = String(v);
+    } else {
+      el.setAttribute(k, v === true ? '' : String(v));
+    }
+  }
+  for (const c of children) {
+    if (c !== null) {
+      el.append(c);
+    }
+  }
+  return el;
+}
+
+/** Compare strings with their digit runs as numbers: "worker-2" before "worker-10". */
+export function naturalCompare(a: string, b: string): number {
+  const pa = a.split(/(\d+)/);
+  const pb = b.split(/(\d+)/);
+  for (let i = 0; i < Math.min(pa.length, pb.length); i++) {
+    if (pa[i] === pb[i]) {
+      continue;
+    }
+    if (i % 2 === 1) {
+      const d = Number(pa[i]) - Number(pb[i]);
+      if (d !== 0) {
+        return d;
+      }
+    }
+    return pa[i] < pb[i] ? -1 : 1;
+  }
+  return pa.length - pb.length;
+}
+
+/** Workers in natural order of their names, then addresses. */
+export function byWorkerOrder(a: ITelemetryWorker, b: ITelemetryWorker): number {
+  return naturalCompare(a.name, b.name) || naturalCompare(a.address, b.address);
+}
+
+/** The theme's value of a --jp-* variable (read at draw time: themes change live). */
+export function themeVar(name: string, fallback = ''): string {
+  return getComputedStyle(document.body).getPropertyValue(name).trim() || fallback;
+}
+
+export function isLightTheme(): boolean {
+  return document.body.getAttribute('data-jp-theme-light') !== 'false';
+}
+
+/** A stable colour per task group: the hue from the name's hash, lightness from the theme. */
+export function groupColour(group: string, light = isLightTheme()): string {
+  let hash = 2166136261;
+  for (let i = 0; i < group.length; i++) {
+    hash = Math.imul(hash ^ group.charCodeAt(i), 16777619);
+  }
+  const hue = ((hash >>> 0) * 0.618033988749895 * 360) % 360;
+  return light ? `hsl(${hue.toFixed(0)}, 62%, 48%)` : `hsl(${hue.toFixed(0)}, 58%, 62%)`;
+}
+
+/** "1.5 GiB" (a non-breaking space between number and unit). */
+export function bytes(n: number): string {
+  if (!n || n < 0) {
+    return '0\u00a0B';
+  }
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) {
+    n /= 1024;
+    i++;
+  }
+  return `${n >= 100 || i === 0 ? n.toFixed(0) : n.toFixed(1)}\u00a0${units[i]}`;
+}
+
+export function pct(part: number, whole: number): string {
+  if (!whole || whole <= 0) {
+    return '0%';
+  }
+  return `${Math.max(0, Math.min(100, (100 * part) / whole)).toFixed(2)}%`;
+}
+
+/** A main-area pane of one cluster; subclasses draw telemetry into `body`. */
+export abstract class XschedPane extends Widget {
+  constructor(readonly kind: PaneKind, cluster: string, clusterName: string) {
+    super();
+    this.id = `xsched-pane-${kind}`;
+    this.addClass('xsched-Pane');
+    this.addClass(`xsched-Pane-${kind}`);
+    this.title.closable = true;
+    this.title.caption = `xsched ${PANE_TITLES[kind]}`;
+    this._banner = h('div', { class: 'xsched-PaneBanner', role: 'status' });
+    this._banner.style.display = 'none';
+    this.body = h('div', { class: 'xsched-PaneBody' });
+    this.node.append(this._banner, this.body);
+    this._banner.addEventListener('click', ev => {
+      if ((ev.target as HTMLElement).closest('[data-action="close-pane"]')) {
+        this.close();
+      }
+    });
+    this.cluster = cluster;
+    this.setCluster(cluster, clusterName);
+  }
+
+  cluster: string;
+  clusterName = '';
+  readonly body: HTMLElement;
+
+  /** Show another cluster (a pane per kind: opening it for another cluster moves it there). */
+  setCluster(cluster: string, name: string): void {
+    const changed = cluster !== this.cluster;
+    this.cluster = cluster;
+    this.clusterName = name || cluster;
+    this.title.label = `${PANE_TITLES[this.kind]} · ${this.clusterName}`;
+    this.node.setAttribute('data-cluster-id', cluster);
+    this.setGone(false);
+    if (changed) {
+      this.clear();
+    }
+  }
+
+  /** The cluster went away: say so and offer to close (or came back). */
+  setGone(gone: boolean): void {
+    this.gone = gone;
+    this.node.classList.toggle('xsched-mod-gone', gone);
+    if (gone) {
+      this._banner.replaceChildren(
+        h('span', {}, `The cluster ${this.clusterName} went away: it is no longer running.`),
+        h('button', { class: 'jp-mod-styled xsched-Button', 'data-action': 'close-pane' }, 'Close')
+      );
+    }
+    this._banner.style.display = gone ? '' : 'none';
+  }
+
+  /** A transient problem (unreachable scheduler): shown until the next good message. */
+  setError(error: string | null): void {
+    if (this.gone) {
+      return;
+    }
+    this._banner.replaceChildren(h('span', {}, error ? `No telemetry: ${error}` : ''));
+    this._banner.style.display = error ? '' : 'none';
+  }
+
+  gone = false;
+
+  /** New telemetry for this pane's cluster. */
+  abstract receive(msg: ITelemetry): void;
+
+  /** Forget what was shown (another cluster). */
+  abstract clear(): void;
+
+  private _banner: HTMLElement;
+}

@@ -1,0 +1,78 @@
+// Worker memory: managed (solid), unmanaged (striped) and spilled (warning colour) against each
+// worker's limit, a row per worker in natural order.
+import { ITelemetry, XschedPane, byWorkerOrder, bytes, h, pct } from './common';
+
+export class WorkerMemoryPane extends XschedPane {
+  constructor(cluster: string, clusterName: string) {
+    super('worker-memory', cluster, clusterName);
+    this._list = h('div', { class: 'xsched-MemoryList' });
+    this._legend = h(
+      'div',
+      { class: 'xsched-MemoryLegend' },
+      h('span', { class: 'xsched-Swatch xsched-Bar-managed' }), 'managed ',
+      h('span', { class: 'xsched-Swatch xsched-Bar-unmanaged' }), 'unmanaged ',
+      h('span', { class: 'xsched-Swatch xsched-Bar-spilled' }), 'spilled (on disk)'
+    );
+    this.body.append(this._legend, this._list);
+  }
+
+  clear(): void {
+    this._list.replaceChildren();
+    this._rows.clear();
+  }
+
+  receive(msg: ITelemetry): void {
+    if (!msg.workers) {
+      return;
+    }
+    const workers = [...msg.workers].sort(byWorkerOrder);
+    const seen = new Set<string>();
+    for (const w of workers) {
+      seen.add(w.address);
+      let row = this._rows.get(w.address);
+      if (!row) {
+        row = h(
+          'div',
+          { class: 'xsched-MemoryRow', 'data-worker-address': w.address },
+          h('span', { class: 'xsched-MemoryName' }),
+          h(
+            'div',
+            { class: 'xsched-Bar xsched-MemoryBar' },
+            h('div', { class: 'xsched-Bar-managed' }),
+            h('div', { class: 'xsched-Bar-unmanaged' }),
+            h('div', { class: 'xsched-Bar-spilled' })
+          ),
+          h('span', { class: 'xsched-MemoryLabel' })
+        );
+        this._rows.set(w.address, row);
+      }
+      const q = (s: string) => row!.querySelector(s) as HTMLElement;
+      const name = q('.xsched-MemoryName');
+      name.textContent = w.name;
+      name.title = w.address;
+      const limit = w.memory_limit || Math.max(w.rss, w.managed + w.unmanaged + w.spilled) || 1;
+      q('.xsched-Bar-managed').style.width = pct(w.managed, limit);
+      q('.xsched-Bar-unmanaged').style.width = pct(w.unmanaged, limit);
+      q('.xsched-Bar-spilled').style.width = pct(w.spilled, limit);
+      q('.xsched-MemoryBar').title =
+        `managed ${bytes(w.managed)}, unmanaged ${bytes(w.unmanaged)}, spilled ${bytes(w.spilled)}, ` +
+        `limit ${w.memory_limit ? bytes(w.memory_limit) : 'none'}`;
+      q('.xsched-MemoryLabel').textContent =
+        `${bytes(w.managed + w.unmanaged)} / ${w.memory_limit ? bytes(w.memory_limit) : '∞'}` +
+        (w.spilled ? ` +${bytes(w.spilled)} spilled` : '');
+      row.setAttribute('data-managed', String(w.managed));
+      row.setAttribute('data-limit', String(w.memory_limit));
+      this._list.append(row);
+    }
+    for (const [address, row] of this._rows) {
+      if (!seen.has(address)) {
+        row.remove();
+        this._rows.delete(address);
+      }
+    }
+  }
+
+  private _rows = new Map<string, HTMLElement>();
+  private _list: HTMLElement;
+  private _legend: HTMLElement;
+}

@@ -1,0 +1,79 @@
+// Progress per task group: done / processing / erred against the group's total (waiting is
+// the rest of the track). Groups with nothing left to run compact together at the bottom.
+import { ITelemetry, ITelemetryGroup, XschedPane, h, pct } from './common';
+
+export class ProgressPane extends XschedPane {
+  constructor(cluster: string, clusterName: string) {
+    super('progress', cluster, clusterName);
+    this._active = h('div', { class: 'xsched-ProgressActive' });
+    this._finished = h('div', { class: 'xsched-ProgressFinished' });
+    this._empty = h('div', { class: 'xsched-Empty' }, 'No tasks yet.');
+    this.body.append(this._empty, this._active, this._finished);
+  }
+
+  clear(): void {
+    this._active.replaceChildren();
+    this._finished.replaceChildren();
+    this._rows.clear();
+    this._empty.style.display = '';
+  }
+
+  receive(msg: ITelemetry): void {
+    if (!msg.groups) {
+      return;
+    }
+    this._empty.style.display = msg.groups.length ? 'none' : '';
+    const seen = new Set<string>();
+    for (const g of msg.groups) {
+      seen.add(g.name);
+      const finished = g.waiting === 0 && g.processing === 0 && g.total > 0;
+      const row = this._row(g);
+      row.classList.toggle('xsched-mod-finished', finished);
+      (finished ? this._finished : this._active).append(row); // the server's order: first seen first
+    }
+    for (const [name, row] of this._rows) {
+      if (!seen.has(name)) {
+        row.remove();
+        this._rows.delete(name);
+      }
+    }
+  }
+
+  private _row(g: ITelemetryGroup): HTMLElement {
+    let row = this._rows.get(g.name);
+    if (!row) {
+      row = h(
+        'div',
+        { class: 'xsched-ProgressRow', 'data-group': g.name },
+        h('span', { class: 'xsched-ProgressName', title: g.name }, g.name),
+        h(
+          'div',
+          { class: 'xsched-Bar xsched-ProgressBar' },
+          h('div', { class: 'xsched-Bar-done' }),
+          h('div', { class: 'xsched-Bar-processing' }),
+          h('div', { class: 'xsched-Bar-erred' })
+        ),
+        h('span', { class: 'xsched-ProgressCount' })
+      );
+      this._rows.set(g.name, row);
+    }
+    const q = (s: string) => row!.querySelector(s) as HTMLElement;
+    row.setAttribute('data-done', String(g.done));
+    row.setAttribute('data-processing', String(g.processing));
+    row.setAttribute('data-erred', String(g.erred));
+    row.setAttribute('data-waiting', String(g.waiting));
+    row.setAttribute('data-total', String(g.total));
+    q('.xsched-Bar-done').style.width = pct(g.done, g.total);
+    q('.xsched-Bar-processing').style.width = pct(g.processing, g.total);
+    q('.xsched-Bar-erred').style.width = pct(g.erred, g.total);
+    q('.xsched-ProgressBar').title =
+      `${g.name}: ${g.done} done, ${g.processing} processing, ${g.erred} erred, ${g.waiting} waiting, of ${g.total}`;
+    q('.xsched-ProgressCount').textContent = `${g.done} / ${g.total}` + (g.erred ? ` · ${g.erred} erred` : '');
+    return row;
+  }
+
+  private _rows = new Map<string, HTMLElement>();
+  private _active: HTMLElement;
+  private _finished: HTMLElement;
+  private _empty: HTMLElement;
+}

@@ -1,0 +1,452 @@
+// The task stream: every task run as a bar on a <canvas>, a row per worker (natural order),
+// a colour per task group, failed runs in the error colour. A bounded window of history (the
+// last HISTORY runs, kept in typed arrays used as a ring), drawn group by group so that the
+// fill colour changes once per group, not once per bar. Wheel: zoom around the pointer; drag:
+// pan; double click: follow the newest runs again. Hover: key, worker, duration.
+import { ITelemetry, TaskRun, XschedPane, groupColour, h, isLightTheme, naturalCompare, themeVar } from './common';
+
+/** runs kept and drawn at most: older ones are dropped */
+export const HISTORY = 100_000;
+const GUTTER = 96; // px: worker names
+const AXIS = 18; // px: time labels
+
+export class TaskStreamPane extends XschedPane {
+  constructor(cluster: string, clusterName: string) {
+    super('task-stream', cluster, clusterName);
+    this.canvas = h('canvas', { class: 'xsched-TaskStreamCanvas', 'data-task-count': 0, 'data-worker-count': 0 }) as HTMLCanvasElement;
+    this._tip = h('div', { class: 'xsched-Tooltip' });
+    this._tip.style.display = 'none';
+    this._status = h('div', { class: 'xsched-TaskStreamStatus' });
+    this.body.append(this._status, h('div', { class: 'xsched-TaskStreamBox' }, this.canvas, this._tip));
+    this.canvas.addEventListener('wheel', ev => this._onWheel(ev), { passive: false });
+    this.canvas.addEventListener('mousedown', ev => this._onDown(ev));
+    window.addEventListener('mousemove', this._onMove);
+    window.addEventListener('mouseup', this._onUp);
+    this.canvas.addEventListener('mouseleave', () => (this._tip.style.display = 'none'));
+    this.canvas.addEventListener('dblclick', () => {
+      this._follow = true;
+      this.schedule();
+    });
+    // runs from elsewhere (a saved stream, a test): {detail: {records: TaskRun[]}}
+    this.node.addEventListener('xsched-ingest', ev => {
+      const detail = (ev as CustomEvent).detail || {};
+      this.ingest(detail.records || [], detail.workers || []);
+    });
+    this._observer = new MutationObserver(() => this.schedule()); // theme switches
+    this._observer.observe(document.body, { attributes: true, attributeFilter: ['data-jp-theme-light', 'data-jp-theme-name'] });
+  }
+
+  readonly canvas: HTMLCanvasElement;
+
+  dispose(): void {
+    window.removeEventListener('mousemove', this._onMove);
+    window.removeEventListener('mouseup', this._onUp);
+    this._observer.disconnect();
+    super.dispose();
+  }
+
+  clear(): void {
+    this._n = 0;
+    this._head = 0;
+    this._next = -1;
+    this._workerIds.clear();
+    this._workerList = [];
+    this._groupIds.clear();
+    this._groupList = [];
+    this._buckets = null;
+    this._follow = true;
+    this.schedule();
+  }
+
+  receive(msg: ITelemetry): void {
+    for (const w of msg.workers || []) {
+      this._names.set(w.address, w.name);
+      this._workerId(w.address);
+    }
+    const ts = msg.task_stream;
+    if (ts) {
+      let records = ts.records;
+      if (this._next >= 0 && ts.first < this._next) {
+        records = records.slice(Math.min(this._next - ts.first, records.length)); // already held
+      }
+      this._skipped += ts.skipped;
+      this._next = ts.index;
+      this.ingest(records, []);
+    } else if (msg.workers) {
+      this.schedule();
+    }
+  }
+
+  /** Add runs (oldest first); past HISTORY the oldest are dropped. */
+  ingest(records: TaskRun[], workers: { address: string; name: string }[]): void {
+    for (const w of workers) {
+      this._names.set(w.address, w.name);
+      this._workerId(w.address);
+    }
+    for (const r of records) {
+      const start = r[3] ?? r[4];
+      const stop = r[4] ?? r[3];
+      if (start === null || stop === null) {
+        continue;
+      }
+      const i = (this._head + this._n) % HISTORY;
+      if (this._n === HISTORY) {
+        this._head = (this._head + 1) % HISTORY;
+      } else {
+        this._n++;
+      }
+      this._key[i] = r[0];
+      this._group[i] = this._groupId(r[1]);
+      this._worker[i] = this._workerId(r[2]);
+      this._start[i] = start;
+      this._stop[i] = stop;
+      this._failed[i] = r[5] === 'memory' ? 0 : 1;
+    }
+    if (records.length) {
+      this._buckets = null;
+    }
+    this.schedule();
+  }
+
+  /** Redraw at the next animation frame (once, however many updates came). */
+  schedule(): void {
+    if (this._frame === 0 && !this.isDisposed) {
+      this._frame = requestAnimationFrame(() => {
+        this._frame = 0;
+        this.draw();
+      });
+    }
+  }
+
+  protected onResize(): void {
+    this.schedule();
+  }
+
+  protected onAfterShow(): void {
+    this.schedule();
+  }
+
+  protected onAfterAttach(): void {
+    this.schedule();
+  }
+
+  // ------------------------------------------------------------------ drawing
+  /** Draw every run held; measured as the performance entry "xsched-task-stream-draw". */
+  draw(): void {
+    performance.mark('xsched-task-stream-draw-start');
+    const canvas = this.canvas;
+    const ratio = window.devicePixelRatio || 1;
+    const cssW = Math.max(canvas.clientWidth, 50);
+    const cssH = Math.max(canvas.clientHeight, 50);
+    if (canvas.width !== Math.round(cssW * ratio) || canvas.height !== Math.round(cssH * ratio)) {
+      canvas.width = Math.round(cssW * ratio);
+      canvas.height = Math.round(cssH * ratio);
+    }
+    const ctx = canvas.getContext('2d', { alpha: false }) as CanvasRenderingContext2D;
+    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+    ctx.fillStyle = themeVar('--jp-layout-color0', isLightTheme() ? '#fff' : '#111');
+    ctx.fillRect(0, 0, cssW, cssH);
+    const rows = this._rows();
+    const nrows = Math.max(rows.length, 1);
+    canvas.setAttribute('data-task-count', String(this._n));
+    canvas.setAttribute('data-worker-count', String(rows.length));
+    const [v0, v1] = this._view();
+    this._lastView = [v0, v1];
+    const plotW = cssW - GUTTER;
+    const plotH = cssH - AXIS;
+    const rowH = plotH / nrows;
+    const scale = plotW / Math.max(v1 - v0, 1e-9);
+    // rows: names and alternating bands
+    ctx.font = `${themeVar('--jp-ui-font-size0', '11px')} ${themeVar('--jp-ui-font-family', 'sans-serif')}`;
+    ctx.textBaseline = 'middle';
+    for (let r = 0; r < rows.length; r++) {
+      if (r % 2 === 1) {
+        ctx.fillStyle = themeVar('--jp-layout-color2', '#eee');
+        ctx.fillRect(GUTTER, r * rowH, plotW, rowH);
+      }
+      ctx.fillStyle = themeVar('--jp-ui-font-color1', '#000');
+      const address = this._workerList[rows[r]];
+      ctx.fillText(this._label(address), 4, r * rowH + rowH / 2, GUTTER - 8);
+    }
+    const rowOf = new Int32Array(this._workerList.length);
+    rows.forEach((w, r) => (rowOf[w] = r));
+    // bars, group by group
+    const pad = rowH > 6 ? Math.min(2, rowH * 0.1) : 0;
+    const buckets = this._bucket();
+    const light = isLightTheme();
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(GUTTER, 0, plotW, plotH);
+    ctx.clip();
+    // runs of one group that touch on one row (within half a pixel) are filled as one rectangle:
+    // at 100,000 runs most bars are narrower than a pixel
+    const nr = rows.length;
+    const left = new Float64Array(nr);
+    const right = new Float64Array(nr);
+    const flush = (r: number) => {
+      if (right[r] > left[r]) {
+        ctx.fillRect(left[r], r * rowH + pad, right[r] - left[r], rowH - 2 * pad);
+      }
+      left[r] = right[r] = -Infinity;
+    };
+    for (let g = 0; g < this._groupList.length; g++) {
+      const from = buckets.offsets[g];
+      const to = buckets.offsets[g + 1];
+      if (from === to) {
+        continue;
+      }
+      ctx.fillStyle = groupColour(this._groupList[g], light);
+      left.fill(-Infinity);
+      right.fill(-Infinity);
+      for (let j = from; j < to; j++) {
+        const i = buckets.order[j];
+        if (this._failed[i]) {
+          continue;
+        }
+        const s = this._start[i];
+        const e = this._stop[i];
+        if (e < v0 || s > v1) {
+          continue;
+        }
+        const r = rowOf[this._worker[i]];
+        const x0 = GUTTER + (s - v0) * scale;
+        const x1 = Math.max(x0 + (e - s) * scale, x0 + 1);
+        if (x0 <= right[r] + 0.5 && x1 >= left[r] - 0.5) {
+          left[r] = Math.min(left[r], x0);
+          right[r] = Math.max(right[r], x1);
+        } else {
+          flush(r);
+          left[r] = x0;
+          right[r] = x1;
+        }
+      }
+      for (let r = 0; r < nr; r++) {
+        flush(r);
+      }
+    }
+    // failed runs, over the others, in the error colour
+    ctx.fillStyle = themeVar('--jp-error-color1', '#d32f2f');
+    for (let k = 0; k < this._n; k++) {
+      const i = (this._head + k) % HISTORY;
+      if (!this._failed[i] || this._stop[i] < v0 || this._start[i] > v1) {
+        continue;
+      }
+      const x = GUTTER + (this._start[i] - v0) * scale;
+      ctx.fillRect(x, rowOf[this._worker[i]] * rowH, Math.max((this._stop[i] - this._start[i]) * scale, 2), rowH);
+    }
+    ctx.restore();
+    // the time axis: seconds since the left edge
+    ctx.fillStyle = themeVar('--jp-ui-font-color2', '#666');
+    ctx.fillRect(GUTTER, plotH, plotW, 1);
+    const step = niceStep((v1 - v0) / Math.max(2, Math.floor(plotW / 110)));
+    for (let t = Math.ceil(v0 / step) * step; t <= v1; t += step) {
+      const x = GUTTER + (t - v0) * scale;
+      ctx.fillRect(x, plotH, 1, 4);
+      ctx.fillText(clock(t, step), x + 2, plotH + AXIS / 2 + 2);
+    }
+    this._status.textContent =
+      `${this._n.toLocaleString()} runs on ${rows.length} workers` +
+      (this._skipped ? ` (${this._skipped.toLocaleString()} older runs not shown)` : '') +
+      (this._follow ? '' : ' · zoomed: double-click to follow the newest runs');
+    performance.measure('xsched-task-stream-draw', 'xsched-task-stream-draw-start');
+  }
+
+  /** Worker ids in natural order of their names. */
+  private _rows(): number[] {
+    const ids = this._workerList.map((_, i) => i);
+    return ids.sort((a, b) => naturalCompare(this._label(this._workerList[a]), this._label(this._workerList[b])) ||
+      naturalCompare(this._workerList[a], this._workerList[b]));
+  }
+
+  private _label(address: string): string {
+    return this._names.get(address) || address.replace(/^tcp:\/\//, '');
+  }
+
+  /** [first, last] second shown: every run held, or where the wheel and drag left it. */
+  private _view(): [number, number] {
+    if (!this._follow) {
+      return this._fixed;
+    }
+    if (this._n === 0) {
+      const now = Date.now() / 1000;
+      return [now - 10, now];
+    }
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (let k = 0; k < this._n; k++) {
+      const i = (this._head + k) % HISTORY;
+      if (this._start[i] < lo) {
+        lo = this._start[i];
+      }
+      if (this._stop[i] > hi) {
+        hi = this._stop[i];
+      }
+    }
+    const span = Math.max(hi - lo, 1e-3);
+    return [lo - span * 0.01, hi + span * 0.01];
+  }
+
+  /** The runs held, ordered by group (a counting sort), cached until runs arrive. */
+  private _bucket(): { order: Int32Array; offsets: Int32Array } {
+    if (this._buckets) {
+      return this._buckets;
+    }
+    const ng = this._groupList.length;
+    const offsets = new Int32Array(ng + 1);
+    for (let k = 0; k < this._n; k++) {
+      offsets[this._group[(this._head + k) % HISTORY] + 1]++;
+    }
+    for (let g = 0; g < ng; g++) {
+      offsets[g + 1] += offsets[g];
+    }
+    const fill = offsets.slice(0, ng);
+    const order = new Int32Array(this._n);
+    for (let k = 0; k < this._n; k++) {
+      const i = (this._head + k) % HISTORY;
+      order[fill[this._group[i]]++] = i;
+    }
+    this._buckets = { order, offsets };
+    return this._buckets;
+  }
+
+  private _workerId(address: string): number {
+    let id = this._workerIds.get(address);
+    if (id === undefined) {
+      id = this._workerList.length;
+      this._workerIds.set(address, id);
+      this._workerList.push(address);
+    }
+    return id;
+  }
+
+  private _groupId(group: string): number {
+    let id = this._groupIds.get(group);
+    if (id === undefined) {
+      id = this._groupList.length;
+      this._groupIds.set(group, id);
+      this._groupList.push(group);
+    }
+    return id;
+  }
+
+  // ------------------------------------------------------------------ zoom, pan, hover
+  private _timeAt(clientX: number): number {
+    const rect = this.canvas.getBoundingClientRect();
+    const [v0, v1] = this._lastView;
+    return v0 + ((clientX - rect.left - GUTTER) / Math.max(rect.width - GUTTER, 1)) * (v1 - v0);
+  }
+
+  private _onWheel(ev: WheelEvent): void {
+    ev.preventDefault();
+    const [v0, v1] = this._lastView;
+    const t = this._timeAt(ev.clientX);
+    const f = Math.exp(Math.max(-1, Math.min(1, ev.deltaY * 0.002)));
+    this._fixed = [t - (t - v0) * f, t + (v1 - t) * f];
+    this._follow = false;
+    this.schedule();
+  }
+
+  private _onDown(ev: MouseEvent): void {
+    if (ev.button !== 0) {
+      return;
+    }
+    this._drag = { x: ev.clientX, view: this._lastView };
+    ev.preventDefault();
+  }
+
+  private _onMove = (ev: MouseEvent): void => {
+    if (this._drag) {
+      const rect = this.canvas.getBoundingClientRect();
+      const [v0, v1] = this._drag.view;
+      const dt = ((ev.clientX - this._drag.x) / Math.max(rect.width - GUTTER, 1)) * (v1 - v0);
+      this._fixed = [v0 - dt, v1 - dt];
+      this._follow = false;
+      this.schedule();
+      return;
+    }
+    if (ev.target !== this.canvas) {
+      return;
+    }
+    this._hover(ev);
+  };
+
+  private _onUp = (): void => {
+    this._drag = null;
+  };
+
+  private _hover(ev: MouseEvent): void {
+    const rect = this.canvas.getBoundingClientRect();
+    const y = ev.clientY - rect.top;
+    const rows = this._rows();
+    const rowH = (rect.height - AXIS) / Math.max(rows.length, 1);
+    const r = Math.floor(y / rowH);
+    const t = this._timeAt(ev.clientX);
+    const [v0, v1] = this._lastView;
+    const slack = (2 * (v1 - v0)) / Math.max(rect.width - GUTTER, 1); // 2 px either side
+    let found = -1;
+    if (r >= 0 && r < rows.length && ev.clientX - rect.left > GUTTER) {
+      const worker = rows[r];
+      for (let k = this._n - 1; k >= 0; k--) {
+        const i = (this._head + k) % HISTORY;
+        if (this._worker[i] === worker && this._start[i] - slack <= t && t <= this._stop[i] + slack) {
+          found = i;
+          break;
+        }
+      }
+    }
+    if (found < 0) {
+      this._tip.style.display = 'none';
+      return;
+    }
+    const ms = (this._stop[found] - this._start[found]) * 1000;
+    const address = this._workerList[this._worker[found]];
+    this._tip.replaceChildren(
+      h('div', { class: 'xsched-TooltipKey' }, this._key[found]),
+      h('div', {}, `worker: ${this._label(address)} (${address})`),
+      h('div', {}, `duration: ${ms < 1000 ? ms.toFixed(1) + ' ms' : (ms / 1000).toFixed(2) + ' s'}` +
+        (this._failed[found] ? ' · failed' : ''))
+    );
+    this._tip.style.display = '';
+    this._tip.style.left = `${Math.min(ev.clientX - rect.left + 12, rect.width - 220)}px`;
+    this._tip.style.top = `${y + 12}px`;
+  }
+
+  private _key: string[] = new Array(HISTORY);
+  private _group = new Int32Array(HISTORY);
+  private _worker = new Int32Array(HISTORY);
+  private _start = new Float64Array(HISTORY);
+  private _stop = new Float64Array(HISTORY);
+  private _failed = new Uint8Array(HISTORY);
+  private _n = 0;
+  private _head = 0;
+  private _next = -1;
+  private _skipped = 0;
+  private _names = new Map<string, string>();
+  private _workerIds = new Map<string, number>();
+  private _workerList: string[] = [];
+  private _groupIds = new Map<string, number>();
+  private _groupList: string[] = [];
+  private _buckets: { order: Int32Array; offsets: Int32Array } | null = null;
+  private _follow = true;
+  private _fixed: [number, number] = [0, 1];
+  private _lastView: [number, number] = [0, 1];
+  private _drag: { x: number; view: [number, number] } | null = null;
+  private _frame = 0;
+  private _tip: HTMLElement;
+  private _status: HTMLElement;
+  private _observer: MutationObserver;
+}
+
+/** A round step (1, 2 or 5 times a power of ten) near `raw` seconds. */
+function niceStep(raw: number): number {
+  const p = Math.pow(10, Math.floor(Math.log10(Math.max(raw, 1e-6))));
+  const m = raw / p;
+  return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
+}
+
+/** "14:03:07", with milliseconds when the ticks are closer than a second. */
+function clock(t: number, step: number): string {
+  const d = new Date(t * 1000);
+  const base = d.toLocaleTimeString([], { hour12: false });
+  return step < 1 ? `${base}.${String(d.getMilliseconds()).padStart(3, '0')}` : base;
+}

@@ -1,0 +1,194 @@
+"""The telemetry scheduler extension (xsched/scheduler/extensions/telemetry.py), without sockets:
+one op answering what a dashboard shows since the caller's cursors, with bounded memory."""
+
+from __future__ import annotations
+
+import sys
+from collections import deque
+
+import pytest
+
+from xsched.protocol.schemas import TO_SCHEDULER, BadMessage
+from xsched.scheduler.extensions import build
+from xsched.scheduler.extensions.diagnostics import TaskStream
+from xsched.scheduler.extensions.telemetry import GroupCounts, TelemetryExtension, stream_since
+from xsched.scheduler.state import ClientReleasesKeys, NewTask, TaskErred, TaskFinished, UpdateGraph
+
+from tests.support.fake_scheduler import FakeScheduler
+
+
+def served():
+    server = FakeScheduler()
+    server.memory_history = {}
+    server.extensions.update(build(server, ["diagnostics", "telemetry"]))
+    return server
+
+
+def ran(server, worker, key, status="memory", t=1.0):
+    """What the Scheduler does on task-finished / task-erred: note the run, then tell the state."""
+    server.extensions["diagnostics"].task_ran(worker, {"key": key, "start": t, "stop": t + 0.5}, status)
+    if status == "memory":
+        server.handle(TaskFinished(worker, key, nbytes=8, start=t, stop=t + 0.5))
+    else:
+        server.handle(TaskErred(worker, key, text="boom", start=t, stop=t + 0.5))
+
+
+def run_next(server, status="memory", t=1.0, prefix=""):
+    """Finish (or fail) one task processing now, of a key starting with ``prefix``; its key."""
+    ts = next(ts for ts in server.state.tasks.values() if ts.state == "processing" and ts.key.startswith(prefix))
+    ran(server, ts.processing_on.address, ts.key, status, t)
+    return ts.key
+
+
+def deep_sizeof(obj, seen=None) -> int:
+    """Bytes of ``obj`` and of everything it refers to (each object once)."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return 0
+    seen.add(id(obj))
+    size = sys.getsizeof(obj)
+    if isinstance(obj, dict):
+        size += sum(deep_sizeof(k, seen) + deep_sizeof(v, seen) for k, v in obj.items())
+    elif isinstance(obj, (list, tuple, deque, set, frozenset)):
+        size += sum(deep_sizeof(x, seen) for x in obj)
+    elif hasattr(obj, "__slots__"):
+        size += sum(deep_sizeof(getattr(obj, s), seen) for s in obj.__slots__ if hasattr(obj, s))
+    return size
+
+
+def test_one_reply_carries_runs_workers_groups_and_memory_since_the_cursors():
+    server = served()
+    server.add_worker("tcp://w:2")
+    server.add_worker("tcp://w:1")
+    keys = ["boom-1"] + [f"inc-{i}" for i in range(4)]
+    server.handle(UpdateGraph("c", [NewTask(k, b"s", priority=(i,)) for i, k in enumerate(keys)], keys))
+    done = [run_next(server, "error", 0.0, "boom")] + [run_next(server, t=float(i), prefix="inc") for i in range(3)]
+    server.memory_history = {"tcp://w:1": deque([(10.0, 100, 40, 0), (11.0, 120, 50, 0)], maxlen=3600),
+                             "tcp://w:2": deque([(10.5, 90, 30, 5)], maxlen=3600)}
+
+    reply = server.call("telemetry")
+    ts = reply["task_stream"]
+    assert ts["index"] == 4 and ts["first"] == 0 and ts["skipped"] == 0
+    assert [r[0] for r in ts["records"]] == done and done[0] == "boom-1"
+    assert ts["records"][1][1] == "inc" and ts["records"][1][2] in ("tcp://w:1", "tcp://w:2")
+    assert ts["records"][0][5] == "error" and ts["records"][1][5] == "memory"
+    rows = {w["address"]: w for w in reply["workers"]}
+    assert set(rows) == {"tcp://w:1", "tcp://w:2"}
+    assert {"name", "nthreads", "managed", "unmanaged", "spilled", "memory_limit", "cpu", "executing",
+            "processing", "status"} <= set(rows["tcp://w:1"])
+    assert sum(w["processing"] for w in rows.values()) == 1         # inc-3 still runs
+    groups = {g["name"]: g for g in reply["groups"]}
+    assert groups["inc"] == {"name": "inc", "done": 3, "processing": 1, "erred": 0, "waiting": 0, "total": 4}
+    assert groups["boom"]["erred"] == 1
+    assert reply["memory"]["tcp://w:1"] == [[10.0, 100, 40, 0], [11.0, 120, 50, 0]]
+    assert reply["memory_since"] == {"tcp://w:1": 11.0, "tcp://w:2": 10.5}
+
+    # the cursors sent back: nothing new, then only what came since
+    again = server.call("telemetry", since=ts["index"], memory_since=reply["memory_since"])
+    assert again["task_stream"]["records"] == [] and again["memory"] == {"tcp://w:1": [], "tcp://w:2": []}
+    last = run_next(server, t=6.0)
+    server.memory_history["tcp://w:2"].append((12.0, 95, 31, 5))
+    later = server.call("telemetry", since=ts["index"], memory_since=reply["memory_since"],
+                        parts=["task-stream", "memory"])
+    assert [r[0] for r in later["task_stream"]["records"]] == [last] and later["task_stream"]["first"] == 4
+    assert later["memory"] == {"tcp://w:1": [], "tcp://w:2": [[12.0, 95, 31, 5]]}
+    assert "workers" not in later and "groups" not in later          # only the parts asked for
+
+
+def test_done_tasks_stay_done_when_released_and_forgotten():
+    server = served()
+    server.add_worker("tcp://w:1")
+    server.call("telemetry", parts=["groups"])                       # counting starts here
+    keys = [f"sq-{i}" for i in range(3)]
+    server.handle(UpdateGraph("c", [NewTask(k, b"s") for k in keys], keys))
+    for i in range(3):
+        run_next(server, t=float(i))
+    server.handle(ClientReleasesKeys("c", keys))
+    assert all(k not in server.state.tasks for k in keys)            # forgotten
+    (g,) = server.call("telemetry", parts=["groups"])["groups"]
+    assert (g["name"], g["done"], g["total"]) == ("sq", 3, 3)
+
+
+def test_the_group_hook_is_installed_on_first_use_and_removed_on_close():
+    server = served()
+    ext = server.extensions["telemetry"]
+    assert not any(isinstance(h, GroupCounts) for h in server.state.transition_hooks)
+    server.handle(UpdateGraph("c", [NewTask("a-1", b"s")], ["a-1"]))  # no worker: no-worker / waiting
+    (g,) = server.call("telemetry", parts=["groups"])["groups"]      # seeded from the tasks known
+    assert g["waiting"] == 1 and g["total"] == 1
+    assert sum(isinstance(h, GroupCounts) for h in server.state.transition_hooks) == 1
+    server.call("telemetry", parts=["groups"])
+    assert sum(isinstance(h, GroupCounts) for h in server.state.transition_hooks) == 1
+    ext.close()
+    assert not any(isinstance(h, GroupCounts) for h in server.state.transition_hooks)
+
+
+def test_runs_over_the_cap_keep_the_newest_and_count_the_skipped():
+    server = served()
+    stream = server.extensions["diagnostics"].task_stream
+    for i in range(50):
+        stream.add(f"x-{i}", "tcp://w:1", float(i), i + 0.1, "memory")
+    ts = server.call("telemetry", parts=["task-stream"], max_records=10)["task_stream"]
+    assert [r[0] for r in ts["records"]] == [f"x-{i}" for i in range(40, 50)]
+    assert (ts["first"], ts["skipped"], ts["index"]) == (40, 40, 50)
+    # a cursor older than what the bounded stream kept: the dropped runs count as skipped
+    small = TaskStream(maxlen=5)
+    for i in range(20):
+        small.add(f"y-{i}", "w", i, i, "memory")
+    rows, first, skipped = stream_since(small, 3, 100)
+    assert [r[0] for r in rows] == [f"y-{i}" for i in range(15, 20)] and (first, skipped) == (15, 12)
+    assert stream_since(small, 10_000, 100) == ([], 20, 0)           # a cursor from the future: nothing
+
+
+@pytest.mark.parametrize("bad", [{"parts": ["task-stream", "bogus"]}, {"max_records": 0},
+                                 {"max_records": 10**9}, {"since": -1}, {"memory_since": {"tcp://w:1": "x"}},
+                                 {"parts": "workers"}])
+def test_malformed_requests_are_refused_by_the_schema(bad):
+    with pytest.raises(BadMessage):
+        TO_SCHEDULER.check({"op": "telemetry", **bad})
+
+
+def test_group_counts_are_bounded_dropping_finished_groups_first():
+    counts = GroupCounts(max_groups=100)
+
+    class T:
+        __slots__ = ("key", "group", "nbytes")
+
+        def __init__(self, group, nbytes):
+            self.key, self.group, self.nbytes = group + "-1", group, nbytes
+
+    running = T("busy", -1)
+    counts(running, "released", "processing")                         # the oldest, still running
+    for i in range(1000):
+        t = T(f"g{i}", 8)
+        counts(t, "processing", "memory")
+    assert len(counts.counts) == 100
+    assert "busy" in counts.counts                                   # finished groups went first
+
+
+def test_telemetry_memory_is_bounded_whatever_the_number_of_runs():
+    """The scheduler's telemetry bytes (task stream + group counts) at 10k and 1M task runs."""
+    server = served()
+    stream = server.extensions["diagnostics"].task_stream
+    ext: TelemetryExtension = server.extensions["telemetry"]
+    groups = ext.group_counts()
+
+    class T:
+        __slots__ = ("group", "nbytes")
+
+    def feed(n0, n1):
+        t = T()
+        for i in range(n0, n1):
+            stream.add(f"task-{i % 50}-{i}", f"tcp://127.0.0.1:{4000 + i % 8}", float(i), i + 0.5, "memory", 8)
+            t.group, t.nbytes = f"task-{i % 50}", 8
+            groups(t, "processing", "memory")
+
+    feed(0, 10_000)
+    at_10k = deep_sizeof(stream) + deep_sizeof(groups)
+    feed(10_000, 200_000)
+    at_200k = deep_sizeof(stream) + deep_sizeof(groups)
+    assert len(stream) == 100_000 and stream.index == 200_000
+    feed(200_000, 400_000)
+    at_400k = deep_sizeof(stream) + deep_sizeof(groups)
+    assert at_400k <= at_200k * 1.02, (at_200k, at_400k)             # flat once the window is full
+    assert at_10k < at_200k
