@@ -461,3 +461,37 @@ def test_ll_shows_a_function_defined_in_a_notebook_cell(c, typed, capsys):
         assert "return x / scale  # the line that fails" in out and "scale = x - x" in out
     finally:
         linecache.cache.pop(name, None)
+
+
+def test_a_console_on_the_worker_debugs_its_failed_task(c, tmp_path, monkeypatch):
+    """What the panel's debug button runs in a console on the worker's own kernel:
+    worker.debugging.console(key), pdb's commands read with that kernel's input()."""
+    jupyter_client = pytest.importorskip("jupyter_client")
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "rt"))
+    f, exc = failed(c, process, [7, 8, 9])
+    (addr, info), = c.start_ipython_workers().items()
+    kc = jupyter_client.BlockingKernelClient()
+    kc.load_connection_info(info)
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=30)
+        answers, prompts, out = ["up", "p chunk", "q"], [], []
+
+        def stdin_hook(msg):
+            prompts.append(msg["content"]["prompt"])
+            kc.input(answers.pop(0))
+
+        def output_hook(msg):
+            if msg["msg_type"] == "stream":
+                out.append(msg["content"]["text"])
+            elif msg["msg_type"] == "error":
+                out.append("\n".join(msg["content"]["traceback"]))
+
+        reply = kc.execute_interactive(f"worker.debugging.console({f.key!r})", allow_stdin=True,
+                                       stdin_hook=stdin_hook, output_hook=output_hook, timeout=60)
+        text = "".join(out)
+        assert reply["content"]["status"] == "ok", text
+        assert f"post-mortem of task {f.key!r} on worker {addr}" in text and "[7, 8, 9]" in text
+        assert prompts == ["(Pdb) "] * 3
+    finally:
+        kc.stop_channels()

@@ -124,15 +124,18 @@ def test_group_keys_are_capped_and_stories_joined_with_times_and_workers():
     tasks = {f"x-{i}": NS(key=f"x-{i}", group="x", state="memory" if i % 3 else "released")
              for i in range(200)}
     state = NS(tasks=tasks, transition_hooks=[], log=[])
-    out = clusters._group_progress(NS(state=state), keys_per_group=20)
+    tasks["x-199"].state = "processing"  # paused at a breakpoint (the debugging extension's note)
+    debugging = NS(paused={"x-199": {"worker": "tcp://127.0.0.1:1"}})
+    out = clusters._group_progress(NS(state=state, extensions={"debugging": debugging}), keys_per_group=20)
     (g,) = out["groups"]
-    assert g["total"] == 200 and len(g["keys"]) == 20
-    assert g["states"] == {"memory": 133, "released": 67}
-    assert all(k["state"] == "memory" for k in g["keys"])           # in memory first (clickable)
-    shown = [int(k["key"].split("-")[1]) for k in g["keys"]]
+    assert g["total"] == 200 and len(g["keys"]) == 20 and g["paused"] == 1
+    assert g["states"] == {"memory": 132, "released": 67, "processing": 1}
+    assert g["keys"][0] == {"key": "x-199", "state": "processing", "paused": True, "worker": "tcp://127.0.0.1:1"}
+    assert all(k["state"] == "memory" for k in g["keys"][1:])       # then in memory first (clickable)
+    shown = [int(k["key"].split("-")[1]) for k in g["keys"][1:]]
     assert shown == sorted(shown), shown                             # x-2 before x-10
     assert sum(isinstance(h, clusters._StoryRecorder) for h in state.transition_hooks) == 1
-    clusters._group_progress(NS(state=state))                        # installed once
+    clusters._group_progress(NS(state=state, extensions={}))        # installed once
     assert len(state.transition_hooks) == 1
 
     rec = state.transition_hooks[0]

@@ -187,7 +187,9 @@ def test_panel_in_real_browser(lab, lab_cluster, tmp_path):
          "source": ("from xsched import progress\nfuts = client.map(lambda x: x * 2, range(12), "
                     "key=[f'double-{i}' for i in range(12)])\nprogress(futs)")},
         {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-         "source": "sum(client.gather(futs))"}],
+         "source": "sum(client.gather(futs))"},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,  # for part 7
+         "source": "boom = client.submit(lambda: 6 * 7 / 0, key='boom-1')"}],
         "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
         "nbformat": 4, "nbformat_minor": 5}
     _api(lab, "api/contents/widgets.ipynb", "PUT", {"type": "notebook", "format": "json", "content": nb})
@@ -366,6 +368,29 @@ def test_panel_in_real_browser(lab, lab_cluster, tmp_path):
             expect(cells).to_have_count(n_cells + 1)
             expect(cells.nth(3)).to_contain_text(f'client = Client("{address}")')
             timings["insert client"] = time.monotonic() - t0
+
+            # 7. a failed task's key offers "debug": pdb on its frames, in a console on the worker
+            # where it raised, each command typed into the console's input box
+            boom = panel.locator('.xsched-Group[data-group="boom"]')
+            expect(boom).to_be_visible(timeout=30_000)
+            debug = boom.locator('.xsched-Debug[data-key="boom-1"]')
+            expect(debug).to_have_count(1, timeout=15_000)
+            assert debug.get_attribute("data-target") in workers
+            debug.click()
+            dconsole = page.locator(".jp-CodeConsole").last
+            expect(dconsole).to_contain_text("post-mortem of task 'boom-1'", timeout=45_000)
+            stdin = dconsole.locator(".jp-Stdin-input").last
+            expect(stdin).to_be_visible(timeout=30_000)
+            stdin.fill("p 6 * 7")
+            stdin.press("Enter")
+            expect(dconsole).to_contain_text("42", timeout=30_000)
+            stdin = dconsole.locator(".jp-Stdin-input").last
+            expect(stdin).to_be_visible(timeout=30_000)
+            stdin.fill("q")
+            stdin.press("Enter")
+            expect(dconsole.locator(".jp-Stdin-input")).to_have_count(0, timeout=30_000)
+            page.screenshot(path=str(shots / "debug-console.png"))
+            timings["debug"] = time.monotonic() - t0
         except BaseException:
             try:
                 page.screenshot(path=str(shots / "failure.png"))

@@ -38,6 +38,7 @@ from ..graph.spec import Task, execute
 from ..protocol import ops
 from ..protocol.messages import unpack_objects
 from ..units import format_bytes, parse_bytes
+from ..worker.debugger import drive, show_reply
 from .dual import sync_or_async
 from .future import Future
 
@@ -167,22 +168,10 @@ class DebuggingMixin:
         if self.asynchronous:
             return self._debug_async(future)
         worker, key = self._sync(self._debug_target(future, _default_exception()))
-        reply = self._sync(self._debug_attach(worker, key))
-        while True:
-            session = self._debug_show(reply)
-            if session is None:
-                return None
-            if reply.get("busy"):
-                reply = self._sync(self._debug_input(worker, session, None))
-                continue
-            try:
-                line = input(reply.get("prompt") or "(Pdb) ")
-            except BaseException as e:  # Ctrl-C, end of input, a front end without stdin: detach
-                self._sync(self._debug_detach(worker, session, reply))
-                if isinstance(e, EOFError):
-                    return None
-                raise
-            reply = self._sync(self._debug_input(worker, session, line))
+        drive(self._sync(self._debug_attach(worker, key)),
+              lambda session, line: self._sync(self._debug_input(worker, session, line)),
+              lambda session, reply: self._sync(self._debug_detach(worker, session, reply)))
+        return None
 
     async def _debug_async(self, future) -> None:
         worker, key = await self._debug_target(future, _default_exception())
@@ -203,18 +192,7 @@ class DebuggingMixin:
                     raise
             reply = await self._debug_input(worker, session, line)
 
-    @staticmethod
-    def _debug_show(reply: dict) -> str | None:
-        """Print what pdb printed; the session to go on with, or None when it is over."""
-        if reply.get("error"):
-            raise DebugError(reply["error"])
-        out = reply.get("output")
-        if out:
-            sys.stdout.write(out)
-            sys.stdout.flush()
-        if reply.get("done"):
-            return None
-        return reply["session"]
+    _debug_show = staticmethod(show_reply)
 
     async def _debug_target(self, target, fallback) -> tuple[str, str]:
         """(worker address, key to attach to) for what ``debug`` was given."""

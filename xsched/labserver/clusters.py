@@ -92,19 +92,45 @@ def _group_progress(scheduler=None, keys_per_group: int = KEYS_PER_GROUP) -> dic
     ``_story``.
     """
     _StoryRecorder.install(scheduler.state)
+    debugging = scheduler.extensions.get("debugging")
+    paused = debugging.paused if debugging is not None else {}  # key -> {worker, file, line, ...}
     groups: dict[str, dict] = {}
     order = {"erred": 0, "processing": 1, "queued": 2, "waiting": 3, "no-worker": 4, "memory": 5}
-    for ts in scheduler.state.tasks.values():
+    tasks = scheduler.state.tasks
+    for ts in tasks.values():
         g = groups.get(ts.group)
         if g is None:
-            g = groups[ts.group] = {"name": ts.group, "states": {}, "total": 0, "keys": []}
+            g = groups[ts.group] = {"name": ts.group, "states": {}, "total": 0, "keys": [], "paused": 0}
         g["states"][ts.state] = g["states"].get(ts.state, 0) + 1
         g["total"] += 1
-        g["keys"].append((order.get(ts.state, 6), ts.key, ts.state))
+        rank = -1 if ts.key in paused else order.get(ts.state, 6)  # paused first: they wait for someone
+        g["keys"].append((rank, ts.key, ts.state))
+        if ts.key in paused:
+            g["paused"] += 1
     for g in groups.values():
         chosen = heapq.nsmallest(keys_per_group, g["keys"])  # (a plain sort of all keys: cheap)
-        g["keys"] = [{"key": k, "state": s} for _, k, s in sorted(chosen, key=lambda c: (c[0], natural_key(c[1])))]
+        g["keys"] = [_key_row(k, s, tasks, paused) for _, k, s in sorted(chosen, key=lambda c: (c[0], natural_key(c[1])))]
     return {"groups": sorted(groups.values(), key=lambda g: g["name"])}
+
+
+def _key_row(key: str, state: str, tasks, paused: dict) -> dict:
+    """A listed key, with the worker to debug it on when it failed there or is paused there.
+
+    >>> _key_row("g-1", "processing", {}, {"g-1": {"worker": "tcp://w:1"}})
+    {'key': 'g-1', 'state': 'processing', 'paused': True, 'worker': 'tcp://w:1'}
+    >>> class Failed:
+    ...     erred_on = "tcp://w:2"
+    >>> _key_row("f-1", "erred", {"f-1": Failed()}, {})
+    {'key': 'f-1', 'state': 'erred', 'worker': 'tcp://w:2'}
+    """
+    row = {"key": key, "state": state}
+    if key in paused:
+        row["paused"], row["worker"] = True, paused[key]["worker"]
+    elif state == "erred":
+        worker = getattr(tasks.get(key), "erred_on", None)
+        if worker:
+            row["worker"] = worker
+    return row
 
 
 class _StoryRecorder:

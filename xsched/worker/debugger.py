@@ -312,3 +312,50 @@ def post_mortem(channel: LineChannel, tb) -> None:
         channel.write(f"*** the debugger failed: {type(e).__name__}: {e}\n")
     finally:
         channel.finish()
+
+
+def show_reply(reply: dict) -> str | None:
+    """Print what pdb printed in a session's reply; the session to go on with, or None when
+    it is over. A refusal (no such task, debugged already...) raises ``DebugError``."""
+    from ..errors import DebugError
+
+    if reply.get("error"):
+        raise DebugError(reply["error"])
+    out = reply.get("output")
+    if out:
+        sys.stdout.write(out)
+        sys.stdout.flush()
+    if reply.get("done"):
+        return None
+    return reply["session"]
+
+
+def drive(reply: dict, send: Callable[[str, str | None], dict], detach: Callable[[str, dict], None]) -> None:
+    """Run a debugging session from its first reply until it ends: print pdb's output, read
+    each command with ``input()`` (a notebook's input box, a terminal's prompt), ``send``
+    it; a busy pdb is polled with no line. Ctrl-C or the end of input ``detach``es.
+
+    >>> replies = iter([{"session": "s", "output": "> f()\\n", "prompt": "(Pdb) "},
+    ...                 {"session": "s", "output": "", "done": True}])
+    >>> import builtins; builtins_input, builtins.input = builtins.input, lambda prompt: "c"
+    >>> try:
+    ...     drive(next(replies), lambda session, line: next(replies), lambda session, reply: None)
+    ... finally:
+    ...     builtins.input = builtins_input
+    > f()
+    """
+    while True:
+        session = show_reply(reply)
+        if session is None:
+            return
+        if reply.get("busy"):
+            reply = send(session, None)
+            continue
+        try:
+            line = input(reply.get("prompt") or PROMPT)
+        except BaseException as e:  # Ctrl-C, end of input, a front end without stdin: detach
+            detach(session, reply)
+            if isinstance(e, EOFError):
+                return
+            raise
+        reply = send(session, line)

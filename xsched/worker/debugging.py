@@ -50,7 +50,7 @@ from ..protocol import ops
 from ..protocol.serialize import dumps
 from ..sizeof import sizeof
 from ..units import format_bytes
-from .debugger import LineChannel, LinePdb, post_mortem
+from .debugger import LineChannel, LinePdb, drive, post_mortem
 from .postmortem import PostMortems
 
 __all__ = ["Debugging", "Session", "breakpoints_enabled"]
@@ -295,6 +295,26 @@ class Debugging:
             if sources:
                 session.channel.sources = dict(sources)
         return await self._exchange(session, None)
+
+    def console(self, key: str) -> None:
+        """Debug the failed or paused task ``key`` from this worker's own kernel (a console
+        the JupyterLab panel's "debug" opens on it, or ``%remote``): pdb's output shows in the
+        cell and each command is read with its ``input()``. ``q`` ends it (a paused task then
+        fails with ``DebuggerQuit``), ``c`` lets a paused task go on.
+
+        >>> worker.debugging.console("process-5d3a...")     # doctest: +SKIP
+        post-mortem of task 'process-5d3a...' on worker tcp://127.0.0.1:40211 (pid 4242): ZeroDivisionError: ...
+        (Pdb) p scale
+        0
+        """
+        from ..jupyter.kernel import run_on_host_loop
+
+        def call(func, *args):
+            return run_on_host_loop(func, *args, timeout=POLL + 30)
+
+        drive(call(self.attach, key, f"the console of worker {self.worker.address}"),
+              lambda session, line: call(self.input, session, line),
+              lambda session, reply: call(self.detach, session))
 
     def _run_post_mortem(self, session: Session, tb) -> None:
         try:

@@ -43,7 +43,10 @@ export interface ITaskGroup {
   name: string;
   states: { [state: string]: number };
   total: number;
-  keys: { key: string; state: string }[];
+  /** its keys listed (a few); worker: where a failed or paused one can be debugged */
+  keys: { key: string; state: string; worker?: string; paused?: boolean }[];
+  /** its tasks paused at a breakpoint now */
+  paused?: number;
 }
 
 export interface IClusterDetail extends Omit<IClusterSummary, 'workers'> {

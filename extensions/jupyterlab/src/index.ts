@@ -65,20 +65,31 @@ const plugin: JupyterFrontEndPlugin<void> = {
       app.shell.activateById(panel.id);
     };
 
+    const consoleOn = async (c: IClusterSummary, target: string): Promise<any> => {
+      const k = await post<IKernelReply>(`clusters/${encodeURIComponent(c.id)}/kernels`, { target });
+      return app.commands.execute('console:create', {
+        name: `xsched ${k.name}`,
+        kernelPreference: { id: k.id }
+      });
+    };
+
     const panel = new ClusterPanel({
       insertClient,
       openConsole: async (c, target) => {
         try {
-          const k = await post<IKernelReply>(
-            `clusters/${encodeURIComponent(c.id)}/kernels`,
-            { target }
-          );
-          await app.commands.execute('console:create', {
-            name: `xsched ${k.name}`,
-            kernelPreference: { id: k.id }
-          });
+          await consoleOn(c, target);
         } catch (e) {
           void showErrorMessage('xsched: could not open the console', String(e));
+        }
+      },
+      debug: async (c, worker, key) => {
+        // pdb on the failed (or paused) task, in the kernel of the worker that holds its frames
+        try {
+          const console = await consoleOn(c, worker);
+          await console.sessionContext.ready;
+          console.console.inject(`worker.debugging.console(${JSON.stringify(key)})`);
+        } catch (e) {
+          void showErrorMessage('xsched: could not debug the task', String(e));
         }
       },
       showStory: async (c, key) => {

@@ -16,6 +16,7 @@ export interface IPanelActions {
   insertClient(cluster: IClusterSummary): void;
   openConsole(cluster: IClusterSummary, target: string): Promise<void>;
   showStory(cluster: IClusterSummary, key: string): Promise<void>;
+  debug(cluster: IClusterSummary, worker: string, key: string): Promise<void>;
   newCluster(): Promise<void>;
   scale(cluster: IClusterSummary, n: number): Promise<void>;
   shutdown(cluster: IClusterSummary): Promise<void>;
@@ -541,7 +542,14 @@ export class ClusterPanel extends Widget {
               { class: 'xsched-GroupCount', title: 'done (in memory, released or forgotten) of all tasks' },
               `${done} / ${g.total}`
             ),
-            erred ? h('span', { class: 'xsched-GroupErred' }, `${erred}${NBSP}erred`) : null
+            erred ? h('span', { class: 'xsched-GroupErred' }, `${erred}${NBSP}erred`) : null,
+            g.paused
+              ? h(
+                  'span',
+                  { class: 'xsched-GroupPaused', title: 'paused at a breakpoint: debug them from their keys' },
+                  `${g.paused}${NBSP}paused`
+                )
+              : null
           ),
           h(
             'div',
@@ -556,9 +564,27 @@ export class ClusterPanel extends Widget {
           h(
             'div',
             { class: 'xsched-Keys' },
-            ...g.keys.slice(0, shown).map(k =>
-              h('button', { class: `xsched-Key xsched-state-${k.state}`, 'data-action': 'story', 'data-key': k.key, title: `${k.state}: show the story of ${k.key}` }, k.key)
-            ),
+            ...g.keys.slice(0, shown).flatMap(k => {
+              const state = k.paused ? 'paused' : k.state;
+              const key = h('button', { class: `xsched-Key xsched-state-${state}`, 'data-action': 'story', 'data-key': k.key, title: `${state}: show the story of ${k.key}` }, k.key);
+              if (!k.worker) {
+                return [key];
+              }
+              // a failed task's frames, or a paused task, wait on its worker: pdb in a console there
+              const debug = h(
+                'button',
+                {
+                  class: 'xsched-Key xsched-Debug',
+                  'data-action': 'debug',
+                  'data-key': k.key,
+                  'data-target': k.worker,
+                  title: `debug ${k.key} in a console on ${k.worker}`,
+                  'aria-label': `debug ${k.key}`
+                },
+                'debug'
+              );
+              return [key, debug];
+            }),
             more
           )
         );
@@ -612,6 +638,11 @@ export class ClusterPanel extends Widget {
       case 'story':
         if (c) {
           void this.actions.showStory(c, el.getAttribute('data-key') || '');
+        }
+        break;
+      case 'debug':
+        if (c) {
+          run(this.actions.debug(c, el.getAttribute('data-target') || '', el.getAttribute('data-key') || ''));
         }
         break;
       case 'scale':
