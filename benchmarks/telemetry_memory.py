@@ -21,26 +21,6 @@ from collections import deque
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def deep_sizeof(obj, seen: set | None = None) -> int:
-    """Bytes of ``obj`` and everything it refers to, each object counted once.
-
-    >>> deep_sizeof([1, 1]) == sys.getsizeof([1, 1]) + sys.getsizeof(1)
-    True
-    """
-    seen = set() if seen is None else seen
-    if id(obj) in seen:
-        return 0
-    seen.add(id(obj))
-    size = sys.getsizeof(obj)
-    if isinstance(obj, dict):
-        size += sum(deep_sizeof(k, seen) + deep_sizeof(v, seen) for k, v in obj.items())
-    elif isinstance(obj, (list, tuple, deque, set, frozenset)):
-        size += sum(deep_sizeof(x, seen) for x in obj)
-    elif hasattr(obj, "__slots__"):
-        size += sum(deep_sizeof(getattr(obj, s), seen) for s in obj.__slots__ if hasattr(obj, s))
-    return size
-
-
 class _Run:
     __slots__ = ("key", "group", "nbytes")
 
@@ -48,6 +28,7 @@ class _Run:
 def main(argv=None) -> None:
     """Print the telemetry bytes after each number of runs in ``--runs``."""
     from xsched.scheduler.server import Scheduler
+    from xsched.sizeof import deep_getsizeof
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, nargs="+", default=[10_000, 1_000_000])
@@ -71,7 +52,7 @@ def main(argv=None) -> None:
             run.key, run.group, run.nbytes = f"{group}-{i:x}", group, 8
             counts(run, "processing", "memory")
         done = target
-        walked = deep_sizeof(stream) + deep_sizeof(counts) + deep_sizeof(s.memory_history)
+        walked = deep_getsizeof(stream) + deep_getsizeof(counts) + deep_getsizeof(s.memory_history)
         traced = tracemalloc.get_traced_memory()[0] - base
         print(f"{target:>9,} runs: telemetry {walked / 2**20:7.1f} MiB walked (task stream {len(stream):,} runs "
               f"kept, {len(counts.counts)} groups, {args.workers} x 3,600 memory samples); "

@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["sizeof", "register", "register_lazy", "Sizeof"]
+__all__ = ["sizeof", "register", "register_lazy", "Sizeof", "deep_getsizeof"]
 
 logger = logging.getLogger(__name__)
 
@@ -301,3 +301,27 @@ def _register_pandas() -> None:
         for i in range(frame.shape[1]):
             total += object_extra(frame.iloc[:, i].array)
         return total
+
+
+def deep_getsizeof(obj: Any, seen: set | None = None) -> int:
+    """Bytes a Python structure holds: ``obj`` and everything its dicts, lists, tuples, sets,
+    deques and ``__slots__`` refer to, each object counted once. For measuring the
+    scheduler's own tables (what ``sizeof`` of task results does not look into).
+
+    >>> deep_getsizeof([1, 1]) == sys.getsizeof([1, 1]) + sys.getsizeof(1)
+    True
+    """
+    from collections import deque
+
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return 0
+    seen.add(id(obj))
+    size = sys.getsizeof(obj)
+    if isinstance(obj, dict):
+        size += sum(deep_getsizeof(k, seen) + deep_getsizeof(v, seen) for k, v in obj.items())
+    elif isinstance(obj, (list, tuple, deque, set, frozenset)):
+        size += sum(deep_getsizeof(x, seen) for x in obj)
+    elif hasattr(obj, "__slots__"):
+        size += sum(deep_getsizeof(getattr(obj, s), seen) for s in obj.__slots__ if hasattr(obj, s))
+    return size

@@ -33,12 +33,10 @@ import urllib.request
 
 import pytest
 
-CHROMIUM = os.environ.get("XSCHED_CHROMIUM", "/usr/bin/chromium")
+from tests.support.browser import CHROMIUM, LAUNCH_ARGS, skip_without_browser
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
-LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-               "--disable-background-networking", "--disable-component-update", "--disable-sync",
-               "--disable-dev-shm-usage"]
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(150)]
 
@@ -75,12 +73,7 @@ def _labextension_installed() -> bool:
 
 @pytest.fixture(scope="module")
 def browser_available():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"no chromium at {CHROMIUM}: run `sh tests/support/browser_deps.sh` as root (apt-get install chromium)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        pytest.skip("playwright for Python is not installed (pip install -e '.[test]')")
+    skip_without_browser()
     if not os.path.exists(os.path.join(BIN, "jupyter-lab")):
         pytest.skip("jupyterlab is not installed in this venv (pip install -e '.[test]')")
 

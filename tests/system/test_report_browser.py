@@ -9,15 +9,11 @@ the chromium it launched.
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 import xsched
 
-CHROMIUM = os.environ.get("XSCHED_CHROMIUM", "/usr/bin/chromium")
-LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+from tests.support.browser import CHROMIUM, LAUNCH_ARGS, skip_without_browser
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
 
@@ -28,12 +24,7 @@ def inc(x):
 
 @pytest.fixture(scope="module")
 def browser_available():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"no chromium at {CHROMIUM}: run `sh tests/support/browser_deps.sh` as root (apt-get install chromium)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        pytest.skip("playwright for Python is not installed (pip install -e '.[test]')")
+    skip_without_browser()
 
 
 def test_the_report_opens_offline_in_chromium(browser_available, client, tmp_path):

@@ -3,7 +3,6 @@ one op answering what a dashboard shows since the caller's cursors, with bounded
 
 from __future__ import annotations
 
-import sys
 from collections import deque
 
 import pytest
@@ -13,6 +12,7 @@ from xsched.scheduler.extensions import build
 from xsched.scheduler.extensions.diagnostics import TaskStream
 from xsched.scheduler.extensions.telemetry import GroupCounts, TelemetryExtension, stream_since
 from xsched.scheduler.state import ClientReleasesKeys, NewTask, TaskErred, TaskFinished, UpdateGraph
+from xsched.sizeof import deep_getsizeof
 
 from tests.support.fake_scheduler import FakeScheduler
 
@@ -40,20 +40,6 @@ def run_next(server, status="memory", t=1.0, prefix=""):
     return ts.key
 
 
-def deep_sizeof(obj, seen=None) -> int:
-    """Bytes of ``obj`` and of everything it refers to (each object once)."""
-    seen = set() if seen is None else seen
-    if id(obj) in seen:
-        return 0
-    seen.add(id(obj))
-    size = sys.getsizeof(obj)
-    if isinstance(obj, dict):
-        size += sum(deep_sizeof(k, seen) + deep_sizeof(v, seen) for k, v in obj.items())
-    elif isinstance(obj, (list, tuple, deque, set, frozenset)):
-        size += sum(deep_sizeof(x, seen) for x in obj)
-    elif hasattr(obj, "__slots__"):
-        size += sum(deep_sizeof(getattr(obj, s), seen) for s in obj.__slots__ if hasattr(obj, s))
-    return size
 
 
 def test_one_reply_carries_runs_workers_groups_and_memory_since_the_cursors():
@@ -184,11 +170,11 @@ def test_telemetry_memory_is_bounded_whatever_the_number_of_runs():
             groups(t, "processing", "memory")
 
     feed(0, 10_000)
-    at_10k = deep_sizeof(stream) + deep_sizeof(groups)
+    at_10k = deep_getsizeof(stream) + deep_getsizeof(groups)
     feed(10_000, 200_000)
-    at_200k = deep_sizeof(stream) + deep_sizeof(groups)
+    at_200k = deep_getsizeof(stream) + deep_getsizeof(groups)
     assert len(stream) == 100_000 and stream.index == 200_000
     feed(200_000, 400_000)
-    at_400k = deep_sizeof(stream) + deep_sizeof(groups)
+    at_400k = deep_getsizeof(stream) + deep_getsizeof(groups)
     assert at_400k <= at_200k * 1.02, (at_200k, at_400k)             # flat once the window is full
     assert at_10k < at_200k

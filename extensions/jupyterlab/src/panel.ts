@@ -11,6 +11,7 @@ import {
   IWorkerRow,
   Updates
 } from './api';
+import { h } from './panes/common';
 
 export interface IPanelActions {
   insertClient(cluster: IClusterSummary): void;
@@ -31,31 +32,6 @@ const KEYS_STEP = 16;
 /** a non-breaking space: a number and its unit never part at a line end */
 const NBSP = '\u00a0';
 
-type Attrs = { [name: string]: string | number | boolean | undefined };
-
-function h(
-  tag: string,
-  attrs: Attrs = {},
-  ...children: (Node | string | null)[]
-): HTMLElement {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === false) {
-      continue;
-    }
-    if (k === 'class') {
-      el.className = String(v);
-    } else {
-      el.setAttribute(k, v === true ? '' : String(v));
-    }
-  }
-  for (const c of children) {
-    if (c !== null) {
-      el.append(c);
-    }
-  }
-  return el;
-}
 
 /** "11.8 GiB", with a non-breaking space between the number and its unit. */
 export function formatBytes(n: number): string {

@@ -2,20 +2,13 @@
 // its cluster and says when the cluster went away, natural order, a stable group palette.
 import { Widget } from '@lumino/widgets';
 
-/** A worker row of a telemetry message (xsched/scheduler/extensions/telemetry.py). */
-export interface ITelemetryWorker {
-  address: string;
-  name: string;
-  nthreads: number;
-  memory_limit: number;
-  managed: number;
-  unmanaged: number;
-  spilled: number;
-  rss: number;
+import { IWorkerRow } from '../api';
+
+/** A worker row of a telemetry message (xsched/scheduler/extensions/telemetry.py): the
+ * sidebar's row and what the panes show besides. */
+export interface ITelemetryWorker extends IWorkerRow {
   cpu: number;
   executing: number;
-  processing: number;
-  in_memory: number;
   status: string;
 }
 
