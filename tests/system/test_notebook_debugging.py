@@ -33,10 +33,14 @@ def test_09_debugging(kernel_env, tmp_path):
                     r"ZeroDivisionError: division by zero\n", out), out
     # where it raised (scale's comprehension); p offset, a local of the task's frame; up, up to
     # process; p pid there, and p os.getpid(): both the worker's pid, not the kernel's
-    assert out.splitlines()[1:] == ["> <dynamic-code>(3)<listcomp>()", "0", "> <dynamic-code>(3)scale()",
-                                    "> <dynamic-code>(8)process()", str(worker_pid), str(worker_pid)], out
+    # the source of each line comes from the notebook's own cell (the client sends its cells)
+    assert out.splitlines()[1:] == ["> <dynamic-code>(3)<listcomp>()", "-> return [x / offset for x in chunk]", "0",
+                                    "> <dynamic-code>(3)scale()", "-> return [x / offset for x in chunk]",
+                                    "> <dynamic-code>(8)process()", "-> return scale(chunk)",
+                                    str(worker_pid), str(worker_pid)], out
 
-    assert nb.text("client.debug(f)").splitlines()[-2:] == ["> <dynamic-code>(3)scale()", "[1, 2, 3]"]
+    assert nb.text("client.debug(f)").splitlines()[-3:] == ["> <dynamic-code>(3)scale()",
+                                                            "-> return [x / offset for x in chunk]", "[1, 2, 3]"]
     recreated = nb.text("client.recreate_error_locally(f)")
     assert recreated.rstrip().endswith("ZeroDivisionError: division by zero")
     assert "in Task.run" in recreated and "_run_here" in recreated  # raised here, in this kernel's frames

@@ -241,7 +241,7 @@ def dynamic_source(name: str, firstlineno: int, sources: dict[str, str]) -> list
             continue
         first = lines[firstlineno - 1].lstrip()
         if (first.startswith(("def ", "async def ")) and first.split("def ", 1)[1].split("(", 1)[0].strip() == name
-                or first.startswith("@") or (name == "<lambda>" and "lambda" in first)):
+                or (first.startswith("@") and not name.startswith("<"))):
             return lines
     return None
 
@@ -278,11 +278,18 @@ class LinePdb(pdb.Pdb):
         """Functions shipped by value have no file here (cloudpickle names them all
         ``<dynamic-code>``): show the client's cell that defines this frame's function
         under that name, for the command about to run."""
-        code = frame.f_code
-        if code.co_filename != DYNAMIC or not self.channel.sources:
+        if frame.f_code.co_filename != DYNAMIC:
             return
-        lines = dynamic_source(code.co_name, code.co_firstlineno, self.channel.sources)
-        if lines is not None:
+        lines = None
+        # a comprehension's or lambda's frame has no def line of its own: the function that
+        # called it is defined in the same cell
+        while lines is None and self.channel.sources and frame is not None and frame.f_code.co_filename == DYNAMIC:
+            code = frame.f_code
+            lines = dynamic_source(code.co_name, code.co_firstlineno, self.channel.sources)
+            frame = frame.f_back
+        if lines is None:
+            linecache.cache.pop(DYNAMIC, None)  # (never another frame's cell)
+        else:
             linecache.cache[DYNAMIC] = (sum(map(len, lines)), None, lines, DYNAMIC)
 
     def do_interact(self, arg):
