@@ -377,8 +377,12 @@ def test_panel_in_real_browser(lab, lab_cluster, tmp_path):
             stdin.fill("p 6 * 7")
             stdin.press("Enter")
             expect(dconsole).to_contain_text("42", timeout=30_000)
-            stdin = dconsole.locator(".jp-Stdin-input").last
-            expect(stdin).to_be_visible(timeout=30_000)
+            # the next prompt's box replaces the answered one (for a moment both are there): wait
+            # for the single, empty, new one
+            expect(dconsole.locator(".jp-Stdin-input")).to_have_count(1, timeout=30_000)
+            stdin = dconsole.locator(".jp-Stdin-input")
+            expect(stdin).to_have_value("", timeout=30_000)
+            expect(stdin).to_be_editable(timeout=30_000)
             stdin.fill("q")
             stdin.press("Enter")
             expect(dconsole.locator(".jp-Stdin-input")).to_have_count(0, timeout=30_000)
