@@ -154,6 +154,23 @@ def lab(browser_available, tmp_path_factory):
         log.close()
 
 
+def _open_lab(p, lab, tmp_path):
+    """(context, page): chromium with a profile in ``tmp_path``, on JupyterLab's main page once
+    its dock panel is there. Closing the context stops that chromium."""
+    context = p.chromium.launch_persistent_context(
+        str(tmp_path / "chromium-profile"), executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS,
+        viewport={"width": 1400, "height": 900})
+    try:
+        page = context.pages[0] if context.pages else context.new_page()
+        page.set_default_timeout(30_000)
+        page.goto(f"{lab['url']}/lab?token={lab['token']}")
+        page.wait_for_selector("#jp-main-dock-panel", state="attached")
+    except BaseException:
+        context.close()
+        raise
+    return context, page
+
+
 def _api(lab, path, method="GET", body=None):
     req = urllib.request.Request(f"{lab['url']}/{path}", method=method,
                                  data=None if body is None else json.dumps(body).encode(),
@@ -188,14 +205,8 @@ def test_panel_in_real_browser(lab, lab_cluster, tmp_path):
     _api(lab, "api/contents/widgets.ipynb", "PUT", {"type": "notebook", "format": "json", "content": nb})
 
     with sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"), executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS,
-            viewport={"width": 1400, "height": 900})
+        context, page = _open_lab(p, lab, tmp_path)
         try:
-            page = context.pages[0] if context.pages else context.new_page()
-            page.set_default_timeout(30_000)
-            page.goto(f"{lab['url']}/lab?token={lab['token']}")
-            page.wait_for_selector("#jp-main-dock-panel", state="attached")
             timings["lab loaded"] = time.monotonic() - t0
 
             # 1. the xsched tab: the cluster (from the registry) and its two worker rows
@@ -457,14 +468,8 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
     shots = tmp_path / "screenshots"
     shots.mkdir()
     with sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"), executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS,
-            viewport={"width": 1400, "height": 900})
+        context, page = _open_lab(p, lab, tmp_path)
         try:
-            page = context.pages[0] if context.pages else context.new_page()
-            page.set_default_timeout(30_000)
-            page.goto(f"{lab['url']}/lab?token={lab['token']}")
-            page.wait_for_selector("#jp-main-dock-panel", state="attached")
             page.wait_for_selector("#xsched-cluster-panel", state="attached")
             page.wait_for_selector("#jupyterlab-splash", state="detached")
             # (the lab's saved layout may have the sidebar open already: a click on its tab would close it)

@@ -12,26 +12,17 @@ import random
 import pytest
 
 from xsched.scheduler.extensions.coordination_state import (
-    Acquire, ClientGone, CoordinationState, Drop, Expire, MultiLockAcquire, MultiLockRelease, Owner, Release,
+    Acquire, ClientGone, Drop, Expire, MultiLockAcquire, MultiLockRelease, Owner, Release,
     Reply, WorkerGone,
 )
+
+# the state that checks its invariants after every event, and the replies by waiter id
+from tests.unit.test_coordination_state import CoordinationState, replies
 
 A, B, C = Owner("a"), Owner("b"), Owner("c", worker="tcp://w1:1")
 D = Owner("d")
 
 
-class CoordinationState(CoordinationState):  # noqa: F811 - every test checks the invariants after each event
-    def handle(self, *events):
-        out = []
-        for ev in events:
-            out += super().handle(ev)
-            self.validate()
-        return out
-
-
-def replies(out):
-    """wid -> header of every Reply (in order), for short assertions."""
-    return {i.wid: i.header for i in out if isinstance(i, Reply)}
 
 
 def holder(s, name):

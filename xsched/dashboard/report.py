@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextlib
 import datetime
 import html
 import linecache
@@ -130,13 +131,19 @@ class PerformanceReport:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        self.stop = time.time()
-        try:
+        with self._ending(exc_type):
             self._stream.__exit__(exc_type, exc, tb)
             self.runs = self._stream.data
-            page = self._page(self.client._sync(self._gather()))
-            _write(self.filename, page)
+            _write(self.filename, self._page(self.client._sync(self._gather())))
             self.written = True
+
+    @contextlib.contextmanager
+    def _ending(self, exc_type):
+        """The block ended: a failure to write the page is raised, unless the block itself
+        raised (then it is logged and the block's exception goes on)."""
+        self.stop = time.time()
+        try:
+            yield
         except Exception as e:
             if exc_type is None:
                 raise
@@ -154,21 +161,13 @@ class PerformanceReport:
         return self
 
     async def __aexit__(self, exc_type, exc, tb) -> None:
-        self.stop = time.time()
-        try:
+        with self._ending(exc_type):
             await self._stream.__aexit__(exc_type, exc, tb)
             self.runs = self._stream.data
             gathered = await self._gather()
             # drawing up to 20,000 bars and writing them: in a thread, not on the event loop
             await asyncio.get_running_loop().run_in_executor(None, lambda: _write(self.filename, self._page(gathered)))
             self.written = True
-        except Exception as e:
-            if exc_type is None:
-                raise
-            logger.warning("performance_report could not write %s after the block raised: %s: %s",
-                           self.filename, type(e).__name__, e)
-        finally:
-            self._stream = None
 
     # ------------------------------------------------------------------ what the page needs
     async def _gather(self) -> dict:
