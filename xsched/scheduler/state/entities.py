@@ -203,7 +203,7 @@ class WorkerState:
     __slots__ = (
         "address", "name", "nthreads", "memory_limit", "resources", "used_resources", "pid",
         "host", "processing", "has_what", "nbytes", "status", "metrics", "occupancy", "long_running",
-        "functions", "local_directory", "hostname",
+        "functions", "local_directory", "hostname", "load_marks",
     )
 
     def __init__(self, address: str, nthreads: int, name, memory_limit, resources, pid, host,
@@ -226,6 +226,7 @@ class WorkerState:
         self.functions: set[bytes] = set()  # function ids sent to it (and not forgotten since)
         self.local_directory = local_directory
         self.hostname = hostname
+        self.load_marks = 0  # the load index's sets it is in (load.py), kept by that index only
 
     def __repr__(self) -> str:
         return f"<WorkerState {self.address!r} processing={len(self.processing)} memory={len(self.has_what)}>"

@@ -6,7 +6,10 @@ have more tasks than threads?". Answering by scanning every worker made the sche
 CPU per task grow linearly with the number of workers (the simulator measured 80 µs per
 task at 10 workers, 1,739 µs at 1,000). This index answers from sets and a heap kept up
 to date each time a worker's processing, seceded tasks or status change (``update``), so
-each answer costs about the log of the width, not the width.
+each answer costs about the log of the width, not the width. Which of the sets a worker is
+in is also marked on the worker (``WorkerState.load_marks``), so an update that changes no
+membership touches no set: a look-up in a set of a thousand workers costs a cache miss, a
+worker's own attribute does not.
 
 The order is the one placement's cost uses for a worker holding none of a task's
 inputs: ``(occupancy / nthreads, busy / nthreads, address)``, where ``busy`` counts
@@ -29,6 +32,10 @@ import heapq
 from typing import Callable, Iterable, Iterator
 
 from .entities import WorkerState
+
+
+#: the bits of ``WorkerState.load_marks``: the sets of this index a worker is in
+IDLE, SATURATED, FREE, FREE_PIPELINED = 1, 2, 4, 8
 
 
 def _busy(ws: WorkerState) -> int:
@@ -54,15 +61,25 @@ class WorkerLoad:
         self.free: set[WorkerState] = set()  # running, a root-task slot free
         self.free_pipelined: set[WorkerState] = set()  # running, a slot for tiny root tasks free
 
+    def _marks(self, ws: WorkerState, busy: int, running: bool) -> int:
+        """The sets ``ws`` belongs in, as bits: IDLE, SATURATED, FREE, FREE_PIPELINED."""
+        marks = IDLE if running and busy < ws.nthreads else 0
+        # a paused or retiring worker starts nothing new: all its waiting tasks may go
+        if busy > (ws.nthreads if running else 0):
+            marks |= SATURATED
+        if running and busy < self._slots(ws):
+            marks |= FREE
+        if running and busy < self._pipelined_slots(ws):
+            marks |= FREE_PIPELINED
+        return marks
+
     def update(self, ws: WorkerState) -> None:
         """Re-file ``ws`` after its processing, seceded tasks or status changed."""
         busy = _busy(ws)
         running = ws.status == "running"
-        _file(self.idle, ws, running and busy < ws.nthreads)
-        # a paused or retiring worker starts nothing new: all its waiting tasks may go
-        _file(self.saturated, ws, busy > (ws.nthreads if running else 0))
-        _file(self.free, ws, running and busy < self._slots(ws))
-        _file(self.free_pipelined, ws, running and busy < self._pipelined_slots(ws))
+        marks = self._marks(ws, busy, running)
+        if marks != ws.load_marks:
+            self._refile(ws, marks)
         if not running:
             self._entry.pop(ws, None)
             return
@@ -82,14 +99,26 @@ class WorkerLoad:
             self._idle_heap = [entry_of[w] for w in self.idle if w in entry_of]
             heapq.heapify(self._idle_heap)
 
+    def _refile(self, ws: WorkerState, marks: int) -> None:
+        changed = marks ^ ws.load_marks
+        for bit, members in ((IDLE, self.idle), (SATURATED, self.saturated), (FREE, self.free),
+                             (FREE_PIPELINED, self.free_pipelined)):
+            if changed & bit:
+                if marks & bit:
+                    members.add(ws)
+                else:
+                    members.discard(ws)
+        ws.load_marks = marks
+
     def remove(self, ws: WorkerState) -> None:
         """Forget ``ws`` (it left the cluster)."""
         self._entry.pop(ws, None)
-        for s in (self.idle, self.saturated, self.free, self.free_pipelined):
-            s.discard(ws)
+        self._refile(ws, 0)
 
     def clear(self) -> None:
         """Forget every worker (a restart)."""
+        for ws in (*self._entry, *self.idle, *self.saturated, *self.free, *self.free_pipelined):
+            ws.load_marks = 0
         self._heap.clear()
         self._idle_heap.clear()
         self._entry.clear()
@@ -117,13 +146,17 @@ class WorkerLoad:
 
     def check(self, workers: Iterable[WorkerState]) -> None:
         """Assert that the index files exactly ``workers`` as a fresh look would (validation)."""
-        fresh = WorkerLoad(self._slots, self._pipelined_slots)
+        workers = list(workers)
+        marks = {ws: self._marks(ws, _busy(ws), ws.status == "running") for ws in workers}
         for ws in workers:
-            fresh.update(ws)
-        for name in ("idle", "saturated", "free", "free_pipelined"):
-            got, want = getattr(self, name), getattr(fresh, name)
+            assert ws.load_marks == marks[ws], f"load index: {ws.address} marked {ws.load_marks}, not {marks[ws]}"
+        for name, bit in (("idle", IDLE), ("saturated", SATURATED), ("free", FREE),
+                          ("free_pipelined", FREE_PIPELINED)):
+            got, want = getattr(self, name), {ws for ws in workers if marks[ws] & bit}
             assert got == want, f"load index: {name} {sorted(w.address for w in got)} != {sorted(w.address for w in want)}"
-        assert {ws: e[:3] for ws, e in self._entry.items()} == {ws: e[:3] for ws, e in fresh._entry.items()}, \
+        order = {ws: (ws.occupancy / ws.nthreads, _busy(ws) / ws.nthreads, ws.address)
+                 for ws in workers if ws.status == "running"}
+        assert {ws: e[:3] for ws, e in self._entry.items()} == order, \
             "load index: the order of running workers drifted"
         live = {id(e) for e in self._entry.values()}
         assert len(live & {id(e) for e in self._heap}) == len(live), "load index: a live entry left the heap"
@@ -132,10 +165,3 @@ class WorkerLoad:
 
     def __len__(self) -> int:
         return len(self._entry)
-
-
-def _file(members: set, ws: WorkerState, belongs: bool) -> None:
-    if belongs:
-        members.add(ws)
-    else:
-        members.discard(ws)
