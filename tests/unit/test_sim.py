@@ -216,3 +216,22 @@ def test_the_workers_weighed_per_task_do_not_grow_with_the_cluster(name, monkeyp
         per_task[workers] = {k: v / r["tasks"] for k, v in counts.items()}
     for k in ("weighed", "read"):
         assert per_task[400][k] <= 2 * per_task[10][k] + 2, per_task
+
+
+@pytest.mark.parametrize("name", ["map", "tree", "movie", "shuffle"])
+def test_the_schedule_is_within_a_few_percent_of_an_ideal_list_scheduler(name):
+    # the reference runs each ready task on any free thread at once, with no transfers or
+    # messages; xsched pays both, and the doubt is whether its decisions add more
+    r = simulate(make(name, tasks=3000, seed=2), workers=100, threads=4, seed=2)
+    assert r["completed"] and r["list_makespan"] > 0
+    assert 1.0 <= r["makespan_vs_list"] < 1.1
+
+
+@pytest.mark.parametrize("name", ["map", "tree"])
+def test_with_tens_of_tasks_per_thread_the_makespan_is_near_its_bound(name):
+    # the target (within 1.2x of max(critical path, work / threads)) holds once the
+    # tasks outnumber the threads; with 2 or 3 per thread no online scheduler reaches it
+    r = simulate(make(name, tasks=8000, seed=2), workers=50, threads=4, seed=2)
+    assert r["completed"] and r["makespan_ratio"] < 1.2
+    few = make(name, tasks=800, seed=2)
+    assert few.list_makespan(400) / max(few.critical_path(), few.total_work() / 400) > 1.2

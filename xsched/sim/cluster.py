@@ -387,7 +387,8 @@ class Cluster:
         }
         out.update(self.metrics.summary(len(wl) if wl else 0, makespan, wl.critical_path() if wl else 0.0,
                                         wl.total_work() if wl else 0.0, self.threads_at_submit,
-                                        self.resource_bound))
+                                        self.resource_bound,
+                                        wl.list_makespan(self.threads_at_submit) if wl else None))
         out["steals"] = dict(self.state.steal_counts)
         out["scheduler_wait_max"] = round(self.metrics.scheduler_wait, 6)
         return out

@@ -8,7 +8,9 @@ the two answers must not leak into each other. So there are two kinds of figures
   ``SchedulerState.handle`` and ``WorkerState.handle`` only (``Timed``), not around the
   simulator, the heap or the servers' message glue; per event (by event type) and per task;
 - schedule quality in *virtual* time: the makespan against its lower bound
-  ``max(critical path, total work / threads)``, bytes moved between workers, the peak of
+  ``max(critical path, total work / threads)`` and against an ideal list scheduler's
+  (``Workload.list_makespan``: what any scheduler that learns durations only as tasks
+  finish gets with no overhead at all), bytes moved between workers, the peak of
   managed memory (``WorkerState.nbytes_in_memory``) per worker, tasks run more than once.
 
 Data flow::
@@ -191,12 +193,14 @@ class Metrics:
         }
 
     def summary(self, n_tasks: int, makespan: float | None, critical_path: float, total_work: float,
-                threads: int, resource_bound: float = 0.0) -> dict:
+                threads: int, resource_bound: float = 0.0, list_makespan: float | None = None) -> dict:
         """One flat dict of every figure (``benchmarks/sim.py`` prints it as JSON).
+        ``list_makespan``: an ideal list scheduler's (``Workload.list_makespan``), the
+        reference for ``makespan_vs_list``.
 
-        >>> s = Metrics().summary(10, 5.0, 1.0, 20.0, 8)
-        >>> s["lower_bound"], s["makespan_ratio"], s["peak_memory_per_worker"]
-        (2.5, 2.0, {'max': 0, 'median': 0})
+        >>> s = Metrics().summary(10, 5.0, 1.0, 20.0, 8, list_makespan=4.0)
+        >>> s["lower_bound"], s["makespan_ratio"], s["makespan_vs_list"], s["peak_memory_per_worker"]
+        (2.5, 2.0, 1.25, {'max': 0, 'median': 0})
         """
         lb = lower_bound(critical_path, total_work, threads, resource_bound)
         peaks = list(self.peak_memory.values()) or [0]
@@ -209,6 +213,9 @@ class Metrics:
             "resource_bound": round(resource_bound, 6),
             "lower_bound": round(lb, 6),
             "makespan_ratio": round(makespan / lb, 4) if makespan is not None and lb > 0 else None,
+            "list_makespan": None if list_makespan is None else round(list_makespan, 6),
+            "makespan_vs_list": (round(makespan / list_makespan, 4)
+                                 if makespan is not None and list_makespan else None),
             "cpu_per_task_us": round(1e6 * self.scheduler.cpu / n, 2),
             "cpu_per_event_us": round(self.scheduler.per_event_us(), 2),
             "cpu_per_event_us_excl_heartbeats": round(self.scheduler.per_event_us(("WorkerHeartbeat",)), 2),

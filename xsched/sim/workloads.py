@@ -26,6 +26,7 @@ real client computes them.
 
 from __future__ import annotations
 
+import heapq
 import math
 import random
 from dataclasses import dataclass, field
@@ -98,6 +99,7 @@ class Workload:
     wanted: list
     worker_resources: Callable[[int], dict | None] = no_resources
     by_key: dict = field(init=False, repr=False)
+    _run_order: list | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self):
         self.by_key = {}
@@ -143,6 +145,53 @@ class Workload:
                 out[r] = out.get(r, 0.0) + t.duration * amount
         return out
 
+    def list_makespan(self, threads: int) -> float | None:
+        """The makespan of an ideal list scheduler on ``threads`` threads; None with resources.
+
+        Why: ``max(critical path, work / threads)`` is a bound no schedule beats, but with
+        a few tasks per thread no scheduler that learns durations only as tasks finish
+        comes near it (the last round starts at uneven times). This reference runs each
+        ready task, in the client's priority order, on any free thread the instant one
+        frees, with no transfer and no message costs: what a scheduler with zero overhead
+        would get, so a makespan's ratio to it is what xsched's own decisions cost.
+
+        >>> map_tasks(3, jitter=0).list_makespan(2), tree(4, fan_in=2, jitter=0, combine=0.5).list_makespan(4)
+        (2.0, 2.0)
+        """
+        if any(t.resources for t in self.tasks):
+            return None
+        index = {t.key: i for i, t in enumerate(self.tasks)}
+        priority = self._order()
+        waiting = [len(t.deps) for t in self.tasks]
+        dependents: list[list[int]] = [[] for _ in self.tasks]
+        for i, t in enumerate(self.tasks):
+            for d in t.deps:
+                dependents[index[d]].append(i)
+        ready = [(priority[i], i) for i, n in enumerate(waiting) if n == 0]
+        heapq.heapify(ready)
+        running: list[tuple[float, int]] = []
+        free, now = max(threads, 1), 0.0
+        while ready or running:
+            while free and ready:
+                i = heapq.heappop(ready)[1]
+                heapq.heappush(running, (now + self.tasks[i].duration, i))
+                free -= 1
+            now, i = heapq.heappop(running)
+            free += 1
+            for j in dependents[i]:
+                waiting[j] -= 1
+                if not waiting[j]:
+                    heapq.heappush(ready, (priority[j], j))
+        return now
+
+    def _order(self) -> list:
+        """Each task's place in the client's run order (``graph.order``), computed once."""
+        if self._run_order is None:
+            index = {t.key: i for i, t in enumerate(self.tasks)}
+            self._run_order = order_indexed([t.key for t in self.tasks],
+                                            [[index[d] for d in t.deps] for t in self.tasks])
+        return self._run_order
+
     def entries(self, generation: int = 1) -> list:
         """The update-graph entries a client sends (``protocol/update_graph.py``): key,
         spec, dependencies, priority ``[0, generation, run order]`` and resources.
@@ -150,10 +199,8 @@ class Workload:
         >>> [(e["key"], e["priority"]) for e in tree(2, fan_in=2).entries()]
         [('leaf-0', [0, 1, 0]), ('leaf-1', [0, 1, 1]), ('combine-0-0', [0, 1, 2])]
         """
-        index = {t.key: i for i, t in enumerate(self.tasks)}
-        order = order_indexed([t.key for t in self.tasks], [[index[d] for d in t.deps] for t in self.tasks])
         out = []
-        for t, o in zip(self.tasks, order):
+        for t, o in zip(self.tasks, self._order()):
             e = {"key": t.key, "run_spec": RUN_SPEC, "deps": list(t.deps), "priority": [0, generation, o]}
             if t.resources:
                 e["resources"] = dict(t.resources)
