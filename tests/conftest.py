@@ -23,6 +23,8 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import shutil
+import tempfile
 import time
 
 import psutil
@@ -30,6 +32,26 @@ import pytest
 
 
 # ---------------------------------------------------------------------- environment
+_HYPOTHESIS_HOME = None
+
+
+def pytest_configure(config):
+    """Hypothesis keeps a cache under its home directory (``./.hypothesis`` by default): in
+    a temporary directory instead, removed when the session ends."""
+    global _HYPOTHESIS_HOME
+    try:
+        from hypothesis.configuration import set_hypothesis_home_dir
+    except ImportError:
+        return
+    _HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="xsched-hypothesis-")
+    set_hypothesis_home_dir(_HYPOTHESIS_HOME)
+
+
+def pytest_unconfigure(config):
+    if _HYPOTHESIS_HOME is not None:
+        shutil.rmtree(_HYPOTHESIS_HOME, ignore_errors=True)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_jupyter_dirs(tmp_path_factory):
     """IPython, Jupyter and xsched's scheduler registry write nothing into the user's home."""

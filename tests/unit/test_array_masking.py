@@ -54,8 +54,10 @@ def test_what_needs_the_lengths_says_so_when_built():
             call()
     with pytest.raises(ValueError, match="add: an array with blocks of unknown length.*compute_chunk_sizes"):
         m + xa.ones(5, chunks=2)
-    with pytest.raises(IndexError, match=r"shape \(3,\) cannot index an array of shape \(10,\)"):
+    with pytest.raises(IndexError, match=r"axis 0 must be one-dimensional with the axis's length 10, not shape \(3,\)"):
         x[np.array([True, False, True])]
+    with pytest.raises(IndexError, match=r"shape \(1, 3\) cannot index an array of shape \(10,\)"):
+        x[np.array([[True, False, True]])]
     with pytest.raises(TypeError, match="dtype bool, not int64"):
         boolean_mask(x, x)
     assert "unknown" in m._repr_html_() and "nan" in repr(m)

@@ -36,6 +36,7 @@ from .overlapping import map_overlap, overlap, trim_internal
 from .sorting import argsort, sort
 from .selection import argwhere, flatnonzero, nonzero
 from .sets import isin, unique
+from .take import take
 from .zarr import from_zarr, to_zarr
 from .scans import (all, any, argmax, argmin, cumprod, cumsum, nancumprod, nancumsum, nanmax,
                     nanmean, nanmin, nanprod, nansum, prod)
@@ -63,7 +64,7 @@ __all__ = [
     "rechunk", "reshape", "ravel", "squeeze", "expand_dims", "atleast_1d", "atleast_2d",
     "transpose", "moveaxis", "swapaxes", "flip", "fliplr", "flipud", "roll",
     "concatenate", "stack", "hstack", "vstack", "broadcast_to", "broadcast_arrays",
-    "meshgrid", "where", "clip", "around", "round",
+    "meshgrid", "where", "clip", "around", "round", "take",
     # products
     "matmul", "dot", "tensordot", "inner", "outer", "vdot", "einsum",
     # reductions and scans

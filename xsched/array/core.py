@@ -58,6 +58,7 @@ from ..graph.optimize import optimize
 from ..graph.spec import Ref, Task, funcname
 from . import display, hdf5, reductions
 from . import masking as _masking
+from . import take as _fancy
 from . import rechunking as _rechunk
 from .chunks import Chunks, _starts, normalize_chunks
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
@@ -284,7 +285,7 @@ class Array:
         return map_blocks(func, self, *args, **kwargs)
 
     def __getitem__(self, index: Any) -> "Array":
-        if _is_boolean_mask(index):
+        if _is_boolean_mask(index) and not (isinstance(index, np.ndarray) and index.ndim == 1):
             if not isinstance(index, Array):
                 if index.shape != self.shape:
                     raise IndexError(f"a boolean mask of shape {index.shape} cannot index an array of shape "
@@ -979,14 +980,17 @@ def _normalize_index(index: Any, shape: tuple[int, ...]) -> list:
             out.extend([slice(None)] * (len(shape) - n_real))
         else:
             out.append(i)
-    if Ellipsis not in index:
+    if not any(i is Ellipsis for i in index):  # (not `in`: that would compare index arrays)
         out.extend([slice(None)] * (len(shape) - n_real))
     for i in out:
-        if i is None or isinstance(i, (slice, numbers.Integral)):
+        if i is None or isinstance(i, (slice, numbers.Integral)) or _fancy.is_integer_index(i):
             continue
+        if isinstance(i, Array):
+            raise TypeError("an xsched array used as an index must be a boolean mask of the same shape "
+                            "(x[x > 0]); for integer positions, compute() the index array first")
         raise TypeError(
-            f"xsched arrays support indexing with ints, slices, None and '...', not "
-            f"{type(i).__name__}; compute() first for fancy or boolean indexing."
+            f"xsched arrays support indexing with ints, slices, None, '...', lists or NumPy arrays of "
+            f"integers and boolean masks, not {type(i).__name__}"
         )
     return out
 
@@ -1033,6 +1037,9 @@ def _is_boolean_mask(index: Any) -> bool:
 def _getitem(x: Array, index: Any) -> Array:
     _masking.known_chunks_needed(x, "indexing")
     idx = _normalize_index(index, x.shape)
+    arrays = [p for p, i in enumerate(idx) if _fancy.is_integer_index(i)]
+    if arrays:
+        return _getitem_integer_array(x, idx, arrays)
     per_axis: list = []  # per output axis: list of (in block, local index, out length)
     plan: list = []  # per input axis or inserted axis
     axis = 0
@@ -1085,6 +1092,27 @@ def _getitem(x: Array, index: Any) -> Array:
         layer[chunk_key(name, out_index)] = Task(
             _take, (Ref(chunk_key(x.name, tuple(in_index))), tuple(local)), {}, per_task(ann))
     return Array(LayeredGraph.merge(x._graph, new={name: layer}), name, out_chunks, x.dtype)
+
+
+def _getitem_integer_array(x: Array, idx: list, arrays: list) -> Array:
+    """``x[..., [i, j, k], ...]``: the basic part of the index first, then ``take`` along the
+    array's axis. Where NumPy would move that axis first (integers and the array not side by
+    side), the result's axis moves there too."""
+    if len(arrays) > 1:
+        raise IndexError("xsched arrays take one integer-array index at a time (NumPy would pair several "
+                         "element-wise); index one axis after the other, e.g. x[rows][:, cols]")
+    p = arrays[0]
+    in_axis = sum(1 for i in idx[:p] if i is not None)
+    _fancy.normalize_indices(idx[p], x.shape[in_axis], in_axis)  # out of bounds fails here, naming the axis
+    basic = idx[:p] + [slice(None)] + idx[p + 1:]
+    out_axis = sum(1 for i in idx[:p] if not isinstance(i, numbers.Integral))
+    y = _fancy.take(_getitem(x, tuple(basic)), idx[p], axis=out_axis)
+    ints = [q for q, i in enumerate(idx) if isinstance(i, numbers.Integral)]
+    group = sorted(ints + [p])
+    if out_axis and ints and group[-1] - group[0] != len(group) - 1:
+        order = [out_axis] + [a for a in range(y.ndim) if a != out_axis]
+        y = y.transpose(order)  # the picked axis first
+    return y
 
 
 def _take(block: np.ndarray, index: tuple) -> np.ndarray:

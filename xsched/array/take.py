@@ -1,0 +1,161 @@
+"""Integer-array indexing: ``x[[3, 0, 7]]``, ``x[:, idx]``, ``take(x, idx, axis)``.
+
+The indices are known when the expression is built (a list or a NumPy array), so the
+result's chunks are known too, and an index out of bounds fails at once, naming it and
+the axis's size. Along the indexed axis the result is cut into chunks of the input's
+largest chunk size; each output chunk takes from every input block it needs only the rows
+it picks (a small task per block and output chunk), then joins them in the order asked::
+
+    block b of x --pick-<token>-(.., c, b) = block_b[rows of b that chunk c picks]--\\
+                                                      join-<token>-(.., c) = concatenate(picks)[order]
+    (a chunk that picks from one block only is that pick, with no join)
+
+So a task holds at most one input block and one output chunk, however scattered the
+indices are; indices that run in order from one block cost one task per output chunk.
+
+>>> import numpy as np, xsched.array as xa
+>>> x = xa.from_array(np.arange(12).reshape(3, 4), chunks=2)
+>>> x[[2, 0]].compute().tolist(), x[:, [3, 0, 3]].chunks
+([[8, 9, 10, 11], [0, 1, 2, 3]], ((2, 1), (2, 1)))
+"""
+
+from __future__ import annotations
+
+import itertools
+import numbers
+from typing import Any
+
+import numpy as np
+
+from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.spec import Ref, Task
+from . import masking as _masking
+
+__all__ = ["take", "is_integer_index", "normalize_indices"]
+
+
+def is_integer_index(index: Any) -> bool:
+    """Whether ``index`` (one entry of an indexing tuple) is a list or NumPy array of
+    integers (or booleans along one axis), rather than an int, a slice, None or '...'.
+
+    >>> is_integer_index([1, 2]), is_integer_index(np.array([True, False])), is_integer_index(3)
+    (True, True, False)
+    """
+    if isinstance(index, list):
+        return True
+    return isinstance(index, np.ndarray) and index.ndim > 0  # (a float one fails in normalize_indices)
+
+
+def normalize_indices(indices: Any, size: int, axis: int) -> np.ndarray:
+    """``indices`` as non-negative ``intp`` positions on an axis of ``size``: a boolean
+    array of that length becomes the positions where it is true; negative ones count from
+    the end. Raises IndexError naming an index out of bounds.
+
+    >>> normalize_indices([-1, 0], 4, 0).tolist(), normalize_indices(np.array([True, False, True]), 3, 1).tolist()
+    ([3, 0], [0, 2])
+    >>> normalize_indices([4], 4, 1)
+    Traceback (most recent call last):
+    ...
+    IndexError: index 4 is out of bounds for axis 1 with size 4
+    """
+    idx = np.asarray(indices)
+    if idx.dtype == np.bool_:
+        if idx.ndim != 1 or len(idx) != size:
+            raise IndexError(f"a boolean index along axis {axis} must be one-dimensional with the axis's length "
+                             f"{size}, not shape {idx.shape}")
+        return np.flatnonzero(idx)
+    if idx.size == 0:
+        idx = idx.astype(np.intp)
+    if idx.dtype.kind not in "iu":
+        raise IndexError(f"arrays used as indices must be of integer (or boolean) type, not {idx.dtype} "
+                         f"(axis {axis})")
+    if idx.ndim != 1:
+        raise IndexError(f"an integer index along axis {axis} must be one-dimensional, not shape {idx.shape}; "
+                         "index with idx.ravel() and reshape the result")
+    bad = idx[(idx < -size) | (idx >= size)]
+    if len(bad):
+        raise IndexError(f"index {bad[0]} is out of bounds for axis {axis} with size {size}")
+    return np.where(idx < 0, idx + size, idx).astype(np.intp)
+
+
+def _pick(block: np.ndarray, axis: int, rows: Any) -> np.ndarray:
+    """The ``rows`` (an index array, or a slice for a run in order) of ``block`` along ``axis``."""
+    out = block[(slice(None),) * axis + (rows,)]
+    if isinstance(rows, slice) and out.base is not None and out.size < block.size:
+        out = out.copy()  # a small result must not keep the whole block alive in worker memory
+    return out
+
+
+def _join(pieces: list, axis: int, order: np.ndarray | None) -> np.ndarray:
+    """Pieces picked from consecutive blocks, joined along ``axis`` and put in the asked ``order``."""
+    out = np.concatenate(pieces, axis=axis)
+    return out if order is None else np.take(out, order, axis=axis)
+
+
+def _rows(local: np.ndarray) -> Any:
+    """A run of consecutive increasing positions as a slice (no index array to ship or apply)."""
+    if len(local) and local[-1] - local[0] == len(local) - 1 and (len(local) == 1 or np.all(np.diff(local) == 1)):
+        return slice(int(local[0]), int(local[-1]) + 1)
+    return local
+
+
+def take(x: Any, indices: Any, axis: int = 0) -> Any:
+    """The elements of ``x`` at ``indices`` (a list or NumPy array of integers, negative ones
+    counting from the end, or booleans of the axis's length) along ``axis``, like
+    ``numpy.take``; ``x[..., indices, ...]`` calls it.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(10) * 10, chunks=3)
+    >>> y = xa.take(x, [9, 0, 4, 5, -1])
+    >>> y.chunks, y.compute().tolist()
+    (((3, 2),), [90, 0, 40, 50, 90])
+    >>> xa.take(x, [10])
+    Traceback (most recent call last):
+    ...
+    IndexError: index 10 is out of bounds for axis 0 with size 10
+    """
+    _masking.known_chunks_needed(x, "an integer-array index")
+    if not isinstance(axis, numbers.Integral) or not -x.ndim <= axis < x.ndim:
+        raise IndexError(f"axis {axis} is out of bounds for an array of {x.ndim} dimensions")
+    axis = int(axis) % x.ndim
+    idx = normalize_indices(indices, x.shape[axis], axis)
+    in_chunks = x.chunks[axis]
+    starts = np.cumsum((0,) + tuple(in_chunks))
+    step = max(max(in_chunks, default=1), 1)
+    bounds = list(range(0, len(idx), step)) + [len(idx)] if len(idx) else [0, 0]
+    out_axis = tuple(bounds[i + 1] - bounds[i] for i in range(len(bounds) - 1))
+    block_of = np.searchsorted(starts[1:], idx, side="right")
+    name = new_token(x.name, "take", axis, idx.tobytes(), str(idx.dtype))
+    pick_name, join_name = f"take-pick-{name}", f"take-{name}"
+    ann = annotations_in_force()
+    picks: dict[str, Any] = {}
+    joins: dict[str, Any] = {}
+    other = [range(len(c)) for c in x.chunks]
+    other[axis] = range(1)
+    for c in range(len(out_axis)):
+        sub, sub_blocks = idx[bounds[c]:bounds[c + 1]], block_of[bounds[c]:bounds[c + 1]]
+        if len(sub) == 0:  # an empty selection keeps one empty block, cut from block 0
+            used, rows = [0], {0: np.zeros(0, dtype=np.intp)}
+            order = None
+        else:
+            used = sorted(set(sub_blocks.tolist()))
+            rows = {b: _rows(sub[sub_blocks == b] - starts[b]) for b in used}
+            by_block = np.argsort(sub_blocks, kind="stable")
+            order = None if np.all(by_block[1:] > by_block[:-1]) else np.argsort(by_block, kind="stable")
+        for grid in itertools.product(*other):
+            out_index = grid[:axis] + (c,) + grid[axis + 1:]
+            keys = []
+            for b in used:
+                in_index = grid[:axis] + (b,) + grid[axis + 1:]
+                task = Task(_pick, (Ref(chunk_key(x.name, in_index)), axis, rows[b]), {}, per_task(ann))
+                if len(used) == 1:
+                    joins[chunk_key(join_name, out_index)] = task
+                    break
+                key = chunk_key(pick_name, out_index + (b,))
+                picks[key] = task
+                keys.append(Ref(key))
+            else:
+                joins[chunk_key(join_name, out_index)] = Task(_join, (keys, axis, order), {}, per_task(ann))
+    chunks = x.chunks[:axis] + (out_axis,) + x.chunks[axis + 1:]
+    new = {pick_name: picks, join_name: joins} if picks else {join_name: joins}
+    return type(x)(LayeredGraph.merge(x._graph, new=new), join_name, chunks, x.dtype)
