@@ -1,6 +1,6 @@
 """Run every benchmark under each implementation available and print side-by-side tables.
 
-    python benchmarks/run_all.py [--only engine|movie|seed003|spill|bigtree|twohost|coordination|dataframe|clients
+    python benchmarks/run_all.py [--only engine|movie|seed003|spill|bigtree|twohost|coordination|dataframe|arrays|clients
         |sim|hosts] [--quick]
         [--bigtree-million] [--data DIR] [--logs DIR]
 
@@ -26,8 +26,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-BENCHMARKS = ("engine", "movie", "seed003", "spill", "bigtree", "twohost", "coordination", "dataframe", "clients",
-              "sim", "hosts")
+BENCHMARKS = ("engine", "movie", "seed003", "spill", "bigtree", "twohost", "coordination", "dataframe", "arrays",
+              "clients", "sim", "hosts")
 MOVIE_VARIANTS = ("fused", "unfused", "delayed", "futures")
 
 
@@ -324,20 +324,27 @@ def bench_dataframe(runner: Runner, pys: dict, args) -> None:
     x = res.get("xsched", {})
     print_header(f"dataframes: 2 workers x 1 thread, {x.get('csv_mb', '?')} MB of CSV in {x.get('files', '?')} files "
                  f"({x.get('partition_mb', 0):.0f} MB per partition in pandas)", list(res.values()))
+    _jobs_table(res, ("csv", "parquet", "merge"),
+                (("wall time (s, lower is better)", "wall_seconds"),
+                 ("peak RSS above idle per worker / one partition (x)", "peak_over_partition")))
+
+
+def _jobs_table(res: dict, jobs, figures) -> None:
+    """One row per (job, figure) with each implementation's value and xsched's ratio to each
+    peer; a list of per-worker values shows its largest; a wrong result is marked."""
     impls = list(res)
     notes = Notes()
     errs = {impl: (notes.add(f"{impl}: {r['error']}") if r.get("error") else None) for impl, r in res.items()}
     peers = [i for i in impls if i != "xsched"]
     rows = []
-    for job in ("csv", "parquet", "merge"):
-        for label, key, pick in ((f"{job}: wall time (s, lower is better)", "wall_seconds", None),
-                                 (f"{job}: peak RSS above idle per worker / one partition (x)", "peak_over_partition", max)):
-            row = [label]
+    for job in jobs:
+        for label, key in figures:
+            row = [f"{job}: {label}"]
             values = {}
             for impl in impls:
                 r = res[impl].get(job) or {}
                 v = r.get(key)
-                v = pick(v) if pick and v else v
+                v = max(v) if isinstance(v, list) and v else v
                 values[impl] = v
                 row.append(errs[impl] or (f"{_cell(v)} (WRONG RESULT)" if r.get("correct") is False else v))
             row += [_ratio(values.get("xsched"), values.get(peer)) for peer in peers]
@@ -345,6 +352,23 @@ def bench_dataframe(runner: Runner, pys: dict, args) -> None:
     print(table(["figure"] + impls + [f"xsched / {peer}" for peer in peers], rows))
     if notes.items:
         print(f"\n{notes}")
+
+
+def bench_arrays(runner: Runner, pys: dict, args) -> None:
+    """The array issue's five computations beside dask.array (arrays.py); Ray has no arrays."""
+    res = {}
+    for impl, py in pys.items():
+        if impl == "ray":
+            continue
+        cmd = [py, os.path.join(HERE, "arrays.py"), "--impl", impl, "--json"] + (["--quick"] if args.quick else [])
+        res[impl] = runner.run(f"arrays-{impl}", cmd, 300 if args.quick else 1800)
+    x = res.get("xsched", {})
+    print_header(f"arrays: 2 workers x 1 thread, n = {x.get('n', '?')} (x @ x of n x n float64, ...)",
+                 list(res.values()))
+    from arrays import JOBS
+
+    _jobs_table(res, JOBS, (("wall time (s, lower is better)", "wall_seconds"),
+                            ("peak RSS above idle per worker (MB)", "peak_above_idle_mb")))
 
 
 def bench_coordination(runner: Runner, pys: dict, args) -> None:
@@ -566,7 +590,7 @@ def main(argv=None) -> int:
     for name in args.only or BENCHMARKS:
         {"engine": bench_engine, "movie": bench_movie, "seed003": bench_seed003,
          "spill": bench_spill, "bigtree": bench_bigtree, "twohost": bench_twohost,
-         "coordination": bench_coordination, "dataframe": bench_dataframe,
+         "coordination": bench_coordination, "dataframe": bench_dataframe, "arrays": bench_arrays,
          "clients": bench_clients, "sim": bench_sim, "hosts": bench_hosts}[name](runner, everyone if name == "engine" else pys, args)
         sys.stdout.flush()
     with open(os.path.join(logs, "results.json"), "w") as f:

@@ -220,6 +220,10 @@ SCHEMA = S("xsched configuration", {
         }),
         "resources": OpenMap(AMOUNT,
             "Abstract resources the worker offers, e.g. GPU: 2; names keep their case."),
+        "pre-spawn-environ": OpenMap(STR | AMOUNT,
+            "Environment variables a nanny sets for the worker processes it starts, unless already set; "
+            "by default one BLAS/OpenMP thread per task thread (OMP_NUM_THREADS, MKL_NUM_THREADS, "
+            "OPENBLAS_NUM_THREADS = 1), so tasks do not start more threads than the machine has cores."),
         "heartbeat-interval": L(DURATION, "How often the worker reports to the scheduler."),
         "reconnect-timeout": L(DURATION, "How long a worker its nanny restarted (after it lost its scheduler, "
                                          "or crashed) waits for the scheduler before it exits for good."),
@@ -343,6 +347,7 @@ DASK_NAMES: dict[str, str] = {
     "distributed.worker.memory.max-spill": "worker.memory.max-spill",
     "distributed.worker.connections.outgoing": "worker.connections.outgoing",
     "distributed.worker.resources": "worker.resources",
+    "distributed.nanny.pre-spawn-environ": "worker.pre-spawn-environ",
     "distributed.comm.timeouts.connect": "comm.timeouts.connect",
 }
 _DASK = {tuple(k.split(".")): tuple(v.split(".")) for k, v in DASK_NAMES.items()}

@@ -345,6 +345,8 @@ def _spawn_with(python: str, args: list[str], extra_env: dict, log_path: str | N
     as ``deploy.process.spawn`` starts it (the nanny is a server: it imports nothing from deploy)."""
     env = {**os.environ, **config.to_env(), **extra_env}
     env.setdefault("PYTHONUNBUFFERED", "1")
+    for name, value in (config.get("worker.pre-spawn-environ") or {}).items():
+        env.setdefault(str(name), str(value))  # (the user's own environment wins)
     out = open(log_path, "ab") if log_path else subprocess.DEVNULL
     try:
         return subprocess.Popen([python, "-m", "xsched.cli", *args, "--parent-pid", str(os.getpid())], env=env,
