@@ -8,6 +8,7 @@ small factors, so a matrix of any number of rows works in memory near one block.
 follows from the R factor: ``R = U_r S V^T`` gives ``A = (Q U_r) S V^T``::
 
     qr-block-<t>-i   (Q_i, R_i) = numpy.linalg.qr(A_i)
+    qr-rblock-<t>-i  R_i alone: the stack fetches the small R_i, never the Q_i
     qr-stack-<t>     (Q', R) of the R_i stacked
     qr-q-<t>-i       Q_i @ Q'_i                      (Q: the row chunks of A, n columns)
     qr-r-<t>         R                               (one n x n chunk)
@@ -46,8 +47,8 @@ def _qr_block(block: np.ndarray) -> tuple:
     return np.linalg.qr(block)
 
 
-def _qr_stack(blocks: list) -> tuple:
-    return np.linalg.qr(np.vstack([r for _, r in blocks]))
+def _qr_stack(rs: list) -> tuple:
+    return np.linalg.qr(np.vstack(rs))
 
 
 def _q_block(block: tuple, stack: tuple, start: int, stop: int) -> np.ndarray:
@@ -66,8 +67,8 @@ def _u_block(q: np.ndarray, usv: tuple) -> np.ndarray:
     return q @ usv[0]
 
 
-def _item(usv: tuple, i: int) -> np.ndarray:
-    return usv[i]
+def _item(parts: tuple, i: int) -> np.ndarray:
+    return parts[i]
 
 
 def _tall_skinny(a: Any, op: str) -> Array:
@@ -94,12 +95,16 @@ def _tsqr(a: Array) -> tuple[dict, str, str, str]:
     starts = ends - [min(r, n) for r in rows]
     token = new_token("tsqr", a.name, a.chunks)
     ann = annotations_in_force()
-    blocks_name, stack_key, q_name, r_name = (f"qr-{part}-{token}" for part in ("block", "stack", "q", "r"))
+    blocks_name, rblocks_name, stack_key, q_name, r_name = (
+        f"qr-{part}-{token}" for part in ("block", "rblock", "stack", "q", "r"))
     blocks = {chunk_key(blocks_name, (i,)): Task(_qr_block, (Ref(chunk_key(a.name, (i, 0))),), {}, per_task(ann))
               for i in range(len(rows))}
+    rblocks = {chunk_key(rblocks_name, (i,)): Task(_item, (Ref(chunk_key(blocks_name, (i,))), 1), {}, per_task(ann))
+               for i in range(len(rows))}
     layers = {
         blocks_name: blocks,
-        stack_key: {stack_key: Task(_qr_stack, ([Ref(k) for k in blocks],), {}, per_task(ann))},
+        rblocks_name: rblocks,
+        stack_key: {stack_key: Task(_qr_stack, ([Ref(k) for k in rblocks],), {}, per_task(ann))},
         q_name: {chunk_key(q_name, (i, 0)): Task(_q_block, (Ref(chunk_key(blocks_name, (i,))), Ref(stack_key),
                                                             int(starts[i]), int(ends[i])), {}, per_task(ann))
                  for i in range(len(rows))},
