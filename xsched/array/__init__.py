@@ -5,7 +5,11 @@ process when there is none). Block keys read ``"<operation>-<token>-i.j.k"`` (se
 ``xsched.array.core``). ``xa.random`` draws random arrays (``xa.random.default_rng``) and
 ``xa.linalg`` has ``norm``, ``qr`` and ``svd``; ``xa.fft`` NumPy's transforms. ``map_overlap`` gives blocks their neighbours' edges;
 ``from_zarr``/``to_zarr`` read and write zarr (``pip install 'xsched[array]'``).
-``blockwise`` and ``einsum`` take index notation. NumPy's own functions called on xsched
+``blockwise`` and ``einsum`` take index notation. ``apply_gufunc``,
+``reduction`` and ``scan`` run your own functions (a gufunc signature, a tree reduction, a
+running scan) and ``store`` writes into anything that takes ``target[...] = block``; with
+them, xarray runs on xsched arrays (``chunked_array_type="xsched"``; see
+``xsched.array.xarray_chunks``, which this package does not import). NumPy's own functions called on xsched
 arrays run these (``np.mean(x, axis=0)`` is ``xa.mean``; see ``xsched.array.dispatch``).
 
 >>> import numpy as np, xsched.array as xa
@@ -20,26 +24,28 @@ arrays run these (``np.mean(x, axis=0)`` is ``xa.mean``; see ``xsched.array.disp
 """
 
 from .core import Array, elemwise, from_array, map_blocks, normalize_chunks
-from .index_notation import blockwise, einsum
+from .index_notation import blockwise, einsum, unify_chunks
 from .creation import (arange, array, asarray, empty, empty_like, eye, fromfunction, full,
                        full_like, indices, linspace, ones, ones_like, zeros, zeros_like)
 from .hdf5 import to_hdf5
 from .rechunking import rechunk
-from .reductions import max, mean, min, std, sum, var
+from .reductions import max, mean, min, reduction, std, sum, var
 from .manipulation import (around, atleast_1d, atleast_2d, broadcast_arrays, broadcast_to, clip,
                            concatenate, expand_dims, flip, fliplr, flipud, hstack, meshgrid,
-                           moveaxis, ravel, reshape, roll, squeeze, stack, swapaxes, transpose,
-                           vstack, where)
+                           moveaxis, pad, ravel, reshape, roll, squeeze, stack, swapaxes,
+                           transpose, vstack, where)
 from .manipulation import around as round
 from .linalg import dot, inner, matmul, outer, tensordot, vdot
-from .overlapping import map_overlap, overlap, trim_internal
+from .overlapping import map_overlap, overlap, sliding_window_view, trim_internal
 from .sorting import argsort, sort
 from .selection import argwhere, flatnonzero, nonzero
 from .sets import isin, unique
 from .take import take
 from .zarr import from_zarr, to_zarr
 from .scans import (all, any, argmax, argmin, cumprod, cumsum, nancumprod, nancumsum, nanmax,
-                    nanmean, nanmin, nanprod, nansum, prod)
+                    nanmean, nanmin, nanprod, nanstd, nansum, nanvar, prod, scan)
+from .gufunc import apply_gufunc
+from .store import store
 from . import fft, linalg, random
 from . import dispatch as _dispatch
 
@@ -50,9 +56,11 @@ __all__ = [
     "blockwise",
     "elemwise",
     "normalize_chunks",
-    "to_hdf5", "from_zarr", "to_zarr",
+    "to_hdf5", "from_zarr", "to_zarr", "store",
+    # your own functions over blocks: gufunc signatures, tree reductions, running scans
+    "apply_gufunc", "reduction", "scan", "unify_chunks",
     # neighbours across blocks
-    "map_overlap", "overlap", "trim_internal",
+    "map_overlap", "overlap", "trim_internal", "sliding_window_view",
     # sorting along an axis held in one chunk
     "sort", "argsort",
     # data-dependent lengths (blocks of unknown length until computed) and sets
@@ -63,13 +71,13 @@ __all__ = [
     # shape and arrangement
     "rechunk", "reshape", "ravel", "squeeze", "expand_dims", "atleast_1d", "atleast_2d",
     "transpose", "moveaxis", "swapaxes", "flip", "fliplr", "flipud", "roll",
-    "concatenate", "stack", "hstack", "vstack", "broadcast_to", "broadcast_arrays",
+    "concatenate", "stack", "hstack", "vstack", "pad", "broadcast_to", "broadcast_arrays",
     "meshgrid", "where", "clip", "around", "round", "take",
     # products
     "matmul", "dot", "tensordot", "inner", "outer", "vdot", "einsum",
     # reductions and scans
     "sum", "mean", "var", "std", "min", "max", "prod", "any", "all",
-    "nansum", "nanprod", "nanmean", "nanmax", "nanmin",
+    "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd",
     "argmax", "argmin", "cumsum", "cumprod", "nancumsum", "nancumprod",
 ]
 

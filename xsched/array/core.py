@@ -294,8 +294,12 @@ class Array:
             return _masking.boolean_mask(self, index)
         return _getitem(self, index)
 
-    def astype(self, dtype: Any) -> "Array":
+    def astype(self, dtype: Any, copy: bool = True) -> "Array":
         """Cast every block to ``dtype``.
+
+        ``copy`` is NumPy's keyword, accepted so that code written for NumPy (xarray's, for
+        one) runs unchanged; it changes nothing here, as no operation modifies a block in
+        place.
 
         >>> import numpy as np, xsched.array as xa
         >>> xa.from_array(np.arange(3), chunks=2).astype("f4").dtype
@@ -305,6 +309,26 @@ class Array:
         if dtype == self.dtype:
             return self
         return elemwise(_astype, self, dtype=dtype, name="astype", extra_args=(dtype,))
+
+    @property
+    def real(self) -> "Array":
+        """The real part, block by block (the array itself when it is not complex).
+
+        >>> import numpy as np, xsched.array as xa
+        >>> xa.from_array(np.array([1 + 2j, 3 - 1j]), chunks=1).real.compute().tolist()
+        [1.0, 3.0]
+        """
+        return elemwise(np.real, self) if self.dtype.kind == "c" else self
+
+    @property
+    def imag(self) -> "Array":
+        """The imaginary part, block by block (zeros when the array is not complex).
+
+        >>> import numpy as np, xsched.array as xa
+        >>> xa.from_array(np.array([1 + 2j, 3 - 1j]), chunks=1).imag.compute().tolist()
+        [2.0, -1.0]
+        """
+        return elemwise(np.imag, self)
 
     def rechunk(self, chunks: Any = "auto", *, limit: Any = None) -> "Array":
         """The same array cut into blocks ``chunks``; see ``xsched.array.rechunk``.
@@ -1099,6 +1123,8 @@ def _getitem_integer_array(x: Array, idx: list, arrays: list) -> Array:
     array's axis. Where NumPy would move that axis first (integers and the array not side by
     side), the result's axis moves there too."""
     if len(arrays) > 1:
+        if _is_outer(idx, arrays):
+            return _getitem_outer(x, idx, arrays)
         raise IndexError("xsched arrays take one integer-array index at a time (NumPy would pair several "
                          "element-wise); index one axis after the other, e.g. x[rows][:, cols]")
     p = arrays[0]
@@ -1112,6 +1138,36 @@ def _getitem_integer_array(x: Array, idx: list, arrays: list) -> Array:
     if out_axis and ints and group[-1] - group[0] != len(group) - 1:
         order = [out_axis] + [a for a in range(y.ndim) if a != out_axis]
         y = y.transpose(order)  # the picked axis first
+    return y
+
+
+def _is_outer(idx: list, arrays: list) -> bool:
+    """Whether ``idx`` is an *outer* index in ``numpy.ix_`` form: integer arrays whose
+    shapes are 1 but along their own place among them (``(3, 1)`` then ``(1, 2)``),
+    with only ints besides. NumPy's result then picks along each axis independently."""
+    if any(not (p in arrays or isinstance(i, numbers.Integral)) for p, i in enumerate(idx)):
+        return False
+    for j, p in enumerate(arrays):
+        a = np.asarray(idx[p])
+        if a.ndim != len(arrays) or a.dtype == np.bool_ or any(
+                n != 1 for d, n in enumerate(a.shape) if d != j):
+            return False
+    return True
+
+
+def _getitem_outer(x: Array, idx: list, arrays: list) -> Array:
+    """``x[ix_(rows, cols)]``: the ints first, then one ``take`` per axis.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(24).reshape(2, 3, 4), chunks=2)
+    >>> x[np.ix_([1, 0], [2], [3, 1])].compute().tolist()
+    [[[23, 21]], [[11, 9]]]
+    >>> x[1, np.array([[2], [0]]), np.array([[3, 1]])].compute().tolist()
+    [[23, 21], [15, 13]]
+    """
+    y = _getitem(x, tuple(slice(None) if p in arrays else i for p, i in enumerate(idx)))
+    for j, p in enumerate(arrays):
+        y = _fancy.take(y, np.asarray(idx[p]).ravel(), axis=j)
     return y
 
 

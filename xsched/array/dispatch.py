@@ -3,7 +3,8 @@
 ``np.sum(x)``, ``np.concatenate([x, y])``, ``np.linalg.norm(x)`` or ``np.fft.fft(x)`` with an
 xsched ``Array`` among the arguments run xsched.array's own function of the same name: a
 function of ``numpy`` runs the one of ``xsched.array``, one of ``numpy.linalg`` the one of
-``xsched.array.linalg`` and one of ``numpy.fft`` the one of ``xsched.array.fft``. The result is
+``xsched.array.linalg``, one of ``numpy.fft`` the one of ``xsched.array.fft`` and
+``numpy.lib.stride_tricks.sliding_window_view`` the one of ``xsched.array.overlapping``. The result is
 again a lazy ``Array``; nothing is computed.
 
 The call is checked when it is made: a NumPy function xsched.array does not have, or an
@@ -45,13 +46,15 @@ import numpy as np
 
 from . import fft as _fft
 from . import linalg as _linalg
+from . import overlapping as _overlapping
 from .core import Array
 
 __all__ = ["register_namespace", "implementation", "array_function"]
 
 #: NumPy's module name -> the xsched.array module holding its counterparts (the package's
 #: own namespace is added by its ``__init__``).
-NAMESPACES: dict[str, ModuleType] = {"numpy.linalg": _linalg, "numpy.fft": _fft}
+NAMESPACES: dict[str, ModuleType] = {"numpy.linalg": _linalg, "numpy.fft": _fft,
+                                     "numpy.lib.stride_tricks": _overlapping}
 
 #: NumPy names whose xsched counterpart is called otherwise.
 ALIASES: dict[str, str] = {"amax": "max", "amin": "min", "round_": "round",

@@ -12,7 +12,8 @@ output indices no argument has, with their lengths.
 Chunks along a shared index: the arguments are **unified by rechunking**. For each index,
 the first argument whose axis spans its full length fixes the blocks; the other arguments
 cut differently along it are rechunked to those blocks (a ``rechunk`` layer each, as
-``map_blocks`` and the elementwise operations do). An axis of length 1 held in one block
+``map_blocks`` and the elementwise operations do). ``unify_chunks`` does this rechunking
+alone. An axis of length 1 held in one block
 broadcasts against any length (its single block goes with every block of the index).
 Any other disagreement of lengths is an error when the expression is built, naming the
 index, the two arguments and their lengths.
@@ -71,7 +72,7 @@ from . import rechunking as _rechunk
 from .core import Array, _accepts, _concat_grid, _infer_dtype, _single_key, block_layer
 from .creation import asarray
 
-__all__ = ["blockwise", "einsum"]
+__all__ = ["blockwise", "einsum", "unify_chunks"]
 
 
 def _indices(ind: Any, what: str) -> tuple:
@@ -184,20 +185,7 @@ def blockwise(func: Callable, out_ind: Any, *args_and_indices: Any, dtype: Any =
     new_axes = dict(new_axes or {})
     adjust_chunks = dict(adjust_chunks or {})
 
-    # lengths and reference chunks per index: the first argument spanning it fixes them
-    length: dict[Hashable, int] = {}
-    first: dict[Hashable, tuple[int, int]] = {}  # index -> (argument, axis)
-    for k, (arg, ind) in enumerate(pairs):
-        for ax, i in enumerate(ind or ()):
-            n, spans = arg.shape[ax], not _broadcasts(arg, ax)
-            if i not in length or (spans and length[i] == 1
-                                   and _broadcasts(*_at(pairs, first[i]))):
-                length[i], first[i] = n, (k, ax)
-            elif spans and n != length[i]:
-                raise ValueError(
-                    f"blockwise: index {i!r} has length {length[i]} in argument "
-                    f"{first[i][0]} but {n} in argument {k}; arguments sharing an index need "
-                    "the same length along it (or 1, to broadcast).")
+    length, first = _lengths(pairs, "blockwise")
     for i in out_ind:
         if i not in length and i not in new_axes:
             raise ValueError(
@@ -215,16 +203,7 @@ def blockwise(func: Callable, out_ind: Any, *args_and_indices: Any, dtype: Any =
             raise ValueError(f"blockwise: adjust_chunks names index {i!r}, which is not in "
                              f"the output index {_show(out_ind)}")
 
-    ref_chunks = {i: _at(pairs, first[i])[0].chunks[_at(pairs, first[i])[1]] for i in first}
-    args: list[Any] = []
-    for arg, ind in pairs:
-        if ind is not None:
-            want = {ax: ref_chunks[i] for ax, i in enumerate(ind)
-                    if arg.shape[ax] == length[i] and arg.chunks[ax] != ref_chunks[i]
-                    and not _broadcasts(arg, ax)}
-            if want:
-                arg = _rechunk.rechunk(arg, want)
-        args.append(arg)
+    ref_chunks, args = _unified(pairs, length, first)
     numblocks = {i: len(c) for i, c in ref_chunks.items()}
 
     out_chunks: list[tuple[int, ...]] = []
@@ -300,6 +279,89 @@ def blockwise(func: Callable, out_ind: Any, *args_and_indices: Any, dtype: Any =
                        name=name or funcname(func),
                        token_parts=("blockwise", out_ind,
                                     [p[1] for p in pairs], concatenate))
+
+
+def _lengths(pairs: list, what: str) -> tuple[dict, dict]:
+    """The length of every index, and the argument and axis whose blocks it takes: the
+    first argument spanning it (an axis of length 1 in one block only broadcasts)."""
+    length: dict[Hashable, int] = {}
+    first: dict[Hashable, tuple[int, int]] = {}  # index -> (argument, axis)
+    for k, (arg, ind) in enumerate(pairs):
+        for ax, i in enumerate(ind or ()):
+            n, spans = arg.shape[ax], not _broadcasts(arg, ax)
+            if i not in length or (spans and length[i] == 1
+                                   and _broadcasts(*_at(pairs, first[i]))):
+                length[i], first[i] = n, (k, ax)
+            elif spans and n != length[i]:
+                raise ValueError(
+                    f"{what}: index {i!r} has length {length[i]} in argument "
+                    f"{first[i][0]} but {n} in argument {k}; arguments sharing an index need "
+                    "the same length along it (or 1, to broadcast).")
+    return length, first
+
+
+def _unified(pairs: list, length: dict, first: dict) -> tuple[dict, list]:
+    """The blocks of every index (``{index: chunks}``) and the arguments, those with an
+    index rechunked to them."""
+    ref_chunks = {i: _at(pairs, first[i])[0].chunks[_at(pairs, first[i])[1]] for i in first}
+    args: list[Any] = []
+    for arg, ind in pairs:
+        if ind is not None:
+            want = {ax: ref_chunks[i] for ax, i in enumerate(ind)
+                    if arg.shape[ax] == length[i] and arg.chunks[ax] != ref_chunks[i]
+                    and not _broadcasts(arg, ax)}
+            if want:
+                arg = _rechunk.rechunk(arg, want)
+        args.append(arg)
+    return ref_chunks, args
+
+
+def unify_chunks(*args_and_indices: Any) -> tuple[dict[Hashable, tuple[int, ...]], list]:
+    """Arrays named by index notation, rechunked so that the axes sharing an index have
+    the same blocks, as ``blockwise`` would: ``unify_chunks(x, "ij", y, "jk")``.
+
+    Returns ``({index: block sizes}, [arguments])``: every argument in order, those with
+    an index as xsched arrays cut alike along each shared index (the blocks of the first
+    argument spanning it; an axis of length 1 in one block broadcasts and is left as it
+    is), the others (index ``None``) as given. Lengths that disagree along an index raise
+    a ``ValueError`` naming it.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.ones((4, 6)), chunks=(2, 3))
+    >>> y = xa.from_array(np.ones((6, 5)), chunks=(2, 5))
+    >>> chunks, (x2, y2) = xa.unify_chunks(x, "ij", y, "jk")
+    >>> chunks["j"], y2.chunks
+    ((3, 3), ((3, 3), (5,)))
+    """
+    pairs = _pairs(args_and_indices)
+    length, first = _lengths(pairs, "unify_chunks")
+    ref_chunks, args = _unified(pairs, length, first)
+    return ref_chunks, args
+
+
+def check_aligned(args_and_indices: Sequence[Any]) -> None:
+    """Raise a ``ValueError`` unless the arrays sharing an index already have the same
+    blocks along it (axes of length 1 in one block broadcast and are not compared).
+
+    >>> import xsched.array as xa
+    >>> check_aligned([xa.ones(4, chunks=2), "i", xa.ones(4, chunks=2), "i"])
+    >>> check_aligned([xa.ones(4, chunks=2), "i", xa.ones(4, chunks=3), "i"])
+    Traceback (most recent call last):
+    ...
+    ValueError: blockwise: index 'i' has blocks (2, 2) in argument 0 but (3, 1) in argument 1; ...
+    """
+    seen: dict[Hashable, tuple[int, tuple[int, ...]]] = {}
+    for k, (arg, ind) in enumerate(_pairs(args_and_indices)):
+        for ax, i in enumerate(ind or ()):
+            if _broadcasts(arg, ax):
+                continue
+            if i in seen and seen[i][1] != arg.chunks[ax]:
+                raise ValueError(
+                    f"blockwise: index {i!r} has blocks {seen[i][1]} in argument {seen[i][0]} "
+                    f"but {arg.chunks[ax]} in argument {k}; with align_arrays=False the "
+                    "arguments must already share their blocks (rechunk one, or let them be "
+                    "aligned)")
+            seen.setdefault(i, (k, arg.chunks[ax]))
 
 
 def _at(pairs: list, where: tuple[int, int]) -> tuple[Array, int]:

@@ -1,5 +1,5 @@
 """Changing an array's shape or arrangement without changing its values: reshape, join,
-stack, flip, roll, broadcast, and the elementwise ``where``/``clip``/``round``.
+stack, flip, roll, pad, broadcast, and the elementwise ``where``/``clip``/``round``.
 
 Each is one layer of tasks mapping whole input blocks to whole output blocks, after
 rechunking where blocks would not line up: ``concatenate`` and ``stack`` rechunk their
@@ -31,11 +31,11 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.spec import Ref, Task
 from .chunks import normalize_chunks
 from .core import Array, elemwise
-from .creation import asarray
+from .creation import asarray, full
 
 __all__ = ["concatenate", "stack", "hstack", "vstack", "reshape", "ravel", "squeeze",
            "expand_dims", "atleast_1d", "atleast_2d", "transpose", "moveaxis", "swapaxes",
-           "flip", "fliplr", "flipud", "roll", "broadcast_to", "broadcast_arrays", "meshgrid",
+           "flip", "fliplr", "flipud", "roll", "pad", "broadcast_to", "broadcast_arrays", "meshgrid",
            "where", "clip", "around"]
 
 
@@ -477,6 +477,97 @@ def roll(x: Any, shift: Any, axis: Any = None) -> Array:
             head = tuple(slice(n - s, None) if ax == a else slice(None) for ax in range(x.ndim))
             tail = tuple(slice(0, n - s) if ax == a else slice(None) for ax in range(x.ndim))
             x = concatenate([x[head], x[tail]], axis=a)
+    return x
+
+
+#: ``pad`` modes and what they take from the array for the part before an axis (``n``
+#: elements, the axis having length ``size``): a slice, and whether it is reversed.
+_PAD_PARTS = {
+    "edge": lambda n, size: (slice(0, 1), False),
+    "reflect": lambda n, size: (slice(1, n + 1), True),
+    "symmetric": lambda n, size: (slice(0, n), True),
+    "wrap": lambda n, size: (slice(size - n, size), False),
+}
+_PAD_PARTS_AFTER = {
+    "edge": lambda n, size: (slice(size - 1, size), False),
+    "reflect": lambda n, size: (slice(size - n - 1, size - 1), True),
+    "symmetric": lambda n, size: (slice(size - n, size), True),
+    "wrap": lambda n, size: (slice(0, n), False),
+}
+
+
+def _pad_widths(value: Any, ndim: int, what: str) -> list[tuple[Any, Any]]:
+    """NumPy's per-axis pairs from a scalar, a pair, or one pair per axis."""
+    try:
+        pairs = np.broadcast_to(np.asarray(value, dtype=object), (ndim, 2))
+    except ValueError:
+        raise ValueError(f"pad: {what}={value!r} must be a number, a pair (before, after), or "
+                         f"one pair per axis ({ndim})") from None
+    return [(a, b) for a, b in pairs.tolist()]
+
+
+def _pad_part(x: Array, axis: int, n: int, mode: str, before: bool, value: Any) -> Array:
+    """What ``pad`` puts before (or after) ``x`` along ``axis``: ``n`` elements."""
+    shape = x.shape[:axis] + (n,) + x.shape[axis + 1:]
+    chunks = x.chunks[:axis] + ((n,),) + x.chunks[axis + 1:]
+    if mode == "constant":
+        try:
+            cell = np.zeros(1, x.dtype)
+            cell[0] = value  # (NumPy's pad assigns too: NaN into integers is an error)
+            value = cell[0]
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"pad: constant value {value!r} does not fit the array's dtype "
+                             f"{x.dtype} ({exc})") from None
+        return full(shape, value, dtype=x.dtype, chunks=chunks)
+    size = x.shape[axis]
+    limit = size - 1 if mode == "reflect" else size
+    if size == 0 or n > limit:
+        raise ValueError(f"pad: mode={mode!r} pads at most {limit} elements on axis {axis} "
+                         f"(its length is {size}); got {n}. Pad in several calls, or compute "
+                         "first and use numpy.pad.")
+    sl, reverse = (_PAD_PARTS if before else _PAD_PARTS_AFTER)[mode](n, size)
+    part = x[(slice(None),) * axis + (sl,)]
+    if reverse:
+        part = flip(part, axis)
+    if mode == "edge":
+        part = broadcast_to(part, shape, chunks=chunks)
+    return part
+
+
+def pad(x: Any, pad_width: Any, mode: str = "constant", *, constant_values: Any = 0) -> Array:
+    """``x`` with ``pad_width`` elements added before and after each axis, as ``numpy.pad``.
+
+    ``pad_width``: one number for every side, a pair ``(before, after)`` for every axis, or
+    one pair per axis. ``mode``: ``"constant"`` (``constant_values``: a number, a pair, or
+    a pair per axis), ``"edge"``, ``"reflect"``, ``"symmetric"`` or ``"wrap"``; the last
+    three pad at most an axis's length (one less for ``"reflect"``). The padding is one
+    block before and one after each padded axis; the blocks of ``x`` are unchanged.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(5), chunks=2)
+    >>> xa.pad(x, (2, 1), constant_values=-1).compute().tolist()
+    [-1, -1, 0, 1, 2, 3, 4, -1]
+    >>> xa.pad(x, 2, mode="reflect").compute().tolist()
+    [2, 1, 0, 1, 2, 3, 4, 3, 2]
+    >>> np.pad(x, 1, mode="edge").chunks      # NumPy's pad runs this one
+    ((1, 2, 2, 1, 1),)
+    """
+    x = asarray(x)
+    modes = ("constant",) + tuple(_PAD_PARTS)
+    if mode not in modes:
+        raise ValueError(f"pad: mode {mode!r} is not supported by xsched arrays; use one of "
+                         f"{modes}, or compute first and use numpy.pad")
+    widths = _pad_widths(pad_width, x.ndim, "pad_width")
+    values = _pad_widths(constant_values, x.ndim, "constant_values")
+    for axis, ((lo, hi), (v_lo, v_hi)) in enumerate(zip(widths, values)):
+        for n in (lo, hi):
+            if not isinstance(n, numbers.Integral) or n < 0:
+                raise ValueError(f"pad: pad_width must hold non-negative integers, got {n!r} "
+                                 f"on axis {axis}")
+        parts = ([_pad_part(x, axis, int(lo), mode, True, v_lo)] if lo else []) + [x] + (
+            [_pad_part(x, axis, int(hi), mode, False, v_hi)] if hi else [])
+        if len(parts) > 1:
+            x = concatenate(parts, axis=axis)
     return x
 
 

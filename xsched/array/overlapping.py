@@ -36,6 +36,9 @@ given a depth of at least its reach.
 not named get 0). A depth larger than the smallest block along its axis is refused when
 the expression is built: a halo comes from the adjacent block only. Rechunk first.
 
+``sliding_window_view`` (NumPy's, for rolling windows) gives each block the cells after it
+that its last windows need, in the same way.
+
 Importing this module adds ``map_overlap`` to ``Array``.
 
 >>> import numpy as np, xsched.array as xa
@@ -63,8 +66,9 @@ from ..graph.spec import Ref, Task, funcname
 from .chunks import _starts
 from .core import Array, _accepts, _concat_grid, map_blocks
 from .core import _infer_dtype as _infer_from_blocks
+from .creation import asarray
 
-__all__ = ["overlap", "trim_internal", "map_overlap", "BOUNDARIES"]
+__all__ = ["overlap", "trim_internal", "map_overlap", "sliding_window_view", "BOUNDARIES"]
 
 #: The ``boundary`` names and the ``np.pad`` mode each means (None: no padding).
 BOUNDARIES: dict[str, str | None] = {
@@ -511,6 +515,99 @@ def map_overlap(func: Callable, *args: Any, depth: Any, boundary: Any = "none",
     if not trim:
         return out
     return _trim_layer(out, added, f"map_overlap({prefix})", prefix)
+
+
+# --------------------------------------------------------------------------- windows
+
+
+def _window_block(pieces: list, local: list, axis: int, window: int) -> np.ndarray:
+    """The windows starting in one block: its cells and the next ``window - 1`` cells
+    (``pieces`` of the blocks holding them, cut by ``local``) joined, then viewed as
+    windows (the view is read-only, as NumPy's)."""
+    parts = [p[(slice(None),) * axis + (sl,)] for p, sl in zip(pieces, local)]
+    joined = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=axis)
+    return np.lib.stride_tricks.sliding_window_view(joined, window, axis=axis)
+
+
+def _windows_along(x: Array, window: int, axis: int) -> Array:
+    """``sliding_window_view`` along one axis: the window axis is appended last."""
+    size = x.shape[axis]
+    if not 0 < window <= size:
+        raise ValueError(f"sliding_window_view: window {window} on axis {axis} must be between "
+                         f"1 and the axis length {size}")
+    count = size - window + 1  # windows along the axis
+    starts = _starts(x.chunks[axis])
+    plan = []  # per output block: (input block, its length, [(source block, local slice)])
+    for b, (lo, hi) in enumerate(zip(starts[:-1], starts[1:])):
+        length = min(hi, count) - lo
+        if length <= 0:
+            continue
+        need_hi = lo + length + window - 1
+        pieces = [(j, slice(max(lo, s) - s, min(need_hi, e) - s))
+                  for j, (s, e) in enumerate(zip(starts[:-1], starts[1:]))
+                  if s < need_hi and e > lo and e > s]
+        plan.append((b, length, pieces))
+    name = f"sliding-window-{new_token(x.name, window, axis)}"
+    ann = annotations_in_force()
+    layer: dict[str, Any] = {}
+    for index in np.ndindex(*x.numblocks):
+        if index[axis] != 0:
+            continue
+        for o, (_, _, pieces) in enumerate(plan):
+            refs = [Ref(chunk_key(x.name, index[:axis] + (j,) + index[axis + 1:]))
+                    for j, _ in pieces]
+            out = index[:axis] + (o,) + index[axis + 1:] + (0,)
+            layer[chunk_key(name, out)] = Task(
+                _window_block, (refs, [sl for _, sl in pieces], axis, window), {},
+                per_task(ann))
+    chunks = (x.chunks[:axis] + (tuple(length for _, length, _ in plan),) + x.chunks[axis + 1:]
+              + ((window,),))
+    return Array(LayeredGraph.merge(x._graph, new={name: layer}), name, chunks, x.dtype)
+
+
+def sliding_window_view(x: Any, window_shape: Any, axis: Any = None, *, subok: bool = False,
+                        writeable: bool = False) -> Array:
+    """Every window of ``window_shape`` cells along ``axis``, as
+    ``numpy.lib.stride_tricks.sliding_window_view``: the axis shrinks to the number of
+    windows and a new last axis (one block) holds each window's cells.
+
+    Output block ``i`` along an axis holds the windows starting in input block ``i``; its
+    task gets that block and the first ``window - 1`` cells after it, cut out of the
+    following blocks. Several axes are windowed one after the other, their window axes
+    appended in the order given. The blocks are read-only views, as NumPy's are; each
+    holds ``window`` times the cells of its input.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(6), chunks=2)
+    >>> w = np.lib.stride_tricks.sliding_window_view(x, 3)   # NumPy's runs this one
+    >>> w.chunks, w.compute().tolist()
+    (((2, 2), (3,)), [[0, 1, 2], [1, 2, 3], [2, 3, 4], [3, 4, 5]])
+    >>> sliding_window_view(x, 3).mean(axis=-1).compute().tolist()
+    [1.0, 2.0, 3.0, 4.0]
+    """
+    if subok or writeable:
+        raise NotImplementedError("sliding_window_view: subok and writeable are not supported "
+                                  "by xsched arrays (blocks are read-only NumPy views)")
+    x = asarray(x)
+    windows = (tuple(int(w) for w in window_shape) if np.ndim(window_shape)
+               else (int(window_shape),))
+    if axis is None:
+        if len(windows) != x.ndim:
+            raise ValueError(f"sliding_window_view: window_shape {windows} needs one entry per "
+                             f"axis ({x.ndim}) when axis is not given")
+        axes = tuple(range(x.ndim))
+    else:
+        axes = (tuple(int(a) for a in axis) if np.ndim(axis) else (int(axis),))
+        if len(axes) != len(windows):
+            raise ValueError(f"sliding_window_view: window_shape {windows} and axis {axes} "
+                             "must have the same length")
+    ndim = x.ndim
+    for w, a in zip(windows, axes):
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(f"sliding_window_view: axis {a} is out of bounds "
+                                          f"for an array of dimension {ndim}")
+        x = _windows_along(x, w, a % ndim)
+    return x
 
 
 def _infer_dtype(func: Callable, args: Sequence[Any], depth: tuple[int, ...],

@@ -12,6 +12,10 @@ mean), merged with the pairwise formula of Chan, Golub & LeVeque. That stays acc
 the mean is large compared with the spread, where ``E[x**2] - E[x]**2`` loses every digit.
 Means and variances accumulate in float64 (complex128 for complex data).
 
+``reduction`` builds the same tree from your own ``chunk``, ``combine`` and ``aggregate``
+functions (the calling convention of ``numpy`` reductions: ``f(x, axis=..., keepdims=...)``);
+xarray's reductions without a NumPy name (the first or last valid value) run through it.
+
 >>> import numpy as np, xsched.array as xa
 >>> x = xa.from_array(np.arange(24.0).reshape(4, 6), chunks=(1, 2))
 >>> x.sum(axis=1).compute().tolist()
@@ -23,19 +27,20 @@ True
 from __future__ import annotations
 
 import builtins
+import functools
 import itertools
 import numbers
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from ..graph.spec import Ref, Task
+from ..graph.spec import Ref, Task, funcname
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 
 if TYPE_CHECKING:
     from .core import Array
 
-__all__ = ["sum", "mean", "var", "std", "min", "max", "reduction"]
+__all__ = ["sum", "mean", "var", "std", "min", "max", "reduction", "tree_reduction"]
 
 #: Partials merged per task when ``split_every`` is not given (spread over reduced axes).
 DEFAULT_SPLIT_EVERY = 16
@@ -88,10 +93,11 @@ def _split_every(split_every: Any, axes: tuple[int, ...], ndim: int) -> dict[int
 # --------------------------------------------------------------------------- the tree
 
 
-def reduction(x: Array, op: str, chunk: Callable, combine: Callable, aggregate: Callable,
+def tree_reduction(x: Array, op: str, chunk: Callable, combine: Callable, aggregate: Callable,
               axis: Any, keepdims: bool, dtype: Any, split_every: Any = None,
               chunk_args: tuple = (), aggregate_args: tuple = (),
-              block_args: Callable[[tuple], tuple] | None = None) -> Array:
+              block_args: Callable[[tuple], tuple] | None = None,
+              nested: bool = False) -> Array:
     """Build a tree reduction of ``x``: ``chunk`` per block, ``combine`` per group of
     partials, ``aggregate`` for the last group.
 
@@ -99,17 +105,19 @@ def reduction(x: Array, op: str, chunk: Callable, combine: Callable, aggregate: 
     keep the reduced axes with length 1 (``block_args``, when given, adds arguments for the
     block at grid ``index``, such as where it starts); ``combine(partials)`` merges a list
     of them; ``aggregate(partials, axes, keepdims, *aggregate_args)`` returns the output
-    block.
+    block. With ``nested``, ``combine`` and ``aggregate`` get the partials of a group as
+    nested lists, one level per reduced axis in order (the group's grid), instead of a flat
+    list in C order.
 
     >>> import numpy as np, xsched.array as xa
-    >>> from xsched.array.reductions import reduction
+    >>> from xsched.array.reductions import tree_reduction
     >>> x = xa.from_array(np.arange(10), chunks=3)
     >>> def top(b, axes): return np.max(b, axis=axes, keepdims=True)
     >>> def merge(parts): return np.max(np.stack(parts), axis=0)
     >>> def final(parts, axes, keepdims):
     ...     out = merge(parts)
     ...     return out if keepdims else np.squeeze(out, axis=axes)
-    >>> int(reduction(x, "top", top, merge, final, None, False, x.dtype).compute())
+    >>> int(tree_reduction(x, "top", top, merge, final, None, False, x.dtype).compute())
     9
     """
     axes = _normalize_axis(axis, x.ndim, op)
@@ -137,7 +145,7 @@ def reduction(x: Array, op: str, chunk: Callable, combine: Callable, aggregate: 
         new_grid = [(-(-n // split[a]) if a in axes else n) for a, n in enumerate(grid)]
         layer = {}
         for index in np.ndindex(*new_grid):
-            refs = [Ref(chunk_key(prev, src)) for src in _sources(index, grid, split, axes)]
+            refs = _group(prev, index, grid, split, axes, nested)
             layer[chunk_key(name, index)] = Task(combine, (refs,), {}, per_task(ann))
         layers[name] = layer
         grid, prev = new_grid, name
@@ -147,7 +155,7 @@ def reduction(x: Array, op: str, chunk: Callable, combine: Callable, aggregate: 
     final_grid = [1 if a in axes else n for a, n in enumerate(grid)]
     full = {a: grid[a] for a in axes}  # one group spanning every remaining partial
     for index in np.ndindex(*final_grid):
-        refs = [Ref(chunk_key(prev, src)) for src in _sources(index, grid, full, axes)]
+        refs = _group(prev, index, grid, full, axes, nested)
         out_index = index if keepdims else tuple(i for a, i in enumerate(index)
                                                  if a not in axes)
         layer[chunk_key(out_name, out_index)] = Task(
@@ -173,6 +181,20 @@ def _sources(index: tuple, grid: list[int], split: dict[int, int],
         else:
             ranges.append(range(i, i + 1))
     return list(itertools.product(*ranges))
+
+
+def _group(name: str, index: tuple, grid: list[int], split: dict[int, int],
+           axes: tuple[int, ...], nested: bool) -> list:
+    """References to the partials of the group at ``index``: a flat list in C order, or
+    with ``nested`` nested lists with one level per reduced axis."""
+    refs: list = [Ref(chunk_key(name, src)) for src in _sources(index, grid, split, axes)]
+    if not nested:
+        return refs
+    counts = [builtins.min((i + 1) * split[a], grid[a]) - i * split[a]
+              for a, i in enumerate(index) if a in axes]
+    for n in reversed(counts[1:]):
+        refs = [refs[k:k + n] for k in range(0, len(refs), n)]
+    return refs
 
 
 def _finish(out: np.ndarray, axes: tuple[int, ...], keepdims: bool, dtype: np.dtype):
@@ -260,7 +282,7 @@ def sum(x: Array, axis: Any = None, dtype: Any = None, keepdims: bool = False,
     """
     _check_out(out, "sum")
     dtype = np.dtype(dtype) if dtype is not None else np.sum(np.zeros(1, x.dtype)).dtype
-    return reduction(x, "sum", _sum_chunk, _sum_combine, _sum_aggregate, axis, keepdims,
+    return tree_reduction(x, "sum", _sum_chunk, _sum_combine, _sum_aggregate, axis, keepdims,
                      dtype, split_every, chunk_args=(dtype,), aggregate_args=(dtype,))
 
 
@@ -273,7 +295,7 @@ def min(x: Array, axis: Any = None, keepdims: bool = False, split_every: Any = N
     [1, 2]
     """
     _check_out(out, "min")
-    return reduction(x, "min", _min_chunk, _min_combine, _min_aggregate, axis, keepdims,
+    return tree_reduction(x, "min", _min_chunk, _min_combine, _min_aggregate, axis, keepdims,
                      x.dtype, split_every, aggregate_args=(x.dtype,))
 
 
@@ -286,7 +308,7 @@ def max(x: Array, axis: Any = None, keepdims: bool = False, split_every: Any = N
     5
     """
     _check_out(out, "max")
-    return reduction(x, "max", _max_chunk, _max_combine, _max_aggregate, axis, keepdims,
+    return tree_reduction(x, "max", _max_chunk, _max_combine, _max_aggregate, axis, keepdims,
                      x.dtype, split_every, aggregate_args=(x.dtype,))
 
 
@@ -338,7 +360,7 @@ def mean(x: Array, axis: Any = None, dtype: Any = None, keepdims: bool = False,
             dtype = np.mean(np.zeros(1, x.dtype)).dtype
     dtype = np.dtype(dtype)
     acc = _accumulator(np.result_type(x.dtype, dtype))
-    return reduction(x, "mean", _mean_chunk, _mean_combine, _mean_aggregate, axis, keepdims,
+    return tree_reduction(x, "mean", _mean_chunk, _mean_combine, _mean_aggregate, axis, keepdims,
                      dtype, split_every, chunk_args=(acc,), aggregate_args=(dtype,))
 
 
@@ -392,7 +414,7 @@ def _moments(x: Array, op: str, axis: Any, dtype: Any, ddof: int, keepdims: bool
             dtype = np.var(np.zeros(2, x.dtype)).dtype
     dtype = np.dtype(dtype)
     acc = _accumulator(np.result_type(x.dtype, dtype))
-    return reduction(x, op, _moments_chunk, _moments_combine, _var_aggregate, axis, keepdims,
+    return tree_reduction(x, op, _moments_chunk, _moments_combine, _var_aggregate, axis, keepdims,
                      dtype, split_every, chunk_args=(acc,),
                      aggregate_args=(dtype, int(ddof), root))
 
@@ -420,3 +442,88 @@ def std(x: Array, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: 
     """
     _check_out(out, "std")
     return _moments(x, "std", axis, dtype, ddof, keepdims, split_every, root=True)
+
+
+# --------------------------------------------------------------------------- your own
+
+
+def _join_partials(parts: Any, axes: tuple[int, ...], concatenate: bool) -> Any:
+    """The partials of one group (nested lists, a level per reduced axis) joined into one
+    array along the reduced axes, or left as they are without ``concatenate``."""
+    if not concatenate:
+        return parts
+
+    def join(obj: Any, level: int) -> Any:
+        if level == len(axes):
+            return obj
+        pieces = [join(o, level + 1) for o in obj]
+        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces, axis=axes[level])
+
+    return join(parts, 0) if axes else parts[0]
+
+
+def _user_chunk(block: np.ndarray, axes: tuple, func: Callable) -> Any:
+    return func(block, axis=axes, keepdims=True)
+
+
+def _user_combine(parts: list, axes: tuple, func: Callable, concatenate: bool) -> Any:
+    return func(_join_partials(parts, axes, concatenate), axis=axes, keepdims=True)
+
+
+def _user_aggregate(parts: list, axes: tuple, keepdims: bool, func: Callable,
+                    concatenate: bool, dtype: np.dtype) -> Any:
+    out = func(_join_partials(parts, axes, concatenate), axis=axes, keepdims=keepdims)
+    return out.astype(dtype, copy=False) if isinstance(out, np.ndarray) else out
+
+
+def reduction(x: Array, chunk: Callable, aggregate: Callable, *, axis: Any = None,
+              keepdims: bool = False, dtype: Any, combine: Callable | None = None,
+              split_every: Any = None, concatenate: bool = True,
+              name: str | None = None) -> Array:
+    """A tree reduction of ``x`` over ``axis`` made of your own three functions.
+
+    * ``chunk(block, axis=axes, keepdims=True)`` runs on every block and returns its
+      *partial*: an array keeping every reduced axis (any length along it).
+    * ``combine(partials, axis=axes, keepdims=True)`` merges a group of at most
+      ``split_every`` partials (default: ``aggregate``); there are as many levels of it as
+      the number of blocks needs.
+    * ``aggregate(partials, axis=axes, keepdims=keepdims)`` makes the result from the last
+      group. It always runs, even when ``x`` has a single block along the reduced axes.
+
+    ``axes`` is a tuple of non-negative axis numbers. With ``concatenate`` (the default)
+    the partials of a group reach ``combine`` and ``aggregate`` joined into one array along
+    the reduced axes, in their order in ``x``; without it, as nested lists (one level per
+    reduced axis), for partials that are not arrays. ``dtype`` is the result's dtype
+    (required: nothing is run to guess it). Each reduced axis ends with length 1
+    (``keepdims``) or is removed; the other axes keep their blocks.
+
+    The first non-NaN value along an axis (an order-dependent reduction: the partials
+    arrive in order):
+
+    >>> import numpy as np, xsched.array as xa
+    >>> def first_valid(block, axis, keepdims):
+    ...     (a,) = axis
+    ...     valid = ~np.isnan(block)
+    ...     pos = np.expand_dims(np.argmax(valid, axis=a), a)
+    ...     out = np.take_along_axis(block, pos, axis=a)
+    ...     return out if keepdims else np.squeeze(out, axis=a)
+    >>> x = xa.from_array(np.array([[np.nan, np.nan, 3.0, 4.0], [np.nan, 2.0, np.nan, 5.0]]),
+    ...                   chunks=(1, 1))
+    >>> xa.reduction(x, first_valid, first_valid, axis=1, dtype=float,
+    ...              split_every=2).compute().tolist()
+    [3.0, 2.0]
+    """
+    if dtype is None:
+        raise ValueError("reduction: dtype= is required: the dtype of the result "
+                         "(nothing is run to guess it).")
+    for what, f in (("chunk", chunk), ("aggregate", aggregate)):
+        if not callable(f):
+            raise TypeError(f"reduction: {what} must be a function, got {f!r}")
+    dtype = np.dtype(dtype)
+    axes = _normalize_axis(axis, x.ndim, "reduction")
+    combine = combine if combine is not None else aggregate
+    op = name or funcname(chunk)
+    return tree_reduction(x, op, _user_chunk, functools.partial(
+        _user_combine, axes=axes, func=combine, concatenate=concatenate),
+        _user_aggregate, axes, keepdims, dtype, split_every, chunk_args=(chunk,),
+        aggregate_args=(aggregate, concatenate, dtype), nested=True)

@@ -1,6 +1,7 @@
 """Running totals (``cumsum``, ``cumprod``), positions of extremes (``argmax``, ``argmin``)
 and the reductions ``reductions.py`` leaves out: ``prod``, ``any``, ``all`` and the
-NaN-skipping ``nansum``, ``nanprod``, ``nanmean``, ``nanmax``, ``nanmin``.
+NaN-skipping ``nansum``, ``nanprod``, ``nanmean``, ``nanmax``, ``nanmin``, ``nanvar`` and
+``nanstd``.
 
 A running total along an axis needs what came before each block. Each block is
 accumulated on its own (``cumsum-block``) and reduced to its last slice (``cumsum-total``);
@@ -11,11 +12,14 @@ one slice per block travels along the chain::
     x i -> cumsum-block i ---------------------------------\\
     x i -> cumsum-block i -> cumsum-total i -> cumsum-carry i+1 -> cumsum i+1 ...
 
-``argmax``/``argmin`` are tree reductions (``reductions.reduction``) of (value, index)
+``argmax``/``argmin`` are tree reductions (``reductions.tree_reduction``) of (value, index)
 pairs: each block gives its extreme and where it lies in the whole array, and merging keeps
 the extreme with the smallest index (a NaN counting as the extreme), so ties and NaNs
 give numpy's answers. The others are
 tree reductions with numpy's functions at each level.
+
+``scan`` builds the same chain from your own functions (xarray's forward fill runs through
+it).
 
 Importing this module adds ``cumsum``, ``cumprod``, ``argmax``, ``argmin``, ``prod``,
 ``any`` and ``all`` to ``Array``.
@@ -39,15 +43,15 @@ from typing import Any, Callable
 import numpy as np
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
-from ..graph.spec import Ref, Task
+from ..graph.spec import Ref, Task, funcname
 from .chunks import _starts
 from .core import Array
 from .creation import asarray
 from .manipulation import ravel
-from .reductions import _check_out, _finish, _normalize_axis, reduction
+from .reductions import _abs2, _accumulator, _check_out, _finish, _normalize_axis, tree_reduction
 
-__all__ = ["cumsum", "cumprod", "nancumsum", "nancumprod", "argmax", "argmin", "prod",
-           "any", "all", "nansum", "nanprod", "nanmean", "nanmax", "nanmin"]
+__all__ = ["scan", "cumsum", "cumprod", "nancumsum", "nancumprod", "argmax", "argmin", "prod",
+           "any", "all", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd"]
 
 
 # --------------------------------------------------------------------------- cumulative
@@ -65,20 +69,36 @@ def _last(block: np.ndarray, axis: int, identity: Any) -> np.ndarray:
     return np.take(block, [-1], axis=axis)
 
 
-def _with_carry(block: np.ndarray, carry: np.ndarray, combine: np.ufunc) -> np.ndarray:
-    return combine(block, carry).astype(block.dtype, copy=False)
+def _with_carry(block: np.ndarray, carry: np.ndarray, combine: Callable) -> np.ndarray:
+    return np.asarray(combine(carry, block)).astype(block.dtype, copy=False)
 
 
-def _cumulative(x: Any, op: str, func: Callable, combine: np.ufunc, identity: Any,
-                axis: Any, dtype: Any) -> Array:
-    x = asarray(x)
+def _reduced(block: np.ndarray, preop: Callable, axis: int) -> np.ndarray:
+    """``preop`` of a raw block along ``axis``, kept as length 1: the block's total."""
+    return preop(block, axis=axis, keepdims=True)
+
+
+def _scan_axis(x: Array, op: str, axis: Any) -> tuple[Array, int]:
+    """The array to scan and the axis: the flattened array and 0 when ``axis`` is None."""
     if axis is None:
         x, axis = ravel(x), 0
     if not isinstance(axis, numbers.Integral):
         raise TypeError(f"{op}: axis must be an int or None, got {axis!r}")
     (axis,) = _normalize_axis(axis, x.ndim, op)
-    dtype = func(np.zeros(1, x.dtype), dtype=dtype).dtype
-    token = new_token(op, x.name, axis, str(dtype))
+    return x, axis
+
+
+def _cumulative(x: Any, op: str, func: Callable, combine: Callable, identity: Any,
+                axis: Any, dtype: Any, preop: Callable | None = None) -> Array:
+    """The running ``func`` along ``axis`` (see the module docstring): ``combine(carry,
+    block)`` joins what came before a block (``carry``, length 1 along the axis) to the
+    block's own running values; a block's total is the last of those, or ``preop`` of the
+    raw block. ``dtype`` None: ``func``'s dtype on this array's."""
+    x, axis = _scan_axis(asarray(x), op, axis)
+    if dtype is None:
+        dtype = func(np.zeros((1,) * x.ndim, x.dtype), axis=axis).dtype
+    dtype = np.dtype(dtype)
+    token = new_token(op, x.name, axis, str(dtype), func, combine, preop)
     names = {k: f"{op}-{k}-{token}" for k in ("block", "total", "carry")}
     out_name = f"{op}-{token}"
     ann = annotations_in_force()
@@ -109,12 +129,66 @@ def _cumulative(x: Any, op: str, func: Callable, combine: np.ufunc, identity: An
             continue
         total = chunk_key(names["total"], index)
         layers[names["total"]][total] = Task(_last, (own_ref, axis, identity), {},
-                                             per_task(ann))
+                                             per_task(ann)) if preop is None else Task(
+            _reduced, (Ref(chunk_key(x.name, index)), preop, axis), {}, per_task(ann))
         if i >= 1:
             layers[names["carry"]][chunk_key(names["carry"], at(index, i + 1))] = Task(
                 combine, (carry(index), Ref(total)), {}, per_task(ann))
     layers = {k: v for k, v in layers.items() if v}
     return Array(LayeredGraph.merge(x._graph, new=layers), out_name, x.chunks, dtype)
+
+
+def _acc_dtype(func: Callable, x: Any, dtype: Any) -> np.dtype:
+    """The dtype NumPy's running ``func`` gives for ``x``'s dtype and ``dtype=``."""
+    return func(np.zeros(1, asarray(x).dtype), dtype=dtype).dtype
+
+
+def scan(func: Callable, binop: Callable, ident: Any, x: Any, axis: Any = None,
+         dtype: Any = None, *, preop: Callable | None = None, method: str = "sequential",
+         name: str | None = None) -> Array:
+    """A running reduction along ``axis`` (over the flattened array without one) made of
+    your own functions: ``cumsum`` is ``scan(np.cumsum, np.add, 0, x, axis)``.
+
+    * ``func(block, axis=axis, dtype=dtype)`` scans one block on its own (``dtype`` is the
+      ``dtype`` given, possibly None).
+    * ``binop(carry, values)`` joins what came before a block (``carry``: one slice, length
+      1 along the axis) to that block's own running values, and two carries into one.
+    * ``ident``: the identity of ``binop`` (the total of an empty block).
+    * ``preop(block, axis=axis, keepdims=True)``, when given, reduces a raw block to its
+      total (e.g. ``np.sum`` for a running sum); otherwise the total is the last slice of
+      ``func``'s result.
+
+    ``dtype``: the result's dtype (default: what ``func`` gives for a block of this
+    array's dtype). ``method``: ``"sequential"`` or ``"blelloch"`` (other libraries'
+    names for ways to combine the carries); both give the same values, and xsched.array
+    always passes one carry slice along a chain of small tasks (see the module docstring).
+
+    Forward-filling NaNs, whose carry is the last valid value:
+
+    >>> import numpy as np, xsched.array as xa
+    >>> def ffill(block, axis, dtype=None):
+    ...     out = block.copy()
+    ...     for i in range(1, out.shape[axis]):
+    ...         prev, cur = np.take(out, [i - 1], axis), np.take(out, [i], axis)
+    ...         idx = [slice(None)] * out.ndim
+    ...         idx[axis] = slice(i, i + 1)
+    ...         out[tuple(idx)] = np.where(np.isnan(cur), prev, cur)
+    ...     return out
+    >>> def keep_valid(carry, values):
+    ...     return np.where(np.isnan(values), carry, values)
+    >>> x = xa.from_array(np.array([1.0, np.nan, np.nan, 4.0, np.nan, np.nan]), chunks=2)
+    >>> xa.scan(ffill, keep_valid, np.nan, x, axis=0).compute().tolist()
+    [1.0, 1.0, 1.0, 4.0, 4.0, 4.0]
+    """
+    if method not in ("sequential", "blelloch"):
+        raise ValueError(f"scan: method must be 'sequential' or 'blelloch', got {method!r}")
+    for what, f in (("func", func), ("binop", binop)):
+        if not callable(f):
+            raise TypeError(f"scan: {what} must be a function, got {f!r}")
+    x, axis = _scan_axis(asarray(x), "scan", axis)
+    if dtype is None:
+        dtype = func(np.zeros((1,) * x.ndim, x.dtype), axis=axis, dtype=None).dtype
+    return _cumulative(x, name or funcname(func), func, binop, ident, axis, dtype, preop)
 
 
 def cumsum(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Array:
@@ -125,7 +199,7 @@ def cumsum(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Arra
     [1, 3, 6, 10, 15]
     """
     _check_out(out, "cumsum")
-    return _cumulative(x, "cumsum", np.cumsum, np.add, 0, axis, dtype)
+    return _cumulative(x, "cumsum", np.cumsum, np.add, 0, axis, _acc_dtype(np.cumsum, x, dtype))
 
 
 def cumprod(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Array:
@@ -136,7 +210,8 @@ def cumprod(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Arr
     [1, 2, 6, 24, 120]
     """
     _check_out(out, "cumprod")
-    return _cumulative(x, "cumprod", np.cumprod, np.multiply, 1, axis, dtype)
+    return _cumulative(x, "cumprod", np.cumprod, np.multiply, 1, axis,
+                       _acc_dtype(np.cumprod, x, dtype))
 
 
 def nancumsum(x: Any, axis: Any = None, dtype: Any = None) -> Array:
@@ -146,7 +221,8 @@ def nancumsum(x: Any, axis: Any = None, dtype: Any = None) -> Array:
     >>> xa.nancumsum(xa.from_array(np.array([1.0, np.nan, 2.0]), chunks=1)).compute().tolist()
     [1.0, 1.0, 3.0]
     """
-    return _cumulative(x, "nancumsum", np.nancumsum, np.add, 0, axis, dtype)
+    return _cumulative(x, "nancumsum", np.nancumsum, np.add, 0, axis,
+                       _acc_dtype(np.nancumsum, x, dtype))
 
 
 def nancumprod(x: Any, axis: Any = None, dtype: Any = None) -> Array:
@@ -156,7 +232,8 @@ def nancumprod(x: Any, axis: Any = None, dtype: Any = None) -> Array:
     >>> xa.nancumprod(xa.from_array(np.array([2.0, np.nan, 3.0]), chunks=1)).compute().tolist()
     [2.0, 2.0, 6.0]
     """
-    return _cumulative(x, "nancumprod", np.nancumprod, np.multiply, 1, axis, dtype)
+    return _cumulative(x, "nancumprod", np.nancumprod, np.multiply, 1, axis,
+                       _acc_dtype(np.nancumprod, x, dtype))
 
 
 # --------------------------------------------------------------------------- argmax, argmin
@@ -218,7 +295,7 @@ def _arg(x: Any, op: str, pick: Callable, axis: Any, keepdims: bool,
     def where(index: tuple) -> tuple:
         return (x.shape, tuple(s[i] for s, i in zip(starts, index)))
 
-    return reduction(x, op, _arg_chunk, functools.partial(_arg_combine, pick=pick),
+    return tree_reduction(x, op, _arg_chunk, functools.partial(_arg_combine, pick=pick),
                      _arg_aggregate, None if flat else axes, keepdims, np.intp, split_every,
                      chunk_args=(pick, flat), aggregate_args=(pick,), block_args=where)
 
@@ -278,7 +355,7 @@ def _numpy_reduction(x: Any, op: str, func: Callable, combine: Callable, axis: A
     kwargs = {"dtype": np.dtype(dtype)} if with_dtype and dtype is not None else {}
     out_dtype = _quiet(func, np.zeros(1, x.dtype), **kwargs).dtype
     merge = {"dtype": out_dtype} if with_dtype else {}
-    return reduction(x, op, _np_chunk, functools.partial(_np_combine, func=combine,
+    return tree_reduction(x, op, _np_chunk, functools.partial(_np_combine, func=combine,
                                                          kwargs=merge),
                      _np_aggregate, axis, keepdims, out_dtype, split_every,
                      chunk_args=(func, kwargs), aggregate_args=(combine, merge, out_dtype))
@@ -392,8 +469,76 @@ def nanmean(x: Any, axis: Any = None, keepdims: bool = False, split_every: Any =
     """
     x = asarray(x)
     dtype = _quiet(np.nanmean, np.zeros(1, x.dtype)).dtype
-    return reduction(x, "nanmean", _nanmean_chunk, _nanmean_combine, _nanmean_aggregate, axis,
+    return tree_reduction(x, "nanmean", _nanmean_chunk, _nanmean_combine, _nanmean_aggregate, axis,
                      keepdims, dtype, split_every, aggregate_args=(dtype,))
+
+
+def _nanmoments_chunk(block: np.ndarray, axes: tuple, acc: np.dtype) -> tuple:
+    """(count, mean, M2) of one block's non-NaN values, per position of the kept axes."""
+    valid = ~np.isnan(block)
+    n = np.sum(valid, axis=axes, keepdims=True)
+    total = np.sum(np.where(valid, block, 0), axis=axes, keepdims=True, dtype=acc)
+    mu = total / np.maximum(n, 1)
+    m2 = np.sum(np.where(valid, _abs2(block - mu), 0), axis=axes, keepdims=True)
+    return n, mu, m2
+
+
+def _nanmoments_combine(parts: list) -> tuple:
+    """Merge (count, mean, M2) partials whose counts differ per position (as
+    ``reductions._moments_combine`` does with one count)."""
+    counts = np.stack([p[0] for p in parts])
+    means = np.stack([p[1] for p in parts])
+    n = counts.sum(axis=0)
+    mu = np.sum(counts * means, axis=0) / np.maximum(n, 1)
+    m2 = np.sum(np.stack([p[2] for p in parts]), axis=0) + np.sum(
+        counts * _abs2(means - mu), axis=0)
+    return n, mu, m2
+
+
+def _nanvar_aggregate(parts: list, axes: tuple, keepdims: bool, dtype: np.dtype, ddof: int,
+                      root: bool) -> np.ndarray:
+    n, _, m2 = _nanmoments_combine(parts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(n - ddof > 0, m2 / np.maximum(n - ddof, 1), np.nan)
+        if root:
+            out = np.sqrt(out)
+    return _finish(out, axes, keepdims, dtype)
+
+
+def _nanmoments(x: Any, op: str, axis: Any, dtype: Any, ddof: int, keepdims: bool,
+                split_every: Any, root: bool) -> Array:
+    x = asarray(x)
+    if dtype is None:
+        dtype = _quiet(np.nanvar, np.zeros(2, x.dtype)).dtype
+    dtype = np.dtype(dtype)
+    acc = _accumulator(np.result_type(x.dtype, dtype))
+    return tree_reduction(x, op, _nanmoments_chunk, _nanmoments_combine, _nanvar_aggregate,
+                          axis, keepdims, dtype, split_every, chunk_args=(acc,),
+                          aggregate_args=(dtype, int(ddof), root))
+
+
+def nanvar(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False,
+           split_every: Any = None) -> Array:
+    """Variance over ``axis`` of the values that are not NaN (NaN where fewer than
+    ``ddof + 1`` are left); numerically stable, as ``var``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.array([[1.0, np.nan, 3.0], [np.nan, np.nan, 2.0]]), chunks=1)
+    >>> xa.nanvar(x, axis=1).compute().tolist()
+    [1.0, 0.0]
+    """
+    return _nanmoments(x, "nanvar", axis, dtype, ddof, keepdims, split_every, root=False)
+
+
+def nanstd(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False,
+           split_every: Any = None) -> Array:
+    """Standard deviation over ``axis`` of the values that are not NaN.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> float(xa.nanstd(xa.from_array(np.array([1.0, np.nan, 3.0]), chunks=1)))
+    1.0
+    """
+    return _nanmoments(x, "nanstd", axis, dtype, ddof, keepdims, split_every, root=True)
 
 
 # --------------------------------------------------------------------------- methods

@@ -1,0 +1,232 @@
+"""Generalized ufuncs on xsched arrays: ``apply_gufunc``.
+
+A NumPy *signature* such as ``"(i),(i)->()"`` says which trailing axes of each argument a
+function consumes whole (its *core* dimensions, ``i`` here) and which it produces; the
+axes before them are *loop* dimensions, which broadcast against each other as in NumPy and
+which the function handles for any length (it "vectorizes" over them). That makes the
+function safe to run block by block along the loop dimensions, as long as every core
+dimension is held in one block: ``apply_gufunc`` builds one task per block of the
+broadcast loop dimensions (a ``blockwise`` layer), each calling the function on the
+matching blocks of the arguments.
+
+* A core dimension cut into several blocks is an error naming it, unless
+  ``allow_rechunk=True``, which rechunks it into one block first (each task then holds
+  the whole of that axis for its loop blocks).
+* Core dimensions an output has that no input has need their length in ``output_sizes``.
+* Several outputs (``"(i)->(),()"``): the function returns a tuple, computed once per
+  block; each output array picks its part.
+* ``vectorize=True`` wraps the function in ``numpy.vectorize`` with the signature, for
+  functions written for one element of the loop dimensions.
+
+xarray's ``apply_ufunc(..., dask="parallelized")`` runs this on xsched-backed data
+(through ``xsched.array.xarray_chunks``).
+
+>>> import numpy as np, xsched.array as xa
+>>> x = xa.from_array(np.arange(12.0).reshape(4, 3), chunks=(2, 3))
+>>> norms = xa.apply_gufunc(lambda v: np.sqrt((v * v).sum(axis=-1)), "(i)->()", x,
+...                         output_dtypes=float)
+>>> norms.chunks
+((2, 2),)
+>>> np.round(norms.compute(), 3).tolist()
+[2.236, 7.071, 12.207, 17.378]
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import re
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..graph.layers import chunk_key
+from ..graph.spec import Ref, funcname
+from .core import Array, block_layer
+from .creation import asarray
+from .index_notation import blockwise
+
+__all__ = ["apply_gufunc", "parse_signature"]
+
+_DIMS = re.compile(r"\(([^()]*)\)")
+
+
+def parse_signature(signature: str) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+    """The core dimensions of each input and each output of a gufunc signature.
+
+    >>> parse_signature("(i,j),(j,k)->(i,k)")
+    ([('i', 'j'), ('j', 'k')], [('i', 'k')])
+    >>> parse_signature("(t)->(),()")
+    ([('t',)], [(), ()])
+    """
+    text = signature.replace(" ", "")
+    if text.count("->") != 1:
+        raise ValueError(f"apply_gufunc: signature {signature!r} is not of the form "
+                         "'(i),(i)->()': it needs one '->' between inputs and outputs")
+    sides = text.split("->")
+    out = []
+    for side in sides:
+        groups = _DIMS.findall(side)
+        if _DIMS.sub("", side).replace(",", ""):
+            raise ValueError(f"apply_gufunc: cannot read {side!r} in signature {signature!r}: "
+                             "write each argument's core dimensions in parentheses, "
+                             "separated by commas, e.g. '(i,j),(j)->(i)'")
+        out.append([tuple(d for d in g.split(",") if d) for g in groups])
+    return out[0], out[1]
+
+
+def _dtypes(output_dtypes: Any, n: int) -> list[np.dtype] | None:
+    if output_dtypes is None:
+        return None
+    if n == 1 and not isinstance(output_dtypes, (list, tuple)):
+        output_dtypes = [output_dtypes]
+    output_dtypes = list(output_dtypes)
+    if len(output_dtypes) != n:
+        raise ValueError(f"apply_gufunc: output_dtypes gives {len(output_dtypes)} dtypes for "
+                         f"{n} outputs")
+    return [np.dtype(d) for d in output_dtypes]
+
+
+def _call_tuple(*blocks: Any, func: Callable, nout: int) -> tuple:
+    """Run ``func`` on one set of blocks and check it returned ``nout`` outputs."""
+    out = func(*blocks)
+    if not isinstance(out, tuple) or len(out) != nout:
+        raise ValueError(f"apply_gufunc: {funcname(func)} should return a tuple of {nout} "
+                         f"arrays (the signature has {nout} outputs), got "
+                         f"{type(out).__name__}")
+    return out
+
+
+def _infer(func: Callable, args: list, loop_ndims: list[int], nout: int,
+           kwargs: dict) -> list[np.dtype]:
+    """Output dtypes from one call on arguments whose loop dimensions have length 1."""
+    dummies = []
+    for a, nloop in zip(args, loop_ndims):
+        shape = (1,) * nloop + tuple(a.shape[nloop:])
+        dummies.append(np.ones(shape, a.dtype))
+    try:
+        with np.errstate(all="ignore"):
+            out = func(*dummies, **kwargs)
+    except Exception as exc:
+        raise ValueError(
+            f"apply_gufunc: could not infer the output dtypes of {funcname(func)} by calling "
+            f"it on small test arrays ({type(exc).__name__}: {exc}); pass output_dtypes=."
+        ) from exc
+    outs = out if nout > 1 else (out,)
+    return [np.asarray(o).dtype for o in outs]
+
+
+def apply_gufunc(func: Callable, signature: str, *args: Any, axes: Any = None,
+                 axis: Any = None, keepdims: bool = False, output_dtypes: Any = None,
+                 output_sizes: dict[str, int] | None = None, vectorize: bool = False,
+                 allow_rechunk: bool = False, name: str | None = None,
+                 **kwargs: Any) -> Array | tuple[Array, ...]:
+    """Apply ``func``, a function with the NumPy gufunc ``signature``, block by block along
+    the loop dimensions of ``args`` (see the module docstring).
+
+    ``args``: xsched arrays, NumPy arrays (one block each) or scalars, each with its core
+    dimensions last. ``output_dtypes``: one dtype, or one per output (inferred by a call on
+    small test arrays when omitted). ``output_sizes``: ``{dimension: length}`` for output
+    core dimensions that no input has. ``allow_rechunk``: rechunk core dimensions cut into
+    several blocks into one (otherwise an error). ``vectorize``: wrap ``func`` in
+    ``numpy.vectorize``. ``kwargs`` go to every call. Returns an array, or a tuple of
+    arrays for several outputs.
+
+    ``axes``, ``axis`` and ``keepdims`` (core dimensions elsewhere than last, kept
+    reduced axes) are not supported: move the core dimensions last first
+    (``xa.moveaxis``), and add kept axes to the result (``out[..., None]``).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(8.0).reshape(2, 4), chunks=(1, 2))
+    >>> def stats(v):
+    ...     return v.mean(axis=-1), v.std(axis=-1)
+    >>> mean, std = xa.apply_gufunc(stats, "(t)->(),()", x, output_dtypes=[float, float],
+    ...                             allow_rechunk=True)
+    >>> mean.compute().tolist(), std.compute().round(3).tolist()
+    ([1.5, 5.5], [1.118, 1.118])
+    >>> def outer(a, b):
+    ...     return a[..., :, None] * b[..., None, :]
+    >>> xa.apply_gufunc(outer, "(i),(j)->(i,j)", x, np.ones(3), output_dtypes=float,
+    ...                 allow_rechunk=True).shape
+    (2, 4, 3)
+    """
+    if axes is not None or axis is not None or keepdims:
+        raise NotImplementedError(
+            "apply_gufunc: axes=, axis= and keepdims=True are not supported by xsched.array; "
+            "move the core dimensions to the end first (xa.moveaxis(x, source, -1)) and add "
+            "kept axes to the result (out[..., None]).")
+    if not callable(func):
+        raise TypeError(f"apply_gufunc: first argument must be a function, got {func!r}")
+    ins, outs = parse_signature(signature)
+    if len(ins) != len(args):
+        raise ValueError(f"apply_gufunc: signature {signature!r} names {len(ins)} inputs, but "
+                         f"{len(args)} arguments were given")
+    nout = len(outs)
+    output_sizes = dict(output_sizes or {})
+    if vectorize:
+        func = np.vectorize(func, signature=signature,
+                            otypes=_dtypes(output_dtypes, nout))
+    arrays = [a if isinstance(a, Array) else asarray(a) for a in args]
+
+    # the length and the arrays' blocks along every core dimension
+    core_len: dict[str, int] = {}
+    loop_ndims = []
+    for k, (a, core) in enumerate(zip(arrays, ins)):
+        nloop = a.ndim - len(core)
+        if nloop < 0:
+            raise ValueError(f"apply_gufunc: argument {k} has {a.ndim} dimensions but its "
+                             f"core dimensions {core} need at least {len(core)}")
+        loop_ndims.append(nloop)
+        for ax, d in zip(range(nloop, a.ndim), core):
+            n = a.shape[ax]
+            if d in core_len and n != core_len[d]:
+                raise ValueError(f"apply_gufunc: core dimension {d!r} has length "
+                                 f"{core_len[d]} in one argument and {n} in argument {k}; "
+                                 "a core dimension has one length in every argument")
+            core_len[d] = n
+            if a.numblocks[ax] > 1:
+                if not allow_rechunk:
+                    raise ValueError(
+                        f"apply_gufunc: core dimension {d!r} of argument {k} (axis {ax}) is cut "
+                        f"into {a.numblocks[ax]} blocks {a.chunks[ax]}; a core dimension must "
+                        f"be one block. Rechunk it (x.rechunk({{{ax}: -1}})) or pass "
+                        "allow_rechunk=True.")
+                a = a.rechunk({ax: -1})
+        arrays[k] = a
+    for out_core in outs:
+        for d in out_core:
+            if d not in core_len and d not in output_sizes:
+                raise ValueError(f"apply_gufunc: output core dimension {d!r} is in no input; "
+                                 f"give its length in output_sizes={{{d!r}: n}}")
+
+    nloop_out = max(loop_ndims, default=0)
+    loop_ind = tuple(f"__loop{i}" for i in range(nloop_out))
+    pairs: list[Any] = []
+    for a, core, nloop in zip(arrays, ins, loop_ndims):
+        pairs += [a, loop_ind[nloop_out - nloop:] + tuple(core)]
+    dtypes = _dtypes(output_dtypes, nout) or _infer(func, arrays, loop_ndims, nout, kwargs)
+    label = name or funcname(func)
+    new_axes = {d: output_sizes[d] for out_core in outs for d in out_core
+                if d not in core_len}
+
+    call = functools.partial(func, **kwargs) if kwargs else func
+    if nout == 1:
+        (out_core,) = outs
+        return blockwise(call, loop_ind + tuple(out_core), *pairs, dtype=dtypes[0],
+                         new_axes={d: new_axes[d] for d in out_core if d in new_axes},
+                         concatenate=True, name=label)
+
+    # several outputs: one task per block returns the tuple, each output picks its part
+    parts = blockwise(functools.partial(_call_tuple, func=call, nout=nout), loop_ind, *pairs,
+                      dtype=object, concatenate=True, name=label)
+    results = []
+    for k, (out_core, dtype) in enumerate(zip(outs, dtypes)):
+        chunks = parts.chunks + tuple(
+            (output_sizes[d] if d in new_axes else core_len[d],) for d in out_core)
+
+        def block_arg(i: int, a: Array, out_index: tuple) -> Ref:
+            return Ref(chunk_key(a.name, out_index[:nloop_out]))
+
+        results.append(block_layer(operator.getitem, [parts, k], {}, chunks, dtype,
+                                   block_arg, name=f"{label}-output{k}"))
+    return tuple(results)

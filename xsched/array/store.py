@@ -1,0 +1,181 @@
+"""Writing arrays into anything that takes NumPy-style assignment: ``store``.
+
+``target[region] = block`` is the one thing asked of a target: a NumPy array, an
+``h5py.Dataset``, a netCDF variable, a zarr array, or xarray's writers for any of its file
+formats. Such targets are usually open objects of *this* process (a file open for writing,
+an array in memory), which cannot be handed to the workers, or which the file format does
+not let two processes write at once. So the blocks are computed where the graph runs (on the
+default client's cluster, or here) in batches of ``batch_size``, and each batch is written
+here as it arrives: this process holds one batch at a time, never the whole array.
+
+To have the workers write, each its own blocks, straight into files they can open by path,
+use ``xsched.array.to_zarr`` instead.
+
+>>> import numpy as np, xsched.array as xa
+>>> x = xa.from_array(np.arange(12).reshape(3, 4), chunks=2)
+>>> target = np.zeros((3, 4), dtype=int)
+>>> xa.store(x * 10, target)
+>>> target[2].tolist()
+[80, 90, 100, 110]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any, Sequence
+
+import numpy as np
+
+from .chunks import _starts
+from .core import Array
+
+__all__ = ["store"]
+
+#: Blocks computed and written per batch when ``batch_size`` is not given.
+DEFAULT_BATCH = 8
+
+
+def _lock_of(lock: Any) -> Any:
+    """A context manager guarding each write: none, a new lock for ``True``, or the lock
+    given (anything with ``acquire``/``release``)."""
+    if lock is None or lock is False:
+        return contextlib.nullcontext()
+    if lock is True:
+        return threading.Lock()
+    if callable(getattr(lock, "acquire", None)) and callable(getattr(lock, "release", None)):
+        return _Held(lock)
+    raise TypeError(f"store: lock must be True, False, None or a lock (with acquire and "
+                    f"release), got {type(lock).__name__}")
+
+
+class _Held:
+    """``with`` for a lock that has ``acquire``/``release`` but perhaps no ``__enter__``."""
+
+    def __init__(self, lock: Any) -> None:
+        self.lock = lock
+
+    def __enter__(self) -> None:
+        self.lock.acquire()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.lock.release()
+
+
+def _region_slices(region: Any, shape: tuple[int, ...], target_shape: Any) -> list[int]:
+    """Where the source starts in the target along each axis, from ``region`` (a tuple of
+    slices with step 1, or None for the whole target)."""
+    ndim = len(shape)
+    if region is None:
+        return [0] * ndim
+    if not isinstance(region, tuple):
+        region = (region,)
+    if len(region) > ndim:
+        raise ValueError(f"store: region {region!r} has more entries than the source has "
+                         f"dimensions ({ndim})")
+    offsets = []
+    for axis in range(ndim):
+        sl = region[axis] if axis < len(region) else slice(None)
+        if not isinstance(sl, slice) or sl.step not in (None, 1):
+            raise ValueError(f"store: region {region!r}: each entry must be a slice with step 1 "
+                             f"(axis {axis} has {sl!r})")
+        start = sl.start or 0
+        if start < 0:
+            if target_shape is None:
+                raise ValueError(f"store: region {region!r} has a negative start on axis "
+                                 f"{axis} and the target has no shape to count it from")
+            start += int(target_shape[axis])
+        stop = sl.stop
+        if stop is not None:
+            if stop < 0 and target_shape is not None:
+                stop += int(target_shape[axis])
+            if stop - start != shape[axis]:
+                raise ValueError(f"store: region {region!r} spans {stop - start} elements on "
+                                 f"axis {axis} but the source has {shape[axis]}")
+        offsets.append(start)
+    return offsets
+
+
+def store(sources: Array | Sequence[Array], targets: Any, lock: Any = None,
+          regions: Any = None, compute: bool = True, *, batch_size: int | None = None,
+          flush: bool = False, return_stored: bool = False) -> None:
+    """Write each array of ``sources`` into the matching target with ``target[...] = block``.
+
+    ``sources`` and ``targets``: one array and one target, or sequences of the same length.
+    ``regions``: where each source goes in its target, a tuple of slices (step 1) or None
+    for the whole target; one for all, or one per source. ``lock``: ``True`` (a lock of
+    this call), or a lock object (e.g. xarray's file locks), held around each write; None
+    or False, no lock. Blocks are computed ``batch_size`` at a time (default 8) on the
+    default client's cluster, or here without one, and written here as each batch arrives
+    (see the module docstring). Returns when every block is written.
+
+    ``flush`` is accepted from xarray's writers and changes nothing: nothing is buffered
+    here once ``store`` returns. ``compute=False`` (a lazy write to run later) and
+    ``return_stored=True`` are not supported: call ``store`` when the write is to happen,
+    or write zarr from the workers lazily with ``xsched.array.to_zarr(x, path,
+    compute=False)``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> a = xa.ones((2, 3), chunks=1)
+    >>> out = np.zeros((4, 3))
+    >>> xa.store([a, 2 * a], [out, out], regions=[(slice(0, 2),), (slice(2, 4),)])
+    >>> out[:, 0].tolist()
+    [1.0, 1.0, 2.0, 2.0]
+    """
+    if not compute:
+        raise NotImplementedError(
+            "store(compute=False) is not supported by xsched.array: it writes when called, "
+            "from this process. Call it when the data is to be written (compute=True), or, for "
+            "a write to run later on the workers, use xsched.array.to_zarr(x, path, "
+            "compute=False).")
+    if return_stored:
+        raise NotImplementedError("store(return_stored=True) is not supported by xsched.array; "
+                                  "read the targets back instead.")
+    single = isinstance(sources, Array)
+    if single:
+        sources, targets = [sources], [targets]
+    sources, targets = list(sources), list(targets)
+    if len(sources) != len(targets):
+        raise ValueError(f"store: {len(sources)} sources but {len(targets)} targets; give one "
+                         "target per source")
+    for k, s in enumerate(sources):
+        if not isinstance(s, Array):
+            raise TypeError(f"store: source {k} is a {type(s).__name__}, not an xsched array; "
+                            "assign NumPy data directly (target[...] = data), or wrap it with "
+                            "xsched.array.from_array first")
+    if regions is None or isinstance(regions, tuple) or isinstance(regions, slice):
+        regions = [regions] * len(sources)
+    regions = list(regions)
+    if len(regions) != len(sources):
+        raise ValueError(f"store: {len(regions)} regions for {len(sources)} sources")
+    batch = int(batch_size or DEFAULT_BATCH)
+    if batch < 1:
+        raise ValueError(f"store: batch_size must be at least 1, got {batch}")
+    guard = _lock_of(lock)
+    for source, target, region in zip(sources, targets, regions):
+        _store_one(source, target, region, guard, batch)
+    return None
+
+
+def _store_one(x: Array, target: Any, region: Any, guard: Any, batch: int) -> None:
+    target_shape = getattr(target, "shape", None)
+    offsets = _region_slices(region, x.shape, target_shape)
+    if region is None and target_shape is not None and tuple(target_shape) != x.shape:
+        raise ValueError(f"store: the source has shape {x.shape} but its target "
+                         f"{tuple(target_shape)}; give a region, or a target of that shape")
+    if x.ndim == 0:
+        (value,) = x._compute_blocks([x.chunk_key(())])
+        with guard:
+            target[()] = np.asarray(value, dtype=x.dtype)
+        return
+    starts = [_starts(c) for c in x.chunks]
+    indices = [i for i in np.ndindex(*x.numblocks)
+               if all(x.chunks[a][b] for a, b in enumerate(i))]  # empty blocks: nothing to write
+    for lo in range(0, len(indices), batch):
+        part = indices[lo:lo + batch]
+        blocks = x._compute_blocks([x.chunk_key(i) for i in part])
+        for index, block in zip(part, blocks):
+            where = tuple(slice(offsets[a] + starts[a][b], offsets[a] + starts[a][b + 1])
+                          for a, b in enumerate(index))
+            with guard:
+                target[where] = np.asarray(block, dtype=x.dtype)
