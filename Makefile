@@ -24,7 +24,8 @@ system-deps:
 	sh tests/support/system_deps.sh
 	sh tests/support/browser_deps.sh
 
-# Rebuild the JupyterLab panel (needs Node 20+; users need no Node: xsched/labextension is committed).
+# Rebuild the JupyterLab panel and the dashboard page schedulers serve (needs Node 20+; users need
+# no Node: xsched/labextension and xsched/dashboard/static are committed).
 labextension: $(STAMP)
 	sh extensions/jupyterlab/build.sh $(BIN)/python
 

@@ -1,6 +1,7 @@
 """Command line: ``xsched scheduler``, ``xsched worker``, ``xsched doctor``, ``xsched config``.
 
     $ xsched scheduler                                  # port 8786 on every interface
+    $ xsched scheduler --dashboard-address :8790         # the dashboard page on 8790 (None: no page)
     $ xsched worker localhost:8786 --nthreads 1 --memory-limit 2GB
     $ xsched worker 10.0.0.5:8786 --interface eth0 --resources "GPU=2"
     $ xsched worker --scheduler-file scheduler.json --nworkers 2 --nthreads 2
@@ -39,7 +40,9 @@ import zmq
 from . import config
 from .deploy.ssh import SSHCluster
 from .doctor import diagnose, format_report
-from .protocol.addressing import interface_address, join
+from .errors import DashboardError
+from .protocol.addressing import (DEFAULT_DASHBOARD_PORT, AddressError, dashboard_link, interface_address, join,
+                                  parse_dashboard_address)
 from .protocol.registry import connection_info
 from .protocol.security import Security
 from .units import parse_memory_limit, parse_resources, parse_timedelta
@@ -101,16 +104,22 @@ async def _run_scheduler(args) -> None:
     secret = os.environ.get("XSCHED_SECRET")
     security = Security(secret, args.security) if secret else Security.generate(args.security)
     host = _listen_host(args) or "0.0.0.0"
-    sched = Scheduler(security, scheduler_file=args.scheduler_file, name=args.name)
+    sched = Scheduler(security, scheduler_file=args.scheduler_file, name=args.name,
+                      dashboard_address=args.dashboard_address)
     await sched.start(join(host, args.port))
     if not args.parent_pid:
         sfile = args.scheduler_file
+        dashboard = sched.dashboard_info()
+        page = dashboard_link(dashboard, sched.address)
         print(f"xsched scheduler at {sched.address}\n"
               f"  registered in {sched.registry_entry} (found by address on every host sharing this home)\n"
               f"  connect with: Client({sched.address!r})"
               + (f" or Client(scheduler_file={sfile!r})" if sfile else "") + "\n"
               f"  workers:      xsched worker {sched.address}"
-              + (f" or xsched worker --scheduler-file {sfile}" if sfile else ""), flush=True)
+              + (f" or xsched worker --scheduler-file {sfile}" if sfile else "")
+              # (the token stays off the terminal and its logs: client.dashboard_link carries it)
+              + (f"\n  dashboard:    {page.partition('?')[0]} (its link with the token: client.dashboard_link)"
+                 if page else ""), flush=True)
     await _serve_until_stopped(sched, args.parent_pid)
     worker_pids = [ws.pid for ws in sched.state.workers.values() if ws.pid]
     await sched.close()
@@ -284,6 +293,9 @@ def _scheduler_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, default=8786, help="port (0: any free port; default 8786)")
     p.add_argument("--scheduler-file", help="also write address and secret here (mode 0600)")
     p.add_argument("--name", default=None, help="the cluster's name, shown by the JupyterLab panel")
+    p.add_argument("--dashboard-address", default=f":{DEFAULT_DASHBOARD_PORT}",
+                   help="where to serve the dashboard page: ':8787' (the default: port 8787 on the scheduler's "
+                        "host; taken: a free port), 'host:port', or None for no dashboard")
     p.add_argument("--security", default=None, choices=["auto", "curve"],
                    help="auto: large transfers in clear on loopback only; curve: encrypted everywhere")
     p.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
@@ -320,7 +332,15 @@ def _scheduler(args) -> int:
     if args.security is None:
         args.security = config.get("comm.security", "auto")
     try:
+        parse_dashboard_address(args.dashboard_address)
+    except AddressError as e:
+        print(f"xsched scheduler: --dashboard-address: {e}", file=sys.stderr)
+        return 2
+    try:
         asyncio.run(_run_scheduler(args))
+    except DashboardError as e:  # (an OSError: said as it is, not as the scheduler's port)
+        print(f"xsched scheduler: {e}", file=sys.stderr)
+        return 1
     except (OSError, ValueError, zmq.ZMQError) as e:  # a ZMQError is no OSError; AddressError a ValueError
         print(f"xsched scheduler: cannot listen on port {args.port}: {e}", file=sys.stderr)
         return 1

@@ -34,7 +34,7 @@ import cloudpickle
 
 __all__ = [
     "XschedError", "KilledWorker", "SchedulerLostError", "FutureCancelledError", "DataLostError",
-    "NoWorkerError", "ActorError", "DebuggerQuit", "DebugError", "RemoteTraceback", "pack_exception",
+    "NoWorkerError", "ActorError", "DebuggerQuit", "DebugError", "DashboardError", "RemoteTraceback", "pack_exception",
     "unpack_exception", "remote_handle",
 ]
 
@@ -72,6 +72,11 @@ def _rebuild_killed(key, last_worker, message):
 
 class SchedulerLostError(XschedError, ConnectionError):
     """The connection to the scheduler is gone; pending futures cannot complete."""
+
+
+class DashboardError(XschedError, OSError):
+    """A scheduler cannot serve its dashboard page where it was asked to (a host it does not
+    have, a port it may not use); a port merely taken falls back to a free one instead."""
 
 
 class FutureCancelledError(XschedError, concurrent.futures.CancelledError):

@@ -15,6 +15,7 @@ here when it is imported, and the lower one calls the hook::
     task_stream         xsched.jupyter.plots     Client.task_stream
     scheduler_kernel    xsched.jupyter.magics    Client.start_ipython_scheduler
     worker_kernels      xsched.jupyter.magics    Client.start_ipython_workers
+    dashboard_server    xsched.dashboard         Scheduler.start, given a dashboard address
 
 ``import xsched`` imports every provider (``xsched/__init__.py``), so the hooks are set
 whenever a Client or a cluster exists.
@@ -29,7 +30,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 __all__ = ["Hook", "get_client", "new_cluster", "client_html", "cluster_html", "ipython_display", "plot_memory",
-           "task_stream", "scheduler_kernel", "worker_kernels"]
+           "task_stream", "scheduler_kernel", "worker_kernels", "dashboard_server"]
 
 
 class Hook:
@@ -73,3 +74,4 @@ plot_memory = Hook("plot_memory", "xsched.jupyter.plots")
 task_stream = Hook("task_stream", "xsched.jupyter.plots")
 scheduler_kernel = Hook("scheduler_kernel", "xsched.jupyter.magics")
 worker_kernels = Hook("worker_kernels", "xsched.jupyter.magics")
+dashboard_server = Hook("dashboard_server", "xsched.dashboard")

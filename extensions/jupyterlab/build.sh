@@ -1,8 +1,10 @@
 #!/bin/sh
-# Rebuild the JupyterLab panel into xsched/labextension (Node 20+ needed; users need none).
+# Rebuild the JupyterLab panel into xsched/labextension and the dashboard page a scheduler
+# serves into xsched/dashboard/static (Node 20+ needed; users need none).
 #   sh extensions/jupyterlab/build.sh [path/to/venv/bin/python]
 # npm ci (the lockfile), tsc, then the JupyterLab builder against the installed JupyterLab's
-# core package (so shared @jupyterlab/* versions match what the venv serves), then the
+# core package (so shared @jupyterlab/* versions match what the venv serves), then esbuild
+# for the dashboard page (src/standalone.ts: the same panes without JupyterLab), then the
 # source stamp that tests/cluster/test_labserver.py checks.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -17,4 +19,5 @@ CORE=$("$PY" -c 'import jupyterlab, os; print(os.path.join(os.path.dirname(jupyt
 rm -rf "$ROOT/xsched/labextension"
 PATH="$BIN:$PATH" "$BIN/jupyter-builder" build --core-package-file="$CORE" .
 cp install.json "$ROOT/xsched/labextension/install.json"
+node build_dashboard.mjs
 "$PY" stamp.py

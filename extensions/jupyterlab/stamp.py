@@ -4,8 +4,10 @@
     python extensions/jupyterlab/stamp.py --check  # exit 1 when the build is stale
 
 `make labextension` writes it after building; tests/cluster/test_labserver.py checks it, so a change
-to src/, style/, schema/, package.json, package-lock.json or tsconfig.json without a rebuild
-fails CI.
+to src/, style/, schema/, package.json, package-lock.json, tsconfig.json or build_dashboard.mjs
+without a rebuild fails CI. The stamp also holds the sha256 of each file of the dashboard page
+(xsched/dashboard/static/, built by build_dashboard.mjs), so a file missing or changed by hand
+there fails the check too.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 STAMP = os.path.join(ROOT, "xsched", "labextension", "source-stamp.json")
-INPUTS = ("src", "style", "schema", "package.json", "package-lock.json", "tsconfig.json")
+INPUTS = ("src", "style", "schema", "package.json", "package-lock.json", "tsconfig.json", "build_dashboard.mjs")
+#: the dashboard page's built files (xsched/dashboard/server.py serves them)
+DASHBOARD = os.path.join(ROOT, "xsched", "dashboard", "static")
 
 
 def source_files() -> list[str]:
@@ -52,8 +56,19 @@ def built_load() -> str | None:
         return None
 
 
+def dashboard_files() -> dict[str, str]:
+    """name -> sha256 of each built file of the dashboard page."""
+    if not os.path.isdir(DASHBOARD):
+        return {}
+    out = {}
+    for name in sorted(os.listdir(DASHBOARD)):
+        with open(os.path.join(DASHBOARD, name), "rb") as f:
+            out[name] = hashlib.sha256(f.read()).hexdigest()
+    return out
+
+
 def write() -> dict:
-    stamp = {"sha256": source_hash(), "files": source_files(), "load": built_load()}
+    stamp = {"sha256": source_hash(), "files": source_files(), "load": built_load(), "dashboard": dashboard_files()}
     with open(STAMP, "w") as f:
         json.dump(stamp, f, indent=1)
         f.write("\n")
@@ -74,6 +89,10 @@ def check() -> list[str]:
     load = stamp.get("load")
     if not load or load != built_load() or not os.path.isfile(os.path.join(ROOT, "xsched", "labextension", load)):
         problems.append(f"the built entry {load!r} does not match xsched/labextension/package.json")
+    built = dashboard_files()
+    if not stamp.get("dashboard") or stamp.get("dashboard") != built:
+        problems.append("xsched/dashboard/static does not hold the dashboard page the stamp names "
+                        f"({', '.join(sorted(built)) or 'nothing there'}): run `make labextension` and commit it")
     return problems
 
 

@@ -28,7 +28,8 @@ def test_01_quickstart(kernel_env, tmp_path):
     nb = run_notebook("01_quickstart", tmp_path)
     first = nb.cell("import os").outputs
     assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in first)  # live widget
-    assert re.fullmatch(rf"<Client: '{ADDR}' workers=2 threads=2 memory=\S+ \S+>\n", nb.text("print(repr(client))"))
+    assert re.fullmatch(rf"<Client: '{ADDR}' workers=2 threads=2 memory=\S+ \S+ "
+                        r"dashboard=http://127\.0\.0\.1:\d+/status\?token=[0-9a-f]{64}>\n", nb.text("print(repr(client))"))
     assert nb.text("def inc(x)").endswith("result: 11\n")
     assert nb.text("def square(x)") == ("squares: [0, 1, 4, 9, 16, 25, 36, 49, 64, 81]\n"
                                         "sum of squares: 285\n")

@@ -42,8 +42,9 @@ from .. import config, hooks, task_context
 from ..comm import Connection, ConnectionPool, RemoteError
 from ..errors import SchedulerLostError
 from ..protocol import ops
+from ..protocol.addressing import dashboard_link
 from ..protocol.registry import connection_info, write_scheduler_file
-from ..protocol.schemas import CLIENT_FROM_SCHEDULER
+from ..protocol.schemas import CLIENT_FROM_SCHEDULER, REPLIES
 from ..protocol.security import Security
 from ..protocol.versions import IncompatibleVersionError, announce, check_reply, refusal_in
 from ..units import format_bytes, parse_timedelta
@@ -143,6 +144,10 @@ class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, PluginsMixin
         self._set_as_default = set_as_default
         self._progress: dict = {}  # [progress] subscription id -> live progress bar (jupyter/progress.py)
         self._shutting_down = False  # shutdown() asked the scheduler to close: its closing is no loss
+        # the scheduler's dashboard page (schemas.DASHBOARD) and the address it advertises, from
+        # its register-client reply: client.dashboard_link
+        self._dashboard: dict | None = None
+        self._advertised_address: str | None = None
         _clients.add(self)
         if not asynchronous:
             self._loop = _loop.background_loop()
@@ -160,6 +165,7 @@ class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, PluginsMixin
             reply, _ = await self._conn.request({"op": ops.REGISTER_CLIENT, "client": self.id, **announce()},
                                                 timeout=self._timeout)
             check_reply(reply, "client", self.scheduler_address)  # a scheduler older than versions does not check
+            REPLIES[ops.REGISTER_CLIENT].check(reply)
         except asyncio.TimeoutError:
             await self._conn.close()
             raise TimeoutError(
@@ -180,6 +186,7 @@ class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, PluginsMixin
             await self._conn.close()
             raise
         self.scheduler_id = reply.get("scheduler_id")
+        self._dashboard, self._advertised_address = reply.get("dashboard"), reply.get("address")
         self.status = "running"
         if self._set_as_default:
             set_default_client(self)
@@ -417,16 +424,32 @@ class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, PluginsMixin
     }
 
     # ------------------------------------------------------------------ display
+    @property
+    def dashboard_link(self) -> str | None:
+        """The URL of the scheduler's dashboard page, its token included, or None when the
+        scheduler serves none (``dashboard_address=None``). The page shows the task stream,
+        progress, worker memory and the workers table live, in any browser.
+
+        The host is the one this client reached the scheduler by (unless the dashboard
+        listens on a host of its own, or that is a wildcard).
+
+        >>> client.dashboard_link                          # doctest: +SKIP
+        'http://127.0.0.1:8787/status?token=5f0c...'
+        """
+        return dashboard_link(self._dashboard, self.scheduler_address, self._advertised_address)
+
     def __repr__(self) -> str:
+        link = self.dashboard_link if self.status == "running" else None
+        dashboard = f" dashboard={link}" if link else ""
         if self.status != "running" or self.asynchronous:
-            return f"<Client: {self.scheduler_address!r} status={self.status}>"
+            return f"<Client: {self.scheduler_address!r} status={self.status}{dashboard}>"
         try:
             info = self.scheduler_info()
         except Exception:
             return f"<Client: {self.scheduler_address!r} status={self.status}>"
         ws = info["workers"].values()
         return (f"<Client: {self.scheduler_address!r} workers={len(ws)} threads={sum(w['nthreads'] for w in ws)} "
-                f"memory={format_bytes(sum(w['memory_limit'] or 0 for w in ws))}>")
+                f"memory={format_bytes(sum(w['memory_limit'] or 0 for w in ws))}{dashboard}>")
 
     # The notebook display, the live widget and the figures are xsched.jupyter's: it registers
     # them in xsched.hooks (jupyter/display.py, widgets.py, plots.py), the client imports none.

@@ -28,7 +28,7 @@ from .. import config
 from ..comm import Connection
 from ..protocol import ops
 from ..protocol.registry import connection_info
-from ..protocol.schemas import CLIENT_FROM_SCHEDULER
+from ..protocol.schemas import CLIENT_FROM_SCHEDULER, REPLIES
 from ..protocol.versions import announce, check_reply, refusal_in
 from ..units import parse_timedelta
 from . import loop as _loop
@@ -57,6 +57,8 @@ class SchedulerRPC:
         self.scheduler_address, self.security = connection_info(address, None, security,
                                                                 mode=config.get("comm.security", "auto"))
         self._conn: Connection | None = None
+        #: the scheduler's dashboard page (``schemas.DASHBOARD``: port, token, host), None: none
+        self.dashboard: dict | None = None
         self._loop = _loop.background_loop()
         _loop.sync(self._start(), self._timeout + 5)
 
@@ -67,6 +69,7 @@ class SchedulerRPC:
             reply, _ = await self._conn.request({"op": ops.REGISTER_CLIENT, "client": self.id, **announce()},
                                                 timeout=self._timeout)
             check_reply(reply, "client", self.scheduler_address)
+            REPLIES[ops.REGISTER_CLIENT].check(reply)
         except asyncio.TimeoutError:
             await self._conn.close()
             raise TimeoutError(
@@ -78,6 +81,7 @@ class SchedulerRPC:
             if refused is not None:
                 raise refused from None
             raise
+        self.dashboard = reply.get("dashboard")
         self.status = "running"
 
     def _lost(self, exc: Exception) -> None:

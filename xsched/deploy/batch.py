@@ -28,7 +28,7 @@ import time
 import uuid
 
 from ..protocol.addressing import interface_address
-from ..protocol.registry import read_scheduler_file, runtime_dir
+from ..protocol.registry import read_scheduler_file, runtime_dir, scheduler_file_dashboard
 from ..units import parse_bytes, parse_timedelta
 from .batch_queue import PBS, SLURM, BatchSystem, scrubbed_environment
 from .jobscript import JobSpec, render
@@ -164,6 +164,7 @@ class JobQueueCluster(SpecCluster):
                                       self.scheduler_file, "--security", self.security_mode], log_path=log)
         wait_for_file(self.scheduler_file, self._scheduler_proc, self.timeout, "scheduler", log)
         self.scheduler_address, self.security = read_scheduler_file(self.scheduler_file)
+        self._dashboard = scheduler_file_dashboard(self.scheduler_file)  # (its page on 8787, or a free port)
 
     def _stop_scheduler(self, timeout: float) -> None:
         if self._scheduler_proc is not None:

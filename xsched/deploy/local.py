@@ -23,6 +23,7 @@ import asyncio
 import atexit
 import html
 import inspect
+import logging
 import os
 import shutil
 import tempfile
@@ -32,7 +33,8 @@ import psutil
 
 from .. import config, hooks
 from ..client import loop as _loop
-from ..protocol.registry import read_scheduler_file
+from ..protocol.addressing import DEFAULT_DASHBOARD_PORT, dashboard_link, is_loopback, parse_dashboard_address
+from ..protocol.registry import read_scheduler_file, scheduler_file_dashboard
 from ..protocol.security import Security
 from ..units import parse_memory_limit, parse_resources
 from .launchers import InProcessWorker, LocalProcess
@@ -40,6 +42,8 @@ from .process import spawn, stop_process, wait_for_file
 from .spec import SpecCluster
 
 __all__ = ["LocalCluster"]
+
+logger = logging.getLogger("xsched.deploy")
 
 _live: "weakref.WeakSet[LocalCluster]" = weakref.WeakSet()
 
@@ -50,13 +54,18 @@ class LocalCluster(SpecCluster):
     ``memory_limit`` per worker: "2GB", a fraction of RAM, "auto" (RAM / n_workers) or 0.
     ``resources`` per worker: {"GPU": 1} or "GPU=1". ``name``: shown in its repr and
     display, kept as ``cluster.name`` and in the scheduler's registry entry (the JupyterLab
-    panel names the cluster by it). Scaling, ``adapt`` and ``close`` work as for
-    every xsched cluster (``deploy/spec.py``): each worker is one group.
+    panel names the cluster by it). ``dashboard_address``: where the scheduler serves its
+    dashboard page (``":8787"``, the default: port 8787 on loopback, or a free port when
+    that one is taken; None: no page); ``cluster.dashboard_link`` is its URL. Scaling,
+    ``adapt`` and ``close`` work as for every xsched cluster (``deploy/spec.py``): each
+    worker is one group.
 
     >>> cluster = LocalCluster(n_workers=2, threads_per_worker=1)   # doctest: +SKIP
     >>> cluster.scale(4); cluster.adapt(minimum=1, maximum=4)        # doctest: +SKIP
     >>> LocalCluster(n_workers=1, name="analysis").name              # doctest: +SKIP
     'analysis'
+    >>> LocalCluster(n_workers=1).dashboard_link                     # doctest: +SKIP
+    'http://127.0.0.1:8787/status?token=5f0c...'
     """
 
     kind = "LocalCluster"
@@ -64,7 +73,8 @@ class LocalCluster(SpecCluster):
     def __init__(self, n_workers: int | None = None, threads_per_worker: int | None = None,
                  memory_limit="auto", processes: bool = True, resources=None, host: str = "127.0.0.1",
                  asynchronous: bool = False, security: str | None = None, timeout: float = 30,
-                 local_directory: str | None = None, name: str | None = None):
+                 local_directory: str | None = None, name: str | None = None,
+                 dashboard_address: str | int | None = f":{DEFAULT_DASHBOARD_PORT}"):
         cpus = psutil.cpu_count() or 1
         if n_workers is None:
             n_workers = max(1, cpus // (threads_per_worker or 1)) if processes else 1
@@ -73,10 +83,16 @@ class LocalCluster(SpecCluster):
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError(f"LocalCluster listens on loopback only, not {host!r}; use `xsched scheduler` "
                              "and `xsched worker` to serve other machines")
+        dashboard = parse_dashboard_address(dashboard_address)  # (host, port) or None; AddressError names it
+        if dashboard is not None and dashboard[0] and not is_loopback(dashboard[0]):
+            raise ValueError(f"LocalCluster serves its dashboard on loopback only, not {dashboard[0]!r}; give a "
+                             "port alone (dashboard_address=':8787'), or use `xsched scheduler --dashboard-address` "
+                             "to serve other machines")
         super().__init__(workers_per_group=1, threads_per_worker=int(threads_per_worker),
                          memory_limit=parse_memory_limit(memory_limit, nworkers=max(int(n_workers), 1)),
                          timeout=timeout, name=name)
         self._initial_workers = int(n_workers)
+        self.dashboard_address = None if dashboard is None else str(dashboard_address).strip()
         self.resources = parse_resources(resources) if resources else {}
         self.processes = processes
         self.host = "127.0.0.1" if host == "localhost" else host
@@ -105,11 +121,23 @@ class LocalCluster(SpecCluster):
             named = ["--name", self.name] if self.name != self.kind else []  # for the JupyterLab panel
             self._scheduler_proc = spawn(["scheduler", "--host", self.host, "--port", "0", "--scheduler-file",
                                           self.scheduler_file, "--security", self.security_mode,
+                                          "--dashboard-address", str(self.dashboard_address),
                                           "--cleanup-directory", self._dir, *named], log_path=log)
             wait_for_file(self.scheduler_file, self._scheduler_proc, self.timeout, "scheduler", log)
             self.scheduler_address, self.security = read_scheduler_file(self.scheduler_file)
+            self._dashboard = scheduler_file_dashboard(self.scheduler_file)
+            self._note_dashboard_port()
         else:
             _loop.sync(self._start_inprocess_scheduler(), self.timeout)
+
+    def _note_dashboard_port(self) -> None:
+        """The scheduler's process logged it when the port asked for was taken; say it here too."""
+        asked = parse_dashboard_address(self.dashboard_address)
+        served = (self._dashboard or {}).get("port")
+        if asked and asked[1] and served and served != asked[1]:
+            page = dashboard_link(self._dashboard, self.scheduler_address).partition("?")[0]
+            logger.info("%s: the dashboard's port %d is taken; its page is on port %d instead (%s)",
+                        self.name, asked[1], served, page)
 
     async def _start_inprocess_scheduler(self) -> None:
         # processes=False only: `import xsched` need not load the scheduler's server code
@@ -117,8 +145,10 @@ class LocalCluster(SpecCluster):
 
         self.security = Security.generate(self.security_mode)
         self._inprocess_scheduler = await Scheduler(
-            self.security, name=self.name if self.name != self.kind else None).start(f"tcp://{self.host}:0")
+            self.security, name=self.name if self.name != self.kind else None,
+            dashboard_address=self.dashboard_address).start(f"tcp://{self.host}:0")
         self.scheduler_address = self._inprocess_scheduler.address
+        self._dashboard = self._inprocess_scheduler.dashboard_info()
 
     def _stop_scheduler(self, timeout: float) -> None:
         if self._inprocess_scheduler is not None:

@@ -30,6 +30,7 @@ import time
 
 from .. import hooks
 from ..client.rpc import SchedulerRPC
+from ..protocol.addressing import dashboard_link
 from ..units import format_bytes, parse_timedelta
 from .adaptive import AdaptivePolicy, Job, JobLoad, SchedulerView
 
@@ -38,6 +39,7 @@ logger = logging.getLogger("xsched.deploy")
 __all__ = ["Launcher", "SpecCluster", "Adaptive", "PENDING", "RUNNING", "FINISHED"]
 
 PENDING, RUNNING, FINISHED = "pending", "running", "finished"
+_UNKNOWN = object()  # a cluster's dashboard before anyone asked its scheduler
 
 
 class Launcher:
@@ -83,10 +85,14 @@ class SpecCluster:
     """A scheduler and worker groups; what every xsched cluster class shares.
 
     Subclasses implement ``_start_scheduler`` (setting ``scheduler_address``,
-    ``security`` and ``scheduler_file``), ``_stop_scheduler`` and ``_new_group``.
+    ``security`` and ``scheduler_file``, and ``_dashboard`` when they know it without
+    asking the scheduler), ``_stop_scheduler`` and ``_new_group``.
     """
 
     kind = "SpecCluster"
+    #: the scheduler's dashboard page (schemas.DASHBOARD: port, token, host) or None; asked
+    #: of the scheduler the first time dashboard_link is read unless the subclass knows it
+    _dashboard = _UNKNOWN
 
     def __init__(self, *, workers_per_group: int = 1, threads_per_worker: int = 1, memory_limit: int | None = None,
                  timeout: float = 60, name: str | None = None):
@@ -238,6 +244,21 @@ class SpecCluster:
     def _where_logs_are(self) -> str:
         return "check the workers' logs"
 
+    @property
+    def dashboard_link(self) -> str | None:
+        """The URL of the scheduler's dashboard page, its token included, or None when the
+        scheduler serves none (or the cluster is not running).
+
+        >>> LocalCluster(n_workers=2).dashboard_link         # doctest: +SKIP
+        'http://127.0.0.1:8787/status?token=5f0c...'
+        """
+        if self.status != "running" or not self.scheduler_address:
+            return None
+        if self._dashboard is _UNKNOWN:  # (SSH and batch clusters: the scheduler says, once)
+            with SchedulerRPC(self, timeout=self.timeout, name="cluster") as rpc:
+                self._dashboard = rpc.dashboard
+        return dashboard_link(self._dashboard, self.scheduler_address)
+
     def close(self, timeout: float = 10) -> None:
         """Stop adaptive scaling, every worker group, then the scheduler."""
         if self.status == "closed":
@@ -268,16 +289,28 @@ class SpecCluster:
         mem = format_bytes(self.memory_limit) if self.memory_limit else "no limit"
         adaptive = ", adaptive" if self._adaptive is not None else ""
         named = f", name={self.name!r}" if self.name != self.kind else ""
+        link = self._link_or_none()
+        dashboard = f", dashboard={link}" if link else ""
         return (f"{self.kind}({self.scheduler_address!r}{named}, workers={n}, threads={n * self.threads_per_worker}, "
-                f"memory={mem} per worker, status={self.status}{adaptive})")
+                f"memory={mem} per worker, status={self.status}{adaptive}{dashboard})")
+
+    def _link_or_none(self) -> str | None:
+        """``dashboard_link``, or None when the scheduler cannot say (a display never raises)."""
+        try:
+            return self.dashboard_link
+        except Exception:
+            return None
 
     def _repr_html_(self) -> str:
         rows = "".join(f"<tr><td>{html.escape(name)}</td><td>{html.escape(g.kind)}</td><td>{g.nworkers}</td>"
                        f"<td>{html.escape(g.status())}</td></tr>" for name, g in sorted(self.groups.items()))
         table = (f"<table><tr><th>group</th><th>kind</th><th>workers</th><th>status</th></tr>{rows}</table>"
                  if rows else "")
+        link = self._link_or_none()
+        dashboard = (f"<br>dashboard: <a href=\"{html.escape(link)}\" target=\"_blank\" rel=\"noopener noreferrer\">"
+                     f"{html.escape(link.partition('?')[0])}</a>" if link else "")
         return (f"<b>{html.escape(self.kind)}</b> <code>{html.escape(str(self.scheduler_address))}</code> "
-                f"({html.escape(self.status)})<br>{html.escape(self._describe())}{table}")
+                f"({html.escape(self.status)})<br>{html.escape(self._describe())}{dashboard}{table}")
 
 
     def _ipython_display_(self, **kwargs):

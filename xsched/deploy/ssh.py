@@ -123,7 +123,8 @@ class SSHCluster(SpecCluster):
     """The scheduler on ``hosts[0]``, one worker group (``nworkers`` processes) on each later host.
 
     ``worker_options``: ``nthreads``, ``nworkers``, ``memory_limit``, ``resources``,
-    ``interface``; ``scheduler_options``: ``port``, ``interface``. ``remote_python`` is the
+    ``interface``; ``scheduler_options``: ``port``, ``interface``, ``dashboard_address``
+    (``":8787"`` unless given; None: no dashboard page). ``remote_python`` is the
     interpreter on the hosts (default: ``python3``).
 
     >>> cluster = SSHCluster(["login1", "node1"], worker_options={"nthreads": 4})   # doctest: +SKIP
@@ -143,8 +144,10 @@ class SSHCluster(SpecCluster):
             raise ValueError(f"unknown worker_options {sorted(unknown)}; known: nthreads, nworkers, memory_limit, "
                              "resources, interface, local_directory")
         so = dict(scheduler_options or {})
-        if set(so) - {"port", "interface"}:
-            raise ValueError(f"unknown scheduler_options {sorted(set(so) - {'port', 'interface'})}; known: port, interface")
+        known = {"port", "interface", "dashboard_address"}
+        if set(so) - known:
+            raise ValueError(f"unknown scheduler_options {sorted(set(so) - known)}; known: port, interface, "
+                             "dashboard_address")
         nworkers = int(wo.get("nworkers", 1))
         nthreads = int(wo.get("nthreads", 1))
         limit = wo.get("memory_limit")
@@ -178,6 +181,8 @@ class SSHCluster(SpecCluster):
                 "--port", str(self.scheduler_options.get("port", 0)), "--security", self.security.mode]
         if self.scheduler_options.get("interface"):
             argv += ["--interface", self.scheduler_options["interface"]]
+        if "dashboard_address" in self.scheduler_options:
+            argv += ["--dashboard-address", str(self.scheduler_options["dashboard_address"])]
         self._scheduler = SSHProcess("scheduler", self.hosts[0], argv, self.security.secret, self.ssh,
                                      self.ssh_options, 0, os.path.join(self.log_directory, "scheduler.log"))
         self._scheduler.start()

@@ -12,8 +12,8 @@ from .. import hooks
 from ..graph.order import natural_key
 from ..units import format_bytes
 
-__all__ = ["client_html", "cluster_html", "workers_table", "memory_bar", "memory_text", "summary_html",
-           "worker_order"]
+__all__ = ["client_html", "cluster_html", "dashboard_html", "dashboard_link_of", "workers_table", "memory_bar",
+           "memory_text", "summary_html", "worker_order"]
 
 # Colours follow the JupyterLab theme where there is one; the fallbacks read on light and dark
 # backgrounds alike (a translucent grey track is never a white bar on a dark page).
@@ -108,11 +108,41 @@ def summary_html(info: dict) -> str:
             + (f" ({html.escape(others)})" if others else ""))
 
 
+def dashboard_html(link: str | None) -> str:
+    """A line with the dashboard page's link (opening in a new tab; the token stays in the
+    href, out of the text), or nothing when there is no dashboard.
+
+    >>> dashboard_html("http://127.0.0.1:8787/status?token=ab12")
+    '<br>dashboard: <a href="http://127.0.0.1:8787/status?token=ab12" target="_blank" rel="noopener noreferrer">http://127.0.0.1:8787/status</a>'
+    >>> dashboard_html(None)
+    ''
+    """
+    if not link:
+        return ""
+    return (f'<br>dashboard: <a href="{html.escape(link)}" target="_blank" rel="noopener noreferrer">'
+            f"{html.escape(link.partition('?')[0])}</a>")
+
+
+def dashboard_link_of(thing) -> str | None:
+    """``thing.dashboard_link`` (a Client's, a cluster's), or None when it has none or cannot say.
+
+    >>> dashboard_link_of(object()) is None
+    True
+    """
+    try:  # the display must never raise
+        return getattr(thing, "dashboard_link", None)
+    except Exception:
+        return None
+
+
 @hooks.client_html.register
 def client_html(client) -> str:
-    """Client summary: scheduler, workers, threads, tasks by state."""
+    """Client summary: scheduler, dashboard link, workers, threads, tasks by state."""
     title = f"<b>xsched Client</b> <code>{html.escape(str(client.scheduler_address))}</code> ({client.status})"
-    if client.status != "running" or client.asynchronous:
+    if client.status != "running":
+        return title
+    title += dashboard_html(dashboard_link_of(client))
+    if client.asynchronous:
         return title
     try:
         info = client.scheduler_info()
@@ -123,11 +153,11 @@ def client_html(client) -> str:
 
 @hooks.cluster_html.register
 def cluster_html(cluster) -> str:
-    """LocalCluster summary: address, workers, threads, memory limit."""
+    """LocalCluster summary: address, dashboard link, workers, threads, memory limit."""
     mem = format_bytes(cluster.memory_limit) if cluster.memory_limit else "no limit"
     name = getattr(cluster, "name", "LocalCluster")
     named = f" <i>{html.escape(str(name))}</i>" if name != "LocalCluster" else ""
     return (f"<b>LocalCluster</b>{named} <code>{html.escape(str(cluster.scheduler_address))}</code> "
-            f"({cluster.status})<br>workers: {cluster.n_workers}, threads per worker: "
-            f"{cluster.threads_per_worker}, memory per worker: {mem}, "
+            f"({cluster.status}){dashboard_html(dashboard_link_of(cluster))}<br>workers: {cluster.n_workers}, "
+            f"threads per worker: {cluster.threads_per_worker}, memory per worker: {mem}, "
             f"processes: {cluster.processes}")

@@ -32,7 +32,7 @@ import threading
 from .. import hooks
 from ..client.rpc import SchedulerRPC
 from ..units import format_bytes
-from .display import memory_bar, memory_text, summary_html, worker_order
+from .display import dashboard_html, dashboard_link_of, memory_bar, memory_text, summary_html, worker_order
 from .progress import in_notebook
 
 logger = logging.getLogger("xsched.widgets")
@@ -55,8 +55,8 @@ class ClientWidget:
             raise ValueError("the live widget needs a synchronous Client; display the client's HTML instead")
         self.client = client
         self.interval = float(interval)
-        self._title_text = title or (f"<b>xsched Client</b> "
-                                     f"<code>{html.escape(str(client.scheduler_address))}</code>")
+        self._title_text = title or (f"<b>xsched Client</b> <code>{html.escape(str(client.scheduler_address))}</code>"
+                                     + dashboard_html(dashboard_link_of(client)))
         self.title = w.HTML(self._title_text)
         self.summary = w.HTML("")
         self.bars: dict[str, object] = {}
@@ -175,7 +175,8 @@ class ClusterWidget(ClientWidget):
                  f"<code>{html.escape(str(cluster.scheduler_address))}</code> ("
                  + (f"{'processes' if cluster.processes else 'in-process'}, " if hasattr(cluster, "processes") else "")
                  + f"{cluster.threads_per_worker} threads and "
-                 f"{format_bytes(cluster.memory_limit) if cluster.memory_limit else 'no memory limit'} per worker)")
+                 f"{format_bytes(cluster.memory_limit) if cluster.memory_limit else 'no memory limit'} per worker)"
+                 + dashboard_html(dashboard_link_of(cluster)))
         try:
             super().__init__(client, interval, title, extra=[w.HBox([self.n_workers, self.button,
                                                                      self.scale_status])])

@@ -21,9 +21,12 @@ import socket
 __all__ = [
     "AddressError", "DEFAULT_PORT", "normalize", "split", "join", "is_loopback", "is_ipv6",
     "interface_address", "local_ip_for", "host_ips", "resolve", "is_wildcard",
+    "DEFAULT_DASHBOARD_PORT", "parse_dashboard_address", "dashboard_link",
 ]
 
 DEFAULT_PORT = 8786
+#: where a scheduler serves its dashboard page unless told otherwise (``--dashboard-address``)
+DEFAULT_DASHBOARD_PORT = 8787
 
 
 class AddressError(ValueError):
@@ -217,3 +220,82 @@ def default_contact_ip() -> str:
             pass
     others = sorted(ip for ip in host_ips() if not is_ipv6(ip) and not is_loopback(ip))
     return others[0] if others else "127.0.0.1"
+
+
+_DASHBOARD_EXAMPLES = "write it like ':8787', '8787', '127.0.0.1:8787' or '[::1]:0', or None for no dashboard"
+
+
+def parse_dashboard_address(value) -> tuple[str, int] | None:
+    """``(host, port)`` of a dashboard address as users give it, or None for no dashboard.
+
+    An empty host (``":8787"``) means the scheduler's own host (every interface when the
+    scheduler listens on every interface); port 0 is any free port. ``None``, ``"none"`` and
+    ``""`` switch the dashboard off.
+
+    >>> parse_dashboard_address(":8787"), parse_dashboard_address(8790), parse_dashboard_address("[::1]:0")
+    (('', 8787), ('', 8790), ('::1', 0))
+    >>> parse_dashboard_address("127.0.0.1:8787"), parse_dashboard_address("None")
+    (('127.0.0.1', 8787), None)
+    >>> parse_dashboard_address("host:http")
+    Traceback (most recent call last):
+    ...
+    xsched.protocol.addressing.AddressError: dashboard address 'host:http': the port 'http' is not a number; write it like ':8787', '8787', '127.0.0.1:8787' or '[::1]:0', or None for no dashboard
+    """
+    if value is None or value is False:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        text = str(value)
+    elif isinstance(value, str):
+        text = value.strip()
+    else:
+        raise AddressError(f"a dashboard address must be a string, a port number or None, not "
+                           f"{type(value).__name__} {value!r}; {_DASHBOARD_EXAMPLES}")
+    if text.lower() in ("", "none", "null", "false", "off"):
+        return None
+    if text.startswith("["):
+        host, bracket, tail = text[1:].partition("]")
+        if not bracket or not tail.startswith(":"):
+            raise AddressError(f"dashboard address {value!r}: an IPv6 host needs its brackets closed and a port "
+                               f"after them; {_DASHBOARD_EXAMPLES}")
+        port_text = tail[1:]
+    elif ":" in text:
+        host, _, port_text = text.rpartition(":")
+        if ":" in host:
+            raise AddressError(f"dashboard address {value!r}: put an IPv6 host in brackets; {_DASHBOARD_EXAMPLES}")
+    else:
+        host, port_text = "", text
+    if "/" in host or " " in host:
+        raise AddressError(f"dashboard address {value!r} has no usable host; {_DASHBOARD_EXAMPLES}")
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise AddressError(f"dashboard address {value!r}: the port {port_text!r} is not a number; "
+                           f"{_DASHBOARD_EXAMPLES}") from None
+    if not 0 <= port <= 65535:
+        raise AddressError(f"dashboard address {value!r}: the port {port} is outside 0-65535; {_DASHBOARD_EXAMPLES}")
+    return host, port
+
+
+def dashboard_link(dashboard: dict | None, *addresses: str | None) -> str | None:
+    """The URL of a scheduler's dashboard page, or None when it serves none.
+
+    ``dashboard``: what the scheduler's register-client reply says of it (``port``,
+    ``token``, and ``host`` when it listens on a host of its own). Otherwise the host is
+    the first of ``addresses`` that is no wildcard: the address the client reached the
+    scheduler by, then the one the scheduler advertises; 127.0.0.1 when all are wildcards.
+
+    >>> d = {"port": 8787, "token": "ab12"}
+    >>> dashboard_link(d, "tcp://10.0.0.5:8786")
+    'http://10.0.0.5:8787/status?token=ab12'
+    >>> dashboard_link(d, "tcp://0.0.0.0:8786", "tcp://[fe80::2]:8786")
+    'http://[fe80::2]:8787/status?token=ab12'
+    >>> dashboard_link(dict(d, host="127.0.0.1"), "tcp://node7:8786"), dashboard_link(None, "tcp://node7:8786")
+    ('http://127.0.0.1:8787/status?token=ab12', None)
+    """
+    if not dashboard:
+        return None
+    candidates = [dashboard.get("host")] + [split(a)[0] for a in addresses if a]
+    host = next((h for h in candidates if h and not is_wildcard(h)), "127.0.0.1").strip("[]")
+    if is_ipv6(host):
+        host = f"[{host}]"
+    return f"http://{host}:{int(dashboard['port'])}/status?token={dashboard['token']}"

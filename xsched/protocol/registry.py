@@ -32,10 +32,12 @@ import tempfile
 import time
 
 from .addressing import AddressError, host_ips, is_loopback, is_wildcard, normalize, resolve, split
+from .schemas import DASHBOARD
 from .security import Security
 
 __all__ = [
-    "runtime_dir", "registry_dir", "write_scheduler_file", "read_scheduler_file", "register",
+    "runtime_dir", "registry_dir", "write_scheduler_file", "read_scheduler_file", "scheduler_file_dashboard",
+    "register",
     "unregister", "lookup", "entries", "SecretNotFoundError", "UnsafeFileError",
 ]
 
@@ -122,6 +124,25 @@ def read_scheduler_file(path: str) -> tuple[str, Security]:
                                 f"--scheduler-file {path}` first") from None
     except (ValueError, KeyError, TypeError) as e:
         raise ValueError(f"scheduler file {path!r} is not a valid xsched scheduler file ({e})") from None
+
+
+def scheduler_file_dashboard(path: str) -> dict | None:
+    """The dashboard page a scheduler file names (its scheduler wrote what a registering
+    client hears: port, token, host; ``schemas.DASHBOARD``), or None when it serves none.
+
+    >>> import tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "scheduler.json")
+    >>> write_scheduler_file(path, "tcp://127.0.0.1:8786", Security.generate(), "scheduler-1",
+    ...                      extra={"dashboard": {"port": 8787, "token": "ab12", "host": None}})
+    >>> scheduler_file_dashboard(path)
+    {'port': 8787, 'token': 'ab12', 'host': None}
+    """
+    try:
+        dashboard = _read(path).get("dashboard")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"scheduler file {path!r} does not exist: start `xsched scheduler "
+                                f"--scheduler-file {path}` first") from None
+    return dashboard if DASHBOARD.ok(dashboard) else None
 
 
 def register(address: str, security: Security, scheduler_id: str, bound_host: str | None = None,

@@ -14,6 +14,7 @@ table                       who receives                           from
 ``TO_WORKER``               a worker's listener (its address)      clients and other workers
 ``WORKER_FROM_SCHEDULER``   a worker's connection to the scheduler the scheduler
 ``CLIENT_FROM_SCHEDULER``   a client's connection to the scheduler the scheduler
+``REPLIES``                 a client, the reply to its request    the scheduler
 ==========================  =====================================  ============================
 
 Why hand-written: messages are msgpack, so values are exactly ``str``, ``bytes``,
@@ -51,7 +52,7 @@ from . import ops
 
 __all__ = [
     "ProtocolError", "BadMessage", "Spec", "Schema", "Table", "TO_SCHEDULER", "TO_WORKER",
-    "WORKER_FROM_SCHEDULER", "CLIENT_FROM_SCHEDULER", "OPS", "FRAMING_OPS",
+    "WORKER_FROM_SCHEDULER", "CLIENT_FROM_SCHEDULER", "REPLIES", "DASHBOARD", "OPS", "FRAMING_OPS",
 ]
 
 
@@ -686,6 +687,18 @@ CLIENT_FROM_SCHEDULER = Table("a client", [
     S(ops.PROGRESS, {"sub": maybe(UID), "groups": maybe(dict_of(text(MAX_KEY), list_of(integer(), 3), MAX_ITEMS)),
                    "done": maybe(BOOL)}),
     S(ops.EVENT, {"topic": TOPIC, "time": maybe(TIME), "msg": maybe(ANY)}),
+])
+
+#: the dashboard page a scheduler serves (xsched/dashboard/server.py): its port, the token that
+#: opens it (``Security.dashboard_token``), and its host when it listens on a host of its own
+#: (else the client uses the host it reached the scheduler by); null: the scheduler serves none
+DASHBOARD = record({"port": integer(1, 65535), "token": text(256, "a token string"), "host": maybe(NAME)},
+                   what="a dashboard: a map of port, token and host")
+
+#: the replies a client checks on receipt, by the op of its request (the fields it reads)
+REPLIES = Table("a client (replies)", [
+    S(ops.REGISTER_CLIENT, {"scheduler_id": maybe(NAME), "address": maybe(ADDRESS), "dashboard": maybe(DASHBOARD),
+                            "protocol": maybe(PROTOCOL), "version": maybe(VERSION)}),
 ])
 
 #: ops of the framing itself (comm.py and messages.py), not of any handler

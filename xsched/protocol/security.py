@@ -25,6 +25,7 @@ True
 from __future__ import annotations
 
 import hashlib
+import hmac
 import secrets as _secrets
 from dataclasses import dataclass
 
@@ -36,6 +37,9 @@ from .addressing import is_loopback
 __all__ = ["Security", "AuthenticationError", "is_loopback"]
 
 MODES = ("auto", "curve")
+#: what the dashboard's token is an HMAC of (keyed by the secret): a fixed label, so the token
+#: proves the secret to the scheduler that holds it and reveals nothing of it
+DASHBOARD_TOKEN_LABEL = b"xsched dashboard token 1"
 
 
 class AuthenticationError(ConnectionError):
@@ -81,6 +85,19 @@ class Security:
         return f"Security(mode={self.mode!r}, secret=<hidden>)"
 
     __str__ = __repr__
+
+    def dashboard_token(self) -> str:
+        """The token of this cluster's dashboard page (``client.dashboard_link`` carries it):
+        HMAC-SHA256 of a fixed label keyed by the secret, in hex. It opens the dashboard,
+        which only reads telemetry; it cannot be turned back into the secret, which stays
+        the only key to the cluster itself.
+
+        >>> sec = Security("0123456789abcdef" * 4)
+        >>> token = sec.dashboard_token()
+        >>> len(token), token == Security(sec.secret).dashboard_token(), sec.secret in token
+        (64, True, False)
+        """
+        return hmac.new(self.secret.encode(), DASHBOARD_TOKEN_LABEL, hashlib.sha256).hexdigest()
 
     def encrypt_bulk(self, host: str) -> bool:
         """Whether bulk bytes to or from ``host`` are encrypted (always, except loopback in auto)."""

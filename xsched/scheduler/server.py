@@ -27,6 +27,9 @@ Data flow::
         task-finished / task-erred also go to the diagnostics extension (the task stream)
     restart (client) -> Restart event: clients hear key-cancelled, workers close-worker
         {restart} and their nannies start them again -> reply once as many have registered
+    dashboard (given dashboard_address): an HTTP server on this loop (xsched/dashboard/server.py,
+        started through hooks.dashboard_server) reading the telemetry extension; its port and
+        token go to every client in the register-client reply (client.dashboard_link)
 
 The scheduler never unpickles task specs, results or exceptions: it forwards bytes.
 It unpickles only what authenticated clients send to run there: functions for
@@ -45,7 +48,7 @@ import time
 import uuid
 from collections import Counter, deque
 
-from .. import logs
+from .. import hooks, logs
 from ..background import Background
 from ..protocol import ops
 from .. import config
@@ -54,7 +57,7 @@ from ..errors import KilledWorker, pack_exception
 from ..graph.order import gc_paused
 from ..protocol.messages import unpack_objects
 from ..protocol import registry, schemas
-from ..protocol.addressing import default_contact_ip, is_wildcard, join, split
+from ..protocol.addressing import default_contact_ip, is_wildcard, join, parse_dashboard_address, split
 from ..protocol.registry import read_scheduler_file, write_scheduler_file  # noqa: F401 (used by callers)
 from ..protocol.remote import call_user_function
 from ..protocol.security import Security
@@ -81,12 +84,21 @@ INVARIANT_VIOLATED = "scheduler invariant violated"
 class Scheduler:
     """The scheduler server. ``scheduler.processing`` and friends show live state.
 
+    ``dashboard_address``: where to serve the dashboard page (``":8787"``: port 8787 on the
+    scheduler's own host; a port taken falls back to a free one), or None for none (the
+    default here; ``xsched scheduler`` and ``LocalCluster`` serve one on 8787).
+
     >>> # started by `xsched scheduler` or LocalCluster; in asyncio code:
     >>> # s = await Scheduler(security=Security.generate()).start("tcp://127.0.0.1:0")
     """
 
+    #: the dashboard page's server (xsched/dashboard/server.py) once started, else None
+    dashboard = None
+    _dashboard_host: str | None = None  # its host, when not the scheduler's own
+
     def __init__(self, security: Security | None = None, scheduler_file: str | None = None,
-                 register: bool = True, name: str | None = None):
+                 register: bool = True, name: str | None = None, dashboard_address=None):
+        self.dashboard_address = parse_dashboard_address(dashboard_address)  # (host, port) or None
         self.security = security or Security.generate(config.get("comm.security", "auto"))
         self.scheduler_file = scheduler_file
         self.register = register
@@ -172,9 +184,18 @@ class Scheduler:
         host, port = split(bound)
         # bound to every interface: advertise the address other hosts most likely reach
         self.address = join(default_contact_ip(), port) if is_wildcard(host) else bound
+        if self.dashboard_address is not None:
+            dhost, dport = self.dashboard_address
+            try:  # (on the scheduler's own host unless given one; xsched.dashboard provides the hook)
+                self.dashboard = await hooks.dashboard_server(self, dhost or host, dport)
+            except BaseException:
+                await self.listener.close()
+                raise
+            self._dashboard_host = dhost if dhost and dhost != host else None
         self.status = "running"
         if self.scheduler_file:
-            write_scheduler_file(self.scheduler_file, self.address, self.security, self.id)
+            write_scheduler_file(self.scheduler_file, self.address, self.security, self.id,
+                                 extra={"dashboard": self.dashboard_info()})
         if self.register:
             self.registry_entry = registry.register(self.address, self.security, self.id, bound_host=host,
                                                     name=self.name)
@@ -193,6 +214,8 @@ class Scheduler:
         if self._validate_timer is not None:
             self._validate_timer.cancel()
             self._validate_timer = None
+        if self.dashboard is not None:  # the page says the scheduler went away
+            await self.dashboard.close()
         for peer in list(self.client_peer.values()):
             self.listener.send(peer, {"op": ops.SCHEDULER_CLOSING})
         for peer in list(self.worker_peer.values()):
@@ -611,7 +634,20 @@ class Scheduler:
         self.peer_client[peer] = client
         self.handle(AddClient(client))
         self._tell_extensions("add_client", client)
-        return {"scheduler_id": self.id, "address": self.address, **announce()}
+        return {"scheduler_id": self.id, "address": self.address, "dashboard": self.dashboard_info(), **announce()}
+
+    def dashboard_info(self) -> dict | None:
+        """What a registering client hears of the dashboard page (``schemas.DASHBOARD``): its
+        port, its token, and its host when it listens on a host of its own; None when this
+        scheduler serves none.
+
+        >>> Scheduler().dashboard_info() is None      # not started, or no dashboard_address
+        True
+        """
+        server = self.dashboard
+        if server is None:
+            return None
+        return {"port": server.port, "token": self.security.dashboard_token(), "host": self._dashboard_host}
 
     def _op_versions(self, peer, h, payload):
         """This process's python and package versions (``client.get_versions()``)."""

@@ -239,17 +239,31 @@ class TelemetryExtension(SchedulerExtension):
         return out, cursors
 
     # ------------------------------------------------------------------ the op
-    def _op_telemetry(self, peer, h, payload) -> dict:
-        parts = h.get("parts") or PARTS
+    def poll(self, parts=None, since: int | None = None, memory_since: dict | None = None,
+             max_records: int | None = None) -> dict:
+        """One reply of the ``telemetry`` op: the ``parts`` asked for (all of ``PARTS`` when
+        None) since the caller's cursors. The dashboard page's server (``xsched/dashboard/
+        server.py``) calls it on the scheduler's loop; clients send the op.
+
+        >>> from xsched.scheduler.server import Scheduler
+        >>> ext = Scheduler().extensions["telemetry"]      # (not started: no worker, no task)
+        >>> reply = ext.poll(["workers", "task-stream"], since=0)
+        >>> reply["workers"], reply["task_stream"]
+        ([], {'records': [], 'index': 0, 'first': 0, 'skipped': 0})
+        """
+        parts = parts or PARTS
         reply: dict = {"time": time.time()}
         if "task-stream" in parts:
-            reply["task_stream"] = self.task_stream(h.get("since"), h.get("max_records") or MAX_RECORDS)
+            reply["task_stream"] = self.task_stream(since, max_records or MAX_RECORDS)
         if "workers" in parts:
             reply["workers"] = self.workers()
         if "groups" in parts:
             reply["groups"] = self.group_counts().rows()
         if "memory" in parts:
-            reply["memory"], reply["memory_since"] = self.memory(h.get("memory_since"))
+            reply["memory"], reply["memory_since"] = self.memory(memory_since)
         return reply
+
+    def _op_telemetry(self, peer, h, payload) -> dict:
+        return self.poll(h.get("parts"), h.get("since"), h.get("memory_since"), h.get("max_records"))
 
     OPS = {ops.TELEMETRY: _op_telemetry}

@@ -1,0 +1,84 @@
+"""The dashboard page a scheduler serves, in Debian's chromium driven by Playwright for Python:
+after 40 tasks on 2 workers, ``client.dashboard_link`` shows the task stream holding the 40
+runs (``data-task-count`` of ``#xsched-pane-task-stream``), a progress row for the group and
+2 rows in the workers table, in the browser's light and dark colour schemes; the token left
+the address bar for a cookie; the same address without the token is refused; and when the
+scheduler goes away, the page says so.
+
+One browser start (the suite's time budget); skips, as the other browser tests do, when
+chromium or playwright is missing (``sh tests/support/browser_deps.sh`` installs chromium).
+Playwright's ``close()`` stops the chromium it launched.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from xsched import Client
+
+from tests.support.browser import CHROMIUM, LAUNCH_ARGS, skip_without_browser
+
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
+
+
+def inc(x):
+    return x + 1
+
+
+def test_the_dashboard_page_in_chromium(own_cluster):
+    skip_without_browser()
+    from playwright.sync_api import expect, sync_playwright
+
+    cluster = own_cluster(n_workers=2, threads_per_worker=1)
+    with Client(cluster, set_as_default=False) as client:
+        _check_the_page(client, cluster, expect, sync_playwright)
+
+
+def _check_the_page(client, cluster, expect, sync_playwright) -> None:
+    futures = client.map(inc, range(40))  # held: the progress pane counts them done
+    assert client.gather(futures) == list(range(1, 41))
+    link = client.dashboard_link
+    page_url = link.partition("?")[0]
+    backgrounds = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
+        try:
+            for scheme in ("light", "dark"):
+                context = browser.new_context(color_scheme=scheme, viewport={"width": 1280, "height": 900})
+                page = context.new_page()
+                errors: list[str] = []
+                page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+                response = page.goto(link)
+                assert response.status == 200
+                stream = page.locator("#xsched-pane-task-stream canvas")
+                expect(stream).to_have_attribute("data-task-count", "40", timeout=20_000)
+                expect(stream).to_have_attribute("data-worker-count", "2")
+                rows = page.locator("#xsched-pane-workers tr[data-worker-address]")
+                expect(rows).to_have_count(2)
+                assert sorted(rows.nth(i).get_attribute("data-worker-address") for i in range(2)) == sorted(
+                    client.scheduler_info()["workers"])
+                expect(page.locator('#xsched-pane-progress [data-group="inc"]')).to_have_attribute("data-done", "40")
+                expect(page.locator("#xsched-pane-worker-memory [data-worker-address]")).to_have_count(2)
+                expect(page.locator(".xsched-DashboardStatus")).to_have_attribute("data-state", "live")
+                assert page.url == page_url  # the token left the address bar; the cookie carries it
+                backgrounds[scheme] = page.evaluate("getComputedStyle(document.body).backgroundColor")
+                assert not errors, errors
+                if scheme == "light":
+                    page.reload()  # the cookie alone opens it now
+                    expect(page.locator("#xsched-pane-task-stream canvas")).to_have_attribute(
+                        "data-task-count", "40", timeout=20_000)
+                    context.close()
+            # a browser without the token (no cookie either) is refused the same address
+            stranger = browser.new_context()
+            refused = stranger.new_page().goto(page_url)
+            assert refused.status == 403
+            stranger.close()
+            # the scheduler goes away: the open page says so
+            client.close()
+            cluster.close()
+            status = page.locator(".xsched-DashboardStatus")
+            expect(status).to_have_attribute("data-state", "gone", timeout=20_000)
+            expect(status).to_contain_text("went away")
+        finally:
+            browser.close()
+    assert backgrounds["light"] != backgrounds["dark"]  # the --jp-* variables of both schemes
