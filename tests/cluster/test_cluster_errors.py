@@ -15,7 +15,7 @@ import psutil
 import pytest
 import zmq
 
-from xsched import Client, SchedulerLostError
+from xsched import Client, SchedulerLostError, config
 from xsched.errors import RemoteTraceback
 from xsched.protocol.security import AuthenticationError, Security
 from xsched.protocol.serialize import SerializationError
@@ -177,7 +177,11 @@ def test_submit_non_callable(client):
 
 # ---------------------------------------------------------------------- dead scheduler
 def test_dead_scheduler_fails_pending_results(own_cluster, tmp_path):
-    cluster = own_cluster(n_workers=1)
+    # how long the worker its nanny restarts waits for the scheduler to come back before it gives
+    # up: max(comm.timeouts.connect, worker.reconnect-timeout), 20 s by default; a few seconds
+    # take it down the same path
+    with config.set({"comm.timeouts.connect": "3s", "worker.reconnect-timeout": "3s"}):
+        cluster = own_cluster(n_workers=1)
     c = Client(cluster, set_as_default=False)
     try:
         done = c.submit(inc, 1)
@@ -206,7 +210,7 @@ def test_dead_scheduler_fails_pending_results(own_cluster, tmp_path):
         with pytest.raises(SchedulerLostError):
             pending.result(timeout=5)
         # the workers notice and exit; each nanny restarts its worker once (in case the
-        # scheduler comes back), which gives up after the connect timeout, and the nanny exits
+        # scheduler comes back), which gives up after the reconnect timeout, and the nanny exits
         wait_until(lambda: all(p.poll() is not None for p in cluster.workers.values()),
                    msg="worker processes exit after their scheduler died", timeout=40)
     finally:

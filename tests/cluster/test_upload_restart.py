@@ -126,16 +126,35 @@ def test_restart_without_nannies_says_so(own_cluster):
 
 
 # ---------------------------------------------------------------------- restart into an environment
-def _copy_of_this_venv(tmp_path):
-    """A copy of the project's virtual environment (hard links: fast) plus one extra module."""
+def _environment_for_these_workers(c, tmp_path):
+    """A new venv of this Python with one extra module and, hard-linked from where they are
+    installed here, the distributions whose modules the cluster's workers have imported (xsched,
+    pyzmq, numpy, pytest for the test module...): what a worker needs to start in it, ~100 MB
+    that travel in many 4 MiB chunks. Not a copy of the whole project venv: that is over a GB
+    (pyarrow, playwright, jupyterlab...) that no worker imports, and unpacking it took most of
+    this test's time.
+    """
+    import importlib.metadata
     import shutil
     import subprocess
     import sys
 
     env = tmp_path / "env"
-    if subprocess.run(["cp", "-al", sys.prefix, str(env)], capture_output=True).returncode:
-        shutil.copytree(sys.prefix, env, symlinks=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
     site = next((env / "lib").glob("python3*/site-packages"))
+    imported = set().union(*c.run(lambda: {m.partition(".")[0] for m in list(__import__("sys").modules)}).values())
+    owners = importlib.metadata.packages_distributions()
+    for name in sorted({d for m in imported for d in owners.get(m, ())}):
+        for f in importlib.metadata.distribution(name).files or ():
+            src = f.locate()
+            if f.parts[0] == ".." or not src.is_file():  # scripts outside site-packages; stale entries
+                continue
+            dst = site / f
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(src, dst)
+            except OSError:
+                shutil.copy2(src, dst)
     (site / "xsched_env_marker.py").write_text("WHERE = 'the shipped environment'\n")
     return env
 
@@ -149,7 +168,6 @@ def _prefixes(c):
 def test_restart_into_a_shipped_environment_and_fall_back_from_a_broken_one(own_cluster, tmp_path):
     import sys
 
-    env = _copy_of_this_venv(tmp_path)
     broken = tmp_path / "broken"
     (broken / "bin").mkdir(parents=True)
     (broken / "bin" / "python").write_text("#!/bin/sh\necho 'this python is broken' >&2\nexit 3\n")
@@ -160,6 +178,7 @@ def test_restart_into_a_shipped_environment_and_fall_back_from_a_broken_one(own_
         assert set(_prefixes(c).values()) == {os.path.normpath(sys.prefix)}
         fut = c.submit(inc, 1)
         fut.result()
+        env = _environment_for_these_workers(c, tmp_path)
         c.restart(environment=str(env), timeout=120)
         assert fut.status == "cancelled"
         prefixes = set(_prefixes(c).values())

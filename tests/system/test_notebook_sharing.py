@@ -18,6 +18,6 @@ def test_07_sharing_and_dynamic_work(kernel_env, tmp_path):
     assert "KeyError: \"no dataset named 'salaries' is published (published: 'balances', 'fees')" in out
     assert nb.text("def fib(n)") == "fib(12) = 144\n"
     assert nb.text("import os, tempfile") == "prices: [1.2, 12.0]\n"
-    assert nb.text("import shutil, subprocess") == (
+    assert nb.text("import glob, site, subprocess") == (
         "workers back: 2\nall in the shipped environment: True\n"
         "extra module: {'hello from the new environment'}\nold futures: {'cancelled'} datasets: []\n")
