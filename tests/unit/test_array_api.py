@@ -627,6 +627,19 @@ def test_matmul_adds_many_products_in_a_tree():
     np.testing.assert_array_equal(z.compute(), a @ b)
 
 
+def test_matmul_keeps_one_running_sum_per_group_of_products():
+    # 8 products per output block, split_every 4: two chains of 4, each task adding one
+    # product to the sum before it (one output-sized block held per chain), then one sum
+    a, b = data((6, 16)), data((16, 6), seed=2)
+    z = xa.matmul(xa.from_array(a, chunks=2), xa.from_array(b, chunks=2), split_every=4)
+    graph = z.__xsched_graph__()
+    partial = {k: t for k, t in graph.items() if k.startswith("matmul-partial")}
+    deps = {k: [d for d in dependencies(t) if d.startswith("matmul-partial")] for k, t in partial.items()}
+    assert len(partial) == 9 * 8 and sum(1 for d in deps.values() if not d) == 9 * 2  # chain starts
+    assert all(len(d) <= 1 for d in deps.values())
+    np.testing.assert_allclose(z.compute(), a @ b)
+
+
 def test_product_errors_name_both_shapes_when_built():
     x = xa.ones((2, 3), chunks=1)
     with pytest.raises(ValueError, match=r"matmul: shapes \(2, 3\) and \(4, 5\) not aligned: "

@@ -4,11 +4,14 @@ the ``xa.linalg`` namespace, with ``qr`` and ``svd`` of tall-and-skinny matrices
 
 A product contracts axes: output block ``(i, j)`` of ``a @ b`` is the sum over ``k`` of
 ``a[i, k] @ b[k, j]``. The second operand is first rechunked so that its contracted axes are
-cut like the first's. Each product of two blocks is a ``<op>-partial`` task; when an output
-block needs more than ``split_every`` of them (default 8), they are added up in a tree
-(``<op>-sum``, as many levels as needed), so no task holds more than ``split_every``
-output-sized blocks at once and the additions run in parallel. Shapes are checked when
-the product is built: a mismatch names both shapes, as numpy does.
+cut like the first's. The terms of an output block are taken ``split_every`` at a time
+(default 8); each such group is a chain of ``<op>-partial`` tasks, each adding one more
+block product to the running sum of the one before, so a group holds one output-sized
+block however long it is (a product per task with the sums apart held every product of an
+output block at once: 1.2 GB per worker for an 8000 x 8000 ``x @ x``). The groups' sums
+are added up in a tree (``<op>-sum``, as many levels as needed), so that a long contraction
+(``x.T @ x`` of a tall ``x``) still runs in parallel. Shapes are checked when the product
+is built: a mismatch names both shapes, as numpy does.
 
 Importing this module adds ``@`` (``__matmul__``/``__rmatmul__``) and ``dot`` to ``Array``.
 
@@ -45,6 +48,11 @@ def _add_up(parts: list) -> np.ndarray:
     return functools.reduce(np.add, parts)
 
 
+def _accumulate(total: np.ndarray, x: np.ndarray, y: np.ndarray, func: Callable, args: tuple) -> np.ndarray:
+    """``total`` plus one more block product (a new array: ``total`` is another task's result)."""
+    return np.add(total, func(x, y, *args))
+
+
 def _contract(op: str, a: Array, b: Array, func: Callable, args: tuple, chunks: tuple,
               pairs: Callable[[tuple], list[tuple[tuple, tuple]]], dtype: np.dtype,
               split_every: int | None) -> Array:
@@ -61,15 +69,18 @@ def _contract(op: str, a: Array, b: Array, func: Callable, args: tuple, chunks: 
     todo: dict[tuple, list] = {}
     partial: dict[str, Any] = {}
     for index in np.ndindex(*grid):
-        terms = [Task(func, (Ref(chunk_key(a.name, i)), Ref(chunk_key(b.name, j))) + args, {},
-                      per_task(ann)) for i, j in pairs(index)]
+        terms = [(Ref(chunk_key(a.name, i)), Ref(chunk_key(b.name, j))) for i, j in pairs(index)]
         if len(terms) == 1:
-            todo[index] = terms
+            todo[index] = [Task(func, terms[0] + args, {}, per_task(ann))]
             continue
         refs = []
-        for k, task in enumerate(terms):
-            key = chunk_key(f"{op}-partial-{token}", index + (k,))
-            partial[key] = task
+        for g in range(0, len(terms), split):  # a chain per group: one running sum held, not every product
+            key = None
+            for k, (x, y) in enumerate(terms[g:g + split], start=g):
+                task = (Task(func, (x, y) + args, {}, per_task(ann)) if key is None else
+                        Task(_accumulate, (Ref(key), x, y, func, args), {}, per_task(ann)))
+                key = chunk_key(f"{op}-partial-{token}", index + (k,))
+                partial[key] = task
             refs.append(Ref(key))
         todo[index] = refs
     if partial:
