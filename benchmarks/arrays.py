@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -83,19 +82,6 @@ def check(job: str, n: int, result, xa) -> bool:
     return False
 
 
-def run_job(client, pids, expr, ok) -> dict:
-    idle = common.idle_rss(pids)
-    for pid in pids:
-        common.reset_hwm(pid)
-    t0 = time.perf_counter()
-    with common.RSSSampler(pids, interval=0.02) as sampler:
-        result = client.compute(expr, sync=True)
-        wall = time.perf_counter() - t0
-    peaks = {pid: max(sampler.peak[pid], sampler.hwm.get(pid) or 0) - idle[pid] for pid in pids}
-    return {"wall_seconds": wall, "peak_above_idle_mb": [peaks[p] / 1e6 for p in pids],
-            "correct": bool(ok(result)), "died": sampler.errors or None}
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--impl", choices=("xsched", "dask"), required=True)
@@ -117,7 +103,7 @@ def main(argv=None) -> int:
         pids = sorted(client.run(os.getpid).values())
         for job in jobs:
             expr = build(xa, job, n)
-            result[job] = run_job(client, pids, expr, lambda r, job=job: check(job, n, r, xa))
+            result[job] = common.measured_compute(client, pids, expr, lambda r, job=job: check(job, n, r, xa))
     except Exception as e:
         result["error"] = common.report_error(f"{ns.name} array", e)
     finally:

@@ -183,6 +183,19 @@ def read_hwm(pid: int) -> int | None:
     return None
 
 
+def measured_compute(client, pids, expr, check) -> dict:
+    """``client.compute(expr)``: its wall time, each worker's peak RSS above its idle RSS
+    (sampled every 20 ms, and the kernel's exact peak), and whether ``check(result)`` holds."""
+    idle = idle_rss(pids)
+    t0 = time.perf_counter()
+    with RSSSampler(pids, interval=0.02) as sampler:
+        result = client.compute(expr, sync=True)
+        wall = time.perf_counter() - t0
+    peaks = {pid: max(sampler.peak[pid], sampler.hwm.get(pid) or 0) - idle[pid] for pid in pids}
+    return {"wall_seconds": wall, "peak_above_idle_mb": [peaks[p] / 1e6 for p in pids],
+            "correct": bool(check(result)), "died": sampler.errors or None}
+
+
 class RSSSampler:
     """Sample the RSS of some processes every ``interval`` seconds from a background thread.
 

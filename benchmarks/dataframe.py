@@ -19,7 +19,6 @@ import argparse
 import glob
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -60,18 +59,6 @@ def load_dataframe(name: str):
     else:
         import dask.dataframe as dd
     return dd
-
-
-def run_pipeline(client, pids, build, expected_check):
-    """Wall time and per-worker peaks of one computation."""
-    idle = common.idle_rss(pids)
-    t0 = time.perf_counter()
-    with common.RSSSampler(pids, interval=0.02) as sampler:
-        result = client.compute(build(), sync=True)
-        wall = time.perf_counter() - t0
-    peaks = {pid: max(sampler.peak[pid], sampler.hwm.get(pid) or 0) - idle[pid] for pid in pids}
-    return {"wall_seconds": wall, "peak_above_idle_mb": [peaks[p] / 1e6 for p in pids],
-            "correct": bool(expected_check(result)), "died": sampler.errors or None}
 
 
 def main(argv=None) -> int:
@@ -126,9 +113,9 @@ def main(argv=None) -> int:
             return df[df.x > 0].groupby("name").y.sum()
 
         if "csv" in jobs:
-            result["csv"] = run_pipeline(client, pids, csv_pipeline, same_sums)
+            result["csv"] = common.measured_compute(client, pids, csv_pipeline(), same_sums)
         if "parquet" in jobs:
-            result["parquet"] = run_pipeline(client, pids, pq_pipeline, same_sums)
+            result["parquet"] = common.measured_compute(client, pids, pq_pipeline(), same_sums)
 
         def merge_pipeline():
             left = dd.read_parquet(pq_dir, columns=["id", "name", "x", "y"])
@@ -144,7 +131,7 @@ def main(argv=None) -> int:
             right_parts = pd.concat(pd.read_parquet(f, columns=["id", "z"]) for f in pq_files[: max(1, len(pq_files) // 4)])
             expected_merge = int(left_ids.merge(right_parts, on="id").z.sum())
             del left_ids, right_parts
-            result["merge"] = run_pipeline(client, pids, merge_pipeline, lambda r: int(r) == expected_merge)
+            result["merge"] = common.measured_compute(client, pids, merge_pipeline(), lambda r: int(r) == expected_merge)
         for key in jobs:
             r = result[key]
             r["peak_over_partition"] = [m / part_mb for m in r["peak_above_idle_mb"]]
