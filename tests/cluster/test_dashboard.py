@@ -132,6 +132,46 @@ def test_without_the_token_nothing_with_it_a_404_for_unknown_paths(client):
         assert status == 404 and b"Traceback" not in body, path
 
 
+def test_the_story_api_and_the_logs_part(client):
+    """``api/story?key=K``: a key's transitions (403 without the token, 400 without a key, [] for
+    a key never seen); the telemetry's ``logs`` part with its cursors, over HTTP."""
+    origin, token = split_link(client.dashboard_link)
+    auth = {"Authorization": f"token {token}"}
+    assert get(f"{origin}/api/telemetry?parts=workers", **auth)[0] == 200  # a page looks: stories get times
+    future = client.submit(inc, 41, key="dashboard-story-inc-41")
+    assert future.result() == 42
+    for headers in ({}, {"Authorization": f"token {'0' * 64}"}):
+        status, got, body = get(f"{origin}/api/story?key={future.key}", **headers)
+        assert status == 403 and body.startswith(b"403 Forbidden") and b"dashboard-story" not in body
+    status, headers, body = get(f"{origin}/api/story?key={urllib.parse.quote(future.key)}", **auth)
+    assert status == 200 and headers["Content-Type"].startswith("application/json")
+    reply = json.loads(body)
+    assert reply["key"] == future.key
+    finishes = [row["finish"] for row in reply["story"]]
+    assert "processing" in finishes and finishes[-1] == "memory"
+    workers = set(client.scheduler_info()["workers"])
+    assert {"time", "start", "finish", "worker", "stimulus_id"} <= set(reply["story"][-1])
+    assert reply["story"][-1]["worker"] in workers and isinstance(reply["story"][-1]["time"], float)
+    assert json.loads(get(f"{origin}/api/story?key=no-such-key", **auth)[2]) == {"key": "no-such-key", "story": []}
+    status, _, body = get(f"{origin}/api/story", **auth)
+    assert status == 400 and b"give the task's key" in body
+    assert get(f"{origin}/api/story?key=x", method="POST", **auth)[0] == 405
+
+    def note(text):
+        logging.getLogger("xsched.user").warning(text)
+
+    client.run_on_scheduler(note, "dashboard-logs: a note")
+    status, _, body = get(f"{origin}/api/telemetry?parts=logs", **auth)
+    first = json.loads(body)
+    assert status == 200 and set(first["logs"]) == {"scheduler"} | workers
+    assert any("dashboard-logs: a note" in r[2] for r in first["logs"]["scheduler"])
+    since = urllib.parse.quote(json.dumps(first["logs_since"]))
+    status, _, body = get(f"{origin}/api/telemetry?parts=logs&logs_since={since}", **auth)
+    assert status == 200 and json.loads(body)["logs"]["scheduler"] == []
+    status, _, body = get(f"{origin}/api/telemetry?parts=logs&logs_since=soon", **auth)
+    assert status == 400 and b"logs_since must be a JSON object" in body
+
+
 def test_no_dashboard_when_the_address_is_none():
     with LocalCluster(n_workers=0, dashboard_address=None) as cluster, Client(cluster, set_as_default=False) as c:
         assert c.dashboard_link is None and cluster.dashboard_link is None

@@ -485,6 +485,32 @@ def test_telemetry_op_on_a_real_scheduler(own_cluster):
         for address, samples in later["memory"].items():
             assert all(s[0] > reply["memory_since"][address] for s in samples)
         assert ask(since=reply["task_stream"]["index"], parts=["task-stream"])["task_stream"]["records"] == []
+
+        # logs: the scheduler's and each worker's records, at most LOG_RECORDS each; with the
+        # cursors sent back, only what came since (a worker's after the scheduler asked it again)
+        from xsched.scheduler.extensions.telemetry import LOG_RECORDS
+
+        def note(text):
+            import logging
+            logging.getLogger("xsched.user").warning(text)
+
+        client.run_on_scheduler(note, "telemetry-logs: the scheduler's note")
+        logs = ask(parts=["logs"])
+        assert set(logs["logs"]) == {"scheduler"} | addresses
+        assert all(len(records) <= LOG_RECORDS for records in logs["logs"].values())
+        assert any("telemetry-logs: the scheduler's note" in r[2] for r in logs["logs"]["scheduler"])
+        worker = sorted(addresses)[0]
+        client.run(note, "telemetry-logs: a worker's note", workers=[worker])
+        cursors = logs["logs_since"]
+
+        def the_worker_s_note():
+            r = ask(parts=["logs"], logs_since=cursors)
+            return [rec for rec in r["logs"][worker] if "telemetry-logs: a worker's note" in rec[2]] and r
+
+        later = wait_until(the_worker_s_note, timeout=20, msg="the worker's new log record")
+        assert all(rec[0] >= cursors[worker] for rec in later["logs"][worker])
+        assert not any("the scheduler's note" in r[2] for r in later["logs"]["scheduler"])  # sent once
+        assert ask(parts=["logs"], logs_since=later["logs_since"])["logs"][worker] == []
     finally:
         client.close()
 
@@ -505,6 +531,12 @@ def test_websocket_watch_batches_telemetry_and_forgets_a_closed_browser(
     cluster = own_cluster(n_workers=2)
     client = Client(cluster, set_as_default=False)
 
+    def note():
+        import logging
+        logging.getLogger("xsched.user").warning("a note for the logs pane")
+
+    client.run_on_scheduler(note)
+
     def watch_tasks():
         return [t for t in asyncio.all_tasks() if "UpdatesHandler._watch" in repr(t.get_coro()) and not t.done()]
 
@@ -523,7 +555,8 @@ def test_websocket_watch_batches_telemetry_and_forgets_a_closed_browser(
             ws.write_message(bad)
         ws.write_message(json.dumps({"type": "watch", "cluster": "scheduler-no-such", "panes": ["workers"]}))
         ws.write_message(json.dumps({"type": "watch", "cluster": cid, "interval": 0.25,
-                                     "panes": ["task-stream", "progress", "worker-memory", "workers"]}))
+                                     "panes": ["task-stream", "progress", "worker-memory", "workers", "timeline",
+                                               "logs"]}))
         loop = asyncio.get_running_loop()
         work = loop.run_in_executor(None, lambda: client.gather(client.map(
             lambda x: x * 2, range(400), key=[f"ws-double-{i}" for i in range(400)])))
@@ -544,11 +577,13 @@ def test_websocket_watch_batches_telemetry_and_forgets_a_closed_browser(
         elapsed = time.monotonic() - t0
         await work
         during = len(watch_tasks())
-        # a second browser watches, then disconnects: its watch goes with it
+        # a second browser watches a pane that asks on demand only (the story), then disconnects:
+        # it hears the cluster is there, no telemetry; its watch goes with it
         ws2 = await websocket_connect(HTTPRequest(url, headers=jp_auth_header))
-        ws2.write_message(json.dumps({"type": "watch", "cluster": cid, "panes": ["workers"], "interval": 0.25}))
-        while json.loads(await asyncio.wait_for(ws2.read_message(), 30))["type"] != "telemetry":
+        ws2.write_message(json.dumps({"type": "watch", "cluster": cid, "panes": ["story"], "interval": 0.25}))
+        while (story_msg := json.loads(await asyncio.wait_for(ws2.read_message(), 30)))["type"] != "telemetry":
             pass
+        assert story_msg["cluster"] == cid and not {"task_stream", "workers", "logs", "memory"} & set(story_msg)
         two = len(watch_tasks())
         ws2.close()
         for _ in range(200):
@@ -575,6 +610,11 @@ def test_websocket_watch_batches_telemetry_and_forgets_a_closed_browser(
     assert after_gone == 0                       # a gone cluster's watch ended
     assert runs == 400                          # every run once, across the batches
     assert len(telemetry) <= elapsed / 0.25 + 3, (len(telemetry), elapsed)   # batched: per interval
+    # the log records and memory samples come once each: the cursors advance between messages
+    numbers = [(source, r[0]) for _, m in telemetry for source, records in m["logs"].items() for r in records]
+    assert numbers and len(numbers) == len(set(numbers))
+    samples = [(a, s[0]) for _, m in telemetry for a, ss in m["memory"].items() for s in ss]
+    assert samples and len(samples) == len(set(samples))
     last = telemetry[-1][1]
     assert len(last["workers"]) == 2 and {"managed", "unmanaged", "spilled", "memory_limit", "cpu"} <= set(
         last["workers"][0])

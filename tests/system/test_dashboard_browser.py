@@ -1,9 +1,11 @@
 """The dashboard page a scheduler serves, in Debian's chromium driven by Playwright for Python:
 after 40 tasks on 2 workers, ``client.dashboard_link`` shows the task stream holding the 40
 runs (``data-task-count`` of ``#xsched-pane-task-stream``), a progress row for the group and
-2 rows in the workers table, in the browser's light and dark colour schemes; the token left
-the address bar for a cookie; the same address without the token is refused; and when the
-scheduler goes away, the page says so.
+2 rows in the workers table, in the browser's light and dark colour schemes; the timeline
+draws memory samples of both workers, the logs pane shows (and filters) a warning the
+scheduler logged, and the story pane shows a computed key's transitions once its key is
+typed; the token left the address bar for a cookie; the same address without the token is
+refused; and when the scheduler goes away, the page says so.
 
 One browser start (the suite's time budget); skips, as the other browser tests do, when
 chromium or playwright is missing (``sh tests/support/browser_deps.sh`` installs chromium).
@@ -11,6 +13,8 @@ Playwright's ``close()`` stops the chromium it launched.
 """
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -25,6 +29,12 @@ def inc(x):
     return x + 1
 
 
+def note(text):
+    import logging
+
+    logging.getLogger("xsched").warning(text)
+
+
 def test_the_dashboard_page_in_chromium(own_cluster):
     skip_without_browser()
     from playwright.sync_api import expect, sync_playwright
@@ -37,6 +47,7 @@ def test_the_dashboard_page_in_chromium(own_cluster):
 def _check_the_page(client, cluster, expect, sync_playwright) -> None:
     futures = client.map(inc, range(40))  # held: the progress pane counts them done
     assert client.gather(futures) == list(range(1, 41))
+    client.run_on_scheduler(note, "dashboard-browser: the scheduler's warning")
     link = client.dashboard_link
     page_url = link.partition("?")[0]
     backgrounds = {}
@@ -62,6 +73,11 @@ def _check_the_page(client, cluster, expect, sync_playwright) -> None:
                 expect(page.locator(".xsched-DashboardStatus")).to_have_attribute("data-state", "live")
                 assert page.url == page_url  # the token left the address bar; the cookie carries it
                 backgrounds[scheme] = page.evaluate("getComputedStyle(document.body).backgroundColor")
+                timeline = page.locator("#xsched-pane-timeline svg")
+                expect(timeline).to_have_attribute("data-samples", re.compile(r"^[1-9][0-9]*$"), timeout=20_000)
+                expect(timeline).to_have_attribute("data-worker-count", "2")
+                if scheme == "light":
+                    _check_logs_and_story(page, expect, futures[7].key)
                 assert not errors, errors
                 if scheme == "light":
                     page.reload()  # the cookie alone opens it now
@@ -82,3 +98,19 @@ def _check_the_page(client, cluster, expect, sync_playwright) -> None:
         finally:
             browser.close()
     assert backgrounds["light"] != backgrounds["dark"]  # the --jp-* variables of both schemes
+
+
+def _check_logs_and_story(page, expect, key: str) -> None:
+    """The logs pane shows the scheduler's warning (and the filter finds it alone); the story
+    pane shows the transitions of ``key`` once it is typed."""
+    logs = page.locator("#xsched-pane-logs")
+    mine = logs.locator('.xsched-LogRow[data-source="scheduler"]', has_text="dashboard-browser: the scheduler's warning")
+    expect(mine).to_have_count(1, timeout=20_000)
+    logs.locator(".xsched-LogsFilter").fill("dashboard-browser:")
+    expect(logs.locator(".xsched-LogRow")).to_have_count(1)
+    logs.locator(".xsched-LogsFilter").fill("")
+    story = page.locator("#xsched-pane-story")
+    story.locator(".xsched-StoryKey").fill(key)
+    story.locator(".xsched-StoryKey").press("Enter")
+    expect(story.locator('tr[data-state="memory"]')).to_have_count(1, timeout=20_000)
+    expect(story.locator('tr[data-state="processing"]')).not_to_have_count(0)

@@ -385,13 +385,15 @@ def test_panel_in_real_browser(lab, lab_cluster, tmp_path):
             expect(dconsole).to_contain_text("post-mortem of task 'boom-1'", timeout=45_000)
             stdin = dconsole.locator(".jp-Stdin-input").last
             expect(stdin).to_be_visible(timeout=30_000)
+            answered = stdin.element_handle()
             stdin.fill("p 6 * 7")
             stdin.press("Enter")
             expect(dconsole).to_contain_text("42", timeout=30_000)
-            # the next prompt's box replaces the answered one (for a moment both are there): wait
-            # for the single, empty, new one
+            # the next prompt's box replaces the answered one (for a moment both are there, or
+            # neither): wait until the answered box left the page, then for the new one
+            page.wait_for_function("el => !el.isConnected", arg=answered, timeout=30_000)
             expect(dconsole.locator(".jp-Stdin-input")).to_have_count(1, timeout=30_000)
-            stdin = dconsole.locator(".jp-Stdin-input")
+            stdin = dconsole.locator(".jp-Stdin-input").last
             expect(stdin).to_have_value("", timeout=30_000)
             expect(stdin).to_be_editable(timeout=30_000)
             stdin.fill("q")
@@ -442,8 +444,9 @@ def _open_by_palette(page, label: str) -> None:
 
 
 def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
-    """The main-area panes (task stream, progress, worker memory, workers), opened from the
-    palette for the cluster selected in the sidebar: their data- attributes match the cluster;
+    """The main-area panes (task stream, progress, worker memory, workers, timeline, logs,
+    story), opened from the palette for the cluster selected in the sidebar: their data-
+    attributes match the cluster;
     the task stream's redraw time with 100,000 runs is printed (measured, not asserted)."""
     from playwright.sync_api import expect, sync_playwright
 
@@ -462,6 +465,12 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
         runs = reply["task_stream"]["index"]                     # every run of this cluster so far
         workers = sorted(w["address"] for w in reply["workers"])
         assert len(reply["task_stream"]["records"]) == runs >= 30 and len(workers) == 2
+
+        def note():
+            import logging
+            logging.getLogger("xsched.user").warning("lab-panes: a note for the logs pane")
+
+        client.run_on_scheduler(note)
     finally:
         client.close()
 
@@ -477,7 +486,7 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             panel = page.locator("#xsched-cluster-panel")
             panel.locator(f'.xsched-Cluster[data-cluster-address="{address}"]').click()
             expect(panel.locator("tr[data-worker-address]")).to_have_count(2)
-            expect(panel.locator('[data-action="open-pane"]')).to_have_count(4)
+            expect(panel.locator('[data-action="open-pane"]')).to_have_count(7)
 
             for label, kind in (("Task Stream", "task-stream"), ("Progress", "progress"),
                                 ("Worker Memory", "worker-memory"), ("Workers", "workers")):
@@ -498,6 +507,19 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             assert names() == ["worker-2", "worker-10"], names()      # natural order
             page.locator('#xsched-pane-workers th[data-sort="name"]').click()
             assert names() == ["worker-10", "worker-2"], names()      # the other way
+            # the timeline, logs and story panes, through the server extension
+            for label, kind in (("Timeline", "timeline"), ("Logs", "logs"), ("Story", "story")):
+                _open_by_palette(page, f"xsched: Open {label}")
+                expect(page.locator(f"#xsched-pane-{kind}")).to_be_visible()
+            timeline = page.locator("#xsched-pane-timeline svg")
+            expect(timeline).to_have_attribute("data-samples", re.compile(r"^[1-9][0-9]*$"), timeout=20_000)
+            expect(timeline).to_have_attribute("data-worker-count", "2")
+            expect(page.locator('#xsched-pane-logs .xsched-LogRow[data-source="scheduler"]',
+                                has_text="lab-panes: a note for the logs pane")).to_have_count(1, timeout=20_000)
+            story = page.locator("#xsched-pane-story")
+            story.locator(".xsched-StoryKey").fill("pane-inc-3")
+            story.locator(".xsched-StoryKey").press("Enter")
+            expect(story.locator('tr[data-state="memory"]')).to_have_count(1, timeout=20_000)
             page.screenshot(path=str(shots / "panes.png"))
 
             # the sidebar's buttons open (or show) the same panes
@@ -542,12 +564,13 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
                 return {k.split(":", 1)[1] for k in data if k.startswith("xsched-pane:")}
 
             deadline = time.monotonic() + 30
-            while saved() != {"task-stream", "progress", "worker-memory", "workers"}:
+            kinds = {"task-stream", "progress", "worker-memory", "workers", "timeline", "logs", "story"}
+            while saved() != kinds:
                 assert time.monotonic() < deadline, f"the layout was not saved: {saved()}"
                 page.wait_for_timeout(250)
             page.reload()
             page.wait_for_selector("#jp-main-dock-panel", state="attached")
-            for kind in ("task-stream", "progress", "worker-memory", "workers"):
+            for kind in sorted(kinds):
                 expect(page.locator(f"#xsched-pane-{kind}")).to_be_attached(timeout=30_000)
         finally:
             context.close()

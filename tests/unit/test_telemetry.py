@@ -178,3 +178,94 @@ def test_telemetry_memory_is_bounded_whatever_the_number_of_runs():
     at_400k = deep_getsizeof(stream) + deep_getsizeof(groups)
     assert at_400k <= at_200k * 1.02, (at_200k, at_400k)             # flat once the window is full
     assert at_10k < at_200k
+
+
+def test_logs_are_bounded_numbered_and_sent_once_per_cursor():
+    """The ``logs`` part: the scheduler's own records (read at each poll) and each worker's
+    (asked in the background, at most every ``log_refresh`` seconds), at most LOG_RECORDS per
+    process; the cursors sent back give only what is new, a worker's new record included."""
+    import asyncio
+    import logging
+
+    from xsched import logs
+    from xsched.scheduler.extensions.telemetry import LOG_RECORDS
+
+    logs.install()
+    log = logging.getLogger("xsched.test-telemetry")
+    server = served()
+    server.add_worker("tcp://w:1")
+    ext: TelemetryExtension = server.extensions["telemetry"]
+    worker_records = [("WARNING", f"worker record {i}") for i in range(LOG_RECORDS + 50)]
+    asked = []
+
+    async def worker_logs(address, n):  # what the worker's get-logs op answers: its last n records
+        asked.append(address)
+        return worker_records[-n:]
+
+    ext.worker_logs = worker_logs
+
+    async def scenario():
+        for i in range(LOG_RECORDS + 100):
+            log.warning("scheduler record %d", i)
+        first = server.call("telemetry", parts=["logs"])
+        assert set(first["logs"]) == {"scheduler", "tcp://w:1"} and first["logs"]["tcp://w:1"] == []
+        own = first["logs"]["scheduler"]
+        assert len(own) == LOG_RECORDS and own[-1][2].endswith(f"scheduler record {LOG_RECORDS + 99}")
+        assert own[-1][1] == "WARNING" and [r[0] for r in own] == list(range(LOG_RECORDS))
+        await asyncio.sleep(0.01)                                    # the worker answered meanwhile
+        again = server.call("telemetry", parts=["logs"], logs_since=first["logs_since"])
+        assert again["logs"]["scheduler"] == []                      # nothing new of the scheduler
+        theirs = again["logs"]["tcp://w:1"]
+        assert len(theirs) == LOG_RECORDS and theirs[-1][2] == f"worker record {LOG_RECORDS + 49}"
+        assert asked == ["tcp://w:1"]
+        # within log_refresh the worker is not asked again, however many polls come
+        server.call("telemetry", parts=["logs"], logs_since=again["logs_since"])
+        await asyncio.sleep(0.01)
+        assert asked == ["tcp://w:1"]
+        # the worker logs something, the scheduler too: each comes once, after the cursors
+        ext.log_refresh = 0
+        worker_records.append(("ERROR", "the worker's new record"))
+        log.warning("the scheduler's new record")
+        server.call("telemetry", parts=["logs"], logs_since=again["logs_since"])  # asks the worker
+        await asyncio.sleep(0.01)
+        later = server.call("telemetry", parts=["logs"], logs_since=again["logs_since"])
+        assert [r[1:] for r in later["logs"]["tcp://w:1"]] == [["ERROR", "the worker's new record"]]
+        assert len(later["logs"]["scheduler"]) == 1 and later["logs"]["scheduler"][0][2].endswith(
+            "the scheduler's new record")
+        assert all(len(t.records) <= LOG_RECORDS for t in ext.logs.values())
+        # a worker that leaves takes its tail along
+        server.remove_worker("tcp://w:1")
+        assert set(ext.logs) == {"scheduler"}
+        closing = ext.close()
+        if closing is not None:
+            await closing
+
+    asyncio.run(scenario())
+
+
+def test_a_story_joins_the_state_s_log_with_the_recorded_times_and_workers():
+    """``story(key)``: the dashboard page's story pane; polling installs the recorder once."""
+    from xsched.scheduler.extensions.telemetry import StoryRecorder
+
+    server = served()
+    server.add_worker("tcp://w:1")
+    server.story = server.state.story
+    ext: TelemetryExtension = server.extensions["telemetry"]
+    server.call("telemetry", parts=["workers"])
+    server.call("telemetry", parts=["workers"])
+    assert sum(isinstance(h, StoryRecorder) for h in server.state.transition_hooks) == 1
+    server.handle(UpdateGraph("c", [NewTask("st-1", b"s")], ["st-1"]))
+    run_next(server, t=3.0)
+    rows = ext.story("st-1")
+    assert [r["finish"] for r in rows][-2:] == ["processing", "memory"]
+    assert rows[-1]["worker"] == "tcp://w:1" and all(isinstance(r["time"], float) for r in rows[-2:])
+    assert ext.story("no-such-key") == []
+    ext.close()
+    assert not any(isinstance(h, StoryRecorder) for h in server.state.transition_hooks)
+
+
+@pytest.mark.parametrize("bad", [{"logs_since": {"scheduler": -1}}, {"logs_since": ["scheduler"]},
+                                 {"parts": ["logs", "stories"]}])
+def test_malformed_log_cursors_are_refused_by_the_schema(bad):
+    with pytest.raises(BadMessage):
+        TO_SCHEDULER.check({"op": "telemetry", **bad})

@@ -5,14 +5,19 @@ Data flow (everything on the scheduler's own event loop)::
     browser --GET /status?token=T--> the page (a few lines of HTML) + a cookie holding T
         (HttpOnly, SameSite=Strict; the page's script then drops T from the address bar)
     browser --GET /static/xsched-dashboard.{js,css}--> the task stream, progress, worker
-        memory and workers panes: the lab extension's own pane classes, bundled for the
-        browser from extensions/jupyterlab/src/standalone.ts (committed under static/)
+        memory, workers, timeline, logs and story panes: the lab extension's own pane
+        classes, bundled for the browser from extensions/jupyterlab/src/standalone.ts
+        (committed under static/)
     browser, every interval it chooses (clamped to INTERVAL here)
-        --GET /api/telemetry?parts=task-stream,workers,groups&since=N&interval=S-->
+        --GET /api/telemetry?parts=task-stream,workers,groups,memory,logs&since=N
+             &memory_since={..}&logs_since={..}&interval=S-->
         TelemetryExtension.poll(parts, since, ...)     (called directly: no thread, no copy)
         <--JSON: the telemetry op's reply (time, task_stream {records, index, first, skipped},
-           workers, groups) + the interval granted--
-        the browser keeps the cursor (task_stream.index) and sends it back next time
+           workers, groups, memory, memory_since, logs, logs_since) + the interval granted--
+        the browser keeps the cursors (task_stream.index, memory_since, logs_since) and sends
+        them back next time
+    browser --GET /api/story?key=K--> TelemetryExtension.story(K) <--{key, story: [{time, start,
+        finish, worker, stimulus_id}]}-- (the story pane, on demand)
     the scheduler closes --> this server stops listening --> the page's next request fails
         and it says the scheduler went away
 
@@ -71,6 +76,11 @@ __all__ = ["DashboardServer", "telemetry_request", "clamp_interval", "INTERVAL",
 INTERVAL = (0.25, 10.0)
 #: seconds between two polls when the page does not say
 DEFAULT_INTERVAL = 0.5
+#: bytes of a request's line and headers: the page's cursors (memory and logs: ~100 bytes per
+#: worker) travel in its query
+MAX_HEADER = 512 * 1024
+#: the longest task key the story API takes
+MAX_KEY = 64 * 1024
 #: the built page assets (from extensions/jupyterlab: `sh extensions/jupyterlab/build.sh`)
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 #: the assets the page loads, and their media types
@@ -120,15 +130,15 @@ def telemetry_request(args: dict) -> dict:
     """The fields of a ``telemetry`` op from a page's query (``{name: [bytes, ...]}``, the
     last value of each counting), checked by the op's own schema (``schemas.TO_SCHEDULER``):
     ``parts`` (comma-separated), ``since`` and ``max_records`` (integers), ``memory_since``
-    (a JSON object). Other arguments (the token, the interval) are not the op's. ValueError
-    naming what is wrong otherwise.
+    and ``logs_since`` (JSON objects). Other arguments (the token, the interval) are not the
+    op's. ValueError naming what is wrong otherwise.
 
     >>> telemetry_request({"parts": [b"task-stream,workers"], "since": [b"12"], "token": [b"..."]})
     {'parts': ['task-stream', 'workers'], 'since': 12}
     >>> telemetry_request({"parts": [b"graphs"]})
     Traceback (most recent call last):
     ...
-    xsched.protocol.schemas.BadMessage: telemetry: parts[0] must be one of 'groups', 'memory', 'task-stream', 'workers', not str 'graphs'
+    xsched.protocol.schemas.BadMessage: telemetry: parts[0] must be one of 'groups', 'logs', 'memory', 'task-stream', 'workers', not str 'graphs'
     >>> telemetry_request({"since": [b"ten"]})
     Traceback (most recent call last):
     ...
@@ -155,6 +165,12 @@ def telemetry_request(args: dict) -> dict:
         except ValueError:
             raise ValueError("the query argument memory_since must be a JSON object: worker address -> "
                              "the time of the last memory sample seen") from None
+    if last("logs_since") is not None:
+        try:
+            h["logs_since"] = json.loads(last("logs_since"))
+        except ValueError:
+            raise ValueError("the query argument logs_since must be a JSON object: \"scheduler\" or a worker "
+                             "address -> the number of the next log record wanted") from None
     schemas.TO_SCHEDULER[ops.TELEMETRY].check(dict(h, op=ops.TELEMETRY))
     return h
 
@@ -251,11 +267,13 @@ class DashboardServer:
         app = tornado.web.Application(
             [(r"/status", _Page, {"server": self}),
              (r"/api/telemetry", _Telemetry, {"server": self}),
+             (r"/api/story", _Story, {"server": self}),
              (r"/static/([^/]+)", _Asset, {"server": self})],
             default_handler_class=_NotFound, default_handler_args={"server": self},
             compress_response=True, log_function=_log_request, xsrf_cookies=False)
-        # GET only, small headers, no body; idle browsers let go of after a minute
-        self._http = tornado.httpserver.HTTPServer(app, max_body_size=4096, max_header_size=16 * 1024,
+        # GET only, no body; headers up to MAX_HEADER (the query carries the page's per-worker
+        # cursors); idle browsers let go of after a minute
+        self._http = tornado.httpserver.HTTPServer(app, max_body_size=4096, max_header_size=MAX_HEADER,
                                                    idle_connection_timeout=60, body_timeout=10)
         self._http.add_sockets([sock])
         logger.info("dashboard at http://%s/status", self._netloc())
@@ -323,6 +341,25 @@ class DashboardServer:
         >>> DashboardServer(scheduler).telemetry({"parts": ["workers"]})["workers"]
         []
         """
+        ext = self._extension()
+        return ext.poll(request.get("parts"), request.get("since"), request.get("memory_since"),
+                        request.get("max_records"), request.get("logs_since"))
+
+    def story(self, key: str) -> list:
+        """The transitions of task ``key`` (the telemetry extension's ``story``, read on this
+        loop), oldest first: ``[{time, start, finish, worker, stimulus_id}, ...]``;
+        LookupError as for ``telemetry``.
+
+        >>> from xsched.scheduler.server import Scheduler
+        >>> scheduler = Scheduler(); scheduler.status = "running"      # (no task)
+        >>> DashboardServer(scheduler).story("inc-1")
+        []
+        """
+        return self._extension().story(key)
+
+    def _extension(self):
+        """The scheduler's telemetry extension; LookupError when the scheduler is not running
+        or does not load it."""
         scheduler = self.scheduler
         status = getattr(scheduler, "status", "running")
         if status != "running":
@@ -332,8 +369,7 @@ class DashboardServer:
         if ext is None:
             raise LookupError("this scheduler does not load the telemetry extension: add 'telemetry' to "
                               "scheduler.extensions in its configuration (or set it to null: all of them)")
-        return ext.poll(request.get("parts"), request.get("since"), request.get("memory_since"),
-                        request.get("max_records"))
+        return ext
 
     def page(self, interval) -> str:
         """The page's HTML (polling every ``interval`` seconds, clamped): its script builds
@@ -451,3 +487,20 @@ class _Telemetry(_Handler):
         self.set_header("Content-Type", "application/json; charset=utf-8")
         self.finish(body)
 
+
+
+class _Story(_Handler):
+    """``api/story?key=K``: the transitions of task K, as the story pane shows them."""
+
+    def get(self) -> None:
+        key = self.get_query_argument("key", None)
+        if not key or len(key) > MAX_KEY:
+            self._text(400, f"400: give the task's key: api/story?key=... (1 to {MAX_KEY} characters)\n")
+            return
+        try:
+            story = self.server.story(key)
+        except LookupError as e:
+            self._text(503, f"503: {e.args[0]}\n")
+            return
+        self.set_header("Content-Type", "application/json; charset=utf-8")
+        self.finish(json.dumps(_finite({"key": key, "story": story}), separators=(",", ":")))

@@ -16,17 +16,16 @@ Clusters the panel itself started (``start_cluster``) are LocalClusters owned by
 server process: only those can be scaled or shut down from the panel.
 
 The functions ``_group_progress`` and ``_story`` run *inside the scheduler* (through
-``run_on_scheduler``); they live in this module so they pickle by reference and import
-nothing but the standard library. The first ``_group_progress`` adds a ``_StoryRecorder``
-to the scheduler state's transition hooks: from then on every transition is noted with its
-time and worker (a bounded log beside the state's own), which ``_story`` joins to the
-state's story, so a key's story in the panel says when and where.
+``run_on_scheduler``); they live in this module so they pickle by reference. The first
+``_group_progress`` adds the telemetry extension's ``StoryRecorder`` to the scheduler state's
+transition hooks (once: the dashboard page's polls install the same one): from then on every
+transition is noted with its time and worker (a bounded log beside the state's own), which
+``_story`` joins to the state's story, so a key's story in the panel says when and where.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import concurrent.futures
 import datetime
 import heapq
@@ -40,6 +39,8 @@ from ..deploy.local import LocalCluster
 from ..graph.order import natural_key
 from ..jupyter.display import worker_order
 from ..protocol import ops, registry
+from ..scheduler.extensions.telemetry import StoryRecorder as _StoryRecorder
+from ..scheduler.extensions.telemetry import key_story
 
 logger = logging.getLogger("xsched.labserver")
 
@@ -50,8 +51,6 @@ PUBLIC_FIELDS = ("id", "address", "hostname", "pid", "started", "port", "name")
 #: most task keys listed per group (clickable for their story; the panel shows 8, then more on
 #: demand): bounds the pushed payload to this many keys per group
 KEYS_PER_GROUP = 48
-#: most transitions the story recorder keeps when the state's log is unbounded (else as many as it)
-STORY_RECORDER_LENGTH = 100_000
 
 
 def public_entry(entry: dict) -> dict:
@@ -133,131 +132,11 @@ def _key_row(key: str, state: str, tasks, paused: dict) -> dict:
     return row
 
 
-class _StoryRecorder:
-    """A transition hook of a scheduler state: notes (time, key, start, finish, worker,
-    stimulus_id) of every transition in a bounded log, for the panel's stories. It runs in the
-    scheduler's event loop, beside the state machine, never inside its decisions.
-
-    >>> from types import SimpleNamespace as NS
-    >>> state = NS(transition_hooks=[], log=[("x-1", "waiting", "processing", "s-1")])
-    >>> rec = _StoryRecorder.install(state); rec is _StoryRecorder.install(state)
-    True
-    >>> ws = NS(address="tcp://127.0.0.1:4000")
-    >>> ts = NS(key="x-1", processing_on=None, who_has=set(), erred_on=None)
-    >>> rec(ts, "waiting", "processing")   # the worker is assigned just after the hook
-    >>> ts.processing_on = ws
-    >>> [e[1:] for e in rec.entries_of("x-1")]
-    [['x-1', 'waiting', 'processing', 'tcp://127.0.0.1:4000', 's-1']]
-    """
-
-    def __init__(self, state, maxlen: int = STORY_RECORDER_LENGTH):
-        self.state = state
-        self.entries: collections.deque = collections.deque(maxlen=maxlen)
-        self._pending: list = []  # [(entry, ts)]: to "processing", worker not assigned yet
-
-    @classmethod
-    def install(cls, state) -> "_StoryRecorder":
-        """The recorder of ``state``, added to its transition hooks the first time."""
-        for hook in state.transition_hooks:
-            if isinstance(hook, cls):
-                return hook
-        # as far back as the state's own log reaches (scheduler.events-log-length)
-        rec = cls(state, getattr(state.log, "maxlen", None) or STORY_RECORDER_LENGTH)
-        state.transition_hooks.append(rec)
-        return rec
-
-    def __call__(self, ts, start: str, finish: str) -> None:
-        try:
-            worker = _where(ts, finish)
-            if self._pending:
-                self._settle(ts, start, worker)
-            log = self.state.log
-            sid = log[-1][3] if log and log[-1][0] == ts.key else None
-            entry = [time.time(), ts.key, start, finish, worker, sid]
-            if finish == "processing" and worker is None:
-                self._pending.append((entry, ts))
-            self.entries.append(entry)
-        except Exception:  # a note for the panel must never break the scheduler's transition
-            self._pending.clear()
-            logger.debug("story recorder: transition of %r not noted", getattr(ts, "key", ts), exc_info=True)
-
-    def _settle(self, ts=None, start: str | None = None, worker: str | None = None) -> None:
-        """Fill in the workers of the entries to "processing" (assigned since their hook). A
-        task that left "processing" before any other transition was heard ran where it went:
-        ``worker`` of its transition ``start`` -> now."""
-        for entry, pts in self._pending:
-            if pts.processing_on is not None:
-                entry[4] = pts.processing_on.address
-            elif pts is ts and start == "processing":
-                entry[4] = worker
-        self._pending.clear()
-
-    def entries_of(self, key: str) -> list:
-        """The recorded transitions of ``key``, oldest first."""
-        self._settle()
-        return [e for e in self.entries if e[1] == key]
-
-
-def _where(ts, finish: str) -> str | None:
-    """The worker a task is on in state ``finish`` (None when that state has no worker)."""
-    if finish == "processing" and ts.processing_on is not None:
-        return ts.processing_on.address
-    if finish == "memory" and ts.who_has:
-        return ", ".join(sorted(ws.address for ws in ts.who_has))
-    if finish == "erred" and ts.erred_on:
-        return str(ts.erred_on)
-    return None
-
-
 def _story(key: str, scheduler=None) -> list:
     """The transitions of one key (runs in the scheduler), oldest first, each a dict:
     ``time`` (seconds since the epoch, None before the panel first looked at this scheduler),
-    ``start``, ``finish``, ``worker`` (None when none) and ``stimulus_id``."""
-    recorded = []
-    for hook in scheduler.state.transition_hooks:
-        if isinstance(hook, _StoryRecorder):
-            recorded = hook.entries_of(key)
-    return _join_story(scheduler.story(key), recorded)
-
-
-def _join_story(story: list, recorded: list) -> list:
-    """The state's story of a key (key, start, finish, stimulus_id) with the times and workers
-    the recorder noted. The recorder hears every state change but not the notes the state
-    logs without one (a key's arrival), and only since it was installed: the two are matched
-    from the end.
-
-    >>> story = [("a", "new", "released", "u-1"), ("a", "released", "waiting", "u-1"),
-    ...          ("a", "waiting", "processing", "u-1")]
-    >>> rows = _join_story(story, [[10.5, "a", "waiting", "processing", "tcp://w:1", "u-1"]])
-    >>> [(r["finish"], r["time"], r["worker"]) for r in rows]
-    [('released', 10.5, None), ('waiting', 10.5, None), ('processing', 10.5, 'tcp://w:1')]
-    >>> _join_story(story[:1], [])[0]["time"] is None      # before the recorder: no time
-    True
-    """
-    rows = [{"time": None, "start": _plain(start), "finish": _plain(finish), "worker": None,
-             "stimulus_id": _plain(sid)} for _key, start, finish, sid in story]
-    j = len(recorded) - 1
-    for i in range(len(story) - 1, -1, -1):
-        if j < 0:
-            break
-        t, _k, rstart, rfinish, worker, rsid = recorded[j]
-        _key, start, finish, sid = story[i]
-        if (rstart, rfinish) == (start, finish) and rsid in (None, sid):
-            rows[i]["time"], rows[i]["worker"] = t, worker
-            j -= 1
-    # a note logged without a hook happened in the same event as a timed change of that stimulus
-    times: dict = {}
-    for row in rows:
-        if row["time"] is not None:
-            times.setdefault(row["stimulus_id"], row["time"])
-    for row in rows:
-        if row["time"] is None and row["stimulus_id"] in times:
-            row["time"] = times[row["stimulus_id"]]
-    return rows
-
-
-def _plain(x):
-    return x if isinstance(x, (str, int, float, bool)) or x is None else repr(x)
+    ``start``, ``finish``, ``worker`` (None when none) and ``stimulus_id`` (``key_story``)."""
+    return key_story(scheduler, key)
 
 
 # --------------------------------------------------------------------------- in the Jupyter server
@@ -268,6 +147,8 @@ PANE_PARTS = {
     "worker-memory": ("workers",),
     "workers": ("workers",),
     "timeline": ("workers", "memory"),
+    "logs": ("logs", "workers"),
+    "story": (),  # (asked on demand: GET clusters/<id>/story?key=)
 }
 #: seconds between two telemetry messages a browser may ask for
 WATCH_INTERVAL = (0.25, 10.0)
@@ -283,7 +164,7 @@ def parse_watch(msg: dict) -> tuple[str, list[str], float, bool]:
     >>> parse_watch({"type": "watch", "cluster": "s", "panes": ["graphs"]})
     Traceback (most recent call last):
     ...
-    ValueError: unknown pane 'graphs': panes are task-stream, progress, worker-memory, workers, timeline
+    ValueError: unknown pane 'graphs': panes are task-stream, progress, worker-memory, workers, timeline, logs, story
     """
     cluster = msg.get("cluster")
     if not isinstance(cluster, str) or not cluster or len(cluster) > 256:

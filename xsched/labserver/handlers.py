@@ -26,10 +26,12 @@ Watching (the main-area panes)::
 
     browser --{"type": "watch", cluster, panes, interval, reset}--> UpdatesHandler._watch (one
         asyncio task per watched cluster, at most MAX_WATCHES per connection)
-        every interval: ClusterMonitor.telemetry(cluster, {parts, since, memory_since})
+        every interval: ClusterMonitor.telemetry(cluster, {parts, since, memory_since, logs_since})
             --telemetry--> the scheduler's telemetry extension --> one reply
-        <--{"type": "telemetry", cluster, task_stream, workers, groups, memory, time}--
-        cursors (task-stream index, per-worker memory times) advance in the task only
+        <--{"type": "telemetry", cluster, task_stream, workers, groups, memory, logs, time}--
+        cursors (task-stream index, per-worker memory times, per-process log numbers) advance
+        in the task only; a pane opened again starts its part afresh
+    panes that need no telemetry (story) --> no request: the story pane asks GET .../story
     cluster gone from the registry --> {"type": "telemetry", cluster, "gone": true}, watch ends
     panes [] --> the watch ends;  socket closed --> every watch task cancelled: nothing left
 """
@@ -39,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 
 import tornado.web
 import tornado.websocket
@@ -260,12 +263,19 @@ class UpdatesHandler(WebSocketMixin, tornado.websocket.WebSocketHandler, Jupyter
                             "error": f"a connection watches at most {MAX_WATCHES} clusters; close panes of another"})
                 return
             watch = watches[cluster] = {"panes": panes, "interval": interval, "since": None, "memory_since": {},
-                                        "wake": asyncio.Event()}
+                                        "logs_since": {}, "wake": asyncio.Event()}
             watch["task"] = asyncio.ensure_future(self._watch(cluster, watch))
             return
         if reset or ("task-stream" in panes and "task-stream" not in watch["panes"]):
             watch["since"] = None  # a new task stream pane starts from the runs the scheduler keeps
             watch["resets"] = watch.get("resets", 0) + 1  # (a reply to an older request keeps it None)
+        # a pane opened again starts from what the scheduler keeps, not from where the last one was
+        if "timeline" in panes and "timeline" not in watch["panes"]:
+            watch["memory_since"] = {}
+            watch["resets"] = watch.get("resets", 0) + 1
+        if "logs" in panes and "logs" not in watch["panes"]:
+            watch["logs_since"] = {}
+            watch["resets"] = watch.get("resets", 0) + 1
         watch.update(panes=panes, interval=interval)
         watch["wake"].set()
 
@@ -276,10 +286,15 @@ class UpdatesHandler(WebSocketMixin, tornado.websocket.WebSocketHandler, Jupyter
             while True:
                 t0 = loop.time()
                 parts = watch_parts(watch["panes"])
-                request = {"parts": parts, "since": watch["since"], "memory_since": watch["memory_since"] or None}
+                request = {"parts": parts, "since": watch["since"], "memory_since": watch["memory_since"] or None,
+                           "logs_since": watch["logs_since"] or None}
                 resets = watch.get("resets", 0)
                 try:
-                    reply = await self.monitor.telemetry(cluster, request)
+                    # panes that ask on demand only (the story) need no telemetry: whether the
+                    # cluster is still there is all they hear
+                    reply = await self.monitor.telemetry(cluster, request) if parts else None
+                    if reply is None:
+                        await self.monitor.address_of(cluster)
                 except KeyError:
                     self._send({"type": "telemetry", "cluster": cluster, "gone": True})
                     self._watches.pop(cluster, None)
@@ -289,12 +304,17 @@ class UpdatesHandler(WebSocketMixin, tornado.websocket.WebSocketHandler, Jupyter
                 except Exception as e:  # unreachable, refused: said, and tried again next interval
                     self._send({"type": "telemetry", "cluster": cluster, "error": f"{type(e).__name__}: {e}"})
                 else:
+                    if reply is None:
+                        reply = {"time": time.time()}
+                    current = watch.get("resets", 0) == resets  # (else a reset came while it was asked)
                     stream = reply.get("task_stream")
-                    if stream is not None and watch.get("resets", 0) == resets:
+                    if stream is not None and current:
                         watch["since"] = stream.get("index")
-                    if "memory_since" in reply:
+                    if "memory_since" in reply and current:
                         watch["memory_since"] = {a: t for a, t in (reply["memory_since"] or {}).items()
                                                  if t is not None}
+                    if "logs_since" in reply and current:
+                        watch["logs_since"] = dict(reply["logs_since"] or {})
                     self._send(dict(reply, type="telemetry", cluster=cluster, panes=watch["panes"]))
                 watch["wake"].clear()
                 try:

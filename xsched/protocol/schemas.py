@@ -53,6 +53,7 @@ from . import ops
 __all__ = [
     "ProtocolError", "BadMessage", "Spec", "Schema", "Table", "TO_SCHEDULER", "TO_WORKER",
     "WORKER_FROM_SCHEDULER", "CLIENT_FROM_SCHEDULER", "REPLIES", "DASHBOARD", "OPS", "FRAMING_OPS",
+    "TELEMETRY_PARTS",
 ]
 
 
@@ -424,6 +425,8 @@ TOPICS = either(TOPIC, list_of(TOPIC, 256))
 #: an event's message: whatever msgpack carries (the sender checked it packs)
 ANY = Spec(lambda v: True, "any msgpack value")
 COUNT = integer(0, 2**31 - 1, "a count (an integer >= 0)")
+#: what a telemetry request may ask for (scheduler/extensions/telemetry.py serves each)
+TELEMETRY_PARTS = ("task-stream", "workers", "groups", "memory", "logs")
 WORKERS = either(ADDRESS, WORKER_NAMES)  # worker addresses or names
 PLUGIN_NAME = text(1024, "a plugin name")
 
@@ -555,9 +558,11 @@ TO_SCHEDULER = Table("the scheduler", [
     S(ops.TASK_SPEC, {"key": KEY}),
     S(ops.DUMP_STATE),
     # telemetry (a dashboard's batched poll): parts wanted; since: the task-stream cursor;
-    # memory_since: worker address -> the time of the last memory sample already seen
-    S(ops.TELEMETRY, {"parts": maybe(list_of(one_of("task-stream", "workers", "groups", "memory"), 8)),
+    # memory_since: worker address -> the time of the last memory sample already seen;
+    # logs_since: "scheduler" or a worker address -> the number of the next log record wanted
+    S(ops.TELEMETRY, {"parts": maybe(list_of(one_of(*TELEMETRY_PARTS), 8)),
                     "since": maybe(integer(0)), "memory_since": maybe(dict_of(ADDRESS, TIME, 2**16)),
+                    "logs_since": maybe(dict_of(ADDRESS, integer(0), 2**16)),
                     "max_records": maybe(integer(1, 100_000))}),
     # coordination primitives (timeout: null waits for ever, 0 does not wait; worker: the
     # requester runs in a task there, so what it holds goes when that worker does)

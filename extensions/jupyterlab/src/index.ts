@@ -33,7 +33,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
   description:
     'A sidebar panel for xsched clusters (workers, memory, task groups, consoles) and live panes ' +
-    'in the main area: task stream, progress, worker memory, workers.',
+    'in the main area: task stream, progress, worker memory, workers, timeline, logs, story.',
   autoStart: true,
   requires: [],
   optional: [ILayoutRestorer, INotebookTracker, ISettingRegistry, ICommandPalette],

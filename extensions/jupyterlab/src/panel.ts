@@ -21,7 +21,7 @@ export interface IPanelActions {
   newCluster(): Promise<void>;
   scale(cluster: IClusterSummary, n: number): Promise<void>;
   shutdown(cluster: IClusterSummary): Promise<void>;
-  /** open a main-area pane (task-stream, progress, worker-memory, workers) of the cluster */
+  /** open a main-area pane (task-stream, progress, worker-memory, workers, timeline, logs, story) of the cluster */
   openPane(cluster: IClusterSummary, kind: string): void;
 }
 
@@ -374,7 +374,10 @@ export class ClusterPanel extends Widget {
           ['task-stream', 'Task stream'],
           ['progress', 'Progress'],
           ['worker-memory', 'Memory'],
-          ['workers', 'Workers']
+          ['workers', 'Workers'],
+          ['timeline', 'Timeline'],
+          ['logs', 'Logs'],
+          ['story', 'Story']
         ].map(([kind, label]) =>
           h('button', { class: 'jp-mod-styled xsched-Button', 'data-action': 'open-pane', 'data-pane': kind, title: `Open the ${label.toLowerCase()} pane of this cluster in the main area` }, label)
         )

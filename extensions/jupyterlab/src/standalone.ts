@@ -1,11 +1,13 @@
-// The dashboard page a scheduler serves (xsched/dashboard/server.py): the four main-area panes of
-// the lab extension (the same classes, the same DOM ids and attributes), outside JupyterLab.
+// The dashboard page a scheduler serves (xsched/dashboard/server.py): the main-area panes of the
+// lab extension (the same classes, the same DOM ids and attributes), outside JupyterLab.
 // Bundled for the browser by build_dashboard.mjs into xsched/dashboard/static/.
 //
 //   page load --> panes attached to a grid; the theme from prefers-color-scheme (--jp-* variables
 //                 in style/standalone.css, data-jp-theme-light on <body> for the canvas)
-//   every interval --GET api/telemetry?parts=...&since=N&interval=S--> the scheduler
-//                  <--{time, task_stream, workers, groups, interval (granted)}-- each pane's receive()
+//   every interval --GET api/telemetry?parts=...&since=N&memory_since={..}&logs_since={..}&interval=S-->
+//                  the scheduler <--{time, task_stream, workers, groups, memory, logs, their cursors,
+//                  interval (granted)}-- each pane's receive(); the cursors stay here
+//   a key typed in the story pane --GET api/story?key=K--> {key, story: [...]}
 //   no answer (refused connection) --> "went away", panes greyed; retried slowly, and a
 //                  scheduler back at this address starts the panes afresh
 import '@lumino/widgets/style/widget.css';
@@ -14,14 +16,17 @@ import '../style/standalone.css';
 
 import { Widget } from '@lumino/widgets';
 
-import { ITelemetry, PANE_TITLES, PaneKind, XschedPane, h } from './panes/common';
+import { IStoryRow, ITelemetry, PANE_TITLES, PaneKind, XschedPane, h } from './panes/common';
+import { LogsPane } from './panes/logs';
 import { WorkerMemoryPane } from './panes/memory';
 import { ProgressPane } from './panes/progress';
+import { StoryPane } from './panes/story';
 import { TaskStreamPane } from './panes/taskstream';
+import { TimelinePane } from './panes/timeline';
 import { WorkersPane } from './panes/workers';
 
-/** the telemetry each poll asks for: what the four panes draw */
-const PARTS = 'task-stream,workers,groups';
+/** the telemetry each poll asks for: what the panes draw */
+const PARTS = 'task-stream,workers,groups,memory,logs';
 /** seconds a poll may take before it counts as unanswered */
 const REQUEST_TIMEOUT = 10;
 /** seconds between two tries once the scheduler went away */
@@ -51,7 +56,10 @@ export class Dashboard {
       'task-stream': () => new TaskStreamPane(this.address, this.name),
       progress: () => new ProgressPane(this.address, this.name),
       'worker-memory': () => new WorkerMemoryPane(this.address, this.name),
-      workers: () => new WorkersPane(this.address, this.name)
+      workers: () => new WorkersPane(this.address, this.name),
+      timeline: () => new TimelinePane(this.address, this.name),
+      logs: () => new LogsPane(this.address, this.name),
+      story: () => new StoryPane(this.address, this.name, (_cluster, key) => this.story(key))
     };
     for (const kind of Object.keys(make) as PaneKind[]) {
       const host = h('div', { class: 'xsched-DashboardHost' });
@@ -73,6 +81,10 @@ export class Dashboard {
   readonly panes: XschedPane[] = [];
   /** the task-stream cursor: runs numbered from here on are new (null: whatever is kept) */
   since: number | null = null;
+  /** worker address -> the time of its newest memory sample held */
+  memorySince: { [address: string]: number } = {};
+  /** "scheduler" or a worker address -> the number of the next log record wanted */
+  logsSince: { [source: string]: number } = {};
   state: State = 'connecting';
 
   /** Poll until refused: one request at a time, the next one `interval` after an answer. */
@@ -97,6 +109,12 @@ export class Dashboard {
     const query = new URLSearchParams({ parts: PARTS, interval: String(this.interval) });
     if (this.since !== null) {
       query.set('since', String(this.since));
+    }
+    if (Object.keys(this.memorySince).length) {
+      query.set('memory_since', JSON.stringify(this.memorySince));
+    }
+    if (Object.keys(this.logsSince).length) {
+      query.set('logs_since', JSON.stringify(this.logsSince));
     }
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), REQUEST_TIMEOUT * 1000);
@@ -142,6 +160,17 @@ export class Dashboard {
     if (msg.task_stream) {
       this.since = msg.task_stream.index;
     }
+    if (msg.memory_since) {
+      this.memorySince = {};
+      for (const [address, t] of Object.entries(msg.memory_since)) {
+        if (typeof t === 'number') {
+          this.memorySince[address] = t;
+        }
+      }
+    }
+    if (msg.logs_since) {
+      this.logsSince = { ...msg.logs_since };
+    }
     const telemetry: ITelemetry = { ...msg, type: 'telemetry', cluster: this.address };
     for (const pane of this.panes) {
       pane.setGone(false);
@@ -152,11 +181,22 @@ export class Dashboard {
     this._set('live', `live · ${time} · every ${this.interval} s`);
   }
 
+  /** The story of a task key, from the scheduler's story API. */
+  async story(key: string): Promise<IStoryRow[]> {
+    const reply = await fetch(`api/story?${new URLSearchParams({ key })}`, { credentials: 'same-origin', cache: 'no-store' });
+    if (!reply.ok) {
+      throw new Error((await reply.text()).trim() || `HTTP ${reply.status}`);
+    }
+    return ((await reply.json()) as { story: IStoryRow[] }).story;
+  }
+
   private _gone(): void {
     if (this.state !== 'gone') {
       this.panes.forEach(p => p.setGone(true));
     }
-    this.since = null; // whoever answers next starts from the runs it keeps
+    this.since = null; // whoever answers next starts from the runs (samples, records) it keeps
+    this.memorySince = {};
+    this.logsSince = {};
     this._set('gone', `the scheduler at ${this.address} went away: it is no longer running ` +
       `(this page tries again every ${Math.max(this.interval, RETRY)} s)`);
   }

@@ -4,7 +4,7 @@ The ``telemetry`` scheduler extension (see ``base.py`` for the protocol). A dash
 JupyterLab panes, through ``xsched/labserver``) polls one op at the rate its browser asks
 for; each reply carries everything new since the cursors the caller sent back::
 
-    dashboard --telemetry {parts, since, memory_since, max_records}--> TelemetryExtension
+    dashboard --telemetry {parts, since, memory_since, logs_since, max_records}--> TelemetryExtension
         task-stream  the runs numbered ``since`` or later, from the diagnostics extension's
                      TaskStream (no copy kept here); over ``max_records`` only the newest are
                      sent and ``skipped`` counts the others (runs the bounded stream already
@@ -14,11 +14,28 @@ for; each reply carries everything new since the cursors the caller sent back::
         groups       per task group: done, processing, erred, waiting (``GroupCounts``)
         memory       per worker, the samples of ``Scheduler.memory_history`` newer than
                      ``memory_since[address]`` (one cursor per worker: their clocks differ)
-    <--{time, task_stream: {records, index, first, skipped}, workers, groups, memory, memory_since}--
+        logs         per process ("scheduler", then each worker address), its recent records of the
+                     ``xsched`` loggers as ``[number, level, message]``, numbered from
+                     ``logs_since[source]`` on (one cursor per process); at most ``LOG_RECORDS``
+                     per process (``LogTail``)
+    <--{time, task_stream: {records, index, first, skipped}, workers, groups, memory, memory_since,
+        logs, logs_since}--
+
+Workers' logs live in the workers: a reply never waits for them. A poll asking for ``logs``
+asks at most ``LOG_FETCHES`` workers (the longest unasked first, each at most once per
+``LOG_REFRESH`` seconds) for their last ``LOG_RECORDS`` records with the ``get-logs`` op, over
+connections of the extension's own (as a client's), and answers with what the earlier answers
+left in each worker's ``LogTail``; a worker that leaves takes its tail with it. The
+scheduler's own records are read in process, at every poll.
+
+Stories: from the first poll on, a ``StoryRecorder`` notes every transition with its time and
+worker (a bounded log beside the state's own); ``story(key)`` joins it to the state's story of
+the key (the dashboard page's story pane; the JupyterLab panel's through ``run_on_scheduler``).
 
 Cursors live with the caller, never here: a dashboard that goes away leaves nothing
 behind. What this extension keeps is bounded whatever the number of tasks: the group
-counts (``GroupCounts``, at most ``MAX_GROUPS`` groups) and nothing else; the task stream
+counts (``GroupCounts``, at most ``MAX_GROUPS`` groups), the log tails (``LOG_RECORDS`` per
+process) and the story recorder (as long as the state's own log); the task stream
 (at most 100,000 runs) and the memory history (3,600 samples per worker) are the
 scheduler's own.
 
@@ -36,21 +53,41 @@ tasks the scheduler knows (one pass), then a transition hook (O(1)) keeps them.
 
 from __future__ import annotations
 
+import asyncio
+import collections
+import logging
 import time
 from itertools import islice
 
+from ... import logs
+from ...background import Background
+from ...comm import ConnectionPool
 from ...keys import key_split
 from ...protocol import ops
+from ...protocol.schemas import TELEMETRY_PARTS
 from .base import SchedulerExtension
 
-__all__ = ["TelemetryExtension", "GroupCounts", "MAX_GROUPS", "MAX_RECORDS", "PARTS", "category"]
+logger = logging.getLogger("xsched.scheduler.telemetry")
+
+__all__ = ["TelemetryExtension", "GroupCounts", "LogTail", "StoryRecorder", "join_story", "key_story",
+           "MAX_GROUPS", "MAX_RECORDS", "PARTS", "LOG_RECORDS", "category"]
 
 #: most groups counted; past it the oldest finished group is dropped first
 MAX_GROUPS = 1000
 #: runs sent per reply when the caller does not say (at most 100,000: the schema's bound)
 MAX_RECORDS = 10_000
-#: what a caller may ask for
-PARTS = ("task-stream", "workers", "groups", "memory")
+#: what a caller may ask for (the op's schema allows these)
+PARTS = TELEMETRY_PARTS
+#: log records kept, and sent at most, per process (the scheduler, each worker)
+LOG_RECORDS = 200
+#: seconds between two requests for one worker's logs, however many dashboards poll
+LOG_REFRESH = 2.0
+#: workers asked for their logs per poll at most (the longest unasked first)
+LOG_FETCHES = 8
+#: seconds a worker has to answer ``get-logs``
+LOG_TIMEOUT = 5.0
+#: most transitions the story recorder keeps when the state's log is unbounded (else as many as it)
+STORY_RECORDER_LENGTH = 100_000
 #: the columns of a group's counts
 COLUMNS = ("done", "processing", "erred", "waiting")
 _WAITING = frozenset({"waiting", "queued", "no-worker"})
@@ -157,6 +194,186 @@ def stream_since(stream, since: int | None, max_records: int) -> tuple[list, int
     return rows, first, lost + available - take
 
 
+class LogTail:
+    """The last ``maxlen`` log records of one process, numbered in the order they arrive: the
+    number is the cursor a caller sends back (``since``: the number of the next record it wants).
+
+    ``update(tail)`` takes the process's newest records (oldest first, as ``get-logs`` answers)
+    and keeps those after the newest one held: the two windows are matched where they overlap.
+
+    >>> t = LogTail(maxlen=3)
+    >>> t.update([("INFO", "a"), ("INFO", "b")]), t.since(None)
+    (2, [[0, 'INFO', 'a'], [1, 'INFO', 'b']])
+    >>> t.update([("INFO", "b"), ("WARNING", "c"), ("INFO", "b")]), t.since(2)
+    (2, [[2, 'WARNING', 'c'], [3, 'INFO', 'b']])
+    >>> t.update([("WARNING", "c"), ("INFO", "b")]), t.next, [r[0] for r in t.since(0)]  # nothing new
+    (0, 4, [1, 2, 3])
+    >>> t.since(99)[0][0]            # a cursor of another scheduler: everything held
+    1
+    """
+
+    __slots__ = ("records", "next", "asked", "pending", "error")
+
+    def __init__(self, maxlen: int = LOG_RECORDS):
+        self.records: collections.deque = collections.deque(maxlen=maxlen)  # [number, level, message]
+        self.next = 0             # the number of the next record
+        self.asked = float("-inf")  # (loop time) when its process was last asked
+        self.pending = False      # a request for them is under way
+        self.error: str | None = None
+
+    def update(self, tail) -> int:
+        """Keep the records of ``tail`` newer than the newest held; returns how many."""
+        held = [(r[1], r[2]) for r in self.records]
+        tail = [(str(level), str(message)) for level, message in tail]
+        start = 0
+        if held:
+            last = held[-1]
+            for j in range(min(len(tail), len(held)) - 1, -1, -1):  # the longest overlap first
+                if tail[j] == last and tail[:j + 1] == held[len(held) - j - 1:]:
+                    start = j + 1
+                    break
+        for level, message in tail[start:]:
+            self.records.append([self.next, level, message])
+            self.next += 1
+        return len(tail) - start
+
+    def since(self, cursor: int | None) -> list:
+        """The records numbered ``cursor`` or later (all held for None, or a cursor past the
+        newest: another process's numbering), oldest first."""
+        if cursor is None or cursor > self.next:
+            cursor = 0
+        if cursor >= self.next:
+            return []
+        return [list(r) for r in self.records if r[0] >= cursor]
+
+
+class StoryRecorder:
+    """A transition hook of a scheduler state: notes (time, key, start, finish, worker,
+    stimulus_id) of every transition in a bounded log, for the dashboards' stories. It runs in
+    the scheduler's event loop, beside the state machine, never inside its decisions.
+
+    >>> from types import SimpleNamespace as NS
+    >>> state = NS(transition_hooks=[], log=[("x-1", "waiting", "processing", "s-1")])
+    >>> rec = StoryRecorder.install(state); rec is StoryRecorder.install(state)
+    True
+    >>> ws = NS(address="tcp://127.0.0.1:4000")
+    >>> ts = NS(key="x-1", processing_on=None, who_has=set(), erred_on=None)
+    >>> rec(ts, "waiting", "processing")   # the worker is assigned just after the hook
+    >>> ts.processing_on = ws
+    >>> [e[1:] for e in rec.entries_of("x-1")]
+    [['x-1', 'waiting', 'processing', 'tcp://127.0.0.1:4000', 's-1']]
+    """
+
+    def __init__(self, state, maxlen: int = STORY_RECORDER_LENGTH):
+        self.state = state
+        self.entries: collections.deque = collections.deque(maxlen=maxlen)
+        self._pending: list = []  # [(entry, ts)]: to "processing", worker not assigned yet
+
+    @classmethod
+    def install(cls, state) -> "StoryRecorder":
+        """The recorder of ``state``, added to its transition hooks the first time."""
+        for hook in state.transition_hooks:
+            if isinstance(hook, cls):
+                return hook
+        # as far back as the state's own log reaches (scheduler.events-log-length)
+        rec = cls(state, getattr(state.log, "maxlen", None) or STORY_RECORDER_LENGTH)
+        state.transition_hooks.append(rec)
+        return rec
+
+    def __call__(self, ts, start: str, finish: str) -> None:
+        try:
+            worker = _where(ts, finish)
+            if self._pending:
+                self._settle(ts, start, worker)
+            log = self.state.log
+            sid = log[-1][3] if log and log[-1][0] == ts.key else None
+            entry = [time.time(), ts.key, start, finish, worker, sid]
+            if finish == "processing" and worker is None:
+                self._pending.append((entry, ts))
+            self.entries.append(entry)
+        except Exception:  # a note for a dashboard must never break the scheduler's transition
+            self._pending.clear()
+            logger.debug("story recorder: transition of %r not noted", getattr(ts, "key", ts), exc_info=True)
+
+    def _settle(self, ts=None, start: str | None = None, worker: str | None = None) -> None:
+        """Fill in the workers of the entries to "processing" (assigned since their hook). A
+        task that left "processing" before any other transition was heard ran where it went:
+        ``worker`` of its transition ``start`` -> now."""
+        for entry, pts in self._pending:
+            if pts.processing_on is not None:
+                entry[4] = pts.processing_on.address
+            elif pts is ts and start == "processing":
+                entry[4] = worker
+        self._pending.clear()
+
+    def entries_of(self, key: str) -> list:
+        """The recorded transitions of ``key``, oldest first."""
+        self._settle()
+        return [e for e in self.entries if e[1] == key]
+
+
+def _where(ts, finish: str) -> str | None:
+    """The worker a task is on in state ``finish`` (None when that state has no worker)."""
+    if finish == "processing" and ts.processing_on is not None:
+        return ts.processing_on.address
+    if finish == "memory" and ts.who_has:
+        return ", ".join(sorted(ws.address for ws in ts.who_has))
+    if finish == "erred" and ts.erred_on:
+        return str(ts.erred_on)
+    return None
+
+
+def key_story(scheduler, key: str) -> list:
+    """The transitions of one key, oldest first, each a dict: ``time`` (seconds since the
+    epoch, None before a recorder was installed), ``start``, ``finish``, ``worker`` (None
+    when none) and ``stimulus_id``: ``scheduler.story(key)`` joined to the recorder's notes."""
+    recorded: list = []
+    for hook in scheduler.state.transition_hooks:
+        if isinstance(hook, StoryRecorder):
+            recorded = hook.entries_of(key)
+    return join_story(scheduler.story(key), recorded)
+
+
+def join_story(story: list, recorded: list) -> list:
+    """The state's story of a key (key, start, finish, stimulus_id) with the times and workers
+    the recorder noted. The recorder hears every state change but not the notes the state
+    logs without one (a key's arrival), and only since it was installed: the two are matched
+    from the end.
+
+    >>> story = [("a", "new", "released", "u-1"), ("a", "released", "waiting", "u-1"),
+    ...          ("a", "waiting", "processing", "u-1")]
+    >>> rows = join_story(story, [[10.5, "a", "waiting", "processing", "tcp://w:1", "u-1"]])
+    >>> [(r["finish"], r["time"], r["worker"]) for r in rows]
+    [('released', 10.5, None), ('waiting', 10.5, None), ('processing', 10.5, 'tcp://w:1')]
+    >>> join_story(story[:1], [])[0]["time"] is None      # before the recorder: no time
+    True
+    """
+    rows = [{"time": None, "start": _plain(start), "finish": _plain(finish), "worker": None,
+             "stimulus_id": _plain(sid)} for _key, start, finish, sid in story]
+    j = len(recorded) - 1
+    for i in range(len(story) - 1, -1, -1):
+        if j < 0:
+            break
+        t, _k, rstart, rfinish, worker, rsid = recorded[j]
+        _key, start, finish, sid = story[i]
+        if (rstart, rfinish) == (start, finish) and rsid in (None, sid):
+            rows[i]["time"], rows[i]["worker"] = t, worker
+            j -= 1
+    # a note logged without a hook happened in the same event as a timed change of that stimulus
+    times: dict = {}
+    for row in rows:
+        if row["time"] is not None:
+            times.setdefault(row["stimulus_id"], row["time"])
+    for row in rows:
+        if row["time"] is None and row["stimulus_id"] in times:
+            row["time"] = times[row["stimulus_id"]]
+    return rows
+
+
+def _plain(x):
+    return x if isinstance(x, (str, int, float, bool)) or x is None else repr(x)
+
+
 class TelemetryExtension(SchedulerExtension):
     """Serves ``telemetry``: task runs, worker rows, group counts and memory samples since the
     caller's cursors, in one reply."""
@@ -166,6 +383,11 @@ class TelemetryExtension(SchedulerExtension):
     def __init__(self, scheduler):
         super().__init__(scheduler)
         self.groups: GroupCounts | None = None  # counted from the first request on
+        self.stories: StoryRecorder | None = None  # recorded from the first request on
+        self.logs: dict[str, LogTail] = {}  # "scheduler" and worker address -> its recent records
+        self.log_refresh = LOG_REFRESH
+        self._pool: ConnectionPool | None = None  # to the workers, for their logs (opened on first use)
+        self._background = Background("telemetry")
 
     def __repr__(self) -> str:
         n = "not counting" if self.groups is None else f"{len(self.groups.counts)} groups"
@@ -181,15 +403,43 @@ class TelemetryExtension(SchedulerExtension):
             self.groups = groups
         return self.groups
 
+    def story_recorder(self) -> StoryRecorder:
+        """The story recorder of the scheduler's state, installed on first use (or the one the
+        JupyterLab panel installed)."""
+        if self.stories is None:
+            self.stories = StoryRecorder.install(self.scheduler.state)
+        return self.stories
+
     def close(self):
-        """Detach the group counting hook."""
+        """Detach the hooks; a coroutine closing the connections to workers when there are any."""
         super().close()
-        if self.groups is not None:
+        for name in ("groups", "stories"):
+            hook = getattr(self, name)
+            if hook is not None:
+                try:
+                    self.scheduler.state.transition_hooks.remove(hook)
+                except ValueError:
+                    pass
+                setattr(self, name, None)
+        self.logs.clear()
+        if self._pool is not None or len(self._background):
+            return self._aclose()
+        return None
+
+    async def _aclose(self) -> None:
+        await self._background.aclose()
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    def remove_worker(self, address: str, reason: str) -> None:
+        """A worker left: its log tail and connection go."""
+        self.logs.pop(address, None)
+        if self._pool is not None:
             try:
-                self.scheduler.state.transition_hooks.remove(self.groups)
-            except ValueError:
+                self._background.spawn(self._pool.drop(address))
+            except RuntimeError:  # no loop running (a test's fake scheduler)
                 pass
-            self.groups = None
 
     # ------------------------------------------------------------------ the parts
     def task_stream(self, since: int | None, max_records: int) -> dict:
@@ -238,9 +488,72 @@ class TelemetryExtension(SchedulerExtension):
             cursors[address] = hist[-1][0] if hist else t0
         return out, cursors
 
+    def story(self, key: str) -> list:
+        """The transitions of ``key``, oldest first (``key_story``): what the dashboard page's
+        story pane shows."""
+        self.story_recorder()
+        return key_story(self.scheduler, key)
+
+    def recent_logs(self, since: dict | None) -> tuple[dict, dict]:
+        """(source -> records ``[number, level, message]`` numbered ``since[source]`` or later,
+        source -> the number of its next record): the scheduler's own records, read now, and
+        what the workers last answered; asks the workers whose tails are oldest again."""
+        since = since or {}
+        own = self.logs.get("scheduler")
+        if own is None:
+            own = self.logs["scheduler"] = LogTail()
+        own.update(logs.recent(own.records.maxlen))
+        workers = self.scheduler.state.workers
+        for address in workers:
+            if address not in self.logs:
+                self.logs[address] = LogTail()
+        self._ask_workers()
+        out, cursors = {}, {}
+        for source in ["scheduler", *workers]:
+            tail = self.logs[source]
+            cursor = since.get(source)
+            out[source] = tail.since(cursor)
+            cursors[source] = tail.next
+        return out, cursors
+
+    def _ask_workers(self) -> None:
+        """Ask up to ``LOG_FETCHES`` workers for their logs, the longest unasked first, none
+        more often than every ``log_refresh`` seconds (nothing without a running loop)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        now = loop.time()
+        due = [(tail.asked, address) for address, tail in self.logs.items()
+               if address != "scheduler" and not tail.pending and now - tail.asked >= self.log_refresh]
+        for _, address in sorted(due)[:LOG_FETCHES]:
+            tail = self.logs[address]
+            tail.pending, tail.asked = True, now
+            self._background.spawn(self._fetch_logs(address, tail))
+
+    async def _fetch_logs(self, address: str, tail: LogTail) -> None:
+        try:
+            tail.update(await self.worker_logs(address, tail.records.maxlen))
+            tail.error = None
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # gone, slow, refused: said in the tail, asked again later
+            tail.error = f"{type(e).__name__}: {e}"
+            logger.debug("the logs of %s: %s", address, tail.error)
+        finally:
+            tail.pending = False
+            tail.asked = asyncio.get_running_loop().time()
+
+    async def worker_logs(self, address: str, n: int) -> list:
+        """A worker's last ``n`` log records, ``[(level, message), ...]``, asked as a client asks."""
+        if self._pool is None:
+            self._pool = ConnectionPool(self.scheduler.security)
+        reply, _ = await self._pool.get(address).request({"op": ops.GET_LOGS, "n": n}, timeout=LOG_TIMEOUT)
+        return [tuple(r) for r in reply["logs"]]
+
     # ------------------------------------------------------------------ the op
     def poll(self, parts=None, since: int | None = None, memory_since: dict | None = None,
-             max_records: int | None = None) -> dict:
+             max_records: int | None = None, logs_since: dict | None = None) -> dict:
         """One reply of the ``telemetry`` op: the ``parts`` asked for (all of ``PARTS`` when
         None) since the caller's cursors. The dashboard page's server (``xsched/dashboard/
         server.py``) calls it on the scheduler's loop; clients send the op.
@@ -252,6 +565,7 @@ class TelemetryExtension(SchedulerExtension):
         ([], {'records': [], 'index': 0, 'first': 0, 'skipped': 0})
         """
         parts = parts or PARTS
+        self.story_recorder()  # a dashboard looks: from now on its stories say when and where
         reply: dict = {"time": time.time()}
         if "task-stream" in parts:
             reply["task_stream"] = self.task_stream(since, max_records or MAX_RECORDS)
@@ -261,9 +575,12 @@ class TelemetryExtension(SchedulerExtension):
             reply["groups"] = self.group_counts().rows()
         if "memory" in parts:
             reply["memory"], reply["memory_since"] = self.memory(memory_since)
+        if "logs" in parts:
+            reply["logs"], reply["logs_since"] = self.recent_logs(logs_since)
         return reply
 
     def _op_telemetry(self, peer, h, payload) -> dict:
-        return self.poll(h.get("parts"), h.get("since"), h.get("memory_since"), h.get("max_records"))
+        return self.poll(h.get("parts"), h.get("since"), h.get("memory_since"), h.get("max_records"),
+                         h.get("logs_since"))
 
     OPS = {ops.TELEMETRY: _op_telemetry}

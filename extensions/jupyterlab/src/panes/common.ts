@@ -25,6 +25,12 @@ export interface ITelemetryGroup {
 /** [key, group, worker, start, stop, status] */
 export type TaskRun = [string, string, string, number | null, number | null, string];
 
+/** A worker's memory sample: [time (its clock), rss, managed, spilled] */
+export type MemorySample = [number, number, number, number];
+
+/** A log record: [number (the cursor), level, message] */
+export type LogRecord = [number, string, string];
+
 /** {"type": "telemetry"}: what is new since the last one, for one cluster. */
 export interface ITelemetry {
   type: 'telemetry';
@@ -35,15 +41,37 @@ export interface ITelemetry {
   task_stream?: { records: TaskRun[]; index: number; first: number; skipped: number };
   workers?: ITelemetryWorker[];
   groups?: ITelemetryGroup[];
+  /** worker address -> its samples since the last message */
+  memory?: { [address: string]: MemorySample[] };
+  memory_since?: { [address: string]: number | null };
+  /** "scheduler" or a worker address -> its records since the last message */
+  logs?: { [source: string]: LogRecord[] };
+  logs_since?: { [source: string]: number };
 }
 
-export type PaneKind = 'task-stream' | 'progress' | 'worker-memory' | 'workers';
+/** One transition of a key's story. */
+export interface IStoryRow {
+  /** seconds since the epoch; null before the scheduler was first watched */
+  time: number | null;
+  start: string;
+  finish: string;
+  worker: string | null;
+  stimulus_id: string | null;
+}
+
+/** How a story pane asks for a key's story (the lab: the server extension; the page: its API). */
+export type StoryFetcher = (cluster: string, key: string) => Promise<IStoryRow[]>;
+
+export type PaneKind = 'task-stream' | 'progress' | 'worker-memory' | 'workers' | 'timeline' | 'logs' | 'story';
 
 export const PANE_TITLES: { [kind in PaneKind]: string } = {
   'task-stream': 'Task Stream',
   progress: 'Progress',
   'worker-memory': 'Worker Memory',
-  workers: 'Workers'
+  workers: 'Workers',
+  timeline: 'Timeline',
+  logs: 'Logs',
+  story: 'Story'
 };
 
 type Attrs = { [name: string]: string | number | boolean | undefined };
@@ -131,6 +159,20 @@ export function pct(part: number, whole: number): string {
     return '0%';
   }
   return `${Math.max(0, Math.min(100, (100 * part) / whole)).toFixed(2)}%`;
+}
+
+/** A round step (1, 2 or 5 times a power of ten) near `raw` seconds. */
+export function niceStep(raw: number): number {
+  const p = Math.pow(10, Math.floor(Math.log10(Math.max(raw, 1e-6))));
+  const m = raw / p;
+  return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
+}
+
+/** "14:03:07", with milliseconds when the ticks are closer than a second. */
+export function clock(t: number, step: number): string {
+  const d = new Date(t * 1000);
+  const base = d.toLocaleTimeString([], { hour12: false });
+  return step < 1 ? `${base}.${String(d.getMilliseconds()).padStart(3, '0')}` : base;
 }
 
 /** A main-area pane of one cluster; subclasses draw telemetry into `body`. */

@@ -3,17 +3,20 @@
 import { ILayoutRestorer, JupyterFrontEnd } from '@jupyterlab/application';
 import { ICommandPalette, WidgetTracker, showErrorMessage } from '@jupyterlab/apputils';
 
-import { IClusterSummary, Updates } from '../api';
+import { IClusterSummary, IStoryEntry, Updates, request } from '../api';
 import { ITelemetry, PANE_TITLES, PaneKind, XschedPane } from './common';
+import { LogsPane } from './logs';
 import { WorkerMemoryPane } from './memory';
 import { ProgressPane } from './progress';
+import { StoryPane } from './story';
 import { TaskStreamPane } from './taskstream';
+import { TimelinePane } from './timeline';
 import { WorkersPane } from './workers';
 
 export type { PaneKind } from './common';
 export { XschedPane } from './common';
 
-export const PANE_KINDS: PaneKind[] = ['task-stream', 'progress', 'worker-memory', 'workers'];
+export const PANE_KINDS: PaneKind[] = ['task-stream', 'progress', 'worker-memory', 'workers', 'timeline', 'logs', 'story'];
 const OPEN_PANE = 'xsched:open-pane';
 
 /** The command id that opens a kind of pane: xsched:open-task-stream, ... */
@@ -29,6 +32,17 @@ function create(kind: PaneKind, cluster: string, name: string): XschedPane {
       return new ProgressPane(cluster, name);
     case 'worker-memory':
       return new WorkerMemoryPane(cluster, name);
+    case 'timeline':
+      return new TimelinePane(cluster, name);
+    case 'logs':
+      return new LogsPane(cluster, name);
+    case 'story':
+      return new StoryPane(cluster, name, async (id, key) => {
+        const reply = await request<{ key: string; story: IStoryEntry[] }>(
+          `clusters/${encodeURIComponent(id)}/story?key=${encodeURIComponent(key)}`
+        );
+        return reply.story;
+      });
     default:
       return new WorkersPane(cluster, name);
   }

@@ -3,7 +3,9 @@
 // last HISTORY runs, kept in typed arrays used as a ring), drawn group by group so that the
 // fill colour changes once per group, not once per bar. Wheel: zoom around the pointer; drag:
 // pan; double click: follow the newest runs again. Hover: key, worker, duration.
-import { ITelemetry, TaskRun, XschedPane, groupColour, h, isLightTheme, naturalCompare, themeVar } from './common';
+import {
+  ITelemetry, TaskRun, XschedPane, clock, groupColour, h, isLightTheme, naturalCompare, niceStep, themeVar
+} from './common';
 
 /** runs kept and drawn at most: older ones are dropped */
 export const HISTORY = 100_000;
@@ -435,18 +437,4 @@ export class TaskStreamPane extends XschedPane {
   private _tip: HTMLElement;
   private _status: HTMLElement;
   private _observer: MutationObserver;
-}
-
-/** A round step (1, 2 or 5 times a power of ten) near `raw` seconds. */
-function niceStep(raw: number): number {
-  const p = Math.pow(10, Math.floor(Math.log10(Math.max(raw, 1e-6))));
-  const m = raw / p;
-  return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
-}
-
-/** "14:03:07", with milliseconds when the ticks are closer than a second. */
-function clock(t: number, step: number): string {
-  const d = new Date(t * 1000);
-  const base = d.toLocaleTimeString([], { hour12: false });
-  return step < 1 ? `${base}.${String(d.getMilliseconds()).padStart(3, '0')}` : base;
 }
