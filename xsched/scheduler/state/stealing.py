@@ -32,6 +32,8 @@ from .events import StealResponse, ToWorker
 STEAL_LATENCY = 0.002
 #: Steal when transfer + latency is below this fraction of the task's expected duration.
 STEAL_RATIO = 0.5
+#: (``_steal``: no thief looked for yet)
+_UNASKED = object()
 
 
 class WorkStealing:
@@ -80,16 +82,18 @@ class WorkStealing:
             outgoing[victim_addr] += 1
             incoming[thief_addr] += 1
         thieves = self._thieves(incoming)
-        thief, free = next(thieves, (None, 0))
+        thief, free = _UNASKED, 0  # the idle heap is read only once a task could move
         try:
             for victim in sorted(victims, key=lambda v: (-(v.occupancy / v.nthreads), v.address)):
                 keep = victim.nthreads if victim.status == "running" else 0
                 spare = len(victim.processing) - len(victim.long_running) - keep - outgoing[victim.address]
                 if spare <= 0:
-                    continue
+                    continue  # (the usual end of a pass on a wide cluster: every spare task is asked for)
                 candidates = (ts for ts in self._stealable[victim]
                               if ts.key not in self.stealing and ts.key not in self._started)
                 for ts in heapq.nlargest(spare, candidates):  # lowest priority first
+                    if thief is _UNASKED:
+                        thief, free = next(thieves, (None, 0))
                     if thief is None:
                         return
                     if not self._worth_moving(ts):
