@@ -1,12 +1,14 @@
-"""The engine with the JupyterLab panes open: tasks/s with no browser, then with the task stream,
-progress, worker memory and workers panes watching the same cluster; both printed in one run.
+"""The engine with the JupyterLab panes open: tasks/s with no browser, then with every pane (task
+stream, progress, worker memory, workers, timeline, logs, story) watching the same cluster;
+both printed in one run.
 
     python benchmarks/panes_engine.py [--quick] [--chromium /usr/bin/chromium]
 
 One LocalCluster (2 workers x 1 thread) and one client; ``engine.py``'s map (10,000 no-op
 tasks) and tree (9,999 tasks) figures are taken first with no browser, then again after
-`jupyter lab` (this venv) and a headless chromium (Playwright) opened the four panes on that
-cluster, which then receive telemetry every half second while the work runs. Everything runs on
+`jupyter lab` (this venv) and a headless chromium (Playwright) opened the panes on that
+cluster, which then receive telemetry every half second while the work runs (the logs pane
+also has the scheduler ask workers for their recent records). Everything runs on
 this machine: the Jupyter server and chromium share its cores with the cluster. Printed, never
 asserted. Every process started here is stopped by its pid.
 """
@@ -31,7 +33,7 @@ import engine  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.dirname(sys.executable)
-PANES = ("Task Stream", "Progress", "Worker Memory", "Workers")
+PANES = ("Task Stream", "Progress", "Worker Memory", "Workers", "Timeline", "Logs", "Story")
 
 
 def _free_port() -> int:
@@ -86,7 +88,7 @@ def start_lab(d: str) -> tuple[subprocess.Popen, str, str]:
 
 
 def open_panes(page, url: str, token: str, address: str) -> None:
-    """Open the four panes on the cluster at ``address`` through the command palette."""
+    """Open every pane on the cluster at ``address`` through the command palette."""
     page.goto(f"{url}/lab?token={token}")
     page.wait_for_selector("#jp-main-dock-panel", state="attached")
     page.click('.jp-SideBar .lm-TabBar-tab[data-id="xsched-cluster-panel"]')

@@ -246,3 +246,26 @@ export abstract class XschedPane extends Widget {
 
   private _banner: HTMLElement;
 }
+
+/** A pane that draws itself (SVG or canvas): redraws are coalesced into one per animation
+ * frame, however many telemetry messages or resizes came since the last. */
+export abstract class DrawnPane extends XschedPane {
+  /** Redraw at the next animation frame (once, however many updates came). */
+  schedule(): void {
+    if (this._frame === 0 && !this.isDisposed) {
+      this._frame = requestAnimationFrame(() => {
+        this._frame = 0;
+        this.draw();
+      });
+    }
+  }
+
+  /** Draw what the pane holds now. */
+  abstract draw(): void;
+
+  protected onAfterShow(): void {
+    this.schedule();
+  }
+
+  private _frame = 0;
+}

@@ -4,7 +4,7 @@
 // fill colour changes once per group, not once per bar. Wheel: zoom around the pointer; drag:
 // pan; double click: follow the newest runs again. Hover: key, worker, duration.
 import {
-  ITelemetry, TaskRun, XschedPane, clock, groupColour, h, isLightTheme, naturalCompare, niceStep, themeVar
+  DrawnPane, ITelemetry, TaskRun, clock, groupColour, h, isLightTheme, naturalCompare, niceStep, themeVar
 } from './common';
 
 /** runs kept and drawn at most: older ones are dropped */
@@ -12,7 +12,7 @@ export const HISTORY = 100_000;
 const GUTTER = 96; // px: worker names
 const AXIS = 18; // px: time labels
 
-export class TaskStreamPane extends XschedPane {
+export class TaskStreamPane extends DrawnPane {
   constructor(cluster: string, clusterName: string) {
     super('task-stream', cluster, clusterName);
     this.canvas = h('canvas', { class: 'xsched-TaskStreamCanvas', 'data-task-count': 0, 'data-worker-count': 0 }) as HTMLCanvasElement;
@@ -110,21 +110,7 @@ export class TaskStreamPane extends XschedPane {
     this.schedule();
   }
 
-  /** Redraw at the next animation frame (once, however many updates came). */
-  schedule(): void {
-    if (this._frame === 0 && !this.isDisposed) {
-      this._frame = requestAnimationFrame(() => {
-        this._frame = 0;
-        this.draw();
-      });
-    }
-  }
-
   protected onResize(): void {
-    this.schedule();
-  }
-
-  protected onAfterShow(): void {
     this.schedule();
   }
 
@@ -433,7 +419,6 @@ export class TaskStreamPane extends XschedPane {
   private _fixed: [number, number] = [0, 1];
   private _lastView: [number, number] = [0, 1];
   private _drag: { x: number; view: [number, number] } | null = null;
-  private _frame = 0;
   private _tip: HTMLElement;
   private _status: HTMLElement;
   private _observer: MutationObserver;

@@ -7,7 +7,7 @@
 //           the per-worker cursors the server keeps); a sample already held is skipped
 //   cpu:    each message's `workers` rows: one sample per worker per message, at the message's time
 // Hover: a vertical rule and, at that time, the total and each worker's figures.
-import { ITelemetry, MemorySample, XschedPane, bytes, clock, h, naturalCompare, niceStep } from './common';
+import { DrawnPane, ITelemetry, MemorySample, bytes, clock, h, naturalCompare, niceStep } from './common';
 
 /** seconds of history kept and drawn */
 export const WINDOW = 600;
@@ -83,7 +83,7 @@ interface IChart {
   cls: string;
 }
 
-export class TimelinePane extends XschedPane {
+export class TimelinePane extends DrawnPane {
   constructor(cluster: string, clusterName: string) {
     super('timeline', cluster, clusterName);
     this.svg = svg('svg', { class: 'xsched-TimelineSvg', 'data-worker-count': 0, 'data-samples': 0, role: 'img' }) as SVGSVGElement;
@@ -165,20 +165,6 @@ export class TimelinePane extends XschedPane {
         series.trim(newest - WINDOW);
       }
     }
-    this.schedule();
-  }
-
-  /** Redraw at the next animation frame (once, however many updates came). */
-  schedule(): void {
-    if (this._frame === 0 && !this.isDisposed) {
-      this._frame = requestAnimationFrame(() => {
-        this._frame = 0;
-        this.draw();
-      });
-    }
-  }
-
-  protected onAfterShow(): void {
     this.schedule();
   }
 
@@ -424,7 +410,6 @@ export class TimelinePane extends XschedPane {
   private _limits = new Map<string, number>();
   private _lastView: [number, number] = [0, 1];
   private _hoverX: number | null = null;
-  private _frame = 0;
   private _box: HTMLElement;
   private _tip: HTMLElement;
   private _status: HTMLElement;
