@@ -433,6 +433,15 @@ class _Handler(tornado.web.RequestHandler):
         self.set_header("Content-Type", "text/plain; charset=utf-8")
         self.finish(text)
 
+    def _json(self, obj) -> None:
+        """``obj`` as JSON; a non-finite figure as null rather than JSON a browser refuses."""
+        try:
+            body = json.dumps(obj, allow_nan=False, separators=(",", ":"))
+        except ValueError:
+            body = json.dumps(_finite(obj), separators=(",", ":"))
+        self.set_header("Content-Type", "application/json; charset=utf-8")
+        self.finish(body)
+
     def write_error(self, status_code: int, **kwargs) -> None:  # never a traceback
         self.set_header("Content-Type", "text/plain; charset=utf-8")
         self.finish(f"{status_code}: {self._reason}\n")
@@ -480,13 +489,7 @@ class _Telemetry(_Handler):
             self._text(503, f"503: {e.args[0]}\n")
             return
         reply["interval"] = clamp_interval(self.get_query_argument("interval", DEFAULT_INTERVAL))
-        try:
-            body = json.dumps(reply, allow_nan=False, separators=(",", ":"))
-        except ValueError:  # a non-finite figure somewhere: null rather than JSON a browser refuses
-            body = json.dumps(_finite(reply), separators=(",", ":"))
-        self.set_header("Content-Type", "application/json; charset=utf-8")
-        self.finish(body)
-
+        self._json(reply)
 
 
 class _Story(_Handler):
@@ -502,5 +505,4 @@ class _Story(_Handler):
         except LookupError as e:
             self._text(503, f"503: {e.args[0]}\n")
             return
-        self.set_header("Content-Type", "application/json; charset=utf-8")
-        self.finish(json.dumps(_finite({"key": key, "story": story}), separators=(",", ":")))
+        self._json({"key": key, "story": story})
