@@ -15,6 +15,7 @@ is left alone.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import re
 from pathlib import Path
@@ -69,6 +70,23 @@ def to_markdown(text: str) -> str:
 _ESCAPE = re.compile(r"\\[ntr]")
 
 
+@functools.lru_cache(maxsize=None)
+def _source_lines(path: str) -> list[bytes]:
+    """A module's lines, read once: every docstring of the module is cut from them."""
+    return Path(path).read_bytes().split(b"\n")
+
+
+def _segment(path: str, node: ast.expr) -> str:
+    """The source of ``node`` (as ``ast.get_source_segment``, whose offsets are in bytes),
+    without splitting the whole module again for each of its two thousand docstrings."""
+    lines = _source_lines(path)
+    first, last = node.lineno - 1, node.end_lineno - 1
+    if first == last:
+        return lines[first][node.col_offset:node.end_col_offset].decode("utf-8")
+    parts = [lines[first][node.col_offset:], *lines[first + 1:last], lines[last][:node.end_col_offset]]
+    return b"\n".join(parts).decode("utf-8")
+
+
 def _as_written(node: object, obj: griffe.Object) -> str | None:
     """The docstring as it reads in the source, if it spells ``\\n`` (or ``\\t``) escapes.
 
@@ -80,10 +98,9 @@ def _as_written(node: object, obj: griffe.Object) -> str | None:
     if not body or not isinstance(body[0], ast.Expr) or not isinstance(body[0].value, ast.Constant):
         return None
     try:
-        source = Path(obj.filepath).read_text(encoding="utf-8")
-    except (OSError, TypeError):
+        segment = _segment(str(obj.filepath), body[0].value)
+    except (OSError, TypeError, IndexError, UnicodeDecodeError):
         return None
-    segment = ast.get_source_segment(source, body[0].value) or ""
     match = re.fullmatch(r'(?s)([uU]?)("""|\'\'\')(.*)\2', segment)
     if not match or not _ESCAPE.search(match.group(3)):
         return None

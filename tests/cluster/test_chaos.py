@@ -1,8 +1,8 @@
-"""Chaos: worker processes SIGKILLed every ~2 s under a 10,000-task graph.
+"""Chaos: worker processes SIGKILLed every ~1 s under a 10,000-task graph.
 
 A LocalCluster of four nanny-managed workers computes a map and a reduction: 9,900
 leaves with small sleeps, 99 partial sums of 100 leaves each, one final task. A killer
-thread SIGKILLs a random registered worker process every two seconds until the result is
+thread SIGKILLs a random registered worker process every second until the result is
 in (at most ``MAX_KILLS``); the nannies start them again. The final task waits for a gate
 the test opens only after ``KILLS`` kills, so that many happen during the computation
 however fast the machine is. The kill cadence is time-based because it is the fault
@@ -37,7 +37,7 @@ pytestmark = [pytest.mark.cluster, pytest.mark.timeout(180)]
 LEAVES, GROUP = 9900, 100  # + 99 partial sums + the gated root = 10,000 tasks
 KILLS = 8  # during the computation, for sure (the gate)
 MAX_KILLS = 12  # the killer stops after this many, so a slow machine still finishes
-PERIOD = 2.0
+PERIOD = 1.0
 
 
 def leaf(i):
