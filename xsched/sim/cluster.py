@@ -220,7 +220,7 @@ class Cluster:
         self.metrics.messages[msg["op"]] += 1
         w = self._peers.get(peer)
         if w is not None:
-            self.loop.after(self.latency, self._at_worker, w, msg)
+            self.loop.after(self.latency, self._at_worker, w, msg, lane=w.lane)
         elif peer == CLIENT_PEER:
             self.loop.after(self.latency, self._at_client, msg)
 
@@ -236,7 +236,7 @@ class Cluster:
     def _to_scheduler(self, w: SimWorker, msg: dict) -> None:
         """Worker ``w`` sends ``msg`` on its scheduler connection."""
         self.metrics.messages[msg["op"]] += 1
-        self.loop.after(self.latency, self._at_scheduler, w.peer, msg)
+        self.loop.after(self.latency, self._at_scheduler, w.peer, msg, lane=w.lane)
 
     def _at_scheduler(self, peer: bytes, msg: dict) -> None:
         if msg["op"] != ops.HEARTBEAT_WORKER:
@@ -279,6 +279,7 @@ class Cluster:
     def _join(self, address: str, nthreads: int, resources: dict | None) -> None:
         machine = WorkerState(nthreads, address, resources, validate=self.validate)
         w = SimWorker(self, address, Timed(machine, self.metrics.workers, after=self._after_worker))
+        w.lane = len(self.workers) + 1  # (the loop's tie-break: the client's and the timers' lane is 0)
         self.workers[address] = w
         self._peers[w.peer] = w
         self.metrics.note_memory(address, 0)
@@ -288,7 +289,7 @@ class Cluster:
             "hostname": address, "local_directory": None, **announce(),
         })
         if self.heartbeat_interval:
-            self.loop.after(self.heartbeat_interval * self.rng.random(), self._heartbeat, w)
+            self.loop.after(self.heartbeat_interval * self.rng.random(), self._heartbeat, w, lane=w.lane)
 
     def _heartbeat(self, w: SimWorker) -> None:
         if not w.alive or self.finished_at is not None or self.loop.now - self._activity > self.stall_after:
@@ -297,7 +298,7 @@ class Cluster:
         # the scheduler paces beats by the cluster's width (scheduler/heartbeats.py); a worker that
         # joined after the last change reads the pace in its registration reply, as here
         paced = max(w.heartbeat_interval, self.scheduler.heartbeat_interval)
-        self.loop.after(max(self.heartbeat_interval, paced), self._heartbeat, w)
+        self.loop.after(max(self.heartbeat_interval, paced), self._heartbeat, w, lane=w.lane)
 
     def _die(self, address: str) -> None:
         w = self.workers.get(address)
@@ -326,7 +327,7 @@ class Cluster:
         self.metrics.ran_on.setdefault(key, []).append(w.address)
         w.running[key] = self.loop.now
         task = self.workload.by_key.get(key) if self.workload else None
-        self.loop.after(task.duration if task else 0.0, self._task_done, w, key, self.loop.now, wanted)
+        self.loop.after(task.duration if task else 0.0, self._task_done, w, key, self.loop.now, wanted, lane=w.lane)
 
     def _task_done(self, w: SimWorker, key: str, start: float, wanted: bool) -> None:
         if not w.alive or w.running.pop(key, None) is None:
@@ -341,16 +342,16 @@ class Cluster:
     def _gather(self, w: SimWorker, peer: str, keys: list) -> None:
         """``SimWorker._gather``: a get-data request to ``peer``, read there half a latency later."""
         self.metrics.transfers += 1
-        self.loop.after(self.latency / 2, self._serve, w, peer, list(keys))
+        self.loop.after(self.latency / 2, self._serve, w, peer, list(keys), lane=w.lane)
 
     def _serve(self, w: SimWorker, peer: str, keys: list) -> None:
         p = self.workers.get(peer)
         if p is None or not p.alive:
-            self.loop.after(self.latency / 2, self._gathered, w, peer, keys, None)
+            self.loop.after(self.latency / 2, self._gathered, w, peer, keys, None, lane=w.lane)
             return
         data = {k: _size(p.data[k]) for k in keys if k in p.data}  # (what it holds: Worker._serve_data)
         nbytes = sum(data.values())
-        self.loop.after(self.latency / 2 + nbytes / self.bandwidth, self._gathered, w, peer, keys, data)
+        self.loop.after(self.latency / 2 + nbytes / self.bandwidth, self._gathered, w, peer, keys, data, lane=w.lane)
 
     def _gathered(self, w: SimWorker, peer: str, keys: list, data: dict | None) -> None:
         if not w.alive:

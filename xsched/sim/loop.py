@@ -1,15 +1,19 @@
-"""Virtual time for the simulator: a heap of ``(time, seq, callback, args)``, nothing else.
+"""Virtual time for the simulator: a heap of ``(time, lane, seq, callback, args)``, nothing else.
 
 Why: the scheduler's and the workers' decisions are pure state machines (events in,
 instructions out), so a cluster of any width can be replayed in one process if something
 says *when* each event happens. This loop is that something. Callbacks run in time order,
-ties in the order they were scheduled (``seq``), so a run is deterministic; a callback may
-schedule more; ``now`` jumps from one callback's time to the next. No threads, no
-sockets, no sleeping: a simulated hour takes as long as its callbacks take.
+ties by ``lane`` (the simulated process they happen in), then in the order they were
+scheduled (``seq``). Lanes make a run independent of the order in which one event's
+messages to *different* processes were sent: a state machine that walks a set of objects
+(whose order varies from run to run) to address them still leads to the same run, while
+the messages to one process keep the order they were sent in. A callback may schedule
+more; ``now`` jumps from one callback's time to the next. No threads, no sockets, no
+sleeping: a simulated hour takes as long as its callbacks take.
 
 Data flow::
 
-    at(t, f, *args) / after(dt, f, *args) --push--> heap [(t, seq, f, args), ...]
+    at(t, f, *args, lane=l) / after(dt, f, *args, lane=l) --push--> heap [(t, l, seq, f, args), ...]
     run(until) --pop the smallest--> now = t; f(*args)  --may push more-->  ...
                returns when the heap is empty, the next time is past ``until``,
                or a callback called stop()
@@ -18,6 +22,9 @@ Data flow::
 >>> loop.after(2.0, seen.append, "b"); loop.after(1.0, seen.append, "a"); loop.at(1.0, seen.append, "a2")
 >>> loop.run(), seen, loop.now
 (3, ['a', 'a2', 'b'], 2.0)
+>>> seen.clear(); loop.after(1.0, seen.append, "to 2", lane=2); loop.after(1.0, seen.append, "to 1", lane=1)
+>>> loop.run(), seen
+(2, ['to 1', 'to 2'])
 """
 
 from __future__ import annotations
@@ -57,8 +64,9 @@ class Loop:
         """
         return len(self._heap)
 
-    def at(self, when: float, callback: Callable, *args) -> None:
-        """Run ``callback(*args)`` at virtual time ``when`` (not before ``now``).
+    def at(self, when: float, callback: Callable, *args, lane: int = 0) -> None:
+        """Run ``callback(*args)`` at virtual time ``when`` (not before ``now``); at equal
+        times lower ``lane`` first.
 
         >>> loop = Loop(); loop.at(3.0, print, "three"); _ = loop.run()
         three
@@ -69,15 +77,15 @@ class Loop:
         """
         if when < self.now:
             raise ValueError(f"cannot schedule at {when}, before now ({self.now})")
-        heapq.heappush(self._heap, (when, next(self._seq), callback, args))
+        heapq.heappush(self._heap, (when, lane, next(self._seq), callback, args))
 
-    def after(self, delay: float, callback: Callable, *args) -> None:
+    def after(self, delay: float, callback: Callable, *args, lane: int = 0) -> None:
         """Run ``callback(*args)`` ``delay`` virtual seconds from now.
 
         >>> loop = Loop(10.0); loop.after(2.5, lambda: print(loop.now)); _ = loop.run()
         12.5
         """
-        heapq.heappush(self._heap, (self.now + max(delay, 0.0), next(self._seq), callback, args))
+        heapq.heappush(self._heap, (self.now + max(delay, 0.0), lane, next(self._seq), callback, args))
 
     def stop(self) -> None:
         """Make ``run`` return after the callback running now.
@@ -102,7 +110,7 @@ class Loop:
             if heap[0][0] > until:
                 self.now = float(until)
                 break
-            when, _, callback, args = pop(heap)
+            when, _, _, callback, args = pop(heap)
             self.now = when
             callback(*args)
             n += 1

@@ -176,7 +176,7 @@ class WorkerState:
         self.executing: set[WTaskState] = set()
         self.long_running: set[WTaskState] = set()  # seceded: running, not counted against nthreads
         self.rejoining: deque = deque()  # seceded tasks waiting for a free slot, first come first
-        self.in_flight_workers: dict[str, set[str]] = {}
+        self.in_flight_workers: dict[str, list[str]] = {}  # peer -> keys asked of it, in the order asked
         self.max_transfers = max_transfers
         self.transfer_batch_bytes = transfer_batch_bytes
         self.paused = False
@@ -609,7 +609,7 @@ class WorkerState:
         self._transition(ts, "memory", sid)
 
     def _ev_gather_success(self, ev: GatherDepSuccess) -> None:
-        keys = self.in_flight_workers.pop(ev.worker, set())
+        keys = self.in_flight_workers.pop(ev.worker, [])
         added = {}
         for key in keys:
             ts = self.tasks.get(key)
@@ -656,7 +656,7 @@ class WorkerState:
             self._forget(ts)
 
     def _ev_gather_failure(self, ev: GatherDepFailure) -> None:
-        keys = self.in_flight_workers.pop(ev.worker, set()) | set(ev.keys)
+        keys = dict.fromkeys([*self.in_flight_workers.pop(ev.worker, []), *ev.keys])
         for key in keys:
             ts = self.tasks.get(key)
             if ts is not None:
@@ -819,7 +819,7 @@ class WorkerState:
                     rest.append(item)
             for item in rest:
                 heapq.heappush(self.fetch, item)
-            self.in_flight_workers[worker] = set(keys)
+            self.in_flight_workers[worker] = keys
             self._out.append(GatherDep(worker, keys, total))
         for item in skipped:
             heapq.heappush(self.fetch, item)

@@ -36,6 +36,14 @@ def in_memory_msg(ts: TaskState) -> dict:
             "workers": [ws.address for ws in ts.who_has][:8]}
 
 
+def _addresses(holders) -> list[str]:
+    """Holders' addresses in one order whatever the set's (a worker fetches from the first
+    free one, so that the same cluster state always leads to the same fetches)."""
+    if len(holders) < 2:
+        return [ws.address for ws in holders]
+    return sorted(ws.address for ws in holders)
+
+
 class Transitions:
     """Task transitions and the bookkeeping they share (a mixin of ``SchedulerState``)."""
 
@@ -193,7 +201,10 @@ class Transitions:
         return recs
 
     def _after_memory(self, ts: TaskState, recs: dict, inline: bytes | None = None) -> None:
-        for dts in ts.dependents:
+        dependents = ts.dependents
+        if len(dependents) > 1:  # most urgent recommended last, so placed first (recs pop from the end),
+            dependents = sorted(dependents, reverse=True)  # and in one order whatever the set's
+        for dts in dependents:
             if ts in dts.waiting_on:
                 dts.waiting_on.discard(ts)
                 if not dts.waiting_on and dts.state == "waiting":
@@ -463,7 +474,7 @@ class Transitions:
                 self.limits_running[name] += 1
         msg = {
             "op": ops.COMPUTE_TASK, "key": ts.key, "run_spec": ts.run_spec, "priority": list(ts.priority),
-            "who_has": {d.key: [w.address for w in d.who_has] for d in ts.dependencies},
+            "who_has": {d.key: _addresses(d.who_has) for d in ts.dependencies},
             "nbytes": {d.key: d.nbytes for d in ts.dependencies},
         }
         inline = None
