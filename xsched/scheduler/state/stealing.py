@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
+from operator import attrgetter
 
 from ...protocol import ops
 from .entities import TaskState, WorkerState
@@ -34,6 +35,8 @@ STEAL_LATENCY = 0.002
 STEAL_RATIO = 0.5
 #: (``_steal``: no thief looked for yet)
 _UNASKED = object()
+#: A task's rank, as ``TaskState.__lt__`` orders it, compared in C
+_ORDER = attrgetter("priority", "key")
 
 
 class WorkStealing:
@@ -89,11 +92,13 @@ class WorkStealing:
                 spare = len(victim.processing) - len(victim.long_running) - keep - outgoing[victim.address]
                 if spare <= 0:
                     continue  # (the usual end of a pass on a wide cluster: every spare task is asked for)
+                if thief is _UNASKED:  # asked before ranking candidates: most passes that get
+                    thief, free = next(thieves, (None, 0))  # here find every idle thread promised
+                if thief is None:
+                    return
                 candidates = (ts for ts in self._stealable[victim]
                               if ts.key not in self.stealing and ts.key not in self._started)
-                for ts in heapq.nlargest(spare, candidates):  # lowest priority first
-                    if thief is _UNASKED:
-                        thief, free = next(thieves, (None, 0))
+                for ts in heapq.nlargest(spare, candidates, key=_ORDER):  # lowest priority first
                     if thief is None:
                         return
                     if not self._worth_moving(ts):
