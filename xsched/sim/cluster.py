@@ -62,6 +62,9 @@ __all__ = ["Cluster", "CLIENT"]
 
 #: The simulated client's name.
 CLIENT = "sim-client"
+#: The client's lane (``Loop``): after every worker's, so that a graph submitted when the
+#: workers join reaches the scheduler after their registrations, as on a cluster started first
+_CLIENT_LANE = 1 << 62
 
 
 def _size(value) -> int:
@@ -198,7 +201,7 @@ class Cluster:
 
     def _client_send(self, msg: dict) -> None:
         self.metrics.messages[msg["op"]] += 1
-        self.loop.after(self.latency, self._at_scheduler, CLIENT_PEER, msg)
+        self.loop.after(self.latency, self._at_scheduler, CLIENT_PEER, msg, lane=_CLIENT_LANE)
 
     def _at_client(self, msg: dict) -> None:
         op, key = msg["op"], msg.get("key")
@@ -222,7 +225,7 @@ class Cluster:
         if w is not None:
             self.loop.after(self.latency, self._at_worker, w, msg, lane=w.lane)
         elif peer == CLIENT_PEER:
-            self.loop.after(self.latency, self._at_client, msg)
+            self.loop.after(self.latency, self._at_client, msg, lane=_CLIENT_LANE)
 
     def _at_worker(self, w: SimWorker, msg: dict) -> None:
         if not w.alive:
@@ -279,7 +282,7 @@ class Cluster:
     def _join(self, address: str, nthreads: int, resources: dict | None) -> None:
         machine = WorkerState(nthreads, address, resources, validate=self.validate)
         w = SimWorker(self, address, Timed(machine, self.metrics.workers, after=self._after_worker))
-        w.lane = len(self.workers) + 1  # (the loop's tie-break: the client's and the timers' lane is 0)
+        w.lane = len(self.workers) + 1  # (the loop's tie-break at equal times: timers 0, the client last)
         self.workers[address] = w
         self._peers[w.peer] = w
         self.metrics.note_memory(address, 0)

@@ -37,7 +37,7 @@ from collections import defaultdict, deque
 from typing import Iterable
 
 from ...protocol import ops
-from .entities import Retirement, TaskState, WorkerState, _grown, _with
+from .entities import TASK_ORDER, Retirement, TaskState, WorkerState, _grown, _with
 from .events import (
     AddClient, AddKeys, AddWorker, CancelKeys, ClientDesiresKeys, ClientReleasesKeys, MissingData, NewTask,
     PublishDataset, RemoveClient, RemoveWorker, Reschedule, Restart, RetryKeys, TaskErred,
@@ -317,11 +317,10 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Replication
         )
         self._freed_slots.add(ws)
         self._load.update(ws)
-        recs = {}
-        for ts in sorted(self.unrunnable):
-            if self._valid_worker(ts, ws):
-                recs[ts.key] = "waiting"
-        return recs
+        # (in one order whatever the set's; only those it can run are sorted: a thousand workers
+        # joining need not sort the tasks that wait for a GPU a thousand times)
+        runnable = [ts for ts in self.unrunnable if self._valid_worker(ts, ws)]
+        return {ts.key: "waiting" for ts in sorted(runnable, key=TASK_ORDER)}
 
     def _ev_remove_worker(self, ev: RemoveWorker) -> dict:
         ws = self.workers.pop(ev.address, None)

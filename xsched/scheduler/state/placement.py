@@ -146,7 +146,9 @@ class Placement:
                 candidates = [ws for ws in self.workers.values() if ws.status == "running"]
         else:
             candidates = self._holders_and_least_loaded(ts)
-        return min(candidates, key=lambda ws: self._cost(ts, ws)) if candidates else None
+        if len(candidates) < 2:  # (on a wide cluster the usual case for a root task: no cost to weigh)
+            return candidates[0] if candidates else None
+        return min(candidates, key=lambda ws: self._cost(ts, ws))
 
     def _valid_running(self, ts: TaskState) -> list[WorkerState]:
         return [ws for ws in self.workers.values() if ws.status == "running" and self._valid_worker(ts, ws)]

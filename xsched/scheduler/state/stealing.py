@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from operator import attrgetter
 
 from ...protocol import ops
-from .entities import TaskState, WorkerState
+from .entities import TASK_ORDER, TaskState, WorkerState
 from .events import StealResponse, ToWorker
 
 #: Seconds a steal costs beyond the data transfer (the request's round trip).
@@ -35,8 +34,6 @@ STEAL_LATENCY = 0.002
 STEAL_RATIO = 0.5
 #: (``_steal``: no thief looked for yet)
 _UNASKED = object()
-#: A task's rank, as ``TaskState.__lt__`` orders it, compared in C
-_ORDER = attrgetter("priority", "key")
 
 
 class WorkStealing:
@@ -98,7 +95,7 @@ class WorkStealing:
                     return
                 candidates = (ts for ts in self._stealable[victim]
                               if ts.key not in self.stealing and ts.key not in self._started)
-                for ts in heapq.nlargest(spare, candidates, key=_ORDER):  # lowest priority first
+                for ts in heapq.nlargest(spare, candidates, key=TASK_ORDER):  # lowest priority first
                     if thief is None:
                         return
                     if not self._worth_moving(ts):
