@@ -51,6 +51,13 @@ def test_zarr_round_trip_on_workers(client, tmp_path):
     group = str(tmp_path / "group.zarr")
     z.to_zarr(group, component="centred")
     np.testing.assert_allclose(xa.from_zarr(group, component="centred").compute(), z.compute())
+    # a time series grown on the workers: appended twice off the stored grid, a region rewritten
+    xa.to_zarr(x[:5] + 1, path, append_dim=0)
+    xa.to_zarr(x[5:12] + 2, path, append_dim=0)
+    xa.to_zarr(xa.zeros((3, 30), chunks=(2, 15)), path, region=(slice(1, 4),))
+    expected = np.concatenate([2 * a, a[:5] + 1, a[5:12] + 2])
+    expected[1:4] = 0
+    np.testing.assert_array_equal(xa.from_zarr(path).compute(), expected)
 
 
 def test_zarr_blocks_are_made_and_written_by_the_workers(client, tmp_path):

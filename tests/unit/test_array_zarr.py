@@ -5,6 +5,7 @@ error for irregular chunks, compute=False, tasks that carry a path and no data, 
 
 from __future__ import annotations
 
+import itertools
 import pickle
 import subprocess
 import sys
@@ -192,3 +193,121 @@ def test_source_pickles_small():
     again = pickle.loads(pickle.dumps(s))
     assert again.store == s.store and again.store.endswith("/rel/x.zarr")
     assert again.component == "a/b"
+
+
+# ---------------------------------------------------------------- region= and append_dim=
+def _write_regions(d: Delayed) -> list[tuple[slice, ...]]:
+    """The region each write task of a to_zarr(..., compute=False) stores into."""
+    from xsched.array.zarr import _write_region
+
+    return [t.args[2] for t in d.__xsched_graph__().values()
+            if getattr(t, "func", None) is _write_region]
+
+
+def _chunks_touched(region: tuple[slice, ...], unit: tuple[int, ...]) -> set:
+    return set(itertools.product(*(range(r.start // u, (r.stop - 1) // u + 1) for r, u in zip(region, unit))))
+
+
+def _no_chunk_written_twice(d: Delayed, unit: tuple[int, ...]) -> None:
+    seen: dict = {}
+    for region in _write_regions(d):
+        for chunk in _chunks_touched(region, unit):
+            assert chunk not in seen, f"zarr chunk {chunk} written by {seen[chunk]} and {region}"
+            seen[chunk] = region
+
+
+def test_a_region_on_the_stored_grid_is_written_block_by_block(tmp_path):
+    path = str(tmp_path / "r.zarr")
+    stored = np.arange(120.0).reshape(12, 10)
+    zarr.create_array(path, shape=stored.shape, chunks=(4, 5), dtype="f8")[:] = stored
+    x = xa.from_array(-np.ones((8, 5)), chunks=(4, 5))
+    d = xa.to_zarr(x, path, region=(slice(4, 12), slice(5, 10)), compute=False)
+    assert sorted(r[0].start for r in _write_regions(d)) == [4, 8]  # x's own two blocks, no rechunk
+    assert not any(k.startswith("rechunk") for k in d.__xsched_graph__())
+    d.compute()
+    expected = stored.copy()
+    expected[4:12, 5:10] = -1
+    np.testing.assert_array_equal(zarr.open_array(path, mode="r")[:], expected)
+    # {axis: slice}, the other axes whole; negative bounds count from the end
+    xa.to_zarr(xa.zeros((2, 10), chunks=(2, 5)), path, region={0: slice(-2, None)})
+    expected[-2:] = 0
+    np.testing.assert_array_equal(zarr.open_array(path, mode="r")[:], expected)
+
+
+def test_a_region_off_the_stored_grid_is_rechunked_so_no_chunk_has_two_writers(tmp_path):
+    path = str(tmp_path / "r.zarr")
+    zarr.create_array(path, shape=(20,), chunks=(4,), dtype="i8")[:] = np.arange(20)
+    x = xa.from_array(np.full(13, -1), chunks=5)  # blocks at 3, 8, 13 would share chunks 2 and 3
+    d = xa.to_zarr(x, path, region=(slice(3, 16),), compute=False)
+    _no_chunk_written_twice(d, (4,))
+    assert [r[0].start for r in sorted(_write_regions(d), key=lambda r: r[0].start)] == [3, 4, 8, 12]
+    d.compute()
+    assert zarr.open_array(path, mode="r")[:].tolist() == [0, 1, 2] + [-1] * 13 + [16, 17, 18, 19]
+
+
+def test_appending_grows_the_array_and_writes_at_its_end(tmp_path):
+    path = str(tmp_path / "a.zarr")
+    frames = np.arange(7 * 3 * 2).reshape(7, 3, 2)
+    xa.to_zarr(xa.from_array(frames[:5], chunks=(3, 3, 2)), path)  # 5 frames: chunk 1 half full
+    for piece in (frames[5:6], frames[6:7]):
+        d = xa.to_zarr(xa.from_array(piece, chunks=(1, 3, 2)), path, append_dim=0, compute=False)
+        _no_chunk_written_twice(d, (3, 3, 2))
+        d.compute()
+    more = np.arange(100, 100 + 7 * 3 * 2).reshape(7, 3, 2)
+    d = xa.to_zarr(xa.from_array(more, chunks=(4, 3, 2)), path, append_dim=-3, compute=False)
+    _no_chunk_written_twice(d, (3, 3, 2))  # blocks at 7 and 11 would share chunk 3 (frames 9-11)
+    d.compute()
+    z = zarr.open_array(path, mode="r")
+    assert z.shape == (14, 3, 2) and z.chunks == (3, 3, 2)
+    np.testing.assert_array_equal(z[:], np.concatenate([frames, more]))
+    np.testing.assert_array_equal(xa.from_zarr(path).compute(), z[:])
+
+
+def test_region_and_append_errors_name_what_is_wrong(tmp_path):
+    path = str(tmp_path / "e.zarr")
+    xa.to_zarr(xa.zeros((4, 6), chunks=2, dtype="i4"), path)
+    x = xa.ones((2, 6), chunks=2, dtype="i4")
+    with pytest.raises(ValueError, match=r"along axis 0 .*length 4.* covers 3 .*has 2 there"):
+        xa.to_zarr(x, path, region=(slice(0, 3),))
+    with pytest.raises(ValueError, match="step 2"):
+        xa.to_zarr(x, path, region=(slice(0, 4, 2),))
+    with pytest.raises(TypeError, match="a slice per axis"):
+        xa.to_zarr(x, path, region=(0, slice(None)))
+    with pytest.raises(ValueError, match=r"along axis 1 the stored array has 6, the appended one 5"):
+        xa.to_zarr(xa.ones((2, 5), chunks=2, dtype="i4"), path, append_dim=0)
+    with pytest.raises(ValueError, match="not both"):
+        xa.to_zarr(x, path, region=(slice(0, 2),), append_dim=0)
+    with pytest.raises(ValueError, match=r"overwrite=True.*keeps its settings"):
+        xa.to_zarr(x, path, append_dim=0, overwrite=True)
+    with pytest.raises(TypeError, match=r"holds int32.*float64.*astype\('int32'\)"):
+        xa.to_zarr(xa.ones((2, 6), chunks=2), path, append_dim=0)
+    with pytest.raises(ValueError, match="append_dim=2 is not an axis"):
+        xa.to_zarr(x, path, append_dim=2)
+    with pytest.raises(FileNotFoundError, match="no zarr array"):
+        xa.to_zarr(x, str(tmp_path / "none.zarr"), append_dim=0)
+    assert zarr.open_array(path, mode="r").shape == (4, 6)  # nothing grew on the way
+    assert zarr.open_array(path, mode="r")[:].sum() == 0
+
+
+hypothesis = pytest.importorskip("hypothesis")
+st = hypothesis.strategies
+
+
+@hypothesis.settings(max_examples=40, deadline=None)
+@hypothesis.given(data=st.data())
+def test_any_region_of_any_grid_equals_numpy_and_no_chunk_has_two_writers(tmp_path_factory, data):
+    n = data.draw(st.integers(1, 30), label="stored length")
+    unit = data.draw(st.integers(1, 8), label="stored chunk")
+    start = data.draw(st.integers(0, n - 1), label="region start")
+    stop = data.draw(st.integers(start + 1, n), label="region stop")
+    block = data.draw(st.integers(1, 9), label="written block")
+    path = str(tmp_path_factory.mktemp("h") / "h.zarr")
+    zarr.create_array(path, shape=(n, 2), chunks=(unit, 2), dtype="i8")[:] = -1
+    values = np.arange((stop - start) * 2).reshape(-1, 2)
+    d = xa.to_zarr(xa.from_array(values, chunks=(block, 2)), path, region=(slice(start, stop),),
+                   compute=False)
+    _no_chunk_written_twice(d, (unit, 2))
+    d.compute()
+    expected = np.full((n, 2), -1)
+    expected[start:stop] = values
+    np.testing.assert_array_equal(zarr.open_array(path, mode="r")[:], expected)

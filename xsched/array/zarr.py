@@ -226,15 +226,24 @@ def _regular_chunks(arr: Array) -> tuple[int, ...]:
 
 
 def to_zarr(arr: Array, url: Any, component: str | None = None, overwrite: bool = False,
-            compute: bool = True, *, storage_options: dict | None = None,
-            **create_kwargs: Any) -> Delayed | None:
-    """Write ``arr`` to a new zarr array at ``url`` (a local path, an fsspec URL or a zarr
-    store), each block from the task that holds it.
+            compute: bool = True, *, region: Any = None, append_dim: int | None = None,
+            storage_options: dict | None = None, **create_kwargs: Any) -> Delayed | None:
+    """Write ``arr`` to zarr at ``url`` (a local path, an fsspec URL or a zarr store), each
+    block from the task that holds it: a new array, a ``region`` of an existing one, or
+    appended to an existing one along ``append_dim``.
 
-    The zarr array is created now with chunks equal to ``arr``'s blocks, which must
-    therefore be regular (all of one size along each axis, the last one possibly
-    shorter): each task then writes whole zarr chunks of its own and no two tasks touch
-    the same chunk. Irregular blocks raise an error; ``rechunk`` them first.
+    A new array is created now with chunks equal to ``arr``'s blocks, which must therefore
+    be regular (all of one size along each axis, the last one possibly shorter): each task
+    then writes whole zarr chunks of its own and no two tasks touch the same chunk.
+    Irregular blocks raise an error; ``rechunk`` them first.
+
+    ``region`` (a slice per axis, or ``{axis: slice}``; other axes whole) writes into that
+    part of an existing array; ``append_dim`` grows an existing array along that axis by
+    ``arr``'s length there and writes ``arr`` at the end. Either way, where ``arr``'s
+    blocks do not start on the stored chunks (a zarr chunk would be written by two tasks
+    at once, one of them losing its part), ``arr`` is first rechunked onto the stored
+    grid, so the writes still need no lock. The metadata (creation, growth) is written
+    now, the blocks when computed.
 
     ``component``: the array's path inside a group. ``overwrite``: replace an existing
     array there (otherwise that is an error). ``create_kwargs`` go to
@@ -251,33 +260,43 @@ def to_zarr(arr: Array, url: Any, component: str | None = None, overwrite: bool 
     [0, 2, 4, 6, 8, 10, 12, 14, 16, 18]
     >>> zarr.open_array(path, path="doubled", mode="r").chunks
     (4,)
+    >>> xa.to_zarr(xa.ones(3, chunks=3, dtype=int), path, component="doubled", region=(slice(2, 5),))
+    >>> xa.to_zarr(x[:3], path, component="doubled", append_dim=0)
+    >>> zarr.open_array(path, path="doubled", mode="r")[:].tolist()
+    [0, 2, 1, 1, 1, 10, 12, 14, 16, 18, 0, 1, 2]
     """
     if not isinstance(arr, Array):
         raise TypeError(f"to_zarr expects an xsched.array.Array, got {type(arr).__name__}; "
                         "wrap numpy data with xsched.array.from_array(x, chunks=...) first.")
     zarr = _import_zarr()
-    block_shape = _regular_chunks(arr)
     source = ZarrSource.from_user(url, component, storage_options)
-    kwargs = dict(create_kwargs)
-    if source.storage_options:
-        kwargs["storage_options"] = source.storage_options
-    try:
-        zarr.create_array(source.store, name=source.component, shape=arr.shape,
-                          dtype=arr.dtype, chunks=block_shape, overwrite=overwrite, **kwargs)
-    except (zarr.errors.ContainsArrayError, zarr.errors.ContainsGroupError) as exc:
-        raise FileExistsError(f"to_zarr: {source.describe()} already holds a zarr array or "
-                              "group; pass overwrite=True to replace it, or choose another "
-                              "path or component.") from exc
+    if region is not None or append_dim is not None:
+        arr, offset = _into_existing(arr, source, region, append_dim, overwrite, create_kwargs)
+    else:
+        block_shape = _regular_chunks(arr)
+        kwargs = dict(create_kwargs)
+        if source.storage_options:
+            kwargs["storage_options"] = source.storage_options
+        try:
+            zarr.create_array(source.store, name=source.component, shape=arr.shape,
+                              dtype=arr.dtype, chunks=block_shape, overwrite=overwrite, **kwargs)
+        except (zarr.errors.ContainsArrayError, zarr.errors.ContainsGroupError) as exc:
+            raise FileExistsError(f"to_zarr: {source.describe()} already holds a zarr array or "
+                                  "group; pass overwrite=True to replace it, region= to write "
+                                  "into it, append_dim= to add to it, or choose another path or "
+                                  "component.") from exc
+        offset = (0,) * arr.ndim
     token = new_token(arr.name, repr(source), uuid.uuid4().hex)
     name = f"to-zarr-{token}"
     ann = annotations_in_force()
     starts = [_starts(c) for c in arr.chunks]
     layer: dict[str, Any] = {}
     for index in np.ndindex(*arr.numblocks):
-        region = tuple(slice(starts[a][i], starts[a][i + 1]) for a, i in enumerate(index))
+        region_of = tuple(slice(offset[a] + starts[a][i], offset[a] + starts[a][i + 1])
+                          for a, i in enumerate(index))
         where = f"block {tuple(index)} of {arr.name}"
         layer[chunk_key(name, index)] = Task(
-            _write_region, (Ref(chunk_key(arr.name, index)), source, region, where), {},
+            _write_region, (Ref(chunk_key(arr.name, index)), source, region_of, where), {},
             per_task(ann))
     done = f"to-zarr-done-{token}"
     layer[done] = Task(_all_written, ([Ref(k) for k in layer],), {}, per_task(ann))
@@ -288,6 +307,88 @@ def to_zarr(arr: Array, url: Any, component: str | None = None, overwrite: bool 
         return result
     result.compute()
     return None
+
+
+def _into_existing(arr: Array, source: ZarrSource, region: Any, append_dim: int | None,
+                   overwrite: bool, create_kwargs: dict) -> tuple[Array, tuple[int, ...]]:
+    """For a write into an existing array: check it against ``arr``, grow it when
+    appending, and return ``arr`` (on the stored chunk grid) and where its corner goes."""
+    if region is not None and append_dim is not None:
+        raise ValueError("to_zarr: pass region= or append_dim=, not both.")
+    if overwrite or create_kwargs:
+        given = ["overwrite=True"] * bool(overwrite) + [f"{k}=" for k in create_kwargs]
+        raise ValueError(f"to_zarr: {', '.join(given)} create a new array; with region= or "
+                         "append_dim= the array exists already and keeps its settings.")
+    z = source.open("r+")
+    if z.ndim != arr.ndim:
+        raise ValueError(f"to_zarr: {source.describe()} has {z.ndim} dimensions, the array "
+                         f"written into it {arr.ndim}.")
+    if not np.can_cast(arr.dtype, z.dtype, casting="same_kind"):
+        raise TypeError(f"to_zarr: {source.describe()} holds {z.dtype}, which {arr.dtype} "
+                        f"does not cast to safely; write arr.astype({str(z.dtype)!r}).")
+    if append_dim is not None:
+        axis = _axis(append_dim, arr.ndim)
+        others = [a for a in range(arr.ndim) if a != axis and arr.shape[a] != z.shape[a]]
+        if others:
+            a = others[0]
+            raise ValueError(f"to_zarr(append_dim={append_dim}): along axis {a} the stored "
+                             f"array has {z.shape[a]}, the appended one {arr.shape[a]}; only "
+                             f"axis {axis} may differ.")
+        offset = tuple(z.shape[a] if a == axis else 0 for a in range(arr.ndim))
+        z.resize(tuple(z.shape[a] + (arr.shape[a] if a == axis else 0) for a in range(arr.ndim)))
+    else:
+        offset = _region_offset(region, z.shape, arr.shape, source)
+    unit = getattr(z, "shards", None) or z.chunks  # (a shard is written whole, or read, changed, written)
+    aligned = tuple(_aligned(c, o, u) for c, o, u in zip(arr.chunks, offset, unit))
+    if aligned != arr.chunks:
+        arr = arr.rechunk(aligned)
+    return arr, offset
+
+
+def _axis(axis: int, ndim: int) -> int:
+    if not isinstance(axis, (int, np.integer)) or not -ndim <= axis < ndim:
+        raise ValueError(f"to_zarr: append_dim={axis!r} is not an axis of a {ndim}-d array.")
+    return int(axis) % ndim
+
+
+def _region_offset(region: Any, stored: tuple, shape: tuple, source: ZarrSource) -> tuple[int, ...]:
+    """Where a region starts; it must be a slice per axis (step 1) of ``arr``'s shape."""
+    if isinstance(region, dict):
+        region = tuple(region.get(a, region.get(a - len(stored), slice(None))) for a in range(len(stored)))
+    if isinstance(region, slice):
+        region = (region,)
+    if not isinstance(region, tuple) or len(region) > len(stored) or \
+            not all(isinstance(r, slice) for r in region):
+        raise TypeError(f"to_zarr: region= takes a slice per axis (or {{axis: slice}}), got {region!r}.")
+    region = region + (slice(None),) * (len(stored) - len(region))
+    offset = []
+    for axis, (r, n, size) in enumerate(zip(region, stored, shape)):
+        start, stop, step = r.indices(n)
+        if step != 1 or stop - start != size:
+            raise ValueError(f"to_zarr: region {r} along axis {axis} of {source.describe()} "
+                             f"(length {n}) covers {max(stop - start, 0)} elements with step "
+                             f"{step}; the array written has {size} there (a step of 1 is needed).")
+        offset.append(start)
+    return tuple(offset)
+
+
+def _aligned(chunks: tuple[int, ...], start: int, unit: int) -> tuple[int, ...]:
+    """``chunks`` if every block written from ``start`` begins on a multiple of ``unit``
+    (the first at ``start`` itself); else about the same sizes, cut where ``unit`` cuts.
+
+    >>> _aligned((4, 4, 2), 8, 4), _aligned((4, 4, 2), 2, 4), _aligned((5, 5), 0, 2)
+    ((4, 4, 2), (2, 4, 4), (4, 4, 2))
+    """
+    bounds = np.cumsum((start,) + chunks[:-1])[1:]
+    if all(b % unit == 0 for b in bounds):
+        return chunks
+    total, size = sum(chunks), max(unit, round(max(chunks) / unit) * unit)
+    out = [min(total, (-start) % unit or size)]
+    done = out[0]
+    while done < total:
+        out.append(min(size, total - done))
+        done += out[-1]
+    return tuple(out)
 
 
 def _to_zarr_method(self: Array, url: Any, component: str | None = None,
