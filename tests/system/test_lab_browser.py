@@ -527,6 +527,28 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             panel.locator('[data-action="open-pane"][data-pane="progress"]').click()
             expect(page.locator("#xsched-pane-progress")).to_be_visible()
 
+            # a lane per thread: of three runs of one worker the second overlaps the first, the
+            # third starts after the first ended: two lanes, and hovering each names its own run
+            page.evaluate("""() => {
+                const node = document.getElementById('xsched-pane-task-stream');
+                const t = Date.now() / 1000 - 21, w = 'tcp://10.0.0.99:1';
+                node.dispatchEvent(new CustomEvent('xsched-ingest', {detail: {records: [
+                    ['lanes-a', 'lanes', w, t, t + 10, 'memory'], ['lanes-b', 'lanes', w, t + 5, t + 15, 'memory'],
+                    ['lanes-c', 'lanes', w, t + 12, t + 20, 'memory']]}}));
+                window.__lanesT = t;
+            }""")
+            page.locator("#xsched-pane-task-stream").click()  # bring it to the front
+            expect(stream).to_have_attribute("data-lanes", re.compile(r"^10\.0\.0\.99:1=2,worker-2=\d+,worker-10=\d+$"))
+            t0 = page.evaluate("() => window.__lanesT")
+            v0, v1 = map(float, stream.get_attribute("data-view").split(","))
+            box = stream.bounding_box()
+            row_h = (box["height"] - 18) / 3  # (the axis below; three workers, 10.0.0.99:1 first)
+            x = box["x"] + 96 + (t0 + 7.5 - v0) / (v1 - v0) * (box["width"] - 96)
+            tip = page.locator("#xsched-pane-task-stream .xsched-TooltipKey")
+            for lane, key in ((0, "lanes-a"), (1, "lanes-b")):
+                page.mouse.move(x, box["y"] + row_h * (0.25 + 0.5 * lane))
+                expect(tip).to_have_text(key)
+
             # 100,000 synthetic runs: the redraw time through the performance API (printed)
             page.evaluate("""n => {
                 const node = document.getElementById('xsched-pane-task-stream');

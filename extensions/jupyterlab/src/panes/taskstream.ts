@@ -1,5 +1,7 @@
-// The task stream: every task run as a bar on a <canvas>, a row per worker (natural order),
-// a colour per task group, failed runs in the error colour. A bounded window of history (the
+// The task stream: every task run as a bar on a <canvas>, a row per worker (natural order)
+// split into a lane per thread (a run takes the first lane free when it started: runs arrive
+// as they finish, so a lane whose last run ended by then holds no run it overlaps), a colour
+// per task group, failed runs in the error colour. A bounded window of history (the
 // last HISTORY runs, kept in typed arrays used as a ring), drawn group by group so that the
 // fill colour changes once per group, not once per bar. Wheel: zoom around the pointer; drag:
 // pan; double click: follow the newest runs again. Hover: key, worker, duration.
@@ -11,6 +13,7 @@ import {
 export const HISTORY = 100_000;
 const GUTTER = 96; // px: worker names
 const AXIS = 18; // px: time labels
+const MAX_LANES = 64; // lanes per worker row at most
 
 export class TaskStreamPane extends DrawnPane {
   constructor(cluster: string, clusterName: string) {
@@ -53,6 +56,7 @@ export class TaskStreamPane extends DrawnPane {
     this._next = -1;
     this._workerIds.clear();
     this._workerList = [];
+    this._laneEnds = [];
     this._groupIds.clear();
     this._groupList = [];
     this._buckets = null;
@@ -100,6 +104,7 @@ export class TaskStreamPane extends DrawnPane {
       this._key[i] = r[0];
       this._group[i] = this._groupId(r[1]);
       this._worker[i] = this._workerId(r[2]);
+      this._lane[i] = this._laneFor(this._worker[i], start, stop);
       this._start[i] = start;
       this._stop[i] = stop;
       this._failed[i] = r[5] === 'memory' ? 0 : 1;
@@ -138,8 +143,11 @@ export class TaskStreamPane extends DrawnPane {
     const nrows = Math.max(rows.length, 1);
     canvas.setAttribute('data-task-count', String(this._n));
     canvas.setAttribute('data-worker-count', String(rows.length));
+    const lanes = rows.map(w => Math.max(this._laneEnds[w]?.length ?? 1, 1));
+    canvas.setAttribute('data-lanes', rows.map((w, r) => `${this._label(this._workerList[w])}=${lanes[r]}`).join(','));
     const [v0, v1] = this._view();
     this._lastView = [v0, v1];
+    canvas.setAttribute('data-view', `${v0},${v1}`);
     const plotW = cssW - GUTTER;
     const plotH = cssH - AXIS;
     const rowH = plotH / nrows;
@@ -156,10 +164,19 @@ export class TaskStreamPane extends DrawnPane {
       const address = this._workerList[rows[r]];
       ctx.fillText(this._label(address), 4, r * rowH + rowH / 2, GUTTER - 8);
     }
-    const rowOf = new Int32Array(this._workerList.length);
-    rows.forEach((w, r) => (rowOf[w] = r));
+    // a slot per (worker, lane): slotOf[worker] + lane; its top and height
+    const slotOf = new Int32Array(this._workerList.length);
+    const top: number[] = [];
+    const height: number[] = [];
+    rows.forEach((w, r) => {
+      slotOf[w] = top.length;
+      for (let l = 0; l < lanes[r]; l++) {
+        top.push(r * rowH + (l * rowH) / lanes[r]);
+        height.push(rowH / lanes[r]);
+      }
+    });
     // bars, group by group
-    const pad = rowH > 6 ? Math.min(2, rowH * 0.1) : 0;
+    const padOf = (hgt: number) => (hgt > 6 ? Math.min(2, hgt * 0.1) : 0);
     const buckets = this._bucket();
     const light = isLightTheme();
     ctx.save();
@@ -168,12 +185,13 @@ export class TaskStreamPane extends DrawnPane {
     ctx.clip();
     // runs of one group that touch on one row (within half a pixel) are filled as one rectangle:
     // at 100,000 runs most bars are narrower than a pixel
-    const nr = rows.length;
+    const nr = top.length;
     const left = new Float64Array(nr);
     const right = new Float64Array(nr);
     const flush = (r: number) => {
       if (right[r] > left[r]) {
-        ctx.fillRect(left[r], r * rowH + pad, right[r] - left[r], rowH - 2 * pad);
+        const pad = padOf(height[r]);
+        ctx.fillRect(left[r], top[r] + pad, right[r] - left[r], height[r] - 2 * pad);
       }
       left[r] = right[r] = -Infinity;
     };
@@ -196,7 +214,7 @@ export class TaskStreamPane extends DrawnPane {
         if (e < v0 || s > v1) {
           continue;
         }
-        const r = rowOf[this._worker[i]];
+        const r = slotOf[this._worker[i]] + this._lane[i];
         const x0 = GUTTER + (s - v0) * scale;
         const x1 = Math.max(x0 + (e - s) * scale, x0 + 1);
         if (x0 <= right[r] + 0.5 && x1 >= left[r] - 0.5) {
@@ -220,7 +238,8 @@ export class TaskStreamPane extends DrawnPane {
         continue;
       }
       const x = GUTTER + (this._start[i] - v0) * scale;
-      ctx.fillRect(x, rowOf[this._worker[i]] * rowH, Math.max((this._stop[i] - this._start[i]) * scale, 2), rowH);
+      const slot = slotOf[this._worker[i]] + this._lane[i];
+      ctx.fillRect(x, top[slot], Math.max((this._stop[i] - this._start[i]) * scale, 2), height[slot]);
     }
     ctx.restore();
     // the time axis: seconds since the left edge
@@ -233,7 +252,7 @@ export class TaskStreamPane extends DrawnPane {
       ctx.fillText(clock(t, step), x + 2, plotH + AXIS / 2 + 2);
     }
     this._status.textContent =
-      `${this._n.toLocaleString()} runs on ${rows.length} workers` +
+      `${this._n.toLocaleString()} runs on ${rows.length} workers (${nr} threads seen)` +
       (this._skipped ? ` (${this._skipped.toLocaleString()} older runs not shown)` : '') +
       (this._follow ? '' : ' · zoomed: double-click to follow the newest runs');
     performance.measure('xsched-task-stream-draw', 'xsched-task-stream-draw-start');
@@ -295,6 +314,24 @@ export class TaskStreamPane extends DrawnPane {
     }
     this._buckets = { order, offsets };
     return this._buckets;
+  }
+
+  /** The lane of a run of worker ``w`` from ``start`` to ``stop``: the first whose last run
+   * ended by ``start`` (lanes grow as threads are seen to overlap; at most MAX_LANES). */
+  private _laneFor(w: number, start: number, stop: number): number {
+    const ends = (this._laneEnds[w] ??= []);
+    let lane = ends.findIndex(end => end <= start);
+    if (lane < 0) {
+      if (ends.length >= MAX_LANES) {
+        lane = ends.indexOf(Math.min(...ends)); // (more overlap than lanes: the least busy one)
+      } else {
+        lane = ends.length;
+        ends.push(stop);
+        return lane;
+      }
+    }
+    ends[lane] = Math.max(ends[lane], stop);
+    return lane;
   }
 
   private _workerId(address: string): number {
@@ -369,6 +406,8 @@ export class TaskStreamPane extends DrawnPane {
     const rowH = (rect.height - AXIS) / Math.max(rows.length, 1);
     const r = Math.floor(y / rowH);
     const t = this._timeAt(ev.clientX);
+    const nl = r >= 0 && r < rows.length ? Math.max(this._laneEnds[rows[r]]?.length ?? 1, 1) : 1;
+    const lane = Math.min(Math.floor(((y - r * rowH) / rowH) * nl), nl - 1);
     const [v0, v1] = this._lastView;
     const slack = (2 * (v1 - v0)) / Math.max(rect.width - GUTTER, 1); // 2 px either side
     let found = -1;
@@ -376,7 +415,8 @@ export class TaskStreamPane extends DrawnPane {
       const worker = rows[r];
       for (let k = this._n - 1; k >= 0; k--) {
         const i = (this._head + k) % HISTORY;
-        if (this._worker[i] === worker && this._start[i] - slack <= t && t <= this._stop[i] + slack) {
+        if (this._worker[i] === worker && this._lane[i] === lane &&
+            this._start[i] - slack <= t && t <= this._stop[i] + slack) {
           found = i;
           break;
         }
@@ -405,6 +445,8 @@ export class TaskStreamPane extends DrawnPane {
   private _start = new Float64Array(HISTORY);
   private _stop = new Float64Array(HISTORY);
   private _failed = new Uint8Array(HISTORY);
+  private _lane = new Uint8Array(HISTORY);
+  private _laneEnds: number[][] = []; // per worker id: the end of the last run in each lane
   private _n = 0;
   private _head = 0;
   private _next = -1;
