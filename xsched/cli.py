@@ -50,6 +50,9 @@ from .worker import nanny as worker_nanny
 
 __all__ = ["main", "scheduler_main", "worker_main"]
 
+#: (``--dashboard-address`` not given: the ``scheduler.dashboard-address`` setting decides)
+_FROM_CONFIG = object()
+
 
 def _setup_logging(level: str) -> None:
     logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO),
@@ -293,9 +296,10 @@ def _scheduler_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, default=8786, help="port (0: any free port; default 8786)")
     p.add_argument("--scheduler-file", help="also write address and secret here (mode 0600)")
     p.add_argument("--name", default=None, help="the cluster's name, shown by the JupyterLab panel")
-    p.add_argument("--dashboard-address", default=f":{DEFAULT_DASHBOARD_PORT}",
-                   help="where to serve the dashboard page: ':8787' (the default: port 8787 on the scheduler's "
-                        "host; taken: a free port), 'host:port', or None for no dashboard")
+    p.add_argument("--dashboard-address", default=_FROM_CONFIG,
+                   help="where to serve the dashboard page: ':8787' (port 8787 on the scheduler's host; taken: "
+                        "a free port), 'host:port', or None for no dashboard (default: the "
+                        f"scheduler.dashboard-address setting, ':{DEFAULT_DASHBOARD_PORT}' unless changed)")
     p.add_argument("--security", default=None, choices=["auto", "curve"],
                    help="auto: large transfers in clear on loopback only; curve: encrypted everywhere")
     p.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
@@ -331,10 +335,15 @@ def _worker_parser(p: argparse.ArgumentParser) -> None:
 def _scheduler(args) -> int:
     if args.security is None:
         args.security = config.get("comm.security", "auto")
+    if args.dashboard_address is _FROM_CONFIG:
+        args.dashboard_address = config.get("scheduler.dashboard-address")
+        where = "the scheduler.dashboard-address setting"
+    else:
+        where = "--dashboard-address"
     try:
         parse_dashboard_address(args.dashboard_address)
     except AddressError as e:
-        print(f"xsched scheduler: --dashboard-address: {e}", file=sys.stderr)
+        print(f"xsched scheduler: {where}: {e}", file=sys.stderr)
         return 2
     try:
         asyncio.run(_run_scheduler(args))

@@ -202,6 +202,9 @@ SCHEMA = S("xsched configuration", {
                                  "inputs costs little against the tasks' expected duration."),
         "validate": L(BOOL, "Check every invariant of the scheduler's state after its events (slow; for "
                             "tests and debugging): a violation is logged with its story and closes the scheduler."),
+        "dashboard-address": L(STR | number(0, 65535, integer=True) | NULL,
+            "Where the scheduler serves its dashboard page: ':8787' (port 8787 on the scheduler's host; "
+            "taken: a free port), 'host:port', a port number, or null for no page."),
         "extensions": L(NAMES | NULL, "The scheduler extensions to load (progress, datasets, uploads, "
                                       "environments, coordination, events, diagnostics); null: all. Ops of "
                                       "one not loaded are refused."),

@@ -21,10 +21,11 @@ import urllib.request
 import psutil
 import pytest
 
+import xsched
 from xsched import Client, LocalCluster
 from xsched.protocol.registry import read_scheduler_file
 
-from tests.support.procs import read_line
+from tests.support.procs import cli_env, read_line
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(90)]
 
@@ -179,6 +180,10 @@ def test_no_dashboard_when_the_address_is_none():
         assert "dashboard" not in c._repr_html_()
         # the scheduler listens on its own port and nothing else
         assert listening_ports(cluster._scheduler_proc.pid) == {int(cluster.scheduler_address.rsplit(":", 1)[1])}
+    with xsched.config.set({"scheduler.dashboard-address": None}):  # the setting, when no argument is given
+        with LocalCluster(n_workers=0) as cluster:
+            assert cluster.dashboard_link is None
+            assert listening_ports(cluster._scheduler_proc.pid) == {int(cluster.scheduler_address.rsplit(":", 1)[1])}
     with pytest.raises(ValueError, match="loopback only"):
         LocalCluster(n_workers=0, dashboard_address="0.0.0.0:8787")
     with pytest.raises(ValueError, match="the port 'x' is not a number"):
@@ -254,3 +259,15 @@ def test_the_command_line_serves_the_page_where_asked(procs, tmp_path):
     assert bad.wait(30) == 2
     err = bad.stderr.read().decode()
     assert "--dashboard-address" in err and "'http' is not a number" in err and "Traceback" not in err
+
+    # without --dashboard-address, the scheduler.dashboard-address setting decides (here from the environment)
+    env = {**cli_env(), "XSCHED_SCHEDULER__DASHBOARD_ADDRESS": "None"}
+    quiet = procs.start("scheduler", "--host", "127.0.0.1", "--port", "0", "--scheduler-file",
+                        str(tmp_path / "quiet.json"), env=env)
+    said = [read_line(quiet) for _ in range(4)]
+    assert said[0].startswith("xsched scheduler at") and not any("dashboard" in line for line in said)
+    env["XSCHED_SCHEDULER__DASHBOARD_ADDRESS"] = "host:http"
+    bad = procs.start("scheduler", "--port", "0", env=env)
+    assert bad.wait(30) == 2
+    err = bad.stderr.read().decode()
+    assert "the scheduler.dashboard-address setting" in err and "'http' is not a number" in err

@@ -48,6 +48,16 @@ logger = logging.getLogger("xsched.deploy")
 _live: "weakref.WeakSet[LocalCluster]" = weakref.WeakSet()
 
 
+class _Setting:
+    """(``dashboard_address`` not given: the ``scheduler.dashboard-address`` setting decides)"""
+
+    def __repr__(self) -> str:
+        return "<the scheduler.dashboard-address setting>"
+
+
+_FROM_CONFIG = _Setting()
+
+
 class LocalCluster(SpecCluster):
     """A scheduler plus ``n_workers`` workers on this machine.
 
@@ -55,8 +65,9 @@ class LocalCluster(SpecCluster):
     ``resources`` per worker: {"GPU": 1} or "GPU=1". ``name``: shown in its repr and
     display, kept as ``cluster.name`` and in the scheduler's registry entry (the JupyterLab
     panel names the cluster by it). ``dashboard_address``: where the scheduler serves its
-    dashboard page (``":8787"``, the default: port 8787 on loopback, or a free port when
-    that one is taken; None: no page); ``cluster.dashboard_link`` is its URL. Scaling,
+    dashboard page (``":8787"``: port 8787 on loopback, or a free port when that one is
+    taken; None: no page; by default the ``scheduler.dashboard-address`` setting, ``":8787"``
+    unless changed); ``cluster.dashboard_link`` is its URL. Scaling,
     ``adapt`` and ``close`` work as for every xsched cluster (``deploy/spec.py``): each
     worker is one group.
 
@@ -74,7 +85,7 @@ class LocalCluster(SpecCluster):
                  memory_limit="auto", processes: bool = True, resources=None, host: str = "127.0.0.1",
                  asynchronous: bool = False, security: str | None = None, timeout: float = 30,
                  local_directory: str | None = None, name: str | None = None,
-                 dashboard_address: str | int | None = f":{DEFAULT_DASHBOARD_PORT}"):
+                 dashboard_address: str | int | None = _FROM_CONFIG):
         cpus = psutil.cpu_count() or 1
         if n_workers is None:
             n_workers = max(1, cpus // (threads_per_worker or 1)) if processes else 1
@@ -83,6 +94,8 @@ class LocalCluster(SpecCluster):
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError(f"LocalCluster listens on loopback only, not {host!r}; use `xsched scheduler` "
                              "and `xsched worker` to serve other machines")
+        if dashboard_address is _FROM_CONFIG:
+            dashboard_address = config.get("scheduler.dashboard-address", f":{DEFAULT_DASHBOARD_PORT}")
         dashboard = parse_dashboard_address(dashboard_address)  # (host, port) or None; AddressError names it
         if dashboard is not None and dashboard[0] and not is_loopback(dashboard[0]):
             raise ValueError(f"LocalCluster serves its dashboard on loopback only, not {dashboard[0]!r}; give a "
