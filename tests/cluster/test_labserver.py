@@ -453,6 +453,57 @@ def test_unreachable_cluster_does_not_hold_up_the_others(jp_asyncio_loop, jp_fet
     assert took < 6, took
 
 
+def spin_until(path):
+    """A task that holds its thread in a function of its own until ``path`` exists."""
+    import os
+    import time
+
+    while not os.path.exists(path):
+        time.sleep(0.002)
+    return 1
+
+
+@pytest.mark.cluster
+def test_the_profile_part_samples_the_workers_while_polled(own_cluster, tmp_path):
+    """Polls asking for "profile" have the workers sample their task threads; the reply's
+    rows are one call tree per task prefix with the running task's function under it."""
+    from xsched import Client
+    from xsched.protocol import ops
+    from tests.support.helpers import wait_until
+
+    cluster = own_cluster(n_workers=2)
+    client = Client(cluster, set_as_default=False)
+    gate, futs = str(tmp_path / "open"), []
+    try:
+        def ask():
+            return client._sync(client._conn.request({"op": ops.TELEMETRY, "parts": ["profile"]}, timeout=10))[0]
+
+        first = ask()["profile"]
+        assert first["rows"] == [] and first["samples"] == 0 and first["since"] > 0  # (nothing ran yet)
+        futs = [client.submit(spin_until, gate, key=f"profiled-spin-{i}") for i in range(2)]
+
+        def spun():
+            rows = ask()["profile"]["rows"]
+            under = False
+            for depth, function, filename, count, own in rows:
+                if depth == 0:
+                    under = function == "profiled-spin"
+                elif under and function == "spin_until" and filename == __file__:
+                    return rows
+            return None
+
+        rows = wait_until(spun, timeout=30, msg="spin_until sampled under its task prefix")
+        top = [r for r in rows if r[0] == 0]
+        assert [r[1] for r in top][0] == "profiled-spin" and all(r[3] > 0 for r in rows)
+        profile = ask()["profile"]
+        assert profile["samples"] == sum(r[3] for r in profile["rows"] if r[0] == 0)
+        assert all(r[3] >= r[4] >= 0 for r in profile["rows"])  # (samples through a node >= ending in it)
+    finally:
+        open(gate, "w").close()
+        client.gather(futs)
+        client.close()
+
+
 # ---------------------------------------------------------------------- telemetry (the main-area panes)
 @pytest.mark.cluster
 def test_telemetry_op_on_a_real_scheduler(own_cluster):

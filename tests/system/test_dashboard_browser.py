@@ -4,7 +4,8 @@ runs (``data-task-count`` of ``#xsched-pane-task-stream``), a progress row for t
 2 rows in the workers table, in the browser's light and dark colour schemes; the timeline
 draws memory samples of both workers, the logs pane shows (and filters) a warning the
 scheduler logged, and the story pane shows a computed key's transitions once its key is
-typed; the token left the address bar for a cookie; the same address without the token is
+typed, and the profile pane draws the prefix of a task spinning while the page is open; the
+token left the address bar for a cookie; the same address without the token is
 refused; and when the scheduler goes away, the page says so.
 
 One browser start (the suite's time budget); skips, as the other browser tests do, when
@@ -14,6 +15,7 @@ Playwright's ``close()`` stops the chromium it launched.
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -78,6 +80,8 @@ def _check_the_page(client, cluster, expect, sync_playwright) -> None:
                 expect(timeline).to_have_attribute("data-worker-count", "2")
                 if scheme == "light":
                     _check_logs_and_story(page, expect, futures[7].key)
+                else:  # (last: its run is one more in the task stream)
+                    _check_profile(client, page, expect)
                 assert not errors, errors
                 if scheme == "light":
                     page.reload()  # the cookie alone opens it now
@@ -98,6 +102,29 @@ def _check_the_page(client, cluster, expect, sync_playwright) -> None:
         finally:
             browser.close()
     assert backgrounds["light"] != backgrounds["dark"]  # the --jp-* variables of both schemes
+
+
+def _check_profile(client, page, expect) -> None:
+    """While a task spins, the page's profile pane draws its prefix (the workers sample while
+    the page polls the profile)."""
+    import tempfile
+
+    gate = os.path.join(tempfile.mkdtemp(), "open")
+
+    def page_spin(path):
+        import os
+        import time
+        while not os.path.exists(path):
+            time.sleep(0.002)
+        return 1
+
+    spinning = client.submit(page_spin, gate, key="page-spin-1")
+    try:
+        expect(page.locator("#xsched-pane-profile canvas")).to_have_attribute(
+            "data-prefixes", re.compile(r"(^|,)page-spin(,|$)"), timeout=30_000)
+    finally:
+        open(gate, "w").close()
+    assert spinning.result(timeout=30) == 1
 
 
 def _check_logs_and_story(page, expect, key: str) -> None:

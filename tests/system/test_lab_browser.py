@@ -445,8 +445,8 @@ def _open_by_palette(page, label: str) -> None:
 
 def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
     """The main-area panes (task stream, progress, worker memory, workers, timeline, logs,
-    story), opened from the palette for the cluster selected in the sidebar: their data-
-    attributes match the cluster;
+    story, profile), opened from the palette for the cluster selected in the sidebar: their
+    data- attributes match the cluster (the profile: a task spinning while the pane is open);
     the task stream's redraw time with 100,000 runs is printed (measured, not asserted)."""
     from playwright.sync_api import expect, sync_playwright
 
@@ -471,8 +471,19 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             logging.getLogger("xsched.user").warning("lab-panes: a note for the logs pane")
 
         client.run_on_scheduler(note)
-    finally:
+
+        def lab_spin(path):
+            import os
+            import time
+            while not os.path.exists(path):
+                time.sleep(0.002)
+            return 1
+
+        gate = str(tmp_path / "spin-gate")  # (opened when the profile pane has seen the spin)
+        spinning = client.submit(lab_spin, gate, key="lab-spin-1")
+    except BaseException:
         client.close()
+        raise
 
     shots = tmp_path / "screenshots"
     shots.mkdir()
@@ -486,7 +497,7 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             panel = page.locator("#xsched-cluster-panel")
             panel.locator(f'.xsched-Cluster[data-cluster-address="{address}"]').click()
             expect(panel.locator("tr[data-worker-address]")).to_have_count(2)
-            expect(panel.locator('[data-action="open-pane"]')).to_have_count(7)
+            expect(panel.locator('[data-action="open-pane"]')).to_have_count(8)
 
             for label, kind in (("Task Stream", "task-stream"), ("Progress", "progress"),
                                 ("Worker Memory", "worker-memory"), ("Workers", "workers")):
@@ -521,6 +532,15 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             story.locator(".xsched-StoryKey").press("Enter")
             expect(story.locator('tr[data-state="memory"]')).to_have_count(1, timeout=20_000)
             page.screenshot(path=str(shots / "panes.png"))
+            # the profile: the workers sample while it is open; the spinning task's prefix is drawn
+            _open_by_palette(page, "xsched: Open Profile")
+            profile = page.locator("#xsched-pane-profile canvas")
+            expect(profile).to_have_attribute("data-prefixes", re.compile(r"(^|,)lab-spin(,|$)"), timeout=30_000)
+            expect(profile).to_have_attribute("data-nodes", re.compile(r"^([2-9]|[1-9][0-9]+)$"))  # its frames too
+            open(gate, "w").close()
+            assert spinning.result(timeout=30) == 1
+            client.close()
+            page.screenshot(path=str(shots / "profile.png"))
 
             # the sidebar's buttons open (or show) the same panes
             page.locator("#xsched-pane-workers").evaluate("el => el.parentElement")  # attached
@@ -586,7 +606,7 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
                 return {k.split(":", 1)[1] for k in data if k.startswith("xsched-pane:")}
 
             deadline = time.monotonic() + 30
-            kinds = {"task-stream", "progress", "worker-memory", "workers", "timeline", "logs", "story"}
+            kinds = {"task-stream", "progress", "worker-memory", "workers", "timeline", "logs", "story", "profile"}
             while saved() != kinds:
                 assert time.monotonic() < deadline, f"the layout was not saved: {saved()}"
                 page.wait_for_timeout(250)
@@ -596,6 +616,9 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
                 expect(page.locator(f"#xsched-pane-{kind}")).to_be_attached(timeout=30_000)
         finally:
             context.close()
+            if not os.path.exists(gate):
+                open(gate, "w").close()
+            client.close()
     med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
     print(f"task stream with 100,000 runs: first draw {first[0]:.1f} ms; full redraw median {med(full):.1f} ms "
           f"(max {max(full):.1f}, {len(full)} redraws); zoomed redraw median {med(zoomed):.1f} ms; "

@@ -45,6 +45,7 @@ LAYERS: dict[str, int] = {
     "xsched.background": HELPERS,       # owned asyncio tasks (comm, servers; never the state machines)
     "xsched.stimulus": HELPERS,         # the ids events carry (both state machines)
     "xsched.logs": HELPERS,             # the recent records of the xsched loggers (scheduler, workers)
+    "xsched.profiling": HELPERS,        # sampled stacks as a call tree (workers build, scheduler merges)
     "xsched.log_forwarding": HELPERS,   # client.forward_logging: the workers' handler and plugin, the
                                         # client's re-emission (imports plugins and task_context only)
     "xsched.files": HELPERS,            # where collection files live: paths, globs, fsspec URLs

@@ -149,6 +149,7 @@ PANE_PARTS = {
     "timeline": ("workers", "memory"),
     "logs": ("logs", "workers"),
     "story": (),  # (asked on demand: GET clusters/<id>/story?key=)
+    "profile": ("profile",),
 }
 #: seconds between two telemetry messages a browser may ask for
 WATCH_INTERVAL = (0.25, 10.0)
@@ -164,7 +165,7 @@ def parse_watch(msg: dict) -> tuple[str, list[str], float, bool]:
     >>> parse_watch({"type": "watch", "cluster": "s", "panes": ["graphs"]})
     Traceback (most recent call last):
     ...
-    ValueError: unknown pane 'graphs': panes are task-stream, progress, worker-memory, workers, timeline, logs, story
+    ValueError: unknown pane 'graphs': panes are task-stream, progress, worker-memory, workers, timeline, logs, story, profile
     """
     cluster = msg.get("cluster")
     if not isinstance(cluster, str) or not cluster or len(cluster) > 256:

@@ -426,7 +426,7 @@ TOPICS = either(TOPIC, list_of(TOPIC, 256))
 ANY = Spec(lambda v: True, "any msgpack value")
 COUNT = integer(0, 2**31 - 1, "a count (an integer >= 0)")
 #: what a telemetry request may ask for (scheduler/extensions/telemetry.py serves each)
-TELEMETRY_PARTS = ("task-stream", "workers", "groups", "memory", "logs")
+TELEMETRY_PARTS = ("task-stream", "workers", "groups", "memory", "logs", "profile")
 WORKERS = either(ADDRESS, WORKER_NAMES)  # worker addresses or names
 PLUGIN_NAME = text(1024, "a plugin name")
 
@@ -637,7 +637,8 @@ TO_WORKER = Table("a worker", [
     S(ops.GET_LOGS, {"n": maybe(COUNT)}),
     S(ops.CALL_STACK, {"keys": maybe(KEYS)}),
     S(ops.PROFILE, {"duration": maybe(number(0, 600, "a finite number of seconds in [0, 600]")),
-                  "interval": maybe(number(0.001, 60, "a finite number of seconds in [0.001, 60]"))}),
+                  "interval": maybe(number(0.001, 60, "a finite number of seconds in [0.001, 60]")),
+                  "tree": maybe(BOOL)}),
     S(ops.DUMP_STATE),
     # debugging (worker/debugging.py): client: the id of the client attaching (named to a second one)
     # sources: the text of code the client ran without a file (notebook cells), by file name,

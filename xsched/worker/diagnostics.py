@@ -8,7 +8,9 @@ requests with these functions (its ``_PEER_OPS``)::
         sys._current_frames() of those threads, formatted: {key: [frame lines]}
     client.profile(duration, interval) --profile--> profile(threads, duration, interval)
         every ``interval`` for ``duration``: each task thread's stack -> Profile counts
-        (on the event loop, between its other work): {samples, counts}
+        (on the event loop, between its other work): {samples, counts}; asked with
+        ``tree`` (the dashboard's profile pane, through the scheduler) also the call tree
+        per task prefix (xsched/profiling.py): {..., tree: rows}
     client.dump_cluster_state(...) --dump-state--> dump_state(worker)
 
 The frames of the worker's own machinery (its task threads, the task spec's call) are left
@@ -35,6 +37,8 @@ import time
 from collections import Counter
 
 from .. import logs
+from ..keys import key_split
+from ..profiling import StackTree
 
 __all__ = ["stack_of", "trim_internal", "format_stack", "call_stacks", "Profile", "profile", "dump_state"]
 
@@ -114,10 +118,13 @@ class Profile:
         self.samples = 0
         self.counts: Counter = Counter()
         self.self_counts: Counter = Counter()
+        self.tree = StackTree()  # the same samples as a call tree per task prefix
 
-    def add(self, entries: list[tuple[str, str, int]]) -> None:
-        """One sampled stack (outermost first, as ``stack_of`` gives it)."""
+    def add(self, entries: list[tuple[str, str, int]], key: str | None = None) -> None:
+        """One sampled stack (outermost first, as ``stack_of`` gives it), of the task ``key``."""
         self.samples += 1
+        if key is not None:
+            self.tree.add(key_split(key), entries)
         self.counts.update(set(entries))  # (a recursive call counts once per sample)
         if entries:
             self.self_counts[entries[-1]] += 1
@@ -146,10 +153,10 @@ async def profile(threads: dict[str, int], duration: float, interval: float) -> 
     deadline = time.monotonic() + duration
     while True:
         frames = sys._current_frames()
-        for ident in list(threads.values()):
+        for key, ident in list(threads.items()):
             frame = frames.get(ident)
             if frame is not None:
-                prof.add(trim_internal(stack_of(frame)))
+                prof.add(trim_internal(stack_of(frame)), key)
         del frames
         if time.monotonic() + interval > deadline:
             return prof

@@ -1188,7 +1188,10 @@ class Worker:
         duration, interval = header.get("duration"), header.get("interval")
         prof = await diagnostics.profile(self._task_threads, 1.0 if duration is None else float(duration),
                                          0.01 if interval is None else float(interval))
-        return {"samples": prof.samples, "counts": prof.rows()}
+        reply = {"samples": prof.samples, "counts": prof.rows()}
+        if header.get("tree"):
+            reply["tree"] = prof.tree.rows()
+        return reply
 
     def _op_dump_state(self, header: dict, payload: list) -> dict:
         return {"state": diagnostics.dump_state(self)}

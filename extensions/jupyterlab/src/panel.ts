@@ -377,7 +377,8 @@ export class ClusterPanel extends Widget {
           ['workers', 'Workers'],
           ['timeline', 'Timeline'],
           ['logs', 'Logs'],
-          ['story', 'Story']
+          ['story', 'Story'],
+          ['profile', 'Profile']
         ].map(([kind, label]) =>
           h('button', { class: 'jp-mod-styled xsched-Button', 'data-action': 'open-pane', 'data-pane': kind, title: `Open the ${label.toLowerCase()} pane of this cluster in the main area` }, label)
         )

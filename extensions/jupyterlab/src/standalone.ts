@@ -5,7 +5,7 @@
 //   page load --> panes attached to a grid; the theme from prefers-color-scheme (--jp-* variables
 //                 in style/standalone.css, data-jp-theme-light on <body> for the canvas)
 //   every interval --GET api/telemetry?parts=...&since=N&memory_since={..}&logs_since={..}&interval=S-->
-//                  the scheduler <--{time, task_stream, workers, groups, memory, logs, their cursors,
+//                  the scheduler <--{time, task_stream, workers, groups, memory, logs, profile, their cursors,
 //                  interval (granted)}-- each pane's receive(); the cursors stay here
 //   a key typed in the story pane --GET api/story?key=K--> {key, story: [...]}
 //   no answer (refused connection) --> "went away", panes greyed; retried slowly, and a
@@ -19,6 +19,7 @@ import { Widget } from '@lumino/widgets';
 import { IStoryRow, ITelemetry, PANE_TITLES, PaneKind, XschedPane, h } from './panes/common';
 import { LogsPane } from './panes/logs';
 import { WorkerMemoryPane } from './panes/memory';
+import { ProfilePane } from './panes/profile';
 import { ProgressPane } from './panes/progress';
 import { StoryPane } from './panes/story';
 import { TaskStreamPane } from './panes/taskstream';
@@ -26,7 +27,7 @@ import { TimelinePane } from './panes/timeline';
 import { WorkersPane } from './panes/workers';
 
 /** the telemetry each poll asks for: what the panes draw */
-const PARTS = 'task-stream,workers,groups,memory,logs';
+const PARTS = 'task-stream,workers,groups,memory,logs,profile';
 /** seconds a poll may take before it counts as unanswered */
 const REQUEST_TIMEOUT = 10;
 /** seconds between two tries once the scheduler went away */
@@ -59,7 +60,8 @@ export class Dashboard {
       workers: () => new WorkersPane(this.address, this.name),
       timeline: () => new TimelinePane(this.address, this.name),
       logs: () => new LogsPane(this.address, this.name),
-      story: () => new StoryPane(this.address, this.name, (_cluster, key) => this.story(key))
+      story: () => new StoryPane(this.address, this.name, (_cluster, key) => this.story(key)),
+      profile: () => new ProfilePane(this.address, this.name)
     };
     for (const kind of Object.keys(make) as PaneKind[]) {
       const host = h('div', { class: 'xsched-DashboardHost' });
@@ -70,8 +72,11 @@ export class Dashboard {
       this.panes.push(pane);
     }
     // the canvas follows its box (no Lumino layout around it to send resize messages)
-    const stream = this.panes.find(p => p instanceof TaskStreamPane) as TaskStreamPane;
-    new ResizeObserver(() => stream.schedule()).observe(stream.node);
+    for (const pane of this.panes) {
+      if (pane instanceof TaskStreamPane || pane instanceof ProfilePane) {
+        new ResizeObserver(() => pane.schedule()).observe(pane.node);
+      }
+    }
   }
 
   readonly address: string;

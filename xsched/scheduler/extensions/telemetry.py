@@ -18,8 +18,11 @@ for; each reply carries everything new since the cursors the caller sent back::
                      ``xsched`` loggers as ``[number, level, message]``, numbered from
                      ``logs_since[source]`` on (one cursor per process); at most ``LOG_RECORDS``
                      per process (``LogTail``)
+        profile      the call tree of the task threads' sampled stacks per task prefix since the
+                     first poll asking for it (``xsched/profiling.py``): ``{samples, since, rows}``,
+                     at most ``PROFILE_ROWS`` rows, the heaviest first
     <--{time, task_stream: {records, index, first, skipped}, workers, groups, memory, memory_since,
-        logs, logs_since}--
+        logs, logs_since, profile}--
 
 Workers' logs live in the workers: a reply never waits for them. A poll asking for ``logs``
 asks at most ``LOG_FETCHES`` workers (the longest unasked first, each at most once per
@@ -27,6 +30,11 @@ asks at most ``LOG_FETCHES`` workers (the longest unasked first, each at most on
 connections of the extension's own (as a client's), and answers with what the earlier answers
 left in each worker's ``LogTail``; a worker that leaves takes its tail with it. The
 scheduler's own records are read in process, at every poll.
+
+The profile, like the logs, is sampled by the workers: while polls ask for it, each worker in
+turn (``PROFILE_FETCHES`` per poll at most) samples its task threads for ``PROFILE_SECONDS``
+(the ``profile`` op with ``tree``) and the answer is merged into one bounded ``StackTree``.
+Nothing is sampled while no dashboard shows the profile.
 
 Stories: from the first poll on, a ``StoryRecorder`` notes every transition with its time and
 worker (a bounded log beside the state's own); ``story(key)`` joins it to the state's story of
@@ -64,6 +72,7 @@ from ...background import Background
 from ...comm import ConnectionPool
 from ...keys import key_split
 from ...protocol import ops
+from ...profiling import StackTree
 from ...protocol.schemas import TELEMETRY_PARTS
 from .base import SchedulerExtension
 
@@ -86,6 +95,10 @@ LOG_REFRESH = 2.0
 LOG_FETCHES = 8
 #: seconds a worker has to answer ``get-logs``
 LOG_TIMEOUT = 5.0
+#: seconds each worker samples its task threads for one profile answer, and between samples
+PROFILE_SECONDS, PROFILE_INTERVAL = 1.0, 0.01
+#: workers asked to sample per poll at most; rows of the profile sent per reply at most
+PROFILE_FETCHES, PROFILE_ROWS = 8, 2000
 #: most transitions the story recorder keeps when the state's log is unbounded (else as many as it)
 STORY_RECORDER_LENGTH = 100_000
 #: the columns of a group's counts
@@ -387,6 +400,9 @@ class TelemetryExtension(SchedulerExtension):
         self.logs: dict[str, LogTail] = {}  # "scheduler" and worker address -> its recent records
         self.log_refresh = LOG_REFRESH
         self._pool: ConnectionPool | None = None  # to the workers, for their logs (opened on first use)
+        self.profile: StackTree | None = None  # sampled from the first poll asking for it
+        self.profile_since: float | None = None
+        self._profiling: set[str] = set()  # workers sampling now
         self._background = Background("telemetry")
 
     def __repr__(self) -> str:
@@ -422,6 +438,7 @@ class TelemetryExtension(SchedulerExtension):
                     pass
                 setattr(self, name, None)
         self.logs.clear()
+        self.profile = None
         if self._pool is not None or len(self._background):
             return self._aclose()
         return None
@@ -544,6 +561,39 @@ class TelemetryExtension(SchedulerExtension):
             tail.pending = False
             tail.asked = asyncio.get_running_loop().time()
 
+    def profile_part(self) -> dict:
+        """The ``profile`` part: the merged call tree so far; asks the workers not sampling now
+        to sample again (``PROFILE_FETCHES`` at most, the first poll starts the tree)."""
+        if self.profile is None:
+            self.profile, self.profile_since = StackTree(), time.time()
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass  # (no loop: a test's scheduler that never started; nothing to ask)
+        else:
+            idle = [a for a in self.scheduler.state.workers if a not in self._profiling]
+            for address in idle[:PROFILE_FETCHES]:
+                self._profiling.add(address)
+                self._background.spawn(self._fetch_profile(address))
+        return {"samples": self.profile.samples, "since": self.profile_since,
+                "rows": self.profile.rows()[:PROFILE_ROWS]}
+
+    async def _fetch_profile(self, address: str) -> None:
+        try:
+            if self._pool is None:
+                self._pool = ConnectionPool(self.scheduler.security)
+            reply, _ = await self._pool.get(address).request(
+                {"op": ops.PROFILE, "duration": PROFILE_SECONDS, "interval": PROFILE_INTERVAL, "tree": True},
+                timeout=PROFILE_SECONDS + LOG_TIMEOUT)
+            if self.profile is not None:
+                self.profile.merge(reply.get("tree") or [])
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # gone, slow, refused: asked again at a later poll
+            logger.debug("the profile of %s: %s: %s", address, type(e).__name__, e)
+        finally:
+            self._profiling.discard(address)
+
     async def worker_logs(self, address: str, n: int) -> list:
         """A worker's last ``n`` log records, ``[(level, message), ...]``, asked as a client asks."""
         if self._pool is None:
@@ -577,6 +627,8 @@ class TelemetryExtension(SchedulerExtension):
             reply["memory"], reply["memory_since"] = self.memory(memory_since)
         if "logs" in parts:
             reply["logs"], reply["logs_since"] = self.recent_logs(logs_since)
+        if "profile" in parts:
+            reply["profile"] = self.profile_part()
         return reply
 
     def _op_telemetry(self, peer, h, payload) -> dict:

@@ -31,6 +31,10 @@ export type MemorySample = [number, number, number, number];
 /** A log record: [number (the cursor), level, message] */
 export type LogRecord = [number, string, string];
 
+/** A frame of the profile's call tree, in preorder: [depth, function (the task prefix at
+ * depth 0), file, samples through it, samples ending in it] (xsched/profiling.py) */
+export type ProfileRow = [number, string, string, number, number];
+
 /** {"type": "telemetry"}: what is new since the last one, for one cluster. */
 export interface ITelemetry {
   type: 'telemetry';
@@ -47,6 +51,8 @@ export interface ITelemetry {
   /** "scheduler" or a worker address -> its records since the last message */
   logs?: { [source: string]: LogRecord[] };
   logs_since?: { [source: string]: number };
+  /** the sampled call tree since `since` (seconds since the epoch) */
+  profile?: { samples: number; since: number | null; rows: ProfileRow[] };
 }
 
 /** One transition of a key's story. */
@@ -62,7 +68,7 @@ export interface IStoryRow {
 /** How a story pane asks for a key's story (the lab: the server extension; the page: its API). */
 export type StoryFetcher = (cluster: string, key: string) => Promise<IStoryRow[]>;
 
-export type PaneKind = 'task-stream' | 'progress' | 'worker-memory' | 'workers' | 'timeline' | 'logs' | 'story';
+export type PaneKind = 'task-stream' | 'progress' | 'worker-memory' | 'workers' | 'timeline' | 'logs' | 'story' | 'profile';
 
 export const PANE_TITLES: { [kind in PaneKind]: string } = {
   'task-stream': 'Task Stream',
@@ -71,7 +77,8 @@ export const PANE_TITLES: { [kind in PaneKind]: string } = {
   workers: 'Workers',
   timeline: 'Timeline',
   logs: 'Logs',
-  story: 'Story'
+  story: 'Story',
+  profile: 'Profile'
 };
 
 type Attrs = { [name: string]: string | number | boolean | undefined };

@@ -7,6 +7,7 @@ import { IClusterSummary, IStoryEntry, Updates, request } from '../api';
 import { ITelemetry, PANE_TITLES, PaneKind, XschedPane } from './common';
 import { LogsPane } from './logs';
 import { WorkerMemoryPane } from './memory';
+import { ProfilePane } from './profile';
 import { ProgressPane } from './progress';
 import { StoryPane } from './story';
 import { TaskStreamPane } from './taskstream';
@@ -16,7 +17,7 @@ import { WorkersPane } from './workers';
 export type { PaneKind } from './common';
 export { XschedPane } from './common';
 
-export const PANE_KINDS: PaneKind[] = ['task-stream', 'progress', 'worker-memory', 'workers', 'timeline', 'logs', 'story'];
+export const PANE_KINDS: PaneKind[] = ['task-stream', 'progress', 'worker-memory', 'workers', 'timeline', 'logs', 'story', 'profile'];
 const OPEN_PANE = 'xsched:open-pane';
 
 /** The command id that opens a kind of pane: xsched:open-task-stream, ... */
@@ -36,6 +37,8 @@ function create(kind: PaneKind, cluster: string, name: string): XschedPane {
       return new TimelinePane(cluster, name);
     case 'logs':
       return new LogsPane(cluster, name);
+    case 'profile':
+      return new ProfilePane(cluster, name);
     case 'story':
       return new StoryPane(cluster, name, async (id, key) => {
         const reply = await request<{ key: string; story: IStoryEntry[] }>(
