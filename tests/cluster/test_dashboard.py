@@ -153,7 +153,9 @@ def test_the_story_api_and_the_logs_part(client):
     workers = set(client.scheduler_info()["workers"])
     assert {"time", "start", "finish", "worker", "stimulus_id"} <= set(reply["story"][-1])
     assert reply["story"][-1]["worker"] in workers and isinstance(reply["story"][-1]["time"], float)
-    assert json.loads(get(f"{origin}/api/story?key=no-such-key", **auth)[2]) == {"key": "no-such-key", "story": []}
+    assert reply["now"] == f"in memory on {reply['story'][-1]['worker']}"
+    assert json.loads(get(f"{origin}/api/story?key=no-such-key", **auth)[2]) == {
+        "key": "no-such-key", "story": [], "now": "the scheduler does not know this key (never submitted, or forgotten)"}
     status, _, body = get(f"{origin}/api/story", **auth)
     assert status == 400 and b"give the task's key" in body
     assert get(f"{origin}/api/story?key=x", method="POST", **auth)[0] == 405

@@ -294,6 +294,7 @@ def test_detail_story_and_worker_console(jp_asyncio_loop, jp_fetch, jp_serverapp
     assert story["key"] == "lab-inc-0"
     assert any(entry["finish"] == "memory" for entry in story["story"]), story
     assert all(set(e) == {"time", "start", "finish", "worker", "stimulus_id"} for e in story["story"])
+    assert story["now"].startswith("in memory on tcp://"), story["now"]  # the scheduler's own words
     rows = later["story"]
     addresses = {w["address"] for w in detail["workers"]}
     ran = [e for e in rows if e["finish"] == "processing"]

@@ -140,4 +140,5 @@ def _check_logs_and_story(page, expect, key: str) -> None:
     story.locator(".xsched-StoryKey").fill(key)
     story.locator(".xsched-StoryKey").press("Enter")
     expect(story.locator('tr[data-state="memory"]')).to_have_count(1, timeout=20_000)
+    expect(story.locator(".xsched-StoryNow")).to_contain_text("Now: in memory on tcp://")
     expect(story.locator('tr[data-state="processing"]')).not_to_have_count(0)

@@ -531,6 +531,7 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             story.locator(".xsched-StoryKey").fill("pane-inc-3")
             story.locator(".xsched-StoryKey").press("Enter")
             expect(story.locator('tr[data-state="memory"]')).to_have_count(1, timeout=20_000)
+            expect(story.locator(".xsched-StoryNow")).to_contain_text("Now: in memory on tcp://")
             page.screenshot(path=str(shots / "panes.png"))
             # the profile: the workers sample while it is open; the spinning task's prefix is drawn
             _open_by_palette(page, "xsched: Open Profile")

@@ -357,6 +357,15 @@ class DashboardServer:
         """
         return self._extension().story(key)
 
+    def now(self, key: str) -> str:
+        """What task ``key`` is doing now, and why it is not running (``SchedulerState.explain``).
+
+        >>> from xsched.scheduler.server import Scheduler
+        >>> DashboardServer(Scheduler()).now("inc-1")
+        'the scheduler does not know this key (never submitted, or forgotten)'
+        """
+        return self.scheduler.state.explain(key)
+
     def _extension(self):
         """The scheduler's telemetry extension; LookupError when the scheduler is not running
         or does not load it."""
@@ -505,4 +514,4 @@ class _Story(_Handler):
         except LookupError as e:
             self._text(503, f"503: {e.args[0]}\n")
             return
-        self._json({"key": key, "story": story})
+        self._json({"key": key, "story": story, "now": self.server.now(key)})

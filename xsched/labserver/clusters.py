@@ -139,6 +139,13 @@ def _story(key: str, scheduler=None) -> list:
     return key_story(scheduler, key)
 
 
+def _story_now(key: str, scheduler=None) -> dict:
+    """``{"story": _story(key), "now": ...}`` (runs in the scheduler): the transitions, and
+    what the key is doing now and why it is not running, in the scheduler's words
+    (``SchedulerState.explain``)."""
+    return {"story": _story(key, scheduler), "now": scheduler.state.explain(key)}
+
+
 # --------------------------------------------------------------------------- in the Jupyter server
 #: the panes a browser may watch -> the telemetry parts each needs
 PANE_PARTS = {
@@ -391,10 +398,11 @@ class ClusterMonitor:
             raise
 
     # ---------------------------------------------------------------- actions
-    async def story(self, cluster_id: str, key: str) -> list:
+    async def story(self, cluster_id: str, key: str) -> dict:
+        """``{"story": [...], "now": "..."}`` of a key (``_story_now``)."""
         entry = await self._run(self._entry, cluster_id)
         client = await self._run(self._client, entry["address"])
-        return await self._run(client.run_on_scheduler, _story, key)
+        return await self._run(client.run_on_scheduler, _story_now, key)
 
     async def kernel_info(self, cluster_id: str, target: str) -> tuple[dict, dict]:
         """(connection info, public description) of the kernel inside the scheduler or a worker.

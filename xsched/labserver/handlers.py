@@ -13,8 +13,9 @@ Nothing sent to the browser comes from a registry entry except its public fields
     DELETE /xsched/api/clusters/<id>            shut down (panel clusters only)
     POST   /xsched/api/clusters/<id>/kernels    {"target": "scheduler" | worker address}: attach
                                                 the kernel inside that process -> {"id": kernel id}
-    GET    /xsched/api/clusters/<id>/story?key=K   the transitions of task K: [{time, start, finish,
-                                                worker, stimulus_id}] (clusters._story)
+    GET    /xsched/api/clusters/<id>/story?key=K   the transitions of task K: {story: [{time, start,
+                                                finish, worker, stimulus_id}], now: what it does now
+                                                and why it does not run} (clusters._story_now)
     WS     /xsched/api/ws                       pushes {"type": "clusters"} every interval, and
                                                 {"type": "detail"} of the cluster it subscribed to;
                                                 on {"type": "watch", "cluster": id, "panes": [...],
@@ -171,7 +172,7 @@ class StoryHandler(_Base):
             story = await self.monitor.story(cluster_id, key)
         except KeyError:
             raise tornado.web.HTTPError(404, f"no running cluster {cluster_id!r}") from None
-        self.finish(json.dumps({"key": key, "story": story}))
+        self.finish(json.dumps({"key": key, **story}))
 
 
 class UpdatesHandler(WebSocketMixin, tornado.websocket.WebSocketHandler, JupyterHandler):

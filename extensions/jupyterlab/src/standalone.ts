@@ -16,7 +16,7 @@ import '../style/standalone.css';
 
 import { Widget } from '@lumino/widgets';
 
-import { IStoryRow, ITelemetry, PANE_TITLES, PaneKind, XschedPane, h } from './panes/common';
+import { IStory, IStoryRow, ITelemetry, PANE_TITLES, PaneKind, XschedPane, h } from './panes/common';
 import { LogsPane } from './panes/logs';
 import { WorkerMemoryPane } from './panes/memory';
 import { ProfilePane } from './panes/profile';
@@ -187,12 +187,13 @@ export class Dashboard {
   }
 
   /** The story of a task key, from the scheduler's story API. */
-  async story(key: string): Promise<IStoryRow[]> {
+  async story(key: string): Promise<IStory> {
     const reply = await fetch(`api/story?${new URLSearchParams({ key })}`, { credentials: 'same-origin', cache: 'no-store' });
     if (!reply.ok) {
       throw new Error((await reply.text()).trim() || `HTTP ${reply.status}`);
     }
-    return ((await reply.json()) as { story: IStoryRow[] }).story;
+    const body = (await reply.json()) as { story: IStoryRow[]; now?: string };
+    return { story: body.story, now: body.now };
   }
 
   private _gone(): void {

@@ -59,6 +59,56 @@ class Placement:
                 reason += f"; limits {ts.limits} (running now: {dict(self.limits_running)})"
         return {"state": ts.state, "workers": valid, "reason": reason}
 
+    def explain(self, key: str) -> str:
+        """What ``key`` is doing now and, when it is not running, why: one sentence for a
+        user (the story pane's "now" line), from the scheduler's own state.
+
+        >>> from xsched.scheduler.state import AddWorker, NewTask, SchedulerState, UpdateGraph
+        >>> s = SchedulerState()
+        >>> _ = s.handle(UpdateGraph("c", [NewTask("a", b"x"), NewTask("b", b"x", ["a"])], ["b"]))
+        >>> s.explain("b")
+        "waiting for 1 input: 'a' (no-worker)"
+        >>> s.explain("a")
+        'no worker can run it: no workers are connected'
+        >>> _ = s.handle(AddWorker("tcp://w:1", nthreads=1)); s.explain("a")
+        'running on tcp://w:1 (1 task there for 1 thread)'
+        """
+        ts = self.tasks.get(key)
+        if ts is None:
+            return "the scheduler does not know this key (never submitted, or forgotten)"
+        state = ts.state
+        if state == "waiting":
+            inputs = sorted(ts.waiting_on, key=lambda d: d.key)
+            shown = ", ".join(f"{d.key!r} ({self._where(d)})" for d in inputs[:5])
+            more = f" and {len(inputs) - 5} more" if len(inputs) > 5 else ""
+            return f"waiting for {len(inputs)} input{'s' if len(inputs) != 1 else ''}: {shown}{more}"
+        if state in ("queued", "no-worker"):
+            reason = self.who_can_run(key)["reason"]
+            return f"no worker can run it: {reason}" if state == "no-worker" else f"queued: {reason}"
+        if state == "processing":
+            return self._where(ts)
+        if state == "memory":
+            holders = sorted(ws.address for ws in ts.who_has)
+            return f"in memory on {', '.join(holders[:5])}" + (f" and {len(holders) - 5} more" if len(holders) > 5 else "")
+        if state == "erred":
+            text = ts.exception_text or "an error"
+            blame = ts.exception_blame
+            return f"failed: {text}" + (f" (the error of its input {blame.key!r})" if blame is not None and blame is not ts else "")
+        if state == "released":
+            return "released: no client holds a future of it and no task needs it now"
+        return state
+
+    def _where(self, ts: TaskState) -> str:
+        """A task's state, and for a task sent to a worker where and how busy that worker is."""
+        ws = ts.processing_on
+        if ts.state != "processing" or ws is None:
+            return ts.state
+        n = len(ws.processing)
+        load = f"{n} task{'s' if n != 1 else ''} there for {ws.nthreads} thread{'s' if ws.nthreads != 1 else ''}"
+        if ws.status != "running":
+            return f"sent to {ws.address}, which is {ws.status} and starts nothing new ({load})"
+        return f"running on {ws.address} ({load})" if n <= ws.nthreads else f"sent to {ws.address} ({load})"
+
 
     def _valid_worker(self, ts: TaskState, ws: WorkerState) -> bool:
         if ts.worker_restrictions and not ts.loose:

@@ -65,8 +65,15 @@ export interface IStoryRow {
   stimulus_id: string | null;
 }
 
+/** A key's story: its transitions, and what it does now and why it does not run (the
+ * scheduler's words: SchedulerState.explain). */
+export interface IStory {
+  story: IStoryRow[];
+  now?: string;
+}
+
 /** How a story pane asks for a key's story (the lab: the server extension; the page: its API). */
-export type StoryFetcher = (cluster: string, key: string) => Promise<IStoryRow[]>;
+export type StoryFetcher = (cluster: string, key: string) => Promise<IStory>;
 
 export type PaneKind = 'task-stream' | 'progress' | 'worker-memory' | 'workers' | 'timeline' | 'logs' | 'story' | 'profile';
 

@@ -41,10 +41,10 @@ function create(kind: PaneKind, cluster: string, name: string): XschedPane {
       return new ProfilePane(cluster, name);
     case 'story':
       return new StoryPane(cluster, name, async (id, key) => {
-        const reply = await request<{ key: string; story: IStoryEntry[] }>(
+        const reply = await request<{ key: string; story: IStoryEntry[]; now?: string }>(
           `clusters/${encodeURIComponent(id)}/story?key=${encodeURIComponent(key)}`
         );
-        return reply.story;
+        return { story: reply.story, now: reply.now };
       });
     default:
       return new WorkersPane(cluster, name);

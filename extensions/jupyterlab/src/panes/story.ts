@@ -1,7 +1,7 @@
 // Story: a task key's transitions on the scheduler (time, from-state, to-state, worker,
 // stimulus), asked on demand: the key typed in the box (Enter or "Show"), then again at most
 // every REFRESH seconds while telemetry comes, so a running task's story grows as it runs.
-import { IStoryRow, ITelemetry, StoryFetcher, XschedPane, h } from './common';
+import { IStory, IStoryRow, ITelemetry, StoryFetcher, XschedPane, h } from './common';
 
 /** seconds between two asks for the story shown */
 const REFRESH = 2;
@@ -43,7 +43,9 @@ export class StoryPane extends XschedPane {
       this._tbody
     );
     this._table.style.display = 'none';
-    this.body.append(form, this._status, h('div', { class: 'xsched-StoryBox' }, this._table));
+    this._now = h('div', { class: 'xsched-StoryNow', role: 'status' });
+    this._now.style.display = 'none';
+    this.body.append(form, this._status, this._now, h('div', { class: 'xsched-StoryBox' }, this._table));
   }
 
   /** the key shown ('' for none) */
@@ -53,6 +55,7 @@ export class StoryPane extends XschedPane {
     this.key = '';
     this._tbody.replaceChildren();
     this._table.style.display = 'none';
+    this._now.style.display = 'none';
     this._status.textContent = 'Type a task key to see its transitions.';
   }
 
@@ -78,9 +81,9 @@ export class StoryPane extends XschedPane {
       this._status.textContent = `Asking for the story of ${key}…`;
     }
     try {
-      const rows = await this.fetchStory(this.cluster, key);
+      const reply = await this.fetchStory(this.cluster, key);
       if (this.key === key) {
-        this._render(key, rows);
+        this._render(key, reply);
       }
     } catch (e) {
       if (this.key === key) {
@@ -91,7 +94,10 @@ export class StoryPane extends XschedPane {
     }
   }
 
-  private _render(key: string, rows: IStoryRow[]): void {
+  private _render(key: string, reply: IStory): void {
+    const rows: IStoryRow[] = reply.story;
+    this._now.textContent = reply.now ? `Now: ${reply.now}` : '';
+    this._now.style.display = reply.now ? '' : 'none';
     this._table.style.display = rows.length ? '' : 'none';
     this._status.textContent = rows.length
       ? `${key}: ${rows.length} transition${rows.length === 1 ? '' : 's'}, now ${rows[rows.length - 1].finish}`
@@ -114,6 +120,7 @@ export class StoryPane extends XschedPane {
 
   private _key: HTMLInputElement;
   private _status: HTMLElement;
+  private _now: HTMLElement;
   private _table: HTMLElement;
   private _tbody: HTMLElement;
   private _busy = false;
