@@ -86,10 +86,10 @@ def test_spill_keeps_worker_under_its_limit():
     with LocalCluster(n_workers=1, threads_per_worker=1, memory_limit="1GB") as cluster, Client(cluster) as c:
         pids = list(c.run(os.getpid).values())
         with PeakRSS(pids) as rss:
-            blocks = c.map(make_block, range(20))
+            blocks = c.map(make_block, range(12))  # 1.2 GB held through a 1 GB worker
             sums = c.map(block_sum, blocks)
             total = c.submit(sum, sums)
-            assert total.result() == sum(float(i) * (100 * MB // 8) for i in range(20))
+            assert total.result() == sum(float(i) * (100 * MB // 8) for i in range(12))
         # read from the worker itself, not from a heartbeat that may not have arrived yet
         [(spilled_count, spilled)] = c.run(spill_stats).values()
         assert spilled_count > 0 and spilled > 0, (spilled_count, spilled)
