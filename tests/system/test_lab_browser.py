@@ -498,6 +498,14 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             panel.locator(f'.xsched-Cluster[data-cluster-address="{address}"]').click()
             expect(panel.locator("tr[data-worker-address]")).to_have_count(2)
             expect(panel.locator('[data-action="open-pane"]')).to_have_count(8)
+            # the default layout (the defaultLayout setting's default): three panes in one column
+            panel.locator('[data-action="open-layout"]').click()
+            boxes = []
+            for kind in ("task-stream", "progress", "worker-memory"):
+                expect(page.locator(f"#xsched-pane-{kind}")).to_be_visible()
+                boxes.append(page.locator(f"#xsched-pane-{kind}").bounding_box())
+            assert len({round(b["x"]) for b in boxes}) == 1, boxes          # one column
+            assert boxes[0]["y"] < boxes[1]["y"] < boxes[2]["y"], boxes     # top to bottom
 
             for label, kind in (("Task Stream", "task-stream"), ("Progress", "progress"),
                                 ("Worker Memory", "worker-memory"), ("Workers", "workers")):

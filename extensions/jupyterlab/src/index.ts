@@ -125,6 +125,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
       openPane: (c, kind) => {
         void panes.open(kind as PaneKind, c.id);
       },
+      openLayout: c => {
+        void panes.openLayout(c.id);
+      },
       shutdown: async c => {
         const result = await showDialog({
           title: 'Shut down cluster?',
@@ -176,6 +179,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
             clientName = (settings.get('clientName').composite as string) || 'client';
             newClusterWorkers = settings.get('newClusterWorkers').composite as number;
             panel.updates.interval = settings.get('updateInterval').composite as number;
+            panes.layout = (settings.get('defaultLayout').composite as PaneKind[]) || panes.layout;
             panel.updates.send();
           };
           apply();

@@ -23,6 +23,8 @@ export interface IPanelActions {
   shutdown(cluster: IClusterSummary): Promise<void>;
   /** open a main-area pane (task-stream, progress, worker-memory, workers, timeline, logs, story) of the cluster */
   openPane(cluster: IClusterSummary, kind: string): void;
+  /** open the panes of the default layout for this cluster */
+  openLayout(cluster: IClusterSummary): void;
 }
 
 const SELECTED_KEY = 'xsched-labextension:selected';
@@ -381,7 +383,8 @@ export class ClusterPanel extends Widget {
           ['profile', 'Profile']
         ].map(([kind, label]) =>
           h('button', { class: 'jp-mod-styled xsched-Button', 'data-action': 'open-pane', 'data-pane': kind, title: `Open the ${label.toLowerCase()} pane of this cluster in the main area` }, label)
-        )
+        ),
+        h('button', { class: 'jp-mod-styled xsched-Button', 'data-action': 'open-layout', title: 'Open the panes of the default layout (the xsched setting "defaultLayout") beside the notebook' }, 'Layout')
       ),
       this._ownedBox,
       this._summary,
@@ -594,6 +597,11 @@ export class ClusterPanel extends Widget {
       case 'open-pane':
         if (c) {
           this.actions.openPane(c, el.getAttribute('data-pane') || 'workers');
+        }
+        break;
+      case 'open-layout':
+        if (c) {
+          this.actions.openLayout(c);
         }
         break;
       case 'insert-client':

@@ -19,6 +19,8 @@ export { XschedPane } from './common';
 
 export const PANE_KINDS: PaneKind[] = ['task-stream', 'progress', 'worker-memory', 'workers', 'timeline', 'logs', 'story', 'profile'];
 const OPEN_PANE = 'xsched:open-pane';
+/** the command that opens the panes of the default layout (the defaultLayout setting) */
+export const OPEN_LAYOUT = 'xsched:open-default-layout';
 
 /** The command id that opens a kind of pane: xsched:open-task-stream, ... */
 export function openCommand(kind: PaneKind): string {
@@ -81,6 +83,12 @@ export class Panes {
       });
       palette?.addItem({ command: openCommand(kind), category: 'xsched' });
     }
+    app.commands.addCommand(OPEN_LAYOUT, {
+      label: 'xsched: Open Default Layout',
+      caption: 'Open the panes of the default layout (the xsched setting "defaultLayout") for the selected cluster',
+      execute: args => this.openLayout((args.cluster as string) || undefined)
+    });
+    palette?.addItem({ command: OPEN_LAYOUT, category: 'xsched' });
     if (restorer) {
       void restorer.restore(this.tracker, {
         command: OPEN_PANE,
@@ -94,6 +102,22 @@ export class Panes {
   readonly tracker: WidgetTracker<XschedPane>;
   /** seconds between two telemetry messages */
   interval = 0.5;
+  /** the panes of the default layout, top to bottom (the defaultLayout setting) */
+  layout: PaneKind[] = ['task-stream', 'progress', 'worker-memory'];
+
+  /** Open the default layout's panes for `cluster` (default: the one selected): the first
+   * beside what is open, the others under it, as `open` places them. */
+  async openLayout(cluster?: string): Promise<XschedPane[]> {
+    const opened: XschedPane[] = [];
+    for (const kind of this.layout.filter(k => PANE_KINDS.includes(k))) {
+      const pane = await this.open(kind, cluster);
+      if (!pane) {
+        break; // (no cluster to show: open() said so once)
+      }
+      opened.push(pane);
+    }
+    return opened;
+  }
 
   /** Open (or show) the pane of `kind` for `cluster` (default: the one selected, or the only one). */
   async open(kind: PaneKind, cluster?: string): Promise<XschedPane | null> {
