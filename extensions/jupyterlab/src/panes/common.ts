@@ -144,6 +144,23 @@ export function isLightTheme(): boolean {
   return document.body.getAttribute('data-jp-theme-light') !== 'false';
 }
 
+/** Size `canvas`'s pixels to its box at the screen's pixel ratio and paint it the theme's
+ * background: the 2D context (in CSS pixels) and the box's width and height. */
+export function clearCanvas(canvas: HTMLCanvasElement): { ctx: CanvasRenderingContext2D; cssW: number; cssH: number } {
+  const ratio = window.devicePixelRatio || 1;
+  const cssW = Math.max(canvas.clientWidth, 50);
+  const cssH = Math.max(canvas.clientHeight, 50);
+  if (canvas.width !== Math.round(cssW * ratio) || canvas.height !== Math.round(cssH * ratio)) {
+    canvas.width = Math.round(cssW * ratio);
+    canvas.height = Math.round(cssH * ratio);
+  }
+  const ctx = canvas.getContext('2d', { alpha: false }) as CanvasRenderingContext2D;
+  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+  ctx.fillStyle = themeVar('--jp-layout-color0', isLightTheme() ? '#fff' : '#111');
+  ctx.fillRect(0, 0, cssW, cssH);
+  return { ctx, cssW, cssH };
+}
+
 /** A stable colour per task group: the hue from the name's hash, lightness from the theme. */
 export function groupColour(group: string, light = isLightTheme()): string {
   let hash = 2166136261;

@@ -4,7 +4,7 @@
 // task prefix, each row below the functions called, a frame as wide as the samples that
 // passed through it. Hover: function, file, samples; click: zoom into a frame; double
 // click: the whole profile again.
-import { DrawnPane, ITelemetry, ProfileRow, groupColour, h, isLightTheme, themeVar } from './common';
+import { DrawnPane, ITelemetry, ProfileRow, clearCanvas, groupColour, h, isLightTheme, themeVar } from './common';
 
 const ROW = 18; // px per call depth
 
@@ -69,17 +69,7 @@ export class ProfilePane extends DrawnPane {
   draw(): void {
     performance.mark('xsched-profile-draw-start');
     const canvas = this.canvas;
-    const ratio = window.devicePixelRatio || 1;
-    const cssW = Math.max(canvas.clientWidth, 50);
-    const cssH = Math.max(canvas.clientHeight, 50);
-    if (canvas.width !== Math.round(cssW * ratio) || canvas.height !== Math.round(cssH * ratio)) {
-      canvas.width = Math.round(cssW * ratio);
-      canvas.height = Math.round(cssH * ratio);
-    }
-    const ctx = canvas.getContext('2d', { alpha: false }) as CanvasRenderingContext2D;
-    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-    ctx.fillStyle = themeVar('--jp-layout-color0', isLightTheme() ? '#fff' : '#111');
-    ctx.fillRect(0, 0, cssW, cssH);
+    const { ctx, cssW, cssH } = clearCanvas(canvas);
     const frames = this._frames;
     canvas.setAttribute('data-samples', String(this._samples));
     canvas.setAttribute('data-nodes', String(frames.length));

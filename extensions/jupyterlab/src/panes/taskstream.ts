@@ -6,7 +6,7 @@
 // fill colour changes once per group, not once per bar. Wheel: zoom around the pointer; drag:
 // pan; double click: follow the newest runs again. Hover: key, worker, duration.
 import {
-  DrawnPane, ITelemetry, TaskRun, clock, groupColour, h, isLightTheme, naturalCompare, niceStep, themeVar
+  DrawnPane, ITelemetry, TaskRun, clearCanvas, clock, groupColour, h, isLightTheme, naturalCompare, niceStep, themeVar
 } from './common';
 
 /** runs kept and drawn at most: older ones are dropped */
@@ -128,17 +128,7 @@ export class TaskStreamPane extends DrawnPane {
   draw(): void {
     performance.mark('xsched-task-stream-draw-start');
     const canvas = this.canvas;
-    const ratio = window.devicePixelRatio || 1;
-    const cssW = Math.max(canvas.clientWidth, 50);
-    const cssH = Math.max(canvas.clientHeight, 50);
-    if (canvas.width !== Math.round(cssW * ratio) || canvas.height !== Math.round(cssH * ratio)) {
-      canvas.width = Math.round(cssW * ratio);
-      canvas.height = Math.round(cssH * ratio);
-    }
-    const ctx = canvas.getContext('2d', { alpha: false }) as CanvasRenderingContext2D;
-    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-    ctx.fillStyle = themeVar('--jp-layout-color0', isLightTheme() ? '#fff' : '#111');
-    ctx.fillRect(0, 0, cssW, cssH);
+    const { ctx, cssW, cssH } = clearCanvas(canvas);
     const rows = this._rows();
     const nrows = Math.max(rows.length, 1);
     canvas.setAttribute('data-task-count', String(this._n));
