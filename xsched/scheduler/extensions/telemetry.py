@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import heapq
 import logging
 import time
 from itertools import islice
@@ -71,8 +72,8 @@ from ... import logs
 from ...background import Background
 from ...comm import ConnectionPool
 from ...keys import key_split
-from ...protocol import ops
 from ...profiling import StackTree
+from ...protocol import ops
 from ...protocol.schemas import TELEMETRY_PARTS
 from .base import SchedulerExtension
 
@@ -403,6 +404,7 @@ class TelemetryExtension(SchedulerExtension):
         self.profile: StackTree | None = None  # sampled from the first poll asking for it
         self.profile_since: float | None = None
         self._profiling: set[str] = set()  # workers sampling now
+        self._profile_asked: dict[str, float] = {}  # worker -> when it was last asked (least recent first)
         self._background = Background("telemetry")
 
     def __repr__(self) -> str:
@@ -452,6 +454,7 @@ class TelemetryExtension(SchedulerExtension):
     def remove_worker(self, address: str, reason: str) -> None:
         """A worker left: its log tail and connection go."""
         self.logs.pop(address, None)
+        self._profile_asked.pop(address, None)
         if self._pool is not None:
             try:
                 self._background.spawn(self._pool.drop(address))
@@ -571,9 +574,11 @@ class TelemetryExtension(SchedulerExtension):
         except RuntimeError:
             pass  # (no loop: a test's scheduler that never started; nothing to ask)
         else:
-            idle = [a for a in self.scheduler.state.workers if a not in self._profiling]
-            for address in idle[:PROFILE_FETCHES]:
+            asked = self._profile_asked
+            idle = ((asked.get(a, 0.0), a) for a in self.scheduler.state.workers if a not in self._profiling)
+            for _, address in heapq.nsmallest(PROFILE_FETCHES, idle):  # the longest unasked first: all in turn
                 self._profiling.add(address)
+                asked[address] = time.monotonic()
                 self._background.spawn(self._fetch_profile(address))
         return {"samples": self.profile.samples, "since": self.profile_since,
                 "rows": self.profile.rows()[:PROFILE_ROWS]}
