@@ -50,9 +50,6 @@ from .worker import nanny as worker_nanny
 
 __all__ = ["main", "scheduler_main", "worker_main"]
 
-#: (``--dashboard-address`` not given: the ``scheduler.dashboard-address`` setting decides)
-_FROM_CONFIG = object()
-
 
 def _setup_logging(level: str) -> None:
     logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO),
@@ -296,7 +293,7 @@ def _scheduler_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, default=8786, help="port (0: any free port; default 8786)")
     p.add_argument("--scheduler-file", help="also write address and secret here (mode 0600)")
     p.add_argument("--name", default=None, help="the cluster's name, shown by the JupyterLab panel")
-    p.add_argument("--dashboard-address", default=_FROM_CONFIG,
+    p.add_argument("--dashboard-address", default=None,  # (not given: the setting; "None" given: no page)
                    help="where to serve the dashboard page: ':8787' (port 8787 on the scheduler's host; taken: "
                         "a free port), 'host:port', or None for no dashboard (default: the "
                         f"scheduler.dashboard-address setting, ':{DEFAULT_DASHBOARD_PORT}' unless changed)")
@@ -335,7 +332,7 @@ def _worker_parser(p: argparse.ArgumentParser) -> None:
 def _scheduler(args) -> int:
     if args.security is None:
         args.security = config.get("comm.security", "auto")
-    if args.dashboard_address is _FROM_CONFIG:
+    if args.dashboard_address is None:
         args.dashboard_address = config.get("scheduler.dashboard-address")
         where = "the scheduler.dashboard-address setting"
     else:

@@ -12,7 +12,7 @@ Who builds what::
     worker: profile op (worker/diagnostics.py) samples its task threads -> StackTree.add(prefix, stack)
             reply: {..., "tree": tree.rows()}
     scheduler: telemetry extension merges each worker's rows into one StackTree (merge)
-            telemetry reply: {"profile": {"samples", "rows": tree.rows(min_fraction)}}
+            telemetry reply: {"profile": {"samples", "since", "rows": tree.rows(min_fraction)}}
     browser: the profile pane draws the rows as an icicle (widths by count)
 
 A tree holds at most ``max_nodes`` nodes: past that, a new path goes to an ``(other)``

@@ -98,8 +98,9 @@ LOG_FETCHES = 8
 LOG_TIMEOUT = 5.0
 #: seconds each worker samples its task threads for one profile answer, and between samples
 PROFILE_SECONDS, PROFILE_INTERVAL = 1.0, 0.01
-#: workers asked to sample per poll at most; rows of the profile sent per reply at most
-PROFILE_FETCHES, PROFILE_ROWS = 8, 2000
+#: workers asked to sample per poll at most; rows of the profile sent per reply at most, and
+#: the least share of all samples a frame needs to be sent (smaller ones stay in their parent)
+PROFILE_FETCHES, PROFILE_ROWS, PROFILE_MIN_FRACTION = 8, 2000, 0.0005
 #: most transitions the story recorder keeps when the state's log is unbounded (else as many as it)
 STORY_RECORDER_LENGTH = 100_000
 #: the columns of a group's counts
@@ -403,6 +404,7 @@ class TelemetryExtension(SchedulerExtension):
         self._pool: ConnectionPool | None = None  # to the workers, for their logs (opened on first use)
         self.profile: StackTree | None = None  # sampled from the first poll asking for it
         self.profile_since: float | None = None
+        self._profile_rows: tuple[int, list] = (-1, [])  # (samples, the tree's rows then): walked once per change
         self._profiling: set[str] = set()  # workers sampling now
         self._profile_asked: dict[str, float] = {}  # worker -> when it was last asked (least recent first)
         self._background = Background("telemetry")
@@ -440,7 +442,7 @@ class TelemetryExtension(SchedulerExtension):
                     pass
                 setattr(self, name, None)
         self.logs.clear()
-        self.profile = None
+        self.profile, self._profile_rows = None, (-1, [])
         if self._pool is not None or len(self._background):
             return self._aclose()
         return None
@@ -580,14 +582,14 @@ class TelemetryExtension(SchedulerExtension):
                 self._profiling.add(address)
                 asked[address] = time.monotonic()
                 self._background.spawn(self._fetch_profile(address))
-        return {"samples": self.profile.samples, "since": self.profile_since,
-                "rows": self.profile.rows()[:PROFILE_ROWS]}
+        samples = self.profile.samples
+        if self._profile_rows[0] != samples:  # (the tree is walked again only when answers grew it)
+            self._profile_rows = (samples, self.profile.rows(PROFILE_MIN_FRACTION)[:PROFILE_ROWS])
+        return {"samples": samples, "since": self.profile_since, "rows": self._profile_rows[1]}
 
     async def _fetch_profile(self, address: str) -> None:
         try:
-            if self._pool is None:
-                self._pool = ConnectionPool(self.scheduler.security)
-            reply, _ = await self._pool.get(address).request(
+            reply, _ = await self._worker_pool().get(address).request(
                 {"op": ops.PROFILE, "duration": PROFILE_SECONDS, "interval": PROFILE_INTERVAL, "tree": True},
                 timeout=PROFILE_SECONDS + LOG_TIMEOUT)
             if self.profile is not None:
@@ -599,11 +601,15 @@ class TelemetryExtension(SchedulerExtension):
         finally:
             self._profiling.discard(address)
 
-    async def worker_logs(self, address: str, n: int) -> list:
-        """A worker's last ``n`` log records, ``[(level, message), ...]``, asked as a client asks."""
+    def _worker_pool(self) -> ConnectionPool:
+        """Connections to the workers, as a client's (opened on first use)."""
         if self._pool is None:
             self._pool = ConnectionPool(self.scheduler.security)
-        reply, _ = await self._pool.get(address).request({"op": ops.GET_LOGS, "n": n}, timeout=LOG_TIMEOUT)
+        return self._pool
+
+    async def worker_logs(self, address: str, n: int) -> list:
+        """A worker's last ``n`` log records, ``[(level, message), ...]``, asked as a client asks."""
+        reply, _ = await self._worker_pool().get(address).request({"op": ops.GET_LOGS, "n": n}, timeout=LOG_TIMEOUT)
         return [tuple(r) for r in reply["logs"]]
 
     # ------------------------------------------------------------------ the op

@@ -19,7 +19,7 @@ from __future__ import annotations
 import heapq
 
 from ...protocol import ops
-from .entities import _EMPTY, TaskState, WorkerState, _drop_waiter, _grown, _with, _without
+from .entities import _EMPTY, TASK_ORDER, TaskState, WorkerState, _drop_waiter, _grown, _with, _without
 from .events import InvalidTransition, ToClient, ToWorker
 
 #: A result pickled to at most this many bytes is kept by the scheduler while dependents
@@ -34,14 +34,6 @@ def in_memory_msg(ts: TaskState) -> dict:
     one round trip to a holder, not a who-has question to the scheduler first)."""
     return {"op": ops.KEY_IN_MEMORY, "key": ts.key, "type": ts.type,
             "workers": [ws.address for ws in ts.who_has][:8]}
-
-
-def _addresses(holders) -> list[str]:
-    """Holders' addresses in one order whatever the set's (a worker fetches from the first
-    free one, so that the same cluster state always leads to the same fetches)."""
-    if len(holders) < 2:
-        return [ws.address for ws in holders]
-    return sorted(ws.address for ws in holders)
 
 
 class Transitions:
@@ -203,7 +195,7 @@ class Transitions:
     def _after_memory(self, ts: TaskState, recs: dict, inline: bytes | None = None) -> None:
         dependents = ts.dependents
         if len(dependents) > 1:  # most urgent recommended last, so placed first (recs pop from the end),
-            dependents = sorted(dependents, reverse=True)  # and in one order whatever the set's
+            dependents = sorted(dependents, key=TASK_ORDER, reverse=True)  # one order whatever the set's
         for dts in dependents:
             if ts in dts.waiting_on:
                 dts.waiting_on.discard(ts)
@@ -474,7 +466,9 @@ class Transitions:
                 self.limits_running[name] += 1
         msg = {
             "op": ops.COMPUTE_TASK, "key": ts.key, "run_spec": ts.run_spec, "priority": list(ts.priority),
-            "who_has": {d.key: _addresses(d.who_has) for d in ts.dependencies},
+            # holders sorted: a worker fetches from the first free one, so the same state always
+            # leads to the same fetches, whatever the order of the set
+            "who_has": {d.key: sorted(w.address for w in d.who_has) for d in ts.dependencies},
             "nbytes": {d.key: d.nbytes for d in ts.dependencies},
         }
         inline = None
