@@ -1,6 +1,7 @@
 """Dataframes: read -> filter -> groupby-sum over CSV and parquet files, and a shuffle merge.
 
     python benchmarks/dataframe.py --impl xsched|dask [--json] [--quick] [--data DIR] [--mb N]
+                                   [--shuffle p2p|tasks]
 
 Two worker processes x 1 thread. The data (made once under --data, then reused): ``--mb``
 of CSV in files of ~64 MB (one partition each, for both implementations), columns id, name,
@@ -9,7 +10,7 @@ idle per worker (sampled every 20 ms plus the kernel's exact peak, VmHWM), that 
 multiple of one partition in memory, and whether the result equals pandas' on the files.
 The merge joins the frame (id, name, x, y) with a second one of a quarter of its rows
 (id, z) on ``id`` through a hash shuffle of both sides (no broadcast; dask's P2P shuffle),
-then sums z; with ``--memory-limit`` small the data moved is larger than the cluster's
+then sums z (xsched: by the ``--shuffle`` method, p2p unless told); with ``--memory-limit`` small the data moved is larger than the cluster's
 memory and must spill. Figures are printed, never asserted.
 """
 
@@ -70,6 +71,8 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", default="csv,parquet,merge", help="which pipelines, comma-separated")
     p.add_argument("--memory-limit", default="4GB", help="per worker (the merge job at 1GB with --mb 4096 "
                    "moves twice the cluster's memory)")
+    p.add_argument("--shuffle", choices=("p2p", "tasks"), default="p2p",
+                   help="xsched's shuffle method for the merge (dask uses its P2P shuffle)")
     p.add_argument("--data", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".data"))
     args = p.parse_args(argv)
     import pandas as pd
@@ -95,6 +98,7 @@ def main(argv=None) -> int:
 
     jobs = args.jobs.split(",")
     result = {"benchmark": "dataframe", "impl": ns.name, "version": ns.version, "csv_mb": mb,
+              "shuffle": "p2p" if args.impl == "dask" else args.shuffle,
               "memory_limit": args.memory_limit, "jobs": jobs,
               "files": len(csv_files), "partition_mb": part_mb, "workers": "2 x 1 thread (processes)",
               **common.environment()}
@@ -123,7 +127,10 @@ def main(argv=None) -> int:
             if args.impl == "dask":
                 joined = left.merge(right, on="id", shuffle_method="p2p", broadcast=False)
             else:
-                joined = left.merge(right, on="id", broadcast=False)
+                import xsched
+
+                with xsched.config.set({"shuffle.method": args.shuffle}):
+                    joined = left.merge(right, on="id", broadcast=False)
             return joined.z.sum()
 
         if "merge" in jobs:

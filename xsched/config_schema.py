@@ -266,6 +266,14 @@ SCHEMA = S("xsched configuration", {
                         "intermediate chunkings are chosen to stay within it."),
         }),
     }),
+    "shuffle": S("Moving rows between partitions (merge, set_index, sort_values, groupby-apply, bag groupby).", {
+        "method": L(choice("auto", "p2p", "tasks"),
+                    "How rows move: 'p2p' sends each piece worker to worker, onto the receiver's disk "
+                    "(bounded memory, n + 1 + n tasks); 'tasks' makes each piece a task result (runs "
+                    "anywhere, n x n small tasks); 'auto': p2p when a Client is the default, else tasks."),
+        "buffer": L(BYTES, "Most bytes of received p2p pieces a worker keeps in memory before "
+                           "writing them to its disk."),
+    }),
 })
 del S, L
 

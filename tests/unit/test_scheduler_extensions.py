@@ -21,7 +21,7 @@ from xsched.protocol.schemas import TO_SCHEDULER, BadMessage
 from xsched.protocol.versions import announce
 from xsched.scheduler.extensions import (
     EXTENSIONS, CoordinationExtension, DatasetsExtension, DebuggingExtension, EnvironmentsExtension, ExtensionNotLoaded, ProgressExtension, SchedulerExtension,
-    DiagnosticsExtension, EventsExtension, FireAndForgetExtension, PluginsExtension, TelemetryExtension,
+    DiagnosticsExtension, EventsExtension, FireAndForgetExtension, PluginsExtension, TelemetryExtension, ShuffleExtension,
     UploadsExtension, build, op_owners, selected,
 )
 from xsched.scheduler.state import AddKeys, NewTask, TaskFinished, UpdateGraph
@@ -58,13 +58,13 @@ def objs(**fields):
 # ----------------------------------------------------------------------------- the table
 def test_the_table_lists_the_capabilities_in_build_order():
     assert list(EXTENSIONS) == ["progress", "datasets", "uploads", "environments", "coordination", "events",
-                                "diagnostics", "fire-and-forget", "plugins", "debugging", "telemetry"]
+                                "diagnostics", "fire-and-forget", "plugins", "debugging", "telemetry", "shuffle"]
     assert EXTENSIONS == {"progress": ProgressExtension, "datasets": DatasetsExtension,
                           "uploads": UploadsExtension, "environments": EnvironmentsExtension,
                           "coordination": CoordinationExtension, "events": EventsExtension,
                           "diagnostics": DiagnosticsExtension, "fire-and-forget": FireAndForgetExtension,
                           "plugins": PluginsExtension, "debugging": DebuggingExtension,
-                          "telemetry": TelemetryExtension}
+                          "telemetry": TelemetryExtension, "shuffle": ShuffleExtension}
     for name, cls in EXTENSIONS.items():
         assert issubclass(cls, SchedulerExtension) and cls.name == name and cls.OPS
 

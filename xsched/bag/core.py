@@ -34,6 +34,7 @@ from ..graph.collection import compute_collection, lineage, persist_collection
 from ..graph.delayed import Delayed
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.optimize import optimize
+from ..graph.p2p import p2p_layers, shuffle_method
 from ..graph.shuffle import shuffle_layers
 from ..graph.spec import Ref, Task, funcname
 from . import partitions as parts
@@ -410,9 +411,14 @@ class Bag:
         grouper = _getter(grouper)
         label = funcname(grouper) if not isinstance(grouper, operator.itemgetter) else "item"
         token = f"groupby-{label}-{new_token('groupby', self, grouper, n_out)}"
-        stages = 1 if self.npartitions * n_out <= 10_000 else 2
-        layers, keys = shuffle_layers(self.__xsched_keys__(), n_out, partial(red.group_split, grouper),
-                                      red.group_combine, token, stages=stages)
+        split = partial(red.group_split, grouper)
+        if shuffle_method() == "p2p":  # (the shuffle.method setting: worker to worker, or as tasks)
+            layers, keys = p2p_layers(self.__xsched_keys__(), n_out, split, red.group_combine,
+                                      new_token(token), f"p2p-{token}")
+        else:
+            stages = 1 if self.npartitions * n_out <= 10_000 else 2
+            layers, keys = shuffle_layers(self.__xsched_keys__(), n_out, split, red.group_combine, token,
+                                          stages=stages)
         return Bag(LayeredGraph.merge(self._graph, new=layers), keys[0].rpartition("-")[0], n_out)
 
     def take(self, k: int, npartitions: int = 1, compute: bool = True, warn: bool = True) -> Any:

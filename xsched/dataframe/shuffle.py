@@ -1,15 +1,17 @@
 """Moving rows between partitions: hash shuffle, set_index, sort_values, merge, drop_duplicates.
 
-All of them move rows with the task exchange of ``xsched.graph.shuffle`` (split every
-partition into pieces, one piece to each output): by a hash of key columns (``shuffle``,
-``merge`` on columns, ``groupby(...).apply``), or by ranges of a sorted column whose
-boundaries are estimated from quantiles first (``set_index``, ``sort_values``). Cheap cases
-stay cheap: a merge with a one-partition frame broadcasts it, ``set_index(sorted=True)``
-only reads the partitions' minimum and maximum, and a join on indexes with equal divisions
-runs partition by partition.
+All of them split every partition into pieces, one piece to each output: by a hash of key
+columns (``shuffle``, ``merge`` on columns, ``groupby(...).apply``), or by ranges of a sorted
+column whose boundaries are estimated from quantiles first (``set_index``, ``sort_values``).
+Cheap cases stay cheap: a merge with a one-partition frame broadcasts it,
+``set_index(sorted=True)`` only reads the partitions' minimum and maximum, and a join on
+indexes with equal divisions runs partition by partition.
 
-Workers hold the pieces as ordinary task results, so pieces that do not fit in memory are
-spilled like any other data, and a worker lost mid-shuffle has its tasks recomputed.
+The pieces move one of two ways (the ``shuffle.method`` setting): ``p2p``
+(``xsched.graph.p2p``, the default on a cluster) sends them worker to worker onto the
+receivers' disks, so memory stays bounded whatever the data's size; ``tasks``
+(``xsched.graph.shuffle``, the default without a Client) makes each piece a task result,
+spilled like any other. Either way a worker lost mid-shuffle costs a rerun, not the result.
 
 >>> import pandas as pd, xsched.dataframe as xd
 >>> left = xd.from_pandas(pd.DataFrame({"k": [1, 2, 3, 4], "a": list("wxyz")}), npartitions=2)
@@ -29,6 +31,7 @@ import pandas as pd
 
 from ..graph.collection import compute_collection
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.p2p import p2p_layers, shuffle_method
 from ..graph.shuffle import shuffle_layers
 from ..graph.spec import Ref, Task
 from .core import DataFrame, Series, _concat, _Frame, _nonempty, make_meta, map_partitions, new_collection
@@ -121,11 +124,16 @@ def _min_max(part: Any, column: Any) -> tuple:
 
 
 def _exchange(frame: _Frame, npartitions: int, split: Any, token: str, name: str):
-    """``frame``'s rows moved to ``npartitions`` outputs by ``split(part, n)``."""
-    stages = 2 if max(frame.npartitions, npartitions) > ROUNDS_ABOVE else 1
-    layers, keys = shuffle_layers(frame._keys(), npartitions, split, _Combine(frame._meta), f"{name}-{token}",
-                                  stages=stages)
-    out_name = f"combine-{name}-{token}"
+    """``frame``'s rows moved to ``npartitions`` outputs by ``split(part, n)``: worker to
+    worker (p2p) or as tasks, by the ``shuffle.method`` setting."""
+    if shuffle_method() == "p2p":
+        out_name = f"p2p-{name}-{token}"
+        layers, _ = p2p_layers(frame._keys(), npartitions, split, _Combine(frame._meta), token, out_name)
+    else:
+        out_name = f"combine-{name}-{token}"
+        stages = 2 if max(frame.npartitions, npartitions) > ROUNDS_ABOVE else 1
+        layers, _ = shuffle_layers(frame._keys(), npartitions, split, _Combine(frame._meta), f"{name}-{token}",
+                                   stages=stages)
     graph = LayeredGraph.merge(frame._graph, new=layers)
     return new_collection(graph, out_name, frame._meta, (None,) * (npartitions + 1))
 

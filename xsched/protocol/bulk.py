@@ -581,11 +581,22 @@ async def put_data(conn, data: dict, address: str, timeout: float | None = 300) 
 
     >>> # reply = await put_data(pool.get(addr), {"x": np.ones(10**8)}, addr)   # scatter does this
     """
-    import asyncio
-
     from .serialize import dumps
 
-    frames = dumps(data)
+    return await push(conn, {"op": ops.PUT_DATA}, "data", dumps(data), address, timeout)
+
+
+async def push(conn, header: dict, name: str, frames: list, address: str, timeout: float | None = 300) -> dict:
+    """Send ``header`` with ``frames`` as its payload field ``name`` to the worker at
+    ``address``; the reply. Frame 0 stays on the ZeroMQ channel; when the other frames are
+    large they go first on the side channel (a ``bulk-receive`` offer, then the push), and
+    the message names the offer in ``bulk`` (the receiver puts them back with
+    ``with_pushed``). Used by ``put_data`` and by the p2p shuffle's transfers.
+
+    >>> # reply = await push(pool.get(addr), {"op": ops.SHUFFLE_RECEIVE, ...}, "pieces", frames, addr)
+    """
+    import asyncio
+
     small, idx, big = split_for_bulk(frames)
     if idx:
         reply, _ = await conn.request({"op": ops.BULK_RECEIVE, "lengths": [frame_nbytes(b) for b in big]},
@@ -595,10 +606,10 @@ async def put_data(conn, data: dict, address: str, timeout: float | None = 300) 
             host = host_of(address)
             await asyncio.get_running_loop().run_in_executor(
                 None, lambda: push_buffers(host, offer, big, security=conn.security))
-            reply, _ = await conn.request({"op": ops.PUT_DATA, "bulk": {"id": offer["id"], "index": idx}},
-                                          raw={"data": small}, timeout=timeout)
+            reply, _ = await conn.request(dict(header, bulk={"id": offer["id"], "index": idx}),
+                                          raw={name: small}, timeout=timeout)
             return reply
-    reply, _ = await conn.request({"op": ops.PUT_DATA}, raw={"data": frames}, timeout=timeout)
+    reply, _ = await conn.request(header, raw={name: frames}, timeout=timeout)
     return reply
 
 

@@ -114,6 +114,9 @@ ENVIRONMENT_READY = "environment-ready"
 GET_NANNY_PLUGINS = "get-nanny-plugins"  #: (a worker under a nanny, before it registers) what its nanny needs
 PLUGIN_DONE = "plugin-done"  #: a plugin-add or plugin-remove carried out, or its error
 TASK_PAUSED = "task-paused"  #: a task paused at a breakpoint (paused: true, where) or went on (false)
+# the p2p shuffle (worker/shuffle.py, the shuffle extension)
+SHUFFLE_GET = "shuffle-get"  #: the current run of a shuffle: its number and the worker of each output
+SHUFFLE_RESTART = "shuffle-restart"  #: a run's data is incomplete somewhere: start the shuffle again
 
 # ---------------------------------------------------------------- scheduler -> worker
 COMPUTE_TASK = "compute-task"
@@ -124,6 +127,7 @@ STEAL_REQUEST = "steal-request"
 CLOSE_WORKER = "close-worker"
 PLUGIN_ADD = "plugin-add"  #: set up a worker plugin here, or hand a nanny plugin to this worker's nanny
 PLUGIN_REMOVE = "plugin-remove"  #: tear it down
+SHUFFLE_FORGET = "shuffle-forget"  #: drop what this worker holds of a shuffle's runs before ``run``
 
 # ---------------------------------------------------------------- clients and peers -> worker
 GET_DATA = "get-data"
@@ -140,6 +144,7 @@ DEBUG_RELEASE = "debug-release"  #: the client no longer wants these keys: drop 
 DEBUG_RECREATE = "debug-recreate"  #: a failed task's function and inputs, for client.recreate_error_locally
 ACTOR_CALL = "actor-call"  #: run a method of an actor this worker holds (worker/actors.py); reply: its result
 ACTOR_ATTRIBUTE = "actor-attribute"  #: read an attribute of an actor this worker holds
+SHUFFLE_RECEIVE = "shuffle-receive"  #: (peer -> worker) one input's pieces for the outputs this worker holds
 
 # ---------------------------------------------------------------- scheduler -> client
 KEY_IN_MEMORY = "key-in-memory"

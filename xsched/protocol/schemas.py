@@ -623,6 +623,11 @@ TO_SCHEDULER = Table("the scheduler", [
     S(ops.PLUGIN_DONE, {"uid": maybe(text(256)), "name": maybe(PLUGIN_NAME),
                       "status": opt(one_of("OK", "error", "skipped")), "error": maybe(TEXT),
                       "exception": maybe(PICKLED), "traceback": maybe(PICKLED)}),
+    # the p2p shuffle (from a task on a worker): id: the shuffle's token; n_in/n_out: its partitions;
+    # out: the prefix of its output keys; run: the run whose data was found incomplete
+    S(ops.SHUFFLE_GET, {"id": UID, "n_in": integer(1, MAX_ITEMS), "n_out": integer(1, MAX_ITEMS),
+                        "out": text(MAX_KEY, "an output key prefix")}),
+    S(ops.SHUFFLE_RESTART, {"id": UID, "run": integer(1), "why": maybe(TEXT)}),
 ])
 
 #: clients and peer workers -> a worker's listener
@@ -654,6 +659,12 @@ TO_WORKER = Table("a worker", [
     S(ops.ACTOR_CALL, {"key": KEY, "method": text(256, "a method name of at most 256 characters")},
       objects=("args", "kwargs")),
     S(ops.ACTOR_ATTRIBUTE, {"key": KEY, "name": text(256, "an attribute name of at most 256 characters")}),
+    # the p2p shuffle: input i's pieces for outputs (one frame each, pickled pieces) of run
+    # `run` of shuffle `id`, which has n_in inputs; bulk: the frames pushed on the side channel
+    S(ops.SHUFFLE_RECEIVE, {"id": UID, "run": integer(1), "n_in": integer(1, MAX_ITEMS), "input": integer(0, MAX_ITEMS),
+                            "outputs": list_of(integer(0, MAX_ITEMS), MAX_ITEMS),
+                            "bulk": maybe(record({"id": binary(64), "index": list_of(integer(1, 2**31), 2**16)},
+                                                 what="a bulk push: {id, index}"))}, objects=("pieces",)),
 ])
 
 #: the scheduler -> a worker's connection
@@ -677,6 +688,7 @@ WORKER_FROM_SCHEDULER = Table("a worker (from its scheduler)", [
       required_objects=("plugin",)),
     S(ops.PLUGIN_REMOVE, {"name": PLUGIN_NAME, "uid": opt(text(256)), "nanny": maybe(BOOL)}),
     S(ops.HEARTBEAT_INTERVAL, {"interval": number(0.001, 86400, "a number of seconds in [0.001, 86400]")}),
+    S(ops.SHUFFLE_FORGET, {"id": UID, "run": integer(1)}),  # drop runs before `run`, refuse their pieces
 ])
 
 #: the scheduler -> a client's connection

@@ -87,6 +87,7 @@ from .heartbeat import AliveThread
 from .memory import MemoryMonitor, Thresholds
 from .nanny import EXIT_RESTART, RESTARTED_VAR
 from .plugins import NannyLink, WorkerPlugins, outcome, sync_nanny
+from .shuffle import ShuffleService
 from .spill import SpillBuffer
 from .threads import TaskThreads
 from .uploads import load_file
@@ -259,6 +260,7 @@ class Worker:
         self.scheduler: Connection | None = None
         self.pool = ConnectionPool(security)
         self.actors = ActorHost(self)  # client.submit(cls, actor=True): instances held here (worker/actors.py)
+        self.shuffles = ShuffleService(self)  # the p2p shuffle's pieces sent and received here (worker/shuffle.py)
         self.executor = TaskThreads("xsched-task")
         self.loop: asyncio.AbstractEventLoop | None = None
         self._rejoin_events: dict[str, threading.Event] = {}
@@ -495,6 +497,7 @@ class Worker:
             shutil.rmtree(self._spill_dir, ignore_errors=True)
         if self._upload_dir is not None:
             shutil.rmtree(self._upload_dir, ignore_errors=True)
+        self.shuffles.close()
         await self.pool.close()
         if self.bulk is not None:
             self.bulk.close()
@@ -656,6 +659,9 @@ class Worker:
     def _op_scheduler_ping(self, header: dict, payload: list) -> None:
         pass  # the scheduler checking who is still connected
 
+    def _op_shuffle_forget(self, header: dict, payload: list) -> None:
+        self.shuffles.forget(header["id"], header["run"])
+
     def _op_acquire_replicas(self, header: dict, payload: list) -> None:
         self.handle(AcquireReplicas(dict(header.get("who_has", {})), dict(header.get("nbytes", {})),
                                     dict(header.get("priority", {}))))
@@ -746,6 +752,7 @@ class Worker:
         ops.ENVIRONMENT_DONE: _op_environment, ops.STEAL_REQUEST: _op_steal_request,
         ops.UPLOAD_FILE: _op_upload_file, ops.CLOSE_WORKER: _op_close_worker,
         ops.PLUGIN_ADD: _op_plugin_add, ops.PLUGIN_REMOVE: _op_plugin_remove,
+        ops.SHUFFLE_FORGET: _op_shuffle_forget,
     }
 
     # ------------------------------------------------------------------ uploaded files
@@ -1216,6 +1223,9 @@ class Worker:
         return self.debugging.recreate(header["key"], header.get("max_bytes"))
 
     # --- actors (client.submit(cls, actor=True)): worker/actors.py
+    def _op_shuffle_receive(self, header: dict, payload: list):
+        return self.shuffles.receive(header, payload)
+
     def _op_actor_call(self, header: dict, payload: list):
         return self.actors.call(header, payload)
 
@@ -1231,6 +1241,7 @@ class Worker:
         ops.DEBUG_ATTACH: _op_debug_attach, ops.DEBUG_INPUT: _op_debug_input, ops.DEBUG_DETACH: _op_debug_detach,
         ops.DEBUG_LIST: _op_debug_list, ops.DEBUG_RELEASE: _op_debug_release, ops.DEBUG_RECREATE: _op_debug_recreate,
         ops.ACTOR_CALL: _op_actor_call, ops.ACTOR_ATTRIBUTE: _op_actor_attribute,
+        ops.SHUFFLE_RECEIVE: _op_shuffle_receive,
     }
 
     # ------------------------------------------------------------------ heartbeats

@@ -18,6 +18,8 @@ plugins        ``client.register_plugin``: worker, nanny and    ``plugins.py``
 debugging      tasks paused at breakpoints, for the progress   ``debugging.py``
                bars and the panel
 telemetry      what a live dashboard shows, batched per poll   ``telemetry.py``
+shuffle        the p2p shuffle's runs: where outputs are       ``shuffle.py``
+               built, restarts when a worker leaves
 =============  ==============================================  ==========================
 
 The Scheduler builds those named by the config key ``scheduler.extensions`` (unset: all,
@@ -25,7 +27,7 @@ in table order) with :func:`build`; ``scheduler.extensions[name]`` is the instan
 protocol an extension follows (its ops, its optional hooks) is in ``base.py``.
 
 >>> sorted(EXTENSIONS)
-['coordination', 'datasets', 'debugging', 'diagnostics', 'environments', 'events', 'fire-and-forget', 'plugins', 'progress', 'telemetry', 'uploads']
+['coordination', 'datasets', 'debugging', 'diagnostics', 'environments', 'events', 'fire-and-forget', 'plugins', 'progress', 'shuffle', 'telemetry', 'uploads']
 >>> op_owners()["subscribe-progress"]
 'progress'
 >>> selected(["uploads", "progress"])
@@ -47,6 +49,7 @@ from .events import EventsExtension
 from .fire_and_forget import FireAndForgetExtension
 from .plugins import PluginsExtension
 from .progress import ProgressExtension
+from .shuffle import ShuffleExtension
 from .telemetry import TelemetryExtension
 from .uploads import UploadsExtension
 
@@ -54,7 +57,7 @@ __all__ = [
     "EXTENSIONS", "SchedulerExtension", "ExtensionNotLoaded", "op_owners", "selected", "build",
     "ProgressExtension", "DatasetsExtension", "UploadsExtension", "EnvironmentsExtension",
     "CoordinationExtension", "EventsExtension", "DiagnosticsExtension",
-    "FireAndForgetExtension", "PluginsExtension", "DebuggingExtension", "TelemetryExtension",
+    "FireAndForgetExtension", "PluginsExtension", "DebuggingExtension", "TelemetryExtension", "ShuffleExtension",
 ]
 
 #: name -> class, in the order they are built (and their hooks called)
@@ -70,6 +73,7 @@ EXTENSIONS: dict[str, type[SchedulerExtension]] = {
     "plugins": PluginsExtension,
     "debugging": DebuggingExtension,
     "telemetry": TelemetryExtension,
+    "shuffle": ShuffleExtension,
 }
 
 

@@ -37,7 +37,7 @@ from .events import (
     NewTask, PublishDataset, RemoveClient, RemoveWorker, Reschedule, Restart, RetireWorkers, RetryKeys,
     StealResponse, TaskErred, TaskFinished, TaskRejoined, TaskSeceded, ToClient, ToWorker, UnpublishDataset,
     UpdateGraph, WorkerRetired, WorkerStatus, dataset_holder, WorkerHeartbeat, AddClient,
-    Replicate, Rebalance, AbandonReplication, ReplicationDone,
+    Replicate, Rebalance, AbandonReplication, ReplicationDone, RecomputeKeys, RestrictTasks,
 )
 from .machine import SchedulerState
 from .placement import PIPELINE_DEPTH, PIPELINE_NBYTES, PIPELINE_SECONDS
@@ -54,7 +54,8 @@ __all__ = [
     "WorkerStatus", "CancelKeys", "RetryKeys", "RemoveClient", "RetireWorkers", "ToWorker", "ToClient",
     "WorkerRetired", "Restart", "StealResponse", "TaskSeceded", "TaskRejoined", "PublishDataset",
     "UnpublishDataset", "dataset_holder", "WorkerHeartbeat", "AddClient",
-    "Replicate", "Rebalance", "AbandonReplication", "ReplicationDone", "ReplicaRequest",
+    "Replicate", "Rebalance", "AbandonReplication", "ReplicationDone", "ReplicaRequest", "RecomputeKeys",
+    "RestrictTasks",
     "PIPELINE_DEPTH", "PIPELINE_NBYTES", "PIPELINE_SECONDS", "STEAL_LATENCY", "STEAL_RATIO",
     "INLINE_DEPENDENCY_BYTES",
 ]

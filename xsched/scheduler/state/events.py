@@ -21,7 +21,7 @@ __all__ = [
     "RetryKeys", "RemoveClient", "RetireWorkers", "Restart", "StealResponse", "TaskSeceded", "TaskRejoined",
     "PublishDataset", "UnpublishDataset", "dataset_holder", "WorkerRetired", "ToWorker", "ToClient",
     "InvalidTransition", "WorkerHeartbeat", "AddClient", "Replicate", "Rebalance", "AbandonReplication",
-    "ReplicationDone",
+    "ReplicationDone", "RecomputeKeys", "RestrictTasks",
 ]
 
 
@@ -260,6 +260,28 @@ class PublishDataset:
     keys: list
     data: list = field(default_factory=list)
     stimulus_id: str = field(default_factory=stimulus_factory("publish-dataset"))
+
+
+@dataclass(slots=True)
+class RecomputeKeys:
+    """Compute ``keys`` again, as if their data had been lost: a copy in memory is dropped
+    from every holder, a running task is stopped; the ones still needed go back to waiting
+    (and what they need is recomputed in turn). A shuffle whose exchanged data went with a
+    worker reruns its transfers this way. Keys in any other state are left as they are."""
+
+    keys: list
+    stimulus_id: str = field(default_factory=stimulus_factory("recompute"))
+
+
+@dataclass(slots=True)
+class RestrictTasks:
+    """Run each key of ``workers`` (key -> worker addresses) only there, from now on: set on
+    tasks that have not started (released, waiting, no-worker), so a shuffle's output runs
+    where its pieces were sent. A task waiting for a worker it had been restricted to is
+    placed again."""
+
+    workers: dict
+    stimulus_id: str = field(default_factory=stimulus_factory("restrict"))
 
 
 @dataclass(slots=True)

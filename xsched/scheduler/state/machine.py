@@ -40,7 +40,7 @@ from ...protocol import ops
 from .entities import TASK_ORDER, Retirement, TaskState, WorkerState, _grown, _with
 from .events import (
     AddClient, AddKeys, AddWorker, CancelKeys, ClientDesiresKeys, ClientReleasesKeys, MissingData, NewTask,
-    PublishDataset, RemoveClient, RemoveWorker, Reschedule, Restart, RetryKeys, TaskErred,
+    PublishDataset, RecomputeKeys, RemoveClient, RemoveWorker, Reschedule, Restart, RestrictTasks, RetryKeys, TaskErred,
     TaskFinished, TaskRejoined, TaskSeceded, ToClient, ToWorker, UnpublishDataset, UpdateGraph,
     WorkerHeartbeat, WorkerRetired, WorkerStatus, dataset_holder,
 )
@@ -551,7 +551,37 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Replication
             return {}
         return self._ev_remove_client(RemoveClient(dataset_holder(ev.name), ev.stimulus_id))
 
+    def _ev_recompute(self, ev: RecomputeKeys) -> dict:
+        recs: dict[str, str] = {}
+        for key in ev.keys:
+            ts = self.tasks.get(key)
+            if ts is None or ts.run_spec is None:  # (scattered data has no recipe to run again)
+                continue
+            if ts.state == "processing":
+                recs[key] = "released"
+            elif ts.state == "memory":
+                for ws in sorted(ts.who_has, key=lambda w: w.address):
+                    ws.has_what.discard(ts)
+                    ws.nbytes -= max(ts.nbytes, 0)
+                    self._out.append(ToWorker(ws.address, {"op": ops.FREE_KEYS, "keys": [key]}))
+                ts.who_has.clear()
+                recs[key] = "released"
+        return recs
+
+    def _ev_restrict(self, ev: RestrictTasks) -> dict:
+        recs: dict[str, str] = {}
+        for key, workers in ev.workers.items():
+            ts = self.tasks.get(key)
+            if ts is None or ts.state not in ("released", "waiting", "no-worker"):
+                continue
+            ts.worker_restrictions = set(workers) if workers else None
+            ts.loose = False
+            if ts.state == "no-worker":
+                recs[key] = "waiting"
+        return recs
+
     _HANDLERS = {
+        RecomputeKeys: _ev_recompute, RestrictTasks: _ev_restrict,
         **WorkStealing.HANDLERS, **Retiring.HANDLERS, **Replication.HANDLERS,
         PublishDataset: _ev_publish_dataset, UnpublishDataset: _ev_unpublish_dataset,
         TaskSeceded: _ev_task_seceded, TaskRejoined: _ev_task_rejoined, Restart: _ev_restart,

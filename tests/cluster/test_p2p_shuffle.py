@@ -1,0 +1,131 @@
+"""The p2p shuffle on a real cluster: rows moved worker to worker onto disk, exact against
+pandas, with a bounded buffer, cleaned up after, and rerun exactly when a worker dies."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import xsched
+import xsched.dataframe as xd
+from xsched import Client, get_worker
+from xsched.keys import key_split
+
+from tests.support.helpers import Gate, pid_gone, wait_until
+
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
+
+
+def frame(n=4000, seed=0):
+    rng = np.random.default_rng(seed)
+    names = np.array(["Alice", "Bob", "Carol", "Dan", "Edith", "Frank"])
+    return pd.DataFrame({"id": np.arange(n), "name": names[rng.integers(0, len(names), n)],
+                         "k": rng.integers(0, 300, n), "x": rng.random(n)})
+
+
+def _held_by_workers() -> dict:
+    """What this worker's shuffle service holds: shuffle id -> (run, inputs heard from)."""
+    return {sid: (r.run, len(r.inputs)) for sid, r in get_worker().shuffles.runs.items()}
+
+
+def _service_state() -> tuple:
+    s = get_worker().shuffles
+    d = s._directory
+    return len(s.runs), s.buffered, sorted(os.listdir(d)) if d else [], s.written
+
+
+def test_merge_set_index_sort_and_dedup_move_worker_to_worker(client):
+    left, right = frame(4000, 1), frame(1500, 2).rename(columns={"x": "y", "id": "rid"})
+    with xsched.config.set({"shuffle.method": "p2p"}):
+        lx, rx = xd.from_pandas(left, npartitions=7), xd.from_pandas(right, npartitions=3)
+        merged = lx.merge(rx[["k", "y"]], on="k", npartitions=5)
+        indexed = lx.set_index("x")
+        ordered = lx.sort_values(["name", "id"], ascending=[True, False])
+        unique = lx[["name", "k"]].drop_duplicates()
+        applied = lx.groupby("name").apply(lambda g: g.x.max() - g.x.min(), meta=("x", "f8"))
+    keys = list(merged.__xsched_graph__())
+    assert {"shuffle-transfer", "shuffle-barrier", "p2p-shuffle"} <= {key_split(k) for k in keys}
+    assert not any(k.startswith(("split-", "pick-")) for k in keys)  # (the task exchange's layers)
+    got = merged.compute()
+    expected = left.merge(right[["k", "y"]], on="k")
+    cols = ["id", "k", "y"]
+    pd.testing.assert_frame_equal(got.sort_values(cols).reset_index(drop=True),
+                                  expected.sort_values(cols).reset_index(drop=True))
+    pd.testing.assert_frame_equal(indexed.compute(), left.set_index("x").sort_index())
+    pd.testing.assert_frame_equal(ordered.compute(), left.sort_values(["name", "id"], ascending=[True, False]))
+    pd.testing.assert_frame_equal(unique.compute().sort_values(["name", "k"]),
+                                  left[["name", "k"]].drop_duplicates().sort_values(["name", "k"]))
+    pd.testing.assert_series_equal(applied.compute().sort_index(),
+                                   left.groupby("name").apply(lambda g: g.x.max() - g.x.min()), check_names=False)
+    # every run ended: nothing left in memory or on disk on any worker
+    wait_until(lambda: all(state[:3] == (0, 0, []) for state in client.run(_service_state).values()),
+               msg="the workers dropping the shuffles' pieces")
+    assert client.run_on_scheduler(lambda scheduler: len(scheduler.extensions["shuffle"].shuffles)) == 0
+
+
+def test_pieces_beyond_the_buffer_go_to_disk(own_cluster):
+    with xsched.config.set({"shuffle.buffer": "16KiB"}):
+        cluster = own_cluster(n_workers=2)
+    with Client(cluster, set_as_default=False) as client:
+        pdf = frame(20000, 3)
+        with xsched.config.set({"shuffle.method": "p2p"}):
+            moved = xd.from_pandas(pdf, npartitions=8).shuffle("k", npartitions=6)
+        parts = client.compute(moved.to_delayed())
+        pieces = [f.result() for f in parts]
+        for part in pieces:  # each key in one partition, every row there once
+            assert all(len({*p.k} & {*part.k}) == 0 for p in pieces if p is not part)
+        pd.testing.assert_frame_equal(pd.concat(pieces).sort_values("id"), pdf)
+        states = client.run(_service_state)
+        # (the buffer of 16 KiB is far below one input's pieces: every worker wrote its share)
+        assert all(written > 20000 * 8 for *_, written in states.values()), states
+
+
+def _hold_last(part, gate, last_id):
+    """The partition holding ``last_id`` waits at the gate; the other transfers finish meanwhile."""
+    return gate.wait(part) if last_id in set(part.id) else part
+
+
+def test_a_worker_dying_mid_shuffle_restarts_it_exactly(own_cluster, tmp_path):
+    cluster = own_cluster(n_workers=3)
+    with Client(cluster, set_as_default=False) as client:
+        pdf = frame(6000, 4)
+        gate = Gate(tmp_path)
+        with xsched.config.set({"shuffle.method": "p2p"}):
+            df = xd.from_pandas(pdf, npartitions=10)
+            held = df.map_partitions(_hold_last, gate, int(pdf.id.iloc[-1]), meta=df._meta)
+            total = held.shuffle("name", npartitions=6).groupby("name").x.sum()
+        future = client.compute(total)
+        # nine of ten transfers done: every worker holds pieces of nine inputs
+        wait_until(lambda: all(held and list(held.values())[0][1] == 9
+                               for held in client.run(_held_by_workers).values()) or None,
+                   msg="every worker holding nine inputs' pieces")
+        busy = {w for w, ks in client.processing().items() if ks}
+        victim = sorted(set(client.scheduler_info()["workers"]) - busy)[0]
+        pid = client.run(os.getpid)[victim]
+        os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: victim not in client.scheduler_info()["workers"], msg="the dead worker removed")
+        gate.open()
+        result = future.result(timeout=90)
+        pd.testing.assert_series_equal(result, pdf.groupby("name").x.sum())
+        assert pid_gone(pid)
+        # a second run was made (the first one's pieces on the dead worker were lost)
+        refused = client.run(lambda: dict(get_worker().shuffles.refused))
+        assert any(max(r.values(), default=0) >= 3 for r in refused.values()), refused
+
+
+def _residue(x):
+    return x % 7
+
+
+def test_a_bag_groupby_moves_worker_to_worker(client):
+    import xsched.bag as xb
+
+    with xsched.config.set({"shuffle.method": "p2p"}):
+        grouped = xb.from_sequence(range(1000), npartitions=5).groupby(_residue, npartitions=3)
+    assert any(key_split(k) == "shuffle-transfer" for k in grouped.__xsched_graph__())
+    got = sorted(grouped.compute())
+    assert got == [(r, [x for x in range(1000) if x % 7 == r]) for r in range(7)]

@@ -1,0 +1,300 @@
+"""The worker's side of the p2p shuffle (``xsched/graph/p2p.py``): send pieces, keep them on disk.
+
+Data flow::
+
+    transfer task thread: pieces of input i
+        -> run info (cached; else shuffle-get to the scheduler: run number, workers)
+        -> each piece pickled once, grouped by its output's worker
+        -> on the loop: one shuffle-receive per worker, all at once (large frames pushed on
+           the bulk side channel first; this worker's own pieces are filed directly)
+        <- every worker answered OK: the run number is the task's result
+        <- "stale" (a newer run exists) or a peer unreachable: ask the run again, send again
+           under the current run (a peer that stays unreachable past RETRY_FOR fails the task)
+    peer --shuffle-receive--> receive (loop): pieces appended to the run's memory buffer per
+        output; past shuffle.buffer bytes the buffer is written to one file per output
+        (a thread, under the flush lock) before the answer, so fast senders wait (back-pressure)
+    output task thread: take -> (loop, under the flush lock) the output's buffered pieces and
+        its file, both handed over -> the file read and deleted in the task thread -> pieces
+        in input order; an output whose run is not here, or not complete, asks the scheduler
+        to restart the shuffle (shuffle-restart) and fails (the scheduler has released it)
+    scheduler --shuffle-forget {id, run}--> drop the shuffle's runs before ``run`` and refuse
+        their pieces from now on (a restart, or the shuffle's end)
+
+Every change of the service's state happens on the worker's event loop; task threads reach
+it with ``_call`` and do the slow parts (pickling, reading files) themselves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import pickle
+import shutil
+import struct
+import tempfile
+import time
+from collections import OrderedDict, defaultdict
+from typing import Any, Sequence
+
+from .. import config
+from ..comm import RemoteError
+from ..graph.p2p import owner
+from ..protocol import ops
+from ..protocol.bulk import push, with_pushed
+from ..protocol.messages import frame_nbytes
+from ..units import parse_bytes
+
+logger = logging.getLogger("xsched.worker.shuffle")
+
+__all__ = ["ShuffleService", "ShuffleIncomplete"]
+
+#: A transfer keeps trying an unreachable peer this long (the scheduler notices a dead
+#: worker and starts a new run well before), then fails naming it.
+RETRY_FOR = 60.0
+#: Shuffle ids whose old runs a worker remembers refusing (the oldest are forgotten first).
+REMEMBERED = 10_000
+_RECORD = struct.Struct("<QQ")  # input number, length of the pickled piece
+
+
+class ShuffleIncomplete(RuntimeError):
+    """A shuffle's pieces are not all where they should be (a worker left): it runs again."""
+
+
+class _Run:
+    """What this worker holds of one run of one shuffle: the inputs it has heard from, and
+    per output the pieces in memory and the file the others went to."""
+
+    __slots__ = ("shuffle_id", "run", "n_in", "inputs", "buffers", "files", "directory")
+
+    def __init__(self, shuffle_id: str, run: int, n_in: int, directory: str) -> None:
+        self.shuffle_id, self.run, self.n_in = shuffle_id, run, n_in
+        self.inputs: set[int] = set()
+        self.buffers: dict[int, list] = defaultdict(list)  # output -> [(input, piece frame)]
+        self.files: set[int] = set()  # outputs with pieces on disk
+        self.directory = directory
+
+    def path(self, j: int) -> str:
+        return os.path.join(self.directory, str(j))
+
+
+class ShuffleService:
+    """This worker's shuffles: the runs it receives for, and the run info its transfers use."""
+
+    def __init__(self, worker) -> None:
+        self.worker = worker
+        self.runs: dict[str, _Run] = {}
+        self.info: dict[str, dict] = {}  # shuffle id -> {"run", "workers"} (the scheduler's answer)
+        self.refused: OrderedDict[str, int] = OrderedDict()  # shuffle id -> runs below this are gone
+        self.buffer_limit = parse_bytes(config.get("shuffle.buffer", "64MiB"))
+        self.buffered = 0  # bytes of pieces in memory, over every run
+        self._flush_lock: asyncio.Lock | None = None
+        self._directory: str | None = None
+        self.written = 0  # bytes written to disk, ever (for tests and diagnostics)
+
+    def __repr__(self) -> str:
+        return (f"<ShuffleService runs={len(self.runs)} buffered={self.buffered} "
+                f"limit={self.buffer_limit} written={self.written}>")
+
+    # ------------------------------------------------------------------ from task threads
+    def _call(self, coro) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.worker.loop).result()
+
+    def transfer(self, shuffle_id: str, i: int, n_in: int, n_out: int, out: str, pieces: Sequence) -> int:
+        """Send input ``i``'s pieces to their outputs' workers; the run they went under."""
+        if len(pieces) != n_out:
+            raise ValueError(f"the shuffle's split gave {len(pieces)} pieces for {n_out} output partitions")
+        blobs = [pickle.dumps(p, protocol=5) for p in pieces]
+        del pieces
+        deadline = time.monotonic() + RETRY_FOR
+        fresh = False
+        while True:
+            info = self._call(self._run_info(shuffle_id, n_in, n_out, out, fresh))
+            failed = self._call(self._send_all(shuffle_id, info["run"], i, n_in, info["workers"], blobs))
+            if not failed:
+                return info["run"]
+            if time.monotonic() > deadline:
+                raise ConnectionError(f"shuffle {shuffle_id}: input {i} could not reach {failed} "
+                                      f"for {RETRY_FOR:.0f} s")
+            fresh = True
+            if not any(why == "stale" for why in failed.values()):
+                time.sleep(0.2)  # (a peer unreachable: the scheduler has not noticed yet)
+
+    def barrier(self, shuffle_id: str, n_in: int, n_out: int, out: str, runs: Sequence[int]) -> int:
+        """The run every transfer sent under, if it is the current one; else the shuffle restarts."""
+        info = self._call(self._run_info(shuffle_id, n_in, n_out, out, True))
+        if set(runs) != {info["run"]}:
+            self._restart(shuffle_id, info["run"], f"transfers ran under runs {sorted(set(runs))}")
+        return info["run"]
+
+    def take(self, shuffle_id: str, run: int, j: int, n_in: int) -> list:
+        """Output ``j``'s pieces of ``run``, in input order (read from disk, file deleted)."""
+        got = self._call(self._take(shuffle_id, run, j, n_in))
+        if isinstance(got, str):
+            self._restart(shuffle_id, run, got)
+        records, path = got
+        pieces = [(i, pickle.loads(piece)) for i, piece in records]
+        del records
+        if path is not None:  # (read record by record: the file's bytes are never all in memory)
+            with open(path, "rb") as f:
+                while head := f.read(_RECORD.size):
+                    i, n = _RECORD.unpack(head)
+                    pieces.append((i, pickle.loads(f.read(n))))
+            os.unlink(path)
+        pieces.sort(key=lambda r: r[0])
+        return [piece for _, piece in pieces]
+
+    def _restart(self, shuffle_id: str, run: int, why: str):
+        self._call(self.worker.scheduler.request(
+            {"op": ops.SHUFFLE_RESTART, "id": shuffle_id, "run": run, "why": why}, timeout=60))
+        raise ShuffleIncomplete(f"shuffle {shuffle_id} run {run}: {why}; the shuffle runs again")
+
+    # ------------------------------------------------------------------ on the loop
+    async def _run_info(self, shuffle_id: str, n_in: int, n_out: int, out: str, fresh: bool) -> dict:
+        info = self.info.get(shuffle_id)
+        if info is None or fresh:
+            reply, _ = await self.worker.scheduler.request(
+                {"op": ops.SHUFFLE_GET, "id": shuffle_id, "n_in": n_in, "n_out": n_out, "out": out}, timeout=60)
+            if reply.get("error"):
+                raise RuntimeError(f"shuffle {shuffle_id}: {reply['error']}")
+            info = self.info[shuffle_id] = {"run": reply["run"], "workers": list(reply["workers"])}
+        return info
+
+    async def _send_all(self, shuffle_id: str, run: int, i: int, n_in: int, workers: list, blobs: list) -> dict:
+        """Every worker's pieces sent at once; {worker: why} for those that did not take them."""
+        by_worker: dict[str, list[int]] = defaultdict(list)
+        for j in range(len(blobs)):
+            by_worker[owner(j, workers)].append(j)
+
+        async def send(address: str, outputs: list[int]) -> tuple[str, str | None]:
+            header = {"op": ops.SHUFFLE_RECEIVE, "id": shuffle_id, "run": run, "n_in": n_in, "input": i,
+                      "outputs": outputs}
+            frames = [b""] + [blobs[j] for j in outputs]
+            try:
+                if address == self.worker.address:
+                    reply = await self.receive(header, frames)
+                else:
+                    reply = await push(self.worker.pool.get(address), header, "pieces", frames, address, timeout=300)
+            except RemoteError:
+                raise  # the peer refused the message: sending it again would not help
+            except Exception as e:  # noqa: BLE001 - gone, refused, timed out: ask the scheduler again
+                logger.info("shuffle %s: input %d to %s failed: %s", shuffle_id, i, address, e)
+                return address, f"{type(e).__name__}: {e}"
+            return address, (None if reply.get("status") == "OK" else "stale")
+
+        results = await asyncio.gather(*(send(a, outs) for a, outs in by_worker.items()))
+        return {a: why for a, why in results if why is not None}
+
+    async def receive(self, header: dict, payload: list) -> dict:
+        """Another worker's (or our own) pieces of one input for the outputs we build."""
+        if header.get("bulk"):
+            payload = await asyncio.get_running_loop().run_in_executor(None, with_pushed, self.worker.bulk,
+                                                                       header, payload)
+        shuffle_id, run = header["id"], header["run"]
+        if run < self.refused.get(shuffle_id, 0):
+            return {"status": "stale"}
+        r = self.runs.get(shuffle_id)
+        if r is not None and r.run > run:
+            return {"status": "stale"}
+        if r is None or r.run < run:
+            if r is not None:
+                await self._drop(r)
+            r = self.runs[shuffle_id] = _Run(shuffle_id, run, header["n_in"],
+                                             os.path.join(self._dir(), f"{shuffle_id}-{run}"))
+        i = header["input"]
+        if i in r.inputs:
+            return {"status": "OK"}  # a transfer that ran twice: its pieces are here already
+        outputs, frames = header["outputs"], payload[1:]
+        if len(outputs) != len(frames):
+            raise ValueError(f"shuffle-receive names {len(outputs)} outputs for {len(frames)} pieces")
+        r.inputs.add(i)
+        for j, frame in zip(outputs, frames):
+            piece = memoryview(frame.buffer if hasattr(frame, "buffer") else frame)
+            r.buffers[j].append((i, piece))
+            self.buffered += piece.nbytes
+        if self.buffered > self.buffer_limit:
+            await self._flush()
+        return {"status": "OK"}
+
+    async def _flush(self) -> None:
+        """Write every buffered piece to its output's file (in a thread, one at a time)."""
+        if self._flush_lock is None:
+            self._flush_lock = asyncio.Lock()
+        async with self._flush_lock:
+            batches = []
+            for r in self.runs.values():
+                if r.buffers:
+                    batches.append((r, dict(r.buffers)))
+                    r.files.update(r.buffers)
+                    r.buffers.clear()
+            self.buffered = 0
+            if batches:
+                self.written += await asyncio.get_running_loop().run_in_executor(None, _write, batches)
+
+    async def _take(self, shuffle_id: str, run: int, j: int, n_in: int):
+        """(output j's buffered records, its file or None), handed over; or why they cannot be."""
+        if self._flush_lock is None:
+            self._flush_lock = asyncio.Lock()
+        async with self._flush_lock:
+            r = self.runs.get(shuffle_id)
+            if r is None or r.run != run:
+                return f"this worker holds no pieces of run {run}"
+            if len(r.inputs) < n_in:
+                return f"this worker heard from {len(r.inputs)} of {n_in} inputs"
+            records = r.buffers.pop(j, [])
+            self.buffered -= sum(piece.nbytes for _, piece in records)
+            path = r.path(j) if j in r.files else None
+            r.files.discard(j)
+            return records, path
+
+    def forget(self, shuffle_id: str, run: int) -> None:
+        """Drop this shuffle's runs before ``run`` and refuse their pieces from now on."""
+        self.refused[shuffle_id] = max(run, self.refused.get(shuffle_id, 0))
+        self.refused.move_to_end(shuffle_id)
+        while len(self.refused) > REMEMBERED:
+            self.refused.popitem(last=False)
+        info = self.info.get(shuffle_id)
+        if info is not None and info["run"] < run:
+            del self.info[shuffle_id]
+        r = self.runs.get(shuffle_id)
+        if r is not None and r.run < run:
+            self.worker._background.spawn(self._drop(r))
+
+    async def _drop(self, r: _Run) -> None:
+        if self.runs.get(r.shuffle_id) is r:
+            del self.runs[r.shuffle_id]
+        if self._flush_lock is None:
+            self._flush_lock = asyncio.Lock()
+        async with self._flush_lock:  # (not while a flush writes its files)
+            self.buffered -= sum(p.nbytes for records in r.buffers.values() for _, p in records)
+            r.buffers.clear()
+            if r.files:
+                shutil.rmtree(r.directory, ignore_errors=True)
+                r.files.clear()
+
+    def _dir(self) -> str:
+        if self._directory is None:
+            base = self.worker.local_directory or tempfile.gettempdir()
+            os.makedirs(base, exist_ok=True)
+            self._directory = tempfile.mkdtemp(prefix="xsched-shuffle-", dir=base)
+        return self._directory
+
+    def close(self) -> None:
+        """The worker closes: every file goes."""
+        self.runs.clear()
+        if self._directory is not None:
+            shutil.rmtree(self._directory, ignore_errors=True)
+            self._directory = None
+
+
+def _write(batches: list) -> int:
+    written = 0
+    for r, buffers in batches:
+        os.makedirs(r.directory, exist_ok=True)
+        for j, records in buffers.items():
+            with open(r.path(j), "ab") as f:
+                for i, piece in records:
+                    f.write(_RECORD.pack(i, piece.nbytes))
+                    f.write(piece)
+                    written += _RECORD.size + piece.nbytes
+    return written
