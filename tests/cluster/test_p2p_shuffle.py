@@ -48,12 +48,18 @@ def test_merge_set_index_sort_and_dedup_move_worker_to_worker(client):
         unique = lx[["name", "k"]].drop_duplicates()
         applied = lx.groupby("name").apply(lambda g: g.x.max() - g.x.min(), meta=("x", "f8"))
     keys = list(merged.__xsched_graph__())
-    assert {"shuffle-transfer", "shuffle-barrier", "p2p-shuffle"} <= {key_split(k) for k in keys}
+    # both sides in one exchange; each output merges its pieces (no separate merge step)
+    assert {"shuffle-transfer", "shuffle-barrier", "p2p-merge"} == {key_split(k) for k in keys} - {"from-pandas",
+                                                                                                  "getitem"}
     assert not any(k.startswith(("split-", "pick-")) for k in keys)  # (the task exchange's layers)
     got = merged.compute()
     expected = left.merge(right[["k", "y"]], on="k")
     cols = ["id", "k", "y"]
     pd.testing.assert_frame_equal(got.sort_values(cols).reset_index(drop=True),
+                                  expected.sort_values(cols).reset_index(drop=True))
+    outer = lx.merge(rx[["k", "y"]].assign(k=rx.k + 250), on="k", how="outer").compute()
+    expected = left.merge(right[["k", "y"]].assign(k=right.k + 250), on="k", how="outer")
+    pd.testing.assert_frame_equal(outer.sort_values(cols).reset_index(drop=True),
                                   expected.sort_values(cols).reset_index(drop=True))
     pd.testing.assert_frame_equal(indexed.compute(), left.set_index("x").sort_index())
     pd.testing.assert_frame_equal(ordered.compute(), left.sort_values(["name", "id"], ascending=[True, False]))

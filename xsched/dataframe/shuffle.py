@@ -92,6 +92,20 @@ class _Combine:
         return out if len(pieces) else self.meta
 
 
+class _JoinCombine:
+    """One output of a two-sided exchange: the first ``n_left`` pieces are the left side's,
+    the rest the right's; each side concatenated, then merged as pandas merges."""
+
+    def __init__(self, n_left: int, left_meta: Any, right_meta: Any, kwargs: dict) -> None:
+        self.n_left, self.left, self.right, self.kwargs = n_left, _Combine(left_meta), _Combine(right_meta), kwargs
+
+    def __call__(self, pieces: list) -> Any:
+        left = self.left(pieces[:self.n_left])
+        right = self.right(pieces[self.n_left:])
+        del pieces[:]  # (the pieces go as soon as both sides are whole)
+        return pd.merge(left, right, **self.kwargs)
+
+
 def _set_index_sorted(part: pd.DataFrame, column: Any, drop: bool) -> pd.DataFrame:
     return part.set_index(column, drop=drop).sort_index(kind="stable")
 
@@ -369,6 +383,15 @@ def merge(left: DataFrame, right: DataFrame, how: str = "inner", on: Any = None,
         if left.npartitions == 1 and how in ("inner", "right"):
             return _broadcast(right, left, kwargs, meta, big_left=False)
     n = int(npartitions or max(left.npartitions, right.npartitions))
+    if shuffle_method() == "p2p":  # both sides in one exchange: each output merges its pieces at once
+        token = new_token(left._name, right._name, n, kwargs, dtypes)
+        splits = ([partial(_split_hash, on=left_on, dtypes=dtypes)] * left.npartitions
+                  + [partial(_split_hash, on=right_on, dtypes=dtypes)] * right.npartitions)
+        out_name = f"p2p-merge-{token}"
+        layers, _ = p2p_layers(left._keys() + right._keys(), n, splits,
+                               _JoinCombine(left.npartitions, left._meta, right._meta, kwargs), token, out_name)
+        graph = LayeredGraph.merge(left._graph, right._graph, new=layers)
+        return new_collection(graph, out_name, meta, (None,) * (n + 1))
     ls = shuffle(left, left_on, n, _dtypes=dtypes)
     rs = shuffle(right, right_on, n, _dtypes=dtypes)
     return map_partitions(_merge_parts, ls, rs, kwargs, meta=meta, _name="merge")

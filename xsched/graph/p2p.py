@@ -116,23 +116,29 @@ def unpack(run: int, shuffle_id: str, j: int, n_in: int, combine: Callable) -> A
     return combine(_service().take(shuffle_id, run, j, n_in))
 
 
-def p2p_layers(in_keys: Sequence[str], n_out: int, split: Callable, combine: Callable, shuffle_id: str,
+def p2p_layers(in_keys: Sequence[str], n_out: int, split: Callable | Sequence[Callable], combine: Callable,
+               shuffle_id: str,
                out: str) -> tuple[dict[str, dict], list[str]]:
     """Layers of tasks moving piece ``j`` of every input partition to output ``j``, worker to
     worker: ``({layer name: tasks}, output keys)``, like ``shuffle_layers``.
 
-    ``split(part, n_out)`` returns ``n_out`` pieces (each picklable); ``combine(pieces)``
-    merges one output's pieces in input order. ``shuffle_id`` names the exchange (a token
-    unique to its inputs and split); outputs are keyed ``<out>-j``.
+    ``split(part, n_out)`` returns ``n_out`` pieces (each picklable), or ``split`` is a list
+    of such functions, one per input (a join exchanges both its sides at once, each split
+    its own way); ``combine(pieces)`` gets one output's ``n_in`` pieces in input order.
+    ``shuffle_id`` names the exchange (a token unique to its inputs and split); outputs are
+    keyed ``<out>-j``.
     """
     n_in = len(in_keys)
     if n_out < 1:
         raise ValueError(f"a shuffle needs at least one output partition, got npartitions={n_out}")
     if n_in < 1:
         raise ValueError("a shuffle needs at least one input partition")
+    splits = list(split) if isinstance(split, (list, tuple)) else [split] * n_in
+    if len(splits) != n_in:
+        raise ValueError(f"{len(splits)} split functions for {n_in} input partitions")
     ann = annotations_in_force()
-    transfers = {transfer_key(shuffle_id, i): Task(transfer, (Ref(k), shuffle_id, i, n_in, n_out, out, split), {},
-                                                   per_task(ann))
+    transfers = {transfer_key(shuffle_id, i): Task(transfer, (Ref(k), shuffle_id, i, n_in, n_out, out, splits[i]),
+                                                   {}, per_task(ann))
                  for i, k in enumerate(in_keys)}
     bkey = barrier_key(shuffle_id)
     barriers = {bkey: Task(barrier, (shuffle_id, n_in, n_out, out, *(Ref(k) for k in transfers)), {},

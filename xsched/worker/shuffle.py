@@ -112,7 +112,12 @@ class ShuffleService:
             info = self._call(self._run_info(shuffle_id, n_in, n_out, out, fresh))
             failed = self._call(self._send_all(shuffle_id, info["run"], i, n_in, info["workers"], blobs))
             if not failed:
-                return info["run"]
+                # (still the current run? a restart since would otherwise cost a second one, when
+                # this execution's result is taken for the rerun of this task)
+                if self._call(self._run_info(shuffle_id, n_in, n_out, out, True))["run"] == info["run"]:
+                    return info["run"]
+                fresh = True
+                continue
             if time.monotonic() > deadline:
                 raise ConnectionError(f"shuffle {shuffle_id}: input {i} could not reach {failed} "
                                       f"for {RETRY_FOR:.0f} s")
@@ -122,10 +127,13 @@ class ShuffleService:
 
     def barrier(self, shuffle_id: str, n_in: int, n_out: int, out: str, runs: Sequence[int]) -> int:
         """The run every transfer sent under, if it is the current one; else the shuffle restarts."""
-        info = self._call(self._run_info(shuffle_id, n_in, n_out, out, True))
-        if set(runs) != {info["run"]}:
-            self._restart(shuffle_id, info["run"], f"transfers ran under runs {sorted(set(runs))}")
-        return info["run"]
+        current = self._call(self._run_info(shuffle_id, n_in, n_out, out, True))["run"]
+        if set(runs) == {current}:
+            return current
+        if current in runs:  # some transfers sent under an older run only: their pieces are gone
+            self._restart(shuffle_id, current, f"transfers ran under runs {sorted(set(runs))}")
+        # (all older: the shuffle restarted since; the scheduler has released this barrier)
+        raise ShuffleIncomplete(f"shuffle {shuffle_id}: restarted (run {current}) while its barrier ran")
 
     def take(self, shuffle_id: str, run: int, j: int, n_in: int) -> list:
         """Output ``j``'s pieces of ``run``, in input order (read from disk, file deleted)."""
