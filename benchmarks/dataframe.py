@@ -8,7 +8,9 @@ of CSV in files of ~64 MB (one partition each, for both implementations), column
 x, y, z; and the same rows as parquet. Figures: wall time of each pipeline, peak RSS above
 idle per worker (sampled every 20 ms plus the kernel's exact peak, VmHWM), that peak as a
 multiple of one partition in memory, and whether the result equals pandas' on the files.
-The merge joins the frame (id, name, x, y) with a second one of a quarter of its rows
+The set_index job sorts the frame (id, name, x, y) by the unsorted column x (quantiles, then
+a range shuffle) and counts each partition's rows, checking every one is sorted. The merge
+joins the frame (id, name, x, y) with a second one of a quarter of its rows
 (id, z) on ``id`` through a hash shuffle of both sides (no broadcast; dask's P2P shuffle),
 then sums z (xsched: by the ``--shuffle`` method, p2p unless told); with ``--memory-limit`` small the data moved is larger than the cluster's
 memory and must spill. Figures are printed, never asserted.
@@ -54,6 +56,13 @@ def make_data(directory: str, mb: int) -> tuple[str, str]:
     return csv_dir, pq_dir
 
 
+def _sorted_rows(part):
+    """A partition's rows, or a large negative number when its index is not sorted."""
+    import pandas as pd
+
+    return pd.Series([len(part) if part.index.is_monotonic_increasing else -10**12])
+
+
 def load_dataframe(name: str):
     if name == "xsched":
         import xsched.dataframe as dd
@@ -68,7 +77,8 @@ def main(argv=None) -> int:
     p.add_argument("--json", action="store_true")
     p.add_argument("--quick", action="store_true", help="128 MB of CSV: a smoke check")
     p.add_argument("--mb", type=int, default=None, help="MB of CSV (default 2048)")
-    p.add_argument("--jobs", default="csv,parquet,merge", help="which pipelines, comma-separated")
+    p.add_argument("--jobs", default="csv,parquet,merge", help="which pipelines, comma-separated "
+                   "(csv, parquet, merge, setindex)")
     p.add_argument("--memory-limit", default="4GB", help="per worker (the merge job at 1GB with --mb 4096 "
                    "moves twice the cluster's memory)")
     p.add_argument("--shuffle", choices=("p2p", "tasks"), default="p2p",
@@ -133,6 +143,21 @@ def main(argv=None) -> int:
                     joined = left.merge(right, on="id", broadcast=False)
             return joined.z.sum()
 
+        def setindex_pipeline():
+            df = dd.read_parquet(pq_dir, columns=["id", "name", "x", "y"])
+            if args.impl == "dask":
+                indexed = df.set_index("x", shuffle_method="p2p")
+            else:
+                import xsched
+
+                with xsched.config.set({"shuffle.method": args.shuffle}):
+                    indexed = df.set_index("x")
+            # rows per partition, and whether each is sorted: every row moved, in order
+            return indexed.map_partitions(_sorted_rows, meta=(None, "i8")).sum()
+
+        if "setindex" in jobs:
+            rows = sum(pd.read_parquet(f, columns=["id"]).shape[0] for f in pq_files)
+            result["setindex"] = common.measured_compute(client, pids, setindex_pipeline(), lambda r: int(r) == rows)
         if "merge" in jobs:
             left_ids = pd.concat(pd.read_parquet(f, columns=["id"]) for f in pq_files)
             right_parts = pd.concat(pd.read_parquet(f, columns=["id", "z"]) for f in pq_files[: max(1, len(pq_files) // 4)])
