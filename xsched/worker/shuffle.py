@@ -266,6 +266,7 @@ class ShuffleService:
             del self.info[shuffle_id]
         r = self.runs.get(shuffle_id)
         if r is not None and r.run < run:
+            del self.runs[shuffle_id]  # (its buffer and files go once no flush is writing them)
             self.worker._background.spawn(self._drop(r))
 
     async def _drop(self, r: _Run) -> None:

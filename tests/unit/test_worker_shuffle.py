@@ -1,0 +1,112 @@
+"""The worker's p2p shuffle service alone, on an asyncio loop: pieces filed per run and
+output, a repeated input kept once, older runs refused and dropped, the buffer written to
+disk past its limit and read back in input order. (The cluster tests run it between real
+worker processes: tests/cluster/test_p2p_shuffle.py.)"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pickle
+import threading
+import types
+
+import pytest
+
+from xsched.worker.shuffle import ShuffleIncomplete, ShuffleService
+
+
+class _Loop:
+    """A loop in a thread, as a worker has, for the service's calls from task threads."""
+
+    def __enter__(self):
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        return self.loop
+
+    def __exit__(self, *exc):
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+        self.loop.close()
+
+
+def service(tmp_path, loop, limit=10**9):
+    restarts = []
+
+    async def request(msg, timeout=None):
+        restarts.append(msg)
+        return {}, []
+
+    background = types.SimpleNamespace(spawn=lambda coro: asyncio.ensure_future(coro))
+    worker = types.SimpleNamespace(loop=loop, local_directory=str(tmp_path), address="tcp://here",
+                                   _background=background, scheduler=types.SimpleNamespace(request=request))
+    s = ShuffleService(worker)
+    s.buffer_limit = limit
+    s.restarts = restarts
+    return s
+
+
+def send(s, loop, run, i, pieces, n_in=3, sid="s1"):
+    header = {"id": sid, "run": run, "n_in": n_in, "input": i, "outputs": sorted(pieces)}
+    frames = [b""] + [pickle.dumps(pieces[j]) for j in sorted(pieces)]
+    return asyncio.run_coroutine_threadsafe(s.receive(header, frames), loop).result(5)
+
+
+def test_pieces_come_back_in_input_order_and_a_repeat_is_kept_once(tmp_path):
+    with _Loop() as loop:
+        s = service(tmp_path, loop)
+        for i in (2, 0, 1, 0):
+            assert send(s, loop, 1, i, {0: [f"a{i}"], 1: [f"b{i}"]}) == {"status": "OK"}
+        assert s.take("s1", 1, 0, 3) == [["a0"], ["a1"], ["a2"]]
+        assert s.take("s1", 1, 1, 3) == [["b0"], ["b1"], ["b2"]]
+        assert s.buffered == 0
+
+
+def test_past_the_buffer_pieces_go_to_one_file_per_output(tmp_path):
+    with _Loop() as loop:
+        s = service(tmp_path, loop, limit=100)
+        big = {0: list(range(100)), 1: list(range(50))}
+        for i in range(3):
+            send(s, loop, 1, i, big)
+        assert s.written > 0 and s.buffered < 100
+        run_dir = s.runs["s1"].directory
+        assert sorted(os.listdir(run_dir)) == ["0", "1"]
+        assert s.take("s1", 1, 0, 3) == [list(range(100))] * 3
+        assert sorted(os.listdir(run_dir)) == ["1"]  # (each output's file goes once read)
+        s.close()
+        assert not os.path.exists(run_dir)
+
+
+def test_a_newer_run_replaces_an_older_one_which_is_then_refused(tmp_path):
+    with _Loop() as loop:
+        s = service(tmp_path, loop)
+        send(s, loop, 1, 0, {0: ["old"]})
+        send(s, loop, 2, 0, {0: ["new"]})
+        assert s.runs["s1"].run == 2 and s.runs["s1"].inputs == {0}
+        assert send(s, loop, 1, 1, {0: ["late"]}) == {"status": "stale"}
+
+        async def forget():  # (on the loop, as the worker calls it)
+            s.forget("s1", 3)  # the shuffle restarted (run 3) or ended: run 2 goes too
+        asyncio.run_coroutine_threadsafe(forget(), loop).result(5)
+        assert "s1" not in s.runs
+        assert send(s, loop, 2, 1, {0: ["late"]}) == {"status": "stale"}
+
+
+def test_an_incomplete_run_asks_for_a_restart(tmp_path):
+    with _Loop() as loop:
+        s = service(tmp_path, loop)
+        send(s, loop, 4, 0, {0: ["x"]})
+        with pytest.raises(ShuffleIncomplete, match="heard from 1 of 3 inputs"):
+            s.take("s1", 4, 0, 3)
+        with pytest.raises(ShuffleIncomplete, match="no pieces of run 5"):
+            s.take("s1", 5, 0, 3)
+        assert [(m["op"], m["run"]) for m in s.restarts] == [("shuffle-restart", 4), ("shuffle-restart", 5)]
+
+
+def test_pieces_that_do_not_match_their_outputs_are_refused(tmp_path):
+    with _Loop() as loop:
+        s = service(tmp_path, loop)
+        header = {"id": "s1", "run": 1, "n_in": 1, "input": 0, "outputs": [0, 1]}
+        with pytest.raises(ValueError, match="2 outputs for 1 pieces"):
+            asyncio.run_coroutine_threadsafe(s.receive(header, [b"", b"x"]), loop).result(5)
