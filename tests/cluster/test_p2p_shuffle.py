@@ -135,3 +135,50 @@ def test_a_bag_groupby_moves_worker_to_worker(client):
     assert any(key_split(k) == "shuffle-transfer" for k in grouped.__xsched_graph__())
     got = sorted(grouped.compute())
     assert got == [(r, [x for x in range(1000) if x % 7 == r]) for r in range(7)]
+
+
+def test_a_cancelled_shuffle_leaves_nothing_behind(client, tmp_path):
+    pdf = frame(3000, 5)
+    gate = Gate(tmp_path)
+    with xsched.config.set({"shuffle.method": "p2p"}):
+        df = xd.from_pandas(pdf, npartitions=6)
+        held = df.map_partitions(_hold_last, gate, int(pdf.id.iloc[-1]), meta=df._meta)
+        moved = held.shuffle("k", npartitions=4)
+    future = client.compute(moved)
+    wait_until(lambda: all(h and list(h.values())[0][1] == 5 for h in client.run(_held_by_workers).values()) or None,
+               msg="every worker holding five inputs' pieces")
+    client.cancel([future])
+    del future
+    gate.open()
+    # the pieces of the cancelled shuffle go from every worker, and the scheduler forgets it
+    wait_until(lambda: all(state[:3] == (0, 0, []) for state in client.run(_service_state).values()),
+               msg="the workers dropping the cancelled shuffle's pieces")
+    wait_until(lambda: client.run_on_scheduler(lambda scheduler: len(scheduler.extensions["shuffle"].shuffles)) == 0,
+               msg="the scheduler forgetting the shuffle")
+    pd.testing.assert_frame_equal(moved.compute().sort_values("id"), pdf)  # (and it runs again)
+
+
+def test_an_output_lost_after_the_shuffle_is_built_again(own_cluster):
+    cluster = own_cluster(n_workers=2)
+    with Client(cluster, set_as_default=False) as client:
+        pdf = frame(3000, 6)
+        with xsched.config.set({"shuffle.method": "p2p"}):
+            moved = xd.from_pandas(pdf, npartitions=6).shuffle("k", npartitions=4)
+        kept = client.persist(moved)
+        xsched.wait(kept)
+        # the shuffle ended: its pieces are gone; the outputs are ordinary data now
+        wait_until(lambda: all(state[:3] == (0, 0, []) for state in client.run(_service_state).values()),
+                   msg="the shuffle ending")
+        victim = sorted(client.has_what())[0]
+        pid = client.run(os.getpid)[victim]
+        os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: victim not in client.scheduler_info()["workers"], msg="the dead worker removed")
+        with client.as_current():
+            got = kept.compute()
+        pd.testing.assert_frame_equal(got.sort_values("id"), pdf)
+        assert pid_gone(pid)
+        # it took a second run, whose pieces of the outputs not lost are dropped at its end too
+        refused = client.run(lambda: dict(get_worker().shuffles.refused))
+        assert all(max(r.values(), default=0) >= 3 for r in refused.values()), refused
+        wait_until(lambda: all(state[:3] == (0, 0, []) for state in client.run(_service_state).values()),
+                   msg="the second run ending")

@@ -14,7 +14,7 @@ import time
 from collections import namedtuple
 from typing import Iterable, Iterator
 
-from .future import Future
+from .future import Future, futures_of
 
 __all__ = ["wait", "as_completed"]
 
@@ -24,7 +24,8 @@ DoneAndNotDone = namedtuple("DoneAndNotDone", ["done", "not_done"])
 def wait(fs: Iterable[Future] | Future, timeout: float | None = None, return_when: str = "ALL_COMPLETED"):
     """Block until futures are done: returns ``(done, not_done)`` sets.
 
-    ``return_when`` is ``"ALL_COMPLETED"``, ``"FIRST_COMPLETED"`` or ``"FIRST_EXCEPTION"``;
+    ``fs`` is a Future, an iterable of them, or a collection persisted on a cluster (its
+    futures: ``wait(client.persist(df))``, as in dask). ``return_when`` is ``"ALL_COMPLETED"``, ``"FIRST_COMPLETED"`` or ``"FIRST_EXCEPTION"``;
     raises TimeoutError if ``timeout`` passes first.
 
     >>> from xsched import wait
@@ -32,6 +33,8 @@ def wait(fs: Iterable[Future] | Future, timeout: float | None = None, return_whe
     """
     if isinstance(fs, Future):
         fs = [fs]
+    elif hasattr(fs, "__xsched_graph__") and not isinstance(fs, type):
+        fs = futures_of(fs)
     fs = list(fs)
     if return_when not in ("ALL_COMPLETED", "FIRST_COMPLETED", "FIRST_EXCEPTION"):
         raise ValueError(f"return_when must be ALL_COMPLETED, FIRST_COMPLETED or FIRST_EXCEPTION, not {return_when!r}")
