@@ -460,6 +460,8 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
         client._sync(client._conn.request({"op": ops.TELEMETRY, "parts": ["groups"]}, timeout=10))
         futs = client.map(lambda x: x + 1, range(30), key=[f"pane-inc-{i}" for i in range(30)])
         assert sum(client.gather(futs)) == sum(range(1, 31))
+        total = client.submit(sum, futs, key="pane-total-0")  # (the graph pane: pane-inc feeds pane-total)
+        assert total.result() == sum(range(1, 31))
         reply, _ = client._sync(client._conn.request({"op": ops.TELEMETRY, "parts": ["task-stream", "workers"],
                                                       "max_records": 100_000}, timeout=10))
         runs = reply["task_stream"]["index"]                     # every run of this cluster so far
@@ -497,7 +499,7 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             panel = page.locator("#xsched-cluster-panel")
             panel.locator(f'.xsched-Cluster[data-cluster-address="{address}"]').click()
             expect(panel.locator("tr[data-worker-address]")).to_have_count(2)
-            expect(panel.locator('[data-action="open-pane"]')).to_have_count(8)
+            expect(panel.locator('[data-action="open-pane"]')).to_have_count(9)
             # the default layout (the defaultLayout setting's default): three panes in one column
             panel.locator('[data-action="open-layout"]').click()
             boxes = []
@@ -541,6 +543,13 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             expect(story.locator('tr[data-state="memory"]')).to_have_count(1, timeout=20_000)
             expect(story.locator(".xsched-StoryNow")).to_contain_text("Now: in memory on tcp://")
             page.screenshot(path=str(shots / "panes.png"))
+            # the task-group graph: a node per group coloured by state, an arrow where one feeds another
+            _open_by_palette(page, "xsched: Open Task Graph")
+            graph = page.locator("#xsched-pane-graph svg")
+            expect(graph.locator('[data-group="pane-inc"]')).to_have_attribute("data-state", "done", timeout=20_000)
+            expect(graph.locator('[data-group="pane-inc"]')).to_have_attribute("data-done", "30")
+            expect(graph.locator('[data-group="pane-total"]')).to_have_attribute("data-column", "1")
+            expect(graph.locator('.xsched-GraphEdge[data-from="pane-inc"][data-to="pane-total"]')).to_have_count(1)
             # the profile: the workers sample while it is open; the spinning task's prefix is drawn
             _open_by_palette(page, "xsched: Open Profile")
             profile = page.locator("#xsched-pane-profile canvas")
@@ -615,7 +624,8 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
                 return {k.split(":", 1)[1] for k in data if k.startswith("xsched-pane:")}
 
             deadline = time.monotonic() + 30
-            kinds = {"task-stream", "progress", "worker-memory", "workers", "timeline", "logs", "story", "profile"}
+            kinds = {"task-stream", "progress", "worker-memory", "workers", "timeline", "logs", "story", "profile",
+                     "graph"}
             while saved() != kinds:
                 assert time.monotonic() < deadline, f"the layout was not saved: {saved()}"
                 page.wait_for_timeout(250)

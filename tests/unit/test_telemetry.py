@@ -138,10 +138,10 @@ def test_group_counts_are_bounded_dropping_finished_groups_first():
     counts = GroupCounts(max_groups=100)
 
     class T:
-        __slots__ = ("key", "group", "nbytes")
+        __slots__ = ("key", "group", "nbytes", "dependencies")
 
         def __init__(self, group, nbytes):
-            self.key, self.group, self.nbytes = group + "-1", group, nbytes
+            self.key, self.group, self.nbytes, self.dependencies = group + "-1", group, nbytes, ()
 
     running = T("busy", -1)
     counts(running, "released", "processing")                         # the oldest, still running
@@ -269,3 +269,21 @@ def test_a_story_joins_the_state_s_log_with_the_recorded_times_and_workers():
 def test_malformed_log_cursors_are_refused_by_the_schema(bad):
     with pytest.raises(BadMessage):
         TO_SCHEDULER.check({"op": "telemetry", **bad})
+
+
+def test_group_edges_say_which_groups_feed_which():
+    server = served()
+    server.add_worker("tcp://w:1")
+    # tasks known before the first request (seeded) and after it (the hook)
+    server.handle(UpdateGraph("c", [NewTask(f"load-{i}", b"s") for i in range(3)], []))
+    server.call("telemetry", parts=["groups"])
+    tasks = [NewTask(f"inc-{i}", b"s", [f"load-{i}"]) for i in range(3)]
+    tasks += [NewTask("total-0", b"s", [f"inc-{i}" for i in range(3)] + ["load-0"])]
+    server.handle(UpdateGraph("c", tasks, ["total-0"]))
+    reply = server.call("telemetry", parts=["groups"])
+    assert reply["group_edges"] == [["inc", "total"], ["load", "inc"], ["load", "total"]]
+    # a group's dependencies are read from its first few tasks only: the cost stays bounded
+    many = [NewTask(f"sq-{i}", b"s", ["total-0"]) for i in range(50)]
+    counts = next(h for h in server.state.transition_hooks if isinstance(h, GroupCounts))
+    server.handle(UpdateGraph("c", many, [t.key for t in many]))
+    assert counts._sampled["sq"] == 4 and ["total", "sq"] in server.call("telemetry", parts=["groups"])["group_edges"]

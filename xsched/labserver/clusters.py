@@ -157,6 +157,7 @@ PANE_PARTS = {
     "logs": ("logs", "workers"),
     "story": (),  # (asked on demand: GET clusters/<id>/story?key=)
     "profile": ("profile",),
+    "graph": ("groups",),
 }
 #: seconds between two telemetry messages a browser may ask for
 WATCH_INTERVAL = (0.25, 10.0)

@@ -380,7 +380,8 @@ export class ClusterPanel extends Widget {
           ['timeline', 'Timeline'],
           ['logs', 'Logs'],
           ['story', 'Story'],
-          ['profile', 'Profile']
+          ['profile', 'Profile'],
+          ['graph', 'Graph']
         ].map(([kind, label]) =>
           h('button', { class: 'jp-mod-styled xsched-Button', 'data-action': 'open-pane', 'data-pane': kind, title: `Open the ${label.toLowerCase()} pane of this cluster in the main area` }, label)
         ),

@@ -17,6 +17,7 @@ import '../style/standalone.css';
 import { Widget } from '@lumino/widgets';
 
 import { IStory, IStoryRow, ITelemetry, PANE_TITLES, PaneKind, XschedPane, h } from './panes/common';
+import { GraphPane } from './panes/graph';
 import { LogsPane } from './panes/logs';
 import { WorkerMemoryPane } from './panes/memory';
 import { ProfilePane } from './panes/profile';
@@ -61,7 +62,8 @@ export class Dashboard {
       timeline: () => new TimelinePane(this.address, this.name),
       logs: () => new LogsPane(this.address, this.name),
       story: () => new StoryPane(this.address, this.name, (_cluster, key) => this.story(key)),
-      profile: () => new ProfilePane(this.address, this.name)
+      profile: () => new ProfilePane(this.address, this.name),
+      graph: () => new GraphPane(this.address, this.name)
     };
     for (const kind of Object.keys(make) as PaneKind[]) {
       const host = h('div', { class: 'xsched-DashboardHost' });

@@ -11,7 +11,8 @@ for; each reply carries everything new since the cursors the caller sent back::
                      dropped count too); ``index``: the cursor for the next call
         workers      one row per worker: address, name, nthreads, managed / unmanaged /
                      spilled / limit, cpu, executing, processing, status
-        groups       per task group: done, processing, erred, waiting (``GroupCounts``)
+        groups       per task group: done, processing, erred, waiting (``GroupCounts``), and
+                     ``group_edges``: which groups feed which, ``[from, to]`` pairs
         memory       per worker, the samples of ``Scheduler.memory_history`` newer than
                      ``memory_since[address]`` (one cursor per worker: their clocks differ)
         logs         per process ("scheduler", then each worker address), its recent records of the
@@ -52,7 +53,7 @@ tasks the scheduler knows (one pass), then a transition hook (O(1)) keeps them.
 
 >>> counts = GroupCounts()
 >>> from types import SimpleNamespace as T
->>> a = T(key="inc-1", group="inc", state="waiting", nbytes=-1)
+>>> a = T(key="inc-1", group="inc", state="waiting", nbytes=-1, dependencies=())
 >>> counts(a, "released", "waiting"); counts(a, "waiting", "processing")
 >>> a.nbytes = 8; counts(a, "processing", "memory"); counts(a, "memory", "released")
 >>> counts.rows()
@@ -84,6 +85,8 @@ __all__ = ["TelemetryExtension", "GroupCounts", "LogTail", "StoryRecorder", "joi
 
 #: most groups counted; past it the oldest finished group is dropped first
 MAX_GROUPS = 1000
+#: tasks per group whose dependencies are read for the group graph (its edges)
+EDGE_SAMPLES = 4
 #: runs sent per reply when the caller does not say (at most 100,000: the schema's bound)
 MAX_RECORDS = 10_000
 #: what a caller may ask for (the op's schema allows these)
@@ -132,13 +135,20 @@ def category(state: str, nbytes: int) -> int:
 
 class GroupCounts:
     """Per task group, how many tasks are done, processing, erred and waiting: a transition
-    hook of the scheduler's state, O(1) per transition, at most ``max_groups`` groups."""
+    hook of the scheduler's state, O(1) per transition, at most ``max_groups`` groups.
 
-    __slots__ = ("counts", "max_groups", "__weakref__")
+    It also notes which groups feed which (the task-group graph pane): the dependencies of
+    the first ``EDGE_SAMPLES`` tasks of each group as they leave ``released``, so the cost
+    stays bounded per group whatever its size.
+    """
+
+    __slots__ = ("counts", "max_groups", "edges", "_sampled", "__weakref__")
 
     def __init__(self, max_groups: int = MAX_GROUPS):
         self.counts: dict[str, list[int]] = {}  # group -> [done, processing, erred, waiting], oldest first
         self.max_groups = max_groups
+        self.edges: dict[str, set[str]] = {}  # group -> the groups its tasks depend on
+        self._sampled: dict[str, int] = {}  # group -> tasks whose dependencies were read
 
     def seed(self, tasks) -> None:
         """Count the tasks the state knows now (``state.tasks.values()``): one pass."""
@@ -146,6 +156,7 @@ class GroupCounts:
             i = category(ts.state, ts.nbytes)
             if i >= 0:
                 self._row(ts.group)[i] += 1
+            self._sample(ts)
 
     def _row(self, group: str) -> list[int]:
         row = self.counts.get(group)
@@ -159,9 +170,24 @@ class GroupCounts:
         """Drop the oldest group with nothing left to run (else the oldest group)."""
         for name, row in self.counts.items():
             if row[1] <= 0 and row[3] <= 0:
-                del self.counts[name]
+                self._forget(name)
                 return
-        del self.counts[next(iter(self.counts))]
+        self._forget(next(iter(self.counts)))
+
+    def _forget(self, name: str) -> None:
+        del self.counts[name]
+        self.edges.pop(name, None)
+        self._sampled.pop(name, None)
+
+    def _sample(self, ts) -> None:
+        group = ts.group
+        n = self._sampled.get(group, 0)
+        if n >= EDGE_SAMPLES or group not in self.counts:
+            return
+        self._sampled[group] = n + 1
+        for dts in ts.dependencies:
+            if dts.group != group:
+                self.edges.setdefault(group, set()).add(dts.group)
 
     def __call__(self, ts, start: str, finish: str) -> None:
         nbytes = ts.nbytes
@@ -173,6 +199,8 @@ class GroupCounts:
             row[a] -= 1
         if b >= 0:
             row[b] += 1
+        if start == "released":
+            self._sample(ts)
 
     def rows(self) -> list[dict]:
         """One dict per group, in the order the groups first appeared."""
@@ -182,6 +210,21 @@ class GroupCounts:
             out.append({"name": name, "done": done, "processing": processing, "erred": erred,
                         "waiting": waiting, "total": done + processing + erred + waiting})
         return out
+
+    def edge_list(self) -> list[list[str]]:
+        """``[dependency group, group]`` pairs between groups counted now, sorted.
+
+        >>> from types import SimpleNamespace as T
+        >>> counts = GroupCounts()
+        >>> a = T(key="load-1", group="load", state="waiting", nbytes=-1, dependencies=())
+        >>> b = T(key="inc-1", group="inc", state="waiting", nbytes=-1, dependencies=(a,))
+        >>> counts(a, "released", "waiting"); counts(b, "released", "waiting")
+        >>> counts.edge_list()
+        [['load', 'inc']]
+        """
+        counts = self.counts
+        return sorted([dep, group] for group, deps in self.edges.items() if group in counts
+                      for dep in deps if dep in counts)
 
 
 def stream_since(stream, since: int | None, max_records: int) -> tuple[list, int, int]:
@@ -633,7 +676,9 @@ class TelemetryExtension(SchedulerExtension):
         if "workers" in parts:
             reply["workers"] = self.workers()
         if "groups" in parts:
-            reply["groups"] = self.group_counts().rows()
+            counts = self.group_counts()
+            reply["groups"] = counts.rows()
+            reply["group_edges"] = counts.edge_list()
         if "memory" in parts:
             reply["memory"], reply["memory_since"] = self.memory(memory_since)
         if "logs" in parts:

@@ -45,6 +45,8 @@ export interface ITelemetry {
   task_stream?: { records: TaskRun[]; index: number; first: number; skipped: number };
   workers?: ITelemetryWorker[];
   groups?: ITelemetryGroup[];
+  /** [from, to]: the groups whose tasks feed the tasks of another group (with `groups`) */
+  group_edges?: [string, string][];
   /** worker address -> its samples since the last message */
   memory?: { [address: string]: MemorySample[] };
   memory_since?: { [address: string]: number | null };
@@ -75,7 +77,8 @@ export interface IStory {
 /** How a story pane asks for a key's story (the lab: the server extension; the page: its API). */
 export type StoryFetcher = (cluster: string, key: string) => Promise<IStory>;
 
-export type PaneKind = 'task-stream' | 'progress' | 'worker-memory' | 'workers' | 'timeline' | 'logs' | 'story' | 'profile';
+export type PaneKind =
+  'task-stream' | 'progress' | 'worker-memory' | 'workers' | 'timeline' | 'logs' | 'story' | 'profile' | 'graph';
 
 export const PANE_TITLES: { [kind in PaneKind]: string } = {
   'task-stream': 'Task Stream',
@@ -85,7 +88,8 @@ export const PANE_TITLES: { [kind in PaneKind]: string } = {
   timeline: 'Timeline',
   logs: 'Logs',
   story: 'Story',
-  profile: 'Profile'
+  profile: 'Profile',
+  graph: 'Task Graph'
 };
 
 type Attrs = { [name: string]: string | number | boolean | undefined };
@@ -159,6 +163,17 @@ export function clearCanvas(canvas: HTMLCanvasElement): { ctx: CanvasRenderingCo
   ctx.fillStyle = themeVar('--jp-layout-color0', isLightTheme() ? '#fff' : '#111');
   ctx.fillRect(0, 0, cssW, cssH);
   return { ctx, cssW, cssH };
+}
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/** An SVG element with attributes. */
+export function svg(tag: string, attrs: { [name: string]: string | number } = {}): SVGElement {
+  const el = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    el.setAttribute(k, String(v));
+  }
+  return el;
 }
 
 /** A stable colour per task group: the hue from the name's hash, lightness from the theme. */

@@ -5,6 +5,7 @@ import { ICommandPalette, WidgetTracker, showErrorMessage } from '@jupyterlab/ap
 
 import { IClusterSummary, IStoryEntry, Updates, request } from '../api';
 import { ITelemetry, PANE_TITLES, PaneKind, XschedPane } from './common';
+import { GraphPane } from './graph';
 import { LogsPane } from './logs';
 import { WorkerMemoryPane } from './memory';
 import { ProfilePane } from './profile';
@@ -17,7 +18,9 @@ import { WorkersPane } from './workers';
 export type { PaneKind } from './common';
 export { XschedPane } from './common';
 
-export const PANE_KINDS: PaneKind[] = ['task-stream', 'progress', 'worker-memory', 'workers', 'timeline', 'logs', 'story', 'profile'];
+export const PANE_KINDS: PaneKind[] = [
+  'task-stream', 'progress', 'worker-memory', 'workers', 'timeline', 'logs', 'story', 'profile', 'graph'
+];
 const OPEN_PANE = 'xsched:open-pane';
 /** the command that opens the panes of the default layout (the defaultLayout setting) */
 export const OPEN_LAYOUT = 'xsched:open-default-layout';
@@ -41,6 +44,8 @@ function create(kind: PaneKind, cluster: string, name: string): XschedPane {
       return new LogsPane(cluster, name);
     case 'profile':
       return new ProfilePane(cluster, name);
+    case 'graph':
+      return new GraphPane(cluster, name);
     case 'story':
       return new StoryPane(cluster, name, async (id, key) => {
         const reply = await request<{ key: string; story: IStoryEntry[]; now?: string }>(

@@ -7,7 +7,7 @@
 //           the per-worker cursors the server keeps); a sample already held is skipped
 //   cpu:    each message's `workers` rows: one sample per worker per message, at the message's time
 // Hover: a vertical rule and, at that time, the total and each worker's figures.
-import { DrawnPane, ITelemetry, MemorySample, bytes, clock, h, naturalCompare, niceStep } from './common';
+import { DrawnPane, ITelemetry, MemorySample, bytes, clock, h, naturalCompare, niceStep, svg } from './common';
 
 /** seconds of history kept and drawn */
 export const WINDOW = 600;
@@ -18,7 +18,6 @@ const BINS = 300;
 const GUTTER = 64; // px: the value axis
 const AXIS = 18; // px: the time axis
 const GAP = 10; // px: between the two charts
-const SVG_NS = 'http://www.w3.org/2000/svg';
 
 /** One figure over time, oldest first, trimmed from the front. */
 class Series {
@@ -64,14 +63,6 @@ class Series {
     }
     return this.v[lo];
   }
-}
-
-function svg(tag: string, attrs: { [name: string]: string | number } = {}): SVGElement {
-  const el = document.createElementNS(SVG_NS, tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    el.setAttribute(k, String(v));
-  }
-  return el;
 }
 
 interface IChart {
