@@ -542,6 +542,14 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             story.locator(".xsched-StoryKey").press("Enter")
             expect(story.locator('tr[data-state="memory"]')).to_have_count(1, timeout=20_000)
             expect(story.locator(".xsched-StoryNow")).to_contain_text("Now: in memory on tcp://")
+            # a key in memory: a console on its worker, its value bound to `value`
+            holder = story.locator('[data-action="key-console"]')
+            expect(holder).to_have_count(1)
+            assert holder.get_attribute("data-worker") in workers
+            holder.click()
+            kconsole = page.locator(".jp-CodeConsole").last
+            out = kconsole.locator(".jp-CodeConsole-content .jp-OutputArea-output").last
+            expect(out).to_have_text("4", timeout=45_000)          # pane-inc-3 is 3 + 1
             page.screenshot(path=str(shots / "panes.png"))
             # the task-group graph: a node per group coloured by state, an arrow where one feeds another
             _open_by_palette(page, "xsched: Open Task Graph")

@@ -324,3 +324,14 @@ def test_reads_of_memory_keys_do_not_wait_for_a_slow_write(spill_dir, monkeypatc
 def test_trim_memory_returns_bool():
     assert isinstance(trim_memory(), bool)
     assert isinstance(trim_memory(), bool)  # cached lookup
+
+
+def test_writes_and_reads_are_told_with_their_times_and_bytes(spill_dir):
+    told = []
+    buf = SpillBuffer(spill_dir, target=1000)
+    buf.on_disk = lambda kind, start, stop, nbytes: told.append((kind, start <= stop, nbytes))
+    buf["a"] = arr(800, 1.0)
+    buf["b"] = arr(800, 2.0)  # a goes to disk
+    assert [t[0] for t in told] == ["disk-write"] and told[0][1] and told[0][2] >= 800
+    assert float(buf["a"][0]) == 1.0  # read back
+    assert [t[0] for t in told][:2] == ["disk-write", "disk-read"] and told[1][2] == told[0][2]

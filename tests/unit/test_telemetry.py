@@ -287,3 +287,21 @@ def test_group_edges_say_which_groups_feed_which():
     counts = next(h for h in server.state.transition_hooks if isinstance(h, GroupCounts))
     server.handle(UpdateGraph("c", many, [t.key for t in many]))
     assert counts._sampled["sq"] == 4 and ["total", "sq"] in server.call("telemetry", parts=["groups"])["group_edges"]
+
+
+def test_workers_transfers_and_spill_io_come_beside_the_runs_with_a_cursor_of_their_own():
+    server = served()
+    peer = server.add_worker("tcp://w:1")
+    records = [[10.0, 10.5, "transfer", "tcp://w:2", 4096], [11.0, 11.2, "disk-write", None, 100],
+               [12.0, 12.1, "disk-read", None, 100], [13.0, 13.1, "bogus", None, 1], ["x", 1.0, "transfer", None, 0]]
+    server.call("worker-activity", peer=peer, records=records)
+    server.call("worker-activity", peer=b"not-a-worker", records=records[:1])  # (ignored)
+    reply = server.call("telemetry", parts=["task-stream"])
+    assert reply["task_stream"]["records"] == []            # what clients read as the task stream: runs only
+    act = reply["activity"]
+    assert act["records"] == [["transfer from tcp://w:2", "transfer", "tcp://w:1", 10.0, 10.5, "transfer"],
+                              ["disk-write", "disk-write", "tcp://w:1", 11.0, 11.2, "disk-write"],
+                              ["disk-read", "disk-read", "tcp://w:1", 12.0, 12.1, "disk-read"]]
+    again = server.call("telemetry", parts=["task-stream"], activity_since=act["index"])
+    assert again["activity"]["records"] == [] and again["activity"]["index"] == 3
+    assert server.extensions["diagnostics"].activity.records[0][5] == 4096   # (bytes kept)

@@ -151,14 +151,14 @@ def telemetry_request(args: dict) -> dict:
     h: dict = {}
     if last("parts") is not None:
         h["parts"] = [p for p in last("parts").split(",") if p]
-    for name in ("since", "max_records"):
+    for name in ("since", "max_records", "activity_since"):
         text = last(name)
         if text is not None:
             try:
                 h[name] = int(text)
             except ValueError:
                 raise ValueError(f"the query argument {name}={text!r} must be a whole number "
-                                 + ("(a cursor the last reply gave)" if name == "since" else "")) from None
+                                 + ("(a cursor the last reply gave)" if name.endswith("since") else "")) from None
     if last("memory_since") is not None:
         try:
             h["memory_since"] = json.loads(last("memory_since"))
@@ -343,7 +343,7 @@ class DashboardServer:
         """
         ext = self._extension()
         return ext.poll(request.get("parts"), request.get("since"), request.get("memory_since"),
-                        request.get("max_records"), request.get("logs_since"))
+                        request.get("max_records"), request.get("logs_since"), request.get("activity_since"))
 
     def story(self, key: str) -> list:
         """The transitions of task ``key`` (the telemetry extension's ``story``, read on this

@@ -140,10 +140,12 @@ def _story(key: str, scheduler=None) -> list:
 
 
 def _story_now(key: str, scheduler=None) -> dict:
-    """``{"story": _story(key), "now": ...}`` (runs in the scheduler): the transitions, and
-    what the key is doing now and why it is not running, in the scheduler's words
-    (``SchedulerState.explain``)."""
-    return {"story": _story(key, scheduler), "now": scheduler.state.explain(key)}
+    """``{"story": _story(key), "now": ..., "holders": [...]}`` (runs in the scheduler): the
+    transitions, what the key is doing now and why it is not running, in the scheduler's words
+    (``SchedulerState.explain``), and the workers holding its value (a console there can read it)."""
+    ts = scheduler.state.tasks.get(key)
+    holders = sorted(ws.address for ws in ts.who_has) if ts is not None and ts.state == "memory" else []
+    return {"story": _story(key, scheduler), "now": scheduler.state.explain(key), "holders": holders}
 
 
 # --------------------------------------------------------------------------- in the Jupyter server
@@ -173,7 +175,7 @@ def parse_watch(msg: dict) -> tuple[str, list[str], float, bool]:
     >>> parse_watch({"type": "watch", "cluster": "s", "panes": ["graphs"]})
     Traceback (most recent call last):
     ...
-    ValueError: unknown pane 'graphs': panes are task-stream, progress, worker-memory, workers, timeline, logs, story, profile
+    ValueError: unknown pane 'graphs': panes are task-stream, progress, worker-memory, workers, timeline, logs, story, profile, graph
     """
     cluster = msg.get("cluster")
     if not isinstance(cluster, str) or not cluster or len(cluster) > 256:

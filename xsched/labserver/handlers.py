@@ -263,12 +263,14 @@ class UpdatesHandler(WebSocketMixin, tornado.websocket.WebSocketHandler, Jupyter
                 self._send({"type": "telemetry-error", "cluster": cluster,
                             "error": f"a connection watches at most {MAX_WATCHES} clusters; close panes of another"})
                 return
-            watch = watches[cluster] = {"panes": panes, "interval": interval, "since": None, "memory_since": {},
-                                        "logs_since": {}, "wake": asyncio.Event()}
+            watch = watches[cluster] = {"panes": panes, "interval": interval, "since": None,
+                                        "activity_since": None, "memory_since": {}, "logs_since": {},
+                                        "wake": asyncio.Event()}
             watch["task"] = asyncio.ensure_future(self._watch(cluster, watch))
             return
         if reset or ("task-stream" in panes and "task-stream" not in watch["panes"]):
             watch["since"] = None  # a new task stream pane starts from the runs the scheduler keeps
+            watch["activity_since"] = None
             watch["resets"] = watch.get("resets", 0) + 1  # (a reply to an older request keeps it None)
         # a pane opened again starts from what the scheduler keeps, not from where the last one was
         if "timeline" in panes and "timeline" not in watch["panes"]:
@@ -288,7 +290,7 @@ class UpdatesHandler(WebSocketMixin, tornado.websocket.WebSocketHandler, Jupyter
                 t0 = loop.time()
                 parts = watch_parts(watch["panes"])
                 request = {"parts": parts, "since": watch["since"], "memory_since": watch["memory_since"] or None,
-                           "logs_since": watch["logs_since"] or None}
+                           "logs_since": watch["logs_since"] or None, "activity_since": watch["activity_since"]}
                 resets = watch.get("resets", 0)
                 try:
                     # panes that ask on demand only (the story) need no telemetry: whether the
@@ -311,6 +313,9 @@ class UpdatesHandler(WebSocketMixin, tornado.websocket.WebSocketHandler, Jupyter
                     stream = reply.get("task_stream")
                     if stream is not None and current:
                         watch["since"] = stream.get("index")
+                    activity = reply.get("activity")
+                    if activity is not None and current:
+                        watch["activity_since"] = activity.get("index")
                     if "memory_since" in reply and current:
                         watch["memory_since"] = {a: t for a, t in (reply["memory_since"] or {}).items()
                                                  if t is not None}

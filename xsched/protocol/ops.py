@@ -114,6 +114,7 @@ ENVIRONMENT_READY = "environment-ready"
 GET_NANNY_PLUGINS = "get-nanny-plugins"  #: (a worker under a nanny, before it registers) what its nanny needs
 PLUGIN_DONE = "plugin-done"  #: a plugin-add or plugin-remove carried out, or its error
 TASK_PAUSED = "task-paused"  #: a task paused at a breakpoint (paused: true, where) or went on (false)
+WORKER_ACTIVITY = "worker-activity"  #: data a worker fetched or spilled lately: its task stream's transfers, disk I/O
 # the p2p shuffle (worker/shuffle.py, the shuffle extension)
 SHUFFLE_GET = "shuffle-get"  #: the current run of a shuffle: its number and the worker of each output
 SHUFFLE_RESTART = "shuffle-restart"  #: a run's data is incomplete somewhere: start the shuffle again

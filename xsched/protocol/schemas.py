@@ -561,7 +561,8 @@ TO_SCHEDULER = Table("the scheduler", [
     # memory_since: worker address -> the time of the last memory sample already seen;
     # logs_since: "scheduler" or a worker address -> the number of the next log record wanted
     S(ops.TELEMETRY, {"parts": maybe(list_of(one_of(*TELEMETRY_PARTS), 8)),
-                    "since": maybe(integer(0)), "memory_since": maybe(dict_of(ADDRESS, TIME, 2**16)),
+                    "since": maybe(integer(0)), "activity_since": maybe(integer(0)),
+                    "memory_since": maybe(dict_of(ADDRESS, TIME, 2**16)),
                     "logs_since": maybe(dict_of(ADDRESS, integer(0), 2**16)),
                     "max_records": maybe(integer(1, 100_000))}),
     # coordination primitives (timeout: null waits for ever, 0 does not wait; worker: the
@@ -623,6 +624,8 @@ TO_SCHEDULER = Table("the scheduler", [
     S(ops.PLUGIN_DONE, {"uid": maybe(text(256)), "name": maybe(PLUGIN_NAME),
                       "status": opt(one_of("OK", "error", "skipped")), "error": maybe(TEXT),
                       "exception": maybe(PICKLED), "traceback": maybe(PICKLED)}),
+    # records: [start, stop, kind ("transfer", "disk-write", "disk-read"), peer or null, bytes] each
+    S(ops.WORKER_ACTIVITY, {"records": list_of(list_of(SCALAR, 5), 10_000)}),
     # the p2p shuffle (from a task on a worker): id: the shuffle's token; n_in/n_out: its partitions;
     # out: the prefix of its output keys; run: the run whose data was found incomplete
     S(ops.SHUFFLE_GET, {"id": UID, "n_in": integer(1, MAX_ITEMS), "n_out": integer(1, MAX_ITEMS),

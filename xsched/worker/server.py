@@ -45,6 +45,7 @@ their result back with ``call_soon_threadsafe``.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextvars
 import inspect
 import logging
@@ -101,6 +102,9 @@ from .state import (
 )
 
 logger = logging.getLogger("xsched.worker")
+
+#: transfers and spill reads and writes kept between two heartbeats (the oldest go first)
+ACTIVITY_RECORDS = 2000
 
 _current_worker: "Worker | None" = None
 _thread_state = task_context.thread_state  # (kept under its old name for callers)
@@ -278,6 +282,9 @@ class Worker:
         self._closed = asyncio.Event()
         self.start_time = time.time()
         self.task_log: list = []  # (key, start, stop, status) of the recent executions
+        # [start, stop, kind, peer, bytes] of transfers and spill I/O since the last heartbeat,
+        # for the task stream (appended from any thread: deque appends are atomic)
+        self.activity: collections.deque = collections.deque(maxlen=ACTIVITY_RECORDS)
         self._task_threads: dict[str, int] = {}  # key -> id of the thread running it (call_stack, profile)
         self._events_out: list = []  # log-event messages from task threads, sent before their outcomes
         self._process = psutil.Process()
@@ -295,8 +302,14 @@ class Worker:
         os.makedirs(base, exist_ok=True)
         self._spill_dir = tempfile.mkdtemp(prefix="xsched-spill-", dir=base)
         max_spill = config.get("worker.memory.max-spill", False)
-        return SpillBuffer(self._spill_dir, int(target) if target else None,
-                           max_spill=parse_bytes(max_spill) if max_spill not in (False, None) else None)
+        store = SpillBuffer(self._spill_dir, int(target) if target else None,
+                            max_spill=parse_bytes(max_spill) if max_spill not in (False, None) else None)
+        store.on_disk = self._on_disk
+        return store
+
+    def _on_disk(self, kind: str, start: float, stop: float, nbytes: int) -> None:
+        """The store wrote a value to disk or read one back (from any thread)."""
+        self.activity.append([start, stop, kind, None, nbytes])
 
     def __repr__(self) -> str:
         n = len(self.state.executing) if self.state else 0
@@ -961,6 +974,7 @@ class Worker:
         on the same worker, into the same unsendable value -- again and again, with no error.
         """
         errors: dict = {}
+        began = time.time()
         try:
             data = await get_data(self.pool.get(worker), keys, worker, timeout=60, errors=errors)
             tasks = self.state.tasks
@@ -977,6 +991,7 @@ class Worker:
                 nbytes = await asyncio.get_running_loop().run_in_executor(None, self._store, data)
             except RuntimeError:  # the default pool is shut down: the worker is closing
                 return
+        self.activity.append([began, time.time(), "transfer", worker, sum(nbytes.values())])
         unsendable = {}
         for key, why in errors.items():
             if key in keys:
@@ -1274,6 +1289,9 @@ class Worker:
         while self.status == "running":
             try:
                 self.scheduler.send({"op": ops.HEARTBEAT_WORKER, "metrics": self.metrics()})
+                if self.activity:
+                    records = [self.activity.popleft() for _ in range(len(self.activity))]
+                    self.scheduler.send({"op": ops.WORKER_ACTIVITY, "records": records})
             except CommClosedError:
                 return
             if self._alive is not None and not self.scheduler.queued_bytes:

@@ -138,6 +138,10 @@ class SpillBuffer(MutableMapping):
         self._counter = itertools.count()
         self._prefix = secrets.token_hex(4)
         self._closed = False
+        #: called as on_disk(kind, start, stop, nbytes) after each write ("disk-write") and read
+        #: back ("disk-read"), times from time.time(), from whichever thread did it (the worker
+        #: shows them in the task stream); None: nobody listens
+        self.on_disk: Callable[[str, float, float, int], None] | None = None
         # statistics
         self.spill_count = 0
         self.unspill_count = 0
@@ -521,6 +525,7 @@ class SpillBuffer(MutableMapping):
     def _spill(self, key: Hashable, sp: _Spilling) -> str:
         """Write one picked entry to its file (no lock held during I/O) and commit or roll back."""
         t0 = time.perf_counter()
+        began = time.time()
         try:
             frames = dumps(sp.value)
         except Exception as e:
@@ -566,6 +571,9 @@ class SpillBuffer(MutableMapping):
                 self.spill_seconds += elapsed
                 self.spill_bytes_written += nbytes
                 sp.value = None
+                on_disk = self.on_disk
+                if on_disk is not None:
+                    on_disk("disk-write", began, began + elapsed, nbytes)
                 return _OK
             self._disk_bytes -= nbytes
         # deleted or replaced while we wrote, or closed: the file is not needed
@@ -598,6 +606,7 @@ class SpillBuffer(MutableMapping):
             if entry.value is not _MISSING:  # another reader loaded it while we waited
                 return entry.value
             t0 = time.perf_counter()
+            began = time.time()
             try:
                 frames, nread = _read_frames(entry.path)
             except FileNotFoundError:
@@ -605,6 +614,9 @@ class SpillBuffer(MutableMapping):
             value = loads(frames)
             del frames
             elapsed = time.perf_counter() - t0
+            on_disk = self.on_disk
+            if on_disk is not None:
+                on_disk("disk-read", began, began + elapsed, nread)
             with self._lock:
                 self.unspill_count += 1
                 self.unspill_seconds += elapsed

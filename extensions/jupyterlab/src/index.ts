@@ -151,6 +151,16 @@ const plugin: JupyterFrontEndPlugin<void> = {
     }
 
     const panes = new Panes(app, panel, restorer, palette);
+    // the story pane's "Console with its value": the worker's kernel, the value bound to `value`
+    panes.keyConsole = async (cluster, worker, key) => {
+      try {
+        const console = await consoleOn({ id: cluster } as IClusterSummary, worker);
+        await console.sessionContext.ready;
+        console.console.inject(`value = worker.data[${JSON.stringify(key)}]\nvalue`);
+      } catch (e) {
+        void showErrorMessage('xsched: could not open the console', String(e));
+      }
+    };
 
     app.commands.addCommand(CommandIDs.open, {
       label: 'Show xsched clusters',

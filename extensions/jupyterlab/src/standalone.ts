@@ -88,6 +88,8 @@ export class Dashboard {
   readonly panes: XschedPane[] = [];
   /** the task-stream cursor: runs numbered from here on are new (null: whatever is kept) */
   since: number | null = null;
+  /** the cursor of the workers' transfers and spill I/O, as `since` */
+  activitySince: number | null = null;
   /** worker address -> the time of its newest memory sample held */
   memorySince: { [address: string]: number } = {};
   /** "scheduler" or a worker address -> the number of the next log record wanted */
@@ -116,6 +118,9 @@ export class Dashboard {
     const query = new URLSearchParams({ parts: PARTS, interval: String(this.interval) });
     if (this.since !== null) {
       query.set('since', String(this.since));
+    }
+    if (this.activitySince !== null) {
+      query.set('activity_since', String(this.activitySince));
     }
     if (Object.keys(this.memorySince).length) {
       query.set('memory_since', JSON.stringify(this.memorySince));
@@ -167,6 +172,9 @@ export class Dashboard {
     if (msg.task_stream) {
       this.since = msg.task_stream.index;
     }
+    if (msg.activity) {
+      this.activitySince = msg.activity.index;
+    }
     if (msg.memory_since) {
       this.memorySince = {};
       for (const [address, t] of Object.entries(msg.memory_since)) {
@@ -203,6 +211,7 @@ export class Dashboard {
       this.panes.forEach(p => p.setGone(true));
     }
     this.since = null; // whoever answers next starts from the runs (samples, records) it keeps
+    this.activitySince = null;
     this.memorySince = {};
     this.logsSince = {};
     this._set('gone', `the scheduler at ${this.address} went away: it is no longer running ` +

@@ -112,7 +112,7 @@ def selected(names: Iterable[str] | None, table: Mapping[str, type[SchedulerExte
     >>> selected(["progres"])
     Traceback (most recent call last):
     ...
-    ValueError: scheduler.extensions names an unknown extension 'progres' (did you mean 'progress'?); known: progress, datasets, uploads, environments, coordination, events, diagnostics, fire-and-forget, plugins, debugging, telemetry
+    ValueError: scheduler.extensions names an unknown extension 'progres' (did you mean 'progress'?); known: progress, datasets, uploads, environments, coordination, events, diagnostics, fire-and-forget, plugins, debugging, telemetry, shuffle
     """
     table = EXTENSIONS if table is None else table
     if names is None:

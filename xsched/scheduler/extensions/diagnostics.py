@@ -10,6 +10,9 @@ Data flow::
 
     worker --task-finished / task-erred {key, start, stop}--> Scheduler._op_task_finished/_erred
         -> DiagnosticsExtension.task_ran(worker, header, status) -> TaskStream.add (bounded)
+    worker --worker-activity {records}--> (each heartbeat, when it fetched or spilled since)
+        -> activity.add("transfer from <peer>" | "disk-write" | "disk-read", ..., kind): a second
+           TaskStream, so what clients read as the task stream stays the task runs
     client.get_task_stream(start, stop, count) --get-task-stream--> <--{records, index}--
     xsched.get_task_stream() as ts:  enter: --get-task-stream {count: 0}--> index i
                                      exit:  --get-task-stream {since: i}--> the records since
@@ -41,7 +44,11 @@ from ... import logs
 from ...protocol import ops
 from .base import SchedulerExtension
 
-__all__ = ["DiagnosticsExtension", "TaskStream", "FIELDS", "plain"]
+__all__ = ["DiagnosticsExtension", "TaskStream", "FIELDS", "plain", "ACTIVITY_KINDS"]
+
+#: what else than task runs a worker reports for the dashboards' task streams: its transfers
+#: and its spill writes and reads
+ACTIVITY_KINDS = ("transfer", "disk-write", "disk-read")
 
 #: the fields of a task-stream record, in the order the wire carries them
 FIELDS = ("key", "worker", "start", "stop", "status", "nbytes")
@@ -123,6 +130,9 @@ class DiagnosticsExtension(SchedulerExtension):
     def __init__(self, scheduler, maxlen: int = 100_000):
         super().__init__(scheduler)
         self.task_stream = TaskStream(maxlen)
+        #: the workers' transfers and spill writes and reads (``worker-activity``), apart from
+        #: the task runs: records ``(what, worker, start, stop, kind, bytes)``
+        self.activity = TaskStream(maxlen)
 
     def __repr__(self) -> str:
         return f"<DiagnosticsExtension task_stream={len(self.task_stream)} (index {self.task_stream.index})>"
@@ -132,6 +142,20 @@ class DiagnosticsExtension(SchedulerExtension):
         self.task_stream.add(h["key"], worker, h.get("start"), h.get("stop"), status, h.get("nbytes"))
 
     # ------------------------------------------------------------------ ops
+    def _op_worker_activity(self, peer, h, payload) -> None:
+        """A worker's transfers and spill reads and writes since its last heartbeat, kept
+        beside the task runs (``activity``) for the dashboards' task streams."""
+        worker = self.scheduler.peer_worker.get(peer)
+        if worker is None:
+            return None
+        for start, stop, kind, other, nbytes in h["records"]:
+            if kind not in ACTIVITY_KINDS or not all(isinstance(t, (int, float)) for t in (start, stop)):
+                continue
+            key = f"transfer from {other}" if kind == "transfer" else kind
+            self.activity.add(key, worker, float(start), float(stop), kind,
+                              int(nbytes) if isinstance(nbytes, (int, float)) else None)
+        return None
+
     def _op_get_logs(self, peer, h, payload) -> dict:
         return {"logs": [list(r) for r in logs.recent(h.get("n"))]}
 
@@ -176,7 +200,7 @@ class DiagnosticsExtension(SchedulerExtension):
 
     OPS = {ops.GET_LOGS: _op_get_logs, ops.GET_TASK_STREAM: _op_get_task_stream, ops.HAS_WHAT: _op_has_what,
            ops.PROCESSING: _op_processing, ops.STORY: _op_story, ops.DUMP_STATE: _op_dump_state,
-           ops.TASK_SPEC: _op_task_spec}
+           ops.TASK_SPEC: _op_task_spec, ops.WORKER_ACTIVITY: _op_worker_activity}
 
     # ------------------------------------------------------------------ the dump
     def dump(self) -> dict:

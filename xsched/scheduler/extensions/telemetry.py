@@ -8,7 +8,9 @@ for; each reply carries everything new since the cursors the caller sent back::
         task-stream  the runs numbered ``since`` or later, from the diagnostics extension's
                      TaskStream (no copy kept here); over ``max_records`` only the newest are
                      sent and ``skipped`` counts the others (runs the bounded stream already
-                     dropped count too); ``index``: the cursor for the next call
+                     dropped count too); ``index``: the cursor for the next call. Beside it,
+                     ``activity``: the workers' transfers and spill I/O the same way, from
+                     ``activity_since`` (a cursor of its own)
         workers      one row per worker: address, name, nthreads, managed / unmanaged /
                      spilled / limit, cpu, executing, processing, status
         groups       per task group: done, processing, erred, waiting (``GroupCounts``), and
@@ -521,6 +523,16 @@ class TelemetryExtension(SchedulerExtension):
             out.append([key, ts.group if ts is not None else key_split(key), worker, start, stop, status])
         return {"records": out, "index": diagnostics.task_stream.index, "first": first, "skipped": skipped}
 
+    def activity(self, since: int | None, max_records: int) -> dict:
+        """The workers' transfers and spill writes and reads since ``since``, as task-stream
+        rows whose group and status are their kind (``transfer``, ``disk-write``, ``disk-read``)."""
+        diagnostics = self.scheduler.extensions.get("diagnostics")
+        if diagnostics is None:
+            return {"records": [], "index": 0, "first": 0, "skipped": 0}
+        rows, first, skipped = stream_since(diagnostics.activity, since, max_records)
+        out = [[what, kind, worker, start, stop, kind] for what, worker, start, stop, kind, _nbytes in rows]
+        return {"records": out, "index": diagnostics.activity.index, "first": first, "skipped": skipped}
+
     def workers(self) -> list[dict]:
         """One row per worker, in the order they joined."""
         rows = []
@@ -657,7 +669,8 @@ class TelemetryExtension(SchedulerExtension):
 
     # ------------------------------------------------------------------ the op
     def poll(self, parts=None, since: int | None = None, memory_since: dict | None = None,
-             max_records: int | None = None, logs_since: dict | None = None) -> dict:
+             max_records: int | None = None, logs_since: dict | None = None,
+             activity_since: int | None = None) -> dict:
         """One reply of the ``telemetry`` op: the ``parts`` asked for (all of ``PARTS`` when
         None) since the caller's cursors. The dashboard page's server (``xsched/dashboard/
         server.py``) calls it on the scheduler's loop; clients send the op.
@@ -673,6 +686,7 @@ class TelemetryExtension(SchedulerExtension):
         reply: dict = {"time": time.time()}
         if "task-stream" in parts:
             reply["task_stream"] = self.task_stream(since, max_records or MAX_RECORDS)
+            reply["activity"] = self.activity(activity_since, max_records or MAX_RECORDS)
         if "workers" in parts:
             reply["workers"] = self.workers()
         if "groups" in parts:
@@ -689,6 +703,6 @@ class TelemetryExtension(SchedulerExtension):
 
     def _op_telemetry(self, peer, h, payload) -> dict:
         return self.poll(h.get("parts"), h.get("since"), h.get("memory_since"), h.get("max_records"),
-                         h.get("logs_since"))
+                         h.get("logs_since"), h.get("activity_since"))
 
     OPS = {ops.TELEMETRY: _op_telemetry}

@@ -43,6 +43,9 @@ export interface ITelemetry {
   error?: string;
   time?: number;
   task_stream?: { records: TaskRun[]; index: number; first: number; skipped: number };
+  /** the workers' transfers and spill writes and reads, as runs whose group and status are
+   * their kind ('transfer', 'disk-write', 'disk-read'), with a cursor of their own */
+  activity?: { records: TaskRun[]; index: number; first: number; skipped: number };
   workers?: ITelemetryWorker[];
   groups?: ITelemetryGroup[];
   /** [from, to]: the groups whose tasks feed the tasks of another group (with `groups`) */
@@ -72,6 +75,8 @@ export interface IStoryRow {
 export interface IStory {
   story: IStoryRow[];
   now?: string;
+  /** the workers holding the key's value, when it is in memory */
+  holders?: string[];
 }
 
 /** How a story pane asks for a key's story (the lab: the server extension; the page: its API). */

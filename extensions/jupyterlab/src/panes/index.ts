@@ -10,7 +10,7 @@ import { LogsPane } from './logs';
 import { WorkerMemoryPane } from './memory';
 import { ProfilePane } from './profile';
 import { ProgressPane } from './progress';
-import { StoryPane } from './story';
+import { KeyConsole, StoryPane } from './story';
 import { TaskStreamPane } from './taskstream';
 import { TimelinePane } from './timeline';
 import { WorkersPane } from './workers';
@@ -30,7 +30,7 @@ export function openCommand(kind: PaneKind): string {
   return `xsched:open-${kind}`;
 }
 
-function create(kind: PaneKind, cluster: string, name: string): XschedPane {
+function create(kind: PaneKind, cluster: string, name: string, keyConsole: KeyConsole | null): XschedPane {
   switch (kind) {
     case 'task-stream':
       return new TaskStreamPane(cluster, name);
@@ -48,11 +48,11 @@ function create(kind: PaneKind, cluster: string, name: string): XschedPane {
       return new GraphPane(cluster, name);
     case 'story':
       return new StoryPane(cluster, name, async (id, key) => {
-        const reply = await request<{ key: string; story: IStoryEntry[]; now?: string }>(
+        const reply = await request<{ key: string; story: IStoryEntry[]; now?: string; holders?: string[] }>(
           `clusters/${encodeURIComponent(id)}/story?key=${encodeURIComponent(key)}`
         );
-        return { story: reply.story, now: reply.now };
-      });
+        return { story: reply.story, now: reply.now, holders: reply.holders };
+      }, keyConsole);
     default:
       return new WorkersPane(cluster, name);
   }
@@ -105,6 +105,8 @@ export class Panes {
   }
 
   readonly tracker: WidgetTracker<XschedPane>;
+  /** opens a console on a worker with a key's value bound (the story pane's button) */
+  keyConsole: KeyConsole | null = null;
   /** seconds between two telemetry messages */
   interval = 0.5;
   /** the panes of the default layout, top to bottom (the defaultLayout setting) */
@@ -152,7 +154,8 @@ export class Panes {
         void this.tracker.save(pane);
       }
     } else {
-      pane = create(kind, id, name);
+      pane = create(kind, id, name, (cluster, worker, key) => this.keyConsole ? this.keyConsole(cluster, worker, key)
+        : Promise.resolve());
       pane.disposed.connect(() => this.sync());
       // the first pane beside what is open (a notebook), the next ones under the last pane
       const last = this._last && !this._last.isDisposed ? this._last : null;

@@ -1,13 +1,19 @@
 // Story: a task key's transitions on the scheduler (time, from-state, to-state, worker,
 // stimulus), asked on demand: the key typed in the box (Enter or "Show"), then again at most
 // every REFRESH seconds while telemetry comes, so a running task's story grows as it runs.
+// In JupyterLab, a key held in memory offers a console on a worker holding it, with the value
+// bound to `value` there (the page, without kernels, does not).
 import { IStory, IStoryRow, ITelemetry, StoryFetcher, XschedPane, h } from './common';
+
+/** Open a console on `worker` of `cluster` with the value of `key` bound (the lab gives one). */
+export type KeyConsole = (cluster: string, worker: string, key: string) => Promise<void>;
 
 /** seconds between two asks for the story shown */
 const REFRESH = 2;
 
 export class StoryPane extends XschedPane {
-  constructor(cluster: string, clusterName: string, private fetchStory: StoryFetcher) {
+  constructor(cluster: string, clusterName: string, private fetchStory: StoryFetcher,
+    private keyConsole: KeyConsole | null = null) {
     super('story', cluster, clusterName);
     this._key = h('input', {
       class: 'jp-mod-styled xsched-StoryKey',
@@ -45,7 +51,15 @@ export class StoryPane extends XschedPane {
     this._table.style.display = 'none';
     this._now = h('div', { class: 'xsched-StoryNow', role: 'status' });
     this._now.style.display = 'none';
-    this.body.append(form, this._status, this._now, h('div', { class: 'xsched-StoryBox' }, this._table));
+    this._consoles = h('div', { class: 'xsched-Actions xsched-StoryConsoles' });
+    this._consoles.addEventListener('click', ev => {
+      const el = (ev.target as HTMLElement).closest('[data-action="key-console"]');
+      const worker = el?.getAttribute('data-worker');
+      if (worker && this.keyConsole && this.key) {
+        void this.keyConsole(this.cluster, worker, this.key);
+      }
+    });
+    this.body.append(form, this._status, this._now, this._consoles, h('div', { class: 'xsched-StoryBox' }, this._table));
   }
 
   /** the key shown ('' for none) */
@@ -56,6 +70,7 @@ export class StoryPane extends XschedPane {
     this._tbody.replaceChildren();
     this._table.style.display = 'none';
     this._now.style.display = 'none';
+    this._consoles.replaceChildren();
     this._status.textContent = 'Type a task key to see its transitions.';
   }
 
@@ -98,6 +113,18 @@ export class StoryPane extends XschedPane {
     const rows: IStoryRow[] = reply.story;
     this._now.textContent = reply.now ? `Now: ${reply.now}` : '';
     this._now.style.display = reply.now ? '' : 'none';
+    const holders = this.keyConsole ? reply.holders || [] : [];
+    if (holders.join(' ') !== this._holders) {  // (redrawn only when they change: a click may be on its way)
+      this._holders = holders.join(' ');
+      this._consoles.replaceChildren(
+        ...holders.map(w =>
+          h('button', {
+            class: 'jp-mod-styled xsched-Button', 'data-action': 'key-console', 'data-worker': w,
+            title: `Open a console on ${w}, where ${key} is in memory, with its value bound to "value"`
+          }, `Console with its value on ${w.replace(/^tcp:\/\//, '')}`)
+        )
+      );
+    }
     this._table.style.display = rows.length ? '' : 'none';
     this._status.textContent = rows.length
       ? `${key}: ${rows.length} transition${rows.length === 1 ? '' : 's'}, now ${rows[rows.length - 1].finish}`
@@ -121,6 +148,8 @@ export class StoryPane extends XschedPane {
   private _key: HTMLInputElement;
   private _status: HTMLElement;
   private _now: HTMLElement;
+  private _consoles: HTMLElement;
+  private _holders = '';
   private _table: HTMLElement;
   private _tbody: HTMLElement;
   private _busy = false;

@@ -1,7 +1,9 @@
 // The task stream: every task run as a bar on a <canvas>, a row per worker (natural order)
 // split into a lane per thread (a run takes the first lane free when it started: runs arrive
 // as they finish, so a lane whose last run ended by then holds no run it overlaps), a colour
-// per task group, failed runs in the error colour. A bounded window of history (the
+// per task group, failed runs in the error colour; the workers' transfers and spill writes
+// and reads (the telemetry's `activity`, a cursor of its own) in colours of their own, in the
+// lanes of the worker that did them. A bounded window of history (the
 // last HISTORY runs, kept in typed arrays used as a ring), drawn group by group so that the
 // fill colour changes once per group, not once per bar. Wheel: zoom around the pointer; drag:
 // pan; double click: follow the newest runs again. Hover: key, worker, duration.
@@ -14,6 +16,10 @@ export const HISTORY = 100_000;
 const GUTTER = 96; // px: worker names
 const AXIS = 18; // px: time labels
 const MAX_LANES = 64; // lanes per worker row at most
+/** what a run is: a task's (kind 0), or what a worker did besides (its group and status) */
+const KINDS = ['task', 'transfer', 'disk-write', 'disk-read'];
+/** the colour of each kind besides tasks: transfers red, spill writes orange, reads amber */
+const KIND_HUE: { [group: string]: number } = { transfer: 0, 'disk-write': 28, 'disk-read': 45 };
 
 export class TaskStreamPane extends DrawnPane {
   constructor(cluster: string, clusterName: string) {
@@ -54,6 +60,8 @@ export class TaskStreamPane extends DrawnPane {
     this._n = 0;
     this._head = 0;
     this._next = -1;
+    this._nextActivity = -1;
+    this._counts.fill(0);
     this._workerIds.clear();
     this._workerList = [];
     this._laneEnds = [];
@@ -78,7 +86,17 @@ export class TaskStreamPane extends DrawnPane {
       this._skipped += ts.skipped;
       this._next = ts.index;
       this.ingest(records, []);
-    } else if (msg.workers) {
+    }
+    const act = msg.activity;
+    if (act) {
+      let records = act.records;
+      if (this._nextActivity >= 0 && act.first < this._nextActivity) {
+        records = records.slice(Math.min(this._nextActivity - act.first, records.length));
+      }
+      this._nextActivity = act.index;
+      this.ingest(records, []);
+    }
+    if (!ts && !act && msg.workers) {
       this.schedule();
     }
   }
@@ -97,6 +115,7 @@ export class TaskStreamPane extends DrawnPane {
       }
       const i = (this._head + this._n) % HISTORY;
       if (this._n === HISTORY) {
+        this._counts[this._kind[i]]--; // (the oldest run goes)
         this._head = (this._head + 1) % HISTORY;
       } else {
         this._n++;
@@ -107,7 +126,10 @@ export class TaskStreamPane extends DrawnPane {
       this._lane[i] = this._laneFor(this._worker[i], start, stop);
       this._start[i] = start;
       this._stop[i] = stop;
-      this._failed[i] = r[5] === 'memory' ? 0 : 1;
+      const kind = Math.max(KINDS.indexOf(r[5]), 0);
+      this._kind[i] = kind;
+      this._counts[kind]++;
+      this._failed[i] = r[5] === 'memory' || kind > 0 ? 0 : 1;
     }
     if (records.length) {
       this._buckets = null;
@@ -131,7 +153,9 @@ export class TaskStreamPane extends DrawnPane {
     const { ctx, cssW, cssH } = clearCanvas(canvas);
     const rows = this._rows();
     const nrows = Math.max(rows.length, 1);
-    canvas.setAttribute('data-task-count', String(this._n));
+    canvas.setAttribute('data-task-count', String(this._counts[0]));
+    canvas.setAttribute('data-transfer-count', String(this._counts[1]));
+    canvas.setAttribute('data-disk-count', String(this._counts[2] + this._counts[3]));
     canvas.setAttribute('data-worker-count', String(rows.length));
     const lanes = rows.map(w => Math.max(this._laneEnds[w]?.length ?? 1, 1));
     canvas.setAttribute('data-lanes', rows.map((w, r) => `${this._label(this._workerList[w])}=${lanes[r]}`).join(','));
@@ -191,7 +215,8 @@ export class TaskStreamPane extends DrawnPane {
       if (from === to) {
         continue;
       }
-      ctx.fillStyle = groupColour(this._groupList[g], light);
+      const group = this._groupList[g];
+      ctx.fillStyle = group in KIND_HUE ? `hsl(${KIND_HUE[group]}, 80%, ${light ? 50 : 60}%)` : groupColour(group, light);
       left.fill(-Infinity);
       right.fill(-Infinity);
       for (let j = from; j < to; j++) {
@@ -242,7 +267,9 @@ export class TaskStreamPane extends DrawnPane {
       ctx.fillText(clock(t, step), x + 2, plotH + AXIS / 2 + 2);
     }
     this._status.textContent =
-      `${this._n.toLocaleString()} runs on ${rows.length} workers (${nr} threads seen)` +
+      `${this._counts[0].toLocaleString()} runs on ${rows.length} workers (${nr} lanes)` +
+      (this._counts[1] ? ` · ${this._counts[1].toLocaleString()} transfers` : '') +
+      (this._counts[2] + this._counts[3] ? ` · ${(this._counts[2] + this._counts[3]).toLocaleString()} spill writes and reads` : '') +
       (this._skipped ? ` (${this._skipped.toLocaleString()} older runs not shown)` : '') +
       (this._follow ? '' : ' · zoomed: double-click to follow the newest runs');
     performance.measure('xsched-task-stream-draw', 'xsched-task-stream-draw-start');
@@ -435,6 +462,10 @@ export class TaskStreamPane extends DrawnPane {
   private _start = new Float64Array(HISTORY);
   private _stop = new Float64Array(HISTORY);
   private _failed = new Uint8Array(HISTORY);
+  private _kind = new Uint8Array(HISTORY);
+  /** runs held per kind (tasks, transfers, spill writes, spill reads) */
+  private _counts = new Int32Array(KINDS.length);
+  private _nextActivity = -1;
   private _lane = new Uint8Array(HISTORY);
   private _laneEnds: number[][] = []; // per worker id: the end of the last run in each lane
   private _n = 0;
