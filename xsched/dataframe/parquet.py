@@ -272,10 +272,8 @@ def _divisions(ranges: list) -> tuple | None:
 
 def _to_frame(table: Any, index: Any, index_cols: list, stored: list, cols: list | None, single: bool) -> Any:
     """A read table as the partition: pandas' stored index restored, or ``index=`` applied,
-    in the order of ``columns=``. The table's buffers are released column by column as they
-    are converted (``self_destruct``), so the table and the frame are not both whole in
-    memory at once."""
-    df = table.to_pandas(self_destruct=True, split_blocks=True)
+    in the order of ``columns=``."""
+    df = table.to_pandas()
     if index is False or (index_cols and index_cols != stored):
         unnamed = all(n is None for n in df.index.names)
         df = df.reset_index(drop=unnamed)  # (a named stored index stays, as a column)
@@ -314,7 +312,6 @@ def _read_piece(fs: Any, path: str, label: str, row_groups: list | None, read_co
     except (pa.ArrowException, KeyError) as exc:
         raise ValueError(f"read_parquet: reading {label}: {exc}") from exc
     df = _to_frame(table, index, index_cols, stored, cols, single)
-    del table
     return _conform(df, meta, label, sort)
 
 
