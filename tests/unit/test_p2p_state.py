@@ -154,3 +154,21 @@ def test_outside_a_worker_the_task_says_what_to_do():
         df = xd.from_pandas(pd.DataFrame({"k": [1, 2, 3]}), npartitions=2).shuffle("k")
     with pytest.raises(RuntimeError, match="only on an xsched cluster.*'tasks'"):
         df.compute()
+
+
+def test_the_extension_watches_transitions_only_while_a_shuffle_is_under_way():
+    from tests.support.fake_scheduler import FakeScheduler
+    from xsched.scheduler.extensions import build
+
+    server = FakeScheduler()
+    server.extensions.update(build(server, ["shuffle"]))
+    ext = server.extensions["shuffle"]
+    server.add_worker("tcp://w:1")
+    before = list(server.state.transition_hooks)
+    shuffle_graph(server.state)
+    reply = server.call("shuffle-get", peer=b"tcp://w:1", id="s", n_in=2, n_out=2, out="out")
+    assert reply == {"run": 1, "workers": ["tcp://w:1"]}
+    assert len(server.state.transition_hooks) == len(before) + 1
+    assert server.state.tasks["out-0"].worker_restrictions == {"tcp://w:1"}
+    ext.restart("test")
+    assert server.state.transition_hooks == before and not ext.shuffles

@@ -16,6 +16,8 @@ Data flow::
         barrier computed again (RecomputeKeys; their inputs are recomputed as needed)
     the barrier leaves memory (every output built) or is forgotten (nobody wants the result)
         -> transition hook notes it -> on the loop: shuffle-forget to every worker, the record goes
+        (the hook is in the state's transition hooks only while a shuffle is under way: other
+        work pays nothing for it)
 
 A shuffle's record exists from its first shuffle-get to its end; an output lost after the
 end is recomputed through the barrier, whose transfers then ask again and start a new run.
@@ -72,6 +74,7 @@ class ShuffleExtension(SchedulerExtension):
         self._ended: list[str] = []  # shuffle ids whose barrier left memory, to end on the loop
         self._armed = False
         self._restarting = False
+        self._hooked = False
 
     def __repr__(self) -> str:
         return f"<ShuffleExtension shuffles={len(self.shuffles)}>"
@@ -109,6 +112,7 @@ class ShuffleExtension(SchedulerExtension):
                                outputs=output_keys(out, n_out))
         self.shuffles[shuffle_id] = record
         self._barriers[barrier_key(shuffle_id)] = shuffle_id
+        self._hook(True)
         self.scheduler.handle(RestrictTasks(self._restrictions(record)))
         return record
 
@@ -144,9 +148,21 @@ class ShuffleExtension(SchedulerExtension):
             return
         self._barriers.pop(barrier_key(shuffle_id), None)
         self._forget_everywhere(shuffle_id, record.run + 1)
+        if not self.shuffles:
+            self._hook(False)
+
+    def _hook(self, on: bool) -> None:
+        """Watch the state's transitions (for barriers) only while a shuffle is under way."""
+        if on != self._hooked:
+            hooks = self.scheduler.state.transition_hooks
+            if on:
+                hooks.append(self._barrier_moved)
+            else:
+                hooks.remove(self._barrier_moved)
+            self._hooked = on
 
     # ------------------------------------------------------------------ hooks
-    def transition(self, ts, start, finish) -> None:
+    def _barrier_moved(self, ts, start, finish) -> None:
         if self._restarting or ts.key not in self._barriers:
             return
         if start == "memory" or finish == "forgotten":
@@ -181,5 +197,10 @@ class ShuffleExtension(SchedulerExtension):
         self.shuffles.clear()
         self._barriers.clear()
         self._ended.clear()
+        self._hook(False)
+
+    def close(self) -> None:
+        self._hook(False)
+        super().close()
 
     OPS = {ops.SHUFFLE_GET: _op_get, ops.SHUFFLE_RESTART: _op_restart}
