@@ -73,6 +73,7 @@ def _check_the_page(client, cluster, expect, sync_playwright) -> None:
                 expect(page.locator('#xsched-pane-progress [data-group="inc"]')).to_have_attribute("data-done", "40")
                 expect(page.locator("#xsched-pane-worker-memory [data-worker-address]")).to_have_count(2)
                 expect(page.locator('#xsched-pane-graph [data-group="inc"]')).to_have_attribute("data-state", "done")
+                expect(page.locator("#xsched-pane-stacks .xsched-StacksList")).to_have_attribute("data-tasks", "0")
                 expect(page.locator(".xsched-DashboardStatus")).to_have_attribute("data-state", "live")
                 assert page.url == page_url  # the token left the address bar; the cookie carries it
                 backgrounds[scheme] = page.evaluate("getComputedStyle(document.body).backgroundColor")

@@ -499,7 +499,7 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             panel = page.locator("#xsched-cluster-panel")
             panel.locator(f'.xsched-Cluster[data-cluster-address="{address}"]').click()
             expect(panel.locator("tr[data-worker-address]")).to_have_count(2)
-            expect(panel.locator('[data-action="open-pane"]')).to_have_count(9)
+            expect(panel.locator('[data-action="open-pane"]')).to_have_count(10)
             # the default layout (the defaultLayout setting's default): three panes in one column
             panel.locator('[data-action="open-layout"]').click()
             boxes = []
@@ -563,6 +563,11 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             profile = page.locator("#xsched-pane-profile canvas")
             expect(profile).to_have_attribute("data-prefixes", re.compile(r"(^|,)lab-spin(,|$)"), timeout=30_000)
             expect(profile).to_have_attribute("data-nodes", re.compile(r"^([2-9]|[1-9][0-9]+)$"))  # its frames too
+            # the call stacks: where the spinning task is now, its innermost frame in lab_spin
+            _open_by_palette(page, "xsched: Open Call Stacks")
+            spin = page.locator('#xsched-pane-stacks .xsched-StackBlock[data-key="lab-spin-1"]')
+            expect(spin).to_have_count(1, timeout=30_000)
+            expect(spin.locator(".xsched-mod-innermost")).to_contain_text("in lab_spin")
             open(gate, "w").close()
             assert spinning.result(timeout=30) == 1
             client.close()
@@ -633,7 +638,7 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
 
             deadline = time.monotonic() + 30
             kinds = {"task-stream", "progress", "worker-memory", "workers", "timeline", "logs", "story", "profile",
-                     "graph"}
+                     "graph", "stacks"}
             while saved() != kinds:
                 assert time.monotonic() < deadline, f"the layout was not saved: {saved()}"
                 page.wait_for_timeout(250)

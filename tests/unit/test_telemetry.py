@@ -305,3 +305,41 @@ def test_workers_transfers_and_spill_io_come_beside_the_runs_with_a_cursor_of_th
     again = server.call("telemetry", parts=["task-stream"], activity_since=act["index"])
     assert again["activity"]["records"] == [] and again["activity"]["index"] == 3
     assert server.extensions["diagnostics"].activity.records[0][5] == 4096   # (bytes kept)
+
+
+def test_call_stacks_of_the_workers_running_tasks_asked_at_most_every_refresh():
+    import asyncio
+
+    server = served()
+    server.add_worker("tcp://w:1")
+    server.add_worker("tcp://w:2")
+    ext: TelemetryExtension = server.extensions["telemetry"]
+    server.handle(UpdateGraph("c", [NewTask("spin-1", b"s")], ["spin-1"]))   # runs on one worker
+    busy = next(a for a, ws in server.state.workers.items() if ws.processing)
+    asked = []
+
+    class Conn:
+        def __init__(self, address):
+            self.address = address
+
+        async def request(self, msg, timeout=None):
+            asked.append((self.address, msg["op"]))
+            return {"stacks": {"spin-1": ['  File "x.py", line 3, in spin\n']}}, []
+
+    ext._worker_pool = lambda: type("Pool", (), {"get": lambda self, a: Conn(a)})()
+
+    async def scenario():
+        assert server.call("telemetry", parts=["stacks"])["stacks"] == {}   # asked now, answered next
+        await asyncio.sleep(0.01)
+        got = server.call("telemetry", parts=["stacks"])["stacks"]
+        assert list(got) == [busy] and got[busy]["tasks"] == {"spin-1": ['  File "x.py", line 3, in spin\n']}
+        assert asked == [(busy, "call-stack")]                                # the idle worker is not asked
+        await asyncio.sleep(0.01)
+        assert asked == [(busy, "call-stack")]                                # within STACK_REFRESH: once
+        run_next(server)                                                      # nothing runs any more
+        assert server.call("telemetry", parts=["stacks"])["stacks"] == {}
+        closing = ext.close()
+        if closing is not None:
+            await closing
+
+    asyncio.run(scenario())

@@ -138,7 +138,7 @@ def telemetry_request(args: dict) -> dict:
     >>> telemetry_request({"parts": [b"graphs"]})
     Traceback (most recent call last):
     ...
-    xsched.protocol.schemas.BadMessage: telemetry: parts[0] must be one of 'groups', 'logs', 'memory', 'profile', 'task-stream', 'workers', not str 'graphs'
+    xsched.protocol.schemas.BadMessage: telemetry: parts[0] must be one of 'groups', 'logs', 'memory', 'profile', 'stacks', 'task-stream', 'workers', not str 'graphs'
     >>> telemetry_request({"since": [b"ten"]})
     Traceback (most recent call last):
     ...

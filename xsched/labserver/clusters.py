@@ -160,6 +160,7 @@ PANE_PARTS = {
     "story": (),  # (asked on demand: GET clusters/<id>/story?key=)
     "profile": ("profile",),
     "graph": ("groups",),
+    "stacks": ("stacks",),
 }
 #: seconds between two telemetry messages a browser may ask for
 WATCH_INTERVAL = (0.25, 10.0)
@@ -175,7 +176,7 @@ def parse_watch(msg: dict) -> tuple[str, list[str], float, bool]:
     >>> parse_watch({"type": "watch", "cluster": "s", "panes": ["graphs"]})
     Traceback (most recent call last):
     ...
-    ValueError: unknown pane 'graphs': panes are task-stream, progress, worker-memory, workers, timeline, logs, story, profile, graph
+    ValueError: unknown pane 'graphs': panes are task-stream, progress, worker-memory, workers, timeline, logs, story, profile, graph, stacks
     """
     cluster = msg.get("cluster")
     if not isinstance(cluster, str) or not cluster or len(cluster) > 256:

@@ -426,7 +426,7 @@ TOPICS = either(TOPIC, list_of(TOPIC, 256))
 ANY = Spec(lambda v: True, "any msgpack value")
 COUNT = integer(0, 2**31 - 1, "a count (an integer >= 0)")
 #: what a telemetry request may ask for (scheduler/extensions/telemetry.py serves each)
-TELEMETRY_PARTS = ("task-stream", "workers", "groups", "memory", "logs", "profile")
+TELEMETRY_PARTS = ("task-stream", "workers", "groups", "memory", "logs", "profile", "stacks")
 WORKERS = either(ADDRESS, WORKER_NAMES)  # worker addresses or names
 PLUGIN_NAME = text(1024, "a plugin name")
 

@@ -381,7 +381,8 @@ export class ClusterPanel extends Widget {
           ['logs', 'Logs'],
           ['story', 'Story'],
           ['profile', 'Profile'],
-          ['graph', 'Graph']
+          ['graph', 'Graph'],
+          ['stacks', 'Stacks']
         ].map(([kind, label]) =>
           h('button', { class: 'jp-mod-styled xsched-Button', 'data-action': 'open-pane', 'data-pane': kind, title: `Open the ${label.toLowerCase()} pane of this cluster in the main area` }, label)
         ),

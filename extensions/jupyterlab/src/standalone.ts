@@ -22,13 +22,14 @@ import { LogsPane } from './panes/logs';
 import { WorkerMemoryPane } from './panes/memory';
 import { ProfilePane } from './panes/profile';
 import { ProgressPane } from './panes/progress';
+import { StacksPane } from './panes/stacks';
 import { StoryPane } from './panes/story';
 import { TaskStreamPane } from './panes/taskstream';
 import { TimelinePane } from './panes/timeline';
 import { WorkersPane } from './panes/workers';
 
 /** the telemetry each poll asks for: what the panes draw */
-const PARTS = 'task-stream,workers,groups,memory,logs,profile';
+const PARTS = 'task-stream,workers,groups,memory,logs,profile,stacks';
 /** seconds a poll may take before it counts as unanswered */
 const REQUEST_TIMEOUT = 10;
 /** seconds between two tries once the scheduler went away */
@@ -63,7 +64,8 @@ export class Dashboard {
       logs: () => new LogsPane(this.address, this.name),
       story: () => new StoryPane(this.address, this.name, (_cluster, key) => this.story(key)),
       profile: () => new ProfilePane(this.address, this.name),
-      graph: () => new GraphPane(this.address, this.name)
+      graph: () => new GraphPane(this.address, this.name),
+      stacks: () => new StacksPane(this.address, this.name)
     };
     for (const kind of Object.keys(make) as PaneKind[]) {
       const host = h('div', { class: 'xsched-DashboardHost' });

@@ -21,11 +21,15 @@ for; each reply carries everything new since the cursors the caller sent back::
                      ``xsched`` loggers as ``[number, level, message]``, numbered from
                      ``logs_since[source]`` on (one cursor per process); at most ``LOG_RECORDS``
                      per process (``LogTail``)
+        stacks       per worker running tasks, the call stack of each task running there, as its
+                     last answer to ``call-stack`` gave it: ``{address: {time, tasks: {key:
+                     [frame lines]}}}`` (asked in the background, ``STACK_FETCHES`` workers per
+                     poll, each at most every ``STACK_REFRESH`` seconds)
         profile      the call tree of the task threads' sampled stacks per task prefix since the
                      first poll asking for it (``xsched/profiling.py``): ``{samples, since, rows}``,
                      at most ``PROFILE_ROWS`` rows, the heaviest first
-    <--{time, task_stream: {records, index, first, skipped}, workers, groups, memory, memory_since,
-        logs, logs_since, profile}--
+    <--{time, task_stream: {records, index, first, skipped}, activity, workers, groups, group_edges,
+        memory, memory_since, logs, logs_since, profile, stacks}--
 
 Workers' logs live in the workers: a reply never waits for them. A poll asking for ``logs``
 asks at most ``LOG_FETCHES`` workers (the longest unasked first, each at most once per
@@ -99,8 +103,12 @@ LOG_RECORDS = 200
 LOG_REFRESH = 2.0
 #: workers asked for their logs per poll at most (the longest unasked first)
 LOG_FETCHES = 8
-#: seconds a worker has to answer ``get-logs``
+#: seconds a worker has to answer ``get-logs`` (and ``call-stack``)
 LOG_TIMEOUT = 5.0
+#: workers asked for their running tasks' call stacks per poll at most (the longest unasked first)
+STACK_FETCHES = 8
+#: seconds between two requests for one worker's call stacks, however many dashboards poll
+STACK_REFRESH = 1.0
 #: seconds each worker samples its task threads for one profile answer, and between samples
 PROFILE_SECONDS, PROFILE_INTERVAL = 1.0, 0.01
 #: workers asked to sample per poll at most; rows of the profile sent per reply at most, and
@@ -452,6 +460,9 @@ class TelemetryExtension(SchedulerExtension):
         self._profile_rows: tuple[int, list] = (-1, [])  # (samples, the tree's rows then): walked once per change
         self._profiling: set[str] = set()  # workers sampling now
         self._profile_asked: dict[str, float] = {}  # worker -> when it was last asked (least recent first)
+        self._stacks: dict[str, tuple[float, dict]] = {}  # worker -> (answered at, {key: frame lines})
+        self._stacks_asked: dict[str, float] = {}  # worker -> when it was last asked (monotonic)
+        self._stacks_pending: set[str] = set()
         self._background = Background("telemetry")
 
     def __repr__(self) -> str:
@@ -502,6 +513,8 @@ class TelemetryExtension(SchedulerExtension):
         """A worker left: its log tail and connection go."""
         self.logs.pop(address, None)
         self._profile_asked.pop(address, None)
+        self._stacks.pop(address, None)
+        self._stacks_asked.pop(address, None)
         if self._pool is not None:
             try:
                 self._background.spawn(self._pool.drop(address))
@@ -642,6 +655,41 @@ class TelemetryExtension(SchedulerExtension):
             self._profile_rows = (samples, self.profile.rows(PROFILE_MIN_FRACTION)[:PROFILE_ROWS])
         return {"samples": samples, "since": self.profile_since, "rows": self._profile_rows[1]}
 
+    def stacks_part(self) -> dict:
+        """The ``stacks`` part: the last call stacks each worker running tasks gave; asks again
+        those whose answer is oldest (``STACK_FETCHES`` at most, each every ``STACK_REFRESH`` s).
+        A worker running nothing now shows nothing (its last answer is dropped)."""
+        workers = self.scheduler.state.workers
+        busy = {a for a, ws in workers.items() if ws.processing}
+        for address in [a for a in self._stacks if a not in busy]:
+            del self._stacks[address]
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass  # (no loop: a test's scheduler that never started; nothing to ask)
+        else:
+            now = time.monotonic()
+            asked = self._stacks_asked
+            due = ((asked.get(a, 0.0), a) for a in busy
+                   if a not in self._stacks_pending and now - asked.get(a, 0.0) >= STACK_REFRESH)
+            for _, address in heapq.nsmallest(STACK_FETCHES, due):
+                self._stacks_pending.add(address)
+                asked[address] = now
+                self._background.spawn(self._fetch_stacks(address))
+        return {a: {"time": t, "tasks": tasks} for a, (t, tasks) in self._stacks.items()}
+
+    async def _fetch_stacks(self, address: str) -> None:
+        try:
+            reply, _ = await self._worker_pool().get(address).request({"op": ops.CALL_STACK}, timeout=LOG_TIMEOUT)
+            if address in self.scheduler.state.workers:
+                self._stacks[address] = (time.time(), dict(reply.get("stacks") or {}))
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # gone, slow, refused: asked again at a later poll
+            logger.debug("the call stacks of %s: %s: %s", address, type(e).__name__, e)
+        finally:
+            self._stacks_pending.discard(address)
+
     async def _fetch_profile(self, address: str) -> None:
         try:
             reply, _ = await self._worker_pool().get(address).request(
@@ -699,6 +747,8 @@ class TelemetryExtension(SchedulerExtension):
             reply["logs"], reply["logs_since"] = self.recent_logs(logs_since)
         if "profile" in parts:
             reply["profile"] = self.profile_part()
+        if "stacks" in parts:
+            reply["stacks"] = self.stacks_part()
         return reply
 
     def _op_telemetry(self, peer, h, payload) -> dict:

@@ -58,6 +58,8 @@ export interface ITelemetry {
   logs_since?: { [source: string]: number };
   /** the sampled call tree since `since` (seconds since the epoch) */
   profile?: { samples: number; since: number | null; rows: ProfileRow[] };
+  /** worker address -> its last answer (seconds since the epoch) and the frames of each task running there */
+  stacks?: { [worker: string]: { time: number; tasks: { [key: string]: string[] } } };
 }
 
 /** One transition of a key's story. */
@@ -83,7 +85,7 @@ export interface IStory {
 export type StoryFetcher = (cluster: string, key: string) => Promise<IStory>;
 
 export type PaneKind =
-  'task-stream' | 'progress' | 'worker-memory' | 'workers' | 'timeline' | 'logs' | 'story' | 'profile' | 'graph';
+  'task-stream' | 'progress' | 'worker-memory' | 'workers' | 'timeline' | 'logs' | 'story' | 'profile' | 'graph' | 'stacks';
 
 export const PANE_TITLES: { [kind in PaneKind]: string } = {
   'task-stream': 'Task Stream',
@@ -94,7 +96,8 @@ export const PANE_TITLES: { [kind in PaneKind]: string } = {
   logs: 'Logs',
   story: 'Story',
   profile: 'Profile',
-  graph: 'Task Graph'
+  graph: 'Task Graph',
+  stacks: 'Call Stacks'
 };
 
 type Attrs = { [name: string]: string | number | boolean | undefined };

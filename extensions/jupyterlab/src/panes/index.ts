@@ -10,6 +10,7 @@ import { LogsPane } from './logs';
 import { WorkerMemoryPane } from './memory';
 import { ProfilePane } from './profile';
 import { ProgressPane } from './progress';
+import { StacksPane } from './stacks';
 import { KeyConsole, StoryPane } from './story';
 import { TaskStreamPane } from './taskstream';
 import { TimelinePane } from './timeline';
@@ -19,7 +20,7 @@ export type { PaneKind } from './common';
 export { XschedPane } from './common';
 
 export const PANE_KINDS: PaneKind[] = [
-  'task-stream', 'progress', 'worker-memory', 'workers', 'timeline', 'logs', 'story', 'profile', 'graph'
+  'task-stream', 'progress', 'worker-memory', 'workers', 'timeline', 'logs', 'story', 'profile', 'graph', 'stacks'
 ];
 const OPEN_PANE = 'xsched:open-pane';
 /** the command that opens the panes of the default layout (the defaultLayout setting) */
@@ -46,6 +47,8 @@ function create(kind: PaneKind, cluster: string, name: string, keyConsole: KeyCo
       return new ProfilePane(cluster, name);
     case 'graph':
       return new GraphPane(cluster, name);
+    case 'stacks':
+      return new StacksPane(cluster, name);
     case 'story':
       return new StoryPane(cluster, name, async (id, key) => {
         const reply = await request<{ key: string; story: IStoryEntry[]; now?: string; holders?: string[] }>(

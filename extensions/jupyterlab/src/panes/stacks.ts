@@ -1,0 +1,86 @@
+// Call stacks: where each running task is now, live. The telemetry's `stacks` part carries,
+// per worker running tasks, the last answer it gave to `call-stack` (asked about once a
+// second while the pane is open): per task key, its frames outermost first, each a
+// traceback-style "File ..., line ..., in ..." line and its source line. Shown as a block per
+// task (worker, key, how old the answer is), the innermost frame highlighted; a filter box
+// keeps the tasks whose key or frames contain its text.
+import { ITelemetry, XschedPane, h, naturalCompare } from './common';
+
+export class StacksPane extends XschedPane {
+  constructor(cluster: string, clusterName: string) {
+    super('stacks', cluster, clusterName);
+    this._filter = h('input', {
+      class: 'jp-mod-styled xsched-StacksFilter',
+      type: 'search',
+      placeholder: 'filter: a key, a function, a file…',
+      'aria-label': 'filter the call stacks'
+    }) as HTMLInputElement;
+    this._filter.addEventListener('input', () => this._render());
+    this._status = h('div', { class: 'xsched-StacksStatus', role: 'status' }, 'No task running.');
+    this._list = h('div', { class: 'xsched-StacksList', 'data-tasks': 0 });
+    this.body.append(this._filter, this._status, this._list);
+  }
+
+  clear(): void {
+    this._stacks = {};
+    this._render();
+  }
+
+  receive(msg: ITelemetry): void {
+    if (!msg.stacks) {
+      return;
+    }
+    this._stacks = msg.stacks;
+    this._now = msg.time || Date.now() / 1000;
+    this._render();
+  }
+
+  private _render(): void {
+    const needle = this._filter.value.trim().toLowerCase();
+    const blocks: HTMLElement[] = [];
+    let total = 0;
+    const workers = Object.keys(this._stacks).sort(naturalCompare);
+    for (const worker of workers) {
+      const { time, tasks } = this._stacks[worker];
+      for (const key of Object.keys(tasks).sort(naturalCompare)) {
+        total++;
+        const frames = tasks[key];
+        if (needle && !key.toLowerCase().includes(needle) && !frames.some(f => f.toLowerCase().includes(needle))) {
+          continue;
+        }
+        const age = Math.max(this._now - time, 0);
+        blocks.push(
+          h(
+            'section',
+            { class: 'xsched-StackBlock', 'data-key': key, 'data-worker': worker, 'data-frames': frames.length },
+            h(
+              'div',
+              { class: 'xsched-StackHead' },
+              h('span', { class: 'xsched-StackKey', title: key }, key),
+              h('span', { class: 'xsched-StackWhere', title: worker },
+                `${worker.replace(/^tcp:\/\//, '')} · ${age < 1 ? 'now' : `${age.toFixed(0)} s ago`}`)
+            ),
+            h(
+              'pre',
+              { class: 'xsched-StackFrames' },
+              ...frames.map((f, i) =>
+                h('span', { class: i === frames.length - 1 ? 'xsched-StackFrame xsched-mod-innermost' : 'xsched-StackFrame' }, f))
+            )
+          )
+        );
+      }
+    }
+    this._list.replaceChildren(...blocks);
+    this._list.setAttribute('data-tasks', String(total));
+    this._status.textContent = total
+      ? `${total} task${total === 1 ? '' : 's'} running on ${workers.length} worker${workers.length === 1 ? '' : 's'}` +
+        (blocks.length < total ? ` (${blocks.length} shown)` : '')
+      : 'No task running.';
+  }
+
+  private _stacks: { [worker: string]: { time: number; tasks: { [key: string]: string[] } } } = {};
+  private _now = 0;
+  private _filter: HTMLInputElement;
+  private _status: HTMLElement;
+  private _list: HTMLElement;
+}
