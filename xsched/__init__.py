@@ -16,7 +16,7 @@ from .client.waiting import as_completed, wait
 from .client.worker_client import local_client, worker_client
 from .dashboard.report import performance_report
 from .deploy.local import LocalCluster
-from .errors import ActorError, DebugError, DebuggerQuit, KilledWorker, SchedulerLostError, XschedError
+from .errors import ActorError, DebugError, DebuggerQuit, KilledWorker, SchedulerLostError, TaskInterrupted, XschedError
 from .graph.annotate import annotate
 from .graph.delayed import Delayed, compute, delayed, persist
 from .jupyter import magics as _magics
@@ -45,7 +45,7 @@ __all__ = [
     "log_event", "print", "warn", "get_task_stream", "performance_report",
     # errors
     "KilledWorker", "SchedulerLostError", "XschedError", "IncompatibleVersionError", "TimeoutError",
-    "DebuggerQuit", "DebugError", "ActorError",
+    "DebuggerQuit", "DebugError", "ActorError", "TaskInterrupted",
     # actors: client.submit(cls, actor=True)
     "Actor", "ActorFuture",
     # the rest

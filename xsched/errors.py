@@ -34,7 +34,8 @@ import cloudpickle
 
 __all__ = [
     "XschedError", "KilledWorker", "SchedulerLostError", "FutureCancelledError", "DataLostError",
-    "NoWorkerError", "ActorError", "DebuggerQuit", "DebugError", "DashboardError", "RemoteTraceback", "pack_exception",
+    "NoWorkerError", "ActorError", "DebuggerQuit", "DebugError", "DashboardError", "TaskInterrupted",
+    "RemoteTraceback", "pack_exception",
     "unpack_exception", "remote_handle",
 ]
 
@@ -112,6 +113,19 @@ class DebuggerQuit(XschedError):
 
     def __reduce__(self):
         return (DebuggerQuit, (self.key, self.worker))
+
+
+class TaskInterrupted(XschedError):
+    """A running task was interrupted (``client.interrupt``, or the call stacks pane's button):
+    raised in its thread at the next line of Python it ran. Retry it with ``client.retry``.
+
+    >>> "interrupted" in str(TaskInterrupted())
+    True
+    """
+
+    def __init__(self, message: str = "the task was interrupted while it ran (client.interrupt); "
+                                      "client.retry(future) runs it again"):
+        super().__init__(message)
 
 
 class DebugError(XschedError):

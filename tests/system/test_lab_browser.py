@@ -568,8 +568,11 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             spin = page.locator('#xsched-pane-stacks .xsched-StackBlock[data-key="lab-spin-1"]')
             expect(spin).to_have_count(1, timeout=30_000)
             expect(spin.locator(".xsched-mod-innermost")).to_contain_text("in lab_spin")
-            open(gate, "w").close()
-            assert spinning.result(timeout=30) == 1
+            # ... and its Interrupt button stops it there (client.interrupt)
+            spin.locator('[data-action="interrupt"]').click()
+            assert type(spinning.exception(timeout=30)).__name__ == "TaskInterrupted"
+            expect(page.locator('#xsched-pane-stacks .xsched-StackBlock[data-key="lab-spin-1"]')).to_have_count(
+                0, timeout=30_000)
             client.close()
             page.screenshot(path=str(shots / "profile.png"))
 

@@ -711,6 +711,34 @@ class DiagnosticsMixin:
         return {addr: stacks for addr, stacks in results if stacks}
 
     @sync_or_async
+    async def interrupt(self, futures=None, keys=None) -> dict:
+        """Interrupt these running tasks: ``TaskInterrupted`` is raised in each one's thread at
+        its next line of Python, and the task fails with it (``client.retry`` runs it again).
+        Returns ``{address: [keys interrupted there]}``; a task whose own code does not run now
+        (waiting, finished, or its function still being unpickled) is left alone.
+
+        >>> def spin():
+        ...     while True:
+        ...         pass
+        >>> fut = client.submit(spin)                                       # doctest: +SKIP
+        >>> client.interrupt(fut)                                           # doctest: +SKIP
+        {'tcp://127.0.0.1:40125': ['spin-6b8e...']}
+        >>> fut.exception()                                                 # doctest: +SKIP
+        TaskInterrupted('the task was interrupted while it ran (client.interrupt); ...')
+        """
+        wanted = _keys_of([futures if futures is not None else [], keys if keys is not None else []])
+        if not wanted:
+            return {}
+
+        async def one(addr):
+            reply, _ = await self._pool.get(addr).request({"op": ops.INTERRUPT_TASK, "keys": wanted},
+                                                          timeout=self._timeout)
+            return addr, reply["interrupted"]
+
+        results = await asyncio.gather(*(one(a) for a in await self._worker_addresses(None)))
+        return {addr: keys for addr, keys in results if keys}
+
+    @sync_or_async
     def profile(self, duration="1s", interval="10ms", workers=None) -> dict:
         """Where the tasks spend their time: the workers sample the stacks of their running
         tasks every ``interval`` for ``duration`` and count each ``(function, file, line)``.

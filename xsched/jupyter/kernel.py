@@ -316,11 +316,12 @@ def run_on_host_loop(func: Callable, *args: Any, timeout: float = 10) -> Any:
 # Interrupts without signals
 # ---------------------------------------------------------------------------
 # Our own prototypes: ctypes.pythonapi functions are shared process-wide, and
-# another library may have set argtypes on them.
-_set_async_exc = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.py_object)(
+# another library may have set argtypes on them. (The worker interrupts a task the same way:
+# worker/interrupts.py.)
+set_async_exc = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.py_object)(
     ("PyThreadState_SetAsyncExc", ctypes.pythonapi)
 )
-_clear_async_exc = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p)(
+clear_async_exc = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p)(
     ("PyThreadState_SetAsyncExc", ctypes.pythonapi)
 )
 
@@ -362,7 +363,7 @@ class _CellGuard:
                 with self._lock:
                     self._code = None
                     if self.thread_ident is not None:
-                        _clear_async_exc(self.thread_ident, None)
+                        clear_async_exc(self.thread_ident, None)
                 return
             except KeyboardInterrupt:  # fired before we held the lock; retry
                 continue
@@ -383,7 +384,7 @@ class _CellGuard:
                 return False
             if not self._async or self._cell_on_stack():
                 # the thread is executing cell code (or what it calls) right now
-                _set_async_exc(self.thread_ident, KeyboardInterrupt)
+                set_async_exc(self.thread_ident, KeyboardInterrupt)
                 return True
             future, loop = self._future, self.loop
         if future is not None and loop is not None:

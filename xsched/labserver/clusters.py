@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import datetime
+import functools
 import heapq
 import logging
 import threading
@@ -407,6 +408,12 @@ class ClusterMonitor:
         entry = await self._run(self._entry, cluster_id)
         client = await self._run(self._client, entry["address"])
         return await self._run(client.run_on_scheduler, _story_now, key)
+
+    async def interrupt(self, cluster_id: str, key: str) -> dict:
+        """Interrupt task ``key`` where it runs now: ``{worker: [key]}`` (``client.interrupt``)."""
+        entry = await self._run(self._entry, cluster_id)
+        client = await self._run(self._client, entry["address"])
+        return await self._run(functools.partial(client.interrupt, keys=[key]))
 
     async def kernel_info(self, cluster_id: str, target: str) -> tuple[dict, dict]:
         """(connection info, public description) of the kernel inside the scheduler or a worker.

@@ -16,6 +16,8 @@ Nothing sent to the browser comes from a registry entry except its public fields
     GET    /xsched/api/clusters/<id>/story?key=K   the transitions of task K: {story: [{time, start,
                                                 finish, worker, stimulus_id}], now: what it does now
                                                 and why it does not run} (clusters._story_now)
+    POST   /xsched/api/clusters/<id>/interrupt  {"key": K}: interrupt task K where it runs now
+                                                (client.interrupt) -> {"interrupted": {worker: [K]}}
     WS     /xsched/api/ws                       pushes {"type": "clusters"} every interval, and
                                                 {"type": "detail"} of the cluster it subscribed to;
                                                 on {"type": "watch", "cluster": id, "panes": [...],
@@ -173,6 +175,20 @@ class StoryHandler(_Base):
         except KeyError:
             raise tornado.web.HTTPError(404, f"no running cluster {cluster_id!r}") from None
         self.finish(json.dumps({"key": key, **story}))
+
+
+class InterruptHandler(_Base):
+    @tornado.web.authenticated
+    @authorized
+    async def post(self, cluster_id):
+        key = self.body().get("key")
+        if not isinstance(key, str) or not key:
+            raise tornado.web.HTTPError(400, "key must be the key of a running task")
+        try:
+            interrupted = await self.monitor.interrupt(cluster_id, key)
+        except KeyError:
+            raise tornado.web.HTTPError(404, f"no running cluster {cluster_id!r}") from None
+        self.finish(json.dumps({"key": key, "interrupted": interrupted}))
 
 
 class UpdatesHandler(WebSocketMixin, tornado.websocket.WebSocketHandler, JupyterHandler):
@@ -348,6 +364,7 @@ def setup_handlers(web_app, monitor: ClusterMonitor) -> None:
         (url_path_join(base, "clusters") + "/?", ClustersHandler),
         (url_path_join(base, "clusters", _ID, "kernels") + "/?", KernelHandler),
         (url_path_join(base, "clusters", _ID, "story") + "/?", StoryHandler),
+        (url_path_join(base, "clusters", _ID, "interrupt") + "/?", InterruptHandler),
         (url_path_join(base, "clusters", _ID) + "/?", ClusterHandler),
         (url_path_join(base, "ws"), UpdatesHandler),
     ])

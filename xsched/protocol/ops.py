@@ -136,6 +136,7 @@ PUT_DATA = "put-data"
 BULK_RECEIVE = "bulk-receive"  #: a client is about to push large buffers on the side channel
 RUN = "run"  #: run a function in the worker process
 CALL_STACK = "call-stack"  #: the Python stacks of the tasks running there now
+INTERRUPT_TASK = "interrupt-task"  #: raise TaskInterrupted in these tasks' threads, if they run there now
 PROFILE = "profile"  #: sample the task threads' stacks for a while
 DEBUG_ATTACH = "debug-attach"  #: open a pdb session on a failed task's frames or a paused task (worker/debugging.py)
 DEBUG_INPUT = "debug-input"  #: one line for that session's pdb; reply: what it printed since, and its prompt

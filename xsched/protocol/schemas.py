@@ -644,6 +644,7 @@ TO_WORKER = Table("a worker", [
     S(ops.START_IPYTHON), S(ops.VERSIONS),
     S(ops.GET_LOGS, {"n": maybe(COUNT)}),
     S(ops.CALL_STACK, {"keys": maybe(KEYS)}),
+    S(ops.INTERRUPT_TASK, {"keys": KEYS}),
     S(ops.PROFILE, {"duration": maybe(number(0, 600, "a finite number of seconds in [0, 600]")),
                   "interval": maybe(number(0.001, 60, "a finite number of seconds in [0.001, 60]")),
                   "tree": maybe(BOOL)}),

@@ -85,6 +85,7 @@ from .calls import _call_in_thread, _dumps_in_thread, _error_reply
 from .debugging import Debugging
 from .environments import EnvironmentReceiver, write_restart_note
 from .heartbeat import AliveThread
+from .interrupts import TaskInterrupts
 from .memory import MemoryMonitor, Thresholds
 from .nanny import EXIT_RESTART, RESTARTED_VAR
 from .plugins import NannyLink, WorkerPlugins, outcome, sync_nanny
@@ -286,6 +287,7 @@ class Worker:
         # for the task stream (appended from any thread: deque appends are atomic)
         self.activity: collections.deque = collections.deque(maxlen=ACTIVITY_RECORDS)
         self._task_threads: dict[str, int] = {}  # key -> id of the thread running it (call_stack, profile)
+        self.interrupts = TaskInterrupts()  # the tasks whose code runs now, for client.interrupt
         self._events_out: list = []  # log-event messages from task threads, sent before their outcomes
         self._process = psutil.Process()
         self.extensions: dict[str, Any] = {}
@@ -947,7 +949,11 @@ class Worker:
         task = None
         try:
             task = loads_task(run_spec, key, f"worker {self.address}", self.functions)
-            value = task.run(self.data) if type(task) is Task else execute(task, self.data)
+            self.interrupts.enter(key)
+            try:
+                value = task.run(self.data) if type(task) is Task else execute(task, self.data)
+            finally:
+                self.interrupts.leave(key)
             nbytes = sizeof(value)
             self.data[key] = value  # may spill older data to disk, in this thread
             return "memory", nbytes, type(value).__name__, _inline(value, nbytes) if wanted else None
@@ -1206,6 +1212,13 @@ class Worker:
     def _op_call_stack(self, header: dict, payload: list) -> dict:
         return {"stacks": diagnostics.call_stacks(self._task_threads, header.get("keys"))}
 
+    def _op_interrupt_task(self, header: dict, payload: list) -> dict:
+        """``client.interrupt``: the keys of those tasks whose code ran here and was interrupted."""
+        interrupted = [key for key in header["keys"] if self.interrupts.interrupt(key)]
+        if interrupted:
+            logger.warning("worker %s: interrupted %s (client.interrupt)", self.address, ", ".join(interrupted))
+        return {"interrupted": interrupted}
+
     async def _op_profile(self, header: dict, payload: list) -> dict:
         duration, interval = header.get("duration"), header.get("interval")
         prof = await diagnostics.profile(self._task_threads, 1.0 if duration is None else float(duration),
@@ -1252,6 +1265,7 @@ class Worker:
         ops.BULK_RECEIVE: _op_bulk_receive, ops.RUN: _run_function,
         ops.PING: _op_peer_ping, ops.START_IPYTHON: _op_start_ipython, ops.VERSIONS: _op_versions,
         ops.GET_LOGS: _op_get_logs, ops.CALL_STACK: _op_call_stack, ops.PROFILE: _op_profile,
+        ops.INTERRUPT_TASK: _op_interrupt_task,
         ops.DUMP_STATE: _op_dump_state,
         ops.DEBUG_ATTACH: _op_debug_attach, ops.DEBUG_INPUT: _op_debug_input, ops.DEBUG_DETACH: _op_debug_detach,
         ops.DEBUG_LIST: _op_debug_list, ops.DEBUG_RELEASE: _op_debug_release, ops.DEBUG_RECREATE: _op_debug_recreate,

@@ -3,14 +3,14 @@
 import { ILayoutRestorer, JupyterFrontEnd } from '@jupyterlab/application';
 import { ICommandPalette, WidgetTracker, showErrorMessage } from '@jupyterlab/apputils';
 
-import { IClusterSummary, IStoryEntry, Updates, request } from '../api';
+import { IClusterSummary, IStoryEntry, Updates, post, request } from '../api';
 import { ITelemetry, PANE_TITLES, PaneKind, XschedPane } from './common';
 import { GraphPane } from './graph';
 import { LogsPane } from './logs';
 import { WorkerMemoryPane } from './memory';
 import { ProfilePane } from './profile';
 import { ProgressPane } from './progress';
-import { StacksPane } from './stacks';
+import { StacksPane, TaskInterrupter } from './stacks';
 import { KeyConsole, StoryPane } from './story';
 import { TaskStreamPane } from './taskstream';
 import { TimelinePane } from './timeline';
@@ -31,7 +31,8 @@ export function openCommand(kind: PaneKind): string {
   return `xsched:open-${kind}`;
 }
 
-function create(kind: PaneKind, cluster: string, name: string, keyConsole: KeyConsole | null): XschedPane {
+function create(kind: PaneKind, cluster: string, name: string, keyConsole: KeyConsole | null,
+  interrupter: TaskInterrupter | null): XschedPane {
   switch (kind) {
     case 'task-stream':
       return new TaskStreamPane(cluster, name);
@@ -48,7 +49,7 @@ function create(kind: PaneKind, cluster: string, name: string, keyConsole: KeyCo
     case 'graph':
       return new GraphPane(cluster, name);
     case 'stacks':
-      return new StacksPane(cluster, name);
+      return new StacksPane(cluster, name, interrupter);
     case 'story':
       return new StoryPane(cluster, name, async (id, key) => {
         const reply = await request<{ key: string; story: IStoryEntry[]; now?: string; holders?: string[] }>(
@@ -158,7 +159,13 @@ export class Panes {
       }
     } else {
       pane = create(kind, id, name, (cluster, worker, key) => this.keyConsole ? this.keyConsole(cluster, worker, key)
-        : Promise.resolve());
+        : Promise.resolve(), async (cluster, key) => {
+        try {
+          await post(`clusters/${encodeURIComponent(cluster)}/interrupt`, { key });
+        } catch (e) {
+          void showErrorMessage('xsched: could not interrupt the task', String(e));
+        }
+      });
       pane.disposed.connect(() => this.sync());
       // the first pane beside what is open (a notebook), the next ones under the last pane
       const last = this._last && !this._last.isDisposed ? this._last : null;

@@ -3,11 +3,15 @@
 // second while the pane is open): per task key, its frames outermost first, each a
 // traceback-style "File ..., line ..., in ..." line and its source line. Shown as a block per
 // task (worker, key, how old the answer is), the innermost frame highlighted; a filter box
-// keeps the tasks whose key or frames contain its text.
+// keeps the tasks whose key or frames contain its text. In JupyterLab each task has an
+// "Interrupt" button (client.interrupt: TaskInterrupted raised in its thread).
 import { ITelemetry, XschedPane, h, naturalCompare } from './common';
 
+/** Interrupt task `key` of `cluster` where it runs (the lab gives one; the page does not). */
+export type TaskInterrupter = (cluster: string, key: string) => Promise<void>;
+
 export class StacksPane extends XschedPane {
-  constructor(cluster: string, clusterName: string) {
+  constructor(cluster: string, clusterName: string, private interrupter: TaskInterrupter | null = null) {
     super('stacks', cluster, clusterName);
     this._filter = h('input', {
       class: 'jp-mod-styled xsched-StacksFilter',
@@ -18,6 +22,15 @@ export class StacksPane extends XschedPane {
     this._filter.addEventListener('input', () => this._render());
     this._status = h('div', { class: 'xsched-StacksStatus', role: 'status' }, 'No task running.');
     this._list = h('div', { class: 'xsched-StacksList', 'data-tasks': 0 });
+    this._list.addEventListener('click', ev => {
+      const el = (ev.target as HTMLElement).closest('[data-action="interrupt"]') as HTMLButtonElement | null;
+      const key = el?.getAttribute('data-key');
+      if (el && key && this.interrupter) {
+        el.disabled = true;
+        el.textContent = 'Interrupting…';
+        void this.interrupter(this.cluster, key);
+      }
+    });
     this.body.append(this._filter, this._status, this._list);
   }
 
@@ -58,7 +71,11 @@ export class StacksPane extends XschedPane {
               { class: 'xsched-StackHead' },
               h('span', { class: 'xsched-StackKey', title: key }, key),
               h('span', { class: 'xsched-StackWhere', title: worker },
-                `${worker.replace(/^tcp:\/\//, '')} · ${age < 1 ? 'now' : `${age.toFixed(0)} s ago`}`)
+                `${worker.replace(/^tcp:\/\//, '')} · ${age < 1 ? 'now' : `${age.toFixed(0)} s ago`}`),
+              this.interrupter
+                ? h('button', { class: 'jp-mod-styled xsched-Button', 'data-action': 'interrupt', 'data-key': key,
+                  title: `Interrupt ${key}: TaskInterrupted is raised in its thread, and it fails with it` }, 'Interrupt')
+                : null
             ),
             h(
               'pre',
