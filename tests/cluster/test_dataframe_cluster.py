@@ -3,8 +3,6 @@ shuffles between worker processes, and a shuffle rerun exactly after a worker di
 
 from __future__ import annotations
 
-import os
-import signal
 
 import numpy as np
 import pandas as pd
@@ -13,7 +11,7 @@ import pytest
 import xsched.dataframe as xd
 from xsched import Client
 
-from tests.support.helpers import Gate, pid_gone, wait_until
+from tests.support.helpers import Gate, kill_worker, pid_gone, wait_until
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
 
@@ -80,10 +78,7 @@ def test_a_worker_dying_mid_shuffle_still_gives_the_exact_result(own_cluster, tm
         wait_until(lambda: len(client.has_what()) == 2 and all(client.has_what().values()) or None,
                    msg="both workers holding shuffle pieces")
         holders = set(client.has_what())
-        victim = sorted(holders - busy or holders)[0]
-        pid = client.run(os.getpid)[victim]
-        os.kill(pid, signal.SIGKILL)
-        wait_until(lambda: victim not in client.scheduler_info()["workers"], msg="the dead worker removed")
+        pid = kill_worker(client, sorted(holders - busy or holders)[0])
         gate.open()
         result = future.result(timeout=90)
         pd.testing.assert_series_equal(result, pdf.groupby("name").balance.sum())

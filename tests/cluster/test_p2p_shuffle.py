@@ -4,7 +4,6 @@ pandas, with a bounded buffer, cleaned up after, and rerun exactly when a worker
 from __future__ import annotations
 
 import os
-import signal
 
 import numpy as np
 import pandas as pd
@@ -15,7 +14,7 @@ import xsched.dataframe as xd
 from xsched import Client, get_worker
 from xsched.keys import key_split
 
-from tests.support.helpers import Gate, pid_gone, wait_until
+from tests.support.helpers import Gate, kill_worker, pid_gone, wait_until
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
 
@@ -110,10 +109,7 @@ def test_a_worker_dying_mid_shuffle_restarts_it_exactly(own_cluster, tmp_path):
                                for held in client.run(_held_by_workers).values()) or None,
                    msg="every worker holding nine inputs' pieces")
         busy = {w for w, ks in client.processing().items() if ks}
-        victim = sorted(set(client.scheduler_info()["workers"]) - busy)[0]
-        pid = client.run(os.getpid)[victim]
-        os.kill(pid, signal.SIGKILL)
-        wait_until(lambda: victim not in client.scheduler_info()["workers"], msg="the dead worker removed")
+        pid = kill_worker(client, sorted(set(client.scheduler_info()["workers"]) - busy)[0])
         gate.open()
         result = future.result(timeout=90)
         pd.testing.assert_series_equal(result, pdf.groupby("name").x.sum())
@@ -169,10 +165,7 @@ def test_an_output_lost_after_the_shuffle_is_built_again(own_cluster):
         # the shuffle ended: its pieces are gone; the outputs are ordinary data now
         wait_until(lambda: all(state[:3] == (0, 0, []) for state in client.run(_service_state).values()),
                    msg="the shuffle ending")
-        victim = sorted(client.has_what())[0]
-        pid = client.run(os.getpid)[victim]
-        os.kill(pid, signal.SIGKILL)
-        wait_until(lambda: victim not in client.scheduler_info()["workers"], msg="the dead worker removed")
+        pid = kill_worker(client, sorted(client.has_what())[0])
         with client.as_current():
             got = kept.compute()
         pd.testing.assert_frame_equal(got.sort_values("id"), pdf)

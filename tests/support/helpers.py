@@ -94,6 +94,16 @@ def child_pids() -> set[int]:
     return {p.pid for p in psutil.Process().children(recursive=True)}
 
 
+def kill_worker(client, address: str) -> int:
+    """SIGKILL the worker process at ``address`` and wait until its scheduler removed it; its pid."""
+    import signal
+
+    pid = client.run(os.getpid)[address]
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: address not in client.scheduler_info()["workers"], msg=f"the dead worker {address} removed")
+    return pid
+
+
 def pid_gone(pid: int) -> bool:
     """True once ``pid`` no longer exists (a zombie awaiting its reaper counts as gone)."""
     try:

@@ -42,7 +42,6 @@ from ..comm import RemoteError
 from ..graph.p2p import owner
 from ..protocol import ops
 from ..protocol.bulk import push, with_pushed
-from ..protocol.messages import frame_nbytes
 from ..units import parse_bytes
 
 logger = logging.getLogger("xsched.worker.shuffle")

@@ -678,29 +678,33 @@ class TelemetryExtension(SchedulerExtension):
                 self._background.spawn(self._fetch_stacks(address))
         return {a: {"time": t, "tasks": tasks} for a, (t, tasks) in self._stacks.items()}
 
-    async def _fetch_stacks(self, address: str) -> None:
+    async def _ask(self, address: str, msg: dict, timeout: float, what: str) -> dict | None:
+        """A worker's reply to ``msg``, or None when it is gone, slow or refuses (logged at
+        debug level: the part asks again at a later poll)."""
         try:
-            reply, _ = await self._worker_pool().get(address).request({"op": ops.CALL_STACK}, timeout=LOG_TIMEOUT)
-            if address in self.scheduler.state.workers:
-                self._stacks[address] = (time.time(), dict(reply.get("stacks") or {}))
+            reply, _ = await self._worker_pool().get(address).request(msg, timeout=timeout)
+            return reply
         except asyncio.CancelledError:
             raise
-        except Exception as e:  # gone, slow, refused: asked again at a later poll
-            logger.debug("the call stacks of %s: %s: %s", address, type(e).__name__, e)
+        except Exception as e:  # noqa: BLE001 - gone, slow, refused
+            logger.debug("the %s of %s: %s: %s", what, address, type(e).__name__, e)
+            return None
+
+    async def _fetch_stacks(self, address: str) -> None:
+        try:
+            reply = await self._ask(address, {"op": ops.CALL_STACK}, LOG_TIMEOUT, "call stacks")
+            if reply is not None and address in self.scheduler.state.workers:
+                self._stacks[address] = (time.time(), dict(reply.get("stacks") or {}))
         finally:
             self._stacks_pending.discard(address)
 
     async def _fetch_profile(self, address: str) -> None:
         try:
-            reply, _ = await self._worker_pool().get(address).request(
-                {"op": ops.PROFILE, "duration": PROFILE_SECONDS, "interval": PROFILE_INTERVAL, "tree": True},
-                timeout=PROFILE_SECONDS + LOG_TIMEOUT)
-            if self.profile is not None:
+            reply = await self._ask(address, {"op": ops.PROFILE, "duration": PROFILE_SECONDS,
+                                              "interval": PROFILE_INTERVAL, "tree": True},
+                                    PROFILE_SECONDS + LOG_TIMEOUT, "profile")
+            if reply is not None and self.profile is not None:
                 self.profile.merge(reply.get("tree") or [])
-        except asyncio.CancelledError:
-            raise
-        except Exception as e:  # gone, slow, refused: asked again at a later poll
-            logger.debug("the profile of %s: %s: %s", address, type(e).__name__, e)
         finally:
             self._profiling.discard(address)
 
