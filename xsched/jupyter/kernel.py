@@ -315,15 +315,26 @@ def run_on_host_loop(func: Callable, *args: Any, timeout: float = 10) -> Any:
 # ---------------------------------------------------------------------------
 # Interrupts without signals
 # ---------------------------------------------------------------------------
-# Our own prototypes: ctypes.pythonapi functions are shared process-wide, and
+# Our own prototype: ctypes.pythonapi functions are shared process-wide, and
 # another library may have set argtypes on them. (The worker interrupts a task the same way:
 # worker/interrupts.py.)
 set_async_exc = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.py_object)(
     ("PyThreadState_SetAsyncExc", ctypes.pythonapi)
 )
-clear_async_exc = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p)(
-    ("PyThreadState_SetAsyncExc", ctypes.pythonapi)
-)
+
+
+def drain_async_exc(exc_type: type) -> None:
+    """Let an exception set on this thread by ``set_async_exc`` and not raised yet land here,
+    and swallow it. Never clear one with ``PyThreadState_SetAsyncExc(id, NULL)``: CPython
+    then leaves the interpreter's eval breaker set for good (only a thread raising its
+    exception resets it), and every thread pays for it at each check: code under a trace
+    function (a debugger, coverage) crawls. A loop's backward jump is such a check, so a
+    pending exception is raised within its first iterations."""
+    try:
+        for _ in range(64):
+            pass
+    except exc_type:
+        pass
 
 
 class _CellGuard:
@@ -346,6 +357,7 @@ class _CellGuard:
         self._async = False
         self._future: asyncio.Future | None = None  # task of a running `await` cell
         self.executing = 0  # execute requests in flight
+        self._fired = False  # an interrupt was set on the thread and may not have been raised yet
 
     @property
     def busy(self) -> bool:
@@ -356,14 +368,15 @@ class _CellGuard:
             self._code, self._async = code_obj, async_
 
     def leave(self) -> None:
-        # Clear the flag and any exception still pending for the thread under
-        # the lock: after this no KeyboardInterrupt can reach the event loop.
+        # Clear the flag under the lock, then let an interrupt still pending land here:
+        # after this no KeyboardInterrupt can reach the event loop.
         while True:
             try:
                 with self._lock:
                     self._code = None
-                    if self.thread_ident is not None:
-                        clear_async_exc(self.thread_ident, None)
+                    fired, self._fired = self._fired, False
+                if fired:
+                    drain_async_exc(KeyboardInterrupt)
                 return
             except KeyboardInterrupt:  # fired before we held the lock; retry
                 continue
@@ -385,6 +398,7 @@ class _CellGuard:
             if not self._async or self._cell_on_stack():
                 # the thread is executing cell code (or what it calls) right now
                 set_async_exc(self.thread_ident, KeyboardInterrupt)
+                self._fired = True
                 return True
             future, loop = self._future, self.loop
         if future is not None and loop is not None:

@@ -3,8 +3,9 @@
 A task runs in a thread of its own (``threads.py``), so an interrupt cannot be a signal (that
 would hit the worker's event loop). It is an asynchronous exception set on the task's thread
 (``PyThreadState_SetAsyncExc``, as the embedded kernels interrupt a cell), and only while the
-task's own code runs: ``enter`` and ``leave`` bracket it under a lock, and ``leave`` clears an
-exception still pending, so none can reach the worker's code around the task. A thread
+task's own code runs: ``enter`` and ``leave`` bracket it under a lock, and ``leave`` lets an
+exception still pending land and swallows it (``drain_async_exc``: never a clear with NULL,
+which would slow the whole process), so none can reach the worker's code around the task. A thread
 blocked in C (a ``time.sleep``, a lock, I/O) sees it when it returns to Python.
 
     client --interrupt-task {keys}--> Worker._op_interrupt_task -> TaskInterrupts.interrupt(key)
@@ -35,7 +36,7 @@ from __future__ import annotations
 import threading
 
 from ..errors import TaskInterrupted
-from ..jupyter.kernel import clear_async_exc, set_async_exc
+from ..jupyter.kernel import drain_async_exc, set_async_exc
 
 __all__ = ["TaskInterrupts", "TaskInterrupted"]
 
@@ -46,6 +47,7 @@ class TaskInterrupts:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._threads: dict[str, int] = {}
+        self._fired: set[int] = set()  # threads an interrupt was set on, perhaps not raised yet
 
     def enter(self, key: str) -> None:
         """The calling thread starts running task ``key``'s code."""
@@ -60,7 +62,10 @@ class TaskInterrupts:
                 with self._lock:
                     if self._threads.get(key) == ident:
                         del self._threads[key]
-                    clear_async_exc(ident, None)
+                    fired = ident in self._fired
+                    self._fired.discard(ident)
+                if fired:
+                    drain_async_exc(TaskInterrupted)
                 return
             except TaskInterrupted:  # (it fired before we held the lock: the task had ended anyway)
                 continue
@@ -75,4 +80,5 @@ class TaskInterrupts:
             if ident is None:
                 return False
             set_async_exc(ident, TaskInterrupted)
+            self._fired.add(ident)
             return True
