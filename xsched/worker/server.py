@@ -22,7 +22,12 @@ Data flow::
     task thread: xsched.log_event / print / warn -> _log_event -> log-event to the scheduler,
         sent ahead of the outcomes of tasks that end after it (``_drain_from_threads``)
     clients --get-logs / call-stack / profile / dump-state--> worker/diagnostics.py (the task
-        threads by key: ``_task_threads``)
+        threads by key: ``_task_threads``); --interrupt-task--> worker/interrupts.py
+        (TaskInterrupted in that task's thread, only while its own code runs)
+    heartbeat loop: the transfers and spill reads and writes since the last beat
+        (``activity``) --worker-activity--> the scheduler (the dashboards' task streams)
+    p2p shuffle: transfer task threads --shuffle-receive--> peers; peers --shuffle-receive-->
+        worker/shuffle.py (buffer, files); scheduler --shuffle-forget--> drop older runs
     task thread: a task raised -> worker/debugging.py keeps its frames (post-mortem);
         breakpoint() -> _breakpoint: the thread waits in pdb (worker/debugging.py)
     clients --debug-attach / -input / -detach / -list / -release / -recreate--> worker/debugging.py
@@ -1250,10 +1255,11 @@ class Worker:
     def _op_debug_recreate(self, header: dict, payload: list):
         return self.debugging.recreate(header["key"], header.get("max_bytes"))
 
-    # --- actors (client.submit(cls, actor=True)): worker/actors.py
+    # --- the p2p shuffle: worker/shuffle.py
     def _op_shuffle_receive(self, header: dict, payload: list):
         return self.shuffles.receive(header, payload)
 
+    # --- actors (client.submit(cls, actor=True)): worker/actors.py
     def _op_actor_call(self, header: dict, payload: list):
         return self.actors.call(header, payload)
 
