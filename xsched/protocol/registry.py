@@ -200,7 +200,11 @@ def _alive(entry: dict) -> bool:
     if created is None:
         return False
     want = entry.get("create_time")
-    return want is None or abs(created - want) < 1.0  # a reused pid is another process
+    # a reused pid is another process; 2 s, not 1: a process's start time is the boot time
+    # (whole seconds, recomputed from the wall clock) plus its start, so a clock adjustment of
+    # a few milliseconds can move it by one second, and a live scheduler looked dead (its
+    # entry was removed)
+    return want is None or abs(created - want) < 2.0
 
 
 def entries() -> list[dict]:
