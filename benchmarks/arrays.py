@@ -10,6 +10,9 @@ Two worker processes x 1 thread. Jobs (``--n`` is the square array's side, 8000 
 - ``overlap``: a 3-frame moving mean (``map_overlap``, depth 1 along frames) over a movie of
   n//8 frames of 512 x 512 float32 in blocks of 25 frames, then the mean of each frame
 - ``rechunk``: x from (1000, 1000) to (n, n//64) blocks, then each block's column sums
+- ``rows2cols``: x from row blocks (n//40, n) to column blocks (n, n//40), then each
+  block's column sums: every output block needs a part of every input block (all to all);
+  with ``--n 23170 --memory-limit 1GB`` the array (4.3 GB) is twice the cluster's memory
 - ``svd``: the singular values and ``u.sum()`` of a tall-and-skinny (n*25) x 100 matrix in
   row blocks of 10,000 rows
 
@@ -31,6 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
 JOBS = ("transpose", "matmul", "overlap", "rechunk", "svd")
+EXTRA_JOBS = ("rows2cols",)  # (run when named in --jobs)
 
 
 def moving_mean(block: np.ndarray) -> np.ndarray:
@@ -57,11 +61,14 @@ def build(xa, job: str, n: int):
     if job == "rechunk":
         x = rng.random((n, n), chunks=(1000, 1000))
         return x.rechunk((n, max(n // 64, 1))).sum(axis=0)
+    if job == "rows2cols":
+        x = rng.random((n, n), chunks=(max(n // 40, 1), n))
+        return x.rechunk((n, max(n // 40, 1))).sum(axis=0)
     if job == "svd":
         tall = rng.random((n * 25, 100), chunks=(10_000, 100))
         u, s, v = xa.linalg.svd(tall)
         return [s, u.sum()]
-    raise SystemExit(f"unknown job {job!r}: one of {', '.join(JOBS)}")
+    raise SystemExit(f"unknown job {job!r}: one of {', '.join(JOBS + EXTRA_JOBS)}")
 
 
 def check(job: str, n: int, result, xa) -> bool:
@@ -74,7 +81,7 @@ def check(job: str, n: int, result, xa) -> bool:
         return bool(np.isclose(float(result), n ** 3 / 4, rtol=0.01))  # E[sum] = n^3 E[a]E[b]
     if job == "overlap":
         return result.shape == (n // 8,) and bool(np.allclose(result, 0.5, atol=0.01))
-    if job == "rechunk":
+    if job in ("rechunk", "rows2cols"):
         return result.shape == (n,) and bool(np.allclose(result / n, 0.5, atol=0.05))
     if job == "svd":
         s, usum = result
@@ -90,19 +97,23 @@ def main(argv=None) -> int:
     p.add_argument("--n", type=int, default=None, help="side of the square arrays (default 8000)")
     p.add_argument("--jobs", default=",".join(JOBS), help="which jobs, comma-separated")
     p.add_argument("--memory-limit", default="8GB", help="per worker")
+    p.add_argument("--rechunk", choices=("auto", "p2p", "tasks"), default="auto",
+                   help="the rechunk method (array.rechunk.method) of both implementations; "
+                        "dask's auto is its own default, tasks")
     args = p.parse_args(argv)
     n = args.n or (2000 if args.quick else 8000)
     jobs = args.jobs.split(",")
     ns = common.load_impl(args.impl)
     xa = ns.array
     result = {"benchmark": "array", "impl": ns.name, "version": ns.version, "n": n, "jobs": jobs,
-              "memory_limit": args.memory_limit, "workers": "2 x 1 thread (processes)", **common.environment()}
+              "memory_limit": args.memory_limit, "rechunk_method": args.rechunk, "workers": "2 x 1 thread (processes)", **common.environment()}
     cluster = client = None
     try:
         cluster, client, _ = common.start(ns, n_workers=2, threads_per_worker=1, memory_limit=args.memory_limit)
         pids = sorted(client.run(os.getpid).values())
         for job in jobs:
-            expr = build(xa, job, n)
+            with common.config_set(ns, {"array.rechunk.method": None if args.rechunk == "auto" else args.rechunk}):
+                expr = build(xa, job, n)
             result[job] = common.measured_compute(client, pids, expr, lambda r, job=job: check(job, n, r, xa))
     except Exception as e:
         result["error"] = common.report_error(f"{ns.name} array", e)

@@ -12,6 +12,8 @@ when asked for.
 
 from __future__ import annotations
 
+import contextlib
+
 import json
 import os
 import platform
@@ -36,7 +38,7 @@ def load_impl(name: str) -> SimpleNamespace:
 
         return SimpleNamespace(
             name="xsched", version=xsched.__version__, Client=Client, LocalCluster=LocalCluster,
-            delayed=delayed, wait=wait, array=xarray, cluster_kwargs={},
+            delayed=delayed, wait=wait, array=xarray, cluster_kwargs={}, config=xsched.config,
         )
     if name == "dask":
         import dask
@@ -49,7 +51,7 @@ def load_impl(name: str) -> SimpleNamespace:
         return SimpleNamespace(
             name="dask", version=f"dask {dask.__version__}, distributed {distributed.__version__}",
             Client=Client, LocalCluster=LocalCluster, delayed=delayed, wait=wait, array=darray,
-            cluster_kwargs={"dashboard_address": None},
+            cluster_kwargs={"dashboard_address": None}, config=dask.config,
         )
     raise SystemExit(f"unknown --impl {name!r}: expected one of {IMPLS}")
 
@@ -67,6 +69,12 @@ def start(ns: SimpleNamespace, n_workers: int, threads_per_worker: int = 1, **kw
         cluster.close()
         raise
     return cluster, client, addrs
+
+
+def config_set(ns: SimpleNamespace, settings: dict):
+    """The implementation's ``config.set`` of the ``settings`` that are not None (a context)."""
+    settings = {k: v for k, v in settings.items() if v is not None}
+    return ns.config.set(settings) if settings else contextlib.nullcontext()
 
 
 def stop(cluster, client) -> None:

@@ -264,6 +264,11 @@ SCHEMA = S("xsched configuration", {
         "rechunk": S("Rechunking.", {
             "memory": L(BYTES, "Most one rechunking task may hold (its inputs and its output); "
                         "intermediate chunkings are chosen to stay within it."),
+            "method": L(choice("auto", "p2p", "tasks"),
+                        "How blocks are regrouped: 'p2p' in one exchange worker to worker, through "
+                        "disk (n + 1 + m tasks); 'tasks' with every piece a task result (runs "
+                        "anywhere); 'auto': p2p when a Client is the default and the task route "
+                        "would hold more than rechunk.memory at once."),
         }),
     }),
     "shuffle": S("Moving rows between partitions (merge, set_index, sort_values, groupby-apply, bag groupby).", {

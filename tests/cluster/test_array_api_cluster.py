@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import xsched
 import xsched.array as xa
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
@@ -31,14 +32,38 @@ def test_matmul_and_dot_on_workers(client):
 def test_rechunk_on_workers(client):
     a = np.arange(64 * 48, dtype="f8").reshape(64, 48)
     rows = xa.from_array(a, chunks=(1, 48))
-    direct = rows.rechunk((64, 5), limit=1)
-    planned = rows.rechunk((64, 5), limit="64MiB")
+    direct = rows.rechunk((64, 5), limit=1, method="tasks")
+    planned = rows.rechunk((64, 5), limit="64MiB", method="tasks")
     assert any(name.startswith("rechunk-mid") for name in planned._graph.layers)
     np.testing.assert_array_equal(direct.compute(), a)
     np.testing.assert_array_equal(planned.compute(), a)
-    kept = client.persist(planned.rechunk((7, 9)))
+    kept = client.persist(planned.rechunk((7, 9), method="tasks"))
     np.testing.assert_array_equal(kept.reshape(-1).compute(), a.ravel())
     np.testing.assert_array_equal(xa.concatenate([kept, rows]).compute(), np.concatenate([a, a]))
+
+
+def test_rechunk_worker_to_worker(client):
+    """The p2p exchange: every block regrouped in one shuffle, any chunking to any other in
+    three dimensions; chosen by itself when the task route would hold too much at once."""
+    rng = np.random.default_rng(3)
+    a = rng.random((30, 20, 12))
+    x = xa.from_array(a, chunks=(4, 20, 5))
+    for new in [(30, 3, 12), (7, 9, (1, 11)), ((0, 30), 20, 12)]:
+        y = x.rechunk(new, method="p2p")
+        assert y.chunks == xa.from_array(a, chunks=new).chunks
+        assert any(name.startswith("shuffle-barrier-") for name in y._graph.layers)
+        np.testing.assert_array_equal(y.compute(), a)
+    # one rechunk's blocks persisted, then used by another computation
+    kept = client.persist(x.rechunk((30, 2, 2), method="p2p"))
+    np.testing.assert_allclose(kept.sum(axis=(1, 2)).compute(), a.sum(axis=(1, 2)))
+    # auto: rows to columns holds everything at once, beyond the bound -> the exchange;
+    # square blocks to column strips, one column of blocks at a time -> tasks
+    rows = xa.from_array(a[:, :, 0], chunks=(1, 20))
+    with xsched.config.set({"array.rechunk.memory": "1KiB"}):
+        assert any(n.startswith("shuffle-barrier-") for n in rows.rechunk((30, 1))._graph.layers)
+        squares = xa.from_array(a[:, :, 0], chunks=(2, 2))
+        assert not any(n.startswith("shuffle-") for n in squares.rechunk((30, 1))._graph.layers)
+        np.testing.assert_array_equal(rows.rechunk((30, 1)).compute(), a[:, :, 0])
 
 
 def test_random_is_the_same_every_run_and_in_every_process(client):

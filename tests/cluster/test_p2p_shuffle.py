@@ -119,6 +119,35 @@ def test_a_worker_dying_mid_shuffle_restarts_it_exactly(own_cluster, tmp_path):
         assert any(max(r.values(), default=0) >= 3 for r in refused.values()), refused
 
 
+def _hold_block(block, gate, index, block_info=None):
+    """Block ``index`` waits at the gate; the other transfers finish meanwhile."""
+    return gate.wait(block) if block_info[0]["chunk-location"] == index else block
+
+
+def test_a_worker_dying_mid_rechunk_restarts_it_exactly(own_cluster, tmp_path):
+    """An array's p2p rechunk (rows to columns: each input reaches every output) survives
+    the loss of a worker holding pieces: a new run, and the blocks are exact."""
+    import xsched.array as xa
+
+    cluster = own_cluster(n_workers=3)
+    with Client(cluster, set_as_default=False) as client:
+        a = np.random.default_rng(5).random((40, 30))
+        gate = Gate(tmp_path)
+        x = xa.from_array(a, chunks=(4, 30)).map_blocks(_hold_block, gate, (9, 0), dtype=a.dtype)
+        y = x.rechunk((40, 5), method="p2p")
+        future = client.compute(y)
+        wait_until(lambda: all(held and list(held.values())[0][1] == 9
+                               for held in client.run(_held_by_workers).values()) or None,
+                   msg="every worker holding nine inputs' pieces")
+        busy = {w for w, ks in client.processing().items() if ks}
+        pid = kill_worker(client, sorted(set(client.scheduler_info()["workers"]) - busy)[0])
+        gate.open()
+        np.testing.assert_array_equal(future.result(timeout=90), a)
+        assert pid_gone(pid)
+        refused = client.run(lambda: dict(get_worker().shuffles.refused))
+        assert any(max(r.values(), default=0) >= 3 for r in refused.values()), refused
+
+
 def _residue(x):
     return x % 7
 

@@ -97,7 +97,7 @@ def test_an_incomplete_run_asks_for_a_restart(tmp_path):
     with _Loop() as loop:
         s = service(tmp_path, loop)
         send(s, loop, 4, 0, {0: ["x"]})
-        with pytest.raises(ShuffleIncomplete, match="heard from 1 of 3 inputs"):
+        with pytest.raises(ShuffleIncomplete, match="output 0 has 1 of its 3 pieces here"):
             s.take("s1", 4, 0, 3)
         with pytest.raises(ShuffleIncomplete, match="no pieces of run 5"):
             s.take("s1", 5, 0, 3)
@@ -110,3 +110,24 @@ def test_pieces_that_do_not_match_their_outputs_are_refused(tmp_path):
         header = {"id": "s1", "run": 1, "n_in": 1, "input": 0, "outputs": [0, 1]}
         with pytest.raises(ValueError, match="2 outputs for 1 pieces"):
             asyncio.run_coroutine_threadsafe(s.receive(header, [b"", b"x"]), loop).result(5)
+
+
+def test_an_input_may_reach_only_some_outputs_each_counting_its_own(tmp_path):
+    """An array's rechunk: input i sends to the outputs it overlaps; output j waits for the
+    pieces it was told to expect, not for every input."""
+    with _Loop() as loop:
+        s = service(tmp_path, loop, limit=10)  # (and through the files)
+        send(s, loop, 1, 0, {0: "a0", 1: "b0"})
+        send(s, loop, 1, 1, {1: "b1"})
+        send(s, loop, 1, 2, {1: "b2", 2: "c2"})
+        assert s.take("s1", 1, 0, 1) == ["a0"]
+        assert s.take("s1", 1, 1, 3) == ["b0", "b1", "b2"]
+        with pytest.raises(ShuffleIncomplete, match="output 2 has 1 of its 2 pieces"):
+            s.take("s1", 1, 2, 2)
+
+
+def test_a_split_naming_outputs_that_do_not_exist_fails_its_task(tmp_path):
+    with _Loop() as loop:
+        s = service(tmp_path, loop)
+        with pytest.raises(ValueError, match=r"outputs outside 0..2: \[3\]"):
+            s.transfer("s1", 0, 1, 3, "out", {0: "a", 3: "b"})

@@ -37,12 +37,14 @@ import bisect
 import itertools
 import math
 from collections.abc import Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from .. import config
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.p2p import p2p_layers, shuffle_method
 from ..graph.spec import Ref, Task
 from ..units import parse_bytes
 from .chunks import Chunks, _starts, normalize_chunks
@@ -273,6 +275,49 @@ def _step(x: Array, dst: Chunks, prefix: str) -> Array:
     return type(x)(LayeredGraph.merge(x._graph, new=new), out_name, dst, x.dtype)
 
 
+def _split_block(block: np.ndarray, n_out: int, cuts: tuple, grid: tuple) -> dict:
+    """The pieces of one input block, ``{output block (flat, C order): piece}``; ``cuts`` per
+    axis: the ``(output block, start, stop)`` this block's part of each output spans.
+    Views: the shuffle pickles each piece (a copy of its bytes) and drops the views."""
+    out = {}
+    for combo in itertools.product(*cuts):
+        j = 0
+        for (b, _, _), n in zip(combo, grid):
+            j = j * n + b
+        out[j] = block[tuple(slice(lo, hi) for _, lo, hi in combo)]
+    return out
+
+
+def _p2p_step(x: Array, dst: Chunks) -> Array:
+    """``x`` regrouped into blocks ``dst`` by one p2p exchange: each input block's transfer
+    sends the part of it every output block needs to that block's worker, where it waits on
+    disk; each output block is put together from its parts (``graph/p2p.py``). Tasks: one
+    per input block, one barrier, one per output block, whatever the two chunkings."""
+    token = new_token("rechunk-p2p", x.name, dst)
+    per_axis = [overlaps(s, d) for s, d in zip(x.chunks, dst)]
+    inverse: list[list[list[tuple[int, int, int]]]] = []  # axis -> input block -> its cuts
+    for a, parts in enumerate(per_axis):
+        inv: list[list[tuple[int, int, int]]] = [[] for _ in x.chunks[a]]
+        for j, pieces in enumerate(parts):
+            for k, lo, hi in pieces:
+                inv[k].append((j, lo, hi))
+        inverse.append(inv)
+    grid = tuple(len(d) for d in dst)
+    in_keys, splits = [], []
+    for index in np.ndindex(*tuple(len(c) for c in x.chunks)):
+        in_keys.append(chunk_key(x.name, index))
+        splits.append(partial(_split_block, cuts=tuple(tuple(inverse[a][k]) for a, k in enumerate(index)),
+                              grid=grid))
+    combines, counts = [], []
+    for index in np.ndindex(*grid):
+        parts = [per_axis[a][j] for a, j in enumerate(index)]
+        combines.append(partial(_assemble, lengths=tuple(tuple(hi - lo for _, lo, hi in p) for p in parts)))
+        counts.append(math.prod(len(p) for p in parts))
+    out_name = f"rechunk-{token}"
+    layers, _ = p2p_layers(in_keys, math.prod(grid), splits, combines, token, out_name, grid=grid, pieces=counts)
+    return type(x)(LayeredGraph.merge(x._graph, new=layers), out_name, dst, x.dtype)
+
+
 # --------------------------------------------------------------------------- API
 
 
@@ -296,12 +341,50 @@ def memory_limit() -> int:
     return parse_bytes(config.get("array.rechunk.memory", DEFAULT_MEMORY))
 
 
-def rechunk(x: Array, chunks: Any = "auto", *, limit: Any = None) -> Array:
+def together_bytes(old: Chunks, new: Chunks, itemsize: int) -> int:
+    """The most bytes the task route must hold at once: the largest set of input blocks that
+    some chain of output blocks ties together (per axis, the longest stretch between
+    boundaries both chunkings share; the sets are products of those stretches).
+
+    >>> together_bytes(((2, 2), (4,)), ((4,), (1, 1, 1, 1)), 8)   # every block needs every other
+    128
+    >>> together_bytes(((2, 2), (4,)), ((1, 1, 1, 1), (4,)), 8)   # each input block on its own
+    64
+    """
+    size = itemsize
+    for src, dst in zip(old, new):
+        shared = sorted(set(_starts(tuple(src))) & set(_starts(tuple(dst))))
+        size *= max((b - a for a, b in zip(shared, shared[1:])), default=0)
+    return size
+
+
+def use_p2p(method: str | None, old: Chunks, new: Chunks, itemsize: int, limit: int) -> bool:
+    """Whether a rechunk from ``old`` to ``new`` runs as one p2p exchange: ``method``
+    (``"tasks"``, ``"p2p"`` or ``"auto"``; default: config ``array.rechunk.method``). ``"auto"``
+    is p2p when a Client is the default and the task route would hold more than ``limit``
+    bytes at once (``together_bytes``): the exchange holds a block and the buffer whatever
+    the chunkings, but goes through disk, so rechunks that stay local keep the task route.
+
+    >>> use_p2p("tasks", ((2, 2),), ((4,),), 8, 2**20)
+    False
+    >>> use_p2p("p2p", ((2, 2),), ((4,),), 8, 2**20)
+    True
+    """
+    asked = method or config.get("array.rechunk.method", "auto")
+    chosen = shuffle_method(asked)
+    if chosen == "tasks":
+        return False
+    return asked == "p2p" or together_bytes(old, new, itemsize) > limit
+
+
+def rechunk(x: Array, chunks: Any = "auto", *, limit: Any = None, method: str | None = None) -> Array:
     """The same array with blocks ``chunks``: any spec ``from_array`` takes, another
     array's ``.chunks``, or a dict ``{axis: spec}`` (the other axes keep their blocks).
 
     No task holds more than ``limit`` bytes (default: config ``array.rechunk.memory``)
     beyond what the input and output blocks alone need; see the module docstring.
+    ``method``: ``"tasks"``, ``"p2p"`` or ``"auto"`` (default: config
+    ``array.rechunk.method``); see ``use_p2p``.
 
     >>> import numpy as np, xsched.array as xa
     >>> x = xa.from_array(np.arange(10), chunks=3)
@@ -317,6 +400,8 @@ def rechunk(x: Array, chunks: Any = "auto", *, limit: Any = None) -> Array:
     if new == x.chunks:
         return x
     limit = memory_limit() if limit is None else parse_bytes(limit)
+    if use_p2p(method, x.chunks, new, x.dtype.itemsize, limit):
+        return _p2p_step(x, new)
     steps = plan_rechunk(x.chunks, new, x.dtype.itemsize, limit)
     for i, dst in enumerate(steps):
         x = _step(x, dst, "rechunk" if i == len(steps) - 1 else "rechunk-mid")

@@ -21,6 +21,10 @@ current one. A piece arriving twice (a transfer that ran twice) is kept once. So
 is exact whatever dies, and memory per worker stays near its task threads' partitions plus
 the buffer.
 
+An input may reach only some outputs (an array's rechunk: a block's parts go to the
+output blocks it overlaps): its split returns ``{output: piece}``, and each output is told
+how many pieces to expect. An array's outputs are keyed as its blocks (``grid``).
+
 Output tasks carry the annotation ``{"shuffle": id}``: graph fusion never merges tasks whose
 annotations differ, so an output keeps its key, which the scheduler restricts.
 
@@ -37,12 +41,14 @@ worker. They run only on an xsched cluster (``shuffle.method: tasks`` runs anywh
 
 from __future__ import annotations
 
+import itertools
+import math
 from typing import Any, Callable, Sequence
 
 from .. import config
 from ..client.default import default_client  # (a registry only: no network code)
 from ..task_context import get_worker
-from .layers import annotations_in_force, per_task
+from .layers import annotations_in_force, chunk_key, per_task
 from .spec import Ref, Task
 
 __all__ = ["p2p_layers", "owner", "transfer_key", "barrier_key", "output_keys", "shuffle_method"]
@@ -79,9 +85,18 @@ def barrier_key(shuffle_id: str) -> str:
     return f"shuffle-barrier-{shuffle_id}"
 
 
-def output_keys(out: str, n_out: int) -> list[str]:
-    """The keys of the outputs, ``<out>-0`` ... ``<out>-<n_out - 1>``."""
-    return [f"{out}-{j}" for j in range(n_out)]
+def output_keys(out: str, n_out: int, grid: Sequence[int] | None = None) -> list[str]:
+    """The keys of the outputs, ``<out>-0`` ... ``<out>-<n_out - 1>``; with ``grid`` (the
+    blocks per axis of an array's outputs, in C order) the keys of those blocks.
+
+    >>> output_keys("rechunk-t0", 4, (2, 2))
+    ['rechunk-t0-0.0', 'rechunk-t0-0.1', 'rechunk-t0-1.0', 'rechunk-t0-1.1']
+    """
+    if grid is None or len(grid) < 2:
+        return [f"{out}-{j}" for j in range(n_out)]
+    if math.prod(grid) != n_out:
+        raise ValueError(f"a grid of {tuple(grid)} blocks is not {n_out} outputs")
+    return [chunk_key(out, index) for index in itertools.product(*(range(n) for n in grid))]
 
 
 def owner(j: int, workers: Sequence[str]) -> str:
@@ -100,33 +115,38 @@ def _service():
     return worker.shuffles
 
 
-def transfer(part: Any, shuffle_id: str, i: int, n_in: int, n_out: int, out: str, split: Callable) -> int:
-    """Split input ``i`` into ``n_out`` pieces and send each to its output's worker; the run
-    number the pieces went under."""
-    return _service().transfer(shuffle_id, i, n_in, n_out, out, split(part, n_out))
+def transfer(part: Any, shuffle_id: str, i: int, n_in: int, n_out: int, out: str, split: Callable,
+             grid: tuple | None = None) -> int:
+    """Split input ``i`` into pieces (``n_out`` of them, or ``{output: piece}`` for the outputs
+    it reaches) and send each to its output's worker; the run number the pieces went under."""
+    return _service().transfer(shuffle_id, i, n_in, n_out, out, split(part, n_out), grid)
 
 
-def barrier(shuffle_id: str, n_in: int, n_out: int, out: str, *runs: int) -> int:
+def barrier(shuffle_id: str, n_in: int, n_out: int, out: str, *runs: int, grid: tuple | None = None) -> int:
     """Every transfer is done: the run they all sent under, if it is still current."""
-    return _service().barrier(shuffle_id, n_in, n_out, out, runs)
+    return _service().barrier(shuffle_id, n_in, n_out, out, runs, grid)
 
 
-def unpack(run: int, shuffle_id: str, j: int, n_in: int, combine: Callable) -> Any:
-    """Output ``j``: its pieces, in input order, read back here and combined."""
-    return combine(_service().take(shuffle_id, run, j, n_in))
+def unpack(run: int, shuffle_id: str, j: int, n_pieces: int, combine: Callable) -> Any:
+    """Output ``j``: its ``n_pieces`` pieces, in input order, read back here and combined."""
+    return combine(_service().take(shuffle_id, run, j, n_pieces))
 
 
-def p2p_layers(in_keys: Sequence[str], n_out: int, split: Callable | Sequence[Callable], combine: Callable,
-               shuffle_id: str,
-               out: str) -> tuple[dict[str, dict], list[str]]:
+def p2p_layers(in_keys: Sequence[str], n_out: int, split: Callable | Sequence[Callable],
+               combine: Callable | Sequence[Callable], shuffle_id: str, out: str, *,
+               grid: Sequence[int] | None = None,
+               pieces: Sequence[int] | None = None) -> tuple[dict[str, dict], list[str]]:
     """Layers of tasks moving piece ``j`` of every input partition to output ``j``, worker to
     worker: ``({layer name: tasks}, output keys)``, like ``shuffle_layers``.
 
-    ``split(part, n_out)`` returns ``n_out`` pieces (each picklable), or ``split`` is a list
-    of such functions, one per input (a join exchanges both its sides at once, each split
-    its own way); ``combine(pieces)`` gets one output's ``n_in`` pieces in input order.
-    ``shuffle_id`` names the exchange (a token unique to its inputs and split); outputs are
-    keyed ``<out>-j``.
+    ``split(part, n_out)`` returns ``n_out`` pieces (each picklable), or a mapping
+    ``{output: piece}`` when an input reaches only some outputs (an array's rechunk); or
+    ``split`` is a list of such functions, one per input (a join exchanges both its sides at
+    once, each split its own way). ``combine(pieces)`` gets one output's pieces in input
+    order, or ``combine`` is a list of functions, one per output. ``pieces[j]`` is how many
+    pieces output ``j`` gets (default: one from every input). ``shuffle_id`` names the
+    exchange (a token unique to its inputs and split); outputs are keyed ``<out>-j``, or as
+    the blocks of an array with ``grid`` blocks per axis (``output_keys``).
     """
     n_in = len(in_keys)
     if n_out < 1:
@@ -136,13 +156,20 @@ def p2p_layers(in_keys: Sequence[str], n_out: int, split: Callable | Sequence[Ca
     splits = list(split) if isinstance(split, (list, tuple)) else [split] * n_in
     if len(splits) != n_in:
         raise ValueError(f"{len(splits)} split functions for {n_in} input partitions")
+    combines = list(combine) if isinstance(combine, (list, tuple)) else [combine] * n_out
+    counts = list(pieces) if pieces is not None else [n_in] * n_out
+    if len(combines) != n_out or len(counts) != n_out:
+        raise ValueError(f"{len(combines)} combine functions and {len(counts)} piece counts for {n_out} outputs")
+    grid = tuple(int(n) for n in grid) if grid is not None and len(grid) > 1 else None
+    keys = output_keys(out, n_out, grid)
     ann = annotations_in_force()
-    transfers = {transfer_key(shuffle_id, i): Task(transfer, (Ref(k), shuffle_id, i, n_in, n_out, out, splits[i]),
+    transfers = {transfer_key(shuffle_id, i): Task(transfer, (Ref(k), shuffle_id, i, n_in, n_out, out, splits[i], grid),
                                                    {}, per_task(ann))
                  for i, k in enumerate(in_keys)}
     bkey = barrier_key(shuffle_id)
-    barriers = {bkey: Task(barrier, (shuffle_id, n_in, n_out, out, *(Ref(k) for k in transfers)), {},
+    barriers = {bkey: Task(barrier, (shuffle_id, n_in, n_out, out, *(Ref(k) for k in transfers)), {"grid": grid},
                            per_task(ann))}
-    outs = {key: Task(unpack, (Ref(bkey), shuffle_id, j, n_in, combine), {}, {**per_task(ann), "shuffle": shuffle_id})
-            for j, key in enumerate(output_keys(out, n_out))}
+    outs = {key: Task(unpack, (Ref(bkey), shuffle_id, j, counts[j], combines[j]), {},
+                      {**per_task(ann), "shuffle": shuffle_id})
+            for j, key in enumerate(keys)}
     return {f"shuffle-transfer-{shuffle_id}": transfers, bkey: barriers, out: outs}, list(outs)

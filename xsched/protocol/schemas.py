@@ -627,9 +627,11 @@ TO_SCHEDULER = Table("the scheduler", [
     # records: [start, stop, kind ("transfer", "disk-write", "disk-read"), peer or null, bytes] each
     S(ops.WORKER_ACTIVITY, {"records": list_of(list_of(SCALAR, 5), 10_000)}),
     # the p2p shuffle (from a task on a worker): id: the shuffle's token; n_in/n_out: its partitions;
-    # out: the prefix of its output keys; run: the run whose data was found incomplete
+    # out: the prefix of its output keys; grid: an array's output blocks per axis (keys <out>-i.j...);
+    # run: the run whose data was found incomplete
     S(ops.SHUFFLE_GET, {"id": UID, "n_in": integer(1, MAX_ITEMS), "n_out": integer(1, MAX_ITEMS),
-                        "out": text(MAX_KEY, "an output key prefix")}),
+                        "out": text(MAX_KEY, "an output key prefix"),
+                        "grid": maybe(list_of(integer(1, MAX_ITEMS), 64))}),
     S(ops.SHUFFLE_RESTART, {"id": UID, "run": integer(1), "why": maybe(TEXT)}),
 ])
 

@@ -35,7 +35,7 @@ import struct
 import tempfile
 import time
 from collections import OrderedDict, defaultdict
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from .. import config
 from ..comm import RemoteError
@@ -64,11 +64,12 @@ class _Run:
     """What this worker holds of one run of one shuffle: the inputs it has heard from, and
     per output the pieces in memory and the file the others went to."""
 
-    __slots__ = ("shuffle_id", "run", "n_in", "inputs", "buffers", "files", "directory")
+    __slots__ = ("shuffle_id", "run", "n_in", "inputs", "counts", "buffers", "files", "directory")
 
     def __init__(self, shuffle_id: str, run: int, n_in: int, directory: str) -> None:
         self.shuffle_id, self.run, self.n_in = shuffle_id, run, n_in
         self.inputs: set[int] = set()
+        self.counts: dict[int, int] = defaultdict(int)  # output -> pieces received
         self.buffers: dict[int, list] = defaultdict(list)  # output -> [(input, piece frame)]
         self.files: set[int] = set()  # outputs with pieces on disk
         self.directory = directory
@@ -99,21 +100,29 @@ class ShuffleService:
     def _call(self, coro) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self.worker.loop).result()
 
-    def transfer(self, shuffle_id: str, i: int, n_in: int, n_out: int, out: str, pieces: Sequence) -> int:
-        """Send input ``i``'s pieces to their outputs' workers; the run they went under."""
-        if len(pieces) != n_out:
+    def transfer(self, shuffle_id: str, i: int, n_in: int, n_out: int, out: str, pieces: Sequence | Mapping,
+                 grid: tuple | None = None) -> int:
+        """Send input ``i``'s pieces (``n_out`` of them, or ``{output: piece}``) to their
+        outputs' workers; the run they went under."""
+        if isinstance(pieces, Mapping):
+            if any(not 0 <= j < n_out for j in pieces):
+                raise ValueError(f"the shuffle's split named outputs outside 0..{n_out - 1}: "
+                                 f"{sorted(j for j in pieces if not 0 <= j < n_out)[:5]}")
+            blobs = {j: pickle.dumps(p, protocol=5) for j, p in pieces.items()}
+        elif len(pieces) != n_out:
             raise ValueError(f"the shuffle's split gave {len(pieces)} pieces for {n_out} output partitions")
-        blobs = [pickle.dumps(p, protocol=5) for p in pieces]
+        else:
+            blobs = {j: pickle.dumps(p, protocol=5) for j, p in enumerate(pieces)}
         del pieces
         deadline = time.monotonic() + RETRY_FOR
         fresh = False
         while True:
-            info = self._call(self._run_info(shuffle_id, n_in, n_out, out, fresh))
+            info = self._call(self._run_info(shuffle_id, n_in, n_out, out, grid, fresh))
             failed = self._call(self._send_all(shuffle_id, info["run"], i, n_in, info["workers"], blobs))
             if not failed:
                 # (still the current run? a restart since would otherwise cost a second one, when
                 # this execution's result is taken for the rerun of this task)
-                if self._call(self._run_info(shuffle_id, n_in, n_out, out, True))["run"] == info["run"]:
+                if self._call(self._run_info(shuffle_id, n_in, n_out, out, grid, True))["run"] == info["run"]:
                     return info["run"]
                 fresh = True
                 continue
@@ -124,9 +133,10 @@ class ShuffleService:
             if not any(why == "stale" for why in failed.values()):
                 time.sleep(0.2)  # (a peer unreachable: the scheduler has not noticed yet)
 
-    def barrier(self, shuffle_id: str, n_in: int, n_out: int, out: str, runs: Sequence[int]) -> int:
+    def barrier(self, shuffle_id: str, n_in: int, n_out: int, out: str, runs: Sequence[int],
+                grid: tuple | None = None) -> int:
         """The run every transfer sent under, if it is the current one; else the shuffle restarts."""
-        current = self._call(self._run_info(shuffle_id, n_in, n_out, out, True))["run"]
+        current = self._call(self._run_info(shuffle_id, n_in, n_out, out, grid, True))["run"]
         if set(runs) == {current}:
             return current
         if current in runs:  # some transfers sent under an older run only: their pieces are gone
@@ -134,9 +144,9 @@ class ShuffleService:
         # (all older: the shuffle restarted since; the scheduler has released this barrier)
         raise ShuffleIncomplete(f"shuffle {shuffle_id}: restarted (run {current}) while its barrier ran")
 
-    def take(self, shuffle_id: str, run: int, j: int, n_in: int) -> list:
-        """Output ``j``'s pieces of ``run``, in input order (read from disk, file deleted)."""
-        got = self._call(self._take(shuffle_id, run, j, n_in))
+    def take(self, shuffle_id: str, run: int, j: int, n_pieces: int) -> list:
+        """Output ``j``'s ``n_pieces`` pieces of ``run``, in input order (read from disk, file deleted)."""
+        got = self._call(self._take(shuffle_id, run, j, n_pieces))
         if isinstance(got, str):
             self._restart(shuffle_id, run, got)
         records, path = got
@@ -157,20 +167,23 @@ class ShuffleService:
         raise ShuffleIncomplete(f"shuffle {shuffle_id} run {run}: {why}; the shuffle runs again")
 
     # ------------------------------------------------------------------ on the loop
-    async def _run_info(self, shuffle_id: str, n_in: int, n_out: int, out: str, fresh: bool) -> dict:
+    async def _run_info(self, shuffle_id: str, n_in: int, n_out: int, out: str, grid: tuple | None,
+                        fresh: bool) -> dict:
         info = self.info.get(shuffle_id)
         if info is None or fresh:
-            reply, _ = await self.worker.scheduler.request(
-                {"op": ops.SHUFFLE_GET, "id": shuffle_id, "n_in": n_in, "n_out": n_out, "out": out}, timeout=60)
+            ask = {"op": ops.SHUFFLE_GET, "id": shuffle_id, "n_in": n_in, "n_out": n_out, "out": out}
+            if grid is not None:
+                ask["grid"] = list(grid)
+            reply, _ = await self.worker.scheduler.request(ask, timeout=60)
             if reply.get("error"):
                 raise RuntimeError(f"shuffle {shuffle_id}: {reply['error']}")
             info = self.info[shuffle_id] = {"run": reply["run"], "workers": list(reply["workers"])}
         return info
 
-    async def _send_all(self, shuffle_id: str, run: int, i: int, n_in: int, workers: list, blobs: list) -> dict:
+    async def _send_all(self, shuffle_id: str, run: int, i: int, n_in: int, workers: list, blobs: dict) -> dict:
         """Every worker's pieces sent at once; {worker: why} for those that did not take them."""
         by_worker: dict[str, list[int]] = defaultdict(list)
-        for j in range(len(blobs)):
+        for j in sorted(blobs):
             by_worker[owner(j, workers)].append(j)
 
         async def send(address: str, outputs: list[int]) -> tuple[str, str | None]:
@@ -218,6 +231,7 @@ class ShuffleService:
         for j, frame in zip(outputs, frames):
             piece = memoryview(frame.buffer if hasattr(frame, "buffer") else frame)
             r.buffers[j].append((i, piece))
+            r.counts[j] += 1
             self.buffered += piece.nbytes
         if self.buffered > self.buffer_limit:
             await self._flush()
@@ -238,7 +252,7 @@ class ShuffleService:
             if batches:
                 self.written += await asyncio.get_running_loop().run_in_executor(None, _write, batches)
 
-    async def _take(self, shuffle_id: str, run: int, j: int, n_in: int):
+    async def _take(self, shuffle_id: str, run: int, j: int, n_pieces: int):
         """(output j's buffered records, its file or None), handed over; or why they cannot be."""
         if self._flush_lock is None:
             self._flush_lock = asyncio.Lock()
@@ -246,8 +260,8 @@ class ShuffleService:
             r = self.runs.get(shuffle_id)
             if r is None or r.run != run:
                 return f"this worker holds no pieces of run {run}"
-            if len(r.inputs) < n_in:
-                return f"this worker heard from {len(r.inputs)} of {n_in} inputs"
+            if r.counts[j] < n_pieces:
+                return f"output {j} has {r.counts[j]} of its {n_pieces} pieces here"
             records = r.buffers.pop(j, [])
             self.buffered -= sum(piece.nbytes for _, piece in records)
             path = r.path(j) if j in r.files else None

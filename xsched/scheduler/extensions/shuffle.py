@@ -6,7 +6,7 @@ See ``base.py`` for the extension protocol.
 
 Data flow::
 
-    a transfer task --shuffle-get {id, n_in, n_out, out}--> first time: a run (a number never
+    a transfer task --shuffle-get {id, n_in, n_out, out, grid?}--> first time: a run (a number never
         used before) over the running workers, outputs dealt to them in turn; every output
         task restricted to its worker (RestrictTasks) -> reply {run, workers}
     a worker taking part leaves (remove_worker) while the shuffle is on, or a task finds its
@@ -86,7 +86,10 @@ class ShuffleExtension(SchedulerExtension):
             why = self._why_not(h)
             if why:
                 return {"error": why}
-            record = self._start(h["id"], h["n_in"], h["n_out"], h["out"])
+            try:
+                record = self._start(h["id"], h["n_in"], h["n_out"], h["out"], h.get("grid"))
+            except ValueError as e:  # (a grid that is not n_out blocks)
+                return {"error": str(e)}
         return {"run": record.run, "workers": record.workers}
 
     def _op_restart(self, peer, h, payload) -> dict:
@@ -107,9 +110,10 @@ class ShuffleExtension(SchedulerExtension):
     def _running_workers(self) -> list[str]:
         return sorted(a for a, ws in self.scheduler.state.workers.items() if ws.status == "running")
 
-    def _start(self, shuffle_id: str, n_in: int, n_out: int, out: str) -> ShuffleRecord:
+    def _start(self, shuffle_id: str, n_in: int, n_out: int, out: str, grid: list | None = None) -> ShuffleRecord:
+        outputs = output_keys(out, n_out, grid)
         record = ShuffleRecord(shuffle_id, n_in, n_out, out, next(self._runs), self._running_workers(),
-                               outputs=output_keys(out, n_out))
+                               outputs=outputs)
         self.shuffles[shuffle_id] = record
         self._barriers[barrier_key(shuffle_id)] = shuffle_id
         self._hook(True)
