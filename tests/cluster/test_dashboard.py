@@ -133,6 +133,10 @@ def test_without_the_token_nothing_with_it_a_404_for_unknown_paths(client):
         assert status == 404 and b"Traceback" not in body, path
 
 
+def _fail():
+    raise ValueError("a task that fails, for the group API")
+
+
 def test_the_story_api_and_the_logs_part(client):
     """``api/story?key=K``: a key's transitions (403 without the token, 400 without a key, [] for
     a key never seen); the telemetry's ``logs`` part with its cursors, over HTTP."""
@@ -158,6 +162,16 @@ def test_the_story_api_and_the_logs_part(client):
         "key": "no-such-key", "story": [], "now": "the scheduler does not know this key (never submitted, or forgotten)"}
     status, _, body = get(f"{origin}/api/story", **auth)
     assert status == 400 and b"give the task's key" in body
+    # api/group?name=G: a group's keys, the one that failed first
+    bad = client.submit(_fail, key="dashboard-group-9")
+    assert bad.exception() is not None
+    assert get(f"{origin}/api/group?name=dashboard-group")[0] == 403
+    group = json.loads(get(f"{origin}/api/group?name=dashboard-group", **auth)[2])
+    assert group["total"] == 1 and group["keys"][0]["key"] == "dashboard-group-9"
+    assert group["keys"][0]["state"] == "erred" and group["keys"][0]["worker"] in workers
+    assert json.loads(get(f"{origin}/api/group?name=dashboard-story-inc", **auth)[2])["keys"] == [
+        {"key": future.key, "state": "memory", "worker": reply["story"][-1]["worker"]}]
+    assert get(f"{origin}/api/group", **auth)[0] == 400
     assert get(f"{origin}/api/story?key=x", method="POST", **auth)[0] == 405
 
     def note(text):

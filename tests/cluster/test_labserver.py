@@ -173,6 +173,7 @@ def test_unauthenticated_requests_refused(jp_asyncio_loop, jp_serverapp, http_se
                                    ("DELETE", "xsched/api/clusters/x", None),
                                    ("POST", "xsched/api/clusters/x/kernels", '{"target": "scheduler"}'),
                                    ("GET", "xsched/api/clusters/x/story?key=a", None),
+                                   ("GET", "xsched/api/clusters/x/group?name=a", None),
                                    ("GET", "xsched/api/ws", None)]:
             r = await http_server_client.fetch(jp_base_url + path, method=method, body=body,
                                                raise_error=False, follow_redirects=False,
@@ -246,6 +247,11 @@ def test_detail_story_and_worker_console(jp_asyncio_loop, jp_fetch, jp_serverapp
         detail = json.loads(r.body)
         story = await jp_fetch("xsched", "api", "clusters", cid, "story", params={"key": "lab-inc-0"})
         _assert_no_secret(story.body)
+        group = json.loads((await jp_fetch("xsched", "api", "clusters", cid, "group",
+                                           params={"name": "lab-inc"})).body)
+        assert group["group"] == "lab-inc" and group["total"] == 5
+        assert [(k["key"], k["state"]) for k in group["keys"]] == [(f"lab-inc-{i}", "memory") for i in range(5)]
+        assert all(k["worker"].startswith("tcp://") for k in group["keys"])
         # the panel watches this scheduler now: later transitions are noted with times and workers
         assert client.gather(client.map(lambda x: x * 10, range(3), key=[f"lab-later-{i}" for i in range(3)])) \
             == [0, 10, 20]

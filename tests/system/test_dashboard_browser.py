@@ -75,6 +75,12 @@ def _check_the_page(client, cluster, expect, sync_playwright) -> None:
                 expect(page.locator('#xsched-pane-graph [data-group="inc"]')).to_have_attribute("data-state", "done")
                 expect(page.locator("#xsched-pane-stacks .xsched-StacksList")).to_have_attribute("data-tasks", "0")
                 expect(page.locator(".xsched-DashboardStatus")).to_have_attribute("data-state", "live")
+                # every pane has room of its own in the grid (a pane without an area gets a row
+                # of no height: its heading only)
+                cells = page.locator(".xsched-DashboardCell")
+                heights = {cells.nth(i).get_attribute("data-pane"): cells.nth(i).bounding_box()["height"]
+                           for i in range(cells.count())}
+                assert len(heights) == 10 and min(heights.values()) >= 150, heights
                 assert page.url == page_url  # the token left the address bar; the cookie carries it
                 backgrounds[scheme] = page.evaluate("getComputedStyle(document.body).backgroundColor")
                 timeline = page.locator("#xsched-pane-timeline svg")
@@ -82,6 +88,7 @@ def _check_the_page(client, cluster, expect, sync_playwright) -> None:
                 expect(timeline).to_have_attribute("data-worker-count", "2")
                 if scheme == "light":
                     _check_logs_and_story(page, expect, futures[7].key)
+                    _check_graph_keys(page, expect, futures[12].key)
                 else:  # (last: its run is one more in the task stream)
                     _check_profile(client, page, expect)
                 assert not errors, errors
@@ -104,6 +111,18 @@ def _check_the_page(client, cluster, expect, sync_playwright) -> None:
         finally:
             browser.close()
     assert backgrounds["light"] != backgrounds["dark"]  # the --jp-* variables of both schemes
+
+
+def _check_graph_keys(page, expect, key) -> None:
+    """A group clicked in the graph pane lists its keys; a key clicked shows in the story pane."""
+    page.locator('#xsched-pane-graph [data-group="inc"] .xsched-GraphRect').click()
+    listed = page.locator('#xsched-pane-graph .xsched-GraphKeys[data-group="inc"] [data-action="open-key"]')
+    expect(listed).to_have_count(40, timeout=20_000)
+    expect(page.locator("#xsched-pane-graph .xsched-GraphKeysStatus")).to_contain_text("inc: 40 keys")
+    page.locator(f'#xsched-pane-graph [data-action="open-key"][data-key="{key}"]').click()
+    story = page.locator("#xsched-pane-story")
+    expect(story.locator(".xsched-StoryKey")).to_have_value(key, timeout=20_000)
+    expect(story.locator('tr[data-state="memory"]')).to_have_count(1, timeout=20_000)
 
 
 def _check_profile(client, page, expect) -> None:

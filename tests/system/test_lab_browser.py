@@ -558,6 +558,14 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             expect(graph.locator('[data-group="pane-inc"]')).to_have_attribute("data-done", "30")
             expect(graph.locator('[data-group="pane-total"]')).to_have_attribute("data-column", "1")
             expect(graph.locator('.xsched-GraphEdge[data-from="pane-inc"][data-to="pane-total"]')).to_have_count(1)
+            # a group opened from its node: its keys listed; one clicked shows in the story pane
+            graph.locator('[data-group="pane-total"] .xsched-GraphRect').click()
+            listed = page.locator('#xsched-pane-graph .xsched-GraphKeys[data-group="pane-total"] [data-action="open-key"]')
+            expect(listed).to_have_count(1, timeout=20_000)
+            expect(listed).to_have_attribute("data-key", "pane-total-0")
+            listed.click()
+            expect(story.locator(".xsched-StoryKey")).to_have_value("pane-total-0", timeout=20_000)
+            expect(story.locator('tr[data-state="memory"]')).to_have_count(1, timeout=20_000)
             # the profile: the workers sample while it is open; the spinning task's prefix is drawn
             _open_by_palette(page, "xsched: Open Profile")
             profile = page.locator("#xsched-pane-profile canvas")

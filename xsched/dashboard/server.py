@@ -18,6 +18,8 @@ Data flow (everything on the scheduler's own event loop)::
         them back next time
     browser --GET /api/story?key=K--> TelemetryExtension.story(K) <--{key, story: [{time, start,
         finish, worker, stimulus_id}]}-- (the story pane, on demand)
+    browser --GET /api/group?name=G--> TelemetryExtension.group_keys(G) <--{group, total, keys:
+        [{key, state, worker}]}-- (a group opened in the graph pane)
     the scheduler closes --> this server stops listening --> the page's next request fails
         and it says the scheduler went away
 
@@ -268,6 +270,7 @@ class DashboardServer:
             [(r"/status", _Page, {"server": self}),
              (r"/api/telemetry", _Telemetry, {"server": self}),
              (r"/api/story", _Story, {"server": self}),
+             (r"/api/group", _Group, {"server": self}),
              (r"/static/([^/]+)", _Asset, {"server": self})],
             default_handler_class=_NotFound, default_handler_args={"server": self},
             compress_response=True, log_function=_log_request, xsrf_cookies=False)
@@ -356,6 +359,17 @@ class DashboardServer:
         []
         """
         return self._extension().story(key)
+
+    def group(self, name: str) -> dict:
+        """The keys of task group ``name``, those needing attention first (the telemetry
+        extension's ``group_keys``); LookupError as for ``telemetry``.
+
+        >>> from xsched.scheduler.server import Scheduler
+        >>> scheduler = Scheduler(); scheduler.status = "running"      # (no task)
+        >>> DashboardServer(scheduler).group("inc")
+        {'group': 'inc', 'total': 0, 'keys': []}
+        """
+        return self._extension().group_keys(name)
 
     def now(self, key: str) -> str:
         """What task ``key`` is doing now, and why it is not running (``SchedulerState.explain``).
@@ -515,3 +529,19 @@ class _Story(_Handler):
             self._text(503, f"503: {e.args[0]}\n")
             return
         self._json({"key": key, "story": story, "now": self.server.now(key)})
+
+
+class _Group(_Handler):
+    """``api/group?name=G``: the keys of task group G, as the graph pane lists them."""
+
+    def get(self) -> None:
+        name = self.get_query_argument("name", None)
+        if not name or len(name) > MAX_KEY:
+            self._text(400, f"400: give the group's name: api/group?name=... (1 to {MAX_KEY} characters)\n")
+            return
+        try:
+            rows = self.server.group(name)
+        except LookupError as e:
+            self._text(503, f"503: {e.args[0]}\n")
+            return
+        self._json(rows)

@@ -41,7 +41,7 @@ from ..graph.order import natural_key
 from ..jupyter.display import worker_order
 from ..protocol import ops, registry
 from ..scheduler.extensions.telemetry import StoryRecorder as _StoryRecorder
-from ..scheduler.extensions.telemetry import key_story
+from ..scheduler.extensions.telemetry import group_keys, key_story
 
 logger = logging.getLogger("xsched.labserver")
 
@@ -147,6 +147,12 @@ def _story_now(key: str, scheduler=None) -> dict:
     ts = scheduler.state.tasks.get(key)
     holders = sorted(ws.address for ws in ts.who_has) if ts is not None and ts.state == "memory" else []
     return {"story": _story(key, scheduler), "now": scheduler.state.explain(key), "holders": holders}
+
+
+def _group_keys(group: str, scheduler=None) -> dict:
+    """``{"group", "total", "keys": [{key, state, worker}]}`` of one task group (runs in the
+    scheduler; ``telemetry.group_keys``): what the graph pane lists when a group is opened."""
+    return group_keys(scheduler, group)
 
 
 # --------------------------------------------------------------------------- in the Jupyter server
@@ -408,6 +414,12 @@ class ClusterMonitor:
         entry = await self._run(self._entry, cluster_id)
         client = await self._run(self._client, entry["address"])
         return await self._run(client.run_on_scheduler, _story_now, key)
+
+    async def group(self, cluster_id: str, group: str) -> dict:
+        """The keys of one task group, those needing attention first (``_group_keys``)."""
+        entry = await self._run(self._entry, cluster_id)
+        client = await self._run(self._client, entry["address"])
+        return await self._run(client.run_on_scheduler, _group_keys, group)
 
     async def interrupt(self, cluster_id: str, key: str) -> dict:
         """Interrupt task ``key`` where it runs now: ``{worker: [key]}`` (``client.interrupt``)."""

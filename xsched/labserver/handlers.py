@@ -16,6 +16,8 @@ Nothing sent to the browser comes from a registry entry except its public fields
     GET    /xsched/api/clusters/<id>/story?key=K   the transitions of task K: {story: [{time, start,
                                                 finish, worker, stimulus_id}], now: what it does now
                                                 and why it does not run} (clusters._story_now)
+    GET    /xsched/api/clusters/<id>/group?name=G   the keys of task group G, failed and running
+                                                first: {group, total, keys: [{key, state, worker}]}
     POST   /xsched/api/clusters/<id>/interrupt  {"key": K}: interrupt task K where it runs now
                                                 (client.interrupt) -> {"interrupted": {worker: [K]}}
     WS     /xsched/api/ws                       pushes {"type": "clusters"} every interval, and
@@ -175,6 +177,18 @@ class StoryHandler(_Base):
         except KeyError:
             raise tornado.web.HTTPError(404, f"no running cluster {cluster_id!r}") from None
         self.finish(json.dumps({"key": key, **story}))
+
+
+class GroupHandler(_Base):
+    @tornado.web.authenticated
+    @authorized
+    async def get(self, cluster_id):
+        name = self.get_argument("name")
+        try:
+            rows = await self.monitor.group(cluster_id, name)
+        except KeyError:
+            raise tornado.web.HTTPError(404, f"no running cluster {cluster_id!r}") from None
+        self.finish(json.dumps(rows))
 
 
 class InterruptHandler(_Base):
@@ -364,6 +378,7 @@ def setup_handlers(web_app, monitor: ClusterMonitor) -> None:
         (url_path_join(base, "clusters") + "/?", ClustersHandler),
         (url_path_join(base, "clusters", _ID, "kernels") + "/?", KernelHandler),
         (url_path_join(base, "clusters", _ID, "story") + "/?", StoryHandler),
+        (url_path_join(base, "clusters", _ID, "group") + "/?", GroupHandler),
         (url_path_join(base, "clusters", _ID, "interrupt") + "/?", InterruptHandler),
         (url_path_join(base, "clusters", _ID) + "/?", ClusterHandler),
         (url_path_join(base, "ws"), UpdatesHandler),

@@ -8,6 +8,8 @@
 //                  the scheduler <--{time, task_stream, workers, groups, memory, logs, profile, their cursors,
 //                  interval (granted)}-- each pane's receive(); the cursors stay here
 //   a key typed in the story pane --GET api/story?key=K--> {key, story: [...]}
+//   a group clicked in the graph pane --GET api/group?name=G--> {group, total, keys: [...]};
+//                  a key clicked there is shown in the story pane
 //   no answer (refused connection) --> "went away", panes greyed; retried slowly, and a
 //                  scheduler back at this address starts the panes afresh
 import '@lumino/widgets/style/widget.css';
@@ -16,7 +18,7 @@ import '../style/standalone.css';
 
 import { Widget } from '@lumino/widgets';
 
-import { IStory, IStoryRow, ITelemetry, PANE_TITLES, PaneKind, XschedPane, h } from './panes/common';
+import { IGroupKeysReply, IStory, IStoryRow, ITelemetry, PANE_TITLES, PaneKind, XschedPane, h } from './panes/common';
 import { GraphPane } from './panes/graph';
 import { LogsPane } from './panes/logs';
 import { WorkerMemoryPane } from './panes/memory';
@@ -64,7 +66,8 @@ export class Dashboard {
       logs: () => new LogsPane(this.address, this.name),
       story: () => new StoryPane(this.address, this.name, (_cluster, key) => this.story(key)),
       profile: () => new ProfilePane(this.address, this.name),
-      graph: () => new GraphPane(this.address, this.name),
+      graph: () => new GraphPane(this.address, this.name, (_cluster, group) => this.group(group),
+        (_cluster, key) => this.showKey(key)),
       stacks: () => new StacksPane(this.address, this.name)
     };
     for (const kind of Object.keys(make) as PaneKind[]) {
@@ -196,6 +199,24 @@ export class Dashboard {
     }
     const time = new Date((msg.time || Date.now() / 1000) * 1000).toLocaleTimeString([], { hour12: false });
     this._set('live', `live · ${time} · every ${this.interval} s`);
+  }
+
+  /** The keys of a task group, from the scheduler's group API. */
+  async group(name: string): Promise<IGroupKeysReply> {
+    const reply = await fetch(`api/group?${new URLSearchParams({ name })}`, { credentials: 'same-origin', cache: 'no-store' });
+    if (!reply.ok) {
+      throw new Error((await reply.text()).trim() || `HTTP ${reply.status}`);
+    }
+    return (await reply.json()) as IGroupKeysReply;
+  }
+
+  /** Show `key` in the page's story pane, scrolled into view. */
+  showKey(key: string): void {
+    const story = this.panes.find(p => p instanceof StoryPane) as StoryPane | undefined;
+    if (story) {
+      story.node.scrollIntoView({ block: 'nearest' });
+      void story.showKey(key);
+    }
   }
 
   /** The story of a task key, from the scheduler's story API. */

@@ -78,6 +78,7 @@ from itertools import islice
 from ... import logs
 from ...background import Background
 from ...comm import ConnectionPool
+from ...graph.order import natural_key
 from ...keys import key_split
 from ...profiling import StackTree
 from ...protocol import ops
@@ -86,7 +87,7 @@ from .base import SchedulerExtension
 
 logger = logging.getLogger("xsched.scheduler.telemetry")
 
-__all__ = ["TelemetryExtension", "GroupCounts", "LogTail", "StoryRecorder", "join_story", "key_story",
+__all__ = ["TelemetryExtension", "GroupCounts", "LogTail", "StoryRecorder", "join_story", "key_story", "group_keys",
            "MAX_GROUPS", "MAX_RECORDS", "PARTS", "LOG_RECORDS", "category"]
 
 #: most groups counted; past it the oldest finished group is dropped first
@@ -116,6 +117,8 @@ PROFILE_SECONDS, PROFILE_INTERVAL = 1.0, 0.01
 PROFILE_FETCHES, PROFILE_ROWS, PROFILE_MIN_FRACTION = 8, 2000, 0.0005
 #: most transitions the story recorder keeps when the state's log is unbounded (else as many as it)
 STORY_RECORDER_LENGTH = 100_000
+#: most keys listed when a dashboard opens a task group
+GROUP_KEYS = 200
 #: the columns of a group's counts
 COLUMNS = ("done", "processing", "erred", "waiting")
 _WAITING = frozenset({"waiting", "queued", "no-worker"})
@@ -402,6 +405,29 @@ def key_story(scheduler, key: str) -> list:
     return join_story(scheduler.story(key), recorded)
 
 
+#: the order a group's keys are listed in: those that need attention first
+_KEY_ORDER = {"erred": 0, "processing": 1, "queued": 2, "no-worker": 3, "waiting": 4, "memory": 5}
+
+
+def group_keys(scheduler, group: str, limit: int = GROUP_KEYS) -> dict:
+    """The keys of one task group, at most ``limit``: failed, running, queued and waiting
+    first, then held, then the rest; each ``{"key", "state", "worker"}`` (where it runs, is
+    held or failed; None for none). ``{"group", "total", "keys"}``: what a dashboard lists
+    when a group is opened (one pass over the tasks, on demand).
+
+    >>> from types import SimpleNamespace as T
+    >>> tasks = {k: T(key=k, group="inc", state=s, processing_on=None, who_has=(), erred_on=None)
+    ...          for k, s in [("inc-2", "memory"), ("inc-10", "erred"), ("inc-1", "memory")]}
+    >>> rows = group_keys(T(state=T(tasks=tasks)), "inc", limit=2)
+    >>> rows["total"], [(r["key"], r["state"]) for r in rows["keys"]]
+    (3, [('inc-10', 'erred'), ('inc-1', 'memory')])
+    """
+    found = [(_KEY_ORDER.get(ts.state, 6), ts) for ts in scheduler.state.tasks.values() if ts.group == group]
+    chosen = heapq.nsmallest(max(int(limit), 0), found, key=lambda c: (c[0], natural_key(c[1].key)))
+    return {"group": group, "total": len(found),
+            "keys": [{"key": ts.key, "state": ts.state, "worker": _where(ts, ts.state)} for _, ts in chosen]}
+
+
 def join_story(story: list, recorded: list) -> list:
     """The state's story of a key (key, start, finish, stimulus_id) with the times and workers
     the recorder noted. The recorder hears every state change but not the notes the state
@@ -583,6 +609,10 @@ class TelemetryExtension(SchedulerExtension):
         story pane shows."""
         self.story_recorder()
         return key_story(self.scheduler, key)
+
+    def group_keys(self, group: str, limit: int = GROUP_KEYS) -> dict:
+        """One task group's keys, those needing attention first (``group_keys``)."""
+        return group_keys(self.scheduler, group, limit)
 
     def recent_logs(self, since: dict | None) -> tuple[dict, dict]:
         """(source -> records ``[number, level, message]`` numbered ``since[source]`` or later,

@@ -81,6 +81,20 @@ export interface IStory {
   holders?: string[];
 }
 
+/** The keys of one task group, those needing attention first (the scheduler's group_keys). */
+export interface IGroupKeysReply {
+  group: string;
+  /** the group's tasks the scheduler knows, listed or not */
+  total: number;
+  keys: { key: string; state: string; worker: string | null }[];
+}
+
+/** How the graph pane asks for a group's keys (the lab: the server extension; the page: its API). */
+export type GroupFetcher = (cluster: string, group: string) => Promise<IGroupKeysReply>;
+
+/** Show a key in the story pane of `cluster` (opened if need be). */
+export type KeyOpener = (cluster: string, key: string) => void;
+
 /** How a story pane asks for a key's story (the lab: the server extension; the page: its API). */
 export type StoryFetcher = (cluster: string, key: string) => Promise<IStory>;
 

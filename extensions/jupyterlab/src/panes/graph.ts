@@ -8,7 +8,10 @@
 //      (an edge closing a cycle -- two layers sharing a name -- is left out of that count)
 //   -> within a column: the groups in the order of the mean row of what feeds them
 //   -> SVG, rebuilt only when the groups or edges change; counts alone update the bars
-import { ITelemetry, ITelemetryGroup, XschedPane, h, svg } from './common';
+//   a click on a node --group fetcher (the lab: GET clusters/<id>/group?name=; the page: GET
+//   api/group?name=)--> its keys, failed and running first, listed under the graph; a click
+//   on a key opens it in the story pane (and from there a console with its value)
+import { GroupFetcher, IGroupKeysReply, ITelemetry, ITelemetryGroup, KeyOpener, XschedPane, h, svg } from './common';
 
 const NODE_W = 168; // px
 const NODE_H = 36;
@@ -77,7 +80,8 @@ export function columns(names: string[], edges: [string, string][]): Map<string,
 }
 
 export class GraphPane extends XschedPane {
-  constructor(cluster: string, clusterName: string) {
+  constructor(cluster: string, clusterName: string, private fetchGroup: GroupFetcher | null = null,
+    private openKey: KeyOpener | null = null) {
     super('graph', cluster, clusterName);
     this._empty = h('div', { class: 'xsched-Empty' }, 'No tasks yet.');
     this._note = h('div', { class: 'xsched-GraphNote' });
@@ -85,10 +89,75 @@ export class GraphPane extends XschedPane {
     this._svg.setAttribute('aria-label', 'task groups and how they feed each other');
     this._box = h('div', { class: 'xsched-GraphBox' });
     this._box.append(this._svg);
-    this.body.append(this._empty, this._note, this._box);
+    this._keys = h('div', { class: 'xsched-GraphKeys', 'data-group': '' });
+    this._keys.style.display = 'none';
+    this.body.append(this._empty, this._note, this._box, this._keys);
+    this._svg.addEventListener('click', ev => {
+      const node = (ev.target as Element).closest('[data-group]');
+      const name = node?.getAttribute('data-group');
+      if (name) {
+        void this.showGroup(name);
+      }
+    });
+    this._keys.addEventListener('click', ev => {
+      const el = (ev.target as HTMLElement).closest('[data-action]');
+      const action = el?.getAttribute('data-action');
+      if (action === 'open-key' && this.openKey) {
+        this.openKey(this.cluster, el!.getAttribute('data-key')!);
+      } else if (action === 'close-group') {
+        this._closeGroup();
+      }
+    });
+  }
+
+  /** the group whose keys are listed ('' for none) */
+  group = '';
+
+  /** List the keys of task group `name` under the graph (asked now; a click asks again). */
+  async showGroup(name: string): Promise<void> {
+    if (!this.fetchGroup) {
+      return;
+    }
+    this.group = name;
+    this._keys.setAttribute('data-group', name);
+    this._keys.style.display = '';
+    this._keys.replaceChildren(h('div', { class: 'xsched-GraphKeysStatus', role: 'status' }, `Asking for the keys of ${name}…`));
+    let reply: IGroupKeysReply;
+    try {
+      reply = await this.fetchGroup(this.cluster, name);
+    } catch (e) {
+      if (this.group === name) {
+        this._keys.replaceChildren(h('div', { class: 'xsched-GraphKeysStatus', role: 'status' },
+          `No keys of ${name}: ${e instanceof Error ? e.message : String(e)}`));
+      }
+      return;
+    }
+    if (this.group !== name) {
+      return;
+    }
+    const listed = reply.keys.length;
+    const head = h('div', { class: 'xsched-GraphKeysHead' },
+      h('span', { class: 'xsched-GraphKeysStatus', role: 'status' },
+        `${name}: ${listed === reply.total ? `${listed} key${listed === 1 ? '' : 's'}` : `${listed} of ${reply.total} keys`}` +
+        (listed ? (this.openKey ? ', failed and running first: click one for its story' : ', failed and running first') : '')),
+      h('button', { class: 'jp-mod-styled xsched-Button', 'data-action': 'close-group', title: 'hide the keys' }, 'Close'));
+    const keys = h('div', { class: 'xsched-Keys' },
+      ...reply.keys.map(k => h('button', {
+        class: `xsched-Key xsched-state-${k.state}`, 'data-action': 'open-key', 'data-key': k.key, 'data-state': k.state,
+        title: `${k.key}: ${k.state}${k.worker ? ` on ${k.worker}` : ''}`, disabled: !this.openKey
+      }, k.key)));
+    this._keys.replaceChildren(head, keys);
+  }
+
+  private _closeGroup(): void {
+    this.group = '';
+    this._keys.setAttribute('data-group', '');
+    this._keys.style.display = 'none';
+    this._keys.replaceChildren();
   }
 
   clear(): void {
+    this._closeGroup();
     this._shape = '';
     this._nodes.clear();
     this._svg.replaceChildren();
@@ -218,6 +287,7 @@ export class GraphPane extends XschedPane {
   }
 
   private _shape = '';
+  private _keys: HTMLElement;
   private _nodes = new Map<string, SVGElement>();
   private _svg: SVGSVGElement;
   private _box: HTMLElement;

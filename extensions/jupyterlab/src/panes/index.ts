@@ -4,7 +4,7 @@ import { ILayoutRestorer, JupyterFrontEnd } from '@jupyterlab/application';
 import { ICommandPalette, WidgetTracker, showErrorMessage } from '@jupyterlab/apputils';
 
 import { IClusterSummary, IStoryEntry, Updates, post, request } from '../api';
-import { ITelemetry, PANE_TITLES, PaneKind, XschedPane } from './common';
+import { IGroupKeysReply, ITelemetry, KeyOpener, PANE_TITLES, PaneKind, XschedPane } from './common';
 import { GraphPane } from './graph';
 import { LogsPane } from './logs';
 import { WorkerMemoryPane } from './memory';
@@ -32,7 +32,7 @@ export function openCommand(kind: PaneKind): string {
 }
 
 function create(kind: PaneKind, cluster: string, name: string, keyConsole: KeyConsole | null,
-  interrupter: TaskInterrupter | null): XschedPane {
+  interrupter: TaskInterrupter | null, openKey: KeyOpener | null): XschedPane {
   switch (kind) {
     case 'task-stream':
       return new TaskStreamPane(cluster, name);
@@ -47,7 +47,8 @@ function create(kind: PaneKind, cluster: string, name: string, keyConsole: KeyCo
     case 'profile':
       return new ProfilePane(cluster, name);
     case 'graph':
-      return new GraphPane(cluster, name);
+      return new GraphPane(cluster, name, (id, group) =>
+        request<IGroupKeysReply>(`clusters/${encodeURIComponent(id)}/group?name=${encodeURIComponent(group)}`), openKey);
     case 'stacks':
       return new StacksPane(cluster, name, interrupter);
     case 'story':
@@ -165,7 +166,7 @@ export class Panes {
         } catch (e) {
           void showErrorMessage('xsched: could not interrupt the task', String(e));
         }
-      });
+      }, (cluster, key) => void this.showKey(cluster, key));
       pane.disposed.connect(() => this.sync());
       // the first pane beside what is open (a notebook), the next ones under the last pane
       const last = this._last && !this._last.isDisposed ? this._last : null;
@@ -176,6 +177,14 @@ export class Panes {
     this.app.shell.activateById(pane.id);
     this.sync(kind === 'task-stream');
     return pane;
+  }
+
+  /** Show `key` in the story pane of `cluster` (opened, or moved to that cluster, if need be). */
+  async showKey(cluster: string, key: string): Promise<void> {
+    const pane = await this.open('story', cluster);
+    if (pane instanceof StoryPane) {
+      await pane.showKey(key);
+    }
   }
 
   /** Tell the server which panes are open, per cluster (stopping clusters no pane shows). */
