@@ -89,6 +89,7 @@ def _check_the_page(client, cluster, expect, sync_playwright) -> None:
                 if scheme == "light":
                     _check_logs_and_story(page, expect, futures[7].key)
                     _check_graph_keys(page, expect, futures[12].key)
+                    _check_run_click(page, expect)
                 else:  # (last: its run is one more in the task stream)
                     _check_profile(client, page, expect)
                 assert not errors, errors
@@ -123,6 +124,28 @@ def _check_graph_keys(page, expect, key) -> None:
     story = page.locator("#xsched-pane-story")
     expect(story.locator(".xsched-StoryKey")).to_have_value(key, timeout=20_000)
     expect(story.locator('tr[data-state="memory"]')).to_have_count(1, timeout=20_000)
+
+
+def _check_run_click(page, expect) -> None:
+    """A click on a run in the task stream shows its key in the story pane."""
+    page.evaluate("""() => {
+        const node = document.getElementById('xsched-pane-task-stream');
+        const t = Date.now() / 1000 - 30;
+        node.dispatchEvent(new CustomEvent('xsched-ingest', {detail: {records: [
+            ['page-run-1', 'page-run', 'tcp://10.0.0.99:1', t, t + 20, 'memory']]}}));
+        window.__runT = t;
+    }""")
+    stream = page.locator("#xsched-pane-task-stream canvas")
+    expect(stream).to_have_attribute("data-lanes", re.compile(r"(^|,)10\.0\.0\.99:1=1(,|$)"))
+    t0 = page.evaluate("() => window.__runT")
+    v0, v1 = map(float, stream.get_attribute("data-view").split(","))
+    stream.scroll_into_view_if_needed()  # (the graph's key scrolled the story pane into view)
+    box = stream.bounding_box()
+    rows = [r.split("=")[0] for r in stream.get_attribute("data-lanes").split(",")]
+    row_h = (box["height"] - 18) / len(rows)  # (the time axis below)
+    x = box["x"] + 96 + (t0 + 10 - v0) / (v1 - v0) * (box["width"] - 96)
+    page.mouse.click(x, box["y"] + row_h * (rows.index("10.0.0.99:1") + 0.5))
+    expect(page.locator("#xsched-pane-story .xsched-StoryKey")).to_have_value("page-run-1", timeout=10_000)
 
 
 def _check_profile(client, page, expect) -> None:

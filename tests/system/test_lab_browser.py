@@ -599,7 +599,7 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
                     ['lanes-c', 'lanes', w, t + 12, t + 20, 'memory']]}}));
                 window.__lanesT = t;
             }""")
-            page.locator("#xsched-pane-task-stream").click()  # bring it to the front
+            page.locator("#xsched-pane-task-stream .xsched-TaskStreamStatus").click()  # bring it to the front
             expect(stream).to_have_attribute("data-lanes", re.compile(r"^10\.0\.0\.99:1=2,worker-2=\d+,worker-10=\d+$"))
             t0 = page.evaluate("() => window.__lanesT")
             v0, v1 = map(float, stream.get_attribute("data-view").split(","))
@@ -610,6 +610,9 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             for lane, key in ((0, "lanes-a"), (1, "lanes-b")):
                 page.mouse.move(x, box["y"] + row_h * (0.25 + 0.5 * lane))
                 expect(tip).to_have_text(key)
+            # a click on a run shows its key in the story pane
+            page.mouse.click(x, box["y"] + row_h * 0.75)
+            expect(page.locator("#xsched-pane-story .xsched-StoryKey")).to_have_value("lanes-b", timeout=10_000)
 
             # 100,000 synthetic runs: the redraw time through the performance API (printed)
             page.evaluate("""n => {
@@ -623,7 +626,7 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
                 performance.clearMeasures('xsched-task-stream-draw');
                 node.dispatchEvent(new CustomEvent('xsched-ingest', {detail: {records}}));
             }""", 100_000)
-            page.locator("#xsched-pane-task-stream").click()  # bring it to the front
+            page.locator("#xsched-pane-task-stream .xsched-TaskStreamStatus").click()  # bring it to the front
             expect(stream).to_have_attribute("data-task-count", "100000")
             box = stream.bounding_box()
             measured = """() => performance.getEntriesByName('xsched-task-stream-draw').map(e => e.duration)"""

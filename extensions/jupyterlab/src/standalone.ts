@@ -9,7 +9,7 @@
 //                  interval (granted)}-- each pane's receive(); the cursors stay here
 //   a key typed in the story pane --GET api/story?key=K--> {key, story: [...]}
 //   a group clicked in the graph pane --GET api/group?name=G--> {group, total, keys: [...]};
-//                  a key clicked there is shown in the story pane
+//                  a key clicked there, or a run in the task stream, is shown in the story pane
 //   no answer (refused connection) --> "went away", panes greyed; retried slowly, and a
 //                  scheduler back at this address starts the panes afresh
 import '@lumino/widgets/style/widget.css';
@@ -58,7 +58,7 @@ export class Dashboard {
     const grid = h('main', { class: 'xsched-DashboardGrid' });
     root.replaceChildren(header, grid);
     const make: { [kind in PaneKind]: () => XschedPane } = {
-      'task-stream': () => new TaskStreamPane(this.address, this.name),
+      'task-stream': () => new TaskStreamPane(this.address, this.name, (_cluster, key) => this.showKey(key)),
       progress: () => new ProgressPane(this.address, this.name),
       'worker-memory': () => new WorkerMemoryPane(this.address, this.name),
       workers: () => new WorkersPane(this.address, this.name),

@@ -35,7 +35,7 @@ function create(kind: PaneKind, cluster: string, name: string, keyConsole: KeyCo
   interrupter: TaskInterrupter | null, openKey: KeyOpener | null): XschedPane {
   switch (kind) {
     case 'task-stream':
-      return new TaskStreamPane(cluster, name);
+      return new TaskStreamPane(cluster, name, openKey);
     case 'progress':
       return new ProgressPane(cluster, name);
     case 'worker-memory':

@@ -6,9 +6,11 @@
 // lanes of the worker that did them. A bounded window of history (the
 // last HISTORY runs, kept in typed arrays used as a ring), drawn group by group so that the
 // fill colour changes once per group, not once per bar. Wheel: zoom around the pointer; drag:
-// pan; double click: follow the newest runs again. Hover: key, worker, duration.
+// pan; double click: follow the newest runs again. Hover: key, worker, duration; click a
+// task's run: its key in the story pane (where one is given: `openKey`).
 import {
-  DrawnPane, ITelemetry, TaskRun, clearCanvas, clock, groupColour, h, isLightTheme, naturalCompare, niceStep, themeVar
+  DrawnPane, ITelemetry, KeyOpener, TaskRun, clearCanvas, clock, groupColour, h, isLightTheme, naturalCompare, niceStep,
+  themeVar
 } from './common';
 
 /** runs kept and drawn at most: older ones are dropped */
@@ -16,13 +18,14 @@ export const HISTORY = 100_000;
 const GUTTER = 96; // px: worker names
 const AXIS = 18; // px: time labels
 const MAX_LANES = 64; // lanes per worker row at most
+const CLICK_WAIT = 300; // ms: a click on a run opens its story unless a second one follows
 /** what a run is: a task's (kind 0), or what a worker did besides (its group and status) */
 const KINDS = ['task', 'transfer', 'disk-write', 'disk-read'];
 /** the colour of each kind besides tasks: transfers red, spill writes orange, reads amber */
 const KIND_HUE: { [group: string]: number } = { transfer: 0, 'disk-write': 28, 'disk-read': 45 };
 
 export class TaskStreamPane extends DrawnPane {
-  constructor(cluster: string, clusterName: string) {
+  constructor(cluster: string, clusterName: string, private openKey: KeyOpener | null = null) {
     super('task-stream', cluster, clusterName);
     this.canvas = h('canvas', { class: 'xsched-TaskStreamCanvas', 'data-task-count': 0, 'data-worker-count': 0 }) as HTMLCanvasElement;
     this._tip = h('div', { class: 'xsched-Tooltip' });
@@ -35,6 +38,7 @@ export class TaskStreamPane extends DrawnPane {
     window.addEventListener('mouseup', this._onUp);
     this.canvas.addEventListener('mouseleave', () => (this._tip.style.display = 'none'));
     this.canvas.addEventListener('dblclick', () => {
+      clearTimeout(this._clickTimer); // (a double click is no click on a run)
       this._follow = true;
       this.schedule();
     });
@@ -50,6 +54,7 @@ export class TaskStreamPane extends DrawnPane {
   readonly canvas: HTMLCanvasElement;
 
   dispose(): void {
+    clearTimeout(this._clickTimer);
     window.removeEventListener('mousemove', this._onMove);
     window.removeEventListener('mouseup', this._onUp);
     this._observer.disconnect();
@@ -392,7 +397,7 @@ export class TaskStreamPane extends DrawnPane {
     if (ev.button !== 0) {
       return;
     }
-    this._drag = { x: ev.clientX, view: this._lastView };
+    this._drag = { x: ev.clientX, view: this._lastView, moved: false };
     ev.preventDefault();
   }
 
@@ -400,6 +405,10 @@ export class TaskStreamPane extends DrawnPane {
     if (this._drag) {
       const rect = this.canvas.getBoundingClientRect();
       const [v0, v1] = this._drag.view;
+      if (Math.abs(ev.clientX - this._drag.x) < 3 && !this._drag.moved) {
+        return; // (not yet a drag: a click may be on its way)
+      }
+      this._drag.moved = true;
       const dt = ((ev.clientX - this._drag.x) / Math.max(rect.width - GUTTER, 1)) * (v1 - v0);
       this._fixed = [v0 - dt, v1 - dt];
       this._follow = false;
@@ -412,11 +421,22 @@ export class TaskStreamPane extends DrawnPane {
     this._hover(ev);
   };
 
-  private _onUp = (): void => {
+  private _onUp = (ev: MouseEvent): void => {
+    const click = this._drag !== null && !this._drag.moved && ev.target === this.canvas;
     this._drag = null;
+    if (click && this.openKey) {
+      const i = this._runAt(ev);
+      if (i >= 0 && this._kind[i] === 0) {
+        const key = this._key[i];
+        clearTimeout(this._clickTimer);
+        // (opened once no second click makes it a double click, which follows the newest runs)
+        this._clickTimer = window.setTimeout(() => this.openKey!(this.cluster, key), CLICK_WAIT);
+      }
+    }
   };
 
-  private _hover(ev: MouseEvent): void {
+  /** The run under the pointer (its index in the ring), or -1. */
+  private _runAt(ev: MouseEvent): number {
     const rect = this.canvas.getBoundingClientRect();
     const y = ev.clientY - rect.top;
     const rows = this._rows();
@@ -439,6 +459,13 @@ export class TaskStreamPane extends DrawnPane {
         }
       }
     }
+    return found;
+  }
+
+  private _hover(ev: MouseEvent): void {
+    const rect = this.canvas.getBoundingClientRect();
+    const y = ev.clientY - rect.top;
+    const found = this._runAt(ev);
     if (found < 0) {
       this._tip.style.display = 'none';
       return;
@@ -451,6 +478,9 @@ export class TaskStreamPane extends DrawnPane {
       h('div', {}, `duration: ${ms < 1000 ? ms.toFixed(1) + ' ms' : (ms / 1000).toFixed(2) + ' s'}` +
         (this._failed[found] ? ' · failed' : ''))
     );
+    if (this.openKey && this._kind[found] === 0) {
+      this._tip.append(h('div', { class: 'xsched-TooltipHint' }, 'click: its story'));
+    }
     this._tip.style.display = '';
     this._tip.style.left = `${Math.min(ev.clientX - rect.left + 12, rect.width - 220)}px`;
     this._tip.style.top = `${y + 12}px`;
@@ -481,7 +511,8 @@ export class TaskStreamPane extends DrawnPane {
   private _follow = true;
   private _fixed: [number, number] = [0, 1];
   private _lastView: [number, number] = [0, 1];
-  private _drag: { x: number; view: [number, number] } | null = null;
+  private _drag: { x: number; view: [number, number]; moved: boolean } | null = null;
+  private _clickTimer = 0;
   private _tip: HTMLElement;
   private _status: HTMLElement;
   private _observer: MutationObserver;
