@@ -23,3 +23,17 @@ def skip_without_browser() -> None:
         import playwright.sync_api  # noqa: F401
     except ImportError:
         pytest.skip("playwright for Python is not installed (pip install -e '.[test]')")
+
+
+#: the documentation's pictures, taken by the browser tests
+DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "docs")
+
+
+def doc_picture(shot, name: str) -> None:
+    """Copy the screenshot ``shot`` to ``docs/<name>``: when missing, or refreshed with
+    ``XSCHED_UPDATE_DOCS=1`` (so that a test run does not change the work tree)."""
+    import shutil
+
+    doc = os.path.join(DOCS, name)
+    if not os.path.exists(doc) or os.environ.get("XSCHED_UPDATE_DOCS") == "1":
+        shutil.copyfile(shot, doc)

@@ -22,7 +22,7 @@ import pytest
 
 from xsched import Client
 
-from tests.support.browser import CHROMIUM, LAUNCH_ARGS, skip_without_browser
+from tests.support.browser import CHROMIUM, LAUNCH_ARGS, doc_picture, skip_without_browser
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
 
@@ -37,16 +37,16 @@ def note(text):
     logging.getLogger("xsched").warning(text)
 
 
-def test_the_dashboard_page_in_chromium(own_cluster):
+def test_the_dashboard_page_in_chromium(own_cluster, tmp_path):
     skip_without_browser()
     from playwright.sync_api import expect, sync_playwright
 
     cluster = own_cluster(n_workers=2, threads_per_worker=1)
     with Client(cluster, set_as_default=False) as client:
-        _check_the_page(client, cluster, expect, sync_playwright)
+        _check_the_page(client, cluster, expect, sync_playwright, tmp_path)
 
 
-def _check_the_page(client, cluster, expect, sync_playwright) -> None:
+def _check_the_page(client, cluster, expect, sync_playwright, shots) -> None:
     futures = client.map(inc, range(40))  # held: the progress pane counts them done
     assert client.gather(futures) == list(range(1, 41))
     client.run_on_scheduler(note, "dashboard-browser: the scheduler's warning")
@@ -87,6 +87,8 @@ def _check_the_page(client, cluster, expect, sync_playwright) -> None:
                 expect(timeline).to_have_attribute("data-samples", re.compile(r"^[1-9][0-9]*$"), timeout=20_000)
                 expect(timeline).to_have_attribute("data-worker-count", "2")
                 if scheme == "light":
+                    page.screenshot(path=str(shots / "page.png"))
+                    doc_picture(shots / "page.png", "dashboard-page.png")
                     _check_logs_and_story(page, expect, futures[7].key)
                     _check_graph_keys(page, expect, futures[12].key)
                     _check_run_click(page, expect)

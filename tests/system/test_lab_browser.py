@@ -23,7 +23,6 @@ import json
 import os
 import re
 import secrets
-import shutil
 import signal
 import socket
 import subprocess
@@ -33,7 +32,7 @@ import urllib.request
 
 import pytest
 
-from tests.support.browser import CHROMIUM, LAUNCH_ARGS, skip_without_browser
+from tests.support.browser import CHROMIUM, LAUNCH_ARGS, doc_picture, skip_without_browser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
@@ -411,12 +410,7 @@ def test_panel_in_real_browser(lab, lab_cluster, tmp_path):
             raise
         finally:
             context.close()  # stops the chromium it launched
-    # the README's picture: written when missing, refreshed with XSCHED_UPDATE_DOCS=1 (so that a
-    # test run does not dirty the work tree)
-    doc = os.path.join(ROOT, "docs", "lab-panel.png")
-    if not os.path.exists(doc) or os.environ.get("XSCHED_UPDATE_DOCS") == "1":
-        os.makedirs(os.path.dirname(doc), exist_ok=True)
-        shutil.copyfile(shots / "panel-tasks-dark.png", doc)
+    doc_picture(shots / "panel-tasks-dark.png", "lab-panel.png")  # (the user guide's pictures)
     print("browser test timings (s since start):", {k: round(v, 1) for k, v in timings.items()},
           "screenshots in", shots)
 
@@ -551,6 +545,7 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             out = kconsole.locator(".jp-CodeConsole-content .jp-OutputArea-output").last
             expect(out).to_have_text("4", timeout=45_000)          # pane-inc-3 is 3 + 1
             page.screenshot(path=str(shots / "panes.png"))
+            doc_picture(shots / "panes.png", "lab-panes.png")
             # the task-group graph: a node per group coloured by state, an arrow where one feeds another
             _open_by_palette(page, "xsched: Open Task Graph")
             graph = page.locator("#xsched-pane-graph svg")
