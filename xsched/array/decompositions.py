@@ -12,7 +12,8 @@ follows from the R factor: ``R = U_r S V^T`` gives ``A = (Q U_r) S V^T``::
     qr-stack-<t>     (Q', R) of the R_i stacked
     qr-q-<t>-i       Q_i @ Q'_i                      (Q: the row chunks of A, n columns)
     qr-r-<t>         R                               (one n x n chunk)
-    svd-*-<t>        U_r, S, V^T of R; U = Q @ U_r, block by block
+    svd-*-<t>        U_r, S, V^T of R; U = Q @ U_r, block by block, as Q_i @ (Q'_i @ U_r)
+                     (the n x n product first: no Q block is made, one row-block product each)
 
 Factors are unique up to the signs of columns (rows of ``V^T``), as numpy's are; the
 products reconstruct ``A``. Shapes are checked when the expression is built: more than one
@@ -63,8 +64,9 @@ def _svd_of_r(stack: tuple) -> tuple:
     return np.linalg.svd(stack[1])
 
 
-def _u_block(q: np.ndarray, usv: tuple) -> np.ndarray:
-    return q @ usv[0]
+def _u_block(block: tuple, stack: tuple, usv: tuple, start: int, stop: int) -> np.ndarray:
+    """``U_i = Q_i @ (Q'_i @ U_r)``: the small product first, so that no ``Q`` block is made."""
+    return block[0] @ (stack[0][start:stop] @ usv[0])
 
 
 def _item(parts: tuple, i: int) -> np.ndarray:
@@ -87,9 +89,10 @@ def _tall_skinny(a: Any, op: str) -> Array:
     return a
 
 
-def _tsqr(a: Array) -> tuple[dict, str, str, str]:
-    """The layers of ``Q`` and ``R`` (see the module docstring) and the names of ``Q``'s
-    layer, ``R``'s layer and the stacked factorization's key."""
+def _tsqr(a: Array) -> tuple[dict, str, str, str, tuple]:
+    """The layers of ``Q`` and ``R`` (see the module docstring), the names of ``Q``'s
+    layer, ``R``'s layer and the stacked factorization's key, and per row block the name of
+    its ``(Q_i, R_i)`` key and where its ``R_i`` sits in the stack."""
     rows, (n,) = a.chunks
     ends = np.cumsum([min(r, n) for r in rows])  # where each block's R sits in the stack
     starts = ends - [min(r, n) for r in rows]
@@ -110,7 +113,8 @@ def _tsqr(a: Array) -> tuple[dict, str, str, str]:
                  for i in range(len(rows))},
         r_name: {chunk_key(r_name, (0, 0)): Task(_r_of, (Ref(stack_key),), {}, per_task(ann))},
     }
-    return layers, q_name, r_name, stack_key
+    where = [(chunk_key(blocks_name, (i,)), int(starts[i]), int(ends[i])) for i in range(len(rows))]
+    return layers, q_name, r_name, stack_key, where
 
 
 def qr(a: Any) -> tuple[Array, Array]:
@@ -124,7 +128,7 @@ def qr(a: Any) -> tuple[Array, Array]:
     (True, (5, 5))
     """
     a = _tall_skinny(a, "qr")
-    layers, q_name, r_name, _ = _tsqr(a)
+    layers, q_name, r_name, _, _ = _tsqr(a)
     n = a.shape[1]
     graph = LayeredGraph.merge(a._graph, new=layers)
     return Array(graph, q_name, (a.chunks[0], (n,)), a.dtype), Array(graph, r_name, ((n,), (n,)), a.dtype)
@@ -142,7 +146,7 @@ def svd(a: Any) -> tuple[Array, Array, Array]:
     (True, (200, 200, 200))
     """
     a = _tall_skinny(a, "svd")
-    layers, q_name, _, stack_key = _tsqr(a)
+    layers, q_name, _, stack_key, where = _tsqr(a)
     rows, n = a.chunks[0], a.shape[1]
     token = new_token("svd", q_name)
     ann = annotations_in_force()
@@ -150,8 +154,8 @@ def svd(a: Any) -> tuple[Array, Array, Array]:
     real = np.empty(0, a.dtype).real.dtype
     layers.update({
         usv_key: {usv_key: Task(_svd_of_r, (Ref(stack_key),), {}, per_task(ann))},
-        u_name: {chunk_key(u_name, (i, 0)): Task(_u_block, (Ref(chunk_key(q_name, (i, 0))), Ref(usv_key)), {},
-                                                 per_task(ann)) for i in range(len(rows))},
+        u_name: {chunk_key(u_name, (i, 0)): Task(_u_block, (Ref(block), Ref(stack_key), Ref(usv_key), start, stop),
+                                                 {}, per_task(ann)) for i, (block, start, stop) in enumerate(where)},
         s_name: {chunk_key(s_name, (0,)): Task(_item, (Ref(usv_key), 1), {}, per_task(ann))},
         v_name: {chunk_key(v_name, (0, 0)): Task(_item, (Ref(usv_key), 2), {}, per_task(ann))},
     })
