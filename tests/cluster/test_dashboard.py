@@ -44,9 +44,9 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 _opener = urllib.request.build_opener(_NoRedirect)
 
 
-def get(url: str, method: str = "GET", **headers) -> tuple[int, dict, bytes]:
+def get(url: str, method: str = "GET", body: bytes | None = None, **headers) -> tuple[int, dict, bytes]:
     """(status, headers, body) of one request, errors included (no redirect is followed)."""
-    request = urllib.request.Request(url, method=method, headers=headers)
+    request = urllib.request.Request(url, data=body, method=method, headers=headers)
     try:
         with _opener.open(request, timeout=30) as r:
             return r.status, dict(r.headers), r.read()
@@ -172,6 +172,16 @@ def test_the_story_api_and_the_logs_part(client):
     assert json.loads(get(f"{origin}/api/group?name=dashboard-story-inc", **auth)[2])["keys"] == [
         {"key": future.key, "state": "memory", "worker": reply["story"][-1]["worker"]}]
     assert get(f"{origin}/api/group", **auth)[0] == 400
+    # api/interrupt: POST with a JSON body only; a task not running is left alone
+    assert get(f"{origin}/api/interrupt", **auth)[0] == 405
+    assert get(f"{origin}/api/interrupt", method="POST", body=b'{"key": "x"}')[0] == 403
+    assert get(f"{origin}/api/interrupt", method="POST", body=b"key=x", **auth,
+               **{"Content-Type": "application/x-www-form-urlencoded"})[0] == 415
+    json_headers = {**auth, "Content-Type": "application/json"}
+    assert get(f"{origin}/api/interrupt", method="POST", body=b'{"key": 3}', **json_headers)[0] == 400
+    status, _, body = get(f"{origin}/api/interrupt", method="POST",
+                          body=json.dumps({"key": future.key}).encode(), **json_headers)
+    assert status == 200 and json.loads(body) == {"key": future.key, "interrupted": {}}
     assert get(f"{origin}/api/story?key=x", method="POST", **auth)[0] == 405
 
     def note(text):

@@ -4,7 +4,9 @@ runs (``data-task-count`` of ``#xsched-pane-task-stream``), a progress row for t
 2 rows in the workers table, in the browser's light and dark colour schemes; the timeline
 draws memory samples of both workers, the logs pane shows (and filters) a warning the
 scheduler logged, and the story pane shows a computed key's transitions once its key is
-typed, and the profile pane draws the prefix of a task spinning while the page is open; the
+typed, the profile pane draws the prefix of a task spinning while the page is open and the
+call stacks' Interrupt button stops that task; a group clicked in the graph pane lists its
+keys, and a key clicked there or a run clicked in the task stream shows in the story pane; the
 token left the address bar for a cookie; the same address without the token is
 refused; and when the scheduler goes away, the page says so.
 
@@ -168,9 +170,13 @@ def _check_profile(client, page, expect) -> None:
     try:
         expect(page.locator("#xsched-pane-profile canvas")).to_have_attribute(
             "data-prefixes", re.compile(r"(^|,)page-spin(,|$)"), timeout=30_000)
+        # the call stacks show where it spins; their Interrupt button stops it (POST api/interrupt)
+        block = page.locator('#xsched-pane-stacks .xsched-StackBlock[data-key="page-spin-1"]')
+        expect(block).to_have_count(1, timeout=30_000)
+        block.locator('[data-action="interrupt"]').click()
+        assert type(spinning.exception(timeout=30)).__name__ == "TaskInterrupted"
     finally:
         open(gate, "w").close()
-    assert spinning.result(timeout=30) == 1
 
 
 def _check_logs_and_story(page, expect, key: str) -> None:

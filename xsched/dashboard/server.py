@@ -20,6 +20,9 @@ Data flow (everything on the scheduler's own event loop)::
         finish, worker, stimulus_id}]}-- (the story pane, on demand)
     browser --GET /api/group?name=G--> TelemetryExtension.group_keys(G) <--{group, total, keys:
         [{key, state, worker}]}-- (a group opened in the graph pane)
+    browser --POST /api/interrupt {"key": K}--> TelemetryExtension.interrupt(K) --interrupt-task-->
+        the worker running K <--{key, interrupted: {worker: [K]}}-- (the call stacks' Interrupt
+        button; the one request that changes anything, so POST with a JSON body only)
     the scheduler closes --> this server stops listening --> the page's next request fails
         and it says the scheduler went away
 
@@ -271,6 +274,7 @@ class DashboardServer:
              (r"/api/telemetry", _Telemetry, {"server": self}),
              (r"/api/story", _Story, {"server": self}),
              (r"/api/group", _Group, {"server": self}),
+             (r"/api/interrupt", _Interrupt, {"server": self}),
              (r"/static/([^/]+)", _Asset, {"server": self})],
             default_handler_class=_NotFound, default_handler_args={"server": self},
             compress_response=True, log_function=_log_request, xsrf_cookies=False)
@@ -371,6 +375,11 @@ class DashboardServer:
         """
         return self._extension().group_keys(name)
 
+    async def interrupt(self, key: str) -> dict:
+        """Interrupt task ``key`` where it runs now: ``{worker: [key]}``, ``{}`` when it is not
+        running (the telemetry extension's ``interrupt``); LookupError as for ``telemetry``."""
+        return await self._extension().interrupt(key)
+
     def now(self, key: str) -> str:
         """What task ``key`` is doing now, and why it is not running (``SchedulerState.explain``).
 
@@ -441,14 +450,18 @@ class _Handler(tornado.web.RequestHandler):
         self.set_header("X-Frame-Options", "DENY")
         self.set_header("Cache-Control", "no-store")
 
+    #: the methods this path answers (every path but the interrupt: GET only)
+    METHODS = ("GET",)
+
     def prepare(self) -> None:
         query = self.get_query_argument("token", None)
         header = self.request.headers.get("Authorization")
         if not self.server.authorized(query, header, self.get_cookie(self.server.cookie_name)):
             self._text(403, FORBIDDEN)
-        elif self.request.method != "GET":
-            self.set_header("Allow", "GET")
-            self._text(405, f"405: the dashboard answers GET only, not {self.request.method}.\n")
+        elif self.request.method not in self.METHODS:
+            self.set_header("Allow", ", ".join(self.METHODS))
+            self._text(405, f"405: {self.request.path} answers {' and '.join(self.METHODS)} only, "
+                            f"not {self.request.method}.\n")
 
     def _text(self, status: int, text: str) -> None:
         self.clear()
@@ -545,3 +558,29 @@ class _Group(_Handler):
             self._text(503, f"503: {e.args[0]}\n")
             return
         self._json(rows)
+
+
+class _Interrupt(_Handler):
+    """``POST api/interrupt`` with ``{"key": K}`` (JSON): interrupt task K where it runs now.
+    A JSON body only: a form another site submits (plain text or form-encoded, and without
+    this page's SameSite=Strict cookie anyway) is refused."""
+
+    METHODS = ("POST",)
+
+    async def post(self) -> None:
+        if not self.request.headers.get("Content-Type", "").startswith("application/json"):
+            self._text(415, "415: send the task's key as JSON: {\"key\": \"...\"}\n")
+            return
+        try:
+            key = json.loads(self.request.body or b"{}").get("key")
+        except (ValueError, AttributeError):
+            key = None
+        if not isinstance(key, str) or not key or len(key) > MAX_KEY:
+            self._text(400, f"400: give the running task's key: {{\"key\": \"...\"}} (1 to {MAX_KEY} characters)\n")
+            return
+        try:
+            interrupted = await self.server.interrupt(key)
+        except LookupError as e:
+            self._text(503, f"503: {e.args[0]}\n")
+            return
+        self._json({"key": key, "interrupted": interrupted})

@@ -8,6 +8,7 @@
 //                  the scheduler <--{time, task_stream, workers, groups, memory, logs, profile, their cursors,
 //                  interval (granted)}-- each pane's receive(); the cursors stay here
 //   a key typed in the story pane --GET api/story?key=K--> {key, story: [...]}
+//   Interrupt on a running task in the call stacks --POST api/interrupt {key}--> {key, interrupted}
 //   a group clicked in the graph pane --GET api/group?name=G--> {group, total, keys: [...]};
 //                  a key clicked there, or a run in the task stream, is shown in the story pane
 //   no answer (refused connection) --> "went away", panes greyed; retried slowly, and a
@@ -68,7 +69,7 @@ export class Dashboard {
       profile: () => new ProfilePane(this.address, this.name),
       graph: () => new GraphPane(this.address, this.name, (_cluster, group) => this.group(group),
         (_cluster, key) => this.showKey(key)),
-      stacks: () => new StacksPane(this.address, this.name)
+      stacks: () => new StacksPane(this.address, this.name, (_cluster, key) => this.interrupt(key))
     };
     for (const kind of Object.keys(make) as PaneKind[]) {
       const host = h('div', { class: 'xsched-DashboardHost' });
@@ -199,6 +200,17 @@ export class Dashboard {
     }
     const time = new Date((msg.time || Date.now() / 1000) * 1000).toLocaleTimeString([], { hour12: false });
     this._set('live', `live · ${time} · every ${this.interval} s`);
+  }
+
+  /** Interrupt a running task where it runs (the call stacks' button): POST api/interrupt. */
+  async interrupt(key: string): Promise<void> {
+    const reply = await fetch('api/interrupt', {
+      method: 'POST', credentials: 'same-origin', cache: 'no-store',
+      headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ key })
+    });
+    if (!reply.ok) {
+      this._set('error', `could not interrupt ${key}: ${(await reply.text()).trim() || `HTTP ${reply.status}`}`);
+    }
   }
 
   /** The keys of a task group, from the scheduler's group API. */

@@ -720,6 +720,18 @@ class TelemetryExtension(SchedulerExtension):
             logger.debug("the %s of %s: %s: %s", what, address, type(e).__name__, e)
             return None
 
+    async def interrupt(self, key: str) -> dict:
+        """Interrupt task ``key`` where it runs now (the dashboard page's Interrupt button, as
+        ``client.interrupt``): ``{worker: [key]}``, or ``{}`` when it is not running (or the
+        worker did not answer)."""
+        ts = self.scheduler.state.tasks.get(key)
+        if ts is None or ts.state != "processing" or ts.processing_on is None:
+            return {}
+        address = ts.processing_on.address
+        reply = await self._ask(address, {"op": ops.INTERRUPT_TASK, "keys": [key]}, LOG_TIMEOUT, "interrupt")
+        keys = list((reply or {}).get("interrupted") or [])
+        return {address: keys} if keys else {}
+
     async def _fetch_stacks(self, address: str) -> None:
         try:
             reply = await self._ask(address, {"op": ops.CALL_STACK}, LOG_TIMEOUT, "call stacks")
