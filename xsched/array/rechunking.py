@@ -19,6 +19,14 @@ the bound (config ``array.rechunk.memory``, default 256 MiB), and the direct rou
 that is not at least twice as cheap. The input and output blocks themselves are the
 caller's choice: no plan can make a task hold less than them.
 
+Some rechunks tie the whole array together (rows of blocks to columns of blocks: every
+output block needs a part of every input block), so the task route holds every piece at
+once, spilled or not. On a cluster those go through one p2p exchange instead
+(``graph/p2p.py``, ``_p2p_step``): each input block's task sends each output block's part to
+that block's worker, which keeps it on disk past a buffer, and each output block is put
+together there: n + 1 + m tasks and a block per thread in memory, whatever the chunkings.
+``use_p2p`` chooses (``array.rechunk.method``).
+
 This module sits below ``core.py`` (elementwise operations rechunk their operands through
 ``unify_chunks``), so, like ``reductions.py``, it makes arrays with ``type(x)``.
 

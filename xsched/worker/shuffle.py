@@ -88,7 +88,7 @@ class ShuffleService:
         self.refused: OrderedDict[str, int] = OrderedDict()  # shuffle id -> runs below this are gone
         self.buffer_limit = parse_bytes(config.get("shuffle.buffer", "64MiB"))
         self.buffered = 0  # bytes of pieces in memory, over every run
-        self._flush_lock: asyncio.Lock | None = None
+        self._flush_lock = asyncio.Lock()  # (binds to the loop that first waits on it)
         self._directory: str | None = None
         self.written = 0  # bytes written to disk, ever (for tests and diagnostics)
 
@@ -239,8 +239,6 @@ class ShuffleService:
 
     async def _flush(self) -> None:
         """Write every buffered piece to its output's file (in a thread, one at a time)."""
-        if self._flush_lock is None:
-            self._flush_lock = asyncio.Lock()
         async with self._flush_lock:
             batches = []
             for r in self.runs.values():
@@ -254,8 +252,6 @@ class ShuffleService:
 
     async def _take(self, shuffle_id: str, run: int, j: int, n_pieces: int):
         """(output j's buffered records, its file or None), handed over; or why they cannot be."""
-        if self._flush_lock is None:
-            self._flush_lock = asyncio.Lock()
         async with self._flush_lock:
             r = self.runs.get(shuffle_id)
             if r is None or r.run != run:
@@ -285,8 +281,6 @@ class ShuffleService:
     async def _drop(self, r: _Run) -> None:
         if self.runs.get(r.shuffle_id) is r:
             del self.runs[r.shuffle_id]
-        if self._flush_lock is None:
-            self._flush_lock = asyncio.Lock()
         async with self._flush_lock:  # (not while a flush writes its files)
             self.buffered -= sum(p.nbytes for records in r.buffers.values() for _, p in records)
             r.buffers.clear()

@@ -48,7 +48,7 @@ from .load import WorkerLoad
 from .placement import Placement
 from .replication import Replication
 from .retirement import Retiring
-from .stealing import WorkStealing
+from .stealing import StealsInFlight, WorkStealing
 from .transitions import Transitions, in_memory_msg
 from .validation import Validation
 
@@ -135,7 +135,7 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Replication
         # Observers (pure callables, e.g. progress counting) called as hook(ts, start, finish).
         self.transition_hooks: list = []
         self.work_stealing = bool(work_stealing)
-        self.stealing: dict[str, tuple[str, str]] = {}  # key -> (victim, thief) of a steal in flight
+        self.stealing = StealsInFlight()  # key -> (victim, thief) of a steal in flight
         self._stealable: dict[WorkerState, set[TaskState]] = {}  # worth moving, by worker (stealing.py)
         self._started: set[str] = set()  # keys a victim said it runs already: never asked again there
         self.steal_counts = {"requested": 0, "moved": 0, "kept": 0}  # statistics

@@ -11,7 +11,7 @@ only then is the task moved (``processing`` on the victim -> ``processing`` on t
 logged), so a task never runs twice because of a steal.
 
 A mixin of ``SchedulerState`` (``machine.py``); its tables are ``stealing`` (key ->
-(victim, thief) of a request in flight), ``_started`` (keys a victim said it runs),
+(victim, thief) of a request in flight, counted per victim and thief: ``StealsInFlight``), ``_started`` (keys a victim said it runs),
 ``_stealable`` (worker -> its tasks worth moving, judged when they were sent to it) and
 ``steal_counts``. Idle and saturated workers come from the load index (``load.py``).
 
@@ -22,7 +22,6 @@ True
 from __future__ import annotations
 
 import heapq
-from collections import defaultdict
 
 from ...protocol import ops
 from .entities import TASK_ORDER, TaskState, WorkerState
@@ -34,6 +33,55 @@ STEAL_LATENCY = 0.002
 STEAL_RATIO = 0.5
 #: (``_steal``: no thief looked for yet)
 _UNASKED = object()
+
+
+class StealsInFlight(dict):
+    """key -> (victim, thief) of each steal request in flight, with the requests per victim
+    (``outgoing``) and per thief (``incoming``) kept as entries come and go, so that a pass
+    reads them instead of counting every request in flight after every event.
+
+    >>> s = StealsInFlight(); s["a"] = ("tcp://v", "tcp://t"); s["b"] = ("tcp://v", "tcp://u")
+    >>> s.outgoing, s.incoming["tcp://t"]
+    ({'tcp://v': 2}, 1)
+    >>> _ = s.pop("a"); del s["b"]; s.outgoing, s.incoming
+    ({}, {})
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.outgoing: dict[str, int] = {}
+        self.incoming: dict[str, int] = {}
+
+    def _count(self, entry: tuple[str, str], by: int) -> None:
+        for table, address in ((self.outgoing, entry[0]), (self.incoming, entry[1])):
+            n = table.get(address, 0) + by
+            if n:
+                table[address] = n
+            else:
+                del table[address]
+
+    def __setitem__(self, key: str, entry: tuple[str, str]) -> None:
+        old = self.get(key)
+        if old is not None:
+            self._count(old, -1)
+        super().__setitem__(key, entry)
+        self._count(entry, 1)
+
+    def __delitem__(self, key: str) -> None:
+        self._count(self[key], -1)
+        super().__delitem__(key)
+
+    def pop(self, key: str, *default):
+        if key in self:
+            entry = super().pop(key)
+            self._count(entry, -1)
+            return entry
+        return super().pop(key, *default)
+
+    def clear(self) -> None:
+        super().clear()
+        self.outgoing.clear()
+        self.incoming.clear()
 
 
 class WorkStealing:
@@ -73,22 +121,21 @@ class WorkStealing:
         load = self._load
         if not self._stealable or not load.idle or not load.saturated or len(self.workers) < 2:
             return  # (this runs after every event: the index's sets answer without a scan)
-        victims = [ws for ws in load.saturated if ws in self._stealable]
+        outgoing = self.stealing.outgoing
+        victims = []  # those with a task to spare now; on a wide cluster usually none
+        for victim in load.saturated:
+            if victim in self._stealable:
+                keep = victim.nthreads if victim.status == "running" else 0
+                spare = len(victim.processing) - len(victim.long_running) - keep - outgoing.get(victim.address, 0)
+                if spare > 0:
+                    victims.append((-(victim.occupancy / victim.nthreads), victim.address, victim, spare))
         if not victims:
-            return
-        incoming: dict[str, int] = defaultdict(int)
-        outgoing: dict[str, int] = defaultdict(int)
-        for victim_addr, thief_addr in self.stealing.values():
-            outgoing[victim_addr] += 1
-            incoming[thief_addr] += 1
-        thieves = self._thieves(incoming)
+            return  # (every spare task is asked for already: the usual pass at a wide cluster's tail)
+        victims.sort(key=lambda v: v[:2])  # most loaded first (addresses are unique: a fixed order)
+        thieves = self._thieves(self.stealing.incoming)
         thief, free = _UNASKED, 0  # the idle heap is read only once a task could move
         try:
-            for victim in sorted(victims, key=lambda v: (-(v.occupancy / v.nthreads), v.address)):
-                keep = victim.nthreads if victim.status == "running" else 0
-                spare = len(victim.processing) - len(victim.long_running) - keep - outgoing[victim.address]
-                if spare <= 0:
-                    continue  # (the usual end of a pass on a wide cluster: every spare task is asked for)
+            for _, _, victim, spare in victims:
                 if thief is _UNASKED:  # asked before ranking candidates: most passes that get
                     thief, free = next(thieves, (None, 0))  # here find every idle thread promised
                 if thief is None:
@@ -100,8 +147,7 @@ class WorkStealing:
                         return
                     if not self._worth_moving(ts):
                         continue  # its kind turned out shorter than when it was placed
-                    self.stealing[ts.key] = (victim.address, thief.address)
-                    outgoing[victim.address] += 1
+                    self.stealing[ts.key] = (victim.address, thief.address)  # (counted per victim there)
                     self.steal_counts["requested"] += 1
                     self._out.append(ToWorker(victim.address, {"op": ops.STEAL_REQUEST, "key": ts.key,
                                                                "stimulus_id": sid}))

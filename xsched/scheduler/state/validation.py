@@ -140,6 +140,11 @@ class Validation:
             for fid in ts.functions:
                 refs[fid] += 1
         assert refs == {fid: entry[1] for fid, entry in self.functions.items()}, "function refcounts drifted"
+        counted: tuple[dict, dict] = ({}, {})
+        for victim, thief in self.stealing.values():
+            counted[0][victim] = counted[0].get(victim, 0) + 1
+            counted[1][thief] = counted[1].get(thief, 0) + 1
+        assert counted == (self.stealing.outgoing, self.stealing.incoming), "steal counts drifted"
         for key, (victim, _thief) in self.stealing.items():
             ts = self.tasks.get(key)
             if ts is None or ts.state != "processing":
