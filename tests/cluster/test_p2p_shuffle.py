@@ -94,6 +94,23 @@ def _hold_last(part, gate, last_id):
     return gate.wait(part) if last_id in set(part.id) else part
 
 
+def _kill_a_worker_holding_pieces(client, gate, future):
+    """Nine of ten transfers done (every worker holds pieces of nine inputs, the tenth input
+    held at ``gate``): kill a worker running nothing, open the gate; ``future``'s result,
+    once a second run was made (the first one's pieces on the dead worker were lost)."""
+    wait_until(lambda: all(held and list(held.values())[0][1] == 9
+                           for held in client.run(_held_by_workers).values()) or None,
+               msg="every worker holding nine inputs' pieces")
+    busy = {w for w, ks in client.processing().items() if ks}
+    pid = kill_worker(client, sorted(set(client.scheduler_info()["workers"]) - busy)[0])
+    gate.open()
+    result = future.result(timeout=90)
+    assert pid_gone(pid)
+    refused = client.run(lambda: dict(get_worker().shuffles.refused))
+    assert any(max(r.values(), default=0) >= 3 for r in refused.values()), refused
+    return result
+
+
 def test_a_worker_dying_mid_shuffle_restarts_it_exactly(own_cluster, tmp_path):
     cluster = own_cluster(n_workers=3)
     with Client(cluster, set_as_default=False) as client:
@@ -103,20 +120,8 @@ def test_a_worker_dying_mid_shuffle_restarts_it_exactly(own_cluster, tmp_path):
             df = xd.from_pandas(pdf, npartitions=10)
             held = df.map_partitions(_hold_last, gate, int(pdf.id.iloc[-1]), meta=df._meta)
             total = held.shuffle("name", npartitions=6).groupby("name").x.sum()
-        future = client.compute(total)
-        # nine of ten transfers done: every worker holds pieces of nine inputs
-        wait_until(lambda: all(held and list(held.values())[0][1] == 9
-                               for held in client.run(_held_by_workers).values()) or None,
-                   msg="every worker holding nine inputs' pieces")
-        busy = {w for w, ks in client.processing().items() if ks}
-        pid = kill_worker(client, sorted(set(client.scheduler_info()["workers"]) - busy)[0])
-        gate.open()
-        result = future.result(timeout=90)
+        result = _kill_a_worker_holding_pieces(client, gate, client.compute(total))
         pd.testing.assert_series_equal(result, pdf.groupby("name").x.sum())
-        assert pid_gone(pid)
-        # a second run was made (the first one's pieces on the dead worker were lost)
-        refused = client.run(lambda: dict(get_worker().shuffles.refused))
-        assert any(max(r.values(), default=0) >= 3 for r in refused.values()), refused
 
 
 def _hold_block(block, gate, index, block_info=None):
@@ -134,18 +139,8 @@ def test_a_worker_dying_mid_rechunk_restarts_it_exactly(own_cluster, tmp_path):
         a = np.random.default_rng(5).random((40, 30))
         gate = Gate(tmp_path)
         x = xa.from_array(a, chunks=(4, 30)).map_blocks(_hold_block, gate, (9, 0), dtype=a.dtype)
-        y = x.rechunk((40, 5), method="p2p")
-        future = client.compute(y)
-        wait_until(lambda: all(held and list(held.values())[0][1] == 9
-                               for held in client.run(_held_by_workers).values()) or None,
-                   msg="every worker holding nine inputs' pieces")
-        busy = {w for w, ks in client.processing().items() if ks}
-        pid = kill_worker(client, sorted(set(client.scheduler_info()["workers"]) - busy)[0])
-        gate.open()
-        np.testing.assert_array_equal(future.result(timeout=90), a)
-        assert pid_gone(pid)
-        refused = client.run(lambda: dict(get_worker().shuffles.refused))
-        assert any(max(r.values(), default=0) >= 3 for r in refused.values()), refused
+        future = client.compute(x.rechunk((40, 5), method="p2p"))
+        np.testing.assert_array_equal(_kill_a_worker_holding_pieces(client, gate, future), a)
 
 
 def _residue(x):
