@@ -75,7 +75,7 @@ def _check_the_page(client, cluster, expect, sync_playwright, shots) -> None:
                 expect(page.locator('#xsched-pane-progress [data-group="inc"]')).to_have_attribute("data-done", "40")
                 expect(page.locator("#xsched-pane-worker-memory [data-worker-address]")).to_have_count(2)
                 expect(page.locator('#xsched-pane-graph [data-group="inc"]')).to_have_attribute("data-state", "done")
-                expect(page.locator("#xsched-pane-stacks .xsched-StacksList")).to_have_attribute("data-tasks", "0")
+                expect(page.locator("#xsched-pane-call-stack .xsched-StacksList")).to_have_attribute("data-tasks", "0")
                 expect(page.locator(".xsched-DashboardStatus")).to_have_attribute("data-state", "live")
                 # every pane has room of its own in the grid (a pane without an area gets a row
                 # of no height: its heading only)
@@ -171,7 +171,7 @@ def _check_profile(client, page, expect) -> None:
         expect(page.locator("#xsched-pane-profile canvas")).to_have_attribute(
             "data-prefixes", re.compile(r"(^|,)page-spin(,|$)"), timeout=30_000)
         # the call stacks show where it spins; their Interrupt button stops it (POST api/interrupt)
-        block = page.locator('#xsched-pane-stacks .xsched-StackBlock[data-key="page-spin-1"]')
+        block = page.locator('#xsched-pane-call-stack .xsched-StackBlock[data-key="page-spin-1"]')
         expect(block).to_have_count(1, timeout=30_000)
         block.locator('[data-action="interrupt"]').click()
         assert type(spinning.exception(timeout=30)).__name__ == "TaskInterrupted"

@@ -547,7 +547,7 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             page.screenshot(path=str(shots / "panes.png"))
             doc_picture(shots / "panes.png", "lab-panes.png")
             # the task-group graph: a node per group coloured by state, an arrow where one feeds another
-            _open_by_palette(page, "xsched: Open Task Graph")
+            _open_by_palette(page, "xsched: Open Graph")
             graph = page.locator("#xsched-pane-graph svg")
             expect(graph.locator('[data-group="pane-inc"]')).to_have_attribute("data-state", "done", timeout=20_000)
             expect(graph.locator('[data-group="pane-inc"]')).to_have_attribute("data-done", "30")
@@ -567,14 +567,14 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             expect(profile).to_have_attribute("data-prefixes", re.compile(r"(^|,)lab-spin(,|$)"), timeout=30_000)
             expect(profile).to_have_attribute("data-nodes", re.compile(r"^([2-9]|[1-9][0-9]+)$"))  # its frames too
             # the call stacks: where the spinning task is now, its innermost frame in lab_spin
-            _open_by_palette(page, "xsched: Open Call Stacks")
-            spin = page.locator('#xsched-pane-stacks .xsched-StackBlock[data-key="lab-spin-1"]')
+            _open_by_palette(page, "xsched: Open Call Stack")
+            spin = page.locator('#xsched-pane-call-stack .xsched-StackBlock[data-key="lab-spin-1"]')
             expect(spin).to_have_count(1, timeout=30_000)
             expect(spin.locator(".xsched-mod-innermost")).to_contain_text("in lab_spin")
             # ... and its Interrupt button stops it there (client.interrupt)
             spin.locator('[data-action="interrupt"]').click()
             assert type(spinning.exception(timeout=30)).__name__ == "TaskInterrupted"
-            expect(page.locator('#xsched-pane-stacks .xsched-StackBlock[data-key="lab-spin-1"]')).to_have_count(
+            expect(page.locator('#xsched-pane-call-stack .xsched-StackBlock[data-key="lab-spin-1"]')).to_have_count(
                 0, timeout=30_000)
             client.close()
             page.screenshot(path=str(shots / "profile.png"))
@@ -647,7 +647,7 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
 
             deadline = time.monotonic() + 30
             kinds = {"task-stream", "progress", "worker-memory", "workers", "timeline", "logs", "story", "profile",
-                     "graph", "stacks"}
+                     "graph", "call-stack"}
             while saved() != kinds:
                 assert time.monotonic() < deadline, f"the layout was not saved: {saved()}"
                 page.wait_for_timeout(250)

@@ -167,7 +167,7 @@ PANE_PARTS = {
     "story": (),  # (asked on demand: GET clusters/<id>/story?key=)
     "profile": ("profile",),
     "graph": ("groups",),
-    "stacks": ("stacks",),
+    "call-stack": ("stacks",),
 }
 #: seconds between two telemetry messages a browser may ask for
 WATCH_INTERVAL = (0.25, 10.0)
@@ -183,7 +183,7 @@ def parse_watch(msg: dict) -> tuple[str, list[str], float, bool]:
     >>> parse_watch({"type": "watch", "cluster": "s", "panes": ["graphs"]})
     Traceback (most recent call last):
     ...
-    ValueError: unknown pane 'graphs': panes are task-stream, progress, worker-memory, workers, timeline, logs, story, profile, graph, stacks
+    ValueError: unknown pane 'graphs': panes are task-stream, progress, worker-memory, workers, timeline, logs, story, profile, graph, call-stack
     """
     cluster = msg.get("cluster")
     if not isinstance(cluster, str) or not cluster or len(cluster) > 256:

@@ -382,7 +382,7 @@ export class ClusterPanel extends Widget {
           ['story', 'Story'],
           ['profile', 'Profile'],
           ['graph', 'Graph'],
-          ['stacks', 'Stacks']
+          ['call-stack', 'Stacks']
         ].map(([kind, label]) =>
           h('button', { class: 'jp-mod-styled xsched-Button', 'data-action': 'open-pane', 'data-pane': kind, title: `Open the ${label.toLowerCase()} pane of this cluster in the main area` }, label)
         ),

@@ -69,7 +69,7 @@ export class Dashboard {
       profile: () => new ProfilePane(this.address, this.name),
       graph: () => new GraphPane(this.address, this.name, (_cluster, group) => this.group(group),
         (_cluster, key) => this.showKey(key)),
-      stacks: () => new StacksPane(this.address, this.name, (_cluster, key) => this.interrupt(key))
+      'call-stack': () => new StacksPane(this.address, this.name, (_cluster, key) => this.interrupt(key))
     };
     for (const kind of Object.keys(make) as PaneKind[]) {
       const host = h('div', { class: 'xsched-DashboardHost' });
@@ -204,10 +204,16 @@ export class Dashboard {
 
   /** Interrupt a running task where it runs (the call stacks' button): POST api/interrupt. */
   async interrupt(key: string): Promise<void> {
-    const reply = await fetch('api/interrupt', {
-      method: 'POST', credentials: 'same-origin', cache: 'no-store',
-      headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ key })
-    });
+    let reply: Response;
+    try {
+      reply = await fetch('api/interrupt', {
+        method: 'POST', credentials: 'same-origin', cache: 'no-store',
+        headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ key })
+      });
+    } catch (e) {
+      this._set('error', `could not interrupt ${key}: ${e instanceof Error ? e.message : String(e)}`);
+      return;
+    }
     if (!reply.ok) {
       this._set('error', `could not interrupt ${key}: ${(await reply.text()).trim() || `HTTP ${reply.status}`}`);
     }

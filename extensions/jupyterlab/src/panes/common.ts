@@ -99,7 +99,7 @@ export type KeyOpener = (cluster: string, key: string) => void;
 export type StoryFetcher = (cluster: string, key: string) => Promise<IStory>;
 
 export type PaneKind =
-  'task-stream' | 'progress' | 'worker-memory' | 'workers' | 'timeline' | 'logs' | 'story' | 'profile' | 'graph' | 'stacks';
+  'task-stream' | 'progress' | 'worker-memory' | 'workers' | 'timeline' | 'logs' | 'story' | 'profile' | 'graph' | 'call-stack';
 
 export const PANE_TITLES: { [kind in PaneKind]: string } = {
   'task-stream': 'Task Stream',
@@ -110,8 +110,8 @@ export const PANE_TITLES: { [kind in PaneKind]: string } = {
   logs: 'Logs',
   story: 'Story',
   profile: 'Profile',
-  graph: 'Task Graph',
-  stacks: 'Call Stacks'
+  graph: 'Graph',
+  'call-stack': 'Call Stack'
 };
 
 type Attrs = { [name: string]: string | number | boolean | undefined };

@@ -20,8 +20,10 @@ export type { PaneKind } from './common';
 export { XschedPane } from './common';
 
 export const PANE_KINDS: PaneKind[] = [
-  'task-stream', 'progress', 'worker-memory', 'workers', 'timeline', 'logs', 'story', 'profile', 'graph', 'stacks'
+  'task-stream', 'progress', 'worker-memory', 'workers', 'timeline', 'logs', 'story', 'profile', 'graph', 'call-stack'
 ];
+/** pane kinds renamed since: a restored layout or a setting may still name the old one */
+const RENAMED: { [old: string]: PaneKind } = { stacks: 'call-stack' };
 const OPEN_PANE = 'xsched:open-pane';
 /** the command that opens the panes of the default layout (the defaultLayout setting) */
 export const OPEN_LAYOUT = 'xsched:open-default-layout';
@@ -49,7 +51,7 @@ function create(kind: PaneKind, cluster: string, name: string, keyConsole: KeyCo
     case 'graph':
       return new GraphPane(cluster, name, (id, group) =>
         request<IGroupKeysReply>(`clusters/${encodeURIComponent(id)}/group?name=${encodeURIComponent(group)}`), openKey);
-    case 'stacks':
+    case 'call-stack':
       return new StacksPane(cluster, name, interrupter);
     case 'story':
       return new StoryPane(cluster, name, async (id, key) => {
@@ -121,7 +123,7 @@ export class Panes {
    * beside what is open, the others under it, as `open` places them. */
   async openLayout(cluster?: string): Promise<XschedPane[]> {
     const opened: XschedPane[] = [];
-    for (const kind of this.layout.filter(k => PANE_KINDS.includes(k))) {
+    for (const kind of this.layout.map(k => RENAMED[k] || k).filter(k => PANE_KINDS.includes(k))) {
       const pane = await this.open(kind, cluster);
       if (!pane) {
         break; // (no cluster to show: open() said so once)
@@ -133,6 +135,7 @@ export class Panes {
 
   /** Open (or show) the pane of `kind` for `cluster` (default: the one selected, or the only one). */
   async open(kind: PaneKind, cluster?: string): Promise<XschedPane | null> {
+    kind = (RENAMED[kind] || kind) as PaneKind; // (a layout saved before a pane was renamed)
     if (!PANE_KINDS.includes(kind)) {
       void showErrorMessage('xsched', `There is no pane "${kind}"; panes: ${PANE_KINDS.join(', ')}.`);
       return null;

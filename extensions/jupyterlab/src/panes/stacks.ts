@@ -12,7 +12,7 @@ export type TaskInterrupter = (cluster: string, key: string) => Promise<void>;
 
 export class StacksPane extends XschedPane {
   constructor(cluster: string, clusterName: string, private interrupter: TaskInterrupter | null = null) {
-    super('stacks', cluster, clusterName);
+    super('call-stack', cluster, clusterName);
     this._filter = h('input', {
       class: 'jp-mod-styled xsched-StacksFilter',
       type: 'search',
