@@ -47,8 +47,8 @@ def service(tmp_path, loop, limit=10**9):
     return s
 
 
-def send(s, loop, run, i, pieces, n_in=3, sid="s1"):
-    header = {"id": sid, "run": run, "n_in": n_in, "input": i, "outputs": sorted(pieces)}
+def send(s, loop, run, i, pieces, sid="s1"):
+    header = {"id": sid, "run": run, "input": i, "outputs": sorted(pieces)}
     frames = [b""] + [pickle.dumps(pieces[j]) for j in sorted(pieces)]
     return asyncio.run_coroutine_threadsafe(s.receive(header, frames), loop).result(5)
 
@@ -107,7 +107,7 @@ def test_an_incomplete_run_asks_for_a_restart(tmp_path):
 def test_pieces_that_do_not_match_their_outputs_are_refused(tmp_path):
     with _Loop() as loop:
         s = service(tmp_path, loop)
-        header = {"id": "s1", "run": 1, "n_in": 1, "input": 0, "outputs": [0, 1]}
+        header = {"id": "s1", "run": 1, "input": 0, "outputs": [0, 1]}
         with pytest.raises(ValueError, match="2 outputs for 1 pieces"):
             asyncio.run_coroutine_threadsafe(s.receive(header, [b"", b"x"]), loop).result(5)
 

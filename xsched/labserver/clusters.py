@@ -41,7 +41,7 @@ from ..graph.order import natural_key
 from ..jupyter.display import worker_order
 from ..protocol import ops, registry
 from ..scheduler.extensions.telemetry import StoryRecorder as _StoryRecorder
-from ..scheduler.extensions.telemetry import group_keys, key_story
+from ..scheduler.extensions.telemetry import KEY_ORDER, group_keys, key_story
 
 logger = logging.getLogger("xsched.labserver")
 
@@ -95,7 +95,6 @@ def _group_progress(scheduler=None, keys_per_group: int = KEYS_PER_GROUP) -> dic
     debugging = scheduler.extensions.get("debugging")
     paused = debugging.paused if debugging is not None else {}  # key -> {worker, file, line, ...}
     groups: dict[str, dict] = {}
-    order = {"erred": 0, "processing": 1, "queued": 2, "waiting": 3, "no-worker": 4, "memory": 5}
     tasks = scheduler.state.tasks
     for ts in tasks.values():
         g = groups.get(ts.group)
@@ -103,7 +102,7 @@ def _group_progress(scheduler=None, keys_per_group: int = KEYS_PER_GROUP) -> dic
             g = groups[ts.group] = {"name": ts.group, "states": {}, "total": 0, "keys": [], "paused": 0}
         g["states"][ts.state] = g["states"].get(ts.state, 0) + 1
         g["total"] += 1
-        rank = -1 if ts.key in paused else order.get(ts.state, 6)  # paused first: they wait for someone
+        rank = -1 if ts.key in paused else KEY_ORDER.get(ts.state, 6)  # paused first: they wait for someone
         g["keys"].append((rank, ts.key, ts.state))
         if ts.key in paused:
             g["paused"] += 1
@@ -409,22 +408,24 @@ class ClusterMonitor:
             raise
 
     # ---------------------------------------------------------------- actions
+    async def _entry_and_client(self, cluster_id: str) -> tuple[dict, Any]:
+        """The registry entry of a cluster and a client of its scheduler; KeyError when gone."""
+        entry = await self._run(self._entry, cluster_id)
+        return entry, await self._run(self._client, entry["address"])
+
     async def story(self, cluster_id: str, key: str) -> dict:
         """``{"story": [...], "now": "..."}`` of a key (``_story_now``)."""
-        entry = await self._run(self._entry, cluster_id)
-        client = await self._run(self._client, entry["address"])
+        _, client = await self._entry_and_client(cluster_id)
         return await self._run(client.run_on_scheduler, _story_now, key)
 
     async def group(self, cluster_id: str, group: str) -> dict:
         """The keys of one task group, those needing attention first (``_group_keys``)."""
-        entry = await self._run(self._entry, cluster_id)
-        client = await self._run(self._client, entry["address"])
+        _, client = await self._entry_and_client(cluster_id)
         return await self._run(client.run_on_scheduler, _group_keys, group)
 
     async def interrupt(self, cluster_id: str, key: str) -> dict:
         """Interrupt task ``key`` where it runs now: ``{worker: [key]}`` (``client.interrupt``)."""
-        entry = await self._run(self._entry, cluster_id)
-        client = await self._run(self._client, entry["address"])
+        _, client = await self._entry_and_client(cluster_id)
         return await self._run(functools.partial(client.interrupt, keys=[key]))
 
     async def kernel_info(self, cluster_id: str, target: str) -> tuple[dict, dict]:
@@ -433,8 +434,7 @@ class ClusterMonitor:
         ``target`` is ``"scheduler"`` or a worker address. The kernel is started on demand
         (``start_ipython_scheduler`` / ``start_ipython_workers``) and keeps running in that process.
         """
-        entry = await self._run(self._entry, cluster_id)
-        client = await self._run(self._client, entry["address"])
+        entry, client = await self._entry_and_client(cluster_id)
 
         def start():
             if target == "scheduler":

@@ -666,8 +666,8 @@ TO_WORKER = Table("a worker", [
       objects=("args", "kwargs")),
     S(ops.ACTOR_ATTRIBUTE, {"key": KEY, "name": text(256, "an attribute name of at most 256 characters")}),
     # the p2p shuffle: input i's pieces for outputs (one frame each, pickled pieces) of run
-    # `run` of shuffle `id`, which has n_in inputs; bulk: the frames pushed on the side channel
-    S(ops.SHUFFLE_RECEIVE, {"id": UID, "run": integer(1), "n_in": integer(1, MAX_ITEMS), "input": integer(0, MAX_ITEMS),
+    # `run` of shuffle `id`; bulk: the frames pushed on the side channel
+    S(ops.SHUFFLE_RECEIVE, {"id": UID, "run": integer(1), "input": integer(0, MAX_ITEMS),
                             "outputs": list_of(integer(0, MAX_ITEMS), MAX_ITEMS),
                             "bulk": maybe(record({"id": binary(64), "index": list_of(integer(1, 2**31), 2**16)},
                                                  what="a bulk push: {id, index}"))}, objects=("pieces",)),

@@ -64,10 +64,10 @@ class _Run:
     """What this worker holds of one run of one shuffle: the inputs it has heard from, and
     per output the pieces in memory and the file the others went to."""
 
-    __slots__ = ("shuffle_id", "run", "n_in", "inputs", "counts", "buffers", "files", "directory")
+    __slots__ = ("shuffle_id", "run", "inputs", "counts", "buffers", "files", "directory")
 
-    def __init__(self, shuffle_id: str, run: int, n_in: int, directory: str) -> None:
-        self.shuffle_id, self.run, self.n_in = shuffle_id, run, n_in
+    def __init__(self, shuffle_id: str, run: int, directory: str) -> None:
+        self.shuffle_id, self.run = shuffle_id, run
         self.inputs: set[int] = set()
         self.counts: dict[int, int] = defaultdict(int)  # output -> pieces received
         self.buffers: dict[int, list] = defaultdict(list)  # output -> [(input, piece frame)]
@@ -108,17 +108,16 @@ class ShuffleService:
             if any(not 0 <= j < n_out for j in pieces):
                 raise ValueError(f"the shuffle's split named outputs outside 0..{n_out - 1}: "
                                  f"{sorted(j for j in pieces if not 0 <= j < n_out)[:5]}")
-            blobs = {j: pickle.dumps(p, protocol=5) for j, p in pieces.items()}
         elif len(pieces) != n_out:
             raise ValueError(f"the shuffle's split gave {len(pieces)} pieces for {n_out} output partitions")
-        else:
-            blobs = {j: pickle.dumps(p, protocol=5) for j, p in enumerate(pieces)}
-        del pieces
+        items = pieces.items() if isinstance(pieces, Mapping) else enumerate(pieces)
+        blobs = {j: pickle.dumps(p, protocol=5) for j, p in items}
+        del pieces, items
         deadline = time.monotonic() + RETRY_FOR
         fresh = False
         while True:
             info = self._call(self._run_info(shuffle_id, n_in, n_out, out, grid, fresh))
-            failed = self._call(self._send_all(shuffle_id, info["run"], i, n_in, info["workers"], blobs))
+            failed = self._call(self._send_all(shuffle_id, info["run"], i, info["workers"], blobs))
             if not failed:
                 # (still the current run? a restart since would otherwise cost a second one, when
                 # this execution's result is taken for the rerun of this task)
@@ -180,14 +179,14 @@ class ShuffleService:
             info = self.info[shuffle_id] = {"run": reply["run"], "workers": list(reply["workers"])}
         return info
 
-    async def _send_all(self, shuffle_id: str, run: int, i: int, n_in: int, workers: list, blobs: dict) -> dict:
+    async def _send_all(self, shuffle_id: str, run: int, i: int, workers: list, blobs: dict) -> dict:
         """Every worker's pieces sent at once; {worker: why} for those that did not take them."""
         by_worker: dict[str, list[int]] = defaultdict(list)
         for j in sorted(blobs):
             by_worker[owner(j, workers)].append(j)
 
         async def send(address: str, outputs: list[int]) -> tuple[str, str | None]:
-            header = {"op": ops.SHUFFLE_RECEIVE, "id": shuffle_id, "run": run, "n_in": n_in, "input": i,
+            header = {"op": ops.SHUFFLE_RECEIVE, "id": shuffle_id, "run": run, "input": i,
                       "outputs": outputs}
             frames = [b""] + [blobs[j] for j in outputs]
             try:
@@ -219,8 +218,7 @@ class ShuffleService:
         if r is None or r.run < run:
             if r is not None:
                 await self._drop(r)
-            r = self.runs[shuffle_id] = _Run(shuffle_id, run, header["n_in"],
-                                             os.path.join(self._dir(), f"{shuffle_id}-{run}"))
+            r = self.runs[shuffle_id] = _Run(shuffle_id, run, os.path.join(self._dir(), f"{shuffle_id}-{run}"))
         i = header["input"]
         if i in r.inputs:
             return {"status": "OK"}  # a transfer that ran twice: its pieces are here already

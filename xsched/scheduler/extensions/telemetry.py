@@ -87,7 +87,7 @@ from .base import SchedulerExtension
 
 logger = logging.getLogger("xsched.scheduler.telemetry")
 
-__all__ = ["TelemetryExtension", "GroupCounts", "LogTail", "StoryRecorder", "join_story", "key_story", "group_keys",
+__all__ = ["TelemetryExtension", "GroupCounts", "LogTail", "StoryRecorder", "join_story", "key_story", "group_keys", "KEY_ORDER",
            "MAX_GROUPS", "MAX_RECORDS", "PARTS", "LOG_RECORDS", "category"]
 
 #: most groups counted; past it the oldest finished group is dropped first
@@ -405,8 +405,9 @@ def key_story(scheduler, key: str) -> list:
     return join_story(scheduler.story(key), recorded)
 
 
-#: the order a group's keys are listed in: those that need attention first
-_KEY_ORDER = {"erred": 0, "processing": 1, "queued": 2, "no-worker": 3, "waiting": 4, "memory": 5}
+#: the order a group's keys are listed in, here and in the lab's sidebar: those that need
+#: attention first (other states last)
+KEY_ORDER = {"erred": 0, "processing": 1, "queued": 2, "waiting": 3, "no-worker": 4, "memory": 5}
 
 
 def group_keys(scheduler, group: str, limit: int = GROUP_KEYS) -> dict:
@@ -422,7 +423,7 @@ def group_keys(scheduler, group: str, limit: int = GROUP_KEYS) -> dict:
     >>> rows["total"], [(r["key"], r["state"]) for r in rows["keys"]]
     (3, [('inc-10', 'erred'), ('inc-1', 'memory')])
     """
-    found = [(_KEY_ORDER.get(ts.state, 6), ts) for ts in scheduler.state.tasks.values() if ts.group == group]
+    found = [(KEY_ORDER.get(ts.state, 6), ts) for ts in scheduler.state.tasks.values() if ts.group == group]
     chosen = heapq.nsmallest(max(int(limit), 0), found, key=lambda c: (c[0], natural_key(c[1].key)))
     return {"group": group, "total": len(found),
             "keys": [{"key": ts.key, "state": ts.state, "worker": _where(ts, ts.state)} for _, ts in chosen]}
