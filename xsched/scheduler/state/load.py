@@ -60,6 +60,9 @@ class WorkerLoad:
         self.saturated: set[WorkerState] = set()  # more tasks than it will run now
         self.free: set[WorkerState] = set()  # running, a root-task slot free
         self.free_pipelined: set[WorkerState] = set()  # running, a slot for tiny root tasks free
+        # workers updated or removed since a reader last emptied this: what a set derived
+        # from the index (stealing's victims) must look at again, and nothing else
+        self.touched: set[WorkerState] = set()
 
     def _marks(self, ws: WorkerState, busy: int, running: bool) -> int:
         """The sets ``ws`` belongs in, as bits: IDLE, SATURATED, FREE, FREE_PIPELINED."""
@@ -75,6 +78,7 @@ class WorkerLoad:
 
     def update(self, ws: WorkerState) -> None:
         """Re-file ``ws`` after its processing, seceded tasks or status changed."""
+        self.touched.add(ws)
         busy = _busy(ws)
         running = ws.status == "running"
         marks = self._marks(ws, busy, running)
@@ -111,7 +115,8 @@ class WorkerLoad:
         ws.load_marks = marks
 
     def remove(self, ws: WorkerState) -> None:
-        """Forget ``ws`` (it left the cluster)."""
+        """Forget ``ws`` (it left the cluster; readers of ``touched`` forget it themselves)."""
+        self.touched.discard(ws)
         self._entry.pop(ws, None)
         self._refile(ws, 0)
 
@@ -122,7 +127,7 @@ class WorkerLoad:
         self._heap.clear()
         self._idle_heap.clear()
         self._entry.clear()
-        for s in (self.idle, self.saturated, self.free, self.free_pipelined):
+        for s in (self.idle, self.saturated, self.free, self.free_pipelined, self.touched):
             s.clear()
 
     def by_load(self, idle: bool = False) -> Iterator[WorkerState]:

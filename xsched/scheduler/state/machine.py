@@ -138,6 +138,7 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Replication
         self.stealing = StealsInFlight()  # key -> (victim, thief) of a steal in flight
         self._stealable: dict[WorkerState, set[TaskState]] = {}  # worth moving, by worker (stealing.py)
         self._started: set[str] = set()  # keys a victim said it runs already: never asked again there
+        self._victims: set[WorkerState] = set()  # saturated, with a task to spare (stealing.py)
         self.steal_counts = {"requested": 0, "moved": 0, "kept": 0}  # statistics
         # published datasets: name -> (keys, pickled object frames)
         self.datasets: dict[str, tuple[list, list]] = {}
@@ -329,6 +330,7 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Replication
         self._freed_slots.discard(ws)
         self._load.remove(ws)
         self._stealable.pop(ws, None)
+        self._victims.discard(ws)
         recs: dict[str, str] = {}
         for ts in sorted(ws.processing):
             ts.suspicious += 1
@@ -485,6 +487,7 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Replication
         self.stealing.clear()
         self._stealable.clear()
         self._started.clear()
+        self._victims.clear()
         self._freed_slots.clear()
         self._load.clear()
         self._queue_grew = False

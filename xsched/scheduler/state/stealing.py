@@ -11,9 +11,14 @@ only then is the task moved (``processing`` on the victim -> ``processing`` on t
 logged), so a task never runs twice because of a steal.
 
 A mixin of ``SchedulerState`` (``machine.py``); its tables are ``stealing`` (key ->
-(victim, thief) of a request in flight, counted per victim and thief: ``StealsInFlight``), ``_started`` (keys a victim said it runs),
-``_stealable`` (worker -> its tasks worth moving, judged when they were sent to it) and
-``steal_counts``. Idle and saturated workers come from the load index (``load.py``).
+(victim, thief) of a request in flight, counted per victim and thief: ``StealsInFlight``),
+``_started`` (keys a victim said it runs), ``_stealable`` (worker -> its tasks worth moving,
+judged when they were sent to it), ``_victims`` (the saturated workers with a task to spare
+now) and ``steal_counts``. Idle and saturated workers come from the load index
+(``load.py``). ``_victims`` is kept by looking again only at the workers touched since the
+last pass (the index's ``touched``, and the victims whose requests in flight changed), so a
+pass costs what changed, not the number of saturated workers: on a wide cluster's tail
+thousands are saturated and none has a task that is not asked for already.
 
 >>> STEAL_LATENCY < 0.01 and 0 < STEAL_RATIO < 1
 True
@@ -26,6 +31,7 @@ import heapq
 from ...protocol import ops
 from .entities import TASK_ORDER, TaskState, WorkerState
 from .events import StealResponse, ToWorker
+from .load import SATURATED
 
 #: Seconds a steal costs beyond the data transfer (the request's round trip).
 STEAL_LATENCY = 0.002
@@ -43,16 +49,18 @@ class StealsInFlight(dict):
     >>> s = StealsInFlight(); s["a"] = ("tcp://v", "tcp://t"); s["b"] = ("tcp://v", "tcp://u")
     >>> s.outgoing, s.incoming["tcp://t"]
     ({'tcp://v': 2}, 1)
-    >>> _ = s.pop("a"); del s["b"]; s.outgoing, s.incoming
-    ({}, {})
+    >>> _ = s.pop("a"); del s["b"]; s.outgoing, s.incoming, sorted(s.touched)
+    ({}, {}, ['tcp://v'])
     """
 
     def __init__(self) -> None:
         super().__init__()
         self.outgoing: dict[str, int] = {}
         self.incoming: dict[str, int] = {}
+        self.touched: set[str] = set()  # victims whose outgoing count changed since a pass read it
 
     def _count(self, entry: tuple[str, str], by: int) -> None:
+        self.touched.add(entry[0])
         for table, address in ((self.outgoing, entry[0]), (self.incoming, entry[1])):
             n = table.get(address, 0) + by
             if n:
@@ -82,6 +90,7 @@ class StealsInFlight(dict):
         super().clear()
         self.outgoing.clear()
         self.incoming.clear()
+        self.touched.clear()
 
 
 class WorkStealing:
@@ -96,7 +105,11 @@ class WorkStealing:
         estimate does not make them candidates).
         """
         if self.work_stealing and not (ts.worker_restrictions or ts.resources) and self._worth_moving(ts):
-            self._stealable.setdefault(ws, set()).add(ts)
+            tasks = self._stealable.get(ws)
+            if tasks is None:
+                tasks = self._stealable[ws] = set()
+                self._load.touched.add(ws)  # (it may be a victim now)
+            tasks.add(ts)
 
     def _untrack_stealable(self, ts: TaskState, ws: WorkerState) -> None:
         tasks = self._stealable.get(ws)
@@ -104,6 +117,31 @@ class WorkStealing:
             tasks.discard(ts)
             if not tasks:
                 del self._stealable[ws]
+                self._load.touched.add(ws)
+
+    def _spare(self, ws: WorkerState) -> int:
+        """How many of ``ws``'s waiting tasks could go now: those beyond its threads (all of
+        them when it is not running) not asked for already; 0 unless saturated with candidates."""
+        if not (ws.load_marks & SATURATED) or ws not in self._stealable:
+            return 0
+        keep = ws.nthreads if ws.status == "running" else 0
+        return (len(ws.processing) - len(ws.long_running) - keep
+                - self.stealing.outgoing.get(ws.address, 0))
+
+    def _refresh_victims(self) -> None:
+        """Look again at the workers touched since the last pass, and only at them."""
+        touched, victims, workers = self._load.touched, self._victims, self.workers
+        for address in self.stealing.touched:
+            ws = workers.get(address)
+            if ws is not None:
+                touched.add(ws)
+        self.stealing.touched.clear()
+        for ws in touched:
+            if self._spare(ws) > 0:
+                victims.add(ws)
+            else:
+                victims.discard(ws)
+        touched.clear()
 
     def _worth_moving(self, ts: TaskState) -> bool:
         moved = sum(max(d.nbytes, 0) for d in ts.dependencies)
@@ -114,23 +152,17 @@ class WorkStealing:
         """Idle running workers ask saturated ones for their lowest-priority waiting tasks.
 
         Victims most loaded first; each candidate (``_track_stealable``) goes to the least
-        loaded idle worker with a free thread. A pass costs the candidates on saturated
-        workers and the thieves used, not idle workers times victims: a wide cluster has
-        hundreds idle at once.
+        loaded idle worker with a free thread. A pass costs the workers touched since the
+        last one, the victims with a task to spare and the thieves used, not idle workers
+        times saturated ones: a wide cluster has thousands of each at once.
         """
         load = self._load
         if not self._stealable or not load.idle or not load.saturated or len(self.workers) < 2:
             return  # (this runs after every event: the index's sets answer without a scan)
-        outgoing = self.stealing.outgoing
-        victims = []  # those with a task to spare now; on a wide cluster usually none
-        for victim in load.saturated:
-            if victim in self._stealable:
-                keep = victim.nthreads if victim.status == "running" else 0
-                spare = len(victim.processing) - len(victim.long_running) - keep - outgoing.get(victim.address, 0)
-                if spare > 0:
-                    victims.append((-(victim.occupancy / victim.nthreads), victim.address, victim, spare))
-        if not victims:
+        self._refresh_victims()
+        if not self._victims:
             return  # (every spare task is asked for already: the usual pass at a wide cluster's tail)
+        victims = [(-(v.occupancy / v.nthreads), v.address, v, self._spare(v)) for v in self._victims]
         victims.sort(key=lambda v: v[:2])  # most loaded first (addresses are unique: a fixed order)
         thieves = self._thieves(self.stealing.incoming)
         thief, free = _UNASKED, 0  # the idle heap is read only once a task could move

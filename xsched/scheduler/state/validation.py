@@ -183,3 +183,9 @@ class Validation:
         for ws, tasks in self._stealable.items():
             assert tasks and tasks <= set(ws.processing) - ws.long_running, f"{ws.address}: steal candidates drifted"
             assert self.workers.get(ws.address) is ws, f"{ws.address}: steal candidates of a worker that left"
+        touched, stealing_touched = self._load.touched, self.stealing.touched
+        for ws in self._victims:
+            assert self.workers.get(ws.address) is ws, f"{ws.address}: a steal victim that left"
+        for ws in self.workers.values():  # a worker untouched since the last pass is filed right
+            if ws not in touched and ws.address not in stealing_touched:
+                assert (ws in self._victims) == (self._spare(ws) > 0), f"{ws.address}: steal victims drifted"
