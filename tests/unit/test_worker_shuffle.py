@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import os
-import pickle
 import threading
 import types
 
 import pytest
 
-from xsched.worker.shuffle import ShuffleIncomplete, ShuffleService
+import numpy as np
+
+from xsched.worker.shuffle import ShuffleIncomplete, ShuffleService, _dumps
 
 
 class _Loop:
@@ -48,8 +49,10 @@ def service(tmp_path, loop, limit=10**9):
 
 
 def send(s, loop, run, i, pieces, sid="s1"):
-    header = {"id": sid, "run": run, "input": i, "outputs": sorted(pieces)}
-    frames = [b""] + [pickle.dumps(pieces[j]) for j in sorted(pieces)]
+    """As a peer's transfer sends them: each piece a pickle and its arrays' bytes, read-only."""
+    blobs = [_dumps(pieces[j]) for j in sorted(pieces)]
+    header = {"id": sid, "run": run, "input": i, "outputs": sorted(pieces), "frames": [len(b) for b in blobs]}
+    frames = [b""] + [bytes(f) for blob in blobs for f in blob]
     return asyncio.run_coroutine_threadsafe(s.receive(header, frames), loop).result(5)
 
 
@@ -107,9 +110,10 @@ def test_an_incomplete_run_asks_for_a_restart(tmp_path):
 def test_pieces_that_do_not_match_their_outputs_are_refused(tmp_path):
     with _Loop() as loop:
         s = service(tmp_path, loop)
-        header = {"id": "s1", "run": 1, "input": 0, "outputs": [0, 1]}
-        with pytest.raises(ValueError, match="2 outputs for 1 pieces"):
+        header = {"id": "s1", "run": 1, "input": 0, "outputs": [0, 1], "frames": [1, 1]}
+        with pytest.raises(ValueError, match="2 outputs of 2 frames .2 counts. for 1 frames"):
             asyncio.run_coroutine_threadsafe(s.receive(header, [b"", b"x"]), loop).result(5)
+        assert "s1" not in s.runs or not s.runs["s1"].inputs  # (nothing filed)
 
 
 def test_an_input_may_reach_only_some_outputs_each_counting_its_own(tmp_path):
@@ -131,3 +135,23 @@ def test_a_split_naming_outputs_that_do_not_exist_fails_its_task(tmp_path):
         s = service(tmp_path, loop)
         with pytest.raises(ValueError, match=r"outputs outside 0..2: \[3\]"):
             s.transfer("s1", 0, 1, 3, "out", {0: "a", 3: "b"})
+
+
+@pytest.mark.parametrize("limit", [10**9, 1], ids=["in memory", "through the files"])
+def test_arrays_travel_out_of_band_and_come_back_writable(tmp_path, limit):
+    """A piece's arrays leave as frames of their own (no copy into the pickle) and come back
+    as arrays the output may write to, from memory and from the files alike."""
+    frames = _dumps({"a": np.arange(1000, dtype="f8"), "b": "text"})
+    assert len(frames) == 2 and frames[1].nbytes == 8000  # (the pickle holds no array bytes)
+    assert len(frames[0]) < 1000
+    with _Loop() as loop:
+        s = service(tmp_path, loop, limit=limit)
+        for i in range(3):
+            send(s, loop, 1, i, {0: np.full((20, 30), i, dtype="i4"), 1: {"x": np.arange(i + 1)}})
+        assert (s.written > 0) == (limit == 1)
+        got = s.take("s1", 1, 0, 3)
+        assert [int(a[0, 0]) for a in got] == [0, 1, 2] and got[2].shape == (20, 30)
+        got[1] += 1  # an output builds on its pieces in place
+        assert got[1].sum() == 2 * 600
+        assert [d["x"].tolist() for d in s.take("s1", 1, 1, 3)] == [[0], [0, 1], [0, 1, 2]]
+        assert s.buffered == 0

@@ -669,6 +669,7 @@ TO_WORKER = Table("a worker", [
     # `run` of shuffle `id`; bulk: the frames pushed on the side channel
     S(ops.SHUFFLE_RECEIVE, {"id": UID, "run": integer(1), "input": integer(0, MAX_ITEMS),
                             "outputs": list_of(integer(0, MAX_ITEMS), MAX_ITEMS),
+                            "frames": list_of(integer(1, MAX_ITEMS), MAX_ITEMS),
                             "bulk": maybe(record({"id": binary(64), "index": list_of(integer(1, 2**31), 2**16)},
                                                  what="a bulk push: {id, index}"))}, objects=("pieces",)),
 ])

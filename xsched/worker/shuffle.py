@@ -4,7 +4,8 @@ Data flow::
 
     transfer task thread: pieces of input i
         -> run info (cached; else shuffle-get to the scheduler: run number, workers)
-        -> each piece pickled once, grouped by its output's worker
+        -> each piece pickled once, its arrays' bytes left out of band (frames that are views
+           of the piece, not copies), grouped by its output's worker
         -> on the loop: one shuffle-receive per worker, all at once (large frames pushed on
            the bulk side channel first; this worker's own pieces are filed directly)
         <- every worker answered OK: the run number is the task's result
@@ -14,8 +15,8 @@ Data flow::
         output; past shuffle.buffer bytes the buffer is written to one file per output
         (a thread, under the flush lock) before the answer, so fast senders wait (back-pressure)
     output task thread: take -> (loop, under the flush lock) the output's buffered pieces and
-        its file, both handed over -> the file read and deleted in the task thread -> pieces
-        in input order; an output whose run is not here, or not complete, asks the scheduler
+        its file, both handed over -> the file read and deleted in the task thread, each frame
+        read straight into the buffer its array will own -> pieces in input order; an output whose run is not here, or not complete, asks the scheduler
         to restart the shuffle (shuffle-restart) and fails (the scheduler has released it)
     scheduler --shuffle-forget {id, run}--> drop the shuffle's runs before ``run`` and refuse
         their pieces from now on (a restart, or the shuffle's end)
@@ -53,7 +54,8 @@ __all__ = ["ShuffleService", "ShuffleIncomplete"]
 RETRY_FOR = 60.0
 #: Shuffle ids whose old runs a worker remembers refusing (the oldest are forgotten first).
 REMEMBERED = 10_000
-_RECORD = struct.Struct("<QQ")  # input number, length of the pickled piece
+_RECORD = struct.Struct("<QQ")  # input number, frames of the piece (then each frame's length)
+_LENGTH = struct.Struct("<Q")
 
 
 class ShuffleIncomplete(RuntimeError):
@@ -70,7 +72,7 @@ class _Run:
         self.shuffle_id, self.run = shuffle_id, run
         self.inputs: set[int] = set()
         self.counts: dict[int, int] = defaultdict(int)  # output -> pieces received
-        self.buffers: dict[int, list] = defaultdict(list)  # output -> [(input, piece frame)]
+        self.buffers: dict[int, list] = defaultdict(list)  # output -> [(input, [piece's frames])]
         self.files: set[int] = set()  # outputs with pieces on disk
         self.directory = directory
 
@@ -111,7 +113,7 @@ class ShuffleService:
         elif len(pieces) != n_out:
             raise ValueError(f"the shuffle's split gave {len(pieces)} pieces for {n_out} output partitions")
         items = pieces.items() if isinstance(pieces, Mapping) else enumerate(pieces)
-        blobs = {j: pickle.dumps(p, protocol=5) for j, p in items}
+        blobs = {j: _dumps(p) for j, p in items}
         del pieces, items
         deadline = time.monotonic() + RETRY_FOR
         fresh = False
@@ -149,13 +151,15 @@ class ShuffleService:
         if isinstance(got, str):
             self._restart(shuffle_id, run, got)
         records, path = got
-        pieces = [(i, pickle.loads(piece)) for i, piece in records]
+        pieces = [(i, _loads([f if not f.readonly else bytearray(f) for f in frames]))
+                  for i, frames in records]  # (a received frame is read-only: the array gets a copy)
         del records
         if path is not None:  # (read record by record: the file's bytes are never all in memory)
             with open(path, "rb") as f:
                 while head := f.read(_RECORD.size):
-                    i, n = _RECORD.unpack(head)
-                    pieces.append((i, pickle.loads(f.read(n))))
+                    i, k = _RECORD.unpack(head)
+                    lengths = struct.unpack(f"<{k}Q", f.read(k * _LENGTH.size))
+                    pieces.append((i, _loads([_read_exactly(f, n, path) for n in lengths])))
             os.unlink(path)
         pieces.sort(key=lambda r: r[0])
         return [piece for _, piece in pieces]
@@ -187,10 +191,11 @@ class ShuffleService:
 
         async def send(address: str, outputs: list[int]) -> tuple[str, str | None]:
             header = {"op": ops.SHUFFLE_RECEIVE, "id": shuffle_id, "run": run, "input": i,
-                      "outputs": outputs}
-            frames = [b""] + [blobs[j] for j in outputs]
+                      "outputs": outputs, "frames": [len(blobs[j]) for j in outputs]}
+            frames = [b""] + [frame for j in outputs for frame in blobs[j]]
             try:
-                if address == self.worker.address:
+                if address == self.worker.address:  # (kept here: copies, not views of this input)
+                    frames = [f if isinstance(f, bytes) else bytearray(f) for f in frames]
                     reply = await self.receive(header, frames)
                 else:
                     reply = await push(self.worker.pool.get(address), header, "pieces", frames, address, timeout=300)
@@ -222,15 +227,18 @@ class ShuffleService:
         i = header["input"]
         if i in r.inputs:
             return {"status": "OK"}  # a transfer that ran twice: its pieces are here already
-        outputs, frames = header["outputs"], payload[1:]
-        if len(outputs) != len(frames):
-            raise ValueError(f"shuffle-receive names {len(outputs)} outputs for {len(frames)} pieces")
+        outputs, counts, frames = header["outputs"], header["frames"], payload[1:]
+        if len(outputs) != len(counts) or sum(counts) != len(frames):
+            raise ValueError(f"shuffle-receive names {len(outputs)} outputs of {sum(counts)} frames "
+                             f"({len(counts)} counts) for {len(frames)} frames")
         r.inputs.add(i)
-        for j, frame in zip(outputs, frames):
-            piece = memoryview(frame.buffer if hasattr(frame, "buffer") else frame)
+        at = 0
+        for j, k in zip(outputs, counts):
+            piece = [memoryview(f.buffer if hasattr(f, "buffer") else f).cast("B") for f in frames[at:at + k]]
+            at += k
             r.buffers[j].append((i, piece))
             r.counts[j] += 1
-            self.buffered += piece.nbytes
+            self.buffered += _nbytes(piece)
         if self.buffered > self.buffer_limit:
             await self._flush()
         return {"status": "OK"}
@@ -257,7 +265,7 @@ class ShuffleService:
             if r.counts[j] < n_pieces:
                 return f"output {j} has {r.counts[j]} of its {n_pieces} pieces here"
             records = r.buffers.pop(j, [])
-            self.buffered -= sum(piece.nbytes for _, piece in records)
+            self.buffered -= sum(_nbytes(piece) for _, piece in records)
             path = r.path(j) if j in r.files else None
             r.files.discard(j)
             return records, path
@@ -280,7 +288,7 @@ class ShuffleService:
         if self.runs.get(r.shuffle_id) is r:
             del self.runs[r.shuffle_id]
         async with self._flush_lock:  # (not while a flush writes its files)
-            self.buffered -= sum(p.nbytes for records in r.buffers.values() for _, p in records)
+            self.buffered -= sum(_nbytes(p) for records in r.buffers.values() for _, p in records)
             r.buffers.clear()
             if r.files:
                 shutil.rmtree(r.directory, ignore_errors=True)
@@ -301,6 +309,43 @@ class ShuffleService:
             self._directory = None
 
 
+def _dumps(piece: Any) -> list:
+    """A piece as frames: the pickle, then its arrays' bytes as views (protocol 5 out of band),
+    so a transfer copies no array to send it.
+
+    >>> import numpy as np
+    >>> frames = _dumps(np.arange(3)); len(frames), frames[1].nbytes
+    (2, 24)
+    >>> _loads([frames[0], bytearray(frames[1])])
+    array([0, 1, 2])
+    """
+    buffers: list = []
+    head = pickle.dumps(piece, protocol=5, buffer_callback=buffers.append)
+    frames: list = [head]
+    for b in buffers:
+        try:
+            frames.append(b.raw())
+        except BufferError:  # (not contiguous: sent as a copy)
+            frames.append(memoryview(b).tobytes())
+    return frames
+
+
+def _loads(frames: list) -> Any:
+    return pickle.loads(frames[0], buffers=frames[1:])
+
+
+def _nbytes(frames: list) -> int:
+    return sum(memoryview(f).nbytes for f in frames)
+
+
+def _read_exactly(f, n: int, path: str) -> bytearray:
+    """``n`` bytes of ``f`` into a buffer of their own (the array made from it keeps it)."""
+    buf = bytearray(n)
+    if f.readinto(buf) != n:
+        raise ShuffleIncomplete(f"{path}: the file ends inside a piece (a disk full or a worker cut short)")
+    return buf
+
+
 def _write(batches: list) -> int:
     written = 0
     for r, buffers in batches:
@@ -308,7 +353,9 @@ def _write(batches: list) -> int:
         for j, records in buffers.items():
             with open(r.path(j), "ab") as f:
                 for i, piece in records:
-                    f.write(_RECORD.pack(i, piece.nbytes))
-                    f.write(piece)
-                    written += _RECORD.size + piece.nbytes
+                    f.write(_RECORD.pack(i, len(piece)))
+                    f.write(struct.pack(f"<{len(piece)}Q", *(memoryview(p).nbytes for p in piece)))
+                    for frame in piece:
+                        f.write(frame)
+                    written += _RECORD.size + _LENGTH.size * len(piece) + _nbytes(piece)
     return written
