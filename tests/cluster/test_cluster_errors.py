@@ -178,9 +178,10 @@ def test_submit_non_callable(client):
 # ---------------------------------------------------------------------- dead scheduler
 def test_dead_scheduler_fails_pending_results(own_cluster, tmp_path):
     # how long the worker its nanny restarts waits for the scheduler to come back before it gives
-    # up: max(comm.timeouts.connect, worker.reconnect-timeout), 20 s by default; a few seconds
-    # take it down the same path
-    with config.set({"comm.timeouts.connect": "3s", "worker.reconnect-timeout": "3s"}):
+    # up: max(comm.timeouts.connect, worker.reconnect-timeout), 20 s by default; a second takes
+    # it down the same path (and is enough for the first registration: test_scheduler_restart.py
+    # starts its workers with a 1 s connect timeout too)
+    with config.set({"comm.timeouts.connect": "1s", "worker.reconnect-timeout": "1s"}):
         cluster = own_cluster(n_workers=1)
     c = Client(cluster, set_as_default=False)
     try:

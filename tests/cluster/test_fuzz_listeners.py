@@ -15,6 +15,7 @@ import random
 import re
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
 import msgpack
 import psutil
@@ -197,8 +198,15 @@ def test_listeners_survive_a_fuzzing_peer(own_cluster):
         worker_ops = sorted(set(schemas.TO_WORKER) & set(EXAMPLES)) + ["compute-task", "free-keys", "task-finished"]
         EXAMPLES.setdefault("compute-task", {"key": "fz-a"})
         EXAMPLES.setdefault("free-keys", {"keys": ["fz-a"]})
-        _fuzz(cluster.scheduler_address, cluster.security, b"fuzz-s", schemas.TO_SCHEDULER, sched_ops, SEED)
-        _fuzz(waddr, cluster.security, b"fuzz-w", schemas.TO_WORKER, worker_ops, SEED + 1)
+        # both listeners at once, each by its own peer (socket, seed and messages as if one
+        # after the other): each process works through its messages while this one makes the
+        # other's, rather than the two fuzzings taking turns
+        with ThreadPoolExecutor(2, thread_name_prefix="fuzz") as pool:
+            runs = [pool.submit(_fuzz, cluster.scheduler_address, cluster.security, b"fuzz-s", schemas.TO_SCHEDULER,
+                                sched_ops, SEED),
+                    pool.submit(_fuzz, waddr, cluster.security, b"fuzz-w", schemas.TO_WORKER, worker_ops, SEED + 1)]
+            for run in runs:
+                run.result()
 
         for name, p in procs.items():
             assert p.is_running() and p.status() != psutil.STATUS_ZOMBIE, f"the {name} died"

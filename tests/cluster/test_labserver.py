@@ -460,24 +460,18 @@ def test_unreachable_cluster_does_not_hold_up_the_others(jp_asyncio_loop, jp_fet
     assert took < 6, took
 
 
-def spin_until(path):
-    """A task that holds its thread in a function of its own until ``path`` exists."""
-    import os
-    import time
-
-    while not os.path.exists(path):
-        time.sleep(0.002)
-    return 1
-
-
 @pytest.mark.cluster
 def test_the_profile_part_samples_the_workers_while_polled(own_cluster, tmp_path):
     """Polls asking for "profile" have the workers sample their task threads; the reply's
     rows are one call tree per task prefix with the running task's function under it."""
     from xsched import Client
     from xsched.protocol import ops
-    from tests.support.helpers import wait_until
+    from tests.support import helpers
+    from tests.support.helpers import spin_until, wait_until
 
+    # (spin_until comes from tests/support/helpers.py: defined in this module, it made each
+    # worker import this module, jupyter_server and all, before the task reached it, seconds
+    # during which the samples showed the import machinery instead)
     cluster = own_cluster(n_workers=2)
     client = Client(cluster, set_as_default=False)
     gate, futs = str(tmp_path / "open"), []
@@ -495,7 +489,7 @@ def test_the_profile_part_samples_the_workers_while_polled(own_cluster, tmp_path
             for depth, function, filename, count, own in rows:
                 if depth == 0:
                     under = function == "profiled-spin"
-                elif under and function == "spin_until" and filename == __file__:
+                elif under and function == "spin_until" and filename == helpers.__file__:
                     return rows
             return None
 

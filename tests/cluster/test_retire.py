@@ -110,9 +110,11 @@ def test_lifetime_retires_the_worker_by_itself(own_cluster, tmp_path):
     log = str(tmp_path / "runs")
     with Client(cluster, set_as_default=False) as c:
         [staying] = c.scheduler_info()["workers"]
-        # submitted first: they run as soon as the worker named "lifer" arrives
+        # submitted first: they run as soon as the worker named "lifer" arrives (its three
+        # threads take them at registration; the lifetime counts from then, and a second of
+        # it is ample for three appends to a file: a task still running would be waited for)
         futs = [c.submit(record, log, i, workers=["lifer"]) for i in range(3)]
-        p = _start_cli_worker(cluster.scheduler_address, "lifer", "--lifetime", "2s", "--lifetime-stagger", "0s")
+        p = _start_cli_worker(cluster.scheduler_address, "lifer", "--lifetime", "1s", "--lifetime-stagger", "0s")
         try:
             assert c.gather(futs) == [0, 10, 20]
             assert p.wait(60) == 0, p.stderr.read().decode(errors="replace")

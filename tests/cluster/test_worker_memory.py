@@ -208,7 +208,9 @@ def test_lost_worker_data_is_recomputed():
 def test_worker_dropped_for_silence_comes_back():
     """A worker the scheduler removed (no heartbeat within worker-ttl) is restarted and rejoins."""
     # (the restarted worker is again too quiet and cycles; tasks survive that by rescheduling)
-    with xsched.config.set({"scheduler.worker-ttl": "1s", "worker.heartbeat-interval": "3s",
+    # The scheduler checks every ttl/4, so it drops the worker 1 to 1.25 s after a beat; the
+    # next beat, 1.5 s after it, is what hears "restart" (3 s only made each cycle longer).
+    with xsched.config.set({"scheduler.worker-ttl": "1s", "worker.heartbeat-interval": "1.5s",
                             "scheduler.allowed-failures": 1000}):
         with LocalCluster(n_workers=1, threads_per_worker=1) as cluster, Client(cluster) as c:
             first = set(c.scheduler_info()["workers"])

@@ -1,6 +1,7 @@
 """Helpers for tests (not fixtures): ``wait_until`` polls a condition up to a deadline
 (deadlines for conditions are fine; durations are never asserted), ``Gate`` lets a test
-hold tasks on a worker until it opens a file, ``count_opcodes`` measures work without a
+hold tasks on a worker until it opens a file, ``spin_until`` holds a task's thread in a
+function of its own until a file exists, ``count_opcodes`` measures work without a
 clock, ``child_pids`` / ``pid_gone`` look at processes by parentage and PID.
 
 Scheduler and worker processes unpickle ``Gate`` by reference from ``tests.support.helpers``
@@ -88,6 +89,15 @@ class Gate:
                 raise TimeoutError(f"gate {self.path} never opened")
             time.sleep(0.005)
         return value
+
+
+def spin_until(path) -> int:
+    """A task that holds its thread in a function of its own until ``path`` exists (for
+    profiles and call stacks to find it there). It lives here, not in a test module, so that
+    a worker unpickling it imports this light module only, never a test module's imports."""
+    while not os.path.exists(path):
+        time.sleep(0.002)
+    return 1
 
 
 def child_pids() -> set[int]:
