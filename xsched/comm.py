@@ -580,7 +580,8 @@ class Listener:
                 header = dict(result.header, op="reply", rid=rid, status=result.header.get("status", "OK"))
                 self.send(peer, header, result.objects, result.raw)
             else:
-                self.send(peer, dict(result or {}, op="reply", rid=rid, status="OK"))
+                # (a handler's own status stays: a shuffle's "stale", a retirement's outcome)
+                self.send(peer, {"status": "OK", **(result or {}), "op": ops.REPLY, "rid": rid})
         except Exception as e:  # a result that cannot be pickled or encoded: the requester hears why
             self._reply_error(peer, rid, {"op": ops.REPLY}, e)
 

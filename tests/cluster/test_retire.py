@@ -118,8 +118,11 @@ def test_lifetime_retires_the_worker_by_itself(own_cluster, tmp_path):
         try:
             assert c.gather(futs) == [0, 10, 20]
             assert p.wait(60) == 0, p.stderr.read().decode(errors="replace")
+            err = p.stderr.read().decode(errors="replace")
         finally:
             _stop(p)
+        # it heard "retired" (not a generic "OK"), and its close did not wait for itself
+        assert "could not retire" not in err and "did not stop" not in err, err
         assert list(c.scheduler_info()["workers"]) == [staying]
         assert all(v == [staying] for v in c.who_has(futs).values())
         assert c.gather(futs) == [0, 10, 20]
@@ -144,8 +147,10 @@ def test_sigterm_retires_a_worker_with_its_data_moved(own_cluster, tmp_path, nan
             assert all(v == [leaving] for v in c.who_has(futs).values())
             os.kill(p.pid, signal.SIGTERM)
             assert p.wait(60) == 0, p.stderr.read().decode(errors="replace")
+            err = p.stderr.read().decode(errors="replace")
         finally:
             _stop(p)
+        assert "could not retire" not in err and "did not stop" not in err, err
         assert list(c.scheduler_info()["workers"]) == [staying]
         assert all(v == [staying] for v in c.who_has(futs).values()), (c.who_has(futs), staying, leaving)
         assert c.gather(futs) == [0, 10, 20]

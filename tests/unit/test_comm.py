@@ -45,6 +45,24 @@ def test_an_unencodable_reply_becomes_an_error_and_the_listener_keeps_serving():
     _run(main())
 
 
+def test_a_handler_answering_with_a_status_of_its_own_is_heard_with_it():
+    """A peer told "stale" (a shuffle's newer run) or "retired" must not hear "OK"."""
+    async def main():
+        sec = Security.generate()
+        lst = Listener(sec, lambda peer, h, p: {"status": h["say"]} if "say" in h else {"n": 1}, name="test")
+        addr = lst.bind("tcp://127.0.0.1:0")
+        conn = Connection(addr, sec).connect()
+        try:
+            assert (await conn.request({"op": "ping", "say": "stale"}, timeout=10))[0]["status"] == "stale"
+            reply, _ = await conn.request({"op": "ping"}, timeout=10)
+            assert (reply["status"], reply["n"]) == ("OK", 1)
+        finally:
+            await conn.close()
+            await lst.close()
+
+    _run(main())
+
+
 def test_a_reply_with_an_unhashable_rid_is_dropped_and_the_connection_keeps_working():
     async def main():
         sec = Security.generate()

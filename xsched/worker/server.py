@@ -569,6 +569,11 @@ class Worker:
             # told to close meanwhile: that close is under way and cancelled us (we may be
             # one of its background tasks); waiting for it here would wait for ourselves
             return "retired" if self.retired else "closed"
+        if self.status != "running":
+            # the scheduler's close-worker came with (or before) its answer, and that close
+            # is under way: it waits for this task, so waiting for it would wait 2 s for
+            # nothing (the cancel it sent can be lost when the answer arrives at that moment)
+            return "retired" if self.retired else status
         if self.retired:  # data moved off and removed by the scheduler: a chosen exit
             status, self.exit_code = "retired", 0
         await self.close(report=not self.retired, reason=reason)
