@@ -1,6 +1,6 @@
 """The engine with the JupyterLab panes open: tasks/s with no browser, then with every pane (task
-stream, progress, worker memory, workers, timeline, logs, story) watching the same cluster;
-both printed in one run.
+stream, progress, worker memory, timeline, workers, graph, profile, call stack, logs, story)
+watching the same cluster; both printed in one run.
 
     python benchmarks/panes_engine.py [--quick] [--chromium /usr/bin/chromium]
 
@@ -8,7 +8,8 @@ One LocalCluster (2 workers x 1 thread) and one client; ``engine.py``'s map (10,
 tasks) and tree (9,999 tasks) figures are taken first with no browser, then again after
 `jupyter lab` (this venv) and a headless chromium (Playwright) opened the panes on that
 cluster, which then receive telemetry every half second while the work runs (the logs pane
-also has the scheduler ask workers for their recent records). Everything runs on
+also has the scheduler ask workers for their recent records; the profile pane has the workers
+sample their task threads, the call-stack pane asks for the running tasks' frames). Everything runs on
 this machine: the Jupyter server and chromium share its cores with the cluster. Printed, never
 asserted. Every process started here is stopped by its pid.
 """
@@ -32,8 +33,11 @@ import common  # noqa: E402
 import engine  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+from tests.support.browser import LAUNCH_ARGS, open_by_palette  # noqa: E402  (as the browser tests drive it)
 BIN = os.path.dirname(sys.executable)
-PANES = ("Task Stream", "Progress", "Worker Memory", "Workers", "Timeline", "Logs", "Story")
+PANES = ("Task Stream", "Progress", "Worker Memory", "Timeline", "Workers", "Graph", "Profile", "Call Stack",
+         "Logs", "Story")
 
 
 def _free_port() -> int:
@@ -87,18 +91,15 @@ def start_lab(d: str) -> tuple[subprocess.Popen, str, str]:
             time.sleep(0.25)
 
 
-def open_panes(page, url: str, token: str, address: str) -> None:
-    """Open every pane on the cluster at ``address`` through the command palette."""
+def open_panes(page, url: str, token: str, address: str, panes=PANES) -> None:
+    """Open ``panes`` (every pane) on the cluster at ``address`` through the command palette."""
     page.goto(f"{url}/lab?token={token}")
     page.wait_for_selector("#jp-main-dock-panel", state="attached")
     page.click('.jp-SideBar .lm-TabBar-tab[data-id="xsched-cluster-panel"]')
     page.locator(f'#xsched-cluster-panel .xsched-Cluster[data-cluster-address="{address}"]').click()
     page.locator("#xsched-cluster-panel tr[data-worker-address]").first.wait_for()
-    for label in PANES:
-        page.keyboard.press("Escape")
-        page.keyboard.press("Control+Shift+C")
-        page.locator(".lm-CommandPalette-input").fill(f"xsched: Open {label}")
-        page.locator(".lm-CommandPalette-item", has_text=f"xsched: Open {label}").first.click()
+    for label in panes:
+        open_by_palette(page, f"xsched: Open {label}")
     page.wait_for_function("() => document.querySelector('#xsched-pane-task-stream canvas')"
                            "?.getAttribute('data-worker-count') === '2'")
 
@@ -114,7 +115,15 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes: a smoke check")
     ap.add_argument("--chromium", default=os.environ.get("XSCHED_CHROMIUM", "/usr/bin/chromium"))
+    ap.add_argument("--panes", default=",".join(PANES),
+                    help="which panes to open, comma-separated titles (default: all; the task stream always)")
     args = ap.parse_args(argv)
+    panes = [p.strip() for p in args.panes.split(",") if p.strip()]
+    if "Task Stream" not in panes:
+        panes.insert(0, "Task Stream")  # (its drawing is what tells that the panes are live)
+    unknown = sorted(set(panes) - set(PANES))
+    if unknown:
+        ap.error(f"no pane {unknown}; the panes are {', '.join(PANES)}")
     from playwright.sync_api import sync_playwright
 
     ns = common.load_impl("xsched")
@@ -132,12 +141,12 @@ def main(argv=None) -> None:
             with sync_playwright() as p:
                 context = p.chromium.launch_persistent_context(
                     f"{d}/profile", executable_path=args.chromium, headless=True,
-                    args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+                    args=LAUNCH_ARGS,
                     viewport={"width": 1400, "height": 900})
                 try:
                     page = context.pages[0] if context.pages else context.new_page()
                     page.set_default_timeout(60_000)
-                    open_panes(page, url, token, cluster.scheduler_address)
+                    open_panes(page, url, token, cluster.scheduler_address, panes)
                     after = figures(ns, client, cpu, args.quick)
                     drawn = page.locator("#xsched-pane-task-stream canvas").get_attribute("data-task-count")
                 finally:
@@ -154,6 +163,7 @@ def main(argv=None) -> None:
     for label, key in rows:
         print(f"{label:18s} no browser {before[key]:9.3f}   panes open {after[key]:9.3f}   "
               f"ratio {after[key] / before[key]:.3f}")
+    print(f"panes open: {', '.join(panes)}")
     print(f"task stream pane drew {drawn} runs;", json.dumps({"no_browser": before, "panes_open": after}))
 
 

@@ -37,3 +37,25 @@ def doc_picture(shot, name: str) -> None:
     doc = os.path.join(DOCS, name)
     if not os.path.exists(doc) or os.environ.get("XSCHED_UPDATE_DOCS") == "1":
         shutil.copyfile(shot, doc)
+
+
+def open_by_palette(page, label: str) -> None:
+    """Run a command through the command palette, typed as a user would (again when a pane that
+    was still opening took the focus and closed the palette)."""
+    from playwright.sync_api import Error as PlaywrightError, expect
+
+    search = page.locator(".lm-CommandPalette-input")
+    active = page.locator(".lm-CommandPalette-item.lm-mod-active")
+    for attempt in range(3):
+        try:
+            page.keyboard.press("Escape")
+            page.locator("#jp-top-panel").click(position={"x": 600, "y": 5})  # focus out of any editor
+            page.keyboard.press("Control+Shift+C")
+            search.fill(label, timeout=5_000)
+            # the best match is the active item: Enter runs it (a click may land on a list being redrawn)
+            expect(active).to_contain_text(label, timeout=5_000)
+            page.keyboard.press("Enter")
+            return
+        except (AssertionError, PlaywrightError):
+            if attempt == 2:
+                raise

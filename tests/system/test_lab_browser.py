@@ -32,7 +32,7 @@ import urllib.request
 
 import pytest
 
-from tests.support.browser import CHROMIUM, LAUNCH_ARGS, doc_picture, skip_without_browser
+from tests.support.browser import CHROMIUM, LAUNCH_ARGS, doc_picture, open_by_palette, skip_without_browser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
@@ -415,28 +415,6 @@ def test_panel_in_real_browser(lab, lab_cluster, tmp_path):
           "screenshots in", shots)
 
 
-def _open_by_palette(page, label: str) -> None:
-    """Run a command through the command palette, typed as a user would (again when a pane that
-    was still opening took the focus and closed the palette)."""
-    from playwright.sync_api import Error as PlaywrightError, expect
-
-    search = page.locator(".lm-CommandPalette-input")
-    active = page.locator(".lm-CommandPalette-item.lm-mod-active")
-    for attempt in range(3):
-        try:
-            page.keyboard.press("Escape")
-            page.locator("#jp-top-panel").click(position={"x": 600, "y": 5})  # focus out of any editor
-            page.keyboard.press("Control+Shift+C")
-            search.fill(label, timeout=5_000)
-            # the best match is the active item: Enter runs it (a click may land on a list being redrawn)
-            expect(active).to_contain_text(label, timeout=5_000)
-            page.keyboard.press("Enter")
-            return
-        except (AssertionError, PlaywrightError):
-            if attempt == 2:
-                raise
-
-
 def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
     """The main-area panes (task stream, progress, worker memory, workers, timeline, logs,
     story, profile), opened from the palette for the cluster selected in the sidebar: their
@@ -489,7 +467,7 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             page.wait_for_selector("#xsched-cluster-panel", state="attached")
             page.wait_for_selector("#jupyterlab-splash", state="detached")
             # (the lab's saved layout may have the sidebar open already: a click on its tab would close it)
-            _open_by_palette(page, "Show xsched clusters")
+            open_by_palette(page, "Show xsched clusters")
             panel = page.locator("#xsched-cluster-panel")
             panel.locator(f'.xsched-Cluster[data-cluster-address="{address}"]').click()
             expect(panel.locator("tr[data-worker-address]")).to_have_count(2)
@@ -505,7 +483,7 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
 
             for label, kind in (("Task Stream", "task-stream"), ("Progress", "progress"),
                                 ("Worker Memory", "worker-memory"), ("Workers", "workers")):
-                _open_by_palette(page, f"xsched: Open {label}")
+                open_by_palette(page, f"xsched: Open {label}")
                 expect(page.locator(f"#xsched-pane-{kind}")).to_be_visible()
             stream = page.locator("#xsched-pane-task-stream canvas")
             expect(stream).to_have_attribute("data-task-count", str(runs))
@@ -524,7 +502,7 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             assert names() == ["worker-10", "worker-2"], names()      # the other way
             # the timeline, logs and story panes, through the server extension
             for label, kind in (("Timeline", "timeline"), ("Logs", "logs"), ("Story", "story")):
-                _open_by_palette(page, f"xsched: Open {label}")
+                open_by_palette(page, f"xsched: Open {label}")
                 expect(page.locator(f"#xsched-pane-{kind}")).to_be_visible()
             timeline = page.locator("#xsched-pane-timeline svg")
             expect(timeline).to_have_attribute("data-samples", re.compile(r"^[1-9][0-9]*$"), timeout=20_000)
@@ -547,7 +525,7 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             page.screenshot(path=str(shots / "panes.png"))
             doc_picture(shots / "panes.png", "lab-panes.png")
             # the task-group graph: a node per group coloured by state, an arrow where one feeds another
-            _open_by_palette(page, "xsched: Open Graph")
+            open_by_palette(page, "xsched: Open Graph")
             graph = page.locator("#xsched-pane-graph svg")
             expect(graph.locator('[data-group="pane-inc"]')).to_have_attribute("data-state", "done", timeout=20_000)
             expect(graph.locator('[data-group="pane-inc"]')).to_have_attribute("data-done", "30")
@@ -562,12 +540,12 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             expect(story.locator(".xsched-StoryKey")).to_have_value("pane-total-0", timeout=20_000)
             expect(story.locator('tr[data-state="memory"]')).to_have_count(1, timeout=20_000)
             # the profile: the workers sample while it is open; the spinning task's prefix is drawn
-            _open_by_palette(page, "xsched: Open Profile")
+            open_by_palette(page, "xsched: Open Profile")
             profile = page.locator("#xsched-pane-profile canvas")
             expect(profile).to_have_attribute("data-prefixes", re.compile(r"(^|,)lab-spin(,|$)"), timeout=30_000)
             expect(profile).to_have_attribute("data-nodes", re.compile(r"^([2-9]|[1-9][0-9]+)$"))  # its frames too
             # the call stacks: where the spinning task is now, its innermost frame in lab_spin
-            _open_by_palette(page, "xsched: Open Call Stack")
+            open_by_palette(page, "xsched: Open Call Stack")
             spin = page.locator('#xsched-pane-call-stack .xsched-StackBlock[data-key="lab-spin-1"]')
             expect(spin).to_have_count(1, timeout=30_000)
             expect(spin.locator(".xsched-mod-innermost")).to_contain_text("in lab_spin")
