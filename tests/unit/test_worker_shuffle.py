@@ -155,3 +155,14 @@ def test_arrays_travel_out_of_band_and_come_back_writable(tmp_path, limit):
         assert got[1].sum() == 2 * 600
         assert [d["x"].tolist() for d in s.take("s1", 1, 1, 3)] == [[0], [0, 1], [0, 1, 2]]
         assert s.buffered == 0
+
+
+def test_a_file_cut_short_fails_its_output_naming_the_file(tmp_path):
+    with _Loop() as loop:
+        s = service(tmp_path, loop, limit=1)  # (every piece goes to the file)
+        send(s, loop, 1, 0, {0: np.arange(1000)})
+        path = s.runs["s1"].path(0)
+        with open(path, "r+b") as f:
+            f.truncate(os.path.getsize(path) - 100)
+        with pytest.raises(OSError, match=r"shuffle file .*/0 ends inside a piece"):
+            s.take("s1", 1, 0, 1)

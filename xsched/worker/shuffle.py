@@ -16,8 +16,9 @@ Data flow::
         (a thread, under the flush lock) before the answer, so fast senders wait (back-pressure)
     output task thread: take -> (loop, under the flush lock) the output's buffered pieces and
         its file, both handed over -> the file read and deleted in the task thread, each frame
-        read straight into the buffer its array will own -> pieces in input order; an output whose run is not here, or not complete, asks the scheduler
-        to restart the shuffle (shuffle-restart) and fails (the scheduler has released it)
+        read straight into the buffer its array will own -> pieces in input order; an output
+        whose run is not here, or not complete, asks the scheduler to restart the shuffle
+        (shuffle-restart) and fails (the scheduler has released it)
     scheduler --shuffle-forget {id, run}--> drop the shuffle's runs before ``run`` and refuse
         their pieces from now on (a restart, or the shuffle's end)
 
@@ -342,7 +343,7 @@ def _read_exactly(f, n: int, path: str) -> bytearray:
     """``n`` bytes of ``f`` into a buffer of their own (the array made from it keeps it)."""
     buf = bytearray(n)
     if f.readinto(buf) != n:
-        raise ShuffleIncomplete(f"{path}: the file ends inside a piece (a disk full or a worker cut short)")
+        raise OSError(f"shuffle file {path} ends inside a piece: was the disk full when it was written?")
     return buf
 
 
