@@ -115,3 +115,10 @@ def test_auto_exchanges_only_what_the_task_route_would_hold_at_once():
     assert not use_p2p(None, rows, cols, 8, limit)
     with pytest.raises(ValueError, match="not one of"):
         use_p2p("disk", rows, cols, 8, limit)
+
+
+def test_a_p2p_rechunk_computed_without_a_cluster_says_how_to_run_it_here():
+    y = xa.from_array(np.zeros((4, 4)), chunks=(1, 4)).rechunk((4, 1), method="p2p")
+    with pytest.raises(RuntimeError, match=r"only on an xsched cluster.*rechunk\(\.\.\., method='tasks'\)"):
+        y.compute()
+    assert (xa.from_array(np.eye(4), chunks=(1, 4)).rechunk((4, 1), method="tasks").compute() == np.eye(4)).all()

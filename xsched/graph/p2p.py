@@ -111,7 +111,8 @@ def _service():
         raise RuntimeError(
             "a p2p shuffle runs only on an xsched cluster (its workers exchange the pieces); "
             "compute with a Client, or build the collection with shuffle.method set to 'tasks' "
-            "(xsched.config.set({'shuffle.method': 'tasks'}))") from None
+            "(xsched.config.set({'shuffle.method': 'tasks'})); for an array's rechunk, "
+            "x.rechunk(..., method='tasks') or the setting array.rechunk.method") from None
     return worker.shuffles
 
 
