@@ -429,7 +429,7 @@ def test_scheduler_console_kernel(jp_asyncio_loop, jp_fetch, jp_serverapp, own_c
 
 
 @pytest.mark.cluster
-def test_unreachable_cluster_does_not_hold_up_the_others(jp_asyncio_loop, jp_fetch, cluster):
+def test_unreachable_cluster_does_not_hold_up_the_others(jp_asyncio_loop, jp_fetch, jp_serverapp, cluster):
     """A registry entry whose scheduler does not answer is shown as such, without its secret,
     and the live clusters are listed without waiting for it."""
     import socket
@@ -442,6 +442,9 @@ def test_unreachable_cluster_does_not_hold_up_the_others(jp_asyncio_loop, jp_fet
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     sec = Security.generate()
+    # (still longer than a refresh waits for a cluster, 2 s, so the listing cannot have waited
+    # for the connect to fail; shorter than the default 5 s, which the teardown waits out)
+    jp_serverapp.web_app.settings["xsched_monitor"].connect_timeout = 2.5
     path = registry.register(f"tcp://127.0.0.1:{port}", sec, "scheduler-lab-unreachable")
     try:
         async def go():

@@ -241,8 +241,10 @@ def _worker_row(address: str, w: dict) -> dict:
 class ClusterMonitor:
     """One xsched Client per cluster, refreshed at most once per ``interval`` for everyone."""
 
-    def __init__(self, interval: float = 1.0, request_timeout: float = 5.0, wait_per_refresh: float = 2.0):
+    def __init__(self, interval: float = 1.0, request_timeout: float = 5.0, wait_per_refresh: float = 2.0,
+                 connect_timeout: float = 5.0):
         self.interval = interval
+        self.connect_timeout = connect_timeout  # seconds a new client waits for a scheduler
         self.wait_per_refresh = wait_per_refresh
         self._inflight: dict[str, asyncio.Future] = {}
         self._last: dict[str, tuple] = {}
@@ -267,7 +269,7 @@ class ClusterMonitor:
             client = self._clients.get(address)
             if client is not None and getattr(client, "status", "running") == "running":
                 return client
-        client = Client(address, set_as_default=False, timeout="5s", name="xsched-jupyterlab")
+        client = Client(address, set_as_default=False, timeout=f"{self.connect_timeout}s", name="xsched-jupyterlab")
         with self._lock:
             old = self._clients.get(address)
             self._clients[address] = client
