@@ -14,7 +14,8 @@ import pytest
 
 import numpy as np
 
-from xsched.worker.shuffle import ShuffleIncomplete, ShuffleService, _dumps
+from xsched.protocol.serialize import dumps
+from xsched.worker.shuffle import ShuffleIncomplete, ShuffleService
 
 
 class _Loop:
@@ -50,7 +51,7 @@ def service(tmp_path, loop, limit=10**9):
 
 def send(s, loop, run, i, pieces, sid="s1"):
     """As a peer's transfer sends them: each piece a pickle and its arrays' bytes, read-only."""
-    blobs = [_dumps(pieces[j]) for j in sorted(pieces)]
+    blobs = [dumps(pieces[j]) for j in sorted(pieces)]
     header = {"id": sid, "run": run, "input": i, "outputs": sorted(pieces), "frames": [len(b) for b in blobs]}
     frames = [b""] + [bytes(f) for blob in blobs for f in blob]
     return asyncio.run_coroutine_threadsafe(s.receive(header, frames), loop).result(5)
@@ -141,7 +142,7 @@ def test_a_split_naming_outputs_that_do_not_exist_fails_its_task(tmp_path):
 def test_arrays_travel_out_of_band_and_come_back_writable(tmp_path, limit):
     """A piece's arrays leave as frames of their own (no copy into the pickle) and come back
     as arrays the output may write to, from memory and from the files alike."""
-    frames = _dumps({"a": np.arange(1000, dtype="f8"), "b": "text"})
+    frames = dumps({"a": np.arange(1000, dtype="f8"), "b": "text"})
     assert len(frames) == 2 and frames[1].nbytes == 8000  # (the pickle holds no array bytes)
     assert len(frames[0]) < 1000
     with _Loop() as loop:

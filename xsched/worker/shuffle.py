@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import pickle
 import shutil
 import struct
 import tempfile
@@ -44,6 +43,7 @@ from ..comm import RemoteError
 from ..graph.p2p import owner
 from ..protocol import ops
 from ..protocol.bulk import push, with_pushed
+from ..protocol.serialize import dumps, frame_view, loads, nbytes_of_frames
 from ..units import parse_bytes
 
 logger = logging.getLogger("xsched.worker.shuffle")
@@ -114,7 +114,7 @@ class ShuffleService:
         elif len(pieces) != n_out:
             raise ValueError(f"the shuffle's split gave {len(pieces)} pieces for {n_out} output partitions")
         items = pieces.items() if isinstance(pieces, Mapping) else enumerate(pieces)
-        blobs = {j: _dumps(p) for j, p in items}
+        blobs = {j: dumps(p) for j, p in items}  # (a piece's arrays as frames of their own)
         del pieces, items
         deadline = time.monotonic() + RETRY_FOR
         fresh = False
@@ -152,7 +152,7 @@ class ShuffleService:
         if isinstance(got, str):
             self._restart(shuffle_id, run, got)
         records, path = got
-        pieces = [(i, _loads([f if not f.readonly else bytearray(f) for f in frames]))
+        pieces = [(i, loads([f if not f.readonly else bytearray(f) for f in frames]))
                   for i, frames in records]  # (a received frame is read-only: the array gets a copy)
         del records
         if path is not None:  # (read record by record: the file's bytes are never all in memory)
@@ -160,7 +160,7 @@ class ShuffleService:
                 while head := f.read(_RECORD.size):
                     i, k = _RECORD.unpack(head)
                     lengths = struct.unpack(f"<{k}Q", f.read(k * _LENGTH.size))
-                    pieces.append((i, _loads([_read_exactly(f, n, path) for n in lengths])))
+                    pieces.append((i, loads([_read_exactly(f, n, path) for n in lengths])))
             os.unlink(path)
         pieces.sort(key=lambda r: r[0])
         return [piece for _, piece in pieces]
@@ -235,11 +235,11 @@ class ShuffleService:
         r.inputs.add(i)
         at = 0
         for j, k in zip(outputs, counts):
-            piece = [memoryview(f.buffer if hasattr(f, "buffer") else f).cast("B") for f in frames[at:at + k]]
+            piece = [memoryview(frame_view(f)) for f in frames[at:at + k]]
             at += k
             r.buffers[j].append((i, piece))
             r.counts[j] += 1
-            self.buffered += _nbytes(piece)
+            self.buffered += nbytes_of_frames(piece)
         if self.buffered > self.buffer_limit:
             await self._flush()
         return {"status": "OK"}
@@ -266,7 +266,7 @@ class ShuffleService:
             if r.counts[j] < n_pieces:
                 return f"output {j} has {r.counts[j]} of its {n_pieces} pieces here"
             records = r.buffers.pop(j, [])
-            self.buffered -= sum(_nbytes(piece) for _, piece in records)
+            self.buffered -= sum(nbytes_of_frames(piece) for _, piece in records)
             path = r.path(j) if j in r.files else None
             r.files.discard(j)
             return records, path
@@ -289,7 +289,7 @@ class ShuffleService:
         if self.runs.get(r.shuffle_id) is r:
             del self.runs[r.shuffle_id]
         async with self._flush_lock:  # (not while a flush writes its files)
-            self.buffered -= sum(_nbytes(p) for records in r.buffers.values() for _, p in records)
+            self.buffered -= sum(nbytes_of_frames(p) for records in r.buffers.values() for _, p in records)
             r.buffers.clear()
             if r.files:
                 shutil.rmtree(r.directory, ignore_errors=True)
@@ -308,35 +308,6 @@ class ShuffleService:
         if self._directory is not None:
             shutil.rmtree(self._directory, ignore_errors=True)
             self._directory = None
-
-
-def _dumps(piece: Any) -> list:
-    """A piece as frames: the pickle, then its arrays' bytes as views (protocol 5 out of band),
-    so a transfer copies no array to send it.
-
-    >>> import numpy as np
-    >>> frames = _dumps(np.arange(3)); len(frames), frames[1].nbytes
-    (2, 24)
-    >>> _loads([frames[0], bytearray(frames[1])])
-    array([0, 1, 2])
-    """
-    buffers: list = []
-    head = pickle.dumps(piece, protocol=5, buffer_callback=buffers.append)
-    frames: list = [head]
-    for b in buffers:
-        try:
-            frames.append(b.raw())
-        except BufferError:  # (not contiguous: sent as a copy)
-            frames.append(memoryview(b).tobytes())
-    return frames
-
-
-def _loads(frames: list) -> Any:
-    return pickle.loads(frames[0], buffers=frames[1:])
-
-
-def _nbytes(frames: list) -> int:
-    return sum(memoryview(f).nbytes for f in frames)
 
 
 def _read_exactly(f, n: int, path: str) -> bytearray:
@@ -358,5 +329,5 @@ def _write(batches: list) -> int:
                     f.write(struct.pack(f"<{len(piece)}Q", *(memoryview(p).nbytes for p in piece)))
                     for frame in piece:
                         f.write(frame)
-                    written += _RECORD.size + _LENGTH.size * len(piece) + _nbytes(piece)
+                    written += _RECORD.size + _LENGTH.size * len(piece) + nbytes_of_frames(piece)
     return written
