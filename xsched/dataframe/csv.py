@@ -41,6 +41,7 @@ from ..units import parse_bytes
 from .core import DataFrame, Series
 from ..files import compression_of, expand_paths, file_token, filesystem_for, join, open_decompressed, parent, shown
 from ..graph.collection import run_writes
+from .csv_arrow import read_arrow
 from .io import from_tasks
 
 __all__ = ["read_csv", "to_csv"]
@@ -289,15 +290,18 @@ def _keep(df: pd.DataFrame, filters: tuple) -> pd.DataFrame:
 def _read_block(fs: Any, path: str, label: str, start: int, end: int | None, header: bytes, compression: Any,
                 kwargs: dict, dtypes: dict, meta: pd.DataFrame, path_col: Any, origin: str,
                 filters: tuple = ()) -> pd.DataFrame:
-    """Run on the workers: one partition, parsed with meta's dtypes. With ``filters`` (pushed
-    by the planner from ``df[df.col > value]``) the rows are parsed ``FILTER_CHUNK_ROWS`` at a
-    time and only those passing are kept, so the whole unfiltered partition never exists."""
+    """Run on the workers: one partition, parsed with meta's dtypes, by pyarrow where it gives
+    what pandas would (``csv_arrow.py``), else by pandas. With ``filters`` (pushed by the
+    planner from ``df[df.col > value]``) only the rows passing are kept as they are parsed
+    (pandas' in ``FILTER_CHUNK_ROWS`` at a time), so the whole unfiltered partition never exists."""
     where = label if end is None else f"{label} (bytes {start}-{end})"
     try:
         with _source(fs, path, start, end, header, compression) as src:
             if src is None:
                 return meta.copy()
-            with warnings.catch_warnings():
+            df = read_arrow(src, kwargs, dtypes, [c for c in meta.columns if c != path_col], filters)
+        if df is None:
+            with _source(fs, path, start, end, header, compression) as src, warnings.catch_warnings():
                 warnings.simplefilter("ignore", pd.errors.DtypeWarning)
                 if filters:
                     with pd.read_csv(src, dtype=dtypes, chunksize=FILTER_CHUNK_ROWS, **kwargs) as chunks:
