@@ -10,6 +10,7 @@ import os
 import numpy as np
 import pytest
 
+import xsched
 import xsched.array as xa
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
@@ -71,3 +72,39 @@ def test_zarr_blocks_are_made_and_written_by_the_workers(client, tmp_path):
     written = set(xa.from_zarr(path).compute().tolist())
     workers = set(client.run(os.getpid).values())
     assert written <= workers and os.getpid() not in written
+
+
+class PathTarget:
+    """A store(compute=False) target that opens its .npy file by path where it writes, and
+    records which process wrote each block; a marker file taken with O_EXCL while writing
+    shows whether two writes ever overlapped."""
+
+    def __init__(self, directory, shape):
+        self.path, self.shape = os.path.join(directory, "data.npy"), shape
+        self.marker, self.log = os.path.join(directory, "busy"), os.path.join(directory, "writers")
+        np.lib.format.open_memmap(self.path, mode="w+", dtype="f8", shape=shape).flush()
+
+    def __setitem__(self, region, block):
+        fd = os.open(self.marker, os.O_CREAT | os.O_EXCL)  # FileExistsError: another write is under way
+        try:
+            data = np.load(self.path, mmap_mode="r+")
+            data[region] = block
+            data.flush()
+            with open(self.log, "a") as f:
+                f.write(f"{os.getpid()}\n")
+        finally:
+            os.close(fd)
+            os.unlink(self.marker)
+
+
+def test_lazy_store_is_written_by_the_workers_under_a_cluster_lock(client, tmp_path):
+    a = np.random.default_rng(2).random((40, 6))
+    target = PathTarget(str(tmp_path), (40, 6))
+    lock = xsched.Lock("lazy-store-test", client=client)
+    d = xa.store(xa.from_array(a, chunks=(5, 6)) + 1, target, lock=lock, compute=False)
+    assert not np.load(target.path).any()
+    client.compute(d, sync=True)
+    np.testing.assert_array_equal(np.load(target.path), a + 1)
+    with open(target.log) as f:
+        writers = [int(line) for line in f]
+    assert len(writers) == 8 and set(writers) <= set(client.run(os.getpid).values())

@@ -12,7 +12,9 @@ import threading
 import numpy as np
 import pytest
 
+import xsched
 import xsched.array as xa
+from xsched.graph.delayed import Delayed
 from xsched.graph.spec import Task
 
 RNG = np.random.default_rng(7)
@@ -245,10 +247,53 @@ def test_store_writes_every_block_into_setitem_targets_with_regions_and_a_lock()
     assert float(out_b) == pytest.approx(DATA.sum())
 
 
+class FileTarget:
+    """A target that opens its storage by path where it writes (as a task's argument, a copy
+    of it writes the same file): a float64 file of ``shape``, as a memmap."""
+
+    def __init__(self, path, shape):
+        self.path, self.shape = str(path), shape
+        np.lib.format.open_memmap(self.path, mode="w+", dtype="f8", shape=shape).flush()
+
+    def __setitem__(self, region, block):
+        data = np.load(self.path, mmap_mode="r+")
+        data[region] = block
+        data.flush()
+
+    def read(self):
+        return np.load(self.path)
+
+
+def test_store_compute_false_writes_when_computed(tmp_path):
+    x = xa.from_array(DATA, chunks=(3, 2, 4))
+    big, small = FileTarget(tmp_path / "big.npy", (10, 5, 4)), FileTarget(tmp_path / "small.npy", ())
+    first = xa.store(x * 2, big, regions=(slice(3, 10),), compute=False)
+    second = xa.store(x.sum(), small, compute=False)
+    assert isinstance(first, Delayed) and not big.read().any() and not small.read()  # nothing yet
+    assert xsched.compute(first, second) == (None, None)
+    np.testing.assert_allclose(big.read()[3:], DATA * 2)
+    assert not big.read()[:3].any() and float(small.read()) == pytest.approx(DATA.sum())
+
+
+def test_store_compute_false_refuses_what_cannot_travel_with_its_tasks(tmp_path):
+    x = xa.ones(4, chunks=2)
+    target = FileTarget(tmp_path / "t.npy", (4,))
+    with pytest.raises(ValueError, match="target 0 is a NumPy array in this process's memory.*compute=True"):
+        xa.store(x, np.zeros(4), compute=False)
+    with pytest.raises(ValueError, match=r"lock=True is a lock of this process.*xsched.Lock"):
+        xa.store(x, target, lock=True, compute=False)
+    with pytest.raises(TypeError, match=r"the lock cannot be sent with the tasks that write later"):
+        xa.store(x, target, lock=threading.Lock(), compute=False)
+    with pytest.raises(TypeError, match=r"target 0 \(Target\) cannot be sent .*to_zarr"):
+        xa.store(x, Target((4,)), compute=False)  # it holds a threading lock
+    bad = xa.map_blocks(lambda b: b[:1], x, dtype=x.dtype)  # blocks of another shape than promised
+    with pytest.raises(ValueError, match=r"block \(\d,\) of source 0 .* came back with shape \(1,\), but its "
+                                         r"place .* has shape \(2,\)"):
+        xa.store(bad, target, compute=False).compute()
+
+
 def test_store_refuses_what_it_cannot_do():
     x = xa.ones(4, chunks=2)
-    with pytest.raises(NotImplementedError, match=r"compute=False\) is not supported .*to_zarr"):
-        xa.store(x, np.zeros(4), compute=False)
     with pytest.raises(ValueError, match="1 sources but 2 targets"):
         xa.store([x], [np.zeros(4), np.zeros(4)])
     with pytest.raises(ValueError, match=r"source has shape \(4,\) but its target \(5,\)"):

@@ -8,8 +8,11 @@ not let two processes write at once. So the blocks are computed where the graph 
 default client's cluster, or here) in batches of ``batch_size``, and each batch is written
 here as it arrives: this process holds one batch at a time, never the whole array.
 
-To have the workers write, each its own blocks, straight into files they can open by path,
-use ``xsched.array.to_zarr`` instead.
+With ``compute=False`` the write is a graph instead, run later where the graph runs: each
+block written by the task that holds it, into the target sent along with the task. That
+suits targets that reopen their storage where they are unpickled (a zarr array, a writer
+that opens its file by path); an array in this process's memory cannot be one, and is
+refused. To have the workers write zarr by path, ``xsched.array.to_zarr`` does it all.
 
 >>> import numpy as np, xsched.array as xa
 >>> x = xa.from_array(np.arange(12).reshape(3, 4), chunks=2)
@@ -23,10 +26,15 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import uuid
 from typing import Any, Sequence
 
+import cloudpickle
 import numpy as np
 
+from ..graph.delayed import Delayed
+from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
+from ..graph.spec import Ref, Task
 from .chunks import _starts
 from .core import Array
 
@@ -98,7 +106,7 @@ def _region_slices(region: Any, shape: tuple[int, ...], target_shape: Any) -> li
 
 def store(sources: Array | Sequence[Array], targets: Any, lock: Any = None,
           regions: Any = None, compute: bool = True, *, batch_size: int | None = None,
-          flush: bool = False, return_stored: bool = False) -> None:
+          flush: bool = False, return_stored: bool = False) -> Delayed | None:
     """Write each array of ``sources`` into the matching target with ``target[...] = block``.
 
     ``sources`` and ``targets``: one array and one target, or sequences of the same length.
@@ -110,10 +118,12 @@ def store(sources: Array | Sequence[Array], targets: Any, lock: Any = None,
     (see the module docstring). Returns when every block is written.
 
     ``flush`` is accepted from xarray's writers and changes nothing: nothing is buffered
-    here once ``store`` returns. ``compute=False`` (a lazy write to run later) and
-    ``return_stored=True`` are not supported: call ``store`` when the write is to happen,
-    or write zarr from the workers lazily with ``xsched.array.to_zarr(x, path,
-    compute=False)``.
+    here once ``store`` returns. ``return_stored=True`` is not supported.
+
+    ``compute=False`` returns a ``Delayed`` (value None) that writes every block when
+    computed, from the task that holds it (see the module docstring): the targets and the
+    lock travel with the tasks, so they must pickle, an array in this process's memory is
+    refused, and a lock must be one the cluster shares (``xsched.Lock``), not ``True``.
 
     >>> import numpy as np, xsched.array as xa
     >>> a = xa.ones((2, 3), chunks=1)
@@ -122,12 +132,6 @@ def store(sources: Array | Sequence[Array], targets: Any, lock: Any = None,
     >>> out[:, 0].tolist()
     [1.0, 1.0, 2.0, 2.0]
     """
-    if not compute:
-        raise NotImplementedError(
-            "store(compute=False) is not supported by xsched.array: it writes when called, "
-            "from this process. Call it when the data is to be written (compute=True), or, for "
-            "a write to run later on the workers, use xsched.array.to_zarr(x, path, "
-            "compute=False).")
     if return_stored:
         raise NotImplementedError("store(return_stored=True) is not supported by xsched.array; "
                                   "read the targets back instead.")
@@ -148,6 +152,8 @@ def store(sources: Array | Sequence[Array], targets: Any, lock: Any = None,
     regions = list(regions)
     if len(regions) != len(sources):
         raise ValueError(f"store: {len(regions)} regions for {len(sources)} sources")
+    if not compute:
+        return _lazy(sources, targets, regions, lock)
     batch = int(batch_size or DEFAULT_BATCH)
     if batch < 1:
         raise ValueError(f"store: batch_size must be at least 1, got {batch}")
@@ -157,25 +163,88 @@ def store(sources: Array | Sequence[Array], targets: Any, lock: Any = None,
     return None
 
 
-def _store_one(x: Array, target: Any, region: Any, guard: Any, batch: int) -> None:
+def _placements(x: Array, target: Any, region: Any) -> list[tuple[tuple[int, ...], tuple[slice, ...]]]:
+    """(block index, where it goes in the target) for every block of ``x`` that holds data."""
     target_shape = getattr(target, "shape", None)
     offsets = _region_slices(region, x.shape, target_shape)
     if region is None and target_shape is not None and tuple(target_shape) != x.shape:
         raise ValueError(f"store: the source has shape {x.shape} but its target "
                          f"{tuple(target_shape)}; give a region, or a target of that shape")
     if x.ndim == 0:
-        (value,) = x._compute_blocks([x.chunk_key(())])
-        with guard:
-            target[()] = np.asarray(value, dtype=x.dtype)
-        return
+        return [((), ())]
     starts = [_starts(c) for c in x.chunks]
-    indices = [i for i in np.ndindex(*x.numblocks)
-               if all(x.chunks[a][b] for a, b in enumerate(i))]  # empty blocks: nothing to write
-    for lo in range(0, len(indices), batch):
-        part = indices[lo:lo + batch]
-        blocks = x._compute_blocks([x.chunk_key(i) for i in part])
-        for index, block in zip(part, blocks):
-            where = tuple(slice(offsets[a] + starts[a][b], offsets[a] + starts[a][b + 1])
-                          for a, b in enumerate(index))
+    return [(index, tuple(slice(offsets[a] + starts[a][b], offsets[a] + starts[a][b + 1])
+                          for a, b in enumerate(index)))
+            for index in np.ndindex(*x.numblocks)
+            if all(x.chunks[a][b] for a, b in enumerate(index))]  # empty blocks: nothing to write
+
+
+def _store_one(x: Array, target: Any, region: Any, guard: Any, batch: int) -> None:
+    placements = _placements(x, target, region)
+    for lo in range(0, len(placements), batch):
+        part = placements[lo:lo + batch]
+        blocks = x._compute_blocks([x.chunk_key(index) for index, _ in part])
+        for (_, where), block in zip(part, blocks):
             with guard:
                 target[where] = np.asarray(block, dtype=x.dtype)
+
+
+def _lazy(sources: list, targets: list, regions: list, lock: Any) -> Delayed:
+    """``store(compute=False)``: a graph with a write task per block and one that waits for them."""
+    if lock is True:
+        raise ValueError("store(compute=False): lock=True is a lock of this process, which the tasks "
+                         "writing later do not share; pass lock=xsched.Lock('<name>') (one lock for the "
+                         "whole cluster), or lock=None when no two blocks share a stored chunk")
+    lock = None if lock is False else lock
+    if lock is not None:
+        _lock_of(lock)  # the same TypeError as compute=True for what is not a lock
+        _sendable(lock, "the lock")
+    for k, target in enumerate(targets):
+        if isinstance(target, np.ndarray):
+            raise ValueError(f"store(compute=False): target {k} is a NumPy array in this process's "
+                             "memory, and the tasks writing later would write into copies of it; "
+                             "call store(..., compute=True) to write it from here now")
+        _sendable(target, f"target {k} ({type(target).__name__})")
+    token = new_token([s.name for s in sources], uuid.uuid4().hex)
+    name = f"store-{token}"
+    ann = annotations_in_force()
+    graph: dict[str, Any] = {}
+    writes = []
+    for k, (x, target, region) in enumerate(zip(sources, targets, regions)):
+        graph.update(x._graph.flat())
+        for index, where in _placements(x, target, region):
+            key = chunk_key(f"{name}-{k}", index)
+            label = f"block {index} of source {k} ({x.name})"
+            graph[key] = Task(_write, (Ref(x.chunk_key(index)), target, where, x.dtype, lock, label), {},
+                              per_task(ann))
+            writes.append(Ref(key))
+    done = f"{name}-done"
+    graph[done] = Task(all_written, (writes,), {}, per_task(ann))
+    return Delayed(done, graph)
+
+
+def _sendable(obj: Any, what: str) -> None:
+    """Refuse, now, what could not travel with the write tasks."""
+    try:
+        cloudpickle.dumps(obj)
+    except Exception as exc:
+        raise TypeError(f"store(compute=False): {what} cannot be sent with the tasks that write later "
+                        f"({type(exc).__name__}: {exc}); call store(..., compute=True) to write from this "
+                        "process now, or give a target that opens its storage by path "
+                        "(xsched.array.to_zarr writes zarr that way)") from exc
+
+
+def _write(block: Any, target: Any, where: tuple, dtype: Any, lock: Any, label: str) -> None:
+    """A write task of ``store(compute=False)``: one block into its place in the target."""
+    block = np.asarray(block, dtype=dtype)
+    shape = tuple(s.stop - s.start for s in where)
+    if block.shape != shape:
+        raise ValueError(f"store: {label} came back with shape {block.shape}, but its place {where} "
+                         f"in the target has shape {shape}; nothing was written for it")
+    with _lock_of(lock):
+        target[where] = block
+
+
+def all_written(results: list) -> None:
+    """The task that finishes a lazy write (``store``, ``to_zarr``): it waits for every write."""
+    return None

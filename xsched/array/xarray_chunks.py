@@ -29,7 +29,8 @@ How each method of xarray's ``ChunkManagerEntrypoint`` maps onto xsched.array:
 * ``scan``: ``xa.scan``
 * ``unify_chunks``: ``xa.unify_chunks``
 * ``store``: ``xa.store``, blocks computed where the graph runs and written by this process
-  (``to_netcdf``, ``to_zarr``)
+  (``to_netcdf``, ``to_zarr``); ``compute=False`` raises (xarray finishes a lazy write with
+  dask.delayed)
 * ``array_api``: the ``xsched.array`` namespace (``full``, ``arange``, ...)
 * ``shuffle``: not supported (``groupby(...).shuffle_to_chunks()``), raises
 
@@ -368,6 +369,12 @@ class XschedChunkManager(ChunkManagerEntrypoint[Array]):
         >>> out.tolist()
         [1.0, 1.0, 1.0, 1.0]
         """
+        if not kwargs.get("compute", True):
+            raise NotImplementedError(
+                "store(compute=False) is not supported through xarray: xarray finishes a lazy write "
+                "(to_netcdf/to_zarr with compute=False) with dask.delayed, which xsched does not use. "
+                "Write with compute=True (the default), or write one variable lazily with "
+                "xsched.array.to_zarr(ds[name].data, path, compute=False).")
         return _store(sources, targets, **kwargs)
 
     def shuffle(self, x: Array, indexer: list[list[int]], axis: int, chunks: Any) -> Array:

@@ -38,6 +38,7 @@ from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from .chunks import _starts, normalize_chunks
 from .core import Array, _auto_aligned
+from .store import all_written
 
 __all__ = ["from_zarr", "to_zarr", "ZarrSource"]
 
@@ -153,11 +154,6 @@ def _write_region(block: Any, source: ZarrSource, region: tuple[slice, ...],
                          "nothing was written for it.")
     source.open("r+")[region] = block
     return shape
-
-
-def _all_written(shapes: list) -> None:
-    """The task that finishes a ``to_zarr``: it waits for every write."""
-    return None
 
 
 def from_zarr(url_or_store: Any, component: str | None = None, chunks: Any = None, *,
@@ -299,7 +295,7 @@ def to_zarr(arr: Array, url: Any, component: str | None = None, overwrite: bool 
             _write_region, (Ref(chunk_key(arr.name, index)), source, region_of, where), {},
             per_task(ann))
     done = f"to-zarr-done-{token}"
-    layer[done] = Task(_all_written, ([Ref(k) for k in layer],), {}, per_task(ann))
+    layer[done] = Task(all_written, ([Ref(k) for k in layer],), {}, per_task(ann))
     graph = dict(arr._graph.flat())
     graph.update(layer)
     result = Delayed(done, graph)
