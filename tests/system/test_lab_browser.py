@@ -522,8 +522,31 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             kconsole = page.locator(".jp-CodeConsole").last
             out = kconsole.locator(".jp-CodeConsole-content .jp-OutputArea-output").last
             expect(out).to_have_text("4", timeout=45_000)          # pane-inc-3 is 3 + 1
+            # the panes in the dark and the light theme: the canvas repaints itself when the theme changes
+            canvas_light = """() => {
+                const c = document.querySelector('#xsched-pane-task-stream canvas');
+                const d = c.getContext('2d').getImageData(2, 2, 1, 1).data;
+                return d[0] + d[1] + d[2] > 600; }"""
+
+            def use_theme(theme: str, light: str) -> None:
+                if page.evaluate("() => document.body.getAttribute('data-jp-theme-light')") != light:
+                    page.click('.lm-MenuBar-itemLabel:text-is("Settings")')
+                    page.click('.lm-Menu-itemLabel:text-is("Theme")')
+                    page.click(f'.lm-Menu-itemLabel:text-is("{theme}")')
+                    page.wait_for_selector(f'body[data-jp-theme-light="{light}"]', state="attached", timeout=30_000)
+                    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=30_000)  # (shown while it switches)
+                page.wait_for_function(canvas_light if light == "true" else f"() => !({canvas_light})()",
+                                       timeout=20_000)
+
+            was_light = page.evaluate("() => document.body.getAttribute('data-jp-theme-light')") != "false"
+            use_theme("JupyterLab Dark", "false")
             page.screenshot(path=str(shots / "panes.png"))
             doc_picture(shots / "panes.png", "lab-panes.png")
+            use_theme("JupyterLab Light", "true")
+            page.screenshot(path=str(shots / "panes-light.png"))
+            doc_picture(shots / "panes-light.png", "lab-panes-light.png")
+            if not was_light:
+                use_theme("JupyterLab Dark", "false")
             # the task-group graph: a node per group coloured by state, an arrow where one feeds another
             open_by_palette(page, "xsched: Open Graph")
             graph = page.locator("#xsched-pane-graph svg")

@@ -229,11 +229,16 @@ export function pct(part: number, whole: number): string {
   return `${Math.max(0, Math.min(100, (100 * part) / whole)).toFixed(2)}%`;
 }
 
-/** A round step (1, 2 or 5 times a power of ten) near `raw` seconds. */
-export function niceStep(raw: number): number {
-  const p = Math.pow(10, Math.floor(Math.log10(Math.max(raw, 1e-6))));
-  const m = raw / p;
-  return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
+/** The tick step of a time axis showing `span` seconds over `plotW` pixels: the shortest
+ * 1-2-5 step that leaves room for each label, `labelW(step)` pixels wide, and a gap. */
+export function axisStep(span: number, plotW: number, labelW: (step: number) => number): number {
+  let step = 1;
+  for (let pass = 0; pass < 2; pass++) { // (a label's width depends on the step: milliseconds or not)
+    const raw = span / Math.max(1, Math.floor(plotW / (labelW(step) + 16)));
+    const p = Math.pow(10, Math.floor(Math.log10(Math.max(raw, 1e-6))));
+    step = [1, 2, 5, 10].map(m => m * p).find(s => s >= raw * 0.999) ?? 10 * p;
+  }
+  return step;
 }
 
 /** "14:03:07", with milliseconds when the ticks are closer than a second. */

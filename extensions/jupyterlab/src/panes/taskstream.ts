@@ -9,7 +9,7 @@
 // pan; double click: follow the newest runs again. Hover: key, worker, duration; click a
 // task's run: its key in the story pane (where one is given: `openKey`).
 import {
-  DrawnPane, ITelemetry, KeyOpener, TaskRun, clearCanvas, clock, groupColour, h, isLightTheme, naturalCompare, niceStep,
+  DrawnPane, ITelemetry, KeyOpener, TaskRun, axisStep, clearCanvas, clock, groupColour, h, isLightTheme, naturalCompare,
   themeVar
 } from './common';
 
@@ -265,11 +265,14 @@ export class TaskStreamPane extends DrawnPane {
     // the time axis: seconds since the left edge
     ctx.fillStyle = themeVar('--jp-ui-font-color2', '#666');
     ctx.fillRect(GUTTER, plotH, plotW, 1);
-    const step = niceStep((v1 - v0) / Math.max(2, Math.floor(plotW / 110)));
+    const step = axisStep(v1 - v0, plotW, s => ctx.measureText(clock(v1, s)).width);
     for (let t = Math.ceil(v0 / step) * step; t <= v1; t += step) {
       const x = GUTTER + (t - v0) * scale;
       ctx.fillRect(x, plotH, 1, 4);
-      ctx.fillText(clock(t, step), x + 2, plotH + AXIS / 2 + 2);
+      const text = clock(t, step);
+      if (x + 2 + ctx.measureText(text).width <= GUTTER + plotW) { // (a label cut by the edge says nothing)
+        ctx.fillText(text, x + 2, plotH + AXIS / 2 + 2);
+      }
     }
     this._status.textContent =
       `${this._counts[0].toLocaleString()} runs on ${rows.length} workers (${nr} lanes)` +

@@ -7,7 +7,7 @@
 //           the per-worker cursors the server keeps); a sample already held is skipped
 //   cpu:    each message's `workers` rows: one sample per worker per message, at the message's time
 // Hover: a vertical rule and, at that time, the total and each worker's figures.
-import { DrawnPane, ITelemetry, MemorySample, bytes, clock, h, naturalCompare, niceStep, svg } from './common';
+import { DrawnPane, ITelemetry, MemorySample, axisStep, bytes, clock, h, naturalCompare, svg } from './common';
 
 /** seconds of history kept and drawn */
 export const WINDOW = 600;
@@ -18,6 +18,7 @@ const BINS = 300;
 const GUTTER = 64; // px: the value axis
 const AXIS = 18; // px: the time axis
 const GAP = 10; // px: between the two charts
+const CHAR_W = 6.5; // px: about one character of an axis label (SVG text is not measured before it is drawn)
 
 /** One figure over time, oldest first, trimmed from the front. */
 class Series {
@@ -229,11 +230,11 @@ export class TimelinePane extends DrawnPane {
     // the time axis
     const scale = plotW / Math.max(v1 - v0, 1e-9);
     children.push(svg('line', { class: 'xsched-TimelineAxis', x1: GUTTER, x2: GUTTER + plotW, y1: total, y2: total }));
-    const step = niceStep((v1 - v0) / Math.max(2, Math.floor(plotW / 110)));
+    const step = axisStep(v1 - v0, plotW, s => clock(v1, s).length * CHAR_W);
     for (let t = Math.ceil(v0 / step) * step; t <= v1; t += step) {
       const x = GUTTER + (t - v0) * scale;
       children.push(svg('line', { class: 'xsched-TimelineAxis', x1: x, x2: x, y1: total, y2: total + 4 }));
-      if (x + 56 <= width) { // (a label cut by the right edge says nothing)
+      if (x + 2 + clock(t, step).length * CHAR_W <= width) { // (a label cut by the right edge says nothing)
         const label = svg('text', { class: 'xsched-TimelineText', x: x + 2, y: total + AXIS - 4 });
         label.textContent = clock(t, step);
         children.push(label);
@@ -292,7 +293,7 @@ export class TimelinePane extends DrawnPane {
     const x = (t: number) => GUTTER + (t - v0) * scale;
     // frame, gridlines and labels
     out.push(svg('rect', { class: 'xsched-TimelineFrame', x: GUTTER, y: top, width: plotW, height }));
-    for (const f of [0, 0.5, 1]) {
+    for (const f of height < 40 ? [0, 1] : [0, 0.5, 1]) { // (three labels need room for three lines)
       const yy = y(ceiling * f);
       out.push(svg('line', { class: 'xsched-TimelineGrid', x1: GUTTER, x2: GUTTER + plotW, y1: yy, y2: yy }));
       const label = svg('text', { class: 'xsched-TimelineText', x: GUTTER - 4, y: Math.max(yy + 4, top + 9), 'text-anchor': 'end' });
