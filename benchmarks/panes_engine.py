@@ -10,7 +10,8 @@ tasks) and tree (9,999 tasks) figures are taken first with no browser, then agai
 cluster, which then receive telemetry every half second while the work runs (the logs pane
 also has the scheduler ask workers for their recent records; the profile pane has the workers
 sample their task threads, the call-stack pane asks for the running tasks' frames). Everything runs on
-this machine: the Jupyter server and chromium share its cores with the cluster. Printed, never
+this machine: the Jupyter server and chromium share its cores with the cluster, and the CPU
+each kind of process used while the panes watched is printed beside the figures. Printed, never
 asserted. Every process started here is stopped by its pid.
 """
 
@@ -104,6 +105,26 @@ def open_panes(page, url: str, token: str, address: str, panes=PANES) -> None:
                            "?.getAttribute('data-worker-count') === '2'")
 
 
+def cpu_by_process(lab_pid: int, cluster_pids: set) -> dict:
+    """CPU seconds (user + system) used so far by each kind of process this benchmark started:
+    the cluster (scheduler, workers), the Jupyter server, chromium, the browser driver."""
+    import psutil
+
+    out = {"cluster": 0.0, "jupyter": 0.0, "chromium": 0.0, "driver": 0.0}
+    lab = {lab_pid} | {c.pid for c in psutil.Process(lab_pid).children(recursive=True)}
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            t = proc.cpu_times()
+            name = proc.name()
+        except psutil.Error:
+            continue
+        kind = ("cluster" if proc.pid in cluster_pids else "jupyter" if proc.pid in lab else
+                "chromium" if "chrom" in name else "driver" if name in ("node", "playwright") else None)
+        if kind:
+            out[kind] += t.user + t.system
+    return out
+
+
 def figures(ns, client, cpu, quick: bool) -> dict:
     out = engine.bench_map(ns, client, 1_000 if quick else 10_000, cpu)
     out.update(engine.bench_tree(ns, client, 500 if quick else 5_000, cpu))
@@ -147,7 +168,10 @@ def main(argv=None) -> None:
                     page = context.pages[0] if context.pages else context.new_page()
                     page.set_default_timeout(60_000)
                     open_panes(page, url, token, cluster.scheduler_address, panes)
+                    cluster_pids = set(client.run(os.getpid).values()) | {client.run_on_scheduler(os.getpid)}
+                    used0, wall0 = cpu_by_process(lab.pid, cluster_pids), time.monotonic()
                     after = figures(ns, client, cpu, args.quick)
+                    used1, wall = cpu_by_process(lab.pid, cluster_pids), time.monotonic() - wall0
                     drawn = page.locator("#xsched-pane-task-stream canvas").get_attribute("data-task-count")
                 finally:
                     context.close()
@@ -164,6 +188,9 @@ def main(argv=None) -> None:
         print(f"{label:18s} no browser {before[key]:9.3f}   panes open {after[key]:9.3f}   "
               f"ratio {after[key] / before[key]:.3f}")
     print(f"panes open: {', '.join(panes)}")
+    print(f"CPU while the panes watched ({wall:.1f} s of work): " + ", ".join(
+        f"{kind} {used1[kind] - used0[kind]:.2f} s ({100 * (used1[kind] - used0[kind]) / wall:.0f} % of a core)"
+        for kind in used0))
     print(f"task stream pane drew {drawn} runs;", json.dumps({"no_browser": before, "panes_open": after}))
 
 

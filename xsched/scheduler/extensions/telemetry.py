@@ -135,15 +135,11 @@ def category(state: str, nbytes: int) -> int:
     >>> category("released", -1), COLUMNS[category("forgotten", 16)]
     (-1, 'done')
     """
-    if state == "memory":
-        return 0
-    if state == "processing":
-        return 1
-    if state == "erred":
-        return 2
-    if state in _WAITING:
-        return 3
-    return 0 if nbytes >= 0 else -1
+    i = _CATEGORY.get(state, -2)
+    return i if i > -2 else (0 if nbytes >= 0 else -1)
+
+
+_CATEGORY = {"memory": 0, "processing": 1, "erred": 2, **{s: 3 for s in _WAITING}}
 
 
 class GroupCounts:
@@ -203,8 +199,12 @@ class GroupCounts:
                 self.edges.setdefault(group, set()).add(dts.group)
 
     def __call__(self, ts, start: str, finish: str) -> None:
-        nbytes = ts.nbytes
-        a, b = category(start, nbytes), category(finish, nbytes)
+        # (category() inlined: this runs on every transition of every task)
+        a, b = _CATEGORY.get(start, -2), _CATEGORY.get(finish, -2)
+        if a == -2 or b == -2:
+            nbytes = ts.nbytes
+            a = a if a > -2 else (0 if nbytes >= 0 else -1)
+            b = b if b > -2 else (0 if nbytes >= 0 else -1)
         if a == b:
             return
         row = self._row(ts.group)
@@ -337,8 +337,10 @@ class StoryRecorder:
 
     def __init__(self, state, maxlen: int = STORY_RECORDER_LENGTH):
         self.state = state
+        # tuples of plain values: the cyclic garbage collector stops scanning them once it
+        # has seen them, where a deque of 100,000 lists would be scanned in every full collection
         self.entries: collections.deque = collections.deque(maxlen=maxlen)
-        self._pending: list = []  # [(entry, ts)]: to "processing", worker not assigned yet
+        self._pending: list = []  # (time, ts, start, stimulus_id): to "processing", worker not assigned yet
 
     @classmethod
     def install(cls, state) -> "StoryRecorder":
@@ -353,34 +355,36 @@ class StoryRecorder:
 
     def __call__(self, ts, start: str, finish: str) -> None:
         try:
-            worker = _where(ts, finish)
             if self._pending:
-                self._settle(ts, start, worker)
+                self._settle(ts, start, finish)
             log = self.state.log
             sid = log[-1][3] if log and log[-1][0] == ts.key else None
-            entry = [time.time(), ts.key, start, finish, worker, sid]
-            if finish == "processing" and worker is None:
-                self._pending.append((entry, ts))
-            self.entries.append(entry)
+            if finish == "processing" and ts.processing_on is None:
+                self._pending.append((time.time(), ts, start, sid))
+            else:
+                self.entries.append((time.time(), ts.key, start, finish, _where(ts, finish), sid))
         except Exception:  # a note for a dashboard must never break the scheduler's transition
             self._pending.clear()
             logger.debug("story recorder: transition of %r not noted", getattr(ts, "key", ts), exc_info=True)
 
-    def _settle(self, ts=None, start: str | None = None, worker: str | None = None) -> None:
-        """Fill in the workers of the entries to "processing" (assigned since their hook). A
-        task that left "processing" before any other transition was heard ran where it went:
-        ``worker`` of its transition ``start`` -> now."""
-        for entry, pts in self._pending:
+    def _settle(self, ts=None, start: str | None = None, finish: str | None = None) -> None:
+        """Note the transitions to "processing" heard before their worker was assigned (it is
+        by now), in the order heard. A task that left "processing" before any other transition
+        was heard ran where it went: its worker in ``finish``."""
+        for t, pts, pstart, sid in self._pending:
             if pts.processing_on is not None:
-                entry[4] = pts.processing_on.address
+                worker = pts.processing_on.address
             elif pts is ts and start == "processing":
-                entry[4] = worker
+                worker = _where(ts, finish)
+            else:
+                worker = None
+            self.entries.append((t, pts.key, pstart, "processing", worker, sid))
         self._pending.clear()
 
     def entries_of(self, key: str) -> list:
         """The recorded transitions of ``key``, oldest first."""
         self._settle()
-        return [e for e in self.entries if e[1] == key]
+        return [list(e) for e in self.entries if e[1] == key]
 
 
 def _where(ts, finish: str) -> str | None:
@@ -388,7 +392,11 @@ def _where(ts, finish: str) -> str | None:
     if finish == "processing" and ts.processing_on is not None:
         return ts.processing_on.address
     if finish == "memory" and ts.who_has:
-        return ", ".join(sorted(ws.address for ws in ts.who_has))
+        who = ts.who_has
+        if len(who) == 1:  # (the common case: where it ran)
+            for ws in who:
+                return ws.address
+        return ", ".join(sorted(ws.address for ws in who))
     if finish == "erred" and ts.erred_on:
         return str(ts.erred_on)
     return None

@@ -229,6 +229,16 @@ export function pct(part: number, whole: number): string {
   return `${Math.max(0, Math.min(100, (100 * part) / whole)).toFixed(2)}%`;
 }
 
+/** The draw since `name`-start as a performance measure (devtools and the browser tests read
+ * them), keeping the page's timeline bounded: the browser keeps user timings for the page's life. */
+export function measureDraw(name: string): void {
+  performance.measure(name, `${name}-start`);
+  performance.clearMarks(`${name}-start`);
+  if (performance.getEntriesByName(name, 'measure').length >= 1000) {
+    performance.clearMeasures(name);
+  }
+}
+
 /** The tick step of a time axis showing `span` seconds over `plotW` pixels: the shortest
  * 1-2-5 step that leaves room for each label, `labelW(step)` pixels wide, and a gap. */
 export function axisStep(span: number, plotW: number, labelW: (step: number) => number): number {

@@ -4,7 +4,7 @@
 // task prefix, each row below the functions called, a frame as wide as the samples that
 // passed through it. Hover: function, file, samples; click: zoom into a frame; double
 // click: the whole profile again.
-import { DrawnPane, ITelemetry, ProfileRow, clearCanvas, groupColour, h, isLightTheme, themeVar } from './common';
+import { DrawnPane, ITelemetry, ProfileRow, clearCanvas, groupColour, h, isLightTheme, measureDraw, themeVar } from './common';
 
 const ROW = 18; // px per call depth
 
@@ -102,7 +102,7 @@ export class ProfilePane extends DrawnPane {
         (this._since ? ` since ${new Date(this._since * 1000).toLocaleTimeString([], { hour12: false })}` : '') +
         (this._zoom >= 0 ? ' · zoomed: double-click for the whole profile' : ' · click a frame to zoom in')
       : 'Sampling the workers\u2019 task threads: their stacks appear as tasks run.';
-    performance.measure('xsched-profile-draw', 'xsched-profile-draw-start');
+    measureDraw('xsched-profile-draw');
   }
 
   /** [first sample, last sample, first depth] in view: everything, or the zoomed frame. */

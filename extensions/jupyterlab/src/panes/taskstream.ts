@@ -9,7 +9,7 @@
 // pan; double click: follow the newest runs again. Hover: key, worker, duration; click a
 // task's run: its key in the story pane (where one is given: `openKey`).
 import {
-  DrawnPane, ITelemetry, KeyOpener, TaskRun, axisStep, clearCanvas, clock, groupColour, h, isLightTheme, naturalCompare,
+  DrawnPane, ITelemetry, KeyOpener, TaskRun, axisStep, clearCanvas, clock, groupColour, h, isLightTheme, measureDraw, naturalCompare,
   themeVar
 } from './common';
 
@@ -280,7 +280,7 @@ export class TaskStreamPane extends DrawnPane {
       (this._counts[2] + this._counts[3] ? ` · ${(this._counts[2] + this._counts[3]).toLocaleString()} spill writes and reads` : '') +
       (this._skipped ? ` (${this._skipped.toLocaleString()} older runs not shown)` : '') +
       (this._follow ? '' : ' · zoomed: double-click to follow the newest runs');
-    performance.measure('xsched-task-stream-draw', 'xsched-task-stream-draw-start');
+    measureDraw('xsched-task-stream-draw');
   }
 
   /** Worker ids in natural order of their names. */
