@@ -183,6 +183,15 @@ def test_the_story_api_and_the_logs_part(client):
                           body=json.dumps({"key": future.key}).encode(), **json_headers)
     assert status == 200 and json.loads(body) == {"key": future.key, "interrupted": {}}
     assert get(f"{origin}/api/story?key=x", method="POST", **auth)[0] == 405
+    # api/profile-reset: POST with JSON only; the profile starts again from now
+    first = json.loads(get(f"{origin}/api/telemetry?parts=profile", **auth)[2])["profile"]
+    assert get(f"{origin}/api/profile-reset", **auth)[0] == 405
+    assert get(f"{origin}/api/profile-reset", method="POST", body=b"{}")[0] == 403
+    assert get(f"{origin}/api/profile-reset", method="POST", body=b"x=1", **auth,
+               **{"Content-Type": "application/x-www-form-urlencoded"})[0] == 415
+    status, _, body = get(f"{origin}/api/profile-reset", method="POST", body=b"{}", **json_headers)
+    reset = json.loads(body)["profile"]
+    assert status == 200 and reset["samples"] == 0 and reset["rows"] == [] and reset["since"] > first["since"]
 
     def note(text):
         logging.getLogger("xsched.user").warning(text)

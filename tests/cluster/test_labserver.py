@@ -502,6 +502,12 @@ def test_the_profile_part_samples_the_workers_while_polled(own_cluster, tmp_path
         profile = ask()["profile"]
         assert profile["samples"] == sum(r[3] for r in profile["rows"] if r[0] == 0)
         assert all(r[3] >= r[4] >= 0 for r in profile["rows"])  # (samples through a node >= ending in it)
+        # a reset (the pane's Reset button) starts the profile again from now
+        reset = client._sync(client._conn.request({"op": ops.TELEMETRY, "parts": ["profile"], "reset": ["profile"]},
+                                                  timeout=10))[0]["profile"]
+        assert reset["samples"] == 0 and reset["rows"] == [] and reset["since"] > profile["since"]
+        with pytest.raises(Exception, match="reset"):  # only the profile's history can be restarted
+            client._sync(client._conn.request({"op": ops.TELEMETRY, "reset": ["logs"]}, timeout=10))
     finally:
         open(gate, "w").close()
         client.gather(futs)

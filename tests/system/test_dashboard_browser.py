@@ -154,7 +154,7 @@ def _check_run_click(page, expect) -> None:
 
 def _check_profile(client, page, expect) -> None:
     """While a task spins, the page's profile pane draws its prefix (the workers sample while
-    the page polls the profile)."""
+    the page polls the profile); its Reset empties it."""
     import tempfile
 
     gate = os.path.join(tempfile.mkdtemp(), "open")
@@ -175,6 +175,11 @@ def _check_profile(client, page, expect) -> None:
         expect(block).to_have_count(1, timeout=30_000)
         block.locator('[data-action="interrupt"]').click()
         assert type(spinning.exception(timeout=30)).__name__ == "TaskInterrupted"
+        # the profile's Reset (POST api/profile-reset): it starts again, empty while nothing runs
+        profile = page.locator("#xsched-pane-profile canvas")
+        page.locator('#xsched-pane-profile [data-action="reset-profile"]').click()
+        expect(profile).to_have_attribute("data-samples", "0", timeout=20_000)
+        expect(profile).to_have_attribute("data-prefixes", "")
     finally:
         open(gate, "w").close()
 

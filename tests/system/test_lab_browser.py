@@ -577,6 +577,12 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             assert type(spinning.exception(timeout=30)).__name__ == "TaskInterrupted"
             expect(page.locator('#xsched-pane-call-stack .xsched-StackBlock[data-key="lab-spin-1"]')).to_have_count(
                 0, timeout=30_000)
+            # the profile's Reset: the scheduler's profile starts again; nothing runs now, so it stays empty
+            assert int(profile.get_attribute("data-samples")) > 0
+            page.locator('#xsched-pane-profile [data-action="reset-profile"]').click()
+            expect(profile).to_have_attribute("data-samples", "0", timeout=20_000)
+            expect(profile).to_have_attribute("data-prefixes", "")
+            expect(page.locator("#xsched-pane-profile .xsched-TaskStreamStatus")).to_contain_text("Sampling")
             client.close()
             page.screenshot(path=str(shots / "profile.png"))
 

@@ -22,7 +22,10 @@ Data flow (everything on the scheduler's own event loop)::
         [{key, state, worker}]}-- (a group opened in the graph pane)
     browser --POST /api/interrupt {"key": K}--> TelemetryExtension.interrupt(K) --interrupt-task-->
         the worker running K <--{key, interrupted: {worker: [K]}}-- (the call stacks' Interrupt
-        button; the one request that changes anything, so POST with a JSON body only)
+        button; it changes something, so POST with a JSON body only)
+    browser --POST /api/profile-reset {}--> TelemetryExtension.poll(["profile"], reset=["profile"])
+        <--{profile: {samples, since, rows}}-- (the profile's Reset button: the scheduler's one
+        profile starts again, for every page and lab pane watching; POST with JSON only too)
     the scheduler closes --> this server stops listening --> the page's next request fails
         and it says the scheduler went away
 
@@ -275,6 +278,7 @@ class DashboardServer:
              (r"/api/story", _Story, {"server": self}),
              (r"/api/group", _Group, {"server": self}),
              (r"/api/interrupt", _Interrupt, {"server": self}),
+             (r"/api/profile-reset", _ProfileReset, {"server": self}),
              (r"/static/([^/]+)", _Asset, {"server": self})],
             default_handler_class=_NotFound, default_handler_args={"server": self},
             compress_response=True, log_function=_log_request, xsrf_cookies=False)
@@ -375,6 +379,17 @@ class DashboardServer:
         """
         return self._extension().group_keys(name)
 
+    def reset_profile(self) -> dict:
+        """Start the scheduler's profile again: the new, empty profile ``{samples, since, rows}``
+        (the telemetry extension's, shared by every dashboard); LookupError as for ``telemetry``.
+
+        >>> from xsched.scheduler.server import Scheduler
+        >>> scheduler = Scheduler(); scheduler.status = "running"      # (no worker)
+        >>> DashboardServer(scheduler).reset_profile()["samples"]
+        0
+        """
+        return self._extension().poll(["profile"], reset=["profile"])["profile"]
+
     async def interrupt(self, key: str) -> dict:
         """Interrupt task ``key`` where it runs now: ``{worker: [key]}``, ``{}`` when it is not
         running (the telemetry extension's ``interrupt``); LookupError as for ``telemetry``."""
@@ -450,7 +465,7 @@ class _Handler(tornado.web.RequestHandler):
         self.set_header("X-Frame-Options", "DENY")
         self.set_header("Cache-Control", "no-store")
 
-    #: the methods this path answers (every path but the interrupt: GET only)
+    #: the methods this path answers (every path but the interrupt and the profile reset: GET only)
     METHODS = ("GET",)
 
     def prepare(self) -> None:
@@ -558,6 +573,24 @@ class _Group(_Handler):
             self._text(503, f"503: {e.args[0]}\n")
             return
         self._json(rows)
+
+
+class _ProfileReset(_Handler):
+    """``POST api/profile-reset`` with a JSON body (``{}``): the scheduler's profile starts again.
+    JSON only, as for the interrupt: another site's form cannot send it."""
+
+    METHODS = ("POST",)
+
+    async def post(self) -> None:
+        if not self.request.headers.get("Content-Type", "").startswith("application/json"):
+            self._text(415, "415: send a JSON body: {}\n")
+            return
+        try:
+            profile = self.server.reset_profile()
+        except LookupError as e:
+            self._text(503, f"503: {e.args[0]}\n")
+            return
+        self._json({"profile": profile})
 
 
 class _Interrupt(_Handler):

@@ -20,6 +20,9 @@ Nothing sent to the browser comes from a registry entry except its public fields
                                                 first: {group, total, keys: [{key, state, worker}]}
     POST   /xsched/api/clusters/<id>/interrupt  {"key": K}: interrupt task K where it runs now
                                                 (client.interrupt) -> {"interrupted": {worker: [K]}}
+    POST   /xsched/api/clusters/<id>/profile-reset  {}: the scheduler starts its profile again
+                                                (every dashboard's: there is one) -> {"profile": {samples,
+                                                since, rows}}
     WS     /xsched/api/ws                       pushes {"type": "clusters"} every interval, and
                                                 {"type": "detail"} of the cluster it subscribed to;
                                                 on {"type": "watch", "cluster": id, "panes": [...],
@@ -205,6 +208,17 @@ class InterruptHandler(_Base):
         self.finish(json.dumps({"key": key, "interrupted": interrupted}))
 
 
+class ProfileResetHandler(_Base):
+    @tornado.web.authenticated
+    @authorized
+    async def post(self, cluster_id):
+        try:
+            reply = await self.monitor.telemetry(cluster_id, {"parts": ["profile"], "reset": ["profile"]})
+        except KeyError:
+            raise tornado.web.HTTPError(404, f"no running cluster {cluster_id!r}") from None
+        self.finish(json.dumps({"profile": reply["profile"]}))
+
+
 class UpdatesHandler(WebSocketMixin, tornado.websocket.WebSocketHandler, JupyterHandler):
     """Live updates: one message per interval with every cluster, plus the subscribed detail."""
 
@@ -380,6 +394,7 @@ def setup_handlers(web_app, monitor: ClusterMonitor) -> None:
         (url_path_join(base, "clusters", _ID, "story") + "/?", StoryHandler),
         (url_path_join(base, "clusters", _ID, "group") + "/?", GroupHandler),
         (url_path_join(base, "clusters", _ID, "interrupt") + "/?", InterruptHandler),
+        (url_path_join(base, "clusters", _ID, "profile-reset") + "/?", ProfileResetHandler),
         (url_path_join(base, "clusters", _ID) + "/?", ClusterHandler),
         (url_path_join(base, "ws"), UpdatesHandler),
     ])

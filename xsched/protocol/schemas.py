@@ -564,7 +564,9 @@ TO_SCHEDULER = Table("the scheduler", [
                     "since": maybe(integer(0)), "activity_since": maybe(integer(0)),
                     "memory_since": maybe(dict_of(ADDRESS, TIME, 2**16)),
                     "logs_since": maybe(dict_of(ADDRESS, integer(0), 2**16)),
-                    "max_records": maybe(integer(1, 100_000))}),
+                    "max_records": maybe(integer(1, 100_000)),
+                    # restart these parts' history before answering (the profile pane's Reset)
+                    "reset": maybe(list_of(one_of("profile"), 1))}),
     # coordination primitives (timeout: null waits for ever, 0 does not wait; worker: the
     # requester runs in a task there, so what it holds goes when that worker does)
     S(ops.LOCK_ACQUIRE, {"name": NAME, "lease": UID, "timeout": maybe(SECONDS), "worker": maybe(ADDRESS)}),

@@ -9,6 +9,7 @@
 //                  interval (granted)}-- each pane's receive(); the cursors stay here
 //   a key typed in the story pane --GET api/story?key=K--> {key, story: [...]}
 //   Interrupt on a running task in the call stacks --POST api/interrupt {key}--> {key, interrupted}
+//   Reset in the profile --POST api/profile-reset {}--> {profile} (the scheduler's profile from now)
 //   a group clicked in the graph pane --GET api/group?name=G--> {group, total, keys: [...]};
 //                  a key clicked there, or a run in the task stream, is shown in the story pane
 //   no answer (refused connection) --> "went away", panes greyed; retried slowly, and a
@@ -66,7 +67,7 @@ export class Dashboard {
       timeline: () => new TimelinePane(this.address, this.name),
       logs: () => new LogsPane(this.address, this.name),
       story: () => new StoryPane(this.address, this.name, (_cluster, key) => this.story(key)),
-      profile: () => new ProfilePane(this.address, this.name),
+      profile: () => new ProfilePane(this.address, this.name, () => this.resetProfile()),
       graph: () => new GraphPane(this.address, this.name, (_cluster, group) => this.group(group),
         (_cluster, key) => this.showKey(key)),
       'call-stack': () => new StacksPane(this.address, this.name, (_cluster, key) => this.interrupt(key))
@@ -217,6 +218,27 @@ export class Dashboard {
     if (!reply.ok) {
       this._set('error', `could not interrupt ${key}: ${(await reply.text()).trim() || `HTTP ${reply.status}`}`);
     }
+  }
+
+  /** Start the profile again (the profile's Reset button): POST api/profile-reset; the new
+   * profile's start. */
+  async resetProfile(): Promise<number> {
+    let reply: Response;
+    try {
+      reply = await fetch('api/profile-reset', {
+        method: 'POST', credentials: 'same-origin', cache: 'no-store',
+        headers: { 'Content-Type': 'application/json' }, body: '{}'
+      });
+    } catch (e) {
+      this._set('error', `could not reset the profile: ${e instanceof Error ? e.message : String(e)}`);
+      throw e;
+    }
+    if (!reply.ok) {
+      const why = (await reply.text()).trim() || `HTTP ${reply.status}`;
+      this._set('error', `could not reset the profile: ${why}`);
+      throw new Error(why);
+    }
+    return ((await reply.json()) as { profile: { since: number } }).profile.since;
   }
 
   /** The keys of a task group, from the scheduler's group API. */

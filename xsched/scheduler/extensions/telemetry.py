@@ -750,12 +750,13 @@ class TelemetryExtension(SchedulerExtension):
             self._stacks_pending.discard(address)
 
     async def _fetch_profile(self, address: str) -> None:
+        tree = self.profile
         try:
             reply = await self._ask(address, {"op": ops.PROFILE, "duration": PROFILE_SECONDS,
                                               "interval": PROFILE_INTERVAL, "tree": True},
                                     PROFILE_SECONDS + LOG_TIMEOUT, "profile")
-            if reply is not None and self.profile is not None:
-                self.profile.merge(reply.get("tree") or [])
+            if reply is not None and self.profile is tree is not None:  # (not into a tree reset since)
+                tree.merge(reply.get("tree") or [])
         finally:
             self._profiling.discard(address)
 
@@ -773,7 +774,7 @@ class TelemetryExtension(SchedulerExtension):
     # ------------------------------------------------------------------ the op
     def poll(self, parts=None, since: int | None = None, memory_since: dict | None = None,
              max_records: int | None = None, logs_since: dict | None = None,
-             activity_since: int | None = None) -> dict:
+             activity_since: int | None = None, reset=None) -> dict:
         """One reply of the ``telemetry`` op: the ``parts`` asked for (all of ``PARTS`` when
         None) since the caller's cursors. The dashboard page's server (``xsched/dashboard/
         server.py``) calls it on the scheduler's loop; clients send the op.
@@ -785,6 +786,8 @@ class TelemetryExtension(SchedulerExtension):
         ([], {'records': [], 'index': 0, 'first': 0, 'skipped': 0})
         """
         parts = parts or PARTS
+        if reset and "profile" in reset:  # (every dashboard's profile starts again: there is one)
+            self.profile, self.profile_since, self._profile_rows = StackTree(), time.time(), (-1, [])
         self.story_recorder()  # a dashboard looks: from now on its stories say when and where
         reply: dict = {"time": time.time()}
         if "task-stream" in parts:
@@ -808,6 +811,6 @@ class TelemetryExtension(SchedulerExtension):
 
     def _op_telemetry(self, peer, h, payload) -> dict:
         return self.poll(h.get("parts"), h.get("since"), h.get("memory_since"), h.get("max_records"),
-                         h.get("logs_since"), h.get("activity_since"))
+                         h.get("logs_since"), h.get("activity_since"), h.get("reset"))
 
     OPS = {ops.TELEMETRY: _op_telemetry}

@@ -33,6 +33,18 @@ export function openCommand(kind: PaneKind): string {
   return `xsched:open-${kind}`;
 }
 
+/** POST .../profile-reset: the scheduler starts the cluster's profile again (said, and
+ * raised, when it cannot). */
+async function resetProfile(cluster: string): Promise<number> {
+  try {
+    const reply = await post<{ profile: { since: number } }>(`clusters/${encodeURIComponent(cluster)}/profile-reset`, {});
+    return reply.profile.since;
+  } catch (e) {
+    void showErrorMessage('xsched: could not reset the profile', String(e));
+    throw e;
+  }
+}
+
 function create(kind: PaneKind, cluster: string, name: string, keyConsole: KeyConsole | null,
   interrupter: TaskInterrupter | null, openKey: KeyOpener | null): XschedPane {
   switch (kind) {
@@ -47,7 +59,7 @@ function create(kind: PaneKind, cluster: string, name: string, keyConsole: KeyCo
     case 'logs':
       return new LogsPane(cluster, name);
     case 'profile':
-      return new ProfilePane(cluster, name);
+      return new ProfilePane(cluster, name, resetProfile);
     case 'graph':
       return new GraphPane(cluster, name, (id, group) =>
         request<IGroupKeysReply>(`clusters/${encodeURIComponent(id)}/group?name=${encodeURIComponent(group)}`), openKey);

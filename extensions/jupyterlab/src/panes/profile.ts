@@ -3,7 +3,8 @@
 // pane is open (the telemetry's "profile" part, xsched/profiling.py); the first row is the
 // task prefix, each row below the functions called, a frame as wide as the samples that
 // passed through it. Hover: function, file, samples; click: zoom into a frame; double
-// click: the whole profile again.
+// click: the whole profile again. Reset: the scheduler starts its profile again (one for
+// every dashboard), so a phase of the work can be looked at alone.
 import { DrawnPane, ITelemetry, ProfileRow, clearCanvas, groupColour, h, isLightTheme, measureDraw, themeVar } from './common';
 
 const ROW = 18; // px per call depth
@@ -17,14 +18,27 @@ interface IFrame {
   parent: number; // index into the frames, -1 for a prefix
 }
 
+/** Ask the scheduler to start the cluster's profile again: the new profile's start (seconds
+ * since the epoch). */
+export type ProfileResetter = (cluster: string) => Promise<number>;
+
 export class ProfilePane extends DrawnPane {
-  constructor(cluster: string, clusterName: string) {
+  constructor(cluster: string, clusterName: string, private resetter: ProfileResetter | null = null) {
     super('profile', cluster, clusterName);
     this.canvas = h('canvas', { class: 'xsched-ProfileCanvas', 'data-samples': 0, 'data-nodes': 0 }) as HTMLCanvasElement;
     this._tip = h('div', { class: 'xsched-Tooltip' });
     this._tip.style.display = 'none';
     this._status = h('div', { class: 'xsched-TaskStreamStatus' });
-    this.body.append(this._status, h('div', { class: 'xsched-TaskStreamBox' }, this.canvas, this._tip));
+    const bar = h('div', { class: 'xsched-ProfileBar' }, this._status);
+    if (resetter) {
+      const button = h('button', {
+        class: 'jp-mod-styled xsched-Button', 'data-action': 'reset-profile',
+        title: 'Start the profile again from now (for every dashboard of this cluster)'
+      }, 'Reset') as HTMLButtonElement;
+      button.addEventListener('click', () => void this._reset(button));
+      bar.append(button);
+    }
+    this.body.append(bar, h('div', { class: 'xsched-TaskStreamBox' }, this.canvas, this._tip));
     this.canvas.addEventListener('mousemove', ev => this._hover(ev));
     this.canvas.addEventListener('mouseleave', () => (this._tip.style.display = 'none'));
     this.canvas.addEventListener('click', ev => {
@@ -50,8 +64,8 @@ export class ProfilePane extends DrawnPane {
 
   receive(msg: ITelemetry): void {
     const p = msg.profile;
-    if (!p) {
-      return;
+    if (!p || (p.since ?? 0) < this._resetAt) {
+      return; // (an answer asked for before the reset)
     }
     const zoomed = this._zoom >= 0 ? this._path(this._zoom) : null;
     this._samples = p.samples;
@@ -63,6 +77,21 @@ export class ProfilePane extends DrawnPane {
 
   protected onResize(): void {
     this.schedule();
+  }
+
+  private async _reset(button: HTMLButtonElement): Promise<void> {
+    if (!this.resetter) {
+      return;
+    }
+    button.disabled = true;
+    try {
+      this._resetAt = await this.resetter(this.cluster);
+      this.clear();
+    } catch {
+      // the resetter said why; the profile shown stays
+    } finally {
+      button.disabled = false;
+    }
   }
 
   /** Draw the frames in view; measured as the performance entry "xsched-profile-draw". */
@@ -161,6 +190,7 @@ export class ProfilePane extends DrawnPane {
   private _frames: IFrame[] = [];
   private _samples = 0;
   private _since: number | null = null;
+  private _resetAt = 0;
   private _zoom = -1;
   private _tip: HTMLElement;
   private _status: HTMLElement;
