@@ -575,45 +575,50 @@ class _Group(_Handler):
         self._json(rows)
 
 
-class _ProfileReset(_Handler):
-    """``POST api/profile-reset`` with a JSON body (``{}``): the scheduler's profile starts again.
-    JSON only, as for the interrupt: another site's form cannot send it."""
+class _Action(_Handler):
+    """A request that changes something: POST with a JSON body only, so a form another site
+    submits (plain text or form-encoded, and without this page's SameSite=Strict cookie
+    anyway) is refused. ``act`` answers the parsed body (a dict) with the reply's JSON."""
 
     METHODS = ("POST",)
+    #: what the body should be, said when it is not JSON
+    EXPECTED = "{}"
 
     async def post(self) -> None:
         if not self.request.headers.get("Content-Type", "").startswith("application/json"):
-            self._text(415, "415: send a JSON body: {}\n")
+            self._text(415, f"415: send a JSON body: {self.EXPECTED}\n")
             return
         try:
-            profile = self.server.reset_profile()
+            body = json.loads(self.request.body or b"{}")
+        except ValueError:
+            body = None
+        try:
+            reply = await self.act(body if isinstance(body, dict) else {})
         except LookupError as e:
             self._text(503, f"503: {e.args[0]}\n")
             return
-        self._json({"profile": profile})
+        if reply is not None:
+            self._json(reply)
+
+    async def act(self, body: dict) -> dict | None:
+        raise NotImplementedError
 
 
-class _Interrupt(_Handler):
-    """``POST api/interrupt`` with ``{"key": K}`` (JSON): interrupt task K where it runs now.
-    A JSON body only: a form another site submits (plain text or form-encoded, and without
-    this page's SameSite=Strict cookie anyway) is refused."""
+class _ProfileReset(_Action):
+    """``POST api/profile-reset`` with ``{}``: the scheduler's profile starts again."""
 
-    METHODS = ("POST",)
+    async def act(self, body: dict) -> dict:
+        return {"profile": self.server.reset_profile()}
 
-    async def post(self) -> None:
-        if not self.request.headers.get("Content-Type", "").startswith("application/json"):
-            self._text(415, "415: send the task's key as JSON: {\"key\": \"...\"}\n")
-            return
-        try:
-            key = json.loads(self.request.body or b"{}").get("key")
-        except (ValueError, AttributeError):
-            key = None
+
+class _Interrupt(_Action):
+    """``POST api/interrupt`` with ``{"key": K}``: interrupt task K where it runs now."""
+
+    EXPECTED = '{"key": "..."}'
+
+    async def act(self, body: dict) -> dict | None:
+        key = body.get("key")
         if not isinstance(key, str) or not key or len(key) > MAX_KEY:
             self._text(400, f"400: give the running task's key: {{\"key\": \"...\"}} (1 to {MAX_KEY} characters)\n")
-            return
-        try:
-            interrupted = await self.server.interrupt(key)
-        except LookupError as e:
-            self._text(503, f"503: {e.args[0]}\n")
-            return
-        self._json({"key": key, "interrupted": interrupted})
+            return None
+        return {"key": key, "interrupted": await self.server.interrupt(key)}
