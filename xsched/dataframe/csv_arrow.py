@@ -171,11 +171,25 @@ def read_arrow(src: Any, kwargs: dict, dtypes: dict, columns: list, filters: tup
     except (pa.ArrowException, ValueError, TypeError):
         return None
     del kept
-    df = table.to_pandas(split_blocks=True, self_destruct=True)
+    df = _missing_as_nan(table.to_pandas(split_blocks=True, self_destruct=True))
     del table
     pa.default_memory_pool().release_unused()
     if filters:
         df.index = pd.Index(np.concatenate(rows) if rows else np.empty(0, np.int64), dtype="int64")
+    return df
+
+
+def _missing_as_nan(df: pd.DataFrame) -> pd.DataFrame:
+    """NaN for the missing strings of object columns, as pandas' parser gives them (pyarrow
+    gives None there with pandas 2; pandas 3's ``str`` columns hold NaN already).
+
+    >>> _missing_as_nan(pd.DataFrame({"s": pd.Series(["a", None], dtype=object)})).s.tolist()
+    ['a', nan]
+    """
+    for col in df.columns[(df.dtypes == object).to_numpy()]:
+        missing = df[col].isna().to_numpy()
+        if missing.any():
+            df[col] = df[col].where(~missing, np.nan)
     return df
 
 
