@@ -158,8 +158,10 @@ def test_the_story_api_and_the_logs_part(client):
     assert {"time", "start", "finish", "worker", "stimulus_id"} <= set(reply["story"][-1])
     assert reply["story"][-1]["worker"] in workers and isinstance(reply["story"][-1]["time"], float)
     assert reply["now"] == f"in memory on {reply['story'][-1]['worker']}"
+    assert reply["holders"] == [reply["story"][-1]["worker"]]  # where a notebook's %remote can read it
     assert json.loads(get(f"{origin}/api/story?key=no-such-key", **auth)[2]) == {
-        "key": "no-such-key", "story": [], "now": "the scheduler does not know this key (never submitted, or forgotten)"}
+        "key": "no-such-key", "story": [], "now": "the scheduler does not know this key (never submitted, or forgotten)",
+        "holders": []}
     status, _, body = get(f"{origin}/api/story", **auth)
     assert status == 400 and b"give the task's key" in body
     # api/group?name=G: a group's keys, the one that failed first

@@ -199,3 +199,11 @@ def _check_logs_and_story(page, expect, key: str) -> None:
     expect(story.locator('tr[data-state="memory"]')).to_have_count(1, timeout=20_000)
     expect(story.locator(".xsched-StoryNow")).to_contain_text("Now: in memory on tcp://")
     expect(story.locator('tr[data-state="processing"]')).not_to_have_count(0)
+    # no kernels on the page: the lines that reach the value from a notebook, on a worker holding it
+    snippet = story.locator(".xsched-StorySnippet")
+    expect(snippet).to_have_count(1)
+    worker = snippet.get_attribute("data-worker")
+    assert worker.startswith("tcp://"), worker
+    expect(snippet.locator("pre")).to_have_text(
+        f'infos = client.start_ipython_workers(workers=["{worker}"])\n'
+        f'%remote infos["{worker}"] value = worker.data["{key}"]')

@@ -17,7 +17,7 @@ Data flow (everything on the scheduler's own event loop)::
         the browser keeps the cursors (task_stream.index, memory_since, logs_since) and sends
         them back next time
     browser --GET /api/story?key=K--> TelemetryExtension.story(K) <--{key, story: [{time, start,
-        finish, worker, stimulus_id}]}-- (the story pane, on demand)
+        finish, worker, stimulus_id}], now, holders}-- (the story pane, on demand)
     browser --GET /api/group?name=G--> TelemetryExtension.group_keys(G) <--{group, total, keys:
         [{key, state, worker}]}-- (a group opened in the graph pane)
     browser --POST /api/interrupt {"key": K}--> TelemetryExtension.interrupt(K) --interrupt-task-->
@@ -75,6 +75,7 @@ import tornado.web
 from ..errors import DashboardError
 from ..protocol import ops, schemas
 from ..protocol.addressing import is_ipv6, is_wildcard
+from ..scheduler.extensions.telemetry import holders_of
 
 logger = logging.getLogger("xsched.dashboard")
 
@@ -395,6 +396,15 @@ class DashboardServer:
         running (the telemetry extension's ``interrupt``); LookupError as for ``telemetry``."""
         return await self._extension().interrupt(key)
 
+    def holders(self, key: str) -> list:
+        """The workers holding task ``key``'s value now (the story pane shows how to reach it).
+
+        >>> from xsched.scheduler.server import Scheduler
+        >>> DashboardServer(Scheduler()).holders("inc-1")
+        []
+        """
+        return holders_of(self.scheduler, key)
+
     def now(self, key: str) -> str:
         """What task ``key`` is doing now, and why it is not running (``SchedulerState.explain``).
 
@@ -556,7 +566,7 @@ class _Story(_Handler):
         except LookupError as e:
             self._text(503, f"503: {e.args[0]}\n")
             return
-        self._json({"key": key, "story": story, "now": self.server.now(key)})
+        self._json({"key": key, "story": story, "now": self.server.now(key), "holders": self.server.holders(key)})
 
 
 class _Group(_Handler):

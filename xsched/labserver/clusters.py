@@ -41,7 +41,7 @@ from ..graph.order import natural_key
 from ..jupyter.display import worker_order
 from ..protocol import ops, registry
 from ..scheduler.extensions.telemetry import StoryRecorder as _StoryRecorder
-from ..scheduler.extensions.telemetry import KEY_ORDER, group_keys, key_story
+from ..scheduler.extensions.telemetry import KEY_ORDER, group_keys, holders_of, key_story
 
 logger = logging.getLogger("xsched.labserver")
 
@@ -143,9 +143,8 @@ def _story_now(key: str, scheduler=None) -> dict:
     """``{"story": _story(key), "now": ..., "holders": [...]}`` (runs in the scheduler): the
     transitions, what the key is doing now and why it is not running, in the scheduler's words
     (``SchedulerState.explain``), and the workers holding its value (a console there can read it)."""
-    ts = scheduler.state.tasks.get(key)
-    holders = sorted(ws.address for ws in ts.who_has) if ts is not None and ts.state == "memory" else []
-    return {"story": _story(key, scheduler), "now": scheduler.state.explain(key), "holders": holders}
+    return {"story": _story(key, scheduler), "now": scheduler.state.explain(key),
+            "holders": holders_of(scheduler, key)}
 
 
 def _group_keys(group: str, scheduler=None) -> dict:

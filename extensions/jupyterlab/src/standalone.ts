@@ -265,8 +265,8 @@ export class Dashboard {
     if (!reply.ok) {
       throw new Error((await reply.text()).trim() || `HTTP ${reply.status}`);
     }
-    const body = (await reply.json()) as { story: IStoryRow[]; now?: string };
-    return { story: body.story, now: body.now };
+    const body = (await reply.json()) as { story: IStoryRow[]; now?: string; holders?: string[] };
+    return { story: body.story, now: body.now, holders: body.holders };
   }
 
   private _gone(): void {

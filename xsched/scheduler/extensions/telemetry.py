@@ -402,6 +402,19 @@ def _where(ts, finish: str) -> str | None:
     return None
 
 
+def holders_of(scheduler, key: str) -> list:
+    """The workers holding the value of ``key`` now (sorted; none unless it is in memory):
+    where a console can read it.
+
+    >>> from types import SimpleNamespace as T
+    >>> ts = T(state="memory", who_has=[T(address="tcp://b:1"), T(address="tcp://a:1")])
+    >>> holders_of(T(state=T(tasks={"x": ts})), "x"), holders_of(T(state=T(tasks={})), "y")
+    (['tcp://a:1', 'tcp://b:1'], [])
+    """
+    ts = scheduler.state.tasks.get(key)
+    return sorted(ws.address for ws in ts.who_has) if ts is not None and ts.state == "memory" else []
+
+
 def key_story(scheduler, key: str) -> list:
     """The transitions of one key, oldest first, each a dict: ``time`` (seconds since the
     epoch, None before a recorder was installed), ``start``, ``finish``, ``worker`` (None

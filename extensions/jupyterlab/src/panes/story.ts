@@ -2,7 +2,8 @@
 // stimulus), asked on demand: the key typed in the box (Enter or "Show"), then again at most
 // every REFRESH seconds while telemetry comes, so a running task's story grows as it runs.
 // In JupyterLab, a key held in memory offers a console on a worker holding it, with the value
-// bound to `value` there (the page, without kernels, does not).
+// bound to `value` there; the page, which has no kernels, shows the two lines that do the same
+// from a notebook connected to the cluster (the worker's kernel through %remote).
 import { IStory, IStoryRow, ITelemetry, StoryFetcher, XschedPane, h } from './common';
 
 /** Open a console on `worker` of `cluster` with the value of `key` bound (the lab gives one). */
@@ -10,6 +11,18 @@ export type KeyConsole = (cluster: string, worker: string, key: string) => Promi
 
 /** seconds between two asks for the story shown */
 const REFRESH = 2;
+
+/** Where no console can open (the page): how a notebook connected to the cluster reaches the
+ * value of `key` on `worker`, in the worker's own kernel. */
+function remoteSnippet(key: string, worker: string): HTMLElement {
+  const w = JSON.stringify(worker);
+  const code = `infos = client.start_ipython_workers(workers=[${w}])\n` +
+    `%remote infos[${w}] value = worker.data[${JSON.stringify(key)}]`;
+  return h('div', { class: 'xsched-StorySnippet', 'data-worker': worker },
+    h('div', {}, `${key} is in memory on ${worker}. In a notebook with a Client on this cluster, these lines bind it to ` +
+      '"value" in that worker\u2019s kernel (then %remote infos[...] <code> runs there):'),
+    h('pre', {}, code));
+}
 
 export class StoryPane extends XschedPane {
   constructor(cluster: string, clusterName: string, private fetchStory: StoryFetcher,
@@ -113,16 +126,18 @@ export class StoryPane extends XschedPane {
     const rows: IStoryRow[] = reply.story;
     this._now.textContent = reply.now ? `Now: ${reply.now}` : '';
     this._now.style.display = reply.now ? '' : 'none';
-    const holders = this.keyConsole ? reply.holders || [] : [];
-    if (holders.join(' ') !== this._holders) {  // (redrawn only when they change: a click may be on its way)
-      this._holders = holders.join(' ');
+    const holders = reply.holders || [];
+    const shown = `${key} ${holders.join(' ')}`;
+    if (shown !== this._holders) { // (redrawn only when they change: a click may be on its way, a snippet selected)
+      this._holders = shown;
       this._consoles.replaceChildren(
-        ...holders.map(w =>
-          h('button', {
-            class: 'jp-mod-styled xsched-Button', 'data-action': 'key-console', 'data-worker': w,
-            title: `Open a console on ${w}, where ${key} is in memory, with its value bound to "value"`
-          }, `Console with its value on ${w.replace(/^tcp:\/\//, '')}`)
-        )
+        ...(this.keyConsole
+          ? holders.map(w =>
+            h('button', {
+              class: 'jp-mod-styled xsched-Button', 'data-action': 'key-console', 'data-worker': w,
+              title: `Open a console on ${w}, where ${key} is in memory, with its value bound to "value"`
+            }, `Console with its value on ${w.replace(/^tcp:\/\//, '')}`))
+          : holders.slice(0, 1).map(w => remoteSnippet(key, w)))
       );
     }
     this._table.style.display = rows.length ? '' : 'none';
