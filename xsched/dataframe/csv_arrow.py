@@ -7,10 +7,10 @@ memory, so a partition's unfiltered rows never exist as pandas objects.
 
 It parses a partition only when the answer is sure to equal pandas': no keywords but
 ``usecols`` (by name) and a one-character ``sep``, numbers and strings as the meta's dtypes,
-a header line that names the columns meta expects. Any value pyarrow refuses (``+5`` or
-``1.0`` in an integer column, a row of the wrong width, a missing integer) answers None and
-``csv.py`` parses the partition with pandas, which reads it its own way or explains the
-error. The missing-value markers are pandas' own list, so ``NA`` or an empty field is NaN
+a header line that names at least two columns, those meta expects, no line break inside a
+quoted field. Any value pyarrow refuses (``+5`` or ``1.0`` in an integer column, a row of
+the wrong width, a missing integer) answers None too, and ``csv.py`` parses the partition
+with pandas, which reads it its own way or explains the error. The missing-value markers are pandas' own list, so ``NA`` or an empty field is NaN
 here as there; a pushed ``!=`` keeps missing values, as pandas' comparison does. Parsing
 stays on the task's thread (``use_threads=False``): a worker's threads are its parallelism.
 
@@ -110,7 +110,7 @@ def _chunks(src: Any, size: int) -> Iterator[memoryview]:
     while True:
         data = src.read(size)
         if not data:
-            if carry.strip():
+            if carry:
                 yield memoryview(carry)
             return
         if carry:
@@ -121,6 +121,23 @@ def _chunks(src: Any, size: int) -> Iterator[memoryview]:
             continue
         yield memoryview(data)[:cut]
         carry = data[cut:]
+
+
+def _quoted_line_break(chunk: memoryview) -> bool:
+    """Whether a line break in ``chunk`` may lie inside a quoted field: an odd number of quote
+    characters before it (``""`` inside a quoted field counts twice). pyarrow, told that
+    fields hold no line breaks, would end the row there and read on, where pandas reads one
+    field across lines; such a partition is pandas'.
+
+    >>> _quoted_line_break(memoryview(b'a,"x\\ny"\\n')), _quoted_line_break(memoryview(b'a,"x""y"\\nb,z\\n'))
+    (True, False)
+    """
+    data = np.frombuffer(chunk, np.uint8)
+    quotes = data == 34  # '"'
+    if not quotes.any():
+        return False
+    inside = np.cumsum(quotes, dtype=np.uint8) & 1  # (the parity survives the uint8 wrapping)
+    return bool((inside.astype(bool) & ((data == 10) | (data == 13))).any())
 
 
 def read_arrow(src: Any, kwargs: dict, dtypes: dict, columns: list, filters: tuple = ()) -> pd.DataFrame | None:
@@ -142,8 +159,8 @@ def read_arrow(src: Any, kwargs: dict, dtypes: dict, columns: list, filters: tup
         return None
     delimiter, types = opts
     names = _header(src, delimiter)
-    if names is None or len(set(names)) != len(names):
-        return None
+    if names is None or len(set(names)) != len(names) or len(names) < 2:
+        return None  # (one column: pandas skips a line of spaces as blank, pyarrow reads it as a value)
     if ("usecols" in kwargs and [n for n in names if n in types] != columns) or \
             ("usecols" not in kwargs and names != columns):
         return None
@@ -154,6 +171,8 @@ def read_arrow(src: Any, kwargs: dict, dtypes: dict, columns: list, filters: tup
     kept, rows, seen = [], [], 0
     try:
         for chunk in _chunks(src, CHUNK_BYTES):
+            if _quoted_line_break(chunk):
+                return None
             read = pcsv.ReadOptions(use_threads=False, column_names=names, block_size=len(chunk) + 1)
             table = pcsv.read_csv(pa.py_buffer(chunk), read_options=read, parse_options=parse,
                                   convert_options=convert)
