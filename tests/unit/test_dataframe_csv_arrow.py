@@ -102,6 +102,8 @@ def test_filters_keep_row_numbers_and_missing_values_pass_not_equal():
     (b"s\nx\n  \ny\n", {}, {"s": "object"}),                         # one column: pandas skips "  " as blank
     (b'i;f;s\n0;0.0;"\n;;,"\n', {"sep": ";", "usecols": ["f", "s"]},  # a line break inside quotes, which
      {"f": "float64", "s": "object"}),                               # pyarrow would read as two rows
+    (b"a,b\rx,1\ry,2\r", {}, {"a": "object", "b": "int64"}),          # lines ended by a lone \r
+    (b"a,b\n\xef\xbb\xbfx,1\n", {}, {"a": "object", "b": "int64"}),   # a byte-order mark starting a value
 ])
 def test_what_pyarrow_does_not_read_as_pandas_goes_to_pandas(data, kwargs, dtypes):
     dtypes = {k: np.dtype(v) for k, v in dtypes.items()}

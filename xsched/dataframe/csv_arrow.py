@@ -81,11 +81,12 @@ def _options(kwargs: dict, dtypes: dict, columns: list) -> tuple | None:
 def _header(src: Any, delimiter: str) -> list | None:
     """The names on the source's first line (consumed), or None when it is not one plain line."""
     line = src.readline()
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError:
+    if b"\r" in line.rstrip(b"\r\n"):  # (lines ended by a lone \r: the file is pandas')
         return None
-    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter, strict=True))
+    try:
+        rows = list(csv.reader(io.StringIO(line.decode("utf-8")), delimiter=delimiter, strict=True))
+    except (UnicodeDecodeError, csv.Error):
+        return None
     return rows[0] if len(rows) == 1 else None
 
 
@@ -171,8 +172,8 @@ def read_arrow(src: Any, kwargs: dict, dtypes: dict, columns: list, filters: tup
     kept, rows, seen = [], [], 0
     try:
         for chunk in _chunks(src, CHUNK_BYTES):
-            if _quoted_line_break(chunk):
-                return None
+            if _quoted_line_break(chunk) or chunk[:3] == b"\xef\xbb\xbf":
+                return None  # (pyarrow drops a byte-order mark starting its input; mid-file it is a value's)
             read = pcsv.ReadOptions(use_threads=False, column_names=names, block_size=len(chunk) + 1)
             table = pcsv.read_csv(pa.py_buffer(chunk), read_options=read, parse_options=parse,
                                   convert_options=convert)
