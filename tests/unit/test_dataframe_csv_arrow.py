@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("pyarrow")
-from hypothesis import HealthCheck, assume, given, settings, strategies as st  # noqa: E402
+from hypothesis import HealthCheck, assume, event, given, settings, strategies as st  # noqa: E402
 
 import xsched.dataframe.csv as csv_mod  # noqa: E402
 from xsched.dataframe.csv import _keep, read_csv  # noqa: E402
@@ -130,3 +130,38 @@ def test_read_csv_takes_the_arrow_path_and_falls_back_per_partition(tmp_path, mo
     kept = df[df.v > 1][["s"]].compute()  # the planner pushes usecols and the filter into the read
     assert kept.s.tolist() == ["b", "c"] and kept.index.tolist() == [1, 0]
     assert answers == [True, True]  # column n, which pandas had to read, is not read at all
+
+
+@st.composite
+def csv_texts(draw):
+    """A header and rows of its width, fields drawn from characters CSV parsers disagree on
+    (quotes, carriage returns, tabs, a byte-order mark, line breaks and commas inside fields)."""
+    header = draw(st.sampled_from(["a,b", "a,b,c", '"a",b']))
+    width = header.count(",") + 1
+    field = st.text(alphabet=st.sampled_from(list("aa11 .-+eNA") + ['"', "\r", "\t", "\ufeff", "\n", ","]),
+                    max_size=5)
+    rows = draw(st.lists(st.lists(field, min_size=width, max_size=width), max_size=6))
+    end = draw(st.sampled_from(["\n", "\r\n"]))
+    return header + end + "".join(",".join(row) + end for row in rows)[:draw(st.integers(0, 200))]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(csv_texts(), st.sampled_from([1, 7, csv_arrow.CHUNK_BYTES]))
+def test_arrow_on_any_text_gives_what_pandas_gives_or_nothing(text, chunk):
+    """Not only files pandas wrote: any text under a header, with the dtypes pandas infers
+    from it (pandas' own reading of the whole text is the answer)."""
+    data = text.encode()
+    try:
+        want = pd.read_csv(io.BytesIO(data))
+    except (ValueError, pd.errors.ParserError):
+        assume(False)
+    meta = want.iloc[:0]
+    default, csv_arrow.CHUNK_BYTES = csv_arrow.CHUNK_BYTES, chunk
+    try:
+        got = read_arrow(io.BytesIO(data), {}, dict(meta.dtypes), list(meta.columns))
+    finally:
+        csv_arrow.CHUNK_BYTES = default
+    event("pyarrow" if got is not None else "pandas")
+    if got is not None:
+        pd.testing.assert_frame_equal(got, want.reset_index(drop=True) if len(want) else got.iloc[:0],
+                                      check_index_type=False)

@@ -124,16 +124,24 @@ def _chunks(src: Any, size: int) -> Iterator[memoryview]:
         carry = data[cut:]
 
 
-def _quoted_line_break(chunk: memoryview) -> bool:
-    """Whether a line break in ``chunk`` may lie inside a quoted field: an odd number of quote
-    characters before it (``""`` inside a quoted field counts twice). pyarrow, told that
-    fields hold no line breaks, would end the row there and read on, where pandas reads one
-    field across lines; such a partition is pandas'.
+def _read_otherwise(chunk: memoryview) -> bool:
+    """Whether pandas may read these lines otherwise than pyarrow: a line break inside a quoted
+    field (an odd number of quote characters before it; ``""`` inside one counts twice), which
+    pyarrow, told that fields hold none, would take for a row's end where pandas reads on; a
+    carriage return not followed by a line feed (pandas' reading of those is its own); a
+    byte-order mark starting the piece (pyarrow drops it, mid-file pandas keeps it).
 
-    >>> _quoted_line_break(memoryview(b'a,"x\\ny"\\n')), _quoted_line_break(memoryview(b'a,"x""y"\\nb,z\\n'))
+    >>> _read_otherwise(memoryview(b'a,"x\\ny"\\n')), _read_otherwise(memoryview(b'a,"x""y"\\r\\nb,z\\n'))
     (True, False)
+    >>> _read_otherwise(memoryview(b'a,b\\rc,d\\n'))
+    True
     """
+    if chunk[:3] == b"\xef\xbb\xbf":
+        return True
     data = np.frombuffer(chunk, np.uint8)
+    returns = np.flatnonzero(data == 13)
+    if len(returns) and (returns[-1] == len(data) - 1 or (data[returns[returns < len(data) - 1] + 1] != 10).any()):
+        return True
     quotes = data == 34  # '"'
     if not quotes.any():
         return False
@@ -172,8 +180,8 @@ def read_arrow(src: Any, kwargs: dict, dtypes: dict, columns: list, filters: tup
     kept, rows, seen = [], [], 0
     try:
         for chunk in _chunks(src, CHUNK_BYTES):
-            if _quoted_line_break(chunk) or chunk[:3] == b"\xef\xbb\xbf":
-                return None  # (pyarrow drops a byte-order mark starting its input; mid-file it is a value's)
+            if _read_otherwise(chunk):
+                return None
             read = pcsv.ReadOptions(use_threads=False, column_names=names, block_size=len(chunk) + 1)
             table = pcsv.read_csv(pa.py_buffer(chunk), read_options=read, parse_options=parse,
                                   convert_options=convert)
