@@ -205,40 +205,38 @@ export class Dashboard {
 
   /** Interrupt a running task where it runs (the call stacks' button): POST api/interrupt. */
   async interrupt(key: string): Promise<void> {
-    let reply: Response;
     try {
-      reply = await fetch('api/interrupt', {
-        method: 'POST', credentials: 'same-origin', cache: 'no-store',
-        headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ key })
-      });
-    } catch (e) {
-      this._set('error', `could not interrupt ${key}: ${e instanceof Error ? e.message : String(e)}`);
-      return;
-    }
-    if (!reply.ok) {
-      this._set('error', `could not interrupt ${key}: ${(await reply.text()).trim() || `HTTP ${reply.status}`}`);
+      await this._act('api/interrupt', { key }, `interrupt ${key}`);
+    } catch {
+      // said on the page
     }
   }
 
   /** Start the profile again (the profile's Reset button): POST api/profile-reset; the new
    * profile's start. */
   async resetProfile(): Promise<number> {
+    return (await this._act<{ profile: { since: number } }>('api/profile-reset', {}, 'reset the profile')).profile.since;
+  }
+
+  /** A request that changes something: POST with a JSON body (the server takes nothing else);
+   * the reply's JSON. A failure is said on the page ("could not <what>") and raised. */
+  private async _act<T>(path: string, body: unknown, what: string): Promise<T> {
     let reply: Response;
     try {
-      reply = await fetch('api/profile-reset', {
+      reply = await fetch(path, {
         method: 'POST', credentials: 'same-origin', cache: 'no-store',
-        headers: { 'Content-Type': 'application/json' }, body: '{}'
+        headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body)
       });
     } catch (e) {
-      this._set('error', `could not reset the profile: ${e instanceof Error ? e.message : String(e)}`);
+      this._set('error', `could not ${what}: ${e instanceof Error ? e.message : String(e)}`);
       throw e;
     }
     if (!reply.ok) {
       const why = (await reply.text()).trim() || `HTTP ${reply.status}`;
-      this._set('error', `could not reset the profile: ${why}`);
+      this._set('error', `could not ${what}: ${why}`);
       throw new Error(why);
     }
-    return ((await reply.json()) as { profile: { since: number } }).profile.since;
+    return (await reply.json()) as T;
   }
 
   /** The keys of a task group, from the scheduler's group API. */

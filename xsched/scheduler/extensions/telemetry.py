@@ -199,12 +199,12 @@ class GroupCounts:
                 self.edges.setdefault(group, set()).add(dts.group)
 
     def __call__(self, ts, start: str, finish: str) -> None:
-        # (category() inlined: this runs on every transition of every task)
+        # (one lookup for the usual states; category() for the rest: this runs on every transition)
         a, b = _CATEGORY.get(start, -2), _CATEGORY.get(finish, -2)
-        if a == -2 or b == -2:
-            nbytes = ts.nbytes
-            a = a if a > -2 else (0 if nbytes >= 0 else -1)
-            b = b if b > -2 else (0 if nbytes >= 0 else -1)
+        if a == -2:
+            a = category(start, ts.nbytes)
+        if b == -2:
+            b = category(finish, ts.nbytes)
         if a == b:
             return
         row = self._row(ts.group)
