@@ -18,6 +18,7 @@ asserted. Every process started here is stopped by its pid.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import secrets
@@ -37,6 +38,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 from tests.support.browser import LAUNCH_ARGS, open_by_palette  # noqa: E402  (as the browser tests drive it)
 BIN = os.path.dirname(sys.executable)
+#: what chromium records with --trace: its tasks, script, style, layout and paint
+TRACE_CATEGORIES = ["toplevel", "devtools.timeline", "v8", "blink", "cc", "gpu", "viz"]
 PANES = ("Task Stream", "Progress", "Worker Memory", "Timeline", "Workers", "Graph", "Profile", "Call Stack",
          "Logs", "Story")
 
@@ -125,6 +128,89 @@ def cpu_by_process(lab_pid: int, cluster_pids: set) -> dict:
     return out
 
 
+class Tracer:
+    """Chromium's trace of everything while it runs, through the DevTools protocol (a persistent
+    context has no ``browser.start_tracing``)."""
+
+    def __init__(self, context, page) -> None:
+        self.cdp = context.new_cdp_session(page)
+        self.done: dict = {}
+        self.cdp.on("Tracing.tracingComplete", lambda event: self.done.update(event))
+        self.cdp.send("Tracing.start", {"transferMode": "ReturnAsStream",
+                                        "traceConfig": {"includedCategories": TRACE_CATEGORIES}})
+        self.cdp.send("Profiler.enable")
+        self.cdp.send("Profiler.setSamplingInterval", {"interval": 500})  # microseconds
+        self.cdp.send("Profiler.start")
+        self.js: list = []
+
+
+    def save(self, page, path: str) -> None:
+        """Stop tracing and write the trace to ``path``; keep the page's script functions by
+        self time (``js``) from the sampling profile taken beside it."""
+        self.js = js_summary(self.cdp.send("Profiler.stop")["profile"])
+        self.cdp.send("Tracing.end")
+        deadline = time.monotonic() + 60
+        while "stream" not in self.done and time.monotonic() < deadline:
+            page.wait_for_timeout(100)  # (events arrive while the driver waits)
+        if "stream" not in self.done:
+            raise RuntimeError("chromium did not finish its trace in 60 s")
+        with open(path, "w") as f:
+            while True:
+                chunk = self.cdp.send("IO.read", {"handle": self.done["stream"], "size": 1 << 20})
+                f.write(base64.b64decode(chunk["data"]).decode() if chunk.get("base64Encoded") else chunk["data"])
+                if chunk.get("eof"):
+                    break
+        self.cdp.send("IO.close", {"handle": self.done["stream"]})
+
+
+def js_summary(profile: dict, top: int = 15) -> list:
+    """The script functions with the most self time in a DevTools CPU profile, as lines."""
+    nodes = {n["id"]: n for n in profile["nodes"]}
+    self_us: dict = {}
+    for node_id, dt in zip(profile.get("samples", []), profile.get("timeDeltas", [])):
+        frame = nodes[node_id]["callFrame"]
+        where = f"{frame['functionName'] or '(anonymous)'} {os.path.basename(frame['url'])}:{frame['columnNumber']}"
+        self_us[where] = self_us.get(where, 0) + dt
+    return [f"  {t / 1000:8.1f} ms  {where}" for where, t in sorted(self_us.items(), key=lambda x: -x[1])[:top]]
+
+
+def trace_summary(path: str, top: int = 15) -> list:
+    """Where chromium's time went in the trace at ``path`` (Chrome's JSON trace format): busy
+    time per thread name (its top-level tasks), then the events with the most self time (their
+    duration less that of the events nested in them, on the same thread), as printable lines."""
+    with open(path) as f:
+        events = json.load(f)
+    events = events.get("traceEvents", events) if isinstance(events, dict) else events
+    names = {(e.get("pid"), e.get("tid")): e["args"]["name"] for e in events
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    per_thread: dict = {}
+    for e in events:
+        if e.get("ph") == "X" and "dur" in e:
+            per_thread.setdefault((e.get("pid"), e.get("tid")), []).append(e)
+    busy: dict = {}
+    self_time: dict = {}
+    for thread, evs in per_thread.items():
+        name = names.get(thread, "?")
+        evs.sort(key=lambda e: (e["ts"], -e["dur"]))
+        stack: list = []  # [end, event name, time of children]
+        for e in evs:
+            while stack and e["ts"] >= stack[-1][0]:
+                end, ev, children, dur = stack.pop()
+                self_time[(name, ev)] = self_time.get((name, ev), 0) + dur - children
+            if stack:
+                stack[-1][2] += e["dur"]
+            else:
+                busy[name] = busy.get(name, 0) + e["dur"]
+            stack.append([e["ts"] + e["dur"], e["name"], 0, e["dur"]])
+        for end, ev, children, dur in stack:
+            self_time[(name, ev)] = self_time.get((name, ev), 0) + dur - children
+    lines = ["busy per thread (ms): " + ", ".join(f"{n} {t / 1000:.0f}" for n, t in
+                                                  sorted(busy.items(), key=lambda x: -x[1])[:8])]
+    for (thread, ev), t in sorted(self_time.items(), key=lambda x: -x[1])[:top]:
+        lines.append(f"  {t / 1000:8.1f} ms  {thread:22s} {ev}")
+    return lines
+
+
 def figures(ns, client, cpu, quick: bool) -> dict:
     out = engine.bench_map(ns, client, 1_000 if quick else 10_000, cpu)
     out.update(engine.bench_tree(ns, client, 500 if quick else 5_000, cpu))
@@ -138,6 +224,8 @@ def main(argv=None) -> None:
     ap.add_argument("--chromium", default=os.environ.get("XSCHED_CHROMIUM", "/usr/bin/chromium"))
     ap.add_argument("--panes", default=",".join(PANES),
                     help="which panes to open, comma-separated titles (default: all; the task stream always)")
+    ap.add_argument("--trace", metavar="PATH",
+                    help="record chromium's trace while the panes watch into PATH and print where its time went")
     args = ap.parse_args(argv)
     panes = [p.strip() for p in args.panes.split(",") if p.strip()]
     if "Task Stream" not in panes:
@@ -169,9 +257,12 @@ def main(argv=None) -> None:
                     page.set_default_timeout(60_000)
                     open_panes(page, url, token, cluster.scheduler_address, panes)
                     cluster_pids = set(client.run(os.getpid).values()) | {client.run_on_scheduler(os.getpid)}
+                    tracer = Tracer(context, page) if args.trace else None
                     used0, wall0 = cpu_by_process(lab.pid, cluster_pids), time.monotonic()
                     after = figures(ns, client, cpu, args.quick)
                     used1, wall = cpu_by_process(lab.pid, cluster_pids), time.monotonic() - wall0
+                    if tracer:
+                        tracer.save(page, args.trace)
                     drawn = page.locator("#xsched-pane-task-stream canvas").get_attribute("data-task-count")
                 finally:
                     context.close()
@@ -192,6 +283,11 @@ def main(argv=None) -> None:
         f"{kind} {used1[kind] - used0[kind]:.2f} s ({100 * (used1[kind] - used0[kind]) / wall:.0f} % of a core)"
         for kind in used0))
     print(f"task stream pane drew {drawn} runs;", json.dumps({"no_browser": before, "panes_open": after}))
+    if args.trace:
+        print(f"chromium's trace ({args.trace}):")
+        print("\n".join(trace_summary(args.trace)))
+        print("script functions by self time (sampled):")
+        print("\n".join(tracer.js))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import '../style/standalone.css';
 
 import { Widget } from '@lumino/widgets';
 
-import { IGroupKeysReply, IStory, IStoryRow, ITelemetry, PANE_TITLES, PaneKind, XschedPane, h } from './panes/common';
+import { IGroupKeysReply, IStory, IStoryRow, ITelemetry, PANE_TITLES, PaneKind, XschedPane, h, timeOfDay } from './panes/common';
 import { GraphPane } from './panes/graph';
 import { LogsPane } from './panes/logs';
 import { WorkerMemoryPane } from './panes/memory';
@@ -199,8 +199,7 @@ export class Dashboard {
       pane.setError(null);
       pane.receive(telemetry);
     }
-    const time = new Date((msg.time || Date.now() / 1000) * 1000).toLocaleTimeString([], { hour12: false });
-    this._set('live', `live · ${time} · every ${this.interval} s`);
+    this._set('live', `live · ${timeOfDay(msg.time || Date.now() / 1000)} · every ${this.interval} s`);
   }
 
   /** Interrupt a running task where it runs (the call stacks' button): POST api/interrupt. */

@@ -161,9 +161,67 @@ export function byWorkerOrder(a: ITelemetryWorker, b: ITelemetryWorker): number 
   return naturalCompare(a.name, b.name) || naturalCompare(a.address, b.address);
 }
 
-/** The theme's value of a --jp-* variable (read at draw time: themes change live). */
+/** Values read from the theme, per variable; forgotten when the theme changes and after
+ * THEME_TTL ms (the theme's overrides, e.g. a font size, change without a new theme name). */
+const themeCache = new Map<string, string>();
+let themeCacheKey: string | null = null;
+let themeCacheAt = 0;
+const THEME_TTL = 2000;
+
+/** The theme's value of a --jp-* variable (themes change live). Cached: reading a computed
+ * style after another pane changed the page makes the browser recompute the page's styles
+ * there and then, once per pane per frame. */
 export function themeVar(name: string, fallback = ''): string {
-  return getComputedStyle(document.body).getPropertyValue(name).trim() || fallback;
+  const key = document.body.getAttribute('data-jp-theme-name');
+  const now = performance.now();
+  if (key !== themeCacheKey || now - themeCacheAt > THEME_TTL) {
+    themeCache.clear();
+    themeCacheKey = key;
+    themeCacheAt = now;
+  }
+  let value = themeCache.get(name);
+  if (value === undefined) {
+    value = getComputedStyle(document.body).getPropertyValue(name).trim();
+    themeCache.set(name, value);
+  }
+  return value || fallback;
+}
+
+/** Elements' sizes as a ResizeObserver last reported them (``watchSize``). */
+const sizes = new WeakMap<Element, { width: number; height: number }>();
+const resized = new WeakMap<Element, () => void>();
+let sizeObserver: ResizeObserver | null = null;
+
+/** Keep `el`'s size for ``sizeOf`` and call `changed` when it changes. A draw then reads its
+ * box without asking for a layout: reading clientWidth after another pane changed the page
+ * lays the page out there and then, once per pane per frame. */
+export function watchSize(el: Element, changed: () => void): void {
+  if (!sizeObserver) {
+    sizeObserver = new ResizeObserver(entries => {
+      for (const entry of entries) {
+        const { width, height } = entry.contentRect;
+        const old = sizes.get(entry.target);
+        sizes.set(entry.target, { width, height });
+        if (!old || old.width !== width || old.height !== height) {
+          resized.get(entry.target)?.();
+        }
+      }
+    });
+  }
+  resized.set(el, changed);
+  sizeObserver.observe(el);
+}
+
+/** Stop keeping `el`'s size (its pane is gone). */
+export function unwatchSize(el: Element): void {
+  sizeObserver?.unobserve(el);
+  sizes.delete(el);
+  resized.delete(el);
+}
+
+/** `el`'s width and height in CSS pixels: as last observed (``watchSize``), else read. */
+export function sizeOf(el: HTMLElement | SVGElement): { width: number; height: number } {
+  return sizes.get(el) || { width: el.clientWidth, height: el.clientHeight };
 }
 
 export function isLightTheme(): boolean {
@@ -174,8 +232,9 @@ export function isLightTheme(): boolean {
  * background: the 2D context (in CSS pixels) and the box's width and height. */
 export function clearCanvas(canvas: HTMLCanvasElement): { ctx: CanvasRenderingContext2D; cssW: number; cssH: number } {
   const ratio = window.devicePixelRatio || 1;
-  const cssW = Math.max(canvas.clientWidth, 50);
-  const cssH = Math.max(canvas.clientHeight, 50);
+  const box = sizeOf(canvas);
+  const cssW = Math.max(box.width, 50);
+  const cssH = Math.max(box.height, 50);
   if (canvas.width !== Math.round(cssW * ratio) || canvas.height !== Math.round(cssH * ratio)) {
     canvas.width = Math.round(cssW * ratio);
     canvas.height = Math.round(cssH * ratio);
@@ -251,11 +310,25 @@ export function axisStep(span: number, plotW: number, labelW: (step: number) => 
   return step;
 }
 
+/** Formatters made once: toLocaleTimeString and toLocaleString make one per call, the
+ * panes' largest script cost when every redraw labels its ticks. */
+const TIME_OF_DAY = new Intl.DateTimeFormat([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+const COUNT = new Intl.NumberFormat();
+
+/** "14:03:07" (the time of day at `t`, seconds since the epoch), with ".123" when `millis`. */
+export function timeOfDay(t: number, millis = false): string {
+  const base = TIME_OF_DAY.format(t * 1000);
+  return millis ? `${base}.${String(Math.floor(((t * 1000) % 1000 + 1000) % 1000)).padStart(3, '0')}` : base;
+}
+
+/** "12,345" (in the browser's language). */
+export function count(n: number): string {
+  return COUNT.format(n);
+}
+
 /** "14:03:07", with milliseconds when the ticks are closer than a second. */
 export function clock(t: number, step: number): string {
-  const d = new Date(t * 1000);
-  const base = d.toLocaleTimeString([], { hour12: false });
-  return step < 1 ? `${base}.${String(d.getMilliseconds()).padStart(3, '0')}` : base;
+  return timeOfDay(t, step < 1);
 }
 
 /** A main-area pane of one cluster; subclasses draw telemetry into `body`. */
@@ -346,9 +419,23 @@ export abstract class DrawnPane extends XschedPane {
   /** Draw what the pane holds now. */
   abstract draw(): void;
 
+  /** Redraw when `el` changes size; a draw reads its size with ``sizeOf``, without a layout. */
+  protected watchSize(el: Element): void {
+    watchSize(el, () => this.schedule());
+    this._watched.push(el);
+  }
+
+  dispose(): void {
+    for (const el of this._watched.splice(0)) {
+      unwatchSize(el);
+    }
+    super.dispose();
+  }
+
   protected onAfterShow(): void {
     this.schedule();
   }
 
   private _frame = 0;
+  private _watched: Element[] = [];
 }

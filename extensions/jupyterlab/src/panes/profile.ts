@@ -5,7 +5,9 @@
 // passed through it. Hover: function, file, samples; click: zoom into a frame; double
 // click: the whole profile again. Reset: the scheduler starts its profile again (one for
 // every dashboard), so a phase of the work can be looked at alone.
-import { DrawnPane, ITelemetry, ProfileRow, clearCanvas, groupColour, h, isLightTheme, measureDraw, themeVar } from './common';
+import {
+  DrawnPane, ITelemetry, ProfileRow, clearCanvas, count, groupColour, h, isLightTheme, measureDraw, themeVar, timeOfDay
+} from './common';
 
 const ROW = 18; // px per call depth
 
@@ -26,6 +28,7 @@ export class ProfilePane extends DrawnPane {
   constructor(cluster: string, clusterName: string, private resetter: ProfileResetter | null = null) {
     super('profile', cluster, clusterName);
     this.canvas = h('canvas', { class: 'xsched-ProfileCanvas', 'data-samples': 0, 'data-nodes': 0 }) as HTMLCanvasElement;
+    this.watchSize(this.canvas);
     this._tip = h('div', { class: 'xsched-Tooltip' });
     this._tip.style.display = 'none';
     this._status = h('div', { class: 'xsched-TaskStreamStatus' });
@@ -127,8 +130,8 @@ export class ProfilePane extends DrawnPane {
       }
     }
     this._status.textContent = this._samples
-      ? `${this._samples.toLocaleString()} samples of the task threads` +
-        (this._since ? ` since ${new Date(this._since * 1000).toLocaleTimeString([], { hour12: false })}` : '') +
+      ? `${count(this._samples)} samples of the task threads` +
+        (this._since ? ` since ${timeOfDay(this._since)}` : '') +
         (this._zoom >= 0 ? ' · zoomed: double-click for the whole profile' : ' · click a frame to zoom in')
       : 'Sampling the workers\u2019 task threads: their stacks appear as tasks run.';
     measureDraw('xsched-profile-draw');
@@ -158,12 +161,12 @@ export class ProfilePane extends DrawnPane {
       this._tip.style.display = 'none';
       return;
     }
-    const [, fn, file, count, own] = this._frames[i].row;
-    const share = this._samples ? ((100 * count) / this._samples).toFixed(1) : '0';
+    const [, fn, file, samples, own] = this._frames[i].row;
+    const share = this._samples ? ((100 * samples) / this._samples).toFixed(1) : '0';
     this._tip.replaceChildren(
       h('div', { class: 'xsched-TooltipKey' }, fn),
       ...(file ? [h('div', {}, file)] : [h('div', {}, 'task prefix')]),
-      h('div', {}, `${count.toLocaleString()} samples (${share}%), ${own.toLocaleString()} in it`)
+      h('div', {}, `${count(samples)} samples (${share}%), ${count(own)} in it`)
     );
     const rect = this.canvas.getBoundingClientRect();
     this._tip.style.display = '';

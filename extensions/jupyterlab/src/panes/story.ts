@@ -4,7 +4,7 @@
 // In JupyterLab, a key held in memory offers a console on a worker holding it, with the value
 // bound to `value` there; the page, which has no kernels, shows the two lines that do the same
 // from a notebook connected to the cluster (the worker's kernel through %remote).
-import { IStory, IStoryRow, ITelemetry, StoryFetcher, XschedPane, h } from './common';
+import { IStory, IStoryRow, ITelemetry, StoryFetcher, XschedPane, h, timeOfDay } from './common';
 
 /** Open a console on `worker` of `cluster` with the value of `key` bound (the lab gives one). */
 export type KeyConsole = (cluster: string, worker: string, key: string) => Promise<void>;
@@ -150,7 +150,7 @@ export class StoryPane extends XschedPane {
           'tr',
           { 'data-state': r.finish, class: `xsched-state-${r.finish}` },
           h('td', { class: 'xsched-StoryTime', title: r.time ? new Date(r.time * 1000).toISOString() : 'before the scheduler was first watched' },
-            typeof r.time === 'number' ? timeOfDay(r.time) : '–'),
+            typeof r.time === 'number' ? timeOfDay(r.time, true) : '–'),
           h('td', {}, r.start),
           h('td', { class: 'xsched-StoryTransition' }, r.finish),
           h('td', { class: 'xsched-StoryWorker', title: r.worker || '' }, r.worker || ''),
@@ -171,8 +171,4 @@ export class StoryPane extends XschedPane {
   private _asked = 0;
 }
 
-/** "14:03:07.123" */
-function timeOfDay(t: number): string {
-  const d = new Date(t * 1000);
-  return `${d.toLocaleTimeString([], { hour12: false })}.${String(d.getMilliseconds()).padStart(3, '0')}`;
-}
+

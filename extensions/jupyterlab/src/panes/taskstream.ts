@@ -9,8 +9,8 @@
 // pan; double click: follow the newest runs again. Hover: key, worker, duration; click a
 // task's run: its key in the story pane (where one is given: `openKey`).
 import {
-  DrawnPane, ITelemetry, KeyOpener, TaskRun, axisStep, clearCanvas, clock, groupColour, h, isLightTheme, measureDraw, naturalCompare,
-  themeVar
+  DrawnPane, ITelemetry, KeyOpener, TaskRun, axisStep, clearCanvas, clock, count, groupColour, h, isLightTheme, measureDraw,
+  naturalCompare, themeVar
 } from './common';
 
 /** runs kept and drawn at most: older ones are dropped */
@@ -28,6 +28,7 @@ export class TaskStreamPane extends DrawnPane {
   constructor(cluster: string, clusterName: string, private openKey: KeyOpener | null = null) {
     super('task-stream', cluster, clusterName);
     this.canvas = h('canvas', { class: 'xsched-TaskStreamCanvas', 'data-task-count': 0, 'data-worker-count': 0 }) as HTMLCanvasElement;
+    this.watchSize(this.canvas);
     this._tip = h('div', { class: 'xsched-Tooltip' });
     this._tip.style.display = 'none';
     this._status = h('div', { class: 'xsched-TaskStreamStatus' });
@@ -275,10 +276,10 @@ export class TaskStreamPane extends DrawnPane {
       }
     }
     this._status.textContent =
-      `${this._counts[0].toLocaleString()} runs on ${rows.length} workers (${nr} lanes)` +
-      (this._counts[1] ? ` · ${this._counts[1].toLocaleString()} transfers` : '') +
-      (this._counts[2] + this._counts[3] ? ` · ${(this._counts[2] + this._counts[3]).toLocaleString()} spill writes and reads` : '') +
-      (this._skipped ? ` (${this._skipped.toLocaleString()} older runs not shown)` : '') +
+      `${count(this._counts[0])} runs on ${rows.length} workers (${nr} lanes)` +
+      (this._counts[1] ? ` · ${count(this._counts[1])} transfers` : '') +
+      (this._counts[2] + this._counts[3] ? ` · ${count(this._counts[2] + this._counts[3])} spill writes and reads` : '') +
+      (this._skipped ? ` (${count(this._skipped)} older runs not shown)` : '') +
       (this._follow ? '' : ' · zoomed: double-click to follow the newest runs');
     measureDraw('xsched-task-stream-draw');
   }

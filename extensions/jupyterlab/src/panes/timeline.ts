@@ -7,7 +7,7 @@
 //           the per-worker cursors the server keeps); a sample already held is skipped
 //   cpu:    each message's `workers` rows: one sample per worker per message, at the message's time
 // Hover: a vertical rule and, at that time, the total and each worker's figures.
-import { DrawnPane, ITelemetry, MemorySample, axisStep, bytes, clock, h, naturalCompare, svg } from './common';
+import { DrawnPane, ITelemetry, MemorySample, axisStep, bytes, clock, h, naturalCompare, sizeOf, svg } from './common';
 
 /** seconds of history kept and drawn */
 export const WINDOW = 600;
@@ -92,16 +92,10 @@ export class TimelinePane extends DrawnPane {
       this._tip.style.display = 'none';
       this.schedule();
     });
-    this._resize = new ResizeObserver(() => this.schedule());
-    this._resize.observe(this._box);
+    this.watchSize(this._box);
   }
 
   readonly svg: SVGSVGElement;
-
-  dispose(): void {
-    this._resize.disconnect();
-    super.dispose();
-  }
 
   clear(): void {
     this._memory.clear();
@@ -196,8 +190,9 @@ export class TimelinePane extends DrawnPane {
 
   // ------------------------------------------------------------------ drawing
   draw(): void {
-    const width = Math.max(this._box.clientWidth, 120);
-    const height = Math.max(this._box.clientHeight, 80);
+    const box = sizeOf(this._box);
+    const width = Math.max(box.width, 120);
+    const height = Math.max(box.height, 80);
     const root = this.svg;
     root.setAttribute('viewBox', `0 0 ${width} ${height}`);
     root.setAttribute('width', String(width));
@@ -405,5 +400,4 @@ export class TimelinePane extends DrawnPane {
   private _box: HTMLElement;
   private _tip: HTMLElement;
   private _status: HTMLElement;
-  private _resize: ResizeObserver;
 }
