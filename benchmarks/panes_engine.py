@@ -2,17 +2,22 @@
 stream, progress, worker memory, timeline, workers, graph, profile, call stack, logs, story)
 watching the same cluster; both printed in one run.
 
-    python benchmarks/panes_engine.py [--quick] [--chromium /usr/bin/chromium]
+    python benchmarks/panes_engine.py [--quick] [--rounds 3] [--panes "Task Stream,Logs"]
+                                      [--trace PATH] [--chromium /usr/bin/chromium]
 
 One LocalCluster (2 workers x 1 thread) and one client; ``engine.py``'s map (10,000 no-op
-tasks) and tree (9,999 tasks) figures are taken first with no browser, then again after
-`jupyter lab` (this venv) and a headless chromium (Playwright) opened the panes on that
-cluster, which then receive telemetry every half second while the work runs (the logs pane
-also has the scheduler ask workers for their recent records; the profile pane has the workers
-sample their task threads, the call-stack pane asks for the running tasks' frames). Everything runs on
-this machine: the Jupyter server and chromium share its cores with the cluster, and the CPU
-each kind of process used while the panes watched is printed beside the figures. Printed, never
-asserted. Every process started here is stopped by its pid.
+tasks) and tree (9,999 tasks) figures are taken with no browser, then again after a headless
+chromium (Playwright) opened the panes on that cluster in `jupyter lab` (this venv), which
+then receive telemetry every half second while the work runs (the logs pane also has the
+scheduler ask workers for their recent records; the profile pane has the workers sample their
+task threads, the call-stack pane asks for the running tasks' frames); chromium then closes.
+``--rounds`` such pairs alternate (this machine's speed moves by tens of percent within
+minutes), and the median of the rounds' ratios is printed beside each round. Everything runs
+on this machine: the Jupyter server and chromium share its cores with the cluster, and the
+CPU each kind of process used while the panes watched is printed beside the figures. The
+hooks the panes install on the scheduler (a key's story, group counts) stay once installed,
+in the later rounds without a browser too. Printed, never asserted. Every process started
+here is stopped by its pid.
 """
 
 from __future__ import annotations
@@ -95,9 +100,10 @@ def start_lab(d: str) -> tuple[subprocess.Popen, str, str]:
             time.sleep(0.25)
 
 
-def open_panes(page, url: str, token: str, address: str, panes=PANES) -> None:
-    """Open ``panes`` (every pane) on the cluster at ``address`` through the command palette."""
-    page.goto(f"{url}/lab?token={token}")
+def open_panes(page, url: str, token: str, address: str, panes=PANES, workspace: str = "panes") -> None:
+    """Open ``panes`` (every pane) on the cluster at ``address`` through the command palette, in
+    a new ``workspace`` (an earlier one would come back with its panes and sidebar)."""
+    page.goto(f"{url}/lab/workspaces/{workspace}?token={token}")
     page.wait_for_selector("#jp-main-dock-panel", state="attached")
     page.click('.jp-SideBar .lm-TabBar-tab[data-id="xsched-cluster-panel"]')
     page.locator(f'#xsched-cluster-panel .xsched-Cluster[data-cluster-address="{address}"]').click()
@@ -217,15 +223,47 @@ def figures(ns, client, cpu, quick: bool) -> dict:
     return out
 
 
+def watched(p, args, d: str, r: int, url: str, token: str, lab_pid: int, ns, client, cpu, address: str,
+            panes) -> dict:
+    """One round with the panes open: a fresh chromium opens them, the figures are taken while
+    they watch, chromium closes. The figures, the CPU per kind of process, the runs drawn."""
+    context = p.chromium.launch_persistent_context(
+        f"{d}/profile-{r}", executable_path=args.chromium, headless=True, args=LAUNCH_ARGS,
+        viewport={"width": 1400, "height": 900})
+    try:
+        page = context.pages[0] if context.pages else context.new_page()
+        page.set_default_timeout(60_000)
+        open_panes(page, url, token, address, panes, workspace=f"round-{r}")
+        cluster_pids = set(client.run(os.getpid).values()) | {client.run_on_scheduler(os.getpid)}
+        tracer = Tracer(context, page) if args.trace and r == 0 else None
+        used0, wall0 = cpu_by_process(lab_pid, cluster_pids), time.monotonic()
+        out = {"figures": figures(ns, client, cpu, args.quick)}
+        used1, wall = cpu_by_process(lab_pid, cluster_pids), time.monotonic() - wall0
+        out["cpu"] = {kind: used1[kind] - used0[kind] for kind in used0}
+        out["wall"] = wall
+        if tracer:
+            tracer.save(page, args.trace)
+            out["trace"] = trace_summary(args.trace) + ["script functions by self time (sampled):"] + tracer.js
+        out["drawn"] = page.locator("#xsched-pane-task-stream canvas").get_attribute("data-task-count")
+        return out
+    finally:
+        context.close()
+
+
 def main(argv=None) -> None:
-    """Print the map and tree figures without and with the panes open, and their ratios."""
+    """Print the map and tree figures without and with the panes open, alternating, and their
+    ratios: this machine's speed moves by tens of percent within minutes, so one figure taken
+    before another says little; the median of rounds taken side by side says more."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes: a smoke check")
     ap.add_argument("--chromium", default=os.environ.get("XSCHED_CHROMIUM", "/usr/bin/chromium"))
     ap.add_argument("--panes", default=",".join(PANES),
                     help="which panes to open, comma-separated titles (default: all; the task stream always)")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="rounds of (no browser, panes open), alternating (default 3)")
     ap.add_argument("--trace", metavar="PATH",
-                    help="record chromium's trace while the panes watch into PATH and print where its time went")
+                    help="record chromium's trace in the first round with the panes open into PATH and print "
+                         "where its time went")
     args = ap.parse_args(argv)
     panes = [p.strip() for p in args.panes.split(",") if p.strip()]
     if "Task Stream" not in panes:
@@ -233,39 +271,27 @@ def main(argv=None) -> None:
     unknown = sorted(set(panes) - set(PANES))
     if unknown:
         ap.error(f"no pane {unknown}; the panes are {', '.join(PANES)}")
+    if args.rounds < 1:
+        ap.error("--rounds must be at least 1")
     from playwright.sync_api import sync_playwright
 
     ns = common.load_impl("xsched")
     cluster = ns.LocalCluster(n_workers=2, threads_per_worker=1, processes=True)
     client = ns.Client(cluster)
     lab = None
+    rounds = []
     try:
         here = os.path.dirname(os.path.abspath(__file__))
         for name in ("common.py", "engine.py"):  # engine's task functions, importable on the workers
             client.upload_file(os.path.join(here, name))
         cpu = engine.CPUMeter(client)
-        before = figures(ns, client, cpu, args.quick)
         with tempfile.TemporaryDirectory() as d:
-            lab, url, token = start_lab(d)
+            lab, url, token = start_lab(d)  # (idle while no browser is connected)
             with sync_playwright() as p:
-                context = p.chromium.launch_persistent_context(
-                    f"{d}/profile", executable_path=args.chromium, headless=True,
-                    args=LAUNCH_ARGS,
-                    viewport={"width": 1400, "height": 900})
-                try:
-                    page = context.pages[0] if context.pages else context.new_page()
-                    page.set_default_timeout(60_000)
-                    open_panes(page, url, token, cluster.scheduler_address, panes)
-                    cluster_pids = set(client.run(os.getpid).values()) | {client.run_on_scheduler(os.getpid)}
-                    tracer = Tracer(context, page) if args.trace else None
-                    used0, wall0 = cpu_by_process(lab.pid, cluster_pids), time.monotonic()
-                    after = figures(ns, client, cpu, args.quick)
-                    used1, wall = cpu_by_process(lab.pid, cluster_pids), time.monotonic() - wall0
-                    if tracer:
-                        tracer.save(page, args.trace)
-                    drawn = page.locator("#xsched-pane-task-stream canvas").get_attribute("data-task-count")
-                finally:
-                    context.close()
+                for r in range(args.rounds):
+                    before = figures(ns, client, cpu, args.quick)
+                    rounds.append((before, watched(p, args, d, r, url, token, lab.pid, ns, client, cpu,
+                                                   cluster.scheduler_address, panes)))
             _stop(lab)
             lab = None
     finally:
@@ -273,21 +299,25 @@ def main(argv=None) -> None:
             _stop(lab)
         client.close()
         cluster.close()
+    print(f"panes open: {', '.join(panes)}; {len(rounds)} rounds, each without a browser, then with the panes")
     rows = [("map tasks/s", "map_tasks_per_s"), ("tree tasks/s", "tree_tasks_per_s"),
             ("map CPU ms/task", "map_cpu_ms_per_task"), ("tree CPU ms/task", "tree_cpu_ms_per_task")]
+    medians = {}
     for label, key in rows:
-        print(f"{label:18s} no browser {before[key]:9.3f}   panes open {after[key]:9.3f}   "
-              f"ratio {after[key] / before[key]:.3f}")
-    print(f"panes open: {', '.join(panes)}")
-    print(f"CPU while the panes watched ({wall:.1f} s of work): " + ", ".join(
-        f"{kind} {used1[kind] - used0[kind]:.2f} s ({100 * (used1[kind] - used0[kind]) / wall:.0f} % of a core)"
-        for kind in used0))
-    print(f"task stream pane drew {drawn} runs;", json.dumps({"no_browser": before, "panes_open": after}))
+        ratios = [after["figures"][key] / before[key] for before, after in rounds]
+        medians[key] = common.median(ratios)
+        print(f"{label:18s} " + "   ".join(f"{before[key]:9.3f} -> {after['figures'][key]:9.3f}"
+                                           for before, after in rounds)
+              + f"   ratios {', '.join(f'{x:.3f}' for x in ratios)}   median {medians[key]:.3f}")
+    for r, (_, after) in enumerate(rounds):
+        print(f"round {r}: CPU while the panes watched ({after['wall']:.1f} s of work): " + ", ".join(
+            f"{kind} {t:.2f} s ({100 * t / after['wall']:.0f} % of a core)" for kind, t in after["cpu"].items())
+            + f"; the task stream drew {after['drawn']} runs")
+    print(json.dumps({"median_ratio": medians,
+                      "rounds": [{"no_browser": b, "panes_open": a["figures"]} for b, a in rounds]}))
     if args.trace:
-        print(f"chromium's trace ({args.trace}):")
-        print("\n".join(trace_summary(args.trace)))
-        print("script functions by self time (sampled):")
-        print("\n".join(tracer.js))
+        print(f"chromium's trace, first round ({args.trace}):")
+        print("\n".join(rounds[0][1]["trace"]))
 
 
 if __name__ == "__main__":
