@@ -137,6 +137,44 @@ export function h(tag: string, attrs: Attrs = {}, ...children: (Node | string | 
   return el;
 }
 
+/** Set `el`'s text when it differs: writing the same text again still replaces its node,
+ * which the browser lays out and shapes again. */
+export function setText(el: HTMLElement | SVGElement, text: string): void {
+  if (el.textContent !== text) {
+    el.textContent = text;
+  }
+}
+
+/** Set an attribute (a property of `el.style` for names starting "style."), when it differs. */
+export function setAttr(el: HTMLElement, name: string, value: string): void {
+  if (name.startsWith('style.')) {
+    const prop = name.slice(6) as 'width';
+    if (el.style[prop] !== value) {
+      el.style[prop] = value;
+    }
+  } else if (el.getAttribute(name) !== value) {
+    el.setAttribute(name, value);
+  }
+}
+
+/** Make `parent`'s children exactly `rows`, in that order, moving only those out of place:
+ * a node moved (or appended again) is restyled and laid out again. */
+export function keepInOrder(parent: HTMLElement, rows: HTMLElement[]): void {
+  let at: ChildNode | null = parent.firstChild;
+  for (const row of rows) {
+    if (row === at) {
+      at = at.nextSibling;
+    } else {
+      parent.insertBefore(row, at);
+    }
+  }
+  while (at) {
+    const next: ChildNode | null = at.nextSibling;
+    at.remove();
+    at = next;
+  }
+}
+
 /** Compare strings with their digit runs as numbers: "worker-2" before "worker-10". */
 export function naturalCompare(a: string, b: string): number {
   const pa = a.split(/(\d+)/);

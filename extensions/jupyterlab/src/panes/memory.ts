@@ -1,6 +1,6 @@
 // Worker memory: managed (solid), unmanaged (striped) and spilled (warning colour) against each
 // worker's limit, a row per worker in natural order.
-import { ITelemetry, XschedPane, byWorkerOrder, bytes, h, pct } from './common';
+import { ITelemetry, XschedPane, byWorkerOrder, bytes, h, keepInOrder, pct, setAttr, setText } from './common';
 
 export class WorkerMemoryPane extends XschedPane {
   constructor(cluster: string, clusterName: string) {
@@ -27,6 +27,7 @@ export class WorkerMemoryPane extends XschedPane {
     }
     const workers = [...msg.workers].sort(byWorkerOrder);
     const seen = new Set<string>();
+    const order: HTMLElement[] = [];
     for (const w of workers) {
       seen.add(w.address);
       let row = this._rows.get(w.address);
@@ -47,26 +48,27 @@ export class WorkerMemoryPane extends XschedPane {
         this._rows.set(w.address, row);
       }
       const q = (s: string) => row!.querySelector(s) as HTMLElement;
+      // (written only where they changed: a node written again is laid out again)
       const name = q('.xsched-MemoryName');
-      name.textContent = w.name;
-      name.title = w.address;
+      setText(name, w.name);
+      setAttr(name, 'title', w.address);
       const limit = w.memory_limit || Math.max(w.rss, w.managed + w.unmanaged + w.spilled) || 1;
-      q('.xsched-Bar-managed').style.width = pct(w.managed, limit);
-      q('.xsched-Bar-unmanaged').style.width = pct(w.unmanaged, limit);
-      q('.xsched-Bar-spilled').style.width = pct(w.spilled, limit);
-      q('.xsched-MemoryBar').title =
+      setAttr(q('.xsched-Bar-managed'), 'style.width', pct(w.managed, limit));
+      setAttr(q('.xsched-Bar-unmanaged'), 'style.width', pct(w.unmanaged, limit));
+      setAttr(q('.xsched-Bar-spilled'), 'style.width', pct(w.spilled, limit));
+      setAttr(q('.xsched-MemoryBar'), 'title',
         `managed ${bytes(w.managed)}, unmanaged ${bytes(w.unmanaged)}, spilled ${bytes(w.spilled)}, ` +
-        `limit ${w.memory_limit ? bytes(w.memory_limit) : 'none'}`;
-      q('.xsched-MemoryLabel').textContent =
+        `limit ${w.memory_limit ? bytes(w.memory_limit) : 'none'}`);
+      setText(q('.xsched-MemoryLabel'),
         `${bytes(w.managed + w.unmanaged)} / ${w.memory_limit ? bytes(w.memory_limit) : '∞'}` +
-        (w.spilled ? ` +${bytes(w.spilled)} spilled` : '');
-      row.setAttribute('data-managed', String(w.managed));
-      row.setAttribute('data-limit', String(w.memory_limit));
-      this._list.append(row);
+        (w.spilled ? ` +${bytes(w.spilled)} spilled` : ''));
+      setAttr(row, 'data-managed', String(w.managed));
+      setAttr(row, 'data-limit', String(w.memory_limit));
+      order.push(row);
     }
-    for (const [address, row] of this._rows) {
+    keepInOrder(this._list, order);
+    for (const address of this._rows.keys()) {
       if (!seen.has(address)) {
-        row.remove();
         this._rows.delete(address);
       }
     }

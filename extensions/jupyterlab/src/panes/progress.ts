@@ -1,6 +1,6 @@
 // Progress per task group: done / processing / erred against the group's total (waiting is
 // the rest of the track). Groups with nothing left to run compact together at the bottom.
-import { ITelemetry, ITelemetryGroup, XschedPane, h, pct } from './common';
+import { ITelemetry, ITelemetryGroup, XschedPane, h, keepInOrder, pct, setAttr, setText } from './common';
 
 export class ProgressPane extends XschedPane {
   constructor(cluster: string, clusterName: string) {
@@ -24,16 +24,22 @@ export class ProgressPane extends XschedPane {
     }
     this._empty.style.display = msg.groups.length ? 'none' : '';
     const seen = new Set<string>();
+    const active: HTMLElement[] = [];
+    const finished: HTMLElement[] = [];
     for (const g of msg.groups) {
       seen.add(g.name);
-      const finished = g.waiting === 0 && g.processing === 0 && g.total > 0;
+      const done = g.waiting === 0 && g.processing === 0 && g.total > 0;
       const row = this._row(g);
-      row.classList.toggle('xsched-mod-finished', finished);
-      (finished ? this._finished : this._active).append(row); // the server's order: first seen first
+      if (row.classList.contains('xsched-mod-finished') !== done) {
+        row.classList.toggle('xsched-mod-finished');
+      }
+      (done ? finished : active).push(row); // the server's order: first seen first
     }
-    for (const [name, row] of this._rows) {
+    // (rows moved only when out of place: a node moved is laid out again)
+    keepInOrder(this._active, active);
+    keepInOrder(this._finished, finished);
+    for (const name of this._rows.keys()) {
       if (!seen.has(name)) {
-        row.remove();
         this._rows.delete(name);
       }
     }
@@ -58,17 +64,17 @@ export class ProgressPane extends XschedPane {
       this._rows.set(g.name, row);
     }
     const q = (s: string) => row!.querySelector(s) as HTMLElement;
-    row.setAttribute('data-done', String(g.done));
-    row.setAttribute('data-processing', String(g.processing));
-    row.setAttribute('data-erred', String(g.erred));
-    row.setAttribute('data-waiting', String(g.waiting));
-    row.setAttribute('data-total', String(g.total));
-    q('.xsched-Bar-done').style.width = pct(g.done, g.total);
-    q('.xsched-Bar-processing').style.width = pct(g.processing, g.total);
-    q('.xsched-Bar-erred').style.width = pct(g.erred, g.total);
-    q('.xsched-ProgressBar').title =
-      `${g.name}: ${g.done} done, ${g.processing} processing, ${g.erred} erred, ${g.waiting} waiting, of ${g.total}`;
-    q('.xsched-ProgressCount').textContent = `${g.done} / ${g.total}` + (g.erred ? ` · ${g.erred} erred` : '');
+    setAttr(row, 'data-done', String(g.done));
+    setAttr(row, 'data-processing', String(g.processing));
+    setAttr(row, 'data-erred', String(g.erred));
+    setAttr(row, 'data-waiting', String(g.waiting));
+    setAttr(row, 'data-total', String(g.total));
+    setAttr(q('.xsched-Bar-done'), 'style.width', pct(g.done, g.total));
+    setAttr(q('.xsched-Bar-processing'), 'style.width', pct(g.processing, g.total));
+    setAttr(q('.xsched-Bar-erred'), 'style.width', pct(g.erred, g.total));
+    setAttr(q('.xsched-ProgressBar'), 'title',
+      `${g.name}: ${g.done} done, ${g.processing} processing, ${g.erred} erred, ${g.waiting} waiting, of ${g.total}`);
+    setText(q('.xsched-ProgressCount'), `${g.done} / ${g.total}` + (g.erred ? ` · ${g.erred} erred` : ''));
     return row;
   }
 

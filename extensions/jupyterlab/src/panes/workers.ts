@@ -1,6 +1,6 @@
 // The workers table: one row per worker, sorted by the column whose header was clicked
 // (again: the other way); names and addresses in natural order.
-import { ITelemetry, ITelemetryWorker, XschedPane, bytes, h, naturalCompare } from './common';
+import { ITelemetry, ITelemetryWorker, XschedPane, bytes, h, keepInOrder, naturalCompare, setText } from './common';
 
 interface IColumn {
   key: string;
@@ -72,7 +72,11 @@ export class WorkersPane extends XschedPane {
   }
 
   private _render(): void {
-    this._renderHead();
+    const heading = `${this._sortKey} ${this._descending}`;
+    if (heading !== this._heading) {
+      this._heading = heading;
+      this._renderHead();
+    }
     const col = COLUMNS.find(c => c.key === this._sortKey) || COLUMNS[0];
     const rows = [...this._workers].sort((a, b) => {
       const va = col.value(a);
@@ -80,21 +84,35 @@ export class WorkersPane extends XschedPane {
       const d = typeof va === 'number' && typeof vb === 'number' ? va - vb : naturalCompare(String(va), String(vb));
       return (this._descending ? -d : d) || naturalCompare(a.name, b.name) || naturalCompare(a.address, b.address);
     });
-    this._tbody.replaceChildren(
-      ...rows.map(w =>
-        h(
-          'tr',
-          { 'data-worker-address': w.address, class: w.status !== 'running' ? 'xsched-mod-paused' : undefined },
-          ...COLUMNS.map(c =>
-            h('td', { class: c.numeric ? 'xsched-mod-numeric' : undefined, 'data-column': c.key },
-              c.show ? c.show(w) : String(c.value(w)))
-          )
-        )
-      )
-    );
+    // rows kept per worker and cells written only when their text changes: rebuilding the
+    // table each message made the browser restyle, lay out and shape every cell's text again
+    const seen = new Set<string>();
+    const order: HTMLElement[] = [];
+    for (const w of rows) {
+      seen.add(w.address);
+      let tr = this._rows.get(w.address);
+      if (!tr) {
+        tr = h('tr', { 'data-worker-address': w.address },
+          ...COLUMNS.map(c => h('td', { class: c.numeric ? 'xsched-mod-numeric' : undefined, 'data-column': c.key })));
+        this._rows.set(w.address, tr);
+      }
+      if (tr.classList.contains('xsched-mod-paused') !== (w.status !== 'running')) {
+        tr.classList.toggle('xsched-mod-paused');
+      }
+      COLUMNS.forEach((c, i) => setText(tr!.children[i] as HTMLElement, c.show ? c.show(w) : String(c.value(w))));
+      order.push(tr);
+    }
+    keepInOrder(this._tbody, order);
+    for (const address of this._rows.keys()) {
+      if (!seen.has(address)) {
+        this._rows.delete(address);
+      }
+    }
   }
 
   private _workers: ITelemetryWorker[] = [];
+  private _rows = new Map<string, HTMLElement>();
+  private _heading = '';
   private _sortKey = 'name';
   private _descending = false;
   private _head: HTMLElement;
