@@ -157,6 +157,41 @@ export function setAttr(el: HTMLElement, name: string, value: string): void {
   }
 }
 
+/** A pane's rows kept per key across messages: made once (``make``), then updated in place,
+ * so the browser lays out and shapes only what changed. */
+export class KeyedRows {
+  constructor(private readonly make: (key: string) => HTMLElement) {}
+
+  /** The row of `key`, made the first time; asked for in this message. */
+  row(key: string): HTMLElement {
+    this._asked.add(key);
+    let row = this._rows.get(key);
+    if (!row) {
+      row = this.make(key);
+      this._rows.set(key, row);
+    }
+    return row;
+  }
+
+  /** Forget the rows not asked for since the last sweep (``keepInOrder`` took them out). */
+  sweep(): void {
+    for (const key of this._rows.keys()) {
+      if (!this._asked.has(key)) {
+        this._rows.delete(key);
+      }
+    }
+    this._asked.clear();
+  }
+
+  clear(): void {
+    this._rows.clear();
+    this._asked.clear();
+  }
+
+  private _rows = new Map<string, HTMLElement>();
+  private _asked = new Set<string>();
+}
+
 /** Make `parent`'s children exactly `rows`, in that order, moving only those out of place:
  * a node moved (or appended again) is restyled and laid out again. */
 export function keepInOrder(parent: HTMLElement, rows: HTMLElement[]): void {

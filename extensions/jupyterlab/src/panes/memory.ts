@@ -1,6 +1,6 @@
 // Worker memory: managed (solid), unmanaged (striped) and spilled (warning colour) against each
 // worker's limit, a row per worker in natural order.
-import { ITelemetry, XschedPane, byWorkerOrder, bytes, h, keepInOrder, pct, setAttr, setText } from './common';
+import { ITelemetry, KeyedRows, XschedPane, byWorkerOrder, bytes, h, keepInOrder, pct, setAttr, setText } from './common';
 
 export class WorkerMemoryPane extends XschedPane {
   constructor(cluster: string, clusterName: string) {
@@ -26,28 +26,10 @@ export class WorkerMemoryPane extends XschedPane {
       return;
     }
     const workers = [...msg.workers].sort(byWorkerOrder);
-    const seen = new Set<string>();
     const order: HTMLElement[] = [];
     for (const w of workers) {
-      seen.add(w.address);
-      let row = this._rows.get(w.address);
-      if (!row) {
-        row = h(
-          'div',
-          { class: 'xsched-MemoryRow', 'data-worker-address': w.address },
-          h('span', { class: 'xsched-MemoryName' }),
-          h(
-            'div',
-            { class: 'xsched-Bar xsched-MemoryBar' },
-            h('div', { class: 'xsched-Bar-managed' }),
-            h('div', { class: 'xsched-Bar-unmanaged' }),
-            h('div', { class: 'xsched-Bar-spilled' })
-          ),
-          h('span', { class: 'xsched-MemoryLabel' })
-        );
-        this._rows.set(w.address, row);
-      }
-      const q = (s: string) => row!.querySelector(s) as HTMLElement;
+      const row = this._rows.row(w.address);
+      const q = (s: string) => row.querySelector(s) as HTMLElement;
       // (written only where they changed: a node written again is laid out again)
       const name = q('.xsched-MemoryName');
       setText(name, w.name);
@@ -67,14 +49,24 @@ export class WorkerMemoryPane extends XschedPane {
       order.push(row);
     }
     keepInOrder(this._list, order);
-    for (const address of this._rows.keys()) {
-      if (!seen.has(address)) {
-        this._rows.delete(address);
-      }
-    }
+    this._rows.sweep();
   }
 
-  private _rows = new Map<string, HTMLElement>();
+  private _rows = new KeyedRows(address =>
+    h(
+      'div',
+      { class: 'xsched-MemoryRow', 'data-worker-address': address },
+      h('span', { class: 'xsched-MemoryName' }),
+      h(
+        'div',
+        { class: 'xsched-Bar xsched-MemoryBar' },
+        h('div', { class: 'xsched-Bar-managed' }),
+        h('div', { class: 'xsched-Bar-unmanaged' }),
+        h('div', { class: 'xsched-Bar-spilled' })
+      ),
+      h('span', { class: 'xsched-MemoryLabel' })
+    )
+  );
   private _list: HTMLElement;
   private _legend: HTMLElement;
 }

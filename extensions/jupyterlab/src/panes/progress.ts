@@ -1,6 +1,6 @@
 // Progress per task group: done / processing / erred against the group's total (waiting is
 // the rest of the track). Groups with nothing left to run compact together at the bottom.
-import { ITelemetry, ITelemetryGroup, XschedPane, h, keepInOrder, pct, setAttr, setText } from './common';
+import { ITelemetry, ITelemetryGroup, KeyedRows, XschedPane, h, keepInOrder, pct, setAttr, setText } from './common';
 
 export class ProgressPane extends XschedPane {
   constructor(cluster: string, clusterName: string) {
@@ -23,11 +23,9 @@ export class ProgressPane extends XschedPane {
       return;
     }
     this._empty.style.display = msg.groups.length ? 'none' : '';
-    const seen = new Set<string>();
     const active: HTMLElement[] = [];
     const finished: HTMLElement[] = [];
     for (const g of msg.groups) {
-      seen.add(g.name);
       const done = g.waiting === 0 && g.processing === 0 && g.total > 0;
       const row = this._row(g);
       if (row.classList.contains('xsched-mod-finished') !== done) {
@@ -38,32 +36,12 @@ export class ProgressPane extends XschedPane {
     // (rows moved only when out of place: a node moved is laid out again)
     keepInOrder(this._active, active);
     keepInOrder(this._finished, finished);
-    for (const name of this._rows.keys()) {
-      if (!seen.has(name)) {
-        this._rows.delete(name);
-      }
-    }
+    this._rows.sweep();
   }
 
   private _row(g: ITelemetryGroup): HTMLElement {
-    let row = this._rows.get(g.name);
-    if (!row) {
-      row = h(
-        'div',
-        { class: 'xsched-ProgressRow', 'data-group': g.name },
-        h('span', { class: 'xsched-ProgressName', title: g.name }, g.name),
-        h(
-          'div',
-          { class: 'xsched-Bar xsched-ProgressBar' },
-          h('div', { class: 'xsched-Bar-done' }),
-          h('div', { class: 'xsched-Bar-processing' }),
-          h('div', { class: 'xsched-Bar-erred' })
-        ),
-        h('span', { class: 'xsched-ProgressCount' })
-      );
-      this._rows.set(g.name, row);
-    }
-    const q = (s: string) => row!.querySelector(s) as HTMLElement;
+    const row = this._rows.row(g.name);
+    const q = (s: string) => row.querySelector(s) as HTMLElement;
     setAttr(row, 'data-done', String(g.done));
     setAttr(row, 'data-processing', String(g.processing));
     setAttr(row, 'data-erred', String(g.erred));
@@ -78,7 +56,21 @@ export class ProgressPane extends XschedPane {
     return row;
   }
 
-  private _rows = new Map<string, HTMLElement>();
+  private _rows = new KeyedRows(name =>
+    h(
+      'div',
+      { class: 'xsched-ProgressRow', 'data-group': name },
+      h('span', { class: 'xsched-ProgressName', title: name }, name),
+      h(
+        'div',
+        { class: 'xsched-Bar xsched-ProgressBar' },
+        h('div', { class: 'xsched-Bar-done' }),
+        h('div', { class: 'xsched-Bar-processing' }),
+        h('div', { class: 'xsched-Bar-erred' })
+      ),
+      h('span', { class: 'xsched-ProgressCount' })
+    )
+  );
   private _active: HTMLElement;
   private _finished: HTMLElement;
   private _empty: HTMLElement;

@@ -1,6 +1,6 @@
 // The workers table: one row per worker, sorted by the column whose header was clicked
 // (again: the other way); names and addresses in natural order.
-import { ITelemetry, ITelemetryWorker, XschedPane, bytes, h, keepInOrder, naturalCompare, setText } from './common';
+import { ITelemetry, ITelemetryWorker, XschedPane, bytes, h, KeyedRows, keepInOrder, naturalCompare, setText } from './common';
 
 interface IColumn {
   key: string;
@@ -86,32 +86,22 @@ export class WorkersPane extends XschedPane {
     });
     // rows kept per worker and cells written only when their text changes: rebuilding the
     // table each message made the browser restyle, lay out and shape every cell's text again
-    const seen = new Set<string>();
-    const order: HTMLElement[] = [];
-    for (const w of rows) {
-      seen.add(w.address);
-      let tr = this._rows.get(w.address);
-      if (!tr) {
-        tr = h('tr', { 'data-worker-address': w.address },
-          ...COLUMNS.map(c => h('td', { class: c.numeric ? 'xsched-mod-numeric' : undefined, 'data-column': c.key })));
-        this._rows.set(w.address, tr);
-      }
+    const order = rows.map(w => {
+      const tr = this._rows.row(w.address);
       if (tr.classList.contains('xsched-mod-paused') !== (w.status !== 'running')) {
         tr.classList.toggle('xsched-mod-paused');
       }
-      COLUMNS.forEach((c, i) => setText(tr!.children[i] as HTMLElement, c.show ? c.show(w) : String(c.value(w))));
-      order.push(tr);
-    }
+      COLUMNS.forEach((c, i) => setText(tr.children[i] as HTMLElement, c.show ? c.show(w) : String(c.value(w))));
+      return tr;
+    });
     keepInOrder(this._tbody, order);
-    for (const address of this._rows.keys()) {
-      if (!seen.has(address)) {
-        this._rows.delete(address);
-      }
-    }
+    this._rows.sweep();
   }
 
   private _workers: ITelemetryWorker[] = [];
-  private _rows = new Map<string, HTMLElement>();
+  private _rows = new KeyedRows(address =>
+    h('tr', { 'data-worker-address': address },
+      ...COLUMNS.map(c => h('td', { class: c.numeric ? 'xsched-mod-numeric' : undefined, 'data-column': c.key }))));
   private _heading = '';
   private _sortKey = 'name';
   private _descending = false;
