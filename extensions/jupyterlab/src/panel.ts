@@ -11,7 +11,7 @@ import {
   IWorkerRow,
   Updates
 } from './api';
-import { h } from './panes/common';
+import { KeyedRows, h, keepInOrder, setAttr, setText } from './panes/common';
 
 export interface IPanelActions {
   insertClient(cluster: IClusterSummary): void;
@@ -400,81 +400,35 @@ export class ClusterPanel extends Widget {
   }
 
   private _renderWorkers(rows: IWorkerRow[]): void {
-    const seen = new Set<string>();
-    for (const w of rows) {
-      seen.add(w.address);
-      let tr = this._workerRows.get(w.address);
-      if (!tr) {
-        tr = h(
-          'tr',
-          { class: 'xsched-Worker', 'data-worker-address': w.address },
-          h(
-            'td',
-            { class: 'xsched-WorkerCard' },
-            h(
-              'div',
-              { class: 'xsched-WorkerHead' },
-              h('span', { class: 'xsched-WorkerName' }),
-              h(
-                'button',
-                {
-                  class: 'jp-mod-styled xsched-Button xsched-WorkerConsole',
-                  'data-action': 'console',
-                  'data-target': w.address,
-                  title: `Open a console on the kernel inside ${w.address}`,
-                  'aria-label': `Console on ${w.address}`
-                },
-                '›_'
-              )
-            ),
-            // the full address in the title; shown without "tcp://", cut at the end if need be
-            h('div', { class: 'xsched-WorkerAddress', title: w.address }, w.address.replace(/^tcp:\/\//, '')),
-            h(
-              'div',
-              { class: 'xsched-Bar' },
-              h('div', { class: 'xsched-Bar-managed' }),
-              h('div', { class: 'xsched-Bar-unmanaged' }),
-              h('div', { class: 'xsched-Bar-spilled' })
-            ),
-            h(
-              'div',
-              { class: 'xsched-WorkerStats' },
-              h('span', { class: 'xsched-BarLabel' }),
-              h('span', { class: 'xsched-WorkerSpilled' }),
-              h('span', { class: 'xsched-WorkerThreads', title: 'threads' }),
-              h('span', { class: 'xsched-WorkerProcessing', title: 'tasks processing' })
-            )
-          )
-        ) as HTMLTableRowElement;
-        this._workerRows.set(w.address, tr);
-      }
-      const q = (s: string) => tr!.querySelector(s) as HTMLElement;
+    // (rows kept, and only what changed written: the sidebar refreshes every second)
+    const order = rows.map(w => {
+      const tr = this._workerRows.row(w.address);
+      const q = (s: string) => tr.querySelector(s) as HTMLElement;
       const name = q('.xsched-WorkerName');
-      name.textContent = w.name;
-      name.title = `worker ${w.name}` + (w.status && w.status !== 'running' ? ` (${w.status})` : '');
-      tr.classList.toggle('xsched-mod-paused', !!w.status && w.status !== 'running');
-      const limit = w.memory_limit || Math.max(w.rss, w.managed + w.unmanaged) || 1;
-      q('.xsched-Bar-managed').style.width = pct(w.managed, limit);
-      q('.xsched-Bar-unmanaged').style.width = pct(w.unmanaged, limit);
-      q('.xsched-Bar-spilled').style.width = pct(w.spilled, limit);
-      q('.xsched-Bar').title =
-        `managed ${formatBytes(w.managed)}, unmanaged ${formatBytes(w.unmanaged)}, ` +
-        `spilled ${formatBytes(w.spilled)}, limit ${w.memory_limit ? formatBytes(w.memory_limit) : 'none'}`;
-      q('.xsched-BarLabel').textContent =
-        `${formatBytes(w.managed + w.unmanaged)} / ${w.memory_limit ? formatBytes(w.memory_limit) : '∞'}`;
-      const spilled = q('.xsched-WorkerSpilled');
-      spilled.textContent = w.spilled ? `+${formatBytes(w.spilled)} spilled` : '';
-      spilled.style.display = w.spilled ? '' : 'none';
-      q('.xsched-WorkerThreads').textContent = counted(w.nthreads, 'thread');
-      q('.xsched-WorkerProcessing').textContent = counted(w.processing, 'task');
-      this._workerBody.append(tr); // keeps the server's order (natural, by name then address)
-    }
-    for (const [addr, tr] of this._workerRows) {
-      if (!seen.has(addr)) {
-        tr.remove();
-        this._workerRows.delete(addr);
+      setText(name, w.name);
+      setAttr(name, 'title', `worker ${w.name}` + (w.status && w.status !== 'running' ? ` (${w.status})` : ''));
+      const paused = !!w.status && w.status !== 'running';
+      if (tr.classList.contains('xsched-mod-paused') !== paused) {
+        tr.classList.toggle('xsched-mod-paused');
       }
-    }
+      const limit = w.memory_limit || Math.max(w.rss, w.managed + w.unmanaged) || 1;
+      setAttr(q('.xsched-Bar-managed'), 'style.width', pct(w.managed, limit));
+      setAttr(q('.xsched-Bar-unmanaged'), 'style.width', pct(w.unmanaged, limit));
+      setAttr(q('.xsched-Bar-spilled'), 'style.width', pct(w.spilled, limit));
+      setAttr(q('.xsched-Bar'), 'title',
+        `managed ${formatBytes(w.managed)}, unmanaged ${formatBytes(w.unmanaged)}, ` +
+        `spilled ${formatBytes(w.spilled)}, limit ${w.memory_limit ? formatBytes(w.memory_limit) : 'none'}`);
+      setText(q('.xsched-BarLabel'),
+        `${formatBytes(w.managed + w.unmanaged)} / ${w.memory_limit ? formatBytes(w.memory_limit) : '∞'}`);
+      const spilled = q('.xsched-WorkerSpilled');
+      setText(spilled, w.spilled ? `+${formatBytes(w.spilled)} spilled` : '');
+      setAttr(spilled, 'style.display', w.spilled ? '' : 'none');
+      setText(q('.xsched-WorkerThreads'), counted(w.nthreads, 'thread'));
+      setText(q('.xsched-WorkerProcessing'), counted(w.processing, 'task'));
+      return tr;
+    });
+    keepInOrder(this._workerBody, order); // the server's order (natural, by name then address)
+    this._workerRows.sweep();
   }
 
   private _renderGroups(groups: ITaskGroup[]): void {
@@ -666,5 +620,47 @@ export class ClusterPanel extends Widget {
   private _selectedId: string | null = null;
   private _detailData: IClusterDetail | null = null;
   private _listItems = new Map<string, HTMLElement>();
-  private _workerRows = new Map<string, HTMLTableRowElement>();
+  private _workerRows = new KeyedRows(address =>
+    h(
+      'tr',
+      { class: 'xsched-Worker', 'data-worker-address': address },
+      h(
+        'td',
+        { class: 'xsched-WorkerCard' },
+        h(
+          'div',
+          { class: 'xsched-WorkerHead' },
+          h('span', { class: 'xsched-WorkerName' }),
+          h(
+            'button',
+            {
+              class: 'jp-mod-styled xsched-Button xsched-WorkerConsole',
+              'data-action': 'console',
+              'data-target': address,
+              title: `Open a console on the kernel inside ${address}`,
+              'aria-label': `Console on ${address}`
+            },
+            '›_'
+          )
+        ),
+        // the full address in the title; shown without "tcp://", cut at the end if need be
+        h('div', { class: 'xsched-WorkerAddress', title: address }, address.replace(/^tcp:\/\//, '')),
+        h(
+          'div',
+          { class: 'xsched-Bar' },
+          h('div', { class: 'xsched-Bar-managed' }),
+          h('div', { class: 'xsched-Bar-unmanaged' }),
+          h('div', { class: 'xsched-Bar-spilled' })
+        ),
+        h(
+          'div',
+          { class: 'xsched-WorkerStats' },
+          h('span', { class: 'xsched-BarLabel' }),
+          h('span', { class: 'xsched-WorkerSpilled' }),
+          h('span', { class: 'xsched-WorkerThreads', title: 'threads' }),
+          h('span', { class: 'xsched-WorkerProcessing', title: 'tasks processing' })
+        )
+      )
+    )
+  );
 }

@@ -145,12 +145,13 @@ export function setText(el: HTMLElement | SVGElement, text: string): void {
   }
 }
 
-/** Set an attribute (a property of `el.style` for names starting "style."), when it differs. */
+/** Set an attribute (a CSS property of `el.style` for names like "style.width"), when it
+ * differs. */
 export function setAttr(el: HTMLElement, name: string, value: string): void {
   if (name.startsWith('style.')) {
-    const prop = name.slice(6) as 'width';
-    if (el.style[prop] !== value) {
-      el.style[prop] = value;
+    const prop = name.slice(6);
+    if (el.style.getPropertyValue(prop) !== value) {
+      el.style.setProperty(prop, value);
     }
   } else if (el.getAttribute(name) !== value) {
     el.setAttribute(name, value);
