@@ -170,5 +170,3 @@ export class StoryPane extends XschedPane {
   private _busy = false;
   private _asked = 0;
 }
-
-
