@@ -301,7 +301,7 @@ def _read_piece(fs: Any, path: str, label: str, row_groups: list | None, read_co
 
     # A local file is read a page at a time; pre-buffering (one coalesced read of every column
     # chunk wanted, which pays for a remote store's latency) would hold all their compressed
-    # bytes at once, a third of a partition's peak here.
+    # bytes at once.
     pre_buffer = not isinstance(fs, LocalFileSystem)
     try:
         with _opened(fs, path) as src:
