@@ -149,7 +149,6 @@ class Tracer:
         self.cdp.send("Profiler.start")
         self.js: list = []
 
-
     def save(self, page, path: str) -> None:
         """Stop tracing and write the trace to ``path``; keep the page's script functions by
         self time (``js``) from the sampling profile taken beside it."""

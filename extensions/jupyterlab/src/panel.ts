@@ -11,7 +11,7 @@ import {
   IWorkerRow,
   Updates
 } from './api';
-import { KeyedRows, h, keepInOrder, setAttr, setText } from './panes/common';
+import { KeyedRows, bytes, h, keepInOrder, pct, setAttr, setText } from './panes/common';
 
 export interface IPanelActions {
   insertClient(cluster: IClusterSummary): void;
@@ -34,20 +34,6 @@ const KEYS_STEP = 16;
 /** a non-breaking space: a number and its unit never part at a line end */
 const NBSP = '\u00a0';
 
-
-/** "11.8 GiB", with a non-breaking space between the number and its unit. */
-export function formatBytes(n: number): string {
-  if (!n || n < 0) {
-    return `0${NBSP}B`;
-  }
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
-  let i = 0;
-  while (n >= 1024 && i < units.length - 1) {
-    n /= 1024;
-    i++;
-  }
-  return `${n >= 100 || i === 0 ? n.toFixed(0) : n.toFixed(1)}${NBSP}${units[i]}`;
-}
 
 /** "1 thread", "2 tasks": a count and its noun, kept on one line. */
 function counted(n: number, noun: string): string {
@@ -145,13 +131,6 @@ export function storyTable(entries: (IStoryEntry | unknown[])[]): HTMLElement {
   );
   // the dialog lays out its body widget's node: the table goes inside a plain box
   return h('div', { class: 'xsched-StoryBox' }, table);
-}
-
-function pct(part: number, whole: number): string {
-  if (!whole || whole <= 0) {
-    return '0%';
-  }
-  return `${Math.max(0, Math.min(100, (100 * part) / whole)).toFixed(2)}%`;
 }
 
 export class ClusterPanel extends Widget {
@@ -280,7 +259,7 @@ export class ClusterPanel extends Widget {
       li.classList.toggle('xsched-mod-unreachable', c.status !== 'running');
       const stats =
         c.status === 'running'
-          ? `${counted(c.workers, 'worker')} · ${counted(c.threads, 'thread')} · ${formatBytes(c.memory)} / ${formatBytes(c.memory_limit)}`
+          ? `${counted(c.workers, 'worker')} · ${counted(c.threads, 'thread')} · ${bytes(c.memory)} / ${bytes(c.memory_limit)}`
           : c.status === 'connecting'
             ? 'connecting…'
             : `unreachable: ${c.error || ''}`;
@@ -312,8 +291,8 @@ export class ClusterPanel extends Widget {
       this._buildDetail(c);
     }
     this._summary.textContent =
-      `${d.n_workers} workers, ${d.threads} threads, ${formatBytes(d.memory)} of ` +
-      `${formatBytes(d.memory_limit)}; tasks: ` +
+      `${d.n_workers} workers, ${d.threads} threads, ${bytes(d.memory)} of ` +
+      `${bytes(d.memory_limit)}; tasks: ` +
       (Object.entries(d.tasks || {})
         .map(([s, n]) => `${n} ${s}`)
         .join(', ') || 'none');
@@ -416,12 +395,12 @@ export class ClusterPanel extends Widget {
       setAttr(q('.xsched-Bar-unmanaged'), 'style.width', pct(w.unmanaged, limit));
       setAttr(q('.xsched-Bar-spilled'), 'style.width', pct(w.spilled, limit));
       setAttr(q('.xsched-Bar'), 'title',
-        `managed ${formatBytes(w.managed)}, unmanaged ${formatBytes(w.unmanaged)}, ` +
-        `spilled ${formatBytes(w.spilled)}, limit ${w.memory_limit ? formatBytes(w.memory_limit) : 'none'}`);
+        `managed ${bytes(w.managed)}, unmanaged ${bytes(w.unmanaged)}, ` +
+        `spilled ${bytes(w.spilled)}, limit ${w.memory_limit ? bytes(w.memory_limit) : 'none'}`);
       setText(q('.xsched-BarLabel'),
-        `${formatBytes(w.managed + w.unmanaged)} / ${w.memory_limit ? formatBytes(w.memory_limit) : '∞'}`);
+        `${bytes(w.managed + w.unmanaged)} / ${w.memory_limit ? bytes(w.memory_limit) : '∞'}`);
       const spilled = q('.xsched-WorkerSpilled');
-      setText(spilled, w.spilled ? `+${formatBytes(w.spilled)} spilled` : '');
+      setText(spilled, w.spilled ? `+${bytes(w.spilled)} spilled` : '');
       setAttr(spilled, 'style.display', w.spilled ? '' : 'none');
       setText(q('.xsched-WorkerThreads'), counted(w.nthreads, 'thread'));
       setText(q('.xsched-WorkerProcessing'), counted(w.processing, 'task'));

@@ -78,10 +78,6 @@ export class ProfilePane extends DrawnPane {
     this.schedule();
   }
 
-  protected onResize(): void {
-    this.schedule();
-  }
-
   private async _reset(button: HTMLButtonElement): Promise<void> {
     if (!this.resetter) {
       return;

@@ -143,10 +143,6 @@ export class TaskStreamPane extends DrawnPane {
     this.schedule();
   }
 
-  protected onResize(): void {
-    this.schedule();
-  }
-
   protected onAfterAttach(): void {
     this.schedule();
   }
