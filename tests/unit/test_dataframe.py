@@ -559,18 +559,33 @@ def test_a_comparison_filter_on_a_parquet_read_is_pushed_into_its_filters(tmp_pa
     df = xd.read_parquet(str(tmp_path))
     expr = df[df.x >= 600].y
     reads = _read_tasks(expr.__xsched_graph__(), "read-parquet-")
-    assert len(reads) == 4 and all(t.args[6] == [[("x", ">=", 600)]] for t in reads)
+    assert len(reads) == 4 and all(t.kwargs == {"pushed": (("x", ">=", 600),)} for t in reads)
     eq(expr.compute(), pdf[pdf.x >= 600].y)
-    assert "filters=[('x', '>=', 600)]" in _explain(expr)
+    # the filter, its mask and the column compared are gone from the plan: the read keeps the rows
+    assert "read read-parquet-rows ['x', 'y'] filters=[('x', '>=', 600)] + select getitem ['y']" in _explain(expr)
     # the read is used unfiltered elsewhere too: nothing is pushed
     whole = df[df.x >= 600].y.sum() + df.y.sum()
-    assert all(t.args[6] is None for t in _read_tasks(whole.__xsched_graph__(), "read-parquet-"))
+    assert all("pushed" not in t.kwargs for t in _read_tasks(whole.__xsched_graph__(), "read-parquet-"))
     assert whole.compute() == pdf[pdf.x >= 600].y.sum() + pdf.y.sum()
-    # files that keep a RangeIndex as metadata only would come back renumbered: nothing is pushed
-    pdf.reset_index(drop=True).to_parquet(tmp_path / "ranged.parquet")
+    # a RangeIndex kept as metadata only: the rows keep the labels they had in the whole file
+    ranged_pdf = pdf.reset_index(drop=True)
+    ranged_pdf.index = pd.RangeIndex(100, 3100, 3, name="r")
+    ranged_pdf.to_parquet(tmp_path / "ranged.parquet")
     ranged = xd.read_parquet(str(tmp_path / "ranged.parquet"))
-    assert all(t.args[6] is None for t in _read_tasks(ranged[ranged.x >= 600].y.__xsched_graph__(), "read-parquet-"))
-    eq(ranged[ranged.x >= 600].y.compute(), pdf.reset_index(drop=True)[pdf.x.values >= 600].y)
+    expr = ranged[ranged.x >= 600].y
+    assert all(t.kwargs for t in _read_tasks(expr.__xsched_graph__(), "read-parquet-"))
+    eq(expr.compute(), ranged_pdf[ranged_pdf.x >= 600].y, check_index_type=False)
+
+
+def test_a_pushed_not_equal_keeps_missing_values_as_pandas_does(tmp_path):
+    pdf = pd.DataFrame({"x": [1.0, np.nan, 0.0, 2.0, None], "s": pd.array(["a", None, "b", "a", "c"], dtype="str")})
+    pdf.to_parquet(tmp_path / "f.parquet", index=False)
+    df = xd.read_parquet(str(tmp_path / "f.parquet"))
+    back = pd.read_parquet(tmp_path / "f.parquet")
+    for col, value in (("x", 0), ("s", "a")):
+        expr = df[df[col] != value]
+        assert all(t.kwargs for t in _read_tasks(expr.__xsched_graph__(), "read-parquet-"))
+        eq(expr.compute(), back[back[col] != value])  # the missing values kept, rows 1 and 4 too
 
 
 # ---------------------------------------------------------------------- across neighbours, and more methods

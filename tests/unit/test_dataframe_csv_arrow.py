@@ -15,7 +15,8 @@ pytest.importorskip("pyarrow")
 from hypothesis import HealthCheck, assume, event, given, settings, strategies as st  # noqa: E402
 
 import xsched.dataframe.csv as csv_mod  # noqa: E402
-from xsched.dataframe.csv import _keep, read_csv  # noqa: E402
+from xsched.dataframe.csv import read_csv  # noqa: E402
+from xsched.dataframe.planner import keep_rows  # noqa: E402
 from xsched.dataframe import csv_arrow  # noqa: E402
 from xsched.dataframe.csv_arrow import read_arrow  # noqa: E402
 
@@ -37,7 +38,7 @@ def frames(draw):
 
 def _pandas(data: bytes, dtypes: dict, filters=(), **kw) -> pd.DataFrame:
     with pd.read_csv(io.BytesIO(data), dtype=dtypes, chunksize=7, **kw) as chunks:
-        parts = [_keep(c, filters) for c in chunks]
+        parts = [keep_rows(c, filters) for c in chunks]
     return pd.concat(parts) if parts else None
 
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import operator
 import warnings
 from typing import Any, Iterator
 
@@ -43,6 +42,7 @@ from ..files import compression_of, expand_paths, file_token, filesystem_for, jo
 from ..graph.collection import run_writes
 from .csv_arrow import read_arrow
 from .io import from_tasks
+from .planner import PREDICATES, keep_rows
 
 __all__ = ["read_csv", "to_csv"]
 
@@ -138,7 +138,7 @@ def read_csv(urlpath: Any, blocksize: int | str | None = None, dtype: Any = None
         def project(used: list, pushed: list) -> list | None:
             """The same blocks read with fewer columns, and only the rows passing ``pushed``
             (the planner calls this, ``planner.py``); None when it cannot."""
-            if any(col not in used or op not in _PREDICATES for col, op, _ in pushed):
+            if any(col not in used or op not in PREDICATES for col, op, _ in pushed):
                 return None
             narrower = read_csv(urlpath, blocksize=blocksize, dtype=dtype, usecols=used, parse_dates=parse_dates,
                                 storage_options=storage_options, sample=sample, compression=compression,
@@ -270,23 +270,6 @@ def _source(fs: Any, path: str, start: int, end: int | None, header: bytes, comp
 #: Rows parsed at a time when a filter is pushed into the read (``filters=``).
 FILTER_CHUNK_ROWS = 65_536
 
-_PREDICATES = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
-               "!=": operator.ne}
-
-
-def _keep(df: pd.DataFrame, filters: tuple) -> pd.DataFrame:
-    """The rows of ``df`` passing every ``(column, op, value)``.
-
-    >>> _keep(pd.DataFrame({"x": [1, 5, 3]}), (("x", ">", 2), ("x", "!=", 5))).x.tolist()
-    [3]
-    """
-    mask = None
-    for col, op, value in filters:
-        m = _PREDICATES[op](df[col], value)
-        mask = m if mask is None else mask & m
-    return df if mask is None else df[mask.to_numpy()]
-
-
 def _read_block(fs: Any, path: str, label: str, start: int, end: int | None, header: bytes, compression: Any,
                 kwargs: dict, dtypes: dict, meta: pd.DataFrame, path_col: Any, origin: str,
                 filters: tuple = ()) -> pd.DataFrame:
@@ -305,7 +288,7 @@ def _read_block(fs: Any, path: str, label: str, start: int, end: int | None, hea
                 warnings.simplefilter("ignore", pd.errors.DtypeWarning)
                 if filters:
                     with pd.read_csv(src, dtype=dtypes, chunksize=FILTER_CHUNK_ROWS, **kwargs) as chunks:
-                        kept = [_keep(chunk, filters) for chunk in chunks]
+                        kept = [keep_rows(chunk, filters) for chunk in chunks]
                     df = pd.concat(kept) if kept else meta.copy()
                 else:
                     df = pd.read_csv(src, dtype=dtypes, **kwargs)

@@ -31,6 +31,7 @@ from .core import DataFrame, Series
 from ..files import LocalFileSystem, expand_paths, file_token, filesystem_for, join, shown
 from ..graph.collection import run_writes
 from .io import from_tasks
+from .planner import PREDICATES
 
 __all__ = ["read_parquet", "to_parquet"]
 
@@ -137,16 +138,15 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
         def project(used: list, pushed: list) -> list | None:
             """The same pieces read with fewer columns and the rows passing ``pushed`` only
             (the planner calls this, ``planner.py``); None when it cannot."""
-            if pushed and (expr is not None or (ranged and index is None)):
-                return None  # (a user's pyarrow expression is not combined; and rows filtered out of a
-                #              file with a stored RangeIndex would come back renumbered)
-            both = ([conj + list(pushed) for conj in dnf] if dnf else [list(pushed)]) if pushed else dnf
+            if any(col not in used or op not in PREDICATES for col, op, _ in pushed):
+                return None
             read = list(dict.fromkeys(list(used) + index_cols + (stored if keep_stored else [])))
             narrow_meta = _to_frame(schema.empty_table().select(read), index, index_cols, stored, list(used), False)
-            more = [c for c in _filter_columns(both) if c not in read]
-            narrow = [Task(_read_piece, (fs, p, shown(fs, p), rgs, read, more, both if expr is None else expr, index,
+            more = [c for c in _filter_columns(dnf) if c not in read]
+            kw = {"pushed": tuple(map(tuple, pushed))} if pushed else {}
+            narrow = [Task(_read_piece, (fs, p, shown(fs, p), rgs, read, more, dnf if expr is None else expr, index,
                                          index_cols, stored, list(used), False, narrow_meta, divisions is not None),
-                           {}, per_task(ann)) for fs, p, rgs, _ in pieces]
+                           kw, per_task(ann)) for fs, p, rgs, _ in pieces]
             return narrow or [Task(_copy, (narrow_meta,), {}, per_task(ann))]
     return from_tasks(name, tasks, meta, divisions, project=project)
 
@@ -294,8 +294,10 @@ def _copy(meta: Any) -> Any:
 
 def _read_piece(fs: Any, path: str, label: str, row_groups: list | None, read_columns: list | None, extra: list,
                 filters: Any, index: Any, index_cols: list, stored: list, cols: list | None, single: bool,
-                meta: Any, sort: bool) -> Any:
-    """Run on the workers: one file (or some of its row groups) as a pandas partition."""
+                meta: Any, sort: bool, pushed: tuple = ()) -> Any:
+    """Run on the workers: one file (or some of its row groups) as a pandas partition; with
+    ``pushed`` (comparisons the planner took from ``df[df.col > value]``), only the rows
+    pandas' comparison keeps, with the labels they would have had (``_read_pushed``)."""
     pq = _pq()
     import pyarrow as pa
 
@@ -303,26 +305,97 @@ def _read_piece(fs: Any, path: str, label: str, row_groups: list | None, read_co
     # chunk wanted, which pays for a remote store's latency) would hold all their compressed
     # bytes at once.
     pre_buffer = not isinstance(fs, LocalFileSystem)
+    expr = filters if filters is None or not isinstance(filters, (list, tuple)) else pq.filters_to_expression(filters)
+    wanted = None if read_columns is None else read_columns + extra
+    labels = None
     try:
         with _opened(fs, path) as src:
-            if row_groups is None:
+            if pushed:
+                table, labels = _read_pushed(pq.ParquetFile(src, pre_buffer=pre_buffer), row_groups, wanted, expr,
+                                             pushed, meta, index, index_cols, stored)
+            elif row_groups is None:
                 table = pq.read_table(src, columns=read_columns, filters=filters, use_pandas_metadata=True,
                                       pre_buffer=pre_buffer)
             else:
-                wanted = None if read_columns is None else read_columns + extra
                 table = pq.ParquetFile(src, pre_buffer=pre_buffer).read_row_groups(
                     row_groups, columns=wanted, use_pandas_metadata=True)
-                if filters is not None:
-                    expr = filters if not isinstance(filters, (list, tuple)) else pq.filters_to_expression(filters)
+                if expr is not None:
                     table = table.filter(expr)
-                if extra:
-                    table = table.drop_columns(extra)
+            if extra and (pushed or row_groups is not None):
+                table = table.drop_columns(extra)
     except (pa.ArrowException, KeyError) as exc:
         raise ValueError(f"read_parquet: reading {label}: {exc}") from exc
     df = _to_frame(table, index, index_cols, stored, cols, single)
     del table
     pa.default_memory_pool().release_unused()  # (the reader's buffers, kept by Arrow's allocator)
+    if labels is not None:
+        df.index = labels
     return _conform(df, meta, label, sort)
+
+
+#: Rows read at a time when comparisons are pushed into the read: only the rows kept are held.
+PUSHED_BATCH_ROWS = 65_536
+
+
+def _read_pushed(f: Any, row_groups: list | None, wanted: list | None, expr: Any, pushed: tuple, meta: Any,
+                 index: Any, index_cols: list, stored: list) -> tuple[Any, Any]:
+    """The rows of a piece that pass ``expr`` (pyarrow's filter, as ``filters=`` reads) and
+    then ``pushed`` (pandas' comparison of each column as the partition would hold it: a
+    missing value passes ``!=`` only), read ``PUSHED_BATCH_ROWS`` at a time; and the index
+    labels those rows would have had in the whole partition when its index is a numbering
+    (None when the index comes from the data)."""
+    import numpy as np
+    import pyarrow as pa
+
+    groups = list(range(f.metadata.num_row_groups)) if row_groups is None else row_groups
+    kept, masks = [], []
+    # (on the task's thread alone: a worker runs one task per thread, and Arrow's pool decoding
+    # the columns of a batch in parallel cost more CPU in all, measured, for a quicker task)
+    for batch in f.iter_batches(batch_size=PUSHED_BATCH_ROWS, row_groups=groups, columns=wanted,
+                                use_pandas_metadata=True, use_threads=False):
+        part = pa.Table.from_batches([batch])
+        if expr is not None:
+            part = part.filter(expr)
+        mask = np.ones(part.num_rows, dtype=bool)
+        for col, op, value in pushed:
+            s = part.column(col).to_pandas()
+            want = meta[col].dtype if isinstance(meta, pd.DataFrame) and col in meta.columns else s.dtype
+            if s.dtype != want:  # (as _conform would make it)
+                s = s.astype(want)
+            mask &= PREDICATES[op](s, value).to_numpy(dtype=bool, na_value=False)  # (NA: as df[mask])
+        kept.append(part.filter(pa.array(mask)))
+        masks.append(mask)
+    schema = f.schema_arrow
+    table = pa.concat_tables(kept) if kept else \
+        (schema.empty_table() if wanted is None else schema.empty_table().select(_with_index(wanted, schema)))
+    table = table.replace_schema_metadata(schema.metadata)
+    total = sum(len(m) for m in masks)
+    numbering = _numbering(schema, total, index, index_cols, stored)
+    labels = None if numbering is None else numbering[np.concatenate(masks)] if masks else numbering[:0]
+    return table, labels
+
+
+def _with_index(wanted: list, schema: Any) -> list:
+    """``wanted`` and the stored index columns, as ``use_pandas_metadata`` reads them."""
+    stored = [c for c in (schema.pandas_metadata or {}).get("index_columns", []) if isinstance(c, str)]
+    return list(dict.fromkeys(wanted + [c for c in stored if c in schema.names]))
+
+
+def _numbering(schema: Any, total: int, index: Any, index_cols: list, stored: list) -> Any:
+    """The index of a piece of ``total`` rows when it numbers the rows instead of coming from
+    the data: ``index=False``, or no stored index column (pyarrow restores a stored
+    RangeIndex only when its length is the table's)."""
+    if index_cols:
+        return None
+    if index is None and stored:
+        return None
+    if index is None:
+        for c in (schema.pandas_metadata or {}).get("index_columns", []):
+            if isinstance(c, dict) and c.get("kind") == "range":
+                r = pd.RangeIndex(c["start"], c["stop"], c["step"], name=c.get("name"))
+                if len(r) == total:
+                    return r
+    return pd.RangeIndex(total)
 
 
 def _conform(df: Any, meta: Any, label: str, sort: bool) -> Any:

@@ -12,8 +12,12 @@ use, and rebuilds each reader whose consumers use fewer than all of its columns:
                      \\->  select x  ->  gt 0  -/
     columns used downstream of the read: {name, y} + {x}  ->  read_parquet(columns=[name, x, y])
 
-The projected reader gets new keys (its name carries the columns), and the tasks that
-referred to the old ones are rewritten, so a graph never has two meanings for one key.
+A comparison filter applied straight to a reader (``df[df.x > 0]``) goes into the read too
+(``project(columns, filters)``), when nothing else uses the unfiltered read: the reader then
+keeps exactly the rows and index labels the filter would (``keep_rows``' meaning), so the
+filter, its mask and the compared column leave the graph. The projected reader gets new
+keys (its name carries the columns), and the tasks that referred to the old ones are
+rewritten, so a graph never has two meanings for one key.
 Graphs without a reader skip the walk entirely.
 
 >>> from xsched.graph.spec import Task, Ref
@@ -28,15 +32,36 @@ Graphs without a reader skip the walk entirely.
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Callable, Iterable, Mapping
 
 from ..graph.layers import LayeredGraph, new_token
 from ..graph.order import task_dependencies
 from ..graph.spec import Ref, Task, substitute
 
-__all__ = ["Layer", "project_columns", "fuse_blockwise", "plan", "explain"]
+__all__ = ["Layer", "project_columns", "fuse_blockwise", "plan", "explain", "PREDICATES", "keep_rows"]
 
 ALL = None  # "every column"
+
+#: The comparisons a reader may be given as ``filters`` (``(column, op, value)``): a reader
+#: keeps exactly the rows and index labels pandas' own comparison of the partition would.
+PREDICATES = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
+              "!=": operator.ne}
+
+
+def keep_rows(df: Any, filters: Iterable[tuple]) -> Any:
+    """The rows of the pandas frame ``df`` passing every ``(column, op, value)``, as
+    ``df[df[column] <op> value]`` keeps them (a missing value passes ``!=`` only), with their labels.
+
+    >>> import pandas as pd
+    >>> keep_rows(pd.DataFrame({"x": [1, 5, 3, None]}), [("x", ">", 2), ("x", "!=", 5)]).x.tolist()
+    [3.0]
+    """
+    mask = None
+    for col, op, value in filters:
+        m = PREDICATES[op](df[col], value)
+        mask = m if mask is None else mask & m
+    return df if mask is None else df[mask]  # (a missing value in a nullable mask: not kept, as df[mask])
 
 
 class Layer(dict):
@@ -119,11 +144,12 @@ def _used_by(layer: Any, downstream: Any, input_name: str) -> Any:
     return ALL
 
 
-def _pushed_filters(layers: Mapping[str, Any], consumers: Mapping[str, set[str]], reader: str) -> list:
+def _pushed_filters(layers: Mapping[str, Any], consumers: Mapping[str, set[str]], reader: str) -> tuple[list, list]:
     """Predicates ``(column, op, value)`` of ``df[df.col <op> value]`` filters applied to
     ``reader`` itself, when nothing else reads the reader or the mask's steps (so reading
-    only the matching rows changes nothing else)."""
-    out = []
+    only the matching rows changes nothing else), and the names of the layers they replace
+    (the filter, its mask, the column the mask compares)."""
+    out, replaced = [], []
     for name in consumers[reader]:
         flt = layers[name]
         if getattr(flt, "kind", None) != "filter" or flt.inputs[:1] != [reader] or len(flt.inputs) != 2:
@@ -137,9 +163,28 @@ def _pushed_filters(layers: Mapping[str, Any], consumers: Mapping[str, set[str]]
                 or consumers[mask.inputs[0]] != {flt.inputs[1]}:
             continue
         if consumers[reader] != {name, mask.inputs[0]}:
-            return []
+            return [], []
         out.append((sel.columns[0], *pred))
-    return out
+        replaced.append((name, flt.inputs[1], mask.inputs[0]))
+    return out, replaced
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _rewire(layers: dict, consumers: Mapping[str, set[str]], old_name: str, new_name: str,
+            mapping: Mapping[str, Ref]) -> None:
+    """Make the layers reading ``old_name``'s keys read ``mapping``'s instead (in place)."""
+    for consumer in consumers[old_name]:
+        if consumer not in layers:
+            continue
+        old = layers[consumer]
+        rewritten = {k: substitute(t, mapping) for k, t in old.items()}
+        if isinstance(old, Layer):
+            rewritten = Layer(rewritten, old.kind, [new_name if i == old_name else i for i in old.inputs],
+                              old.columns, old.project, old.predicate)
+        layers[consumer] = rewritten
 
 
 def project_columns(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph:
@@ -158,7 +203,7 @@ def project_columns(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph
     for name in readers:
         used = needs[name]
         layer = layers[name]
-        filters = _pushed_filters(layers, consumers, name) if name not in out_layers else []
+        filters, replaced = _pushed_filters(layers, consumers, name) if name not in out_layers else ([], [])
         narrower = used is not ALL and not set(layer.columns) <= used
         if not narrower and not filters:
             continue
@@ -175,13 +220,21 @@ def project_columns(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph
         mapping = {old: Ref(f"{new_name}-{i}") for i, old in enumerate(layer)}
         reader = Layer(renamed, "read", (), columns, None, tuple(filters) or None)
         layers = {new_name if n == name else n: reader if n == name else v for n, v in layers.items()}  # (in place)
-        for consumer in consumers[name]:
-            old = layers[consumer]
-            rewritten = {k: substitute(t, mapping) for k, t in old.items()}
-            if isinstance(old, Layer):
-                rewritten = Layer(rewritten, old.kind, [new_name if i == name else i for i in old.inputs],
-                                  old.columns, old.project, old.predicate)
-            layers[consumer] = rewritten
+        _rewire(layers, consumers, name, new_name, mapping)
+        if not filters:
+            continue
+        # The reader now keeps exactly the rows (and labels) the filter would: the filter, its
+        # mask and the column compared go, and what read the filter reads the reader.
+        for flt, mask, sel in replaced:
+            del layers[mask], layers[sel]
+            to_reader = {old: Ref(f"{new_name}-{i}") for i, old in enumerate(graph.layers[flt])}
+            if flt in out_layers:  # (its keys are asked for: they stay, as the reader's values)
+                old = graph.layers[flt]
+                layers[flt] = Layer({k: Task(_same, (ref,), {}, dict(getattr(old[k], "annotations", None) or {}))
+                                     for k, ref in to_reader.items()}, "opaque", [new_name])
+            else:
+                del layers[flt]
+                _rewire(layers, consumers, flt, new_name, to_reader)
     return LayeredGraph(layers)
 
 
