@@ -242,41 +242,31 @@ export class ClusterPanel extends Widget {
 
   private _renderList(): void {
     this._empty.style.display = this._clusters.length ? 'none' : '';
-    const seen = new Set<string>();
-    for (const c of this._clusters) {
-      seen.add(c.id);
-      let li = this._listItems.get(c.id);
-      if (!li) {
-        li = h('li', {
-          class: 'xsched-Cluster',
-          'data-action': 'select',
-          'data-cluster-id': c.id
-        });
-        this._listItems.set(c.id, li);
-      }
-      li.setAttribute('data-cluster-address', c.address);
+    const rows = this._clusters.map(c => {
+      const li = this._listRows.row(c.id);
+      setAttr(li, 'data-cluster-address', c.address);
       li.classList.toggle('xsched-mod-selected', c.id === this._selectedId);
       li.classList.toggle('xsched-mod-unreachable', c.status !== 'running');
-      const stats =
+      setAttr(li, 'title', clusterTitle(c));
+      const [name, address, stats] = Array.from(li.children) as HTMLElement[];
+      const label = clusterLabel(c);
+      // (rebuilt only when the name or the "panel" badge changes)
+      if (name.firstChild?.textContent !== label || !!name.children.length !== !!c.owned) {
+        name.replaceChildren(label, ...(c.owned ? [h('span', { class: 'xsched-Badge' }, 'panel')] : []));
+      }
+      setText(address, c.address);
+      setText(
+        stats,
         c.status === 'running'
           ? `${counted(c.workers, 'worker')} · ${counted(c.threads, 'thread')} · ${bytes(c.memory)} / ${bytes(c.memory_limit)}`
           : c.status === 'connecting'
             ? 'connecting…'
-            : `unreachable: ${c.error || ''}`;
-      li.title = clusterTitle(c);
-      li.replaceChildren(
-        h('div', { class: 'xsched-ClusterName' }, clusterLabel(c), c.owned ? h('span', { class: 'xsched-Badge' }, 'panel') : null),
-        h('div', { class: 'xsched-ClusterAddress' }, c.address),
-        h('div', { class: 'xsched-ClusterStats' }, stats)
+            : `unreachable: ${c.error || ''}`
       );
-      this._list.append(li); // keeps the server's order
-    }
-    for (const [id, li] of this._listItems) {
-      if (!seen.has(id)) {
-        li.remove();
-        this._listItems.delete(id);
-      }
-    }
+      return li;
+    });
+    keepInOrder(this._list, rows); // the server's order
+    this._listRows.sweep();
   }
 
   private _renderDetail(): void {
@@ -598,7 +588,16 @@ export class ClusterPanel extends Widget {
   private _clusters: IClusterSummary[] = [];
   private _selectedId: string | null = null;
   private _detailData: IClusterDetail | null = null;
-  private _listItems = new Map<string, HTMLElement>();
+  /** one card per cluster id: a name, the address and the figures */
+  private _listRows = new KeyedRows(id =>
+    h(
+      'li',
+      { class: 'xsched-Cluster', 'data-action': 'select', 'data-cluster-id': id },
+      h('div', { class: 'xsched-ClusterName' }),
+      h('div', { class: 'xsched-ClusterAddress' }),
+      h('div', { class: 'xsched-ClusterStats' })
+    )
+  );
   private _workerRows = new KeyedRows(address =>
     h(
       'tr',
