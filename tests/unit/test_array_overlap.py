@@ -320,3 +320,13 @@ def test_bad_arguments_fail_when_the_expression_is_built():
         xa.map_overlap(lambda b: b, np.zeros(3), depth=1)
     with pytest.raises(TypeError, match="must be a function"):
         xa.map_overlap(x, depth=1)
+
+
+def test_a_thinly_padded_block_is_trimmed_to_a_view_and_a_thickly_padded_one_copied():
+    from xsched.array.overlapping import _trim
+
+    padded = np.zeros((27, 4))
+    thin = _trim(padded, (slice(1, 26), slice(None)), (27, 4), "block (0, 0)")
+    assert thin.shape == (25, 4) and thin.base is padded  # 25 of 27 rows: copying would cost a pass
+    thick = _trim(np.zeros((7, 4)), (slice(2, 5), slice(None)), (7, 4), "block (0, 0)")
+    assert thick.shape == (3, 4) and thick.base is None  # 3 of 7 rows: the padding is not kept alive

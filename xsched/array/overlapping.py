@@ -310,6 +310,10 @@ def _join(pieces: list, grid: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     return _concat_grid(blocks, grid, tuple(range(len(grid))))
 
 
+#: The share of a padded block its own cells must hold for the trimmed block to be a view of it.
+TRIM_VIEW_AT_LEAST = 0.8
+
+
 def _trim(block: Any, index: tuple[slice, ...], expected: tuple[int, ...] | None,
           where: str) -> np.ndarray:
     """Cut a padded block back to its own cells, after checking it has the promised shape."""
@@ -319,7 +323,9 @@ def _trim(block: Any, index: tuple[slice, ...], expected: tuple[int, ...] | None
                          f"{expected} (a function given to map_overlap must return a block of "
                          "the shape of the padded block it receives).")
     out = np.asarray(block)[index]
-    return np.array(out, copy=True) if out.size < np.size(block) else out
+    # A view keeps the whole padded block alive: copied when the padding is more than a fifth
+    # of it; a thin halo is cheaper to keep than to copy the block past it (a pass over memory)
+    return np.array(out, copy=True) if out.size < TRIM_VIEW_AT_LEAST * np.size(block) else out
 
 
 # --------------------------------------------------------------------------- public
