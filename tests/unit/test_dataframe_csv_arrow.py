@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import math
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -167,44 +166,3 @@ def test_arrow_on_any_text_gives_what_pandas_gives_or_nothing(text, chunk):
     if got is not None:
         pd.testing.assert_frame_equal(got, want.reset_index(drop=True) if len(want) else got.iloc[:0],
                                       check_index_type=False)
-
-
-_STAMPS = st.one_of(
-    st.datetimes(min_value=pd.Timestamp("1900-01-01").to_pydatetime(), max_value=pd.Timestamp("2200-01-01").to_pydatetime()),
-    st.sampled_from([pd.NaT, pd.Timestamp("2000-01-01"), pd.Timestamp("2000-01-01 00:00:01.5")]))
-_DATE_TEXT = st.sampled_from(["2000-01-02", "2000-01-02 03:04:05", "2000-01-02T03:04:05.123456", "01/02/2000",
-                              "", "NA", "x", "2000-13-01", "2000-01-02 03:04:05+01:00", "20000102"])
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(_STAMPS, st.floats(allow_nan=True, width=64)), max_size=25),
-       st.lists(_DATE_TEXT, max_size=4), st.booleans(), st.sampled_from([7, csv_arrow.CHUNK_BYTES]))
-def test_parse_dates_by_arrow_gives_what_pandas_gives_or_nothing(rows, texts, seconds, chunk):
-    """Date columns pandas wrote (any resolution, missing ones), now and then with other
-    spellings mixed in: read as pandas' parse_dates reads them, or handed back to pandas."""
-    frame = pd.DataFrame({"t": pd.Series([r[0] for r in rows], dtype="datetime64[us]"),
-                          "v": pd.Series([r[1] for r in rows], dtype="float64")})
-    if seconds:
-        frame["t"] = frame.t.dt.floor("s")
-    data = frame.to_csv(index=False)
-    for i, text in enumerate(texts):  # a few rows spelled otherwise
-        data += f"{text},{float(i)}\n"
-    data = data.encode()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # (a format pandas could not infer)
-            want = pd.read_csv(io.BytesIO(data), parse_dates=["t"])
-    except (ValueError, pd.errors.ParserError):
-        assume(False)
-    meta = want.iloc[:0]
-    dates = {"t": meta.t.dtype}
-    default, csv_arrow.CHUNK_BYTES = csv_arrow.CHUNK_BYTES, chunk
-    try:
-        got = read_arrow(io.BytesIO(data), {"parse_dates": ["t"]}, {"v": meta.v.dtype}, ["t", "v"], (), dates)
-    finally:
-        csv_arrow.CHUNK_BYTES = default
-    event("arrow" if got is not None else "pandas")
-    if got is None:
-        assert texts or not len(frame), "dates pandas wrote went to pandas"
-        return
-    pd.testing.assert_frame_equal(got, want, check_index_type=False)

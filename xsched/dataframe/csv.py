@@ -282,8 +282,7 @@ def _read_block(fs: Any, path: str, label: str, start: int, end: int | None, hea
         with _source(fs, path, start, end, header, compression) as src:
             if src is None:
                 return meta.copy()
-            dates = {c: dt for c, dt in meta.dtypes.items() if pd.api.types.is_datetime64_any_dtype(dt)}
-            df = read_arrow(src, kwargs, dtypes, [c for c in meta.columns if c != path_col], filters, dates)
+            df = read_arrow(src, kwargs, dtypes, [c for c in meta.columns if c != path_col], filters)
         if df is None:
             with _source(fs, path, start, end, header, compression) as src, warnings.catch_warnings():
                 warnings.simplefilter("ignore", pd.errors.DtypeWarning)

@@ -6,17 +6,16 @@ filter pushed into the read (``filters=``) keeps only the passing rows, in compa
 memory, so a partition's unfiltered rows never exist as pandas objects.
 
 It parses a partition only when the answer is sure to equal pandas': no keywords but
-``usecols`` (by name), a one-character ``sep`` and ``parse_dates`` (a list of names), numbers
-and strings as the meta's dtypes,
+``usecols`` (by name) and a one-character ``sep``, numbers and strings as the meta's dtypes,
 a header line that names at least two columns, those meta expects, no line break inside a
 quoted field. Any value pyarrow refuses (``+5`` or ``1.0`` in an integer column, a row of
 the wrong width, a missing integer) answers None too, and ``csv.py`` parses the partition
 with pandas, which reads it its own way or explains the error. The missing-value markers are pandas' own list, so ``NA`` or an empty field is NaN
 here as there; a pushed ``!=`` keeps missing values, as pandas' comparison does. Parsing
 stays on the task's thread (``use_threads=False``): a worker's threads are its parallelism.
-A ``parse_dates`` column is read as text and converted as pandas' parser converts it
-(``pd.to_datetime`` of the column's strings, missing values NaN), kept only when that gives
-the meta's dtype; a filter comparing a date column goes to pandas.
+``parse_dates`` stays with pandas: its parser hands ``to_datetime`` the strings it already
+made, where pyarrow's would first have to become Python strings (a 500,000-row file with one
+date column: 0.14-0.17 s by pandas, 0.27-0.37 s by pyarrow then ``to_datetime``).
 
 >>> import io, pandas as pd
 >>> meta = pd.DataFrame({"a": pd.Series([], dtype="int64"), "b": pd.Series([], dtype="float64")})
@@ -31,7 +30,6 @@ from __future__ import annotations
 
 import csv
 import io
-import warnings
 from typing import Any, Iterator
 
 import numpy as np
@@ -63,55 +61,24 @@ def _delimiter(kwargs: dict) -> str | None:
     return sep if isinstance(sep, str) and len(sep) == 1 and sep not in "\"\r\n" and not sep.isspace() else None
 
 
-def _options(kwargs: dict, dtypes: dict, columns: list, dates: dict) -> tuple | None:
-    """(delimiter, {column: Arrow type}, date columns) when pyarrow can parse these columns
-    as pandas would, else None. ``dates``: the meta's dtype of each date column."""
-    import pyarrow as pa
-
-    if set(kwargs) - _KEYWORDS - {"parse_dates"}:
+def _options(kwargs: dict, dtypes: dict, columns: list) -> tuple | None:
+    """(delimiter, {column: Arrow type}) when pyarrow can parse these columns as pandas
+    would, else None."""
+    if set(kwargs) - _KEYWORDS:
         return None
     usecols = kwargs.get("usecols")
     if usecols is not None and not (isinstance(usecols, (list, tuple)) and all(isinstance(c, str) for c in usecols)):
         return None
-    parse_dates = kwargs.get("parse_dates", [])
-    if not isinstance(parse_dates, (list, tuple)) or not all(
-            c in columns and isinstance(dates.get(c), np.dtype) and dates[c].kind == "M" for c in parse_dates):
-        return None  # (parse_dates=True, column numbers, lists to combine, time zones: pandas')
     delimiter = _delimiter(kwargs)
     if delimiter is None or len(set(columns)) != len(columns):
         return None
     types = {}
     for col in columns:
-        t = pa.string() if col in parse_dates else _arrow_type(dtypes.get(col))
+        t = _arrow_type(dtypes.get(col))
         if t is None:
             return None
         types[col] = t
-    return delimiter, types, list(parse_dates)
-
-
-def _to_dates(df: pd.DataFrame, dates: dict, columns: list) -> pd.DataFrame | None:
-    """The date columns converted as pandas' parser converts them (``pd.to_datetime`` of the
-    column's strings, a missing value NaN); None when one does not convert, or not to the
-    meta's dtype (pandas then reads the partition its own way).
-
-    >>> df = pd.DataFrame({"t": pd.array(["2000-01-02", None], dtype=object)})
-    >>> _to_dates(df, {"t": np.dtype("datetime64[us]")}, ["t"]).t.tolist()
-    [Timestamp('2000-01-02 00:00:00'), NaT]
-    >>> _to_dates(df, {"t": np.dtype("datetime64[s]")}, ["t"]) is None  # (pandas gives microseconds)
-    True
-    """
-    for col in columns:
-        text = np.asarray(df[col].to_numpy(dtype=object, na_value=np.nan), dtype=object)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)  # (a format guessed per element: pandas' too)
-                parsed = pd.to_datetime(text, utc=False, cache=True)
-        except (ValueError, TypeError, OverflowError):
-            return None
-        if parsed.dtype != dates[col]:
-            return None
-        df[col] = parsed.to_numpy()
-    return df
+    return delimiter, types
 
 
 def _header(src: Any, delimiter: str) -> list | None:
@@ -185,12 +152,11 @@ def _read_otherwise(chunk: memoryview) -> bool:
     return bool((inside.astype(bool) & ((data == 10) | (data == 13))).any())
 
 
-def read_arrow(src: Any, kwargs: dict, dtypes: dict, columns: list, filters: tuple = (),
-               dates: dict | None = None) -> pd.DataFrame | None:
+def read_arrow(src: Any, kwargs: dict, dtypes: dict, columns: list, filters: tuple = ()) -> pd.DataFrame | None:
     """The partition in ``src`` (a binary file positioned at its header line) parsed by pyarrow
-    into ``columns`` with ``dtypes`` (``dates``: the meta's dtype of the ``parse_dates``
-    columns), keeping the rows passing ``filters`` with their row numbers as the index; None
-    when pandas must parse it (see the module's docstring). ``src`` is consumed either way.
+    into ``columns`` with ``dtypes``, keeping the rows passing ``filters`` with their row
+    numbers as the index; None when pandas must parse it (see the module's docstring).
+    ``src`` is consumed either way.
 
     The file is handed to pyarrow ``CHUNK_BYTES`` of whole lines at a time, parsed and
     filtered before the next is read: pyarrow's own streaming reader reads dozens of blocks
@@ -200,12 +166,10 @@ def read_arrow(src: Any, kwargs: dict, dtypes: dict, columns: list, filters: tup
         import pyarrow.csv as pcsv
     except ImportError:
         return None
-    opts = _options(kwargs, dtypes, columns, dates or {})
+    opts = _options(kwargs, dtypes, columns)
     if opts is None:
         return None
-    delimiter, types, date_cols = opts
-    if any(col in date_cols for col, _, _ in filters):
-        return None  # (compared as dates, not as their text)
+    delimiter, types = opts
     names = _header(src, delimiter)
     if names is None or len(set(names)) != len(names) or len(names) < 2:
         return None  # (one column: pandas skips a line of spaces as blank, pyarrow reads it as a value)
@@ -241,8 +205,6 @@ def read_arrow(src: Any, kwargs: dict, dtypes: dict, columns: list, filters: tup
     df = _missing_as_nan(table.to_pandas(split_blocks=True, self_destruct=True))
     del table
     pa.default_memory_pool().release_unused()
-    if date_cols and _to_dates(df, dates, date_cols) is None:
-        return None
     if filters:
         df.index = pd.Index(np.concatenate(rows) if rows else np.empty(0, np.int64), dtype="int64")
     return df
