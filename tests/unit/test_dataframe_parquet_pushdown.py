@@ -49,7 +49,7 @@ def cases(draw):
     return pdf, index, files, rows_per_group, (col, op, value), user_filter, read_index, split, batch
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases())
 def test_a_pushed_comparison_keeps_what_filtering_the_whole_read_keeps(case):
     pdf, index, files, rows_per_group, (col, op, value), user_filter, read_index, split, batch = case
