@@ -358,10 +358,7 @@ def _read_pushed(f: Any, row_groups: list | None, wanted: list | None, expr: Any
             part = part.filter(expr)
         mask = np.ones(part.num_rows, dtype=bool)
         for col, op, value in pushed:
-            s = part.column(col).to_pandas()
-            want = meta[col].dtype if isinstance(meta, pd.DataFrame) and col in meta.columns else s.dtype
-            if s.dtype != want:  # (as _conform would make it)
-                s = s.astype(want)
+            s = _as_conformed(part.column(col).to_pandas(), meta, col)
             mask &= PREDICATES[op](s, value).to_numpy(dtype=bool, na_value=False)  # (NA: as df[mask])
         kept.append(part.filter(pa.array(mask)))
         masks.append(mask)
@@ -373,6 +370,18 @@ def _read_pushed(f: Any, row_groups: list | None, wanted: list | None, expr: Any
     numbering = _numbering(schema, total, index, index_cols, stored)
     labels = None if numbering is None else numbering[np.concatenate(masks)] if masks else numbering[:0]
     return table, labels
+
+
+def _as_conformed(s: pd.Series, meta: Any, col: str) -> pd.Series:
+    """The column as ``_conform`` makes it in the partition (a categorical stays as read; a
+    value that does not convert stays as read too, and ``_conform`` then says so)."""
+    want = meta[col].dtype if isinstance(meta, pd.DataFrame) and col in meta.columns else s.dtype
+    if s.dtype == want or isinstance(want, pd.CategoricalDtype):
+        return s
+    try:
+        return s.astype(want)
+    except (ValueError, TypeError):
+        return s
 
 
 def _with_index(wanted: list, schema: Any) -> list:
