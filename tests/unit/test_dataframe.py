@@ -577,6 +577,17 @@ def test_a_comparison_filter_on_a_parquet_read_is_pushed_into_its_filters(tmp_pa
     eq(expr.compute(), ranged_pdf[ranged_pdf.x >= 600].y, check_index_type=False)
 
 
+def test_a_pushed_comparison_of_a_categorical_sees_each_file_s_own_categories(tmp_path):
+    pd.DataFrame({"c": pd.Categorical(["a", "b", "a"]), "v": [1, 2, 3]}).to_parquet(tmp_path / "0.parquet", index=False)
+    pd.DataFrame({"c": pd.Categorical(["z", "b", "z"]), "v": [4, 5, 6]}).to_parquet(tmp_path / "1.parquet", index=False)
+    df = xd.read_parquet(str(tmp_path))
+    expr = df[df.c == "z"]
+    assert all(t.kwargs for t in _read_tasks(expr.__xsched_graph__(), "read-parquet-"))
+    got = expr.compute()  # "z" is not among the first file's categories
+    assert got.v.tolist() == [4, 6] and got.c.astype(str).tolist() == ["z", "z"] and got.index.tolist() == [0, 2]
+    assert expr.v.sum().compute() == 10
+
+
 def test_a_pushed_not_equal_keeps_missing_values_as_pandas_does(tmp_path):
     pdf = pd.DataFrame({"x": [1.0, np.nan, 0.0, 2.0, None], "s": pd.array(["a", None, "b", "a", "c"], dtype="str")})
     pdf.to_parquet(tmp_path / "f.parquet", index=False)
