@@ -11,7 +11,9 @@ import {
   IWorkerRow,
   Updates
 } from './api';
-import { KeyedRows, bytes, h, keepInOrder, pct, setAttr, setText } from './panes/common';
+import {
+  KeyedRows, MEMORY_SEGMENTS, bytes, h, keepInOrder, setAttr, setBar, setMemoryBar, setText, stackedBar
+} from './panes/common';
 
 export interface IPanelActions {
   insertClient(cluster: IClusterSummary): void;
@@ -380,13 +382,7 @@ export class ClusterPanel extends Widget {
       if (tr.classList.contains('xsched-mod-paused') !== paused) {
         tr.classList.toggle('xsched-mod-paused');
       }
-      const limit = w.memory_limit || Math.max(w.rss, w.managed + w.unmanaged) || 1;
-      setAttr(q('.xsched-Bar-managed'), 'style.width', pct(w.managed, limit));
-      setAttr(q('.xsched-Bar-unmanaged'), 'style.width', pct(w.unmanaged, limit));
-      setAttr(q('.xsched-Bar-spilled'), 'style.width', pct(w.spilled, limit));
-      setAttr(q('.xsched-Bar'), 'title',
-        `managed ${bytes(w.managed)}, unmanaged ${bytes(w.unmanaged)}, ` +
-        `spilled ${bytes(w.spilled)}, limit ${w.memory_limit ? bytes(w.memory_limit) : 'none'}`);
+      setMemoryBar(q('.xsched-Bar'), w);
       setText(q('.xsched-BarLabel'),
         `${bytes(w.managed + w.unmanaged)} / ${w.memory_limit ? bytes(w.memory_limit) : '∞'}`);
       const spilled = q('.xsched-WorkerSpilled');
@@ -438,6 +434,9 @@ export class ClusterPanel extends Widget {
             `+${hidden}${NBSP}not listed`
           );
         }
+        const bar = stackedBar('', ['done', 'processing', 'erred']);
+        setBar(bar, { done, processing: n('processing'), erred }, g.total,
+          `${done} of ${g.total} done, ${n('processing')} processing` + (erred ? `, ${erred} erred` : ''));
         return h(
           'div',
           { class: 'xsched-Group', 'data-group': g.name, 'data-done': done, 'data-total': g.total },
@@ -459,16 +458,7 @@ export class ClusterPanel extends Widget {
                 )
               : null
           ),
-          h(
-            'div',
-            {
-              class: 'xsched-Bar',
-              title: `${done} of ${g.total} done, ${n('processing')} processing` + (erred ? `, ${erred} erred` : '')
-            },
-            h('div', { class: 'xsched-Bar-done', style: `width: ${pct(done, g.total)}` }),
-            h('div', { class: 'xsched-Bar-processing', style: `width: ${pct(n('processing'), g.total)}` }),
-            h('div', { class: 'xsched-Bar-erred', style: `width: ${pct(erred, g.total)}` })
-          ),
+          bar,
           h(
             'div',
             { class: 'xsched-Keys' },
@@ -623,13 +613,7 @@ export class ClusterPanel extends Widget {
         ),
         // the full address in the title; shown without "tcp://", cut at the end if need be
         h('div', { class: 'xsched-WorkerAddress', title: address }, address.replace(/^tcp:\/\//, '')),
-        h(
-          'div',
-          { class: 'xsched-Bar' },
-          h('div', { class: 'xsched-Bar-managed' }),
-          h('div', { class: 'xsched-Bar-unmanaged' }),
-          h('div', { class: 'xsched-Bar-spilled' })
-        ),
+        stackedBar('', MEMORY_SEGMENTS),
         h(
           'div',
           { class: 'xsched-WorkerStats' },

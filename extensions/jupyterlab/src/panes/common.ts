@@ -362,6 +362,29 @@ export function pct(part: number, whole: number): string {
   return `${Math.max(0, Math.min(100, (100 * part) / whole)).toFixed(2)}%`;
 }
 
+/** A stacked bar (`xsched-Bar` and `cls`): one segment per name, `xsched-Bar-<name>`, in order. */
+export function stackedBar(cls: string, segments: string[]): HTMLElement {
+  return h('div', { class: `xsched-Bar ${cls}`.trim() }, ...segments.map(s => h('div', { class: `xsched-Bar-${s}` })));
+}
+
+/** Each segment's width as its share of `whole`, and the bar's title, written where they changed. */
+export function setBar(bar: HTMLElement, parts: { [segment: string]: number }, whole: number, title: string): void {
+  for (const [segment, n] of Object.entries(parts)) {
+    setAttr(bar.querySelector(`.xsched-Bar-${segment}`) as HTMLElement, 'style.width', pct(n, whole));
+  }
+  setAttr(bar, 'title', title);
+}
+
+/** A worker's memory bar: managed, unmanaged and spilled against its limit (without one, against
+ * the most it used), the same in the sidebar and the worker memory pane. */
+export const MEMORY_SEGMENTS = ['managed', 'unmanaged', 'spilled'];
+export function setMemoryBar(bar: HTMLElement, w: IWorkerRow): void {
+  const limit = w.memory_limit || Math.max(w.rss, w.managed + w.unmanaged + w.spilled) || 1;
+  setBar(bar, { managed: w.managed, unmanaged: w.unmanaged, spilled: w.spilled }, limit,
+    `managed ${bytes(w.managed)}, unmanaged ${bytes(w.unmanaged)}, spilled ${bytes(w.spilled)}, ` +
+    `limit ${w.memory_limit ? bytes(w.memory_limit) : 'none'}`);
+}
+
 /** The draw since `name`-start as a performance measure (devtools and the browser tests read
  * them), keeping the page's timeline bounded: the browser keeps user timings for the page's life. */
 export function measureDraw(name: string): void {

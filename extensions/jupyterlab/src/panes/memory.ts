@@ -1,6 +1,9 @@
 // Worker memory: managed (solid), unmanaged (striped) and spilled (warning colour) against each
 // worker's limit, a row per worker in natural order.
-import { ITelemetry, KeyedRows, XschedPane, byWorkerOrder, bytes, h, keepInOrder, pct, setAttr, setText } from './common';
+import {
+  ITelemetry, KeyedRows, MEMORY_SEGMENTS, XschedPane, byWorkerOrder, bytes, h, keepInOrder, setAttr, setMemoryBar, setText,
+  stackedBar
+} from './common';
 
 export class WorkerMemoryPane extends XschedPane {
   constructor(cluster: string, clusterName: string) {
@@ -34,13 +37,7 @@ export class WorkerMemoryPane extends XschedPane {
       const name = q('.xsched-MemoryName');
       setText(name, w.name);
       setAttr(name, 'title', w.address);
-      const limit = w.memory_limit || Math.max(w.rss, w.managed + w.unmanaged + w.spilled) || 1;
-      setAttr(q('.xsched-Bar-managed'), 'style.width', pct(w.managed, limit));
-      setAttr(q('.xsched-Bar-unmanaged'), 'style.width', pct(w.unmanaged, limit));
-      setAttr(q('.xsched-Bar-spilled'), 'style.width', pct(w.spilled, limit));
-      setAttr(q('.xsched-MemoryBar'), 'title',
-        `managed ${bytes(w.managed)}, unmanaged ${bytes(w.unmanaged)}, spilled ${bytes(w.spilled)}, ` +
-        `limit ${w.memory_limit ? bytes(w.memory_limit) : 'none'}`);
+      setMemoryBar(q('.xsched-MemoryBar'), w);
       setText(q('.xsched-MemoryLabel'),
         `${bytes(w.managed + w.unmanaged)} / ${w.memory_limit ? bytes(w.memory_limit) : '∞'}` +
         (w.spilled ? ` +${bytes(w.spilled)} spilled` : ''));
@@ -57,13 +54,7 @@ export class WorkerMemoryPane extends XschedPane {
       'div',
       { class: 'xsched-MemoryRow', 'data-worker-address': address },
       h('span', { class: 'xsched-MemoryName' }),
-      h(
-        'div',
-        { class: 'xsched-Bar xsched-MemoryBar' },
-        h('div', { class: 'xsched-Bar-managed' }),
-        h('div', { class: 'xsched-Bar-unmanaged' }),
-        h('div', { class: 'xsched-Bar-spilled' })
-      ),
+      stackedBar('xsched-MemoryBar', MEMORY_SEGMENTS),
       h('span', { class: 'xsched-MemoryLabel' })
     )
   );

@@ -1,6 +1,6 @@
 // Progress per task group: done / processing / erred against the group's total (waiting is
 // the rest of the track). Groups with nothing left to run compact together at the bottom.
-import { ITelemetry, ITelemetryGroup, KeyedRows, XschedPane, h, keepInOrder, pct, setAttr, setText } from './common';
+import { ITelemetry, ITelemetryGroup, KeyedRows, XschedPane, h, keepInOrder, setAttr, setBar, setText, stackedBar } from './common';
 
 export class ProgressPane extends XschedPane {
   constructor(cluster: string, clusterName: string) {
@@ -47,10 +47,7 @@ export class ProgressPane extends XschedPane {
     setAttr(row, 'data-erred', String(g.erred));
     setAttr(row, 'data-waiting', String(g.waiting));
     setAttr(row, 'data-total', String(g.total));
-    setAttr(q('.xsched-Bar-done'), 'style.width', pct(g.done, g.total));
-    setAttr(q('.xsched-Bar-processing'), 'style.width', pct(g.processing, g.total));
-    setAttr(q('.xsched-Bar-erred'), 'style.width', pct(g.erred, g.total));
-    setAttr(q('.xsched-ProgressBar'), 'title',
+    setBar(q('.xsched-ProgressBar'), { done: g.done, processing: g.processing, erred: g.erred }, g.total,
       `${g.name}: ${g.done} done, ${g.processing} processing, ${g.erred} erred, ${g.waiting} waiting, of ${g.total}`);
     setText(q('.xsched-ProgressCount'), `${g.done} / ${g.total}` + (g.erred ? ` · ${g.erred} erred` : ''));
     return row;
@@ -61,13 +58,7 @@ export class ProgressPane extends XschedPane {
       'div',
       { class: 'xsched-ProgressRow', 'data-group': name },
       h('span', { class: 'xsched-ProgressName', title: name }, name),
-      h(
-        'div',
-        { class: 'xsched-Bar xsched-ProgressBar' },
-        h('div', { class: 'xsched-Bar-done' }),
-        h('div', { class: 'xsched-Bar-processing' }),
-        h('div', { class: 'xsched-Bar-erred' })
-      ),
+      stackedBar('xsched-ProgressBar', ['done', 'processing', 'erred']),
       h('span', { class: 'xsched-ProgressCount' })
     )
   );
