@@ -197,7 +197,7 @@ def trace_summary(path: str, top: int = 15) -> list:
     for thread, evs in per_thread.items():
         name = names.get(thread, "?")
         evs.sort(key=lambda e: (e["ts"], -e["dur"]))
-        stack: list = []  # [end, event name, time of children]
+        stack: list = []  # [end, event name, time of its children, its duration]
         for e in evs:
             while stack and e["ts"] >= stack[-1][0]:
                 end, ev, children, dur = stack.pop()
