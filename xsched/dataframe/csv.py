@@ -42,7 +42,7 @@ from ..files import compression_of, expand_paths, file_token, filesystem_for, jo
 from ..graph.collection import run_writes
 from .csv_arrow import read_arrow
 from .io import from_tasks
-from .planner import PREDICATES, keep_rows
+from .planner import keep_rows
 
 __all__ = ["read_csv", "to_csv"]
 
@@ -138,8 +138,6 @@ def read_csv(urlpath: Any, blocksize: int | str | None = None, dtype: Any = None
         def project(used: list, pushed: list) -> list | None:
             """The same blocks read with fewer columns, and only the rows passing ``pushed``
             (the planner calls this, ``planner.py``); None when it cannot."""
-            if any(col not in used or op not in PREDICATES for col, op, _ in pushed):
-                return None
             narrower = read_csv(urlpath, blocksize=blocksize, dtype=dtype, usecols=used, parse_dates=parse_dates,
                                 storage_options=storage_options, sample=sample, compression=compression,
                                 **pandas_kwargs)

@@ -138,8 +138,6 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
         def project(used: list, pushed: list) -> list | None:
             """The same pieces read with fewer columns and the rows passing ``pushed`` only
             (the planner calls this, ``planner.py``); None when it cannot."""
-            if any(col not in used or op not in PREDICATES for col, op, _ in pushed):
-                return None
             read = list(dict.fromkeys(list(used) + index_cols + (stored if keep_stored else [])))
             narrow_meta = _to_frame(schema.empty_table().select(read), index, index_cols, stored, list(used), False)
             more = [c for c in _filter_columns(dnf) if c not in read]

@@ -68,7 +68,8 @@ class Layer(dict):
     """A layer of tasks (key -> Task) that says what it does to columns.
 
     ``kind``: ``read`` (``columns``: what it reads, ``project(columns, filters)``: the same
-    read of fewer columns and, where the reader can, of the rows passing ``filters`` only,
+    read of fewer columns and, where the reader can, of the rows passing ``filters`` only
+    (``PREDICATES`` of columns among ``columns``),
     as a list of tasks, one per partition in order), ``select`` (``columns``), ``filter``
     (``inputs[0]`` filtered by the mask ``inputs[1]``), ``assign`` (``columns``: the one
     it adds), ``groupby`` (``columns``: those it uses, or None for all), or ``opaque``.
@@ -208,6 +209,10 @@ def project_columns(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph
         if not narrower and not filters:
             continue
         columns = [c for c in layer.columns if used is ALL or c in used]
+        if any(col not in columns or op not in PREDICATES for col, op, _ in filters):
+            filters, replaced = [], []  # (a reader is given only comparisons of columns it reads)
+            if not narrower:
+                continue
         tasks = layer.project(columns, filters)
         if tasks is None and filters:  # the reader cannot filter these rows: columns only
             filters = []
