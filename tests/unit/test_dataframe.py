@@ -228,6 +228,20 @@ def test_hash_shuffle_puts_equal_keys_together(data):
     eq(pd.concat(parts).sort_values(["t"]), pdf.sort_values(["t"]))
 
 
+@pytest.mark.parametrize("n", [1, 7, 256, 257, 3000])
+def test_split_groups_rows_by_output_in_their_order(n):
+    # (up to 256 outputs the numbers sort as one byte, then as two: both must keep row order)
+    from xsched.dataframe.shuffle import _split_by
+
+    pdf = frame(n, n=500).set_index("t")
+    where = np.random.default_rng(n).integers(0, n, len(pdf))
+    pieces = _split_by(pdf, where, n)
+    assert len(pieces) == n
+    for j, piece in enumerate(pieces):
+        eq(piece, pdf[where == j])
+    assert [len(p) for p in _split_by(pdf.iloc[:0], where[:0], n)] == [0] * n
+
+
 @pytest.mark.parametrize("how", ["inner", "left", "right", "outer"])
 def test_merge_on_columns_matches_pandas(how):
     left = frame(1, 300)
