@@ -16,8 +16,8 @@ Two worker processes x 1 thread. Jobs (``--n`` is the square array's side, 8000 
 - ``svd``: the singular values and ``u.sum()`` of a tall-and-skinny (n*25) x 100 matrix in
   row blocks of 10,000 rows
 
-Figures per job: wall time, peak RSS above idle per worker (sampled every 20 ms plus the
-kernel's exact peak, VmHWM), and whether the result equals NumPy's on a small check made the
+Figures per job: wall time, the workers' CPU seconds over it, peak RSS above idle per worker
+(sampled every 20 ms plus the kernel's exact peak, VmHWM), and whether the result equals NumPy's on a small check made the
 same way (a cheap comparison on a subset where the full answer is too big for one process).
 Figures are printed, never asserted.
 """

@@ -191,17 +191,30 @@ def read_hwm(pid: int) -> int | None:
     return None
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU a process has used, every thread (None once it is gone)."""
+    try:
+        t = psutil.Process(pid).cpu_times()
+    except psutil.Error:
+        return None
+    return t.user + t.system
+
+
 def measured_compute(client, pids, expr, check) -> dict:
     """``client.compute(expr)``: its wall time, each worker's peak RSS above its idle RSS
-    (sampled every 20 ms, and the kernel's exact peak), and whether ``check(result)`` holds."""
+    (sampled every 20 ms, and the kernel's exact peak), each worker's CPU seconds over the
+    computation (a job bound by CPU shows it: the cores' time, not waiting), and whether
+    ``check(result)`` holds."""
     idle = idle_rss(pids)
+    cpu0 = {pid: cpu_seconds(pid) for pid in pids}
     t0 = time.perf_counter()
     with RSSSampler(pids, interval=0.02) as sampler:
         result = client.compute(expr, sync=True)
         wall = time.perf_counter() - t0
+    cpu = [None if cpu0[p] is None or cpu_seconds(p) is None else cpu_seconds(p) - cpu0[p] for p in pids]
     peaks = {pid: max(sampler.peak[pid], sampler.hwm.get(pid) or 0) - idle[pid] for pid in pids}
     return {"wall_seconds": wall, "peak_above_idle_mb": [peaks[p] / 1e6 for p in pids],
-            "correct": bool(check(result)), "died": sampler.errors or None}
+            "worker_cpu_seconds": cpu, "workers_cpu_seconds": None if None in cpu else sum(cpu), "correct": bool(check(result)), "died": sampler.errors or None}
 
 
 class RSSSampler:

@@ -5,9 +5,10 @@
 
 Two worker processes x 1 thread. The data (made once under --data, then reused): ``--mb``
 of CSV in files of ~64 MB (one partition each, for both implementations), columns id, name,
-x, y, z; and the same rows as parquet. Figures: wall time of each pipeline, peak RSS above
-idle per worker (sampled every 20 ms plus the kernel's exact peak, VmHWM), that peak as a
-multiple of one partition in memory, and whether the result equals pandas' on the files.
+x, y, z; and the same rows as parquet. Figures: wall time of each pipeline, the workers' CPU
+seconds over it (each and together), peak RSS above idle per worker (sampled every 20 ms
+plus the kernel's exact peak, VmHWM), that peak as a multiple of one partition in memory,
+and whether the result equals pandas' on the files.
 ``--again`` runs the csv and parquet jobs a second time on the same workers (``csv_again``,
 ``parquet_again``): a worker's first parse costs memory once (readers, allocators' arenas).
 The set_index job sorts the frame (id, name, x, y) by the unsorted column x (quantiles, then

@@ -326,6 +326,7 @@ def bench_dataframe(runner: Runner, pys: dict, args) -> None:
                  f"({x.get('partition_mb', 0):.0f} MB per partition in pandas)", list(res.values()))
     _jobs_table(res, ("csv", "parquet", "merge"),
                 (("wall time (s, lower is better)", "wall_seconds"),
+                 ("CPU of the workers together (s)", "workers_cpu_seconds"),
                  ("peak RSS above idle per worker / one partition (x)", "peak_over_partition")))
 
 
@@ -368,6 +369,7 @@ def bench_arrays(runner: Runner, pys: dict, args) -> None:
     from arrays import JOBS
 
     _jobs_table(res, JOBS, (("wall time (s, lower is better)", "wall_seconds"),
+                            ("CPU of the workers together (s)", "workers_cpu_seconds"),
                             ("peak RSS above idle per worker (MB)", "peak_above_idle_mb")))
 
 
