@@ -38,6 +38,7 @@ imports them all.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import itertools
 import math
@@ -135,6 +136,20 @@ class Array:
     @property
     def chunksize(self) -> tuple[int, ...]:
         return tuple(max(c) for c in self.chunks)
+
+    def __iter__(self) -> Any:
+        """The subarrays along the first axis, each built lazily as ``x[i]`` (a 0-d array has
+        none to iterate, as in NumPy).
+
+        >>> import numpy as np, xsched.array as xa
+        >>> [int(row.sum().compute()) for row in xa.from_array(np.ones((3, 2)), chunks=2)]
+        [2, 2, 2]
+        """
+        if not self.ndim:
+            raise TypeError("iteration over a 0-d array; use x[()] or compute() for its value")
+        _masking.known_chunks_needed(self, "iteration")
+        for i in range(self.shape[0]):
+            yield self[i]
 
     def __len__(self) -> int:
         if not self.ndim:
@@ -304,8 +319,16 @@ class Array:
         >>> import numpy as np, xsched.array as xa
         >>> xa.from_array(np.arange(3), chunks=2).astype("f4").dtype
         dtype('float32')
+        >>> xa.from_array(np.arange(3), chunks=2).astype(str).dtype  # NumPy's length for int64
+        dtype('<U21')
         """
         dtype = np.dtype(dtype)
+        if dtype.itemsize == 0 and dtype.kind in "USV":  # str, bytes: NumPy picks the length
+            if self.dtype.kind == "O":
+                raise TypeError(f"astype({dtype}) of an object array: NumPy would size the strings by "
+                                "the values, which differ from block to block; give the length, "
+                                f"e.g. astype('{dtype.kind}20')")
+            dtype = np.empty(0, self.dtype).astype(dtype).dtype  # (by the source dtype alone)
         if dtype == self.dtype:
             return self
         return elemwise(_astype, self, dtype=dtype, name="astype", extra_args=(dtype,))
@@ -404,16 +427,37 @@ class Array:
 
     # elementwise arithmetic: numpy ufuncs applied block by block
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any):
-        if method == "__call__" and ufunc in UFUNC_IMPLEMENTATIONS and kwargs.get("out") is None:
-            kwargs.pop("out", None)
-            return UFUNC_IMPLEMENTATIONS[ufunc](*inputs, **kwargs)
-        if method != "__call__" or ufunc.signature is not None or ufunc.nout != 1:
-            return NotImplemented
-        if kwargs.get("out") is not None:
+        """``np.add(x, 1)``: the ufunc block by block. Its ``dtype=`` goes to every block's
+        call (the blocks are of the dtype declared); a ufunc with several outputs
+        (``np.divmod``) gives a tuple of arrays, each computing the ufunc on its blocks.
+
+        >>> import numpy as np, xsched.array as xa
+        >>> x = xa.from_array(np.arange(3.0), chunks=2)
+        >>> np.add(x, 1, dtype="f4").compute().dtype
+        dtype('float32')
+        >>> [q.compute().tolist() for q in np.divmod(x, 2)]
+        [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0]]
+        """
+        out = kwargs.pop("out", None)
+        if out is not None and any(o is not None for o in (out if isinstance(out, tuple) else (out,))):
             raise TypeError(f"{ufunc.__name__}: out= is not supported for xsched arrays; "
                             "use the returned array instead.")
-        kwargs.pop("out", None)
-        return elemwise(ufunc, *inputs, **kwargs)
+        if kwargs.get("where", True) is not True:  # (a whole-array mask, and no out= to keep the rest)
+            raise TypeError(f"{ufunc.__name__}: where= is not supported for xsched arrays; use "
+                            f"xa.where(mask, np.{ufunc.__name__}(...), fallback) instead.")
+        kwargs.pop("where", None)
+        if method == "__call__" and ufunc in UFUNC_IMPLEMENTATIONS:
+            return UFUNC_IMPLEMENTATIONS[ufunc](*inputs, **kwargs)
+        if method != "__call__" or ufunc.signature is not None:
+            return _unsupported_ufunc(ufunc, method, inputs)
+        # elemwise's own dtype= only declares the result's dtype: the ufunc gets it in a partial
+        pinned = {"dtype": kwargs.pop("dtype")} if kwargs.get("dtype") is not None else {}
+        kwargs.pop("dtype", None)
+        if ufunc.nout == 1:
+            op = functools.partial(ufunc, **pinned) if pinned else ufunc
+            return elemwise(op, *inputs, **kwargs)
+        return tuple(elemwise(functools.partial(_ufunc_output, ufunc, k, **pinned), *inputs,
+                              name=ufunc.__name__, **kwargs) for k in range(ufunc.nout))
 
     def __neg__(self): return elemwise(np.negative, self)
     def __pos__(self): return self
@@ -445,11 +489,13 @@ class Array:
     def __ge__(self, o): return elemwise(np.greater_equal, self, o)
     def __eq__(self, o): return elemwise(np.equal, self, o)  # type: ignore[override]
     def __ne__(self, o): return elemwise(np.not_equal, self, o)  # type: ignore[override]
+    def __divmod__(self, o): return np.divmod(self, o)
+    def __rdivmod__(self, o): return np.divmod(o, self)
 
     def _scalar(self, kind: type) -> Any:
-        if self.size != 1:
-            raise TypeError(f"only size-1 arrays convert to Python {kind.__name__}; this "
-                            f"array has shape {self.shape}")
+        if self.ndim:  # as NumPy 2: a size-1 array of more dimensions does not convert either
+            raise TypeError(f"only 0-dimensional arrays convert to Python {kind.__name__}; this "
+                            f"array has shape {self.shape} (index one element first, e.g. x[0])")
         return kind(np.asarray(self.compute()).reshape(()))
 
     def __float__(self) -> float:
@@ -464,6 +510,40 @@ class Array:
     def __bool__(self) -> bool:
         raise TypeError("the truth value of an xsched array is ambiguous; compute() it first, "
                         "or reduce it with .any()/.all() style comparisons and compute().")
+
+
+def _ufunc_output(ufunc: np.ufunc, k: int, *args: Any, **kwargs: Any) -> np.ndarray:
+    """Output ``k`` of a ufunc with several outputs (``np.divmod``), on one block."""
+    return ufunc(*args, **kwargs)[k]
+
+
+#: What to use instead of a ufunc method on xsched arrays: (ufunc name, method) -> advice.
+_UFUNC_METHOD_ADVICE = {
+    ("add", "reduce"): "xa.sum", ("multiply", "reduce"): "xa.prod", ("maximum", "reduce"): "xa.max",
+    ("minimum", "reduce"): "xa.min", ("logical_and", "reduce"): "xa.all",
+    ("logical_or", "reduce"): "xa.any", ("add", "accumulate"): "xa.cumsum",
+    ("multiply", "accumulate"): "xa.cumprod", ("multiply", "outer"): "xa.outer",
+}
+
+
+def _unsupported_ufunc(ufunc: np.ufunc, method: str, inputs: tuple) -> Any:
+    """NotImplemented when another operand may handle the call, else a TypeError that names
+    the ufunc (method) and what to use instead."""
+    if any(hasattr(type(a), "__array_ufunc__") and not isinstance(a, (Array, np.ndarray, np.generic))
+           for a in inputs):
+        return NotImplemented  # (NumPy then asks that operand)
+    name = ufunc.__name__
+    if method == "__call__":  # a generalized ufunc (np.vecdot)
+        raise TypeError(f"np.{name} (signature {ufunc.signature}) is not supported on xsched arrays; "
+                        f"use xa.apply_gufunc(np.{name}, {ufunc.signature!r}, ...) with the core "
+                        "dimensions in one chunk")
+    advice = _UFUNC_METHOD_ADVICE.get((name, method))
+    if advice is None:
+        advice = {"reduce": "xa.reduction(...)", "accumulate": "xa.scan(...)",
+                  "outer": f"broadcasting, np.{name}(x[(...,) + (None,) * y.ndim], y)",
+                  "at": "xa.where(...) (xsched arrays are not modified in place)"}.get(
+                      method, "x.map_blocks(...), or compute() first")
+    raise TypeError(f"np.{name}.{method} is not supported on xsched arrays; instead use {advice}")
 
 
 class _Blocks:
@@ -906,6 +986,7 @@ def elemwise(op: Callable, *args: Any, dtype: Any = None, name: str | None = Non
     >>> xa.elemwise(np.hypot, x, 3.0).compute().tolist()
     [3.0, 3.1622776601683795, 3.605551275463989, 4.242640687119285]
     """
+    args = tuple(_operand(a, op) for a in args)
     unknown = next((a for a in args if isinstance(a, Array) and _masking.has_unknown_chunks(a)), None)
     if unknown is not None:  # blocks of unknown length (a boolean mask): only like with like
         chunks = _masking.elementwise_chunks(funcname(op), unknown, args)
@@ -948,6 +1029,21 @@ def elemwise(op: Callable, *args: Any, dtype: Any = None, name: str | None = Non
                                                  dict(kwargs), per_task(ann))
     graphs = [a._graph for a in args if isinstance(a, Array)]
     return Array(LayeredGraph.merge(*graphs, new={out_name: layer}), out_name, chunks, dtype)
+
+
+def _operand(a: Any, op: Callable) -> Any:
+    """A list or tuple operand as the NumPy array NumPy reads it as, so that it is cut into
+    blocks like one (passed whole, every block would broadcast against all of it)."""
+    if not isinstance(a, (list, tuple)):
+        return a
+    if _holds_array(a):
+        raise TypeError(f"{funcname(op)}: a list or tuple holding xsched arrays is not an operand; "
+                        "join them into one array first, e.g. xa.stack([...])")
+    return np.asarray(a)
+
+
+def _holds_array(seq: Any) -> bool:
+    return any(isinstance(v, Array) or (isinstance(v, (list, tuple)) and _holds_array(v)) for v in seq)
 
 
 def _broadcast_chunks(op: Callable, args: tuple) -> tuple:
@@ -1060,6 +1156,8 @@ def _is_boolean_mask(index: Any) -> bool:
 
 def _getitem(x: Array, index: Any) -> Array:
     _masking.known_chunks_needed(x, "indexing")
+    if any(_is_scalar_bool(i) for i in (index if isinstance(index, tuple) else (index,))):
+        return _getitem_scalar_bool(x, index)
     idx = _normalize_index(index, x.shape)
     arrays = [p for p, i in enumerate(idx) if _fancy.is_integer_index(i)]
     if arrays:
@@ -1118,6 +1216,41 @@ def _getitem(x: Array, index: Any) -> Array:
     return Array(LayeredGraph.merge(x._graph, new={name: layer}), name, out_chunks, x.dtype)
 
 
+def _is_scalar_bool(i: Any) -> bool:
+    return isinstance(i, (bool, np.bool_)) or (
+        isinstance(i, np.ndarray) and i.ndim == 0 and i.dtype == np.bool_)
+
+
+def _getitem_scalar_bool(x: Array, index: Any) -> Array:
+    """``x[True]``, ``x[0, False]``: NumPy's 0-d boolean index, a new axis of length 1 (all
+    True) or 0 (any False) taking no axis of ``x`` -- not the integers 1 and 0. Like other
+    advanced indices with the ints beside it, it goes where they stand when they stand side
+    by side, else first.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(12).reshape(3, 4), chunks=2)
+    >>> x[True].shape, x[False].shape, x[:, True].shape, x[1, True].compute().tolist()
+    ((1, 3, 4), (0, 3, 4), (3, 1, 4), [[4, 5, 6, 7]])
+    """
+    index = index if isinstance(index, tuple) else (index,)
+    if any(_fancy.is_integer_index(i) for i in index):
+        raise IndexError("a scalar boolean index (True/False) cannot be combined with integer-array indices "
+                         "on xsched arrays; index with the integer arrays first, then add the axis with None")
+    if sum(i is Ellipsis for i in index) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    n_real = sum(1 for i in index if i is not Ellipsis and i is not None and not _is_scalar_bool(i))
+    full: list = []
+    for i in index:  # with '...' spelled out, as NumPy places advanced indices
+        full.extend([slice(None)] * max(x.ndim - n_real, 0) if i is Ellipsis else [i])
+    advanced = [p for p, i in enumerate(full) if _is_scalar_bool(i) or isinstance(i, numbers.Integral)]
+    pos = advanced[0] if advanced == list(range(advanced[0], advanced[-1] + 1)) else 0
+    rest = [i for i in full if not _is_scalar_bool(i)]
+    y = _getitem(x, tuple(rest[:pos] + [None] + rest[pos:]))
+    if not all(bool(i) for i in full if _is_scalar_bool(i)):
+        y = _getitem(y, (slice(None),) * pos + (slice(0, 0),))
+    return y
+
+
 def _getitem_integer_array(x: Array, idx: list, arrays: list) -> Array:
     """``x[..., [i, j, k], ...]``: the basic part of the index first, then ``take`` along the
     array's axis. Where NumPy would move that axis first (integers and the array not side by
@@ -1129,10 +1262,12 @@ def _getitem_integer_array(x: Array, idx: list, arrays: list) -> Array:
                          "element-wise); index one axis after the other, e.g. x[rows][:, cols]")
     p = arrays[0]
     in_axis = sum(1 for i in idx[:p] if i is not None)
-    _fancy.normalize_indices(idx[p], x.shape[in_axis], in_axis)  # out of bounds fails here, naming the axis
+    # positions (a boolean index is a mask here, not 0s and 1s as for take); out of bounds fails
+    # here, naming the axis
+    positions = _fancy.normalize_indices(idx[p], x.shape[in_axis], in_axis)
     basic = idx[:p] + [slice(None)] + idx[p + 1:]
     out_axis = sum(1 for i in idx[:p] if not isinstance(i, numbers.Integral))
-    y = _fancy.take(_getitem(x, tuple(basic)), idx[p], axis=out_axis)
+    y = _fancy.take(_getitem(x, tuple(basic)), positions, axis=out_axis)
     ints = [q for q, i in enumerate(idx) if isinstance(i, numbers.Integral)]
     group = sorted(ints + [p])
     if out_axis and ints and group[-1] - group[0] != len(group) - 1:

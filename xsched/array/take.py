@@ -99,25 +99,39 @@ def _rows(local: np.ndarray) -> Any:
     return local
 
 
-def take(x: Any, indices: Any, axis: int = 0) -> Any:
+def take(x: Any, indices: Any, axis: int | None = None) -> Any:
     """The elements of ``x`` at ``indices`` (a list or NumPy array of integers, negative ones
-    counting from the end, or booleans of the axis's length) along ``axis``, like
-    ``numpy.take``; ``x[..., indices, ...]`` calls it.
+    counting from the end) along ``axis``, like ``numpy.take``; ``x[..., indices, ...]``
+    calls it.
+
+    As in NumPy, ``axis=None`` (the default) takes from the flattened array, and booleans
+    are the integers 0 and 1 (for a boolean mask, index: ``x[mask]``). The Array API
+    standard requires ``axis`` for an array of more than one dimension, so portable code
+    gives it.
 
     >>> import numpy as np, xsched.array as xa
     >>> x = xa.from_array(np.arange(10) * 10, chunks=3)
     >>> y = xa.take(x, [9, 0, 4, 5, -1])
     >>> y.chunks, y.compute().tolist()
     (((3, 2),), [90, 0, 40, 50, 90])
+    >>> xa.take(x.reshape(2, 5), [1, 7]).compute().tolist()
+    [10, 70]
     >>> xa.take(x, [10])
     Traceback (most recent call last):
     ...
     IndexError: index 10 is out of bounds for axis 0 with size 10
     """
     _masking.known_chunks_needed(x, "an integer-array index")
+    if axis is None:
+        if x.ndim != 1:
+            x = x.ravel()
+        axis = 0
     if not isinstance(axis, numbers.Integral) or not -x.ndim <= axis < x.ndim:
         raise IndexError(f"axis {axis} is out of bounds for an array of {x.ndim} dimensions")
     axis = int(axis) % x.ndim
+    indices = np.asarray(indices)
+    if indices.dtype == np.bool_:  # NumPy's take reads booleans as 0 and 1, not as a mask
+        indices = indices.astype(np.intp)
     idx = normalize_indices(indices, x.shape[axis], axis)
     in_chunks = x.chunks[axis]
     starts = np.cumsum((0,) + tuple(in_chunks))
