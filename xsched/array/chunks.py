@@ -49,6 +49,8 @@ def normalize_chunks(chunks: Any, shape: Sequence[int], dtype: Any = None,
     ((2, 3), (4, 4))
     """
     shape = tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):  # (numpy's error, rather than an array with no blocks)
+        raise ValueError(f"negative dimensions are not allowed (shape {shape})")
     ndim = len(shape)
     if chunks is None:
         raise ValueError("chunks= is required, e.g. chunks=(100, -1, -1) or chunks='auto'")

@@ -32,8 +32,11 @@ __all__ = ["generate", "arange", "linspace", "full", "ones", "zeros", "empty", "
 
 def _shape(shape: Any) -> tuple[int, ...]:
     if isinstance(shape, numbers.Integral):
-        return (int(shape),)
-    return tuple(operator.index(s) for s in shape)
+        shape = (shape,)
+    out = tuple(operator.index(s) for s in shape)
+    if any(s < 0 for s in out):
+        raise ValueError(f"negative dimensions are not allowed (shape {out})")
+    return out
 
 
 def generate(kind: str, make: Callable, shape: Any, dtype: Any, chunks: Any,

@@ -32,6 +32,7 @@ from ..graph.spec import Ref, Task
 from .chunks import normalize_chunks
 from .core import Array, elemwise
 from .creation import asarray, full
+from .masking import known_chunks_needed
 
 __all__ = ["concatenate", "stack", "hstack", "vstack", "reshape", "ravel", "squeeze",
            "expand_dims", "atleast_1d", "atleast_2d", "transpose", "moveaxis", "swapaxes",
@@ -76,8 +77,9 @@ def _like_first(arrays: list[Array], skip: int | None) -> list[Array]:
     return out
 
 
-def concatenate(seq: Sequence[Any], axis: int = 0) -> Array:
-    """Join arrays along an existing axis; the other axes must have equal lengths.
+def concatenate(seq: Sequence[Any], axis: int | None = 0) -> Array:
+    """Join arrays along an existing axis; the other axes must have equal lengths
+    (``axis=None``: the arrays flattened, joined end to end, as numpy does).
 
     Inputs are rechunked to the first one's blocks on the other axes; along ``axis`` the
     result keeps every input's blocks.
@@ -90,6 +92,8 @@ def concatenate(seq: Sequence[Any], axis: int = 0) -> Array:
     arrays = [asarray(a) for a in seq]
     if not arrays:
         raise ValueError("need at least one array to concatenate")
+    if axis is None:
+        arrays, axis = [ravel(a) for a in arrays], 0
     if arrays[0].ndim == 0:
         raise ValueError("zero-dimensional arrays cannot be concatenated")
     ndim = arrays[0].ndim
@@ -142,6 +146,8 @@ def stack(seq: Sequence[Any], axis: int = 0) -> Array:
     arrays = [asarray(a) for a in seq]
     if not arrays:
         raise ValueError("need at least one array to stack")
+    for a in arrays:  # (unknown lengths cannot be checked to be equal)
+        known_chunks_needed(a, "stack")
     shape = arrays[0].shape
     for a in arrays[1:]:
         if a.shape != shape:
@@ -280,6 +286,7 @@ def reshape(x: Any, shape: Any, *more: int) -> Array:
     x = asarray(x)
     if more:
         shape = (shape,) + more
+    known_chunks_needed(x, "reshape")
     shape = _new_shape(shape, x.size)
     if math.prod(shape) != x.size:
         raise ValueError(f"cannot reshape array of size {x.size} into shape {shape}")
@@ -332,7 +339,8 @@ def ravel(x: Any) -> Array:
     >>> xa.ravel(xa.from_array(np.eye(2), chunks=1)).compute().tolist()
     [1.0, 0.0, 0.0, 1.0]
     """
-    return reshape(x, (-1,))
+    x = asarray(x)
+    return x if x.ndim == 1 else reshape(x, (-1,))  # (1-d: itself, even of unknown lengths)
 
 
 def squeeze(x: Any, axis: Any = None) -> Array:
@@ -725,7 +733,7 @@ def _flatten(self: Array) -> Array:
     >>> xa.ones((2, 2), chunks=1).flatten().shape
     (4,)
     """
-    return reshape(self, (-1,))
+    return ravel(self)
 
 
 def _round_method(self: Array, decimals: int = 0) -> Array:

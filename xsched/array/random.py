@@ -3,11 +3,12 @@
 ``default_rng(seed)`` gives a ``Generator`` like numpy's. Each call on it (``random``,
 ``normal``, ...) is numbered, and the block at grid index ``(i, j)`` of the array it returns
 draws from its own numpy generator seeded with ``SeedSequence(seed, spawn_key=(call, i,
-j))``. So a block's numbers depend only on the seed, the call's position and the block's
-place in the grid: not on which worker draws it, in which order, or how often (a block
-computed again after a worker died is the same block). Blocks are independent streams,
-as numpy's ``SeedSequence.spawn`` makes them. Changing ``chunks`` changes the numbers; the
-distribution is the same.
+j))`` (with a spawned ``SeedSequence`` as the seed, its own ``spawn_key`` comes first, so
+its siblings give other numbers). So a block's numbers depend only on the seed, the call's
+position and the block's place in the grid: not on which worker draws it, in which order,
+or how often (a block computed again after a worker died is the same block). Blocks are
+independent streams, as numpy's ``SeedSequence.spawn`` makes them. Changing ``chunks``
+changes the numbers; the distribution is the same.
 
 >>> import xsched.array as xa
 >>> rng = xa.random.default_rng(42)
@@ -61,37 +62,57 @@ class Generator:
     """
 
     def __init__(self, seed: Any = None) -> None:
+        if isinstance(seed, np.random.Generator):
+            seed = seed.bit_generator
+        if isinstance(seed, np.random.BitGenerator):
+            # a child of its SeedSequence, as numpy's Generator.spawn makes: a stream of
+            # its own, and numpy's generator is left to draw others
+            ss = getattr(seed, "seed_seq", None)
+            seed = ss.spawn(1)[0] if isinstance(ss, np.random.SeedSequence) else tuple(
+                int(v) for v in seed.random_raw(4))
+        spawn_key: tuple = ()
         if isinstance(seed, np.random.SeedSequence):
-            entropy = seed.entropy
+            entropy, spawn_key = seed.entropy, tuple(int(k) for k in seed.spawn_key)
         elif seed is None:
             entropy = np.random.SeedSequence().entropy  # fixed from here on
         elif isinstance(seed, numbers.Integral):
             entropy = int(seed)
+        elif isinstance(seed, (str, bytes)) or not np.iterable(seed):
+            raise TypeError(f"default_rng: seed must be None, an int, a sequence of ints, a "
+                            f"numpy SeedSequence, Generator or BitGenerator, not {seed!r}")
         else:
             entropy = tuple(int(s) for s in seed)
         if (entropy < 0) if isinstance(entropy, int) else any(e < 0 for e in entropy):
             raise ValueError("default_rng: seed must be non-negative")
         self.entropy = entropy
+        # a spawned SeedSequence's place among its siblings: the blocks' keys start with it
+        self.spawn_key = spawn_key
         self._calls = itertools.count()
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"xsched.array.random.Generator(entropy={self.entropy!r})"
+        key = f", spawn_key={self.spawn_key!r}" if self.spawn_key else ""
+        return f"xsched.array.random.Generator(entropy={self.entropy!r}{key})"
 
     def _array(self, method: str, size: Any, chunks: Any, dtype: Any, kwargs: dict) -> Array:
-        with self._lock:
-            call = next(self._calls)
         shape = () if size is None else (
             (int(size),) if isinstance(size, numbers.Integral) else tuple(int(s) for s in size))
         dtype = np.dtype(dtype)
         chunks = normalize_chunks(chunks, shape, dtype)
-        name = f"{method}-{new_token('random', self.entropy, call, method, kwargs, chunks)}"
+        # numpy's own checks of the parameters (scale < 0, low >= high, a dtype it cannot
+        # draw, ...) now, not in every task: one throwaway draw (none for an empty array)
+        getattr(np.random.default_rng(0), method)(size=0 if 0 in shape else None, **kwargs)
+        with self._lock:  # (a call that failed above takes no number)
+            call = next(self._calls)
+        token = new_token("random", self.entropy, self.spawn_key, call, method, kwargs, chunks)
+        name = f"{method}-{token}"
         ann = annotations_in_force()
         layer = {}
         for index in np.ndindex(*tuple(len(c) for c in chunks)):
             block = tuple(c[i] for c, i in zip(chunks, index))
             layer[chunk_key(name, index)] = Task(
-                _draw, (block, self.entropy, (call,) + tuple(index), method, kwargs), {},
+                _draw, (block, self.entropy, self.spawn_key + (call,) + tuple(index), method,
+                        kwargs), {},
                 per_task(ann))
         return Array(layer, name, chunks, dtype)
 
@@ -129,8 +150,6 @@ class Generator:
         (10, 2)
         """
         loc, scale = _scalar(loc, "loc", "normal"), _scalar(scale, "scale", "normal")
-        if scale < 0:
-            raise ValueError("normal: scale < 0")
         return self._array("normal", size, chunks, np.float64, {"loc": loc, "scale": scale})
 
     def uniform(self, low: float = 0.0, high: float = 1.0, size: Any = None,
@@ -159,9 +178,6 @@ class Generator:
         if high is None:
             low, high = 0, low
         high = _scalar(high, "high", "integers")
-        if high - low + (1 if endpoint else 0) <= 0:
-            raise ValueError(f"integers: low >= high (low={low}, high={high}, "
-                             f"endpoint={endpoint})")
         dtype = np.dtype(dtype)
         return self._array("integers", size, chunks, dtype,
                            {"low": low, "high": high, "dtype": dtype, "endpoint": endpoint})
@@ -169,7 +185,9 @@ class Generator:
 
 def default_rng(seed: Any = None) -> Generator:
     """A ``Generator`` seeded with ``seed`` (an int, a sequence of ints, a numpy
-    ``SeedSequence``; None draws fresh entropy once, kept for every array it makes).
+    ``SeedSequence``; None draws fresh entropy once, kept for every array it makes). A numpy
+    ``Generator`` or ``BitGenerator`` seeds it with a child of its ``SeedSequence``, as its
+    ``spawn`` would make.
 
     >>> import xsched.array as xa
     >>> xa.random.default_rng(7).integers(0, 100, size=4, chunks=2).compute().tolist() == \\

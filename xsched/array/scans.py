@@ -13,9 +13,10 @@ one slice per block travels along the chain::
     x i -> cumsum-block i -> cumsum-total i -> cumsum-carry i+1 -> cumsum i+1 ...
 
 ``argmax``/``argmin`` are tree reductions (``reductions.tree_reduction``) of (value, index)
-pairs: each block gives its extreme and where it lies in the whole array, and merging keeps
-the extreme with the smallest index (a NaN counting as the extreme), so ties and NaNs
-give numpy's answers. The others are
+pairs: each block gives its extreme, where it lies in the block and the block's extent;
+merging places each block after the extents of those before it (so unknown chunk sizes,
+after a boolean mask, need no computing first) and keeps the extreme with the smallest
+index (a NaN counting as the extreme), so ties and NaNs give numpy's answers. The others are
 tree reductions with numpy's functions at each level.
 
 ``scan`` builds the same chain from your own functions (xarray's forward fill runs through
@@ -37,6 +38,7 @@ from __future__ import annotations
 import builtins
 import functools
 import numbers
+import operator
 import warnings
 from typing import Any, Callable
 
@@ -239,30 +241,32 @@ def nancumprod(x: Any, axis: Any = None, dtype: Any = None) -> Array:
 # --------------------------------------------------------------------------- argmax, argmin
 
 
-def _arg_chunk(block: np.ndarray, axes: tuple, pick: Callable, flat: bool, shape: tuple,
-               start: tuple) -> tuple | None:
-    """(values, indices in the whole array) of a block's extremes, reduced axes kept."""
-    if builtins.any(block.shape[a] == 0 for a in axes):
-        return None
+def _arg_chunk(block: np.ndarray, axes: tuple, pick: Callable, flat: bool) -> tuple:
+    """(values, positions in the block, the block's extent) of a block's extremes, reduced
+    axes kept: positions are a tuple of ints when ``flat``, else indices along the axis.
+    The extent (the block's shape, or its length along the axis) lets the merges place the
+    block even when the array's chunks are unknown; a block empty along ``axes`` has no
+    values."""
     if flat:
-        local = int(pick(block))
-        where = np.unravel_index(local, block.shape)
-        at = np.ravel_multi_index(tuple(int(w) + s for w, s in zip(where, start)), shape)
+        extent: Any = tuple(block.shape)
+        if block.size == 0:
+            return None, None, extent
+        where = np.unravel_index(int(pick(block)), block.shape)
         one = (1,) * block.ndim
-        return (np.full(one, block[where], dtype=block.dtype), np.full(one, at, dtype=np.intp))
+        return np.full(one, block[where], dtype=block.dtype), tuple(int(w) for w in where), extent
     (axis,) = axes
+    if block.shape[axis] == 0:
+        return None, None, block.shape[axis]
     local = pick(block, axis=axis, keepdims=True)
-    return np.take_along_axis(block, local, axis=axis), local + start[axis]
+    return np.take_along_axis(block, local, axis=axis), local, block.shape[axis]
 
 
-def _arg_combine(parts: list, pick: Callable) -> tuple | None:
-    """The extreme of several partials: a NaN beats any number (numpy returns the first
-    NaN), and of equal values (or NaNs) the smaller index wins, wherever its block was."""
-    parts = [p for p in parts if p is not None]
-    if not parts:
-        return None
-    values, indices = parts[0]
-    for v, i in parts[1:]:
+def _arg_merge(pairs: list, pick: Callable) -> tuple:
+    """The extreme of several (values, indices) pairs: a NaN beats any number (numpy returns
+    the first NaN), and of equal values (or NaNs) the smaller index wins, wherever its block
+    was."""
+    values, indices = pairs[0]
+    for v, i in pairs[1:]:
         if values.dtype.kind in "fc":
             nan_old, nan_new = np.isnan(values), np.isnan(v)
         else:
@@ -275,29 +279,74 @@ def _arg_combine(parts: list, pick: Callable) -> tuple | None:
     return values, indices
 
 
-def _arg_aggregate(parts: list, axes: tuple, keepdims: bool, pick: Callable) -> np.ndarray:
-    _, indices = _arg_combine(parts, pick)
-    return indices if keepdims else np.squeeze(indices, axis=axes)
+def _arg_combine(parts: list, pick: Callable, flat: bool) -> tuple:
+    """Merge the partials of neighbouring blocks (nested lists, one level per reduced axis,
+    in grid order): each block's positions are moved by the extents of the blocks before it
+    along each axis, so the merge needs no chunk sizes known when the graph was built."""
+    if not flat:
+        pairs, offset = [], 0
+        for values, local, extent in parts:
+            if values is not None:
+                pairs.append((values, local + offset))
+            offset += extent
+        return (*_arg_merge(pairs, pick), offset) if pairs else (None, None, offset)
+    grid = np.empty(_nested_shape(parts), dtype=object)
+    for position in np.ndindex(*grid.shape):
+        item = parts
+        for i in position:
+            item = item[i]
+        grid[position] = item
+    # where each block starts along each axis (a row of blocks shares its extent)
+    starts = [_starts(tuple(grid[(0,) * a + (g,) + (0,) * (grid.ndim - a - 1)][2][a]
+                            for g in range(grid.shape[a]))) for a in range(grid.ndim)]
+    region = tuple(s[-1] for s in starts)
+    pairs = []
+    for position in np.ndindex(*grid.shape):
+        values, local, _ = grid[position]
+        if values is not None:  # (a flat index in the region orders positions as numpy)
+            at = np.ravel_multi_index(tuple(w + s[g] for w, s, g in zip(local, starts, position)),
+                                      region)
+            pairs.append((values, np.full(values.shape, at, dtype=np.intp)))
+    if not pairs:
+        return None, None, region
+    values, at = _arg_merge(pairs, pick)
+    return values, tuple(int(w) for w in np.unravel_index(int(at.flat[0]), region)), region
+
+
+def _nested_shape(parts: Any) -> tuple:
+    """The grid shape of nested lists of partials (each partial a tuple)."""
+    shape = []
+    while isinstance(parts, list):
+        shape.append(len(parts))
+        parts = parts[0]
+    return tuple(shape)
+
+
+def _arg_aggregate(parts: list, axes: tuple, keepdims: bool, pick: Callable, flat: bool,
+                   op: str) -> np.ndarray:
+    values, where, extent = _arg_combine(parts, pick, flat)
+    if values is None:  # (only when the chunks were unknown: empty is caught when built)
+        raise ValueError(f"attempt to get {op} of an empty sequence")
+    if flat:
+        where = np.full(values.shape, np.ravel_multi_index(where, extent), dtype=np.intp)
+    return where if keepdims else np.squeeze(where, axis=axes)
 
 
 def _arg(x: Any, op: str, pick: Callable, axis: Any, keepdims: bool,
          split_every: Any) -> Array:
     x = asarray(x)
     flat = axis is None
+    if not flat:
+        axis = operator.index(axis)  # (numpy's TypeError for a tuple of axes)
     axes = _normalize_axis(axis, x.ndim, op)
     if (x.size == 0 if flat else x.shape[axes[0]] == 0):
         raise ValueError(f"attempt to get {op} of an empty sequence")
     if flat and x.ndim == 0:
         x = x.reshape(1)
         axes = (0,)
-    starts = [_starts(c) for c in x.chunks]
-
-    def where(index: tuple) -> tuple:
-        return (x.shape, tuple(s[i] for s, i in zip(starts, index)))
-
-    return tree_reduction(x, op, _arg_chunk, functools.partial(_arg_combine, pick=pick),
-                     _arg_aggregate, None if flat else axes, keepdims, np.intp, split_every,
-                     chunk_args=(pick, flat), aggregate_args=(pick,), block_args=where)
+    return tree_reduction(x, op, _arg_chunk, functools.partial(_arg_combine, pick=pick, flat=flat),
+                          _arg_aggregate, None if flat else axes, keepdims, np.intp, split_every,
+                          chunk_args=(pick, flat), aggregate_args=(pick, flat, op), nested=True)
 
 
 def argmax(x: Any, axis: Any = None, keepdims: bool = False, split_every: Any = None) -> Array:
@@ -422,6 +471,15 @@ def nanprod(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
                             split_every, True)
 
 
+def _no_identity(x: Any, axis: Any, op: str, ufunc: str) -> None:
+    """NumPy's error, now rather than when computed, for a reduction without an identity
+    over an axis of length zero."""
+    x = asarray(x)
+    if builtins.any(x.shape[a] == 0 for a in _normalize_axis(axis, x.ndim, op)):
+        raise ValueError(f"zero-size array to reduction operation {ufunc} which has no "
+                         "identity")
+
+
 def nanmax(x: Any, axis: Any = None, keepdims: bool = False, split_every: Any = None) -> Array:
     """Maximum over ``axis`` ignoring NaNs (NaN where a slice holds nothing else).
 
@@ -429,6 +487,7 @@ def nanmax(x: Any, axis: Any = None, keepdims: bool = False, split_every: Any = 
     >>> float(xa.nanmax(xa.from_array(np.array([1.0, np.nan, 2.0]), chunks=1)))
     2.0
     """
+    _no_identity(x, axis, "nanmax", "fmax")
     return _numpy_reduction(x, "nanmax", np.nanmax, np.nanmax, axis, keepdims, None,
                             split_every, False)
 
@@ -440,6 +499,7 @@ def nanmin(x: Any, axis: Any = None, keepdims: bool = False, split_every: Any = 
     >>> float(xa.nanmin(xa.from_array(np.array([np.nan, 3.0, 2.0]), chunks=1)))
     2.0
     """
+    _no_identity(x, axis, "nanmin", "fmin")
     return _numpy_reduction(x, "nanmin", np.nanmin, np.nanmin, axis, keepdims, None,
                             split_every, False)
 

@@ -13,14 +13,29 @@ order of a 1-d array cut in many chunks) would need a shuffle and is not offered
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
 
 from .core import Array, map_blocks
 from .creation import asarray
+from .manipulation import ravel
 
 __all__ = ["sort", "argsort"]
+
+
+def _flat_or(x: Array, axis: Any, name: str) -> tuple[Array, int]:
+    """``x`` and its axis to sort along: with ``axis=None`` the flattened array, as numpy
+    sorts it, which must be one chunk too (``x.rechunk(-1)`` makes it so)."""
+    if axis is not None:
+        return x, _axis_whole(x, operator.index(axis), name)
+    flat = ravel(x)
+    if len(flat.chunks[0]) > 1:
+        raise ValueError(f"{name}: axis=None sorts the flattened array, which here is cut into "
+                         f"{len(flat.chunks[0])} chunks; sorting needs it in one chunk: "
+                         f"{name}(x.rechunk(-1), axis=None)")
+    return flat, 0
 
 
 def _axis_whole(x: Array, axis: int, name: str) -> int:
@@ -48,29 +63,29 @@ def _argsort_block(block: np.ndarray, axis: int, descending: bool, stable: bool)
     return np.flip(n - 1 - flipped, axis=axis)
 
 
-def sort(x: Any, axis: int = -1, *, descending: bool = False, stable: bool = True) -> Array:
-    """The values sorted along ``axis`` (one chunk), as ``numpy.sort``; ``descending``
-    reverses the order.
+def sort(x: Any, axis: int | None = -1, *, descending: bool = False, stable: bool = True) -> Array:
+    """The values sorted along ``axis`` (one chunk; ``None``: the flattened array), as
+    ``numpy.sort``; ``descending`` reverses the order.
 
     >>> import numpy as np, xsched.array as xa
     >>> xa.sort(xa.from_array(np.array([2, 3, 1]), chunks=3), descending=True).compute().tolist()
     [3, 2, 1]
     """
-    x = asarray(x)
-    axis = _axis_whole(x, axis, "sort")
+    x, axis = _flat_or(asarray(x), axis, "sort")
     return map_blocks(_sort_block, x, dtype=x.dtype, name="sort", axis=axis, descending=bool(descending),
                       stable=bool(stable))
 
 
-def argsort(x: Any, axis: int = -1, *, descending: bool = False, stable: bool = True) -> Array:
-    """The positions that sort ``x`` along ``axis`` (one chunk), as ``numpy.argsort``; with
-    ``descending`` (and ``stable``) equal values keep their order, as the Array API asks.
+def argsort(x: Any, axis: int | None = -1, *, descending: bool = False,
+            stable: bool = True) -> Array:
+    """The positions that sort ``x`` along ``axis`` (one chunk; ``None``: the flattened
+    array), as ``numpy.argsort``; with ``descending`` (and ``stable``) equal values keep
+    their order, as the Array API asks.
 
     >>> import numpy as np, xsched.array as xa
     >>> xa.argsort(xa.from_array(np.array([2, 1, 2]), chunks=3), descending=True).compute().tolist()
     [0, 2, 1]
     """
-    x = asarray(x)
-    axis = _axis_whole(x, axis, "argsort")
+    x, axis = _flat_or(asarray(x), axis, "argsort")
     return map_blocks(_argsort_block, x, dtype=np.intp, name="argsort", axis=axis, descending=bool(descending),
                       stable=bool(stable))

@@ -38,6 +38,7 @@ from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from .chunks import _starts, normalize_chunks
 from .core import Array, _auto_aligned
+from .masking import known_chunks_needed
 from .store import all_written
 
 __all__ = ["from_zarr", "to_zarr", "ZarrSource"]
@@ -231,7 +232,9 @@ def to_zarr(arr: Array, url: Any, component: str | None = None, overwrite: bool 
     A new array is created now with chunks equal to ``arr``'s blocks, which must therefore
     be regular (all of one size along each axis, the last one possibly shorter): each task
     then writes whole zarr chunks of its own and no two tasks touch the same chunk.
-    Irregular blocks raise an error; ``rechunk`` them first.
+    Irregular blocks raise an error; ``rechunk`` them first. With ``chunks=`` (zarr's chunk
+    shape) the array gets those chunks instead, and ``arr`` is rechunked so that its blocks
+    start on them.
 
     ``region`` (a slice per axis, or ``{axis: slice}``; other axes whole) writes into that
     part of an existing array; ``append_dim`` grows an existing array along that axis by
@@ -264,24 +267,31 @@ def to_zarr(arr: Array, url: Any, component: str | None = None, overwrite: bool 
     if not isinstance(arr, Array):
         raise TypeError(f"to_zarr expects an xsched.array.Array, got {type(arr).__name__}; "
                         "wrap numpy data with xsched.array.from_array(x, chunks=...) first.")
+    known_chunks_needed(arr, "to_zarr")
     zarr = _import_zarr()
     source = ZarrSource.from_user(url, component, storage_options)
     if region is not None or append_dim is not None:
         arr, offset = _into_existing(arr, source, region, append_dim, overwrite, create_kwargs)
     else:
-        block_shape = _regular_chunks(arr)
         kwargs = dict(create_kwargs)
+        if "chunks" not in kwargs:  # (chunks= given: arr is cut onto them below)
+            kwargs["chunks"] = _regular_chunks(arr)
         if source.storage_options:
             kwargs["storage_options"] = source.storage_options
         try:
-            zarr.create_array(source.store, name=source.component, shape=arr.shape,
-                              dtype=arr.dtype, chunks=block_shape, overwrite=overwrite, **kwargs)
+            z = zarr.create_array(source.store, name=source.component, shape=arr.shape,
+                                  dtype=arr.dtype, overwrite=overwrite, **kwargs)
         except (zarr.errors.ContainsArrayError, zarr.errors.ContainsGroupError) as exc:
             raise FileExistsError(f"to_zarr: {source.describe()} already holds a zarr array or "
                                   "group; pass overwrite=True to replace it, region= to write "
                                   "into it, append_dim= to add to it, or choose another path or "
                                   "component.") from exc
         offset = (0,) * arr.ndim
+        # blocks that start on the stored chunks (or shards, written whole) need no lock
+        unit = getattr(z, "shards", None) or z.chunks
+        aligned = tuple(_aligned(c, 0, u) for c, u in zip(arr.chunks, unit))
+        if aligned != arr.chunks:
+            arr = arr.rechunk(aligned)
     token = new_token(arr.name, repr(source), uuid.uuid4().hex)
     name = f"to-zarr-{token}"
     ann = annotations_in_force()

@@ -1,0 +1,253 @@
+"""NumPy parity: random seeding, argmax/argmin with unknown chunks, errors when an
+expression is built, axis=None joins and sorts, and writing to zarr."""
+
+import math
+import re
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+
+import xsched.array as xa
+from xsched.array.chunks import normalize_chunks
+from xsched.array.core import Array
+
+
+def forget_chunks(x):
+    """``x`` with its block lengths unknown, as a boolean mask leaves them."""
+    return Array(x._graph, x.name, tuple((math.nan,) * len(c) for c in x.chunks), x.dtype)
+
+
+def numpy_error(func):
+    try:
+        func()
+    except Exception as exc:  # noqa: BLE001 - the error numpy raises is the reference
+        return exc
+    raise AssertionError("numpy raised nothing")
+
+
+# --------------------------------------------------------------------------- random
+
+
+@pytest.mark.parametrize("chunks", [3, 2, 1])
+def test_spawned_seed_sequences_give_their_own_streams(chunks):
+    c1, c2 = np.random.SeedSequence(1).spawn(2)
+    x1 = xa.random.default_rng(c1).random(3, chunks=chunks)
+    x2 = xa.random.default_rng(c2).random(3, chunks=chunks)
+    assert x1.name != x2.name
+    a1, a2 = x1.compute(), x2.compute()
+    assert not np.any(a1 == a2)
+    # each block: SeedSequence(entropy, spawn_key=(*spawn_key, call, *block_index))
+    starts = np.cumsum((0,) + x1.chunks[0])
+    for i, n in enumerate(x1.chunks[0]):
+        seq = np.random.SeedSequence(1, spawn_key=(0, 0, i))
+        assert_array_equal(a1[starts[i]:starts[i + 1]], np.random.default_rng(seq).random(n))
+    # a seed without a spawn key draws what it drew before
+    plain = xa.random.default_rng(np.random.SeedSequence(1)).random(3, chunks=chunks).compute()
+    assert_array_equal(plain, xa.random.default_rng(1).random(3, chunks=chunks).compute())
+    assert_array_equal(plain[:x1.chunks[0][0]], np.random.default_rng(
+        np.random.SeedSequence(1, spawn_key=(0, 0))).random(x1.chunks[0][0]))
+
+
+def test_default_rng_takes_a_numpy_generator_or_bit_generator():
+    g = np.random.default_rng(0)
+    first = xa.random.default_rng(g).random((4, 3), chunks=2).compute()
+    second = xa.random.default_rng(g).random((4, 3), chunks=2).compute()
+    assert not np.any(first == second)  # a new child of its SeedSequence each time
+    child = np.random.SeedSequence(0).spawn(1)[0]
+    assert_array_equal(first, xa.random.default_rng(child).random((4, 3), chunks=2).compute())
+    bits = xa.random.default_rng(np.random.PCG64(0)).random((4, 3), chunks=2).compute()
+    assert_array_equal(first, bits)
+    for bad in (1.5, "seed", np.random.RandomState(0)):
+        with pytest.raises(TypeError, match="seed must be None, an int"):
+            xa.random.default_rng(bad)
+
+
+@pytest.mark.parametrize("method, args, kwargs", [
+    ("uniform", (3, 1), {}),
+    ("uniform", (0, np.inf), {}),
+    ("integers", (0, 300), {"dtype": np.int8}),
+    ("integers", (-1, 3), {"dtype": np.uint8}),
+    ("random", (), {"dtype": np.int32}),
+    ("standard_normal", (), {"dtype": np.float16}),
+])
+def test_invalid_random_parameters_fail_when_built_with_numpys_error(method, args, kwargs):
+    expected = numpy_error(lambda: getattr(np.random.default_rng(0), method)(
+        *args, size=4, **kwargs))
+    rng = xa.random.default_rng(0)
+    with pytest.raises(type(expected), match=re.escape(str(expected))):
+        getattr(rng, method)(*args, size=4, chunks=2, **kwargs)
+    # a failed call takes no number: the next call draws what a fresh generator's first does
+    assert_array_equal(rng.random(4, chunks=2).compute(),
+                       xa.random.default_rng(0).random(4, chunks=2).compute())
+
+
+def test_random_parameters_numpy_allows_still_draw():
+    rng = xa.random.default_rng(0)
+    assert rng.integers(5, 5, size=0, chunks=1).compute().shape == (0,)  # numpy too
+    assert_array_equal(rng.uniform(3, 3, size=4, chunks=3).compute(), np.full(4, 3.0))
+    assert_array_equal(rng.integers(5, 5, size=4, endpoint=True, chunks=3).compute(),
+                       np.full(4, 5))
+
+
+# --------------------------------------------------------------------------- argmax, argmin
+
+
+@pytest.mark.parametrize("chunks", [1, 2, 3, 4, 7])
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_arg_extremes_after_a_boolean_mask(op, chunks):
+    rng = np.random.default_rng(chunks)
+    a = rng.integers(-5, 6, size=20).astype(float)
+    a[[3, 11]] = np.nan if chunks % 2 else a[3]
+    v = xa.from_array(a, chunks=chunks)
+    kept = a[~(a > 2)]  # some blocks lose every element; NaNs stay
+    u = v[~(v > 2)] if chunks != 4 else v[xa.from_array(~(a > 2), chunks=chunks)]
+    for axis in (0, None, -1):
+        for keepdims in (False, True):
+            for split_every in (None, 2):
+                got = getattr(xa, op)(u, axis=axis, keepdims=keepdims,
+                                      split_every=split_every).compute()
+                want = getattr(np, op)(kept, axis=axis, keepdims=keepdims)
+                assert_array_equal(got, want)
+                assert np.asarray(got).dtype == np.intp
+
+
+def test_the_reporters_argmax_case():
+    v = xa.from_array(np.array([3., -1., 5., 2., 7., -4.]), chunks=2)
+    u = v[v > 0]
+    assert int(xa.argmax(u, axis=0).compute()) == 3
+    assert int(xa.argmax(u).compute()) == 3
+    assert int(xa.argmin(u).compute()) == 2
+
+
+@pytest.mark.parametrize("shape, chunks", [((5, 7), (2, 3)), ((4, 6), ((1, 0, 3), (2, 4))),
+                                           ((3, 4, 5), (2, (1, 3), 2)), ((6,), ((0, 6),))])
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_arg_extremes_of_nd_arrays_with_unknown_chunks(op, shape, chunks):
+    a = np.random.default_rng(len(shape)).integers(0, 4, size=shape).astype(float)
+    a.flat[[2, -3]] = np.nan
+    x = forget_chunks(xa.from_array(a, chunks=chunks))
+    for axis in [None, *range(len(shape))]:
+        for split_every in (None, 2):
+            got = getattr(xa, op)(x, axis=axis, split_every=split_every).compute()
+            assert_array_equal(got, getattr(np, op)(a, axis=axis))
+    assert_array_equal(getattr(x, op)(keepdims=True).compute(), getattr(np, op)(a, keepdims=True))
+
+
+def test_argmax_of_an_array_a_mask_left_empty_fails_like_numpy():
+    v = xa.from_array(np.arange(6.0), chunks=2)
+    with pytest.raises(ValueError, match="attempt to get argmax of an empty sequence"):
+        xa.argmax(v[v > 100]).compute()
+
+
+def test_argmax_with_a_tuple_of_axes_fails_when_built():
+    x = xa.from_array(np.arange(6.0).reshape(2, 3), chunks=1)
+    expected = numpy_error(lambda: np.argmax(np.arange(6.0).reshape(2, 3), axis=(0, 1)))
+    for op in (xa.argmax, xa.argmin):
+        with pytest.raises(TypeError, match=re.escape(str(expected))):
+            op(x, axis=(0, 1))
+
+
+# --------------------------------------------------------------------------- errors when built
+
+
+@pytest.mark.parametrize("make", [
+    lambda: xa.full((-1,), 1), lambda: xa.full((2, -3), 1.0, chunks=1), lambda: xa.eye(-1),
+    lambda: xa.eye(2, -1), lambda: xa.ones(-2, chunks=2), lambda: xa.zeros((3, -1)),
+    lambda: xa.empty(-1), lambda: xa.indices((-1, 2)), lambda: xa.random.default_rng(0).random(-1),
+    lambda: normalize_chunks(2, (4, -1)),
+])
+def test_negative_dimensions_fail_when_built(make):
+    with pytest.raises(ValueError, match="negative dimensions are not allowed"):
+        make()
+
+
+@pytest.mark.parametrize("op", ["nanmax", "nanmin"])
+@pytest.mark.parametrize("shape, axis", [((0,), None), ((0, 3), 0), ((0, 3), None),
+                                         ((3, 0), 1), ((0, 0), 1), ((2, 0), (0, 1))])
+def test_nan_extremes_of_empty_slices_fail_when_built(op, shape, axis):
+    expected = numpy_error(lambda: getattr(np, op)(np.zeros(shape), axis=axis))
+    with pytest.raises(ValueError, match=re.escape(str(expected))):
+        getattr(xa, op)(xa.zeros(shape, chunks=2), axis=axis)
+    # an empty axis that is not reduced is fine, as in numpy
+    assert_array_equal(xa.nanmax(xa.zeros((0, 3), chunks=2), axis=1).compute(),
+                       np.nanmax(np.zeros((0, 3)), axis=1))
+
+
+# --------------------------------------------------------------------------- axis=None
+
+
+@pytest.mark.parametrize("chunks", [1, 2, (2, 3), ((1, 2), (3, 1))])
+def test_concatenate_with_axis_none_flattens(chunks):
+    a = np.arange(12).reshape(3, 4)
+    b = np.arange(4.0) * 10
+    x = xa.from_array(a, chunks=chunks)
+    y = xa.from_array(b, chunks=3)
+    for got in (xa.concatenate([x, y, x.T], axis=None), np.concatenate([x, y, x.T], axis=None)):
+        assert isinstance(got, Array)
+        assert_array_equal(got.compute(), np.concatenate([a, b, a.T], axis=None))
+    assert_array_equal(xa.concatenate([xa.asarray(1), xa.asarray(2)], axis=None).compute(),
+                       np.concatenate([np.array(1), np.array(2)], axis=None))
+
+
+@pytest.mark.parametrize("chunks", [(1, 3), (2, 2), 1])
+@pytest.mark.parametrize("op", ["sort", "argsort"])
+def test_sort_with_axis_none_sorts_the_flattened_array(op, chunks):
+    a = np.array([[3, 1, 2], [9, 7, 8]])
+    x = xa.from_array(a, chunks=chunks)
+    with pytest.raises(ValueError, match=re.escape(f"{op}(x.rechunk(-1), axis=None)")):
+        getattr(xa, op)(x, axis=None)
+    assert_array_equal(getattr(xa, op)(x.rechunk(-1), axis=None).compute(),
+                       getattr(np, op)(a, axis=None, kind="stable"))
+    assert_array_equal(getattr(xa, op)(xa.asarray(5), axis=None).compute(),
+                       getattr(np, op)(np.array(5), axis=None))
+    with pytest.raises(TypeError, match="cannot be interpreted as an integer"):
+        getattr(xa, op)(x, axis=1.0)
+
+
+# --------------------------------------------------------------------------- unknown chunks
+
+
+@pytest.mark.parametrize("chunks", [1, 2, 5])
+def test_one_dimensional_unknown_chunks_flatten_to_themselves(chunks):
+    a = np.array([3.0, -1.0, 5.0, 2.0, 7.0, -4.0])
+    v = xa.from_array(a, chunks=chunks)
+    u = v[v > 0]
+    assert xa.ravel(u) is u and u.flatten() is u
+    assert_array_equal(xa.cumsum(u).compute(), np.cumsum(a[a > 0]))
+    assert_array_equal(xa.cumprod(u, axis=None).compute(), np.cumprod(a[a > 0]))
+    assert_array_equal(xa.concatenate([u, v], axis=None).compute(),
+                       np.concatenate([a[a > 0], a]))
+
+
+def test_unknown_chunks_name_compute_chunk_sizes():
+    v = xa.from_array(np.arange(6.0), chunks=2)
+    u = v[v > 2]
+    for build in (lambda: xa.stack([u, u]), lambda: u.reshape(1, -1),
+                  lambda: xa.reshape(forget_chunks(xa.ones((2, 2), chunks=1)), -1)):
+        with pytest.raises(ValueError, match=r"compute_chunk_sizes\(\)"):
+            build()
+    w = u.compute_chunk_sizes()
+    assert_array_equal(xa.stack([w, w]).compute(), np.stack([[3.0, 4, 5]] * 2))
+
+
+# --------------------------------------------------------------------------- zarr
+
+
+def test_to_zarr_with_unknown_chunks_names_compute_chunk_sizes(tmp_path):
+    pytest.importorskip("zarr")
+    v = xa.from_array(np.arange(6.0), chunks=2)
+    with pytest.raises(ValueError, match=r"to_zarr needs .*compute_chunk_sizes\(\)"):
+        xa.to_zarr(v[v > 2], str(tmp_path / "u.zarr"))
+    assert not (tmp_path / "u.zarr").exists()
+
+
+@pytest.mark.parametrize("chunks", [3, (2, 2), ((1, 4), (7,)), 1])
+def test_to_zarr_honours_chunks(tmp_path, chunks):
+    zarr = pytest.importorskip("zarr")
+    a = np.arange(35.0).reshape(5, 7)
+    path = str(tmp_path / "a.zarr")
+    xa.to_zarr(xa.from_array(a, chunks=chunks), path, chunks=(2, 3))
+    z = zarr.open_array(path, mode="r")
+    assert z.chunks == (2, 3)
+    assert_array_equal(z[...], a)
