@@ -31,16 +31,28 @@ __all__ = ["cumulative"]
 _TOTAL = {"cumsum": "sum", "cumprod": "prod", "cummax": "max", "cummin": "min"}
 
 
-def _combine(method: str, a: Any, b: Any) -> Any:
-    if a is None:
-        return b
+def _combine(method: str, a: Any, b: Any, skipna: bool) -> Any:
+    """Two totals (scalars) into one. A missing max/min total means no values when skipping
+    (it loses) and a missing value otherwise (it wins, as in pandas everything after it is missing)."""
     if method == "cumsum":
         return a + b
     if method == "cumprod":
         return a * b
-    if isinstance(a, pd.DataFrame) and isinstance(b, pd.Series):  # a partition against a carry per column
-        return a.apply(lambda col: _combine(method, col, b[col.name]))
-    return np.fmax(a, b) if method == "cummax" else np.fmin(a, b)  # (fmax/fmin: NaN loses)
+    if pd.isna(a) or pd.isna(b):
+        return (b if pd.isna(a) else a) if skipna else (a if pd.isna(a) else b)
+    return max(a, b) if method == "cummax" else min(a, b)
+
+
+def _apply_one(acc: pd.Series, carry: Any, method: str, skipna: bool) -> pd.Series:
+    """A column's accumulation with what came before it; pandas' operators with a scalar of the
+    column's own dtype, so the dtype stays. ``clip`` leaves the missing places missing."""
+    if method == "cumsum":
+        return carry + acc  # (carry first: strings add up in order)
+    if method == "cumprod":
+        return carry * acc
+    if pd.isna(carry):
+        return acc if skipna else acc.where(np.zeros(len(acc), dtype=bool))
+    return acc.clip(lower=carry) if method == "cummax" else acc.clip(upper=carry)
 
 
 def _accumulate(part: Any, method: str, skipna: bool) -> Any:
@@ -48,18 +60,33 @@ def _accumulate(part: Any, method: str, skipna: bool) -> Any:
 
 
 def _total(part: Any, method: str, skipna: bool) -> Any:
+    """The partition's total: for a DataFrame one per column, by position, each of its column's
+    dtype (a total Series would make an int column float next to a float one); None when
+    the partition is empty, which changes nothing."""
+    if len(part) == 0:
+        return None
+    if isinstance(part, pd.DataFrame):
+        return [getattr(part.iloc[:, i], _TOTAL[method])(skipna=skipna) for i in range(part.shape[1])]
     return getattr(part, _TOTAL[method])(skipna=skipna)
 
 
-def _carry(before: Any, total: Any, method: str) -> Any:
-    return _combine(method, before, total)
+def _carry(before: Any, total: Any, method: str, skipna: bool) -> Any:
+    if before is None or total is None:
+        return total if before is None else before
+    if isinstance(total, list):
+        return [_combine(method, a, b, skipna) for a, b in zip(before, total)]
+    return _combine(method, before, total, skipna)
 
 
-def _apply_carry(acc: Any, carry: Any, method: str) -> Any:
+def _apply_carry(acc: Any, carry: Any, method: str, skipna: bool) -> Any:
     if carry is None:
         return acc
-    out = _combine(method, acc, carry)
-    return out.where(acc.notna()) if method in ("cummax", "cummin") else out
+    if isinstance(acc, pd.DataFrame):
+        out = acc.copy(deep=False)
+        for i, c in enumerate(carry):
+            out.isetitem(i, _apply_one(acc.iloc[:, i], c, method, skipna))
+        return out
+    return _apply_one(acc, carry, method, skipna)
 
 
 def cumulative(frame: _Frame, method: str, skipna: bool = True):
@@ -80,10 +107,11 @@ def cumulative(frame: _Frame, method: str, skipna: bool = True):
     carry: dict = {}
     for i in range(1, len(keys)):
         before = Ref(part_key(carry_name, i - 1)) if i > 1 else None
-        carry[part_key(carry_name, i)] = Task(_carry, (before, Ref(part_key(tot_name, i - 1)), method), {},
-                                              per_task(ann))
+        carry[part_key(carry_name, i)] = Task(_carry, (before, Ref(part_key(tot_name, i - 1)), method, skipna),
+                                              {}, per_task(ann))
     out = {part_key(out_name, i): Task(_apply_carry, (Ref(part_key(acc_name, i)),
-                                                      Ref(part_key(carry_name, i)) if i else None, method),
+                                                      Ref(part_key(carry_name, i)) if i else None, method,
+                                                      skipna),
                                        {}, per_task(ann)) for i in range(len(keys))}
     graph = LayeredGraph.merge(frame._graph, new={acc_name: acc, tot_name: tot, carry_name: carry, out_name: out})
     return new_collection(graph, out_name, meta, frame.divisions)

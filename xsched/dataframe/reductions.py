@@ -6,10 +6,12 @@ Each partition is reduced to a small *partial* (``<op>-chunk``), partials are me
 
 Partials: ``sum``/``count``/``min``/``max``/``any``/``all`` keep pandas' own result of the
 partition (a scalar for a Series, a Series per column for a DataFrame; an empty partition
-gives no partial to ``min``/``max``, so empty partitions never change a dtype); ``mean``
-keeps ``(sum, count)``; ``var``/``std`` keep ``(count, mean, M2)`` per column in float64,
-merged with the pairwise formula of Chan, Golub & LeVeque (accurate when the mean is
-large compared with the spread).
+gives no partial to ``min``/``max``, so empty partitions never change a dtype; under
+``min_count`` the partial is the result without it and the count, as ``min_count`` is about
+the rows of all partitions); ``mean``/``var``/``std`` keep ``(count, sum, mean, M2)`` per
+column in float64 (datetimes and timedeltas as their integer ticks): the mean is the sum
+over the count, as in pandas, and M2 is merged with the pairwise formula of Chan, Golub &
+LeVeque (accurate when the mean is large compared with the spread).
 
 >>> import pandas as pd, xsched.dataframe as xd
 >>> df = xd.from_pandas(pd.DataFrame({"a": [1.0, 2, 3, 4], "b": [1, 1, 2, 2]}), npartitions=3)
@@ -102,6 +104,11 @@ def _meta_of(frame: _Frame, method: str, **kwargs: Any) -> Any:
 def _chunk_method(part: Any, method: str, kwargs: dict) -> Any:
     if method in ("min", "max") and len(part) == 0:
         return _EMPTY
+    if kwargs.get("min_count", 0) > 0:
+        # ``min_count`` is about the rows of all partitions: keep the partition's result
+        # without it and its count of values, and judge the total count at the end
+        count = part.count(**{k: v for k, v in kwargs.items() if k == "numeric_only"})
+        return getattr(part, method)(**{**kwargs, "min_count": 0}), count
     return getattr(part, method)(**kwargs)
 
 
@@ -109,15 +116,25 @@ def _merge_method(partials: list, method: str, merge: str, kwargs: dict) -> Any:
     partials = [p for p in partials if not (isinstance(p, str) and p == _EMPTY)]
     if not partials:
         return _EMPTY
+    if isinstance(partials[0], tuple):  # (result, count) under ``min_count``
+        return (_merge_method([p[0] for p in partials], method, merge, kwargs),
+                _merge_method([p[1] for p in partials], "count", "sum", {}))
     if isinstance(partials[0], pd.Series):  # per column of a DataFrame: a row per partial
         return getattr(pd.DataFrame(partials), merge)(**kwargs)
     return getattr(pd.Series(partials), merge)(**kwargs)
 
 
-def _final_method(partials: list, method: str, merge: str, kwargs: dict, meta: Any) -> Any:
+def _final_method(partials: list, method: str, merge: str, kwargs: dict, meta: Any,
+                  min_count: int = 0) -> Any:
     out = _merge_method(partials, method, merge, kwargs)
     if isinstance(out, str) and out == _EMPTY:
         return getattr(_empty_like(meta), method)()
+    if isinstance(out, tuple):
+        out, count = out
+        if isinstance(out, pd.Series):
+            return out.mask(count < min_count)
+        if count < min_count:  # pandas' own missing value for this dtype (NaN, or NA)
+            return getattr(_empty_like(meta), method)(min_count=min_count)
     return out
 
 
@@ -136,66 +153,116 @@ def _simple(frame: _Frame, method: str, split_every: int | None, **kwargs: Any):
     return reduction(frame, _chunk_method, _final_method, combine, meta=meta, token=method,
                      split_every=split_every, chunk_kwargs={"method": method, "kwargs": kwargs},
                      aggregate_kwargs={"method": method, "merge": merge, "kwargs": merge_kwargs,
-                                       "meta": frame._meta})
+                                       "meta": frame._meta, "min_count": kwargs.get("min_count", 0)})
 
 
 # --------------------------------------------------------------------------- mean, var, std
 
 
-def _moments(part: Any, numeric_only: bool) -> tuple:
-    """(count, mean, M2) per column (or of the Series), as float64 arrays, and the labels."""
+def _moment_columns(frame: pd.DataFrame, numeric_only: bool) -> pd.DataFrame:
+    """The columns pandas averages: with ``numeric_only`` its numeric data (timedeltas are not)."""
+    return frame.select_dtypes(include=["number", "bool"], exclude=["timedelta"]) if numeric_only else frame
+
+
+def _is_datetimelike(dtype: Any) -> bool:
+    return getattr(dtype, "kind", "O") in "mM"
+
+
+def _as_float(values: Any) -> np.ndarray:
+    """A Series as float64 with NaN where missing; datetimes and timedeltas as their ticks
+    (integers of their unit), which is what pandas averages."""
+    if _is_datetimelike(values.dtype):
+        out = values.array.asi8.astype("float64")
+        out[values.isna().to_numpy()] = np.nan
+        return out
+    return values.to_numpy(dtype="float64", na_value=np.nan)
+
+
+def _moments(part: Any, numeric_only: bool, skipna: bool = True) -> tuple:
+    """(count, sum, mean, M2) per column (or of the Series), as float64 arrays, and the labels.
+    With ``skipna=False`` a missing value makes the sum, and so everything after, NaN."""
     if isinstance(part, pd.DataFrame):
-        if numeric_only:
-            part = part.select_dtypes(include=["number", "bool"])
+        part = _moment_columns(part, numeric_only)
         labels = list(part.columns)
-        values = part.to_numpy(dtype="float64", na_value=np.nan)
+        if any(_is_datetimelike(d) for d in part.dtypes):
+            values = np.column_stack([_as_float(part.iloc[:, i]) for i in range(part.shape[1])])
+        else:
+            values = part.to_numpy(dtype="float64", na_value=np.nan)
     else:
         labels = None
-        values = part.to_numpy(dtype="float64", na_value=np.nan).reshape(-1, 1)
-    count = np.sum(~np.isnan(values), axis=0).astype("float64")
+        values = _as_float(part).reshape(-1, 1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        total = np.nansum(values, axis=0)
+        if skipna:
+            count = np.sum(~np.isnan(values), axis=0).astype("float64")
+            total = np.nansum(values, axis=0)
+        else:
+            count = np.full(values.shape[1], float(values.shape[0]))
+            total = np.sum(values, axis=0)
         mean = np.where(count > 0, total / np.maximum(count, 1), 0.0)
-        m2 = np.nansum((values - mean) ** 2, axis=0)
-    return count, mean, m2, labels
+        m2 = (np.nansum if skipna else np.sum)((values - mean) ** 2, axis=0)
+    return count, total, mean, m2, labels
 
 
 def _merge_moments(partials: list) -> tuple:
-    count, mean, m2, labels = partials[0]
-    for cb, mb, m2b, _ in partials[1:]:
+    count, total, mean, m2, labels = partials[0]
+    for cb, tb, mb, m2b, _ in partials[1:]:
         n = count + cb
         with np.errstate(invalid="ignore", divide="ignore"):
             delta = mb - mean
             safe = np.maximum(n, 1)
             mean = np.where(n > 0, mean + delta * cb / safe, 0.0)
             m2 = m2 + m2b + np.where(n > 0, delta ** 2 * count * cb / safe, 0.0)
-        count = n
-    return count, mean, m2, labels
+        count, total = n, total + tb
+    return count, total, mean, m2, labels
 
 
-def _finish_moments(partials: list, kind: str, ddof: int, name: Any) -> Any:
-    count, mean, m2, labels = _merge_moments(partials)
+def _boxed(value: float, dtype: Any, kind: str) -> Any:
+    """A float result as pandas gives it for a column of ``dtype``: the mean of datetimes is a
+    Timestamp and the std of datetimes or timedeltas a Timedelta, in the column's unit (and
+    time zone), truncated to whole ticks as pandas does."""
+    if not _is_datetimelike(dtype):
+        return np.float64(value)
+    if np.isnan(value):
+        return pd.NaT
+    unit = getattr(dtype, "unit", None) or np.datetime_data(dtype)[0]
+    ticks = np.int64(value)
+    if kind == "mean" and dtype.kind == "M":
+        out = pd.Timestamp(ticks.view(f"M8[{unit}]"))
+        tz = getattr(dtype, "tz", None)
+        return out if tz is None else out.tz_localize("UTC").tz_convert(tz)
+    return pd.Timedelta(ticks.view(f"m8[{unit}]"))
+
+
+def _finish_moments(partials: list, kind: str, ddof: int, name: Any, dtypes: list) -> Any:
+    count, total, _, m2, labels = _merge_moments(partials)
     with np.errstate(invalid="ignore", divide="ignore"):
-        if kind == "mean":
-            out = np.where(count > 0, mean, np.nan)
+        if kind == "mean":  # the sum over the count, as pandas computes it
+            out = np.where(count > 0, total / np.maximum(count, 1), np.nan)
         else:
             var = np.where(count - ddof > 0, m2 / np.maximum(count - ddof, 1), np.nan)
             out = np.sqrt(var) if kind == "std" else var
     if labels is None:
-        return np.float64(out[0])
+        return _boxed(out[0], dtypes[0], kind)
+    if any(_is_datetimelike(d) for d in dtypes):  # pandas mixes Timestamps and floats, as objects
+        return pd.Series([_boxed(v, d, kind) for v, d in zip(out, dtypes)], index=labels, name=name,
+                         dtype=object)
     return pd.Series(out, index=labels, name=name)
 
 
-def _moment(frame: _Frame, kind: str, ddof: int, numeric_only: bool, split_every: int | None):
+def _moment(frame: _Frame, kind: str, ddof: int, numeric_only: bool, skipna: bool,
+            split_every: int | None):
     kwargs = {"ddof": ddof} if kind != "mean" else {}
     if isinstance(frame, DataFrame):
         kwargs["numeric_only"] = numeric_only
-    meta = _meta_of(frame, kind, **kwargs)
-    if isinstance(meta, pd.Series):
+        dtypes = list(_moment_columns(frame._meta, numeric_only).dtypes)
+    else:
+        dtypes = [frame._meta.dtype]
+    meta = _meta_of(frame, kind, skipna=skipna, **kwargs)
+    if isinstance(meta, pd.Series) and meta.dtype != object:
         meta = meta.astype("float64")
     return reduction(frame, _moments, _finish_moments, _merge_moments, meta=meta, token=kind,
-                     split_every=split_every, chunk_kwargs={"numeric_only": numeric_only},
-                     aggregate_kwargs={"kind": kind, "ddof": ddof, "name": None})
+                     split_every=split_every, chunk_kwargs={"numeric_only": numeric_only, "skipna": skipna},
+                     aggregate_kwargs={"kind": kind, "ddof": ddof, "name": None, "dtypes": dtypes})
 
 
 # --------------------------------------------------------------------------- distinct values
@@ -262,21 +329,28 @@ def _quantile_final(partials: list, q: Any, name: Any) -> Any:
     qs = np.atleast_1d(np.asarray(q, dtype=float))
     if len(values) == 0:
         out = np.full(len(qs), np.nan)
+    elif np.issubdtype(values.dtype, np.number) and (weights == 1).all():
+        out = np.quantile(values, qs, method="linear")  # every row is here: pandas' own answer
     else:
+        # each kept value stands for ``weight`` rows in a row: place it at the middle of them
+        # in the sorted rows (its row itself when the weight is 1), and read position
+        # ``q * (rows - 1)`` off these places, linearly between values as pandas does
         cum = np.cumsum(weights)
-        ranks = (cum - weights / 2) / cum[-1]
+        places = cum - (weights + 1) / 2
+        wanted = qs * (cum[-1] - 1)
         if np.issubdtype(values.dtype, np.number):
-            out = np.interp(qs, ranks, values.astype("float64"))
-        else:
-            out = values[np.minimum(np.searchsorted(ranks, qs), len(values) - 1)]
+            out = np.interp(wanted, places, values.astype("float64"))
+        else:  # no interpolating between non-numbers: the value placed nearest
+            out = values[np.minimum(np.searchsorted(places, wanted - 0.5), len(values) - 1)]
     if np.ndim(q) == 0:
         return out[0]
     return pd.Series(out, index=qs, name=name)
 
 
 def quantile(series: Series, q: Any = 0.5, split_every: int | None = None):
-    """Approximate quantiles of a Series from a sample of each partition (see
-    ``QUANTILE_SAMPLES``); exact when every partition has at most that many rows."""
+    """Quantiles of a Series from a sample of each partition (see ``QUANTILE_SAMPLES``),
+    interpolated linearly as pandas does; exactly pandas' answer for numbers when every
+    partition has at most that many rows, approximate otherwise."""
     meta = pd.Series([], dtype="float64", name=series.name) if np.ndim(q) else np.float64(0)
     return reduction(series, _quantile_chunk, _quantile_final, _quantile_merge, meta=meta,
                      token="quantile", split_every=split_every,
@@ -325,13 +399,14 @@ def _install() -> None:
         setattr(_Frame, method, simple(method, doc))
 
     def mean(self, skipna: bool = True, split_every: int | None = None, numeric_only: bool = False):
-        """The mean (per numeric column for a DataFrame), in float64.
+        """The mean (per numeric column for a DataFrame), in float64; of datetimes a Timestamp
+        and of timedeltas a Timedelta, in their unit, as pandas gives.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> xd.from_pandas(pd.Series([1, 2, 3, 4]), npartitions=3).mean().compute()
         np.float64(2.5)
         """
-        return _moment(self, "mean", 0, numeric_only, split_every)
+        return _moment(self, "mean", 0, numeric_only, skipna, split_every)
 
     def var(self, ddof: int = 1, skipna: bool = True, split_every: int | None = None,
             numeric_only: bool = False):
@@ -341,7 +416,7 @@ def _install() -> None:
         >>> xd.from_pandas(pd.Series([1, 2, 3, 4]), npartitions=3).var().compute().round(4)
         np.float64(1.6667)
         """
-        return _moment(self, "var", ddof, numeric_only, split_every)
+        return _moment(self, "var", ddof, numeric_only, skipna, split_every)
 
     def std(self, ddof: int = 1, skipna: bool = True, split_every: int | None = None,
             numeric_only: bool = False):
@@ -351,7 +426,7 @@ def _install() -> None:
         >>> xd.from_pandas(pd.Series([1, 2, 3, 4]), npartitions=3).std().compute().round(4)
         np.float64(1.291)
         """
-        return _moment(self, "std", ddof, numeric_only, split_every)
+        return _moment(self, "std", ddof, numeric_only, skipna, split_every)
 
     def nunique(self, dropna: bool = True, split_every: int | None = None):
         """How many distinct values (a tree of distinct values, so it suits moderate counts).
@@ -388,7 +463,8 @@ def _install() -> None:
                                            "name": self._meta.name})
 
     def series_quantile(self, q: Any = 0.5, split_every: int | None = None):
-        """Approximate quantiles from a sample of every partition (exact on small data).
+        """Quantiles, interpolated linearly as pandas does, from a sample of every partition:
+        exact when no partition has more than ``QUANTILE_SAMPLES`` rows, approximate beyond.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> float(xd.from_pandas(pd.Series(range(101)), npartitions=4).quantile(0.5).compute())
@@ -397,8 +473,8 @@ def _install() -> None:
         return quantile(self, q, split_every)
 
     def describe(self, percentiles: Any = (0.25, 0.5, 0.75), split_every: int | None = None):
-        """count, mean, std, min, percentiles (approximate) and max of the numeric data, as
-        pandas' ``describe`` lays them out (one partition).
+        """count, mean, std, min, percentiles (see ``quantile``: approximate on partitions of
+        many rows) and max of the numeric data, as pandas' ``describe`` lays them out (one partition).
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> d = xd.from_pandas(pd.DataFrame({"a": range(10)}), npartitions=3).describe().compute()

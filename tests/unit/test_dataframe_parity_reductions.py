@@ -1,0 +1,183 @@
+"""Reductions and cumulative methods against pandas: skipna, min_count, datetime means,
+linear quantiles, dtypes and missing values carried across partitions."""
+
+import numpy as np
+import pandas as pd
+import pandas.testing as tm
+import pytest
+
+import xsched.dataframe as xd
+
+NPARTS = [1, 2, 3]
+
+
+def assert_same_scalar(got, expected):
+    assert type(got) is type(expected) or (pd.isna(got) and pd.isna(expected)), (got, expected)
+    if pd.isna(expected):
+        assert pd.isna(got), got
+    else:
+        assert got == expected
+    if hasattr(expected, "unit"):
+        assert got.unit == expected.unit
+    if hasattr(expected, "tz"):
+        assert got.tz == expected.tz
+
+
+# --------------------------------------------------------------------------- mean/var/std skipna
+
+
+@pytest.mark.parametrize("n", NPARTS)
+@pytest.mark.parametrize("kind", ["mean", "var", "std"])
+@pytest.mark.parametrize("skipna", [True, False])
+def test_moments_skipna_series(n, kind, skipna):
+    s = pd.Series([1.0, np.nan, 3.0, 4.0])
+    got = getattr(xd.from_pandas(s, npartitions=n), kind)(skipna=skipna).compute()
+    expected = getattr(s, kind)(skipna=skipna)
+    assert np.isnan(got) == np.isnan(expected)
+    if not np.isnan(expected):
+        assert got == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("n", NPARTS)
+@pytest.mark.parametrize("kind", ["mean", "var", "std"])
+def test_moments_skipna_false_frame(n, kind):
+    df = pd.DataFrame({"a": [1.0, np.nan, 3.0, 4.0], "b": [1, 2, 3, 4], "c": [np.nan] * 4})
+    got = getattr(xd.from_pandas(df, npartitions=n), kind)(skipna=False).compute()
+    tm.assert_series_equal(got, getattr(df, kind)(skipna=False))
+
+
+# --------------------------------------------------------------------------- min_count
+
+
+@pytest.mark.parametrize("n", NPARTS)
+@pytest.mark.parametrize("method", ["sum", "prod"])
+@pytest.mark.parametrize("values", [[np.nan] * 4, [2.0, np.nan, np.nan, 3.0], [1.0, np.nan, np.nan, np.nan]])
+@pytest.mark.parametrize("min_count", [1, 2])
+def test_min_count_series(n, method, values, min_count):
+    s = pd.Series(values)
+    got = getattr(xd.from_pandas(s, npartitions=n), method)(min_count=min_count).compute()
+    assert_same_scalar(got, getattr(s, method)(min_count=min_count))
+
+
+@pytest.mark.parametrize("n", NPARTS)
+def test_min_count_counts_all_partitions(n):
+    """Each partition has fewer than ``min_count`` values, all of them together enough."""
+    s = pd.Series([1.0, np.nan, 2.0, np.nan, 3.0, np.nan])
+    assert xd.from_pandas(s, npartitions=n).sum(min_count=3).compute() == s.sum(min_count=3) == 6.0
+    assert np.isnan(xd.from_pandas(s, npartitions=n).sum(min_count=4).compute())
+
+
+@pytest.mark.parametrize("n", NPARTS)
+@pytest.mark.parametrize("method", ["sum", "prod"])
+def test_min_count_frame_and_nullable(n, method):
+    df = pd.DataFrame({"i": [1, 2, 3, 4], "a": [np.nan, 2.0, np.nan, np.nan], "z": [np.nan] * 4})
+    for mc in (1, 2):
+        got = getattr(xd.from_pandas(df, npartitions=n), method)(min_count=mc).compute()
+        tm.assert_series_equal(got, getattr(df, method)(min_count=mc))
+    ints = df[["i"]]  # stays int64 when every column has enough values
+    tm.assert_series_equal(getattr(xd.from_pandas(ints, npartitions=n), method)(min_count=1).compute(),
+                           getattr(ints, method)(min_count=1))
+    na = pd.Series([pd.NA] * 3, dtype="Int64")
+    assert getattr(xd.from_pandas(na, npartitions=n), method)(min_count=1).compute() is pd.NA
+
+
+# --------------------------------------------------------------------------- datetime means
+
+
+def _datetimes():
+    t = pd.Series(pd.date_range("2021-01-01", periods=5, freq="7h"))
+    return {"us": t, "s": t.astype("datetime64[s]"), "tz": t.dt.tz_localize("US/Eastern"),
+            "nat": pd.Series([pd.NaT, *t[:3]]), "td": t - t.iloc[0]}
+
+
+@pytest.mark.parametrize("n", NPARTS)
+@pytest.mark.parametrize("which", ["us", "s", "tz", "nat", "td"])
+@pytest.mark.parametrize("kind", ["mean", "std"])
+def test_datetimelike_mean_and_std(n, which, kind):
+    s = _datetimes()[which]
+    for skipna in (True, False):
+        got = getattr(xd.from_pandas(s, npartitions=n), kind)(skipna=skipna).compute()
+        assert_same_scalar(got, getattr(s, kind)(skipna=skipna))
+
+
+@pytest.mark.parametrize("n", NPARTS)
+def test_datetime_mean_in_frame(n):
+    t = _datetimes()
+    df = pd.DataFrame({"t": t["us"][:4], "td": t["td"][:4], "a": [1.0, 2, 3, 5]})
+    tm.assert_series_equal(xd.from_pandas(df, npartitions=n).mean().compute(), df.mean())
+    tm.assert_series_equal(xd.from_pandas(df, npartitions=n).mean(numeric_only=True).compute(),
+                           df.mean(numeric_only=True))
+    tm.assert_series_equal(xd.from_pandas(df, npartitions=n).std().compute(), df.std())
+
+
+# --------------------------------------------------------------------------- quantile
+
+
+@pytest.mark.parametrize("n", NPARTS)
+@pytest.mark.parametrize("values", [[1.0, 2, 3, 4], [5, 1, 4, 2, 3], [1.0, np.nan, 10, 3, 7, 2],
+                                    list(np.random.default_rng(0).normal(size=40))])
+def test_quantile_linear_like_pandas(n, values):
+    s = pd.Series(values)
+    qs = [0, 0.1, 0.25, 0.5, 0.75, 0.9, 1]
+    xs = xd.from_pandas(s, npartitions=n)
+    tm.assert_series_equal(xs.quantile(qs).compute(), s.quantile(qs), check_exact=True)
+    assert xs.quantile(0.25).compute() == s.quantile(0.25)
+    tm.assert_series_equal(xs.describe().compute(), s.describe())
+
+
+@pytest.mark.parametrize("n", NPARTS)
+def test_describe_frame_percentiles(n):
+    df = pd.DataFrame({"a": [1.0, 2, 3, 4, 5, 6], "b": [1, 5, 2, 6, 3, 9]})
+    tm.assert_frame_equal(xd.from_pandas(df, npartitions=n).describe().compute(), df.describe())
+
+
+def test_quantile_exact_up_to_the_samples_kept_then_close():
+    """Exact while no partition has more rows than are kept; beyond, approximate with the ends exact."""
+    from xsched.dataframe.reductions import QUANTILE_SAMPLES
+
+    qs = [0, 0.1, 0.25, 0.5, 0.75, 1]
+    s = pd.Series(np.random.default_rng(1).permutation(3 * QUANTILE_SAMPLES).astype("float64"))
+    tm.assert_series_equal(xd.from_pandas(s, npartitions=3).quantile(qs).compute(), s.quantile(qs))
+    s = pd.Series(np.arange(12.0 * QUANTILE_SAMPLES))
+    got = xd.from_pandas(s, npartitions=3).quantile(qs).compute()
+    expected = s.quantile(qs)
+    assert got.iloc[0] == expected.iloc[0] and got.iloc[-1] == expected.iloc[-1]
+    assert (got - expected).abs().max() < len(s) / QUANTILE_SAMPLES
+
+
+# --------------------------------------------------------------------------- cumulative
+
+
+@pytest.mark.parametrize("n", NPARTS + [4])
+@pytest.mark.parametrize("method", ["cumsum", "cumprod", "cummax", "cummin"])
+def test_cumulative_frame_keeps_dtypes(n, method):
+    df = pd.DataFrame({"i": [1, 2, 3, 4], "f": [0.5, 1.0, 1.5, 2.0], "b": [True, False, True, True]})
+    got = getattr(xd.from_pandas(df, npartitions=n), method)().compute()
+    tm.assert_frame_equal(got, getattr(df, method)())
+
+
+@pytest.mark.parametrize("n", NPARTS + [4])
+@pytest.mark.parametrize("method", ["cumsum", "cumprod", "cummax", "cummin"])
+@pytest.mark.parametrize("skipna", [True, False])
+def test_cumulative_missing_values_across_partitions(n, method, skipna):
+    for s in (pd.Series([1.0, np.nan, 3.0, 0.5]), pd.Series([np.nan, np.nan, 2.0, np.nan, 1.0, 4.0]),
+              pd.Series([1, None, 3, 2, 5, 1], dtype="Int64")):
+        got = getattr(xd.from_pandas(s, npartitions=n), method)(skipna=skipna).compute()
+        tm.assert_series_equal(got, getattr(s, method)(skipna=skipna))
+    df = pd.DataFrame({"i": [1, 2, 3, 4, 5, 6], "f": [0.5, 1, np.nan, 2, 1.5, -1]})
+    got = getattr(xd.from_pandas(df, npartitions=n), method)(skipna=skipna).compute()
+    tm.assert_frame_equal(got, getattr(df, method)(skipna=skipna))
+
+
+@pytest.mark.parametrize("method", ["cumsum", "cumprod", "cummax", "cummin"])
+def test_cumulative_empty_partitions_keep_dtype(method):
+    pdf = pd.DataFrame({"i": [5, 1, 7, 2, 9, 3]})
+    df = xd.from_pandas(pdf, npartitions=3)
+    tm.assert_series_equal(getattr(df[df.i < 5].i, method)().compute(), getattr(pdf[pdf.i < 5].i, method)())
+    tm.assert_frame_equal(getattr(df[df.i > 6], method)().compute(), getattr(pdf[pdf.i > 6], method)())
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_cumsum_strings_in_order(n):
+    s = pd.Series(list("bacdxa"))
+    tm.assert_series_equal(xd.from_pandas(s, npartitions=n).cumsum().compute(), s.cumsum())
