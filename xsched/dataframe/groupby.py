@@ -1,9 +1,12 @@
 """``df.groupby(by)``: aggregations as tree reductions, ``apply`` through the shuffle.
 
 An aggregation keeps, per partition, a few *statistics* per group (``sum``, ``count``,
-``min``, ``max``, ``first``, ``last``, ``size``, and ``sumsq`` for variances), merges them
-``split_every`` partitions at a time by grouping the partial results again, and finishes
-with what was asked (``mean = sum / count``; ``var`` from ``sum``, ``sumsq`` and ``count``).
+``min``, ``max``, ``first``, ``last``, ``size``, and for variances the ``moments``: count,
+mean and M2, the sum of squared deviations from that mean), merges them ``split_every``
+partitions at a time by grouping the partial results again, and finishes with what was
+asked (``mean = sum / count``; ``var = M2 / (count - ddof)``, the moments merged by Chan's
+parallel formula, as a sum of squares minus a squared mean loses every digit when the
+mean is large against the spread).
 Memory per task is therefore the number of groups, not the number of rows. With
 ``split_out=n`` the partial results are hashed on the group key into ``n`` trees, for
 results with too many groups for one partition.
@@ -38,10 +41,10 @@ __all__ = ["GroupBy", "SeriesGroupBy"]
 
 #: The statistics each aggregation needs, and how partial statistics merge.
 _NEEDS = {"sum": ("sum",), "count": ("count",), "min": ("min",), "max": ("max",), "first": ("first",),
-          "last": ("last",), "size": ("size",), "mean": ("sum", "count"), "var": ("sum", "sumsq", "count"),
-          "std": ("sum", "sumsq", "count"), "prod": ("prod",)}
+          "last": ("last",), "size": ("size",), "mean": ("sum", "count"), "var": ("moments",),
+          "std": ("moments",), "prod": ("prod",)}
 _MERGE = {"sum": "sum", "count": "sum", "min": "min", "max": "max", "first": "first", "last": "last",
-          "size": "sum", "sumsq": "sum", "prod": "prod"}
+          "size": "sum", "prod": "prod"}  # (``moments``: ``_merge_moments``)
 DEFAULT_SPLIT_EVERY = 8
 
 
@@ -55,32 +58,18 @@ def _keys_of(part: pd.DataFrame, by: Any) -> Any:
     return part[by] if isinstance(by, str) else [part[b] for b in by] if isinstance(by, list) else by
 
 
-def _squares(part: pd.DataFrame, by: Any) -> pd.DataFrame:
-    """The frame with every numeric column other than the keys squared (in float64)."""
-    keys = set() if by is None else {by} if isinstance(by, str) else set(by)
-    out = part.copy(deep=False)
-    for col in part.columns:
-        if col not in keys and pd.api.types.is_numeric_dtype(part[col].dtype):
-            out[col] = part[col].astype("float64") ** 2
-    return out
-
-
 def _chunk(part: pd.DataFrame, by: Any, by_series: Any, selection: Any, stats: dict,
            dropna: bool, observed: bool, split_out: int) -> Any:
     """Per partition: each statistic per group (of the columns that need it, or of the whole
     selection for None); with ``split_out`` > 1 a list of that many pieces, hashed by key."""
     keys = by_series if by_series is not None else by
-
-    def grouped(frame: pd.DataFrame) -> Any:
-        g = frame.groupby(keys, dropna=dropna, observed=observed, sort=False)
-        return g[selection] if selection is not None else g
-
     out: dict[str, Any] = {}
     for stat, cols in stats.items():
-        g = grouped(_squares(part, by) if stat == "sumsq" else part)
-        if cols is not None and stat != "size":
-            g = g[cols]
-        out[stat] = g.sum() if stat == "sumsq" else getattr(g, stat)()
+        g = part.groupby(keys, dropna=dropna, observed=observed, sort=False)
+        picked = cols if cols is not None and stat != "size" else selection
+        if picked is not None:
+            g = g[picked]
+        out[stat] = _moments(g) if stat == "moments" else getattr(g, stat)()
     if split_out == 1:
         return out
     pieces: list[dict] = [{} for _ in range(split_out)]
@@ -91,13 +80,42 @@ def _chunk(part: pd.DataFrame, by: Any, by_series: Any, selection: Any, stats: d
     return pieces
 
 
+def _moments(g: Any) -> pd.DataFrame:
+    """Count, mean and M2 per group side by side (columns ``n``, ``mean``, ``m2``, over the
+    selected columns for a frame), all from one grouping so that their rows agree; M2 from
+    pandas' own variance, which is exact to the digits the values have."""
+    n = g.count()
+    return pd.concat({"n": n, "mean": g.mean(), "m2": g.var(ddof=0) * n}, axis=1)
+
+
+def _merge_moments(joined: pd.DataFrame, levels: list, dropna: bool) -> pd.DataFrame:
+    """Chan's parallel formula over every partial of each group at once: the merged mean is
+    the count-weighted mean, and M2 gains ``n_i * (mean_i - mean)**2`` per partial."""
+    n, mean, m2 = joined["n"], joined["mean"], joined["m2"]
+    mean = mean.where(n > 0, 0.0)
+    m2 = m2.where(n > 0, 0.0)
+
+    def by_group(x: Any) -> Any:
+        return x.groupby(level=levels, dropna=dropna, sort=False)
+
+    weighted = n * mean
+    grand = by_group(weighted).transform("sum") / by_group(n).transform("sum")
+    spread = (n * (mean - grand) ** 2).where(n > 0, 0.0)
+    total = by_group(n).sum()
+    return pd.concat({"n": total, "mean": by_group(weighted).sum() / total, "m2": by_group(m2 + spread).sum()},
+                     axis=1)
+
+
 def _merge(partials: list[dict], dropna: bool) -> dict:
     out = {}
     for stat in partials[0]:
         frames = [p[stat] for p in partials]
         joined = pd.concat(frames)
         levels = list(range(joined.index.nlevels))
-        out[stat] = getattr(joined.groupby(level=levels, dropna=dropna, sort=False), _MERGE[stat])()
+        if stat == "moments":
+            out[stat] = _merge_moments(joined, levels, dropna)
+        else:
+            out[stat] = getattr(joined.groupby(level=levels, dropna=dropna, sort=False), _MERGE[stat])()
     return out
 
 
@@ -117,14 +135,11 @@ def _finish(partials: list[dict], spec: Any, dropna: bool, sort: bool, ddof: int
 
 
 def _final_stat(stats: dict, how: str, ddof: int) -> Any:
-    if how in ("mean", "var", "std"):
-        total, count = stats["sum"], stats["count"]
-        if how == "mean":
-            return total / count
-        mean = total / count
-        var = (stats["sumsq"] - count * mean ** 2) / (count - ddof)
-        var = var.where(count - ddof > 0)
-        var = var.clip(lower=0)
+    if how == "mean":
+        return stats["sum"] / stats["count"]
+    if how in ("var", "std"):
+        count, m2 = stats["moments"]["n"], stats["moments"]["m2"]
+        var = (m2 / (count - ddof)).where(count - ddof > 0)
         return np.sqrt(var) if how == "std" else var
     return stats[how]
 
@@ -156,18 +171,41 @@ def _shape(results: dict, spec: Any, meta: Any) -> Any:
         else:
             out = pd.concat(frames, axis=1)
             out.columns = spec
-    else:
+    else:  # pandas: flat columns when every value is one name, (column, how) when any is a list
+        nested = isinstance(meta, pd.DataFrame) and isinstance(meta.columns, pd.MultiIndex)
         cols = {}
         for col, hows in spec.items():
             for how in ([hows] if isinstance(hows, str) else hows):
                 r = results[how]
-                cols[(col, how)] = r[col] if isinstance(r, pd.DataFrame) else r
+                cols[(col, how) if nested else col] = r[col] if isinstance(r, pd.DataFrame) else r
         out = pd.DataFrame(cols)
     if isinstance(meta, pd.DataFrame) and isinstance(out, pd.DataFrame):
         out = out[list(meta.columns)] if list(out.columns) != list(meta.columns) else out
     if isinstance(meta, pd.Series) and isinstance(out, pd.Series):
         out.name = meta.name
+    if out.index.nlevels == meta.index.nlevels:  # (the key's names, where a stand-in grouped)
+        out.index = out.index.set_names(meta.index.names)
     return out
+
+
+def _select_chain(graph: Any, name: str, column: Any) -> list[str]:
+    """``name`` and the layers it selects ``column`` from, through any column selections."""
+    chain = [name]
+    layer = graph.layers.get(name)
+    while getattr(layer, "kind", None) == "select" and len(layer.inputs) == 1 and column in (layer.columns or ()):
+        chain.append(layer.inputs[0])
+        layer = graph.layers.get(layer.inputs[0])
+    return chain
+
+
+def _is_column_of(key: _Frame, frame: DataFrame) -> bool:
+    """Whether ``key`` is the column of its name taken from ``frame`` (``df.k``, or
+    ``df[["k", "v"]].k``) rather than a Series computed from it (``df.k * 2``), which pandas
+    groups by without leaving ``k`` out."""
+    if not isinstance(key, Series) or key.name not in frame.columns:
+        return False
+    sources = set(_select_chain(frame._graph, frame._name, key.name))
+    return any(name in sources for name in _select_chain(key._graph, key._name, key.name)[1:])
 
 
 class GroupBy:
@@ -193,14 +231,24 @@ class GroupBy:
             raise TypeError(f"groupby: group by column names or an xsched Series, not {type(by).__name__}")
         self._frame, self._by, self._sort, self._dropna, self._observed = frame, by, sort, dropna, observed
         self._selection = selection
-        self._meta = self._pandas(_nonempty(frame._meta))
+        # Grouped by a Series, the columns a selection-free aggregation covers are named here,
+        # once: pandas leaves the key out when it is a column of the frame itself
+        # (``df.groupby(df.k)``), which it tells by shared memory, and neither the meta (built
+        # on a stand-in) nor the partitions can be relied on to see that alike.
+        self._columns = None
+        if isinstance(by, _Frame) and isinstance(frame, DataFrame):
+            own = _is_column_of(by, frame)
+            self._columns = [c for c in frame.columns if not (own and c == by.name)]
+        self._meta = self._pandas(_nonempty(frame._meta), self._picked())
 
-    def _pandas(self, part: Any, by_part: Any = None) -> Any:
-        keys = by_part if isinstance(self._by, _Frame) else self._by
-        if isinstance(self._by, _Frame) and by_part is None:
-            keys = _nonempty(self._by._meta)
+    def _picked(self) -> Any:
+        """The columns aggregated: the selection, else those named for a grouping Series."""
+        return self._selection if self._selection is not None else self._columns
+
+    def _pandas(self, part: Any, selection: Any) -> Any:
+        keys = _nonempty(self._by._meta) if isinstance(self._by, _Frame) else self._by
         grouped = part.groupby(keys, sort=self._sort, dropna=self._dropna, observed=self._observed)
-        return grouped[self._selection] if self._selection is not None else grouped
+        return grouped[selection] if selection is not None else grouped
 
     def __repr__(self) -> str:
         return f"xsched.GroupBy<{self._frame._name}, by={self._by if not isinstance(self._by, _Frame) else 'Series'}>"
@@ -238,8 +286,12 @@ class GroupBy:
                              f"use one of {sorted(_NEEDS)}, or groupby(...).apply(func) for others")
         if isinstance(spec, dict) and isinstance(self._frame, DataFrame):
             self._frame._check_columns(list(spec), "groupby.agg")
+        grouped = self._meta
+        if isinstance(spec, dict) and self._picked() is not None and self._selection is None:
+            # (a dict names its own columns, the key among them if it likes)
+            grouped = self._pandas(_nonempty(self._frame._meta), None)
         try:
-            meta = make_meta(self._meta.agg(spec) if spec != "size" else self._meta.size())
+            meta = make_meta(grouped.agg(spec) if spec != "size" else grouped.size())
         except Exception as exc:
             raise TypeError(f"groupby.agg({spec!r}) fails in pandas on this frame's columns: "
                             f"{type(exc).__name__}: {exc}") from exc
@@ -262,7 +314,7 @@ class GroupBy:
         frame = self._frame
         ann = annotations_in_force()
         by = None if isinstance(self._by, _Frame) else self._by
-        tok = new_token(frame._name, by, getattr(self._by, "_name", None), self._selection, spec, split_every,
+        tok = new_token(frame._name, by, getattr(self._by, "_name", None), self._picked(), spec, split_every,
                         split_out, ddof, self._sort, self._dropna)
         label = spec if isinstance(spec, str) else "agg"
         chunk_name = f"groupby-{label}-chunk-{tok}"
@@ -270,7 +322,7 @@ class GroupBy:
         for i, key in enumerate(frame._keys()):
             by_ref = Ref(chunk_key(self._by._name, (i,))) if isinstance(self._by, _Frame) else None
             layers[chunk_name][chunk_key(chunk_name, (i,))] = Task(
-                _chunk, (Ref(key), by, by_ref, self._selection, stats, self._dropna, self._observed, split_out),
+                _chunk, (Ref(key), by, by_ref, self._picked(), stats, self._dropna, self._observed, split_out),
                 {}, per_task(ann))
         chunks = list(layers[chunk_name])
         used = None  # the columns the chunks read, for the planner (None: all)
@@ -413,12 +465,12 @@ class SeriesGroupBy(GroupBy):
             raise NotImplementedError("groupby(Series).nunique: group by column names, e.g. "
                                       "df.assign(key=series).groupby('key')")
         by = [self._by] if isinstance(self._by, str) else list(self._by)
-        pairs = self._frame[by + [self._selection]]
+        pairs = self._frame[by + [self._selection] if self._selection not in by else by]  # (the key itself)
         meta = make_meta(self._meta.nunique())
         return reduction(pairs, _distinct, _count_distinct, _distinct_merge, meta=meta,
                          token="groupby-nunique", split_every=split_every,
                          aggregate_kwargs={"by": self._by, "column": self._selection, "sort": self._sort,
-                                           "dropna": self._dropna})
+                                           "dropna": self._dropna, "meta": meta})
 
 
 def _distinct(part: pd.DataFrame) -> pd.DataFrame:
@@ -429,8 +481,10 @@ def _distinct_merge(partials: list) -> pd.DataFrame:
     return pd.concat(partials).drop_duplicates()
 
 
-def _count_distinct(partials: list, by: Any, column: Any, sort: bool, dropna: bool) -> pd.Series:
-    return _distinct_merge(partials).groupby(by, sort=sort, dropna=dropna)[column].nunique()
+def _count_distinct(partials: list, by: Any, column: Any, sort: bool, dropna: bool, meta: Any) -> pd.Series:
+    out = _distinct_merge(partials).groupby(by, sort=sort, dropna=dropna)[column].nunique()
+    out.index = out.index.set_names(meta.index.names)  # (the names where a stand-in grouped)
+    return out.rename(meta.name)
 
 
 def _install() -> None:
@@ -445,10 +499,18 @@ def _install() -> None:
         if kwargs:
             raise TypeError(f"groupby: unsupported arguments {sorted(kwargs)}")
         if isinstance(self, Series):
-            frame = self.to_frame(name=self.name if self.name is not None else "__series__")
-            col = frame.columns[0]
-            return SeriesGroupBy(frame.assign(__by__=by) if isinstance(by, _Frame) else frame,
-                                 "__by__" if isinstance(by, _Frame) else by, sort, dropna, observed, col)
+            col = self.name if self.name is not None else "__series__"
+            frame = self.to_frame(name=col)
+            if not isinstance(by, _Frame):
+                return SeriesGroupBy(frame, by, sort, dropna, observed, col)
+            key = "__by__" if col != "__by__" else "__key__"
+            grouped = SeriesGroupBy(frame.assign(**{key: by}), key, sort, dropna, observed, col)
+            # The work groups a frame of the two by a stand-in column; the meta is pandas' own
+            # grouping of the Series by the key, and results take their names from it.
+            values = _nonempty(self._meta)
+            keys = pd.Series(_nonempty(by._meta).to_numpy(), index=values.index, name=by.name)
+            grouped._meta = values.groupby(keys, sort=sort, dropna=dropna, observed=observed)
+            return grouped
         return GroupBy(self, by, sort, dropna, observed)
 
     DataFrame.groupby = groupby  # type: ignore[attr-defined]
