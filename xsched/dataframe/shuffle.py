@@ -48,14 +48,17 @@ ROUNDS_ABOVE = 64
 # --------------------------------------------------------------------------- task functions
 
 
-def _hash_keys(part: pd.DataFrame, on: Sequence[Any], dtypes: Sequence[Any] | None) -> np.ndarray:
-    keys = part[list(on)]
+def _hash_keys(part: pd.DataFrame, on: Sequence[Any] | None, dtypes: Sequence[Any] | None) -> np.ndarray:
+    """One hash per row of the ``on`` columns, or of the index (``on=None``: a merge on one
+    side's index hashes it as the other side's key columns are hashed)."""
+    keys = part.index.to_frame(index=False) if on is None else part[list(on)]
+    keys = keys.set_axis(range(keys.shape[1]), axis=1)
     if dtypes is not None:  # both sides of a merge hash equal keys equally
-        keys = keys.astype(dict(zip(on, dtypes)))
+        keys = keys.astype(dict(enumerate(dtypes)))
     return pd.util.hash_pandas_object(keys, index=False).to_numpy()
 
 
-def _split_hash(part: pd.DataFrame, n: int, on: Sequence[Any], dtypes: Sequence[Any] | None) -> list:
+def _split_hash(part: pd.DataFrame, n: int, on: Sequence[Any] | None, dtypes: Sequence[Any] | None) -> list:
     where = (_hash_keys(part, on, dtypes) % n).astype(np.int64) if len(part) else np.zeros(0, np.int64)
     return _split_by(part, where, n)
 
@@ -74,17 +77,35 @@ def _split_by(part: pd.DataFrame, where: np.ndarray, n: int) -> list:
     return [taken.iloc[bounds[j]:bounds[j + 1]] for j in range(n)]
 
 
+def _sort_keys(values: Any, categories: Any = None) -> np.ndarray:
+    """The values as they rank when sorted. A categorical whose categories are ``categories``
+    (the meta's) ranks by its codes, in category order as pandas sorts it (ordered or not),
+    missing as NaN; anything else by its values (so do partitions whose categories differ,
+    each inferred by ``astype("category")``: sorted, the order their union keeps)."""
+    dtype = values.dtype
+    if categories is not None and isinstance(dtype, pd.CategoricalDtype) and dtype.categories.equals(categories):
+        codes = np.asarray(values.codes if isinstance(values, pd.Index) else values.cat.codes, dtype="float64")
+        codes[codes < 0] = np.nan
+        return codes
+    return values.to_numpy()
+
+
+def _sort_key_series(part: pd.Series, categories: Any) -> pd.Series:
+    return pd.Series(_sort_keys(part, categories), name=part.name)
+
+
 def _split_range(part: pd.DataFrame, n: int, column: Any, boundaries: list, ascending: bool,
-                 nulls_first: bool = False) -> list:
-    values = part.index if column is None else part[column]
-    where = np.searchsorted(np.asarray(boundaries, dtype=object if values.dtype == object else None),
-                            values.to_numpy(), side="right").astype(np.int64) if len(part) else \
-        np.zeros(0, np.int64)
-    if not ascending:
-        where = (n - 1) - where
-    nulls = pd.isna(values.to_numpy()) if len(part) else np.zeros(0, bool)
-    if nulls.any():  # missing values go to the first or the last output, as pandas puts them
-        where[nulls] = 0 if nulls_first else n - 1
+                 nulls_first: bool = False, categories: Any = None) -> list:
+    values = _sort_keys(part.index if column is None else part[column], categories)
+    nulls = pd.isna(values)
+    # missing values go to the first or the last output, as pandas puts them; only the others
+    # are searched (a missing value compares with nothing, e.g. None among strings)
+    where = np.full(len(values), 0 if nulls_first else n - 1, np.int64)
+    present = ~nulls
+    if present.any():
+        found = np.searchsorted(np.asarray(boundaries, dtype=object if values.dtype == object else None),
+                                values[present], side="right").astype(np.int64)
+        where[present] = (n - 1) - found if not ascending else found
     return _split_by(part, where, n)
 
 
@@ -170,21 +191,38 @@ def shuffle(frame: DataFrame, on: Any, npartitions: int | None = None, _dtypes: 
     """
     on = [on] if not isinstance(on, (list, tuple)) else list(on)
     frame._check_columns(on, "shuffle")
-    n = int(npartitions or frame.npartitions)
-    split = partial(_split_hash, on=on, dtypes=_dtypes)
-    token = new_token(frame._name, on, n, _dtypes)
+    return _hash_shuffle(frame, on, int(npartitions or frame.npartitions), _dtypes)
+
+
+def _hash_shuffle(frame: DataFrame, on: list | None, n: int, dtypes: Any) -> DataFrame:
+    """The hash exchange by the ``on`` columns, or by the index (``on=None``), the keys cast
+    to ``dtypes`` first (see ``_common_dtypes``)."""
+    split = partial(_split_hash, on=on, dtypes=dtypes)
+    token = new_token(frame._name, on, n, dtypes)
     return _exchange(frame, n, split, token, "shuffle")
+
+
+def _categories(frame: _Frame, column: Any) -> Any:
+    """The categories of a categorical sort column (its meta's), else None."""
+    dtype = (frame.index if column is None else frame[column])._meta.dtype
+    return dtype.categories if isinstance(dtype, pd.CategoricalDtype) else None
 
 
 def _quantile_boundaries(frame: _Frame, column: Any, npartitions: int) -> tuple[Any, list, Any]:
     """The column's minimum, ``npartitions - 1`` values splitting it into parts of about
     equal size, and its maximum (computed now, from a sample of every partition that keeps
-    each partition's smallest and largest value, so both ends are exact)."""
+    each partition's smallest and largest value, so both ends are exact). A categorical's
+    are codes (see ``_sort_keys``): its values sort in category order, not as values."""
     values = frame.index if column is None else frame[column]
+    categories = _categories(frame, column)
+    if categories is not None:
+        values = map_partitions(_sort_key_series, values, categories, _name="sort-keys",
+                                meta=pd.Series([], dtype="float64", name=values._meta.name))
     est = compute_collection(quantile(values, list(np.linspace(0, 1, npartitions + 1)))).tolist()
     if pd.isna(est[0]):  # no values at all
         return None, [], None
-    if pd.api.types.is_integer_dtype(values._meta.dtype):
+    if pd.api.types.is_integer_dtype(values._meta.dtype) or (categories is not None and
+                                                            isinstance(est[0], (int, float))):
         est = [int(round(v)) for v in est]
     lo, hi = est[0], est[-1]
     out: list = []
@@ -206,15 +244,23 @@ def set_index(frame: DataFrame, other: Any, sorted: bool = False, npartitions: i
     meta = make_meta(_nonempty(frame._meta).set_index(other, drop=drop))
     if sorted:
         return _set_index_presorted(frame, other, drop, meta)
+    categories = _categories(frame, other)
     if divisions is not None:
         divisions = tuple(divisions)
         boundaries = list(divisions[1:-1])
+        codes = categories.get_indexer(boundaries) if categories is not None else None
+        if codes is not None and (codes >= 0).all():  # the boundaries in category order, as codes
+            boundaries = codes.tolist()
+        else:
+            categories = None
     else:
         lo, boundaries, hi = _quantile_boundaries(frame, other, int(npartitions or frame.npartitions))
-        divisions = (lo, *boundaries, hi) if lo is not None else None
+        # (a categorical's boundaries are codes: in category order, which divisions, compared
+        # as values, do not follow; they stay unknown)
+        divisions = (lo, *boundaries, hi) if lo is not None and categories is None else None
     n = len(boundaries) + 1
-    split = partial(_split_range, column=other, boundaries=boundaries, ascending=True)
-    token = new_token(frame._name, other, boundaries, drop)
+    split = partial(_split_range, column=other, boundaries=boundaries, ascending=True, categories=categories)
+    token = new_token(frame._name, other, boundaries, drop, categories)
     moved = _exchange(frame, n, split, token, "set-index")
     out = map_partitions(_set_index_sorted, moved, other, drop, meta=meta, _name="set-index")
     if divisions is not None:
@@ -268,8 +314,8 @@ def sort_values(frame: _Frame, by: Any, ascending: Any = True, npartitions: int 
     _, boundaries, _ = _quantile_boundaries(frame, columns[0], int(npartitions or frame.npartitions))
     n = len(boundaries) + 1
     split = partial(_split_range, column=columns[0], boundaries=boundaries, ascending=first_ascending,
-                    nulls_first=na_position == "first")
-    token = new_token(frame._name, by, boundaries, ascending, na_position)
+                    nulls_first=na_position == "first", categories=_categories(frame, columns[0]))
+    token = new_token(frame._name, by, boundaries, ascending, na_position, _categories(frame, columns[0]))
     moved = _exchange(frame, n, split, token, "sort")
     return map_partitions(_sort_part, moved, by, ascending, na_position, meta=frame._meta, _name="sort")
 
@@ -305,40 +351,67 @@ def drop_duplicates(frame: _Frame, subset: Any = None, keep: Any = "first", spli
 # --------------------------------------------------------------------------- merge
 
 
-def _common_dtypes(left: DataFrame, right: DataFrame, left_on: list, right_on: list) -> list | None:
-    ld = [left._meta[c].dtype for c in left_on]
-    rd = [right._meta[c].dtype for c in right_on]
-    if ld == rd:
+#: Datetime and timedelta units, coarsest first.
+_UNITS = ("s", "ms", "us", "ns")
+
+
+def _key_dtypes(frame: DataFrame, on: list | None) -> list:
+    """The dtypes of a merge's keys: the ``on`` columns', or the index levels' (``on=None``)."""
+    if on is not None:
+        return [frame._meta[c].dtype for c in on]
+    index = frame._meta.index
+    return list(index.dtypes) if isinstance(index, pd.MultiIndex) else [index.dtype]
+
+
+def _common_dtype(a: Any, b: Any) -> Any:
+    """One dtype that both sides' keys cast to hash equal values equally, as pandas matches
+    them: a categorical as its categories' dtype, datetimes and timedeltas in the finer unit
+    (tz-aware ones as UTC instants), numbers in a type holding both, strings as objects."""
+    a, b = (d.categories.dtype if isinstance(d, pd.CategoricalDtype) else d for d in (a, b))
+    if a == b:
+        return a
+    is_dt, is_td = pd.api.types.is_datetime64_any_dtype, pd.api.types.is_timedelta64_dtype
+    if (is_dt(a) and is_dt(b)) or (is_td(a) and is_td(b)):
+        unit = max((np.datetime_data(np.dtype(getattr(d, "base", d)))[0] for d in (a, b)), key=_UNITS.index)
+        if getattr(a, "tz", None) is not None and getattr(b, "tz", None) is not None:
+            return pd.DatetimeTZDtype(unit, "UTC")
+        if getattr(a, "tz", None) is None and getattr(b, "tz", None) is None:
+            return np.dtype(f"{'M' if is_dt(a) else 'm'}8[{unit}]")
+    elif pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b):
+        if isinstance(a, pd.api.extensions.ExtensionDtype) or isinstance(b, pd.api.extensions.ExtensionDtype):
+            return "float64"
+        return np.result_type(a, b)
+    elif pd.api.types.is_string_dtype(a) and pd.api.types.is_string_dtype(b):
+        return object
+    raise TypeError(f"merge: the key columns have types {a} and {b}, which never compare equal; "
+                    f"cast one side first, e.g. right.astype({{...: '{a}'}})")
+
+
+def _common_dtypes(left: list, right: list) -> list | None:
+    """The dtypes both sides' keys (dtypes ``left`` and ``right``) cast to before hashing, or
+    None when they are alike already."""
+    if left == right:
         return None
-    out = []
-    for a, b in zip(ld, rd):
-        if a == b:
-            out.append(a)
-        elif pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b):
-            out.append(np.result_type(a, b) if not (isinstance(a, pd.api.extensions.ExtensionDtype) or
-                                                   isinstance(b, pd.api.extensions.ExtensionDtype))
-                       else "float64")
-        elif pd.api.types.is_string_dtype(a) and pd.api.types.is_string_dtype(b):
-            out.append(object)
-        else:
-            raise TypeError(f"merge: the key columns have types {a} and {b}, which never compare equal; "
-                            f"cast one side first, e.g. right.astype({{...: '{a}'}})")
-    return out
+    return [_common_dtype(a, b) for a, b in zip(left, right)]
 
 
 def merge(left: DataFrame, right: DataFrame, how: str = "inner", on: Any = None, left_on: Any = None,
           right_on: Any = None, left_index: bool = False, right_index: bool = False,
           suffixes: tuple = ("_x", "_y"), npartitions: int | None = None, broadcast: bool | None = None,
           indicator: bool = False) -> DataFrame:
-    """Join two frames as ``pandas.merge``: on columns through a hash shuffle of both sides,
-    by broadcasting a one-partition side, or partition by partition on indexes with equal
-    known divisions.
+    """Join two frames as ``pandas.merge``: on columns or indexes (``left_index``,
+    ``right_index``, either side or both) through a hash shuffle of both sides, by
+    broadcasting a one-partition side, or partition by partition on indexes with equal known
+    divisions.
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> a = xd.from_pandas(pd.DataFrame({"k": [1, 2, 3], "x": [1., 2., 3.]}), npartitions=2)
     >>> b = xd.from_pandas(pd.DataFrame({"k": [1, 3], "y": ["p", "q"]}), npartitions=1)
     >>> xd.merge(a, b, on="k", how="left").compute().sort_values("k").y.tolist()
     ['p', nan, 'q']
+    >>> c = xd.from_pandas(pd.DataFrame({"y": ["p", "q"]}, index=[3, 2]), npartitions=2)
+    >>> xd.merge(a, c, left_on="k", right_index=True).compute().sort_index().y.tolist()
+    ['q', 'p']
     """
     if how not in ("inner", "left", "right", "outer", "leftsemi"):
         raise ValueError(f"merge: how must be inner, left, right or outer, got {how!r}")
@@ -350,40 +423,32 @@ def merge(left: DataFrame, right: DataFrame, how: str = "inner", on: Any = None,
                             f"{type(left).__name__} and {type(right).__name__}")
     if on is not None:
         left_on = right_on = on
-    kwargs = {"how": how, "suffixes": suffixes, "indicator": indicator}
-    if left_index and right_index:
-        kwargs.update(left_index=True, right_index=True)
-        try:
-            meta = make_meta(pd.merge(_nonempty(left._meta), _nonempty(right._meta), **kwargs))
-        except Exception as exc:
-            raise ValueError(f"merge on the indexes fails in pandas: {exc}") from exc
-        if left.known_divisions and right.known_divisions and left.divisions == right.divisions:
-            return map_partitions(_merge_parts, left, right, kwargs, meta=meta, _name="merge-aligned")
-        if right.npartitions == 1 and how in ("inner", "left"):
-            return _broadcast(left, right, kwargs, meta, big_left=True)
-        if left.npartitions == 1 and how in ("inner", "right"):
-            return _broadcast(right, left, kwargs, meta, big_left=False)
-        raise NotImplementedError("merge on indexes with different divisions: set_index both sides on the "
-                                  "same column with the same divisions, or merge on columns")
-    if left_on is None or right_on is None:
+    if left_on is None and right_on is None and not left_index and not right_index:
         common = [c for c in left.columns if c in set(right.columns)]
         if not common:
             raise ValueError(f"merge: no on=, and the frames share no column (left has "
                              f"{list(left.columns)}, right has {list(right.columns)})")
         left_on = right_on = common
-    left_on = [left_on] if not isinstance(left_on, list) else left_on
-    right_on = [right_on] if not isinstance(right_on, list) else right_on
-    left._check_columns(left_on, "merge (left side)")
-    right._check_columns(right_on, "merge (right side)")
-    if len(left_on) != len(right_on):
-        raise ValueError(f"merge: left_on has {len(left_on)} columns but right_on has {len(right_on)}")
-    kwargs.update(left_on=left_on, right_on=right_on)
-    try:
+    left_on = [left_on] if left_on is not None and not isinstance(left_on, list) else left_on
+    right_on = [right_on] if right_on is not None and not isinstance(right_on, list) else right_on
+    if left_on is not None:
+        left._check_columns(left_on, "merge (left side)")
+    if right_on is not None:
+        right._check_columns(right_on, "merge (right side)")
+    kwargs: dict = {"how": how, "suffixes": suffixes, "indicator": indicator}
+    kwargs.update({k: v for k, v in (("left_on", left_on), ("right_on", right_on)) if v is not None})
+    kwargs.update({k: True for k, v in (("left_index", left_index), ("right_index", right_index)) if v})
+    try:  # (pandas says what is wrong with the keys: too many, too few, of different lengths)
         meta = make_meta(pd.merge(_nonempty(left._meta), _nonempty(right._meta), **kwargs))
     except Exception as exc:
-        raise ValueError(f"merge fails in pandas on these frames' columns and dtypes: "
+        raise ValueError(f"merge fails in pandas on these frames' keys, columns and dtypes: "
                          f"{type(exc).__name__}: {exc}") from exc
-    dtypes = _common_dtypes(left, right, left_on, right_on)
+    if (left_index and right_index and left.known_divisions and right.known_divisions
+            and left.divisions == right.divisions):
+        return map_partitions(_merge_parts, left, right, kwargs, meta=meta, _name="merge-aligned")
+    left_key = None if left_index else left_on  # (None: the index)
+    right_key = None if right_index else right_on
+    dtypes = _common_dtypes(_key_dtypes(left, left_key), _key_dtypes(right, right_key))
     if broadcast is not False:
         if right.npartitions == 1 and how in ("inner", "left"):
             return _broadcast(left, right, kwargs, meta, big_left=True)
@@ -392,15 +457,15 @@ def merge(left: DataFrame, right: DataFrame, how: str = "inner", on: Any = None,
     n = int(npartitions or max(left.npartitions, right.npartitions))
     if shuffle_method() == "p2p":  # both sides in one exchange: each output merges its pieces at once
         token = new_token(left._name, right._name, n, kwargs, dtypes)
-        splits = ([partial(_split_hash, on=left_on, dtypes=dtypes)] * left.npartitions
-                  + [partial(_split_hash, on=right_on, dtypes=dtypes)] * right.npartitions)
+        splits = ([partial(_split_hash, on=left_key, dtypes=dtypes)] * left.npartitions
+                  + [partial(_split_hash, on=right_key, dtypes=dtypes)] * right.npartitions)
         out_name = f"p2p-merge-{token}"
         layers, _ = p2p_layers(left._keys() + right._keys(), n, splits,
                                _JoinCombine(left.npartitions, left._meta, right._meta, kwargs), token, out_name)
         graph = LayeredGraph.merge(left._graph, right._graph, new=layers)
         return new_collection(graph, out_name, meta, (None,) * (n + 1))
-    ls = shuffle(left, left_on, n, _dtypes=dtypes)
-    rs = shuffle(right, right_on, n, _dtypes=dtypes)
+    ls = _hash_shuffle(left, left_key, n, dtypes)
+    rs = _hash_shuffle(right, right_key, n, dtypes)
     return map_partitions(_merge_parts, ls, rs, kwargs, meta=meta, _name="merge")
 
 
@@ -414,7 +479,8 @@ def _broadcast(big: DataFrame, small: DataFrame, kwargs: dict, meta: Any, big_le
         args = (Ref(key), small_key) if big_left else (small_key, Ref(key))
         layer[chunk_key(name, (i,))] = Task(_merge_parts, args + (kwargs,), {}, per_task(ann))
     graph = LayeredGraph.merge(big._graph, small._graph, new={name: layer})
-    divisions = big.divisions if kwargs.get("left_index") and big_left else (None,) * (big.npartitions + 1)
+    # with the right side on its index, an inner or left merge keeps the left's index, in its order
+    divisions = big.divisions if kwargs.get("right_index") and big_left else (None,) * (big.npartitions + 1)
     return new_collection(graph, name, meta, divisions)
 
 

@@ -1,0 +1,151 @@
+"""pandas parity of the shuffle-based operations: merges on an index, sorts of strings with
+missing values and of categoricals, merges on keys of different dtypes."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from pandas.testing import assert_frame_equal
+
+import xsched.dataframe as xd
+
+HOWS = ["inner", "left", "right", "outer"]
+
+
+def _rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows with their index as a column, in one order (a distributed merge's is not pandas')."""
+    df = df.reset_index()
+    return df.sort_values(list(df.columns), kind="stable").reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------- merges on an index
+
+LEFT = pd.DataFrame({"k": [1, 2, 3, 5, 3, 1], "v": [10, 20, 30, 50, 31, 11]}, index=[100, 101, 102, 103, 104, 105])
+RIGHT = pd.DataFrame({"w": ["a", "b", "c", "d"], "v": [0, 0, 7, 8]}, index=[1, 3, 4, 3])
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("nl,nr", [(1, 1), (2, 1), (3, 2)])
+def test_join_on_matches_the_right_index(how, nl, nr):
+    got = xd.from_pandas(LEFT, npartitions=nl).join(xd.from_pandas(RIGHT, npartitions=nr), on="k", how=how,
+                                                    rsuffix="_r").compute()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (pandas 3 deprecates rsuffix)
+        expected = LEFT.join(RIGHT, on="k", how=how, rsuffix="_r")
+    assert_frame_equal(_rows(got), _rows(expected))
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("nl,nr", [(1, 1), (2, 1), (1, 3), (3, 2)])
+@pytest.mark.parametrize("broadcast", [None, False])
+def test_merge_on_a_column_and_an_index(how, nl, nr, broadcast):
+    left, right = xd.from_pandas(LEFT, npartitions=nl), xd.from_pandas(RIGHT, npartitions=nr)
+    got = left.merge(right, left_on="k", right_index=True, how=how, broadcast=broadcast)
+    assert_frame_equal(_rows(got.compute()), _rows(LEFT.merge(RIGHT, left_on="k", right_index=True, how=how)))
+    if got.known_divisions:  # (the left's index, kept by an inner or left merge)
+        assert got.compute().index.is_monotonic_increasing
+    got = right.merge(left, left_index=True, right_on="k", how=how, broadcast=broadcast)
+    assert_frame_equal(_rows(got.compute()), _rows(RIGHT.merge(LEFT, left_index=True, right_on="k", how=how)))
+    assert not got.known_divisions  # (the result's index is the right's: the left's divisions do not hold)
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_merge_on_indexes_of_unknown_divisions(how):
+    left = pd.DataFrame({"v": range(6)}, index=[5, 1, 3, 2, 4, 0])
+    right = pd.DataFrame({"w": range(4)}, index=[3, 9, 1, 3])
+    xl = xd.from_pandas(left, npartitions=3).shuffle("v")  # (the divisions unknown)
+    xr = xd.from_pandas(right, npartitions=2).shuffle("w")
+    got = xl.merge(xr, left_index=True, right_index=True, how=how).compute()
+    assert_frame_equal(_rows(got), _rows(left.merge(right, left_index=True, right_index=True, how=how)))
+
+
+# --------------------------------------------------------------------------- sorts
+
+STRINGS = pd.DataFrame({"s": ["b", None, "a", "d", None, "c", "a", "e"], "v": range(8)})
+
+
+@pytest.mark.parametrize("dtype", ["str", object])
+@pytest.mark.parametrize("npartitions", [1, 2, 3])
+@pytest.mark.parametrize("ascending", [True, False])
+@pytest.mark.parametrize("na_position", ["first", "last"])
+def test_sort_values_strings_with_missing(dtype, npartitions, ascending, na_position):
+    df = STRINGS.astype({"s": dtype})
+    got = xd.from_pandas(df, npartitions=npartitions).sort_values("s", ascending=ascending,
+                                                                  na_position=na_position).compute()
+    expected = df.sort_values("s", ascending=ascending, na_position=na_position, kind="stable")
+    assert got.s.tolist() == expected.s.tolist()
+    assert sorted(got.v) == list(range(8))
+
+
+@pytest.mark.parametrize("dtype", ["str", object])
+@pytest.mark.parametrize("npartitions", [1, 2, 3])
+def test_set_index_strings_with_missing(dtype, npartitions):
+    df = STRINGS.astype({"s": dtype})
+    got = xd.from_pandas(df, npartitions=npartitions).set_index("s").compute()
+    expected = df.set_index("s").sort_index(kind="stable")
+    assert got.index.tolist() == expected.index.tolist()
+    assert sorted(got.v) == list(range(8))
+
+
+CATS = pd.DataFrame({"c": pd.Categorical(list("xyzxyzx") + [None], categories=["z", "y", "x"], ordered=True),
+                     "v": range(8)})
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+@pytest.mark.parametrize("npartitions", [1, 2, 3])
+@pytest.mark.parametrize("ascending", [True, False])
+@pytest.mark.parametrize("na_position", ["first", "last"])
+def test_sort_values_categorical_in_category_order(ordered, npartitions, ascending, na_position):
+    df = CATS.assign(c=CATS.c.cat.as_ordered() if ordered else CATS.c.cat.as_unordered())
+    got = xd.from_pandas(df, npartitions=npartitions).sort_values("c", ascending=ascending,
+                                                                  na_position=na_position).compute()
+    expected = df.sort_values("c", ascending=ascending, na_position=na_position, kind="stable")
+    assert got.c.tolist() == expected.c.tolist()
+    assert got.c.dtype == expected.c.dtype
+
+
+@pytest.mark.parametrize("npartitions", [2, 3])
+def test_set_index_categorical_in_category_order(npartitions):
+    got = xd.from_pandas(CATS, npartitions=npartitions).set_index("c").compute()
+    assert got.index.tolist() == CATS.set_index("c").sort_index(kind="stable").index.tolist()
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+@pytest.mark.parametrize("npartitions", [2, 3])
+def test_sort_values_categorical_without_missing(ordered, npartitions):
+    df = pd.DataFrame({"c": pd.Categorical(list("xyzxyz"), categories=["z", "y", "x"], ordered=ordered)})
+    got = xd.from_pandas(df, npartitions=npartitions).sort_values("c").compute()
+    assert_frame_equal(got, df.sort_values("c", kind="stable"))
+
+
+# --------------------------------------------------------------------------- merge keys of different dtypes
+
+_T = pd.to_datetime(["2021-01-01", "2021-01-02", "2021-01-03 00:00:01", "2021-01-04"], format="ISO8601")
+KEYS = {
+    "datetime s, ns": (_T.astype("datetime64[s]"), _T[1:].astype("datetime64[ns]")),
+    "datetime ms, us": (_T.astype("datetime64[ms]"), _T[1:].astype("datetime64[us]")),
+    "tz-aware": (_T.tz_localize("UTC").astype("datetime64[s, UTC]"),
+                 _T[1:].tz_localize("UTC").tz_convert("Asia/Tokyo")),
+    "timedelta s, ns": (pd.to_timedelta([1, 2, 3, 4], unit="s").astype("timedelta64[s]"),
+                        pd.to_timedelta([2, 3, 4], unit="s")),
+    "category, str": (pd.Categorical(list("wxyz")), pd.array(list("xyz"), dtype="str")),
+    "str, category": (pd.array(list("wxyz"), dtype="str"), pd.Categorical(list("xyz"))),
+    "category, object": (pd.Categorical(list("wxyz")), np.array(list("xyz"), dtype=object)),
+    "categories differ": (pd.Categorical(list("wxyz")), pd.Categorical(list("xyz"), categories=list("zyxq"))),
+    "category of ints, int": (pd.Categorical([1, 2, 3, 4]), np.array([2, 3, 4])),
+}
+
+
+@pytest.mark.parametrize("keys", list(KEYS), ids=list(KEYS))
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("nl,nr", [(2, 2), (3, 2)])
+def test_merge_keys_of_different_dtypes(keys, how, nl, nr):
+    a, b = KEYS[keys]
+    left, right = pd.DataFrame({"k": a, "a": range(len(a))}), pd.DataFrame({"k": b, "b": range(len(b))})
+    got = xd.from_pandas(left, npartitions=nl).merge(xd.from_pandas(right, npartitions=nr), on="k", how=how)
+    expected = left.merge(right, on="k", how=how)
+    assert_frame_equal(got.compute().sort_values(["a", "b"]).reset_index(drop=True),
+                       expected.sort_values(["a", "b"]).reset_index(drop=True))
