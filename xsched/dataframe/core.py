@@ -265,8 +265,9 @@ class _Frame:
         """
         return map_partitions(func, self, *args, meta=meta, **kwargs)
 
-    def _method(self, method: str, *args: Any, **kwargs: Any):
-        """``part.<method>(*args, **kwargs)`` on every partition, named after the method."""
+    def _method(self, method: str, /, *args: Any, **kwargs: Any):
+        """``part.<method>(*args, **kwargs)`` on every partition, named after the method
+        (``method`` is positional-only: the user's keywords, ``fillna(method=...)`` too, reach pandas)."""
         return map_partitions(_call_method, self, method, *args, _name=method.strip("_"), **kwargs)
 
     def head(self, n: int = 5, npartitions: int = 1, compute: bool = True):
@@ -276,33 +277,38 @@ class _Frame:
         >>> xd.from_pandas(pd.DataFrame({"a": range(10)}), npartitions=5).head(2).a.tolist()
         [0, 1]
         """
-        npartitions = self.npartitions if npartitions == -1 else npartitions
-        if not 1 <= npartitions <= self.npartitions:
-            raise ValueError(f"head: npartitions={npartitions} but this collection has "
-                             f"{self.npartitions} partitions; use -1 for all")
-        keys = [Ref(k) for k in self._keys()[:npartitions]]
-        name = f"head-{n}-{new_token(self._name, n, npartitions)}"
-        layer = {chunk_key(name, (0,)): Task(_head, (keys, n), {}, per_task(annotations_in_force()))}
-        out = new_collection(LayeredGraph.merge(self._graph, new={name: layer}), name, self._meta,
-                             (self.divisions[0], self.divisions[npartitions]))
-        if not compute:
-            return out
-        result = out.compute()
-        if len(result) < n and npartitions < self.npartitions:
-            warnings.warn(f"head: only {len(result)} rows in the first {npartitions} partition(s), "
-                          f"{n} asked for; use head({n}, npartitions=-1) to look further", stacklevel=2)
-        return result
+        return self._ends("head", n, npartitions, compute)
 
-    def tail(self, n: int = 5, compute: bool = True):
-        """The last ``n`` rows, from the last partition only.
+    def tail(self, n: int = 5, npartitions: int = 1, compute: bool = True):
+        """The last ``n`` rows, from the last ``npartitions`` partitions only (-1: all); like
+        ``head``, warns when they hold fewer than ``n`` rows (a filter emptied them, say).
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> xd.from_pandas(pd.DataFrame({"a": range(10)}), npartitions=5).tail(2).a.tolist()
         [8, 9]
         """
-        last = self.partitions[self.npartitions - 1]
-        out = last._method("tail", n)
-        return out.compute() if compute else out
+        return self._ends("tail", n, npartitions, compute)
+
+    def _ends(self, which: str, n: int, npartitions: int, compute: bool):
+        """``head`` or ``tail``: the first or last ``npartitions`` partitions, concatenated, cut to ``n`` rows."""
+        npartitions = self.npartitions if npartitions == -1 else npartitions
+        if not 1 <= npartitions <= self.npartitions:
+            raise ValueError(f"{which}: npartitions={npartitions} but this collection has "
+                             f"{self.npartitions} partitions; use -1 for all")
+        first = 0 if which == "head" else self.npartitions - npartitions
+        keys = [Ref(k) for k in self._keys()[first:first + npartitions]]
+        name = f"{which}-{n}-{new_token(self._name, which, n, npartitions)}"
+        layer = {chunk_key(name, (0,)): Task(_take_end, (keys, which, n), {}, per_task(annotations_in_force()))}
+        out = new_collection(LayeredGraph.merge(self._graph, new={name: layer}), name, self._meta,
+                             (self.divisions[first], self.divisions[first + npartitions]))
+        if not compute:
+            return out
+        result = out.compute()
+        if len(result) < n and npartitions < self.npartitions:
+            warnings.warn(f"{which}: only {len(result)} rows in the {'first' if which == 'head' else 'last'} "
+                          f"{npartitions} partition(s), {n} asked for; use {which}({n}, npartitions=-1) "
+                          "to look further", stacklevel=3)
+        return result
 
     def repartition(self, npartitions: int | None = None, partition_size: Any = None):
         """The same rows in ``npartitions`` partitions: neighbours are concatenated (fewer
@@ -423,7 +429,7 @@ for _op in ("neg", "pos", "abs", "invert"):
     setattr(_Frame, f"__{_op}__", _make_unary(getattr(operator, _op)))
 
 
-def _call_method(part: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+def _call_method(part: Any, method: str, /, *args: Any, **kwargs: Any) -> Any:
     return getattr(part, method)(*args, **kwargs)
 
 
@@ -493,7 +499,15 @@ class DataFrame(_Frame):
                              + (f"; its columns are {list(meta.columns)}" if meta is not None else ""))
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        new = self.assign(**{key: value}) if isinstance(key, str) else self.assign(**dict(zip(key, value)))
+        if isinstance(key, (list, pd.Index)):  # several columns: a column of ``value`` each, or a value each
+            values = [value[c] for c in value.columns] if isinstance(value, DataFrame) else \
+                list(value) if isinstance(value, (list, tuple, np.ndarray)) else [value] * len(key)
+            if len(values) != len(key):
+                raise ValueError(f"df[{list(key)!r}] = ...: {len(values)} columns or values for {len(key)} "
+                                 "columns; give one per column")
+            new = self._assign(list(zip(key, values)))
+        else:  # any hashable names one column, as in pandas: df[0] = ..., df[("a", "b")] = ...
+            new = self._assign([(key, value)])
         self._graph, self._name, self._meta, self.divisions = new._graph, new._name, new._meta, new.divisions
 
     def __iter__(self):
@@ -519,8 +533,12 @@ class DataFrame(_Frame):
         >>> df.assign(b=df.a + 1, c=lambda d: d.a * 10).compute().to_dict("list")
         {'a': [1, 2], 'b': [2, 3], 'c': [10, 20]}
         """
+        return self._assign(list(columns.items()))
+
+    def _assign(self, columns: list[tuple[Any, Any]]) -> "DataFrame":
+        """``assign`` of ``(name, value)`` pairs, whose names may be any hashable (``df[0] = ...``)."""
         out = self
-        for name, value in columns.items():
+        for name, value in columns:
             if callable(value) and not isinstance(value, _Frame):
                 value = value(out)
             if isinstance(value, _Frame):
@@ -702,6 +720,16 @@ class Index(_Frame):
     >>> import pandas as pd, xsched.dataframe as xd
     >>> xd.from_pandas(pd.DataFrame({"a": [1, 2]}, index=[10, 20]), npartitions=2).index.compute().tolist()
     [10, 20]
+
+    Comparisons, ``isin``, ``isna``..., which pandas answers for an Index with a NumPy bool
+    array (no labels), give here a boolean *Series indexed by the labels*: its values are
+    pandas' array (``np.asarray(mask.compute())``), and being a Series it filters partition by
+    partition (``df[df.index > x]``, ``df.loc[df.index.isin(xs)]``), combines with column masks
+    (``&``) and reduces (``.sum()``) as pandas' array does.
+
+    >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2, 3]}, index=[10, 20, 30]), npartitions=2)
+    >>> df[df.index > 15].a.tolist(), df.loc[df.index.isin([10, 30])].a.tolist()
+    ([2, 3], [1, 3])
     """
 
     @property
@@ -711,6 +739,27 @@ class Index(_Frame):
     def tolist(self) -> list:
         """Compute and return the labels as a list."""
         return self.compute().tolist()
+
+    def _binary(self, op: Callable, other: Any, reflected: bool = False):
+        return map_partitions(_index_op, self, op, other, reflected, _name=funcname(op))
+
+    def _method(self, method: str, /, *args: Any, **kwargs: Any):
+        return map_partitions(_index_method, self, method, *args, _name=method.strip("_"), **kwargs)
+
+
+def _labelled(out: Any, labels: pd.Index) -> Any:
+    """An array answer of an Index (a mask) as a Series on those labels (see ``Index``)."""
+    if isinstance(out, np.ndarray) and out.ndim == 1 and len(out) == len(labels):
+        return pd.Series(out, index=labels)
+    return out
+
+
+def _index_op(labels: pd.Index, op: Callable, other: Any, reflected: bool) -> Any:
+    return _labelled(op(other, labels) if reflected else op(labels, other), labels)
+
+
+def _index_method(labels: pd.Index, method: str, /, *args: Any, **kwargs: Any) -> Any:
+    return _labelled(getattr(labels, method)(*args, **kwargs), labels)
 
 
 class Scalar:
@@ -935,17 +984,18 @@ def _getattr(part: Any, attr: str) -> Any:
     return getattr(part, attr)
 
 
-def _assign_one(part: pd.DataFrame, name: str, value: Any) -> pd.DataFrame:
-    return part.assign(**{name: value})
+def _assign_one(part: pd.DataFrame, name: Any, value: Any) -> pd.DataFrame:
+    out = part.copy(deep=False)  # (what pandas' assign does, for names that are not strings too)
+    out[name] = value
+    return out
 
 
 def _apply_rows(part: pd.DataFrame, func: Callable, args: tuple, **kwargs: Any) -> Any:
     return part.apply(func, axis=1, args=args, **kwargs)
 
 
-def _head(parts: list, n: int) -> Any:
-    out = parts[0] if len(parts) == 1 else pd.concat(parts)
-    return out.head(n)
+def _take_end(parts: list, which: str, n: int) -> Any:
+    return getattr(_concat(parts), which)(n)  # (which: "head" or "tail")
 
 
 def _cut(part: Any, piece: int, pieces: int) -> Any:
@@ -965,11 +1015,63 @@ def _concat(parts: list, meta: Any = None) -> Any:
     if len(parts) == 1:
         return parts[0]
     if isinstance(parts[0], pd.Index):
+        parts = _unify_categoricals(parts)
         return parts[0].append(parts[1:])
+    parts = _unify_categoricals(parts)  # (empty partitions' categories too: pandas keeps those of filtered rows)
     non_empty = [p for p in parts if len(p)] or parts[:1]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # empty partitions' dtypes
         return pd.concat(non_empty)
+
+
+def _union_categories(dtypes: Sequence[pd.CategoricalDtype]) -> pd.CategoricalDtype | None:
+    """One categorical dtype for partitions of a column whose categories differ (each inferred
+    its own, as ``astype("category")`` does per partition): the union of the categories, sorted
+    as pandas' ``astype("category")`` sorts them (in order of appearance when they do not
+    compare), ordered when all are. None when the categories' dtypes differ (no union).
+
+    >>> _union_categories([pd.CategoricalDtype(["y", "x"]), pd.CategoricalDtype(["z", "x"])]).categories.tolist()
+    ['x', 'y', 'z']
+    """
+    first = dtypes[0]
+    if all(d == first for d in dtypes[1:]):
+        return first
+    empty = [pd.Categorical([], dtype=d) for d in dtypes]
+    try:
+        try:
+            cats = pd.api.types.union_categoricals(empty, sort_categories=True, ignore_order=True).categories
+        except TypeError:  # categories that do not compare
+            cats = pd.api.types.union_categoricals(empty, ignore_order=True).categories
+    except TypeError:  # categories of different dtypes: pandas' concat gives object, so do we
+        return None
+    return pd.CategoricalDtype(cats, ordered=all(d.ordered for d in dtypes))
+
+
+def _unify_categoricals(parts: list) -> list:
+    """The pieces of one object, their categorical columns (or values) recoded to the union of
+    the pieces' categories where these differ: pandas' concat would fall back to object."""
+    if len(parts) < 2:
+        return parts
+    first = parts[0]
+    if any(type(p) is not type(first) for p in parts):  # (a frame beside a series: left to pandas' concat)
+        return parts
+    if isinstance(first, pd.DataFrame):
+        if not first.columns.is_unique or any(list(p.columns) != list(first.columns) for p in parts):
+            return parts
+        dtypes = {}
+        for col, dtype in first.dtypes.items():
+            if isinstance(dtype, pd.CategoricalDtype):
+                each = [p[col].dtype for p in parts]
+                union = _union_categories(each) if all(isinstance(d, pd.CategoricalDtype) for d in each) else None
+                if union is not None and any(d != union for d in each):
+                    dtypes[col] = union
+        return [p.astype(dtypes) for p in parts] if dtypes else parts
+    if isinstance(getattr(first, "dtype", None), pd.CategoricalDtype):
+        each = [p.dtype for p in parts]
+        union = _union_categories(each) if all(isinstance(d, pd.CategoricalDtype) for d in each) else None
+        if union is not None and any(d != union for d in each):
+            return [p.astype(union) for p in parts]
+    return parts
 
 
 def _rebuild(graph: dict, name: str, meta: Any, divisions: tuple):

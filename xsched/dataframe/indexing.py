@@ -14,24 +14,40 @@ table, filled in here, so this module imports ``core`` and not the other way rou
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from ..graph.layers import LayeredGraph, chunk_key, new_token
-from ..graph.spec import Ref
-from .core import INDEXERS, DataFrame, Series, _Frame, _nonempty, elemwise, map_partitions, new_collection
+from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.spec import Ref, Task
+from .core import INDEXERS, DataFrame, Series, _Frame, _nonempty, _union_categories, elemwise, map_partitions, \
+    new_collection, part_key
+from .reductions import reduction
 
 __all__ = ["Accessor"]
+
+
+#: accessor properties that the dtype answers, so the meta's are the data's
+_FROM_DTYPE = {("cat", "ordered"), ("dt", "tz"), ("dt", "unit")}
 
 
 class Accessor:
     """``s.str``, ``s.dt``, ``s.cat``: pandas' accessor methods and properties per partition.
 
+    Except where one answer covers all partitions: ``s.str.cat()`` without ``others`` joins
+    all values into one string (a reduction), ``s.cat.categories`` are the union of the
+    partitions' categories (computed: the meta's may come from a stand-in, as after
+    ``astype("category")``), and properties of the dtype (``s.cat.ordered``, ``s.dt.tz``)
+    come from the meta.
+
     >>> import pandas as pd, xsched.dataframe as xd
     >>> s = xd.from_pandas(pd.Series(["ab", "c"]), npartitions=2)
     >>> s.str.upper().compute().tolist(), s.str.len().compute().tolist()
     (['AB', 'C'], [2, 1])
+    >>> s.str.cat(sep="-").compute(), s.astype("category").cat.categories.compute().tolist()
+    ('ab-c', ['ab', 'c'])
     """
 
     def __init__(self, series: Series, kind: str) -> None:
@@ -47,6 +63,12 @@ class Accessor:
             raise AttributeError(attr)
         if not hasattr(self._meta_accessor, attr):
             raise AttributeError(f".{self._kind} has no {attr!r}")
+        if (self._kind, attr) == ("str", "cat"):
+            return self._str_cat
+        if (self._kind, attr) == ("cat", "categories"):
+            return self._categories()
+        if (self._kind, attr) in _FROM_DTYPE:
+            return getattr(self._meta_accessor, attr)
         if callable(getattr(self._meta_accessor, attr)):
             def call(*args: Any, **kwargs: Any):
                 return map_partitions(_accessor_call, self._series, self._kind, attr, args, kwargs,
@@ -57,6 +79,62 @@ class Accessor:
 
     def __dir__(self) -> list[str]:
         return [a for a in dir(self._meta_accessor) if not a.startswith("_")]
+
+    def _str_cat(self, others: Any = None, sep: str | None = None, na_rep: str | None = None,
+                 join: str = "left"):
+        """``s.str.cat``: without ``others``, all values joined into one string (a Scalar; missing
+        values left out, or written as ``na_rep``); with ``others`` (collections partitioned
+        alike), row by row per partition."""
+        if others is None:
+            self._meta_accessor.cat(sep=sep, na_rep=na_rep)  # (pandas' own errors, at once)
+            return reduction(self._series, _str_cat_chunk, partial(_str_cat_join, sep=sep),
+                             partial(_str_cat_join, sep=sep), meta="", token="str-cat",
+                             chunk_kwargs={"sep": sep, "na_rep": na_rep},
+                             aggregate_kwargs={"final": True})
+        if not isinstance(others, _Frame):
+            raise TypeError("str.cat(others=...): a list or pandas object cannot be cut into this Series' "
+                            "partitions; pass an xsched Series (or DataFrame) partitioned alike")
+        return map_partitions(_str_cat_with, self._series, others, sep, na_rep, join, _name="str-cat")
+
+    def _categories(self):
+        """The union of the partitions' categories, as ``compute()`` unifies them (an Index)."""
+        meta = pd.Index([], dtype=self._series._meta.dtype.categories.dtype)
+        return reduction(self._series, _dtype, _categories_union, _dtype_union, meta=meta, token="cat-categories")
+
+
+def _str_cat_chunk(part: pd.Series, sep: str | None, na_rep: str | None) -> str | None:
+    """A partition's values joined, or None when there are none to join (empty partitions are
+    left out, not joined as empty strings)."""
+    values = part if na_rep is not None else part.dropna()
+    return values.str.cat(sep=sep, na_rep=na_rep) if len(values) else None
+
+
+def _str_cat_join(partials: list, sep: str | None, final: bool = False) -> str | None:
+    found = [p for p in partials if p is not None]
+    if not found:
+        return "" if final else None
+    return ("" if sep is None else sep).join(found)
+
+
+def _str_cat_with(part: pd.Series, others: Any, sep: Any, na_rep: Any, join: str) -> pd.Series:
+    return part.str.cat(others, sep=sep, na_rep=na_rep, join=join)
+
+
+def _dtype(part: Any) -> Any:
+    return part.dtype
+
+
+def _dtype_union(dtypes: list) -> pd.CategoricalDtype:
+    union = _union_categories(dtypes)
+    if union is None:
+        raise TypeError(f"cat.categories: the partitions' categories have different dtypes "
+                        f"({sorted({str(d.categories.dtype) for d in dtypes})}); astype one categorical "
+                        "dtype first")
+    return union
+
+
+def _categories_union(dtypes: list) -> pd.Index:
+    return _dtype_union(dtypes).categories
 
 
 def _accessor_call(part: Any, kind: str, attr: str, args: tuple, kwargs: dict) -> Any:
@@ -87,6 +165,8 @@ class _Loc:
         frame = self._frame
         if isinstance(key, _Frame):
             return elemwise(_loc, frame, key, _name="loc-mask")
+        if isinstance(key, (list, np.ndarray, pd.Index)):
+            return self._labels(list(key))
         if isinstance(key, slice):
             if key.step is not None:
                 raise NotImplementedError("loc with a step: select the rows, then filter")
@@ -104,6 +184,51 @@ class _Loc:
                                                                           frame.divisions[parts[-1] + 1])
             out.divisions = (lo,) + out.divisions[1:-1] + (hi,)
         return out
+
+    def _labels(self, labels: list):
+        """``loc[[a, b, ...]]``: the rows of each label, in the list's order (repeats repeated),
+        as pandas gives them. Consecutive labels that the divisions place in the same partition
+        make one output partition (``part.loc[those labels]``), so an unsorted list keeps its
+        order; a sorted one keeps known divisions."""
+        frame = self._frame
+        if any(isinstance(v, (bool, np.bool_)) for v in labels):
+            raise TypeError("loc[[True, False, ...]]: a list cannot be cut into the partitions; "
+                            "filter with a mask collection, df[df.a > 0] or df.loc[df.index.isin([...])]")
+        if not labels or (frame.npartitions == 1 and not frame.known_divisions):  # (meta: the stand-in
+            # lacks the labels, and rows selected by label keep the columns)
+            return map_partitions(_loc, frame.partitions[0], labels, meta=frame._meta, _name="loc")
+        if not frame.known_divisions:
+            raise ValueError("loc[[labels]]: the divisions are unknown, so which partition holds a label "
+                             "is unknown; set_index first, or filter with df.loc[df.index.isin([...])] "
+                             "(rows in partition order, each once)")
+        divs = pd.Index(frame.divisions)
+        try:
+            after = divs.searchsorted(labels, side="right")
+            below_end = divs.searchsorted(labels, side="left") <= frame.npartitions
+        except (TypeError, ValueError) as exc:
+            raise KeyError(f"loc[{labels!r}]: the labels do not compare with this index's divisions "
+                           f"({frame.divisions[0]!r} ...): {exc}") from None
+        runs: list[tuple[int, list]] = []  # (partition, its labels), in the list's order
+        for label, r, inside in zip(labels, after, below_end):
+            i = r - 1 if r <= frame.npartitions else frame.npartitions - 1 if inside else -1
+            if i < 0:  # (as pandas, which raises when a label is missing)
+                raise KeyError(f"loc[[...]]: label {label!r} is outside this collection's divisions "
+                               f"[{frame.divisions[0]!r}, {frame.divisions[-1]!r}], so no partition holds it")
+            if runs and runs[-1][0] == i:
+                runs[-1][1].append(label)
+            else:
+                runs.append((i, [label]))
+        name = f"loc-{new_token(frame._name, labels)}"
+        keys, ann = frame._keys(), annotations_in_force()
+        layer = {part_key(name, j): Task(_loc, (Ref(keys[i]), run), {}, per_task(ann))
+                 for j, (i, run) in enumerate(runs)}
+        try:
+            ordered = all(a <= b for a, b in zip(labels, labels[1:])) and (  # ("2000-01-02": no division)
+                isinstance(frame.divisions[0], str) or not any(isinstance(v, str) for v in labels))
+        except TypeError:
+            ordered = False
+        divisions = tuple(run[0] for _, run in runs) + (labels[-1],) if ordered else (None,) * (len(runs) + 1)
+        return new_collection(LayeredGraph.merge(frame._graph, new={name: layer}), name, frame._meta, divisions)
 
     def _partitions_between(self, start: Any, stop: Any) -> list[int]:
         frame = self._frame

@@ -268,39 +268,66 @@ def concat(dfs: Sequence[_Frame], axis: int = 0, join: str = "outer", ignore_ind
     """Collections end to end (``axis=0``): the partitions of the first, then of the next...
     Divisions stay known when every input's are and they follow each other.
 
+    ``ignore_index=True`` numbers the rows 0, 1, 2... across all partitions, as pandas does:
+    partition ``i`` starts at the row count of the partitions before it, which a chain of
+    small tasks adds up (as ``cumsum`` carries its totals; only the lengths travel).
+
     >>> import pandas as pd, xsched.dataframe as xd
     >>> a = xd.from_pandas(pd.DataFrame({"x": [1, 2]}), npartitions=1)
     >>> b = xd.from_pandas(pd.DataFrame({"x": [3], "y": ["z"]}), npartitions=1)
     >>> xd.concat([a, b]).compute().fillna({"y": "-"}).to_dict("list")
     {'x': [1, 2, 3], 'y': ['-', '-', 'z']}
+    >>> xd.concat([a, a], ignore_index=True).compute().index.tolist()
+    [0, 1, 2, 3]
     """
     dfs = list(dfs)
     if axis not in (0, "index"):
         raise NotImplementedError("concat(axis=1): use assign, or merge on the index (join)")
     if not dfs or not all(isinstance(d, _Frame) for d in dfs):
         raise TypeError("concat takes a list of xsched DataFrames or Series")
-    if len(dfs) == 1:
+    if len(dfs) == 1 and not ignore_index:
         return dfs[0]
     meta = make_meta(pd.concat([_nonempty(d._meta) for d in dfs], join=join, ignore_index=ignore_index))
-    name = f"concat-{new_token([d._name for d in dfs], join, ignore_index)}"
+    tok = new_token([d._name for d in dfs], join, ignore_index)
+    name = f"concat-{tok}"
     ann = annotations_in_force()
-    layer = {}
-    for key in (k for d in dfs for k in d._keys()):
-        layer[part_key(name, len(layer))] = Task(_conform_concat, (Ref(key), meta, join), {}, per_task(ann))
+    keys = [k for d in dfs for k in d._keys()]
+    layers: dict[str, dict] = {}
+    offsets: list[Any] = [None] * len(keys)
+    if ignore_index:  # partition i starts where the rows before it end
+        len_name, start_name = f"concat-len-{tok}", f"concat-start-{tok}"
+        layers[len_name] = {part_key(len_name, i): Task(len, (Ref(k),), {}, per_task(ann))
+                            for i, k in enumerate(keys[:-1])}
+        layers[start_name] = {part_key(start_name, i): Task(
+            _add, (Ref(part_key(start_name, i - 1)) if i > 1 else 0, Ref(part_key(len_name, i - 1))), {},
+            per_task(ann)) for i in range(1, len(keys))}
+        offsets = [0] + [Ref(part_key(start_name, i)) for i in range(1, len(keys))]
+    layer = layers[name] = {}
+    for key, offset in zip(keys, offsets):
+        layer[part_key(name, len(layer))] = Task(_conform_concat, (Ref(key), meta, join, offset), {},
+                                                 per_task(ann))
     known = all(d.known_divisions for d in dfs) and all(
         a.divisions[-1] < b.divisions[0] for a, b in zip(dfs, dfs[1:])) and not ignore_index
     divisions = tuple(x for d in dfs for x in d.divisions[:-1]) + (dfs[-1].divisions[-1],) if known \
         else (None,) * (len(layer) + 1)
-    return new_collection(LayeredGraph.merge(*[d._graph for d in dfs], new={name: layer}), name, meta, divisions)
+    return new_collection(LayeredGraph.merge(*[d._graph for d in dfs], new=layers), name, meta, divisions)
 
 
-def _conform_concat(part: Any, meta: Any, join: str) -> Any:
-    """A partition in the concatenation's columns (missing ones as missing values)."""
+def _add(a: int, b: int) -> int:
+    return a + b
+
+
+def _conform_concat(part: Any, meta: Any, join: str, start: int | None = None) -> Any:
+    """A partition in the concatenation's columns (missing ones as missing values), its rows
+    numbered from ``start`` (``ignore_index``) when given."""
     if isinstance(meta, pd.DataFrame):
         if join == "inner":
-            return part[list(meta.columns)]
-        out = part.reindex(columns=meta.columns)
-        return out.astype({c: meta[c].dtype for c in meta.columns if c not in part.columns}, errors="ignore")
+            part = part[list(meta.columns)]
+        else:
+            out = part.reindex(columns=meta.columns)
+            part = out.astype({c: meta[c].dtype for c in meta.columns if c not in part.columns}, errors="ignore")
+    if start is not None:
+        part = part.set_axis(pd.RangeIndex(start, start + len(part)), axis=0)
     return part
 
 

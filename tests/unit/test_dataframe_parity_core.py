@@ -1,0 +1,143 @@
+"""pandas parity of core collections, indexing and methods: index masks, concat(ignore_index),
+categorical unions, str.cat/cat.categories, loc with label lists, setitem of any hashable
+name, keyword pass-through to pandas, and tail after a filter."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import xsched.dataframe as xd
+
+NPARTS = [1, 2, 3]
+
+
+@pytest.mark.parametrize("n", NPARTS)
+def test_index_comparison_filters(n):
+    pdf = pd.DataFrame({"a": range(6)}, index=[10, 11, 12, 13, 14, 15])
+    df = xd.from_pandas(pdf, npartitions=n)
+    mask = df.index > 11
+    np.testing.assert_array_equal(np.asarray(mask.compute()), pdf.index > 11)
+    pd.testing.assert_frame_equal(df[df.index > 11].compute(), pdf[pdf.index > 11])
+    pd.testing.assert_frame_equal(df.loc[df.index > 11].compute(), pdf.loc[pdf.index > 11])
+    pd.testing.assert_frame_equal(df[(df.index <= 13) & (df.a > 0)].compute(),
+                                  pdf[(pdf.index <= 13) & (pdf.a > 0)])
+    pd.testing.assert_frame_equal(df[~(11 < df.index)].compute(), pdf[~(11 < pdf.index)])
+    assert mask.sum().compute() == (pdf.index > 11).sum()
+    pd.testing.assert_series_equal(df.a[df.a.index >= 14].compute(), pdf.a[pdf.a.index >= 14])
+
+
+@pytest.mark.parametrize("n", NPARTS)
+def test_index_isin_filters(n):
+    pdf = pd.DataFrame({"a": range(6)}, index=list("abcdef"))
+    df = xd.from_pandas(pdf, npartitions=n)
+    np.testing.assert_array_equal(np.asarray(df.index.isin(["b", "e"]).compute()), pdf.index.isin(["b", "e"]))
+    pd.testing.assert_frame_equal(df[df.index.isin(["b", "e"])].compute(), pdf[pdf.index.isin(["b", "e"])])
+    pd.testing.assert_frame_equal(df.loc[~df.index.isin(["a"])].compute(), pdf.loc[~pdf.index.isin(["a"])])
+
+
+@pytest.mark.parametrize("n", NPARTS)
+def test_concat_ignore_index_numbers_globally(n):
+    a = pd.DataFrame({"x": [1, 2, 3]}, index=[5, 6, 7])
+    b = pd.DataFrame({"x": [4], "y": ["q"]})
+    da, db = xd.from_pandas(a, npartitions=n), xd.from_pandas(b, npartitions=1)
+    pd.testing.assert_frame_equal(xd.concat([da, db, da], ignore_index=True).compute(),
+                                  pd.concat([a, b, a], ignore_index=True))
+    pd.testing.assert_series_equal(xd.concat([da.x, da.x], ignore_index=True).compute(),
+                                   pd.concat([a.x, a.x], ignore_index=True))
+    pd.testing.assert_frame_equal(xd.concat([da], ignore_index=True).compute(), pd.concat([a], ignore_index=True))
+    filtered = xd.concat([da[da.x > 1], da[da.x < 3]], ignore_index=True)  # (empty partitions too)
+    pd.testing.assert_frame_equal(filtered.compute(), pd.concat([a[a.x > 1], a[a.x < 3]], ignore_index=True))
+
+
+@pytest.mark.parametrize("n", NPARTS)
+def test_astype_category_keeps_categorical(n):
+    pdf = pd.DataFrame({"c": ["x", "y", "x", "z", "w", "y"], "d": list("ababab")})
+    df = xd.from_pandas(pdf, npartitions=n)
+    pd.testing.assert_series_equal(df.c.astype("category").compute(), pdf.c.astype("category"))
+    pd.testing.assert_frame_equal(df.astype("category").compute(), pdf.astype("category"))
+    c, pc = df.c.astype("category"), pdf.c.astype("category")
+    pd.testing.assert_series_equal(c[c != "w"].compute(), pc[pc != "w"])  # (filtered values' categories kept)
+    ordered = pd.CategoricalDtype(ordered=True)
+    pd.testing.assert_series_equal(df.c.astype(ordered).compute(), pdf.c.astype(ordered))
+
+
+@pytest.mark.parametrize("n", NPARTS)
+def test_str_cat_without_others_is_one_string(n):
+    s = pd.Series(["x", None, "y", "", "z", None])
+    xs = xd.from_pandas(s, npartitions=n)
+    assert xs.str.cat(sep=",").compute() == s.str.cat(sep=",")
+    assert xs.str.cat(sep=",", na_rep="-").compute() == s.str.cat(sep=",", na_rep="-")
+    assert xs.str.cat().compute() == s.str.cat()
+    assert xs[xs == "q"].str.cat(sep=",").compute() == ""
+    assert xs[xs == "z"].str.cat(sep=",").compute() == "z"  # (empty partitions left out)
+    pd.testing.assert_series_equal(xs.str.cat(xs, sep="+").compute(), s.str.cat(s, sep="+"))
+
+
+@pytest.mark.parametrize("n", NPARTS)
+def test_cat_categories_once(n):
+    s = pd.Series(["x", "y", "x", "z"])
+    known = xd.from_pandas(s.astype("category"), npartitions=n)
+    pd.testing.assert_index_equal(known.cat.categories.compute(), s.astype("category").cat.categories)
+    inferred = xd.from_pandas(s, npartitions=n).astype("category")
+    pd.testing.assert_index_equal(inferred.cat.categories.compute(), s.astype("category").cat.categories)
+    assert inferred.cat.ordered is False
+
+
+@pytest.mark.parametrize("n", NPARTS)
+def test_loc_list_of_labels(n):
+    pdf = pd.DataFrame({"s": list("abababab"), "v": range(8)})
+    df = xd.from_pandas(pdf, npartitions=n)
+    for key in ([0, 3], [3, 0, 3], [7], [], list(range(8)), np.array([5, 2])):
+        pd.testing.assert_frame_equal(df.loc[key].compute(), pdf.loc[key])
+        pd.testing.assert_series_equal(df.v.loc[key].compute(), pdf.v.loc[key])
+        pd.testing.assert_frame_equal(df.loc[key, ["v"]].compute(), pdf.loc[key, ["v"]])
+    with pytest.raises(KeyError, match="9"):
+        df.loc[[1, 9]]
+
+
+def test_loc_list_of_labels_unknown_divisions_says_what_to_do():
+    df = xd.from_pandas(pd.DataFrame({"v": range(4)}), npartitions=2).clear_divisions()
+    with pytest.raises(ValueError, match="isin"):
+        df.loc[[0, 3]]
+
+
+@pytest.mark.parametrize("n", NPARTS)
+def test_setitem_any_hashable_column_name(n):
+    pdf = pd.DataFrame({0: [1, 2, 3], 1: [4, 5, 6]})
+    df = xd.from_pandas(pdf, npartitions=n)
+    df[2] = df[0] + 1
+    df[("t", 1)] = 7
+    pdf[2] = pdf[0] + 1
+    pdf[("t", 1)] = 7
+    pd.testing.assert_frame_equal(df.compute(), pdf)
+    df[["p", "q"]] = df[[0, 1]]
+    pdf[["p", "q"]] = pdf[[0, 1]]
+    df[["x", "y"]] = 0
+    pdf[["x", "y"]] = 0
+    pd.testing.assert_frame_equal(df.compute(), pdf)
+    with pytest.raises(ValueError, match="one per column"):
+        df[["m", "n"]] = df[[0]]
+
+
+def test_fillna_method_keyword_reaches_pandas():
+    xs = xd.from_pandas(pd.Series([1.0, None, 3.0]), npartitions=2)
+    with pytest.raises(Exception) as got:
+        xs.fillna(method="ffill")
+    assert "multiple values" not in str(got.value)
+    assert "unexpected keyword argument 'method'" in str(got.value)  # pandas 3's own refusal
+    pd.testing.assert_series_equal(xs.fillna(value=0.0).compute(), pd.Series([1.0, 0.0, 3.0]))
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_tail_after_filter_warns_and_looks_back(n):
+    pdf = pd.DataFrame({"a": range(6)})
+    df = xd.from_pandas(pdf, npartitions=n)
+    kept = df[df.a < 2]
+    with pytest.warns(UserWarning, match="tail"):
+        kept.tail(2)
+    pd.testing.assert_frame_equal(kept.tail(2, npartitions=-1), pdf[pdf.a < 2].tail(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pd.testing.assert_frame_equal(df.tail(1), pdf.tail(1))
