@@ -251,3 +251,13 @@ def test_to_zarr_honours_chunks(tmp_path, chunks):
     z = zarr.open_array(path, mode="r")
     assert z.chunks == (2, 3)
     assert_array_equal(z[...], a)
+
+
+# --------------------------------------------------------------------------- argwhere
+
+
+@pytest.mark.parametrize("value", [5.0, 0.0])
+def test_argwhere_of_a_0d_array_is_numpys(value):
+    got = xa.argwhere(xa.asarray(np.array(value))).compute()
+    expected = np.argwhere(np.array(value))
+    assert got.shape == expected.shape and got.dtype == expected.dtype

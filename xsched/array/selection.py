@@ -89,4 +89,6 @@ def argwhere(x: Any) -> Any:
 
 
 def _rows_of(block: np.ndarray, shape: tuple) -> np.ndarray:
-    return np.stack(np.unravel_index(block, shape), axis=1) if len(shape) else block.reshape(-1, 0)
+    if not shape:  # a 0-d array: a row of no coordinates if its one element is not zero
+        return np.zeros((len(block), 0), np.intp)
+    return np.stack(np.unravel_index(block, shape), axis=1)
