@@ -261,3 +261,12 @@ def test_argwhere_of_a_0d_array_is_numpys(value):
     got = xa.argwhere(xa.asarray(np.array(value))).compute()
     expected = np.argwhere(np.array(value))
     assert got.shape == expected.shape and got.dtype == expected.dtype
+
+
+@pytest.mark.parametrize("name", ["min", "max", "nanmin", "nanmax"])
+def test_min_max_of_nothing_fail_when_built_as_numpy(name):
+    a = np.zeros((0, 3))
+    x = xa.from_array(a, chunks=2)
+    with pytest.raises(ValueError, match=str(numpy_error(lambda: getattr(np, name)(a))).split(" which")[0]):
+        getattr(xa, name)(x)
+    assert_array_equal(getattr(xa, name)(x, axis=1).compute(), getattr(np, name)(a, axis=1))

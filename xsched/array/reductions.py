@@ -286,6 +286,15 @@ def sum(x: Array, axis: Any = None, dtype: Any = None, keepdims: bool = False,
                      dtype, split_every, chunk_args=(dtype,), aggregate_args=(dtype,))
 
 
+def _no_identity(x: Any, axis: Any, op: str, ufunc: str) -> None:
+    """NumPy's error, now rather than when computed, for a reduction without an identity
+    (``min``, ``max``, ``nanmin``...) over an axis of length zero."""
+    shape = np.shape(x) if not hasattr(x, "shape") else x.shape
+    if builtins.any(shape[a] == 0 for a in _normalize_axis(axis, len(shape), op)):
+        raise ValueError(f"zero-size array to reduction operation {ufunc} which has no "
+                         "identity")
+
+
 def min(x: Array, axis: Any = None, keepdims: bool = False, split_every: Any = None,
         out: Any = None) -> Array:
     """Minimum over ``axis`` (an int, a tuple, or None for all).
@@ -295,6 +304,7 @@ def min(x: Array, axis: Any = None, keepdims: bool = False, split_every: Any = N
     [1, 2]
     """
     _check_out(out, "min")
+    _no_identity(x, axis, "min", "minimum")
     return tree_reduction(x, "min", _min_chunk, _min_combine, _min_aggregate, axis, keepdims,
                      x.dtype, split_every, aggregate_args=(x.dtype,))
 
@@ -308,6 +318,7 @@ def max(x: Array, axis: Any = None, keepdims: bool = False, split_every: Any = N
     5
     """
     _check_out(out, "max")
+    _no_identity(x, axis, "max", "maximum")
     return tree_reduction(x, "max", _max_chunk, _max_combine, _max_aggregate, axis, keepdims,
                      x.dtype, split_every, aggregate_args=(x.dtype,))
 

@@ -35,7 +35,6 @@ Importing this module adds ``cumsum``, ``cumprod``, ``argmax``, ``argmin``, ``pr
 
 from __future__ import annotations
 
-import builtins
 import functools
 import numbers
 import operator
@@ -50,7 +49,7 @@ from .chunks import _starts
 from .core import Array
 from .creation import asarray
 from .manipulation import ravel
-from .reductions import _abs2, _accumulator, _check_out, _finish, _normalize_axis, tree_reduction
+from .reductions import _abs2, _accumulator, _check_out, _finish, _no_identity, _normalize_axis, tree_reduction
 
 __all__ = ["scan", "cumsum", "cumprod", "nancumsum", "nancumprod", "argmax", "argmin", "prod",
            "any", "all", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd"]
@@ -469,15 +468,6 @@ def nanprod(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
     """
     return _numpy_reduction(x, "nanprod", np.nanprod, np.prod, axis, keepdims, dtype,
                             split_every, True)
-
-
-def _no_identity(x: Any, axis: Any, op: str, ufunc: str) -> None:
-    """NumPy's error, now rather than when computed, for a reduction without an identity
-    over an axis of length zero."""
-    x = asarray(x)
-    if builtins.any(x.shape[a] == 0 for a in _normalize_axis(axis, x.ndim, op)):
-        raise ValueError(f"zero-size array to reduction operation {ufunc} which has no "
-                         "identity")
 
 
 def nanmax(x: Any, axis: Any = None, keepdims: bool = False, split_every: Any = None) -> Array:
