@@ -141,3 +141,24 @@ def test_tail_after_filter_warns_and_looks_back(n):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         pd.testing.assert_frame_equal(df.tail(1), pdf.tail(1))
+
+
+@pytest.mark.parametrize("n", NPARTS)
+def test_from_pandas_multiindex_into_partitions(n):
+    """A MultiIndex frame splits into any number of partitions (with unknown divisions: its
+    labels are tuples) and computes back to pandas' frame, sorted by the index."""
+    index = pd.MultiIndex.from_product([[2, 1], list("xzy")], names=["a", "b"])
+    pdf = pd.DataFrame({"v": range(6), "w": np.arange(6.0)}, index=index)
+    df = xd.from_pandas(pdf, npartitions=n)
+    assert df.npartitions == n and not df.known_divisions
+    pd.testing.assert_frame_equal(df.compute(), pdf.sort_index())
+    pd.testing.assert_frame_equal(df[df.v > 2].compute(), pdf.sort_index()[pdf.sort_index().v > 2])
+    assert df.v.sum().compute() == 15
+    pd.testing.assert_frame_equal(xd.from_pandas(pdf, npartitions=n, sort=False).compute(), pdf)
+
+
+def test_groupby_level_names_the_way_round():
+    df = xd.from_pandas(pd.DataFrame({"v": [1, 2]}, index=pd.Index([1, 2], name="a")), npartitions=1)
+    with pytest.raises(TypeError, match="reset_index"):
+        df.groupby(level="a")
+    assert df.reset_index().groupby("a").v.sum().compute().tolist() == [1, 2]

@@ -131,6 +131,25 @@ def test_describe_frame_percentiles(n):
     tm.assert_frame_equal(xd.from_pandas(df, npartitions=n).describe().compute(), df.describe())
 
 
+@pytest.mark.parametrize("n", NPARTS)
+@pytest.mark.parametrize("values", [
+    pd.Series(pd.date_range("2020", periods=7, freq="37h")),
+    pd.Series(pd.date_range("2020", periods=7, freq="37h")).astype("M8[s]"),
+    pd.Series(pd.date_range("2020", periods=5, freq="7h", tz="Europe/Paris")),
+    pd.Series(pd.to_timedelta(np.arange(6) * 3.7, unit="h")),
+    pd.Series([pd.NaT, pd.Timestamp("2021-03-01"), pd.Timestamp("2020-01-05 07:00")]),
+], ids=["ns", "s", "tz", "timedelta", "nat"])
+def test_quantile_of_times_interpolates_like_pandas(n, values):
+    """Times interpolate between their neighbours as pandas does (a time, in their unit and zone),
+    where they used to take the nearest value."""
+    xs = xd.from_pandas(values, npartitions=n)
+    qs = [0, 0.3, 0.5, 0.99]
+    tm.assert_series_equal(xs.quantile(qs).compute(), values.quantile(qs), check_index_type=False)
+    assert_same_scalar(xs.quantile(0.3).compute(), values.quantile(0.3))
+    assert_same_scalar(xd.from_pandas(values.iloc[:0], npartitions=1).quantile(0.3).compute(),
+                       values.iloc[:0].quantile(0.3))
+
+
 def test_quantile_exact_up_to_the_samples_kept_then_close():
     """Exact while no partition has more rows than are kept; beyond, approximate with the ends exact."""
     from xsched.dataframe.reductions import QUANTILE_SAMPLES

@@ -488,7 +488,7 @@ def _count_distinct(partials: list, by: Any, column: Any, sort: bool, dropna: bo
 
 
 def _install() -> None:
-    def groupby(self, by: Any, sort: bool = True, dropna: bool = True, observed: bool = True, **kwargs: Any):
+    def groupby(self, by: Any = None, sort: bool = True, dropna: bool = True, observed: bool = True, **kwargs: Any):
         """Group rows by columns (names) or by a Series partitioned like this frame.
 
         >>> import pandas as pd, xsched.dataframe as xd
@@ -496,6 +496,9 @@ def _install() -> None:
         >>> df.groupby("k").v.sum().compute().tolist()
         [1, 2]
         """
+        if "level" in kwargs or by is None:
+            raise TypeError("groupby groups by columns or a Series, not by index levels (level=): "
+                            "reset_index() first and group by the columns it makes")
         if kwargs:
             raise TypeError(f"groupby: unsupported arguments {sorted(kwargs)}")
         if isinstance(self, Series):

@@ -73,7 +73,8 @@ def from_pandas(data: pd.DataFrame | pd.Series, npartitions: int | None = None,
         raise ValueError(f"from_pandas: npartitions must be positive, got {npartitions}")
     if sort and not data.index.is_monotonic_increasing:
         data = data.sort_index()
-    sorted_index = sort and data.index.is_monotonic_increasing and n > 0
+    # (a MultiIndex has no divisions here: its labels are tuples, which loc and joins do not take)
+    sorted_index = sort and data.index.is_monotonic_increasing and n > 0 and data.index.nlevels == 1
     bounds = _bounds(data.index, int(npartitions), sorted_index)
     token = new_token(data, npartitions, sort)
     name = f"from-pandas-{token}"

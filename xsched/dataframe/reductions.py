@@ -309,7 +309,10 @@ QUANTILE_SAMPLES = 1000
 
 
 def _quantile_chunk(part: pd.Series) -> tuple:
-    values = np.sort(part.dropna().to_numpy())
+    part = part.dropna()
+    if isinstance(part.dtype, pd.DatetimeTZDtype):  # (as UTC datetime64; the final step puts the zone back)
+        part = part.dt.tz_convert("UTC").dt.tz_localize(None)
+    values = np.sort(part.to_numpy())
     n = len(values)
     if n <= QUANTILE_SAMPLES:
         return values, np.ones(n)
@@ -324,11 +327,14 @@ def _quantile_merge(partials: list) -> tuple:
     return values[order], weights[order]
 
 
-def _quantile_final(partials: list, q: Any, name: Any) -> Any:
+def _quantile_final(partials: list, q: Any, name: Any, tz: Any = None) -> Any:
     values, weights = _quantile_merge(partials)
     qs = np.atleast_1d(np.asarray(q, dtype=float))
+    when = values.dtype if values.dtype.kind in "mM" else None
+    if when is not None:  # datetimes and timedeltas: interpolated as their integers, as pandas does
+        values = values.view("i8")
     if len(values) == 0:
-        out = np.full(len(qs), np.nan)
+        out = np.full(len(qs), np.nan) if when is None else np.full(len(qs), "NaT", dtype=when)
     elif np.issubdtype(values.dtype, np.number) and (weights == 1).all():
         out = np.quantile(values, qs, method="linear")  # every row is here: pandas' own answer
     else:
@@ -342,19 +348,29 @@ def _quantile_final(partials: list, q: Any, name: Any) -> Any:
             out = np.interp(wanted, places, values.astype("float64"))
         else:  # no interpolating between non-numbers: the value placed nearest
             out = values[np.minimum(np.searchsorted(places, wanted - 0.5), len(values) - 1)]
-    if np.ndim(q) == 0:
-        return out[0]
-    return pd.Series(out, index=qs, name=name)
+    if when is not None and len(values):
+        out = out.astype(when)  # (a float position truncated toward zero, as pandas' cast does)
+    out = pd.Series(out, index=qs, name=name)
+    if tz is not None:
+        out = out.dt.tz_localize("UTC").dt.tz_convert(tz)
+    return out.iloc[0] if np.ndim(q) == 0 else out
 
 
 def quantile(series: Series, q: Any = 0.5, split_every: int | None = None):
     """Quantiles of a Series from a sample of each partition (see ``QUANTILE_SAMPLES``),
     interpolated linearly as pandas does; exactly pandas' answer for numbers when every
     partition has at most that many rows, approximate otherwise."""
-    meta = pd.Series([], dtype="float64", name=series.name) if np.ndim(q) else np.float64(0)
+    dtype = series._meta.dtype
+    tz = getattr(dtype, "tz", None)
+    if tz is not None or getattr(dtype, "kind", "") in ("m", "M"):  # of times a time, in their unit
+        meta = pd.Series([], dtype=dtype, name=series.name)
+        if np.ndim(q) == 0:
+            meta = pd.Timestamp(0, tz=tz) if dtype.kind == "M" else pd.Timedelta(0)
+    else:
+        meta = pd.Series([], dtype="float64", name=series.name) if np.ndim(q) else np.float64(0)
     return reduction(series, _quantile_chunk, _quantile_final, _quantile_merge, meta=meta,
                      token="quantile", split_every=split_every,
-                     aggregate_kwargs={"q": q, "name": series.name})
+                     aggregate_kwargs={"q": q, "name": series.name, "tz": tz})
 
 
 # --------------------------------------------------------------------------- methods
