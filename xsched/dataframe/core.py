@@ -1024,6 +1024,11 @@ def _concat(parts: list, meta: Any = None) -> Any:
         return pd.concat(non_empty)
 
 
+#: the one category of a meta whose partitions each infer categories of their own
+#: (``categorical.py``); never a value, so unions leave it out
+UNKNOWN_CATEGORIES = "__UNKNOWN_CATEGORIES__"
+
+
 def _union_categories(dtypes: Sequence[pd.CategoricalDtype]) -> pd.CategoricalDtype | None:
     """One categorical dtype for partitions of a column whose categories differ (each inferred
     its own, as ``astype("category")`` does per partition): the union of the categories, sorted
@@ -1033,6 +1038,9 @@ def _union_categories(dtypes: Sequence[pd.CategoricalDtype]) -> pd.CategoricalDt
     >>> _union_categories([pd.CategoricalDtype(["y", "x"]), pd.CategoricalDtype(["z", "x"])]).categories.tolist()
     ['x', 'y', 'z']
     """
+    marked = [d for d in dtypes if len(d.categories) == 1 and d.categories[0] == UNKNOWN_CATEGORIES]
+    if marked:  # pieces made from a meta (empty, or all missing) add no categories
+        dtypes = [d for d in dtypes if d not in marked] or [pd.CategoricalDtype([], ordered=marked[0].ordered)]
     first = dtypes[0]
     if all(d == first for d in dtypes[1:]):
         return first

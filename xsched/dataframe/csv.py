@@ -37,6 +37,7 @@ import pandas as pd
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from ..units import parse_bytes
+from .categorical import inferred_columns, mark_unknown
 from .core import DataFrame, Series
 from ..files import compression_of, expand_paths, file_token, filesystem_for, join, open_decompressed, parent, shown
 from ..graph.collection import run_writes
@@ -146,7 +147,10 @@ def read_csv(urlpath: Any, blocksize: int | str | None = None, dtype: Any = None
                 tasks = [Task(t.func, t.args, {**t.kwargs, "filters": tuple(map(tuple, pushed))}, t.annotations)
                          for t in tasks]
             return tasks
-    return from_tasks(name, tasks, meta, project=project)
+    # (the tasks keep the sample's categories; the collection says each block infers its own)
+    inferring = inferred_columns(dtype, meta)
+    inferring = [c for c in meta.columns if c != path_col] if inferring is None else inferring
+    return from_tasks(name, tasks, mark_unknown(meta, inferring), project=project)
 
 
 def _sample(files: list, infos: list, compression: Any, sample: int) -> tuple[bytes, str]:

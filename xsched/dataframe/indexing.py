@@ -22,8 +22,9 @@ import pandas as pd
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
-from .core import INDEXERS, DataFrame, Series, _Frame, _nonempty, _union_categories, elemwise, map_partitions, \
-    new_collection, part_key
+from . import categorical
+from .core import INDEXERS, DataFrame, Series, _Frame, _nonempty, elemwise, map_partitions, new_collection, \
+    part_key
 from .reductions import reduction
 
 __all__ = ["Accessor"]
@@ -38,9 +39,10 @@ class Accessor:
 
     Except where one answer covers all partitions: ``s.str.cat()`` without ``others`` joins
     all values into one string (a reduction), ``s.cat.categories`` are the union of the
-    partitions' categories (computed: the meta's may come from a stand-in, as after
-    ``astype("category")``), and properties of the dtype (``s.cat.ordered``, ``s.dt.tz``)
-    come from the meta.
+    partitions' categories and ``s.cat.codes`` code against it (the meta may not know them,
+    as after ``astype("category")``: ``categorical.py``, which also gives ``s.cat.known`` and
+    ``s.cat.as_known()``), and properties of the dtype (``s.cat.ordered``, ``s.dt.tz``) come
+    from the meta.
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> s = xd.from_pandas(pd.Series(["ab", "c"]), npartitions=2)
@@ -61,12 +63,19 @@ class Accessor:
     def __getattr__(self, attr: str):
         if attr.startswith("_"):
             raise AttributeError(attr)
+        if self._kind == "cat" and attr in ("known", "as_known"):  # (not pandas': its categories are always known)
+            return categorical.has_known_categories(self._series) if attr == "known" else \
+                partial(categorical.as_known, self._series)
         if not hasattr(self._meta_accessor, attr):
             raise AttributeError(f".{self._kind} has no {attr!r}")
         if (self._kind, attr) == ("str", "cat"):
             return self._str_cat
-        if (self._kind, attr) == ("cat", "categories"):
-            return self._categories()
+        if self._kind == "cat":
+            if attr == "categories":
+                return categorical.categories(self._series)
+            if attr == "codes":
+                return categorical.codes(self._series)
+            categorical.needs_known(self._series, attr)
         if (self._kind, attr) in _FROM_DTYPE:
             return getattr(self._meta_accessor, attr)
         if callable(getattr(self._meta_accessor, attr)):
@@ -78,7 +87,8 @@ class Accessor:
         return map_partitions(_accessor_attr, self._series, self._kind, attr, _name=f"{self._kind}-{attr}")
 
     def __dir__(self) -> list[str]:
-        return [a for a in dir(self._meta_accessor) if not a.startswith("_")]
+        extra = ["as_known", "known"] if self._kind == "cat" else []
+        return sorted(extra + [a for a in dir(self._meta_accessor) if not a.startswith("_")])
 
     def _str_cat(self, others: Any = None, sep: str | None = None, na_rep: str | None = None,
                  join: str = "left"):
@@ -95,11 +105,6 @@ class Accessor:
             raise TypeError("str.cat(others=...): a list or pandas object cannot be cut into this Series' "
                             "partitions; pass an xsched Series (or DataFrame) partitioned alike")
         return map_partitions(_str_cat_with, self._series, others, sep, na_rep, join, _name="str-cat")
-
-    def _categories(self):
-        """The union of the partitions' categories, as ``compute()`` unifies them (an Index)."""
-        meta = pd.Index([], dtype=self._series._meta.dtype.categories.dtype)
-        return reduction(self._series, _dtype, _categories_union, _dtype_union, meta=meta, token="cat-categories")
 
 
 def _str_cat_chunk(part: pd.Series, sep: str | None, na_rep: str | None) -> str | None:
@@ -118,23 +123,6 @@ def _str_cat_join(partials: list, sep: str | None, final: bool = False) -> str |
 
 def _str_cat_with(part: pd.Series, others: Any, sep: Any, na_rep: Any, join: str) -> pd.Series:
     return part.str.cat(others, sep=sep, na_rep=na_rep, join=join)
-
-
-def _dtype(part: Any) -> Any:
-    return part.dtype
-
-
-def _dtype_union(dtypes: list) -> pd.CategoricalDtype:
-    union = _union_categories(dtypes)
-    if union is None:
-        raise TypeError(f"cat.categories: the partitions' categories have different dtypes "
-                        f"({sorted({str(d.categories.dtype) for d in dtypes})}); astype one categorical "
-                        "dtype first")
-    return union
-
-
-def _categories_union(dtypes: list) -> pd.Index:
-    return _dtype_union(dtypes).categories
 
 
 def _accessor_call(part: Any, kind: str, attr: str, args: tuple, kwargs: dict) -> Any:

@@ -27,6 +27,7 @@ import pandas as pd
 
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
+from .categorical import mark_unknown
 from .core import DataFrame, Series
 from ..files import LocalFileSystem, expand_paths, file_token, filesystem_for, join, shown
 from ..graph.collection import run_writes
@@ -146,7 +147,8 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
                                          index_cols, stored, list(used), False, narrow_meta, divisions is not None),
                            kw, per_task(ann)) for fs, p, rgs, _ in pieces]
             return narrow or [Task(_copy, (narrow_meta,), {}, per_task(ann))]
-    return from_tasks(name, tasks, meta, divisions, project=project)
+    # (each file keeps the categories of its own rows: the collection's are unknown)
+    return from_tasks(name, tasks, mark_unknown(meta), divisions, project=project)
 
 
 def _footer(fs: Any, path: str) -> tuple[Any, Any]:

@@ -1,0 +1,77 @@
+"""Categories each partition infers for itself (astype("category"), csv, parquet): codes
+against the union as pandas gives them, known and unknown metas, and as_known()."""
+
+import pandas as pd
+import pandas.testing as tm
+import pytest
+
+import xsched.dataframe as xd
+from xsched.dataframe.categorical import UNKNOWN_CATEGORIES, has_known_categories
+
+PDF = pd.DataFrame({"s": ["b", "a", "c", "a", "d", "b"], "v": range(6)})
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_codes_after_astype_category_are_pandas_codes(n):
+    """Each partition sees only some categories; the codes are those of the whole column."""
+    s = xd.from_pandas(PDF, npartitions=n).s.astype("category")
+    assert not s.cat.known and not has_known_categories(s)
+    expected = PDF.s.astype("category")
+    tm.assert_series_equal(s.cat.codes.compute(), expected.cat.codes)
+    tm.assert_series_equal(s.compute(), expected)
+    df = xd.from_pandas(PDF, npartitions=n).astype({"s": "category"})
+    assert not df.s.cat.known
+    tm.assert_series_equal(df.s.cat.codes.compute(), expected.cat.codes)
+    kept = df[df.v > 3]
+    tm.assert_series_equal(kept.s.cat.codes.compute(), PDF.astype({"s": "category"})[PDF.v > 3].s.cat.codes)
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_known_categories_stay_known(n):
+    s = xd.from_pandas(PDF.astype({"s": "category"}), npartitions=n).s
+    assert s.cat.known
+    tm.assert_series_equal(s.cat.codes.compute(), PDF.s.astype("category").cat.codes)
+    given = xd.from_pandas(PDF, npartitions=n).s.astype(pd.CategoricalDtype(list("dcba")))
+    assert given.cat.known
+    assert given.cat.codes.compute().tolist() == [2, 3, 1, 3, 0, 2]
+
+
+def test_methods_by_position_need_known_categories_and_as_known_gives_them():
+    s = xd.from_pandas(PDF, npartitions=2).s.astype("category")
+    with pytest.raises(ValueError, match=r"as_known\(\)"):
+        s.cat.rename_categories(list("ABCD"))
+    with pytest.raises(ValueError, match="reorder_categories needs the categories"):
+        s.cat.reorder_categories(list("dcba"))
+    known = s.cat.as_known()
+    assert known.cat.known and known._meta.cat.categories.tolist() == list("abcd")
+    tm.assert_series_equal(known.cat.rename_categories(list("ABCD")).compute(),
+                           PDF.s.astype("category").cat.rename_categories(list("ABCD")))
+    assert s.cat.remove_unused_categories().compute().cat.categories.tolist() == list("abcd")
+
+
+def test_readers_mark_categories_of_their_files_unknown(tmp_path):
+    """Parquet files keep the categories of their own rows; csv blocks infer theirs."""
+    xd.from_pandas(PDF, npartitions=2).astype({"s": "category"}).to_parquet(str(tmp_path / "pq"))
+    read = xd.read_parquet(str(tmp_path / "pq"))
+    assert not read.s.cat.known
+    expected = PDF.s.astype("category").cat.codes
+    assert read.s.cat.codes.compute().tolist() == expected.tolist()
+    PDF.to_csv(tmp_path / "a.csv", index=False)
+    for dtype in ({"s": "category"}, "category"):
+        csv = xd.read_csv(str(tmp_path / "a.csv"), dtype=dtype, blocksize=20, include_path_column=True)
+        assert csv.npartitions == 2 and not csv.s.cat.known and csv.path.cat.known
+        assert csv.s.cat.codes.compute().tolist() == expected.tolist()
+    assert xd.read_csv(str(tmp_path / "a.csv"), blocksize=20).s.dtype != "category"
+
+
+def test_pieces_made_from_the_meta_add_no_category():
+    from xsched.dataframe.core import _union_categories
+
+    marked = pd.CategoricalDtype([UNKNOWN_CATEGORIES])
+    assert _union_categories([marked, pd.CategoricalDtype([2, 1])]).categories.tolist() == [2, 1]
+    union = _union_categories([pd.CategoricalDtype([3]), marked, pd.CategoricalDtype([2, 1])])
+    assert union.categories.tolist() == [1, 2, 3]
+    assert _union_categories([marked, marked]).categories.tolist() == []
+    df = xd.from_pandas(PDF, npartitions=2).astype({"s": "category"})
+    out = xd.concat([df, df[df.v > 100]]).compute()
+    assert out.s.cat.categories.tolist() == list("abcd")
