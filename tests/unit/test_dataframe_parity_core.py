@@ -162,3 +162,21 @@ def test_groupby_level_names_the_way_round():
     with pytest.raises(TypeError, match="reset_index"):
         df.groupby(level="a")
     assert df.reset_index().groupby("a").v.sum().compute().tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("n", NPARTS)
+def test_object_labels_stay_object(n):
+    """Stand-ins and results keep an object column or index object, as pandas does (pandas 3
+    infers str from made-up or appended labels)."""
+    pdf = pd.DataFrame({"k": pd.Series(list("bacedf"), dtype=object), "v": range(6)})
+    indexed = xd.from_pandas(pdf, npartitions=n).set_index("k")
+    assert indexed._meta.index.dtype == object
+    pd.testing.assert_frame_equal(indexed.compute(), pdf.set_index("k").sort_index())
+    assert xd.from_pandas(pdf.set_index("k"), npartitions=n).compute().index.dtype == object
+
+
+def test_tail_takes_compute_second():
+    s = xd.from_pandas(pd.Series(range(6)), npartitions=2)
+    lazy = s.tail(2, False)
+    assert lazy.compute().tolist() == [4, 5]
+    assert s.tail(2, npartitions=2).tolist() == [4, 5]

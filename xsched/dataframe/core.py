@@ -75,22 +75,24 @@ def _fake_values(dtype: Any, n: int = 2) -> Any:
 def _nonempty_index(index: pd.Index) -> pd.Index:
     if isinstance(index, pd.MultiIndex):
         levels = [_nonempty_index(level) for level in index.levels]
-        return pd.MultiIndex.from_arrays([list(lv) for lv in levels], names=index.names)
+        return pd.MultiIndex.from_arrays(levels, names=index.names)
     if isinstance(index, pd.RangeIndex):
         return pd.RangeIndex(2, name=index.name)
-    return pd.Index(_fake_values(index.dtype), name=index.name)
+    return pd.Index(_fake_values(index.dtype), name=index.name, dtype=index.dtype)
 
 
 def _nonempty(meta: Any) -> Any:
-    """A two-row stand-in of an empty pandas object, with its dtypes and names."""
+    """A two-row stand-in of an empty pandas object, with its dtypes and names (dtypes passed
+    on, since pandas would infer ``str`` for the made-up values of an ``object`` column)."""
     if isinstance(meta, pd.DataFrame):
         index = _nonempty_index(meta.index)
-        data = {i: _fake_values(dtype) for i, dtype in enumerate(meta.dtypes)}
+        data = {i: pd.Series(_fake_values(dtype), index=index, dtype=dtype) for i, dtype in enumerate(meta.dtypes)}
         out = pd.DataFrame(data, index=index)
         out.columns = meta.columns
         return out
     if isinstance(meta, pd.Series):
-        return pd.Series(_fake_values(meta.dtype), index=_nonempty_index(meta.index), name=meta.name)
+        return pd.Series(_fake_values(meta.dtype), index=_nonempty_index(meta.index), name=meta.name,
+                         dtype=meta.dtype)
     if isinstance(meta, pd.Index):
         return _nonempty_index(meta)
     return meta
@@ -279,9 +281,10 @@ class _Frame:
         """
         return self._ends("head", n, npartitions, compute)
 
-    def tail(self, n: int = 5, npartitions: int = 1, compute: bool = True):
+    def tail(self, n: int = 5, compute: bool = True, *, npartitions: int = 1):
         """The last ``n`` rows, from the last ``npartitions`` partitions only (-1: all); like
         ``head``, warns when they hold fewer than ``n`` rows (a filter emptied them, say).
+        (``compute`` comes second, as in dask's ``tail``.)
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> xd.from_pandas(pd.DataFrame({"a": range(10)}), npartitions=5).tail(2).a.tolist()
@@ -1021,7 +1024,11 @@ def _concat(parts: list, meta: Any = None) -> Any:
     non_empty = [p for p in parts if len(p)] or parts[:1]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # empty partitions' dtypes
-        return pd.concat(non_empty)
+        out = pd.concat(non_empty)
+    index_dtype = non_empty[0].index.dtype
+    if out.index.dtype != index_dtype and out.index.nlevels == 1 and all(p.index.dtype == index_dtype for p in non_empty):
+        out.index = out.index.astype(index_dtype)  # (pandas' append infers str from object labels)
+    return out
 
 
 #: the one category of a meta whose partitions each infer categories of their own
