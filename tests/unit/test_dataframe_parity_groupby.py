@@ -129,3 +129,24 @@ def test_selecting_the_key_column_itself(n):
             check(getattr(df.groupby("s").s, how)(), getattr(g.groupby("s").s, how)())
         check(getattr(df.groupby("n").n, how)(), getattr(g.groupby("n").n, how)())
         check(getattr(df.groupby(["s", "n"]).n, how)(), getattr(g.groupby(["s", "n"]).n, how)())
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_groupby_mean_and_std_of_times_like_pandas(n):
+    """Means of datetimes, standard deviations of datetimes and timedeltas (zone and NaT
+    included) per group: pandas' answers, in the column's unit, where a task used to fail."""
+    rng = np.random.default_rng(0)
+    pdf = pd.DataFrame({"s": list("abababab"),
+                        "t": pd.to_datetime(rng.integers(0, 10**6, 8), unit="us").astype("M8[us]"),
+                        "d": pd.to_timedelta(rng.integers(0, 10**6, 8), unit="us").astype("m8[us]"),
+                        "v": rng.random(8)})
+    pdf.loc[2, "t"] = pd.NaT
+    pdf["z"] = pdf.t.dt.tz_localize("UTC").dt.tz_convert("Europe/Paris")
+    df = xd.from_pandas(pdf, npartitions=n)
+    for col, how in [("t", "mean"), ("t", "std"), ("z", "mean"), ("z", "std"), ("d", "mean"), ("d", "std")]:
+        pd.testing.assert_series_equal(getattr(df.groupby("s")[col], how)().compute(),
+                                       getattr(pdf.groupby("s")[col], how)())
+    spec = {"t": ["mean", "std"], "v": "mean", "d": ["mean", "std"]}
+    pd.testing.assert_frame_equal(df.groupby("s").agg(spec).compute(), pdf.groupby("s").agg(spec))
+    pd.testing.assert_frame_equal(df[["s", "t", "z", "v"]].groupby("s").std().compute(),
+                                  pdf[["s", "t", "z", "v"]].groupby("s").std())

@@ -65,8 +65,9 @@ def _chunk(part: pd.DataFrame, by: Any, by_series: Any, selection: Any, stats: d
     keys = by_series if by_series is not None else by
     out: dict[str, Any] = {}
     for stat, cols in stats.items():
-        g = part.groupby(keys, dropna=dropna, observed=observed, sort=False)
         picked = cols if cols is not None and stat != "size" else selection
+        g = _times_as_floats(part, keys, picked, _TIME_KINDS.get(stat, "")).groupby(
+            keys, dropna=dropna, observed=observed, sort=False)
         if picked is not None:
             g = g[picked]
         out[stat] = _moments(g) if stat == "moments" else getattr(g, stat)()
@@ -78,6 +79,63 @@ def _chunk(part: pd.DataFrame, by: Any, by_series: Any, selection: Any, stats: d
         for j in range(split_out):
             pieces[j][stat] = frame[where == j]
     return pieces
+
+
+#: the kinds of time columns a statistic takes as floats of their integers: the sum (taken for
+#: a mean: pandas refuses to sum datetimes) of datetimes, the moments of datetimes and timedeltas
+_TIME_KINDS = {"sum": "M", "moments": "Mm"}
+
+
+def _time_kind(dtype: Any) -> str:
+    return "M" if isinstance(dtype, pd.DatetimeTZDtype) else getattr(dtype, "kind", "")
+
+
+def _times_as_floats(part: pd.DataFrame, keys: Any, picked: Any, kinds: str) -> pd.DataFrame:
+    """``part`` with its aggregated time columns of ``kinds`` as float64 of their integers (NaT:
+    NaN), so that sums and moments run on them; ``_restore_times`` turns the results back."""
+    if not kinds:
+        return part
+    named = set(keys) if isinstance(keys, list) else {keys} if isinstance(keys, str) else set()
+    wanted = [picked] if isinstance(picked, str) else list(picked) if picked is not None else list(part.columns)
+    times = [c for c in wanted if c in part.columns and c not in named and _time_kind(part[c].dtype) in kinds]
+    if not times:
+        return part
+    return part.assign(**{c: _time_floats(part[c]) for c in times})
+
+
+def _time_floats(col: pd.Series) -> pd.Series:
+    if isinstance(col.dtype, pd.DatetimeTZDtype):
+        col = col.dt.tz_convert("UTC").dt.tz_localize(None)
+    values = col.to_numpy().view("i8").astype("float64")
+    values[col.isna().to_numpy()] = np.nan
+    return pd.Series(values, index=col.index, name=col.name)
+
+
+def _restore_times(out: Any, meta: Any) -> Any:
+    """Results that came out as floats where ``meta`` (pandas' answer on a stand-in) has times:
+    truncated to integers of the meta's unit, as pandas' own cast does."""
+    if isinstance(out, pd.Series):
+        return _as_time(out, meta.dtype) if _time_kind(meta.dtype) in ("M", "m") else out
+    if not out.columns.is_unique:
+        return out
+    fixes = {c: _as_time(out[c], dtype) for c, dtype in meta.dtypes.items()
+             if _time_kind(dtype) in ("M", "m") and c in out.columns and out[c].dtype.kind == "f"}
+    if fixes:
+        out = out.copy()
+        for c, col in fixes.items():  # (names may be tuples: agg with lists)
+            out[c] = col
+    return out
+
+
+def _as_time(col: pd.Series, dtype: Any) -> pd.Series:
+    if col.dtype.kind != "f":
+        return col
+    values = col.to_numpy()
+    ints = np.where(np.isnan(values), np.iinfo("i8").min, np.trunc(np.nan_to_num(values))).astype("i8")
+    tz = getattr(dtype, "tz", None)
+    times = ints.view(f"M8[{dtype.unit}]" if tz is not None else dtype)
+    out = pd.Series(times, index=col.index, name=col.name)
+    return out.dt.tz_localize("UTC").dt.tz_convert(tz) if tz is not None else out
 
 
 def _moments(g: Any) -> pd.DataFrame:
@@ -128,7 +186,7 @@ def _finish(partials: list[dict], spec: Any, dropna: bool, sort: bool, ddof: int
     results = {}
     for how in _hows(spec):
         results[how] = _final_stat(stats, how, ddof)
-    out = _shape(results, spec, meta)
+    out = _restore_times(_shape(results, spec, meta), meta)
     if sort:
         out = out.sort_index()
     return out
