@@ -149,3 +149,19 @@ def test_merge_keys_of_different_dtypes(keys, how, nl, nr):
     expected = left.merge(right, on="k", how=how)
     assert_frame_equal(got.compute().sort_values(["a", "b"]).reset_index(drop=True),
                        expected.sort_values(["a", "b"]).reset_index(drop=True))
+
+
+def test_set_index_categorical_divisions_follow_category_order():
+    """Given divisions of a categorical column split rows in category order (the order it
+    sorts in); out of that order they fail when built; the result's divisions stay unknown,
+    as loc compares them as values."""
+    pdf = pd.DataFrame({"c": pd.Categorical(list("abcdabcd"), categories=list("dcba"), ordered=True),
+                        "v": range(8)})
+    df = xd.from_pandas(pdf, npartitions=2)
+    with pytest.raises(ValueError, match="order of the column's categories"):
+        df.set_index("c", divisions=["a", "b", "c", "d"])
+    out = df.set_index("c", divisions=["d", "c", "a"])
+    assert out.npartitions == 2 and not out.known_divisions
+    expected = pdf.set_index("c").sort_index()
+    assert out.compute().v.tolist() == expected.v.tolist()
+    assert sorted(out.loc["b"].compute().v.tolist()) == sorted(expected.loc["b"].v.tolist())

@@ -250,7 +250,11 @@ def set_index(frame: DataFrame, other: Any, sorted: bool = False, npartitions: i
         boundaries = list(divisions[1:-1])
         codes = categories.get_indexer(boundaries) if categories is not None else None
         if codes is not None and (codes >= 0).all():  # the boundaries in category order, as codes
+            if (np.diff(codes) < 0).any():
+                raise ValueError(f"set_index({other!r}, divisions=...): {list(divisions)} are not in the order of "
+                                 f"the column's categories {list(categories)}, which is the order it sorts in")
             boundaries = codes.tolist()
+            divisions = None  # (compared as values by loc, where the rows follow category order: unknown)
         else:
             categories = None
     else:
