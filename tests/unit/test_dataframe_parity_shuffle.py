@@ -165,3 +165,22 @@ def test_set_index_categorical_divisions_follow_category_order():
     expected = pdf.set_index("c").sort_index()
     assert out.compute().v.tolist() == expected.v.tolist()
     assert sorted(out.loc["b"].compute().v.tolist()) == sorted(expected.loc["b"].v.tolist())
+
+
+@pytest.mark.parametrize("nl,nr", [(3, 2), (1, 1), (2, 3)])
+@pytest.mark.parametrize("how", ["right", "outer", "left", "inner"])
+def test_merge_column_on_index_labels_unmatched_rows_missing(nl, nr, how):
+    """Joined on a column and the other side's index, unmatched rows are labelled NaN as in
+    pandas, also in outputs whose column side received no rows."""
+    left = pd.DataFrame({"k": [1, 2, 3, 4, 2, 9], "x": range(6)}, index=range(10, 16))
+    right = pd.DataFrame({"y": list("abcd")}, index=[2, 1, 4, 7])
+    lx, rx = xd.from_pandas(left, nl, sort=False), xd.from_pandas(right, nr, sort=False)
+
+    def same(got, expected):
+        cols = list(expected.columns)
+        pd.testing.assert_frame_equal(got.sort_values(cols), expected.sort_values(cols))
+
+    same(lx.merge(rx, left_on="k", right_index=True, how=how).compute(),
+         left.merge(right, left_on="k", right_index=True, how=how))
+    same(rx.merge(lx, left_index=True, right_on="k", how=how).compute(),
+         right.merge(left, left_index=True, right_on="k", how=how))

@@ -143,7 +143,20 @@ def _sort_part(part: pd.DataFrame, by: Any, ascending: bool, na_position: str) -
 
 
 def _merge_parts(left: pd.DataFrame, right: pd.DataFrame, kwargs: dict) -> pd.DataFrame:
-    return pd.merge(left, right, **kwargs)
+    """One output's merge. Joined on one side's column and the other's index, pandas labels
+    the rows with the column side's index, missing (NaN) where that side has no match; but a
+    piece whose column side is empty would come out labelled with the other side's index, so
+    those labels are made missing here, as the whole merge gives them (unless the whole column
+    side is empty, where pandas keeps the other's: a piece cannot know that)."""
+    out = pd.merge(left, right, **kwargs)
+    how = kwargs.get("how", "inner")
+    if len(out) and how in ("right", "outer") and kwargs.get("right_index") and not kwargs.get("left_index") \
+            and not len(left):
+        out.index = left.index.take(np.full(len(out), -1), allow_fill=True, fill_value=np.nan)
+    elif len(out) and how in ("left", "outer") and kwargs.get("left_index") and not kwargs.get("right_index") \
+            and not len(right):
+        out.index = right.index.take(np.full(len(out), -1), allow_fill=True, fill_value=np.nan)
+    return out
 
 
 def _drop_dups(part: Any, subset: Any, keep: Any) -> Any:
