@@ -72,6 +72,20 @@ def test_merge_set_index_sort_and_dedup_move_worker_to_worker(client):
     assert client.run_on_scheduler(lambda scheduler: len(scheduler.extensions["shuffle"].shuffles)) == 0
 
 
+def test_p2p_merge_of_a_column_on_an_index_labels_unmatched_rows_missing(client):
+    """An output whose column side received no rows labels its rows NaN, as the whole merge."""
+    left = pd.DataFrame({"k": [1, 2, 3, 4, 2, 9], "x": range(6)}, index=range(10, 16))
+    right = pd.DataFrame({"y": list("abcd")}, index=[2, 1, 4, 7])
+    with xsched.config.set({"shuffle.method": "p2p"}):
+        lx, rx = xd.from_pandas(left, 3, sort=False), xd.from_pandas(right, 2, sort=False)
+        got = lx.merge(rx, left_on="k", right_index=True, how="outer").compute()
+        flipped = rx.merge(lx, left_index=True, right_on="k", how="outer").compute()
+    expected = left.merge(right, left_on="k", right_index=True, how="outer")
+    pd.testing.assert_frame_equal(got.sort_values(["k", "x"]), expected.sort_values(["k", "x"]))
+    expected = right.merge(left, left_index=True, right_on="k", how="outer")
+    pd.testing.assert_frame_equal(flipped.sort_values(["k", "x"]), expected.sort_values(["k", "x"]))
+
+
 def test_pieces_beyond_the_buffer_go_to_disk(own_cluster):
     with xsched.config.set({"shuffle.buffer": "16KiB"}):
         cluster = own_cluster(n_workers=2)

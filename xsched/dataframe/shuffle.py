@@ -131,7 +131,7 @@ class _JoinCombine:
         left = self.left(pieces[:self.n_left])
         right = self.right(pieces[self.n_left:])
         del pieces[:]  # (the pieces go as soon as both sides are whole)
-        return pd.merge(left, right, **self.kwargs)
+        return _merge_parts(left, right, self.kwargs)
 
 
 def _set_index_sorted(part: pd.DataFrame, column: Any, drop: bool) -> pd.DataFrame:
