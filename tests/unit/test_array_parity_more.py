@@ -37,16 +37,27 @@ def test_spawned_seed_sequences_give_their_own_streams(chunks):
     assert x1.name != x2.name
     a1, a2 = x1.compute(), x2.compute()
     assert not np.any(a1 == a2)
-    # each block: SeedSequence(entropy, spawn_key=(*spawn_key, call, *block_index))
+    # each block: SeedSequence(words the child generates, spawn_key=(call, *block_index))
     starts = np.cumsum((0,) + x1.chunks[0])
+    words = tuple(int(w) for w in c1.generate_state(4))
     for i, n in enumerate(x1.chunks[0]):
-        seq = np.random.SeedSequence(1, spawn_key=(0, 0, i))
+        seq = np.random.SeedSequence(words, spawn_key=(0, i))
         assert_array_equal(a1[starts[i]:starts[i + 1]], np.random.default_rng(seq).random(n))
     # a seed without a spawn key draws what it drew before
     plain = xa.random.default_rng(np.random.SeedSequence(1)).random(3, chunks=chunks).compute()
     assert_array_equal(plain, xa.random.default_rng(1).random(3, chunks=chunks).compute())
     assert_array_equal(plain[:x1.chunks[0][0]], np.random.default_rng(
         np.random.SeedSequence(1, spawn_key=(0, 0))).random(x1.chunks[0][0]))
+
+
+def test_a_spawned_seed_draws_none_of_its_parents_blocks():
+    """A child's block of one array never has the key of its parent's block of another (a
+    1-d block of child 0's first array against the parent's 2-d block (0, 0) of its first)."""
+    parent = xa.random.default_rng(1).random((4, 4), chunks=4).compute()
+    child = xa.random.default_rng(np.random.SeedSequence(1).spawn(1)[0]).random(16, chunks=16).compute()
+    assert not np.any(np.isin(child, parent))
+    via_numpy = xa.random.default_rng(np.random.default_rng(1)).random(16, chunks=16).compute()
+    assert not np.any(np.isin(via_numpy, parent))
 
 
 def test_default_rng_takes_a_numpy_generator_or_bit_generator():

@@ -3,8 +3,10 @@
 ``default_rng(seed)`` gives a ``Generator`` like numpy's. Each call on it (``random``,
 ``normal``, ...) is numbered, and the block at grid index ``(i, j)`` of the array it returns
 draws from its own numpy generator seeded with ``SeedSequence(seed, spawn_key=(call, i,
-j))`` (with a spawned ``SeedSequence`` as the seed, its own ``spawn_key`` comes first, so
-its siblings give other numbers). So a block's numbers depend only on the seed, the call's
+j))``. A spawned ``SeedSequence`` as the seed (or a numpy ``Generator``, whose child is one)
+seeds with words it generates from its entropy and spawn key: its siblings, and its parent,
+give other numbers (its spawn key put before the blocks' would make the key of a child's
+block of one array the key of its parent's block of another). So a block's numbers depend only on the seed, the call's
 position and the block's place in the grid: not on which worker draws it, in which order,
 or how often (a block computed again after a worker died is the same block). Blocks are
 independent streams, as numpy's ``SeedSequence.spawn`` makes them. Changing ``chunks``
@@ -70,9 +72,8 @@ class Generator:
             ss = getattr(seed, "seed_seq", None)
             seed = ss.spawn(1)[0] if isinstance(ss, np.random.SeedSequence) else tuple(
                 int(v) for v in seed.random_raw(4))
-        spawn_key: tuple = ()
         if isinstance(seed, np.random.SeedSequence):
-            entropy, spawn_key = seed.entropy, tuple(int(k) for k in seed.spawn_key)
+            entropy = tuple(int(w) for w in seed.generate_state(4)) if seed.spawn_key else seed.entropy
         elif seed is None:
             entropy = np.random.SeedSequence().entropy  # fixed from here on
         elif isinstance(seed, numbers.Integral):
@@ -85,14 +86,11 @@ class Generator:
         if (entropy < 0) if isinstance(entropy, int) else any(e < 0 for e in entropy):
             raise ValueError("default_rng: seed must be non-negative")
         self.entropy = entropy
-        # a spawned SeedSequence's place among its siblings: the blocks' keys start with it
-        self.spawn_key = spawn_key
         self._calls = itertools.count()
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        key = f", spawn_key={self.spawn_key!r}" if self.spawn_key else ""
-        return f"xsched.array.random.Generator(entropy={self.entropy!r}{key})"
+        return f"xsched.array.random.Generator(entropy={self.entropy!r})"
 
     def _array(self, method: str, size: Any, chunks: Any, dtype: Any, kwargs: dict) -> Array:
         shape = () if size is None else (
@@ -104,15 +102,14 @@ class Generator:
         getattr(np.random.default_rng(0), method)(size=0 if 0 in shape else None, **kwargs)
         with self._lock:  # (a call that failed above takes no number)
             call = next(self._calls)
-        token = new_token("random", self.entropy, self.spawn_key, call, method, kwargs, chunks)
+        token = new_token("random", self.entropy, call, method, kwargs, chunks)
         name = f"{method}-{token}"
         ann = annotations_in_force()
         layer = {}
         for index in np.ndindex(*tuple(len(c) for c in chunks)):
             block = tuple(c[i] for c, i in zip(chunks, index))
             layer[chunk_key(name, index)] = Task(
-                _draw, (block, self.entropy, self.spawn_key + (call,) + tuple(index), method,
-                        kwargs), {},
+                _draw, (block, self.entropy, (call,) + tuple(index), method, kwargs), {},
                 per_task(ann))
         return Array(layer, name, chunks, dtype)
 
