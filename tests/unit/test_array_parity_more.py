@@ -281,3 +281,28 @@ def test_min_max_of_nothing_fail_when_built_as_numpy(name):
     with pytest.raises(ValueError, match=str(numpy_error(lambda: getattr(np, name)(a))).split(" which")[0]):
         getattr(xa, name)(x)
     assert_array_equal(getattr(xa, name)(x, axis=1).compute(), getattr(np, name)(a, axis=1))
+
+
+@pytest.mark.parametrize("chunks", [1, 2, 4])
+def test_argmax_argmin_of_times_take_nat_as_numpy(chunks):
+    d = np.array(["2020-01-01", "NaT", "2021-03-04", "2019-01-01"], "M8[D]")
+    x = xa.from_array(d, chunks=chunks)
+    assert int(xa.argmax(x).compute()) == np.argmax(d) and int(xa.argmin(x).compute()) == np.argmin(d)
+    t = (d - np.datetime64("2019-01-01")).reshape(2, 2)
+    assert_array_equal(xa.argmax(xa.from_array(t, chunks=1), axis=0).compute(), np.argmax(t, axis=0))
+
+
+def test_argmax_of_a_0d_array_keeps_no_dimension():
+    got = xa.argmax(xa.asarray(3.0), keepdims=True)
+    assert got.shape == np.argmax(np.array(3.0), keepdims=True).shape == ()
+    assert int(got.compute()) == 0
+
+
+def test_iter_of_a_0d_array_and_take_by_an_xsched_array_fail_at_once():
+    with pytest.raises(TypeError, match="0-d"):
+        iter(xa.asarray(5))
+    x = xa.from_array(np.ones((2, 3)), chunks=1)
+    with pytest.raises(TypeError, match="compute"):
+        xa.take(x, xa.from_array(np.array([0, 1]), chunks=1), axis=1)
+    with pytest.raises(TypeError, match="broadcasting"):  # (not xa.outer, which flattens)
+        np.multiply.outer(x, x)

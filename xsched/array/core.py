@@ -145,11 +145,10 @@ class Array:
         >>> [int(row.sum().compute()) for row in xa.from_array(np.ones((3, 2)), chunks=2)]
         [2, 2, 2]
         """
-        if not self.ndim:
+        if not self.ndim:  # (checked when iter() is called, as NumPy does: not a generator)
             raise TypeError("iteration over a 0-d array; use x[()] or compute() for its value")
         _masking.known_chunks_needed(self, "iteration")
-        for i in range(self.shape[0]):
-            yield self[i]
+        return (self[i] for i in range(self.shape[0]))
 
     def __len__(self) -> int:
         if not self.ndim:
@@ -522,7 +521,7 @@ _UFUNC_METHOD_ADVICE = {
     ("add", "reduce"): "xa.sum", ("multiply", "reduce"): "xa.prod", ("maximum", "reduce"): "xa.max",
     ("minimum", "reduce"): "xa.min", ("logical_and", "reduce"): "xa.all",
     ("logical_or", "reduce"): "xa.any", ("add", "accumulate"): "xa.cumsum",
-    ("multiply", "accumulate"): "xa.cumprod", ("multiply", "outer"): "xa.outer",
+    ("multiply", "accumulate"): "xa.cumprod",
 }
 
 

@@ -268,6 +268,8 @@ def _arg_merge(pairs: list, pick: Callable) -> tuple:
     for v, i in pairs[1:]:
         if values.dtype.kind in "fc":
             nan_old, nan_new = np.isnan(values), np.isnan(v)
+        elif values.dtype.kind in "mM":  # (NaT wins as NaN does)
+            nan_old, nan_new = np.isnat(values), np.isnat(v)
         else:
             nan_old = nan_new = np.zeros(values.shape, dtype=bool)
         with np.errstate(invalid="ignore"):
@@ -340,12 +342,14 @@ def _arg(x: Any, op: str, pick: Callable, axis: Any, keepdims: bool,
     axes = _normalize_axis(axis, x.ndim, op)
     if (x.size == 0 if flat else x.shape[axes[0]] == 0):
         raise ValueError(f"attempt to get {op} of an empty sequence")
-    if flat and x.ndim == 0:
+    zero_d = flat and x.ndim == 0
+    if zero_d:
         x = x.reshape(1)
         axes = (0,)
-    return tree_reduction(x, op, _arg_chunk, functools.partial(_arg_combine, pick=pick, flat=flat),
-                          _arg_aggregate, None if flat else axes, keepdims, np.intp, split_every,
-                          chunk_args=(pick, flat), aggregate_args=(pick, flat, op), nested=True)
+    out = tree_reduction(x, op, _arg_chunk, functools.partial(_arg_combine, pick=pick, flat=flat),
+                         _arg_aggregate, None if flat else axes, keepdims, np.intp, split_every,
+                         chunk_args=(pick, flat), aggregate_args=(pick, flat, op), nested=True)
+    return out.reshape(()) if zero_d and keepdims else out  # (kept dimensions of a 0-d array: none)
 
 
 def argmax(x: Any, axis: Any = None, keepdims: bool = False, split_every: Any = None) -> Array:

@@ -129,6 +129,9 @@ def take(x: Any, indices: Any, axis: int | None = None) -> Any:
     if not isinstance(axis, numbers.Integral) or not -x.ndim <= axis < x.ndim:
         raise IndexError(f"axis {axis} is out of bounds for an array of {x.ndim} dimensions")
     axis = int(axis) % x.ndim
+    if hasattr(indices, "__xsched_graph__"):  # (np.asarray would compute it now, while building)
+        raise TypeError("take: the indices are an xsched array; compute() them first (or index with a "
+                        "boolean mask of the same shape: x[x > 0])")
     indices = np.asarray(indices)
     if indices.dtype == np.bool_:  # NumPy's take reads booleans as 0 and 1, not as a mask
         indices = indices.astype(np.intp)
