@@ -153,6 +153,32 @@ def test_the_profiler_samples_the_task_threads(blocked_thread):
     assert other.rows() == rows
 
 
+def test_the_profiler_looks_less_often_while_no_task_runs(monkeypatch):
+    """A sample that finds no task running waits IDLE_BACKOFF intervals for the next (on a
+    made-up clock: the waits asked for are counted, nothing sleeps)."""
+    clock, waits = [0.0], []
+
+    async def sleep(seconds):
+        waits.append(round(seconds, 6))
+        clock[0] += seconds
+
+    monkeypatch.setattr(wdiag.asyncio, "sleep", sleep)
+    monkeypatch.setattr(wdiag, "time", type("Clock", (), {"monotonic": staticmethod(lambda: clock[0])}))
+
+    def run(threads):
+        waits.clear()
+        clock[0] = 0.0
+        coro = wdiag.profile(threads, 1.0, 0.01)
+        with pytest.raises(StopIteration) as done:  # (the made-up sleep never suspends)
+            coro.send(None)
+        return done.value.value
+
+    idle = run({})
+    assert idle.samples == 0 and waits == [0.1] * 10
+    busy = run({"key-1": threading.get_ident()})
+    assert busy.samples == 100 and set(waits) == {0.01}
+
+
 def test_trim_internal_keeps_a_task_made_of_xsched_frames_only():
     xs = wdiag._XSCHED + "graph/spec.py"
     assert wdiag.trim_internal([("run", xs, 1)]) == [("run", xs, 1)]
