@@ -2,13 +2,13 @@
 stream, progress, worker memory, timeline, workers, graph, profile, call stack, logs, story)
 watching the same cluster; both printed in one run.
 
-    python benchmarks/panes_engine.py [--quick] [--rounds 3] [--panes "Task Stream,Logs"]
+    python benchmarks/panes_engine.py [--quick] [--rounds 3] [--panes "Task Stream,Logs"] [--pane-interval MS]
                                       [--trace PATH] [--chromium /usr/bin/chromium]
 
 One LocalCluster (2 workers x 1 thread) and one client; ``engine.py``'s map (10,000 no-op
 tasks) and tree (9,999 tasks) figures are taken with no browser, then again after a headless
 chromium (Playwright) opened the panes on that cluster in `jupyter lab` (this venv), which
-then receive telemetry every half second while the work runs (the logs pane also has the
+then receive telemetry at their interval (``--pane-interval``) while the work runs (the logs pane also has the
 scheduler ask workers for their recent records; the profile pane has the workers sample their
 task threads, the call-stack pane asks for the running tasks' frames); chromium then closes.
 ``--rounds`` such pairs alternate (this machine's speed moves by tens of percent within
@@ -67,11 +67,16 @@ def _stop(proc: subprocess.Popen) -> None:
             pass
 
 
-def start_lab(d: str) -> tuple[subprocess.Popen, str, str]:
-    """`jupyter lab` on a free port with a token, its JUPYTER_* directories under ``d``."""
+def start_lab(d: str, pane_interval_ms: int | None = None) -> tuple[subprocess.Popen, str, str]:
+    """`jupyter lab` on a free port with a token, its JUPYTER_* directories under ``d``; the
+    panes' ``paneInterval`` setting when given."""
     env = dict(os.environ)
     for name in ("config", "data", "runtime", "settings", "workspaces", "root"):
         os.makedirs(os.path.join(d, name))
+    if pane_interval_ms is not None:
+        os.makedirs(os.path.join(d, "settings", "xsched-labextension"))
+        with open(os.path.join(d, "settings", "xsched-labextension", "plugin.jupyterlab-settings"), "w") as f:
+            json.dump({"paneInterval": pane_interval_ms}, f)
     env.update(JUPYTER_CONFIG_DIR=f"{d}/config", JUPYTER_DATA_DIR=f"{d}/data", JUPYTER_RUNTIME_DIR=f"{d}/runtime",
                JUPYTERLAB_SETTINGS_DIR=f"{d}/settings", JUPYTERLAB_WORKSPACES_DIR=f"{d}/workspaces",
                JUPYTER_PLATFORM_DIRS="1")
@@ -258,6 +263,8 @@ def main(argv=None) -> None:
     ap.add_argument("--chromium", default=os.environ.get("XSCHED_CHROMIUM", "/usr/bin/chromium"))
     ap.add_argument("--panes", default=",".join(PANES),
                     help="which panes to open, comma-separated titles (default: all; the task stream always)")
+    ap.add_argument("--pane-interval", type=int, metavar="MS",
+                    help="the panes' paneInterval setting in ms (default: the extension's default)")
     ap.add_argument("--rounds", type=int, default=3,
                     help="rounds of (no browser, panes open), alternating (default 3)")
     ap.add_argument("--trace", metavar="PATH",
@@ -285,7 +292,7 @@ def main(argv=None) -> None:
             client.upload_file(os.path.join(here, name))
         cpu = engine.CPUMeter(client)
         with tempfile.TemporaryDirectory() as d:
-            lab, url, token = start_lab(d)  # (idle while no browser is connected)
+            lab, url, token = start_lab(d, args.pane_interval)  # (idle while no browser is connected)
             with sync_playwright() as p:
                 for r in range(args.rounds):
                     before = figures(ns, client, cpu, args.quick)
@@ -298,7 +305,8 @@ def main(argv=None) -> None:
             _stop(lab)
         client.close()
         cluster.close()
-    print(f"panes open: {', '.join(panes)}; {len(rounds)} rounds, each without a browser, then with the panes")
+    every = f"every {args.pane_interval} ms" if args.pane_interval else "at the default interval"
+    print(f"panes open ({every}): {', '.join(panes)}; {len(rounds)} rounds, each without a browser, then with the panes")
     rows = [("map tasks/s", "map_tasks_per_s"), ("tree tasks/s", "tree_tasks_per_s"),
             ("map CPU ms/task", "map_cpu_ms_per_task"), ("tree CPU ms/task", "tree_cpu_ms_per_task")]
     medians = {}

@@ -189,6 +189,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
             clientName = (settings.get('clientName').composite as string) || 'client';
             newClusterWorkers = settings.get('newClusterWorkers').composite as number;
             panel.updates.interval = settings.get('updateInterval').composite as number;
+            const paneInterval = (settings.get('paneInterval').composite as number) / 1000;
+            if (paneInterval !== panes.interval) {
+              panes.interval = paneInterval;
+              panes.sync();
+            }
             panes.layout = (settings.get('defaultLayout').composite as PaneKind[]) || panes.layout;
             panel.updates.send();
           };

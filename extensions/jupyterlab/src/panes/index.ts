@@ -126,7 +126,7 @@ export class Panes {
   readonly tracker: WidgetTracker<XschedPane>;
   /** opens a console on a worker with a key's value bound (the story pane's button) */
   keyConsole: KeyConsole | null = null;
-  /** seconds between two telemetry messages */
+  /** seconds between two telemetry messages (the paneInterval setting) */
   interval = 0.5;
   /** the panes of the default layout, top to bottom (the defaultLayout setting) */
   layout: PaneKind[] = ['task-stream', 'progress', 'worker-memory'];
