@@ -200,3 +200,14 @@ def test_cumulative_empty_partitions_keep_dtype(method):
 def test_cumsum_strings_in_order(n):
     s = pd.Series(list("bacdxa"))
     tm.assert_series_equal(xd.from_pandas(s, npartitions=n).cumsum().compute(), s.cumsum())
+
+
+@pytest.mark.parametrize("n", NPARTS)
+@pytest.mark.parametrize("columns", [["a", "b", "c"], ["a"], ["a", "c"], ["c"]])
+def test_frame_reductions_keep_nullable_dtypes(n, columns):
+    """A frame of nullable columns reduces to pandas' nullable dtype (Int64, Float64), not NumPy's."""
+    pdf = pd.DataFrame({"a": pd.array([1, None, 3], dtype="Int64"), "b": pd.array([1.5, 2.5, None], dtype="Float64"),
+                        "c": [1.0, 2.0, 3.0]})[columns]
+    df = xd.from_pandas(pdf, npartitions=n)
+    for method in ("sum", "mean", "min", "max", "count", "std", "var", "prod"):
+        tm.assert_series_equal(getattr(df, method)().compute(), getattr(pdf, method)())

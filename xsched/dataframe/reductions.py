@@ -125,8 +125,8 @@ def _merge_method(partials: list, method: str, merge: str, kwargs: dict) -> Any:
 
 
 def _final_method(partials: list, method: str, merge: str, kwargs: dict, meta: Any,
-                  min_count: int = 0) -> Any:
-    out = _merge_method(partials, method, merge, kwargs)
+                  min_count: int = 0, out_dtype: Any = None) -> Any:
+    out = _as_dtype(_merge_method(partials, method, merge, kwargs), out_dtype)
     if isinstance(out, str) and out == _EMPTY:
         return getattr(_empty_like(meta), method)()
     if isinstance(out, tuple):
@@ -136,6 +136,23 @@ def _final_method(partials: list, method: str, merge: str, kwargs: dict, meta: A
         if count < min_count:  # pandas' own missing value for this dtype (NaN, or NA)
             return getattr(_empty_like(meta), method)(min_count=min_count)
     return out
+
+
+def _as_dtype(out: Any, dtype: Any) -> Any:
+    """A per-column result in pandas' nullable ``dtype`` (``Float64`` for a frame of ``Int64``
+    and ``Float64`` columns) where the merged partials came out as NumPy's."""
+    if dtype is None or not isinstance(out, pd.Series) or out.dtype == dtype:
+        return out
+    try:
+        return out.astype(dtype)
+    except (TypeError, ValueError):
+        return out
+
+
+def _extension_dtype(meta: Any) -> Any:
+    """The result's dtype when it is one of pandas' extension dtypes (else None: NumPy's stay)."""
+    dtype = getattr(meta, "dtype", None) if isinstance(meta, pd.Series) else None
+    return dtype if isinstance(dtype, pd.api.extensions.ExtensionDtype) else None
 
 
 def _empty_like(meta: Any) -> Any:
@@ -153,7 +170,8 @@ def _simple(frame: _Frame, method: str, split_every: int | None, **kwargs: Any):
     return reduction(frame, _chunk_method, _final_method, combine, meta=meta, token=method,
                      split_every=split_every, chunk_kwargs={"method": method, "kwargs": kwargs},
                      aggregate_kwargs={"method": method, "merge": merge, "kwargs": merge_kwargs,
-                                       "meta": frame._meta, "min_count": kwargs.get("min_count", 0)})
+                                       "meta": frame._meta, "min_count": kwargs.get("min_count", 0),
+                                       "out_dtype": _extension_dtype(meta)})
 
 
 # --------------------------------------------------------------------------- mean, var, std
@@ -233,7 +251,7 @@ def _boxed(value: float, dtype: Any, kind: str) -> Any:
     return pd.Timedelta(ticks.view(f"m8[{unit}]"))
 
 
-def _finish_moments(partials: list, kind: str, ddof: int, name: Any, dtypes: list) -> Any:
+def _finish_moments(partials: list, kind: str, ddof: int, name: Any, dtypes: list, out_dtype: Any = None) -> Any:
     count, total, _, m2, labels = _merge_moments(partials)
     with np.errstate(invalid="ignore", divide="ignore"):
         if kind == "mean":  # the sum over the count, as pandas computes it
@@ -246,7 +264,7 @@ def _finish_moments(partials: list, kind: str, ddof: int, name: Any, dtypes: lis
     if any(_is_datetimelike(d) for d in dtypes):  # pandas mixes Timestamps and floats, as objects
         return pd.Series([_boxed(v, d, kind) for v, d in zip(out, dtypes)], index=labels, name=name,
                          dtype=object)
-    return pd.Series(out, index=labels, name=name)
+    return _as_dtype(pd.Series(out, index=labels, name=name), out_dtype)
 
 
 def _moment(frame: _Frame, kind: str, ddof: int, numeric_only: bool, skipna: bool,
@@ -258,11 +276,12 @@ def _moment(frame: _Frame, kind: str, ddof: int, numeric_only: bool, skipna: boo
     else:
         dtypes = [frame._meta.dtype]
     meta = _meta_of(frame, kind, skipna=skipna, **kwargs)
-    if isinstance(meta, pd.Series) and meta.dtype != object:
+    if isinstance(meta, pd.Series) and meta.dtype != object and _extension_dtype(meta) is None:
         meta = meta.astype("float64")
     return reduction(frame, _moments, _finish_moments, _merge_moments, meta=meta, token=kind,
                      split_every=split_every, chunk_kwargs={"numeric_only": numeric_only, "skipna": skipna},
-                     aggregate_kwargs={"kind": kind, "ddof": ddof, "name": None, "dtypes": dtypes})
+                     aggregate_kwargs={"kind": kind, "ddof": ddof, "name": None, "dtypes": dtypes,
+                                       "out_dtype": _extension_dtype(meta)})
 
 
 # --------------------------------------------------------------------------- distinct values
