@@ -306,3 +306,14 @@ def test_iter_of_a_0d_array_and_take_by_an_xsched_array_fail_at_once():
         xa.take(x, xa.from_array(np.array([0, 1]), chunks=1), axis=1)
     with pytest.raises(TypeError, match="broadcasting"):  # (not xa.outer, which flattens)
         np.multiply.outer(x, x)
+
+
+def test_a_true_where_masks_nothing_and_unknown_sizes_get_their_advice():
+    x = xa.from_array(np.arange(6.0), chunks=2)
+    assert_array_equal(np.add(x, 1, where=np.True_).compute(), np.arange(6.0) + 1)
+    with pytest.raises(TypeError, match="where="):
+        np.add(x, 1, where=x > 2)
+    with pytest.raises(ValueError, match=r"compute_chunk_sizes\(\)"):
+        xa.sort(x[x > 1], axis=None)
+    with pytest.raises(ValueError, match="operation maximum which has no identity"):
+        xa.max(x[x > 10]).compute()  # (sizes unknown when built: NumPy's words when computed)

@@ -441,7 +441,9 @@ class Array:
         if out is not None and any(o is not None for o in (out if isinstance(out, tuple) else (out,))):
             raise TypeError(f"{ufunc.__name__}: out= is not supported for xsched arrays; "
                             "use the returned array instead.")
-        if kwargs.get("where", True) is not True:  # (a whole-array mask, and no out= to keep the rest)
+        where = kwargs.get("where", True)
+        if not (where is True or (np.ndim(where) == 0 and not hasattr(where, "__xsched_graph__") and bool(where))):
+            # (a mask, and no out= to keep the rest; a true scalar, np.True_ too, masks nothing)
             raise TypeError(f"{ufunc.__name__}: where= is not supported for xsched arrays; use "
                             f"xa.where(mask, np.{ufunc.__name__}(...), fallback) instead.")
         kwargs.pop("where", None)

@@ -240,8 +240,8 @@ def _extreme_combine(parts: list, f: Callable) -> np.ndarray | None:
 
 def _extreme_aggregate(parts: list, axes: tuple, keepdims: bool, dtype: np.dtype, f: Callable) -> np.ndarray:
     out = _extreme_combine(parts, f)
-    if out is None:
-        raise ValueError(f"zero-size array to reduction operation {f.__name__} which has no identity")
+    if out is None:  # (only with unknown chunk sizes: an empty axis is caught when built)
+        raise ValueError(_no_identity_message({np.min: "minimum", np.max: "maximum"}.get(f, f.__name__)))
     return _finish(out, axes, keepdims, dtype)
 
 
@@ -291,8 +291,12 @@ def _no_identity(x: Any, axis: Any, op: str, ufunc: str) -> None:
     (``min``, ``max``, ``nanmin``...) over an axis of length zero."""
     shape = np.shape(x) if not hasattr(x, "shape") else x.shape
     if builtins.any(shape[a] == 0 for a in _normalize_axis(axis, len(shape), op)):
-        raise ValueError(f"zero-size array to reduction operation {ufunc} which has no "
-                         "identity")
+        raise ValueError(_no_identity_message(ufunc))
+
+
+def _no_identity_message(ufunc: str) -> str:
+    """NumPy's words for a reduction without an identity over nothing, naming its ufunc."""
+    return f"zero-size array to reduction operation {ufunc} which has no identity"
 
 
 def min(x: Array, axis: Any = None, keepdims: bool = False, split_every: Any = None,

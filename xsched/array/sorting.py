@@ -32,9 +32,11 @@ def _flat_or(x: Array, axis: Any, name: str) -> tuple[Array, int]:
         return x, _axis_whole(x, operator.index(axis), name)
     flat = ravel(x)
     if len(flat.chunks[0]) > 1:
+        unknown = any(c != c for c in flat.chunks[0])  # (NaN: sizes after a boolean mask)
+        fix = "x.compute_chunk_sizes().rechunk(-1)" if unknown else "x.rechunk(-1)"
         raise ValueError(f"{name}: axis=None sorts the flattened array, which here is cut into "
                          f"{len(flat.chunks[0])} chunks; sorting needs it in one chunk: "
-                         f"{name}(x.rechunk(-1), axis=None)")
+                         f"{name}({fix}, axis=None)")
     return flat, 0
 
 

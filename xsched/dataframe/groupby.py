@@ -141,7 +141,8 @@ def _as_time(col: pd.Series, dtype: Any) -> pd.Series:
 def _moments(g: Any) -> pd.DataFrame:
     """Count, mean and M2 per group side by side (columns ``n``, ``mean``, ``m2``, over the
     selected columns for a frame), all from one grouping so that their rows agree; M2 from
-    pandas' own variance, which is exact to the digits the values have."""
+    pandas' own variance of each partition (its two-pass sum of squared deviations, which
+    keeps the digits a one-pass sum of squares loses when the mean is large)."""
     n = g.count()
     return pd.concat({"n": n, "mean": g.mean(), "m2": g.var(ddof=0) * n}, axis=1)
 
