@@ -75,3 +75,27 @@ def test_pieces_made_from_the_meta_add_no_category():
     df = xd.from_pandas(PDF, npartitions=2).astype({"s": "category"})
     out = xd.concat([df, df[df.v > 100]]).compute()
     assert out.s.cat.categories.tolist() == list("abcd")
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_categorical_keys_stay_categorical_across_partitions(n):
+    """Counts and groups of a column whose partitions inferred their own categories keep a
+    CategoricalIndex of the union, as pandas gives for the whole column."""
+    s = xd.from_pandas(PDF.s, npartitions=n).astype("category")
+    tm.assert_series_equal(s.value_counts().compute(), PDF.s.astype("category").value_counts())
+    df = xd.from_pandas(PDF, npartitions=n).astype({"s": "category"})
+    whole = PDF.astype({"s": "category"})
+    for observed in (True, False):
+        tm.assert_series_equal(df.groupby("s", observed=observed).v.sum().compute(),
+                               whole.groupby("s", observed=observed).v.sum())
+
+
+def test_concat_of_different_explicit_categories_gives_what_pandas_gives():
+    """Categories that differ from the start (two collections) are not unified: pandas'
+    concat makes the column str, and so does the meta."""
+    a = pd.DataFrame({"c": pd.Categorical(["b", "a"], categories=["b", "a"], ordered=True)})
+    b = pd.DataFrame({"c": pd.Categorical(["c"], ordered=True)})
+    out = xd.concat([xd.from_pandas(a, 1), xd.from_pandas(b, 1)])
+    expected = pd.concat([a, b])
+    assert out._meta.c.dtype == expected.c.dtype
+    tm.assert_frame_equal(out.compute(), expected)

@@ -1018,9 +1018,9 @@ def _concat(parts: list, meta: Any = None) -> Any:
     if len(parts) == 1:
         return parts[0]
     if isinstance(parts[0], pd.Index):
-        parts = _unify_categoricals(parts)
+        parts = _unify_categoricals(parts, meta)
         return parts[0].append(parts[1:])
-    parts = _unify_categoricals(parts)  # (empty partitions' categories too: pandas keeps those of filtered rows)
+    parts = _unify_categoricals(parts, meta)  # (empty partitions' categories too: pandas keeps those of filtered rows)
     non_empty = [p for p in parts if len(p)] or parts[:1]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # empty partitions' dtypes
@@ -1062,29 +1062,45 @@ def _union_categories(dtypes: Sequence[pd.CategoricalDtype]) -> pd.CategoricalDt
     return pd.CategoricalDtype(cats, ordered=all(d.ordered for d in dtypes))
 
 
-def _unify_categoricals(parts: list) -> list:
-    """The pieces of one object, their categorical columns (or values) recoded to the union of
-    the pieces' categories where these differ: pandas' concat would fall back to object."""
+def _unify_categoricals(parts: list, meta: Any = None) -> list:
+    """The pieces of one object, their categorical columns, values and index recoded to the
+    union of the pieces' categories where these differ (pandas' concat would fall back to
+    object): where each piece inferred its own, as after ``astype("category")``. Not where
+    ``meta`` says the result is not categorical: pieces of columns whose categories differ
+    from the start (``concat`` of two collections) come out as pandas' concat gives them."""
     if len(parts) < 2:
         return parts
     first = parts[0]
     if any(type(p) is not type(first) for p in parts):  # (a frame beside a series: left to pandas' concat)
         return parts
+
+    def union_of(dtypes: list, expected: Any) -> Any:
+        if expected is not None and not isinstance(expected, pd.CategoricalDtype):
+            return None
+        if not all(isinstance(d, pd.CategoricalDtype) for d in dtypes):
+            return None
+        union = _union_categories(dtypes)
+        return union if union is not None and any(d != union for d in dtypes) else None
+
+    if not isinstance(first, pd.Index) and isinstance(first.index, pd.CategoricalIndex):
+        expected = getattr(getattr(meta, "index", None), "dtype", None)
+        union = union_of([p.index.dtype for p in parts], expected)
+        if union is not None:
+            parts = [p.set_axis(p.index.astype(union)) for p in parts]
     if isinstance(first, pd.DataFrame):
         if not first.columns.is_unique or any(list(p.columns) != list(first.columns) for p in parts):
             return parts
         dtypes = {}
         for col, dtype in first.dtypes.items():
             if isinstance(dtype, pd.CategoricalDtype):
-                each = [p[col].dtype for p in parts]
-                union = _union_categories(each) if all(isinstance(d, pd.CategoricalDtype) for d in each) else None
-                if union is not None and any(d != union for d in each):
+                expected = meta[col].dtype if isinstance(meta, pd.DataFrame) and col in meta.columns else None
+                union = union_of([p[col].dtype for p in parts], expected)
+                if union is not None:
                     dtypes[col] = union
         return [p.astype(dtypes) for p in parts] if dtypes else parts
     if isinstance(getattr(first, "dtype", None), pd.CategoricalDtype):
-        each = [p.dtype for p in parts]
-        union = _union_categories(each) if all(isinstance(d, pd.CategoricalDtype) for d in each) else None
-        if union is not None and any(d != union for d in each):
+        union = union_of([p.dtype for p in parts], getattr(meta, "dtype", None))
+        if union is not None:
             return [p.astype(union) for p in parts]
     return parts
 

@@ -31,8 +31,8 @@ import pandas as pd
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
-from .core import _NO_META, DataFrame, Series, _emulate, _Frame, _nonempty, make_meta, map_partitions, \
-    new_collection
+from .core import _NO_META, DataFrame, Series, _emulate, _Frame, _nonempty, _unify_categoricals, make_meta, \
+    map_partitions, new_collection
 from .planner import Layer
 from .reductions import reduction
 from .shuffle import shuffle
@@ -169,7 +169,7 @@ def _merge(partials: list[dict], dropna: bool) -> dict:
     out = {}
     for stat in partials[0]:
         frames = [p[stat] for p in partials]
-        joined = pd.concat(frames)
+        joined = pd.concat(_unify_categoricals(frames))  # (categorical keys stay categorical)
         levels = list(range(joined.index.nlevels))
         if stat == "moments":
             out[stat] = _merge_moments(joined, levels, dropna)

@@ -31,7 +31,7 @@ import pandas as pd
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
-from .core import DataFrame, Scalar, Series, _Frame, _nonempty, make_meta, new_collection
+from .core import DataFrame, Scalar, Series, _Frame, _nonempty, _unify_categoricals, make_meta, new_collection
 
 __all__ = ["reduction", "DEFAULT_SPLIT_EVERY"]
 
@@ -305,7 +305,7 @@ def _value_counts_chunk(part: pd.Series, dropna: bool) -> pd.Series:
 
 
 def _value_counts_merge(partials: list) -> pd.Series:
-    out = pd.concat(partials)
+    out = pd.concat(_unify_categoricals(partials))  # (a categorical's counts keep a CategoricalIndex)
     return out.groupby(level=0, dropna=False, sort=False).sum()
 
 
