@@ -181,6 +181,7 @@ def read_arrow(src: Any, kwargs: dict, dtypes: dict, columns: list, filters: tup
                                   strings_can_be_null=True)
     ints = [c for c, t in types.items() if pa.types.is_integer(t)]
     kept, rows, seen = [], [], 0
+    pa.default_memory_pool().release_unused()  # (what the last partition's frame freed after its own call)
     try:
         for chunk in _chunks(src, CHUNK_BYTES):
             if _read_otherwise(chunk):
