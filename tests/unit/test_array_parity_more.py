@@ -317,3 +317,10 @@ def test_a_true_where_masks_nothing_and_unknown_sizes_get_their_advice():
         xa.sort(x[x > 1], axis=None)
     with pytest.raises(ValueError, match="operation maximum which has no identity"):
         xa.max(x[x > 10]).compute()  # (sizes unknown when built: NumPy's words when computed)
+
+
+@pytest.mark.parametrize("shape", [True, (2, True), np.True_])
+def test_a_bool_is_no_shape(shape):
+    numpy_error(lambda: np.zeros(shape))
+    with pytest.raises(TypeError, match="integers"):
+        xa.zeros(shape)

@@ -31,6 +31,9 @@ __all__ = ["generate", "arange", "linspace", "full", "ones", "zeros", "empty", "
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
+    flags = (bool, np.bool_)  # (integers to Python, not to NumPy: zeros(True) is NumPy's TypeError)
+    if isinstance(shape, flags) or (np.iterable(shape) and any(isinstance(s, flags) for s in shape)):
+        raise TypeError(f"expected a sequence of integers or a single integer for a shape, got {shape!r}")
     if isinstance(shape, numbers.Integral):
         shape = (shape,)
     out = tuple(operator.index(s) for s in shape)
