@@ -28,6 +28,7 @@ from .core import UNKNOWN_CATEGORIES, DataFrame, Series, _union_categories, map_
 from .reductions import reduction
 
 __all__ = ["UNKNOWN_CATEGORIES", "astype", "has_known_categories", "mark_unknown"]
+
 #: ``s.cat`` methods whose answer depends on every category (their position or their set)
 NEEDS_KNOWN = frozenset({"rename_categories", "reorder_categories", "add_categories", "remove_categories"})
 
@@ -96,13 +97,24 @@ def inferred_columns(dtype: Any, meta: Any) -> list | None:
 
 
 def union_dtype(series: Series):
-    """A Scalar: the dtype whose categories are the union of every partition's."""
+    """A Scalar: the dtype whose categories are the union of every partition's.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> s = xd.from_pandas(pd.Series(list("bca")), npartitions=3).astype("category")
+    >>> union_dtype(s).compute().categories.tolist()
+    ['a', 'b', 'c']
+    """
     return reduction(series, _dtype, _dtype_union, _dtype_union, meta=series._meta.dtype, token="cat-union")
 
 
 def categories(series: Series):
     """``s.cat.categories``: the union of the partitions' categories, as ``compute()`` unifies
-    them (an Index; computed, since the meta's may be ``UNKNOWN_CATEGORIES``)."""
+    them (an Index; computed, since the meta's may be ``UNKNOWN_CATEGORIES``).
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> categories(xd.from_pandas(pd.Series(list("ba")), npartitions=2).astype("category")).compute().tolist()
+    ['a', 'b']
+    """
     meta = pd.Index([], dtype=series._meta.dtype.categories.dtype if has_known_categories(series) else object)
     return reduction(series, _dtype, _categories_union, _dtype_union, meta=meta, token="cat-categories")
 
@@ -126,7 +138,12 @@ def _categories_union(dtypes: list) -> pd.Index:
 
 def codes(series: Series):
     """``s.cat.codes``, each partition's values coded against the categories of all partitions
-    when the meta does not know them (pandas' codes of the whole column)."""
+    when the meta does not know them (pandas' codes of the whole column).
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> codes(xd.from_pandas(pd.Series(list("bab")), npartitions=2).astype("category")).compute().tolist()
+    [1, 0, 1]
+    """
     if has_known_categories(series):
         return map_partitions(_codes, series, None, _name="cat-codes")
     return map_partitions(_codes, series, union_dtype(series), _name="cat-codes")
@@ -140,7 +157,12 @@ def _codes(part: pd.Series, dtype: pd.CategoricalDtype | None) -> pd.Series:
 
 def as_known(series: Series):
     """The Series with its categories computed now (the union of every partition's), so that
-    every partition shares them and the meta knows them."""
+    every partition shares them and the meta knows them.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> as_known(xd.from_pandas(pd.Series(list("ba")), npartitions=2).astype("category")).cat.known
+    True
+    """
     if has_known_categories(series):
         return series
     dtype = compute_collection(union_dtype(series))
@@ -150,7 +172,14 @@ def as_known(series: Series):
 
 
 def needs_known(series: Series, method: str) -> None:
-    """Fail when ``s.cat.<method>`` depends on every category and the meta does not know them."""
+    """Fail when ``s.cat.<method>`` depends on every category and the meta does not know them.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> needs_known(xd.from_pandas(pd.Series(list("ba")), npartitions=2).astype("category"), "reorder_categories")
+    Traceback (most recent call last):
+    ...
+    ValueError: None.cat.reorder_categories needs the categories, ...
+    """
     if method in NEEDS_KNOWN and not has_known_categories(series):
         raise ValueError(f"{series.name!r}.cat.{method} needs the categories, which each partition infers "
                          "for itself after astype('category'): call .cat.as_known() first (computes them), "
