@@ -150,3 +150,16 @@ def test_groupby_mean_and_std_of_times_like_pandas(n):
     pd.testing.assert_frame_equal(df.groupby("s").agg(spec).compute(), pdf.groupby("s").agg(spec))
     pd.testing.assert_frame_equal(df[["s", "t", "z", "v"]].groupby("s").std().compute(),
                                   pdf[["s", "t", "z", "v"]].groupby("s").std())
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_grouping_by_a_column_taken_before_assigning_others_leaves_it_out(n):
+    """pandas shares a column's values through an assign of other columns, so grouping the new
+    frame by the old frame's column leaves that column out (and keeps it when it was reassigned)."""
+    pdf = pd.DataFrame({"k": [1, 2, 1, 2], "w": [1, 2, 3, 4]})
+    df = xd.from_pandas(pdf, npartitions=n)
+    tm.assert_frame_equal(df.assign(z=1).groupby(df.k).sum().compute(), pdf.assign(z=1).groupby(pdf.k).sum())
+    tm.assert_frame_equal(df.assign(z=df.w + 1).assign(y=2).groupby(df.k).sum().compute(),
+                          pdf.assign(z=pdf.w + 1).assign(y=2).groupby(pdf.k).sum())
+    tm.assert_frame_equal(df.assign(k=df.k * 10).groupby(df.k).sum().compute(),
+                          pdf.assign(k=pdf.k * 10).groupby(pdf.k).sum())

@@ -248,10 +248,13 @@ def _shape(results: dict, spec: Any, meta: Any) -> Any:
 
 
 def _select_chain(graph: Any, name: str, column: Any) -> list[str]:
-    """``name`` and the layers it selects ``column`` from, through any column selections."""
+    """``name`` and the layers it takes ``column`` unchanged from: through column selections
+    that keep it, and assignments of other columns (pandas shares the column's values there)."""
     chain = [name]
     layer = graph.layers.get(name)
-    while getattr(layer, "kind", None) == "select" and len(layer.inputs) == 1 and column in (layer.columns or ()):
+    while getattr(layer, "inputs", None) and (
+            (layer.kind == "select" and len(layer.inputs) == 1 and column in (layer.columns or ()))
+            or (layer.kind == "assign" and column not in (layer.columns or ()))):
         chain.append(layer.inputs[0])
         layer = graph.layers.get(layer.inputs[0])
     return chain
