@@ -34,7 +34,7 @@ from ..graph.spec import Ref, Task
 from .core import _NO_META, DataFrame, Series, _emulate, _Frame, _nonempty, _unify_categoricals, make_meta, \
     map_partitions, new_collection
 from .planner import Layer
-from .reductions import reduction
+from .reductions import _as_float, _is_datetimelike, reduction
 from .shuffle import shuffle
 
 __all__ = ["GroupBy", "SeriesGroupBy"]
@@ -86,10 +86,6 @@ def _chunk(part: pd.DataFrame, by: Any, by_series: Any, selection: Any, stats: d
 _TIME_KINDS = {"sum": "M", "moments": "Mm"}
 
 
-def _time_kind(dtype: Any) -> str:
-    return "M" if isinstance(dtype, pd.DatetimeTZDtype) else getattr(dtype, "kind", "")
-
-
 def _times_as_floats(part: pd.DataFrame, keys: Any, picked: Any, kinds: str) -> pd.DataFrame:
     """``part`` with its aggregated time columns of ``kinds`` as float64 of their integers (NaT:
     NaN), so that sums and moments run on them; ``_restore_times`` turns the results back."""
@@ -97,29 +93,22 @@ def _times_as_floats(part: pd.DataFrame, keys: Any, picked: Any, kinds: str) -> 
         return part
     named = set(keys) if isinstance(keys, list) else {keys} if isinstance(keys, str) else set()
     wanted = [picked] if isinstance(picked, str) else list(picked) if picked is not None else list(part.columns)
-    times = [c for c in wanted if c in part.columns and c not in named and _time_kind(part[c].dtype) in kinds]
+    times = [c for c in wanted if c in part.columns and c not in named
+             and getattr(part[c].dtype, "kind", "O") in kinds]
     if not times:
         return part
-    return part.assign(**{c: _time_floats(part[c]) for c in times})
-
-
-def _time_floats(col: pd.Series) -> pd.Series:
-    if isinstance(col.dtype, pd.DatetimeTZDtype):
-        col = col.dt.tz_convert("UTC").dt.tz_localize(None)
-    values = col.to_numpy().view("i8").astype("float64")
-    values[col.isna().to_numpy()] = np.nan
-    return pd.Series(values, index=col.index, name=col.name)
+    return part.assign(**{c: pd.Series(_as_float(part[c]), index=part.index, name=c) for c in times})
 
 
 def _restore_times(out: Any, meta: Any) -> Any:
     """Results that came out as floats where ``meta`` (pandas' answer on a stand-in) has times:
     truncated to integers of the meta's unit, as pandas' own cast does."""
     if isinstance(out, pd.Series):
-        return _as_time(out, meta.dtype) if _time_kind(meta.dtype) in ("M", "m") else out
+        return _as_time(out, meta.dtype) if _is_datetimelike(meta.dtype) else out
     if not out.columns.is_unique:
         return out
     fixes = {c: _as_time(out[c], dtype) for c, dtype in meta.dtypes.items()
-             if _time_kind(dtype) in ("M", "m") and c in out.columns and out[c].dtype.kind == "f"}
+             if _is_datetimelike(dtype) and c in out.columns and out[c].dtype.kind == "f"}
     if fixes:
         out = out.copy()
         for c, col in fixes.items():  # (names may be tuples: agg with lists)

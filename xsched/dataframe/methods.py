@@ -14,6 +14,7 @@ collections' partitions end to end.
 
 from __future__ import annotations
 
+import operator
 import warnings
 from typing import Any, Callable, Sequence
 
@@ -299,7 +300,7 @@ def concat(dfs: Sequence[_Frame], axis: int = 0, join: str = "outer", ignore_ind
         layers[len_name] = {part_key(len_name, i): Task(len, (Ref(k),), {}, per_task(ann))
                             for i, k in enumerate(keys[:-1])}
         layers[start_name] = {part_key(start_name, i): Task(
-            _add, (Ref(part_key(start_name, i - 1)) if i > 1 else 0, Ref(part_key(len_name, i - 1))), {},
+            operator.add, (Ref(part_key(start_name, i - 1)) if i > 1 else 0, Ref(part_key(len_name, i - 1))), {},
             per_task(ann)) for i in range(1, len(keys))}
         offsets = [0] + [Ref(part_key(start_name, i)) for i in range(1, len(keys))]
     layer = layers[name] = {}
@@ -311,10 +312,6 @@ def concat(dfs: Sequence[_Frame], axis: int = 0, join: str = "outer", ignore_ind
     divisions = tuple(x for d in dfs for x in d.divisions[:-1]) + (dfs[-1].divisions[-1],) if known \
         else (None,) * (len(layer) + 1)
     return new_collection(LayeredGraph.merge(*[d._graph for d in dfs], new=layers), name, meta, divisions)
-
-
-def _add(a: int, b: int) -> int:
-    return a + b
 
 
 def _conform_concat(part: Any, meta: Any, join: str, start: int | None = None) -> Any:

@@ -150,12 +150,11 @@ def _merge_parts(left: pd.DataFrame, right: pd.DataFrame, kwargs: dict) -> pd.Da
     side is empty, where pandas keeps the other's: a piece cannot know that)."""
     out = pd.merge(left, right, **kwargs)
     how = kwargs.get("how", "inner")
-    if len(out) and how in ("right", "outer") and kwargs.get("right_index") and not kwargs.get("left_index") \
-            and not len(left):
-        out.index = left.index.take(np.full(len(out), -1), allow_fill=True, fill_value=np.nan)
-    elif len(out) and how in ("left", "outer") and kwargs.get("left_index") and not kwargs.get("right_index") \
-            and not len(right):
-        out.index = right.index.take(np.full(len(out), -1), allow_fill=True, fill_value=np.nan)
+    for side, on_index, other_on_index, keeps_other in ((left, "left_index", "right_index", "right"),
+                                                         (right, "right_index", "left_index", "left")):
+        if len(out) and not len(side) and how in (keeps_other, "outer") and kwargs.get(other_on_index) \
+                and not kwargs.get(on_index):  # (``side`` joins on a column and received no rows)
+            out.index = side.index.take(np.full(len(out), -1), allow_fill=True, fill_value=np.nan)
     return out
 
 
@@ -330,9 +329,10 @@ def sort_values(frame: _Frame, by: Any, ascending: Any = True, npartitions: int 
     by = columns if len(columns) > 1 else columns[0]
     _, boundaries, _ = _quantile_boundaries(frame, columns[0], int(npartitions or frame.npartitions))
     n = len(boundaries) + 1
+    categories = _categories(frame, columns[0])
     split = partial(_split_range, column=columns[0], boundaries=boundaries, ascending=first_ascending,
-                    nulls_first=na_position == "first", categories=_categories(frame, columns[0]))
-    token = new_token(frame._name, by, boundaries, ascending, na_position, _categories(frame, columns[0]))
+                    nulls_first=na_position == "first", categories=categories)
+    token = new_token(frame._name, by, boundaries, ascending, na_position, categories)
     moved = _exchange(frame, n, split, token, "sort")
     return map_partitions(_sort_part, moved, by, ascending, na_position, meta=frame._meta, _name="sort")
 
