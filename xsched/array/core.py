@@ -1086,21 +1086,25 @@ def _broadcast_chunks(op: Callable, args: tuple) -> tuple:
 # --------------------------------------------------------------------------- slicing
 
 
+def _spell_out_ellipsis(index: tuple, ndim: int, takes_axis: Callable[[Any], bool]) -> tuple[list, int]:
+    """``index`` with its one ``...`` replaced by the whole slices it stands for, and how many
+    axes the other entries take (``takes_axis``: not None, and for a 0-d boolean not either)."""
+    if sum(i is Ellipsis for i in index) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    n_real = sum(1 for i in index if i is not Ellipsis and takes_axis(i))
+    out: list = []
+    for i in index:
+        out.extend([slice(None)] * max(ndim - n_real, 0) if i is Ellipsis else [i])
+    return out, n_real
+
+
 def _normalize_index(index: Any, shape: tuple[int, ...]) -> list:
     if not isinstance(index, tuple):
         index = (index,)
-    if sum(i is Ellipsis for i in index) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    n_real = sum(1 for i in index if i is not Ellipsis and i is not None)
+    out, n_real = _spell_out_ellipsis(index, len(shape), lambda i: i is not None)
     if n_real > len(shape):
         raise IndexError(f"too many indices: array is {len(shape)}-dimensional, "
                          f"but {n_real} were indexed")
-    out: list = []
-    for i in index:
-        if i is Ellipsis:
-            out.extend([slice(None)] * (len(shape) - n_real))
-        else:
-            out.append(i)
     if not any(i is Ellipsis for i in index):  # (not `in`: that would compare index arrays)
         out.extend([slice(None)] * (len(shape) - n_real))
     for i in out:
@@ -1237,12 +1241,8 @@ def _getitem_scalar_bool(x: Array, index: Any) -> Array:
     if any(_fancy.is_integer_index(i) for i in index):
         raise IndexError("a scalar boolean index (True/False) cannot be combined with integer-array indices "
                          "on xsched arrays; index with the integer arrays first, then add the axis with None")
-    if sum(i is Ellipsis for i in index) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    n_real = sum(1 for i in index if i is not Ellipsis and i is not None and not _is_scalar_bool(i))
-    full: list = []
-    for i in index:  # with '...' spelled out, as NumPy places advanced indices
-        full.extend([slice(None)] * max(x.ndim - n_real, 0) if i is Ellipsis else [i])
+    # with '...' spelled out, as NumPy places advanced indices
+    full, _ = _spell_out_ellipsis(index, x.ndim, lambda i: i is not None and not _is_scalar_bool(i))
     advanced = [p for p, i in enumerate(full) if _is_scalar_bool(i) or isinstance(i, numbers.Integral)]
     pos = advanced[0] if advanced == list(range(advanced[0], advanced[-1] + 1)) else 0
     rest = [i for i in full if not _is_scalar_bool(i)]

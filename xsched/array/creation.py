@@ -36,10 +36,7 @@ def _shape(shape: Any) -> tuple[int, ...]:
         raise TypeError(f"expected a sequence of integers or a single integer for a shape, got {shape!r}")
     if isinstance(shape, numbers.Integral):
         shape = (shape,)
-    out = tuple(operator.index(s) for s in shape)
-    if any(s < 0 for s in out):
-        raise ValueError(f"negative dimensions are not allowed (shape {out})")
-    return out
+    return tuple(operator.index(s) for s in shape)  # (negative sizes: normalize_chunks says so)
 
 
 def generate(kind: str, make: Callable, shape: Any, dtype: Any, chunks: Any,

@@ -287,11 +287,7 @@ def to_zarr(arr: Array, url: Any, component: str | None = None, overwrite: bool 
                                   "into it, append_dim= to add to it, or choose another path or "
                                   "component.") from exc
         offset = (0,) * arr.ndim
-        # blocks that start on the stored chunks (or shards, written whole) need no lock
-        unit = getattr(z, "shards", None) or z.chunks
-        aligned = tuple(_aligned(c, 0, u) for c, u in zip(arr.chunks, unit))
-        if aligned != arr.chunks:
-            arr = arr.rechunk(aligned)
+        arr = _on_grid(arr, z, offset)  # (blocks that start on the stored chunks need no lock)
     token = new_token(arr.name, repr(source), uuid.uuid4().hex)
     name = f"to-zarr-{token}"
     ann = annotations_in_force()
@@ -344,11 +340,16 @@ def _into_existing(arr: Array, source: ZarrSource, region: Any, append_dim: int 
         z.resize(tuple(z.shape[a] + (arr.shape[a] if a == axis else 0) for a in range(arr.ndim)))
     else:
         offset = _region_offset(region, z.shape, arr.shape, source)
-    unit = getattr(z, "shards", None) or z.chunks  # (a shard is written whole, or read, changed, written)
+    return _on_grid(arr, z, offset), offset
+
+
+def _on_grid(arr: Array, z: Any, offset: tuple[int, ...]) -> Array:
+    """``arr`` rechunked, where it must be, so that every block written at ``offset`` into
+    zarr array ``z`` begins on one of its chunks (its shards when sharded: a shard is written
+    whole, or read, changed and written)."""
+    unit = getattr(z, "shards", None) or z.chunks
     aligned = tuple(_aligned(c, o, u) for c, o, u in zip(arr.chunks, offset, unit))
-    if aligned != arr.chunks:
-        arr = arr.rechunk(aligned)
-    return arr, offset
+    return arr.rechunk(aligned) if aligned != arr.chunks else arr
 
 
 def _axis(axis: int, ndim: int) -> int:
