@@ -99,3 +99,19 @@ def test_concat_of_different_explicit_categories_gives_what_pandas_gives():
     expected = pd.concat([a, b])
     assert out._meta.c.dtype == expected.c.dtype
     tm.assert_frame_equal(out.compute(), expected)
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_sorting_by_unknown_categories_ranks_by_value_with_no_code_step(n):
+    """Unknown categories are each partition's own, sorted: values rank as they sort, so the
+    sort needs no step turning them into codes (only known categories rank by code)."""
+    from xsched.dataframe.shuffle import _categories
+
+    df = xd.from_pandas(PDF, npartitions=n).astype({"s": "category"})
+    assert _categories(df, "s") is None
+    expected = PDF.astype({"s": "category"}).sort_values("s", kind="stable")
+    got = df.sort_values("s").compute()
+    tm.assert_series_equal(got.s.astype(str), expected.s.astype(str))
+    known = xd.from_pandas(PDF.astype({"s": pd.CategoricalDtype(list("dcba"))}), npartitions=n)
+    assert _categories(known, "s").tolist() == list("dcba")
+    assert known.sort_values("s").compute().s.tolist() == list("dcbbaa")

@@ -34,6 +34,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.p2p import p2p_layers, shuffle_method
 from ..graph.shuffle import shuffle_layers
 from ..graph.spec import Ref, Task
+from .categorical import has_known_categories
 from .core import DataFrame, Series, _concat, _Frame, _nonempty, make_meta, map_partitions, new_collection
 from .io import _identity, from_pandas
 from .reductions import quantile, reduction
@@ -215,9 +216,13 @@ def _hash_shuffle(frame: DataFrame, on: list | None, n: int, dtypes: Any) -> Dat
 
 
 def _categories(frame: _Frame, column: Any) -> Any:
-    """The categories of a categorical sort column (its meta's), else None."""
-    dtype = (frame.index if column is None else frame[column])._meta.dtype
-    return dtype.categories if isinstance(dtype, pd.CategoricalDtype) else None
+    """The categories of a categorical sort column (its meta's), else None; None too when
+    they are unknown (each partition inferred its own, sorted: values rank as they sort)."""
+    values = frame.index if column is None else frame[column]
+    dtype = values._meta.dtype
+    if not isinstance(dtype, pd.CategoricalDtype) or not has_known_categories(values):
+        return None
+    return dtype.categories
 
 
 def _quantile_boundaries(frame: _Frame, column: Any, npartitions: int) -> tuple[Any, list, Any]:
