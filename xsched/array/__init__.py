@@ -24,6 +24,7 @@ arrays run these (``np.mean(x, axis=0)`` is ``xa.mean``; see ``xsched.array.disp
 """
 
 from .core import Array, elemwise, from_array, map_blocks, normalize_chunks
+from . import slicing as _slicing  # (x[index])
 from .index_notation import blockwise, einsum, unify_chunks
 from .creation import (arange, array, asarray, empty, empty_like, eye, fromfunction, full,
                        full_like, indices, linspace, ones, ones_like, zeros, zeros_like)

@@ -17,12 +17,13 @@ text before ``-<token>`` is the *group* shown by progress bars: strip a trailing
 
 Modules
 -------
-This module holds ``Array``, ``from_array``, ``map_blocks``, ``elemwise`` and slicing.
+This module holds ``Array``, ``from_array``, ``map_blocks`` and ``elemwise``.
 Block sizes (``chunks.py``), rechunking (``rechunking.py``), reductions (``reductions.py``)
 and the notebook view (``display.py``) sit below it. ``creation.py``, ``manipulation.py``,
 ``linalg.py``, ``scans.py`` and ``random.py`` build on it, and the first four add their
 methods to ``Array`` when imported (``x.reshape``, ``x @ y``, ``x.cumsum``, ...), as
-``overlapping.py`` and ``zarr.py`` add ``x.map_overlap`` and ``x.to_zarr``, and
+``slicing.py`` gives it ``x[index]``, ``overlapping.py`` and ``zarr.py`` add
+``x.map_overlap`` and ``x.to_zarr``, and
 ``dispatch.py`` adds ``__array_function__`` (NumPy's functions run xsched.array's);
 ``index_notation.py`` builds ``blockwise`` on ``block_layer``, the layer ``map_blocks``
 builds. Importing any part of ``xsched.array`` runs the package's ``__init__``, which
@@ -59,7 +60,6 @@ from ..graph.optimize import optimize
 from ..graph.spec import Ref, Task, funcname
 from . import display, hdf5, reductions
 from . import masking as _masking
-from . import take as _fancy
 from . import rechunking as _rechunk
 from .chunks import Chunks, _starts, normalize_chunks
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
@@ -297,16 +297,6 @@ class Array:
         [0, 10, 20, 30, 40, 50]
         """
         return map_blocks(func, self, *args, **kwargs)
-
-    def __getitem__(self, index: Any) -> "Array":
-        if _is_boolean_mask(index) and not (isinstance(index, np.ndarray) and index.ndim == 1):
-            if not isinstance(index, Array):
-                if index.shape != self.shape:
-                    raise IndexError(f"a boolean mask of shape {index.shape} cannot index an array of shape "
-                                     f"{self.shape}: the shapes must be equal")
-                index = from_array(index, chunks=self.chunks)
-            return _masking.boolean_mask(self, index)
-        return _getitem(self, index)
 
     def astype(self, dtype: Any, copy: bool = True) -> "Array":
         """Cast every block to ``dtype``.
@@ -1081,236 +1071,3 @@ def _broadcast_chunks(op: Callable, args: tuple) -> tuple:
         if out_chunks[ax] is None:
             out_chunks[ax] = (out_shape[ax],)
     return tuple(out_chunks), ndim, args
-
-
-# --------------------------------------------------------------------------- slicing
-
-
-def _spell_out_ellipsis(index: tuple, ndim: int, takes_axis: Callable[[Any], bool]) -> tuple[list, int]:
-    """``index`` with its one ``...`` replaced by the whole slices it stands for, and how many
-    axes the other entries take (``takes_axis``: not None, and for a 0-d boolean not either)."""
-    if sum(i is Ellipsis for i in index) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    n_real = sum(1 for i in index if i is not Ellipsis and takes_axis(i))
-    out: list = []
-    for i in index:
-        out.extend([slice(None)] * max(ndim - n_real, 0) if i is Ellipsis else [i])
-    return out, n_real
-
-
-def _normalize_index(index: Any, shape: tuple[int, ...]) -> list:
-    if not isinstance(index, tuple):
-        index = (index,)
-    out, n_real = _spell_out_ellipsis(index, len(shape), lambda i: i is not None)
-    if n_real > len(shape):
-        raise IndexError(f"too many indices: array is {len(shape)}-dimensional, "
-                         f"but {n_real} were indexed")
-    if not any(i is Ellipsis for i in index):  # (not `in`: that would compare index arrays)
-        out.extend([slice(None)] * (len(shape) - n_real))
-    for i in out:
-        if i is None or isinstance(i, (slice, numbers.Integral)) or _fancy.is_integer_index(i):
-            continue
-        if isinstance(i, Array):
-            raise TypeError("an xsched array used as an index must be a boolean mask of the same shape "
-                            "(x[x > 0]); for integer positions, compute() the index array first")
-        raise TypeError(
-            f"xsched arrays support indexing with ints, slices, None, '...', lists or NumPy arrays of "
-            f"integers and boolean masks, not {type(i).__name__}"
-        )
-    return out
-
-
-def _slice_axis(chunks: tuple[int, ...], sl: slice) -> list[tuple[int, slice, int]]:
-    """Blocks hit by a slice: (block index, slice inside the block, selected length)."""
-    size = sum(chunks)
-    start, stop, step = sl.indices(size)
-    picks = []
-    starts = _starts(chunks)
-    if step < 0:  # blocks last to first, each read backwards
-        for b in reversed(range(len(chunks))):
-            lo, hi = starts[b], starts[b + 1]
-            top = min(start, hi - 1)
-            top -= (top - start) % -step
-            bottom = max(lo, stop + 1)
-            if top < bottom:
-                continue
-            length = (top - bottom) // -step + 1
-            end = top + step * length - lo
-            picks.append((b, slice(top - lo, end if end >= 0 else None, step), length))
-        return picks or [(0, slice(0, 0, 1), 0)]
-    for b, n in enumerate(chunks):
-        lo, hi = starts[b], starts[b + 1]
-        first = max(start, lo)
-        if first < stop and step > 1:
-            first += (-(first - start)) % step
-        last = min(stop, hi)
-        if first >= last:
-            continue
-        length = len(range(first, last, step))
-        picks.append((b, slice(first - lo, last - lo, step), length))
-    if not picks:  # an empty selection keeps one empty block
-        picks.append((0, slice(0, 0, 1), 0))
-    return picks
-
-
-def _is_boolean_mask(index: Any) -> bool:
-    """``x[mask]`` with a boolean array (an xsched Array or NumPy) rather than ints and slices."""
-    return (isinstance(index, Array) and index.dtype == np.bool_) or (
-        isinstance(index, np.ndarray) and index.dtype == np.bool_ and index.ndim > 0)
-
-
-def _getitem(x: Array, index: Any) -> Array:
-    _masking.known_chunks_needed(x, "indexing")
-    if any(_is_scalar_bool(i) for i in (index if isinstance(index, tuple) else (index,))):
-        return _getitem_scalar_bool(x, index)
-    idx = _normalize_index(index, x.shape)
-    arrays = [p for p, i in enumerate(idx) if _fancy.is_integer_index(i)]
-    if arrays:
-        return _getitem_integer_array(x, idx, arrays)
-    per_axis: list = []  # per output axis: list of (in block, local index, out length)
-    plan: list = []  # per input axis or inserted axis
-    axis = 0
-    for i in idx:
-        if i is None:
-            plan.append(("new", None))
-            continue
-        n = x.shape[axis]
-        if isinstance(i, numbers.Integral):
-            j = int(i)
-            if not -n <= j < n:
-                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
-            j %= n
-            starts = _starts(x.chunks[axis])
-            b = next(b for b in range(len(x.chunks[axis])) if starts[b] <= j < starts[b + 1])
-            plan.append(("int", (axis, b, j - starts[b])))
-        else:
-            picks = _slice_axis(x.chunks[axis], i)
-            plan.append(("slice", (axis, picks)))
-        axis += 1
-    for kind, what in plan:
-        if kind == "new":
-            per_axis.append([(None, None, 1)])
-        elif kind == "slice":
-            per_axis.append(what[1])
-    out_chunks = tuple(tuple(p[2] for p in picks) for picks in per_axis)
-    if all(isinstance(i, slice) and i == slice(None) for i in idx):
-        return x
-    name = f"getitem-{new_token(x.name, [repr(i) for i in idx])}"
-    ann = annotations_in_force()
-    layer: dict[str, Any] = {}
-    for out_index in itertools.product(*[range(len(p)) for p in per_axis]):
-        in_index = [0] * x.ndim
-        local: list = []
-        o = 0
-        for kind, what in plan:
-            if kind == "new":
-                local.append(None)
-                o += 1
-            elif kind == "int":
-                ax, b, j = what
-                in_index[ax] = b
-                local.append(j)
-            else:
-                ax, picks = what
-                b, sl, _ = picks[out_index[o]]
-                in_index[ax] = b
-                local.append(sl)
-                o += 1
-        layer[chunk_key(name, out_index)] = Task(
-            _take, (Ref(chunk_key(x.name, tuple(in_index))), tuple(local)), {}, per_task(ann))
-    return Array(LayeredGraph.merge(x._graph, new={name: layer}), name, out_chunks, x.dtype)
-
-
-def _is_scalar_bool(i: Any) -> bool:
-    return isinstance(i, (bool, np.bool_)) or (
-        isinstance(i, np.ndarray) and i.ndim == 0 and i.dtype == np.bool_)
-
-
-def _getitem_scalar_bool(x: Array, index: Any) -> Array:
-    """``x[True]``, ``x[0, False]``: NumPy's 0-d boolean index, a new axis of length 1 (all
-    True) or 0 (any False) taking no axis of ``x`` -- not the integers 1 and 0. Like other
-    advanced indices with the ints beside it, it goes where they stand when they stand side
-    by side, else first.
-
-    >>> import numpy as np, xsched.array as xa
-    >>> x = xa.from_array(np.arange(12).reshape(3, 4), chunks=2)
-    >>> x[True].shape, x[False].shape, x[:, True].shape, x[1, True].compute().tolist()
-    ((1, 3, 4), (0, 3, 4), (3, 1, 4), [[4, 5, 6, 7]])
-    """
-    index = index if isinstance(index, tuple) else (index,)
-    if any(_fancy.is_integer_index(i) for i in index):
-        raise IndexError("a scalar boolean index (True/False) cannot be combined with integer-array indices "
-                         "on xsched arrays; index with the integer arrays first, then add the axis with None")
-    # with '...' spelled out, as NumPy places advanced indices
-    full, _ = _spell_out_ellipsis(index, x.ndim, lambda i: i is not None and not _is_scalar_bool(i))
-    advanced = [p for p, i in enumerate(full) if _is_scalar_bool(i) or isinstance(i, numbers.Integral)]
-    pos = advanced[0] if advanced == list(range(advanced[0], advanced[-1] + 1)) else 0
-    rest = [i for i in full if not _is_scalar_bool(i)]
-    y = _getitem(x, tuple(rest[:pos] + [None] + rest[pos:]))
-    if not all(bool(i) for i in full if _is_scalar_bool(i)):
-        y = _getitem(y, (slice(None),) * pos + (slice(0, 0),))
-    return y
-
-
-def _getitem_integer_array(x: Array, idx: list, arrays: list) -> Array:
-    """``x[..., [i, j, k], ...]``: the basic part of the index first, then ``take`` along the
-    array's axis. Where NumPy would move that axis first (integers and the array not side by
-    side), the result's axis moves there too."""
-    if len(arrays) > 1:
-        if _is_outer(idx, arrays):
-            return _getitem_outer(x, idx, arrays)
-        raise IndexError("xsched arrays take one integer-array index at a time (NumPy would pair several "
-                         "element-wise); index one axis after the other, e.g. x[rows][:, cols]")
-    p = arrays[0]
-    in_axis = sum(1 for i in idx[:p] if i is not None)
-    # positions (a boolean index is a mask here, not 0s and 1s as for take); out of bounds fails
-    # here, naming the axis
-    positions = _fancy.normalize_indices(idx[p], x.shape[in_axis], in_axis)
-    basic = idx[:p] + [slice(None)] + idx[p + 1:]
-    out_axis = sum(1 for i in idx[:p] if not isinstance(i, numbers.Integral))
-    y = _fancy.take(_getitem(x, tuple(basic)), positions, axis=out_axis)
-    ints = [q for q, i in enumerate(idx) if isinstance(i, numbers.Integral)]
-    group = sorted(ints + [p])
-    if out_axis and ints and group[-1] - group[0] != len(group) - 1:
-        order = [out_axis] + [a for a in range(y.ndim) if a != out_axis]
-        y = y.transpose(order)  # the picked axis first
-    return y
-
-
-def _is_outer(idx: list, arrays: list) -> bool:
-    """Whether ``idx`` is an *outer* index in ``numpy.ix_`` form: integer arrays whose
-    shapes are 1 but along their own place among them (``(3, 1)`` then ``(1, 2)``),
-    with only ints besides. NumPy's result then picks along each axis independently."""
-    if any(not (p in arrays or isinstance(i, numbers.Integral)) for p, i in enumerate(idx)):
-        return False
-    for j, p in enumerate(arrays):
-        a = np.asarray(idx[p])
-        if a.ndim != len(arrays) or a.dtype == np.bool_ or any(
-                n != 1 for d, n in enumerate(a.shape) if d != j):
-            return False
-    return True
-
-
-def _getitem_outer(x: Array, idx: list, arrays: list) -> Array:
-    """``x[ix_(rows, cols)]``: the ints first, then one ``take`` per axis.
-
-    >>> import numpy as np, xsched.array as xa
-    >>> x = xa.from_array(np.arange(24).reshape(2, 3, 4), chunks=2)
-    >>> x[np.ix_([1, 0], [2], [3, 1])].compute().tolist()
-    [[[23, 21]], [[11, 9]]]
-    >>> x[1, np.array([[2], [0]]), np.array([[3, 1]])].compute().tolist()
-    [[23, 21], [15, 13]]
-    """
-    y = _getitem(x, tuple(slice(None) if p in arrays else i for p, i in enumerate(idx)))
-    for j, p in enumerate(arrays):
-        y = _fancy.take(y, np.asarray(idx[p]).ravel(), axis=j)
-    return y
-
-
-def _take(block: np.ndarray, index: tuple) -> np.ndarray:
-    """Select from a block; copy when the selection is smaller than the block, so that a
-    small result does not keep a big block alive in worker memory."""
-    out = block[index]
-    if isinstance(out, np.ndarray) and out.base is not None and out.size < block.size:
-        out = out.copy()
-    return out
