@@ -9,7 +9,7 @@ follows from the R factor: ``R = U_r S V^T`` gives ``A = (Q U_r) S V^T``::
 
     qr-block-<t>-i   (Q_i, R_i) = numpy.linalg.qr(A_i)
     qr-rblock-<t>-i  R_i alone: the stack fetches the small R_i, never the Q_i
-    qr-stack-<t>     (Q', R) of the R_i stacked
+    qr-stack-<t>     (Q', R) of the R_i stacked, and where each R_i ends in it
     qr-q-<t>-i       Q_i @ Q'_i                      (Q: the row chunks of A, n columns)
     qr-r-<t>         R                               (one n x n chunk)
     svd-*-<t>        U_r, S, V^T of R; U = Q @ U_r, block by block, as Q_i @ (Q'_i @ U_r)
@@ -49,11 +49,19 @@ def _qr_block(block: np.ndarray) -> tuple:
 
 
 def _qr_stack(rs: list) -> tuple:
-    return np.linalg.qr(np.vstack(rs))
+    """``(Q', R)`` of the stacked ``R_i``, and where each ``R_i`` ends in the stack (known
+    only now when the row blocks' lengths were unknown, after a boolean mask)."""
+    return (*np.linalg.qr(np.vstack(rs)), np.cumsum([len(r) for r in rs]))
 
 
-def _q_block(block: tuple, stack: tuple, start: int, stop: int) -> np.ndarray:
-    return block[0] @ stack[0][start:stop]
+def _rows_of(stack: tuple, i: int) -> np.ndarray:
+    """``Q'_i``: the rows of ``Q'`` facing block ``i``'s ``R_i``."""
+    ends = stack[2]
+    return stack[0][(ends[i - 1] if i else 0):ends[i]]
+
+
+def _q_block(block: tuple, stack: tuple, i: int) -> np.ndarray:
+    return block[0] @ _rows_of(stack, i)
 
 
 def _r_of(stack: tuple) -> np.ndarray:
@@ -64,9 +72,9 @@ def _svd_of_r(stack: tuple) -> tuple:
     return np.linalg.svd(stack[1])
 
 
-def _u_block(block: tuple, stack: tuple, usv: tuple, start: int, stop: int) -> np.ndarray:
+def _u_block(block: tuple, stack: tuple, usv: tuple, i: int) -> np.ndarray:
     """``U_i = Q_i @ (Q'_i @ U_r)``: the small product first, so that no ``Q`` block is made."""
-    return block[0] @ (stack[0][start:stop] @ usv[0])
+    return block[0] @ (_rows_of(stack, i) @ usv[0])
 
 
 def _item(parts: tuple, i: int) -> np.ndarray:
@@ -89,13 +97,11 @@ def _tall_skinny(a: Any, op: str) -> Array:
     return a
 
 
-def _tsqr(a: Array) -> tuple[dict, str, str, str, tuple]:
+def _tsqr(a: Array) -> tuple[dict, str, str, str, list]:
     """The layers of ``Q`` and ``R`` (see the module docstring), the names of ``Q``'s
     layer, ``R``'s layer and the stacked factorization's key, and per row block the name of
-    its ``(Q_i, R_i)`` key and where its ``R_i`` sits in the stack."""
+    its ``(Q_i, R_i)`` key."""
     rows, (n,) = a.chunks
-    ends = np.cumsum([min(r, n) for r in rows])  # where each block's R sits in the stack
-    starts = ends - [min(r, n) for r in rows]
     token = new_token("tsqr", a.name, a.chunks)
     ann = annotations_in_force()
     blocks_name, rblocks_name, stack_key, q_name, r_name = (
@@ -108,13 +114,11 @@ def _tsqr(a: Array) -> tuple[dict, str, str, str, tuple]:
         blocks_name: blocks,
         rblocks_name: rblocks,
         stack_key: {stack_key: Task(_qr_stack, ([Ref(k) for k in rblocks],), {}, per_task(ann))},
-        q_name: {chunk_key(q_name, (i, 0)): Task(_q_block, (Ref(chunk_key(blocks_name, (i,))), Ref(stack_key),
-                                                            int(starts[i]), int(ends[i])), {}, per_task(ann))
-                 for i in range(len(rows))},
+        q_name: {chunk_key(q_name, (i, 0)): Task(_q_block, (Ref(chunk_key(blocks_name, (i,))), Ref(stack_key), i),
+                                                 {}, per_task(ann)) for i in range(len(rows))},
         r_name: {chunk_key(r_name, (0, 0)): Task(_r_of, (Ref(stack_key),), {}, per_task(ann))},
     }
-    where = [(chunk_key(blocks_name, (i,)), int(starts[i]), int(ends[i])) for i in range(len(rows))]
-    return layers, q_name, r_name, stack_key, where
+    return layers, q_name, r_name, stack_key, list(blocks)
 
 
 def qr(a: Any) -> tuple[Array, Array]:
@@ -146,7 +150,7 @@ def svd(a: Any) -> tuple[Array, Array, Array]:
     (True, (200, 200, 200))
     """
     a = _tall_skinny(a, "svd")
-    layers, q_name, _, stack_key, where = _tsqr(a)
+    layers, q_name, _, stack_key, blocks = _tsqr(a)
     rows, n = a.chunks[0], a.shape[1]
     token = new_token("svd", q_name)
     ann = annotations_in_force()
@@ -154,8 +158,8 @@ def svd(a: Any) -> tuple[Array, Array, Array]:
     real = np.empty(0, a.dtype).real.dtype
     layers.update({
         usv_key: {usv_key: Task(_svd_of_r, (Ref(stack_key),), {}, per_task(ann))},
-        u_name: {chunk_key(u_name, (i, 0)): Task(_u_block, (Ref(block), Ref(stack_key), Ref(usv_key), start, stop),
-                                                 {}, per_task(ann)) for i, (block, start, stop) in enumerate(where)},
+        u_name: {chunk_key(u_name, (i, 0)): Task(_u_block, (Ref(block), Ref(stack_key), Ref(usv_key), i),
+                                                 {}, per_task(ann)) for i, block in enumerate(blocks)},
         s_name: {chunk_key(s_name, (0,)): Task(_item, (Ref(usv_key), 1), {}, per_task(ann))},
         v_name: {chunk_key(v_name, (0, 0)): Task(_item, (Ref(usv_key), 2), {}, per_task(ann))},
     })

@@ -17,11 +17,14 @@ True
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Sequence
 
 import numpy as np
 
-from .core import Array, map_blocks
+from ..graph.layers import chunk_key
+from ..graph.spec import Ref
+from .core import Array, block_layer
 from .creation import asarray
 from .manipulation import roll
 
@@ -38,43 +41,54 @@ def _whole(x: Array, axes: Sequence[int], name: str) -> tuple[int, ...]:
     out = []
     for a in axes:
         if not -x.ndim <= a < x.ndim:
-            raise ValueError(f"fft.{name}: axis {a} is out of range for an array of {x.ndim} dimensions")
+            raise np.exceptions.AxisError(f"fft.{name}: axis {a} is out of range for an array of {x.ndim} "
+                                          "dimensions")
         out.append(a % x.ndim)
     cut = [a for a in out if len(x.chunks[a]) > 1]
     if cut:
         fix = ", ".join(f"{a}: -1" for a in cut)
+        unknown = any(c != c for a in cut for c in x.chunks[a])  # (NaN: lengths after a boolean mask)
         raise ValueError(f"fft.{name}: axis {cut[0]} is cut into {len(x.chunks[cut[0]])} chunks "
                          f"{x.chunks[cut[0]]}; a transform needs the whole axis in one chunk: "
-                         f"x.rechunk({{{fix}}})")
+                         + ("x.compute_chunk_sizes()" if unknown else "x") + f".rechunk({{{fix}}})")
     return tuple(out)
 
 
 def _transform(name: str, a: Any, s: Sequence[int | None], axes: Sequence[int], norm: str | None,
                one_axis: bool) -> Array:
-    """``np.fft.<name>`` on every block, the transformed axes given their new lengths."""
+    """``np.fft.<name>`` on every block, the transformed axes given their new lengths (NaN,
+    unknown, for an axis of unknown length given no ``n``)."""
     x = asarray(a)
     axes = _whole(x, axes, name)
     if len(s) != len(axes):
         raise ValueError(f"fft.{name}: {len(s)} lengths given for {len(axes)} axes")
+    if norm not in (None, "backward", "ortho", "forward"):
+        raise ValueError(f'fft.{name}: invalid norm value {norm!r}; should be "backward", "ortho" or "forward"')
+    s = [None if n is None or n == -1 and not one_axis else operator.index(n) for n in s]  # (-1: the whole axis)
     lengths = {}
     for k, (axis, n) in enumerate(zip(axes, s)):
         m = x.shape[axis]
         last = k == len(axes) - 1
         if last and name in _HALF:
-            lengths[axis] = (m if n is None else int(n)) // 2 + 1
+            lengths[axis] = (m if n is None else n) // 2 + 1
         elif last and name in _REAL_BACK:
-            lengths[axis] = 2 * (m - 1) if n is None else int(n)
+            lengths[axis] = 2 * (m - 1) if n is None else n
         else:
-            lengths[axis] = m if n is None else int(n)
+            lengths[axis] = m if n is None else n
     if any(v < 1 for v in lengths.values()):
         raise ValueError(f"fft.{name}: a transformed axis would have no values (lengths {lengths}); give n=/s=")
     func = getattr(np.fft, name)
     given = any(n is not None for n in s)
-    kwargs = {"n": s[0], "axis": axes[0]} if one_axis else {"s": list(s) if given else None, "axes": axes}
+    kwargs = {"n": s[0], "axis": axes[0]} if one_axis else {
+        "s": [x.shape[a] if n is None and x.shape[a] == x.shape[a] else n for a, n in zip(axes, s)]
+        if given else None, "axes": axes}
+    if not one_axis and given and name in _REAL_BACK and s[-1] is None:
+        kwargs["s"][-1] = lengths[axes[-1]]
     probe = np.ones(tuple(3 if i in lengths else 1 for i in range(x.ndim)), x.dtype)
     dtype = func(probe, axis=axes[0]).dtype if one_axis else func(probe, axes=axes).dtype
     chunks = tuple((lengths[i],) if i in lengths else c for i, c in enumerate(x.chunks))
-    return map_blocks(func, x, chunks=chunks, dtype=dtype, name=f"fft-{name}", norm=norm, **kwargs)
+    return block_layer(func, [x], {"norm": norm, **kwargs}, chunks, dtype,
+                       lambda i, arr, index: Ref(chunk_key(arr.name, index)), name=f"fft-{name}")
 
 
 def _one(name: str):
@@ -91,12 +105,11 @@ def _one(name: str):
 
 
 def _many(name: str, default_axes: tuple | None):
-    def transform(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
+    def transform(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = default_axes,
                   norm: str | None = None) -> Array:
         x = asarray(a)
-        if axes is None:
-            axes = default_axes if default_axes is not None else (
-                tuple(range(x.ndim - len(s), x.ndim)) if s is not None else tuple(range(x.ndim)))
+        if axes is None:  # (as NumPy: the last len(s) axes, or all of them)
+            axes = tuple(range(-len(s), 0)) if s is not None else tuple(range(x.ndim))
         return _transform(name, x, list(s) if s is not None else [None] * len(axes), tuple(axes), norm,
                           one_axis=False)
     transform.__name__ = transform.__qualname__ = name

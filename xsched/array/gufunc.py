@@ -102,7 +102,7 @@ def _infer(func: Callable, args: list, loop_ndims: list[int], nout: int,
     """Output dtypes from one call on arguments whose loop dimensions have length 1."""
     dummies = []
     for a, nloop in zip(args, loop_ndims):
-        shape = (1,) * nloop + tuple(a.shape[nloop:])
+        shape = (1,) * nloop + tuple(n if n == n else 1 for n in a.shape[nloop:])  # (NaN: unknown)
         dummies.append(np.ones(shape, a.dtype))
     try:
         with np.errstate(all="ignore"):

@@ -293,6 +293,14 @@ def _lengths(pairs: list, what: str) -> tuple[dict, dict]:
                                    and _broadcasts(*_at(pairs, first[i]))):
                 length[i], first[i] = n, (k, ax)
             elif spans and n != length[i]:
+                blocks = _at(pairs, first[i])[0].chunks[first[i][1]]
+                if n != n or length[i] != length[i]:  # (unknown lengths, after a boolean mask)
+                    if arg.chunks[ax] == blocks:  # the same mask's blocks, as element-wise operations ask
+                        continue
+                    raise ValueError(
+                        f"{what}: index {i!r} has blocks {blocks} in argument {first[i][0]} but "
+                        f"{arg.chunks[ax]} in argument {k}, of lengths unknown (from a boolean "
+                        "mask) that cannot be matched; call compute_chunk_sizes() on them first")
                 raise ValueError(
                     f"{what}: index {i!r} has length {length[i]} in argument "
                     f"{first[i][0]} but {n} in argument {k}; arguments sharing an index need "

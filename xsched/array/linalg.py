@@ -36,6 +36,7 @@ from ..graph.spec import Ref, Task
 from .core import UFUNC_IMPLEMENTATIONS, Array
 from .creation import asarray
 from .decompositions import qr, svd  # (the xa.linalg namespace: factorizations live in their own room)
+from .index_notation import blockwise
 from .manipulation import ravel
 
 __all__ = ["matmul", "dot", "tensordot", "inner", "outer", "vdot", "norm", "qr", "svd"]
@@ -142,7 +143,7 @@ def tensordot(a: Any, b: Any, axes: Any = 2, *, split_every: int | None = None) 
         raise ValueError(f"tensordot: {len(a_axes)} axes of the first operand cannot pair "
                          f"with {len(b_axes)} of the second")
     for i, j in zip(a_axes, b_axes):
-        if a.shape[i] != b.shape[j]:
+        if not _aligned("tensordot", a, b, i, j):
             raise ValueError(f"shape-mismatch for sum: tensordot of shapes {a.shape} and "
                              f"{b.shape}: axis {i} of the first has length {a.shape[i]} but "
                              f"axis {j} of the second has length {b.shape[j]}")
@@ -178,6 +179,23 @@ def _not_aligned(what: str, a: Array, b: Array, i: int, j: int) -> ValueError:
                       f"(dim {i}) != {b.shape[j]} (dim {j})")
 
 
+def _aligned(what: str, a: Array, b: Array, i: int, j: int) -> bool:
+    """Whether axis ``i`` of ``a`` and ``j`` of ``b`` can be summed over together: equal
+    lengths or, where a length is unknown (after a boolean mask), the very same blocks (the
+    same mask's result, as element-wise operations ask); blocks of unknown length that
+    differ raise, saying how to learn them."""
+    if a.shape[i] == b.shape[j]:
+        return True
+    if a.shape[i] == a.shape[i] and b.shape[j] == b.shape[j]:
+        return False
+    if a.chunks[i] == b.chunks[j]:
+        return True
+    raise ValueError(f"{what}: shapes {a.shape} and {b.shape}: dim {i} of the first has blocks "
+                     f"{a.chunks[i]} and dim {j} of the second {b.chunks[j]}, of lengths unknown "
+                     "(from a boolean mask) that cannot be matched; call compute_chunk_sizes() "
+                     "on them first")
+
+
 def matmul(a: Any, b: Any, *, split_every: int | None = None) -> Array:
     """The matrix product, as ``numpy.matmul`` (``a @ b``): 1-d operands act as a row or a
     column, leading axes are stacks of matrices that broadcast.
@@ -196,8 +214,10 @@ def matmul(a: Any, b: Any, *, split_every: int | None = None) -> Array:
         if x.ndim == 0:
             raise ValueError(f"matmul: Input operand {n} does not have enough dimensions "
                              f"(shape {x.shape}); multiply by a scalar with *")
-    if a.shape[-1] != b.shape[max(b.ndim - 2, 0)]:
+    if not _aligned("matmul", a, b, a.ndim - 1, max(b.ndim - 2, 0)):
         raise _not_aligned("matmul", a, b, a.ndim - 1, max(b.ndim - 2, 0))
+    if min(a.ndim, b.ndim) == 1 and max(a.ndim, b.ndim) <= 2:  # (no stacks: no axis to add and drop)
+        return tensordot(a, b, axes=([a.ndim - 1], [0]), split_every=split_every)
     a2 = a[None, :] if a.ndim == 1 else a
     b2 = b[:, None] if b.ndim == 1 else b
     try:
@@ -243,7 +263,7 @@ def dot(a: Any, b: Any, *, split_every: int | None = None) -> Array:
     if a.ndim == 0 or b.ndim == 0:
         return a * b
     j = max(b.ndim - 2, 0)
-    if a.shape[-1] != b.shape[j]:
+    if not _aligned("dot", a, b, a.ndim - 1, j):
         raise _not_aligned("dot", a, b, a.ndim - 1, j)
     return tensordot(a, b, axes=([a.ndim - 1], [j]), split_every=split_every)
 
@@ -258,7 +278,7 @@ def inner(a: Any, b: Any) -> Array:
     a, b = asarray(a), asarray(b)
     if a.ndim == 0 or b.ndim == 0:
         return a * b
-    if a.shape[-1] != b.shape[-1]:
+    if not _aligned("inner", a, b, a.ndim - 1, b.ndim - 1):
         raise _not_aligned("inner", a, b, a.ndim - 1, b.ndim - 1)
     return tensordot(a, b, axes=([a.ndim - 1], [b.ndim - 1]))
 
@@ -271,7 +291,8 @@ def outer(a: Any, b: Any) -> Array:
     [[0, 0], [1, 10], [2, 20]]
     """
     a, b = ravel(asarray(a)), ravel(asarray(b))
-    return a[:, None] * b[None, :]
+    dtype = np.multiply(np.ones(1, a.dtype), np.ones(1, b.dtype)).dtype
+    return blockwise(np.multiply.outer, "ij", a, "i", b, "j", dtype=dtype, name="outer")
 
 
 def vdot(a: Any, b: Any) -> Array:

@@ -116,6 +116,8 @@ def take(x: Any, indices: Any, axis: int | None = None) -> Any:
     (((3, 2),), [90, 0, 40, 50, 90])
     >>> xa.take(x.reshape(2, 5), [1, 7]).compute().tolist()
     [10, 70]
+    >>> xa.take(x.reshape(2, 5), -1, axis=1).compute().tolist()
+    [40, 90]
     >>> xa.take(x, [10])
     Traceback (most recent call last):
     ...
@@ -135,6 +137,8 @@ def take(x: Any, indices: Any, axis: int | None = None) -> Any:
     indices = np.asarray(indices)
     if indices.dtype == np.bool_:  # NumPy's take reads booleans as 0 and 1, not as a mask
         indices = indices.astype(np.intp)
+    if indices.ndim == 0:  # one position: the axis goes, as with x[..., i]
+        return take(x, indices[None], axis)[(slice(None),) * axis + (0,)]
     idx = normalize_indices(indices, x.shape[axis], axis)
     in_chunks = x.chunks[axis]
     starts = np.cumsum((0,) + tuple(in_chunks))
