@@ -324,3 +324,20 @@ def test_a_bool_is_no_shape(shape):
     numpy_error(lambda: np.zeros(shape))
     with pytest.raises(TypeError, match="integers"):
         xa.zeros(shape)
+
+
+@pytest.mark.parametrize("chunks", [(2, 3, 2), (5, 4, 3), (1, 1, 3)])
+def test_a_mask_of_the_leading_axes_picks_rows_as_numpy(chunks):
+    """x[x[:, 0] > t] (an xsched mask of the first axes) picks sub-arrays, as NumPy does,
+    with the masked axes joined into one of unknown length."""
+    a = np.arange(60.0).reshape(5, 4, 3)
+    x = xa.from_array(a, chunks=chunks)
+    rows = x[x[:, 0, 0] > 10]
+    assert np.isnan(rows.shape[0]) and rows.shape[1:] == (4, 3)
+    np.testing.assert_array_equal(rows.compute(), a[a[:, 0, 0] > 10])
+    np.testing.assert_array_equal(rows.sum(axis=0).compute(), a[a[:, 0, 0] > 10].sum(axis=0))
+    plane = a[:, :, 0] % 2 == 0
+    np.testing.assert_array_equal(x[x[:, :, 0] % 2 == 0].compute(), a[plane])
+    np.testing.assert_array_equal(x[plane].compute(), a[plane])
+    with pytest.raises(IndexError, match="first axes"):
+        x[x[0] > 1]

@@ -2,13 +2,16 @@
 
 ``x[mask]`` with a boolean array of ``x``'s shape keeps, block by block, the elements where
 the mask is true, in C order (arrays of several dimensions are raveled first, as NumPy
-does). How many each block keeps depends on the data, so the result's chunks are unknown
+does); a mask of ``x``'s leading axes (``x[x[:, 0] > 0]``: rows) keeps the sub-arrays where
+it is true, along one first axis. How many each block keeps depends on the data, so the result's chunks are unknown
 (``nan``) until computed: ``compute()``, reductions (``sum``, ``mean``, ``max``...) and
 element-wise arithmetic work as they are; what needs the lengths (slicing, ``rechunk``,
 ``len``) says so and points at ``compute_chunk_sizes()``, which computes only the lengths::
 
     x, mask (same shape) --ravel both, mask rechunked to x's blocks-->
     masked-<token>-i  = block_i(x)[block_i(mask)]     one task per block, chunks (nan, ...)
+    x, mask of its first k axes --(k > 1: those axes joined into one, the mask raveled)-->
+    masked-<token>-i.j... = block_i.j...(x)[block_i(mask)]   chunks ((nan, ...), the rest)
     compute_chunk_sizes(): len(masked-i) per block -> the same array with known chunks
 
 >>> import numpy as np, xsched.array as xa
@@ -78,10 +81,13 @@ def boolean_mask(x: Any, mask: Any) -> Any:
     known_chunks_needed(x, "a boolean mask")
     if mask.dtype != np.bool_:
         raise TypeError(f"a boolean mask must have dtype bool, not {mask.dtype}; compare first, e.g. x[x > 0]")
-    if tuple(mask.shape) != tuple(x.shape):
+    if not 0 < mask.ndim <= x.ndim or tuple(mask.shape) != tuple(x.shape[:mask.ndim]):
         raise IndexError(f"a boolean mask of shape {tuple(mask.shape)} cannot index an array of shape "
-                         f"{tuple(x.shape)}: the shapes must be equal")
+                         f"{tuple(x.shape)}: the shapes must be equal, or the mask's those of the "
+                         "array's first axes (x[x[:, 0] > 0] picks rows)")
     known_chunks_needed(mask, "a boolean mask")
+    if mask.ndim < x.ndim:
+        return _mask_leading(x, mask)
     if x.ndim != 1:
         x, mask = x.ravel(), mask.ravel()
     if mask.chunks != x.chunks:
@@ -93,6 +99,29 @@ def boolean_mask(x: Any, mask: Any) -> Any:
              for i in range(len(x.chunks[0]))}
     graph = LayeredGraph.merge(x._graph, mask._graph, new={name: layer})
     return type(x)(graph, name, ((math.nan,) * len(x.chunks[0]),), x.dtype)  # (core.py imports this module)
+
+
+def _mask_leading(x: Any, mask: Any) -> Any:
+    """``x[mask]`` for a mask of ``x``'s first axes: the sub-arrays where it is true, along a
+    first axis of unknown length, the other axes as they were.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(12).reshape(4, 3), chunks=(2, 2))
+    >>> rows = x[x[:, 0] > 2]
+    >>> rows.chunks, rows.compute().tolist()
+    (((nan, nan), (2, 1)), [[3, 4, 5], [6, 7, 8], [9, 10, 11]])
+    """
+    if mask.ndim > 1:  # as NumPy: the masked axes become one
+        x, mask = x.reshape((-1,) + tuple(x.shape[mask.ndim:])), mask.ravel()
+    if mask.chunks[0] != x.chunks[0]:
+        mask = mask.rechunk((x.chunks[0],))
+    name = f"masked-{new_token(x.name, mask.name)}"
+    ann = annotations_in_force()
+    layer = {chunk_key(name, index): Task(_masked, (Ref(chunk_key(x.name, index)),
+                                                    Ref(chunk_key(mask.name, index[:1]))), {}, per_task(ann))
+             for index in np.ndindex(*x.numblocks)}
+    graph = LayeredGraph.merge(x._graph, mask._graph, new={name: layer})
+    return type(x)(graph, name, ((math.nan,) * len(x.chunks[0]),) + tuple(x.chunks[1:]), x.dtype)
 
 
 def _shape(block: np.ndarray) -> tuple:

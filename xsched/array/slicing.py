@@ -38,10 +38,11 @@ def _array_getitem(self: Array, index: Any) -> Array:
     """``x[index]``, as NumPy indexes (see the module docstring)."""
     if _is_boolean_mask(index) and not (isinstance(index, np.ndarray) and index.ndim == 1):
         if not isinstance(index, Array):
-            if index.shape != self.shape:
+            if index.shape != self.shape[:index.ndim]:
                 raise IndexError(f"a boolean mask of shape {index.shape} cannot index an array of shape "
-                                 f"{self.shape}: the shapes must be equal")
-            index = from_array(index, chunks=self.chunks)
+                                 f"{self.shape}: the shapes must be equal, or the mask's those of the "
+                                 "array's first axes")
+            index = from_array(index, chunks=self.chunks[:index.ndim])
         return _masking.boolean_mask(self, index)
     return _getitem(self, index)
 
