@@ -165,6 +165,65 @@ class Bag:
         name = f"filter-{funcname(predicate)}-{new_token('filter', predicate, self)}"
         return _partitionwise(name, self.npartitions, parts.filter_part, (predicate, self))
 
+    def remove(self, predicate: Callable) -> Bag:
+        """The elements for which ``predicate(x)`` is false (``filter``'s complement).
+
+        >>> import xsched.bag as xb
+        >>> def is_even(x): return x % 2 == 0
+        >>> xb.from_sequence(range(7), npartitions=3).remove(is_even).compute()
+        [1, 3, 5]
+        """
+        _check_callable(predicate, "remove")
+        name = f"remove-{funcname(predicate)}-{new_token('remove', predicate, self)}"
+        return _partitionwise(name, self.npartitions, parts.remove_part, (predicate, self))
+
+    def accumulate(self, binop: Callable, initial: Any = _NO_DEFAULT) -> Bag:
+        """The running results of ``binop``, as ``itertools.accumulate(elements, binop,
+        initial=initial)`` gives them (``initial`` first when given). The partitions are
+        done in order, each from the last result of the one before.
+
+        >>> import operator, xsched.bag as xb
+        >>> b = xb.from_sequence(range(5), npartitions=3)
+        >>> b.accumulate(operator.add).compute()
+        [0, 1, 3, 6, 10]
+        >>> b.accumulate(operator.add, initial=100).compute()
+        [100, 100, 101, 103, 106, 110]
+        """
+        _check_callable(binop, "accumulate")
+        token = new_token("accumulate", binop, self, initial)
+        chain, name = f"accumulate-part-{funcname(binop)}-{token}", f"accumulate-{funcname(binop)}-{token}"
+        ann = annotations_in_force()
+        carried, picked = {}, {}
+        for i in range(self.npartitions):
+            before = ([], initial) if i == 0 else Ref(chunk_key(chain, (i - 1,)))
+            carried[chunk_key(chain, (i,))] = Task(parts.accumulate_part, (binop, Ref(chunk_key(self.name, (i,))),
+                                                                           before, i == 0), {}, per_task(ann))
+            picked[chunk_key(name, (i,))] = Task(operator.getitem, (Ref(chunk_key(chain, (i,))), 0), {},
+                                                 per_task(ann))
+        return Bag(LayeredGraph.merge(self._graph, new={chain: carried, name: picked}), name, self.npartitions)
+
+    def product(self, other: Bag) -> Bag:
+        """The pairs ``(x, y)`` of an element of this bag and one of ``other``: a partition
+        per pair of partitions, in ``itertools.product`` order (of the partitions, then of
+        the elements of each pair), so that no task holds more than two partitions.
+
+        >>> import xsched.bag as xb
+        >>> pairs = xb.from_sequence([1, 2], npartitions=1).product(xb.from_sequence("ab", npartitions=2))
+        >>> pairs.npartitions, pairs.compute()
+        (2, [(1, 'a'), (2, 'a'), (1, 'b'), (2, 'b')])
+        """
+        if not isinstance(other, Bag):
+            raise TypeError(f"product: expected a Bag, got {type(other).__name__}; use "
+                            "xsched.bag.from_sequence to make one")
+        name = f"product-{new_token('product', self, other)}"
+        ann = annotations_in_force()
+        pairs = [(i, j) for i in range(self.npartitions) for j in range(other.npartitions)]
+        layer = {chunk_key(name, (k,)): Task(parts.product_part, (Ref(chunk_key(self.name, (i,))),
+                                                                  Ref(chunk_key(other.name, (j,)))),
+                                             {}, per_task(ann))
+                 for k, (i, j) in enumerate(pairs)}
+        return Bag(_merge([self, other], {name: layer}), name, len(layer))
+
     def map_partitions(self, func: Callable, *args: Any, **kwargs: Any) -> Bag:
         """``func(partition, *args, **kwargs)`` per partition; it returns the new partition
         (any iterable). Bag arguments give their matching partition.
@@ -486,9 +545,9 @@ class Bag:
 
     # ----------------------------------------------------------------- output
     def to_textfiles(self, path: Any, name_function: Callable[[int], str] | None = None,
-                     compute: bool = True, encoding: str = "utf-8") -> Any:
-        """Write one text file per partition (its elements are the lines); see
-        ``xsched.bag.to_textfiles``.
+                     compute: bool = True, encoding: str = "utf-8", compression: str | None = "infer") -> Any:
+        """Write one text file per partition (its elements are the lines; compressed if the
+        name ends ``.gz``, ``.bz2`` or ``.xz``); see ``xsched.bag.to_textfiles``.
 
         >>> import os, tempfile, xsched.bag as xb
         >>> out = tempfile.mkdtemp()
@@ -497,7 +556,7 @@ class Bag:
         ['0.txt', '1.txt']
         """
         return text.to_textfiles(self, path, name_function=name_function, compute=compute,
-                                 encoding=encoding)
+                                 encoding=encoding, compression=compression)
 
     def to_dataframe(self, meta: Any = None, columns: Any = None) -> Any:
         """A ``xsched.dataframe`` DataFrame with one pandas partition per partition of the

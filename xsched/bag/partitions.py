@@ -88,6 +88,26 @@ def filter_part(predicate: Callable, part: list) -> list:
     return [x for x in part if predicate(x)]
 
 
+def remove_part(predicate: Callable, part: list) -> list:
+    return [x for x in part if not predicate(x)]
+
+
+def accumulate_part(binop: Callable, part: list, before: tuple, first: bool) -> tuple[list, Any]:
+    """The running results of ``part`` and the last one, from ``before``'s last (the
+    partition before's pair, or ``([], initial)`` for the first; NO_DEFAULT: none yet),
+    which only the first partition shows."""
+    start = before[1]
+    if start is NO_DEFAULT:
+        out = list(itertools.accumulate(part, binop))
+    else:
+        out = list(itertools.accumulate(part, binop, initial=start))[0 if first else 1:]
+    return out, out[-1] if out else start
+
+
+def product_part(left: list, right: list) -> list:
+    return list(itertools.product(left, right))
+
+
 def map_partitions_part(func: Callable, args: tuple, kwargs: dict) -> list:
     out = func(*args, **kwargs)
     if isinstance(out, list):
@@ -136,6 +156,18 @@ def piece(part: list, pieces: int, p: int) -> list:
 
 
 def to_frame(part: list, columns: list, dtypes: dict) -> Any:
+    """A partition as a pandas DataFrame of ``meta``'s dtypes; a value that does not fit
+    them (often: dtypes inferred from the first element, a later one missing) names its
+    column and the ``meta=`` to pass, not just pandas' cast error."""
     import pandas as pd
 
-    return pd.DataFrame(part, columns=columns).astype(dtypes)
+    frame = pd.DataFrame(part, columns=columns)
+    for column, dtype in dtypes.items():
+        try:
+            frame[column] = frame[column].astype(dtype)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"to_dataframe: column {column!r} holds values that do not fit its dtype "
+                             f"{dtype} (from meta=, or else inferred from the first element): {exc}; "
+                             f"pass meta= with a dtype that fits, e.g. {{{column!r}: 'float64'}} or "
+                             "'object'") from exc
+    return frame

@@ -24,6 +24,8 @@ of the partitions, and holds the functions the tasks run (internal: the API is
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 import heapq
 import html
 import itertools
@@ -272,14 +274,15 @@ def mean_aggregate(partials: list) -> float:
 def var_part(part: list) -> tuple:
     n = len(part)
     if not n:
-        return 0, 0.0, 0.0
+        return 0, 0, 0
     mean = sum(part) / n
     return n, mean, sum((x - mean) ** 2 for x in part)
 
 
 def var_combine(partials: list) -> tuple:
-    """Merge ``(count, mean, M2)`` partials (Chan, Golub & LeVeque's pairwise formula)."""
-    n, mean, m2 = 0, 0.0, 0.0
+    """Merge ``(count, mean, M2)`` partials (Chan, Golub & LeVeque's pairwise formula),
+    from int zeros so that Decimal and Fraction values keep their type, as in ``statistics``."""
+    n, mean, m2 = 0, 0, 0
     for nb, mb, m2b in partials:
         if nb:
             total = n + nb
@@ -295,7 +298,10 @@ def var_aggregate(partials: list, ddof: int = 0, root: bool = False) -> float:
     if n - ddof <= 0:
         raise ValueError(f"{'std' if root else 'var'}(ddof={ddof}) needs more than {ddof} elements; "
                          f"the bag has {n}")
-    return math.sqrt(m2 / (n - ddof)) if root else m2 / (n - ddof)
+    var = m2 / (n - ddof)
+    if not root:
+        return var
+    return var.sqrt() if isinstance(var, decimal.Decimal) else math.sqrt(var)
 
 
 def foldby_part(key: Callable, binop: Callable, initial: Any, part: list) -> dict:
@@ -370,13 +376,25 @@ def stable_hash(obj: Any) -> int:
     Python salts ``hash()`` of str and bytes per process, so two workers would send the
     same key to different partitions. Numbers use ``hash()`` (not salted, and equal for
     ``1``, ``1.0`` and ``True``, as equality needs); text, bytes and tuples/frozensets of
-    them a CRC-32; anything else its token (``xsched.tokenize``).
+    them a CRC-32. Keys that are equal across types or time zones hash alike: dates and
+    times as microseconds in UTC (``hash()`` of those is salted, and a token would tell
+    ``pd.Timestamp`` from ``datetime`` or ``+01:00`` from UTC), NumPy scalars as the Python
+    value. Anything else: its token (``xsched.tokenize``).
 
+    >>> import datetime as dt
     >>> from xsched.bag.reductions import stable_hash
     >>> stable_hash("spam") == stable_hash("spam"), stable_hash(1) == stable_hash(1.0)
     (True, True)
+    >>> utc, paris = dt.timezone.utc, dt.timezone(dt.timedelta(hours=1))
+    >>> stable_hash(dt.datetime(2024, 1, 1, tzinfo=utc)) == stable_hash(dt.datetime(2024, 1, 1, 1, tzinfo=paris))
+    True
     """
     typ = type(obj)
+    if typ.__module__ == "numpy" and hasattr(obj, "item"):  # (np.bool_ == True; datetime64 == Timestamp)
+        obj = obj.astype(f"{obj.dtype.kind}8[us]") if obj.dtype.kind in "mM" else obj
+        return stable_hash(obj.item())
+    if isinstance(obj, (dt.date, dt.timedelta)) and obj == obj:  # (NaT: not equal to itself, no fields)
+        return stable_hash(_microseconds(obj))
     if isinstance(obj, str):
         return zlib.crc32(obj.encode("utf-8", "surrogatepass"))
     if isinstance(obj, bytes):
@@ -397,6 +415,18 @@ def stable_hash(obj: Any) -> int:
         raise TypeError(f"groupby: cannot hash the key {obj!r} of type {typ.__name__} alike in "
                         "every worker process; group by str, bytes, numbers or tuples of them")
     return int(token[:16], 16)
+
+
+def _microseconds(t: Any) -> int:
+    """A date, a datetime (counted in UTC if it has a time zone) or a timedelta as whole
+    microseconds, so that equal values, of whatever class, give equal numbers."""
+    us = dt.timedelta(microseconds=1)
+    if isinstance(t, dt.timedelta):
+        return t // us
+    if not isinstance(t, dt.datetime):
+        return t.toordinal() * 86_400_000_000
+    seconds = t.toordinal() * 86_400 + t.hour * 3_600 + t.minute * 60 + t.second
+    return seconds * 1_000_000 + t.microsecond - (t.utcoffset() or dt.timedelta(0)) // us
 
 
 def group_split(grouper: Callable, part: list, n: int) -> list[list]:

@@ -24,12 +24,15 @@ Files are opened by the tasks, on the workers: the paths must be readable there 
 
 from __future__ import annotations
 
+import bz2
 import codecs
+import gzip
 import io
+import lzma
 import os
 from typing import Any, Callable
 
-from ..files import expand_paths, file_token, filesystem_for, parent, shown
+from ..files import compression_of, expand_paths, file_token, filesystem_for, open_decompressed, parent, shown
 from ..graph.collection import run_writes
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
@@ -39,19 +42,34 @@ __all__ = ["read_text", "to_textfiles"]
 
 _BAG: Any = None  # xsched.bag.core.Bag, set by core when it is imported
 
+#: What each compression a file name implies turns the bytes to write into.
+_COMPRESSORS = {None: lambda data: data, "gzip": lambda data: gzip.compress(data, mtime=0), "bz2": bz2.compress,
+                "xz": lzma.compress}
+
+
+def _compression(path: str, compression: str | None, what: str, known: Any) -> str | None:
+    """The compression of ``path`` (``"infer"``: from its name), checked now rather than in a task."""
+    comp = compression_of(path, compression)
+    if comp not in known:
+        raise ValueError(f"{what}: compression {comp!r} (for {path}) is not supported; use one of "
+                         f"{', '.join(repr(c) for c in known)}, or 'infer' to go by the file name")
+    return comp
+
 
 # --------------------------------------------------------------------------- read_text
 
 
 def read_text(urlpath: Any, blocksize: Any = None, encoding: str = "utf-8", errors: str = "strict",
-              include_path: bool = False) -> Any:
+              include_path: bool = False, compression: str | None = "infer") -> Any:
     r"""A Bag of the lines of text files, each line with its ``"\n"``.
 
     ``urlpath``: a path, a glob (``"logs/2024-*.txt"``), a directory (its files that are not
     hidden), a URL (``"s3://bucket/*.json"``, read with fsspec), or a list of them. One partition per file, or, with ``blocksize``
     (bytes, or a string such as ``"64 MiB"``), one per block of each file, cut at line
     boundaries (a line belongs to the block its first byte is in). ``include_path=True``
-    gives ``(line, path)`` pairs. Line ends ``"\r\n"`` are read as ``"\n"``.
+    gives ``(line, path)`` pairs. Line ends ``"\r\n"`` and ``"\r"`` are read as ``"\n"``, as
+    ``open()`` does, with or without ``blocksize``. Compressed files (``compression``: gzip,
+    bz2, xz, zstd, or by default from the name, ``.gz``...) are read whole, one partition each.
 
     >>> import os, tempfile, xsched.bag as xb
     >>> path = os.path.join(tempfile.mkdtemp(), "numbers.txt")
@@ -71,30 +89,34 @@ def read_text(urlpath: Any, blocksize: Any = None, encoding: str = "utf-8", erro
             raise ValueError(f"read_text: blocksize= cuts files at b'\\n' bytes, which needs an "
                              f"ASCII-compatible encoding (utf-8, latin-1...), not {encoding}; read "
                              "such files whole (blocksize=None)")
-    pieces: list[tuple[Any, str, int | None, int | None]] = []
+    pieces: list[tuple[Any, str, str | None, int | None, int | None]] = []
     for fs, path in files:
-        if blocksize is None:
-            pieces.append((fs, path, None, None))
+        comp = _compression(path, compression, "read_text", (None, "gzip", "bz2", "xz", "zstd"))
+        if blocksize is None or comp is not None:
+            pieces.append((fs, path, comp, None, None))
         else:
             size = fs.size(path)
-            pieces.extend((fs, path, start, min(start + blocksize, size))
+            pieces.extend((fs, path, comp, start, min(start + blocksize, size))
                           for start in (range(0, size, blocksize) if size else [0]))
     token = new_token("read-text", [file_token(fs, p) for fs, p in files], blocksize, encoding, errors,
-                      include_path)
+                      include_path, compression)
     name = f"read-text-{token}"
     ann = annotations_in_force()
-    layer = {chunk_key(name, (i,)): Task(_read_lines, (fs, path, start, end, encoding, errors, include_path),
-                                         {}, per_task(ann))
-             for i, (fs, path, start, end) in enumerate(pieces)}
+    layer = {chunk_key(name, (i,)): Task(_read_lines, (fs, path, comp, start, end, encoding, errors,
+                                                       include_path), {}, per_task(ann))
+             for i, (fs, path, comp, start, end) in enumerate(pieces)}
     return _BAG(layer, name, len(layer))
 
 
-def _read_lines(fs: Any, path: str, start: int | None, end: int | None, encoding: str, errors: str,
-                include_path: bool) -> list:
-    """The lines of ``path`` (of the block ``[start, end)`` if given): the task's work."""
+def _read_lines(fs: Any, path: str, compression: str | None, start: int | None, end: int | None,
+                encoding: str, errors: str, include_path: bool) -> list:
+    r"""The lines of ``path`` (of the block ``[start, end)`` if given): the task's work.
+
+    A block holds the ``b"\n"``-ended lines that begin in it; they are then split and
+    decoded as a whole file would be (universal newlines), so blocks change no line."""
     with fs.open(path, "rb") as f:
         if start is None:
-            lines = list(io.TextIOWrapper(f, encoding=encoding, errors=errors, newline=None))
+            data = open_decompressed(f, compression)
         else:
             if start > 0:
                 f.seek(start - 1)
@@ -105,8 +127,8 @@ def _read_lines(fs: Any, path: str, start: int | None, end: int | None, encoding
                 if not line:
                     break
                 raw.append(line)
-            lines = [line.decode(encoding, errors) for line in raw]
-            lines = [line[:-2] + "\n" if line.endswith("\r\n") else line for line in lines]
+            data = io.BytesIO(b"".join(raw))
+        lines = list(io.TextIOWrapper(data, encoding=encoding, errors=errors, newline=None))
     return [(line, shown(fs, path)) for line in lines] if include_path else lines
 
 
@@ -130,15 +152,17 @@ def _output_paths(path: Any, n: int, name_function: Callable[[int], str] | None)
 
 
 def to_textfiles(bag: Any, path: Any, name_function: Callable[[int], str] | None = None,
-                 compute: bool = True, encoding: str = "utf-8") -> Any:
+                 compute: bool = True, encoding: str = "utf-8", compression: str | None = "infer") -> Any:
     r"""Write one text file per partition of ``bag``; its elements (str) are the lines.
 
     ``path``: a pattern whose ``*`` becomes the partition number (zero-padded so that the
     files sort in order, or ``name_function(i)``), a directory (files ``0.part``,
     ``1.part``...), or a list of one path per partition; URLs go through fsspec.
     A ``"\n"`` is added to an element that does not end with one, so ``read_text`` gives
-    back what was written. Returns None once written, or, with ``compute=False``, a list of
-    ``Delayed`` (one per file, computing to its path) that write when computed.
+    back what was written. Files are compressed as their names say (``.gz``, ``.bz2``, ``.xz``)
+    or as ``compression`` does (gzip, bz2, xz, None). Returns None once written, or, with
+    ``compute=False``, a list of ``Delayed`` (one per file, computing to its path) that
+    write when computed.
 
     >>> import os, tempfile, xsched.bag as xb
     >>> out = os.path.join(tempfile.mkdtemp(), "part-*.txt")
@@ -152,17 +176,18 @@ def to_textfiles(bag: Any, path: Any, name_function: Callable[[int], str] | None
     n = bag.npartitions
     paths = _output_paths(path, n, name_function)
     codecs.lookup(encoding)
-    targets = [filesystem_for(p) for p in paths]
-    name = f"to-textfiles-{new_token('to-textfiles', bag, paths, encoding)}"
+    targets = [(*filesystem_for(p), _compression(p, compression, "to_textfiles", _COMPRESSORS))
+               for p in paths]
+    name = f"to-textfiles-{new_token('to-textfiles', bag, paths, encoding, compression)}"
     ann = annotations_in_force()
-    layer = {chunk_key(name, (i,)): Task(_write_lines, (Ref(chunk_key(bag.name, (i,))), fs, p, encoding), {},
-                                         per_task(ann))
-             for i, (fs, p) in enumerate(targets)}
+    layer = {chunk_key(name, (i,)): Task(_write_lines, (Ref(chunk_key(bag.name, (i,))), fs, p, encoding, comp),
+                                         {}, per_task(ann))
+             for i, (fs, p, comp) in enumerate(targets)}
     written = run_writes(bag._graph, name, layer, list(layer), compute)
     return None if compute else written
 
 
-def _write_lines(part: list, fs: Any, path: str, encoding: str) -> str:
+def _write_lines(part: list, fs: Any, path: str, encoding: str, compression: str | None) -> str:
     """Write a partition's elements as lines (the task's work); returns the path."""
     for x in part:
         if not isinstance(x, str):
@@ -173,5 +198,5 @@ def _write_lines(part: list, fs: Any, path: str, encoding: str) -> str:
     if directory:
         fs.makedirs(directory, exist_ok=True)
     with fs.open(path, "wb") as f:
-        f.write(data.encode(encoding))
+        f.write(_COMPRESSORS[compression](data.encode(encoding)))
     return shown(fs, path)
