@@ -341,3 +341,14 @@ def test_a_mask_of_the_leading_axes_picks_rows_as_numpy(chunks):
     np.testing.assert_array_equal(x[plane].compute(), a[plane])
     with pytest.raises(IndexError, match="first axes"):
         x[x[0] > 1]
+
+
+@pytest.mark.parametrize("values", [[1, 2, 3, 4], [1, 2, "NaT", 4]])
+def test_nansum_and_nanmean_of_timedeltas_as_numpy(values):
+    """Times have no NaN to skip (NaT stays NaT): NumPy sums and averages them as they are."""
+    a = np.array(values, "m8[s]")
+    x = xa.from_array(a, chunks=3)
+    for f in (xa.nansum, xa.nanmean, xa.nanmax):
+        got, expected = f(x).compute(), getattr(np, f.__name__)(a)
+        assert got.dtype == expected.dtype and (got == expected or (np.isnat(got) and np.isnat(expected)))
+    assert float(xa.nanmean(xa.from_array(np.arange(5), chunks=2)).compute()) == 2.0
