@@ -32,26 +32,30 @@ _TOTAL = {"cumsum": "sum", "cumprod": "prod", "cummax": "max", "cummin": "min"}
 
 
 def _combine(method: str, a: Any, b: Any, skipna: bool) -> Any:
-    """Two totals (scalars) into one. A missing max/min total means no values when skipping
-    (it loses) and a missing value otherwise (it wins, as in pandas everything after it is missing)."""
+    """Two totals (scalars) into one. A missing sum or product wins (a string cannot be added
+    to one). A missing max/min total means no values when skipping (it loses) and a missing
+    value otherwise (it wins, as in pandas everything after it is missing)."""
+    if pd.isna(a) or pd.isna(b):
+        wins = not skipna or method in ("cumsum", "cumprod")
+        return (a if pd.isna(a) else b) if wins else (b if pd.isna(a) else a)
     if method == "cumsum":
         return a + b
     if method == "cumprod":
         return a * b
-    if pd.isna(a) or pd.isna(b):
-        return (b if pd.isna(a) else a) if skipna else (a if pd.isna(a) else b)
     return max(a, b) if method == "cummax" else min(a, b)
 
 
 def _apply_one(acc: pd.Series, carry: Any, method: str, skipna: bool) -> pd.Series:
     """A column's accumulation with what came before it; pandas' operators with a scalar of the
     column's own dtype, so the dtype stays. ``clip`` leaves the missing places missing."""
+    if pd.isna(carry):  # a missing value before: all missing (NaN cannot be added to a string), or
+        #   for a max/min skipping them, no values before
+        keep = skipna and method in ("cummax", "cummin")
+        return acc if keep else acc.where(np.zeros(len(acc), dtype=bool))
     if method == "cumsum":
         return carry + acc  # (carry first: strings add up in order)
     if method == "cumprod":
         return carry * acc
-    if pd.isna(carry):
-        return acc if skipna else acc.where(np.zeros(len(acc), dtype=bool))
     return acc.clip(lower=carry) if method == "cummax" else acc.clip(upper=carry)
 
 
@@ -120,7 +124,9 @@ def cumulative(frame: _Frame, method: str, skipna: bool = True):
 def _install() -> None:
     def method(name: str):
         def run(self, axis: Any = None, skipna: bool = True):
-            if axis in (1, "columns"):
+            if axis is not None:  # (pandas' own error for an axis this object has not, at once)
+                axis = self._meta._get_axis_number(axis)
+            if axis == 1:
                 return self._method(name, axis=1, skipna=skipna)
             return cumulative(self, name, skipna)
         run.__name__ = name

@@ -139,8 +139,10 @@ class _Loc:
 
     def __getitem__(self, key: Any):
         frame = self._frame
+        if callable(key):  # (as pandas: called with the collection, e.g. lambda d: d.a > 0)
+            key = key(frame)
         if isinstance(key, tuple):
-            rows, cols = key
+            rows, cols = (k(frame) if callable(k) else k for k in key)
             if isinstance(frame, DataFrame):
                 names = cols if isinstance(cols, list) else [cols] if not isinstance(cols, slice) else []
                 frame._check_columns(names, "loc[rows, cols]")
@@ -161,6 +163,9 @@ class _Loc:
             parts = self._partitions_between(key.start, key.stop)
         else:
             parts = self._partitions_between(key, key)
+            if not parts and frame.known_divisions:  # (as pandas, and as loc[[label]])
+                raise KeyError(f"loc[{key!r}]: the label is outside this collection's divisions "
+                               f"[{frame.divisions[0]!r}, {frame.divisions[-1]!r}], so no partition holds it")
             key = slice(key, key)  # a single label keeps the frame's shape (pandas' loc[[label]])
         if not parts:
             parts = [0]
@@ -229,6 +234,8 @@ class _Loc:
             except (TypeError, ValueError, KeyError) as exc:
                 raise KeyError(f"loc[{start!r}:{stop!r}]: the labels do not compare with this index's "
                                f"divisions ({divs[0]!r} ...): {exc}") from None
+            if found.start >= len(divs) or found.stop <= 0:  # all after the last label, or before the first
+                return []
             first = max(found.start - 1, 0)
             return list(range(first, min(max(found.stop - 1, first), frame.npartitions - 1) + 1))
         out = []
@@ -249,6 +256,36 @@ def _loc(part: Any, key: Any) -> Any:
 
 def _loc_cols(frame: _Frame, cols: Any):
     return map_partitions(_loc, frame, (slice(None), cols), _name="loc")
+
+
+class _ILoc:
+    """``df.iloc[:, cols]``: columns by position (an int, a list, a slice or a mask), partition
+    by partition. Rows by position are refused when the expression is built: a row's position
+    depends on the lengths of the partitions before it, which are not known until they are read.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2], "b": [3, 4], "c": [5, 6]}), npartitions=2)
+    >>> df.iloc[:, [0, 2]].compute().columns.tolist(), df.iloc[:, 1].compute().tolist()
+    (['a', 'c'], [3, 4])
+    """
+
+    def __init__(self, frame: DataFrame) -> None:
+        self._frame = frame
+
+    def __getitem__(self, key: Any):
+        if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], slice) and key[0] == slice(None)):
+            raise NotImplementedError(f"iloc[{key!r}]: only columns can be selected by position, "
+                                      "df.iloc[:, cols]; for rows use loc (labels), partitions[i] or head")
+        cols = key[1]
+        meta = self._frame._meta.iloc[:, cols]  # (pandas' own error for a position out of range, at once)
+        return map_partitions(_iloc_cols, self._frame, cols, meta=meta, _name="iloc")
+
+
+def _iloc_cols(part: Any, cols: Any) -> Any:
+    return part.iloc[:, cols]
+
+
+DataFrame.iloc = property(_ILoc, doc=_ILoc.__doc__)  # type: ignore[attr-defined]
 
 
 class _Partitions:

@@ -95,8 +95,11 @@ def _resample_part(pieces: list, lo: Any, hi: Any, last: Any, rule: Any, origin:
     elif first is not None:  # bins placed from the data's first row: group by the labels pandas gives
         labels = np.empty(len(rows), dtype="datetime64[ns]")
         for label, pos in _anchored(rows, rule, first).items():
-            labels[pos] = label.to_datetime64()
-        out = getattr(rows.groupby(pd.DatetimeIndex(labels, name=rows.index.name)), method)(*args, **kwargs)
+            labels[pos] = label.to_datetime64()  # (in UTC when the index has a time zone)
+        by = pd.DatetimeIndex(labels, name=rows.index.name)
+        if rows.index.tz is not None:
+            by = by.tz_localize("UTC").tz_convert(rows.index.tz)
+        out = getattr(rows.groupby(by), method)(*args, **kwargs)
     else:
         binned = rows.resample(rule) if origin is None else rows.resample(rule, origin=origin)
         out = getattr(binned, method)(*args, **kwargs)
@@ -134,11 +137,8 @@ class Resampler:
             offset = pd.tseries.frequencies.to_offset(rule)
         except (ValueError, TypeError) as exc:
             raise ValueError(f"resample({rule!r}): not a frequency pandas knows ({exc})") from None
-        try:
-            pd.Timedelta(offset)
-            calendar = False
-        except (ValueError, TypeError):
-            calendar = True
+        # a day is a calendar day (23 or 25 hours across a change of clocks), not 24 hours
+        calendar = not isinstance(offset, pd.offsets.Tick)
         self._frame, self._rule, self._calendar = frame, offset, calendar
 
     def __repr__(self) -> str:

@@ -2,8 +2,9 @@
 
 A row's window may start in the previous partition. Rather than moving whole partitions,
 each partition receives only the *overlap* it needs from its predecessor: the last
-``window - 1`` rows (a count window), or the rows within ``window`` of the partition's
-first index value (a time window such as ``"1h"``, which needs a sorted DatetimeIndex).
+``window - 1`` rows (a count window; one more with ``closed="both"`` or ``"left"``, whose
+windows start a row earlier), or the rows within ``window`` of the partition's first index
+value (a time window such as ``"1h"``, which needs a sorted DatetimeIndex).
 Partition ``i`` is computed from ``overlap(i - 1) + partition(i)``, and the overlap's rows
 are dropped from its result::
 
@@ -25,6 +26,8 @@ detected when the task runs and fails naming the window and the partition, with 
 
 from __future__ import annotations
 
+import datetime
+import numbers
 from typing import Any
 
 import pandas as pd
@@ -43,42 +46,42 @@ def _edge(part: Any, n: int, last: bool) -> Any:
     return part.iloc[max(len(part) - n, 0):] if last else part.iloc[:n]
 
 
-def _tail(part: Any, window: Any, is_time: bool) -> tuple:
-    """What the next partition's windows may reach: the last ``window - 1`` rows, or the
-    rows within ``window`` of the partition's last index value; and, for a time window,
-    the time before which this partition cannot say (its first index value)."""
+def _tail(part: Any, reach: Any, is_time: bool) -> tuple:
+    """What the next partition's windows may reach: the last ``reach`` rows, or the rows
+    within ``reach`` of the partition's last index value; and, for a time window, the time
+    before which this partition cannot say (its first index value)."""
     if not is_time:
-        return _edge(part, window - 1, True), None
+        return _edge(part, reach, True), None
     if not len(part):
         return part, None
-    return part[part.index > part.index[-1] - pd.Timedelta(window)], part.index[0]
+    return part[part.index > part.index[-1] - reach], part.index[0]
 
 
-def _head(part: Any, window: Any, is_time: bool) -> tuple:
-    """What the previous partition's centred windows may reach: the first ``window - 1``
-    rows, or the rows within ``window`` of the first index value; and, for a time window,
-    the time after which this partition cannot say (its last index value)."""
+def _head(part: Any, reach: Any, is_time: bool) -> tuple:
+    """What the previous partition's centred windows may reach: the first ``reach`` rows, or
+    the rows within ``reach`` of the first index value; and, for a time window, the time
+    after which this partition cannot say (its last index value)."""
     if not is_time:
-        return _edge(part, window - 1, False), None
+        return _edge(part, reach, False), None
     if not len(part):
         return part, None
-    return part[part.index < part.index[0] + pd.Timedelta(window)], part.index[-1]
+    return part[part.index < part.index[0] + reach], part.index[-1]
 
 
-def _rolling(before: Any, part: Any, window: Any, is_time: bool, kwargs: dict, method: str, args: tuple,
-             method_kwargs: dict, index: int, after: Any = None, last_index: int = 0) -> Any:
+def _rolling(before: Any, part: Any, window: Any, reach: Any, is_time: bool, kwargs: dict, method: str,
+             args: tuple, method_kwargs: dict, index: int, after: Any = None, last_index: int = 0) -> Any:
     """Partition ``index`` of the result: pandas' rolling over the overlaps and the partition
     (the next partition's first rows too when windows are centred)."""
     rows, first = before if before is not None else (None, None)
     ahead, last = after if after is not None else (None, None)
     if rows is not None and index > 1 and len(part):  # could the windows reach past partition index - 1?
-        short = len(rows) < window - 1 if not is_time else (first is None or first > part.index[0] - window)
+        short = len(rows) < reach if not is_time else (first is None or first > part.index[0] - reach)
         if short:
             raise ValueError(f"rolling({window!r}): the windows of partition {index} reach back past partition "
                              f"{index - 1}, which is too short to hold them; use fewer, larger partitions "
                              "(repartition) or a smaller window")
     if ahead is not None and index < last_index - 2 and len(part):  # forward past partition index + 1?
-        short = len(ahead) < window - 1 if not is_time else (last is None or last < part.index[-1] + window)
+        short = len(ahead) < reach if not is_time else (last is None or last < part.index[-1] + reach)
         if short:
             raise ValueError(f"rolling({window!r}, center=True): the windows of partition {index} reach forward "
                              f"past partition {index + 1}, which is too short to hold them; use fewer, larger "
@@ -103,7 +106,7 @@ class Rolling:
     """
 
     def __init__(self, frame: _Frame, window: Any, **kwargs: Any) -> None:
-        self._is_time = isinstance(window, (str, pd.Timedelta)) or hasattr(window, "nanos")
+        self._is_time = isinstance(window, (str, datetime.timedelta)) or hasattr(window, "nanos")
         if self._is_time:
             if not isinstance(frame._meta.index, pd.DatetimeIndex):
                 raise TypeError(f"rolling({window!r}): a time window needs a DatetimeIndex, and this "
@@ -113,10 +116,15 @@ class Rolling:
                 raise ValueError(f"rolling({window!r}): a time window needs the partitions sorted by time "
                                  "(known divisions); set_index on the time column first")
             window = pd.Timedelta(window)
-        elif not isinstance(window, int) or window < 1:
-            raise ValueError(f"rolling: window must be a positive number of rows or a time span like '1h', "
+        elif not isinstance(window, numbers.Integral) or isinstance(window, bool) or window < 0:
+            raise ValueError(f"rolling: window must be a number of rows (0 or more) or a time span like '1h', "
                              f"got {window!r}")
+        else:
+            window = int(window)
         self._frame, self._window, self._kwargs = frame, window, kwargs
+        # rows a window reaches back (forward when centred) past its own: one more with closed="both"
+        # or "left", whose windows start a row earlier
+        self._reach = window if self._is_time else max(window - 1 + (kwargs.get("closed") in ("both", "left")), 0)
         try:
             _nonempty(frame._meta).rolling(window, **kwargs)
         except Exception as exc:
@@ -136,13 +144,13 @@ class Rolling:
         tail_name, out_name = f"rolling-tail-{tok}", f"rolling-{method}-{tok}"
         ann = annotations_in_force()
         keys = frame._keys()
-        tails = {part_key(tail_name, i): Task(_tail, (Ref(k), self._window, self._is_time), {}, per_task(ann))
+        tails = {part_key(tail_name, i): Task(_tail, (Ref(k), self._reach, self._is_time), {}, per_task(ann))
                  for i, k in enumerate(keys[:-1])}
         new = {tail_name: tails}
         center = bool(self._kwargs.get("center"))
         head_name = f"rolling-head-{tok}"
         if center:  # centred windows reach forward too: the next partition's first rows
-            new[head_name] = {part_key(head_name, i): Task(_head, (Ref(k), self._window, self._is_time), {},
+            new[head_name] = {part_key(head_name, i): Task(_head, (Ref(k), self._reach, self._is_time), {},
                                                            per_task(ann))
                               for i, k in enumerate(keys) if i}
         outs = {}
@@ -151,8 +159,8 @@ class Rolling:
             before = Ref(part_key(tail_name, i - 1)) if i else None
             after = Ref(part_key(head_name, i + 1)) if center and i < n - 1 else None
             outs[part_key(out_name, i)] = Task(
-                _rolling, (before, Ref(k), self._window, self._is_time, self._kwargs, method, args, kwargs, i,
-                           after, n), {}, per_task(ann))
+                _rolling, (before, Ref(k), self._window, self._reach, self._is_time, self._kwargs, method, args,
+                           kwargs, i, after, n), {}, per_task(ann))
         new[out_name] = outs
         graph = LayeredGraph.merge(frame._graph, new=new)
         return new_collection(graph, out_name, meta, frame.divisions)
@@ -173,16 +181,21 @@ for _name in _METHODS:
     setattr(Rolling, _name, _method(_name))
 
 
-def _shifted(before: Any, part: Any, after: Any, method: str, periods: int, index: int, last_index: int,
-             kwargs: dict) -> Any:
-    """Partition ``index`` of ``shift``/``diff``: the neighbour's rows it reaches, joined on."""
-    need = abs(periods)
+def _edge_through(near: Any, part: Any, n: int, last: bool) -> Any:
+    """The last (or first) ``n`` rows of this partition and, when it is shorter, of the ones
+    before (after) it, whose own such rows are ``near``: what a neighbour's shift reaches,
+    however short (or empty) the partitions in between."""
+    edge = _edge(part, n, last)
+    if near is None or not len(near) or len(edge) >= n:
+        return edge
+    more = _edge(near, n - len(edge), last)
+    return pd.concat([more, edge] if last else [edge, more]) if len(edge) else more
+
+
+def _shifted(before: Any, part: Any, after: Any, method: str, periods: int, kwargs: dict) -> Any:
+    """A partition of ``shift``/``diff``: the neighbours' rows it reaches, joined on."""
     edge = before if periods > 0 else after
-    far = index > 1 if periods > 0 else index < last_index - 1
-    if edge is not None and far and len(edge) < need and len(part):
-        raise ValueError(f"{method}({periods}): partition {index} reaches {need} rows into its neighbour, "
-                         f"which has only {len(edge)}; use fewer, larger partitions (repartition)")
-    if edge is None or not len(edge):
+    if edge is None or not len(edge) or not len(part):
         return getattr(part, method)(periods, **kwargs)
     joined = pd.concat([edge, part] if periods > 0 else [part, edge])
     out = getattr(joined, method)(periods, **kwargs)
@@ -191,10 +204,13 @@ def _shifted(before: Any, part: Any, after: Any, method: str, periods: int, inde
 
 def shift_like(frame: _Frame, method: str, periods: int, kwargs: dict):
     """``shift(periods)`` or ``diff(periods)``: each partition receives only the ``|periods|``
-    rows of its neighbour (the previous one for positive periods, the next for negative)."""
-    if not isinstance(periods, int):
+    rows it reaches, from its neighbour (the previous one for positive periods, the next for
+    negative) and, past a shorter neighbour, from the ones beyond: each neighbour's edge is
+    made from its own rows and the edge beyond it."""
+    if not isinstance(periods, numbers.Integral) or isinstance(periods, bool):
         raise TypeError(f"{method}: periods must be a whole number of rows, got {periods!r} (a time shift "
                         "with freq= moves the index instead: use map_partitions)")
+    periods = int(periods)
     try:
         meta = make_meta(getattr(_nonempty(frame._meta), method)(periods, **kwargs))
     except Exception as exc:
@@ -205,14 +221,18 @@ def shift_like(frame: _Frame, method: str, periods: int, kwargs: dict):
     keys = frame._keys()
     n = len(keys)
     last = periods > 0
+    step = -1 if last else 1  # where the edge beyond lies
     sources = range(n - 1) if last else range(1, n)
-    edges = {part_key(edge_name, i): Task(_edge, (Ref(keys[i]), abs(periods), last), {}, per_task(ann))
-             for i in sources} if periods else {}
+    edges = {}
+    for i in sources if periods else ():
+        beyond = Ref(part_key(edge_name, i + step)) if i + step in sources else None
+        edges[part_key(edge_name, i)] = Task(_edge_through, (beyond, Ref(keys[i]), abs(periods), last), {},
+                                             per_task(ann))
     outs = {}
     for i, k in enumerate(keys):
         before = Ref(part_key(edge_name, i - 1)) if periods > 0 and i else None
         after = Ref(part_key(edge_name, i + 1)) if periods < 0 and i < n - 1 else None
-        outs[part_key(out_name, i)] = Task(_shifted, (before, Ref(k), after, method, periods, i, n, kwargs), {},
+        outs[part_key(out_name, i)] = Task(_shifted, (before, Ref(k), after, method, periods, kwargs), {},
                                            per_task(ann))
     graph = LayeredGraph.merge(frame._graph, new={edge_name: edges, out_name: outs})
     return new_collection(graph, out_name, meta, frame.divisions)

@@ -1,0 +1,169 @@
+"""Windows, time bins, running totals and selection against pandas: rolling, shift/diff,
+resample, cumsum and friends, loc and iloc, over 1, 2 and 3 partitions."""
+
+from __future__ import annotations
+
+import datetime
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import xsched.dataframe as xd
+
+NPARTS = [1, 2, 3]
+
+
+def _series(n: int = 12) -> pd.Series:
+    return pd.Series([1.0, 2, np.nan, 4, 5, 6, 7, np.nan, 9, 10, 11, 12][:n], name="a")
+
+
+# ---------------------------------------------------------------------- rolling
+
+
+@pytest.mark.parametrize("npartitions", NPARTS)
+@pytest.mark.parametrize("closed", ["both", "left"])
+def test_rolling_count_windows_closed_both_or_left_reach_one_row_further(npartitions, closed):
+    pdf = pd.DataFrame({"a": _series(), "b": np.arange(12.0)})
+    df = xd.from_pandas(pdf, npartitions=npartitions)
+    for window in (2, 3):
+        pd.testing.assert_series_equal(df.a.rolling(window, closed=closed).sum().compute(),
+                                       pdf.a.rolling(window, closed=closed).sum())
+        pd.testing.assert_frame_equal(df.rolling(window, closed=closed, min_periods=1).max().compute(),
+                                      pdf.rolling(window, closed=closed, min_periods=1).max())
+
+
+@pytest.mark.parametrize("npartitions", NPARTS)
+def test_rolling_takes_the_windows_pandas_takes(npartitions):
+    s = _series()
+    ds = xd.from_pandas(s, npartitions=npartitions)
+    pd.testing.assert_series_equal(ds.rolling(np.int64(3)).mean().compute(), s.rolling(np.int64(3)).mean())
+    pd.testing.assert_series_equal(ds.rolling(0).sum().compute(), s.rolling(0).sum())
+    t = s.set_axis(pd.date_range("2000-01-01", periods=12, freq="s"))
+    dt = xd.from_pandas(t, npartitions=npartitions)
+    window = datetime.timedelta(seconds=2)
+    pd.testing.assert_series_equal(dt.rolling(window).sum().compute(), t.rolling(window).sum())
+
+
+# ---------------------------------------------------------------------- shift and diff
+
+
+def _with_an_empty_partition(obj):
+    """Four partitions of three rows, the second emptied by a filter (divisions stay known)."""
+    d = xd.from_pandas(obj, npartitions=4)
+    keep = (obj.index < 3) | (obj.index >= 6)
+    return d[(d.index < 3) | (d.index >= 6)], obj[keep]
+
+
+@pytest.mark.parametrize("periods", [1, 2, -1, -2, 4, -5])
+def test_shift_and_diff_reach_past_an_empty_partition(periods):
+    ds, s = _with_an_empty_partition(_series())
+    pd.testing.assert_series_equal(ds.shift(periods).compute(), s.shift(periods))
+    pd.testing.assert_series_equal(ds.diff(periods).compute(), s.diff(periods))
+
+
+@pytest.mark.parametrize("npartitions", NPARTS)
+@pytest.mark.parametrize("periods", [5, -7, 11, np.int64(2)])
+def test_shift_and_diff_reach_past_short_partitions(npartitions, periods):
+    pdf = pd.DataFrame({"a": _series(), "b": range(12)})
+    df = xd.from_pandas(pdf, npartitions=npartitions)
+    pd.testing.assert_frame_equal(df.shift(periods).compute(), pdf.shift(periods))
+    pd.testing.assert_frame_equal(df.diff(periods).compute(), pdf.diff(periods))
+
+
+# ---------------------------------------------------------------------- resample
+
+
+@pytest.mark.parametrize("npartitions", NPARTS)
+@pytest.mark.parametrize("rule", ["D", "2D"])
+def test_resample_by_days_across_a_change_of_clocks(npartitions, rule):
+    idx = pd.date_range("2000-03-25", "2000-03-28", freq="5h", tz="Europe/Berlin")  # 23-hour 26 March
+    s = pd.Series(np.arange(len(idx), dtype=float), index=idx)
+    ds = xd.from_pandas(s, npartitions=npartitions)
+    pd.testing.assert_series_equal(ds.resample(rule).sum().compute(), s.resample(rule).sum(), check_freq=False)
+    pd.testing.assert_series_equal(ds.resample(rule).count().compute(), s.resample(rule).count(), check_freq=False)
+
+
+@pytest.mark.parametrize("npartitions", NPARTS)
+@pytest.mark.parametrize("rule", ["2W", "3MS"])
+def test_resample_by_several_calendar_units_with_a_time_zone(npartitions, rule):
+    idx = pd.date_range("2000-01-01", "2000-06-30", freq="6D", tz="US/Eastern")
+    s = pd.Series(np.arange(len(idx), dtype=float), index=idx)
+    ds = xd.from_pandas(s, npartitions=npartitions)
+    pd.testing.assert_series_equal(ds.resample(rule).mean().compute(), s.resample(rule).mean(), check_freq=False)
+
+
+# ---------------------------------------------------------------------- cumulative
+
+
+@pytest.mark.parametrize("npartitions", NPARTS)
+@pytest.mark.parametrize("dtype", ["str", "string", object])
+def test_cumsum_of_strings_after_a_missing_value_without_skipping(npartitions, dtype):
+    s = pd.Series(["b", None, "a", "c", "d"], dtype=dtype)
+    ds = xd.from_pandas(s, npartitions=npartitions)
+    if dtype is object:  # (pandas cannot add None to a string either)
+        with pytest.raises(TypeError):
+            s.cumsum(skipna=False)
+        return
+    pd.testing.assert_series_equal(ds.cumsum(skipna=False).compute(), s.cumsum(skipna=False))
+    pd.testing.assert_series_equal(ds.cumsum().compute(), s.cumsum())
+
+
+@pytest.mark.parametrize("npartitions", NPARTS)
+def test_cumsum_and_cumprod_carry_a_nan_made_of_infinities(npartitions):
+    s = pd.Series([np.inf, -np.inf, 1, np.nan, 2, 0, np.inf, 3])
+    ds = xd.from_pandas(s, npartitions=npartitions)
+    with np.errstate(invalid="ignore"):
+        for method in ("cumsum", "cumprod"):
+            for skipna in (True, False):
+                pd.testing.assert_series_equal(getattr(ds, method)(skipna=skipna).compute(),
+                                               getattr(s, method)(skipna=skipna))
+
+
+def test_cumulative_methods_refuse_an_axis_pandas_refuses_when_built():
+    pdf = pd.DataFrame({"a": [1, 2, 3], "b": [1.5, 2, 3]})
+    df = xd.from_pandas(pdf, npartitions=2)
+    with pytest.raises(ValueError, match="No axis named 2"):
+        df.cumsum(axis=2)
+    with pytest.raises(ValueError, match="No axis named 1"):
+        df.a.cummax(axis=1)
+    pd.testing.assert_frame_equal(df.cumsum(axis="index").compute(), pdf.cumsum(axis="index"))
+    pd.testing.assert_frame_equal(df.cumsum(axis="columns").compute(), pdf.cumsum(axis="columns"))
+
+
+# ---------------------------------------------------------------------- loc and iloc
+
+
+@pytest.mark.parametrize("npartitions", NPARTS)
+def test_loc_calls_a_callable_with_the_collection(npartitions):
+    pdf = pd.DataFrame({"a": range(6), "b": list("uvwxyz")})
+    df = xd.from_pandas(pdf, npartitions=npartitions)
+    pd.testing.assert_frame_equal(df.loc[lambda d: d.a > 2].compute(), pdf.loc[lambda d: d.a > 2])
+    pd.testing.assert_series_equal(df.loc[lambda d: d.a % 2 == 0, lambda d: "b"].compute(),
+                                   pdf.loc[lambda d: d.a % 2 == 0, lambda d: "b"])
+
+
+@pytest.mark.parametrize("npartitions", NPARTS)
+def test_loc_of_a_label_outside_the_divisions_raises_keyerror_when_built(npartitions):
+    pdf = pd.DataFrame({"a": range(6)}, index=pd.date_range("2000-01-01", periods=6, freq="12h"))
+    df = xd.from_pandas(pdf, npartitions=npartitions)
+    for label in (pd.Timestamp("2000-01-09"), pd.Timestamp("1999-12-31"), "2000-01-09", "1999"):
+        with pytest.raises(KeyError):
+            pdf.loc[label]
+        with pytest.raises(KeyError, match="outside this collection's divisions"):
+            df.loc[label]
+    pd.testing.assert_frame_equal(df.loc["2000-01-02"].compute(), pdf.loc["2000-01-02"])
+    pd.testing.assert_frame_equal(df.loc["2000-01-09":].compute(), pdf.loc["2000-01-09":], check_freq=False)
+
+
+@pytest.mark.parametrize("npartitions", NPARTS)
+def test_iloc_selects_columns_by_position(npartitions):
+    pdf = pd.DataFrame({"a": [1, 2, 3], "b": [4.0, 5, 6], "c": list("xyz")})
+    df = xd.from_pandas(pdf, npartitions=npartitions)
+    for cols in ([0, 2], [2, 0], slice(1, None), [True, False, True]):
+        pd.testing.assert_frame_equal(df.iloc[:, cols].compute(), pdf.iloc[:, cols])
+    pd.testing.assert_series_equal(df.iloc[:, -1].compute(), pdf.iloc[:, -1])
+    with pytest.raises(IndexError):
+        df.iloc[:, 5]
+    with pytest.raises(NotImplementedError, match="only columns"):
+        df.iloc[0:2]
