@@ -465,14 +465,26 @@ def test_centred_time_windows_match_pandas():
         eq(df.x.rolling(window, center=True).mean().compute(), pdf.x.rolling(window, center=True).mean())
 
 
-def test_rolling_window_longer_than_a_partition_fails_naming_it():
-    s = xd.from_pandas(pd.Series(np.arange(20.0)), npartitions=10)
-    with pytest.raises(ValueError, match="partition 2 reach back past partition 1"):
-        s.rolling(5).sum().compute()
+def test_rolling_window_longer_than_a_partition_reaches_the_ones_before():
+    pser = pd.Series(np.arange(20.0))
+    s = xd.from_pandas(pser, npartitions=10)
+    pd.testing.assert_series_equal(s.rolling(5).sum().compute(), pser.rolling(5).sum())
+    pd.testing.assert_series_equal(s.rolling(5, center=True).sum().compute(), pser.rolling(5, center=True).sum())
     with pytest.raises(TypeError, match="DatetimeIndex"):
         s.rolling("1h")
-    with pytest.raises(ValueError, match="partition 0 reach forward past partition 1"):
-        s.rolling(5, center=True).sum().compute()
+    # partitions a filter emptied or shortened, count and time windows
+    kept = (pser.index < 3) | (pser.index >= 9)
+    pd.testing.assert_series_equal(s[s.index.isin(pser.index[kept])].rolling(3).mean().compute(),
+                                   pser[kept].rolling(3).mean())
+    idx = pd.date_range("2000-01-01", periods=20, freq="10min")
+    tser = pd.Series(np.arange(20.0), index=idx)
+    t = xd.from_pandas(tser, npartitions=10)
+    pd.testing.assert_series_equal(t.rolling("1h").sum().compute(), tser.rolling("1h").sum())
+    pd.testing.assert_series_equal(t.rolling("1h", closed="both").max().compute(),
+                                   tser.rolling("1h", closed="both").max())
+    tkept = tser[(tser.index.minute != 10) & (tser.index.hour != 1)]
+    pd.testing.assert_series_equal(t[t.index.isin(tkept.index)].rolling("40min").count().compute(),
+                                   tkept.rolling("40min").count())
 
 
 # ---------------------------------------------------------------------- the planner

@@ -8,15 +8,14 @@ value (a time window such as ``"1h"``, which needs a sorted DatetimeIndex).
 Partition ``i`` is computed from ``overlap(i - 1) + partition(i)``, and the overlap's rows
 are dropped from its result::
 
-    tail-<t>-i      the last rows of partition i that partition i + 1's windows reach
+    tail-<t>-i      the last rows that partition i + 1's windows reach: of partition i and,
+                    through tail-<t>-(i-1), of those before it when it is short or empty
     rolling-<t>-i   pandas' rolling on tail-<t>-(i-1) + partition i, overlap rows dropped
 
 With ``center=True`` a window also reaches forward, and each partition receives the first
-rows of its successor the same way (``head-<t>-i``).
-
-A window longer than the previous partition would need rows from further back; that is
-detected when the task runs and fails naming the window and the partition, with the fix
-(fewer, larger partitions: ``repartition``).
+rows of its successors the same way (``head-<t>-i``, through ``head-<t>-(i+1)``). So a
+window longer than a partition, or one after a filter emptied partitions, still sees every
+row it covers; the tails are a chain of small tasks, as ``shift`` and ``diff``'s edges.
 
 >>> import pandas as pd, xsched.dataframe as xd
 >>> s = xd.from_pandas(pd.Series(range(8), dtype="float64"), npartitions=3)
@@ -46,46 +45,43 @@ def _edge(part: Any, n: int, last: bool) -> Any:
     return part.iloc[max(len(part) - n, 0):] if last else part.iloc[:n]
 
 
-def _tail(part: Any, reach: Any, is_time: bool) -> tuple:
+def _edge_through(near: Any, part: Any, n: int, last: bool) -> Any:
+    """The last (or first) ``n`` rows of this partition and, when it is shorter, of the ones
+    before (after) it, whose own such rows are ``near``: what a neighbour's shift reaches,
+    however short (or empty) the partitions in between."""
+    edge = _edge(part, n, last)
+    if near is None or not len(near) or len(edge) >= n:
+        return edge
+    more = _edge(near, n - len(edge), last)
+    return pd.concat([more, edge] if last else [edge, more]) if len(edge) else more
+
+
+def _tail(near: Any, part: Any, reach: Any, is_time: bool) -> Any:
     """What the next partition's windows may reach: the last ``reach`` rows, or the rows
-    within ``reach`` of the partition's last index value; and, for a time window, the time
-    before which this partition cannot say (its first index value)."""
+    within ``reach`` of the last index value, of this partition and, through ``near`` (the
+    previous partition's tail), of the ones before it when it is short or empty."""
     if not is_time:
-        return _edge(part, reach, True), None
-    if not len(part):
-        return part, None
-    return part[part.index > part.index[-1] - reach], part.index[0]
+        return _edge_through(near, part, reach, True)
+    rows = pd.concat([near, part]) if near is not None and len(near) and len(part) else (
+        part if len(part) or near is None else near)
+    return rows[rows.index >= rows.index[-1] - reach] if len(rows) else rows
 
 
-def _head(part: Any, reach: Any, is_time: bool) -> tuple:
+def _head(near: Any, part: Any, reach: Any, is_time: bool) -> Any:
     """What the previous partition's centred windows may reach: the first ``reach`` rows, or
-    the rows within ``reach`` of the first index value; and, for a time window, the time
-    after which this partition cannot say (its last index value)."""
+    the rows within ``reach`` of the first index value, of this partition and, through
+    ``near`` (the next partition's head), of the ones after it."""
     if not is_time:
-        return _edge(part, reach, False), None
-    if not len(part):
-        return part, None
-    return part[part.index < part.index[0] + reach], part.index[-1]
+        return _edge_through(near, part, reach, False)
+    rows = pd.concat([part, near]) if near is not None and len(near) and len(part) else (
+        part if len(part) or near is None else near)
+    return rows[rows.index <= rows.index[0] + reach] if len(rows) else rows
 
 
-def _rolling(before: Any, part: Any, window: Any, reach: Any, is_time: bool, kwargs: dict, method: str,
-             args: tuple, method_kwargs: dict, index: int, after: Any = None, last_index: int = 0) -> Any:
-    """Partition ``index`` of the result: pandas' rolling over the overlaps and the partition
-    (the next partition's first rows too when windows are centred)."""
-    rows, first = before if before is not None else (None, None)
-    ahead, last = after if after is not None else (None, None)
-    if rows is not None and index > 1 and len(part):  # could the windows reach past partition index - 1?
-        short = len(rows) < reach if not is_time else (first is None or first > part.index[0] - reach)
-        if short:
-            raise ValueError(f"rolling({window!r}): the windows of partition {index} reach back past partition "
-                             f"{index - 1}, which is too short to hold them; use fewer, larger partitions "
-                             "(repartition) or a smaller window")
-    if ahead is not None and index < last_index - 2 and len(part):  # forward past partition index + 1?
-        short = len(ahead) < reach if not is_time else (last is None or last < part.index[-1] + reach)
-        if short:
-            raise ValueError(f"rolling({window!r}, center=True): the windows of partition {index} reach forward "
-                             f"past partition {index + 1}, which is too short to hold them; use fewer, larger "
-                             "partitions (repartition) or a smaller window")
+def _rolling(rows: Any, part: Any, window: Any, kwargs: dict, method: str, args: tuple, method_kwargs: dict,
+             ahead: Any = None) -> Any:
+    """A partition of the result: pandas' rolling over the rows before it, the partition and
+    (centred windows) the rows after it, the others' rows dropped."""
     if not len(part):
         return getattr(part.rolling(window, **kwargs), method)(*args, **method_kwargs)
     pieces = [p for p in (rows, part, ahead) if p is not None and len(p)]
@@ -144,23 +140,24 @@ class Rolling:
         tail_name, out_name = f"rolling-tail-{tok}", f"rolling-{method}-{tok}"
         ann = annotations_in_force()
         keys = frame._keys()
-        tails = {part_key(tail_name, i): Task(_tail, (Ref(k), self._reach, self._is_time), {}, per_task(ann))
+        n = len(keys)
+        tails = {part_key(tail_name, i): Task(_tail, (Ref(part_key(tail_name, i - 1)) if i else None, Ref(k),
+                                                      self._reach, self._is_time), {}, per_task(ann))
                  for i, k in enumerate(keys[:-1])}
         new = {tail_name: tails}
         center = bool(self._kwargs.get("center"))
         head_name = f"rolling-head-{tok}"
-        if center:  # centred windows reach forward too: the next partition's first rows
-            new[head_name] = {part_key(head_name, i): Task(_head, (Ref(k), self._reach, self._is_time), {},
-                                                           per_task(ann))
-                              for i, k in enumerate(keys) if i}
+        if center:  # centred windows reach forward too: the next partitions' first rows
+            new[head_name] = {part_key(head_name, i): Task(
+                _head, (Ref(part_key(head_name, i + 1)) if i < n - 1 else None, Ref(keys[i]), self._reach,
+                        self._is_time), {}, per_task(ann)) for i in range(1, n)}
         outs = {}
-        n = len(keys)
         for i, k in enumerate(keys):
             before = Ref(part_key(tail_name, i - 1)) if i else None
             after = Ref(part_key(head_name, i + 1)) if center and i < n - 1 else None
             outs[part_key(out_name, i)] = Task(
-                _rolling, (before, Ref(k), self._window, self._reach, self._is_time, self._kwargs, method, args,
-                           kwargs, i, after, n), {}, per_task(ann))
+                _rolling, (before, Ref(k), self._window, self._kwargs, method, args, kwargs, after), {},
+                per_task(ann))
         new[out_name] = outs
         graph = LayeredGraph.merge(frame._graph, new=new)
         return new_collection(graph, out_name, meta, frame.divisions)
@@ -179,17 +176,6 @@ def _method(name: str):
 
 for _name in _METHODS:
     setattr(Rolling, _name, _method(_name))
-
-
-def _edge_through(near: Any, part: Any, n: int, last: bool) -> Any:
-    """The last (or first) ``n`` rows of this partition and, when it is shorter, of the ones
-    before (after) it, whose own such rows are ``near``: what a neighbour's shift reaches,
-    however short (or empty) the partitions in between."""
-    edge = _edge(part, n, last)
-    if near is None or not len(near) or len(edge) >= n:
-        return edge
-    more = _edge(near, n - len(edge), last)
-    return pd.concat([more, edge] if last else [edge, more]) if len(edge) else more
 
 
 def _shifted(before: Any, part: Any, after: Any, method: str, periods: int, kwargs: dict) -> Any:
