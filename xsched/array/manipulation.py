@@ -1,5 +1,5 @@
 """Changing an array's shape or arrangement without changing its values: reshape, join,
-stack, flip, roll, pad, broadcast, and the elementwise ``where``/``clip``/``round``.
+stack, flip, roll, pad, broadcast, and the elementwise ``where``/``clip``/``round``/``conj``.
 
 Each is one layer of tasks mapping whole input blocks to whole output blocks, after
 rechunking where blocks would not line up: ``concatenate`` and ``stack`` rechunk their
@@ -8,7 +8,7 @@ axes that becomes a group of output axes whole except its first axis (so a block
 on its own), with blocks along that axis a multiple of what the output axes need.
 
 Importing this module adds ``reshape``, ``ravel``, ``flatten``, ``squeeze``, ``swapaxes``,
-``clip`` and ``round`` to ``Array``.
+``clip``, ``round`` and ``conj``/``conjugate`` to ``Array``.
 
 >>> import numpy as np, xsched.array as xa
 >>> x = xa.from_array(np.arange(12), chunks=4)
@@ -20,6 +20,7 @@ Importing this module adds ``reshape``, ``ravel``, ``flatten``, ``squeeze``, ``s
 
 from __future__ import annotations
 
+import builtins
 import math
 import numbers
 import operator
@@ -31,6 +32,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.spec import Ref, Task
 from .chunks import normalize_chunks
 from .core import Array, elemwise
+from . import reductions
 from .creation import asarray, full
 from .masking import known_chunks_needed
 
@@ -514,10 +516,52 @@ def _pad_widths(value: Any, ndim: int, what: str) -> list[tuple[Any, Any]]:
     return [(a, b) for a, b in pairs.tolist()]
 
 
-def _pad_part(x: Array, axis: int, n: int, mode: str, before: bool, value: Any) -> Array:
-    """What ``pad`` puts before (or after) ``x`` along ``axis``: ``n`` elements."""
+#: ``pad``'s modes that fill with a statistic of the ``stat_length`` elements nearest the side.
+_PAD_STATS = {"maximum": reductions.max, "minimum": reductions.min, "mean": reductions.mean}
+
+
+def _pad_stat(x: Array, axis: int, mode: str, before: bool, length: Any) -> Array:
+    """The statistic ``mode`` of the ``length`` elements (all when None) at the start (or
+    end) of ``axis``, keeping the axis with length 1; rounded and cast back to ``x``'s
+    dtype, as NumPy's pad does."""
+    size = x.shape[axis]
+    if not (length is None or isinstance(length, numbers.Integral) and length >= 0):
+        raise ValueError(f"pad: stat_length must hold non-negative integers, got {length!r}")
+    n = size if length is None else builtins.min(int(length), size)
+    if n == 0 and mode != "mean":
+        raise ValueError("pad: stat_length of 0 yields no value for padding")
+    part = x[(slice(None),) * axis + (slice(0, n) if before else slice(size - n, size),)]
+    stat = _PAD_STATS[mode](part, axis=axis, keepdims=True)
+    if np.issubdtype(x.dtype, np.integer):
+        stat = around(stat)
+    return stat.astype(x.dtype)
+
+
+def _ramp_block(edge: np.ndarray, end: Any, n: int, axis: int, before: bool,
+                dtype: np.dtype) -> np.ndarray:
+    """The ``n`` elements from ``end`` towards ``edge`` (NumPy's pad passes ``end`` as an
+    array, so the ramp is computed at its precision, not the data's)."""
+    ramp = np.linspace(np.asarray(end), np.squeeze(edge, axis), num=n, endpoint=False,
+                       dtype=dtype, axis=axis)
+    return ramp if before else np.flip(ramp, axis)
+
+
+def _pad_part(x: Array, axis: int, n: int, mode: str, before: bool, value: Any,
+              stat_length: Any = None) -> Array:
+    """What ``pad`` puts before (or after) ``x`` along ``axis``: ``n`` elements (``value``:
+    the constant, or the end value of ``"linear_ramp"``)."""
     shape = x.shape[:axis] + (n,) + x.shape[axis + 1:]
     chunks = x.chunks[:axis] + ((n,),) + x.chunks[axis + 1:]
+    if mode in _PAD_STATS or mode == "linear_ramp":
+        if x.shape[axis] == 0:
+            raise ValueError(f"pad: cannot extend the empty axis {axis} with mode={mode!r}")
+        if mode in _PAD_STATS:
+            return broadcast_to(_pad_stat(x, axis, mode, before, stat_length), shape,
+                                chunks=chunks)
+        size = x.shape[axis]
+        edge = x[(slice(None),) * axis + (slice(0, 1) if before else slice(size - 1, size),)]
+        return edge.map_blocks(_ramp_block, value, n, axis, before, x.dtype, chunks=chunks,
+                               dtype=x.dtype, name="pad-ramp")
     if mode == "constant":
         try:
             cell = np.zeros(1, x.dtype)
@@ -542,14 +586,18 @@ def _pad_part(x: Array, axis: int, n: int, mode: str, before: bool, value: Any) 
     return part
 
 
-def pad(x: Any, pad_width: Any, mode: str = "constant", *, constant_values: Any = 0) -> Array:
+def pad(x: Any, pad_width: Any, mode: str = "constant", *, constant_values: Any = 0,
+        stat_length: Any = None, end_values: Any = 0) -> Array:
     """``x`` with ``pad_width`` elements added before and after each axis, as ``numpy.pad``.
 
     ``pad_width``: one number for every side, a pair ``(before, after)`` for every axis, or
     one pair per axis. ``mode``: ``"constant"`` (``constant_values``: a number, a pair, or
     a pair per axis), ``"edge"``, ``"reflect"``, ``"symmetric"`` or ``"wrap"``; the last
-    three pad at most an axis's length (one less for ``"reflect"``). The padding is one
-    block before and one after each padded axis; the blocks of ``x`` are unchanged.
+    three pad at most an axis's length (one less for ``"reflect"``). ``"maximum"``,
+    ``"minimum"`` and ``"mean"`` fill with that statistic of the ``stat_length`` elements
+    nearest each side (default: the whole axis), ``"linear_ramp"`` with a ramp from
+    ``end_values`` to the edge. The padding is one block before and one after each padded
+    axis; the blocks of ``x`` are unchanged.
 
     >>> import numpy as np, xsched.array as xa
     >>> x = xa.from_array(np.arange(5), chunks=2)
@@ -557,23 +605,27 @@ def pad(x: Any, pad_width: Any, mode: str = "constant", *, constant_values: Any 
     [-1, -1, 0, 1, 2, 3, 4, -1]
     >>> xa.pad(x, 2, mode="reflect").compute().tolist()
     [2, 1, 0, 1, 2, 3, 4, 3, 2]
+    >>> xa.pad(x, (1, 2), mode="maximum", stat_length=2).compute().tolist()
+    [1, 0, 1, 2, 3, 4, 4, 4]
     >>> np.pad(x, 1, mode="edge").chunks      # NumPy's pad runs this one
     ((1, 2, 2, 1, 1),)
     """
     x = asarray(x)
-    modes = ("constant",) + tuple(_PAD_PARTS)
+    modes = ("constant",) + tuple(_PAD_PARTS) + tuple(_PAD_STATS) + ("linear_ramp",)
     if mode not in modes:
         raise ValueError(f"pad: mode {mode!r} is not supported by xsched arrays; use one of "
                          f"{modes}, or compute first and use numpy.pad")
     widths = _pad_widths(pad_width, x.ndim, "pad_width")
-    values = _pad_widths(constant_values, x.ndim, "constant_values")
-    for axis, ((lo, hi), (v_lo, v_hi)) in enumerate(zip(widths, values)):
+    values = _pad_widths(end_values if mode == "linear_ramp" else constant_values, x.ndim,
+                         "end_values" if mode == "linear_ramp" else "constant_values")
+    lengths = _pad_widths(stat_length, x.ndim, "stat_length")
+    for axis, ((lo, hi), (v_lo, v_hi), (s_lo, s_hi)) in enumerate(zip(widths, values, lengths)):
         for n in (lo, hi):
             if not isinstance(n, numbers.Integral) or n < 0:
                 raise ValueError(f"pad: pad_width must hold non-negative integers, got {n!r} "
                                  f"on axis {axis}")
-        parts = ([_pad_part(x, axis, int(lo), mode, True, v_lo)] if lo else []) + [x] + (
-            [_pad_part(x, axis, int(hi), mode, False, v_hi)] if hi else [])
+        parts = ([_pad_part(x, axis, int(lo), mode, True, v_lo, s_lo)] if lo else []) + [x] + (
+            [_pad_part(x, axis, int(hi), mode, False, v_hi, s_hi)] if hi else [])
         if len(parts) > 1:
             x = concatenate(parts, axis=axis)
     return x
@@ -746,7 +798,18 @@ def _round_method(self: Array, decimals: int = 0) -> Array:
     return around(self, decimals)
 
 
+def _conj_method(self: Array) -> Array:
+    """The complex conjugate, element by element (``x.conj()``, as NumPy's arrays have it;
+    xarray's ``cov`` and ``corr`` call it).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.from_array(np.array([1 + 2j, 3j]), chunks=1).conj().compute().tolist()
+    [(1-2j), -3j]
+    """
+    return elemwise(np.conjugate, self, name="conjugate")
+
+
 for _name, _f in [("reshape", _reshape_method), ("flatten", _flatten), ("round", _round_method),
                   ("ravel", ravel), ("squeeze", squeeze), ("swapaxes", swapaxes),
-                  ("clip", clip)]:
+                  ("clip", clip), ("conj", _conj_method), ("conjugate", _conj_method)]:
     setattr(Array, _name, _f)

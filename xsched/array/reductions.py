@@ -213,12 +213,18 @@ def _check_out(out: Any, what: str) -> None:
 # --------------------------------------------------------------------------- sum, min, max
 
 
+def _ufunc_dtype(dtype: np.dtype) -> Any:
+    """``dtype`` as a ufunc's ``dtype=`` takes it: NumPy refuses a time unit there
+    (``m8[ns]``), so timedeltas give their scalar type and keep the data's unit."""
+    return dtype.type if dtype.kind == "m" else dtype
+
+
 def _sum_chunk(block: np.ndarray, axes: tuple, dtype: np.dtype) -> np.ndarray:
-    return np.sum(block, axis=axes, keepdims=True, dtype=dtype)
+    return np.sum(block, axis=axes, keepdims=True, dtype=_ufunc_dtype(dtype))
 
 
 def _sum_combine(parts: list) -> np.ndarray:
-    return np.sum(np.stack(parts), axis=0, dtype=parts[0].dtype)
+    return np.sum(np.stack(parts), axis=0, dtype=_ufunc_dtype(parts[0].dtype))
 
 
 def _sum_aggregate(parts: list, axes: tuple, keepdims: bool, dtype: np.dtype) -> np.ndarray:

@@ -49,7 +49,8 @@ from .chunks import _starts
 from .core import Array
 from .creation import asarray
 from .manipulation import ravel
-from .reductions import _abs2, _accumulator, _check_out, _finish, _no_identity, _normalize_axis, mean, tree_reduction
+from .reductions import (_abs2, _accumulator, _check_out, _finish, _no_identity, _normalize_axis, _ufunc_dtype, mean,
+                         tree_reduction)
 
 __all__ = ["scan", "cumsum", "cumprod", "nancumsum", "nancumprod", "argmax", "argmin", "prod",
            "any", "all", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd"]
@@ -406,8 +407,7 @@ def _numpy_reduction(x: Any, op: str, func: Callable, combine: Callable, axis: A
     x = asarray(x)
     kwargs = {"dtype": np.dtype(dtype)} if with_dtype and dtype is not None else {}
     out_dtype = _quiet(func, np.zeros(1, x.dtype), **kwargs).dtype
-    # (a time unit is no dtype= NumPy's reductions take: times sum in their own)
-    merge = {"dtype": out_dtype} if with_dtype and out_dtype.kind not in "mM" else {}
+    merge = {"dtype": _ufunc_dtype(out_dtype)} if with_dtype else {}
     return tree_reduction(x, op, _np_chunk, functools.partial(_np_combine, func=combine,
                                                          kwargs=merge),
                      _np_aggregate, axis, keepdims, out_dtype, split_every,

@@ -1,0 +1,94 @@
+"""xarray on xsched arrays (``chunked_array_type="xsched"``) against the same operations on
+NumPy-backed data: a small dataset (dims time/y/x, a datetime ``time`` coordinate, float,
+int and float32 variables with NaNs, a timedelta variable) cut into 1, 2 and 3 blocks along
+``time``; the lazy result must hold an xsched array until computed, and equal NumPy's after."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+xr = pytest.importorskip("xarray")
+
+import xsched.array as xa  # noqa: E402
+
+T, NY, NX = 6, 3, 4
+
+
+@pytest.fixture(scope="module")
+def eager():
+    rng = np.random.default_rng(5)
+    time = pd.date_range("2000-01-01", periods=T, freq="6h")
+    a = rng.normal(size=(T, NY, NX))
+    a[0, 0, 0] = a[2, :, 1] = np.nan
+    c = rng.normal(size=(T, NY, NX)).astype("f4")
+    c[4, 1, 2] = np.nan
+    return xr.Dataset(
+        {"a": (("time", "y", "x"), a), "b": (("time", "y", "x"), rng.integers(-9, 9, (T, NY, NX))),
+         "c": (("time", "y", "x"), c), "span": ("time", (time - time[0]).values)},
+        coords={"time": time, "y": np.arange(NY) * 10.0, "x": np.arange(NX)})
+
+
+def lazy(ds, blocks: int):
+    """``ds`` cut into ``blocks`` blocks along time."""
+    return ds.chunk({"time": -(-T // blocks)}, chunked_array_type="xsched")
+
+
+def assert_lazy_and_close(got, expected) -> None:
+    arrays = got.data_vars.values() if isinstance(got, xr.Dataset) else [got]
+    assert all(isinstance(a.data, xa.Array) for a in arrays), "computed before asked"
+    computed = got.compute()
+    xr.testing.assert_allclose(computed, expected)
+    assert computed.dtypes == expected.dtypes if isinstance(got, xr.Dataset) else (
+        computed.dtype == expected.dtype)
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 3])
+def test_a_sum_of_timedeltas_keeps_its_unit(eager, blocks):
+    # NumPy refuses a time unit in a ufunc's dtype=: each block's sum raised when computed
+    ds = lazy(eager, blocks)
+    assert_lazy_and_close(ds.span.sum(), eager.span.sum())
+    assert_lazy_and_close(ds.span.cumsum("time"), eager.span.cumsum("time"))
+    x = xa.from_array(eager.span.values.astype("m8[s]"), chunks=-(-T // blocks))
+    assert xa.sum(x).compute() == np.sum(eager.span.values.astype("m8[s]"))
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 3])
+def test_cov_and_corr_conjugate_lazily(eager, blocks):
+    ds = lazy(eager, blocks)
+    assert_lazy_and_close(xr.cov(ds.a, ds.c, dim="time"), xr.cov(eager.a, eager.c, dim="time"))
+    assert_lazy_and_close(xr.corr(ds.a, ds.b, dim=("time", "x")),
+                          xr.corr(eager.a, eager.b, dim=("time", "x")))
+    z = xa.from_array(np.array([1 + 2j, 3 - 1j, 2j]), chunks=2)
+    np.testing.assert_array_equal(z.conjugate().compute(), np.conj(z.compute()))
+
+
+PADS = {
+    "maximum": lambda d: d.a.pad(time=(2, 1), mode="maximum"),
+    "minimum-stat": lambda d: d.b.pad(time=(1, 2), x=1, mode="minimum",
+                                      stat_length={"time": 2, "x": (1, 3)}),
+    "mean-int": lambda d: d.b.pad(time=2, mode="mean", stat_length=3),
+    "mean-f4": lambda d: d.c.pad(time=(0, 3), mode="mean"),
+    "ramp": lambda d: d.a.pad(time=(2, 1), x=(0, 2), mode="linear_ramp",
+                              end_values={"time": (1, -2), "x": 4}),
+    "ramp-int": lambda d: d.b.pad(time=3, mode="linear_ramp", end_values=5),
+    "ramp-f4": lambda d: d.c.pad(x=(4, 1), mode="linear_ramp", end_values=5),
+}
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 3])
+@pytest.mark.parametrize("name", list(PADS))
+def test_pad_with_a_statistic_or_a_ramp(eager, name, blocks):
+    op = PADS[name]
+    assert_lazy_and_close(op(lazy(eager, blocks)), op(eager))  # (float32 means: last bits differ)
+
+
+def test_pad_statistic_errors_match_numpy():
+    x = xa.from_array(np.arange(5), chunks=2)
+    with pytest.raises(ValueError, match="stat_length of 0 yields no value"):
+        xa.pad(x, 1, mode="maximum", stat_length=0)
+    with pytest.raises(ValueError, match="cannot extend the empty axis 0"):
+        xa.pad(xa.from_array(np.zeros(0), chunks=1), 1, mode="mean")
+    with pytest.raises(ValueError, match="mode 'median' is not supported"):
+        xa.pad(x, 1, mode="median")
