@@ -92,3 +92,32 @@ def test_pad_statistic_errors_match_numpy():
         xa.pad(xa.from_array(np.zeros(0), chunks=1), 1, mode="mean")
     with pytest.raises(ValueError, match="mode 'median' is not supported"):
         xa.pad(x, 1, mode="median")
+
+
+@pytest.mark.parametrize("blocks", [1, 3])
+def test_lazy_coordinates_that_agree_are_kept(blocks):
+    """xarray keeps a coordinate of two operands when ``bool((a == b).all())`` says they
+    agree: a one-element xsched array answers (computed), as NumPy's does, so non-index
+    coordinates survive selections, arithmetic, rolling and merges."""
+    eager = xr.Dataset({"a": (("time", "y"), np.arange(24.0).reshape(6, 4)),
+                        "c": (("time", "y"), np.ones((6, 4)))},
+                       coords={"y": np.arange(4) * 10.0, "lat": ("y", np.linspace(-30, 30, 4))})
+    ds = eager.chunk({"time": -(-6 // blocks), "y": 2}, chunked_array_type="xsched")
+    ops = [lambda d: d.a.where(d.y > 10, drop=True),
+           lambda d: d.a.isel(y=[1, 3]) - d.c.isel(y=[1, 3]),
+           lambda d: d.a.rolling(time=3).std(),
+           lambda d: xr.merge([d.a.isel(y=[1, 3]), d.c.isel(y=[1, 3])], compat="no_conflicts", join="outer").a,
+           lambda d: d.a.weighted(abs(d.lat)).mean("y")]
+    for op in ops:
+        got, expected = op(ds), op(eager)
+        assert "lat" in got.coords or "lat" not in expected.coords
+        assert_lazy_and_close(got, expected)
+    assert ds.identical(eager.chunk({"time": -(-6 // blocks), "y": 2}, chunked_array_type="xsched"))
+
+
+def test_truth_of_an_array_as_numpy():
+    x = xa.from_array(np.arange(4), chunks=2)
+    assert bool((x < 4).all()) and not bool(x[0]) and bool(x[1:2])
+    for ambiguous, what in [(x, "more than one element"), (x[:0], "empty"), (x[x > 1], "unknown size")]:
+        with pytest.raises(ValueError, match=what):
+            bool(ambiguous)

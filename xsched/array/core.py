@@ -499,8 +499,25 @@ class Array:
         return self._scalar(complex)
 
     def __bool__(self) -> bool:
-        raise TypeError("the truth value of an xsched array is ambiguous; compute() it first, "
-                        "or reduce it with .any()/.all() style comparisons and compute().")
+        """The truth of a one-element array, computed now (as NumPy and xarray expect:
+        ``if (x == y).all():``); any other size is ambiguous, as in NumPy.
+
+        >>> import numpy as np, xsched.array as xa
+        >>> x = xa.from_array(np.arange(4), chunks=2)
+        >>> bool((x < 4).all()), bool(x[1:2])
+        (True, True)
+        >>> bool(x)
+        Traceback (most recent call last):
+        ...
+        ValueError: the truth value of an array with more than one element is ambiguous (shape (4,)); use x.any() or x.all()
+        """
+        size = self.size
+        if size != 1:
+            what = ("of unknown size (call compute_chunk_sizes() first)" if size != size else
+                    "that is empty" if size == 0 else "with more than one element")
+            raise ValueError(f"the truth value of an array {what} is ambiguous (shape {self.shape}); "
+                             "use x.any() or x.all()")
+        return bool(np.asarray(self.compute()).reshape(()))
 
 
 def _ufunc_output(ufunc: np.ufunc, k: int, *args: Any, **kwargs: Any) -> np.ndarray:
