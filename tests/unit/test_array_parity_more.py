@@ -352,3 +352,36 @@ def test_nansum_and_nanmean_of_timedeltas_as_numpy(values):
         got, expected = f(x).compute(), getattr(np, f.__name__)(a)
         assert got.dtype == expected.dtype and (got == expected or (np.isnat(got) and np.isnat(expected)))
     assert float(xa.nanmean(xa.from_array(np.arange(5), chunks=2)).compute()) == 2.0
+
+
+def test_nanargmax_and_nanargmin_as_numpy_over_random_chunkings():
+    """NaNs count as -inf (+inf for the min) exactly as NumPy's do, across blocks too; a
+    slice of NaNs only fails when computed."""
+    rng = np.random.default_rng(1)
+    for _ in range(60):
+        shape = tuple(int(v) for v in rng.integers(1, 6, size=rng.integers(1, 3)))
+        a = rng.integers(-3, 3, size=shape).astype(float)
+        a[rng.random(shape) < 0.3] = np.nan
+        a[rng.random(shape) < 0.15] = -np.inf
+        a[rng.random(shape) < 0.15] = np.inf
+        x = xa.from_array(a, chunks=tuple(int(rng.integers(1, s + 1)) for s in shape))
+        for name in ("nanargmax", "nanargmin"):
+            for axis in [None, *range(a.ndim)]:
+                try:
+                    expected = getattr(np, name)(a, axis=axis)
+                except ValueError:
+                    with pytest.raises(ValueError, match="All-NaN slice"):
+                        getattr(xa, name)(x, axis=axis, split_every=2).compute()
+                    continue
+                np.testing.assert_array_equal(getattr(xa, name)(x, axis=axis, split_every=2).compute(), expected)
+    ints = xa.from_array(np.array([3, 9, 9]), chunks=2)
+    assert int(np.nanargmax(ints)) == 1 and int(np.nanargmin(ints)) == 0
+
+
+def test_nanmean_takes_numpy_s_dtype():
+    a = np.array([[1, np.nan, 3], [4, 5, np.nan]], "f4")
+    x = xa.from_array(a, chunks=1)
+    for kwargs in [{}, {"dtype": "f8"}, {"axis": 0, "dtype": "f8"}]:
+        got, expected = xa.nanmean(x, **kwargs).compute(), np.nanmean(a, **kwargs)
+        assert got.dtype == expected.dtype
+        np.testing.assert_allclose(got, expected)

@@ -43,8 +43,8 @@ from .selection import argwhere, flatnonzero, nonzero
 from .sets import isin, unique
 from .take import take
 from .zarr import from_zarr, to_zarr
-from .scans import (all, any, argmax, argmin, cumprod, cumsum, nancumprod, nancumsum, nanmax,
-                    nanmean, nanmin, nanprod, nanstd, nansum, nanvar, prod, scan)
+from .scans import (all, any, argmax, argmin, cumprod, cumsum, nanargmax, nanargmin, nancumprod, nancumsum,
+                    nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar, prod, scan)
 from .gufunc import apply_gufunc
 from .store import store
 from . import fft, linalg, random
@@ -79,7 +79,7 @@ __all__ = [
     # reductions and scans
     "sum", "mean", "var", "std", "min", "max", "prod", "any", "all",
     "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd",
-    "argmax", "argmin", "cumsum", "cumprod", "nancumsum", "nancumprod",
+    "argmax", "argmin", "nanargmax", "nanargmin", "cumsum", "cumprod", "nancumsum", "nancumprod",
 ]
 
 _dispatch.register_namespace("numpy", __import__("sys").modules[__name__])

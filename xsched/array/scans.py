@@ -52,7 +52,7 @@ from .manipulation import ravel
 from .reductions import (_abs2, _accumulator, _check_out, _finish, _no_identity, _normalize_axis, _ufunc_dtype, mean,
                          tree_reduction)
 
-__all__ = ["scan", "cumsum", "cumprod", "nancumsum", "nancumprod", "argmax", "argmin", "prod",
+__all__ = ["scan", "cumsum", "cumprod", "nancumsum", "nancumprod", "argmax", "argmin", "nanargmax", "nanargmin", "prod",
            "any", "all", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd"]
 
 
@@ -253,19 +253,49 @@ def _arg_chunk(block: np.ndarray, axes: tuple, pick: Callable, flat: bool) -> tu
             return None, None, extent
         where = np.unravel_index(int(pick(block)), block.shape)
         one = (1,) * block.ndim
-        return np.full(one, block[where], dtype=block.dtype), tuple(int(w) for w in where), extent
+        values = np.full(one, block[where], dtype=block.dtype)
+        if _skips_nan(pick):
+            values = _nan_values(block, values, None, pick)
+        return values, tuple(int(w) for w in where), extent
     (axis,) = axes
     if block.shape[axis] == 0:
         return None, None, block.shape[axis]
     local = pick(block, axis=axis, keepdims=True)
-    return np.take_along_axis(block, local, axis=axis), local, block.shape[axis]
+    values = np.take_along_axis(block, local, axis=axis)
+    return (_nan_values(block, values, axis, pick) if _skips_nan(pick) else values), local, block.shape[axis]
+
+
+def _filled(block: np.ndarray, largest: bool) -> np.ndarray:
+    """The block as NumPy's ``nanargmax`` (``nanargmin``) sees it: NaNs as -inf (+inf)."""
+    return np.where(np.isnan(block), -np.inf if largest else np.inf, block)
+
+
+def _nanargmax(block: np.ndarray, axis: Any = None, keepdims: bool = False) -> Any:
+    return np.argmax(_filled(block, True), axis=axis, keepdims=keepdims)
+
+
+def _nanargmin(block: np.ndarray, axis: Any = None, keepdims: bool = False) -> Any:
+    return np.argmin(_filled(block, False), axis=axis, keepdims=keepdims)
+
+
+def _skips_nan(pick: Callable) -> bool:
+    return pick is _nanargmax or pick is _nanargmin
+
+
+def _nan_values(block: np.ndarray, values: np.ndarray, axis: Any, pick: Callable) -> np.ndarray:
+    """A block's extremes for ``nanargmax``/``nanargmin``: NaN picked counts as -inf (+inf),
+    as in NumPy; NaN stands only for a slice of NaNs (compared as -inf by the merges, and
+    an error at the end if no block had a value)."""
+    empty = np.isnan(block).all(axis=axis, keepdims=True).reshape(values.shape)
+    return np.where(empty, np.nan, _filled(values, pick is _nanargmax))
 
 
 def _arg_merge(pairs: list, pick: Callable) -> tuple:
     """The extreme of several (values, indices) pairs: a NaN beats any number (numpy returns
-    the first NaN), and of equal values (or NaNs) the smaller index wins, wherever its block
-    was."""
+    the first NaN; for ``nanargmax``/``nanargmin`` a NaN is -inf, +inf for the min), and of
+    equal values (or NaNs) the smaller index wins, wherever its block was."""
     values, indices = pairs[0]
+    skip = _skips_nan(pick)
     for v, i in pairs[1:]:
         if values.dtype.kind in "fc":
             nan_old, nan_new = np.isnan(values), np.isnan(v)
@@ -273,11 +303,17 @@ def _arg_merge(pairs: list, pick: Callable) -> tuple:
             nan_old, nan_new = np.isnat(values), np.isnat(v)
         else:
             nan_old = nan_new = np.zeros(values.shape, dtype=bool)
+        if skip:  # NaNs count as -inf (+inf), as in NumPy; NaN stays only where both are NaNs
+            both = nan_old & nan_new
+            v, values = _filled(v, pick is _nanargmax), _filled(values, pick is _nanargmax)
+            nan_old = nan_new = np.zeros(values.shape, dtype=bool)
         with np.errstate(invalid="ignore"):
-            beats = (v > values) if pick is np.argmax else (v < values)
+            beats = (v > values) if pick is np.argmax or pick is _nanargmax else (v < values)
             ties = (v == values) | (nan_old & nan_new)
         take = ~nan_old & (beats | nan_new) | ties & (i < indices)
         values, indices = np.where(take, v, values), np.where(take, i, indices)
+        if skip:
+            values = np.where(both, np.nan, values)
     return values, indices
 
 
@@ -329,6 +365,8 @@ def _arg_aggregate(parts: list, axes: tuple, keepdims: bool, pick: Callable, fla
     values, where, extent = _arg_combine(parts, pick, flat)
     if values is None:  # (only when the chunks were unknown: empty is caught when built)
         raise ValueError(f"attempt to get {op} of an empty sequence")
+    if _skips_nan(pick) and np.isnan(values).any():
+        raise ValueError(f"{op}: All-NaN slice encountered")
     if flat:
         where = np.full(values.shape, np.ravel_multi_index(where, extent), dtype=np.intp)
     return where if keepdims else np.squeeze(where, axis=axes)
@@ -374,6 +412,34 @@ def argmin(x: Any, axis: Any = None, keepdims: bool = False, split_every: Any = 
     np.int64(1)
     """
     return _arg(x, "argmin", np.argmin, axis, keepdims, split_every)
+
+
+def nanargmax(x: Any, axis: Any = None, keepdims: bool = False, split_every: Any = None) -> Array:
+    """Index of the largest value along ``axis`` ignoring NaNs (in the flattened array
+    without one); a slice of NaNs only fails when computed, as in NumPy.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.array([[np.nan, 7.0, 3.0], [1.0, np.nan, 2.0]]), chunks=(1, 2))
+    >>> int(xa.nanargmax(x)), xa.nanargmax(x, axis=1).compute().tolist()
+    (1, [1, 2])
+    """
+    x = asarray(x)
+    if x.dtype.kind not in "fc":  # (no NaN to skip: NumPy's argmax)
+        return argmax(x, axis=axis, keepdims=keepdims, split_every=split_every)
+    return _arg(x, "nanargmax", _nanargmax, axis, keepdims, split_every)
+
+
+def nanargmin(x: Any, axis: Any = None, keepdims: bool = False, split_every: Any = None) -> Array:
+    """Index of the smallest value along ``axis`` ignoring NaNs; see ``nanargmax``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> int(xa.nanargmin(xa.from_array(np.array([np.nan, 4.0, -1.0, np.nan]), chunks=3)))
+    2
+    """
+    x = asarray(x)
+    if x.dtype.kind not in "fc":
+        return argmin(x, axis=axis, keepdims=keepdims, split_every=split_every)
+    return _arg(x, "nanargmin", _nanargmin, axis, keepdims, split_every)
 
 
 # --------------------------------------------------------------------------- reductions
@@ -499,9 +565,9 @@ def nanmin(x: Any, axis: Any = None, keepdims: bool = False, split_every: Any = 
                             split_every, False)
 
 
-def _nanmean_chunk(block: np.ndarray, axes: tuple) -> tuple:
+def _nanmean_chunk(block: np.ndarray, axes: tuple, acc: np.dtype | None = None) -> tuple:
     count = np.sum(~np.isnan(block), axis=axes, keepdims=True)
-    return count, np.nansum(block, axis=axes, keepdims=True, dtype=np.result_type(block, 1.0))
+    return count, np.nansum(block, axis=axes, keepdims=True, dtype=acc or np.result_type(block, 1.0))
 
 
 def _nanmean_combine(parts: list) -> tuple:
@@ -515,19 +581,24 @@ def _nanmean_aggregate(parts: list, axes: tuple, keepdims: bool, dtype: np.dtype
         return _finish(total / count, axes, keepdims, dtype)
 
 
-def nanmean(x: Any, axis: Any = None, keepdims: bool = False, split_every: Any = None) -> Array:
-    """Mean over ``axis`` of the values that are not NaN (NaN where there are none).
+def nanmean(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
+            split_every: Any = None) -> Array:
+    """Mean over ``axis`` of the values that are not NaN (NaN where there are none); summed
+    in ``dtype`` and given in it when one is given, as NumPy's.
 
     >>> import numpy as np, xsched.array as xa
     >>> float(xa.nanmean(xa.from_array(np.array([1.0, np.nan, 3.0]), chunks=1)))
     2.0
+    >>> xa.nanmean(xa.from_array(np.array([1.0, np.nan], "f4"), chunks=1), dtype="f8").dtype
+    dtype('float64')
     """
     x = asarray(x)
     if x.dtype.kind not in "fc":  # no NaN to skip (NaT stays NaT), as NumPy: the mean
-        return mean(x, axis=axis, keepdims=keepdims, split_every=split_every)
-    dtype = _quiet(np.nanmean, np.zeros(1, x.dtype)).dtype
+        return mean(x, axis=axis, dtype=dtype, keepdims=keepdims, split_every=split_every)
+    acc = np.dtype(dtype) if dtype is not None else None
+    out = acc or _quiet(np.nanmean, np.zeros(1, x.dtype)).dtype
     return tree_reduction(x, "nanmean", _nanmean_chunk, _nanmean_combine, _nanmean_aggregate, axis,
-                     keepdims, dtype, split_every, aggregate_args=(dtype,))
+                          keepdims, out, split_every, chunk_args=(acc,), aggregate_args=(out,))
 
 
 def _nanmoments_chunk(block: np.ndarray, axes: tuple, acc: np.dtype) -> tuple:
