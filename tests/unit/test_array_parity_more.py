@@ -385,3 +385,13 @@ def test_nanmean_takes_numpy_s_dtype():
         got, expected = xa.nanmean(x, **kwargs).compute(), np.nanmean(a, **kwargs)
         assert got.dtype == expected.dtype
         np.testing.assert_allclose(got, expected)
+
+
+def test_chunks_as_a_size_in_bytes():
+    x = xa.from_array(np.zeros((30, 10)), chunks=("800B", -1))
+    assert x.chunks == ((10, 10, 10), (10,))
+    assert xa.zeros((100, 100), chunks="8KiB").chunks == ((32, 32, 32, 4),) * 2
+    with pytest.raises(ValueError, match="size in bytes like '64MiB'"):
+        xa.zeros(10, chunks="lots")
+    with pytest.raises(ValueError, match="two sizes in bytes"):
+        xa.zeros((10, 10), chunks=("1KiB", "2KiB"))

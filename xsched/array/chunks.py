@@ -41,10 +41,12 @@ def normalize_chunks(chunks: Any, shape: Sequence[int], dtype: Any = None,
     Accepted: an int (same block length on every axis); a tuple with one entry per axis,
     each an int, ``-1`` or ``None`` (the whole axis), ``"auto"``, or a tuple of explicit
     block sizes; a dict ``{axis: spec}`` (other axes whole); or ``"auto"`` (blocks of
-    about 128 MiB).
+    about 128 MiB). A size in bytes (``"64MiB"``) is ``"auto"`` aiming at that size.
 
     >>> normalize_chunks((100, -1, -1), (250, 16, 16))
     ((100, 100, 50), (16,), (16,))
+    >>> normalize_chunks(("800B", -1), (30, 10), dtype="f8")   # 10 rows of 10 float64
+    ((10, 10, 10), (10,))
     >>> normalize_chunks(((2, 3), 4), (5, 8))
     ((2, 3), (4, 4))
     """
@@ -69,9 +71,15 @@ def normalize_chunks(chunks: Any, shape: Sequence[int], dtype: Any = None,
         if spec is None or (isinstance(spec, numbers.Integral) and spec == -1):
             out.append((size,))
         elif isinstance(spec, str):
-            if spec != "auto":
-                raise ValueError(f"chunks: unknown spec {spec!r} for axis {axis}; use an int, "
-                                 "-1, a tuple of sizes or 'auto'.")
+            if spec != "auto":  # a size in bytes: 'auto' aiming at it
+                try:
+                    nbytes = parse_bytes(spec)
+                except ValueError:
+                    raise ValueError(f"chunks: unknown spec {spec!r} for axis {axis}; use an int, -1, a "
+                                     "tuple of sizes, 'auto' or a size in bytes like '64MiB'.") from None
+                if limit is not None and limit != nbytes:
+                    raise ValueError(f"chunks: two sizes in bytes, {limit} and {spec!r}; give one")
+                limit = nbytes
             out.append("auto")
         elif isinstance(spec, numbers.Integral):
             if spec <= 0:
