@@ -395,3 +395,15 @@ def test_chunks_as_a_size_in_bytes():
         xa.zeros(10, chunks="lots")
     with pytest.raises(ValueError, match="two sizes in bytes"):
         xa.zeros((10, 10), chunks=("1KiB", "2KiB"))
+
+
+def test_an_integer_index_of_several_dimensions_as_numpy():
+    """x[i2d] (and take): the axis becomes the index's axes, placed as NumPy places them."""
+    a = np.arange(60).reshape(5, 4, 3)
+    x = xa.from_array(a, chunks=(2, 3, 2))
+    i2, j2 = np.array([[0, 4], [3, 1]]), np.array([[0, 3], [2, 1]])
+    for index in [i2, (slice(None), j2), (1, j2), (2, slice(None), np.array([[0, 2], [1, 1]])),
+                  (np.array([[0, 1]]), 2), (Ellipsis, np.array([[2]])), np.zeros((0, 2), int)]:
+        np.testing.assert_array_equal(x[index].compute(), a[index])
+        assert x[index].shape == a[index].shape
+    np.testing.assert_array_equal(xa.take(x, j2, axis=1).compute(), np.take(a, j2, axis=1))

@@ -226,16 +226,18 @@ def _getitem_integer_array(x: Array, idx: list, arrays: list) -> Array:
     p = arrays[0]
     in_axis = sum(1 for i in idx[:p] if i is not None)
     # positions (a boolean index is a mask here, not 0s and 1s as for take); out of bounds fails
-    # here, naming the axis
-    positions = _fancy.normalize_indices(idx[p], x.shape[in_axis], in_axis)
+    # here, naming the axis; an index of several dimensions gives the result those axes
+    index = np.asarray(idx[p])
+    shape = index.shape if index.dtype != np.bool_ else (int(index.sum()),)
+    positions = _fancy.normalize_indices(index.ravel() if len(shape) > 1 else index, x.shape[in_axis], in_axis)
     basic = idx[:p] + [slice(None)] + idx[p + 1:]
     out_axis = sum(1 for i in idx[:p] if not isinstance(i, numbers.Integral))
-    y = _fancy.take(_getitem(x, tuple(basic)), positions, axis=out_axis)
+    y = _fancy.take(_getitem(x, tuple(basic)), positions.reshape(shape), axis=out_axis)
     ints = [q for q, i in enumerate(idx) if isinstance(i, numbers.Integral)]
     group = sorted(ints + [p])
     if out_axis and ints and group[-1] - group[0] != len(group) - 1:
-        order = [out_axis] + [a for a in range(y.ndim) if a != out_axis]
-        y = y.transpose(order)  # the picked axis first
+        picked = list(range(out_axis, out_axis + len(shape)))
+        y = y.transpose(picked + [a for a in range(y.ndim) if a not in picked])  # the picked axes first
     return y
 
 

@@ -118,6 +118,8 @@ def take(x: Any, indices: Any, axis: int | None = None) -> Any:
     [10, 70]
     >>> xa.take(x.reshape(2, 5), -1, axis=1).compute().tolist()
     [40, 90]
+    >>> xa.take(x, [[1, 2], [0, 0]]).compute().tolist()
+    [[10, 20], [0, 0]]
     >>> xa.take(x, [10])
     Traceback (most recent call last):
     ...
@@ -139,6 +141,9 @@ def take(x: Any, indices: Any, axis: int | None = None) -> Any:
         indices = indices.astype(np.intp)
     if indices.ndim == 0:  # one position: the axis goes, as with x[..., i]
         return take(x, indices[None], axis)[(slice(None),) * axis + (0,)]
+    if indices.ndim > 1:  # the axis becomes the indices' axes, as in NumPy
+        flat = take(x, indices.ravel(), axis)
+        return flat.reshape(x.shape[:axis] + indices.shape + x.shape[axis + 1:])
     idx = normalize_indices(indices, x.shape[axis], axis)
     in_chunks = x.chunks[axis]
     starts = np.cumsum((0,) + tuple(in_chunks))
