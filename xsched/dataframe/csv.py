@@ -100,7 +100,7 @@ def read_csv(urlpath: Any, blocksize: int | str | None = None, dtype: Any = None
             raise ValueError(f"{what}: skiprows= cannot be used with blocksize= (the rows to skip are only "
                              "in the first block); pass blocksize=None")
     infos = [file_token(fs, p) for fs, p in files]
-    sample_bytes, first = _sample(files, infos, compression, sample)
+    sample_bytes, first = _sample(files, infos, compression, sample, has_header)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", pd.errors.DtypeWarning)
@@ -109,7 +109,7 @@ def read_csv(urlpath: Any, blocksize: int | str | None = None, dtype: Any = None
         raise ValueError(f"{what}: {first} has no columns to read (it is empty); pass names= to say "
                          "what the columns are") from exc
     meta = head.iloc[:0]
-    dtypes = _worker_dtypes(meta, dtype)
+    dtypes = _worker_dtypes(meta, dtype, kwargs.get("engine"))
     path_col = None
     if include_path_column:
         path_col = "path" if include_path_column is True else include_path_column
@@ -138,10 +138,18 @@ def read_csv(urlpath: Any, blocksize: int | str | None = None, dtype: Any = None
     if usecols is None and not include_path_column and "index_col" not in kwargs and "names" not in kwargs:
         def project(used: list, pushed: list) -> list | None:
             """The same blocks read with fewer columns, and only the rows passing ``pushed``
-            (the planner calls this, ``planner.py``); None when it cannot."""
-            narrower = read_csv(urlpath, blocksize=blocksize, dtype=dtype, usecols=used, parse_dates=parse_dates,
-                                storage_options=storage_options, sample=sample, compression=compression,
-                                **pandas_kwargs)
+            (the planner calls this, ``planner.py``); None when it cannot. Dates are parsed in the
+            columns read only (pandas refuses others), and a read of no column reads the first, so
+            the blocks keep their rows."""
+            dates = parse_dates
+            if isinstance(parse_dates, (list, tuple)):
+                if not all(isinstance(c, str) for c in parse_dates):
+                    return None  # (positions: of the file's columns or of those read?)
+                dates = [c for c in parse_dates if c in used] or None
+            narrower = read_csv(urlpath, blocksize=blocksize, dtype=dtype,
+                                usecols=list(used) or list(meta.columns[:1]), parse_dates=dates,
+                                storage_options=storage_options, sample=sample,
+                                compression=compression, **pandas_kwargs)
             tasks = list(narrower._graph.layers[narrower._name].values())
             if pushed:
                 tasks = [Task(t.func, t.args, {**t.kwargs, "filters": tuple(map(tuple, pushed))}, t.annotations)
@@ -153,35 +161,44 @@ def read_csv(urlpath: Any, blocksize: int | str | None = None, dtype: Any = None
     return from_tasks(name, tasks, mark_unknown(meta, inferring), project=project)
 
 
-def _sample(files: list, infos: list, compression: Any, sample: int) -> tuple[bytes, str]:
-    """The first ``sample`` bytes (whole lines) of the first file that is not empty."""
+def _sample(files: list, infos: list, compression: Any, sample: int, has_header: bool) -> tuple[bytes, str]:
+    """The first ``sample`` bytes (whole lines) of the first file holding a line after its
+    header (a header alone gives every column the dtype object: a file's numbers would be
+    read as text), else of the first file that is not empty."""
+    fallback = None
     for (fs, path), info in zip(files, infos):
         if info[1] == 0:
             continue
         with fs.open(path, "rb") as raw:
             f = open_decompressed(raw, compression_of(path, compression))
             data = f.read(sample)
-            if len(data) >= sample:  # more may follow: end at a line's end
-                cut = data.rfind(b"\n")
-                while cut < 0:
+            if len(data) >= sample:  # more may follow: end at a line's end, after a row at least
+                more = b"..."
+                while data.count(b"\n") < 1 + has_header and more:
                     more = f.read(_CHUNK)
-                    if not more:
-                        break
                     data += more
-                    cut = data.rfind(b"\n")
-                if cut >= 0:
+                cut = data.rfind(b"\n")
+                if cut >= 0 and more:  # (at the file's end its last line is whole)
                     data = data[:cut + 1]
-        if data:
+        rows = data[data.find(b"\n") + 1:] if has_header and b"\n" in data else b"" if has_header else data
+        if rows.strip():
             return data, info[0]
-    return b"", infos[0][0]
+        if data and fallback is None:
+            fallback = data, info[0]
+    return fallback or (b"", infos[0][0])
 
 
-def _worker_dtypes(meta: pd.DataFrame, dtype: Any) -> dict:
+def _worker_dtypes(meta: pd.DataFrame, dtype: Any, engine: Any = None) -> dict:
     """The ``dtype=`` every partition is parsed with: meta's dtypes, except dates (parsed by
-    ``parse_dates``) and categoricals (whose categories differ between files)."""
+    ``parse_dates``), categoricals (whose categories differ between files) and, for the
+    ``pyarrow`` engine, object columns not asked for (it reads dates and times into them, which
+    ``dtype=object`` would leave as text)."""
     out = {}
+    asked = dtype if isinstance(dtype, dict) else {}
     for col, dt in meta.dtypes.items():
         if pd.api.types.is_datetime64_any_dtype(dt):
+            continue
+        if engine == "pyarrow" and dt == object and col not in asked and (dtype is None or asked):
             continue
         if isinstance(dt, pd.CategoricalDtype):
             out[col] = dtype.get(col, "category") if isinstance(dtype, dict) else "category"
@@ -278,7 +295,9 @@ def _read_block(fs: Any, path: str, label: str, start: int, end: int | None, hea
     """Run on the workers: one partition, parsed with meta's dtypes, by pyarrow where it gives
     what pandas would (``csv_arrow.py``), else by pandas. With ``filters`` (pushed by the
     planner from ``df[df.col > value]``) only the rows passing are kept as they are parsed
-    (pandas' in ``FILTER_CHUNK_ROWS`` at a time), so the whole unfiltered partition never exists."""
+    (pandas' in ``FILTER_CHUNK_ROWS`` at a time), so the whole unfiltered partition never exists;
+    but a categorical column's categories are those of the whole partition, so with one (or
+    with ``engine="pyarrow"``, which parses no chunks) pandas parses it whole first."""
     where = label if end is None else f"{label} (bytes {start}-{end})"
     try:
         with _source(fs, path, start, end, header, compression) as src:
@@ -288,12 +307,14 @@ def _read_block(fs: Any, path: str, label: str, start: int, end: int | None, hea
         if df is None:
             with _source(fs, path, start, end, header, compression) as src, warnings.catch_warnings():
                 warnings.simplefilter("ignore", pd.errors.DtypeWarning)
-                if filters:
+                whole = kwargs.get("engine") == "pyarrow" or any(
+                    isinstance(pd.api.types.pandas_dtype(dt), pd.CategoricalDtype) for dt in dtypes.values())
+                if filters and not whole:
                     with pd.read_csv(src, dtype=dtypes, chunksize=FILTER_CHUNK_ROWS, **kwargs) as chunks:
                         kept = [keep_rows(chunk, filters) for chunk in chunks]
                     df = pd.concat(kept) if kept else meta.copy()
                 else:
-                    df = pd.read_csv(src, dtype=dtypes, **kwargs)
+                    df = keep_rows(pd.read_csv(src, dtype=dtypes, **kwargs), filters)
     except pd.errors.EmptyDataError:
         return meta.copy()
     except (ValueError, TypeError, OverflowError) as exc:
@@ -360,8 +381,12 @@ def _conform(df: pd.DataFrame, meta: pd.DataFrame, where: str, path_col: Any, la
                          "files read together must share their header (or pass names= and usecols=)")
     if path_col is not None:
         df[path_col] = pd.Categorical([label] * len(df), categories=meta[path_col].cat.categories)
-    if not len(df):
-        return meta.copy()
+    if not len(df):  # (meta's dtypes and index; but a categorical keeps the categories read, as pandas')
+        out = meta.copy()
+        for col in expected:
+            if isinstance(df[col].dtype, pd.CategoricalDtype):
+                out[col] = df[col].array
+        return out
     for col, dt in meta.dtypes.items():
         if df[col].dtype != dt and not isinstance(dt, pd.CategoricalDtype):
             try:

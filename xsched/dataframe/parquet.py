@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator
 
+import numpy as np
 import pandas as pd
 
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
@@ -101,12 +102,15 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
     if missing:
         raise ValueError(f"{what}: no column {missing[0]!r}: {has}")
     dnf, expr = _normalize_filters(filters, names, has)
+    _check_filters(schema, dnf, expr, f"{shown(fs0, p0)}'s")
     keep_stored = index is None or (bool(index_cols) and index_cols == stored)
     read_columns = None
     if cols is not None:
         read_columns = list(dict.fromkeys(cols + index_cols + (stored if keep_stored else [])))
-    meta = _to_frame(schema.empty_table() if read_columns is None else schema.empty_table().select(read_columns),
-                     index, index_cols, stored, cols, single)
+    holes = _with_nulls(md0)
+    meta = _holding_nulls(_to_frame(schema.empty_table() if read_columns is None else
+                                    schema.empty_table().select(read_columns), index, index_cols, stored, cols, single),
+                          holes)
 
     div_col = index_cols[0] if len(index_cols) == 1 and calculate_divisions is not False else \
         stored[0] if calculate_divisions and index is None and len(stored) == 1 else None
@@ -119,9 +123,9 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
             stats = [_rg_stats(md, i, schema) for i in range(md.num_row_groups)]
             kept = [i for i in range(md.num_row_groups) if _may_match(stats[i], dnf)]
             if split_row_groups:
-                pieces += [(fs, p, [i], stats[i].get(div_col)) for i in kept]
+                pieces += [(fs, p, [i], _min_max(stats[i], div_col)) for i in kept]
             elif kept or (md.num_row_groups == 0 and not dnf):
-                pieces.append((fs, p, None, _span([stats[i].get(div_col) for i in kept])))
+                pieces.append((fs, p, None, _span([_min_max(stats[i], div_col) for i in kept])))
     divisions = _divisions([piece[3] for piece in pieces]) if div_col and pieces else None
 
     token = new_token([file_token(fs, p) for fs, p in files], columns, repr(filters), index, split_row_groups,
@@ -138,9 +142,13 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
     if not single:
         def project(used: list, pushed: list) -> list | None:
             """The same pieces read with fewer columns and the rows passing ``pushed`` only
-            (the planner calls this, ``planner.py``); None when it cannot."""
+            (the planner calls this, ``planner.py``); None when it cannot: names that are not
+            the file's (pandas writes ``0`` as the column ``"0"``, and reads it back as ``0``)."""
+            if any(c not in names for c in used):
+                return None
             read = list(dict.fromkeys(list(used) + index_cols + (stored if keep_stored else [])))
-            narrow_meta = _to_frame(schema.empty_table().select(read), index, index_cols, stored, list(used), False)
+            narrow_meta = _holding_nulls(_to_frame(schema.empty_table().select(read), index, index_cols, stored,
+                                                   list(used), False), holes)
             more = [c for c in _filter_columns(dnf) if c not in read]
             kw = {"pushed": tuple(map(tuple, pushed))} if pushed else {}
             narrow = [Task(_read_piece, (fs, p, shown(fs, p), rgs, read, more, dnf if expr is None else expr, index,
@@ -181,6 +189,21 @@ def _normalize_filters(filters: Any, names: list, has: str) -> tuple[list | None
     return [[(c, str(op).lower(), v) for c, op, v in conj] for conj in dnf], None
 
 
+def _check_filters(schema: Any, dnf: list | None, expr: Any, whose: str) -> None:
+    """Filters whose values do not compare with their columns' types (``("x", ">", "1")`` on
+    integers) fail here, when the read is built, rather than in every task."""
+    if dnf is None and expr is None:
+        return
+    import pyarrow as pa
+
+    try:
+        schema.empty_table().filter(_pq().filters_to_expression(dnf) if expr is None else expr)
+    except (pa.ArrowException, TypeError, ValueError) as exc:
+        shown_filters = dnf if expr is None else expr
+        raise ValueError(f"read_parquet: filters {shown_filters!r} do not apply to {whose} column types "
+                         f"({exc}); give values of the columns' types") from exc
+
+
 def _filter_columns(dnf: list | None) -> list:
     return list(dict.fromkeys(c for conj in dnf or () for c, _, _ in conj))
 
@@ -195,7 +218,9 @@ def _stat_value(stats: Any, field: Any, which: str) -> Any:
 
 
 def _rg_stats(md: Any, i: int, schema: Any) -> dict:
-    """``{column: (min, max)}`` of row group ``i``, for the top-level columns that have them."""
+    """``{column: (min, max, loose)}`` of row group ``i``, for the top-level columns that have
+    them; ``loose``: the column may also hold missing values, which the range leaves out."""
+
     rg = md.row_group(i)
     out = {}
     for j in range(rg.num_columns):
@@ -206,14 +231,18 @@ def _rg_stats(md: Any, i: int, schema: Any) -> dict:
             continue
         try:
             field = schema.field(name)
-            out[name] = (_stat_value(st, field, "min"), _stat_value(st, field, "max"))
+            loose = not st.has_null_count or st.null_count > 0
+            out[name] = (_stat_value(st, field, "min"), _stat_value(st, field, "max"), loose)
         except Exception:  # statistics we cannot read are no statistics
             continue
     return out
 
 
-def _holds(lo: Any, hi: Any, op: str, value: Any) -> bool:
-    """Whether a value range ``[lo, hi]`` may hold a value satisfying ``op value``."""
+def _holds(lo: Any, hi: Any, loose: bool, op: str, value: Any) -> bool:
+    """Whether a value range ``[lo, hi]`` (``loose``: with missing values besides) may hold a
+    value satisfying ``op value`` (as pyarrow filters: a missing value passes ``not in``)."""
+    if loose and op == "not in":
+        return True
     if op in ("=", "=="):
         return lo <= value <= hi
     if op == "!=":
@@ -247,6 +276,10 @@ def _may_match(stats: dict, dnf: list | None) -> bool:
             return True
 
     return any(all(pred_may(*pred) for pred in conj) for conj in dnf)
+
+
+def _min_max(stats: dict, col: Any) -> tuple | None:
+    return stats[col][:2] if col in stats else None
 
 
 def _span(ranges: list) -> Any:
@@ -286,6 +319,30 @@ def _to_frame(table: Any, index: Any, index_cols: list, stored: list, cols: list
     if single:
         return df[cols[0]]
     return df
+
+
+def _with_nulls(md: Any) -> set:
+    """The columns a file's statistics say hold missing values."""
+    out = set()
+    for i in range(md.num_row_groups):
+        rg = md.row_group(i)
+        for j in range(rg.num_columns):
+            st = rg.column(j).statistics
+            if st is not None and st.has_null_count and st.null_count:
+                out.add(rg.column(j).path_in_schema)
+    return out
+
+
+def _holding_nulls(meta: Any, holes: set) -> Any:
+    """Meta as pandas reads a file whose integer or boolean columns ``holes`` hold missing
+    values: float64 and object (the empty schema alone says int64 and bool)."""
+    frame = meta.to_frame() if isinstance(meta, pd.Series) else meta
+    changed = {c: "float64" if dt.kind in "iu" else object for c, dt in frame.dtypes.items()
+               if str(c) in holes and isinstance(dt, np.dtype) and dt.kind in "iub"}
+    if not changed:
+        return meta
+    frame = frame.astype(changed)
+    return frame.iloc[:, 0] if isinstance(meta, pd.Series) else frame
 
 
 def _copy(meta: Any) -> Any:
@@ -360,7 +417,8 @@ def _read_pushed(f: Any, row_groups: list | None, wanted: list | None, expr: Any
         for col, op, value in pushed:
             s = _as_conformed(part.column(col).to_pandas(), meta, col)
             mask &= PREDICATES[op](s, value).to_numpy(dtype=bool, na_value=False)  # (NA: as df[mask])
-        kept.append(part.filter(pa.array(mask)))
+        kept.append(part.take(np.flatnonzero(mask)))  # (a filter keeping no row drops the batch's
+        # dictionaries, and with them categories the partition has when read whole)
         masks.append(mask)
     schema = f.schema_arrow
     table = pa.concat_tables(kept) if kept else \
@@ -505,8 +563,10 @@ def _write_piece(part: pd.DataFrame, fs: Any, path: str, write_index: bool, sche
     if schema is not None:
         try:
             table = pa.Table.from_pandas(part, schema=schema, preserve_index=write_index)
-        except (pa.ArrowException, TypeError, ValueError):
-            table = None  # (e.g. a categorical with more categories): the partition's own types
+        except (pa.ArrowException, TypeError, ValueError, KeyError):
+            # (e.g. a categorical with more categories, or column names that are not strings,
+            # which pyarrow looks up by the schema's string names): the partition's own types
+            table = None
     if table is None:
         table = pa.Table.from_pandas(part, preserve_index=write_index)
     if isinstance(fs, LocalFileSystem):

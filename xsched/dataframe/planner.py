@@ -165,9 +165,17 @@ def _pushed_filters(layers: Mapping[str, Any], consumers: Mapping[str, set[str]]
             continue
         if consumers[reader] != {name, mask.inputs[0]}:
             return [], []
+        if not _same_annotations(layers[reader], flt, mask, sel):
+            continue  # (the read's tasks would run the filter without its annotations)
         out.append((sel.columns[0], *pred))
         replaced.append((name, flt.inputs[1], mask.inputs[0]))
     return out, replaced
+
+
+def _same_annotations(*layers: Mapping[str, Any]) -> bool:
+    """Whether the layers' tasks carry the same annotations, partition by partition."""
+    seen = [[getattr(t, "annotations", None) or {} for t in layer.values()] for layer in layers]
+    return all(s == seen[0] for s in seen[1:])
 
 
 def _same(value: Any) -> Any:
