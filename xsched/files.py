@@ -260,8 +260,13 @@ def expand_paths(urlpath: Any, storage_options: dict | None = None, what: str = 
         elif fs.isdir(path):
             found = _files_in(fs, path, suffixes)
             if not found:
+                subdirs = sorted(os.path.basename(str(p).rstrip("/")) for p in fs.ls(path, detail=False)
+                                 if fs.isdir(p))
+                hint = (f"; its folders ({', '.join(subdirs[:4])}{', ...' if len(subdirs) > 4 else ''}) are not "
+                        "read (a partitioned 'key=value' layout is not supported): pass a glob such as "
+                        f"{os.path.join(item, '*', '*')!r}" if subdirs else "")
                 raise FileNotFoundError(f"{what}: the directory {item!r} holds no data files "
-                                        "(hidden and _-prefixed files are skipped)")
+                                        f"(hidden and _-prefixed files are skipped){hint}")
         elif fs.exists(path):
             found = [path]
         else:

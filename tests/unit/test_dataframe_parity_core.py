@@ -180,3 +180,12 @@ def test_tail_takes_compute_second():
     lazy = s.tail(2, False)
     assert lazy.compute().tolist() == [4, 5]
     assert s.tail(2, npartitions=2).tolist() == [4, 5]
+
+
+@pytest.mark.parametrize("n", NPARTS)
+def test_getitem_calls_a_callable_with_the_collection(n):
+    pdf = pd.DataFrame({"x": [3, 1, 4, 1, 5], "y": list("abcde")})
+    df = xd.from_pandas(pdf, npartitions=n)
+    pd.testing.assert_frame_equal(df[lambda d: d.x > 1].compute(), pdf[lambda d: d.x > 1])
+    pd.testing.assert_series_equal(df.x[lambda s: s < 4].compute(), pdf.x[lambda s: s < 4])
+    pd.testing.assert_series_equal(df[lambda d: "y"].compute(), pdf[lambda d: "y"])

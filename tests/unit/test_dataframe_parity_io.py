@@ -185,3 +185,9 @@ def test_parquet_integer_and_boolean_columns_with_missing_values(tmp_path, n):
     pd.testing.assert_frame_equal(df.compute(), expected)
     pd.testing.assert_frame_equal(df[["i"]].compute(), expected[["i"]])
     pd.testing.assert_series_equal(df[df.x > 1].b.compute(), expected[expected.x > 1].b)
+
+
+def test_a_directory_of_key_value_folders_is_refused_saying_what_to_do(tmp_path):
+    pd.DataFrame({"x": [1, 2], "p": [1, 2]}).to_parquet(tmp_path, partition_cols=["p"])
+    with pytest.raises(FileNotFoundError, match=r"its folders \(p=1, p=2\) are not read.*glob"):
+        xd.read_parquet(str(tmp_path))

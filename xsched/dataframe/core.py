@@ -482,6 +482,8 @@ class DataFrame(_Frame):
                            f"{list(self._meta.columns)}")
 
     def __getitem__(self, key: Any):
+        if callable(key):  # (as pandas: called with the frame, e.g. df[lambda d: d.x > 0])
+            key = key(self)
         if isinstance(key, _Frame):  # a boolean mask, partition by partition
             return elemwise(operator.getitem, self, key, _name="getitem-mask", _kind=("filter", None))
         if isinstance(key, list) or isinstance(key, pd.Index):
@@ -650,6 +652,8 @@ class Series(_Frame):
         return INDEXERS["loc"](self)
 
     def __getitem__(self, key: Any):
+        if callable(key):  # (as pandas: called with the Series, e.g. s[lambda s: s > 0])
+            key = key(self)
         if isinstance(key, _Frame):
             return elemwise(operator.getitem, self, key, _name="getitem-mask")
         if isinstance(key, slice):
