@@ -2,8 +2,9 @@
 
 Arrays build task graphs; ``compute()`` runs them on the default client (or in this
 process when there is none). Block keys read ``"<operation>-<token>-i.j.k"`` (see
-``xsched.array.core``). ``xa.random`` draws random arrays (``xa.random.default_rng``) and
-``xa.linalg`` has ``norm``, ``qr`` and ``svd``; ``xa.fft`` NumPy's transforms. ``map_overlap`` gives blocks their neighbours' edges;
+``xsched.array.core``). ``xa.random`` draws random arrays (``xa.random.default_rng``),
+``xa.linalg`` has ``norm`` and the tall-and-skinny ``qr``, ``svd`` and ``lstsq``, ``xa.fft``
+NumPy's transforms. ``map_overlap`` gives blocks their neighbours' edges;
 ``from_zarr``/``to_zarr`` read and write zarr (``pip install 'xsched[array]'``).
 ``blockwise`` and ``einsum`` take index notation. ``apply_gufunc``,
 ``reduction`` and ``scan`` run your own functions (a gufunc signature, a tree reduction, a
@@ -33,18 +34,20 @@ from .rechunking import rechunk
 from .reductions import max, mean, min, reduction, std, sum, var
 from .manipulation import (around, atleast_1d, atleast_2d, broadcast_arrays, broadcast_to, clip,
                            concatenate, expand_dims, flip, fliplr, flipud, hstack, meshgrid,
-                           moveaxis, pad, ravel, reshape, roll, squeeze, stack, swapaxes,
-                           transpose, vstack, where)
+                           moveaxis, pad, ravel, repeat, reshape, roll, squeeze, stack, swapaxes,
+                           tile, transpose, tril, triu, unstack, vstack, where, permute_dims, concat)
 from .manipulation import around as round
 from .linalg import dot, inner, matmul, outer, tensordot, vdot
 from .overlapping import map_overlap, overlap, sliding_window_view, trim_internal
-from .sorting import argsort, sort
+from .differences import diff, ediff1d, gradient
+from .sorting import argsort, searchsorted, sort
 from .selection import argwhere, flatnonzero, nonzero
-from .sets import isin, unique
+from .sets import isin, unique, unique_all, unique_counts, unique_inverse, unique_values
 from .take import take
 from .zarr import from_zarr, to_zarr
-from .scans import (all, any, argmax, argmin, cumprod, cumsum, nanargmax, nanargmin, nancumprod, nancumsum,
-                    nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar, prod, scan)
+from .scans import (all, any, argmax, argmin, cumprod, cumsum, cumulative_prod, cumulative_sum, nanargmax,
+                    nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar,
+                    prod, scan)
 from .gufunc import apply_gufunc
 from .store import store
 from . import fft, linalg, random
@@ -61,11 +64,12 @@ __all__ = [
     # your own functions over blocks: gufunc signatures, tree reductions, running scans
     "apply_gufunc", "reduction", "scan", "unify_chunks",
     # neighbours across blocks
-    "map_overlap", "overlap", "trim_internal", "sliding_window_view",
+    "map_overlap", "overlap", "trim_internal", "sliding_window_view", "diff", "ediff1d", "gradient",
     # sorting along an axis held in one chunk
-    "sort", "argsort",
+    "sort", "argsort", "searchsorted",
     # data-dependent lengths (blocks of unknown length until computed) and sets
     "nonzero", "flatnonzero", "argwhere", "unique", "isin",
+    "unique_values", "unique_counts", "unique_inverse", "unique_all",
     # creation
     "arange", "linspace", "full", "ones", "zeros", "empty", "eye", "fromfunction", "indices",
     "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "array",
@@ -73,13 +77,15 @@ __all__ = [
     "rechunk", "reshape", "ravel", "squeeze", "expand_dims", "atleast_1d", "atleast_2d",
     "transpose", "moveaxis", "swapaxes", "flip", "fliplr", "flipud", "roll",
     "concatenate", "stack", "hstack", "vstack", "pad", "broadcast_to", "broadcast_arrays",
-    "meshgrid", "where", "clip", "around", "round", "take",
+    "meshgrid", "where", "clip", "around", "round", "take", "repeat", "tile", "unstack", "tril", "triu",
+    "permute_dims", "concat",
     # products
     "matmul", "dot", "tensordot", "inner", "outer", "vdot", "einsum",
     # reductions and scans
     "sum", "mean", "var", "std", "min", "max", "prod", "any", "all",
     "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd",
     "argmax", "argmin", "nanargmax", "nanargmin", "cumsum", "cumprod", "nancumsum", "nancumprod",
+    "cumulative_sum", "cumulative_prod",
 ]
 
 _dispatch.register_namespace("numpy", __import__("sys").modules[__name__])

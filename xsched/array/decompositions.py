@@ -1,4 +1,4 @@
-"""``qr`` and ``svd`` of tall-and-skinny arrays: many rows, few columns (one column chunk).
+"""``qr``, ``svd`` and ``lstsq`` of tall-and-skinny arrays: many rows, few columns (one column chunk).
 
 The direct algorithm (TSQR): each row block ``A_i`` is factored on its own,
 ``A_i = Q_i R_i``; the small ``R_i`` (``n x n`` each) are stacked and factored once more,
@@ -15,6 +15,15 @@ follows from the R factor: ``R = U_r S V^T`` gives ``A = (Q U_r) S V^T``::
     svd-*-<t>        U_r, S, V^T of R; U = Q @ U_r, block by block, as Q_i @ (Q'_i @ U_r)
                      (the n x n product first: no Q block is made, one row-block product each)
 
+``lstsq(a, b)`` solves ``a x = b`` in the least-squares sense from the same factors:
+``Q^H b`` is summed over the row blocks (``Q'_i^H (Q_i^H b_i)``, again no ``Q`` block made),
+and ``x = V S^+ U_r^H (Q^H b)`` from the SVD of the small ``R``, so that, as NumPy's
+pseudo-inverse, a rank-deficient ``a`` gives the least-norm solution::
+
+    lstsq-svd-<t>    U_r, S, V^T of R and the rank (singular values above rcond * S[0])
+    lstsq-qtb-<t>-i.j  Q'_i^H (Q_i^H b_ij)          (b's row block i, column block j)
+    lstsq-x-<t>-0.j  V S^+ U_r^H of the sum over i   (x: one row chunk, b's column chunks)
+
 Factors are unique up to the signs of columns (rows of ``V^T``), as numpy's are; the
 products reconstruct ``A``. Shapes are checked when the expression is built: more than one
 column chunk fails naming the chunks and the ``rechunk`` that fixes it; a matrix wider than
@@ -28,6 +37,9 @@ tall, naming its shape.
 >>> u, s, vt = xa.linalg.svd(a)
 >>> np.allclose(s.compute(), np.linalg.svd(a.compute(), compute_uv=False))
 True
+>>> x, residuals, rank, s = xa.linalg.lstsq(a, np.arange(8.0))
+>>> np.allclose(x.compute(), np.linalg.lstsq(a.compute(), np.arange(8.0))[0]), int(rank)
+(True, 3)
 """
 
 from __future__ import annotations
@@ -39,9 +51,10 @@ import numpy as np
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from .core import Array
-from .creation import asarray
+from .creation import asarray, from_array, zeros
+from .masking import known_chunks_needed
 
-__all__ = ["qr", "svd"]
+__all__ = ["qr", "svd", "lstsq"]
 
 
 def _qr_block(block: np.ndarray) -> tuple:
@@ -166,3 +179,109 @@ def svd(a: Any) -> tuple[Array, Array, Array]:
     graph = LayeredGraph.merge(a._graph, new=layers)
     return (Array(graph, u_name, (rows, (n,)), a.dtype), Array(graph, s_name, ((n,),), real),
             Array(graph, v_name, ((n,), (n,)), a.dtype))
+
+
+def _qtb_block(block: tuple, stack: tuple, b: np.ndarray, i: int) -> np.ndarray:
+    """Row block ``i``'s share of ``Q^H b``: ``Q'_i^H (Q_i^H b_i)``, the small product last."""
+    return _rows_of(stack, i).conj().T @ (block[0].conj().T @ b)
+
+
+def _lstsq_factors(stack: tuple, rcond: float | None, m: int) -> tuple:
+    """``U_r, S, V^T`` of ``R`` and the rank: singular values above ``rcond * S[0]``, with
+    NumPy's default ``rcond`` (the precision times the longer side; negative: the precision)."""
+    u, s, vt = np.linalg.svd(stack[1])
+    eps = np.finfo(s.dtype).eps
+    cut = (eps * max(m, len(s)) if rcond is None else rcond if rcond >= 0 else eps) * (s[0] if len(s) else 0)
+    return u, s, vt, np.int32(np.count_nonzero(s > cut))
+
+
+def _solve(parts: list, factors: tuple) -> np.ndarray:
+    """``x = V S^+ U_r^H (Q^H b)``: the pseudo-inverse of ``R`` (NumPy's), dropping the singular
+    values at or below the cut."""
+    u, s, vt, rank = factors
+    qtb = parts[0] if len(parts) == 1 else np.sum(parts, axis=0)
+    y = (u[:, :rank].conj().T @ qtb) / (s[:rank, None] if qtb.ndim == 2 else s[:rank])
+    return vt[:rank].conj().T @ y
+
+
+def _lstsq_dtype(a: np.dtype, b: np.dtype) -> np.dtype:
+    """NumPy's type for ``lstsq``: single precision only when both are, complex when either is;
+    integers and booleans count as double; half and long double are refused, as NumPy does."""
+    for dt in (a, b):
+        if dt.kind in "fc" and dt not in (np.float32, np.float64, np.complex64, np.complex128):
+            raise TypeError(f"array type {dt} is unsupported in linalg")
+    single = all(dt in (np.float32, np.complex64) for dt in (a, b))
+    complex_ = any(dt.kind == "c" for dt in (a, b))
+    return np.dtype((np.complex64 if single else np.complex128) if complex_ else
+                    (np.float32 if single else np.float64))
+
+
+def lstsq(a: Any, b: Any, rcond: float | None = None) -> tuple[Array, Array, Array, Array]:
+    """The least-squares solution of ``a x = b`` for a tall-and-skinny ``a`` (its columns in one
+    chunk), as ``numpy.linalg.lstsq``: ``(x, residuals, rank, s)``, all lazy (``rank`` a 0-d
+    int array), from the TSQR of ``a`` (see the module docstring).
+
+    ``b`` is 1-d or 2-d, its rows cut as ``a``'s (rechunked to them otherwise; a NumPy ``a``
+    is cut as an xsched ``b``). ``rank`` and ``s`` come from ``a`` alone: computing them does
+    not read ``b``. ``residuals`` are ``sum(|a x - b|^2, axis=0)`` (shape ``(1,)`` for a 1-d
+    ``b``), empty for a square ``a``, as NumPy's. Unlike NumPy's, they are given for a
+    rank-deficient ``a`` too (NumPy then gives an empty array): their shape must be known when
+    the expression is built, before the rank is. A wider-than-tall ``a``, several column
+    chunks, blocks of unknown length or row counts that differ fail when built.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> t = np.linspace(0, 1, 10)
+    >>> a = xa.from_array(np.stack([t, np.ones(10)], axis=1), chunks=(4, 2))
+    >>> x, residuals, rank, s = xa.linalg.lstsq(a, 3 * t + 1)
+    >>> x.compute().round(6).tolist(), residuals.shape, int(rank)
+    ([3.0, 1.0], (1,), 2)
+    """
+    if not isinstance(a, Array) and isinstance(b, Array) and np.ndim(a) == 2 and b.ndim in (1, 2) \
+            and not any(c != c for c in b.chunks[0]):
+        a = from_array(np.asarray(a), chunks=(b.chunks[0], -1))  # (cut as b, which is the big one)
+    a, b = asarray(a), asarray(b)
+    if a.ndim != 2 or b.ndim not in (1, 2):
+        raise np.linalg.LinAlgError(f"lstsq: a must be 2-d and b 1-d or 2-d; their shapes are {a.shape} and "
+                                    f"{b.shape}")
+    known_chunks_needed(a, "lstsq")
+    known_chunks_needed(b, "lstsq")
+    m, n = a.shape
+    if b.shape[0] != m:
+        raise np.linalg.LinAlgError(f"lstsq: incompatible dimensions: a of shape {a.shape} has {m} rows, b of "
+                                    f"shape {b.shape} has {b.shape[0]}")
+    if m < n:
+        raise ValueError(f"lstsq: a must have at least as many rows as columns (tall and skinny); its shape is "
+                         f"{a.shape}: solve this underdetermined system with numpy.linalg.lstsq on a.compute()")
+    dtype = _lstsq_dtype(a.dtype, b.dtype)
+    a = _tall_skinny(a, "lstsq").astype(dtype, copy=False)
+    b = b.astype(dtype, copy=False)
+    if b.chunks[0] != a.chunks[0]:
+        b = b.rechunk({0: a.chunks[0]})
+    layers, _, _, stack_key, blocks = _tsqr(a)
+    token = new_token("lstsq", a.name, b.name, rcond)
+    ann = annotations_in_force()
+    fact_key, qtb_name, x_name, rank_name, s_name = (
+        f"lstsq-{part}-{token}" for part in ("svd", "qtb", "x", "rank", "s"))
+    columns = [(j,) for j in range(b.numblocks[1])] if b.ndim == 2 else [()]  # (b's column block index, if any)
+    qtb = {chunk_key(qtb_name, (i, *j)): Task(_qtb_block, (Ref(block), Ref(stack_key),
+                                                          Ref(chunk_key(b.name, (i, *j))), i), {}, per_task(ann))
+           for i, block in enumerate(blocks) for j in columns}
+    xs = {chunk_key(x_name, (0, *j)): Task(_solve, ([Ref(chunk_key(qtb_name, (i, *j))) for i in range(len(blocks))],
+                                                    Ref(fact_key)), {}, per_task(ann))
+          for j in columns}
+    layers.update({
+        fact_key: {fact_key: Task(_lstsq_factors, (Ref(stack_key), rcond, m), {}, per_task(ann))},
+        qtb_name: qtb,
+        x_name: xs,
+        rank_name: {chunk_key(rank_name, ()): Task(_item, (Ref(fact_key), 3), {}, per_task(ann))},
+        s_name: {chunk_key(s_name, (0,)): Task(_item, (Ref(fact_key), 1), {}, per_task(ann))},
+    })
+    graph = LayeredGraph.merge(a._graph, b._graph, new=layers)
+    real = np.empty(0, dtype).real.dtype
+    x = Array(graph, x_name, ((n,),) + b.chunks[1:], dtype)
+    if m > n:
+        residuals = (abs(a @ x - b) ** 2).sum(axis=0)
+        residuals = residuals if b.ndim == 2 else residuals[None]
+    else:
+        residuals = zeros((0,), dtype=real)
+    return x, residuals, Array(graph, rank_name, (), np.int32), Array(graph, s_name, ((n,),), real)

@@ -25,11 +25,11 @@ import numpy as np
 from ..graph.layers import chunk_key
 from ..graph.spec import Ref
 from .core import Array, block_layer
-from .creation import asarray
+from .creation import arange, asarray
 from .manipulation import roll
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
-           "rfftn", "irfftn", "fftshift", "ifftshift"]
+           "rfftn", "irfftn", "fftshift", "ifftshift", "fftfreq", "rfftfreq"]
 
 #: the kind of each transform: what becomes of the length of its last (or only) axis
 _HALF = {"rfft", "ihfft", "rfft2", "rfftn"}  # n // 2 + 1 (real input, one-sided spectrum)
@@ -132,6 +132,34 @@ def _roll_half(x: Any, axes: Any, sign: int) -> Array:
     for axis in axes:
         x = roll(x, sign * (x.shape[axis] // 2), axis=axis)
     return x
+
+
+def fftfreq(n: int, d: float = 1.0, *, chunks: Any = "auto") -> Array:
+    """The frequencies of the ``n`` outputs of ``fft`` for samples ``d`` apart, as
+    ``numpy.fft.fftfreq`` (made on the workers, like ``arange``).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.fft.fftfreq(5, d=0.5, chunks=2).compute().tolist()
+    [0.0, 0.4, 0.8, -0.8, -0.4]
+    """
+    n = operator.index(n)
+    if n < 1:
+        raise ValueError(f"fft.fftfreq: n must be at least 1, got {n}")
+    k = arange(n, chunks=chunks)
+    return (k - n * (k >= (n + 1) // 2)) / (n * d)
+
+
+def rfftfreq(n: int, d: float = 1.0, *, chunks: Any = "auto") -> Array:
+    """The frequencies of the ``n // 2 + 1`` outputs of ``rfft``, as ``numpy.fft.rfftfreq``.
+
+    >>> import xsched.array as xa
+    >>> xa.fft.rfftfreq(5, d=0.5).compute().tolist()
+    [0.0, 0.4, 0.8]
+    """
+    n = operator.index(n)
+    if n < 1:
+        raise ValueError(f"fft.rfftfreq: n must be at least 1, got {n}")
+    return arange(n // 2 + 1, chunks=chunks) / (n * d)
 
 
 def fftshift(x: Any, axes: Any = None) -> Array:

@@ -1,5 +1,5 @@
 """Products of arrays (``matmul``/``@``, ``dot``, ``tensordot``, ``outer``) and ``norm``;
-the ``xa.linalg`` namespace, with ``qr`` and ``svd`` of tall-and-skinny matrices
+the ``xa.linalg`` namespace, with ``qr``, ``svd`` and ``lstsq`` of tall-and-skinny matrices
 (``decompositions.py``).
 
 A product contracts axes: output block ``(i, j)`` of ``a @ b`` is the sum over ``k`` of
@@ -35,11 +35,11 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.spec import Ref, Task
 from .core import UFUNC_IMPLEMENTATIONS, Array
 from .creation import asarray
-from .decompositions import qr, svd  # (the xa.linalg namespace: factorizations live in their own room)
+from .decompositions import lstsq, qr, svd  # (the xa.linalg namespace: factorizations live in their own room)
 from .index_notation import blockwise
 from .manipulation import ravel
 
-__all__ = ["matmul", "dot", "tensordot", "inner", "outer", "vdot", "norm", "qr", "svd"]
+__all__ = ["matmul", "dot", "tensordot", "inner", "outer", "vdot", "norm", "qr", "svd", "lstsq"]
 
 #: Block products added up per task when an output block needs many of them.
 DEFAULT_SPLIT_EVERY = 8

@@ -1,5 +1,6 @@
 """Changing an array's shape or arrangement without changing its values: reshape, join,
-stack, flip, roll, pad, broadcast, and the elementwise ``where``/``clip``/``round``/``conj``.
+stack, flip, roll, pad, repeat, tile, broadcast, and the elementwise ``where``/``clip``/
+``round``/``conj``/``tril``/``triu``.
 
 Each is one layer of tasks mapping whole input blocks to whole output blocks, after
 rechunking where blocks would not line up: ``concatenate`` and ``stack`` rechunk their
@@ -39,7 +40,7 @@ from .masking import known_chunks_needed
 __all__ = ["concatenate", "stack", "hstack", "vstack", "reshape", "ravel", "squeeze",
            "expand_dims", "atleast_1d", "atleast_2d", "transpose", "moveaxis", "swapaxes",
            "flip", "fliplr", "flipud", "roll", "pad", "broadcast_to", "broadcast_arrays", "meshgrid",
-           "where", "clip", "around"]
+           "where", "clip", "around", "repeat", "tile", "unstack", "tril", "triu", "permute_dims", "concat"]
 
 
 def _axis(axis: Any, ndim: int, what: str) -> int:
@@ -392,6 +393,27 @@ def transpose(x: Any, axes: Any = None) -> Array:
     return x.transpose() if axes is None else x.transpose(tuple(axes))
 
 
+def permute_dims(x: Any, /, axes: Any) -> Array:
+    """The axes in the order ``axes`` (the Array API's name for ``transpose`` with axes).
+
+    >>> import xsched.array as xa
+    >>> xa.permute_dims(xa.zeros((2, 3, 4), chunks=2), (2, 0, 1)).shape
+    (4, 2, 3)
+    """
+    return transpose(x, tuple(axes))
+
+
+def concat(arrays: Sequence[Any], /, *, axis: int | None = 0) -> Array:
+    """Join arrays along an existing axis (the Array API's name for ``concatenate``;
+    ``axis=None``: flattened first).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.concat([xa.arange(2, chunks=1), np.array([5])]).compute().tolist()
+    [0, 1, 5]
+    """
+    return concatenate(arrays, axis=axis)
+
+
 def moveaxis(x: Any, source: Any, destination: Any) -> Array:
     """Move axes to new positions, the others keeping their order.
 
@@ -488,6 +510,114 @@ def roll(x: Any, shift: Any, axis: Any = None) -> Array:
             tail = tuple(slice(0, n - s) if ax == a else slice(None) for ax in range(x.ndim))
             x = concatenate([x[head], x[tail]], axis=a)
     return x
+
+
+def _repeat_block(block: np.ndarray, repeats: Any, axis: int, block_info: Any = None) -> np.ndarray:
+    if np.ndim(repeats):  # (one count per element: this block's part of them)
+        start, stop = block_info[0]["array-location"][axis]
+        repeats = repeats[start:stop]
+    return np.repeat(block, repeats, axis=axis)
+
+
+def repeat(x: Any, repeats: Any, axis: int | None = None) -> Array:
+    """Each element repeated ``repeats`` times along ``axis`` (an int, or one count per
+    element), as ``numpy.repeat``; without ``axis``, over the flattened array. Each block
+    repeats its own elements: one task per block.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.array([[1, 2], [3, 4]]), chunks=1)
+    >>> xa.repeat(x, 2, axis=1).compute().tolist(), xa.repeat(x, [1, 2], axis=0).compute().tolist()
+    ([[1, 1, 2, 2], [3, 3, 4, 4]], [[1, 2], [3, 4], [3, 4]])
+    """
+    x = asarray(x)
+    if axis is None:
+        x, axis = ravel(x), 0
+    axis = _axis(axis, x.ndim, "repeat")
+    known_chunks_needed(x, "repeat")
+    counts = np.asarray(repeats)
+    if counts.dtype.kind not in "iub" or counts.ndim > 1 or (counts < 0).any():
+        raise ValueError(f"repeat: repeats must be a non-negative integer or a 1-d sequence of them, "
+                         f"got {repeats!r}")
+    if counts.ndim and len(counts) == 1:
+        counts = counts[0]
+    if counts.ndim and len(counts) != x.shape[axis]:
+        raise ValueError(f"repeat: {len(counts)} counts for axis {axis} of length {x.shape[axis]} "
+                         f"(shape {x.shape}); give one per element, or one for all")
+    starts = np.cumsum((0,) + x.chunks[axis])
+    lengths = tuple(int(counts[a:b].sum()) for a, b in zip(starts[:-1], starts[1:])) if counts.ndim else \
+        tuple(int(c) * int(counts) for c in x.chunks[axis])
+    chunks = x.chunks[:axis] + (lengths,) + x.chunks[axis + 1:]
+    return x.map_blocks(_repeat_block, counts if counts.ndim else int(counts), axis, chunks=chunks,
+                        dtype=x.dtype, name="repeat")
+
+
+def tile(x: Any, reps: Any) -> Array:
+    """``x`` repeated as a whole ``reps`` times along each axis, as ``numpy.tile`` (more
+    entries in ``reps`` than axes add leading axes): copies of the blocks, joined.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.tile(xa.from_array(np.array([1, 2]), chunks=1), (2, 2)).compute().tolist()
+    [[1, 2, 1, 2], [1, 2, 1, 2]]
+    """
+    x = asarray(x)
+    reps = (reps,) if isinstance(reps, numbers.Integral) else tuple(reps)
+    if any(not isinstance(r, numbers.Integral) or r < 0 for r in reps):
+        raise ValueError(f"tile: reps must be non-negative integers, got {reps!r}")
+    if len(reps) > x.ndim:
+        x = reshape(x, (1,) * (len(reps) - x.ndim) + x.shape)
+    reps = (1,) * (x.ndim - len(reps)) + reps
+    for axis, r in enumerate(reps):
+        if r != 1:
+            x = concatenate([x] * r, axis=axis) if r else x[(slice(None),) * axis + (slice(0, 0),)]
+    return x
+
+
+def unstack(x: Any, axis: int = 0) -> tuple:
+    """The arrays along ``axis``, as a tuple (the Array API's inverse of ``stack``).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> [a.compute().tolist() for a in xa.unstack(xa.from_array(np.arange(4).reshape(2, 2), chunks=1))]
+    [[0, 1], [2, 3]]
+    """
+    x = asarray(x)
+    axis = _axis(axis, x.ndim, "unstack")
+    known_chunks_needed(x, "unstack")
+    return tuple(x[(slice(None),) * axis + (i,)] for i in range(x.shape[axis]))
+
+
+def _tri_block(block: np.ndarray, k: int, lower: bool, block_info: Any = None) -> np.ndarray:
+    """``np.tril``/``np.triu`` of a block, the diagonal moved by where the block sits."""
+    (r0, _), (c0, _) = block_info[0]["array-location"][-2:]
+    return (np.tril if lower else np.triu)(block, k + r0 - c0)
+
+
+def _tri(x: Any, k: int, lower: bool) -> Array:
+    x = asarray(x)
+    what = "tril" if lower else "triu"
+    if x.ndim < 2:
+        raise ValueError(f"{what}: the array needs at least two dimensions (the matrix axes), not shape {x.shape}")
+    known_chunks_needed(x, what)
+    return x.map_blocks(_tri_block, operator.index(k), lower, dtype=x.dtype, name=what)
+
+
+def tril(x: Any, k: int = 0) -> Array:
+    """The lower triangle of the last two axes (zeros above diagonal ``k``), as ``numpy.tril``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.tril(xa.from_array(np.ones((3, 3), int), chunks=2)).compute().tolist()
+    [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    """
+    return _tri(x, k, True)
+
+
+def triu(x: Any, k: int = 0) -> Array:
+    """The upper triangle of the last two axes (zeros below diagonal ``k``), as ``numpy.triu``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.triu(xa.from_array(np.ones((3, 3), int), chunks=2), k=1).compute().tolist()
+    [[0, 1, 1], [0, 0, 1], [0, 0, 0]]
+    """
+    return _tri(x, k, False)
 
 
 #: ``pad`` modes and what they take from the array for the part before an axis (``n``
@@ -811,5 +941,5 @@ def _conj_method(self: Array) -> Array:
 
 for _name, _f in [("reshape", _reshape_method), ("flatten", _flatten), ("round", _round_method),
                   ("ravel", ravel), ("squeeze", squeeze), ("swapaxes", swapaxes),
-                  ("clip", clip), ("conj", _conj_method), ("conjugate", _conj_method)]:
+                  ("clip", clip), ("conj", _conj_method), ("conjugate", _conj_method), ("repeat", repeat)]:
     setattr(Array, _name, _f)

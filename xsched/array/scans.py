@@ -47,13 +47,14 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.spec import Ref, Task, funcname
 from .chunks import _starts
 from .core import Array
-from .creation import asarray
+from .creation import asarray, full
 from .manipulation import ravel
 from .reductions import (_abs2, _accumulator, _check_out, _finish, _no_identity, _normalize_axis, _ufunc_dtype, mean,
                          tree_reduction)
 
-__all__ = ["scan", "cumsum", "cumprod", "nancumsum", "nancumprod", "argmax", "argmin", "nanargmax", "nanargmin", "prod",
-           "any", "all", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd"]
+__all__ = ["scan", "cumsum", "cumprod", "nancumsum", "nancumprod", "cumulative_sum", "cumulative_prod",
+           "argmax", "argmin", "nanargmax", "nanargmin", "prod", "any", "all", "nansum", "nanprod", "nanmean",
+           "nanmax", "nanmin", "nanvar", "nanstd"]
 
 
 # --------------------------------------------------------------------------- cumulative
@@ -202,6 +203,50 @@ def cumsum(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Arra
     """
     _check_out(out, "cumsum")
     return _cumulative(x, "cumsum", np.cumsum, np.add, 0, axis, _acc_dtype(np.cumsum, x, dtype))
+
+
+def _cumulative_named(x: Any, name: str, run: Any, first: Any, axis: Any, dtype: Any,
+                      include_initial: bool) -> Array:
+    """The Array API's ``cumulative_sum``/``cumulative_prod``: ``axis`` needed past one
+    dimension; ``include_initial`` puts the empty sum (product) first along it."""
+    x = asarray(x)
+    if x.ndim == 0:
+        raise ValueError(f"{name}: the array needs at least one dimension")
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(f"{name}: axis is required for an array of {x.ndim} dimensions (shape {x.shape})")
+        axis = 0
+    axis = _normalize_axis(operator.index(axis), x.ndim, name)[0]
+    out = run(x, axis=axis, dtype=dtype)
+    if not include_initial:
+        return out
+    from .manipulation import concatenate
+
+    shape = out.shape[:axis] + (1,) + out.shape[axis + 1:]
+    return concatenate([full(shape, first, dtype=out.dtype, chunks=out.chunks[:axis] + ((1,),) +
+                             out.chunks[axis + 1:]), out], axis=axis)
+
+
+def cumulative_sum(x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False) -> Array:
+    """Running sums along ``axis`` (the Array API's; NumPy 2's ``cumulative_sum``), with the
+    empty sum 0 first when ``include_initial``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.cumulative_sum(xa.from_array(np.arange(1, 5), chunks=2), include_initial=True).compute().tolist()
+    [0, 1, 3, 6, 10]
+    """
+    return _cumulative_named(x, "cumulative_sum", cumsum, 0, axis, dtype, include_initial)
+
+
+def cumulative_prod(x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False) -> Array:
+    """Running products along ``axis`` (NumPy 2's ``cumulative_prod``), with the empty
+    product 1 first when ``include_initial``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.cumulative_prod(xa.from_array(np.arange(1, 5), chunks=2)).compute().tolist()
+    [1, 2, 6, 24]
+    """
+    return _cumulative_named(x, "cumulative_prod", cumprod, 1, axis, dtype, include_initial)
 
 
 def cumprod(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Array:

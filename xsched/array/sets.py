@@ -1,4 +1,5 @@
-"""Set functions: ``unique`` (with counts) and ``isin``.
+"""Set functions: ``unique`` (with counts), the Array API's ``unique_values``,
+``unique_counts``, ``unique_inverse`` and ``unique_all``, and ``isin``.
 
 ``unique`` finds each block's distinct values, then merges them in a tree (each task merges
 at most ``split_every`` sorted partials), so no task holds more than a few blocks' distinct
@@ -22,40 +23,60 @@ values; the result is one block of unknown length (``nan``) until computed::
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from typing import Any
 
 import numpy as np
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
+from .chunks import _starts
 from .core import Array, elemwise
 from .creation import asarray
+from .masking import known_chunks_needed
 
-__all__ = ["unique", "isin"]
+__all__ = ["unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "isin"]
 
 #: partials merged by one task of ``unique``'s tree
 SPLIT_EVERY = 8
 
 
-def _unique_chunk(block: np.ndarray) -> tuple:
-    return np.unique(block.ravel(), return_counts=True)
+def _unique_chunk(block: np.ndarray, equal_nan: bool = True) -> tuple:
+    return np.unique(block.ravel(), return_counts=True, equal_nan=equal_nan)
 
 
-def _unique_merge(parts: list) -> tuple:
+def _unique_merge(parts: list, equal_nan: bool = True) -> tuple:
     values = np.concatenate([p[0] for p in parts])
     counts = np.concatenate([p[1] for p in parts])
-    merged, inverse = np.unique(values, return_inverse=True)
+    merged, inverse = np.unique(values, return_inverse=True, equal_nan=equal_nan)
     return merged, np.bincount(inverse.ravel(), weights=counts, minlength=len(merged)).astype(np.intp)
+
+
+def _tree(layers: dict, keys: list, merge: Any, split: int, token: str, what: str, args: tuple = ()) -> str:
+    """Add the layers merging ``keys`` ``split`` at a time with ``merge(parts, *args)`` down
+    to one task (at least one merge, so the result always has the merged form); the name of
+    its layer, whose one key is that of block 0 of an array of that name."""
+    ann = annotations_in_force()
+    level, prev, name = 0, keys, ""
+    while len(prev) > 1 or level == 0:
+        level += 1
+        name = f"{what}-{new_token(token, level)}"
+        layers[name] = {chunk_key(name, (j,)): Task(merge, ([Ref(k) for k in prev[i:i + split]], *args), {},
+                                                     per_task(ann))
+                        for j, i in enumerate(range(0, len(prev), split))}
+        prev = list(layers[name])
+    return name
 
 
 def _pick(part: tuple, i: int) -> np.ndarray:
     return part[i]
 
 
-def unique(x: Any, return_counts: bool = False, split_every: int | None = None) -> Any:
+def unique(x: Any, return_counts: bool = False, split_every: int | None = None, *,
+           equal_nan: bool = True) -> Any:
     """The sorted distinct values of ``x`` (all axes), as NumPy's ``unique``: a 1-d array of
     one block whose length is unknown until computed; with ``return_counts`` also how many
-    times each occurs.
+    times each occurs. ``equal_nan=False`` keeps every NaN apart, as NumPy's.
 
     >>> import numpy as np, xsched.array as xa
     >>> xa.unique(xa.from_array(np.array([[2, 2], [0, 2]]), chunks=1)).compute().tolist()
@@ -65,30 +86,112 @@ def unique(x: Any, return_counts: bool = False, split_every: int | None = None) 
     split = SPLIT_EVERY if split_every is None else int(split_every)
     if split < 2:
         raise ValueError(f"unique: split_every must be at least 2, got {split_every!r}")
-    token = new_token(x.name, split)
+    equal_nan = bool(equal_nan)
+    token = new_token(x.name, split, equal_nan)
     ann = annotations_in_force()
     layers: dict = {}
     name = f"unique-chunk-{token}"
     keys = [chunk_key(x.name, index) for index in np.ndindex(*x.numblocks)]
-    layers[name] = {f"{name}-{i}": Task(_unique_chunk, (Ref(k),), {}, per_task(ann)) for i, k in enumerate(keys)}
-    level, prev = 0, list(layers[name])
-    while len(prev) > 1:
-        level += 1
-        name = f"unique-merge-{new_token(token, level)}"
-        layers[name] = {f"{name}-{j}": Task(_unique_merge, ([Ref(k) for k in prev[i:i + split]],), {}, per_task(ann))
-                        for j, i in enumerate(range(0, len(prev), split))}
-        prev = list(layers[name])
-    if level == 0:  # one block: still merge once, so the result is (values, counts) as for many
-        name = f"unique-merge-{new_token(token, 1)}"
-        layers[name] = {f"{name}-0": Task(_unique_merge, ([Ref(prev[0])],), {}, per_task(ann))}
-        prev = list(layers[name])
+    layers[name] = {f"{name}-{i}": Task(_unique_chunk, (Ref(k), equal_nan), {}, per_task(ann))
+                    for i, k in enumerate(keys)}
+    last = chunk_key(_tree(layers, list(layers[name]), _unique_merge, split, token, "unique-merge", (equal_nan,)),
+                     (0,))
     graph = LayeredGraph.merge(x._graph, new=layers)
     out = []
     for i, (what, dtype) in enumerate((("unique", x.dtype), ("unique-counts", np.intp))):
         oname = f"{what}-{token}"
-        layer = {chunk_key(oname, (0,)): Task(_pick, (Ref(prev[0]), i), {}, per_task(ann))}
+        layer = {chunk_key(oname, (0,)): Task(_pick, (Ref(last), i), {}, per_task(ann))}
         out.append(Array(LayeredGraph.merge(graph, new={oname: layer}), oname, ((math.nan,),), dtype))
     return (out[0], out[1]) if return_counts else out[0]
+
+
+UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
+UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
+UniqueInverseResult = namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
+
+
+def unique_values(x: Any) -> Array:
+    """The distinct values of ``x`` (the Array API's; every NaN apart, as NumPy's).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.unique_values(xa.from_array(np.array([2.0, np.nan, 2.0, np.nan]), chunks=2)).compute().tolist()
+    [2.0, nan, nan]
+    """
+    return unique(x, equal_nan=False)
+
+
+def unique_counts(x: Any) -> UniqueCountsResult:
+    """The distinct values of ``x`` and how many times each occurs (the Array API's).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> r = xa.unique_counts(xa.from_array(np.array([3, 1, 3]), chunks=2))
+    >>> r.values.compute().tolist(), r.counts.compute().tolist()
+    ([1, 3], [1, 2])
+    """
+    return UniqueCountsResult(*unique(x, return_counts=True, equal_nan=False))
+
+
+def _inverse(values: Array, x: Array) -> Array:
+    """Where each element of ``x`` is among the sorted ``values``: ``x``'s shape and blocks
+    (a NaN of ``x`` points at the first NaN of ``values``)."""
+    from .sorting import searchsorted  # (sorting imports manipulation, which imports this module's peers)
+
+    return searchsorted(values, x)
+
+
+def unique_inverse(x: Any) -> UniqueInverseResult:
+    """The distinct values of ``x`` and, for each element of ``x`` (its shape), the position
+    of its value among them (the Array API's).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> r = xa.unique_inverse(xa.from_array(np.array([[3, 1], [1, 2]]), chunks=1))
+    >>> r.values.compute().tolist(), r.inverse_indices.compute().tolist()
+    ([1, 2, 3], [[2, 0], [0, 1]])
+    """
+    x = x if isinstance(x, Array) else asarray(x)
+    values = unique(x, equal_nan=False)
+    return UniqueInverseResult(values, _inverse(values, x))
+
+
+def _first_positions(block: np.ndarray, values: np.ndarray, shape: tuple, starts: tuple) -> np.ndarray:
+    """Per distinct value, the smallest flat position (C order in the whole array) it has in
+    this block (which starts at ``starts``); the array's size where it has none."""
+    coords = tuple(i + s for i, s in zip(np.indices(block.shape), starts))
+    flat = np.ravel_multi_index(coords, shape).ravel() if block.ndim else np.zeros(1, np.intp)
+    out = np.full(len(values), math.prod(shape), dtype=np.intp)
+    np.minimum.at(out, np.searchsorted(values, block.ravel()), flat)
+    return out
+
+
+def _minimum(parts: list) -> np.ndarray:
+    return np.minimum.reduce(parts)
+
+
+def unique_all(x: Any, split_every: int | None = None) -> UniqueAllResult:
+    """The distinct values of ``x``, the flat position of each one's first occurrence, the
+    position of each element's value among them (``x``'s shape) and the counts (the Array
+    API's; NaNs apart, as NumPy's, their inverse pointing at the first NaN).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> r = xa.unique_all(xa.from_array(np.array([[3, 1], [1, 2]]), chunks=1))
+    >>> [a.compute().tolist() for a in r]
+    [[1, 2, 3], [1, 3, 0], [[2, 0], [0, 1]], [2, 1, 1]]
+    """
+    x = x if isinstance(x, Array) else asarray(x)
+    split = SPLIT_EVERY if split_every is None else int(split_every)
+    values, counts = unique(x, return_counts=True, split_every=split, equal_nan=False)
+    known_chunks_needed(x, "unique_all")
+    token = new_token(values.name, x.name, split)
+    ann = annotations_in_force()
+    grid = [_starts(c) for c in x.chunks]
+    name = f"unique-first-{token}"
+    layers: dict = {name: {
+        f"{name}-{i}": Task(_first_positions, (Ref(chunk_key(x.name, index)), Ref(chunk_key(values.name, (0,))),
+                                               x.shape, tuple(s[j] for s, j in zip(grid, index))), {}, per_task(ann))
+        for i, index in enumerate(np.ndindex(*x.numblocks))}}
+    last = _tree(layers, list(layers[name]), _minimum, split, token, "unique-indices")
+    indices = Array(LayeredGraph.merge(x._graph, values._graph, new=layers), last, ((math.nan,),), np.intp)
+    return UniqueAllResult(values, indices, _inverse(values, x), counts)
 
 
 def isin(element: Any, test_elements: Any, invert: bool = False) -> Any:

@@ -1,4 +1,5 @@
-"""``sort`` and ``argsort`` along an axis held whole in one chunk (the Array API's).
+"""``sort`` and ``argsort`` along an axis held whole in one chunk (the Array API's), and
+``searchsorted`` in a sorted 1-d array of any chunks.
 
 Sorting along an axis needs all of it, so that axis must be one chunk (the error names the
 ``rechunk`` that makes it so); the other axes keep their blocks, and every block is sorted
@@ -20,9 +21,10 @@ import numpy as np
 
 from .core import Array, map_blocks
 from .creation import asarray
+from .index_notation import blockwise
 from .manipulation import ravel
 
-__all__ = ["sort", "argsort"]
+__all__ = ["sort", "argsort", "searchsorted"]
 
 
 def _flat_or(x: Array, axis: Any, name: str) -> tuple[Array, int]:
@@ -45,8 +47,10 @@ def _axis_whole(x: Array, axis: int, name: str) -> int:
         raise ValueError(f"{name}: axis {axis} is out of range for an array of {x.ndim} dimensions")
     axis %= x.ndim
     if len(x.chunks[axis]) > 1:
+        unknown = any(c != c for c in x.chunks[axis])  # (NaN: sizes after a boolean mask)
+        fix = f"x{'.compute_chunk_sizes()' if unknown else ''}.rechunk({{{axis}: -1}})"
         raise ValueError(f"{name}: axis {axis} is cut into {len(x.chunks[axis])} chunks {x.chunks[axis]}; "
-                         f"sorting along it needs it in one chunk: x.rechunk({{{axis}: -1}})")
+                         f"sorting along it needs it in one chunk: {fix}")
     return axis
 
 
@@ -91,3 +95,35 @@ def argsort(x: Any, axis: int | None = -1, *, descending: bool = False,
     x, axis = _flat_or(asarray(x), axis, "argsort")
     return map_blocks(_argsort_block, x, dtype=np.intp, name="argsort", axis=axis, descending=bool(descending),
                       stable=bool(stable))
+
+
+def _count_before(sorted_block: np.ndarray, values: np.ndarray, side: str) -> np.ndarray:
+    """How many elements of one block of the sorted array go before each value."""
+    return np.searchsorted(sorted_block, values, side=side)[None]
+
+
+def searchsorted(x1: Any, x2: Any, *, side: str = "left", sorter: Any = None) -> Array:
+    """Where the values ``x2`` would go in the sorted 1-d ``x1`` to keep it sorted, as
+    ``numpy.searchsorted``. ``x1`` may be cut into any chunks: each of its blocks counts
+    the elements before each value, and the counts are summed (a tree), so no block of
+    ``x1`` meets another. ``sorter``: NumPy positions that sort ``x1``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.array([1, 3, 3, 5, 8]), chunks=2)
+    >>> xa.searchsorted(x, np.array([0, 3, 6])).compute().tolist()
+    [0, 1, 4]
+    >>> xa.searchsorted(x, 3, side="right").compute().tolist()
+    3
+    """
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    x1 = asarray(x1)
+    if x1.ndim != 1:
+        raise ValueError(f"searchsorted: the sorted array must be one-dimensional, not shape {x1.shape}")
+    if sorter is not None:
+        x1 = x1[np.asarray(sorter)]
+    x2 = asarray(x2)
+    out = "".join(chr(ord("b") + i) for i in range(x2.ndim))
+    counts = blockwise(_count_before, "a" + out, x1, "a", x2, out, dtype=np.intp, adjust_chunks={"a": 1},
+                       name="searchsorted", side=side)
+    return counts.sum(axis=0, dtype=np.intp)
