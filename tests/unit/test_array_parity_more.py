@@ -407,3 +407,23 @@ def test_an_integer_index_of_several_dimensions_as_numpy():
         np.testing.assert_array_equal(x[index].compute(), a[index])
         assert x[index].shape == a[index].shape
     np.testing.assert_array_equal(xa.take(x, j2, axis=1).compute(), np.take(a, j2, axis=1))
+
+
+def test_an_xsched_mask_along_one_axis_as_numpy():
+    """x[:, mask] with a lazy 1-d boolean mask of that axis: its lengths become unknown; int
+    entries apart from it move it first, as NumPy does."""
+    a = np.arange(60.0).reshape(3, 4, 5)
+    x = xa.from_array(a, chunks=(2, 3, 2))
+    m1, m2 = a[0, :, 0] % 2 == 0, a[0, 0, :] > 1
+    lazy1, lazy2 = xa.from_array(m1, chunks=2), x[0, 0, :] > 1
+    for index, plain in [((slice(None), lazy1), (slice(None), m1)), ((Ellipsis, lazy2), (Ellipsis, m2)),
+                         ((1, slice(None), lazy2), (1, slice(None), m2)),
+                         ((None, slice(1, 3), lazy1), (None, slice(1, 3), m1)),
+                         ((slice(None), lazy1, 2), (slice(None), m1, 2))]:
+        got = x[index]
+        assert any(np.isnan(c) for cs in got.chunks for c in cs)
+        np.testing.assert_array_equal(got.compute(), a[plain])
+    with pytest.raises(TypeError, match="1-d boolean mask"):
+        x[:, xa.from_array(np.arange(4), chunks=2)]
+    with pytest.raises(IndexError, match="axis's length 4"):
+        x[:, lazy2]

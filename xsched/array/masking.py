@@ -34,7 +34,8 @@ from ..graph.collection import compute_collection
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 
-__all__ = ["boolean_mask", "compute_chunk_sizes", "elementwise_chunks", "has_unknown_chunks", "known_chunks_needed"]
+__all__ = ["boolean_mask", "mask_along", "compute_chunk_sizes", "elementwise_chunks", "has_unknown_chunks",
+           "known_chunks_needed"]
 
 
 def has_unknown_chunks(x: Any) -> bool:
@@ -113,15 +114,38 @@ def _mask_leading(x: Any, mask: Any) -> Any:
     """
     if mask.ndim > 1:  # as NumPy: the masked axes become one
         x, mask = x.reshape((-1,) + tuple(x.shape[mask.ndim:])), mask.ravel()
-    if mask.chunks[0] != x.chunks[0]:
-        mask = mask.rechunk((x.chunks[0],))
-    name = f"masked-{new_token(x.name, mask.name)}"
+    return mask_along(x, mask, 0)
+
+
+def _compress(block: np.ndarray, mask: np.ndarray, axis: int) -> np.ndarray:
+    return np.compress(mask, block, axis=axis)
+
+
+def mask_along(x: Any, mask: Any, axis: int) -> Any:
+    """``x[..., mask, ...]``: the elements along ``axis`` where the 1-d boolean ``mask`` (an
+    xsched array of that axis's length) is true; that axis's blocks become of unknown length.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(12).reshape(3, 4), chunks=2)
+    >>> x[:, x[0] % 2 == 1].compute().tolist()
+    [[1, 3], [5, 7], [9, 11]]
+    """
+    known_chunks_needed(x, "a boolean mask")
+    known_chunks_needed(mask, "a boolean mask")
+    if mask.dtype != np.bool_ or mask.ndim != 1 or mask.shape[0] != x.shape[axis]:
+        raise IndexError(f"a boolean index along axis {axis} must be one-dimensional with the axis's length "
+                         f"{x.shape[axis]} and dtype bool, not shape {tuple(mask.shape)} of {mask.dtype}")
+    if mask.chunks[0] != x.chunks[axis]:
+        mask = mask.rechunk((x.chunks[axis],))
+    name = f"masked-{new_token(x.name, mask.name, axis)}"
     ann = annotations_in_force()
-    layer = {chunk_key(name, index): Task(_masked, (Ref(chunk_key(x.name, index)),
-                                                    Ref(chunk_key(mask.name, index[:1]))), {}, per_task(ann))
+    layer = {chunk_key(name, index): Task(_compress, (Ref(chunk_key(x.name, index)),
+                                                      Ref(chunk_key(mask.name, (index[axis],))), axis), {},
+                                         per_task(ann))
              for index in np.ndindex(*x.numblocks)}
     graph = LayeredGraph.merge(x._graph, mask._graph, new={name: layer})
-    return type(x)(graph, name, ((math.nan,) * len(x.chunks[0]),) + tuple(x.chunks[1:]), x.dtype)
+    chunks = x.chunks[:axis] + ((math.nan,) * len(x.chunks[axis]),) + x.chunks[axis + 1:]
+    return type(x)(graph, name, chunks, x.dtype)
 
 
 def _shape(block: np.ndarray) -> tuple:

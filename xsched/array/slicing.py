@@ -44,7 +44,33 @@ def _array_getitem(self: Array, index: Any) -> Array:
                                  "array's first axes")
             index = from_array(index, chunks=self.chunks[:index.ndim])
         return _masking.boolean_mask(self, index)
+    if isinstance(index, tuple) and any(isinstance(i, Array) for i in index):
+        return _getitem_lazy_mask(self, index)
     return _getitem(self, index)
+
+
+def _getitem_lazy_mask(x: Array, index: tuple) -> Array:
+    """``x[2:, mask]``: the other entries first, then the elements along the mask's axis where
+    the xsched 1-d boolean ``mask`` is true (that axis's lengths unknown until computed)."""
+    full, _ = _spell_out_ellipsis(index, x.ndim, lambda i: i is not None)
+    lazy = [p for p, i in enumerate(full) if isinstance(i, Array)]
+    if len(lazy) > 1 or any(_fancy.is_integer_index(i) for i in full if not isinstance(i, Array)):
+        raise IndexError("an xsched boolean mask along one axis cannot be combined with other array indices; "
+                         "index one axis after the other, e.g. x[:, mask][rows]")
+    p = lazy[0]
+    mask = full[p]
+    if mask.dtype != np.bool_ or mask.ndim != 1:
+        raise TypeError("an xsched array inside an index tuple must be a 1-d boolean mask of its axis "
+                        f"(x[:, x[0] > 0]), not shape {tuple(mask.shape)} of {mask.dtype}; for integer "
+                        "positions, compute() the index array first")
+    basic = tuple(slice(None) if q == p else i for q, i in enumerate(full))
+    axis = sum(1 for i in full[:p] if not isinstance(i, numbers.Integral))
+    y = _masking.mask_along(_getitem(x, basic), mask, axis)
+    ints = [q for q, i in enumerate(full) if isinstance(i, numbers.Integral)]
+    group = sorted(ints + [p])
+    if axis and ints and group[-1] - group[0] != len(group) - 1:  # (as NumPy: apart from the ints, first)
+        y = y.transpose([axis] + [a for a in range(y.ndim) if a != axis])
+    return y
 
 
 
