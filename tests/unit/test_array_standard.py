@@ -108,3 +108,18 @@ def test_sorting_an_axis_of_unknown_blocks_says_to_learn_them_first():
     x = xa.from_array(np.arange(10.0), chunks=3)
     with pytest.raises(ValueError, match=r"compute_chunk_sizes\(\)\.rechunk"):
         xa.sort(x[x > 2], axis=0)
+
+
+@pytest.mark.parametrize("chunks", [(2, 3, 2), (3, 4, 5)])
+def test_apply_along_axis_as_numpy(chunks):
+    a = np.arange(60.0).reshape(3, 4, 5)
+    x = xa.from_array(a, chunks=chunks)
+    for func, axis in [(np.sort, 0), (np.sum, 1), (lambda v: v[[0, -1]], 2), (lambda v: np.outer(v, v), 1),
+                       (lambda v: v.mean(), -1)]:
+        got = xa.apply_along_axis(func, axis, x)
+        expected = np.apply_along_axis(func, axis, a)
+        assert got.shape == expected.shape
+        np.testing.assert_allclose(got.compute(), expected)
+    assert isinstance(np.apply_along_axis(np.sum, 1, x), xa.Array)
+    with pytest.raises(np.exceptions.AxisError):
+        xa.apply_along_axis(np.sum, 3, x)

@@ -48,7 +48,7 @@ from .zarr import from_zarr, to_zarr
 from .scans import (all, any, argmax, argmin, cumprod, cumsum, cumulative_prod, cumulative_sum, nanargmax,
                     nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar,
                     prod, scan)
-from .gufunc import apply_gufunc
+from .gufunc import apply_along_axis, apply_gufunc
 from .store import store
 from . import fft, linalg, random
 from . import dispatch as _dispatch
@@ -62,7 +62,7 @@ __all__ = [
     "normalize_chunks",
     "to_hdf5", "from_zarr", "to_zarr", "store",
     # your own functions over blocks: gufunc signatures, tree reductions, running scans
-    "apply_gufunc", "reduction", "scan", "unify_chunks",
+    "apply_gufunc", "apply_along_axis", "reduction", "scan", "unify_chunks",
     # neighbours across blocks
     "map_overlap", "overlap", "trim_internal", "sliding_window_view", "diff", "ediff1d", "gradient",
     # sorting along an axis held in one chunk

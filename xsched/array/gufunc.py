@@ -1,4 +1,4 @@
-"""Generalized ufuncs on xsched arrays: ``apply_gufunc``.
+"""Generalized ufuncs on xsched arrays: ``apply_gufunc``, and ``apply_along_axis``.
 
 A NumPy *signature* such as ``"(i),(i)->()"`` says which trailing axes of each argument a
 function consumes whole (its *core* dimensions, ``i`` here) and which it produces; the
@@ -46,7 +46,7 @@ from .core import Array, block_layer
 from .creation import asarray
 from .index_notation import blockwise
 
-__all__ = ["apply_gufunc", "parse_signature"]
+__all__ = ["apply_gufunc", "apply_along_axis", "parse_signature"]
 
 _DIMS = re.compile(r"\(([^()]*)\)")
 
@@ -230,3 +230,44 @@ def apply_gufunc(func: Callable, signature: str, *args: Any, axes: Any = None,
         results.append(block_layer(operator.getitem, [parts, k], {}, chunks, dtype,
                                    block_arg, name=f"{label}-output{k}"))
     return tuple(results)
+
+
+def _along_axis(block: np.ndarray, func1d: Callable, axis: int, args: tuple, kwargs: dict,
+                dtype: np.dtype) -> np.ndarray:
+    return np.apply_along_axis(func1d, axis, block, *args, **kwargs).astype(dtype, copy=False)
+
+
+def apply_along_axis(func1d: Callable, axis: int, arr: Any, *args: Any, dtype: Any = None,
+                     shape: Any = None, **kwargs: Any) -> Any:
+    """``func1d`` on every 1-d slice along ``axis``, as ``numpy.apply_along_axis``: the axis
+    is rechunked into one block (each task holds it whole for its blocks of the other axes),
+    and the axis becomes the shape of what ``func1d`` returns (found by calling it once on
+    ones of the axis's length and the array's dtype, unless ``dtype`` and ``shape`` say).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.array([[3, 1, 2], [9, 7, 8]]), chunks=1)
+    >>> xa.apply_along_axis(np.sort, 1, x).compute().tolist()
+    [[1, 2, 3], [7, 8, 9]]
+    >>> xa.apply_along_axis(lambda v: v[[0, -1]].sum(), 0, x).compute().tolist()
+    [12, 8, 10]
+    """
+    x = asarray(arr)
+    if not -x.ndim <= axis < x.ndim:
+        raise np.exceptions.AxisError(f"apply_along_axis: axis {axis} is out of bounds for an array of "
+                                      f"{x.ndim} dimensions")
+    axis %= x.ndim
+    known = x.shape[axis]
+    if known != known:
+        raise ValueError("apply_along_axis: the axis's length is unknown (after a boolean mask); call "
+                         "compute_chunk_sizes() first")
+    if dtype is None or shape is None:
+        sample = np.asarray(func1d(np.ones(known, x.dtype), *args, **kwargs))
+        dtype = sample.dtype if dtype is None else dtype
+        shape = sample.shape if shape is None else shape
+    dtype, shape = np.dtype(dtype), tuple(shape)
+    if len(x.chunks[axis]) > 1:
+        x = x.rechunk({axis: -1})
+    chunks = x.chunks[:axis] + tuple((n,) for n in shape) + x.chunks[axis + 1:]
+    drop, new = [axis] if not shape else [], list(range(axis + 1, axis + len(shape))) if len(shape) > 1 else []
+    return x.map_blocks(_along_axis, func1d, axis, args, kwargs, dtype, chunks=chunks, dtype=dtype,
+                        drop_axis=drop, new_axis=new, name=f"apply_along_axis-{funcname(func1d)}")
