@@ -167,3 +167,20 @@ def test_iloc_selects_columns_by_position(npartitions):
         df.iloc[:, 5]
     with pytest.raises(NotImplementedError, match="only columns"):
         df.iloc[0:2]
+
+
+@pytest.mark.parametrize("n", [1, 4])
+def test_rolling_sem_skew_kurt_rank_as_pandas(n):
+    rng = np.random.default_rng(0)
+    ps = pd.Series(rng.normal(size=30))
+    ps[[3, 11]] = np.nan
+    s = xd.from_pandas(ps, npartitions=n)
+    for method in ("sem", "skew", "kurt", "rank"):
+        for kwargs in ({}, {"center": True}):
+            pd.testing.assert_series_equal(getattr(s.rolling(5, **kwargs), method)().compute(),
+                                           getattr(ps.rolling(5, **kwargs), method)())
+    times = pd.Series(rng.normal(size=30), index=pd.date_range("2000", periods=30, freq="7min"))
+    t = xd.from_pandas(times, npartitions=n)
+    for method in ("sem", "skew", "kurt", "rank"):
+        pd.testing.assert_series_equal(getattr(t.rolling("40min"), method)().compute(),
+                                       getattr(times.rolling("40min"), method)())

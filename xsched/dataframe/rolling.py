@@ -37,7 +37,8 @@ from .core import DataFrame, Series, _Frame, _nonempty, make_meta, new_collectio
 
 __all__ = ["Rolling"]
 
-_METHODS = ("sum", "mean", "min", "max", "count", "std", "var", "median", "quantile", "apply", "agg")
+_METHODS = ("sum", "mean", "min", "max", "count", "std", "var", "median", "quantile", "apply", "agg", "sem", "skew",
+            "kurt", "rank")
 
 
 def _edge(part: Any, n: int, last: bool) -> Any:
