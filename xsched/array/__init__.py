@@ -3,7 +3,8 @@
 Arrays build task graphs; ``compute()`` runs them on the default client (or in this
 process when there is none). Block keys read ``"<operation>-<token>-i.j.k"`` (see
 ``xsched.array.core``). ``xa.random`` draws random arrays (``xa.random.default_rng``),
-``xa.linalg`` has ``norm`` and the tall-and-skinny ``qr``, ``svd`` and ``lstsq``, ``xa.fft``
+``xa.linalg`` has ``norm``, the tall-and-skinny ``qr``, ``svd`` and ``lstsq`` and the
+Array API's functions of stacks of small matrices (``inv``, ``solve``, ...), ``xa.fft``
 NumPy's transforms. ``map_overlap`` gives blocks their neighbours' edges;
 ``from_zarr``/``to_zarr`` read and write zarr (``pip install 'xsched[array]'``).
 ``blockwise`` and ``einsum`` take index notation. ``apply_gufunc``,
@@ -37,7 +38,7 @@ from .manipulation import (around, atleast_1d, atleast_2d, broadcast_arrays, bro
                            moveaxis, pad, ravel, repeat, reshape, roll, squeeze, stack, swapaxes,
                            tile, transpose, tril, triu, unstack, vstack, where, permute_dims, concat)
 from .manipulation import around as round
-from .linalg import dot, inner, matmul, outer, tensordot, vdot
+from .linalg import dot, inner, matmul, matrix_transpose, outer, tensordot, vdot, vecdot
 from .overlapping import map_overlap, overlap, sliding_window_view, trim_internal
 from .differences import diff, ediff1d, gradient
 from .sorting import argsort, searchsorted, sort
@@ -80,7 +81,7 @@ __all__ = [
     "meshgrid", "where", "clip", "around", "round", "take", "repeat", "tile", "unstack", "tril", "triu",
     "permute_dims", "concat",
     # products
-    "matmul", "dot", "tensordot", "inner", "outer", "vdot", "einsum",
+    "matmul", "dot", "tensordot", "inner", "outer", "vdot", "einsum", "matrix_transpose", "vecdot",
     # reductions and scans
     "sum", "mean", "var", "std", "min", "max", "prod", "any", "all",
     "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd",

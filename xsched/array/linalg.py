@@ -1,6 +1,7 @@
 """Products of arrays (``matmul``/``@``, ``dot``, ``tensordot``, ``outer``) and ``norm``;
 the ``xa.linalg`` namespace, with ``qr``, ``svd`` and ``lstsq`` of tall-and-skinny matrices
-(``decompositions.py``).
+(``decompositions.py``) and the Array API's functions of stacks of small matrices (``inv``,
+``solve``, ``det``, ``eigh``, ... in ``stacked.py``).
 
 A product contracts axes: output block ``(i, j)`` of ``a @ b`` is the sum over ``k`` of
 ``a[i, k] @ b[k, j]``. The second operand is first rechunked so that its contracted axes are
@@ -38,8 +39,14 @@ from .creation import asarray
 from .decompositions import lstsq, qr, svd  # (the xa.linalg namespace: factorizations live in their own room)
 from .index_notation import blockwise
 from .manipulation import ravel
+from .stacked import (cholesky, cross, det, diagonal, eigh, eigvalsh, inv, matrix_norm,  # (stacks of small
+                      matrix_power, matrix_rank, matrix_transpose, pinv, slogdet, solve, svdvals,  # matrices)
+                      trace, vecdot, vector_norm)
 
-__all__ = ["matmul", "dot", "tensordot", "inner", "outer", "vdot", "norm", "qr", "svd", "lstsq"]
+__all__ = ["matmul", "dot", "tensordot", "inner", "outer", "vdot", "norm", "qr", "svd", "lstsq",
+           "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power",
+           "matrix_rank", "matrix_transpose", "pinv", "slogdet", "solve", "svdvals", "trace", "vecdot",
+           "vector_norm"]
 
 #: Block products added up per task when an output block needs many of them.
 DEFAULT_SPLIT_EVERY = 8
