@@ -51,6 +51,8 @@ from .scans import (all, any, argmax, argmin, cumprod, cumsum, cumulative_prod, 
                     prod, scan)
 from .gufunc import apply_along_axis, apply_gufunc
 from .store import store
+from . import ufuncs as _ufuncs
+from .ufuncs import *  # noqa: F403 (xa.sin, xa.maximum, ...: NumPy's element-wise functions, dtype functions)
 from . import fft, linalg, random
 from . import dispatch as _dispatch
 
@@ -88,5 +90,6 @@ __all__ = [
     "argmax", "argmin", "nanargmax", "nanargmin", "cumsum", "cumprod", "nancumsum", "nancumprod",
     "cumulative_sum", "cumulative_prod",
 ]
+__all__ += _ufuncs.__all__
 
 _dispatch.register_namespace("numpy", __import__("sys").modules[__name__])
