@@ -123,3 +123,20 @@ def test_apply_along_axis_as_numpy(chunks):
     assert isinstance(np.apply_along_axis(np.sum, 1, x), xa.Array)
     with pytest.raises(np.exceptions.AxisError):
         xa.apply_along_axis(np.sum, 3, x)
+
+
+def test_apply_gufunc_takes_square_signatures_as_numpy():
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(5, 3, 3))
+    a = a @ a.transpose(0, 2, 1) + 3 * np.eye(3)
+    x = xa.from_array(a, chunks=(2, -1, -1))
+    np.testing.assert_allclose(xa.apply_gufunc(np.linalg.inv, "(m,m)->(m,m)", x, output_dtypes=float).compute(),
+                               np.linalg.inv(a))
+    np.testing.assert_allclose(xa.apply_gufunc(np.linalg.det, "(m,m)->()", x, output_dtypes=float).compute(),
+                               np.linalg.det(a))
+    v = xa.from_array(a[:, 0], chunks=(2, -1))
+    outer = xa.apply_gufunc(lambda u: u[..., :, None] * u[..., None, :], "(m)->(m,m)", v, output_dtypes=float)
+    np.testing.assert_allclose(outer.compute(), a[:, 0, :, None] * a[:, 0, None, :])
+    w, vectors = xa.apply_gufunc(np.linalg.eigh, "(m,m)->(m),(m,m)", x, output_dtypes=(float, float))
+    np.testing.assert_allclose(w.compute(), np.linalg.eigh(a)[0])
+    assert vectors.shape == (5, 3, 3)

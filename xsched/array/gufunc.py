@@ -87,6 +87,17 @@ def _dtypes(output_dtypes: Any, n: int) -> list[np.dtype] | None:
     return [np.dtype(d) for d in output_dtypes]
 
 
+def _distinct(core: Sequence[str]) -> tuple[str, ...]:
+    """Core dimensions as blockwise indices: a dimension repeated in one argument (the square
+    ``(m,m)``) gets a name per place, since each core dimension is one block anyway."""
+    seen: dict[str, int] = {}
+    out = []
+    for d in core:
+        out.append(d if d not in seen else f"{d}__{seen[d]}")
+        seen[d] = seen.get(d, 0) + 1
+    return tuple(out)
+
+
 def _call_tuple(*blocks: Any, func: Callable, nout: int) -> tuple:
     """Run ``func`` on one set of blocks and check it returned ``nout`` outputs."""
     out = func(*blocks)
@@ -202,17 +213,20 @@ def apply_gufunc(func: Callable, signature: str, *args: Any, axes: Any = None,
     nloop_out = max(loop_ndims, default=0)
     loop_ind = tuple(f"__loop{i}" for i in range(nloop_out))
     pairs: list[Any] = []
+    given: set = set()
     for a, core, nloop in zip(arrays, ins, loop_ndims):
-        pairs += [a, loop_ind[nloop_out - nloop:] + tuple(core)]
+        pairs += [a, loop_ind[nloop_out - nloop:] + _distinct(core)]
+        given.update(_distinct(core))
     dtypes = _dtypes(output_dtypes, nout) or _infer(func, arrays, loop_ndims, nout, kwargs)
     label = name or funcname(func)
-    new_axes = {d: output_sizes[d] for out_core in outs for d in out_core
-                if d not in core_len}
+    # output core dimensions no input has (a repeated one, as in "(m)->(m,m)", counts apart)
+    new_axes = {i: output_sizes[d] if d in output_sizes else core_len[d] for out_core in outs
+                for i, d in zip(_distinct(out_core), out_core) if i not in given}
 
     call = functools.partial(func, **kwargs) if kwargs else func
     if nout == 1:
-        (out_core,) = outs
-        return blockwise(call, loop_ind + tuple(out_core), *pairs, dtype=dtypes[0],
+        out_core = _distinct(outs[0])
+        return blockwise(call, loop_ind + out_core, *pairs, dtype=dtypes[0],
                          new_axes={d: new_axes[d] for d in out_core if d in new_axes},
                          concatenate=True, name=label)
 
@@ -221,8 +235,7 @@ def apply_gufunc(func: Callable, signature: str, *args: Any, axes: Any = None,
                       dtype=object, concatenate=True, name=label)
     results = []
     for k, (out_core, dtype) in enumerate(zip(outs, dtypes)):
-        chunks = parts.chunks + tuple(
-            (output_sizes[d] if d in new_axes else core_len[d],) for d in out_core)
+        chunks = parts.chunks + tuple((core_len[d] if d in core_len else output_sizes[d],) for d in out_core)
 
         def block_arg(i: int, a: Array, out_index: tuple) -> Ref:
             return Ref(chunk_key(a.name, out_index[:nloop_out]))
