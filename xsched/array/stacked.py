@@ -120,8 +120,8 @@ def _per_matrix(func: Callable, signature: str, args: list, name: str, sample: A
     """``func`` on every block of the stacks ``args`` (core dimensions checked whole), its
     dtypes those of ``sample``, NumPy's result on small matrices of the inputs' dtypes.
 
-    A square matrix is written ``(m,n)`` in ``signature``, not NumPy's ``(m,m)``: blockwise
-    takes no index twice, and the callers have checked ``m == n`` already."""
+    Square matrices use NumPy's own signatures (``(m,m)``), checked square by the callers.
+    """
     return apply_gufunc(func, signature, *args, output_dtypes=_dtypes(sample), output_sizes=output_sizes,
                         name=name, **kwargs)
 
@@ -144,7 +144,7 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Array:
     """
     a = _stack(a, "cholesky", "a", square=True)
     upper = bool(upper)
-    return _per_matrix(np.linalg.cholesky, "(m,n)->(m,n)", [a], "cholesky",
+    return _per_matrix(np.linalg.cholesky, "(m,m)->(m,m)", [a], "cholesky",
                        np.linalg.cholesky(_eye(a), upper=upper), upper=upper)
 
 
@@ -162,7 +162,7 @@ def det(a: Any) -> Array:
     ValueError: det: each matrix must be in one chunk, but axis 1 of a (shape (2, 2, 2)) is cut into chunks (1, 1); axis 2 of a (shape (2, 2, 2)) is cut into chunks (1, 1); rechunk first: a.rechunk({-2: -1, -1: -1})
     """
     a = _stack(a, "det", "a", square=True)
-    return _per_matrix(np.linalg.det, "(m,n)->()", [a], "det", np.linalg.det(_eye(a)))
+    return _per_matrix(np.linalg.det, "(m,m)->()", [a], "det", np.linalg.det(_eye(a)))
 
 
 def slogdet(a: Any) -> SlogdetResult:
@@ -175,7 +175,7 @@ def slogdet(a: Any) -> SlogdetResult:
     (-1.0, 921.034)
     """
     a = _stack(a, "slogdet", "a", square=True)
-    sign, logabsdet = _per_matrix(np.linalg.slogdet, "(m,n)->(),()", [a], "slogdet",
+    sign, logabsdet = _per_matrix(np.linalg.slogdet, "(m,m)->(),()", [a], "slogdet",
                                   tuple(np.linalg.slogdet(_eye(a))))
     return SlogdetResult(sign, logabsdet)
 
@@ -190,7 +190,7 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:
     ([1.0, 3.0], (2, 2))
     """
     a = _stack(a, "eigh", "a", square=True)
-    values, vectors = _per_matrix(np.linalg.eigh, "(m,n)->(m),(m,n)", [a], "eigh",
+    values, vectors = _per_matrix(np.linalg.eigh, "(m,m)->(m),(m,m)", [a], "eigh",
                                   tuple(np.linalg.eigh(_eye(a), UPLO=UPLO)), UPLO=UPLO)
     return EighResult(values, vectors)
 
@@ -204,7 +204,7 @@ def eigvalsh(a: Any, UPLO: str = "L") -> Array:
     [1.0, 3.0]
     """
     a = _stack(a, "eigvalsh", "a", square=True)
-    return _per_matrix(np.linalg.eigvalsh, "(m,n)->(m)", [a], "eigvalsh",
+    return _per_matrix(np.linalg.eigvalsh, "(m,m)->(m)", [a], "eigvalsh",
                        np.linalg.eigvalsh(_eye(a), UPLO=UPLO), UPLO=UPLO)
 
 
@@ -217,7 +217,7 @@ def inv(a: Any) -> Array:
     [[0.5, 0.0], [0.0, 0.25]]
     """
     a = _stack(a, "inv", "a", square=True)
-    return _per_matrix(np.linalg.inv, "(m,n)->(m,n)", [a], "inv", np.linalg.inv(_eye(a)))
+    return _per_matrix(np.linalg.inv, "(m,m)->(m,m)", [a], "inv", np.linalg.inv(_eye(a)))
 
 
 def matrix_power(a: Any, n: int) -> Array:
@@ -233,7 +233,7 @@ def matrix_power(a: Any, n: int) -> Array:
     except TypeError as exc:
         raise TypeError(f"matrix_power: exponent must be an integer, got {n!r}") from exc
     a = _stack(a, "matrix_power", "a", square=True)
-    return _per_matrix(np.linalg.matrix_power, "(m,n)->(m,n)", [a], "matrix_power",
+    return _per_matrix(np.linalg.matrix_power, "(m,m)->(m,m)", [a], "matrix_power",
                        np.linalg.matrix_power(_eye(a), n), n=n)
 
 
