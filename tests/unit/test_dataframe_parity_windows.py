@@ -184,3 +184,23 @@ def test_rolling_sem_skew_kurt_rank_as_pandas(n):
     for method in ("sem", "skew", "kurt", "rank"):
         pd.testing.assert_series_equal(getattr(t.rolling("40min"), method)().compute(),
                                        getattr(times.rolling("40min"), method)())
+
+
+@pytest.mark.parametrize("n", [1, 3, 5])
+@pytest.mark.parametrize("tz", [None, "Europe/Berlin"])
+def test_resample_closed_and_labelled_on_either_side_as_pandas(n, tz):
+    """closed= and label= for bins of one length and calendar bins, across partitions and a
+    change of clocks (a row on a bin's edge closes the bin before it when closed right)."""
+    idx = pd.date_range("2000-03-25 00:00", periods=37, freq="5h")
+    if tz:
+        idx = idx.tz_localize(tz, nonexistent="shift_forward")
+    ps = pd.Series(np.arange(37.0), index=idx)
+    s = xd.from_pandas(ps, npartitions=n)
+    for rule in ("1h", "2h", "D", "2D", "W", "ME"):
+        for closed in (None, "left", "right"):
+            for label in (None, "left", "right"):
+                expected = ps.resample(rule, closed=closed, label=label).sum()
+                got = s.resample(rule, closed=closed, label=label).sum().compute()
+                pd.testing.assert_series_equal(got, expected, check_freq=False)
+    with pytest.raises(ValueError, match="closed must be 'left' or 'right'"):
+        s.resample("1h", closed="both")

@@ -15,6 +15,9 @@ Calendar rules of one unit (``"ME"``, ``"MS"``, ``"W"``, ``"B"``, ``"QS"``...) w
 way in the space of bin labels: ``B_j`` are the labels pandas gives the divisions, and each
 input sends output ``j`` its rows whose label is in ``[B_j, B_j+1)``, so pandas' own rules
 (closed and labelled on the right for month ends and weeks) decide every row's bin.
+``closed=`` and ``label=`` are pandas': bins of one length closed on the right hold
+``(e, e + step]`` (a row on an edge closes the bin before it), labels on the right are
+``e + step``; calendar bins ask pandas for each row's label with them, as above.
 Calendar rules of several units (``"2W"``, ``"3MS"``) have bins pandas places from the
 data's first row: the first division is that row, so every partition asks pandas for its
 rows' labels with that row put in front (``_anchored``), and aggregates by those labels.
@@ -44,34 +47,41 @@ _METHODS = ("sum", "mean", "count", "min", "max", "first", "last", "size", "std"
             "prod", "ohlc")
 
 
-def _rows_between(part: Any, lo: Any, hi: Any) -> Any:
-    """The rows of ``part`` in ``[lo, hi)`` (``hi`` None: no end)."""
+def _rows_between(part: Any, lo: Any, hi: Any, right: bool = False) -> Any:
+    """The rows of ``part`` in ``[lo, hi)`` (``hi`` None: no end), ``(lo, hi]`` for bins
+    closed on the ``right``."""
     index = part.index
-    keep = index >= lo if hi is None else (index >= lo) & (index < hi)
+    if right:
+        keep = index > lo if hi is None else (index > lo) & (index <= hi)
+    else:
+        keep = index >= lo if hi is None else (index >= lo) & (index < hi)
     return part[keep]
 
 
-def _label(t: pd.Timestamp, rule: Any, first: Any = None) -> pd.Timestamp:
+def _label(t: pd.Timestamp, rule: Any, first: Any = None, how: dict | None = None) -> pd.Timestamp:
     """The label of the calendar bin holding ``t``, as pandas' resample gives it (for data
-    whose first row is at ``first``, when the rule's bins are placed from it).
+    whose first row is at ``first``, when the rule's bins are placed from it; ``how``: the
+    ``closed``/``label`` given).
 
     >>> _label(pd.Timestamp("2000-01-20"), "2W"), _label(pd.Timestamp("2000-01-20"), "2W", pd.Timestamp("2000-01-10"))
     (Timestamp('2000-01-23 00:00:00'), Timestamp('2000-01-30 00:00:00'))
     """
-    if first is None or first >= t:
-        return pd.Series([0], index=pd.DatetimeIndex([t])).resample(rule).sum().index[0]
-    return pd.Series([0, 0], index=pd.DatetimeIndex([first, t])).resample(rule).sum().index[-1]
+    how = how or {}
+    rows = [t] if first is None or first >= t else [first, t]
+    bins = pd.Series(0, index=pd.DatetimeIndex(rows)).resample(rule, **how).indices
+    return next(label for label, pos in bins.items() if len(rows) - 1 in pos)  # (the bin holding t)
 
 
-def _anchored(part: Any, rule: Any, first: Any) -> dict:
+def _anchored(part: Any, rule: Any, first: Any, how: dict | None = None) -> dict:
     """label -> positions of ``part``'s rows, as pandas bins them in data starting at ``first``
     (None: at the part's own first row)."""
+    how = how or {}
     if first is None:
-        return part.resample(rule).indices
+        return part.resample(rule, **how).indices
     anchor = part.iloc[:1].copy()
     anchor.index = pd.DatetimeIndex([first], name=part.index.name)
     out = {}
-    for label, pos in pd.concat([anchor, part]).resample(rule).indices.items():
+    for label, pos in pd.concat([anchor, part]).resample(rule, **how).indices.items():
         pos = np.asarray(pos)
         pos = pos[pos > 0] - 1  # (position 0 is the anchor)
         if len(pos):
@@ -79,29 +89,55 @@ def _anchored(part: Any, rule: Any, first: Any) -> dict:
     return out
 
 
-def _rows_labelled(part: Any, lo: Any, hi: Any, rule: Any, first: Any = None) -> Any:
+def _tick_label(t: pd.Timestamp, origin: pd.Timestamp, step: pd.Timedelta, how: dict) -> pd.Timestamp:
+    """The label of the bin of length ``step`` (counted from ``origin``) holding ``t``: bins
+    ``[e, e + step)``, or ``(e, e + step]`` closed on the right; labelled ``e``, or
+    ``e + step`` on the right.
+
+    >>> t, day, hour = pd.Timestamp("2000-01-01 02:00"), pd.Timestamp("2000-01-01"), pd.Timedelta("1h")
+    >>> _tick_label(t, day, hour, {}), _tick_label(t, day, hour, {"closed": "right", "label": "right"})
+    (Timestamp('2000-01-01 02:00:00'), Timestamp('2000-01-01 02:00:00'))
+    """
+    k = (t - origin) // step
+    if how.get("closed") == "right" and (t - origin) % step == pd.Timedelta(0):
+        k -= 1  # (a row on an edge closes the bin before it)
+    return origin + (k + (how.get("label") == "right")) * step
+
+
+def _rows_of_labels(part: Any, lo: Any, hi: Any, step: pd.Timedelta, how: dict) -> Any:
+    """The rows of ``part`` whose bin (of length ``step``) is labelled in ``[lo, hi)``."""
+    shift = step if how.get("label") == "right" else pd.Timedelta(0)
+    return _rows_between(part, lo - shift, None if hi is None else hi - shift, how.get("closed") == "right")
+
+
+def _rows_labelled(part: Any, lo: Any, hi: Any, rule: Any, first: Any = None, how: dict | None = None) -> Any:
     """The rows of ``part`` whose calendar bin's label is in ``[lo, hi)`` (``hi`` None: no end)."""
     if not len(part):
         return part
-    taken = [pos for label, pos in _anchored(part, rule, first).items() if label >= lo and (hi is None or label < hi)]
+    taken = [pos for label, pos in _anchored(part, rule, first, how).items()
+             if label >= lo and (hi is None or label < hi)]
     return part.iloc[np.sort(np.concatenate(taken))] if taken else part.iloc[:0]
 
 
 def _resample_part(pieces: list, lo: Any, hi: Any, last: Any, rule: Any, origin: Any, method: str,
-                   args: tuple, kwargs: dict, empty: Any, meta: Any, first: Any = None) -> Any:
+                   args: tuple, kwargs: dict, empty: Any, meta: Any, first: Any = None,
+                   how: dict | None = None) -> Any:
+    """Output ``[lo, hi)`` (bin labels): pandas' resample of the rows those bins hold, laid
+    over every bin of the range."""
+    how = how or {}
     rows = pd.concat(pieces) if len(pieces) > 1 else pieces[0]
     if not len(rows):
         out = meta.iloc[:0]
     elif first is not None:  # bins placed from the data's first row: group by the labels pandas gives
         labels = np.empty(len(rows), dtype="datetime64[ns]")
-        for label, pos in _anchored(rows, rule, first).items():
+        for label, pos in _anchored(rows, rule, first, how).items():
             labels[pos] = label.to_datetime64()  # (in UTC when the index has a time zone)
         by = pd.DatetimeIndex(labels, name=rows.index.name)
         if rows.index.tz is not None:
             by = by.tz_localize("UTC").tz_convert(rows.index.tz)
         out = getattr(rows.groupby(by), method)(*args, **kwargs)
     else:
-        binned = rows.resample(rule) if origin is None else rows.resample(rule, origin=origin)
+        binned = rows.resample(rule, **how) if origin is None else rows.resample(rule, origin=origin, **how)
         out = getattr(binned, method)(*args, **kwargs)
     bins = pd.date_range(lo, last if hi is None else hi, freq=rule, inclusive="both" if hi is None else "left",
                          name=meta.index.name)
@@ -126,7 +162,7 @@ class Resampler:
     [1.5, 3.5, 5.5]
     """
 
-    def __init__(self, frame: _Frame, rule: Any) -> None:
+    def __init__(self, frame: _Frame, rule: Any, closed: str | None = None, label: str | None = None) -> None:
         if not isinstance(frame._meta.index, pd.DatetimeIndex):
             raise TypeError(f"resample({rule!r}) needs a DatetimeIndex, and this {type(frame).__name__} has a "
                             f"{type(frame._meta.index).__name__}; set_index on a datetime column first")
@@ -137,23 +173,27 @@ class Resampler:
             offset = pd.tseries.frequencies.to_offset(rule)
         except (ValueError, TypeError) as exc:
             raise ValueError(f"resample({rule!r}): not a frequency pandas knows ({exc})") from None
+        for name, value in (("closed", closed), ("label", label)):
+            if value not in (None, "left", "right"):
+                raise ValueError(f"resample({rule!r}): {name} must be 'left' or 'right', got {value!r}")
         # a day is a calendar day (23 or 25 hours across a change of clocks), not 24 hours
         calendar = not isinstance(offset, pd.offsets.Tick)
         self._frame, self._rule, self._calendar = frame, offset, calendar
+        self._how = {k: v for k, v in (("closed", closed), ("label", label)) if v is not None}
 
     def __repr__(self) -> str:
         return f"xsched.Resampler<{self._frame._name}, rule={self._rule.freqstr}>"
 
     def _run(self, method: str, *args: Any, **kwargs: Any):
-        frame, rule = self._frame, self._rule
+        frame, rule, how = self._frame, self._rule, self._how
         stand_in = _nonempty(frame._meta)
-        t0 = _label(pd.Timestamp("2000-01-01"), rule) if self._calendar else pd.Timestamp("2000-01-01")
+        t0 = _label(pd.Timestamp("2000-01-01"), rule, how=how) if self._calendar else pd.Timestamp("2000-01-01")
         try:  # two rows in neighbouring bins give the result's dtypes; a gap between them shows
             #   what pandas gives a bin with no rows
             stand_in.index = pd.DatetimeIndex([t0, t0 + rule], name=frame._meta.index.name)
-            meta = make_meta(getattr(stand_in.resample(rule), method)(*args, **kwargs))
+            meta = make_meta(getattr(stand_in.resample(rule, **how), method)(*args, **kwargs))
             stand_in.index = pd.DatetimeIndex([t0, t0 + 2 * rule], name=frame._meta.index.name)
-            sample = getattr(stand_in.resample(rule), method)(*args, **kwargs)
+            sample = getattr(stand_in.resample(rule, **how), method)(*args, **kwargs)
         except Exception as exc:
             raise TypeError(f"resample(...).{method}() fails in pandas on this data: {exc}") from exc
         empty = sample.iloc[1] if len(sample) == 3 else None
@@ -167,21 +207,16 @@ class Resampler:
             origin = None
             if rule.n != 1:  # several units: placed from the data's first row, the first division
                 first = divs[0]
-            floor = partial(_label, rule=rule, first=first)
-            select = partial(_rows_labelled, rule=rule, first=first)
-            spans = [floor(d) for d in divs]  # input i holds the labels spans[i] .. spans[i + 1]
-        else:
-            origin = divs[0].normalize()  # pandas' default: bins counted from midnight of the first day
-            step = pd.Timedelta(rule)
-
-            def floor(t: pd.Timestamp) -> pd.Timestamp:
-                return origin + ((t - origin) // step) * step
-
-            select = _rows_between
-            spans = divs
+            floor = partial(_label, rule=rule, first=first, how=how)
+            select = partial(_rows_labelled, rule=rule, first=first, how=how)
+        else:  # bins of one length, counted from midnight of the first day (pandas' default)
+            origin = divs[0].normalize()
+            floor = partial(_tick_label, origin=origin, step=pd.Timedelta(rule), how=how)
+            select = partial(_rows_of_labels, step=pd.Timedelta(rule), how=how)
+        spans = [floor(d) for d in divs]  # input i holds the labels spans[i] .. spans[i + 1]
         starts = sorted({floor(d) for d in divs[:-1]})
         last_bin = floor(divs[-1])
-        tok = new_token(frame._name, rule.freqstr, origin, method, args, kwargs)
+        tok = new_token(frame._name, rule.freqstr, origin, how, method, args, kwargs)
         rows_name, out_name = f"resample-rows-{tok}", f"resample-{method}-{tok}"
         ann = annotations_in_force()
         keys = frame._keys()
@@ -195,7 +230,8 @@ class Resampler:
                     rows[f"{rows_name}-{i}.{j}"] = Task(select, (Ref(key), lo, hi), {}, per_task(ann))
                     pieces.append(Ref(f"{rows_name}-{i}.{j}"))
             outs[part_key(out_name, j)] = Task(_resample_part, (pieces, lo, hi, last_bin, rule, origin, method,
-                                                                args, kwargs, empty, meta, first), {}, per_task(ann))
+                                                                args, kwargs, empty, meta, first, how), {},
+                                               per_task(ann))
         graph = LayeredGraph.merge(frame._graph, new={rows_name: rows, out_name: outs})
         return new_collection(graph, out_name, meta, tuple(starts) + (last_bin,))
 
@@ -217,9 +253,10 @@ for _name in _METHODS:
 
 
 def _install() -> None:
-    def resample(self, rule: Any):
-        """Group rows into fixed-length time bins (``"15min"``, ``"1h"``, ``"1D"``); the
-        aggregation of a bin is exact even when its rows span two partitions.
+    def resample(self, rule: Any, closed: str | None = None, label: str | None = None):
+        """Group rows into time bins (``"15min"``, ``"1h"``, ``"1D"``, ``"ME"``...), closed and
+        labelled on the side pandas' ``closed=`` and ``label=`` say; the aggregation of a bin is
+        exact even when its rows span two partitions.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> idx = pd.date_range("2000-01-01", periods=8, freq="45min")
@@ -227,7 +264,7 @@ def _install() -> None:
         >>> s.resample("2h").count().compute().tolist()
         [3, 2, 3]
         """
-        return Resampler(self, rule)
+        return Resampler(self, rule, closed=closed, label=label)
 
     DataFrame.resample = resample  # type: ignore[attr-defined]
     Series.resample = resample  # type: ignore[attr-defined]
