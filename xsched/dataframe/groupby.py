@@ -11,8 +11,21 @@ Memory per task is therefore the number of groups, not the number of rows. With
 ``split_out=n`` the partial results are hashed on the group key into ``n`` trees, for
 results with too many groups for one partition.
 
+Named aggregations (``agg(total=("x", "sum"))``) are the same tree: the statistics of the
+columns named, laid out one column per name.
+
 ``apply`` and ``transform`` need every row of a group in one place: the frame is shuffled
 on the key first (``shuffle.py``), then pandas' groupby runs per partition.
+
+``cumsum``, ``cumprod``, ``cummax``, ``cummin`` and ``cumcount`` move no rows: each partition
+reduces to the running value each of its groups ends on, a chain of small tasks carries those
+from partition to partition (as ``cumulative.py`` carries one value per column), and each
+partition runs pandas' own method over its groups' carried values followed by its rows. So
+memory is the number of groups, and missing values, ``skipna`` and dtypes are pandas'. Where
+rows of a missing key are dropped (``dropna=True``), pandas turns a boolean ``cummax`` or
+``cummin`` to floats throughout; here only the partitions holding such rows are floats (the
+column computes as object when others are not). And pandas 3.1 misplaces NaT beside such
+rows (a running value at the NaT, or NaT's integer added on): here the NaT stays missing.
 
 >>> import pandas as pd, xsched.dataframe as xd
 >>> df = xd.from_pandas(pd.DataFrame({"k": list("abab"), "v": [1, 2, 3, 4]}), npartitions=2)
@@ -20,6 +33,8 @@ on the key first (``shuffle.py``), then pandas' groupby runs per partition.
 {'a': 4, 'b': 6}
 >>> df.groupby("k").agg({"v": ["mean", "max"]}).compute().round(1).to_dict("list")
 {('v', 'mean'): [2.0, 3.0], ('v', 'max'): [3, 4]}
+>>> df.groupby("k").v.cumsum().compute().tolist()
+[1, 2, 4, 6]
 """
 
 from __future__ import annotations
@@ -32,7 +47,7 @@ import pandas as pd
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from .core import _NO_META, DataFrame, Series, _emulate, _Frame, _nonempty, _unify_categoricals, make_meta, \
-    map_partitions, new_collection
+    map_partitions, new_collection, part_key
 from .planner import Layer
 from .reductions import _as_float, _is_datetimelike, reduction
 from .shuffle import shuffle
@@ -198,11 +213,21 @@ def _hows(spec: Any) -> list[str]:
     if isinstance(spec, list):
         return list(spec)
     out: list[str] = []
-    for v in spec.values():
+    named = isinstance(spec, tuple)  # (name, column, how) each
+    for v in ([how] for _, _, how in spec) if named else spec.values():
         for h in ([v] if isinstance(v, str) else v):
             if h not in out:
                 out.append(h)
     return out
+
+
+def _pairs(spec: Any) -> list | None:
+    """The (column, how) pairs a dict or named spec asks for; None where it covers the selection."""
+    if isinstance(spec, dict):
+        return [(col, h) for col, hows in spec.items() for h in ([hows] if isinstance(hows, str) else hows)]
+    if isinstance(spec, tuple) and spec[0][1] is not None:
+        return [(col, how) for _, col, how in spec]
+    return None
 
 
 def _shape(results: dict, spec: Any, meta: Any) -> Any:
@@ -219,6 +244,9 @@ def _shape(results: dict, spec: Any, meta: Any) -> Any:
         else:
             out = pd.concat(frames, axis=1)
             out.columns = spec
+    elif isinstance(spec, tuple):  # named: one column per name, in the order given
+        out = pd.DataFrame({name: results[how][col] if isinstance(results[how], pd.DataFrame) else results[how]
+                            for name, col, how in spec})
     else:  # pandas: flat columns when every value is one name, (column, how) when any is a list
         nested = isinstance(meta, pd.DataFrame) and isinstance(meta.columns, pd.MultiIndex)
         cols = {}
@@ -320,8 +348,11 @@ class GroupBy:
         raise AttributeError(f"GroupBy has no attribute or column {name!r}")
 
     # ----------------------------------------------------------------- aggregations
-    def agg(self, spec: Any, split_every: int | None = None, split_out: int = 1, ddof: int = 1):
-        """Aggregate each group: a name (``"sum"``), a list of names, or ``{column: names}``.
+    def agg(self, func: Any = None, split_every: int | None = None, split_out: int = 1, ddof: int = 1,
+            **named: Any):
+        """Aggregate each group: a name (``"sum"``), a list of names, ``{column: names}``, or named
+        aggregations as in pandas, ``total=("x", "sum")`` (or ``pd.NamedAgg``), and on one column
+        ``total="sum"``: a column per name, in the order given.
 
         Supported: sum, count, mean, min, max, std, var, size, first, last, prod.
 
@@ -329,35 +360,70 @@ class GroupBy:
         >>> df = xd.from_pandas(pd.DataFrame({"k": list("aab"), "v": [1, 2, 3]}), npartitions=2)
         >>> df.groupby("k").agg(["sum", "count"]).compute().to_dict("list")
         {('v', 'sum'): [3, 3], ('v', 'count'): [2, 1]}
+        >>> df.groupby("k").agg(total=("v", "sum"), n=pd.NamedAgg("v", "count")).compute().to_dict("list")
+        {'total': [3, 3], 'n': [2, 1]}
+        >>> df.groupby("k").v.agg(top="max", avg="mean").compute().to_dict("list")
+        {'top': [2, 3], 'avg': [1.5, 3.0]}
         """
+        spec = self._named(func, named) if named else list(func) if isinstance(func, tuple) else func
+        if spec is None:
+            raise TypeError("groupby.agg: Must provide 'func' or named aggregations, e.g. "
+                            "agg('sum') or agg(total=('x', 'sum'))")
         hows = _hows(spec)
-        unknown = [h for h in hows if h not in _NEEDS]
+        unknown = [h for h in hows if not isinstance(h, str) or h not in _NEEDS]
         if unknown:
             raise ValueError(f"groupby.agg: {unknown[0]!r} is not an aggregation xsched runs as a tree; "
                              f"use one of {sorted(_NEEDS)}, or groupby(...).apply(func) for others")
-        if isinstance(spec, dict) and isinstance(self._frame, DataFrame):
-            self._frame._check_columns(list(spec), "groupby.agg")
+        pairs = _pairs(spec)
+        if pairs is not None and isinstance(self._frame, DataFrame):
+            self._frame._check_columns(list(dict.fromkeys(col for col, _ in pairs)), "groupby.agg")
         grouped = self._meta
-        if isinstance(spec, dict) and self._picked() is not None and self._selection is None:
+        if pairs is not None and self._picked() is not None and self._selection is None:
             # (a dict names its own columns, the key among them if it likes)
             grouped = self._pandas(_nonempty(self._frame._meta), None)
         try:
-            meta = make_meta(grouped.agg(spec) if spec != "size" else grouped.size())
+            meta = make_meta(grouped.agg(**named) if named else grouped.size() if spec == "size" else grouped.agg(spec))
         except Exception as exc:
             raise TypeError(f"groupby.agg({spec!r}) fails in pandas on this frame's columns: "
                             f"{type(exc).__name__}: {exc}") from exc
-        if isinstance(spec, dict):  # each statistic of the columns that need it only
+        if pairs is not None:  # each statistic of the columns that need it only
             stats: dict = {}
-            for col, col_hows in spec.items():
-                for h in [col_hows] if isinstance(col_hows, str) else col_hows:
-                    for stat in _NEEDS[h]:
-                        stats.setdefault(stat, [])
-                        if col not in stats[stat]:
-                            stats[stat].append(col)
+            for col, h in pairs:
+                for stat in _NEEDS[h]:
+                    stats.setdefault(stat, [])
+                    if col not in stats[stat]:
+                        stats[stat].append(col)
         else:
             stats = {stat: None for h in hows for stat in _NEEDS[h]}
         stats = dict(sorted(stats.items()))
         return self._tree(spec, stats, meta, split_every or DEFAULT_SPLIT_EVERY, split_out, ddof)
+
+    def _named(self, func: Any, named: dict) -> tuple:
+        """Named aggregations as ``((name, column, how), ...)`` (column None on one column),
+        refused where pandas would refuse them, when the expression is built."""
+        if func is not None:
+            raise TypeError(f"groupby.agg: named aggregations ({', '.join(named)}) cannot be given with "
+                            f"func={func!r}: pandas would pass them to it as its keyword arguments")
+        one = isinstance(self, SeriesGroupBy)
+        out = []
+        for name, how in named.items():
+            if isinstance(how, pd.NamedAgg):  # (a tuple before pandas 3, then a class with arguments)
+                if getattr(how, "args", ()) or getattr(how, "kwargs", {}):
+                    raise TypeError(f"groupby.agg: {name}={how!r}: arguments to a named aggregation are not "
+                                    "supported; give ddof to agg itself")
+                how = (how.column, how.aggfunc)
+            if one and isinstance(how, (tuple, list)):
+                raise TypeError(f"groupby(...)[column].agg: func is expected but received "
+                                f"{type(how).__name__} in **kwargs ({name}={how!r}): name the "
+                                f"aggregation only, e.g. {name}='sum'")
+            if not one and not (isinstance(how, tuple) and len(how) == 2):
+                raise TypeError(f"groupby.agg: Must provide 'func' or tuples of '(column, aggfunc)', "
+                                f"not {name}={how!r}")
+            col, how = (None, how) if one else how
+            if not one and isinstance(self._selection, list) and col not in self._selection:
+                raise KeyError(f"groupby(...)[{self._selection!r}].agg: no column {col!r} in the selection")
+            out.append((name, col, how))
+        return tuple(out)
 
     aggregate = agg
 
@@ -377,7 +443,8 @@ class GroupBy:
                 {}, per_task(ann))
         chunks = list(layers[chunk_name])
         used = None  # the columns the chunks read, for the planner (None: all)
-        selected = list(spec) if isinstance(spec, dict) else self._selection
+        pairs = _pairs(spec)
+        selected = list(dict.fromkeys(col for col, _ in pairs)) if pairs is not None else self._selection
         if by is not None and selected is not None:
             used = ([by] if isinstance(by, str) else list(by)) + \
                 (list(selected) if isinstance(selected, list) else [selected])
@@ -414,9 +481,9 @@ class GroupBy:
         return new_collection(graph, agg_name, meta, (None,) * (split_out + 1))
 
     def _agg_doc(how: str) -> Callable:  # noqa: N805 - a factory used while the class is built
-        def method(self, split_every: int | None = None, split_out: int = 1, **kwargs: Any):
-            return self.agg(how, split_every=split_every, split_out=split_out, **kwargs)
-        method.__name__ = how
+        def method(self, split_every: int | None = None, split_out: int = 1):
+            return self.agg(how, split_every=split_every, split_out=split_out)
+        method.__name__, method.__qualname__ = how, f"GroupBy.{how}"
         method.__doc__ = (f"The {how} of each group, as a tree reduction.\n\n"
                           ">>> import pandas as pd, xsched.dataframe as xd\n"
                           ">>> df = xd.from_pandas(pd.DataFrame({'k': [1, 1, 2], 'v': [3, 4, 5]}), npartitions=2)\n"
@@ -452,6 +519,79 @@ class GroupBy:
         [1.4142]
         """
         return self.agg("std", split_every=split_every, split_out=split_out, ddof=ddof)
+
+    # ----------------------------------------------------------------- running values
+    def _cum_doc(method: str) -> Callable:  # noqa: N805 - a factory used while the class is built
+        def run(self, numeric_only: bool = False, skipna: bool = True):
+            return self._cumulative(method, numeric_only=numeric_only, skipna=skipna)
+        run.__name__, run.__qualname__ = method, f"GroupBy.{method}"
+        run.__doc__ = (f"The {method[3:]} so far within each group, in the rows' order; only one row per "
+                       "group travels from a partition to the next.\n\n"
+                       ">>> import pandas as pd, xsched.dataframe as xd\n"
+                       ">>> p = pd.DataFrame({'k': [1, 2, 1, 1], 'v': [3, 4, 1, 5]})\n"
+                       f">>> xd.from_pandas(p, npartitions=2).groupby('k').v.{method}().compute().equals("
+                       f"p.groupby('k').v.{method}())\nTrue")
+        return run
+
+    cumsum = _cum_doc("cumsum")
+    cumprod = _cum_doc("cumprod")
+    cummax = _cum_doc("cummax")
+    cummin = _cum_doc("cummin")
+
+    def cumcount(self, ascending: bool = True):
+        """Each row's number within its group, from 0 (from the group's last row with
+        ``ascending=False``); only each group's count travels between partitions.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"k": list("abaa")}), npartitions=2)
+        >>> df.groupby("k").cumcount().compute().tolist(), df.groupby("k").cumcount(False).compute().tolist()
+        ([0, 0, 1, 2], [2, 0, 1, 0])
+        """
+        return self._cumulative("cumcount", ascending=ascending)
+
+    def _cumulative(self, method: str, numeric_only: bool = False, skipna: bool = True, ascending: bool = True):
+        """Running values per group without a shuffle: each partition's groups end on some
+        running value (``_cum_ends``), a chain of small tasks folds those into what precedes
+        each partition (``_cum_carry``), and each partition runs pandas' own method over
+        those carried rows followed by its own (``_cum_apply``). A count is a running sum
+        of ones, from the last partition back when ``ascending`` is False."""
+        try:
+            res = self._meta.cumcount(ascending=ascending) if method == "cumcount" else \
+                getattr(self._meta, method)(numeric_only=numeric_only, skipna=skipna)
+        except Exception as exc:
+            raise TypeError(f"groupby(...).{method}() fails in pandas on this frame's columns: "
+                            f"{type(exc).__name__}: {exc}") from exc
+        meta = make_meta(res)
+        cols = None if method == "cumcount" else list(meta.columns) if isinstance(meta, pd.DataFrame) \
+            else self._selection
+        run, skipna = ("cumsum", True) if method == "cumcount" else (method, skipna)
+        frame, ann = self._frame, annotations_in_force()
+        by = None if isinstance(self._by, _Frame) else self._by
+        tok = new_token(frame._name, by, getattr(self._by, "_name", None), cols, method, skipna, ascending,
+                        self._dropna)
+        ends_name, carry_name, out_name = (f"groupby-{method}-ends-{tok}", f"groupby-{method}-carry-{tok}",
+                                           f"groupby-{method}-{tok}")
+        order = list(range(frame.npartitions))[::1 if ascending else -1]
+
+        def part(i: int) -> tuple:
+            by_ref = Ref(part_key(self._by._name, i)) if by is None else None
+            return Ref(part_key(frame._name, i)), by, by_ref, cols, run, skipna, self._dropna, ascending
+
+        ends = {part_key(ends_name, i): Task(_cum_ends, part(i), {}, per_task(ann)) for i in order[:-1]}
+        carry = {part_key(carry_name, i): Task(_cum_carry, (Ref(part_key(carry_name, prev)) if prev != order[0]
+                                                            else None, Ref(part_key(ends_name, prev)), run,
+                                                            skipna, self._dropna), {}, per_task(ann))
+                 for prev, i in zip(order, order[1:])}
+        out = {part_key(out_name, i): Task(_cum_apply, (*part(i), Ref(part_key(carry_name, i)) if i != order[0]
+                                                        else None, meta.name if isinstance(meta, pd.Series) else None),
+                                           {}, per_task(ann)) for i in order}
+        inputs = [frame._name] + ([self._by._name] if by is None else [])
+        picked = [] if cols is None else cols if isinstance(cols, list) else [cols]
+        used = None if by is None else ([by] if isinstance(by, str) else list(by)) + picked
+        layers = {ends_name: Layer(ends, "groupby", inputs, used), carry_name: carry,
+                  out_name: Layer(out, "groupby", inputs + [carry_name], used)}
+        graph = LayeredGraph.merge(*[frame._graph] + ([self._by._graph] if by is None else []), new=layers)
+        return new_collection(graph, out_name, meta, frame.divisions)
 
     # ----------------------------------------------------------------- whole groups
     def apply(self, func: Callable, *args: Any, meta: Any = _NO_META, **kwargs: Any):
@@ -498,6 +638,99 @@ def _group_call(part: pd.DataFrame, by: Any, selection: Any, method: str, func: 
         grouped = part.drop(columns=by_cols).groupby([part[c] for c in by_cols], dropna=dropna,
                                                        observed=observed, group_keys=True)
     return getattr(grouped, method)(func, *args, **kwargs)
+
+
+def _cum_frame(part: pd.DataFrame, by: Any, by_series: Any, cols: Any, ascending: bool, dropna: bool) -> tuple:
+    """The values to run over (ones, to count) and the group keys of ``part``'s rows, matched by
+    position (fresh RangeIndexes), the last row first to run from the end; without the rows of
+    a missing key when those are dropped, and then the positions of the rows kept (pandas' own
+    run beside such rows misplaces NaT, so they are never handed to it)."""
+    keys = [by_series] if by_series is not None else [part[b] for b in ([by] if isinstance(by, str) else by)]
+    values = part[cols] if cols is not None else pd.Series(np.ones(len(part), dtype="i8"))
+    step = 1 if ascending else -1
+    values, keys = values.iloc[::step].reset_index(drop=True), [k.iloc[::step].reset_index(drop=True) for k in keys]
+    missing = np.logical_or.reduce([k.isna().to_numpy() for k in keys]) if dropna and len(part) else None
+    if missing is None or not missing.any():
+        return values, keys, None
+    kept = np.flatnonzero(~missing)
+    return values.take(kept).reset_index(drop=True), [k.take(kept).reset_index(drop=True) for k in keys], kept
+
+
+def _refill(out: Any, kept: Any, n: int) -> Any:
+    """``out``, the rows at positions ``kept``, on all ``n`` rows: missing for those of a missing
+    key, as pandas gives them (booleans turn to floats)."""
+    if kept is None:
+        return out
+    out = out.set_axis(pd.Index(kept))
+    if isinstance(out, pd.Series):
+        out = out.astype("f8") if out.dtype == bool else out
+    else:
+        out = out.astype({c: "f8" for c, t in out.dtypes.items() if t == bool})
+    return out.reindex(pd.RangeIndex(n))
+
+
+def _grouped(values: Any, keys: list, dropna: bool) -> Any:
+    # (running values are row by row: ``observed`` changes nothing, and unobserved categories
+    # would only add groups without rows)
+    return values.groupby(keys[0] if len(keys) == 1 else keys, dropna=dropna, observed=True, sort=False)
+
+
+def _ends(acc: Any, keys: list, skipna: bool, dropna: bool) -> Any:
+    """Each group's running value after its last row, indexed by group: the last one not missing
+    when missing values are skipped (none: missing), else the last one (missing once any value was)."""
+    if skipna:
+        return _grouped(acc, keys, dropna).last()
+    rows = _grouped(acc, keys, dropna).tail(1)
+    at = [k.iloc[rows.index.to_numpy()] for k in keys]
+    return rows.set_axis(pd.MultiIndex.from_arrays(at) if len(at) > 1 else pd.Index(at[0]))
+
+
+def _after(carry: Any, values: Any, keys: list) -> tuple:
+    """``values`` and ``keys`` with a row per group of ``carry`` first, and how many rows that is."""
+    if carry is None or len(carry) == 0:
+        return 0, values, keys
+    levels = [pd.Series(carry.index.get_level_values(i)) for i in range(carry.index.nlevels)]
+    carry, values = _unbool(carry.reset_index(drop=True), values), _unbool(values, carry)
+    return (len(carry), pd.concat([carry, values], ignore_index=True),
+            [pd.concat([c, k], ignore_index=True) for c, k in zip(levels, keys)])
+
+
+def _unbool(x: Any, other: Any) -> Any:
+    """``x`` with its booleans as ``other``'s dtype where that is not boolean (a sum of booleans
+    is an integer), so that the two concatenate as numbers."""
+    if isinstance(x, pd.Series):
+        return x.astype(other.dtype) if x.dtype.kind == "b" and other.dtype.kind != "b" else x
+    return x.astype({c: t for c, t in other.dtypes.items() if x[c].dtype.kind == "b" and t.kind != "b"})
+
+
+def _cum_ends(part: pd.DataFrame, by: Any, by_series: Any, cols: Any, method: str, skipna: bool, dropna: bool,
+              ascending: bool) -> Any:
+    """The running value each group of ``part`` ends on, one row per group."""
+    values, keys, _ = _cum_frame(part, by, by_series, cols, ascending, dropna)
+    return _ends(getattr(_grouped(values, keys, dropna), method)(skipna=skipna), keys, skipna, dropna)
+
+
+def _cum_carry(before: Any, ends: Any, method: str, skipna: bool, dropna: bool) -> Any:
+    """What precedes the next partition: each group's running value over ``before``, then ``ends``."""
+    if before is None or len(ends) == 0:
+        return ends if before is None else before
+    levels = [pd.Series(ends.index.get_level_values(i)) for i in range(ends.index.nlevels)]
+    _, values, keys = _after(before, ends.reset_index(drop=True), levels)
+    return _ends(getattr(_grouped(values, keys, dropna), method)(skipna=skipna), keys, skipna, dropna)
+
+
+def _cum_apply(part: pd.DataFrame, by: Any, by_series: Any, cols: Any, method: str, skipna: bool, dropna: bool,
+               ascending: bool, carry: Any, name: Any) -> Any:
+    """pandas' groupby ``method`` over the carried rows and then ``part``'s, on ``part``'s rows
+    (cols None: the count, from 0)."""
+    values, keys, kept = _cum_frame(part, by, by_series, cols, ascending, dropna)
+    n, values, keys = _after(carry, values, keys)
+    out = getattr(_grouped(values, keys, dropna), method)(skipna=skipna).iloc[n:]
+    out = _refill(out.reset_index(drop=True), kept, len(part)).iloc[::1 if ascending else -1]
+    out.index = part.index
+    if isinstance(out, pd.Series):
+        out = (out - 1 if cols is None else out).rename(name)
+    return out
 
 
 class SeriesGroupBy(GroupBy):

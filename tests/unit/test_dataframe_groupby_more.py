@@ -1,0 +1,229 @@
+"""Named aggregations and per-group running values (cumsum, cumprod, cummax, cummin, cumcount)
+against pandas: over 1, 2 and 3 partitions, groups spread over partitions, empty partitions,
+missing keys kept or dropped, nullable, boolean and time columns, categorical and several keys."""
+
+import numpy as np
+import pandas as pd
+import pandas.testing as tm
+import pytest
+
+import xsched
+import xsched.dataframe as xd
+from xsched.graph.order import task_dependencies
+from xsched.dataframe.planner import explain
+from xsched.graph.spec import Task
+
+NPARTS = [1, 2, 3]
+RUNNING = ["cumsum", "cumprod", "cummax", "cummin"]
+
+
+def eq(got, expected, **kwargs):
+    """The computed result equals pandas', and the collection's meta has its columns or name."""
+    result = got.compute()
+    if isinstance(expected, pd.DataFrame):
+        assert list(got._meta.columns) == list(expected.columns)
+        tm.assert_frame_equal(result, expected, **kwargs)
+    else:
+        assert got._meta.name == expected.name
+        tm.assert_series_equal(result, expected, **kwargs)
+
+
+@pytest.fixture
+def pdf():
+    """Keys spread over every partition (and a missing one), unsorted duplicate index labels."""
+    return pd.DataFrame({
+        "k": [1.0, 2, 1, np.nan, 2, 1, 3, 1, 2],
+        "c": pd.Categorical(list("abacabcab"), categories=list("cbaz")),
+        "x": [1.0, np.nan, 3, 4, 5, np.nan, 7, 8, 9],
+        "i": [4, 1, 2, 8, 5, 6, 3, 7, 9],
+        "b": [True, False, True, True, False, True, False, True, True],
+        "n": pd.array([1, None, 3, 4, 5, 6, None, 8, 9], dtype="Int64"),
+        "d": pd.to_timedelta([1, 2, 3, 4, 5, 6, 7, 8, 9], unit="s"),
+    }, index=[5, 3, 3, 1, 0, 9, 8, 7, 6])
+
+
+# ---------------------------------------------------------------------- named aggregation
+NAMED = {"total": ("x", "sum"), "n": ("i", "count"), "avg": ("x", "mean"), "spread": pd.NamedAgg("i", "std"),
+         "v": ("x", "var"), "rows": ("x", "size"), "lo": ("i", "min"), "hi": ("x", "max"), "f": ("x", "first"),
+         "l": ("n", "last"), "p": ("i", "prod"), "keys": ("k", "count"), "again": ("x", "sum")}
+
+
+@pytest.mark.parametrize("n", NPARTS)
+def test_named_aggregation_as_pandas(pdf, n):
+    df = xd.from_pandas(pdf, npartitions=n, sort=False)
+    eq(df.groupby("k").agg(**NAMED), pdf.groupby("k").agg(**NAMED))
+    eq(df.groupby("k").agg(**NAMED, ddof=0, split_every=2),
+       pdf.groupby("k").agg(**{**NAMED, "spread": ("i", lambda s: s.std(ddof=0)),
+                               "v": ("x", lambda s: s.var(ddof=0))}))
+    got = df.groupby("k", sort=False).agg(**NAMED, split_out=2).compute().sort_index()
+    tm.assert_frame_equal(got, pdf.groupby("k").agg(**NAMED))
+    eq(df.groupby("k")[["x", "i"]].agg(a=("i", "sum"), b=("x", "max")),
+       pdf.groupby("k")[["x", "i"]].agg(a=("i", "sum"), b=("x", "max")))
+    # by a Series: the frame's own key column may be aggregated by name
+    eq(df.groupby(df.k).agg(a=("k", "sum"), b=("x", "mean")), pdf.groupby(pdf.k).agg(a=("k", "sum"), b=("x", "mean")))
+
+
+@pytest.mark.parametrize("n", NPARTS)
+def test_named_aggregation_of_one_column(pdf, n):
+    df = xd.from_pandas(pdf, npartitions=n, sort=False)
+    spec = {"total": "sum", "spread": "std", "top": "max", "rows": "size", "avg": "mean"}
+    eq(df.groupby("k").x.agg(**spec), pdf.groupby("k").x.agg(**spec))
+    eq(df.groupby("k").i.aggregate(v="var", ddof=0), pdf.groupby("k").i.agg(v=lambda s: s.var(ddof=0)))
+    eq(df.x.groupby(df.k).agg(a="sum", b="count"), pdf.x.groupby(pdf.k).agg(a="sum", b="count"))
+
+
+@pytest.mark.parametrize("n", NPARTS)
+@pytest.mark.parametrize("by", ["c", ["k", "c"], ["c", "k"]])
+@pytest.mark.parametrize("dropna", [True, False])
+@pytest.mark.parametrize("observed", [True, False])
+def test_named_aggregation_keys_and_missing_keys(pdf, n, by, dropna, observed):
+    df = xd.from_pandas(pdf, npartitions=n, sort=False)
+    kw = {"dropna": dropna, "observed": observed}
+    spec = {"total": ("x", "sum"), "avg": ("i", "mean"), "s": ("x", "std"), "rows": ("i", "size")}
+    eq(df.groupby(by, **kw).agg(**spec), pdf.groupby(by, **kw).agg(**spec))
+    eq(df.groupby(by, **kw).i.agg(a="min", b="mean"), pdf.groupby(by, **kw).i.agg(a="min", b="mean"))
+    got = df.groupby("k", **kw).agg(**spec).compute()
+    tm.assert_frame_equal(got, pdf.groupby("k", **kw).agg(**spec))
+
+
+def test_named_aggregation_fails_when_built_naming_the_problem(pdf):
+    g = xd.from_pandas(pdf, npartitions=2, sort=False).groupby("k")
+    with pytest.raises(TypeError, match="cannot be given with func='sum'"):
+        g.agg("sum", t=("x", "sum"))
+    with pytest.raises(TypeError, match="cannot be given with func"):
+        g.x.agg({"x": "sum"}, t="sum")
+    with pytest.raises(TypeError, match="Must provide 'func'"):
+        g.agg()
+    with pytest.raises(TypeError, match=r"tuples of '\(column, aggfunc\)', not t='sum'"):
+        g.agg(t="sum")
+    with pytest.raises(TypeError, match="received tuple"):
+        g.x.agg(t=("x", "sum"))
+    with pytest.raises(KeyError, match="no column 'nope'"):
+        g.agg(t=("nope", "sum"))
+    with pytest.raises(KeyError, match="no column 'i' in the selection"):
+        g[["x"]].agg(t=("i", "sum"))
+    with pytest.raises(ValueError, match="'median' is not an aggregation"):
+        g.agg(t=("x", "median"))
+    with pytest.raises(ValueError, match=r"\['sum'\] is not an aggregation"):
+        g.agg(t=("x", ["sum"]))
+    with pytest.raises(TypeError, match="arguments to a named aggregation"):
+        g.agg(t=pd.NamedAgg("x", "std", ddof=0))
+    with pytest.raises(TypeError, match=r"GroupBy.sum\(\) got an unexpected keyword argument 'min_count'"):
+        g.sum(min_count=1)
+
+
+# ---------------------------------------------------------------------- running values per group
+@pytest.mark.parametrize("n", NPARTS)
+@pytest.mark.parametrize("method", RUNNING)
+@pytest.mark.parametrize("skipna", [True, False])
+def test_running_values_as_pandas(pdf, n, method, skipna):
+    df = xd.from_pandas(pdf, npartitions=n, sort=False)
+    for dropna in (True, False):
+        g, pg = df.groupby("k", dropna=dropna), pdf.groupby("k", dropna=dropna)
+        for col in ["x", "i", "n", "d"] if method != "cumprod" else ["x", "i", "n"]:
+            eq(getattr(g[col], method)(skipna=skipna), getattr(pg[col], method)(skipna=skipna), check_exact=False)
+        cols = ["x", "i", "n"]
+        eq(getattr(g[cols], method)(skipna=skipna), getattr(pg[cols], method)(skipna=skipna), check_exact=False)
+        # booleans: a sum is an integer; without missing keys a maximum stays boolean
+        eq(getattr(df.groupby("c").b, method)(), getattr(pdf.groupby("c").b, method)())
+    eq(getattr(df.groupby("c"), method)(numeric_only=True), getattr(pdf.groupby("c"), method)(numeric_only=True))
+    # (a boolean maximum beside dropped missing keys: floats only in the partitions holding them)
+    eq(getattr(df.groupby("k"), method)(numeric_only=True), getattr(pdf.groupby("k"), method)(numeric_only=True),
+       check_dtype=method in ("cumsum", "cumprod") or n == 1)
+
+
+@pytest.mark.parametrize("n", NPARTS)
+@pytest.mark.parametrize("dropna", [True, False])
+def test_cumcount_as_pandas(pdf, n, dropna):
+    df = xd.from_pandas(pdf, npartitions=n, sort=False)
+    for by in ["k", "c", ["k", "c"]]:
+        for ascending in (True, False):
+            g, pg = df.groupby(by, dropna=dropna), pdf.groupby(by, dropna=dropna)
+            eq(g.cumcount(ascending=ascending), pg.cumcount(ascending=ascending))
+            eq(g.x.cumcount(ascending), pg.x.cumcount(ascending))
+
+
+@pytest.mark.parametrize("n", NPARTS)
+def test_running_values_over_empty_partitions(pdf, n):
+    df = xd.from_pandas(pdf, npartitions=n, sort=False)
+    for mask in [pdf.i > 5, pdf.i > 100]:  # (some partitions, or all, empty)
+        part, ppart = df[df.i > (5 if mask.any() else 100)], pdf[mask]
+        for dropna in (True, False):
+            g, pg = part.groupby("k", dropna=dropna), ppart.groupby("k", dropna=dropna)
+            eq(g.x.cumsum(), pg.x.cumsum())
+            eq(g[["i", "n"]].cummax(), pg[["i", "n"]].cummax())
+            eq(g.cumcount(ascending=False), pg.cumcount(ascending=False), check_dtype=len(ppart) > 0)
+
+
+@pytest.mark.parametrize("n", NPARTS)
+@pytest.mark.parametrize("observed", [True, False])
+def test_running_values_categorical_and_several_keys(pdf, n, observed):
+    df = xd.from_pandas(pdf, npartitions=n, sort=False)
+    for by in ["c", ["c", "k"], ["k", "c"]]:
+        for dropna in (True, False):
+            g, pg = df.groupby(by, dropna=dropna, observed=observed), pdf.groupby(by, dropna=dropna, observed=observed)
+            eq(g.i.cumsum(), pg.i.cumsum())
+            eq(g[["x", "n"]].cummin(skipna=False), pg[["x", "n"]].cummin(skipna=False))
+    # categories each partition inferred on its own
+    strings = pdf.assign(s=pdf.c.astype(str))
+    eq(xd.from_pandas(strings, npartitions=n, sort=False).astype({"s": "category"}).groupby("s").i.cumsum(),
+       strings.astype({"s": "category"}).groupby("s").i.cumsum())
+
+
+@pytest.mark.parametrize("n", NPARTS)
+def test_running_values_grouped_by_a_series(pdf, n):
+    df = xd.from_pandas(pdf, npartitions=n, sort=False)
+    eq(df.groupby(df.c).i.cumsum(), pdf.groupby(pdf.c).i.cumsum())
+    eq(df[["i", "x"]].groupby(df.i % 3).cummax(), pdf[["i", "x"]].groupby(pdf.i % 3).cummax())
+    eq(df[["k", "i"]].groupby(df.k).cumsum(), pdf[["k", "i"]].groupby(pdf.k).cumsum())  # (its own key: left out)
+    eq(df.x.groupby(df.c).cumprod(), pdf.x.groupby(pdf.c).cumprod())
+    eq(df.x.groupby(df.c).cumcount(), pdf.x.groupby(pdf.c).cumcount())
+    values, keys = pd.Series(pdf.x.to_numpy()), pd.Series(pdf.c.to_numpy())
+    eq(xd.from_pandas(values, npartitions=n).groupby(xd.from_pandas(keys, npartitions=n)).cumsum(),
+       values.groupby(keys).cumsum())
+
+
+@pytest.mark.parametrize("n", NPARTS)
+def test_running_times_with_nat_beside_dropped_keys(n):
+    """pandas 3.1 misplaces NaT when rows of a missing key are dropped (the running value at
+    the NaT); the answer is pandas' own on the rows whose key is there."""
+    p = pd.DataFrame({"k": [2.0, 1, np.nan, 2, 1, np.nan], "t": pd.date_range("2020", periods=6, tz="UTC")})
+    p.loc[3, "t"] = pd.NaT
+    df = xd.from_pandas(p, npartitions=n)
+    kept = p[p.k.notna()]
+    for method in ("cummax", "cummin"):
+        expected = getattr(kept.groupby("k").t, method)().reindex(p.index)
+        eq(getattr(df.groupby("k").t, method)(), expected)
+        eq(getattr(df.groupby("k", dropna=False).t, method)(), getattr(p.groupby("k", dropna=False).t, method)())
+
+
+def test_running_values_fail_when_built():
+    df = xd.from_pandas(pd.DataFrame({"k": [1, 2, 1], "s": list("abc"), "v": [1, 2, 3]}), npartitions=2)
+    with pytest.raises(TypeError, match=r"groupby\(\.\.\.\)\.cumsum\(\) fails in pandas.*'str'"):
+        df.groupby("k").cumsum()
+    with pytest.raises(TypeError, match="cummax"):
+        df.groupby("k").s.cummax()
+    tm.assert_frame_equal(df.groupby("k").cumsum(numeric_only=True).compute(),
+                          df.compute().groupby("k").cumsum(numeric_only=True))
+
+
+def test_running_values_carry_one_row_per_group_and_read_only_their_columns(tmp_path):
+    """No partition moves: each output task reads one partition and the carry before it; the
+    carry tasks read only the small per-group frames; the reader reads the key and the column."""
+    pdf = pd.DataFrame({"k": [1, 2, 1, 2, 3, 1], "x": [1.0, 2, 3, 4, 5, 6], "z": list("abcdef")})
+    df = xd.from_pandas(pdf, npartitions=3)
+    with xsched.annotate(priority=3):
+        out = df.groupby("k").x.cumsum()
+    graph = out.__xsched_graph__()
+    parts = {k for k in graph if k.startswith("from-pandas")}
+    for key, task in graph.items():
+        if key.startswith("groupby-cumsum"):
+            assert isinstance(task, Task) and task.annotations.get("priority") == 3
+            deps = set(task_dependencies(task))
+            assert len(deps & parts) == (0 if "-carry-" in key else 1)
+    xd.to_parquet(df, str(tmp_path / "pq"))
+    read = xd.read_parquet(str(tmp_path / "pq"))
+    running = read.groupby("k").x.cummax()
+    plan = [line for line in explain(running._graph, running._keys()).splitlines() if line.startswith("read")]
+    assert plan and "columns=['k', 'x']" in plan[0]
+    tm.assert_series_equal(running.compute(), pdf.groupby("k").x.cummax())
