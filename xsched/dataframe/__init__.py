@@ -27,11 +27,15 @@ from . import parquet as _parquet  # noqa: F401  (gives DataFrame its to_parquet
 from . import resample as _resample  # noqa: F401  (time bins across partition boundaries)
 from . import rolling as _rolling  # noqa: F401  (rolling windows across partition boundaries)
 from . import shuffle as _shuffle  # noqa: F401  (merge, join, set_index, sort_values, drop_duplicates)
+from . import statistics as _statistics  # noqa: F401  (corr, cov, idxmax, idxmin, mode, median)
+from . import reshaping as _reshaping  # noqa: F401  (melt, categorize, pivot_table)
+from . import operators as _operators  # noqa: F401  (add, eq... with fill_value; isnull, product, pipe)
 from .core import DataFrame, Index, Scalar, Series, map_partitions
 from .csv import read_csv, to_csv
 from .io import from_delayed, from_dict, from_pandas
 from .methods import concat, to_datetime, to_numeric
 from .parquet import read_parquet, to_parquet
+from .reshaping import get_dummies, melt, pivot_table
 from .shuffle import merge
 
 __all__ = [
@@ -52,4 +56,7 @@ __all__ = [
     "concat",
     "to_datetime",
     "to_numeric",
+    "melt",
+    "get_dummies",
+    "pivot_table",
 ]

@@ -85,9 +85,6 @@ _SHARED_METHODS = {
     "explode": "One row per element of list-like values, per partition.\n\n>>> import pandas as pd, "
                "xsched.dataframe as xd\n>>> xd.from_pandas(pd.Series([[1, 2], [3]]), npartitions=1)"
                ".explode().compute().tolist()\n[1, 2, 3]",
-    "melt": "Unpivot columns to rows (``DataFrame.melt``), per partition.\n\n>>> import pandas as pd, "
-            "xsched.dataframe as xd\n>>> xd.from_pandas(pd.DataFrame({'a': [1], 'b': [2]}), npartitions=1)"
-            ".melt().value.tolist()\n[1, 2]",
     "add_prefix": "Column (or label) names with a prefix.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
                   ">>> xd.from_pandas(pd.DataFrame({'a': [1]}), npartitions=1).add_prefix('x_').columns.tolist()\n"
                   "['x_a']",

@@ -1,0 +1,166 @@
+"""pandas operations the dataframes lacked: statistics, reshaping, named operators (equal to pandas)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import xsched.dataframe as xd
+
+PARTS = [1, 2, 3]
+
+
+@pytest.fixture
+def numbers():
+    return pd.DataFrame({"a": [1, 2, None, 4, 5, 6, 7], "b": [3.0, 1, 4, 1, None, 9, 2],
+                         "c": pd.array([1, None, 3, 3, 2, 1, 1], dtype="Int64"),
+                         "d": [True, False, True, True, False, False, True]},
+                        index=[5, 3, 9, 1, 1, 0, 2])
+
+
+@pytest.fixture
+def mixed():
+    return pd.DataFrame({"id": [1, 2, 3, 4, 5], "a": [1, 2, None, 4, 5], "b": list("xyzxy"),
+                         "n": pd.array([1, None, 3, 3, 2], dtype="Int64"),
+                         "c": pd.Categorical(list("pqpqp"), categories=list("qpr"))})
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+@pytest.mark.parametrize("n", PARTS)
+def test_corr_cov_equal_pandas_pairwise_with_missing(numbers, n):
+    df = xd.from_pandas(numbers, npartitions=n, sort=False)
+    pd.testing.assert_frame_equal(df.corr().compute(), numbers.corr())
+    pd.testing.assert_frame_equal(df.cov().compute(), numbers.cov())
+    pd.testing.assert_frame_equal(df.corr(min_periods=5).compute(), numbers.corr(min_periods=5))
+    pd.testing.assert_frame_equal(df.cov(ddof=0).compute(), numbers.cov(ddof=0))  # (pandas: no ddof with NaN)
+    full = numbers.fillna(0)
+    pd.testing.assert_frame_equal(xd.from_pandas(full, npartitions=n).cov(ddof=0).compute(), full.cov(ddof=0))
+    assert np.isclose(df.a.corr(df.b).compute(), numbers.a.corr(numbers.b))
+    assert np.isclose(df.a.cov(df.c, ddof=0).compute(), numbers.a.cov(numbers.c, ddof=0))
+
+
+def test_corr_keeps_precision_with_large_means():
+    pdf = pd.DataFrame({"x": 1e9 + np.arange(20.0), "y": 1e9 + np.arange(20.0) ** 2})
+    pd.testing.assert_frame_equal(xd.from_pandas(pdf, npartitions=3).corr().compute(), pdf.corr())
+
+
+def test_corr_errors_when_built(mixed):
+    df = xd.from_pandas(mixed, npartitions=2)
+    with pytest.raises(ValueError, match="column 'b'.*numeric_only=True"):
+        df.corr()
+    pd.testing.assert_frame_equal(df.corr(numeric_only=True).compute(), mixed.corr(numeric_only=True))
+    with pytest.raises(NotImplementedError, match="spearman"):
+        df.corr(method="spearman", numeric_only=True)
+
+
+@pytest.mark.parametrize("n", PARTS)
+def test_idxmax_idxmin_first_label_of_best(numbers, n):
+    df = xd.from_pandas(numbers, npartitions=n, sort=False)
+    pd.testing.assert_series_equal(df.idxmax().compute(), numbers.idxmax())
+    pd.testing.assert_series_equal(df.idxmin().compute(), numbers.idxmin())
+    for col in numbers:
+        assert df[col].idxmax().compute() == numbers[col].idxmax()
+        assert df[col].idxmin().compute() == numbers[col].idxmin()
+    pd.testing.assert_series_equal(df.idxmax(axis=1).compute(), numbers.idxmax(axis=1))
+
+
+def test_idxmax_missing_values_fail_as_pandas():
+    df = xd.from_pandas(pd.Series([1.0, None, 3.0]), npartitions=2)
+    with pytest.raises(ValueError, match="skipna=False"):
+        df.idxmax(skipna=False).compute()
+    with pytest.raises(ValueError, match="all NA"):
+        xd.from_pandas(pd.Series([None, None], dtype=float), npartitions=2).idxmin().compute()
+
+
+@pytest.mark.parametrize("n", PARTS)
+def test_mode_and_median(numbers, mixed, n):
+    df = xd.from_pandas(numbers, npartitions=n, sort=False)
+    for col in numbers:
+        pd.testing.assert_series_equal(df[col].mode().compute(), numbers[col].mode())
+        pd.testing.assert_series_equal(df[col].mode(dropna=False).compute(), numbers[col].mode(dropna=False))
+    pd.testing.assert_frame_equal(df.mode().compute(), numbers.mode())
+    cats = xd.from_pandas(mixed, npartitions=n)
+    pd.testing.assert_series_equal(cats.c.mode().compute(), mixed.c.mode())
+    pd.testing.assert_series_equal(df.median().compute(), numbers.median())
+    assert df.a.median().compute() == numbers.a.median()
+
+
+def test_statistics_lazy_until_computed(numbers):
+    df = xd.from_pandas(numbers, npartitions=2)
+    for out in (df.corr(), df.cov(), df.idxmax(), df.mode(), df.median(), df.a.mode()):
+        assert hasattr(out, "compute") and not isinstance(out, (pd.DataFrame, pd.Series))
+    with pytest.raises(TypeError, match="median"):
+        xd.from_pandas(pd.DataFrame({"s": ["x"]}), npartitions=1).median()
+
+
+# --------------------------------------------------------------------------- reshaping
+
+
+@pytest.mark.parametrize("n", PARTS)
+@pytest.mark.parametrize("kwargs", [dict(id_vars="id"), dict(id_vars=["id"], value_vars=["a", "n"]),
+                                    dict(value_vars="a", var_name="V", value_name="W"),
+                                    dict(id_vars="id", ignore_index=False), {}])
+def test_melt_keeps_pandas_order_and_numbering(mixed, n, kwargs):
+    df = xd.from_pandas(mixed, npartitions=n)
+    pd.testing.assert_frame_equal(df.melt(**kwargs).compute(), mixed.melt(**kwargs))
+    pd.testing.assert_frame_equal(xd.melt(df, **kwargs).compute(), pd.melt(mixed, **kwargs))
+
+
+@pytest.mark.parametrize("n", PARTS)
+def test_categorize_then_get_dummies(mixed, n):
+    df = xd.from_pandas(mixed, npartitions=n).categorize()
+    expected = mixed.astype({"b": "category"})
+    assert df.b.cat.known
+    pd.testing.assert_frame_equal(df.compute(), expected)
+    pd.testing.assert_frame_equal(xd.get_dummies(df).compute(), pd.get_dummies(expected))
+    pd.testing.assert_frame_equal(xd.get_dummies(df.c, dummy_na=True, prefix="p", dtype=int).compute(),
+                                  pd.get_dummies(expected.c, dummy_na=True, prefix="p", dtype=int))
+    pd.testing.assert_frame_equal(xd.get_dummies(df, columns=["c"], drop_first=True).compute(),
+                                  pd.get_dummies(expected, columns=["c"], drop_first=True))
+
+
+@pytest.mark.parametrize("n", PARTS)
+@pytest.mark.parametrize("aggfunc", ["mean", "sum", "count"])
+@pytest.mark.parametrize("index", [[2.0, None, 1, 2, None, 3], ["b", None, "a", "b", None, "c"]])
+def test_pivot_table_equal_pandas(n, aggfunc, index):
+    pdf = pd.DataFrame({"i": index, "c": pd.Categorical(list("xyxyxx"), categories=list("yxz")),
+                        "v": [1, 2, 3, 4, 5, 6], "w": pd.array([1, None, 3, 4, None, 6], dtype="Int64")})
+    df = xd.from_pandas(pdf, npartitions=n)
+    for values in ("v", "w"):
+        pd.testing.assert_frame_equal(
+            df.pivot_table(index="i", columns="c", values=values, aggfunc=aggfunc).compute(),
+            pd.pivot_table(pdf, index="i", columns="c", values=values, aggfunc=aggfunc, observed=False,
+                           dropna=False))
+
+
+def test_unknown_categories_fail_when_built_naming_the_fix(mixed):
+    df = xd.from_pandas(mixed, npartitions=2)
+    with pytest.raises(ValueError, match=r"get_dummies: column 'b'.*categorize"):
+        xd.get_dummies(df)
+    with pytest.raises(ValueError, match=r"pivot_table: column 'b'.*categorize"):
+        df.pivot_table(index="id", columns="b", values="a")
+    with pytest.raises(ValueError, match=r"column 'b'.*as_known"):
+        xd.get_dummies(df.b.astype("category"))
+    with pytest.raises(ValueError, match="aggfunc"):
+        df.pivot_table(index="id", columns="c", values="a", aggfunc="median")
+    with pytest.raises(KeyError, match="'nope'"):
+        df.pivot_table(index="nope", columns="c", values="a")
+
+
+# --------------------------------------------------------------------------- named operators
+
+
+@pytest.mark.parametrize("n", PARTS)
+def test_named_operators_with_fill_value(n):
+    pdf = pd.DataFrame({"a": [1, 2, None, 4, 5], "b": [2.0, None, 1, 4, 3]})
+    df = xd.from_pandas(pdf, npartitions=n)
+    for op in ["add", "sub", "rsub", "div", "divide", "eq", "lt", "pow", "rfloordiv"]:
+        pd.testing.assert_frame_equal(getattr(df, op)(2).compute(), getattr(pdf, op)(2))
+        pd.testing.assert_series_equal(getattr(df.a, op)(df.b, fill_value=1).compute(),
+                                       getattr(pdf.a, op)(pdf.b, fill_value=1))
+    pd.testing.assert_frame_equal(df.add(df.a, axis=0).compute(), pdf.add(pdf.a, axis=0))
+    pd.testing.assert_series_equal(df.isnull().sum().compute(), pdf.isnull().sum())
+    pd.testing.assert_series_equal(df.notnull().sum().compute(), pdf.notnull().sum())
+    pd.testing.assert_series_equal(df.product().compute(), pdf.product())
+    pd.testing.assert_series_equal(df.pipe(lambda d, k: d.a * k, 2).compute(), pdf.pipe(lambda d, k: d.a * k, 2))

@@ -1,0 +1,229 @@
+"""Reshaping: melt, get_dummies, pivot_table, and categorize, which the last two need.
+
+* ``melt`` keeps pandas' row order (all rows of the first value column, then of the next):
+  one piece per value column and partition, joined end to end by ``concat`` (rows numbered
+  0, 1, 2... across them as pandas numbers them, unless ``ignore_index=False``);
+* ``get_dummies`` and ``pivot_table`` make one column per category, so the columns must be
+  known when the expression is built: the columns they spread must be categoricals with
+  known categories. ``categorize()`` makes them so (it computes the categories of the columns
+  of text, as pandas' ``astype("category")`` would sort them); then ``get_dummies`` runs
+  partition by partition, and ``pivot_table`` is a tree of per-(row, column) sums and counts.
+
+>>> import pandas as pd, xsched.dataframe as xd
+>>> df = xd.from_pandas(pd.DataFrame({"k": list("abab"), "v": [1, 2, 3, 4]}), npartitions=2).categorize()
+>>> xd.get_dummies(df.k, dtype=int).compute().to_dict("list")
+{'a': [1, 0, 1, 0], 'b': [0, 1, 0, 1]}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..graph.collection import compute_collection
+from .categorical import has_known_categories
+from .core import DataFrame, Series, _Frame, _nonempty, _union_categories, make_meta, map_partitions
+from .methods import concat
+from .reductions import reduction
+
+__all__ = ["melt", "get_dummies", "pivot_table", "categorize"]
+
+
+# --------------------------------------------------------------------------- melt
+
+
+def _melt_one(part: pd.DataFrame, kwargs: dict, dtypes: dict) -> pd.DataFrame:
+    out = pd.melt(part, **kwargs)
+    return out.astype({c: d for c, d in dtypes.items() if out[c].dtype != d})
+
+
+def melt(frame: DataFrame, id_vars: Any = None, value_vars: Any = None, var_name: Any = None,
+         value_name: Any = "value", col_level: Any = None, ignore_index: bool = True):
+    """Unpivot columns to rows, as ``pandas.melt``: the rows of the first value column, then
+    of the next..., numbered 0, 1, 2... (kept with ``ignore_index=False``).
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"id": [1, 2], "a": [3, 4], "b": [5, 6]}), npartitions=2)
+    >>> xd.melt(df, id_vars="id").compute().to_dict("list")
+    {'id': [1, 2, 1, 2], 'variable': ['a', 'a', 'b', 'b'], 'value': [3, 4, 5, 6]}
+    """
+    kwargs = {"id_vars": id_vars, "var_name": var_name, "value_name": value_name, "col_level": col_level,
+              "ignore_index": ignore_index}
+    meta = make_meta(pd.melt(_nonempty(frame._meta), value_vars=value_vars, **kwargs))  # (pandas' errors, now)
+    dtypes = meta.dtypes.to_dict()
+    ids = [] if id_vars is None else [id_vars] if np.ndim(id_vars) == 0 else list(id_vars)
+    values = [c for c in frame.columns if c not in ids] if value_vars is None else \
+        [value_vars] if np.ndim(value_vars) == 0 else list(value_vars)
+    if col_level is not None:
+        raise NotImplementedError("melt(col_level=): select the level's columns first (df[[...]])")
+    pieces = [map_partitions(_melt_one, frame, dict(kwargs, value_vars=[v]), dtypes, meta=meta, _name="melt")
+              for v in values] or [map_partitions(_melt_one, frame, dict(kwargs, value_vars=[]), dtypes, meta=meta,
+                                                  _name="melt")]
+    return concat(pieces, ignore_index=ignore_index)
+
+
+# --------------------------------------------------------------------------- categorize
+
+
+def _text_columns(meta: pd.DataFrame) -> list:
+    return [c for c, d in meta.dtypes.items() if d == object or isinstance(d, pd.StringDtype)
+            or pd.api.types.is_string_dtype(d) and not isinstance(d, pd.CategoricalDtype)]
+
+
+def _dtypes_chunk(part: pd.DataFrame, columns: list) -> list:
+    return [part[c].dtype if isinstance(part[c].dtype, pd.CategoricalDtype) else
+            part[c].astype("category").dtype for c in columns]
+
+
+def _dtypes_merge(partials: list) -> list:
+    return [_union_categories(list(dtypes)) for dtypes in zip(*partials)]
+
+
+def categorize(frame: DataFrame, columns: Any = None):
+    """The frame with ``columns`` (by default its text columns and categoricals of unknown
+    categories) as categoricals whose categories are known: computed now, one pass over the
+    data, sorted as pandas' ``astype("category")`` sorts them.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"k": list("cab"), "v": [1, 2, 3]}), npartitions=2).categorize()
+    >>> df.k.cat.known, df.dtypes["k"].categories.tolist()
+    (True, ['a', 'b', 'c'])
+    """
+    meta = frame._meta
+    if columns is None:
+        columns = _text_columns(meta) + [c for c, d in meta.dtypes.items() if isinstance(d, pd.CategoricalDtype)
+                                         and not has_known_categories(meta[c])]
+    else:
+        columns = [columns] if np.ndim(columns) == 0 else list(columns)
+        frame._check_columns(columns, "categorize")
+        columns = [c for c in columns if not (isinstance(meta[c].dtype, pd.CategoricalDtype)
+                                              and has_known_categories(meta[c]))]
+    if not columns:
+        return frame
+    found = compute_collection(reduction(frame, _dtypes_chunk, _dtypes_merge, meta=None, token="categorize",
+                                         chunk_kwargs={"columns": columns}))
+    out = frame._method("astype", dict(zip(columns, found)))
+    out._meta = meta.astype(dict(zip(columns, found)))
+    return out
+
+
+def _known_categorical(frame: _Frame, column: Any, what: str) -> None:
+    """Fail, naming the column and the fix, unless its values (and so the columns made of
+    them) are known now: a categorical with known categories."""
+    meta = frame._meta if isinstance(frame, Series) else frame._meta[column]
+    if isinstance(meta.dtype, pd.CategoricalDtype) and has_known_categories(meta):
+        return
+    how = "df.categorize(columns=[...])" if isinstance(frame, DataFrame) else \
+        "s.astype('category').cat.as_known()"
+    raise ValueError(f"{what}: column {column!r} ({meta.dtype}) makes one output column per value, which "
+                     f"must be known before computing: make it a categorical of known categories first "
+                     f"({how}, which computes them, or astype(pd.CategoricalDtype([...])))")
+
+
+# --------------------------------------------------------------------------- get_dummies
+
+
+def get_dummies(data: _Frame, prefix: Any = None, prefix_sep: Any = "_", dummy_na: bool = False,
+                columns: Any = None, sparse: bool = False, drop_first: bool = False, dtype: Any = None):
+    """One indicator column per category, as ``pandas.get_dummies``, partition by partition:
+    the columns it spreads (``columns``, by default those of text or categories) must be
+    categoricals of known categories (see ``categorize``).
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> s = xd.from_pandas(pd.Series(list("xyx"), dtype=pd.CategoricalDtype(["x", "y", "z"])), npartitions=2)
+    >>> xd.get_dummies(s).columns.tolist()
+    ['x', 'y', 'z']
+    """
+    if sparse:
+        raise NotImplementedError("get_dummies(sparse=True): partitions are dense; leave sparse=False")
+    if isinstance(data, Series):
+        _known_categorical(data, data.name, "get_dummies")
+    elif isinstance(data, DataFrame):
+        spread = [c for c, d in data.dtypes.items() if isinstance(d, pd.CategoricalDtype)] + \
+            _text_columns(data._meta) if columns is None else [columns] if np.ndim(columns) == 0 else list(columns)
+        data._check_columns(spread, "get_dummies")
+        for c in spread:
+            _known_categorical(data, c, "get_dummies")
+    else:
+        raise TypeError(f"get_dummies takes an xsched DataFrame or Series, got {type(data).__name__}")
+    return map_partitions(pd.get_dummies, data, prefix=prefix, prefix_sep=prefix_sep, dummy_na=dummy_na,
+                          columns=columns, drop_first=drop_first, dtype=dtype, _name="get-dummies")
+
+
+# --------------------------------------------------------------------------- pivot_table
+
+
+def _pivot_chunk(part: pd.DataFrame, index: Any, columns: Any, values: Any) -> pd.DataFrame:
+    grouped = part.groupby([index, columns], observed=True, dropna=False, sort=False)[values]
+    return pd.DataFrame({"sum": grouped.sum(), "count": grouped.count()})
+
+
+def _pivot_merge(partials: list) -> pd.DataFrame:
+    return pd.concat(partials).groupby(level=[0, 1], observed=True, dropna=False, sort=False).sum()
+
+
+def _pivot_final(partials: list, aggfunc: str, meta: pd.DataFrame) -> pd.DataFrame:
+    totals = _pivot_merge(partials)
+    if aggfunc == "mean":
+        out = totals["sum"] / totals["count"].where(totals["count"] > 0)
+    else:
+        out = totals[aggfunc]
+    out = out.unstack(level=1).reindex(columns=meta.columns).sort_index(na_position="first")
+    out.index.name = meta.index.name
+    if aggfunc != "mean":
+        out = out.fillna(0)
+    return out.astype(meta.dtypes.iloc[0]) if len(meta.columns) else out
+
+
+def pivot_table(df: DataFrame, index: Any = None, columns: Any = None, values: Any = None,
+                aggfunc: str = "mean", split_every: int | None = None):
+    """A spreadsheet-style pivot, as ``pandas.pivot_table(..., observed=False, dropna=False)``:
+    a row per value of column ``index`` (sorted), a column per category of ``columns`` (a
+    categorical of known categories: see ``categorize``), the ``aggfunc`` (``mean``, ``sum``
+    or ``count``) of column ``values`` in each cell, as a tree reduction.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"i": [1, 1, 2], "c": list("xyx"), "v": [1., 2, 3]}), npartitions=2)
+    >>> xd.pivot_table(df.categorize(), index="i", columns="c", values="v", aggfunc="sum").compute().to_dict()
+    {'x': {1: 1.0, 2: 3.0}, 'y': {1: 2.0, 2: 0.0}}
+    """
+    if not isinstance(df, DataFrame):
+        raise TypeError(f"pivot_table takes an xsched DataFrame, got {type(df).__name__}")
+    for what, name in (("index", index), ("columns", columns), ("values", values)):
+        if name is None or np.ndim(name) != 0:
+            raise ValueError(f"pivot_table: {what}= must name one column of {list(df.columns)}, got {name!r}")
+    df._check_columns([index, columns, values], "pivot_table")
+    if aggfunc not in ("mean", "sum", "count"):
+        raise ValueError(f"pivot_table: aggfunc={aggfunc!r}; partitions merge 'mean', 'sum' or 'count'")
+    _known_categorical(df, columns, "pivot_table")
+    meta = make_meta(pd.pivot_table(_nonempty(df._meta), index=index, columns=columns, values=values,
+                                    aggfunc=aggfunc, observed=False, dropna=False))
+    return reduction(df[[index, columns, values]], _pivot_chunk, _pivot_final, _pivot_merge, meta=meta,
+                     token="pivot-table", split_every=split_every,
+                     chunk_kwargs={"index": index, "columns": columns, "values": values},
+                     aggregate_kwargs={"aggfunc": aggfunc, "meta": meta})
+
+
+# --------------------------------------------------------------------------- methods
+
+
+def _install() -> None:
+    def frame_melt(self, id_vars: Any = None, value_vars: Any = None, var_name: Any = None,
+                   value_name: Any = "value", col_level: Any = None, ignore_index: bool = True):
+        return melt(self, id_vars, value_vars, var_name, value_name, col_level, ignore_index)
+
+    def frame_categorize(self, columns: Any = None):
+        return categorize(self, columns)
+
+    def frame_pivot_table(self, index: Any = None, columns: Any = None, values: Any = None,
+                          aggfunc: str = "mean", split_every: int | None = None):
+        return pivot_table(self, index, columns, values, aggfunc, split_every)
+
+    for f, doc in ((frame_melt, melt), (frame_categorize, categorize), (frame_pivot_table, pivot_table)):
+        f.__name__, f.__doc__ = doc.__name__, doc.__doc__
+        setattr(DataFrame, doc.__name__, f)
+
+
+_install()
