@@ -117,8 +117,8 @@ def test_metadata_functions_need_no_compute(monkeypatch):
 
 
 @pytest.mark.parametrize("func,args", [
-    (np.median, ()), (np.linalg.eig, ()), (np.fft.fftfreq, None),
-    (np.percentile, (50,)), (np.histogram, ()),
+    (np.interp, ([0, 1], [0, 1])), (np.linalg.eig, ()), (np.fft.fftfreq, None),
+    (np.partition, (2,)), (np.convolve, ([1, 1],)),
 ])
 def test_a_function_xsched_lacks_raises_at_once_naming_the_ways_out(func, args, monkeypatch):
     x = xa.from_array(A, chunks=2)
@@ -159,7 +159,7 @@ def test_implementation_lookup():
     assert dispatch.implementation(np.fft.ifft) is xa.fft.ifft
     assert dispatch.implementation(np.fft.fftfreq) is xa.fft.fftfreq
     assert dispatch.implementation(np.diff) is xa.diff
-    assert dispatch.implementation(np.median) is None
+    assert dispatch.implementation(np.interp) is None
 
 
 def test_linalg_factorizations_through_numpy():

@@ -45,6 +45,13 @@ from .sorting import argsort, searchsorted, sort
 from .selection import argwhere, flatnonzero, nonzero
 from .sets import isin, unique, unique_all, unique_counts, unique_inverse, unique_values
 from .take import take
+from .histograms import bincount, digitize, histogram, histogram2d, histogramdd
+from .statistics import (average, corrcoef, count_nonzero, cov, median, nanmedian, nanpercentile,
+                         nanquantile, percentile, ptp, quantile)
+from .assembly import append, atleast_3d, block, compress, delete, dstack, extract, insert, rot90
+from .diagonals import diag, diagonal, trace
+from .elementwise import (allclose, angle, choose, fix, i0, imag, iscomplex, isclose, isneginf, isposinf,
+                          isreal, nan_to_num, piecewise, ravel_multi_index, real, select, sinc, unravel_index)
 from .zarr import from_zarr, to_zarr
 from .scans import (all, any, argmax, argmin, cumprod, cumsum, cumulative_prod, cumulative_sum, nanargmax,
                     nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar,
@@ -89,6 +96,15 @@ __all__ = [
     "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd",
     "argmax", "argmin", "nanargmax", "nanargmin", "cumsum", "cumprod", "nancumsum", "nancumprod",
     "cumulative_sum", "cumulative_prod",
+    # histograms and statistics (percentiles along axes held in one chunk)
+    "histogram", "histogram2d", "histogramdd", "bincount", "digitize",
+    "percentile", "quantile", "median", "nanpercentile", "nanquantile", "nanmedian",
+    "average", "ptp", "count_nonzero", "cov", "corrcoef",
+    # assembling, cutting, diagonals and NumPy's element-wise functions that are not ufuncs
+    "block", "dstack", "atleast_3d", "append", "insert", "delete", "compress", "extract", "rot90",
+    "diag", "diagonal", "trace",
+    "nan_to_num", "angle", "fix", "sinc", "i0", "isposinf", "isneginf", "iscomplex", "isreal",
+    "select", "choose", "piecewise", "unravel_index", "ravel_multi_index", "real", "imag", "isclose", "allclose",
 ]
 __all__ += _ufuncs.__all__
 

@@ -12,7 +12,8 @@ The Array API's (2023.12) names are among them, as they are NumPy 2's ufuncs too
 (``acos``, ``atan2``, ``pow``, ``bitwise_invert``, ``bitwise_left_shift``, ``conj``, ...;
 with an older NumPy they run its older names, ``OLDER_NAMES``). The functions say they are
 ``xsched.array``'s (``__module__``), so their doctests run with the package's.
-``real``, ``imag``, ``isclose`` and ``allclose`` are element-wise without being ufuncs.
+(``real``, ``imag``, ``isclose`` and the other element-wise functions that are not ufuncs
+are ``elementwise.py``'s.)
 ``astype``, ``isdtype``, ``can_cast``, ``finfo``, ``iinfo`` and ``result_type`` are
 answered from dtypes (an xsched array stands for its dtype): nothing is computed.
 ``round`` and ``clip`` live in ``manipulation.py``. Because the package's ``__all__`` holds
@@ -34,7 +35,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .core import Array, _operand, elemwise
+from .core import Array, _operand
 from .creation import asarray
 
 #: Where each function's inputs are valid (its docstring's example draws from there):
@@ -180,63 +181,6 @@ for _name in UFUNCS:
 del _name
 
 
-# ------------------------------------------------------- element-wise, without being ufuncs
-
-
-def real(x: Any, /) -> Array:
-    """The real part, element-wise, as ``np.real``: of the real dtype (float64 for
-    complex128), ``x`` itself when it is not complex.
-
-    >>> import xsched.array as xa
-    >>> xa.real(xa.asarray([1 + 2j, 3 - 1j], chunks=1)).compute()
-    array([1., 3.])
-    """
-    return asarray(x).real
-
-
-def imag(x: Any, /) -> Array:
-    """The imaginary part, element-wise, as ``np.imag``: of the real dtype, zeros of
-    ``x``'s dtype when it is not complex.
-
-    >>> import xsched.array as xa
-    >>> xa.imag(xa.asarray([1 + 2j, 3 - 1j], chunks=1)).compute()
-    array([ 2., -1.])
-    """
-    return asarray(x).imag
-
-
-def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> Array:
-    """Where ``a`` and ``b`` are equal within ``atol + rtol * abs(b)``, element-wise, as
-    ``np.isclose`` (``rtol`` and ``atol`` may be arrays, broadcast with the others).
-
-    >>> import numpy as np, xsched.array as xa
-    >>> x = xa.asarray([1.0, np.nan, 3.0], chunks=2)
-    >>> xa.isclose(x, [1.0 + 1e-9, np.nan, 3.1]).compute()
-    array([ True, False, False])
-    >>> xa.isclose(x, [1.0, np.nan, 3.1], equal_nan=True).compute()
-    array([ True,  True, False])
-    """
-    a, b = _operands(np.isclose, (a, b))
-    return elemwise(_isclose, a, b, rtol, atol, dtype=bool, name="isclose", equal_nan=equal_nan)
-
-
-def _isclose(a: Any, b: Any, rtol: Any, atol: Any, equal_nan: bool = False) -> Any:
-    return np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
-
-
-def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> Array:
-    """Whether ``isclose(a, b, ...)`` holds everywhere, as ``np.allclose``, but lazy: a 0-d
-    boolean array (``bool()`` of it computes it).
-
-    >>> import xsched.array as xa
-    >>> x = xa.asarray([1.0, 2.0, 3.0], chunks=2)
-    >>> ok = xa.allclose(x, x + 1e-9)
-    >>> ok.shape, bool(ok)
-    ((), True)
-    """
-    return isclose(a, b, rtol, atol, equal_nan).all()
-
-
 # ------------------------------------------------------------------ dtypes, nothing computed
 
 
@@ -324,5 +268,4 @@ def result_type(*arrays_and_dtypes: Any) -> np.dtype:
     return np.result_type(*[_dtype_of(a) for a in arrays_and_dtypes])
 
 
-__all__ = [*UFUNCS, "real", "imag", "isclose", "allclose",
-           "astype", "isdtype", "can_cast", "finfo", "iinfo", "result_type"]
+__all__ = [*UFUNCS, "astype", "isdtype", "can_cast", "finfo", "iinfo", "result_type"]
