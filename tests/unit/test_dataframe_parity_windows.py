@@ -204,3 +204,29 @@ def test_resample_closed_and_labelled_on_either_side_as_pandas(n, tz):
                 pd.testing.assert_series_equal(got, expected, check_freq=False)
     with pytest.raises(ValueError, match="closed must be 'left' or 'right'"):
         s.resample("1h", closed="both")
+
+
+def test_ffill_and_bfill_carry_across_partitions_with_limits_as_pandas():
+    """The last (next) valid value crosses any number of partitions, short, all missing or
+    emptied by a filter; a limit counts the rows across them."""
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        n = int(rng.integers(1, 25))
+        a = rng.normal(size=n)
+        a[rng.random(n) < 0.6] = np.nan
+        pdf = pd.DataFrame({"a": a, "s": pd.array(np.where(rng.random(n) < 0.5, None, "x"), dtype="string")})
+        for parts in (1, 3, 6):
+            df = xd.from_pandas(pdf, npartitions=min(parts, n))
+            for method in ("ffill", "bfill"):
+                for limit in (None, 1, 3):
+                    pd.testing.assert_frame_equal(getattr(df, method)(limit=limit).compute(),
+                                                  getattr(pdf, method)(limit=limit))
+                    pd.testing.assert_series_equal(getattr(df.a, method)(limit=limit).compute(),
+                                                   getattr(pdf.a, method)(limit=limit))
+    pdf = pd.DataFrame({"a": [1.0, None, None, None, 5.0, None]})
+    df = xd.from_pandas(pdf, npartitions=3)
+    kept = df[df.index != 2]
+    pd.testing.assert_frame_equal(kept.ffill().compute(), pdf[pdf.index != 2].ffill())
+    pd.testing.assert_frame_equal(kept.bfill(limit=1).compute(), pdf[pdf.index != 2].bfill(limit=1))
+    with pytest.raises(ValueError, match="limit must be a positive whole number"):
+        df.ffill(limit=0)

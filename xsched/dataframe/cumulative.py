@@ -1,4 +1,5 @@
-"""Cumulative sums, products, maxima and minima, which carry a running value across partitions.
+"""Cumulative sums, products, maxima and minima, and ``ffill``/``bfill``: a running value
+carried across partitions.
 
 Each partition is accumulated on its own (``cumsum-part``) and reduced to its total
 (``cumsum-total``); a chain of small tasks adds the totals up (``cumsum-carry``: what came
@@ -25,7 +26,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_ta
 from ..graph.spec import Ref, Task
 from .core import DataFrame, Series, _Frame, new_collection, part_key
 
-__all__ = ["cumulative"]
+__all__ = ["cumulative", "fill"]
 
 #: method -> (the partition's total, how two totals combine)
 _TOTAL = {"cumsum": "sum", "cumprod": "prod", "cummax": "max", "cummin": "min"}
@@ -93,32 +94,108 @@ def _apply_carry(acc: Any, carry: Any, method: str, skipna: bool) -> Any:
     return _apply_one(acc, carry, method, skipna)
 
 
+def _chain(frame: _Frame, name: str, meta: Any, token: Any, accumulate: Any, total: Any, carry: Any,
+           apply: Any, args: tuple, backwards: bool = False):
+    """The graph of the module docstring: ``accumulate(part, *args)`` per partition,
+    ``total(part, *args)`` of each but the last (first, ``backwards``), a chain of
+    ``carry(before, total, *args)`` from partition to partition, and ``apply(acc, carry, *args)``."""
+    tok = new_token(frame._name, name, token, backwards)
+    acc_name, tot_name, carry_name, out_name = (f"{name}-part-{tok}", f"{name}-total-{tok}",
+                                                f"{name}-carry-{tok}", f"{name}-{tok}")
+    ann = annotations_in_force()
+    keys = frame._keys()
+    order = list(range(len(keys)))[::-1] if backwards else list(range(len(keys)))  # (the carry's way)
+    acc = {part_key(acc_name, i): Task(accumulate, (Ref(k), *args), {}, per_task(ann)) for i, k in enumerate(keys)}
+    tot = {part_key(tot_name, i): Task(total, (Ref(keys[i]), *args), {}, per_task(ann)) for i in order[:-1]}
+    chain: dict = {}
+    for before, (prev, i) in enumerate(zip(order, order[1:])):
+        earlier = Ref(part_key(carry_name, prev)) if before else None
+        chain[part_key(carry_name, i)] = Task(carry, (earlier, Ref(part_key(tot_name, prev)), *args), {},
+                                              per_task(ann))
+    out = {part_key(out_name, i): Task(apply, (Ref(part_key(acc_name, i)),
+                                               Ref(part_key(carry_name, i)) if i != order[0] else None, *args),
+                                       {}, per_task(ann)) for i in range(len(keys))}
+    graph = LayeredGraph.merge(frame._graph, new={acc_name: acc, tot_name: tot, carry_name: chain, out_name: out})
+    return new_collection(graph, out_name, meta, frame.divisions)
+
+
 def cumulative(frame: _Frame, method: str, skipna: bool = True):
     """``frame.<method>()`` for one of cumsum, cumprod, cummax, cummin (see the module docstring)."""
     try:
         meta = getattr(frame._meta, method)(skipna=skipna)
     except Exception as exc:
         raise TypeError(f"{method}() fails in pandas on this {type(frame).__name__}: {exc}") from exc
-    tok = new_token(frame._name, method, skipna)
-    acc_name, tot_name, carry_name, out_name = (f"{method}-part-{tok}", f"{method}-total-{tok}",
-                                                f"{method}-carry-{tok}", f"{method}-{tok}")
-    ann = annotations_in_force()
-    keys = frame._keys()
-    acc = {part_key(acc_name, i): Task(_accumulate, (Ref(k), method, skipna), {}, per_task(ann))
-           for i, k in enumerate(keys)}
-    tot = {part_key(tot_name, i): Task(_total, (Ref(k), method, skipna), {}, per_task(ann))
-           for i, k in enumerate(keys[:-1])}
-    carry: dict = {}
-    for i in range(1, len(keys)):
-        before = Ref(part_key(carry_name, i - 1)) if i > 1 else None
-        carry[part_key(carry_name, i)] = Task(_carry, (before, Ref(part_key(tot_name, i - 1)), method, skipna),
-                                              {}, per_task(ann))
-    out = {part_key(out_name, i): Task(_apply_carry, (Ref(part_key(acc_name, i)),
-                                                      Ref(part_key(carry_name, i)) if i else None, method,
-                                                      skipna),
-                                       {}, per_task(ann)) for i in range(len(keys))}
-    graph = LayeredGraph.merge(frame._graph, new={acc_name: acc, tot_name: tot, carry_name: carry, out_name: out})
-    return new_collection(graph, out_name, meta, frame.divisions)
+    return _chain(frame, method, meta, skipna, _accumulate, _total, _carry, _apply_carry, (method, skipna))
+
+
+# --------------------------------------------------------------------------- ffill, bfill
+# The carry is, per column, the last valid value and how many rows came after it (the
+# first, and how many rows before it, filling backwards): a limit counts across partitions.
+
+
+def _fill_part(part: Any, method: str, limit: int | None) -> Any:
+    return getattr(part, method)(limit=limit)
+
+
+def _columns(part: Any) -> list:
+    return [part.iloc[:, i] for i in range(part.shape[1])] if isinstance(part, pd.DataFrame) else [part]
+
+
+def _edge_value(part: Any, method: str, limit: int | None) -> list:
+    """Per column, (the valid value nearest the edge the fill moves away from, rows beyond
+    it): the last one and the rows after it (``ffill``), or the first and the rows before."""
+    out = []
+    for col in _columns(part):
+        valid = np.flatnonzero(col.notna().to_numpy())
+        if not len(valid):
+            out.append((None, len(col)))
+        elif method == "ffill":
+            out.append((col.iloc[valid[-1]], len(col) - 1 - valid[-1]))
+        else:
+            out.append((col.iloc[valid[0]], valid[0]))
+    return out
+
+
+def _fill_carry(before: list | None, edge: list, method: str, limit: int | None) -> list:
+    if before is None:
+        return edge
+    return [(v, gap) if v is not None else (b, bgap + gap) for (b, bgap), (v, gap) in zip(before, edge)]
+
+
+def _fill_apply(filled: Any, carry: list | None, method: str, limit: int | None) -> Any:
+    """The partition, filled on its own, with its run of missing values at the edge the carry
+    comes from filled by the carried value (within ``limit`` rows of where it was)."""
+    if carry is None:
+        return filled
+    out = filled.copy()
+    columns = _columns(out)
+    for i, ((value, gap), col) in enumerate(zip(carry, columns)):
+        if value is None:
+            continue
+        missing = col.isna().to_numpy()
+        run = len(col) if missing.all() else int(np.argmin(missing if method == "ffill" else missing[::-1]))
+        take = run if limit is None else max(0, min(run, limit - gap))
+        if not take:
+            continue
+        rows = np.arange(take) if method == "ffill" else np.arange(len(col) - take, len(col))
+        fixed = col.copy()
+        fixed.iloc[rows] = value
+        if isinstance(out, pd.DataFrame):
+            out.isetitem(i, fixed)
+        else:
+            out = fixed
+    return out
+
+
+def fill(frame: _Frame, method: str, limit: int | None = None):
+    """``frame.ffill(limit)`` or ``frame.bfill(limit)`` down the rows: each partition filled on
+    its own, then its edge run of missing values from the value carried from the partitions
+    before (after, for ``bfill``)."""
+    if limit is not None and (not isinstance(limit, (int, np.integer)) or isinstance(limit, bool) or limit < 1):
+        raise ValueError(f"{method}: limit must be a positive whole number, got {limit!r}")
+    meta = getattr(frame._meta, method)()
+    return _chain(frame, method, meta, limit, _fill_part, _edge_value, _fill_carry, _fill_apply,
+                  (method, limit), backwards=method == "bfill")
 
 
 def _install() -> None:
@@ -139,6 +216,22 @@ def _install() -> None:
     for name in _TOTAL:
         setattr(DataFrame, name, method(name))
         setattr(Series, name, method(name))
+
+    def filler(name: str):
+        def run(self, *, axis: Any = None, limit: int | None = None):
+            if axis is not None and self._meta._get_axis_number(axis) == 1:
+                return self._method(name, axis=1, limit=limit)
+            return fill(self, name, limit)
+        run.__name__ = name
+        run.__doc__ = (f"Missing values filled with the {'last' if name == 'ffill' else 'next'} valid one "
+                       f"(within ``limit`` rows), across partitions.\n\n>>> import pandas as pd, xsched.dataframe "
+                       f"as xd\n>>> xd.from_pandas(pd.Series([1, None, None, 4]), npartitions=3).{name}().compute()"
+                       f".tolist()\n{pd.Series([1, None, None, 4]).__getattr__(name)().tolist()}")
+        return run
+
+    for name in ("ffill", "bfill"):
+        setattr(DataFrame, name, filler(name))
+        setattr(Series, name, filler(name))
 
 
 _install()
