@@ -164,3 +164,25 @@ def test_named_operators_with_fill_value(n):
     pd.testing.assert_series_equal(df.notnull().sum().compute(), pdf.notnull().sum())
     pd.testing.assert_series_equal(df.product().compute(), pdf.product())
     pd.testing.assert_series_equal(df.pipe(lambda d, k: d.a * k, 2).compute(), pdf.pipe(lambda d, k: d.a * k, 2))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_values_and_to_xsched_array_as_pandas_to_numpy(n):
+    import xsched.array as xa
+
+    pdf = pd.DataFrame({"a": [1, 2, 3, 4, 5], "b": [4.0, 5, 6, 7, 8], "c": list("vwxyz")})
+    df = xd.from_pandas(pdf, npartitions=n)
+    x = df[["a", "b"]].to_xsched_array(lengths=True)
+    assert isinstance(x, xa.Array) and sum(x.chunks[0]) == 5 and x.chunks[1] == (2,)
+    np.testing.assert_array_equal(x.compute(), pdf[["a", "b"]].to_numpy())
+    assert np.isnan(df.values.chunks[0][0]) and df.values.dtype == object
+    np.testing.assert_array_equal(df.values.compute(), pdf.to_numpy())
+    kept = df[df.a > 2].a.values
+    np.testing.assert_array_equal(kept.compute(), [3, 4, 5])
+    assert sum(kept.compute_chunk_sizes().chunks[0]) == 3
+    nullable = xd.from_pandas(pd.DataFrame({"a": pd.array([1, None, 3], dtype="Int64"), "b": [1, 2, 3]}),
+                              npartitions=n).values
+    assert nullable.dtype == np.float64
+    np.testing.assert_array_equal(nullable.compute(), [[1.0, 1.0], [np.nan, 2.0], [3.0, 3.0]])
+    with pytest.raises(ValueError, match="lengths for"):
+        df.to_xsched_array(lengths=[1] * (n + 1))

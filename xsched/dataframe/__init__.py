@@ -16,6 +16,7 @@ try:
 except ImportError as exc:  # pragma: no cover - the extra is installed by `make test`
     raise ImportError('xsched.dataframe needs pandas: pip install "xsched[dataframe]"') from exc
 
+from . import arrays as _arrays  # noqa: F401  (df.values, df.to_xsched_array)
 from . import csv as _csv  # noqa: F401  (gives DataFrame and Series their to_csv)
 from . import cumulative as _cumulative  # noqa: F401  (cumsum, cumprod, cummax, cummin)
 from . import demo  # noqa: F401  (xd.demo.timeseries)
