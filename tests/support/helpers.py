@@ -142,3 +142,19 @@ def literal_arrays(graph) -> list:
         elif isinstance(obj, np.ndarray):
             found.append(obj)
     return found
+
+
+def assert_frames_agree(got, expected, **kwargs):
+    """A dataframe collection's computed result equals pandas' ``expected``, and its meta has
+    the same index names and columns (or name)."""
+    import pandas.testing as tm
+
+    result = got.compute()
+    assert list(got._meta.index.names) == list(expected.index.names)
+    if hasattr(expected, "columns"):
+        assert list(got._meta.columns) == list(expected.columns)
+        tm.assert_frame_equal(result, expected, **kwargs)
+    else:
+        assert got._meta.name == expected.name
+        tm.assert_series_equal(result, expected, **kwargs)
+

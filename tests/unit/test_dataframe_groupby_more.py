@@ -12,20 +12,13 @@ import xsched.dataframe as xd
 from xsched.graph.order import task_dependencies
 from xsched.dataframe.planner import explain
 from xsched.graph.spec import Task
+from tests.support.helpers import assert_frames_agree
 
 NPARTS = [1, 2, 3]
 RUNNING = ["cumsum", "cumprod", "cummax", "cummin"]
 
 
-def eq(got, expected, **kwargs):
-    """The computed result equals pandas', and the collection's meta has its columns or name."""
-    result = got.compute()
-    if isinstance(expected, pd.DataFrame):
-        assert list(got._meta.columns) == list(expected.columns)
-        tm.assert_frame_equal(result, expected, **kwargs)
-    else:
-        assert got._meta.name == expected.name
-        tm.assert_series_equal(result, expected, **kwargs)
+eq = assert_frames_agree
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import pandas.testing as tm
 import pytest
 
 import xsched.dataframe as xd
+from tests.support.helpers import assert_frames_agree
 
 warnings.filterwarnings("ignore", category=FutureWarning)
 
@@ -21,16 +22,7 @@ def frame():
     return pd.DataFrame({"k": [1, 2, 1, 2, 3, 1], "v": [1.0, 2, 3, 4, 5, 6], "w": [5, 6, 7, 8, 9, 10]})
 
 
-def check(got, expected, **kwargs):
-    """The computed result and the collection's meta both agree with pandas."""
-    result = got.compute()
-    assert list(got._meta.index.names) == list(expected.index.names)
-    if isinstance(expected, pd.DataFrame):
-        assert list(got._meta.columns) == list(expected.columns)
-        tm.assert_frame_equal(result, expected, **kwargs)
-    else:
-        assert got._meta.name == expected.name
-        tm.assert_series_equal(result, expected, **kwargs)
+check = assert_frames_agree
 
 
 @pytest.mark.parametrize("n", NPARTS)

@@ -75,6 +75,16 @@ def _density(counts: Array, edges: list[np.ndarray]) -> Array:
     return counts / volume / counts.sum()
 
 
+def _weights(weights: Any, a: Array, what: str, words: str) -> list:
+    """``[weights]`` as an xsched array of ``a``'s shape (``[]`` without), else NumPy's error."""
+    if weights is None:
+        return []
+    weights = asarray(weights)
+    if weights.shape != a.shape:
+        raise ValueError(f"{what}: {words}: {weights.shape} and {a.shape}")
+    return [weights]
+
+
 def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
               weights: Any = None) -> tuple[Array, np.ndarray]:
     """The counts of ``a``'s values (all of them, any shape) in ``bins``, and the bin edges,
@@ -92,15 +102,9 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
     bins = _known(bins, "histogram", "bins")
     _need_range(bins, range, "histogram")
     edges = np.histogram_bin_edges(np.empty(0, a.dtype), bins=bins, range=range)
-    args = [a]
-    if weights is not None:
-        weights = asarray(weights)
-        if weights.shape != a.shape:
-            raise ValueError(f"histogram: weights should have the same shape as a: "
-                             f"{weights.shape} and {a.shape}")
-        args.append(weights)
-    dtype = np.histogram(np.empty(0, a.dtype), bins=edges, weights=None if weights is None
-                         else np.empty(0, weights.dtype))[0].dtype
+    args = [a] + _weights(weights, a, "histogram", "weights should have the same shape as a")
+    dtype = np.histogram(np.empty(0, a.dtype), bins=edges, weights=None if len(args) == 1
+                         else np.empty(0, args[1].dtype))[0].dtype
     partials = map_blocks(_hist_block, *args, bins=bins, range_=range, ndim=a.ndim,
                           chunks=tuple((1,) * n for n in a.numblocks) + ((len(edges) - 1,),),
                           new_axis=a.ndim, dtype=dtype, name="histogram")
@@ -243,13 +247,7 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0) -> Array:
         raise ValueError(f"bincount: x must be 1-d; got shape {x.shape}")
     if minlength < 0:
         raise ValueError(f"bincount: minlength must not be negative, got {minlength}")
-    args = [x]
-    if weights is not None:
-        weights = asarray(weights)
-        if weights.shape != x.shape:
-            raise ValueError(f"bincount: weights and x must have the same length; got shapes "
-                             f"{weights.shape} and {x.shape}")
-        args.append(weights)
+    args = [x] + _weights(weights, x, "bincount", "weights and x must have the same length; got shapes")
     np.bincount(np.empty(0, x.dtype))  # (NumPy's error for values that are not integers)
     dtype = np.dtype(np.intp if weights is None else np.float64)
     partials = map_blocks(_bincount_block, *args, minlength=minlength,
