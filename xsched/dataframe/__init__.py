@@ -31,10 +31,11 @@ from . import shuffle as _shuffle  # noqa: F401  (merge, join, set_index, sort_v
 from . import statistics as _statistics  # noqa: F401  (corr, cov, idxmax, idxmin, mode, median)
 from . import reshaping as _reshaping  # noqa: F401  (melt, categorize, pivot_table)
 from . import operators as _operators  # noqa: F401  (add, eq... with fill_value; isnull, product, pipe)
+from . import memory as _memory  # noqa: F401  (memory_usage, nbytes, info)
 from .core import DataFrame, Index, Scalar, Series, map_partitions
 from .csv import read_csv, to_csv
 from .io import from_delayed, from_dict, from_pandas
-from .methods import concat, to_datetime, to_numeric
+from .methods import concat, isna, notna, to_datetime, to_numeric, to_timedelta
 from .parquet import read_parquet, to_parquet
 from .reshaping import get_dummies, melt, pivot_table
 from .shuffle import merge
@@ -57,6 +58,9 @@ __all__ = [
     "concat",
     "to_datetime",
     "to_numeric",
+    "to_timedelta",
+    "isna",
+    "notna",
     "melt",
     "get_dummies",
     "pivot_table",

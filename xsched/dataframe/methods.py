@@ -1,10 +1,13 @@
-"""pandas methods beyond the core: partition-wise ones, sampling, nlargest, concat, to_datetime.
+"""pandas methods beyond the core: partition-wise ones, sampling, nlargest, concat, to_datetime,
+to_timedelta, isna/notna, pop, squeeze, and the Index's map, nunique and drop_duplicates.
 
 Most pandas methods need no exchange between partitions; ``_SHARED_METHODS`` lists them
 once, and each becomes a collection method running it per partition (the result's meta,
 as always, from running it on a stand-in first). The others here need a little more:
 ``nlargest`` is a tree reduction, ``sample`` seeds each partition apart, ``concat`` joins
-collections' partitions end to end.
+collections' partitions end to end; ``Index.nunique`` and ``Index.drop_duplicates`` are trees
+of the partitions' distinct labels, in order (so the first occurrence wins, as in pandas).
+``squeeze`` never squeezes rows: their number is not known when the expression is built.
 
 >>> import pandas as pd, xsched.dataframe as xd
 >>> df = xd.from_pandas(pd.DataFrame({"a": range(10)}), npartitions=3)
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import operator
 import warnings
+from functools import partial
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -23,11 +27,11 @@ import pandas as pd
 
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
 from ..graph.spec import Ref, Task
-from .core import DataFrame, Series, _Frame, _nonempty, make_meta, map_partitions, \
-    new_collection, part_key
+from .core import _NO_META, DataFrame, Index, Series, _Frame, _index_method, _nonempty, make_meta, \
+    map_partitions, new_collection, part_key
 from .reductions import reduction
 
-__all__ = ["concat", "to_datetime", "to_numeric"]
+__all__ = ["concat", "to_datetime", "to_numeric", "to_timedelta", "isna", "notna"]
 
 
 def _method_doc(method: str, doc: str) -> Callable:
@@ -88,6 +92,9 @@ _SHARED_METHODS = {
     "add_prefix": "Column (or label) names with a prefix.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
                   ">>> xd.from_pandas(pd.DataFrame({'a': [1]}), npartitions=1).add_prefix('x_').columns.tolist()\n"
                   "['x_a']",
+    "rename_axis": "Name the index (or the columns' axis), per partition.\n\n>>> import pandas as pd, "
+                   "xsched.dataframe as xd\n>>> xd.from_pandas(pd.DataFrame({'a': [1]}), npartitions=1)"
+                   ".rename_axis('key').compute().index.name\n'key'",
     "add_suffix": "Column (or label) names with a suffix.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
                   ">>> xd.from_pandas(pd.DataFrame({'a': [1]}), npartitions=1).add_suffix('_y').columns.tolist()\n"
                   "['a_y']",
@@ -114,7 +121,6 @@ def _top_merge(parts: list, n: int, columns: Any, keep: str, largest: bool) -> A
 
 
 def _nbest(frame: _Frame, n: int, columns: Any, keep: str, largest: bool, split_every: int | None):
-    from functools import partial
     merge = partial(_top_merge, n=n, columns=columns, keep=keep, largest=largest)
     if isinstance(frame, DataFrame):
         cols = [columns] if isinstance(columns, str) else list(columns)
@@ -196,6 +202,77 @@ def _install() -> None:
         seed = np.random.SeedSequence(random_state).generate_state(1)[0]
         return [_seeded(self, "split", int(seed), {"lo": float(bounds[i]), "hi": float(bounds[i + 1])})
                 for i in range(len(weights))]
+
+    def pop(self, item: Any):
+        """Column ``item``, dropped from this DataFrame (which changes in place, as pandas').
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2], "b": [3, 4]}), npartitions=2)
+        >>> df.pop("b").tolist(), df.columns.tolist()
+        ([3, 4], ['a'])
+        """
+        out = self[item]
+        rest = self.drop(columns=[item])
+        self._graph, self._name, self._meta, self.divisions = rest._graph, rest._name, rest._meta, rest.divisions
+        return out
+
+    def squeeze(self, axis: Any = None):
+        """A DataFrame of one column as that Series (else unchanged); rows are never squeezed,
+        their number being unknown until computed (``axis=0`` is refused).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.DataFrame({"a": [1, 2]}), npartitions=2).squeeze().tolist()
+        [1, 2]
+        """
+        if axis in (0, "index"):
+            raise NotImplementedError("squeeze(axis=0): the number of rows is not known until computed; "
+                                      "compute() first, or take .iloc[0] of the computed pandas object")
+        if axis not in (None, 1, "columns"):
+            raise ValueError(f"squeeze: no axis {axis!r}")
+        if isinstance(self, DataFrame) and len(self.columns) == 1:
+            return self[self.columns[0]]
+        return self
+
+    def index_map(self, mapper: Any, na_action: Any = None, meta: Any = _NO_META):
+        """Labels mapped through a function, dict or Series, per partition (an Index).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series([5, 6], index=[1, 2]), npartitions=2).index.map(lambda v: v * 10).tolist()
+        [10, 20]
+        """
+        return map_partitions(_index_method, self, "map", mapper, na_action=na_action, meta=meta, _name="map")
+
+    def index_nunique(self, dropna: bool = True, split_every: int | None = None):
+        """How many distinct labels (a tree of distinct labels).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series(range(4), index=[1, 2, 2, 3]), npartitions=2).index.nunique().compute()
+        3
+        """
+        return reduction(self, _distinct_labels, _count_labels, _union_labels, meta=0, token="nunique",
+                         split_every=split_every, chunk_kwargs={"dropna": dropna, "keep": "first"})
+
+    def index_drop_duplicates(self, keep: Any = "first", split_every: int | None = None):
+        """The distinct labels in order of their first (or, ``keep="last"``, last) occurrence:
+        an Index of one partition.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series(range(4), index=[3, 1, 3, 2]), npartitions=2).index.drop_duplicates().tolist()
+        [3, 1, 2]
+        """
+        if keep not in ("first", "last"):
+            raise NotImplementedError(f"Index.drop_duplicates(keep={keep!r}): only 'first' and 'last' run as "
+                                      "a tree; keep=False needs every label's count (value_counts)")
+        merge = partial(_union_labels, keep=keep)
+        return reduction(self, _distinct_labels, merge, merge, meta=self._meta, token="drop-duplicates",
+                         split_every=split_every, chunk_kwargs={"dropna": False, "keep": keep})
+
+    DataFrame.pop = pop  # type: ignore[attr-defined]
+    for cls in (DataFrame, Series):
+        cls.squeeze = squeeze  # type: ignore[attr-defined]
+    Index.map, Index.nunique, Index.drop_duplicates = index_map, index_nunique, index_drop_duplicates
+    for f, name in ((index_map, "map"), (index_nunique, "nunique"), (index_drop_duplicates, "drop_duplicates")):
+        f.__name__ = name
 
     def memory_usage_per_partition(self, index: bool = True, deep: bool = False):
         """Bytes each partition holds (a Series, one value per partition).
@@ -354,6 +431,69 @@ def to_numeric(arg: _Frame, errors: str = "raise", **kwargs: Any):
     meta = make_meta(kwargs.pop("meta", pd.Series([], dtype="float64", name=arg._meta.name)))
     return map_partitions(_converted, arg, pd.to_numeric, meta.dtype, dict(kwargs, errors=errors), meta=meta,
                           _name="to-numeric")
+
+
+def to_timedelta(arg: _Frame, unit: str | None = None, errors: str = "raise", meta: Any = None):
+    """``pandas.to_timedelta`` on every partition of a Series (or Index); every partition
+    comes back in the dtype pandas gives the stand-in (numbers in ``unit``; text in
+    pandas' usual microseconds), or in ``meta``'s; never coarser than pandas gives the
+    partition (text of nanoseconds keeps them, as pandas does).
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> s = xd.from_pandas(pd.Series(["1 days", "2h", None]), npartitions=2)
+    >>> xd.to_timedelta(s).compute().tolist()
+    [Timedelta('1 days 00:00:00'), Timedelta('0 days 02:00:00'), NaT]
+    """
+    if not isinstance(arg, (Series, Index)):
+        raise TypeError(f"to_timedelta takes an xsched Series or Index, got {type(arg).__name__} "
+                        "(pandas.to_timedelta converts other values)")
+    kwargs = {"errors": errors} if unit is None else {"errors": errors, "unit": unit}
+    if meta is None:
+        try:
+            meta = pd.to_timedelta(_nonempty(arg._meta), **kwargs)
+        except (ValueError, TypeError):  # the stand-in's made-up text is no duration: one the parser reads
+            meta = pd.to_timedelta(pd.Series(["1s"], name=arg._meta.name), errors=errors)
+    meta = make_meta(meta)
+    return map_partitions(_timedeltas, arg, meta.dtype, kwargs, meta=meta, _name="to-timedelta")
+
+
+def isna(obj: Any):
+    """Which values are missing: ``obj.isna()`` of a collection, ``pandas.isna`` of anything else.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> xd.isna(xd.from_pandas(pd.Series([1, None]), npartitions=2)).tolist(), xd.isna(None)
+    ([False, True], True)
+    """
+    return obj.isna() if isinstance(obj, _Frame) else pd.isna(obj)
+
+
+def notna(obj: Any):
+    """Which values are present: ``obj.notna()`` of a collection, ``pandas.notna`` of anything else.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> xd.notna(xd.from_pandas(pd.Series([1, None]), npartitions=2)).tolist(), xd.notna(1)
+    ([True, False], True)
+    """
+    return obj.notna() if isinstance(obj, _Frame) else pd.notna(obj)
+
+
+def _distinct_labels(part: pd.Index, dropna: bool, keep: str) -> pd.Index:
+    out = part.drop_duplicates(keep=keep)
+    return out.dropna() if dropna else out
+
+
+def _union_labels(partials: list, keep: str = "first") -> pd.Index:
+    return partials[0].append(list(partials[1:])).drop_duplicates(keep=keep)
+
+
+def _count_labels(partials: list) -> int:
+    return len(_union_labels(partials))
+
+
+def _timedeltas(part: Any, dtype: Any, kwargs: dict) -> Any:
+    out = pd.to_timedelta(part, **kwargs)
+    finer = np.timedelta64(1, np.datetime_data(out.dtype)[0]) < np.timedelta64(1, np.datetime_data(dtype)[0])
+    return out if out.dtype == dtype or finer else out.astype(dtype)
 
 
 def _converted(part: Any, convert: Callable, dtype: Any, kwargs: dict) -> Any:

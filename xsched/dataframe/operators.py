@@ -1,9 +1,17 @@
-"""pandas' other spellings of operations the collections have: ``add``, ``eq``... and aliases.
+"""pandas' other spellings of operations the collections have: ``add``, ``eq``... and aliases;
+element-wise operations of two collections or with a pandas object: ``combine_first``,
+``align``, ``case_when``, ``DataFrame.map``, ``dot``.
 
 The named operator methods (``df.add(other, fill_value=0)``, ``s.lt(3)``...) take the same
 keywords as pandas' (``fill_value``, ``axis``, ``level``) and run partition by partition, an
 ``other`` collection partitioned alike (as for ``+``). ``isnull``/``notnull`` are ``isna``/
 ``notna``, ``product`` is ``prod``, and ``pipe`` calls a function with the collection.
+
+``combine_first`` and ``align`` match rows by index label, so they run partition by partition
+only when both collections' inner divisions are known and equal (partition ``i`` of each then
+holds the same labels) or both have one partition; otherwise they fail when built. ``dot``
+with a pandas object multiplies every partition by it (a DataFrame's rows), or sums the
+partitions' products (a Series').
 
 >>> import pandas as pd, xsched.dataframe as xd
 >>> a = xd.from_pandas(pd.Series([1.0, None, 3.0]), npartitions=2)
@@ -15,7 +23,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .core import DataFrame, Series, _Frame
+import numpy as np
+import pandas as pd
+
+from .core import _NO_META, DataFrame, Series, _call_method, _Frame, _nonempty, map_partitions
+from .reductions import reduction
 
 __all__: list[str] = []
 
@@ -54,11 +66,167 @@ def pipe(self, func: Any, *args: Any, **kwargs: Any):
     return func(self, *args, **kwargs)
 
 
+def _matched(frame: _Frame, other: Any, what: str) -> tuple:
+    """``other`` ready to pair with ``frame`` partition by partition, and the result's
+    divisions: rows matched by label pair up only where partition ``i`` of both holds the same
+    labels, i.e. their inner divisions are known and equal (or both have one partition)."""
+    if not isinstance(other, (DataFrame, Series)):
+        raise TypeError(f"{what}: other must be an xsched DataFrame or Series, got {type(other).__name__}")
+    if frame.npartitions == other.npartitions == 1:
+        known = frame.known_divisions and other.known_divisions
+    elif frame.known_divisions and other.known_divisions and frame.divisions[1:-1] == other.divisions[1:-1]:
+        known = True
+    else:
+        raise ValueError(
+            f"{what} matches rows by index label, so it needs both collections' divisions known and equal "
+            f"(got {frame.divisions[:3]}... and {other.divisions[:3]}...): set_index on both with the same "
+            "divisions= (or build both from one sorted frame), or repartition both to npartitions=1")
+    if not known:
+        return other.clear_divisions(), (None,) * 2
+    divisions = (min(frame.divisions[0], other.divisions[0]),) + frame.divisions[1:-1] + \
+        (max(frame.divisions[-1], other.divisions[-1]),)
+    return other.clear_divisions(), divisions
+
+
+def _paired(frame: _Frame, other: Any, what: str, func: Any, *args: Any) -> Any:
+    """``func(part, other_part, *args)`` partition by partition (see ``_matched``)."""
+    other, divisions = _matched(frame, other, what)
+    out = map_partitions(func, frame.clear_divisions(), other, *args, _name=what.replace("_", "-"))
+    out.divisions = divisions
+    return out
+
+
+def combine_first(self, other: Any):
+    """Missing values filled from ``other`` at the same label (its extra labels and columns
+    added), partition by partition: both need the same known (inner) divisions.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> a = xd.from_pandas(pd.Series([1.0, None, 3.0]), npartitions=2)
+    >>> b = xd.from_pandas(pd.Series([9.0, 2.0, 9.0]), npartitions=2)
+    >>> a.combine_first(b).tolist()
+    [1.0, 2.0, 3.0]
+    """
+    return _paired(self, other, "combine_first", _combine_first)
+
+
+def _combine_first(part: Any, other: Any) -> Any:
+    return part.combine_first(other)
+
+
+def align(self, other: Any, join: str = "outer", axis: Any = None, fill_value: Any = None):
+    """Both collections on the union (``join="outer"``) or intersection... of their labels
+    and columns, partition by partition: both need the same known (inner) divisions.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> a = xd.from_pandas(pd.DataFrame({"x": [1, 2]}), npartitions=2)
+    >>> b = xd.from_pandas(pd.DataFrame({"y": [3, 4]}), npartitions=2)
+    >>> [p.columns.tolist() for p in a.align(b)]
+    [['x', 'y'], ['x', 'y']]
+    """
+    kwargs = {"join": join, "axis": axis, "fill_value": fill_value}
+    return tuple(_paired(self, other, "align", _aligned_side, side, kwargs) for side in (0, 1))
+
+
+def _aligned_side(part: Any, other: Any, side: int, kwargs: dict) -> Any:
+    return part.align(other, **kwargs)[side]
+
+
+def frame_map(self, func: Callable, na_action: Any = None, meta: Any = _NO_META, **kwargs: Any):
+    """``func`` on every value (pandas' ``DataFrame.map``), per partition; ``meta=`` skips
+    the trial run on stand-in values.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> xd.from_pandas(pd.DataFrame({"a": [1, 2]}), npartitions=2).map(lambda v: v * 10).a.tolist()
+    [10, 20]
+    """
+    return map_partitions(_call_method, self, "map", func, na_action=na_action, meta=meta, _name="map", **kwargs)
+
+
+def case_when(self, caselist: list):
+    """The first replacement whose condition holds, else the value (pandas' ``Series.case_when``);
+    conditions and replacements are Series partitioned alike, callables of the Series, or scalars
+    (replacements).
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> s = xd.from_pandas(pd.Series([1, 5, 9]), npartitions=2)
+    >>> s.case_when([(s < 3, 0), (lambda v: v > 6, s * 10)]).tolist()
+    [0, 5, 90]
+    """
+    if not isinstance(caselist, list) or not caselist:
+        raise TypeError(f"case_when: caselist must be a non-empty list of (condition, replacement) tuples, "
+                        f"got {caselist!r}")
+    pieces: list = []
+    for case in caselist:
+        if not isinstance(case, tuple) or len(case) != 2:
+            raise TypeError(f"case_when: each case must be a (condition, replacement) tuple, got {case!r}")
+        for value in case:
+            value = value(self) if callable(value) and not isinstance(value, _Frame) else value
+            if not isinstance(value, _Frame) and np.ndim(value) != 0:
+                raise TypeError(f"case_when: a {type(value).__name__} does not split by partition; give an "
+                                "xsched Series partitioned alike (from_pandas it with the same divisions)")
+            pieces.append(value)
+    return map_partitions(_case_when, self, *pieces, _name="case-when")
+
+
+def _case_when(part: pd.Series, *pieces: Any) -> pd.Series:
+    return part.case_when(list(zip(pieces[0::2], pieces[1::2])))
+
+
+def dot(self, other: Any, split_every: int | None = None):
+    """The matrix product with a pandas ``other``: of a DataFrame, every partition's rows
+    times ``other`` (indexed by the columns); of a Series, the sum over the rows of the values
+    times ``other``'s row of the same label (a Scalar, or a Series for a DataFrame ``other``),
+    whose labels must be the Series' (pandas' ``matrices are not aligned``, found when computed).
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> s = xd.from_pandas(pd.Series([1, 2, 3]), npartitions=2)
+    >>> s.dot(pd.Series([4, 5, 6])).compute(), s.to_frame().dot(pd.Series([2], index=[0])).tolist()
+    (np.int64(32), [2, 4, 6])
+    """
+    if not isinstance(other, (pd.Series, pd.DataFrame)):
+        raise TypeError(f"dot: other must be a pandas Series or DataFrame, got {type(other).__name__}; "
+                        "of two xsched Series, (a * b).sum() is the product")
+    meta = _nonempty(self._meta).iloc[:0]
+    if isinstance(self, DataFrame):
+        if not (set(self.columns) == set(other.index) and len(self.columns) == len(other.index)):
+            raise ValueError(f"dot: matrices are not aligned: the columns {list(self.columns)} are not "
+                             f"other's index {list(other.index)}")
+        return map_partitions(_call_method, self, "dot", other, meta=meta.dot(other), _name="dot")
+    if not other.index.is_unique:
+        raise ValueError("dot: other's index has duplicate labels, so rows cannot be matched")
+    out = pd.Series([0] * len(other), index=other.index, dtype=meta.dtype).dot(other)
+    return reduction(self, _dot_chunk, _dot_final, _dot_merge, meta=out.iloc[:0] if isinstance(out, pd.Series)
+                     else out, token="dot", split_every=split_every, chunk_kwargs={"other": other},
+                     aggregate_kwargs={"rows": len(other)})
+
+
+def _dot_chunk(part: pd.Series, other: Any) -> tuple:
+    if not part.index.isin(other.index).all():
+        raise ValueError("dot: matrices are not aligned: labels of the Series are not in other's index")
+    return part.dot(other.loc[part.index]), len(part)
+
+
+def _dot_merge(partials: list) -> tuple:
+    return sum(p[0] for p in partials[1:]) + partials[0][0], sum(p[1] for p in partials)
+
+
+def _dot_final(partials: list, rows: int) -> Any:
+    out, n = _dot_merge(partials)
+    if n != rows:
+        raise ValueError(f"dot: matrices are not aligned: the Series has {n} rows, other {rows}")
+    return out
+
+
 def _install() -> None:
     for name in OPERATORS:
         setattr(_Frame, name, _operator(name))
     _Frame.divide = _Frame.div  # type: ignore[attr-defined]
     _Frame.pipe = pipe  # type: ignore[attr-defined]
+    for cls in (DataFrame, Series):
+        cls.combine_first, cls.align, cls.dot = combine_first, align, dot  # type: ignore[attr-defined]
+    DataFrame.map = frame_map  # type: ignore[attr-defined]
+    frame_map.__name__ = "map"
+    Series.case_when = case_when  # type: ignore[attr-defined]
 
     def isnull(self):
         """Which values are missing (``isna``)."""

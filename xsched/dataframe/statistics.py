@@ -1,4 +1,5 @@
-"""Statistics that pair values or keep labels, as trees: corr, cov, idxmax, idxmin, mode, median.
+"""Statistics that pair values or keep labels, as trees: corr, cov, idxmax, idxmin, mode, median,
+quantile, sem, skew, kurt, autocorr, is_monotonic_increasing/decreasing.
 
 Each is a ``reduction`` (``reductions.py``) whose partials stay small:
 
@@ -9,7 +10,15 @@ Each is a ``reduction`` (``reductions.py``) whose partials stay small:
 * ``idxmax``/``idxmin``: per column, the best value of the partition and its label; ties go
   to the earlier partition, as pandas takes the first;
 * ``mode``: the value counts (``value_counts``' partials), the most frequent values at the end;
-* ``median``: ``quantile(0.5)`` (exact while every partition fits the quantile sample).
+* ``median``: ``quantile(0.5)`` (exact while every partition fits the quantile sample);
+  ``DataFrame.quantile``: the Series' quantile of every column, side by side;
+* ``sem``/``skew``/``kurt``: per column the count, mean and the sums of the 2nd, 3rd and 4th
+  powers of the deviations from it, merged exactly with the pairwise formulas of Pébay (the
+  3rd and 4th moments' analogues of Chan, Golub & LeVeque), then pandas' bias-corrected
+  estimators; a column of one repeated value has no skew or kurtosis (NaN, as pandas);
+* ``autocorr``: ``corr`` of the Series with its ``shift(lag)``;
+* ``is_monotonic_increasing``/``decreasing``: per partition whether it is, and its first and
+  last value; neighbours must meet in order too (empty partitions skipped).
 
 >>> import pandas as pd, xsched.dataframe as xd
 >>> df = xd.from_pandas(pd.DataFrame({"x": [1.0, 2, 3, 4], "y": [2.0, 4, 6, 9]}), npartitions=2)
@@ -25,10 +34,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .core import DataFrame, Series, _Frame, _nonempty, map_partitions
+from .core import DataFrame, Index, Series, _Frame, _nonempty, map_partitions
 from .reductions import _value_counts_chunk, _value_counts_merge, quantile, reduction
 
-__all__ = ["corr", "cov", "idxbest", "mode"]
+__all__ = ["corr", "cov", "idxbest", "mode", "frame_quantile", "power_moment", "monotonic"]
 
 
 # --------------------------------------------------------------------------- corr, cov
@@ -45,8 +54,8 @@ def _comoments(part: pd.DataFrame) -> tuple:
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(n > 0, (x0.T @ valid) / np.maximum(n, 1), 0.0)  # [i, j]: of i where j too
         # deviations from the partition's column means first, then from the pair's means
-        shift = np.nan_to_num(np.nanmean(np.where(valid > 0, x, np.nan), axis=0)) if len(x) else \
-            np.zeros(x.shape[1])
+        counts = valid.sum(axis=0)
+        shift = np.where(counts > 0, x0.sum(axis=0) / np.maximum(counts, 1), 0.0)  # (no warning for empty columns)
     xc = np.where(valid > 0, x - shift, 0.0)
     s1 = xc.T @ valid  # [i, j]: sum of i's deviations where j too
     s2 = (xc ** 2).T @ valid
@@ -262,6 +271,176 @@ def _side_by_side(*args: Any) -> pd.DataFrame:
     return pd.DataFrame(dict(zip(range(len(modes)), modes))).set_axis(names, axis=1)
 
 
+# --------------------------------------------------------------------------- DataFrame.quantile
+
+
+def frame_quantile(frame: DataFrame, q: Any = 0.5, numeric_only: bool = False, split_every: int | None = None):
+    """Quantiles of every column (a Series of one partition for one ``q``, else a DataFrame
+    with a row per ``q``), each the Series' ``quantile``: pandas' linear interpolation, exact
+    while every partition fits the quantile sample.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": [1.0, 2, 3, 4], "b": [4, 3, 2, 1]}), npartitions=2)
+    >>> df.quantile(0.25).compute().to_dict(), df.quantile([0.5]).compute().to_dict("list")
+    ({'a': 1.75, 'b': 1.75}, {'a': [2.5], 'b': [2.5]})
+    """
+    try:
+        meta = _nonempty(frame._meta).quantile(q, numeric_only=numeric_only)
+    except Exception as exc:  # (pandas' own, or pyarrow's for text)
+        raise TypeError(f"quantile() of this DataFrame fails in pandas: {exc}; pass numeric_only=True "
+                        "or select the numeric columns") from exc
+    names = list(meta.index if np.ndim(q) == 0 else meta.columns)
+    qs = [q] if np.ndim(q) == 0 else list(q)
+    parts = [quantile(frame[c], qs, split_every) for c in names]
+    return map_partitions(_quantiles_side_by_side, *parts, names, q, meta.iloc[:0], meta=meta.iloc[:0],
+                          _name="quantile")
+
+
+def _quantiles_side_by_side(*args: Any) -> Any:
+    *parts, names, q, meta = args
+    if np.ndim(q) == 0:
+        return pd.Series([p.iloc[0] for p in parts], index=names, name=q, dtype=meta.dtype)
+    out = pd.concat(parts, axis=1, keys=names)
+    out.index = pd.Index(np.asarray(q, dtype=float))
+    return out.astype(dict(meta.dtypes))
+
+
+# --------------------------------------------------------------------------- sem, skew, kurt
+
+
+def _as_floats(part: Any, columns: list | None) -> np.ndarray:
+    if columns is None:
+        return part.to_numpy(dtype="float64", na_value=np.nan).reshape(-1, 1)
+    return part[columns].to_numpy(dtype="float64", na_value=np.nan).reshape(len(part), len(columns))
+
+
+def _power_moments(part: Any, columns: list | None) -> tuple:
+    """Per column: count, mean, the sums of the 2nd, 3rd and 4th powers of the deviations
+    from it (float64 arrays), and whether a value is missing. A column of one repeated value
+    gets that value as its mean, so its sums are exactly 0 (pandas' test for no spread)."""
+    values = _as_floats(part, columns)
+    present = ~np.isnan(values)
+    count = present.sum(axis=0).astype("float64")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        safe = np.maximum(count, 1)
+        mean = np.nansum(values, axis=0) / safe
+        mean = mean + np.where(present, values - mean, 0.0).sum(axis=0) / safe  # (one refinement)
+        hi = np.fmax.reduce(values, axis=0, initial=-np.inf)
+        lo = np.fmin.reduce(values, axis=0, initial=np.inf)
+        mean = np.where(count == 0, 0.0, np.where(hi == lo, hi, mean))
+        dev = np.where(present, values - mean, 0.0)
+        dev2 = dev * dev
+        return count, mean, dev2.sum(axis=0), (dev2 * dev).sum(axis=0), (dev2 * dev2).sum(axis=0), \
+            (~present).any(axis=0)
+
+
+def _merge_power_moments(partials: list) -> tuple:
+    n, mean, m2, m3, m4, missing = partials[0]
+    for nb, meanb, m2b, m3b, m4b, missing_b in partials[1:]:
+        total = n + nb
+        with np.errstate(invalid="ignore", divide="ignore"):
+            safe = np.maximum(total, 1)
+            d = np.where(total > 0, meanb - mean, 0.0)
+            d_n = d / safe
+            both = n * nb
+            m4 = (m4 + m4b + d * d_n ** 3 * both * (n * n - both + nb * nb)
+                  + 6 * d_n ** 2 * (n * n * m2b + nb * nb * m2) + 4 * d_n * (n * m3b - nb * m3))
+            m3 = m3 + m3b + d * d_n ** 2 * both * (n - nb) + 3 * d_n * (n * m2b - nb * m2)
+            m2 = m2 + m2b + d * d_n * both
+            mean = mean + d_n * nb
+        n, missing = total, missing | missing_b
+    return n, mean, m2, m3, m4, missing
+
+
+def _finish_power_moments(partials: list, kind: str, ddof: int, skipna: bool, labels: list | None,
+                          dtype: Any) -> Any:
+    n, _, m2, m3, m4, missing = _merge_power_moments(partials)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if kind == "sem":
+            out = np.where(n - ddof > 0, np.sqrt(m2 / np.maximum(n - ddof, 1)) / np.sqrt(n), np.nan)
+        elif kind == "skew":
+            out = np.where((n >= 3) & (m2 > 0), n * np.sqrt(n - 1) / (n - 2) * m3 / m2 ** 1.5, np.nan)
+        else:
+            k = (n - 2) * (n - 3)
+            out = np.where((n >= 4) & (m2 > 0),
+                           n * (n + 1) * (n - 1) * m4 / (k * m2 ** 2) - 3 * (n - 1) ** 2 / k, np.nan)
+    if not skipna:
+        out = np.where(missing, np.nan, out)
+    if labels is None:
+        return np.float64(out[0])
+    return pd.Series(out, index=labels, dtype=dtype)
+
+
+def power_moment(frame: _Frame, kind: str, ddof: int = 1, skipna: bool = True, numeric_only: bool = False,
+                 split_every: int | None = None):
+    """``sem`` (with ``ddof``), ``skew`` or ``kurt`` as a tree reduction (see the module's docstring)."""
+    kwargs = {"ddof": ddof} if kind == "sem" else {}
+    if isinstance(frame, DataFrame):
+        kwargs["numeric_only"] = numeric_only
+    try:
+        meta = getattr(_nonempty(frame._meta), kind)(**kwargs)
+    except Exception as exc:  # (pandas' own, or pyarrow's for text)
+        raise TypeError(f"{kind}() of this {type(frame).__name__} fails in pandas: {exc}"
+                        + ("; pass numeric_only=True or select the numeric columns"
+                           if isinstance(frame, DataFrame) else "")) from exc
+    labels = list(meta.index) if isinstance(frame, DataFrame) else None
+    meta = meta.iloc[:0] if labels is not None else np.float64(0)
+    return reduction(frame, _power_moments, _finish_power_moments, _merge_power_moments, meta=meta,
+                     token=kind, split_every=split_every, chunk_kwargs={"columns": labels},
+                     aggregate_kwargs={"kind": kind, "ddof": ddof, "skipna": skipna, "labels": labels,
+                                       "dtype": getattr(meta, "dtype", None)})
+
+
+# --------------------------------------------------------------------------- is_monotonic
+
+
+def _monotonic_chunk(part: Any, increasing: bool) -> tuple | None:
+    """None for an empty partition, else (whether it is monotonic, its first and last value);
+    a categorical's values as their codes, the order pandas compares them in."""
+    labels = part if isinstance(part, pd.Index) else pd.Index(part)
+    if isinstance(labels, pd.CategoricalIndex):
+        labels = pd.Index(labels.codes)
+    if not len(labels):
+        return None
+    ok = labels.is_monotonic_increasing if increasing else labels.is_monotonic_decreasing
+    return ok, labels[0], labels[-1]
+
+
+def _monotonic_merge(partials: list, increasing: bool) -> tuple | None:
+    present = [p for p in partials if p is not None]
+    if not present:
+        return None
+    ok = all(p[0] for p in present)
+    for before, after in zip(present, present[1:]):
+        if not ok:
+            break
+        try:
+            ok = bool(before[2] <= after[1] if increasing else before[2] >= after[1])
+        except TypeError:  # (values that do not compare, or a missing one: pandas says no)
+            ok = False
+    return ok, present[0][1], present[-1][2]
+
+
+def _monotonic_final(partials: list, increasing: bool) -> bool:
+    out = _monotonic_merge(partials, increasing)
+    return True if out is None else out[0]
+
+
+def monotonic(frame: _Frame, increasing: bool, split_every: int | None = None):
+    """Whether the values (of a Series or Index) never decrease (``increasing``) or never
+    increase, as pandas' ``is_monotonic_increasing``/``decreasing``: a Scalar.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> s = xd.from_pandas(pd.Series([1, 2, 2, 5]), npartitions=3)
+    >>> bool(s.is_monotonic_increasing.compute()), bool(s.is_monotonic_decreasing.compute())
+    (True, False)
+    """
+    return reduction(frame, _monotonic_chunk, _monotonic_final,
+                     partial(_monotonic_merge, increasing=increasing), meta=True,
+                     token="is-monotonic", split_every=split_every, chunk_kwargs={"increasing": increasing},
+                     aggregate_kwargs={"increasing": increasing})
+
+
 # --------------------------------------------------------------------------- methods
 
 
@@ -344,6 +523,74 @@ def _install() -> None:
         cls.median = median  # type: ignore[attr-defined]
         cls.mode = lambda self, dropna=True, split_every=None: mode(self, dropna, split_every)
         cls.mode.__doc__, cls.mode.__name__ = mode.__doc__, "mode"
+
+    def quantile_frame(self, q: Any = 0.5, axis: Any = 0, numeric_only: bool = False,
+                       interpolation: str = "linear", split_every: int | None = None):
+        if axis in (1, "columns"):
+            return self._method("quantile", q, axis=1, numeric_only=numeric_only, interpolation=interpolation)
+        if interpolation != "linear":
+            raise NotImplementedError(f"quantile(interpolation={interpolation!r}): only 'linear' runs on "
+                                      "partitions' samples")
+        return frame_quantile(self, q, numeric_only, split_every)
+
+    quantile_frame.__doc__, quantile_frame.__name__ = frame_quantile.__doc__, "quantile"
+    DataFrame.quantile = quantile_frame  # type: ignore[attr-defined]
+
+    def sem(self, axis: Any = 0, skipna: bool = True, ddof: int = 1, numeric_only: bool = False,
+            split_every: int | None = None):
+        """The standard error of the mean (``ddof=1`` as pandas), per column of a DataFrame.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> round(float(xd.from_pandas(pd.Series([1.0, 2, 4, 7]), npartitions=2).sem().compute()), 6)
+        1.314978
+        """
+        if axis in (1, "columns"):
+            return self._method("sem", axis=1, skipna=skipna, ddof=ddof, numeric_only=numeric_only)
+        return power_moment(self, "sem", ddof, skipna, numeric_only, split_every)
+
+    def skew(self, axis: Any = 0, skipna: bool = True, numeric_only: bool = False,
+             split_every: int | None = None):
+        """The bias-corrected sample skewness (pandas' G1), per column of a DataFrame.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> round(float(xd.from_pandas(pd.Series([1.0, 2, 4, 9]), npartitions=2).skew().compute()), 6)
+        1.330938
+        """
+        if axis in (1, "columns"):
+            return self._method("skew", axis=1, skipna=skipna, numeric_only=numeric_only)
+        return power_moment(self, "skew", 1, skipna, numeric_only, split_every)
+
+    def kurt(self, axis: Any = 0, skipna: bool = True, numeric_only: bool = False,
+             split_every: int | None = None):
+        """The bias-corrected excess kurtosis (pandas' G2, Fisher's), per column of a DataFrame.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> round(float(xd.from_pandas(pd.Series([1.0, 2, 4, 9]), npartitions=3).kurt().compute()), 6)
+        1.5
+        """
+        if axis in (1, "columns"):
+            return self._method("kurt", axis=1, skipna=skipna, numeric_only=numeric_only)
+        return power_moment(self, "kurt", 1, skipna, numeric_only, split_every)
+
+    def autocorr(self, lag: int = 1, split_every: int | None = None):
+        """The correlation of the Series with itself ``lag`` rows later (``corr`` with ``shift(lag)``).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> round(float(xd.from_pandas(pd.Series([1.0, 2, 4, 3, 5]), npartitions=2).autocorr().compute()), 6)
+        0.4
+        """
+        return corr(self, self.shift(lag), split_every=split_every)
+
+    for cls in (Series, DataFrame):
+        for f in (sem, skew, kurt):
+            setattr(cls, f.__name__, f)
+        cls.kurtosis = kurt  # type: ignore[attr-defined]
+    Series.autocorr = autocorr  # type: ignore[attr-defined]
+    for cls in (Series, Index):
+        cls.is_monotonic_increasing = property(lambda self: monotonic(self, True),  # type: ignore[attr-defined]
+                                               doc=monotonic.__doc__)
+        cls.is_monotonic_decreasing = property(lambda self: monotonic(self, False),  # type: ignore[attr-defined]
+                                               doc=monotonic.__doc__)
 
 
 def _medians(*args: Any) -> pd.Series:
