@@ -25,11 +25,17 @@ arrays run these (``np.mean(x, axis=0)`` is ``xa.mean``; see ``xsched.array.disp
 [14.0, 126.0, 366.0]
 """
 
+from types import SimpleNamespace
+
+from numpy import (bool_ as bool, complex64, complex128, e, float32, float64, inf, int8, int16, int32, int64,
+                   nan, newaxis, pi, uint8, uint16, uint32, uint64)
+
 from .core import Array, elemwise, from_array, map_blocks, normalize_chunks
 from . import slicing as _slicing  # (x[index])
 from .index_notation import blockwise, einsum, unify_chunks
 from .creation import (arange, array, asarray, empty, empty_like, eye, fromfunction, full,
                        full_like, indices, linspace, ones, ones_like, zeros, zeros_like)
+from .creation import tri, tril_indices, tril_indices_from, triu_indices, triu_indices_from
 from .hdf5 import to_hdf5
 from .rechunking import rechunk
 from .reductions import max, mean, min, reduction, std, sum, var
@@ -38,16 +44,21 @@ from .manipulation import (around, atleast_1d, atleast_2d, broadcast_arrays, bro
                            moveaxis, pad, ravel, repeat, reshape, roll, squeeze, stack, swapaxes,
                            tile, transpose, tril, triu, unstack, vstack, where, permute_dims, concat)
 from .manipulation import around as round
-from .linalg import dot, inner, matmul, matrix_transpose, outer, tensordot, vdot, vecdot
+from .manipulation import apply_over_axes, rollaxis, shuffle
+from .linalg import cross, dot, inner, matmul, matrix_transpose, outer, tensordot, vdot, vecdot
 from .overlapping import map_overlap, overlap, sliding_window_view, trim_internal
 from .differences import diff, ediff1d, gradient
 from .sorting import argsort, searchsorted, sort
 from .selection import argwhere, flatnonzero, nonzero
-from .sets import isin, unique, unique_all, unique_counts, unique_inverse, unique_values
+from .sets import isin, union1d, unique, unique_all, unique_counts, unique_inverse, unique_values
+from .topk import argtopk, topk
+from .coarsen import coarsen
+from .missing import isnull, notnull
 from .take import take
 from .histograms import bincount, digitize, histogram, histogram2d, histogramdd
 from .statistics import (average, corrcoef, count_nonzero, cov, median, nanmedian, nanpercentile,
                          nanquantile, percentile, ptp, quantile)
+from .statistics import moment
 from .assembly import append, atleast_3d, block, compress, delete, dstack, extract, insert, rot90
 from .diagonals import diag, diagonal, trace
 from .elementwise import (allclose, angle, choose, fix, i0, imag, iscomplex, isclose, isneginf, isposinf,
@@ -58,10 +69,18 @@ from .scans import (all, any, argmax, argmin, cumprod, cumsum, cumulative_prod, 
                     prod, scan)
 from .gufunc import apply_along_axis, apply_gufunc
 from .store import store
+from . import methods as _methods  # (x.diagonal(), x.take(...), x.view(...): NumPy's methods of the functions above)
 from . import ufuncs as _ufuncs
 from .ufuncs import *  # noqa: F403 (xa.sin, xa.maximum, ...: NumPy's element-wise functions, dtype functions)
 from . import fft, linalg, random
 from . import dispatch as _dispatch
+
+#: The version of the Array API standard this namespace follows (``x.__array_namespace__()``;
+#: its data types and constants are NumPy's, imported above under the standard's names).
+__array_api_version__ = "2023.12"
+#: NumPy's place of ``sliding_window_view``, where code handed this namespace (xarray's
+#: rolling windows) looks for it: ``xp.lib.stride_tricks.sliding_window_view``.
+lib = SimpleNamespace(stride_tricks=SimpleNamespace(sliding_window_view=sliding_window_view))
 
 __all__ = [
     "Array",
@@ -78,19 +97,22 @@ __all__ = [
     # sorting along an axis held in one chunk
     "sort", "argsort", "searchsorted",
     # data-dependent lengths (blocks of unknown length until computed) and sets
-    "nonzero", "flatnonzero", "argwhere", "unique", "isin",
+    "nonzero", "flatnonzero", "argwhere", "unique", "isin", "union1d",
+    # the k largest or smallest along an axis of any chunks (a tree of per-block picks)
+    "topk", "argtopk",
     "unique_values", "unique_counts", "unique_inverse", "unique_all",
     # creation
     "arange", "linspace", "full", "ones", "zeros", "empty", "eye", "fromfunction", "indices",
     "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "array",
+    "tri", "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
     # shape and arrangement
     "rechunk", "reshape", "ravel", "squeeze", "expand_dims", "atleast_1d", "atleast_2d",
     "transpose", "moveaxis", "swapaxes", "flip", "fliplr", "flipud", "roll",
     "concatenate", "stack", "hstack", "vstack", "pad", "broadcast_to", "broadcast_arrays",
     "meshgrid", "where", "clip", "around", "round", "take", "repeat", "tile", "unstack", "tril", "triu",
-    "permute_dims", "concat",
+    "permute_dims", "concat", "rollaxis", "apply_over_axes", "coarsen", "shuffle",
     # products
-    "matmul", "dot", "tensordot", "inner", "outer", "vdot", "einsum", "matrix_transpose", "vecdot",
+    "matmul", "dot", "tensordot", "inner", "outer", "vdot", "einsum", "matrix_transpose", "vecdot", "cross",
     # reductions and scans
     "sum", "mean", "var", "std", "min", "max", "prod", "any", "all",
     "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd",
@@ -99,7 +121,7 @@ __all__ = [
     # histograms and statistics (percentiles along axes held in one chunk)
     "histogram", "histogram2d", "histogramdd", "bincount", "digitize",
     "percentile", "quantile", "median", "nanpercentile", "nanquantile", "nanmedian",
-    "average", "ptp", "count_nonzero", "cov", "corrcoef",
+    "average", "ptp", "count_nonzero", "cov", "corrcoef", "moment", "isnull", "notnull",
     # assembling, cutting, diagonals and NumPy's element-wise functions that are not ufuncs
     "block", "dstack", "atleast_3d", "append", "insert", "delete", "compress", "extract", "rot90",
     "diag", "diagonal", "trace",

@@ -44,6 +44,7 @@ import inspect
 import itertools
 import math
 import numbers
+import sys
 import uuid
 from collections.abc import Mapping
 from functools import reduce
@@ -79,6 +80,20 @@ UFUNC_IMPLEMENTATIONS: dict[np.ufunc, Callable] = {}
 
 
 # --------------------------------------------------------------------------- Array
+
+#: Versions of the Array API standard that ``Array.__array_namespace__`` answers for.
+API_VERSIONS = ("2021.12", "2022.12", "2023.12")
+
+
+class Device:
+    """The one device of xsched arrays, host memory (the Array API's ``x.device``); blocks
+    are NumPy arrays wherever a worker holds them."""
+
+    def __repr__(self) -> str:
+        return "Device('cpu')"
+
+
+CPU = Device()
 
 
 class Array:
@@ -379,6 +394,58 @@ class Array:
     def T(self) -> "Array":
         return self.transpose()
 
+    @property
+    def mT(self) -> "Array":
+        """The matrix transpose: the last two axes swapped (the Array API's ``x.mT``).
+
+        >>> import numpy as np, xsched.array as xa
+        >>> xa.from_array(np.zeros((4, 2, 3)), chunks=2).mT.shape
+        (4, 3, 2)
+        """
+        if self.ndim < 2:
+            raise ValueError(f"mT: the matrix transpose needs at least two dimensions, not shape {self.shape}")
+        return self.transpose(*range(self.ndim - 2), self.ndim - 1, self.ndim - 2)
+
+    # ----------------------------------------------------------------- the Array API's array object
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
+        """The module of this array's functions, ``xsched.array`` (the Array API's entry point:
+        code written as ``xp = x.__array_namespace__()`` runs on xsched arrays); versions of
+        the standard other than those it follows are refused, as the standard asks.
+
+        >>> import xsched.array as xa
+        >>> xa.ones(3, chunks=2).__array_namespace__() is xa
+        True
+        """
+        if api_version is not None and api_version not in API_VERSIONS:
+            raise ValueError(f"__array_namespace__: api_version {api_version!r} is not one "
+                             f"xsched.array follows: {', '.join(API_VERSIONS)}")
+        return sys.modules[__name__.rpartition(".")[0]]
+
+    @property
+    def device(self) -> "Device":
+        """Where the blocks live: always host memory, ``CPU`` (the Array API's ``x.device``).
+
+        >>> import xsched.array as xa
+        >>> xa.ones(3, chunks=2).device
+        Device('cpu')
+        """
+        return CPU
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> "Array":
+        """The array on ``device``: this array itself, as every array is on ``CPU`` (or
+        ``"cpu"``); any other device is refused.
+
+        >>> import xsched.array as xa
+        >>> x = xa.ones(3, chunks=2)
+        >>> x.to_device(x.device) is x
+        True
+        """
+        if stream is not None:
+            raise ValueError(f"to_device: xsched arrays have no streams, got stream={stream!r}")
+        if device is not CPU and device != "cpu":
+            raise ValueError(f"to_device: xsched arrays live on {CPU!r} only, not on {device!r}")
+        return self
+
     def to_hdf5(self, path: str, name: str, **kwargs: Any) -> None:
         """Write this array to ``path`` as dataset ``name``; see ``xsched.array.to_hdf5``."""
         hdf5.to_hdf5(path, name, self, **kwargs)
@@ -491,6 +558,38 @@ class Array:
 
     def __float__(self) -> float:
         return self._scalar(float)
+
+    def item(self, *args: Any) -> Any:
+        """One element as a Python scalar, computed now, as ``numpy.ndarray.item``: of a
+        one-element array without ``args``, else at a flat position or at an index per axis.
+
+        >>> import numpy as np, xsched.array as xa
+        >>> x = xa.from_array(np.arange(6).reshape(2, 3), chunks=2)
+        >>> x.item(4), x.item(1, 0), x[1:, 2:].item()
+        (4, 3, 5)
+        """
+        if not args:
+            if self.size != 1:
+                raise ValueError(f"item: can only convert an array of size 1 to a Python scalar, "
+                                 f"this one has shape {self.shape}")
+            one = self
+        elif len(args) == 1 and isinstance(args[0], numbers.Integral):
+            one = self.ravel()[args[0]]
+        else:
+            index = args[0] if len(args) == 1 else args
+            if len(index) != self.ndim:
+                raise ValueError(f"item: {len(index)} indices for an array of {self.ndim} dimensions")
+            one = self[tuple(index)]
+        return np.asarray(one.compute()).reshape(()).item()
+
+    def tolist(self) -> Any:
+        """The values as nested Python lists (a scalar for a 0-d array), computed now.
+
+        >>> import numpy as np, xsched.array as xa
+        >>> xa.from_array(np.arange(4).reshape(2, 2), chunks=1).tolist()
+        [[0, 1], [2, 3]]
+        """
+        return np.asarray(self.compute()).tolist()
 
     def __int__(self) -> int:
         return self._scalar(int)

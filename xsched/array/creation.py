@@ -10,6 +10,9 @@ numpy array ships data: the blocks of the array it was given.
 ((4, 4, 2),)
 >>> xa.eye(3, chunks=2).compute().tolist()
 [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+
+``tril_indices``/``triu_indices`` know their length from ``n``, ``m`` and ``k``, so each of
+their blocks finds its own rows and columns from the count of elements per row.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from .core import Array, from_array
 
 __all__ = ["generate", "arange", "linspace", "full", "ones", "zeros", "empty", "eye",
            "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "array",
-           "fromfunction", "indices"]
+           "fromfunction", "indices", "tri", "tril_indices", "triu_indices", "tril_indices_from",
+           "triu_indices_from"]
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
@@ -260,6 +264,104 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float,
     M = N if M is None else M
     dtype = np.dtype(dtype)
     return generate("eye", _eye_block, (N, M), dtype, chunks, (int(k), dtype))
+
+
+def _tri_block(shape: tuple, start: tuple, k: int, dtype: np.dtype) -> np.ndarray:
+    return np.tri(shape[0], shape[1], k=k + start[0] - start[1], dtype=dtype)
+
+
+def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = float, chunks: Any = "auto") -> Array:
+    """An ``N x M`` array with ones at and below diagonal ``k`` and zeros above, as
+    ``numpy.tri``.
+
+    >>> import xsched.array as xa
+    >>> xa.tri(3, 4, k=1, dtype=int, chunks=2).compute().tolist()
+    [[1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]
+    """
+    M = N if M is None else M
+    dtype = np.dtype(dtype)
+    return generate("tri", _tri_block, (N, M), dtype, chunks, (operator.index(k), dtype))
+
+
+def _row_counts(n: int, m: int, k: int, lower: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of an ``n x m`` triangle: the first column in it and how many columns."""
+    edge = np.clip(np.arange(n) + k + (1 if lower else 0), 0, m)
+    return (np.zeros(n, np.intp), edge) if lower else (edge, m - edge)
+
+
+def _tri_index_block(shape: tuple, start: tuple, n: int, m: int, k: int, lower: bool,
+                     cols: bool) -> np.ndarray:
+    """Rows (or columns) of the triangle's elements ``start[0]`` onwards, in C order."""
+    first, counts = _row_counts(n, m, k, lower)
+    ends = np.cumsum(counts)
+    p = np.arange(start[0], start[0] + shape[0])
+    row = np.searchsorted(ends, p, side="right")
+    return (first[row] + p - (ends[row] - counts[row])) if cols else row
+
+
+def _tri_indices(n: Any, k: Any, m: Any, chunks: Any, lower: bool) -> tuple[Array, Array]:
+    n, k = operator.index(n), operator.index(k)
+    m = n if m is None else operator.index(m)
+    if n < 0 or m < 0:
+        raise ValueError(f"{'tril' if lower else 'triu'}_indices: negative dimensions ({n}, {m})")
+    length = int(_row_counts(n, m, k, lower)[1].sum())
+    kind = f"{'tril' if lower else 'triu'}-indices"
+    return tuple(generate(kind, _tri_index_block, length, np.intp, chunks, (n, m, k, lower, cols))
+                 for cols in (False, True))
+
+
+def tril_indices(n: int, k: int = 0, m: int | None = None, chunks: Any = "auto") -> tuple[Array, Array]:
+    """The row and column indices of the lower triangle (at and below diagonal ``k``) of an
+    ``n x m`` array, in C order, as ``numpy.tril_indices``; lengths known, each block made
+    on its own.
+
+    >>> import xsched.array as xa
+    >>> rows, cols = xa.tril_indices(3, chunks=2)
+    >>> rows.compute().tolist(), cols.compute().tolist()
+    ([0, 1, 1, 2, 2, 2], [0, 0, 1, 0, 1, 2])
+    """
+    return _tri_indices(n, k, m, chunks, True)
+
+
+def triu_indices(n: int, k: int = 0, m: int | None = None, chunks: Any = "auto") -> tuple[Array, Array]:
+    """The row and column indices of the upper triangle (at and above diagonal ``k``) of an
+    ``n x m`` array, in C order, as ``numpy.triu_indices``.
+
+    >>> import xsched.array as xa
+    >>> rows, cols = xa.triu_indices(3, k=1, chunks=2)
+    >>> rows.compute().tolist(), cols.compute().tolist()
+    ([0, 0, 1], [1, 2, 2])
+    """
+    return _tri_indices(n, k, m, chunks, False)
+
+
+def _matrix_shape(arr: Any, what: str) -> tuple[int, int]:
+    shape = np.shape(arr) if not isinstance(arr, Array) else arr.shape
+    if len(shape) != 2:
+        raise ValueError(f"{what}: input array must be 2-d, got shape {shape}")
+    return shape
+
+
+def tril_indices_from(arr: Any, k: int = 0) -> tuple[Array, Array]:
+    """``tril_indices`` for the shape of the 2-d ``arr``, as ``numpy.tril_indices_from``.
+
+    >>> import xsched.array as xa
+    >>> [i.compute().tolist() for i in xa.tril_indices_from(xa.ones((2, 3), chunks=1), k=1)]
+    [[0, 0, 1, 1, 1], [0, 1, 0, 1, 2]]
+    """
+    n, m = _matrix_shape(arr, "tril_indices_from")
+    return tril_indices(n, k, m)
+
+
+def triu_indices_from(arr: Any, k: int = 0) -> tuple[Array, Array]:
+    """``triu_indices`` for the shape of the 2-d ``arr``, as ``numpy.triu_indices_from``.
+
+    >>> import xsched.array as xa
+    >>> [i.compute().tolist() for i in xa.triu_indices_from(xa.ones((3, 2), chunks=1))]
+    [[0, 0, 1], [0, 1, 1]]
+    """
+    n, m = _matrix_shape(arr, "triu_indices_from")
+    return triu_indices(n, k, m)
 
 
 # --------------------------------------------------------------------------- from functions

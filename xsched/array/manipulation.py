@@ -36,11 +36,13 @@ from .core import Array, elemwise
 from . import reductions
 from .creation import asarray, full
 from .masking import known_chunks_needed
+from .take import take
 
 __all__ = ["concatenate", "stack", "hstack", "vstack", "reshape", "ravel", "squeeze",
            "expand_dims", "atleast_1d", "atleast_2d", "transpose", "moveaxis", "swapaxes",
            "flip", "fliplr", "flipud", "roll", "pad", "broadcast_to", "broadcast_arrays", "meshgrid",
-           "where", "clip", "around", "repeat", "tile", "unstack", "tril", "triu", "permute_dims", "concat"]
+           "where", "clip", "around", "repeat", "tile", "unstack", "tril", "triu", "permute_dims", "concat",
+           "rollaxis", "apply_over_axes", "shuffle"]
 
 
 def _axis(axis: Any, ndim: int, what: str) -> int:
@@ -431,6 +433,79 @@ def moveaxis(x: Any, source: Any, destination: Any) -> Array:
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
     return x.transpose(tuple(order))
+
+
+def rollaxis(x: Any, axis: int, start: int = 0) -> Array:
+    """Move ``axis`` to come just before position ``start`` (NumPy's older ``moveaxis``), as
+    ``numpy.rollaxis``.
+
+    >>> import xsched.array as xa
+    >>> xa.rollaxis(xa.ones((2, 3, 4), chunks=2), 2, 1).shape
+    (2, 4, 3)
+    """
+    x = asarray(x)
+    axis = _axis(axis, x.ndim, "rollaxis")
+    start = operator.index(start)
+    if not -x.ndim <= start <= x.ndim:
+        raise np.exceptions.AxisError(f"rollaxis: start {start} is out of bounds for an array of "
+                                      f"dimension {x.ndim} (it may be {-x.ndim} to {x.ndim})")
+    start += x.ndim if start < 0 else 0
+    order = [a for a in range(x.ndim) if a != axis]
+    order.insert(start - 1 if axis < start else start, axis)
+    return x.transpose(tuple(order))
+
+
+def apply_over_axes(func: Any, a: Any, axes: Any) -> Array:
+    """``func(a, axis)`` for each of ``axes`` in turn, each result given back its axis (with
+    length 1) when ``func`` removed it, as ``numpy.apply_over_axes``; ``func`` receives
+    xsched arrays (NumPy's reductions run xsched.array's).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(24).reshape(2, 3, 4), chunks=2)
+    >>> xa.apply_over_axes(np.sum, x, [0, 2]).compute().tolist()
+    [[[60], [92], [124]]]
+    """
+    value = asarray(a)
+    for axis in (axes,) if np.ndim(axes) == 0 else axes:
+        axis = _axis(axis, value.ndim, "apply_over_axes")
+        out = asarray(func(value, axis))
+        if out.ndim == value.ndim - 1:
+            out = expand_dims(out, axis)
+        if out.ndim != value.ndim:
+            raise ValueError(f"apply_over_axes: function is not returning an array of the correct shape "
+                             f"(shape {out.shape} from an array of shape {value.shape})")
+        value = out
+    return value
+
+
+def shuffle(x: Any, indexer: list, axis: int, chunks: Any = "auto") -> Array:
+    """The elements along ``axis`` reordered to the groups of positions ``indexer`` (a list
+    of lists), each group within one block: ``take`` of the joined groups, cut between
+    groups, consecutive ones sharing a block while it stays within 1.25 times the axis'
+    largest block. ``chunks`` is the other axes' (left as they are: ``"auto"`` only).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(1, 9), chunks=4)
+    >>> y = xa.shuffle(x, [[6, 5, 2], [4, 1], [3, 0, 7]], axis=0)
+    >>> y.chunks, y.compute().tolist()
+    (((5, 3),), [7, 6, 3, 5, 2, 4, 1, 8])
+    """
+    x = asarray(x)
+    axis = _axis(axis, x.ndim, "shuffle")
+    if chunks != "auto":
+        raise ValueError(f"shuffle: chunks must be 'auto', got {chunks!r}")
+    if not isinstance(indexer, list) or not all(isinstance(g, list) for g in indexer):
+        raise ValueError("shuffle: indexer must be a list of lists of positional indices")
+    known_chunks_needed(x, "shuffle")
+    groups = [len(g) for g in indexer if g]
+    order = np.asarray([i for g in indexer for i in g], dtype=np.intp)
+    out = take(x, order, axis)
+    limit, sizes = 1.25 * builtins.max(builtins.max(x.chunks[axis]), 1), [0]
+    for n in groups:
+        if sizes[-1] and sizes[-1] + n > limit:
+            sizes.append(0)
+        sizes[-1] += n
+    return out.rechunk({axis: tuple(sizes)})
 
 
 def swapaxes(x: Any, axis1: int, axis2: int) -> Array:

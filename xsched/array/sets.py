@@ -9,7 +9,8 @@ values; the result is one block of unknown length (``nan``) until computed::
     unique-merge-...  the union of <= split_every partials       (counts added)
     unique-<token>    the values (and counts) as one block
 
-``isin`` is element-wise against values held in every task.
+``isin`` is element-wise against values held in every task; ``union1d`` is ``unique`` of
+both arrays, flattened and joined.
 
 >>> import numpy as np, xsched.array as xa
 >>> x = xa.from_array(np.array([3, 1, 3, 2, 1, 3]), chunks=2)
@@ -33,9 +34,10 @@ from ..graph.spec import Ref, Task
 from .chunks import _starts
 from .core import Array, elemwise
 from .creation import asarray
+from .manipulation import concatenate, ravel
 from .masking import known_chunks_needed
 
-__all__ = ["unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "isin"]
+__all__ = ["unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "isin", "union1d"]
 
 #: partials merged by one task of ``unique``'s tree
 SPLIT_EVERY = 8
@@ -208,3 +210,14 @@ def isin(element: Any, test_elements: Any, invert: bool = False) -> Any:
         test_elements = test_elements.compute()
     values = np.unique(np.asarray(test_elements).ravel())
     return elemwise(np.isin, element, dtype=bool, name="isin", extra_args=(values,), invert=bool(invert))
+
+
+def union1d(ar1: Any, ar2: Any) -> Array:
+    """The sorted distinct values found in either array (both flattened), as
+    ``numpy.union1d``: one block of unknown length, as ``unique``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.union1d(xa.from_array(np.array([3, 1, 3]), chunks=2), [[2, 1]]).compute().tolist()
+    [1, 2, 3]
+    """
+    return unique(concatenate([ravel(asarray(ar1)), ravel(asarray(ar2))]))

@@ -1,6 +1,6 @@
 """Order statistics, weighted means and covariances: ``percentile``, ``quantile``,
-``median`` (and their ``nan`` forms), ``average``, ``ptp``, ``count_nonzero``, ``cov`` and
-``corrcoef``.
+``median`` (and their ``nan`` forms), ``average``, ``ptp``, ``count_nonzero``, ``cov``,
+``corrcoef`` and the central ``moment``.
 
 A percentile needs every value along its axis at once, and no tree of partial results gives
 it exactly; so, as ``sort``, it wants the axes it reduces each held in one chunk (the error
@@ -27,14 +27,14 @@ from typing import Any, Callable
 import numpy as np
 
 from .core import Array, elemwise, map_blocks
-from .creation import asarray
+from .creation import asarray, full
 from .index_notation import einsum
 from .masking import known_chunks_needed
 from .manipulation import broadcast_to, concatenate, reshape, squeeze, transpose
 from .reductions import _check_out, _normalize_axis, max as _max, mean, min as _min, sum as _sum
 
 __all__ = ["percentile", "quantile", "median", "nanpercentile", "nanquantile", "nanmedian",
-           "average", "ptp", "count_nonzero", "cov", "corrcoef"]
+           "average", "ptp", "count_nonzero", "cov", "corrcoef", "moment"]
 
 
 # --------------------------------------------------------------------------- order statistics
@@ -241,6 +241,42 @@ def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Ar
                         "use a.astype(int) first")
     high, low = _max(a, axis=axis, keepdims=keepdims), _min(a, axis=axis, keepdims=keepdims)
     return elemwise(np.subtract, high, low, dtype=a.dtype, name="ptp")
+
+
+def moment(a: Any, order: int, axis: Any = None, dtype: Any = None, keepdims: bool = False,
+           ddof: int = 0, split_every: Any = None, out: Any = None) -> Array:
+    """The ``order``-th central moment of ``a`` over ``axis``: the sum of
+    ``(a - mean) ** order`` over ``N - ddof`` (``|a - mean|`` for complex data), in
+    ``dtype`` or the dtype ``numpy.var`` gives. Two passes (the mean, then the sum of
+    powers), so no digits are lost when the mean is large next to the spread; orders 0 and
+    1 are 1 and 0 by definition.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.array([[1.0, 2.0, 6.0], [0.0, 0.0, 3.0]]), chunks=1)
+    >>> xa.moment(x, 3, axis=1).compute().tolist()
+    [6.0, 2.0]
+    """
+    _check_out(out, "moment")
+    if isinstance(order, bool) or not isinstance(order, numbers.Integral) or order < 0:
+        raise ValueError(f"moment: order must be an integer >= 0, got {order!r}")
+    a = asarray(a)
+    known_chunks_needed(a, "moment")
+    axes = _normalize_axis(axis, a.ndim, "moment")
+    shape_of = _sum(a, axis=axes, keepdims=keepdims)  # (the result's shape and chunks; not computed)
+    if order < 2:
+        return full(shape_of.shape, float(order == 0), dtype=np.float64, chunks=shape_of.chunks)
+    dtype = np.dtype(dtype) if dtype is not None else np.var(np.ones(1, a.dtype)).dtype
+    d = a - mean(a, axis=axes, keepdims=True)
+    if d.dtype.kind == "c":
+        d = elemwise(np.absolute, d)
+    count = int(np.prod([a.shape[i] for i in axes]))
+    total = _sum(d ** order, axis=axes, keepdims=keepdims, split_every=split_every)
+    return elemwise(_over, total, max(count - ddof, 0), dtype=dtype, name="moment")
+
+
+def _over(total: np.ndarray, count: int) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):  # (no values: NaN, as numpy.var)
+        return np.true_divide(total, count)
 
 
 def _truth(block: np.ndarray) -> np.ndarray:
