@@ -29,6 +29,7 @@ from .core import Array
 from .creation import asarray
 from .manipulation import (_axis, broadcast_to, concatenate, expand_dims, flip, moveaxis, ravel,
                            transpose)
+from .masking import known_chunks_needed
 
 __all__ = ["block", "dstack", "atleast_3d", "append", "insert", "delete", "compress", "extract",
            "rot90"]
@@ -155,6 +156,7 @@ def delete(arr: Any, obj: Any, axis: Any = None) -> Array:
     """
     arr, axis = _flat_or_axis(arr, axis, "delete")
     obj = _known_positions(obj, "delete")
+    known_chunks_needed(arr, "delete")
     n = arr.shape[axis]
     keep = np.ones(n, bool)
     if not isinstance(obj, slice):

@@ -173,7 +173,7 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Array:
         if kind != bool:
             raise TypeError(f"select: invalid entry {i} in condlist: should be boolean ndarray, "
                             f"got dtype {kind}")
-    out = asarray(np.asarray(default, dtype=dtype))
+    out = asarray(np.asarray(default).astype(dtype))  # (cast unsafely, as NumPy fills with it)
     for cond, choice in zip(reversed(condlist), reversed(choicelist)):
         out = where(cond, asarray(choice).astype(dtype), out)
     return out
@@ -229,7 +229,7 @@ def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> Ar
         raise ValueError(f"piecewise: with {len(conditions)} condition(s), {len(conditions)} "
                          f"or {len(conditions) + 1} functions are needed; got {len(funclist)}")
     for c in conditions:
-        if c.shape != x.shape:
+        if c.shape != x.shape and c.chunks != x.chunks:  # (unknown lengths: the same mask's blocks)
             raise ValueError(f"piecewise: each condition must have x's shape {x.shape}; got "
                              f"{c.shape}")
     return map_blocks(_piecewise, x, *conditions, funclist=funclist, args=args, kw=kw,

@@ -75,12 +75,18 @@ def _density(counts: Array, edges: list[np.ndarray]) -> Array:
     return counts / volume / counts.sum()
 
 
+def _same_lengths(x: Array, y: Array) -> bool:
+    """Whether ``x`` and ``y`` have one shape; lengths a boolean mask left unknown (``nan``,
+    never equal) count as the same when the blocks are (each block is checked by NumPy)."""
+    return x.shape == y.shape or x.chunks == y.chunks
+
+
 def _weights(weights: Any, a: Array, what: str, words: str) -> list:
     """``[weights]`` as an xsched array of ``a``'s shape (``[]`` without), else NumPy's error."""
     if weights is None:
         return []
     weights = asarray(weights)
-    if weights.shape != a.shape:
+    if not _same_lengths(weights, a):
         raise ValueError(f"{what}: {words}: {weights.shape} and {a.shape}")
     return [weights]
 
@@ -152,10 +158,11 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Any = N
     sample = sample.rechunk({1: -1})
     if weights is not None:
         weights = asarray(weights)
-        if weights.shape != (sample.shape[0],):
+        if weights.ndim != 1 or not _same_lengths(weights, sample[:, 0]):
             raise ValueError(f"histogramdd: weights must be one per point, shape "
                              f"({sample.shape[0]},); got {weights.shape}")
-        weights = weights.rechunk((sample.chunks[0],))
+        if weights.chunks[0] != sample.chunks[0]:
+            weights = weights.rechunk((sample.chunks[0],))
     letters = "abcdefghijklmnopqrstuvwxyz"[:d]
     sizes = {c: (len(e) - 1,) for c, e in zip(letters, edges)}
     inputs: list[Any] = [sample, "nd"] + ([weights, "n"] if weights is not None else [])
@@ -182,7 +189,7 @@ def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None, density: Any 
     [[1.0, 0.0], [1.0, 1.0]]
     """
     x, y = asarray(x), asarray(y)
-    if x.ndim != 1 or y.ndim != 1 or x.shape != y.shape:
+    if x.ndim != 1 or y.ndim != 1 or not _same_lengths(x, y):
         raise ValueError(f"histogram2d: x and y must be 1-d of the same length; got shapes "
                          f"{x.shape} and {y.shape}")
     bins = _known(bins, "histogram2d", "bins")

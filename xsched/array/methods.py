@@ -146,7 +146,7 @@ def _copy(self: Array, order: str = "K") -> Array:
 
 
 def _view_block(block: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    return np.ascontiguousarray(block).view(dtype)
+    return np.asarray(block, order="C").view(dtype)  # (not ascontiguousarray: it makes a 0-d block 1-d)
 
 
 def _view(self: Array, dtype: Any = None, type: Any = None) -> Array:

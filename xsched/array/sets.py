@@ -143,7 +143,8 @@ def _inverse(values: Array, x: Array) -> Array:
 
 def unique_inverse(x: Any) -> UniqueInverseResult:
     """The distinct values of ``x`` and, for each element of ``x`` (its shape), the position
-    of its value among them (the Array API's).
+    of its value among them (the Array API's; every NaN points at the first NaN's place,
+    where NumPy gives each NaN its own).
 
     >>> import numpy as np, xsched.array as xa
     >>> r = xa.unique_inverse(xa.from_array(np.array([[3, 1], [1, 2]]), chunks=1))
@@ -162,11 +163,22 @@ def _first_positions(block: np.ndarray, values: np.ndarray, shape: tuple, starts
     flat = np.ravel_multi_index(coords, shape).ravel() if block.ndim else np.zeros(1, np.intp)
     out = np.full(len(values), math.prod(shape), dtype=np.intp)
     np.minimum.at(out, np.searchsorted(values, block.ravel()), flat)
+    nan = values != values
+    if nan.any():  # (each NaN is a value of its own: the block's NaN positions, in order, fill their slots)
+        positions = np.sort(flat[block.ravel() != block.ravel()])
+        out[nan] = math.prod(shape)
+        out[np.flatnonzero(nan)[:len(positions)]] = positions
     return out
 
 
-def _minimum(parts: list) -> np.ndarray:
-    return np.minimum.reduce(parts)
+def _minimum(parts: list, values: np.ndarray) -> np.ndarray:
+    """The smallest position per value; the NaN slots take the smallest of all the parts'
+    NaN positions, in order (the array has as many NaNs as there are NaN slots)."""
+    out = np.minimum.reduce(parts)
+    nan = values != values
+    if nan.any():
+        out[nan] = np.sort(np.concatenate([p[nan] for p in parts]))[:int(nan.sum())]
+    return out
 
 
 def unique_all(x: Any, split_every: int | None = None) -> UniqueAllResult:
@@ -191,7 +203,8 @@ def unique_all(x: Any, split_every: int | None = None) -> UniqueAllResult:
         f"{name}-{i}": Task(_first_positions, (Ref(chunk_key(x.name, index)), Ref(chunk_key(values.name, (0,))),
                                                x.shape, tuple(s[j] for s, j in zip(grid, index))), {}, per_task(ann))
         for i, index in enumerate(np.ndindex(*x.numblocks))}}
-    last = _tree(layers, list(layers[name]), _minimum, split, token, "unique-indices")
+    last = _tree(layers, list(layers[name]), _minimum, split, token, "unique-indices",
+                 (Ref(chunk_key(values.name, (0,))),))
     indices = Array(LayeredGraph.merge(x._graph, values._graph, new=layers), last, ((math.nan,),), np.intp)
     return UniqueAllResult(values, indices, _inverse(values, x), counts)
 

@@ -78,10 +78,11 @@ def _along(a: Any, func: Callable, name: str, q: Any, axis: Any, keepdims: bool,
             weights = broadcast_to(reshape(weights, shape), a.shape)
         args.append(weights)
         dummy_w = np.ones((1,) * a.ndim, weights.dtype)
-    q = None if q is None else np.asarray(q)
+    if q is not None and type(q) not in (int, float):  # (a Python number stays weak, as NumPy keeps it)
+        q = np.asarray(q)
     sample = _block_call(np.ones((1,) * a.ndim, a.dtype), dummy_w, function=func, q=q, axes=axes,
                          keepdims=keepdims, kwargs=kwargs)  # (NumPy's errors for q, method, ...)
-    q_chunks = () if q is None else tuple((n,) for n in q.shape)
+    q_chunks = () if q is None else tuple((n,) for n in np.shape(q))
     kept = [(1,) if i in axes else c for i, c in enumerate(a.chunks)
             if keepdims or i not in axes]
     chunks = None
@@ -206,7 +207,8 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
         scale = avg.dtype.type(a.size / avg.size)
         return (avg, broadcast_to(asarray(scale), avg.shape)) if returned else avg
     w = asarray(weights)
-    if w.shape != a.shape:
+    same = w.shape == a.shape or w.chunks == a.chunks  # (unknown lengths: the same mask's blocks)
+    if not same:
         if axis is None:
             raise TypeError(f"average: axis must be specified when shapes of a {a.shape} and "
                             f"weights {w.shape} differ")
@@ -219,7 +221,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
         w = reshape(w, tuple(s if i in given else 1 for i, s in enumerate(a.shape)))
     dtype = (np.result_type(a.dtype, w.dtype, "f8") if a.dtype.kind in "biu"
              else np.result_type(a.dtype, w.dtype))
-    scale = _sum(broadcast_to(w, a.shape) if w.shape != a.shape else w, axis=axes,
+    scale = _sum(w if same else broadcast_to(w, a.shape), axis=axes,
                  dtype=dtype, keepdims=keepdims)
     total = _sum(a.astype(dtype) * w.astype(dtype), axis=axes, dtype=dtype, keepdims=keepdims)
     avg = elemwise(_divide_by_weights, total, scale, dtype=dtype, name="average")
@@ -270,7 +272,7 @@ def moment(a: Any, order: int, axis: Any = None, dtype: Any = None, keepdims: bo
     if d.dtype.kind == "c":
         d = elemwise(np.absolute, d)
     count = int(np.prod([a.shape[i] for i in axes]))
-    total = _sum(d ** order, axis=axes, keepdims=keepdims, split_every=split_every)
+    total = _sum(d ** order, axis=axes, dtype=dtype, keepdims=keepdims, split_every=split_every)
     return elemwise(_over, total, max(count - ddof, 0), dtype=dtype, name="moment")
 
 
@@ -305,9 +307,11 @@ def _as_rows(m: Any, rowvar: bool, dtype: np.dtype, what: str) -> Array:
     if m.ndim > 2:
         raise ValueError(f"{what} has more than 2 dimensions: shape {m.shape}")
     m = m.astype(dtype) if m.dtype != dtype else m
+    # NumPy's two rules: a 2-d m is variables by columns whatever its rows; a y of one row is one variable
+    by_columns = not rowvar and (m.ndim != 1 if what == "m" else m.ndim == 2 and m.shape[0] != 1)
     if m.ndim < 2:
         m = reshape(m, (1, -1)) if m.ndim == 1 else reshape(m, (1, 1))
-    if not rowvar and m.shape[0] != 1:
+    if by_columns:
         m = m.T
     return m
 
@@ -349,6 +353,8 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
             m_dtype, asarray(y).dtype, np.float64)
     dtype = np.dtype(dtype)
     x = _as_rows(m, rowvar, dtype, "m")
+    if x.shape[0] == 0:  # (no variables: NumPy's empty float64 matrix, whatever dtype)
+        return asarray(np.empty((0, 0)))
     if y is not None:
         x = concatenate([x, _as_rows(y, rowvar, dtype, "y")], axis=0)
     ddof = (0 if bias else 1) if ddof is None else int(ddof)
