@@ -123,3 +123,10 @@ def test_unique_all_indices_of_nans_in_2d(chunks):
     b = np.array([[np.nan, 1.0], [2.0, np.nan], [np.nan, np.nan]])
     got = xa.unique_all(xa.from_array(b, chunks=chunks))
     np.testing.assert_array_equal(got.indices.compute(), np.unique_all(b).indices)
+
+
+def test_nonzero_of_a_0d_array_fails_as_numpy():
+    with pytest.raises(ValueError, match="0d arrays"):
+        np.nonzero(np.array(5))
+    with pytest.raises(ValueError, match="0d arrays"):
+        xa.nonzero(xa.asarray(5))

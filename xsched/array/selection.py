@@ -64,6 +64,8 @@ def nonzero(x: Any) -> tuple:
     ([0, 1], [1, 0])
     """
     x = x if isinstance(x, Array) else asarray(x)
+    if x.ndim == 0:  # (NumPy's error)
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use xa.atleast_1d(scalar).nonzero() instead.")
     flat = flatnonzero(x)
     if x.ndim == 1:
         return (flat,)
