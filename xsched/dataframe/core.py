@@ -385,6 +385,7 @@ class _Frame:
 
     # ----------------------------------------------------------------- element-wise operators
     def _binary(self, op: Callable, other: Any, reflected: bool = False):
+        check_pandas_rows(self, other, funcname(op), isinstance(self, Series) or isinstance(other, pd.DataFrame))
         args = (other, self) if reflected else (self, other)
         kind = None
         if (isinstance(self, Series) and not reflected and op in _COMPARISONS
@@ -401,6 +402,16 @@ class _Frame:
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         return np.asarray(self.compute(), dtype=dtype)
+
+
+def check_pandas_rows(frame: "_Frame", other: Any, what: str, by_rows: bool) -> None:
+    """Refuse, when built, a pandas object matched to ``frame``'s rows by label (``by_rows``:
+    a Series with a Series, anything with a DataFrame) when ``frame`` has several partitions:
+    every partition would meet all of its rows, and the result would repeat them."""
+    if by_rows and isinstance(other, (pd.Series, pd.DataFrame)) and frame.npartitions > 1:
+        raise ValueError(f"{what}: a pandas {type(other).__name__} is matched to the rows by label, and this "
+                         f"collection has {frame.npartitions} partitions: make it a collection partitioned alike "
+                         "(from_pandas with the same divisions), or repartition to one")
 
 
 _COMPARISONS = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=", operator.eq: "==",

@@ -4,8 +4,10 @@ element-wise operations of two collections or with a pandas object: ``combine_fi
 
 The named operator methods (``df.add(other, fill_value=0)``, ``s.lt(3)``...) take the same
 keywords as pandas' (``fill_value``, ``axis``, ``level``) and run partition by partition, an
-``other`` collection partitioned alike (as for ``+``). ``isnull``/``notnull`` are ``isna``/
-``notna``, ``product`` is ``prod``, and ``pipe`` calls a function with the collection.
+``other`` collection partitioned alike (as for ``+``); a pandas ``other`` matched to the rows
+by label is refused with several partitions (each would meet all its rows). ``isnull``/
+``notnull`` are ``isna``/``notna``, ``product`` is ``prod``, and ``pipe`` calls a function
+with the collection.
 
 ``combine_first`` and ``align`` match rows by index label, so they run partition by partition
 only when both collections' inner divisions are known and equal (partition ``i`` of each then
@@ -26,7 +28,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from .core import _NO_META, DataFrame, Series, _call_method, _Frame, _nonempty, map_partitions
+from .core import _NO_META, DataFrame, Series, _call_method, _Frame, _nonempty, check_pandas_rows, map_partitions
 from .reductions import reduction
 
 __all__: list[str] = []
@@ -38,6 +40,9 @@ OPERATORS = ("add", "sub", "mul", "div", "truediv", "floordiv", "mod", "pow", "r
 
 def _operator(name: str) -> Callable:
     def method(self, other: Any, *args: Any, **kwargs: Any):
+        axis = kwargs.get("axis", args[0] if args else "columns")
+        check_pandas_rows(self, other, name, isinstance(other, pd.DataFrame) or isinstance(self, Series)
+                          or axis in (0, "index", "rows"))
         return self._method(name, other, *args, **kwargs)
     method.__name__ = name
     method.__doc__ = (f"``{name}`` as pandas' (``fill_value=``, ``axis=``, ``level=``), partition by "

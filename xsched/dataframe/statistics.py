@@ -5,8 +5,9 @@ Each is a ``reduction`` (``reductions.py``) whose partials stay small:
 
 * ``corr``/``cov``: per pair of columns, over the rows where both are present (pandas'
   pairwise-complete rows), the count, both means and the sums of squared and crossed
-  deviations from them; partials merge with the pairwise formula of Chan, Golub & LeVeque,
-  so large means do not cost precision;
+  deviations from them, and each column's least and largest value there (equal: no spread,
+  so no correlation, as pandas, where rounding would leave some); partials merge with the
+  pairwise formula of Chan, Golub & LeVeque, so large means do not cost precision;
 * ``idxmax``/``idxmin``: per column, the best value of the partition and its label; ties go
   to the earlier partition, as pandas takes the first;
 * ``mode``: the value counts (``value_counts``' partials), the most frequent values at the end;
@@ -45,8 +46,10 @@ __all__ = ["corr", "cov", "idxbest", "mode", "frame_quantile", "power_moment", "
 
 def _comoments(part: pd.DataFrame) -> tuple:
     """Per pair (i, j) of columns over the rows where both are present: count, mean of i,
-    sum of squared deviations of i, sum of crossed deviations (``k x k`` arrays); and whether
-    a value is missing (pandas' ``DataFrame.cov`` then ignores ``ddof``)."""
+    sum of squared deviations of i, sum of crossed deviations, the least and largest value of
+    i (``k x k`` arrays: a column constant over the pair's rows has no spread, exactly, where
+    rounding would leave some); and whether a value is missing (pandas' ``DataFrame.cov`` then
+    ignores ``ddof``)."""
     x = part.to_numpy(dtype="float64", na_value=np.nan)
     valid = (~np.isnan(x)).astype("float64")
     x0 = np.where(valid > 0, x, 0.0)
@@ -63,13 +66,19 @@ def _comoments(part: pd.DataFrame) -> tuple:
     d = np.where(n > 0, s1 / np.maximum(n, 1), 0.0)
     m2 = s2 - n * d ** 2
     cxy = sxy - n * d * d.T
-    return n, mean, m2, cxy, bool((valid == 0).any())
+    lo, hi = np.full(n.shape, np.inf), np.full(n.shape, -np.inf)
+    for j in range(x.shape[1]):
+        both = x[valid[:, j] > 0]
+        lo[:, j] = np.fmin.reduce(both, axis=0, initial=np.inf)
+        hi[:, j] = np.fmax.reduce(both, axis=0, initial=-np.inf)
+    return n, mean, m2, cxy, lo, hi, bool((valid == 0).any())
 
 
 def _merge_comoments(partials: list) -> tuple:
-    n, mean, m2, cxy, missing = partials[0]
-    for nb, meanb, m2b, cxyb, missing_b in partials[1:]:
+    n, mean, m2, cxy, lo, hi, missing = partials[0]
+    for nb, meanb, m2b, cxyb, lob, hib, missing_b in partials[1:]:
         missing = missing or missing_b
+        lo, hi = np.fmin(lo, lob), np.fmax(hi, hib)
         total = n + nb
         safe = np.maximum(total, 1)
         delta = meanb - mean
@@ -78,19 +87,21 @@ def _merge_comoments(partials: list) -> tuple:
         cxy = cxy + cxyb + delta * delta.T * weight
         mean = np.where(total > 0, mean + delta * nb / safe, 0.0)
         n = total
-    return n, mean, m2, cxy, missing
+    return n, mean, m2, cxy, lo, hi, missing
 
 
 def _finish_comoments(partials: list, kind: str, min_periods: int, ddof: int, labels: list,
                       series: bool) -> Any:
-    n, _, m2, cxy, missing = _merge_comoments(partials)
+    n, _, m2, cxy, lo, hi, missing = _merge_comoments(partials)
+    constant = lo == hi
+    m2, cxy = np.where(constant, 0.0, m2), np.where(constant | constant.T, 0.0, cxy)
     if missing and not series:
         ddof = 1  # (as pandas' DataFrame.cov: its pairwise path over missing values has no ddof)
     with np.errstate(invalid="ignore", divide="ignore"):
         if kind == "cov":
             out = np.where(n - ddof > 0, cxy / np.maximum(n - ddof, 1), np.nan)
-        else:
-            out = np.clip(cxy / np.sqrt(m2 * m2.T), -1.0, 1.0)
+        else:  # (no spread in either: no correlation, as pandas)
+            out = np.where((m2 > 0) & (m2.T > 0), np.clip(cxy / np.sqrt(m2 * m2.T), -1.0, 1.0), np.nan)
             out[np.diag_indices_from(out)] = np.where(np.diag(m2) > 0, 1.0, np.nan)
     out = np.where(n >= max(min_periods, 1 if kind == "cov" else 2), out, np.nan)
     if series:
@@ -243,19 +254,22 @@ def _mode_final(partials: list, dropna: bool, meta: pd.Series) -> pd.Series:
     counts = counts[counts > 0]  # (a categorical counts its unseen categories too)
     top = counts[counts == counts.max()].index if len(counts) else counts.index
     out = pd.Series(top, dtype=meta.dtype, name=meta.name)
-    try:
-        return out.sort_values(ignore_index=True, na_position="last")
+    try:  # (pandas 3.1 sorts text of dtype object into dtype str: back to the column's)
+        return out.sort_values(ignore_index=True, na_position="last").astype(meta.dtype)
     except TypeError:  # (values that do not compare: in order of appearance)
         return out.reset_index(drop=True)
 
 
-def mode(frame: _Frame, dropna: bool = True, split_every: int | None = None):
-    """The most frequent value(s), sorted (a Series of one partition); of a DataFrame, per column.
+def mode(frame: _Frame, dropna: bool = True, split_every: int | None = None, numeric_only: bool = False):
+    """The most frequent value(s), sorted (a Series of one partition); of a DataFrame, per
+    column (per numeric column with ``numeric_only``).
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> xd.from_pandas(pd.Series([3, 1, 3, 1, 2]), npartitions=2).mode().compute().tolist()
     [1, 3]
     """
+    if isinstance(frame, DataFrame) and numeric_only:
+        frame = frame[list(_nonempty(frame._meta).mode(numeric_only=True).columns)]
     if isinstance(frame, DataFrame):
         modes = [mode(frame[c], dropna, split_every) for c in frame.columns]
         meta = pd.DataFrame({c: m._meta for c, m in zip(frame.columns, modes)}).iloc[:0]
@@ -501,14 +515,14 @@ def _install() -> None:
         """
         if isinstance(self, Series):
             _nonempty(self._meta).median()  # (pandas' own error, at once, for values without one)
-            return quantile(self, 0.5, split_every)
+            return quantile(_bool_as_float(self), 0.5, split_every)
         try:
             meta = _nonempty(self._meta).median(numeric_only=numeric_only)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"median() of this DataFrame fails in pandas: {exc}; pass numeric_only=True "
                             "or select the numeric columns") from exc
         names = list(meta.index)
-        parts = [quantile(self[c], [0.5], split_every) for c in names]
+        parts = [quantile(_bool_as_float(self[c]), [0.5], split_every) for c in names]
         return map_partitions(_medians, *parts, names, meta.dtype, meta=meta.iloc[:0], _name="median")
 
     series_corr.__doc__ = frame_corr.__doc__ = corr.__doc__
@@ -521,7 +535,16 @@ def _install() -> None:
             setattr(cls, name, f)
     for cls in (Series, DataFrame):
         cls.median = median  # type: ignore[attr-defined]
-        cls.mode = lambda self, dropna=True, split_every=None: mode(self, dropna, split_every)
+    def frame_mode(self, axis: Any = 0, numeric_only: bool = False, dropna: bool = True,
+                   split_every: int | None = None):
+        if axis not in (0, "index"):  # (its columns: as many as the most tied row's values)
+            raise NotImplementedError(f"mode(axis={axis!r}): the number of columns is not known until "
+                                      "computed; compute() first")
+        return mode(self, dropna, split_every, numeric_only)
+
+    Series.mode = lambda self, dropna=True, split_every=None: mode(self, dropna, split_every)
+    DataFrame.mode = frame_mode  # type: ignore[attr-defined]
+    for cls in (Series, DataFrame):
         cls.mode.__doc__, cls.mode.__name__ = mode.__doc__, "mode"
 
     def quantile_frame(self, q: Any = 0.5, axis: Any = 0, numeric_only: bool = False,
@@ -591,6 +614,11 @@ def _install() -> None:
                                                doc=monotonic.__doc__)
         cls.is_monotonic_decreasing = property(lambda self: monotonic(self, False),  # type: ignore[attr-defined]
                                                doc=monotonic.__doc__)
+
+
+def _bool_as_float(series: Series) -> Series:
+    """Truth values as 1.0 and 0.0, whose median pandas takes (the quantile of truth values fails)."""
+    return series.astype("float64") if pd.api.types.is_bool_dtype(series._meta.dtype) else series
 
 
 def _medians(*args: Any) -> pd.Series:
