@@ -17,7 +17,9 @@ input sends output ``j`` its rows whose label is in ``[B_j, B_j+1)``, so pandas'
 (closed and labelled on the right for month ends and weeks) decide every row's bin.
 ``closed=`` and ``label=`` are pandas': bins of one length closed on the right hold
 ``(e, e + step]`` (a row on an edge closes the bin before it), labels on the right are
-``e + step``; calendar bins ask pandas for each row's label with them, as above.
+``e + step``; calendar bins ask pandas for each row's label with them, as above. (One
+difference left: with a time zone and ``closed="right"``, pandas adds an empty bin after a
+last row that falls exactly on a bin's edge; here the bins end with the data's.)
 Calendar rules of several units (``"2W"``, ``"3MS"``) have bins pandas places from the
 data's first row: the first division is that row, so every partition asks pandas for its
 rows' labels with that row put in front (``_anchored``), and aggregates by those labels.
