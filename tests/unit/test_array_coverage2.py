@@ -357,3 +357,17 @@ def test_isnull_and_notnull_equal_pandas(values):
         np.testing.assert_array_equal(xa.notnull(x).compute(), pd.notnull(values))
     obj = np.array([pd.NA, pd.NaT, 1], dtype=object)
     np.testing.assert_array_equal(xa.isnull(xa.from_array(obj, chunks=2)).compute(), pd.isnull(obj))
+
+
+def test_the_array_api_inspection_namespace():
+    info = xa.__array_namespace_info__()
+    assert info.capabilities() == {"boolean indexing": True, "data-dependent shapes": True}
+    assert info.default_device() is xa.ones(2, chunks=1).device and info.devices() == [info.default_device()]
+    assert info.default_dtypes()["real floating"] == np.float64
+    assert set(info.dtypes()) == {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                                  "uint64", "float32", "float64", "complex64", "complex128"}
+    assert list(info.dtypes(kind="complex floating")) == ["complex64", "complex128"]
+    with pytest.raises(ValueError, match="unknown kind"):
+        info.dtypes(kind="floating")
+    with pytest.raises(ValueError, match="only"):
+        info.dtypes(device="gpu")

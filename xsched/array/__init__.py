@@ -73,6 +73,7 @@ from . import methods as _methods  # (x.diagonal(), x.take(...), x.view(...): Nu
 from . import ufuncs as _ufuncs
 from .ufuncs import *  # noqa: F403 (xa.sin, xa.maximum, ...: NumPy's element-wise functions, dtype functions)
 from . import fft, linalg, random
+from .inspection import __array_namespace_info__  # (the Array API's inspection namespace)
 from . import dispatch as _dispatch
 
 #: The version of the Array API standard this namespace follows (``x.__array_namespace__()``;
