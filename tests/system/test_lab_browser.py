@@ -328,7 +328,10 @@ def test_panel_in_real_browser(lab, lab_cluster, tmp_path):
             timings["widgets"] = time.monotonic() - t0
 
             # 5. the panel's task groups (pushed), and a key's story (the page was reloaded: the
-            # panel shows the cluster it showed before; select it anyway, other clusters may run)
+            # panel shows the cluster it showed before; select it anyway, other clusters may run).
+            # Opening the notebook by its /lab/tree/ URL may have put the file browser in the
+            # sidebar: show the panel (the command shows it, never hides it)
+            open_by_palette(page, "Show xsched clusters")
             item.click()
             group = panel.locator('.xsched-Group[data-group="double"]')
             expect(group).to_be_visible(timeout=15_000)
