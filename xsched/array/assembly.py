@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from .reductions import _check_out
 from .core import Array
 from .creation import asarray
 from .manipulation import (_axis, broadcast_to, concatenate, expand_dims, flip, moveaxis, ravel,
@@ -254,8 +255,7 @@ def compress(condition: Any, a: Any, axis: Any = None, out: Any = None) -> Array
     >>> xa.compress([True, False, True], x, axis=1).compute().tolist()
     [[0, 2], [3, 5]]
     """
-    if out is not None:
-        raise TypeError("compress: out= is not supported for xsched arrays")
+    _check_out(out, "compress")
     a, axis = _flat_or_axis(a, axis, "compress")
     n = a.shape[axis]
     cut = (slice(None),) * axis

@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .reductions import _check_out
 from .core import Array, elemwise, map_blocks
 from .creation import asarray
 from .manipulation import where
@@ -73,8 +74,7 @@ def fix(x: Any, out: Any = None) -> Array:
     >>> xa.fix(xa.from_array(np.array([-2.5, 2.5]))).compute().tolist()
     [-2.0, 2.0]
     """
-    if out is not None:
-        raise TypeError("fix: out= is not supported for xsched arrays; use the returned array")
+    _check_out(out, "fix")
     return _per_block(np.fix, x, "fix")
 
 
@@ -105,8 +105,7 @@ def isposinf(x: Any, out: Any = None) -> Array:
     >>> xa.isposinf(xa.from_array(np.array([np.inf, -np.inf]))).compute().tolist()
     [True, False]
     """
-    if out is not None:
-        raise TypeError("isposinf: out= is not supported for xsched arrays")
+    _check_out(out, "isposinf")
     return _per_block(np.isposinf, x, "isposinf")
 
 
@@ -117,8 +116,7 @@ def isneginf(x: Any, out: Any = None) -> Array:
     >>> xa.isneginf(xa.from_array(np.array([np.inf, -np.inf]))).compute().tolist()
     [False, True]
     """
-    if out is not None:
-        raise TypeError("isneginf: out= is not supported for xsched arrays")
+    _check_out(out, "isneginf")
     return _per_block(np.isneginf, x, "isneginf")
 
 
@@ -192,8 +190,7 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Array:
     >>> xa.choose(a, [np.arange(4), np.arange(4) * 10]).compute().tolist()
     [0, 10, 20, 3]
     """
-    if out is not None:
-        raise TypeError("choose: out= is not supported for xsched arrays")
+    _check_out(out, "choose")
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError(f"choose: clipmode must be one of 'clip', 'raise', or 'wrap', "
                          f"got {mode!r}")

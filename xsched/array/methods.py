@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .assembly import compress
+from .reductions import _check_out
 from .core import Array, elemwise, map_blocks
 from .diagonals import diagonal, trace
 from .elementwise import choose
@@ -124,8 +125,7 @@ def _take(self: Array, indices: Any, axis: Any = None, out: Any = None, mode: st
     >>> xa.from_array(np.arange(5) * 10, chunks=2).take([4, 0]).compute().tolist()
     [40, 0]
     """
-    if out is not None:
-        raise TypeError("take: out= is not supported for xsched arrays; use the returned array instead")
+    _check_out(out, "take")
     if mode != "raise":
         raise ValueError(f"take: mode={mode!r} is not supported: indices out of range raise; wrap or clip "
                          "them first (np.mod(indices, n), np.clip(indices, 0, n - 1))")
