@@ -16,7 +16,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python extensions/jupyterlab/install_dev.py
 	touch $(STAMP)
 
+# (Byte-compiled first, as an installed package is, so worker processes do not compile it anew.)
 demo: $(STAMP)
+	$(BIN)/python -m compileall -q xsched
 	$(BIN)/python -m xsched.demo
 
 # System parts of the multi-host, Slurm and ssh tiers (root only; elsewhere those tiers skip).

@@ -57,8 +57,14 @@ def _add_up(parts: list) -> np.ndarray:
 
 
 def _accumulate(total: np.ndarray, x: np.ndarray, y: np.ndarray, func: Callable, args: tuple) -> np.ndarray:
-    """``total`` plus one more block product (a new array: ``total`` is another task's result)."""
-    return np.add(total, func(x, y, *args))
+    """``total`` plus one more block product, added into the product (a new array this task
+    owns; ``total`` is another task's result and stays as it is): one block allocated per
+    step, not two."""
+    product = func(x, y, *args)
+    if isinstance(product, np.ndarray) and product.shape == np.broadcast_shapes(product.shape, np.shape(total)) \
+            and np.result_type(product, total) == product.dtype:
+        return np.add(product, total, out=product)
+    return np.add(total, product)
 
 
 def _contract(op: str, a: Array, b: Array, func: Callable, args: tuple, chunks: tuple,
