@@ -32,11 +32,13 @@ from . import statistics as _statistics  # noqa: F401  (corr, cov, idxmax, idxmi
 from . import reshaping as _reshaping  # noqa: F401  (melt, categorize, pivot_table)
 from . import operators as _operators  # noqa: F401  (add, eq... with fill_value; isnull, product, pipe)
 from . import memory as _memory  # noqa: F401  (memory_usage, nbytes, info)
+from . import repartition as _repartition  # noqa: F401  (repartition by count, divisions, freq, size)
 from .core import DataFrame, Index, Scalar, Series, map_partitions
 from .csv import read_csv, to_csv
 from .io import from_delayed, from_dict, from_pandas
 from .methods import concat, isna, notna, to_datetime, to_numeric, to_timedelta
 from .parquet import read_parquet, to_parquet
+from .repartition import repartition
 from .reshaping import get_dummies, melt, pivot_table
 from .shuffle import merge
 
@@ -64,4 +66,5 @@ __all__ = [
     "melt",
     "get_dummies",
     "pivot_table",
+    "repartition",
 ]

@@ -313,40 +313,6 @@ class _Frame:
                           "to look further", stacklevel=3)
         return result
 
-    def repartition(self, npartitions: int | None = None, partition_size: Any = None):
-        """The same rows in ``npartitions`` partitions: neighbours are concatenated (fewer
-        partitions) or partitions are cut by row position (more partitions).
-
-        >>> import pandas as pd, xsched.dataframe as xd
-        >>> df = xd.from_pandas(pd.DataFrame({"a": range(12)}), npartitions=6)
-        >>> df.repartition(npartitions=2).npartitions, df.repartition(npartitions=12).npartitions
-        (2, 12)
-        """
-        if npartitions is None:
-            raise ValueError("repartition needs npartitions=, e.g. df.repartition(npartitions=8)")
-        if not isinstance(npartitions, numbers.Integral) or npartitions < 1:
-            raise ValueError(f"repartition: npartitions must be a positive integer, got {npartitions!r}")
-        n_in, n_out = self.npartitions, int(npartitions)
-        keys = self._keys()
-        name = f"repartition-{n_out}-{new_token(self._name, n_out)}"
-        ann = annotations_in_force()
-        layer: dict[str, Task] = {}
-        if n_out <= n_in:
-            bounds = np.linspace(0, n_in, n_out + 1).round().astype(int)
-            for j in range(n_out):
-                parts = [Ref(k) for k in keys[bounds[j]:bounds[j + 1]]]
-                layer[chunk_key(name, (j,))] = Task(_concat, (parts, self._meta), {}, per_task(ann))
-            divisions = tuple(self.divisions[b] for b in bounds)
-        else:
-            per = [n_out // n_in + (1 if i < n_out % n_in else 0) for i in range(n_in)]
-            j = 0
-            for i, pieces in enumerate(per):
-                for p in range(pieces):
-                    layer[chunk_key(name, (j,))] = Task(_cut, (Ref(keys[i]), p, pieces), {}, per_task(ann))
-                    j += 1
-            divisions = (None,) * (n_out + 1)
-        return new_collection(LayeredGraph.merge(self._graph, new={name: layer}), name, self._meta, divisions)
-
     # ----------------------------------------------------------------- reductions (reductions.py)
     def __len__(self) -> int:
         return int(self.map_partitions(len, meta=0).sum().compute())
@@ -1014,11 +980,6 @@ def _apply_rows(part: pd.DataFrame, func: Callable, args: tuple, **kwargs: Any) 
 
 def _take_end(parts: list, which: str, n: int) -> Any:
     return getattr(_concat(parts), which)(n)  # (which: "head" or "tail")
-
-
-def _cut(part: Any, piece: int, pieces: int) -> Any:
-    bounds = np.linspace(0, len(part), pieces + 1).round().astype(int)
-    return part.iloc[bounds[piece]:bounds[piece + 1]]
 
 
 def _first(results: list) -> Any:
