@@ -298,6 +298,24 @@ def test_set_index_sorted_reads_only_minima_and_maxima():
     assert not any(k.startswith("split-") for k in out.__xsched_graph__())
 
 
+def test_set_index_sorted_over_overlapping_ranges_forgets_the_old_divisions():
+    pdf = pd.DataFrame({"k": [5, 6, 1, 2], "v": range(4)})
+    with pytest.warns(UserWarning, match="divisions stay unknown"):
+        out = xd.from_pandas(pdf, npartitions=2).set_index("k", sorted=True)
+    assert not out.known_divisions  # (it kept the RangeIndex's (0, 2, 3), and loc[1:2] read nothing)
+    eq(out.loc[1:2].compute(), pdf.set_index("k").loc[[1, 2]])
+
+
+def test_set_index_sorted_with_empty_partitions_knows_the_divisions():
+    pdf = pd.DataFrame({"k": range(40), "v": range(40)})
+    df = xd.from_pandas(pdf, npartitions=4)
+    out = df[(df.k < 5) | (df.k > 28)].set_index("k", sorted=True)  # (partition 1 left empty)
+    assert out.divisions == (0, 29, 29, 30, 39)
+    want = pdf[(pdf.k < 5) | (pdf.k > 28)].set_index("k")
+    eq(out.loc[3:30].compute(), want.loc[3:30])
+    eq(out.compute(), want)
+
+
 def test_sort_values_and_drop_duplicates_match_pandas(data):
     pdf, df = data
     eq(df.sort_values("x").compute().reset_index(drop=True), pdf.sort_values("x").reset_index(drop=True))

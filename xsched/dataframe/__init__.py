@@ -32,8 +32,10 @@ from . import statistics as _statistics  # noqa: F401  (corr, cov, idxmax, idxmi
 from . import reshaping as _reshaping  # noqa: F401  (melt, categorize, pivot_table)
 from . import operators as _operators  # noqa: F401  (add, eq... with fill_value; isnull, product, pipe)
 from . import memory as _memory  # noqa: F401  (memory_usage, nbytes, info)
+from . import asof as _asof  # noqa: F401  (merge_asof)
 from . import repartition as _repartition  # noqa: F401  (repartition by count, divisions, freq, size)
 from .core import DataFrame, Index, Scalar, Series, map_partitions
+from .asof import merge_asof
 from .csv import read_csv, to_csv
 from .io import from_delayed, from_dict, from_pandas
 from .methods import concat, isna, notna, to_datetime, to_numeric, to_timedelta
@@ -52,6 +54,7 @@ __all__ = [
     "from_dict",
     "from_delayed",
     "merge",
+    "merge_asof",
     "read_csv",
     "to_csv",
     "read_parquet",

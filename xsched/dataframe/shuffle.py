@@ -292,12 +292,17 @@ def set_index(frame: DataFrame, other: Any, sorted: bool = False, npartitions: i
 def _set_index_presorted(frame: DataFrame, column: Any, drop: bool, meta: Any) -> DataFrame:
     out = map_partitions(_set_index_sorted, frame, column, drop, meta=meta, _name="set-index-sorted")
     stats = compute_collection(map_partitions(_min_max, frame, column, meta=object))
-    lows, highs = [s[0] for s in stats], [s[1] for s in stats]
-    if all(s[2] for s in stats) and all(h <= lo for h, lo in zip(highs[:-1], lows[1:])):
-        out.divisions = tuple(lows) + (highs[-1],)
-    else:
-        warnings.warn("set_index(sorted=True): the partitions' ranges of the column overlap or some are "
-                      "empty, so the divisions stay unknown; use sorted=False to sort", stacklevel=3)
+    full = [s for s in stats if s[2]]  # (empty partitions, as a filter leaves, take a neighbour's bound)
+    if full and all(a[1] <= b[0] for a, b in zip(full[:-1], full[1:])):
+        bounds, after = [], full[-1][1]
+        for low, _, count in reversed(stats):
+            after = low if count else after
+            bounds.append(after)
+        out.divisions = tuple(reversed(bounds)) + (full[-1][1],)
+    else:  # (not the old index's divisions, which map_partitions kept)
+        out.divisions = (None,) * (frame.npartitions + 1)
+        warnings.warn("set_index(sorted=True): the partitions' ranges of the column overlap (or all are "
+                      "empty), so the divisions stay unknown; use sorted=False to sort", stacklevel=3)
     return out
 
 

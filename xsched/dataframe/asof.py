@@ -1,0 +1,186 @@
+"""``merge_asof``: each left row joined with the nearest right row by key, as pandas', per
+left partition and without a shuffle.
+
+pandas needs both sides sorted by the key; here each side's divisions along the key say
+which right partitions a left partition can match (a key column is made the index with
+``set_index(column, sorted=True)``, which only reads each partition's minimum and
+maximum). A left partition is merged with the right partitions its key range overlaps plus,
+for rows whose nearest match lies beyond them, one summary row per ``by`` group: the last
+right row of all earlier partitions (``direction="backward"``), the first of all later
+ones (``"forward"``), or both (``"nearest"``). The summaries are running chains over the
+right partitions, one small task each, so every left partition sees the match the whole
+frame would give it. Data flow::
+
+    right partition r --> last rows per group, 0..r  (chain) --\\
+    right partition r --> first rows per group, r..n (chain) ---+--> pd.merge_asof per left partition
+    left partition i  ------------------------------------------/     (right: overlapping partitions + summaries)
+
+>>> import pandas as pd, xsched.dataframe as xd
+>>> trades = xd.from_pandas(pd.DataFrame({"t": [1, 5, 10], "qty": [1, 2, 3]}), npartitions=2)
+>>> quotes = xd.from_pandas(pd.DataFrame({"t": [2, 3, 7], "bid": [9.0, 9.5, 8.0]}), npartitions=2)
+>>> xd.merge_asof(trades, quotes, on="t").compute().bid.tolist()
+[nan, 9.5, 8.0]
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import pandas as pd
+
+from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.spec import Ref, Task
+from .core import DataFrame, _concat, _nonempty, make_meta, new_collection
+from .io import from_pandas
+from .shuffle import set_index
+
+__all__ = ["merge_asof"]
+
+_DIRECTIONS = ("backward", "forward", "nearest")
+
+
+def merge_asof(left: DataFrame, right: Any, on: Any = None, left_on: Any = None, right_on: Any = None,
+               left_index: bool = False, right_index: bool = False, by: Any = None, left_by: Any = None,
+               right_by: Any = None, suffixes: tuple = ("_x", "_y"), tolerance: Any = None,
+               allow_exact_matches: bool = True, direction: str = "backward") -> DataFrame:
+    """Join each row of ``left`` with the right row of nearest key, as ``pandas.merge_asof``
+    (same arguments): ``direction`` backward (the last key at or before), forward or
+    nearest; ``by`` columns must match exactly; ``tolerance`` caps the distance. Both sides
+    must be sorted by the key, as pandas asks: a key column's partitions must hold
+    increasing, non-overlapping ranges, and an index must have known divisions. With a
+    key column the result has each partition's own default index, as a merge on columns.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> t = pd.date_range("2024-01-01", periods=6, freq="1min")
+    >>> left = xd.from_pandas(pd.DataFrame({"x": range(6)}, index=t), npartitions=3)
+    >>> right = pd.DataFrame({"y": [10, 20]}, index=t[[1, 4]] + pd.Timedelta("10s"))
+    >>> xd.merge_asof(left, right, left_index=True, right_index=True, direction="forward").compute().y.tolist()
+    [10.0, 10.0, 20.0, 20.0, 20.0, nan]
+    """
+    if direction not in _DIRECTIONS:
+        raise ValueError(f"merge_asof: direction must be one of {', '.join(_DIRECTIONS)}, got {direction!r}")
+    if isinstance(right, pd.DataFrame):
+        right = from_pandas(right, npartitions=1, sort=right_index)
+    if not isinstance(left, DataFrame) or not isinstance(right, DataFrame):
+        raise TypeError(f"merge_asof joins two xsched DataFrames (or a pandas one on the right), got "
+                        f"{type(left).__name__} and {type(right).__name__}")
+    if on is not None:
+        left_on = right_on = on
+    if by is not None:
+        left_by = right_by = by
+    if (left_on is None) == (not left_index) or (right_on is None) == (not right_index):
+        raise ValueError("merge_asof: give each side one key: on=, or left_on= / left_index=True and "
+                         "right_on= / right_index=True")
+    kwargs: dict = {"suffixes": suffixes, "tolerance": tolerance, "allow_exact_matches": allow_exact_matches,
+                    "direction": direction}
+    kwargs.update({k: v for k, v in (("left_on", left_on), ("right_on", right_on), ("left_by", left_by),
+                                     ("right_by", right_by)) if v is not None})
+    kwargs.update({k: True for k, v in (("left_index", left_index), ("right_index", right_index)) if v})
+    for side, frame, key in (("left", left, left_on), ("right", right, right_on)):
+        if key is not None:
+            frame._check_columns([key], f"merge_asof ({side} key)")
+    try:  # (pandas says what is wrong: key dtypes, by columns, tolerance)
+        meta = make_meta(pd.merge_asof(_sorted_sample(left._meta, left_on), _sorted_sample(right._meta, right_on),
+                                       **kwargs))
+    except Exception as exc:
+        raise ValueError(f"merge_asof fails in pandas on these frames' keys, columns and dtypes: "
+                         f"{type(exc).__name__}: {exc}") from exc
+    lk, rk = _indexed_by_key(left, left_on, "left"), _indexed_by_key(right, right_on, "right")
+    by_cols = None if right_by is None else ([right_by] if isinstance(right_by, (str, int)) else list(right_by))
+    token = new_token(lk._name, rk._name, kwargs)
+    ann = annotations_in_force()
+    layers: dict[str, dict] = {}
+    rkeys = rk._keys()
+    n = len(rkeys)
+    chains = {}
+    if direction in ("backward", "nearest"):
+        chains["before"] = _chain(layers, f"asof-last-rows-{token}", rkeys, range(n), by_cols, "tail", ann)
+    if direction in ("forward", "nearest"):
+        chains["after"] = _chain(layers, f"asof-first-rows-{token}", rkeys, range(n - 1, -1, -1), by_cols, "head", ann)
+    name = f"merge-asof-{token}"
+    layer = {}
+    ld, rd = lk.divisions, rk.divisions
+    for i, lkey in enumerate(lk._keys()):
+        lo, hi = ld[i], ld[i + 1]
+        overlap = [r for r in range(n) if rd[r] <= hi and rd[r + 1] >= lo]
+        if overlap:
+            first, last = overlap[0] - 1, overlap[-1] + 1
+        else:
+            first = max((r for r in range(n) if rd[r + 1] < lo), default=-1)
+            last = first + 1
+        pieces = []
+        if "before" in chains and first >= 0:
+            pieces.append(Ref(chains["before"][first]))
+        pieces += [Ref(rkeys[r]) for r in overlap]
+        if "after" in chains and last < n:
+            pieces.append(Ref(chains["after"][last]))
+        layer[chunk_key(name, (i,))] = Task(_merge_part, (Ref(lkey), pieces, left_on is not None,
+                                                          right_on is not None, rk._meta, kwargs, meta),
+                                            {}, per_task(ann))
+    layers[name] = layer
+    divisions = left.divisions if left_index and right_index else (None,) * (left.npartitions + 1)
+    return new_collection(LayeredGraph.merge(lk._graph, rk._graph, new=layers), name, meta, divisions)
+
+
+def _sorted_sample(meta: pd.DataFrame, key: Any) -> pd.DataFrame:
+    """A few rows like the meta's, sorted by the key, as pandas needs them to merge."""
+    sample = _nonempty(meta)
+    return sample.sort_index() if key is None else sample.sort_values(key)
+
+
+def _indexed_by_key(frame: DataFrame, key: Any, side: str) -> DataFrame:
+    """``frame`` indexed by its key column (kept as a column too), divisions known; or as it
+    is when the key is its index, which must have known divisions."""
+    if key is None:
+        if not frame.known_divisions:
+            raise ValueError(f"merge_asof: the {side} frame's divisions are unknown, so which of its partitions "
+                             "hold which keys is not known; set_index(column) (or from_pandas(..., sort=True)) first")
+        return frame
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = set_index(frame, key, sorted=True, drop=False)
+    if not out.known_divisions:
+        raise ValueError(f"merge_asof: the {side} frame is not sorted by {key!r} across its partitions "
+                         "(their ranges overlap), as pandas' merge_asof needs; "
+                         f"sort_values({key!r}) first")
+    return out
+
+
+def _chain(layers: dict, name: str, keys: list, order: range, by: Any, end: str, ann: Any) -> dict:
+    """``{r: key}``: the last (``end="tail"``) or first (``"head"``) right row per ``by``
+    group over partitions 0..r (or r..n), each from the one before and partition r."""
+    layer, out, prev = {}, {}, None
+    for r in order:
+        key = chunk_key(name, (r,))
+        parts = [Ref(keys[r])] if prev is None else ([Ref(prev), Ref(keys[r])] if end == "tail"
+                                                     else [Ref(keys[r]), Ref(prev)])
+        layer[key] = Task(_end_rows, (parts, by, end), {}, per_task(ann))
+        out[r] = prev = key
+    layers[name] = layer
+    return out
+
+
+def _end_rows(parts: list, by: Any, end: str) -> pd.DataFrame:
+    frame = _concat(parts)
+    if by is None:
+        return getattr(frame, end)(1)
+    return getattr(frame.groupby(by, sort=False, dropna=False, observed=True), end)(1)
+
+
+def _merge_part(left: pd.DataFrame, pieces: list, left_column: bool, right_column: bool, right_meta: Any,
+                kwargs: dict, meta: pd.DataFrame) -> pd.DataFrame:
+    right = _concat(pieces, right_meta) if pieces else right_meta
+    if not right.index.is_monotonic_increasing:
+        right = right.sort_index(kind="stable")
+    if left_column:  # (the key is a column too: pandas' merge on columns labels rows anew)
+        left = left.reset_index(drop=True)
+    if right_column:
+        right = right.reset_index(drop=True)
+    out = pd.merge_asof(left, right, **kwargs)
+    # A partition whose rows all found a match keeps a right int column that the meta, like
+    # the whole frame with one row unmatched, has as float: the partitions agree with it.
+    for col, dtype in meta.dtypes.items():
+        if out[col].dtype != dtype and dtype.kind == "f" and out[col].dtype.kind in "iu":
+            out[col] = out[col].astype(dtype)
+    return out
