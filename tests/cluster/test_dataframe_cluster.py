@@ -58,6 +58,18 @@ def test_merge_set_index_and_sort_run_between_workers(client):
     pd.testing.assert_frame_equal(by_name, left.groupby("name").balance.agg(["mean", "count"]))
 
 
+def test_merge_asof_and_repartition_along_divisions_between_workers(client):
+    left, right = accounts(3000, 2), accounts(1000, 3)
+    right["id"] = right["id"] * 3 + 1
+    lx, rx = xd.from_pandas(left, npartitions=6), xd.from_pandas(right, npartitions=4)
+    got = xd.merge_asof(lx, rx, on="id", by="name", direction="nearest").compute()
+    pd.testing.assert_frame_equal(got.reset_index(drop=True),
+                                  pd.merge_asof(left, right, on="id", by="name", direction="nearest"))
+    cut = lx.set_index("id", sorted=True).repartition(divisions=[0, 100, 2000, 2999])
+    assert [len(cut.partitions[i]) for i in range(3)] == [100, 1900, 1000]
+    pd.testing.assert_frame_equal(cut.compute(), left.set_index("id"))
+
+
 def _hold_last(part, gate, last_id):
     """The partition holding ``last_id`` waits at the gate: the rest of the shuffle's splits
     finish and sit in worker memory meanwhile."""
