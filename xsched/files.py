@@ -171,6 +171,26 @@ def parent(fs: Any, path: str) -> str:
     return path.rstrip("/").rsplit("/", 1)[0] if "/" in path.rstrip("/") else ""
 
 
+def partition_paths(fs: Any, base: str, n: int, suffix: str, what: str) -> list[str]:
+    """Where ``n`` partitions are written: ``base`` with its one ``*`` replaced by each
+    partition's number, or files ``part.<i><suffix>`` in the directory ``base``; the
+    directory is made.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     [os.path.basename(p) for p in partition_paths(LocalFileSystem(), os.path.join(d, "a-*.json"), 2,
+    ...                                                   ".json", "to_json")]
+    ['a-0.json', 'a-1.json']
+    """
+    if "*" in base:
+        if base.count("*") > 1:
+            raise ValueError(f"{what}: {base!r} has more than one '*'; use one, replaced by the partition number")
+        fs.makedirs(parent(fs, base), exist_ok=True)
+        return [base.replace("*", str(i)) for i in range(n)]
+    fs.makedirs(base, exist_ok=True)
+    return [join(fs, base, f"part.{i}{suffix}") for i in range(n)]
+
+
 def _is_data_file(fs: Any, path: str) -> bool:
     name = path.rstrip("/").rsplit("/", 1)[-1]
     if _is_local(fs):

@@ -574,7 +574,7 @@ class Bag:
         """
         import pandas as pd
 
-        from ..dataframe import from_delayed as frame_from_delayed
+        from ..dataframe.io import from_delayed as frame_from_delayed
 
         if meta is None:
             head = self.take(1, warn=False)

@@ -33,11 +33,17 @@ from . import reshaping as _reshaping  # noqa: F401  (melt, categorize, pivot_ta
 from . import operators as _operators  # noqa: F401  (add, eq... with fill_value; isnull, product, pipe)
 from . import memory as _memory  # noqa: F401  (memory_usage, nbytes, info)
 from . import asof as _asof  # noqa: F401  (merge_asof)
+from . import bags as _bags  # noqa: F401  (to_bag)
+from . import jsonfiles as _jsonfiles  # noqa: F401  (gives DataFrame and Series their to_json)
 from . import repartition as _repartition  # noqa: F401  (repartition by count, divisions, freq, size)
 from .core import DataFrame, Index, Scalar, Series, map_partitions
 from .asof import merge_asof
-from .csv import read_csv, to_csv
-from .io import from_delayed, from_dict, from_pandas
+from .bags import to_bag
+from .csv import read_csv, read_table, to_csv
+from ..graph.delayed import compute
+from .arrays import from_array, to_records
+from .io import from_delayed, from_dict, from_map, from_pandas
+from .jsonfiles import read_json, to_json
 from .methods import concat, isna, notna, to_datetime, to_numeric, to_timedelta
 from .parquet import read_parquet, to_parquet
 from .repartition import repartition
@@ -53,11 +59,19 @@ __all__ = [
     "from_pandas",
     "from_dict",
     "from_delayed",
+    "from_map",
+    "from_array",
+    "to_records",
+    "compute",
     "merge",
     "merge_asof",
     "read_csv",
+    "read_table",
+    "to_bag",
     "to_csv",
     "read_parquet",
+    "read_json",
+    "to_json",
     "to_parquet",
     "demo",
     "concat",

@@ -1,4 +1,5 @@
-"""A frame's values as an ``xsched.array`` Array: ``df.values`` and ``df.to_xsched_array()``.
+"""Frames and arrays, both ways: ``df.values``, ``df.to_xsched_array()`` and ``df.to_records()``
+give an ``xsched.array`` Array; ``xd.from_array`` makes a frame of a NumPy or xsched array.
 
 Each partition becomes one block of rows (``part.to_numpy()``), all columns in one block, so
 no data moves and the array's graph is the frame's plus one task per partition. The rows per
@@ -6,7 +7,9 @@ partition are not known until computed, so the array's row chunks are unknown (`
 after a boolean mask, unless ``lengths`` gives them: ``True`` computes them now (each
 partition's length, not its data), a sequence states them. Every block has one dtype
 (nullable numbers become float64 with NaN for missing). Importing this module gives
-``DataFrame`` and ``Series`` the two.
+``DataFrame`` and ``Series`` the methods. The other way, each block of rows of an xsched
+array becomes a partition (its columns in one block first), labelled by row number, so the
+divisions are known where the row chunks are.
 
 >>> import pandas as pd, xsched.dataframe as xd
 >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2, 3], "b": [4.0, 5.0, 6.0]}), npartitions=2)
@@ -28,9 +31,10 @@ import pandas as pd
 from ..graph.collection import compute_collection
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
-from .core import DataFrame, Series, _Frame, map_partitions
+from .core import DataFrame, Series, _Frame, map_partitions, new_collection
+from .io import from_pandas
 
-__all__ = ["to_xsched_array"]
+__all__ = ["to_xsched_array", "from_array", "to_records"]
 
 
 def _to_numpy(part: Any, dtype: np.dtype) -> np.ndarray:
@@ -81,6 +85,85 @@ def to_xsched_array(frame: _Frame, lengths: Any = None) -> Any:
     return Array(LayeredGraph.merge(frame._graph, new={name: layer}), name, chunks, dtype)
 
 
+def _records(part: pd.DataFrame, index: bool) -> np.ndarray:
+    return part.to_records(index=index)
+
+
+def to_records(frame: DataFrame, index: bool = True) -> Any:
+    """The rows as a 1-d xsched array of NumPy records (``pandas.DataFrame.to_records``), a
+    block per partition, of lengths unknown until computed.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> r = xd.from_pandas(pd.DataFrame({"a": [1, 2], "b": [0.5, 1.5]}), npartitions=2).to_records()
+    >>> r.dtype.names, r.compute()["b"].tolist()
+    (('index', 'a', 'b'), [0.5, 1.5])
+    """
+    from ..array import Array
+
+    if not isinstance(frame, DataFrame):
+        raise TypeError(f"to_records is a DataFrame's, not a {type(frame).__name__}'s; use .to_frame() first")
+    dtype = _records(frame._meta, index).dtype
+    name = f"to-records-{new_token(frame._name, index)}"
+    ann = annotations_in_force()
+    layer = {chunk_key(name, (i,)): Task(_records, (Ref(k), index), {}, per_task(ann))
+             for i, k in enumerate(frame._keys())}
+    return Array(LayeredGraph.merge(frame._graph, new={name: layer}), name, ((math.nan,) * frame.npartitions,),
+                 dtype)
+
+
+def _block_frame(block: np.ndarray, start: Any, columns: Any) -> Any:
+    index = pd.RangeIndex(start, start + len(block)) if start is not None else None
+    if block.ndim == 1 and block.dtype.names is None:
+        return pd.Series(block, index=index, name=columns)
+    return pd.DataFrame(block, index=index, columns=columns)
+
+
+def from_array(x: Any, chunksize: int = 50_000, columns: Any = None, meta: Any = None) -> _Frame:
+    """A frame of a 1-d (a Series), 2-d or structured (a DataFrame) NumPy or xsched array:
+    NumPy's in partitions of ``chunksize`` rows, an xsched array's a partition per block of
+    rows; ``columns`` names the columns (the Series, for 1-d), by default 0, 1, ... or the
+    record fields. Rows are numbered from 0, so divisions are known unless the array's row
+    chunks are not (after a boolean mask).
+
+    >>> import numpy as np, xsched.array as xa, xsched.dataframe as xd
+    >>> df = xd.from_array(xa.arange(12.0, chunks=4).reshape(6, 2), columns=["x", "y"])
+    >>> df.npartitions, df.divisions, df.y.sum().compute()
+    (3, (0, 2, 4, 5), np.float64(36.0))
+    """
+    from ..array import Array
+
+    if not isinstance(x, Array):
+        x = np.asarray(x)
+        if x.ndim not in (1, 2):
+            raise ValueError(f"from_array: a frame is made of a 1-d or 2-d array, not of shape {x.shape}")
+        return from_pandas(_block_frame(x, 0, columns), chunksize=chunksize)
+    if x.ndim not in (1, 2):
+        raise ValueError(f"from_array: a frame is made of a 1-d or 2-d array, not of shape {x.shape}")
+    if x.ndim == 2 and len(x.chunks[1]) > 1:
+        x = x.rechunk({1: -1})  # (a partition holds every column)
+    width = x.shape[1] if x.ndim == 2 else None
+    if columns is not None and width is not None and len(columns) != width:
+        raise ValueError(f"from_array: {len(columns)} column names for an array of {width} columns "
+                         f"(shape {x.shape})")
+    rows = x.chunks[0]
+    known = all(r == r for r in rows)
+    starts = list(np.cumsum((0,) + tuple(rows[:-1]))) if known else [None] * len(rows)
+    frame_meta = _block_frame(np.empty((0,) + x.shape[1:], x.dtype), 0, columns)
+    if meta is not None:
+        frame_meta = meta
+    name = f"from-array-{new_token(x.name, columns)}"
+    ann = annotations_in_force()
+    layer = {chunk_key(name, (i,)): Task(_block_frame, (Ref(chunk_key(x.name, (i, 0) if x.ndim == 2 else (i,))),
+                                                         None if s is None else int(s), columns), {}, per_task(ann))
+             for i, s in enumerate(starts)}
+    if known and rows and x.shape[0]:
+        bounds = [int(s) for s in starts] + [int(x.shape[0]) - 1]
+        divisions = tuple(bounds)
+    else:
+        divisions = (None,) * (len(rows) + 1)
+    return new_collection(LayeredGraph.merge(x._graph, new={name: layer}), name, frame_meta, divisions)
+
+
 def _method(self: _Frame, lengths: Any = None) -> Any:
     """The values as an ``xsched.array`` Array, a block of rows per partition; ``lengths=True``
     computes the rows per partition now (else they are unknown until computed), or give them.
@@ -97,6 +180,7 @@ def _values(self: _Frame) -> Any:
     return to_xsched_array(self)
 
 
+DataFrame.to_records = to_records  # type: ignore[attr-defined]
 for _cls in (DataFrame, Series):
     _cls.to_xsched_array = _method  # type: ignore[attr-defined]
     _cls.values = property(_values)  # type: ignore[attr-defined]

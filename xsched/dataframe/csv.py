@@ -39,13 +39,14 @@ from ..graph.spec import Ref, Task
 from ..units import parse_bytes
 from .categorical import inferred_columns, mark_unknown
 from .core import DataFrame, Series
-from ..files import compression_of, expand_paths, file_token, filesystem_for, join, open_decompressed, parent, shown
+from ..files import compression_of, expand_paths, file_token, filesystem_for, open_decompressed, parent, \
+    partition_paths, shown
 from ..graph.collection import run_writes
 from .csv_arrow import read_arrow
 from .io import from_tasks
 from .planner import keep_rows
 
-__all__ = ["read_csv", "to_csv"]
+__all__ = ["read_csv", "read_table", "to_csv"]
 
 _CHUNK = 64 * 1024
 _UNSUPPORTED = ("chunksize", "iterator", "nrows", "skipfooter")
@@ -159,6 +160,20 @@ def read_csv(urlpath: Any, blocksize: int | str | None = None, dtype: Any = None
     inferring = inferred_columns(dtype, meta)
     inferring = [c for c in meta.columns if c != path_col] if inferring is None else inferring
     return from_tasks(name, tasks, mark_unknown(meta, inferring), project=project)
+
+
+def read_table(urlpath: Any, blocksize: int | str | None = None, **kwargs: Any):
+    """``read_csv`` of tab-separated files (pandas' ``read_table``): ``sep="\\t"`` unless given.
+
+    >>> import os, tempfile, xsched.dataframe as xd
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     with open(os.path.join(d, "t.tsv"), "w") as f:
+    ...         _ = f.write("a\\tb\\n1\\tx y\\n2\\tz\\n")
+    ...     xd.read_table(os.path.join(d, "t.tsv")).b.compute().tolist()
+    ['x y', 'z']
+    """
+    kwargs.setdefault("sep", "\t")
+    return read_csv(urlpath, blocksize=blocksize, **kwargs)
 
 
 def _sample(files: list, infos: list, compression: Any, sample: int, has_header: bool) -> tuple[bytes, str]:
@@ -427,14 +442,8 @@ def to_csv(df: Any, path: str, single_file: bool = False, index: bool = True, co
     if single_file:
         paths = [base] * n
         fs.makedirs(parent(fs, base), exist_ok=True)
-    elif "*" in base:
-        if base.count("*") > 1:
-            raise ValueError(f"to_csv: {path!r} has more than one '*'; use one, replaced by the partition number")
-        paths = [base.replace("*", str(i)) for i in range(n)]
-        fs.makedirs(parent(fs, base), exist_ok=True)
     else:
-        fs.makedirs(base, exist_ok=True)
-        paths = [join(fs, base, f"part.{i}.csv") for i in range(n)]
+        paths = partition_paths(fs, base, n, ".csv", "to_csv")
     name = f"to-csv-{new_token(df._name, shown(fs, base), single_file, index, sorted(kwargs.items(), key=str))}"
     ann = annotations_in_force()
     layer = {}

@@ -1,4 +1,5 @@
-"""Dataframes from objects already in memory: pandas, dicts, and delayed partitions.
+"""Dataframes from objects already in memory (pandas, dicts, delayed partitions) and from a
+function called once per partition (``from_map``).
 
 Files (CSV, parquet) are in ``csv.py`` and ``parquet.py``; this module holds what they and
 the other collections share: a collection from a list of partition tasks.
@@ -22,7 +23,7 @@ from ..graph.spec import Ref, Task
 from .core import _NO_META, _check_meta, make_meta, new_collection
 from .planner import Layer
 
-__all__ = ["from_pandas", "from_dict", "from_delayed", "from_tasks"]
+__all__ = ["from_pandas", "from_dict", "from_delayed", "from_map", "from_tasks"]
 
 
 def from_tasks(name: str, tasks: Sequence[Any], meta: Any, divisions: Sequence[Any] | None = None,
@@ -160,3 +161,47 @@ def from_delayed(dfs: Sequence[Delayed], meta: Any = _NO_META, divisions: Sequen
         raise ValueError(f"from_delayed: {len(keys)} partitions need {len(keys) + 1} divisions, "
                          f"got {len(divisions)}")
     return from_tasks(name, tasks, meta, divisions, graphs)
+
+
+def from_map(func: Any, *iterables: Any, args: tuple | None = None, meta: Any = _NO_META,
+             divisions: Sequence[Any] | None = None, label: str | None = None, enforce_metadata: bool = True,
+             **kwargs: Any):
+    """A dataframe of one partition per element: partition ``i`` is ``func(a[i], b[i], ...,
+    *args, **kwargs)`` over the ``iterables`` (zipped; they must be as long), run on the
+    workers. The way to read any source a function can read: a list of files, of URLs, of
+    database queries.
+
+    Without ``meta`` ``func`` is called here on the first element to learn the columns and
+    dtypes; give it to build the frame without running anything. With
+    ``enforce_metadata`` each partition is checked against it when computed.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> def load(day, scale):
+    ...     return pd.DataFrame({"day": [day] * 3, "v": [scale * i for i in range(3)]})
+    >>> df = xd.from_map(load, [1, 2, 3], args=(10,))
+    >>> df.npartitions, int(df.v.sum().compute())
+    (3, 90)
+    """
+    if not callable(func):
+        raise TypeError(f"from_map: expected a function first, got {func!r} of type {type(func).__name__}")
+    if not iterables:
+        raise ValueError("from_map needs at least one iterable: a partition per element")
+    columns = [list(it) for it in iterables]
+    n = len(columns[0])
+    if not n or any(len(c) != n for c in columns):
+        raise ValueError(f"from_map: the iterables must be as long and not empty, got lengths "
+                         f"{[len(c) for c in columns]}")
+    args = tuple(args or ())
+    if divisions is not None and len(divisions) != n + 1:
+        raise ValueError(f"from_map: {n} partitions need {n + 1} divisions, got {len(divisions)}")
+    if meta is _NO_META:
+        meta = func(*(c[0] for c in columns), *args, **kwargs)
+    meta = make_meta(meta)
+    name = f"{label or 'from-map'}-{new_token(func, columns, args, sorted(kwargs.items(), key=str))}"
+    ann = annotations_in_force()
+    tasks = []
+    for i, items in enumerate(zip(*columns)):
+        call = Task(func, tuple(items) + args, dict(kwargs), per_task(ann))
+        tasks.append(Task(_check_meta, (call, meta, f"from_map({getattr(func, '__name__', 'func')})", i), {},
+                          per_task(ann)) if enforce_metadata else call)
+    return from_tasks(name, tasks, meta, divisions)

@@ -1,0 +1,193 @@
+"""JSON files as dataframes, and dataframes as JSON files: ``read_json`` and ``to_json``.
+
+Line-delimited JSON (``lines=True``, one record per line, the default with
+``orient="records"``) is read like CSV: a partition per file, or per ``blocksize`` bytes of
+each, a block owning the lines that start in it (``csv.block_bytes``). Other layouts are
+read a file per partition. The columns and dtypes come from the first ``sample`` bytes of
+the first file (the whole first file, when not line-delimited) when ``read_json`` is
+called; every partition is parsed with those dtypes and given the same columns (a key a
+block's records never hold becomes a missing column), and a value that does not fit names
+the file, the column and the ``meta=`` to pass.
+
+>>> import os, tempfile, pandas as pd, xsched.dataframe as xd
+>>> with tempfile.TemporaryDirectory() as d:
+...     paths = xd.from_pandas(pd.DataFrame({"a": range(4), "b": list("wxyz")}), npartitions=2).to_json(d)
+...     df = xd.read_json(os.path.join(d, "*.json"))
+...     df.npartitions, df.a.sum().compute(), "".join(df.b.compute())
+(2, np.int64(6), 'wxyz')
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pandas as pd
+
+from ..files import compression_of, expand_paths, file_token, filesystem_for, open_decompressed, \
+    partition_paths, shown
+from ..graph.collection import run_writes
+from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
+from ..graph.spec import Ref, Task
+from ..units import parse_bytes
+from .core import DataFrame, Series, make_meta
+from .csv import block_bytes
+from .io import from_tasks
+
+__all__ = ["read_json", "to_json"]
+
+
+def read_json(url_path: Any, orient: str = "records", lines: bool | None = None, blocksize: Any = None,
+              compression: str | None = "infer", meta: Any = None, sample: int = 256_000,
+              storage_options: dict | None = None, **pandas_kwargs: Any) -> DataFrame:
+    """A dataframe from JSON files: one partition per file, or with ``lines=True`` (the
+    default for ``orient="records"``) per ``blocksize`` bytes of each.
+
+    ``url_path``: a path, a glob, a list or an fsspec URL. ``meta`` (a pandas frame or a
+    dict of dtypes) gives the columns and dtypes instead of the sample; other keywords go
+    to ``pandas.read_json``. Compressed files (``.gz``, ...) are read whole.
+
+    >>> import os, tempfile, xsched.dataframe as xd
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     with open(os.path.join(d, "a.jsonl"), "w") as f:
+    ...         _ = f.write("".join(f'{{"n": {i}, "sq": {i * i}}}\\n' for i in range(100)))
+    ...     df = xd.read_json(os.path.join(d, "a.jsonl"), blocksize=400)
+    ...     df.npartitions, int(df.sq.sum().compute())
+    (6, 328350)
+    """
+    what = "read_json"
+    lines = orient == "records" if lines is None else bool(lines)
+    if "chunksize" in pandas_kwargs or "nrows" in pandas_kwargs:
+        raise ValueError(f"{what}: chunksize= and nrows= are not supported on partitioned reads; use "
+                         "blocksize= to bound the size of each partition, or head() for the first rows")
+    if blocksize is not None:
+        blocksize = parse_bytes(blocksize)
+        if blocksize <= 0:
+            raise ValueError(f"{what}: blocksize must be a positive number of bytes, got {blocksize}")
+        if not lines:
+            raise ValueError(f"{what}: blocksize= cuts files between lines, which needs line-delimited "
+                             f"JSON (lines=True); read orient={orient!r} files whole (blocksize=None)")
+    files = expand_paths(url_path, storage_options, what)
+    infos = [file_token(fs, p) for fs, p in files]
+    kwargs = dict(pandas_kwargs, orient=orient, lines=lines)
+    if meta is None:
+        meta, origin = _sample_meta(files, infos, compression, sample, kwargs), f"a sample of {infos[0][0]}"
+    else:
+        meta, origin = make_meta(meta), "meta="
+    if not isinstance(meta, pd.DataFrame):
+        raise TypeError(f"{what}: the files hold a {type(meta).__name__}; read_json gives DataFrames")
+    token = new_token(infos, orient, lines, blocksize, compression, sorted(kwargs.items(), key=str), str(meta.dtypes))
+    ann = annotations_in_force()
+    tasks = []
+    for (fs, path), (label, size, _) in zip(files, infos):
+        comp = compression_of(path, compression)
+        if blocksize is None or comp is not None or not size:
+            ranges: list = [(None, None)]
+        else:
+            ranges = [(start, min(start + blocksize, size)) for start in range(0, size, blocksize)]
+        for start, end in ranges:
+            tasks.append(Task(_read_part, (fs, path, label, start, end, comp, kwargs, meta, origin), {},
+                              per_task(ann)))
+    return from_tasks(f"read-json-{token}", tasks, meta)
+
+
+def _sample_meta(files: list, infos: list, compression: Any, sample: int, kwargs: dict) -> pd.DataFrame:
+    """Columns and dtypes from whole lines of the first ``sample`` bytes of the first file
+    that is not empty (or the whole first file when the JSON is not line-delimited)."""
+    for (fs, path), info in zip(files, infos):
+        if not info[1]:
+            continue
+        with fs.open(path, "rb") as raw:
+            f = open_decompressed(raw, compression_of(path, compression))
+            data = f.read(sample) if kwargs["lines"] else f.read()
+            if kwargs["lines"] and len(data) >= sample:
+                more = f.read(sample)
+                data += more[:more.find(b"\n") + 1] if b"\n" in more else more
+        if data.strip():
+            return pd.read_json(io.BytesIO(data), **kwargs).iloc[:0]
+    raise ValueError(f"read_json: {infos[0][0]} and the rest are empty; pass meta= to say what the columns are")
+
+
+def _read_part(fs: Any, path: str, label: str, start: int | None, end: int | None, compression: Any,
+               kwargs: dict, meta: pd.DataFrame, origin: str) -> pd.DataFrame:
+    """Run on the workers: one partition, with meta's columns and dtypes."""
+    where = label if start is None else f"{label} (bytes {start}-{end})"
+    with fs.open(path, "rb") as f:
+        data = open_decompressed(f, compression).read() if start is None else block_bytes(f, start, end)
+    if not data.strip():
+        return meta.copy()
+    dtypes = {c: dt for c, dt in meta.dtypes.items() if not pd.api.types.is_datetime64_any_dtype(dt)}
+    try:
+        df = pd.read_json(io.BytesIO(data), dtype=dtypes or True, **kwargs)
+    except ValueError as exc:
+        raise ValueError(f"read_json: {where} does not parse as JSON with orient={kwargs['orient']!r}, "
+                         f"lines={kwargs['lines']}: {exc}") from exc
+    extra = [c for c in df.columns if c not in meta.columns]
+    if extra:
+        raise ValueError(f"read_json: {where} has columns {extra} that {origin} did not show (it has "
+                         f"{list(meta.columns)}); pass meta= with every column")
+    df = df.reindex(columns=meta.columns)
+    for col, dtype in meta.dtypes.items():
+        if df[col].dtype != dtype:
+            try:
+                df[col] = df[col].astype(dtype)
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"read_json: column {col!r} of {where} holds values that are not "
+                                 f"{dtype} (as {origin} said): {exc}; pass meta= with the dtype that "
+                                 f"holds them, e.g. meta={{{col!r}: 'object'}} (or 'float64' for "
+                                 "integers with gaps)") from exc
+    return df
+
+
+def to_json(df: Any, url_path: str, orient: str = "records", lines: bool | None = None, compute: bool = True,
+            storage_options: dict | None = None, **kwargs: Any):
+    """Write one JSON file per partition, by the workers: ``url_path`` holds a ``*``
+    replaced by the partition number, or names a directory that gets ``part.<i>.json``
+    files. ``lines`` defaults to True with ``orient="records"`` (one record per line, what
+    ``read_json`` reads in blocks); other keywords go to ``pandas.DataFrame.to_json``.
+    Returns the written paths, or with ``compute=False`` a list of ``Delayed``.
+
+    >>> import os, tempfile, pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2]}), npartitions=2)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     [os.path.basename(p) for p in df.to_json(os.path.join(d, "out-*.jsonl"))]
+    ['out-0.jsonl', 'out-1.jsonl']
+    """
+    if not isinstance(df, (DataFrame, Series)):
+        raise TypeError(f"to_json writes an xsched DataFrame or Series, not {type(df).__name__}")
+    lines = orient == "records" if lines is None else bool(lines)
+    if lines and orient != "records":
+        raise ValueError(f"to_json: lines=True writes orient='records', got orient={orient!r}")
+    fs, base = filesystem_for(url_path, storage_options)
+    paths = partition_paths(fs, base, df.npartitions, ".json", "to_json")
+    kw = dict(kwargs, orient=orient, lines=lines)
+    name = f"to-json-{new_token(df._name, shown(fs, base), sorted(kw.items(), key=str))}"
+    ann = annotations_in_force()
+    layer = {chunk_key(name, (i,)): Task(_write_json, (Ref(key), fs, paths[i], kw), {}, per_task(ann))
+             for i, key in enumerate(df._keys())}
+    return run_writes(df._graph, name, layer, list(layer), compute)
+
+
+def _write_json(part: Any, fs: Any, path: str, kwargs: dict) -> str:
+    """Run on the workers: one partition as one file; returns its path."""
+    with fs.open(path, "wb") as f:
+        part.to_json(f, **kwargs)
+    return shown(fs, path)
+
+
+def _to_json_method(self, url_path: str, orient: str = "records", lines: bool | None = None, compute: bool = True,
+                    storage_options: dict | None = None, **kwargs: Any):
+    """Write as JSON files, one per partition (see ``xsched.dataframe.to_json``).
+
+    >>> import tempfile, pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": range(6)}), npartitions=3)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     paths = df.to_json(d + "/part-*.json")
+    ...     len(paths), xd.read_json(d + "/part-*.json").a.compute().tolist()
+    (3, [0, 1, 2, 3, 4, 5])
+    """
+    return to_json(self, url_path, orient, lines, compute, storage_options, **kwargs)
+
+
+DataFrame.to_json = _to_json_method  # type: ignore[attr-defined]
+Series.to_json = _to_json_method  # type: ignore[attr-defined]
