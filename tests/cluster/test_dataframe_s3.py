@@ -81,3 +81,14 @@ def test_parquet_on_s3(client, s3):
                         storage_options=options)
     assert some.npartitions == 2 and some.divisions == (2000, 3000, 3099)
     pd.testing.assert_frame_equal(some.compute(), frame.loc[2000:, ["x"]])
+
+
+def test_json_lines_on_s3(client, s3):
+    fs, options = s3
+    frame = pd.concat([_frame(150, i) for i in range(3)], ignore_index=True)
+    df = xd.from_pandas(frame, npartitions=3)
+    paths = df.to_json(f"s3://{BUCKET}/json/day-*.jsonl", storage_options=options)
+    assert paths == [f"s3://{BUCKET}/json/day-{i}.jsonl" for i in range(3)]
+    back = xd.read_json(f"s3://{BUCKET}/json/*.jsonl", blocksize=3000, storage_options=options)
+    assert back.npartitions > 3
+    pd.testing.assert_frame_equal(back.compute().reset_index(drop=True), frame)
