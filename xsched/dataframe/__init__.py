@@ -47,6 +47,7 @@ from .jsonfiles import read_json, to_json
 from .methods import concat, isna, notna, to_datetime, to_numeric, to_timedelta
 from .parquet import read_parquet, to_parquet
 from .repartition import repartition
+from .rolling import map_overlap
 from .reshaping import get_dummies, melt, pivot_table
 from .shuffle import merge
 
@@ -56,6 +57,7 @@ __all__ = [
     "Index",
     "Scalar",
     "map_partitions",
+    "map_overlap",
     "from_pandas",
     "from_dict",
     "from_delayed",

@@ -1,4 +1,5 @@
-"""``rolling``, ``shift`` and ``diff``: rows that reach across a partition boundary.
+"""``rolling``, ``shift``, ``diff`` and ``map_overlap``: rows that reach across a partition
+boundary.
 
 A row's window may start in the previous partition. Rather than moving whole partitions,
 each partition receives only the *overlap* it needs from its predecessor: the last
@@ -11,6 +12,9 @@ are dropped from its result::
     tail-<t>-i      the last rows that partition i + 1's windows reach: of partition i and,
                     through tail-<t>-(i-1), of those before it when it is short or empty
     rolling-<t>-i   pandas' rolling on tail-<t>-(i-1) + partition i, overlap rows dropped
+
+``map_overlap(func, before, after)`` uses the same tails (and heads, for ``after``) to call
+any function on a partition with its neighbours' rows joined on, then drops them.
 
 With ``center=True`` a window also reaches forward, and each partition receives the first
 rows of its successors the same way (``head-<t>-i``, through ``head-<t>-(i+1)``). So a
@@ -33,9 +37,10 @@ import pandas as pd
 
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
 from ..graph.spec import Ref, Task
-from .core import DataFrame, Series, _Frame, _nonempty, make_meta, new_collection, part_key
+from .core import _NO_META, DataFrame, Series, _check_meta, _emulate, _Frame, _nonempty, make_meta, \
+    new_collection, part_key
 
-__all__ = ["Rolling"]
+__all__ = ["Rolling", "map_overlap"]
 
 _METHODS = ("sum", "mean", "min", "max", "count", "std", "var", "median", "quantile", "apply", "agg", "sem", "skew",
             "kurt", "rank")
@@ -225,7 +230,108 @@ def shift_like(frame: _Frame, method: str, periods: int, kwargs: dict):
     return new_collection(graph, out_name, meta, frame.divisions)
 
 
+def _reach(value: Any, what: str, frame: _Frame) -> tuple[Any, bool]:
+    """``before``/``after`` of ``map_overlap``: a number of rows or a time span (which needs a
+    datetime index, sorted across partitions), and whether it is a time span."""
+    if isinstance(value, (str, datetime.timedelta)) or hasattr(value, "nanos"):
+        if not isinstance(frame._meta.index, pd.DatetimeIndex):
+            raise TypeError(f"map_overlap: {what}={value!r} is a time span, which needs a DatetimeIndex; this "
+                            f"{type(frame).__name__} has a {type(frame._meta.index).__name__}")
+        if not frame.known_divisions and frame.npartitions > 1:
+            raise ValueError(f"map_overlap: {what}={value!r} needs the partitions sorted by time (known "
+                             "divisions); set_index on the time column first")
+        return pd.Timedelta(value), True
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"map_overlap: {what} must be a number of rows (0 or more) or a time span like "
+                         f"'1h', got {value!r}")
+    return int(value), False
+
+
+def _overlapped(prev: Any, part: Any, nxt: Any, func: Any, args: tuple, kwargs: dict, before: Any,
+                after: Any, is_time: bool) -> Any:
+    """One partition of ``map_overlap``: ``func`` over the rows before it, the partition and
+    the rows after it, then only the partition's own rows of the result."""
+    if is_time and len(part):  # (the tails reach from the neighbour's last row: a little wider)
+        prev = prev[prev.index >= part.index[0] - before] if prev is not None else None
+        nxt = nxt[nxt.index <= part.index[-1] + after] if nxt is not None else None
+    prev = prev if prev is not None and len(prev) else None
+    nxt = nxt if nxt is not None and len(nxt) else None
+    pieces = [p for p in (prev, part, nxt) if p is not None]
+    out = func(pd.concat(pieces) if len(pieces) > 1 else part, *args, **kwargs)
+    start = len(prev) if prev is not None else 0
+    return out.iloc[start:start + len(part)]
+
+
+def map_overlap(func: Any, frame: _Frame, before: Any, after: Any, *args: Any, meta: Any = _NO_META,
+                enforce_metadata: bool = False, **kwargs: Any) -> _Frame:
+    """``func(rows, *args, **kwargs)`` per partition, ``rows`` being the partition with the
+    ``before`` rows ahead of it and the ``after`` rows behind it joined on (numbers of rows,
+    taken through short or empty neighbours as need be, or time spans of a sorted datetime
+    index), those rows dropped from the result: so moving windows, differences and the like
+    written in pandas see across partition boundaries. ``func`` must return one row per row.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> s = xd.from_pandas(pd.Series([1.0, 2, 3, 4, 5, 6]), npartitions=3)
+    >>> xd.map_overlap(lambda x: x.rolling(3, center=True).mean(), s, 1, 1).compute().tolist()
+    [nan, 2.0, 3.0, 4.0, 5.0, nan]
+    """
+    if not isinstance(frame, _Frame):
+        raise TypeError(f"map_overlap: expected an xsched DataFrame or Series after the function, got "
+                        f"{type(frame).__name__}")
+    if any(isinstance(a, _Frame) for a in list(args) + list(kwargs.values())):
+        raise TypeError("map_overlap: one collection only; pass others joined into it (assign or merge first)")
+    what = f"map_overlap({getattr(func, '__name__', 'func')})"
+    before, before_time = _reach(before, "before", frame)
+    after, after_time = _reach(after, "after", frame)
+    is_time = before_time or after_time
+    if before_time != after_time:  # (0 rows is no span; other counts do not mix with spans)
+        if (after if before_time else before) != 0:
+            raise ValueError(f"map_overlap: before={before!r} and after={after!r} must both be numbers of rows "
+                             "or both time spans")
+        before, after = (before, pd.Timedelta(0)) if before_time else (pd.Timedelta(0), after)
+    meta = _emulate(func, (frame,) + args, kwargs, what) if meta is _NO_META else make_meta(meta)
+    tok = new_token(frame._name, func, before, after, args, kwargs)
+    tail_name, head_name, out_name = f"overlap-tail-{tok}", f"overlap-head-{tok}", f"map-overlap-{tok}"
+    ann = annotations_in_force()
+    keys = frame._keys()
+    n = len(keys)
+    new: dict[str, dict] = {}
+    if before:
+        new[tail_name] = {part_key(tail_name, i): Task(_tail, (Ref(part_key(tail_name, i - 1)) if i else None,
+                                                               Ref(keys[i]), before, is_time), {}, per_task(ann))
+                          for i in range(n - 1)}
+    if after:
+        new[head_name] = {part_key(head_name, i): Task(_head, (Ref(part_key(head_name, i + 1)) if i < n - 1 else None,
+                                                               Ref(keys[i]), after, is_time), {}, per_task(ann))
+                          for i in range(1, n)}
+    outs = {}
+    for i, k in enumerate(keys):
+        prev = Ref(part_key(tail_name, i - 1)) if before and i else None
+        nxt = Ref(part_key(head_name, i + 1)) if after and i < n - 1 else None
+        task = Task(_overlapped, (prev, Ref(k), nxt, func, args, kwargs, before, after, is_time), {},
+                    per_task(ann))
+        outs[part_key(out_name, i)] = Task(_check_meta, (task, meta, what, i), {}, per_task(ann)) \
+            if enforce_metadata else task
+    new[out_name] = outs
+    return new_collection(LayeredGraph.merge(frame._graph, new=new), out_name, meta, frame.divisions)
+
+
 def _install() -> None:
+    def df_map_overlap(self, func, before, after, *args, meta=_NO_META, enforce_metadata=False, **kwargs):
+        """``func`` per partition with ``before``/``after`` rows of its neighbours joined on
+        and dropped afterwards (see ``xsched.dataframe.map_overlap``).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series([1, 4, 9, 16]), npartitions=2)
+        >>> s.map_overlap(lambda x: x.diff(), 1, 0).compute().tolist()
+        [nan, 3.0, 5.0, 7.0]
+        """
+        return map_overlap(func, self, before, after, *args, meta=meta, enforce_metadata=enforce_metadata,
+                           **kwargs)
+
+    DataFrame.map_overlap = df_map_overlap  # type: ignore[attr-defined]
+    Series.map_overlap = df_map_overlap  # type: ignore[attr-defined]
+
     def shift(self, periods: int = 1, fill_value: Any = None):
         """Values moved ``periods`` rows down (up when negative), across partition
         boundaries; each partition receives only the rows it needs from its neighbour.
