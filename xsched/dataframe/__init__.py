@@ -41,6 +41,7 @@ from .asof import merge_asof
 from .bags import to_bag
 from .csv import read_csv, read_table, to_csv
 from ..graph.delayed import compute
+from .aggregation import Aggregation
 from .arrays import from_array, to_records
 from .io import from_delayed, from_dict, from_map, from_pandas
 from .jsonfiles import read_json, to_json
@@ -56,6 +57,7 @@ __all__ = [
     "Series",
     "Index",
     "Scalar",
+    "Aggregation",
     "map_partitions",
     "map_overlap",
     "from_pandas",

@@ -46,6 +46,7 @@ import pandas as pd
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
+from .aggregation import custom_agg, is_custom
 from .core import _NO_META, DataFrame, Series, _emulate, _Frame, _nonempty, _unify_categoricals, make_meta, \
     map_partitions, new_collection, part_key
 from .planner import Layer
@@ -354,7 +355,8 @@ class GroupBy:
         aggregations as in pandas, ``total=("x", "sum")`` (or ``pd.NamedAgg``), and on one column
         ``total="sum"``: a column per name, in the order given.
 
-        Supported: sum, count, mean, min, max, std, var, size, first, last, prod.
+        Supported: sum, count, mean, min, max, std, var, size, first, last, prod, and
+        ``xd.Aggregation`` (one's own, alone or as the values of a dict).
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> df = xd.from_pandas(pd.DataFrame({"k": list("aab"), "v": [1, 2, 3]}), npartitions=2)
@@ -365,6 +367,11 @@ class GroupBy:
         >>> df.groupby("k").v.agg(top="max", avg="mean").compute().to_dict("list")
         {'top': [2, 3], 'avg': [1.5, 3.0]}
         """
+        if is_custom(func):
+            if split_out != 1 or named:
+                raise ValueError("groupby.agg: an Aggregation of one's own gives one partition (split_out=1) "
+                                 "and takes no named aggregations beside it")
+            return custom_agg(self, func, split_every or DEFAULT_SPLIT_EVERY)
         spec = self._named(func, named) if named else list(func) if isinstance(func, tuple) else func
         if spec is None:
             raise TypeError("groupby.agg: Must provide 'func' or named aggregations, e.g. "
