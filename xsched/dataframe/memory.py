@@ -22,12 +22,10 @@ from typing import Any
 import pandas as pd
 
 from ..graph.delayed import compute
-from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
-from ..graph.spec import Ref, Task
-from .core import DataFrame, Index, Series, _Frame, new_collection
+from .core import DataFrame, Index, Series, _Frame
 from .reductions import reduction
 
-__all__ = ["memory_usage", "memory_usage_per_partition", "info"]
+__all__ = ["memory_usage", "info"]
 
 
 def _usage(part: Any, index: bool, deep: bool) -> Any:
@@ -62,29 +60,6 @@ def memory_usage(frame: _Frame, index: bool = True, deep: bool = False, split_ev
         meta = frame._meta.memory_usage(index=index).iloc[:0]
     return reduction(frame, _usage, _add, meta=meta, token="memory-usage", split_every=split_every,
                      chunk_kwargs={"index": index, "deep": deep})
-
-
-def _partition_usage(part: Any, i: int, index: bool, deep: bool) -> pd.Series:
-    usage = _usage(part, index, deep)
-    return pd.Series([int(usage if isinstance(usage, (int, float)) else usage.sum())], index=[i], dtype="int64")
-
-
-def memory_usage_per_partition(frame: _Frame, index: bool = True, deep: bool = False) -> Series:
-    """Bytes each partition holds: a Series indexed by partition number (``deep``: the
-    Python objects' own bytes too, as pandas counts them).
-
-    >>> import pandas as pd, xsched.dataframe as xd
-    >>> s = xd.from_pandas(pd.Series([1, 2, 3], index=[1, 2, 3]), npartitions=2)
-    >>> s.memory_usage_per_partition().compute().to_dict()
-    {0: 32, 1: 16}
-    """
-    name = f"memory-usage-per-partition-{new_token(frame._name, index, deep)}"
-    ann = annotations_in_force()
-    layer = {chunk_key(name, (i,)): Task(_partition_usage, (Ref(key), i, index, deep), {}, per_task(ann))
-             for i, key in enumerate(frame._keys())}
-    divisions = tuple(range(frame.npartitions)) + (frame.npartitions - 1,)
-    return new_collection(LayeredGraph.merge(frame._graph, new={name: layer}), name,
-                          pd.Series([], dtype="int64"), divisions)
 
 
 def nbytes(frame: _Frame):
@@ -171,7 +146,6 @@ def info(frame: DataFrame, verbose: bool | None = None, buf: Any = None, memory_
 def _install() -> None:
     for cls in (DataFrame, Series):
         cls.memory_usage = memory_usage  # type: ignore[attr-defined]
-        cls.memory_usage_per_partition = memory_usage_per_partition  # type: ignore[attr-defined]
 
     def index_memory_usage(self, deep: bool = False, split_every: int | None = None):
         return memory_usage(self, True, deep, split_every)

@@ -31,7 +31,6 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.spec import Ref, Task
 from ..units import parse_bytes
 from .core import DataFrame, Series, _concat, _Frame, new_collection
-from .memory import memory_usage_per_partition
 
 __all__ = ["repartition"]
 
@@ -111,7 +110,7 @@ def _by_size(frame: _Frame, partition_size: Any) -> _Frame:
     limit = parse_bytes(partition_size)
     if limit < 1:
         raise ValueError(f"repartition: partition_size must be at least one byte, got {partition_size!r}")
-    sizes = [int(s) for s in compute_collection(memory_usage_per_partition(frame, deep=True))]
+    sizes = [int(s) for s in compute_collection(frame.memory_usage_per_partition(deep=True))]
     plan, cut = plan_by_size(sizes, limit)
     if cut:
         divisions: tuple = (None,) * (len(plan) + 1)
