@@ -65,6 +65,10 @@ def _fake_values(dtype: Any, n: int = 2) -> Any:
         return pd.array(pd.date_range("2000-01-01", periods=n, tz=getattr(dtype, "tz", None)), dtype=dtype)
     if pd.api.types.is_timedelta64_dtype(dtype):
         return pd.array(pd.to_timedelta(range(1, n + 1), unit="s"), dtype=dtype)
+    if isinstance(dtype, pd.PeriodDtype):
+        return pd.array(pd.period_range("2000-01-01", periods=n, freq=dtype.freq), dtype=dtype)
+    if isinstance(dtype, pd.IntervalDtype):
+        return pd.array(pd.interval_range(0, n, closed=dtype.closed), dtype=dtype)
     if pd.api.types.is_numeric_dtype(dtype):
         return pd.array(range(1, n + 1), dtype=dtype)
     if isinstance(dtype, pd.StringDtype) or pd.api.types.is_string_dtype(dtype):

@@ -309,6 +309,83 @@ def _install() -> None:
 
     DataFrame.shape = property(shape)  # type: ignore[attr-defined]
 
+    def series_shape(self) -> tuple:
+        """``(rows,)``, the row count a Scalar (it needs a computation).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series(range(5)), npartitions=2).shape[0].compute()
+        np.int64(5)
+        """
+        return (self.map_partitions(len, meta=0).sum(),)
+
+    Series.shape = property(series_shape)  # type: ignore[attr-defined]
+    Series.dtypes = property(lambda self: self._meta.dtype, doc="The values' dtype (as ``dtype``).")  # type: ignore[attr-defined]
+
+    def iterrows(self):
+        """``(label, row)`` pairs as pandas' ``iterrows``, a partition computed at a time (so
+        memory holds one partition).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> [row.a for _, row in xd.from_pandas(pd.DataFrame({"a": [1, 2]}), npartitions=2).iterrows()]
+        [1, 2]
+        """
+        return _by_partition(self, "iterrows")
+
+    def itertuples(self, index: bool = True, name: str | None = "Pandas"):
+        """Rows as named tuples (pandas' ``itertuples``), a partition computed at a time.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> list(xd.from_pandas(pd.DataFrame({"a": [1, 2]}), npartitions=2).itertuples(index=False, name=None))
+        [(1,), (2,)]
+        """
+        return _by_partition(self, "itertuples", index=index, name=name)
+
+    def frame_items(self):
+        """``(column, Series)`` pairs, each Series an xsched one (nothing computed).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> [(c, s.sum().compute()) for c, s in xd.from_pandas(pd.DataFrame({"a": [1], "b": [2]}), npartitions=1).items()]
+        [('a', np.int64(1)), ('b', np.int64(2))]
+        """
+        return ((col, self[col]) for col in self.columns)
+
+    def series_items(self):
+        """``(label, value)`` pairs, a partition computed at a time.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> list(xd.from_pandas(pd.Series([5, 6], index=["x", "y"]), npartitions=2).items())
+        [('x', 5), ('y', 6)]
+        """
+        return _by_partition(self, "items")
+
+    DataFrame.iterrows, DataFrame.itertuples = iterrows, itertuples  # type: ignore[attr-defined]
+    DataFrame.items, Series.items = frame_items, series_items  # type: ignore[attr-defined]
+    Series.__iter__ = lambda self: _by_partition(self, "__iter__")  # type: ignore[attr-defined]
+
+    def to_timestamp(self, freq: Any = None, how: str = "start"):
+        """A PeriodIndex made timestamps (pandas' ``to_timestamp``), partition by partition;
+        known divisions are converted alike.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series([1, 2], index=pd.period_range("2024-01", periods=2, freq="M")), npartitions=2)
+        >>> s.to_timestamp().divisions
+        (Timestamp('2024-01-01 00:00:00'), Timestamp('2024-02-01 00:00:00'))
+        """
+        if not isinstance(self._meta.index, pd.PeriodIndex):
+            raise TypeError(f"to_timestamp converts a PeriodIndex; this index is {type(self._meta.index).__name__}")
+        out = self._method("to_timestamp", freq=freq, how=how)
+        if self.known_divisions:
+            out.divisions = tuple(pd.Period(d).to_timestamp(freq=freq, how=how) for d in self.divisions)
+        return out
+
+    DataFrame.to_timestamp = Series.to_timestamp = to_timestamp  # type: ignore[attr-defined]
+
+
+def _by_partition(frame: _Frame, method: str, **kwargs: Any):
+    """pandas' ``method`` iterator over each partition, computed one after another."""
+    for i in range(frame.npartitions):
+        yield from getattr(frame.get_partition(i).compute(), method)(**kwargs)
+
 
 def _memory_usage(part: Any, index: bool, deep: bool) -> int:
     out = part.memory_usage(index=index, deep=deep)

@@ -1,6 +1,6 @@
 """pandas' other spellings of operations the collections have: ``add``, ``eq``... and aliases;
 element-wise operations of two collections or with a pandas object: ``combine_first``,
-``align``, ``case_when``, ``DataFrame.map``, ``dot``.
+``combine``, ``align``, ``case_when``, ``DataFrame.map``, ``dot``.
 
 The named operator methods (``df.add(other, fill_value=0)``, ``s.lt(3)``...) take the same
 keywords as pandas' (``fill_value``, ``axis``, ``level``) and run partition by partition, an
@@ -9,7 +9,7 @@ by label is refused with several partitions (each would meet all its rows). ``is
 ``notnull`` are ``isna``/``notna``, ``product`` is ``prod``, and ``pipe`` calls a function
 with the collection.
 
-``combine_first`` and ``align`` match rows by index label, so they run partition by partition
+``combine_first``, ``combine`` and ``align`` match rows by index label, so they run partition by partition
 only when both collections' inner divisions are known and equal (partition ``i`` of each then
 holds the same labels) or both have one partition; otherwise they fail when built. ``dot``
 with a pandas object multiplies every partition by it (a DataFrame's rows), or sums the
@@ -116,6 +116,25 @@ def combine_first(self, other: Any):
 
 def _combine_first(part: Any, other: Any) -> Any:
     return part.combine_first(other)
+
+
+def combine(self, other: Any, func: Callable, fill_value: Any = None, overwrite: bool = True):
+    """``func`` of the two at each label (a Series' values, a DataFrame's columns), as pandas'
+    ``combine``, partition by partition: both need the same known (inner) divisions.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> a = xd.from_pandas(pd.Series([1, 5, 3]), npartitions=2)
+    >>> b = xd.from_pandas(pd.Series([4, 2, 6]), npartitions=2)
+    >>> a.combine(b, max).tolist()
+    [4, 5, 6]
+    """
+    kwargs = {"fill_value": fill_value} if isinstance(self, Series) else {"fill_value": fill_value,
+                                                                       "overwrite": overwrite}
+    return _paired(self, other, "combine", _combined, func, kwargs)
+
+
+def _combined(part: Any, other: Any, func: Callable, kwargs: dict) -> Any:
+    return part.combine(other, func, **kwargs)
 
 
 def align(self, other: Any, join: str = "outer", axis: Any = None, fill_value: Any = None):
@@ -229,6 +248,7 @@ def _install() -> None:
     _Frame.pipe = pipe  # type: ignore[attr-defined]
     for cls in (DataFrame, Series):
         cls.combine_first, cls.align, cls.dot = combine_first, align, dot  # type: ignore[attr-defined]
+        cls.combine = combine  # type: ignore[attr-defined]
     DataFrame.map = frame_map  # type: ignore[attr-defined]
     frame_map.__name__ = "map"
     Series.case_when = case_when  # type: ignore[attr-defined]

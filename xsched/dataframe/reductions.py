@@ -580,4 +580,53 @@ def _describe(frame: _Frame, percentiles: tuple, split_every: int | None):
     return new_collection(graph, name, pd.Series([], dtype="float64", name=frame._meta.name), (None, None))
 
 
+# --------------------------------------------------------------------------- one's own
+
+
+def _concat_partials(partials: list) -> Any:
+    """The partials as one pandas object: concatenated, or a Series of scalars."""
+    if partials and all(isinstance(p, (pd.Series, pd.DataFrame)) for p in partials):
+        return pd.concat(partials)
+    return pd.Series(partials)
+
+
+def _own_chunk(part: Any, func: Callable, kwargs: dict) -> Any:
+    return func(part, **kwargs)
+
+
+def _own_merge(partials: list, func: Callable, kwargs: dict) -> Any:
+    return func(_concat_partials(partials), **kwargs)
+
+
+def own_reduction(frame: _Frame, chunk: Callable, aggregate: Callable | None = None, combine: Callable | None = None,
+                  meta: Any = None, token: str | None = None, split_every: int | None = None,
+                  chunk_kwargs: dict | None = None, aggregate_kwargs: dict | None = None,
+                  combine_kwargs: dict | None = None, **kwargs: Any):
+    """A reduction of one's own, as a tree: ``chunk(partition)`` per partition, then
+    ``combine`` (default ``aggregate``) on the concatenated partials ``split_every`` at a
+    time, ``aggregate`` (default ``chunk``) on the last ones. Partials that are scalars are
+    concatenated as a Series. ``kwargs`` go to all three. The functions run once on a
+    stand-in when built (unless ``meta`` is given), so a mistake shows there.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> s = xd.from_pandas(pd.Series([3, 1, 4, 1, 5, 9, 2, 6]), npartitions=3)
+    >>> s.reduction(lambda p: p.value_counts(), aggregate=lambda c: c.groupby(level=0).sum()).compute().to_dict()
+    {1: 2, 2: 1, 3: 1, 4: 1, 5: 1, 6: 1, 9: 1}
+    """
+    aggregate = aggregate or chunk
+    combine = combine or aggregate
+    ck, ak, mk = ({**kwargs, **(k or {})} for k in (chunk_kwargs, aggregate_kwargs, combine_kwargs))
+    if meta is None:
+        try:
+            meta = aggregate(_concat_partials([chunk(_nonempty(frame._meta), **ck)]), **ak)
+        except Exception as exc:
+            raise ValueError(f"reduction fails on a stand-in of this {type(frame).__name__}: "
+                             f"{type(exc).__name__}: {exc}; fix the functions or pass meta=") from exc
+    return reduction(frame, partial(_own_chunk, func=chunk, kwargs=ck), partial(_own_merge, func=aggregate, kwargs=ak),
+                     partial(_own_merge, func=combine, kwargs=mk), meta=meta, token=token or "reduction",
+                     split_every=split_every)
+
+
+_Frame.reduction = own_reduction  # type: ignore[attr-defined]
+
 _install()

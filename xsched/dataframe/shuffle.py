@@ -291,19 +291,37 @@ def set_index(frame: DataFrame, other: Any, sorted: bool = False, npartitions: i
 
 def _set_index_presorted(frame: DataFrame, column: Any, drop: bool, meta: Any) -> DataFrame:
     out = map_partitions(_set_index_sorted, frame, column, drop, meta=meta, _name="set-index-sorted")
-    stats = compute_collection(map_partitions(_min_max, frame, column, meta=object))
-    full = [s for s in stats if s[2]]  # (empty partitions, as a filter leaves, take a neighbour's bound)
-    if full and all(a[1] <= b[0] for a, b in zip(full[:-1], full[1:])):
-        bounds, after = [], full[-1][1]
-        for low, _, count in reversed(stats):
-            after = low if count else after
-            bounds.append(after)
-        out.divisions = tuple(reversed(bounds)) + (full[-1][1],)
-    else:  # (not the old index's divisions, which map_partitions kept)
+    try:  # (empty partitions, as a filter leaves, take a neighbour's bound)
+        out.divisions = compute_current_divisions(frame, column)
+    except ValueError:  # (not the old index's divisions, which map_partitions kept)
         out.divisions = (None,) * (frame.npartitions + 1)
         warnings.warn("set_index(sorted=True): the partitions' ranges of the column overlap (or all are "
                       "empty), so the divisions stay unknown; use sorted=False to sort", stacklevel=3)
     return out
+
+
+def compute_current_divisions(frame: _Frame, col: Any = None) -> tuple:
+    """The divisions the partitions have now: each one's least index value (or ``col``'s),
+    and the last one's largest, computed (only the minima and maxima travel); refused when
+    the ranges overlap, as they are then no divisions.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": [5, 6, 7, 8]}, index=[1, 2, 3, 9]), npartitions=2)
+    >>> [int(d) for d in df.clear_divisions().compute_current_divisions()]
+    [1, 3, 9]
+    """
+    if col is not None:
+        frame._check_columns([col], "compute_current_divisions")
+    stats = compute_collection(map_partitions(_min_max, frame, col, meta=object))
+    full = [st for st in stats if st[2]]
+    if not full or any(a[1] > b[0] for a, b in zip(full[:-1], full[1:])):
+        raise ValueError("compute_current_divisions: the partitions' ranges overlap (or all are empty), so "
+                         "they have no divisions; set_index (or sort_values) sorts them")
+    bounds, after = [], full[-1][1]
+    for low, _, count in reversed(stats):
+        after = low if count else after
+        bounds.append(after)
+    return tuple(reversed(bounds)) + (full[-1][1],)
 
 
 def sort_values(frame: _Frame, by: Any, ascending: Any = True, npartitions: int | None = None,
@@ -593,6 +611,8 @@ def _install() -> None:
         return set_index(self, other, sorted=sorted, npartitions=npartitions, divisions=divisions, drop=drop)
 
     DataFrame.set_index = df_set_index  # type: ignore[attr-defined]
+    for cls in (DataFrame, Series):
+        cls.compute_current_divisions = compute_current_divisions  # type: ignore[attr-defined]
     DataFrame.merge = df_merge  # type: ignore[attr-defined]
     DataFrame.join = join  # type: ignore[attr-defined]
     DataFrame.sort_values = df_sort_values  # type: ignore[attr-defined]

@@ -1,5 +1,5 @@
 """Statistics that pair values or keep labels, as trees: corr, cov, idxmax, idxmin, mode, median,
-quantile, sem, skew, kurt, autocorr, is_monotonic_increasing/decreasing.
+quantile, sem, skew, kurt, autocorr, is_monotonic_increasing/decreasing, nunique_approx.
 
 Each is a ``reduction`` (``reductions.py``) whose partials stay small:
 
@@ -18,6 +18,9 @@ Each is a ``reduction`` (``reductions.py``) whose partials stay small:
   3rd and 4th moments' analogues of Chan, Golub & LeVeque), then pandas' bias-corrected
   estimators; a column of one repeated value has no skew or kurtosis (NaN, as pandas);
 * ``autocorr``: ``corr`` of the Series with its ``shift(lag)``;
+* ``nunique_approx``: a HyperLogLog sketch, 2**16 one-byte registers per partial whatever the
+  data (each value's 64-bit pandas hash: its first 16 bits pick a register, which keeps the
+  most leading zeros seen in the other 48), merged by maximum; about 0.4 % off;
 * ``is_monotonic_increasing``/``decreasing``: per partition whether it is, and its first and
   last value; neighbours must meet in order too (empty partitions skipped).
 
@@ -458,7 +461,61 @@ def monotonic(frame: _Frame, increasing: bool, split_every: int | None = None):
 # --------------------------------------------------------------------------- methods
 
 
+#: Bits of the hash that pick a HyperLogLog register (2**16 registers, 0.4 % standard error).
+_HLL_BITS = 16
+
+
+def _hll_registers(part: Any) -> np.ndarray:
+    """The partition's HyperLogLog registers: per register, one more than the most leading
+    zeros among the remaining bits of the hashes it was picked by (rows of a DataFrame)."""
+    registers = np.zeros(1 << _HLL_BITS, dtype=np.uint8)
+    if len(part):
+        h = pd.util.hash_pandas_object(part, index=False).to_numpy(dtype=np.uint64)
+        rest_bits = 64 - _HLL_BITS
+        which = (h >> np.uint64(rest_bits)).astype(np.int64)
+        rest = h & np.uint64((1 << rest_bits) - 1)
+        length = np.zeros(len(rest), dtype=np.int64)  # bit length of rest, exactly (no float rounding)
+        for shift in (32, 16, 8, 4, 2, 1):
+            big = rest >= np.uint64(1 << shift)
+            length[big] += shift
+            rest[big] >>= np.uint64(shift)
+        length += (rest > 0)
+        np.maximum.at(registers, which, (rest_bits - length + 1).astype(np.uint8))
+    return registers
+
+
+def _hll_merge(partials: list) -> np.ndarray:
+    return np.maximum.reduce(partials)
+
+
+def _hll_estimate(partials: list) -> int:
+    registers = _hll_merge(partials).astype(np.float64)
+    m = len(registers)
+    estimate = 0.7213 / (1 + 1.079 / m) * m * m / np.sum(2.0 ** -registers)
+    zeros = int(np.count_nonzero(registers == 0))
+    if estimate <= 2.5 * m and zeros:  # (few values: count the empty registers instead)
+        estimate = m * np.log(m / zeros)
+    return int(round(estimate))
+
+
+def nunique_approx(frame: _Frame, split_every: int | None = None):
+    """About how many distinct values (rows, of a DataFrame) there are, from a HyperLogLog
+    sketch of fixed size (64 KiB per partial, however many values): a Scalar, about 0.4 %
+    off, exact-ish for small counts; missing values count as one value.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> s = xd.from_pandas(pd.Series(list(range(1000)) * 3), npartitions=4)
+    >>> abs(s.nunique_approx().compute() - 1000) < 20
+    True
+    """
+    return reduction(frame, _hll_registers, _hll_estimate, _hll_merge, meta=0, token="nunique-approx",
+                     split_every=split_every)
+
+
 def _install() -> None:
+    for cls in (DataFrame, Series):
+        cls.nunique_approx = nunique_approx  # type: ignore[attr-defined]
+
     def series_corr(self, other: Series, method: str = "pearson", min_periods: int | None = None,
                     split_every: int | None = None):
         return corr(self, other, method, min_periods, split_every=split_every)
@@ -533,8 +590,20 @@ def _install() -> None:
         for name, f in zip(("corr", "cov", "idxmax", "idxmin"), pair):
             f.__name__ = name
             setattr(cls, name, f)
+    def median_approximate(self, numeric_only: bool = False, split_every: int | None = None):
+        """The median from the quantile sample (``median`` is the same here: exact while every
+        partition fits the sample).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> float(xd.from_pandas(pd.Series([5, 1, 4, 2]), npartitions=2).median_approximate().compute())
+        3.0
+        """
+        return median(self, numeric_only, split_every)
+
     for cls in (Series, DataFrame):
         cls.median = median  # type: ignore[attr-defined]
+        cls.median_approximate = median_approximate  # type: ignore[attr-defined]
+
     def frame_mode(self, axis: Any = 0, numeric_only: bool = False, dropna: bool = True,
                    split_every: int | None = None):
         if axis not in (0, "index"):  # (its columns: as many as the most tied row's values)

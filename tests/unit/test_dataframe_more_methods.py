@@ -1,0 +1,77 @@
+"""Reductions of one's own, nunique_approx, combine, compute_current_divisions, row
+iteration, to_timestamp and Series.shape, each against pandas."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import xsched.dataframe as xd
+
+
+def test_reduction_of_ones_own_with_scalar_and_series_partials():
+    pdf = pd.DataFrame({"x": np.arange(100) % 7, "y": np.arange(100.0)})
+    df = xd.from_pandas(pdf, npartitions=9)
+    counts = df.x.reduction(lambda p: p.value_counts(), aggregate=lambda c: c.groupby(level=0).sum(),
+                            split_every=2).compute()
+    pd.testing.assert_series_equal(counts.sort_index(), pdf.x.value_counts().sort_index(), check_names=False)
+    spread = df.y.reduction(lambda p, k: p.max() * k, aggregate=lambda s, k: s.max() * k, k=1).compute()
+    assert spread == 99.0
+    per_column = df.reduction(lambda p: p.sum(), aggregate=lambda s: s.groupby(level=0).sum()).compute()
+    pd.testing.assert_series_equal(per_column, pdf.sum())
+    with pytest.raises(ValueError, match="reduction fails on a stand-in"):
+        df.reduction(lambda p: p.no_such_thing())
+
+
+@pytest.mark.parametrize("n", [0, 5, 900, 40_000])
+def test_nunique_approx_is_close(n):
+    values = pd.Series(np.arange(n) % max(n, 1) * 7919, dtype="int64")
+    s = xd.from_pandas(pd.concat([values, values]), npartitions=6)
+    got = s.nunique_approx(split_every=3).compute()
+    assert abs(got - n) <= max(2, 0.02 * n)
+    frame = xd.from_pandas(pd.DataFrame({"a": np.arange(3000) % 30, "b": np.arange(3000) % 7}), npartitions=4)
+    assert abs(frame.nunique_approx().compute() - 210) <= 5
+
+
+def test_combine_as_pandas_on_equal_divisions():
+    a = pd.DataFrame({"x": [1, 5, 3, 8], "y": [2.0, 1, 7, 0]})
+    b = pd.DataFrame({"x": [4, 2, 6, 1], "y": [0.0, 9, 1, 3]})
+    got = xd.from_pandas(a, npartitions=2).combine(xd.from_pandas(b, npartitions=2), np.maximum).compute()
+    pd.testing.assert_frame_equal(got, a.combine(b, np.maximum))
+    with pytest.raises(ValueError, match="needs both collections' divisions known and equal"):
+        xd.from_pandas(a, npartitions=2).combine(xd.from_pandas(b, npartitions=3), np.maximum)
+
+
+def test_compute_current_divisions_and_empty_partitions():
+    pdf = pd.DataFrame({"a": range(20)}, index=range(0, 40, 2))
+    df = xd.from_pandas(pdf, npartitions=4)
+    assert df.clear_divisions().compute_current_divisions() == df.divisions
+    filtered = df[(df.a < 3) | (df.a > 16)]
+    assert filtered.compute_current_divisions() == (0, 34, 34, 34, 38)
+    assert df.compute_current_divisions("a") == (0, 5, 10, 15, 19)
+    with pytest.raises(ValueError, match="ranges overlap"):
+        xd.from_pandas(pd.DataFrame({"a": [3, 1]}), npartitions=2).compute_current_divisions("a")
+
+
+def test_iteration_a_partition_at_a_time():
+    pdf = pd.DataFrame({"a": [1, 2, 3], "b": list("xyz")}, index=[10, 20, 30])
+    df = xd.from_pandas(pdf, npartitions=2)
+    assert [(i, r.b) for i, r in df.iterrows()] == [(i, r.b) for i, r in pdf.iterrows()]
+    assert list(df.itertuples()) == list(pdf.itertuples())
+    assert [c for c, _ in df.items()] == ["a", "b"]
+    assert list(df.b.items()) == list(pdf.b.items()) and list(df.a) == [1, 2, 3]
+    assert df.a.shape[0].compute() == 3 and df.a.dtypes == pdf.a.dtype
+
+
+def test_to_timestamp_converts_the_divisions_too():
+    idx = pd.period_range("2024-01", periods=6, freq="M")
+    pdf = pd.DataFrame({"v": range(6)}, index=idx)
+    df = xd.from_pandas(pdf, npartitions=3)
+    out = df.to_timestamp(how="end")
+    pd.testing.assert_frame_equal(out.compute(), pdf.to_timestamp(how="end"))
+    for i in range(out.npartitions):
+        part = out.partitions[i].compute()
+        assert out.divisions[i] <= part.index[0] and part.index[-1] <= out.divisions[i + 1]
+    with pytest.raises(TypeError, match="converts a PeriodIndex"):
+        xd.from_pandas(pd.DataFrame({"v": [1]}), npartitions=1).to_timestamp()
