@@ -35,7 +35,7 @@ from . import slicing as _slicing  # (x[index])
 from .index_notation import blockwise, einsum, unify_chunks
 from .creation import (arange, array, asarray, empty, empty_like, eye, fromfunction, full,
                        full_like, indices, linspace, ones, ones_like, zeros, zeros_like)
-from .creation import tri, tril_indices, tril_indices_from, triu_indices, triu_indices_from
+from .creation import asanyarray, from_delayed, tri, tril_indices, tril_indices_from, triu_indices, triu_indices_from
 from .hdf5 import to_hdf5
 from .rechunking import rechunk
 from .reductions import max, mean, min, reduction, std, sum, var
@@ -48,9 +48,10 @@ from .manipulation import apply_over_axes, rollaxis, shuffle
 from .linalg import cross, dot, inner, matmul, matrix_transpose, outer, tensordot, vdot, vecdot
 from .overlapping import map_overlap, overlap, sliding_window_view, trim_internal
 from .differences import diff, ediff1d, gradient
-from .sorting import argsort, searchsorted, sort
+from .sorting import argpartition, argsort, partition, searchsorted, sort
 from .selection import argwhere, flatnonzero, nonzero
-from .sets import isin, union1d, unique, unique_all, unique_counts, unique_inverse, unique_values
+from .sets import intersect1d, isin, setdiff1d, setxor1d, union1d, unique, unique_all, unique_counts, unique_inverse, \
+    unique_values
 from .topk import argtopk, topk
 from .coarsen import coarsen
 from .missing import isnull, notnull
@@ -61,19 +62,21 @@ from .statistics import (average, corrcoef, count_nonzero, cov, median, nanmedia
 from .statistics import moment
 from .assembly import append, atleast_3d, block, compress, delete, dstack, extract, insert, rot90
 from .diagonals import diag, diagonal, trace
-from .elementwise import (allclose, angle, choose, fix, i0, imag, iscomplex, isclose, isneginf, isposinf,
+from .elementwise import (allclose, frompyfunc, angle, choose, fix, i0, imag, iscomplex, isclose, isneginf, isposinf,
                           isreal, nan_to_num, piecewise, ravel_multi_index, real, select, sinc, unravel_index)
 from .zarr import from_zarr, to_zarr
 from .scans import (all, any, argmax, argmin, cumprod, cumsum, cumulative_prod, cumulative_sum, nanargmax,
                     nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar,
-                    prod, scan)
-from .gufunc import apply_along_axis, apply_gufunc
+                    prod, push, scan)
+from .gufunc import apply_along_axis, apply_gufunc, as_gufunc
+from .npystack import from_npy_stack, to_npy_stack
 from .store import store
 from . import methods as _methods  # (x.diagonal(), x.take(...), x.view(...): NumPy's methods of the functions above)
 from . import ufuncs as _ufuncs
 from .ufuncs import *  # noqa: F403 (xa.sin, xa.maximum, ...: NumPy's element-wise functions, dtype functions)
 from . import fft, linalg, random
-from .inspection import __array_namespace_info__  # (the Array API's inspection namespace)
+from .inspection import __array_namespace_info__, ndim, shape  # (the Array API's inspection namespace)
+from ..graph.delayed import compute
 from . import dispatch as _dispatch
 
 #: The version of the Array API standard this namespace follows (``x.__array_namespace__()``;
@@ -90,21 +93,21 @@ __all__ = [
     "blockwise",
     "elemwise",
     "normalize_chunks",
-    "to_hdf5", "from_zarr", "to_zarr", "store",
+    "to_hdf5", "from_zarr", "to_zarr", "store", "to_npy_stack", "from_npy_stack", "from_delayed", "compute",
     # your own functions over blocks: gufunc signatures, tree reductions, running scans
-    "apply_gufunc", "apply_along_axis", "reduction", "scan", "unify_chunks",
+    "apply_gufunc", "as_gufunc", "frompyfunc", "apply_along_axis", "reduction", "scan", "push", "unify_chunks",
     # neighbours across blocks
     "map_overlap", "overlap", "trim_internal", "sliding_window_view", "diff", "ediff1d", "gradient",
     # sorting along an axis held in one chunk
-    "sort", "argsort", "searchsorted",
+    "sort", "argsort", "partition", "argpartition", "searchsorted",
     # data-dependent lengths (blocks of unknown length until computed) and sets
-    "nonzero", "flatnonzero", "argwhere", "unique", "isin", "union1d",
+    "nonzero", "flatnonzero", "argwhere", "unique", "isin", "union1d", "intersect1d", "setdiff1d", "setxor1d",
     # the k largest or smallest along an axis of any chunks (a tree of per-block picks)
     "topk", "argtopk",
     "unique_values", "unique_counts", "unique_inverse", "unique_all",
     # creation
     "arange", "linspace", "full", "ones", "zeros", "empty", "eye", "fromfunction", "indices",
-    "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "array",
+    "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "asanyarray", "array", "ndim", "shape",
     "tri", "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
     # shape and arrangement
     "rechunk", "reshape", "ravel", "squeeze", "expand_dims", "atleast_1d", "atleast_2d",

@@ -31,7 +31,7 @@ from .core import Array, from_array
 __all__ = ["generate", "arange", "linspace", "full", "ones", "zeros", "empty", "eye",
            "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "array",
            "fromfunction", "indices", "tri", "tril_indices", "triu_indices", "tril_indices_from",
-           "triu_indices_from"]
+           "triu_indices_from", "asanyarray", "from_delayed"]
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
@@ -457,3 +457,54 @@ def array(a: Any, dtype: Any = None, chunks: Any = "auto") -> Array:
     if isinstance(a, Array) or _lazy_source(a):
         return asarray(a, dtype=dtype, chunks=chunks)
     return from_array(np.array(a, dtype=dtype, copy=True), chunks=chunks)
+
+
+def asanyarray(a: Any, dtype: Any = None, chunks: Any = "auto") -> Array:
+    """``asarray`` (NumPy's name that lets subclasses through: an xsched array stays itself).
+
+    >>> import xsched.array as xa
+    >>> xa.asanyarray([1, 2]).compute().tolist()
+    [1, 2]
+    """
+    return asarray(a, dtype=dtype, chunks=chunks)
+
+
+def _checked_block(value: Any, shape: tuple, dtype: np.dtype, what: str) -> np.ndarray:
+    block = np.asarray(value)
+    if block.shape != shape:
+        raise ValueError(f"from_delayed: {what} gave an array of shape {block.shape}, but the array "
+                         f"was declared with shape {shape}; fix shape=")
+    return block if block.dtype == dtype else block.astype(dtype)
+
+
+def from_delayed(value: Any, shape: Any, dtype: Any = None, *, meta: Any = None, name: str | None = None) -> Array:
+    """An array of one block whose value a ``Delayed`` (or a future) computes: the way to
+    make arrays of what a function loads, one call per piece, then ``concatenate`` or
+    ``stack`` the pieces. ``shape`` and ``dtype`` must be declared (``meta``: an array of the
+    dtype); a value of another shape fails naming both.
+
+    >>> import numpy as np, xsched, xsched.array as xa
+    >>> load = xsched.delayed(np.full)
+    >>> parts = [xa.from_delayed(load((2, 3), float(i)), shape=(2, 3), dtype=float) for i in range(3)]
+    >>> xa.concatenate(parts).sum(axis=1).compute().tolist()
+    [0.0, 0.0, 3.0, 3.0, 6.0, 6.0]
+    """
+    from ..graph.delayed import Delayed
+    from ..graph.layers import LayeredGraph
+    from ..graph.spec import Ref
+
+    dtype = np.dtype(dtype if dtype is not None else getattr(meta, "dtype", None) or float)
+    shape = _shape(shape)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"from_delayed: shape {shape} has a negative length")
+    if isinstance(value, Delayed):
+        key, graph = value.key, LayeredGraph({value.key: value.__xsched_graph__()})
+    elif hasattr(value, "key") and type(value).__name__ == "Future":
+        key, graph = value.key, LayeredGraph({value.key: {value.key: value}})
+    else:
+        raise TypeError(f"from_delayed takes a Delayed object or a future, not {type(value).__name__}; "
+                        "for NumPy data use from_array")
+    out = name or f"from-delayed-{new_token(key, shape, str(dtype))}"
+    layer = {chunk_key(out, (0,) * len(shape)): Task(_checked_block, (Ref(key), shape, dtype, f"{key!r}"), {},
+                                                      per_task(annotations_in_force()))}
+    return Array(LayeredGraph.merge(graph, new={out: layer}), out, tuple((n,) for n in shape), dtype)

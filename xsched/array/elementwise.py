@@ -1,7 +1,8 @@
 """NumPy's functions that go value by value without being ufuncs: ``nan_to_num``, ``angle``,
 ``fix``, ``sinc``, ``i0``, ``isposinf``, ``isneginf``, ``iscomplex``, ``isreal``,
 ``select``, ``choose``, ``piecewise``, ``unravel_index`` and ``ravel_multi_index``; ``real``,
-``imag``, ``isclose`` and ``allclose``.
+``imag``, ``isclose`` and ``allclose``; ``frompyfunc``, any Python function of scalars made
+element-wise (object results).
 
 Each runs NumPy's own function on every block (one task per block, through ``elemwise`` or
 ``map_blocks``), with its arguments broadcast as NumPy broadcasts them; the dtype is the one
@@ -30,7 +31,7 @@ from .creation import asarray
 from .manipulation import where
 from .ufuncs import _operands
 
-__all__ = ["nan_to_num", "angle", "fix", "sinc", "i0", "isposinf", "isneginf", "iscomplex",
+__all__ = ["frompyfunc", "nan_to_num", "angle", "fix", "sinc", "i0", "isposinf", "isneginf", "iscomplex",
            "isreal", "select", "choose", "piecewise", "unravel_index", "ravel_multi_index",
            "real", "imag", "isclose", "allclose"]
 
@@ -338,3 +339,38 @@ def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bo
     ((), True)
     """
     return isclose(a, b, rtol, atol, equal_nan).all()
+
+
+def _pyfunc_block(*blocks: Any, func: Callable, nin: int, nout: int, which: int) -> np.ndarray:
+    out = np.frompyfunc(func, nin, nout)(*blocks)
+    return out[which] if nout > 1 else out
+
+
+class frompyfunc:  # noqa: N801 - NumPy's name
+    """A Python function of ``nin`` scalars made element-wise over xsched arrays (and NumPy
+    ones, broadcast), as ``numpy.frompyfunc``: the results are object arrays, a tuple of
+    ``nout`` of them when ``nout > 1``. The function travels to the workers and runs per value.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> join = xa.frompyfunc(lambda a, b: f"{a}-{b}", 2, 1)
+    >>> join(xa.from_array(np.array([1, 2, 3]), chunks=2), 0).compute().tolist()
+    ['1-0', '2-0', '3-0']
+    """
+
+    def __init__(self, func: Callable, nin: int, nout: int) -> None:
+        if not callable(func):
+            raise TypeError(f"frompyfunc: expected a function, got {func!r}")
+        if int(nin) < 1 or int(nout) < 1:
+            raise ValueError(f"frompyfunc: nin and nout must be at least 1, got {nin} and {nout}")
+        self.func, self.nin, self.nout = func, int(nin), int(nout)
+        self.__name__ = getattr(func, "__name__", "pyfunc")
+
+    def __repr__(self) -> str:
+        return f"xsched.array.frompyfunc({self.__name__}, nin={self.nin}, nout={self.nout})"
+
+    def __call__(self, *args: Any) -> Any:
+        if len(args) != self.nin:
+            raise TypeError(f"{self.__name__}: takes {self.nin} arguments ({len(args)} given)")
+        outs = [elemwise(_pyfunc_block, *args, dtype=object, name=self.__name__, func=self.func, nin=self.nin,
+                         nout=self.nout, which=i) for i in range(self.nout)]
+        return tuple(outs) if self.nout > 1 else outs[0]

@@ -46,7 +46,7 @@ from .core import Array, block_layer
 from .creation import asarray
 from .index_notation import blockwise
 
-__all__ = ["apply_gufunc", "apply_along_axis", "parse_signature"]
+__all__ = ["apply_gufunc", "apply_along_axis", "parse_signature", "as_gufunc"]
 
 _DIMS = re.compile(r"\(([^()]*)\)")
 
@@ -284,3 +284,27 @@ def apply_along_axis(func1d: Callable, axis: int, arr: Any, *args: Any, dtype: A
     drop, new = [axis] if not shape else [], list(range(axis + 1, axis + len(shape))) if len(shape) > 1 else []
     return x.map_blocks(_along_axis, func1d, axis, args, kwargs, dtype, chunks=chunks, dtype=dtype,
                         drop_axis=drop, new_axis=new, name=f"apply_along_axis-{funcname(func1d)}")
+
+
+def as_gufunc(signature: str | None = None, **kwargs: Any) -> Callable:
+    """A decorator: the function, called on xsched arrays, runs through ``apply_gufunc``
+    with ``signature`` and the keywords given here (``output_dtypes``, ``vectorize``, ...).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> @xa.as_gufunc("(i)->()", output_dtypes=float)
+    ... def spread(x):
+    ...     return x.max(axis=-1) - x.min(axis=-1)
+    >>> spread(xa.from_array(np.array([[1.0, 5.0], [2.0, 3.0]]), chunks=(1, 2))).compute().tolist()
+    [4.0, 1.0]
+    """
+    if not isinstance(signature, str):
+        raise TypeError(f"as_gufunc: the signature must be a string such as '(i)->()', got {signature!r}")
+    parse_signature(signature)  # (a malformed signature fails now)
+
+    def decorate(func: Callable) -> Callable:
+        @functools.wraps(func)
+        def gufunc(*args: Any, **more: Any) -> Any:
+            return apply_gufunc(func, signature, *args, **{**kwargs, **more})
+        gufunc.signature = signature  # type: ignore[attr-defined]
+        return gufunc
+    return decorate

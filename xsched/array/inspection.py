@@ -1,4 +1,5 @@
-"""The Array API's inspection namespace: ``xa.__array_namespace_info__()``.
+"""The Array API's inspection namespace: ``xa.__array_namespace_info__()``; and NumPy's
+``ndim`` and ``shape`` of any array, xsched's included, known without computing.
 
 What a library written against the standard asks before it chooses dtypes or devices: the
 capabilities (boolean indexing gives blocks of unknown length, which xsched arrays support;
@@ -20,7 +21,28 @@ import numpy as np
 
 from .core import CPU, Device
 
-__all__ = ["Info", "__array_namespace_info__"]
+__all__ = ["Info", "__array_namespace_info__", "ndim", "shape"]
+
+
+def ndim(a: Any) -> int:
+    """The number of dimensions, as ``numpy.ndim`` (an xsched array's without computing).
+
+    >>> import xsched.array as xa
+    >>> xa.ndim(xa.ones((2, 3), chunks=1)), xa.ndim(5)
+    (2, 0)
+    """
+    return int(a.ndim) if hasattr(a, "ndim") else int(np.ndim(a))
+
+
+def shape(a: Any) -> tuple:
+    """The shape, as ``numpy.shape`` (an xsched array's without computing; NaN for lengths
+    a boolean mask left unknown).
+
+    >>> import xsched.array as xa
+    >>> xa.shape(xa.ones((2, 3), chunks=1)), xa.shape([[1, 2]])
+    ((2, 3), (1, 2))
+    """
+    return tuple(a.shape) if hasattr(a, "shape") and hasattr(a, "ndim") else tuple(np.shape(a))
 
 #: The standard's dtype kinds, and the names of each.
 KINDS: dict[str, tuple[str, ...]] = {

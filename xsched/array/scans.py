@@ -20,7 +20,9 @@ index (a NaN counting as the extreme), so ties and NaNs give numpy's answers. Th
 tree reductions with numpy's functions at each level.
 
 ``scan`` builds the same chain from your own functions (xarray's forward fill runs through
-it).
+it); ``push`` is the forward fill itself, NaNs replaced by the last value before them along
+an axis, with a limit ``n`` counted across blocks (a second chain carries the position of
+the last value).
 
 Importing this module adds ``cumsum``, ``cumprod``, ``argmax``, ``argmin``, ``prod``,
 ``any`` and ``all`` to ``Array``.
@@ -46,13 +48,13 @@ import numpy as np
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task, funcname
 from .chunks import _starts
-from .core import Array
-from .creation import asarray, full
+from .core import Array, elemwise
+from .creation import arange, asarray, full
 from .manipulation import ravel
 from .reductions import (_abs2, _accumulator, _check_out, _finish, _no_identity, _normalize_axis, _ufunc_dtype, mean,
                          tree_reduction)
 
-__all__ = ["scan", "cumsum", "cumprod", "nancumsum", "nancumprod", "cumulative_sum", "cumulative_prod",
+__all__ = ["scan", "push", "cumsum", "cumprod", "nancumsum", "nancumprod", "cumulative_sum", "cumulative_prod",
            "argmax", "argmin", "nanargmax", "nanargmin", "prod", "any", "all", "nansum", "nanprod", "nanmean",
            "nanmax", "nanmin", "nanvar", "nanstd"]
 
@@ -192,6 +194,53 @@ def scan(func: Callable, binop: Callable, ident: Any, x: Any, axis: Any = None,
     if dtype is None:
         dtype = func(np.zeros((1,) * x.ndim, x.dtype), axis=axis, dtype=None).dtype
     return _cumulative(x, name or funcname(func), func, binop, ident, axis, dtype, preop)
+
+
+def _ffill(block: np.ndarray, axis: int, dtype: Any = None) -> np.ndarray:
+    """NaNs replaced by the last value before them along ``axis``, within the block."""
+    shape = [1] * block.ndim
+    shape[axis] = block.shape[axis]
+    where = np.where(np.isnan(block), 0, np.arange(block.shape[axis]).reshape(shape))
+    np.maximum.accumulate(where, axis=axis, out=where)  # (leading NaNs take position 0: a NaN stays)
+    return np.take_along_axis(block, where, axis=axis)
+
+
+def _keep_valid(carry: np.ndarray, values: np.ndarray) -> np.ndarray:
+    return np.where(np.isnan(values), carry, values)
+
+
+def _valid_at(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    return np.where(np.isnan(x), np.nan, positions)
+
+
+def _within(filled: np.ndarray, positions: np.ndarray, last: np.ndarray, n: int) -> np.ndarray:
+    return np.where(positions - last <= n, filled, np.nan)
+
+
+def push(array: Any, n: int | None = None, axis: int = -1) -> Array:
+    """Forward fill: each NaN replaced by the last value before it along ``axis``, across
+    blocks; with ``n`` at most ``n`` NaNs in a row are filled (the rest stay NaN), as
+    bottleneck's ``push``. Arrays that hold no NaN (integers, booleans) come back as they are.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.array([1.0, np.nan, np.nan, np.nan, 5.0, np.nan]), chunks=2)
+    >>> xa.push(x).compute().tolist(), xa.push(x, n=2).compute().tolist()
+    ([1.0, 1.0, 1.0, 1.0, 5.0, 5.0], [1.0, 1.0, 1.0, nan, 5.0, 5.0])
+    """
+    x = asarray(array)
+    if n is not None and (not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 1):
+        raise ValueError(f"push: n must be a positive number of values to fill, or None, got {n!r}")
+    x, axis = _scan_axis(x, "push", axis)
+    if x.dtype.kind not in "fc":
+        return x
+    filled = _cumulative(x, "push", _ffill, _keep_valid, np.nan, axis, x.dtype)
+    if n is None:
+        return filled
+    index = tuple(slice(None) if i == axis else None for i in range(x.ndim))
+    positions = arange(x.shape[axis], chunks=(x.chunks[axis],), dtype=np.float64)[index]
+    last = _cumulative(elemwise(_valid_at, x, positions, dtype=np.float64, name="push-positions"),
+                       "push-last", _ffill, _keep_valid, np.nan, axis, np.float64)
+    return elemwise(_within, filled, positions, last, dtype=x.dtype, name="push-limit", extra_args=(int(n),))
 
 
 def cumsum(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Array:

@@ -10,7 +10,8 @@ values; the result is one block of unknown length (``nan``) until computed::
     unique-<token>    the values (and counts) as one block
 
 ``isin`` is element-wise against values held in every task; ``union1d`` is ``unique`` of
-both arrays, flattened and joined.
+both arrays, flattened and joined; ``intersect1d``, ``setdiff1d`` and ``setxor1d`` compare the
+two arrays' ``unique`` values in one last task.
 
 >>> import numpy as np, xsched.array as xa
 >>> x = xa.from_array(np.array([3, 1, 3, 2, 1, 3]), chunks=2)
@@ -37,7 +38,8 @@ from .creation import asarray
 from .manipulation import concatenate, ravel
 from .masking import known_chunks_needed
 
-__all__ = ["unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "isin", "union1d"]
+__all__ = ["unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "isin", "union1d",
+           "intersect1d", "setdiff1d", "setxor1d"]
 
 #: partials merged by one task of ``unique``'s tree
 SPLIT_EVERY = 8
@@ -234,3 +236,73 @@ def union1d(ar1: Any, ar2: Any) -> Array:
     [1, 2, 3]
     """
     return unique(concatenate([ravel(asarray(ar1)), ravel(asarray(ar2))]))
+
+
+def _of_uniques(func: Any, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    return func(first, second, assume_unique=True)
+
+
+def _compared(what: str, func: Any, ar1: Any, ar2: Any) -> Array:
+    """``func`` of both arrays' distinct values (one task): one block of unknown length."""
+    a, b = unique(ravel(asarray(ar1))), unique(ravel(asarray(ar2)))
+    name = f"{what}-{new_token(a.name, b.name)}"
+    layer = {chunk_key(name, (0,)): Task(_of_uniques, (func, Ref(chunk_key(a.name, (0,))),
+                                                       Ref(chunk_key(b.name, (0,)))), {},
+                                         per_task(annotations_in_force()))}
+    dtype = np.result_type(a.dtype, b.dtype)
+    return Array(LayeredGraph.merge(a._graph, b._graph, new={name: layer}), name, ((math.nan,),), dtype)
+
+
+def _common_with_indices(v1: np.ndarray, i1: np.ndarray, v2: np.ndarray, i2: np.ndarray, which: int) -> np.ndarray:
+    common, at1, at2 = np.intersect1d(v1, v2, assume_unique=True, return_indices=True)
+    return (common, i1[at1], i2[at2])[which]
+
+
+def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False, return_indices: bool = False) -> Any:
+    """The sorted values found in both arrays (flattened), as ``numpy.intersect1d``: one block
+    of unknown length; with ``return_indices`` also where each first occurs in either array
+    (flattened). ``assume_unique`` is accepted and changes nothing (the values are made
+    distinct in trees either way).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> a = xa.from_array(np.array([5, 1, 3, 1, 7]), chunks=2)
+    >>> xa.intersect1d(a, [7, 1, 2]).compute().tolist()
+    [1, 7]
+    >>> [r.compute().tolist() for r in xa.intersect1d(a, [7, 1, 2], return_indices=True)]
+    [[1, 7], [1, 4], [1, 0]]
+    """
+    if not return_indices:
+        return _compared("intersect1d", np.intersect1d, ar1, ar2)
+    one, two = unique_all(ravel(asarray(ar1))), unique_all(ravel(asarray(ar2)))
+    refs = [Ref(chunk_key(arr.name, (0,))) for arr in (one.values, one.indices, two.values, two.indices)]
+    graph = LayeredGraph.merge(one.values._graph, one.indices._graph, two.values._graph, two.indices._graph)
+    token = new_token(*(arr.name for arr in (one.values, one.indices, two.values, two.indices)))
+    out = []
+    for which, dtype in enumerate((np.result_type(one.values.dtype, two.values.dtype), np.intp, np.intp)):
+        name = f"intersect1d-{('values', 'indices1', 'indices2')[which]}-{token}"
+        layer = {chunk_key(name, (0,)): Task(_common_with_indices, (*refs, which), {},
+                                             per_task(annotations_in_force()))}
+        out.append(Array(LayeredGraph.merge(graph, new={name: layer}), name, ((math.nan,),), dtype))
+    return tuple(out)
+
+
+def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False) -> Array:
+    """The sorted distinct values of ``ar1`` not in ``ar2`` (both flattened), as
+    ``numpy.setdiff1d``: one block of unknown length.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.setdiff1d(xa.from_array(np.array([5, 1, 3, 1]), chunks=2), [3]).compute().tolist()
+    [1, 5]
+    """
+    return _compared("setdiff1d", np.setdiff1d, ar1, ar2)
+
+
+def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False) -> Array:
+    """The sorted values in exactly one of the arrays (both flattened), as
+    ``numpy.setxor1d``: one block of unknown length.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.setxor1d(xa.from_array(np.array([5, 1, 3]), chunks=2), [3, 4]).compute().tolist()
+    [1, 4, 5]
+    """
+    return _compared("setxor1d", np.setxor1d, ar1, ar2)

@@ -1,5 +1,5 @@
-"""``sort`` and ``argsort`` along an axis held whole in one chunk (the Array API's), and
-``searchsorted`` in a sorted 1-d array of any chunks.
+"""``sort``, ``argsort``, ``partition`` and ``argpartition`` along an axis held whole in one
+chunk (the Array API's and NumPy's), and ``searchsorted`` in a sorted 1-d array of any chunks.
 
 Sorting along an axis needs all of it, so that axis must be one chunk (the error names the
 ``rechunk`` that makes it so); the other axes keep their blocks, and every block is sorted
@@ -24,7 +24,7 @@ from .creation import asarray
 from .index_notation import blockwise
 from .manipulation import ravel
 
-__all__ = ["sort", "argsort", "searchsorted"]
+__all__ = ["sort", "argsort", "partition", "argpartition", "searchsorted"]
 
 
 def _flat_or(x: Array, axis: Any, name: str) -> tuple[Array, int]:
@@ -95,6 +95,47 @@ def argsort(x: Any, axis: int | None = -1, *, descending: bool = False,
     x, axis = _flat_or(asarray(x), axis, "argsort")
     return map_blocks(_argsort_block, x, dtype=np.intp, name="argsort", axis=axis, descending=bool(descending),
                       stable=bool(stable))
+
+
+def _kth(x: Array, kth: Any, axis: int, name: str) -> Any:
+    """``kth`` checked against the axis' length now (NumPy checks it only when it runs)."""
+    ks = np.atleast_1d(np.asarray(kth))
+    if ks.dtype.kind not in "iu":
+        raise TypeError(f"{name}: kth must be an integer or a sequence of integers, got {kth!r}")
+    n = x.shape[axis]
+    bad = [int(k) for k in ks if not -n <= k < n]
+    if bad:
+        raise ValueError(f"{name}: kth {bad[0]} is out of bounds for axis {axis} of length {n}")
+    return kth
+
+
+def partition(a: Any, kth: Any, axis: int | None = -1) -> Array:
+    """A copy of ``a`` with the ``kth`` element of each slice along ``axis`` where it would be
+    sorted, the smaller ones before it and the others after, as ``numpy.partition``: the
+    axis in one chunk (``None``: the flattened array), each block partitioned by NumPy.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.array([[7, 1, 5, 3], [2, 8, 6, 4]]), chunks=(1, 4))
+    >>> xa.partition(x, 1).compute()[:, 1].tolist()
+    [3, 4]
+    """
+    x, axis = _flat_or(asarray(a), axis, "partition")
+    return map_blocks(np.partition, x, _kth(x, kth, axis, "partition"), dtype=x.dtype, name="partition",
+                      axis=axis)
+
+
+def argpartition(a: Any, kth: Any, axis: int | None = -1) -> Array:
+    """The positions that partition ``a`` along ``axis`` (see ``partition``), as
+    ``numpy.argpartition``: the axis in one chunk (``None``: the flattened array).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.array([7, 1, 5, 3]), chunks=4)
+    >>> int(xa.argpartition(x, 0).compute()[0])
+    1
+    """
+    x, axis = _flat_or(asarray(a), axis, "argpartition")
+    return map_blocks(np.argpartition, x, _kth(x, kth, axis, "argpartition"), dtype=np.intp,
+                      name="argpartition", axis=axis)
 
 
 def _count_before(sorted_block: np.ndarray, values: np.ndarray, side: str) -> np.ndarray:
