@@ -62,6 +62,7 @@ def test_iteration_a_partition_at_a_time():
     assert [c for c, _ in df.items()] == ["a", "b"]
     assert list(df.b.items()) == list(pdf.b.items()) and list(df.a) == [1, 2, 3]
     assert df.a.shape[0].compute() == 3 and df.a.dtypes == pdf.a.dtype
+    assert (20 in df.a, 2 in df.a) == (20 in pdf.a, 2 in pdf.a) == (True, False)  # (labels, as pandas)
 
 
 def test_to_timestamp_converts_the_divisions_too():

@@ -362,6 +362,19 @@ def _install() -> None:
     DataFrame.items, Series.items = frame_items, series_items  # type: ignore[attr-defined]
     Series.__iter__ = lambda self: _by_partition(self, "__iter__")  # type: ignore[attr-defined]
 
+    def series_contains(self, key: Any) -> bool:
+        """``key in s``: whether ``key`` is an index label, as pandas asks (not a value),
+        computed (a partition's answer each, ``any`` of them).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series([10, 20], index=["a", "b"]), npartitions=2)
+        >>> "b" in s, 10 in s
+        (True, False)
+        """
+        return bool(self.map_partitions(_has_label, key, meta=False).any().compute())
+
+    Series.__contains__ = series_contains  # type: ignore[attr-defined]
+
     def to_timestamp(self, freq: Any = None, how: str = "start"):
         """A PeriodIndex made timestamps (pandas' ``to_timestamp``), partition by partition;
         known divisions are converted alike.
@@ -379,6 +392,10 @@ def _install() -> None:
         return out
 
     DataFrame.to_timestamp = Series.to_timestamp = to_timestamp  # type: ignore[attr-defined]
+
+
+def _has_label(part: Any, key: Any) -> bool:
+    return key in part.index
 
 
 def _by_partition(frame: _Frame, method: str, **kwargs: Any):
