@@ -50,7 +50,7 @@ def test_compute_current_divisions_and_empty_partitions():
     filtered = df[(df.a < 3) | (df.a > 16)]
     assert filtered.compute_current_divisions() == (0, 34, 34, 34, 38)
     assert df.compute_current_divisions("a") == (0, 5, 10, 15, 19)
-    with pytest.raises(ValueError, match="ranges overlap"):
+    with pytest.raises(ValueError, match="ranges of column .a. overlap"):
         xd.from_pandas(pd.DataFrame({"a": [3, 1]}), npartitions=2).compute_current_divisions("a")
 
 

@@ -147,20 +147,22 @@ def from_array(x: Any, chunksize: int = 50_000, columns: Any = None, meta: Any =
                          f"(shape {x.shape})")
     rows = x.chunks[0]
     known = all(r == r for r in rows)
-    starts = list(np.cumsum((0,) + tuple(rows[:-1]))) if known else [None] * len(rows)
+    blocks = list(range(len(rows)))
+    if known and x.shape[0]:  # (empty blocks make no partition: no division could name them)
+        blocks = [i for i in blocks if rows[i]]
+    starts = [int(sum(rows[:i])) for i in blocks] if known else [None] * len(blocks)
     frame_meta = _block_frame(np.empty((0,) + x.shape[1:], x.dtype), 0, columns)
     if meta is not None:
         frame_meta = meta
     name = f"from-array-{new_token(x.name, columns)}"
     ann = annotations_in_force()
-    layer = {chunk_key(name, (i,)): Task(_block_frame, (Ref(chunk_key(x.name, (i, 0) if x.ndim == 2 else (i,))),
-                                                         None if s is None else int(s), columns), {}, per_task(ann))
-             for i, s in enumerate(starts)}
-    if known and rows and x.shape[0]:
-        bounds = [int(s) for s in starts] + [int(x.shape[0]) - 1]
-        divisions = tuple(bounds)
+    layer = {chunk_key(name, (j,)): Task(_block_frame, (Ref(chunk_key(x.name, (i, 0) if x.ndim == 2 else (i,))),
+                                                         s, columns), {}, per_task(ann))
+             for j, (i, s) in enumerate(zip(blocks, starts))}
+    if known and x.shape[0]:
+        divisions = tuple(starts) + (int(x.shape[0]) - 1,)
     else:
-        divisions = (None,) * (len(rows) + 1)
+        divisions = (None,) * (len(blocks) + 1)
     return new_collection(LayeredGraph.merge(x._graph, new={name: layer}), name, frame_meta, divisions)
 
 

@@ -50,6 +50,8 @@ def merge_asof(left: DataFrame, right: Any, on: Any = None, left_on: Any = None,
     must be sorted by the key, as pandas asks: a key column's partitions must hold
     increasing, non-overlapping ranges, and an index must have known divisions. With a
     key column the result has each partition's own default index, as a merge on columns.
+    The right's int and bool columns come back as float and object (as pandas gives them
+    when a row finds no match), whether or not every row found one.
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> t = pd.date_range("2024-01-01", periods=6, freq="1min")
@@ -81,12 +83,17 @@ def merge_asof(left: DataFrame, right: Any, on: Any = None, left_on: Any = None,
         if key is not None:
             frame._check_columns([key], f"merge_asof ({side} key)")
     try:  # (pandas says what is wrong: key dtypes, by columns, tolerance)
-        meta = make_meta(pd.merge_asof(_sorted_sample(left._meta, left_on), _sorted_sample(right._meta, right_on),
-                                       **kwargs))
+        sample_left, sample_right = _sorted_sample(left._meta, left_on), _sorted_sample(right._meta, right_on)
+        pd.merge_asof(sample_left, sample_right, **kwargs)
+        # The right's columns as a row without a match has them (ints as floats, booleans as
+        # objects), as any partition with one gives them: all partitions are made alike.
+        meta = make_meta(pd.merge_asof(sample_left, sample_right.iloc[:0], **kwargs))
     except Exception as exc:
         raise ValueError(f"merge_asof fails in pandas on these frames' keys, columns and dtypes: "
                          f"{type(exc).__name__}: {exc}") from exc
     lk, rk = _indexed_by_key(left, left_on, "left"), _indexed_by_key(right, right_on, "right")
+    if lk is None or rk is None:  # (a side with no rows: nothing to match, and no divisions needed)
+        return _unmatched(left, right, left_on is not None, right_on is not None, kwargs, meta, empty_left=lk is None)
     by_cols = None if right_by is None else ([right_by] if isinstance(right_by, (str, int)) else list(right_by))
     token = new_token(lk._name, rk._name, kwargs)
     ann = annotations_in_force()
@@ -129,22 +136,38 @@ def _sorted_sample(meta: pd.DataFrame, key: Any) -> pd.DataFrame:
     return sample.sort_index() if key is None else sample.sort_values(key)
 
 
-def _indexed_by_key(frame: DataFrame, key: Any, side: str) -> DataFrame:
+def _indexed_by_key(frame: DataFrame, key: Any, side: str) -> DataFrame | None:
     """``frame`` indexed by its key column (kept as a column too), divisions known; or as it
-    is when the key is its index, which must have known divisions."""
+    is when the key is its index, which must have known divisions; None when it has no rows."""
     if key is None:
         if not frame.known_divisions:
             raise ValueError(f"merge_asof: the {side} frame's divisions are unknown, so which of its partitions "
                              "hold which keys is not known; set_index(column) (or from_pandas(..., sort=True)) first")
         return frame
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         out = set_index(frame, key, sorted=True, drop=False)
     if not out.known_divisions:
+        why = next((str(w.message) for w in caught), "")
+        if "every partition is empty" in why:
+            return None
         raise ValueError(f"merge_asof: the {side} frame is not sorted by {key!r} across its partitions "
-                         "(their ranges overlap), as pandas' merge_asof needs; "
+                         f"({why.split(': ', 1)[-1].split(';')[0]}), as pandas' merge_asof needs; "
                          f"sort_values({key!r}) first")
     return out
+
+
+def _unmatched(left: DataFrame, right: DataFrame, left_column: bool, right_column: bool, kwargs: dict,
+               meta: pd.DataFrame, empty_left: bool) -> DataFrame:
+    """The merge when a side has no rows: each left partition against no right rows."""
+    name = f"merge-asof-{new_token(left._name, right._name, kwargs, empty_left)}"
+    ann = annotations_in_force()
+    layer = {chunk_key(name, (i,)): Task(_merge_part, (Ref(key), [], left_column, right_column, right._meta, kwargs,
+                                                       meta), {}, per_task(ann))
+             for i, key in enumerate(left._keys())}
+    divisions = left.divisions if kwargs.get("left_index") and kwargs.get("right_index") else \
+        (None,) * (left.npartitions + 1)
+    return new_collection(LayeredGraph.merge(left._graph, new={name: layer}), name, meta, divisions)
 
 
 def _chain(layers: dict, name: str, keys: list, order: range, by: Any, end: str, ann: Any) -> dict:
@@ -178,9 +201,10 @@ def _merge_part(left: pd.DataFrame, pieces: list, left_column: bool, right_colum
     if right_column:
         right = right.reset_index(drop=True)
     out = pd.merge_asof(left, right, **kwargs)
-    # A partition whose rows all found a match keeps a right int column that the meta, like
-    # the whole frame with one row unmatched, has as float: the partitions agree with it.
+    # A partition whose rows all found a match keeps a right int (bool) column that the
+    # meta has as float (object), as with a row unmatched: the partitions agree with it.
     for col, dtype in meta.dtypes.items():
-        if out[col].dtype != dtype and dtype.kind == "f" and out[col].dtype.kind in "iu":
+        if out[col].dtype != dtype and ((dtype.kind == "f" and out[col].dtype.kind in "iu")
+                                        or (dtype == object and out[col].dtype.kind == "b")):
             out[col] = out[col].astype(dtype)
     return out

@@ -172,7 +172,8 @@ def read_table(urlpath: Any, blocksize: int | str | None = None, **kwargs: Any):
     ...     xd.read_table(os.path.join(d, "t.tsv")).b.compute().tolist()
     ['x y', 'z']
     """
-    kwargs.setdefault("sep", "\t")
+    if "sep" not in kwargs and "delimiter" not in kwargs:
+        kwargs["sep"] = "\t"
     return read_csv(urlpath, blocksize=blocksize, **kwargs)
 
 

@@ -304,9 +304,13 @@ class GroupBy:
         if isinstance(by, (str, list)) and isinstance(frame, DataFrame):
             frame._check_columns([by] if isinstance(by, str) else by, "groupby")
         elif isinstance(by, _Frame):
-            if by.npartitions != frame.npartitions:
-                raise ValueError(f"groupby: the grouping Series has {by.npartitions} partitions but the "
-                                 f"frame has {frame.npartitions}; they must be partitioned alike")
+            if by.npartitions != frame.npartitions or (by.known_divisions and frame.known_divisions
+                                                      and by.divisions != frame.divisions):
+                raise ValueError(f"groupby: the grouping Series is partitioned otherwise than the frame "
+                                 f"({by.npartitions} partitions, divisions {by.divisions[:3]}... against "
+                                 f"{frame.npartitions}, {frame.divisions[:3]}...): partition i of each is "
+                                 "grouped together, so they must be partitioned alike: "
+                                 "s.repartition(divisions=df.divisions)")
         else:
             raise TypeError(f"groupby: group by column names or an xsched Series, not {type(by).__name__}")
         self._frame, self._by, self._sort, self._dropna, self._observed = frame, by, sort, dropna, observed

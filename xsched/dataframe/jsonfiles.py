@@ -70,10 +70,13 @@ def read_json(url_path: Any, orient: str = "records", lines: bool | None = None,
     files = expand_paths(url_path, storage_options, what)
     infos = [file_token(fs, p) for fs, p in files]
     kwargs = dict(pandas_kwargs, orient=orient, lines=lines)
-    if meta is None:
-        meta, origin = _sample_meta(files, infos, compression, sample, kwargs), f"a sample of {infos[0][0]}"
-    else:
+    if isinstance(meta, pd.DataFrame):
         meta, origin = make_meta(meta), "meta="
+    else:  # (a dict of dtypes names some columns; the sample gives the others)
+        sampled = _sample_meta(files, infos, compression, sample, kwargs)
+        for col, dtype in (meta or {}).items():
+            sampled[col] = sampled[col].astype(dtype) if col in sampled else pd.Series([], dtype=dtype)
+        meta, origin = sampled, (f"a sample of {infos[0][0]}" + (" and meta=" if meta else ""))
     if not isinstance(meta, pd.DataFrame):
         raise TypeError(f"{what}: the files hold a {type(meta).__name__}; read_json gives DataFrames")
     token = new_token(infos, orient, lines, blocksize, compression, sorted(kwargs.items(), key=str), str(meta.dtypes))
@@ -93,7 +96,9 @@ def read_json(url_path: Any, orient: str = "records", lines: bool | None = None,
 
 def _sample_meta(files: list, infos: list, compression: Any, sample: int, kwargs: dict) -> pd.DataFrame:
     """Columns and dtypes from whole lines of the first ``sample`` bytes of the first file
-    that is not empty (or the whole first file when the JSON is not line-delimited)."""
+    holding a record (the whole file, when the JSON is not line-delimited); a file of no
+    records (``[]``) only when none holds one."""
+    fallback = None
     for (fs, path), info in zip(files, infos):
         if not info[1]:
             continue
@@ -104,38 +109,80 @@ def _sample_meta(files: list, infos: list, compression: Any, sample: int, kwargs
                 more = f.read(sample)
                 data += more[:more.find(b"\n") + 1] if b"\n" in more else more
         if data.strip():
-            return pd.read_json(io.BytesIO(data), **kwargs).iloc[:0]
-    raise ValueError(f"read_json: {infos[0][0]} and the rest are empty; pass meta= to say what the columns are")
+            head = pd.read_json(io.BytesIO(data), **kwargs)
+            if len(head):
+                return head.iloc[:0]
+            fallback = head.iloc[:0] if fallback is None else fallback
+    if fallback is not None:
+        return fallback
+    raise ValueError(f"read_json: {infos[0][0]} and the rest hold no records; pass meta= to say what the columns are")
+
+
+def _misfit(values: pd.Series, dtype: Any) -> tuple[str, str] | None:
+    """Why ``values`` cannot become ``dtype`` without losing anything, and the dtype that
+    holds them; None when they can."""
+    dtype = pd.api.types.pandas_dtype(dtype)
+    if dtype.kind in "iub" and values.isna().any():
+        return "missing values (null, or a key some records lack)", "'float64'" if dtype.kind in "iu" else "'object'"
+    try:
+        cast = values.astype(dtype)
+    except (ValueError, TypeError, OverflowError) as exc:
+        return f"values that are not {dtype} ({exc})", "'object'"
+    changed = cast.astype(values.dtype) != values
+    if dtype.kind in "iub" and changed.any():
+        return f"values that are not {dtype} (e.g. {values[changed].iloc[0]!r})", "'float64'"
+    return None
+
+
+def _as_dates(values: pd.Series, dtype: Any, where: str) -> pd.Series:
+    """A date column pandas left as numbers (epoch seconds... nanoseconds, the first unit that
+    gives dates in range, as pandas guesses it) or text, in ``dtype``."""
+    if values.dtype.kind in "iuf":
+        for unit in ("s", "ms", "us", "ns"):
+            try:
+                return pd.to_datetime(values, unit=unit).astype(dtype)
+            except (OverflowError, ValueError, pd.errors.OutOfBoundsDatetime):
+                continue
+    try:
+        return pd.to_datetime(values).astype(dtype)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"read_json: column {values.name!r} of {where} holds values that are not dates "
+                         f"({exc}): pass meta={{{values.name!r}: 'object'}}") from exc
 
 
 def _read_part(fs: Any, path: str, label: str, start: int | None, end: int | None, compression: Any,
                kwargs: dict, meta: pd.DataFrame, origin: str) -> pd.DataFrame:
-    """Run on the workers: one partition, with meta's columns and dtypes."""
+    """Run on the workers: one partition, with meta's columns and dtypes, cast only where no
+    value changes (a null or a fraction never becomes False or a truncated integer)."""
     where = label if start is None else f"{label} (bytes {start}-{end})"
     with fs.open(path, "rb") as f:
         data = open_decompressed(f, compression).read() if start is None else block_bytes(f, start, end)
     if not data.strip():
         return meta.copy()
-    dtypes = {c: dt for c, dt in meta.dtypes.items() if not pd.api.types.is_datetime64_any_dtype(dt)}
     try:
-        df = pd.read_json(io.BytesIO(data), dtype=dtypes or True, **kwargs)
+        df = pd.read_json(io.BytesIO(data), **kwargs)
     except ValueError as exc:
         raise ValueError(f"read_json: {where} does not parse as JSON with orient={kwargs['orient']!r}, "
                          f"lines={kwargs['lines']}: {exc}") from exc
+    if not len(df):
+        return meta.copy()
     extra = [c for c in df.columns if c not in meta.columns]
     if extra:
         raise ValueError(f"read_json: {where} has columns {extra} that {origin} did not show (it has "
-                         f"{list(meta.columns)}); pass meta= with every column")
+                         f"{list(meta.columns)}); pass meta= (a dict of dtypes names just those)")
     df = df.reindex(columns=meta.columns)
     for col, dtype in meta.dtypes.items():
-        if df[col].dtype != dtype:
-            try:
-                df[col] = df[col].astype(dtype)
-            except (ValueError, TypeError) as exc:
-                raise ValueError(f"read_json: column {col!r} of {where} holds values that are not "
-                                 f"{dtype} (as {origin} said): {exc}; pass meta= with the dtype that "
-                                 f"holds them, e.g. meta={{{col!r}: 'object'}} (or 'float64' for "
-                                 "integers with gaps)") from exc
+        if df[col].dtype == dtype:
+            continue
+        if pd.api.types.is_datetime64_any_dtype(dtype):
+            df[col] = _as_dates(df[col], dtype, where)
+            continue
+        misfit = _misfit(df[col], dtype)
+        if misfit is not None:
+            why, hint = misfit
+            raise ValueError(f"read_json: column {col!r} of {where} holds {why}, where {origin} said {dtype}: "
+                             f"pass meta={{{col!r}: {hint}}} (a dict names only the columns it changes)")
+        df[col] = df[col].astype(dtype)
     return df
 
 
@@ -161,6 +208,7 @@ def to_json(df: Any, url_path: str, orient: str = "records", lines: bool | None 
     fs, base = filesystem_for(url_path, storage_options)
     paths = partition_paths(fs, base, df.npartitions, ".json", "to_json")
     kw = dict(kwargs, orient=orient, lines=lines)
+    kw["compression"] = compression_of(base, kw.get("compression", "infer"))  # (from the name: a handle has none)
     name = f"to-json-{new_token(df._name, shown(fs, base), sorted(kw.items(), key=str))}"
     ann = annotations_in_force()
     layer = {chunk_key(name, (i,)): Task(_write_json, (Ref(key), fs, paths[i], kw), {}, per_task(ann))

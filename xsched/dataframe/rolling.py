@@ -257,7 +257,11 @@ def _overlapped(prev: Any, part: Any, nxt: Any, func: Any, args: tuple, kwargs: 
     prev = prev if prev is not None and len(prev) else None
     nxt = nxt if nxt is not None and len(nxt) else None
     pieces = [p for p in (prev, part, nxt) if p is not None]
-    out = func(pd.concat(pieces) if len(pieces) > 1 else part, *args, **kwargs)
+    rows = pd.concat(pieces) if len(pieces) > 1 else part
+    out = func(rows, *args, **kwargs)
+    if len(out) != len(rows):  # (the neighbours' rows are cut off by position)
+        raise ValueError(f"map_overlap: the function must return one row per row it is given; it returned "
+                         f"{len(out)} for {len(rows)} (use map_partitions for functions that drop or add rows)")
     start = len(prev) if prev is not None else 0
     return out.iloc[start:start + len(part)]
 

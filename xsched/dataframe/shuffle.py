@@ -170,9 +170,11 @@ def _drop_dups_merge(parts: list, subset: Any, keep: Any) -> Any:
 
 
 def _min_max(part: Any, column: Any) -> tuple:
+    """(least, largest, how many, whether any is missing) of the index or ``column``."""
     values = part.index if column is None else part[column]
-    values = values.dropna()
-    return (values.min(), values.max(), len(values)) if len(values) else (None, None, 0)
+    kept = values.dropna()
+    missing = len(kept) < len(values)
+    return (kept.min(), kept.max(), len(kept), missing) if len(kept) else (None, None, 0, missing)
 
 
 # --------------------------------------------------------------------------- the exchange
@@ -291,19 +293,52 @@ def set_index(frame: DataFrame, other: Any, sorted: bool = False, npartitions: i
 
 def _set_index_presorted(frame: DataFrame, column: Any, drop: bool, meta: Any) -> DataFrame:
     out = map_partitions(_set_index_sorted, frame, column, drop, meta=meta, _name="set-index-sorted")
-    try:  # (empty partitions, as a filter leaves, take a neighbour's bound)
-        out.divisions = compute_current_divisions(frame, column)
-    except ValueError:  # (not the old index's divisions, which map_partitions kept)
+    try:
+        divisions, moves = current_stats(frame, column)
+    except ValueError as exc:  # (not the old index's divisions, which map_partitions kept)
         out.divisions = (None,) * (frame.npartitions + 1)
-        warnings.warn("set_index(sorted=True): the partitions' ranges of the column overlap (or all are "
-                      "empty), so the divisions stay unknown; use sorted=False to sort", stacklevel=3)
+        warnings.warn(f"set_index(sorted=True): {exc}; the divisions stay unknown (sorted=False sorts)",
+                      stacklevel=3)
+        return out
+    if moves:
+        out = _moved_forward(out, divisions)
+    out.divisions = divisions
     return out
+
+
+class EmptyFrame(ValueError):
+    """Every partition is empty: there is no value to make divisions of."""
+
+
+def current_stats(frame: _Frame, col: Any = None) -> tuple[tuple, bool]:
+    """The divisions the partitions' values give (each one's least value; an empty one takes
+    the next one's, or the last largest), computed from their minima and maxima; and whether
+    rows lie at or above the next partition's division (a value that spans two partitions,
+    or empty partitions after the last values), which a division cannot have and
+    ``set_index`` moves forward. Refused for ranges that overlap and for missing values."""
+    stats = compute_collection(map_partitions(_min_max, frame, col, meta=object))
+    what = "the index" if col is None else f"column {col!r}"
+    if any(st[3] for st in stats):
+        raise ValueError(f"{what} holds missing values, which no division can place; dropna() first")
+    full = [st for st in stats if st[2]]
+    if not full:
+        raise EmptyFrame("every partition is empty")
+    if any(a[1] > b[0] for a, b in zip(full[:-1], full[1:])):
+        raise ValueError(f"the partitions' ranges of {what} overlap")
+    bounds, after = [], full[-1][1]
+    for low, _, count, _ in reversed(stats):
+        after = low if count else after
+        bounds.append(after)
+    divisions = tuple(reversed(bounds)) + (full[-1][1],)
+    moves = any(st[2] and st[1] >= divisions[i + 1] for i, st in enumerate(stats[:-1]))
+    return divisions, moves
 
 
 def compute_current_divisions(frame: _Frame, col: Any = None) -> tuple:
     """The divisions the partitions have now: each one's least index value (or ``col``'s),
-    and the last one's largest, computed (only the minima and maxima travel); refused when
-    the ranges overlap, as they are then no divisions.
+    and the last one's largest, computed (only the minima and maxima travel). Refused when
+    the ranges overlap, when a value lies in two partitions (or empty partitions follow the
+    last values), as those are no divisions: ``set_index(col, sorted=True)`` moves such rows.
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> df = xd.from_pandas(pd.DataFrame({"a": [5, 6, 7, 8]}, index=[1, 2, 3, 9]), npartitions=2)
@@ -311,17 +346,52 @@ def compute_current_divisions(frame: _Frame, col: Any = None) -> tuple:
     [1, 3, 9]
     """
     if col is not None:
+        if not isinstance(frame, DataFrame):
+            raise TypeError(f"compute_current_divisions: col= names a DataFrame's column; a "
+                            f"{type(frame).__name__}'s divisions are of its index (col=None)")
         frame._check_columns([col], "compute_current_divisions")
-    stats = compute_collection(map_partitions(_min_max, frame, col, meta=object))
-    full = [st for st in stats if st[2]]
-    if not full or any(a[1] > b[0] for a, b in zip(full[:-1], full[1:])):
-        raise ValueError("compute_current_divisions: the partitions' ranges overlap (or all are empty), so "
-                         "they have no divisions; set_index (or sort_values) sorts them")
-    bounds, after = [], full[-1][1]
-    for low, _, count in reversed(stats):
-        after = low if count else after
-        bounds.append(after)
-    return tuple(reversed(bounds)) + (full[-1][1],)
+    try:
+        divisions, moves = current_stats(frame, col)
+    except ValueError as exc:
+        raise type(exc)(f"compute_current_divisions: {exc}, so they have no divisions; set_index (or "
+                        "sort_values) sorts them") from None
+    if moves:
+        raise ValueError("compute_current_divisions: a value lies at the end of one partition and the start of "
+                         "the next (or empty partitions follow the last values), which divisions cannot say; "
+                         "set_index(col, sorted=True) moves those rows forward")
+    return divisions
+
+
+def _below(carried: Any, part: Any, bound: Any) -> Any:
+    """The rows of ``carried`` then ``part`` (both sorted) below ``bound`` (all when None)."""
+    rows = part if carried is None or not len(carried) else pd.concat([carried, part])
+    return rows if bound is None else rows.iloc[:rows.index.searchsorted(bound, "left")]
+
+
+def _at_or_above(carried: Any, part: Any, bound: Any) -> Any:
+    rows = part if carried is None or not len(carried) else pd.concat([carried, part])
+    return rows.iloc[rows.index.searchsorted(bound, "left"):]
+
+
+def _moved_forward(frame: _Frame, divisions: tuple) -> _Frame:
+    """``frame`` (each partition sorted by index) with the rows at or above the next
+    division moved to the partitions after, through a chain of small tasks (the rows of a
+    value that spans two partitions; those of the last value, when empty partitions follow)."""
+    tok = new_token(frame._name, divisions)
+    carry_name, out_name = f"set-index-carry-{tok}", f"set-index-moved-{tok}"
+    ann = annotations_in_force()
+    keys = frame._keys()
+    n = len(keys)
+    carry, out = {}, {}
+    for i, key in enumerate(keys):
+        before = Ref(chunk_key(carry_name, (i - 1,))) if i else None
+        if i < n - 1:
+            carry[chunk_key(carry_name, (i,))] = Task(_at_or_above, (before, Ref(key), divisions[i + 1]), {},
+                                                      per_task(ann))
+        out[chunk_key(out_name, (i,))] = Task(_below, (before, Ref(key), divisions[i + 1] if i < n - 1 else None),
+                                              {}, per_task(ann))
+    graph = LayeredGraph.merge(frame._graph, new={carry_name: carry, out_name: out})
+    return new_collection(graph, out_name, frame._meta, divisions)
 
 
 def sort_values(frame: _Frame, by: Any, ascending: Any = True, npartitions: int | None = None,
