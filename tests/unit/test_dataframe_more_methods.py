@@ -76,3 +76,18 @@ def test_to_timestamp_converts_the_divisions_too():
         assert out.divisions[i] <= part.index[0] and part.index[-1] <= out.divisions[i + 1]
     with pytest.raises(TypeError, match="converts a PeriodIndex"):
         xd.from_pandas(pd.DataFrame({"v": [1]}), npartitions=1).to_timestamp()
+
+
+@pytest.mark.parametrize("method", ["ffill", "bfill"])
+@pytest.mark.parametrize("area", ["inside", "outside"])
+@pytest.mark.parametrize("limit", [None, 1])
+def test_fill_limit_area_as_pandas(method, area, limit):
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        v = rng.random(12)
+        v[rng.random(12) < 0.6] = np.nan
+        pdf = pd.DataFrame({"a": v, "b": v[::-1].copy()})
+        got = getattr(xd.from_pandas(pdf, npartitions=4), method)(limit=limit, limit_area=area).compute()
+        pd.testing.assert_frame_equal(got, getattr(pdf, method)(limit=limit, limit_area=area))
+    with pytest.raises(ValueError, match="limit_area must be None, 'inside' or 'outside'"):
+        getattr(xd.from_pandas(pdf, npartitions=2), method)(limit_area="middle")

@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
 from ..graph.spec import Ref, Task
-from .core import DataFrame, Series, _Frame, new_collection, part_key
+from .core import DataFrame, Series, _Frame, map_partitions, new_collection, part_key
 
 __all__ = ["cumulative", "fill"]
 
@@ -187,15 +187,30 @@ def _fill_apply(filled: Any, carry: list | None, method: str, limit: int | None)
     return out
 
 
-def fill(frame: _Frame, method: str, limit: int | None = None):
+def _in_area(filled: Any, original: Any, other_way: Any, inside: bool) -> Any:
+    """``filled`` where the other way's fill found a value (``inside``: a gap with values on
+    both sides) or found none (outside), else the original."""
+    return filled.where(other_way.notna() if inside else other_way.isna(), original)
+
+
+def fill(frame: _Frame, method: str, limit: int | None = None, limit_area: str | None = None):
     """``frame.ffill(limit)`` or ``frame.bfill(limit)`` down the rows: each partition filled on
     its own, then its edge run of missing values from the value carried from the partitions
-    before (after, for ``bfill``)."""
+    before (after, for ``bfill``). ``limit_area`` ("inside": only gaps with values on both
+    sides; "outside": only the runs at the ends) keeps the fill where the fill the other way
+    finds a value (or none)."""
     if limit is not None and (not isinstance(limit, (int, np.integer)) or isinstance(limit, bool) or limit < 1):
         raise ValueError(f"{method}: limit must be a positive whole number, got {limit!r}")
+    if limit_area not in (None, "inside", "outside"):
+        raise ValueError(f"{method}: limit_area must be None, 'inside' or 'outside', got {limit_area!r}")
     meta = getattr(frame._meta, method)()
-    return _chain(frame, method, meta, limit, _fill_part, _edge_value, _fill_carry, _fill_apply,
-                  (method, limit), backwards=method == "bfill")
+    filled = _chain(frame, method, meta, limit, _fill_part, _edge_value, _fill_carry, _fill_apply,
+                    (method, limit), backwards=method == "bfill")
+    if limit_area is None:
+        return filled
+    other_way = fill(frame, "bfill" if method == "ffill" else "ffill")
+    return map_partitions(_in_area, filled, frame, other_way, limit_area == "inside", meta=meta,
+                          _name=f"{method}-{limit_area}")
 
 
 def _install() -> None:
@@ -218,13 +233,14 @@ def _install() -> None:
         setattr(Series, name, method(name))
 
     def filler(name: str):
-        def run(self, *, axis: Any = None, limit: int | None = None):
+        def run(self, *, axis: Any = None, limit: int | None = None, limit_area: str | None = None):
             if axis is not None and self._meta._get_axis_number(axis) == 1:
-                return self._method(name, axis=1, limit=limit)
-            return fill(self, name, limit)
+                return self._method(name, axis=1, limit=limit, limit_area=limit_area)
+            return fill(self, name, limit, limit_area)
         run.__name__ = name
         run.__doc__ = (f"Missing values filled with the {'last' if name == 'ffill' else 'next'} valid one "
-                       f"(within ``limit`` rows), across partitions.\n\n>>> import pandas as pd, xsched.dataframe "
+                       f"(within ``limit`` rows; ``limit_area`` 'inside' or 'outside' as pandas'), across "
+                       f"partitions.\n\n>>> import pandas as pd, xsched.dataframe "
                        f"as xd\n>>> xd.from_pandas(pd.Series([1, None, None, 4]), npartitions=3).{name}().compute()"
                        f".tolist()\n{pd.Series([1, None, None, 4]).__getattr__(name)().tolist()}")
         return run
