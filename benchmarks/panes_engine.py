@@ -2,8 +2,8 @@
 stream, progress, worker memory, timeline, workers, graph, profile, call stack, logs, story)
 watching the same cluster; both printed in one run.
 
-    python benchmarks/panes_engine.py [--quick] [--rounds 3] [--panes "Task Stream,Logs"] [--pane-interval MS]
-                                      [--trace PATH] [--chromium /usr/bin/chromium]
+    python benchmarks/panes_engine.py [--quick] [--rounds 3] [--repeats 5] [--panes "Task Stream,Logs"]
+                                      [--pane-interval MS] [--trace PATH] [--chromium /usr/bin/chromium]
 
 One LocalCluster (2 workers x 1 thread) and one client; ``engine.py``'s map (10,000 no-op
 tasks) and tree (9,999 tasks) figures are taken with no browser, then again after a headless
@@ -11,8 +11,10 @@ chromium (Playwright) opened the panes on that cluster in `jupyter lab` (this ve
 then receive telemetry at their interval (``--pane-interval``) while the work runs (the logs pane also has the
 scheduler ask workers for their recent records; the profile pane has the workers sample their
 task threads, the call-stack pane asks for the running tasks' frames); chromium then closes.
-``--rounds`` such pairs alternate (this machine's speed moves by tens of percent within
-minutes), and the median of the rounds' ratios is printed beside each round. Everything runs
+Every figure is the median of ``--repeats`` runs of each. ``--rounds`` rounds with the panes
+alternate with figures without a browser, one more at the end (this machine's speed moves by
+tens of percent within minutes): each round is set beside the mean of the figures just before
+and just after it, so a steady drift cancels, and the median of the rounds' ratios is printed. Everything runs
 on this machine: the Jupyter server and chromium share its cores with the cluster, and the
 CPU each kind of process used while the panes watched is printed beside the figures. The
 hooks the panes install on the scheduler (a key's story, group counts) stay once installed,
@@ -221,10 +223,16 @@ def trace_summary(path: str, top: int = 15) -> list:
     return lines
 
 
-def figures(ns, client, cpu, quick: bool) -> dict:
-    out = engine.bench_map(ns, client, 1_000 if quick else 10_000, cpu)
-    out.update(engine.bench_tree(ns, client, 500 if quick else 5_000, cpu))
-    return out
+def figures(ns, client, cpu, quick: bool, repeats: int) -> dict:
+    """The map and tree figures, each the median of ``repeats`` runs (one run is half a
+    second, which a pane's poll or a stray process moves by tens of percent)."""
+    runs = []
+    for _ in range(repeats):
+        out = engine.bench_map(ns, client, 1_000 if quick else 10_000, cpu)
+        out.update(engine.bench_tree(ns, client, 500 if quick else 5_000, cpu))
+        runs.append(out)
+    return {key: common.median([r[key] for r in runs]) if isinstance(runs[0][key], float) else runs[0][key]
+            for key in runs[0]}
 
 
 def watched(p, args, d: str, r: int, url: str, token: str, lab_pid: int, ns, client, cpu, address: str,
@@ -241,7 +249,7 @@ def watched(p, args, d: str, r: int, url: str, token: str, lab_pid: int, ns, cli
         cluster_pids = set(client.run(os.getpid).values()) | {client.run_on_scheduler(os.getpid)}
         tracer = Tracer(context, page) if args.trace and r == 0 else None
         used0, wall0 = cpu_by_process(lab_pid, cluster_pids), time.monotonic()
-        out = {"figures": figures(ns, client, cpu, args.quick)}
+        out = {"figures": figures(ns, client, cpu, args.quick, args.repeats)}
         used1, wall = cpu_by_process(lab_pid, cluster_pids), time.monotonic() - wall0
         out["cpu"] = {kind: used1[kind] - used0[kind] for kind in used0}
         out["wall"] = wall
@@ -266,7 +274,11 @@ def main(argv=None) -> None:
     ap.add_argument("--pane-interval", type=int, metavar="MS",
                     help="the panes' paneInterval setting in ms (default: the extension's default)")
     ap.add_argument("--rounds", type=int, default=3,
-                    help="rounds of (no browser, panes open), alternating (default 3)")
+                    help="rounds of (no browser, panes open), alternating, and a last figure without a "
+                         "browser: each round's ratio is to the mean of the figures without a browser just "
+                         "before and just after it, so a drift of the machine's speed cancels (default 3)")
+    ap.add_argument("--repeats", type=int, default=5,
+                    help="runs of map and of tree per figure, the median taken (default 5)")
     ap.add_argument("--trace", metavar="PATH",
                     help="record chromium's trace in the first round with the panes open into PATH and print "
                          "where its time went")
@@ -294,10 +306,13 @@ def main(argv=None) -> None:
         with tempfile.TemporaryDirectory() as d:
             lab, url, token = start_lab(d, args.pane_interval)  # (idle while no browser is connected)
             with sync_playwright() as p:
+                bare = [figures(ns, client, cpu, args.quick, args.repeats)]
                 for r in range(args.rounds):
-                    before = figures(ns, client, cpu, args.quick)
-                    rounds.append((before, watched(p, args, d, r, url, token, lab.pid, ns, client, cpu,
-                                                   cluster.scheduler_address, panes)))
+                    after = watched(p, args, d, r, url, token, lab.pid, ns, client, cpu, cluster.scheduler_address,
+                                    panes)
+                    bare.append(figures(ns, client, cpu, args.quick, args.repeats))
+                    before = {k: (v + bare[-1][k]) / 2 if isinstance(v, float) else v for k, v in bare[-2].items()}
+                    rounds.append((before, after))
             _stop(lab)
             lab = None
     finally:
@@ -306,7 +321,8 @@ def main(argv=None) -> None:
         client.close()
         cluster.close()
     every = f"every {args.pane_interval} ms" if args.pane_interval else "at the default interval"
-    print(f"panes open ({every}): {', '.join(panes)}; {len(rounds)} rounds, each without a browser, then with the panes")
+    print(f"panes open ({every}): {', '.join(panes)}; {len(rounds)} rounds with the panes, each beside the mean "
+          f"of the figures without a browser just before and after it; every figure the median of {args.repeats} runs")
     rows = [("map tasks/s", "map_tasks_per_s"), ("tree tasks/s", "tree_tasks_per_s"),
             ("map CPU ms/task", "map_cpu_ms_per_task"), ("tree CPU ms/task", "tree_cpu_ms_per_task")]
     medians = {}
