@@ -647,6 +647,17 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
                 page.wait_for_timeout(60)
             zoomed = page.evaluate(measured)[len(first) + len(full):]
             assert first and full and zoomed, (first, full, zoomed)
+            # a poll that brings no run (an idle cluster's) draws nothing again; one new run does
+            frames = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+            ingest = """records => document.getElementById('xsched-pane-task-stream')
+                .dispatchEvent(new CustomEvent('xsched-ingest', {detail: {records}}))"""
+            drawn = len(page.evaluate(measured))
+            page.evaluate(ingest, [])
+            page.evaluate(frames)
+            assert len(page.evaluate(measured)) == drawn
+            page.evaluate(ingest, [["one-more", "synthetic-0", "tcp://10.0.0.1:1", time.time() - 1, time.time(),
+                                    "memory"]])
+            page.wait_for_function(f"({measured})().length > {drawn}")
             page.screenshot(path=str(shots / "task-stream-100k.png"))
             heap = page.evaluate("() => performance.memory ? performance.memory.usedJSHeapSize : null")
 

@@ -79,10 +79,14 @@ export class TaskStreamPane extends DrawnPane {
   }
 
   receive(msg: ITelemetry): void {
+    const known = this._workerList.length;
+    let renamed = false;
     for (const w of msg.workers || []) {
+      renamed = renamed || this._names.get(w.address) !== w.name;
       this._names.set(w.address, w.name);
       this._workerId(w.address);
     }
+    const changed = renamed || this._workerList.length !== known;
     const ts = msg.task_stream;
     if (ts) {
       let records = ts.records;
@@ -91,7 +95,7 @@ export class TaskStreamPane extends DrawnPane {
       }
       this._skipped += ts.skipped;
       this._next = ts.index;
-      this.ingest(records, []);
+      this.ingest(records, [], changed || ts.skipped > 0);
     }
     const act = msg.activity;
     if (act) {
@@ -100,15 +104,17 @@ export class TaskStreamPane extends DrawnPane {
         records = records.slice(Math.min(this._nextActivity - act.first, records.length));
       }
       this._nextActivity = act.index;
-      this.ingest(records, []);
+      this.ingest(records, [], changed);
     }
-    if (!ts && !act && msg.workers) {
+    if (!ts && !act && changed) {
       this.schedule();
     }
   }
 
-  /** Add runs (oldest first); past HISTORY the oldest are dropped. */
-  ingest(records: TaskRun[], workers: { address: string; name: string }[]): void {
+  /** Add runs (oldest first); past HISTORY the oldest are dropped. A redraw follows when
+   * anything is new (an idle cluster's polls bring nothing: nothing is drawn again). */
+  ingest(records: TaskRun[], workers: { address: string; name: string }[], changed = false): void {
+    changed = changed || workers.length > 0;
     for (const w of workers) {
       this._names.set(w.address, w.name);
       this._workerId(w.address);
@@ -140,7 +146,9 @@ export class TaskStreamPane extends DrawnPane {
     if (records.length) {
       this._buckets = null;
     }
-    this.schedule();
+    if (records.length || changed) {
+      this.schedule();
+    }
   }
 
   protected onAfterAttach(): void {
