@@ -120,3 +120,12 @@ def test_from_array_with_an_empty_last_block_keeps_divisions_in_order():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert df.loc[9].compute().tolist() == [9]
+
+
+def test_a_categorical_keys_missing_group_comes_last_as_in_pandas():
+    pdf = pd.DataFrame({"c": pd.Categorical([None, "x", "y", "x"]), "w": range(4)})
+    df = xd.from_pandas(pdf, npartitions=2)
+    want = pdf.groupby("c", dropna=False, observed=True).w.sum()
+    total = xd.Aggregation("total", chunk=lambda g: g.sum(), agg=lambda s: s.sum())
+    for got in (df.groupby("c", dropna=False).w.sum(), df.groupby("c", dropna=False).w.agg(total)):
+        assert [str(v) for v in got.compute().index] == [str(v) for v in want.index] == ["x", "y", "nan"]

@@ -25,7 +25,7 @@ import pandas as pd
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
-from .core import _Frame, _nonempty, make_meta, new_collection
+from .core import _Frame, _nonempty, make_meta, new_collection, sort_groups
 
 __all__ = ["Aggregation"]
 
@@ -107,7 +107,7 @@ def _finish(partials: list[list[tuple]], items: list, sort: bool, meta: Any) -> 
     else:
         out = pd.concat({col: value for col, value in results}, axis=1)
     if sort:
-        out = out.sort_index()
+        out = sort_groups(out)
     if meta is not None:  # (the group labels named as pandas names them: a grouping Series' name)
         out.index = out.index.set_names(meta.index.names)
         if isinstance(meta, pd.DataFrame) and isinstance(out, pd.DataFrame):

@@ -990,6 +990,22 @@ def _first(results: list) -> Any:
     return results[0]
 
 
+def sort_groups(out: Any) -> Any:
+    """A groupby result in the order of its group labels, as pandas gives it: a categorical
+    key's missing group last (pandas' ``sort_index`` leaves it first when the codes, -1 for
+    missing, already rise).
+
+    >>> s = pd.Series([1, 2], index=pd.CategoricalIndex([None, "x"], categories=["x"]))
+    >>> sort_groups(s).index.tolist()
+    ['x', nan]
+    """
+    index = out.index
+    if isinstance(index, pd.CategoricalIndex) and index.hasnans:
+        codes = np.where(index.codes < 0, len(index.categories), index.codes)
+        return out.iloc[np.argsort(codes, kind="stable")]
+    return out.sort_index()
+
+
 def _concat(parts: list, meta: Any = None) -> Any:
     """Post-compute: the partitions as one pandas object."""
     parts = list(parts)

@@ -48,7 +48,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.spec import Ref, Task
 from .aggregation import custom_agg, is_custom
 from .core import _NO_META, DataFrame, Series, _emulate, _Frame, _nonempty, _unify_categoricals, make_meta, \
-    map_partitions, new_collection, part_key
+    map_partitions, new_collection, part_key, sort_groups
 from .planner import Layer
 from .reductions import _as_float, _is_datetimelike, reduction
 from .shuffle import shuffle
@@ -193,9 +193,7 @@ def _finish(partials: list[dict], spec: Any, dropna: bool, sort: bool, ddof: int
     for how in _hows(spec):
         results[how] = _final_stat(stats, how, ddof)
     out = _restore_times(_shape(results, spec, meta), meta)
-    if sort:
-        out = out.sort_index()
-    return out
+    return sort_groups(out) if sort else out
 
 
 def _final_stat(stats: dict, how: str, ddof: int) -> Any:
