@@ -685,7 +685,9 @@ def _finalize(results: Any, ndim: int) -> Any:
         block = results[0] if isinstance(results, list) else results
         block = np.asarray(block)
         return block[()]
-    return _concat_nested(results, ndim)
+    out = _concat_nested(results, ndim)
+    # (one block read memory-mapped, from_npy_stack's: a plain array, not a read-only map of the file)
+    return np.array(out) if isinstance(out, np.memmap) else out
 
 
 def _rebuild(new_graph: Mapping[str, Any], name: str, chunks: Chunks, dtype: Any) -> Array:
@@ -730,6 +732,9 @@ def from_array(x: Any, chunks: Any = "auto", *, name: str | None = None) -> Arra
     """
     if isinstance(x, Array):
         return x
+    if isinstance(x, np.ma.MaskedArray):  # (np.asarray would keep the masked values as data)
+        raise TypeError("from_array: masked arrays are not supported (their mask would be lost); pass "
+                        "m.filled(value), or m.filled(np.nan) for floats")
     if hdf5.is_h5py_dataset(x):
         source: Any = hdf5.H5Source.from_dataset(x)
         token_parts: tuple = source.token_parts()

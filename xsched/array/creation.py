@@ -437,7 +437,7 @@ def asarray(a: Any, dtype: Any = None, chunks: Any = "auto") -> Array:
         if isinstance(chunks, str) and chunks == "auto":
             return out
         return out.rechunk(chunks)
-    if _lazy_source(a):
+    if _lazy_source(a) or isinstance(a, np.ma.MaskedArray):  # (from_array refuses a masked one, saying why)
         out = from_array(a, chunks=chunks)
         return out if dtype is None else out.astype(dtype)
     return from_array(np.asarray(a, dtype=dtype), chunks=chunks)
@@ -454,13 +454,14 @@ def array(a: Any, dtype: Any = None, chunks: Any = "auto") -> Array:
     >>> x.compute().tolist()
     [0, 1, 2]
     """
-    if isinstance(a, Array) or _lazy_source(a):
+    if isinstance(a, (Array, np.ma.MaskedArray)) or _lazy_source(a):
         return asarray(a, dtype=dtype, chunks=chunks)
     return from_array(np.array(a, dtype=dtype, copy=True), chunks=chunks)
 
 
 def asanyarray(a: Any, dtype: Any = None, chunks: Any = "auto") -> Array:
-    """``asarray`` (NumPy's name that lets subclasses through: an xsched array stays itself).
+    """``asarray`` (NumPy's name; an xsched array stays itself; NumPy's subclasses become plain
+    blocks, and masked arrays are refused rather than lose their mask).
 
     >>> import xsched.array as xa
     >>> xa.asanyarray([1, 2]).compute().tolist()
@@ -471,17 +472,23 @@ def asanyarray(a: Any, dtype: Any = None, chunks: Any = "auto") -> Array:
 
 def _checked_block(value: Any, shape: tuple, dtype: np.dtype, what: str) -> np.ndarray:
     block = np.asarray(value)
-    if block.shape != shape:
+    if block.ndim != len(shape) or any(n == n and n != m for n, m in zip(shape, block.shape)):
         raise ValueError(f"from_delayed: {what} gave an array of shape {block.shape}, but the array "
                          f"was declared with shape {shape}; fix shape=")
-    return block if block.dtype == dtype else block.astype(dtype)
+    if block.dtype == dtype:
+        return block
+    if not np.can_cast(block.dtype, dtype, "same_kind"):
+        raise ValueError(f"from_delayed: {what} gave {block.dtype} values, but the array was declared "
+                         f"{dtype}, which would change them; fix dtype=")
+    return block.astype(dtype)
 
 
 def from_delayed(value: Any, shape: Any, dtype: Any = None, *, meta: Any = None, name: str | None = None) -> Array:
     """An array of one block whose value a ``Delayed`` (or a future) computes: the way to
     make arrays of what a function loads, one call per piece, then ``concatenate`` or
     ``stack`` the pieces. ``shape`` and ``dtype`` must be declared (``meta``: an array of the
-    dtype); a value of another shape fails naming both.
+    dtype; ``np.nan`` for a length not known yet, as after a boolean mask); a value of another
+    shape, or of a dtype the declared one would change, fails naming both.
 
     >>> import numpy as np, xsched, xsched.array as xa
     >>> load = xsched.delayed(np.full)
@@ -494,9 +501,11 @@ def from_delayed(value: Any, shape: Any, dtype: Any = None, *, meta: Any = None,
     from ..graph.spec import Ref
 
     dtype = np.dtype(dtype if dtype is not None else getattr(meta, "dtype", None) or float)
-    shape = _shape(shape)
-    if any(n < 0 for n in shape):
-        raise ValueError(f"from_delayed: shape {shape} has a negative length")
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if any(not (n != n or (isinstance(n, numbers.Integral) and n >= 0)) for n in shape):
+        raise ValueError(f"from_delayed: shape {shape} must hold lengths (whole numbers, 0 or more; "
+                         "np.nan for a length not known yet)")
+    shape = tuple(n if n != n else int(n) for n in shape)
     if isinstance(value, Delayed):
         key, graph = value.key, LayeredGraph({value.key: value.__xsched_graph__()})
     elif hasattr(value, "key") and type(value).__name__ == "Future":

@@ -341,9 +341,22 @@ def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bo
     return isclose(a, b, rtol, atol, equal_nan).all()
 
 
-def _pyfunc_block(*blocks: Any, func: Callable, nin: int, nout: int, which: int) -> np.ndarray:
+def _boxed(value: Any) -> np.ndarray:
+    """``value`` as an object array; a 0-d one holds whatever the function returned (a list too)."""
+    if isinstance(value, np.ndarray):
+        return value
+    box = np.empty((), dtype=object)
+    box[()] = value
+    return box
+
+
+def _pyfunc_block(*blocks: Any, func: Callable, nin: int, nout: int) -> Any:
     out = np.frompyfunc(func, nin, nout)(*blocks)
-    return out[which] if nout > 1 else out
+    return tuple(_boxed(o) for o in out) if nout > 1 else _boxed(out)
+
+
+def _output(results: tuple, which: int) -> np.ndarray:
+    return results[which]
 
 
 class frompyfunc:  # noqa: N801 - NumPy's name
@@ -371,6 +384,10 @@ class frompyfunc:  # noqa: N801 - NumPy's name
     def __call__(self, *args: Any) -> Any:
         if len(args) != self.nin:
             raise TypeError(f"{self.__name__}: takes {self.nin} arguments ({len(args)} given)")
-        outs = [elemwise(_pyfunc_block, *args, dtype=object, name=self.__name__, func=self.func, nin=self.nin,
-                         nout=self.nout, which=i) for i in range(self.nout)]
-        return tuple(outs) if self.nout > 1 else outs[0]
+        called = elemwise(_pyfunc_block, *args, dtype=object, name=self.__name__, func=self.func, nin=self.nin,
+                          nout=self.nout)
+        if self.nout == 1:
+            return called
+        # (one call per value gives every output: each output array picks its own from the tuples)
+        return tuple(map_blocks(_output, called, i, dtype=object, name=f"{self.__name__}-{i}")
+                     for i in range(self.nout))

@@ -51,6 +51,10 @@ __all__ = ["apply_gufunc", "apply_along_axis", "parse_signature", "as_gufunc"]
 _DIMS = re.compile(r"\(([^()]*)\)")
 
 
+#: one side of a signature, as NumPy reads it: argument groups ``(dims)`` separated by commas
+_SIDE = re.compile(r"\((\w+(,\w+)*)?\)(,\((\w+(,\w+)*)?\))*")
+
+
 def parse_signature(signature: str) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
     """The core dimensions of each input and each output of a gufunc signature.
 
@@ -67,7 +71,7 @@ def parse_signature(signature: str) -> tuple[list[tuple[str, ...]], list[tuple[s
     out = []
     for side in sides:
         groups = _DIMS.findall(side)
-        if _DIMS.sub("", side).replace(",", ""):
+        if not _SIDE.fullmatch(side):
             raise ValueError(f"apply_gufunc: cannot read {side!r} in signature {signature!r}: "
                              "write each argument's core dimensions in parentheses, "
                              "separated by commas, e.g. '(i,j),(j)->(i)'")

@@ -43,9 +43,12 @@ def to_npy_stack(dirname: str, x: Array, axis: int = 0) -> None:
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"to_npy_stack: axis {axis} is out of range for an array of {x.ndim} dimensions")
     axis %= x.ndim
-    if any(c != c for c in x.chunks[axis]):
+    if any(c != c for cs in x.chunks for c in cs):
         raise ValueError("to_npy_stack: the array's chunk sizes are unknown (after a boolean mask); "
                          "call x.compute_chunk_sizes() first")
+    if x.dtype.hasobject:
+        raise TypeError(f"to_npy_stack: the array holds Python objects ({x.dtype}), which .npy files "
+                        "keep only pickled and from_npy_stack will not unpickle; convert them first")
     x = x.rechunk({i: -1 for i in range(x.ndim) if i != axis})
     os.makedirs(dirname, exist_ok=True)
     with open(os.path.join(dirname, "info"), "wb") as f:
@@ -67,9 +70,12 @@ def _load(path: str, mmap_mode: Any) -> np.ndarray:
 
 def from_npy_stack(dirname: str, mmap_mode: Any = "r") -> Array:
     """The array a ``to_npy_stack`` directory holds (dask.array's too): a block per file,
-    opened with ``mmap_mode`` (``"r"``: memory-mapped read-only; None: read whole).
+    opened with ``mmap_mode`` (``"r"``: memory-mapped read-only; ``"c"``: copy on write;
+    None: read whole); a computed result is a plain array, never a map of the file.
 
     The ``info`` file is unpickled: read only directories you trust."""
+    if mmap_mode not in (None, "r", "c"):  # (w+ would empty the files; r+ would let tasks write into them)
+        raise ValueError(f"from_npy_stack: mmap_mode must be 'r', 'c' or None, got {mmap_mode!r}")
     path = os.path.join(dirname, "info")
     if not os.path.exists(path):
         raise FileNotFoundError(f"from_npy_stack: {dirname!r} has no 'info' file; is it a directory "
@@ -77,6 +83,10 @@ def from_npy_stack(dirname: str, mmap_mode: Any = "r") -> Array:
     with open(path, "rb") as f:
         info = pickle.load(f)
     chunks, dtype, axis = tuple(tuple(c) for c in info["chunks"]), np.dtype(info["dtype"]), int(info["axis"])
+    axis %= len(chunks)
+    if dtype.hasobject:
+        raise TypeError(f"from_npy_stack: {dirname!r} holds Python objects ({dtype}), pickled in its files; "
+                        "read them with numpy.load(..., allow_pickle=True) if you trust them")
     name = f"from-npy-stack-{new_token(os.path.abspath(dirname), os.path.getmtime(path), mmap_mode)}"
     ann = annotations_in_force()
     layer = {}

@@ -49,7 +49,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.spec import Ref, Task, funcname
 from .chunks import _starts
 from .core import Array, elemwise
-from .creation import arange, asarray, full
+from .creation import asarray, full
 from .manipulation import ravel
 from .reductions import (_abs2, _accumulator, _check_out, _finish, _no_identity, _normalize_axis, _ufunc_dtype, mean,
                          tree_reduction)
@@ -196,31 +196,46 @@ def scan(func: Callable, binop: Callable, ident: Any, x: Any, axis: Any = None,
     return _cumulative(x, name or funcname(func), func, binop, ident, axis, dtype, preop)
 
 
+def _missing(block: np.ndarray) -> np.ndarray:
+    """Where ``block`` holds no value: NaN, NaT, or (objects) None and NaN."""
+    if block.dtype.kind in "mM":
+        return np.isnat(block)
+    if block.dtype.kind == "O":
+        return np.frompyfunc(lambda v: v is None or v != v, 1, 1)(block).astype(bool)
+    return np.isnan(block)
+
+
 def _ffill(block: np.ndarray, axis: int, dtype: Any = None) -> np.ndarray:
-    """NaNs replaced by the last value before them along ``axis``, within the block."""
+    """Missing values replaced by the last value before them along ``axis``, within the block."""
     shape = [1] * block.ndim
     shape[axis] = block.shape[axis]
-    where = np.where(np.isnan(block), 0, np.arange(block.shape[axis]).reshape(shape))
-    np.maximum.accumulate(where, axis=axis, out=where)  # (leading NaNs take position 0: a NaN stays)
+    where = np.where(_missing(block), 0, np.arange(block.shape[axis]).reshape(shape))
+    np.maximum.accumulate(where, axis=axis, out=where)  # (leading gaps take position 0: they stay missing)
     return np.take_along_axis(block, where, axis=axis)
 
 
 def _keep_valid(carry: np.ndarray, values: np.ndarray) -> np.ndarray:
-    return np.where(np.isnan(values), carry, values)
+    return np.where(_missing(values), carry, values)
+
+
+def _ones(block: np.ndarray) -> np.ndarray:
+    return np.ones(block.shape, np.float64)
 
 
 def _valid_at(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    return np.where(np.isnan(x), np.nan, positions)
+    return np.where(_missing(x), np.nan, positions)
 
 
-def _within(filled: np.ndarray, positions: np.ndarray, last: np.ndarray, n: int) -> np.ndarray:
-    return np.where(positions - last <= n, filled, np.nan)
+def _within(filled: np.ndarray, positions: np.ndarray, last: np.ndarray, n: int, empty: Any) -> np.ndarray:
+    return np.where(positions - last <= n, filled, empty)
 
 
 def push(array: Any, n: int | None = None, axis: int = -1) -> Array:
-    """Forward fill: each NaN replaced by the last value before it along ``axis``, across
-    blocks; with ``n`` at most ``n`` NaNs in a row are filled (the rest stay NaN), as
-    bottleneck's ``push``. Arrays that hold no NaN (integers, booleans) come back as they are.
+    """Forward fill: each missing value (NaN; NaT for times; None or NaN among objects)
+    replaced by the last value before it along ``axis``, across blocks; with ``n`` at most
+    ``n`` missing values in a row are filled (the rest stay missing), as bottleneck's
+    ``push``. Arrays that cannot hold a missing value (integers, booleans, text) come back as
+    they are.
 
     >>> import numpy as np, xsched.array as xa
     >>> x = xa.from_array(np.array([1.0, np.nan, np.nan, np.nan, 5.0, np.nan]), chunks=2)
@@ -231,16 +246,20 @@ def push(array: Any, n: int | None = None, axis: int = -1) -> Array:
     if n is not None and (not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 1):
         raise ValueError(f"push: n must be a positive number of values to fill, or None, got {n!r}")
     x, axis = _scan_axis(x, "push", axis)
-    if x.dtype.kind not in "fc":
+    if x.dtype.kind not in "fcmMO":
         return x
-    filled = _cumulative(x, "push", _ffill, _keep_valid, np.nan, axis, x.dtype)
+    empty = np.array(np.nan).astype(x.dtype) if x.dtype.kind in "fcO" else np.array("NaT", x.dtype)
+    filled = _cumulative(x, "push", _ffill, _keep_valid, empty, axis, x.dtype)
     if n is None:
         return filled
-    index = tuple(slice(None) if i == axis else None for i in range(x.ndim))
-    positions = arange(x.shape[axis], chunks=(x.chunks[axis],), dtype=np.float64)[index]
+    # a running count of the cells along the axis (any chunks, known lengths or not), and the
+    # count at the last value: more than n apart, the fill is undone
+    positions = _cumulative(elemwise(_ones, x, dtype=np.float64, name="push-ones"), "push-count", np.cumsum,
+                            np.add, 0, axis, np.float64)
     last = _cumulative(elemwise(_valid_at, x, positions, dtype=np.float64, name="push-positions"),
                        "push-last", _ffill, _keep_valid, np.nan, axis, np.float64)
-    return elemwise(_within, filled, positions, last, dtype=x.dtype, name="push-limit", extra_args=(int(n),))
+    return elemwise(_within, filled, positions, last, dtype=x.dtype, name="push-limit",
+                    extra_args=(int(n), empty))
 
 
 def cumsum(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Array:

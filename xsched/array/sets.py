@@ -249,7 +249,7 @@ def _compared(what: str, func: Any, ar1: Any, ar2: Any) -> Array:
     layer = {chunk_key(name, (0,)): Task(_of_uniques, (func, Ref(chunk_key(a.name, (0,))),
                                                        Ref(chunk_key(b.name, (0,)))), {},
                                          per_task(annotations_in_force()))}
-    dtype = np.result_type(a.dtype, b.dtype)
+    dtype = func(np.empty(0, a.dtype), np.empty(0, b.dtype)).dtype  # (setdiff1d keeps the first's)
     return Array(LayeredGraph.merge(a._graph, b._graph, new={name: layer}), name, ((math.nan,),), dtype)
 
 
@@ -273,7 +273,10 @@ def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False, return_indices:
     """
     if not return_indices:
         return _compared("intersect1d", np.intersect1d, ar1, ar2)
-    one, two = unique_all(ravel(asarray(ar1))), unique_all(ravel(asarray(ar2)))
+    flat = [ravel(asarray(ar)) for ar in (ar1, ar2)]
+    for ar in flat:
+        known_chunks_needed(ar, "intersect1d(return_indices=True)")
+    one, two = unique_all(flat[0]), unique_all(flat[1])
     refs = [Ref(chunk_key(arr.name, (0,))) for arr in (one.values, one.indices, two.values, two.indices)]
     graph = LayeredGraph.merge(one.values._graph, one.indices._graph, two.values._graph, two.indices._graph)
     token = new_token(*(arr.name for arr in (one.values, one.indices, two.values, two.indices)))

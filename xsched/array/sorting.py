@@ -99,14 +99,16 @@ def argsort(x: Any, axis: int | None = -1, *, descending: bool = False,
 
 def _kth(x: Array, kth: Any, axis: int, name: str) -> Any:
     """``kth`` checked against the axis' length now (NumPy checks it only when it runs)."""
+    if isinstance(kth, Array):
+        raise TypeError(f"{name}: kth is an xsched array; pass its values (kth.compute())")
     ks = np.atleast_1d(np.asarray(kth))
-    if ks.dtype.kind not in "iu":
-        raise TypeError(f"{name}: kth must be an integer or a sequence of integers, got {kth!r}")
+    if ks.dtype.kind not in "iu" or ks.ndim > 1:
+        raise TypeError(f"{name}: kth must be an integer or a 1-d sequence of integers, got {kth!r}")
     n = x.shape[axis]
-    bad = [int(k) for k in ks if not -n <= k < n]
+    bad = [int(k) for k in ks if n == n and n and not -n <= k < n]  # (an unknown length: NumPy checks)
     if bad:
         raise ValueError(f"{name}: kth {bad[0]} is out of bounds for axis {axis} of length {n}")
-    return kth
+    return int(ks[0]) if np.ndim(kth) == 0 else ks.tolist()
 
 
 def partition(a: Any, kth: Any, axis: int | None = -1) -> Array:
