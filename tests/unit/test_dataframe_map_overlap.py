@@ -50,7 +50,7 @@ def test_extra_arguments_meta_and_errors():
     pd.testing.assert_series_equal(got.compute(), _centred_sum(pd.Series(range(10)), 2), check_names=False)
     with pytest.raises(ValueError, match="before must be a number of rows .* got -1"):
         s.map_overlap(_centred_sum, -1, 0, 1)
-    with pytest.raises(TypeError, match="is a time span, which needs a DatetimeIndex"):
+    with pytest.raises(TypeError, match="a time span, needs a DatetimeIndex"):
         s.map_overlap(_centred_sum, "1h", 0, 1)
     times = xd.from_pandas(pd.Series(1.0, index=pd.date_range("2024", periods=4, freq="1h")), npartitions=2)
     with pytest.raises(ValueError, match="must both be numbers of rows or both time spans"):

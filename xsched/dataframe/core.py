@@ -990,6 +990,25 @@ def _first(results: list) -> Any:
     return results[0]
 
 
+def require_sorted_times(frame: "_Frame", what: str, one_partition_will_do: bool = False) -> None:
+    """Refuse, naming ``what`` and the fix, a frame whose index is not datetimes sorted across
+    partitions (known divisions; one partition with none will do where said), which time
+    windows, bins and spans need.
+
+    >>> import xsched.dataframe as xd
+    >>> require_sorted_times(xd.from_pandas(pd.Series([1]), npartitions=1), "resample('1h')")
+    Traceback (most recent call last):
+    ...
+    TypeError: resample('1h') needs a DatetimeIndex, and this Series has a RangeIndex; set_index on a datetime column first
+    """
+    if not isinstance(frame._meta.index, pd.DatetimeIndex):
+        raise TypeError(f"{what} needs a DatetimeIndex, and this {type(frame).__name__} has a "
+                        f"{type(frame._meta.index).__name__}; set_index on a datetime column first")
+    if not frame.known_divisions and not (one_partition_will_do and frame.npartitions == 1):
+        raise ValueError(f"{what} needs the partitions sorted by time (known divisions); set_index on the "
+                         "time column first (or from_pandas of a sorted frame)")
+
+
 def sort_groups(out: Any) -> Any:
     """A groupby result in the order of its group labels, as pandas gives it: a categorical
     key's missing group last (pandas' ``sort_index`` leaves it first when the codes, -1 for

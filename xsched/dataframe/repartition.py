@@ -30,7 +30,7 @@ from ..graph.collection import compute_collection
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from ..units import parse_bytes
-from .core import DataFrame, Series, _concat, _Frame, new_collection
+from .core import DataFrame, Series, _concat, _Frame, new_collection, require_sorted_times
 
 __all__ = ["repartition"]
 
@@ -149,12 +149,7 @@ def plan_by_size(sizes: Sequence[int], limit: int) -> tuple[list, bool]:
 
 
 def _freq_divisions(frame: _Frame, freq: Any) -> list:
-    if not isinstance(frame._meta.index, pd.DatetimeIndex):
-        raise TypeError(f"repartition(freq={freq!r}) cuts a datetime index; this index is "
-                        f"{frame._meta.index.dtype}")
-    if not frame.known_divisions:
-        raise ValueError(f"repartition(freq={freq!r}): the frame's divisions are unknown; "
-                         "set_index(column, sorted=True) or set_index(column) first")
+    require_sorted_times(frame, f"repartition(freq={freq!r})")
     offset = pd.tseries.frequencies.to_offset(freq)
     first, last = frame.divisions[0], frame.divisions[-1]
     try:  # (a fixed step starts at its first multiple; a calendar one, such as "MS", rolls forward itself)

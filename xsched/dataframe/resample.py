@@ -41,7 +41,7 @@ import pandas as pd
 
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
 from ..graph.spec import Ref, Task
-from .core import DataFrame, Series, _Frame, _nonempty, make_meta, new_collection, part_key
+from .core import DataFrame, Series, _Frame, _nonempty, make_meta, new_collection, part_key, require_sorted_times
 
 __all__ = ["Resampler"]
 
@@ -165,12 +165,7 @@ class Resampler:
     """
 
     def __init__(self, frame: _Frame, rule: Any, closed: str | None = None, label: str | None = None) -> None:
-        if not isinstance(frame._meta.index, pd.DatetimeIndex):
-            raise TypeError(f"resample({rule!r}) needs a DatetimeIndex, and this {type(frame).__name__} has a "
-                            f"{type(frame._meta.index).__name__}; set_index on a datetime column first")
-        if not frame.known_divisions:
-            raise ValueError(f"resample({rule!r}) needs the partitions sorted by time (known divisions); "
-                             "set_index on the time column first (or from_pandas of a sorted frame)")
+        require_sorted_times(frame, f"resample({rule!r})")
         try:
             offset = pd.tseries.frequencies.to_offset(rule)
         except (ValueError, TypeError) as exc:

@@ -38,7 +38,7 @@ import pandas as pd
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
 from ..graph.spec import Ref, Task
 from .core import _NO_META, DataFrame, Series, _check_meta, _emulate, _Frame, _nonempty, make_meta, \
-    new_collection, part_key
+    new_collection, part_key, require_sorted_times
 
 __all__ = ["Rolling", "map_overlap"]
 
@@ -110,13 +110,7 @@ class Rolling:
     def __init__(self, frame: _Frame, window: Any, **kwargs: Any) -> None:
         self._is_time = isinstance(window, (str, datetime.timedelta)) or hasattr(window, "nanos")
         if self._is_time:
-            if not isinstance(frame._meta.index, pd.DatetimeIndex):
-                raise TypeError(f"rolling({window!r}): a time window needs a DatetimeIndex, and this "
-                                f"{type(frame).__name__} has a {type(frame._meta.index).__name__}; "
-                                "set_index on a datetime column first")
-            if not frame.known_divisions and frame.npartitions > 1:
-                raise ValueError(f"rolling({window!r}): a time window needs the partitions sorted by time "
-                                 "(known divisions); set_index on the time column first")
+            require_sorted_times(frame, f"rolling({window!r}), a time window,", one_partition_will_do=True)
             window = pd.Timedelta(window)
         elif not isinstance(window, numbers.Integral) or isinstance(window, bool) or window < 0:
             raise ValueError(f"rolling: window must be a number of rows (0 or more) or a time span like '1h', "
@@ -234,12 +228,7 @@ def _reach(value: Any, what: str, frame: _Frame) -> tuple[Any, bool]:
     """``before``/``after`` of ``map_overlap``: a number of rows or a time span (which needs a
     datetime index, sorted across partitions), and whether it is a time span."""
     if isinstance(value, (str, datetime.timedelta)) or hasattr(value, "nanos"):
-        if not isinstance(frame._meta.index, pd.DatetimeIndex):
-            raise TypeError(f"map_overlap: {what}={value!r} is a time span, which needs a DatetimeIndex; this "
-                            f"{type(frame).__name__} has a {type(frame._meta.index).__name__}")
-        if not frame.known_divisions and frame.npartitions > 1:
-            raise ValueError(f"map_overlap: {what}={value!r} needs the partitions sorted by time (known "
-                             "divisions); set_index on the time column first")
+        require_sorted_times(frame, f"map_overlap: {what}={value!r}, a time span,", one_partition_will_do=True)
         return pd.Timedelta(value), True
     if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 0:
         raise ValueError(f"map_overlap: {what} must be a number of rows (0 or more) or a time span like "
