@@ -67,11 +67,14 @@ def test_read_json_of_empty_files_tables_dates_and_gzip(tmp_path):
     assert (tmp_path / "gz" / "p-0.json.gz").read_bytes()[:2] == b"\x1f\x8b"
     assert xd.read_json(str(tmp_path / "gz" / "*.json.gz")).a.compute().tolist() == list(range(6))
     when = pd.date_range("2024-01-01", periods=2, freq="h")
-    xd.from_pandas(pd.DataFrame({"when": when}), npartitions=1).to_json(str(tmp_path / "dt"))
-    got = xd.read_json(str(tmp_path / "dt" / "*.json"), meta={"when": "datetime64[ns]"}).when.compute()
+    (tmp_path / "epoch.jsonl").write_text('{"when": 1704067200000}\n{"when": 1704070800000}\n')  # (milliseconds)
+    got = xd.read_json(str(tmp_path / "epoch.jsonl"), meta={"when": "datetime64[ns]"}).when.compute()
     assert got.tolist() == list(when)
-    ints = xd.read_json(str(tmp_path / "dt" / "*.json"), dtype={"when": "int64"})
+    ints = xd.read_json(str(tmp_path / "epoch.jsonl"), dtype={"when": "int64"})
     assert ints.when.compute().tolist() == [1704067200000, 1704070800000]
+    xd.from_pandas(pd.DataFrame({"when": when}), npartitions=1).to_json(str(tmp_path / "iso"), date_format="iso")
+    back = xd.read_json(str(tmp_path / "iso" / "*.json"), meta={"when": "datetime64[ns]"}).when.compute()
+    assert back.tolist() == list(when)
 
 
 def test_read_table_takes_delimiter_too(tmp_path):
