@@ -113,3 +113,26 @@ def test_npy_stack_round_trip(tmp_path):
     np.testing.assert_array_equal(y.compute(), a)
     with pytest.raises(FileNotFoundError, match="has no 'info' file"):
         xa.from_npy_stack(str(tmp_path / "nothing"))
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_positions_from_an_xsched_array_index_as_numpy(axis):
+    rng = np.random.default_rng(axis)
+    a = rng.integers(0, 100, (5, 7))
+    where = rng.integers(-a.shape[axis], a.shape[axis], (3, 4))
+    x = xa.from_array(a, chunks=(2, 3))
+    lazy = xa.from_array(where, chunks=(2, 3))
+    got = (x[lazy] if axis == 0 else x[:, lazy]).compute()
+    np.testing.assert_array_equal(got, a[where] if axis == 0 else a[:, where])
+    with pytest.raises(IndexError, match="index 9 is out of bounds for axis 0 with size 5"):
+        x[xa.from_array(np.array([9]), chunks=1)].compute()
+
+
+def test_xarray_idxmax_and_idxmin_on_xsched_chunks():
+    xr = pytest.importorskip("xarray")
+    a = np.random.default_rng(0).random((6, 4))
+    a[2, 1] = np.nan
+    da = xr.DataArray(a, dims=("t", "x"), coords={"t": np.arange(6) * 10, "x": list("abcd")})
+    c = da.chunk({"t": 3}, chunked_array_type="xsched")
+    np.testing.assert_array_equal(c.idxmax("t").compute().values, da.idxmax("t").values)
+    np.testing.assert_array_equal(c.idxmin("x").compute().values, da.idxmin("x").values)

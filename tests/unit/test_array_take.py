@@ -127,7 +127,9 @@ def test_bad_indices_fail_when_the_expression_is_built(index, error, words):
     assert words in str(info.value)
 
 
-def test_an_xsched_integer_array_as_index_says_what_to_do():
-    x = xa.from_array(np.arange(5), chunks=2)
-    with pytest.raises(TypeError, match="compute"):
-        x[xa.from_array(np.array([1, 2]), chunks=1)]
+def test_an_xsched_integer_array_as_index_takes_when_computed():
+    x = xa.from_array(np.arange(5) * 10, chunks=2)
+    got = x[xa.from_array(np.array([1, 2, -1]), chunks=1)]
+    assert got.chunks == ((1, 1, 1),) and got.compute().tolist() == [10, 20, 40]
+    with pytest.raises(TypeError, match="or hold integer positions"):
+        x[xa.from_array(np.array([1.0]), chunks=1)]

@@ -44,7 +44,15 @@ def _array_getitem(self: Array, index: Any) -> Array:
                                  "array's first axes")
             index = from_array(index, chunks=self.chunks[:index.ndim])
         return _masking.boolean_mask(self, index)
+    if isinstance(index, Array) and index.dtype.kind in "iu":
+        return _fancy.take_lazy(self, index, 0)
     if isinstance(index, tuple) and any(isinstance(i, Array) for i in index):
+        lazy = [p for p, i in enumerate(index) if isinstance(i, Array)]
+        rest = [i for p, i in enumerate(index) if p != lazy[0]]
+        whole = [isinstance(i, slice) and i == slice(None) for i in rest]
+        if (len(lazy) == 1 and index[lazy[0]].dtype.kind in "iu" and all(whole[:lazy[0]])
+                and all(w or i is Ellipsis for w, i in zip(whole[lazy[0]:], rest[lazy[0]:]))):
+            return _fancy.take_lazy(self, index[lazy[0]], lazy[0])  # (x[:, positions, ...]: the others whole)
         return _getitem_lazy_mask(self, index)
     return _getitem(self, index)
 
@@ -61,8 +69,9 @@ def _getitem_lazy_mask(x: Array, index: tuple) -> Array:
     mask = full[p]
     if mask.dtype != np.bool_ or mask.ndim != 1:
         raise TypeError("an xsched array inside an index tuple must be a 1-d boolean mask of its axis "
-                        f"(x[:, x[0] > 0]), not shape {tuple(mask.shape)} of {mask.dtype}; for integer "
-                        "positions, compute() the index array first")
+                        f"(x[:, x[0] > 0]), not shape {tuple(mask.shape)} of {mask.dtype}, unless it holds "
+                        "integer positions and the other entries are ':' (x[:, positions]); else index one "
+                        "axis after the other, or compute() the positions first")
     basic = tuple(slice(None) if q == p else i for q, i in enumerate(full))
     axis = sum(1 for i in full[:p] if not isinstance(i, numbers.Integral))
     y = _masking.mask_along(_getitem(x, basic), mask, axis)
@@ -99,8 +108,8 @@ def _normalize_index(index: Any, shape: tuple[int, ...]) -> list:
         if i is None or isinstance(i, (slice, numbers.Integral)) or _fancy.is_integer_index(i):
             continue
         if isinstance(i, Array):
-            raise TypeError("an xsched array used as an index must be a boolean mask of the same shape "
-                            "(x[x > 0]); for integer positions, compute() the index array first")
+            raise TypeError(f"an xsched array used as an index must be a boolean mask of the same shape "
+                            f"(x[x > 0]) or hold integer positions (x[positions]), not {i.dtype}")
         raise TypeError(
             f"xsched arrays support indexing with ints, slices, None, '...', lists or NumPy arrays of "
             f"integers and boolean masks, not {type(i).__name__}"

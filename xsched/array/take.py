@@ -13,6 +13,10 @@ it picks (a small task per block and output chunk), then joins them in the order
 So a task holds at most one input block and one output chunk, however scattered the
 indices are; indices that run in order from one block cost one task per output chunk.
 
+Indices that are themselves an xsched array (``coords[x.argmax(axis=0)]``, as xarray's
+``idxmax`` does) are not known when built: the indexed axis is joined into one chunk, and each
+block of the indices takes from it (``take_lazy``); the result has the indices' chunks.
+
 >>> import numpy as np, xsched.array as xa
 >>> x = xa.from_array(np.arange(12).reshape(3, 4), chunks=2)
 >>> x[[2, 0]].compute().tolist(), x[:, [3, 0, 3]].chunks
@@ -31,7 +35,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.spec import Ref, Task
 from . import masking as _masking
 
-__all__ = ["take", "is_integer_index", "normalize_indices"]
+__all__ = ["take", "take_lazy", "is_integer_index", "normalize_indices"]
 
 
 def is_integer_index(index: Any) -> bool:
@@ -185,3 +189,46 @@ def take(x: Any, indices: Any, axis: int | None = None) -> Any:
     chunks = x.chunks[:axis] + (out_axis,) + x.chunks[axis + 1:]
     new = {pick_name: picks, join_name: joins} if picks else {join_name: joins}
     return type(x)(LayeredGraph.merge(x._graph, new=new), join_name, chunks, x.dtype)
+
+
+def _take_block(block: np.ndarray, indices: np.ndarray, axis: int, size: int) -> np.ndarray:
+    indices = np.asarray(indices)
+    bad = (indices < -size) | (indices >= size)
+    if bad.any():
+        raise IndexError(f"index {int(indices[bad].flat[0])} is out of bounds for axis {axis} with size {size}")
+    return np.take(block, indices, axis=axis)
+
+
+def take_lazy(x: Any, indices: Any, axis: int) -> Any:
+    """``x`` indexed along ``axis`` by an xsched array of integers (values known only when
+    computed): that axis joined into one chunk, each block of ``indices`` taking from it, so
+    the result's chunks along those axes are the indices' (see the module docstring).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> coords = xa.from_array(np.array([10, 20, 30]), chunks=2)
+    >>> where = xa.from_array(np.array([[2, 0], [1, -1]]), chunks=1)
+    >>> coords[where].compute().tolist()
+    [[30, 10], [20, 30]]
+    """
+    from .core import Array
+
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"an xsched array of {indices.dtype} cannot index positions; integers or a 1-d "
+                        "boolean mask can")
+    if x.shape[axis] != x.shape[axis]:
+        _masking.known_chunks_needed(x, "indexing by an xsched array of positions")
+    whole = x.rechunk({axis: -1})
+    size = int(whole.shape[axis])
+    name = f"take-lazy-{new_token(whole.name, indices.name, axis)}"
+    ann = annotations_in_force()
+    k = indices.ndim
+    layer = {}
+    for out in itertools.product(*(range(len(c)) for c in whole.chunks[:axis]),
+                                 *(range(len(c)) for c in indices.chunks),
+                                 *(range(len(c)) for c in whole.chunks[axis + 1:])):
+        source = out[:axis] + (0,) + out[axis + k:]
+        layer[chunk_key(name, out)] = Task(_take_block, (Ref(chunk_key(whole.name, source)),
+                                                         Ref(chunk_key(indices.name, out[axis:axis + k])), axis, size),
+                                           {}, per_task(ann))
+    chunks = whole.chunks[:axis] + indices.chunks + whole.chunks[axis + 1:]
+    return Array(LayeredGraph.merge(whole._graph, indices._graph, new={name: layer}), name, chunks, whole.dtype)
