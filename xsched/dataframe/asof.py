@@ -24,7 +24,6 @@ frame would give it. Data flow::
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import pandas as pd
@@ -33,7 +32,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.spec import Ref, Task
 from .core import DataFrame, _concat, _nonempty, make_meta, new_collection
 from .io import from_pandas
-from .shuffle import set_index
+from .shuffle import EmptyFrame, sorted_by
 
 __all__ = ["merge_asof"]
 
@@ -144,17 +143,13 @@ def _indexed_by_key(frame: DataFrame, key: Any, side: str) -> DataFrame | None:
             raise ValueError(f"merge_asof: the {side} frame's divisions are unknown, so which of its partitions "
                              "hold which keys is not known; set_index(column) (or from_pandas(..., sort=True)) first")
         return frame
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out = set_index(frame, key, sorted=True, drop=False)
-    if not out.known_divisions:
-        why = next((str(w.message) for w in caught), "")
-        if "every partition is empty" in why:
-            return None
-        raise ValueError(f"merge_asof: the {side} frame is not sorted by {key!r} across its partitions "
-                         f"({why.split(': ', 1)[-1].split(';')[0]}), as pandas' merge_asof needs; "
-                         f"sort_values({key!r}) first")
-    return out
+    try:
+        return sorted_by(frame, key, drop=False)
+    except EmptyFrame:
+        return None
+    except ValueError as exc:
+        raise ValueError(f"merge_asof: the {side} frame is not sorted by {key!r} across its partitions ({exc}), "
+                         f"as pandas' merge_asof needs; sort_values({key!r}) first") from None
 
 
 def _unmatched(left: DataFrame, right: DataFrame, left_column: bool, right_column: bool, kwargs: dict,

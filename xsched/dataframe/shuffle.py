@@ -292,14 +292,25 @@ def set_index(frame: DataFrame, other: Any, sorted: bool = False, npartitions: i
 
 
 def _set_index_presorted(frame: DataFrame, column: Any, drop: bool, meta: Any) -> DataFrame:
-    out = map_partitions(_set_index_sorted, frame, column, drop, meta=meta, _name="set-index-sorted")
     try:
-        divisions, moves = current_stats(frame, column)
-    except ValueError as exc:  # (not the old index's divisions, which map_partitions kept)
-        out.divisions = (None,) * (frame.npartitions + 1)
+        return sorted_by(frame, column, drop, meta)
+    except ValueError as exc:  # (not the old index's divisions, which map_partitions keeps)
         warnings.warn(f"set_index(sorted=True): {exc}; the divisions stay unknown (sorted=False sorts)",
                       stacklevel=3)
+        out = map_partitions(_set_index_sorted, frame, column, drop, meta=meta, _name="set-index-sorted")
+        out.divisions = (None,) * (frame.npartitions + 1)
         return out
+
+
+def sorted_by(frame: DataFrame, column: Any, drop: bool = True, meta: Any = None) -> DataFrame:
+    """``frame`` indexed by ``column``, whose values its partitions hold in order already:
+    the divisions from their minima and maxima (``current_stats``), the rows of a value that
+    spans two partitions moved forward. Raises ``ValueError`` (``EmptyFrame`` when no
+    partition has a row) where there are no divisions to give."""
+    if meta is None:
+        meta = make_meta(_nonempty(frame._meta).set_index(column, drop=drop))
+    divisions, moves = current_stats(frame, column)
+    out = map_partitions(_set_index_sorted, frame, column, drop, meta=meta, _name="set-index-sorted")
     if moves:
         out = _moved_forward(out, divisions)
     out.divisions = divisions
