@@ -66,7 +66,6 @@ def _by_count(frame: _Frame, npartitions: Any) -> _Frame:
     if not isinstance(npartitions, numbers.Integral) or isinstance(npartitions, bool) or npartitions < 1:
         raise ValueError(f"repartition: npartitions must be a positive integer, got {npartitions!r}")
     n_in, n_out = frame.npartitions, int(npartitions)
-    keys = frame._keys()
     if n_out <= n_in:
         bounds = np.linspace(0, n_in, n_out + 1).round().astype(int)
         plan = [[(i, 0, 1) for i in range(bounds[j], bounds[j + 1])] for j in range(n_out)]
@@ -75,21 +74,18 @@ def _by_count(frame: _Frame, npartitions: Any) -> _Frame:
         per = [n_out // n_in + (1 if i < n_out % n_in else 0) for i in range(n_in)]
         plan = [[(i, p, pieces)] for i, pieces in enumerate(per) for p in range(pieces)]
         divisions = (None,) * (n_out + 1)
-    return _from_plan(frame, keys, plan, divisions, f"repartition-{n_out}", n_out)
+    return _from_plan(frame, plan, divisions, f"repartition-{n_out}", n_out)
 
 
-def _from_plan(frame: _Frame, keys: list, plan: list, divisions: tuple, prefix: str, token: Any) -> _Frame:
+def _from_plan(frame: _Frame, plan: list, divisions: tuple, prefix: str, token: Any) -> _Frame:
     """One new partition per entry of ``plan``: a list of ``(old partition, piece, pieces)``,
     the piece-th of ``pieces`` equal cuts by row position, concatenated in order."""
     name = f"{prefix}-{new_token(frame._name, token, plan)}"
     ann = annotations_in_force()
-    layer = {}
-    for j, items in enumerate(plan):
-        if all(pieces == 1 for _, _, pieces in items):
-            task = Task(_concat, ([Ref(keys[i]) for i, _, _ in items], frame._meta), {}, per_task(ann))
-        else:
-            task = Task(_join_cuts, ([(Ref(keys[i]), p, k) for i, p, k in items], frame._meta), {}, per_task(ann))
-        layer[chunk_key(name, (j,))] = task
+    keys = frame._keys()
+    layer = {chunk_key(name, (j,)): Task(_join_cuts, ([(Ref(keys[i]), p, k) for i, p, k in items], frame._meta), {},
+                                         per_task(ann))
+             for j, items in enumerate(plan)}
     return new_collection(LayeredGraph.merge(frame._graph, new={name: layer}), name, frame._meta, divisions)
 
 
@@ -117,7 +113,7 @@ def _by_size(frame: _Frame, partition_size: Any) -> _Frame:
     else:  # (only neighbours joined: the old divisions at the joins still hold)
         starts = [items[0][0] for items in plan]
         divisions = tuple(frame.divisions[i] for i in starts) + (frame.divisions[-1],)
-    return _from_plan(frame, frame._keys(), plan, divisions, "repartition-size", limit)
+    return _from_plan(frame, plan, divisions, "repartition-size", limit)
 
 
 def plan_by_size(sizes: Sequence[int], limit: int) -> tuple[list, bool]:

@@ -84,6 +84,28 @@ def _head(near: Any, part: Any, reach: Any, is_time: bool) -> Any:
     return rows[rows.index <= rows.index[0] + reach] if len(rows) else rows
 
 
+def _neighbour_rows(keys: list, prefix: str, tok: str, before: Any, after: Any, is_time: bool, ann: Any
+                    ) -> tuple[dict, list]:
+    """The chains that bring each partition its neighbours' rows (see the module docstring):
+    tails, the rows ``before`` reaches of the partitions before, and heads, those ``after``
+    reaches of the partitions after (None: no chain); and per partition the references to
+    its (previous tail, next head), None where no chain reaches."""
+    n = len(keys)
+    tail_name, head_name = f"{prefix}-tail-{tok}", f"{prefix}-head-{tok}"
+    layers: dict[str, dict] = {}
+    if before is not None:
+        layers[tail_name] = {part_key(tail_name, i): Task(_tail, (Ref(part_key(tail_name, i - 1)) if i else None,
+                                                                  Ref(keys[i]), before, is_time), {}, per_task(ann))
+                             for i in range(n - 1)}
+    if after is not None:
+        layers[head_name] = {part_key(head_name, i): Task(
+            _head, (Ref(part_key(head_name, i + 1)) if i < n - 1 else None, Ref(keys[i]), after, is_time), {},
+            per_task(ann)) for i in range(1, n)}
+    edges = [(Ref(part_key(tail_name, i - 1)) if before is not None and i else None,
+              Ref(part_key(head_name, i + 1)) if after is not None and i < n - 1 else None) for i in range(n)]
+    return layers, edges
+
+
 def _rolling(rows: Any, part: Any, window: Any, kwargs: dict, method: str, args: tuple, method_kwargs: dict,
              ahead: Any = None) -> Any:
     """A partition of the result: pandas' rolling over the rows before it, the partition and
@@ -137,24 +159,14 @@ class Rolling:
         except Exception as exc:
             raise TypeError(f"rolling(...).{method}() fails in pandas on this data: {exc}") from exc
         tok = new_token(frame._name, self._window, self._kwargs, method, args, kwargs)
-        tail_name, out_name = f"rolling-tail-{tok}", f"rolling-{method}-{tok}"
+        out_name = f"rolling-{method}-{tok}"
         ann = annotations_in_force()
         keys = frame._keys()
-        n = len(keys)
-        tails = {part_key(tail_name, i): Task(_tail, (Ref(part_key(tail_name, i - 1)) if i else None, Ref(k),
-                                                      self._reach, self._is_time), {}, per_task(ann))
-                 for i, k in enumerate(keys[:-1])}
-        new = {tail_name: tails}
-        center = bool(self._kwargs.get("center"))
-        head_name = f"rolling-head-{tok}"
-        if center:  # centred windows reach forward too: the next partitions' first rows
-            new[head_name] = {part_key(head_name, i): Task(
-                _head, (Ref(part_key(head_name, i + 1)) if i < n - 1 else None, Ref(keys[i]), self._reach,
-                        self._is_time), {}, per_task(ann)) for i in range(1, n)}
+        # (centred windows reach forward too: the next partitions' first rows)
+        new, edges = _neighbour_rows(keys, "rolling", tok, self._reach,
+                                     self._reach if self._kwargs.get("center") else None, self._is_time, ann)
         outs = {}
-        for i, k in enumerate(keys):
-            before = Ref(part_key(tail_name, i - 1)) if i else None
-            after = Ref(part_key(head_name, i + 1)) if center and i < n - 1 else None
+        for i, (k, (before, after)) in enumerate(zip(keys, edges)):
             outs[part_key(out_name, i)] = Task(
                 _rolling, (before, Ref(k), self._window, self._kwargs, method, args, kwargs, after), {},
                 per_task(ann))
@@ -284,23 +296,12 @@ def map_overlap(func: Any, frame: _Frame, before: Any, after: Any, *args: Any, m
         before, after = (before, pd.Timedelta(0)) if before_time else (pd.Timedelta(0), after)
     meta = _emulate(func, (frame,) + args, kwargs, what) if meta is _NO_META else make_meta(meta)
     tok = new_token(frame._name, func, before, after, args, kwargs)
-    tail_name, head_name, out_name = f"overlap-tail-{tok}", f"overlap-head-{tok}", f"map-overlap-{tok}"
+    out_name = f"map-overlap-{tok}"
     ann = annotations_in_force()
     keys = frame._keys()
-    n = len(keys)
-    new: dict[str, dict] = {}
-    if before:
-        new[tail_name] = {part_key(tail_name, i): Task(_tail, (Ref(part_key(tail_name, i - 1)) if i else None,
-                                                               Ref(keys[i]), before, is_time), {}, per_task(ann))
-                          for i in range(n - 1)}
-    if after:
-        new[head_name] = {part_key(head_name, i): Task(_head, (Ref(part_key(head_name, i + 1)) if i < n - 1 else None,
-                                                               Ref(keys[i]), after, is_time), {}, per_task(ann))
-                          for i in range(1, n)}
+    new, edges = _neighbour_rows(keys, "overlap", tok, before or None, after or None, is_time, ann)
     outs = {}
-    for i, k in enumerate(keys):
-        prev = Ref(part_key(tail_name, i - 1)) if before and i else None
-        nxt = Ref(part_key(head_name, i + 1)) if after and i < n - 1 else None
+    for i, (k, (prev, nxt)) in enumerate(zip(keys, edges)):
         task = Task(_overlapped, (prev, Ref(k), nxt, func, args, kwargs, before, after, is_time), {},
                     per_task(ann))
         outs[part_key(out_name, i)] = Task(_check_meta, (task, meta, what, i), {}, per_task(ann)) \
