@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.partials import combine_levels
 from ..graph.spec import Ref, Task
 from .chunks import _starts
 from .core import Array, elemwise
@@ -61,14 +62,9 @@ def _tree(layers: dict, keys: list, merge: Any, split: int, token: str, what: st
     to one task (at least one merge, so the result always has the merged form); the name of
     its layer, whose one key is that of block 0 of an array of that name."""
     ann = annotations_in_force()
-    level, prev, name = 0, keys, ""
-    while len(prev) > 1 or level == 0:
-        level += 1
-        name = f"{what}-{new_token(token, level)}"
-        layers[name] = {chunk_key(name, (j,)): Task(merge, ([Ref(k) for k in prev[i:i + split]], *args), {},
-                                                     per_task(ann))
-                        for j, i in enumerate(range(0, len(prev), split))}
-        prev = list(layers[name])
+    keys = combine_levels(layers, keys, what, token, merge, split, args=args, annotations=ann)
+    name = f"{what}-{new_token(token, 'root')}"
+    layers[name] = {chunk_key(name, (0,)): Task(merge, ([Ref(k) for k in keys], *args), {}, per_task(ann))}
     return name
 
 

@@ -40,6 +40,7 @@ from ..graph.collection import compute_collection, lineage, persist_collection
 from ..graph.delayed import Delayed
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.optimize import optimize
+from ..graph.partials import combine_levels
 from ..graph.spec import Ref, Task, funcname
 from ..tokenize import tokenize
 
@@ -199,22 +200,12 @@ def tree_layers(graph: Mapping[str, Any], name: str, npartitions: int, op: str, 
     combine = aggregate if combine is None else combine
     token = new_token(op, name, perpartition, aggregate, combine, split_every)
     ann = annotations_in_force()
-    prev, n = f"{op}-part-{token}", npartitions
-    layers = {prev: {chunk_key(prev, (i,)): Task(perpartition, (Ref(chunk_key(name, (i,))),), {}, per_task(ann))
-                     for i in range(n)}}
-    level = 0
-    while n > split_every:
-        level += 1
-        step, m = f"{op}-combine-{new_token(token, level)}", -(-n // split_every)
-        layers[step] = {}
-        for j in range(m):
-            group = range(j * split_every, min((j + 1) * split_every, n))
-            layers[step][chunk_key(step, (j,))] = Task(combine, ([Ref(chunk_key(prev, (i,))) for i in group],), {},
-                                                       per_task(ann))
-        prev, n = step, m
+    part = f"{op}-part-{token}"
+    layers = {part: {chunk_key(part, (i,)): Task(perpartition, (Ref(chunk_key(name, (i,))),), {}, per_task(ann))
+                     for i in range(npartitions)}}
+    keys = combine_levels(layers, list(layers[part]), op, token, combine, split_every, annotations=ann)
     out = f"{op}-aggregate-{token}"
-    layers[out] = {chunk_key(out, (0,)): Task(aggregate, ([Ref(chunk_key(prev, (i,))) for i in range(n)],), {},
-                                              per_task(ann))}
+    layers[out] = {chunk_key(out, (0,)): Task(aggregate, ([Ref(k) for k in keys],), {}, per_task(ann))}
     return LayeredGraph.merge(graph, new=layers), out
 
 

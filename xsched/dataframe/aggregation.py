@@ -24,6 +24,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.partials import combine_levels
 from ..graph.spec import Ref, Task
 from .core import _Frame, _nonempty, make_meta, new_collection, sort_groups
 
@@ -145,16 +146,7 @@ def custom_agg(groupby: Any, spec: Any, split_every: int) -> _Frame:
         layers[chunk_name][k] = Task(_chunk, (Ref(key), by, by_ref, selection, items, groupby._dropna,
                                               groupby._observed), {}, per_task(ann))
         keys.append(k)
-    level = 0
-    while len(keys) > split_every:
-        name = f"groupby-custom-combine{level}-{tok}"
-        layers[name] = {}
-        nxt = []
-        for g in range(0, len(keys), split_every):
-            k = chunk_key(name, (g // split_every,))
-            layers[name][k] = Task(_combine, ([Ref(x) for x in keys[g:g + split_every]], items), {}, per_task(ann))
-            nxt.append(k)
-        keys, level = nxt, level + 1
+    keys = combine_levels(layers, keys, "groupby-custom", tok, _combine, split_every, args=(items,), annotations=ann)
     layers[out_name] = {chunk_key(out_name, (0,)): Task(_finish, ([Ref(x) for x in keys], items, groupby._sort,
                                                                   meta), {}, per_task(ann))}
     parents = [frame._graph] + ([by_frame._graph] if by_frame is not None else [])

@@ -29,6 +29,7 @@ from typing import Any
 import pandas as pd
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.partials import chain_layer
 from ..graph.spec import Ref, Task
 from .core import DataFrame, _concat, _nonempty, make_meta, new_collection
 from .io import from_pandas
@@ -99,11 +100,16 @@ def merge_asof(left: DataFrame, right: Any, on: Any = None, left_on: Any = None,
     layers: dict[str, dict] = {}
     rkeys = rk._keys()
     n = len(rkeys)
+    # per right partition r, the last (first) right row per ``by`` group of partitions 0..r (r..n-1)
     chains = {}
     if direction in ("backward", "nearest"):
-        chains["before"] = _chain(layers, f"asof-last-rows-{token}", rkeys, range(n), by_cols, "tail", ann)
+        chains["before"] = f"asof-last-rows-{token}"
+        layers[chains["before"]] = chain_layer(chains["before"], range(n), rkeys, _end_rows, (by_cols, "tail"),
+                                               annotations=ann)
     if direction in ("forward", "nearest"):
-        chains["after"] = _chain(layers, f"asof-first-rows-{token}", rkeys, range(n - 1, -1, -1), by_cols, "head", ann)
+        chains["after"] = f"asof-first-rows-{token}"
+        layers[chains["after"]] = chain_layer(chains["after"], range(n - 1, -1, -1), rkeys, _end_rows,
+                                              (by_cols, "head"), annotations=ann)
     name = f"merge-asof-{token}"
     layer = {}
     ld, rd = lk.divisions, rk.divisions
@@ -117,10 +123,10 @@ def merge_asof(left: DataFrame, right: Any, on: Any = None, left_on: Any = None,
             last = first + 1
         pieces = []
         if "before" in chains and first >= 0:
-            pieces.append(Ref(chains["before"][first]))
+            pieces.append(Ref(chunk_key(chains["before"], (first,))))
         pieces += [Ref(rkeys[r]) for r in overlap]
         if "after" in chains and last < n:
-            pieces.append(Ref(chains["after"][last]))
+            pieces.append(Ref(chunk_key(chains["after"], (last,))))
         layer[chunk_key(name, (i,))] = Task(_merge_part, (Ref(lkey), pieces, left_on is not None,
                                                           right_on is not None, rk._meta, kwargs, meta),
                                             {}, per_task(ann))
@@ -165,21 +171,10 @@ def _unmatched(left: DataFrame, right: DataFrame, left_column: bool, right_colum
     return new_collection(LayeredGraph.merge(left._graph, new={name: layer}), name, meta, divisions)
 
 
-def _chain(layers: dict, name: str, keys: list, order: range, by: Any, end: str, ann: Any) -> dict:
-    """``{r: key}``: the last (``end="tail"``) or first (``"head"``) right row per ``by``
-    group over partitions 0..r (or r..n), each from the one before and partition r."""
-    layer, out, prev = {}, {}, None
-    for r in order:
-        key = chunk_key(name, (r,))
-        parts = [Ref(keys[r])] if prev is None else ([Ref(prev), Ref(keys[r])] if end == "tail"
-                                                     else [Ref(keys[r]), Ref(prev)])
-        layer[key] = Task(_end_rows, (parts, by, end), {}, per_task(ann))
-        out[r] = prev = key
-    layers[name] = layer
-    return out
-
-
-def _end_rows(parts: list, by: Any, end: str) -> pd.DataFrame:
+def _end_rows(carried: pd.DataFrame | None, part: pd.DataFrame, by: Any, end: str) -> pd.DataFrame:
+    """The last (``end="tail"``) or first (``"head"``) row per ``by`` group of the rows
+    carried from the partitions before (after) and this one's."""
+    parts = [part] if carried is None else ([carried, part] if end == "tail" else [part, carried])
     frame = _concat(parts)
     if by is None:
         return getattr(frame, end)(1)

@@ -35,6 +35,7 @@ from typing import Any, Iterator
 import pandas as pd
 
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
+from ..graph.partials import chain_layer
 from ..graph.spec import Ref, Task
 from ..units import parse_bytes
 from .categorical import inferred_columns, mark_unknown
@@ -447,14 +448,11 @@ def to_csv(df: Any, path: str, single_file: bool = False, index: bool = True, co
         paths = partition_paths(fs, base, n, ".csv", "to_csv")
     name = f"to-csv-{new_token(df._name, shown(fs, base), single_file, index, sorted(kwargs.items(), key=str))}"
     ann = annotations_in_force()
-    layer = {}
-    for i, key in enumerate(df._keys()):
-        if single_file:
-            prev = Ref(chunk_key(name, (i - 1,))) if i else None
-            task = Task(_append_csv, (prev, Ref(key), fs, base, i == 0, index, kwargs), {}, per_task(ann))
-        else:
-            task = Task(_write_csv, (Ref(key), fs, paths[i], index, kwargs), {}, per_task(ann))
-        layer[chunk_key(name, (i,))] = task
+    if single_file:  # partition after partition, each appended once the one before is written
+        layer = chain_layer(name, range(n), df._keys(), _append_csv, (fs, base, index, kwargs), annotations=ann)
+    else:
+        layer = {chunk_key(name, (i,)): Task(_write_csv, (Ref(key), fs, paths[i], index, kwargs), {}, per_task(ann))
+                 for i, key in enumerate(df._keys())}
     keys = list(layer)[-1:] if single_file else list(layer)
     return run_writes(df._graph, name, layer, keys, compute)
 
@@ -466,8 +464,10 @@ def _write_csv(part: Any, fs: Any, path: str, index: bool, kwargs: dict) -> str:
     return shown(fs, path)
 
 
-def _append_csv(prev: Any, part: Any, fs: Any, path: str, first: bool, index: bool, kwargs: dict) -> str:
-    """Run on the workers: one partition appended to the single file (after the previous one)."""
+def _append_csv(prev: Any, part: Any, fs: Any, path: str, index: bool, kwargs: dict) -> str:
+    """Run on the workers: one partition appended to the single file (after the previous
+    one, whose write returned ``prev``; the first, with its header, when None)."""
+    first = prev is None
     kw = dict(kwargs)
     if not first:
         kw["header"] = False

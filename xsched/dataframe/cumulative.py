@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
+from ..graph.partials import chain_layer
 from ..graph.spec import Ref, Task
 from .core import DataFrame, Series, _Frame, map_partitions, new_collection, part_key
 
@@ -107,11 +108,9 @@ def _chain(frame: _Frame, name: str, meta: Any, token: Any, accumulate: Any, tot
     order = list(range(len(keys)))[::-1] if backwards else list(range(len(keys)))  # (the carry's way)
     acc = {part_key(acc_name, i): Task(accumulate, (Ref(k), *args), {}, per_task(ann)) for i, k in enumerate(keys)}
     tot = {part_key(tot_name, i): Task(total, (Ref(keys[i]), *args), {}, per_task(ann)) for i in order[:-1]}
-    chain: dict = {}
-    for before, (prev, i) in enumerate(zip(order, order[1:])):
-        earlier = Ref(part_key(carry_name, prev)) if before else None
-        chain[part_key(carry_name, i)] = Task(carry, (earlier, Ref(part_key(tot_name, prev)), *args), {},
-                                              per_task(ann))
+    # the value carried into partition i: from the one carried into the partition before and its total
+    chain = chain_layer(carry_name, order[1:], {i: part_key(tot_name, prev) for prev, i in zip(order, order[1:])},
+                        carry, args, annotations=ann)
     out = {part_key(out_name, i): Task(apply, (Ref(part_key(acc_name, i)),
                                                Ref(part_key(carry_name, i)) if i != order[0] else None, *args),
                                        {}, per_task(ann)) for i in range(len(keys))}

@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.partials import combine_levels
 from ..graph.spec import Ref, Task
 from .aggregation import custom_agg, is_custom
 from .core import _NO_META, DataFrame, Series, _emulate, _Frame, _nonempty, _unify_categoricals, make_meta, \
@@ -471,18 +472,8 @@ class GroupBy:
                     k = chunk_key(pick_name, (i, j))
                     layer[k] = Task(_pick, (Ref(c), j), {}, per_task(ann))
                     keys.append(k)
-            level = 0
-            while len(keys) > split_every:
-                name = f"groupby-{label}-combine{level}-{tok}"
-                layer = layers.setdefault(name, {})
-                nxt = []
-                for g in range(0, len(keys), split_every):
-                    k = chunk_key(name, (j, g // split_every))
-                    layer[k] = Task(_merge, ([Ref(x) for x in keys[g:g + split_every]], self._dropna), {},
-                                    per_task(ann))
-                    nxt.append(k)
-                keys = nxt
-                level += 1
+            keys = combine_levels(layers, keys, f"groupby-{label}", tok, _merge, split_every,
+                                  args=(self._dropna,), index=(j,), annotations=ann)
             layers[agg_name][chunk_key(agg_name, (j,))] = Task(
                 _finish, ([Ref(x) for x in keys], spec, self._dropna, self._sort, ddof, meta), {}, per_task(ann))
         parents = [frame._graph] + ([self._by._graph] if isinstance(self._by, _Frame) else [])

@@ -17,7 +17,6 @@ of the partitions' distinct labels, in order (so the first occurrence wins, as i
 
 from __future__ import annotations
 
-import operator
 import warnings
 from functools import partial
 from typing import Any, Callable, Sequence
@@ -26,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
+from ..graph.partials import chain_layer
 from ..graph.spec import Ref, Task
 from .core import _NO_META, DataFrame, Index, Series, _Frame, _index_method, _nonempty, make_meta, \
     map_partitions, new_collection, part_key
@@ -467,9 +467,9 @@ def concat(dfs: Sequence[_Frame], axis: int = 0, join: str = "outer", ignore_ind
         len_name, start_name = f"concat-len-{tok}", f"concat-start-{tok}"
         layers[len_name] = {part_key(len_name, i): Task(len, (Ref(k),), {}, per_task(ann))
                             for i, k in enumerate(keys[:-1])}
-        layers[start_name] = {part_key(start_name, i): Task(
-            operator.add, (Ref(part_key(start_name, i - 1)) if i > 1 else 0, Ref(part_key(len_name, i - 1))), {},
-            per_task(ann)) for i in range(1, len(keys))}
+        layers[start_name] = chain_layer(start_name, range(1, len(keys)),
+                                         {i: part_key(len_name, i - 1) for i in range(1, len(keys))}, _start_after,
+                                         annotations=ann)
         offsets = [0] + [Ref(part_key(start_name, i)) for i in range(1, len(keys))]
     layer = layers[name] = {}
     for key, offset in zip(keys, offsets):
@@ -480,6 +480,11 @@ def concat(dfs: Sequence[_Frame], axis: int = 0, join: str = "outer", ignore_ind
     divisions = tuple(x for d in dfs for x in d.divisions[:-1]) + (dfs[-1].divisions[-1],) if known \
         else (None,) * (len(layer) + 1)
     return new_collection(LayeredGraph.merge(*[d._graph for d in dfs], new=layers), name, meta, divisions)
+
+
+def _start_after(start: int | None, length: int) -> int:
+    """Where a partition starts: where the one before started (None: the first, at 0) plus its length."""
+    return (start or 0) + length
 
 
 def _conform_concat(part: Any, meta: Any, join: str, start: int | None = None) -> Any:

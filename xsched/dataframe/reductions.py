@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.partials import combine_levels
 from ..graph.spec import Ref, Task
 from .core import DataFrame, Scalar, Series, _Frame, _nonempty, _unify_categoricals, make_meta, new_collection
 
@@ -67,17 +68,7 @@ def reduction(frame: _Frame, chunk: Callable, aggregate: Callable, combine: Call
     layers[chunk_name] = {chunk_key(chunk_name, (i,)): Task(chunk, (Ref(k),), dict(chunk_kwargs or {}),
                                                             per_task(ann))
                           for i, k in enumerate(frame._keys())}
-    keys = list(layers[chunk_name])
-    level = 0
-    while len(keys) > split_every:
-        name = f"{token}-combine{level}-{tok}"
-        layer = {}
-        for j in range(0, len(keys), split_every):
-            layer[chunk_key(name, (j // split_every,))] = Task(
-                combine, ([Ref(k) for k in keys[j:j + split_every]],), {}, per_task(ann))
-        layers[name] = layer
-        keys = list(layer)
-        level += 1
+    keys = combine_levels(layers, list(layers[chunk_name]), token, tok, combine, split_every, annotations=ann)
     agg_name = f"{token}-agg-{tok}"
     layers[agg_name] = {chunk_key(agg_name, (0,)): Task(aggregate, ([Ref(k) for k in keys],),
                                                         dict(aggregate_kwargs or {}), per_task(ann))}

@@ -36,6 +36,7 @@ from typing import Any
 import pandas as pd
 
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
+from ..graph.partials import chain_layer
 from ..graph.spec import Ref, Task
 from .core import _NO_META, DataFrame, Series, _check_meta, _emulate, _Frame, _nonempty, make_meta, \
     new_collection, part_key, require_sorted_times
@@ -94,13 +95,10 @@ def _neighbour_rows(keys: list, prefix: str, tok: str, before: Any, after: Any, 
     tail_name, head_name = f"{prefix}-tail-{tok}", f"{prefix}-head-{tok}"
     layers: dict[str, dict] = {}
     if before is not None:
-        layers[tail_name] = {part_key(tail_name, i): Task(_tail, (Ref(part_key(tail_name, i - 1)) if i else None,
-                                                                  Ref(keys[i]), before, is_time), {}, per_task(ann))
-                             for i in range(n - 1)}
+        layers[tail_name] = chain_layer(tail_name, range(n - 1), keys, _tail, (before, is_time), annotations=ann)
     if after is not None:
-        layers[head_name] = {part_key(head_name, i): Task(
-            _head, (Ref(part_key(head_name, i + 1)) if i < n - 1 else None, Ref(keys[i]), after, is_time), {},
-            per_task(ann)) for i in range(1, n)}
+        layers[head_name] = chain_layer(head_name, range(n - 1, 0, -1), keys, _head, (after, is_time),
+                                        annotations=ann)
     edges = [(Ref(part_key(tail_name, i - 1)) if before is not None and i else None,
               Ref(part_key(head_name, i + 1)) if after is not None and i < n - 1 else None) for i in range(n)]
     return layers, edges
@@ -219,13 +217,10 @@ def shift_like(frame: _Frame, method: str, periods: int, kwargs: dict):
     keys = frame._keys()
     n = len(keys)
     last = periods > 0
-    step = -1 if last else 1  # where the edge beyond lies
-    sources = range(n - 1) if last else range(1, n)
-    edges = {}
-    for i in sources if periods else ():
-        beyond = Ref(part_key(edge_name, i + step)) if i + step in sources else None
-        edges[part_key(edge_name, i)] = Task(_edge_through, (beyond, Ref(keys[i]), abs(periods), last), {},
-                                             per_task(ann))
+    # the rows partition i passes on: its own edge joined to those it was passed from beyond
+    sources = range(n - 1) if last else range(n - 1, 0, -1)
+    edges = chain_layer(edge_name, sources if periods else (), keys, _edge_through, (abs(periods), last),
+                        annotations=ann)
     outs = {}
     for i, k in enumerate(keys):
         before = Ref(part_key(edge_name, i - 1)) if periods > 0 and i else None

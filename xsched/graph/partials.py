@@ -1,0 +1,75 @@
+"""Partials of partitions combined: merged level by level (a tree) or carried one to the next (a chain).
+
+A reduction over many partitions (a bag's sum, a frame's mean, a groupby's aggregation,
+an array's unique values) makes one partial per partition, then merges them in groups of
+``split_every`` until few enough are left for one last task (``combine_levels``). A
+running value (a cumulative sum, a fill, the rows a rolling window or an as-of merge needs
+from its neighbours) is carried from partition to partition instead, each link made from
+the one before and its own partition's partial (``chain_layer``). Only those shapes are
+shared here; what each task computes belongs to the collection that builds them.
+
+>>> from xsched.graph.local import get
+>>> from xsched.graph.spec import Task
+>>> layers = {"p": {f"p-{i}": Task(int, (i,)) for i in range(5)}}
+>>> left = combine_levels(layers, list(layers["p"]), "total", "t0k3n", sum, 2)
+>>> len(left), get({k: t for layer in layers.values() for k, t in layer.items()}, left)
+(2, [6, 4])
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .layers import annotations_in_force, chunk_key, new_token, per_task
+from .spec import Ref, Task
+
+__all__ = ["combine_levels", "chain_layer"]
+
+
+def combine_levels(layers: dict, keys: list, prefix: str, token: str, combine: Callable, split_every: int, *,
+                   args: tuple = (), index: tuple = (), annotations: dict | None = None) -> list:
+    """Add to ``layers`` the levels that merge ``keys`` ``split_every`` at a time with
+    ``combine([partials...], *args)`` until at most ``split_every`` are left; return those
+    (``keys`` itself when there are already that few).
+
+    Level ``n``'s layer is named ``<prefix>-combine-<token of token and n>`` (one task group
+    for all levels) and its keys are ``index`` followed by the group's number, so trees
+    built side by side (one per output partition) share their layers.
+    """
+    if split_every < 2:
+        raise ValueError(f"{prefix}: split_every must merge at least 2 partials, got {split_every}")
+    ann = annotations_in_force() if annotations is None else annotations
+    level = 0
+    while len(keys) > split_every:
+        level += 1
+        name = f"{prefix}-combine-{new_token(token, level)}"
+        layer = layers.setdefault(name, {})
+        merged = []
+        for g, start in enumerate(range(0, len(keys), split_every)):
+            key = chunk_key(name, (*index, g))
+            layer[key] = Task(combine, ([Ref(k) for k in keys[start:start + split_every]], *args), {},
+                              per_task(ann))
+            merged.append(key)
+        keys = merged
+    return list(keys)
+
+
+def chain_layer(name: str, order: Any, inputs: Any, step: Callable, args: tuple = (), *,
+                annotations: dict | None = None) -> dict:
+    """The layer of a chain over partitions ``order`` (in the order the value travels): link
+    ``i`` is ``step(link before or None, inputs[i], *args)``, keyed as partition ``i`` of
+    ``name``, so partition ``i``'s carried value is ``chunk_key(name, (i,))``.
+
+    >>> from xsched.graph.local import get
+    >>> from xsched.graph.spec import Task
+    >>> layer = chain_layer("run", range(2, -1, -1), ["a", "b", "c"], lambda prev, x: (prev or 0) + x)
+    >>> get({**layer, "a": 1, "b": 10, "c": 100}, ["run-0", "run-2"])
+    [111, 100]
+    """
+    ann = annotations_in_force() if annotations is None else annotations
+    layer, prev = {}, None
+    for i in order:
+        key = chunk_key(name, (i,))
+        layer[key] = Task(step, (None if prev is None else Ref(prev), Ref(inputs[i]), *args), {}, per_task(ann))
+        prev = key
+    return layer
