@@ -28,8 +28,11 @@ import os
 import re
 from typing import Any, BinaryIO, Iterable
 
+from .units import parse_bytes
+
 __all__ = ["LocalFileSystem", "filesystem_for", "expand_paths", "shown", "join", "compression_of",
-           "open_decompressed", "file_token", "natural_key", "parent"]
+           "open_decompressed", "file_token", "natural_key", "parent", "blocksize_bytes", "byte_ranges",
+           "line_block", "line_range"]
 
 _PROTOCOL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+)://")
 _MAGIC = re.compile(r"[*?\[]")
@@ -349,3 +352,75 @@ def open_decompressed(f: BinaryIO, compression: str | None) -> BinaryIO:
         return zstandard.ZstdDecompressor().stream_reader(f)
     raise ValueError(f"compression {compression!r} is not supported for reading here; use one of "
                      "gzip, bz2, xz, zstd, or decompress the files first")
+
+
+# --------------------------------------------------------------------------- byte blocks of text files
+# A reader with ``blocksize=`` (CSV, line-delimited JSON, fixed-width text, a bag's lines)
+# cuts each uncompressed file into byte ranges read independently: a range owns the lines
+# that begin after the first newline at or after its start (from the beginning for start 0)
+# up to the first newline at or after its end, so every line belongs to exactly one range.
+
+_LINE_CHUNK = 64 * 1024
+
+
+def blocksize_bytes(blocksize: Any, what: str) -> int | None:
+    """A reader's ``blocksize=`` as a positive number of bytes (None: whole files).
+
+    >>> blocksize_bytes("64MB", "read_csv"), blocksize_bytes(None, "read_csv")
+    (64000000, None)
+    """
+    if blocksize is None:
+        return None
+    try:
+        n = parse_bytes(blocksize) if not isinstance(blocksize, bool) else 0
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"{what}: blocksize must be a positive number of bytes (an int, or a string "
+                         f"like '64MB'), got {blocksize!r}")
+    return n
+
+
+def byte_ranges(size: int | None, blocksize: int | None, compression: str | None) -> list[tuple]:
+    """The ``(start, end)`` byte ranges a file of ``size`` bytes is read in: ``[(None, None)]``,
+    the whole file, without a blocksize, for a compressed file (it cannot be cut) or an empty one.
+
+    >>> byte_ranges(10, 4, None), byte_ranges(10, 4, "gzip")
+    ([(0, 4), (4, 8), (8, 10)], [(None, None)])
+    """
+    if blocksize is None or compression is not None or not size:
+        return [(None, None)]
+    return [(start, min(start + blocksize, size)) for start in range(0, size, blocksize)]
+
+
+def next_line_start(f: BinaryIO, pos: int) -> int:
+    """The offset just after the first newline at or after ``pos`` of the open file ``f``
+    (or its end)."""
+    f.seek(pos)
+    while True:
+        chunk = f.read(_LINE_CHUNK)
+        if not chunk:
+            return pos
+        i = chunk.find(b"\n")
+        if i >= 0:
+            return pos + i + 1
+        pos += len(chunk)
+
+
+def line_range(f: BinaryIO, start: int, end: int) -> tuple[int, int]:
+    """Where the lines the byte range ``[start, end)`` owns begin and end in ``f``."""
+    begin = next_line_start(f, start) if start > 0 else 0
+    return begin, max(begin, next_line_start(f, end))
+
+
+def line_block(f: BinaryIO, start: int, end: int) -> bytes:
+    """The lines of the open binary file ``f`` that the byte range ``[start, end)`` owns.
+
+    >>> import io
+    >>> f = io.BytesIO(b"a,b\\n1,2\\n3,4\\n5,6")
+    >>> [line_block(f, s, s + 5) for s in range(0, 15, 5)]
+    [b'a,b\\n1,2\\n', b'3,4\\n', b'5,6']
+    """
+    begin, stop = line_range(f, start, end)
+    f.seek(begin)
+    return f.read(stop - begin)

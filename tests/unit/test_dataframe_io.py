@@ -450,13 +450,14 @@ def counting_fs():
 
 def test_a_block_streams_from_its_file_the_lines_it_owns(tmp_path):
     """Blocks are parsed from the file as it streams (csv._Block), with the same lines as
-    ``block_bytes`` gives and the header in front; every line in exactly one block."""
+    ``files.line_block`` gives and the header in front; every line in exactly one block."""
     import io
     import random
 
     import fsspec
 
     from xsched.dataframe import csv as C
+    from xsched.files import line_block
 
     path = tmp_path / "x.csv"
     lines = [b"a,b\n"] + [f"{i},{'x' * (i % 7)}\n".encode() for i in range(300)]
@@ -471,7 +472,7 @@ def test_a_block_streams_from_its_file_the_lines_it_owns(tmp_path):
             end = min(start + blocksize, size)
             with C._source(fs, str(path), start, end, lines[0], None) as src:
                 with open(path, "rb") as f:
-                    expected = C.block_bytes(f, start, end)
+                    expected = line_block(f, start, end)
                 if src is None:
                     assert not expected.strip()
                     continue

@@ -32,11 +32,11 @@ import lzma
 import os
 from typing import Any, Callable
 
-from ..files import compression_of, expand_paths, file_token, filesystem_for, open_decompressed, parent, shown
+from ..files import blocksize_bytes, byte_ranges, compression_of, expand_paths, file_token, filesystem_for, \
+    line_block, open_decompressed, parent, shown
 from ..graph.collection import run_writes
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
-from ..units import parse_bytes
 
 __all__ = ["read_text", "to_textfiles"]
 
@@ -81,10 +81,8 @@ def read_text(urlpath: Any, blocksize: Any = None, encoding: str = "utf-8", erro
     """
     files = expand_paths(urlpath, what="read_text")
     codecs.lookup(encoding)  # (a LookupError now, not on a worker)
+    blocksize = blocksize_bytes(blocksize, "read_text")
     if blocksize is not None:
-        blocksize = parse_bytes(blocksize) if isinstance(blocksize, str) else blocksize
-        if not isinstance(blocksize, int) or isinstance(blocksize, bool) or blocksize < 1:
-            raise ValueError(f"read_text: blocksize must be a positive number of bytes, got {blocksize!r}")
         if codecs.lookup(encoding).name.startswith(("utf-16", "utf-32")):
             raise ValueError(f"read_text: blocksize= cuts files at b'\\n' bytes, which needs an "
                              f"ASCII-compatible encoding (utf-8, latin-1...), not {encoding}; read "
@@ -92,12 +90,8 @@ def read_text(urlpath: Any, blocksize: Any = None, encoding: str = "utf-8", erro
     pieces: list[tuple[Any, str, str | None, int | None, int | None]] = []
     for fs, path in files:
         comp = _compression(path, compression, "read_text", (None, "gzip", "bz2", "xz", "zstd"))
-        if blocksize is None or comp is not None:
-            pieces.append((fs, path, comp, None, None))
-        else:
-            size = fs.size(path)
-            pieces.extend((fs, path, comp, start, min(start + blocksize, size))
-                          for start in (range(0, size, blocksize) if size else [0]))
+        size = fs.size(path) if blocksize is not None and comp is None else None
+        pieces.extend((fs, path, comp, start, end) for start, end in byte_ranges(size, blocksize, comp))
     token = new_token("read-text", [file_token(fs, p) for fs, p in files], blocksize, encoding, errors,
                       include_path, compression)
     name = f"read-text-{token}"
@@ -118,16 +112,7 @@ def _read_lines(fs: Any, path: str, compression: str | None, start: int | None, 
         if start is None:
             data = open_decompressed(f, compression)
         else:
-            if start > 0:
-                f.seek(start - 1)
-                f.readline()  # the end of the line begun before the block (belongs to the previous one)
-            raw = []
-            while f.tell() < end:
-                line = f.readline()
-                if not line:
-                    break
-                raw.append(line)
-            data = io.BytesIO(b"".join(raw))
+            data = io.BytesIO(line_block(f, start, end))
         lines = list(io.TextIOWrapper(data, encoding=encoding, errors=errors, newline=None))
     return [(line, shown(fs, path)) for line in lines] if include_path else lines
 

@@ -39,7 +39,7 @@ from . import repartition as _repartition  # noqa: F401  (repartition by count, 
 from .core import DataFrame, Index, Scalar, Series, map_partitions
 from .asof import merge_asof
 from .bags import to_bag
-from .csv import read_csv, read_table, to_csv
+from .csv import read_csv, read_fwf, read_table, to_csv
 from ..graph.delayed import compute
 from .aggregation import Aggregation
 from .arrays import from_array, to_records
@@ -70,6 +70,7 @@ __all__ = [
     "merge",
     "merge_asof",
     "read_csv",
+    "read_fwf",
     "read_table",
     "to_bag",
     "to_csv",

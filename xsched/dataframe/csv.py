@@ -32,24 +32,27 @@ import io
 import warnings
 from typing import Any, Iterator
 
+import numpy as np
 import pandas as pd
 
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.partials import chain_layer
 from ..graph.spec import Ref, Task
-from ..units import parse_bytes
 from .categorical import inferred_columns, mark_unknown
 from .core import DataFrame, Series
-from ..files import compression_of, expand_paths, file_token, filesystem_for, open_decompressed, parent, \
-    partition_paths, shown
+from ..files import blocksize_bytes, byte_ranges, compression_of, expand_paths, file_token, filesystem_for, \
+    line_range, open_decompressed, parent, partition_paths, shown
 from ..graph.collection import run_writes
 from .csv_arrow import read_arrow
 from .io import from_tasks
 from .planner import keep_rows
 
-__all__ = ["read_csv", "read_table", "to_csv"]
+__all__ = ["read_csv", "read_fwf", "read_table", "to_csv"]
 
 _CHUNK = 64 * 1024
+
+#: The pandas parser behind each reader.
+_PARSERS = {"read_csv": pd.read_csv, "read_fwf": pd.read_fwf}
 _UNSUPPORTED = ("chunksize", "iterator", "nrows", "skipfooter")
 
 
@@ -77,7 +80,39 @@ def read_csv(urlpath: Any, blocksize: int | str | None = None, dtype: Any = None
     ...     df.npartitions, len(df.compute()), df.x.sum().compute()
     (4, 1000, np.int64(499500))
     """
-    what = "read_csv"
+    return _read_text_table("read_csv", urlpath, blocksize, dtype, usecols, parse_dates, include_path_column,
+                            storage_options, sample, pandas_kwargs)
+
+
+def read_fwf(urlpath: Any, blocksize: int | str | None = None, dtype: Any = None, usecols: Any = None,
+             parse_dates: Any = None, include_path_column: bool | str = False,
+             storage_options: dict | None = None, sample: int = 256_000, **pandas_kwargs: Any):
+    """A dataframe from fixed-width text files (pandas' ``read_fwf``): one partition per file,
+    or per ``blocksize`` bytes of each, as ``read_csv``.
+
+    Give ``colspecs`` (``[(start, end), ...]`` per column) or ``widths``; otherwise the
+    columns are found once, from the first ``infer_nrows`` lines (100) of the sample, where
+    some line has a character other than the ``delimiter`` fill (spaces and tabs), and every
+    partition is cut the same way.
+
+    >>> import os, tempfile, xsched.dataframe as xd
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     with open(os.path.join(d, "t.txt"), "w") as f:
+    ...         _ = f.write("id  name   score\\n" + "".join(f"{i:<4}n{i:<6}{i * 1.5:>5}\\n" for i in range(40)))
+    ...     df = xd.read_fwf(os.path.join(d, "t.txt"), blocksize=200)
+    ...     df.npartitions, list(df.columns), float(df.score.sum().compute())
+    (4, ['id', 'name', 'score'], 1170.0)
+    """
+    return _read_text_table("read_fwf", urlpath, blocksize, dtype, usecols, parse_dates, include_path_column,
+                            storage_options, sample, pandas_kwargs)
+
+
+def _read_text_table(what: str, urlpath: Any, blocksize: Any, dtype: Any, usecols: Any, parse_dates: Any,
+                     include_path_column: bool | str, storage_options: dict | None, sample: int,
+                     pandas_kwargs: dict):
+    """``read_csv`` and ``read_fwf``: the same sample, blocks, dtypes and errors; ``what``
+    names the pandas parser (``_PARSERS``)."""
+    pandas_kwargs = dict(pandas_kwargs)
     for name in _UNSUPPORTED:
         if name in pandas_kwargs:
             raise ValueError(f"{what}: {name}= is not supported on partitioned reads; use blocksize= to "
@@ -91,10 +126,8 @@ def read_csv(urlpath: Any, blocksize: int | str | None = None, dtype: Any = None
         kwargs["parse_dates"] = parse_dates
     header = kwargs.get("header", "infer")
     has_header = header == 0 or (isinstance(header, str) and header == "infer" and kwargs.get("names") is None)
+    blocksize = blocksize_bytes(blocksize, what)
     if blocksize is not None:
-        blocksize = parse_bytes(blocksize)
-        if blocksize <= 0:
-            raise ValueError(f"{what}: blocksize must be a positive number of bytes, got {blocksize}")
         if not (has_header or header is None or (isinstance(header, str) and header == "infer")):
             raise ValueError(f"{what}: header={header!r} cannot be used with blocksize= (only the first "
                              "line can be the header of every block); pass blocksize=None")
@@ -103,10 +136,12 @@ def read_csv(urlpath: Any, blocksize: int | str | None = None, dtype: Any = None
                              "in the first block); pass blocksize=None")
     infos = [file_token(fs, p) for fs, p in files]
     sample_bytes, first = _sample(files, infos, compression, sample, has_header)
+    if what == "read_fwf":
+        kwargs = _fixed_columns(sample_bytes, kwargs)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", pd.errors.DtypeWarning)
-            head = pd.read_csv(io.BytesIO(sample_bytes), dtype=dtype, **kwargs)
+            head = _PARSERS[what](io.BytesIO(sample_bytes), dtype=dtype, **kwargs)
     except pd.errors.EmptyDataError as exc:
         raise ValueError(f"{what}: {first} has no columns to read (it is empty); pass names= to say "
                          "what the columns are") from exc
@@ -122,20 +157,16 @@ def read_csv(urlpath: Any, blocksize: int | str | None = None, dtype: Any = None
     header_line = sample_bytes[:sample_bytes.find(b"\n") + 1] if has_header else b""
     origin = f"the first {sample} bytes of {first}"
 
-    token = new_token(infos, blocksize, dtype, usecols, parse_dates, include_path_column, sample, compression,
+    token = new_token(what, infos, blocksize, dtype, usecols, parse_dates, include_path_column, sample, compression,
                       sorted(kwargs.items(), key=str))
-    name = f"read-csv-{token}"
+    name = f"{what.replace('_', '-')}-{token}"
     ann = annotations_in_force()
     tasks = []
     for (fs, path), (label, size, _) in zip(files, infos):
         comp = compression_of(path, compression)
-        if blocksize is None or comp is not None or not size:
-            ranges = [(0, None)]
-        else:
-            ranges = [(start, min(start + blocksize, size)) for start in range(0, size, blocksize)]
-        for start, end in ranges:
+        for start, end in byte_ranges(size, blocksize, comp):
             tasks.append(Task(_read_block, (fs, path, label, start, end, header_line if start else b"", comp,
-                                            kwargs, dtypes, meta, path_col, origin), {}, per_task(ann)))
+                                            kwargs, dtypes, meta, path_col, origin), {"what": what}, per_task(ann)))
     project = None
     if usecols is None and not include_path_column and "index_col" not in kwargs and "names" not in kwargs:
         def project(used: list, pushed: list) -> list | None:
@@ -148,10 +179,9 @@ def read_csv(urlpath: Any, blocksize: int | str | None = None, dtype: Any = None
                 if not all(isinstance(c, str) for c in parse_dates):
                     return None  # (positions: of the file's columns or of those read?)
                 dates = [c for c in parse_dates if c in used] or None
-            narrower = read_csv(urlpath, blocksize=blocksize, dtype=dtype,
-                                usecols=list(used) or list(meta.columns[:1]), parse_dates=dates,
-                                storage_options=storage_options, sample=sample,
-                                compression=compression, **pandas_kwargs)
+            narrower = _read_text_table(what, urlpath, blocksize, dtype, list(used) or list(meta.columns[:1]),
+                                        dates, False, storage_options, sample,
+                                        {**pandas_kwargs, "compression": compression})
             tasks = list(narrower._graph.layers[narrower._name].values())
             if pushed:
                 tasks = [Task(t.func, t.args, {**t.kwargs, "filters": tuple(map(tuple, pushed))}, t.annotations)
@@ -205,6 +235,45 @@ def _sample(files: list, infos: list, compression: Any, sample: int, has_header:
     return fallback or (b"", infos[0][0])
 
 
+def _fixed_columns(sample: bytes, kwargs: dict) -> dict:
+    """``read_fwf``'s keywords with the columns' ``colspecs`` made explicit, so that every
+    block is cut alike: from ``widths``, or found in the sample's first ``infer_nrows`` lines
+    (after ``skiprows``) as the runs of positions where some line has a character other than
+    the ``delimiter`` fill, which is how pandas finds them in one file.
+
+    >>> _fixed_columns(b"a   bb\\n1    2\\n", {})["colspecs"]
+    [(0, 1), (4, 6)]
+    """
+    kwargs = dict(kwargs)
+    widths = kwargs.pop("widths", None)
+    if widths is not None:
+        if kwargs.get("colspecs", "infer") != "infer":
+            raise ValueError("read_fwf: give colspecs= or widths=, not both")
+        edges = np.cumsum([0] + list(widths))
+        kwargs["colspecs"] = [(int(a), int(b)) for a, b in zip(edges, edges[1:])]
+        return kwargs
+    colspecs = kwargs.get("colspecs", "infer")
+    if not (isinstance(colspecs, str) and colspecs == "infer"):
+        return kwargs
+    text = sample.decode(kwargs.get("encoding") or "utf-8", errors="replace")
+    skip = kwargs.get("skiprows") or 0
+    lines = text.splitlines()[skip if isinstance(skip, int) else 0:]
+    lines = [line for line in lines if line.strip()][:kwargs.pop("infer_nrows", 100)]
+    if kwargs.get("comment"):
+        lines = [line.partition(kwargs["comment"])[0] for line in lines]
+    fill = set(kwargs.get("delimiter") or "\t ")
+    width = max((len(line) for line in lines), default=0)
+    used = np.zeros(width + 2, dtype=bool)
+    for line in lines:
+        used[1:len(line) + 1] |= [c not in fill for c in line]
+    starts = np.flatnonzero(used[1:] & ~used[:-1])
+    ends = np.flatnonzero(~used[1:] & used[:-1])
+    if not len(starts):
+        raise ValueError("read_fwf: the sample has no columns to find; pass colspecs= or widths=")
+    kwargs["colspecs"] = [(int(a), int(b)) for a, b in zip(starts, ends)]
+    return kwargs
+
+
 def _worker_dtypes(meta: pd.DataFrame, dtype: Any, engine: Any = None) -> dict:
     """The ``dtype=`` every partition is parsed with: meta's dtypes, except dates (parsed by
     ``parse_dates``), categoricals (whose categories differ between files) and, for the
@@ -222,38 +291,6 @@ def _worker_dtypes(meta: pd.DataFrame, dtype: Any, engine: Any = None) -> dict:
             continue
         out[col] = dt
     return out
-
-
-def _next_line_start(f: Any, pos: int) -> int:
-    """The offset just after the first newline at or after ``pos`` (or the end of the file)."""
-    f.seek(pos)
-    while True:
-        chunk = f.read(_CHUNK)
-        if not chunk:
-            return pos
-        i = chunk.find(b"\n")
-        if i >= 0:
-            return pos + i + 1
-        pos += len(chunk)
-
-
-def block_bytes(f: Any, start: int, end: int) -> bytes:
-    """The lines of an open binary file that belong to the byte range ``[start, end)``.
-
-    A range owns the lines that begin after the first newline at or after ``start`` (from
-    the beginning for ``start=0``) up to the first newline at or after ``end``: adjacent
-    ranges share their boundary rule, so each line belongs to exactly one range.
-
-    >>> f = io.BytesIO(b"a,b\\n1,2\\n3,4\\n5,6")
-    >>> [block_bytes(f, s, s + 5) for s in range(0, 15, 5)]
-    [b'a,b\\n1,2\\n', b'3,4\\n', b'5,6']
-    """
-    begin = _next_line_start(f, start) if start > 0 else 0
-    stop = _next_line_start(f, end)
-    if stop <= begin:
-        return b""
-    f.seek(begin)
-    return f.read(stop - begin)
 
 
 class _Block(io.RawIOBase):
@@ -298,8 +335,7 @@ def _source(fs: Any, path: str, start: int, end: int | None, header: bytes, comp
         if end is None:
             yield open_decompressed(f, compression)
         else:
-            begin = _next_line_start(f, start) if start > 0 else 0
-            stop = _next_line_start(f, end)
+            begin, stop = line_range(f, start, end)
             yield io.BufferedReader(_Block(f, begin, stop, header), 1 << 20) if stop > begin else None
 
 
@@ -308,7 +344,7 @@ FILTER_CHUNK_ROWS = 65_536
 
 def _read_block(fs: Any, path: str, label: str, start: int, end: int | None, header: bytes, compression: Any,
                 kwargs: dict, dtypes: dict, meta: pd.DataFrame, path_col: Any, origin: str,
-                filters: tuple = ()) -> pd.DataFrame:
+                filters: tuple = (), what: str = "read_csv") -> pd.DataFrame:
     """Run on the workers: one partition, parsed with meta's dtypes, by pyarrow where it gives
     what pandas would (``csv_arrow.py``), else by pandas. With ``filters`` (pushed by the
     planner from ``df[df.col > value]``) only the rows passing are kept as they are parsed
@@ -320,35 +356,37 @@ def _read_block(fs: Any, path: str, label: str, start: int, end: int | None, hea
         with _source(fs, path, start, end, header, compression) as src:
             if src is None:
                 return meta.copy()
-            df = read_arrow(src, kwargs, dtypes, [c for c in meta.columns if c != path_col], filters)
+            df = read_arrow(src, kwargs, dtypes, [c for c in meta.columns if c != path_col], filters) \
+                if what == "read_csv" else None
         if df is None:
+            parse = _PARSERS[what]
             with _source(fs, path, start, end, header, compression) as src, warnings.catch_warnings():
                 warnings.simplefilter("ignore", pd.errors.DtypeWarning)
                 whole = kwargs.get("engine") == "pyarrow" or any(
                     isinstance(pd.api.types.pandas_dtype(dt), pd.CategoricalDtype) for dt in dtypes.values())
                 if filters and not whole:
-                    with pd.read_csv(src, dtype=dtypes, chunksize=FILTER_CHUNK_ROWS, **kwargs) as chunks:
+                    with parse(src, dtype=dtypes, chunksize=FILTER_CHUNK_ROWS, **kwargs) as chunks:
                         kept = [keep_rows(chunk, filters) for chunk in chunks]
                     df = pd.concat(kept) if kept else meta.copy()
                 else:
-                    df = keep_rows(pd.read_csv(src, dtype=dtypes, **kwargs), filters)
+                    df = keep_rows(parse(src, dtype=dtypes, **kwargs), filters)
     except pd.errors.EmptyDataError:
         return meta.copy()
     except (ValueError, TypeError, OverflowError) as exc:
-        raise _explain(fs, path, where, start, end, header, compression, kwargs, dtypes, origin, exc) from exc
-    return _conform(df, meta, where, path_col, label, origin)
+        raise _explain(fs, path, where, start, end, header, compression, kwargs, dtypes, origin, exc, what) from exc
+    return _conform(df, meta, where, path_col, label, origin, what)
 
 
 def _explain(fs: Any, path: str, where: str, start: int, end: int | None, header: bytes, compression: Any,
-             kwargs: dict, dtypes: dict, origin: str, exc: Exception) -> Exception:
+             kwargs: dict, dtypes: dict, origin: str, exc: Exception, what: str = "read_csv") -> Exception:
     """The error for a partition pandas could not parse with meta's dtypes: which column holds
     which values, and the ``dtype=`` that reads them."""
     raw_kwargs = {k: v for k, v in kwargs.items() if k not in ("parse_dates", "converters")}
     try:
         with _source(fs, path, start, end, header, compression) as src:
-            raw = pd.read_csv(src, dtype=object, **raw_kwargs)
+            raw = _PARSERS[what](src, dtype=object, **raw_kwargs)
     except Exception:  # the text itself does not parse: say so with pandas' words
-        return ValueError(f"read_csv: pandas could not parse {where}: {exc}")
+        return ValueError(f"{what}: pandas could not parse {where}: {exc}")
     for col, dt in dtypes.items():
         if col not in raw.columns:
             continue
@@ -365,10 +403,10 @@ def _explain(fs: Any, path: str, where: str, start: int, end: int | None, header
         found = (f"values such as {list(pd.unique(bad))[:3]!r}" if len(bad) else "missing values")
         other = f" (or dtype={{{col!r}: {fixes[1]!r}}})" if len(fixes) > 1 else ""
         return ValueError(
-            f"read_csv: column {col!r} of {where} has {found} that do not fit dtype {dt}, which was "
-            f"inferred from {origin}. Pass dtype={{{col!r}: {fixes[0]!r}}} to read_csv{other}, or a "
+            f"{what}: column {col!r} of {where} has {found} that do not fit dtype {dt}, which was "
+            f"inferred from {origin}. Pass dtype={{{col!r}: {fixes[0]!r}}} to {what}{other}, or a "
             "larger sample=.")
-    return ValueError(f"read_csv: pandas could not parse {where} with the dtypes inferred from {origin} "
+    return ValueError(f"{what}: pandas could not parse {where} with the dtypes inferred from {origin} "
                       f"({exc}); pass dtype= for the column named in that message")
 
 
@@ -390,11 +428,11 @@ def _misfits(values: pd.Series, dtype: Any) -> tuple[pd.Series, bool]:
 
 
 def _conform(df: pd.DataFrame, meta: pd.DataFrame, where: str, path_col: Any, label: str,
-             origin: str) -> pd.DataFrame:
+             origin: str, what: str = "read_csv") -> pd.DataFrame:
     """A parsed partition in meta's columns, dtypes and index dtype (or an error naming why not)."""
     expected = [c for c in meta.columns if c != path_col]
     if list(df.columns) != expected:
-        raise ValueError(f"read_csv: {where} has columns {list(df.columns)}, but {origin} had {expected}; "
+        raise ValueError(f"{what}: {where} has columns {list(df.columns)}, but {origin} had {expected}; "
                          "files read together must share their header (or pass names= and usecols=)")
     if path_col is not None:
         df[path_col] = pd.Categorical([label] * len(df), categories=meta[path_col].cat.categories)
@@ -411,7 +449,7 @@ def _conform(df: pd.DataFrame, meta: pd.DataFrame, where: str, path_col: Any, la
             except (ValueError, TypeError) as exc:
                 hint = "check parse_dates= and the date format" if pd.api.types.is_datetime64_any_dtype(dt) \
                     else f"pass dtype={{{col!r}: 'object'}}"
-                raise ValueError(f"read_csv: column {col!r} of {where} is {df[col].dtype}, not {dt} as "
+                raise ValueError(f"{what}: column {col!r} of {where} is {df[col].dtype}, not {dt} as "
                                  f"inferred from {origin}, and does not convert ({exc}); {hint}") from exc
     if df.index.dtype != meta.index.dtype and not isinstance(meta.index, pd.RangeIndex):
         with contextlib.suppress(ValueError, TypeError):

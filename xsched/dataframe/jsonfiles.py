@@ -2,7 +2,7 @@
 
 Line-delimited JSON (``lines=True``, one record per line, the default with
 ``orient="records"``) is read like CSV: a partition per file, or per ``blocksize`` bytes of
-each, a block owning the lines that start in it (``csv.block_bytes``). Other layouts are
+each, a block owning the lines that start in it (``files.line_block``). Other layouts are
 read a file per partition. The columns and dtypes come from the first ``sample`` bytes of
 the first file (the whole first file, when not line-delimited) when ``read_json`` is
 called; every partition is parsed with those dtypes and given the same columns (a key a
@@ -24,14 +24,12 @@ from typing import Any
 
 import pandas as pd
 
-from ..files import compression_of, expand_paths, file_token, filesystem_for, open_decompressed, \
-    partition_paths, shown
+from ..files import blocksize_bytes, byte_ranges, compression_of, expand_paths, file_token, filesystem_for, \
+    line_block, open_decompressed, partition_paths, shown
 from ..graph.collection import run_writes
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
-from ..units import parse_bytes
 from .core import DataFrame, Series, make_meta
-from .csv import block_bytes
 from .io import from_tasks
 
 __all__ = ["read_json", "to_json"]
@@ -60,10 +58,8 @@ def read_json(url_path: Any, orient: str = "records", lines: bool | None = None,
     if "chunksize" in pandas_kwargs or "nrows" in pandas_kwargs:
         raise ValueError(f"{what}: chunksize= and nrows= are not supported on partitioned reads; use "
                          "blocksize= to bound the size of each partition, or head() for the first rows")
+    blocksize = blocksize_bytes(blocksize, what)
     if blocksize is not None:
-        blocksize = parse_bytes(blocksize)
-        if blocksize <= 0:
-            raise ValueError(f"{what}: blocksize must be a positive number of bytes, got {blocksize}")
         if not lines:
             raise ValueError(f"{what}: blocksize= cuts files between lines, which needs line-delimited "
                              f"JSON (lines=True); read orient={orient!r} files whole (blocksize=None)")
@@ -84,11 +80,7 @@ def read_json(url_path: Any, orient: str = "records", lines: bool | None = None,
     tasks = []
     for (fs, path), (label, size, _) in zip(files, infos):
         comp = compression_of(path, compression)
-        if blocksize is None or comp is not None or not size:
-            ranges: list = [(None, None)]
-        else:
-            ranges = [(start, min(start + blocksize, size)) for start in range(0, size, blocksize)]
-        for start, end in ranges:
+        for start, end in byte_ranges(size, blocksize, comp):
             tasks.append(Task(_read_part, (fs, path, label, start, end, comp, kwargs, meta, origin), {},
                               per_task(ann)))
     return from_tasks(f"read-json-{token}", tasks, meta)
@@ -156,7 +148,7 @@ def _read_part(fs: Any, path: str, label: str, start: int | None, end: int | Non
     value changes (a null or a fraction never becomes False or a truncated integer)."""
     where = label if start is None else f"{label} (bytes {start}-{end})"
     with fs.open(path, "rb") as f:
-        data = open_decompressed(f, compression).read() if start is None else block_bytes(f, start, end)
+        data = open_decompressed(f, compression).read() if start is None else line_block(f, start, end)
     if not data.strip():
         return meta.copy()
     try:
