@@ -70,6 +70,8 @@ def read_json(url_path: Any, orient: str = "records", lines: bool | None = None,
         meta, origin = make_meta(meta), "meta="
     else:  # (a dict of dtypes names some columns; the sample gives the others)
         sampled = _sample_meta(files, infos, compression, sample, kwargs)
+        if sampled is None:  # (no records anywhere: as pandas, no columns but those meta= names)
+            sampled = pd.DataFrame(index=pd.RangeIndex(0))
         for col, dtype in (meta or {}).items():
             sampled[col] = sampled[col].astype(dtype) if col in sampled else pd.Series([], dtype=dtype)
         meta, origin = sampled, (f"a sample of {infos[0][0]}" + (" and meta=" if meta else ""))
@@ -86,10 +88,10 @@ def read_json(url_path: Any, orient: str = "records", lines: bool | None = None,
     return from_tasks(f"read-json-{token}", tasks, meta)
 
 
-def _sample_meta(files: list, infos: list, compression: Any, sample: int, kwargs: dict) -> pd.DataFrame:
+def _sample_meta(files: list, infos: list, compression: Any, sample: int, kwargs: dict) -> pd.DataFrame | None:
     """Columns and dtypes from whole lines of the first ``sample`` bytes of the first file
     holding a record (the whole file, when the JSON is not line-delimited); a file of no
-    records (``[]``) only when none holds one."""
+    records (``[]``) only when none holds one; None when every file is empty."""
     fallback = None
     for (fs, path), info in zip(files, infos):
         if not info[1]:
@@ -105,9 +107,7 @@ def _sample_meta(files: list, infos: list, compression: Any, sample: int, kwargs
             if len(head):
                 return head.iloc[:0]
             fallback = head.iloc[:0] if fallback is None else fallback
-    if fallback is not None:
-        return fallback
-    raise ValueError(f"read_json: {infos[0][0]} and the rest hold no records; pass meta= to say what the columns are")
+    return fallback
 
 
 def _misfit(values: pd.Series, dtype: Any) -> tuple[str, str] | None:

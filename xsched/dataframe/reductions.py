@@ -337,7 +337,8 @@ def _quantile_merge(partials: list) -> tuple:
     return values[order], weights[order]
 
 
-def _quantile_final(partials: list, q: Any, name: Any, tz: Any = None) -> Any:
+def _quantile_final(partials: list, q: Any, name: Any, tz: Any = None, out_dtype: Any = None,
+                    whole_dtype: Any = None) -> Any:
     values, weights = _quantile_merge(partials)
     qs = np.atleast_1d(np.asarray(q, dtype=float))
     when = values.dtype if values.dtype.kind in "mM" else None
@@ -360,7 +361,9 @@ def _quantile_final(partials: list, q: Any, name: Any, tz: Any = None) -> Any:
             out = values[np.minimum(np.searchsorted(places, wanted - 0.5), len(values) - 1)]
     if when is not None and len(values):
         out = out.astype(when)  # (a float position truncated toward zero, as pandas' cast does)
-    out = pd.Series(out, index=qs, name=name)
+    out = pd.Series(out, index=qs, name=name, dtype=out_dtype)
+    if whole_dtype is not None and bool((out.isna() | (out % 1 == 0)).all()):
+        out = out.astype(whole_dtype)  # (pandas' nullable integers: back in their dtype when whole)
     if tz is not None:
         out = out.dt.tz_localize("UTC").dt.tz_convert(tz)
     return out.iloc[0] if np.ndim(q) == 0 else out
@@ -372,15 +375,22 @@ def quantile(series: Series, q: Any = 0.5, split_every: int | None = None):
     partition has at most that many rows, approximate otherwise."""
     dtype = series._meta.dtype
     tz = getattr(dtype, "tz", None)
+    out_dtype = None
     if tz is not None or getattr(dtype, "kind", "") in ("m", "M"):  # of times a time, in their unit
         meta = pd.Series([], dtype=dtype, name=series.name)
         if np.ndim(q) == 0:
             meta = pd.Timestamp(0, tz=tz) if dtype.kind == "M" else pd.Timedelta(0)
-    else:
-        meta = pd.Series([], dtype="float64", name=series.name) if np.ndim(q) else np.float64(0)
+    else:  # (numbers in the dtype pandas gives them: Float64 of nullable ones)
+        if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype):
+            out_dtype = _nonempty(series._meta).quantile([0.5]).dtype
+        meta = pd.Series([], dtype=out_dtype or "float64", name=series.name) if np.ndim(q) else np.float64(0)
     return reduction(series, _quantile_chunk, _quantile_final, _quantile_merge, meta=meta,
                      token="quantile", split_every=split_every,
-                     aggregate_kwargs={"q": q, "name": series.name, "tz": tz})
+                     aggregate_kwargs={"q": q, "name": series.name, "tz": tz,
+                                       "out_dtype": out_dtype if np.ndim(q) else None,
+                                       "whole_dtype": dtype if out_dtype is not None and np.ndim(q) and isinstance(
+                                           dtype, pd.api.extensions.ExtensionDtype) and dtype.kind in "iu"
+                                       else None})
 
 
 # --------------------------------------------------------------------------- methods
@@ -536,11 +546,17 @@ def _as_labelled(values: list, labels: list) -> pd.Series:
     return pd.Series(values, index=labels, dtype="int64")
 
 
-def _describe_one(stats: list, percentiles: tuple, name: Any) -> pd.Series:
+def _describe_one(stats: list, percentiles: tuple, name: Any, dtype: Any = "float64") -> pd.Series:
     count, mean, std, lo, hi, qs = stats
     index = ["count", "mean", "std", "min"] + [f"{p * 100:g}%" for p in percentiles] + ["max"]
-    values = [count, mean, std, lo] + list(np.asarray(qs)) + [hi]
-    return pd.Series(np.asarray(values, dtype="float64"), index=index, name=name)
+    values = [count, mean, std, lo] + list(np.asarray(qs, dtype="float64")) + [hi]
+    values = pd.array(values, dtype="Float64").to_numpy(dtype="float64", na_value=np.nan)  # (NA or NaN alike)
+    return pd.Series(values, index=index, name=name, dtype=dtype)
+
+
+def _describe_dtype(meta: pd.Series) -> Any:
+    """The dtype of pandas' describe of this column: Float64 for its nullable numbers, else float64."""
+    return "Float64" if isinstance(meta.dtype, pd.api.extensions.ExtensionDtype) else "float64"
 
 
 def _describe_frame(columns: list, names: list) -> pd.DataFrame:
@@ -559,16 +575,17 @@ def _describe(frame: _Frame, percentiles: tuple, split_every: int | None):
         layer = {chunk_key(name, (0,)): Task(_describe_frame,
                                              ([Ref(chunk_key(p._name, (0,))) for p in parts], names))}
         graph = LayeredGraph.merge(*[p._graph for p in parts], new={name: layer})
-        return new_collection(graph, name, pd.DataFrame({n: pd.Series([], dtype="float64") for n in names}),
+        return new_collection(graph, name, pd.DataFrame({n: p._meta for n, p in zip(names, parts)}),
                               (None, None))
     pieces = [frame.count(split_every=split_every), frame.mean(split_every=split_every),
               frame.std(split_every=split_every), frame.min(split_every=split_every),
               frame.max(split_every=split_every), quantile(frame, list(percentiles), split_every)]
     name = f"describe-{new_token(frame._name, percentiles)}"
     refs = [Ref(p.key) if isinstance(p, Scalar) else Ref(chunk_key(p._name, (0,))) for p in pieces]
-    layer = {chunk_key(name, (0,)): Task(_describe_one, (refs, percentiles, frame._meta.name))}
+    dtype = _describe_dtype(frame._meta)
+    layer = {chunk_key(name, (0,)): Task(_describe_one, (refs, percentiles, frame._meta.name, dtype))}
     graph = LayeredGraph.merge(*[p._graph for p in pieces], new={name: layer})
-    return new_collection(graph, name, pd.Series([], dtype="float64", name=frame._meta.name), (None, None))
+    return new_collection(graph, name, pd.Series([], dtype=dtype, name=frame._meta.name), (None, None))
 
 
 # --------------------------------------------------------------------------- one's own
