@@ -21,18 +21,19 @@ themselves.
 from __future__ import annotations
 
 import bz2
+import contextlib
 import glob as _globmod
 import gzip
 import lzma
 import os
 import re
-from typing import Any, BinaryIO, Iterable
+from typing import Any, BinaryIO, Iterable, Iterator
 
 from .units import parse_bytes
 
 __all__ = ["LocalFileSystem", "filesystem_for", "expand_paths", "shown", "join", "compression_of",
            "open_decompressed", "file_token", "natural_key", "parent", "blocksize_bytes", "byte_ranges",
-           "line_block", "line_range"]
+           "line_block", "line_range", "arrow_source"]
 
 _PROTOCOL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+)://")
 _MAGIC = re.compile(r"[*?\[]")
@@ -298,6 +299,17 @@ def expand_paths(urlpath: Any, storage_options: dict | None = None, what: str = 
             raise _missing(what, item, fs, path)
         out.extend((fs, p) for p in found)
     return out
+
+
+@contextlib.contextmanager
+def arrow_source(fs: Any, path: str) -> Iterator[Any]:
+    """What pyarrow's readers (parquet, ORC) read from: the path itself on the local disk,
+    which pyarrow opens and maps itself, else an fsspec file."""
+    if isinstance(fs, LocalFileSystem):
+        yield path
+    else:
+        with fs.open(path, "rb") as f:
+            yield f
 
 
 def file_token(fs: Any, path: str) -> tuple:

@@ -36,6 +36,7 @@ from . import asof as _asof  # noqa: F401  (merge_asof)
 from . import bags as _bags  # noqa: F401  (to_bag)
 from . import jsonfiles as _jsonfiles  # noqa: F401  (gives DataFrame and Series their to_json)
 from . import repartition as _repartition  # noqa: F401  (repartition by count, divisions, freq, size)
+from . import orc as _orc  # noqa: F401  (gives DataFrame its to_orc)
 from .core import DataFrame, Index, Scalar, Series, map_partitions
 from .asof import merge_asof
 from .bags import to_bag
@@ -45,6 +46,7 @@ from .aggregation import Aggregation
 from .arrays import from_array, to_records
 from .io import from_delayed, from_dict, from_map, from_pandas
 from .jsonfiles import read_json, to_json
+from .orc import read_orc, to_orc
 from .methods import concat, isna, notna, to_datetime, to_numeric, to_timedelta
 from .parquet import read_parquet, to_parquet
 from .repartition import repartition
@@ -76,6 +78,8 @@ __all__ = [
     "to_csv",
     "read_parquet",
     "read_json",
+    "read_orc",
+    "to_orc",
     "to_json",
     "to_parquet",
     "demo",

@@ -20,8 +20,7 @@ are never read) and drops the rows ``filters=`` excludes.
 
 from __future__ import annotations
 
-import contextlib
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,7 +29,7 @@ from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from .categorical import mark_unknown
 from .core import DataFrame, Series
-from ..files import LocalFileSystem, expand_paths, file_token, filesystem_for, join, shown
+from ..files import LocalFileSystem, arrow_source, expand_paths, file_token, filesystem_for, join, shown
 from ..graph.collection import run_writes
 from .io import from_tasks
 from .planner import PREDICATES
@@ -47,16 +46,6 @@ def _pq():
     except ImportError as exc:  # pragma: no cover - installed with the dataframe extra
         raise ImportError('parquet files need pyarrow: pip install "xsched[dataframe]" (or pyarrow)') from exc
     return pq
-
-
-@contextlib.contextmanager
-def _opened(fs: Any, path: str) -> Iterator[Any]:
-    """What pyarrow reads from: the path itself on the local disk, else an fsspec file."""
-    if isinstance(fs, LocalFileSystem):
-        yield path
-    else:
-        with fs.open(path, "rb") as f:
-            yield f
 
 
 # --------------------------------------------------------------------------- reading
@@ -161,7 +150,7 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
 
 def _footer(fs: Any, path: str) -> tuple[Any, Any]:
     """A file's footer: its metadata (row groups, statistics) and arrow schema."""
-    with _opened(fs, path) as src:
+    with arrow_source(fs, path) as src:
         try:
             pf = _pq().ParquetFile(src)
             return pf.metadata, pf.schema_arrow
@@ -366,7 +355,7 @@ def _read_piece(fs: Any, path: str, label: str, row_groups: list | None, read_co
     wanted = None if read_columns is None else read_columns + extra
     labels = None
     try:
-        with _opened(fs, path) as src:
+        with arrow_source(fs, path) as src:
             if pushed:
                 table, labels = _read_pushed(pq.ParquetFile(src, pre_buffer=pre_buffer), row_groups, wanted, expr,
                                              pushed, meta, index, index_cols, stored)
