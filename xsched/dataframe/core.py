@@ -347,6 +347,38 @@ class _Frame:
         return (f"<div><strong>xsched.{self._repr_kind()}</strong> <code>{html.escape(self._name)}</code>"
                 f"<table>{rows}</table><div>{len(self._graph)} tasks, nothing computed yet</div></div>")
 
+    def _structure(self) -> pd.DataFrame:
+        """What the repr shows, as a pandas frame: a row per division (blank when unknown),
+        the dtypes in the first and ``...`` below, the index named ``npartitions=<n>``."""
+        meta = self._meta if isinstance(self._meta, pd.DataFrame) else self._meta.to_frame()
+        labels = list(self.divisions) if self.known_divisions else [""] * (self.npartitions + 1)
+        rows = [[str(d) for d in meta.dtypes]] + [["..."] * meta.shape[1]] * (len(labels) - 1)
+        return pd.DataFrame(rows, index=pd.Index(labels, name=f"npartitions={self.npartitions}", dtype=object),
+                            columns=meta.columns)
+
+    def to_string(self, max_rows: int = 5) -> str:
+        """The partitions' structure as text (divisions and dtypes; nothing is computed), as
+        the repr of a dask collection shows it; ``compute().to_string()`` gives the values.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> print(xd.from_pandas(pd.DataFrame({"a": range(6)}), npartitions=2).to_string())  # doctest: +NORMALIZE_WHITESPACE
+                           a
+        npartitions=2
+        0              int64
+        3                ...
+        5                ...
+        """
+        return self._structure().to_string(max_rows=max_rows)
+
+    def to_html(self, max_rows: int = 5) -> str:
+        """The partitions' structure as an HTML table (see ``to_string``); nothing is computed.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> "<table" in xd.from_pandas(pd.DataFrame({"a": range(6)}), npartitions=2).to_html()
+        True
+        """
+        return self._structure().to_html(max_rows=max_rows)
+
     def __dir__(self) -> list[str]:
         out = set(super().__dir__())
         if isinstance(self._meta, pd.DataFrame):
@@ -449,6 +481,16 @@ class DataFrame(_Frame):
     @property
     def ndim(self) -> int:
         return 2
+
+    @property
+    def axes(self) -> list:
+        """``[index, columns]``, as pandas': the index partitioned and lazy, the columns known.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.DataFrame({"a": [1, 2]}), npartitions=1).axes[1].tolist()
+        ['a']
+        """
+        return [self.index, self.columns]
 
     def _repr_kind(self) -> str:
         return "DataFrame"
@@ -611,6 +653,16 @@ class Series(_Frame):
     @property
     def ndim(self) -> int:
         return 1
+
+    @property
+    def axes(self) -> list:
+        """``[index]``, as pandas' (a partitioned, lazy Index).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series([5, 6]), npartitions=1).axes[0].compute().tolist()
+        [0, 1]
+        """
+        return [self.index]
 
     @property
     def str(self) -> "Any":
