@@ -121,3 +121,10 @@ def test_truth_of_an_array_as_numpy():
     for ambiguous, what in [(x, "more than one element"), (x[:0], "empty"), (x[x > 1], "unknown size")]:
         with pytest.raises(ValueError, match=what):
             bool(ambiguous)
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 3])
+def test_polyfit_skipping_missing_values(eager, blocks):
+    # the columns holding NaN are fitted apart (a boolean mask of columns, lengths unknown)
+    fit = lazy(eager, blocks).a.polyfit("time", 1, skipna=True)
+    xr.testing.assert_allclose(fit.compute(), eager.a.polyfit("time", 1, skipna=True))

@@ -1033,7 +1033,7 @@ def _map_blocks_chunks(chunks: Any, out_ndim: int, out_numblocks: list[int],
         if isinstance(spec, numbers.Integral):
             out.append((int(spec),) * nb)
             continue
-        sizes = tuple(int(s) for s in spec)
+        sizes = tuple(s if s != s else int(s) for s in spec)  # (nan: a length a boolean mask left unknown)
         if len(sizes) == 1 and nb > 1:
             sizes = sizes * nb
         if len(sizes) != nb:

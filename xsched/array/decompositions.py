@@ -227,7 +227,8 @@ def lstsq(a: Any, b: Any, rcond: float | None = None) -> tuple[Array, Array, Arr
     ``b``), empty for a square ``a``, as NumPy's. Unlike NumPy's, they are given for a
     rank-deficient ``a`` too (NumPy then gives an empty array): their shape must be known when
     the expression is built, before the rank is. A wider-than-tall ``a``, several column
-    chunks, blocks of unknown length or row counts that differ fail when built.
+    chunks, rows of unknown length or row counts that differ fail when built (b's columns may be
+    of unknown length, as a boolean mask of columns leaves them).
 
     >>> import numpy as np, xsched.array as xa
     >>> t = np.linspace(0, 1, 10)
@@ -244,7 +245,8 @@ def lstsq(a: Any, b: Any, rcond: float | None = None) -> tuple[Array, Array, Arr
         raise np.linalg.LinAlgError(f"lstsq: a must be 2-d and b 1-d or 2-d; their shapes are {a.shape} and "
                                     f"{b.shape}")
     known_chunks_needed(a, "lstsq")
-    known_chunks_needed(b, "lstsq")
+    if any(c != c for c in b.chunks[0]):  # (b's columns may be unknown: each column block is solved apart)
+        known_chunks_needed(b, "lstsq")
     m, n = a.shape
     if b.shape[0] != m:
         raise np.linalg.LinAlgError(f"lstsq: incompatible dimensions: a of shape {a.shape} has {m} rows, b of "

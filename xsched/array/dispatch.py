@@ -165,9 +165,15 @@ def _keywords(func: Callable, target: Callable, args: tuple, kwargs: dict
     call_args: list = []
     call_kwargs: dict = {}
     np_params = np_sig.parameters
+    # extra positional arguments (``apply_along_axis(f, 0, x, extra)``) come after the
+    # named ones, which must then be passed by position too
+    extra = [n for n, p in np_params.items() if p.kind is kinds.VAR_POSITIONAL and bound.arguments.get(n)]
+    before = list(np_params)[:list(np_params).index(extra[0])] if extra else []
     for pname, value in bound.arguments.items():
         p = np_params[pname]
-        if p.kind is kinds.VAR_POSITIONAL:
+        if pname in before:
+            call_args.append(value)
+        elif p.kind is kinds.VAR_POSITIONAL:
             call_args.extend(value)
         elif p.kind is kinds.VAR_KEYWORD:
             call_kwargs.update(value)

@@ -250,7 +250,9 @@ def apply_gufunc(func: Callable, signature: str, *args: Any, axes: Any = None,
 
 
 def _along_axis(block: np.ndarray, func1d: Callable, axis: int, args: tuple, kwargs: dict,
-                dtype: np.dtype) -> np.ndarray:
+                dtype: np.dtype, shape: tuple) -> np.ndarray:
+    if 0 in block.shape[:axis] + block.shape[axis + 1:]:  # (no slice: an empty block of a mask's result)
+        return np.empty(block.shape[:axis] + shape + block.shape[axis + 1:], dtype)
     return np.apply_along_axis(func1d, axis, block, *args, **kwargs).astype(dtype, copy=False)
 
 
@@ -286,7 +288,7 @@ def apply_along_axis(func1d: Callable, axis: int, arr: Any, *args: Any, dtype: A
         x = x.rechunk({axis: -1})
     chunks = x.chunks[:axis] + tuple((n,) for n in shape) + x.chunks[axis + 1:]
     drop, new = [axis] if not shape else [], list(range(axis + 1, axis + len(shape))) if len(shape) > 1 else []
-    return x.map_blocks(_along_axis, func1d, axis, args, kwargs, dtype, chunks=chunks, dtype=dtype,
+    return x.map_blocks(_along_axis, func1d, axis, args, kwargs, dtype, shape, chunks=chunks, dtype=dtype,
                         drop_axis=drop, new_axis=new, name=f"apply_along_axis-{funcname(func1d)}")
 
 

@@ -242,7 +242,9 @@ def _cut(block: np.ndarray, index: tuple) -> np.ndarray:
 
 
 def _assemble(pieces: list, lengths: tuple[tuple[int, ...], ...]) -> np.ndarray:
-    """Copy pieces, given in C order over a grid with ``lengths`` per axis, into one block."""
+    """Copy pieces, given in C order over a grid with ``lengths`` per axis, into one block;
+    an axis of lengths ``(None,)`` (unknown, kept whole) is as long as the pieces are."""
+    lengths = tuple((pieces[0].shape[a],) if n == (None,) else n for a, n in enumerate(lengths))
     out = np.empty(tuple(sum(n) for n in lengths), dtype=pieces[0].dtype)
     starts = [_starts(n) for n in lengths]
     for piece, where in zip(pieces, itertools.product(*[range(len(n)) for n in lengths])):
@@ -250,12 +252,14 @@ def _assemble(pieces: list, lengths: tuple[tuple[int, ...], ...]) -> np.ndarray:
     return out
 
 
-def _step(x: Array, dst: Chunks, prefix: str) -> Array:
-    """One direct regrouping of ``x`` into blocks ``dst`` (one layer, or two with pieces)."""
+def _step(x: Array, dst: Chunks, prefix: str, kept: Sequence[int] = ()) -> Array:
+    """One direct regrouping of ``x`` into blocks ``dst`` (one layer, or two with pieces).
+    The axes ``kept`` (of unknown lengths) keep their blocks whole, each where it was."""
     token = new_token("rechunk", x.name, dst)
     out_name, split_name = f"{prefix}-{token}", f"rechunk-split-{token}"
     ann = annotations_in_force()
-    per_axis = [overlaps(s, d) for s, d in zip(x.chunks, dst)]
+    per_axis = [[[(i, 0, None)] for i in range(len(d))] if a in kept else overlaps(s, d)
+                for a, (s, d) in enumerate(zip(x.chunks, dst))]
     out_layer: dict[str, Any] = {}
     split_layer: dict[str, Any] = {}
     for index in np.ndindex(*tuple(len(d) for d in dst)):
@@ -264,7 +268,7 @@ def _step(x: Array, dst: Chunks, prefix: str) -> Array:
         refs = []
         for n, combo in enumerate(combos):
             src = Ref(chunk_key(x.name, tuple(c[0] for c in combo)))
-            whole = all(c[1] == 0 and c[2] == x.chunks[a][c[0]] for a, c in enumerate(combo))
+            whole = all(c[2] is None or (c[1] == 0 and c[2] == x.chunks[a][c[0]]) for a, c in enumerate(combo))
             cut = tuple(slice(c[1], c[2]) for c in combo)
             if len(combos) == 1:
                 task = Task(_cut, (src, () if whole else cut), {}, per_task(ann))
@@ -276,7 +280,7 @@ def _step(x: Array, dst: Chunks, prefix: str) -> Array:
                 split_layer[key] = Task(_cut, (src, cut), {}, per_task(ann))
                 refs.append(Ref(key))
         if len(combos) > 1:
-            lengths = tuple(tuple(c[2] - c[1] for c in p) for p in parts)
+            lengths = tuple(tuple(None if c[2] is None else c[2] - c[1] for c in p) for p in parts)
             out_layer[chunk_key(out_name, index)] = Task(_assemble, (refs, lengths), {},
                                                          per_task(ann))
     new = {split_name: split_layer, out_name: out_layer} if split_layer else {out_name: out_layer}
@@ -401,9 +405,10 @@ def rechunk(x: Array, chunks: Any = "auto", *, limit: Any = None, method: str | 
     >>> x.rechunk({0: (1, 9)}).compute().tolist()
     [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
     """
-    from .masking import known_chunks_needed
+    from .masking import has_unknown_chunks, known_chunks_needed
 
-    known_chunks_needed(x, "rechunk")
+    if has_unknown_chunks(x):
+        return _rechunk_known_axes(x, chunks)
     new = _target(x, chunks)
     if new == x.chunks:
         return x
@@ -414,6 +419,27 @@ def rechunk(x: Array, chunks: Any = "auto", *, limit: Any = None, method: str | 
     for i, dst in enumerate(steps):
         x = _step(x, dst, "rechunk" if i == len(steps) - 1 else "rechunk-mid")
     return x
+
+
+def _rechunk_known_axes(x: Array, chunks: Any) -> Array:
+    """``rechunk`` of an array with blocks of unknown length (after a boolean mask) that
+    leaves those axes' blocks as they are: the known axes regrouped in one step, each
+    unknown axis's block whole in the pieces (``x[mask].rechunk({0: -1})`` of a 2-d ``x``)."""
+    from .masking import known_chunks_needed
+
+    kept = [a for a, c in enumerate(x.chunks) if any(n != n for n in c)]
+    stand_in = type(x)(x._graph, x.name, tuple((1,) * len(c) if a in kept else c for a, c in enumerate(x.chunks)),
+                       x.dtype)
+    try:
+        new = _target(stand_in, chunks)
+    except (ValueError, TypeError):
+        new = None
+    if new is None or any(new[a] != stand_in.chunks[a] for a in kept):
+        known_chunks_needed(x, "rechunk")
+    if new == stand_in.chunks:
+        return x
+    out = _step(stand_in, new, "rechunk", kept)
+    return type(x)(out._graph, out.name, tuple(x.chunks[a] if a in kept else c for a, c in enumerate(new)), x.dtype)
 
 
 def unify_chunks(arrays: Sequence[Array], shape: Sequence[int]) -> list[Array]:

@@ -1,0 +1,51 @@
+"""Arrays whose blocks along one axis have unknown lengths (a boolean mask of columns):
+the other axes rechunk, apply_along_axis and lstsq work along them, as NumPy on the result."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xsched.array as xa
+
+A = np.arange(48.0).reshape(6, 8) % 7
+
+
+def masked():
+    x = xa.from_array(A, chunks=(2, 3))
+    keep = A[0] > 2
+    return x[:, x[0] > 2], A[:, keep]
+
+
+@pytest.mark.parametrize("spec", [{0: -1}, {0: (1, 5)}, {0: 4}, {-2: 1}])
+def test_rechunk_of_the_known_axis_keeps_the_unknown_one(spec):
+    x, expected = masked()
+    out = x.rechunk(spec)
+    assert len(out.chunks[1]) == len(x.chunks[1]) and all(c != c for c in out.chunks[1])
+    np.testing.assert_array_equal(out.compute(), expected)
+
+
+@pytest.mark.parametrize("spec", [{1: -1}, 3, (2, 2)])
+def test_rechunk_of_the_unknown_axis_asks_for_the_lengths(spec):
+    x, _ = masked()
+    with pytest.raises(ValueError, match="compute_chunk_sizes"):
+        x.rechunk(spec)
+
+
+def test_apply_along_axis_over_a_mask_with_empty_blocks_and_extra_arguments():
+    x, expected = masked()  # (the mask leaves a block of no column)
+    got = np.apply_along_axis(lambda v, k: v.sum() * k, 0, x, 10)
+    np.testing.assert_array_equal(got.compute(), np.apply_along_axis(lambda v, k: v.sum() * k, 0, expected, 10))
+    got = xa.apply_along_axis(np.sort, 0, x)
+    np.testing.assert_array_equal(got.compute(), np.sort(expected, axis=0))
+
+
+def test_lstsq_of_a_right_hand_side_with_unknown_columns():
+    t = np.linspace(0, 1, 6)
+    a = np.stack([t, np.ones(6)], axis=1)
+    x, expected = masked()
+    solution, residuals, rank, _ = np.linalg.lstsq(xa.from_array(a, chunks=(2, 2)), x, rcond=None)
+    want, want_res, want_rank, _ = np.linalg.lstsq(a, expected, rcond=None)
+    np.testing.assert_allclose(solution.compute(), want, atol=1e-12)
+    np.testing.assert_allclose(residuals.compute(), want_res, atol=1e-12)
+    assert int(rank.compute()) == want_rank
