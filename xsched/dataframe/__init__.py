@@ -37,6 +37,8 @@ from . import bags as _bags  # noqa: F401  (to_bag)
 from . import jsonfiles as _jsonfiles  # noqa: F401  (gives DataFrame and Series their to_json)
 from . import repartition as _repartition  # noqa: F401  (repartition by count, divisions, freq, size)
 from . import orc as _orc  # noqa: F401  (gives DataFrame its to_orc)
+from . import sql as _sql  # noqa: F401  (gives DataFrame and Series their to_sql)
+from . import hdf as _hdf  # noqa: F401  (gives DataFrame and Series their to_hdf)
 from .core import DataFrame, Index, Scalar, Series, map_partitions
 from .asof import merge_asof
 from .bags import to_bag
@@ -47,6 +49,8 @@ from .arrays import from_array, to_records
 from .io import from_delayed, from_dict, from_map, from_pandas
 from .jsonfiles import read_json, to_json
 from .orc import read_orc, to_orc
+from .hdf import read_hdf, to_hdf
+from .sql import read_sql, read_sql_query, read_sql_table, to_sql
 from .methods import concat, isna, notna, to_datetime, to_numeric, to_timedelta
 from .parquet import read_parquet, to_parquet
 from .repartition import repartition
@@ -80,6 +84,12 @@ __all__ = [
     "read_json",
     "read_orc",
     "to_orc",
+    "read_hdf",
+    "to_hdf",
+    "read_sql",
+    "read_sql_query",
+    "read_sql_table",
+    "to_sql",
     "to_json",
     "to_parquet",
     "demo",
