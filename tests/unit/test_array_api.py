@@ -969,3 +969,17 @@ def test_sort_names_the_cut_axis_and_the_rechunk():
         xa.sort(x)
     with pytest.raises(ValueError, match="argsort: axis 2 is out of range"):
         xa.argsort(x, axis=2)
+
+
+def test_from_dlpack_takes_another_librarys_buffer():
+    src = np.arange(12.0).reshape(3, 4)
+    x = xa.from_dlpack(src, chunks=(2, 2))
+    assert x.chunks == ((2, 1), (2, 2))
+    np.testing.assert_array_equal(x.compute(), src)
+    copied = xa.from_dlpack(src, copy=True, chunks=2)
+    src[0, 0] = -1.0
+    assert copied.compute()[0, 0] == 0.0
+    with pytest.raises(TypeError, match="__dlpack__"):
+        xa.from_dlpack([1, 2, 3])
+    with pytest.raises(ValueError, match="host memory"):
+        xa.from_dlpack(src, device="cuda")

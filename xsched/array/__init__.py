@@ -35,7 +35,7 @@ from . import slicing as _slicing  # (x[index])
 from .index_notation import blockwise, einsum, unify_chunks
 from .creation import (arange, array, asarray, empty, empty_like, eye, fromfunction, full,
                        full_like, indices, linspace, ones, ones_like, zeros, zeros_like)
-from .creation import asanyarray, from_delayed, tri, tril_indices, tril_indices_from, triu_indices, triu_indices_from
+from .creation import asanyarray, from_delayed, from_dlpack, tri, tril_indices, tril_indices_from, triu_indices, triu_indices_from
 from .hdf5 import to_hdf5
 from .rechunking import rechunk
 from .reductions import max, mean, min, reduction, std, sum, var
@@ -107,7 +107,7 @@ __all__ = [
     "unique_values", "unique_counts", "unique_inverse", "unique_all",
     # creation
     "arange", "linspace", "full", "ones", "zeros", "empty", "eye", "fromfunction", "indices",
-    "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "asanyarray", "array", "ndim", "shape",
+    "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "asanyarray", "from_dlpack", "array", "ndim", "shape",
     "tri", "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
     # shape and arrangement
     "rechunk", "reshape", "ravel", "squeeze", "expand_dims", "atleast_1d", "atleast_2d",

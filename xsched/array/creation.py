@@ -459,6 +459,26 @@ def array(a: Any, dtype: Any = None, chunks: Any = "auto") -> Array:
     return from_array(np.array(a, dtype=dtype, copy=True), chunks=chunks)
 
 
+def from_dlpack(x: Any, *, device: Any = None, copy: bool | None = None, chunks: Any = "auto") -> Array:
+    """An xsched array of any object that exports DLPack (``__dlpack__``: NumPy, PyTorch on
+    the CPU, CuPy after ``.get()``...), the Array API's way in: NumPy takes the buffer
+    (``numpy.from_dlpack``, a copy when ``copy=True``), then it is cut into ``chunks``.
+    Only host memory can be read: ``device`` must be None or ``"cpu"``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.from_dlpack(np.arange(6).reshape(2, 3), chunks=(1, 3)).sum(axis=0).compute().tolist()
+    [3, 5, 7]
+    """
+    if device not in (None, "cpu"):
+        raise ValueError(f"from_dlpack: xsched arrays live in host memory; device={device!r} is not "
+                         "possible (pass None or 'cpu')")
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"from_dlpack takes an object with a __dlpack__ method (an array of another "
+                        f"library), not {type(x).__name__}; for lists and NumPy arrays use xsched.array.asarray")
+    data = np.from_dlpack(x, copy=copy)
+    return from_array(data, chunks=chunks)
+
+
 def asanyarray(a: Any, dtype: Any = None, chunks: Any = "auto") -> Array:
     """``asarray`` (NumPy's name; an xsched array stays itself; NumPy's subclasses become plain
     blocks, and masked arrays are refused rather than lose their mask).
