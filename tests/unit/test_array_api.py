@@ -983,3 +983,21 @@ def test_from_dlpack_takes_another_librarys_buffer():
         xa.from_dlpack([1, 2, 3])
     with pytest.raises(ValueError, match="host memory"):
         xa.from_dlpack(src, device="cuda")
+
+
+def test_assert_eq_values_and_what_an_array_promised():
+    a = np.arange(12.0).reshape(3, 4)
+    x = xa.from_array(a, chunks=2)
+    assert xa.assert_eq(x.T + 1, a.T + 1)
+    assert xa.assert_eq(x[x > 3], a[a > 3])  # (a length unknown until computed)
+    assert xa.assert_eq(x.sum(), a.sum())
+    with pytest.raises(AssertionError):
+        xa.assert_eq(x + 1e-3, a)
+    with pytest.raises(AssertionError, match="dtypes differ"):
+        xa.assert_eq(x, a.astype("float32"))
+    assert xa.assert_eq(x, a.astype("float32"), check_dtype=False)
+    with pytest.raises(AssertionError, match="shapes differ"):
+        xa.assert_eq(x, a.ravel())
+    lying = x.map_blocks(lambda b: b.astype("float32"), dtype=a.dtype)
+    with pytest.raises(AssertionError, match="dtype is float32, the array promised float64"):
+        xa.assert_eq(lying, a.astype("float32"), check_dtype=True)

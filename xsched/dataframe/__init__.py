@@ -54,6 +54,7 @@ from .sql import read_sql, read_sql_query, read_sql_table, to_sql
 from .methods import concat, isna, notna, to_datetime, to_numeric, to_timedelta
 from .parquet import read_parquet, to_parquet
 from .repartition import repartition
+from .testing import assert_eq
 from .rolling import map_overlap
 from .reshaping import get_dummies, melt, pivot_table
 from .shuffle import merge
@@ -103,4 +104,5 @@ __all__ = [
     "get_dummies",
     "pivot_table",
     "repartition",
+    "assert_eq",
 ]
