@@ -180,10 +180,10 @@ def _min_max(part: Any, column: Any) -> tuple:
 # --------------------------------------------------------------------------- the exchange
 
 
-def _exchange(frame: _Frame, npartitions: int, split: Any, token: str, name: str):
+def _exchange(frame: _Frame, npartitions: int, split: Any, token: str, name: str, method: str | None = None):
     """``frame``'s rows moved to ``npartitions`` outputs by ``split(part, n)``: worker to
-    worker (p2p) or as tasks, by the ``shuffle.method`` setting."""
-    if shuffle_method() == "p2p":
+    worker (p2p) or as tasks, by ``method`` or else the ``shuffle.method`` setting."""
+    if shuffle_method(method) == "p2p":
         out_name = f"p2p-{name}-{token}"
         layers, _ = p2p_layers(frame._keys(), npartitions, split, _Combine(frame._meta), token, out_name)
     else:
@@ -195,8 +195,12 @@ def _exchange(frame: _Frame, npartitions: int, split: Any, token: str, name: str
     return new_collection(graph, out_name, frame._meta, (None,) * (npartitions + 1))
 
 
-def shuffle(frame: DataFrame, on: Any, npartitions: int | None = None, _dtypes: Any = None) -> DataFrame:
-    """The rows moved so that equal values of the ``on`` columns share a partition.
+def shuffle(frame: _Frame, on: Any = None, npartitions: int | None = None, _dtypes: Any = None, *,
+            on_index: bool = False, ignore_index: bool = False, method: str | None = None) -> _Frame:
+    """The rows moved so that equal values of the ``on`` columns (of a Series: ``on`` its
+    name, its values), or with ``on_index=True`` equal index labels, share a partition;
+    ``ignore_index=True`` numbers each partition's rows anew. ``method``: ``"tasks"``,
+    ``"p2p"`` or None (the ``shuffle.method`` setting).
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> df = xd.from_pandas(pd.DataFrame({"k": [1, 2, 1, 2], "v": range(4)}), npartitions=2)
@@ -204,17 +208,39 @@ def shuffle(frame: DataFrame, on: Any, npartitions: int | None = None, _dtypes: 
     >>> sorted(sorted(set(p.compute().k)) for p in parts if len(p.compute()))
     [[1], [2]]
     """
-    on = [on] if not isinstance(on, (list, tuple)) else list(on)
-    frame._check_columns(on, "shuffle")
-    return _hash_shuffle(frame, on, int(npartitions or frame.npartitions), _dtypes)
+    n = frame.npartitions if npartitions is None else int(npartitions)
+    if n < 1:
+        raise ValueError(f"shuffle: npartitions must be at least 1, got {npartitions!r}")
+    if (on is None) == (not on_index):
+        raise TypeError("shuffle: give on= (the columns whose equal values meet) or on_index=True, not both "
+                        "and not neither")
+    if on is None:
+        keys = None
+    elif isinstance(frame, Series):
+        if on != frame.name and on != [frame.name]:
+            raise KeyError(f"shuffle: a Series shuffles by its own values, on={frame.name!r} (its name), "
+                           f"or on_index=True; got on={on!r}")
+        keys = [frame.name]
+    else:
+        keys = [on] if not isinstance(on, (list, tuple)) else list(on)
+        frame._check_columns(keys, "shuffle")
+    target = frame.to_frame() if isinstance(frame, Series) and keys is not None else frame
+    out = _hash_shuffle(target, keys, n, _dtypes, method)
+    if target is not frame:
+        out = out[frame.name]
+    return out.map_partitions(_renumbered, meta=out._meta) if ignore_index else out
 
 
-def _hash_shuffle(frame: DataFrame, on: list | None, n: int, dtypes: Any) -> DataFrame:
+def _renumbered(part: Any) -> Any:
+    return part.reset_index(drop=True)
+
+
+def _hash_shuffle(frame: _Frame, on: list | None, n: int, dtypes: Any, method: str | None = None) -> _Frame:
     """The hash exchange by the ``on`` columns, or by the index (``on=None``), the keys cast
     to ``dtypes`` first (see ``_common_dtypes``)."""
     split = partial(_split_hash, on=on, dtypes=dtypes)
     token = new_token(frame._name, on, n, dtypes)
-    return _exchange(frame, n, split, token, "shuffle")
+    return _exchange(frame, n, split, token, "shuffle", method)
 
 
 def _categories(frame: _Frame, column: Any) -> Any:
@@ -670,14 +696,20 @@ def _install() -> None:
         """
         return drop_duplicates(self, subset, keep, split_out, split_every)
 
-    def df_shuffle(self, on, npartitions=None):
-        """The rows moved so that equal ``on`` values share a partition (a hash shuffle).
+    def df_shuffle(self, on=None, ignore_index=False, npartitions=None, shuffle_method=None, on_index=False,
+                   **options):
+        """The rows moved so that equal ``on`` values (``on_index=True``: index labels) share a
+        partition, a hash shuffle (see ``xsched.dataframe.shuffle.shuffle``).
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> xd.from_pandas(pd.DataFrame({"a": [1, 1, 2]}), npartitions=2).shuffle("a").npartitions
         2
         """
-        return shuffle(self, on, npartitions)
+        if options:
+            raise TypeError(f"shuffle: unknown options {sorted(options)}; it takes on, ignore_index, "
+                            "npartitions, shuffle_method and on_index")
+        return shuffle(self, on, npartitions, on_index=on_index, ignore_index=ignore_index,
+                       method=shuffle_method)
 
     def df_set_index(self, other, sorted=False, npartitions=None, divisions=None, drop=True):
         """A new index from a column, sorted, with known divisions: the column's quantiles are
@@ -699,6 +731,7 @@ def _install() -> None:
     DataFrame.sort_values = df_sort_values  # type: ignore[attr-defined]
     DataFrame.drop_duplicates = df_drop_duplicates  # type: ignore[attr-defined]
     DataFrame.shuffle = df_shuffle  # type: ignore[attr-defined]
+    Series.shuffle = df_shuffle  # type: ignore[attr-defined]
     Series.sort_values = s_sort_values  # type: ignore[attr-defined]
     Series.drop_duplicates = df_drop_duplicates  # type: ignore[attr-defined]
 

@@ -1,0 +1,65 @@
+"""DataFrame.shuffle and Series.shuffle with dask's arguments: on columns, a Series' values,
+the index, npartitions, ignore_index and the method."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import xsched.dataframe as xd
+
+RNG = np.random.default_rng(3)
+PDF = pd.DataFrame({"k": RNG.integers(0, 7, 60), "j": RNG.integers(0, 3, 60), "v": RNG.normal(size=60)},
+                   index=RNG.permutation(60) % 11)
+
+
+def _parts(coll):
+    return [p.compute() for p in coll.to_delayed()]
+
+
+def _each_key_in_one_partition(parts, key):
+    seen = {}
+    for i, part in enumerate(parts):
+        for value in set(key(part)):
+            assert seen.setdefault(value, i) == i, f"{value!r} in partitions {seen[value]} and {i}"
+
+
+@pytest.mark.parametrize("npartitions", [None, 1, 4])
+def test_frame_shuffle_on_columns_and_on_the_index(npartitions):
+    df = xd.from_pandas(PDF, npartitions=3)
+    out = df.shuffle(["k", "j"], npartitions=npartitions, shuffle_method="tasks")
+    parts = _parts(out)
+    assert len(parts) == (npartitions or 3)
+    _each_key_in_one_partition(parts, lambda p: zip(p.k, p.j))
+    pd.testing.assert_frame_equal(pd.concat(parts).sort_values("v"), PDF.sort_values("v"))
+    by_index = _parts(df.shuffle(on_index=True, npartitions=npartitions))
+    _each_key_in_one_partition(by_index, lambda p: p.index)
+    renumbered = _parts(df.shuffle("k", ignore_index=True))
+    assert all(list(p.index) == list(range(len(p))) for p in renumbered)
+
+
+def test_series_shuffle_by_its_values_or_index():
+    s = xd.from_pandas(PDF.k, npartitions=4)
+    parts = _parts(s.shuffle("k", npartitions=3))
+    assert all(isinstance(p, pd.Series) and p.name == "k" for p in parts)
+    _each_key_in_one_partition(parts, lambda p: p)
+    pd.testing.assert_series_equal(pd.concat(parts).sort_index(kind="stable").sort_values(kind="stable"),
+                                   PDF.k.sort_index(kind="stable").sort_values(kind="stable"))
+    _each_key_in_one_partition(_parts(s.shuffle(on_index=True)), lambda p: p.index)
+
+
+def test_shuffle_refuses_what_it_cannot_do_when_called():
+    df = xd.from_pandas(PDF, npartitions=2)
+    with pytest.raises(TypeError, match="on= .* or on_index=True"):
+        df.shuffle()
+    with pytest.raises(TypeError, match="not both"):
+        df.shuffle("k", on_index=True)
+    with pytest.raises(KeyError, match="nope"):
+        df.shuffle("nope")
+    with pytest.raises(KeyError, match="its own values"):
+        df.k.shuffle("j")
+    with pytest.raises(ValueError, match="shuffle method 'disk'"):
+        df.shuffle("k", shuffle_method="disk")
+    with pytest.raises(TypeError, match="unknown options"):
+        df.shuffle("k", max_branch=4)
