@@ -12,9 +12,12 @@ default client (or in this process when there is none). Keys read ``"<op>-<token
 (('the', 2), ('cat', 1))
 """
 
+from . import elementwise as _elementwise  # noqa: F401  (gives Bag its str, random_sample, unzip and join)
 from .core import Bag, Item, concat, from_delayed, from_sequence
 from .core import bag_map as map, bag_range as range, bag_zip as zip  # (names of builtins: core keeps its own)
-from .text import read_text, to_textfiles
+from .core import bag_map_partitions as map_partitions
+from .text import from_url, read_text, to_textfiles
+from ..graph.delayed import compute
 
 __all__ = [
     "Bag",
@@ -27,4 +30,7 @@ __all__ = [
     "zip",
     "map",
     "to_textfiles",
+    "from_url",
+    "map_partitions",
+    "compute",
 ]

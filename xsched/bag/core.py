@@ -42,8 +42,8 @@ from . import reductions as red
 from . import text
 from .reductions import Item, html_table
 
-__all__ = ["Bag", "Item", "from_sequence", "from_delayed", "bag_range", "bag_map", "bag_zip",
-           "concat"]
+__all__ = ["Bag", "Item", "from_sequence", "from_delayed", "bag_range", "bag_map", "bag_map_partitions",
+           "bag_zip", "concat"]
 
 #: Partitions ``from_sequence`` makes at most when neither size nor count is given.
 DEFAULT_NPARTITIONS = 100
@@ -233,11 +233,7 @@ class Bag:
         >>> b.map_partitions(lambda part: [sum(part)]).compute()
         [1, 5, 9]
         """
-        _check_callable(func, "map_partitions")
-        args = (self, *args)
-        n = _common_npartitions("map_partitions", [*args, *kwargs.values()])
-        name = f"map-partitions-{funcname(func)}-{new_token('map-partitions', func, args, kwargs)}"
-        return _partitionwise(name, n, parts.map_partitions_part, (func, args, kwargs))
+        return bag_map_partitions(func, self, *args, **kwargs)
 
     def pluck(self, key: Any, default: Any = _NO_DEFAULT) -> Bag:
         """``x[key]`` for every element (a tuple of values if ``key`` is a list); elements
@@ -818,6 +814,22 @@ def bag_map(func: Callable, *args: Any, **kwargs: Any) -> Bag:
     bag_kw = tuple(k for k, v in kwargs.items() if isinstance(v, Bag))
     name = f"map-{funcname(func)}-{new_token('map', func, args, kwargs)}"
     return _partitionwise(name, n, parts.map_part, (func, bag_pos, bag_kw, args, kwargs))
+
+
+def bag_map_partitions(func: Callable, *args: Any, **kwargs: Any) -> Bag:
+    """``func(*args, **kwargs)`` per partition (``xsched.bag.map_partitions``), where Bag
+    arguments (all with the same npartitions) stand for their partition ``i`` and Items and
+    Delayed values for their value; ``func`` returns the new partition (any iterable).
+
+    >>> import xsched.bag as xb
+    >>> a, b = xb.from_sequence([1, 2, 3, 4], npartitions=2), xb.from_sequence("wxyz", npartitions=2)
+    >>> xb.map_partitions(lambda p, q: [f"{len(p)}{''.join(q)}"], a, b).compute()
+    ['2wx', '2yz']
+    """
+    _check_callable(func, "map_partitions")
+    n = _common_npartitions("map_partitions", [*args, *kwargs.values()])
+    name = f"map-partitions-{funcname(func)}-{new_token('map-partitions', func, args, kwargs)}"
+    return _partitionwise(name, n, parts.map_partitions_part, (func, args, kwargs))
 
 
 def bag_zip(*bags: Bag) -> Bag:

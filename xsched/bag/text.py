@@ -38,7 +38,7 @@ from ..graph.collection import run_writes
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 
-__all__ = ["read_text", "to_textfiles"]
+__all__ = ["read_text", "to_textfiles", "from_url"]
 
 _BAG: Any = None  # xsched.bag.core.Bag, set by core when it is imported
 
@@ -115,6 +115,35 @@ def _read_lines(fs: Any, path: str, compression: str | None, start: int | None, 
             data = io.BytesIO(line_block(f, start, end))
         lines = list(io.TextIOWrapper(data, encoding=encoding, errors=errors, newline=None))
     return [(line, shown(fs, path)) for line in lines] if include_path else lines
+
+
+def from_url(urls: Any) -> Any:
+    """A Bag of the lines (bytes, newlines kept) of web resources: a partition per URL (a
+    string, or a list), fetched by the workers with the standard library's ``urllib``, so
+    they must reach the URLs. For files on object stores use ``read_text`` with fsspec URLs.
+
+    >>> import os, tempfile, pathlib, xsched.bag as xb
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = open(os.path.join(d, "a.txt"), "w").write("one\\ntwo\\n")
+    ...     xb.from_url(pathlib.Path(d, "a.txt").as_uri()).compute()
+    [b'one\\n', b'two\\n']
+    """
+    urls = [urls] if isinstance(urls, str) else list(urls)
+    if not urls or not all(isinstance(u, str) and "://" in u for u in urls):
+        raise ValueError(f"from_url takes a URL (such as 'https://host/data.txt') or a list of them, got "
+                         f"{urls!r}")
+    name = f"from-url-{new_token('from-url', urls)}"
+    ann = annotations_in_force()
+    layer = {chunk_key(name, (i,)): Task(_url_lines, (url,), {}, per_task(ann)) for i, url in enumerate(urls)}
+    return _BAG(layer, name, len(layer))
+
+
+def _url_lines(url: str) -> list:
+    """Run on the workers: the lines of one URL."""
+    from urllib.request import urlopen
+
+    with urlopen(url) as response:
+        return list(response)
 
 
 # --------------------------------------------------------------------------- to_textfiles
