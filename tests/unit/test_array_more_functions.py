@@ -82,7 +82,7 @@ def test_from_delayed_and_compute():
     wrong = xa.from_delayed(xsched.delayed(np.zeros)(3), shape=(4,), dtype=float)
     with pytest.raises(ValueError, match=r"gave an array of shape \(3,\), but the array was declared with shape"):
         wrong.compute()
-    with pytest.raises(TypeError, match="takes a Delayed object or a future"):
+    with pytest.raises(TypeError, match="takes Delayed objects or futures"):
         xa.from_delayed(np.ones(3), shape=(3,))
 
 

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
+from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Task
 from .chunks import _starts, normalize_chunks
 from .core import Array, from_array
@@ -516,8 +516,7 @@ def from_delayed(value: Any, shape: Any, dtype: Any = None, *, meta: Any = None,
     >>> xa.concatenate(parts).sum(axis=1).compute().tolist()
     [0.0, 0.0, 3.0, 3.0, 6.0, 6.0]
     """
-    from ..graph.delayed import Delayed
-    from ..graph.layers import LayeredGraph
+    from ..graph.delayed import source_of
     from ..graph.spec import Ref
 
     dtype = np.dtype(dtype if dtype is not None else getattr(meta, "dtype", None) or float)
@@ -526,13 +525,7 @@ def from_delayed(value: Any, shape: Any, dtype: Any = None, *, meta: Any = None,
         raise ValueError(f"from_delayed: shape {shape} must hold lengths (whole numbers, 0 or more; "
                          "np.nan for a length not known yet)")
     shape = tuple(n if n != n else int(n) for n in shape)
-    if isinstance(value, Delayed):
-        key, graph = value.key, LayeredGraph({value.key: value.__xsched_graph__()})
-    elif hasattr(value, "key") and type(value).__name__ == "Future":
-        key, graph = value.key, LayeredGraph({value.key: {value.key: value}})
-    else:
-        raise TypeError(f"from_delayed takes a Delayed object or a future, not {type(value).__name__}; "
-                        "for NumPy data use from_array")
+    key, graph = source_of(value, "from_delayed", "for NumPy data use from_array")
     out = name or f"from-delayed-{new_token(key, shape, str(dtype))}"
     layer = {chunk_key(out, (0,) * len(shape)): Task(_checked_block, (Ref(key), shape, dtype, f"{key!r}"), {},
                                                       per_task(annotations_in_force()))}

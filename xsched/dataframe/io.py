@@ -17,7 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..graph.delayed import Delayed
+from ..graph.delayed import Delayed, source_of
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from .core import _NO_META, _check_meta, make_meta, new_collection
@@ -141,15 +141,9 @@ def from_delayed(dfs: Sequence[Delayed], meta: Any = _NO_META, divisions: Sequen
     keys = []
     graphs = []
     for d in dfs:
-        if isinstance(d, Delayed):
-            keys.append(d.key)
-            graphs.append(LayeredGraph({d.key: d.__xsched_graph__()}))
-        elif hasattr(d, "key") and type(d).__name__ == "Future":
-            keys.append(d.key)
-            graphs.append(LayeredGraph({d.key: {d.key: d}}))
-        else:
-            raise TypeError(f"from_delayed takes Delayed objects or futures, not {type(d).__name__}; "
-                            "for pandas objects use from_pandas")
+        key, graph = source_of(d, "from_delayed", "for pandas objects use from_pandas")
+        keys.append(key)
+        graphs.append(graph)
     if meta is _NO_META:
         meta = make_meta(dfs[0].compute() if isinstance(dfs[0], Delayed) else dfs[0].result())
     meta = make_meta(meta)

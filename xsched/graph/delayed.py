@@ -30,12 +30,13 @@ from typing import Any, Callable, Iterator, Mapping
 from ..client.default import default_client  # (a registry only: graph/ knows no network)
 from ..tokenize import tokenize
 from .annotate import current_annotations
+from .layers import LayeredGraph
 from .local import get
 from .optimize import flatten_keys
 from .order import gc_paused
 from .spec import Ref, Task, funcname
 
-__all__ = ["Delayed", "delayed", "compute", "persist"]
+__all__ = ["Delayed", "delayed", "compute", "persist", "source_of"]
 
 _CLIENT_ONLY_KWARGS = frozenset({
     "workers", "resources", "priority", "retries", "allow_other_workers", "fifo_timeout",
@@ -661,6 +662,21 @@ def delayed(obj: Any = _MISSING, name: str | None = None, pure: bool | None = No
 
 
 # --------------------------------------------------------------------------- compute/persist
+
+
+def source_of(value: Any, what: str, instead: str) -> tuple[str, LayeredGraph]:
+    """The key and the graph of a ``Delayed`` or a future a collection is made of (its
+    ``from_delayed``); a TypeError naming ``what`` and what to use ``instead`` for anything else.
+
+    >>> key, graph = source_of(delayed(sum)([1, 2]), "from_delayed", "from_array")
+    >>> key.startswith("sum-"), len(graph)
+    (True, 1)
+    """
+    if isinstance(value, Delayed):
+        return value.key, LayeredGraph({value.key: value.__xsched_graph__()})
+    if hasattr(value, "key") and type(value).__name__ == "Future":  # (the client's, not imported here)
+        return value.key, LayeredGraph({value.key: {value.key: value}})
+    raise TypeError(f"{what} takes Delayed objects or futures, not {type(value).__name__}; {instead}")
 
 
 def _find_collections(args: tuple, traverse: bool) -> tuple[list, Callable[[list], tuple]]:
