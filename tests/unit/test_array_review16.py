@@ -77,7 +77,7 @@ def test_npy_stacks_read_back_writable_and_refuse_what_they_cannot_keep(tmp_path
     with pytest.raises(TypeError, match="holds Python objects"):
         xa.to_npy_stack(str(tmp_path / "o"), xa.from_array(np.array([1, "a"], dtype=object), chunks=1))
     m = xa.from_array(np.arange(12.0).reshape(4, 3), chunks=(2, 3))
-    with pytest.raises(ValueError, match="to_npy_stack: the array's chunk sizes are unknown"):
+    with pytest.raises(ValueError, match="to_npy_stack needs the lengths of the array's blocks"):
         xa.to_npy_stack(str(tmp_path / "u"), m[m[:, 0] > 2], axis=1)
 
 

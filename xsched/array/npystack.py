@@ -26,6 +26,7 @@ from ..graph.collection import run_writes
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from .core import Array
+from .masking import known_chunks_needed
 
 __all__ = ["to_npy_stack", "from_npy_stack"]
 
@@ -43,9 +44,7 @@ def to_npy_stack(dirname: str, x: Array, axis: int = 0) -> None:
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"to_npy_stack: axis {axis} is out of range for an array of {x.ndim} dimensions")
     axis %= x.ndim
-    if any(c != c for cs in x.chunks for c in cs):
-        raise ValueError("to_npy_stack: the array's chunk sizes are unknown (after a boolean mask); "
-                         "call x.compute_chunk_sizes() first")
+    known_chunks_needed(x, "to_npy_stack")
     if x.dtype.hasobject:
         raise TypeError(f"to_npy_stack: the array holds Python objects ({x.dtype}), which .npy files "
                         "keep only pickled and from_npy_stack will not unpickle; convert them first")
