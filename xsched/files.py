@@ -33,7 +33,7 @@ from .units import parse_bytes
 
 __all__ = ["LocalFileSystem", "filesystem_for", "expand_paths", "shown", "join", "compression_of",
            "open_decompressed", "file_token", "natural_key", "parent", "blocksize_bytes", "byte_ranges",
-           "line_block", "line_range", "arrow_source"]
+           "line_block", "line_range", "head_lines", "arrow_source"]
 
 _PROTOCOL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+)://")
 _MAGIC = re.compile(r"[*?\[]")
@@ -417,6 +417,27 @@ def next_line_start(f: BinaryIO, pos: int) -> int:
         if i >= 0:
             return pos + i + 1
         pos += len(chunk)
+
+
+def head_lines(f: BinaryIO, size: int, min_lines: int = 1) -> bytes:
+    """About the first ``size`` bytes of the open file ``f`` as whole lines, at least
+    ``min_lines`` of them (however long); the whole file when it is that short: the sample
+    the readers take their columns and dtypes from.
+
+    >>> import io
+    >>> head_lines(io.BytesIO(b"a,b\\n1,2\\n3,4\\n"), 5), head_lines(io.BytesIO(b"a,b\\n1,2\\n"), 2, min_lines=2)
+    (b'a,b\\n', b'a,b\\n1,2\\n')
+    """
+    data = f.read(size)
+    if len(data) < size:
+        return data
+    more = b"..."
+    while data.count(b"\n") < min_lines and more:
+        more = f.read(_LINE_CHUNK)
+        data += more
+    more = more and f.read(1)  # (at the end of the file its last line is whole)
+    cut = data.rfind(b"\n")
+    return data[:cut + 1] if cut >= 0 and more else data
 
 
 def line_range(f: BinaryIO, start: int, end: int) -> tuple[int, int]:

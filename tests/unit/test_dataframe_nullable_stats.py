@@ -46,3 +46,11 @@ def test_read_json_of_files_without_records_gives_meta_columns_or_none(tmp_path,
     got = xd.read_json(str(path), lines=lines, meta={"a": "int64", "b": "object"})
     assert got._meta.dtypes.to_dict() == {"a": np.dtype("int64"), "b": np.dtype("object")}
     assert got.compute().shape == (0, 2)
+
+
+def test_read_json_samples_a_first_record_longer_than_the_sample(tmp_path):
+    path = tmp_path / "long.jsonl"
+    records = [{"id": i, "text": "x" * 5000} for i in range(3)]
+    pd.DataFrame(records).to_json(path, orient="records", lines=True)
+    got = xd.read_json(str(path), sample=100).compute()
+    pd.testing.assert_frame_equal(got, pd.read_json(path, lines=True))

@@ -41,7 +41,7 @@ from ..graph.spec import Ref, Task
 from .categorical import inferred_columns, mark_unknown
 from .core import DataFrame, Series
 from ..files import blocksize_bytes, byte_ranges, compression_of, expand_paths, file_token, filesystem_for, \
-    line_range, open_decompressed, parent, partition_paths, shown
+    head_lines, line_range, open_decompressed, parent, partition_paths, shown
 from ..graph.collection import run_writes
 from .csv_arrow import read_arrow
 from .io import from_tasks
@@ -49,7 +49,6 @@ from .planner import keep_rows
 
 __all__ = ["read_csv", "read_fwf", "read_table", "to_csv"]
 
-_CHUNK = 64 * 1024
 
 #: The pandas parser behind each reader.
 _PARSERS = {"read_csv": pd.read_csv, "read_fwf": pd.read_fwf}
@@ -216,17 +215,8 @@ def _sample(files: list, infos: list, compression: Any, sample: int, has_header:
     for (fs, path), info in zip(files, infos):
         if info[1] == 0:
             continue
-        with fs.open(path, "rb") as raw:
-            f = open_decompressed(raw, compression_of(path, compression))
-            data = f.read(sample)
-            if len(data) >= sample:  # more may follow: end at a line's end, after a row at least
-                more = b"..."
-                while data.count(b"\n") < 1 + has_header and more:
-                    more = f.read(_CHUNK)
-                    data += more
-                cut = data.rfind(b"\n")
-                if cut >= 0 and more:  # (at the file's end its last line is whole)
-                    data = data[:cut + 1]
+        with fs.open(path, "rb") as raw:  # (whole lines, a row at least after the header)
+            data = head_lines(open_decompressed(raw, compression_of(path, compression)), sample, 1 + has_header)
         rows = data[data.find(b"\n") + 1:] if has_header and b"\n" in data else b"" if has_header else data
         if rows.strip():
             return data, info[0]
@@ -238,8 +228,8 @@ def _sample(files: list, infos: list, compression: Any, sample: int, has_header:
 def _fixed_columns(sample: bytes, kwargs: dict) -> dict:
     """``read_fwf``'s keywords with the columns' ``colspecs`` made explicit, so that every
     block is cut alike: from ``widths``, or found in the sample's first ``infer_nrows`` lines
-    (after ``skiprows``) as the runs of positions where some line has a character other than
-    the ``delimiter`` fill, which is how pandas finds them in one file.
+    (after ``skiprows``, blank ones included) as the runs of positions where some line has a
+    character other than the ``delimiter`` fill, which is how pandas finds them in one file.
 
     >>> _fixed_columns(b"a   bb\\n1    2\\n", {})["colspecs"]
     [(0, 1), (4, 6)]
@@ -256,16 +246,19 @@ def _fixed_columns(sample: bytes, kwargs: dict) -> dict:
     if not (isinstance(colspecs, str) and colspecs == "infer"):
         return kwargs
     text = sample.decode(kwargs.get("encoding") or "utf-8", errors="replace")
-    skip = kwargs.get("skiprows") or 0
-    lines = text.splitlines()[skip if isinstance(skip, int) else 0:]
-    lines = [line for line in lines if line.strip()][:kwargs.pop("infer_nrows", 100)]
+    skip = kwargs.get("skiprows") or ()
+    skip = set(range(skip)) if pd.api.types.is_integer(skip) else skip if callable(skip) else set(skip)
+    # (as pandas': lines end at \n, \r or \r\n, and blank ones count among the infer_nrows)
+    lines = [line for i, line in enumerate(io.StringIO(text, newline=""))
+             if not (skip(i) if callable(skip) else i in skip)]
+    lines = lines[:kwargs.pop("infer_nrows", 100)]
     if kwargs.get("comment"):
         lines = [line.partition(kwargs["comment"])[0] for line in lines]
-    fill = set(kwargs.get("delimiter") or "\t ")
+    fill = set("\r\n" + (kwargs.get("delimiter") or "\t "))
     width = max((len(line) for line in lines), default=0)
     used = np.zeros(width + 2, dtype=bool)
     for line in lines:
-        used[1:len(line) + 1] |= [c not in fill for c in line]
+        used[1:len(line) + 1] |= np.array([c not in fill for c in line], dtype=bool)
     starts = np.flatnonzero(used[1:] & ~used[:-1])
     ends = np.flatnonzero(~used[1:] & used[:-1])
     if not len(starts):

@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 
 from ..files import blocksize_bytes, byte_ranges, compression_of, expand_paths, file_token, filesystem_for, \
-    line_block, open_decompressed, partition_paths, shown
+    head_lines, line_block, open_decompressed, partition_paths, shown
 from ..graph.collection import run_writes
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
@@ -98,10 +98,7 @@ def _sample_meta(files: list, infos: list, compression: Any, sample: int, kwargs
             continue
         with fs.open(path, "rb") as raw:
             f = open_decompressed(raw, compression_of(path, compression))
-            data = f.read(sample) if kwargs["lines"] else f.read()
-            if kwargs["lines"] and len(data) >= sample:
-                more = f.read(sample)
-                data += more[:more.find(b"\n") + 1] if b"\n" in more else more
+            data = head_lines(f, sample) if kwargs["lines"] else f.read()
         if data.strip():
             head = pd.read_json(io.BytesIO(data), **kwargs)
             if len(head):

@@ -3,13 +3,14 @@
 
 Why this shape: an ORC file's footer holds its schema and its stripes (blocks of rows read
 independently), so the meta comes from the first file's schema without reading any data,
-every file's schema is checked against it when ``read_orc`` is called, and a partition is
-``split_stripes`` stripes of a file (or of consecutive files, with ``aggregate_files``).
-On the workers only the columns asked for are read, and each partition is converted to
-pandas as ``pandas.read_orc`` converts a file, then given meta's dtypes. ORC keeps no
-pandas metadata: ``to_orc`` writes the index as a column (``__index_level_0__`` when it
-has no name, as ``pandas.DataFrame.to_orc``), and ``read_orc(..., index=)`` makes a
-column the index again.
+every file's schema is checked against it when ``read_orc`` is called (decimals, whose
+precision and scale ``to_orc`` takes from each partition's values, are read at one holding
+every file's), and a partition is ``split_stripes`` stripes of a file (or of consecutive
+files, with ``aggregate_files``). On the workers only the columns asked for are read, and
+each partition is converted to pandas as ``pandas.read_orc`` converts a file, then given
+meta's dtypes. ORC keeps no pandas metadata: ``to_orc`` writes the index as a column
+(``__index_level_0__`` when it has no name, as ``pandas.DataFrame.to_orc``), and
+``read_orc(..., index=)`` makes a column the index again.
 
 >>> import tempfile, pandas as pd, xsched.dataframe as xd
 >>> from xsched.dataframe.orc import read_orc, to_orc
@@ -98,6 +99,7 @@ def read_orc(path: Any, columns: Any = None, index: Any = None, split_stripes: i
         if differs:
             raise ValueError(f"{what}: {shown(fs, p)} {differs} (the first file, {shown(*files[0])}, has "
                              f"{_described(schema)}); read files of one schema together, or convert them first")
+    schema, decimals = _widened(schema, [s for s, _ in footers])
     names = list(schema.names)
     single = isinstance(columns, str)
     cols = [columns] if single else (list(columns) if columns is not None else None)
@@ -119,8 +121,8 @@ def read_orc(path: Any, columns: Any = None, index: Any = None, split_stripes: i
     token = new_token([file_token(fs, p) for fs, p in files], columns, index, split_stripes, aggregate_files,
                       dtype_backend)
     ann = annotations_in_force()
-    tasks = [Task(_read_part, (part, read, dtypes, index_cols, cols, single, dtype_backend), {}, per_task(ann))
-             for part in parts]
+    tasks = [Task(_read_part, (part, read, dtypes, index_cols, cols, single, dtype_backend, decimals), {},
+                  per_task(ann)) for part in parts]
     project = None
     if not single:
         def project(used: list, pushed: list) -> list:
@@ -129,8 +131,8 @@ def read_orc(path: Any, columns: Any = None, index: Any = None, split_stripes: i
             narrow = list(dict.fromkeys(list(used) + index_cols))
             kinds = {c: dtypes[c] for c in narrow}
             kw = {"pushed": tuple(map(tuple, pushed))} if pushed else {}
-            return [Task(_read_part, (part, narrow, kinds, index_cols, list(used), False, dtype_backend), kw,
-                         per_task(ann)) for part in parts]
+            return [Task(_read_part, (part, narrow, kinds, index_cols, list(used), False, dtype_backend, decimals),
+                         kw, per_task(ann)) for part in parts]
     return from_tasks(f"read-orc-{token}", tasks, meta, project=project)
 
 
@@ -153,7 +155,10 @@ def _described(schema: Any) -> str:
 
 def _difference(first: Any, other: Any) -> str:
     """How ``other``'s columns differ from ``first``'s ('' when they hold the same names and
-    types: the order does not matter, columns are read by name)."""
+    types: the order does not matter, columns are read by name; decimals of any precision and
+    scale are alike, ``_widened``)."""
+    import pyarrow as pa
+
     a = {f.name: f.type for f in first}
     b = {f.name: f.type for f in other}
     out = []
@@ -163,8 +168,25 @@ def _difference(first: Any, other: Any) -> str:
     more = [n for n in b if n not in a]
     if more:
         out.append(f"has the columns {more} besides")
-    out += [f"has {n!r} as {b[n]}, not {a[n]}" for n in a if n in b and not b[n].equals(a[n])]
+    out += [f"has {n!r} as {b[n]}, not {a[n]}" for n in a if n in b and not b[n].equals(a[n])
+            and not (pa.types.is_decimal(a[n]) and pa.types.is_decimal(b[n]))]
     return "; ".join(out)
+
+
+def _widened(schema: Any, schemas: list) -> tuple[Any, dict]:
+    """``schema`` with its decimal columns at a precision and scale holding every file's (each
+    file's decimals have those its own values needed: ``to_orc`` writes a partition per file,
+    where pandas writes the whole column in one), and ``{column: that type}`` for the decimal
+    columns files differ in, which the workers cast each file's to."""
+    import pyarrow as pa
+
+    varied = {f.name for s in schemas for f in s if pa.types.is_decimal(f.type) and not f.type.equals(
+        schema.field(f.name).type)}
+    if not varied:
+        return schema, {}
+    wide = pa.unify_schemas([schema] + [pa.schema([s.field(n) for n in schema.names]) for s in schemas],
+                            promote_options="permissive")
+    return wide, {n: wide.field(n).type for n in varied}
 
 
 def _partitions(files: list, stripes: list, split_stripes: int | None, aggregate_files: bool | None) -> list:
@@ -221,10 +243,11 @@ def _shaped(df: pd.DataFrame, index_cols: list, cols: list | None, single: bool)
 
 
 def _read_part(part: list, read: list, dtypes: dict, index_cols: list, cols: list | None, single: bool,
-               backend: str | None, pushed: tuple = ()) -> Any:
+               backend: str | None, decimals: dict, pushed: tuple = ()) -> Any:
     """Run on the workers: the stripes (or whole files) of one partition as one pandas frame
-    in meta's dtypes; with ``pushed`` (comparisons the planner took from
-    ``df[df.col > value]``), only the rows they keep, with their labels."""
+    in meta's dtypes (``decimals`` cast to the type every file's fits, ``_widened``); with
+    ``pushed`` (comparisons the planner took from ``df[df.col > value]``), only the rows they
+    keep, with their labels."""
     import pyarrow as pa
 
     orc = _orc()
@@ -246,7 +269,11 @@ def _read_part(part: list, read: list, dtypes: dict, index_cols: list, cols: lis
         if missing:
             raise ValueError(f"read_orc: {label} has no column {missing[0]!r} (it has {table.column_names}); "
                              "it changed since read_orc was called: call it again")
-        frames.append(_conformed(_frame(table.select(read), backend), dtypes, label))
+        table = table.select(read)
+        for col in [c for c in read if c in decimals]:
+            if pa.types.is_decimal(table.schema.field(col).type):
+                table = table.set_column(read.index(col), col, table[col].cast(decimals[col]))
+        frames.append(_conformed(_frame(table, backend), dtypes, label))
     df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
     df = _shaped(df, index_cols, cols, single)
     return keep_rows(df, pushed) if pushed else df
