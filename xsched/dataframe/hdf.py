@@ -95,7 +95,7 @@ def _local(item: Any, what: str) -> str:
 # --------------------------------------------------------------------------- reading
 
 
-def read_hdf(pattern: Any, key: str, start: int = 0, stop: int | None = None, columns: Any = None,
+def read_hdf(pattern: Any, key: str, start: int | None = 0, stop: int | None = None, columns: Any = None,
              chunksize: int = 1_000_000, sorted_index: bool = False, lock: Any = True, mode: str = "r"):
     """A dataframe from HDF5 stores written by pandas: a partition per ``chunksize`` rows of
     each key of each file (in the order of the files, then of the keys).
@@ -104,10 +104,11 @@ def read_hdf(pattern: Any, key: str, start: int = 0, stop: int | None = None, co
     pattern of keys (``"/data*"``, matching with ``fnmatch``, in natural order). Only
     ``format="table"`` stores are read in pieces; a ``format="fixed"`` store is one
     partition per key (dask refuses them). ``start``/``stop`` read those rows of a single
-    key only. ``columns`` reads only those columns (a single name gives a Series).
-    ``sorted_index=True`` says the index is sorted through the files and keys: the
-    divisions are then the first index value of each piece and the last one (read alone).
-    ``lock``: True holds a per-process lock around each read, False none, or pass a lock.
+    key only (negative ones count from its end, as pandas counts them). ``columns`` reads
+    only those columns (a single name gives a Series). ``sorted_index=True`` says the
+    index is sorted through the files and keys: the divisions are then the first index
+    value of each piece and the last one (read alone). ``lock``: True holds a per-process
+    lock around each read, False none, or pass a lock.
 
     >>> import os, tempfile, pandas as pd
     >>> with tempfile.TemporaryDirectory() as d:
@@ -126,10 +127,10 @@ def read_hdf(pattern: Any, key: str, start: int = 0, stop: int | None = None, co
         raise ValueError(f"{what}: mode must be 'r', 'r+' or 'a' (a read opens the files so), got {mode!r}")
     if isinstance(chunksize, bool) or not isinstance(chunksize, (int, np.integer)) or chunksize < 1:
         raise ValueError(f"{what}: chunksize must be a positive number of rows, got {chunksize!r}")
-    if not isinstance(start, (int, np.integer)) or start < 0 or (stop is not None and (
-            not isinstance(stop, (int, np.integer)) or stop < start)):
-        raise ValueError(f"{what}: start and stop are row numbers with 0 <= start <= stop, got start={start!r}, "
-                         f"stop={stop!r}")
+    start = 0 if start is None else start
+    if any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in (start, stop) if v is not None):
+        raise ValueError(f"{what}: start and stop are row numbers (negative ones counted from the end), got "
+                         f"start={start!r}, stop={stop!r}")
     lock = _checked_lock(lock, what, True)
     key = key if key.startswith("/") else "/" + key
     single = isinstance(columns, str)
@@ -156,18 +157,16 @@ def read_hdf(pattern: Any, key: str, start: int = 0, stop: int | None = None, co
     pieces = []  # (path, key, whether a table, first row, row after the last): a partition each
     for path, k, facts in found:
         nrows = facts["nrows"]
-        end = nrows if stop is None else stop
-        if ranged and end > nrows:
-            raise ValueError(f"{what}: stop={stop} is past the end of {_where(path, k)}, which has {nrows} rows")
+        first, end = _rows(start, stop, nrows, _where(path, k), what)
         if facts["table"]:
-            bounds = [(lo, min(lo + chunksize, end)) for lo in range(start, end, chunksize)]
+            bounds = [(lo, min(lo + chunksize, end)) for lo in range(first, end, chunksize)]
         else:
-            bounds = [(start, end)] if end > start else []
+            bounds = [(first, end)] if end > first else []
         pieces += [(path, k, facts["table"], lo, hi) for lo, hi in bounds]
     empty = not pieces
     if empty:  # (every key holds no row, or start == stop: one empty partition)
         path, k, facts = found[0]
-        pieces = [(path, k, facts["table"], start, start)]
+        pieces = [(path, k, facts["table"], first, first)]
     divisions = _sorted_divisions(pieces, mode, meta, what) if sorted_index and not empty else None
 
     token = new_token([file_token(LocalFileSystem(), p) for p in files], key, start, stop, columns, chunksize,
@@ -189,6 +188,17 @@ def read_hdf(pattern: Any, key: str, start: int = 0, stop: int | None = None, co
             read = list(used) or list(meta.columns[:1])  # (a read of no column keeps the rows)
             return tasks_for(read, meta[list(used)], tuple(map(tuple, pushed)))
     return from_tasks(f"read-hdf-{token}", tasks_for(cols, meta), meta, divisions, project=project)
+
+
+def _rows(start: int, stop: int | None, nrows: int, where: str, what: str) -> tuple:
+    """The first row read and the row after the last, of ``nrows``, as a slice takes them
+    (and pandas): negative ones count from the end, a ``stop`` past the end reads to the
+    end, and a ``stop`` before ``start`` reads no row."""
+    first = min(max(start + nrows if start < 0 else start, 0), nrows)
+    if stop is None:
+        return first, nrows
+    end = min(max(stop + nrows if stop < 0 else stop, 0), nrows)
+    return first, max(end, first)
 
 
 def _where(path: str, key: str) -> str:
@@ -382,8 +392,10 @@ def to_hdf(df: Any, path: Any, key: str, mode: str = "a", append: bool = False, 
     ``"w"``: a new file, ``"r+"``) and ``append`` (False: the key is replaced); the rest
     append. Writes ``format="table"`` (readable in pieces by ``read_hdf``) unless given
     ``format="fixed"``, which cannot be appended to. Other keywords (``data_columns``,
-    ``min_itemsize``, ``complevel``...) go to ``pandas.DataFrame.to_hdf``. A partition of no
-    rows writes no table (pandas writes none). ``scheduler``: None (the default Client, or
+    ``min_itemsize``, ``complevel``...) go to ``pandas.DataFrame.to_hdf``. Into one key, the
+    first partition's strings set each column's width: pass ``min_itemsize={"col": n}`` for
+    longer ones in later partitions (the error says which). A partition of no rows writes
+    no table (pandas writes none). ``scheduler``: None (the default Client, or
     this process), a ``Client``, or ``"sync"`` (this process); ``dask_kwargs`` go to the
     compute. ``lock``: None or True holds a per-process lock around each write, False none.
 

@@ -99,10 +99,12 @@ def read_sql_table(table_name: str, con: str, index_col: Any, divisions: Any = N
     ``bytes_per_chunk`` a partition, the row size estimated from ``head_rows`` rows. Rows
     outside the divisions are not read; a table of no rows is one partition of unknown
     divisions, read whole when computed. ``con``: the database URI (``engine_kwargs`` go to
-    ``sqlalchemy.create_engine``); ``columns``: the columns to read (else all); ``meta``
-    (an empty frame, indexed by ``index_col``) instead of the first rows' dtypes. Other
-    keywords (``parse_dates``, ``coerce_float``, ``dtype_backend``) go to pandas. Columns
-    are read with the types the table declares, as ``pandas.read_sql_table`` reads them.
+    ``sqlalchemy.create_engine``); ``columns``: the columns to read, by name or
+    ``sqlalchemy.column`` (None or none: all); ``meta`` (an empty frame, indexed by
+    ``index_col``) instead of the dtypes of the first rows (and, for a column NULL in all
+    of them, of its first value). Other keywords (``parse_dates``, ``coerce_float``,
+    ``dtype_backend``) go to pandas. Columns are read with the types the table declares, as
+    ``pandas.read_sql_table`` reads them.
 
     >>> import sqlite3, tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -131,16 +133,17 @@ def read_sql_table(table_name: str, con: str, index_col: Any, divisions: Any = N
         names = [c.name for c in table.columns]
 
         def column(c: Any, arg: str) -> Any:
-            name = c.name if isinstance(c, sa.Column) else c
+            name = c.name if isinstance(c, sa.sql.expression.ColumnClause) else c  # (sa.column("x") too)
             if not isinstance(name, str) or name not in names:
                 raise ValueError(f"{what}: {arg} names no column {name!r} of {label}: it has the columns {names}")
             return table.c[name]
 
         index = column(index_col, "index_col")
-        if columns is None:
+        single = columns is None or isinstance(columns, (str, sa.sql.expression.ColumnClause))
+        listed = [] if columns is None else [columns] if single else list(columns)
+        if not listed:  # (None or [], as pandas: every column)
             chosen = [c.name for c in table.columns if c.name != index.name]
         else:
-            listed = [columns] if isinstance(columns, (str, sa.Column)) else list(columns)
             chosen = [n for n in (column(c, "columns").name for c in listed) if n != index.name]
         kinds = {c.name: kind for c in table.columns if (kind := _kind(sa, c.type)) is not None}
         return _read_ranges(what, label, con, engine, engine_kwargs, index,
@@ -160,6 +163,7 @@ def read_sql_query(sql: Any, con: str, index_col: Any, divisions: Any = None, np
     group, join or limit as it likes; a string's columns are learned from one ``LIMIT``
     read when the frame is built. Values are typed as ``pandas.read_sql_query`` types them
     (no dates parsed unless ``parse_dates=`` says so, or the selectable's column types do).
+    ``params``: a dict of the values of the query's ``:name`` placeholders.
 
     >>> import sqlite3, tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -180,11 +184,12 @@ def read_sql_query(sql: Any, con: str, index_col: Any, divisions: Any = None, np
     engine_kwargs = dict(engine_kwargs or {})
     with _engine(con, engine_kwargs, what) as engine:
         if isinstance(sql, str):
+            sql = sql.rstrip(" \t\r\n;")  # (a closing ';', which pandas takes, cannot end a subquery)
             label = f"query {sql!r}"
             probe = sa.select(sa.text("*")).select_from(sa.text(sql).columns().subquery("q")).limit(0)
             try:
                 with engine.connect() as conn:
-                    keys = list(conn.execute(probe).keys())
+                    keys = list(conn.execute(probe, _params(what, kwargs)).keys())
             except sa.exc.DBAPIError as exc:
                 raise ValueError(f"{what}: the database refuses the {label}: {exc.orig}") from exc
             if len(set(keys)) != len(keys):
@@ -306,12 +311,13 @@ def _read_ranges(what: str, label: str, con: str, engine: Any, engine_kwargs: di
     if npartitions is not None and (not isinstance(npartitions, numbers.Integral) or npartitions < 1):
         raise ValueError(f"{what}: npartitions must be a positive int, got {npartitions!r}")
     read_kwargs = dict(kwargs)
+    params = _params(what, read_kwargs)
     numpy_backend = read_kwargs.get("dtype_backend", "numpy") == "numpy"
     query = select_of(chosen)
     head = None
     if head_rows:
         try:
-            head = _read(query.limit(head_rows), engine, name, read_kwargs, kinds, numpy_backend)
+            head = _head(query, head_rows, engine, name, read_kwargs, kinds, numpy_backend)
         except sa.exc.DBAPIError as exc:
             raise ValueError(f"{what}: the database refuses reading the {label}: {exc.orig}") from exc
     origin = f"the first {head_rows} rows of the {label}"
@@ -326,7 +332,7 @@ def _read_ranges(what: str, label: str, con: str, engine: Any, engine_kwargs: di
     else:
         nullable = [c for c, dt in meta.dtypes.items() if isinstance(dt, np.dtype) and dt.kind in "iub"]
     nullable = [c for c in nullable if c not in _typed_by_caller(read_kwargs, meta.columns)]
-    stats = _stats(engine, query, name, divisions is None and limits is None, divisions is None, nullable)
+    stats = _stats(engine, query, params, name, divisions is None and limits is None, divisions is None, nullable)
     if stats and stats["rows"] != stats["indexed"]:
         raise ValueError(f"{what}: index_col {name!r} of the {label} is NULL in {stats['rows'] - stats['indexed']} "
                          "rows, which no range of it holds; read those rows apart (WHERE ... IS NULL) or index "
@@ -368,7 +374,19 @@ def _read_ranges(what: str, label: str, con: str, engine: Any, engine_kwargs: di
                       None if divisions is None else tuple(divisions), project=project)
 
 
-def _stats(engine: Any, query: Any, name: str, bounds: bool, rows: bool, nullable: list) -> dict:
+def _params(what: str, kwargs: dict) -> dict:
+    """``params=`` as every query of a read takes it: the values of the ``:name`` placeholders
+    (SQLAlchemy binds a dict; positional values would meet the ranges' own bound ones)."""
+    params = kwargs.get("params")
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise TypeError(f"{what}: params must be a dict of the values of the query's :name placeholders "
+                        f"(the query runs as a subquery with bounds of its own), got {params!r}")
+    return params
+
+
+def _stats(engine: Any, query: Any, params: dict, name: str, bounds: bool, rows: bool, nullable: list) -> dict:
     """One aggregate query over ``query``'s rows, only when something is wanted: the lowest and
     highest ``name`` (``bounds``), the rows and those with ``name`` (``rows``), and how many
     rows hold a value in each ``nullable`` column (``held``; pandas reads integers with NULLs
@@ -384,7 +402,7 @@ def _stats(engine: Any, query: Any, name: str, bounds: bool, rows: bool, nullabl
     if not wanted:
         return {}
     with engine.connect() as conn:
-        stats = dict(zip(wanted, conn.execute(sa.select(*wanted.values())).one()))
+        stats = dict(zip(wanted, conn.execute(sa.select(*wanted.values()), params).one()))
     stats["held"] = {c: stats.pop(f"held-{i}") for i, c in enumerate(nullable)}
     return stats
 
@@ -395,6 +413,22 @@ def _read(query: Any, engine: Any, index_name: str, kwargs: dict, kinds: dict, n
     if kinds:
         df = _harmonize(df, kinds, kwargs, numpy_backend)
     return df.set_index(index_name)
+
+
+def _head(query: Any, head_rows: int, engine: Any, index_name: str, kwargs: dict, kinds: dict,
+          numpy_backend: bool) -> pd.DataFrame:
+    """The first ``head_rows`` rows, and for each column NULL in all of them the first row that
+    holds a value there: pandas types a column by its values (floats, text, dates to the
+    microsecond), and NULLs alone would type it otherwise (objects, dates to the second)."""
+    sa = _sa()
+    first = query.limit(head_rows)
+    head = _read(first, engine, index_name, kwargs, kinds, numpy_backend)
+    blank = [c for c in head.columns if len(head) and head[c].isna().all()]
+    if not blank:
+        return head
+    held = [query.where(query.selected_columns[c].is_not(None)).limit(1) for c in blank]
+    rows = sa.union_all(*[sa.select(q.subquery()) for q in (first, *held)])
+    return _read(rows, engine, index_name, kwargs, kinds, numpy_backend)
 
 
 def _given_meta(what: str, meta: Any, name: str, chosen: list) -> pd.DataFrame:
@@ -548,6 +582,9 @@ def to_sql(df: Any, name: str, uri: str, schema: str | None = None, if_exists: s
     (the rows keep their order), or with ``parallel=True`` all at once after the first.
     The other arguments go to ``pandas.DataFrame.to_sql``. Returns None, having written;
     with ``compute=False`` a ``Delayed`` that writes when computed (as dask's ``to_sql``).
+    The first partition's values decide the columns' SQL types (no pass over all the data
+    first): an object column with no value in it becomes text; say such types with
+    ``dtype={"col": sqlalchemy.Boolean}``.
 
     >>> import tempfile, pandas as pd, xsched.dataframe as xd
     >>> df = xd.from_pandas(pd.DataFrame({"a": range(5)}), npartitions=2)
