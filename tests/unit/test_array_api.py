@@ -1001,3 +1001,20 @@ def test_assert_eq_values_and_what_an_array_promised():
     lying = x.map_blocks(lambda b: b.astype("float32"), dtype=a.dtype)
     with pytest.raises(AssertionError, match="dtype is float32, the array promised float64"):
         xa.assert_eq(lying, a.astype("float32"), check_dtype=True)
+
+
+def test_operations_that_join_an_axis_warn_when_blocks_grow_past_the_chunk_size():
+    import warnings
+
+    x = xa.ones((2000, 2000), chunks=(100, 2000))  # 1.6 MB blocks; the whole column axis: 32 MB
+    with config.set({"array.chunk-size": "4MiB"}):
+        with pytest.warns(xa.PerformanceWarning, match=r"apply_along_axis needs axis 0 .* x.rechunk\(\{0: -1, 1: 'auto'\}\)"):
+            xa.apply_along_axis(np.sum, 0, x)
+        with pytest.warns(xa.PerformanceWarning, match="indexing by an xsched array of positions"):
+            x[xa.arange(3, chunks=3)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            xa.apply_along_axis(np.sum, 1, x)  # (already whole: nothing joined, no warning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        xa.apply_along_axis(np.sum, 0, x)  # (32 MB blocks under 4 x the default 128 MiB)

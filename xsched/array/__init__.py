@@ -37,7 +37,7 @@ from .creation import (arange, array, asarray, empty, empty_like, eye, fromfunct
                        full_like, indices, linspace, ones, ones_like, zeros, zeros_like)
 from .creation import asanyarray, from_delayed, from_dlpack, tri, tril_indices, tril_indices_from, triu_indices, triu_indices_from
 from .hdf5 import to_hdf5
-from .rechunking import rechunk
+from .rechunking import PerformanceWarning, rechunk
 from .testing import assert_eq
 from .reductions import max, mean, min, reduction, std, sum, var
 from .manipulation import (around, atleast_1d, atleast_2d, broadcast_arrays, broadcast_to, clip,
@@ -108,7 +108,7 @@ __all__ = [
     "unique_values", "unique_counts", "unique_inverse", "unique_all",
     # creation
     "arange", "linspace", "full", "ones", "zeros", "empty", "eye", "fromfunction", "indices",
-    "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "asanyarray", "from_dlpack", "assert_eq", "array", "ndim", "shape",
+    "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "asanyarray", "from_dlpack", "assert_eq", "PerformanceWarning", "array", "ndim", "shape",
     "tri", "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
     # shape and arrangement
     "rechunk", "reshape", "ravel", "squeeze", "expand_dims", "atleast_1d", "atleast_2d",

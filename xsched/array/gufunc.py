@@ -45,6 +45,7 @@ from ..graph.spec import Ref, funcname
 from .core import Array, block_layer
 from .creation import asarray
 from .index_notation import blockwise
+from .rechunking import joined
 
 __all__ = ["apply_gufunc", "apply_along_axis", "parse_signature", "as_gufunc"]
 
@@ -206,7 +207,7 @@ def apply_gufunc(func: Callable, signature: str, *args: Any, axes: Any = None,
                         f"into {a.numblocks[ax]} blocks {a.chunks[ax]}; a core dimension must "
                         f"be one block. Rechunk it (x.rechunk({{{ax}: -1}})) or pass "
                         "allow_rechunk=True.")
-                a = a.rechunk({ax: -1})
+                a = joined(a, [ax], f"apply_gufunc (core dimension {d!r})")
         arrays[k] = a
     for out_core in outs:
         for d in out_core:
@@ -285,7 +286,7 @@ def apply_along_axis(func1d: Callable, axis: int, arr: Any, *args: Any, dtype: A
         shape = sample.shape if shape is None else shape
     dtype, shape = np.dtype(dtype), tuple(shape)
     if len(x.chunks[axis]) > 1:
-        x = x.rechunk({axis: -1})
+        x = joined(x, [axis], "apply_along_axis")
     chunks = x.chunks[:axis] + tuple((n,) for n in shape) + x.chunks[axis + 1:]
     drop, new = [axis] if not shape else [], list(range(axis + 1, axis + len(shape))) if len(shape) > 1 else []
     return x.map_blocks(_along_axis, func1d, axis, args, kwargs, dtype, shape, chunks=chunks, dtype=dtype,

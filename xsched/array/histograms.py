@@ -36,6 +36,7 @@ from .core import Array, map_blocks
 from .creation import asarray
 from .index_notation import blockwise
 from .manipulation import stack
+from .rechunking import joined
 from .reductions import reduction, sum as _sum
 
 __all__ = ["histogram", "histogram2d", "histogramdd", "bincount", "digitize"]
@@ -155,7 +156,7 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Any = N
         _known(b, "histogramdd", "bins")
         _need_range(b, ranges[i] if i < len(ranges) else None, "histogramdd")
     edges = tuple(np.histogramdd(np.empty((0, d), sample.dtype), bins=bins, range=range)[1])
-    sample = sample.rechunk({1: -1})
+    sample = joined(sample, [1], "histogramdd")
     if weights is not None:
         weights = asarray(weights)
         if weights.ndim != 1 or not _same_lengths(weights, sample[:, 0]):

@@ -44,6 +44,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+import warnings
 from collections.abc import Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, Sequence
@@ -54,13 +55,13 @@ from .. import config
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.p2p import p2p_layers, shuffle_method
 from ..graph.spec import Ref, Task
-from ..units import parse_bytes
-from .chunks import Chunks, _starts, normalize_chunks
+from ..units import format_bytes, parse_bytes
+from .chunks import AUTO_CHUNK_BYTES, Chunks, _starts, normalize_chunks
 
 if TYPE_CHECKING:
     from .core import Array
 
-__all__ = ["rechunk", "plan_rechunk", "unify_chunks", "DEFAULT_MEMORY"]
+__all__ = ["rechunk", "plan_rechunk", "unify_chunks", "joined", "PerformanceWarning", "DEFAULT_MEMORY"]
 
 #: What one rechunking task may hold (its inputs and its output) when the config does not say.
 DEFAULT_MEMORY = 256 * 2**20
@@ -440,6 +441,41 @@ def _rechunk_known_axes(x: Array, chunks: Any) -> Array:
         return x
     out = _step(stand_in, new, "rechunk", kept)
     return type(x)(out._graph, out.name, tuple(x.chunks[a] if a in kept else c for a, c in enumerate(new)), x.dtype)
+
+
+class PerformanceWarning(Warning):
+    """An operation will make blocks much larger than ``array.chunk-size``: each of its tasks
+    holds such a block, so memory per task grows with it."""
+
+
+#: How many times ``array.chunk-size`` a block an operation makes may hold before it warns.
+LARGE_BLOCKS = 4
+
+
+def joined(x: Array, axes: Sequence[int], what: str) -> Array:
+    """``x`` with each of ``axes`` in one block, as ``what`` needs them whole; a
+    ``PerformanceWarning`` when that makes blocks over ``LARGE_BLOCKS`` times the
+    ``array.chunk-size`` setting, naming the operation and the rechunk that bounds them.
+
+    >>> import warnings, xsched.array as xa
+    >>> x = xa.ones((4000, 4000), chunks=(100, 4000))
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     whole = joined(x, [0], "sorting")
+    >>> whole.chunks[0], [w.category.__name__ for w in seen]
+    ((4000,), ['PerformanceWarning'])
+    """
+    out = x.rechunk({a: -1 for a in axes})
+    biggest = math.prod(max(c, default=0) for c in out.chunks) * x.dtype.itemsize
+    limit = parse_bytes(config.get("array.chunk-size", AUTO_CHUNK_BYTES))
+    if biggest == biggest and biggest > LARGE_BLOCKS * limit:
+        others = {a: "auto" for a in range(x.ndim) if a not in axes}
+        fix = ", ".join([f"{a}: -1" for a in axes] + [f"{a}: 'auto'" for a in others])
+        warnings.warn(f"{what} needs axis {', '.join(map(str, axes))} of the array whole in each block, which makes "
+                      f"blocks of up to {format_bytes(biggest)} ({LARGE_BLOCKS}x and more the array.chunk-size of "
+                      f"{format_bytes(limit)}); x.rechunk({{{fix}}}) first cuts the other axes to bound them",
+                      PerformanceWarning, stacklevel=3)
+    return out
 
 
 def unify_chunks(arrays: Sequence[Array], shape: Sequence[int]) -> list[Array]:

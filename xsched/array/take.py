@@ -34,6 +34,7 @@ import numpy as np
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from . import masking as _masking
+from .rechunking import joined
 
 __all__ = ["take", "take_lazy", "is_integer_index", "normalize_indices"]
 
@@ -217,7 +218,7 @@ def take_lazy(x: Any, indices: Any, axis: int) -> Any:
                         "boolean mask can")
     if x.shape[axis] != x.shape[axis]:
         _masking.known_chunks_needed(x, "indexing by an xsched array of positions")
-    whole = x.rechunk({axis: -1})
+    whole = joined(x, [axis], "indexing by an xsched array of positions")
     size = int(whole.shape[axis])
     name = f"take-lazy-{new_token(whole.name, indices.name, axis)}"
     ann = annotations_in_force()
