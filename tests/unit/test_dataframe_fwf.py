@@ -93,3 +93,15 @@ def test_read_fwf_refuses_widths_with_colspecs_and_a_sample_without_columns(tmp_
     blank.write_text("   \n  \n")
     with pytest.raises(ValueError, match="no columns to find"):
         xd.read_fwf(str(blank))
+
+
+@pytest.mark.parametrize("blocksize", [5, 12, None])
+def test_a_header_after_blank_and_comment_lines_heads_every_block(tmp_path, blocksize):
+    csv = tmp_path / "c.csv"
+    csv.write_text("\n\n# made by hand\na,b\n1,2\n3,4\n5,6\n")
+    got = xd.read_csv(str(csv), blocksize=blocksize, comment="#").compute()
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), pd.read_csv(csv, comment="#"))
+    fwf = tmp_path / "f.txt"
+    fwf.write_text("\n# made by hand\na   b\n1   2\n3   4\n5   6\n")
+    got = xd.read_fwf(str(fwf), blocksize=blocksize, comment="#").compute()
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), pd.read_fwf(fwf, comment="#"))

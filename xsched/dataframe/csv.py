@@ -153,7 +153,7 @@ def _read_text_table(what: str, urlpath: Any, blocksize: Any, dtype: Any, usecol
             raise ValueError(f"{what}: the files already have a column {path_col!r}; pass "
                              "include_path_column='<another name>'")
         meta = meta.assign(**{path_col: pd.Categorical([], categories=[i[0] for i in infos])})
-    header_line = sample_bytes[:sample_bytes.find(b"\n") + 1] if has_header else b""
+    header_line, header_at = _header_line(sample_bytes, kwargs, what) if has_header else (b"", 0)
     origin = f"the first {sample} bytes of {first}"
 
     token = new_token(what, infos, blocksize, dtype, usecols, parse_dates, include_path_column, sample, compression,
@@ -164,7 +164,8 @@ def _read_text_table(what: str, urlpath: Any, blocksize: Any, dtype: Any, usecol
     for (fs, path), (label, size, _) in zip(files, infos):
         comp = compression_of(path, compression)
         for start, end in byte_ranges(size, blocksize, comp):
-            tasks.append(Task(_read_block, (fs, path, label, start, end, header_line if start else b"", comp,
+            tasks.append(Task(_read_block, (fs, path, label, start, end,
+                                            header_line if start and start >= header_at else b"", comp,
                                             kwargs, dtypes, meta, path_col, origin), {"what": what}, per_task(ann)))
     project = None
     if usecols is None and not include_path_column and "index_col" not in kwargs and "names" not in kwargs:
@@ -223,6 +224,22 @@ def _sample(files: list, infos: list, compression: Any, sample: int, has_header:
         if data and fallback is None:
             fallback = data, info[0]
     return fallback or (b"", infos[0][0])
+
+
+def _header_line(sample: bytes, kwargs: dict, what: str) -> tuple[bytes, int]:
+    """The header line the blocks after it are given, and where it starts: the sample's
+    first line that pandas does not skip (blank lines, with ``skip_blank_lines``, and lines
+    that are all ``comment`` may come before it). A block starting before it holds it."""
+    comment = kwargs.get("comment")
+    mark = comment.encode(kwargs.get("encoding") or "utf-8") if isinstance(comment, str) else None
+    at = 0
+    for line in io.BytesIO(sample):
+        text = line.strip() if what == "read_fwf" else line.strip(b"\r\n")
+        if not (kwargs.get("skip_blank_lines", True) and not text) and not (
+                mark is not None and line.lstrip().startswith(mark)):
+            return line, at
+        at += len(line)
+    return b"", 0
 
 
 def _fixed_columns(sample: bytes, kwargs: dict) -> dict:
