@@ -99,5 +99,5 @@ def test_isin_matches_numpy():
         np.testing.assert_array_equal(xa.isin(x, values).compute(), want)
         np.testing.assert_array_equal(xa.isin(x, values, invert=True).compute(), ~want)
     np.testing.assert_array_equal(np.isin(x, [1, 2]).compute(), np.isin(data, [1, 2]))
-    with pytest.raises(ValueError, match="split_every must be at least 2"):
+    with pytest.raises(ValueError, match="split_every must be an int of at least 2"):
         xa.unique(x, split_every=1)

@@ -49,3 +49,13 @@ def test_lstsq_of_a_right_hand_side_with_unknown_columns():
     np.testing.assert_allclose(solution.compute(), want, atol=1e-12)
     np.testing.assert_allclose(residuals.compute(), want_res, atol=1e-12)
     assert int(rank.compute()) == want_rank
+
+
+def test_unique_split_every_false_merges_all_at_once():
+    data = np.array([3, 1, 3, 2, 1, 0, 7, 7])
+    x = xa.from_array(data, chunks=2)
+    for split in (False, None, 2, np.int64(3)):
+        np.testing.assert_array_equal(xa.unique(x, split_every=split).compute(), np.unique(data))
+    assert len([k for k in xa.unique(x, split_every=False).__xsched_graph__() if "-combine-" in k]) == 0
+    with pytest.raises(ValueError, match="split_every must be an int of at least 2, False"):
+        xa.unique(x, split_every=1)

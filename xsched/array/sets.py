@@ -25,6 +25,7 @@ two arrays' ``unique`` values in one last task.
 from __future__ import annotations
 
 import math
+import numbers
 from collections import namedtuple
 from typing import Any
 
@@ -68,6 +69,18 @@ def _tree(layers: dict, keys: list, merge: Any, split: int, token: str, what: st
     return name
 
 
+def _split(split_every: Any, x: Array, what: str) -> int:
+    """Partials merged per task: ``split_every``, the default when None, all at once when False."""
+    if split_every is None:
+        return SPLIT_EVERY
+    if split_every is False:
+        return max(math.prod(x.numblocks), 2)
+    if isinstance(split_every, bool) or not isinstance(split_every, numbers.Integral) or split_every < 2:
+        raise ValueError(f"{what}: split_every must be an int of at least 2, False (all at once) or None, got "
+                         f"{split_every!r}")
+    return int(split_every)
+
+
 def _pick(part: tuple, i: int) -> np.ndarray:
     return part[i]
 
@@ -83,9 +96,7 @@ def unique(x: Any, return_counts: bool = False, split_every: int | None = None, 
     [0, 2]
     """
     x = x if isinstance(x, Array) else asarray(x)
-    split = SPLIT_EVERY if split_every is None else int(split_every)
-    if split < 2:
-        raise ValueError(f"unique: split_every must be at least 2, got {split_every!r}")
+    split = _split(split_every, x, "unique")
     equal_nan = bool(equal_nan)
     token = new_token(x.name, split, equal_nan)
     ann = annotations_in_force()
@@ -190,7 +201,7 @@ def unique_all(x: Any, split_every: int | None = None) -> UniqueAllResult:
     [[1, 2, 3], [1, 3, 0], [[2, 0], [0, 1]], [2, 1, 1]]
     """
     x = x if isinstance(x, Array) else asarray(x)
-    split = SPLIT_EVERY if split_every is None else int(split_every)
+    split = _split(split_every, x, "unique_all")
     values, counts = unique(x, return_counts=True, split_every=split, equal_nan=False)
     known_chunks_needed(x, "unique_all")
     token = new_token(values.name, x.name, split)
