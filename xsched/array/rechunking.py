@@ -457,9 +457,9 @@ def joined(x: Array, axes: Sequence[int], what: str) -> Array:
     ``PerformanceWarning`` when that makes blocks over ``LARGE_BLOCKS`` times the
     ``array.chunk-size`` setting, naming the operation and the rechunk that bounds them.
 
-    >>> import warnings, xsched.array as xa
-    >>> x = xa.ones((4000, 4000), chunks=(100, 4000))
-    >>> with warnings.catch_warnings(record=True) as seen:
+    >>> import warnings, xsched.array as xa, xsched.config as config
+    >>> x = xa.ones((4000, 4000), chunks=(100, 4000))  # 3.2 MB blocks; axis 0 whole: 128 MB
+    >>> with warnings.catch_warnings(record=True) as seen, config.set({"array.chunk-size": "16MiB"}):
     ...     warnings.simplefilter("always")
     ...     whole = joined(x, [0], "sorting")
     >>> whole.chunks[0], [w.category.__name__ for w in seen]
