@@ -23,8 +23,9 @@ RANGES = {"real": (-5, 5), "power": (-3, 3), "unit": (-1, 1), "from1": (1, 6),
           "exponent": (-3, 3)}
 SECOND = {"power": (0, 3), "integer": (0, 5), "exponent": (0, 5)}
 
+# (NumPy's own names: numexpr, which pandas and PyTables import, adds an alias or two to the module)
 NUMPY_UFUNCS = sorted(n for n in dir(np) if isinstance(getattr(np, n), np.ufunc)
-                      and getattr(np, n).signature is None)
+                      and getattr(np, n).signature is None and n in np.__all__)
 CANONICAL = [n for n in ufuncs.UFUNCS if getattr(np, n).__name__ == n]
 ALIASES = [n for n in ufuncs.UFUNCS if getattr(np, n).__name__ != n]
 
