@@ -21,3 +21,14 @@ def test_workers_get_one_blas_thread_per_task_thread_unless_the_environment_says
     with Client(cluster) as client:
         seen = client.run(lambda: {name: os.environ.get(name) for name in BLAS})
     assert list(seen.values()) == [{"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "3", "OPENBLAS_NUM_THREADS": "1"}]
+
+
+def test_workers_get_one_malloc_arena_unless_the_environment_says_otherwise(own_cluster, monkeypatch):
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    from xsched import Client
+
+    with Client(own_cluster(n_workers=1)) as client:
+        assert list(client.run(lambda: os.environ.get("MALLOC_ARENA_MAX")).values()) == ["1"]
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
+    with Client(own_cluster(n_workers=1)) as client:
+        assert list(client.run(lambda: os.environ.get("MALLOC_ARENA_MAX")).values()) == ["4"]
