@@ -424,7 +424,7 @@ def test_an_xsched_mask_along_one_axis_as_numpy():
         assert any(np.isnan(c) for cs in got.chunks for c in cs)
         np.testing.assert_array_equal(got.compute(), a[plain])
     np.testing.assert_array_equal(x[:, xa.from_array(np.arange(4)[::-1], chunks=2)].compute(), a[:, ::-1])
-    with pytest.raises(TypeError, match="1-d boolean mask"):  # (positions with another index: not yet)
-        x[1:, xa.from_array(np.arange(4), chunks=2)]
+    with pytest.raises(TypeError, match="1-d boolean mask .* or 1-d integer positions"):
+        x[1:, xa.from_array(np.arange(4.0), chunks=2)]  # (floats are neither)
     with pytest.raises(IndexError, match="axis's length 4"):
         x[:, lazy2]

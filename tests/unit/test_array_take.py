@@ -133,3 +133,29 @@ def test_an_xsched_integer_array_as_index_takes_when_computed():
     assert got.chunks == ((1, 1, 1),) and got.compute().tolist() == [10, 20, 40]
     with pytest.raises(TypeError, match="or hold integer positions"):
         x[xa.from_array(np.array([1.0]), chunks=1)]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_positions_in_an_xsched_array_among_other_entries_index_as_numpy(seed):
+    rng = np.random.default_rng(seed)
+    shape = tuple(int(n) for n in rng.integers(2, 6, 3))
+    data = np.arange(np.prod(shape)).reshape(shape)
+    x = xa.from_array(data, chunks=tuple(int(rng.integers(1, n + 1)) for n in shape))
+    axis = int(rng.integers(0, 3))
+    positions = rng.integers(-shape[axis], shape[axis], int(rng.integers(1, 6)))
+    entries = []
+    for a in range(3):
+        if a == axis:
+            entries.append(xa.from_array(positions, chunks=int(rng.integers(1, len(positions) + 1))))
+            continue
+        kind = rng.integers(0, 4)
+        entries.append(int(rng.integers(-shape[a], shape[a])) if kind == 0 else slice(None) if kind == 1 else
+                       slice(int(rng.integers(0, shape[a])), None, int(rng.integers(1, 3))) if kind == 2 else
+                       slice(None, None, -1))
+    if rng.random() < 0.3:
+        entries.insert(int(rng.integers(0, 4)), None)
+    index = tuple(entries)
+    expected = data[tuple(positions if isinstance(i, xa.Array) else i for i in index)]
+    got = x[index]
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(got.compute(), expected)

@@ -58,23 +58,26 @@ def _array_getitem(self: Array, index: Any) -> Array:
 
 
 def _getitem_lazy_mask(x: Array, index: tuple) -> Array:
-    """``x[2:, mask]``: the other entries first, then the elements along the mask's axis where
-    the xsched 1-d boolean ``mask`` is true (that axis's lengths unknown until computed)."""
+    """``x[2:, mask]`` or ``x[3, positions]``: the other entries first, then along the array's
+    axis the elements where the xsched 1-d boolean ``mask`` is true (that axis's lengths
+    unknown until computed), or those at the xsched 1-d integer ``positions``."""
     full, _ = _spell_out_ellipsis(index, x.ndim, lambda i: i is not None)
     lazy = [p for p, i in enumerate(full) if isinstance(i, Array)]
     if len(lazy) > 1 or any(_fancy.is_integer_index(i) for i in full if not isinstance(i, Array)):
-        raise IndexError("an xsched boolean mask along one axis cannot be combined with other array indices; "
+        raise IndexError("an xsched array index along one axis cannot be combined with other array indices; "
                          "index one axis after the other, e.g. x[:, mask][rows]")
     p = lazy[0]
     mask = full[p]
-    if mask.dtype != np.bool_ or mask.ndim != 1:
+    positions = mask.dtype.kind in "iu"
+    if mask.ndim != 1 or not (positions or mask.dtype == np.bool_):
         raise TypeError("an xsched array inside an index tuple must be a 1-d boolean mask of its axis "
-                        f"(x[:, x[0] > 0]), not shape {tuple(mask.shape)} of {mask.dtype}, unless it holds "
-                        "integer positions and the other entries are ':' (x[:, positions]); else index one "
-                        "axis after the other, or compute() the positions first")
+                        f"(x[:, x[0] > 0]) or 1-d integer positions (x[2, positions]), not shape "
+                        f"{tuple(mask.shape)} of {mask.dtype}; else index one axis after the other, or "
+                        "compute() it first")
     basic = tuple(slice(None) if q == p else i for q, i in enumerate(full))
     axis = sum(1 for i in full[:p] if not isinstance(i, numbers.Integral))
-    y = _masking.mask_along(_getitem(x, basic), mask, axis)
+    y = _getitem(x, basic)
+    y = _fancy.take_lazy(y, mask, axis) if positions else _masking.mask_along(y, mask, axis)
     ints = [q for q, i in enumerate(full) if isinstance(i, numbers.Integral)]
     group = sorted(ints + [p])
     if axis and ints and group[-1] - group[0] != len(group) - 1:  # (as NumPy: apart from the ints, first)
