@@ -128,3 +128,13 @@ def test_polyfit_skipping_missing_values(eager, blocks):
     # the columns holding NaN are fitted apart (a boolean mask of columns, lengths unknown)
     fit = lazy(eager, blocks).a.polyfit("time", 1, skipna=True)
     xr.testing.assert_allclose(fit.compute(), eager.a.polyfit("time", 1, skipna=True))
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 3])
+def test_dt_accessor_of_a_chunked_datetime_variable(blocks):
+    # (xarray's dt accessor maps blocks only for dask's arrays: on others it computes, at once)
+    stamps = xr.DataArray(pd.date_range("2000-01-30 22:00", periods=T, freq="7h").values, dims="time")
+    chunked = stamps.chunk({"time": -(-T // blocks)}, chunked_array_type="xsched")
+    for field in ("year", "month", "day", "hour", "dayofyear"):
+        xr.testing.assert_equal(getattr(chunked.dt, field).compute(), getattr(stamps.dt, field))
+    xr.testing.assert_equal(chunked.dt.floor("D").compute(), stamps.dt.floor("D"))
