@@ -233,3 +233,14 @@ def test_to_orc_refuses_what_orc_cannot_hold_when_called(tmp_path):
     to_orc(ddf, str(tmp_path / "t"), write_index=False)  # (without the index it fits)
     with pytest.raises(TypeError, match="to_orc writes an xsched DataFrame, not DataFrame"):
         to_orc(pd.DataFrame({"a": [1]}), str(tmp_path / "p"))
+
+
+def test_to_orc_skips_empty_partitions_whose_object_columns_have_no_type(tmp_path):
+    pdf = pd.DataFrame({"d": [dt.date(2000, 1, i) for i in range(1, 10)], "v": range(9)})
+    df = xd.from_pandas(pdf, npartitions=3)
+    filtered = df[df.v > 4]  # the first partition left empty: its dates have no type to write
+    paths = to_orc(filtered, str(tmp_path / "out"), write_index=False)
+    assert len(paths) == 2
+    back = read_orc(str(tmp_path / "out")).compute().reset_index(drop=True)
+    pd.testing.assert_frame_equal(back, pd.concat([pd.read_orc(p) for p in paths], ignore_index=True))
+    assert back.v.tolist() == [5, 6, 7, 8]

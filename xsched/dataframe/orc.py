@@ -307,9 +307,10 @@ def to_orc(df: Any, path: str, write_index: bool = True, storage_options: dict |
     names a directory that gets ``part.<i>.orc`` files (or holds one ``*``, replaced by
     the partition number). With ``write_index`` the index is written as a column, as
     ``pandas.DataFrame.to_orc(index=True)`` does; categoricals are written as their
-    values. Columns ORC cannot hold (unsigned integers, durations) are refused here.
+    values. Columns ORC cannot hold (unsigned integers, durations) are refused here. An
+    empty partition whose object columns give no type (meta holds none) writes no file.
     Returns the written paths (``compute_kwargs`` go to the compute), or with
-    ``compute=False`` a list of ``Delayed`` that write them.
+    ``compute=False`` a list of ``Delayed`` that write them (None for no file).
 
     >>> import os, tempfile, pandas as pd, xsched.dataframe as xd
     >>> df = xd.from_pandas(pd.DataFrame({"a": range(4)}, index=pd.Index(list("wxyz"), name="k")), npartitions=2)
@@ -335,8 +336,8 @@ def to_orc(df: Any, path: str, write_index: bool = True, storage_options: dict |
     if compute and compute_kwargs:
         from ..graph.delayed import compute as compute_all
 
-        return list(compute_all(*written, **compute_kwargs))
-    return written
+        written = list(compute_all(*written, **compute_kwargs))
+    return [p for p in written if p is not None] if compute else written
 
 
 def _decoded(frame: pd.DataFrame) -> pd.DataFrame:
@@ -378,11 +379,17 @@ def _schema_for(meta: pd.DataFrame, write_index: bool) -> Any:
     return schema if len(known) == len(schema) else None
 
 
-def _write_part(part: pd.DataFrame, fs: Any, path: str, write_index: bool, schema: Any) -> str:
-    """Run on the workers: one partition as one ORC file; returns its path."""
+def _write_part(part: pd.DataFrame, fs: Any, path: str, write_index: bool, schema: Any) -> str | None:
+    """Run on the workers: one partition as one ORC file; returns its path. A partition of
+    no rows whose columns have no type to write (an object column, when meta says no more)
+    writes no file and returns None: no row is lost, and no file disagrees with the others."""
     import pyarrow as pa
 
     part = _decoded(part)
+    if schema is None and not len(part):
+        own = pa.Schema.from_pandas(part, preserve_index=write_index)
+        if any(pa.types.is_null(f.type) for f in own):
+            return None
     table = None
     if schema is not None:
         try:
