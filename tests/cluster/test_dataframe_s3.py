@@ -92,3 +92,15 @@ def test_json_lines_on_s3(client, s3):
     back = xd.read_json(f"s3://{BUCKET}/json/*.jsonl", blocksize=3000, storage_options=options)
     assert back.npartitions > 3
     pd.testing.assert_frame_equal(back.compute().reset_index(drop=True), frame)
+
+
+def test_orc_on_s3(client, s3):
+    from xsched.dataframe.orc import read_orc
+
+    _, options = s3
+    frame = pd.DataFrame({"x": np.random.default_rng(0).normal(size=300).round(5)},
+                         index=pd.Index(np.arange(300) * 2, name="id"))
+    paths = xd.from_pandas(frame, npartitions=3).to_orc(f"s3://{BUCKET}/orc", storage_options=options)
+    assert paths == [f"s3://{BUCKET}/orc/part.{i}.orc" for i in range(3)]
+    back = read_orc(f"s3://{BUCKET}/orc", columns=["x"], index="id", storage_options=options)
+    pd.testing.assert_frame_equal(back.compute(), frame[["x"]])
