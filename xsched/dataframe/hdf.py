@@ -41,7 +41,7 @@ from ..graph.partials import chain_layer
 from ..graph.spec import Ref, Task
 from .categorical import mark_unknown
 from .core import DataFrame, Series
-from .io import from_tasks
+from .io import from_tasks, in_dtypes, meta_dtypes
 from .planner import keep_rows
 
 __all__ = ["read_hdf", "to_hdf"]
@@ -353,25 +353,11 @@ def _read_piece(path: str, key: str, table: bool, start: int, stop: int, columns
 def _conform(df: Any, meta: Any, where: str) -> Any:
     """A piece in meta's dtypes (keys written apart may differ a little; a table's string
     column whose rows here are all missing reads as objects)."""
-    if isinstance(meta, pd.DataFrame):
-        if list(df.columns) != list(meta.columns):
-            df = df[list(meta.columns)]
-        pairs = list(meta.dtypes.items())
-    else:
-        pairs = [(None, meta.dtype)]
-    for col, want in pairs:
-        have = df.dtype if col is None else df[col].dtype
-        if have == want or isinstance(want, pd.CategoricalDtype):
-            continue
-        try:
-            if col is None:
-                df = df.astype(want)
-            else:
-                df[col] = df[col].astype(want)
-        except (ValueError, TypeError) as exc:
-            raise ValueError(f"read_hdf: column {col!r} of {where} is {have}, but the first key's is {want}, and it "
-                             f"does not convert ({exc}); read the keys apart, or pass columns= without it") from exc
-    return df
+    if isinstance(meta, pd.DataFrame) and list(df.columns) != list(meta.columns):
+        df = df[list(meta.columns)]
+    return in_dtypes(df, meta_dtypes(meta), lambda col, have, want, exc: (
+        f"read_hdf: column {col!r} of {where} is {have}, but the first key's is {want}, and it does not convert "
+        f"({exc}); read the keys apart, or pass columns= without it"))
 
 
 # --------------------------------------------------------------------------- writing

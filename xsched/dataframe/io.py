@@ -23,7 +23,7 @@ from ..graph.spec import Ref, Task
 from .core import _NO_META, _check_meta, make_meta, new_collection
 from .planner import Layer
 
-__all__ = ["from_pandas", "from_dict", "from_delayed", "from_map", "from_tasks"]
+__all__ = ["from_pandas", "from_dict", "from_delayed", "from_map", "from_tasks", "in_dtypes", "meta_dtypes"]
 
 
 def from_tasks(name: str, tasks: Sequence[Any], meta: Any, divisions: Sequence[Any] | None = None,
@@ -45,6 +45,34 @@ def from_tasks(name: str, tasks: Sequence[Any], meta: Any, divisions: Sequence[A
     if divisions is None:
         divisions = (None,) * (len(tasks) + 1)
     return new_collection(LayeredGraph.merge(*graphs, new={name: layer}), name, make_meta(meta), divisions)
+
+
+def meta_dtypes(meta: Any) -> list:
+    """``(column, dtype)`` of a meta, column None for a Series'."""
+    return list(meta.dtypes.items()) if isinstance(meta, pd.DataFrame) else [(None, meta.dtype)]
+
+
+def in_dtypes(df: Any, dtypes: Any, misfit: Any) -> Any:
+    """A piece just read (from files written apart, which may differ a little) in the
+    ``(column, dtype)`` pairs meta gives (``meta_dtypes``); a categorical keeps the categories
+    it read. ``misfit(column, have, want, exc)`` words the error of a column that does not
+    convert.
+
+    >>> in_dtypes(pd.DataFrame({"a": [1, 2]}), [("a", np.dtype("float64"))], None).a.tolist()
+    [1.0, 2.0]
+    """
+    for col, want in dtypes:
+        have = df.dtype if col is None else df[col].dtype
+        if have == want or isinstance(want, pd.CategoricalDtype):
+            continue
+        try:
+            if col is None:
+                df = df.astype(want)
+            else:
+                df[col] = df[col].astype(want)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(misfit(col, have, want, exc)) from exc
+    return df
 
 
 def from_pandas(data: pd.DataFrame | pd.Series, npartitions: int | None = None,

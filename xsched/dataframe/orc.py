@@ -37,7 +37,7 @@ from ..graph.collection import run_writes
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from .core import DataFrame, Series
-from .io import from_tasks
+from .io import from_tasks, in_dtypes
 from .planner import keep_rows
 
 __all__ = ["read_orc", "to_orc"]
@@ -283,19 +283,13 @@ def _conformed(df: pd.DataFrame, dtypes: dict, label: str) -> pd.DataFrame:
     """A piece converted from arrow, in the dtypes the schema gives with no rows (pyarrow
     turns integers holding missing values into floats, booleans into objects)."""
     for col, want in dtypes.items():
-        have = df[col].dtype
-        if have == want:
-            continue
-        if isinstance(want, np.dtype) and want.kind in "iub" and df[col].isna().any():
+        if df[col].dtype != want and isinstance(want, np.dtype) and want.kind in "iub" and df[col].isna().any():
             raise ValueError(f"read_orc: column {col!r} of {label} holds missing values, which pandas' {want} "
                              "cannot; pass dtype_backend='numpy_nullable' (nullable Int64, boolean, ...) or "
                              "'pyarrow'")
-        try:
-            df[col] = df[col].astype(want)
-        except (ValueError, TypeError) as exc:
-            raise ValueError(f"read_orc: column {col!r} of {label} reads as {have}, not the schema's {want}, "
-                             f"and does not convert ({exc}); read this file apart") from exc
-    return df
+    return in_dtypes(df, dtypes.items(), lambda col, have, want, exc: (
+        f"read_orc: column {col!r} of {label} reads as {have}, not the schema's {want}, and does not convert "
+        f"({exc}); read this file apart"))
 
 
 # --------------------------------------------------------------------------- writing

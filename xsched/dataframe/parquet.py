@@ -31,7 +31,7 @@ from .categorical import mark_unknown
 from .core import DataFrame, Series
 from ..files import LocalFileSystem, arrow_source, expand_paths, file_token, filesystem_for, join, shown
 from ..graph.collection import run_writes
-from .io import from_tasks
+from .io import from_tasks, in_dtypes, meta_dtypes
 from .planner import PREDICATES
 
 __all__ = ["read_parquet", "to_parquet"]
@@ -462,18 +462,9 @@ def _conform(df: Any, meta: Any, label: str, sort: bool) -> Any:
         else:
             raise ValueError(f"read_parquet: {label} has the columns {list(df.columns)}, but the first file "
                              f"has {list(meta.columns)}; read files of one schema together, or pass columns=")
-    dtypes = meta.dtypes.items() if isinstance(meta, pd.DataFrame) else [(None, meta.dtype)]
-    for col, dt in dtypes:
-        have = df[col].dtype if col is not None else df.dtype
-        if have != dt and not isinstance(dt, pd.CategoricalDtype):
-            try:
-                if col is None:
-                    df = df.astype(dt)
-                else:
-                    df[col] = df[col].astype(dt)
-            except (ValueError, TypeError) as exc:
-                raise ValueError(f"read_parquet: column {col!r} of {label} is {have}, but the first file's is "
-                                 f"{dt}, and it does not convert ({exc}); read the files apart") from exc
+    df = in_dtypes(df, meta_dtypes(meta), lambda col, have, want, exc: (
+        f"read_parquet: column {col!r} of {label} is {have}, but the first file's is {want}, and it does not "
+        f"convert ({exc}); read the files apart"))
     if sort and not df.index.is_monotonic_increasing:
         df = df.sort_index()
     return df
