@@ -19,6 +19,7 @@ from .deploy.local import LocalCluster
 from .errors import ActorError, DebugError, DebuggerQuit, KilledWorker, SchedulerLostError, TaskInterrupted, XschedError
 from .graph.annotate import annotate
 from .graph.delayed import Delayed, compute, delayed, persist
+from .graph.visualize import visualize
 from .jupyter import magics as _magics
 from .jupyter.progress import progress
 from .plugins import NannyPlugin, PipInstall, SchedulerPlugin, UploadFile, WorkerPlugin
@@ -33,7 +34,7 @@ __version__ = XSCHED_VERSION
 
 __all__ = [
     # computing
-    "Client", "Executor", "Future", "LocalCluster", "delayed", "Delayed", "compute", "persist", "annotate",
+    "Client", "Executor", "Future", "LocalCluster", "delayed", "Delayed", "compute", "persist", "visualize", "annotate",
     "as_completed", "wait", "progress", "fire_and_forget", "futures_of", "get_client", "default_client",
     # tasks that launch tasks
     "worker_client", "local_client", "get_worker", "secede", "rejoin", "breakpoint",

@@ -59,6 +59,7 @@ from ..graph.collection import compute_collection, lineage, persist_collection
 from ..graph.delayed import Delayed
 from ..graph.optimize import optimize
 from ..graph.spec import Ref, Task, funcname
+from ..graph.visualize import visualize_method
 from . import display, hdf5, reductions
 from . import masking as _masking
 from . import rechunking as _rechunk
@@ -219,6 +220,8 @@ class Array:
         return _rebuild, (self.name, self.chunks, self.dtype)
 
     # ----------------------------------------------------------------- compute
+    visualize = visualize_method
+
     def compute(self, optimize_graph: bool = True, **kwargs: Any) -> np.ndarray:
         """Compute the whole array and return it as numpy.
 

@@ -37,6 +37,7 @@ from ..graph.optimize import optimize
 from ..graph.p2p import p2p_layers, shuffle_method
 from ..graph.shuffle import shuffle_layers
 from ..graph.spec import Ref, Task, funcname
+from ..graph.visualize import visualize_method
 from . import partitions as parts
 from . import reductions as red
 from . import text
@@ -88,6 +89,8 @@ class Bag:
 
     def __xsched_tokenize__(self) -> str:
         return self.name
+
+    visualize = visualize_method
 
     def compute(self, optimize_graph: bool = True, **kwargs: Any) -> list:
         """Every element, as one list (on the default client if one runs, else here).

@@ -42,6 +42,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.optimize import optimize
 from ..graph.partials import combine_levels
 from ..graph.spec import Ref, Task, funcname
+from ..graph.visualize import visualize_method
 from ..tokenize import tokenize
 
 __all__ = ["Item", "tree_layers", "stable_hash", "DEFAULT_SPLIT_EVERY"]
@@ -102,6 +103,8 @@ class Item:
 
     def __xsched_tokenize__(self) -> str:
         return self.key
+
+    visualize = visualize_method
 
     def compute(self, optimize_graph: bool = True, **kwargs: Any) -> Any:
         """The value (on the default client if one runs, else here).

@@ -39,6 +39,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.optimize import optimize
 from ..graph.order import gc_paused
 from ..graph.spec import Ref, Task, funcname
+from ..graph.visualize import visualize_method
 from .planner import Layer, explain, plan
 
 __all__ = ["DataFrame", "Series", "Index", "Scalar", "map_partitions", "new_collection"]
@@ -224,6 +225,8 @@ class _Frame:
 
     def __xsched_tokenize__(self) -> str:
         return self._name
+
+    visualize = visualize_method
 
     def compute(self, **kwargs: Any) -> Any:
         """The pandas object: all partitions computed and concatenated.
@@ -844,6 +847,8 @@ class Scalar:
 
     def __xsched_tokenize__(self) -> str:
         return self._name
+
+    visualize = visualize_method
 
     def compute(self, **kwargs: Any) -> Any:
         """The value, computed on the default client or here."""

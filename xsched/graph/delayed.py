@@ -35,6 +35,7 @@ from .local import get
 from .optimize import flatten_keys
 from .order import gc_paused
 from .spec import Ref, Task, funcname
+from .visualize import visualize_method
 
 __all__ = ["Delayed", "delayed", "compute", "persist", "source_of"]
 
@@ -284,6 +285,8 @@ class Delayed:
         return self.key
 
     # ---- computing
+
+    visualize = visualize_method
 
     def compute(self, **kwargs: Any) -> Any:
         """The value: on the default Client if one is running, else in this process.

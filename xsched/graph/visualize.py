@@ -1,0 +1,187 @@
+"""A collection's task graph as a picture (SVG, drawn here: no graphviz), for ``.visualize()``.
+
+Why grouped by default: a graph of a hundred thousand tasks draws as a blur, while its task
+groups (the words of a key before its token, as the progress bars name them: ``from-array``,
+``sum-chunk``, ``sum-combine``...) are few. Each group is a box with its count of tasks, an
+arrow from every group whose tasks another group's tasks read; ``tasks=True`` draws every task
+instead, for small graphs. Boxes stand in columns by the longest chain of groups before them,
+so a computation reads left to right, inputs first.
+
+>>> import xsched.array as xa
+>>> picture = visualize(xa.ones((4, 4), chunks=2).sum())
+>>> picture
+GraphPicture<3 groups, 2 arrows: ones (4) -> sum-chunk (4) -> sum-aggregate (1)>
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from typing import Any
+
+from ..keys import key_split
+from .spec import dependencies
+
+__all__ = ["visualize", "visualize_method", "GraphPicture"]
+
+#: The most tasks ``tasks=True`` draws.
+MAX_TASKS = 1000
+
+_BOX_W, _BOX_H, _GAP_X, _GAP_Y = 170, 34, 60, 18
+
+
+class GraphPicture:
+    """A drawn graph: shows itself in a notebook (SVG); ``.svg`` is its text, ``save(path)``
+    writes it."""
+
+    def __init__(self, svg: str, nodes: list[tuple[str, int]], edges: list[tuple[str, str]],
+                 grouped: bool = True) -> None:
+        self.svg = svg
+        self.nodes = nodes  # (group and its count of tasks, or key and 1), inputs first
+        self.edges = edges
+        self.grouped = grouped
+
+    def _repr_svg_(self) -> str:
+        return self.svg
+
+    def __repr__(self) -> str:
+        chain = " -> ".join(f"{name} ({n})" for name, n in self.nodes[:4])
+        more = ", ..." if len(self.nodes) > 4 else ""
+        return (f"GraphPicture<{len(self.nodes)} {'groups' if self.grouped else 'tasks'}, {len(self.edges)} "
+                f"arrows: {chain}{more}>")
+
+    def save(self, path: str | os.PathLike) -> str:
+        """Write the SVG to ``path`` (a ``.svg`` file); returns the path."""
+        path = os.fspath(path)
+        if not path.lower().endswith(".svg"):
+            raise ValueError(f"visualize writes SVG: give a file name ending in .svg, not {path!r}")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.svg)
+        return path
+
+
+def _graph_of(collections: tuple) -> dict:
+    graph: dict = {}
+    for c in collections:
+        if not hasattr(c, "__xsched_graph__"):
+            raise TypeError(f"visualize draws xsched collections (arrays, dataframes, bags, delayed values), "
+                            f"not {type(c).__name__}")
+        graph.update(c.__xsched_graph__())
+    return graph
+
+
+def _columns(nodes: list, parents: dict) -> dict:
+    """Each node's column: one more than the furthest of its parents (inputs in column 0)."""
+    column: dict = {}
+    for node in nodes:  # (nodes come in an order where parents precede: see _order)
+        column[node] = 1 + max((column[p] for p in parents[node]), default=-1)
+    return column
+
+
+def _order(nodes: set, parents: dict) -> list:
+    """The nodes, every one after its parents (a depth-first walk, stable in key order)."""
+    out: list = []
+    seen: set = set()
+    for start in sorted(nodes):
+        stack = [(start, False)]
+        while stack:
+            node, ready = stack.pop()
+            if ready:
+                out.append(node)
+                continue
+            if node in seen:
+                continue
+            seen.add(node)
+            stack.append((node, True))
+            stack.extend((p, False) for p in sorted(parents[node], reverse=True) if p not in seen)
+    return out
+
+
+def _draw(labels: dict, parents: dict, order: list) -> str:
+    column = _columns(order, parents)
+    rows: dict = {}
+    place: dict = {}
+    for node in order:
+        c = column[node]
+        place[node] = (c, rows.get(c, 0))
+        rows[c] = rows.get(c, 0) + 1
+    width = (max(column.values(), default=0) + 1) * (_BOX_W + _GAP_X) + _GAP_X
+    height = max(rows.values(), default=1) * (_BOX_H + _GAP_Y) + _GAP_Y + _GAP_X  # (room for curves below)
+
+    def xy(node: str) -> tuple[int, int]:
+        c, r = place[node]
+        return _GAP_X + c * (_BOX_W + _GAP_X), _GAP_Y + r * (_BOX_H + _GAP_Y)
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+             '<defs><marker id="xsched-arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" '
+             'markerHeight="6" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#666"/></marker></defs>']
+    for node in order:
+        x1, y1 = xy(node)
+        for p in sorted(parents[node]):
+            x0, y0 = xy(p)
+            a, b = (x0 + _BOX_W, y0 + _BOX_H // 2), (x1, y1 + _BOX_H // 2)
+            span = column[node] - column[p]
+            if span <= 1:
+                parts.append(f'<line x1="{a[0]}" y1="{a[1]}" x2="{b[0]}" y2="{b[1]}" stroke="#666" '
+                             'marker-end="url(#xsched-arrow)"/>')
+            else:  # (past the boxes of the columns between: a curve below them)
+                low = max(y0, y1) + _BOX_H + _GAP_Y // 2 + 4 * span
+                parts.append(f'<path d="M{a[0]},{a[1]} C{a[0] + _GAP_X},{low} {b[0] - _GAP_X},{low} {b[0]},{b[1]}" '
+                             'fill="none" stroke="#666" marker-end="url(#xsched-arrow)"/>')
+    for node in order:
+        x, y = xy(node)
+        text = labels[node]
+        shown = text if len(text) <= 26 else text[:25] + "\u2026"
+        parts.append(f'<g><title>{html.escape(text)}</title><rect x="{x}" y="{y}" width="{_BOX_W}" '
+                     f'height="{_BOX_H}" rx="6" fill="#dbe9f6" stroke="#3b6ea5"/>'
+                     f'<text x="{x + _BOX_W // 2}" y="{y + _BOX_H // 2 + 4}" text-anchor="middle">'
+                     f'{html.escape(shown)}</text></g>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def visualize(*collections: Any, filename: str | os.PathLike | None = None, tasks: bool = False) -> GraphPicture:
+    """A picture of the task graph of ``collections``: a box per task group with its count of
+    tasks (``tasks=True``: a box per task, for graphs of at most ``MAX_TASKS``), an arrow from
+    each group to the groups whose tasks read it. It shows itself in a notebook; ``filename``
+    (``.svg``) also writes it.
+
+    >>> import xsched
+    >>> total = xsched.delayed(sum)([xsched.delayed(abs)(-i) for i in range(3)])
+    >>> xsched.visualize(total, tasks=True).nodes[-1][0].startswith("sum-")
+    True
+    """
+    graph = _graph_of(collections)
+    if tasks:
+        if len(graph) > MAX_TASKS:
+            raise ValueError(f"visualize(tasks=True) draws at most {MAX_TASKS} tasks and this graph has {len(graph)}; "
+                             "draw its task groups instead (tasks=False)")
+        parents = {k: {d for d in dependencies(t) if d in graph} for k, t in graph.items()}
+        labels = {k: k for k in graph}
+    else:
+        group = {k: key_split(k) for k in graph}
+        parents = {g: set() for g in group.values()}
+        counts: dict = {}
+        for k, t in graph.items():
+            counts[group[k]] = counts.get(group[k], 0) + 1
+            parents[group[k]].update(group[d] for d in dependencies(t) if d in graph and group[d] != group[k])
+        labels = {g: f"{g} ({n})" for g, n in counts.items()}
+    order = _order(set(parents), parents)
+    picture = GraphPicture(_draw(labels, parents, order),
+                           [(n, 1) if tasks else (n, counts[n]) for n in order],
+                           [(p, n) for n in order for p in sorted(parents[n])], grouped=not tasks)
+    if filename is not None:
+        picture.save(filename)
+    return picture
+
+
+def visualize_method(self: Any, filename: str | os.PathLike | None = None, tasks: bool = False) -> GraphPicture:
+    """A picture of this collection's task graph (see ``xsched.visualize``): its task groups,
+    or with ``tasks=True`` its tasks; ``filename`` (``.svg``) also writes it.
+
+    >>> import xsched.bag as xb
+    >>> xb.from_sequence(range(6), npartitions=3).map(abs).sum().visualize().nodes[0]
+    ('from-sequence', 3)
+    """
+    return visualize(self, filename=filename, tasks=tasks)
