@@ -38,3 +38,13 @@ def test_axes_are_the_index_and_the_columns():
     pd.testing.assert_index_equal(columns, pdf.columns)
     pd.testing.assert_index_equal(index.compute(), pdf.index)
     pd.testing.assert_index_equal(df.a.axes[0].compute(), pdf.a.axes[0])
+
+
+def test_from_dict_as_a_class_method_as_pandas():
+    data = {"a": [1, 2, 3], "b": ["x", "y", "z"]}
+    got = xd.DataFrame.from_dict(data, npartitions=2)
+    assert got.npartitions == 2
+    pd.testing.assert_frame_equal(got.compute(), pd.DataFrame.from_dict(data))
+    rows = xd.DataFrame.from_dict({"r": [1, 2], "s": [3, 4]}, orient="index", columns=["u", "v"])
+    pd.testing.assert_frame_equal(rows.compute(), pd.DataFrame.from_dict({"r": [1, 2], "s": [3, 4]}, orient="index",
+                                                                          columns=["u", "v"]))

@@ -20,7 +20,7 @@ import pandas as pd
 from ..graph.delayed import Delayed, source_of
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
-from .core import _NO_META, _check_meta, make_meta, new_collection
+from .core import _NO_META, DataFrame, _check_meta, make_meta, new_collection
 from .planner import Layer
 
 __all__ = ["from_pandas", "from_dict", "from_delayed", "from_map", "from_tasks", "in_dtypes", "meta_dtypes"]
@@ -148,6 +148,20 @@ def from_dict(data: dict, npartitions: int, orient: str = "columns", dtype: Any 
     """
     frame = pd.DataFrame.from_dict(data, orient=orient, dtype=dtype, columns=columns)
     return from_pandas(frame, npartitions=npartitions)
+
+
+def _from_dict_method(cls: type, data: dict, *, npartitions: int = 1, orient: str = "columns", dtype: Any = None,
+                      columns: Any = None):
+    """``xd.DataFrame.from_dict(data, npartitions=...)``, pandas' constructor (see ``from_dict``).
+
+    >>> import xsched.dataframe as xd
+    >>> xd.DataFrame.from_dict({"a": [1, 2, 3]}, npartitions=2).npartitions
+    2
+    """
+    return from_dict(data, npartitions, orient=orient, dtype=dtype, columns=columns)
+
+
+DataFrame.from_dict = classmethod(_from_dict_method)  # type: ignore[attr-defined]
 
 
 def from_delayed(dfs: Sequence[Delayed], meta: Any = _NO_META, divisions: Sequence[Any] | None = None,
