@@ -59,3 +59,4 @@ def test_unique_split_every_false_merges_all_at_once():
     assert len([k for k in xa.unique(x, split_every=False).__xsched_graph__() if "-combine-" in k]) == 0
     with pytest.raises(ValueError, match="split_every must be an int of at least 2, False"):
         xa.unique(x, split_every=1)
+

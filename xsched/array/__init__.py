@@ -42,7 +42,7 @@ from .testing import assert_eq
 from .reductions import max, mean, min, reduction, std, sum, var
 from .manipulation import (around, atleast_1d, atleast_2d, broadcast_arrays, broadcast_to, clip,
                            concatenate, expand_dims, flip, fliplr, flipud, hstack, meshgrid,
-                           moveaxis, pad, ravel, repeat, reshape, roll, squeeze, stack, swapaxes,
+                           moveaxis, pad, ravel, repeat, reshape, reshape_blockwise, roll, squeeze, stack, swapaxes,
                            tile, transpose, tril, triu, unstack, vstack, where, permute_dims, concat)
 from .manipulation import around as round
 from .manipulation import apply_over_axes, rollaxis, shuffle
@@ -111,7 +111,7 @@ __all__ = [
     "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "asanyarray", "from_dlpack", "assert_eq", "PerformanceWarning", "array", "ndim", "shape",
     "tri", "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
     # shape and arrangement
-    "rechunk", "reshape", "ravel", "squeeze", "expand_dims", "atleast_1d", "atleast_2d",
+    "rechunk", "reshape", "reshape_blockwise", "ravel", "squeeze", "expand_dims", "atleast_1d", "atleast_2d",
     "transpose", "moveaxis", "swapaxes", "flip", "fliplr", "flipud", "roll",
     "concatenate", "stack", "hstack", "vstack", "pad", "broadcast_to", "broadcast_arrays",
     "meshgrid", "where", "clip", "around", "round", "take", "repeat", "tile", "unstack", "tril", "triu",
