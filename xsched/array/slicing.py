@@ -47,6 +47,9 @@ def _array_getitem(self: Array, index: Any) -> Array:
     if isinstance(index, Array) and index.dtype.kind in "iu":
         return _fancy.take_lazy(self, index, 0)
     if isinstance(index, tuple) and any(isinstance(i, Array) for i in index):
+        n_real = sum(1 for i in index if i is not None and i is not Ellipsis)
+        if n_real > self.ndim:
+            raise IndexError(f"too many indices: array is {self.ndim}-dimensional, but {n_real} were indexed")
         lazy = [p for p, i in enumerate(index) if isinstance(i, Array)]
         rest = [i for p, i in enumerate(index) if p != lazy[0]]
         whole = [isinstance(i, slice) and i == slice(None) for i in rest]
@@ -78,9 +81,10 @@ def _getitem_lazy_mask(x: Array, index: tuple) -> Array:
     axis = sum(1 for i in full[:p] if not isinstance(i, numbers.Integral))
     y = _getitem(x, basic)
     y = _fancy.take_lazy(y, mask, axis) if positions else _masking.mask_along(y, mask, axis)
-    ints = [q for q, i in enumerate(full) if isinstance(i, numbers.Integral)]
-    group = sorted(ints + [p])
-    if axis and ints and group[-1] - group[0] != len(group) - 1:  # (as NumPy: apart from the ints, first)
+    # (as NumPy: apart from the ints, first; apart in the index as written, where even a
+    # '...' standing for no axis parts them)
+    group = [q for q, i in enumerate(index) if isinstance(i, (numbers.Integral, Array))]
+    if axis and len(group) > 1 and group[-1] - group[0] != len(group) - 1:
         y = y.transpose([axis] + [a for a in range(y.ndim) if a != axis])
     return y
 

@@ -94,7 +94,7 @@ def random_sample(bag: Bag, prob: float, random_state: Any = None) -> Bag:
     if isinstance(prob, bool) or not isinstance(prob, numbers.Real) or not 0 <= prob <= 1:
         raise ValueError(f"random_sample: prob must be a probability between 0 and 1, got {prob!r}")
     if random_state is None or isinstance(random_state, numbers.Integral):
-        rng = random.Random(random_state)
+        rng = random.Random(None if random_state is None else int(random_state))  # (NumPy's ints too)
     elif isinstance(random_state, random.Random):
         rng = random_state
     else:

@@ -45,13 +45,20 @@ def _check_divisions(frame: _Frame, what: str) -> None:
                                  f"{']' if i == frame.npartitions - 1 else ')'}")
 
 
+def _kind(obj: Any) -> type | None:
+    return next((t for t in (pd.DataFrame, pd.Series, pd.Index) if isinstance(obj, t)), None)
+
+
 def _check_meta(result: Any, meta: Any, what: str) -> None:
+    if _kind(result) is not _kind(meta):
+        raise AssertionError(f"{what}: the result is a {type(result).__name__}, its meta a {type(meta).__name__}")
     if isinstance(meta, pd.DataFrame):
         if list(result.columns) != list(meta.columns):
             raise AssertionError(f"{what}: the result has the columns {list(result.columns)}, its meta "
                                  f"{list(meta.columns)}")
-        wrong = {c: (str(result[c].dtype), str(d)) for c, d in meta.dtypes.items()
-                 if not _same_dtype(result[c].dtype, d)}
+        # (by position: column labels may repeat)
+        wrong = {c: (str(g), str(d)) for c, g, d in zip(meta.columns, result.dtypes, meta.dtypes)
+                 if not _same_dtype(g, d)}
         if wrong:
             raise AssertionError(f"{what}: columns whose dtype differs from the meta's (result, meta): {wrong}")
     elif isinstance(meta, (pd.Series, pd.Index)):
@@ -81,15 +88,26 @@ def _computed(obj: Any, what: str, check_dtype: bool, check_divisions: bool) -> 
     return obj
 
 
-def _sorted(obj: Any) -> Any:
+def _sorted(obj: Any, by_index: bool) -> Any:
+    """Rows in one order whatever the partitions gave: by index labels (and values where
+    labels repeat), or by values alone when the index is not compared."""
     if isinstance(obj, pd.Index):
         return obj.sort_values()
     if not isinstance(obj, (pd.Series, pd.DataFrame)):
         return obj
-    if obj.index.is_unique:
+    if by_index and obj.index.is_unique:
         return obj.sort_index(kind="stable")
     frame = obj.to_frame() if isinstance(obj, pd.Series) else obj
-    order = frame.reset_index().sort_values(list(frame.reset_index().columns), kind="stable").index
+    positions = pd.RangeIndex(len(frame))
+    # (keys by position: an index level may share a column's name, and labels may repeat)
+    keys = [frame.index.get_level_values(i).to_series(index=positions) for i in range(frame.index.nlevels)
+            ] if by_index else []
+    keys += [frame.iloc[:, j].set_axis(positions) for j in range(frame.shape[1])]
+    try:
+        table = pd.concat(keys, axis=1, ignore_index=True)
+        order = table.sort_values(list(table.columns), kind="stable").index
+    except TypeError:  # values that do not order (mixed types, dicts): by index, or as given
+        return obj.sort_index(kind="stable") if by_index else obj
     return obj.iloc[order]
 
 
@@ -100,17 +118,25 @@ def assert_eq(a: Any, b: Any, check_names: bool = True, check_dtype: bool = True
     computed and must also match its own meta (``check_dtype``) and divisions
     (``check_divisions``). ``sort_results`` sorts both by index (and values where labels
     repeat) first, since partitions may give rows in another order; ``check_index=False``
-    compares the values only. Other keywords (``rtol``, ``check_exact``...) go to pandas.
+    compares the values only (sorted by values). Arrays (NumPy's or xsched's) are compared
+    by ``xsched.array.assert_eq``. Other keywords (``rtol``, ``check_exact``...) go to pandas.
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> pdf = pd.DataFrame({"k": [1, 2, 1], "v": [1.0, 2.0, 3.0]})
     >>> xd.assert_eq(xd.from_pandas(pdf, npartitions=2).groupby("k").v.sum(), pdf.groupby("k").v.sum())
     True
     """
+    from ..array import Array, assert_eq as assert_array_eq  # (the array collection, only when asked for)
+
+    if isinstance(a, (Array, np.ndarray)) or isinstance(b, (Array, np.ndarray)):
+        return assert_array_eq(a, b, check_dtype=check_dtype, rtol=kwargs.get("rtol", 1e-7),
+                               atol=kwargs.get("atol", 0.0))
     a = _computed(a, "the first argument", check_dtype, check_divisions)
     b = _computed(b, "the second argument", check_dtype, check_divisions)
+    if _kind(a) is not _kind(b):
+        raise AssertionError(f"a {type(a).__name__} against a {type(b).__name__}")
     if sort_results:
-        a, b = _sorted(a), _sorted(b)
+        a, b = _sorted(a, check_index), _sorted(b, check_index)
     if not check_index and isinstance(a, (pd.Series, pd.DataFrame)):
         a, b = a.reset_index(drop=True), b.reset_index(drop=True)
     options = dict(check_dtype=check_dtype, check_names=check_names, **kwargs)
@@ -121,8 +147,6 @@ def assert_eq(a: Any, b: Any, check_names: bool = True, check_dtype: bool = True
     elif isinstance(a, pd.Index):
         options.pop("check_dtype")
         pd.testing.assert_index_equal(a, b, exact=check_dtype, **options)
-    elif isinstance(b, (pd.Series, pd.DataFrame, pd.Index)):
-        raise AssertionError(f"a {type(a).__name__} against a {type(b).__name__}")
     elif not _same_scalar(a, b, kwargs.get("rtol", 1e-7), kwargs.get("atol", 0.0)):
         raise AssertionError(f"{a!r} != {b!r}")
     return True
@@ -131,7 +155,9 @@ def assert_eq(a: Any, b: Any, check_names: bool = True, check_dtype: bool = True
 def _same_scalar(a: Any, b: Any, rtol: float, atol: float) -> bool:
     if a is b or (pd.api.types.is_scalar(a) and pd.api.types.is_scalar(b) and pd.isna(a) and pd.isna(b)):
         return True
+    # (within rtol only where a side is inexact: whole numbers past 2**53 would round equal)
+    inexact = any(isinstance(v, (float, complex, np.inexact)) for v in (a, b))
     try:
-        return bool(a == b) or bool(np.isclose(a, b, rtol=rtol, atol=atol))
+        return bool(a == b) or (inexact and bool(np.isclose(a, b, rtol=rtol, atol=atol)))
     except (TypeError, ValueError):
         return False
