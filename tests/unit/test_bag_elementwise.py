@@ -117,3 +117,10 @@ def test_from_url_reads_lines_over_http(web):
         xb.from_url("a.txt")
     with pytest.raises(Exception, match="404"):
         xb.from_url(f"{web}/missing.txt").compute()
+
+
+def test_a_key_given_as_a_one_item_list_is_a_tuple_as_pluck_gives():
+    records = xb.from_sequence([{"k": "a", "v": 1}, {"k": "b", "v": 2}], npartitions=2)
+    assert records.join([{"k": "a"}], ["k"], lambda o: (o["k"],)).compute() == [({"k": "a"}, {"k": "a", "v": 1})]
+    assert records.pluck(["k"]).compute() == [("a",), ("b",)]
+    assert sorted(records.foldby(["k"], lambda acc, r: acc + r["v"], 0).compute()) == [(("a",), 1), (("b",), 2)]

@@ -54,3 +54,18 @@ def test_read_json_samples_a_first_record_longer_than_the_sample(tmp_path):
     pd.DataFrame(records).to_json(path, orient="records", lines=True)
     got = xd.read_json(str(path), sample=100).compute()
     pd.testing.assert_frame_equal(got, pd.read_json(path, lines=True))
+
+
+@pytest.mark.parametrize("npartitions", [1, 2])
+@pytest.mark.parametrize("values, dtype", [([1, None, 3, 4], "Int64"), ([None, None], "Int64"), ([1, 2, 3], "Int64"),
+                                           ([1, None, 2, 3], "UInt8"), ([1.5, None, 3], "Float64"), ([None], "Float64"),
+                                           ([1.0, 2, 3], "float64")])
+def test_quantiles_of_nullable_numbers_as_pandas_whole_or_not_with_missing_values_or_not(values, dtype, npartitions):
+    # (pandas gives a nullable integer back in its dtype only when it held NA and every quantile is whole)
+    s = pd.Series(values, dtype=dtype)
+    x = xd.from_pandas(s, npartitions=npartitions)
+    for q in (0.5, 0.3):
+        got, want = x.quantile(q).compute(), s.quantile(q)
+        assert type(got) is type(want) and (got == want if not pd.isna(want) else pd.isna(got))
+    for q in ([0.5], [0.5, 0.25]):
+        pd.testing.assert_series_equal(x.quantile(q).compute(), s.quantile(q))

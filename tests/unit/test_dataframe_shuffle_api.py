@@ -63,3 +63,13 @@ def test_shuffle_refuses_what_it_cannot_do_when_called():
         df.shuffle("k", shuffle_method="disk")
     with pytest.raises(TypeError, match="unknown options"):
         df.shuffle("k", max_branch=4)
+
+
+def test_shuffle_by_values_of_ones_own_and_a_fractional_npartitions_are_refused():
+    df = xd.from_pandas(PDF, npartitions=2)
+    for values in (df.k, PDF.k, PDF.index):
+        with pytest.raises(TypeError, match=r"df.assign\(key=values\).shuffle\('key'\)"):
+            df.shuffle(on=values)
+    for bad in (2.5, 0, True):
+        with pytest.raises(ValueError, match="whole number of at least 1"):
+            df.shuffle("k", npartitions=bad)

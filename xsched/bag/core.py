@@ -615,10 +615,15 @@ def _check_count(n: Any, what: str, arg: str, minimum: int = 0) -> None:
 
 
 def _getter(key: Any) -> Callable:
-    """A function from a function, or from an index/field to look up (``x[key]``)."""
+    """A function from a function, or from an index/field to look up (``x[key]``; a list of
+    them: a tuple of those, one item or none included, as ``pluck`` gives)."""
     if callable(key):
         return key
-    return operator.itemgetter(*key) if isinstance(key, list) else operator.itemgetter(key)
+    return partial(_items, keys=tuple(key)) if isinstance(key, list) else operator.itemgetter(key)
+
+
+def _items(x: Any, keys: tuple) -> tuple:
+    return tuple(x[k] for k in keys)
 
 
 def _common_npartitions(what: str, args: Iterable[Any]) -> int:

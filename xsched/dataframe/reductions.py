@@ -319,27 +319,29 @@ QUANTILE_SAMPLES = 1000
 
 
 def _quantile_chunk(part: pd.Series) -> tuple:
+    """(sorted sample of the values, rows each stands for, whether values were missing)."""
+    missing = bool(part.isna().any())
     part = part.dropna()
     if isinstance(part.dtype, pd.DatetimeTZDtype):  # (as UTC datetime64; the final step puts the zone back)
         part = part.dt.tz_convert("UTC").dt.tz_localize(None)
     values = np.sort(part.to_numpy())
     n = len(values)
     if n <= QUANTILE_SAMPLES:
-        return values, np.ones(n)
+        return values, np.ones(n), missing
     idx = np.linspace(0, n - 1, QUANTILE_SAMPLES).round().astype(int)
-    return values[idx], np.full(QUANTILE_SAMPLES, n / QUANTILE_SAMPLES)
+    return values[idx], np.full(QUANTILE_SAMPLES, n / QUANTILE_SAMPLES), missing
 
 
 def _quantile_merge(partials: list) -> tuple:
     values = np.concatenate([p[0] for p in partials])
     weights = np.concatenate([p[1] for p in partials])
     order = np.argsort(values, kind="stable")
-    return values[order], weights[order]
+    return values[order], weights[order], any(p[2] for p in partials)
 
 
 def _quantile_final(partials: list, q: Any, name: Any, tz: Any = None, out_dtype: Any = None,
                     whole_dtype: Any = None) -> Any:
-    values, weights = _quantile_merge(partials)
+    values, weights, missing = _quantile_merge(partials)
     qs = np.atleast_1d(np.asarray(q, dtype=float))
     when = values.dtype if values.dtype.kind in "mM" else None
     if when is not None:  # datetimes and timedeltas: interpolated as their integers, as pandas does
@@ -362,8 +364,8 @@ def _quantile_final(partials: list, q: Any, name: Any, tz: Any = None, out_dtype
     if when is not None and len(values):
         out = out.astype(when)  # (a float position truncated toward zero, as pandas' cast does)
     out = pd.Series(out, index=qs, name=name, dtype=out_dtype)
-    if whole_dtype is not None and bool((out.isna() | (out % 1 == 0)).all()):
-        out = out.astype(whole_dtype)  # (pandas' nullable integers: back in their dtype when whole)
+    if whole_dtype is not None and missing and bool((out.isna() | (out % 1 == 0)).all()):
+        out = out.astype(whole_dtype)  # (pandas' nullable integers holding NA: back in their dtype when whole)
     if tz is not None:
         out = out.dt.tz_localize("UTC").dt.tz_convert(tz)
     return out.iloc[0] if np.ndim(q) == 0 else out
@@ -387,8 +389,8 @@ def quantile(series: Series, q: Any = 0.5, split_every: int | None = None):
     return reduction(series, _quantile_chunk, _quantile_final, _quantile_merge, meta=meta,
                      token="quantile", split_every=split_every,
                      aggregate_kwargs={"q": q, "name": series.name, "tz": tz,
-                                       "out_dtype": out_dtype if np.ndim(q) else None,
-                                       "whole_dtype": dtype if out_dtype is not None and np.ndim(q) and isinstance(
+                                       "out_dtype": out_dtype,
+                                       "whole_dtype": dtype if out_dtype is not None and isinstance(
                                            dtype, pd.api.extensions.ExtensionDtype) and dtype.kind in "iu"
                                        else None})
 

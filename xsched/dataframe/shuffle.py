@@ -22,6 +22,7 @@ spilled like any other. Either way a worker lost mid-shuffle costs a rerun, not 
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from functools import partial
 from typing import Any, Sequence
@@ -208,9 +209,14 @@ def shuffle(frame: _Frame, on: Any = None, npartitions: int | None = None, _dtyp
     >>> sorted(sorted(set(p.compute().k)) for p in parts if len(p.compute()))
     [[1], [2]]
     """
+    if npartitions is not None and (isinstance(npartitions, bool) or not isinstance(npartitions, numbers.Integral)
+                                    or npartitions < 1):
+        raise ValueError(f"shuffle: npartitions must be a whole number of at least 1, got {npartitions!r}")
     n = frame.npartitions if npartitions is None else int(npartitions)
-    if n < 1:
-        raise ValueError(f"shuffle: npartitions must be at least 1, got {npartitions!r}")
+    if isinstance(on, (_Frame, pd.Series, pd.Index, pd.DataFrame)):
+        raise TypeError(f"shuffle: on= names columns of the frame (or on_index=True), not a {type(on).__name__}; "
+                        "to shuffle by values of your own, assign them as a column first: "
+                        "df.assign(key=values).shuffle('key')")
     if (on is None) == (not on_index):
         raise TypeError("shuffle: give on= (the columns whose equal values meet) or on_index=True, not both "
                         "and not neither")
