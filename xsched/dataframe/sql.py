@@ -76,7 +76,7 @@ def _engine(uri: str, engine_kwargs: dict, what: str) -> Iterator[Any]:
     try:
         engine = sa.create_engine(uri, **engine_kwargs)
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as exc:
-        raise ValueError(f"{what}: {uri!r} is not a database URI SQLAlchemy can open ({exc}); "
+        raise ValueError(f"{what}: {_shown(uri)!r} is not a database URI SQLAlchemy can open ({exc}); "
                          "e.g. 'sqlite:///data.db' or 'postgresql://user@host/db'") from exc
     try:
         yield engine
