@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import numbers
+import re
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -65,8 +66,8 @@ def _shown(uri: str) -> str:
     """The URI without its password, for messages."""
     try:
         return _sa().engine.make_url(uri).render_as_string(hide_password=True)
-    except Exception:
-        return "the database URI"
+    except Exception:  # (not parsed: hide what would be a password anyway)
+        return re.sub(r"(//[^:/@]*:)[^@]*@", r"\1***@", uri)
 
 
 @contextlib.contextmanager
