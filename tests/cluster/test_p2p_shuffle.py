@@ -112,9 +112,12 @@ def _kill_a_worker_holding_pieces(client, gate, future):
     """Nine of ten transfers done (every worker holds pieces of nine inputs, the tenth input
     held at ``gate``): kill a worker running nothing, open the gate; ``future``'s result,
     once a second run was made (the first one's pieces on the dead worker were lost)."""
-    wait_until(lambda: all(held and list(held.values())[0][1] == 9
-                           for held in client.run(_held_by_workers).values()) or None,
-               msg="every worker holding nine inputs' pieces")
+    # (and a worker whose last transfer the scheduler has heard finish: under load a worker
+    # holds its pieces a moment before its transfer task leaves "processing")
+    wait_until(lambda: (all(held and list(held.values())[0][1] == 9
+                            for held in client.run(_held_by_workers).values())
+                        and any(not ks for ks in client.processing().values())) or None,
+               msg="every worker holding nine inputs' pieces, one running nothing")
     busy = {w for w, ks in client.processing().items() if ks}
     pid = kill_worker(client, sorted(set(client.scheduler_info()["workers"]) - busy)[0])
     gate.open()
