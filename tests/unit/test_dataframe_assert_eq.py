@@ -51,3 +51,13 @@ def test_partitions_outside_their_divisions_fail():
     with pytest.raises(AssertionError, match="partition 0 holds index labels 10 to 12, outside its division"):
         xd.assert_eq(shifted, PDF.set_axis(PDF.index + 10))
     assert xd.assert_eq(shifted, PDF.set_axis(PDF.index + 10), check_divisions=False)
+
+
+def test_a_scalar_that_breaks_its_meta_fails():
+    s = xd.from_pandas(PDF.v, npartitions=2)
+    as_text = s.reduction(lambda p: str(p.sum()), lambda parts: str(sum(float(t) for t in parts)), meta=0.0)
+    with pytest.raises(AssertionError, match="the result is '21.0', a str, where its meta is a float"):
+        xd.assert_eq(as_text, "21.0")
+    assert xd.assert_eq(as_text, "21.0", check_dtype=False)
+    whole = pd.Series([1, None, 3], dtype="Int64")
+    assert xd.assert_eq(xd.from_pandas(whole, npartitions=2).quantile(0.5), whole.quantile(0.5))  # (int or float)

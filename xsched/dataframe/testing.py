@@ -84,8 +84,26 @@ def _computed(obj: Any, what: str, check_dtype: bool, check_divisions: bool) -> 
             _check_meta(result, obj._meta, what)
         return result
     if isinstance(obj, Scalar):
-        return obj.compute()
+        result = obj.compute()
+        if check_dtype:
+            _check_scalar(result, obj._meta, what)
+        return result
     return obj
+
+
+def _check_scalar(result: Any, meta: Any, what: str) -> None:
+    """A Scalar's value against its meta: the same dtype (integers and floats alike, as the
+    dtype of some reductions follows the values: pandas' quantile of nullable integers), or a
+    number where meta is one (a missing value carries no dtype)."""
+    if result is None or (pd.api.types.is_scalar(result) and pd.isna(result)):
+        return
+    want, have = getattr(meta, "dtype", None), getattr(result, "dtype", None)
+    numbers_both = getattr(want, "kind", "") in "iuf" and getattr(have, "kind", "") in "iuf"
+    if want is not None and have is not None and want != have and not numbers_both:
+        raise AssertionError(f"{what}: the result's dtype is {have}, its meta's {want}")
+    if pd.api.types.is_number(meta) != pd.api.types.is_number(result):
+        raise AssertionError(f"{what}: the result is {result!r}, a {type(result).__name__}, where its meta is a "
+                             f"{type(meta).__name__}")
 
 
 def _sorted(obj: Any, by_index: bool) -> Any:
