@@ -69,3 +69,15 @@ def test_quantiles_of_nullable_numbers_as_pandas_whole_or_not_with_missing_value
         assert type(got) is type(want) and (got == want if not pd.isna(want) else pd.isna(got))
     for q in ([0.5], [0.5, 0.25]):
         pd.testing.assert_series_equal(x.quantile(q).compute(), s.quantile(q))
+
+
+@pytest.mark.parametrize("npartitions", [1, 2])
+@pytest.mark.parametrize("values", [[1, None, 3], [None, None], [5], [2, 2, 2, 2], [1, 2, 3, 4, 5]])
+@pytest.mark.parametrize("dtype", ["Int64", "Float64", "float64"])
+def test_reductions_of_nullable_numbers_give_pandas_scalars_and_na(values, dtype, npartitions):
+    s = pd.Series(values, dtype=dtype)
+    x = xd.from_pandas(s, npartitions=min(npartitions, len(values)))
+    for method in ("sum", "mean", "min", "max", "var", "std", "sem", "skew", "kurt", "median"):
+        got, want = getattr(x, method)().compute(), getattr(s, method)()
+        assert type(got) is type(want) or (isinstance(got, float) and isinstance(want, float)), (method, got, want)
+        assert (pd.isna(got) and pd.isna(want)) if pd.isna(want) else got == pytest.approx(want), (method, got, want)

@@ -120,6 +120,8 @@ def _final_method(partials: list, method: str, merge: str, kwargs: dict, meta: A
     out = _as_dtype(_merge_method(partials, method, merge, kwargs), out_dtype)
     if isinstance(out, str) and out == _EMPTY:
         return getattr(_empty_like(meta), method)()
+    if isinstance(meta, pd.Series) and pd.api.types.is_scalar(out):
+        out = missing_as_pandas(out, meta.dtype)
     if isinstance(out, tuple):
         out, count = out
         if isinstance(out, pd.Series):
@@ -225,12 +227,26 @@ def _merge_moments(partials: list) -> tuple:
     return count, total, mean, m2, labels
 
 
+def missing_as_pandas(value: Any, dtype: Any) -> Any:
+    """A float result as pandas gives it for a column of ``dtype`` when it is missing: NA for
+    pandas' nullable numbers, NaN (the value itself) for NumPy's.
+
+    >>> import pandas as pd
+    >>> missing_as_pandas(float("nan"), pd.Int64Dtype()), missing_as_pandas(2.5, pd.Int64Dtype())
+    (<NA>, 2.5)
+    """
+    if isinstance(dtype, pd.api.extensions.ExtensionDtype) and getattr(dtype, "kind", "") in "iufb" and \
+            value != value:
+        return pd.NA
+    return value
+
+
 def _boxed(value: float, dtype: Any, kind: str) -> Any:
     """A float result as pandas gives it for a column of ``dtype``: the mean of datetimes is a
     Timestamp and the std of datetimes or timedeltas a Timedelta, in the column's unit (and
-    time zone), truncated to whole ticks as pandas does."""
+    time zone), truncated to whole ticks as pandas does; NA where nullable numbers give none."""
     if not _is_datetimelike(dtype):
-        return np.float64(value)
+        return missing_as_pandas(np.float64(value), dtype)
     if np.isnan(value):
         return pd.NaT
     unit = getattr(dtype, "unit", None) or np.datetime_data(dtype)[0]
@@ -371,10 +387,11 @@ def _quantile_final(partials: list, q: Any, name: Any, tz: Any = None, out_dtype
     return out.iloc[0] if np.ndim(q) == 0 else out
 
 
-def quantile(series: Series, q: Any = 0.5, split_every: int | None = None):
+def quantile(series: Series, q: Any = 0.5, split_every: int | None = None, whole: bool = True):
     """Quantiles of a Series from a sample of each partition (see ``QUANTILE_SAMPLES``),
     interpolated linearly as pandas does; exactly pandas' answer for numbers when every
-    partition has at most that many rows, approximate otherwise."""
+    partition has at most that many rows, approximate otherwise. ``whole=False``: nullable
+    integers stay Float64 even when whole (pandas' ``median``, unlike its ``quantile``)."""
     dtype = series._meta.dtype
     tz = getattr(dtype, "tz", None)
     out_dtype = None
@@ -390,7 +407,7 @@ def quantile(series: Series, q: Any = 0.5, split_every: int | None = None):
                      token="quantile", split_every=split_every,
                      aggregate_kwargs={"q": q, "name": series.name, "tz": tz,
                                        "out_dtype": out_dtype,
-                                       "whole_dtype": dtype if out_dtype is not None and isinstance(
+                                       "whole_dtype": dtype if whole and out_dtype is not None and isinstance(
                                            dtype, pd.api.extensions.ExtensionDtype) and dtype.kind in "iu"
                                        else None})
 

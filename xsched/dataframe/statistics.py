@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from .core import DataFrame, Index, Series, _Frame, _nonempty, map_partitions
-from .reductions import _value_counts_chunk, _value_counts_merge, quantile, reduction
+from .reductions import _value_counts_chunk, _value_counts_merge, missing_as_pandas, quantile, reduction
 
 __all__ = ["corr", "cov", "idxbest", "mode", "frame_quantile", "power_moment", "monotonic"]
 
@@ -370,7 +370,7 @@ def _merge_power_moments(partials: list) -> tuple:
 
 
 def _finish_power_moments(partials: list, kind: str, ddof: int, skipna: bool, labels: list | None,
-                          dtype: Any) -> Any:
+                          dtype: Any, source: Any = None) -> Any:
     n, _, m2, m3, m4, missing = _merge_power_moments(partials)
     with np.errstate(invalid="ignore", divide="ignore"):
         if kind == "sem":
@@ -383,8 +383,8 @@ def _finish_power_moments(partials: list, kind: str, ddof: int, skipna: bool, la
                            n * (n + 1) * (n - 1) * m4 / (k * m2 ** 2) - 3 * (n - 1) ** 2 / k, np.nan)
     if not skipna:
         out = np.where(missing, np.nan, out)
-    if labels is None:
-        return np.float64(out[0])
+    if labels is None:  # (``source``: the Series' dtype)
+        return missing_as_pandas(np.float64(out[0]), source)
     return pd.Series(out, index=labels, dtype=dtype)
 
 
@@ -405,7 +405,8 @@ def power_moment(frame: _Frame, kind: str, ddof: int = 1, skipna: bool = True, n
     return reduction(frame, _power_moments, _finish_power_moments, _merge_power_moments, meta=meta,
                      token=kind, split_every=split_every, chunk_kwargs={"columns": labels},
                      aggregate_kwargs={"kind": kind, "ddof": ddof, "skipna": skipna, "labels": labels,
-                                       "dtype": getattr(meta, "dtype", None)})
+                                       "dtype": getattr(meta, "dtype", None),
+                                       "source": None if labels is not None else frame._meta.dtype})
 
 
 # --------------------------------------------------------------------------- is_monotonic
@@ -572,14 +573,14 @@ def _install() -> None:
         """
         if isinstance(self, Series):
             _nonempty(self._meta).median()  # (pandas' own error, at once, for values without one)
-            return quantile(_bool_as_float(self), 0.5, split_every)
+            return quantile(_bool_as_float(self), 0.5, split_every, whole=False)
         try:
             meta = _nonempty(self._meta).median(numeric_only=numeric_only)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"median() of this DataFrame fails in pandas: {exc}; pass numeric_only=True "
                             "or select the numeric columns") from exc
         names = list(meta.index)
-        parts = [quantile(_bool_as_float(self[c]), [0.5], split_every) for c in names]
+        parts = [quantile(_bool_as_float(self[c]), [0.5], split_every, whole=False) for c in names]
         return map_partitions(_medians, *parts, names, meta.dtype, meta=meta.iloc[:0], _name="median")
 
     series_corr.__doc__ = frame_corr.__doc__ = corr.__doc__
