@@ -20,6 +20,7 @@ import os
 from typing import Any
 
 from ..keys import key_split
+from .order import toposort
 from .spec import dependencies
 
 __all__ = ["visualize", "visualize_method", "GraphPicture"]
@@ -73,28 +74,9 @@ def _graph_of(collections: tuple) -> dict:
 def _columns(nodes: list, parents: dict) -> dict:
     """Each node's column: one more than the furthest of its parents (inputs in column 0)."""
     column: dict = {}
-    for node in nodes:  # (nodes come in an order where parents precede: see _order)
+    for node in nodes:  # (nodes come in an order where parents precede)
         column[node] = 1 + max((column[p] for p in parents[node]), default=-1)
     return column
-
-
-def _order(nodes: set, parents: dict) -> list:
-    """The nodes, every one after its parents (a depth-first walk, stable in key order)."""
-    out: list = []
-    seen: set = set()
-    for start in sorted(nodes):
-        stack = [(start, False)]
-        while stack:
-            node, ready = stack.pop()
-            if ready:
-                out.append(node)
-                continue
-            if node in seen:
-                continue
-            seen.add(node)
-            stack.append((node, True))
-            stack.extend((p, False) for p in sorted(parents[node], reverse=True) if p not in seen)
-    return out
 
 
 def _draw(labels: dict, parents: dict, order: list) -> str:
@@ -167,7 +149,7 @@ def visualize(*collections: Any, filename: str | os.PathLike | None = None, task
             counts[group[k]] = counts.get(group[k], 0) + 1
             parents[group[k]].update(group[d] for d in dependencies(t) if d in graph and group[d] != group[k])
         labels = {g: f"{g} ({n})" for g, n in counts.items()}
-    order = _order(set(parents), parents)
+    order = toposort({}, {node: sorted(parents[node]) for node in sorted(parents)})  # (inputs first)
     picture = GraphPicture(_draw(labels, parents, order),
                            [(n, 1) if tasks else (n, counts[n]) for n in order],
                            [(p, n) for n in order for p in sorted(parents[n])], grouped=not tasks)
