@@ -375,8 +375,9 @@ def open_decompressed(f: BinaryIO, compression: str | None) -> BinaryIO:
 _LINE_CHUNK = 64 * 1024
 
 
-def blocksize_bytes(blocksize: Any, what: str) -> int | None:
-    """A reader's ``blocksize=`` as a positive number of bytes (None: whole files).
+def blocksize_bytes(blocksize: Any, what: str, arg: str = "blocksize") -> int | None:
+    """A reader's ``blocksize=`` (or another argument ``arg`` of bytes per partition) as a
+    positive number of bytes (None: whole files).
 
     >>> blocksize_bytes("64MB", "read_csv"), blocksize_bytes(None, "read_csv")
     (64000000, None)
@@ -388,7 +389,7 @@ def blocksize_bytes(blocksize: Any, what: str) -> int | None:
     except ValueError:
         n = 0
     if n < 1:
-        raise ValueError(f"{what}: blocksize must be a positive number of bytes (an int, or a string "
+        raise ValueError(f"{what}: {arg} must be a positive number of bytes (an int, or a string "
                          f"like '64MB'), got {blocksize!r}")
     return n
 

@@ -34,11 +34,11 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import pandas as pd
 
+from ..files import blocksize_bytes
 from ..graph.collection import run_writes
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.partials import chain_layer
 from ..graph.spec import Ref, Task
-from ..units import parse_bytes
 from .core import DataFrame, Series, make_meta
 from .io import from_tasks
 
@@ -509,13 +509,7 @@ def _divisions(what: str, label: str, name: str, meta: pd.DataFrame, stats: dict
             npartitions = 1
         else:
             per_row = head.memory_usage(deep=True, index=True).sum() / len(head)
-            try:
-                chunk = parse_bytes(bytes_per_chunk)
-            except (ValueError, TypeError):
-                chunk = 0
-            if chunk < 1:
-                raise ValueError(f"{what}: bytes_per_chunk must be a positive number of bytes (an int, or a "
-                                 f"string like '256 MiB'), got {bytes_per_chunk!r}")
+            chunk = blocksize_bytes(0 if bytes_per_chunk is None else bytes_per_chunk, what, "bytes_per_chunk")
             npartitions = max(1, int(round(stats["rows"] * per_row / chunk)))
     if isinstance(lo, pd.Timestamp):
         cuts = list(pd.date_range(lo, hi, periods=npartitions + 1).unique())
