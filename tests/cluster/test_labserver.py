@@ -163,6 +163,44 @@ def test_group_keys_are_capped_and_stories_joined_with_times_and_workers():
     assert rec.entries_of("z-1") == [] and len(rec.entries_of("y-1")) == 3
 
 
+def test_a_long_group_pass_is_not_asked_again_until_its_share_allows(monkeypatch):
+    """The panel's group pass walks every task in the scheduler: one that took long is shown
+    again (not asked) until PROGRESS_SHARE of the time since allows the next."""
+    from xsched.labserver import clusters
+
+    asked = []
+
+    class Scheduler:  # (a client whose scheduler answers the group pass in `cost` seconds)
+        def scheduler_info(self):
+            return {"workers": {}}
+
+        def run_on_scheduler(self, func):
+            asked.append(func)
+            return {"groups": [{"name": f"g{len(asked)}"}], "cost": cost}
+
+    monitor = clusters.ClusterMonitor(interval=1.0)
+    monitor._client = lambda address: Scheduler()
+    now = [1000.0]
+    monkeypatch.setattr(clusters.time, "monotonic", lambda: now[0])
+    entry = {"address": "tcp://127.0.0.1:1"}
+    try:
+        cost = 0.004  # a few thousand tasks: asked at every refresh
+        assert monitor._fetch(entry)[1]["groups"] == [{"name": "g1"}]
+        now[0] += 1.0
+        assert monitor._fetch(entry)[1]["groups"] == [{"name": "g2"}]
+        assert monitor._fetch(entry)[1]["groups"] == [{"name": "g2"}]  # (within the refresh interval)
+        cost = 0.4  # a million tasks: 0.4 s of the scheduler's time, so not again for 0.4 / share
+        now[0] += 1.0
+        assert monitor._fetch(entry)[1]["groups"] == [{"name": "g3"}]
+        wait = cost / clusters.PROGRESS_SHARE
+        now[0] += wait - 1.0
+        assert monitor._fetch(entry)[1]["groups"] == [{"name": "g3"}] and len(asked) == 3  # shown again
+        now[0] += 1.001
+        assert monitor._fetch(entry)[1]["groups"] == [{"name": "g4"}] and len(asked) == 4
+    finally:
+        monitor._pool.shutdown()
+
+
 def test_unauthenticated_requests_refused(jp_asyncio_loop, jp_serverapp, http_server_client, jp_base_url):
     async def go():
         results = {}

@@ -9,6 +9,8 @@ Data flow::
         |                         websocket and REST request of the Jupyter server
         |  per cluster: one Client (found by address in the registry, like a user's), on which
         |  scheduler_info() and one run_on_scheduler(_group_progress) run in a worker thread
+        |  (the group pass, O(tasks), at most PROGRESS_SHARE of the scheduler's time: a long
+        |  one's answer is shown again until its share allows the next)
         v
     summaries (list) + details (per-worker rows, task groups) --> handlers.py --> browser
 
@@ -49,6 +51,10 @@ __all__ = ["ClusterMonitor", "public_entry", "cluster_name", "PUBLIC_FIELDS"]
 
 #: the registry fields a browser may see (the entry also holds the secret: never sent)
 PUBLIC_FIELDS = ("id", "address", "hostname", "pid", "started", "port", "name")
+#: the most of its scheduler's time the panel's group counts may take: a pass over every task
+#: (``_group_progress``) that took t seconds is not asked again for t / PROGRESS_SHARE seconds
+#: (10,000 tasks: a few ms, every refresh; a million: about 0.4 s, every 20 s)
+PROGRESS_SHARE = 0.02
 #: most task keys listed per group (clickable for their story; the panel shows 8, then more on
 #: demand): bounds the pushed payload to this many keys per group
 KEYS_PER_GROUP = 48
@@ -91,6 +97,7 @@ def _group_progress(scheduler=None, keys_per_group: int = KEYS_PER_GROUP) -> dic
     Also makes sure the scheduler's transitions are recorded with times and workers, for
     ``_story``.
     """
+    started = time.perf_counter()
     _StoryRecorder.install(scheduler.state)
     debugging = scheduler.extensions.get("debugging")
     paused = debugging.paused if debugging is not None else {}  # key -> {worker, file, line, ...}
@@ -109,7 +116,7 @@ def _group_progress(scheduler=None, keys_per_group: int = KEYS_PER_GROUP) -> dic
     for g in groups.values():
         chosen = heapq.nsmallest(keys_per_group, g["keys"])  # (a plain sort of all keys: cheap)
         g["keys"] = [_key_row(k, s, tasks, paused) for _, k, s in sorted(chosen, key=lambda c: (c[0], natural_key(c[1])))]
-    return {"groups": sorted(groups.values(), key=lambda g: g["name"])}
+    return {"groups": sorted(groups.values(), key=lambda g: g["name"]), "cost": time.perf_counter() - started}
 
 
 def _key_row(key: str, state: str, tasks, paused: dict) -> dict:
@@ -247,6 +254,7 @@ class ClusterMonitor:
         self.wait_per_refresh = wait_per_refresh
         self._inflight: dict[str, asyncio.Future] = {}
         self._last: dict[str, tuple] = {}
+        self._progress: dict[str, tuple] = {}  # address -> (group progress, when to ask again)
         self.request_timeout = request_timeout
         self._clients: dict[str, Any] = {}          # address -> xsched Client
         self._owned: dict[str, Any] = {}            # cluster id -> LocalCluster started by the panel
@@ -302,13 +310,19 @@ class ClusterMonitor:
         try:
             client = self._client(address)
             info = client.scheduler_info()
+            last, due = self._progress.get(address, (None, 0.0))
+            if last is not None and time.monotonic() < due:
+                return info, last, None  # (the last pass was long: its share of the scheduler is bounded)
             try:
                 progress = client.run_on_scheduler(_group_progress)
             except Exception as e:  # an older scheduler: workers still shown
                 progress = {"groups": [], "error": str(e)}
+            cost = progress.get("cost") or 0.0
+            self._progress[address] = (progress, time.monotonic() + max(self.interval, cost / PROGRESS_SHARE))
             return info, progress, None
         except Exception as e:
             self._drop_client(address)
+            self._progress.pop(address, None)
             return None, None, f"{type(e).__name__}: {e}"
 
     async def snapshot(self, max_age: float | None = None) -> dict:
@@ -348,6 +362,7 @@ class ClusterMonitor:
         for a in [a for a in self._inflight if a not in futs]:
             self._inflight.pop(a).cancel()  # its cluster left the registry: its answer is of no use
             self._last.pop(a, None)
+            self._progress.pop(a, None)
         clusters, details = [], {}
         live = set()
         for entry, (info, progress, error) in zip(entries, results):
