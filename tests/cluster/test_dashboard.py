@@ -24,6 +24,7 @@ import pytest
 import xsched
 from xsched import Client, LocalCluster
 from xsched.protocol.registry import read_scheduler_file
+from xsched.scheduler.extensions.telemetry import rows_of
 
 from tests.support.procs import cli_env, read_line
 
@@ -93,7 +94,7 @@ def test_the_link_opens_the_page_its_assets_and_the_telemetry(client, cluster):
     reply = json.loads(body)
     assert reply["interval"] == 0.25  # clamped
     assert sorted(w["address"] for w in reply["workers"]) == sorted(client.scheduler_info()["workers"])
-    runs = reply["task_stream"]["records"]
+    runs = rows_of(reply["task_stream"]["runs"])
     mine = [r for r in runs if r[1] == "inc"]
     assert len(mine) >= 10 and all(r[2] in {w["address"] for w in reply["workers"]} and r[5] == "memory"
                                    for r in mine)
@@ -101,11 +102,11 @@ def test_the_link_opens_the_page_its_assets_and_the_telemetry(client, cluster):
     since = reply["task_stream"]["index"]
     status, _, body = get(f"{origin}/api/telemetry?parts=task-stream&since={since}",
                           Authorization=f"token {token}")
-    assert status == 200 and json.loads(body)["task_stream"]["records"] == []
+    assert status == 200 and json.loads(body)["task_stream"]["runs"]["keys"] == []
     more = client.map(inc, range(100, 105))
     assert client.gather(more) == list(range(101, 106))
     status, _, body = get(f"{origin}/api/telemetry?parts=task-stream&since={since}&token={token}")
-    assert sorted(r[0] for r in json.loads(body)["task_stream"]["records"]) == sorted(f.key for f in more)
+    assert sorted(json.loads(body)["task_stream"]["runs"]["keys"]) == sorted(f.key for f in more)
     status, _, body = get(f"{origin}/api/telemetry?since=ten", Cookie=jar)
     assert status == 400 and b"since='ten' must be a whole number" in body
     status, _, body = get(f"{origin}/api/telemetry?parts=graphs", Cookie=jar)

@@ -558,6 +558,7 @@ def test_telemetry_op_on_a_real_scheduler(own_cluster):
     """One request answers runs since a cursor, worker rows, group counts and memory samples."""
     from xsched import Client
     from xsched.protocol import ops
+    from xsched.scheduler.extensions.telemetry import rows_of
     from tests.support.helpers import wait_until
 
     cluster = own_cluster(n_workers=2)
@@ -567,11 +568,11 @@ def test_telemetry_op_on_a_real_scheduler(own_cluster):
             return client._sync(client._conn.request({"op": ops.TELEMETRY, **fields}, timeout=10))[0]
 
         first = ask()
-        assert first["task_stream"]["records"] == [] and len(first["workers"]) == 2
+        assert first["task_stream"]["runs"]["keys"] == [] and len(first["workers"]) == 2
         futs = client.map(lambda x: x + 1, range(20), key=[f"tele-inc-{i}" for i in range(20)])
         assert client.gather(futs) == list(range(1, 21))
         reply = ask(since=first["task_stream"]["index"])
-        runs = reply["task_stream"]["records"]
+        runs = rows_of(reply["task_stream"]["runs"])
         assert sorted(r[0] for r in runs) == sorted(f"tele-inc-{i}" for i in range(20))
         addresses = {w["address"] for w in reply["workers"]}
         assert all(r[1] == "tele-inc" and r[2] in addresses and r[4] >= r[3] for r in runs)
@@ -583,7 +584,7 @@ def test_telemetry_op_on_a_real_scheduler(own_cluster):
                            and any(r["memory"].values()) and r, timeout=20, msg="a new memory sample")
         for address, samples in later["memory"].items():
             assert all(s[0] > reply["memory_since"][address] for s in samples)
-        assert ask(since=reply["task_stream"]["index"], parts=["task-stream"])["task_stream"]["records"] == []
+        assert ask(since=reply["task_stream"]["index"], parts=["task-stream"])["task_stream"]["runs"]["keys"] == []
 
         # logs: the scheduler's and each worker's records, at most LOG_RECORDS each; with the
         # cursors sent back, only what came since (a worker's after the scheduler asked it again)
@@ -669,7 +670,7 @@ def test_websocket_watch_batches_telemetry_and_forgets_a_closed_browser(
                 gone.append(msg)
             elif msg["type"] == "telemetry" and msg["cluster"] == cid:
                 telemetry.append((time.monotonic(), msg))
-                runs += sum(r[0].startswith("ws-double-") for r in msg["task_stream"]["records"])
+                runs += sum(r.startswith("ws-double-") for r in msg["task_stream"]["runs"]["keys"])
                 groups = {g["name"]: g for g in msg["groups"]}
                 if work.done() and groups.get("ws-double", {}).get("done") == 400 and runs == 400:
                     break

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from xsched.protocol import ops
+from xsched.scheduler.extensions.telemetry import rows_of
 
 from tests.support.helpers import wait_until
 
@@ -24,7 +25,7 @@ def test_a_fetch_between_workers_is_a_transfer_in_the_activity(client):
 
     def transfers():
         reply, _ = client._sync(client._conn.request({"op": ops.TELEMETRY, "parts": ["task-stream"]}, timeout=10))
-        return [r for r in reply["activity"]["records"] if r[0] == f"transfer from {a}" and r[2] == b]
+        return [r for r in rows_of(reply["activity"]["runs"]) if r[0] == f"transfer from {a}" and r[2] == b]
 
     (record,) = wait_until(transfers, msg="the transfer reported with the worker's next heartbeat")[-1:]
     assert record[1] == record[5] == "transfer" and record[3] <= record[4]

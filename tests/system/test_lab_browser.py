@@ -441,7 +441,7 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
                                                       "max_records": 100_000}, timeout=10))
         runs = reply["task_stream"]["index"]                     # every run of this cluster so far
         workers = sorted(w["address"] for w in reply["workers"])
-        assert len(reply["task_stream"]["records"]) == runs >= 30 and len(workers) == 2
+        assert len(reply["task_stream"]["runs"]["keys"]) == runs >= 30 and len(workers) == 2
 
         def note():
             import logging

@@ -10,7 +10,7 @@ import pytest
 from xsched.protocol.schemas import TO_SCHEDULER, BadMessage
 from xsched.scheduler.extensions import build
 from xsched.scheduler.extensions.diagnostics import TaskStream
-from xsched.scheduler.extensions.telemetry import GroupCounts, TelemetryExtension, stream_since
+from xsched.scheduler.extensions.telemetry import GroupCounts, TelemetryExtension, rows_of, stream_since
 from xsched.scheduler.state import ClientReleasesKeys, NewTask, TaskErred, TaskFinished, UpdateGraph
 from xsched.sizeof import deep_getsizeof
 
@@ -55,9 +55,11 @@ def test_one_reply_carries_runs_workers_groups_and_memory_since_the_cursors():
     reply = server.call("telemetry")
     ts = reply["task_stream"]
     assert ts["index"] == 4 and ts["first"] == 0 and ts["skipped"] == 0
-    assert [r[0] for r in ts["records"]] == done and done[0] == "boom-1"
-    assert ts["records"][1][1] == "inc" and ts["records"][1][2] in ("tcp://w:1", "tcp://w:2")
-    assert ts["records"][0][5] == "error" and ts["records"][1][5] == "memory"
+    runs = rows_of(ts["runs"])
+    assert [r[0] for r in runs] == done and done[0] == "boom-1"
+    assert runs[1][1] == "inc" and runs[1][2] in ("tcp://w:1", "tcp://w:2")
+    assert runs[0][5] == "error" and runs[1][5] == "memory"
+    assert ts["runs"]["groups"] == ["boom", "inc"] and ts["runs"]["group"] == [0, 1, 1, 1]  # (each name once)
     rows = {w["address"]: w for w in reply["workers"]}
     assert set(rows) == {"tcp://w:1", "tcp://w:2"}
     assert {"name", "nthreads", "managed", "unmanaged", "spilled", "memory_limit", "cpu", "executing",
@@ -71,12 +73,12 @@ def test_one_reply_carries_runs_workers_groups_and_memory_since_the_cursors():
 
     # the cursors sent back: nothing new, then only what came since
     again = server.call("telemetry", since=ts["index"], memory_since=reply["memory_since"])
-    assert again["task_stream"]["records"] == [] and again["memory"] == {"tcp://w:1": [], "tcp://w:2": []}
+    assert rows_of(again["task_stream"]["runs"]) == [] and again["memory"] == {"tcp://w:1": [], "tcp://w:2": []}
     last = run_next(server, t=6.0)
     server.memory_history["tcp://w:2"].append((12.0, 95, 31, 5))
     later = server.call("telemetry", since=ts["index"], memory_since=reply["memory_since"],
                         parts=["task-stream", "memory"])
-    assert [r[0] for r in later["task_stream"]["records"]] == [last] and later["task_stream"]["first"] == 4
+    assert [r[0] for r in rows_of(later["task_stream"]["runs"])] == [last] and later["task_stream"]["first"] == 4
     assert later["memory"] == {"tcp://w:1": [], "tcp://w:2": [[12.0, 95, 31, 5]]}
     assert "workers" not in later and "groups" not in later          # only the parts asked for
 
@@ -115,7 +117,7 @@ def test_runs_over_the_cap_keep_the_newest_and_count_the_skipped():
     for i in range(50):
         stream.add(f"x-{i}", "tcp://w:1", float(i), i + 0.1, "memory")
     ts = server.call("telemetry", parts=["task-stream"], max_records=10)["task_stream"]
-    assert [r[0] for r in ts["records"]] == [f"x-{i}" for i in range(40, 50)]
+    assert ts["runs"]["keys"] == [f"x-{i}" for i in range(40, 50)]
     assert (ts["first"], ts["skipped"], ts["index"]) == (40, 40, 50)
     # a cursor older than what the bounded stream kept: the dropped runs count as skipped
     small = TaskStream(maxlen=5)
@@ -297,13 +299,13 @@ def test_workers_transfers_and_spill_io_come_beside_the_runs_with_a_cursor_of_th
     server.call("worker-activity", peer=peer, records=records)
     server.call("worker-activity", peer=b"not-a-worker", records=records[:1])  # (ignored)
     reply = server.call("telemetry", parts=["task-stream"])
-    assert reply["task_stream"]["records"] == []            # what clients read as the task stream: runs only
+    assert rows_of(reply["task_stream"]["runs"]) == []      # what clients read as the task stream: runs only
     act = reply["activity"]
-    assert act["records"] == [["transfer from tcp://w:2", "transfer", "tcp://w:1", 10.0, 10.5, "transfer"],
+    assert rows_of(act["runs"]) == [["transfer from tcp://w:2", "transfer", "tcp://w:1", 10.0, 10.5, "transfer"],
                               ["disk-write", "disk-write", "tcp://w:1", 11.0, 11.2, "disk-write"],
                               ["disk-read", "disk-read", "tcp://w:1", 12.0, 12.1, "disk-read"]]
     again = server.call("telemetry", parts=["task-stream"], activity_since=act["index"])
-    assert again["activity"]["records"] == [] and again["activity"]["index"] == 3
+    assert rows_of(again["activity"]["runs"]) == [] and again["activity"]["index"] == 3
     assert server.extensions["diagnostics"].activity.records[0][5] == 4096   # (bytes kept)
 
 

@@ -25,6 +25,28 @@ export interface ITelemetryGroup {
 /** [key, group, worker, start, stop, status] */
 export type TaskRun = [string, string, string, number | null, number | null, string];
 
+/** Runs as the telemetry sends them (`columns` in xsched/scheduler/extensions/telemetry.py):
+ * a list per field; a run's group, worker and status index the distinct names sent once. */
+export interface IRunColumns {
+  keys: string[];
+  groups: string[];
+  group: number[];
+  workers: string[];
+  worker: number[];
+  start: (number | null)[];
+  stop: (number | null)[];
+  statuses: string[];
+  status: number[];
+}
+
+/** A batch of runs since a cursor: `index` is the next cursor, `first` the number of the first run. */
+export interface IRunBatch {
+  runs: IRunColumns;
+  index: number;
+  first: number;
+  skipped: number;
+}
+
 /** A worker's memory sample: [time (its clock), rss, managed, spilled] */
 export type MemorySample = [number, number, number, number];
 
@@ -42,10 +64,10 @@ export interface ITelemetry {
   gone?: boolean;
   error?: string;
   time?: number;
-  task_stream?: { records: TaskRun[]; index: number; first: number; skipped: number };
+  task_stream?: IRunBatch;
   /** the workers' transfers and spill writes and reads, as runs whose group and status are
    * their kind ('transfer', 'disk-write', 'disk-read'), with a cursor of their own */
-  activity?: { records: TaskRun[]; index: number; first: number; skipped: number };
+  activity?: IRunBatch;
   workers?: ITelemetryWorker[];
   groups?: ITelemetryGroup[];
   /** [from, to]: the groups whose tasks feed the tasks of another group (with `groups`) */

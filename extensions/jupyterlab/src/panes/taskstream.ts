@@ -9,7 +9,7 @@
 // pan; double click: follow the newest runs again. Hover: key, worker, duration; click a
 // task's run: its key in the story pane (where one is given: `openKey`).
 import {
-  DrawnPane, ITelemetry, KeyOpener, TaskRun, axisStep, clearCanvas, clock, count, groupColour, h, isLightTheme, measureDraw,
+  DrawnPane, IRunColumns, ITelemetry, KeyOpener, TaskRun, axisStep, clearCanvas, clock, count, groupColour, h, isLightTheme, measureDraw,
   naturalCompare, themeVar
 } from './common';
 
@@ -87,66 +87,85 @@ export class TaskStreamPane extends DrawnPane {
       this._workerId(w.address);
     }
     const changed = renamed || this._workerList.length !== known;
+    let added = 0;
     const ts = msg.task_stream;
     if (ts) {
-      let records = ts.records;
-      if (this._next >= 0 && ts.first < this._next) {
-        records = records.slice(Math.min(this._next - ts.first, records.length)); // already held
-      }
+      // (runs before the cursor were held already)
+      const held = this._next >= 0 && ts.first < this._next ? this._next - ts.first : 0;
       this._skipped += ts.skipped;
       this._next = ts.index;
-      this.ingest(records, [], changed || ts.skipped > 0);
+      added += this._addColumns(ts.runs, held);
     }
     const act = msg.activity;
     if (act) {
-      let records = act.records;
-      if (this._nextActivity >= 0 && act.first < this._nextActivity) {
-        records = records.slice(Math.min(this._nextActivity - act.first, records.length));
-      }
+      const held = this._nextActivity >= 0 && act.first < this._nextActivity ? this._nextActivity - act.first : 0;
       this._nextActivity = act.index;
-      this.ingest(records, [], changed);
+      added += this._addColumns(act.runs, held);
     }
-    if (!ts && !act && changed) {
-      this.schedule();
-    }
+    this._changed(added, changed || (!!ts && ts.skipped > 0));
   }
 
   /** Add runs (oldest first); past HISTORY the oldest are dropped. A redraw follows when
    * anything is new (an idle cluster's polls bring nothing: nothing is drawn again). */
   ingest(records: TaskRun[], workers: { address: string; name: string }[], changed = false): void {
-    changed = changed || workers.length > 0;
     for (const w of workers) {
       this._names.set(w.address, w.name);
       this._workerId(w.address);
     }
+    let added = 0;
     for (const r of records) {
-      const start = r[3] ?? r[4];
-      const stop = r[4] ?? r[3];
-      if (start === null || stop === null) {
-        continue;
-      }
-      const i = (this._head + this._n) % HISTORY;
-      if (this._n === HISTORY) {
-        this._counts[this._kind[i]]--; // (the oldest run goes)
-        this._head = (this._head + 1) % HISTORY;
-      } else {
-        this._n++;
-      }
-      this._key[i] = r[0];
-      this._group[i] = this._groupId(r[1]);
-      this._worker[i] = this._workerId(r[2]);
-      this._lane[i] = this._laneFor(this._worker[i], start, stop);
-      this._start[i] = start;
-      this._stop[i] = stop;
-      const kind = Math.max(KINDS.indexOf(r[5]), 0);
-      this._kind[i] = kind;
-      this._counts[kind]++;
-      this._failed[i] = r[5] === 'memory' || kind > 0 ? 0 : 1;
+      added += this._add(r[0], this._groupId(r[1]), this._workerId(r[2]), r[3], r[4], r[5]);
     }
-    if (records.length) {
+    this._changed(added, changed || workers.length > 0);
+  }
+
+  /** Add the runs of a telemetry batch from the `from`-th on: each distinct group and worker
+   * is looked up once per batch, not once per run. */
+  private _addColumns(runs: IRunColumns, from: number): number {
+    const groups = runs.groups.map(g => this._groupId(g));
+    const workers = runs.workers.map(w => this._workerId(w));
+    let added = 0;
+    for (let j = from; j < runs.keys.length; j++) {
+      added += this._add(runs.keys[j], groups[runs.group[j]], workers[runs.worker[j]], runs.start[j], runs.stop[j],
+        runs.statuses[runs.status[j]]);
+    }
+    return added;
+  }
+
+  /** One run into the ring (1), or none (0) when it has no time at all. */
+  private _add(key: string, group: number, worker: number, begin: number | null, end: number | null,
+    status: string): number {
+    const start = begin ?? end;
+    const stop = end ?? begin;
+    if (start === null || stop === null) {
+      return 0;
+    }
+    const i = (this._head + this._n) % HISTORY;
+    if (this._n === HISTORY) {
+      this._counts[this._kind[i]]--; // (the oldest run goes)
+      this._head = (this._head + 1) % HISTORY;
+    } else {
+      this._n++;
+    }
+    this._key[i] = key;
+    this._group[i] = group;
+    this._worker[i] = worker;
+    this._lane[i] = this._laneFor(worker, start, stop);
+    this._start[i] = start;
+    this._stop[i] = stop;
+    const kind = Math.max(KINDS.indexOf(status), 0);
+    this._kind[i] = kind;
+    this._counts[kind]++;
+    this._failed[i] = status === 'memory' || kind > 0 ? 0 : 1;
+    return 1;
+  }
+
+  /** After runs came: the group order is stale when any did; redraw when anything changed. */
+  private _changed(added: number, changed: boolean): void {
+    if (added) {
       this._buckets = null;
     }
-    if (records.length || changed) {
+    if (added || changed) {
       this.schedule();
     }
   }
