@@ -70,6 +70,9 @@ export class ProfilePane extends DrawnPane {
     if (!p || (p.since ?? 0) < this._resetAt) {
       return; // (an answer asked for before the reset)
     }
+    if (p.samples === this._samples && p.since === this._since && this._frames.length) {
+      return; // (no worker answered since the last message: the same tree, not laid out again)
+    }
     const zoomed = this._zoom >= 0 ? this._path(this._zoom) : null;
     this._samples = p.samples;
     this._since = p.since;

@@ -36,6 +36,7 @@ export class StacksPane extends XschedPane {
 
   clear(): void {
     this._stacks = {};
+    this._seen = '';
     this._render();
   }
 
@@ -43,9 +44,34 @@ export class StacksPane extends XschedPane {
     if (!msg.stacks) {
       return;
     }
-    this._stacks = msg.stacks;
     this._now = msg.time || Date.now() / 1000;
+    const seen = JSON.stringify(msg.stacks);
+    if (seen === this._seen) {
+      this._ages(); // (the same stacks as last time: only how long ago they were taken moves)
+      return;
+    }
+    this._seen = seen;
+    this._stacks = msg.stacks;
     this._render();
+  }
+
+  /** How long ago each worker's stacks were taken, in the blocks shown. */
+  private _ages(): void {
+    for (const el of Array.from(this._list.querySelectorAll<HTMLElement>('.xsched-StackWhere'))) {
+      const worker = el.closest('[data-worker]')?.getAttribute('data-worker') || '';
+      const at = this._stacks[worker]?.time;
+      if (at !== undefined) {
+        const text = this._where(worker, at);
+        if (el.textContent !== text) {
+          el.textContent = text;
+        }
+      }
+    }
+  }
+
+  private _where(worker: string, time: number): string {
+    const age = Math.max(this._now - time, 0);
+    return `${worker.replace(/^tcp:\/\//, '')} · ${age < 1 ? 'now' : `${age.toFixed(0)} s ago`}`;
   }
 
   private _render(): void {
@@ -61,7 +87,6 @@ export class StacksPane extends XschedPane {
         if (needle && !key.toLowerCase().includes(needle) && !frames.some(f => f.toLowerCase().includes(needle))) {
           continue;
         }
-        const age = Math.max(this._now - time, 0);
         blocks.push(
           h(
             'section',
@@ -70,8 +95,7 @@ export class StacksPane extends XschedPane {
               'div',
               { class: 'xsched-StackHead' },
               h('span', { class: 'xsched-StackKey', title: key }, key),
-              h('span', { class: 'xsched-StackWhere', title: worker },
-                `${worker.replace(/^tcp:\/\//, '')} · ${age < 1 ? 'now' : `${age.toFixed(0)} s ago`}`),
+              h('span', { class: 'xsched-StackWhere', title: worker }, this._where(worker, time)),
               this.interrupter
                 ? h('button', { class: 'jp-mod-styled xsched-Button', 'data-action': 'interrupt', 'data-key': key,
                   title: `Interrupt ${key}: TaskInterrupted is raised in its thread, and it fails with it` }, 'Interrupt')
@@ -96,6 +120,7 @@ export class StacksPane extends XschedPane {
   }
 
   private _stacks: { [worker: string]: { time: number; tasks: { [key: string]: string[] } } } = {};
+  private _seen = ''; // (the stacks last rendered, as JSON)
   private _now = 0;
   private _filter: HTMLInputElement;
   private _status: HTMLElement;
