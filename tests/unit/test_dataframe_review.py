@@ -34,6 +34,10 @@ def test_median_of_truth_values(n):
     assert df.b.median().compute() == pdf.b.median() == 0.5
     assert df.n.median().compute() == pdf.n.median()
     pd.testing.assert_series_equal(df.median().compute(), pdf.median())
+    # no truth value present: NA of nullable ones, as pandas (NaN of NumPy's)
+    none = pd.DataFrame({"n": pd.array([None] * 4, dtype="boolean"), "x": [1.0, 2, 3, 4]})
+    assert xd.from_pandas(none, npartitions=n).n.median().compute() is pd.NA is none.n.median()
+    pd.testing.assert_series_equal(xd.from_pandas(none, npartitions=n).median().compute(), none.median())
 
 
 # --------------------------------------------------------------------------- operators

@@ -687,8 +687,12 @@ def _install() -> None:
 
 
 def _bool_as_float(series: Series) -> Series:
-    """Truth values as 1.0 and 0.0, whose median pandas takes (the quantile of truth values fails)."""
-    return series.astype("float64") if pd.api.types.is_bool_dtype(series._meta.dtype) else series
+    """Truth values as 1.0 and 0.0, whose median pandas takes (the quantile of truth values
+    fails); nullable ones as nullable floats, so that none present gives NA, as pandas' median."""
+    dtype = series._meta.dtype
+    if not pd.api.types.is_bool_dtype(dtype):
+        return series
+    return series.astype("Float64" if isinstance(dtype, pd.api.extensions.ExtensionDtype) else "float64")
 
 
 def _medians(*args: Any) -> pd.Series:
