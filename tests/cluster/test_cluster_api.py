@@ -207,6 +207,32 @@ def test_submit_priority_orders_queued_tasks(client, tmp_path):
 
 
 # ---------------------------------------------------------------------- map
+def test_compute_with_scheduler_sync_runs_here_beside_a_client(client):
+    """``scheduler="sync"`` runs the graph in this process although a Client is the default
+    (a debugger stops in the task); ``scheduler=client`` runs it there; other names fail
+    when the compute is asked, naming what xsched takes."""
+    import os
+
+    import pandas as pd
+
+    import xsched.array as xa
+    import xsched.dataframe as xd
+    from xsched.graph.delayed import compute, persist
+
+    pid = delayed(os.getpid, pure=False)()
+    assert pid.compute(scheduler="sync") == os.getpid() != pid.compute()
+    assert compute(pid, scheduler="sync") == (os.getpid(),)
+    assert compute(pid, scheduler=client)[0] != os.getpid()
+    (held,) = persist(pid, scheduler="sync")
+    assert list(held.__xsched_graph__().values()) == [os.getpid()]  # (the value itself, no future)
+    df = xd.from_pandas(pd.DataFrame({"a": range(6)}), npartitions=3)
+    pids = df.map_partitions(lambda p: pd.Series([os.getpid()] * len(p)), meta=("pid", "int64"))
+    assert set(pids.compute(scheduler="sync")) == {os.getpid()} and os.getpid() not in set(pids.compute())
+    assert xa.ones(4, chunks=2).sum().compute(scheduler="single-threaded") == 4.0
+    with pytest.raises(ValueError, match="scheduler='threads' is not one xsched runs on.*LocalCluster"):
+        df.a.sum().compute(scheduler="threads")
+
+
 def test_map_and_gather(client):
     futs = client.map(inc, range(1000))
     assert len(futs) == 1000

@@ -293,7 +293,7 @@ def test_to_hdf_refuses_what_it_cannot_write_and_names_the_fix(tmp_path):
     with pytest.raises(TypeError, match=r"column 'n' is Int64, which HDF5 stores cannot hold.*"
                                         r"astype\(\{'n': 'float64'\}\)"):
         to_hdf(df.assign(n=df.a.astype("Int64")), str(tmp_path / "a.h5"), "d")
-    with pytest.raises(ValueError, match="scheduler must be None"):
+    with pytest.raises(ValueError, match="to_hdf: scheduler=.processes. is not one xsched runs on"):
         to_hdf(df, str(tmp_path / "a.h5"), "d", scheduler="processes")
     with pytest.raises(ValueError, match=r"(?s)to_hdf: partition 1 does not go into 'd' of .*a.h5: "
                                          r".*pass min_itemsize=\{column: width\}"):

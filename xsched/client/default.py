@@ -73,3 +73,32 @@ def default_client():
                 return client
             _stack.pop()
     return None
+
+
+#: the ``scheduler=`` names (dask's) that run a graph in this process, one task at a time
+HERE = frozenset({"sync", "synchronous", "single-threaded"})
+
+
+def client_for(scheduler: Any = None) -> Any:
+    """The Client a computation runs on, or None to run it in this process: ``scheduler`` when
+    it is a Client; the default Client (None where none runs) when it is None; None for
+    ``"sync"`` (``"synchronous"``, ``"single-threaded"``): here, even beside a Client, as a
+    debugger wants it. Anything else fails naming what is accepted.
+
+    >>> client_for("sync") is None
+    True
+    >>> client_for("threads")
+    Traceback (most recent call last):
+    ...
+    ValueError: scheduler='threads' is not one xsched runs on: pass None (the default Client, or this process when none runs), a Client, or 'sync' (this process, one task at a time); for threads in this process start LocalCluster(processes=False) and pass its Client
+    """
+    if scheduler is None:
+        return default_client()
+    if isinstance(scheduler, str) and scheduler in HERE:
+        return None
+    if not isinstance(scheduler, str) and callable(getattr(scheduler, "compute", None)) and \
+            callable(getattr(scheduler, "gather", None)):  # (a Client: the graph layer sits below it)
+        return scheduler
+    raise ValueError(f"scheduler={scheduler!r} is not one xsched runs on: pass None (the default Client, or this "
+                     "process when none runs), a Client, or 'sync' (this process, one task at a time); for threads "
+                     "in this process start LocalCluster(processes=False) and pass its Client")

@@ -35,7 +35,9 @@ import numpy as np
 import pandas as pd
 
 from ..files import LocalFileSystem, expand_paths, file_token, filesystem_for, natural_key
+from ..client.default import client_for
 from ..graph.collection import run_writes
+from ..graph.delayed import compute as compute_delayed
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.partials import chain_layer
 from ..graph.spec import Ref, Task
@@ -363,7 +365,6 @@ def _conform(df: Any, meta: Any, where: str) -> Any:
 # --------------------------------------------------------------------------- writing
 
 _FORMATS = {"t": "table", "table": "table", "f": "fixed", "fixed": "fixed"}
-_SYNC = ("sync", "synchronous", "single-threaded")
 
 
 def to_hdf(df: Any, path: Any, key: str, mode: str = "a", append: bool = False, scheduler: Any = None,
@@ -410,9 +411,10 @@ def to_hdf(df: Any, path: Any, key: str, mode: str = "a", append: bool = False, 
     if fmt is None:
         raise ValueError(f"{what}: format must be 'table' or 'fixed'")
     lock = _checked_lock(lock, what, True)
-    if scheduler is not None and scheduler not in _SYNC and not _is_client(scheduler):
-        raise ValueError(f"{what}: scheduler must be None (the default Client, or this process), a Client, or "
-                         f"'sync' (this process), got {scheduler!r}")
+    try:
+        client_for(scheduler)  # (a scheduler xsched cannot run on fails here, before anything runs)
+    except ValueError as exc:
+        raise ValueError(f"{what}: {exc}") from None
     n = df.npartitions
     one_file, one_key = "*" not in path, "*" not in key
     if fmt == "fixed" and (append or (one_file and one_key and n > 1)):
@@ -446,7 +448,7 @@ def to_hdf(df: Any, path: Any, key: str, mode: str = "a", append: bool = False, 
     delayeds = run_writes(df._graph, name, layer, list(layer), compute=False)
     if not compute:
         return delayeds
-    return _computed(delayeds, scheduler, dask_kwargs or {})
+    return list(compute_delayed(*delayeds, scheduler=scheduler, **(dask_kwargs or {})))
 
 
 def _check_dtypes(meta: Any, what: str) -> None:
@@ -459,29 +461,6 @@ def _check_dtypes(meta: Any, what: str) -> None:
             raise TypeError(f"{what}: column {col!r} is {dt}, which HDF5 stores cannot hold (pandas stores NumPy "
                             "dtypes, datetimes with a time zone, categoricals and strings); cast it first, e.g. "
                             f".astype({{{col!r}: {hint}}})")
-
-
-def _is_client(obj: Any) -> bool:
-    from ..client.client import Client
-
-    return isinstance(obj, Client)
-
-
-def _computed(delayeds: list, scheduler: Any, kwargs: dict) -> list:
-    """The writes run: on the default Client or in this process (None), on ``scheduler``
-    (a Client), or in this process whatever runs (``"sync"``)."""
-    if scheduler is None:
-        from ..graph.delayed import compute
-
-        return list(compute(*delayeds, **kwargs))
-    if scheduler in _SYNC:
-        from ..graph.local import get
-
-        graph: dict = {}
-        for d in delayeds:
-            graph.update(d.__xsched_graph__())
-        return list(get(graph, [d.key for d in delayeds]))
-    return list(scheduler.compute(delayeds, sync=True, **kwargs))
 
 
 def _write_part(part: Any, path: str, key: str, i: int, kwargs: dict, lock: Any) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..client.default import default_client  # (a registry only: no network code)
+from ..client.default import client_for, default_client  # (a registry only: no network code)
 from .layers import LayeredGraph
 from .local import get
 from .optimize import flatten_keys
@@ -27,11 +27,11 @@ from .spec import Ref, Task, dependencies
 
 __all__ = ["compute_collection", "persist_collection", "lineage", "run_writes", "default_client"]
 
-
-def compute_collection(coll: Any, optimize_graph: bool = True, **kwargs: Any) -> Any:
-    """The collection's value: ``client.compute(coll, sync=True)`` on the default client
-    (keyword arguments go there), else run here and passed through its post-compute."""
-    client = default_client()
+def compute_collection(coll: Any, optimize_graph: bool = True, scheduler: Any = None, **kwargs: Any) -> Any:
+    """The collection's value: ``client.compute(coll, sync=True)`` on the Client ``scheduler``
+    names (``client_for``; keyword arguments go there), else run here and passed through its
+    post-compute."""
+    client = client_for(scheduler)
     if client is not None:
         if not optimize_graph:
             kwargs["optimize_graph"] = False
@@ -41,10 +41,10 @@ def compute_collection(coll: Any, optimize_graph: bool = True, **kwargs: Any) ->
     return func(results, *extra)
 
 
-def persist_collection(coll: Any, **kwargs: Any) -> Any:
-    """A collection of the same kind whose parts are computed: futures on the default
-    client's cluster, or the values themselves when there is no client."""
-    client = default_client()
+def persist_collection(coll: Any, scheduler: Any = None, **kwargs: Any) -> Any:
+    """A collection of the same kind whose parts are computed: futures on the cluster of the
+    Client ``scheduler`` names (``client_for``), or the values themselves when it names none."""
+    client = client_for(scheduler)
     if client is not None:
         return client.persist(coll, **kwargs)
     keys = flatten_keys(coll.__xsched_keys__())

@@ -27,7 +27,7 @@ import os
 import types
 from typing import Any, Callable, Iterator, Mapping
 
-from ..client.default import default_client  # (a registry only: graph/ knows no network)
+from ..client.default import client_for  # (a registry only: graph/ knows no network)
 from ..tokenize import tokenize
 from .annotate import current_annotations
 from .layers import LayeredGraph
@@ -289,16 +289,17 @@ class Delayed:
     visualize = visualize_method
 
     def compute(self, **kwargs: Any) -> Any:
-        """The value: on the default Client if one is running, else in this process.
+        """The value: on the default Client if one is running, else in this process
+        (``scheduler="sync"``: here whatever runs; ``scheduler=client``: on that one).
 
         >>> from xsched.graph.delayed import delayed
-        >>> delayed(max)(1, 5).compute()
-        5
+        >>> delayed(max)(1, 5).compute(), delayed(min)(1, 5).compute(scheduler="sync")
+        (5, 1)
         """
-        client = default_client()
+        client = client_for(kwargs.pop("scheduler", None))
         if client is not None:
             return client.compute(self, sync=True, **kwargs)
-        return compute(self, **kwargs)[0]
+        return compute(self, scheduler="sync", **kwargs)[0]
 
     def persist(self, **kwargs: Any) -> Delayed:
         """Start computing and keep the result: on the default Client (a Delayed backed by
@@ -309,10 +310,10 @@ class Delayed:
         >>> x.compute()
         3
         """
-        client = default_client()
+        client = client_for(kwargs.pop("scheduler", None))
         if client is not None:
             return client.persist(self, **kwargs)
-        return persist(self, **kwargs)[0]
+        return persist(self, scheduler="sync", **kwargs)[0]
 
     # ---- lazy operations
 
@@ -740,23 +741,24 @@ def _local_results(collections: list, optimize_graph: bool) -> list:
     return get(graph, keys, optimize=optimize_graph)
 
 
-def compute(*args: Any, traverse: bool = True, optimize_graph: bool | None = None,
+def compute(*args: Any, traverse: bool = True, optimize_graph: bool | None = None, scheduler: Any = None,
             **kwargs: Any) -> tuple:
     """Compute several collections at once, sharing their common tasks; returns a tuple.
 
     Collections inside lists, tuples, dicts and sets are found too (``traverse=False`` to
     skip that); other values pass through. Runs on the default Client if one is running
-    (extra keywords go to ``Client.compute``), else in this process.
+    (extra keywords go to ``Client.compute``), else in this process; ``scheduler``: a Client
+    to run on, or ``"sync"`` to run here whatever runs (``client.default.client_for``).
 
     >>> from xsched.graph.delayed import delayed, compute
     >>> a = delayed(sum)([1, 2])
     >>> compute(a, {"twice": a * 2}, "as is")
     (3, {'twice': 6}, 'as is')
     """
+    client = client_for(scheduler)
     collections, repack = _find_collections(args, traverse)
     if not collections:
         return args
-    client = default_client()
     if client is not None:
         if optimize_graph is not None:
             kwargs["optimize_graph"] = optimize_graph
@@ -767,7 +769,7 @@ def compute(*args: Any, traverse: bool = True, optimize_graph: bool | None = Non
     return repack([func(res, *extra) for (func, extra), res in zip(posts, results)])
 
 
-def persist(*args: Any, traverse: bool = True, optimize_graph: bool | None = None,
+def persist(*args: Any, traverse: bool = True, optimize_graph: bool | None = None, scheduler: Any = None,
             **kwargs: Any) -> tuple:
     """Start computing collections and keep their results; returns new collections.
 
@@ -779,10 +781,10 @@ def persist(*args: Any, traverse: bool = True, optimize_graph: bool | None = Non
     >>> len(x.__xsched_graph__()), x.compute()
     (1, 3)
     """
+    client = client_for(scheduler)
     collections, repack = _find_collections(args, traverse)
     if not collections:
         return args
-    client = default_client()
     if client is not None:
         if optimize_graph is not None:
             kwargs["optimize_graph"] = optimize_graph
