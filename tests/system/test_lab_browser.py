@@ -618,6 +618,21 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             # a click on a run shows its key in the story pane
             page.mouse.click(x, box["y"] + row_h * 0.75)
             expect(page.locator("#xsched-pane-story .xsched-StoryKey")).to_have_value("lanes-b", timeout=10_000)
+            # in the simple interface (one main-area widget shown) the story pane hides the task
+            # stream: runs reaching the hidden stream are held, not drawn, until it is shown
+            open_by_palette(page, "Simple Interface")
+            open_by_palette(page, "xsched: Open Story")
+            expect(page.locator("#xsched-pane-task-stream")).to_be_hidden()
+            count = int(stream.get_attribute("data-task-count"))
+            page.evaluate("""() => document.getElementById('xsched-pane-task-stream').dispatchEvent(
+                new CustomEvent('xsched-ingest', {detail: {records: [['hidden-1', 'lanes', 'tcp://10.0.0.99:1',
+                Date.now() / 1000 - 2, Date.now() / 1000 - 1, 'memory']]}}))""")
+            page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+            assert int(stream.get_attribute("data-task-count")) == count
+            open_by_palette(page, "xsched: Open Task Stream")
+            expect(stream).to_have_attribute("data-task-count", str(count + 1))
+            open_by_palette(page, "Simple Interface")  # (back to every pane side by side)
+            expect(page.locator("#xsched-pane-story")).to_be_visible()
 
             # 100,000 synthetic runs: the redraw time through the performance API (printed)
             page.evaluate("""n => {

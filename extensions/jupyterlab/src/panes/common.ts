@@ -523,10 +523,14 @@ export abstract class XschedPane extends Widget {
 }
 
 /** A pane that draws itself (SVG or canvas): redraws are coalesced into one per animation
- * frame, however many telemetry messages or resizes came since the last. */
+ * frame, however many telemetry messages or resizes came since the last; a pane hidden
+ * behind another tab draws nothing until it is shown (then once, with what it holds). */
 export abstract class DrawnPane extends XschedPane {
   /** Redraw at the next animation frame (once, however many updates came). */
   schedule(): void {
+    if (this.isAttached && !this.isVisible) {
+      return; // (onAfterShow draws it)
+    }
     if (this._frame === 0 && !this.isDisposed) {
       this._frame = requestAnimationFrame(() => {
         this._frame = 0;
