@@ -222,7 +222,7 @@ def test_compute_with_scheduler_sync_runs_here_beside_a_client(client):
     pid = delayed(os.getpid, pure=False)()
     assert pid.compute(scheduler="sync") == os.getpid() != pid.compute()
     assert compute(pid, scheduler="sync") == (os.getpid(),)
-    assert compute(pid, scheduler=client)[0] != os.getpid()
+    assert compute(pid, scheduler=client)[0] != os.getpid() != compute(pid, scheduler="distributed")[0]
     (held,) = persist(pid, scheduler="sync")
     assert list(held.__xsched_graph__().values()) == [os.getpid()]  # (the value itself, no future)
     df = xd.from_pandas(pd.DataFrame({"a": range(6)}), npartitions=3)

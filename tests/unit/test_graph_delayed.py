@@ -396,3 +396,20 @@ def test_a_call_on_flat_arguments_is_kept_as_given_and_the_graph_is_the_same():
     kw = delayed(add)(a=chain, b=1)
     assert kw.__xsched_graph__()[kw.key].kwargs == {"a": Ref(chain.key), "b": 1}
     assert delayed(add, pure=True)(chain, 1).key == delayed(add, pure=True)(chain, 1).key
+
+
+def test_scheduler_names_where_a_compute_runs():
+    """'sync' runs here even with a default Client; 'distributed' needs one; other names fail."""
+    client = FakeClient()
+    x = delayed(inc)(1)
+    set_default_client(client)
+    try:
+        assert x.compute(scheduler="sync") == 2 and compute(x, scheduler="single-threaded") == (2,)
+        assert client.calls == []                       # (none went to the Client)
+        assert x.compute(scheduler="distributed") == f"result of {x.key}"
+    finally:
+        unset_default_client(client)
+    with pytest.raises(ValueError, match="scheduler='distributed' asks for the default Client, and none is running"):
+        x.compute(scheduler="distributed")
+    with pytest.raises(ValueError, match="scheduler='processes' is not one xsched runs on"):
+        compute(x, scheduler="processes")

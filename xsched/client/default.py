@@ -81,7 +81,8 @@ HERE = frozenset({"sync", "synchronous", "single-threaded"})
 
 def client_for(scheduler: Any = None) -> Any:
     """The Client a computation runs on, or None to run it in this process: ``scheduler`` when
-    it is a Client; the default Client (None where none runs) when it is None; None for
+    it is a Client; the default Client (None where none runs) when it is None, the default
+    Client (which must run) for ``"distributed"``; None for
     ``"sync"`` (``"synchronous"``, ``"single-threaded"``): here, even beside a Client, as a
     debugger wants it. Anything else fails naming what is accepted.
 
@@ -96,6 +97,12 @@ def client_for(scheduler: Any = None) -> Any:
         return default_client()
     if isinstance(scheduler, str) and scheduler in HERE:
         return None
+    if scheduler == "distributed":  # (dask's name for its default Client)
+        client = default_client()
+        if client is None:
+            raise ValueError("scheduler='distributed' asks for the default Client, and none is running: create "
+                             "one (Client(LocalCluster()) or Client(address)), or pass scheduler='sync'")
+        return client
     if not isinstance(scheduler, str) and callable(getattr(scheduler, "compute", None)) and \
             callable(getattr(scheduler, "gather", None)):  # (a Client: the graph layer sits below it)
         return scheduler
