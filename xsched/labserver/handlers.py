@@ -286,7 +286,7 @@ class UpdatesHandler(WebSocketMixin, tornado.websocket.WebSocketHandler, Jupyter
 
     # ---------------------------------------------------------------- watching panes
     def _send(self, msg: dict) -> None:
-        self.write_message(json.dumps(msg))
+        self.write_message(json.dumps(msg, separators=(",", ":")))  # (the telemetry: no spaces)
 
     def _on_watch(self, msg: dict) -> None:
         """Start, change or stop the watch of one cluster; a bad message is answered, never raised."""
