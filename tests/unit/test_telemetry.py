@@ -345,3 +345,29 @@ def test_call_stacks_of_the_workers_running_tasks_asked_at_most_every_refresh():
             await closing
 
     asyncio.run(scenario())
+
+
+def test_the_hooks_come_off_when_no_dashboard_asks_and_on_again_when_one_does():
+    """A dashboard that went away costs the state machine nothing: after IDLE_DETACH seconds
+    without a request the group counts and the story recorder leave its transition hooks; the
+    next request counts the groups again (one pass over the tasks) and records from then on."""
+    from xsched.scheduler.extensions.telemetry import IDLE_DETACH, StoryRecorder
+
+    server = served()
+    server.add_worker("tcp://w:1")
+    keys = [f"inc-{i}" for i in range(3)]
+    server.handle(UpdateGraph("c", [NewTask(k, b"s", priority=(i,)) for i, k in enumerate(keys)], keys))
+    ext = server.extensions["telemetry"]
+    server.call("telemetry", parts=["groups"])
+    hooks = server.state.transition_hooks
+    assert {type(h) for h in hooks} >= {GroupCounts, StoryRecorder}
+    assert not ext.detach_if_idle(IDLE_DETACH / 2) and ext.groups in hooks    # asked recently: kept
+    assert ext.detach_if_idle(IDLE_DETACH)
+    assert not any(isinstance(h, (GroupCounts, StoryRecorder)) for h in hooks)
+    assert ext.groups is None and ext.stories is None
+    run_next(server, t=1.0)                                     # (a transition no hook hears)
+    again = server.call("telemetry", parts=["groups"])
+    assert {g["name"]: g["done"] for g in again["groups"]} == {"inc": 1}     # counted again
+    assert sum(isinstance(h, GroupCounts) for h in hooks) == 1 and sum(isinstance(h, StoryRecorder) for h in hooks) == 1
+    ext.close()
+    assert not any(isinstance(h, (GroupCounts, StoryRecorder)) for h in hooks)

@@ -98,7 +98,11 @@ def _group_progress(scheduler=None, keys_per_group: int = KEYS_PER_GROUP) -> dic
     ``_story``.
     """
     started = time.perf_counter()
-    _StoryRecorder.install(scheduler.state)
+    telemetry = scheduler.extensions.get("telemetry")
+    if telemetry is not None:
+        telemetry.story_recorder()  # (the extension's: off again once no panel or pane asks)
+    else:
+        _StoryRecorder.install(scheduler.state)
     debugging = scheduler.extensions.get("debugging")
     paused = debugging.paused if debugging is not None else {}  # key -> {worker, file, line, ...}
     groups: dict[str, dict] = {}

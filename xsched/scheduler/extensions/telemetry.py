@@ -55,7 +55,9 @@ process) and the story recorder (as long as the state's own log); the task strea
 scheduler's own.
 
 The group counts cost nothing until a dashboard first asks: the first request counts the
-tasks the scheduler knows (one pass), then a transition hook (O(1)) keeps them.
+tasks the scheduler knows (one pass), then a transition hook (O(1)) keeps them. The hooks
+(the counts, the story recorder) come off ``IDLE_DETACH`` seconds after the last request: a
+dashboard that went away leaves the state machine as it found it.
 
 >>> counts = GroupCounts()
 >>> from types import SimpleNamespace as T
@@ -119,6 +121,9 @@ PROFILE_FETCHES, PROFILE_ROWS, PROFILE_MIN_FRACTION = 8, 2000, 0.0005
 STORY_RECORDER_LENGTH = 100_000
 #: most keys listed when a dashboard opens a task group
 GROUP_KEYS = 200
+#: seconds without a dashboard's request after which the transition hooks (group counts,
+#: story recorder) come off the state machine: a dashboard that went away costs nothing
+IDLE_DETACH = 120.0
 #: the columns of a group's counts
 COLUMNS = ("done", "processing", "erred", "waiting")
 _WAITING = frozenset({"waiting", "queued", "no-worker"})
@@ -549,13 +554,53 @@ class TelemetryExtension(SchedulerExtension):
         self._stacks_asked: dict[str, float] = {}  # worker -> when it was last asked (monotonic)
         self._stacks_pending: set[str] = set()
         self._background = Background("telemetry")
+        self._last_look = 0.0  # (the loop's clock) when a dashboard last asked
+        self._idle_timer = None  # the loop's timer that takes the hooks off (see ``looked``)
 
     def __repr__(self) -> str:
         n = "not counting" if self.groups is None else f"{len(self.groups.counts)} groups"
         return f"<TelemetryExtension {n}>"
 
+    def looked(self) -> None:
+        """A dashboard asked: the hooks stay on for ``IDLE_DETACH`` seconds more (a timer on
+        the scheduler's loop takes them off after that long without a request)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # (no loop: a test's scheduler that never started keeps its hooks)
+        self._last_look = loop.time()
+        if self._idle_timer is None:
+            self._idle_timer = loop.call_later(IDLE_DETACH, self._idle_check)
+
+    def _idle_check(self) -> None:
+        self._idle_timer = None
+        loop = asyncio.get_running_loop()
+        idle = loop.time() - self._last_look
+        if not self.detach_if_idle(idle):
+            self._idle_timer = loop.call_later(IDLE_DETACH - idle, self._idle_check)
+
+    def detach_if_idle(self, idle: float) -> bool:
+        """Take the transition hooks off when no dashboard asked for ``idle`` >= ``IDLE_DETACH``
+        seconds; whether they are off. The next request counts the groups again (one pass) and
+        records stories from then on."""
+        if idle < IDLE_DETACH:
+            return False
+        self._detach_hooks()
+        return True
+
+    def _detach_hooks(self) -> None:
+        for name in ("groups", "stories"):
+            hook = getattr(self, name)
+            if hook is not None:
+                try:
+                    self.scheduler.state.transition_hooks.remove(hook)
+                except ValueError:
+                    pass
+                setattr(self, name, None)
+
     def group_counts(self) -> GroupCounts:
         """The group counts, started (one pass over the tasks, then a transition hook) on first use."""
+        self.looked()
         if self.groups is None:
             state = self.scheduler.state
             groups = GroupCounts()
@@ -567,6 +612,7 @@ class TelemetryExtension(SchedulerExtension):
     def story_recorder(self) -> StoryRecorder:
         """The story recorder of the scheduler's state, installed on first use (or the one the
         JupyterLab panel installed)."""
+        self.looked()
         if self.stories is None:
             self.stories = StoryRecorder.install(self.scheduler.state)
         return self.stories
@@ -574,14 +620,10 @@ class TelemetryExtension(SchedulerExtension):
     def close(self):
         """Detach the hooks; a coroutine closing the connections to workers when there are any."""
         super().close()
-        for name in ("groups", "stories"):
-            hook = getattr(self, name)
-            if hook is not None:
-                try:
-                    self.scheduler.state.transition_hooks.remove(hook)
-                except ValueError:
-                    pass
-                setattr(self, name, None)
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        self._detach_hooks()
         self.logs.clear()
         self.profile, self._profile_rows = None, (-1, [])
         if self._pool is not None or len(self._background):
