@@ -88,10 +88,10 @@ def client_for(scheduler: Any = None) -> Any:
 
     >>> client_for("sync") is None
     True
-    >>> client_for("threads")
+    >>> client_for("threads")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: scheduler='threads' is not one xsched runs on: pass None (the default Client, or this process when none runs), a Client, or 'sync' (this process, one task at a time); for threads in this process start LocalCluster(processes=False) and pass its Client
+    ValueError: scheduler='threads' is not one xsched runs on: pass None (the default Client, ... its Client
     """
     if scheduler is None:
         return default_client()

@@ -89,8 +89,8 @@ from .base import SchedulerExtension
 
 logger = logging.getLogger("xsched.scheduler.telemetry")
 
-__all__ = ["TelemetryExtension", "GroupCounts", "columns", "rows_of", "LogTail", "StoryRecorder", "join_story", "key_story", "group_keys", "KEY_ORDER",
-           "MAX_GROUPS", "MAX_RECORDS", "PARTS", "LOG_RECORDS", "category"]
+__all__ = ["TelemetryExtension", "GroupCounts", "LogTail", "StoryRecorder", "join_story", "key_story", "group_keys",
+           "KEY_ORDER", "MAX_GROUPS", "MAX_RECORDS", "PARTS", "LOG_RECORDS", "category", "columns", "rows_of"]
 
 #: most groups counted; past it the oldest finished group is dropped first
 MAX_GROUPS = 1000
