@@ -38,7 +38,7 @@ only), so the refusal is seen between two real processes.
 >>> check_peer({"client": "c"}, "client")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-xsched.protocol.versions.IncompatibleVersionError: this scheduler speaks xsched protocol 1 (xsched 0.1.0) and the client announced no protocol version (an xsched older than 0.1.0?); ...
+xsched.protocol.versions.IncompatibleVersionError: this scheduler speaks xsched protocol 2 (xsched 0.1.0) and the client announced no protocol version (an xsched older than 0.1.0?); ...
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 #: The wire protocol's number: bumped when the wire changes incompatibly (see the module).
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 #: The xsched package version (``xsched.__version__``; pyproject.toml says the same).
 XSCHED_VERSION = "0.1.0"
@@ -134,7 +134,7 @@ def check_reply(reply: dict, who: str, address: str) -> None:
     >>> check_reply({"protocol": 7, "version": "9.0"}, "client", "tcp://h:8786")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    xsched.protocol.versions.IncompatibleVersionError: the scheduler at tcp://h:8786 speaks xsched protocol 7 (xsched 9.0) and this client speaks xsched protocol 1 (xsched 0.1.0); ...
+    xsched.protocol.versions.IncompatibleVersionError: the scheduler at tcp://h:8786 speaks xsched protocol 7 (xsched 9.0) and this client speaks xsched protocol 2 (xsched 0.1.0); ...
     """
     theirs = reply.get("protocol")
     ours = announced_protocol()
