@@ -726,8 +726,8 @@ def _check_local_kwargs(kwargs: Mapping[str, Any]) -> None:
     unknown = sorted(set(kwargs) - _CLIENT_ONLY_KWARGS)
     if unknown:
         raise TypeError(
-            f"unexpected keyword argument(s) {unknown} for a local compute (no Client is "
-            f"running); valid: optimize_graph, traverse, and the Client's "
+            f"unexpected keyword argument(s) {unknown} for a compute in this process (no Client is "
+            f"running, or scheduler='sync'); valid: optimize_graph, traverse, and the Client's "
             f"{sorted(_CLIENT_ONLY_KWARGS - {'traverse'})}, which are ignored locally"
         )
 
