@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..files import LocalFileSystem, expand_paths, file_token, filesystem_for, natural_key
 from ..client.default import client_for
+from ..files import LocalFileSystem, expand_paths, file_token, filesystem_for, natural_key
 from ..graph.collection import run_writes
 from ..graph.delayed import compute as compute_delayed
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task

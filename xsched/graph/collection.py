@@ -27,6 +27,7 @@ from .spec import Ref, Task, dependencies
 
 __all__ = ["compute_collection", "persist_collection", "lineage", "run_writes", "default_client"]
 
+
 def compute_collection(coll: Any, optimize_graph: bool = True, scheduler: Any = None, **kwargs: Any) -> Any:
     """The collection's value: ``client.compute(coll, sync=True)`` on the Client ``scheduler``
     names (``client_for``; keyword arguments go there), else run here and passed through its
