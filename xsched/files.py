@@ -375,17 +375,17 @@ def open_decompressed(f: BinaryIO, compression: str | None) -> BinaryIO:
 _LINE_CHUNK = 64 * 1024
 
 
-def blocksize_bytes(blocksize: Any, what: str, arg: str = "blocksize") -> int | None:
+def blocksize_bytes(blocksize: Any, what: str, arg: str = "blocksize", whole: bool = True) -> int | None:
     """A reader's ``blocksize=`` (or another argument ``arg`` of bytes per partition) as a
-    positive number of bytes (None: whole files).
+    positive number of bytes (None: whole files; refused where ``whole`` is False).
 
     >>> blocksize_bytes("64MB", "read_csv"), blocksize_bytes(None, "read_csv")
     (64000000, None)
     """
-    if blocksize is None:
+    if blocksize is None and whole:
         return None
     try:
-        n = parse_bytes(blocksize) if not isinstance(blocksize, bool) else 0
+        n = parse_bytes(blocksize) if not isinstance(blocksize, bool) and blocksize is not None else 0
     except ValueError:
         n = 0
     if n < 1:

@@ -47,9 +47,7 @@ def _array_getitem(self: Array, index: Any) -> Array:
     if isinstance(index, Array) and index.dtype.kind in "iu":
         return _fancy.take_lazy(self, index, 0)
     if isinstance(index, tuple) and any(isinstance(i, Array) for i in index):
-        n_real = sum(1 for i in index if i is not None and i is not Ellipsis)
-        if n_real > self.ndim:
-            raise IndexError(f"too many indices: array is {self.ndim}-dimensional, but {n_real} were indexed")
+        _check_rank(_spell_out_ellipsis(index, self.ndim, lambda i: i is not None)[1], self.ndim)
         lazy = [p for p, i in enumerate(index) if isinstance(i, Array)]
         rest = [i for p, i in enumerate(index) if p != lazy[0]]
         whole = [isinstance(i, slice) and i == slice(None) for i in rest]
@@ -102,13 +100,17 @@ def _spell_out_ellipsis(index: tuple, ndim: int, takes_axis: Callable[[Any], boo
     return out, n_real
 
 
+def _check_rank(n_real: int, ndim: int) -> None:
+    """NumPy's error for an index taking more axes than the array has."""
+    if n_real > ndim:
+        raise IndexError(f"too many indices: array is {ndim}-dimensional, but {n_real} were indexed")
+
+
 def _normalize_index(index: Any, shape: tuple[int, ...]) -> list:
     if not isinstance(index, tuple):
         index = (index,)
     out, n_real = _spell_out_ellipsis(index, len(shape), lambda i: i is not None)
-    if n_real > len(shape):
-        raise IndexError(f"too many indices: array is {len(shape)}-dimensional, "
-                         f"but {n_real} were indexed")
+    _check_rank(n_real, len(shape))
     if not any(i is Ellipsis for i in index):  # (not `in`: that would compare index arrays)
         out.extend([slice(None)] * (len(shape) - n_real))
     for i in out:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..graph.delayed import compute
-from .core import Array, _finalize
+from .core import Array, _concat_grid
 
 __all__ = ["assert_eq"]
 
@@ -36,18 +36,10 @@ def _computed(x: Any, what: str, check_dtype: bool) -> Any:
         if check_dtype and not _same_dtype(block.dtype, x.dtype):
             raise AssertionError(f"{what}: block {where}'s dtype is {block.dtype}, the array promised "
                                  f"{x.dtype}")
-    result = np.asarray(_finalize(_nested(values, blocks.shape), x.ndim))
+    result = np.asarray(values[0][()] if x.ndim == 0 else _concat_grid(values, blocks.shape, tuple(range(x.ndim))))
     if check_dtype and result.dtype != x.dtype:
         raise AssertionError(f"{what}: the result's dtype is {result.dtype}, the array promised {x.dtype}")
     return result
-
-
-def _nested(values: list, grid: tuple) -> Any:
-    """The blocks, given in C order, as lists nested like the block grid."""
-    if not grid:
-        return values[0]
-    step = len(values) // grid[0]
-    return [_nested(values[i * step:(i + 1) * step], grid[1:]) for i in range(grid[0])]
 
 
 def _same_dtype(block: np.dtype, promised: np.dtype) -> bool:

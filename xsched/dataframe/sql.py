@@ -509,8 +509,7 @@ def _divisions(what: str, label: str, name: str, meta: pd.DataFrame, stats: dict
             npartitions = 1
         else:
             per_row = head.memory_usage(deep=True, index=True).sum() / len(head)
-            # (None, whole files for a file reader, is no size of a partition here: refused as such)
-            chunk = blocksize_bytes("None" if bytes_per_chunk is None else bytes_per_chunk, what, "bytes_per_chunk")
+            chunk = blocksize_bytes(bytes_per_chunk, what, "bytes_per_chunk", whole=False)
             npartitions = max(1, int(round(stats["rows"] * per_row / chunk)))
     if isinstance(lo, pd.Timestamp):
         cuts = list(pd.date_range(lo, hi, periods=npartitions + 1).unique())
