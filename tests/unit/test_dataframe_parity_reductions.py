@@ -131,6 +131,56 @@ def test_describe_frame_percentiles(n):
     tm.assert_frame_equal(xd.from_pandas(df, npartitions=n).describe().compute(), df.describe())
 
 
+def mixed_frame(rows=50):
+    rng = np.random.default_rng(0)
+    return pd.DataFrame({
+        "n": rng.choice(list("abcd"), rows), "x": rng.normal(size=rows), "i": rng.integers(0, 9, rows),
+        "t": pd.date_range("2020", periods=rows, freq="h"), "d": pd.to_timedelta(rng.integers(0, 99, rows), "min"),
+        "c": pd.Categorical(rng.choice(list("pq"), rows), categories=list("pqz")), "b": rng.random(rows) > 0.3,
+        "N": pd.array(rng.integers(0, 5, rows), dtype="Int64")})
+
+
+@pytest.mark.parametrize("n", [1, 3, 7])
+@pytest.mark.parametrize("kw", [{}, {"include": "all"}, {"include": ["category", "bool"]}, {"exclude": ["number"]},
+                                {"percentiles": [0.9, 0.1]}, {"include": ["datetime", "timedelta"]}])
+def test_describe_of_every_kind_of_column_like_pandas(n, kw):
+    """Text, categories and truth values: count, unique, top, freq; dates without std;
+    durations with it; rows in pandas' order when kinds are mixed; columns chosen as pandas'."""
+    pdf = mixed_frame()
+    df = xd.from_pandas(pdf, npartitions=n)
+    expected = pdf.describe(**kw)
+    assert list(df.describe(**kw)._meta.columns) == list(expected.columns)
+    tm.assert_frame_equal(df.describe(**kw).compute(), expected)
+
+
+@pytest.mark.parametrize("col", list(mixed_frame().columns))
+def test_describe_of_a_series_of_every_kind_like_pandas(col):
+    pdf = mixed_frame()
+    s = xd.from_pandas(pdf, npartitions=3)[col]
+    tm.assert_series_equal(s.describe().compute(), pdf[col].describe())
+    none = pdf[col][pdf.x > 99]
+    tm.assert_series_equal(s[xd.from_pandas(pdf, npartitions=3).x > 99].describe().compute(), none.describe())
+
+
+def test_describe_frame_of_text_only_describes_the_text():
+    pdf = mixed_frame()[["n", "c"]]
+    tm.assert_frame_equal(xd.from_pandas(pdf, npartitions=2).describe().compute(), pdf.describe())
+
+
+def test_describe_refuses_bad_arguments_when_built():
+    df = xd.from_pandas(mixed_frame(), npartitions=2)
+    with pytest.raises(ValueError, match=r"interval \[0, 1\]"):
+        df.describe(percentiles=[0.5, 2])
+    with pytest.raises(ValueError, match="duplicates"):
+        df.x.describe(percentiles=[0.5, 0.5])
+    with pytest.raises(ValueError, match="exclude must be None"):
+        df.describe(include="all", exclude=["number"])
+    with pytest.raises(TypeError, match="a Series has none"):
+        df.x.describe(include="all")
+    with pytest.raises(ValueError, match="no column to describe"):
+        df[["x"]].describe(include=["datetime"])
+
+
 @pytest.mark.parametrize("n", NPARTS)
 @pytest.mark.parametrize("values", [
     pd.Series(pd.date_range("2020", periods=7, freq="37h")),

@@ -527,16 +527,24 @@ def _install() -> None:
         """
         return quantile(self, q, split_every)
 
-    def describe(self, percentiles: Any = (0.25, 0.5, 0.75), split_every: int | None = None):
-        """count, mean, std, min, percentiles (see ``quantile``: approximate on partitions of
-        many rows) and max of the numeric data, as pandas' ``describe`` lays them out (one partition).
+    def describe(self, percentiles: Any = None, include: Any = None, exclude: Any = None,
+                 split_every: int | None = None):
+        """Summary statistics laid out as pandas' ``describe`` (one partition): for numbers
+        count, mean, std, min, percentiles (see ``quantile``: approximate on partitions of many
+        rows) and max; for dates the same without std; for text, categories and truth values
+        count, unique, top and freq. ``include`` / ``exclude`` choose a frame's columns as
+        pandas does (``"all"``; by default the numbers and dates, else every column).
 
         >>> import pandas as pd, xsched.dataframe as xd
-        >>> d = xd.from_pandas(pd.DataFrame({"a": range(10)}), npartitions=3).describe().compute()
-        >>> d.loc[["count", "min", "max"], "a"].tolist()
+        >>> df = xd.from_pandas(pd.DataFrame({"a": range(10), "s": list("xxyxyzxxxx")}), npartitions=3)
+        >>> df.describe().compute().loc[["count", "min", "max"], "a"].tolist()
         [10.0, 0.0, 9.0]
+        >>> df.s.describe().compute().tolist()
+        [10, 3, 'x', 7]
         """
-        return _describe(self, tuple(percentiles), split_every)
+        if isinstance(self, Series) and (include is not None or exclude is not None):
+            raise TypeError("describe: include= and exclude= choose a DataFrame's columns; a Series has none")
+        return _describe(self, _describe_percentiles(percentiles), split_every, include, exclude)
 
     for f in (mean, var, std):
         setattr(_Frame, f.__name__, f)
@@ -565,12 +573,57 @@ def _as_labelled(values: list, labels: list) -> pd.Series:
     return pd.Series(values, index=labels, dtype="int64")
 
 
+def _describe_percentiles(percentiles: Any) -> tuple:
+    """pandas' checks of describe's percentiles, when the expression is built: sorted."""
+    if percentiles is None:
+        return (0.25, 0.5, 0.75)
+    ps = [float(p) for p in np.atleast_1d(percentiles)]
+    if any(not 0 <= p <= 1 for p in ps):
+        raise ValueError(f"describe: percentiles should all be in the interval [0, 1], got {list(percentiles)}")
+    if len(set(ps)) != len(ps):
+        raise ValueError(f"describe: percentiles cannot contain duplicates, got {list(percentiles)}")
+    return tuple(sorted(ps))
+
+
+def _percentile_labels(percentiles: tuple) -> list:
+    return [f"{p * 100:g}%" for p in percentiles]
+
+
+def _describe_kind(dtype: Any) -> str:
+    """Which of pandas' descriptions a column of ``dtype`` gets (pandas' own order of checks)."""
+    if pd.api.types.is_bool_dtype(dtype):
+        return "counts"
+    if pd.api.types.is_numeric_dtype(dtype):
+        return "numbers"
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return "dates"
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        return "durations"
+    return "counts"
+
+
 def _describe_one(stats: list, percentiles: tuple, name: Any, dtype: Any = "float64") -> pd.Series:
     count, mean, std, lo, hi, qs = stats
-    index = ["count", "mean", "std", "min"] + [f"{p * 100:g}%" for p in percentiles] + ["max"]
+    index = ["count", "mean", "std", "min"] + _percentile_labels(percentiles) + ["max"]
     values = [count, mean, std, lo] + list(np.asarray(qs, dtype="float64")) + [hi]
     values = pd.array(values, dtype="Float64").to_numpy(dtype="float64", na_value=np.nan)  # (NA or NaN alike)
     return pd.Series(values, index=index, name=name, dtype=dtype)
+
+
+def _describe_times(stats: list, percentiles: tuple, name: Any) -> pd.Series:
+    """Dates (no std) or durations (with it), as pandas lays them out: objects."""
+    count, mean, *std, lo, hi, qs = stats
+    index = ["count", "mean"] + ["std"] * len(std) + ["min"] + _percentile_labels(percentiles) + ["max"]
+    return pd.Series([count, mean, *std, lo] + list(qs) + [hi], index=index, name=name)
+
+
+def _describe_counts(count: Any, counts: pd.Series, name: Any) -> pd.Series:
+    """count, unique, top, freq from the value counts (most frequent first)."""
+    present = counts[counts != 0]
+    if len(present):
+        return pd.Series([count, len(present), present.index[0], present.iloc[0]],
+                         index=["count", "unique", "top", "freq"], name=name)
+    return pd.Series([count, 0, np.nan, np.nan], index=["count", "unique", "top", "freq"], name=name, dtype=object)
 
 
 def _describe_dtype(meta: pd.Series) -> Any:
@@ -579,32 +632,67 @@ def _describe_dtype(meta: pd.Series) -> Any:
 
 
 def _describe_frame(columns: list, names: list) -> pd.DataFrame:
-    return pd.concat(columns, axis=1, keys=names)
+    """The columns' descriptions side by side, rows in pandas' order: those of the shortest
+    description first, then the rows others add."""
+    rows: list = []
+    for index in sorted((c.index for c in columns), key=len):
+        rows += [r for r in index if r not in rows]
+    out = pd.concat([c.reindex(rows) for c in columns], axis=1, sort=False)
+    out.columns = pd.Index(names)
+    return out
 
 
-def _describe(frame: _Frame, percentiles: tuple, split_every: int | None):
+def _describe_columns(meta: pd.DataFrame, include: Any, exclude: Any) -> list:
+    """The columns pandas' ``describe`` would describe (checked when the expression is built)."""
+    if include is None and exclude is None:
+        chosen = meta.select_dtypes(include=[np.number, "datetime"])
+        if len(chosen.columns) == 0:
+            chosen = meta
+    elif isinstance(include, str) and include == "all":
+        if exclude is not None:
+            raise ValueError("describe: exclude must be None when include is 'all'")
+        chosen = meta
+    else:
+        chosen = meta.select_dtypes(include=include, exclude=exclude)
+    if len(chosen.columns) == 0:
+        raise ValueError(f"describe: no column to describe (include={include!r}, exclude={exclude!r}); "
+                         f"the columns are {dict(meta.dtypes.astype(str))}")
+    return list(chosen.columns)
+
+
+def _describe(frame: _Frame, percentiles: tuple, split_every: int | None, include: Any = None,
+              exclude: Any = None):
+    name = f"describe-{new_token(frame._name, percentiles, include, exclude)}"
     if isinstance(frame, DataFrame):
-        names = [c for c, d in frame.dtypes.items() if pd.api.types.is_numeric_dtype(d)
-                 and not pd.api.types.is_bool_dtype(d)]
-        if not names:
-            raise TypeError("describe: this DataFrame has no numeric column; select some, or use "
-                            "value_counts on a column")
+        names = _describe_columns(frame._meta, include, exclude)
         parts = [_describe(frame[n], percentiles, split_every) for n in names]
-        name = f"describe-{new_token(frame._name, percentiles)}"
         layer = {chunk_key(name, (0,)): Task(_describe_frame,
                                              ([Ref(chunk_key(p._name, (0,))) for p in parts], names))}
         graph = LayeredGraph.merge(*[p._graph for p in parts], new={name: layer})
-        return new_collection(graph, name, pd.DataFrame({n: p._meta for n, p in zip(names, parts)}),
-                              (None, None))
-    pieces = [frame.count(split_every=split_every), frame.mean(split_every=split_every),
-              frame.std(split_every=split_every), frame.min(split_every=split_every),
-              frame.max(split_every=split_every), quantile(frame, list(percentiles), split_every)]
-    name = f"describe-{new_token(frame._name, percentiles)}"
+        meta = pd.DataFrame({i: p._meta for i, p in enumerate(parts)})
+        meta.columns = pd.Index(names)
+        return new_collection(graph, name, meta, (None, None))
+    kind = _describe_kind(frame._meta.dtype)
+    label = frame._meta.name
+    if kind == "counts":
+        pieces = [frame.count(split_every=split_every), frame.value_counts(split_every=split_every)]
+        func, args, dtype = _describe_counts, (label,), object
+    else:
+        pieces = [frame.count(split_every=split_every), frame.mean(split_every=split_every)]
+        if kind != "dates":
+            pieces.append(frame.std(split_every=split_every))
+        pieces += [frame.min(split_every=split_every), frame.max(split_every=split_every),
+                   quantile(frame, list(percentiles), split_every)]
+        if kind == "numbers":
+            dtype = _describe_dtype(frame._meta)
+            func, args = _describe_one, (percentiles, label, dtype)
+        else:
+            func, args, dtype = _describe_times, (percentiles, label), object
     refs = [Ref(p.key) if isinstance(p, Scalar) else Ref(chunk_key(p._name, (0,))) for p in pieces]
-    dtype = _describe_dtype(frame._meta)
-    layer = {chunk_key(name, (0,)): Task(_describe_one, (refs, percentiles, frame._meta.name, dtype))}
+    first = (refs,) if kind != "counts" else tuple(refs)
+    layer = {chunk_key(name, (0,)): Task(func, (*first, *args))}
     graph = LayeredGraph.merge(*[p._graph for p in pieces], new={name: layer})
-    return new_collection(graph, name, pd.Series([], dtype=dtype, name=frame._meta.name), (None, None))
+    return new_collection(graph, name, pd.Series([], dtype=dtype, name=label), (None, None))
 
 
 # --------------------------------------------------------------------------- one's own
