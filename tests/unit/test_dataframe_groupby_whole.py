@@ -1,0 +1,91 @@
+"""Grouped methods that need whole groups (median, quantile, idxmax, value_counts, shift,
+rank, head, rolling, ...) against pandas: exact results, one-row-per-group results in the
+keys' order, row-wise ones equal once put back in the frame's order."""
+
+import numpy as np
+import pandas as pd
+import pandas.testing as tm
+import pytest
+
+import xsched.dataframe as xd
+
+
+def frame(rows=60):
+    rng = np.random.default_rng(0)
+    pdf = pd.DataFrame({"k": rng.choice(list("abcde"), rows), "j": rng.integers(0, 3, rows),
+                        "v": rng.normal(size=rows), "w": rng.integers(0, 5, rows).astype(float)})
+    pdf.loc[::7, "v"] = np.nan
+    return pdf
+
+
+def same(got, expected, what):
+    (tm.assert_frame_equal if isinstance(expected, pd.DataFrame) else tm.assert_series_equal)(got, expected, obj=what)
+
+
+@pytest.mark.parametrize("n", [1, 3, 5])
+@pytest.mark.parametrize("what", ["median()", "quantile(0.3)", "quantile([0.25, 0.75])", "idxmax()", "idxmin()",
+                                  "skew()", "kurt()", "sem()", "nunique()"])
+@pytest.mark.parametrize("sel", ["", ".v", "[['v', 'w']]"])
+@pytest.mark.parametrize("by", ['"k"', '["k", "j"]'])
+def test_one_row_per_group_like_pandas_in_the_keys_order(n, what, sel, by):
+    pdf = frame()
+    df = xd.from_pandas(pdf, npartitions=n)
+    expr = f"groupby({by}){sel}.{what}"
+    out = eval("df." + expr)
+    assert out.npartitions == 1
+    same(out.compute(), eval("pdf." + expr), expr)
+
+
+@pytest.mark.parametrize("expr", ['groupby("k").w.value_counts()', 'groupby(["k", "j"]).w.value_counts()',
+                                  'groupby("k").w.value_counts(normalize=True)'])
+def test_value_counts_per_group_like_pandas(expr):
+    pdf = frame()
+    same(eval("xd.from_pandas(pdf, npartitions=4)." + expr).compute(), eval("pdf." + expr), expr)
+
+
+@pytest.mark.parametrize("what", ["shift()", "shift(-2)", "diff()", "pct_change(fill_method=None)", "rank()", "ffill()",
+                                  "bfill()", "head(2)", "tail(2)", "nth(1)", "rolling(2).sum()",
+                                  "rolling(3, min_periods=1).mean()", "expanding().max()", "ewm(com=0.5).mean()"])
+@pytest.mark.parametrize("sel", [".v", "[['v', 'w']]", ""])
+def test_row_wise_like_pandas_once_in_the_frames_order(what, sel):
+    pdf = frame()
+    expr = f'groupby("k"){sel}.{what}'
+    got = eval("xd.from_pandas(pdf, npartitions=4)." + expr).compute()
+    same(got.sort_index(), eval("pdf." + expr).sort_index(), expr)
+
+
+def test_missing_and_categorical_keys_as_pandas():
+    pdf = frame().assign(k=lambda d: d.k.where(d.index % 5 != 0))
+    df = xd.from_pandas(pdf, npartitions=3)
+    same(df.groupby("k", dropna=False).v.median().compute(), pdf.groupby("k", dropna=False).v.median(), "dropna")
+    cat = pdf.assign(k=pdf.k.astype(pd.CategoricalDtype(list("edcbaz"))))
+    dc = xd.from_pandas(cat, npartitions=3)
+    same(dc.groupby("k").v.median().compute(), cat.groupby("k").v.median(), "categorical")
+    same(dc.groupby("k", observed=False).v.shift().compute().sort_index(), cat.groupby("k", observed=False).v.shift(),
+         "observed=False, row-wise")
+    with pytest.raises(NotImplementedError, match="observed=True and .reindex"):
+        dc.groupby("k", observed=False).v.median()
+    same(df.groupby("k", sort=False).v.median().compute().sort_index(), pdf.groupby("k").v.median(), "sort=False")
+
+
+def test_get_group_keeps_one_keys_rows_without_a_shuffle():
+    pdf = frame()
+    df = xd.from_pandas(pdf, npartitions=3)
+    got = df.groupby("k").get_group("b")
+    assert not any(k.startswith("shuffle") for k in map(str, got.__xsched_graph__()))
+    same(got.compute(), pdf.groupby("k").get_group("b"), "get_group")
+    same(df.groupby(["k", "j"]).v.get_group(("b", 1)).compute(), pdf.groupby(["k", "j"]).v.get_group(("b", 1)), "2 keys")
+    with pytest.raises(ValueError, match="a key has 2 values"):
+        df.groupby(["k", "j"]).get_group("b")
+
+
+def test_mistakes_fail_when_built():
+    df = xd.from_pandas(frame().assign(s="x"), npartitions=2)
+    with pytest.raises(TypeError, match=r"groupby\(...\).median: pandas refuses it on columns .*'s': 'str'"):
+        df.groupby("k").s.median()
+    with pytest.raises(ValueError):
+        df.groupby("k").v.rolling(-1)
+    with pytest.raises(AttributeError, match="has no 'nonsense'; it has sum"):
+        df.groupby("k").v.rolling(2).nonsense()
+    with pytest.raises(NotImplementedError, match="group by column names"):
+        df.groupby(df.k).v.median()

@@ -1,0 +1,213 @@
+"""Grouped methods that need every row of a group in one place, through the shuffle.
+
+A median, a rank or a group's first three rows cannot be merged from partial results the way
+a sum can, so (as ``apply`` does) the frame is shuffled on the key first and pandas' own
+grouped method runs on each partition, which then holds whole groups::
+
+    frame --shuffle on the key--> whole groups per partition --pandas' method per partition-->
+        one row per group (median, quantile, idxmax, idxmin, skew, kurt, sem, nunique,
+        value_counts): every partition's rows into one, in the order of the keys as pandas'
+        rows alike (shift, diff, pct_change, rank, ffill, bfill, head, tail, nth,
+        rolling(...).f, expanding(...).f, ewm(...).f): partitioned as shuffled, each group's
+        rows in their order
+
+So the results are pandas' exactly; the row-wise ones come partitioned by key, not in the
+frame's row order (``.compute().sort_index()`` restores it). ``get_group`` needs no shuffle:
+it keeps the rows of one key.
+
+>>> import pandas as pd, xsched.dataframe as xd
+>>> df = xd.from_pandas(pd.DataFrame({"k": list("abab"), "v": [1, 2, 3, 10]}), npartitions=2)
+>>> df.groupby("k").v.median().compute().to_dict()
+{'a': 2.0, 'b': 6.0}
+>>> df.groupby("k").v.shift().compute().sort_index().tolist()
+[nan, nan, 1.0, 2.0]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..graph.layers import LayeredGraph, chunk_key, new_token
+from ..graph.spec import Ref, Task
+from .core import _concat, _Frame, _nonempty, make_meta, map_partitions, new_collection, sort_groups
+from .groupby import GroupBy, SeriesGroupBy
+from .shuffle import shuffle
+
+__all__ = ["GroupedWindow"]
+
+#: methods giving one row per group (and how many index levels follow the key's: a list of
+#: quantiles, or the counted values, add one)
+REDUCING = {"median": 0, "quantile": 0, "idxmax": 0, "idxmin": 0, "skew": 0, "kurt": 0, "sem": 0,
+            "nunique": 0, "value_counts": 1}
+#: methods giving a row per row (or a selection of rows), in each group's order
+ROWWISE = ("shift", "diff", "pct_change", "rank", "ffill", "bfill", "head", "tail", "nth")
+#: the window methods of a grouped ``rolling`` / ``expanding`` / ``ewm``
+WINDOW_METHODS = {"rolling": ("sum", "mean", "min", "max", "std", "var", "count", "median", "quantile", "apply",
+                              "sem", "skew", "kurt"),
+                  "expanding": ("sum", "mean", "min", "max", "std", "var", "count", "median", "quantile", "apply",
+                                "sem", "skew", "kurt"),
+                  "ewm": ("mean", "sum", "std", "var")}
+
+
+def _call(part: pd.DataFrame, by: Any, selection: Any, chain: tuple, dropna: bool, observed: bool,
+          sort: bool) -> Any:
+    """pandas' grouped ``chain`` (``((method, args, kwargs), ...)``) on one partition."""
+    out = part.groupby(by, dropna=dropna, observed=observed, sort=sort)
+    if selection is not None:
+        out = out[selection]
+    for method, args, kwargs in chain:
+        out = getattr(out, method)(*args, **kwargs)
+    return out
+
+
+def _gather(parts: list, meta: Any, sort: bool, after: int) -> Any:
+    """The partitions' per-group rows as one object, in the keys' order when ``sort`` (the
+    ``after`` index levels past the key keep each group's own order)."""
+    out = _concat(parts, meta)
+    if not sort:
+        return out
+    if after == 0:
+        return sort_groups(out)
+    keys = out.index.droplevel(list(range(out.index.nlevels - after, out.index.nlevels)))
+    codes = pd.factorize(keys, sort=True)[0]
+    codes = np.where(codes < 0, codes.max(initial=0) + 1, codes)  # (a missing key last, as pandas)
+    return out.iloc[np.argsort(codes, kind="stable")]
+
+
+def _whole(gb: GroupBy, chain: tuple, what: str) -> Any:
+    """``chain`` on each partition of ``gb``'s frame shuffled on its key."""
+    if isinstance(gb._by, _Frame):
+        raise NotImplementedError(f"groupby(Series).{what}: group by column names for {what}, "
+                                  "e.g. df.assign(key=series).groupby('key')")
+    by = [gb._by] if isinstance(gb._by, str) else list(gb._by)
+    shuffled = shuffle(gb._frame, by)
+    args = (gb._by, gb._selection, chain, gb._dropna, gb._observed, gb._sort)
+    try:  # (on a stand-in of two rows per column, so that a mistake shows now)
+        meta = make_meta(_call(_nonempty(gb._frame._meta), *args))
+    except Exception as exc:
+        kind = type(exc) if isinstance(exc, (TypeError, ValueError)) else ValueError
+        raise kind(f"groupby(...).{what}: pandas refuses it on columns {dict(gb._frame.dtypes.astype(str))}: "
+                   f"{exc}") from exc
+    return map_partitions(_call, shuffled, *args, meta=meta, _name=f"groupby-{chain[-1][0]}")
+
+
+def _reducing(gb: GroupBy, method: str, args: tuple, kwargs: dict) -> Any:
+    keys = [gb._by] if isinstance(gb._by, str) else gb._by if isinstance(gb._by, list) else []
+    if not gb._observed and any(isinstance(gb._frame._meta[k].dtype, pd.CategoricalDtype) for k in keys):
+        # (each partition would answer for every category, the ones it does not hold too)
+        raise NotImplementedError(f"groupby(..., observed=False).{method} of a categorical key: group with "
+                                  f"observed=True and .reindex(...) the result with the categories left out")
+    out = _whole(gb, ((method, args, kwargs),), method)
+    after = REDUCING[method] + (method == "quantile" and np.ndim(args[0] if args else kwargs.get("q", 0.5)) > 0)
+    name = f"groupby-{method}-{new_token(out._name, gb._sort, after)}"
+    refs = [Ref(chunk_key(out._name, (i,))) for i in range(out.npartitions)]
+    layer = {chunk_key(name, (0,)): Task(_gather, (refs, out._meta, gb._sort, int(after)))}
+    return new_collection(LayeredGraph.merge(out._graph, new={name: layer}), name, out._meta, (None, None))
+
+
+def _reducing_method(method: str):
+    def run(self, *args: Any, **kwargs: Any):
+        return _reducing(self, method, args, kwargs)
+
+    run.__name__ = method
+    run.__doc__ = (f"pandas' grouped ``{method}``, exact: each group whole after a shuffle on the key, "
+                   "the result in one partition in the keys' order (see ``groupby_whole``).")
+    return run
+
+
+def _rowwise_method(method: str):
+    def run(self, *args: Any, **kwargs: Any):
+        return _whole(self, ((method, args, kwargs),), method)
+
+    run.__name__ = method
+    run.__doc__ = (f"pandas' grouped ``{method}``: each group whole after a shuffle on the key; the rows come "
+                   "partitioned by key (``.compute().sort_index()`` gives the frame's order).")
+    return run
+
+
+class GroupedWindow:
+    """``df.groupby(k).v.rolling(3)`` (or ``expanding``, ``ewm``): its methods run pandas'
+    grouped window on whole groups (see the module).
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"k": list("aabb"), "v": [1, 2, 3, 4]}), npartitions=2)
+    >>> df.groupby("k").v.rolling(2).sum().compute().sort_index().tolist()
+    [nan, 3.0, nan, 7.0]
+    """
+
+    def __init__(self, gb: GroupBy, kind: str, args: tuple, kwargs: dict) -> None:
+        self._gb, self._kind, self._args, self._kwargs = gb, kind, args, kwargs
+        if not isinstance(gb._by, _Frame):  # (pandas checks the window's arguments now, not in a task)
+            _call(gb._frame._meta, gb._by, gb._selection, ((kind, args, kwargs),), gb._dropna, gb._observed,
+                  gb._sort)
+
+    def __repr__(self) -> str:
+        return f"<xsched grouped {self._kind} {self._args or ''}{self._kwargs or ''} of {self._gb!r}>"
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name not in WINDOW_METHODS[self._kind]:
+            raise AttributeError(f"groupby(...).{self._kind}(...) has no {name!r}; it has "
+                                 f"{', '.join(WINDOW_METHODS[self._kind])}")
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            chain = ((self._kind, self._args, self._kwargs), (name, args, kwargs))
+            return _whole(self._gb, chain, f"{self._kind}(...).{name}")
+
+        run.__name__ = name
+        return run
+
+
+def _window(kind: str):
+    def open_window(self, *args: Any, **kwargs: Any) -> GroupedWindow:
+        return GroupedWindow(self, kind, args, kwargs)
+
+    open_window.__name__ = kind
+    open_window.__doc__ = (f"pandas' grouped ``{kind}``: its methods run on whole groups after a shuffle on the "
+                           "key, the rows partitioned by key (see ``GroupedWindow``).")
+    return open_window
+
+
+def get_group(self: GroupBy, name: Any) -> Any:
+    """The rows of one key (no shuffle: each partition keeps its own). A key absent from the
+    data gives no rows (pandas raises ``KeyError``: it has looked at every row by then).
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"k": list("abab"), "v": [1, 2, 3, 4]}), npartitions=2)
+    >>> df.groupby("k").get_group("a").v.compute().tolist()
+    [1, 3]
+    """
+    if isinstance(self._by, _Frame):
+        raise NotImplementedError("groupby(Series).get_group: group by column names, e.g. "
+                                  "df.assign(key=series).groupby('key')")
+    by = [self._by] if isinstance(self._by, str) else list(self._by)
+    values = name if isinstance(name, tuple) else (name,)
+    if len(values) != len(by):
+        raise ValueError(f"get_group: the frame is grouped by {by}, so a key has {len(by)} values; got {name!r}")
+    frame = self._frame
+    mask = None
+    for column, value in zip(by, values):
+        same = frame[column] == value
+        mask = same if mask is None else mask & same
+    rows = frame[mask]
+    return rows[self._selection] if self._selection is not None else rows
+
+
+def _install() -> None:
+    for method in REDUCING:
+        if method == "value_counts":
+            SeriesGroupBy.value_counts = _reducing_method(method)  # type: ignore[attr-defined]
+        elif method == "nunique":
+            GroupBy.nunique = _reducing_method(method)  # type: ignore[attr-defined]  (SeriesGroupBy: its tree)
+        else:
+            setattr(GroupBy, method, _reducing_method(method))
+    for method in ROWWISE:
+        setattr(GroupBy, method, _rowwise_method(method))
+    for kind in WINDOW_METHODS:
+        setattr(GroupBy, kind, _window(kind))
+    GroupBy.get_group = get_group  # type: ignore[attr-defined]
+
+
+_install()
