@@ -72,6 +72,19 @@ def test_merge_set_index_sort_and_dedup_move_worker_to_worker(client):
     assert client.run_on_scheduler(lambda scheduler: len(scheduler.extensions["shuffle"].shuffles)) == 0
 
 
+def test_grouped_methods_on_whole_groups_move_worker_to_worker(client):
+    left = frame(3000, 3)
+    with xsched.config.set({"shuffle.method": "p2p"}):
+        lx = xd.from_pandas(left, npartitions=6)
+        median = lx.groupby("name").x.median()
+        counts = lx.groupby("name").k.value_counts()
+        rolled = lx.groupby("name").x.rolling(3).mean()
+    assert "shuffle-transfer" in {key_split(k) for k in median.__xsched_graph__()}
+    pd.testing.assert_series_equal(median.compute(), left.groupby("name").x.median())
+    pd.testing.assert_series_equal(counts.compute(), left.groupby("name").k.value_counts())
+    pd.testing.assert_series_equal(rolled.compute().sort_index(), left.groupby("name").x.rolling(3).mean().sort_index())
+
+
 def test_p2p_merge_of_a_column_on_an_index_labels_unmatched_rows_missing(client):
     """An output whose column side received no rows labels its rows NaN, as the whole merge."""
     left = pd.DataFrame({"k": [1, 2, 3, 4, 2, 9], "x": range(6)}, index=range(10, 16))
