@@ -89,3 +89,19 @@ def test_mistakes_fail_when_built():
         df.groupby("k").v.rolling(2).nonsense()
     with pytest.raises(NotImplementedError, match="group by column names"):
         df.groupby(df.k).v.median()
+
+
+def test_a_missing_name_says_what_to_do():
+    df = xd.from_pandas(pd.DataFrame({"amount": [1.0, 2.0]}), npartitions=1)
+    with pytest.raises(AttributeError, match="xsched calls it 'to_xsched_array'"):
+        df.to_dask_array
+    with pytest.raises(AttributeError, match=r"Series.pct_change is not run across partitions here.*"
+                                             r"map_partitions\(lambda part: part.pct_change\(...\)\)"):
+        df.amount.pct_change
+    with pytest.raises(AttributeError, match=r"did you mean 'amount'\?\); its columns are \['amount'\]"):
+        df.ammount
+    with pytest.raises(AttributeError, match=r"'sume' \(did you mean 'sum'\?\)"):
+        df.amount.sume
+    with pytest.raises(AttributeError, match=r"apply\(lambda group: group.ngroup\(...\)\)"):
+        df.groupby("amount").ngroup
+    assert not hasattr(df.amount, "_secret") and not hasattr(df, "__array_priority__x")

@@ -526,8 +526,8 @@ class DataFrame(_Frame):
         meta = self.__dict__.get("_meta")
         if meta is not None and name in meta.columns:
             return self[name]
-        raise AttributeError(f"'DataFrame' has no attribute or column {name!r}"
-                             + (f"; its columns are {list(meta.columns)}" if meta is not None else ""))
+        raise AttributeError(missing_attribute("DataFrame", name, pd.DataFrame, type(self),
+                                               list(meta.columns) if meta is not None else None))
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if isinstance(key, (list, pd.Index)):  # several columns: a column of ``value`` each, or a value each
@@ -634,6 +634,40 @@ class DataFrame(_Frame):
         return self._method("reset_index", drop=drop).clear_divisions()
 
 
+#: dask's names for what xsched names otherwise
+DASK_NAMES = {"to_dask_array": "to_xsched_array"}
+
+
+def missing_attribute(kind: str, name: str, pandas_type: type, own_type: type, columns: list | None = None) -> str:
+    """The message of an AttributeError for ``name``: xsched's name for a dask one, what to do
+    about a pandas method not run across partitions here, or the names it is close to.
+
+    >>> missing_attribute("Series", "to_dask_array", pd.Series, Series)
+    "'Series' has no attribute 'to_dask_array': xsched calls it 'to_xsched_array'"
+    >>> missing_attribute("DataFrame", "ammount", pd.DataFrame, DataFrame, ["amount", "name"])
+    "'DataFrame' has no attribute or column 'ammount' (did you mean 'amount'?); its columns are ['amount', 'name']"
+    """
+    what = "attribute or column" if columns is not None else "attribute"
+    text = f"{kind!r} has no {what} {name!r}"
+    if name in DASK_NAMES:
+        return f"{text}: xsched calls it {DASK_NAMES[name]!r}"
+    if hasattr(pandas_type, name):
+        use = name if isinstance(getattr(pandas_type, name, None), property) else f"{name}(...)"
+        if kind == "GroupBy":
+            return (f"{text}: pandas' {pandas_type.__name__}.{name} is not run here; on each whole group "
+                    f"(through a shuffle): .apply(lambda group: group.{use})")
+        return (f"{text}: pandas' {pandas_type.__name__}.{name} is not run across partitions here. "
+                f"Each partition's own: .map_partitions(lambda part: part.{use}); the whole "
+                f"at once (when it fits in memory): .compute().{use}")
+    import difflib
+
+    known = [n for n in dir(own_type) if not n.startswith("_")] + [str(c) for c in columns or ()]
+    close = difflib.get_close_matches(name, known, n=1)
+    if close:
+        text += f" (did you mean {close[0]!r}?)"
+    return text + (f"; its columns are {columns}" if columns is not None else "")
+
+
 class Series(_Frame):
     """A partitioned ``pandas.Series``.
 
@@ -644,6 +678,11 @@ class Series(_Frame):
     >>> (s * 2).max().compute()
     np.int64(6)
     """
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise AttributeError(missing_attribute("Series", name, pd.Series, type(self)))
 
     @property
     def name(self) -> Any:
