@@ -74,7 +74,8 @@ def test_get_group_keeps_one_keys_rows_without_a_shuffle():
     got = df.groupby("k").get_group("b")
     assert not any(k.startswith("shuffle") for k in map(str, got.__xsched_graph__()))
     same(got.compute(), pdf.groupby("k").get_group("b"), "get_group")
-    same(df.groupby(["k", "j"]).v.get_group(("b", 1)).compute(), pdf.groupby(["k", "j"]).v.get_group(("b", 1)), "2 keys")
+    same(df.groupby(["k", "j"]).v.get_group(("b", 1)).compute(), pdf.groupby(["k", "j"]).v.get_group(("b", 1)),
+         "2 keys")
     with pytest.raises(ValueError, match="a key has 2 values"):
         df.groupby(["k", "j"]).get_group("b")
 

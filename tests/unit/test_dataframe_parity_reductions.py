@@ -261,3 +261,38 @@ def test_frame_reductions_keep_nullable_dtypes(n, columns):
     df = xd.from_pandas(pdf, npartitions=n)
     for method in ("sum", "mean", "min", "max", "count", "std", "var", "prod"):
         tm.assert_series_equal(getattr(df, method)().compute(), getattr(pdf, method)())
+
+
+# --------------------------------------------------------------------------- agg
+
+
+@pytest.mark.parametrize("n", NPARTS)
+@pytest.mark.parametrize("func", ["sum", ["sum", "mean"], ["min", "max", "count"], {"a": "sum", "b": "mean"},
+                                  {"a": ["sum", "max"], "b": "mean"}, {"b": ["min"], "a": ["max", "sum"]},
+                                  ["median", "std"], ["any", "all", "prod", "var", "sem", "nunique"]])
+def test_agg_by_names_like_pandas(n, func):
+    """Each column keeps pandas' dtype (ints stay ints where every reduction gives one)."""
+    pdf = pd.DataFrame({"a": [1, 2, 3, 7], "b": [1.5, 2.0, 4.0, np.nan]})
+    df = xd.from_pandas(pdf, npartitions=n)
+    expected = pdf.agg(func)
+    got = df.agg(func).compute()
+    (tm.assert_frame_equal if isinstance(expected, pd.DataFrame) else tm.assert_series_equal)(got, expected)
+    if not isinstance(func, dict):
+        got, expected = df.a.agg(func).compute(), pdf.a.agg(func)
+        if isinstance(expected, pd.Series):
+            tm.assert_series_equal(got, expected)
+        else:
+            assert_same_scalar(got, expected)
+    assert df.aggregate(func).compute().equals(got if isinstance(func, dict) else df.agg(func).compute())
+
+
+def test_agg_refuses_what_it_cannot_run_when_built():
+    df = xd.from_pandas(pd.DataFrame({"a": [1, 2], "s": ["x", "y"]}), npartitions=2)
+    with pytest.raises(ValueError, match="agg has no reduction 'mode'"):
+        df.agg(["sum", "mode"])
+    with pytest.raises(TypeError, match="reduction\\(chunk, aggregate\\)"):
+        df.a.agg(lambda s: s.sum())
+    with pytest.raises(TypeError, match="for a DataFrame"):
+        df.a.agg({"a": "sum"})
+    with pytest.raises(KeyError):
+        df.agg({"nope": "sum"})

@@ -553,6 +553,22 @@ def _install() -> None:
     Series.quantile = series_quantile  # type: ignore[attr-defined]
     DataFrame.describe = describe  # type: ignore[attr-defined]
 
+    def agg(self, func: Any, split_every: int | None = None):
+        """Reductions by name, laid out as pandas' ``agg``: a name (``"sum"``) gives that
+        reduction; a list gives one row per name; a frame's dict names them per column. Each
+        is the tree reduction of its own method (``df.sum()``...), run together.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2, 3], "b": [1.5, 2.0, 4.0]}), npartitions=2)
+        >>> df.agg(["sum", "max"]).compute().to_dict("list")
+        {'a': [6, 3], 'b': [7.5, 4.0]}
+        >>> df.a.agg(["min", "mean"]).compute().tolist()
+        [1.0, 2.0]
+        """
+        return _agg(self, func, split_every)
+
+    _Frame.agg = _Frame.aggregate = agg  # type: ignore[attr-defined]
+
     def nunique_frame(self, dropna: bool = True, split_every: int | None = None):
         """Distinct values per column.
 
@@ -693,6 +709,88 @@ def _describe(frame: _Frame, percentiles: tuple, split_every: int | None, includ
     layer = {chunk_key(name, (0,)): Task(func, (*first, *args))}
     graph = LayeredGraph.merge(*[p._graph for p in pieces], new={name: layer})
     return new_collection(graph, name, pd.Series([], dtype=dtype, name=label), (None, None))
+
+
+#: the reductions ``agg`` runs by name (each a method of the collections)
+AGG_NAMES = ("sum", "mean", "min", "max", "count", "std", "var", "prod", "median", "nunique", "sem", "skew",
+             "kurt", "any", "all")
+
+
+def _agg_names(func: Any, where: str) -> list:
+    names = [func] if isinstance(func, str) else list(func) if isinstance(func, (list, tuple)) else None
+    if names is None or not all(isinstance(n, str) for n in names):
+        raise TypeError(f"{where}: agg takes reductions by name ({', '.join(AGG_NAMES)}), a list of them, or "
+                        f"for a frame a dict of them per column; not {func!r}. A function of one's own: "
+                        ".reduction(chunk, aggregate)")
+    for n in names:
+        if n not in AGG_NAMES:
+            raise ValueError(f"{where}: agg has no reduction {n!r}; it runs {', '.join(AGG_NAMES)}")
+    return names
+
+
+def _reduce(frame: _Frame, name: str, split_every: int | None) -> Any:
+    """The reduction ``name`` of ``frame`` (``split_every`` passed on when given)."""
+    method = getattr(frame, name)
+    return method() if split_every is None else method(split_every=split_every)
+
+
+def _agg_list(values: list, names: list, label: Any) -> pd.Series:
+    return pd.Series(values, index=names, name=label)
+
+
+def _agg_table(values: list, names: list, columns: list) -> pd.DataFrame:
+    """One row per reduction, one column per column (``values`` column by column): each
+    column laid out as its own ``agg`` of the list, so with pandas' dtype per column."""
+    k = len(names)
+    return pd.concat([pd.Series(values[i * k:(i + 1) * k], index=names, name=c) for i, c in enumerate(columns)],
+                     axis=1)
+
+
+def _agg_dict(pieces: list, plan: list) -> Any:
+    """``plan``: per column (name, names or a single name); ``pieces`` their results in order."""
+    if all(isinstance(names, str) for _, names in plan):
+        return pd.Series(pieces, index=[c for c, _ in plan])
+    out, i = [], 0
+    for column, names in plan:
+        many = [names] if isinstance(names, str) else names
+        out.append(pd.Series(pieces[i:i + len(many)], index=many, name=column))
+        i += len(many)
+    return pd.concat(out, axis=1)
+
+
+def _agg(frame: _Frame, func: Any, split_every: int | None):
+    where = f"{type(frame).__name__}.agg"
+    if isinstance(func, dict):
+        if not isinstance(frame, DataFrame):
+            raise TypeError(f"{where}: a dict of reductions per column is for a DataFrame; a Series takes a name or "
+                            "a list of names")
+        frame._check_columns(list(func), "agg")
+        plan = [(c, names if isinstance(names, str) else _agg_names(names, where)) for c, names in func.items()]
+        for _, names in plan:
+            _agg_names(names, where)
+        results = [_reduce(frame[c], n, split_every) for c, names in plan
+                   for n in ([names] if isinstance(names, str) else names)]
+        func_, args = _agg_dict, (plan,)
+    else:
+        names = _agg_names(func, where)
+        if isinstance(func, str):
+            return _reduce(frame, func, split_every)
+        if isinstance(frame, DataFrame):
+            results = [_reduce(frame[c], n, split_every) for c in frame.columns for n in names]
+            func_, args = _agg_table, (names, list(frame.columns))
+        else:
+            results = [_reduce(frame, n, split_every) for n in names]
+            func_, args = _agg_list, (names, frame._meta.name)
+    try:  # (pandas on a stand-in lays the result out: its meta)
+        meta = make_meta(_nonempty(frame._meta).agg(func))
+    except Exception as exc:
+        dtypes = dict(frame.dtypes.astype(str)) if isinstance(frame, DataFrame) else frame.dtype
+        raise TypeError(f"{where}({func!r}): pandas refuses it on {dtypes}: {exc}") from exc
+    name = f"agg-{new_token(frame._name, repr(func))}"
+    refs = [Ref(r.key) if isinstance(r, Scalar) else Ref(chunk_key(r._name, (0,))) for r in results]
+    layer = {chunk_key(name, (0,)): Task(func_, (refs, *args))}
+    graph = LayeredGraph.merge(*[r._graph for r in results], new={name: layer})
+    return new_collection(graph, name, meta, (None, None))
 
 
 # --------------------------------------------------------------------------- one's own
