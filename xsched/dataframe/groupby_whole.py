@@ -82,8 +82,6 @@ def _whole(gb: GroupBy, chain: tuple, what: str) -> Any:
     if isinstance(gb._by, _Frame):
         raise NotImplementedError(f"groupby(Series).{what}: group by column names for {what}, "
                                   "e.g. df.assign(key=series).groupby('key')")
-    by = [gb._by] if isinstance(gb._by, str) else list(gb._by)
-    shuffled = shuffle(gb._frame, by)
     args = (gb._by, gb._selection, chain, gb._dropna, gb._observed, gb._sort)
     try:  # (on a stand-in of two rows per column, so that a mistake shows now)
         meta = make_meta(_call(_nonempty(gb._frame._meta), *args))
@@ -91,6 +89,7 @@ def _whole(gb: GroupBy, chain: tuple, what: str) -> Any:
         kind = type(exc) if isinstance(exc, (TypeError, ValueError)) else ValueError
         raise kind(f"groupby(...).{what}: pandas refuses it on columns {dict(gb._frame.dtypes.astype(str))}: "
                    f"{exc}") from exc
+    shuffled = shuffle(gb._frame, [gb._by] if isinstance(gb._by, str) else list(gb._by))
     return map_partitions(_call, shuffled, *args, meta=meta, _name=f"groupby-{chain[-1][0]}")
 
 
