@@ -3,9 +3,10 @@
 ``corrcoef`` and the central ``moment``.
 
 A percentile needs every value along its axis at once, and no tree of partial results gives
-it exactly; so, as ``sort``, it wants the axes it reduces each held in one chunk (the error
-names the ``rechunk`` that makes it so). Every block then runs NumPy's own function, one
-task per block, and the other axes keep their blocks. The rest are sums in a tree
+it exactly; so the axes it reduces are each put in one chunk first (rechunked here, as
+long as every block that makes stays within ``array.rechunk.memory``; past that the error
+says how big they would be and names the ``rechunk`` that keeps them small). Every block then
+runs NumPy's own function, one task per block, and the other axes keep their blocks. The rest are sums in a tree
 (``reductions.py``): ``average`` is two sums, ``cov`` a product of the centred data with
 itself (``linalg.py``'s tree of block products), ``corrcoef`` that over its diagonal.
 
@@ -19,6 +20,7 @@ itself (``linalg.py``'s tree of block products), ``corrcoef`` that over its diag
 
 from __future__ import annotations
 
+import math
 import numbers
 import operator
 import warnings
@@ -31,6 +33,8 @@ from .creation import asarray, full
 from .index_notation import einsum
 from .masking import known_chunks_needed
 from .manipulation import broadcast_to, concatenate, reshape, squeeze, transpose
+from ..units import format_bytes
+from .rechunking import memory_limit
 from .reductions import _check_out, _normalize_axis, max as _max, mean, min as _min, sum as _sum
 
 __all__ = ["percentile", "quantile", "median", "nanpercentile", "nanquantile", "nanmedian",
@@ -40,15 +44,29 @@ __all__ = ["percentile", "quantile", "median", "nanpercentile", "nanquantile", "
 # --------------------------------------------------------------------------- order statistics
 
 
-def _whole_axes(x: Array, axes: tuple[int, ...], name: str) -> None:
+def _whole_axes(x: Array, axes: tuple[int, ...], name: str) -> Array:
+    """``x`` with each axis it reduces in one chunk: rechunked here when every block that
+    makes stays within ``array.rechunk.memory`` (what one rechunking task may hold); else the
+    error says how big the blocks would be and how to make them smaller."""
     cut = {a: len(x.chunks[a]) for a in axes if len(x.chunks[a]) > 1}
-    if cut:
-        unknown = any(c != c for a in cut for c in x.chunks[a])  # (NaN: after a boolean mask)
-        fix = ("x" + (".compute_chunk_sizes()" if unknown else "")
-               + ".rechunk({" + ", ".join(f"{a}: -1" for a in cut) + "})")
-        shown = ", ".join(f"axis {a} in {n} chunks" for a, n in cut.items())
-        raise ValueError(f"{name}: needs each axis it reduces in one chunk ({shown}); "
-                         f"rechunk first: {fix}")
+    if not cut:
+        return x
+    shown = ", ".join(f"axis {a} in {n} chunks" for a, n in cut.items())
+    if any(c != c for a in range(x.ndim) for c in x.chunks[a]):  # (NaN: after a boolean mask)
+        fix = "x.compute_chunk_sizes().rechunk({" + ", ".join(f"{a}: -1" for a in cut) + "})"
+        raise ValueError(f"{name}: needs each axis it reduces in one chunk ({shown}), and the chunk sizes "
+                         f"are unknown (after a boolean mask): {fix}")
+    block = x.dtype.itemsize * math.prod(x.shape[a] if a in axes else max(x.chunks[a], default=0)
+                                         for a in range(x.ndim))
+    limit = memory_limit()
+    if block <= limit:
+        return x.rechunk({a: -1 for a in cut})
+    others = [a for a in range(x.ndim) if a not in axes]
+    fix = ("x.rechunk({" + ", ".join([f"{a}: -1" for a in axes] + [f"{a}: <smaller>" for a in others]) + "})"
+           if others else "a reduction over fewer axes")
+    raise ValueError(f"{name}: needs each axis it reduces in one chunk ({shown}); the blocks that makes would "
+                     f"hold {format_bytes(block)} each, above array.rechunk.memory ({format_bytes(limit)}): "
+                     f"{fix}, or raise that limit")
 
 
 def _block_call(block: np.ndarray, weights: np.ndarray | None = None, *, function: Callable,
@@ -65,7 +83,7 @@ def _along(a: Any, func: Callable, name: str, q: Any, axis: Any, keepdims: bool,
     the axes of ``q`` lead the result, as in NumPy."""
     a = asarray(a)
     axes = _normalize_axis(axis, a.ndim, name)
-    _whole_axes(a, axes, name)
+    a = _whole_axes(a, axes, name)
     args = [a]
     dummy_w = None
     if weights is not None:
@@ -76,7 +94,7 @@ def _along(a: Any, func: Callable, name: str, q: Any, axis: Any, keepdims: bool,
                                  f"along the one axis reduced; got {weights.shape}")
             shape = tuple(-1 if i == axes[0] else 1 for i in range(a.ndim))
             weights = broadcast_to(reshape(weights, shape), a.shape)
-        args.append(weights)
+        args.append(weights.rechunk(a.chunks))
         dummy_w = np.ones((1,) * a.ndim, weights.dtype)
     if q is not None and type(q) not in (int, float):  # (a Python number stays weak, as NumPy keeps it)
         q = np.asarray(q)
@@ -99,8 +117,8 @@ def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_inpu
                method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Array:
     """The ``q``-th percentiles (0 to 100, a number or an array of them) of ``a`` over
     ``axis``, as ``numpy.percentile`` (``method=``, ``weights=`` as NumPy takes them); each
-    axis reduced must be in one chunk. ``overwrite_input`` changes nothing: blocks are
-    never changed in place.
+    axis reduced is put in one chunk (see the module). ``overwrite_input`` changes nothing:
+    blocks are never changed in place.
 
     >>> import numpy as np, xsched.array as xa
     >>> x = xa.from_array(np.arange(12.0).reshape(3, 4), chunks=(1, 4))
@@ -114,7 +132,7 @@ def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_inpu
 def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
              method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Array:
     """The ``q``-th quantiles (0 to 1) of ``a`` over ``axis``, as ``numpy.quantile``; each
-    axis reduced must be in one chunk.
+    axis reduced is put in one chunk (see the module).
 
     >>> import numpy as np, xsched.array as xa
     >>> float(xa.quantile(xa.from_array(np.arange(5.0)), 0.25))
@@ -126,8 +144,8 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
 
 def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
            keepdims: bool = False) -> Array:
-    """The median of ``a`` over ``axis``, as ``numpy.median``; each axis reduced must be in
-    one chunk.
+    """The median of ``a`` over ``axis``, as ``numpy.median``; each axis reduced is put
+    in one chunk (see the module).
 
     >>> import numpy as np, xsched.array as xa
     >>> x = xa.from_array(np.array([[3, 1, 2], [6, 5, 4]]), chunks=(1, 3))
