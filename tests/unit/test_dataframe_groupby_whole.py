@@ -96,9 +96,9 @@ def test_a_missing_name_says_what_to_do():
     df = xd.from_pandas(pd.DataFrame({"amount": [1.0, 2.0]}), npartitions=1)
     with pytest.raises(AttributeError, match="xsched calls it 'to_xsched_array'"):
         df.to_dask_array
-    with pytest.raises(AttributeError, match=r"Series.interpolate is not run across partitions here.*"
-                                             r"map_partitions\(lambda part: part.interpolate\(...\)\)"):
-        df.amount.interpolate
+    with pytest.raises(AttributeError, match=r"Series.factorize is not run across partitions here.*"
+                                             r"map_partitions\(lambda part: part.factorize\(...\)\)"):
+        df.amount.factorize
     with pytest.raises(AttributeError, match=r"did you mean 'amount'\?\); its columns are \['amount'\]"):
         df.ammount
     with pytest.raises(AttributeError, match=r"'sume' \(did you mean 'sum'\?\)"):

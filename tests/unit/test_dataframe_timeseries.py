@@ -1,10 +1,13 @@
 """Time-series methods against pandas: pct_change across partitions, the first and last
-valid labels, rows by time of day, and time zones of the index and the divisions."""
+valid labels, rows by time of day, time zones of the index and the divisions, and
+interpolation across partitions (exact, on random gaps and partitionings)."""
 
 import numpy as np
 import pandas as pd
 import pandas.testing as tm
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import xsched.dataframe as xd
 
@@ -80,3 +83,32 @@ def test_mistakes_fail_when_built():
         df.tz_convert("UTC")
     with pytest.raises(TypeError, match="already in UTC"):
         df.tz_localize("UTC").tz_localize("UTC")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.none(), st.floats(-1e6, 1e6)), st.one_of(st.none(), st.floats(-1e6, 1e6)),
+                          st.integers(0, 59)), min_size=1, max_size=30),
+       st.integers(1, 6), st.sampled_from(["linear", "time", "index"]),
+       st.sampled_from([{}, {"limit_direction": "both"}, {"limit_area": "inside"},
+                        {"limit_direction": "backward", "limit_area": "outside"}]))
+def test_interpolate_across_partitions_is_pandas_exactly(rows, n, method, kw):
+    """Each partition is filled with the values present just before and after it, so runs of
+    gaps crossing partitions, leading and trailing gaps and empty partitions come out as pandas'."""
+    index = pd.date_range("2024-01-01", periods=len(rows), freq="h") + pd.to_timedelta([r[2] for r in rows], "min")
+    pdf = pd.DataFrame({"a": [r[0] for r in rows], "b": [r[1] for r in rows]}, index=index, dtype="float64")
+    df = xd.from_pandas(pdf, npartitions=min(n, len(rows)))
+    tm.assert_frame_equal(df.interpolate(method=method, **kw).compute(), pdf.interpolate(method=method, **kw),
+                          check_exact=True, check_freq=False)
+    tm.assert_series_equal(df.a.interpolate(method=method, **kw).compute(),
+                           pdf.a.interpolate(method=method, **kw), check_exact=True, check_freq=False)
+
+
+def test_interpolate_refuses_what_it_does_not_run_across_partitions():
+    df = xd.from_pandas(frame(), npartitions=3)
+    with pytest.raises(NotImplementedError, match=r"method='spline'.*part.interpolate\(method='spline'\)"):
+        df.interpolate(method="spline", order=2)
+    with pytest.raises(NotImplementedError, match="limit="):
+        df.interpolate(limit=2)
+    plain = xd.from_pandas(pd.DataFrame({"a": [1.0, None, 3.0]}), npartitions=2)
+    with pytest.raises(ValueError, match="time"):
+        plain.interpolate(method="time")  # (pandas: time-weighted needs a DatetimeIndex)

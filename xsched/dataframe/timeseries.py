@@ -1,11 +1,17 @@
 """Time-series methods of frames and Series: relative change, the first and last valid
-labels, rows by time of day, and time zones of the index.
+labels, rows by time of day, time zones of the index, and interpolation.
 
 ``pct_change`` divides by the rows ``periods`` before, which ``shift`` brings from the
 neighbouring partitions; ``first_valid_index`` / ``last_valid_index`` are tree reductions of
 each partition's own (the first partition that has one wins); ``between_time`` / ``at_time``
 filter each partition; ``tz_localize`` / ``tz_convert`` change each partition's index and the
 divisions alike, so ``loc`` by time keeps reading only the partitions it needs.
+``interpolate`` fills each partition with, per column, the values present just before and
+after it::
+
+    partition i --_ends--> (length, first and last value present per column) --+
+    every partition's ends --_neighbours--> per partition: offset, value before, value after
+    partition i + its neighbours --_interpolate_part--> pandas' interpolate, the two ends dropped
 
 >>> import pandas as pd, xsched.dataframe as xd
 >>> s = xd.from_pandas(pd.Series([1.0, 2.0, 3.0, 6.0], index=pd.date_range("2024-01-01", periods=4, freq="6h")),
@@ -22,13 +28,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from .core import _Frame, new_collection
+from ..graph.layers import LayeredGraph, chunk_key, new_token
+from ..graph.spec import Ref, Task
+from .core import _Frame, _nonempty, make_meta, new_collection, part_key
 from .reductions import reduction
 
 __all__ = ["pct_change", "first_valid_index", "last_valid_index", "between_time", "at_time", "tz_localize",
-           "tz_convert"]
+           "tz_convert", "interpolate"]
 
 
 def pct_change(self: _Frame, periods: int = 1, fill_method: Any = None, freq: Any = None, **kwargs: Any):
@@ -166,8 +175,125 @@ def tz_convert(self: _Frame, tz: Any, **kwargs: Any):
     return _rezoned(self, "tz_convert", tz, kwargs)
 
 
+# --------------------------------------------------------------------------- interpolate
+#: the methods run across partitions: by position (linear) or by the index's values
+INTERPOLATE_METHODS = ("linear", "index", "values", "time")
+
+
+def _ends(part: Any) -> dict:
+    """Per column, its first and last value present as (position in the partition, label,
+    value), or None; and the partition's length."""
+    frame = part.to_frame() if isinstance(part, pd.Series) else part
+    out: dict = {"n": len(frame), "first": [], "last": []}
+    for j in range(frame.shape[1]):
+        col = frame.iloc[:, j]
+        present = np.flatnonzero(col.notna().to_numpy())
+        for end, pos in (("first", present[:1]), ("last", present[-1:])):
+            out[end].append((int(pos[0]), frame.index[pos[0]], col.iloc[pos[0]]) if len(pos) else None)
+    return out
+
+
+def _neighbours(ends: list) -> list:
+    """Per partition: its first row's position in the whole, and per column the last value
+    present before it and the first after it ((position in the whole, label, value) or None):
+    one sweep forward, one back."""
+    offsets = np.concatenate([[0], np.cumsum([e["n"] for e in ends])]).tolist()
+    ncols = len(ends[0]["first"]) if ends else 0
+    before, after = [], [None] * len(ends)
+    seen: list = [None] * ncols
+    for i, e in enumerate(ends):
+        before.append(list(seen))
+        for j, last in enumerate(e["last"]):
+            if last is not None:
+                seen[j] = (offsets[i] + last[0], last[1], last[2])
+    seen = [None] * ncols
+    for i in range(len(ends) - 1, -1, -1):
+        after[i] = list(seen)
+        for j, first in enumerate(ends[i]["first"]):
+            if first is not None:
+                seen[j] = (offsets[i] + first[0], first[1], first[2])
+    return [{"offset": offsets[i], "before": before[i], "after": after[i]} for i in range(len(ends))]
+
+
+def _pick(items: list, i: int) -> Any:
+    return items[i]
+
+
+def _interpolate_part(part: Any, near: dict, method: str, kwargs: dict) -> Any:
+    """Each column interpolated with the values present just before and after the partition
+    around it; by position in the whole for ``linear`` (as pandas counts it), else by label."""
+    frame = part.to_frame() if isinstance(part, pd.Series) else part
+    cols = []
+    for j in range(frame.shape[1]):
+        col = frame.iloc[:, j]
+        if not col.isna().any():
+            cols.append(col)
+            continue
+        before, after = near["before"][j], near["after"][j]
+        if method == "linear":
+            x = pd.Index(np.arange(near["offset"], near["offset"] + len(col), dtype="float64"))
+            pieces = ([pd.Series([before[2]], index=[float(before[0])])] if before else []) + \
+                [pd.Series(col.to_numpy(), index=x)] + \
+                ([pd.Series([after[2]], index=[float(after[0])])] if after else [])
+            run = "index"
+        else:
+            pieces = ([pd.Series([before[2]], index=[before[1]])] if before else []) + [col] + \
+                ([pd.Series([after[2]], index=[after[1]])] if after else [])
+            run = method
+        whole = pd.concat(pieces) if len(pieces) > 1 else pieces[0]
+        done = whole.interpolate(method=run, **kwargs).iloc[(1 if before else 0):(1 if before else 0) + len(col)]
+        cols.append(pd.Series(done.to_numpy(), index=col.index, name=col.name).astype(done.dtype))
+    if isinstance(part, pd.Series):
+        return cols[0]
+    out = pd.concat(cols, axis=1)
+    out.columns = part.columns
+    return out
+
+
+def interpolate(self: _Frame, method: str = "linear", *, axis: Any = 0, limit: Any = None, inplace: bool = False,
+                limit_direction: Any = None, limit_area: Any = None, **kwargs: Any):
+    """Fill missing values between those present, as pandas' ``interpolate``, across
+    partitions: each partition is interpolated with, per column, the value present last
+    before it and first after it (found by a small task over every partition's ends), so
+    ``linear`` counts positions in the whole and ``time`` / ``index`` / ``values`` use the
+    labels. ``limit_direction`` and ``limit_area`` as pandas'.
+
+    >>> import numpy as np, pandas as pd, xsched.dataframe as xd
+    >>> s = xd.from_pandas(pd.Series([1.0, np.nan, np.nan, np.nan, 5.0, np.nan]), npartitions=3)
+    >>> s.interpolate().compute().tolist()
+    [1.0, 2.0, 3.0, 4.0, 5.0, 5.0]
+    """
+    if method not in INTERPOLATE_METHODS:
+        raise NotImplementedError(f"interpolate: method={method!r} is not run across partitions here; it runs "
+                                  f"{', '.join(INTERPOLATE_METHODS)}. Within each partition alone: "
+                                  f".map_partitions(lambda part: part.interpolate(method={method!r}))")
+    if axis not in (0, "index", "rows") or inplace or limit is not None or kwargs:
+        raise NotImplementedError("interpolate: axis=1, inplace=True, limit= and the arguments of other methods "
+                                  "are not run across partitions here; per partition: "
+                                  ".map_partitions(lambda part: part.interpolate(...))")
+    options = {"limit_direction": limit_direction, "limit_area": limit_area}
+    options = {k: v for k, v in options.items() if v is not None}
+    # pandas checks the method against the index and the columns now, on a stand-in
+    probe = _nonempty(self._meta)
+    probe.interpolate(method=method, **options)
+    name = f"interpolate-{new_token(self._name, method, options)}"
+    ends_name, all_name, near_name = f"{name}-ends", f"{name}-neighbours", f"{name}-near"
+    n = self.npartitions
+    layers = {
+        ends_name: {chunk_key(ends_name, (i,)): Task(_ends, (Ref(k),)) for i, k in enumerate(self._keys())},
+        all_name: {chunk_key(all_name, (0,)): Task(_neighbours,
+                                                   ([Ref(chunk_key(ends_name, (i,))) for i in range(n)],))},
+        near_name: {chunk_key(near_name, (i,)): Task(_pick, (Ref(chunk_key(all_name, (0,))), i)) for i in range(n)},
+        name: {part_key(name, i): Task(_interpolate_part, (Ref(k), Ref(chunk_key(near_name, (i,))), method, options))
+               for i, k in enumerate(self._keys())},
+    }
+    meta = make_meta(probe.interpolate(method=method, **options))
+    return new_collection(LayeredGraph.merge(self._graph, new=layers), name, meta, self.divisions)
+
+
 def _install() -> None:
-    for f in (pct_change, first_valid_index, last_valid_index, between_time, at_time, tz_localize, tz_convert):
+    for f in (pct_change, first_valid_index, last_valid_index, between_time, at_time, tz_localize, tz_convert,
+              interpolate):
         setattr(_Frame, f.__name__, f)
 
 
