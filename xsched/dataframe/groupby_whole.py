@@ -6,10 +6,11 @@ grouped method runs on each partition, which then holds whole groups::
 
     frame --shuffle on the key--> whole groups per partition --pandas' method per partition-->
         one row per group (median, quantile, idxmax, idxmin, skew, kurt, sem, nunique,
-        value_counts): every partition's rows into one, in the order of the keys as pandas'
-        rows alike (shift, diff, pct_change, rank, ffill, bfill, head, tail, nth,
-        rolling(...).f, expanding(...).f, ewm(...).f): partitioned as shuffled, each group's
-        rows in their order
+        value_counts, describe, ohlc, all, any; corr and cov a matrix per group): every
+        partition's rows into one, in the order of the keys as pandas'
+        rows alike (shift, diff, pct_change, rank, ffill, bfill, head, tail, nth, filter,
+        sample, rolling(...).f, expanding(...).f, ewm(...).f): partitioned as shuffled, each
+        group's rows in their order
 
 So the results are pandas' exactly; the row-wise ones come partitioned by key, not in the
 frame's row order (``.compute().sort_index()`` restores it). ``get_group`` needs no shuffle:
@@ -25,6 +26,7 @@ it keeps the rows of one key.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -41,9 +43,11 @@ __all__ = ["GroupedWindow"]
 #: methods giving one row per group (and how many index levels follow the key's: a list of
 #: quantiles, or the counted values, add one)
 REDUCING = {"median": 0, "quantile": 0, "idxmax": 0, "idxmin": 0, "skew": 0, "kurt": 0, "sem": 0,
-            "nunique": 0, "value_counts": 1}
+            "nunique": 0, "value_counts": 1, "describe": 0, "ohlc": 0, "all": 0, "any": 0, "corr": 1, "cov": 1}
 #: methods giving a row per row (or a selection of rows), in each group's order
-ROWWISE = ("shift", "diff", "pct_change", "rank", "ffill", "bfill", "head", "tail", "nth")
+ROWWISE = ("shift", "diff", "pct_change", "rank", "ffill", "bfill", "head", "tail", "nth", "filter", "sample")
+#: row-wise methods keeping some of the frame's rows as they are (their meta is the frame's)
+KEEPING = ("filter", "sample")
 #: the window methods of a grouped ``rolling`` / ``expanding`` / ``ewm``
 WINDOW_METHODS = {"rolling": ("sum", "mean", "min", "max", "std", "var", "count", "median", "quantile", "apply",
                               "sem", "skew", "kurt"),
@@ -83,12 +87,17 @@ def _whole(gb: GroupBy, chain: tuple, what: str) -> Any:
         raise NotImplementedError(f"groupby(Series).{what}: group by column names for {what}, "
                                   "e.g. df.assign(key=series).groupby('key')")
     args = (gb._by, gb._selection, chain, gb._dropna, gb._observed, gb._sort)
-    try:  # (on a stand-in of two rows per column, so that a mistake shows now)
-        meta = make_meta(_call(_nonempty(gb._frame._meta), *args))
-    except Exception as exc:
-        kind = type(exc) if isinstance(exc, (TypeError, ValueError)) else ValueError
-        raise kind(f"groupby(...).{what}: pandas refuses it on columns {dict(gb._frame.dtypes.astype(str))}: "
-                   f"{exc}") from exc
+    if chain[-1][0] in KEEPING:  # (the frame's own rows: their function may need more rows than a stand-in has)
+        meta = gb._frame._meta if gb._selection is None else gb._frame._meta[gb._selection]
+    else:
+        try:  # (on a stand-in of two rows per column, so that a mistake shows now; its warnings say nothing)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                meta = make_meta(_call(_nonempty(gb._frame._meta), *args))
+        except Exception as exc:
+            kind = type(exc) if isinstance(exc, (TypeError, ValueError)) else ValueError
+            raise kind(f"groupby(...).{what}: pandas refuses it on columns {dict(gb._frame.dtypes.astype(str))}: "
+                       f"{exc}") from exc
     shuffled = shuffle(gb._frame, [gb._by] if isinstance(gb._by, str) else list(gb._by))
     return map_partitions(_call, shuffled, *args, meta=meta, _name=f"groupby-{chain[-1][0]}")
 
@@ -194,6 +203,21 @@ def get_group(self: GroupBy, name: Any) -> Any:
     return rows[self._selection] if self._selection is not None else rows
 
 
+def pipe(self: GroupBy, func: Any, *args: Any, **kwargs: Any) -> Any:
+    """``func(grouped, *args, **kwargs)``, as pandas' ``pipe`` (a ``(func, keyword)`` pair
+    passes the grouped object as that keyword).
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"k": list("aab"), "v": [1, 2, 5]}), npartitions=2)
+    >>> df.groupby("k").pipe(lambda g: g.v.max() - g.v.min()).compute().to_dict()
+    {'a': 1, 'b': 0}
+    """
+    if isinstance(func, tuple):
+        func, keyword = func
+        return func(*args, **{keyword: self, **kwargs})
+    return func(self, *args, **kwargs)
+
+
 def _install() -> None:
     for method in REDUCING:
         if method == "value_counts":
@@ -204,6 +228,7 @@ def _install() -> None:
             setattr(GroupBy, method, _reducing_method(method))
     for method in ROWWISE:
         setattr(GroupBy, method, _rowwise_method(method))
+    GroupBy.pipe = pipe  # type: ignore[attr-defined]
     for kind in WINDOW_METHODS:
         setattr(GroupBy, kind, _window(kind))
     GroupBy.get_group = get_group  # type: ignore[attr-defined]
