@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import pandas.testing as tm
 from pandas.testing import assert_frame_equal
 
 import xsched.dataframe as xd
@@ -184,3 +185,35 @@ def test_merge_column_on_index_labels_unmatched_rows_missing(nl, nr, how):
          left.merge(right, left_on="k", right_index=True, how=how))
     same(rx.merge(lx, left_index=True, right_on="k", how=how).compute(),
          right.merge(left, left_index=True, right_on="k", how=how))
+
+
+# --------------------------------------------------------------------------- sort_index
+
+
+@pytest.mark.parametrize("n", [1, 3, 6])
+@pytest.mark.parametrize("ascending", [True, False])
+@pytest.mark.parametrize("kind", ["frame", "series", "unnamed frame", "unnamed series"])
+def test_sort_index_like_pandas(n, ascending, kind):
+    rng = np.random.default_rng(n)
+    pdf = pd.DataFrame({"a": rng.normal(size=60), "b": rng.integers(0, 9, 60)},
+                       index=pd.Index(rng.permutation(60) * 1.5, name="t"))
+    ref = {"frame": pdf, "series": pdf.a, "unnamed frame": pdf.rename_axis(None),
+           "unnamed series": pdf.a.rename(None).rename_axis(None)}[kind]
+    shuffled = xd.from_pandas(ref, npartitions=n, sort=False)
+    got = shuffled.sort_index(ascending=ascending)
+    assert got.known_divisions == ascending  # (descending: the partitions reversed, divisions unknown)
+    check = tm.assert_frame_equal if isinstance(ref, pd.DataFrame) else tm.assert_series_equal
+    check(got.compute(), ref.sort_index(ascending=ascending))
+    ordered = xd.from_pandas(ref.sort_index(), npartitions=n)
+    assert "shuffle" not in str(list(ordered.sort_index().__xsched_graph__()))  # (known divisions: sorted in place)
+    check(ordered.sort_index().compute(), ref.sort_index())
+
+
+def test_sort_index_refuses_what_it_does_not_run_when_built():
+    df = xd.from_pandas(pd.DataFrame({"t": [1, 2]}, index=pd.Index([2, 1], name="t")), npartitions=1, sort=False)
+    with pytest.raises(ValueError, match="index is named 't' like a column"):
+        df.sort_index()
+    with pytest.raises(NotImplementedError, match=r"\['level'\].*part.sort_index"):
+        df.sort_index(level=0)
+    with pytest.raises(TypeError, match="ascending must be True or False"):
+        df.sort_index(ascending=[True])

@@ -437,6 +437,42 @@ def _moved_forward(frame: _Frame, divisions: tuple) -> _Frame:
     return new_collection(graph, out_name, frame._meta, divisions)
 
 
+def sort_index(frame: _Frame, ascending: bool = True, npartitions: int | None = None, **kwargs: Any) -> _Frame:
+    """``frame`` in the order of its index labels, as pandas' ``sort_index``: with known
+    divisions each partition is sorted where it is; else the labels are set as the index
+    again through the shuffle (quantiles for divisions, then the rows move), as ``set_index``.
+    Descending: the same partitions in reverse, each sorted descending (divisions unknown).
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> s = xd.from_pandas(pd.Series([1, 2, 3], index=[30, 10, 20]), npartitions=2, sort=False)
+    >>> s.sort_index().compute().index.tolist(), s.sort_index(ascending=False).compute().tolist()
+    ([10, 20, 30], [1, 3, 2])
+    """
+    if kwargs:
+        raise NotImplementedError(f"sort_index: {sorted(kwargs)} are not run across partitions here (it sorts "
+                                  "the rows by their one-level labels); per partition: "
+                                  ".map_partitions(lambda part: part.sort_index(...))")
+    if not isinstance(ascending, bool):
+        raise TypeError(f"sort_index: ascending must be True or False, got {ascending!r}")
+    if isinstance(frame._meta.index, pd.MultiIndex):
+        raise NotImplementedError("sort_index of a MultiIndex: reset_index() and sort_values(<the levels>)")
+    if frame.known_divisions and (npartitions is None or npartitions == frame.npartitions):
+        out = frame._method("sort_index")
+    else:
+        label = frame._meta.index.name
+        column = "__index__" if label is None else label
+        if isinstance(frame, DataFrame) and column in frame.columns:
+            raise ValueError(f"sort_index: the index is named {column!r} like a column; rename one of them first")
+        table = frame if isinstance(frame, DataFrame) else \
+            frame.to_frame(name="__values__" if frame._meta.name is None else frame._meta.name)
+        table = table.rename_axis(column).reset_index()
+        indexed = set_index(table, column, npartitions=npartitions).rename_axis(label)
+        out = indexed if isinstance(frame, DataFrame) else indexed[indexed.columns[0]].rename(frame._meta.name)
+    if ascending:
+        return out
+    return out.partitions[::-1]._method("sort_index", ascending=False).clear_divisions()
+
+
 def sort_values(frame: _Frame, by: Any, ascending: Any = True, npartitions: int | None = None,
                 na_position: str = "last") -> _Frame:
     """The rows sorted by column ``by`` (or columns, a list; ``ascending`` one bool or one
@@ -739,6 +775,8 @@ def _install() -> None:
     DataFrame.shuffle = df_shuffle  # type: ignore[attr-defined]
     Series.shuffle = df_shuffle  # type: ignore[attr-defined]
     Series.sort_values = s_sort_values  # type: ignore[attr-defined]
+    for cls in (DataFrame, Series):
+        cls.sort_index = sort_index  # type: ignore[attr-defined]
     Series.drop_duplicates = df_drop_duplicates  # type: ignore[attr-defined]
 
 
