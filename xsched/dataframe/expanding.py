@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..graph.layers import LayeredGraph, chunk_key, new_token
-from ..graph.spec import Ref, Task
-from .core import DataFrame, Series, _Frame, _nonempty, make_meta, new_collection, part_key
+from ..graph.layers import LayeredGraph, new_token
+from ..graph.partials import through_all
+from .core import DataFrame, Series, _Frame, _nonempty, make_meta, new_collection
 
 __all__ = ["Expanding"]
 
@@ -82,10 +82,6 @@ def _prefixes(totals: list) -> list:
         out.append(running)
         running = _merge(running, t)
     return out
-
-
-def _pick(items: list, i: int) -> Any:
-    return items[i]
 
 
 def _expand(part: Any, prefix: tuple, stat: str, min_periods: int, ddof: int) -> Any:
@@ -145,16 +141,7 @@ class Expanding:
             probe = getattr(_nonempty(frame._meta).expanding(min_periods=self._min_periods), stat)
             meta = make_meta(probe(ddof=ddof) if stat in ("var", "std") else probe())
         name = f"expanding-{stat}-{new_token(frame._name, stat, self._min_periods, ddof)}"
-        totals, prefixes, near = f"{name}-totals", f"{name}-prefixes", f"{name}-near"
-        keys = frame._keys()
-        layers = {
-            totals: {chunk_key(totals, (i,)): Task(_totals, (Ref(k),)) for i, k in enumerate(keys)},
-            prefixes: {chunk_key(prefixes, (0,)): Task(_prefixes, ([Ref(chunk_key(totals, (i,)))
-                                                                    for i in range(len(keys))],))},
-            near: {chunk_key(near, (i,)): Task(_pick, (Ref(chunk_key(prefixes, (0,))), i)) for i in range(len(keys))},
-            name: {part_key(name, i): Task(_expand, (Ref(k), Ref(chunk_key(near, (i,))), stat, self._min_periods,
-                                                     ddof)) for i, k in enumerate(keys)},
-        }
+        layers = through_all(name, frame._keys(), _totals, _prefixes, _expand, (stat, self._min_periods, ddof))
         return new_collection(LayeredGraph.merge(frame._graph, new=layers), name, meta, frame.divisions)
 
     def count(self):

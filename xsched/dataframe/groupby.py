@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
-from ..graph.partials import combine_levels
+from ..graph.partials import combine_levels, pick
 from ..graph.spec import Ref, Task
 from .aggregation import custom_agg, is_custom
 from .core import _NO_META, DataFrame, Series, _emulate, _Frame, _nonempty, _unify_categoricals, make_meta, \
@@ -182,10 +182,6 @@ def _merge(partials: list[dict], dropna: bool) -> dict:
         else:
             out[stat] = getattr(joined.groupby(level=levels, dropna=dropna, sort=False), _MERGE[stat])()
     return out
-
-
-def _pick(pieces: list, j: int) -> Any:
-    return pieces[j]
 
 
 def _finish(partials: list[dict], spec: Any, dropna: bool, sort: bool, ddof: int, meta: Any) -> Any:
@@ -471,7 +467,7 @@ class GroupBy:
                 keys = []
                 for i, c in enumerate(chunks):
                     k = chunk_key(pick_name, (i, j))
-                    layer[k] = Task(_pick, (Ref(c), j), {}, per_task(ann))
+                    layer[k] = Task(pick, (Ref(c), j), {}, per_task(ann))
                     keys.append(k)
             keys = combine_levels(layers, keys, f"groupby-{label}", tok, _merge, split_every,
                                   args=(self._dropna,), index=(j,), annotations=ann)

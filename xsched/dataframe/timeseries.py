@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..graph.layers import LayeredGraph, chunk_key, new_token
-from ..graph.spec import Ref, Task
-from .core import _Frame, _nonempty, make_meta, new_collection, part_key
+from ..graph.layers import LayeredGraph, new_token
+from ..graph.partials import through_all
+from .core import _Frame, _nonempty, make_meta, new_collection
 from .reductions import reduction
 
 __all__ = ["pct_change", "first_valid_index", "last_valid_index", "between_time", "at_time", "tz_localize",
@@ -215,10 +215,6 @@ def _neighbours(ends: list) -> list:
     return [{"offset": offsets[i], "before": before[i], "after": after[i]} for i in range(len(ends))]
 
 
-def _pick(items: list, i: int) -> Any:
-    return items[i]
-
-
 def _interpolate_part(part: Any, near: dict, method: str, kwargs: dict) -> Any:
     """Each column interpolated with the values present just before and after the partition
     around it; by position in the whole for ``linear`` (as pandas counts it), else by label."""
@@ -277,16 +273,7 @@ def interpolate(self: _Frame, method: str = "linear", *, axis: Any = 0, limit: A
     probe = _nonempty(self._meta)
     probe.interpolate(method=method, **options)
     name = f"interpolate-{new_token(self._name, method, options)}"
-    ends_name, all_name, near_name = f"{name}-ends", f"{name}-neighbours", f"{name}-near"
-    n = self.npartitions
-    layers = {
-        ends_name: {chunk_key(ends_name, (i,)): Task(_ends, (Ref(k),)) for i, k in enumerate(self._keys())},
-        all_name: {chunk_key(all_name, (0,)): Task(_neighbours,
-                                                   ([Ref(chunk_key(ends_name, (i,))) for i in range(n)],))},
-        near_name: {chunk_key(near_name, (i,)): Task(_pick, (Ref(chunk_key(all_name, (0,))), i)) for i in range(n)},
-        name: {part_key(name, i): Task(_interpolate_part, (Ref(k), Ref(chunk_key(near_name, (i,))), method, options))
-               for i, k in enumerate(self._keys())},
-    }
+    layers = through_all(name, self._keys(), _ends, _neighbours, _interpolate_part, (method, options))
     meta = make_meta(probe.interpolate(method=method, **options))
     return new_collection(LayeredGraph.merge(self._graph, new=layers), name, meta, self.divisions)
 

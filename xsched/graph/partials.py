@@ -5,8 +5,11 @@ an array's unique values) makes one partial per partition, then merges them in g
 ``split_every`` until few enough are left for one last task (``combine_levels``). A
 running value (a cumulative sum, a fill, the rows a rolling window or an as-of merge needs
 from its neighbours) is carried from partition to partition instead, each link made from
-the one before and its own partition's partial (``chain_layer``). Only those shapes are
-shared here; what each task computes belongs to the collection that builds them.
+the one before and its own partition's partial (``chain_layer``). Where each partition
+needs a little from all the others (the values present nearest it, the totals before it),
+every partition's summary goes to one task that gives each partition its own share
+(``through_all``). Only those shapes are shared here; what each task computes belongs to
+the collection that builds them.
 
 >>> from xsched.graph.local import get
 >>> from xsched.graph.spec import Task
@@ -23,7 +26,7 @@ from typing import Any, Callable
 from .layers import annotations_in_force, chunk_key, new_token, per_task
 from .spec import Ref, Task
 
-__all__ = ["combine_levels", "chain_layer"]
+__all__ = ["combine_levels", "chain_layer", "through_all", "pick"]
 
 
 def combine_levels(layers: dict, keys: list, prefix: str, token: str, combine: Callable, split_every: int, *,
@@ -73,3 +76,37 @@ def chain_layer(name: str, order: Any, inputs: Any, step: Callable, args: tuple 
         layer[key] = Task(step, (None if prev is None else Ref(prev), Ref(inputs[i]), *args), {}, per_task(ann))
         prev = key
     return layer
+
+
+def pick(items: list, i: int) -> Any:
+    """Item ``i`` of a task's list (a task of its own: each partition's share of one result)."""
+    return items[i]
+
+
+def through_all(name: str, keys: list, summarize: Callable, share: Callable, apply: Callable, args: tuple = (), *,
+                annotations: dict | None = None) -> dict:
+    """The layers of an operation on partitions ``keys`` in which each partition needs a
+    little of every other: ``summarize(partition)`` per partition; one task
+    ``share([summaries...])`` giving a list of one item per partition; each item picked by a
+    small task of its own (so a partition's task receives its share, not the whole list);
+    and ``apply(partition, item, *args)``, keyed as partition ``i`` of ``name``.
+
+    >>> from xsched.graph.local import get
+    >>> layers = through_all("minus-first", ["a", "b"], min, lambda mins: [mins[0]] * len(mins),
+    ...                      lambda part, first: [v - first for v in part])
+    >>> get({k: t for layer in layers.values() for k, t in layer.items()} | {"a": [3, 4], "b": [5, 9]},
+    ...     [chunk_key("minus-first", (1,))])
+    [[2, 6]]
+    """
+    ann = annotations_in_force() if annotations is None else annotations
+    summaries, shared, shares = f"{name}-summaries", f"{name}-shared", f"{name}-share"
+    whole = chunk_key(shared, (0,))
+    return {
+        summaries: {chunk_key(summaries, (i,)): Task(summarize, (Ref(k),), {}, per_task(ann))
+                    for i, k in enumerate(keys)},
+        shared: {whole: Task(share, ([Ref(chunk_key(summaries, (i,))) for i in range(len(keys))],), {},
+                             per_task(ann))},
+        shares: {chunk_key(shares, (i,)): Task(pick, (Ref(whole), i), {}, per_task(ann)) for i in range(len(keys))},
+        name: {chunk_key(name, (i,)): Task(apply, (Ref(k), Ref(chunk_key(shares, (i,))), *args), {}, per_task(ann))
+               for i, k in enumerate(keys)},
+    }
