@@ -91,3 +91,22 @@ def test_fill_limit_area_as_pandas(method, area, limit):
         pd.testing.assert_frame_equal(got, getattr(pdf, method)(limit=limit, limit_area=area))
     with pytest.raises(ValueError, match="limit_area must be None, 'inside' or 'outside'"):
         getattr(xd.from_pandas(pdf, npartitions=2), method)(limit_area="middle")
+
+
+def test_keys_get_insert_and_to_list_like_pandas():
+    pdf = pd.DataFrame({"a": [1, 2, 3], "c": [5, 6, 7]})
+    df = xd.from_pandas(pdf, npartitions=2)
+    expected = pdf.copy()
+    df.insert(0, "z", 9)
+    expected.insert(0, "z", 9)
+    df.insert(3, "w", df.a + 1)
+    expected.insert(3, "w", expected.a + 1)
+    pd.testing.assert_frame_equal(df.compute(), expected)
+    assert df.keys().tolist() == list(expected.keys())
+    pd.testing.assert_frame_equal(df.get(["a", "c"]).compute(), expected.get(["a", "c"]))
+    assert df.get("nope", "default") == "default" and df.get(["a", "nope"]) is None
+    assert df.a.to_list() == expected.a.to_list()
+    with pytest.raises(IndexError, match="loc must be an int from 0 to 4"):
+        df.insert(9, "x", 1)
+    with pytest.raises(ValueError, match="has a column 'a' already"):
+        df.insert(0, "a", 1)

@@ -130,6 +130,57 @@ def _nbest(frame: _Frame, n: int, columns: Any, keep: str, largest: bool, split_
 
 
 def _install() -> None:
+    def keys(self):
+        """The column labels, as pandas' ``DataFrame.keys``.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.DataFrame({"a": [1], "b": [2]}), npartitions=1).keys().tolist()
+        ['a', 'b']
+        """
+        return self.columns
+
+    def get(self, key: Any, default: Any = None):
+        """The column (or columns, for a list) ``key``, or ``default`` when the frame has none
+        of that name, as pandas' ``DataFrame.get``.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"a": [1]}), npartitions=1)
+        >>> df.get("a").tolist(), df.get("z", "none")
+        ([1], 'none')
+        """
+        wanted = key if isinstance(key, list) else [key]
+        try:
+            if all(k in self._meta.columns for k in wanted):
+                return self[key]
+        except TypeError:  # (an unhashable label names no column)
+            pass
+        return default
+
+    def insert(self, loc: int, column: Any, value: Any, allow_duplicates: bool = False) -> None:
+        """Insert column ``column`` at position ``loc``, in place, as pandas' ``DataFrame.insert``
+        (``value``: a scalar, or a Series partitioned like the frame).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2], "c": [5, 6]}), npartitions=2)
+        >>> df.insert(1, "b", df.a * 10)
+        >>> df.compute().to_dict("list")
+        {'a': [1, 2], 'b': [10, 20], 'c': [5, 6]}
+        """
+        columns = list(self._meta.columns)
+        if not isinstance(loc, int) or isinstance(loc, bool) or not 0 <= loc <= len(columns):
+            raise IndexError(f"insert: loc must be an int from 0 to {len(columns)}, got {loc!r}")
+        if column in columns:  # (pandas' allow_duplicates=True is not run: columns here are named once)
+            raise ValueError(f"insert: the frame has a column {column!r} already; name the new one otherwise")
+        added = self._assign([(column, value)])
+        order = columns[:loc] + [column] + columns[loc:]
+        new = added[order]
+        self._graph, self._name, self._meta, self.divisions = new._graph, new._name, new._meta, new.divisions
+
+    DataFrame.keys = keys  # type: ignore[attr-defined]
+    DataFrame.get = get  # type: ignore[attr-defined]
+    DataFrame.insert = insert  # type: ignore[attr-defined]
+    Series.to_list = Series.tolist  # type: ignore[attr-defined]
+
     def nlargest(self, n: int = 5, columns: Any = None, keep: str = "first", split_every: int | None = None):
         """The ``n`` largest rows (by ``columns`` for a DataFrame), as a tree reduction.
 
