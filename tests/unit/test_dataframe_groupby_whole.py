@@ -2,6 +2,7 @@
 rank, head, rolling, ...) against pandas: exact results, one-row-per-group results in the
 keys' order, row-wise ones equal once put back in the frame's order."""
 
+import pickle
 import warnings
 
 import numpy as np
@@ -133,3 +134,6 @@ def test_a_missing_name_says_what_to_do():
     with pytest.raises(AttributeError, match=r"apply\(lambda group: group.ngroup\(...\)\)"):
         df.groupby("amount").ngroup
     assert not hasattr(df.amount, "_secret") and not hasattr(df, "__array_priority__x")
+    with pytest.raises(AttributeError) as caught:  # (sent from a worker, it reads the same)
+        df.amount.sume
+    assert str(pickle.loads(pickle.dumps(caught.value))) == str(caught.value)

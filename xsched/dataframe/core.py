@@ -526,8 +526,8 @@ class DataFrame(_Frame):
         meta = self.__dict__.get("_meta")
         if meta is not None and name in meta.columns:
             return self[name]
-        raise AttributeError(missing_attribute("DataFrame", name, pd.DataFrame, type(self),
-                                               list(meta.columns) if meta is not None else None))
+        raise MissingAttribute("DataFrame", name, pd.DataFrame, type(self),
+                               list(meta.columns) if meta is not None else None)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if isinstance(key, (list, pd.Index)):  # several columns: a column of ``value`` each, or a value each
@@ -668,6 +668,25 @@ def missing_attribute(kind: str, name: str, pandas_type: type, own_type: type, c
     return text + (f"; its columns are {columns}" if columns is not None else "")
 
 
+class MissingAttribute(AttributeError):
+    """The AttributeError of a name a collection lacks, its message (``missing_attribute``)
+    written only when shown: a ``hasattr`` probe, which never shows it, stays cheap.
+
+    >>> str(MissingAttribute("Series", "sume", pd.Series, Series))
+    "'Series' has no attribute 'sume' (did you mean 'sum'?)"
+    """
+
+    def __init__(self, *details: Any) -> None:
+        super().__init__()
+        self._details = details
+
+    def __str__(self) -> str:
+        return missing_attribute(*self._details)
+
+    def __reduce__(self):  # (sent elsewhere, as the plain error it reads as)
+        return AttributeError, (str(self),)
+
+
 class Series(_Frame):
     """A partitioned ``pandas.Series``.
 
@@ -682,7 +701,7 @@ class Series(_Frame):
     def __getattr__(self, name: str):
         if name.startswith("_"):
             raise AttributeError(name)
-        raise AttributeError(missing_attribute("Series", name, pd.Series, type(self)))
+        raise MissingAttribute("Series", name, pd.Series, type(self))
 
     @property
     def name(self) -> Any:

@@ -49,7 +49,7 @@ from ..graph.partials import combine_levels, pick
 from ..graph.spec import Ref, Task
 from .aggregation import custom_agg, is_custom
 from .core import _NO_META, DataFrame, Series, _emulate, _Frame, _nonempty, _unify_categoricals, make_meta, \
-    map_partitions, missing_attribute, new_collection, part_key, sort_groups
+    map_partitions, MissingAttribute, new_collection, part_key, sort_groups
 from .planner import Layer
 from .reductions import _as_float, _is_datetimelike, reduction
 from .shuffle import shuffle
@@ -345,8 +345,8 @@ class GroupBy:
         frame = self.__dict__.get("_frame")
         if isinstance(frame, DataFrame) and name in frame.columns:
             return self[name]
-        raise AttributeError(missing_attribute("GroupBy", name, pd.core.groupby.DataFrameGroupBy, type(self),
-                                               list(frame.columns) if isinstance(frame, DataFrame) else None))
+        raise MissingAttribute("GroupBy", name, pd.core.groupby.DataFrameGroupBy, type(self),
+                               list(frame.columns) if isinstance(frame, DataFrame) else None)
 
     # ----------------------------------------------------------------- aggregations
     def agg(self, func: Any = None, split_every: int | None = None, split_out: int = 1, ddof: int = 1,
