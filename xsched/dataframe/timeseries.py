@@ -269,12 +269,10 @@ def interpolate(self: _Frame, method: str = "linear", *, axis: Any = 0, limit: A
                                   ".map_partitions(lambda part: part.interpolate(...))")
     options = {"limit_direction": limit_direction, "limit_area": limit_area}
     options = {k: v for k, v in options.items() if v is not None}
-    # pandas checks the method against the index and the columns now, on a stand-in
-    probe = _nonempty(self._meta)
-    probe.interpolate(method=method, **options)
+    # (pandas checks the method against the index and the columns now, on a stand-in)
+    meta = make_meta(_nonempty(self._meta).interpolate(method=method, **options))
     name = f"interpolate-{new_token(self._name, method, options)}"
     layers = through_all(name, self._keys(), _ends, _neighbours, _interpolate_part, (method, options))
-    meta = make_meta(probe.interpolate(method=method, **options))
     return new_collection(LayeredGraph.merge(self._graph, new=layers), name, meta, self.divisions)
 
 
