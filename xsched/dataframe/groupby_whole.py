@@ -12,8 +12,10 @@ grouped method runs on each partition, which then holds whole groups::
         sample, rolling(...).f, expanding(...).f, ewm(...).f): partitioned as shuffled, each
         group's rows in their order
 
-So the results are pandas' exactly; the row-wise ones come partitioned by key, not in the
-frame's row order (``.compute().sort_index()`` restores it). ``get_group`` needs no shuffle:
+So the results are pandas' exactly, but for two orders: the row-wise ones come partitioned
+by key, not in the frame's row order (``.compute().sort_index()`` restores it), and
+``value_counts`` gives a group's equal counts in an order of its own (pandas' comes from an
+unstable sort of its whole result). ``get_group`` needs no shuffle:
 it keeps the rows of one key.
 
 >>> import pandas as pd, xsched.dataframe as xd
