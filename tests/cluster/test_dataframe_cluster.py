@@ -78,6 +78,25 @@ def _hold_last(part, gate, last_id):
     return gate.wait(part) if last_id in set(part.id) else part
 
 
+def test_time_series_methods_between_workers(client):
+    """interpolate and expanding (every partition's ends or totals shared out by one task),
+    sort_index through the shuffle, agg and describe, on worker processes."""
+    rng = np.random.default_rng(3)
+    pdf = pd.DataFrame({"x": rng.normal(size=300), "n": rng.integers(0, 9, 300)},
+                       index=pd.date_range("2024-01-01", periods=300, freq="min"))
+    pdf.iloc[rng.integers(0, 300, 60), 0] = np.nan
+    df = xd.from_pandas(pdf, npartitions=7)
+    pd.testing.assert_frame_equal(df.interpolate(method="time").compute(), pdf.interpolate(method="time"),
+                                  check_freq=False)
+    pd.testing.assert_frame_equal(df.expanding(min_periods=2).std().compute(), pdf.expanding(min_periods=2).std(),
+                                  check_freq=False, rtol=1e-9)
+    shuffled = xd.from_pandas(pdf.sample(frac=1, random_state=0), npartitions=5, sort=False)
+    pd.testing.assert_frame_equal(shuffled.sort_index().compute(), pdf, check_freq=False)
+    pd.testing.assert_frame_equal(df.agg({"x": ["min", "max"], "n": "sum"}).compute(),
+                                  pdf.agg({"x": ["min", "max"], "n": "sum"}))
+    pd.testing.assert_frame_equal(df.describe().compute(), pdf.describe(), rtol=1e-3)  # (quantiles: a sample)
+
+
 def test_a_worker_dying_mid_shuffle_still_gives_the_exact_result(own_cluster, tmp_path):
     cluster = own_cluster(n_workers=2)
     with Client(cluster, set_as_default=False) as client:
