@@ -963,10 +963,18 @@ def test_sort_and_stable_argsort_along_a_whole_axis_match_numpy(descending):
         assert xa.sort(x, axis=axis).chunks == x.chunks
 
 
-def test_sort_names_the_cut_axis_and_the_rechunk():
-    x = xa.from_array(np.arange(12).reshape(3, 4), chunks=(3, 2))
-    with pytest.raises(ValueError, match=r"sort: axis 1 is cut into 2 chunks \(2, 2\).*x.rechunk\(\{1: -1\}\)"):
-        xa.sort(x)
+def test_sort_puts_a_cut_axis_in_one_chunk_within_the_rechunk_bound():
+    a = np.random.default_rng(2).integers(0, 9, size=(6, 8))
+    x = xa.from_array(a, chunks=(3, 2))
+    np.testing.assert_array_equal(xa.sort(x).compute(), np.sort(a))
+    np.testing.assert_array_equal(xa.argsort(x, axis=0).compute(), np.argsort(a, axis=0, kind="stable"))
+    np.testing.assert_array_equal(xa.sort(x, axis=None).compute(), np.sort(a, axis=None))
+    np.testing.assert_array_equal(xa.partition(x, 3).compute()[:, 3], np.partition(a, 3)[:, 3])
+    with xsched.config.set({"array.rechunk.memory": "100B"}):
+        with pytest.raises(ValueError, match=r"sort: needs each axis it works along in one chunk \(axis 1 in 4 "
+                                             r"chunks\); the blocks that makes would hold 192 B each.*"
+                                             r"x\.rechunk\(\{1: -1, 0: <smaller>\}\)"):
+            xa.sort(x)
     with pytest.raises(ValueError, match="argsort: axis 2 is out of range"):
         xa.argsort(x, axis=2)
 

@@ -200,7 +200,7 @@ def test_order_statistics_refuse_blocks_past_the_rechunk_bound():
     x = xa.from_array(np.ones((600, 400)), chunks=(100, 100))
     with xsched.config.set({"array.rechunk.memory": "400KiB"}):
         assert np.median(x, axis=1).chunks == ((100,) * 6,)  # (blocks of 100 x 400: 312.5 KiB)
-        with pytest.raises(ValueError, match=r"median: needs each axis it reduces in one chunk \(axis 0 in 6 "
+        with pytest.raises(ValueError, match=r"median: needs each axis it works along in one chunk \(axis 0 in 6 "
                                              r"chunks\); the blocks that makes would hold 468.75 KiB.*"
                                              r"x\.rechunk\(\{0: -1, 1: <smaller>\}\), or raise that limit"):
             np.median(x, axis=0)

@@ -343,6 +343,37 @@ def _target(x: Array, chunks: Any) -> Chunks:
     return normalize_chunks(chunks, x.shape, x.dtype)
 
 
+def whole_axes(x: "Array", axes: tuple[int, ...], name: str) -> "Array":
+    """``x`` with each of ``axes`` in one chunk, for an operation (``name``) that needs every
+    value along them at once (a median, a sort): rechunked here when every block that makes
+    stays within ``array.rechunk.memory`` (what one rechunking task may hold); else the error
+    says how big the blocks would be and how to make them smaller.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> whole_axes(xa.ones((4, 6), chunks=2), (1,), "median").chunks
+    ((2, 2), (6,))
+    """
+    cut = {a: len(x.chunks[a]) for a in axes if len(x.chunks[a]) > 1}
+    if not cut:
+        return x
+    shown = ", ".join(f"axis {a} in {n} chunks" for a, n in cut.items())
+    if any(c != c for a in range(x.ndim) for c in x.chunks[a]):  # (NaN: after a boolean mask)
+        fix = "x.compute_chunk_sizes().rechunk({" + ", ".join(f"{a}: -1" for a in cut) + "})"
+        raise ValueError(f"{name}: needs each axis it works along in one chunk ({shown}), and the chunk sizes "
+                         f"are unknown (after a boolean mask): {fix}")
+    block = x.dtype.itemsize * math.prod(x.shape[a] if a in axes else max(x.chunks[a], default=0)
+                                         for a in range(x.ndim))
+    limit = memory_limit()
+    if block <= limit:
+        return x.rechunk({a: -1 for a in cut})
+    others = [a for a in range(x.ndim) if a not in axes]
+    fix = ("x.rechunk({" + ", ".join([f"{a}: -1" for a in axes] + [f"{a}: <smaller>" for a in others]) + "})"
+           if others else "a reduction over fewer axes")
+    raise ValueError(f"{name}: needs each axis it works along in one chunk ({shown}); the blocks that makes would "
+                     f"hold {format_bytes(block)} each, above array.rechunk.memory ({format_bytes(limit)}): "
+                     f"{fix}, or raise that limit")
+
+
 def memory_limit() -> int:
     """What one rechunking task may hold, in bytes (config ``array.rechunk.memory``).
 

@@ -1,9 +1,10 @@
 """``sort``, ``argsort``, ``partition`` and ``argpartition`` along an axis held whole in one
 chunk (the Array API's and NumPy's), and ``searchsorted`` in a sorted 1-d array of any chunks.
 
-Sorting along an axis needs all of it, so that axis must be one chunk (the error names the
-``rechunk`` that makes it so); the other axes keep their blocks, and every block is sorted
-on its own by NumPy: one task per block, no data moves. A sort across blocks (a global
+Sorting along an axis needs all of it, so that axis is put in one chunk first (rechunked here
+while every block that makes stays within ``array.rechunk.memory``; past it the error says
+how big they would be); the other axes keep their blocks, and every block is sorted on its
+own by NumPy: one task per block. A sort across blocks (a global
 order of a 1-d array cut in many chunks) would need a shuffle and is not offered here.
 
 >>> import numpy as np, xsched.array as xa
@@ -23,35 +24,21 @@ from .core import Array, map_blocks
 from .creation import asarray
 from .index_notation import blockwise
 from .manipulation import ravel
+from .rechunking import whole_axes
 
 __all__ = ["sort", "argsort", "partition", "argpartition", "searchsorted"]
 
 
 def _flat_or(x: Array, axis: Any, name: str) -> tuple[Array, int]:
-    """``x`` and its axis to sort along: with ``axis=None`` the flattened array, as numpy
-    sorts it, which must be one chunk too (``x.rechunk(-1)`` makes it so)."""
-    if axis is not None:
-        return x, _axis_whole(x, operator.index(axis), name)
-    flat = ravel(x)
-    if len(flat.chunks[0]) > 1:
-        unknown = any(c != c for c in flat.chunks[0])  # (NaN: sizes after a boolean mask)
-        fix = "x.compute_chunk_sizes().rechunk(-1)" if unknown else "x.rechunk(-1)"
-        raise ValueError(f"{name}: axis=None sorts the flattened array, which here is cut into "
-                         f"{len(flat.chunks[0])} chunks; sorting needs it in one chunk: "
-                         f"{name}({fix}, axis=None)")
-    return flat, 0
-
-
-def _axis_whole(x: Array, axis: int, name: str) -> int:
+    """``x`` and its axis to sort along, that axis in one chunk (``rechunking.whole_axes``);
+    with ``axis=None`` the flattened array, as numpy sorts it."""
+    if axis is None:
+        return whole_axes(ravel(x), (0,), name), 0
+    axis = operator.index(axis)
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"{name}: axis {axis} is out of range for an array of {x.ndim} dimensions")
     axis %= x.ndim
-    if len(x.chunks[axis]) > 1:
-        unknown = any(c != c for c in x.chunks[axis])  # (NaN: sizes after a boolean mask)
-        fix = f"x{'.compute_chunk_sizes()' if unknown else ''}.rechunk({{{axis}: -1}})"
-        raise ValueError(f"{name}: axis {axis} is cut into {len(x.chunks[axis])} chunks {x.chunks[axis]}; "
-                         f"sorting along it needs it in one chunk: {fix}")
-    return axis
+    return whole_axes(x, (axis,), name), axis
 
 
 def _sort_block(block: np.ndarray, axis: int, descending: bool, stable: bool) -> np.ndarray:

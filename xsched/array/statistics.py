@@ -20,7 +20,6 @@ itself (``linalg.py``'s tree of block products), ``corrcoef`` that over its diag
 
 from __future__ import annotations
 
-import math
 import numbers
 import operator
 import warnings
@@ -33,8 +32,7 @@ from .creation import asarray, full
 from .index_notation import einsum
 from .masking import known_chunks_needed
 from .manipulation import broadcast_to, concatenate, reshape, squeeze, transpose
-from ..units import format_bytes
-from .rechunking import memory_limit
+from .rechunking import whole_axes
 from .reductions import _check_out, _normalize_axis, max as _max, mean, min as _min, sum as _sum
 
 __all__ = ["percentile", "quantile", "median", "nanpercentile", "nanquantile", "nanmedian",
@@ -42,31 +40,6 @@ __all__ = ["percentile", "quantile", "median", "nanpercentile", "nanquantile", "
 
 
 # --------------------------------------------------------------------------- order statistics
-
-
-def _whole_axes(x: Array, axes: tuple[int, ...], name: str) -> Array:
-    """``x`` with each axis it reduces in one chunk: rechunked here when every block that
-    makes stays within ``array.rechunk.memory`` (what one rechunking task may hold); else the
-    error says how big the blocks would be and how to make them smaller."""
-    cut = {a: len(x.chunks[a]) for a in axes if len(x.chunks[a]) > 1}
-    if not cut:
-        return x
-    shown = ", ".join(f"axis {a} in {n} chunks" for a, n in cut.items())
-    if any(c != c for a in range(x.ndim) for c in x.chunks[a]):  # (NaN: after a boolean mask)
-        fix = "x.compute_chunk_sizes().rechunk({" + ", ".join(f"{a}: -1" for a in cut) + "})"
-        raise ValueError(f"{name}: needs each axis it reduces in one chunk ({shown}), and the chunk sizes "
-                         f"are unknown (after a boolean mask): {fix}")
-    block = x.dtype.itemsize * math.prod(x.shape[a] if a in axes else max(x.chunks[a], default=0)
-                                         for a in range(x.ndim))
-    limit = memory_limit()
-    if block <= limit:
-        return x.rechunk({a: -1 for a in cut})
-    others = [a for a in range(x.ndim) if a not in axes]
-    fix = ("x.rechunk({" + ", ".join([f"{a}: -1" for a in axes] + [f"{a}: <smaller>" for a in others]) + "})"
-           if others else "a reduction over fewer axes")
-    raise ValueError(f"{name}: needs each axis it reduces in one chunk ({shown}); the blocks that makes would "
-                     f"hold {format_bytes(block)} each, above array.rechunk.memory ({format_bytes(limit)}): "
-                     f"{fix}, or raise that limit")
 
 
 def _block_call(block: np.ndarray, weights: np.ndarray | None = None, *, function: Callable,
@@ -83,7 +56,7 @@ def _along(a: Any, func: Callable, name: str, q: Any, axis: Any, keepdims: bool,
     the axes of ``q`` lead the result, as in NumPy."""
     a = asarray(a)
     axes = _normalize_axis(axis, a.ndim, name)
-    a = _whole_axes(a, axes, name)
+    a = whole_axes(a, axes, name)
     args = [a]
     dummy_w = None
     if weights is not None:
