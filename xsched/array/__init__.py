@@ -99,7 +99,7 @@ __all__ = [
     "apply_gufunc", "as_gufunc", "frompyfunc", "apply_along_axis", "reduction", "scan", "push", "unify_chunks",
     # neighbours across blocks
     "map_overlap", "overlap", "trim_internal", "sliding_window_view", "diff", "ediff1d", "gradient",
-    # sorting along an axis held in one chunk
+    # sorting along an axis (put in one chunk first)
     "sort", "argsort", "partition", "argpartition", "searchsorted",
     # data-dependent lengths (blocks of unknown length until computed) and sets
     "nonzero", "flatnonzero", "argwhere", "unique", "isin", "union1d", "intersect1d", "setdiff1d", "setxor1d",
@@ -123,7 +123,7 @@ __all__ = [
     "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd",
     "argmax", "argmin", "nanargmax", "nanargmin", "cumsum", "cumprod", "nancumsum", "nancumprod",
     "cumulative_sum", "cumulative_prod",
-    # histograms and statistics (percentiles along axes held in one chunk)
+    # histograms and statistics (percentiles along axes put in one chunk first)
     "histogram", "histogram2d", "histogramdd", "bincount", "digitize",
     "percentile", "quantile", "median", "nanpercentile", "nanquantile", "nanmedian",
     "average", "ptp", "count_nonzero", "cov", "corrcoef", "moment", "isnull", "notnull",

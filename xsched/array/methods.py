@@ -72,7 +72,7 @@ def _nonzero(self: Array) -> tuple:
 
 def _argsort(self: Array, axis: Any = -1, kind: Any = None, order: Any = None, *,
              stable: Any = None, descending: bool = False) -> Array:
-    """The positions that sort the array along ``axis`` (held in one chunk); see
+    """The positions that sort the array along ``axis`` (put in one chunk first); see
     ``xsched.array.argsort``. ``kind`` is NumPy's choice of algorithm: every sort here is
     stable, which each ``kind`` allows.
 
