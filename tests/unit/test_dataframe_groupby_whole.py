@@ -2,6 +2,7 @@
 rank, head, rolling, ...) against pandas: exact results, one-row-per-group results in the
 keys' order, row-wise ones equal once put back in the frame's order."""
 
+import doctest
 import pickle
 import warnings
 
@@ -11,6 +12,8 @@ import pandas.testing as tm
 import pytest
 
 import xsched.dataframe as xd
+from xsched.dataframe import groupby_whole
+from xsched.dataframe.groupby import GroupBy
 
 
 def frame(rows=60):
@@ -148,3 +151,15 @@ def test_a_missing_name_says_what_to_do():
     with pytest.raises(AttributeError) as caught:  # (sent from a worker, it reads the same)
         df.amount.sume
     assert str(pickle.loads(pickle.dumps(caught.value))) == str(caught.value)
+
+
+@pytest.mark.parametrize("method", sorted(groupby_whole.EXAMPLES))
+def test_each_generated_method_shows_a_runnable_example(method):
+    """The docstring of every method made from a pandas name carries an example (doctest does
+    not find methods set on a class of another module, so it runs here)."""
+    doc = getattr(groupby_whole.SeriesGroupBy if method == "value_counts" else GroupBy, method).__doc__
+    assert ">>> df = xd.from_pandas" in doc and "df.groupby(" in doc
+    test = doctest.DocTestParser().get_doctest(doc, {}, method, None, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test)
+    assert runner.failures == 0 and runner.tries >= 3

@@ -145,31 +145,73 @@ class Expanding:
         return new_collection(LayeredGraph.merge(frame._graph, new=layers), name, meta, frame.divisions)
 
     def count(self):
-        """How many values are present so far."""
+        """How many values are present so far.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series([1.0, None, 3.0, 4.0]), npartitions=2)
+        >>> s.expanding().count().compute().round(3).tolist()
+        [1.0, 1.0, 2.0, 3.0]
+        """
         return self._run("count")
 
     def sum(self):
-        """The sum of the values so far."""
+        """The sum of the values so far.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series([1.0, None, 3.0, 4.0]), npartitions=2)
+        >>> s.expanding().sum().compute().round(3).tolist()
+        [1.0, 1.0, 4.0, 8.0]
+        """
         return self._run("sum")
 
     def mean(self):
-        """The mean of the values so far."""
+        """The mean of the values so far.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series([1.0, None, 3.0, 4.0]), npartitions=2)
+        >>> s.expanding().mean().compute().round(3).tolist()
+        [1.0, 1.0, 2.0, 2.667]
+        """
         return self._run("mean")
 
     def min(self):
-        """The least value so far."""
+        """The least value so far.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series([1.0, None, 3.0, 4.0]), npartitions=2)
+        >>> s.expanding().min().compute().round(3).tolist()
+        [1.0, 1.0, 1.0, 1.0]
+        """
         return self._run("min")
 
     def max(self):
-        """The greatest value so far."""
+        """The greatest value so far.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series([1.0, None, 3.0, 4.0]), npartitions=2)
+        >>> s.expanding().max().compute().round(3).tolist()
+        [1.0, 1.0, 3.0, 4.0]
+        """
         return self._run("max")
 
     def var(self, ddof: int = 1):
-        """The variance of the values so far (``ddof`` as pandas')."""
+        """The variance of the values so far (``ddof`` as pandas').
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series([1.0, None, 3.0, 4.0]), npartitions=2)
+        >>> s.expanding().var().compute().round(3).tolist()
+        [nan, nan, 2.0, 2.333]
+        """
         return self._run("var", ddof)
 
     def std(self, ddof: int = 1):
-        """The standard deviation of the values so far."""
+        """The standard deviation of the values so far.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series([1.0, None, 3.0, 4.0]), npartitions=2)
+        >>> s.expanding().std().compute().round(3).tolist()
+        [nan, nan, 1.414, 1.528]
+        """
         return self._run("std", ddof)
 
     def __getattr__(self, name: str):

@@ -58,6 +58,47 @@ WINDOW_METHODS = {"rolling": ("sum", "mean", "min", "max", "std", "var", "count"
                   "ewm": ("mean", "sum", "std", "var")}
 
 
+#: a runnable example per generated method: (the call on EXAMPLE_FRAME's ``df``, its output)
+EXAMPLES = {
+    "median": ('df.groupby("k").v.median().compute().tolist()', '[2.0, 5.0]'),
+    "quantile": ('df.groupby("k").v.quantile(0.25).compute().tolist()', '[1.5, 4.0]'),
+    "idxmax": ('df.groupby("k").v.idxmax().compute().tolist()', '[4, 5]'),
+    "idxmin": ('df.groupby("k").v.idxmin().compute().tolist()', '[0, 1]'),
+    "skew": ('df.groupby("k").v.skew().compute().round(3).tolist()', '[0.935, 0.935]'),
+    "kurt": ('df.groupby("k").v.kurt().compute().tolist()  # (three values a group: undefined)', '[nan, nan]'),
+    "sem": ('df.groupby("k").v.sem().compute().round(3).tolist()', '[0.882, 1.764]'),
+    "nunique": ('df.groupby("k").nunique().compute().v.tolist()', '[3, 3]'),
+    "value_counts": ('df.groupby("k").v.value_counts().compute().groupby(level=0).sum().tolist()', '[3, 3]'),
+    "describe": ('df.groupby("k").v.describe().compute()["max"].tolist()', '[4.0, 9.0]'),
+    "ohlc": ('df.groupby("k").v.ohlc().compute()["close"].tolist()', '[4.0, 9.0]'),
+    "all": ('df.groupby("k").v.all().compute().tolist()', '[True, True]'),
+    "any": ('df.groupby("k").v.any().compute().tolist()', '[True, True]'),
+    "corr": ('round(float(df.groupby("k").corr().compute().loc[("a", "v"), "w"]), 3)', '0.929'),
+    "cov": ('float(df.groupby("k").cov().compute().loc[("a", "v"), "w"])', '2.1666666666666665'),
+    "shift": ('df.groupby("k").v.shift().compute().sort_index().tolist()', '[nan, nan, 1.0, 3.0, 2.0, 5.0]'),
+    "diff": ('df.groupby("k").v.diff().compute().sort_index().tolist()', '[nan, nan, 1.0, 2.0, 2.0, 4.0]'),
+    "pct_change": ('df.groupby("k").v.pct_change().compute().sort_index().round(2).tolist()',
+                   '[nan, nan, 1.0, 0.67, 1.0, 0.8]'),
+    "rank": ('df.groupby("k").v.rank().compute().sort_index().tolist()', '[1.0, 1.0, 2.0, 2.0, 3.0, 3.0]'),
+    "ffill": ('df.groupby("k").v.ffill().compute().sort_index().tolist()', '[1.0, 3.0, 2.0, 5.0, 4.0, 9.0]'),
+    "bfill": ('df.groupby("k").v.bfill().compute().sort_index().tolist()', '[1.0, 3.0, 2.0, 5.0, 4.0, 9.0]'),
+    "head": ('df.groupby("k").head(1).compute().sort_index().v.tolist()', '[1.0, 3.0]'),
+    "tail": ('df.groupby("k").tail(1).compute().sort_index().v.tolist()', '[4.0, 9.0]'),
+    "nth": ('df.groupby("k").nth(1).compute().sort_index().v.tolist()', '[2.0, 5.0]'),
+    "filter": ('df.groupby("k").filter(lambda g: g.v.sum() > 10).compute().v.tolist()', '[3.0, 5.0, 9.0]'),
+    "sample": ('len(df.groupby("k").sample(n=1, random_state=0).compute())', '2'),
+}
+#: the lines that make the examples' ``df``
+EXAMPLE_FRAME = """>>> import pandas as pd, xsched.dataframe as xd
+>>> df = xd.from_pandas(pd.DataFrame({"k": list("ababab"), "v": [1.0, 3.0, 2.0, 5.0, 4.0, 9.0],
+...                                   "w": [2.0, 1.0, 4.0, 9.0, 5.0, 3.0]}), npartitions=2)"""
+
+
+def _doc(method: str, text: str) -> str:
+    call, output = EXAMPLES[method]
+    return f"{text}\n\n{EXAMPLE_FRAME}\n>>> {call}\n{output}\n"
+
+
 def _call(part: pd.DataFrame, by: Any, selection: Any, chain: tuple, dropna: bool, observed: bool,
           sort: bool) -> Any:
     """pandas' grouped ``chain`` (``((method, args, kwargs), ...)``) on one partition."""
@@ -123,8 +164,8 @@ def _reducing_method(method: str):
         return _reducing(self, method, args, kwargs)
 
     run.__name__ = method
-    run.__doc__ = (f"pandas' grouped ``{method}``, exact: each group whole after a shuffle on the key, "
-                   "the result in one partition in the keys' order (see ``groupby_whole``).")
+    run.__doc__ = _doc(method, f"pandas' grouped ``{method}``, exact: each group whole after a shuffle on the "
+                               "key, the result in one partition in the keys' order (see ``groupby_whole``).")
     return run
 
 
@@ -133,8 +174,8 @@ def _rowwise_method(method: str):
         return _whole(self, ((method, args, kwargs),), method)
 
     run.__name__ = method
-    run.__doc__ = (f"pandas' grouped ``{method}``: each group whole after a shuffle on the key; the rows come "
-                   "partitioned by key (``.compute().sort_index()`` gives the frame's order).")
+    run.__doc__ = _doc(method, f"pandas' grouped ``{method}``: each group whole after a shuffle on the key; the "
+                               "rows come partitioned by key (``.compute().sort_index()`` gives the frame's order).")
     return run
 
 

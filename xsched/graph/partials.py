@@ -79,7 +79,11 @@ def chain_layer(name: str, order: Any, inputs: Any, step: Callable, args: tuple 
 
 
 def pick(items: list, i: int) -> Any:
-    """Item ``i`` of a task's list (a task of its own: each partition's share of one result)."""
+    """Item ``i`` of a task's list (a task of its own: each partition's share of one result).
+
+    >>> pick(["share-0", "share-1"], 1)
+    'share-1'
+    """
     return items[i]
 
 
