@@ -52,3 +52,9 @@ def test_expanding_refuses_what_it_does_not_run_when_built():
         df.a.expanding(min_periods=-1)
     with pytest.raises(NotImplementedError, match="axis=1"):
         df.expanding(axis=1)
+
+
+def test_only_the_moments_take_ddof():
+    s = xd.from_pandas(pd.Series([1.0, 2.0]), npartitions=1)
+    with pytest.raises(TypeError, match="expanding\\(\\).sum\\(\\) takes no ddof"):
+        s.expanding().sum(ddof=0)

@@ -38,8 +38,16 @@ from .core import DataFrame, Series, _Frame, _nonempty, make_meta, new_collectio
 
 __all__ = ["Expanding"]
 
-#: the statistics run across partitions
-STATISTICS = ("count", "sum", "mean", "min", "max", "var", "std")
+#: the statistics run across partitions: what each gives, and its example's output
+_STATISTICS = {"count": ("How many values are present so far.", "[1.0, 1.0, 2.0, 3.0]"),
+               "sum": ("The sum of the values so far.", "[1.0, 1.0, 4.0, 8.0]"),
+               "mean": ("The mean of the values so far.", "[1.0, 1.0, 2.0, 2.667]"),
+               "min": ("The least value so far.", "[1.0, 1.0, 1.0, 1.0]"),
+               "max": ("The greatest value so far.", "[1.0, 1.0, 3.0, 4.0]"),
+               "var": ("The variance of the values so far (``ddof`` as pandas').", "[nan, nan, 2.0, 2.333]"),
+               "std": ("The standard deviation of the values so far (``ddof`` as pandas').",
+                       "[nan, nan, 1.414, 1.528]")}
+STATISTICS = tuple(_STATISTICS)
 
 
 def _values(part: Any) -> np.ndarray:
@@ -144,81 +152,28 @@ class Expanding:
         layers = through_all(name, frame._keys(), _totals, _prefixes, _expand, (stat, self._min_periods, ddof))
         return new_collection(LayeredGraph.merge(frame._graph, new=layers), name, meta, frame.divisions)
 
-    def count(self):
-        """How many values are present so far.
-
-        >>> import pandas as pd, xsched.dataframe as xd
-        >>> s = xd.from_pandas(pd.Series([1.0, None, 3.0, 4.0]), npartitions=2)
-        >>> s.expanding().count().compute().round(3).tolist()
-        [1.0, 1.0, 2.0, 3.0]
-        """
-        return self._run("count")
-
-    def sum(self):
-        """The sum of the values so far.
-
-        >>> import pandas as pd, xsched.dataframe as xd
-        >>> s = xd.from_pandas(pd.Series([1.0, None, 3.0, 4.0]), npartitions=2)
-        >>> s.expanding().sum().compute().round(3).tolist()
-        [1.0, 1.0, 4.0, 8.0]
-        """
-        return self._run("sum")
-
-    def mean(self):
-        """The mean of the values so far.
-
-        >>> import pandas as pd, xsched.dataframe as xd
-        >>> s = xd.from_pandas(pd.Series([1.0, None, 3.0, 4.0]), npartitions=2)
-        >>> s.expanding().mean().compute().round(3).tolist()
-        [1.0, 1.0, 2.0, 2.667]
-        """
-        return self._run("mean")
-
-    def min(self):
-        """The least value so far.
-
-        >>> import pandas as pd, xsched.dataframe as xd
-        >>> s = xd.from_pandas(pd.Series([1.0, None, 3.0, 4.0]), npartitions=2)
-        >>> s.expanding().min().compute().round(3).tolist()
-        [1.0, 1.0, 1.0, 1.0]
-        """
-        return self._run("min")
-
-    def max(self):
-        """The greatest value so far.
-
-        >>> import pandas as pd, xsched.dataframe as xd
-        >>> s = xd.from_pandas(pd.Series([1.0, None, 3.0, 4.0]), npartitions=2)
-        >>> s.expanding().max().compute().round(3).tolist()
-        [1.0, 1.0, 3.0, 4.0]
-        """
-        return self._run("max")
-
-    def var(self, ddof: int = 1):
-        """The variance of the values so far (``ddof`` as pandas').
-
-        >>> import pandas as pd, xsched.dataframe as xd
-        >>> s = xd.from_pandas(pd.Series([1.0, None, 3.0, 4.0]), npartitions=2)
-        >>> s.expanding().var().compute().round(3).tolist()
-        [nan, nan, 2.0, 2.333]
-        """
-        return self._run("var", ddof)
-
-    def std(self, ddof: int = 1):
-        """The standard deviation of the values so far.
-
-        >>> import pandas as pd, xsched.dataframe as xd
-        >>> s = xd.from_pandas(pd.Series([1.0, None, 3.0, 4.0]), npartitions=2)
-        >>> s.expanding().std().compute().round(3).tolist()
-        [nan, nan, 1.414, 1.528]
-        """
-        return self._run("std", ddof)
-
     def __getattr__(self, name: str):
         if name.startswith("_"):
             raise AttributeError(name)
         raise AttributeError(f"expanding(...) has no {name!r} across partitions; it has {', '.join(STATISTICS)}. "
                              f"Within each partition alone: .map_partitions(lambda part: part.expanding().{name}())")
+
+
+def _statistic(stat: str, text: str, output: str):
+    def run(self: Expanding, ddof: int = 1):
+        if stat not in ("var", "std") and ddof != 1:
+            raise TypeError(f"expanding().{stat}() takes no ddof")
+        return self._run(stat, ddof)
+
+    run.__name__, run.__qualname__ = stat, f"Expanding.{stat}"
+    run.__doc__ = (f"{text}\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
+                   f">>> s = xd.from_pandas(pd.Series([1.0, None, 3.0, 4.0]), npartitions=2)\n"
+                   f">>> s.expanding().{stat}().compute().round(3).tolist()\n{output}\n")
+    return run
+
+
+for _stat, (_text, _output) in _STATISTICS.items():
+    setattr(Expanding, _stat, _statistic(_stat, _text, _output))
 
 
 def expanding(self: _Frame, min_periods: int = 1, axis: Any = 0, method: str = "single") -> Expanding:
