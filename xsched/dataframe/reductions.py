@@ -577,16 +577,23 @@ def _install() -> None:
         {'a': 1, 'b': 2}
         """
         counts = [nunique(self[c], dropna, split_every) for c in self.columns]
-        name = f"nunique-{new_token(self._name, dropna)}"
-        layer = {chunk_key(name, (0,)): Task(_as_labelled, ([Ref(c.key) for c in counts], list(self.columns)))}
-        graph = LayeredGraph.merge(*[c._graph for c in counts], new={name: layer})
-        return new_collection(graph, name, pd.Series([], dtype="int64"), (None, None))
+        return _joined(f"nunique-{new_token(self._name, dropna)}", _as_labelled, counts, (list(self.columns),),
+                       pd.Series([], dtype="int64"))
 
     DataFrame.nunique = nunique_frame  # type: ignore[attr-defined]
 
 
 def _as_labelled(values: list, labels: list) -> pd.Series:
     return pd.Series(values, index=labels, dtype="int64")
+
+
+def _joined(name: str, func: Callable, pieces: list, args: tuple, meta: Any):
+    """A collection of one partition: ``func([the pieces' values], *args)`` in one task, the
+    pieces being Scalars or collections of one partition (reductions run together)."""
+    refs = [Ref(p.key) if isinstance(p, Scalar) else Ref(chunk_key(p._name, (0,))) for p in pieces]
+    layer = {chunk_key(name, (0,)): Task(func, (refs, *args))}
+    return new_collection(LayeredGraph.merge(*[p._graph for p in pieces], new={name: layer}), name, meta,
+                          (None, None))
 
 
 def _describe_percentiles(percentiles: Any) -> tuple:
@@ -633,8 +640,9 @@ def _describe_times(stats: list, percentiles: tuple, name: Any) -> pd.Series:
     return pd.Series([count, mean, *std, lo] + list(qs) + [hi], index=index, name=name)
 
 
-def _describe_counts(count: Any, counts: pd.Series, name: Any) -> pd.Series:
-    """count, unique, top, freq from the value counts (most frequent first)."""
+def _describe_counts(stats: list, name: Any) -> pd.Series:
+    """count, unique, top, freq from the count and the value counts (most frequent first)."""
+    count, counts = stats
     present = counts[counts != 0]
     if len(present):
         return pd.Series([count, len(present), present.index[0], present.iloc[0]],
@@ -682,12 +690,9 @@ def _describe(frame: _Frame, percentiles: tuple, split_every: int | None, includ
     if isinstance(frame, DataFrame):
         names = _describe_columns(frame._meta, include, exclude)
         parts = [_describe(frame[n], percentiles, split_every) for n in names]
-        layer = {chunk_key(name, (0,)): Task(_describe_frame,
-                                             ([Ref(chunk_key(p._name, (0,))) for p in parts], names))}
-        graph = LayeredGraph.merge(*[p._graph for p in parts], new={name: layer})
         meta = pd.DataFrame({i: p._meta for i, p in enumerate(parts)})
         meta.columns = pd.Index(names)
-        return new_collection(graph, name, meta, (None, None))
+        return _joined(name, _describe_frame, parts, (names,), meta)
     kind = _describe_kind(frame._meta.dtype)
     label = frame._meta.name
     if kind == "counts":
@@ -704,11 +709,7 @@ def _describe(frame: _Frame, percentiles: tuple, split_every: int | None, includ
             func, args = _describe_one, (percentiles, label, dtype)
         else:
             func, args, dtype = _describe_times, (percentiles, label), object
-    refs = [Ref(p.key) if isinstance(p, Scalar) else Ref(chunk_key(p._name, (0,))) for p in pieces]
-    first = (refs,) if kind != "counts" else tuple(refs)
-    layer = {chunk_key(name, (0,)): Task(func, (*first, *args))}
-    graph = LayeredGraph.merge(*[p._graph for p in pieces], new={name: layer})
-    return new_collection(graph, name, pd.Series([], dtype=dtype, name=label), (None, None))
+    return _joined(name, func, pieces, args, pd.Series([], dtype=dtype, name=label))
 
 
 #: the reductions ``agg`` runs by name (each a method of the collections)
@@ -765,7 +766,7 @@ def _agg(frame: _Frame, func: Any, split_every: int | None):
             raise TypeError(f"{where}: a dict of reductions per column is for a DataFrame; a Series takes a name or "
                             "a list of names")
         frame._check_columns(list(func), "agg")
-        plan = [(c, names if isinstance(names, str) else _agg_names(names, where)) for c, names in func.items()]
+        plan = list(func.items())
         for _, names in plan:
             _agg_names(names, where)
         results = [_reduce(frame[c], n, split_every) for c, names in plan
@@ -786,11 +787,7 @@ def _agg(frame: _Frame, func: Any, split_every: int | None):
     except Exception as exc:
         dtypes = dict(frame.dtypes.astype(str)) if isinstance(frame, DataFrame) else frame.dtype
         raise TypeError(f"{where}({func!r}): pandas refuses it on {dtypes}: {exc}") from exc
-    name = f"agg-{new_token(frame._name, repr(func))}"
-    refs = [Ref(r.key) if isinstance(r, Scalar) else Ref(chunk_key(r._name, (0,))) for r in results]
-    layer = {chunk_key(name, (0,)): Task(func_, (refs, *args))}
-    graph = LayeredGraph.merge(*[r._graph for r in results], new={name: layer})
-    return new_collection(graph, name, meta, (None, None))
+    return _joined(f"agg-{new_token(frame._name, repr(func))}", func_, results, args, meta)
 
 
 # --------------------------------------------------------------------------- one's own
