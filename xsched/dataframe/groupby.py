@@ -612,12 +612,21 @@ class GroupBy:
         """
         return self._whole_groups("transform", func, args, kwargs, meta)
 
-    def _whole_groups(self, method: str, func: Any, args: tuple, kwargs: dict, meta: Any):
+    @property
+    def _key_columns(self) -> list:
+        """The names of the key columns (none when grouped by a Series)."""
+        return [self._by] if isinstance(self._by, str) else list(self._by) if isinstance(self._by, list) else []
+
+    def _whole_keys(self, what: str) -> list:
+        """The key columns to shuffle on, so that every group is whole in one partition (what
+        ``apply`` and the methods of ``groupby_whole.py`` run on); a Series key is refused."""
         if isinstance(self._by, _Frame):
-            raise NotImplementedError(f"groupby(Series).{method}: group by column names for {method}, "
+            raise NotImplementedError(f"groupby(Series).{what}: group by column names for {what}, "
                                       "e.g. df.assign(key=series).groupby('key')")
-        by = [self._by] if isinstance(self._by, str) else self._by
-        shuffled = shuffle(self._frame, by)
+        return self._key_columns
+
+    def _whole_groups(self, method: str, func: Any, args: tuple, kwargs: dict, meta: Any):
+        shuffled = shuffle(self._frame, self._whole_keys(method))
         if meta is _NO_META:
             meta = _emulate(_group_call, (shuffled, self._by, self._selection, method, func, args, kwargs,
                                           self._dropna, self._observed), {}, f"groupby.{method}")

@@ -126,9 +126,7 @@ def _gather(parts: list, meta: Any, sort: bool, after: int) -> Any:
 
 def _whole(gb: GroupBy, chain: tuple, what: str) -> Any:
     """``chain`` on each partition of ``gb``'s frame shuffled on its key."""
-    if isinstance(gb._by, _Frame):
-        raise NotImplementedError(f"groupby(Series).{what}: group by column names for {what}, "
-                                  "e.g. df.assign(key=series).groupby('key')")
+    keys = gb._whole_keys(what)  # (a Series key refused before pandas runs on a stand-in)
     args = (gb._by, gb._selection, chain, gb._dropna, gb._observed, gb._sort)
     if chain[-1][0] in KEEPING:  # (the frame's own rows: their function may need more rows than a stand-in has)
         meta = gb._frame._meta if gb._selection is None else gb._frame._meta[gb._selection]
@@ -141,13 +139,11 @@ def _whole(gb: GroupBy, chain: tuple, what: str) -> Any:
             kind = type(exc) if isinstance(exc, (TypeError, ValueError)) else ValueError
             raise kind(f"groupby(...).{what}: pandas refuses it on columns {dict(gb._frame.dtypes.astype(str))}: "
                        f"{exc}") from exc
-    shuffled = shuffle(gb._frame, [gb._by] if isinstance(gb._by, str) else list(gb._by))
-    return map_partitions(_call, shuffled, *args, meta=meta, _name=f"groupby-{chain[-1][0]}")
+    return map_partitions(_call, shuffle(gb._frame, keys), *args, meta=meta, _name=f"groupby-{chain[-1][0]}")
 
 
 def _reducing(gb: GroupBy, method: str, args: tuple, kwargs: dict) -> Any:
-    keys = [gb._by] if isinstance(gb._by, str) else gb._by if isinstance(gb._by, list) else []
-    if not gb._observed and any(isinstance(gb._frame._meta[k].dtype, pd.CategoricalDtype) for k in keys):
+    if not gb._observed and any(isinstance(gb._frame._meta[k].dtype, pd.CategoricalDtype) for k in gb._key_columns):
         # (each partition would answer for every category, the ones it does not hold too)
         raise NotImplementedError(f"groupby(..., observed=False).{method} of a categorical key: group with "
                                   f"observed=True and .reindex(...) the result with the categories left out")
@@ -230,10 +226,7 @@ def get_group(self: GroupBy, name: Any) -> Any:
     >>> df.groupby("k").get_group("a").v.compute().tolist()
     [1, 3]
     """
-    if isinstance(self._by, _Frame):
-        raise NotImplementedError("groupby(Series).get_group: group by column names, e.g. "
-                                  "df.assign(key=series).groupby('key')")
-    by = [self._by] if isinstance(self._by, str) else list(self._by)
+    by = self._whole_keys("get_group")
     values = name if isinstance(name, tuple) else (name,)
     if len(values) != len(by):
         raise ValueError(f"get_group: the frame is grouped by {by}, so a key has {len(by)} values; got {name!r}")
