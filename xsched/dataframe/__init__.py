@@ -22,6 +22,7 @@ from . import cumulative as _cumulative  # noqa: F401  (cumsum, cumprod, cummax,
 from . import demo  # noqa: F401  (xd.demo.timeseries)
 from . import indexing as _indexing  # noqa: F401  (loc, partitions, .str/.dt/.cat)
 from . import methods as _methods  # noqa: F401  (partition-wise pandas methods, nlargest, sample)
+from . import index as _index  # noqa: F401  (the Index's own methods: unique, value_counts, fields of times)
 from . import groupby as _groupby  # noqa: F401  (gives DataFrame and Series their groupby)
 from . import groupby_whole as _groupby_whole  # noqa: F401  (grouped methods needing whole groups)
 from . import timeseries as _timeseries  # noqa: F401  (pct_change, valid index ends, time of day, time zones)

@@ -842,10 +842,21 @@ class Index(_Frame):
         return self.compute().tolist()
 
     def _binary(self, op: Callable, other: Any, reflected: bool = False):
-        return map_partitions(_index_op, self, op, other, reflected, _name=funcname(op))
+        return relabelled(map_partitions(_index_op, self, op, other, reflected, _name=funcname(op)))
 
     def _method(self, method: str, /, *args: Any, **kwargs: Any):
-        return map_partitions(_index_method, self, method, *args, _name=method.strip("_"), **kwargs)
+        out = map_partitions(_index_method, self, method, *args, _name=method.strip("_"), **kwargs)
+        return out if method in _SAME_LABELS else relabelled(out)
+
+
+#: Index methods whose labels are the input's (or some of them, in order): the divisions still hold
+_SAME_LABELS = frozenset({"rename", "set_names", "copy", "dropna"})
+
+
+def relabelled(out: Any) -> Any:
+    """An Index made of new labels (arithmetic, ``map``, ``astype``...) without the divisions,
+    which bound its input's labels; anything else (a mask on the input's labels) unchanged."""
+    return out.clear_divisions() if isinstance(out, Index) else out
 
 
 def _labelled(out: Any, labels: pd.Index) -> Any:

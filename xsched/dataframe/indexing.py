@@ -23,8 +23,8 @@ import pandas as pd
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from . import categorical
-from .core import INDEXERS, DataFrame, Series, _Frame, _nonempty, elemwise, map_partitions, new_collection, \
-    part_key
+from .core import INDEXERS, DataFrame, Series, _Frame, _labelled, _nonempty, elemwise, map_partitions, \
+    new_collection, part_key, relabelled
 from .reductions import reduction
 
 __all__ = ["Accessor"]
@@ -80,11 +80,12 @@ class Accessor:
             return getattr(self._meta_accessor, attr)
         if callable(getattr(self._meta_accessor, attr)):
             def call(*args: Any, **kwargs: Any):
-                return map_partitions(_accessor_call, self._series, self._kind, attr, args, kwargs,
-                                      _name=f"{self._kind}-{attr}")
+                return relabelled(map_partitions(_accessor_call, self._series, self._kind, attr, args, kwargs,
+                                                 _name=f"{self._kind}-{attr}"))
             call.__name__ = attr
             return call
-        return map_partitions(_accessor_attr, self._series, self._kind, attr, _name=f"{self._kind}-{attr}")
+        return relabelled(map_partitions(_accessor_attr, self._series, self._kind, attr,
+                                         _name=f"{self._kind}-{attr}"))
 
     def __dir__(self) -> list[str]:
         extra = ["as_known", "known"] if self._kind == "cat" else []
@@ -126,7 +127,8 @@ def _str_cat_with(part: pd.Series, others: Any, sep: Any, na_rep: Any, join: str
 
 
 def _accessor_call(part: Any, kind: str, attr: str, args: tuple, kwargs: dict) -> Any:
-    return getattr(getattr(part, kind), attr)(*args, **kwargs)
+    out = getattr(getattr(part, kind), attr)(*args, **kwargs)
+    return _labelled(out, part) if isinstance(part, pd.Index) else out  # (an Index's masks: see core.Index)
 
 
 def _accessor_attr(part: Any, kind: str, attr: str) -> Any:

@@ -1,12 +1,11 @@
 """pandas methods beyond the core: partition-wise ones, sampling, nlargest, concat, to_datetime,
-to_timedelta, isna/notna, pop, squeeze, and the Index's map, nunique and drop_duplicates.
+to_timedelta, isna/notna, pop and squeeze.
 
 Most pandas methods need no exchange between partitions; ``_SHARED_METHODS`` lists them
 once, and each becomes a collection method running it per partition (the result's meta,
 as always, from running it on a stand-in first). The others here need a little more:
 ``nlargest`` is a tree reduction, ``sample`` seeds each partition apart, ``concat`` joins
-collections' partitions end to end; ``Index.nunique`` and ``Index.drop_duplicates`` are trees
-of the partitions' distinct labels, in order (so the first occurrence wins, as in pandas).
+collections' partitions end to end.
 ``squeeze`` never squeezes rows: their number is not known when the expression is built.
 
 >>> import pandas as pd, xsched.dataframe as xd
@@ -27,7 +26,7 @@ import pandas as pd
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
 from ..graph.partials import chain_layer
 from ..graph.spec import Ref, Task
-from .core import _NO_META, DataFrame, Index, Series, _Frame, _index_method, _nonempty, make_meta, \
+from .core import DataFrame, Index, Series, _Frame, _nonempty, make_meta, \
     map_partitions, new_collection, part_key
 from .reductions import reduction
 
@@ -284,46 +283,9 @@ def _install() -> None:
             return self[self.columns[0]]
         return self
 
-    def index_map(self, mapper: Any, na_action: Any = None, meta: Any = _NO_META):
-        """Labels mapped through a function, dict or Series, per partition (an Index).
-
-        >>> import pandas as pd, xsched.dataframe as xd
-        >>> xd.from_pandas(pd.Series([5, 6], index=[1, 2]), npartitions=2).index.map(lambda v: v * 10).tolist()
-        [10, 20]
-        """
-        return map_partitions(_index_method, self, "map", mapper, na_action=na_action, meta=meta, _name="map")
-
-    def index_nunique(self, dropna: bool = True, split_every: int | None = None):
-        """How many distinct labels (a tree of distinct labels).
-
-        >>> import pandas as pd, xsched.dataframe as xd
-        >>> xd.from_pandas(pd.Series(range(4), index=[1, 2, 2, 3]), npartitions=2).index.nunique().compute()
-        3
-        """
-        return reduction(self, _distinct_labels, _count_labels, _union_labels, meta=0, token="nunique",
-                         split_every=split_every, chunk_kwargs={"dropna": dropna, "keep": "first"})
-
-    def index_drop_duplicates(self, keep: Any = "first", split_every: int | None = None):
-        """The distinct labels in order of their first (or, ``keep="last"``, last) occurrence:
-        an Index of one partition.
-
-        >>> import pandas as pd, xsched.dataframe as xd
-        >>> xd.from_pandas(pd.Series(range(4), index=[3, 1, 3, 2]), npartitions=2).index.drop_duplicates().tolist()
-        [3, 1, 2]
-        """
-        if keep not in ("first", "last"):
-            raise NotImplementedError(f"Index.drop_duplicates(keep={keep!r}): only 'first' and 'last' run as "
-                                      "a tree; keep=False needs every label's count (value_counts)")
-        merge = partial(_union_labels, keep=keep)
-        return reduction(self, _distinct_labels, merge, merge, meta=self._meta, token="drop-duplicates",
-                         split_every=split_every, chunk_kwargs={"dropna": False, "keep": keep})
-
     DataFrame.pop = pop  # type: ignore[attr-defined]
     for cls in (DataFrame, Series):
         cls.squeeze = squeeze  # type: ignore[attr-defined]
-    Index.map, Index.nunique, Index.drop_duplicates = index_map, index_nunique, index_drop_duplicates
-    for f, name in ((index_map, "map"), (index_nunique, "nunique"), (index_drop_duplicates, "drop_duplicates")):
-        f.__name__ = name
 
     def memory_usage_per_partition(self, index: bool = True, deep: bool = False):
         """Bytes each partition holds (a Series, one value per partition).
@@ -625,19 +587,6 @@ def notna(obj: Any):
     ([True, False], True)
     """
     return obj.notna() if isinstance(obj, _Frame) else pd.notna(obj)
-
-
-def _distinct_labels(part: pd.Index, dropna: bool, keep: str) -> pd.Index:
-    out = part.drop_duplicates(keep=keep)
-    return out.dropna() if dropna else out
-
-
-def _union_labels(partials: list, keep: str = "first") -> pd.Index:
-    return partials[0].append(list(partials[1:])).drop_duplicates(keep=keep)
-
-
-def _count_labels(partials: list) -> int:
-    return len(_union_labels(partials))
 
 
 def _timedeltas(part: Any, dtype: Any, kwargs: dict) -> Any:

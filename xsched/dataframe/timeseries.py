@@ -98,7 +98,7 @@ def last_valid_index(self: _Frame, split_every: int | None = None):
 
 def _need_times(frame: _Frame, what: str, zoned: bool | None = None) -> None:
     """Refuse, when built, an index that is not of times (or not zoned, or zoned, as asked)."""
-    index = frame._meta.index
+    index = frame._meta if isinstance(frame._meta, pd.Index) else frame._meta.index
     if not isinstance(index, pd.DatetimeIndex):
         raise TypeError(f"{what} needs a DatetimeIndex; this index is {index.dtype}: "
                         ".set_index(<a column of times>) first (xd.to_datetime makes one)")
