@@ -145,8 +145,8 @@ def test_a_missing_name_says_what_to_do():
         df.ammount
     with pytest.raises(AttributeError, match=r"'sume' \(did you mean 'sum'\?\)"):
         df.amount.sume
-    with pytest.raises(AttributeError, match=r"apply\(lambda group: group.ngroup\(...\)\)"):
-        df.groupby("amount").ngroup
+    with pytest.raises(AttributeError, match=r"apply\(lambda group: group.take\(...\)\)"):
+        df.groupby("amount").take
     assert not hasattr(df.amount, "_secret") and not hasattr(df, "__array_priority__x")
     with pytest.raises(AttributeError) as caught:  # (sent from a worker, it reads the same)
         df.amount.sume
@@ -157,9 +157,67 @@ def test_a_missing_name_says_what_to_do():
 def test_each_generated_method_shows_a_runnable_example(method):
     """The docstring of every method made from a pandas name carries an example (doctest does
     not find methods set on a class of another module, so it runs here)."""
-    doc = getattr(groupby_whole.SeriesGroupBy if method == "value_counts" else GroupBy, method).__doc__
+    doc = getattr(groupby_whole.SeriesGroupBy if method in groupby_whole.SERIES_ONLY else GroupBy, method).__doc__
     assert ">>> df = xd.from_pandas" in doc and "df.groupby(" in doc
     test = doctest.DocTestParser().get_doctest(doc, {}, method, None, 0)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     runner.run(test)
     assert runner.failures == 0 and runner.tries >= 3
+
+
+@pytest.mark.parametrize("n", [1, 4])
+@pytest.mark.parametrize("by", ['"k"', '["k", "j"]'])
+@pytest.mark.parametrize("what", ["nlargest(3)", "nsmallest(2)", "nlargest(2, keep='last')", "nsmallest(4, keep='all')"])
+def test_a_groups_largest_and_smallest_like_pandas(n, by, what):
+    pdf = frame(200).assign(w=lambda d: d.w.round())  # (ties, which keep= decides among as pandas)
+    expr = f"groupby({by}).w.{what}"
+    out = eval(f"xd.from_pandas(pdf, npartitions={n})." + expr)
+    assert out.npartitions == 1
+    same(out.compute(), eval("pdf." + expr), expr)
+
+
+@pytest.mark.parametrize("n", [1, 4])
+def test_a_groups_unique_values_in_order_like_pandas(n):
+    pdf = frame(200)
+    for expr in ('groupby("k").w.unique()', 'groupby(["k", "j"]).v.unique()'):
+        got, expected = eval(f"xd.from_pandas(pdf, npartitions={n})." + expr).compute(), eval("pdf." + expr)
+        tm.assert_index_equal(got.index, expected.index)
+        for a, b in zip(got, expected):
+            np.testing.assert_array_equal(a, b)  # (each group's values in their first appearance)
+
+
+@pytest.mark.parametrize("n", [1, 4])
+@pytest.mark.parametrize("expr", ['groupby("k")[["j", "w"]].value_counts()', 'groupby("k").value_counts()',
+                                  'groupby(["k", "j"])[["w"]].value_counts(normalize=True)'])
+def test_a_frames_value_counts_per_group_like_pandas(n, expr):
+    pdf = frame(300).drop(columns="v")
+    got, expected = eval(f"xd.from_pandas(pdf, npartitions={n})." + expr).compute(), eval("pdf." + expr)
+    keys = 2 if '["k", "j"]' in expr else 1
+    tm.assert_series_equal(got.sort_index(), expected.sort_index())  # (equal counts in an order of their own)
+    key_order = list(dict.fromkeys(expected.index.droplevel(list(range(keys, expected.index.nlevels)))))
+    assert list(dict.fromkeys(got.index.droplevel(list(range(keys, got.index.nlevels))))) == key_order
+    assert all(g.is_monotonic_decreasing for _, g in got.groupby(level=list(range(keys)), sort=False))
+
+
+@pytest.mark.parametrize("n", [1, 3, 6])
+@pytest.mark.parametrize("kwargs", [{}, {"sort": False}, {"dropna": False}, {"sort": False, "dropna": False}])
+@pytest.mark.parametrize("by", ["k", ["k", "j"]])
+def test_ngroup_and_ngroups_like_pandas(n, kwargs, by):
+    pdf = frame(90).assign(k=lambda d: d.k.where(d.index % 11 != 3))  # (missing keys: NaN numbers with dropna)
+    df = xd.from_pandas(pdf, npartitions=n)
+    for ascending in (True, False):
+        tm.assert_series_equal(df.groupby(by, **kwargs).ngroup(ascending).compute(),
+                               pdf.groupby(by, **kwargs).ngroup(ascending))
+    assert df.groupby(by, **kwargs).ngroups.compute() == pdf.groupby(by, **kwargs).ngroups
+
+
+def test_ngroup_of_a_categorical_key_in_its_categories_order():
+    pdf = frame(50).assign(c=lambda d: pd.Categorical(d.k, categories=list("edcbaz")))
+    df = xd.from_pandas(pdf, npartitions=3)
+    tm.assert_series_equal(df.groupby("c", observed=True).ngroup().compute(),
+                           pdf.groupby("c", observed=True).ngroup())
+    assert df.groupby("c", observed=True).ngroups.compute() == 5
+    with pytest.raises(NotImplementedError, match="observed=True"):
+        df.groupby("c", observed=False).ngroups
+    with pytest.raises(NotImplementedError, match="column names"):
+        df.groupby(df.k).ngroup()

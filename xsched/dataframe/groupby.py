@@ -546,6 +546,44 @@ class GroupBy:
         """
         return self._cumulative("cumcount", ascending=ascending)
 
+    def ngroup(self, ascending: bool = True):
+        """Each row's group number, from 0 in the keys' order (``sort=True``) or of first
+        appearance; no row moves: a tree of the distinct keys, then each partition numbers
+        its rows against it. A row whose key is missing (``dropna=True``) gets NaN, and its
+        partition floats, as pandas gives.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"k": list("cabca")}), npartitions=2)
+        >>> df.groupby("k").ngroup().compute().tolist(), df.groupby("k", sort=False).ngroup().compute().tolist()
+        ([2, 0, 1, 2, 0], [0, 1, 2, 0, 1])
+        """
+        keys = self._whole_keys("ngroup")
+        self._meta.ngroup(ascending=ascending)  # (pandas' own errors, when built)
+        return map_partitions(_number_rows, self._frame, self._distinct_keys(keys), keys, ascending,
+                              meta=pd.Series([], dtype="int64"), _name="groupby-ngroup")
+
+    @property
+    def ngroups(self):
+        """How many groups (a Scalar: it needs a computation).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.DataFrame({"k": list("cabca")}), npartitions=2).groupby("k").ngroups.compute()
+        3
+        """
+        keys = self._whole_keys("ngroups")
+        if not self._observed and any(isinstance(self._frame._meta[k].dtype, pd.CategoricalDtype) for k in keys):
+            raise NotImplementedError("groupby(..., observed=False).ngroups of a categorical key counts "
+                                      "categories no row may hold; group with observed=True")
+        return self._distinct_keys(keys, count=True)
+
+    def _distinct_keys(self, keys: list, count: bool = False):
+        """The distinct keys as a pandas Index (a MultiIndex for several), in the keys' order
+        or of first appearance, or their number (a Scalar: a tree of each partition's
+        distinct keys)."""
+        return reduction(self._frame[keys], _distinct_rows, _keys_found, _distinct_rows, meta=0 if count else None,
+                         token="groupby-keys", chunk_kwargs={"dropna": self._dropna},
+                         aggregate_kwargs={"sort": self._sort and not count, "count": count})
+
     def _cumulative(self, method: str, numeric_only: bool = False, skipna: bool = True, ascending: bool = True):
         """Running values per group without a shuffle: each partition's groups end on some
         running value (``_cum_ends``), a chain of small tasks folds those into what precedes
@@ -632,6 +670,31 @@ class GroupBy:
                                           self._dropna, self._observed), {}, f"groupby.{method}")
         return map_partitions(_group_call, shuffled, self._by, self._selection, method, func, args, kwargs,
                               self._dropna, self._observed, meta=meta, _name=f"groupby-{method}")
+
+
+def _distinct_rows(parts: Any, dropna: bool = False) -> pd.DataFrame:
+    """One partition's distinct keys (or the distinct keys of a list of partials)."""
+    part = pd.concat(parts) if isinstance(parts, list) else parts
+    part = part.drop_duplicates()
+    return part.dropna() if dropna else part
+
+
+def _keys_found(partials: list, sort: bool, count: bool = False) -> Any:
+    keys = _distinct_rows(partials)
+    if count:
+        return len(keys)
+    if sort:
+        keys = keys.sort_values(list(keys.columns), na_position="last", kind="stable")
+    return pd.MultiIndex.from_frame(keys) if keys.shape[1] > 1 else pd.Index(keys.iloc[:, 0])
+
+
+def _number_rows(part: pd.DataFrame, distinct: pd.Index, keys: list, ascending: bool) -> pd.Series:
+    rows = pd.MultiIndex.from_frame(part[keys]) if len(keys) > 1 else pd.Index(part[keys[0]])
+    codes = distinct.get_indexer(rows)
+    if not ascending:
+        codes = np.where(codes >= 0, len(distinct) - 1 - codes, codes)
+    numbers = np.where(codes >= 0, codes, np.nan) if (codes < 0).any() else codes.astype("int64")
+    return pd.Series(numbers, index=part.index)
 
 
 def _group_call(part: pd.DataFrame, by: Any, selection: Any, method: str, func: Any, args: tuple,

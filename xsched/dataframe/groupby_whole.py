@@ -6,8 +6,9 @@ grouped method runs on each partition, which then holds whole groups::
 
     frame --shuffle on the key--> whole groups per partition --pandas' method per partition-->
         one row per group (median, quantile, idxmax, idxmin, skew, kurt, sem, nunique,
-        value_counts, describe, ohlc, all, any; corr and cov a matrix per group): every
-        partition's rows into one, in the order of the keys as pandas'
+        describe, ohlc, all, any, unique; value_counts, nlargest, nsmallest a few rows and
+        corr, cov a matrix per group): every partition's rows into one, in the order of the
+        keys as pandas'
         rows alike (shift, diff, pct_change, rank, ffill, bfill, head, tail, nth, filter,
         sample, rolling(...).f, expanding(...).f, ewm(...).f): partitioned as shuffled, each
         group's rows in their order
@@ -42,10 +43,13 @@ from .shuffle import shuffle
 
 __all__ = ["GroupedWindow"]
 
-#: methods giving one row per group (and how many index levels follow the key's: a list of
-#: quantiles, or the counted values, add one)
-REDUCING = {"median": 0, "quantile": 0, "idxmax": 0, "idxmin": 0, "skew": 0, "kurt": 0, "sem": 0,
-            "nunique": 0, "value_counts": 1, "describe": 0, "ohlc": 0, "all": 0, "any": 0, "corr": 1, "cov": 1}
+#: methods giving one row per group, or a few (the counted values of ``value_counts``, a
+#: group's largest values, a list of quantiles, a matrix): in the keys' order, each group's
+#: rows in pandas' order
+REDUCING = ("median", "quantile", "idxmax", "idxmin", "skew", "kurt", "sem", "nunique", "value_counts", "describe",
+            "ohlc", "all", "any", "corr", "cov", "unique", "nlargest", "nsmallest")
+#: of these, pandas' SeriesGroupBy alone has
+SERIES_ONLY = ("unique", "nlargest", "nsmallest")
 #: methods giving a row per row (or a selection of rows), in each group's order
 ROWWISE = ("shift", "diff", "pct_change", "rank", "ffill", "bfill", "head", "tail", "nth", "filter", "sample")
 #: row-wise methods keeping some of the frame's rows as they are (their meta is the frame's)
@@ -73,6 +77,10 @@ EXAMPLES = {
     "ohlc": ('df.groupby("k").v.ohlc().compute()["close"].tolist()', '[4.0, 9.0]'),
     "all": ('df.groupby("k").v.all().compute().tolist()', '[True, True]'),
     "any": ('df.groupby("k").v.any().compute().tolist()', '[True, True]'),
+    "unique": ('df.groupby("k").v.unique().compute().map(lambda a: a.tolist()).tolist()',
+               '[[1.0, 2.0, 4.0], [3.0, 5.0, 9.0]]'),
+    "nlargest": ('df.groupby("k").v.nlargest(2).compute().tolist()', '[4.0, 2.0, 9.0, 5.0]'),
+    "nsmallest": ('df.groupby("k").v.nsmallest(1).compute().tolist()', '[1.0, 3.0]'),
     "corr": ('round(float(df.groupby("k").corr().compute().loc[("a", "v"), "w"]), 3)', '0.929'),
     "cov": ('float(df.groupby("k").cov().compute().loc[("a", "v"), "w"])', '2.1666666666666665'),
     "shift": ('df.groupby("k").v.shift().compute().sort_index().tolist()', '[nan, nan, 1.0, 3.0, 2.0, 5.0]'),
@@ -148,7 +156,7 @@ def _reducing(gb: GroupBy, method: str, args: tuple, kwargs: dict) -> Any:
         raise NotImplementedError(f"groupby(..., observed=False).{method} of a categorical key: group with "
                                   f"observed=True and .reindex(...) the result with the categories left out")
     out = _whole(gb, ((method, args, kwargs),), method)
-    after = REDUCING[method] + (method == "quantile" and np.ndim(args[0] if args else kwargs.get("q", 0.5)) > 0)
+    after = out._meta.index.nlevels - len(gb._key_columns)  # (the index levels past the key's)
     name = f"groupby-{method}-{new_token(out._name, gb._sort, after)}"
     refs = [Ref(chunk_key(out._name, (i,))) for i in range(out.npartitions)]
     layer = {chunk_key(name, (0,)): Task(_gather, (refs, out._meta, gb._sort, int(after)))}
@@ -256,12 +264,10 @@ def pipe(self: GroupBy, func: Any, *args: Any, **kwargs: Any) -> Any:
 
 def _install() -> None:
     for method in REDUCING:
-        if method == "value_counts":
-            SeriesGroupBy.value_counts = _reducing_method(method)  # type: ignore[attr-defined]
-        elif method == "nunique":
+        if method == "nunique":
             GroupBy.nunique = _reducing_method(method)  # type: ignore[attr-defined]  (SeriesGroupBy: its tree)
         else:
-            setattr(GroupBy, method, _reducing_method(method))
+            setattr(SeriesGroupBy if method in SERIES_ONLY else GroupBy, method, _reducing_method(method))
     for method in ROWWISE:
         setattr(GroupBy, method, _rowwise_method(method))
     GroupBy.pipe = pipe  # type: ignore[attr-defined]
