@@ -221,3 +221,21 @@ def test_ngroup_of_a_categorical_key_in_its_categories_order():
         df.groupby("c", observed=False).ngroups
     with pytest.raises(NotImplementedError, match="column names"):
         df.groupby(df.k).ngroup()
+
+
+@pytest.mark.parametrize("n", [1, 4])
+@pytest.mark.parametrize("dropna", [True, False])
+@pytest.mark.parametrize("expr", ['.v.median()', '[["v", "w"]].quantile([0.2, 0.9])', '.v.nlargest(2)', '.describe()',
+                                  '.w.unique()'])
+def test_whole_group_results_with_sort_false_keep_the_keys_first_appearance(n, dropna, expr):
+    rng = np.random.default_rng(3)
+    pdf = pd.DataFrame({"k": rng.choice([f"key{i}" for i in range(25)] + [None], 300), "j": rng.integers(0, 2, 300),
+                        "v": rng.normal(size=300), "w": rng.integers(0, 4, 300)})
+    df = xd.from_pandas(pdf, npartitions=n)
+    for by in ('"k"', '["k", "j"]'):
+        full = f"groupby({by}, sort=False, dropna={dropna}){expr}"
+        got, expected = eval("df." + full).compute(), eval("pdf." + full)
+        if "unique" in expr:
+            tm.assert_index_equal(got.index, expected.index)
+        else:
+            same(got, expected, full)

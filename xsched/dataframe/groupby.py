@@ -688,9 +688,26 @@ def _keys_found(partials: list, sort: bool, count: bool = False) -> Any:
     return pd.MultiIndex.from_frame(keys) if keys.shape[1] > 1 else pd.Index(keys.iloc[:, 0])
 
 
+def positions_in(order: pd.Index, keys: pd.Index) -> np.ndarray:
+    """Where each of ``keys`` is in ``order`` (distinct keys), missing values matching
+    missing values, level by level; -1 where it is not.
+
+    >>> positions_in(pd.MultiIndex.from_tuples([("a", None), ("b", 1.0)]), pd.MultiIndex.from_tuples([("b", 1.0), ("a", None), ("c", 2.0)])).tolist()
+    [1, 0, -1]
+    """
+    both = order.append(keys)
+    if isinstance(both, pd.MultiIndex):
+        levels = [pd.factorize(both.get_level_values(i), use_na_sentinel=False)[0] for i in range(both.nlevels)]
+        codes = pd.factorize(pd.MultiIndex.from_arrays(levels))[0]
+    else:
+        codes = pd.factorize(both, use_na_sentinel=False)[0]
+    found = codes[len(order):]  # (codes count first appearances: ``order``'s are 0, 1, 2...)
+    return np.where(found < len(order), found, -1)
+
+
 def _number_rows(part: pd.DataFrame, distinct: pd.Index, keys: list, ascending: bool) -> pd.Series:
     rows = pd.MultiIndex.from_frame(part[keys]) if len(keys) > 1 else pd.Index(part[keys[0]])
-    codes = distinct.get_indexer(rows)
+    codes = positions_in(distinct, rows)
     if not ascending:
         codes = np.where(codes >= 0, len(distinct) - 1 - codes, codes)
     numbers = np.where(codes >= 0, codes, np.nan) if (codes < 0).any() else codes.astype("int64")

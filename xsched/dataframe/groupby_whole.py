@@ -38,7 +38,7 @@ import pandas as pd
 from ..graph.layers import LayeredGraph, chunk_key, new_token
 from ..graph.spec import Ref, Task
 from .core import _concat, _Frame, _nonempty, make_meta, map_partitions, new_collection, sort_groups
-from .groupby import GroupBy, SeriesGroupBy
+from .groupby import GroupBy, SeriesGroupBy, positions_in
 from .shuffle import shuffle
 
 __all__ = ["GroupedWindow"]
@@ -118,17 +118,23 @@ def _call(part: pd.DataFrame, by: Any, selection: Any, chain: tuple, dropna: boo
     return out
 
 
-def _gather(parts: list, meta: Any, sort: bool, after: int) -> Any:
-    """The partitions' per-group rows as one object, in the keys' order when ``sort`` (the
-    ``after`` index levels past the key keep each group's own order)."""
+def _gather(parts: list, meta: Any, after: int, order: pd.Index | None, levelwise: bool = False) -> Any:
+    """The partitions' per-group rows as one object, in the keys' order, or in ``order`` (the
+    keys in their first appearance, for ``sort=False``; ``levelwise``: ordered by each key
+    column's first appearance in turn, as pandas' ``describe`` of several keys is); the
+    ``after`` index levels past the key keep each group's own order."""
     out = _concat(parts, meta)
-    if not sort:
-        return out
-    if after == 0:
+    if levelwise and isinstance(order, pd.MultiIndex):
+        firsts = [pd.factorize(order.get_level_values(i), use_na_sentinel=False)[0] for i in range(order.nlevels)]
+        order = order[np.lexsort(firsts[::-1])]
+    if order is None and after == 0:
         return sort_groups(out)
-    keys = out.index.droplevel(list(range(out.index.nlevels - after, out.index.nlevels)))
-    codes = pd.factorize(keys, sort=True)[0]
-    codes = np.where(codes < 0, codes.max(initial=0) + 1, codes)  # (a missing key last, as pandas)
+    keys = out.index.droplevel(list(range(out.index.nlevels - after, out.index.nlevels))) if after else out.index
+    if order is None:
+        codes = pd.factorize(keys, sort=True)[0]
+        codes = np.where(codes < 0, codes.max(initial=0) + 1, codes)  # (a missing key last, as pandas)
+    else:
+        codes = positions_in(order, keys)
     return out.iloc[np.argsort(codes, kind="stable")]
 
 
@@ -157,10 +163,13 @@ def _reducing(gb: GroupBy, method: str, args: tuple, kwargs: dict) -> Any:
                                   f"observed=True and .reindex(...) the result with the categories left out")
     out = _whole(gb, ((method, args, kwargs),), method)
     after = out._meta.index.nlevels - len(gb._key_columns)  # (the index levels past the key's)
-    name = f"groupby-{method}-{new_token(out._name, gb._sort, after)}"
+    order = None if gb._sort else gb._distinct_keys(gb._key_columns)  # (pandas': first appearance)
+    name = f"groupby-{method}-{new_token(out._name, after, getattr(order, '_name', None))}"
     refs = [Ref(chunk_key(out._name, (i,))) for i in range(out.npartitions)]
-    layer = {chunk_key(name, (0,)): Task(_gather, (refs, out._meta, gb._sort, int(after)))}
-    return new_collection(LayeredGraph.merge(out._graph, new={name: layer}), name, out._meta, (None, None))
+    layer = {chunk_key(name, (0,)): Task(_gather, (refs, out._meta, int(after),
+                                                   None if order is None else Ref(order.key), method == "describe"))}
+    graphs = [out._graph] + ([] if order is None else [order._graph])
+    return new_collection(LayeredGraph.merge(*graphs, new={name: layer}), name, out._meta, (None, None))
 
 
 def _reducing_method(method: str):
