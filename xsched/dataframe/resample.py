@@ -259,7 +259,7 @@ def _install() -> None:
         >>> idx = pd.date_range("2000-01-01", periods=8, freq="45min")
         >>> s = xd.from_pandas(pd.Series(1, index=idx), npartitions=3)
         >>> s.resample("2h").count().compute().tolist()
-        [3, 2, 3]
+        [3, 3, 2]
         """
         return Resampler(self, rule, closed=closed, label=label)
 

@@ -635,7 +635,7 @@ def _install() -> None:
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> round(float(xd.from_pandas(pd.Series([1.0, 2, 4, 7]), npartitions=2).sem().compute()), 6)
-        1.314978
+        1.322876
         """
         if axis in (1, "columns"):
             return self._method("sem", axis=1, skipna=skipna, ddof=ddof, numeric_only=numeric_only)
