@@ -665,11 +665,11 @@ class GroupBy:
 
     def _whole_groups(self, method: str, func: Any, args: tuple, kwargs: dict, meta: Any):
         shuffled = shuffle(self._frame, self._whole_keys(method))
+        call = (self._by, self._selection, ((method, (func, *args), kwargs),), self._dropna, self._observed,
+                self._sort, method == "apply" and self._selection is None)
         if meta is _NO_META:
-            meta = _emulate(_group_call, (shuffled, self._by, self._selection, method, func, args, kwargs,
-                                          self._dropna, self._observed), {}, f"groupby.{method}")
-        return map_partitions(_group_call, shuffled, self._by, self._selection, method, func, args, kwargs,
-                              self._dropna, self._observed, meta=meta, _name=f"groupby-{method}")
+            meta = _emulate(group_call, (shuffled, *call), {}, f"groupby.{method}")
+        return map_partitions(group_call, shuffled, *call, meta=meta, _name=f"groupby-{method}")
 
 
 def _distinct_rows(parts: Any, dropna: bool = False) -> pd.DataFrame:
@@ -714,16 +714,22 @@ def _number_rows(part: pd.DataFrame, distinct: pd.Index, keys: list, ascending: 
     return pd.Series(numbers, index=part.index)
 
 
-def _group_call(part: pd.DataFrame, by: Any, selection: Any, method: str, func: Any, args: tuple,
-                kwargs: dict, dropna: bool, observed: bool) -> Any:
-    grouped = part.groupby(by, dropna=dropna, observed=observed, group_keys=True)
-    if selection is not None:
-        grouped = grouped[selection]
-    if method == "apply" and selection is None:
+def group_call(part: pd.DataFrame, by: Any, selection: Any, chain: tuple, dropna: bool, observed: bool,
+               sort: bool = True, keys_apart: bool = False) -> Any:
+    """pandas' grouped ``chain`` (``((method, args, kwargs), ...)``) on one partition (whole
+    groups: ``apply``, ``transform`` and ``groupby_whole.py``); ``keys_apart``: the function
+    sees the other columns only (a frame's ``apply``, as pandas 3 gives it)."""
+    if keys_apart:
         by_cols = [by] if isinstance(by, str) else list(by)
-        grouped = part.drop(columns=by_cols).groupby([part[c] for c in by_cols], dropna=dropna,
-                                                       observed=observed, group_keys=True)
-    return getattr(grouped, method)(func, *args, **kwargs)
+        out = part.drop(columns=by_cols).groupby([part[c] for c in by_cols], dropna=dropna, observed=observed,
+                                                 sort=sort, group_keys=True)
+    else:
+        out = part.groupby(by, dropna=dropna, observed=observed, sort=sort, group_keys=True)
+        if selection is not None:
+            out = out[selection]
+    for method, args, kwargs in chain:
+        out = getattr(out, method)(*args, **kwargs)
+    return out
 
 
 def _cum_frame(part: pd.DataFrame, by: Any, by_series: Any, cols: Any, ascending: bool, dropna: bool) -> tuple:

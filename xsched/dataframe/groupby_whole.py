@@ -38,7 +38,7 @@ import pandas as pd
 from ..graph.layers import LayeredGraph, chunk_key, new_token
 from ..graph.spec import Ref, Task
 from .core import _concat, _Frame, _nonempty, make_meta, map_partitions, new_collection, sort_groups
-from .groupby import GroupBy, SeriesGroupBy, positions_in
+from .groupby import GroupBy, SeriesGroupBy, group_call, positions_in
 from .shuffle import shuffle
 
 __all__ = ["GroupedWindow"]
@@ -107,17 +107,6 @@ def _doc(method: str, text: str) -> str:
     return f"{text}\n\n{EXAMPLE_FRAME}\n>>> {call}\n{output}\n"
 
 
-def _call(part: pd.DataFrame, by: Any, selection: Any, chain: tuple, dropna: bool, observed: bool,
-          sort: bool) -> Any:
-    """pandas' grouped ``chain`` (``((method, args, kwargs), ...)``) on one partition."""
-    out = part.groupby(by, dropna=dropna, observed=observed, sort=sort)
-    if selection is not None:
-        out = out[selection]
-    for method, args, kwargs in chain:
-        out = getattr(out, method)(*args, **kwargs)
-    return out
-
-
 def _gather(parts: list, meta: Any, after: int, order: pd.Index | None, levelwise: bool = False) -> Any:
     """The partitions' per-group rows as one object, in the keys' order, or in ``order`` (the
     keys in their first appearance, for ``sort=False``; ``levelwise``: ordered by each key
@@ -148,12 +137,12 @@ def _whole(gb: GroupBy, chain: tuple, what: str) -> Any:
         try:  # (on a stand-in of two rows per column, so that a mistake shows now; its warnings say nothing)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                meta = make_meta(_call(_nonempty(gb._frame._meta), *args))
+                meta = make_meta(group_call(_nonempty(gb._frame._meta), *args))
         except Exception as exc:
             kind = type(exc) if isinstance(exc, (TypeError, ValueError)) else ValueError
             raise kind(f"groupby(...).{what}: pandas refuses it on columns {dict(gb._frame.dtypes.astype(str))}: "
                        f"{exc}") from exc
-    return map_partitions(_call, shuffle(gb._frame, keys), *args, meta=meta, _name=f"groupby-{chain[-1][0]}")
+    return map_partitions(group_call, shuffle(gb._frame, keys), *args, meta=meta, _name=f"groupby-{chain[-1][0]}")
 
 
 def _reducing(gb: GroupBy, method: str, args: tuple, kwargs: dict) -> Any:
@@ -205,7 +194,7 @@ class GroupedWindow:
     def __init__(self, gb: GroupBy, kind: str, args: tuple, kwargs: dict) -> None:
         self._gb, self._kind, self._args, self._kwargs = gb, kind, args, kwargs
         if not isinstance(gb._by, _Frame):  # (pandas checks the window's arguments now, not in a task)
-            _call(gb._frame._meta, gb._by, gb._selection, ((kind, args, kwargs),), gb._dropna, gb._observed,
+            group_call(gb._frame._meta, gb._by, gb._selection, ((kind, args, kwargs),), gb._dropna, gb._observed,
                   gb._sort)
 
     def __repr__(self) -> str:
