@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import itertools
 import math
 import numbers
 import sys
@@ -450,37 +449,79 @@ class Array:
         return self
 
     def to_hdf5(self, path: str, name: str, **kwargs: Any) -> None:
-        """Write this array to ``path`` as dataset ``name``; see ``xsched.array.to_hdf5``."""
+        """Write this array to ``path`` as dataset ``name``; see ``xsched.array.to_hdf5``.
+
+        >>> import os, tempfile, numpy as np, h5py, xsched.array as xa
+        >>> path = os.path.join(tempfile.mkdtemp(), "x.h5")
+        >>> xa.from_array(np.arange(6), chunks=4).to_hdf5(path, "/x")
+        >>> with h5py.File(path, "r") as f:
+        ...     f["/x"][:].tolist()
+        [0, 1, 2, 3, 4, 5]
+        """
         hdf5.to_hdf5(path, name, self, **kwargs)
 
     # reductions (implemented in reductions.py)
     def sum(self, axis=None, dtype=None, keepdims=False, split_every=None, out=None):
-        """Sum over ``axis`` (None: all); see ``xsched.array.sum``."""
+        """Sum over ``axis`` (None: all); see ``xsched.array.sum``.
+
+        >>> import numpy as np, xsched.array as xa
+        >>> x = xa.from_array(np.arange(6).reshape(2, 3), chunks=2)
+        >>> int(x.sum().compute()), x.sum(axis=0).compute().tolist()
+        (15, [3, 5, 7])
+        """
         return reductions.sum(self, axis=axis, dtype=dtype, keepdims=keepdims,
                               split_every=split_every, out=out)
 
     def mean(self, axis=None, dtype=None, keepdims=False, split_every=None, out=None):
-        """Mean over ``axis`` (None: all); see ``xsched.array.mean``."""
+        """Mean over ``axis`` (None: all); see ``xsched.array.mean``.
+
+        >>> import numpy as np, xsched.array as xa
+        >>> xa.from_array(np.arange(6).reshape(2, 3), chunks=2).mean(axis=1).compute().tolist()
+        [1.0, 4.0]
+        """
         return reductions.mean(self, axis=axis, dtype=dtype, keepdims=keepdims,
                                split_every=split_every, out=out)
 
     def var(self, axis=None, dtype=None, ddof=0, keepdims=False, split_every=None, out=None):
-        """Variance over ``axis`` (None: all); see ``xsched.array.var``."""
+        """Variance over ``axis`` (None: all); see ``xsched.array.var``.
+
+        >>> import numpy as np, xsched.array as xa
+        >>> x = xa.from_array(np.array([1.0, 3.0, 5.0, 7.0]), chunks=3)
+        >>> float(x.var().compute()), float(x.var(ddof=1).compute())
+        (5.0, 6.666666666666667)
+        """
         return reductions.var(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
                               split_every=split_every, out=out)
 
     def std(self, axis=None, dtype=None, ddof=0, keepdims=False, split_every=None, out=None):
-        """Standard deviation over ``axis`` (None: all); see ``xsched.array.std``."""
+        """Standard deviation over ``axis`` (None: all); see ``xsched.array.std``.
+
+        >>> import numpy as np, xsched.array as xa
+        >>> xa.from_array(np.array([[1.0, 2.0], [3.0, 6.0]]), chunks=1).std(axis=0).compute().tolist()
+        [1.0, 2.0]
+        """
         return reductions.std(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
                               split_every=split_every, out=out)
 
     def min(self, axis=None, keepdims=False, split_every=None, out=None):
-        """Minimum over ``axis`` (None: all); see ``xsched.array.min``."""
+        """Minimum over ``axis`` (None: all); see ``xsched.array.min``.
+
+        >>> import numpy as np, xsched.array as xa
+        >>> x = xa.from_array(np.array([[3, 1], [2, 5]]), chunks=1)
+        >>> int(x.min().compute()), x.min(axis=0).compute().tolist()
+        (1, [2, 1])
+        """
         return reductions.min(self, axis=axis, keepdims=keepdims, split_every=split_every,
                               out=out)
 
     def max(self, axis=None, keepdims=False, split_every=None, out=None):
-        """Maximum over ``axis`` (None: all); see ``xsched.array.max``."""
+        """Maximum over ``axis`` (None: all); see ``xsched.array.max``.
+
+        >>> import numpy as np, xsched.array as xa
+        >>> x = xa.from_array(np.array([[3, 1], [2, 5]]), chunks=1)
+        >>> int(x.max().compute()), x.max(axis=1).compute().tolist()
+        (5, [3, 5])
+        """
         return reductions.max(self, axis=axis, keepdims=keepdims, split_every=split_every,
                               out=out)
 

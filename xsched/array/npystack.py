@@ -38,7 +38,14 @@ def _save(block: np.ndarray, path: str) -> str:
 
 def to_npy_stack(dirname: str, x: Array, axis: int = 0) -> None:
     """Write ``x`` as one ``.npy`` file per block along ``axis`` into the directory
-    ``dirname`` (made if missing), the other axes whole in each file (rechunked so first)."""
+    ``dirname`` (made if missing), the other axes whole in each file (rechunked so first).
+
+    >>> import os, tempfile, numpy as np, xsched.array as xa
+    >>> d = tempfile.mkdtemp()
+    >>> xa.to_npy_stack(d, xa.from_array(np.arange(6).reshape(3, 2), chunks=(2, 1)))
+    >>> sorted(os.listdir(d)), np.load(os.path.join(d, "1.npy")).tolist()
+    (['0.npy', '1.npy', 'info'], [[4, 5]])
+    """
     if not isinstance(x, Array):
         raise TypeError(f"to_npy_stack writes an xsched array, not {type(x).__name__}")
     if not -x.ndim <= axis < x.ndim:
@@ -72,7 +79,15 @@ def from_npy_stack(dirname: str, mmap_mode: Any = "r") -> Array:
     opened with ``mmap_mode`` (``"r"``: memory-mapped read-only; ``"c"``: copy on write;
     None: read whole); a computed result is a plain array, never a map of the file.
 
-    The ``info`` file is unpickled: read only directories you trust."""
+    The ``info`` file is unpickled: read only directories you trust.
+
+    >>> import tempfile, numpy as np, xsched.array as xa
+    >>> d = tempfile.mkdtemp()
+    >>> xa.to_npy_stack(d, xa.from_array(np.arange(5), chunks=3))
+    >>> y = xa.from_npy_stack(d)
+    >>> y.chunks, y.compute().tolist()
+    (((3, 2),), [0, 1, 2, 3, 4])
+    """
     if mmap_mode not in (None, "r", "c"):  # (w+ would empty the files; r+ would let tasks write into them)
         raise ValueError(f"from_npy_stack: mmap_mode must be 'r', 'c' or None, got {mmap_mode!r}")
     path = os.path.join(dirname, "info")

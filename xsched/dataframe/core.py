@@ -176,7 +176,13 @@ class _Frame:
         return len(self.divisions) > 0 and self.divisions[0] is not None
 
     def clear_divisions(self):
-        """The same partitions with their divisions forgotten."""
+        """The same partitions with their divisions forgotten.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"a": range(6)}), npartitions=3)
+        >>> df.divisions, df.clear_divisions().divisions
+        ((0, 2, 4, 5), (None, None, None, None))
+        """
         return new_collection(self._graph, self._name, self._meta, (None,) * (self.npartitions + 1))
 
     @property
@@ -802,7 +808,15 @@ class Series(_Frame):
         return self._method("rename", index)
 
     def reset_index(self, drop: bool = False):
-        """The index as a column (a DataFrame) or dropped; divisions become unknown."""
+        """The index as a column (a DataFrame) or dropped; divisions become unknown.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series([1, 2], name="x", index=[10, 20]), npartitions=2)
+        >>> s.reset_index().compute().to_dict("list")
+        {'index': [10, 20], 'x': [1, 2]}
+        >>> s.reset_index(drop=True).tolist(), s.reset_index(drop=True).known_divisions
+        ([1, 2], False)
+        """
         return self._method("reset_index", drop=drop).clear_divisions()
 
     def tolist(self) -> list:
@@ -838,7 +852,12 @@ class Index(_Frame):
         return self._meta.name
 
     def tolist(self) -> list:
-        """Compute and return the labels as a list."""
+        """Compute and return the labels as a list.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.DataFrame({"a": [1, 2]}, index=[10, 20]), npartitions=2).index.tolist()
+        [10, 20]
+        """
         return self.compute().tolist()
 
     def _binary(self, op: Callable, other: Any, reflected: bool = False):

@@ -254,15 +254,31 @@ def _install() -> None:
     Series.case_when = case_when  # type: ignore[attr-defined]
 
     def isnull(self):
-        """Which values are missing (``isna``)."""
+        """Which values are missing (``isna``).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series([1.0, None, 3.0]), npartitions=2).isnull().tolist()
+        [False, True, False]
+        """
         return self.isna()
 
     def notnull(self):
-        """Which values are present (``notna``)."""
+        """Which values are present (``notna``).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2, 3], "b": [4.0, None, 6.0]}), npartitions=2)
+        >>> df.notnull().sum().compute().to_dict()
+        {'a': 3, 'b': 2}
+        """
         return self.notna()
 
     def product(self, *args: Any, **kwargs: Any):
-        """The product (``prod``)."""
+        """The product (``prod``).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> float(xd.from_pandas(pd.Series([2.0, None, 3.0, 4.0]), npartitions=2).product().compute())
+        24.0
+        """
         return self.prod(*args, **kwargs)
 
     for cls in (DataFrame, Series):
