@@ -37,11 +37,14 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 # Every tier (tests/unit, tests/cluster, tests/system) and the examples in every module's docstrings.
+# The docstring examples and unit tests (one process each, no cluster) run on two cores at once;
+# the cluster and system tests, which start processes and time them out, one at a time.
 test: $(STAMP) system-deps docs
-	$(BIN)/python -m pytest -q -p no:cacheprovider --doctest-modules xsched tests
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --doctest-modules xsched tests/unit
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/cluster tests/system
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider --doctest-modules xsched tests/unit
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --doctest-modules xsched tests/unit
 
 # Benchmarks print figures side by side with dask.distributed and Ray, each in its own
 # virtual environment (.venv-dask, .venv-ray); neither is ever a dependency of xsched.
