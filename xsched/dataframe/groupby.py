@@ -692,7 +692,8 @@ def positions_in(order: pd.Index, keys: pd.Index) -> np.ndarray:
     """Where each of ``keys`` is in ``order`` (distinct keys), missing values matching
     missing values, level by level; -1 where it is not.
 
-    >>> positions_in(pd.MultiIndex.from_tuples([("a", None), ("b", 1.0)]), pd.MultiIndex.from_tuples([("b", 1.0), ("a", None), ("c", 2.0)])).tolist()
+    >>> order = pd.MultiIndex.from_tuples([("a", None), ("b", 1.0)])
+    >>> positions_in(order, pd.MultiIndex.from_tuples([("b", 1.0), ("a", None), ("c", 2.0)])).tolist()
     [1, 0, -1]
     """
     both = order.append(keys)

@@ -132,7 +132,8 @@ def _install() -> None:
         """How often each label occurs, most frequent first (a Series of one partition).
 
         >>> import pandas as pd, xsched.dataframe as xd
-        >>> xd.from_pandas(pd.Series(range(4), index=list("abbb")), npartitions=2).index.value_counts().compute().to_dict()
+        >>> s = xd.from_pandas(pd.Series(range(4), index=list("abbb")), npartitions=2)
+        >>> s.index.value_counts().compute().to_dict()
         {'b': 3, 'a': 1}
         """
         return Series.value_counts(self, sort=sort, ascending=ascending, dropna=dropna, normalize=normalize,
@@ -155,7 +156,8 @@ def _install() -> None:
         them; ``index=False`` numbers its rows from 0 per partition, as ``reset_index`` does.
 
         >>> import pandas as pd, xsched.dataframe as xd
-        >>> xd.from_pandas(pd.Series([5, 6], index=pd.Index([1, 2], name="k")), npartitions=2).index.to_frame().k.tolist()
+        >>> s = xd.from_pandas(pd.Series([5, 6], index=pd.Index([1, 2], name="k")), npartitions=2)
+        >>> s.index.to_frame().k.tolist()
         [1, 2]
         """
         frame = self._method("to_frame", name=name) if name is not None else self._method("to_frame")
