@@ -95,6 +95,11 @@ def test_time_series_methods_between_workers(client):
     pd.testing.assert_frame_equal(df.agg({"x": ["min", "max"], "n": "sum"}).compute(),
                                   pdf.agg({"x": ["min", "max"], "n": "sum"}))
     pd.testing.assert_frame_equal(df.describe().compute(), pdf.describe(), rtol=1e-3)  # (quantiles: a sample)
+    for adjust in (True, False):  # (weighted sums, or the mean, carried from partition to partition)
+        pd.testing.assert_frame_equal(df.ewm(span=9, adjust=adjust).mean().compute(),
+                                      pdf.ewm(span=9, adjust=adjust).mean(), check_freq=False, rtol=1e-9)
+    pd.testing.assert_series_equal(df.groupby("n").ngroup().compute(), pdf.groupby("n").ngroup(), check_freq=False)
+    pd.testing.assert_series_equal(df.index.hour.value_counts().compute(), pdf.index.hour.value_counts())
 
 
 def test_a_worker_dying_mid_shuffle_still_gives_the_exact_result(own_cluster, tmp_path):
