@@ -20,6 +20,19 @@ True
 >>> y = xa.random.default_rng(42).random((4, 4), chunks=2)
 >>> bool((x.compute() == y.compute()).all())
 True
+
+Every distribution of numpy's ``Generator`` is a method (``exponential``, ``poisson``,
+``gamma``, ``beta``, ``binomial``..., their parameters scalars; ``choice`` with
+replacement), and each is also a function of the module drawing from one default generator
+(``xa.random.random((1000, 1000), chunks=100)``, as ``numpy.random`` and dask users write
+it; ``randint`` and ``random_sample`` are the old names of ``integers`` and ``random``,
+``seed(n)`` restarts the default generator from ``n``).
+
+>>> xa.random.seed(3)
+>>> a = xa.random.poisson(4.0, size=6, chunks=3).compute().tolist()
+>>> xa.random.seed(3)
+>>> a == xa.random.poisson(4.0, size=6, chunks=3).compute().tolist()
+True
 """
 
 from __future__ import annotations
@@ -36,7 +49,42 @@ from ..graph.spec import Task
 from .chunks import normalize_chunks
 from .core import Array
 
-__all__ = ["default_rng", "Generator"]
+__all__ = ["default_rng", "Generator", "seed"]
+
+#: numpy's distributions not written out below: their parameters (name, default or
+#: ``_REQUIRED``), all scalars; the dtype of the draws is numpy's
+_REQUIRED = object()
+DISTRIBUTIONS = {
+    "exponential": (("scale", 1.0),),
+    "standard_exponential": (),
+    "standard_cauchy": (),
+    "standard_gamma": (("shape", _REQUIRED),),
+    "standard_t": (("df", _REQUIRED),),
+    "gamma": (("shape", _REQUIRED), ("scale", 1.0)),
+    "beta": (("a", _REQUIRED), ("b", _REQUIRED)),
+    "chisquare": (("df", _REQUIRED),),
+    "noncentral_chisquare": (("df", _REQUIRED), ("nonc", _REQUIRED)),
+    "f": (("dfnum", _REQUIRED), ("dfden", _REQUIRED)),
+    "noncentral_f": (("dfnum", _REQUIRED), ("dfden", _REQUIRED), ("nonc", _REQUIRED)),
+    "lognormal": (("mean", 0.0), ("sigma", 1.0)),
+    "laplace": (("loc", 0.0), ("scale", 1.0)),
+    "logistic": (("loc", 0.0), ("scale", 1.0)),
+    "gumbel": (("loc", 0.0), ("scale", 1.0)),
+    "rayleigh": (("scale", 1.0),),
+    "pareto": (("a", _REQUIRED),),
+    "power": (("a", _REQUIRED),),
+    "weibull": (("a", _REQUIRED),),
+    "vonmises": (("mu", _REQUIRED), ("kappa", _REQUIRED)),
+    "wald": (("mean", _REQUIRED), ("scale", _REQUIRED)),
+    "triangular": (("left", _REQUIRED), ("mode", _REQUIRED), ("right", _REQUIRED)),
+    "poisson": (("lam", 1.0),),
+    "binomial": (("n", _REQUIRED), ("p", _REQUIRED)),
+    "negative_binomial": (("n", _REQUIRED), ("p", _REQUIRED)),
+    "geometric": (("p", _REQUIRED),),
+    "hypergeometric": (("ngood", _REQUIRED), ("nbad", _REQUIRED), ("nsample", _REQUIRED)),
+    "logseries": (("p", _REQUIRED),),
+    "zipf": (("a", _REQUIRED),),
+}
 
 
 def _draw(shape: tuple, entropy: Any, key: tuple, method: str, kwargs: dict) -> np.ndarray:
@@ -95,11 +143,11 @@ class Generator:
     def _array(self, method: str, size: Any, chunks: Any, dtype: Any, kwargs: dict) -> Array:
         shape = () if size is None else (
             (int(size),) if isinstance(size, numbers.Integral) else tuple(int(s) for s in size))
-        dtype = np.dtype(dtype)
-        chunks = normalize_chunks(chunks, shape, dtype)
         # numpy's own checks of the parameters (scale < 0, low >= high, a dtype it cannot
         # draw, ...) now, not in every task: one throwaway draw (none for an empty array)
-        getattr(np.random.default_rng(0), method)(size=0 if 0 in shape else None, **kwargs)
+        probe = getattr(np.random.default_rng(0), method)(size=0 if 0 in shape else None, **kwargs)
+        dtype = np.asarray(probe).dtype if dtype is None else np.dtype(dtype)
+        chunks = normalize_chunks(chunks, shape, dtype)
         with self._lock:  # (a call that failed above takes no number)
             call = next(self._calls)
         token = new_token("random", self.entropy, call, method, kwargs, chunks)
@@ -179,6 +227,67 @@ class Generator:
         return self._array("integers", size, chunks, dtype,
                            {"low": low, "high": high, "dtype": dtype, "endpoint": endpoint})
 
+    def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None,
+               chunks: Any = "auto") -> Array:
+        """Samples of ``a`` (an int: ``range(a)``; else a 1-d sequence), with replacement,
+        ``p`` the probability of each (default: all alike).
+
+        >>> import xsched.array as xa
+        >>> x = xa.random.default_rng(6).choice(["a", "b"], size=8, p=[0.25, 0.75], chunks=4)
+        >>> x.dtype.kind, set(x.compute().tolist()) <= {"a", "b"}
+        ('U', True)
+        """
+        if not replace:
+            raise NotImplementedError("choice(replace=False): each block draws apart, so blocks could pick the "
+                                      "same item; draw a permutation with numpy and take from it "
+                                      "(x[np.random.default_rng(s).permutation(n)[:k]])")
+        if isinstance(a, Array) or isinstance(p, Array):
+            raise TypeError("choice: a and p are sent to every block, so give a NumPy array or list, "
+                            "not an xsched Array (compute it first if it is small)")
+        options = {"a": a if isinstance(a, numbers.Integral) else np.asarray(a), "p": p}
+        if p is not None:
+            options["p"] = np.asarray(p, dtype="float64")
+        return self._array("choice", size, chunks, None, options)
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in DISTRIBUTIONS:
+            raise AttributeError(f"{type(self).__name__!r} has no attribute {name!r}")
+        return _distribution(self, name)
+
+    def __dir__(self) -> list:
+        return sorted(set(object.__dir__(self)) | set(DISTRIBUTIONS))
+
+
+def _distribution(gen: Generator, method: str) -> Any:
+    """``gen.<method>(*params, size=None, chunks="auto")``: numpy's distribution ``method``
+    drawn block by block (its parameters as numpy names them, scalars)."""
+    params = DISTRIBUTIONS[method]
+
+    def draw(*args: Any, size: Any = None, chunks: Any = "auto", dtype: Any = None, **kwargs: Any) -> Array:
+        if len(args) > len(params):
+            raise TypeError(f"{method}() takes {len(params)} parameters ({', '.join(n for n, _ in params)}), "
+                            f"got {len(args)}")
+        values = dict(zip((n for n, _ in params), args))
+        for name, value in kwargs.items():
+            if name not in {n for n, _ in params} or name in values:
+                raise TypeError(f"{method}() got an unexpected or repeated parameter {name!r}")
+            values[name] = value
+        for name, default in params:
+            if name not in values:
+                if default is _REQUIRED:
+                    raise TypeError(f"{method}() needs its parameter {name!r}")
+                values[name] = default
+        values = {name: _scalar(value, name, method) for name, value in values.items()}
+        if dtype is not None:
+            values["dtype"] = np.dtype(dtype)
+        return gen._array(method, size, chunks, dtype, values)
+
+    draw.__name__ = method
+    signature = ", ".join(n if d is _REQUIRED else f"{n}={d!r}" for n, d in params)
+    draw.__doc__ = (f"Samples of numpy's ``{method}({signature})``, drawn per block "
+                    "(``size=``, ``chunks=``; the parameters are scalars).")
+    return draw
+
 
 def default_rng(seed: Any = None) -> Generator:
     """A ``Generator`` seeded with ``seed`` (an int, a sequence of ints, a numpy
@@ -192,3 +301,37 @@ def default_rng(seed: Any = None) -> Generator:
     True
     """
     return Generator(seed)
+
+
+#: the generator the module's functions draw from (fresh entropy per process; ``seed`` restarts it)
+_default = Generator()
+
+
+def seed(value: Any = None) -> None:
+    """Restart the generator the module's functions (``xa.random.random``...) draw from.
+
+    >>> import xsched.array as xa
+    >>> xa.random.seed(1)
+    >>> a = xa.random.random(3, chunks=2).compute().tolist()
+    >>> xa.random.seed(1)
+    >>> a == xa.random.random(3, chunks=2).compute().tolist()
+    True
+    """
+    global _default
+    _default = Generator(value)
+
+
+#: the module's functions of the default generator, and numpy's old names for two of them
+_FUNCTIONS = ("random", "standard_normal", "normal", "uniform", "integers", "choice", *DISTRIBUTIONS)
+_OLD_NAMES = {"random_sample": "random", "randint": "integers"}
+
+
+def __getattr__(name: str) -> Any:
+    method = _OLD_NAMES.get(name, name)
+    if method in _FUNCTIONS:
+        return getattr(_default, method)
+    raise AttributeError(f"module 'xsched.array.random' has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(_FUNCTIONS) | set(_OLD_NAMES))

@@ -1,0 +1,96 @@
+"""Every distribution of numpy's Generator drawn block by block: each block exactly what
+numpy draws from that block's own seed, the same on every run; ``choice``; the module's
+functions on its default generator (``xa.random.random``, ``randint``, ``seed``); and
+mistakes refused when the array is built."""
+
+import numpy as np
+import pytest
+
+import xsched.array as xa
+from xsched.array import random as xr
+
+#: parameters for each distribution (numpy's names)
+PARAMS = {
+    "exponential": {"scale": 2.0}, "standard_exponential": {}, "standard_cauchy": {},
+    "standard_gamma": {"shape": 2.0}, "standard_t": {"df": 3.0}, "gamma": {"shape": 2.0, "scale": 0.5},
+    "beta": {"a": 2.0, "b": 5.0}, "chisquare": {"df": 4.0}, "noncentral_chisquare": {"df": 3.0, "nonc": 1.5},
+    "f": {"dfnum": 5.0, "dfden": 7.0}, "noncentral_f": {"dfnum": 5.0, "dfden": 7.0, "nonc": 2.0},
+    "lognormal": {"mean": 0.5, "sigma": 0.3}, "laplace": {"loc": 1.0, "scale": 2.0},
+    "logistic": {"loc": 0.0, "scale": 1.5}, "gumbel": {"loc": 1.0, "scale": 2.0}, "rayleigh": {"scale": 2.0},
+    "pareto": {"a": 3.0}, "power": {"a": 2.0}, "weibull": {"a": 1.5}, "vonmises": {"mu": 0.0, "kappa": 4.0},
+    "wald": {"mean": 1.0, "scale": 2.0}, "triangular": {"left": 0.0, "mode": 1.0, "right": 4.0},
+    "poisson": {"lam": 3.0}, "binomial": {"n": 10, "p": 0.3}, "negative_binomial": {"n": 5, "p": 0.5},
+    "geometric": {"p": 0.2}, "hypergeometric": {"ngood": 10, "nbad": 5, "nsample": 4}, "logseries": {"p": 0.6},
+    "zipf": {"a": 2.5},
+}
+
+
+def test_every_distribution_has_parameters_here():
+    assert set(PARAMS) == set(xr.DISTRIBUTIONS)
+
+
+@pytest.mark.parametrize("method", sorted(PARAMS))
+def test_each_block_is_what_numpy_draws_from_its_seed(method):
+    params = PARAMS[method]
+    x = getattr(xa.random.default_rng(11), method)(size=(7, 5), chunks=(3, 4), **params)
+    out = x.compute()
+    expected_dtype = np.asarray(getattr(np.random.default_rng(0), method)(**params)).dtype
+    assert out.shape == (7, 5) and x.dtype == out.dtype == expected_dtype
+    for (i, rows), (j, cols) in [((0, slice(0, 3)), (1, slice(4, 5))), ((2, slice(6, 7)), (0, slice(0, 4)))]:
+        block = np.random.default_rng(np.random.SeedSequence(11, spawn_key=(0, i, j)))
+        want = getattr(block, method)(size=out[rows, cols].shape, **params)
+        np.testing.assert_array_equal(out[rows, cols], want)
+    again = getattr(xa.random.default_rng(11), method)(size=(7, 5), chunks=(3, 4), **params).compute()
+    np.testing.assert_array_equal(out, again)
+    positional = getattr(xa.random.default_rng(11), method)(*params.values(), size=(7, 5), chunks=(3, 4))
+    np.testing.assert_array_equal(positional.compute(), out)
+
+
+def test_choice_with_replacement_per_block():
+    x = xa.random.default_rng(4).choice(5, size=10, p=[0.1, 0.2, 0.3, 0.2, 0.2], chunks=4)
+    out = x.compute()
+    want = np.random.default_rng(np.random.SeedSequence(4, spawn_key=(0, 1))).choice(
+        5, size=4, p=np.array([0.1, 0.2, 0.3, 0.2, 0.2]))
+    np.testing.assert_array_equal(out[4:8], want)
+    words = xa.random.default_rng(4).choice(np.array(["x", "yy"]), size=6, chunks=3)
+    assert words.dtype == np.dtype("<U2") and set(words.compute().tolist()) <= {"x", "yy"}
+    with pytest.raises(NotImplementedError, match="replace=False"):
+        xa.random.default_rng(4).choice(5, size=3, replace=False)
+    with pytest.raises(TypeError, match="not an xsched Array"):
+        xa.random.default_rng(4).choice(xa.arange(5, chunks=2), size=3)
+    with pytest.raises(ValueError):
+        xa.random.default_rng(4).choice(3, size=3, p=[0.5, 0.6, 0.1])  # (numpy's check, when built)
+
+
+def test_the_modules_functions_draw_from_a_default_generator_that_seed_restarts():
+    xa.random.seed(21)
+    first = [xa.random.random((4, 3), chunks=2).compute(), xa.random.normal(5.0, 2.0, size=5, chunks=2).compute(),
+             xa.random.randint(0, 9, size=6, chunks=4).compute(), xa.random.random_sample(3, chunks=3).compute(),
+             xa.random.gamma(2.0, size=4, chunks=2).compute()]
+    xa.random.seed(21)
+    second = [xa.random.random((4, 3), chunks=2).compute(), xa.random.normal(5.0, 2.0, size=5, chunks=2).compute(),
+              xa.random.randint(0, 9, size=6, chunks=4).compute(), xa.random.random_sample(3, chunks=3).compute(),
+              xa.random.gamma(2.0, size=4, chunks=2).compute()]
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
+    g = xa.random.default_rng(21)  # (the default generator is one like any other)
+    np.testing.assert_array_equal(g.random((4, 3), chunks=2).compute(), first[0])
+    assert {"random", "randint", "poisson", "seed", "default_rng"} <= set(dir(xa.random))
+    with pytest.raises(AttributeError, match="no attribute 'normall'"):
+        xa.random.normall
+
+
+def test_mistakes_are_refused_when_built():
+    rng = xa.random.default_rng(0)
+    with pytest.raises(TypeError, match="needs its parameter 'a'"):
+        rng.beta(b=2.0, size=3)
+    with pytest.raises(TypeError, match="unexpected or repeated parameter 'lamda'"):
+        rng.poisson(lamda=2.0, size=3)
+    with pytest.raises(TypeError, match="takes 1 parameters"):
+        rng.exponential(1.0, 2.0, size=3)
+    with pytest.raises(TypeError, match="must be a scalar"):
+        rng.exponential(np.ones(3), size=3)
+    with pytest.raises(ValueError):
+        rng.exponential(-1.0, size=3)  # (numpy's own check, once, when built)
+    with pytest.raises(AttributeError, match="no attribute 'frobnicate'"):
+        rng.frobnicate
