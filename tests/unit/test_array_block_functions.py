@@ -377,5 +377,4 @@ def test_outer_integer_indexing_in_ix_form_matches_numpy(chunks):
     for index in [np.ix_([4, 0, 6], [3, 3], [1, 0, 2, 3]), np.ix_([2], [4, 1]) + (2,),
                   (5,) + np.ix_([0, 4], [3, 1, 2])]:
         np.testing.assert_array_equal(x[index].compute(), DATA[index])
-    with pytest.raises(IndexError, match="one integer-array index at a time"):
-        x[[0, 1], [2, 3]]  # pointwise (not outer) pairs stay refused
+    np.testing.assert_array_equal(x[[0, 1], [2, 3]].compute(), DATA[[0, 1], [2, 3]])  # (pointwise: points.py)

@@ -115,7 +115,7 @@ def test_numpy_take_dispatches_to_xsched():
 @pytest.mark.parametrize("index, error, words", [
     ([5], IndexError, "index 5 is out of bounds for axis 0 with size 5"),
     ((slice(None), [-6]), IndexError, "index -6 is out of bounds for axis 1 with size 5"),
-    (([0], [1]), IndexError, "one integer-array index at a time"),
+    (([0], [7]), IndexError, "index 7 is out of bounds for axis 1 with size 5"),
     ((np.array([[0, 7]]),), IndexError, "index 7 is out of bounds for axis 0 with size 5"),
     ((np.array([True, False]),), IndexError, "the axis's length 5"),
     ((np.array([0.5]),), IndexError, "integer (or boolean) type"),

@@ -1,5 +1,6 @@
 """Indexing an array with ``x[index]``: ints, slices, ``None``, ``...``, integer arrays
-(through ``take``), 0-d booleans and boolean masks (through ``masking``).
+(one through ``take``, several paired point by point through ``points``), 0-d booleans and
+boolean masks (through ``masking``).
 
 Each output block comes from exactly one input block (a basic index never joins blocks), so
 ``x[index]`` adds one ``getitem`` layer of ``_take`` tasks; a slice picks, per axis, the blocks
@@ -27,6 +28,7 @@ import numpy as np
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from . import masking as _masking
+from . import points as _points
 from . import take as _fancy
 from .chunks import _starts
 from .core import Array, from_array
@@ -265,8 +267,7 @@ def _getitem_integer_array(x: Array, idx: list, arrays: list) -> Array:
     if len(arrays) > 1:
         if _is_outer(idx, arrays):
             return _getitem_outer(x, idx, arrays)
-        raise IndexError("xsched arrays take one integer-array index at a time (NumPy would pair several "
-                         "element-wise); index one axis after the other, e.g. x[rows][:, cols]")
+        return _points.pointwise(x, idx)  # (NumPy pairs them element-wise)
     p = arrays[0]
     in_axis = sum(1 for i in idx[:p] if i is not None)
     # positions (a boolean index is a mask here, not 0s and 1s as for take); out of bounds fails
