@@ -84,3 +84,30 @@ def test_mistakes_are_refused_when_built():
     with pytest.raises(IndexError, match="too many indices"):
         x.vindex[[0], [1], [2]]
     np.testing.assert_array_equal(x.vindex[..., [1, 3]].compute(), np.arange(12).reshape(3, 4)[..., [1, 3]].T)
+
+
+@pytest.mark.parametrize("index", [1, -1, (slice(None), 2), (slice(None, None, 2), [3, 0]), ([2, 0], slice(1, 3)),
+                                   (Ellipsis, 1), ([0, 0], [1])])
+def test_blocks_pick_blocks_by_their_place_in_the_grid(index):
+    values = np.arange(60).reshape(6, 10)
+    x = xa.from_array(values, chunks=(2, 3))
+    rows = [values[r:r + 2] for r in range(0, 6, 2)]
+    grid = [[row[:, c:c + 3] for c in range(0, 10, 3)] for row in rows]  # (numpy's blocks, by hand)
+    full = index if isinstance(index, tuple) else (index,)
+    full = full[:-1] + (slice(None),) if full[-1] is Ellipsis else full
+    if full[0] is Ellipsis:
+        full = (slice(None),) + full[1:]
+    full = full + (slice(None),) * (2 - len(full))
+    picks = [np.arange(n)[[i] if isinstance(i, int) else i] for i, n in zip(full, (3, 4))]
+    expected = np.block([[grid[r][c] for c in picks[1]] for r in picks[0]])
+    np.testing.assert_array_equal(x.blocks[index].compute(), expected)
+
+
+def test_blocks_refuse_a_place_outside_the_grid():
+    x = xa.from_array(np.zeros((4, 4)), chunks=2)
+    with pytest.raises(IndexError, match="outside the 2 blocks of axis 1"):
+        x.blocks[0, 2]
+    with pytest.raises(IndexError, match="3 indices for a block grid"):
+        x.blocks[0, 0, 0]
+    with pytest.raises(IndexError, match="selects no block"):
+        x.blocks[0:0]

@@ -325,4 +325,55 @@ def _take(block: np.ndarray, index: tuple) -> np.ndarray:
     return out
 
 
+class _Blocks:
+    """``x.blocks[index]``: an array of some of ``x``'s blocks, picked by their place in the
+    block grid (ints, slices or lists of block numbers per axis; an int keeps its axis, and
+    lists pick along each axis on its own). The blocks are not copied: the new array's keys
+    name them."""
+
+    def __init__(self, x: Array) -> None:
+        self._x = x
+
+    def __getitem__(self, index: Any) -> Array:
+        x = self._x
+        index = index if isinstance(index, tuple) else (index,)
+        if Ellipsis in [i for i in index if not isinstance(i, (list, np.ndarray))]:
+            at = next(p for p, i in enumerate(index) if i is Ellipsis)
+            index = index[:at] + (slice(None),) * (x.ndim - len(index) + 1) + index[at + 1:]
+        if len(index) > x.ndim:
+            raise IndexError(f"blocks[...]: {len(index)} indices for a block grid of {x.ndim} dimensions "
+                             f"{x.numblocks}")
+        index = index + (slice(None),) * (x.ndim - len(index))
+        chosen = []
+        for axis, (i, n) in enumerate(zip(index, x.numblocks)):
+            numbers_ = np.arange(n)
+            try:
+                picked = numbers_[[i] if isinstance(i, numbers.Integral) else i]
+            except IndexError:
+                raise IndexError(f"blocks[...]: {i!r} is outside the {n} blocks of axis {axis}") from None
+            if picked.ndim != 1 or picked.dtype.kind not in "iu":
+                raise IndexError(f"blocks[...]: axis {axis} takes an int, a slice or a list of block numbers, "
+                                 f"not {i!r}")
+            chosen.append(picked.tolist())
+        if not all(chosen):
+            raise IndexError(f"blocks[{index!r}] selects no block of the grid {x.numblocks}")
+        name = f"blocks-{new_token(x.name, chosen)}"
+        layer = {chunk_key(name, out): Ref(chunk_key(x.name, tuple(c[o] for c, o in zip(chosen, out))))
+                 for out in itertools.product(*[range(len(c)) for c in chosen])}
+        chunks = tuple(tuple(x.chunks[a][b] for b in c) for a, c in enumerate(chosen))
+        return Array(LayeredGraph.merge(x._graph, new={name: layer}), name, chunks, x.dtype)
+
+
+def _blocks(self: Array) -> _Blocks:
+    """Some of the array's blocks, by their place in the block grid, as an array.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(16).reshape(4, 4), chunks=2)
+    >>> x.blocks[1, 0].compute().tolist(), x.blocks[:, [1]].chunks
+    ([[8, 9], [12, 13]], ((2, 2), (2,)))
+    """
+    return _Blocks(self)
+
+
 Array.__getitem__ = _array_getitem  # type: ignore[method-assign]
+Array.blocks = property(_blocks)  # type: ignore[attr-defined]
