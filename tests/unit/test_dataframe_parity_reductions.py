@@ -296,3 +296,18 @@ def test_agg_refuses_what_it_cannot_run_when_built():
         df.a.agg({"a": "sum"})
     with pytest.raises(KeyError):
         df.agg({"nope": "sum"})
+
+
+@pytest.mark.parametrize("n", [1, 3, 6])
+@pytest.mark.parametrize("kwargs", [{}, {"normalize": True}, {"dropna": False}, {"ascending": True},
+                                    {"subset": ["k"]}, {"subset": "j", "sort": False}])
+def test_a_frames_value_counts_like_pandas(n, kwargs):
+    rng = np.random.default_rng(7)
+    pdf = pd.DataFrame({"k": rng.choice(["a", "b", "c", None], 200), "j": rng.integers(0, 4, 200),
+                        "w": rng.integers(0, 2, 200).astype(float)})
+    got = xd.from_pandas(pdf, npartitions=n).value_counts(**kwargs).compute()
+    expected = pdf.value_counts(**kwargs)
+    # the same counts per row of values; the order by count (equal counts in an order of their own)
+    pd.testing.assert_series_equal(got.sort_index(), expected.sort_index())
+    if kwargs.get("sort", True):
+        assert got.is_monotonic_increasing if kwargs.get("ascending") else got.is_monotonic_decreasing

@@ -323,9 +323,12 @@ def _value_counts_final(partials: list, sort: bool, ascending: bool, normalize: 
         out.name = "proportion"
     else:
         out.name = "count"
-    if isinstance(out.index, pd.MultiIndex):
-        out.index.names = name
-    else:
+    if isinstance(name, list):  # (a frame's rows: a MultiIndex of its columns, of one column too, as pandas')
+        index = out.index if isinstance(out.index, pd.MultiIndex) else pd.MultiIndex.from_arrays([out.index])
+        out.index = index.set_names(name)
+    else:  # (a Series, or a frame's one column named alone)
+        if isinstance(out.index, pd.MultiIndex):
+            out.index = out.index.get_level_values(0)
         out.index.name = name
     return out.sort_values(ascending=ascending, kind="stable") if sort else out
 
@@ -560,12 +563,13 @@ def _install() -> None:
         >>> df.value_counts().compute().to_dict()
         {(1, 'x'): 2, (2, 'y'): 1, (1, 'z'): 1}
         """
-        frame = self if subset is None else self[list(subset) if pd.api.types.is_list_like(subset) else [subset]]
-        meta = frame._meta.value_counts(normalize=normalize)
+        several = subset is None or pd.api.types.is_list_like(subset)
+        frame = self if subset is None else self[list(subset) if several else [subset]]
+        meta = self._meta.value_counts(subset=subset, normalize=normalize)
         return reduction(frame, _value_counts_chunk, _value_counts_final, _value_counts_merge, meta=meta,
                          token="value-counts", split_every=split_every, chunk_kwargs={"dropna": dropna},
                          aggregate_kwargs={"sort": sort, "ascending": ascending, "normalize": normalize,
-                                           "name": list(frame.columns)})
+                                           "name": list(frame.columns) if several else subset})
 
     frame_value_counts.__name__ = "value_counts"
     DataFrame.value_counts = frame_value_counts  # type: ignore[attr-defined]
