@@ -372,8 +372,8 @@ def test_a_function_that_cannot_run_fails_when_built_and_asks_for_meta():
         df.map_partitions(lambda p: p["missing"])
     with pytest.raises(TypeError, match="mean"):
         df.name.mean()
-    with pytest.raises(ValueError, match="is not an aggregation"):
-        df.groupby("id").agg("median")
+    with pytest.raises(ValueError, match="pandas refuses it.*'nosuch' is not a valid function"):
+        df.groupby("id").agg("nosuch")
 
 
 def test_partitions_must_line_up():

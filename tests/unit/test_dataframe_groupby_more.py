@@ -95,9 +95,7 @@ def test_named_aggregation_fails_when_built_naming_the_problem(pdf):
         g.agg(t=("nope", "sum"))
     with pytest.raises(KeyError, match="no column 'i' in the selection"):
         g[["x"]].agg(t=("i", "sum"))
-    with pytest.raises(ValueError, match="'median' is not an aggregation"):
-        g.agg(t=("x", "median"))
-    with pytest.raises(ValueError, match=r"\['sum'\] is not an aggregation"):
+    with pytest.raises(TypeError, match="pandas refuses it.*unhashable type: 'list'"):
         g.agg(t=("x", ["sum"]))
     with pytest.raises(TypeError, match="arguments to a named aggregation"):
         g.agg(t=pd.NamedAgg("x", "std", ddof=0))

@@ -239,3 +239,23 @@ def test_whole_group_results_with_sort_false_keep_the_keys_first_appearance(n, d
             tm.assert_index_equal(got.index, expected.index)
         else:
             same(got, expected, full)
+
+
+@pytest.mark.parametrize("n", [1, 4])
+@pytest.mark.parametrize("sort", [True, False])
+@pytest.mark.parametrize("expr", ['.agg(["sum", "median"])', '.agg({"v": "median", "w": ["nunique", "sum"]})',
+                                  '.v.agg(["mean", "skew", "sem"])', '.agg(m=("v", "median"), t=("w", "sum"))',
+                                  '.agg(lambda s: s.max() - s.min())', '.v.agg("median")',
+                                  '.v.agg(mid="median", top="max")', '[["v", "w"]].agg("kurt")'])
+def test_agg_with_names_no_tree_merges_runs_on_whole_groups_like_pandas(n, sort, expr):
+    pdf = frame(120)
+    full = f"groupby('k', sort={sort}){expr}"
+    out = eval(f"xd.from_pandas(pdf, npartitions={n})." + full)
+    assert out.npartitions == 1
+    same(out.compute(), eval("pdf." + full), full)
+
+
+def test_agg_on_whole_groups_gives_one_partition():
+    df = xd.from_pandas(frame(), npartitions=3)
+    with pytest.raises(ValueError, match="'median' runs on whole groups.*drop split_out"):
+        df.groupby("k").agg(["sum", "median"], split_out=2)

@@ -203,15 +203,16 @@ def _final_stat(stats: dict, how: str, ddof: int) -> Any:
     return stats[how]
 
 
-def _hows(spec: Any) -> list[str]:
-    if isinstance(spec, str):
+def _hows(spec: Any) -> list:
+    """The aggregations ``spec`` names (a function counts as one)."""
+    if isinstance(spec, str) or callable(spec):
         return [spec]
     if isinstance(spec, list):
         return list(spec)
     out: list[str] = []
     named = isinstance(spec, tuple)  # (name, column, how) each
     for v in ([how] for _, _, how in spec) if named else spec.values():
-        for h in ([v] if isinstance(v, str) else v):
+        for h in ([v] if isinstance(v, str) or callable(v) else v):
             if h not in out:
                 out.append(h)
     return out
@@ -355,8 +356,11 @@ class GroupBy:
         aggregations as in pandas, ``total=("x", "sum")`` (or ``pd.NamedAgg``), and on one column
         ``total="sum"``: a column per name, in the order given.
 
-        Supported: sum, count, mean, min, max, std, var, size, first, last, prod, and
-        ``xd.Aggregation`` (one's own, alone or as the values of a dict).
+        As trees: sum, count, mean, min, max, std, var, size, first, last, prod, and
+        ``xd.Aggregation`` (one's own, alone or as the values of a dict). Any other of pandas'
+        (``"median"``, ``"nunique"``, ``"skew"``, a function...) makes the whole ``agg`` run as
+        pandas' on whole groups after a shuffle on the key (``groupby_whole.py``): exact, one
+        partition, and as costly as the shuffle.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> df = xd.from_pandas(pd.DataFrame({"k": list("aab"), "v": [1, 2, 3]}), npartitions=2)
@@ -378,9 +382,11 @@ class GroupBy:
                             "agg('sum') or agg(total=('x', 'sum'))")
         hows = _hows(spec)
         unknown = [h for h in hows if not isinstance(h, str) or h not in _NEEDS]
-        if unknown:
-            raise ValueError(f"groupby.agg: {unknown[0]!r} is not an aggregation xsched runs as a tree; "
-                             f"use one of {sorted(_NEEDS)}, or groupby(...).apply(func) for others")
+        if unknown:  # (pandas' own agg on whole groups: groupby_whole.py)
+            if split_out != 1:
+                raise ValueError(f"groupby.agg: {unknown[0]!r} runs on whole groups after a shuffle, giving one "
+                                 f"partition; drop split_out, or use only {sorted(_NEEDS)}")
+            return self._whole_agg(func, named)
         pairs = _pairs(spec)
         if pairs is not None and isinstance(self._frame, DataFrame):
             self._frame._check_columns(list(dict.fromkeys(col for col, _ in pairs)), "groupby.agg")

@@ -260,6 +260,12 @@ def pipe(self: GroupBy, func: Any, *args: Any, **kwargs: Any) -> Any:
     return func(self, *args, **kwargs)
 
 
+def whole_agg(self: GroupBy, func: Any, named: dict) -> Any:
+    """pandas' ``agg`` on whole groups (what ``GroupBy.agg`` runs for names no tree merges:
+    ``median``, ``nunique``, functions...), the result in one partition in the keys' order."""
+    return _reducing(self, "agg", () if func is None else (func,), dict(named))
+
+
 def _install() -> None:
     for method in REDUCING:
         if method == "nunique":
@@ -269,6 +275,7 @@ def _install() -> None:
     for method in ROWWISE:
         setattr(GroupBy, method, _rowwise_method(method))
     GroupBy.pipe = pipe  # type: ignore[attr-defined]
+    GroupBy._whole_agg = whole_agg  # type: ignore[attr-defined]
     for kind in WINDOW_METHODS:
         setattr(GroupBy, kind, _window(kind))
     GroupBy.get_group = get_group  # type: ignore[attr-defined]
