@@ -1,5 +1,6 @@
 """DataFrame.shuffle and Series.shuffle with dask's arguments: on columns, a Series' values,
-the index, npartitions, ignore_index and the method."""
+the index, npartitions, ignore_index and the method; a cross merge and a join of a list of
+frames against pandas."""
 
 from __future__ import annotations
 
@@ -73,3 +74,30 @@ def test_shuffle_by_values_of_ones_own_and_a_fractional_npartitions_are_refused(
     for bad in (2.5, 0, True):
         with pytest.raises(ValueError, match="whole number of at least 1"):
             df.shuffle("k", npartitions=bad)
+
+
+@pytest.mark.parametrize("parts", [(1, 1), (3, 1), (2, 4)])
+def test_a_cross_merge_pairs_every_row_in_pandas_order(parts):
+    rng = np.random.default_rng(1)
+    a = pd.DataFrame({"k": rng.integers(0, 5, 9), "x": rng.normal(size=9)})
+    b = pd.DataFrame({"k": rng.integers(0, 5, 4), "y": list("pqrs")})
+    left, right = xd.from_pandas(a, npartitions=parts[0]), xd.from_pandas(b, npartitions=parts[1])
+    for out, expected in ((xd.merge(left, right, how="cross"), a.merge(b, how="cross")),
+                          (left.merge(right, how="cross", suffixes=("_l", "_r")),
+                           a.merge(b, how="cross", suffixes=("_l", "_r"))),
+                          (left.merge(b, how="cross"), a.merge(b, how="cross"))):
+        pd.testing.assert_frame_equal(out.compute().reset_index(drop=True), expected)
+    with pytest.raises(ValueError, match="give no on="):
+        left.merge(right, how="cross", on="k")
+
+
+@pytest.mark.parametrize("how", ["left", "inner", "outer"])
+def test_join_with_a_list_of_frames_like_pandas(how):
+    rng = np.random.default_rng(2)
+    frames = [pd.DataFrame({c: rng.normal(size=n)}, index=rng.permutation(30)[:n])
+              for c, n in (("x", 20), ("y", 15), ("z", 10))]
+    a, b, c = (xd.from_pandas(f, npartitions=3) for f in frames)
+    got = a.join([b, c], how=how).compute().sort_index()
+    pd.testing.assert_frame_equal(got, frames[0].join(frames[1:], how=how).sort_index())
+    with pytest.raises(ValueError, match="without suffixes"):
+        a.join([b, c], lsuffix="_l")

@@ -606,15 +606,29 @@ def merge(left: DataFrame, right: DataFrame, how: str = "inner", on: Any = None,
     >>> c = xd.from_pandas(pd.DataFrame({"y": ["p", "q"]}, index=[3, 2]), npartitions=2)
     >>> xd.merge(a, c, left_on="k", right_index=True).compute().sort_index().y.tolist()
     ['q', 'p']
+
+    ``how="cross"`` pairs every row with every row of the other side, in pandas' order: each
+    partition of the left with the whole right side (which a cross join's output, the
+    product of both lengths, dwarfs).
+
+    >>> len(xd.merge(a, b, how="cross")), xd.merge(a, b, how="cross").columns.tolist()
+    (6, ['k_x', 'x', 'k_y', 'y'])
     """
-    if how not in ("inner", "left", "right", "outer", "leftsemi"):
-        raise ValueError(f"merge: how must be inner, left, right or outer, got {how!r}")
+    if how not in ("inner", "left", "right", "outer", "leftsemi", "cross"):
+        raise ValueError(f"merge: how must be inner, left, right, outer or cross, got {how!r}")
     if not isinstance(left, DataFrame) or not isinstance(right, DataFrame):
         if isinstance(right, pd.DataFrame):
             right = from_pandas(right, npartitions=1)
         else:
             raise TypeError(f"merge joins two xsched DataFrames (or a pandas one on the right), got "
                             f"{type(left).__name__} and {type(right).__name__}")
+    if how == "cross":
+        if on is not None or left_on is not None or right_on is not None or left_index or right_index:
+            raise ValueError("merge(how='cross') pairs every row with every row: give no on=, left_on=, "
+                             "right_on=, left_index= or right_index=")
+        kwargs = {"how": "cross", "suffixes": suffixes, "indicator": indicator}
+        meta = make_meta(pd.merge(_nonempty(left._meta), _nonempty(right._meta), **kwargs))
+        return _broadcast(left, _whole(right), kwargs, meta, big_left=True)
     if on is not None:
         left_on = right_on = on
     if left_on is None and right_on is None and not left_index and not right_index:
@@ -663,6 +677,15 @@ def merge(left: DataFrame, right: DataFrame, how: str = "inner", on: Any = None,
     return map_partitions(_merge_parts, ls, rs, kwargs, meta=meta, _name="merge")
 
 
+def _whole(frame: DataFrame) -> DataFrame:
+    """``frame`` as one partition (its partitions joined in order by one task)."""
+    if frame.npartitions == 1:
+        return frame
+    name = f"whole-{new_token(frame._name)}"
+    layer = {chunk_key(name, (0,)): Task(_concat, ([Ref(k) for k in frame._keys()], frame._meta))}
+    return new_collection(LayeredGraph.merge(frame._graph, new={name: layer}), name, frame._meta, (None, None))
+
+
 def _broadcast(big: DataFrame, small: DataFrame, kwargs: dict, meta: Any, big_left: bool) -> DataFrame:
     """Every partition of ``big`` merged with the whole one-partition ``small``: no shuffle."""
     name = f"merge-broadcast-{new_token(big._name, small._name, kwargs)}"
@@ -702,7 +725,21 @@ def _install() -> None:
         >>> b = xd.from_pandas(pd.DataFrame({"y": [3]}, index=[20]), npartitions=1)
         >>> a.join(b).compute().y.tolist()
         [nan, 3.0]
+
+        A list of frames joins each in turn, on the index, as pandas' (no ``on``, no suffixes).
+
+        >>> c = xd.from_pandas(pd.DataFrame({"z": [5, 6]}, index=[10, 20]), npartitions=2)
+        >>> a.join([b, c]).compute().columns.tolist()
+        ['x', 'y', 'z']
         """
+        if isinstance(other, (list, tuple)):
+            if on is not None or lsuffix or rsuffix:
+                raise ValueError("join of a list of frames joins on the index, without suffixes (as pandas): "
+                                 "drop on=, lsuffix= and rsuffix=, or join one frame at a time")
+            out = self
+            for one in other:
+                out = join(out, one, how=how, npartitions=npartitions)
+            return out
         if on is not None:
             return merge(self, other, how=how, left_on=on, right_index=True, suffixes=(lsuffix, rsuffix),
                          npartitions=npartitions)
