@@ -1,5 +1,5 @@
 """Reductions of one's own, nunique_approx, combine, compute_current_divisions, row
-iteration, to_timestamp and Series.shape, each against pandas."""
+iteration, to_timestamp, Series.shape and map through an xsched Series, each against pandas."""
 
 from __future__ import annotations
 
@@ -110,3 +110,15 @@ def test_keys_get_insert_and_to_list_like_pandas():
         df.insert(9, "x", 1)
     with pytest.raises(ValueError, match="has a column 'a' already"):
         df.insert(0, "a", 1)
+
+
+@pytest.mark.parametrize("parts", [(1, 1), (4, 3), (2, 5)])
+def test_map_through_an_xsched_series_like_pandas(parts):
+    rng = np.random.default_rng(0)
+    s = pd.Series(rng.integers(0, 10, 50), name="code")
+    table = pd.Series([f"v{i}" for i in range(8)], index=rng.permutation(10)[:8])
+    got = xd.from_pandas(s, npartitions=parts[0]).map(xd.from_pandas(table, npartitions=parts[1]))
+    assert got.dtype == table.dtype and got.name == "code"
+    pd.testing.assert_series_equal(got.compute(), s.map(table))
+    with pytest.raises(TypeError, match="not a DataFrame"):
+        xd.from_pandas(s, npartitions=2).map(xd.from_pandas(table.to_frame(), npartitions=2))

@@ -761,15 +761,6 @@ class Series(_Frame):
         raise NotImplementedError("s[label] on a partitioned Series: use s.loc[label] (known divisions) "
                                   "or a boolean mask s[s == value]")
 
-    def map(self, arg: Any, na_action: Any = None, meta: Any = _NO_META) -> "Series":
-        """Map values through a function, dict or Series (per partition).
-
-        >>> import pandas as pd, xsched.dataframe as xd
-        >>> xd.from_pandas(pd.Series([1, 2]), npartitions=2).map({1: "a", 2: "b"}).compute().tolist()
-        ['a', 'b']
-        """
-        return map_partitions(_call_method, self, "map", arg, na_action=na_action, meta=meta, _name="map")
-
     def apply(self, func: Callable, args: tuple = (), meta: Any = _NO_META, **kwargs: Any) -> "Series":
         """``func`` on every value, per partition.
 

@@ -26,8 +26,9 @@ import pandas as pd
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
 from ..graph.partials import chain_layer
 from ..graph.spec import Ref, Task
-from .core import DataFrame, Index, Series, _Frame, _nonempty, make_meta, \
+from .core import _NO_META, DataFrame, Index, Series, _call_method, _concat, _Frame, _nonempty, make_meta, \
     map_partitions, new_collection, part_key
+from .io import _identity
 from .reductions import reduction
 
 __all__ = ["concat", "to_datetime", "to_numeric", "to_timedelta", "isna", "notna"]
@@ -283,6 +284,31 @@ def _install() -> None:
             return self[self.columns[0]]
         return self
 
+    def series_map(self, arg: Any, na_action: Any = None, meta: Any = _NO_META):
+        """Map values through a function, a dict, or a Series (pandas', or an xsched Series:
+        a lookup table whose partitions are joined once and sent to every partition), per
+        partition. Mapping through an xsched Series takes its dtype as the result's (give
+        ``meta=`` when keys missing from it make pandas' floats or objects).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series([1, 2, 1]), npartitions=2)
+        >>> s.map({1: "a", 2: "b"}).compute().tolist()
+        ['a', 'b', 'a']
+        >>> table = xd.from_pandas(pd.Series(["one", "two"], index=[1, 2]), npartitions=2)
+        >>> s.map(table).compute().tolist()
+        ['one', 'two', 'one']
+        """
+        if isinstance(arg, _Frame):
+            if not isinstance(arg, Series):
+                raise TypeError(f"map looks values up in a Series (its index to its values), not a "
+                                f"{type(arg).__name__}")
+            if meta is _NO_META:
+                meta = pd.Series([], dtype=arg._meta.dtype, name=self._meta.name)
+            arg = reduction(arg, _identity, _concat, _concat, meta=None, token="map-table")
+        return map_partitions(_call_method, self, "map", arg, na_action=na_action, meta=meta, _name="map")
+
+    series_map.__name__ = "map"
+    Series.map = series_map  # type: ignore[attr-defined]
     DataFrame.pop = pop  # type: ignore[attr-defined]
     for cls in (DataFrame, Series):
         cls.squeeze = squeeze  # type: ignore[attr-defined]
