@@ -1,6 +1,6 @@
 """Methods on labels, partition by partition, against pandas: filter (columns and rows),
-reindex and set_axis of the columns, the levels of a MultiIndex of either axis; and the
-row-relabelling forms refused when built."""
+reindex and set_axis of the columns, the levels of a MultiIndex of either axis, stack; and
+the row-relabelling forms refused when built."""
 
 import numpy as np
 import pandas as pd
@@ -63,3 +63,19 @@ def test_levels_of_either_axis_like_pandas(n):
     tm.assert_frame_equal(df.swaplevel(axis=1).compute(), pdf.swaplevel(axis=1))
     with pytest.raises(ValueError, match="a Series has no axis 1"):
         df[("x", "one")].droplevel(0, axis=1)
+
+
+@pytest.mark.parametrize("n", [1, 4])
+def test_stack_moves_the_columns_into_the_index_like_pandas(n):
+    rng = np.random.default_rng(0)
+    pdf = pd.DataFrame(rng.normal(size=(12, 3)), columns=list("abc"), index=[f"r{i:02d}" for i in range(12)])
+    pdf.iloc[2, 1] = np.nan
+    df = xd.from_pandas(pdf, npartitions=n)
+    out = df.stack()
+    assert not out.known_divisions  # (the index gained a level)
+    tm.assert_series_equal(out.compute(), pdf.stack())
+    cols = pd.MultiIndex.from_tuples([("x", "one"), ("x", "two"), ("y", "one")])
+    wide = pd.DataFrame(rng.normal(size=(6, 3)), columns=cols)
+    frame2 = xd.from_pandas(wide, npartitions=n)
+    tm.assert_frame_equal(frame2.stack().compute(), wide.stack())
+    tm.assert_frame_equal(frame2.stack(0).compute(), wide.stack(0))

@@ -1,5 +1,7 @@
-"""Reshaping: melt, get_dummies, pivot_table, and categorize, which the last two need.
+"""Reshaping: melt, stack, get_dummies, pivot_table, and categorize, which the last two need.
 
+* ``stack`` runs partition by partition (each row's values become rows of their own, in
+  pandas' order); the index gains the columns as a level, so the divisions are cleared;
 * ``melt`` keeps pandas' row order (all rows of the first value column, then of the next):
   one piece per value column and partition, joined end to end by ``concat`` (rows numbered
   0, 1, 2... across them as pandas numbers them, unless ``ignore_index=False``);
@@ -209,6 +211,19 @@ def pivot_table(df: DataFrame, index: Any = None, columns: Any = None, values: A
 # --------------------------------------------------------------------------- methods
 
 
+def stack(frame: DataFrame, level: Any = -1, **kwargs: Any):
+    """The columns (``level`` of them) moved into the index, per partition: a Series (or a
+    frame, from columns of several levels) whose rows are each row's values in turn, as
+    pandas' ``stack``.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2], "b": [3, 4]}, index=["x", "y"]), npartitions=2)
+    >>> df.stack().compute().to_dict()
+    {('x', 'a'): 1, ('x', 'b'): 3, ('y', 'a'): 2, ('y', 'b'): 4}
+    """
+    return frame._method("stack", level, **kwargs).clear_divisions()
+
+
 def _install() -> None:
     def frame_melt(self, id_vars: Any = None, value_vars: Any = None, var_name: Any = None,
                    value_name: Any = "value", col_level: Any = None, ignore_index: bool = True):
@@ -221,7 +236,11 @@ def _install() -> None:
                           aggfunc: str = "mean", split_every: int | None = None):
         return pivot_table(self, index, columns, values, aggfunc, split_every)
 
-    for f, doc in ((frame_melt, melt), (frame_categorize, categorize), (frame_pivot_table, pivot_table)):
+    def frame_stack(self, level: Any = -1, **kwargs: Any):
+        return stack(self, level, **kwargs)
+
+    for f, doc in ((frame_melt, melt), (frame_categorize, categorize), (frame_pivot_table, pivot_table),
+                   (frame_stack, stack)):
         f.__name__, f.__doc__ = doc.__name__, doc.__doc__
         setattr(DataFrame, doc.__name__, f)
 
