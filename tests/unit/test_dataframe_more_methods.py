@@ -1,5 +1,6 @@
 """Reductions of one's own, nunique_approx, combine, compute_current_divisions, row
-iteration, to_timestamp, Series.shape and map through an xsched Series, each against pandas."""
+iteration, to_timestamp, Series.shape, map through an xsched Series, argmax and argmin, each
+against pandas."""
 
 from __future__ import annotations
 
@@ -122,3 +123,23 @@ def test_map_through_an_xsched_series_like_pandas(parts):
     pd.testing.assert_series_equal(got.compute(), s.map(table))
     with pytest.raises(TypeError, match="not a DataFrame"):
         xd.from_pandas(s, npartitions=2).map(xd.from_pandas(table.to_frame(), npartitions=2))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_argmax_and_argmin_are_positions_over_all_partitions_like_pandas(seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(20):
+        n = int(rng.integers(1, 40))
+        values = rng.integers(0, 6, n).astype(float)
+        values[rng.random(n) < 0.2] = np.nan
+        s = pd.Series(values, index=rng.permutation(1000)[:n])
+        xs = xd.from_pandas(s, npartitions=int(rng.integers(1, 8)), sort=False)
+        for method in ("argmax", "argmin"):
+            for skipna in (True, False):
+                try:
+                    expected = getattr(s, method)(skipna=skipna)
+                except ValueError:
+                    with pytest.raises(ValueError, match="NA"):
+                        getattr(xs, method)(skipna=skipna, split_every=2).compute()
+                    continue
+                assert getattr(xs, method)(skipna=skipna, split_every=2).compute() == expected

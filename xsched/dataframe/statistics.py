@@ -1,4 +1,4 @@
-"""Statistics that pair values or keep labels, as trees: corr, cov, idxmax, idxmin, mode, median,
+"""Statistics that pair values or keep labels, as trees: corr, cov, idxmax, idxmin, argmax, argmin, mode, median,
 quantile, sem, skew, kurt, autocorr, is_monotonic_increasing/decreasing, nunique_approx.
 
 Each is a ``reduction`` (``reductions.py``) whose partials stay small:
@@ -205,8 +205,8 @@ def _best_chunk(part: Any, largest: bool, skipna: bool) -> list:
 
 def _best_merge(partials: list, largest: bool) -> list:
     out = list(partials[0])
-    for partial in partials[1:]:
-        for i, cand in enumerate(partial):
+    for one in partials[1:]:
+        for i, cand in enumerate(one):
             have = out[i]
             if have == "na" or cand is None:
                 continue
@@ -247,6 +247,39 @@ def idxbest(frame: _Frame, largest: bool, skipna: bool = True, numeric_only: boo
                      split_every=split_every, chunk_kwargs={"largest": largest, "skipna": skipna},
                      aggregate_kwargs={"largest": largest, "labels": labels,
                                        "index_dtype": frame._meta.index.dtype})
+
+
+def _position_chunk(part: pd.Series, largest: bool, skipna: bool) -> tuple:
+    """The partition's best value and its position in the partition, and its length."""
+    return _best_chunk(part.reset_index(drop=True), largest, skipna)[0], len(part)
+
+
+def _position_merge(partials: list, largest: bool) -> tuple:
+    """Consecutive partitions' best values (positions counted from the first's start), and
+    their length together: the tree merges neighbours in order, so each offset is known."""
+    offset, shifted = 0, []
+    for best, length in partials:
+        shifted.append([best if best is None or best == "na" else (best[0], best[1] + offset)])
+        offset += length
+    return _best_merge(shifted, largest)[0], offset
+
+
+def _position_final(partials: list, largest: bool) -> int:
+    best, _ = _position_merge(partials, largest)
+    return int(_best_final([[best]], largest, None, None))
+
+
+def argbest(series: Series, largest: bool, skipna: bool = True, split_every: int | None = None):
+    """``argmax`` (``largest``) or ``argmin``: the position of the first best value (a tree
+    of each partition's best and length)."""
+    what = "argmax" if largest else "argmin"
+    try:
+        getattr(_nonempty(series._meta), what)()
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{what}() of this Series fails in pandas: {exc}") from exc
+    return reduction(series, _position_chunk, partial(_position_final, largest=largest),
+                     partial(_position_merge, largest=largest), meta=0, token=what, split_every=split_every,
+                     chunk_kwargs={"largest": largest, "skipna": skipna})
 
 
 # --------------------------------------------------------------------------- mode
@@ -586,6 +619,26 @@ def _install() -> None:
     series_corr.__doc__ = frame_corr.__doc__ = corr.__doc__
     series_cov.__doc__ = frame_cov.__doc__ = cov.__doc__
     series_idxmax.__doc__, series_idxmin.__doc__ = idxmax.__doc__, idxmin.__doc__
+
+    def argmax(self, axis: Any = None, skipna: bool = True, split_every: int | None = None):
+        """The position (from 0, over all partitions) of the first greatest value.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> int(xd.from_pandas(pd.Series([1, 5, 5, 2], index=list("abcd")), npartitions=3).argmax().compute())
+        1
+        """
+        return argbest(self, True, skipna, split_every)
+
+    def argmin(self, axis: Any = None, skipna: bool = True, split_every: int | None = None):
+        """The position (from 0, over all partitions) of the first least value.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> int(xd.from_pandas(pd.Series([4, 1, 3, 1]), npartitions=3).argmin().compute())
+        1
+        """
+        return argbest(self, False, skipna, split_every)
+
+    Series.argmax, Series.argmin = argmax, argmin  # type: ignore[attr-defined]
     for cls, pair in ((Series, (series_corr, series_cov, series_idxmax, series_idxmin)),
                       (DataFrame, (frame_corr, frame_cov, idxmax, idxmin))):
         for name, f in zip(("corr", "cov", "idxmax", "idxmin"), pair):
