@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from . import masking as _masking
 from .core import Array
-from .take import is_integer_index, normalize_indices
+from .take import is_integer_index, join_pieces, normalize_indices, picked_array
 
 __all__ = ["pointwise"]
 
@@ -120,27 +120,19 @@ def _points(x: Any, axes: tuple, coords: list, adjacent: bool) -> Any:
             by_block = np.argsort(ids, kind="stable")
             order = None if np.all(by_block[1:] > by_block[:-1]) else np.argsort(by_block, kind="stable")
         for other in itertools.product(*[range(len(x.chunks[r])) for r in rest]):
-            out_index = (c,) + other
-            refs = []
+            pieces = []
             for u in used:
                 in_index = [0] * x.ndim
                 for a, b in zip(axes, np.unravel_index(u, grid)):
                     in_index[a] = int(b)
                 for r, b in zip(rest, other):
                     in_index[r] = b
-                task = Task(_pick_points, (Ref(chunk_key(x.name, tuple(in_index))), axes, chosen[u], adjacent), {},
-                            per_task(ann))
-                if len(used) == 1:
-                    joins[chunk_key(join_name, out_index)] = task
-                    break
-                key = chunk_key(pick_name, out_index + (u,))
-                picks[key] = task
-                refs.append(Ref(key))
-            else:
-                joins[chunk_key(join_name, out_index)] = Task(_join_points, (refs, order), {}, per_task(ann))
+                pieces.append((u, Task(_pick_points, (Ref(chunk_key(x.name, tuple(in_index))), axes, chosen[u],
+                                                      adjacent), {}, per_task(ann))))
+            join_pieces(picks, joins, (pick_name, join_name), (c,) + other, pieces,
+                        lambda refs: Task(_join_points, (refs, order), {}, per_task(ann)))
     chunks = (tuple(bounds[i + 1] - bounds[i] for i in range(len(bounds) - 1)),) + tuple(x.chunks[r] for r in rest)
-    new = {pick_name: picks, join_name: joins} if picks else {join_name: joins}
-    return type(x)(LayeredGraph.merge(x._graph, new=new), join_name, chunks, x.dtype)
+    return picked_array(x, picks, joins, (pick_name, join_name), chunks)
 
 
 class _VIndex:

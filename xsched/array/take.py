@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import itertools
 import numbers
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -174,22 +174,34 @@ def take(x: Any, indices: Any, axis: int | None = None) -> Any:
             by_block = np.argsort(sub_blocks, kind="stable")
             order = None if np.all(by_block[1:] > by_block[:-1]) else np.argsort(by_block, kind="stable")
         for grid in itertools.product(*other):
-            out_index = grid[:axis] + (c,) + grid[axis + 1:]
-            keys = []
-            for b in used:
-                in_index = grid[:axis] + (b,) + grid[axis + 1:]
-                task = Task(_pick, (Ref(chunk_key(x.name, in_index)), axis, rows[b]), {}, per_task(ann))
-                if len(used) == 1:
-                    joins[chunk_key(join_name, out_index)] = task
-                    break
-                key = chunk_key(pick_name, out_index + (b,))
-                picks[key] = task
-                keys.append(Ref(key))
-            else:
-                joins[chunk_key(join_name, out_index)] = Task(_join, (keys, axis, order), {}, per_task(ann))
+            pieces = [(b, Task(_pick, (Ref(chunk_key(x.name, grid[:axis] + (b,) + grid[axis + 1:])), axis, rows[b]),
+                               {}, per_task(ann))) for b in used]
+            join_pieces(picks, joins, (pick_name, join_name), grid[:axis] + (c,) + grid[axis + 1:], pieces,
+                        lambda refs: Task(_join, (refs, axis, order), {}, per_task(ann)))
     chunks = x.chunks[:axis] + (out_axis,) + x.chunks[axis + 1:]
-    new = {pick_name: picks, join_name: joins} if picks else {join_name: joins}
-    return type(x)(LayeredGraph.merge(x._graph, new=new), join_name, chunks, x.dtype)
+    return picked_array(x, picks, joins, (pick_name, join_name), chunks)
+
+
+def join_pieces(picks: dict, joins: dict, names: tuple, out_index: tuple, pieces: list, join: Callable) -> None:
+    """Output chunk ``out_index`` from ``pieces`` (``(block number, task)``, one per input
+    block it needs): a single piece is the chunk; else each is a task of its own, named
+    ``names[0]``, and ``join(refs)`` makes the chunk (named ``names[1]``) from them."""
+    pick_name, join_name = names
+    if len(pieces) == 1:
+        joins[chunk_key(join_name, out_index)] = pieces[0][1]
+        return
+    refs = []
+    for b, task in pieces:
+        key = chunk_key(pick_name, out_index + (b,))
+        picks[key] = task
+        refs.append(Ref(key))
+    joins[chunk_key(join_name, out_index)] = join(refs)
+
+
+def picked_array(x: Any, picks: dict, joins: dict, names: tuple, chunks: tuple) -> Any:
+    """The array of chunks ``joins`` (``join_pieces``) over ``x``'s graph."""
+    new = {names[0]: picks, names[1]: joins} if picks else {names[1]: joins}
+    return type(x)(LayeredGraph.merge(x._graph, new=new), names[1], chunks, x.dtype)
 
 
 def _take_block(block: np.ndarray, indices: np.ndarray, axis: int, size: int) -> np.ndarray:
