@@ -481,3 +481,15 @@ def test_a_block_streams_from_its_file_the_lines_it_owns(tmp_path):
                 assert text == lines[0] + expected
                 got.append(text[len(lines[0]):])
         assert b"".join(got) == b"".join(lines)  # (the first block holds the file's own header line)
+
+
+def test_read_csv_with_converters_parses_without_pandas_warning(tmp_path):
+    import warnings
+
+    pdf = pd.DataFrame({"a": range(6), "b": list("abcdef")})
+    for i in range(2):
+        pdf.to_csv(tmp_path / f"f{i}.csv", index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (a dtype beside a converter made pandas warn in every partition)
+        got = read_csv(str(tmp_path / "f*.csv"), converters={"b": str.upper}).compute()
+    assert got.b.tolist() == list("ABCDEF") * 2
