@@ -230,3 +230,17 @@ def test_ffill_and_bfill_carry_across_partitions_with_limits_as_pandas():
     pd.testing.assert_frame_equal(kept.bfill(limit=1).compute(), pdf[pdf.index != 2].bfill(limit=1))
     with pytest.raises(ValueError, match="limit must be a positive whole number"):
         df.ffill(limit=0)
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_resample_selects_columns_like_pandas(n):
+    idx = pd.date_range("2000-01-01", periods=50, freq="17min")
+    pdf = pd.DataFrame({"x": np.arange(50.0), "y": np.arange(50) % 7, "z": list("ab") * 25}, index=idx)
+    df = xd.from_pandas(pdf, npartitions=n)
+    pd.testing.assert_series_equal(df.resample("1h")["x"].mean().compute(), pdf.resample("1h")["x"].mean(),
+                                   check_freq=False)
+    pd.testing.assert_series_equal(df.resample("1h").y.max().compute(), pdf.resample("1h").y.max(), check_freq=False)
+    pd.testing.assert_frame_equal(df.resample("2h")[["x", "y"]].sum().compute(),
+                                  pdf.resample("2h")[["x", "y"]].sum(), check_freq=False)
+    with pytest.raises(AttributeError, match="has no 'nope'.*columns select"):
+        df.resample("1h").nope

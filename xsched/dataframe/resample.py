@@ -236,6 +236,28 @@ class Resampler:
         """Aggregate each bin: a name, a list of names, or ``{column: names}``."""
         return self._run("agg", spec)
 
+    def __getitem__(self, key: Any) -> "Resampler":
+        """The same bins of some columns: ``df.resample("1h")["x"]`` or ``[["x", "y"]]``.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> idx = pd.date_range("2000-01-01", periods=4, freq="30min")
+        >>> df = xd.from_pandas(pd.DataFrame({"v": [1.0, 2, 3, 4], "w": 0}, index=idx), npartitions=2)
+        >>> df.resample("1h")["v"].sum().compute().tolist(), df.resample("1h").v.max().compute().tolist()
+        ([3.0, 7.0], [2.0, 4.0])
+        """
+        if not isinstance(self._frame, DataFrame):
+            raise TypeError(f"resample(...)[{key!r}]: a Series' bins have no columns to select")
+        resampler = Resampler.__new__(Resampler)
+        resampler.__dict__.update(self.__dict__, _frame=self._frame[key])
+        return resampler
+
+    def __getattr__(self, name: str) -> "Resampler":
+        frame = self.__dict__.get("_frame")
+        if name.startswith("_") or not isinstance(frame, DataFrame) or name not in frame.columns:
+            raise AttributeError(f"resample(...) has no {name!r}: its methods are {', '.join(_METHODS)} and "
+                                 f"agg, and a DataFrame's columns select its bins")
+        return self[name]
+
 
 def _method(name: str):
     def method(self: Resampler, *args: Any, **kwargs: Any):
