@@ -218,3 +218,19 @@ def test_running_values_carry_one_row_per_group_and_read_only_their_columns(tmp_
     plan = [line for line in explain(running._graph, running._keys()).splitlines() if line.startswith("read")]
     assert plan and "columns=['k', 'x']" in plan[0]
     tm.assert_series_equal(running.compute(), pdf.groupby("k").x.cummax())
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_keys_mixing_columns_and_collections_like_pandas(n):
+    rng = np.random.default_rng(4)
+    pdf = pd.DataFrame({"k": rng.choice(list("abc"), 60), "x": rng.normal(size=60), "v": rng.integers(0, 9, 60)},
+                       index=pd.date_range("2024-01-01", periods=60, freq="37min", name="t"))
+    df = xd.from_pandas(pdf, npartitions=n)
+    hour, phour = df.index.hour.rename("hour"), pdf.index.hour.rename("hour")
+    tm.assert_series_equal(df.groupby(["k", hour]).v.sum().compute(), pdf.groupby(["k", phour]).v.sum())
+    tm.assert_frame_equal(df[["x", "v"]].groupby([hour]).mean().compute(), pdf[["x", "v"]].groupby([phour]).mean())
+    positive, ppositive = (df.x > 0).rename("pos"), (pdf.x > 0).rename("pos")
+    tm.assert_series_equal(df.groupby([positive, "k"]).x.count().compute(), pdf.groupby([ppositive, "k"]).x.count())
+    for key in (df.x > 0, df.index.hour, df.v.rename(None)):  # (named as a column, as the index, or not at all)
+        with pytest.raises(NotImplementedError, match="rename"):
+            df.groupby(["k", key])

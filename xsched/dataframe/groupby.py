@@ -678,6 +678,29 @@ class GroupBy:
         return map_partitions(group_call, shuffled, *call, meta=meta, _name=f"groupby-{method}")
 
 
+def _keys_as_columns(frame: DataFrame, by: list) -> tuple:
+    """``frame.groupby(["name", df.x > 0])``: each Series or Index among the keys becomes a
+    column of its own name (what pandas names that key's level), so the keys are all columns;
+    a key without a name, or named as a column or the index, is refused with the fix."""
+    names: list = []
+    extra: dict = {}
+    named = [k for k in by if not isinstance(k, _Frame)]
+    for key in by:
+        if not isinstance(key, _Frame):
+            names.append(key)
+            continue
+        name = key.name
+        if (name is None or name in frame.columns or name in extra or name in named
+                or name in frame._meta.index.names):
+            raise NotImplementedError(
+                f"groupby: a {type(key).__name__} key named {name!r} among others becomes a column of "
+                "its name here, which must be new (not a column's or the index's); name it "
+                "(key.rename('hour')), or assign it first: df.assign(hour=key).groupby([..., 'hour'])")
+        extra[name] = key
+        names.append(name)
+    return frame.assign(**extra), names
+
+
 def _distinct_rows(parts: Any, dropna: bool = False) -> pd.DataFrame:
     """One partition's distinct keys (or the distinct keys of a list of partials)."""
     part = pd.concat(parts) if isinstance(parts, list) else parts
@@ -897,6 +920,8 @@ def _install() -> None:
             keys = pd.Series(_nonempty(by._meta).to_numpy(), index=values.index, name=by.name)
             grouped._meta = values.groupby(keys, sort=sort, dropna=dropna, observed=observed)
             return grouped
+        if isinstance(by, (list, tuple)) and any(isinstance(k, _Frame) for k in by):
+            self, by = _keys_as_columns(self, list(by))
         return GroupBy(self, by, sort, dropna, observed)
 
     DataFrame.groupby = groupby  # type: ignore[attr-defined]
