@@ -144,3 +144,19 @@ def test_an_index_of_new_labels_has_no_divisions(n):
     tm.assert_frame_equal(negated.loc[-4:-10].compute(), pdf.index.map(lambda v: -v).to_frame(name="neg").loc[-4:-10])
     for same in (idx.rename("r"), idx.dropna(), idx.to_series(), idx.to_frame(), idx > 4):
         assert same.known_divisions and same.divisions == idx.divisions
+
+
+@pytest.mark.parametrize("n", PARTS)
+def test_masks_of_values_made_from_the_labels_filter_rows_as_pandas(n):
+    labels = pd.date_range("2024-01-27", periods=40, freq="9h", name="t")
+    pdf = pd.DataFrame({"v": range(40)}, index=labels)
+    df = xd.from_pandas(pdf, npartitions=n)
+    cases = [(lambda i: i.day_of_week == 6), (lambda i: i.month.isin([2])), (lambda i: (i.hour + 3) % 24 < 6),
+             (lambda i: i.strftime("%a").str.startswith("S")), (lambda i: i.normalize().is_month_start),
+             (lambda i: i.map(lambda t: t.day) > 29), (lambda i: ~(i.hour.rename("h") > 10))]
+    for mask in cases:
+        tm.assert_frame_equal(df[mask(df.index)].compute(), pdf[mask(pdf.index)], check_freq=False)
+        tm.assert_frame_equal(df.loc[mask(df.index)].compute(), pdf.loc[mask(pdf.index)], check_freq=False)
+    combined = (df.index.hour > 12) & (df.v % 2 == 0)  # (with a column's mask)
+    tm.assert_frame_equal(df[combined].compute(), pdf[(pdf.index.hour > 12) & (pdf.v % 2 == 0)], check_freq=False)
+    assert int((df.index.day_of_week >= 5).sum().compute()) == int((pdf.index.day_of_week >= 5).sum())

@@ -836,7 +836,23 @@ class Index(_Frame):
     >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2, 3]}, index=[10, 20, 30]), npartitions=2)
     >>> df[df.index > 15].a.tolist(), df.loc[df.index.isin([10, 30])].a.tolist()
     ([2, 3], [1, 3])
+
+    An Index of values made from the labels (``df.index.month``, ``df.index.map(f)``) keeps
+    the Index of rows they stand for (``_rows``): its masks are labelled by those rows, so
+    they filter the frame as pandas' arrays do.
+
+    >>> t = xd.from_pandas(pd.DataFrame({"a": [1, 2, 3]}, index=pd.date_range("2024-01-30", periods=3)), npartitions=2)
+    >>> t[t.index.month == 2].a.tolist()
+    [3]
     """
+
+    #: the Index of rows whose labels these values were made from (None: these labels are the rows)
+    _rows: "Index | None" = None
+
+    def _row_labels(self) -> "Index | None":
+        """``_rows`` as a task argument: partition i of it beside partition i of this one (its
+        divisions, which bound other labels than these, not compared)."""
+        return None if self._rows is None else self._rows.clear_divisions()
 
     @property
     def name(self) -> Any:
@@ -852,36 +868,49 @@ class Index(_Frame):
         return self.compute().tolist()
 
     def _binary(self, op: Callable, other: Any, reflected: bool = False):
-        return relabelled(map_partitions(_index_op, self, op, other, reflected, _name=funcname(op)))
+        return relabelled(map_partitions(_index_op, self, op, other, reflected, self._row_labels(),
+                                         _name=funcname(op)), self)
 
     def _method(self, method: str, /, *args: Any, **kwargs: Any):
-        out = map_partitions(_index_method, self, method, *args, _name=method.strip("_"), **kwargs)
-        return out if method in _SAME_LABELS else relabelled(out)
+        out = map_partitions(_index_method, self, method, self._row_labels(), *args, _name=method.strip("_"),
+                             **kwargs)
+        if method not in _SAME_LABELS:
+            return relabelled(out, self)
+        if isinstance(out, Index) and method != "dropna":  # (the same values, the same rows)
+            out._rows = self._rows
+        return out
 
 
 #: Index methods whose labels are the input's (or some of them, in order): the divisions still hold
 _SAME_LABELS = frozenset({"rename", "set_names", "copy", "dropna"})
 
 
-def relabelled(out: Any) -> Any:
-    """An Index made of new labels (arithmetic, ``map``, ``astype``...) without the divisions,
-    which bound its input's labels; anything else (a mask on the input's labels) unchanged."""
-    return out.clear_divisions() if isinstance(out, Index) else out
-
-
-def _labelled(out: Any, labels: pd.Index) -> Any:
-    """An array answer of an Index (a mask) as a Series on those labels (see ``Index``)."""
-    if isinstance(out, np.ndarray) and out.ndim == 1 and len(out) == len(labels):
-        return pd.Series(out, index=labels)
+def relabelled(out: Any, source: "Index | None" = None) -> Any:
+    """An Index made of new labels (arithmetic, ``map``, ``astype``...) from ``source``'s:
+    without the divisions, which bound the old labels, and standing for ``source``'s rows;
+    anything else (a mask on the rows) unchanged."""
+    if not isinstance(out, Index):
+        return out
+    out = out.clear_divisions()
+    if source is not None:
+        out._rows = source._rows if source._rows is not None else source
     return out
 
 
-def _index_op(labels: pd.Index, op: Callable, other: Any, reflected: bool) -> Any:
-    return _labelled(op(other, labels) if reflected else op(labels, other), labels)
+def _labelled(out: Any, labels: pd.Index, rows: pd.Index | None = None) -> Any:
+    """An array answer of an Index (a mask) as a Series on the rows' labels (see ``Index``)."""
+    rows = labels if rows is None else rows
+    if isinstance(out, np.ndarray) and out.ndim == 1 and len(out) == len(rows):
+        return pd.Series(out, index=rows)
+    return out
 
 
-def _index_method(labels: pd.Index, method: str, /, *args: Any, **kwargs: Any) -> Any:
-    return _labelled(getattr(labels, method)(*args, **kwargs), labels)
+def _index_op(labels: pd.Index, op: Callable, other: Any, reflected: bool, rows: pd.Index | None = None) -> Any:
+    return _labelled(op(other, labels) if reflected else op(labels, other), labels, rows)
+
+
+def _index_method(labels: pd.Index, method: str, rows: pd.Index | None, /, *args: Any, **kwargs: Any) -> Any:
+    return _labelled(getattr(labels, method)(*args, **kwargs), labels, rows)
 
 
 class Scalar:

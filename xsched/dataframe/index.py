@@ -59,10 +59,10 @@ def _install() -> None:
                     return self._method(name, *args, **kwargs)
                 call.__name__ = name
                 return call
-            out = map_partitions(_index_field, self, name, _name=name)
-            if isinstance(out, Index) or not isinstance(out._meta.index, type(self._meta)):
-                out = out.clear_divisions()  # (new labels, or rows numbered anew: timedeltas' components)
-            return out
+            out = map_partitions(_index_field, self, name, self._row_labels(), _name=name)
+            if isinstance(out, Index):
+                return relabelled(out, self)
+            return out if isinstance(out._meta.index, type(self._meta)) else out.clear_divisions()  # (components)
         if name in _ALL_TIME_NAMES:
             raise AttributeError(f"'Index' has no attribute {name!r}: its labels are {self._meta.dtype}, not "
                                  "times; make them times first, e.g. xd.to_datetime(df.index)")
@@ -87,8 +87,8 @@ def _install() -> None:
         >>> xd.from_pandas(pd.Series([5, 6], index=[1, 2]), npartitions=2).index.map(lambda v: v * 10).tolist()
         [10, 20]
         """
-        return relabelled(map_partitions(_index_method, self, "map", mapper, na_action=na_action, meta=meta,
-                                         _name="map"))
+        return relabelled(map_partitions(_index_method, self, "map", self._row_labels(), mapper, na_action=na_action,
+                                         meta=meta, _name="map"), self)
 
     def index_nunique(self, dropna: bool = True, split_every: int | None = None):
         """How many distinct labels (a tree of distinct labels).
@@ -248,14 +248,16 @@ def _install() -> None:
 
 def _relabelling(op: Any) -> Any:
     def method(self):
-        return relabelled(op(self))
+        return relabelled(op(self), self)
     method.__name__ = op.__name__
     return method
 
 
-def _index_field(labels: pd.Index, name: str) -> Any:
+def _index_field(labels: pd.Index, name: str, rows: pd.Index | None = None) -> Any:
     out = getattr(labels, name)
-    return pd.Series(out, index=labels) if not isinstance(out, (pd.Index, pd.DataFrame, pd.Series)) else out
+    if isinstance(out, (pd.Index, pd.DataFrame, pd.Series)):
+        return out
+    return pd.Series(out, index=labels if rows is None else rows)  # (an array answer: on the rows, as a mask)
 
 
 def _labels_on(labels: pd.Index, index: pd.Index, name: Any) -> pd.Series:

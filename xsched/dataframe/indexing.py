@@ -81,11 +81,17 @@ class Accessor:
         if callable(getattr(self._meta_accessor, attr)):
             def call(*args: Any, **kwargs: Any):
                 return relabelled(map_partitions(_accessor_call, self._series, self._kind, attr, args, kwargs,
-                                                 _name=f"{self._kind}-{attr}"))
+                                                 self._series._row_labels() if self._index_source() is not None
+                                                 else None,
+                                                 _name=f"{self._kind}-{attr}"), self._index_source())
             call.__name__ = attr
             return call
         return relabelled(map_partitions(_accessor_attr, self._series, self._kind, attr,
-                                         _name=f"{self._kind}-{attr}"))
+                                         _name=f"{self._kind}-{attr}"), self._index_source())
+
+    def _index_source(self) -> Any:
+        """The Index whose labels an Index result is made from (None for a Series')."""
+        return self._series if isinstance(self._series._meta, pd.Index) else None
 
     def __dir__(self) -> list[str]:
         extra = ["as_known", "known"] if self._kind == "cat" else []
@@ -126,9 +132,9 @@ def _str_cat_with(part: pd.Series, others: Any, sep: Any, na_rep: Any, join: str
     return part.str.cat(others, sep=sep, na_rep=na_rep, join=join)
 
 
-def _accessor_call(part: Any, kind: str, attr: str, args: tuple, kwargs: dict) -> Any:
+def _accessor_call(part: Any, kind: str, attr: str, args: tuple, kwargs: dict, rows: Any = None) -> Any:
     out = getattr(getattr(part, kind), attr)(*args, **kwargs)
-    return _labelled(out, part) if isinstance(part, pd.Index) else out  # (an Index's masks: see core.Index)
+    return _labelled(out, part, rows) if isinstance(part, pd.Index) else out  # (an Index's masks: see core.Index)
 
 
 def _accessor_attr(part: Any, kind: str, attr: str) -> Any:
