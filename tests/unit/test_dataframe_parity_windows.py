@@ -244,3 +244,25 @@ def test_resample_selects_columns_like_pandas(n):
                                   pdf.resample("2h")[["x", "y"]].sum(), check_freq=False)
     with pytest.raises(AttributeError, match="has no 'nope'.*columns select"):
         df.resample("1h").nope
+
+
+@pytest.mark.parametrize("n", [1, 3, 7])
+def test_rolling_cov_and_corr_across_partitions_like_pandas(n):
+    rng = np.random.default_rng(0)
+    pdf = pd.DataFrame({"x": rng.normal(size=50), "y": rng.normal(size=50), "z": rng.normal(size=50)},
+                       index=pd.date_range("2024-01-01", periods=50, freq="h"))
+    pdf.iloc[[4, 20], 1] = np.nan
+    df = xd.from_pandas(pdf, npartitions=n)
+    check = dict(check_freq=False, rtol=1e-10)
+    pd.testing.assert_series_equal(df.x.rolling(5).corr(df.y).compute(), pdf.x.rolling(5).corr(pdf.y), **check)
+    pd.testing.assert_series_equal(df.x.rolling("4h").cov(df.z, ddof=0).compute(),
+                                   pdf.x.rolling("4h").cov(pdf.z, ddof=0), **check)
+    pd.testing.assert_frame_equal(df.rolling(4).cov().compute(), pdf.rolling(4).cov(), **check)
+    pd.testing.assert_frame_equal(df.rolling(6, min_periods=2).corr().compute(), pdf.rolling(6, min_periods=2).corr(),
+                                  **check)
+    pd.testing.assert_series_equal(df.x.rolling(3, center=True).cov(df.y).compute(),
+                                   pdf.x.rolling(3, center=True).cov(pdf.y), **check)
+    with pytest.raises(NotImplementedError, match="pairwise over its own columns"):
+        df.rolling(3).corr(df)
+    with pytest.raises(TypeError, match="xsched Series partitioned as this one"):
+        df.x.rolling(3).corr(pdf.y)

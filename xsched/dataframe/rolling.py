@@ -104,17 +104,29 @@ def _neighbour_rows(keys: list, prefix: str, tok: str, before: Any, after: Any, 
     return layers, edges
 
 
-def _rolling(rows: Any, part: Any, window: Any, kwargs: dict, method: str, args: tuple, method_kwargs: dict,
+def _window_of(joined: Any, window: Any, kwargs: dict, method: Any, args: tuple, method_kwargs: dict) -> Any:
+    """pandas' rolling ``method`` of ``joined``; ``("pair", stat, names)``: the ``stat`` (cov,
+    corr) of its two columns, as the Series of those names."""
+    if isinstance(method, tuple):
+        _, stat, names = method
+        first, second = (joined.iloc[:, i].rename(n) for i, n in enumerate(names))
+        return getattr(first.rolling(window, **kwargs), stat)(second, **method_kwargs)
+    return getattr(joined.rolling(window, **kwargs), method)(*args, **method_kwargs)
+
+
+def _rolling(rows: Any, part: Any, window: Any, kwargs: dict, method: Any, args: tuple, method_kwargs: dict,
              ahead: Any = None) -> Any:
     """A partition of the result: pandas' rolling over the rows before it, the partition and
-    (centred windows) the rows after it, the others' rows dropped."""
+    (centred windows) the rows after it, the others' rows dropped (a pairwise cov or corr
+    gives a row per row and column: those of the others' rows)."""
     if not len(part):
-        return getattr(part.rolling(window, **kwargs), method)(*args, **method_kwargs)
+        return _window_of(part, window, kwargs, method, args, method_kwargs)
     pieces = [p for p in (rows, part, ahead) if p is not None and len(p)]
     joined = pd.concat(pieces) if len(pieces) > 1 else part
-    out = getattr(joined.rolling(window, **kwargs), method)(*args, **method_kwargs)
+    out = _window_of(joined, window, kwargs, method, args, method_kwargs)
     start = len(rows) if rows is not None else 0
-    return out.iloc[start:start + len(part)]
+    per_row = len(out) // len(joined)
+    return out.iloc[start * per_row:(start + len(part)) * per_row]
 
 
 class Rolling:
@@ -149,15 +161,52 @@ class Rolling:
     def __repr__(self) -> str:
         return f"xsched.Rolling<{self._frame._name}, window={self._window}>"
 
-    def _run(self, method: str, *args: Any, **kwargs: Any):
+    def _pairwise(self, stat: str, other: Any, pairwise: Any, ddof: int):
+        frame, kwargs = self._frame, {"ddof": ddof}
+        if isinstance(frame, DataFrame):
+            if other is not None or pairwise is False:
+                raise NotImplementedError(f"rolling(...).{stat}: a DataFrame's runs pairwise over its own columns "
+                                          "(other=None); for two frames, put their columns in one with assign")
+            return self._run(stat, **kwargs)
+        other = frame if other is None else other
+        if not isinstance(other, Series):
+            raise TypeError(f"rolling(...).{stat}: other must be an xsched Series partitioned as this one, "
+                            f"not {type(other).__name__}")
+        names = (frame.name, other.name)
+        pair = frame.to_frame("__first__").assign(__second__=other)
+        return Rolling(pair, self._window, **self._kwargs)._run(("pair", stat, names), **kwargs)
+
+    def cov(self, other: Any = None, pairwise: Any = None, ddof: int = 1):
+        """The rolling covariance with ``other`` (a Series partitioned alike; a DataFrame's
+        columns pairwise), across partition boundaries.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"x": [1.0, 2, 4, 3], "y": [2.0, 1, 3, 5]}), npartitions=2)
+        >>> df.x.rolling(3).cov(df.y).compute().tolist()
+        [nan, nan, 1.0, 1.0]
+        """
+        return self._pairwise("cov", other, pairwise, ddof)
+
+    def corr(self, other: Any = None, pairwise: Any = None, ddof: int = 1):
+        """The rolling correlation with ``other`` (a Series partitioned alike; a DataFrame's
+        columns pairwise), across partition boundaries.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"x": [1.0, 2, 4, 3], "y": [2.0, 1, 3, 5]}), npartitions=2)
+        >>> df.rolling(2).corr().compute().loc[(3, "x"), "y"]
+        np.float64(-1.0)
+        """
+        return self._pairwise("corr", other, pairwise, ddof)
+
+    def _run(self, method: Any, *args: Any, **kwargs: Any):
         frame = self._frame
+        label = method[1] if isinstance(method, tuple) else method
         try:
-            meta = make_meta(getattr(_nonempty(frame._meta).rolling(self._window, **self._kwargs), method)(
-                *args, **kwargs))
+            meta = make_meta(_window_of(_nonempty(frame._meta), self._window, self._kwargs, method, args, kwargs))
         except Exception as exc:
-            raise TypeError(f"rolling(...).{method}() fails in pandas on this data: {exc}") from exc
+            raise TypeError(f"rolling(...).{label}() fails in pandas on this data: {exc}") from exc
         tok = new_token(frame._name, self._window, self._kwargs, method, args, kwargs)
-        out_name = f"rolling-{method}-{tok}"
+        out_name = f"rolling-{label}-{tok}"
         ann = annotations_in_force()
         keys = frame._keys()
         # (centred windows reach forward too: the next partitions' first rows)
