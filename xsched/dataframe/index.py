@@ -2,8 +2,10 @@
 
 An Index collection is a pandas Index per partition, with the frame's divisions. Methods that
 make new labels (arithmetic, ``map``, ``astype``, the fields of times, ``.str``) make an Index
-whose divisions no longer bound its labels, so they are cleared (``core.relabelled``);
-``shift`` by a frequency moves the divisions with the labels. Those answered from all
+whose divisions no longer bound its labels, so they are cleared (``core.relabelled``), and
+which keeps the Index of rows it stands for, so that its masks (``df.index.month == 2``) are
+labelled by those rows and filter the frame; ``shift`` by a frequency moves the divisions
+with the labels. Those answered from all
 labels at once (``nunique``, ``unique``, ``drop_duplicates``, ``value_counts``) are trees of
 each partition's distinct labels or counts, in order, so the first occurrence wins as in
 pandas. Fields and methods of times (``year``, ``hour``, ``floor``, ``total_seconds``...) are
