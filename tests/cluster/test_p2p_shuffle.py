@@ -87,6 +87,16 @@ def test_grouped_methods_on_whole_groups_move_worker_to_worker(client):
     pd.testing.assert_series_equal(rolled.compute().sort_index(), left.groupby("name").x.rolling(3).mean().sort_index())
 
 
+def test_duplicated_goes_worker_to_worker_and_back(client):
+    """Equal keys meet through one exchange, their flags return through a second."""
+    left = frame(3000, 3)
+    with xsched.config.set({"shuffle.method": "p2p"}):
+        lx = xd.from_pandas(left, npartitions=6)
+        flags = lx.duplicated(subset=["name", "k"], keep="last")
+    assert "shuffle-transfer" in {key_split(k) for k in flags.__xsched_graph__()}
+    pd.testing.assert_series_equal(flags.compute(), left.duplicated(subset=["name", "k"], keep="last"))
+
+
 def test_p2p_merge_of_a_column_on_an_index_labels_unmatched_rows_missing(client):
     """An output whose column side received no rows labels its rows NaN, as the whole merge."""
     left = pd.DataFrame({"k": [1, 2, 3, 4, 2, 9], "x": range(6)}, index=range(10, 16))

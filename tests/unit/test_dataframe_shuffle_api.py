@@ -1,6 +1,6 @@
 """DataFrame.shuffle and Series.shuffle with dask's arguments: on columns, a Series' values,
-the index, npartitions, ignore_index and the method; a cross merge and a join of a list of
-frames against pandas."""
+the index, npartitions, ignore_index and the method; a cross merge, a join of a list of
+frames and duplicated against pandas."""
 
 from __future__ import annotations
 
@@ -101,3 +101,25 @@ def test_join_with_a_list_of_frames_like_pandas(how):
     pd.testing.assert_frame_equal(got, frames[0].join(frames[1:], how=how).sort_index())
     with pytest.raises(ValueError, match="without suffixes"):
         a.join([b, c], lsuffix="_l")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_duplicated_like_pandas_in_every_partition(seed):  # (p2p: tests/cluster/test_p2p_shuffle.py)
+    rng = np.random.default_rng(seed)
+    for trial in range(8):
+        n = int(rng.integers(1, 60))
+        pdf = pd.DataFrame({"a": rng.integers(0, 4, n).astype(float), "b": rng.choice(list("xy"), n),
+                            "c": rng.normal(size=n)}, index=rng.permutation(1000)[:n])
+        pdf.loc[pdf.index[rng.random(n) < 0.2], "a"] = np.nan  # (missing keys equal one another, as pandas)
+        df = xd.from_pandas(pdf, npartitions=int(rng.integers(1, 7)), sort=bool(trial % 2))
+        expected_frame = pdf.sort_index() if trial % 2 else pdf
+        for keep in ("first", "last", False):
+            for subset in (None, ["a", "b"], "a"):
+                out = df.duplicated(subset=subset, keep=keep)
+                assert out.divisions == df.divisions
+                pd.testing.assert_series_equal(out.compute(), expected_frame.duplicated(subset=subset, keep=keep))
+            pd.testing.assert_series_equal(df.a.duplicated(keep=keep).compute(), expected_frame.a.duplicated(keep=keep))
+    with pytest.raises(ValueError, match="keep must be"):
+        df.duplicated(keep="middle")
+    with pytest.raises(KeyError, match="nope"):
+        df.duplicated(subset=["nope"])

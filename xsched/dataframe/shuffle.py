@@ -1,4 +1,5 @@
-"""Moving rows between partitions: hash shuffle, set_index, sort_values, merge, drop_duplicates.
+"""Moving rows between partitions: hash shuffle, set_index, sort_values, merge, drop_duplicates,
+duplicated.
 
 All of them split every partition into pieces, one piece to each output: by a hash of key
 columns (``shuffle``, ``merge`` on columns, ``groupby(...).apply``), or by ranges of a sorted
@@ -542,6 +543,75 @@ def drop_duplicates(frame: _Frame, subset: Any = None, keep: Any = "first", spli
                      split_every=split_every)
 
 
+#: the columns ``duplicated`` tags rows with: their partition and their place in it
+_PART, _ROW = "__xsched_part__", "__xsched_row__"
+
+
+def _tag_rows(part: Any, columns: list | None, i: int) -> pd.DataFrame:
+    """The key columns of partition ``i`` (a Series: its values), each row tagged with ``i``
+    and its position."""
+    keys = part.to_frame("__value__") if isinstance(part, pd.Series) else part[columns]
+    return keys.assign(**{_PART: np.full(len(keys), i, np.int64), _ROW: np.arange(len(keys), dtype=np.int64)})
+
+
+def _flag_duplicates(part: pd.DataFrame, keep: Any) -> pd.DataFrame:
+    """Whole groups of equal keys, in the frame's order: which rows are duplicates, by tag."""
+    part = part.sort_values([_PART, _ROW], kind="stable")
+    keys = [c for c in part.columns if c not in (_PART, _ROW)]
+    flags = part.duplicated(subset=keys, keep=keep).to_numpy()
+    return pd.DataFrame({_PART: part[_PART].to_numpy(), _ROW: part[_ROW].to_numpy(), "__flag__": flags})
+
+
+def _split_by_part(part: pd.DataFrame, n: int) -> list:
+    """Each row back to the partition it was tagged with."""
+    return _split_by(part, part[_PART].to_numpy(), n)
+
+
+def _flags_of(part: Any, flags: pd.DataFrame, name: Any) -> pd.Series:
+    """Partition ``part``'s flags in its own order, on its index."""
+    values = np.zeros(len(part), dtype=bool)
+    values[flags[_ROW].to_numpy()] = flags["__flag__"].to_numpy()
+    return pd.Series(values, index=part.index, name=name)
+
+
+def duplicated(frame: _Frame, subset: Any = None, keep: Any = "first") -> Series:
+    """Which rows repeat an earlier one (``keep="first"``), a later one (``"last"``), or any
+    other (``False``), on the ``subset`` columns: a boolean Series partitioned as the frame.
+
+    The key columns, each row tagged with its partition and position, go through the hash
+    shuffle so that equal keys meet in one partition, where pandas flags them in the frame's
+    order; the flags go back to their rows' partitions through a second exchange. So memory is
+    bounded as for any shuffle, whatever the number of distinct rows.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2, 1, 3, 2], "b": list("xyxzw")}), npartitions=2)
+    >>> df.duplicated().tolist(), df.duplicated(subset="a", keep="last").tolist()
+    ([False, False, True, False, False], [True, True, False, False, False])
+    """
+    if keep not in ("first", "last", False):
+        raise ValueError(f"duplicated: keep must be 'first', 'last' or False, got {keep!r}")
+    columns = None
+    if isinstance(frame, DataFrame):
+        columns = list(frame.columns) if subset is None else [subset] if not isinstance(subset, list) else subset
+        frame._check_columns(columns, "duplicated")
+    meta = pd.Series([], dtype=bool, name=None if isinstance(frame, DataFrame) else frame._meta.name)
+    n = frame.npartitions
+    tok = new_token(frame._name, columns, keep)
+    ann = annotations_in_force()
+    tag_name = f"duplicated-tag-{tok}"
+    tags = {chunk_key(tag_name, (i,)): Task(_tag_rows, (Ref(k), columns, i), {}, per_task(ann))
+            for i, k in enumerate(frame._keys())}
+    tag_meta = _tag_rows(frame._meta, columns, 0)
+    tagged = new_collection(LayeredGraph.merge(frame._graph, new={tag_name: tags}), tag_name, tag_meta,
+                            (None,) * (n + 1))
+    keys = [c for c in tag_meta.columns if c not in (_PART, _ROW)]
+    met = _hash_shuffle(tagged, keys, n, None)
+    flag_meta = _flag_duplicates(tag_meta, keep)
+    flagged = map_partitions(_flag_duplicates, met, keep, meta=flag_meta, _name="duplicated-flags")
+    back = _exchange(flagged, n, _split_by_part, new_token(flagged._name, "back"), "duplicated-back")
+    return map_partitions(_flags_of, frame, back, meta.name, meta=meta, _name="duplicated")
+
+
 # --------------------------------------------------------------------------- merge
 
 
@@ -809,6 +879,28 @@ def _install() -> None:
     DataFrame.join = join  # type: ignore[attr-defined]
     DataFrame.sort_values = df_sort_values  # type: ignore[attr-defined]
     DataFrame.drop_duplicates = df_drop_duplicates  # type: ignore[attr-defined]
+
+    def df_duplicated(self, subset=None, keep="first"):
+        """Which rows repeat another (see ``xsched.dataframe.shuffle.duplicated``).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series([3, 1, 3]), npartitions=2).duplicated().tolist()
+        [False, False, True]
+        """
+        return duplicated(self, subset, keep)
+
+    def s_duplicated(self, keep="first"):
+        """Which values repeat another (see ``xsched.dataframe.shuffle.duplicated``).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series([3, 1, 3]), npartitions=2).duplicated(keep=False).tolist()
+        [True, False, True]
+        """
+        return duplicated(self, None, keep)
+
+    df_duplicated.__name__ = s_duplicated.__name__ = "duplicated"
+    DataFrame.duplicated = df_duplicated  # type: ignore[attr-defined]
+    Series.duplicated = s_duplicated  # type: ignore[attr-defined]
     DataFrame.shuffle = df_shuffle  # type: ignore[attr-defined]
     Series.shuffle = df_shuffle  # type: ignore[attr-defined]
     Series.sort_values = s_sort_values  # type: ignore[attr-defined]
