@@ -97,6 +97,16 @@ def test_duplicated_goes_worker_to_worker_and_back(client):
     pd.testing.assert_series_equal(flags.compute(), left.duplicated(subset=["name", "k"], keep="last"))
 
 
+def test_rank_goes_worker_to_worker_and_back(client):
+    """Values sorted through one exchange, their ranks return through a second."""
+    left = frame(3000, 3)
+    with xsched.config.set({"shuffle.method": "p2p"}):
+        lx = xd.from_pandas(left, npartitions=6)
+        ranks = lx.x.rank(method="dense", pct=True)
+    assert "shuffle-transfer" in {key_split(k) for k in ranks.__xsched_graph__()}
+    pd.testing.assert_series_equal(ranks.compute(), left.x.rank(method="dense", pct=True))
+
+
 def test_p2p_merge_of_a_column_on_an_index_labels_unmatched_rows_missing(client):
     """An output whose column side received no rows labels its rows NaN, as the whole merge."""
     left = pd.DataFrame({"k": [1, 2, 3, 4, 2, 9], "x": range(6)}, index=range(10, 16))

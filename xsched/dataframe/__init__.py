@@ -29,6 +29,7 @@ from . import groupby_whole as _groupby_whole  # noqa: F401  (grouped methods ne
 from . import timeseries as _timeseries  # noqa: F401  (pct_change, valid index ends, time of day, time zones)
 from . import expanding as _expanding  # noqa: F401  (expanding windows across partitions)
 from . import ewm as _ewm  # noqa: F401  (exponentially weighted means and sums across partitions)
+from . import rank as _rank  # noqa: F401  (ranks over all partitions: a sort, offsets, the ranks sent back)
 from . import reductions as _reductions  # noqa: F401  (gives the collections their reductions)
 from . import parquet as _parquet  # noqa: F401  (gives DataFrame its to_parquet)
 from . import resample as _resample  # noqa: F401  (time bins across partition boundaries)
