@@ -50,8 +50,10 @@ def test_corr_errors_when_built(mixed):
     with pytest.raises(ValueError, match="column 'b'.*numeric_only=True"):
         df.corr()
     pd.testing.assert_frame_equal(df.corr(numeric_only=True).compute(), mixed.corr(numeric_only=True))
-    with pytest.raises(NotImplementedError, match="spearman"):
-        df.corr(method="spearman", numeric_only=True)
+    pd.testing.assert_frame_equal(df.corr(method="spearman", numeric_only=True).compute(),
+                                  mixed.corr(method="spearman", numeric_only=True))
+    with pytest.raises(NotImplementedError, match="kendall"):
+        df.corr(method="kendall", numeric_only=True)
 
 
 @pytest.mark.parametrize("n", PARTS)

@@ -1,5 +1,6 @@
 """rank over all partitions against pandas: every tie method, both directions, fractions,
-missing values, text; a frame's columns and its rows (axis=1); the options refused."""
+missing values, text; a frame's columns and its rows (axis=1); the options refused; and
+Spearman's correlation, the ranks' Pearson one."""
 
 import numpy as np
 import pandas as pd
@@ -37,3 +38,20 @@ def test_rank_refuses_what_it_does_not_run():
         s.rank(na_option="top")
     with pytest.raises(ValueError, match="method must be one of"):
         s.rank(method="middle")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_spearman_correlation_of_ranks_like_pandas(seed):
+    rng = np.random.default_rng(seed)
+    n = 40
+    pdf = pd.DataFrame({"a": rng.normal(size=n), "b": rng.integers(0, 5, n).astype(float), "c": rng.normal(size=n) ** 3})
+    pdf.loc[rng.random(n) < 0.15, "a"] = np.nan  # (pairwise: each pair ranks the rows where both are present)
+    pdf.loc[rng.random(n) < 0.15, "b"] = np.nan
+    df = xd.from_pandas(pdf, npartitions=int(rng.integers(1, 5)))
+    expected = pdf.corr(method="spearman")
+    pd.testing.assert_frame_equal(df.corr(method="spearman").compute(), expected, rtol=1e-12)
+    assert np.isclose(df.a.corr(df.b, method="spearman").compute(), expected.loc["a", "b"], rtol=1e-12)
+    pd.testing.assert_frame_equal(df.corr(method="spearman", min_periods=38).compute(),
+                                  pdf.corr(method="spearman", min_periods=38))
+    with pytest.raises(NotImplementedError, match="'pearson' and 'spearman'"):
+        df.corr(method="kendall")

@@ -38,8 +38,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..graph.layers import new_token
 from .core import DataFrame, Index, Series, _Frame, _nonempty, map_partitions
-from .reductions import _value_counts_chunk, _value_counts_merge, missing_as_pandas, quantile, reduction
+from .rank import rank_series
+from .reductions import _joined, _value_counts_chunk, _value_counts_merge, missing_as_pandas, quantile, reduction
 
 __all__ = ["corr", "cov", "idxbest", "mode", "frame_quantile", "power_moment", "monotonic"]
 
@@ -158,13 +160,46 @@ def corr(frame: _Frame, other: Series | None = None, method: str = "pearson", mi
     >>> s = xd.from_pandas(pd.Series([1.0, 2, 3, 5]), npartitions=2)
     >>> float(s.corr(s * 2).compute())
     1.0
+
+    ``method="spearman"`` correlates the ranks (``rank.py``) of the rows where both values are
+    present, as pandas does, pair by pair: two ranks (each a sort) per pair of columns.
+
+    >>> float(s.corr(s ** 3, method="spearman").compute())
+    1.0
     """
+    if method == "spearman":
+        return _spearman(frame, other, min_periods, numeric_only, split_every)
     if method != "pearson":
-        raise NotImplementedError(f"corr(method={method!r}): only 'pearson' runs on partitions; compute "
-                                  "the ranks first (a shuffle), or compute() and use pandas")
+        raise NotImplementedError(f"corr(method={method!r}): 'pearson' and 'spearman' run on partitions; "
+                                  "for others compute() and use pandas")
     if isinstance(frame, Series):
         return _comoment(_pair(frame, other), "corr", min_periods, 1, True, split_every)
     return _comoment(_numeric_frame(frame, "corr", numeric_only), "corr", min_periods, 1, False, split_every)
+
+
+def _spearman(frame: _Frame, other: Series | None, min_periods: int | None, numeric_only: bool,
+              split_every: int | None):
+    """Spearman's correlation: Pearson's of the ranks of the rows where both are present."""
+    if isinstance(frame, Series):
+        if not isinstance(other, Series):
+            raise TypeError(f"corr: other must be an xsched Series, not {type(other).__name__}")
+        both = frame.notna() & other.notna()
+        first, second = rank_series(frame.where(both)), rank_series(other.where(both))
+        return _comoment(_pair(first, second), "corr", min_periods, 1, True, split_every)
+    numeric = _numeric_frame(frame, "corr", numeric_only)
+    columns = list(numeric.columns)
+    pairs = [(i, j) for i in range(len(columns)) for j in range(i, len(columns))]
+    values = [_spearman(numeric[columns[i]], numeric[columns[j]], min_periods, False, split_every) for i, j in pairs]
+    meta = pd.DataFrame(np.zeros((0, len(columns))), columns=pd.Index(columns))
+    return _joined(f"corr-spearman-{new_token(numeric._name, min_periods)}", _spearman_matrix, values,
+                   (pairs, columns), meta)
+
+
+def _spearman_matrix(values: list, pairs: list, columns: list) -> pd.DataFrame:
+    out = np.full((len(columns), len(columns)), np.nan)
+    for (i, j), value in zip(pairs, values):
+        out[i, j] = out[j, i] = value
+    return pd.DataFrame(out, index=pd.Index(columns), columns=pd.Index(columns))
 
 
 def cov(frame: _Frame, other: Series | None = None, min_periods: int | None = None, ddof: int = 1,
