@@ -1,6 +1,6 @@
 """Reductions of one's own, nunique_approx, combine, compute_current_divisions, row
-iteration, to_timestamp, Series.shape, map through an xsched Series, argmax and argmin, each
-against pandas."""
+iteration, to_timestamp, Series.shape, map through an xsched Series, argmax and argmin, concat
+side by side, each against pandas."""
 
 from __future__ import annotations
 
@@ -143,3 +143,21 @@ def test_argmax_and_argmin_are_positions_over_all_partitions_like_pandas(seed):
                         getattr(xs, method)(skipna=skipna, split_every=2).compute()
                     continue
                 assert getattr(xs, method)(skipna=skipna, split_every=2).compute() == expected
+
+
+@pytest.mark.parametrize("join", ["outer", "inner"])
+def test_concat_side_by_side_aligns_rows_as_pandas(join):
+    rng = np.random.default_rng(0)
+    a = pd.DataFrame({"x": rng.normal(size=30)}, index=np.sort(rng.choice(np.arange(1, 99), 30, replace=False)))
+    b = pd.DataFrame({"y": rng.normal(size=20)},
+                     index=np.sort(np.r_[0, 99, rng.choice(np.arange(1, 99), 18, replace=False)]))
+    left = xd.from_pandas(a, npartitions=3).repartition(divisions=(0, 40, 70, 99), force=True)
+    right = xd.from_pandas(b, npartitions=2).repartition(divisions=left.divisions)
+    out = xd.concat([left, right, left.x.rename("x2")], axis=1, join=join)
+    assert out.divisions == left.divisions
+    expected = pd.concat([a, b, a.x.rename("x2")], axis=1, join=join)
+    pd.testing.assert_frame_equal(out.compute().sort_index(), expected.sort_index())
+    one = xd.concat([xd.from_pandas(a, npartitions=1), xd.from_pandas(b, npartitions=1)], axis=1, join=join)
+    pd.testing.assert_frame_equal(one.compute().sort_index(), pd.concat([a, b], axis=1, join=join).sort_index())
+    with pytest.raises(ValueError, match="known and equal"):
+        xd.concat([left, xd.from_pandas(b, npartitions=3)], axis=1)

@@ -487,12 +487,24 @@ def concat(dfs: Sequence[_Frame], axis: int = 0, join: str = "outer", ignore_ind
     {'x': [1, 2, 3], 'y': ['-', '-', 'z']}
     >>> xd.concat([a, a], ignore_index=True).compute().index.tolist()
     [0, 1, 2, 3]
+
+    ``axis=1`` puts the collections side by side, partition by partition, their rows
+    aligned by label as pandas aligns them (``join="outer"`` or ``"inner"``): so their
+    divisions must be known and equal (``set_index``, ``repartition(divisions=...)``), or each
+    a single partition. With ``"outer"``, labels only a later collection has come within
+    their partition's range (pandas puts them after all of the first's).
+
+    >>> c = xd.from_pandas(pd.DataFrame({"z": [5.0]}, index=[1]), npartitions=1)
+    >>> xd.concat([a, c], axis=1).compute().to_dict("list")
+    {'x': [1, 2], 'z': [nan, 5.0]}
     """
     dfs = list(dfs)
-    if axis not in (0, "index"):
-        raise NotImplementedError("concat(axis=1): use assign, or merge on the index (join)")
     if not dfs or not all(isinstance(d, _Frame) for d in dfs):
         raise TypeError("concat takes a list of xsched DataFrames or Series")
+    if axis in (1, "columns"):
+        return _side_by_side(dfs, join)
+    if axis not in (0, "index"):
+        raise ValueError(f"concat: axis must be 0 or 1, got {axis!r}")
     if len(dfs) == 1 and not ignore_index:
         return dfs[0]
     meta = make_meta(pd.concat([_nonempty(d._meta) for d in dfs], join=join, ignore_index=ignore_index))
@@ -519,6 +531,29 @@ def concat(dfs: Sequence[_Frame], axis: int = 0, join: str = "outer", ignore_ind
     divisions = tuple(x for d in dfs for x in d.divisions[:-1]) + (dfs[-1].divisions[-1],) if known \
         else (None,) * (len(layer) + 1)
     return new_collection(LayeredGraph.merge(*[d._graph for d in dfs], new=layers), name, meta, divisions)
+
+
+def _side_by_side(dfs: list, join: str) -> DataFrame:
+    """``concat(axis=1)``: each partition's pieces side by side, aligned by pandas."""
+    if join not in ("outer", "inner"):
+        raise ValueError(f"concat: join must be 'outer' or 'inner', got {join!r}")
+    single = all(d.npartitions == 1 for d in dfs)
+    if not single and not all(d.known_divisions and d.divisions == dfs[0].divisions for d in dfs):
+        raise ValueError("concat(axis=1) aligns rows partition by partition, so the collections' divisions must be "
+                         f"known and equal (they are {[d.divisions[:3] for d in dfs]}...); set_index on each, or "
+                         "repartition(divisions=...) to one's, or join them (merge on the index)")
+    meta = make_meta(pd.concat([d._meta for d in dfs], axis=1, join=join))
+    if not single:
+        return map_partitions(_columns_joined, *dfs, join=join, meta=meta, _name="concat-columns")
+    known = all(d.known_divisions for d in dfs)  # (one partition each: its bounds are all of theirs)
+    divisions = (min(d.divisions[0] for d in dfs), max(d.divisions[-1] for d in dfs)) if known else (None, None)
+    out = map_partitions(_columns_joined, *[d.clear_divisions() for d in dfs], join=join, meta=meta,
+                         _name="concat-columns")
+    return new_collection(out._graph, out._name, meta, divisions)
+
+
+def _columns_joined(*parts: Any, join: str) -> pd.DataFrame:
+    return pd.concat(parts, axis=1, join=join)
 
 
 def _start_after(start: int | None, length: int) -> int:
