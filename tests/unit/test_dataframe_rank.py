@@ -1,6 +1,6 @@
 """rank over all partitions against pandas: every tie method, both directions, fractions,
-missing values, text; a frame's columns and its rows (axis=1); the options refused; and
-Spearman's correlation, the ranks' Pearson one."""
+missing values, text; a frame's columns and its rows (axis=1); the options refused;
+Spearman's correlation, the ranks' Pearson one; and corrwith."""
 
 import numpy as np
 import pandas as pd
@@ -55,3 +55,19 @@ def test_spearman_correlation_of_ranks_like_pandas(seed):
                                   pdf.corr(method="spearman", min_periods=38))
     with pytest.raises(NotImplementedError, match="'pearson' and 'spearman'"):
         df.corr(method="kendall")
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_corrwith_like_pandas(n):
+    rng = np.random.default_rng(0)
+    pdf = pd.DataFrame({"b": rng.normal(size=30), "a": rng.normal(size=30), "s": list("xyz") * 10})
+    other = pd.DataFrame({"c": rng.normal(size=30), "a": rng.normal(size=30)})
+    pdf.loc[3, "a"] = np.nan
+    df, right = xd.from_pandas(pdf, npartitions=n), xd.from_pandas(other, npartitions=n)
+    for kwargs in ({}, {"drop": True}, {"numeric_only": True}):
+        pd.testing.assert_series_equal(df.corrwith(right, **kwargs).compute(), pdf.corrwith(other, **kwargs))
+    pd.testing.assert_series_equal(df[["a", "b"]].corrwith(right.c).compute(), pdf[["a", "b"]].corrwith(other.c))
+    spearman = df.corrwith(right, method="spearman").compute()  # (pandas' own needs scipy for it; its frame corr not)
+    assert np.isclose(spearman["a"], pd.concat([pdf.a, other.a], axis=1, keys=["x", "y"]).corr("spearman").iloc[0, 1])
+    with pytest.raises(ValueError, match="'s'.*not numeric"):
+        df.corrwith(right.c)

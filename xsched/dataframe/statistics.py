@@ -1,4 +1,5 @@
-"""Statistics that pair values or keep labels, as trees: corr, cov, idxmax, idxmin, argmax, argmin, mode, median,
+"""Statistics that pair values or keep labels, as trees: corr, corrwith, cov, idxmax, idxmin, argmax, argmin,
+mode, median,
 quantile, sem, skew, kurt, autocorr, is_monotonic_increasing/decreasing, nunique_approx.
 
 Each is a ``reduction`` (``reductions.py``) whose partials stay small:
@@ -200,6 +201,47 @@ def _spearman_matrix(values: list, pairs: list, columns: list) -> pd.DataFrame:
     for (i, j), value in zip(pairs, values):
         out[i, j] = out[j, i] = value
     return pd.DataFrame(out, index=pd.Index(columns), columns=pd.Index(columns))
+
+
+def corrwith(frame: DataFrame, other: Any, axis: Any = 0, drop: bool = False, method: str = "pearson",
+             numeric_only: bool = False, split_every: int | None = None):
+    """Each column's correlation with ``other``: a Series partitioned alike, or a frame, whose
+    columns of the same name pair up (the others NaN, or left out with ``drop``), as pandas'.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": [1.0, 2, 3, 4], "b": [4.0, 3, 2, 2]}), npartitions=2)
+    >>> df.corrwith(df.a * 2).compute().round(3).to_dict()
+    {'a': 1.0, 'b': -0.944}
+    """
+    if axis not in (0, "index"):
+        raise NotImplementedError("corrwith(axis=1) correlates rows: run it per partition with map_partitions")
+    left = frame[[c for c, d in frame.dtypes.items() if pd.api.types.is_numeric_dtype(d)
+                  or pd.api.types.is_bool_dtype(d)]] if numeric_only else frame
+    if isinstance(other, Series):
+        labels = left._meta.columns
+        values = [corr(_numeric_frame(left, "corr", False)[c], other, method, split_every=split_every)
+                  for c in labels]
+        pairs = list(range(len(labels)))
+    elif isinstance(other, DataFrame):
+        right = other[[c for c, d in other.dtypes.items() if pd.api.types.is_numeric_dtype(d)
+                       or pd.api.types.is_bool_dtype(d)]] if numeric_only else other
+        common = left._meta.columns.intersection(right._meta.columns)
+        labels = common if drop else left._meta.columns.union(right._meta.columns)
+        if len(common):
+            _numeric_frame(left[list(common)], "corr", False)  # (pandas' error for a paired text column)
+        values = [corr(left[c], right[c], method, split_every=split_every) for c in common]
+        pairs = [labels.get_loc(c) for c in common]
+    else:
+        raise TypeError(f"corrwith: other must be an xsched Series or DataFrame, not {type(other).__name__}")
+    meta = pd.Series([], dtype="float64")
+    return _joined(f"corrwith-{new_token(frame._name, getattr(other, '_name', None), drop, method, numeric_only)}",
+                   _corrwith_result, values, (pairs, labels), meta)
+
+
+def _corrwith_result(values: list, places: list, labels: pd.Index) -> pd.Series:
+    out = np.full(len(labels), np.nan)
+    out[places] = [float(v) for v in values]
+    return pd.Series(out, index=labels)
 
 
 def cov(frame: _Frame, other: Series | None = None, min_periods: int | None = None, ddof: int = 1,
@@ -654,6 +696,7 @@ def _install() -> None:
     series_corr.__doc__ = frame_corr.__doc__ = corr.__doc__
     series_cov.__doc__ = frame_cov.__doc__ = cov.__doc__
     series_idxmax.__doc__, series_idxmin.__doc__ = idxmax.__doc__, idxmin.__doc__
+    DataFrame.corrwith = corrwith  # type: ignore[attr-defined]
 
     def argmax(self, axis: Any = None, skipna: bool = True, split_every: int | None = None):
         """The position (from 0, over all partitions) of the first greatest value.
