@@ -1,6 +1,5 @@
 """Statistics that pair values or keep labels, as trees: corr, corrwith, cov, idxmax, idxmin, argmax, argmin,
-mode, median,
-quantile, sem, skew, kurt, autocorr, is_monotonic_increasing/decreasing, nunique_approx.
+mode, median, quantile, sem, skew, kurt, autocorr, is_monotonic_increasing/decreasing, nunique_approx.
 
 Each is a ``reduction`` (``reductions.py``) whose partials stay small:
 
