@@ -189,3 +189,16 @@ def test_getitem_calls_a_callable_with_the_collection(n):
     pd.testing.assert_frame_equal(df[lambda d: d.x > 1].compute(), pdf[lambda d: d.x > 1])
     pd.testing.assert_series_equal(df.x[lambda s: s < 4].compute(), pdf.x[lambda s: s < 4])
     pd.testing.assert_series_equal(df[lambda d: "y"].compute(), pdf[lambda d: "y"])
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_str_split_expanded_has_n_plus_one_columns_in_every_partition(n):
+    pdf = pd.Series(["a b", "c d e", "f", None, "g h i j"], name="t")
+    s = xd.from_pandas(pdf, npartitions=n)
+    for method, splits in (("split", 2), ("rsplit", 1), ("split", 3)):
+        out = getattr(s.str, method)(" ", n=splits, expand=True)
+        assert list(out.columns) == list(range(splits + 1))
+        pd.testing.assert_frame_equal(out.compute(), getattr(pdf.str, method)(" ", n=splits, expand=True))
+    pd.testing.assert_series_equal(s.str.split(" ").compute(), pdf.str.split(" "))
+    with pytest.raises(ValueError, match="give n="):
+        s.str.split(" ", expand=True)

@@ -70,6 +70,8 @@ class Accessor:
             raise AttributeError(f".{self._kind} has no {attr!r}")
         if (self._kind, attr) == ("str", "cat"):
             return self._str_cat
+        if (self._kind, attr) in (("str", "split"), ("str", "rsplit")):
+            return partial(self._str_split, attr)
         if self._kind == "cat":
             if attr == "categories":
                 return categorical.categories(self._series)
@@ -96,6 +98,32 @@ class Accessor:
     def __dir__(self) -> list[str]:
         extra = ["as_known", "known"] if self._kind == "cat" else []
         return sorted(extra + [a for a in dir(self._meta_accessor) if not a.startswith("_")])
+
+    def _str_split(self, method: str, pat: Any = None, *, n: int = -1, expand: bool = False, regex: Any = None):
+        """``s.str.split`` / ``rsplit``. With ``expand=True`` the number of columns would depend
+        on each partition's values, so ``n`` must say it: ``n + 1`` columns in every partition,
+        those a partition's values do not reach missing (pandas gives a column only as far as
+        some value reaches).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series(["a b", "c d e", "f"]), npartitions=2)
+        >>> s.str.split(" ", n=1, expand=True).compute().to_dict("list")
+        {0: ['a', 'c', 'f'], 1: ['b', 'd e', nan]}
+        """
+        kwargs = {"pat": pat, "n": n, "expand": expand} | ({} if regex is None else {"regex": regex})
+        if not expand:
+            return map_partitions(_accessor_call, self._series, "str", method, (), kwargs, None,
+                                  _name=f"str-{method}")
+        if isinstance(self._series._meta, pd.Index) or n is None or n < 0:
+            raise ValueError(f"str.{method}(expand=True) makes as many columns as values split, which each "
+                             f"partition would count apart: give n= (the most splits; n + 1 columns), or "
+                             f"expand=False for lists" + (" (an Index's split is not expanded here)"
+                                                          if isinstance(self._series._meta, pd.Index) else ""))
+        sample = getattr(_nonempty(self._series._meta).str, method)(**kwargs)
+        dtype = sample.dtypes.iloc[0]  # (every column of pieces of text: the first's dtype)
+        meta = sample.reindex(columns=range(n + 1)).astype(dtype).iloc[:0]
+        return map_partitions(_split_columns, self._series, method, kwargs, n + 1, dtype, meta=meta,
+                              _name=f"str-{method}")
 
     def _str_cat(self, others: Any = None, sep: str | None = None, na_rep: str | None = None,
                  join: str = "left"):
@@ -135,6 +163,12 @@ def _str_cat_with(part: pd.Series, others: Any, sep: Any, na_rep: Any, join: str
 def _accessor_call(part: Any, kind: str, attr: str, args: tuple, kwargs: dict, rows: Any = None) -> Any:
     out = getattr(getattr(part, kind), attr)(*args, **kwargs)
     return _labelled(out, part, rows) if isinstance(part, pd.Index) else out  # (an Index's masks: see core.Index)
+
+
+def _split_columns(part: pd.Series, method: str, kwargs: dict, width: int, dtype: Any) -> pd.DataFrame:
+    """A partition's expanded split, ``width`` columns of ``dtype`` whatever its values reach."""
+    out = getattr(part.str, method)(**kwargs)
+    return out.reindex(columns=range(width)).astype(dtype)
 
 
 def _accessor_attr(part: Any, kind: str, attr: str) -> Any:
