@@ -202,3 +202,13 @@ def test_str_split_expanded_has_n_plus_one_columns_in_every_partition(n):
     pd.testing.assert_series_equal(s.str.split(" ").compute(), pdf.str.split(" "))
     with pytest.raises(ValueError, match="give n="):
         s.str.split(" ", expand=True)
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 6])
+def test_str_get_dummies_has_every_token_in_every_partition(n):
+    pdf = pd.Series(["a|b", "c", None, "b|d", "", "e|a|a"], name="t")
+    s = xd.from_pandas(pdf, npartitions=n)
+    out = s.str.get_dummies()
+    assert list(out.columns) == list(pdf.str.get_dummies().columns)  # (the tokens, computed when built)
+    pd.testing.assert_frame_equal(out.compute(), pdf.str.get_dummies())
+    pd.testing.assert_frame_equal(s.str.get_dummies(sep="|", dtype=bool).compute(), pdf.str.get_dummies(dtype=bool))

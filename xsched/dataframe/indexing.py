@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..graph.collection import compute_collection
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from . import categorical
@@ -72,6 +73,8 @@ class Accessor:
             return self._str_cat
         if (self._kind, attr) in (("str", "split"), ("str", "rsplit")):
             return partial(self._str_split, attr)
+        if (self._kind, attr) == ("str", "get_dummies"):
+            return self._str_dummies
         if self._kind == "cat":
             if attr == "categories":
                 return categorical.categories(self._series)
@@ -125,6 +128,25 @@ class Accessor:
         return map_partitions(_split_columns, self._series, method, kwargs, n + 1, dtype, meta=meta,
                               _name=f"str-{method}")
 
+    def _str_dummies(self, sep: str = "|", dtype: Any = None):
+        """``s.str.get_dummies(sep)``: a column per token found in any value, so the tokens are
+        computed now (a tree of each partition's, as ``categorize`` computes categories); each
+        partition then has them all, 0 where none of its values holds one.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series(["a|b", "c", "b|d"]), npartitions=2)
+        >>> s.str.get_dummies().compute().to_dict("list")
+        {'a': [1, 0, 0], 'b': [1, 0, 1], 'c': [0, 1, 0], 'd': [0, 0, 1]}
+        """
+        if isinstance(self._series._meta, pd.Index):
+            raise NotImplementedError("str.get_dummies of an Index: use its Series, index.to_series().str")
+        kwargs = {"sep": sep} | ({} if dtype is None else {"dtype": dtype})
+        found = reduction(self._series, partial(_tokens, sep=sep), _all_tokens, _all_tokens, meta=[],
+                          token="str-tokens")
+        tokens = sorted(compute_collection(found))
+        meta = _dummies(_nonempty(self._series._meta), kwargs, tokens).iloc[:0]
+        return map_partitions(_dummies, self._series, kwargs, tokens, meta=meta, _name="str-get_dummies")
+
     def _str_cat(self, others: Any = None, sep: str | None = None, na_rep: str | None = None,
                  join: str = "left"):
         """``s.str.cat``: without ``others``, all values joined into one string (a Scalar; missing
@@ -163,6 +185,22 @@ def _str_cat_with(part: pd.Series, others: Any, sep: Any, na_rep: Any, join: str
 def _accessor_call(part: Any, kind: str, attr: str, args: tuple, kwargs: dict, rows: Any = None) -> Any:
     out = getattr(getattr(part, kind), attr)(*args, **kwargs)
     return _labelled(out, part, rows) if isinstance(part, pd.Index) else out  # (an Index's masks: see core.Index)
+
+
+def _tokens(part: pd.Series, sep: str) -> set:
+    return set(part.dropna().str.split(sep, regex=False).explode())
+
+
+def _all_tokens(partials: list) -> set:
+    return set().union(*partials)
+
+
+def _dummies(part: pd.Series, kwargs: dict, tokens: list) -> pd.DataFrame:
+    if part.notna().any():
+        out = part.str.get_dummies(**kwargs).reindex(columns=tokens, fill_value=0)
+    else:  # (pandas' get_dummies fails on values all missing; none holds a token)
+        out = pd.DataFrame(0, index=part.index, columns=pd.Index(tokens, dtype=object))
+    return out.astype(kwargs.get("dtype", "int64"))  # (the tokens it lacks too: pandas' dtype)
 
 
 def _split_columns(part: pd.Series, method: str, kwargs: dict, width: int, dtype: Any) -> pd.DataFrame:
