@@ -259,3 +259,18 @@ def test_agg_on_whole_groups_gives_one_partition():
     df = xd.from_pandas(frame(), npartitions=3)
     with pytest.raises(ValueError, match="'median' runs on whole groups.*drop split_out"):
         df.groupby("k").agg(["sum", "median"], split_out=2)
+
+
+@pytest.mark.parametrize("n", [1, 4])
+@pytest.mark.parametrize("what", ["sum()", "mean()", "count()", "ohlc()", "size()", "v.agg(['min', 'max'])",
+                                  "v.first()"])
+def test_grouped_resample_on_whole_groups_like_pandas(n, what):
+    rng = np.random.default_rng(0)
+    pdf = pd.DataFrame({"k": rng.choice(list("abc"), 200), "v": rng.normal(size=200)},
+                       index=pd.date_range("2024-01-01", periods=200, freq="17min"))
+    expr = f"groupby('k').resample('2h').{what}" if not what.startswith("v.") else \
+        f"groupby('k').v.resample('1D').{what[2:]}"
+    got = eval(f"xd.from_pandas(pdf, npartitions={n})." + expr).compute().sort_index()
+    expected = eval("pdf." + expr).sort_index()
+    (tm.assert_frame_equal if isinstance(expected, pd.DataFrame) else tm.assert_series_equal)(got, expected,
+                                                                                            check_freq=False)

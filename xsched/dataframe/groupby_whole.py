@@ -10,8 +10,8 @@ grouped method runs on each partition, which then holds whole groups::
         corr, cov a matrix per group): every partition's rows into one, in the order of the
         keys as pandas'
         rows alike (shift, diff, pct_change, rank, ffill, bfill, head, tail, nth, filter,
-        sample, rolling(...).f, expanding(...).f, ewm(...).f): partitioned as shuffled, each
-        group's rows in their order
+        sample, rolling(...).f, expanding(...).f, ewm(...).f, resample(...).f): partitioned as
+        shuffled, each group's rows in their order
 
 So the results are pandas' exactly, but for two orders: the row-wise ones come partitioned
 by key, not in the frame's row order (``.compute().sort_index()`` restores it), and
@@ -59,7 +59,9 @@ WINDOW_METHODS = {"rolling": ("sum", "mean", "min", "max", "std", "var", "count"
                               "sem", "skew", "kurt"),
                   "expanding": ("sum", "mean", "min", "max", "std", "var", "count", "median", "quantile", "apply",
                                 "sem", "skew", "kurt"),
-                  "ewm": ("mean", "sum", "std", "var")}
+                  "ewm": ("mean", "sum", "std", "var"),
+                  "resample": ("sum", "mean", "count", "min", "max", "first", "last", "median", "std", "var", "size",
+                               "ohlc", "nunique", "prod", "agg")}
 
 
 #: a runnable example per generated method: (the call on EXAMPLE_FRAME's ``df``, its output)
@@ -218,9 +220,24 @@ def _window(kind: str):
         return GroupedWindow(self, kind, args, kwargs)
 
     open_window.__name__ = kind
+    call, output = WINDOW_EXAMPLES[kind]
     open_window.__doc__ = (f"pandas' grouped ``{kind}``: its methods run on whole groups after a shuffle on the "
-                           "key, the rows partitioned by key (see ``GroupedWindow``).")
+                           "key, the rows partitioned by key (see ``GroupedWindow``).\n\n"
+                           f"{WINDOW_FRAME}\n>>> {call}\n{output}\n")
     return open_window
+
+
+#: a runnable example of each grouped window, on ``WINDOW_FRAME``'s ``df``
+WINDOW_EXAMPLES = {
+    "rolling": ('df.groupby("k").v.rolling(2).sum().compute().sort_index().tolist()', "[nan, 3.0, nan, 7.0]"),
+    "expanding": ('df.groupby("k").v.expanding().max().compute().sort_index().tolist()', "[1.0, 2.0, 3.0, 4.0]"),
+    "ewm": ('df.groupby("k").v.ewm(alpha=0.5).mean().compute().sort_index().round(3).tolist()',
+            "[1.0, 1.667, 3.0, 3.667]"),
+    "resample": ('df.groupby("k").v.resample("2h").sum().compute().sort_index().tolist()', "[3.0, 7.0]"),
+}
+WINDOW_FRAME = """>>> import pandas as pd, xsched.dataframe as xd
+>>> df = xd.from_pandas(pd.DataFrame({"k": list("aabb"), "v": [1.0, 2, 3, 4]},
+...                                  index=pd.date_range("2024-01-01", periods=4, freq="h")), npartitions=2)"""
 
 
 def get_group(self: GroupBy, name: Any) -> Any:
