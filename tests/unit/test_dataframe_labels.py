@@ -79,4 +79,3 @@ def test_stack_moves_the_columns_into_the_index_like_pandas(n):
     frame2 = xd.from_pandas(wide, npartitions=n)
     tm.assert_frame_equal(frame2.stack().compute(), wide.stack())
     tm.assert_frame_equal(frame2.stack(0).compute(), wide.stack(0))
-

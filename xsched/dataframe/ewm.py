@@ -7,9 +7,11 @@ the sum of the weights ``W``, and how many values were present. One partition's 
 ``S`` and ``W`` come from pandas' ``ewm(...).sum()`` of the values and of their weights; the
 sums before it, decayed by ``d`` to the power of its rows so far, are added on::
 
-    partition i --_totals--> per column: S, W, values present, rows decayed over
-    every partition's totals --_prefixes--> per partition: S, W and the count before it
-    partition i + its prefix --_weigh--> S / W (mean) or S (sum) per row, NaN below min_periods
+    partition i --_totals--> per column: S, W, values present, rows decayed over (and S, W at
+                              its last value, where the mean it passes on is)
+    every partition's totals --_prefixes--> per partition: S, W, the count and the mean before it
+    partition i + its prefix --_weigh--> S / W (mean; between values the mean carried, as a
+                              long gap decays S and W to nothing) or S (sum), NaN below min_periods
 
 ``adjust=False`` is pandas' recursion ``y = (a * y_prev + alpha * x) / (a + alpha)``, ``a`` the
 decay since the last value (``d`` without gaps), whose weights start again from 1 at every
@@ -18,9 +20,11 @@ count. A partition's end is an affine function of the mean just after its first 
 it is summarised by the two coefficients (two runs of pandas from its first value, with that
 value 0 and 1); one small task walks those from partition to partition, and each partition
 then runs pandas from its first value, that value replaced by the mean the recursion gives
-there. The results equal pandas' to rounding (with ``adjust=True`` the sums add in another
-order than pandas' recursion; with ``adjust=False`` only the means carried across partition
-boundaries are rounded once more).
+there. That step across a boundary is pandas' own too (a run over the carried mean, the
+missing rows and the value): pandas 3.1 weighs a gap with ``alpha=0.5`` unlike the formula
+above, which holds for every other alpha. The results equal pandas' to rounding (with
+``adjust=True`` the sums add in another order than pandas' recursion; with ``adjust=False``
+only the means carried across partition boundaries are rounded once more).
 
 >>> import pandas as pd, xsched.dataframe as xd
 >>> s = xd.from_pandas(pd.Series([1.0, None, 3.0, 4.0, 8.0]), npartitions=3)
