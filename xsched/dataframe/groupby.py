@@ -698,7 +698,7 @@ def _keys_as_columns(frame: DataFrame, by: list) -> tuple:
                 "(key.rename('hour')), or assign it first: df.assign(hour=key).groupby([..., 'hour'])")
         extra[name] = key
         names.append(name)
-    return frame.assign(**extra), names
+    return frame._assign(list(extra.items())), names
 
 
 def _distinct_rows(parts: Any, dropna: bool = False) -> pd.DataFrame:
