@@ -161,3 +161,11 @@ def test_concat_side_by_side_aligns_rows_as_pandas(join):
     pd.testing.assert_frame_equal(one.compute().sort_index(), pd.concat([a, b], axis=1, join=join).sort_index())
     with pytest.raises(ValueError, match="known and equal"):
         xd.concat([left, xd.from_pandas(b, npartitions=3)], axis=1)
+
+
+@pytest.mark.parametrize("values", [[1, 2, 3], [1, 2, 2], [1.0, None], [None, None], ["a", "b", "a"], [3]])
+def test_is_unique_and_hasnans_like_pandas(values):
+    s = pd.Series(values)
+    xs = xd.from_pandas(s, npartitions=min(2, len(values)))
+    assert bool(xs.is_unique.compute()) == s.is_unique
+    assert bool(xs.hasnans.compute()) == s.hasnans

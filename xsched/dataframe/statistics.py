@@ -815,6 +815,27 @@ def _install() -> None:
         cls.is_monotonic_decreasing = property(lambda self: monotonic(self, False),  # type: ignore[attr-defined]
                                                doc=monotonic.__doc__)
 
+    def is_unique(self):
+        """Whether no value repeats (a Scalar: the distinct values, a tree, against the count).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series([1, 2, None, 2]), npartitions=2)
+        >>> bool(s.is_unique.compute()), bool(s.drop_duplicates().is_unique.compute())
+        (False, True)
+        """
+        return self.drop_duplicates().size == self.size
+
+    def hasnans(self):
+        """Whether any value is missing (a Scalar).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> bool(xd.from_pandas(pd.Series([1.0, None]), npartitions=2).hasnans.compute())
+        True
+        """
+        return self.isna().any()
+
+    Series.is_unique, Series.hasnans = property(is_unique), property(hasnans)  # type: ignore[attr-defined]
+
 
 def _bool_as_float(series: Series) -> Series:
     """Truth values as 1.0 and 0.0, whose median pandas takes (the quantile of truth values
