@@ -33,11 +33,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.layers import LayeredGraph, annotations_in_force, new_token
 from ..graph.partials import through_all
-from ..graph.spec import Ref, Task
 from .core import DataFrame, Series, _Frame, _nonempty, map_partitions, new_collection
-from .shuffle import _PART, _ROW, _exchange, _split_by_part, _tag_rows, sort_values
+from .shuffle import _PART, _ROW, _exchange, _split_by_part, sort_values, tagged_rows
 
 __all__: list[str] = []
 
@@ -89,12 +88,7 @@ def rank_series(series: Series, method: str = "average", ascending: bool = True,
     n = series.npartitions
     ann = annotations_in_force()
     tok = new_token(series._name, method, ascending, pct)
-    tag_name = f"rank-tag-{tok}"
-    tags = {chunk_key(tag_name, (i,)): Task(_tag_rows, (Ref(k), None, i), {}, per_task(ann))
-            for i, k in enumerate(series._keys())}
-    tag_meta = _tag_rows(series._meta, None, 0)
-    tagged = new_collection(LayeredGraph.merge(series._graph, new={tag_name: tags}), tag_name, tag_meta,
-                            (None,) * (n + 1))
+    tagged = tagged_rows(series, None, f"rank-{tok}")
     ordered = sort_values(tagged, [_VALUE, _PART, _ROW], ascending=[ascending, True, True])
     name = f"rank-{tok}"
     layers = through_all(name, ordered._keys(), _totals, _offsets, _ranked, (method, ascending, pct),

@@ -554,6 +554,18 @@ def _tag_rows(part: Any, columns: list | None, i: int) -> pd.DataFrame:
     return keys.assign(**{_PART: np.full(len(keys), i, np.int64), _ROW: np.arange(len(keys), dtype=np.int64)})
 
 
+def tagged_rows(frame: _Frame, columns: list | None, token: str) -> DataFrame:
+    """The key ``columns`` of ``frame`` (a Series: its values, as ``__value__``), each row
+    tagged with its partition and position, for work that moves rows and brings results back
+    to them (``duplicated``, ``rank``)."""
+    name = f"tag-{token}"
+    ann = annotations_in_force()
+    tags = {chunk_key(name, (i,)): Task(_tag_rows, (Ref(k), columns, i), {}, per_task(ann))
+            for i, k in enumerate(frame._keys())}
+    return new_collection(LayeredGraph.merge(frame._graph, new={name: tags}), name,
+                          _tag_rows(frame._meta, columns, 0), (None,) * (frame.npartitions + 1))
+
+
 def _flag_duplicates(part: pd.DataFrame, keep: Any) -> pd.DataFrame:
     """Whole groups of equal keys, in the frame's order: which rows are duplicates, by tag."""
     part = part.sort_values([_PART, _ROW], kind="stable")
@@ -596,17 +608,10 @@ def duplicated(frame: _Frame, subset: Any = None, keep: Any = "first") -> Series
         frame._check_columns(columns, "duplicated")
     meta = pd.Series([], dtype=bool, name=None if isinstance(frame, DataFrame) else frame._meta.name)
     n = frame.npartitions
-    tok = new_token(frame._name, columns, keep)
-    ann = annotations_in_force()
-    tag_name = f"duplicated-tag-{tok}"
-    tags = {chunk_key(tag_name, (i,)): Task(_tag_rows, (Ref(k), columns, i), {}, per_task(ann))
-            for i, k in enumerate(frame._keys())}
-    tag_meta = _tag_rows(frame._meta, columns, 0)
-    tagged = new_collection(LayeredGraph.merge(frame._graph, new={tag_name: tags}), tag_name, tag_meta,
-                            (None,) * (n + 1))
-    keys = [c for c in tag_meta.columns if c not in (_PART, _ROW)]
+    tagged = tagged_rows(frame, columns, f"duplicated-{new_token(frame._name, columns, keep)}")
+    keys = [c for c in tagged._meta.columns if c not in (_PART, _ROW)]
     met = _hash_shuffle(tagged, keys, n, None)
-    flag_meta = _flag_duplicates(tag_meta, keep)
+    flag_meta = _flag_duplicates(tagged._meta, keep)
     flagged = map_partitions(_flag_duplicates, met, keep, meta=flag_meta, _name="duplicated-flags")
     back = _exchange(flagged, n, _split_by_part, new_token(flagged._name, "back"), "duplicated-back")
     return map_partitions(_flags_of, frame, back, meta.name, meta=meta, _name="duplicated")
