@@ -158,3 +158,14 @@ def assert_frames_agree(got, expected, **kwargs):
         assert got._meta.name == expected.name
         tm.assert_series_equal(result, expected, **kwargs)
 
+
+
+def values_with_gaps(rng, high: int, low_rows: int = 1, high_rows: int = 50):
+    """A random number of small whole values (as floats, so ties are many) below ``high``,
+    about a fifth of them missing: data for order statistics across partitions."""
+    import numpy as np
+
+    n = int(rng.integers(low_rows, high_rows))
+    values = rng.integers(0, high, n).astype(float)
+    values[rng.random(n) < 0.2] = np.nan
+    return values

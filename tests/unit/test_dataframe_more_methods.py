@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import xsched.dataframe as xd
+from tests.support.helpers import values_with_gaps
 
 
 def test_reduction_of_ones_own_with_scalar_and_series_partials():
@@ -129,10 +130,8 @@ def test_map_through_an_xsched_series_like_pandas(parts):
 def test_argmax_and_argmin_are_positions_over_all_partitions_like_pandas(seed):
     rng = np.random.default_rng(seed)
     for _ in range(20):
-        n = int(rng.integers(1, 40))
-        values = rng.integers(0, 6, n).astype(float)
-        values[rng.random(n) < 0.2] = np.nan
-        s = pd.Series(values, index=rng.permutation(1000)[:n])
+        values = values_with_gaps(rng, 6, high_rows=40)
+        s = pd.Series(values, index=rng.permutation(1000)[:len(values)])
         xs = xd.from_pandas(s, npartitions=int(rng.integers(1, 8)), sort=False)
         for method in ("argmax", "argmin"):
             for skipna in (True, False):

@@ -7,15 +7,15 @@ import pandas as pd
 import pytest
 
 import xsched.dataframe as xd
+from tests.support.helpers import values_with_gaps
 
 
 @pytest.mark.parametrize("seed", range(3))
 def test_rank_across_partitions_like_pandas(seed):
     rng = np.random.default_rng(seed)
     for _ in range(4):
-        n = int(rng.integers(1, 50))
-        values = rng.integers(0, 8, n).astype(float)
-        values[rng.random(n) < 0.2] = np.nan
+        values = values_with_gaps(rng, 8)
+        n = len(values)
         pdf = pd.DataFrame({"v": values, "s": rng.choice(["a", "b", "c"], n), "i": rng.integers(-3, 3, n)},
                            index=rng.permutation(500)[:n])
         df = xd.from_pandas(pdf, npartitions=int(rng.integers(1, 6)), sort=False)
