@@ -30,7 +30,9 @@ def test_workers_beat_slower_as_the_cluster_grows_and_faster_as_it_shrinks(own_c
     cluster = own_cluster(n_workers=2)
     with Client(cluster) as client:
         client.wait_for_workers(2, timeout=30)
-        assert intervals(client) == (0.5, [0.5])  # 2 workers / 4 per second: beats 0.5 s apart
+        # 2 workers / 4 per second: beats 0.5 s apart (the second worker to register hears of the
+        # new pace a message after the scheduler sets it: waited for, not assumed)
+        wait_until(lambda: intervals(client) == (0.5, [0.5]), timeout=20, msg="both workers beat every 0.5 s")
         cluster.scale(3)
         client.wait_for_workers(3, timeout=30)
         wait_until(lambda: intervals(client) == (1.0, [1.0]), timeout=20,

@@ -284,6 +284,7 @@ class Worker:
         self.debugging = Debugging.from_config(self)  # client.debug, breakpoints (worker/debugging.py)
         self._breakpoint_var: tuple | None = None  # (PYTHONBREAKPOINT before we set it,) while we have it set
         self._alive = None  # the AliveThread sending liveness heartbeats off the event loop
+        self._paced: float | None = None  # the last interval the scheduler told (heartbeat-interval op)
         self.heartbeat_interval = parse_timedelta(config.get("worker.heartbeat-interval", "500ms"))  # paced
         self._closed = asyncio.Event()
         self.start_time = time.time()
@@ -432,8 +433,9 @@ class Worker:
             self._breakpoint_var = (os.environ.get("PYTHONBREAKPOINT"),)
             os.environ["PYTHONBREAKPOINT"] = task_context.BREAKPOINT_HOOK
         self._started_file()
-        # the scheduler paces beats by the cluster's width (scheduler/heartbeats.py)
-        self.heartbeat_interval = float(reply.get("heartbeat_interval") or
+        # the scheduler paces beats by the cluster's width (scheduler/heartbeats.py); an interval it
+        # told while this registration was answered (another worker joined meanwhile) is the newer
+        self.heartbeat_interval = float(self._paced or reply.get("heartbeat_interval") or
                                         parse_timedelta(config.get("worker.heartbeat-interval", "500ms")))
         self._background.spawn(self._heartbeat_loop())
         self._alive = AliveThread(self.scheduler_address, self.security, self.scheduler.identity,
@@ -677,7 +679,7 @@ class Worker:
 
     def _op_heartbeat_interval(self, header: dict, payload: list) -> None:
         """The scheduler paces beats by the cluster's width: from now on, every ``interval`` s."""
-        self.heartbeat_interval = float(header["interval"])
+        self.heartbeat_interval = self._paced = float(header["interval"])
         if self._alive is not None:
             self._alive.interval = self.heartbeat_interval
 
