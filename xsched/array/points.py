@@ -32,7 +32,6 @@ import numpy as np
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from . import masking as _masking
-from .core import Array
 from .take import is_integer_index, join_pieces, normalize_indices, picked_array
 
 __all__ = ["pointwise"]
@@ -134,35 +133,3 @@ def _points(x: Any, axes: tuple, coords: list, adjacent: bool) -> Any:
     chunks = (tuple(bounds[i + 1] - bounds[i] for i in range(len(bounds) - 1)),) + tuple(x.chunks[r] for r in rest)
     return picked_array(x, picks, joins, (pick_name, join_name), chunks)
 
-
-class _VIndex:
-    """``x.vindex[...]``: pointwise indexing, the points' axes first (see the module)."""
-
-    def __init__(self, x: Any) -> None:
-        self._x = x
-
-    def __getitem__(self, index: Any) -> Any:
-        index = index if isinstance(index, tuple) else (index,)
-        if Ellipsis in [i for i in index if not isinstance(i, np.ndarray)]:
-            at = [p for p, i in enumerate(index) if i is Ellipsis and not isinstance(i, np.ndarray)][0]
-            index = index[:at] + (slice(None),) * (self._x.ndim - len(index) + 1) + index[at + 1:]
-        if len(index) > self._x.ndim:
-            raise IndexError(f"too many indices for an array of {self._x.ndim} dimensions: {len(index)}")
-        if not any(is_integer_index(i) for i in index):
-            raise IndexError("vindex takes at least one integer array (a list or NumPy array); for "
-                             "slices and ints alone index the array itself: x[...]")
-        return pointwise(self._x, index, points_first=True)
-
-
-def _vindex(self: Array) -> _VIndex:
-    """Pointwise indexing with integer arrays, the points' axes first (dask's ``vindex``).
-
-    >>> import numpy as np, xsched.array as xa
-    >>> x = xa.from_array(np.arange(12).reshape(3, 4), chunks=2)
-    >>> x.vindex[[2, 0], [1, 3]].compute().tolist()
-    [9, 3]
-    """
-    return _VIndex(self)
-
-
-Array.vindex = property(_vindex)  # type: ignore[attr-defined]

@@ -336,14 +336,12 @@ class _Blocks:
 
     def __getitem__(self, index: Any) -> Array:
         x = self._x
-        index = index if isinstance(index, tuple) else (index,)
-        if Ellipsis in [i for i in index if not isinstance(i, (list, np.ndarray))]:
-            at = next(p for p, i in enumerate(index) if i is Ellipsis)
-            index = index[:at] + (slice(None),) * (x.ndim - len(index) + 1) + index[at + 1:]
-        if len(index) > x.ndim:
-            raise IndexError(f"blocks[...]: {len(index)} indices for a block grid of {x.ndim} dimensions "
+        index, n_real = _spell_out_ellipsis(index if isinstance(index, tuple) else (index,), x.ndim,
+                                            lambda i: True)
+        if n_real > x.ndim:
+            raise IndexError(f"blocks[...]: {n_real} indices for a block grid of {x.ndim} dimensions "
                              f"{x.numblocks}")
-        index = index + (slice(None),) * (x.ndim - len(index))
+        index = tuple(index) + (slice(None),) * (x.ndim - len(index))
         chosen = []
         for axis, (i, n) in enumerate(zip(index, x.numblocks)):
             numbers_ = np.arange(n)
@@ -375,5 +373,33 @@ def _blocks(self: Array) -> _Blocks:
     return _Blocks(self)
 
 
+class _VIndex:
+    """``x.vindex[...]``: pointwise indexing, the points' axes first (``points.py``)."""
+
+    def __init__(self, x: Array) -> None:
+        self._x = x
+
+    def __getitem__(self, index: Any) -> Array:
+        index, n_real = _spell_out_ellipsis(index if isinstance(index, tuple) else (index,), self._x.ndim,
+                                            lambda i: True)
+        _check_rank(n_real, self._x.ndim)
+        if not any(_fancy.is_integer_index(i) for i in index):
+            raise IndexError("vindex takes at least one integer array (a list or NumPy array); for "
+                             "slices and ints alone index the array itself: x[...]")
+        return _points.pointwise(self._x, tuple(index), points_first=True)
+
+
+def _vindex(self: Array) -> _VIndex:
+    """Pointwise indexing with integer arrays, the points' axes first (dask's ``vindex``).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(12).reshape(3, 4), chunks=2)
+    >>> x.vindex[[2, 0], [1, 3]].compute().tolist()
+    [9, 3]
+    """
+    return _VIndex(self)
+
+
 Array.__getitem__ = _array_getitem  # type: ignore[method-assign]
 Array.blocks = property(_blocks)  # type: ignore[attr-defined]
+Array.vindex = property(_vindex)  # type: ignore[attr-defined]

@@ -84,15 +84,19 @@ class Accessor:
         if (self._kind, attr) in _FROM_DTYPE:
             return getattr(self._meta_accessor, attr)
         if callable(getattr(self._meta_accessor, attr)):
-            def call(*args: Any, **kwargs: Any):
-                return relabelled(map_partitions(_accessor_call, self._series, self._kind, attr, args, kwargs,
-                                                 self._series._row_labels() if self._index_source() is not None
-                                                 else None,
-                                                 _name=f"{self._kind}-{attr}"), self._index_source())
-            call.__name__ = attr
-            return call
+            return self._method(attr)
         return relabelled(map_partitions(_accessor_attr, self._series, self._kind, attr,
                                          _name=f"{self._kind}-{attr}"), self._index_source())
+
+    def _method(self, attr: str):
+        """The accessor's method ``attr``, run per partition (an Index's results as ``core.Index``'s)."""
+        def call(*args: Any, **kwargs: Any):
+            source = self._index_source()
+            return relabelled(map_partitions(_accessor_call, self._series, self._kind, attr, args, kwargs,
+                                             None if source is None else source._row_labels(),
+                                             _name=f"{self._kind}-{attr}"), source)
+        call.__name__ = attr
+        return call
 
     def _index_source(self) -> Any:
         """The Index whose labels an Index result is made from (None for a Series')."""
@@ -115,8 +119,7 @@ class Accessor:
         """
         kwargs = {"pat": pat, "n": n, "expand": expand} | ({} if regex is None else {"regex": regex})
         if not expand:
-            return map_partitions(_accessor_call, self._series, "str", method, (), kwargs, None,
-                                  _name=f"str-{method}")
+            return self._method(method)(**kwargs)
         if isinstance(self._series._meta, pd.Index) or n is None or n < 0:
             raise ValueError(f"str.{method}(expand=True) makes as many columns as values split, which each "
                              f"partition would count apart: give n= (the most splits; n + 1 columns), or "
