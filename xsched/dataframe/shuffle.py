@@ -40,6 +40,7 @@ from .categorical import has_known_categories
 from .core import DataFrame, Series, _concat, _Frame, _nonempty, make_meta, map_partitions, new_collection
 from .io import _identity, from_pandas
 from .reductions import quantile, reduction
+from .repartition import repartition
 
 __all__ = ["shuffle", "set_index", "sort_values", "merge", "drop_duplicates"]
 
@@ -703,7 +704,7 @@ def merge(left: DataFrame, right: DataFrame, how: str = "inner", on: Any = None,
                              "right_on=, left_index= or right_index=")
         kwargs = {"how": "cross", "suffixes": suffixes, "indicator": indicator}
         meta = make_meta(pd.merge(_nonempty(left._meta), _nonempty(right._meta), **kwargs))
-        return _broadcast(left, _whole(right), kwargs, meta, big_left=True)
+        return _broadcast(left, repartition(right, npartitions=1), kwargs, meta, big_left=True)
     if on is not None:
         left_on = right_on = on
     if left_on is None and right_on is None and not left_index and not right_index:
@@ -750,15 +751,6 @@ def merge(left: DataFrame, right: DataFrame, how: str = "inner", on: Any = None,
     ls = _hash_shuffle(left, left_key, n, dtypes)
     rs = _hash_shuffle(right, right_key, n, dtypes)
     return map_partitions(_merge_parts, ls, rs, kwargs, meta=meta, _name="merge")
-
-
-def _whole(frame: DataFrame) -> DataFrame:
-    """``frame`` as one partition (its partitions joined in order by one task)."""
-    if frame.npartitions == 1:
-        return frame
-    name = f"whole-{new_token(frame._name)}"
-    layer = {chunk_key(name, (0,)): Task(_concat, ([Ref(k) for k in frame._keys()], frame._meta))}
-    return new_collection(LayeredGraph.merge(frame._graph, new={name: layer}), name, frame._meta, (None, None))
 
 
 def _broadcast(big: DataFrame, small: DataFrame, kwargs: dict, meta: Any, big_left: bool) -> DataFrame:

@@ -214,16 +214,13 @@ def corrwith(frame: DataFrame, other: Any, axis: Any = 0, drop: bool = False, me
     """
     if axis not in (0, "index"):
         raise NotImplementedError("corrwith(axis=1) correlates rows: run it per partition with map_partitions")
-    left = frame[[c for c, d in frame.dtypes.items() if pd.api.types.is_numeric_dtype(d)
-                  or pd.api.types.is_bool_dtype(d)]] if numeric_only else frame
     if isinstance(other, Series):
+        left = _numeric_frame(frame, "corr", numeric_only)  # (every column pairs: each must be numeric)
         labels = left._meta.columns
-        values = [corr(_numeric_frame(left, "corr", False)[c], other, method, split_every=split_every)
-                  for c in labels]
+        values = [corr(left[c], other, method, split_every=split_every) for c in labels]
         pairs = list(range(len(labels)))
     elif isinstance(other, DataFrame):
-        right = other[[c for c, d in other.dtypes.items() if pd.api.types.is_numeric_dtype(d)
-                       or pd.api.types.is_bool_dtype(d)]] if numeric_only else other
+        left, right = (_numeric_frame(f, "corr", True) if numeric_only else f for f in (frame, other))
         common = left._meta.columns.intersection(right._meta.columns)
         labels = common if drop else left._meta.columns.union(right._meta.columns)
         if len(common):
