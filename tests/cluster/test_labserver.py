@@ -397,6 +397,67 @@ def test_websocket_pushes_clusters_and_detail(jp_asyncio_loop, jp_serverapp, jp_
 
 
 @pytest.mark.cluster
+def test_a_quick_watch_carries_the_clusters_message(jp_asyncio_loop, jp_serverapp, jp_http_port, jp_base_url,
+                                                    jp_auth_header, http_server_client, cluster, monkeypatch):
+    """While panes watch at least as often as the sidebar's interval, the clusters message and
+    the subscribed detail are written by the watch, just before one of its telemetry messages
+    (one browser frame for both); a slower watch leaves them to their own loop again."""
+    import asyncio
+
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    from xsched.labserver.handlers import UpdatesHandler
+
+    written = []  # (type, the coroutine that wrote it)
+    plain = UpdatesHandler.write_message
+
+    def recording(self, message, binary=False):
+        task = asyncio.current_task()
+        written.append((json.loads(message)["type"], task.get_coro().__qualname__ if task else None))
+        return plain(self, message, binary)
+
+    monkeypatch.setattr(UpdatesHandler, "write_message", recording)
+
+    async def read_until(ws, n_clusters):
+        """Messages until ``n_clusters`` more clusters messages came, the message after the last too."""
+        seen = 0
+        while True:
+            msg = json.loads(await asyncio.wait_for(ws.read_message(), 30))
+            if seen == n_clusters:
+                return
+            seen += msg["type"] == "clusters"
+
+    async def go():
+        url = f"ws://127.0.0.1:{jp_http_port}{jp_base_url}xsched/api/ws"
+        ws = await websocket_connect(HTTPRequest(url, headers=jp_auth_header))
+        first = json.loads(await ws.read_message())
+        cid = [c for c in first["clusters"] if c["address"] == cluster.scheduler_address][0]["id"]
+        ws.write_message(json.dumps({"subscribe": cid, "interval": 500}))
+        ws.write_message(json.dumps({"type": "watch", "cluster": cid, "panes": ["workers"], "interval": 0.25}))
+        while json.loads(await ws.read_message())["type"] != "telemetry":
+            pass
+        start = len(written)
+        await read_until(ws, 3)
+        quick = written[start:]
+        ws.write_message(json.dumps({"type": "watch", "cluster": cid, "panes": ["workers"], "interval": 2.0}))
+        await read_until(ws, 1)  # (one the quick watch may still have carried)
+        start = len(written)
+        await read_until(ws, 2)
+        slow = written[start:]
+        ws.close()
+        return quick, slow
+
+    quick, slow = jp_asyncio_loop.run_until_complete(go())
+    carried = [i for i, (kind, _) in enumerate(quick) if kind == "clusters"]
+    assert len(carried) >= 3, quick
+    for i in carried:
+        assert quick[i][1] == quick[i + 1][1] == quick[i + 2][1] == "UpdatesHandler._watch", quick
+        assert [kind for kind, _ in quick[i:i + 3]] == ["clusters", "detail", "telemetry"], quick
+    assert {who for kind, who in slow if kind in ("clusters", "detail")} == {"UpdatesHandler._push"}, slow
+
+
+@pytest.mark.cluster
 def test_panel_cluster_start_scale_shutdown(jp_asyncio_loop, jp_fetch, jp_serverapp):
     """A cluster started from the panel is owned by the server: it can be scaled and shut down."""
     async def go():
