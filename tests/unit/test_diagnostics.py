@@ -80,8 +80,8 @@ def test_the_scheduler_records_each_run_the_workers_report():
     ext = s.extensions["diagnostics"]
     reply = call(ext, "get-task-stream")
     assert reply["index"] == 2
-    assert reply["records"] == [["inc-1", "tcp://w:1", 1.0, 2.0, "memory", 28],
-                                ["bad-1", "tcp://w:1", 1.5, 2.5, "error", None]]
+    assert reply["records"] == [["inc-1", "tcp://w:1", 1.0, 2.0, "memory", 28, "inc"],
+                                ["bad-1", "tcp://w:1", 1.5, 2.5, "error", None, "bad"]]
     assert call(ext, "get-task-stream", since=1)["records"][0][0] == "bad-1"
     assert call(ext, "get-task-stream", count=0)["records"] == []
 

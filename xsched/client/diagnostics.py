@@ -62,7 +62,7 @@ logger = logging.getLogger("xsched.client")
 __all__ = ["DiagnosticsMixin", "log_event", "print", "warn", "get_task_stream", "TaskStream"]
 
 #: the fields of a task-stream record (the scheduler's diagnostics extension sends them in this order)
-TASK_STREAM_FIELDS = ("key", "worker", "start", "stop", "status", "nbytes")
+TASK_STREAM_FIELDS = ("key", "worker", "start", "stop", "status", "nbytes", "group")
 
 
 # ---------------------------------------------------------------------- what tasks call
@@ -260,7 +260,8 @@ def _records(rows: list) -> list[dict]:
     out = []
     for row in rows:
         record = dict(zip(TASK_STREAM_FIELDS, row))
-        record["group"] = key_split(record["key"])
+        if record.get("group") is None:  # (a scheduler before groups were kept with the runs)
+            record["group"] = key_split(record["key"])
         out.append(record)
     return out
 

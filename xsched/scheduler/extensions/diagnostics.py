@@ -41,6 +41,7 @@ from collections import Counter, deque
 from itertools import islice
 
 from ... import logs
+from ...keys import key_split
 from ...protocol import ops
 from .base import SchedulerExtension
 
@@ -51,12 +52,14 @@ __all__ = ["DiagnosticsExtension", "TaskStream", "FIELDS", "plain", "ACTIVITY_KI
 ACTIVITY_KINDS = ("transfer", "disk-write", "disk-read")
 
 #: the fields of a task-stream record, in the order the wire carries them
-FIELDS = ("key", "worker", "start", "stop", "status", "nbytes")
+FIELDS = ("key", "worker", "start", "stop", "status", "nbytes", "group")
 
 
 class TaskStream:
     """The last ``maxlen`` task runs the workers reported: ``(key, worker, start, stop, status,
-    nbytes)``, numbered 0, 1, 2... in the order they arrived (``index``: the next number)."""
+    nbytes, group)``, numbered 0, 1, 2... in the order they arrived (``index``: the next
+    number). The group is kept when the run is heard, while the scheduler still knows the
+    task: a dashboard's poll would otherwise work it out from each key again."""
 
     __slots__ = ("records", "index")
 
@@ -67,8 +70,9 @@ class TaskStream:
     def __len__(self) -> int:
         return len(self.records)
 
-    def add(self, key: str, worker: str, start, stop, status: str, nbytes=None) -> None:
-        self.records.append((key, worker, start, stop, status, nbytes))
+    def add(self, key: str, worker: str, start, stop, status: str, nbytes=None, group: str | None = None) -> None:
+        """One run; its group is ``key_split(key)`` unless given."""
+        self.records.append((key, worker, start, stop, status, nbytes, key_split(key) if group is None else group))
         self.index += 1
 
     def select(self, start: float | None = None, stop: float | None = None, count: int | None = None,
@@ -139,7 +143,10 @@ class DiagnosticsExtension(SchedulerExtension):
 
     def task_ran(self, worker: str, h: dict, status: str) -> None:
         """A worker reports a run of ``h["key"]`` (its task-finished or task-erred header)."""
-        self.task_stream.add(h["key"], worker, h.get("start"), h.get("stop"), status, h.get("nbytes"))
+        key = h["key"]
+        ts = self.scheduler.state.tasks.get(key)
+        self.task_stream.add(key, worker, h.get("start"), h.get("stop"), status, h.get("nbytes"),
+                             ts.group if ts is not None else None)
 
     # ------------------------------------------------------------------ ops
     def _op_worker_activity(self, peer, h, payload) -> None:
@@ -153,7 +160,7 @@ class DiagnosticsExtension(SchedulerExtension):
                 continue
             key = f"transfer from {other}" if kind == "transfer" else kind
             self.activity.add(key, worker, float(start), float(stop), kind,
-                              int(nbytes) if isinstance(nbytes, (int, float)) else None)
+                              int(nbytes) if isinstance(nbytes, (int, float)) else None, kind)
         return None
 
     def _op_get_logs(self, peer, h, payload) -> dict:

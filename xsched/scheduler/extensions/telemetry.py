@@ -81,7 +81,6 @@ from ... import logs
 from ...background import Background
 from ...comm import ConnectionPool
 from ...graph.order import natural_key
-from ...keys import key_split
 from ...profiling import StackTree
 from ...protocol import ops
 from ...protocol.schemas import TELEMETRY_PARTS
@@ -266,35 +265,38 @@ def stream_since(stream, since: int | None, max_records: int) -> tuple[list, int
     available = stream.index - begin
     take = min(available, max_records)
     first = stream.index - take
-    rows = list(islice(stream.records, first - oldest, None)) if take else []
+    # (from the right end: a poll takes the newest few of up to 100,000 kept runs, and a deque
+    # walked from its left to them costs the whole length at every poll)
+    rows = list(islice(reversed(stream.records), take))
+    rows.reverse()
     return rows, first, lost + available - take
 
 
 def _coded(values) -> tuple[list, list[int]]:
     """(the distinct values in order of appearance, each value's index among them)."""
-    index: dict = {}
-    codes = [index.setdefault(v, len(index)) for v in values]
-    return list(index), codes
+    names = list(dict.fromkeys(values))
+    return names, list(map({v: i for i, v in enumerate(names)}.__getitem__, values))
 
 
-def columns(rows, groups=()) -> dict:
-    """Task-stream rows ``(key, worker, start, stop, status, nbytes)`` (``TaskStream``'s) and
-    each one's group, as the telemetry reply sends them: a list per field, the group, worker
+def columns(rows) -> dict:
+    """Task-stream rows ``(key, worker, start, stop, status, nbytes, group)`` (``TaskStream``'s)
+    as the telemetry reply sends them: a list per field, the group, worker
     and status of each run as an index into the distinct ones (``groups``, ``workers``,
     ``statuses``). Why columns: a browser parses a few long lists where it parsed an array per
     run, and the repeated names travel once (a 100,000-run reply: half the bytes).
 
-    >>> cols = columns([("inc-1", "tcp://w:1", 1.0, 1.5, "memory", 8), ("inc-2", "tcp://w:2", 2.0, 2.5, "error", 8)],
-    ...                ["inc", "inc"])
+    >>> cols = columns([("inc-1", "tcp://w:1", 1.0, 1.5, "memory", 8, "inc"), ("inc-2", "tcp://w:2", 2.0, 2.5, "error", 8, "inc")])
     >>> cols["keys"], cols["groups"], cols["group"], cols["workers"], cols["worker"], cols["statuses"], cols["status"]
     (['inc-1', 'inc-2'], ['inc'], [0, 0], ['tcp://w:1', 'tcp://w:2'], [0, 1], ['memory', 'error'], [0, 1])
     >>> rows_of(cols)[1]
     ['inc-2', 'inc', 'tcp://w:2', 2.0, 2.5, 'error']
     """
-    keys, workers, starts, stops, statuses = (list(c) for c in list(zip(*rows))[:5]) if rows else ([], [], [], [], [])
-    group_names, group = _coded(groups)
-    worker_names, worker = _coded(workers)
-    status_names, status = _coded(statuses)
+    keys = [r[0] for r in rows]
+    starts = [r[2] for r in rows]
+    stops = [r[3] for r in rows]
+    group_names, group = _coded([r[6] for r in rows])
+    worker_names, worker = _coded([r[1] for r in rows])
+    status_names, status = _coded([r[4] for r in rows])
     return {"keys": keys, "groups": group_names, "group": group, "workers": worker_names, "worker": worker,
             "start": starts, "stop": stops, "statuses": status_names, "status": status}
 
@@ -656,9 +658,7 @@ class TelemetryExtension(SchedulerExtension):
             return {"runs": columns([]), "index": 0, "first": 0, "skipped": 0,
                     "error": "the scheduler does not load the diagnostics extension, which records the task stream"}
         rows, first, skipped = stream_since(diagnostics.task_stream, since, max_records)
-        tasks = self.scheduler.state.tasks
-        groups = [ts.group if (ts := tasks.get(row[0])) is not None else key_split(row[0]) for row in rows]
-        return {"runs": columns(rows, groups), "index": diagnostics.task_stream.index, "first": first,
+        return {"runs": columns(rows), "index": diagnostics.task_stream.index, "first": first,
                 "skipped": skipped}
 
     def activity(self, since: int | None, max_records: int) -> dict:
@@ -668,7 +668,7 @@ class TelemetryExtension(SchedulerExtension):
         if diagnostics is None:
             return {"runs": columns([]), "index": 0, "first": 0, "skipped": 0}
         rows, first, skipped = stream_since(diagnostics.activity, since, max_records)
-        return {"runs": columns(rows, [row[4] for row in rows]), "index": diagnostics.activity.index,
+        return {"runs": columns(rows), "index": diagnostics.activity.index,
                 "first": first, "skipped": skipped}
 
     def workers(self) -> list[dict]:
