@@ -41,8 +41,10 @@ def test_combine_as_pandas_on_equal_divisions():
     b = pd.DataFrame({"x": [4, 2, 6, 1], "y": [0.0, 9, 1, 3]})
     got = xd.from_pandas(a, npartitions=2).combine(xd.from_pandas(b, npartitions=2), np.maximum).compute()
     pd.testing.assert_frame_equal(got, a.combine(b, np.maximum))
-    with pytest.raises(ValueError, match="needs both collections' divisions known and equal"):
-        xd.from_pandas(a, npartitions=2).combine(xd.from_pandas(b, npartitions=3), np.maximum)
+    got = xd.from_pandas(a, npartitions=2).combine(xd.from_pandas(b, npartitions=3), np.maximum)
+    pd.testing.assert_frame_equal(got.compute(), a.combine(b, np.maximum))  # (divisions unified first)
+    with pytest.raises(ValueError, match="needs both collections' divisions known"):
+        xd.from_pandas(a, npartitions=2).clear_divisions().combine(xd.from_pandas(b, npartitions=3), np.maximum)
 
 
 def test_compute_current_divisions_and_empty_partitions():
@@ -158,8 +160,10 @@ def test_concat_side_by_side_aligns_rows_as_pandas(join):
     pd.testing.assert_frame_equal(out.compute().sort_index(), expected.sort_index())
     one = xd.concat([xd.from_pandas(a, npartitions=1), xd.from_pandas(b, npartitions=1)], axis=1, join=join)
     pd.testing.assert_frame_equal(one.compute().sort_index(), pd.concat([a, b], axis=1, join=join).sort_index())
-    with pytest.raises(ValueError, match="known and equal"):
-        xd.concat([left, xd.from_pandas(b, npartitions=3)], axis=1)
+    three = xd.concat([left, xd.from_pandas(b, npartitions=3)], axis=1, join=join)  # (divisions unified first)
+    pd.testing.assert_frame_equal(three.compute().sort_index(), expected.drop(columns="x2").sort_index())
+    with pytest.raises(ValueError, match="divisions must be known"):
+        xd.concat([left.clear_divisions(), xd.from_pandas(b, npartitions=3)], axis=1)
 
 
 @pytest.mark.parametrize("values", [[1, 2, 3], [1, 2, 2], [1.0, None], [None, None], ["a", "b", "a"], [3]])

@@ -1059,6 +1059,42 @@ class _Same:
         self.value = value
 
 
+def unify_divisions(*frames: Any) -> list:
+    """``frames`` repartitioned to the union of their divisions when every one is a DataFrame
+    or Series whose divisions are known and they differ (else as they are): partition ``i``
+    of each then holds the same range of labels, so a partition-wise step meets the rows
+    pandas would align with each other (``a.x + b.y``, ``concat(axis=1)``, ``combine_first``).
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> a = xd.from_pandas(pd.Series(range(6)), npartitions=2)
+    >>> b = xd.from_pandas(pd.Series(range(4), index=[2, 3, 7, 9]), npartitions=2)
+    >>> [[int(d) for d in f.divisions] for f in (a, b)]
+    [[0, 3, 5], [2, 7, 9]]
+    >>> [[int(d) for d in f.divisions] for f in unify_divisions(a, b)]
+    [[0, 2, 3, 5, 7, 9], [0, 2, 3, 5, 7, 9]]
+    >>> (a + b).compute().tolist()
+    [nan, nan, 2.0, 4.0, nan, nan, nan, nan]
+    """
+    if len(frames) < 2 or not all(isinstance(f, (DataFrame, Series)) and f.known_divisions for f in frames) \
+            or all(f.divisions[1:-1] == frames[0].divisions[1:-1] for f in frames):
+        return list(frames)  # (equal inner divisions: partition i of each holds the same labels already)
+    try:
+        union = sorted(set().union(*(f.divisions for f in frames)))
+    except TypeError:  # (labels of kinds that do not compare: the caller's own check says so)
+        return list(frames)
+    return [f if f.divisions == tuple(union) else f.repartition(divisions=union, force=True) for f in frames]
+
+
+def _unified_arguments(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """``args`` and ``kwargs`` with their collections' divisions unified (``unify_divisions``)."""
+    found = [a for a in (*args, *kwargs.values()) if isinstance(a, _Frame)]
+    if len(found) < 2:
+        return args, kwargs
+    same = {id(f): g for f, g in zip(found, unify_divisions(*found))}
+    swap = (lambda a: same[id(a)] if isinstance(a, _Frame) else a)
+    return tuple(map(swap, args)), {k: swap(v) for k, v in kwargs.items()}
+
+
 def _aligned(frames: list[_Frame], what: str) -> Sequence[Any]:
     first = frames[0]
     for other in frames[1:]:
@@ -1067,19 +1103,24 @@ def _aligned(frames: list[_Frame], what: str) -> Sequence[Any]:
                 f"{what}: the collections have {first.npartitions} and {other.npartitions} partitions; "
                 "partition-wise operations need equal partitioning. Give them the same npartitions "
                 "(repartition), or set_index on both for an aligned join.")
-        if first.known_divisions and other.known_divisions and first.divisions != other.divisions:
+        if first.known_divisions and other.known_divisions and first.divisions[1:-1] != other.divisions[1:-1]:
             raise ValueError(
                 f"{what}: the collections' divisions differ ({first.divisions[:3]}... and "
                 f"{other.divisions[:3]}...), so their rows do not line up partition by partition; "
                 "merge/join them on the index instead.")
     known = [f for f in frames if f.known_divisions]
-    return known[0].divisions if known else first.divisions
+    if not known:
+        return first.divisions
+    # (the inner ones are the same in all; the first and last bound all of them)
+    return (min(f.divisions[0] for f in known),) + known[0].divisions[1:-1] + (max(f.divisions[-1] for f in known),)
 
 
 def map_partitions(func: Callable, *args: Any, meta: Any = _NO_META, _name: str | None = None,
                    enforce_metadata: bool = False, _kind: tuple | None = None, **kwargs: Any):
     """Apply ``func`` to every partition; collections among ``args``/``kwargs`` are passed
-    partition by partition (they must be partitioned alike), Scalars and Delayed as values.
+    partition by partition, Scalars and Delayed as values. Collections whose divisions are
+    known and differ are first repartitioned to the union of their divisions (rows then meet
+    those with the same labels); otherwise they must have as many partitions.
 
     ``meta`` (an empty pandas object, a ``{column: dtype}`` dict or a ``(name, dtype)``
     tuple) says what ``func`` returns; without it ``func`` runs once on a two-row stand-in
@@ -1091,8 +1132,9 @@ def map_partitions(func: Callable, *args: Any, meta: Any = _NO_META, _name: str 
     >>> xd.map_partitions(lambda p: p.a * 2, df).compute().tolist()
     [0, 2, 4, 6, 8, 10]
     """
-    frames = [a for a in list(args) + list(kwargs.values()) if isinstance(a, _Frame)]
     what = _name or f"map_partitions({funcname(func)})"
+    args, kwargs = _unified_arguments(args, kwargs)
+    frames = [a for a in list(args) + list(kwargs.values()) if isinstance(a, _Frame)]
     if not frames:
         raise TypeError(f"{what}: needs at least one xsched DataFrame, Series or Index among its arguments")
     divisions = _aligned(frames, what)
@@ -1139,6 +1181,8 @@ def _getattr(part: Any, attr: str) -> Any:
 
 def _assign_one(part: pd.DataFrame, name: Any, value: Any) -> pd.DataFrame:
     out = part.copy(deep=False)  # (what pandas' assign does, for names that are not strings too)
+    if not len(part.index) and isinstance(value, (pd.Series, pd.DataFrame)):
+        value = value.iloc[:0]  # (pandas gives a frame without rows the value's labels: not this one's)
     out[name] = value
     return out
 

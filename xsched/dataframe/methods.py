@@ -27,7 +27,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_ta
 from ..graph.partials import chain_layer
 from ..graph.spec import Ref, Task
 from .core import _NO_META, DataFrame, Index, Series, _call_method, _concat, _Frame, _nonempty, make_meta, \
-    map_partitions, new_collection, part_key
+    map_partitions, new_collection, part_key, unify_divisions
 from .io import _identity
 from .reductions import reduction
 
@@ -490,9 +490,9 @@ def concat(dfs: Sequence[_Frame], axis: int = 0, join: str = "outer", ignore_ind
 
     ``axis=1`` puts the collections side by side, partition by partition, their rows
     aligned by label as pandas aligns them (``join="outer"`` or ``"inner"``): so their
-    divisions must be known and equal (``set_index``, ``repartition(divisions=...)``), or each
-    a single partition. With ``"outer"``, labels only a later collection has come within
-    their partition's range (pandas puts them after all of the first's).
+    divisions must be known (when they differ, each is repartitioned to the union of them
+    first), or each a single partition. With ``"outer"``, labels only a later collection has
+    come within their partition's range (pandas puts them after all of the first's).
 
     >>> c = xd.from_pandas(pd.DataFrame({"z": [5.0]}, index=[1]), npartitions=1)
     >>> xd.concat([a, c], axis=1).compute().to_dict("list")
@@ -538,10 +538,12 @@ def _side_by_side(dfs: list, join: str) -> DataFrame:
     if join not in ("outer", "inner"):
         raise ValueError(f"concat: join must be 'outer' or 'inner', got {join!r}")
     single = all(d.npartitions == 1 for d in dfs)
-    if not single and not all(d.known_divisions and d.divisions == dfs[0].divisions for d in dfs):
+    if not single:
+        dfs = unify_divisions(*dfs)
+    if not single and not all(d.known_divisions and d.divisions[1:-1] == dfs[0].divisions[1:-1] for d in dfs):
         raise ValueError("concat(axis=1) aligns rows partition by partition, so the collections' divisions must be "
-                         f"known and equal (they are {[d.divisions[:3] for d in dfs]}...); set_index on each, or "
-                         "repartition(divisions=...) to one's, or join them (merge on the index)")
+                         f"known (they are {[d.divisions[:3] for d in dfs]}...); set_index on each, or join them "
+                         "(merge on the index)")
     meta = make_meta(pd.concat([d._meta for d in dfs], axis=1, join=join))
     if not single:
         return map_partitions(_columns_joined, *dfs, join=join, meta=meta, _name="concat-columns")

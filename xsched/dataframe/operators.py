@@ -4,14 +4,16 @@ element-wise operations of two collections or with a pandas object: ``combine_fi
 
 The named operator methods (``df.add(other, fill_value=0)``, ``s.lt(3)``...) take the same
 keywords as pandas' (``fill_value``, ``axis``, ``level``) and run partition by partition, an
-``other`` collection partitioned alike (as for ``+``); a pandas ``other`` matched to the rows
+``other`` collection partitioned alike or both with known divisions (as for ``+``: repartitioned
+to the union of them first when they differ); a pandas ``other`` matched to the rows
 by label is refused with several partitions (each would meet all its rows). ``isnull``/
 ``notnull`` are ``isna``/``notna``, ``product`` is ``prod``, and ``pipe`` calls a function
 with the collection.
 
 ``combine_first``, ``combine`` and ``align`` match rows by index label, so they run partition by partition
-only when both collections' inner divisions are known and equal (partition ``i`` of each then
-holds the same labels) or both have one partition; otherwise they fail when built. ``dot``
+when both collections' divisions are known (both are first repartitioned to the union of their
+divisions when those differ: partition ``i`` of each then holds the same labels) or both have one
+partition; otherwise they fail when built. ``dot``
 with a pandas object multiplies every partition by it (a DataFrame's rows), or sums the
 partitions' products (a Series').
 
@@ -28,7 +30,8 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from .core import _NO_META, DataFrame, Series, _call_method, _Frame, _nonempty, check_pandas_rows, map_partitions
+from .core import (_NO_META, DataFrame, Series, _call_method, _Frame, _nonempty, check_pandas_rows, map_partitions,
+                   unify_divisions)
 from .reductions import reduction
 
 __all__: list[str] = []
@@ -46,7 +49,7 @@ def _operator(name: str) -> Callable:
         return self._method(name, other, *args, **kwargs)
     method.__name__ = name
     method.__doc__ = (f"``{name}`` as pandas' (``fill_value=``, ``axis=``, ``level=``), partition by "
-                      f"partition; a collection ``other`` must be partitioned alike.\n\n"
+                      f"partition; a collection ``other`` is partitioned alike or both have known divisions.\n\n"
                       f">>> import pandas as pd, xsched.dataframe as xd\n"
                       f">>> s = pd.Series([1.0, None, 3.0])\n"
                       f">>> xd.from_pandas(s, npartitions=2).{name}(2, fill_value=1).tolist() == "
@@ -72,30 +75,32 @@ def pipe(self, func: Any, *args: Any, **kwargs: Any):
 
 
 def _matched(frame: _Frame, other: Any, what: str) -> tuple:
-    """``other`` ready to pair with ``frame`` partition by partition, and the result's
+    """``frame`` and ``other`` ready to pair partition by partition, and the result's
     divisions: rows matched by label pair up only where partition ``i`` of both holds the same
-    labels, i.e. their inner divisions are known and equal (or both have one partition)."""
+    labels, i.e. their inner divisions are equal (known divisions that differ are unified
+    first: ``unify_divisions``) or both have one partition."""
     if not isinstance(other, (DataFrame, Series)):
         raise TypeError(f"{what}: other must be an xsched DataFrame or Series, got {type(other).__name__}")
+    frame, other = unify_divisions(frame, other)
     if frame.npartitions == other.npartitions == 1:
         known = frame.known_divisions and other.known_divisions
     elif frame.known_divisions and other.known_divisions and frame.divisions[1:-1] == other.divisions[1:-1]:
         known = True
     else:
         raise ValueError(
-            f"{what} matches rows by index label, so it needs both collections' divisions known and equal "
-            f"(got {frame.divisions[:3]}... and {other.divisions[:3]}...): set_index on both with the same "
-            "divisions= (or build both from one sorted frame), or repartition both to npartitions=1")
+            f"{what} matches rows by index label, so it needs both collections' divisions known "
+            f"(got {frame.divisions[:3]}... and {other.divisions[:3]}...): set_index on both (or "
+            "set_index(..., sorted=True) where the index is sorted already), or repartition both to npartitions=1")
     if not known:
-        return other.clear_divisions(), (None,) * 2
+        return frame, other.clear_divisions(), (None,) * 2
     divisions = (min(frame.divisions[0], other.divisions[0]),) + frame.divisions[1:-1] + \
         (max(frame.divisions[-1], other.divisions[-1]),)
-    return other.clear_divisions(), divisions
+    return frame, other.clear_divisions(), divisions
 
 
 def _paired(frame: _Frame, other: Any, what: str, func: Any, *args: Any) -> Any:
     """``func(part, other_part, *args)`` partition by partition (see ``_matched``)."""
-    other, divisions = _matched(frame, other, what)
+    frame, other, divisions = _matched(frame, other, what)
     out = map_partitions(func, frame.clear_divisions(), other, *args, _name=what.replace("_", "-"))
     out.divisions = divisions
     return out
