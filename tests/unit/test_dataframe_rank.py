@@ -1,5 +1,5 @@
 """rank over all partitions against pandas: every tie method, both directions, fractions,
-missing values, text; a frame's columns and its rows (axis=1); the options refused;
+missing values (kept, first or last), text; a frame's columns and its rows (axis=1); the options refused;
 Spearman's correlation, the ranks' Pearson one; and corrwith."""
 
 import numpy as np
@@ -22,10 +22,11 @@ def test_rank_across_partitions_like_pandas(seed):
         for method in ("average", "min", "max", "first", "dense"):
             for ascending in (True, False):
                 for pct in (False, True):
-                    kwargs = dict(method=method, ascending=ascending, pct=pct)
-                    out = df.v.rank(**kwargs)
-                    assert out.divisions == df.divisions
-                    pd.testing.assert_series_equal(out.compute(), pdf.v.rank(**kwargs))
+                    for na_option in ("keep", "top", "bottom"):
+                        kwargs = dict(method=method, ascending=ascending, pct=pct, na_option=na_option)
+                        out = df.v.rank(**kwargs)
+                        assert out.divisions == df.divisions
+                        pd.testing.assert_series_equal(out.compute(), pdf.v.rank(**kwargs), obj=str(kwargs))
         pd.testing.assert_frame_equal(df.rank().compute(), pdf.rank())
         pd.testing.assert_frame_equal(df.rank(numeric_only=True, method="min").compute(),
                                       pdf.rank(numeric_only=True, method="min"))
@@ -34,8 +35,8 @@ def test_rank_across_partitions_like_pandas(seed):
 
 def test_rank_refuses_what_it_does_not_run():
     s = xd.from_pandas(pd.Series([1.0, None, 2.0]), npartitions=2)
-    with pytest.raises(NotImplementedError, match="fillna"):
-        s.rank(na_option="top")
+    with pytest.raises(ValueError, match="na_option must be"):
+        s.rank(na_option="first")
     with pytest.raises(ValueError, match="method must be one of"):
         s.rank(method="middle")
 

@@ -23,6 +23,8 @@ that small computation. ``axis=1`` ranks within rows, partition by partition.
 [4.0, 1.5, 3.0, 1.5, nan]
 >>> s.rank(method="dense", ascending=False).compute().tolist()
 [1.0, 3.0, 2.0, 3.0, nan]
+>>> s.rank(na_option="top").compute().tolist()
+[5.0, 2.5, 4.0, 2.5, 1.0]
 """
 
 from __future__ import annotations
@@ -45,28 +47,44 @@ _VALUE = "__value__"
 
 
 def _totals(part: pd.DataFrame) -> tuple:
-    """How many values a sorted range holds, and how many distinct ones."""
-    values = part[_VALUE].dropna()
-    return len(values), values.nunique()
+    """How many values a sorted range holds, how many distinct ones, and how many missing."""
+    missing = part[_VALUE].isna()
+    values = part[_VALUE][~missing]
+    return len(values), values.nunique(), int(missing.sum())
 
 
 def _offsets(totals: list) -> list:
-    """Per range: the values and distinct values of the ranges before it, and of all."""
-    counts = np.array([t[0] for t in totals], dtype=np.int64).reshape(-1)
-    distinct = np.array([t[1] for t in totals], dtype=np.int64).reshape(-1)
-    before, distinct_before = np.cumsum(counts) - counts, np.cumsum(distinct) - distinct
-    return [(int(b), int(d), int(counts.sum()), int(distinct.sum())) for b, d in zip(before, distinct_before)]
+    """Per range: the values, distinct values and missing values of the ranges before it, and
+    of all."""
+    counts, distinct, missing = (np.array([t[i] for t in totals], dtype=np.int64).reshape(-1) for i in range(3))
+    before, distinct_before, missing_before = (np.cumsum(a) - a for a in (counts, distinct, missing))
+    return [(int(b), int(d), int(counts.sum()), int(distinct.sum()), int(m), int(missing.sum()))
+            for b, d, m in zip(before, distinct_before, missing_before)]
 
 
-def _ranked(part: pd.DataFrame, offsets: tuple, method: str, ascending: bool, pct: bool) -> pd.DataFrame:
-    """A sorted range's ranks among all values: its own (pandas'), plus those before it."""
-    before, distinct_before, count, distinct = offsets
-    ranks = part[_VALUE].rank(method=method, ascending=ascending, na_option="keep")
-    ranks = ranks + (distinct_before if method == "dense" else before)
+def _ranked(part: pd.DataFrame, offsets: tuple, method: str, ascending: bool, pct: bool,
+            na_option: str = "keep") -> pd.DataFrame:
+    """A sorted range's ranks among all values: its own (pandas'), plus those before it. With
+    ``na_option`` "top" or "bottom" the missing values (after all others, in the rows' order)
+    rank as one tie before or after every value, as pandas ranks them."""
+    before, distinct_before, count, distinct, missing_before, n_missing = offsets
+    dense = method == "dense"
+    ranks = part[_VALUE].rank(method=method, ascending=ascending, na_option="keep").to_numpy(dtype="float64")
+    ranks = ranks + (distinct_before if dense else before)
+    if na_option != "keep" and n_missing:
+        missing = part[_VALUE].isna().to_numpy()
+        if na_option == "top":
+            ranks = ranks + (1 if dense else n_missing)  # (every value after the missing ones)
+            shift = 0
+        else:
+            shift = distinct if dense else count
+        nth = missing_before + np.arange(1, int(missing.sum()) + 1)  # (their order: the rows')
+        tie = {"average": (n_missing + 1) / 2, "min": 1, "max": n_missing, "first": nth, "dense": 1}[method]
+        ranks[missing] = tie + shift
+        count, distinct = count + n_missing, distinct + 1
     if pct:
-        ranks = ranks / (distinct if method == "dense" else count)
-    return pd.DataFrame({_PART: part[_PART].to_numpy(), _ROW: part[_ROW].to_numpy(),
-                         "__rank__": ranks.to_numpy(dtype="float64")})
+        ranks = ranks / (distinct if dense else count)
+    return pd.DataFrame({_PART: part[_PART].to_numpy(), _ROW: part[_ROW].to_numpy(), "__rank__": ranks})
 
 
 def _placed(part: Any, ranks: pd.DataFrame, name: Any) -> pd.Series:
@@ -81,17 +99,16 @@ def rank_series(series: Series, method: str = "average", ascending: bool = True,
     """``series.rank(...)`` over all partitions (see the module)."""
     if method not in METHODS:
         raise ValueError(f"rank: method must be one of {METHODS}, got {method!r}")
-    if na_option != "keep":
-        raise NotImplementedError(f"rank(na_option={na_option!r}): only 'keep' (missing values get no rank) runs "
-                                  "across partitions here; fill them first (fillna) to rank them")
+    if na_option not in ("keep", "top", "bottom"):
+        raise ValueError(f"rank: na_option must be 'keep', 'top' or 'bottom', got {na_option!r}")
     _nonempty(series._meta).rank(method=method)  # (pandas' own error for values without an order, now)
     n = series.npartitions
     ann = annotations_in_force()
-    tok = new_token(series._name, method, ascending, pct)
+    tok = new_token(series._name, method, ascending, pct, na_option)
     tagged = tagged_rows(series, None, f"rank-{tok}")
     ordered = sort_values(tagged, [_VALUE, _PART, _ROW], ascending=[ascending, True, True])
     name = f"rank-{tok}"
-    layers = through_all(name, ordered._keys(), _totals, _offsets, _ranked, (method, ascending, pct),
+    layers = through_all(name, ordered._keys(), _totals, _offsets, _ranked, (method, ascending, pct, na_option),
                          annotations=ann)
     rank_meta = pd.DataFrame({_PART: pd.Series([], dtype="int64"), _ROW: pd.Series([], dtype="int64"),
                               "__rank__": pd.Series([], dtype="float64")})
@@ -105,8 +122,9 @@ def rank_series(series: Series, method: str = "average", ascending: bool = True,
 def rank(self: _Frame, axis: Any = 0, method: str = "average", numeric_only: bool = False, na_option: str = "keep",
          ascending: bool = True, pct: bool = False):
     """Each value's rank among all values of its column, as pandas' ``rank`` (ties by
-    ``method``: average, min, max, first, dense; ``pct`` for fractions), across partitions;
-    ``axis=1`` ranks within each row, partition by partition.
+    ``method``: average, min, max, first, dense; ``pct`` for fractions; missing values
+    without a rank, or ranked first or last with ``na_option="top"`` / ``"bottom"``), across
+    partitions; ``axis=1`` ranks within each row, partition by partition.
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> df = xd.from_pandas(pd.DataFrame({"a": [3, 1, 2], "b": [1.0, 1.0, 0.5]}), npartitions=2)
