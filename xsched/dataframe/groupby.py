@@ -284,6 +284,20 @@ def _is_column_of(key: _Frame, frame: DataFrame) -> bool:
     return any(name in sources for name in _select_chain(key._graph, key._name, key.name)[1:])
 
 
+def _at_least(part: pd.DataFrame, how: str, min_count: int, name: Any = None) -> Any:
+    """The ``how`` statistic of ``agg([how, "count"])``'s result, missing where a group has
+    fewer than ``min_count`` values; whole numbers and truth values as floats, so that every
+    partition has the meta's types whichever groups were left missing."""
+    if isinstance(part.columns, pd.MultiIndex):
+        values, counts = part.xs(how, axis=1, level=1), part.xs("count", axis=1, level=1)
+    else:
+        values, counts = part[how], part["count"]
+    out = values.where(counts >= min_count)
+    if isinstance(out, pd.Series):
+        return (out.astype("float64") if out.dtype.kind in "iub" else out).rename(name)
+    return out.astype({c: "float64" for c, t in out.dtypes.items() if t.kind in "iub"})
+
+
 class GroupBy:
     """The rows of a DataFrame grouped by columns (or by a Series partitioned like it).
 
@@ -483,45 +497,104 @@ class GroupBy:
         graph = LayeredGraph.merge(*parents, new=layers)
         return new_collection(graph, agg_name, meta, (None,) * (split_out + 1))
 
-    def _agg_doc(how: str) -> Callable:  # noqa: N805 - a factory used while the class is built
-        def method(self, split_every: int | None = None, split_out: int = 1):
-            return self.agg(how, split_every=split_every, split_out=split_out)
+    def _stat(self, how: str, numeric_only: bool = False, min_count: int = -1, split_every: int | None = None,
+              split_out: int = 1, ddof: int = 1):
+        """One tree statistic with pandas' keywords: ``numeric_only`` narrows the columns to
+        those pandas keeps; a positive ``min_count`` leaves groups with fewer non-missing values
+        missing (their counts taken in the same tree)."""
+        target = self._numeric(how) if numeric_only else self
+        if min_count is None or min_count <= 0:
+            return target.agg(how, split_every=split_every, split_out=split_out, ddof=ddof)
+        try:
+            getattr(target._meta, how)(min_count=min_count)
+        except Exception as exc:
+            raise TypeError(f"groupby(...).{how}(min_count={min_count}) fails in pandas on this frame's columns: "
+                            f"{type(exc).__name__}: {exc}") from exc
+        both = target.agg([how, "count"], split_every=split_every, split_out=split_out)
+        name = target._selection if isinstance(target, SeriesGroupBy) else None
+        meta = _at_least(both._meta, how, int(min_count), name)
+        return map_partitions(_at_least, both, how, int(min_count), name, meta=meta,
+                              _name=f"groupby-{how}-min-count")
+
+    def _numeric(self, how: str) -> "GroupBy":
+        """This grouping narrowed to the columns pandas' ``how(numeric_only=True)`` keeps (a
+        Series' own values must be numeric, as pandas says)."""
+        if isinstance(self, SeriesGroupBy):
+            getattr(self._meta, how)(numeric_only=True)  # (pandas' TypeError for text, now)
+            return self
+        kept = list(getattr(self._meta, how)(numeric_only=True).columns)
+        return self[kept]
+
+    def _stat_method(how: str, keywords: str) -> Callable:  # noqa: N805 - a factory used while the class is built
+        """A tree statistic's method with the keywords pandas gives it (``keywords``: "n" for
+        numeric_only, "c" for min_count, "s" for skipna)."""
+        default = 0 if how in ("sum", "prod") else -1
+
+        def method(self, numeric_only: bool = False, min_count: int = default, skipna: bool = True,
+                   split_every: int | None = None, split_out: int = 1):
+            if not skipna:
+                raise NotImplementedError(f"groupby(...).{how}(skipna=False): the tree takes each group's "
+                                          f"{how} non-missing value; use .nth({0 if how == 'first' else -1}) "
+                                          "for its row whatever it holds")
+            return self._stat(how, numeric_only, min_count, split_every, split_out)
         method.__name__, method.__qualname__ = how, f"GroupBy.{how}"
-        method.__doc__ = (f"The {how} of each group, as a tree reduction.\n\n"
+        said = {"n": "``numeric_only=True`` keeps the numeric columns", "c": "``min_count=n`` leaves a group "
+                "with fewer than n values missing (then as floats)", "s": "``skipna`` must stay True"}
+        method.__doc__ = (f"The {how} of each group, as a tree reduction" +
+                          ("; " + "; ".join(said[k] for k in keywords) if keywords else "") + ", as pandas'.\n\n"
                           ">>> import pandas as pd, xsched.dataframe as xd\n"
                           ">>> df = xd.from_pandas(pd.DataFrame({'k': [1, 1, 2], 'v': [3, 4, 5]}), npartitions=2)\n"
                           f">>> df.groupby('k').v.{how}().compute().index.tolist()\n[1, 2]")
         return method
 
-    sum = _agg_doc("sum")
-    count = _agg_doc("count")
-    mean = _agg_doc("mean")
-    min = _agg_doc("min")
-    max = _agg_doc("max")
-    first = _agg_doc("first")
-    last = _agg_doc("last")
-    size = _agg_doc("size")
-    prod = _agg_doc("prod")
+    sum = _stat_method("sum", "nc")
+    mean = _stat_method("mean", "n")
+    min = _stat_method("min", "nc")
+    max = _stat_method("max", "nc")
+    first = _stat_method("first", "ncs")
+    last = _stat_method("last", "ncs")
+    prod = _stat_method("prod", "nc")
 
-    def var(self, ddof: int = 1, split_every: int | None = None, split_out: int = 1):
-        """The variance of each group (``ddof=1`` as pandas).
+    def count(self, split_every: int | None = None, split_out: int = 1):
+        """The number of non-missing values of each group, as a tree reduction.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({'k': [1, 1, 2], 'v': [3, None, 5]}), npartitions=2)
+        >>> df.groupby('k').v.count().compute().tolist()
+        [1, 1]
+        """
+        return self.agg("count", split_every=split_every, split_out=split_out)
+
+    def size(self, split_every: int | None = None, split_out: int = 1):
+        """The number of rows of each group, as a tree reduction.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({'k': [1, 1, 2], 'v': [3, None, 5]}), npartitions=2)
+        >>> df.groupby('k').size().compute().tolist()
+        [2, 1]
+        """
+        return self.agg("size", split_every=split_every, split_out=split_out)
+
+    def var(self, ddof: int = 1, numeric_only: bool = False, split_every: int | None = None, split_out: int = 1):
+        """The variance of each group (``ddof=1`` as pandas; ``numeric_only=True`` keeps the
+        numeric columns).
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> df = xd.from_pandas(pd.DataFrame({'k': [1, 1, 2], 'v': [3, 5, 5]}), npartitions=2)
         >>> df.groupby('k').v.var().compute().tolist()
         [2.0, nan]
         """
-        return self.agg("var", split_every=split_every, split_out=split_out, ddof=ddof)
+        return self._stat("var", numeric_only, -1, split_every, split_out, ddof)
 
-    def std(self, ddof: int = 1, split_every: int | None = None, split_out: int = 1):
-        """The standard deviation of each group.
+    def std(self, ddof: int = 1, numeric_only: bool = False, split_every: int | None = None, split_out: int = 1):
+        """The standard deviation of each group (``numeric_only=True`` keeps the numeric columns).
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> df = xd.from_pandas(pd.DataFrame({'k': [1, 1], 'v': [3, 5]}), npartitions=2)
         >>> df.groupby('k').v.std().compute().round(4).tolist()
         [1.4142]
         """
-        return self.agg("std", split_every=split_every, split_out=split_out, ddof=ddof)
+        return self._stat("std", numeric_only, -1, split_every, split_out, ddof)
 
     # ----------------------------------------------------------------- running values
     def _cum_doc(method: str) -> Callable:  # noqa: N805 - a factory used while the class is built
