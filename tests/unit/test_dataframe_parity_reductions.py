@@ -311,3 +311,13 @@ def test_a_frames_value_counts_like_pandas(n, kwargs):
     pd.testing.assert_series_equal(got.sort_index(), expected.sort_index())
     if kwargs.get("sort", True):
         assert got.is_monotonic_increasing if kwargs.get("ascending") else got.is_monotonic_decreasing
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_reductions_within_rows_take_pandas_keywords(n):
+    pdf = pd.DataFrame({"a": [1, None, 3, 4], "b": [None, None, 2.0, 5], "s": list("wxyz")})
+    df = xd.from_pandas(pdf, npartitions=n)
+    pd.testing.assert_series_equal(df.count(axis=1).compute(), pdf.count(axis=1))  # (count has no skipna)
+    pd.testing.assert_series_equal(df.sum(axis=1, numeric_only=True).compute(), pdf.sum(axis=1, numeric_only=True))
+    pd.testing.assert_series_equal(df[["a", "b"]].max(axis=1, skipna=False).compute(),
+                                   pdf[["a", "b"]].max(axis=1, skipna=False))

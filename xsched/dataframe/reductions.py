@@ -427,11 +427,11 @@ def _install() -> None:
     def simple(method: str, doc: str) -> Callable:
         def reduce(self, axis: Any = None, skipna: bool = True, split_every: int | None = None,
                    numeric_only: bool = False, **kwargs: Any):
-            if axis in (1, "columns"):
-                return self._method(method, axis=1, skipna=skipna, **kwargs)
             kw = dict(kwargs)
             if method != "count":
                 kw["skipna"] = skipna
+            if axis in (1, "columns"):  # (within each row: partition by partition)
+                return self._method(method, axis=1, **kw, **({"numeric_only": True} if numeric_only else {}))
             if isinstance(self, DataFrame) and method not in ("any", "all"):
                 kw["numeric_only"] = numeric_only
             return _simple(self, method, split_every, **kw)
