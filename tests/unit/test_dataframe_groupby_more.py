@@ -262,3 +262,29 @@ def test_numeric_only_and_min_count_as_pandas(seed):
         df.groupby("k").s.mean(numeric_only=True)
     with pytest.raises(NotImplementedError, match=r"nth\(0\)"):
         df.groupby("k").v.first(skipna=False)
+
+
+def test_as_index_false_gives_the_keys_as_columns_as_pandas():
+    pdf = pd.DataFrame({"k": list("aabab"), "j": [1, 1, 2, 2, 2], "v": [1, 2, 3, 4, np.nan]})
+    df = xd.from_pandas(pdf, npartitions=2)
+
+    def same(f):
+        got, want = f(df).compute(), f(pdf)
+        assert list(got.columns) == list(want.columns)
+        order = list(want.columns[:2])
+        pd.testing.assert_frame_equal(got.sort_values(order).reset_index(drop=True),
+                                      want.sort_values(order).reset_index(drop=True), check_dtype=False)
+
+    same(lambda x: x.groupby("k", as_index=False).size())
+    same(lambda x: x.groupby("k", as_index=False).v.sum())
+    same(lambda x: x.groupby("k", as_index=False)["v"].count())
+    same(lambda x: x.groupby("k", as_index=False).mean())
+    same(lambda x: x.groupby(["k", "j"], as_index=False).v.agg(["sum", "max"]))
+    same(lambda x: x.groupby("k", as_index=False).agg(total=("v", "sum")))
+    same(lambda x: x.groupby("k", as_index=False).v.median())
+    same(lambda x: x.groupby("k", as_index=False).v.nunique())
+    flat = df.groupby("k", as_index=False)
+    assert "as_index=False" in repr(flat)
+    assert flat.v.cumsum().compute().sort_index().tolist()[:4] == [1.0, 3.0, 3.0, 7.0]  # (not per group: as it is)
+    with pytest.raises(TypeError, match="only valid for a DataFrame"):
+        df.v.groupby(df.k, as_index=False)

@@ -798,17 +798,21 @@ class Series(_Frame):
         """
         return self._method("rename", index)
 
-    def reset_index(self, drop: bool = False):
-        """The index as a column (a DataFrame) or dropped; divisions become unknown.
+    def reset_index(self, drop: bool = False, name: Any = _NO_META):
+        """The index as a column (a DataFrame; ``name=`` names the values' column) or dropped;
+        divisions become unknown.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> s = xd.from_pandas(pd.Series([1, 2], name="x", index=[10, 20]), npartitions=2)
         >>> s.reset_index().compute().to_dict("list")
         {'index': [10, 20], 'x': [1, 2]}
+        >>> s.reset_index(name="y").compute().columns.tolist()
+        ['index', 'y']
         >>> s.reset_index(drop=True).tolist(), s.reset_index(drop=True).known_divisions
         ([1, 2], False)
         """
-        return self._method("reset_index", drop=drop).clear_divisions()
+        named = {} if name is _NO_META else {"name": name}
+        return self._method("reset_index", drop=drop, **named).clear_divisions()
 
     def tolist(self) -> list:
         """Compute and return the values as a list.

@@ -966,15 +966,69 @@ def _count_distinct(partials: list, by: Any, column: Any, sort: bool, dropna: bo
     return out.rename(meta.name)
 
 
+#: grouped methods that give one row per group: with ``as_index=False`` their keys become columns
+PER_GROUP = frozenset({"agg", "aggregate", "sum", "mean", "min", "max", "first", "last", "prod", "var", "std",
+                       "count", "size", "nunique", "median", "quantile", "sem", "skew", "kurt", "value_counts"})
+
+
+class FlatGroupBy:
+    """A grouping made with ``as_index=False``: the methods that give one row per group
+    (``PER_GROUP``) give the keys as columns, numbered rows as the index (each partition's
+    from 0), as pandas' do; every other method is the grouping's own.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"k": list("aab"), "v": [1, 2, 3]}), npartitions=2)
+    >>> df.groupby("k", as_index=False).v.sum().compute().to_dict("list")
+    {'k': ['a', 'b'], 'v': [3, 3]}
+    >>> df.groupby("k", as_index=False).size().compute().columns.tolist()
+    ['k', 'size']
+    """
+
+    def __init__(self, grouped: GroupBy) -> None:
+        self._grouped = grouped
+
+    def __repr__(self) -> str:
+        return repr(self._grouped).replace(">", ", as_index=False>", 1)
+
+    def __dir__(self) -> list:
+        return dir(self._grouped)
+
+    def __getitem__(self, key: Any) -> "FlatGroupBy":
+        return FlatGroupBy(self._grouped[key])
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        attr = getattr(self._grouped, name)
+        if isinstance(attr, GroupBy):  # (a column: df.groupby(k, as_index=False).v)
+            return FlatGroupBy(attr)
+        if name not in PER_GROUP:
+            return attr
+
+        def per_group(*args: Any, **kwargs: Any) -> Any:
+            out = attr(*args, **kwargs)
+            if isinstance(out, Series) and out.name is None:
+                return out.reset_index(name=name)  # (pandas names size's column "size")
+            return out.reset_index()
+        per_group.__name__, per_group.__doc__ = name, attr.__doc__
+        return per_group
+
+
 def _install() -> None:
-    def groupby(self, by: Any = None, sort: bool = True, dropna: bool = True, observed: bool = True, **kwargs: Any):
-        """Group rows by columns (names) or by a Series partitioned like this frame.
+    def groupby(self, by: Any = None, sort: bool = True, dropna: bool = True, observed: bool = True,
+                as_index: bool = True, **kwargs: Any):
+        """Group rows by columns (names) or by a Series partitioned like this frame;
+        ``as_index=False`` gives per-group results with the keys as columns (``FlatGroupBy``).
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> df = xd.from_pandas(pd.DataFrame({"k": list("ab"), "v": [1, 2]}), npartitions=1)
         >>> df.groupby("k").v.sum().compute().tolist()
         [1, 2]
         """
+        if not as_index:
+            if isinstance(self, Series):
+                raise TypeError("groupby: as_index=False is only valid for a DataFrame, as in pandas")
+            return FlatGroupBy(groupby(self, by, sort=sort, dropna=dropna, observed=observed, **kwargs))
         if "level" in kwargs or by is None:
             raise TypeError("groupby groups by columns or a Series, not by index levels (level=): "
                             "reset_index() first and group by the columns it makes")
