@@ -266,3 +266,34 @@ def test_rolling_cov_and_corr_across_partitions_like_pandas(n):
         df.rolling(3).corr(df)
     with pytest.raises(TypeError, match="xsched Series partitioned as this one"):
         df.x.rolling(3).corr(pdf.y)
+
+
+@pytest.mark.parametrize("tz", [None, "Europe/Paris"])
+@pytest.mark.parametrize("rule", ["45min", "3h", "1D"])
+def test_resample_origin_and_offset_as_pandas(tz, rule):
+    """Bins of one length counted from pandas' origin (named or a time), moved by its offset;
+    "end" and "end_day" close and label them on the right as pandas does."""
+    import warnings
+
+    rng = np.random.default_rng(7)
+    start = pd.Timestamp("2026-03-27 07:13")  # (the clocks change on the 29th in Paris)
+    idx = start + pd.to_timedelta(np.sort(rng.choice(60 * 24 * 3, 70, replace=False)), unit="min")
+    if tz:
+        idx = idx.tz_localize(tz, nonexistent="shift_forward")
+    s = pd.Series(rng.normal(size=len(idx)), index=idx)
+    ds = xd.from_pandas(s, npartitions=3)
+    origins = ["start_day", "start", "epoch", "end", "end_day", pd.Timestamp("2026-01-01 00:07", tz=tz)]
+    for origin in origins:
+        for offset in (None, "10min"):
+            if tz and (rule == "1D" or (origin == "end_day" and offset)):
+                continue  # (pandas' own corners with a time zone: see the module)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                try:
+                    want = s.resample(rule, origin=origin, offset=offset).sum()
+                except ValueError:
+                    continue  # (pandas refuses some: the first rows before the first bin)
+                got = ds.resample(rule, origin=origin, offset=offset).sum().compute()
+            pd.testing.assert_series_equal(got, want, check_freq=False, obj=f"origin={origin}, offset={offset}")
+    with pytest.raises(ValueError, match="origin must be one of"):
+        ds.resample(rule, origin="middle")

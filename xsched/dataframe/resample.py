@@ -20,6 +20,11 @@ input sends output ``j`` its rows whose label is in ``[B_j, B_j+1)``, so pandas'
 ``e + step``; calendar bins ask pandas for each row's label with them, as above. (One
 difference left: with a time zone and ``closed="right"``, pandas adds an empty bin after a
 last row that falls exactly on a bin's edge; here the bins end with the data's.)
+``origin=`` and ``offset=`` are pandas' too: bins of one length (and days without a time
+zone) are counted from that time, the data's first and last rows read from the divisions
+(``_origin_time``); "end" and "end_day" close and label on the right unless told. Calendar
+bins pass them to pandas, which ignores them there. (With a time zone, "end_day" and an
+offset, pandas places a first row that falls on a bin's edge in the bin after it.)
 Calendar rules of several units (``"2W"``, ``"3MS"``) have bins pandas places from the
 data's first row: the first division is that row, so every partition asks pandas for its
 rows' labels with that row put in front (``_anchored``), and aggregates by those labels.
@@ -152,6 +157,43 @@ def _resample_part(pieces: list, lo: Any, hi: Any, last: Any, rule: Any, origin:
         return out
 
 
+#: pandas' named origins of bins of one length
+ORIGINS = ("start_day", "start", "epoch", "end", "end_day")
+
+
+def _is_time(text: str) -> bool:
+    try:
+        pd.Timestamp(text)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+def _origin_time(origin: Any, divs: list, offset: Any = None) -> pd.Timestamp:
+    """The time bins of one length are counted from, as pandas' ``origin`` and ``offset`` place
+    it, the data's first and last rows read from the divisions (which bound them: after a
+    filter the first row may come later, where pandas counts from it).
+
+    >>> d = [pd.Timestamp("2000-01-01 07:10"), pd.Timestamp("2000-01-03 05:00")]
+    >>> _origin_time("start_day", d), _origin_time("start", d, "5min"), _origin_time("end_day", d)
+    (Timestamp('2000-01-01 00:00:00'), Timestamp('2000-01-01 07:15:00'), Timestamp('2000-01-04 00:00:00'))
+    """
+    first, last = divs[0], divs[-1]
+    if origin == "start_day":
+        base = first.normalize()
+    elif origin == "start":
+        base = first
+    elif origin == "epoch":
+        base = pd.Timestamp("1970-01-01", tz=first.tz)
+    elif origin == "end":
+        base = last
+    elif origin == "end_day":
+        base = last.ceil("D")
+    else:
+        base = pd.Timestamp(origin)
+    return base + pd.Timedelta(offset) if offset is not None else base
+
+
 class Resampler:
     """Time bins of a partitioned Series or DataFrame with a sorted DatetimeIndex (see the
     module docstring); the aggregation methods give a collection with one partition per input
@@ -164,19 +206,31 @@ class Resampler:
     [1.5, 3.5, 5.5]
     """
 
-    def __init__(self, frame: _Frame, rule: Any, closed: str | None = None, label: str | None = None) -> None:
+    def __init__(self, frame: _Frame, rule: Any, closed: str | None = None, label: str | None = None,
+                 origin: Any = "start_day", offset: Any = None) -> None:
         require_sorted_times(frame, f"resample({rule!r})")
         try:
-            offset = pd.tseries.frequencies.to_offset(rule)
+            step = pd.tseries.frequencies.to_offset(rule)
         except (ValueError, TypeError) as exc:
             raise ValueError(f"resample({rule!r}): not a frequency pandas knows ({exc})") from None
         for name, value in (("closed", closed), ("label", label)):
             if value not in (None, "left", "right"):
                 raise ValueError(f"resample({rule!r}): {name} must be 'left' or 'right', got {value!r}")
-        # a day is a calendar day (23 or 25 hours across a change of clocks), not 24 hours
-        calendar = not isinstance(offset, pd.offsets.Tick)
-        self._frame, self._rule, self._calendar = frame, offset, calendar
+        if not (origin in ORIGINS or isinstance(origin, (pd.Timestamp, np.datetime64))
+                or (isinstance(origin, str) and _is_time(origin))):
+            raise ValueError(f"resample({rule!r}): origin must be one of {ORIGINS} or a timestamp, got {origin!r}")
+        # a day is a calendar day (23 or 25 hours across a change of clocks), not 24 hours; without
+        # a time zone it is 24 hours, and pandas places such bins from an origin as it does hours
+        naive = getattr(frame._meta.index, "tz", None) is None
+        calendar = not (isinstance(step, pd.offsets.Tick) or (isinstance(step, pd.offsets.Day) and naive))
+        self._frame, self._rule, self._calendar = frame, step, calendar
         self._how = {k: v for k, v in (("closed", closed), ("label", label)) if v is not None}
+        if origin in ("end", "end_day"):  # (pandas' sides when the bins are counted back from the end)
+            self._how = {"closed": "right", "label": "right", **self._how}
+        # where the bins are counted from, as pandas' keywords (calendar bins: pandas' own, which
+        # ignores them as it does); one-length bins turn them into a timestamp from the divisions
+        self._origin = {k: v for k, v in (("origin", origin), ("offset", offset))
+                        if v is not None and not (k == "origin" and v == "start_day")}
 
     def __repr__(self) -> str:
         return f"xsched.Resampler<{self._frame._name}, rule={self._rule.freqstr}>"
@@ -184,13 +238,14 @@ class Resampler:
     def _run(self, method: str, *args: Any, **kwargs: Any):
         frame, rule, how = self._frame, self._rule, self._how
         stand_in = _nonempty(frame._meta)
-        t0 = _label(pd.Timestamp("2000-01-01"), rule, how=how) if self._calendar else pd.Timestamp("2000-01-01")
+        t0 = pd.Timestamp("2000-01-01", tz=getattr(frame._meta.index, "tz", None))
+        t0 = _label(t0, rule, how=how) if self._calendar else t0
         try:  # two rows in neighbouring bins give the result's dtypes; a gap between them shows
             #   what pandas gives a bin with no rows
             stand_in.index = pd.DatetimeIndex([t0, t0 + rule], name=frame._meta.index.name)
-            meta = make_meta(getattr(stand_in.resample(rule, **how), method)(*args, **kwargs))
+            meta = make_meta(getattr(stand_in.resample(rule, **how, **self._origin), method)(*args, **kwargs))
             stand_in.index = pd.DatetimeIndex([t0, t0 + 2 * rule], name=frame._meta.index.name)
-            sample = getattr(stand_in.resample(rule, **how), method)(*args, **kwargs)
+            sample = getattr(stand_in.resample(rule, **how, **self._origin), method)(*args, **kwargs)
         except Exception as exc:
             raise TypeError(f"resample(...).{method}() fails in pandas on this data: {exc}") from exc
         empty = sample.iloc[1] if len(sample) == 3 else None
@@ -202,12 +257,13 @@ class Resampler:
         first = None
         if self._calendar:  # calendar bins: their labels, as pandas places them, from the divisions
             origin = None
+            how = {**how, **self._origin}
             if rule.n != 1:  # several units: placed from the data's first row, the first division
                 first = divs[0]
             floor = partial(_label, rule=rule, first=first, how=how)
             select = partial(_rows_labelled, rule=rule, first=first, how=how)
         else:  # bins of one length, counted from midnight of the first day (pandas' default)
-            origin = divs[0].normalize()
+            origin = _origin_time(self._origin.get("origin", "start_day"), divs, self._origin.get("offset"))
             floor = partial(_tick_label, origin=origin, step=pd.Timedelta(rule), how=how)
             select = partial(_rows_of_labels, step=pd.Timedelta(rule), how=how)
         spans = [floor(d) for d in divs]  # input i holds the labels spans[i] .. spans[i + 1]
@@ -272,10 +328,12 @@ for _name in _METHODS:
 
 
 def _install() -> None:
-    def resample(self, rule: Any, closed: str | None = None, label: str | None = None):
+    def resample(self, rule: Any, closed: str | None = None, label: str | None = None, origin: Any = "start_day",
+                 offset: Any = None):
         """Group rows into time bins (``"15min"``, ``"1h"``, ``"1D"``, ``"ME"``...), closed and
-        labelled on the side pandas' ``closed=`` and ``label=`` say; the aggregation of a bin is
-        exact even when its rows span two partitions.
+        labelled on the side pandas' ``closed=`` and ``label=`` say, bins of one length counted
+        from pandas' ``origin=`` (moved by ``offset=``); the aggregation of a bin is exact even
+        when its rows span two partitions.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> idx = pd.date_range("2000-01-01", periods=8, freq="45min")
@@ -283,7 +341,7 @@ def _install() -> None:
         >>> s.resample("2h").count().compute().tolist()
         [3, 3, 2]
         """
-        return Resampler(self, rule, closed=closed, label=label)
+        return Resampler(self, rule, closed=closed, label=label, origin=origin, offset=offset)
 
     DataFrame.resample = resample  # type: ignore[attr-defined]
     Series.resample = resample  # type: ignore[attr-defined]
