@@ -1,4 +1,5 @@
-"""Exponentially weighted means and sums across partitions against pandas: random values
+"""Exponentially weighted means, sums, variances and standard deviations across partitions
+against pandas: random values
 with gaps (leading, inside, across partition boundaries, whole empty partitions), every
 way of giving the decay, adjust and ignore_na both ways, min_periods; and the mistakes
 refused when the expression is built."""
@@ -53,6 +54,17 @@ def test_a_long_gap_across_partitions_like_pandas(n, ignore_na):
         for adjust in (True, False):
             kwargs = dict(decay, adjust=adjust, ignore_na=ignore_na)
             close(xd.from_pandas(s, npartitions=n).ewm(**kwargs).mean().compute(), s.ewm(**kwargs).mean())
+    for bias in (False, True):
+        for decay in ({"alpha": 0.001}, {"alpha": 0.01}):
+            kwargs = dict(decay, ignore_na=ignore_na)
+            got = xd.from_pandas(s, npartitions=n).ewm(**kwargs).var(bias=bias).compute().to_numpy()
+            expected = s.ewm(**kwargs).var(bias=bias).to_numpy()
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+            # (between values the variance stays that of the last value; pandas' own, decayed row
+            # by row through thousands of rows, drifts from it by up to 1e-3 of itself)
+            np.testing.assert_allclose(got[~np.isnan(got)], expected[~np.isnan(expected)], rtol=1e-3)
+            at = ~np.isnan(x)
+            np.testing.assert_allclose(got[at][1:], expected[at][1:], rtol=1e-10)
 
 
 def test_integer_columns_and_a_time_index_keep_pandas_labels():
@@ -80,8 +92,37 @@ def test_mistakes_are_refused_when_built():
         df.x.ewm(alpha=0.5, adjust=False).sum()
     with pytest.raises(TypeError, match="pandas refuses it"):
         df.ewm(alpha=0.5).mean()  # (a column of text)
-    with pytest.raises(AttributeError, match="has mean, sum.*map_partitions"):
+    with pytest.raises(NotImplementedError, match=r"adjust=False\)\.std"):
+        df.x.ewm(alpha=0.5, adjust=False).std()
+    with pytest.raises(AttributeError, match="has mean, sum, var, std.*map_partitions"):
         df.x.ewm(alpha=0.5).corr
     with pytest.raises(ValueError, match="min_periods"):
         df.x.ewm(alpha=0.5, min_periods=-1)
     assert "alpha=0.5" in repr(df.x.ewm(alpha=0.5))
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), rows=st.integers(1, 40), parts=st.integers(1, 7), decay=st.sampled_from(DECAYS),
+       ignore_na=st.booleans(), min_periods=st.sampled_from([0, 1, 3]), bias=st.booleans(),
+       method=st.sampled_from(["var", "std"]), offset=st.sampled_from([0.0, 1e4]))
+def test_ewm_variance_across_partitions_like_pandas(data, rows, parts, decay, ignore_na, min_periods, bias,
+                                                    method, offset):
+    """The partitions' weighted moments joined as groups are (their means' deviation
+    weighed in), so a large offset of the values loses nothing to cancellation."""
+    values = data.draw(st.lists(st.one_of(st.none(), st.floats(-1e3, 1e3)), min_size=rows, max_size=rows))
+    keep = data.draw(st.lists(st.booleans(), min_size=rows, max_size=rows))
+    pdf = pd.DataFrame({"x": [np.nan if v is None else v + offset for v in values], "keep": keep})
+    df = xd.from_pandas(pdf, npartitions=parts)
+    df, pdf = df[df.keep].x, pdf[pdf.keep].x
+    kwargs = dict(decay, ignore_na=ignore_na, min_periods=min_periods)
+    expected = getattr(pdf.ewm(**kwargs), method)(bias=bias)
+    got = getattr(df.ewm(**kwargs), method)(bias=bias).compute()
+    pd.testing.assert_index_equal(got.index, expected.index)
+    g, e = got.to_numpy(dtype=float), expected.to_numpy(dtype=float)
+    if not bias:  # (after one value pandas gives 0 or missing as its two sums of weights round; here missing)
+        one = pdf.notna().cumsum().to_numpy() < 2
+        assert np.isnan(g[one]).all()
+        g, e = g[~one], e[~one]
+    np.testing.assert_array_equal(np.isnan(g), np.isnan(e))
+    scale = max(np.nanmax(np.abs(e), initial=0.0), 1.0)  # (a variance near 0 is rounding of a larger one)
+    np.testing.assert_allclose(g[~np.isnan(g)], e[~np.isnan(e)], rtol=1e-8, atol=1e-9 * scale)

@@ -1,4 +1,4 @@
-"""``ewm``: exponentially weighted means and sums, across partitions.
+"""``ewm``: exponentially weighted means, sums, variances and standard deviations, across partitions.
 
 Every row's value weighs all rows before it, but with weights that fall by a factor
 ``d = 1 - alpha`` per row (or per value present, with ``ignore_na=True``), so what a partition
@@ -22,7 +22,19 @@ value 0 and 1); one small task walks those from partition to partition, and each
 then runs pandas from its first value, that value replaced by the mean the recursion gives
 there. That step across a boundary is pandas' own too (a run over the carried mean, the
 missing rows and the value): pandas 3.1 weighs a gap with ``alpha=0.5`` unlike the formula
-above, which holds for every other alpha. The results equal pandas' to rounding (with
+above, which holds for every other alpha. The variance (``adjust=True``) carries four numbers per column: the sums of the weights and
+of their squares (which fall by ``d**2``), the weighted mean and ``M2``, the weighted sum of
+squared deviations (pandas' biased variance times the weights' sum). A partition's own come
+from pandas' runs over it; those before are decayed and joined to them as two groups'
+moments are (``_joined``), which loses nothing to cancellation when the values sit far from
+zero. Between values the variance of the last one stays, and after a single value it is
+missing (where pandas' two sums of weights may round apart to give 0 instead)::
+
+    partition i --_moment_totals--> (W, W2, mean, M2) at its end and at its last value
+    all --_moment_prefixes--> per partition: those of all before it, and their variance
+    partition i + its prefix --_spread--> var (bias=False: times W**2 / (W**2 - W2)), or std
+
+The results equal pandas' to rounding (with
 ``adjust=True`` the sums add in another order than pandas' recursion; with ``adjust=False``
 only the means carried across partition boundaries are rounded once more).
 
@@ -52,7 +64,7 @@ from .expanding import _values
 __all__ = ["EWM"]
 
 #: the methods run across partitions
-METHODS = ("mean", "sum")
+METHODS = ("mean", "sum", "var", "std")
 
 
 def _alpha(com: Any, span: Any, halflife: Any, alpha: Any) -> float:
@@ -236,9 +248,117 @@ def _weigh(part: Any, prefix: tuple, method: str, alpha: float, adjust: bool, ig
     return pd.DataFrame(out, index=part.index, columns=part.columns, dtype="float64")
 
 
+def _own_moments(vals: np.ndarray, alpha: float, ignore_na: bool) -> tuple:
+    """For the variance (``adjust=True``): per row and column, the partition's own sum of
+    weights ``W``, of squared weights ``W2`` (weights fall by ``d**2``: pandas' sum with that
+    factor), weighted mean and ``M2`` (the weighted sum of squared deviations: pandas' biased
+    variance times ``W``), with the values present and decay steps so far (as ``_local``)."""
+    present = ~np.isnan(vals)
+    run = dict(alpha=alpha, adjust=True, ignore_na=ignore_na)
+    frame, ones = pd.DataFrame(vals), pd.DataFrame(np.where(present, 1.0, np.nan))
+    w = np.nan_to_num(ones.ewm(**run).sum().to_numpy())
+    w2 = np.nan_to_num(ones.ewm(**{**run, "alpha": 1.0 - (1.0 - alpha) ** 2}).sum().to_numpy())
+    mean = frame.ewm(**run).mean().to_numpy()
+    m2 = np.nan_to_num(frame.ewm(**run).var(bias=True).to_numpy()) * w
+    count = np.cumsum(present, axis=0).astype("float64")
+    steps = count if ignore_na else np.broadcast_to(np.arange(1, len(vals) + 1, dtype="float64")[:, None], vals.shape)
+    return w, w2, mean, m2, count, steps
+
+
+def _joined(before: tuple, decay: Any, w: Any, w2: Any, mean: Any, m2: Any) -> tuple:
+    """(W, W2, mean, M2) of the rows before, their weights decayed by ``decay``, and then the
+    partition's own: weighted means and squared deviations joined as two groups are (the
+    deviation of the two means weighs ``W_a * W_b / W``), which keeps the variance exact where
+    the sums of squares would cancel."""
+    w_a, w2_a, mean_a, m2_a = before
+    w_a = decay * w_a
+    total = w_a + w
+    with np.errstate(invalid="ignore", divide="ignore"):
+        both = (w_a > 0) & (w > 0)
+        delta = np.where(both, np.nan_to_num(mean) - np.nan_to_num(mean_a), 0.0)
+        joined_mean = np.where(both, mean_a + delta * w / np.where(total > 0, total, 1.0),
+                               np.where(w > 0, mean, mean_a))
+        cross = np.where(both, delta * delta * w_a * w / np.where(total > 0, total, 1.0), 0.0)
+    return total, decay * decay * w2_a + w2, joined_mean, decay * m2_a + m2 + cross
+
+
+def _variance(w: Any, w2: Any, m2: Any, bias: bool, n: Any) -> Any:
+    """pandas' variance from the weights' sums and ``M2``: biased ``M2 / W``, else times
+    ``W**2 / (W**2 - W2)``, missing after fewer than two of the ``n`` values (where that is
+    zero: told by the count, as the two sums round apart here)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var = np.where(w > 0, m2 / np.where(w > 0, w, 1.0), np.nan)
+        if bias:
+            return var
+        spread = w * w - w2
+        ok = (spread > 0) & (n >= 2)
+        return np.where(ok, var * w * w / np.where(ok, spread, 1.0), np.nan)
+
+
+def _moment_totals(part: Any, alpha: float, ignore_na: bool) -> tuple:
+    """For the variance: the partition's own (W, W2, mean, M2) at its end, its values present
+    and its decay steps (its rows, or values); and the same four and steps at its last value,
+    where the variance it passes on is (a long gap may decay W and M2 to nothing)."""
+    vals = _values(part)
+    ncols = vals.shape[1]
+    if not len(vals):
+        zero = np.zeros(ncols)
+        return (zero, zero, np.full(ncols, np.nan), zero), zero, zero, (zero, zero, np.full(ncols, np.nan), zero), zero
+    w, w2, mean, m2, count, steps = _own_moments(vals, alpha, ignore_na)
+    present = ~np.isnan(vals)
+    last = np.where(present.any(axis=0), len(vals) - 1 - present[::-1].argmax(axis=0), 0)
+    cols = np.arange(ncols)
+    at_last = tuple(a[last, cols] for a in (w, w2, mean, m2))
+    return (w[-1], w2[-1], mean[-1], m2[-1]), count[-1], steps[-1].copy(), at_last, steps[last, cols]
+
+
+def _moment_prefixes(totals: list, alpha: float, bias: bool) -> list:
+    """Per partition, (W, W2, mean, M2) of all the partitions before it, their values present
+    and their variance as at their last value."""
+    ncols = len(totals[0][1]) if totals else 0
+    d = 1.0 - alpha
+    state = (np.zeros(ncols), np.zeros(ncols), np.full(ncols, np.nan), np.zeros(ncols))
+    n, var = np.zeros(ncols), np.full(ncols, np.nan)
+    out = []
+    for end, count, steps, at_last, steps_last in totals:
+        out.append((tuple(a.copy() for a in state), n.copy(), var.copy()))
+        w, w2, _, m2 = _joined(state, d ** steps_last, *at_last)
+        var = np.where(count > 0, _variance(w, w2, m2, bias, n + count), var)
+        state = _joined(state, d ** steps, *end)
+        n = n + count
+    return out
+
+
+def _spread(part: Any, prefix: tuple, method: str, alpha: float, ignore_na: bool, min_periods: int,
+            bias: bool) -> Any:
+    """The variance (or standard deviation) per row: the rows before decayed onto the
+    partition's own, at each value; between values it stays (W and W2 decay in step)."""
+    vals = _values(part)
+    before, n0, seed = prefix
+    w, w2, mean, m2, _, steps = _own_moments(vals, alpha, ignore_na)
+    total_w, total_w2, _, total_m2 = _joined(before, (1.0 - alpha) ** steps, w, w2, mean, m2)
+    present = ~np.isnan(vals)
+    total_n = n0 + np.cumsum(present, axis=0)
+    at_values = _variance(total_w, total_w2, total_m2, bias, total_n)
+    # between values the variance of the last value stays (seed: the one before the partition),
+    # as long as pandas' decayed sums of weights still tell it apart from one value's
+    rows = np.arange(len(vals))[:, None]
+    last = np.maximum.accumulate(np.where(present, rows, -1), axis=0)
+    out = np.where(last >= 0, np.take_along_axis(at_values, np.maximum(last, 0), axis=0), seed[None, :])
+    if not bias:
+        out = np.where(present | (total_w * total_w - total_w2 > 0), out, np.nan)
+    out = np.where(total_n >= max(min_periods, 1), out, np.nan)
+    if method == "std":
+        out = np.sqrt(out)
+    if isinstance(part, pd.Series):
+        return pd.Series(out[:, 0], index=part.index, name=part.name, dtype="float64")
+    return pd.DataFrame(out, index=part.index, columns=part.columns, dtype="float64")
+
+
 class EWM:
     """``df.ewm(com=, span=, halflife=, alpha=, min_periods=0, adjust=True, ignore_na=False)``:
-    exponentially weighted ``mean`` and ``sum`` across partitions (see the module).
+    exponentially weighted ``mean``, ``sum``, ``var`` and ``std`` across partitions (see the
+    module).
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> df = xd.from_pandas(pd.DataFrame({"a": [1.0, 2.0, 4.0]}), npartitions=2)
@@ -257,18 +377,28 @@ class EWM:
         return (f"EWM [alpha={self._alpha:.6g}, min_periods={self._min_periods}, adjust={self._adjust}, "
                 f"ignore_na={self._ignore_na}] of {self._frame!r}")
 
-    def _run(self, method: str):
+    def _run(self, method: str, **kwargs: Any):
         frame = self._frame
         try:
             with warnings.catch_warnings():  # (pandas refuses what it cannot run, now)
                 warnings.simplefilter("ignore")
-                meta = make_meta(getattr(_nonempty(frame._meta).ewm(**self._pandas_kwargs), method)())
+                meta = make_meta(getattr(_nonempty(frame._meta).ewm(**self._pandas_kwargs), method)(**kwargs))
         except Exception as exc:
             kinds = dict(frame.dtypes.astype(str)) if isinstance(frame, DataFrame) else frame.dtype
             kind = type(exc) if type(exc) in (TypeError, ValueError, NotImplementedError) else TypeError
             raise kind(f"ewm(...).{method}(): pandas refuses it on {kinds}: {exc}") from exc
         options = (self._alpha, self._adjust, self._ignore_na)
-        name = f"ewm-{method}-{new_token(frame._name, method, options, self._min_periods)}"
+        name = f"ewm-{method}-{new_token(frame._name, method, options, self._min_periods, kwargs)}"
+        if method in ("var", "std"):
+            if not self._adjust:
+                raise NotImplementedError(f"ewm(adjust=False).{method}(): only adjust=True's variance runs across "
+                                          "partitions here; within each partition alone: "
+                                          f".map_partitions(lambda part: part.ewm(...).{method}())")
+            layers = through_all(name, frame._keys(), partial(_moment_totals, alpha=self._alpha,
+                                                              ignore_na=self._ignore_na),
+                                 partial(_moment_prefixes, alpha=self._alpha, bias=bool(kwargs["bias"])), _spread,
+                                 (method, self._alpha, self._ignore_na, self._min_periods, bool(kwargs["bias"])))
+            return new_collection(LayeredGraph.merge(frame._graph, new=layers), name, meta, frame.divisions)
         if self._adjust:
             summarize = partial(_totals, alpha=self._alpha, ignore_na=self._ignore_na)
             share = partial(_prefixes, alpha=self._alpha)
@@ -296,6 +426,27 @@ class EWM:
         [2.0, 5.0, 10.5]
         """
         return self._run("sum")
+
+    def var(self, bias: bool = False):
+        """The weighted variance of the values so far (``bias=False``: pandas' correction for
+        the weights; ``adjust=True`` only here).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series([1.0, None, 3.0, 8.0, 2.0]), npartitions=3)
+        >>> s.ewm(alpha=0.3).var().compute().round(3).tolist()
+        [nan, nan, 2.0, 13.743, 10.494]
+        """
+        return self._run("var", bias=bias)
+
+    def std(self, bias: bool = False):
+        """The weighted standard deviation of the values so far (the square root of ``var``).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series([1.0, None, 3.0, 8.0, 2.0]), npartitions=3)
+        >>> s.ewm(alpha=0.3).std().compute().round(3).tolist()
+        [nan, nan, 1.414, 3.707, 3.239]
+        """
+        return self._run("std", bias=bias)
 
     def __getattr__(self, name: str):
         if name.startswith("_"):
