@@ -136,3 +136,61 @@ def test_xarray_idxmax_and_idxmin_on_xsched_chunks():
     c = da.chunk({"t": 3}, chunked_array_type="xsched")
     np.testing.assert_array_equal(c.idxmax("t").compute().values, da.idxmax("t").values)
     np.testing.assert_array_equal(c.idxmin("x").compute().values, da.idxmin("x").values)
+
+
+# ---------------------------------------------------------------------- splits, spacing, interp, trapezoid
+
+
+@pytest.mark.parametrize("chunks", [1, 2, (4, 3)])
+def test_splits_and_column_stack_as_numpy(chunks):
+    a = np.arange(42.0).reshape(6, 7)
+    x = xa.from_array(a, chunks=chunks)
+    cases = [lambda m, v: m.split(v, 3), lambda m, v: m.split(v, [1, 5], axis=1), lambda m, v: m.array_split(v, 4),
+             lambda m, v: m.array_split(v, 3, axis=1), lambda m, v: m.hsplit(v, [2, 3]), lambda m, v: m.vsplit(v, 2),
+             lambda m, v: m.dsplit(m.stack([v, v], axis=2), 2)]
+    for case in cases:
+        got, want = case(xa, x), case(np, a)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.compute(), w)
+    assert [p.shape for p in np.split(x, [2])] == [(2, 7), (4, 7)]  # (NumPy's own function dispatches here)
+    np.testing.assert_array_equal(np.column_stack([x[:, 0], x, x[:, 1]]).compute(),
+                                  np.column_stack([a[:, 0], a, a[:, 1]]))
+    with pytest.raises(ValueError, match="does not result in an equal division"):
+        xa.split(x, 4)
+    with pytest.raises(ValueError, match="vsplit only works on arrays of 2"):
+        xa.vsplit(x[0], 2)
+
+
+@pytest.mark.parametrize("chunks", [1, 3, 5])
+def test_logspace_and_geomspace_equal_numpy(chunks):
+    for args in [(1, 1000, 4), (2, 3, 7), (-1, -1000, 5), (5, 0.1, 9), (3, 9, 1), (3, 9, 0)]:
+        for endpoint in (True, False):
+            np.testing.assert_array_equal(xa.geomspace(*args, endpoint=endpoint, chunks=chunks).compute(),
+                                          np.geomspace(*args, endpoint=endpoint))
+            np.testing.assert_array_equal(xa.logspace(*args, endpoint=endpoint, base=2, chunks=chunks).compute(),
+                                          np.logspace(*args, endpoint=endpoint, base=2))
+    with pytest.raises(ValueError, match="cannot include zero"):
+        xa.geomspace(0, 5)
+
+
+def test_interp_and_trapezoid_as_numpy():
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(9, 7))
+    x = xa.from_array(a, chunks=(4, 3))
+    for axis in (0, 1, -1):
+        np.testing.assert_allclose(xa.trapezoid(x, axis=axis).compute(), np.trapezoid(a, axis=axis))
+        np.testing.assert_allclose(np.trapezoid(x, dx=0.5, axis=axis).compute(), np.trapezoid(a, dx=0.5, axis=axis))
+        spacing = np.sort(rng.random(a.shape[axis]))
+        np.testing.assert_allclose(xa.trapezoid(x, x=spacing, axis=axis).compute(),
+                                   np.trapezoid(a, x=spacing, axis=axis))
+    grid = np.sort(rng.random(a.shape), axis=0)
+    np.testing.assert_allclose(xa.trapezoid(x, x=xa.from_array(grid, chunks=3), axis=0).compute(),
+                               np.trapezoid(a, x=grid, axis=0))
+    np.testing.assert_array_equal(np.interp(x, [-1, 0, 2], [5, 0, 1], left=-9).compute(),
+                                  np.interp(a, [-1, 0, 2], [5, 0, 1], left=-9))
+    np.testing.assert_array_equal(np.interp(x, [0, 1], [1j, 2]).compute(), np.interp(a, [0, 1], [1j, 2]))
+    with pytest.raises(ValueError, match="same length"):
+        np.interp(x, [0, 1], [1, 2, 3])
+    with pytest.raises(TypeError, match="give them as NumPy arrays"):
+        xa.interp(x, xa.arange(3, chunks=2), [1, 2, 3])

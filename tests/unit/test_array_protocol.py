@@ -117,7 +117,7 @@ def test_metadata_functions_need_no_compute(monkeypatch):
 
 
 @pytest.mark.parametrize("func,args", [
-    (np.interp, ([0, 1], [0, 1])), (np.linalg.eig, ()), (np.fft.fftfreq, None),
+    (np.kron, ([0, 1],)), (np.linalg.eig, ()), (np.fft.fftfreq, None),
     (np.lexsort, ()), (np.convolve, ([1, 1],)),
 ])
 def test_a_function_xsched_lacks_raises_at_once_naming_the_ways_out(func, args, monkeypatch):
@@ -159,7 +159,8 @@ def test_implementation_lookup():
     assert dispatch.implementation(np.fft.ifft) is xa.fft.ifft
     assert dispatch.implementation(np.fft.fftfreq) is xa.fft.fftfreq
     assert dispatch.implementation(np.diff) is xa.diff
-    assert dispatch.implementation(np.interp) is None
+    assert dispatch.implementation(np.kron) is None
+    assert dispatch.implementation(np.interp) is xa.interp
 
 
 def test_linalg_factorizations_through_numpy():

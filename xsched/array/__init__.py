@@ -34,7 +34,7 @@ from .core import Array, elemwise, from_array, map_blocks, normalize_chunks
 from . import slicing as _slicing  # (x[index])
 from .index_notation import blockwise, einsum, unify_chunks
 from .creation import (arange, array, asarray, empty, empty_like, eye, fromfunction, full,
-                       full_like, indices, linspace, ones, ones_like, zeros, zeros_like)
+                       full_like, geomspace, indices, linspace, logspace, ones, ones_like, zeros, zeros_like)
 from .creation import asanyarray, from_delayed, from_dlpack, tri, tril_indices, tril_indices_from, triu_indices, triu_indices_from
 from .hdf5 import to_hdf5
 from .rechunking import PerformanceWarning, rechunk
@@ -48,7 +48,7 @@ from .manipulation import around as round
 from .manipulation import apply_over_axes, rollaxis, shuffle
 from .linalg import cross, dot, inner, matmul, matrix_transpose, outer, tensordot, vdot, vecdot
 from .overlapping import map_overlap, overlap, sliding_window_view, trim_internal
-from .differences import diff, ediff1d, gradient
+from .differences import diff, ediff1d, gradient, trapezoid
 from .sorting import argpartition, argsort, partition, searchsorted, sort
 from .selection import argwhere, flatnonzero, nonzero
 from .sets import intersect1d, isin, setdiff1d, setxor1d, union1d, unique, unique_all, unique_counts, unique_inverse, \
@@ -61,9 +61,11 @@ from .histograms import bincount, digitize, histogram, histogram2d, histogramdd
 from .statistics import (average, corrcoef, count_nonzero, cov, median, nanmedian, nanpercentile,
                          nanquantile, percentile, ptp, quantile)
 from .statistics import moment
-from .assembly import append, atleast_3d, block, compress, delete, dstack, extract, insert, rot90
+from .assembly import (append, array_split, atleast_3d, block, column_stack, compress, delete, dsplit, dstack, extract,
+                       hsplit, insert, rot90, split, vsplit)
 from .diagonals import diag, diagonal, trace
-from .elementwise import (allclose, frompyfunc, angle, choose, fix, i0, imag, iscomplex, isclose, isneginf, isposinf,
+from .elementwise import (allclose, frompyfunc, angle, choose, fix, i0, imag, interp, iscomplex, isclose, isneginf,
+                          isposinf,
                           isreal, nan_to_num, piecewise, ravel_multi_index, real, select, sinc, unravel_index)
 from .zarr import from_zarr, to_zarr
 from .scans import (all, any, argmax, argmin, cumprod, cumsum, cumulative_prod, cumulative_sum, nanargmax,
@@ -98,7 +100,7 @@ __all__ = [
     # your own functions over blocks: gufunc signatures, tree reductions, running scans
     "apply_gufunc", "as_gufunc", "frompyfunc", "apply_along_axis", "reduction", "scan", "push", "unify_chunks",
     # neighbours across blocks
-    "map_overlap", "overlap", "trim_internal", "sliding_window_view", "diff", "ediff1d", "gradient",
+    "map_overlap", "overlap", "trim_internal", "sliding_window_view", "diff", "ediff1d", "gradient", "trapezoid",
     # sorting along an axis (put in one chunk first)
     "sort", "argsort", "partition", "argpartition", "searchsorted",
     # data-dependent lengths (blocks of unknown length until computed) and sets
@@ -107,7 +109,7 @@ __all__ = [
     "topk", "argtopk",
     "unique_values", "unique_counts", "unique_inverse", "unique_all",
     # creation
-    "arange", "linspace", "full", "ones", "zeros", "empty", "eye", "fromfunction", "indices",
+    "arange", "linspace", "logspace", "geomspace", "full", "ones", "zeros", "empty", "eye", "fromfunction", "indices",
     "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "asanyarray", "from_dlpack", "assert_eq", "PerformanceWarning", "array", "ndim", "shape",
     "tri", "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
     # shape and arrangement
@@ -128,10 +130,10 @@ __all__ = [
     "percentile", "quantile", "median", "nanpercentile", "nanquantile", "nanmedian",
     "average", "ptp", "count_nonzero", "cov", "corrcoef", "moment", "isnull", "notnull",
     # assembling, cutting, diagonals and NumPy's element-wise functions that are not ufuncs
-    "block", "dstack", "atleast_3d", "append", "insert", "delete", "compress", "extract", "rot90",
+    "block", "dstack", "column_stack", "split", "array_split", "hsplit", "vsplit", "dsplit", "atleast_3d", "append", "insert", "delete", "compress", "extract", "rot90",
     "diag", "diagonal", "trace",
     "nan_to_num", "angle", "fix", "sinc", "i0", "isposinf", "isneginf", "iscomplex", "isreal",
-    "select", "choose", "piecewise", "unravel_index", "ravel_multi_index", "real", "imag", "isclose", "allclose",
+    "select", "choose", "piecewise", "unravel_index", "ravel_multi_index", "real", "imag", "isclose", "allclose", "interp",
 ]
 __all__ += _ufuncs.__all__
 

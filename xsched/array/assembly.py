@@ -1,5 +1,7 @@
 """Arrays assembled from others, and parts cut out or put in: ``block``, ``dstack``,
-``atleast_3d``, ``append``, ``insert``, ``delete``, ``compress``, ``extract``, ``rot90``.
+``column_stack``, ``atleast_3d``, ``append``, ``insert``, ``delete``, ``compress``,
+``extract``, ``rot90``, and ``split`` with ``array_split``, ``hsplit``, ``vsplit``, ``dsplit``
+(slices along an axis: views of the blocks, nothing copied until computed).
 
 Each is written with the operations of ``manipulation.py`` and ``x[index]`` (concatenate,
 flip, transpose, slices, a NumPy boolean mask along an axis), as NumPy writes them with its
@@ -32,8 +34,8 @@ from .manipulation import (_axis, broadcast_to, concatenate, expand_dims, flip, 
                            transpose)
 from .masking import known_chunks_needed
 
-__all__ = ["block", "dstack", "atleast_3d", "append", "insert", "delete", "compress", "extract",
-           "rot90"]
+__all__ = ["block", "dstack", "column_stack", "atleast_3d", "append", "insert", "delete", "compress", "extract",
+           "rot90", "split", "array_split", "hsplit", "vsplit", "dsplit"]
 
 
 # --------------------------------------------------------------------------- joining
@@ -113,6 +115,111 @@ def dstack(tup: Any) -> Array:
         raise TypeError("dstack: arrays to stack must be passed as a sequence (a list or a "
                         "tuple), not as one array")
     return concatenate([_atleast_3d(a) for a in tup], axis=2)
+
+
+def column_stack(tup: Any) -> Array:
+    """1-D arrays as the columns of a 2-D one, and 2-D arrays side by side, as
+    ``numpy.column_stack``.
+
+    >>> import xsched.array as xa
+    >>> xa.column_stack([xa.arange(3, chunks=2), xa.arange(3, 6, chunks=2)]).compute().tolist()
+    [[0, 3], [1, 4], [2, 5]]
+    """
+    if isinstance(tup, Array) or not isinstance(tup, (list, tuple)):
+        raise TypeError("column_stack: arrays to stack must be passed as a sequence (a list or a tuple), "
+                        "not as one array")
+    columns = []
+    for a in tup:
+        a = asarray(a)
+        columns.append(a[:, None] if a.ndim == 1 else a[None, None] if a.ndim == 0 else a)
+    return concatenate(columns, axis=1)
+
+
+def _split_points(length: int, sections: Any, exact: bool, what: str) -> list[int]:
+    """Where an axis of ``length`` is cut: at the given indices, or into ``sections`` parts
+    (equal ones for ``split``; ``array_split``'s first ``length % sections`` one longer)."""
+    if isinstance(sections, numbers.Integral) and not isinstance(sections, bool):
+        n = operator.index(sections)
+        if n <= 0:
+            raise ValueError(f"{what}: number sections must be larger than 0.")
+        if exact and length % n:
+            raise ValueError(f"{what}: array split does not result in an equal division: an axis of {length} "
+                             f"into {n} sections (array_split allows unequal ones)")
+        size, extra = divmod(length, n)
+        sizes = [size + 1] * extra + [size] * (n - extra)
+        return list(np.cumsum(sizes)[:-1])
+    return [operator.index(i) for i in sections]
+
+
+def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Array]:
+    """The array cut along ``axis`` into that many parts (the first ones one longer where they
+    cannot be equal) or at those indices, as ``numpy.array_split``: slices, so each part
+    shares the blocks it overlaps.
+
+    >>> import xsched.array as xa
+    >>> [p.compute().tolist() for p in xa.array_split(xa.arange(7, chunks=3), 3)]
+    [[0, 1, 2], [3, 4], [5, 6]]
+    """
+    return _split(ary, indices_or_sections, axis, exact=False, what="array_split")
+
+
+def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Array]:
+    """The array cut along ``axis`` into that many equal parts or at those indices, as
+    ``numpy.split`` (unequal parts are refused, as NumPy refuses them).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(12).reshape(3, 4), chunks=2)
+    >>> [p.shape for p in np.split(x, [1, 3], axis=1)]
+    [(3, 1), (3, 2), (3, 1)]
+    """
+    return _split(ary, indices_or_sections, axis, exact=True, what="split")
+
+
+def _split(ary: Any, sections: Any, axis: int, exact: bool, what: str) -> list[Array]:
+    ary = asarray(ary)
+    axis = _axis(axis, ary.ndim, what)
+    known_chunks_needed(ary, what)
+    length = ary.shape[axis]
+    cuts = [0] + _split_points(length, sections, exact, what) + [length]
+    lead = (slice(None),) * axis
+    return [ary[lead + (slice(a, b),)] for a, b in zip(cuts, cuts[1:])]
+
+
+def hsplit(ary: Any, indices_or_sections: Any) -> list[Array]:
+    """``split`` along the second axis (the first of a 1-D array), as ``numpy.hsplit``.
+
+    >>> import xsched.array as xa
+    >>> [p.shape for p in xa.hsplit(xa.ones((2, 4), chunks=2), 2)]
+    [(2, 2), (2, 2)]
+    """
+    ary = asarray(ary)
+    if ary.ndim == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return split(ary, indices_or_sections, axis=1 if ary.ndim > 1 else 0)
+
+
+def vsplit(ary: Any, indices_or_sections: Any) -> list[Array]:
+    """``split`` along the first axis of an array of two or more, as ``numpy.vsplit``.
+
+    >>> import xsched.array as xa
+    >>> [p.shape for p in xa.vsplit(xa.ones((4, 2), chunks=2), [1])]
+    [(1, 2), (3, 2)]
+    """
+    if asarray(ary).ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(ary, indices_or_sections, axis=0)
+
+
+def dsplit(ary: Any, indices_or_sections: Any) -> list[Array]:
+    """``split`` along the third axis, as ``numpy.dsplit``.
+
+    >>> import xsched.array as xa
+    >>> [p.shape for p in xa.dsplit(xa.ones((1, 2, 4), chunks=2), 2)]
+    [(1, 2, 2), (1, 2, 2)]
+    """
+    if asarray(ary).ndim < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return split(ary, indices_or_sections, axis=2)
 
 
 def append(arr: Any, values: Any, axis: Any = None) -> Array:

@@ -249,6 +249,61 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     return (out, step) if retstep else out
 
 
+def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: float = 10.0,
+             dtype: Any = None, chunks: Any = "auto") -> Array:
+    """``num`` values from ``base**start`` to ``base**stop``, evenly spaced on a log scale, as
+    ``numpy.logspace`` (``linspace`` raised to ``base``).
+
+    >>> import xsched.array as xa
+    >>> xa.logspace(0, 3, 4, chunks=2).compute().tolist()
+    [1.0, 10.0, 100.0, 1000.0]
+    """
+    exponents = linspace(start, stop, num, endpoint=endpoint, chunks=chunks)
+    out = np.float64(base) ** exponents if np.ndim(base) == 0 else base ** exponents
+    return out if dtype is None else out.astype(dtype)
+
+
+def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
+              chunks: Any = "auto") -> Array:
+    """``num`` values from ``start`` to ``stop`` in a geometric progression, as
+    ``numpy.geomspace`` (real, non-zero ends of one sign; the ends exact).
+
+    >>> import xsched.array as xa
+    >>> xa.geomspace(1, 1000, 4, chunks=3).compute().tolist()
+    [1.0, 10.0, 100.0, 1000.0]
+    """
+    if np.ndim(start) or np.ndim(stop) or np.iscomplexobj(start) or np.iscomplexobj(stop):
+        raise NotImplementedError("geomspace: scalar real ends only here; numpy.geomspace for others, then "
+                                  "xa.from_array")
+    if start == 0 or stop == 0:
+        raise ValueError("Geometric sequence cannot include zero")
+    sign = float(np.sign(start))
+    if np.sign(stop) != sign:
+        raise NotImplementedError("geomspace: ends of opposite signs give complex values; numpy.geomspace "
+                                  "for them, then xa.from_array")
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"geomspace: number of samples, {num}, must be non-negative.")
+    lo, hi = float(start) * sign, float(stop) * sign
+    log_lo, log_hi = np.log10(lo), np.log10(hi)
+    div = (num - 1) if endpoint else num
+    step = (log_hi - log_lo) / div if div > 0 else 0.0
+    out = generate("geomspace", _geomspace_block, num, np.float64, chunks,
+                   (lo, hi, log_lo, step, log_hi, num, endpoint, sign))
+    return out if dtype is None else out.astype(dtype)
+
+
+def _geomspace_block(shape: tuple, start: tuple, lo: float, hi: float, log_lo: float, step: float,
+                     log_hi: float, num: int, endpoint: bool, sign: float) -> np.ndarray:
+    """NumPy's steps: ``10 ** linspace`` of the logarithms, the ends set to the values given."""
+    out = 10.0 ** _linspace_block(shape, start, log_lo, step, log_hi, num, endpoint, np.dtype(np.float64))
+    if len(out) and start[0] == 0:
+        out[0] = lo
+    if len(out) and endpoint and num > 1 and start[0] + shape[0] == num:
+        out[-1] = hi
+    return out * sign
+
+
 def _eye_block(shape: tuple, start: tuple, k: int, dtype: np.dtype) -> np.ndarray:
     return np.eye(shape[0], shape[1], k=k + start[0] - start[1], dtype=dtype)
 

@@ -391,3 +391,26 @@ class frompyfunc:  # noqa: N801 - NumPy's name
         # (one call per value gives every output: each output array picks its own from the tuples)
         return tuple(map_blocks(_output, called, i, dtype=object, name=f"{self.__name__}-{i}")
                      for i in range(self.nout))
+
+
+def _interp(block: np.ndarray, xp: np.ndarray, fp: np.ndarray, left: Any, right: Any, period: Any) -> np.ndarray:
+    return np.interp(block, xp, fp, left=left, right=right, period=period)
+
+
+def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period: Any = None) -> Array:
+    """The piecewise-linear interpolation of every value of ``x`` in the table ``xp``, ``fp``,
+    as ``numpy.interp``: block by block, the table (NumPy data, as small as NumPy's is) sent to
+    every block.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> np.interp(xa.arange(5, chunks=2) / 2, [0, 1, 2], [0, 10, 40]).compute().tolist()
+    [0.0, 5.0, 10.0, 25.0, 40.0]
+    """
+    if isinstance(xp, Array) or isinstance(fp, Array):
+        raise TypeError("interp: xp and fp are the table every block reads; give them as NumPy arrays "
+                        "(compute them first: xp.compute())")
+    xp, fp = np.asarray(xp), np.asarray(fp)
+    # (NumPy's own refusals of a bad table, now; and the result's type)
+    dtype = np.interp(np.zeros(1), xp, fp, left=left, right=right, period=period).dtype
+    return map_blocks(_interp, asarray(x), xp, fp, left, right, period, dtype=dtype)
+
