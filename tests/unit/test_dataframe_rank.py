@@ -72,3 +72,14 @@ def test_corrwith_like_pandas(n):
     assert np.isclose(spearman["a"], pd.concat([pdf.a, other.a], axis=1, keys=["x", "y"]).corr("spearman").iloc[0, 1])
     with pytest.raises(ValueError, match="'s'.*not numeric"):
         df.corrwith(right.c)
+
+
+@pytest.mark.parametrize("n", [1, 4])
+def test_spearman_of_a_frame_without_missing_values_ranks_each_column_once(n):
+    rng = np.random.default_rng(n)
+    pdf = pd.DataFrame({"a": rng.normal(size=60), "b": rng.integers(0, 4, 60), "c": 2.0, "d": rng.normal(size=60) ** 3})
+    df = xd.from_pandas(pdf, npartitions=n)
+    out = df.corr(method="spearman")
+    exchanges_back = [name for name in out._graph.layers if name.startswith("combine-rank-back-")]
+    assert len(exchanges_back) == 4  # (one rank per column, not two per pair: 20)
+    pd.testing.assert_frame_equal(out.compute(), pdf.corr(method="spearman"), rtol=1e-12)

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..graph.collection import compute_collection
 from ..graph.layers import new_token
 from .core import DataFrame, Index, Series, _Frame, _nonempty, map_partitions
 from .rank import rank_series
@@ -162,7 +163,8 @@ def corr(frame: _Frame, other: Series | None = None, method: str = "pearson", mi
     1.0
 
     ``method="spearman"`` correlates the ranks (``rank.py``) of the rows where both values are
-    present, as pandas does, pair by pair: two ranks (each a sort) per pair of columns.
+    present, as pandas does: a frame with no value missing (counted when built) ranks each
+    column once, else pair by pair, two ranks (each a sort) per pair of columns.
 
     >>> float(s.corr(s ** 3, method="spearman").compute())
     1.0
@@ -188,6 +190,10 @@ def _spearman(frame: _Frame, other: Series | None, min_periods: int | None, nume
         return _comoment(_pair(first, second), "corr", min_periods, 1, True, split_every)
     numeric = _numeric_frame(frame, "corr", numeric_only)
     columns = list(numeric.columns)
+    if columns and not compute_collection(numeric.isna().any()).any():
+        # no value missing anywhere (counted now): every pair's rows are all rows, so each
+        # column is ranked once, not once per pair
+        return _comoment(numeric.rank(), "corr", min_periods, 1, False, split_every)
     pairs = [(i, j) for i in range(len(columns)) for j in range(i, len(columns))]
     values = [_spearman(numeric[columns[i]], numeric[columns[j]], min_periods, False, split_every) for i, j in pairs]
     meta = pd.DataFrame(np.zeros((0, len(columns))), columns=pd.Index(columns))
