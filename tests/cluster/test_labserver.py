@@ -359,6 +359,20 @@ def test_detail_story_and_worker_console(jp_asyncio_loop, jp_fetch, jp_serverapp
     request_close()
 
 
+async def _subscribed_socket(port, base_url: str, headers: dict, address: str) -> tuple:
+    """A websocket to the panel's updates, subscribed to the cluster at ``address`` (every
+    500 ms), and the cluster's id, read from the first clusters message."""
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    url = f"ws://127.0.0.1:{port}{base_url}xsched/api/ws"
+    ws = await websocket_connect(HTTPRequest(url, headers=headers))
+    first = json.loads(await ws.read_message())
+    cid = [c for c in first["clusters"] if c["address"] == address][0]["id"]
+    ws.write_message(json.dumps({"subscribe": cid, "interval": 500}))
+    return ws, cid, first
+
+
 @pytest.mark.cluster
 def test_websocket_pushes_clusters_and_detail(jp_asyncio_loop, jp_serverapp, jp_http_port, jp_base_url,
                                               jp_auth_header, http_server_client, cluster):
@@ -367,10 +381,7 @@ def test_websocket_pushes_clusters_and_detail(jp_asyncio_loop, jp_serverapp, jp_
 
     async def go():
         url = f"ws://127.0.0.1:{jp_http_port}{jp_base_url}xsched/api/ws"
-        ws = await websocket_connect(HTTPRequest(url, headers=jp_auth_header))
-        first = json.loads(await ws.read_message())
-        cid = [c for c in first["clusters"] if c["address"] == cluster.scheduler_address][0]["id"]
-        ws.write_message(json.dumps({"subscribe": cid, "interval": 500}))
+        ws, cid, first = await _subscribed_socket(jp_http_port, jp_base_url, jp_auth_header, cluster.scheduler_address)
         detail = None
         raw = []
         for _ in range(10):
@@ -404,9 +415,6 @@ def test_a_quick_watch_carries_the_clusters_message(jp_asyncio_loop, jp_serverap
     (one browser frame for both); a slower watch leaves them to their own loop again."""
     import asyncio
 
-    from tornado.httpclient import HTTPRequest
-    from tornado.websocket import websocket_connect
-
     from xsched.labserver.handlers import UpdatesHandler
 
     written = []  # (type, the coroutine that wrote it)
@@ -429,11 +437,7 @@ def test_a_quick_watch_carries_the_clusters_message(jp_asyncio_loop, jp_serverap
             seen += msg["type"] == "clusters"
 
     async def go():
-        url = f"ws://127.0.0.1:{jp_http_port}{jp_base_url}xsched/api/ws"
-        ws = await websocket_connect(HTTPRequest(url, headers=jp_auth_header))
-        first = json.loads(await ws.read_message())
-        cid = [c for c in first["clusters"] if c["address"] == cluster.scheduler_address][0]["id"]
-        ws.write_message(json.dumps({"subscribe": cid, "interval": 500}))
+        ws, cid, _ = await _subscribed_socket(jp_http_port, jp_base_url, jp_auth_header, cluster.scheduler_address)
         ws.write_message(json.dumps({"type": "watch", "cluster": cid, "panes": ["workers"], "interval": 0.25}))
         while json.loads(await ws.read_message())["type"] != "telemetry":
             pass
