@@ -80,7 +80,6 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
     md0, schema = _footer(fs0, p0)
     index_meta = (schema.pandas_metadata or {}).get("index_columns", [])
     stored = [c for c in index_meta if isinstance(c, str)]
-    ranged = any(isinstance(c, dict) for c in index_meta)  # a RangeIndex kept as metadata only
     names = list(schema.names)
     data_cols = [c for c in names if c not in stored]
     single = isinstance(columns, str)
@@ -495,7 +494,15 @@ def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = Tru
         df = df.to_frame()
     if not isinstance(df, DataFrame):
         raise TypeError(f"to_parquet writes an xsched DataFrame, not {type(df).__name__}")
-    _pq()
+    pq = _pq()
+    for hive in ("partition_on", "partition_cols"):
+        if hive in kwargs:
+            raise NotImplementedError(
+                f"to_parquet({hive}=...): a directory per value of a column (hive partitioning) is not written "
+                "here; keep the column and read with filters=[(column, '==', value)] (each file's statistics "
+                "then skip the others), or write each value's rows to its own directory")
+    schema = _schema_for(df._meta, write_index)
+    _check_write_options(pq, df._meta, write_index, schema, compression, kwargs)
     fs, base = filesystem_for(path, storage_options)
     fs.makedirs(base, exist_ok=True)
     try:
@@ -509,7 +516,6 @@ def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = Tru
                          "or write to a new directory")
     for p in old:
         fs.rm(p)
-    schema = _schema_for(df._meta, write_index)
     token = new_token(df._name, shown(fs, base), write_index, compression, sorted(kwargs.items(), key=str))
     name = f"to-parquet-{token}"
     ann = annotations_in_force()
@@ -517,6 +523,27 @@ def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = Tru
                                                         write_index, schema, compression, kwargs), {}, per_task(ann))
              for i, key in enumerate(df._keys())}
     return run_writes(df._graph, name, layer, list(layer), compute)
+
+
+def _check_write_options(pq: Any, meta: pd.DataFrame, write_index: bool, schema: Any, compression: Any,
+                         kwargs: dict) -> None:
+    """pyarrow's own refusal of a keyword or a compression, now (by writing the meta's empty
+    table to memory) rather than from every worker's task."""
+    import io
+
+    import pyarrow as pa
+
+    try:
+        table = pa.Table.from_pandas(meta, schema=schema, preserve_index=write_index) if schema is not None \
+            else pa.Table.from_pandas(meta, preserve_index=write_index)
+    except (pa.ArrowException, TypeError, ValueError, KeyError):
+        return  # (the partitions' own types decide: nothing to try the options on)
+    try:
+        pq.write_table(table, io.BytesIO(), compression=compression, **kwargs)
+    except (TypeError, ValueError, pa.ArrowException) as exc:
+        given = ", ".join([f"compression={compression!r}"] + [f"{k}={v!r}" for k, v in sorted(kwargs.items())])
+        kind = TypeError if isinstance(exc, TypeError) else ValueError
+        raise kind(f"to_parquet: pyarrow refuses these options ({given}): {exc}") from exc
 
 
 def _schema_for(meta: pd.DataFrame, write_index: bool) -> Any:
