@@ -111,10 +111,15 @@ def dstack(tup: Any) -> Array:
     >>> xa.dstack([xa.arange(2, chunks=1), xa.arange(2, chunks=1)]).compute().tolist()
     [[[0, 0], [1, 1]]]
     """
+    return concatenate([_atleast_3d(a) for a in _sequence(tup, "dstack")], axis=2)
+
+
+def _sequence(tup: Any, what: str) -> Any:
+    """``tup`` when it is a list or a tuple of the arrays to stack (NumPy refuses one array)."""
     if isinstance(tup, Array) or not isinstance(tup, (list, tuple)):
-        raise TypeError("dstack: arrays to stack must be passed as a sequence (a list or a "
-                        "tuple), not as one array")
-    return concatenate([_atleast_3d(a) for a in tup], axis=2)
+        raise TypeError(f"{what}: arrays to stack must be passed as a sequence (a list or a tuple), "
+                        "not as one array")
+    return tup
 
 
 def column_stack(tup: Any) -> Array:
@@ -125,11 +130,8 @@ def column_stack(tup: Any) -> Array:
     >>> xa.column_stack([xa.arange(3, chunks=2), xa.arange(3, 6, chunks=2)]).compute().tolist()
     [[0, 3], [1, 4], [2, 5]]
     """
-    if isinstance(tup, Array) or not isinstance(tup, (list, tuple)):
-        raise TypeError("column_stack: arrays to stack must be passed as a sequence (a list or a tuple), "
-                        "not as one array")
     columns = []
-    for a in tup:
+    for a in _sequence(tup, "column_stack"):
         a = asarray(a)
         columns.append(a[:, None] if a.ndim == 1 else a[None, None] if a.ndim == 0 else a)
     return concatenate(columns, axis=1)

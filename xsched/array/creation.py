@@ -229,6 +229,16 @@ def _linspace_block(shape: tuple, start: tuple, first: float, step: float, last:
     return out.astype(dtype, copy=False)
 
 
+def _spacing(start: Any, stop: Any, num: Any, endpoint: bool, what: str) -> tuple[int, int, Any]:
+    """(the number of samples, checked; the steps between the ends; the step, NaN when there
+    are no steps) of ``num`` values from ``start`` to ``stop``, as NumPy's ``linspace``."""
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"{what}: number of samples, {num}, must be non-negative.")
+    div = (num - 1) if endpoint else num
+    return num, div, (stop - start) / div if div > 0 else np.nan
+
+
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
              retstep: bool = False, dtype: Any = None, chunks: Any = "auto") -> Any:
     """``num`` evenly spaced values from ``start`` to ``stop``, as ``numpy.linspace``.
@@ -237,11 +247,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     >>> xa.linspace(0, 1, 5, chunks=2).compute().tolist()
     [0.0, 0.25, 0.5, 0.75, 1.0]
     """
-    num = operator.index(num)
-    if num < 0:
-        raise ValueError(f"linspace: number of samples, {num}, must be non-negative.")
-    div = (num - 1) if endpoint else num
-    step = (stop - start) / div if div > 0 else np.nan
+    num, div, step = _spacing(start, stop, num, endpoint, "linspace")
     computed = np.result_type(start, stop, float(num))
     dtype = np.dtype(dtype) if dtype is not None else computed
     out = generate("linspace", _linspace_block, num, dtype, chunks,
@@ -281,15 +287,11 @@ def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype
     if np.sign(stop) != sign:
         raise NotImplementedError("geomspace: ends of opposite signs give complex values; numpy.geomspace "
                                   "for them, then xa.from_array")
-    num = operator.index(num)
-    if num < 0:
-        raise ValueError(f"geomspace: number of samples, {num}, must be non-negative.")
     lo, hi = float(start) * sign, float(stop) * sign
     log_lo, log_hi = np.log10(lo), np.log10(hi)
-    div = (num - 1) if endpoint else num
-    step = (log_hi - log_lo) / div if div > 0 else 0.0
+    num, div, step = _spacing(log_lo, log_hi, num, endpoint, "geomspace")
     out = generate("geomspace", _geomspace_block, num, np.float64, chunks,
-                   (lo, hi, log_lo, step, log_hi, num, endpoint, sign))
+                   (lo, hi, log_lo, step if div > 0 else 0.0, log_hi, num, endpoint, sign))
     return out if dtype is None else out.astype(dtype)
 
 

@@ -59,7 +59,7 @@ import pandas as pd
 from ..graph.layers import LayeredGraph, new_token
 from ..graph.partials import through_all
 from .core import DataFrame, Series, _Frame, _nonempty, make_meta, new_collection
-from .expanding import _values
+from .expanding import _shaped, _values
 
 __all__ = ["EWM"]
 
@@ -105,6 +105,13 @@ def _local(vals: np.ndarray, alpha: float, ignore_na: bool) -> tuple:
     return np.nan_to_num(s), np.nan_to_num(w), count, steps
 
 
+def _last_values(vals: np.ndarray) -> tuple:
+    """(the row of each column's last value, 0 for a column without one; the columns' numbers):
+    where a partition's end is read for what it passes on."""
+    present = ~np.isnan(vals)
+    return np.where(present.any(axis=0), len(vals) - 1 - present[::-1].argmax(axis=0), 0), np.arange(vals.shape[1])
+
+
 def _totals(part: Any, alpha: float, ignore_na: bool) -> tuple:
     """For ``adjust=True``: S, W, values present and decay steps at the partition's end, and
     S, W and steps at its last value (where the mean it passes on is)."""
@@ -114,9 +121,7 @@ def _totals(part: Any, alpha: float, ignore_na: bool) -> tuple:
         zero = np.zeros(ncols)
         return zero, zero, zero, zero, zero, zero, zero
     s, w, count, steps = _local(vals, alpha, ignore_na)
-    present = ~np.isnan(vals)
-    last = np.where(present.any(axis=0), len(vals) - 1 - present[::-1].argmax(axis=0), 0)
-    cols = np.arange(ncols)
+    last, cols = _last_values(vals)
     return s[-1], w[-1], count[-1], steps[-1].copy(), s[last, cols], w[last, cols], steps[last, cols]
 
 
@@ -243,9 +248,7 @@ def _weigh(part: Any, prefix: tuple, method: str, alpha: float, adjust: bool, ig
     else:
         out = _recurse(part, prefix, alpha, ignore_na)
     out = np.where(total_n >= max(min_periods, 1), out, np.nan)
-    if isinstance(part, pd.Series):
-        return pd.Series(out[:, 0], index=part.index, name=part.name, dtype="float64")
-    return pd.DataFrame(out, index=part.index, columns=part.columns, dtype="float64")
+    return _shaped(part, out)
 
 
 def _own_moments(vals: np.ndarray, alpha: float, ignore_na: bool) -> tuple:
@@ -253,15 +256,13 @@ def _own_moments(vals: np.ndarray, alpha: float, ignore_na: bool) -> tuple:
     weights ``W``, of squared weights ``W2`` (weights fall by ``d**2``: pandas' sum with that
     factor), weighted mean and ``M2`` (the weighted sum of squared deviations: pandas' biased
     variance times ``W``), with the values present and decay steps so far (as ``_local``)."""
-    present = ~np.isnan(vals)
-    run = dict(alpha=alpha, adjust=True, ignore_na=ignore_na)
-    frame, ones = pd.DataFrame(vals), pd.DataFrame(np.where(present, 1.0, np.nan))
-    w = np.nan_to_num(ones.ewm(**run).sum().to_numpy())
-    w2 = np.nan_to_num(ones.ewm(**{**run, "alpha": 1.0 - (1.0 - alpha) ** 2}).sum().to_numpy())
-    mean = frame.ewm(**run).mean().to_numpy()
-    m2 = np.nan_to_num(frame.ewm(**run).var(bias=True).to_numpy()) * w
-    count = np.cumsum(present, axis=0).astype("float64")
-    steps = count if ignore_na else np.broadcast_to(np.arange(1, len(vals) + 1, dtype="float64")[:, None], vals.shape)
+    s, w, count, steps = _local(vals, alpha, ignore_na)
+    run = dict(adjust=True, ignore_na=ignore_na)
+    ones = pd.DataFrame(np.where(np.isnan(vals), np.nan, 1.0))
+    w2 = np.nan_to_num(ones.ewm(alpha=1.0 - (1.0 - alpha) ** 2, **run).sum().to_numpy())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = s / w  # (missing before a column's first value)
+    m2 = np.nan_to_num(pd.DataFrame(vals).ewm(alpha=alpha, **run).var(bias=True).to_numpy()) * w
     return w, w2, mean, m2, count, steps
 
 
@@ -305,9 +306,7 @@ def _moment_totals(part: Any, alpha: float, ignore_na: bool) -> tuple:
         zero = np.zeros(ncols)
         return (zero, zero, np.full(ncols, np.nan), zero), zero, zero, (zero, zero, np.full(ncols, np.nan), zero), zero
     w, w2, mean, m2, count, steps = _own_moments(vals, alpha, ignore_na)
-    present = ~np.isnan(vals)
-    last = np.where(present.any(axis=0), len(vals) - 1 - present[::-1].argmax(axis=0), 0)
-    cols = np.arange(ncols)
+    last, cols = _last_values(vals)
     at_last = tuple(a[last, cols] for a in (w, w2, mean, m2))
     return (w[-1], w2[-1], mean[-1], m2[-1]), count[-1], steps[-1].copy(), at_last, steps[last, cols]
 
@@ -350,9 +349,7 @@ def _spread(part: Any, prefix: tuple, method: str, alpha: float, ignore_na: bool
     out = np.where(total_n >= max(min_periods, 1), out, np.nan)
     if method == "std":
         out = np.sqrt(out)
-    if isinstance(part, pd.Series):
-        return pd.Series(out[:, 0], index=part.index, name=part.name, dtype="float64")
-    return pd.DataFrame(out, index=part.index, columns=part.columns, dtype="float64")
+    return _shaped(part, out)
 
 
 class EWM:

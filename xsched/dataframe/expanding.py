@@ -56,6 +56,13 @@ def _values(part: Any) -> np.ndarray:
     return frame.to_numpy(dtype="float64", na_value=np.nan).reshape(len(frame), frame.shape[1])
 
 
+def _shaped(part: Any, out: np.ndarray) -> Any:
+    """A 2-d float array of ``_values``' shape back as ``part``'s Series or DataFrame."""
+    if isinstance(part, pd.Series):
+        return pd.Series(out[:, 0], index=part.index, name=part.name, dtype="float64")
+    return pd.DataFrame(out, index=part.index, columns=part.columns, dtype="float64")
+
+
 def _totals(part: Any) -> tuple:
     """(count, sum, mean, M2, min, max) per column of the values present, and the rows."""
     vals = _values(part)
@@ -119,10 +126,7 @@ def _expand(part: Any, prefix: tuple, stat: str, min_periods: int, ddof: int) ->
             out = (np.fmin if stat == "min" else np.fmax)(lo0 if stat == "min" else hi0, running)
     # (pandas counts a count's min_periods in rows, NaN or not; the others' in values present)
     seen = rows0 + np.arange(1, len(vals) + 1, dtype="float64")[:, None] if stat == "count" else count
-    out = np.where(seen >= min_periods, out, np.nan)
-    if isinstance(part, pd.Series):
-        return pd.Series(out[:, 0], index=part.index, name=part.name, dtype="float64")
-    return pd.DataFrame(out, index=part.index, columns=part.columns, dtype="float64")
+    return _shaped(part, np.where(seen >= min_periods, out, np.nan))
 
 
 class Expanding:

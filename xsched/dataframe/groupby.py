@@ -533,9 +533,10 @@ class GroupBy:
         def method(self, numeric_only: bool = False, min_count: int = default, skipna: bool = True,
                    split_every: int | None = None, split_out: int = 1):
             if not skipna:
-                raise NotImplementedError(f"groupby(...).{how}(skipna=False): the tree takes each group's "
-                                          f"{how} non-missing value; use .nth({0 if how == 'first' else -1}) "
-                                          "for its row whatever it holds")
+                hint = (f"; .nth({0 if how == 'first' else -1}) gives each group's {how} row whatever it holds"
+                        if how in ("first", "last") else "")
+                raise NotImplementedError(f"groupby(...).{how}(skipna=False): the tree skips missing values"
+                                          f"{hint}")
             return self._stat(how, numeric_only, min_count, split_every, split_out)
         method.__name__, method.__qualname__ = how, f"GroupBy.{how}"
         said = {"n": "``numeric_only=True`` keeps the numeric columns", "c": "``min_count=n`` leaves a group "
