@@ -27,13 +27,14 @@ import gzip
 import lzma
 import os
 import re
+import shutil
 from typing import Any, BinaryIO, Iterable, Iterator
 
 from .units import parse_bytes
 
 __all__ = ["LocalFileSystem", "filesystem_for", "expand_paths", "shown", "join", "compression_of",
            "open_decompressed", "file_token", "natural_key", "parent", "blocksize_bytes", "byte_ranges",
-           "line_block", "line_range", "head_lines", "arrow_source"]
+           "line_block", "line_range", "head_lines", "arrow_source", "files_in", "folders_in"]
 
 _PROTOCOL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+)://")
 _MAGIC = re.compile(r"[*?\[]")
@@ -82,8 +83,11 @@ class LocalFileSystem:
     def glob(self, pattern: str) -> list[str]:
         return sorted(_globmod.glob(pattern))
 
-    def rm(self, path: str) -> None:
-        os.remove(path)
+    def rm(self, path: str, recursive: bool = False) -> None:
+        if recursive and os.path.isdir(path):
+            shutil.rmtree(path)
+        else:
+            os.remove(path)
 
     def makedirs(self, path: str, exist_ok: bool = True) -> None:
         if path:
@@ -202,9 +206,17 @@ def _is_data_file(fs: Any, path: str) -> bool:
     return not name.startswith(("_", "."))
 
 
-def _files_in(fs: Any, directory: str, suffixes: tuple[str, ...]) -> list[str]:
-    """The data files of a directory: not hidden nor ``_metadata``-like; those ending with one
-    of ``suffixes`` when there are any."""
+def files_in(fs: Any, directory: str, suffixes: tuple[str, ...] = ()) -> list[str]:
+    """The data files of a directory, in natural order: not hidden nor ``_metadata``-like;
+    those ending with one of ``suffixes`` when there are any.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     for name in ("part.10.csv", "part.2.csv", "_SUCCESS", "notes.txt"):
+    ...         _ = open(os.path.join(d, name), "w").write("a\\n")
+    ...     [os.path.basename(p) for p in files_in(LocalFileSystem(), d, (".csv",))]
+    ['part.2.csv', 'part.10.csv']
+    """
     if _is_local(fs):
         files = [p for p in fs.ls(directory) if os.path.isfile(p)]
     else:
@@ -213,6 +225,23 @@ def _files_in(fs: Any, directory: str, suffixes: tuple[str, ...]) -> list[str]:
     if suffixes:
         files = [p for p in files if p.endswith(suffixes)] or files
     return sorted(files, key=natural_key)
+
+
+def folders_in(fs: Any, directory: str) -> list[str]:
+    """The folders inside a directory, in natural order (hidden ones left out).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     for name in ("k=10", "k=2", ".cache"):
+    ...         os.mkdir(os.path.join(d, name))
+    ...     [os.path.basename(p) for p in folders_in(LocalFileSystem(), d)]
+    ['k=2', 'k=10']
+    """
+    if _is_local(fs):
+        found = [p for p in fs.ls(directory) if os.path.isdir(p)]
+    else:
+        found = [e["name"].rstrip("/") for e in fs.ls(directory, detail=True) if e.get("type") == "directory"]
+    return sorted((p for p in found if not p.rsplit("/", 1)[-1].startswith(".")), key=natural_key)
 
 
 def _glob(fs: Any, pattern: str) -> list[str]:
@@ -282,12 +311,11 @@ def expand_paths(urlpath: Any, storage_options: dict | None = None, what: str = 
         if _MAGIC.search(path):
             found = _glob(fs, path)
         elif fs.isdir(path):
-            found = _files_in(fs, path, suffixes)
+            found = files_in(fs, path, suffixes)
             if not found:
-                subdirs = sorted(os.path.basename(str(p).rstrip("/")) for p in fs.ls(path, detail=False)
-                                 if fs.isdir(p))
+                subdirs = [str(p).rstrip("/").rsplit("/", 1)[-1] for p in folders_in(fs, path)]
                 hint = (f"; its folders ({', '.join(subdirs[:4])}{', ...' if len(subdirs) > 4 else ''}) are not "
-                        "read (a partitioned 'key=value' layout is not supported): pass a glob such as "
+                        f"read here (read_parquet reads a 'key=value' folder layout): pass a glob such as "
                         f"{os.path.join(item, '*', '*')!r}" if subdirs else "")
                 raise FileNotFoundError(f"{what}: the directory {item!r} holds no data files "
                                         f"(hidden and _-prefixed files are skipped){hint}")

@@ -83,6 +83,20 @@ def test_parquet_on_s3(client, s3):
     pd.testing.assert_frame_equal(some.compute(), frame.loc[2000:, ["x"]])
 
 
+def test_partitioned_parquet_on_s3(client, s3):
+    fs, options = s3
+    frame = pd.concat([_frame(60, i) for i in range(3)], ignore_index=True)
+    df = xd.from_pandas(frame, npartitions=3)
+    paths = df.to_parquet(f"s3://{BUCKET}/hive", partition_on=["name"], storage_options=options)
+    assert sorted({p.rsplit("/", 2)[1] for p in paths}) == ["name=ann", "name=bob", "name=cy"]
+    back = read_parquet(f"s3://{BUCKET}/hive", filters=[("name", "in", ["ann", "cy"])], storage_options=options)
+    assert back.npartitions == 6  # (bob's folder never read)
+    got = back.compute().sort_values("id")
+    expected = frame[frame.name.isin(["ann", "cy"])].sort_values("id")
+    assert got.id.tolist() == expected.id.tolist() and got.name.astype(str).tolist() == expected.name.tolist()
+    np.testing.assert_array_equal(got.x.to_numpy(), expected.x.to_numpy())
+
+
 def test_json_lines_on_s3(client, s3):
     fs, options = s3
     frame = pd.concat([_frame(150, i) for i in range(3)], ignore_index=True)

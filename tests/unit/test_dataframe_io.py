@@ -497,12 +497,10 @@ def test_read_csv_with_converters_parses_without_pandas_warning(tmp_path):
 
 def test_to_parquet_refuses_options_pyarrow_refuses_when_built(tmp_path):
     df = xd.from_pandas(pd.DataFrame({"a": range(4), "b": list("xyxy")}), npartitions=2)
-    with pytest.raises(NotImplementedError, match=r"partition_on=.*filters="):
-        df.to_parquet(tmp_path / "hive", partition_on=["b"])
     with pytest.raises(TypeError, match=r"pyarrow refuses these options \(compression='snappy', bogus=1\)"):
         df.to_parquet(tmp_path / "bogus", bogus=1)
     with pytest.raises(ValueError, match="compression='nope'"):
         df.to_parquet(tmp_path / "nope", compression="nope")
-    assert not any((tmp_path / d).exists() for d in ("hive", "bogus", "nope"))  # (refused before anything is made)
+    assert not any((tmp_path / d).exists() for d in ("bogus", "nope"))  # (refused before anything is made)
     assert len(df.to_parquet(tmp_path / "ok", row_group_size=1)) == 2
     assert xd.read_parquet(tmp_path / "ok").a.sum().compute() == 6

@@ -187,7 +187,15 @@ def test_parquet_integer_and_boolean_columns_with_missing_values(tmp_path, n):
     pd.testing.assert_series_equal(df[df.x > 1].b.compute(), expected[expected.x > 1].b)
 
 
-def test_a_directory_of_key_value_folders_is_refused_saying_what_to_do(tmp_path):
+def test_a_directory_of_key_value_folders_reads_as_pandas_reads_it(tmp_path):
     pd.DataFrame({"x": [1, 2], "p": [1, 2]}).to_parquet(tmp_path, partition_cols=["p"])
-    with pytest.raises(FileNotFoundError, match=r"its folders \(p=1, p=2\) are not read.*glob"):
-        xd.read_parquet(str(tmp_path))
+    got = xd.read_parquet(str(tmp_path)).compute()
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), pd.read_parquet(tmp_path))
+
+
+def test_other_readers_name_the_folders_they_do_not_read(tmp_path):
+    for p in (1, 2):
+        (tmp_path / f"p={p}").mkdir()
+        (tmp_path / f"p={p}" / "part.0.csv").write_text("x\n1\n")
+    with pytest.raises(FileNotFoundError, match=r"its folders \(p=1, p=2\) are not read here.*glob"):
+        xd.read_csv(str(tmp_path))

@@ -28,6 +28,7 @@ import pandas as pd
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from .categorical import mark_unknown
+from . import hive
 from .core import DataFrame, Series
 from ..files import LocalFileSystem, arrow_source, expand_paths, file_token, filesystem_for, join, shown
 from ..graph.collection import run_writes
@@ -64,6 +65,9 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
     stored by pandas is restored; ``index="col"`` makes that column the index instead
     (``index=False``: none), and its statistics give known divisions when the files' ranges
     are sorted and disjoint (``calculate_divisions=True`` tries that with the stored index).
+    A directory of ``key=value`` folders (``to_parquet(partition_on=)``, pandas'
+    ``partition_cols``) gives each key as a categorical column, and filters on a key skip
+    whole folders (``hive.py``).
 
     >>> import os, tempfile, pandas as pd
     >>> with tempfile.TemporaryDirectory() as d:
@@ -75,10 +79,20 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
     """
     what = "read_parquet"
     _pq()
-    files = expand_paths(path, storage_options, what, suffixes=_SUFFIXES)
-    fs0, p0 = files[0]
-    md0, schema = _footer(fs0, p0)
-    index_meta = (schema.pandas_metadata or {}).get("index_columns", [])
+    import pyarrow as pa
+
+    found = _hive_layout(path, storage_options, what)
+    if found is None:
+        files = [(fs, p, ()) for fs, p in expand_paths(path, storage_options, what, suffixes=_SUFFIXES)]
+    else:
+        files = found
+    fs0, p0, _ = files[0]
+    md0, file_schema = _footer(fs0, p0)
+    keys = hive.key_dictionaries([(p, pairs) for _, p, pairs in files], skip=file_schema.names)
+    schema = file_schema
+    for key, values in keys.items():
+        schema = schema.append(pa.field(key, pa.dictionary(pa.int32(), values.type)))
+    index_meta = (file_schema.pandas_metadata or {}).get("index_columns", [])
     stored = [c for c in index_meta if isinstance(c, str)]
     names = list(schema.names)
     data_cols = [c for c in names if c not in stored]
@@ -86,65 +100,116 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
     cols = [columns] if single else (list(columns) if columns is not None else None)
     index_cols = [] if index is None or index is False else ([index] if isinstance(index, str) else list(index))
     has = f"{shown(fs0, p0)} has the columns {data_cols}" + (f" and the stored index {stored}" if stored else "")
+    if keys:
+        has = f"{shown(fs0, p0)} has the columns {[c for c in data_cols if c not in keys]} and its folders the " \
+              f"keys {list(keys)}" + (f", and the stored index {stored}" if stored else "")
     missing = [c for c in (cols or []) + index_cols if c not in names]
     if missing:
         raise ValueError(f"{what}: no column {missing[0]!r}: {has}")
+    if any(c in keys for c in index_cols):
+        raise ValueError(f"{what}: index={index!r} names a folder key; read the dataset, then "
+                         f".set_index({index!r}) (its values are known only once every folder is read)")
     dnf, expr = _normalize_filters(filters, names, has)
-    _check_filters(schema, dnf, expr, f"{shown(fs0, p0)}'s")
+    hive.check_key_filters(dnf, keys, what)
+    own_dnf = None if dnf is None else [[t for t in conj if t[0] not in keys] for conj in dnf]
+    own_dnf = [conj for conj in own_dnf or () if conj] or None
+    _check_filters(file_schema, own_dnf, expr, f"{shown(fs0, p0)}'s",
+                   "; filters on folder keys are given as [(key, op, value)]" if keys else "")
     keep_stored = index is None or (bool(index_cols) and index_cols == stored)
     read_columns = None
     if cols is not None:
         read_columns = list(dict.fromkeys(cols + index_cols + (stored if keep_stored else [])))
     holes = _with_nulls(md0)
-    meta = _holding_nulls(_to_frame(schema.empty_table() if read_columns is None else
-                                    schema.empty_table().select(read_columns), index, index_cols, stored, cols, single),
-                          holes)
+
+    def meta_of(read: list | None, wanted: list | None, one: bool) -> Any:
+        table = schema.empty_table() if read is None else schema.empty_table().select(read)
+        return _keyed(_holding_nulls(_to_frame(table, index, index_cols, stored, wanted, one), holes),
+                      hive.key_dtypes(keys))
+
+    meta = meta_of(read_columns, cols, single)
 
     div_col = index_cols[0] if len(index_cols) == 1 and calculate_divisions is not False else \
         stored[0] if calculate_divisions and index is None and len(stored) == 1 else None
-    pieces = []  # (fs, path, row groups or None, (min, max) of div_col or None)
-    if not (split_row_groups or dnf or div_col):
-        pieces = [(fs, p, None, None) for fs, p in files]
-    else:
-        for fs, p in files:
-            md = md0 if (fs, p) == (fs0, p0) else _footer(fs, p)[0]
-            stats = [_rg_stats(md, i, schema) for i in range(md.num_row_groups)]
-            kept = [i for i in range(md.num_row_groups) if _may_match(stats[i], dnf)]
-            if split_row_groups:
-                pieces += [(fs, p, [i], _min_max(stats[i], div_col)) for i in kept]
-            elif kept or (md.num_row_groups == 0 and not dnf):
-                pieces.append((fs, p, None, _span([_min_max(stats[i], div_col) for i in kept])))
+    pieces = []  # (fs, path, row groups or None, (min, max) of div_col or None, filters left, folder keys)
+    for fs, p, pairs in files:
+        typed = hive.typed_pairs(pairs, keys)
+        left = hive.residual_filters(dnf, dict(typed)) if keys else dnf
+        if left is False:  # (its folders' values rule out every row: not even its footer is read)
+            continue
+        if not (split_row_groups or left or div_col):
+            pieces.append((fs, p, None, None, left, typed))
+            continue
+        md = md0 if (fs, p) == (fs0, p0) else _footer(fs, p)[0]
+        stats = [_rg_stats(md, i, file_schema) for i in range(md.num_row_groups)]
+        kept = [i for i in range(md.num_row_groups) if _may_match(stats[i], left)]
+        if split_row_groups:
+            pieces += [(fs, p, [i], _min_max(stats[i], div_col), left, typed) for i in kept]
+        elif kept or (md.num_row_groups == 0 and not left):
+            pieces.append((fs, p, None, _span([_min_max(stats[i], div_col) for i in kept]), left, typed))
     divisions = _divisions([piece[3] for piece in pieces]) if div_col and pieces else None
 
-    token = new_token([file_token(fs, p) for fs, p in files], columns, repr(filters), index, split_row_groups,
+    token = new_token([file_token(fs, p) for fs, p, _ in files], columns, repr(filters), index, split_row_groups,
                       calculate_divisions)
     name = f"read-parquet-{token}"
     ann = annotations_in_force()
-    extra = [c for c in _filter_columns(dnf) if read_columns is not None and c not in read_columns]
-    tasks = [Task(_read_piece, (fs, p, shown(fs, p), rgs, read_columns, extra, dnf if expr is None else expr,
-                                index, index_cols, stored, cols, single, meta, divisions is not None),
-                  {}, per_task(ann)) for fs, p, rgs, _ in pieces]
-    if not tasks:  # every file ruled out by the filters
-        tasks = [Task(_copy, (meta,), {}, per_task(ann))]
+
+    def tasks_for(read: list | None, wanted: list | None, one: bool, piece_meta: Any, kw: dict) -> list:
+        """One read task per piece: ``read`` (None: every column) of the file and its folders."""
+        own = None if read is None else [c for c in read if c not in keys]
+        wanted_keys = None if read is None else [c for c in read if c in keys]
+        extra = [c for c in _filter_columns(own_dnf) if own is not None and c not in own]
+        out = []
+        for fs, p, rgs, _, left, typed in pieces:
+            folders = (typed, keys, wanted_keys) if keys else None
+            out.append(Task(_read_piece, (fs, p, shown(fs, p), rgs, own, extra, left if expr is None else expr,
+                                          index, index_cols, stored, wanted, one, piece_meta, divisions is not None),
+                            dict(kw, folders=folders) if folders else kw, per_task(ann)))
+        return out or [Task(_copy, (piece_meta,), {}, per_task(ann))]  # (every file ruled out by the filters)
+
+    tasks = tasks_for(read_columns, cols, single, meta, {})
     project = None
     if not single:
         def project(used: list, pushed: list) -> list | None:
             """The same pieces read with fewer columns and the rows passing ``pushed`` only
             (the planner calls this, ``planner.py``); None when it cannot: names that are not
-            the file's (pandas writes ``0`` as the column ``"0"``, and reads it back as ``0``)."""
-            if any(c not in names for c in used):
+            the file's (pandas writes ``0`` as the column ``"0"``, and reads it back as ``0``),
+            or comparisons of a folder key (its column is not in the files)."""
+            if any(c not in names for c in used) or any(col in keys for col, _, _ in pushed):
                 return None
             read = list(dict.fromkeys(list(used) + index_cols + (stored if keep_stored else [])))
-            narrow_meta = _holding_nulls(_to_frame(schema.empty_table().select(read), index, index_cols, stored,
-                                                   list(used), False), holes)
-            more = [c for c in _filter_columns(dnf) if c not in read]
             kw = {"pushed": tuple(map(tuple, pushed))} if pushed else {}
-            narrow = [Task(_read_piece, (fs, p, shown(fs, p), rgs, read, more, dnf if expr is None else expr, index,
-                                         index_cols, stored, list(used), False, narrow_meta, divisions is not None),
-                           kw, per_task(ann)) for fs, p, rgs, _ in pieces]
-            return narrow or [Task(_copy, (narrow_meta,), {}, per_task(ann))]
-    # (each file keeps the categories of its own rows: the collection's are unknown)
-    return from_tasks(name, tasks, mark_unknown(meta), divisions, project=project)
+            return tasks_for(read, list(used), False, meta_of(read, list(used), False), kw)
+    # (each file keeps the categories of its own rows: the collection's are unknown; a folder
+    # key's are all its folders' values)
+    return from_tasks(name, tasks, _unknown_but(meta, keys), divisions, project=project)
+
+
+def _hive_layout(path: Any, storage_options: dict | None, what: str) -> list | None:
+    """``(fs, file, folder pairs)`` of a ``key=value`` folder layout under ``path``, or None."""
+    if isinstance(path, (list, tuple)):
+        return None
+    fs, base = filesystem_for(path, storage_options)
+    if any(ch in base for ch in "*?["):  # (a glob names files, not a dataset's folders)
+        return None
+    if not isinstance(fs, LocalFileSystem) and hasattr(fs, "invalidate_cache"):
+        fs.invalidate_cache()  # (listings cached here may predate folders the workers wrote)
+    found = hive.discover(fs, base, _SUFFIXES, what)
+    return None if found is None else [(fs, p, pairs) for p, pairs in found]
+
+
+def _keyed(meta: Any, dtypes: dict) -> Any:
+    """Meta with its folder-key columns in the dtypes the partitions give them."""
+    if isinstance(meta, pd.Series):
+        return meta.astype(dtypes[meta.name]) if meta.name in dtypes else meta
+    mine = {c: dt for c, dt in dtypes.items() if c in meta.columns}
+    return meta.astype(mine) if mine else meta
+
+
+def _unknown_but(meta: Any, keys: dict) -> Any:
+    """Meta with the categories of its categorical columns marked unknown, but a folder key's."""
+    if isinstance(meta, pd.Series):
+        return meta if meta.name in keys else mark_unknown(meta)
+    return mark_unknown(meta, [c for c in meta.columns if c not in keys])
 
 
 def _footer(fs: Any, path: str) -> tuple[Any, Any]:
@@ -177,7 +242,7 @@ def _normalize_filters(filters: Any, names: list, has: str) -> tuple[list | None
     return [[(c, str(op).lower(), v) for c, op, v in conj] for conj in dnf], None
 
 
-def _check_filters(schema: Any, dnf: list | None, expr: Any, whose: str) -> None:
+def _check_filters(schema: Any, dnf: list | None, expr: Any, whose: str, hint: str = "") -> None:
     """Filters whose values do not compare with their columns' types (``("x", ">", "1")`` on
     integers) fail here, when the read is built, rather than in every task."""
     if dnf is None and expr is None:
@@ -189,7 +254,7 @@ def _check_filters(schema: Any, dnf: list | None, expr: Any, whose: str) -> None
     except (pa.ArrowException, TypeError, ValueError) as exc:
         shown_filters = dnf if expr is None else expr
         raise ValueError(f"read_parquet: filters {shown_filters!r} do not apply to {whose} column types "
-                         f"({exc}); give values of the columns' types") from exc
+                         f"({exc}); give values of the columns' types{hint}") from exc
 
 
 def _filter_columns(dnf: list | None) -> list:
@@ -339,10 +404,12 @@ def _copy(meta: Any) -> Any:
 
 def _read_piece(fs: Any, path: str, label: str, row_groups: list | None, read_columns: list | None, extra: list,
                 filters: Any, index: Any, index_cols: list, stored: list, cols: list | None, single: bool,
-                meta: Any, sort: bool, pushed: tuple = ()) -> Any:
+                meta: Any, sort: bool, pushed: tuple = (), folders: tuple | None = None) -> Any:
     """Run on the workers: one file (or some of its row groups) as a pandas partition; with
     ``pushed`` (comparisons the planner took from ``df[df.col > value]``), only the rows
-    pandas' comparison keeps, with the labels they would have had (``_read_pushed``)."""
+    pandas' comparison keeps, with the labels they would have had (``_read_pushed``); with
+    ``folders`` (the file's folder keys, every key's values, the keys wanted), its folders'
+    values as columns (``hive.with_keys``)."""
     pq = _pq()
     import pyarrow as pa
 
@@ -368,6 +435,8 @@ def _read_piece(fs: Any, path: str, label: str, row_groups: list | None, read_co
                     table = table.filter(expr)
             if extra and (pushed or row_groups is not None):
                 table = table.drop_columns(extra)
+            if folders is not None:
+                table = hive.with_keys(table, *folders)
     except (pa.ArrowException, KeyError) as exc:
         raise ValueError(f"read_parquet: reading {label}: {exc}") from exc
     df = _to_frame(table, index, index_cols, stored, cols, single)
@@ -474,14 +543,19 @@ def _conform(df: Any, meta: Any, label: str, sort: bool) -> Any:
 
 def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = True,
                storage_options: dict | None = None, compression: str | None = "snappy",
-               overwrite: bool = False, **kwargs: Any):
+               overwrite: bool = False, partition_on: Any = None, **kwargs: Any):
     """Write a dataframe as a directory of ``part.<i>.parquet`` files, written by the workers.
 
     Every file gets the schema of the dataframe's meta (so empty partitions agree), with
-    the index as a column when ``write_index``. A directory that already holds parquet
-    files is refused unless ``overwrite=True``, which deletes them first. Other keywords go
-    to ``pyarrow.parquet.write_table``. Returns the written paths, or with
-    ``compute=False`` a list of ``Delayed`` that write them.
+    the index as a column when ``write_index``. ``partition_on`` (a column or a list; also
+    ``partition_cols``) writes a folder per value instead, ``col=value/part.<i>.parquet``,
+    the column kept in the folder names only, as pandas, pyarrow and dask do: ``read_parquet``
+    gives it back as a categorical and skips the folders ``filters=`` rule out. A directory
+    that already holds parquet files (or ``key=value`` folders) is refused unless
+    ``overwrite=True``, which deletes them first. Other keywords go to
+    ``pyarrow.parquet.write_table``. Returns the written paths, or with ``compute=False`` a
+    list of ``Delayed`` that write them (one per partition, each giving its paths when
+    partitioned on columns).
 
     >>> import os, tempfile, pandas as pd, xsched.dataframe as xd
     >>> df = xd.from_pandas(pd.DataFrame({"a": range(4)}, index=list("wxyz")), npartitions=2)
@@ -495,14 +569,20 @@ def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = Tru
     if not isinstance(df, DataFrame):
         raise TypeError(f"to_parquet writes an xsched DataFrame, not {type(df).__name__}")
     pq = _pq()
-    for hive in ("partition_on", "partition_cols"):
-        if hive in kwargs:
-            raise NotImplementedError(
-                f"to_parquet({hive}=...): a directory per value of a column (hive partitioning) is not written "
-                "here; keep the column and read with filters=[(column, '==', value)] (each file's statistics "
-                "then skip the others), or write each value's rows to its own directory")
-    schema = _schema_for(df._meta, write_index)
-    _check_write_options(pq, df._meta, write_index, schema, compression, kwargs)
+    if "partition_cols" in kwargs:
+        if partition_on is not None:
+            raise TypeError("to_parquet: give partition_on or partition_cols, not both (they are one option)")
+        partition_on = kwargs.pop("partition_cols")
+    on = [] if partition_on is None else [partition_on] if isinstance(partition_on, str) else list(partition_on)
+    missing = [c for c in on if c not in df.columns]
+    if missing:
+        raise ValueError(f"to_parquet(partition_on=...): no column {missing[0]!r}; the columns are "
+                         f"{list(df.columns)}")
+    if on and len(set(on)) != len(on):
+        raise ValueError(f"to_parquet(partition_on={on!r}) names a column twice")
+    written = df._meta.drop(columns=on) if on else df._meta
+    schema = _schema_for(written, write_index)
+    _check_write_options(pq, written, write_index, schema, compression, kwargs)
     fs, base = filesystem_for(path, storage_options)
     fs.makedirs(base, exist_ok=True)
     try:
@@ -510,15 +590,25 @@ def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = Tru
                if str(p).endswith(_SUFFIXES)]
     except FileNotFoundError:  # (object stores have no empty directories)
         old = []
-    if old and not overwrite:
-        raise ValueError(f"to_parquet: {path!r} already holds {len(old)} parquet files, which a later "
-                         "read_parquet would mix with these; pass overwrite=True to delete them first, "
-                         "or write to a new directory")
+    folders = hive.written_folders(fs, base)
+    if (old or folders) and not overwrite:
+        held = " and ".join(([f"{len(old)} parquet files"] if old else []) +
+                            ([f"{len(folders)} key=value folders"] if folders else []))
+        raise ValueError(f"to_parquet: {path!r} already holds {held}, which a later read_parquet would mix "
+                         "with these; pass overwrite=True to delete them first, or write to a new directory")
     for p in old:
         fs.rm(p)
-    token = new_token(df._name, shown(fs, base), write_index, compression, sorted(kwargs.items(), key=str))
+    for folder in folders:
+        fs.rm(folder, recursive=True)
+    token = new_token(df._name, shown(fs, base), write_index, compression, on, sorted(kwargs.items(), key=str))
     name = f"to-parquet-{token}"
     ann = annotations_in_force()
+    if on:
+        layer = {chunk_key(name, (i,)): Task(_write_split, (Ref(key), fs, base, i, on, write_index, schema,
+                                                            compression, kwargs), {}, per_task(ann))
+                 for i, key in enumerate(df._keys())}
+        out = run_writes(df._graph, name, layer, list(layer), compute)
+        return [p for paths in out for p in paths] if compute else out
     layer = {chunk_key(name, (i,)): Task(_write_piece, (Ref(key), fs, join(fs, base, f"part.{i}.parquet"),
                                                         write_index, schema, compression, kwargs), {}, per_task(ann))
              for i, key in enumerate(df._keys())}
@@ -582,6 +672,19 @@ def _write_piece(part: pd.DataFrame, fs: Any, path: str, write_index: bool, sche
         with fs.open(path, "wb") as f:
             pq.write_table(table, f, compression=compression, **kwargs)
     return shown(fs, path)
+
+
+def _write_split(part: pd.DataFrame, fs: Any, base: str, i: int, on: list, write_index: bool, schema: Any,
+                 compression: Any, kwargs: dict) -> list[str]:
+    """Run on the workers: one partition as a file in each ``key=value`` folder its rows fall
+    in (``hive.split_by_keys``); returns their paths."""
+    paths = []
+    for folder, rows in hive.split_by_keys(part, on):
+        directory = hive.folder_of(fs, base, folder)
+        fs.makedirs(directory, exist_ok=True)
+        paths.append(_write_piece(rows, fs, join(fs, directory, f"part.{i}.parquet"), write_index, schema,
+                                  compression, kwargs))
+    return paths
 
 
 def _to_parquet_method(self, path: str, write_index: bool = True, compute: bool = True,
