@@ -285,8 +285,6 @@ def test_resample_origin_and_offset_as_pandas(tz, rule):
     origins = ["start_day", "start", "epoch", "end", "end_day", pd.Timestamp("2026-01-01 00:07", tz=tz)]
     for origin in origins:
         for offset in (None, "10min"):
-            if tz and (rule == "1D" or (origin == "end_day" and offset)):
-                continue  # (pandas' own corners with a time zone: see the module)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 try:
@@ -297,3 +295,29 @@ def test_resample_origin_and_offset_as_pandas(tz, rule):
             pd.testing.assert_series_equal(got, want, check_freq=False, obj=f"origin={origin}, offset={offset}")
     with pytest.raises(ValueError, match="origin must be one of"):
         ds.resample(rule, origin="middle")
+
+
+@pytest.mark.parametrize("tz", [None, "UTC", "US/Eastern"])
+@pytest.mark.parametrize("start", ["2024-03-09 00:00", "2024-03-09 05:00"])
+def test_resample_has_pandas_first_and_last_bins_whatever_the_sides_and_origin(tz, start):
+    """pandas' edges can add an empty bin at either end (calendar days closed on the right
+    begin a day before the first row's; a last row on an edge gets a bin after it; origins
+    counted from the end): the same bins here, on any partitioning, across a change of clocks."""
+    import warnings
+
+    ps = pd.Series(np.arange(60.0), index=pd.date_range(start, periods=60, freq="1h", tz=tz))
+    for n in (1, 4):
+        s = xd.from_pandas(ps, npartitions=n)
+        for rule in ("6h", "D", "2D", "W"):
+            for closed, label in ((None, None), ("right", None), ("right", "right"), ("left", "right")):
+                for origin, offset in (("start_day", None), ("end", None), ("end_day", None), ("end_day", "2h")):
+                    kw = {k: v for k, v in dict(closed=closed, label=label, origin=origin, offset=offset).items()
+                          if v is not None}
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", RuntimeWarning)
+                        try:
+                            want = ps.resample(rule, **kw).sum()
+                        except ValueError:
+                            continue  # (pandas refuses some: the first rows before the first bin)
+                        got = s.resample(rule, **kw).sum().compute()
+                    pd.testing.assert_series_equal(got, want, check_freq=False, obj=f"{rule} {kw} on {n}")

@@ -17,14 +17,15 @@ input sends output ``j`` its rows whose label is in ``[B_j, B_j+1)``, so pandas'
 (closed and labelled on the right for month ends and weeks) decide every row's bin.
 ``closed=`` and ``label=`` are pandas': bins of one length closed on the right hold
 ``(e, e + step]`` (a row on an edge closes the bin before it), labels on the right are
-``e + step``; calendar bins ask pandas for each row's label with them, as above. (One
-difference left: with a time zone and ``closed="right"``, pandas adds an empty bin after a
-last row that falls exactly on a bin's edge; here the bins end with the data's.)
+``e + step``; calendar bins ask pandas for each row's label with them, as above. Where
+pandas' edges add an empty bin at either end (calendar days closed on the right begin a bin
+before the first row's; with a time zone a last row on an edge gets one after it), the first
+and last labels are pandas' own for data running from the first division to the last
+(``_pandas_ends``).
 ``origin=`` and ``offset=`` are pandas' too: bins of one length (and days without a time
 zone) are counted from that time, the data's first and last rows read from the divisions
 (``_origin_time``); "end" and "end_day" close and label on the right unless told. Calendar
-bins pass them to pandas, which ignores them there. (With a time zone, "end_day" and an
-offset, pandas places a first row that falls on a bin's edge in the bin after it.)
+bins pass them to pandas, which ignores them there.
 Calendar rules of several units (``"2W"``, ``"3MS"``) have bins pandas places from the
 data's first row: the first division is that row, so every partition asks pandas for its
 rows' labels with that row put in front (``_anchored``), and aggregates by those labels.
@@ -157,6 +158,25 @@ def _resample_part(pieces: list, lo: Any, hi: Any, last: Any, rule: Any, origin:
         return out
 
 
+def _pandas_ends(first: pd.Timestamp, last: pd.Timestamp, rule: Any, how: dict) -> tuple | None:
+    """The first and last bin labels pandas gives data whose first and last rows are at
+    ``first`` and ``last`` (``how``: its keywords); None when pandas cannot say.
+
+    >>> t = pd.Timestamp("2024-03-09 05:00", tz="US/Eastern")
+    >>> [str(x.date()) for x in _pandas_ends(t, t + pd.Timedelta("30h"), pd.offsets.Day(), {"closed": "right"})]
+    ['2024-03-08', '2024-03-10']
+    """
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (pandas says once, in the user's own call, what it ignores)
+            labels = pd.Series(0, index=pd.DatetimeIndex([first, last])).resample(rule, **how).count().index
+    except (ValueError, TypeError):
+        return None
+    return (labels[0], labels[-1]) if len(labels) else None
+
+
 #: pandas' named origins of bins of one length
 ORIGINS = ("start_day", "start", "epoch", "end", "end_day")
 
@@ -246,9 +266,11 @@ class Resampler:
             meta = make_meta(getattr(stand_in.resample(rule, **how, **self._origin), method)(*args, **kwargs))
             stand_in.index = pd.DatetimeIndex([t0, t0 + 2 * rule], name=frame._meta.index.name)
             sample = getattr(stand_in.resample(rule, **how, **self._origin), method)(*args, **kwargs)
+            sizes = stand_in.resample(rule, **how, **self._origin).size()
         except Exception as exc:
             raise TypeError(f"resample(...).{method}() fails in pandas on this data: {exc}") from exc
-        empty = sample.iloc[1] if len(sample) == 3 else None
+        gaps = [label for label, size in sizes.items() if size == 0 and label in sample.index]
+        empty = sample.loc[gaps[0]] if gaps else None
         if isinstance(empty, pd.Series):
             empty = {k: v for k, v in empty.items() if not pd.isna(v)} or None
         elif empty is not None and pd.isna(empty):
@@ -269,6 +291,12 @@ class Resampler:
         spans = [floor(d) for d in divs]  # input i holds the labels spans[i] .. spans[i + 1]
         starts = sorted({floor(d) for d in divs[:-1]})
         last_bin = floor(divs[-1])
+        # pandas' edges can add an empty bin at either end (calendar days closed on the right
+        # start a bin before the first row's; with a time zone a last row on an edge gets one
+        # after it): the labels pandas gives data running from the first division to the last
+        ends = _pandas_ends(divs[0], divs[-1], rule, how if self._calendar else {**how, **self._origin})
+        if ends is not None:
+            starts[0], last_bin = min(starts[0], ends[0]), max(last_bin, ends[1])
         tok = new_token(frame._name, rule.freqstr, origin, how, method, args, kwargs)
         rows_name, out_name = f"resample-rows-{tok}", f"resample-{method}-{tok}"
         ann = annotations_in_force()
