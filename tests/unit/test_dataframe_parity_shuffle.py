@@ -217,3 +217,27 @@ def test_sort_index_refuses_what_it_does_not_run_when_built():
         df.sort_index(level=0)
     with pytest.raises(TypeError, match="ascending must be True or False"):
         df.sort_index(ascending=[True])
+
+
+# --------------------------------------------------------------------------- merge's sort and shuffle_method
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("method", [None, "tasks"])
+def test_merge_sort_orders_by_the_keys_and_shuffle_method_is_dask_s(how, method):
+    rng = np.random.default_rng(3)
+    a = pd.DataFrame({"k": rng.integers(0, 9, 40), "a": rng.integers(0, 5, 40), "v": np.arange(40)})
+    b = pd.DataFrame({"k2": rng.integers(0, 9, 30), "a": rng.integers(0, 5, 30), "w": np.arange(30)})
+    A, B = xd.from_pandas(a, npartitions=3), xd.from_pandas(b, npartitions=4)
+    for kw in ({"left_on": "k", "right_on": "k2"}, {"on": "a"}, {}):
+        want = a.merge(b, how=how, sort=True, **kw)
+        got = A.merge(B, how=how, sort=True, shuffle_method=method, **kw).compute()
+        keys = [kw["left_on"]] if "left_on" in kw else ["a"]
+        assert got[keys].to_numpy().tolist() == want[keys].to_numpy().tolist()  # (the keys in pandas' order)
+        assert_frame_equal(_rows(got.reset_index(drop=True)), _rows(want))
+    on_index = A.merge(B.set_index("k2"), how=how, left_on="k", right_index=True, sort=True).compute()
+    assert on_index.k.is_monotonic_increasing or how in ("right", "outer")
+    with pytest.raises(ValueError, match="shuffle method 'disk' is not one of"):
+        A.merge(B, on="a", shuffle_method="disk")
+    with pytest.raises(ValueError, match="cross join has no keys to sort by"):
+        A.merge(B, how="cross", sort=True)

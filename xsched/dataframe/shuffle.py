@@ -33,7 +33,7 @@ import pandas as pd
 
 from ..graph.collection import compute_collection
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
-from ..graph.p2p import p2p_layers, shuffle_method
+from ..graph.p2p import p2p_layers, shuffle_method as _choose
 from ..graph.shuffle import shuffle_layers
 from ..graph.spec import Ref, Task
 from .categorical import has_known_categories
@@ -186,7 +186,7 @@ def _min_max(part: Any, column: Any) -> tuple:
 def _exchange(frame: _Frame, npartitions: int, split: Any, token: str, name: str, method: str | None = None):
     """``frame``'s rows moved to ``npartitions`` outputs by ``split(part, n)``: worker to
     worker (p2p) or as tasks, by ``method`` or else the ``shuffle.method`` setting."""
-    if shuffle_method(method) == "p2p":
+    if _choose(method) == "p2p":
         out_name = f"p2p-{name}-{token}"
         layers, _ = p2p_layers(frame._keys(), npartitions, split, _Combine(frame._meta), token, out_name)
     else:
@@ -668,11 +668,13 @@ def _common_dtypes(left: list, right: list) -> list | None:
 def merge(left: DataFrame, right: DataFrame, how: str = "inner", on: Any = None, left_on: Any = None,
           right_on: Any = None, left_index: bool = False, right_index: bool = False,
           suffixes: tuple = ("_x", "_y"), npartitions: int | None = None, broadcast: bool | None = None,
-          indicator: bool = False) -> DataFrame:
+          indicator: bool = False, shuffle_method: str | None = None, sort: bool = False) -> DataFrame:
     """Join two frames as ``pandas.merge``: on columns or indexes (``left_index``,
-    ``right_index``, either side or both) through a hash shuffle of both sides, by
-    broadcasting a one-partition side, or partition by partition on indexes with equal known
-    divisions.
+    ``right_index``, either side or both) through a hash shuffle of both sides
+    (``shuffle_method``: ``"p2p"``, ``"tasks"``, or None for the ``shuffle.method`` setting),
+    by broadcasting a one-partition side, or partition by partition on indexes with equal
+    known divisions. ``sort=True`` orders the result by the join keys, as pandas' does, with
+    a sort of the result (rows of equal keys in no set order).
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> a = xd.from_pandas(pd.DataFrame({"k": [1, 2, 3], "x": [1., 2., 3.]}), npartitions=2)
@@ -692,6 +694,11 @@ def merge(left: DataFrame, right: DataFrame, how: str = "inner", on: Any = None,
     """
     if how not in ("inner", "left", "right", "outer", "leftsemi", "cross"):
         raise ValueError(f"merge: how must be inner, left, right, outer or cross, got {how!r}")
+    method = None if shuffle_method is None else _choose(shuffle_method)
+    if sort:
+        out = merge(left, right, how, on, left_on, right_on, left_index, right_index, suffixes, npartitions,
+                    broadcast, indicator, method)
+        return _sorted_by_keys(out, how, on, left_on, right_on, left_index, right_index, left, right)
     if not isinstance(left, DataFrame) or not isinstance(right, DataFrame):
         if isinstance(right, pd.DataFrame):
             right = from_pandas(right, npartitions=1)
@@ -739,7 +746,7 @@ def merge(left: DataFrame, right: DataFrame, how: str = "inner", on: Any = None,
         if left.npartitions == 1 and how in ("inner", "right"):
             return _broadcast(right, left, kwargs, meta, big_left=False)
     n = int(npartitions or max(left.npartitions, right.npartitions))
-    if shuffle_method() == "p2p":  # both sides in one exchange: each output merges its pieces at once
+    if _choose(method) == "p2p":  # both sides in one exchange: each output merges its pieces at once
         token = new_token(left._name, right._name, n, kwargs, dtypes)
         splits = ([partial(_split_hash, on=left_key, dtypes=dtypes)] * left.npartitions
                   + [partial(_split_hash, on=right_key, dtypes=dtypes)] * right.npartitions)
@@ -748,9 +755,25 @@ def merge(left: DataFrame, right: DataFrame, how: str = "inner", on: Any = None,
                                _JoinCombine(left.npartitions, left._meta, right._meta, kwargs), token, out_name)
         graph = LayeredGraph.merge(left._graph, right._graph, new=layers)
         return new_collection(graph, out_name, meta, (None,) * (n + 1))
-    ls = _hash_shuffle(left, left_key, n, dtypes)
-    rs = _hash_shuffle(right, right_key, n, dtypes)
+    ls = _hash_shuffle(left, left_key, n, dtypes, "tasks")
+    rs = _hash_shuffle(right, right_key, n, dtypes, "tasks")
     return map_partitions(_merge_parts, ls, rs, kwargs, meta=meta, _name="merge")
+
+
+def _sorted_by_keys(out: DataFrame, how: str, on: Any, left_on: Any, right_on: Any, left_index: bool,
+                    right_index: bool, left: DataFrame, right: DataFrame) -> DataFrame:
+    """A merge's result ordered by its join keys (pandas' ``sort=True``): by the key columns
+    the result holds, or by its index when the keys were the indexes."""
+    if how == "cross":
+        raise ValueError("merge(how='cross', sort=True): a cross join has no keys to sort by; sort the result "
+                         "by its columns with sort_values")
+    if on is None and left_on is None and right_on is None and not left_index and not right_index:
+        on = [c for c in left.columns if c in set(right.columns)]
+    keys = on if on is not None else (left_on if not left_index else right_on if not right_index else None)
+    keys = None if keys is None else [keys] if not isinstance(keys, list) else keys
+    if keys is None or any(k not in out.columns for k in keys):
+        return out.sort_index()
+    return out.sort_values(keys)
 
 
 def _broadcast(big: DataFrame, small: DataFrame, kwargs: dict, meta: Any, big_left: bool) -> DataFrame:
@@ -773,16 +796,19 @@ def _broadcast(big: DataFrame, small: DataFrame, kwargs: dict, meta: Any, big_le
 
 def _install() -> None:
     def df_merge(self, right, how="inner", on=None, left_on=None, right_on=None, left_index=False,
-                 right_index=False, suffixes=("_x", "_y"), npartitions=None, broadcast=None, indicator=False):
+                 right_index=False, suffixes=("_x", "_y"), npartitions=None, broadcast=None, indicator=False,
+                 shuffle_method=None, sort=False):
         """Join with another frame (see ``xsched.dataframe.merge``).
 
         >>> import pandas as pd, xsched.dataframe as xd
-        >>> a = xd.from_pandas(pd.DataFrame({"k": [1, 2]}), npartitions=2)
+        >>> a = xd.from_pandas(pd.DataFrame({"k": [2, 1]}), npartitions=2)
         >>> a.merge(a, on="k").compute().k.sort_values().tolist()
+        [1, 2]
+        >>> a.merge(a, on="k", shuffle_method="tasks", sort=True).compute().k.tolist()
         [1, 2]
         """
         return merge(self, right, how, on, left_on, right_on, left_index, right_index, suffixes, npartitions,
-                     broadcast, indicator)
+                     broadcast, indicator, shuffle_method, sort)
 
     def join(self, other, on=None, how="left", lsuffix="", rsuffix="", npartitions=None):
         """Join on the index (or ``on`` columns of this frame against the other's index).
