@@ -288,3 +288,55 @@ def test_as_index_false_gives_the_keys_as_columns_as_pandas():
     assert flat.v.cumsum().compute().sort_index().tolist()[:4] == [1.0, 3.0, 3.0, 7.0]  # (not per group: as it is)
     with pytest.raises(TypeError, match="only valid for a DataFrame"):
         df.v.groupby(df.k, as_index=False)
+
+
+# ------------------------------------------------------------- observed=False on whole groups, as_index=False
+
+
+def _categorical_frame(n: int = 60, seed: int = 5) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"c": pd.Categorical(rng.choice(["x", "y", None], n), categories=["z", "y", "x", "w"]),
+                         "k": rng.integers(0, 3, n), "v": rng.normal(size=n), "i": rng.integers(0, 4, n)})
+
+
+@pytest.mark.parametrize("npartitions", [1, 4])
+@pytest.mark.parametrize("sort", [True, False])
+@pytest.mark.parametrize("dropna", [True, False])
+def test_whole_group_methods_with_observed_false_add_pandas_rows_for_empty_categories(npartitions, sort, dropna):
+    pdf = _categorical_frame()
+    df = xd.from_pandas(pdf, npartitions=npartitions)
+    for method in ("median", "nunique", "any", "all", "sem", "skew"):
+        got = getattr(df.groupby("c", observed=False, sort=sort, dropna=dropna).v, method)().compute()
+        want = getattr(pdf.groupby("c", observed=False, sort=sort, dropna=dropna).v, method)()
+        pd.testing.assert_series_equal(got, want, check_index_type=False, obj=method)  # (in pandas' order too)
+        got = getattr(df.groupby("c", observed=False, sort=sort, dropna=dropna)[["v", "i"]], method)().compute()
+        want = getattr(pdf.groupby("c", observed=False, sort=sort, dropna=dropna)[["v", "i"]], method)()
+        pd.testing.assert_frame_equal(got, want, check_index_type=False, obj=method)
+    if sort:  # (two keys: every category with every value of the other key)
+        got = df.groupby(["c", "k"], observed=False, dropna=dropna).v.median().compute()
+        want = pdf.groupby(["c", "k"], observed=False, dropna=dropna).v.median()
+        pd.testing.assert_series_equal(got, want, check_index_type=False)
+
+
+def test_observed_false_refuses_what_it_cannot_complete_when_built():
+    pdf = _categorical_frame()
+    df = xd.from_pandas(pdf, npartitions=3)
+    with pytest.raises(NotImplementedError, match=r"several keys with sort=False.*pass sort=True"):
+        df.groupby(["c", "k"], observed=False, sort=False).v.median()
+    with pytest.raises(ValueError, match=r"pandas refuses it for the groups no row holds.*empty group"):
+        df.groupby("c", observed=False).v.idxmax()
+    unknown = df.assign(c=df.c.astype(str).astype("category"))
+    with pytest.raises(ValueError, match=r"categories of 'c' are unknown.*as_known\(\)"):
+        unknown.groupby("c", observed=False).v.median()
+
+
+@pytest.mark.parametrize("npartitions", [1, 3])
+def test_as_index_false_gives_keys_as_columns_for_any_all_idxmax_and_names_size(npartitions):
+    pdf = _categorical_frame().astype({"c": str})
+    df = xd.from_pandas(pdf, npartitions=npartitions)
+    for method in ("any", "all", "idxmax", "idxmin", "size"):
+        for cols in ("v", ["v", "i"]):
+            got = getattr(df.groupby(["c", "k"], as_index=False)[cols], method)().compute()
+            want = getattr(pdf.groupby(["c", "k"], as_index=False)[cols], method)()
+            assert list(got.columns) == list(want.columns), method
+            pd.testing.assert_frame_equal(got.reset_index(drop=True), want, check_dtype=False, obj=method)

@@ -950,7 +950,7 @@ class SeriesGroupBy(GroupBy):
         return reduction(pairs, _distinct, _count_distinct, _distinct_merge, meta=meta,
                          token="groupby-nunique", split_every=split_every,
                          aggregate_kwargs={"by": self._by, "column": self._selection, "sort": self._sort,
-                                           "dropna": self._dropna, "meta": meta})
+                                           "dropna": self._dropna, "observed": self._observed, "meta": meta})
 
 
 def _distinct(part: pd.DataFrame) -> pd.DataFrame:
@@ -961,15 +961,17 @@ def _distinct_merge(partials: list) -> pd.DataFrame:
     return pd.concat(partials).drop_duplicates()
 
 
-def _count_distinct(partials: list, by: Any, column: Any, sort: bool, dropna: bool, meta: Any) -> pd.Series:
-    out = _distinct_merge(partials).groupby(by, sort=sort, dropna=dropna)[column].nunique()
+def _count_distinct(partials: list, by: Any, column: Any, sort: bool, dropna: bool, meta: Any,
+                    observed: bool = True) -> pd.Series:
+    out = _distinct_merge(partials).groupby(by, sort=sort, dropna=dropna, observed=observed)[column].nunique()
     out.index = out.index.set_names(meta.index.names)  # (the names where a stand-in grouped)
     return out.rename(meta.name)
 
 
 #: grouped methods that give one row per group: with ``as_index=False`` their keys become columns
 PER_GROUP = frozenset({"agg", "aggregate", "sum", "mean", "min", "max", "first", "last", "prod", "var", "std",
-                       "count", "size", "nunique", "median", "quantile", "sem", "skew", "kurt", "value_counts"})
+                       "count", "size", "nunique", "median", "quantile", "sem", "skew", "kurt", "value_counts",
+                       "any", "all", "idxmax", "idxmin"})
 
 
 class FlatGroupBy:
@@ -1008,8 +1010,8 @@ class FlatGroupBy:
 
         def per_group(*args: Any, **kwargs: Any) -> Any:
             out = attr(*args, **kwargs)
-            if isinstance(out, Series) and out.name is None:
-                return out.reset_index(name=name)  # (pandas names size's column "size")
+            if isinstance(out, Series) and (out.name is None or name == "size"):
+                return out.reset_index(name=name)  # (pandas names size's column "size", a column's too)
             return out.reset_index()
         per_group.__name__, per_group.__doc__ = name, attr.__doc__
         return per_group

@@ -37,7 +37,8 @@ import pandas as pd
 
 from ..graph.layers import LayeredGraph, chunk_key, new_token
 from ..graph.spec import Ref, Task
-from .core import _concat, _Frame, _nonempty, make_meta, map_partitions, new_collection, sort_groups
+from .core import (UNKNOWN_CATEGORIES, _concat, _Frame, _nonempty, make_meta, map_partitions, new_collection,
+                   sort_groups)
 from .groupby import GroupBy, SeriesGroupBy, group_call, positions_in
 from .shuffle import shuffle
 
@@ -109,11 +110,16 @@ def _doc(method: str, text: str) -> str:
     return f"{text}\n\n{EXAMPLE_FRAME}\n>>> {call}\n{output}\n"
 
 
-def _gather(parts: list, meta: Any, after: int, order: pd.Index | None, levelwise: bool = False) -> Any:
+def _gather(parts: list, meta: Any, after: int, order: pd.Index | None, levelwise: bool = False,
+            unobserved: tuple | None = None, sort: bool = True) -> Any:
     """The partitions' per-group rows as one object, in the keys' order, or in ``order`` (the
     keys in their first appearance, for ``sort=False``; ``levelwise``: ordered by each key
     column's first appearance in turn, as pandas' ``describe`` of several keys is); the
-    ``after`` index levels past the key keep each group's own order."""
+    ``after`` index levels past the key keep each group's own order; with ``unobserved``
+    (``_unobserved``), pandas' rows for the categories no row holds added."""
+    if unobserved is not None:
+        levels, fill, final_meta = unobserved
+        return _with_unobserved(_gather(parts, meta, after, order, levelwise), levels, fill, final_meta, sort)
     out = _concat(parts, meta)
     if levelwise and isinstance(order, pd.MultiIndex):
         firsts = [pd.factorize(order.get_level_values(i), use_na_sentinel=False)[0] for i in range(order.nlevels)]
@@ -148,19 +154,98 @@ def _whole(gb: GroupBy, chain: tuple, what: str) -> Any:
 
 
 def _reducing(gb: GroupBy, method: str, args: tuple, kwargs: dict) -> Any:
+    unobserved = None
     if not gb._observed and any(isinstance(gb._frame._meta[k].dtype, pd.CategoricalDtype) for k in gb._key_columns):
-        # (each partition would answer for every category, the ones it does not hold too)
-        raise NotImplementedError(f"groupby(..., observed=False).{method} of a categorical key: group with "
-                                  f"observed=True and .reindex(...) the result with the categories left out")
+        # (each partition would answer for every category, the ones it does not hold too: the
+        # groups run observed, and the gathered result gets pandas' rows for the others)
+        unobserved = _unobserved(gb, method, args, kwargs)
+        gb = type(gb)(gb._frame, gb._by, gb._sort, gb._dropna, True, gb._selection)
     out = _whole(gb, ((method, args, kwargs),), method)
     after = out._meta.index.nlevels - len(gb._key_columns)  # (the index levels past the key's)
     order = None if gb._sort else gb._distinct_keys(gb._key_columns)  # (pandas': first appearance)
-    name = f"groupby-{method}-{new_token(out._name, after, getattr(order, '_name', None))}"
+    meta = out._meta if unobserved is None else unobserved[2]
+    name = f"groupby-{method}-{new_token(out._name, after, getattr(order, '_name', None), unobserved is None)}"
     refs = [Ref(chunk_key(out._name, (i,))) for i in range(out.npartitions)]
     layer = {chunk_key(name, (0,)): Task(_gather, (refs, out._meta, int(after),
-                                                   None if order is None else Ref(order.key), method == "describe"))}
+                                                   None if order is None else Ref(order.key), method == "describe",
+                                                   unobserved, gb._sort))}
     graphs = [out._graph] + ([] if order is None else [order._graph])
-    return new_collection(LayeredGraph.merge(*graphs, new={name: layer}), name, out._meta, (None, None))
+    return new_collection(LayeredGraph.merge(*graphs, new={name: layer}), name, meta, (None, None))
+
+
+def _unobserved(gb: GroupBy, method: str, args: tuple, kwargs: dict) -> tuple:
+    """What pandas' ``observed=False`` adds to a method on whole groups, found when the call is
+    built on a stand-in whose rows hold one category only: each key's categories (None for a
+    key that is not categorical), the value pandas gives a group no row holds, and its result's
+    meta. What cannot be completed is refused here, naming the way around."""
+    keys = gb._key_columns
+    dtypes = [gb._frame._meta[k].dtype for k in keys]
+    where = f"groupby(..., observed=False).{method}"
+    for key, dtype in zip(keys, dtypes):
+        if isinstance(dtype, pd.CategoricalDtype) and UNKNOWN_CATEGORIES in dtype.categories:
+            raise ValueError(f"{where}: the categories of {key!r} are unknown (each partition has its own), so "
+                             f"the groups no row holds are too; make them known first: "
+                             f"df[{key!r}] = df[{key!r}].cat.as_known()")
+    if not gb._sort and len(keys) > 1:
+        raise NotImplementedError(f"{where} of several keys with sort=False: pandas places the groups no row holds "
+                                  "in an order of its own; pass sort=True (or observed=True)")
+    probe = _nonempty(gb._frame._meta)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            full = group_call(probe, gb._by, gb._selection, ((method, args, kwargs),), gb._dropna, False, True)
+    except Exception as exc:
+        kind = type(exc) if isinstance(exc, (TypeError, ValueError)) else ValueError
+        raise kind(f"{where}: pandas refuses it for the groups no row holds: {exc}") from exc
+    if full.index.nlevels != len(keys):
+        raise NotImplementedError(f"{where} gives several rows per group; group with observed=True and reindex "
+                                  "the result with the categories left out")
+    held = [probe[k].iloc[0] for k in keys]
+    fill = None
+    for label in full.index:
+        label = label if isinstance(label, tuple) else (label,)
+        if any(isinstance(dt, pd.CategoricalDtype) and label[i] != held[i] for i, dt in enumerate(dtypes)):
+            fill = full.loc[label if len(keys) > 1 else label[0]]
+            break
+    levels = [list(dt.categories) if isinstance(dt, pd.CategoricalDtype) else None for dt in dtypes]
+    return levels, fill, make_meta(full)
+
+
+def _with_unobserved(out: Any, levels: list, fill: Any, meta: Any, sort: bool) -> Any:
+    """``out`` (a row per group some row holds) with pandas' row for every other combination
+    of the categorical keys' categories and the other keys' values (``_unobserved``)."""
+    index = out.index
+
+    def values(i: int) -> list:
+        level = index.get_level_values(i) if index.nlevels > 1 else index
+        missing = [np.nan] if level.isna().any() else []  # (dropna=False: the missing key, last)
+        if levels[i] is not None:
+            return levels[i] + missing
+        seen = [v for v in pd.unique(level) if not pd.isna(v)]
+        return (sorted(seen) if sort else seen) + missing
+
+    if index.nlevels == 1:
+        wanted = values(0)
+        if not sort:  # (the groups held in their order, then the others in the categories')
+            held = list(index)
+            wanted = held + [v for v in wanted if v not in set(held) and not pd.isna(v)]
+        full = pd.CategoricalIndex(wanted, dtype=index.dtype, name=index.name)
+    else:
+        arrays = [pd.Categorical(values(i), dtype=index.levels[i].dtype) if levels[i] is not None
+                  else pd.Index(values(i), dtype=index.levels[i].dtype) for i in range(index.nlevels)]
+        full = pd.MultiIndex.from_product(arrays, names=index.names)
+    absent = full[index.get_indexer(full) < 0]
+    if len(absent):
+        if isinstance(out, pd.DataFrame):
+            filler = pd.DataFrame([fill] * len(absent), index=absent, columns=out.columns)
+        else:
+            filler = pd.Series([fill] * len(absent), index=absent, name=out.name)
+        out = pd.concat([out, filler])
+    out = out.reindex(full)
+    try:
+        return out.astype(meta.dtypes.to_dict() if isinstance(meta, pd.DataFrame) else meta.dtype)
+    except (TypeError, ValueError):
+        return out
 
 
 def _reducing_method(method: str):
