@@ -105,8 +105,8 @@ def test_missing_and_categorical_keys_as_pandas():
     same(dc.groupby("k").v.median().compute(), cat.groupby("k").v.median(), "categorical")
     same(dc.groupby("k", observed=False).v.shift().compute().sort_index(), cat.groupby("k", observed=False).v.shift(),
          "observed=False, row-wise")
-    with pytest.raises(NotImplementedError, match="observed=True and .reindex"):
-        dc.groupby("k", observed=False).v.median()
+    same(dc.groupby("k", observed=False).v.median().compute(), cat.groupby("k", observed=False).v.median(),
+         "observed=False, a row per category")
     same(df.groupby("k", sort=False).v.median().compute().sort_index(), pdf.groupby("k").v.median(), "sort=False")
 
 
