@@ -109,24 +109,83 @@ DataFrame.query.__doc__ = _SHARED_METHODS["query"]
 # --------------------------------------------------------------------------- reductions by rank
 
 
-def _top(part: Any, n: int, columns: Any, keep: str, largest: bool) -> Any:
-    method = "nlargest" if largest else "nsmallest"
-    if isinstance(part, pd.Series):
-        return getattr(part, method)(n, keep=keep)
-    return getattr(part, method)(n, columns, keep=keep)
+def _top_rows(part: pd.DataFrame, n: int, columns: Any, keep: str, largest: bool) -> pd.DataFrame:
+    """A frame's rows that pandas' ``nlargest`` (``nsmallest``) would choose, in the frame's
+    order: partial results of a tree, put together in the frame's order, which decides
+    between ties (``keep="last"`` prefers later rows)."""
+    numbered = part.reset_index(drop=True)  # (positions as labels: the index may repeat)
+    chosen = getattr(numbered, "nlargest" if largest else "nsmallest")(n, columns, keep=keep)
+    return part.iloc[np.sort(chosen.index.to_numpy())]
 
 
-def _top_merge(parts: list, n: int, columns: Any, keep: str, largest: bool) -> Any:
-    return _top(pd.concat(parts), n, columns, keep, largest)
+def _top_rows_merge(parts: list, n: int, columns: Any, keep: str, largest: bool) -> pd.DataFrame:
+    return _top_rows(pd.concat(parts), n, columns, keep, largest)
+
+
+def _top(parts: list, n: int, columns: Any, keep: str, largest: bool) -> pd.DataFrame:
+    return getattr(pd.concat(parts), "nlargest" if largest else "nsmallest")(n, columns, keep=keep)
+
+
+# A Series' n largest (smallest) through a tree, exactly as pandas picks and orders them: its
+# ties go by the rows' order in the whole Series (keep="last" prefers later rows and lists
+# them first), missing values fill the result up to n when fewer values exist, and when n
+# reaches the Series' length pandas sorts it whole. Each partial is (the rows among which the
+# choice lies, in the Series' order; the number of rows they stand for).
+
+
+def _candidates(part: pd.Series, n: int, keep: str, largest: bool) -> pd.Series:
+    """The rows of ``part`` (in its order) among which the Series' choice lies: its own ``n``
+    best values by ``keep`` (every tie of the n-th with ``"all"``), and, when it has fewer
+    than ``n`` values, the missing ones that may fill the result."""
+    has_value = part.notna().to_numpy()
+    values = part[has_value].reset_index(drop=True)  # (positions as labels: the index may repeat)
+    chosen = np.sort(getattr(values, "nlargest" if largest else "nsmallest")(n, keep=keep).index.to_numpy())
+    at = np.flatnonzero(has_value)[chosen]
+    if len(values) < n:
+        missing = np.flatnonzero(~has_value)
+        at = np.sort(np.concatenate([at, missing if keep == "all" else missing[:n]]))
+    return part.iloc[at]
+
+
+def _series_top_chunk(part: pd.Series, n: int, keep: str, largest: bool) -> tuple:
+    return _candidates(part, n, keep, largest), len(part)
+
+
+def _series_top_combine(partials: list, n: int, keep: str, largest: bool) -> tuple:
+    return _candidates(pd.concat([c for c, _ in partials]), n, keep, largest), sum(m for _, m in partials)
+
+
+def _series_top(partials: list, n: int, keep: str, largest: bool) -> pd.Series:
+    """pandas' choice from the candidates of every partition (``_candidates``), as pandas
+    makes it from the whole Series."""
+    rows = pd.concat([c for c, _ in partials])
+    if n >= sum(m for _, m in partials):  # (then every row is a candidate, and pandas sorts them all)
+        return getattr(rows, "nlargest" if largest else "nsmallest")(n, keep=keep)
+    values, missing = rows.dropna(), rows[rows.isna()]
+    ranked = (values.iloc[::-1] if keep == "last" else values).sort_values(ascending=not largest, kind="stable")
+    if keep != "all":
+        return pd.concat([ranked.iloc[:n], missing]).iloc[:n]
+    if len(ranked) > n:  # (every tie of the n-th value)
+        nth = ranked.iloc[n - 1]
+        ranked = ranked[(ranked >= nth) if largest else (ranked <= nth)]
+    fill = len(ranked) < n <= len(missing) + len(ranked)
+    return pd.concat([ranked, missing]).iloc[:len(missing) + len(ranked) if fill else len(ranked)]
 
 
 def _nbest(frame: _Frame, n: int, columns: Any, keep: str, largest: bool, split_every: int | None):
-    merge = partial(_top_merge, n=n, columns=columns, keep=keep, largest=largest)
-    if isinstance(frame, DataFrame):
-        cols = [columns] if isinstance(columns, str) else list(columns)
-        frame._check_columns(cols, "nlargest" if largest else "nsmallest")
-    return reduction(frame, partial(_top, n=n, columns=columns, keep=keep, largest=largest), merge, merge,
-                     meta=frame._meta, token="nlargest" if largest else "nsmallest", split_every=split_every)
+    token = "nlargest" if largest else "nsmallest"
+    if isinstance(frame, Series):
+        getattr(_nonempty(frame._meta), token)(n, keep=keep)  # (pandas' refusals, now: a dtype, a keep)
+        options = {"n": n, "keep": keep, "largest": largest}
+        return reduction(frame, partial(_series_top_chunk, **options), partial(_series_top, **options),
+                         combine=partial(_series_top_combine, **options), meta=frame._meta, token=token,
+                         split_every=split_every)
+    cols = [columns] if isinstance(columns, str) else list(columns)
+    frame._check_columns(cols, token)
+    options = {"n": n, "columns": columns, "keep": keep, "largest": largest}
+    return reduction(frame, partial(_top_rows, **options), partial(_top, **options),
+                     combine=partial(_top_rows_merge, **options), meta=frame._meta, token=token,
+                     split_every=split_every)
 
 
 def _install() -> None:

@@ -521,16 +521,23 @@ def drop_duplicates(frame: _Frame, subset: Any = None, keep: Any = "first", spli
     """The rows without duplicates: a tree of distinct rows (``split_out=1``: one result
     partition), or a hash shuffle on ``subset`` first (``split_out=n``: ``n`` partitions).
 
+    ``keep=False`` drops every row whose key repeats: the rows ``duplicated(keep=False)``
+    does not flag, in the frame's partitions and order.
+
     >>> import pandas as pd, xsched.dataframe as xd
     >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2, 1, 3, 2]}), npartitions=2)
     >>> df.drop_duplicates().a.tolist(), df.drop_duplicates(split_out=2).npartitions
     ([1, 2, 3], 2)
+    >>> df.drop_duplicates(keep=False).a.tolist()
+    [3]
     """
-    if keep not in ("first", "last"):
-        raise ValueError(f"drop_duplicates: keep must be 'first' or 'last', got {keep!r}")
+    if keep not in ("first", "last", False):
+        raise ValueError(f"drop_duplicates: keep must be 'first', 'last' or False, got {keep!r}")
     if subset is not None and isinstance(frame, DataFrame):
         subset = [subset] if not isinstance(subset, list) else subset
         frame._check_columns(subset, "drop_duplicates")
+    if keep is False:  # (a key seen once in each of two partitions goes too: flagged where all meet)
+        return frame[~duplicated(frame, subset, keep=False)]
     if split_out > 1:
         if isinstance(frame, Series):
             name = frame.name if frame.name is not None else "__series__"
