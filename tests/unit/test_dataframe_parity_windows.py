@@ -321,3 +321,24 @@ def test_resample_has_pandas_first_and_last_bins_whatever_the_sides_and_origin(t
                             continue  # (pandas refuses some: the first rows before the first bin)
                         got = s.resample(rule, **kw).sum().compute()
                     pd.testing.assert_series_equal(got, want, check_freq=False, obj=f"{rule} {kw} on {n}")
+
+
+@pytest.mark.parametrize("npartitions", NPARTS)
+@pytest.mark.parametrize("periods, freq", [(1, "h"), (-3, "D"), (2, "ME"), (1, pd.Timedelta("90min")), (1, "B")])
+def test_shift_with_freq_moves_the_labels_and_keeps_loc_right(npartitions, periods, freq):
+    """shift(freq=) moves labels of times, as pandas: divisions move with a fixed step, and
+    are dropped by a calendar one (which can put a later label before an earlier one)."""
+    pdf = pd.DataFrame({"v": np.arange(40.0)}, index=pd.date_range("2024-01-30", periods=40, freq="17h"))
+    df = xd.from_pandas(pdf, npartitions=npartitions)
+    got, want = df.shift(periods, freq=freq), pdf.shift(periods, freq=freq)
+    pd.testing.assert_frame_equal(got.compute(), want, check_freq=False)
+    pd.testing.assert_series_equal(df.v.shift(periods, freq=freq).compute(), want.v, check_freq=False)
+    assert got.known_divisions == (freq in ("h", "D") or isinstance(freq, pd.Timedelta))
+    if got.known_divisions:
+        pd.testing.assert_frame_equal(got.loc["2024-02-03":"2024-02-05"].compute(),
+                                      want.loc["2024-02-03":"2024-02-05"], check_freq=False)
+    assert df.index.shift(periods, freq=freq).known_divisions == got.known_divisions
+    with pytest.raises(TypeError, match=r"moves labels of times; this index is a RangeIndex"):
+        xd.from_pandas(pd.Series([1, 2]), npartitions=1).shift(1, freq="D")
+    with pytest.raises(ValueError, match=r"freq='infer'.*give it"):
+        df.shift(1, freq="infer")

@@ -167,7 +167,7 @@ def _install() -> None:
 
     def shift(self, periods: int = 1, freq: Any = None):
         """Labels of times moved by ``periods`` steps of ``freq`` (the meta's frequency when
-        not given); the divisions move with them.
+        not given); the divisions move with them (``shifted_divisions``).
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> s = xd.from_pandas(pd.Series(range(3), index=pd.date_range("2000", periods=3)), npartitions=2)
@@ -185,8 +185,7 @@ def _install() -> None:
                                  "carry none); give freq=, e.g. shift(1, freq='D')")
         meta.shift(periods, freq=freq)  # (pandas' own errors, when built)
         out = self._method("shift", periods, freq=freq)
-        if self.known_divisions:
-            out.divisions = tuple(pd.Index(self.divisions, dtype=meta.dtype).shift(periods, freq=freq))
+        out.divisions = shifted_divisions(self.divisions, meta.dtype, periods, freq)
         return out
 
     def to_list(self) -> list:
@@ -280,3 +279,23 @@ def _count_labels(partials: list) -> int:
 
 
 _install()
+
+
+def shifted_divisions(divisions: tuple, dtype: Any, periods: int, freq: Any) -> tuple:
+    """Divisions of labels of times moved by ``periods`` steps of ``freq``: moved with them
+    by a fixed length (hours, days without a time zone), unknown by a calendar step, which can put a
+    later label before an earlier one (two steps of month ends take 30 January 17:00 to
+    31 March 17:00, and 31 January 10:00 to 31 March 10:00).
+
+    >>> d = (pd.Timestamp("2000-01-01"), pd.Timestamp("2000-01-05"))
+    >>> shifted_divisions(d, d[0].to_datetime64().dtype, 2, "h")[0], shifted_divisions(d, "datetime64[ns]", 1, "ME")
+    (Timestamp('2000-01-01 02:00:00'), (None, None))
+    """
+    if any(d is None for d in divisions):
+        return divisions
+    step = pd.tseries.frequencies.to_offset(freq) if not isinstance(freq, pd.Timedelta) else None
+    fixed = step is None or isinstance(step, pd.offsets.Tick) or isinstance(dtype, pd.PeriodDtype) or (
+        isinstance(step, pd.offsets.Day) and getattr(dtype, "tz", None) is None)  # (a day without a zone: 24 h)
+    if not fixed:
+        return (None,) * len(divisions)
+    return tuple(pd.Index(divisions, dtype=dtype).shift(periods, freq=freq))

@@ -38,6 +38,7 @@ import pandas as pd
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
 from ..graph.partials import chain_layer
 from ..graph.spec import Ref, Task
+from .index import shifted_divisions
 from .core import _NO_META, DataFrame, Series, _check_meta, _emulate, _Frame, _nonempty, make_meta, \
     new_collection, part_key, require_sorted_times
 
@@ -370,15 +371,32 @@ def _install() -> None:
     DataFrame.map_overlap = df_map_overlap  # type: ignore[attr-defined]
     Series.map_overlap = df_map_overlap  # type: ignore[attr-defined]
 
-    def shift(self, periods: int = 1, fill_value: Any = None):
+    def shift(self, periods: int = 1, freq: Any = None, fill_value: Any = None):
         """Values moved ``periods`` rows down (up when negative), across partition
-        boundaries; each partition receives only the rows it needs from its neighbour.
+        boundaries; each partition receives only the rows it needs from its neighbour. With
+        ``freq``, the labels of times move instead (by ``periods`` steps of ``freq``), and the
+        divisions with them.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> xd.from_pandas(pd.Series([1.0, 2, 3, 4]), npartitions=2).shift(1).tolist()
         [nan, 1.0, 2.0, 3.0]
+        >>> s = xd.from_pandas(pd.Series([1, 2], index=pd.date_range("2000", periods=2)), npartitions=2)
+        >>> [str(t.date()) for t in s.shift(1, freq="D").compute().index]
+        ['2000-01-02', '2000-01-03']
         """
-        return shift_like(self, "shift", periods, {} if fill_value is None else {"fill_value": fill_value})
+        if freq is None:
+            return shift_like(self, "shift", periods, {} if fill_value is None else {"fill_value": fill_value})
+        index = self._meta.index
+        if isinstance(freq, str) and freq == "infer":
+            raise ValueError("shift(freq='infer'): a partition's labels cannot tell the whole index's frequency; "
+                             "give it, e.g. shift(1, freq='D')")
+        if not isinstance(index, (pd.DatetimeIndex, pd.TimedeltaIndex, pd.PeriodIndex)):
+            raise TypeError(f"shift(freq={freq!r}) moves labels of times; this index is a {type(index).__name__} "
+                            f"of {index.dtype}. Without freq= the values move by rows")
+        index.shift(periods, freq=freq)  # (pandas' own errors, when built)
+        out = self._method("shift", periods, freq=freq)
+        out.divisions = shifted_divisions(self.divisions, index.dtype, periods, freq)
+        return out
 
     def diff(self, periods: int = 1):
         """Differences with the row ``periods`` above (below when negative), across partitions.
