@@ -321,3 +321,62 @@ def test_reductions_within_rows_take_pandas_keywords(n):
     pd.testing.assert_series_equal(df.sum(axis=1, numeric_only=True).compute(), pdf.sum(axis=1, numeric_only=True))
     pd.testing.assert_series_equal(df[["a", "b"]].max(axis=1, skipna=False).compute(),
                                    pdf[["a", "b"]].max(axis=1, skipna=False))
+
+
+# ------------------------------------------------- rows, times, no columns, three-valued logic
+
+
+def _mixed(n: int = 30, seed: int = 8) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    out = pd.DataFrame({"f": rng.normal(size=n), "g": rng.normal(size=n), "b": rng.random(n) > 0.3,
+                        "t": pd.Timestamp("2024-01-01") + pd.to_timedelta(rng.integers(0, 500, n), unit="h"),
+                        "d": pd.to_timedelta(rng.integers(0, 500, n), unit="min"), "s": rng.choice(list("abc"), n)})
+    out.loc[rng.random(n) < 0.2, "f"] = np.nan
+    return out
+
+
+@pytest.mark.parametrize("npartitions", [1, 4])
+def test_row_statistics_mean_var_std_median_as_pandas(npartitions):
+    pdf = _mixed()
+    df = xd.from_pandas(pdf, npartitions=npartitions)
+    for method, kwargs in (("mean", {}), ("var", {"ddof": 0}), ("std", {"skipna": False}), ("median", {})):
+        got = getattr(df, method)(axis=1, numeric_only=True, **kwargs).compute()
+        pd.testing.assert_series_equal(got, getattr(pdf, method)(axis=1, numeric_only=True, **kwargs))
+        got = getattr(df[["f", "g"]], method)(axis="columns", **kwargs).compute()
+        pd.testing.assert_series_equal(got, getattr(pdf[["f", "g"]], method)(axis="columns", **kwargs))
+    with pytest.raises(ValueError, match=r"mean\(axis=1\): a Series has no columns"):
+        df.f.mean(axis=1)
+
+
+@pytest.mark.parametrize("npartitions", [1, 4])
+def test_std_of_times_and_statistics_of_no_columns_as_pandas(npartitions):
+    pdf = _mixed()
+    df = xd.from_pandas(pdf, npartitions=npartitions)
+    pd.testing.assert_series_equal(df[["t", "d"]].std().compute(), pdf[["t", "d"]].std())
+    pd.testing.assert_series_equal(df[["t", "d", "f"]].std().compute(), pdf[["t", "d", "f"]].std())
+    only_times = df[["t", "d", "s"]]
+    for method in ("median", "quantile"):
+        got = getattr(only_times, method)(numeric_only=True).compute()
+        want = getattr(pdf[["t", "d", "s"]], method)(numeric_only=True)
+        assert got.empty and want.empty and got.dtype == want.dtype and got.name == want.name
+    assert only_times.mode(numeric_only=True).compute().shape == pdf[["t", "d", "s"]].mode(numeric_only=True).shape
+
+
+@pytest.mark.parametrize("npartitions", [1, 3])
+def test_cumulative_numeric_only_and_nullable_any_all_as_pandas(npartitions):
+    pdf = _mixed()
+    df = xd.from_pandas(pdf, npartitions=npartitions)
+    for method in ("cumsum", "cummax", "cumprod", "cummin"):
+        pd.testing.assert_frame_equal(getattr(df, method)(numeric_only=True).compute(),
+                                      getattr(pdf, method)(numeric_only=True))
+    with pytest.raises(TypeError, match=r"numeric_only=True\) is a DataFrame's"):
+        df.f.cumsum(numeric_only=True)
+    for values in ([True, None, True, True], [False, None, False], [True, True, None]):
+        s = pd.Series(values, dtype="boolean")
+        ds = xd.from_pandas(s, npartitions=min(npartitions, len(values)))
+        for method in ("any", "all"):
+            got, want = getattr(ds, method)(skipna=False).compute(), getattr(s, method)(skipna=False)
+            assert (got is pd.NA and want is pd.NA) or got == want, (values, method, got, want)
+        frame = pd.DataFrame({"a": s, "b": pd.array([True] * len(values), dtype="boolean")})
+        got = xd.from_pandas(frame, npartitions=min(npartitions, len(values))).all(skipna=False).compute()
+        pd.testing.assert_series_equal(got, frame.all(skipna=False))

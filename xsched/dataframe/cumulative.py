@@ -25,7 +25,7 @@ import pandas as pd
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
 from ..graph.partials import chain_layer
 from ..graph.spec import Ref, Task
-from .core import DataFrame, Series, _Frame, map_partitions, new_collection, part_key
+from .core import DataFrame, Series, _Frame, _nonempty, map_partitions, new_collection, part_key
 
 __all__ = ["cumulative", "fill"]
 
@@ -214,14 +214,20 @@ def fill(frame: _Frame, method: str, limit: int | None = None, limit_area: str |
 
 def _install() -> None:
     def method(name: str):
-        def run(self, axis: Any = None, skipna: bool = True):
+        def run(self, axis: Any = None, skipna: bool = True, numeric_only: bool = False):
             if axis is not None:  # (pandas' own error for an axis this object has not, at once)
                 axis = self._meta._get_axis_number(axis)
+            if numeric_only:
+                if not isinstance(self, DataFrame):
+                    raise TypeError(f"{name}(numeric_only=True) is a DataFrame's, as in pandas: a Series has "
+                                    "one column")
+                self = self[list(getattr(_nonempty(self._meta), name)(numeric_only=True).columns)]
             if axis == 1:
                 return self._method(name, axis=1, skipna=skipna)
             return cumulative(self, name, skipna)
         run.__name__ = name
-        run.__doc__ = (f"The {name[3:]} so far, down the rows; only one value per column travels from a "
+        run.__doc__ = (f"The {name[3:]} so far, down the rows (of the numeric columns with ``numeric_only``); "
+                       "only one value per column travels from a "
                        "partition to the next.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
                        f">>> xd.from_pandas(pd.Series([2, 1, 3]), npartitions=2).{name}().tolist() == "
                        f"pd.Series([2, 1, 3]).{name}().tolist()\nTrue")

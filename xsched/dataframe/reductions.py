@@ -111,8 +111,14 @@ def _merge_method(partials: list, method: str, merge: str, kwargs: dict) -> Any:
         return (_merge_method([p[0] for p in partials], method, merge, kwargs),
                 _merge_method([p[1] for p in partials], "count", "sum", {}))
     if isinstance(partials[0], pd.Series):  # per column of a DataFrame: a row per partial
-        return getattr(pd.DataFrame(partials), merge)(**kwargs)
-    return getattr(pd.Series(partials), merge)(**kwargs)
+        rows = pd.DataFrame(partials)
+        if method in ("any", "all") and rows.isna().to_numpy().any():
+            rows = rows.astype("boolean")  # (a nullable column's NA, merged by pandas' three-valued logic)
+        return getattr(rows, merge)(**kwargs)
+    values = pd.Series(partials)
+    if method in ("any", "all") and values.isna().any():
+        values = values.astype("boolean")
+    return getattr(values, merge)(**kwargs)
 
 
 def _final_method(partials: list, method: str, merge: str, kwargs: dict, meta: Any,
@@ -236,7 +242,7 @@ def missing_as_pandas(value: Any, dtype: Any) -> Any:
     (<NA>, 2.5)
     """
     if isinstance(dtype, pd.api.extensions.ExtensionDtype) and getattr(dtype, "kind", "") in "iufb" and \
-            value != value:
+            (value is pd.NA or value != value):
         return pd.NA
     return value
 
@@ -258,7 +264,8 @@ def _boxed(value: float, dtype: Any, kind: str) -> Any:
     return pd.Timedelta(ticks.view(f"m8[{unit}]"))
 
 
-def _finish_moments(partials: list, kind: str, ddof: int, name: Any, dtypes: list, out_dtype: Any = None) -> Any:
+def _finish_moments(partials: list, kind: str, ddof: int, name: Any, dtypes: list, out_dtype: Any = None,
+                    time_dtype: Any = None) -> Any:
     count, total, _, m2, labels = _merge_moments(partials)
     with np.errstate(invalid="ignore", divide="ignore"):
         if kind == "mean":  # the sum over the count, as pandas computes it
@@ -269,8 +276,8 @@ def _finish_moments(partials: list, kind: str, ddof: int, name: Any, dtypes: lis
     if labels is None:
         return _boxed(out[0], dtypes[0], kind)
     if any(_is_datetimelike(d) for d in dtypes):  # pandas mixes Timestamps and floats, as objects
-        return pd.Series([_boxed(v, d, kind) for v, d in zip(out, dtypes)], index=labels, name=name,
-                         dtype=object)
+        out = pd.Series([_boxed(v, d, kind) for v, d in zip(out, dtypes)], index=labels, name=name, dtype=object)
+        return out if time_dtype is None else out.astype(time_dtype)  # (times alone: pandas' own dtype)
     return _as_dtype(pd.Series(out, index=labels, name=name), out_dtype)
 
 
@@ -283,12 +290,13 @@ def _moment(frame: _Frame, kind: str, ddof: int, numeric_only: bool, skipna: boo
     else:
         dtypes = [frame._meta.dtype]
     meta = _meta_of(frame, kind, skipna=skipna, **kwargs)
-    if isinstance(meta, pd.Series) and meta.dtype != object and _extension_dtype(meta) is None:
+    time_dtype = meta.dtype if isinstance(meta, pd.Series) and meta.dtype.kind in "mM" else None
+    if isinstance(meta, pd.Series) and meta.dtype.kind in "biuf" and _extension_dtype(meta) is None:
         meta = meta.astype("float64")
     return reduction(frame, _moments, _finish_moments, _merge_moments, meta=meta, token=kind,
                      split_every=split_every, chunk_kwargs={"numeric_only": numeric_only, "skipna": skipna},
                      aggregate_kwargs={"kind": kind, "ddof": ddof, "name": None, "dtypes": dtypes,
-                                       "out_dtype": _extension_dtype(meta)})
+                                       "out_dtype": _extension_dtype(meta), "time_dtype": time_dtype})
 
 
 # --------------------------------------------------------------------------- distinct values
@@ -421,6 +429,13 @@ def quantile(series: Series, q: Any = 0.5, split_every: int | None = None, whole
 # --------------------------------------------------------------------------- methods
 
 
+def _rowwise(frame: _Frame, method: str, **kwargs: Any):
+    """A statistic of each row (``axis=1``): partition by partition, pandas' own."""
+    if not isinstance(frame, DataFrame):
+        raise ValueError(f"{method}(axis=1): a Series has no columns to reduce across (pandas: No axis named 1)")
+    return frame._method(method, axis=1, **{k: v for k, v in kwargs.items() if k != "numeric_only" or v})
+
+
 def _install() -> None:
     """Give the collections their reduction methods (one definition each, shared)."""
 
@@ -431,7 +446,7 @@ def _install() -> None:
             if method != "count":
                 kw["skipna"] = skipna
             if axis in (1, "columns"):  # (within each row: partition by partition)
-                return self._method(method, axis=1, **kw, **({"numeric_only": True} if numeric_only else {}))
+                return _rowwise(self, method, **kw, numeric_only=numeric_only)
             if isinstance(self, DataFrame) and method not in ("any", "all"):
                 kw["numeric_only"] = numeric_only
             return _simple(self, method, split_every, **kw)
@@ -459,34 +474,45 @@ def _install() -> None:
     for method, doc in docs.items():
         setattr(_Frame, method, simple(method, doc))
 
-    def mean(self, skipna: bool = True, split_every: int | None = None, numeric_only: bool = False):
+    def mean(self, axis: Any = None, skipna: bool = True, split_every: int | None = None,
+             numeric_only: bool = False):
         """The mean (per numeric column for a DataFrame), in float64; of datetimes a Timestamp
-        and of timedeltas a Timedelta, in their unit, as pandas gives.
+        and of timedeltas a Timedelta, in their unit, as pandas gives; ``axis=1``: each row's.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> xd.from_pandas(pd.Series([1, 2, 3, 4]), npartitions=3).mean().compute()
         np.float64(2.5)
+        >>> df = xd.from_pandas(pd.DataFrame({"a": [1.0, 2.0], "b": [3.0, 6.0]}), npartitions=2)
+        >>> df.mean(axis=1).compute().tolist()
+        [2.0, 4.0]
         """
+        if axis in (1, "columns"):
+            return _rowwise(self, "mean", skipna=skipna, numeric_only=numeric_only)
         return _moment(self, "mean", 0, numeric_only, skipna, split_every)
 
-    def var(self, ddof: int = 1, skipna: bool = True, split_every: int | None = None,
+    def var(self, axis: Any = None, skipna: bool = True, ddof: int = 1, split_every: int | None = None,
             numeric_only: bool = False):
-        """The variance (``ddof=1`` as pandas), merged pairwise so it stays accurate.
+        """The variance (``ddof=1`` as pandas), merged pairwise so it stays accurate;
+        ``axis=1``: each row's.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> xd.from_pandas(pd.Series([1, 2, 3, 4]), npartitions=3).var().compute().round(4)
         np.float64(1.6667)
         """
+        if axis in (1, "columns"):
+            return _rowwise(self, "var", skipna=skipna, ddof=ddof, numeric_only=numeric_only)
         return _moment(self, "var", ddof, numeric_only, skipna, split_every)
 
-    def std(self, ddof: int = 1, skipna: bool = True, split_every: int | None = None,
+    def std(self, axis: Any = None, skipna: bool = True, ddof: int = 1, split_every: int | None = None,
             numeric_only: bool = False):
-        """The standard deviation (``ddof=1`` as pandas).
+        """The standard deviation (``ddof=1`` as pandas); ``axis=1``: each row's.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> xd.from_pandas(pd.Series([1, 2, 3, 4]), npartitions=3).std().compute().round(4)
         np.float64(1.291)
         """
+        if axis in (1, "columns"):
+            return _rowwise(self, "std", skipna=skipna, ddof=ddof, numeric_only=numeric_only)
         return _moment(self, "std", ddof, numeric_only, skipna, split_every)
 
     def nunique(self, dropna: bool = True, split_every: int | None = None):

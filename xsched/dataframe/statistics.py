@@ -40,7 +40,7 @@ import pandas as pd
 
 from ..graph.collection import compute_collection
 from ..graph.layers import new_token
-from .core import DataFrame, Index, Series, _Frame, _nonempty, map_partitions
+from .core import DataFrame, Index, Series, _Frame, _nonempty, map_partitions, new_collection
 from .rank import rank_series
 from .reductions import _joined, _value_counts_chunk, _value_counts_merge, missing_as_pandas, quantile, reduction
 
@@ -386,6 +386,8 @@ def mode(frame: _Frame, dropna: bool = True, split_every: int | None = None, num
     if isinstance(frame, DataFrame) and numeric_only:
         frame = frame[list(_nonempty(frame._meta).mode(numeric_only=True).columns)]
     if isinstance(frame, DataFrame):
+        if not len(frame.columns):
+            return _of_no_columns(_nonempty(frame._meta).mode(), "mode")
         modes = [mode(frame[c], dropna, split_every) for c in frame.columns]
         meta = pd.DataFrame({c: m._meta for c, m in zip(frame.columns, modes)}).iloc[:0]
         return map_partitions(_side_by_side, *modes, list(frame.columns), meta=meta, _name="mode")
@@ -393,6 +395,13 @@ def mode(frame: _Frame, dropna: bool = True, split_every: int | None = None, num
     return reduction(frame, _value_counts_chunk, _mode_final, _value_counts_merge, meta=meta, token="mode",
                      split_every=split_every, chunk_kwargs={"dropna": dropna},
                      aggregate_kwargs={"dropna": dropna, "meta": meta})
+
+
+def _of_no_columns(meta: Any, what: str):
+    """A statistic over no columns (``numeric_only=True`` of a frame with none): pandas'
+    empty answer, as a collection of one partition."""
+    name = f"{what}-{new_token(what, repr(meta.dtypes) if isinstance(meta, pd.DataFrame) else str(meta.dtype))}"
+    return new_collection({f"{name}-0": meta.copy()}, name, meta.iloc[:0], (None, None))
 
 
 def _side_by_side(*args: Any) -> pd.DataFrame:
@@ -419,6 +428,8 @@ def frame_quantile(frame: DataFrame, q: Any = 0.5, numeric_only: bool = False, s
         raise TypeError(f"quantile() of this DataFrame fails in pandas: {exc}; pass numeric_only=True "
                         "or select the numeric columns") from exc
     names = list(meta.index if np.ndim(q) == 0 else meta.columns)
+    if not names:
+        return _of_no_columns(meta, "quantile")
     qs = [q] if np.ndim(q) == 0 else list(q)
     parts = [quantile(frame[c], qs, split_every) for c in names]
     return map_partitions(_quantiles_side_by_side, *parts, names, q, meta.iloc[:0], meta=meta.iloc[:0],
@@ -675,14 +686,18 @@ def _install() -> None:
     def series_idxmin(self, axis: Any = 0, skipna: bool = True, split_every: int | None = None):
         return idxbest(self, False, skipna, False, split_every)
 
-    def median(self, numeric_only: bool = False, split_every: int | None = None):
+    def median(self, axis: Any = None, numeric_only: bool = False, split_every: int | None = None):
         """The median (``quantile(0.5)``: exact while every partition fits the quantile sample);
-        of a DataFrame, per column.
+        of a DataFrame, per column (``axis=1``: of each row).
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> float(xd.from_pandas(pd.Series([5, 1, 4, 2]), npartitions=2).median().compute())
         3.0
         """
+        if axis in (1, "columns"):
+            if not isinstance(self, DataFrame):
+                raise ValueError("median(axis=1): a Series has no columns to reduce across (pandas: No axis named 1)")
+            return self._method("median", axis=1, **({"numeric_only": True} if numeric_only else {}))
         if isinstance(self, Series):
             _nonempty(self._meta).median()  # (pandas' own error, at once, for values without one)
             return quantile(_bool_as_float(self), 0.5, split_every, whole=False)
@@ -692,6 +707,8 @@ def _install() -> None:
             raise TypeError(f"median() of this DataFrame fails in pandas: {exc}; pass numeric_only=True "
                             "or select the numeric columns") from exc
         names = list(meta.index)
+        if not names:
+            return _of_no_columns(meta, "median")
         parts = [quantile(_bool_as_float(self[c]), [0.5], split_every, whole=False) for c in names]
         return map_partitions(_medians, *parts, names, meta.dtype, meta=meta.iloc[:0], _name="median")
 
