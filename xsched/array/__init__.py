@@ -49,7 +49,7 @@ from .manipulation import apply_over_axes, rollaxis, shuffle
 from .linalg import cross, dot, inner, matmul, matrix_transpose, outer, tensordot, vdot, vecdot
 from .overlapping import map_overlap, overlap, sliding_window_view, trim_internal
 from .differences import diff, ediff1d, gradient, trapezoid
-from .sorting import argpartition, argsort, partition, searchsorted, sort
+from .sorting import argpartition, argsort, lexsort, partition, searchsorted, sort, take_along_axis
 from .selection import argwhere, flatnonzero, nonzero
 from .sets import intersect1d, isin, setdiff1d, setxor1d, union1d, unique, unique_all, unique_counts, unique_inverse, \
     unique_values
@@ -64,7 +64,7 @@ from .statistics import moment
 from .assembly import (append, array_split, atleast_3d, block, column_stack, compress, delete, dsplit, dstack, extract,
                        hsplit, insert, rot90, split, vsplit)
 from .diagonals import diag, diagonal, trace
-from .elementwise import (allclose, frompyfunc, angle, choose, fix, i0, imag, interp, iscomplex, isclose, isneginf,
+from .elementwise import (allclose, array_equal, array_equiv, frompyfunc, angle, choose, fix, i0, imag, interp, iscomplex, isclose, isneginf,
                           isposinf,
                           isreal, nan_to_num, piecewise, ravel_multi_index, real, select, sinc, unravel_index)
 from .zarr import from_zarr, to_zarr
@@ -102,7 +102,7 @@ __all__ = [
     # neighbours across blocks
     "map_overlap", "overlap", "trim_internal", "sliding_window_view", "diff", "ediff1d", "gradient", "trapezoid",
     # sorting along an axis (put in one chunk first)
-    "sort", "argsort", "partition", "argpartition", "searchsorted",
+    "sort", "argsort", "partition", "argpartition", "searchsorted", "take_along_axis", "lexsort",
     # data-dependent lengths (blocks of unknown length until computed) and sets
     "nonzero", "flatnonzero", "argwhere", "unique", "isin", "union1d", "intersect1d", "setdiff1d", "setxor1d",
     # the k largest or smallest along an axis of any chunks (a tree of per-block picks)
@@ -133,7 +133,7 @@ __all__ = [
     "block", "dstack", "column_stack", "split", "array_split", "hsplit", "vsplit", "dsplit", "atleast_3d", "append", "insert", "delete", "compress", "extract", "rot90",
     "diag", "diagonal", "trace",
     "nan_to_num", "angle", "fix", "sinc", "i0", "isposinf", "isneginf", "iscomplex", "isreal",
-    "select", "choose", "piecewise", "unravel_index", "ravel_multi_index", "real", "imag", "isclose", "allclose", "interp",
+    "select", "choose", "piecewise", "unravel_index", "ravel_multi_index", "real", "imag", "isclose", "allclose", "array_equal", "array_equiv", "interp",
 ]
 __all__ += _ufuncs.__all__
 

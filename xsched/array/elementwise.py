@@ -29,7 +29,7 @@ from .reductions import _check_out
 from .core import Array, elemwise, map_blocks
 from .creation import asarray
 from .manipulation import where
-from .ufuncs import _operands
+from .ufuncs import _operands, isnan
 
 __all__ = ["frompyfunc", "nan_to_num", "angle", "fix", "sinc", "i0", "isposinf", "isneginf", "iscomplex",
            "isreal", "select", "choose", "piecewise", "unravel_index", "ravel_multi_index",
@@ -339,6 +339,40 @@ def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bo
     ((), True)
     """
     return isclose(a, b, rtol, atol, equal_nan).all()
+
+
+def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Array:
+    """Whether both have one shape and equal elements, as ``np.array_equal``, but lazy: a 0-d
+    boolean array (shapes that differ give False without reading anything).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.asarray([1.0, np.nan], chunks=1)
+    >>> bool(xa.array_equal(x, x)), bool(xa.array_equal(x, x, equal_nan=True)), bool(xa.array_equal(x, x[:1]))
+    (False, True, False)
+    """
+    a1, a2 = asarray(a1), asarray(a2)
+    if a1.shape != a2.shape:
+        return asarray(np.False_)
+    same = a1 == a2
+    if equal_nan and a1.dtype.kind in "fc" and a2.dtype.kind in "fc":
+        same = same | (isnan(a1) & isnan(a2))
+    return same.all()
+
+
+def array_equiv(a1: Any, a2: Any) -> Array:
+    """Whether the two broadcast to one shape with equal elements, as ``np.array_equiv``
+    (lazy, a 0-d boolean array; shapes that do not broadcast give False).
+
+    >>> import xsched.array as xa
+    >>> bool(xa.array_equiv(xa.asarray([[1, 2], [1, 2]], chunks=1), [1, 2]))
+    True
+    """
+    a1, a2 = asarray(a1), asarray(a2)
+    try:
+        np.broadcast_shapes(a1.shape, a2.shape)
+    except ValueError:
+        return asarray(np.False_)
+    return (a1 == a2).all()
 
 
 def _boxed(value: Any) -> np.ndarray:

@@ -23,10 +23,14 @@ import numpy as np
 from .core import Array, map_blocks
 from .creation import asarray
 from .index_notation import blockwise
-from .manipulation import ravel
+from .manipulation import ravel, stack
 from .rechunking import whole_axes
 
-__all__ = ["sort", "argsort", "partition", "argpartition", "searchsorted"]
+__all__ = ["sort", "argsort", "partition", "argpartition", "searchsorted", "take_along_axis", "lexsort"]
+
+#: NumPy's names of its sorting algorithms (``kind=``): any gives the sorted order; a stable
+#: one keeps equal values in their order, which this module's sorts always do
+KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
 
 
 def _flat_or(x: Array, axis: Any, name: str) -> tuple[Array, int]:
@@ -56,29 +60,42 @@ def _argsort_block(block: np.ndarray, axis: int, descending: bool, stable: bool)
     return np.flip(n - 1 - flipped, axis=axis)
 
 
-def sort(x: Any, axis: int | None = -1, *, descending: bool = False, stable: bool = True) -> Array:
+def _check_kind(kind: Any, order: Any, name: str) -> None:
+    """NumPy's ``kind=`` and ``order=``: every kind sorts (stably here); ``order`` names fields
+    of structured arrays, which blocks of numbers have not."""
+    if kind not in KINDS:
+        raise ValueError(f"{name}: kind must be one of {', '.join(map(repr, KINDS[1:]))}, got {kind!r}")
+    if order is not None:
+        raise TypeError(f"{name}: order= names fields of a structured array; these blocks have none")
+
+
+def sort(x: Any, axis: int | None = -1, *, descending: bool = False, stable: bool = True, kind: Any = None,
+         order: Any = None) -> Array:
     """The values sorted along ``axis`` (one chunk; ``None``: the flattened array), as
-    ``numpy.sort``; ``descending`` reverses the order.
+    ``numpy.sort`` (any ``kind=``: equal values keep their order); ``descending`` reverses
+    the order.
 
     >>> import numpy as np, xsched.array as xa
     >>> xa.sort(xa.from_array(np.array([2, 3, 1]), chunks=3), descending=True).compute().tolist()
     [3, 2, 1]
     """
+    _check_kind(kind, order, "sort")
     x, axis = _flat_or(asarray(x), axis, "sort")
     return map_blocks(_sort_block, x, dtype=x.dtype, name="sort", axis=axis, descending=bool(descending),
                       stable=bool(stable))
 
 
-def argsort(x: Any, axis: int | None = -1, *, descending: bool = False,
-            stable: bool = True) -> Array:
+def argsort(x: Any, axis: int | None = -1, *, descending: bool = False, stable: bool = True, kind: Any = None,
+            order: Any = None) -> Array:
     """The positions that sort ``x`` along ``axis`` (one chunk; ``None``: the flattened
-    array), as ``numpy.argsort``; with ``descending`` (and ``stable``) equal values keep
-    their order, as the Array API asks.
+    array), as ``numpy.argsort`` (any ``kind=``: stable); with ``descending`` (and
+    ``stable``) equal values keep their order, as the Array API asks.
 
     >>> import numpy as np, xsched.array as xa
     >>> xa.argsort(xa.from_array(np.array([2, 1, 2]), chunks=3), descending=True).compute().tolist()
     [0, 2, 1]
     """
+    _check_kind(kind, order, "argsort")
     x, axis = _flat_or(asarray(x), axis, "argsort")
     return map_blocks(_argsort_block, x, dtype=np.intp, name="argsort", axis=axis, descending=bool(descending),
                       stable=bool(stable))
@@ -157,3 +174,58 @@ def searchsorted(x1: Any, x2: Any, *, side: str = "left", sorter: Any = None) ->
     counts = blockwise(_count_before, "a" + out, x1, "a", x2, out, dtype=np.intp, adjust_chunks={"a": 1},
                        name="searchsorted", side=side)
     return counts.sum(axis=0, dtype=np.intp)
+
+
+def _take_along(block: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
+    return np.take_along_axis(block, indices, axis=axis)
+
+
+def take_along_axis(arr: Any, indices: Any, axis: int | None) -> Array:
+    """The values of ``arr`` at ``indices`` along ``axis``, as ``numpy.take_along_axis`` (what
+    ``argsort`` or ``argpartition`` give picks the sorted values): ``arr``'s axis in one
+    chunk, ``indices`` in any chunks, the other axes matched block by block (a length of 1
+    broadcasts). ``axis=None``: the flattened ``arr`` and 1-d ``indices``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.array([[30, 10, 20], [5, 9, 7]]), chunks=(1, 2))
+    >>> xa.take_along_axis(x, xa.argsort(x, axis=1), axis=1).compute().tolist()
+    [[10, 20, 30], [5, 7, 9]]
+    """
+    arr, indices = asarray(arr), asarray(indices)
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"take_along_axis: indices must be integers, not {indices.dtype}")
+    if axis is None:
+        if indices.ndim != 1:
+            raise ValueError(f"take_along_axis(axis=None): indices must be 1-d (the flattened array's), "
+                             f"not of shape {indices.shape}")
+        arr, axis = ravel(arr), 0
+    if indices.ndim != arr.ndim:
+        raise ValueError(f"take_along_axis: indices of shape {indices.shape} and the array of shape {arr.shape} "
+                         "need as many dimensions (as in NumPy)")
+    arr, axis = _flat_or(arr, axis, "take_along_axis")
+    letters = "abcdefghijklmnopqrstuvwxy"[:arr.ndim]
+    held = letters[:axis] + "z" + letters[axis + 1:]  # (its whole axis: one block, met by every index block)
+    return blockwise(_take_along, letters, arr, held, indices, letters, concatenate=True, dtype=arr.dtype,
+                     name="take-along-axis", axis=axis)
+
+
+def _lexsort_block(block: np.ndarray) -> np.ndarray:
+    return np.lexsort(block)
+
+
+def lexsort(keys: Any) -> Array:
+    """The positions that sort by several keys, the last the primary, as ``numpy.lexsort``:
+    ``keys`` a sequence of equally long 1-d arrays (or a 2-d array, a key per row), put
+    whole in one chunk (within ``array.rechunk.memory``) and sorted by NumPy.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> first, last = xa.from_array(np.array([2, 1, 2]), chunks=2), xa.from_array(np.array([1, 1, 0]), chunks=2)
+    >>> xa.lexsort([first, last]).compute().tolist()
+    [2, 1, 0]
+    """
+    table = asarray(keys) if isinstance(keys, Array) or np.ndim(keys) == 2 and not isinstance(keys, (list, tuple)) \
+        else stack([asarray(k) for k in keys])
+    if table.ndim != 2:
+        raise ValueError(f"lexsort: keys must be 1-d arrays of one length (or a 2-d array), got shape {table.shape}")
+    table = whole_axes(table, (0, 1), "lexsort")
+    return map_blocks(_lexsort_block, table, dtype=np.intp, drop_axis=0, name="lexsort")
