@@ -630,3 +630,11 @@ def test_word_count_pipeline_equals_python():
     assert longest == max(map(len, docs))
     via_fold = b.map(str.split).flatten().foldby(functools.partial(len), lambda a, w: a + 1, 0, operator.add, 0)
     assert dict(via_fold.compute()) == dict(collections.Counter(len(w) for d in docs for w in d.split()))
+
+
+def test_a_bag_iterates_over_its_computed_elements():
+    b = xb.from_sequence(["a", "b", "c", "a"], npartitions=3)
+    assert list(b) == ["a", "b", "c", "a"]
+    assert dict(b.frequencies()) == {"a": 2, "b": 1, "c": 1}
+    assert sorted(b.distinct()) == ["a", "b", "c"]
+    assert [x for x in b.map(str.upper) if x != "B"] == ["A", "C", "A"]

@@ -28,7 +28,7 @@ import operator
 import warnings
 from collections.abc import Iterable, Mapping
 from functools import partial, reduce
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ..graph.collection import compute_collection, lineage, persist_collection
 from ..graph.delayed import Delayed
@@ -122,6 +122,16 @@ class Bag:
         keys = self.__xsched_keys__()
         graph = optimize(self.__xsched_graph__(), keys) if optimize_graph else self.__xsched_graph__()
         return [Delayed(k, lineage(graph, k)) for k in keys]
+
+    def __iter__(self) -> Iterator[Any]:
+        """The elements, computed (``compute()``) and then iterated, so that ``list(b)``,
+        ``dict(b.frequencies())`` and ``for x in b`` work as with a list.
+
+        >>> import xsched.bag as xb
+        >>> dict(xb.from_sequence("abca", npartitions=2).frequencies())
+        {'a': 2, 'b': 1, 'c': 1}
+        """
+        return iter(self.compute())
 
     def __repr__(self) -> str:
         return f"xsched.Bag<{self.name}, npartitions={self.npartitions}>"
