@@ -342,3 +342,20 @@ def test_shift_with_freq_moves_the_labels_and_keeps_loc_right(npartitions, perio
         xd.from_pandas(pd.Series([1, 2]), npartitions=1).shift(1, freq="D")
     with pytest.raises(ValueError, match=r"freq='infer'.*give it"):
         df.shift(1, freq="infer")
+
+
+@pytest.mark.parametrize("npartitions", [1, 3, 5, 23])
+def test_rolling_step_evaluates_every_step_th_row_of_the_whole_frame(npartitions):
+    pdf = pd.DataFrame({"v": np.arange(23.0), "w": np.arange(23.0) ** 2})
+    df = xd.from_pandas(pdf, npartitions=npartitions)
+    for step in (1, 2, 3, 7, 30):
+        for kwargs in ({}, {"center": True}, {"min_periods": 1}):
+            for method in ("sum", "mean", "max"):
+                got = getattr(df.rolling(3, step=step, **kwargs), method)().compute()
+                pd.testing.assert_frame_equal(got, getattr(pdf.rolling(3, step=step, **kwargs), method)())
+    pd.testing.assert_series_equal(df.v.rolling(4, step=2).std().compute(), pdf.v.rolling(4, step=2).std())
+    with pytest.raises(ValueError, match=r"step must be a whole number of rows, 1 or more"):
+        df.rolling(3, step=0)
+    times = xd.from_pandas(pdf.set_index(pd.date_range("2000", periods=23, freq="h")), npartitions=npartitions)
+    with pytest.raises(NotImplementedError, match="a window of time has no step"):
+        times.rolling("2h", step=2)

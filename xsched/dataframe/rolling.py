@@ -33,6 +33,7 @@ import datetime
 import numbers
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
@@ -140,8 +141,13 @@ class Rolling:
     [1.0, 1.5, 2.5, 3.5, 4.5, 5.5]
     """
 
-    def __init__(self, frame: _Frame, window: Any, **kwargs: Any) -> None:
+    def __init__(self, frame: _Frame, window: Any, step: int | None = None, **kwargs: Any) -> None:
         self._is_time = isinstance(window, (str, datetime.timedelta)) or hasattr(window, "nanos")
+        if step is not None and (self._is_time or not isinstance(step, numbers.Integral) or step < 1):
+            raise (NotImplementedError if self._is_time else ValueError)(
+                f"rolling(step={step!r}): " + ("a window of time has no step (as in pandas)" if self._is_time
+                                               else "step must be a whole number of rows, 1 or more"))
+        self._step = int(step or 0)
         if self._is_time:
             require_sorted_times(frame, f"rolling({window!r}), a time window,", one_partition_will_do=True)
             window = pd.Timedelta(window)
@@ -219,8 +225,34 @@ class Rolling:
                 _rolling, (before, Ref(k), self._window, self._kwargs, method, args, kwargs, after), {},
                 per_task(ann))
         new[out_name] = outs
+        if self._step > 1:  # (every step-th row of the whole frame: each partition's offset in rows)
+            out_name = _every_step(new, keys, out_name, self._step, tok, ann)
         graph = LayeredGraph.merge(frame._graph, new=new)
         return new_collection(graph, out_name, meta, frame.divisions)
+
+
+def _offsets_of(lengths: list) -> list:
+    """Where each partition starts, in rows of the whole frame."""
+    return [0] + list(np.cumsum(lengths[:-1]))
+
+
+def _stepped(part: Any, offsets: list, i: int, step: int) -> Any:
+    """The rows of partition ``i`` at whole-frame positions that are multiples of ``step``."""
+    first = (-offsets[i]) % step  # (the first position here past a multiple of step)
+    return part.iloc[first::step]
+
+
+def _every_step(new: dict, keys: list, name: str, step: int, tok: str, ann: Any) -> str:
+    """Layers (added to ``new``) keeping every ``step``-th row of the whole output ``name``, as
+    pandas' ``rolling(step=)`` evaluates the window there: one task gathers the inputs' lengths
+    into offsets, and each partition keeps its rows at the multiples of ``step``."""
+    lengths, offsets = f"rolling-rows-{tok}", f"rolling-offsets-{tok}"
+    new[lengths] = {part_key(lengths, i): Task(len, (Ref(k),), {}, per_task(ann)) for i, k in enumerate(keys)}
+    new[offsets] = {f"{offsets}-0": Task(_offsets_of, ([Ref(k) for k in new[lengths]],), {}, per_task(ann))}
+    stepped = f"rolling-step-{tok}"
+    new[stepped] = {part_key(stepped, i): Task(_stepped, (Ref(part_key(name, i)), Ref(f"{offsets}-0"), i, step), {},
+                                               per_task(ann)) for i in range(len(keys))}
+    return stepped
 
 
 def _method(name: str):
@@ -412,20 +444,21 @@ def _install() -> None:
         setattr(Series, f.__name__, f)
 
     def rolling(self, window: Any, min_periods: int | None = None, win_type: str | None = None,
-                center: bool = False, closed: str | None = None):
+                center: bool = False, closed: str | None = None, step: int | None = None):
         """Rolling windows of ``window`` rows or of a time span (``"1h"``); each partition
-        receives only the overlap its windows need from the previous one.
+        receives only the overlap its windows need from the previous one. ``step``: the
+        window evaluated at every step-th row of the whole frame only, as pandas'.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> s = xd.from_pandas(pd.Series([1.0, 2, 3, 4]), npartitions=2)
-        >>> s.rolling(2).max().compute().tolist()
-        [nan, 2.0, 3.0, 4.0]
+        >>> s.rolling(2).max().compute().tolist(), s.rolling(2, step=3).max().compute().tolist()
+        ([nan, 2.0, 3.0, 4.0], [nan, 4.0])
         """
         kwargs = {k: v for k, v in (("min_periods", min_periods), ("win_type", win_type), ("closed", closed))
                   if v is not None}
         if center:
             kwargs["center"] = center
-        return Rolling(self, window, **kwargs)
+        return Rolling(self, window, step=step, **kwargs)
 
     DataFrame.rolling = rolling  # type: ignore[attr-defined]
     Series.rolling = rolling  # type: ignore[attr-defined]
