@@ -504,3 +504,20 @@ def test_to_parquet_refuses_options_pyarrow_refuses_when_built(tmp_path):
     assert not any((tmp_path / d).exists() for d in ("bogus", "nope"))  # (refused before anything is made)
     assert len(df.to_parquet(tmp_path / "ok", row_group_size=1)) == 2
     assert xd.read_parquet(tmp_path / "ok").a.sum().compute() == 6
+
+
+@pytest.mark.parametrize("blocksize", [None, 300])
+def test_read_csv_booleans_with_gaps_are_booleans_as_pandas_reads_them(tmp_path, blocksize):
+    path = tmp_path / "flags.csv"
+    pd.DataFrame({"b": pd.array([True, False, None, True] * 50, dtype="boolean"), "x": range(200),
+                  "s": ["True", "a", None, "b"] * 50}).to_csv(path, index=False)
+    want = pd.read_csv(path)
+    assert want.b.dtype == object and want.b.iloc[0] is True  # (pandas: Python booleans, NaN in the gaps)
+    df = read_csv(str(path), blocksize=blocksize)
+    pd.testing.assert_frame_equal(df.compute().reset_index(drop=True), want)
+    picked = df[df.b == True]  # noqa: E712  (pandas' comparison, pushed into the read)
+    pd.testing.assert_frame_equal(picked.compute().reset_index(drop=True), want[want.b == True].reset_index(drop=True))
+    asked = read_csv(str(path), blocksize=blocksize, dtype={"x": "float64"}).compute().reset_index(drop=True)
+    pd.testing.assert_frame_equal(asked, pd.read_csv(path, dtype={"x": "float64"}))
+    as_text = read_csv(str(path), blocksize=blocksize, dtype=str).compute().reset_index(drop=True)
+    pd.testing.assert_frame_equal(as_text, pd.read_csv(path, dtype=str))

@@ -145,7 +145,7 @@ def _read_text_table(what: str, urlpath: Any, blocksize: Any, dtype: Any, usecol
         raise ValueError(f"{what}: {first} has no columns to read (it is empty); pass names= to say "
                          "what the columns are") from exc
     meta = head.iloc[:0]
-    dtypes = _worker_dtypes(meta, dtype, kwargs.get("engine"), kwargs.get("converters"))
+    dtypes = _worker_dtypes(meta, dtype, kwargs.get("engine"), kwargs.get("converters"), _booleans(head))
     path_col = None
     if include_path_column:
         path_col = "path" if include_path_column is True else include_path_column
@@ -284,17 +284,37 @@ def _fixed_columns(sample: bytes, kwargs: dict) -> dict:
     return kwargs
 
 
-def _worker_dtypes(meta: pd.DataFrame, dtype: Any, engine: Any = None, converters: Any = None) -> dict:
+def _booleans(head: pd.DataFrame) -> set:
+    """The sample's columns of booleans with gaps: pandas reads ``True``/``False`` words and
+    empty fields as an object column of True, False and NaN, where ``dtype=object`` would keep
+    the words as text.
+
+    >>> sorted(_booleans(pd.DataFrame({"b": [True, None], "s": ["True", "x"], "f": [1.0, None]}, dtype=object)))
+    ['b']
+    """
+    out = set()
+    for col in head.columns[(head.dtypes == object).to_numpy()]:
+        values = head[col].dropna()
+        if len(values) and all(isinstance(v, (bool, np.bool_)) for v in values):
+            out.add(col)
+    return out
+
+
+def _worker_dtypes(meta: pd.DataFrame, dtype: Any, engine: Any = None, converters: Any = None,
+                   booleans: set = frozenset()) -> dict:
     """The ``dtype=`` every partition is parsed with: meta's dtypes, except dates (parsed by
     ``parse_dates``), columns a converter makes (pandas uses the converter and warns about the
-    dtype), categoricals (whose categories differ between files) and, for the ``pyarrow``
-    engine, object columns not asked for (it reads dates and times into them, which
-    ``dtype=object`` would leave as text)."""
+    dtype), categoricals (whose categories differ between files), booleans with gaps not asked
+    for (``_booleans``: pandas makes each block's words booleans, and meta's object takes
+    them) and, for the ``pyarrow`` engine, object columns not asked for (it reads dates and
+    times into them, which ``dtype=object`` would leave as text)."""
     out = {}
     asked = dtype if isinstance(dtype, dict) else {}
     converted = set(converters or ())
     for col, dt in meta.dtypes.items():
         if pd.api.types.is_datetime64_any_dtype(dt) or col in converted:
+            continue
+        if col in booleans and col not in asked and (dtype is None or isinstance(dtype, dict)):
             continue
         if engine == "pyarrow" and dt == object and col not in asked and (dtype is None or asked):
             continue
