@@ -188,3 +188,19 @@ def test_values_and_to_xsched_array_as_pandas_to_numpy(n):
     np.testing.assert_array_equal(nullable.compute(), [[1.0, 1.0], [np.nan, 2.0], [3.0, 3.0]])
     with pytest.raises(ValueError, match="lengths for"):
         df.to_xsched_array(lengths=[1] * (n + 1))
+
+
+@pytest.mark.parametrize("npartitions", [1, 2])
+def test_divmod_gives_quotient_and_remainder_as_pandas(npartitions):
+    pdf = pd.DataFrame({"a": [7, 9, 10, -3], "b": [1.5, 2.0, 3.0, 4.0]})
+    df = xd.from_pandas(pdf, npartitions=npartitions)
+    cases = [(divmod(df, 4), divmod(pdf, 4)), (divmod(df.a, df.b), divmod(pdf.a, pdf.b)),
+             (divmod(20, df.a), divmod(20, pdf.a)), (df.a.divmod(3, fill_value=1), pdf.a.divmod(3, fill_value=1)),
+             (df.a.rdivmod(3), pdf.a.rdivmod(3))]
+    for got, want in cases:
+        assert len(got) == 2
+        for g, w in zip(got, want):
+            if isinstance(w, pd.DataFrame):
+                pd.testing.assert_frame_equal(g.compute(), w)
+            else:
+                pd.testing.assert_series_equal(g.compute(), w)

@@ -290,5 +290,32 @@ def _install() -> None:
         for f in (isnull, notnull, product):
             setattr(cls, f.__name__, f)
 
+    def divmod_(self, other: Any, *args: Any, **kwargs: Any) -> tuple:
+        """The quotient and the remainder (``floordiv`` and ``mod``, with pandas' keywords), as
+        two collections, like pandas' ``divmod`` and Python's ``divmod(s, 4)``.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> q, r = divmod(xd.from_pandas(pd.Series([7, 9, 10]), npartitions=2), 4)
+        >>> q.compute().tolist(), r.compute().tolist()
+        ([1, 2, 2], [3, 1, 2])
+        """
+        return self.floordiv(other, *args, **kwargs), self.mod(other, *args, **kwargs)
+
+    def rdivmod(self, other: Any, *args: Any, **kwargs: Any) -> tuple:
+        """``divmod(other, self)``: ``rfloordiv`` and ``rmod``, as two collections.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> q, r = divmod(10, xd.from_pandas(pd.Series([3, 4]), npartitions=2))
+        >>> q.compute().tolist(), r.compute().tolist()
+        ([3, 2], [1, 2])
+        """
+        return self.rfloordiv(other, *args, **kwargs), self.rmod(other, *args, **kwargs)
+
+    divmod_.__name__ = "divmod"
+    Series.divmod, Series.rdivmod = divmod_, rdivmod  # type: ignore[attr-defined]
+    for cls in (DataFrame, Series):
+        cls.__divmod__ = lambda self, other: divmod_(self, other)  # type: ignore[attr-defined]
+        cls.__rdivmod__ = lambda self, other: rdivmod(self, other)  # type: ignore[attr-defined]
+
 
 _install()
