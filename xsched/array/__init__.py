@@ -32,6 +32,7 @@ from numpy import (bool_ as bool, complex64, complex128, e, float32, float64, in
 
 from .core import Array, elemwise, from_array, map_blocks, normalize_chunks
 from . import slicing as _slicing  # (x[index])
+from . import assignment as _assignment  # (x[index] = value)
 from .index_notation import blockwise, einsum, unify_chunks
 from .creation import (arange, array, asarray, empty, empty_like, eye, fromfunction, full,
                        full_like, geomspace, indices, linspace, logspace, ones, ones_like, zeros, zeros_like)

@@ -1,0 +1,85 @@
+"""``x[index] = value`` (``assignment.py``) against NumPy's own assignment: any chunking,
+slices of any step, ints, a list of positions, boolean masks; scalar, NumPy, broadcast and
+xsched values; the Array keeps its blocks, and what was built from it before keeps the old
+values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import xsched.array as xa
+
+
+@st.composite
+def assignments(draw):
+    shape = tuple(draw(st.lists(st.integers(1, 8), min_size=1, max_size=3)))
+    chunks = tuple(draw(st.integers(1, n)) for n in shape)
+    key, listed = [], False
+    for n in shape:
+        kind = draw(st.sampled_from(["slice", "int", "all", "list"]))
+        if kind == "slice":
+            key.append(slice(draw(st.one_of(st.none(), st.integers(-n, n))),
+                             draw(st.one_of(st.none(), st.integers(-n, n))), draw(st.sampled_from([None, 1, 2, -1, -3]))))
+        elif kind == "int":
+            key.append(draw(st.integers(-n, n - 1)))
+        elif kind == "list" and not listed:
+            key.append(sorted(draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=4))))
+            listed = True
+        else:
+            key.append(slice(None))
+    return shape, chunks, tuple(key), draw(st.sampled_from(["scalar", "numpy", "xsched", "broadcast"])), \
+        draw(st.integers(0, 10**6))
+
+
+@settings(max_examples=120, deadline=None)
+@given(case=assignments())
+def test_assignment_is_numpy_s(case):
+    shape, chunks, key, kind, seed = case
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 100, shape)
+    target = a[key].shape
+    if kind == "scalar":
+        value = -7
+    elif kind == "broadcast":
+        value = rng.integers(-50, 0, target[-1:]) if target else -3
+    else:
+        value = rng.integers(-50, 0, target)
+    expected = a.copy()
+    expected[key] = value
+    x = xa.from_array(a, chunks=chunks)
+    before = x + 0
+    x[key] = xa.from_array(value, chunks=2) if kind == "xsched" and np.ndim(value) else value
+    np.testing.assert_array_equal(x.compute(), expected)
+    assert x.chunks == before.chunks
+    np.testing.assert_array_equal(before.compute(), a)  # (built before: the old values)
+
+
+def test_masks_casts_and_refusals():
+    a = np.arange(24.0).reshape(4, 6)
+    x = xa.from_array(a, chunks=(3, 4))
+    x[x > 20] = 0
+    x[np.array([True, False, True, False])] = -1  # (a mask of the first axis: whole rows)
+    expected = a.copy()
+    expected[expected > 20] = 0
+    expected[[0, 2]] = -1
+    np.testing.assert_array_equal(x.compute(), expected)
+    i = xa.from_array(np.arange(6), chunks=4)
+    i[1:3] = 2.9  # (cast to the array's dtype, as NumPy casts)
+    assert i.dtype == np.int64 and i.compute().tolist() == [0, 2, 2, 3, 4, 5]
+    i[None, 4] = 40  # (None adds no axis to assign into, as in NumPy)
+    assert i.compute()[4] == 40
+    with pytest.raises(ValueError, match=r"could not broadcast input array from shape \(3,\) into shape \(2,\)"):
+        i[1:3] = [1, 2, 3]
+    with pytest.raises(IndexError, match="index 6 is out of bounds for axis 0 with size 6"):
+        i[6] = 1
+    with pytest.raises(ValueError, match=r"x\[mask\] = value takes one value.*xa.where"):
+        x[x > 3] = np.arange(24.0)
+    with pytest.raises(NotImplementedError, match="point by point"):
+        x[[0, 1], [2, 3]] = 5
+    with pytest.raises(NotImplementedError, match="positions must be in order"):
+        i[[3, 5, 1]] = [7, 8, 9]
+    with pytest.raises(TypeError, match="value must be a number, a NumPy or an xsched array"):
+        i[0] = {"a": 1}
+    assert i.compute().tolist() == [0, 2, 2, 3, 40, 5]  # (a refused assignment changes nothing)

@@ -1,0 +1,224 @@
+"""``x[index] = value``: the same Array object, now naming a graph with the values set.
+
+An xsched array is a recipe, so assigning into it does not write anywhere: the Array takes
+a new graph in which every block the index touches is a copy of the old block with the
+values set (one ``setitem`` task per block; untouched blocks pass through), as dask's
+arrays do. The index may be
+
+* a boolean mask of the array's shape, or of its first axes (a NumPy or an xsched array),
+  with a scalar value: ``x[x < 0] = 0``;
+* ints, slices of any step and ``...``, with a scalar or an array value broadcast to
+  ``x[index]``'s shape as NumPy broadcasts it (an xsched value is cut into the touched
+  blocks' pieces by one rechunk);
+* one list or NumPy array of integer positions along an axis (the others whole), with a
+  scalar value.
+
+Values are cast to the array's dtype, as NumPy casts them. Shapes that do not broadcast,
+positions out of bounds and indexes of other kinds fail when the assignment is made, naming
+what to do; nothing is computed then.
+
+>>> import numpy as np, xsched.array as xa
+>>> x = xa.from_array(np.arange(10), chunks=4)
+>>> x[x > 6] = 0
+>>> x[1:4] = [10, 20, 30]
+>>> x.compute().tolist()
+[0, 10, 20, 30, 4, 5, 6, 0, 0, 0]
+"""
+
+from __future__ import annotations
+
+import itertools
+import numbers
+from typing import Any
+
+import numpy as np
+
+from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.spec import Ref, Task
+from . import take as _fancy
+from .chunks import _starts
+from .core import Array, from_array
+from .creation import asarray
+from .manipulation import broadcast_to, expand_dims, moveaxis, where
+from .masking import known_chunks_needed
+
+__all__ = ["assigned"]
+
+
+def _same(block: np.ndarray) -> np.ndarray:
+    return block
+
+
+def _set_block(block: np.ndarray, local: tuple, value: Any) -> np.ndarray:
+    """A copy of ``block`` with ``value`` set at the positions ``local`` (one array per axis)."""
+    out = block.copy()
+    out[np.ix_(*local)] = value
+    return out
+
+
+def _is_mask(key: Any) -> bool:
+    return (isinstance(key, Array) and key.dtype == bool) or (
+        isinstance(key, (np.ndarray, list)) and np.asarray(key).dtype == bool and np.ndim(key) > 0)
+
+
+def assigned(x: Array, key: Any, value: Any) -> Array:
+    """A new Array: ``x`` with ``value`` set at ``key`` (see the module docstring); ``x`` itself
+    is left as it was (``x[key] = value`` then takes the new one's graph)."""
+    known_chunks_needed(x, "x[index] = value")
+    if isinstance(value, (list, tuple)):
+        value = np.asarray(value)
+    if not isinstance(value, (Array, np.ndarray)) and not np.isscalar(value) and value is not None:
+        raise TypeError(f"x[index] = value: value must be a number, a NumPy or an xsched array, not "
+                        f"{type(value).__name__}")
+    if _is_mask(key):
+        return _by_mask(x, key, value)
+    return _by_positions(x, key, value)
+
+
+def _by_mask(x: Array, mask: Any, value: Any) -> Array:
+    """``x`` with ``value`` where ``mask`` holds (a mask of ``x``'s first axes covers the rest)."""
+    if np.ndim(value) != 0:
+        raise ValueError("x[mask] = value takes one value for every position the mask picks (a scalar); "
+                         "to set an array's values where a mask holds, use xa.where(mask, values, x)")
+    shape = tuple(mask.shape)
+    if shape != x.shape[:len(shape)]:
+        raise IndexError(f"a boolean mask of shape {shape} cannot index an array of shape {x.shape}: the "
+                         "shapes must be equal, or the mask's those of the array's first axes")
+    if isinstance(mask, Array):
+        known_chunks_needed(mask, "x[mask] = value")
+        mask = mask.rechunk(x.chunks[:len(shape)]) if mask.chunks != x.chunks[:len(shape)] else mask
+    else:
+        mask = from_array(np.asarray(mask), chunks=x.chunks[:len(shape)])
+    if mask.ndim < x.ndim:
+        mask = expand_dims(mask, tuple(range(mask.ndim, x.ndim)))
+    out = where(mask, np.asarray(value).astype(x.dtype), x)
+    return out if out.dtype == x.dtype else out.astype(x.dtype)
+
+
+def _axes(x: Array, key: Any) -> tuple[list, list, int | None]:
+    """Per axis of ``x``: the positions the key selects, in the key's order (a slice's, a
+    list's), and whether the axis stays in ``x[key]`` (an int drops it); and, when NumPy puts
+    the list's axis first in ``x[key]`` (ints and the list not side by side, so that all of
+    them index as one broadcast group), its place among the axes that stay, else None."""
+    from .slicing import _check_rank, _spell_out_ellipsis
+
+    index = tuple(i for i in (key if isinstance(key, tuple) else (key,)) if i is not None)  # (as NumPy: no axis)
+    spelled, n_real = _spell_out_ellipsis(index, x.ndim, lambda i: True)
+    _check_rank(n_real, x.ndim)
+    if not any(i is Ellipsis for i in index):
+        spelled.extend([slice(None)] * (x.ndim - n_real))
+    positions, kept = [], []
+    for axis, (i, n) in enumerate(zip(spelled, x.shape)):
+        if isinstance(i, slice):
+            positions.append(np.arange(*i.indices(n)))
+            kept.append(True)
+        elif isinstance(i, (numbers.Integral, np.integer)) and not isinstance(i, bool):
+            if not -n <= int(i) < n:
+                raise IndexError(f"index {int(i)} is out of bounds for axis {axis} with size {n}")
+            positions.append(np.array([int(i) % n]))
+            kept.append(False)
+        elif _fancy.is_integer_index(i):
+            positions.append(_fancy.normalize_indices(i, n, axis))
+            kept.append(True)
+        else:
+            raise TypeError(f"x[index] = value takes ints, slices, '...', one list of integer positions, or a "
+                            f"boolean mask, not {type(i).__name__}")
+    grouped = [a for a, i in enumerate(spelled) if not isinstance(i, slice)]  # (ints and the list)
+    listed = [a for a, i in enumerate(spelled) if _fancy.is_integer_index(i)]
+    front = None
+    if listed and grouped[-1] - grouped[0] + 1 != len(grouped):
+        front = sum(1 for a in range(listed[0]) if kept[a])
+    return positions, kept, front
+
+
+def _by_positions(x: Array, key: Any, value: Any) -> Array:
+    """``x`` with ``value`` set at the positions of ints, slices and one list of positions."""
+    fancy = [i for i in (key if isinstance(key, tuple) else (key,)) if _fancy.is_integer_index(i)]
+    if len(fancy) > 1:  # (NumPy pairs several lists point by point, which blocks set axis by axis cannot)
+        raise NotImplementedError("x[positions, positions] = value pairs positions point by point; set one "
+                                  "point at a time, or build the values with xa.where")
+    positions, kept, front = _axes(x, key)
+    target = tuple(len(p) for p, k in zip(positions, kept) if k)  # (x[key].shape, but for ``front``)
+    shown = target if front is None else (target[front],) + target[:front] + target[front + 1:]
+    scalar = np.ndim(value) == 0
+    if not scalar:
+        try:
+            fits = np.broadcast_shapes(tuple(value.shape), shown) == shown
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"could not broadcast input array from shape {tuple(value.shape)} into shape "
+                             f"{shown} (x{_shown(key)} of an array of shape {x.shape})")
+        if fancy and not all(np.all(np.diff(p) >= 0) or np.all(np.diff(p) <= 0) for p in positions):
+            raise NotImplementedError("x[positions] = values: the positions must be in order (rising or falling) "
+                                      "for an array of values; sort them, and the values with them")
+    if any(len(p) == 0 for p in positions):
+        return x  # (nothing selected)
+    starts = [_starts(c) for c in x.chunks]
+    # per axis and block: the block's positions the key sets (local) and their places in x[key]
+    touched = []
+    for axis, pos in enumerate(positions):
+        per_block = []
+        for b in range(len(x.chunks[axis])):
+            inside = np.flatnonzero((pos >= starts[axis][b]) & (pos < starts[axis][b + 1]))
+            per_block.append((pos[inside] - starts[axis][b], inside))
+        touched.append(per_block)
+    values, order = None, None
+    if not scalar:
+        values = broadcast_to(asarray(value), shown)
+        if front is not None and front:  # (NumPy put the positions' axis first: back to its place)
+            values = moveaxis(values, 0, front)
+        dropped = tuple(a for a, k in enumerate(kept) if not k)
+        if dropped:  # (an int's axis, of length 1, so that the values line up with the blocks' axes)
+            values = expand_dims(values, dropped)
+        # each touched block's values are a run of x[key] (the positions are in order along each
+        # axis): one rechunk cuts them where the blocks cut x[key], in x[key]'s own order
+        runs = [_runs(per_block) for per_block in touched]
+        values = values.rechunk(tuple(tuple(n for _, n in run) for run in runs))
+        order = [{b: k for k, (b, _) in enumerate(run)} for run in runs]
+    name = f"setitem-{new_token(x.name, _shown(key), [p.tolist() for p in positions], getattr(value, 'name', None) or repr(value)[:200])}"
+    ann = annotations_in_force()
+    layer: dict = {}
+    fill = np.asarray(value).astype(x.dtype)[()] if scalar else None
+    for index in itertools.product(*[range(len(c)) for c in x.chunks]):
+        local = tuple(touched[a][b][0] for a, b in enumerate(index))
+        source = Ref(chunk_key(x.name, index))
+        if any(len(loc) == 0 for loc in local):
+            task = Task(_same, (source,), {}, per_task(ann))
+        elif scalar:
+            task = Task(_set_block, (source, local, fill), {}, per_task(ann))
+        else:
+            piece = Ref(chunk_key(values.name, tuple(order[a][b] for a, b in enumerate(index))))
+            task = Task(_set_block, (source, local, piece), {}, per_task(ann))
+        layer[chunk_key(name, index)] = task
+    graphs = [x._graph] + ([] if values is None else [values._graph])
+    return Array(LayeredGraph.merge(*graphs, new={name: layer}), name, x.chunks, x.dtype)
+
+
+def _runs(per_block: list) -> list[tuple[int, int]]:
+    """The blocks an axis' selected positions fall in, in the region's order, with how many
+    each holds: ``[(block, count), ...]``; blocks holding none are left out."""
+    firsts = sorted((int(inside[0]), b, len(inside)) for b, (_, inside) in enumerate(per_block) if len(inside))
+    return [(b, n) for _, b, n in firsts]
+
+
+def _shown(key: Any) -> str:
+    key = key if isinstance(key, tuple) else (key,)
+    parts = []
+    for i in key:
+        if isinstance(i, slice):
+            parts.append(":".join("" if v is None else str(v) for v in (i.start, i.stop, i.step)).rstrip(":") or ":")
+        elif i is Ellipsis:
+            parts.append("...")
+        else:
+            parts.append(repr(i) if np.ndim(i) == 0 else f"<{np.ndim(i)}-d positions>")
+    return "[" + ", ".join(parts) + "]"
+
+
+def _setitem(self: Array, key: Any, value: Any) -> None:
+    """``x[key] = value``: ``x`` now names the graph with the values set (see the module)."""
+    new = assigned(self, key, value)
+    self._graph, self.name, self.chunks = new._graph, new.name, new.chunks
+
+
+Array.__setitem__ = _setitem  # type: ignore[attr-defined]
