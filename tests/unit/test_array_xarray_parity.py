@@ -138,3 +138,15 @@ def test_dt_accessor_of_a_chunked_datetime_variable(blocks):
     for field in ("year", "month", "day", "hour", "dayofyear"):
         xr.testing.assert_equal(getattr(chunked.dt, field).compute(), getattr(stamps.dt, field))
     xr.testing.assert_equal(chunked.dt.floor("D").compute(), stamps.dt.floor("D"))
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 3])
+def test_assignment_through_xarray_stays_lazy(eager, blocks):
+    """xarray's ``da[...] = value`` and ``da.loc[...] = value`` reach the xsched array's
+    ``__setitem__``: the values are set in the graph, nothing computed before asked."""
+    expected, got = eager.a.copy(), lazy(eager, blocks).a.copy()
+    for target in (expected, got):
+        target[dict(time=slice(0, 2))] = -1.0
+        target.loc[dict(x=[1, 2])] = -2.0
+        target[3, 1] = 99.0
+    assert_lazy_and_close(got, expected)
