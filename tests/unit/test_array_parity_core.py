@@ -112,16 +112,34 @@ def test_ufuncs_with_several_outputs_give_a_tuple_of_arrays(call, chunks):
 
 
 @pytest.mark.parametrize("call, words", [
-    (lambda x: np.add.reduce(x), "np.add.reduce .* xa.sum"),
-    (lambda x: np.multiply.accumulate(x), "np.multiply.accumulate .* xa.cumprod"),
-    (lambda x: np.subtract.outer(x, x), "np.subtract.outer .* broadcasting"),
-    (lambda x: np.add.at(x, [0], 1), "np.add.at .* not modified in place"),
+    (lambda x: np.add.reduce(x, initial=1.0), "np.add.reduce .* xa.sum"),
+    (lambda x: np.subtract.reduce(x), r"np.subtract.reduce .* xa.reduction"),
+    (lambda x: np.subtract.accumulate(x), r"np.subtract.accumulate .* xa.scan"),
+    (lambda x: np.add.at(x, [0], 1), r"np.add.at .* x\[index\] = "),
     (lambda x: np.vecdot(x, x), "np.vecdot .* xa.apply_gufunc"),
 ])
 def test_ufunc_methods_and_gufuncs_say_what_to_use_instead(call, words):
     x = xa.from_array(np.arange(4.0), chunks=2)
     with pytest.raises(TypeError, match=words):
         call(x)
+
+
+@pytest.mark.parametrize("chunks", [(2, 4), (5, 6), (1, 1)])
+def test_ufunc_reduce_accumulate_and_outer_run_as_numpy_s(chunks):
+    a = np.random.default_rng(0).normal(size=(5, 6))
+    a[1, 2] = np.nan
+    x, b = xa.from_array(a, chunks=chunks), a > 0
+    xb = xa.from_array(b, chunks=chunks)
+    calls = [lambda m, v, w: m.add.reduce(v), lambda m, v, w: m.maximum.reduce(v, axis=1),
+             lambda m, v, w: m.minimum.reduce(v, axis=None), lambda m, v, w: m.multiply.reduce(v, axis=(0, 1), keepdims=True),
+             lambda m, v, w: m.logical_or.reduce(w), lambda m, v, w: m.logical_and.reduce(w, axis=1),
+             lambda m, v, w: m.add.accumulate(v), lambda m, v, w: m.multiply.accumulate(v, axis=1),
+             lambda m, v, w: m.subtract.outer(v[0], v[:, 1]), lambda m, v, w: m.multiply.outer(v, [1, 2]),
+             lambda m, v, w: m.add.reduce(v, dtype="f4")]
+    for call in calls:
+        got, want = call(np, x, xb).compute(), call(np, a, b)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
 
 
 # --------------------------------------------------------------------------- take

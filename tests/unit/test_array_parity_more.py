@@ -303,8 +303,9 @@ def test_iter_of_a_0d_array_and_take_by_an_xsched_array_fail_at_once():
     x = xa.from_array(np.ones((2, 3)), chunks=1)
     with pytest.raises(TypeError, match="compute"):
         xa.take(x, xa.from_array(np.array([0, 1]), chunks=1), axis=1)
-    with pytest.raises(TypeError, match="broadcasting"):  # (not xa.outer, which flattens)
-        np.multiply.outer(x, x)
+    got = np.multiply.outer(x, x)  # (not xa.outer, which flattens: every axis of both, as NumPy's)
+    assert got.shape == (2, 3, 2, 3)
+    np.testing.assert_array_equal(got.compute(), np.multiply.outer(np.ones((2, 3)), np.ones((2, 3))))
 
 
 def test_a_true_where_masks_nothing_and_unknown_sizes_get_their_advice():

@@ -537,6 +537,12 @@ class Array:
         dtype('float32')
         >>> [q.compute().tolist() for q in np.divmod(x, 2)]
         [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0]]
+
+        The methods with a tree of their own run too: ``reduce`` (add, multiply, maximum,
+        minimum, logical_and, logical_or), ``accumulate`` (add, multiply) and ``outer``.
+
+        >>> float(np.maximum.reduce(x).compute()), np.subtract.outer(x, x).shape
+        (2.0, (3, 3))
         """
         out = kwargs.pop("out", None)
         if out is not None and any(o is not None for o in (out if isinstance(out, tuple) else (out,))):
@@ -550,6 +556,10 @@ class Array:
         kwargs.pop("where", None)
         if method == "__call__" and ufunc in UFUNC_IMPLEMENTATIONS:
             return UFUNC_IMPLEMENTATIONS[ufunc](*inputs, **kwargs)
+        if method in _UFUNC_METHODS and ufunc.signature is None:
+            done = _ufunc_method(ufunc, method, inputs, kwargs)
+            if done is not None:
+                return done
         if method != "__call__" or ufunc.signature is not None:
             return _unsupported_ufunc(ufunc, method, inputs)
         # elemwise's own dtype= only declares the result's dtype: the ufunc gets it in a partial
@@ -677,6 +687,39 @@ _UFUNC_METHOD_ADVICE = {
 }
 
 
+#: the ufunc methods run here: a reduction or a scan that has a tree of its own, or ``outer``
+_UFUNC_METHODS = ("reduce", "accumulate", "outer")
+_REDUCES = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min", "logical_and": "all",
+            "logical_or": "any"}
+_ACCUMULATES = {"add": "cumsum", "multiply": "cumprod"}
+
+
+def _ufunc_method(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
+    """``np.add.reduce(x)`` (axis 0 unless told, as NumPy's), ``np.multiply.accumulate(x)``
+    and ``np.subtract.outer(x, y)``, as the xsched reduction, scan or broadcast that computes
+    them; None for a ufunc (or a keyword) these do not cover, which the caller refuses."""
+    import xsched.array as xa
+
+    name = ufunc.__name__
+    if method == "outer":
+        if len(inputs) != 2 or set(kwargs) - {"dtype"}:
+            return None
+        x, y = (a if isinstance(a, Array) else np.asarray(a) for a in inputs)
+        return ufunc(x[(Ellipsis,) + (None,) * np.ndim(y)], y, **kwargs)
+    if len(inputs) != 1 or set(kwargs) - {"axis", "dtype", "keepdims"}:
+        return None
+    x = inputs[0] if isinstance(inputs[0], Array) else xa.asarray(inputs[0])
+    axis = kwargs.get("axis", 0)
+    if method == "reduce" and name in _REDUCES:
+        extra = {"dtype": kwargs["dtype"]} if kwargs.get("dtype") is not None and name in ("add", "multiply") else {}
+        if kwargs.get("dtype") is not None and not extra:
+            return None
+        return getattr(xa, _REDUCES[name])(x, axis=axis, keepdims=bool(kwargs.get("keepdims", False)), **extra)
+    if method == "accumulate" and name in _ACCUMULATES and not kwargs.get("keepdims"):
+        return getattr(xa, _ACCUMULATES[name])(x, axis=axis, dtype=kwargs.get("dtype"))
+    return None
+
+
 def _unsupported_ufunc(ufunc: np.ufunc, method: str, inputs: tuple) -> Any:
     """NotImplemented when another operand may handle the call, else a TypeError that names
     the ufunc (method) and what to use instead."""
@@ -692,7 +735,7 @@ def _unsupported_ufunc(ufunc: np.ufunc, method: str, inputs: tuple) -> Any:
     if advice is None:
         advice = {"reduce": "xa.reduction(...)", "accumulate": "xa.scan(...)",
                   "outer": f"broadcasting, np.{name}(x[(...,) + (None,) * y.ndim], y)",
-                  "at": "xa.where(...) (xsched arrays are not modified in place)"}.get(
+                  "at": "x[index] = x[index] + values (where no position repeats)"}.get(
                       method, "x.map_blocks(...), or compute() first")
     raise TypeError(f"np.{name}.{method} is not supported on xsched arrays; instead use {advice}")
 
