@@ -340,3 +340,19 @@ def test_as_index_false_gives_keys_as_columns_for_any_all_idxmax_and_names_size(
             want = getattr(pdf.groupby(["c", "k"], as_index=False)[cols], method)()
             assert list(got.columns) == list(want.columns), method
             pd.testing.assert_frame_equal(got.reset_index(drop=True), want, check_dtype=False, obj=method)
+
+
+@pytest.mark.parametrize("npartitions", [1, 4])
+def test_groupby_a_time_grouper_bins_the_index_as_pandas(npartitions):
+    pdf = pd.DataFrame({"x": np.arange(60.0), "k": list("abc") * 20},
+                       index=pd.date_range("2024-01-01", periods=60, freq="7h"))
+    df = xd.from_pandas(pdf, npartitions=npartitions)
+    for grouper in (pd.Grouper(freq="1D"), pd.Grouper(freq="2D", closed="right", label="right"),
+                    pd.Grouper(freq="6h", origin="epoch", offset="1h")):
+        tm.assert_series_equal(df.groupby(grouper).x.sum().compute(), pdf.groupby(grouper).x.sum(), check_freq=False)
+        tm.assert_frame_equal(df.groupby(grouper)[["x"]].mean().compute(), pdf.groupby(grouper)[["x"]].mean(),
+                              check_freq=False)
+        tm.assert_series_equal(df.x.groupby(grouper).max().compute(), pdf.x.groupby(grouper).max(), check_freq=False)
+    tm.assert_series_equal(df.groupby(pd.Grouper(key="k")).x.sum().compute(), pdf.groupby("k").x.sum())
+    with pytest.raises(NotImplementedError, match=r"set_index\('k'\), and group by pd.Grouper\(freq='D'\)"):
+        df.groupby(pd.Grouper(key="k", freq="1D"))

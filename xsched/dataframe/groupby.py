@@ -1017,17 +1017,45 @@ class FlatGroupBy:
         return per_group
 
 
+def _by_grouper(frame: Any, grouper: pd.Grouper, **options: Any) -> Any:
+    """``groupby(pd.Grouper(...))``: bins of time of the index (``freq=``) are ``resample``'s
+    with the Grouper's sides and origin, which is what pandas gives; ``key=`` alone is that
+    column's grouping. Anything else is refused, naming the way round."""
+    freq = getattr(grouper, "freq", None)
+    if grouper.level is not None:
+        raise NotImplementedError("groupby(pd.Grouper(level=...)): group by columns; reset_index() first")
+    if freq is None:
+        if grouper.key is None:
+            raise ValueError("groupby(pd.Grouper()): give key= (a column) or freq= (bins of time of the index)")
+        return frame.groupby(grouper.key, **options)
+    if grouper.key is not None:
+        raise NotImplementedError(f"groupby(pd.Grouper(key={grouper.key!r}, freq=...)): bins of time of a column; "
+                                  f"make it the sorted index first, df.set_index({grouper.key!r}), and group by "
+                                  f"pd.Grouper(freq={freq.freqstr!r})")
+    if not options.get("as_index", True):
+        raise NotImplementedError("groupby(pd.Grouper(freq=...), as_index=False): the bins are the index; "
+                                  "reset_index() the result")
+    return frame.resample(freq, closed=grouper.closed, label=grouper.label, origin=grouper.origin,
+                          offset=grouper.offset)
+
+
 def _install() -> None:
     def groupby(self, by: Any = None, sort: bool = True, dropna: bool = True, observed: bool = True,
                 as_index: bool = True, **kwargs: Any):
         """Group rows by columns (names) or by a Series partitioned like this frame;
-        ``as_index=False`` gives per-group results with the keys as columns (``FlatGroupBy``).
+        ``as_index=False`` gives per-group results with the keys as columns (``FlatGroupBy``);
+        ``pd.Grouper(freq="1D")`` groups the index into bins of time, as ``resample``.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> df = xd.from_pandas(pd.DataFrame({"k": list("ab"), "v": [1, 2]}), npartitions=1)
         >>> df.groupby("k").v.sum().compute().tolist()
         [1, 2]
         """
+        if isinstance(by, pd.Grouper):
+            grouped = _by_grouper(self, by, sort=sort, dropna=dropna, observed=observed, as_index=as_index,
+                                  **kwargs)
+            if grouped is not None:
+                return grouped
         if not as_index:
             if isinstance(self, Series):
                 raise TypeError("groupby: as_index=False is only valid for a DataFrame, as in pandas")
