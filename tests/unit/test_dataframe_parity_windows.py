@@ -359,3 +359,17 @@ def test_rolling_step_evaluates_every_step_th_row_of_the_whole_frame(npartitions
     times = xd.from_pandas(pdf.set_index(pd.date_range("2000", periods=23, freq="h")), npartitions=npartitions)
     with pytest.raises(NotImplementedError, match="a window of time has no step"):
         times.rolling("2h", step=2)
+
+
+@pytest.mark.parametrize("npartitions", [1, 4])
+def test_to_period_as_pandas_with_divisions_dropped(npartitions):
+    pdf = pd.DataFrame({"x": np.arange(60.0)}, index=pd.date_range("2024-01-01", periods=60, freq="17h"))
+    df = xd.from_pandas(pdf, npartitions=npartitions)
+    for freq in ("M", "D", "W", "Q"):
+        pd.testing.assert_frame_equal(df.to_period(freq).compute(), pdf.to_period(freq))
+        pd.testing.assert_series_equal(df.x.to_period(freq).compute(), pdf.x.to_period(freq))
+    assert not df.to_period("M").known_divisions
+    with pytest.raises(ValueError, match="give freq="):
+        df.to_period()
+    with pytest.raises(TypeError, match="converts a DatetimeIndex"):
+        xd.from_pandas(pd.Series([1, 2]), npartitions=1).to_period("M")

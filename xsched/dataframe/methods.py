@@ -491,6 +491,23 @@ def _install() -> None:
 
     DataFrame.to_timestamp = Series.to_timestamp = to_timestamp  # type: ignore[attr-defined]
 
+    def to_period(self, freq: Any = None):
+        """A DatetimeIndex made periods (pandas' ``to_period``), partition by partition. The
+        divisions become unknown: two partitions' times can fall in one period.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series([1, 2, 3], index=pd.date_range("2024-01-30", periods=3)), npartitions=2)
+        >>> [str(p) for p in s.to_period("M").compute().index]
+        ['2024-01', '2024-01', '2024-02']
+        """
+        if not isinstance(self._meta.index, pd.DatetimeIndex):
+            raise TypeError(f"to_period converts a DatetimeIndex; this index is {type(self._meta.index).__name__}")
+        if freq is None:
+            raise ValueError("to_period: give freq= (e.g. 'M'); a partition's labels cannot tell the whole index's")
+        return self._method("to_period", freq=freq).clear_divisions()
+
+    DataFrame.to_period = Series.to_period = to_period  # type: ignore[attr-defined]
+
 
 def _has_label(part: Any, key: Any) -> bool:
     return key in part.index
