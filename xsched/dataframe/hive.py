@@ -23,6 +23,7 @@ back as integers, the others as strings, as pandas reads them.
 from __future__ import annotations
 
 import numbers
+import operator
 import re
 from typing import Any
 from urllib.parse import quote, unquote
@@ -164,26 +165,16 @@ def check_key_filters(dnf: list | None, dictionaries: dict[str, Any], what: str)
                                  f"{', '.join(type(v).__name__ for v in given)}; give {kind}")
 
 
+#: pyarrow's filter operators on one folder's value
+_COMPARE = {"=": operator.eq, "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+            ">": operator.gt, ">=": operator.ge, "in": lambda v, others: v in others,
+            "not in": lambda v, others: v not in others}
+
+
 def _passes(value: Any, op: str, other: Any) -> bool:
     """Whether a folder's value passes ``op other``, as pyarrow's filters decide (a missing
     value passes ``not in`` only)."""
-    if value is None:
-        return op == "not in"
-    if op in ("=", "=="):
-        return value == other
-    if op == "!=":
-        return value != other
-    if op == "<":
-        return value < other
-    if op == "<=":
-        return value <= other
-    if op == ">":
-        return value > other
-    if op == ">=":
-        return value >= other
-    if op == "in":
-        return value in other
-    return value not in other  # "not in"
+    return op == "not in" if value is None else bool(_COMPARE[op](value, other))
 
 
 def residual_filters(dnf: list | None, values: dict) -> list | None | bool:
