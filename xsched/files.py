@@ -239,8 +239,9 @@ def folders_in(fs: Any, directory: str) -> list[str]:
     """
     if _is_local(fs):
         found = [p for p in fs.ls(directory) if os.path.isdir(p)]
-    else:
+    else:  # (some stores list a folder made by hand as inside itself, as "dir/")
         found = [e["name"].rstrip("/") for e in fs.ls(directory, detail=True) if e.get("type") == "directory"]
+        found = [p for p in found if p != directory.rstrip("/")]
     return sorted((p for p in found if not p.rsplit("/", 1)[-1].startswith(".")), key=natural_key)
 
 

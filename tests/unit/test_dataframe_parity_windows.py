@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import xsched
 import xsched.dataframe as xd
 
 NPARTS = [1, 2, 3]
@@ -354,6 +355,11 @@ def test_rolling_step_evaluates_every_step_th_row_of_the_whole_frame(npartitions
                 got = getattr(df.rolling(3, step=step, **kwargs), method)().compute()
                 pd.testing.assert_frame_equal(got, getattr(pdf.rolling(3, step=step, **kwargs), method)())
     pd.testing.assert_series_equal(df.v.rolling(4, step=2).std().compute(), pdf.v.rolling(4, step=2).std())
+    two, three = xsched.compute(df.v.rolling(2, step=2).sum(), df.v.rolling(2, step=3).sum())  # (two graphs, apart)
+    pd.testing.assert_series_equal(two, pdf.v.rolling(2, step=2).sum())
+    pd.testing.assert_series_equal(three, pdf.v.rolling(2, step=3).sum())
+    with pytest.raises(NotImplementedError, match="not implemented for cov and corr"):
+        df.v.rolling(3, step=2).cov(df.w)
     with pytest.raises(ValueError, match=r"step must be a whole number of rows, 1 or more"):
         df.rolling(3, step=0)
     times = xd.from_pandas(pdf.set_index(pd.date_range("2000", periods=23, freq="h")), npartitions=npartitions)

@@ -39,7 +39,7 @@ __all__ = ["discover", "key_dictionaries", "typed_pairs", "check_key_filters", "
 #: the folder value of a missing value (pyarrow's and Hive's)
 DEFAULT = "__HIVE_DEFAULT_PARTITION__"
 
-_INTEGER = re.compile(r"[+-]?\d+")
+_INTEGER = re.compile(r"-?(0|[1-9][0-9]*)")  # (as pyarrow infers: no sign but minus, no leading zero)
 
 
 def _name(path: str) -> str:
@@ -100,12 +100,14 @@ def discover(fs: Any, base: str, suffixes: tuple[str, ...], what: str) -> list[t
 
 
 def key_dictionaries(found: list[tuple[str, tuple]], skip: Any = ()) -> dict[str, Any]:
-    """``{key: pyarrow array of its values}``, sorted: integers (int32, as pandas reads them,
-    int64 when they need it) when every value is one, strings otherwise. Keys in ``skip``
-    (columns the files hold themselves) are left out.
+    """``{key: pyarrow array of its values}``, sorted: int32 when every value is an integer
+    that fits, strings otherwise (``007``, ``+5`` and ``10000000000`` too), as pandas reads
+    them. Keys in ``skip`` (columns the files hold themselves) are left out.
 
     >>> key_dictionaries([("a", (("k", "10"),)), ("b", (("k", "2"),)), ("c", (("k", None),))])["k"].to_pylist()
     [2, 10]
+    >>> key_dictionaries([("a", (("k", "10000000000"),)), ("b", (("k", "5"),))])["k"].to_pylist()
+    ['10000000000', '5']
     """
     import pyarrow as pa
 
@@ -114,10 +116,8 @@ def key_dictionaries(found: list[tuple[str, tuple]], skip: Any = ()) -> dict[str
         if key in skip:
             continue
         values = {pairs[j][1] for _, pairs in found} - {None}
-        if values and all(_INTEGER.fullmatch(v) for v in values):
-            numbers_ = sorted(int(v) for v in values)
-            fits = -2**31 <= numbers_[0] and numbers_[-1] < 2**31
-            out[key] = pa.array(numbers_, type=pa.int32() if fits else pa.int64())
+        if values and all(_INTEGER.fullmatch(v) and -2**31 <= int(v) < 2**31 for v in values):
+            out[key] = pa.array(sorted(int(v) for v in values), type=pa.int32())
         else:
             out[key] = pa.array(sorted(values), type=pa.string())
     return out
@@ -156,6 +156,9 @@ def check_key_filters(dnf: list | None, dictionaries: dict[str, Any], what: str)
             if col not in dictionaries:
                 continue
             integer = pa.types.is_integer(dictionaries[col].type)
+            if op in ("in", "not in") and not isinstance(value, (list, tuple, set, frozenset)):
+                raise ValueError(f"{what}: filter {(col, op, value)!r}: {op!r} takes a list of values, e.g. "
+                                 f"({col!r}, {op!r}, [{value!r}])")
             given = list(value) if op in ("in", "not in") else [value]
             ok = all(isinstance(v, numbers.Integral if integer else str) and not isinstance(v, bool) for v in given)
             if not ok:

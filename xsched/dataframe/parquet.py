@@ -596,6 +596,10 @@ def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = Tru
                             ([f"{len(folders)} key=value folders"] if folders else []))
         raise ValueError(f"to_parquet: {path!r} already holds {held}, which a later read_parquet would mix "
                          "with these; pass overwrite=True to delete them first, or write to a new directory")
+    if (old or folders) and _reads_from(df, fs, base):
+        raise ValueError(f"to_parquet(overwrite=True): {path!r} holds files this dataframe is read from, which "
+                         "would be deleted before they are read; write to another directory (and move it), or "
+                         "persist() the dataframe first")
     for p in old:
         fs.rm(p)
     for folder in folders:
@@ -613,6 +617,23 @@ def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = Tru
                                                         write_index, schema, compression, kwargs), {}, per_task(ann))
              for i, key in enumerate(df._keys())}
     return run_writes(df._graph, name, layer, list(layer), compute)
+
+
+def _reads_from(df: DataFrame, fs: Any, base: str) -> bool:
+    """Whether a task of ``df``'s graph names a file under ``base`` (a reader's path)."""
+    import os
+
+    local = isinstance(fs, LocalFileSystem)
+    root = os.path.abspath(base) if local else base.rstrip("/")
+
+    def under(arg: Any) -> bool:
+        if not isinstance(arg, str):
+            return False
+        where = os.path.abspath(arg) if local else arg
+        return where.startswith(root + (os.sep if local else "/"))
+
+    return any(any(under(a) for a in getattr(task, "args", ())[:3])
+               for layer in df._graph.layers.values() for task in layer.values())
 
 
 def _check_write_options(pq: Any, meta: pd.DataFrame, write_index: bool, schema: Any, compression: Any,

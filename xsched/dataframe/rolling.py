@@ -170,6 +170,9 @@ class Rolling:
 
     def _pairwise(self, stat: str, other: Any, pairwise: Any, ddof: int):
         frame, kwargs = self._frame, {"ddof": ddof}
+        if self._step > 1:
+            raise NotImplementedError(f"rolling(..., step=).{stat}: a step is not implemented for cov and corr, "
+                                      "as in pandas; take every step-th row of the result instead")
         if isinstance(frame, DataFrame):
             if other is not None or pairwise is False:
                 raise NotImplementedError(f"rolling(...).{stat}: a DataFrame's runs pairwise over its own columns "
@@ -212,7 +215,7 @@ class Rolling:
             meta = make_meta(_window_of(_nonempty(frame._meta), self._window, self._kwargs, method, args, kwargs))
         except Exception as exc:
             raise TypeError(f"rolling(...).{label}() fails in pandas on this data: {exc}") from exc
-        tok = new_token(frame._name, self._window, self._kwargs, method, args, kwargs)
+        tok = new_token(frame._name, self._window, self._kwargs, self._step, method, args, kwargs)
         out_name = f"rolling-{label}-{tok}"
         ann = annotations_in_force()
         keys = frame._keys()
