@@ -83,3 +83,27 @@ def test_masks_casts_and_refusals():
     with pytest.raises(TypeError, match="value must be a number, a NumPy or an xsched array"):
         i[0] = {"a": 1}
     assert i.compute().tolist() == [0, 2, 2, 3, 40, 5]  # (a refused assignment changes nothing)
+
+
+def test_numpy_s_leniencies_and_lazy_values(monkeypatch):
+    a = np.arange(12.0).reshape(2, 6)
+    x = xa.from_array(a, chunks=(1, 4))
+    y = xa.from_array(np.arange(4.0), chunks=2)
+    monkeypatch.setattr(xa.Array, "compute", lambda *args, **kwargs: pytest.fail("computed when written"))
+    monkeypatch.setattr(xa.Array, "__array__", lambda *args, **kwargs: pytest.fail("computed when written"))
+    x[0, :] = np.arange(6.0).reshape(1, 6)  # (NumPy drops a value's leading axes of length 1)
+    x[1, 1:3] = np.ones((1, 2))
+    x[0, 0] = y.sum()  # (xsched 0-d values stay lazy)
+    x[x > 10] = y.max()
+    x[np.array(1), 5] = -5  # (a 0-d integer array is an int)
+    monkeypatch.undo()
+    expected = a.copy()
+    expected[0, :] = np.arange(6.0)
+    expected[1, 1:3] = 1
+    expected[0, 0] = 6.0
+    expected[expected > 10] = 3.0
+    expected[1, 5] = -5
+    np.testing.assert_array_equal(x.compute(), expected)
+    i = xa.from_array(np.arange(4), chunks=2)
+    with pytest.raises(ValueError, match="cannot convert float NaN to integer"):
+        i[1] = np.nan

@@ -75,3 +75,16 @@ def test_lexsort_sort_kinds_and_array_equal_as_numpy():
     grid = np.array([[1, 2], [1, 2]])
     for other in ([1, 2], [1, 3], [1, 2, 3]):
         assert bool(xa.array_equiv(xa.from_array(grid, chunks=1), other)) == np.array_equiv(grid, other)
+
+
+def test_lexsort_of_a_list_stays_lazy_and_unknown_lengths_are_named(monkeypatch):
+    a, b = xa.from_array(np.array([2, 1, 2]), chunks=2), xa.from_array(np.array([1, 1, 0]), chunks=2)
+    monkeypatch.setattr(xa.Array, "__array__", lambda *args, **kwargs: pytest.fail("computed when built"))
+    keys = xa.lexsort([a, b])
+    monkeypatch.undo()
+    np.testing.assert_array_equal(keys.compute(), np.lexsort([[2, 1, 2], [1, 1, 0]]))
+    y = xa.from_array(np.arange(-3.0, 3.0), chunks=2)
+    z = y[y > 0]
+    for check in (xa.array_equal, xa.array_equiv):
+        with pytest.raises(ValueError, match="compute_chunk_sizes"):
+            check(z, z)

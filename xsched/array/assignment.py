@@ -70,6 +70,10 @@ def assigned(x: Array, key: Any, value: Any) -> Array:
     if not isinstance(value, (Array, np.ndarray)) and not np.isscalar(value) and value is not None:
         raise TypeError(f"x[index] = value: value must be a number, a NumPy or an xsched array, not "
                         f"{type(value).__name__}")
+    if x.dtype.kind in "iub" and not isinstance(value, Array) and np.asarray(value).dtype.kind in "fc" \
+            and np.isnan(np.asarray(value)).any():
+        raise ValueError(f"x[index] = value: cannot convert float NaN to integer (the array is {x.dtype}), as "
+                         "in NumPy; make it float first, x = x.astype(float)")
     if _is_mask(key):
         return _by_mask(x, key, value)
     return _by_positions(x, key, value)
@@ -91,7 +95,8 @@ def _by_mask(x: Array, mask: Any, value: Any) -> Array:
         mask = from_array(np.asarray(mask), chunks=x.chunks[:len(shape)])
     if mask.ndim < x.ndim:
         mask = expand_dims(mask, tuple(range(mask.ndim, x.ndim)))
-    out = where(mask, np.asarray(value).astype(x.dtype), x)
+    fill = value.astype(x.dtype) if isinstance(value, Array) else np.asarray(value).astype(x.dtype)
+    out = where(mask, fill, x)  # (an xsched 0-d value stays lazy)
     return out if out.dtype == x.dtype else out.astype(x.dtype)
 
 
@@ -112,7 +117,9 @@ def _axes(x: Array, key: Any) -> tuple[list, list, int | None]:
         if isinstance(i, slice):
             positions.append(np.arange(*i.indices(n)))
             kept.append(True)
-        elif isinstance(i, (numbers.Integral, np.integer)) and not isinstance(i, bool):
+        elif (isinstance(i, (numbers.Integral, np.integer)) and not isinstance(i, bool)) or (
+                isinstance(i, np.ndarray) and i.ndim == 0 and i.dtype.kind in "iu"):
+            i = int(i)
             if not -n <= int(i) < n:
                 raise IndexError(f"index {int(i)} is out of bounds for axis {axis} with size {n}")
             positions.append(np.array([int(i) % n]))
@@ -140,7 +147,9 @@ def _by_positions(x: Array, key: Any, value: Any) -> Array:
     positions, kept, front = _axes(x, key)
     target = tuple(len(p) for p, k in zip(positions, kept) if k)  # (x[key].shape, but for ``front``)
     shown = target if front is None else (target[front],) + target[:front] + target[front + 1:]
-    scalar = np.ndim(value) == 0
+    while np.ndim(value) > len(shown) and value.shape[0] == 1:  # (NumPy drops a value's leading 1s)
+        value = value[0]
+    scalar = np.ndim(value) == 0 and not isinstance(value, Array)  # (an xsched 0-d value stays lazy)
     if not scalar:
         try:
             fits = np.broadcast_shapes(tuple(value.shape), shown) == shown

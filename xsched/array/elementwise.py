@@ -29,6 +29,7 @@ from .reductions import _check_out
 from .core import Array, elemwise, map_blocks
 from .creation import asarray
 from .manipulation import where
+from .masking import known_chunks_needed
 from .ufuncs import _operands, isnan
 
 __all__ = ["frompyfunc", "nan_to_num", "angle", "fix", "sinc", "i0", "isposinf", "isneginf", "iscomplex",
@@ -351,6 +352,8 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Array:
     (False, True, False)
     """
     a1, a2 = asarray(a1), asarray(a2)
+    known_chunks_needed(a1, "array_equal")
+    known_chunks_needed(a2, "array_equal")
     if a1.shape != a2.shape:
         return asarray(np.False_)
     same = a1 == a2
@@ -368,6 +371,8 @@ def array_equiv(a1: Any, a2: Any) -> Array:
     True
     """
     a1, a2 = asarray(a1), asarray(a2)
+    known_chunks_needed(a1, "array_equiv")
+    known_chunks_needed(a2, "array_equiv")
     try:
         np.broadcast_shapes(a1.shape, a2.shape)
     except ValueError:

@@ -223,8 +223,9 @@ def lexsort(keys: Any) -> Array:
     >>> xa.lexsort([first, last]).compute().tolist()
     [2, 1, 0]
     """
-    table = asarray(keys) if isinstance(keys, Array) or np.ndim(keys) == 2 and not isinstance(keys, (list, tuple)) \
-        else stack([asarray(k) for k in keys])
+    # (a list of keys is stacked without asking its length of anything: np.ndim of xsched arrays in
+    # a list would compute them)
+    table = stack([asarray(k) for k in keys]) if isinstance(keys, (list, tuple)) else asarray(keys)
     if table.ndim != 2:
         raise ValueError(f"lexsort: keys must be 1-d arrays of one length (or a 2-d array), got shape {table.shape}")
     table = whole_axes(table, (0, 1), "lexsort")
