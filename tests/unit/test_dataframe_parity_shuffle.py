@@ -237,6 +237,11 @@ def test_merge_sort_orders_by_the_keys_and_shuffle_method_is_dask_s(how, method)
         assert_frame_equal(_rows(got.reset_index(drop=True)), _rows(want))
     on_index = A.merge(B.set_index("k2"), how=how, left_on="k", right_index=True, sort=True).compute()
     assert on_index.k.is_monotonic_increasing or how in ("right", "outer")
+    small_left, small_right = pd.DataFrame({"a": [3, 1, 5], "v": [1, 2, 3]}), pd.DataFrame({"b": [4, 1, 2, 3]})
+    got = xd.from_pandas(small_left, npartitions=2).merge(xd.from_pandas(small_right, npartitions=2), how=how,
+                                                          left_on="a", right_on="b", sort=True).compute()
+    want = small_left.merge(small_right, how=how, left_on="a", right_on="b", sort=True)
+    assert_frame_equal(got.reset_index(drop=True), want, check_dtype=False)  # (rows only the right has, by b)
     with pytest.raises(ValueError, match="shuffle method 'disk' is not one of"):
         A.merge(B, on="a", shuffle_method="disk")
     with pytest.raises(ValueError, match="cross join has no keys to sort by"):

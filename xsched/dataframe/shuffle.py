@@ -776,10 +776,16 @@ def _sorted_by_keys(out: DataFrame, how: str, on: Any, left_on: Any, right_on: A
                          "by its columns with sort_values")
     if on is None and left_on is None and right_on is None and not left_index and not right_index:
         on = [c for c in left.columns if c in set(right.columns)]
-    keys = on if on is not None else (left_on if not left_index else right_on if not right_index else None)
-    keys = None if keys is None else [keys] if not isinstance(keys, list) else keys
+    as_list = (lambda k: None if k is None else k if isinstance(k, list) else [k])
+    keys = as_list(on) if on is not None else as_list(left_on if not left_index else right_on if not right_index
+                                                     else None)
     if keys is None or any(k not in out.columns for k in keys):
         return out.sort_index()
+    lefts, rights = as_list(left_on), as_list(right_on)
+    if on is None and lefts and rights and lefts != rights and all(k in out.columns for k in rights):
+        # (a row only the right side has lacks the left key: the join key is the one it has)
+        joined = {f"__key_{i}__": out[l].where(out[l].notna(), out[r]) for i, (l, r) in enumerate(zip(lefts, rights))}
+        return out.assign(**joined).sort_values(list(joined)).drop(columns=list(joined))
     return out.sort_values(keys)
 
 
