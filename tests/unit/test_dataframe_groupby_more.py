@@ -312,10 +312,14 @@ def test_whole_group_methods_with_observed_false_add_pandas_rows_for_empty_categ
         got = getattr(df.groupby("c", observed=False, sort=sort, dropna=dropna)[["v", "i"]], method)().compute()
         want = getattr(pdf.groupby("c", observed=False, sort=sort, dropna=dropna)[["v", "i"]], method)()
         pd.testing.assert_frame_equal(got, want, check_index_type=False, obj=method)
-    if sort:  # (two keys: every category with every value of the other key)
-        got = df.groupby(["c", "k"], observed=False, dropna=dropna).v.median().compute()
-        want = pdf.groupby(["c", "k"], observed=False, dropna=dropna).v.median()
-        pd.testing.assert_series_equal(got, want, check_index_type=False)
+    if sort:  # (two keys: every category with every value of the other key, a missing one too)
+        words = df.assign(w=df.k.map({0: "x", 1: "y", 2: None}, meta=("w", object)))
+        pwords = pdf.assign(w=pdf.k.map({0: "x", 1: "y", 2: None}))
+        for keys in (["c", "k"], ["c", "w"], ["w", "c"]):
+            for method in ("median", "any"):
+                got = getattr(words.groupby(keys, observed=False, dropna=dropna).v, method)().compute()
+                want = getattr(pwords.groupby(keys, observed=False, dropna=dropna).v, method)()
+                pd.testing.assert_series_equal(got, want, check_index_type=False, obj=f"{keys} {method}")
 
 
 def test_observed_false_refuses_what_it_cannot_complete_when_built():

@@ -211,6 +211,13 @@ def _unobserved(gb: GroupBy, method: str, args: tuple, kwargs: dict) -> tuple:
     return levels, fill, make_meta(full)
 
 
+_MISSING = object()
+
+
+def _label_key(label: Any) -> tuple:
+    return tuple(_MISSING if pd.isna(v) else v for v in (label if isinstance(label, tuple) else (label,)))
+
+
 def _with_unobserved(out: Any, levels: list, fill: Any, meta: Any, sort: bool) -> Any:
     """``out`` (a row per group some row holds) with pandas' row for every other combination
     of the categorical keys' categories and the other keys' values (``_unobserved``)."""
@@ -234,14 +241,22 @@ def _with_unobserved(out: Any, levels: list, fill: Any, meta: Any, sort: bool) -
         arrays = [pd.Categorical(values(i), dtype=index.levels[i].dtype) if levels[i] is not None
                   else pd.Index(values(i), dtype=index.levels[i].dtype) for i in range(index.nlevels)]
         full = pd.MultiIndex.from_product(arrays, names=index.names)
-    absent = full[index.get_indexer(full) < 0]
-    if len(absent):
+    # (labels matched as tuples with missing keys made one marker: pandas' own lookups of a
+    # MultiIndex holding NaN do not find it)
+    held = {_label_key(label): i for i, label in enumerate(index)}
+    where = [held.get(_label_key(label), -1) for label in full]
+    absent = [k for k, w in enumerate(where) if w < 0]
+    if absent:
         if isinstance(out, pd.DataFrame):
-            filler = pd.DataFrame([fill] * len(absent), index=absent, columns=out.columns)
+            filler = pd.DataFrame([fill] * len(absent), columns=out.columns)
         else:
-            filler = pd.Series([fill] * len(absent), index=absent, name=out.name)
-        out = pd.concat([out, filler])
-    out = out.reindex(full)
+            filler = pd.Series([fill] * len(absent), name=out.name)
+        count = len(out)
+        out = pd.concat([out.reset_index(drop=True), filler], ignore_index=True)
+        for n, k in enumerate(absent):
+            where[k] = count + n
+    out = out.iloc[where]
+    out.index = full
     try:
         return out.astype(meta.dtypes.to_dict() if isinstance(meta, pd.DataFrame) else meta.dtype)
     except (TypeError, ValueError):
