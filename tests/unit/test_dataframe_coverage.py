@@ -123,7 +123,7 @@ def test_categorize_then_get_dummies(mixed, n):
 
 
 @pytest.mark.parametrize("n", PARTS)
-@pytest.mark.parametrize("aggfunc", ["mean", "sum", "count"])
+@pytest.mark.parametrize("aggfunc", ["mean", "sum", "count", "first", "last", "min", "max"])
 @pytest.mark.parametrize("index", [[2.0, None, 1, 2, None, 3], ["b", None, "a", "b", None, "c"]])
 def test_pivot_table_equal_pandas(n, aggfunc, index):
     pdf = pd.DataFrame({"i": index, "c": pd.Categorical(list("xyxyxx"), categories=list("yxz")),

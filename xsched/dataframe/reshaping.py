@@ -157,13 +157,22 @@ def get_dummies(data: _Frame, prefix: Any = None, prefix_sep: Any = "_", dummy_n
 # --------------------------------------------------------------------------- pivot_table
 
 
-def _pivot_chunk(part: pd.DataFrame, index: Any, columns: Any, values: Any) -> pd.DataFrame:
+#: per aggfunc: the statistics a partition keeps per cell, each merged by its own rule
+#: (``first`` of the partitions in order, ``sum`` of sums and counts...)
+_PIVOT_STATS = {"mean": ("sum", "count"), "sum": ("sum",), "count": ("count",), "first": ("first",),
+                "last": ("last",), "min": ("min",), "max": ("max",)}
+_PIVOT_MERGE = {"sum": "sum", "count": "sum", "first": "first", "last": "last", "min": "min", "max": "max"}
+
+
+def _pivot_chunk(part: pd.DataFrame, index: Any, columns: Any, values: Any, aggfunc: str = "mean") -> pd.DataFrame:
     grouped = part.groupby([index, columns], observed=True, dropna=False, sort=False)[values]
-    return pd.DataFrame({"sum": grouped.sum(), "count": grouped.count()})
+    return pd.DataFrame({stat: getattr(grouped, stat)() for stat in _PIVOT_STATS[aggfunc]})
 
 
 def _pivot_merge(partials: list) -> pd.DataFrame:
-    return pd.concat(partials).groupby(level=[0, 1], observed=True, dropna=False, sort=False).sum()
+    joined = pd.concat(partials)  # (in the partitions' order: first and last keep it)
+    grouped = joined.groupby(level=[0, 1], observed=True, dropna=False, sort=False)
+    return pd.DataFrame({stat: getattr(grouped[stat], _PIVOT_MERGE[stat])() for stat in joined.columns})
 
 
 def _pivot_final(partials: list, aggfunc: str, meta: pd.DataFrame) -> pd.DataFrame:
@@ -174,17 +183,21 @@ def _pivot_final(partials: list, aggfunc: str, meta: pd.DataFrame) -> pd.DataFra
         out = totals[aggfunc]
     out = out.unstack(level=1).reindex(columns=meta.columns).sort_index(na_position="first")
     out.index.name = meta.index.name
-    if aggfunc != "mean":
+    if aggfunc in ("sum", "count"):  # (an empty cell: pandas' 0; NaN for the others)
         out = out.fillna(0)
-    return out.astype(meta.dtypes.iloc[0]) if len(meta.columns) else out
+    try:
+        return out.astype(meta.dtypes.iloc[0]) if len(meta.columns) else out
+    except (TypeError, ValueError):  # (an empty cell of integers: NaN, as pandas' float)
+        return out
 
 
 def pivot_table(df: DataFrame, index: Any = None, columns: Any = None, values: Any = None,
                 aggfunc: str = "mean", split_every: int | None = None):
     """A spreadsheet-style pivot, as ``pandas.pivot_table(..., observed=False, dropna=False)``:
     a row per value of column ``index`` (sorted), a column per category of ``columns`` (a
-    categorical of known categories: see ``categorize``), the ``aggfunc`` (``mean``, ``sum``
-    or ``count``) of column ``values`` in each cell, as a tree reduction.
+    categorical of known categories: see ``categorize``), the ``aggfunc`` (``mean``, ``sum``,
+    ``count``, ``first``, ``last``, ``min`` or ``max``) of column ``values`` in each cell, as
+    a tree reduction.
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> df = xd.from_pandas(pd.DataFrame({"i": [1, 1, 2], "c": list("xyx"), "v": [1., 2, 3]}), npartitions=2)
@@ -197,14 +210,14 @@ def pivot_table(df: DataFrame, index: Any = None, columns: Any = None, values: A
         if name is None or np.ndim(name) != 0:
             raise ValueError(f"pivot_table: {what}= must name one column of {list(df.columns)}, got {name!r}")
     df._check_columns([index, columns, values], "pivot_table")
-    if aggfunc not in ("mean", "sum", "count"):
-        raise ValueError(f"pivot_table: aggfunc={aggfunc!r}; partitions merge 'mean', 'sum' or 'count'")
+    if aggfunc not in _PIVOT_STATS:
+        raise ValueError(f"pivot_table: aggfunc={aggfunc!r}; partitions merge {', '.join(map(repr, _PIVOT_STATS))}")
     _known_categorical(df, columns, "pivot_table")
     meta = make_meta(pd.pivot_table(_nonempty(df._meta), index=index, columns=columns, values=values,
                                     aggfunc=aggfunc, observed=False, dropna=False))
     return reduction(df[[index, columns, values]], _pivot_chunk, _pivot_final, _pivot_merge, meta=meta,
                      token="pivot-table", split_every=split_every,
-                     chunk_kwargs={"index": index, "columns": columns, "values": values},
+                     chunk_kwargs={"index": index, "columns": columns, "values": values, "aggfunc": aggfunc},
                      aggregate_kwargs={"aggfunc": aggfunc, "meta": meta})
 
 
