@@ -200,3 +200,11 @@ def test_a_store_listing_a_folder_inside_itself_is_walked_once():
             pd.DataFrame({"x": [year]}).to_parquet(f)
     found = hive.discover(fs, "/ds", (".parquet",), "read")
     assert [pairs for _, pairs in found] == [(("year", "2020"),), (("year", "2021"),)]
+
+
+def test_folder_names_are_pyarrow_s(tmp_path):
+    frame = pd.DataFrame({"x": range(6), "f": [1.0, 1.5, 3.0] * 2, "b": [True, False] * 3})
+    xd.from_pandas(frame, npartitions=2).to_parquet(tmp_path / "ours", partition_on=["f", "b"])
+    frame.to_parquet(tmp_path / "theirs", partition_cols=["f", "b"])
+    for folder in ("", "f=1"):
+        assert sorted(os.listdir(tmp_path / "ours" / folder)) == sorted(os.listdir(tmp_path / "theirs" / folder))

@@ -243,11 +243,21 @@ def key_dtypes(dictionaries: dict[str, Any]) -> dict[str, pd.CategoricalDtype]:
 
 
 def _folder_value(value: Any) -> str:
+    """A key's value as a folder name, spelled as pyarrow's writer spells it (``3.0`` is ``3``,
+    True is ``true``), URI-escaped; a missing value is ``__HIVE_DEFAULT_PARTITION__``.
+
+    >>> [_folder_value(v) for v in (3.0, 1.5, True, "a/b", None)]
+    ['3', '1.5', 'true', 'a%2Fb', '__HIVE_DEFAULT_PARTITION__']
+    """
+    import pyarrow as pa
+
     if value is None or (not isinstance(value, str) and pd.isna(value)):
         return DEFAULT
-    if isinstance(value, (bool, np.bool_)):
-        return "true" if value else "false"
-    return quote(str(value), safe="")
+    try:
+        text = value if isinstance(value, str) else pa.scalar(value).cast(pa.string()).as_py()
+    except (pa.ArrowException, TypeError, ValueError):
+        text = str(value)
+    return quote(text, safe="")
 
 
 def split_by_keys(part: pd.DataFrame, on: list) -> list[tuple[str, pd.DataFrame]]:
