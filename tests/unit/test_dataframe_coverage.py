@@ -204,3 +204,16 @@ def test_divmod_gives_quotient_and_remainder_as_pandas(npartitions):
                 pd.testing.assert_frame_equal(g.compute(), w)
             else:
                 pd.testing.assert_series_equal(g.compute(), w)
+
+
+@pytest.mark.parametrize("npartitions", [1, 2])
+def test_to_datetime_keeps_the_fractions_a_partition_s_text_has(npartitions):
+    text = pd.Series(["2024-01-05", "bad", "2024-01-07 11:12:13.500001", "2024-01-08"])
+    got = xd.to_datetime(xd.from_pandas(text, npartitions=npartitions), errors="coerce", format="mixed").compute()
+    pd.testing.assert_series_equal(got, pd.to_datetime(text, errors="coerce", format="mixed"))
+    zoned = pd.Series(["2024-01-05 10:00+01:00", "2024-01-06 11:00:00.5+01:00"])
+    got = xd.to_datetime(xd.from_pandas(zoned, npartitions=npartitions), format="ISO8601").compute()
+    pd.testing.assert_series_equal(got, pd.to_datetime(zoned, format="ISO8601"))
+    seconds = pd.Series([1_700_000_000, 1_700_000_001])
+    got = xd.to_datetime(xd.from_pandas(seconds, npartitions=npartitions), unit="s", utc=True).compute()
+    pd.testing.assert_series_equal(got, pd.to_datetime(seconds, unit="s", utc=True))

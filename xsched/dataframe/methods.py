@@ -654,7 +654,9 @@ def _conform_concat(part: Any, meta: Any, join: str, start: int | None = None) -
 
 
 def to_datetime(arg: _Frame, **kwargs: Any):
-    """``pandas.to_datetime`` on every partition of a Series (or DataFrame of parts).
+    """``pandas.to_datetime`` on every partition of a Series (or DataFrame of parts), in the
+    unit pandas gives the stand-in, or finer where a partition's text needs it (as pandas
+    gives the whole: fractions of seconds are kept).
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> s = xd.from_pandas(pd.Series(["2000-01-02", "2001-03-04"]), npartitions=2)
@@ -668,7 +670,7 @@ def to_datetime(arg: _Frame, **kwargs: Any):
     except (ValueError, TypeError):  # the stand-in's made-up text is no date: one the parser reads
         meta = make_meta(pd.to_datetime(pd.Series(["2000-01-01"], name=arg._meta.name),
                                         utc=kwargs.get("utc", False)))
-    return map_partitions(_converted, arg, pd.to_datetime, meta.dtype, kwargs, meta=meta, _name="to-datetime")
+    return map_partitions(_datetimes, arg, meta.dtype, kwargs, meta=meta, _name="to-datetime")
 
 
 def to_numeric(arg: _Frame, errors: str = "raise", **kwargs: Any):
@@ -732,6 +734,21 @@ def _timedeltas(part: Any, dtype: Any, kwargs: dict) -> Any:
     out = pd.to_timedelta(part, **kwargs)
     finer = np.timedelta64(1, np.datetime_data(out.dtype)[0]) < np.timedelta64(1, np.datetime_data(dtype)[0])
     return out if out.dtype == dtype or finer else out.astype(dtype)
+
+
+def _datetimes(part: Any, dtype: Any, kwargs: dict) -> Any:
+    """``pandas.to_datetime`` of a partition in meta's dtype, but never coarser than pandas
+    gives it: the unit of parsed text follows the text (``10:00:00.5`` needs more than
+    seconds), and a cast to the stand-in's would cut the fractions off."""
+    out = pd.to_datetime(part, **kwargs)
+    have = getattr(out, "dtype", None)
+    if have is None or have == dtype:
+        return out
+    units = [np.datetime_data(d)[0] if isinstance(d, np.dtype) else getattr(d, "unit", None) for d in (have, dtype)]
+    if None in units or str(getattr(have, "tz", None)) != str(getattr(dtype, "tz", None)):
+        return out  # (text that names its zone, or no times: pandas' own answer)
+    finer = np.timedelta64(1, units[0]) < np.timedelta64(1, units[1])
+    return out if finer else out.astype(dtype)
 
 
 def _converted(part: Any, convert: Callable, dtype: Any, kwargs: dict) -> Any:
