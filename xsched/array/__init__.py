@@ -33,6 +33,7 @@ from numpy import (bool_ as bool, complex64, complex128, e, float32, float64, in
 from .core import Array, elemwise, from_array, map_blocks, normalize_chunks
 from . import slicing as _slicing  # (x[index])
 from . import assignment as _assignment  # (x[index] = value)
+from .core import UFUNC_METHOD_IMPLEMENTATIONS as _UFUNC_METHODS
 from .index_notation import blockwise, einsum, unify_chunks
 from .creation import (arange, array, asarray, empty, empty_like, eye, fromfunction, full,
                        full_like, geomspace, indices, linspace, logspace, ones, ones_like, zeros, zeros_like)
@@ -89,6 +90,11 @@ __array_api_version__ = "2023.12"
 #: NumPy's place of ``sliding_window_view``, where code handed this namespace (xarray's
 #: rolling windows) looks for it: ``xp.lib.stride_tricks.sliding_window_view``.
 lib = SimpleNamespace(stride_tricks=SimpleNamespace(sliding_window_view=sliding_window_view))
+
+# np.add.reduce(x), np.multiply.accumulate(x)... (the ufunc protocol in core.py) run these
+_UFUNC_METHODS.update({("add", "reduce"): sum, ("multiply", "reduce"): prod, ("maximum", "reduce"): max,
+                       ("minimum", "reduce"): min, ("logical_and", "reduce"): all, ("logical_or", "reduce"): any,
+                       ("add", "accumulate"): cumsum, ("multiply", "accumulate"): cumprod})
 
 __all__ = [
     "Array",

@@ -77,6 +77,9 @@ __all__ = [
 #: numpy ufuncs that are not elementwise (``np.matmul``), implemented by the modules above
 #: this one (``linalg.py`` registers ``matmul``), so ``ndarray @ Array`` works too.
 UFUNC_IMPLEMENTATIONS: dict[np.ufunc, Callable] = {}
+#: ``(ufunc name, method) -> function`` for ``np.add.reduce(x)`` and the like: the reduction or
+#: scan that computes it, filled in by the package (``xsched/array/__init__.py``)
+UFUNC_METHOD_IMPLEMENTATIONS: dict[tuple[str, str], Callable] = {}
 
 
 # --------------------------------------------------------------------------- Array
@@ -689,35 +692,29 @@ _UFUNC_METHOD_ADVICE = {
 
 #: the ufunc methods run here: a reduction or a scan that has a tree of its own, or ``outer``
 _UFUNC_METHODS = ("reduce", "accumulate", "outer")
-_REDUCES = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min", "logical_and": "all",
-            "logical_or": "any"}
-_ACCUMULATES = {"add": "cumsum", "multiply": "cumprod"}
 
 
 def _ufunc_method(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
     """``np.add.reduce(x)`` (axis 0 unless told, as NumPy's), ``np.multiply.accumulate(x)``
     and ``np.subtract.outer(x, y)``, as the xsched reduction, scan or broadcast that computes
-    them; None for a ufunc (or a keyword) these do not cover, which the caller refuses."""
-    import xsched.array as xa
-
+    them (``UFUNC_METHOD_IMPLEMENTATIONS``); None for a ufunc (or a keyword) these do not
+    cover, which the caller refuses."""
     name = ufunc.__name__
     if method == "outer":
         if len(inputs) != 2 or set(kwargs) - {"dtype"}:
             return None
         x, y = (a if isinstance(a, Array) else np.asarray(a) for a in inputs)
         return ufunc(x[(Ellipsis,) + (None,) * np.ndim(y)], y, **kwargs)
-    if len(inputs) != 1 or set(kwargs) - {"axis", "dtype", "keepdims"}:
+    run = UFUNC_METHOD_IMPLEMENTATIONS.get((name, method))
+    if run is None or len(inputs) != 1 or set(kwargs) - {"axis", "dtype", "keepdims"}:
         return None
-    x = inputs[0] if isinstance(inputs[0], Array) else xa.asarray(inputs[0])
-    axis = kwargs.get("axis", 0)
-    if method == "reduce" and name in _REDUCES:
-        extra = {"dtype": kwargs["dtype"]} if kwargs.get("dtype") is not None and name in ("add", "multiply") else {}
-        if kwargs.get("dtype") is not None and not extra:
-            return None
-        return getattr(xa, _REDUCES[name])(x, axis=axis, keepdims=bool(kwargs.get("keepdims", False)), **extra)
-    if method == "accumulate" and name in _ACCUMULATES and not kwargs.get("keepdims"):
-        return getattr(xa, _ACCUMULATES[name])(x, axis=axis, dtype=kwargs.get("dtype"))
-    return None
+    x = inputs[0] if isinstance(inputs[0], Array) else from_array(np.asarray(inputs[0]))
+    axis, dtype = kwargs.get("axis", 0), kwargs.get("dtype")
+    if method == "accumulate":
+        return None if kwargs.get("keepdims") else run(x, axis=axis, dtype=dtype)
+    if dtype is not None and name not in ("add", "multiply"):
+        return None
+    return run(x, axis=axis, keepdims=bool(kwargs.get("keepdims", False)), **({"dtype": dtype} if dtype else {}))
 
 
 def _unsupported_ufunc(ufunc: np.ufunc, method: str, inputs: tuple) -> Any:
