@@ -379,3 +379,14 @@ def test_to_period_as_pandas_with_divisions_dropped(npartitions):
         df.to_period()
     with pytest.raises(TypeError, match="converts a DatetimeIndex"):
         xd.from_pandas(pd.Series([1, 2]), npartitions=1).to_period("M")
+
+
+@pytest.mark.parametrize("npartitions", [1, 3])
+def test_tz_localize_none_drops_the_zone_as_pandas(npartitions):
+    pdf = pd.DataFrame({"x": range(30)}, index=pd.date_range("2024-11-02", periods=30, freq="2h", tz="US/Eastern"))
+    df = xd.from_pandas(pdf, npartitions=npartitions)
+    naive = df.tz_localize(None)
+    pd.testing.assert_frame_equal(naive.compute(), pdf.tz_localize(None), check_freq=False)
+    assert not naive.known_divisions  # (the hour the clocks repeat: wall times go back)
+    pd.testing.assert_index_equal(df.index.tz_localize(None).compute(), pdf.index.tz_localize(None))
+    assert naive.tz_localize(None) is naive  # (no zone to drop: as it is, as pandas)

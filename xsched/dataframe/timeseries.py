@@ -135,7 +135,13 @@ def at_time(self: _Frame, time: Any):
 
 
 def _rezoned(frame: _Frame, method: str, tz: Any, kwargs: dict):
-    """``method`` (tz_localize or tz_convert) on every partition's index and on the divisions."""
+    """``method`` (tz_localize or tz_convert) on every partition's index and on the divisions;
+    ``tz_localize(None)`` drops a zone, keeping the wall times, and the divisions with it (an
+    hour the clocks repeat can put a later row before an earlier one)."""
+    if method == "tz_localize" and tz is None:
+        _need_times(frame, method)
+        index = frame._meta if isinstance(frame._meta, pd.Index) else frame._meta.index
+        return frame if index.tz is None else frame._method(method, None, **kwargs).clear_divisions()
     _need_times(frame, method, zoned=method == "tz_convert")
     if kwargs.get("ambiguous") == "infer":
         raise NotImplementedError("tz_localize(ambiguous='infer') reads the order of the whole index, which no "
@@ -154,7 +160,8 @@ def _rezoned(frame: _Frame, method: str, tz: Any, kwargs: dict):
 
 
 def tz_localize(self: _Frame, tz: Any, **kwargs: Any):
-    """Give a naive DatetimeIndex a time zone (its divisions too).
+    """Give a naive DatetimeIndex a time zone (its divisions too); ``None`` takes a zoned
+    one's zone off, keeping its wall times (the divisions become unknown).
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> s = xd.from_pandas(pd.Series([1, 2], index=pd.date_range("2024-01-01", periods=2)), npartitions=1)
