@@ -380,3 +380,15 @@ def test_cumulative_numeric_only_and_nullable_any_all_as_pandas(npartitions):
         frame = pd.DataFrame({"a": s, "b": pd.array([True] * len(values), dtype="boolean")})
         got = xd.from_pandas(frame, npartitions=min(npartitions, len(values))).all(skipna=False).compute()
         pd.testing.assert_series_equal(got, frame.all(skipna=False))
+
+
+@pytest.mark.parametrize("npartitions", [1, 2])
+def test_median_skipna_false_is_nan_where_a_value_is_missing(npartitions):
+    pdf = pd.DataFrame({"a": [1.0, None, 3, 4], "b": [1.0, 2, 3, 5], "t": list("xyzw")})
+    df = xd.from_pandas(pdf, npartitions=npartitions)
+    pd.testing.assert_series_equal(df.median(skipna=False, numeric_only=True).compute(),
+                                   pdf.median(skipna=False, numeric_only=True))
+    assert np.isnan(df.a.median(skipna=False).compute()) and df.b.median(skipna=False).compute() == 2.5
+    pd.testing.assert_series_equal(df[["a", "b"]].median(axis=1, skipna=False).compute(),
+                                   pdf[["a", "b"]].median(axis=1, skipna=False))
+    pd.testing.assert_series_equal(df[["a", "b"]].median_approximate().compute(), pdf[["a", "b"]].median())

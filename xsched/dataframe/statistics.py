@@ -397,6 +397,13 @@ def mode(frame: _Frame, dropna: bool = True, split_every: int | None = None, num
                      aggregate_kwargs={"dropna": dropna, "meta": meta})
 
 
+def _nan_where(value: Any, missing: Any) -> Any:
+    """``value`` (a statistic, or one per column) with NaN where ``missing`` says a value was."""
+    if isinstance(value, pd.Series):
+        return value.where(~missing.reindex(value.index, fill_value=False).astype(bool), np.nan)
+    return np.nan if bool(missing) else value
+
+
 def _of_no_columns(meta: Any, what: str):
     """A statistic over no columns (``numeric_only=True`` of a frame with none): pandas'
     empty answer, as a collection of one partition."""
@@ -686,18 +693,29 @@ def _install() -> None:
     def series_idxmin(self, axis: Any = 0, skipna: bool = True, split_every: int | None = None):
         return idxbest(self, False, skipna, False, split_every)
 
-    def median(self, axis: Any = None, numeric_only: bool = False, split_every: int | None = None):
+    def median(self, axis: Any = None, skipna: bool = True, numeric_only: bool = False,
+               split_every: int | None = None):
         """The median (``quantile(0.5)``: exact while every partition fits the quantile sample);
-        of a DataFrame, per column (``axis=1``: of each row).
+        of a DataFrame, per column (``axis=1``: of each row); ``skipna=False``: NaN where a
+        value is missing, as pandas.
 
         >>> import pandas as pd, xsched.dataframe as xd
-        >>> float(xd.from_pandas(pd.Series([5, 1, 4, 2]), npartitions=2).median().compute())
-        3.0
+        >>> s = xd.from_pandas(pd.Series([5, 1, 4, 2, None]), npartitions=2)
+        >>> float(s.median().compute()), float(s.median(skipna=False).compute())
+        (3.0, nan)
         """
         if axis in (1, "columns"):
             if not isinstance(self, DataFrame):
                 raise ValueError("median(axis=1): a Series has no columns to reduce across (pandas: No axis named 1)")
-            return self._method("median", axis=1, **({"numeric_only": True} if numeric_only else {}))
+            return self._method("median", axis=1, skipna=skipna, **({"numeric_only": True} if numeric_only else {}))
+        if not skipna:
+            out = median(self, numeric_only=numeric_only, split_every=split_every)
+            columns = None if isinstance(self, Series) else list(_nonempty(self._meta).median(
+                numeric_only=numeric_only).index)  # (the columns it has a median of: meta's labels are gone)
+            missing = (self if columns is None else self[columns]).isna().any()
+            if isinstance(out, Series):  # (per column: NaN where the column misses a value)
+                return map_partitions(_nan_where, out, missing, meta=out._meta, _name="median-skipna")
+            return out._binary(_nan_where, missing)
         if isinstance(self, Series):
             _nonempty(self._meta).median()  # (pandas' own error, at once, for values without one)
             return quantile(_bool_as_float(self), 0.5, split_every, whole=False)
@@ -749,7 +767,7 @@ def _install() -> None:
         >>> float(xd.from_pandas(pd.Series([5, 1, 4, 2]), npartitions=2).median_approximate().compute())
         3.0
         """
-        return median(self, numeric_only, split_every)
+        return median(self, numeric_only=numeric_only, split_every=split_every)
 
     for cls in (Series, DataFrame):
         cls.median = median  # type: ignore[attr-defined]
