@@ -107,3 +107,23 @@ def test_numpy_s_leniencies_and_lazy_values(monkeypatch):
     i = xa.from_array(np.arange(4), chunks=2)
     with pytest.raises(ValueError, match="cannot convert float NaN to integer"):
         i[1] = np.nan
+
+
+def test_a_slice_s_positions_per_block_are_computed_not_listed():
+    import itertools
+
+    from xsched.array.assignment import _in_block
+
+    for n in range(1, 8):
+        for start, stop, step in itertools.product(range(-n - 1, n + 2), [*range(-n - 1, n + 2), None],
+                                                   (1, 2, 3, -1, -2, 5)):
+            positions = range(*slice(start, stop, step).indices(n))
+            for lo, hi in itertools.combinations(range(n + 1), 2):
+                local, places = _in_block(positions, lo, hi)
+                expected = [k for k, p in enumerate(positions) if lo <= p < hi]
+                assert list(places) == expected
+                assert np.arange(hi - lo)[local].tolist() == [positions[k] - lo for k in expected]
+    big = xa.zeros(10**9, chunks=10**8, dtype="i1")  # (a billion positions are never listed)
+    big[:] = 1
+    big[5::7] = 2
+    assert big.numblocks == (10,) and big.dtype == "i1"

@@ -50,10 +50,35 @@ def _same(block: np.ndarray) -> np.ndarray:
 
 
 def _set_block(block: np.ndarray, local: tuple, value: Any) -> np.ndarray:
-    """A copy of ``block`` with ``value`` set at the positions ``local`` (one array per axis)."""
+    """A copy of ``block`` with ``value`` set at ``local`` (a slice per axis, or one array of
+    positions, whose axis stays in place)."""
     out = block.copy()
-    out[np.ix_(*local)] = value
+    out[local] = value
     return out
+
+
+def _in_block(pos: Any, lo: int, hi: int) -> tuple[Any, range]:
+    """The positions of ``pos`` (a range, or an array of positions) in ``[lo, hi)``: as an
+    index into that block (a slice for a range), and their places in ``pos`` (a range: the
+    positions are in order along the axis, so one block's are a run).
+
+    >>> _in_block(range(1, 10, 3), 3, 8), _in_block(range(9, 0, -4), 0, 6)
+    ((slice(1, 5, 3), range(1, 3)), (slice(5, 0, -4), range(1, 3)))
+    """
+    if isinstance(pos, range):
+        step = pos.step
+        if step > 0:
+            k0, k1 = -((pos.start - lo) // step), -((pos.start - hi) // step)
+        else:  # (positions falling: the k-th is start - k * |step|)
+            k0, k1 = (pos.start - hi) // -step + 1, (pos.start - lo) // -step + 1
+        k0, k1 = max(k0, 0), min(k1, len(pos))
+        if k1 <= k0:
+            return slice(0, 0), range(0)
+        first, last = pos[k0] - lo, pos[k1 - 1] - lo
+        stop = last + (1 if step > 0 else -1)
+        return slice(first, None if stop < 0 else stop, step), range(k0, k1)
+    inside = np.flatnonzero((pos >= lo) & (pos < hi))
+    return pos[inside] - lo, range(int(inside[0]), int(inside[-1]) + 1) if len(inside) else range(0)
 
 
 def _is_mask(key: Any) -> bool:
@@ -101,8 +126,9 @@ def _by_mask(x: Array, mask: Any, value: Any) -> Array:
 
 
 def _axes(x: Array, key: Any) -> tuple[list, list, int | None]:
-    """Per axis of ``x``: the positions the key selects, in the key's order (a slice's, a
-    list's), and whether the axis stays in ``x[key]`` (an int drops it); and, when NumPy puts
+    """Per axis of ``x``: the positions the key selects, in the key's order (a ``range`` for a
+    slice or an int, an array for a list), and whether the axis stays in ``x[key]`` (an int
+    drops it); and, when NumPy puts
     the list's axis first in ``x[key]`` (ints and the list not side by side, so that all of
     them index as one broadcast group), its place among the axes that stay, else None."""
     from .slicing import _check_rank, _spell_out_ellipsis
@@ -115,14 +141,14 @@ def _axes(x: Array, key: Any) -> tuple[list, list, int | None]:
     positions, kept = [], []
     for axis, (i, n) in enumerate(zip(spelled, x.shape)):
         if isinstance(i, slice):
-            positions.append(np.arange(*i.indices(n)))
+            positions.append(range(*i.indices(n)))  # (lazy: x[:] of a long axis makes no array of it)
             kept.append(True)
         elif (isinstance(i, (numbers.Integral, np.integer)) and not isinstance(i, bool)) or (
                 isinstance(i, np.ndarray) and i.ndim == 0 and i.dtype.kind in "iu"):
             i = int(i)
             if not -n <= int(i) < n:
                 raise IndexError(f"index {int(i)} is out of bounds for axis {axis} with size {n}")
-            positions.append(np.array([int(i) % n]))
+            positions.append(range(i % n, i % n + 1))
             kept.append(False)
         elif _fancy.is_integer_index(i):
             positions.append(_fancy.normalize_indices(i, n, axis))
@@ -158,20 +184,17 @@ def _by_positions(x: Array, key: Any, value: Any) -> Array:
         if not fits:
             raise ValueError(f"could not broadcast input array from shape {tuple(value.shape)} into shape "
                              f"{shown} (x{_shown(key)} of an array of shape {x.shape})")
-        if fancy and not all(np.all(np.diff(p) >= 0) or np.all(np.diff(p) <= 0) for p in positions):
+        if fancy and not all(isinstance(p, range) or np.all(np.diff(p) >= 0) or np.all(np.diff(p) <= 0)
+                             for p in positions):
             raise NotImplementedError("x[positions] = values: the positions must be in order (rising or falling) "
                                       "for an array of values; sort them, and the values with them")
     if any(len(p) == 0 for p in positions):
         return x  # (nothing selected)
     starts = [_starts(c) for c in x.chunks]
-    # per axis and block: the block's positions the key sets (local) and their places in x[key]
-    touched = []
-    for axis, pos in enumerate(positions):
-        per_block = []
-        for b in range(len(x.chunks[axis])):
-            inside = np.flatnonzero((pos >= starts[axis][b]) & (pos < starts[axis][b + 1]))
-            per_block.append((pos[inside] - starts[axis][b], inside))
-        touched.append(per_block)
+    # per axis and block: the block's positions the key sets (local: a slice, or an array for a
+    # list) and their places in x[key] (a range)
+    touched = [[_in_block(pos, starts[axis][b], starts[axis][b + 1]) for b in range(len(x.chunks[axis]))]
+               for axis, pos in enumerate(positions)]
     values, order = None, None
     if not scalar:
         values = broadcast_to(asarray(value), shown)
@@ -185,14 +208,15 @@ def _by_positions(x: Array, key: Any, value: Any) -> Array:
         runs = [_runs(per_block) for per_block in touched]
         values = values.rechunk(tuple(tuple(n for _, n in run) for run in runs))
         order = [{b: k for k, (b, _) in enumerate(run)} for run in runs]
-    name = f"setitem-{new_token(x.name, _shown(key), [p.tolist() for p in positions], getattr(value, 'name', None) or repr(value)[:200])}"
+    axes = [(p.start, p.stop, p.step) if isinstance(p, range) else p for p in positions]
+    name = f"setitem-{new_token(x.name, axes, values.name if values is not None else repr(value))}"
     ann = annotations_in_force()
     layer: dict = {}
     fill = np.asarray(value).astype(x.dtype)[()] if scalar else None
     for index in itertools.product(*[range(len(c)) for c in x.chunks]):
         local = tuple(touched[a][b][0] for a, b in enumerate(index))
         source = Ref(chunk_key(x.name, index))
-        if any(len(loc) == 0 for loc in local):
+        if any(len(touched[a][b][1]) == 0 for a, b in enumerate(index)):
             task = Task(_same, (source,), {}, per_task(ann))
         elif scalar:
             task = Task(_set_block, (source, local, fill), {}, per_task(ann))
@@ -207,7 +231,7 @@ def _by_positions(x: Array, key: Any, value: Any) -> Array:
 def _runs(per_block: list) -> list[tuple[int, int]]:
     """The blocks an axis' selected positions fall in, in the region's order, with how many
     each holds: ``[(block, count), ...]``; blocks holding none are left out."""
-    firsts = sorted((int(inside[0]), b, len(inside)) for b, (_, inside) in enumerate(per_block) if len(inside))
+    firsts = sorted((inside[0], b, len(inside)) for b, (_, inside) in enumerate(per_block) if len(inside))
     return [(b, n) for _, b, n in firsts]
 
 
