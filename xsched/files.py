@@ -34,7 +34,7 @@ from .units import parse_bytes
 
 __all__ = ["LocalFileSystem", "filesystem_for", "expand_paths", "shown", "join", "compression_of",
            "open_decompressed", "file_token", "natural_key", "parent", "blocksize_bytes", "byte_ranges",
-           "line_block", "line_range", "head_lines", "arrow_source", "files_in", "folders_in"]
+           "line_block", "line_range", "head_lines", "arrow_source", "files_in", "folders_in", "listing"]
 
 _PROTOCOL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+)://")
 _MAGIC = re.compile(r"[*?\[]")
@@ -206,43 +206,56 @@ def _is_data_file(fs: Any, path: str) -> bool:
     return not name.startswith(("_", "."))
 
 
-def files_in(fs: Any, directory: str, suffixes: tuple[str, ...] = ()) -> list[str]:
-    """The data files of a directory, in natural order: not hidden nor ``_metadata``-like;
-    those ending with one of ``suffixes`` when there are any.
+def listing(fs: Any, directory: str, suffixes: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
+    """A directory's data files and its folders, each in natural order, from one listing (a
+    request, on an object store): files neither hidden nor ``_metadata``-like, those ending
+    with one of ``suffixes`` when there are any; folders not hidden.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
     ...     for name in ("part.10.csv", "part.2.csv", "_SUCCESS", "notes.txt"):
     ...         _ = open(os.path.join(d, name), "w").write("a\\n")
-    ...     [os.path.basename(p) for p in files_in(LocalFileSystem(), d, (".csv",))]
-    ['part.2.csv', 'part.10.csv']
+    ...     for name in ("k=10", "k=2", ".cache"):
+    ...         os.mkdir(os.path.join(d, name))
+    ...     files, folders = listing(LocalFileSystem(), d, (".csv",))
+    ...     [os.path.basename(p) for p in files], [os.path.basename(p) for p in folders]
+    (['part.2.csv', 'part.10.csv'], ['k=2', 'k=10'])
     """
     if _is_local(fs):
-        files = [p for p in fs.ls(directory) if os.path.isfile(p)]
-    else:
-        files = [e["name"] for e in fs.ls(directory, detail=True) if e.get("type") != "directory"]
-    files = [p for p in files if _is_data_file(fs, p)]
+        entries = [(p, os.path.isdir(p)) for p in fs.ls(directory) if os.path.isdir(p) or os.path.isfile(p)]
+    else:  # (some stores list a folder made by hand as inside itself, as "dir/")
+        entries = [(e["name"].rstrip("/") if e.get("type") == "directory" else e["name"], e.get("type") == "directory")
+                   for e in fs.ls(directory, detail=True)]
+        entries = [(p, folder) for p, folder in entries if not (folder and p == directory.rstrip("/"))]
+    files = [p for p, folder in entries if not folder and _is_data_file(fs, p)]
     if suffixes:
-        files = [p for p in files if p.endswith(suffixes)] or files
-    return sorted(files, key=natural_key)
+        files = [p for p, folder in entries if not folder and _is_data_file(fs, p) and p.endswith(suffixes)] or files
+    folders = [p for p, folder in entries if folder and not p.rsplit("/", 1)[-1].startswith(".")]
+    return sorted(files, key=natural_key), sorted(folders, key=natural_key)
 
 
-def folders_in(fs: Any, directory: str) -> list[str]:
-    """The folders inside a directory, in natural order (hidden ones left out).
+def files_in(fs: Any, directory: str, suffixes: tuple[str, ...] = ()) -> list[str]:
+    """The data files of a directory, in natural order (``listing``'s first half).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     for name in ("k=10", "k=2", ".cache"):
-    ...         os.mkdir(os.path.join(d, name))
-    ...     [os.path.basename(p) for p in folders_in(LocalFileSystem(), d)]
-    ['k=2', 'k=10']
+    ...     _ = open(os.path.join(d, "a.csv"), "w").write("a\\n")
+    ...     [os.path.basename(p) for p in files_in(LocalFileSystem(), d)]
+    ['a.csv']
     """
-    if _is_local(fs):
-        found = [p for p in fs.ls(directory) if os.path.isdir(p)]
-    else:  # (some stores list a folder made by hand as inside itself, as "dir/")
-        found = [e["name"].rstrip("/") for e in fs.ls(directory, detail=True) if e.get("type") == "directory"]
-        found = [p for p in found if p != directory.rstrip("/")]
-    return sorted((p for p in found if not p.rsplit("/", 1)[-1].startswith(".")), key=natural_key)
+    return listing(fs, directory, suffixes)[0]
+
+
+def folders_in(fs: Any, directory: str) -> list[str]:
+    """The folders inside a directory, in natural order (``listing``'s second half).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     os.mkdir(os.path.join(d, "k=1"))
+    ...     [os.path.basename(p) for p in folders_in(LocalFileSystem(), d)]
+    ['k=1']
+    """
+    return listing(fs, directory)[1]
 
 
 def _glob(fs: Any, pattern: str) -> list[str]:

@@ -234,8 +234,8 @@ def _with_unobserved(out: Any, levels: list, fill: Any, meta: Any, sort: bool) -
     if index.nlevels == 1:
         wanted = values(0)
         if not sort:  # (the groups held in their order, then the others in the categories')
-            held = list(index)
-            wanted = held + [v for v in wanted if v not in set(held) and not pd.isna(v)]
+            present = set(index)
+            wanted = list(index) + [v for v in wanted if v not in present and not pd.isna(v)]
         full = pd.CategoricalIndex(wanted, dtype=index.dtype, name=index.name)
     else:
         arrays = [pd.Categorical(values(i), dtype=index.levels[i].dtype) if levels[i] is not None

@@ -31,7 +31,7 @@ from urllib.parse import quote, unquote
 import numpy as np
 import pandas as pd
 
-from ..files import files_in, folders_in, join, shown
+from ..files import folders_in, join, listing, shown
 
 __all__ = ["discover", "key_dictionaries", "typed_pairs", "check_key_filters", "residual_filters", "with_keys",
            "key_dtypes", "split_by_keys", "folder_of", "written_folders", "DEFAULT"]
@@ -69,18 +69,20 @@ def discover(fs: Any, base: str, suffixes: tuple[str, ...], what: str) -> list[t
     [('k=2/part.0.parquet', (('k', '2'),)), ('k=10/part.0.parquet', (('k', '10'),))]
     """
     try:
-        if not fs.isdir(base) or files_in(fs, base, suffixes):
+        if not fs.isdir(base):
             return None
-        top = [f for f in folders_in(fs, base) if _pair(f)]
+        files, folders = listing(fs, base, suffixes)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    if not top:
+    top = [f for f in folders if _pair(f)]
+    if files or not top:
         return None
     found: list[tuple[str, tuple]] = []
 
     def walk(folder: str, pairs: tuple) -> None:
-        found.extend((f, pairs) for f in files_in(fs, folder, suffixes))
-        for sub in folders_in(fs, folder):
+        files, folders = listing(fs, folder, suffixes)  # (one listing a folder: one request on a store)
+        found.extend((f, pairs) for f in files)
+        for sub in folders:
             pair = _pair(sub)
             if pair is not None:
                 walk(sub, pairs + (pair,))

@@ -183,10 +183,7 @@ def _install() -> None:
             if freq is None:
                 raise ValueError("Index.shift: the labels' frequency is not known (a partition's labels "
                                  "carry none); give freq=, e.g. shift(1, freq='D')")
-        meta.shift(periods, freq=freq)  # (pandas' own errors, when built)
-        out = self._method("shift", periods, freq=freq)
-        out.divisions = shifted_divisions(self.divisions, meta.dtype, periods, freq)
-        return out
+        return shifted_labels(self, meta, periods, freq)
 
     def to_list(self) -> list:
         """Compute and return the labels as a list (``tolist``).
@@ -279,6 +276,22 @@ def _count_labels(partials: list) -> int:
 
 
 _install()
+
+
+def shifted_labels(frame: Any, labels: pd.Index, periods: int, freq: Any) -> Any:
+    """``frame`` (an Index, Series or DataFrame whose labels of times are ``labels``' kind)
+    with its labels moved by ``periods`` steps of ``freq``, partition by partition, and its
+    divisions with them (``shifted_divisions``); pandas' own errors come when built.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> s = xd.from_pandas(pd.Series([1, 2], index=pd.date_range("2000", periods=2)), npartitions=2)
+    >>> shifted_labels(s, s._meta.index, 1, "D").divisions[0]
+    Timestamp('2000-01-02 00:00:00')
+    """
+    labels.shift(periods, freq=freq)
+    out = frame._method("shift", periods, freq=freq)
+    out.divisions = shifted_divisions(frame.divisions, labels.dtype, periods, freq)
+    return out
 
 
 def shifted_divisions(divisions: tuple, dtype: Any, periods: int, freq: Any) -> tuple:

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
-from ..graph.partials import chain_layer
+from ..graph.partials import row_starts
 from ..graph.spec import Ref, Task
 from .core import _NO_META, DataFrame, Index, Series, _call_method, _concat, _Frame, _nonempty, make_meta, \
     map_partitions, new_collection, part_key, unify_divisions
@@ -109,13 +109,17 @@ DataFrame.query.__doc__ = _SHARED_METHODS["query"]
 # --------------------------------------------------------------------------- reductions by rank
 
 
+def _chosen(part: Any, n: int, keep: str, largest: bool, *columns: Any) -> np.ndarray:
+    """The positions, in order, of the rows pandas' ``nlargest`` (``nsmallest``) chooses."""
+    numbered = part.reset_index(drop=True)  # (positions as labels: the index may repeat)
+    return np.sort(getattr(numbered, "nlargest" if largest else "nsmallest")(n, *columns, keep=keep).index.to_numpy())
+
+
 def _top_rows(part: pd.DataFrame, n: int, columns: Any, keep: str, largest: bool) -> pd.DataFrame:
     """A frame's rows that pandas' ``nlargest`` (``nsmallest``) would choose, in the frame's
     order: partial results of a tree, put together in the frame's order, which decides
     between ties (``keep="last"`` prefers later rows)."""
-    numbered = part.reset_index(drop=True)  # (positions as labels: the index may repeat)
-    chosen = getattr(numbered, "nlargest" if largest else "nsmallest")(n, columns, keep=keep)
-    return part.iloc[np.sort(chosen.index.to_numpy())]
+    return part.iloc[_chosen(part, n, keep, largest, columns)]
 
 
 def _top_rows_merge(parts: list, n: int, columns: Any, keep: str, largest: bool) -> pd.DataFrame:
@@ -138,9 +142,8 @@ def _candidates(part: pd.Series, n: int, keep: str, largest: bool) -> pd.Series:
     best values by ``keep`` (every tie of the n-th with ``"all"``), and, when it has fewer
     than ``n`` values, the missing ones that may fill the result."""
     has_value = part.notna().to_numpy()
-    values = part[has_value].reset_index(drop=True)  # (positions as labels: the index may repeat)
-    chosen = np.sort(getattr(values, "nlargest" if largest else "nsmallest")(n, keep=keep).index.to_numpy())
-    at = np.flatnonzero(has_value)[chosen]
+    values = part[has_value]
+    at = np.flatnonzero(has_value)[_chosen(values, n, keep, largest)]
     if len(values) < n:
         missing = np.flatnonzero(~has_value)
         at = np.sort(np.concatenate([at, missing if keep == "all" else missing[:n]]))
@@ -591,13 +594,8 @@ def concat(dfs: Sequence[_Frame], axis: int = 0, join: str = "outer", ignore_ind
     layers: dict[str, dict] = {}
     offsets: list[Any] = [None] * len(keys)
     if ignore_index:  # partition i starts where the rows before it end
-        len_name, start_name = f"concat-len-{tok}", f"concat-start-{tok}"
-        layers[len_name] = {part_key(len_name, i): Task(len, (Ref(k),), {}, per_task(ann))
-                            for i, k in enumerate(keys[:-1])}
-        layers[start_name] = chain_layer(start_name, range(1, len(keys)),
-                                         {i: part_key(len_name, i - 1) for i in range(1, len(keys))}, _start_after,
-                                         annotations=ann)
-        offsets = [0] + [Ref(part_key(start_name, i)) for i in range(1, len(keys))]
+        starts, offsets = row_starts(f"concat-rows-{tok}", keys, annotations=ann)
+        layers.update(starts)
     layer = layers[name] = {}
     for key, offset in zip(keys, offsets):
         layer[part_key(name, len(layer))] = Task(_conform_concat, (Ref(key), meta, join, offset), {},
@@ -632,11 +630,6 @@ def _side_by_side(dfs: list, join: str) -> DataFrame:
 
 def _columns_joined(*parts: Any, join: str) -> pd.DataFrame:
     return pd.concat(parts, axis=1, join=join)
-
-
-def _start_after(start: int | None, length: int) -> int:
-    """Where a partition starts: where the one before started (None: the first, at 0) plus its length."""
-    return (start or 0) + length
 
 
 def _conform_concat(part: Any, meta: Any, join: str, start: int | None = None) -> Any:

@@ -110,15 +110,11 @@ def _merge_method(partials: list, method: str, merge: str, kwargs: dict) -> Any:
     if isinstance(partials[0], tuple):  # (result, count) under ``min_count``
         return (_merge_method([p[0] for p in partials], method, merge, kwargs),
                 _merge_method([p[1] for p in partials], "count", "sum", {}))
-    if isinstance(partials[0], pd.Series):  # per column of a DataFrame: a row per partial
-        rows = pd.DataFrame(partials)
-        if method in ("any", "all") and rows.isna().to_numpy().any():
-            rows = rows.astype("boolean")  # (a nullable column's NA, merged by pandas' three-valued logic)
-        return getattr(rows, merge)(**kwargs)
-    values = pd.Series(partials)
-    if method in ("any", "all") and values.isna().any():
-        values = values.astype("boolean")
-    return getattr(values, merge)(**kwargs)
+    # (per column of a DataFrame: a row per partial)
+    rows = pd.DataFrame(partials) if isinstance(partials[0], pd.Series) else pd.Series(partials)
+    if method in ("any", "all") and rows.isna().to_numpy().any():
+        rows = rows.astype("boolean")  # (a nullable column's NA, merged by pandas' three-valued logic)
+    return getattr(rows, merge)(**kwargs)
 
 
 def _final_method(partials: list, method: str, merge: str, kwargs: dict, meta: Any,

@@ -33,13 +33,12 @@ import datetime
 import numbers
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
-from ..graph.partials import chain_layer
+from ..graph.partials import chain_layer, row_starts
 from ..graph.spec import Ref, Task
-from .index import shifted_divisions
+from .index import shifted_labels
 from .core import _NO_META, DataFrame, Series, _check_meta, _emulate, _Frame, _nonempty, make_meta, \
     new_collection, part_key, require_sorted_times
 
@@ -234,27 +233,21 @@ class Rolling:
         return new_collection(graph, out_name, meta, frame.divisions)
 
 
-def _offsets_of(lengths: list) -> list:
-    """Where each partition starts, in rows of the whole frame."""
-    return [0] + list(np.cumsum(lengths[:-1]))
-
-
-def _stepped(part: Any, offsets: list, i: int, step: int) -> Any:
-    """The rows of partition ``i`` at whole-frame positions that are multiples of ``step``."""
-    first = (-offsets[i]) % step  # (the first position here past a multiple of step)
-    return part.iloc[first::step]
+def _stepped(part: Any, start: int, step: int) -> Any:
+    """The rows of a partition starting at whole-frame row ``start`` whose positions are
+    multiples of ``step``."""
+    return part.iloc[(-start) % step::step]
 
 
 def _every_step(new: dict, keys: list, name: str, step: int, tok: str, ann: Any) -> str:
     """Layers (added to ``new``) keeping every ``step``-th row of the whole output ``name``, as
-    pandas' ``rolling(step=)`` evaluates the window there: one task gathers the inputs' lengths
-    into offsets, and each partition keeps its rows at the multiples of ``step``."""
-    lengths, offsets = f"rolling-rows-{tok}", f"rolling-offsets-{tok}"
-    new[lengths] = {part_key(lengths, i): Task(len, (Ref(k),), {}, per_task(ann)) for i, k in enumerate(keys)}
-    new[offsets] = {f"{offsets}-0": Task(_offsets_of, ([Ref(k) for k in new[lengths]],), {}, per_task(ann))}
+    pandas' ``rolling(step=)`` evaluates the window there: where each partition starts
+    (``row_starts``), and each partition's rows at the multiples of ``step``."""
+    layers, starts = row_starts(f"rolling-rows-{tok}", keys, annotations=ann)
+    new.update(layers)
     stepped = f"rolling-step-{tok}"
-    new[stepped] = {part_key(stepped, i): Task(_stepped, (Ref(part_key(name, i)), Ref(f"{offsets}-0"), i, step), {},
-                                               per_task(ann)) for i in range(len(keys))}
+    new[stepped] = {part_key(stepped, i): Task(_stepped, (Ref(part_key(name, i)), start, step), {}, per_task(ann))
+                    for i, start in enumerate(starts)}
     return stepped
 
 
@@ -428,10 +421,7 @@ def _install() -> None:
         if not isinstance(index, (pd.DatetimeIndex, pd.TimedeltaIndex, pd.PeriodIndex)):
             raise TypeError(f"shift(freq={freq!r}) moves labels of times; this index is a {type(index).__name__} "
                             f"of {index.dtype}. Without freq= the values move by rows")
-        index.shift(periods, freq=freq)  # (pandas' own errors, when built)
-        out = self._method("shift", periods, freq=freq)
-        out.divisions = shifted_divisions(self.divisions, index.dtype, periods, freq)
-        return out
+        return shifted_labels(self, index, periods, freq)
 
     def diff(self, periods: int = 1):
         """Differences with the row ``periods`` above (below when negative), across partitions.

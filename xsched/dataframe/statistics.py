@@ -42,7 +42,8 @@ from ..graph.collection import compute_collection
 from ..graph.layers import new_token
 from .core import DataFrame, Index, Series, _Frame, _nonempty, map_partitions, new_collection
 from .rank import rank_series
-from .reductions import _joined, _value_counts_chunk, _value_counts_merge, missing_as_pandas, quantile, reduction
+from .reductions import _joined, _rowwise, _value_counts_chunk, _value_counts_merge, missing_as_pandas, quantile, \
+    reduction
 
 __all__ = ["corr", "cov", "idxbest", "mode", "frame_quantile", "power_moment", "monotonic"]
 
@@ -705,9 +706,7 @@ def _install() -> None:
         (3.0, nan)
         """
         if axis in (1, "columns"):
-            if not isinstance(self, DataFrame):
-                raise ValueError("median(axis=1): a Series has no columns to reduce across (pandas: No axis named 1)")
-            return self._method("median", axis=1, skipna=skipna, **({"numeric_only": True} if numeric_only else {}))
+            return _rowwise(self, "median", skipna=skipna, numeric_only=numeric_only)
         if not skipna:
             out = median(self, numeric_only=numeric_only, split_every=split_every)
             columns = None if isinstance(self, Series) else list(_nonempty(self._meta).median(

@@ -26,7 +26,7 @@ from typing import Any, Callable
 from .layers import annotations_in_force, chunk_key, new_token, per_task
 from .spec import Ref, Task
 
-__all__ = ["combine_levels", "chain_layer", "through_all", "pick"]
+__all__ = ["combine_levels", "chain_layer", "row_starts", "through_all", "pick"]
 
 
 def combine_levels(layers: dict, keys: list, prefix: str, token: str, combine: Callable, split_every: int, *,
@@ -76,6 +76,31 @@ def chain_layer(name: str, order: Any, inputs: Any, step: Callable, args: tuple 
         layer[key] = Task(step, (None if prev is None else Ref(prev), Ref(inputs[i]), *args), {}, per_task(ann))
         prev = key
     return layer
+
+
+def _start_after(start: int | None, length: int) -> int:
+    """Where a partition starts: where the one before started (None: the first, at 0) plus its length."""
+    return (start or 0) + length
+
+
+def row_starts(name: str, keys: list, *, annotations: dict | None = None) -> tuple[dict, list]:
+    """Where each of the partitions ``keys`` starts, counted in rows (items) of them all: the
+    layers (``name-len`` a length per partition, ``name-start`` a chain of their sums) and, per
+    partition, its start (0 for the first, else a ``Ref`` to its link).
+
+    >>> from xsched.graph.local import get
+    >>> layers, starts = row_starts("at", ["a", "b", "c"])
+    >>> graph = {k: t for layer in layers.values() for k, t in layer.items()}
+    >>> starts[0], get({**graph, "a": [1, 2], "b": [3], "c": [4, 5]}, [s.key for s in starts[1:]])
+    (0, [2, 3])
+    """
+    ann = annotations_in_force() if annotations is None else annotations
+    lengths, chain = f"{name}-len", f"{name}-start"
+    layers = {lengths: {chunk_key(lengths, (i,)): Task(len, (Ref(k),), {}, per_task(ann))
+                        for i, k in enumerate(keys[:-1])}}
+    layers[chain] = chain_layer(chain, range(1, len(keys)), {i: chunk_key(lengths, (i - 1,)) for i in range(1, len(keys))},
+                                _start_after, annotations=ann)
+    return layers, [0] + [Ref(chunk_key(chain, (i,))) for i in range(1, len(keys))]
 
 
 def pick(items: list, i: int) -> Any:
