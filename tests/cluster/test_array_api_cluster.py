@@ -1,7 +1,7 @@
 """xsched.array's NumPy surface on a real cluster (2 worker processes): matrix products
-with their tree of partial sums, rechunking direct and through an intermediate chunking,
-random arrays that come out the same on every run and in every process, and scans. The
-in-process tests: tests/unit/test_array_api.py."""
+with their tree of partial sums, one matrix factored over its blocks, rechunking direct and
+through an intermediate chunking, random arrays that come out the same on every run and in
+every process, and scans. The in-process tests: tests/unit/test_array_api.py."""
 
 from __future__ import annotations
 
@@ -27,6 +27,23 @@ def test_matmul_and_dot_on_workers(client):
     np.testing.assert_allclose((x.T @ x).compute(), a.T @ a, rtol=1e-12)
     np.testing.assert_allclose(float(xa.linalg.norm(x)), np.linalg.norm(a), rtol=1e-12)
     np.testing.assert_allclose(client.compute(xa.dot(x, b), sync=True), a @ b, rtol=1e-12)
+
+
+def test_one_matrix_over_blocks_factored_on_workers(client):
+    """LU's steps, the triangular solves and Cholesky, their tasks spread over the workers."""
+    pytest.importorskip("scipy")
+    rng = np.random.default_rng(5)
+    a = rng.normal(size=(60, 60)) + 10 * np.eye(60)
+    x = xa.from_array(a, chunks=15)
+    b = rng.normal(size=(60, 2))
+    np.testing.assert_allclose(xa.linalg.solve(x, b).compute(), np.linalg.solve(a, b), rtol=1e-9)
+    np.testing.assert_allclose(float(xa.linalg.det(x)), np.linalg.det(a), rtol=1e-9)
+    h = a @ a.T
+    np.testing.assert_allclose(xa.linalg.cholesky(xa.from_array(h, chunks=20)).compute(), np.linalg.cholesky(h),
+                               rtol=1e-9, atol=1e-9)
+    low = rng.normal(size=(60, 4)) @ rng.normal(size=(4, 45))
+    u, s, vt = xa.linalg.svd_compressed(xa.from_array(low, chunks=15), 4, seed=0)
+    np.testing.assert_allclose(((u * s) @ vt).compute(), low, atol=1e-9)
 
 
 def test_rechunk_on_workers(client):

@@ -3,7 +3,8 @@
 Arrays build task graphs; ``compute()`` runs them on the default client (or in this
 process when there is none). Block keys read ``"<operation>-<token>-i.j.k"`` (see
 ``xsched.array.core``). ``xa.random`` draws random arrays (``xa.random.default_rng``),
-``xa.linalg`` has ``norm``, the tall-and-skinny ``qr``, ``svd`` and ``lstsq`` and the
+``xa.linalg`` has ``norm``, the tall-and-skinny ``qr``, ``svd`` and ``lstsq``, the randomized
+``svd_compressed``, ``lu`` and ``solve_triangular`` of a matrix over square blocks, and the
 Array API's functions of stacks of small matrices (``inv``, ``solve``, ...), ``xa.fft``
 NumPy's transforms. ``map_overlap`` gives blocks their neighbours' edges;
 ``from_zarr``/``to_zarr`` read and write zarr (``pip install 'xsched[array]'``).

@@ -53,8 +53,9 @@ from ..graph.spec import Ref, Task
 from .core import Array
 from .creation import asarray, from_array, zeros
 from .masking import known_chunks_needed
+from .random import default_rng
 
-__all__ = ["qr", "svd", "lstsq"]
+__all__ = ["qr", "svd", "lstsq", "svd_compressed"]
 
 
 def _qr_block(block: np.ndarray) -> tuple:
@@ -287,3 +288,55 @@ def lstsq(a: Any, b: Any, rcond: float | None = None) -> tuple[Array, Array, Arr
     else:
         residuals = zeros((0,), dtype=real)
     return x, residuals, Array(graph, rank_name, (), np.int32), Array(graph, s_name, ((n,),), real)
+
+
+def svd_compressed(a: Any, k: int, iterator: str = "power", n_power_iter: int = 0, n_oversamples: int = 10,
+                   seed: Any = None) -> tuple[Array, Array, Array]:
+    """The ``k`` largest singular values of a large matrix and their vectors, by random
+    projection (Halko, Martinsson and Tropp, 2011): ``U`` (``a``'s row chunks, ``k``
+    columns), ``S`` and ``V^T`` (``k`` rows, ``a``'s column chunks), ``(U * S) @ V^T`` close to
+    ``a`` when its spectrum falls off after ``k``.
+
+    ``a`` may be cut along both axes. Its columns are multiplied by ``k + n_oversamples``
+    random vectors (drawn from ``seed``, chunked as ``a``'s columns), the result made
+    orthonormal with the tall-and-skinny QR, and ``a`` projected on it: an SVD of a matrix of
+    ``k + n_oversamples`` rows. Each of the ``n_power_iter`` passes (``a @ (a^H @ Q)``) sharpens
+    a slowly falling spectrum at the cost of two more passes over ``a``; ``iterator="QR"``
+    makes ``Q`` orthonormal again between the products (steadier when many passes are
+    asked). Reading ``a`` takes ``2 + 2 * n_power_iter`` passes.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> rng = np.random.default_rng(0)
+    >>> low = rng.normal(size=(300, 3)) @ rng.normal(size=(3, 200))      # rank 3
+    >>> u, s, vt = xa.linalg.svd_compressed(xa.from_array(low, chunks=(100, 50)), k=3, seed=1)
+    >>> np.allclose(((u * s) @ vt).compute(), low), u.chunks, vt.chunks[1]
+    (True, ((100, 100, 100), (3,)), (50, 50, 50, 50))
+    """
+    a = asarray(a)
+    if a.ndim != 2:
+        raise ValueError(f"svd_compressed: a matrix (2 dimensions) is needed, this array has {a.ndim}: shape {a.shape}")
+    known_chunks_needed(a, "svd_compressed")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 < k <= min(a.shape):
+        raise ValueError(f"svd_compressed: k must be an integer from 1 to {min(a.shape)} (the smaller side of a, "
+                         f"shape {a.shape}); got {k!r}")
+    if iterator not in ("power", "QR"):
+        raise ValueError(f"svd_compressed: iterator must be 'power' or 'QR', got {iterator!r}")
+    if n_power_iter < 0 or n_oversamples < 0:
+        raise ValueError(f"svd_compressed: n_power_iter and n_oversamples must be >= 0, got {n_power_iter} and "
+                         f"{n_oversamples}")
+    if a.dtype.kind not in "fc":
+        a = a.astype(np.result_type(a.dtype, np.float64))
+    width = min(int(k) + int(n_oversamples), *a.shape)
+    omega = default_rng(seed).standard_normal((a.shape[1], width), dtype=a.real.dtype if a.dtype.kind == "c"
+                                              else a.dtype, chunks=(a.chunks[1], width))
+    y = a @ omega
+    for _ in range(n_power_iter):
+        if iterator == "QR":
+            y = a @ qr(a.conj().T @ qr(y)[0])[0]
+        else:
+            y = a @ (a.conj().T @ y)
+    q = qr(y)[0]
+    # The projection's SVD through its (tall) transpose: b^H = U' S W, so b = W^H S U'^H.
+    u2, s, w = svd((q.conj().T @ a).conj().T)
+    u = q @ w.conj().T
+    return u[:, :k], s[:k], u2.conj().T[:k]

@@ -1,7 +1,9 @@
 """Products of arrays (``matmul``/``@``, ``dot``, ``tensordot``, ``outer``) and ``norm``;
-the ``xa.linalg`` namespace, with ``qr``, ``svd`` and ``lstsq`` of tall-and-skinny matrices
-(``decompositions.py``) and the Array API's functions of stacks of small matrices (``inv``,
-``solve``, ``det``, ``eigh``, ... in ``stacked.py``).
+the ``xa.linalg`` namespace, with ``qr``, ``svd``, ``lstsq`` and ``svd_compressed`` of tall
+(or, for the last, any) matrices (``decompositions.py``), ``lu`` and ``solve_triangular`` of
+one matrix over square blocks (``blocked.py``), and the Array API's functions of stacks of
+small matrices (``inv``, ``solve``, ``det``, ``eigh``, ... in ``stacked.py``, which hand a
+matrix cut into blocks to ``blocked.py``).
 
 A product contracts axes: output block ``(i, j)`` of ``a @ b`` is the sum over ``k`` of
 ``a[i, k] @ b[k, j]``. The second operand is first rechunked so that its contracted axes are
@@ -36,14 +38,16 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.spec import Ref, Task
 from .core import UFUNC_IMPLEMENTATIONS, Array
 from .creation import asarray
-from .decompositions import lstsq, qr, svd  # (the xa.linalg namespace: factorizations live in their own room)
+from .blocked import lu, solve_triangular  # (the xa.linalg namespace: factorizations live in rooms of their own)
+from .decompositions import lstsq, qr, svd, svd_compressed
 from .index_notation import blockwise
 from .manipulation import ravel
 from .stacked import (cholesky, cross, det, diagonal, eigh, eigvalsh, inv, matrix_norm,  # (stacks of small
                       matrix_power, matrix_rank, matrix_transpose, pinv, slogdet, solve, svdvals,  # matrices)
                       trace, vecdot, vector_norm)
 
-__all__ = ["matmul", "dot", "tensordot", "inner", "outer", "vdot", "norm", "qr", "svd", "lstsq",
+__all__ = ["matmul", "dot", "tensordot", "inner", "outer", "vdot", "norm", "qr", "svd", "lstsq", "svd_compressed",
+           "lu", "solve_triangular",
            "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power",
            "matrix_rank", "matrix_transpose", "pinv", "slogdet", "solve", "svdvals", "trace", "vecdot",
            "vector_norm"]

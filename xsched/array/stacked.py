@@ -6,8 +6,10 @@ axes each one chunk), NumPy's ``np.linalg`` function runs on each block of the s
 own (``apply_gufunc``): one task per block, no data moves, and the leading axes may be cut
 any way. A matrix axis cut into several chunks fails when the expression is built, naming
 the axes, their chunks and the ``x.rechunk({-2: -1, -1: -1})`` that fixes it (after a
-boolean mask, ``x.compute_chunk_sizes()`` first): nothing here factors a matrix spread over
-blocks (``qr``, ``svd`` and ``lstsq`` of ``decompositions.py`` do, for tall-and-skinny ones).
+boolean mask, ``x.compute_chunk_sizes()`` first). One matrix (a 2-d array) cut into blocks
+goes to ``blocked.py`` instead: ``solve``, ``inv``, ``det``, ``slogdet`` and ``cholesky``
+factor it over its blocks; ``qr``, ``svd`` and ``lstsq`` of ``decompositions.py`` factor
+tall-and-skinny ones.
 ``cross`` needs its vectors (``axis``) in one chunk the same way. ``vector_norm``,
 ``vecdot`` and ``matrix_transpose`` are reductions and transposes: any chunks do.
 
@@ -37,7 +39,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from . import reductions
+from . import blocked, reductions
 from .core import Array
 from .creation import asarray
 from .gufunc import apply_gufunc
@@ -142,6 +144,8 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Array:
     >>> cholesky(a).compute()[0].tolist()
     [[2.0, 0.0], [1.0, 2.0]]
     """
+    if blocked.spread(a):  # (one matrix over several blocks)
+        return blocked.cholesky(a, upper=upper)
     a = _stack(a, "cholesky", "a", square=True)
     upper = bool(upper)
     return _per_matrix(np.linalg.cholesky, "(m,m)->(m,m)", [a], "cholesky",
@@ -161,6 +165,8 @@ def det(a: Any) -> Array:
     ...
     ValueError: det: each matrix must be in one chunk, but axis 1 of a (shape (2, 2, 2)) is cut into chunks (1, 1); axis 2 of a (shape (2, 2, 2)) is cut into chunks (1, 1); rechunk first: a.rechunk({-2: -1, -1: -1})
     """
+    if blocked.spread(a):  # (one matrix over several blocks)
+        return blocked.det(a)
     a = _stack(a, "det", "a", square=True)
     return _per_matrix(np.linalg.det, "(m,m)->()", [a], "det", np.linalg.det(_eye(a)))
 
@@ -174,6 +180,8 @@ def slogdet(a: Any) -> SlogdetResult:
     >>> float(sign), round(float(logabsdet), 3)
     (-1.0, 921.034)
     """
+    if blocked.spread(a):  # (one matrix over several blocks)
+        return SlogdetResult(*blocked.slogdet(a))
     a = _stack(a, "slogdet", "a", square=True)
     sign, logabsdet = _per_matrix(np.linalg.slogdet, "(m,m)->(),()", [a], "slogdet",
                                   tuple(np.linalg.slogdet(_eye(a))))
@@ -216,6 +224,8 @@ def inv(a: Any) -> Array:
     >>> inv(xa.from_array(np.array([[2.0, 0.0], [0.0, 4.0]]), chunks=-1)).compute().tolist()
     [[0.5, 0.0], [0.0, 0.25]]
     """
+    if blocked.spread(a):  # (one matrix over several blocks)
+        return blocked.inv(a)
     a = _stack(a, "inv", "a", square=True)
     return _per_matrix(np.linalg.inv, "(m,m)->(m,m)", [a], "inv", np.linalg.inv(_eye(a)))
 
@@ -252,6 +262,9 @@ def solve(a: Any, b: Any) -> Array:
     ...
     ValueError: solve: b of shape (3, 2) is a stack of matrices (b.ndim > 1) with 3 rows, but the matrices of a (shape (3, 2, 2)) are 2 x 2; a stack of vectors is solve(a, b[..., None])[..., 0]
     """
+    a, b = asarray(a), asarray(b)
+    if a.ndim == 2 and b.ndim <= 2 and any(len(c) > 1 for c in a.chunks + b.chunks):  # (one matrix, cut)
+        return blocked.solve(a, b)
     a = _stack(a, "solve", "a", square=True)
     b = asarray(b)
     if b.ndim == 0:
