@@ -50,7 +50,7 @@ test-fast: $(STAMP)
 # virtual environment (.venv-dask, .venv-ray); neither is ever a dependency of xsched.
 bench-env: $(STAMP)
 	test -x .venv-dask/bin/python || $(PY) -m venv .venv-dask
-	.venv-dask/bin/python -m pip install --quiet "dask[distributed,dataframe]" numpy h5py pandas pyarrow psutil
+	.venv-dask/bin/python -m pip install --quiet "dask[distributed,dataframe]" numpy h5py pandas pyarrow psutil scipy
 	test -x .venv-ray/bin/python || $(PY) -m venv .venv-ray
 	.venv-ray/bin/python -m pip install --quiet ray numpy psutil
 

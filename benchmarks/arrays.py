@@ -15,6 +15,8 @@ Two worker processes x 1 thread. Jobs (``--n`` is the square array's side, 8000 
   with ``--n 23170 --memory-limit 1GB`` the array (4.3 GB) is twice the cluster's memory
 - ``svd``: the singular values and ``u.sum()`` of a tall-and-skinny (n*25) x 100 matrix in
   row blocks of 10,000 rows
+- ``solve``: ``linalg.solve(a, b)`` of one n x n system in (1000, 1000) blocks (LU over the
+  blocks, then two triangular solves; both need scipy), the result the residual's norm
 
 Figures per job: wall time, the workers' CPU seconds over it, peak RSS above idle per worker
 (sampled every 20 ms plus the kernel's exact peak, VmHWM), and whether the result equals NumPy's on a small check made the
@@ -34,7 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
 JOBS = ("transpose", "matmul", "overlap", "rechunk", "svd")
-EXTRA_JOBS = ("rows2cols",)  # (run when named in --jobs)
+EXTRA_JOBS = ("rows2cols", "solve")  # (run when named in --jobs)
 
 
 def moving_mean(block: np.ndarray) -> np.ndarray:
@@ -68,6 +70,10 @@ def build(xa, job: str, n: int):
         tall = rng.random((n * 25, 100), chunks=(10_000, 100))
         u, s, v = xa.linalg.svd(tall)
         return [s, u.sum()]
+    if job == "solve":
+        a = rng.random((n, n), chunks=(1000, 1000)) + n * xa.eye(n, chunks=1000)
+        b = rng.random(n, chunks=1000)
+        return xa.linalg.norm(a @ xa.linalg.solve(a, b) - b)
     raise SystemExit(f"unknown job {job!r}: one of {', '.join(JOBS + EXTRA_JOBS)}")
 
 
@@ -86,6 +92,8 @@ def check(job: str, n: int, result, xa) -> bool:
     if job == "svd":
         s, usum = result
         return s.shape == (100,) and bool(np.all(np.diff(s) <= 1e-9)) and bool(np.isfinite(usum))
+    if job == "solve":
+        return bool(float(result) < 1e-8)  # (b's norm is about sqrt(n / 3))
     return False
 
 
