@@ -46,6 +46,24 @@ def test_one_matrix_over_blocks_factored_on_workers(client):
     np.testing.assert_allclose(((u * s) @ vt).compute(), low, atol=1e-9)
 
 
+def test_masked_blocks_keep_their_masks_between_workers(client):
+    """Masked blocks pickled between workers, joined by a rechunk through tasks and through
+    the worker-to-worker exchange, and reduced counting only unmasked values."""
+    rng = np.random.default_rng(7)
+    a = rng.normal(size=(40, 30))
+    a[rng.random(a.shape) < 0.3] = np.nan
+    want = np.ma.masked_invalid(a)
+    x = xa.ma.masked_invalid(xa.from_array(a, chunks=(10, 7)))
+    for method in ("tasks", "p2p"):
+        y = x.rechunk((40, 3), method=method)
+        got = y.compute()
+        assert isinstance(got, np.ma.MaskedArray)
+        np.testing.assert_array_equal(got.mask, want.mask)
+        np.testing.assert_allclose(y.std(axis=0).compute(), want.std(axis=0))
+    np.testing.assert_allclose(float(x.mean()), want.mean())
+    assert int(xa.ma.count(x)) == want.count()
+
+
 def test_rechunk_on_workers(client):
     a = np.arange(64 * 48, dtype="f8").reshape(64, 48)
     rows = xa.from_array(a, chunks=(1, 48))

@@ -59,7 +59,7 @@ from ..graph.delayed import Delayed
 from ..graph.optimize import optimize
 from ..graph.spec import Ref, Task, funcname
 from ..graph.visualize import visualize_method
-from . import display, hdf5, reductions
+from . import display, hdf5, joins, reductions
 from . import masking as _masking
 from . import rechunking as _rechunk
 from .chunks import Chunks, _starts, normalize_chunks
@@ -760,14 +760,14 @@ def _concat_nested(nested: Any, depth: int, axis: int = 0) -> np.ndarray:
     parts = [_concat_nested(p, depth - 1, axis + 1) for p in nested]
     if len(parts) == 1:
         return parts[0]
-    return np.concatenate(parts, axis=axis)
+    return joins.concatenate(parts, axis=axis)
 
 
 def _finalize(results: Any, ndim: int) -> Any:
     """Post-compute: the nested block results as one numpy array (0-d as a numpy scalar)."""
     if ndim == 0:
         block = results[0] if isinstance(results, list) else results
-        block = np.asarray(block)
+        block = np.asanyarray(block)  # (a masked 0-d block gives numpy.ma.masked when masked)
         return block[()]
     out = _concat_nested(results, ndim)
     # (one block read memory-mapped, from_npy_stack's: a plain array, not a read-only map of the file)
@@ -1161,7 +1161,7 @@ def _concat_grid(blocks: list, grid: tuple[int, ...], axes: tuple[int, ...]) -> 
         if level == len(axes):
             return obj
         parts = [join(o, level + 1) for o in obj]
-        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=axes[level])
+        return parts[0] if len(parts) == 1 else joins.concatenate(parts, axis=axes[level])
 
     return join(nested, 0)
 

@@ -57,6 +57,7 @@ from ..graph.p2p import p2p_layers, shuffle_method
 from ..graph.spec import Ref, Task
 from ..units import format_bytes, parse_bytes
 from .chunks import AUTO_CHUNK_BYTES, Chunks, _starts, normalize_chunks
+from . import joins
 
 if TYPE_CHECKING:
     from .core import Array
@@ -246,7 +247,7 @@ def _assemble(pieces: list, lengths: tuple[tuple[int, ...], ...]) -> np.ndarray:
     """Copy pieces, given in C order over a grid with ``lengths`` per axis, into one block;
     an axis of lengths ``(None,)`` (unknown, kept whole) is as long as the pieces are."""
     lengths = tuple((pieces[0].shape[a],) if n == (None,) else n for a, n in enumerate(lengths))
-    out = np.empty(tuple(sum(n) for n in lengths), dtype=pieces[0].dtype)
+    out = joins.empty(tuple(sum(n) for n in lengths), pieces[0].dtype, pieces)
     starts = [_starts(n) for n in lengths]
     for piece, where in zip(pieces, itertools.product(*[range(len(n)) for n in lengths])):
         out[tuple(slice(s[i], s[i + 1]) for s, i in zip(starts, where))] = piece

@@ -36,6 +36,7 @@ import numpy as np
 
 from ..graph.spec import Ref, Task, funcname
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from . import joins
 
 if TYPE_CHECKING:
     from .core import Array
@@ -198,7 +199,7 @@ def _group(name: str, index: tuple, grid: list[int], split: dict[int, int],
 
 
 def _finish(out: np.ndarray, axes: tuple[int, ...], keepdims: bool, dtype: np.dtype):
-    out = np.asarray(out)
+    out = np.asanyarray(out)  # (a masked result keeps its mask)
     if not keepdims:
         out = np.squeeze(out, axis=axes) if axes else out
     return out.astype(dtype, copy=False)
@@ -224,7 +225,7 @@ def _sum_chunk(block: np.ndarray, axes: tuple, dtype: np.dtype) -> np.ndarray:
 
 
 def _sum_combine(parts: list) -> np.ndarray:
-    return np.sum(np.stack(parts), axis=0, dtype=_ufunc_dtype(parts[0].dtype))
+    return np.sum(joins.stack(parts), axis=0, dtype=_ufunc_dtype(parts[0].dtype))
 
 
 def _sum_aggregate(parts: list, axes: tuple, keepdims: bool, dtype: np.dtype) -> np.ndarray:
@@ -241,7 +242,7 @@ def _extreme_chunk(block: np.ndarray, axes: tuple, f: Callable) -> np.ndarray | 
 
 def _extreme_combine(parts: list, f: Callable) -> np.ndarray | None:
     parts = [p for p in parts if p is not None]
-    return f(np.stack(parts), axis=0) if parts else None
+    return f(joins.stack(parts), axis=0) if parts else None
 
 
 def _extreme_aggregate(parts: list, axes: tuple, keepdims: bool, dtype: np.dtype, f: Callable) -> np.ndarray:
@@ -345,15 +346,36 @@ def _accumulator(dtype: np.dtype) -> np.dtype:
     return np.dtype(np.float64)
 
 
-def _count(block: np.ndarray, axes: tuple) -> int:
+def _count(block: np.ndarray, axes: tuple) -> Any:
+    """The values reduced into each output cell: one number for a plain block; for a masked
+    one, the unmasked values per cell (an array shaped as the partial)."""
+    if isinstance(block, np.ma.MaskedArray):
+        return np.ma.count(block, axis=axes, keepdims=True)
     n = 1
     for a in axes:
         n *= block.shape[a]
     return n
 
 
+def _per_cell(n: Any) -> bool:
+    """Whether a count is per cell (a masked block's), not one number."""
+    return np.ndim(n) > 0
+
+
+def _unmasked(total: Any) -> np.ndarray:
+    """A masked block's partial as a plain array, its masked cells (no value) as 0: the counts
+    say which cells had none."""
+    return np.ma.filled(total, 0) if isinstance(total, np.ma.MaskedArray) else total
+
+
+def _where_counted(out: np.ndarray, n: Any) -> Any:
+    """``out`` masked where no value was counted (numpy.ma's result there), when counts are
+    per cell; ``out`` itself otherwise."""
+    return np.ma.masked_array(out, mask=np.broadcast_to(n <= 0, np.shape(out))) if _per_cell(n) else out
+
+
 def _mean_chunk(block: np.ndarray, axes: tuple, acc: np.dtype) -> tuple:
-    return _count(block, axes), np.sum(block, axis=axes, keepdims=True, dtype=acc)
+    return _count(block, axes), _unmasked(np.sum(block, axis=axes, keepdims=True, dtype=acc))
 
 
 def _mean_combine(parts: list) -> tuple:
@@ -364,6 +386,8 @@ def _mean_combine(parts: list) -> tuple:
 def _mean_aggregate(parts: list, axes: tuple, keepdims: bool, dtype: np.dtype) -> np.ndarray:
     n, total = _mean_combine(parts)
     with np.errstate(invalid="ignore", divide="ignore"):
+        if _per_cell(n):
+            return _finish(_where_counted(total / np.where(n > 0, n, 1), n), axes, keepdims, dtype)
         return _finish(total / n if n else total * np.nan, axes, keepdims, dtype)
 
 
@@ -396,6 +420,10 @@ def _moments_chunk(block: np.ndarray, axes: tuple, acc: np.dtype) -> tuple:
     """(count, mean, M2) of one block, by two passes over the block."""
     n = _count(block, axes)
     shape = tuple(1 if a in axes else s for a, s in enumerate(block.shape))
+    if _per_cell(n):  # (masked: a mean and M2 per cell over its unmasked values; 0 where none)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mu = _unmasked(np.ma.mean(block, axis=axes, keepdims=True, dtype=acc))
+            return n, mu, _unmasked(np.ma.sum(_abs2(block - mu), axis=axes, keepdims=True))
     if n == 0:
         return 0, np.zeros(shape, acc), np.zeros(shape, np.zeros(0, acc).real.dtype)
     mu = np.mean(block, axis=axes, keepdims=True, dtype=acc)
@@ -405,6 +433,8 @@ def _moments_chunk(block: np.ndarray, axes: tuple, acc: np.dtype) -> tuple:
 
 def _moments_combine(parts: list) -> tuple:
     """Merge (count, mean, M2) partials (Chan, Golub & LeVeque's pairwise update)."""
+    if builtins.any(_per_cell(p[0]) for p in parts):
+        return _moments_combine_cells(parts)
     parts = [p for p in parts if p[0]] or parts[:1]
     if len(parts) == 1:
         return parts[0]
@@ -418,10 +448,23 @@ def _moments_combine(parts: list) -> tuple:
     return int(n), mu, m2
 
 
+def _moments_combine_cells(parts: list) -> tuple:
+    """The same update with a count per cell (masked blocks), cells without values left out."""
+    counts = np.stack([np.broadcast_to(p[0], np.shape(p[1])) for p in parts]).astype(np.float64)
+    n = counts.sum(axis=0)
+    means, m2s = np.stack([p[1] for p in parts]), np.stack([p[2] for p in parts])
+    mu = np.sum(counts * means, axis=0) / np.where(n > 0, n, 1)
+    m2 = np.sum(m2s, axis=0) + np.sum(counts * _abs2(means - mu), axis=0)
+    return n.astype(np.intp), mu, m2
+
+
 def _var_aggregate(parts: list, axes: tuple, keepdims: bool, dtype: np.dtype, ddof: int,
                    root: bool) -> np.ndarray:
     n, _, m2 = _moments_combine(parts)
     with np.errstate(invalid="ignore", divide="ignore"):
+        if _per_cell(n):  # (numpy.ma masks a cell with ddof or fewer values)
+            out = _where_counted(m2 / np.where(n - ddof > 0, n - ddof, 1), n - ddof)
+            return _finish(np.ma.sqrt(out) if root else out, axes, keepdims, dtype)
         out = m2 / builtins.max(n - ddof, 0) if n else m2 * np.nan
         if root:
             out = np.sqrt(out)

@@ -47,6 +47,7 @@ import numpy as np
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task, funcname
+from . import joins
 from .chunks import _starts
 from .core import Array, elemwise
 from .creation import asarray, full
@@ -71,11 +72,13 @@ def _last(block: np.ndarray, axis: int, identity: Any) -> np.ndarray:
     if block.shape[axis] == 0:
         shape = block.shape[:axis] + (1,) + block.shape[axis + 1:]
         return np.full(shape, identity, dtype=block.dtype)
-    return np.take(block, [-1], axis=axis)
+    # (a masked block's running values go on under its mask, its masked cells counted as
+    # numpy.ma counts them: the carry is that data, never masked)
+    return np.ma.getdata(np.take(block, [-1], axis=axis))
 
 
 def _with_carry(block: np.ndarray, carry: np.ndarray, combine: Callable) -> np.ndarray:
-    return np.asarray(combine(carry, block)).astype(block.dtype, copy=False)
+    return np.asanyarray(combine(carry, block)).astype(block.dtype, copy=False)
 
 
 def _reduced(block: np.ndarray, preop: Callable, axis: int) -> np.ndarray:
@@ -359,7 +362,11 @@ def _arg_chunk(block: np.ndarray, axes: tuple, pick: Callable, flat: bool) -> tu
     axes kept: positions are a tuple of ints when ``flat``, else indices along the axis.
     The extent (the block's shape, or its length along the axis) lets the merges place the
     block even when the array's chunks are unknown; a block empty along ``axes`` has no
-    values."""
+    values. A masked block is filled as numpy.ma's ``argmax`` (``argmin``) fills it: its
+    masked cells lose to every value."""
+    if isinstance(block, np.ma.MaskedArray):
+        block = block.filled(np.ma.maximum_fill_value(block) if pick in (np.argmax, _nanargmax)
+                             else np.ma.minimum_fill_value(block))
     if flat:
         extent: Any = tuple(block.shape)
         if block.size == 0:
@@ -571,7 +578,7 @@ def _np_chunk(block: np.ndarray, axes: tuple, func: Callable, kwargs: dict) -> n
 
 
 def _np_combine(parts: list, func: Callable, kwargs: dict) -> np.ndarray:
-    return _quiet(func, np.stack(parts), axis=0, **kwargs)
+    return _quiet(func, joins.stack(parts), axis=0, **kwargs)
 
 
 def _np_aggregate(parts: list, axes: tuple, keepdims: bool, func: Callable, kwargs: dict,
