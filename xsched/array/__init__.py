@@ -75,6 +75,7 @@ from .scans import (all, any, argmax, argmin, cumprod, cumsum, cumulative_prod, 
                     nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar,
                     prod, push, scan)
 from .gufunc import apply_along_axis, apply_gufunc, as_gufunc
+from .convolution import convolve, correlate
 from .npystack import from_npy_stack, to_npy_stack
 from .store import store
 from . import methods as _methods  # (x.diagonal(), x.take(...), x.view(...): NumPy's methods of the functions above)
@@ -109,6 +110,7 @@ __all__ = [
     "apply_gufunc", "as_gufunc", "frompyfunc", "apply_along_axis", "reduction", "scan", "push", "unify_chunks",
     # neighbours across blocks
     "map_overlap", "overlap", "trim_internal", "sliding_window_view", "diff", "ediff1d", "gradient", "trapezoid",
+    "convolve", "correlate",
     # sorting along an axis (put in one chunk first)
     "sort", "argsort", "partition", "argpartition", "searchsorted", "take_along_axis", "lexsort",
     # data-dependent lengths (blocks of unknown length until computed) and sets

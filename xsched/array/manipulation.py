@@ -724,14 +724,17 @@ def _tri_block(block: np.ndarray, k: int, lower: bool, block_info: Any = None) -
 def _tri(x: Any, k: int, lower: bool) -> Array:
     x = asarray(x)
     what = "tril" if lower else "triu"
-    if x.ndim < 2:
-        raise ValueError(f"{what}: the array needs at least two dimensions (the matrix axes), not shape {x.shape}")
+    if x.ndim == 0:
+        raise ValueError(f"{what}: the array needs at least one dimension, not shape {x.shape}")
     known_chunks_needed(x, what)
+    if x.ndim == 1:  # (NumPy's rule: a vector is the row of a square matrix, repeated)
+        x = broadcast_to(x, x.shape * 2, chunks=x.chunks * 2)
     return x.map_blocks(_tri_block, operator.index(k), lower, dtype=x.dtype, name=what)
 
 
 def tril(x: Any, k: int = 0) -> Array:
-    """The lower triangle of the last two axes (zeros above diagonal ``k``), as ``numpy.tril``.
+    """The lower triangle of the last two axes (zeros above diagonal ``k``), as ``numpy.tril``
+    (a vector is the row of a square matrix, as NumPy takes it).
 
     >>> import numpy as np, xsched.array as xa
     >>> xa.tril(xa.from_array(np.ones((3, 3), int), chunks=2)).compute().tolist()
@@ -741,7 +744,8 @@ def tril(x: Any, k: int = 0) -> Array:
 
 
 def triu(x: Any, k: int = 0) -> Array:
-    """The upper triangle of the last two axes (zeros below diagonal ``k``), as ``numpy.triu``.
+    """The upper triangle of the last two axes (zeros below diagonal ``k``), as ``numpy.triu``
+    (a vector is the row of a square matrix, as NumPy takes it).
 
     >>> import numpy as np, xsched.array as xa
     >>> xa.triu(xa.from_array(np.ones((3, 3), int), chunks=2), k=1).compute().tolist()

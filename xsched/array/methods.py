@@ -2,7 +2,8 @@
 themselves: ``x.diagonal()``, ``x.trace()``, ``x.nonzero()``, ``x.argsort()``,
 ``x.searchsorted(v)``, ``x.choose(choices)``, ``x.compress(condition)``, ``x.take(indices)``,
 ``x.copy()``, ``x.view(dtype)``, the shifts ``x << n`` and ``x >> n``, ``value in x``, and
-the chunked-array methods ``x.topk(k)``, ``x.argtopk(k)`` and ``x.moment(order)``.
+the chunked-array methods ``x.topk(k)``, ``x.argtopk(k)``, ``x.moment(order)``,
+``x.store(target)`` and ``x.partitions`` (dask's name for ``x.blocks``).
 
 Each calls the namespace's function (one implementation; the method only puts ``self``
 where the function wants it). ``view`` is a method only: every block is viewed on its own,
@@ -34,6 +35,7 @@ from .masking import known_chunks_needed
 from .selection import nonzero
 from .sorting import argsort, searchsorted
 from .statistics import moment
+from .store import store
 from .take import take
 from .topk import argtopk, topk
 
@@ -255,7 +257,32 @@ def _rrshift(self: Array, other: Any) -> Array:
     return elemwise(np.right_shift, other, self)
 
 
-for _name, _f in [("diagonal", _diagonal), ("trace", _trace), ("nonzero", _nonzero), ("argsort", _argsort),
+def _store(self: Array, target: Any, **kwargs: Any) -> Any:
+    """``xa.store(self, target, **kwargs)``: the array written into ``target`` with
+    ``target[...] = block`` (see ``xsched.array.store``).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> out = np.zeros(4)
+    >>> xa.arange(4.0, chunks=2).store(out)
+    >>> out.tolist()
+    [0.0, 1.0, 2.0, 3.0]
+    """
+    return store(self, target, **kwargs)
+
+
+def _partitions(self: Array) -> Any:
+    """``x.blocks``, under the name dask gives it too: ``x.partitions[1]`` is block 1.
+
+    >>> import xsched.array as xa
+    >>> xa.arange(6, chunks=2).partitions[1].compute().tolist()
+    [2, 3]
+    """
+    return self.blocks
+
+
+Array.partitions = property(_partitions)  # type: ignore[attr-defined]
+
+for _name, _f in [("store", _store), ("diagonal", _diagonal), ("trace", _trace), ("nonzero", _nonzero), ("argsort", _argsort),
                   ("searchsorted", _searchsorted), ("choose", _choose), ("compress", _compress),
                   ("take", _take), ("copy", _copy), ("view", _view), ("topk", _topk), ("argtopk", _argtopk),
                   ("moment", _moment), ("__contains__", _contains), ("__lshift__", _lshift),
