@@ -1,6 +1,7 @@
 """What the unit tier checks against pandas and NumPy in one process, on worker processes:
 a hive-partitioned parquet dataset read with a key filter, groupby(observed=False) through the
-p2p shuffle, nlargest(keep="last"), rolling(step=), and x[index] = value on arrays."""
+p2p shuffle, nlargest(keep="last"), rolling(step=), cut and qcut, and x[index] = value on
+arrays."""
 
 from __future__ import annotations
 
@@ -38,6 +39,15 @@ def test_dataframe_parity_on_workers(client, tmp_path):
     pd.testing.assert_series_equal(top, pdf.year.nlargest(7, keep="last"))
     stepped = df.v.rolling(4, step=3).mean().compute()
     pd.testing.assert_series_equal(stepped, pdf.v.rolling(4, step=3).mean())
+
+
+def test_cut_and_qcut_on_workers(client):
+    pdf = _frame()
+    df = xd.from_pandas(pdf, npartitions=5)
+    pd.testing.assert_series_equal(xd.cut(df.v, 6).compute(), pd.cut(pdf.v, 6))
+    pd.testing.assert_series_equal(xd.qcut(df.v, 4, labels=list("abcd")).compute(), pd.qcut(pdf.v, 4, labels=list("abcd")))
+    counts = xd.qcut(df.v, 4).value_counts().compute().sort_index()
+    pd.testing.assert_series_equal(counts, pd.qcut(pdf.v, 4).value_counts().sort_index())
 
 
 def test_array_assignment_on_workers(client):

@@ -48,6 +48,7 @@ from . import sql as _sql  # noqa: F401  (gives DataFrame and Series their to_sq
 from . import hdf as _hdf  # noqa: F401  (gives DataFrame and Series their to_hdf)
 from .core import DataFrame, Index, Scalar, Series, map_partitions
 from .asof import merge_asof
+from .binning import cut, qcut
 from .bags import to_bag
 from .csv import read_csv, read_fwf, read_table, to_csv
 from ..graph.delayed import compute
@@ -59,6 +60,8 @@ from .orc import read_orc, to_orc
 from .hdf import read_hdf, to_hdf
 from .sql import read_sql, read_sql_query, read_sql_table, to_sql
 from .methods import concat, isna, notna, to_datetime, to_numeric, to_timedelta
+
+isnull, notnull = isna, notna  # (pandas' other names for them)
 from .parquet import read_parquet, to_parquet
 from .repartition import repartition
 from .testing import assert_eq
@@ -107,6 +110,10 @@ __all__ = [
     "to_timedelta",
     "isna",
     "notna",
+    "isnull",
+    "notnull",
+    "cut",
+    "qcut",
     "melt",
     "get_dummies",
     "pivot_table",

@@ -250,6 +250,7 @@ def _install() -> None:
     for name in OPERATORS:
         setattr(_Frame, name, _operator(name))
     _Frame.divide = _Frame.div  # type: ignore[attr-defined]
+    _Frame.multiply, _Frame.subtract = _Frame.mul, _Frame.sub  # type: ignore[attr-defined]  (pandas' other names)
     _Frame.pipe = pipe  # type: ignore[attr-defined]
     for cls in (DataFrame, Series):
         cls.combine_first, cls.align, cls.dot = combine_first, align, dot  # type: ignore[attr-defined]
