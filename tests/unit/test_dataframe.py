@@ -86,6 +86,17 @@ def test_str_dt_accessors_match_pandas(data):
     eq(df.t.dt.floor("D").compute(), pdf.t.dt.floor("D"))
 
 
+def test_dt_freq_and_to_pytimedelta_as_pandas_or_refused_naming_the_way():
+    periods = pd.Series(pd.period_range("2020-01", periods=6, freq="M"))
+    assert xd.from_pandas(periods, npartitions=3).dt.freq == periods.dt.freq  # (the dtype's: no compute)
+    times = xd.from_pandas(pd.Series(pd.date_range("2020", periods=6)), npartitions=3)
+    with pytest.raises(ValueError, match=r"inferred from all its values in order .* pd.infer_freq\(s.compute\(\)\)"):
+        times.dt.freq
+    spans = pd.Series(pd.to_timedelta([1, 2, 30, 4], unit="h"), index=list("abcd"))
+    got = xd.from_pandas(spans, npartitions=2).dt.to_pytimedelta()  # (a value per row, kept with its row)
+    assert got.compute().tolist() == list(spans.dt.to_pytimedelta()) and list(got.compute().index) == list("abcd")
+
+
 def test_map_partitions_with_and_without_meta(data):
     pdf, df = data
     out = df.map_partitions(lambda p: p.assign(s=p.x.cumsum()))

@@ -81,6 +81,8 @@ class Accessor:
             if attr == "codes":
                 return categorical.codes(self._series)
             categorical.needs_known(self._series, attr)
+        if (self._kind, attr) == ("dt", "freq"):
+            return self._dt_freq()
         if (self._kind, attr) in _FROM_DTYPE:
             return getattr(self._meta_accessor, attr)
         if callable(getattr(self._meta_accessor, attr)):
@@ -97,6 +99,16 @@ class Accessor:
                                              _name=f"{self._kind}-{attr}"), source)
         call.__name__ = attr
         return call
+
+    def _dt_freq(self) -> Any:
+        """A period Series' frequency (its dtype's); for times, pandas infers one from every
+        value in order, which no partition can: that is refused, naming the ways to get it."""
+        dtype = self._series._meta.dtype
+        if isinstance(dtype, pd.PeriodDtype):
+            return self._meta_accessor.freq
+        raise ValueError(f".dt.freq of a Series of {dtype} is inferred from all its values in order "
+                         "(pandas.infer_freq); compute them first: pd.infer_freq(s.compute()), or infer it from "
+                         "the first rows: s.head(1000).dt.freq")
 
     def _index_source(self) -> Any:
         """The Index whose labels an Index result is made from (None for a Series')."""
@@ -187,7 +199,11 @@ def _str_cat_with(part: pd.Series, others: Any, sep: Any, na_rep: Any, join: str
 
 def _accessor_call(part: Any, kind: str, attr: str, args: tuple, kwargs: dict, rows: Any = None) -> Any:
     out = getattr(getattr(part, kind), attr)(*args, **kwargs)
-    return _labelled(out, part, rows) if isinstance(part, pd.Index) else out  # (an Index's masks: see core.Index)
+    if isinstance(part, pd.Index):
+        return _labelled(out, part, rows)  # (an Index's masks: see core.Index)
+    if isinstance(out, np.ndarray) and out.shape == part.shape:  # (to_pytimedelta: a value per row, as a Series)
+        return pd.Series(out, index=part.index, name=part.name, dtype=out.dtype)
+    return out
 
 
 def _tokens(part: pd.Series, sep: str) -> set:
