@@ -81,3 +81,16 @@ def test_reductions_of_nullable_numbers_give_pandas_scalars_and_na(values, dtype
         got, want = getattr(x, method)().compute(), getattr(s, method)()
         assert type(got) is type(want) or (isinstance(got, float) and isinstance(want, float)), (method, got, want)
         assert (pd.isna(got) and pd.isna(want)) if pd.isna(want) else got == pytest.approx(want), (method, got, want)
+
+
+@pytest.mark.parametrize("dtype", ["string", "str", "Int64", "boolean"])
+@pytest.mark.parametrize("skipna", [True, False])
+def test_min_max_of_a_column_with_a_missing_value_give_its_dtypes_missing_value(dtype, skipna):
+    """pandas' "string" gives NA and "str" NaN where a value is missing (skipna=False)."""
+    values = [True, None, False, True] if dtype == "boolean" else [1, None, 3, 4] if dtype == "Int64" else \
+        ["a", None, "c", "d"]
+    s = pd.Series(values, dtype=dtype)
+    x = xd.from_pandas(s, npartitions=2)
+    for method in ("min", "max"):
+        got, want = getattr(x, method)(skipna=skipna).compute(), getattr(s, method)(skipna=skipna)
+        assert repr(got) == repr(want), (method, got, want)

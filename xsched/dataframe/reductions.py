@@ -230,16 +230,18 @@ def _merge_moments(partials: list) -> tuple:
 
 
 def missing_as_pandas(value: Any, dtype: Any) -> Any:
-    """A float result as pandas gives it for a column of ``dtype`` when it is missing: NA for
-    pandas' nullable numbers, NaN (the value itself) for NumPy's.
+    """A result as pandas gives it for a column of ``dtype`` when it is missing: the dtype's
+    own missing value for pandas' extension dtypes (NA for nullable numbers and ``"string"``,
+    NaN for ``"str"``), the value itself (NaN, NaT) for NumPy's.
 
     >>> import pandas as pd
     >>> missing_as_pandas(float("nan"), pd.Int64Dtype()), missing_as_pandas(2.5, pd.Int64Dtype())
     (<NA>, 2.5)
+    >>> missing_as_pandas(float("nan"), pd.StringDtype())
+    <NA>
     """
-    if isinstance(dtype, pd.api.extensions.ExtensionDtype) and getattr(dtype, "kind", "") in "iufb" and \
-            (value is pd.NA or value != value):
-        return pd.NA
+    if isinstance(dtype, pd.api.extensions.ExtensionDtype) and pd.api.types.is_scalar(value) and pd.isna(value):
+        return dtype.na_value
     return value
 
 
