@@ -40,13 +40,18 @@ def _sizes(draw: st.DrawFn) -> tuple[int, tuple]:
     return n, tuple(b - a for a, b in zip(edges, edges[1:]))
 
 
-@settings(max_examples=60, deadline=None, database=None)
-@given(st.data())
-def test_lu_is_scipys_lu_and_the_solves_are_numpys(data):
+def _case(data: st.DataObject) -> tuple:
+    """A size, square chunks, a dtype, a generator and a random matrix of them."""
     n, chunks = _sizes(data.draw)
     dtype = data.draw(st.sampled_from(DTYPES))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
-    a = _matrix(rng, n, dtype)
+    return n, chunks, dtype, rng, _matrix(rng, n, dtype)
+
+
+@settings(max_examples=60, deadline=None, database=None)
+@given(st.data())
+def test_lu_is_scipys_lu_and_the_solves_are_numpys(data):
+    n, chunks, dtype, rng, a = _case(data)
     x = xa.from_array(a, chunks=(chunks, chunks))
     tol = _tol(dtype)
     p, l, u = xa.linalg.lu(x)
@@ -77,10 +82,8 @@ def test_lu_is_scipys_lu_and_the_solves_are_numpys(data):
 @settings(max_examples=40, deadline=None, database=None)
 @given(st.data())
 def test_triangular_solves_and_cholesky_are_scipys_and_numpys(data):
-    n, chunks = _sizes(data.draw)
-    dtype = data.draw(st.sampled_from(DTYPES))
-    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
-    a = _matrix(rng, n, dtype) + 20 * n * np.eye(n, dtype=dtype)
+    n, chunks, dtype, rng, a = _case(data)
+    a = a + 20 * n * np.eye(n, dtype=dtype)
     x = xa.from_array(a, chunks=(chunks, chunks))
     tol = _tol(dtype)
     b = rng.normal(size=(n, 2))

@@ -336,6 +336,11 @@ def where(condition: Any, x: Any, y: Any) -> Array:
     return elemwise(np.ma.where, condition, x, y, dtype=dtype)
 
 
+def _like(func: Any, a: Any) -> Array:
+    a = asarray(a)
+    return elemwise(func, a, dtype=a.dtype)
+
+
 def ones_like(a: Any) -> Array:
     """Ones shaped, chunked and masked as ``a``, as ``numpy.ma.ones_like``.
 
@@ -343,8 +348,7 @@ def ones_like(a: Any) -> Array:
     >>> xa.ma.ones_like(xa.ma.masked_equal(xa.arange(3, chunks=2), 1)).compute().tolist()
     [1, None, 1]
     """
-    a = asarray(a)
-    return elemwise(np.ma.ones_like, a, dtype=a.dtype)
+    return _like(np.ma.ones_like, a)
 
 
 def zeros_like(a: Any) -> Array:
@@ -354,8 +358,7 @@ def zeros_like(a: Any) -> Array:
     >>> xa.ma.zeros_like(xa.ma.masked_equal(xa.arange(3, chunks=2), 1)).compute().tolist()
     [0, None, 0]
     """
-    a = asarray(a)
-    return elemwise(np.ma.zeros_like, a, dtype=a.dtype)
+    return _like(np.ma.zeros_like, a)
 
 
 def empty_like(a: Any) -> Array:
@@ -365,5 +368,4 @@ def empty_like(a: Any) -> Array:
     >>> xa.ma.getmaskarray(xa.ma.empty_like(xa.ma.masked_equal(xa.arange(3, chunks=2), 1))).compute().tolist()
     [False, True, False]
     """
-    a = asarray(a)
-    return elemwise(np.ma.empty_like, a, dtype=a.dtype)
+    return _like(np.ma.empty_like, a)

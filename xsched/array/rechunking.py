@@ -438,7 +438,7 @@ def rechunk(x: Array, chunks: Any = "auto", *, limit: Any = None, method: str | 
     >>> x.rechunk({0: (1, 9)}).compute().tolist()
     [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
     """
-    from .masking import has_unknown_chunks, known_chunks_needed
+    from .masking import has_unknown_chunks
 
     if has_unknown_chunks(x):
         return _rechunk_known_axes(x, chunks)
