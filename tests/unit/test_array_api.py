@@ -745,11 +745,27 @@ def test_matrix_norms_from_singular_values_match_numpy(ord):
         np.testing.assert_allclose(xa.linalg.norm(y, ord).compute(), np.linalg.norm(v, ord))
 
 
+@pytest.mark.parametrize("shape,chunks", [((3, 8), (3, 4)), ((1, 7), (1, 3)), ((5, 12), (5, 12))])
+@pytest.mark.parametrize("complex_", [False, True])
+def test_qr_and_svd_of_a_matrix_wider_than_tall_as_numpy(shape, chunks, complex_):
+    m = data(shape) + (1j * data(shape, seed=9) if complex_ else 0)
+    x = xa.from_array(m, chunks=chunks)
+    q, r = xa.linalg.qr(x)
+    want_q, want_r = np.linalg.qr(m)
+    np.testing.assert_allclose(q.compute(), want_q, atol=1e-12)  # (the same LAPACK on the same square)
+    np.testing.assert_allclose(r.compute(), want_r, atol=1e-12)
+    assert (np.tril(r.compute(), -1) == 0).all() and r.chunks == ((shape[0],), x.chunks[1])
+    u, s, vt = xa.linalg.svd(x)
+    np.testing.assert_allclose(s.compute(), np.linalg.svd(m, compute_uv=False))
+    np.testing.assert_allclose(((u * s) @ vt).compute(), m, atol=1e-10)
+    assert vt.chunks == ((shape[0],), x.chunks[1]) and u.dtype == q.dtype == m.dtype
+
+
 def test_qr_names_the_fix_when_the_matrix_is_not_tall_and_skinny():
     with pytest.raises(ValueError, match=r"in 2 chunks \(3, 3\): use a.rechunk\(\{1: 6\}\)"):
         xa.linalg.qr(xa.from_array(data((20, 6)), chunks=(10, 3)))
-    with pytest.raises(ValueError, match=r"shape is \(6, 20\): factor its transpose"):
-        xa.linalg.svd(xa.from_array(data((6, 20)), chunks=(6, 10)))
+    with pytest.raises(ValueError, match=r"wider than tall \(shape \(6, 20\)\) .* use a.rechunk\(\{0: 6\}\)"):
+        xa.linalg.svd(xa.from_array(data((6, 20)), chunks=(3, 10)))
     with pytest.raises(ValueError, match="2 dimensions"):
         xa.linalg.qr(xa.ones(5, chunks=2))
 

@@ -25,9 +25,11 @@ pseudo-inverse, a rank-deficient ``a`` gives the least-norm solution::
     lstsq-x-<t>-0.j  V S^+ U_r^H of the sum over i   (x: one row chunk, b's column chunks)
 
 Factors are unique up to the signs of columns (rows of ``V^T``), as numpy's are; the
-products reconstruct ``A``. Shapes are checked when the expression is built: more than one
-column chunk fails naming the chunks and the ``rechunk`` that fixes it; a matrix wider than
-tall, naming its shape.
+products reconstruct ``A``. A matrix wider than tall, its rows in one chunk, is factored too:
+``qr`` from its leading square (``Q``) and ``R = triu(Q^H A)``, ``svd`` through its
+transpose. Shapes are checked when the expression is built: a tall matrix with more than
+one column chunk, or a wide one with more than one row chunk, fails naming the chunks and
+the ``rechunk`` that fixes it. ``svd_compressed`` (at the end) takes any matrix.
 
 >>> import numpy as np, xsched.array as xa
 >>> a = xa.from_array(np.arange(24.0).reshape(8, 3) ** 1.5, chunks=(4, 3))
@@ -52,6 +54,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.spec import Ref, Task
 from .core import Array
 from .creation import asarray, from_array, zeros
+from .manipulation import triu
 from .masking import known_chunks_needed
 from .random import default_rng
 
@@ -60,6 +63,10 @@ __all__ = ["qr", "svd", "lstsq", "svd_compressed"]
 
 def _qr_block(block: np.ndarray) -> tuple:
     return np.linalg.qr(block)
+
+
+def _q_of(block: np.ndarray) -> np.ndarray:
+    return np.linalg.qr(block)[0]
 
 
 def _qr_stack(rs: list) -> tuple:
@@ -95,13 +102,28 @@ def _item(parts: tuple, i: int) -> np.ndarray:
     return parts[i]
 
 
+def _wide(a: Any, op: str) -> Array | None:
+    """``a`` when it is a matrix wider than tall (its rows in one chunk, else the error says
+    how), factored through its transpose or its leading square; None otherwise."""
+    a = asarray(a)
+    if a.ndim != 2 or not a.shape[0] < a.shape[1]:  # (rows of unknown length: tall, as TSQR takes them)
+        return None
+    m, rows = a.shape[0], a.chunks[0]
+    if len(rows) != 1:
+        raise ValueError(f"{op}: a matrix wider than tall (shape {a.shape}) is factored with its {m} rows in one "
+                         f"chunk; they are in {len(rows)} chunks {rows}: use a.rechunk({{0: {m}}})")
+    if a.dtype.kind not in "fc":
+        a = a.astype(np.result_type(a.dtype, np.float64))
+    return a
+
+
 def _tall_skinny(a: Any, op: str) -> Array:
     a = asarray(a)
     if a.ndim != 2:
         raise ValueError(f"{op}: a matrix (2 dimensions) is needed, this array has {a.ndim}: shape {a.shape}")
     if a.shape[0] < a.shape[1]:
         raise ValueError(f"{op}: the matrix must be tall and skinny, at least as many rows as columns; its shape "
-                         f"is {a.shape}: factor its transpose (a.T)")
+                         f"is {a.shape}")
     rows, cols = a.chunks
     if len(cols) != 1:
         raise ValueError(f"{op}: the matrix must be tall and skinny, its {a.shape[1]} columns in one chunk; they "
@@ -144,7 +166,19 @@ def qr(a: Any) -> tuple[Array, Array]:
     >>> q, r = xa.linalg.qr(a)
     >>> np.allclose((q.T @ q).compute(), np.eye(5)), r.shape
     (True, (5, 5))
+
+    A matrix wider than tall (its rows in one chunk) is factored as NumPy's: ``Q`` square,
+    from its leading square, and ``R = triu(Q^H a)`` with ``a``'s column chunks.
+
+    >>> w = xa.from_array(np.random.default_rng(1).normal(size=(3, 8)), chunks=(3, 4))
+    >>> q, r = xa.linalg.qr(w)
+    >>> np.allclose((q @ r).compute(), w.compute()), q.shape, r.chunks
+    (True, (3, 3), ((3,), (4, 4)))
     """
+    wide = _wide(a, "qr")
+    if wide is not None:
+        q = wide[:, :wide.shape[0]].rechunk({1: -1}).map_blocks(_q_of, dtype=wide.dtype, name="qr-square")
+        return q, triu(q.conj().T @ wide)
     a = _tall_skinny(a, "qr")
     layers, q_name, r_name, _, _ = _tsqr(a)
     n = a.shape[1]
@@ -162,7 +196,14 @@ def svd(a: Any) -> tuple[Array, Array, Array]:
     >>> u, s, vt = xa.linalg.svd(xa.from_array(x, chunks=(200, 4)))
     >>> np.allclose(((u * s) @ vt).compute(), x), u.chunks[0]
     (True, (200, 200, 200))
+
+    A matrix wider than tall (its rows in one chunk) is factored through its transpose:
+    ``V^T`` then has ``a``'s column chunks.
     """
+    wide = _wide(a, "svd")
+    if wide is not None:  # (a^H = U S W gives a = W^H S U^H)
+        u, s, w = svd(wide.conj().T)
+        return w.conj().T, s, u.conj().T
     a = _tall_skinny(a, "svd")
     layers, q_name, _, stack_key, blocks = _tsqr(a)
     rows, n = a.chunks[0], a.shape[1]
