@@ -15,8 +15,10 @@ diagonal block needs no care, the pivot is sought in every row below it. Step ``
     lu-col-<t>-k.j    j > k: column j's rows k.. in order_k; U_kj = L_kk^-1 S_k (a triangular
                       solve), and its trailing rows k+1.., S_rest - L_rest @ U_kj, for step k+1
     lu-order-<t>      the steps' orders composed: a[order] == L @ U
-    lu-l/u/p-<t>-i.j  the blocks of L (column j's panel, its rows reordered by the later
-                      steps), U, and P (P[r, c] = 1 where order[c] == r)
+    lu-lorder-<t>-j   where column j's rows of L come from in its panel, as the later steps
+                      reordered them (an int per row)
+    lu-l/u/p-<t>-i.j  the blocks of L (rows of column j's panel), U, and P (P[r, c] = 1
+                      where order[c] == r)
 
 A task holds one column of blocks from the diagonal down and the step's panel, never the
 matrix. The steps run one after another; the columns of a step run in parallel.
@@ -161,13 +163,18 @@ def _order(n: int, starts: list, *orders: np.ndarray) -> np.ndarray:
     return out
 
 
-def _l_column(panel: tuple, offsets: list, *orders: np.ndarray) -> np.ndarray:
-    """Column ``j`` of ``L``, its rows reordered as each later step reordered them (step
-    ``m``'s rows start ``offsets[m]`` rows into the column)."""
-    l = panel[1].copy()
+def _l_order(height: int, offsets: list, *orders: np.ndarray) -> np.ndarray:
+    """Where each row of column ``j``'s ``L`` comes from in its panel: the rows reordered as
+    each later step reordered them (step ``m``'s rows start ``offsets[m]`` rows into the
+    column). Small (one int per row): the panel is read once per block, never copied whole."""
+    rows = np.arange(height)
     for offset, order in zip(offsets, orders):
-        l[offset:] = l[offset:][order]
-    return l
+        rows[offset:] = rows[offset:][order]
+    return rows
+
+
+def _l_block(panel: tuple, rows: np.ndarray, start: int, stop: int) -> np.ndarray:
+    return panel[1][rows[start:stop]]
 
 
 def _rows(x: np.ndarray, start: int, stop: int) -> np.ndarray:
@@ -262,7 +269,7 @@ def _factor(a: Array) -> tuple[_LU, np.dtype]:
     n, count = starts[-1], len(chunks)
     token = new_token("lu", a.name, chunks, str(dtype))
     ann = annotations_in_force()
-    names = {part: f"lu-{part}-{token}" for part in ("panel", "col", "perm", "order", "lcol", "l", "u", "p")}
+    names = {part: f"lu-{part}-{token}" for part in ("panel", "col", "perm", "order", "lorder", "l", "u", "p")}
 
     def task(func: Any, *args: Any) -> Task:
         return Task(func, args, {}, per_task(ann))
@@ -282,13 +289,13 @@ def _factor(a: Array) -> tuple[_LU, np.dtype]:
     layers[names["order"]][key("order")] = task(_order, n, starts[:-1], *perms)
     for j in range(count):
         offsets = [starts[m] - starts[j] for m in range(j + 1, count)]
-        layers[names["lcol"]][key("lcol", j)] = task(_l_column, Ref(key("panel", j)), offsets, *perms[j + 1:])
+        layers[names["lorder"]][key("lorder", j)] = task(_l_order, n - starts[j], offsets, *perms[j + 1:])
     for i in range(count):
         for j in range(count):
             shape = (chunks[i], chunks[j])
             layers[names["l"]][key("l", i, j)] = (
-                task(_rows, Ref(key("lcol", j)), starts[i] - starts[j], starts[i + 1] - starts[j]) if i >= j
-                else task(_zeros, shape, dtype))
+                task(_l_block, Ref(key("panel", j)), Ref(key("lorder", j)), starts[i] - starts[j],
+                     starts[i + 1] - starts[j]) if i >= j else task(_zeros, shape, dtype))
             layers[names["u"]][key("u", i, j)] = (
                 task(_item, Ref(key("panel", i)), 2) if i == j else
                 task(_item, Ref(key("col", i, j)), 0) if i < j else task(_zeros, shape, dtype))
