@@ -94,6 +94,10 @@ def test_bad_input_fails_when_built_naming_the_fix():
         xd.qcut(s, [0, 1.5])
     with pytest.raises(ValueError, match="bins must increase monotonically"):  # (pandas' own, when built)
         xd.cut(s, [3, 1, 2])
+    text = xd.from_pandas(pd.Series(["a", "b", "c"], name="n"), npartitions=2)
+    for build in (lambda: xd.cut(text, 2), lambda: xd.cut(text, [0, 1]), lambda: xd.qcut(text, 2)):
+        with pytest.raises(TypeError, match=r"the values of 'n' \(str\) cannot be binned"):
+            build()
 
 
 def test_multiply_subtract_isnull_and_notnull_are_pandas_other_names():

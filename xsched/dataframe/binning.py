@@ -34,7 +34,7 @@ import pandas as pd
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from .categorical import mark_unknown
-from .core import Scalar, Series, map_partitions, part_key
+from .core import Scalar, Series, _nonempty, map_partitions, part_key
 
 __all__ = ["cut", "qcut"]
 
@@ -71,6 +71,17 @@ def _checked(x: Any, labels: Any, op: str) -> Series:
     return x
 
 
+def _binnable(x: Series, op: str, call: Any) -> None:
+    """pandas' refusal of values it cannot bin (text, say), when built: ``call`` on a stand-in
+    of two rows of ``x``'s dtype (errors that depend on the values are left to the data)."""
+    try:
+        call(_nonempty(x._meta))
+    except (TypeError, NotImplementedError) as exc:  # (pyarrow's text: NotImplementedError)
+        raise TypeError(f"{op}: the values of {x._meta.name!r} ({x._meta.dtype}) cannot be binned: {exc}") from None
+    except ValueError:
+        pass
+
+
 def _binned(x: Series, edges: Any, labels: Any, ordered: bool, op: str, retbins: bool, **kwargs: Any) -> Any:
     """pandas' cut of every partition with ``edges`` (known values, or a lazy ``Scalar``)."""
     if isinstance(edges, Scalar):
@@ -102,10 +113,12 @@ def cut(x: Series, bins: Any, right: bool = True, labels: Any = None, retbins: b
         if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
             raise ValueError(f"cut: bins must be a positive number of bins, a sequence of edges or an IntervalIndex; "
                              f"got {bins!r}")
+        _binnable(x, "cut", lambda sample: pd.cut(sample, int(bins), right=right))
         low, high = x.min(), x.max()
         edges: Any = _scalar("cut-edges", _edges_from_range, [low.key, high.key], int(bins), right,
                              graphs=[low._graph, high._graph])
     else:
+        _binnable(x, "cut", lambda sample: pd.cut(sample, bins, **options))
         edges = bins
     return _binned(x, edges, labels, ordered, "cut", retbins, **options)
 
@@ -135,6 +148,7 @@ def qcut(x: Series, q: Any, labels: Any = None, retbins: bool = False, precision
         quantiles = np.asarray(q, dtype=float)
         if quantiles.ndim != 1 or ((quantiles < 0) | (quantiles > 1)).any():
             raise ValueError(f"qcut: the quantiles must be a list of numbers from 0 to 1; got {q!r}")
+    _binnable(x, "qcut", lambda sample: pd.qcut(sample, list(quantiles), duplicates="drop"))
     edges = x.quantile(list(quantiles))
     if edges.npartitions != 1:  # (a quantile's tree ends in one task)
         raise RuntimeError(f"qcut: the quantiles came in {edges.npartitions} partitions, not one")
