@@ -62,9 +62,13 @@ def test_frompyfunc_calls_once_per_value_and_boxes_0d_results():
     assert r.shape == () and r.compute() == [5, 5]
 
 
-def test_asanyarray_refuses_masked_arrays():
-    with pytest.raises(TypeError, match=r"masked arrays are not supported .* m.filled"):
-        xa.asanyarray(np.ma.masked_array([1, 2, 999], mask=[0, 0, 1]))
+def test_asanyarray_and_from_array_keep_a_masked_arrays_mask():
+    m = np.ma.masked_array([1, 2, 999, 4], mask=[0, 0, 1, 0], fill_value=-1)
+    x = xa.asanyarray(m, chunks=2)
+    got = x.compute()
+    assert isinstance(got, np.ma.MaskedArray) and got.mask.tolist() == [False, False, True, False]
+    assert got.fill_value == -1 and int(x.sum()) == 7 and float(x.mean()) == pytest.approx(7 / 3)
+    assert xa.from_array(m, chunks=1).name != xa.from_array(np.ma.masked_array([1, 2, 999, 4]), chunks=1).name
 
 
 def test_npy_stacks_read_back_writable_and_refuse_what_they_cannot_keep(tmp_path):

@@ -99,6 +99,20 @@ class Device:
 CPU = Device()
 
 
+def check_device(device: Any, op: str) -> None:
+    """The Array API's ``device=``: None, ``CPU`` or ``"cpu"`` (every xsched array lives in
+    host memory); any other device is refused, naming ``op``.
+
+    >>> check_device("cpu", "ones")
+    >>> check_device("cuda:0", "ones")
+    Traceback (most recent call last):
+    ...
+    ValueError: ones: xsched arrays live on Device('cpu') only, not on 'cuda:0'
+    """
+    if device is not None and device is not CPU and device != "cpu":
+        raise ValueError(f"{op}: xsched arrays live on {CPU!r} only, not on {device!r}")
+
+
 class Array:
     """A chunked n-dimensional array: a grid of numpy blocks computed by a task graph.
 
@@ -447,8 +461,7 @@ class Array:
         """
         if stream is not None:
             raise ValueError(f"to_device: xsched arrays have no streams, got stream={stream!r}")
-        if device is not CPU and device != "cpu":
-            raise ValueError(f"to_device: xsched arrays live on {CPU!r} only, not on {device!r}")
+        check_device(device, "to_device")
         return self
 
     def to_hdf5(self, path: str, name: str, **kwargs: Any) -> None:
@@ -485,7 +498,7 @@ class Array:
         return reductions.mean(self, axis=axis, dtype=dtype, keepdims=keepdims,
                                split_every=split_every, out=out)
 
-    def var(self, axis=None, dtype=None, ddof=0, keepdims=False, split_every=None, out=None):
+    def var(self, axis=None, dtype=None, ddof=0, keepdims=False, split_every=None, out=None, *, correction=None):
         """Variance over ``axis`` (None: all); see ``xsched.array.var``.
 
         >>> import numpy as np, xsched.array as xa
@@ -494,9 +507,9 @@ class Array:
         (5.0, 6.666666666666667)
         """
         return reductions.var(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
-                              split_every=split_every, out=out)
+                              split_every=split_every, out=out, correction=correction)
 
-    def std(self, axis=None, dtype=None, ddof=0, keepdims=False, split_every=None, out=None):
+    def std(self, axis=None, dtype=None, ddof=0, keepdims=False, split_every=None, out=None, *, correction=None):
         """Standard deviation over ``axis`` (None: all); see ``xsched.array.std``.
 
         >>> import numpy as np, xsched.array as xa
@@ -504,7 +517,7 @@ class Array:
         [1.0, 2.0]
         """
         return reductions.std(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
-                              split_every=split_every, out=out)
+                              split_every=split_every, out=out, correction=correction)
 
     def min(self, axis=None, keepdims=False, split_every=None, out=None):
         """Minimum over ``axis`` (None: all); see ``xsched.array.min``.
@@ -650,6 +663,25 @@ class Array:
 
     def __int__(self) -> int:
         return self._scalar(int)
+
+    def __index__(self) -> int:
+        """A 0-d integer (or bool) array as a Python int, computed now: ``range(n)``,
+        ``x[i]`` and ``repeat(a, n)`` take one (the Array API's ``__index__``)."""
+        if self.dtype.kind not in "iub":
+            raise TypeError(f"only integer scalar arrays can be converted to a scalar index; this one is {self.dtype}")
+        return self._scalar(int)
+
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Any = None) -> Any:
+        """The array computed, handed over through NumPy's DLPack export: another library's
+        ``from_dlpack(x)`` asks for the values in its own memory, as ``np.asarray(x)`` does."""
+        options = {k: v for k, v in (("stream", stream), ("max_version", max_version), ("dl_device", dl_device),
+                                     ("copy", copy)) if v is not None}
+        return np.ascontiguousarray(np.asarray(self.compute())).__dlpack__(**options)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """Host memory (DLPack's ``kDLCPU``, device 0): where ``__dlpack__`` puts the values."""
+        return (1, 0)
 
     def __complex__(self) -> complex:
         return self._scalar(complex)
@@ -816,10 +848,12 @@ def from_array(x: Any, chunks: Any = "auto", *, name: str | None = None) -> Arra
     """
     if isinstance(x, Array):
         return x
-    if isinstance(x, np.ma.MaskedArray):  # (np.asarray would keep the masked values as data)
-        raise TypeError("from_array: masked arrays are not supported (their mask would be lost); pass "
-                        "m.filled(value), or m.filled(np.nan) for floats")
-    if hdf5.is_h5py_dataset(x):
+    masked = isinstance(x, np.ma.MaskedArray)  # (its blocks keep their masks: joins.py, ma.py)
+    if masked:
+        source = x
+        token_parts = ("masked", np.ma.getdata(x), np.ma.getmaskarray(x), x.fill_value)
+        stored = None
+    elif hdf5.is_h5py_dataset(x):
         source: Any = hdf5.H5Source.from_dataset(x)
         token_parts: tuple = source.token_parts()
         stored = getattr(x, "chunks", None)
@@ -845,7 +879,7 @@ def from_array(x: Any, chunks: Any = "auto", *, name: str | None = None) -> Arra
     for index in np.ndindex(*tuple(len(c) for c in chunks)):
         slices = tuple(slice(starts[a][i], starts[a][i + 1]) for a, i in enumerate(index))
         if isinstance(source, np.ndarray):
-            task = Task(np.array, (source[slices],), {}, per_task(ann))
+            task = Task(np.ma.array if masked else np.array, (source[slices],), {}, per_task(ann))
         else:
             task = Task(_read_block, (source, slices), {}, per_task(ann))
         layer[chunk_key(arr_name, index)] = task

@@ -26,7 +26,7 @@ import numpy as np
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Task
 from .chunks import _starts, normalize_chunks
-from .core import Array, from_array
+from .core import Array, check_device, from_array
 
 __all__ = ["generate", "arange", "linspace", "full", "ones", "zeros", "empty", "eye",
            "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "array",
@@ -76,13 +76,14 @@ def _full_block(shape: tuple[int, ...], start: tuple, fill: Any, dtype: np.dtype
     return np.full(shape, fill, dtype=dtype)
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None, chunks: Any = "auto") -> Array:
+def full(shape: Any, fill_value: Any, dtype: Any = None, chunks: Any = "auto", *, device: Any = None) -> Array:
     """An array filled with ``fill_value`` (a scalar), made block by block on the workers.
 
     >>> import xsched.array as xa
     >>> xa.full((2, 3), 7, chunks=2).compute().tolist()
     [[7, 7, 7], [7, 7, 7]]
     """
+    check_device(device, "full")
     if np.ndim(fill_value) != 0:
         raise ValueError(f"full: fill_value must be a scalar, got an array of shape "
                          f"{np.shape(fill_value)}; use broadcast_to for arrays.")
@@ -90,29 +91,31 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, chunks: Any = "auto") -
     return generate("full", _full_block, shape, dtype, chunks, (fill_value, dtype))
 
 
-def ones(shape: Any, dtype: Any = float, chunks: Any = "auto") -> Array:
+def ones(shape: Any, dtype: Any = float, chunks: Any = "auto", *, device: Any = None) -> Array:
     """An array of ones, made block by block on the workers.
 
     >>> import xsched.array as xa
     >>> float(xa.ones((4, 4), chunks=2).sum().compute())
     16.0
     """
+    check_device(device, "ones")
     dtype = np.dtype(dtype)
     return generate("ones", _full_block, shape, dtype, chunks, (1, dtype))
 
 
-def zeros(shape: Any, dtype: Any = float, chunks: Any = "auto") -> Array:
+def zeros(shape: Any, dtype: Any = float, chunks: Any = "auto", *, device: Any = None) -> Array:
     """An array of zeros, made block by block on the workers.
 
     >>> import xsched.array as xa
     >>> xa.zeros(5, chunks=2).chunks
     ((2, 2, 1),)
     """
+    check_device(device, "zeros")
     dtype = np.dtype(dtype)
     return generate("zeros", _full_block, shape, dtype, chunks, (0, dtype))
 
 
-def empty(shape: Any, dtype: Any = float, chunks: Any = "auto") -> Array:
+def empty(shape: Any, dtype: Any = float, chunks: Any = "auto", *, device: Any = None) -> Array:
     """An array to be overwritten: its blocks hold zeros (numpy's uninitialised memory would
     make results depend on which worker made a block).
 
@@ -120,6 +123,7 @@ def empty(shape: Any, dtype: Any = float, chunks: Any = "auto") -> Array:
     >>> xa.empty((2, 2), chunks=1).shape
     (2, 2)
     """
+    check_device(device, "empty")
     dtype = np.dtype(dtype)
     return generate("empty", _full_block, shape, dtype, chunks, (0, dtype))
 
@@ -136,7 +140,7 @@ def _like(a: Any, dtype: Any, chunks: Any, shape: Any) -> tuple:
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, chunks: Any = None,
-              shape: Any = None) -> Array:
+              shape: Any = None, *, device: Any = None) -> Array:
     """An array shaped (and, for an xsched array, chunked) like ``a``, filled with
     ``fill_value``.
 
@@ -146,39 +150,43 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, chunks: Any = None,
     >>> y.chunks, y.compute().tolist()
     (((3, 1),), [2.0, 2.0, 2.0, 2.0])
     """
+    check_device(device, "full_like")
     shape, dtype, chunks = _like(a, dtype, chunks, shape)
     return full(shape, fill_value, dtype, chunks)
 
 
-def ones_like(a: Any, dtype: Any = None, chunks: Any = None, shape: Any = None) -> Array:
+def ones_like(a: Any, dtype: Any = None, chunks: Any = None, shape: Any = None, *, device: Any = None) -> Array:
     """Ones shaped (and chunked) like ``a``.
 
     >>> import numpy as np, xsched.array as xa
     >>> xa.ones_like(np.zeros((2, 2), "i4")).compute().tolist()
     [[1, 1], [1, 1]]
     """
+    check_device(device, "ones_like")
     shape, dtype, chunks = _like(a, dtype, chunks, shape)
     return ones(shape, dtype, chunks)
 
 
-def zeros_like(a: Any, dtype: Any = None, chunks: Any = None, shape: Any = None) -> Array:
+def zeros_like(a: Any, dtype: Any = None, chunks: Any = None, shape: Any = None, *, device: Any = None) -> Array:
     """Zeros shaped (and chunked) like ``a``.
 
     >>> import numpy as np, xsched.array as xa
     >>> xa.zeros_like(xa.ones((3,), chunks=2)).chunks
     ((2, 1),)
     """
+    check_device(device, "zeros_like")
     shape, dtype, chunks = _like(a, dtype, chunks, shape)
     return zeros(shape, dtype, chunks)
 
 
-def empty_like(a: Any, dtype: Any = None, chunks: Any = None, shape: Any = None) -> Array:
+def empty_like(a: Any, dtype: Any = None, chunks: Any = None, shape: Any = None, *, device: Any = None) -> Array:
     """An array to be overwritten, shaped (and chunked) like ``a`` (see ``empty``).
 
     >>> import numpy as np, xsched.array as xa
     >>> xa.empty_like(np.zeros((2, 5))).shape
     (2, 5)
     """
+    check_device(device, "empty_like")
     shape, dtype, chunks = _like(a, dtype, chunks, shape)
     return empty(shape, dtype, chunks)
 
@@ -195,7 +203,7 @@ def _arange_block(shape: tuple, start: tuple, first: Any, step: Any,
 
 
 def arange(start: Any, stop: Any = None, step: Any = 1, *, dtype: Any = None,
-           chunks: Any = "auto") -> Array:
+           chunks: Any = "auto", device: Any = None) -> Array:
     """Evenly spaced values in ``[start, stop)``, as ``numpy.arange``; each block computes its
     own values on a worker.
 
@@ -205,6 +213,7 @@ def arange(start: Any, stop: Any = None, step: Any = 1, *, dtype: Any = None,
     >>> xa.arange(1.0, chunks=5).dtype
     dtype('float64')
     """
+    check_device(device, "arange")
     if stop is None:
         start, stop = 0, start
     if step == 0:
@@ -240,13 +249,14 @@ def _spacing(start: Any, stop: Any, num: Any, endpoint: bool, what: str) -> tupl
 
 
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
-             retstep: bool = False, dtype: Any = None, chunks: Any = "auto") -> Any:
+             retstep: bool = False, dtype: Any = None, chunks: Any = "auto", *, device: Any = None) -> Any:
     """``num`` evenly spaced values from ``start`` to ``stop``, as ``numpy.linspace``.
 
     >>> import xsched.array as xa
     >>> xa.linspace(0, 1, 5, chunks=2).compute().tolist()
     [0.0, 0.25, 0.5, 0.75, 1.0]
     """
+    check_device(device, "linspace")
     num, div, step = _spacing(start, stop, num, endpoint, "linspace")
     computed = np.result_type(start, stop, float(num))
     dtype = np.dtype(dtype) if dtype is not None else computed
@@ -311,13 +321,14 @@ def _eye_block(shape: tuple, start: tuple, k: int, dtype: np.dtype) -> np.ndarra
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float,
-        chunks: Any = "auto") -> Array:
+        chunks: Any = "auto", *, device: Any = None) -> Array:
     """An ``N x M`` array with ones on diagonal ``k`` and zeros elsewhere.
 
     >>> import xsched.array as xa
     >>> xa.eye(2, 3, k=1, dtype=int, chunks=2).compute().tolist()
     [[0, 1, 0], [0, 0, 1]]
     """
+    check_device(device, "eye")
     M = N if M is None else M
     dtype = np.dtype(dtype)
     return generate("eye", _eye_block, (N, M), dtype, chunks, (int(k), dtype))
@@ -479,25 +490,34 @@ def _lazy_source(a: Any) -> bool:
         hasattr(a, n) for n in ("shape", "dtype", "__getitem__"))
 
 
-def asarray(a: Any, dtype: Any = None, chunks: Any = "auto") -> Array:
+def asarray(a: Any, dtype: Any = None, chunks: Any = "auto", *, copy: bool | None = None,
+            device: Any = None) -> Array:
     """``a`` as an xsched array: an xsched array is returned as it is (cast to ``dtype`` and
-    rechunked when asked), anything else goes through ``from_array`` (numpy arrays, lists,
-    scalars, h5py datasets read lazily).
+    rechunked when asked), anything else goes through ``from_array`` (numpy arrays, masked
+    ones too, lists, scalars, h5py datasets read lazily).
+
+    ``copy`` is the Array API's: ``True`` gives a new array object (``x[i] = v`` on one then
+    leaves the other as it was) and copies a NumPy input, so that changing it later changes
+    nothing here; ``False`` refuses a cast, which would copy.
 
     >>> import numpy as np, xsched.array as xa
     >>> x = xa.asarray([[1, 2], [3, 4]], chunks=1)
-    >>> x.chunks, xa.asarray(x) is x
-    (((1, 1), (1, 1)), True)
+    >>> x.chunks, xa.asarray(x) is x, xa.asarray(x, copy=True) is x
+    (((1, 1), (1, 1)), True, False)
     """
+    check_device(device, "asarray")
+    if copy is False and dtype is not None and np.dtype(dtype) != getattr(a, "dtype", np.asarray(a).dtype):
+        raise ValueError(f"asarray: copy=False, but a cast to {np.dtype(dtype)} makes a copy; pass copy=None "
+                         "to allow it")
     if isinstance(a, Array):
         out = a if dtype is None else a.astype(dtype)
-        if isinstance(chunks, str) and chunks == "auto":
-            return out
-        return out.rechunk(chunks)
-    if _lazy_source(a) or isinstance(a, np.ma.MaskedArray):  # (from_array refuses a masked one, saying why)
-        out = from_array(a, chunks=chunks)
+        if not (isinstance(chunks, str) and chunks == "auto"):
+            out = out.rechunk(chunks)
+        return Array(out._graph, out.name, out.chunks, out.dtype) if copy and out is a else out
+    if _lazy_source(a) or isinstance(a, np.ma.MaskedArray):
+        out = from_array(a.copy() if copy and isinstance(a, np.ndarray) else a, chunks=chunks)
         return out if dtype is None else out.astype(dtype)
-    return from_array(np.asarray(a, dtype=dtype), chunks=chunks)
+    return from_array(np.array(a, dtype=dtype, copy=True if copy else None), chunks=chunks)
 
 
 def array(a: Any, dtype: Any = None, chunks: Any = "auto") -> Array:
@@ -526,9 +546,7 @@ def from_dlpack(x: Any, *, device: Any = None, copy: bool | None = None, chunks:
     >>> xa.from_dlpack(np.arange(6).reshape(2, 3), chunks=(1, 3)).sum(axis=0).compute().tolist()
     [3, 5, 7]
     """
-    if device not in (None, "cpu"):
-        raise ValueError(f"from_dlpack: xsched arrays live in host memory; device={device!r} is not "
-                         "possible (pass None or 'cpu')")
+    check_device(device, "from_dlpack")
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack takes an object with a __dlpack__ method (an array of another "
                         f"library), not {type(x).__name__}; for lists and NumPy arrays use xsched.array.asarray")

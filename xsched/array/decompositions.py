@@ -46,7 +46,7 @@ True
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -57,8 +57,40 @@ from .creation import asarray, from_array, zeros
 from .manipulation import triu
 from .masking import known_chunks_needed
 from .random import default_rng
+from .stacked import _per_matrix, _stack
 
-__all__ = ["qr", "svd", "lstsq", "svd_compressed"]
+__all__ = ["qr", "svd", "lstsq", "svd_compressed", "QRResult", "SVDResult"]
+
+
+class QRResult(NamedTuple):
+    """``qr``'s two arrays, named as NumPy's and the Array API's."""
+    Q: Array
+    R: Array
+
+
+class SVDResult(NamedTuple):
+    """``svd``'s three arrays, named as NumPy's and the Array API's."""
+    U: Array
+    S: Array
+    Vh: Array
+
+
+def _stacked(a: Any, op: str, func: Any, signature: str) -> Any:
+    """``func`` (NumPy's reduced ``qr`` or ``svd``) of every matrix of a stack (``..., M, N``,
+    each matrix in one chunk), as ``stacked.py`` runs the Array API's other functions."""
+    a = asarray(a)
+    a = _stack(a, op, "a", error=ValueError)
+    m, n = a.shape[-2:]
+    sample = func(np.eye(2, dtype=a.dtype if a.dtype.kind in "fc" else np.float64))
+    return _per_matrix(func, signature, [a], op, tuple(sample), output_sizes={"k": min(m, n)})
+
+
+def _reduced_qr(x: np.ndarray) -> tuple:
+    return tuple(np.linalg.qr(x, mode="reduced"))
+
+
+def _reduced_svd(x: np.ndarray) -> tuple:
+    return tuple(np.linalg.svd(x, full_matrices=False))
 
 
 def _qr_block(block: np.ndarray) -> tuple:
@@ -157,7 +189,17 @@ def _tsqr(a: Array) -> tuple[dict, str, str, str, list]:
     return layers, q_name, r_name, stack_key, list(blocks)
 
 
-def qr(a: Any) -> tuple[Array, Array]:
+def _full_refused(a: Any, op: str, option: str) -> None:
+    """The square factors a tall (or wide) matrix's complete QR or full SVD would make
+    (``m x m``: a million rows give a terabyte), refused; the same as the reduced ones for a
+    square matrix."""
+    shape = np.shape(a)
+    if len(shape) == 2 and shape[0] != shape[1]:
+        raise ValueError(f"{op}: {option} of a matrix of shape {shape} would make a {max(shape)} x {max(shape)} "
+                         f"factor; xsched gives the reduced factors only ({op}(a) without {option.split('=')[0]}=)")
+
+
+def qr(a: Any, /, *, mode: str = "reduced") -> tuple[Array, Array]:
     """``Q, R`` of a tall-and-skinny matrix (see the module docstring): ``Q`` has ``a``'s row
     chunks and orthonormal columns, ``R`` is upper triangular (one chunk), ``Q @ R == a``.
 
@@ -175,18 +217,24 @@ def qr(a: Any) -> tuple[Array, Array]:
     >>> np.allclose((q @ r).compute(), w.compute()), q.shape, r.chunks
     (True, (3, 3), ((3,), (4, 4)))
     """
+    if mode not in ("reduced", "complete"):
+        raise ValueError(f"qr: mode must be 'reduced' or 'complete', got {mode!r}")
+    if mode == "complete" and np.ndim(a) == 2 and np.shape(a)[0] > np.shape(a)[1]:
+        _full_refused(a, "qr", "mode='complete'")  # (a wide or square matrix's complete Q is its reduced one)
+    if np.ndim(a) > 2:
+        return QRResult(*_stacked(a, "qr", _reduced_qr, "(m,n)->(m,k),(k,n)"))
     wide = _wide(a, "qr")
     if wide is not None:
         q = wide[:, :wide.shape[0]].rechunk({1: -1}).map_blocks(_q_of, dtype=wide.dtype, name="qr-square")
-        return q, triu(q.conj().T @ wide)
+        return QRResult(q, triu(q.conj().T @ wide))
     a = _tall_skinny(a, "qr")
     layers, q_name, r_name, _, _ = _tsqr(a)
     n = a.shape[1]
     graph = LayeredGraph.merge(a._graph, new=layers)
-    return Array(graph, q_name, (a.chunks[0], (n,)), a.dtype), Array(graph, r_name, ((n,), (n,)), a.dtype)
+    return QRResult(Array(graph, q_name, (a.chunks[0], (n,)), a.dtype), Array(graph, r_name, ((n,), (n,)), a.dtype))
 
 
-def svd(a: Any) -> tuple[Array, Array, Array]:
+def svd(a: Any, /, *, full_matrices: bool = False) -> tuple[Array, Array, Array]:
     """``U, S, V^T`` of a tall-and-skinny matrix (see the module docstring), as
     ``numpy.linalg.svd(a, full_matrices=False)``: ``U`` has ``a``'s row chunks, ``S`` the
     singular values in descending order, ``(U * S) @ V^T == a``.
@@ -200,10 +248,14 @@ def svd(a: Any) -> tuple[Array, Array, Array]:
     A matrix wider than tall (its rows in one chunk) is factored through its transpose:
     ``V^T`` then has ``a``'s column chunks.
     """
+    if full_matrices:
+        _full_refused(a, "svd", "full_matrices=True")
+    if np.ndim(a) > 2:
+        return SVDResult(*_stacked(a, "svd", _reduced_svd, "(m,n)->(m,k),(k),(k,n)"))
     wide = _wide(a, "svd")
     if wide is not None:  # (a^H = U S W gives a = W^H S U^H)
         u, s, w = svd(wide.conj().T)
-        return w.conj().T, s, u.conj().T
+        return SVDResult(w.conj().T, s, u.conj().T)
     a = _tall_skinny(a, "svd")
     layers, q_name, _, stack_key, blocks = _tsqr(a)
     rows, n = a.chunks[0], a.shape[1]
@@ -219,8 +271,8 @@ def svd(a: Any) -> tuple[Array, Array, Array]:
         v_name: {chunk_key(v_name, (0, 0)): Task(_item, (Ref(usv_key), 2), {}, per_task(ann))},
     })
     graph = LayeredGraph.merge(a._graph, new=layers)
-    return (Array(graph, u_name, (rows, (n,)), a.dtype), Array(graph, s_name, ((n,),), real),
-            Array(graph, v_name, ((n,), (n,)), a.dtype))
+    return SVDResult(Array(graph, u_name, (rows, (n,)), a.dtype), Array(graph, s_name, ((n,),), real),
+                     Array(graph, v_name, ((n,), (n,)), a.dtype))
 
 
 def _qtb_block(block: tuple, stack: tuple, b: np.ndarray, i: int) -> np.ndarray:

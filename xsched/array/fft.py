@@ -24,7 +24,7 @@ import numpy as np
 
 from ..graph.layers import chunk_key
 from ..graph.spec import Ref
-from .core import Array, block_layer
+from .core import Array, block_layer, check_device
 from .creation import arange, asarray
 from .manipulation import roll
 
@@ -134,7 +134,7 @@ def _roll_half(x: Any, axes: Any, sign: int) -> Array:
     return x
 
 
-def fftfreq(n: int, d: float = 1.0, *, chunks: Any = "auto") -> Array:
+def fftfreq(n: int, d: float = 1.0, *, chunks: Any = "auto", dtype: Any = None, device: Any = None) -> Array:
     """The frequencies of the ``n`` outputs of ``fft`` for samples ``d`` apart, as
     ``numpy.fft.fftfreq`` (made on the workers, like ``arange``).
 
@@ -142,24 +142,28 @@ def fftfreq(n: int, d: float = 1.0, *, chunks: Any = "auto") -> Array:
     >>> xa.fft.fftfreq(5, d=0.5, chunks=2).compute().tolist()
     [0.0, 0.4, 0.8, -0.8, -0.4]
     """
+    check_device(device, "fft.fftfreq")
     n = operator.index(n)
     if n < 1:
         raise ValueError(f"fft.fftfreq: n must be at least 1, got {n}")
     k = arange(n, chunks=chunks)
-    return (k - n * (k >= (n + 1) // 2)) / (n * d)
+    out = (k - n * (k >= (n + 1) // 2)) / (n * d)
+    return out if dtype is None else out.astype(dtype)
 
 
-def rfftfreq(n: int, d: float = 1.0, *, chunks: Any = "auto") -> Array:
+def rfftfreq(n: int, d: float = 1.0, *, chunks: Any = "auto", dtype: Any = None, device: Any = None) -> Array:
     """The frequencies of the ``n // 2 + 1`` outputs of ``rfft``, as ``numpy.fft.rfftfreq``.
 
     >>> import xsched.array as xa
     >>> xa.fft.rfftfreq(5, d=0.5).compute().tolist()
     [0.0, 0.4, 0.8]
     """
+    check_device(device, "fft.rfftfreq")
     n = operator.index(n)
     if n < 1:
         raise ValueError(f"fft.rfftfreq: n must be at least 1, got {n}")
-    return arange(n // 2 + 1, chunks=chunks) / (n * d)
+    out = arange(n // 2 + 1, chunks=chunks) / (n * d)
+    return out if dtype is None else out.astype(dtype)
 
 
 def fftshift(x: Any, axes: Any = None) -> Array:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import CPU, Device
+from .core import CPU, Device, check_device
 
 __all__ = ["Info", "__array_namespace_info__", "ndim", "shape"]
 
@@ -113,8 +113,7 @@ class Info:
 
 
 def _check(device: Any) -> None:
-    if device is not None and device is not CPU and device != "cpu":
-        raise ValueError(f"xsched arrays live on {CPU!r} only, not on {device!r}")
+    check_device(device, "__array_namespace_info__")
 
 
 def __array_namespace_info__() -> Info:

@@ -273,7 +273,7 @@ def _multiples(chunks: tuple[int, ...], unit: int, length: int | None) -> tuple[
     return tuple(b - a for a, b in zip(bounds, bounds[1:])) or (0,)
 
 
-def reshape(x: Any, shape: Any, *more: int) -> Array:
+def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Array:
     """The same elements in C order with a new shape (one length may be -1).
 
     Works block by block: each group of input axes that turns into a group of output axes
@@ -288,11 +288,18 @@ def reshape(x: Any, shape: Any, *more: int) -> Array:
     ((1, 1), (2,), (3, 3))
     >>> bool((y.compute() == np.arange(24).reshape(2, 2, 6)).all())
     True
+
+    ``copy`` is the Array API's: ``False`` refuses a reshape that has to rechunk (which
+    copies), ``True`` and None allow it.
     """
     x = asarray(x)
-    if more:
-        shape = (shape,) + more
     known_chunks_needed(x, "reshape")
+    if copy is False:
+        out = reshape(x, shape)
+        if any(name.startswith("rechunk") for name in out._graph.layers if name not in x._graph.layers):
+            raise ValueError(f"reshape: copy=False, but {x.shape} to {out.shape} with chunks {x.chunks} rechunks "
+                             "(a copy); pass copy=None to allow it")
+        return out
     shape = _new_shape(shape, x.size)
     if math.prod(shape) != x.size:
         raise ValueError(f"cannot reshape array of size {x.size} into shape {shape}")
@@ -1009,17 +1016,21 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Array:
     return elemwise(np.where, condition, x, y, name="where")
 
 
-def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Array:
-    """Limit the values to ``[a_min, a_max]`` (either may be None, or an array).
+def clip(x: Any, /, min: Any = None, max: Any = None, *, a_min: Any = None, a_max: Any = None) -> Array:
+    """Limit the values to ``[min, max]`` (either may be None, or an array; NumPy's names
+    ``a_min`` / ``a_max`` too); with neither, the values as they are (the Array API's).
 
     >>> import numpy as np, xsched.array as xa
     >>> xa.from_array(np.arange(5), chunks=2).clip(1, 3).compute().tolist()
     [1, 1, 2, 3, 3]
     """
-    if a_min is None and a_max is None:
-        raise ValueError("clip: at least one of a_min and a_max must be given")
+    if (min is not None and a_min is not None) or (max is not None and a_max is not None):
+        raise TypeError("clip: give min (max) or NumPy's a_min (a_max), not both")
+    low, high = (a_min if min is None else min), (a_max if max is None else max)
     x = asarray(x)
-    return elemwise(np.clip, x, a_min, a_max, name="clip")
+    if low is None and high is None:
+        return x
+    return elemwise(np.clip, x, low, high, name="clip")
 
 
 def around(x: Any, decimals: int = 0) -> Array:

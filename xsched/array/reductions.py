@@ -471,7 +471,15 @@ def _var_aggregate(parts: list, axes: tuple, keepdims: bool, dtype: np.dtype, dd
     return _finish(out, axes, keepdims, dtype)
 
 
-def _moments(x: Array, op: str, axis: Any, dtype: Any, ddof: int, keepdims: bool,
+def _number_of_degrees(ddof: Any, op: str) -> Any:
+    """``ddof`` as an int when whole, else the float it is (NumPy and the Array API's
+    ``correction`` take 1.5 too)."""
+    if isinstance(ddof, bool) or not isinstance(ddof, numbers.Real):
+        raise TypeError(f"{op}: ddof (correction) must be a number, got {ddof!r}")
+    return int(ddof) if float(ddof).is_integer() else float(ddof)
+
+
+def _moments(x: Array, op: str, axis: Any, dtype: Any, ddof: Any, keepdims: bool,
              split_every: Any, root: bool) -> Array:
     if dtype is None:
         with np.errstate(all="ignore"):
@@ -480,11 +488,20 @@ def _moments(x: Array, op: str, axis: Any, dtype: Any, ddof: int, keepdims: bool
     acc = _accumulator(np.result_type(x.dtype, dtype))
     return tree_reduction(x, op, _moments_chunk, _moments_combine, _var_aggregate, axis, keepdims,
                      dtype, split_every, chunk_args=(acc,),
-                     aggregate_args=(dtype, int(ddof), root))
+                     aggregate_args=(dtype, _number_of_degrees(ddof, op), root))
+
+
+def _ddof(ddof: Any, correction: Any, op: str) -> Any:
+    """NumPy's ``ddof`` or the Array API's ``correction`` (the same number), not both."""
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise TypeError(f"{op}: give ddof or correction (the Array API's name for it), not both")
+    return correction
 
 
 def var(x: Array, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False,
-        split_every: Any = None, out: Any = None) -> Array:
+        split_every: Any = None, out: Any = None, *, correction: Any = None) -> Array:
     """Variance over ``axis`` (``ddof=1`` for the sample variance); numerically stable.
 
     >>> import numpy as np, xsched.array as xa
@@ -493,11 +510,11 @@ def var(x: Array, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: 
     5.25
     """
     _check_out(out, "var")
-    return _moments(x, "var", axis, dtype, ddof, keepdims, split_every, root=False)
+    return _moments(x, "var", axis, dtype, _ddof(ddof, correction, "var"), keepdims, split_every, root=False)
 
 
 def std(x: Array, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False,
-        split_every: Any = None, out: Any = None) -> Array:
+        split_every: Any = None, out: Any = None, *, correction: Any = None) -> Array:
     """Standard deviation over ``axis`` (``ddof=1`` for the sample estimate).
 
     >>> import numpy as np, xsched.array as xa
@@ -505,7 +522,7 @@ def std(x: Array, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: 
     1.0
     """
     _check_out(out, "std")
-    return _moments(x, "std", axis, dtype, ddof, keepdims, split_every, root=True)
+    return _moments(x, "std", axis, dtype, _ddof(ddof, correction, "std"), keepdims, split_every, root=True)
 
 
 # --------------------------------------------------------------------------- your own

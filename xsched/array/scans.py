@@ -52,8 +52,8 @@ from .chunks import _starts
 from .core import Array, elemwise
 from .creation import asarray, full
 from .manipulation import ravel
-from .reductions import (_abs2, _accumulator, _check_out, _finish, _no_identity, _normalize_axis, _ufunc_dtype, mean,
-                         tree_reduction)
+from .reductions import (_abs2, _accumulator, _check_out, _finish, _no_identity, _normalize_axis,
+                         _number_of_degrees, _ufunc_dtype, mean, tree_reduction)
 
 __all__ = ["scan", "push", "cumsum", "cumprod", "nancumsum", "nancumprod", "cumulative_sum", "cumulative_prod",
            "argmax", "argmin", "nanargmax", "nanargmin", "prod", "any", "all", "nansum", "nanprod", "nanmean",
@@ -747,7 +747,7 @@ def _nanvar_aggregate(parts: list, axes: tuple, keepdims: bool, dtype: np.dtype,
                       root: bool) -> np.ndarray:
     n, _, m2 = _nanmoments_combine(parts)
     with np.errstate(invalid="ignore", divide="ignore"):
-        out = np.where(n - ddof > 0, m2 / np.maximum(n - ddof, 1), np.nan)
+        out = np.where(n - ddof > 0, m2 / np.where(n - ddof > 0, n - ddof, 1), np.nan)  # (ddof may be 1.5)
         if root:
             out = np.sqrt(out)
     return _finish(out, axes, keepdims, dtype)
@@ -762,7 +762,7 @@ def _nanmoments(x: Any, op: str, axis: Any, dtype: Any, ddof: int, keepdims: boo
     acc = _accumulator(np.result_type(x.dtype, dtype))
     return tree_reduction(x, op, _nanmoments_chunk, _nanmoments_combine, _nanvar_aggregate,
                           axis, keepdims, dtype, split_every, chunk_args=(acc,),
-                          aggregate_args=(dtype, int(ddof), root))
+                          aggregate_args=(dtype, _number_of_degrees(ddof, op), root))
 
 
 def nanvar(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False,

@@ -35,7 +35,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .core import Array, _operand
+from .core import Array, _operand, check_device
 from .creation import asarray
 
 #: Where each function's inputs are valid (its docstring's example draws from there):
@@ -188,7 +188,7 @@ def _dtype_of(obj: Any) -> Any:
     return obj.dtype if isinstance(obj, Array) else obj
 
 
-def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Array:
+def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Array:
     """``x`` cast to ``dtype``, block by block (the Array API's ``astype``; ``copy`` changes
     nothing, as no operation modifies a block in place).
 
@@ -196,6 +196,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Array:
     >>> xa.astype(xa.asarray([1.5, 2.5], chunks=1), "int32").compute()
     array([1, 2], dtype=int32)
     """
+    check_device(device, "astype")
     return asarray(x).astype(dtype, copy=copy)
 
 
@@ -237,14 +238,41 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
     return np.can_cast(_dtype_of(from_), _dtype_of(to), casting)
 
 
-def finfo(type: Any, /) -> np.finfo:
-    """Machine limits of a floating dtype (or of an array's dtype), as ``np.finfo``.
+class FloatInfo:
+    """``np.finfo``'s limits with the Array API's five as Python numbers (``bits``, ``eps``,
+    ``max``, ``min``, ``smallest_normal``) and ``dtype`` (a complex dtype's real one);
+    NumPy's other attributes (``tiny``, ``resolution``, ``precision``...) are NumPy's."""
+
+    def __init__(self, info: np.finfo) -> None:
+        self._info = info
+        self.bits, self.dtype = int(info.bits), info.dtype
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.smallest_normal = float(info.smallest_normal)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._info, name)
+
+    def __eq__(self, other: Any) -> bool:  # (equal to NumPy's finfo of the same dtype, as before)
+        return self._info == (other._info if isinstance(other, FloatInfo) else other)
+
+    def __hash__(self) -> int:
+        return hash(self._info)
+
+    def __repr__(self) -> str:
+        return repr(self._info)
+
+
+def finfo(type: Any, /) -> FloatInfo:
+    """Machine limits of a floating dtype (or of an array's dtype), as ``np.finfo``, the
+    Array API's attributes as Python floats.
 
     >>> import xsched.array as xa
-    >>> float(xa.finfo(xa.asarray([1.0], dtype="f4")).eps)
+    >>> xa.finfo(xa.asarray([1.0], dtype="f4")).eps
     1.1920928955078125e-07
     """
-    return np.finfo(_dtype_of(type))
+    return FloatInfo(np.finfo(_dtype_of(type)))
 
 
 def iinfo(type: Any, /) -> np.iinfo:
