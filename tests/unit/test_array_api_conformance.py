@@ -117,3 +117,13 @@ def test_fftfreq_takes_a_dtype_and_a_device():
     assert got.dtype == np.float32
     np.testing.assert_allclose(got.compute(), np.fft.fftfreq(5, d=0.5))
     assert xa.fft.rfftfreq(4, dtype=np.float32).compute().dtype == np.float32
+
+
+def test_take_with_positions_known_only_when_computed():
+    a = np.arange(24).reshape(4, 6)
+    x = xa.from_array(a, chunks=(3, 4))
+    where = xa.from_array(np.array([5, 0, -1, 2]), chunks=3)
+    np.testing.assert_array_equal(xa.take(x, where, axis=1).compute(), np.take(a, [5, 0, -1, 2], axis=1))
+    np.testing.assert_array_equal(xa.take(x, where).compute(), np.take(a, [5, 0, -1, 2]))
+    with pytest.raises(IndexError, match="index 30 is out of bounds for axis 1 with size 6"):
+        xa.take(x, xa.from_array(np.array([30]), chunks=1), axis=1).compute()

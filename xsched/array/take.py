@@ -129,6 +129,8 @@ def take(x: Any, indices: Any, axis: int | None = None) -> Any:
     Traceback (most recent call last):
     ...
     IndexError: index 10 is out of bounds for axis 0 with size 10
+    >>> xa.take(x, x.argmax()[None] - 9).compute().tolist()   # positions known only when computed
+    [0]
     """
     _masking.known_chunks_needed(x, "an integer-array index")
     if axis is None:
@@ -138,9 +140,10 @@ def take(x: Any, indices: Any, axis: int | None = None) -> Any:
     if not isinstance(axis, numbers.Integral) or not -x.ndim <= axis < x.ndim:
         raise IndexError(f"axis {axis} is out of bounds for an array of {x.ndim} dimensions")
     axis = int(axis) % x.ndim
-    if hasattr(indices, "__xsched_graph__"):  # (np.asarray would compute it now, while building)
-        raise TypeError("take: the indices are an xsched array; compute() them first (or index with a "
-                        "boolean mask of the same shape: x[x > 0])")
+    if hasattr(indices, "__xsched_graph__"):  # (lazy positions: see take_lazy; np.asarray would compute them)
+        if getattr(indices, "dtype", None) is not None and indices.dtype == np.bool_:
+            indices = indices.astype(np.intp)  # (NumPy's take reads booleans as 0 and 1)
+        return take_lazy(x, indices, axis)
     indices = np.asarray(indices)
     if indices.dtype == np.bool_:  # NumPy's take reads booleans as 0 and 1, not as a mask
         indices = indices.astype(np.intp)
