@@ -134,6 +134,11 @@ def _item(parts: tuple, i: int) -> np.ndarray:
     return parts[i]
 
 
+def _floating(a: Array) -> Array:
+    """``a`` in a floating dtype (integers and bools as float64), as NumPy factors them."""
+    return a if a.dtype.kind in "fc" else a.astype(np.result_type(a.dtype, np.float64))
+
+
 def _wide(a: Any, op: str) -> Array | None:
     """``a`` when it is a matrix wider than tall (its rows in one chunk, else the error says
     how), factored through its transpose or its leading square; None otherwise."""
@@ -144,9 +149,7 @@ def _wide(a: Any, op: str) -> Array | None:
     if len(rows) != 1:
         raise ValueError(f"{op}: a matrix wider than tall (shape {a.shape}) is factored with its {m} rows in one "
                          f"chunk; they are in {len(rows)} chunks {rows}: use a.rechunk({{0: {m}}})")
-    if a.dtype.kind not in "fc":
-        a = a.astype(np.result_type(a.dtype, np.float64))
-    return a
+    return _floating(a)
 
 
 def _tall_skinny(a: Any, op: str) -> Array:
@@ -160,9 +163,7 @@ def _tall_skinny(a: Any, op: str) -> Array:
     if len(cols) != 1:
         raise ValueError(f"{op}: the matrix must be tall and skinny, its {a.shape[1]} columns in one chunk; they "
                          f"are in {len(cols)} chunks {cols}: use a.rechunk({{1: {a.shape[1]}}})")
-    if a.dtype.kind not in "fc":
-        a = a.astype(np.result_type(a.dtype, np.float64))
-    return a
+    return _floating(a)
 
 
 def _tsqr(a: Array) -> tuple[dict, str, str, str, list]:
@@ -417,8 +418,7 @@ def svd_compressed(a: Any, k: int, iterator: str = "power", n_power_iter: int = 
     if n_power_iter < 0 or n_oversamples < 0:
         raise ValueError(f"svd_compressed: n_power_iter and n_oversamples must be >= 0, got {n_power_iter} and "
                          f"{n_oversamples}")
-    if a.dtype.kind not in "fc":
-        a = a.astype(np.result_type(a.dtype, np.float64))
+    a = _floating(a)
     width = min(int(k) + int(n_oversamples), *a.shape)
     omega = default_rng(seed).standard_normal((a.shape[1], width), dtype=a.real.dtype if a.dtype.kind == "c"
                                               else a.dtype, chunks=(a.chunks[1], width))
