@@ -367,7 +367,7 @@ def test_real_imag_and_astype_copy():
     assert x.imag.compute().tolist() == c.imag.tolist()
     r = xa.from_array(np.arange(3.0), chunks=2)
     assert r.real is r and r.imag.compute().tolist() == [0.0, 0.0, 0.0]
-    assert r.astype("f4", copy=False).dtype == np.float32 and r.astype(float, copy=True) is r
+    assert r.astype("f4", copy=False).dtype == np.float32 and r.astype(float, copy=False) is r
 
 
 @pytest.mark.parametrize("chunks", CHUNKINGS)

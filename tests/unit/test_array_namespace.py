@@ -299,7 +299,9 @@ def test_dtype_functions_answer_from_dtypes_computing_nothing(monkeypatch):
     i = xa.from_array(np.arange(4, dtype="int16"), chunks=2)
     monkeypatch.setattr(xa.Array, "compute", lambda *a, **k: pytest.fail("computed"))
     monkeypatch.setattr(xa.Array, "__array__", lambda *a, **k: pytest.fail("computed"))
-    assert xa.astype(x, "float64").dtype == np.float64 and xa.astype(x, "f4") is x
+    assert xa.astype(x, "float64").dtype == np.float64 and xa.astype(x, "f4", copy=False) is x
+    y = xa.astype(x, "f4")  # (copy=True: another object, which x[i] = v on x leaves as it was)
+    assert y is not x and y.name == x.name
     assert np.astype(x, "int8").dtype == np.int8  # NumPy's astype runs xa.astype
     assert xa.isdtype(x.dtype, "real floating") and not xa.isdtype(x.dtype, "integral")
     assert xa.isdtype(i.dtype, ("integral", "bool")) == np.isdtype(np.int16, ("integral", "bool"))

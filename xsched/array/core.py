@@ -335,9 +335,9 @@ class Array:
     def astype(self, dtype: Any, copy: bool = True) -> "Array":
         """Cast every block to ``dtype``.
 
-        ``copy`` is NumPy's keyword, accepted so that code written for NumPy (xarray's, for
-        one) runs unchanged; it changes nothing here, as no operation modifies a block in
-        place.
+        ``copy`` is NumPy's keyword: no operation modifies a block in place, but ``x[i] = v``
+        rebinds an array object, so a cast to the same dtype gives a new object unless
+        ``copy=False`` (then the array itself).
 
         >>> import numpy as np, xsched.array as xa
         >>> xa.from_array(np.arange(3), chunks=2).astype("f4").dtype
@@ -353,7 +353,7 @@ class Array:
                                 f"e.g. astype('{dtype.kind}20')")
             dtype = np.empty(0, self.dtype).astype(dtype).dtype  # (by the source dtype alone)
         if dtype == self.dtype:
-            return self
+            return Array(self._graph, self.name, self.chunks, self.dtype) if copy else self
         return elemwise(_astype, self, dtype=dtype, name="astype", extra_args=(dtype,))
 
     @property

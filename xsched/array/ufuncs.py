@@ -189,8 +189,8 @@ def _dtype_of(obj: Any) -> Any:
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Array:
-    """``x`` cast to ``dtype``, block by block (the Array API's ``astype``; ``copy`` changes
-    nothing, as no operation modifies a block in place).
+    """``x`` cast to ``dtype``, block by block (the Array API's ``astype``; with ``copy=False``
+    a cast to its own dtype is ``x`` itself, else a new array object, see ``Array.astype``).
 
     >>> import xsched.array as xa
     >>> xa.astype(xa.asarray([1.5, 2.5], chunks=1), "int32").compute()
