@@ -35,7 +35,8 @@ def test_creation_functions_take_device_and_refuse_any_but_the_cpu(name):
 def test_asarray_copy_as_the_standard_says():
     x = xa.asarray([1, 2, 3], chunks=2)
     y = xa.asarray(x, copy=True)
-    assert y is not x and xa.asarray(x) is x
+    assert y is not x and xa.asarray(x) is x and xa.asarray(x, dtype=x.dtype, copy=False) is x
+    assert xa.asarray(x, dtype=x.dtype) is x  # (copy=None: no new object needed, none made)
     y[0] = 9  # (rebinds y only)
     assert x.compute().tolist() == [1, 2, 3] and y.compute().tolist() == [9, 2, 3]
     source = np.array([1.0, 2.0])
@@ -127,3 +128,13 @@ def test_take_with_positions_known_only_when_computed():
     np.testing.assert_array_equal(xa.take(x, where).compute(), np.take(a, [5, 0, -1, 2]))
     with pytest.raises(IndexError, match="index 30 is out of bounds for axis 1 with size 6"):
         xa.take(x, xa.from_array(np.array([30]), chunks=1), axis=1).compute()
+
+
+def test_a_0d_boolean_mask_known_only_when_computed_adds_an_axis_of_one_or_none():
+    a = np.arange(6).reshape(2, 3)
+    x = xa.from_array(a, chunks=1)
+    for flag in (True, False):
+        got = x[xa.asarray(flag)]
+        assert np.isnan(got.shape[0]) and got.shape[1:] == (2, 3)
+        np.testing.assert_array_equal(got.compute(), a[flag])
+    assert xa.asarray(5)[xa.asarray(True)].compute().tolist() == [5]

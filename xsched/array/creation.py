@@ -510,7 +510,7 @@ def asarray(a: Any, dtype: Any = None, chunks: Any = "auto", *, copy: bool | Non
         raise ValueError(f"asarray: copy=False, but a cast to {np.dtype(dtype)} makes a copy; pass copy=None "
                          "to allow it")
     if isinstance(a, Array):
-        out = a if dtype is None else a.astype(dtype)
+        out = a if dtype is None else a.astype(dtype, copy=bool(copy))
         if not (isinstance(chunks, str) and chunks == "auto"):
             out = out.rechunk(chunks)
         return Array(out._graph, out.name, out.chunks, out.dtype) if copy and out is a else out

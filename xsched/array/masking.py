@@ -82,6 +82,8 @@ def boolean_mask(x: Any, mask: Any) -> Any:
     known_chunks_needed(x, "a boolean mask")
     if mask.dtype != np.bool_:
         raise TypeError(f"a boolean mask must have dtype bool, not {mask.dtype}; compare first, e.g. x[x > 0]")
+    if mask.ndim == 0:  # (NumPy's x[True] / x[False]: a new first axis of length 1 or 0, unknown until computed)
+        return boolean_mask(x[None], mask[None])
     if not 0 < mask.ndim <= x.ndim or tuple(mask.shape) != tuple(x.shape[:mask.ndim]):
         raise IndexError(f"a boolean mask of shape {tuple(mask.shape)} cannot index an array of shape "
                          f"{tuple(x.shape)}: the shapes must be equal, or the mask's those of the "
