@@ -81,8 +81,9 @@ def test_clip_takes_min_and_max_and_numpys_names_and_neither():
 def test_index_and_dlpack_compute_the_values_when_asked():
     n = xa.asarray(3)
     assert operator.index(n) == 3 and list(range(n)) == [0, 1, 2]
-    with pytest.raises(TypeError, match="only integer scalar arrays"):
-        operator.index(xa.asarray(3.0))
+    for not_an_index in (3.0, True):  # (NumPy refuses a bool too)
+        with pytest.raises(TypeError, match="only integer scalar arrays"):
+            operator.index(xa.asarray(not_an_index))
     x = xa.from_array(np.arange(6.0).reshape(2, 3), chunks=1)
     assert x.__dlpack_device__() == (1, 0)
     np.testing.assert_array_equal(np.from_dlpack(x), np.arange(6.0).reshape(2, 3))

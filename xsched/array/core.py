@@ -665,9 +665,10 @@ class Array:
         return self._scalar(int)
 
     def __index__(self) -> int:
-        """A 0-d integer (or bool) array as a Python int, computed now: ``range(n)``,
-        ``x[i]`` and ``repeat(a, n)`` take one (the Array API's ``__index__``)."""
-        if self.dtype.kind not in "iub":
+        """A 0-d integer array as a Python int, computed now: ``range(n)``, ``x[i]`` and
+        ``repeat(a, n)`` take one (the Array API's ``__index__``; a bool is refused, as NumPy
+        refuses it)."""
+        if self.dtype.kind not in "iu":
             raise TypeError(f"only integer scalar arrays can be converted to a scalar index; this one is {self.dtype}")
         return self._scalar(int)
 
