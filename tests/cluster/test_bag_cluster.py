@@ -1,6 +1,6 @@
 """xsched.bag on a real cluster (2 worker processes, each with its own str hash salt):
 read_text -> map/filter -> frequencies/topk/groupby/foldby against plain Python, persist,
-and a to_textfiles round trip. The in-process tests: tests/unit/test_bag.py."""
+and to_textfiles and to_avro round trips. The in-process tests: tests/unit/test_bag.py."""
 
 from __future__ import annotations
 
@@ -74,3 +74,15 @@ def test_to_textfiles_round_trip(client, tmp_path):
     back = xb.read_text(str(tmp_path / "out-*.txt"))
     assert back.npartitions == 4
     assert back.map(str.rstrip).compute() == [r.upper() for r in records]
+
+
+def test_to_avro_and_read_avro_in_blocks_on_workers(client, tmp_path):
+    pytest.importorskip("fastavro")
+    schema = {"type": "record", "name": "Word", "fields": [{"name": "w", "type": "string"},
+                                                            {"name": "n", "type": "long"}]}
+    records = [{"w": f"word{i % 7}", "n": i} for i in range(3000)]
+    xb.from_sequence(records, npartitions=3).to_avro(str(tmp_path / "*.avro"), schema, sync_interval=500)
+    back = xb.read_avro(str(tmp_path / "*.avro"), blocksize=4000)
+    assert back.npartitions > 3
+    assert back.compute() == records
+    assert dict(back.pluck("w").frequencies().compute()) == dict(collections.Counter(r["w"] for r in records))

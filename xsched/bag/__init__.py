@@ -17,6 +17,7 @@ from .core import Bag, Item, concat, from_delayed, from_sequence
 from .core import bag_map as map, bag_range as range, bag_zip as zip  # (names of builtins: core keeps its own)
 from .core import bag_map_partitions as map_partitions
 from .text import from_url, read_text, to_textfiles
+from .avro import read_avro, to_avro
 from ..graph.delayed import compute
 
 __all__ = [
@@ -30,6 +31,8 @@ __all__ = [
     "zip",
     "map",
     "to_textfiles",
+    "read_avro",
+    "to_avro",
     "from_url",
     "map_partitions",
     "compute",

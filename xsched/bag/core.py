@@ -40,7 +40,7 @@ from ..graph.spec import Ref, Task, funcname
 from ..graph.visualize import visualize_method
 from . import partitions as parts
 from . import reductions as red
-from . import text
+from . import avro, text
 from .reductions import Item, html_table
 
 __all__ = ["Bag", "Item", "from_sequence", "from_delayed", "bag_range", "bag_map", "bag_map_partitions",
@@ -566,6 +566,19 @@ class Bag:
         """
         return text.to_textfiles(self, path, name_function=name_function, compute=compute,
                                  encoding=encoding, compression=compression)
+
+    def to_avro(self, filename: Any, schema: Any, **kwargs: Any) -> Any:
+        """Write one Avro file per partition (records that fit ``schema``); see
+        ``xsched.bag.to_avro``.
+
+        >>> import os, tempfile, xsched.bag as xb
+        >>> out = tempfile.mkdtemp()
+        >>> schema = {"type": "record", "name": "R", "fields": [{"name": "v", "type": "int"}]}
+        >>> xb.from_sequence([{"v": 1}, {"v": 2}], npartitions=2).to_avro(os.path.join(out, "*.avro"), schema)
+        >>> sorted(os.listdir(out))
+        ['0.avro', '1.avro']
+        """
+        return avro.to_avro(self, filename, schema, **kwargs)
 
     def to_dataframe(self, meta: Any = None, columns: Any = None) -> Any:
         """A ``xsched.dataframe`` DataFrame with one pandas partition per partition of the
