@@ -210,7 +210,8 @@ def to_avro(bag: Any, filename: Any, schema: Any, name_function: Callable[[int],
     try:  # (an empty file in memory: a codec fastavro cannot write here fails now, not on a worker)
         fastavro.writer(io.BytesIO(), parsed, [], codec=codec, sync_interval=int(sync_interval), metadata=metadata)
     except (ValueError, TypeError, ImportError) as exc:
-        raise ValueError(f"to_avro: fastavro cannot write codec={codec!r} here: {exc}") from None
+        raise ValueError(f"to_avro: fastavro cannot write codec={codec!r} (sync_interval={sync_interval!r}, "
+                         f"metadata={metadata!r}) here: {exc}") from None
     paths = text._output_paths(filename, bag.npartitions, name_function)
     targets = [filesystem_for(p, storage_options) for p in paths]
     name = f"to-avro-{new_token('to-avro', bag, paths, codec, sync_interval, metadata)}"
