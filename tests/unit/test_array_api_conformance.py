@@ -110,6 +110,8 @@ def test_qr_and_svd_are_named_tuples_and_take_stacks_of_matrices():
         xa.linalg.qr(tall, mode="complete")
     with pytest.raises(ValueError, match=r"full_matrices=True .* would make a 6 x 6"):
         xa.linalg.svd(tall, full_matrices=True)
+    with pytest.raises(ValueError, match=r"full_matrices=True of a matrix of shape \(4, 5, 3\) would make a 5 x 5"):
+        xa.linalg.svd(x, full_matrices=True)  # (a stack's matrices: the reduced ones would be wrong there)
     square = xa.from_array(np.eye(3) * 2, chunks=3)
     np.testing.assert_allclose(xa.linalg.svd(square, full_matrices=True).S.compute(), [2.0, 2.0, 2.0])
 
@@ -139,3 +141,11 @@ def test_a_0d_boolean_mask_known_only_when_computed_adds_an_axis_of_one_or_none(
         assert np.isnan(got.shape[0]) and got.shape[1:] == (2, 3)
         np.testing.assert_array_equal(got.compute(), a[flag])
     assert xa.asarray(5)[xa.asarray(True)].compute().tolist() == [5]
+
+
+def test_asarray_copy_false_reads_a_lazy_arrays_dtype_without_computing_it(monkeypatch):
+    x = xa.arange(4, chunks=2)
+    monkeypatch.setattr(xa.Array, "__array__", lambda *a, **k: pytest.fail("computed"))
+    with pytest.raises(ValueError, match="copy=False, but a cast to float64"):
+        xa.asarray(x, dtype="f8", copy=False)
+    assert xa.asarray(x, dtype=x.dtype, copy=False) is x

@@ -156,21 +156,13 @@ def _item(parts: tuple, i: int) -> Any:
 
 
 def _order(n: int, starts: list, *orders: np.ndarray) -> np.ndarray:
-    """The steps' row orders composed: step ``k`` reorders the rows from ``starts[k]`` on."""
+    """Row orders composed: each reorders the rows from its start on. Of all steps, ``a``'s
+    rows as ``L @ U`` has them; of the steps after ``j``, where each row of column ``j``'s
+    ``L`` comes from in its panel (an int per row: the panel is never copied whole)."""
     out = np.arange(n)
     for start, order in zip(starts, orders):
         out[start:] = out[start:][order]
     return out
-
-
-def _l_order(height: int, offsets: list, *orders: np.ndarray) -> np.ndarray:
-    """Where each row of column ``j``'s ``L`` comes from in its panel: the rows reordered as
-    each later step reordered them (step ``m``'s rows start ``offsets[m]`` rows into the
-    column). Small (one int per row): the panel is read once per block, never copied whole."""
-    rows = np.arange(height)
-    for offset, order in zip(offsets, orders):
-        rows[offset:] = rows[offset:][order]
-    return rows
 
 
 def _l_block(panel: tuple, rows: np.ndarray, start: int, stop: int) -> np.ndarray:
@@ -196,7 +188,7 @@ def _p_block(order: np.ndarray, r0: int, r1: int, c0: int, c1: int, dtype: np.dt
 
 def _taken(parts: list, order: np.ndarray) -> np.ndarray:
     """A column of blocks stacked, its rows taken in ``order``."""
-    return np.vstack(parts)[order] if len(parts) > 1 else parts[0][order]
+    return _stacked(parts, None)[order]
 
 
 def _substitute(diagonal: np.ndarray, b: np.ndarray, coefficients: list, solved: list, lower: bool,
@@ -258,9 +250,10 @@ class _LU(NamedTuple):
     u: str
     order: str
     diagonals: list
+    dtype: np.dtype  # (L's and U's; P's is its real dtype, as scipy's)
 
 
-def _factor(a: Array) -> tuple[_LU, np.dtype]:
+def _factor(a: Array) -> _LU:
     """The layers of ``a``'s LU (see the module docstring), their array names and keys."""
     dtype = _float(a.dtype)
     real = np.empty(0, dtype).real.dtype  # (P's, as scipy's: real for a complex matrix)
@@ -289,7 +282,7 @@ def _factor(a: Array) -> tuple[_LU, np.dtype]:
     layers[names["order"]][key("order")] = task(_order, n, starts[:-1], *perms)
     for j in range(count):
         offsets = [starts[m] - starts[j] for m in range(j + 1, count)]
-        layers[names["lorder"]][key("lorder", j)] = task(_l_order, n - starts[j], offsets, *perms[j + 1:])
+        layers[names["lorder"]][key("lorder", j)] = task(_order, n - starts[j], offsets, *perms[j + 1:])
     for i in range(count):
         for j in range(count):
             shape = (chunks[i], chunks[j])
@@ -304,7 +297,7 @@ def _factor(a: Array) -> tuple[_LU, np.dtype]:
     layers = {name: layer for name, layer in layers.items() if layer}
     graph = LayeredGraph.merge(a._graph, new=layers)
     diagonals = [key("u", k, k) for k in range(count)]
-    return _LU(graph, names["p"], names["l"], names["u"], key("order"), diagonals), dtype
+    return _LU(graph, names["p"], names["l"], names["u"], key("order"), diagonals, dtype)
 
 
 def lu(a: Any) -> tuple[Array, Array, Array]:
@@ -319,10 +312,10 @@ def lu(a: Any) -> tuple[Array, Array, Array]:
     (True, True)
     """
     a = _square(a, "lu")
-    f, dtype = _factor(a)
-    real = np.empty(0, dtype).real.dtype
-    return (Array(f.graph, f.p, a.chunks, real), Array(f.graph, f.l, a.chunks, dtype),
-            Array(f.graph, f.u, a.chunks, dtype))
+    f = _factor(a)
+    real = np.empty(0, f.dtype).real.dtype
+    return (Array(f.graph, f.p, a.chunks, real), Array(f.graph, f.l, a.chunks, f.dtype),
+            Array(f.graph, f.u, a.chunks, f.dtype))
 
 
 # --------------------------------------------------------------------------- solves
@@ -395,9 +388,9 @@ def solve(a: Any, b: Any) -> Array:
     """
     a = _square(a, "solve")
     b, vector = _rhs(b, a.shape[0], "solve", a)
-    f, factors = _factor(a)
-    dtype = _float(factors, b.dtype)
-    l, u = (Array(f.graph, name, a.chunks, factors) for name in (f.l, f.u))
+    f = _factor(a)
+    dtype = _float(f.dtype, b.dtype)
+    l, u = (Array(f.graph, name, a.chunks, f.dtype) for name in (f.l, f.u))
     y = _permuted(b.rechunk({0: a.chunks[0]}), f.graph, f.order)
     x = _triangular(u, _triangular(l, y, True, True, dtype), False, False, dtype)
     return x[:, 0] if vector else x
@@ -419,10 +412,10 @@ def inv(a: Any) -> Array:
 
 def _logdet(a: Array, op: str) -> tuple[LayeredGraph, str, np.dtype]:
     a = _square(a, op)
-    f, dtype = _factor(a)
+    f = _factor(a)
     key = f"slogdet-{new_token('slogdet', f.order)}"
     task = Task(_slogdet, (Ref(f.order), *(Ref(d) for d in f.diagonals)), {}, per_task(annotations_in_force()))
-    return LayeredGraph.merge(f.graph, new={key: {key: task}}), key, dtype
+    return LayeredGraph.merge(f.graph, new={key: {key: task}}), key, f.dtype
 
 
 def slogdet(a: Any) -> tuple[Array, Array]:

@@ -506,9 +506,11 @@ def asarray(a: Any, dtype: Any = None, chunks: Any = "auto", *, copy: bool | Non
     (((1, 1), (1, 1)), True, False)
     """
     check_device(device, "asarray")
-    if copy is False and dtype is not None and np.dtype(dtype) != getattr(a, "dtype", np.asarray(a).dtype):
-        raise ValueError(f"asarray: copy=False, but a cast to {np.dtype(dtype)} makes a copy; pass copy=None "
-                         "to allow it")
+    if copy is False and dtype is not None:  # (a's own dtype: np.asarray of a lazy source would read it all)
+        current = a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype
+        if np.dtype(dtype) != current:
+            raise ValueError(f"asarray: copy=False, but a cast to {np.dtype(dtype)} makes a copy; pass copy=None "
+                             "to allow it")
     if isinstance(a, Array):
         out = a if dtype is None else a.astype(dtype, copy=bool(copy))
         if not (isinstance(chunks, str) and chunks == "auto"):

@@ -57,6 +57,7 @@ from .creation import asarray, from_array, zeros
 from .manipulation import triu
 from .masking import known_chunks_needed
 from .random import default_rng
+from .blocked import _item
 from .stacked import _per_matrix, _stack
 
 __all__ = ["qr", "svd", "lstsq", "svd_compressed", "QRResult", "SVDResult"]
@@ -78,7 +79,6 @@ class SVDResult(NamedTuple):
 def _stacked(a: Any, op: str, func: Any, signature: str) -> Any:
     """``func`` (NumPy's reduced ``qr`` or ``svd``) of every matrix of a stack (``..., M, N``,
     each matrix in one chunk), as ``stacked.py`` runs the Array API's other functions."""
-    a = asarray(a)
     a = _stack(a, op, "a", error=ValueError)
     m, n = a.shape[-2:]
     sample = func(np.eye(2, dtype=a.dtype if a.dtype.kind in "fc" else np.float64))
@@ -128,10 +128,6 @@ def _svd_of_r(stack: tuple) -> tuple:
 def _u_block(block: tuple, stack: tuple, usv: tuple, i: int) -> np.ndarray:
     """``U_i = Q_i @ (Q'_i @ U_r)``: the small product first, so that no ``Q`` block is made."""
     return block[0] @ (_rows_of(stack, i) @ usv[0])
-
-
-def _item(parts: tuple, i: int) -> np.ndarray:
-    return parts[i]
 
 
 def _floating(a: Array) -> Array:
@@ -190,14 +186,12 @@ def _tsqr(a: Array) -> tuple[dict, str, str, str, list]:
     return layers, q_name, r_name, stack_key, list(blocks)
 
 
-def _full_refused(a: Any, op: str, option: str) -> None:
-    """The square factors a tall (or wide) matrix's complete QR or full SVD would make
-    (``m x m``: a million rows give a terabyte), refused; the same as the reduced ones for a
-    square matrix."""
-    shape = np.shape(a)
-    if len(shape) == 2 and shape[0] != shape[1]:
-        raise ValueError(f"{op}: {option} of a matrix of shape {shape} would make a {max(shape)} x {max(shape)} "
-                         f"factor; xsched gives the reduced factors only ({op}(a) without {option.split('=')[0]}=)")
+def _full_refused(a: Any, op: str, option: str) -> ValueError:
+    """The refusal of the square factor a non-square matrix's complete QR or full SVD would
+    make (``m x m``: a million rows give a terabyte); a square matrix's are its reduced ones."""
+    shape, side = np.shape(a), max(np.shape(a)[-2:])
+    return ValueError(f"{op}: {option} of a matrix of shape {shape} would make a {side} x {side} factor; "
+                      f"xsched gives the reduced factors only ({op}(a) without {option.split('=')[0]}=)")
 
 
 def qr(a: Any, /, *, mode: str = "reduced") -> tuple[Array, Array]:
@@ -220,8 +214,8 @@ def qr(a: Any, /, *, mode: str = "reduced") -> tuple[Array, Array]:
     """
     if mode not in ("reduced", "complete"):
         raise ValueError(f"qr: mode must be 'reduced' or 'complete', got {mode!r}")
-    if mode == "complete" and np.ndim(a) == 2 and np.shape(a)[0] > np.shape(a)[1]:
-        _full_refused(a, "qr", "mode='complete'")  # (a wide or square matrix's complete Q is its reduced one)
+    if mode == "complete" and np.ndim(a) >= 2 and np.shape(a)[-2] > np.shape(a)[-1]:
+        raise _full_refused(a, "qr", "mode='complete'")  # (a wide or square matrix's complete Q is its reduced one)
     if np.ndim(a) > 2:
         return QRResult(*_stacked(a, "qr", _reduced_qr, "(m,n)->(m,k),(k,n)"))
     wide = _wide(a, "qr")
@@ -249,8 +243,8 @@ def svd(a: Any, /, *, full_matrices: bool = False) -> tuple[Array, Array, Array]
     A matrix wider than tall (its rows in one chunk) is factored through its transpose:
     ``V^T`` then has ``a``'s column chunks.
     """
-    if full_matrices:
-        _full_refused(a, "svd", "full_matrices=True")
+    if full_matrices and np.ndim(a) >= 2 and np.shape(a)[-2] != np.shape(a)[-1]:  # (a stack's matrices too)
+        raise _full_refused(a, "svd", "full_matrices=True")
     if np.ndim(a) > 2:
         return SVDResult(*_stacked(a, "svd", _reduced_svd, "(m,n)->(m,k),(k),(k,n)"))
     wide = _wide(a, "svd")
@@ -420,8 +414,7 @@ def svd_compressed(a: Any, k: int, iterator: str = "power", n_power_iter: int = 
                          f"{n_oversamples}")
     a = _floating(a)
     width = min(int(k) + int(n_oversamples), *a.shape)
-    omega = default_rng(seed).standard_normal((a.shape[1], width), dtype=a.real.dtype if a.dtype.kind == "c"
-                                              else a.dtype, chunks=(a.chunks[1], width))
+    omega = default_rng(seed).standard_normal((a.shape[1], width), dtype=a.real.dtype, chunks=(a.chunks[1], width))
     y = a @ omega
     for _ in range(n_power_iter):
         if iterator == "QR":

@@ -80,9 +80,10 @@ def masked_where(condition: Any, a: Any) -> Array:
     return elemwise(_masked_where, condition, a, dtype=a.dtype, name="masked_where")
 
 
-def _compare(func: Any, a: Any, *values: Any) -> Array:
+def _per_block(func: Any, a: Any, *args: Any, name: str | None = None) -> Array:
+    """``func(block, *args)`` of every block of ``a``, keeping ``a``'s dtype."""
     a = asarray(a)
-    return elemwise(func, a, extra_args=values, dtype=a.dtype)
+    return elemwise(func, a, extra_args=args, dtype=a.dtype, name=name)
 
 
 def masked_equal(x: Any, value: Any) -> Array:
@@ -93,7 +94,7 @@ def masked_equal(x: Any, value: Any) -> Array:
     >>> xa.ma.masked_equal(xa.arange(4, chunks=2), 2).compute().tolist()
     [0, 1, None, 3]
     """
-    return _compare(np.ma.masked_equal, x, value)
+    return _per_block(np.ma.masked_equal, x, value)
 
 
 def masked_not_equal(x: Any, value: Any) -> Array:
@@ -103,7 +104,7 @@ def masked_not_equal(x: Any, value: Any) -> Array:
     >>> xa.ma.masked_not_equal(xa.arange(4, chunks=2), 2).compute().tolist()
     [None, None, 2, None]
     """
-    return _compare(np.ma.masked_not_equal, x, value)
+    return _per_block(np.ma.masked_not_equal, x, value)
 
 
 def masked_greater(x: Any, value: Any) -> Array:
@@ -113,7 +114,7 @@ def masked_greater(x: Any, value: Any) -> Array:
     >>> xa.ma.masked_greater(xa.arange(4, chunks=2), 2).compute().tolist()
     [0, 1, 2, None]
     """
-    return _compare(np.ma.masked_greater, x, value)
+    return _per_block(np.ma.masked_greater, x, value)
 
 
 def masked_greater_equal(x: Any, value: Any) -> Array:
@@ -123,7 +124,7 @@ def masked_greater_equal(x: Any, value: Any) -> Array:
     >>> xa.ma.masked_greater_equal(xa.arange(4, chunks=2), 2).compute().tolist()
     [0, 1, None, None]
     """
-    return _compare(np.ma.masked_greater_equal, x, value)
+    return _per_block(np.ma.masked_greater_equal, x, value)
 
 
 def masked_less(x: Any, value: Any) -> Array:
@@ -133,7 +134,7 @@ def masked_less(x: Any, value: Any) -> Array:
     >>> xa.ma.masked_less(xa.arange(4, chunks=2), 2).compute().tolist()
     [None, None, 2, 3]
     """
-    return _compare(np.ma.masked_less, x, value)
+    return _per_block(np.ma.masked_less, x, value)
 
 
 def masked_less_equal(x: Any, value: Any) -> Array:
@@ -143,7 +144,7 @@ def masked_less_equal(x: Any, value: Any) -> Array:
     >>> xa.ma.masked_less_equal(xa.arange(4, chunks=2), 2).compute().tolist()
     [None, None, None, 3]
     """
-    return _compare(np.ma.masked_less_equal, x, value)
+    return _per_block(np.ma.masked_less_equal, x, value)
 
 
 def masked_inside(x: Any, v1: Any, v2: Any) -> Array:
@@ -154,7 +155,7 @@ def masked_inside(x: Any, v1: Any, v2: Any) -> Array:
     >>> xa.ma.masked_inside(xa.arange(5, chunks=2), 3, 1).compute().tolist()
     [0, None, None, None, 4]
     """
-    return _compare(np.ma.masked_inside, x, v1, v2)
+    return _per_block(np.ma.masked_inside, x, v1, v2)
 
 
 def masked_outside(x: Any, v1: Any, v2: Any) -> Array:
@@ -164,7 +165,7 @@ def masked_outside(x: Any, v1: Any, v2: Any) -> Array:
     >>> xa.ma.masked_outside(xa.arange(5, chunks=2), 1, 3).compute().tolist()
     [None, 1, 2, 3, None]
     """
-    return _compare(np.ma.masked_outside, x, v1, v2)
+    return _per_block(np.ma.masked_outside, x, v1, v2)
 
 
 def _masked_values(x: np.ndarray, value: Any, rtol: float, atol: float) -> np.ndarray:
@@ -179,8 +180,7 @@ def masked_values(x: Any, value: Any, rtol: float = 1e-05, atol: float = 1e-08) 
     >>> xa.ma.masked_values(xa.from_array(np.array([1.0, 1.1, 1.0000001]), chunks=2), 1.0).compute().tolist()
     [None, 1.1, None]
     """
-    x = asarray(x)
-    return elemwise(_masked_values, x, extra_args=(value, rtol, atol), dtype=x.dtype, name="masked_values")
+    return _per_block(_masked_values, x, value, rtol, atol, name="masked_values")
 
 
 def masked_invalid(a: Any) -> Array:
@@ -190,7 +190,7 @@ def masked_invalid(a: Any) -> Array:
     >>> float(xa.ma.masked_invalid(xa.from_array(np.array([1.0, np.nan, np.inf, 3.0]), chunks=2)).mean())
     2.0
     """
-    return _compare(np.ma.masked_invalid, a)
+    return _per_block(np.ma.masked_invalid, a)
 
 
 def _fix_invalid(a: np.ndarray, fill_value: Any) -> np.ndarray:
@@ -206,12 +206,7 @@ def fix_invalid(a: Any, fill_value: Any = None) -> Array:
     >>> xa.ma.getdata(f).compute().tolist(), xa.ma.getmaskarray(f).compute().tolist()
     ([1.0, 0.0], [False, True])
     """
-    a = asarray(a)
-    return elemwise(_fix_invalid, a, extra_args=(fill_value,), dtype=a.dtype, name="fix_invalid")
-
-
-def _filled(a: np.ndarray, fill_value: Any) -> np.ndarray:
-    return np.ma.filled(a, fill_value)
+    return _per_block(_fix_invalid, a, fill_value, name="fix_invalid")
 
 
 def filled(a: Any, fill_value: Any = None) -> Array:
@@ -222,8 +217,7 @@ def filled(a: Any, fill_value: Any = None) -> Array:
     >>> xa.ma.filled(xa.ma.masked_less(xa.arange(4, chunks=2), 2), -1).compute().tolist()
     [-1, -1, 2, 3]
     """
-    a = asarray(a)
-    return elemwise(_filled, a, extra_args=(fill_value,), dtype=a.dtype, name="filled")
+    return _per_block(np.ma.filled, a, fill_value)
 
 
 def getdata(a: Any) -> Array:
@@ -233,8 +227,7 @@ def getdata(a: Any) -> Array:
     >>> xa.ma.getdata(xa.ma.masked_equal(xa.arange(3, chunks=2), 1)).compute().tolist()
     [0, 1, 2]
     """
-    a = asarray(a)
-    return elemwise(np.ma.getdata, a, dtype=a.dtype)
+    return _per_block(np.ma.getdata, a)
 
 
 def getmaskarray(a: Any) -> Array:
@@ -270,7 +263,7 @@ def set_fill_value(a: Array, fill_value: Any) -> None:
     if np.ndim(fill_value):
         raise ValueError("set_fill_value: the fill value must be one value, not an array")
     fill_value = np.ma.core._check_fill_value(fill_value, a.dtype)
-    new = elemwise(_set_fill_value, a, extra_args=(fill_value,), dtype=a.dtype, name="set_fill_value")
+    new = _per_block(_set_fill_value, a, fill_value, name="set_fill_value")
     a._graph, a.name, a.chunks = new._graph, new.name, new.chunks
 
 
@@ -336,11 +329,6 @@ def where(condition: Any, x: Any, y: Any) -> Array:
     return elemwise(np.ma.where, condition, x, y, dtype=dtype)
 
 
-def _like(func: Any, a: Any) -> Array:
-    a = asarray(a)
-    return elemwise(func, a, dtype=a.dtype)
-
-
 def ones_like(a: Any) -> Array:
     """Ones shaped, chunked and masked as ``a``, as ``numpy.ma.ones_like``.
 
@@ -348,7 +336,7 @@ def ones_like(a: Any) -> Array:
     >>> xa.ma.ones_like(xa.ma.masked_equal(xa.arange(3, chunks=2), 1)).compute().tolist()
     [1, None, 1]
     """
-    return _like(np.ma.ones_like, a)
+    return _per_block(np.ma.ones_like, a)
 
 
 def zeros_like(a: Any) -> Array:
@@ -358,7 +346,7 @@ def zeros_like(a: Any) -> Array:
     >>> xa.ma.zeros_like(xa.ma.masked_equal(xa.arange(3, chunks=2), 1)).compute().tolist()
     [0, None, 0]
     """
-    return _like(np.ma.zeros_like, a)
+    return _per_block(np.ma.zeros_like, a)
 
 
 def empty_like(a: Any) -> Array:
@@ -368,4 +356,4 @@ def empty_like(a: Any) -> Array:
     >>> xa.ma.getmaskarray(xa.ma.empty_like(xa.ma.masked_equal(xa.arange(3, chunks=2), 1))).compute().tolist()
     [False, True, False]
     """
-    return _like(np.ma.empty_like, a)
+    return _per_block(np.ma.empty_like, a)

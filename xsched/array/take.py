@@ -141,7 +141,7 @@ def take(x: Any, indices: Any, axis: int | None = None) -> Any:
         raise IndexError(f"axis {axis} is out of bounds for an array of {x.ndim} dimensions")
     axis = int(axis) % x.ndim
     if hasattr(indices, "__xsched_graph__"):  # (lazy positions: see take_lazy; np.asarray would compute them)
-        if getattr(indices, "dtype", None) is not None and indices.dtype == np.bool_:
+        if getattr(indices, "dtype", None) == np.bool_:
             indices = indices.astype(np.intp)  # (NumPy's take reads booleans as 0 and 1)
         return take_lazy(x, indices, axis)
     indices = np.asarray(indices)
