@@ -392,3 +392,29 @@ def test_median_skipna_false_is_nan_where_a_value_is_missing(npartitions):
     pd.testing.assert_series_equal(df[["a", "b"]].median(axis=1, skipna=False).compute(),
                                    pdf[["a", "b"]].median(axis=1, skipna=False))
     pd.testing.assert_series_equal(df[["a", "b"]].median_approximate().compute(), pdf[["a", "b"]].median())
+
+
+@pytest.mark.parametrize("npartitions", [1, 2, 3])
+@pytest.mark.parametrize("method", ["prod", "sum", "mean", "var", "std", "min", "max"])
+@pytest.mark.parametrize("skipna", [True, False])
+def test_numbers_in_an_object_column_reduce_as_pandas(npartitions, method, skipna):
+    """An ``object`` column of numbers and None (as read from mixed data) reduces as in
+    pandas: the stand-in's made-up text cannot multiply or average, so that is no refusal."""
+    s = pd.Series([1, 2, None, 4, 5], dtype=object)
+    df = pd.DataFrame({"a": s, "b": [1.0, 2.0, 3.0, 4.0, 5.0]})
+    got = getattr(xd.from_pandas(s, npartitions=npartitions), method)(skipna=skipna).compute()
+    expected = getattr(s, method)(skipna=skipna)
+    assert pd.isna(got) == pd.isna(expected) and (pd.isna(expected) or got == pytest.approx(expected))
+    got = getattr(xd.from_pandas(df, npartitions=npartitions), method)(skipna=skipna).compute()
+    expected = getattr(df, method)(skipna=skipna)
+    tm.assert_series_equal(got.astype(float), expected.astype(float))
+
+
+def test_a_reduction_no_object_values_could_make_is_still_refused_when_built():
+    """Where numbers in the ``object`` column would not help (a column of times cannot be
+    multiplied), the refusal still comes when the expression is built."""
+    df = pd.DataFrame({"o": pd.Series([1, 2], dtype=object), "t": pd.date_range("2000", periods=2)})
+    with pytest.raises(TypeError):
+        df.prod()
+    with pytest.raises(TypeError, match=r"prod\(\) of this DataFrame fails in pandas"):
+        xd.from_pandas(df, npartitions=1).prod()

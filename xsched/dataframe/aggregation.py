@@ -27,6 +27,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.partials import combine_levels
 from ..graph.spec import Ref, Task
 from .core import _Frame, _nonempty, make_meta, new_collection, sort_groups
+from .standin import on_stand_ins
 
 __all__ = ["Aggregation"]
 
@@ -125,10 +126,12 @@ def custom_agg(groupby: Any, spec: Any, split_every: int) -> _Frame:
     if any(col is not None for col, _ in items):
         frame._check_columns([col for col, _ in items], "groupby.agg")
     try:  # (the functions once on a stand-in: their mistakes show now)
-        sample = _nonempty(frame._meta)
-        sample_by = _nonempty(by_frame._meta) if by_frame is not None else None
-        partial = _chunk(sample, by, sample_by, selection, items, groupby._dropna, groupby._observed)
-        meta = make_meta(_finish([partial, partial], items, groupby._sort, None))
+        def stand_in() -> Any:
+            sample = _nonempty(frame._meta)
+            sample_by = _nonempty(by_frame._meta) if by_frame is not None else None
+            partial = _chunk(sample, by, sample_by, selection, items, groupby._dropna, groupby._observed)
+            return make_meta(_finish([partial, partial], items, groupby._sort, None))
+        meta = on_stand_ins(stand_in)
         meta.index = meta.index.set_names(groupby._meta.size().index.names)
     except Exception as exc:
         raise ValueError(f"groupby.agg({spec!r}) fails on a stand-in of this frame: {type(exc).__name__}: "

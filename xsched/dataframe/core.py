@@ -41,6 +41,7 @@ from ..graph.order import gc_paused
 from ..graph.spec import Ref, Task, funcname
 from ..graph.visualize import visualize_method
 from .planner import Layer, explain, plan
+from .standin import _nonempty, make_meta, on_stand_ins
 
 __all__ = ["DataFrame", "Series", "Index", "Scalar", "map_partitions", "new_collection"]
 
@@ -54,82 +55,18 @@ INDEXERS: dict[str, Callable] = {}
 # --------------------------------------------------------------------------- meta
 
 
-def _fake_values(dtype: Any, n: int = 2) -> Any:
-    """``n`` made-up values of ``dtype``, for running a function on a stand-in partition."""
-    if isinstance(dtype, pd.CategoricalDtype):
-        cats = dtype.categories
-        values = [cats[0]] * n if len(cats) else [None] * n
-        return pd.Categorical(values, categories=cats, ordered=dtype.ordered)
-    if pd.api.types.is_bool_dtype(dtype):
-        return pd.array([True, False][:n] * (n // 2 + 1), dtype=dtype)[:n]
-    if pd.api.types.is_datetime64_any_dtype(dtype):
-        return pd.array(pd.date_range("2000-01-01", periods=n, tz=getattr(dtype, "tz", None)), dtype=dtype)
-    if pd.api.types.is_timedelta64_dtype(dtype):
-        return pd.array(pd.to_timedelta(range(1, n + 1), unit="s"), dtype=dtype)
-    if isinstance(dtype, pd.PeriodDtype):
-        return pd.array(pd.period_range("2000-01-01", periods=n, freq=dtype.freq), dtype=dtype)
-    if isinstance(dtype, pd.IntervalDtype):
-        return pd.array(pd.interval_range(0, n, closed=dtype.closed), dtype=dtype)
-    if pd.api.types.is_numeric_dtype(dtype):
-        return pd.array(range(1, n + 1), dtype=dtype)
-    if isinstance(dtype, pd.StringDtype) or pd.api.types.is_string_dtype(dtype):
-        return pd.array(["foo", "bar"][:n] * (n // 2 + 1), dtype=dtype)[:n]
-    return pd.array(["foo"] * n, dtype=dtype)
-
-
-def _nonempty_index(index: pd.Index) -> pd.Index:
-    if isinstance(index, pd.MultiIndex):
-        levels = [_nonempty_index(level) for level in index.levels]
-        return pd.MultiIndex.from_arrays(levels, names=index.names)
-    if isinstance(index, pd.RangeIndex):
-        return pd.RangeIndex(2, name=index.name)
-    return pd.Index(_fake_values(index.dtype), name=index.name, dtype=index.dtype)
-
-
-def _nonempty(meta: Any) -> Any:
-    """A two-row stand-in of an empty pandas object, with its dtypes and names (dtypes passed
-    on, since pandas would infer ``str`` for the made-up values of an ``object`` column)."""
-    if isinstance(meta, pd.DataFrame):
-        index = _nonempty_index(meta.index)
-        data = {i: pd.Series(_fake_values(dtype), index=index, dtype=dtype) for i, dtype in enumerate(meta.dtypes)}
-        out = pd.DataFrame(data, index=index)
-        out.columns = meta.columns
-        return out
-    if isinstance(meta, pd.Series):
-        return pd.Series(_fake_values(meta.dtype), index=_nonempty_index(meta.index), name=meta.name,
-                         dtype=meta.dtype)
-    if isinstance(meta, pd.Index):
-        return _nonempty_index(meta)
-    return meta
-
-
-def make_meta(obj: Any) -> Any:
-    """The empty version of a pandas object (a scalar stays a scalar).
-
-    >>> make_meta(pd.DataFrame({"a": [1, 2]})).dtypes.to_dict()
-    {'a': dtype('int64')}
-    """
-    if isinstance(obj, (pd.DataFrame, pd.Series)):
-        return obj.iloc[:0]
-    if isinstance(obj, pd.Index):
-        return obj[:0]
-    if isinstance(obj, dict) and obj and all(isinstance(v, (str, np.dtype, type)) for v in obj.values()):
-        return pd.DataFrame({k: pd.Series([], dtype=v) for k, v in obj.items()})
-    if isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[1], (str, np.dtype, type)):
-        return pd.Series([], dtype=obj[1], name=obj[0])
-    return obj
-
-
 def _emulate(func: Callable, args: Sequence[Any], kwargs: dict, what: str) -> Any:
     """Run ``func`` on stand-ins of the collections among ``args`` to learn its output's meta."""
-    fake_args = [_nonempty(a._meta) if isinstance(a, _Frame) else
-                 a._meta if isinstance(a, Scalar) else a for a in args]
-    fake_kwargs = {k: _nonempty(v._meta) if isinstance(v, _Frame) else
-                   v._meta if isinstance(v, Scalar) else v for k, v in kwargs.items()}
-    try:
+    def run() -> Any:
+        fake_args = [_nonempty(a._meta) if isinstance(a, _Frame) else
+                     a._meta if isinstance(a, Scalar) else a for a in args]
+        fake_kwargs = {k: _nonempty(v._meta) if isinstance(v, _Frame) else
+                       v._meta if isinstance(v, Scalar) else v for k, v in kwargs.items()}
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            out = func(*fake_args, **fake_kwargs)
+            return func(*fake_args, **fake_kwargs)
+    try:
+        out = on_stand_ins(run)
     except Exception as exc:
         raise ValueError(
             f"{what}: running {funcname(func)} on a two-row stand-in of the data, to learn its "

@@ -60,6 +60,7 @@ from ..graph.layers import LayeredGraph, new_token
 from ..graph.partials import through_all
 from .core import DataFrame, Series, _Frame, _nonempty, make_meta, new_collection
 from .expanding import _shaped, _values
+from .standin import on_stand_ins
 
 __all__ = ["EWM"]
 
@@ -379,7 +380,8 @@ class EWM:
         try:
             with warnings.catch_warnings():  # (pandas refuses what it cannot run, now)
                 warnings.simplefilter("ignore")
-                meta = make_meta(getattr(_nonempty(frame._meta).ewm(**self._pandas_kwargs), method)(**kwargs))
+                meta = make_meta(on_stand_ins(
+                    lambda: getattr(_nonempty(frame._meta).ewm(**self._pandas_kwargs), method)(**kwargs)))
         except Exception as exc:
             kinds = dict(frame.dtypes.astype(str)) if isinstance(frame, DataFrame) else frame.dtype
             kind = type(exc) if type(exc) in (TypeError, ValueError, NotImplementedError) else TypeError

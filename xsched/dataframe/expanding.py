@@ -35,6 +35,7 @@ import pandas as pd
 from ..graph.layers import LayeredGraph, new_token
 from ..graph.partials import through_all
 from .core import DataFrame, Series, _Frame, _nonempty, make_meta, new_collection
+from .standin import on_stand_ins
 
 __all__ = ["Expanding"]
 
@@ -150,8 +151,10 @@ class Expanding:
         frame = self._frame
         with warnings.catch_warnings():  # (pandas refuses what it cannot run, now; a stand-in's warnings say nothing)
             warnings.simplefilter("ignore")
-            probe = getattr(_nonempty(frame._meta).expanding(min_periods=self._min_periods), stat)
-            meta = make_meta(probe(ddof=ddof) if stat in ("var", "std") else probe())
+            def probe() -> Any:
+                run = getattr(_nonempty(frame._meta).expanding(min_periods=self._min_periods), stat)
+                return run(ddof=ddof) if stat in ("var", "std") else run()
+            meta = make_meta(on_stand_ins(probe))
         name = f"expanding-{stat}-{new_token(frame._name, stat, self._min_periods, ddof)}"
         layers = through_all(name, frame._keys(), _totals, _prefixes, _expand, (stat, self._min_periods, ddof))
         return new_collection(LayeredGraph.merge(frame._graph, new=layers), name, meta, frame.divisions)

@@ -53,6 +53,7 @@ from .core import _NO_META, DataFrame, Series, _emulate, _Frame, _nonempty, _uni
 from .planner import Layer
 from .reductions import _as_float, _is_datetimelike, reduction
 from .shuffle import shuffle
+from .standin import on_stand_ins, trying_stand_ins
 
 __all__ = ["GroupBy", "SeriesGroupBy"]
 
@@ -150,7 +151,13 @@ def _moments(g: Any) -> pd.DataFrame:
     pandas' own variance of each partition (its two-pass sum of squared deviations, which
     keeps the digits a one-pass sum of squares loses when the mean is large)."""
     n = g.count()
-    return pd.concat({"n": n, "mean": g.mean(), "m2": g.var(ddof=0) * n}, axis=1)
+    out = pd.concat({"n": n, "mean": g.mean(), "m2": g.var(ddof=0) * n}, axis=1)
+    # (numbers in an ``object`` column come out as objects: as floats, a group of one has no
+    # variance rather than a Python float dividing by zero)
+    objects = [i for i, dtype in enumerate(out.dtypes) if dtype == object]
+    for i in objects:
+        out.isetitem(i, out.iloc[:, i].astype("float64"))
+    return out
 
 
 def _merge_moments(joined: pd.DataFrame, levels: list, dropna: bool) -> pd.DataFrame:
@@ -333,7 +340,18 @@ class GroupBy:
         if isinstance(by, _Frame) and isinstance(frame, DataFrame):
             own = _is_column_of(by, frame)
             self._columns = [c for c in frame.columns if not (own and c == by.name)]
-        self._meta = self._pandas(_nonempty(frame._meta), self._picked())
+        self._stand_in: Callable[[], Any] = lambda: self._pandas(_nonempty(self._frame._meta), self._picked())
+        self._meta_made: Any = None
+
+    @property
+    def _meta(self) -> Any:
+        """pandas' own grouping of a stand-in of the frame: made once, and anew on each try of
+        ``on_stand_ins`` (whose second try puts numbers in ``object`` columns)."""
+        if trying_stand_ins():
+            return self._stand_in()
+        if self._meta_made is None:
+            self._meta_made = self._stand_in()
+        return self._meta_made
 
     def _picked(self) -> Any:
         """The columns aggregated: the selection, else those named for a grouping Series."""
@@ -404,12 +422,15 @@ class GroupBy:
         pairs = _pairs(spec)
         if pairs is not None and isinstance(self._frame, DataFrame):
             self._frame._check_columns(list(dict.fromkeys(col for col, _ in pairs)), "groupby.agg")
-        grouped = self._meta
-        if pairs is not None and self._picked() is not None and self._selection is None:
-            # (a dict names its own columns, the key among them if it likes)
-            grouped = self._pandas(_nonempty(self._frame._meta), None)
+
+        def agg_stand_in() -> Any:
+            grouped = self._meta
+            if pairs is not None and self._picked() is not None and self._selection is None:
+                # (a dict names its own columns, the key among them if it likes)
+                grouped = self._pandas(_nonempty(self._frame._meta), None)
+            return make_meta(grouped.agg(**named) if named else grouped.size() if spec == "size" else grouped.agg(spec))
         try:
-            meta = make_meta(grouped.agg(**named) if named else grouped.size() if spec == "size" else grouped.agg(spec))
+            meta = on_stand_ins(agg_stand_in)
         except Exception as exc:
             raise TypeError(f"groupby.agg({spec!r}) fails in pandas on this frame's columns: "
                             f"{type(exc).__name__}: {exc}") from exc
@@ -1074,9 +1095,11 @@ def _install() -> None:
             grouped = SeriesGroupBy(frame.assign(**{key: by}), key, sort, dropna, observed, col)
             # The work groups a frame of the two by a stand-in column; the meta is pandas' own
             # grouping of the Series by the key, and results take their names from it.
-            values = _nonempty(self._meta)
-            keys = pd.Series(_nonempty(by._meta).to_numpy(), index=values.index, name=by.name)
-            grouped._meta = values.groupby(keys, sort=sort, dropna=dropna, observed=observed)
+            def stand_in() -> Any:
+                values = _nonempty(self._meta)
+                keys = pd.Series(_nonempty(by._meta).to_numpy(), index=values.index, name=by.name)
+                return values.groupby(keys, sort=sort, dropna=dropna, observed=observed)
+            grouped._stand_in, grouped._meta_made = stand_in, None
             return grouped
         if isinstance(by, (list, tuple)) and any(isinstance(k, _Frame) for k in by):
             self, by = _keys_as_columns(self, list(by))

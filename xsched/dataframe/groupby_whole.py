@@ -41,6 +41,7 @@ from .core import (UNKNOWN_CATEGORIES, _concat, _Frame, _nonempty, make_meta, ma
                    sort_groups)
 from .groupby import GroupBy, SeriesGroupBy, group_call, positions_in
 from .shuffle import shuffle
+from .standin import on_stand_ins
 
 __all__ = ["GroupedWindow"]
 
@@ -145,7 +146,7 @@ def _whole(gb: GroupBy, chain: tuple, what: str) -> Any:
         try:  # (on a stand-in of two rows per column, so that a mistake shows now; its warnings say nothing)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                meta = make_meta(group_call(_nonempty(gb._frame._meta), *args))
+                meta = make_meta(on_stand_ins(lambda: group_call(_nonempty(gb._frame._meta), *args)))
         except Exception as exc:
             kind = type(exc) if isinstance(exc, (TypeError, ValueError)) else ValueError
             raise kind(f"groupby(...).{what}: pandas refuses it on columns {dict(gb._frame.dtypes.astype(str))}: "

@@ -32,7 +32,8 @@ import pandas as pd
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.partials import combine_levels
 from ..graph.spec import Ref, Task
-from .core import DataFrame, Scalar, Series, _Frame, _nonempty, _unify_categoricals, make_meta, new_collection
+from .core import DataFrame, Scalar, Series, _Frame, _unify_categoricals, new_collection
+from .standin import _nonempty, make_meta, on_stand_ins
 
 __all__ = ["reduction", "DEFAULT_SPLIT_EVERY"]
 
@@ -82,7 +83,7 @@ def _meta_of(frame: _Frame, method: str, **kwargs: Any) -> Any:
     """What pandas' own ``method`` gives on a stand-in: the result's type, dtype and labels;
     raises at once when pandas refuses (e.g. the mean of a string column)."""
     try:
-        out = getattr(_nonempty(frame._meta), method)(**kwargs)
+        out = on_stand_ins(lambda: getattr(_nonempty(frame._meta), method)(**kwargs))
     except Exception as exc:
         raise TypeError(f"{method}() of this {type(frame).__name__} fails in pandas: "
                         f"{type(exc).__name__}: {exc}") from exc

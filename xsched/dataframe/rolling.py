@@ -41,6 +41,7 @@ from ..graph.spec import Ref, Task
 from .index import shifted_labels
 from .core import _NO_META, DataFrame, Series, _check_meta, _emulate, _Frame, _nonempty, make_meta, \
     new_collection, part_key, require_sorted_times
+from .standin import on_stand_ins
 
 __all__ = ["Rolling", "map_overlap"]
 
@@ -160,7 +161,7 @@ class Rolling:
         # or "left", whose windows start a row earlier
         self._reach = window if self._is_time else max(window - 1 + (kwargs.get("closed") in ("both", "left")), 0)
         try:
-            _nonempty(frame._meta).rolling(window, **kwargs)
+            on_stand_ins(lambda: _nonempty(frame._meta).rolling(window, **kwargs))
         except Exception as exc:
             raise ValueError(f"rolling({window!r}, {kwargs}) fails in pandas: {exc}") from exc
 
@@ -211,7 +212,8 @@ class Rolling:
         frame = self._frame
         label = method[1] if isinstance(method, tuple) else method
         try:
-            meta = make_meta(_window_of(_nonempty(frame._meta), self._window, self._kwargs, method, args, kwargs))
+            meta = make_meta(on_stand_ins(lambda: _window_of(_nonempty(frame._meta), self._window, self._kwargs,
+                                                            method, args, kwargs)))
         except Exception as exc:
             raise TypeError(f"rolling(...).{label}() fails in pandas on this data: {exc}") from exc
         tok = new_token(frame._name, self._window, self._kwargs, self._step, method, args, kwargs)
@@ -286,7 +288,7 @@ def shift_like(frame: _Frame, method: str, periods: int, kwargs: dict):
                         "with freq= moves the index instead: use map_partitions)")
     periods = int(periods)
     try:
-        meta = make_meta(getattr(_nonempty(frame._meta), method)(periods, **kwargs))
+        meta = make_meta(on_stand_ins(lambda: getattr(_nonempty(frame._meta), method)(periods, **kwargs)))
     except Exception as exc:
         raise TypeError(f"{method}({periods}) fails in pandas on this data: {exc}") from exc
     tok = new_token(frame._name, method, periods, kwargs)

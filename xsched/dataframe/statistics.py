@@ -44,6 +44,7 @@ from .core import DataFrame, Index, Series, _Frame, _nonempty, map_partitions, n
 from .rank import rank_series
 from .reductions import _joined, _rowwise, _value_counts_chunk, _value_counts_merge, missing_as_pandas, quantile, \
     reduction
+from .standin import on_stand_ins
 
 __all__ = ["corr", "cov", "idxbest", "mode", "frame_quantile", "power_moment", "monotonic"]
 
@@ -119,7 +120,7 @@ def _finish_comoments(partials: list, kind: str, min_periods: int, ddof: int, la
 def _numeric_frame(frame: DataFrame, what: str, numeric_only: bool) -> DataFrame:
     """The columns pandas correlates, failing at once (naming the column) where pandas would."""
     try:
-        getattr(_nonempty(frame._meta), what)(numeric_only=numeric_only)
+        on_stand_ins(lambda: getattr(_nonempty(frame._meta), what)(numeric_only=numeric_only))
     except (TypeError, ValueError) as exc:
         bad = [c for c, d in frame.dtypes.items()
                if not (pd.api.types.is_numeric_dtype(d) or pd.api.types.is_bool_dtype(d))]
@@ -313,8 +314,8 @@ def idxbest(frame: _Frame, largest: bool, skipna: bool = True, numeric_only: boo
     """``idxmax`` (``largest``) or ``idxmin``: the label of the first best value per column."""
     what = "idxmax" if largest else "idxmin"
     try:
-        meta = getattr(_nonempty(frame._meta), what)(**({"numeric_only": numeric_only}
-                                                         if isinstance(frame, DataFrame) else {}))
+        meta = on_stand_ins(lambda: getattr(_nonempty(frame._meta), what)(
+            **({"numeric_only": numeric_only} if isinstance(frame, DataFrame) else {})))
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{what}() of this {type(frame).__name__} fails in pandas: {exc}") from exc
     if isinstance(frame, DataFrame):
@@ -354,7 +355,7 @@ def argbest(series: Series, largest: bool, skipna: bool = True, split_every: int
     of each partition's best and length)."""
     what = "argmax" if largest else "argmin"
     try:
-        getattr(_nonempty(series._meta), what)()
+        on_stand_ins(lambda: getattr(_nonempty(series._meta), what)())
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{what}() of this Series fails in pandas: {exc}") from exc
     return reduction(series, _position_chunk, partial(_position_final, largest=largest),
@@ -431,7 +432,7 @@ def frame_quantile(frame: DataFrame, q: Any = 0.5, numeric_only: bool = False, s
     ({'a': 1.75, 'b': 1.75}, {'a': [2.5], 'b': [2.5]})
     """
     try:
-        meta = _nonempty(frame._meta).quantile(q, numeric_only=numeric_only)
+        meta = on_stand_ins(lambda: _nonempty(frame._meta).quantile(q, numeric_only=numeric_only))
     except Exception as exc:  # (pandas' own, or pyarrow's for text)
         raise TypeError(f"quantile() of this DataFrame fails in pandas: {exc}; pass numeric_only=True "
                         "or select the numeric columns") from exc
@@ -526,7 +527,7 @@ def power_moment(frame: _Frame, kind: str, ddof: int = 1, skipna: bool = True, n
     if isinstance(frame, DataFrame):
         kwargs["numeric_only"] = numeric_only
     try:
-        meta = getattr(_nonempty(frame._meta), kind)(**kwargs)
+        meta = on_stand_ins(lambda: getattr(_nonempty(frame._meta), kind)(**kwargs))
     except Exception as exc:  # (pandas' own, or pyarrow's for text)
         raise TypeError(f"{kind}() of this {type(frame).__name__} fails in pandas: {exc}"
                         + ("; pass numeric_only=True or select the numeric columns"
@@ -709,17 +710,17 @@ def _install() -> None:
             return _rowwise(self, "median", skipna=skipna, numeric_only=numeric_only)
         if not skipna:
             out = median(self, numeric_only=numeric_only, split_every=split_every)
-            columns = None if isinstance(self, Series) else list(_nonempty(self._meta).median(
-                numeric_only=numeric_only).index)  # (the columns it has a median of: meta's labels are gone)
+            columns = None if isinstance(self, Series) else list(on_stand_ins(lambda: _nonempty(self._meta).median(
+                numeric_only=numeric_only)).index)  # (the columns it has a median of: meta's labels are gone)
             missing = (self if columns is None else self[columns]).isna().any()
             if isinstance(out, Series):  # (per column: NaN where the column misses a value)
                 return map_partitions(_nan_where, out, missing, meta=out._meta, _name="median-skipna")
             return out._binary(_nan_where, missing)
         if isinstance(self, Series):
-            _nonempty(self._meta).median()  # (pandas' own error, at once, for values without one)
+            on_stand_ins(lambda: _nonempty(self._meta).median())  # (pandas' own error, at once, for values without one)
             return quantile(_bool_as_float(self), 0.5, split_every, whole=False)
         try:
-            meta = _nonempty(self._meta).median(numeric_only=numeric_only)
+            meta = on_stand_ins(lambda: _nonempty(self._meta).median(numeric_only=numeric_only))
         except (TypeError, ValueError) as exc:
             raise TypeError(f"median() of this DataFrame fails in pandas: {exc}; pass numeric_only=True "
                             "or select the numeric columns") from exc
