@@ -37,7 +37,18 @@ CASES = {
     "groupby prod": lambda d: d.groupby("k").a.prod(),
     "groupby median": lambda d: d.groupby("k").a.median(),
     "groupby agg": lambda d: d.groupby("k").agg({"a": ["sum", "mean"], "b": "max"}),
+    "agg": lambda d: d[["a", "b"]].agg(["sum", "mean"]),
+    "quantiles": lambda d: d.a.quantile([0.25, 0.5, 0.9]),
+    "cut": lambda d: (pd.cut if isinstance(d, pd.DataFrame) else xd.cut)(d.a.fillna(1), [0, 3, 6]).cat.codes,
 }
+
+
+@pytest.mark.parametrize("npartitions", [1, 2, 3])
+@pytest.mark.parametrize("method", ["sum", "mean", "max"])
+def test_numbers_in_an_object_column_resample_as_pandas(npartitions, method):
+    df = DF[["a", "b"]].set_axis(pd.date_range("2000", periods=len(DF), freq="h"))
+    got = getattr(xd.from_pandas(df, npartitions=npartitions).resample("2h"), method)().compute()
+    _same(got, getattr(df.resample("2h"), method)())
 
 
 def _same(got, expected):

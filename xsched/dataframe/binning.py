@@ -35,6 +35,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.spec import Ref, Task
 from .categorical import mark_unknown
 from .core import Scalar, Series, _nonempty, map_partitions, part_key
+from .standin import on_stand_ins
 
 __all__ = ["cut", "qcut"]
 
@@ -75,7 +76,7 @@ def _binnable(x: Series, op: str, call: Any) -> None:
     """pandas' refusal of values it cannot bin (text, say), when built: ``call`` on a stand-in
     of two rows of ``x``'s dtype (errors that depend on the values are left to the data)."""
     try:
-        call(_nonempty(x._meta))
+        on_stand_ins(lambda: call(_nonempty(x._meta)))
     except (TypeError, NotImplementedError) as exc:  # (pyarrow's text: NotImplementedError)
         raise TypeError(f"{op}: the values of {x._meta.name!r} ({x._meta.dtype}) cannot be binned: {exc}") from None
     except ValueError:

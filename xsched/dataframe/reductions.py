@@ -23,6 +23,7 @@ True
 
 from __future__ import annotations
 
+import numbers
 from functools import partial
 from typing import Any, Callable
 
@@ -353,7 +354,10 @@ def _quantile_chunk(part: pd.Series) -> tuple:
     part = part.dropna()
     if isinstance(part.dtype, pd.DatetimeTZDtype):  # (as UTC datetime64; the final step puts the zone back)
         part = part.dt.tz_convert("UTC").dt.tz_localize(None)
-    values = np.sort(part.to_numpy())
+    values = part.to_numpy()
+    if values.dtype == object and all(isinstance(v, numbers.Real) for v in values):
+        values = values.astype("float64")  # (numbers held as objects: interpolated, as pandas does)
+    values = np.sort(values)
     n = len(values)
     if n <= QUANTILE_SAMPLES:
         return values, np.ones(n), missing
@@ -835,7 +839,7 @@ def _agg(frame: _Frame, func: Any, split_every: int | None):
             results = [_reduce(frame, n, split_every) for n in names]
             func_, args = _agg_list, (names, frame._meta.name)
     try:  # (pandas on a stand-in lays the result out: its meta)
-        meta = make_meta(_nonempty(frame._meta).agg(func))
+        meta = make_meta(on_stand_ins(lambda: _nonempty(frame._meta).agg(func)))
     except Exception as exc:
         dtypes = dict(frame.dtypes.astype(str)) if isinstance(frame, DataFrame) else frame.dtype
         raise TypeError(f"{where}({func!r}): pandas refuses it on {dtypes}: {exc}") from exc

@@ -48,6 +48,7 @@ import pandas as pd
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
 from ..graph.spec import Ref, Task
 from .core import DataFrame, Series, _Frame, _nonempty, make_meta, new_collection, part_key, require_sorted_times
+from .standin import on_stand_ins
 
 __all__ = ["Resampler"]
 
@@ -257,16 +258,20 @@ class Resampler:
 
     def _run(self, method: str, *args: Any, **kwargs: Any):
         frame, rule, how = self._frame, self._rule, self._how
-        stand_in = _nonempty(frame._meta)
         t0 = pd.Timestamp("2000-01-01", tz=getattr(frame._meta.index, "tz", None))
         t0 = _label(t0, rule, how=how) if self._calendar else t0
-        try:  # two rows in neighbouring bins give the result's dtypes; a gap between them shows
-            #   what pandas gives a bin with no rows
+
+        def on_stand_in() -> tuple:
+            # two rows in neighbouring bins give the result's dtypes; a gap between them shows
+            # what pandas gives a bin with no rows
+            stand_in = _nonempty(frame._meta)
             stand_in.index = pd.DatetimeIndex([t0, t0 + rule], name=frame._meta.index.name)
             meta = make_meta(getattr(stand_in.resample(rule, **how, **self._origin), method)(*args, **kwargs))
             stand_in.index = pd.DatetimeIndex([t0, t0 + 2 * rule], name=frame._meta.index.name)
             sample = getattr(stand_in.resample(rule, **how, **self._origin), method)(*args, **kwargs)
-            sizes = stand_in.resample(rule, **how, **self._origin).size()
+            return meta, sample, stand_in.resample(rule, **how, **self._origin).size()
+        try:
+            meta, sample, sizes = on_stand_ins(on_stand_in)
         except Exception as exc:
             raise TypeError(f"resample(...).{method}() fails in pandas on this data: {exc}") from exc
         gaps = [label for label, size in sizes.items() if size == 0 and label in sample.index]
