@@ -111,3 +111,13 @@ def test_a_failure_of_both_tries_raises_the_first():
         on_stand_ins(run)
     # nothing is left in force: the next stand-in is text again
     assert isinstance(_nonempty(pd.Series([], dtype=object)).iloc[0], str)
+
+
+def test_frame_apply_takes_pandas_default_axis_and_refuses_it_naming_the_ways():
+    """pandas' ``df.apply(f)`` runs ``f`` on each whole column; running it per partition would
+    give a value per partition and column, so it is refused, not run row-wise."""
+    x = xd.from_pandas(DF[["b"]], npartitions=2)
+    with pytest.raises(NotImplementedError, match="axis=1.*reduction.*map_partitions"):
+        x.apply(lambda c: c.max())
+    got = x.apply(lambda r: r.b * 2, axis=1, meta=(None, "float64")).compute()
+    tm.assert_series_equal(got, DF[["b"]].apply(lambda r: r.b * 2, axis=1))

@@ -551,9 +551,10 @@ class DataFrame(_Frame):
             self._check_columns(names, "drop")
         return self._method("drop", columns=names, errors=errors)
 
-    def apply(self, func: Callable, axis: int = 1, meta: Any = _NO_META, args: tuple = (), **kwargs: Any):
+    def apply(self, func: Callable, axis: int = 0, meta: Any = _NO_META, args: tuple = (), **kwargs: Any):
         """``func`` on every row (``axis=1``), partition by partition; give ``meta=`` to skip
-        the trial run on stand-in rows.
+        the trial run on stand-in rows. pandas' default, ``axis=0`` (a function of each whole
+        column), is refused, naming what does that here.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2], "b": [3, 4]}), npartitions=2)
@@ -561,8 +562,10 @@ class DataFrame(_Frame):
         [4, 6]
         """
         if axis not in (1, "columns"):
-            raise NotImplementedError("apply: only axis=1 (row-wise) works on a partitioned frame; "
-                                      "for whole columns use a reduction or map_partitions")
+            raise NotImplementedError(
+                f"apply(axis={axis!r}) runs a function on each whole column, which no partition holds: "
+                "pass axis=1 for a function of each row, use a reduction (df.max(), df.agg([...]), "
+                "df.reduction(chunk, aggregate)) for one value per column, or map_partitions for each partition's columns")
         return map_partitions(_apply_rows, self, func, args, meta=meta, _name=f"apply-{funcname(func)}",
                               **kwargs)
 

@@ -72,8 +72,14 @@ def _stable_hash(index: pd.Index, n: int) -> np.ndarray:
     return (pd.util.hash_pandas_object(index, index=False).to_numpy() % n).astype(int)
 
 
+def one_label(by: Any) -> bool:
+    """Whether ``by`` names one column: a string, or any other scalar label (``df.groupby(3)``
+    on columns named by numbers)."""
+    return by is not None and (isinstance(by, str) or pd.api.types.is_scalar(by))
+
+
 def _keys_of(part: pd.DataFrame, by: Any) -> Any:
-    return part[by] if isinstance(by, str) else [part[b] for b in by] if isinstance(by, list) else by
+    return part[by] if one_label(by) else [part[b] for b in by] if isinstance(by, list) else by
 
 
 def _chunk(part: pd.DataFrame, by: Any, by_series: Any, selection: Any, stats: dict,
@@ -109,13 +115,16 @@ def _times_as_floats(part: pd.DataFrame, keys: Any, picked: Any, kinds: str) -> 
     NaN), so that sums and moments run on them; ``_restore_times`` turns the results back."""
     if not kinds:
         return part
-    named = set(keys) if isinstance(keys, list) else {keys} if isinstance(keys, str) else set()
-    wanted = [picked] if isinstance(picked, str) else list(picked) if picked is not None else list(part.columns)
+    named = set(keys) if isinstance(keys, list) else {keys} if one_label(keys) else set()
+    wanted = [picked] if one_label(picked) else list(picked) if picked is not None else list(part.columns)
     times = [c for c in wanted if c in part.columns and c not in named
              and getattr(part[c].dtype, "kind", "O") in kinds]
     if not times:
         return part
-    return part.assign(**{c: pd.Series(_as_float(part[c]), index=part.index, name=c) for c in times})
+    part = part.copy(deep=False)  # (columns may be named by numbers: no keywords)
+    for c in times:
+        part[c] = pd.Series(_as_float(part[c]), index=part.index, name=c)
+    return part
 
 
 def _restore_times(out: Any, meta: Any) -> Any:
@@ -318,8 +327,8 @@ class GroupBy:
                  observed: bool = True, selection: Any = None) -> None:
         if isinstance(by, tuple):
             by = list(by)
-        if isinstance(by, (str, list)) and isinstance(frame, DataFrame):
-            frame._check_columns([by] if isinstance(by, str) else by, "groupby")
+        if (one_label(by) or isinstance(by, list)) and isinstance(frame, DataFrame):
+            frame._check_columns([by] if one_label(by) else by, "groupby")
         elif isinstance(by, _Frame):
             if by.npartitions != frame.npartitions or (by.known_divisions and frame.known_divisions
                                                       and by.divisions != frame.divisions):
@@ -494,7 +503,7 @@ class GroupBy:
         pairs = _pairs(spec)
         selected = list(dict.fromkeys(col for col, _ in pairs)) if pairs is not None else self._selection
         if by is not None and selected is not None:
-            used = ([by] if isinstance(by, str) else list(by)) + \
+            used = ([by] if one_label(by) else list(by)) + \
                 (list(selected) if isinstance(selected, list) else [selected])
         inputs = [frame._name] + ([self._by._name] if isinstance(self._by, _Frame) else [])
         layers[chunk_name] = Layer(layers[chunk_name], "groupby", inputs, used)
@@ -723,7 +732,7 @@ class GroupBy:
                                            {}, per_task(ann)) for i in order}
         inputs = [frame._name] + ([self._by._name] if by is None else [])
         picked = [] if cols is None else cols if isinstance(cols, list) else [cols]
-        used = None if by is None else ([by] if isinstance(by, str) else list(by)) + picked
+        used = None if by is None else ([by] if one_label(by) else list(by)) + picked
         layers = {ends_name: Layer(ends, "groupby", inputs, used), carry_name: carry,
                   out_name: Layer(out, "groupby", inputs + [carry_name], used)}
         graph = LayeredGraph.merge(*[frame._graph] + ([self._by._graph] if by is None else []), new=layers)
@@ -754,7 +763,7 @@ class GroupBy:
     @property
     def _key_columns(self) -> list:
         """The names of the key columns (none when grouped by a Series)."""
-        return [self._by] if isinstance(self._by, str) else list(self._by) if isinstance(self._by, list) else []
+        return [self._by] if one_label(self._by) else list(self._by) if isinstance(self._by, list) else []
 
     def _whole_keys(self, what: str) -> list:
         """The key columns to shuffle on, so that every group is whole in one partition (what
@@ -845,7 +854,7 @@ def group_call(part: pd.DataFrame, by: Any, selection: Any, chain: tuple, dropna
     groups: ``apply``, ``transform`` and ``groupby_whole.py``); ``keys_apart``: the function
     sees the other columns only (a frame's ``apply``, as pandas 3 gives it)."""
     if keys_apart:
-        by_cols = [by] if isinstance(by, str) else list(by)
+        by_cols = [by] if one_label(by) else list(by)
         out = part.drop(columns=by_cols).groupby([part[c] for c in by_cols], dropna=dropna, observed=observed,
                                                  sort=sort, group_keys=True)
     else:
@@ -862,7 +871,7 @@ def _cum_frame(part: pd.DataFrame, by: Any, by_series: Any, cols: Any, ascending
     position (fresh RangeIndexes), the last row first to run from the end; without the rows of
     a missing key when those are dropped, and then the positions of the rows kept (pandas' own
     run beside such rows misplaces NaT, so they are never handed to it)."""
-    keys = [by_series] if by_series is not None else [part[b] for b in ([by] if isinstance(by, str) else by)]
+    keys = [by_series] if by_series is not None else [part[b] for b in ([by] if one_label(by) else by)]
     values = part[cols] if cols is not None else pd.Series(np.ones(len(part), dtype="i8"))
     step = 1 if ascending else -1
     values, keys = values.iloc[::step].reset_index(drop=True), [k.iloc[::step].reset_index(drop=True) for k in keys]
@@ -965,7 +974,7 @@ class SeriesGroupBy(GroupBy):
         if isinstance(self._by, _Frame):
             raise NotImplementedError("groupby(Series).nunique: group by column names, e.g. "
                                       "df.assign(key=series).groupby('key')")
-        by = [self._by] if isinstance(self._by, str) else list(self._by)
+        by = [self._by] if one_label(self._by) else list(self._by)
         pairs = self._frame[by + [self._selection] if self._selection not in by else by]  # (the key itself)
         meta = make_meta(self._meta.nunique())
         return reduction(pairs, _distinct, _count_distinct, _distinct_merge, meta=meta,

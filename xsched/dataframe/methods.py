@@ -183,7 +183,7 @@ def _nbest(frame: _Frame, n: int, columns: Any, keep: str, largest: bool, split_
         return reduction(frame, partial(_series_top_chunk, **options), partial(_series_top, **options),
                          combine=partial(_series_top_combine, **options), meta=frame._meta, token=token,
                          split_every=split_every)
-    cols = [columns] if isinstance(columns, str) else list(columns)
+    cols = list(columns) if isinstance(columns, (list, tuple, pd.Index)) else [columns]
     frame._check_columns(cols, token)
     options = {"n": n, "columns": columns, "keep": keep, "largest": largest}
     return reduction(frame, partial(_top_rows, **options), partial(_top, **options),
