@@ -418,3 +418,27 @@ def test_a_reduction_no_object_values_could_make_is_still_refused_when_built():
         df.prod()
     with pytest.raises(TypeError, match=r"prod\(\) of this DataFrame fails in pandas"):
         xd.from_pandas(df, npartitions=1).prod()
+
+
+@pytest.mark.parametrize("npartitions", [1, 3])
+@pytest.mark.parametrize("method, numeric_only", [
+    (m, n) for m in ["sum", "prod", "min", "max", "mean", "var", "std", "median", "sem", "skew", "kurt"]
+    for n in (False, True)] + [("any", False), ("all", False)])  # (pandas' any and all take bool_only)
+def test_axis_none_reduces_every_value_as_pandas(npartitions, method, numeric_only):
+    """``axis=None`` given is pandas' reduction over both axes (one value), not per column."""
+    df = pd.DataFrame({"a": [1.0, 2.0, 3.0, np.nan, 0.5], "b": [4.0, 5.0, 6.0, 7.0, 1.0], "i": [1, 2, 3, 4, 5]})
+    if numeric_only:
+        df["t"] = list("vwxyz")
+    kwargs = {} if method in ("any", "all") else {"numeric_only": numeric_only}
+    got = getattr(xd.from_pandas(df, npartitions=npartitions), method)(axis=None, **kwargs)
+    expected = getattr(df, method)(axis=None, **kwargs)
+    assert np.ndim(expected) == 0
+    assert got.compute() == pytest.approx(expected)
+
+
+def test_count_axis_none_is_refused_as_pandas_refuses_it():
+    df = pd.DataFrame({"a": [1.0, 2.0]})
+    with pytest.raises(ValueError):
+        df.count(axis=None)
+    with pytest.raises(ValueError, match=r"count\(\)\.sum\(\)"):
+        xd.from_pandas(df, npartitions=1).count(axis=None)

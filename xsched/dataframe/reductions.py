@@ -439,15 +439,44 @@ def _rowwise(frame: _Frame, method: str, **kwargs: Any):
     return frame._method(method, axis=1, **{k: v for k, v in kwargs.items() if k != "numeric_only" or v})
 
 
+def _ravel(part: pd.DataFrame) -> pd.Series:
+    return pd.Series(part.to_numpy().ravel())
+
+
+def every_value(frame: DataFrame, numeric_only: bool = False) -> Series:
+    """A DataFrame's values (of its numeric columns with ``numeric_only``) as one Series, in
+    NumPy's common dtype of its columns: what pandas' reductions run over with ``axis=None``.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2], "b": [3.5, 4.0]}), npartitions=2)
+    >>> df.sum(axis=None).compute(), df.mean(axis=None).compute()
+    (np.float64(10.5), np.float64(2.625))
+    """
+    if numeric_only:
+        frame = frame.select_dtypes(include=["number", "bool"])
+    meta = _ravel(_nonempty(frame._meta)).iloc[:0]
+    return frame.map_partitions(_ravel, meta=meta).clear_divisions()
+
+
+def _axis_none(self: _Frame, method: str, numeric_only: bool, **kwargs: Any) -> Any:
+    """``method`` of every value of a DataFrame (``axis=None``), as pandas."""
+    if method in ("count",):
+        raise ValueError(f"{method}(axis=None): no axis named None for a DataFrame (pandas refuses it too); "
+                         "count every value with df.count().sum()")
+    return getattr(every_value(self, numeric_only), method)(**kwargs)
+
+
 def _install() -> None:
     """Give the collections their reduction methods (one definition each, shared)."""
 
     def simple(method: str, doc: str) -> Callable:
-        def reduce(self, axis: Any = None, skipna: bool = True, split_every: int | None = None,
+        def reduce(self, axis: Any = 0, skipna: bool = True, split_every: int | None = None,
                    numeric_only: bool = False, **kwargs: Any):
             kw = dict(kwargs)
             if method != "count":
                 kw["skipna"] = skipna
+            if axis is None and isinstance(self, DataFrame):
+                return _axis_none(self, method, numeric_only, split_every=split_every, **kw)
             if axis in (1, "columns"):  # (within each row: partition by partition)
                 return _rowwise(self, method, **kw, numeric_only=numeric_only)
             if isinstance(self, DataFrame) and method not in ("any", "all"):
@@ -477,7 +506,7 @@ def _install() -> None:
     for method, doc in docs.items():
         setattr(_Frame, method, simple(method, doc))
 
-    def mean(self, axis: Any = None, skipna: bool = True, split_every: int | None = None,
+    def mean(self, axis: Any = 0, skipna: bool = True, split_every: int | None = None,
              numeric_only: bool = False):
         """The mean (per numeric column for a DataFrame), in float64; of datetimes a Timestamp
         and of timedeltas a Timedelta, in their unit, as pandas gives; ``axis=1``: each row's.
@@ -491,9 +520,11 @@ def _install() -> None:
         """
         if axis in (1, "columns"):
             return _rowwise(self, "mean", skipna=skipna, numeric_only=numeric_only)
+        if axis is None and isinstance(self, DataFrame):
+            return _axis_none(self, "mean", numeric_only, skipna=skipna, split_every=split_every)
         return _moment(self, "mean", 0, numeric_only, skipna, split_every)
 
-    def var(self, axis: Any = None, skipna: bool = True, ddof: int = 1, split_every: int | None = None,
+    def var(self, axis: Any = 0, skipna: bool = True, ddof: int = 1, split_every: int | None = None,
             numeric_only: bool = False):
         """The variance (``ddof=1`` as pandas), merged pairwise so it stays accurate;
         ``axis=1``: each row's.
@@ -504,9 +535,11 @@ def _install() -> None:
         """
         if axis in (1, "columns"):
             return _rowwise(self, "var", skipna=skipna, ddof=ddof, numeric_only=numeric_only)
+        if axis is None and isinstance(self, DataFrame):
+            return _axis_none(self, "var", numeric_only, skipna=skipna, ddof=ddof, split_every=split_every)
         return _moment(self, "var", ddof, numeric_only, skipna, split_every)
 
-    def std(self, axis: Any = None, skipna: bool = True, ddof: int = 1, split_every: int | None = None,
+    def std(self, axis: Any = 0, skipna: bool = True, ddof: int = 1, split_every: int | None = None,
             numeric_only: bool = False):
         """The standard deviation (``ddof=1`` as pandas); ``axis=1``: each row's.
 
@@ -516,6 +549,8 @@ def _install() -> None:
         """
         if axis in (1, "columns"):
             return _rowwise(self, "std", skipna=skipna, ddof=ddof, numeric_only=numeric_only)
+        if axis is None and isinstance(self, DataFrame):
+            return _axis_none(self, "std", numeric_only, skipna=skipna, ddof=ddof, split_every=split_every)
         return _moment(self, "std", ddof, numeric_only, skipna, split_every)
 
     def nunique(self, dropna: bool = True, split_every: int | None = None):

@@ -42,7 +42,7 @@ from ..graph.collection import compute_collection
 from ..graph.layers import new_token
 from .core import DataFrame, Index, Series, _Frame, _nonempty, map_partitions, new_collection
 from .rank import rank_series
-from .reductions import _joined, _rowwise, _value_counts_chunk, _value_counts_merge, missing_as_pandas, quantile, \
+from .reductions import _axis_none, _joined, _rowwise, _value_counts_chunk, _value_counts_merge, missing_as_pandas, quantile, \
     reduction
 from .standin import on_stand_ins
 
@@ -695,7 +695,7 @@ def _install() -> None:
     def series_idxmin(self, axis: Any = 0, skipna: bool = True, split_every: int | None = None):
         return idxbest(self, False, skipna, False, split_every)
 
-    def median(self, axis: Any = None, skipna: bool = True, numeric_only: bool = False,
+    def median(self, axis: Any = 0, skipna: bool = True, numeric_only: bool = False,
                split_every: int | None = None):
         """The median (``quantile(0.5)``: exact while every partition fits the quantile sample);
         of a DataFrame, per column (``axis=1``: of each row); ``skipna=False``: NaN where a
@@ -708,6 +708,8 @@ def _install() -> None:
         """
         if axis in (1, "columns"):
             return _rowwise(self, "median", skipna=skipna, numeric_only=numeric_only)
+        if axis is None and isinstance(self, DataFrame):
+            return _axis_none(self, "median", numeric_only, skipna=skipna, split_every=split_every)
         if not skipna:
             out = median(self, numeric_only=numeric_only, split_every=split_every)
             columns = None if isinstance(self, Series) else list(on_stand_ins(lambda: _nonempty(self._meta).median(
@@ -807,6 +809,8 @@ def _install() -> None:
         """
         if axis in (1, "columns"):
             return self._method("sem", axis=1, skipna=skipna, ddof=ddof, numeric_only=numeric_only)
+        if axis is None and isinstance(self, DataFrame):
+            return _axis_none(self, "sem", numeric_only, skipna=skipna, ddof=ddof, split_every=split_every)
         return power_moment(self, "sem", ddof, skipna, numeric_only, split_every)
 
     def skew(self, axis: Any = 0, skipna: bool = True, numeric_only: bool = False,
@@ -819,6 +823,8 @@ def _install() -> None:
         """
         if axis in (1, "columns"):
             return self._method("skew", axis=1, skipna=skipna, numeric_only=numeric_only)
+        if axis is None and isinstance(self, DataFrame):
+            return _axis_none(self, "skew", numeric_only, skipna=skipna, split_every=split_every)
         return power_moment(self, "skew", 1, skipna, numeric_only, split_every)
 
     def kurt(self, axis: Any = 0, skipna: bool = True, numeric_only: bool = False,
@@ -831,6 +837,8 @@ def _install() -> None:
         """
         if axis in (1, "columns"):
             return self._method("kurt", axis=1, skipna=skipna, numeric_only=numeric_only)
+        if axis is None and isinstance(self, DataFrame):
+            return _axis_none(self, "kurt", numeric_only, skipna=skipna, split_every=split_every)
         return power_moment(self, "kurt", 1, skipna, numeric_only, split_every)
 
     def autocorr(self, lag: int = 1, split_every: int | None = None):
