@@ -49,6 +49,8 @@ def test_take_along_axis_flattened_broadcast_and_refusals():
     column = xa.from_array(np.array([[0], [5], [2], [1]]), chunks=2)  # (one index per row, broadcast)
     np.testing.assert_array_equal(xa.take_along_axis(x, column, axis=1).compute(),
                                   np.take_along_axis(values, column.compute(), axis=1))
+    by_default = np.take_along_axis(x, xa.argsort(x, axis=-1))  # (the last axis, as NumPy's default)
+    np.testing.assert_array_equal(by_default.compute(), np.sort(values, axis=-1))
     with pytest.raises(ValueError, match=r"indices of shape \(6,\) and the array of shape \(4, 6\)"):
         xa.take_along_axis(x, xa.ones(6, dtype=int, chunks=2), axis=1)
     with pytest.raises(TypeError, match="indices must be integers"):

@@ -42,3 +42,17 @@ def test_columns_named_by_numbers_as_pandas(case, npartitions):
 def test_a_number_that_names_no_column_is_refused_naming_the_columns():
     with pytest.raises((KeyError, ValueError), match="7"):
         xd.from_pandas(DF, npartitions=2).groupby(7)
+
+
+def test_a_function_whose_partitions_disagree_with_its_meta_fails_naming_the_partition():
+    """map_partitions checks each partition's type and columns against the meta it was given,
+    as dask does by default; enforce_metadata=False leaves them unchecked."""
+    df = xd.from_pandas(DF, npartitions=3)
+    wrong = df.map_partitions(lambda p: p[[0, 1]] if p.index[0] > 0 else p[[0]], meta=DF[[0, 1]])
+    with pytest.raises(ValueError, match=r"partition 0 has columns \[0\] but meta says \[0, 1\]"):
+        wrong.compute()
+    kind = xd.map_partitions(lambda p: p[0], df, meta=DF[[0]])
+    with pytest.raises(TypeError, match="partition 0 is a Series but meta says DataFrame"):
+        kind.compute()
+    unchecked = df.map_partitions(lambda p: p[0], meta=DF[[0]], enforce_metadata=False)
+    assert isinstance(unchecked.compute(), pd.Series)

@@ -180,11 +180,12 @@ def _take_along(block: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray
     return np.take_along_axis(block, indices, axis=axis)
 
 
-def take_along_axis(arr: Any, indices: Any, axis: int | None) -> Array:
+def take_along_axis(arr: Any, indices: Any, axis: int | None = -1) -> Array:
     """The values of ``arr`` at ``indices`` along ``axis``, as ``numpy.take_along_axis`` (what
     ``argsort`` or ``argpartition`` give picks the sorted values): ``arr``'s axis in one
     chunk, ``indices`` in any chunks, the other axes matched block by block (a length of 1
-    broadcasts). ``axis=None``: the flattened ``arr`` and 1-d ``indices``.
+    broadcasts); the last axis unless told, as NumPy. ``axis=None``: the flattened ``arr``
+    and 1-d ``indices``.
 
     >>> import numpy as np, xsched.array as xa
     >>> x = xa.from_array(np.array([[30, 10, 20], [5, 9, 7]]), chunks=(1, 2))

@@ -1060,7 +1060,7 @@ def _aligned(frames: list[_Frame], what: str) -> Sequence[Any]:
 
 
 def map_partitions(func: Callable, *args: Any, meta: Any = _NO_META, _name: str | None = None,
-                   enforce_metadata: bool = False, _kind: tuple | None = None, **kwargs: Any):
+                   enforce_metadata: bool | None = None, _kind: tuple | None = None, **kwargs: Any):
     """Apply ``func`` to every partition; collections among ``args``/``kwargs`` are passed
     partition by partition, Scalars and Delayed as values. Collections whose divisions are
     known and differ are first repartitioned to the union of their divisions (rows then meet
@@ -1068,8 +1068,10 @@ def map_partitions(func: Callable, *args: Any, meta: Any = _NO_META, _name: str 
 
     ``meta`` (an empty pandas object, a ``{column: dtype}`` dict or a ``(name, dtype)``
     tuple) says what ``func`` returns; without it ``func`` runs once on a two-row stand-in
-    of the input to find out. ``enforce_metadata=True`` checks every partition against meta
-    on the workers, naming the partition that differs.
+    of the input to find out. Every partition of a pandas type is checked against meta (its
+    type and columns) on the workers, naming the partition that differs, unless
+    ``enforce_metadata=False`` (xsched's own operations, which name their layer with
+    ``_name``, know their output and skip it).
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> df = xd.from_pandas(pd.DataFrame({"a": range(6)}), npartitions=3)
@@ -1077,6 +1079,8 @@ def map_partitions(func: Callable, *args: Any, meta: Any = _NO_META, _name: str 
     [0, 2, 4, 6, 8, 10]
     """
     what = _name or f"map_partitions({funcname(func)})"
+    if enforce_metadata is None:
+        enforce_metadata = _name is None
     args, kwargs = _unified_arguments(args, kwargs)
     frames = [a for a in list(args) + list(kwargs.values()) if isinstance(a, _Frame)]
     if not frames:

@@ -343,12 +343,14 @@ def _overlapped(prev: Any, part: Any, nxt: Any, func: Any, args: tuple, kwargs: 
 
 
 def map_overlap(func: Any, frame: _Frame, before: Any, after: Any, *args: Any, meta: Any = _NO_META,
-                enforce_metadata: bool = False, **kwargs: Any) -> _Frame:
+                enforce_metadata: bool = True, **kwargs: Any) -> _Frame:
     """``func(rows, *args, **kwargs)`` per partition, ``rows`` being the partition with the
     ``before`` rows ahead of it and the ``after`` rows behind it joined on (numbers of rows,
     taken through short or empty neighbours as need be, or time spans of a sorted datetime
     index), those rows dropped from the result: so moving windows, differences and the like
-    written in pandas see across partition boundaries. ``func`` must return one row per row.
+    written in pandas see across partition boundaries. ``func`` must return one row per row;
+    each partition is checked against the meta (type and columns) unless
+    ``enforce_metadata=False``.
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> s = xd.from_pandas(pd.Series([1.0, 2, 3, 4, 5, 6]), npartitions=3)
@@ -386,7 +388,7 @@ def map_overlap(func: Any, frame: _Frame, before: Any, after: Any, *args: Any, m
 
 
 def _install() -> None:
-    def df_map_overlap(self, func, before, after, *args, meta=_NO_META, enforce_metadata=False, **kwargs):
+    def df_map_overlap(self, func, before, after, *args, meta=_NO_META, enforce_metadata=True, **kwargs):
         """``func`` per partition with ``before``/``after`` rows of its neighbours joined on
         and dropped afterwards (see ``xsched.dataframe.map_overlap``).
 
