@@ -256,6 +256,7 @@ class _Loc:
             return elemwise(_loc, frame, key, _name="loc-mask")
         if isinstance(key, (list, np.ndarray, pd.Index)):
             return self._labels(list(key))
+        one = None  # (the label, when one is asked for)
         if isinstance(key, slice):
             if key.step is not None:
                 raise NotImplementedError("loc with a step: select the rows, then filter")
@@ -265,11 +266,12 @@ class _Loc:
             if not parts and frame.known_divisions:  # (as pandas, and as loc[[label]])
                 raise KeyError(f"loc[{key!r}]: the label is outside this collection's divisions "
                                f"[{frame.divisions[0]!r}, {frame.divisions[-1]!r}], so no partition holds it")
-            key = slice(key, key)  # a single label keeps the frame's shape (pandas' loc[[label]])
+            one, key = key, slice(key, key)  # a single label keeps the frame's shape (pandas' loc[[label]])
         if not parts:
             parts = [0]
         sub = frame.partitions[parts[0]:parts[-1] + 1]
-        out = map_partitions(_loc, sub, key, _name="loc")
+        out = map_partitions(_loc, sub, key, _name="loc") if one is None else \
+            map_partitions(_loc_one, sub, one, _name="loc")
         if frame.known_divisions and not isinstance(key.start, str) and not isinstance(key.stop, str):
             lo = frame.divisions[parts[0]] if key.start is None else max(key.start, frame.divisions[parts[0]])
             hi = frame.divisions[parts[-1] + 1] if key.stop is None else min(key.stop,
@@ -351,6 +353,16 @@ class _Loc:
 
 def _loc(part: Any, key: Any) -> Any:
     return part.loc[key]
+
+
+def _loc_one(part: Any, label: Any) -> Any:
+    """The rows labelled ``label`` (a day of a DatetimeIndex by "2000-01-02" too), as a frame,
+    none where this partition lacks it: its index sorted or not, as divisions unknown allow."""
+    try:
+        where = part.index.get_loc(label)
+    except KeyError:
+        return part.iloc[:0]
+    return part.iloc[[where]] if isinstance(where, (int, np.integer)) else part.iloc[where]
 
 
 def _loc_cols(frame: _Frame, cols: Any):

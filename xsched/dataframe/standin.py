@@ -118,13 +118,25 @@ def make_meta(obj: Any) -> Any:
 
     >>> make_meta(pd.DataFrame({"a": [1, 2]})).dtypes.to_dict()
     {'a': dtype('int64')}
+    >>> make_meta(("n", pd.Int64Dtype())).dtype
+    Int64Dtype()
+    >>> make_meta([("b", "f8"), ("a", "i8")]).dtypes.to_dict()
+    {'b': dtype('float64'), 'a': dtype('int64')}
     """
     if isinstance(obj, (pd.DataFrame, pd.Series)):
         return obj.iloc[:0]
     if isinstance(obj, pd.Index):
         return obj[:0]
-    if isinstance(obj, dict) and obj and all(isinstance(v, (str, np.dtype, type)) for v in obj.values()):
+    if isinstance(obj, dict) and obj and all(isinstance(v, _DTYPE_SPELLINGS) for v in obj.values()):
         return pd.DataFrame({k: pd.Series([], dtype=v) for k, v in obj.items()})
-    if isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[1], (str, np.dtype, type)):
+    if isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[1], _DTYPE_SPELLINGS):
         return pd.Series([], dtype=obj[1], name=obj[0])
+    if isinstance(obj, list) and obj and all(isinstance(c, tuple) and len(c) == 2
+                                             and isinstance(c[1], _DTYPE_SPELLINGS) for c in obj):
+        return make_meta(dict(obj))  # ([(column, dtype), ...]: the columns in that order)
     return obj
+
+
+#: what names a dtype in a meta given as ``{column: dtype}`` or ``(name, dtype)``: pandas'
+#: own dtypes (``pd.StringDtype()``, ``pd.CategoricalDtype(...)``, ``pd.Int64Dtype()``) too
+_DTYPE_SPELLINGS = (str, np.dtype, type, pd.api.extensions.ExtensionDtype)
