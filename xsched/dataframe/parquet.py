@@ -34,6 +34,7 @@ from ..files import LocalFileSystem, arrow_source, expand_paths, file_token, fil
 from ..graph.collection import run_writes
 from .io import from_tasks, in_dtypes, meta_dtypes
 from .planner import PREDICATES
+from ..units import parse_bytes
 
 __all__ = ["read_parquet", "to_parquet"]
 
@@ -53,9 +54,16 @@ def _pq():
 
 
 def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any = None,
-                 storage_options: dict | None = None, split_row_groups: bool = False,
-                 calculate_divisions: bool | None = None):
-    """A dataframe from parquet files: one partition per file, or per row group.
+                 storage_options: dict | None = None, split_row_groups: bool | int | str = "infer",
+                 calculate_divisions: bool | None = None, blocksize: int | str | None = "256 MiB"):
+    """A dataframe from parquet files: one partition per file, or per run of row groups.
+
+    ``split_row_groups="infer"`` (the default) gives a file a partition when its first file
+    holds at most ``blocksize`` bytes of data (uncompressed, as the footer says), and
+    otherwise cuts every file into runs of consecutive row groups of at most ``blocksize``
+    each (one row group at least), so that a single large file does not become a single
+    partition that must fit a worker's memory. ``True`` (or ``1``) gives each row group a
+    partition, a number ``n`` each ``n`` row groups, ``False`` each file.
 
     ``path`` is a file, a directory of part files, a glob, a list, or an fsspec URL
     (``storage_options`` go to its filesystem). ``columns`` reads only those columns (a
@@ -130,25 +138,27 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
 
     div_col = index_cols[0] if len(index_cols) == 1 and calculate_divisions is not False else \
         stored[0] if calculate_divisions and index is None and len(stored) == 1 else None
+    runs = _run_rule(split_row_groups, blocksize, md0, what)
     pieces = []  # (fs, path, row groups or None, (min, max) of div_col or None, filters left, folder keys)
     for fs, p, pairs in files:
         typed = hive.typed_pairs(pairs, keys)
         left = hive.residual_filters(dnf, dict(typed)) if keys else dnf
         if left is False:  # (its folders' values rule out every row: not even its footer is read)
             continue
-        if not (split_row_groups or left or div_col):
+        if not (runs or left or div_col):
             pieces.append((fs, p, None, None, left, typed))
             continue
         md = md0 if (fs, p) == (fs0, p0) else _footer(fs, p)[0]
         stats = [_rg_stats(md, i, file_schema) for i in range(md.num_row_groups)]
         kept = [i for i in range(md.num_row_groups) if _may_match(stats[i], left)]
-        if split_row_groups:
-            pieces += [(fs, p, [i], _min_max(stats[i], div_col), left, typed) for i in kept]
+        if runs:
+            pieces += [(fs, p, run, _span([_min_max(stats[i], div_col) for i in run]), left, typed)
+                       for run in _row_group_runs(md, kept, runs)]
         elif kept or (md.num_row_groups == 0 and not left):
             pieces.append((fs, p, None, _span([_min_max(stats[i], div_col) for i in kept]), left, typed))
     divisions = _divisions([piece[3] for piece in pieces]) if div_col and pieces else None
 
-    token = new_token([file_token(fs, p) for fs, p, _ in files], columns, repr(filters), index, split_row_groups,
+    token = new_token([file_token(fs, p) for fs, p, _ in files], columns, repr(filters), index, runs,
                       calculate_divisions)
     name = f"read-parquet-{token}"
     ann = annotations_in_force()
@@ -329,6 +339,43 @@ def _may_match(stats: dict, dnf: list | None) -> bool:
             return True
 
     return any(all(pred_may(*pred) for pred in conj) for conj in dnf)
+
+
+def _run_rule(split_row_groups: Any, blocksize: Any, md0: Any, what: str) -> tuple | None:
+    """How files are cut: None (a partition per file), ("count", n) row groups per partition,
+    or ("bytes", limit) of data per partition; "infer" looks at the first file's size."""
+    if isinstance(split_row_groups, bool):
+        return ("count", 1) if split_row_groups else None
+    if isinstance(split_row_groups, int) and split_row_groups > 0:
+        return ("count", split_row_groups)
+    if split_row_groups != "infer":
+        raise ValueError(f"{what}: split_row_groups={split_row_groups!r}; give 'infer', True, False or a "
+                         "number of row groups per partition")
+    if blocksize is None:
+        return None
+    limit = parse_bytes(blocksize)
+    if limit <= 0:
+        raise ValueError(f"{what}: blocksize={blocksize!r} must be positive (or None: a partition per file)")
+    first = sum(md0.row_group(i).total_byte_size for i in range(md0.num_row_groups))
+    return ("bytes", limit) if first > limit else None
+
+
+def _row_group_runs(md: Any, kept: list, rule: tuple) -> list[list[int]]:
+    """``kept`` row groups cut into runs of consecutive ones by ``rule`` (``_run_rule``)."""
+    kind, n = rule
+    if kind == "count":
+        return [kept[i:i + n] for i in range(0, len(kept), n)]
+    runs: list[list[int]] = []
+    total = 0
+    for i in kept:
+        size = md.row_group(i).total_byte_size
+        if runs and runs[-1][-1] == i - 1 and total + size <= n:
+            runs[-1].append(i)
+            total += size
+        else:
+            runs.append([i])
+            total = size
+    return runs
 
 
 def _min_max(stats: dict, col: Any) -> tuple | None:
