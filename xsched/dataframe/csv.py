@@ -71,6 +71,8 @@ def read_csv(urlpath: Any, blocksize: int | str | None = None, dtype: Any = None
     does not fit raises a ``ValueError`` naming the file, the column and the ``dtype=`` to
     pass. ``include_path_column=True`` (or a column name) adds each row's file as a
     categorical column. Compressed files (``.gz``, ``.bz2``, ``.xz``) are read whole.
+    Without ``blocksize`` each file is one partition (a quoted field may hold a newline, which
+    a cut at a line boundary would split); a file over 256 MiB read so is named in a warning.
 
     >>> import os, tempfile, pandas as pd
     >>> with tempfile.TemporaryDirectory() as d:
@@ -108,7 +110,7 @@ def read_fwf(urlpath: Any, blocksize: int | str | None = None, dtype: Any = None
 
 def _read_text_table(what: str, urlpath: Any, blocksize: Any, dtype: Any, usecols: Any, parse_dates: Any,
                      include_path_column: bool | str, storage_options: dict | None, sample: int,
-                     pandas_kwargs: dict):
+                     pandas_kwargs: dict, quiet: bool = False):
     """``read_csv`` and ``read_fwf``: the same sample, blocks, dtypes and errors; ``what``
     names the pandas parser (``_PARSERS``)."""
     pandas_kwargs = dict(pandas_kwargs)
@@ -134,6 +136,8 @@ def _read_text_table(what: str, urlpath: Any, blocksize: Any, dtype: Any, usecol
             raise ValueError(f"{what}: skiprows= cannot be used with blocksize= (the rows to skip are only "
                              "in the first block); pass blocksize=None")
     infos = [file_token(fs, p) for fs, p in files]
+    if blocksize is None and not quiet:
+        _warn_of_large_files(what, files, infos, compression)
     sample_bytes, first = _sample(files, infos, compression, sample, has_header)
     if what == "read_fwf":
         kwargs = _fixed_columns(sample_bytes, kwargs)
@@ -181,7 +185,7 @@ def _read_text_table(what: str, urlpath: Any, blocksize: Any, dtype: Any, usecol
                 dates = [c for c in parse_dates if c in used] or None
             narrower = _read_text_table(what, urlpath, blocksize, dtype, list(used) or list(meta.columns[:1]),
                                         dates, False, storage_options, sample,
-                                        {**pandas_kwargs, "compression": compression})
+                                        {**pandas_kwargs, "compression": compression}, quiet=True)
             tasks = list(narrower._graph.layers[narrower._name].values())
             if pushed:
                 tasks = [Task(t.func, t.args, {**t.kwargs, "filters": tuple(map(tuple, pushed))}, t.annotations)
@@ -191,6 +195,23 @@ def _read_text_table(what: str, urlpath: Any, blocksize: Any, dtype: Any, usecol
     inferring = inferred_columns(dtype, meta)
     inferring = [c for c in meta.columns if c != path_col] if inferring is None else inferring
     return from_tasks(name, tasks, mark_unknown(meta, inferring), project=project)
+
+
+#: a file read whole past this size is worth a word: it becomes one partition in memory
+LARGE_FILE = 256 * 2**20
+
+
+def _warn_of_large_files(what: str, files: list, infos: list, compression: Any) -> None:
+    """A warning, when built, naming the largest uncompressed file over ``LARGE_FILE`` read
+    as one partition, and the ``blocksize=`` that would cut it."""
+    large = [(size, label) for (fs, path), (label, size, _) in zip(files, infos)
+             if size and size > LARGE_FILE and compression_of(path, compression) is None]
+    if large:
+        size, label = max(large)
+        warnings.warn(f"{what}: {label} is {size / 2**20:,.0f} MiB and is read whole, as one partition "
+                      f"({len(large)} such file{'s' if len(large) > 1 else ''}); pass blocksize='64MiB' to cut "
+                      "files into partitions of that many bytes (unless quoted fields hold newlines)",
+                      UserWarning, stacklevel=4)
 
 
 def read_table(urlpath: Any, blocksize: int | str | None = None, **kwargs: Any):

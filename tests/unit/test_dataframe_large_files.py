@@ -1,6 +1,11 @@
-"""A large parquet file is cut into runs of row groups (``split_row_groups="infer"`` and
-``blocksize``, or a number of row groups per partition), so that it does not become one
-partition that must fit in a worker's memory; every row once, in order."""
+"""A large file does not silently become one partition that must fit a worker's memory: a
+parquet file is cut into runs of row groups (``split_row_groups="infer"`` and ``blocksize``,
+or a number of row groups per partition), every row once, in order; a large CSV file read
+whole (quoted fields may hold newlines, so it is not cut unless asked) is named in a warning
+when the read is built."""
+
+import gzip
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -58,3 +63,24 @@ def test_bad_cutting_options_are_refused_when_built(tmp_path):
         xd.read_parquet(str(tmp_path / "big.parquet"), split_row_groups="rows")
     with pytest.raises(ValueError, match="blocksize=0 must be positive"):
         xd.read_parquet(str(tmp_path / "big.parquet"), blocksize=0)
+
+
+def _csv(path, rows):
+    path.write_text("x,y\n" + "".join(f"{i},{i * 2}\n" for i in range(rows)))
+
+
+def test_a_large_csv_file_read_whole_is_named_in_a_warning(tmp_path, monkeypatch):
+    import xsched.dataframe.csv as csv
+
+    monkeypatch.setattr(csv, "LARGE_FILE", 1000)
+    _csv(tmp_path / "big.csv", 500)
+    _csv(tmp_path / "small.csv", 5)
+    with pytest.warns(UserWarning, match=r"big\.csv is .* MiB and is read whole.*\(1 such file\).*blocksize="):
+        df = xd.read_csv(str(tmp_path / "*.csv"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (computing it, the planner's narrower read, says nothing more)
+        assert df.x.sum().compute() == sum(range(500)) + sum(range(5))
+        assert xd.read_csv(str(tmp_path / "big.csv"), blocksize=1000).npartitions > 1
+        with gzip.open(tmp_path / "big.csv.gz", "wt") as f:  # (a compressed file cannot be cut)
+            f.write((tmp_path / "big.csv").read_text())
+        xd.read_csv(str(tmp_path / "big.csv.gz"))
