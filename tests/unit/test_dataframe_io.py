@@ -368,13 +368,20 @@ def test_memory_urls_csv_and_parquet(memfs):
 def test_timeseries_divisions_and_columns():
     df = timeseries("2000-01-01", "2000-01-05", freq="10min", partition_freq="1D")
     assert df.npartitions == 4 and df.known_divisions
-    assert df.divisions == tuple(pd.date_range("2000-01-01", "2000-01-05", freq="1D"))
+    assert df.divisions == tuple(pd.date_range("2000-01-01", "2000-01-04", freq="1D")) + (
+        pd.Timestamp("2000-01-04 23:50"),)  # (the last row's time: "2000-01-05" has no row)
     assert df.dtypes.to_dict() == {"id": np.dtype("int64"), "name": pd.StringDtype(na_value=np.nan),
                                    "x": np.dtype("float64"), "y": np.dtype("float64")}
     got = df.compute()
     assert len(got) == 4 * 144 and got.index.is_monotonic_increasing and got.index.name == "timestamp"
     for i, part in enumerate(d.compute() for d in df.to_delayed()):
-        assert (part.index >= df.divisions[i]).all() and (part.index < df.divisions[i + 1]).all()
+        last = i == df.npartitions - 1  # (the last division is closed, and is that partition's last row)
+        assert (part.index >= df.divisions[i]).all()
+        assert (part.index <= df.divisions[i + 1]).all() if last else (part.index < df.divisions[i + 1]).all()
+    assert got.index[-1] == df.divisions[-1]
+    for rule in ("1h", "6h", "1D", "2D"):  # (no bin past the last row)
+        pd.testing.assert_frame_equal(df[["x", "y"]].resample(rule).mean().compute(),
+                                      got[["x", "y"]].resample(rule).mean(), check_freq=False)
     assert got.x.between(-1, 1).all() and got.y.between(-1, 1).all() and set(got.name) <= set(NAMES)
     assert 900 < got.id.mean() < 1100
 

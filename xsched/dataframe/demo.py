@@ -37,7 +37,7 @@ _DEFAULT_DTYPES = {"id": int, "name": str, "x": float, "y": float}
 def timeseries(start: Any = "2000-01-01", end: Any = "2000-01-31", freq: str = "1s",
                partition_freq: str = "1D", seed: int = 0, dtypes: dict | None = None):
     """A dataframe of random rows every ``freq`` from ``start`` to ``end`` (excluded), one
-    partition per ``partition_freq``, with known divisions.
+    partition per ``partition_freq``, with known divisions (the last is the last row's time).
 
     Columns by dtype (``dtypes`` maps names to them; the default is ``{"id": int, "name":
     str, "x": float, "y": float}``): integers are Poisson around 1000, strings are first
@@ -67,7 +67,11 @@ def timeseries(start: Any = "2000-01-01", end: Any = "2000-01-31", freq: str = "
     tasks = [Task(_make_partition, (lo, hi, freq, dtypes, seed, i), {}, per_task(ann))
              for i, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:]))]
     meta = _make_partition(start, start, freq, dtypes, seed, 0)
-    return from_tasks(name, tasks, meta, tuple(bounds))
+    # (the last division is the last row's time, as divisions are: ``end`` has no row, and a
+    # division past the data would give resample a bin after it)
+    last_rows = pd.date_range(bounds[-2], end, freq=freq, inclusive="left")
+    last = last_rows[-1] if len(last_rows) else bounds[-2]
+    return from_tasks(name, tasks, meta, tuple(bounds[:-1]) + (last,))
 
 
 def _kind(col: str, dtype: Any) -> str:
