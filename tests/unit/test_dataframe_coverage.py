@@ -131,9 +131,17 @@ def test_pivot_table_equal_pandas(n, aggfunc, index):
     df = xd.from_pandas(pdf, npartitions=n)
     for values in ("v", "w"):
         pd.testing.assert_frame_equal(
-            df.pivot_table(index="i", columns="c", values=values, aggfunc=aggfunc).compute(),
+            df.pivot_table(index="i", columns="c", values=values, aggfunc=aggfunc, observed=False,
+                           dropna=False).compute(),
             pd.pivot_table(pdf, index="i", columns="c", values=values, aggfunc=aggfunc, observed=False,
                            dropna=False))
+        for fill in (None, 0):  # (pandas' default, observed=True: "z", which has no row, is left out)
+            got = df.pivot_table(index="i", columns="c", values=values, aggfunc=aggfunc, fill_value=fill).compute()
+            assert got["z"].isna().all() if fill is None else (got["z"] == fill).all()
+            pd.testing.assert_frame_equal(
+                got.drop(columns="z"),
+                pd.pivot_table(pdf, index="i", columns="c", values=values, aggfunc=aggfunc, fill_value=fill),
+                check_column_type=False)
 
 
 def test_unknown_categories_fail_when_built_naming_the_fix(mixed):

@@ -175,33 +175,62 @@ def _pivot_merge(partials: list) -> pd.DataFrame:
     return pd.DataFrame({stat: getattr(grouped[stat], _PIVOT_MERGE[stat])() for stat in joined.columns})
 
 
-def _pivot_final(partials: list, aggfunc: str, meta: pd.DataFrame) -> pd.DataFrame:
+def _pivot_final(partials: list, aggfunc: str, meta: pd.DataFrame, observed: bool = False,
+                 fill_value: Any = None, stat_dtype: Any = "float64", dropna: bool = False) -> pd.DataFrame:
     totals = _pivot_merge(partials)
     if aggfunc == "mean":
         out = totals["sum"] / totals["count"].where(totals["count"] > 0)
     else:
         out = totals[aggfunc]
-    out = out.unstack(level=1).reindex(columns=meta.columns).sort_index(na_position="first")
+    out = out.unstack(level=1)
+    seen = [c for c in meta.columns if c in out.columns]  # (the categories with rows)
+    out = out.reindex(columns=meta.columns).sort_index(na_position="first")
     out.index.name = meta.index.name
-    if aggfunc in ("sum", "count"):  # (an empty cell: pandas' 0; NaN for the others)
+    if aggfunc in ("sum", "count") and not observed:  # (an empty cell of every combination: 0)
         out = out.fillna(0)
+    # pandas' dtype: with observed=False every combination is aggregated, an empty one missing
+    # (so every value a float) before any fill; with observed=True the combinations without
+    # rows are filled as the table is unstacked, and the statistic's dtype stays where every
+    # value fits it (a whole number filled in) -- judged over the categories with rows, the
+    # columns pandas gives
+    floats = not observed and bool(out.isna().any().any())
+    if dropna:  # (pandas leaves out the rows of a missing label, and those whose every statistic is)
+        out = out[out.index.notna() & ~(out[seen].isna().all(axis=1) if seen else False)]
+    if fill_value is not None:
+        out = out.fillna(fill_value)
+    judged = seen if observed else list(out.columns)
+    if isinstance(stat_dtype, pd.api.extensions.ExtensionDtype):  # (pandas' nullable dtypes hold NA)
+        return out.astype({c: stat_dtype for c in judged})
+    if floats:
+        return out.astype({c: "float64" for c in judged if out[c].dtype.kind in "biuf"})
     try:
-        return out.astype(meta.dtypes.iloc[0]) if len(meta.columns) else out
-    except (TypeError, ValueError):  # (an empty cell of integers: NaN, as pandas' float)
+        cast = out[judged].astype(stat_dtype)
+    except (TypeError, ValueError):
         return out
+    if judged and bool((cast == out[judged]).all().all()):
+        out = out.astype({c: stat_dtype for c in judged})
+    return out
 
 
 def pivot_table(df: DataFrame, index: Any = None, columns: Any = None, values: Any = None,
-                aggfunc: str = "mean", split_every: int | None = None):
-    """A spreadsheet-style pivot, as ``pandas.pivot_table(..., observed=False, dropna=False)``:
-    a row per value of column ``index`` (sorted), a column per category of ``columns`` (a
-    categorical of known categories: see ``categorize``), the ``aggfunc`` (``mean``, ``sum``,
-    ``count``, ``first``, ``last``, ``min`` or ``max``) of column ``values`` in each cell, as
-    a tree reduction.
+                aggfunc: str = "mean", fill_value: Any = None, observed: bool = True, dropna: bool = True,
+                split_every: int | None = None):
+    """A spreadsheet-style pivot, as ``pandas.pivot_table``: a row per value of column
+    ``index`` (sorted), a column per category of ``columns`` (a categorical of known
+    categories: see ``categorize``), the ``aggfunc`` (``mean``, ``sum``, ``count``,
+    ``first``, ``last``, ``min`` or ``max``) of column ``values`` in each cell, as a tree
+    reduction. A cell without rows is missing, as pandas gives it (``fill_value`` fills
+    it); with ``observed=False`` a sum or count there is 0, as pandas' on every combination
+    of categories. ``dropna`` (pandas' default) leaves out the row of a missing label and a
+    row whose every cell is missing. The columns are every category, known when built: one
+    with no row at all is a column of missing values, which pandas would leave out.
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> df = xd.from_pandas(pd.DataFrame({"i": [1, 1, 2], "c": list("xyx"), "v": [1., 2, 3]}), npartitions=2)
     >>> xd.pivot_table(df.categorize(), index="i", columns="c", values="v", aggfunc="sum").compute().to_dict()
+    {'x': {1: 1.0, 2: 3.0}, 'y': {1: 2.0, 2: nan}}
+    >>> xd.pivot_table(df.categorize(), index="i", columns="c", values="v", aggfunc="sum",
+    ...                fill_value=0).compute().to_dict()
     {'x': {1: 1.0, 2: 3.0}, 'y': {1: 2.0, 2: 0.0}}
     """
     if not isinstance(df, DataFrame):
@@ -213,12 +242,17 @@ def pivot_table(df: DataFrame, index: Any = None, columns: Any = None, values: A
     if aggfunc not in _PIVOT_STATS:
         raise ValueError(f"pivot_table: aggfunc={aggfunc!r}; partitions merge {', '.join(map(repr, _PIVOT_STATS))}")
     _known_categorical(df, columns, "pivot_table")
-    meta = make_meta(pd.pivot_table(_nonempty(df._meta), index=index, columns=columns, values=values,
+    stand_in = _nonempty(df._meta)
+    meta = make_meta(pd.pivot_table(stand_in, index=index, columns=columns, values=values,
                                     aggfunc=aggfunc, observed=False, dropna=False))
+    # (a cell's dtype before any is empty: pandas' statistic of the values per group)
+    stat_dtype = stand_in.groupby([index, columns], observed=True)[values].agg(aggfunc).dtype
     return reduction(df[[index, columns, values]], _pivot_chunk, _pivot_final, _pivot_merge, meta=meta,
                      token="pivot-table", split_every=split_every,
                      chunk_kwargs={"index": index, "columns": columns, "values": values, "aggfunc": aggfunc},
-                     aggregate_kwargs={"aggfunc": aggfunc, "meta": meta})
+                     aggregate_kwargs={"aggfunc": aggfunc, "meta": meta, "observed": bool(observed),
+                                       "fill_value": fill_value, "stat_dtype": stat_dtype,
+                                       "dropna": bool(dropna)})
 
 
 # --------------------------------------------------------------------------- methods
@@ -246,8 +280,9 @@ def _install() -> None:
         return categorize(self, columns)
 
     def frame_pivot_table(self, index: Any = None, columns: Any = None, values: Any = None,
-                          aggfunc: str = "mean", split_every: int | None = None):
-        return pivot_table(self, index, columns, values, aggfunc, split_every)
+                          aggfunc: str = "mean", fill_value: Any = None, observed: bool = True,
+                          dropna: bool = True, split_every: int | None = None):
+        return pivot_table(self, index, columns, values, aggfunc, fill_value, observed, dropna, split_every)
 
     def frame_stack(self, level: Any = -1, **kwargs: Any):
         return stack(self, level, **kwargs)
