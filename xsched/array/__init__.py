@@ -31,7 +31,8 @@ from types import SimpleNamespace
 from numpy import (bool_ as bool, complex64, complex128, e, float32, float64, inf, int8, int16, int32, int64,
                    nan, newaxis, pi, uint8, uint16, uint32, uint64)
 
-from .core import Array, elemwise, from_array, map_blocks, normalize_chunks
+from .core import Array, elemwise, from_array, normalize_chunks
+from .mapping import map_blocks
 from . import slicing as _slicing  # (x[index])
 from . import assignment as _assignment  # (x[index] = value)
 from .core import UFUNC_METHOD_IMPLEMENTATIONS as _UFUNC_METHODS

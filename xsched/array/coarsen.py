@@ -21,7 +21,8 @@ from typing import Any, Callable
 import numpy as np
 
 from .chunks import _starts
-from .core import Array, map_blocks
+from .core import Array
+from .mapping import map_blocks
 from .creation import asarray
 from .manipulation import _axis
 from .masking import known_chunks_needed

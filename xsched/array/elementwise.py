@@ -26,7 +26,8 @@ from typing import Any, Callable
 import numpy as np
 
 from .reductions import _check_out
-from .core import Array, elemwise, map_blocks
+from .core import Array, elemwise
+from .mapping import map_blocks
 from .creation import asarray
 from .manipulation import where
 from .masking import known_chunks_needed

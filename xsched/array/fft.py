@@ -24,7 +24,8 @@ import numpy as np
 
 from ..graph.layers import chunk_key
 from ..graph.spec import Ref
-from .core import Array, block_layer, check_device
+from .core import Array, check_device
+from .mapping import block_layer
 from .creation import arange, asarray
 from .manipulation import roll
 

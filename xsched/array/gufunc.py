@@ -42,7 +42,8 @@ import numpy as np
 
 from ..graph.layers import chunk_key
 from ..graph.spec import Ref, funcname
-from .core import Array, block_layer
+from .core import Array
+from .mapping import block_layer
 from .creation import asarray
 from .index_notation import blockwise
 from .rechunking import joined

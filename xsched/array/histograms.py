@@ -32,7 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from .core import Array, map_blocks
+from .core import Array
+from .mapping import map_blocks
 from .creation import asarray
 from .index_notation import blockwise
 from .manipulation import stack

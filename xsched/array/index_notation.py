@@ -18,7 +18,7 @@ broadcasts against any length (its single block goes with every block of the ind
 Any other disagreement of lengths is an error when the expression is built, naming the
 index, the two arguments and their lengths.
 
-The layer of tasks is the one ``map_blocks`` builds (``core.block_layer``): ``Delayed``
+The layer of tasks is the one ``map_blocks`` builds (``mapping.block_layer``): ``Delayed``
 arguments pass their value, other arguments without index pass as they are, keyword
 arguments go to every call, and a ``block_id`` parameter of ``func`` receives the output
 block index.
@@ -69,7 +69,8 @@ import numpy as np
 from ..graph.layers import chunk_key
 from ..graph.spec import Ref, funcname
 from . import rechunking as _rechunk
-from .core import Array, _accepts, _concat_grid, _infer_dtype, _single_key, block_layer
+from .core import Array
+from .mapping import _accepts, _concat_grid, _infer_dtype, _single_key, block_layer
 from .creation import asarray
 
 __all__ = ["blockwise", "einsum", "unify_chunks"]

@@ -28,7 +28,8 @@ import numpy as np
 
 from .assembly import compress
 from .reductions import _check_out
-from .core import Array, elemwise, map_blocks
+from .core import Array, elemwise
+from .mapping import map_blocks
 from .diagonals import diagonal, trace
 from .elementwise import choose
 from .masking import known_chunks_needed

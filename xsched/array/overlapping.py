@@ -64,8 +64,9 @@ import numpy as np
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task, funcname
 from .chunks import _starts
-from .core import Array, _accepts, _concat_grid, map_blocks
-from .core import _infer_dtype as _infer_from_blocks
+from .core import Array
+from .mapping import _accepts, _concat_grid, map_blocks
+from .mapping import _infer_dtype as _infer_from_blocks
 from .creation import asarray
 
 __all__ = ["overlap", "trim_internal", "map_overlap", "sliding_window_view", "BOUNDARIES"]

@@ -27,7 +27,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .core import Array, elemwise, map_blocks
+from .core import Array, elemwise
+from .mapping import map_blocks
 from .creation import asarray, full
 from .index_notation import einsum
 from .masking import known_chunks_needed

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from ..graph.delayed import compute
-from .core import Array, _concat_grid
+from .core import Array
+from .mapping import _concat_grid
 
 __all__ = ["assert_eq"]
 

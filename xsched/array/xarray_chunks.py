@@ -64,7 +64,7 @@ from .. import config
 from ..graph.delayed import compute as _compute_all
 from ..graph.delayed import persist as _persist_all
 from ..units import parse_bytes
-from . import core, gufunc, index_notation, reductions, scans
+from . import core, gufunc, index_notation, mapping, reductions, scans
 from .store import store as _store
 from .chunks import AUTO_CHUNK_BYTES, Chunks
 from .core import Array
@@ -318,8 +318,8 @@ class XschedChunkManager(ChunkManagerEntrypoint[Array]):
         """
         _numpy_meta(kwargs.pop("meta", None), "map_blocks")
         kwargs.pop("token", None)
-        return core.map_blocks(func, *args, dtype=dtype, chunks=chunks, drop_axis=drop_axis,
-                               new_axis=new_axis, **kwargs)
+        return mapping.map_blocks(func, *args, dtype=dtype, chunks=chunks, drop_axis=drop_axis,
+                                  new_axis=new_axis, **kwargs)
 
     def blockwise(self, func: Callable, out_ind: Iterable[Any], *args: Any,
                   name: str | None = None, token: Any = None, dtype: Any = None,
