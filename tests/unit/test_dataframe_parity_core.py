@@ -205,8 +205,9 @@ def test_str_split_expanded_has_n_plus_one_columns_in_every_partition(n):
 
 
 @pytest.mark.parametrize("n", [1, 2, 4, 6])
-def test_str_get_dummies_has_every_token_in_every_partition(n):
-    pdf = pd.Series(["a|b", "c", None, "b|d", "", "e|a|a"], name="t")
+@pytest.mark.parametrize("dtype", ["str", "string[python]", object])  # (an empty value is a token for the first only)
+def test_str_get_dummies_has_every_token_in_every_partition(n, dtype):
+    pdf = pd.Series(["a|b", "c", None, "b|d", "", "e|a|a"], name="t", dtype=dtype)
     s = xd.from_pandas(pdf, npartitions=n)
     out = s.str.get_dummies()
     assert list(out.columns) == list(pdf.str.get_dummies().columns)  # (the tokens, computed when built)

@@ -207,7 +207,10 @@ def _accessor_call(part: Any, kind: str, attr: str, args: tuple, kwargs: dict, r
 
 
 def _tokens(part: pd.Series, sep: str) -> set:
-    return set(part.dropna().str.split(sep, regex=False).explode())
+    """The columns pandas' own ``get_dummies`` makes of the partition's distinct values (which
+    tokens count depends on the dtype: an empty one does for pyarrow's strings only)."""
+    distinct = part.dropna().drop_duplicates()
+    return set(distinct.str.get_dummies(sep=sep).columns) if len(distinct) else set()
 
 
 def _all_tokens(partials: list) -> set:
