@@ -47,6 +47,9 @@ __all__ = ["DataFrame", "Series", "Index", "Scalar", "map_partitions", "new_coll
 
 _NO_META = object()
 
+#: a collection's own attributes, set as such whatever its columns are named
+_FRAME_ATTRIBUTES = frozenset({"divisions"})
+
 #: ``loc``, ``partitions`` and the ``.str``/``.dt``/``.cat`` accessors: built by
 #: ``indexing.py``, which fills this table in when the package is imported
 INDEXERS: dict[str, Callable] = {}
@@ -472,6 +475,20 @@ class DataFrame(_Frame):
         raise MissingAttribute("DataFrame", name, pd.DataFrame, type(self),
                                list(meta.columns) if meta is not None else None)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        """``df.a = ...`` of an existing column replaces that column, as in pandas (an attribute
+        of that name would leave the frame as it was, silently); other names set attributes."""
+        meta = self.__dict__.get("_meta")
+        if name.startswith("_") or name in _FRAME_ATTRIBUTES or hasattr(type(self), name) or meta is None:
+            object.__setattr__(self, name, value)
+        elif name in meta.columns:
+            self[name] = value
+        else:
+            if isinstance(value, (_Frame, Scalar)) or np.ndim(value) > 0:  # (as pandas warns)
+                warnings.warn(f"df.{name} = ... sets an attribute, not a column: add the column with "
+                              f"df[{name!r}] = ...", UserWarning, stacklevel=2)
+            object.__setattr__(self, name, value)
+
     def __setitem__(self, key: Any, value: Any) -> None:
         if isinstance(key, (list, pd.Index)):  # several columns: a column of ``value`` each, or a value each
             values = [value[c] for c in value.columns] if isinstance(value, DataFrame) else \
@@ -653,6 +670,12 @@ class Series(_Frame):
     def name(self) -> Any:
         return self._meta.name
 
+    @name.setter
+    def name(self, value: Any) -> None:
+        """``s.name = "b"`` renames the Series, as pandas' (this object takes the renamed graph)."""
+        new = self.rename(value)
+        self._graph, self._name, self._meta, self.divisions = new._graph, new._name, new._meta, new.divisions
+
     @property
     def index(self) -> "Index":
         return map_partitions(_getattr, self, "index", _name="index")
@@ -801,6 +824,12 @@ class Index(_Frame):
     @property
     def name(self) -> Any:
         return self._meta.name
+
+    @name.setter
+    def name(self, value: Any) -> None:
+        raise AttributeError(f"index.name = {value!r}: an xsched Index is built from its collection, which "
+                             f"this would not change; name it with df = df.rename_axis({value!r}) (or "
+                             f"index.rename({value!r}) for the Index alone)")
 
     def tolist(self) -> list:
         """Compute and return the labels as a list.

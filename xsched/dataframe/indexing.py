@@ -353,6 +353,83 @@ class _Loc:
             out.append(i)
         return out
 
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """``df.loc[rows, cols] = value``, as pandas: the rows a mask collection, a label, a
+        list of labels, a slice of labels (known divisions) or ``:``; the columns one, a list,
+        or every one (a new column is missing elsewhere); the value a scalar, one per column, or
+        a collection partitioned like the frame. The frame takes the new graph; what was built
+        from it before keeps the old values.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"a": [1, -2, 3], "b": [0.5, 1.5, 2.5]}), npartitions=2)
+        >>> df.loc[df.a < 0, "b"] = 0.0
+        >>> df.compute().b.tolist()
+        [0.5, 0.0, 2.5]
+        """
+        frame = self._frame
+        rows, cols = key if isinstance(key, tuple) and isinstance(frame, DataFrame) else (key, None)
+        rows = rows(frame) if callable(rows) else rows
+        cols = cols(frame) if callable(cols) else cols
+        if isinstance(rows, slice) and rows == slice(None):
+            if isinstance(frame, Series):
+                raise NotImplementedError("s.loc[:] = value: build the new Series (s.where(s.isna(), value)) "
+                                          "and assign it where it belongs, df['s'] = ...")
+            frame[list(frame.columns) if cols is None else cols] = value
+            return
+        mask = self._rows_mask(rows)
+        if isinstance(frame, Series):
+            new = frame.mask(mask, value)
+            frame._graph, frame._name, frame._meta, frame.divisions = new._graph, new._name, new._meta, \
+                new.divisions
+            return
+        names = list(frame.columns) if cols is None else list(cols) if isinstance(cols, (list, pd.Index)) \
+            else [cols]
+        if isinstance(value, DataFrame):
+            values = [value[c] if c in value.columns else value[value.columns[i]] for i, c in enumerate(names)]
+        elif isinstance(value, (list, tuple, np.ndarray)) and len(names) > 1:
+            if len(value) != len(names):
+                raise ValueError(f"loc[..., {names!r}] = ...: {len(value)} values for {len(names)} columns; "
+                                 "give one per column, or one for all")
+            values = list(value)
+        else:
+            values = [value] * len(names)
+        for name, v in zip(names, values):
+            if name not in frame.columns:  # (a new column: missing where the rows are not chosen)
+                frame[name] = np.nan
+            frame[name] = frame[name].mask(mask, v)
+
+    def _rows_mask(self, rows: Any) -> Any:
+        """A boolean collection partitioned like the frame, true on the rows ``rows`` chooses."""
+        frame = self._frame
+        if isinstance(rows, _Frame):
+            return rows
+        meta = pd.Series([], dtype=bool, index=frame._meta.index)
+        if isinstance(rows, slice):
+            if rows.step is not None or not frame.known_divisions:
+                raise NotImplementedError(
+                    f"loc[{rows!r}] = ...: a slice of labels sets rows by order, known here only with sorted "
+                    "labels (known divisions) and no step; choose the rows with a mask, df.loc[df.index < x] = ...")
+            return map_partitions(_rows_between, frame, rows.start, rows.stop, meta=meta, _name="loc-rows")
+        labels = list(rows) if isinstance(rows, (list, np.ndarray, pd.Index)) else [rows]
+        if any(isinstance(v, (bool, np.bool_)) for v in labels):
+            raise TypeError("loc[[True, False, ...]] = ...: a list cannot be cut into the partitions; "
+                            "set with a mask collection, df.loc[df.a > 0, col] = value")
+        return map_partitions(_rows_in, frame, labels, meta=meta, _name="loc-rows")
+
+
+def _rows_between(part: Any, start: Any, stop: Any) -> pd.Series:
+    """The rows labelled from ``start`` to ``stop``, both included (pandas' slice of sorted labels)."""
+    chosen = np.ones(len(part), dtype=bool)
+    if start is not None:
+        chosen &= np.asarray(part.index >= start)
+    if stop is not None:
+        chosen &= np.asarray(part.index <= stop)
+    return pd.Series(chosen, index=part.index)
+
+
+def _rows_in(part: Any, labels: list) -> pd.Series:
+    return pd.Series(part.index.isin(labels), index=part.index)
+
 
 def _loc(part: Any, key: Any) -> Any:
     return part.loc[key]
@@ -385,6 +462,11 @@ class _ILoc:
 
     def __init__(self, frame: DataFrame) -> None:
         self._frame = frame
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raise NotImplementedError(f"iloc[{key!r}] = ...: a row's position depends on the lengths of the "
+                                  "partitions before it, not known until they are read; set rows with a mask "
+                                  "(df.loc[df.a > 0, 'b'] = value) or columns by name (df['b'] = value)")
 
     def __getitem__(self, key: Any):
         if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], slice) and key[0] == slice(None)):
