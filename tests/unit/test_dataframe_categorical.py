@@ -65,7 +65,7 @@ def test_readers_mark_categories_of_their_files_unknown(tmp_path):
 
 
 def test_pieces_made_from_the_meta_add_no_category():
-    from xsched.dataframe.core import _union_categories
+    from xsched.dataframe.pieces import _union_categories
 
     marked = pd.CategoricalDtype([UNKNOWN_CATEGORIES])
     assert _union_categories([marked, pd.CategoricalDtype([2, 1])]).categories.tolist() == [2, 1]

@@ -31,7 +31,8 @@ import pandas as pd
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.partials import chain_layer
 from ..graph.spec import Ref, Task
-from .core import DataFrame, _concat, _nonempty, make_meta, new_collection
+from .core import DataFrame, _nonempty, make_meta, new_collection
+from .pieces import _concat
 from .io import from_pandas
 from .shuffle import EmptyFrame, sorted_by
 

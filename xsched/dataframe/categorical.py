@@ -24,7 +24,8 @@ from typing import Any
 import pandas as pd
 
 from ..graph.collection import compute_collection
-from .core import UNKNOWN_CATEGORIES, DataFrame, Series, _union_categories, map_partitions
+from .core import DataFrame, Series, map_partitions
+from .pieces import UNKNOWN_CATEGORIES, _union_categories
 from .reductions import reduction
 
 __all__ = ["UNKNOWN_CATEGORIES", "astype", "has_known_categories", "mark_unknown"]

@@ -48,8 +48,9 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.partials import combine_levels, pick
 from ..graph.spec import Ref, Task
 from .aggregation import custom_agg, is_custom
-from .core import _NO_META, DataFrame, Series, _emulate, _Frame, _nonempty, _unify_categoricals, make_meta, \
-    map_partitions, MissingAttribute, new_collection, part_key, sort_groups
+from .core import (_NO_META, DataFrame, Series, _emulate, _Frame, _nonempty, make_meta, map_partitions,
+                   MissingAttribute, new_collection, part_key, sort_groups)
+from .pieces import _unify_categoricals
 from .planner import Layer
 from .reductions import _as_float, _is_datetimelike, reduction
 from .shuffle import shuffle

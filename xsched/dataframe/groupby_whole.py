@@ -37,8 +37,8 @@ import pandas as pd
 
 from ..graph.layers import LayeredGraph, chunk_key, new_token
 from ..graph.spec import Ref, Task
-from .core import (UNKNOWN_CATEGORIES, _concat, _Frame, _nonempty, make_meta, map_partitions, new_collection,
-                   sort_groups)
+from .core import _Frame, _nonempty, make_meta, map_partitions, new_collection, sort_groups
+from .pieces import UNKNOWN_CATEGORIES, _concat
 from .groupby import GroupBy, SeriesGroupBy, group_call, positions_in
 from .shuffle import shuffle
 from .standin import on_stand_ins

@@ -26,8 +26,9 @@ import pandas as pd
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
 from ..graph.partials import row_starts
 from ..graph.spec import Ref, Task
-from .core import _NO_META, DataFrame, Index, Series, _call_method, _concat, _Frame, _nonempty, make_meta, \
-    map_partitions, new_collection, part_key, unify_divisions
+from .core import (_NO_META, DataFrame, Index, Series, _call_method, _Frame, _nonempty, make_meta, map_partitions,
+                   new_collection, part_key, unify_divisions)
+from .pieces import _concat
 from .io import _identity
 from .reductions import reduction
 

@@ -33,7 +33,8 @@ import pandas as pd
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.partials import combine_levels
 from ..graph.spec import Ref, Task
-from .core import DataFrame, Scalar, Series, _Frame, _unify_categoricals, new_collection
+from .core import DataFrame, Scalar, Series, _Frame, new_collection
+from .pieces import _unify_categoricals
 from .standin import _nonempty, make_meta, on_stand_ins
 
 __all__ = ["reduction", "DEFAULT_SPLIT_EVERY"]

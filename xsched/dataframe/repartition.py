@@ -30,7 +30,8 @@ from ..graph.collection import compute_collection
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from ..units import parse_bytes
-from .core import DataFrame, Series, _concat, _Frame, new_collection, require_sorted_times
+from .core import DataFrame, Series, _Frame, new_collection, require_sorted_times
+from .pieces import _concat
 
 __all__ = ["repartition"]
 

@@ -26,7 +26,8 @@ import pandas as pd
 
 from ..graph.collection import compute_collection
 from .categorical import has_known_categories
-from .core import DataFrame, Series, _Frame, _nonempty, _union_categories, make_meta, map_partitions
+from .core import DataFrame, Series, _Frame, _nonempty, make_meta, map_partitions
+from .pieces import _union_categories
 from .methods import concat
 from .reductions import reduction
 

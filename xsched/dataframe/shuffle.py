@@ -37,7 +37,8 @@ from ..graph.p2p import p2p_layers, shuffle_method as _choose
 from ..graph.shuffle import shuffle_layers
 from ..graph.spec import Ref, Task
 from .categorical import has_known_categories
-from .core import DataFrame, Series, _concat, _Frame, _nonempty, make_meta, map_partitions, new_collection
+from .core import DataFrame, Series, _Frame, _nonempty, make_meta, map_partitions, new_collection
+from .pieces import _concat
 from .io import _identity, from_pandas
 from .reductions import quantile, reduction
 from .repartition import repartition
