@@ -390,3 +390,29 @@ def test_tz_localize_none_drops_the_zone_as_pandas(npartitions):
     assert not naive.known_divisions  # (the hour the clocks repeat: wall times go back)
     pd.testing.assert_index_equal(df.index.tz_localize(None).compute(), pdf.index.tz_localize(None))
     assert naive.tz_localize(None) is naive  # (no zone to drop: as it is, as pandas)
+
+
+@pytest.mark.parametrize("npartitions", [1, 3, 5])
+@pytest.mark.parametrize("rule", ["15min", "1h", "2h", "1D"])
+@pytest.mark.parametrize("gaps", [False, True])
+def test_asfreq_and_resample_asfreq_as_pandas(npartitions, rule, gaps):
+    """The value labelled with each step, across partition boundaries; missing (or the fill
+    value) where no row is labelled so."""
+    rng = np.random.default_rng(len(rule) + npartitions)
+    idx = pd.date_range("2000-01-01", periods=40, freq="13min")
+    if gaps:
+        idx = idx.delete(rng.choice(40, 8, replace=False))
+    pdf = pd.DataFrame({"a": rng.random(len(idx)), "i": rng.integers(0, 9, len(idx))}, index=idx)
+    x = xd.from_pandas(pdf, npartitions=npartitions)
+    pd.testing.assert_frame_equal(x.asfreq(rule).compute(), pdf.asfreq(rule), check_freq=False)
+    pd.testing.assert_frame_equal(x.resample(rule).asfreq(fill_value=0).compute(),
+                                  pdf.resample(rule).asfreq(fill_value=0), check_freq=False)
+    pd.testing.assert_series_equal(x.a.asfreq(rule, fill_value=-1.0).compute(), pdf.a.asfreq(rule, fill_value=-1.0),
+                                   check_freq=False)
+
+
+def test_asfreq_refuses_pandas_fill_methods_naming_the_way():
+    x = xd.from_pandas(pd.DataFrame({"a": [1.0, 2.0]}, index=pd.date_range("2000", periods=2, freq="1h")),
+                       npartitions=1)
+    with pytest.raises(NotImplementedError, match=r"\.ffill\(\) or \.bfill\(\) after it"):
+        x.asfreq("30min", method="ffill")

@@ -53,7 +53,7 @@ from .standin import on_stand_ins
 __all__ = ["Resampler"]
 
 _METHODS = ("sum", "mean", "count", "min", "max", "first", "last", "size", "std", "var", "median", "nunique",
-            "prod", "ohlc")
+            "prod", "ohlc", "asfreq")
 
 
 def _rows_between(part: Any, lo: Any, hi: Any, right: bool = False) -> Any:
@@ -376,8 +376,29 @@ def _install() -> None:
         """
         return Resampler(self, rule, closed=closed, label=label, origin=origin, offset=offset)
 
-    DataFrame.resample = resample  # type: ignore[attr-defined]
-    Series.resample = resample  # type: ignore[attr-defined]
+    def asfreq(self, freq: Any, method: Any = None, how: Any = None, normalize: bool = False,
+               fill_value: Any = None):
+        """The rows at every ``freq`` step from the first row's, as pandas' ``asfreq``: the value
+        labelled with each step, missing (or ``fill_value``) where no row is; the steps run
+        across partition boundaries (``resample(freq, origin="start").asfreq()``: the first row
+        is read from the divisions, which a filter can leave looser than the rows).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series([1.0, 2.0, 3.0], index=pd.to_datetime(
+        ...     ["2000-01-01 00:00", "2000-01-01 00:30", "2000-01-01 02:00"])), npartitions=2)
+        >>> s.asfreq("1h").compute().tolist()
+        [1.0, nan, 3.0]
+        """
+        if method is not None or how is not None or normalize:
+            raise NotImplementedError(
+                "asfreq(method=, how=, normalize=) is not offered: asfreq(freq) gives the values at the "
+                "steps (fill_value= for the missing); .ffill() or .bfill() after it fills from the steps, "
+                "where pandas' method= fills from the rows between them")
+        return Resampler(self, freq, origin="start").asfreq(fill_value=fill_value)
+
+    for f in (resample, asfreq):
+        setattr(DataFrame, f.__name__, f)
+        setattr(Series, f.__name__, f)
 
 
 _install()
