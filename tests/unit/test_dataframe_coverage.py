@@ -225,3 +225,40 @@ def test_to_datetime_keeps_the_fractions_a_partition_s_text_has(npartitions):
     seconds = pd.Series([1_700_000_000, 1_700_000_001])
     got = xd.to_datetime(xd.from_pandas(seconds, npartitions=npartitions), unit="s", utc=True).compute()
     pd.testing.assert_series_equal(got, pd.to_datetime(seconds, unit="s", utc=True))
+
+
+@pytest.mark.parametrize("n", PARTS)
+@pytest.mark.parametrize("normalize", [False, True, "index", "columns", 1])
+@pytest.mark.parametrize("agg", [None, "sum", "mean"])
+def test_crosstab_equal_pandas(n, normalize, agg):
+    rng = np.random.default_rng(n)
+    a = pd.Series(rng.integers(0, 4, 24).astype(float), name="a")
+    a[[3, 9]] = np.nan
+    b = pd.Series(pd.Categorical(rng.choice(list("xy"), 24), categories=list("xyz")), name="b")
+    pdf = pd.DataFrame({"a": a, "b": b, "v": rng.random(24)})
+    df = xd.from_pandas(pdf, npartitions=n)
+    kwargs = {} if agg is None else {"aggfunc": agg}
+    got = xd.crosstab(df.a, df.b, normalize=normalize, values=None if agg is None else df.v, **kwargs).compute()
+    expected = pd.crosstab(a, b, normalize=normalize, values=None if agg is None else pdf.v, **kwargs)
+    assert (got["z"] == 0).all() if agg is None or normalize is not False else got["z"].isna().all()
+    pd.testing.assert_frame_equal(got.drop(columns="z"), expected, check_column_type=False, check_categorical=False)
+
+
+def test_crosstab_names_and_refusals():
+    pdf = pd.DataFrame({"a": [1, 2, 1], "b": pd.Categorical(list("xyx"))})
+    df = xd.from_pandas(pdf, npartitions=2)
+    got = xd.crosstab(df.a.rename(None), df.b.rename(None)).compute()
+    assert (got.index.name, got.columns.name) == ("row_0", "col_0")
+    got = xd.crosstab(df.a, df.b, rownames=["r"], colnames=["c"], dropna=False).compute()
+    pd.testing.assert_frame_equal(got, pd.crosstab(pdf.a, pdf.b, rownames=["r"], colnames=["c"], dropna=False),
+                                  check_column_type=False, check_categorical=False)
+    with pytest.raises(TypeError, match="one xsched Series"):
+        xd.crosstab(pdf.a, df.b)
+    with pytest.raises(NotImplementedError, match="margins"):
+        xd.crosstab(df.a, df.b, margins=True)
+    with pytest.raises(ValueError, match="go together"):
+        xd.crosstab(df.a, df.b, aggfunc="sum")
+    with pytest.raises(ValueError, match="normalize='rows'"):
+        xd.crosstab(df.a, df.b, normalize="rows")
+    with pytest.raises(ValueError, match=r"crosstab\(columns=\): column 'a' \(str\).*cat\.as_known\(\)"):
+        xd.crosstab(df.b.astype(str), df.a.astype(str))

@@ -66,7 +66,7 @@ from .parquet import read_parquet, to_parquet
 from .repartition import repartition
 from .testing import assert_eq
 from .rolling import map_overlap
-from .reshaping import get_dummies, melt, pivot_table
+from .reshaping import crosstab, get_dummies, melt, pivot_table
 from .shuffle import merge
 
 __all__ = [
@@ -115,6 +115,7 @@ __all__ = [
     "cut",
     "qcut",
     "melt",
+    "crosstab",
     "get_dummies",
     "pivot_table",
     "repartition",

@@ -31,7 +31,7 @@ from .pieces import _union_categories
 from .methods import concat
 from .reductions import reduction
 
-__all__ = ["melt", "get_dummies", "pivot_table", "categorize"]
+__all__ = ["melt", "get_dummies", "pivot_table", "crosstab", "categorize"]
 
 
 # --------------------------------------------------------------------------- melt
@@ -257,6 +257,70 @@ def pivot_table(df: DataFrame, index: Any = None, columns: Any = None, values: A
 
 
 # --------------------------------------------------------------------------- methods
+
+
+def crosstab(index: Any, columns: Any, values: Any = None, rownames: Any = None, colnames: Any = None,
+             aggfunc: Any = None, dropna: bool = True, normalize: Any = False, margins: bool = False,
+             split_every: int | None = None):
+    """How often each pair of values occurs (or ``aggfunc`` of ``values`` per pair), as
+    ``pandas.crosstab`` of two Series partitioned alike: a row per value of ``index``
+    (sorted), a column per category of ``columns`` (a categorical of known categories: see
+    ``categorize``); a pivot table underneath. A category that never occurs is a column of
+    zero counts (missing statistics), which pandas leaves out. ``normalize`` divides by the
+    total (``True``/``"all"``), each row's (``"index"``) or each column's (``"columns"``).
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 1, 2, 2], "b": list("xyxx")}), npartitions=2).categorize()
+    >>> xd.crosstab(df.a, df.b).compute().to_dict()
+    {'x': {1: 1, 2: 2}, 'y': {1: 1, 2: 0}}
+    """
+    for what, s in (("index", index), ("columns", columns)):
+        if not isinstance(s, Series):
+            raise TypeError(f"crosstab: {what}= takes one xsched Series (several, or arrays, are not offered: "
+                            f"join them into one column first), got {type(s).__name__}")
+    _known_categorical(columns, columns.name, "crosstab(columns=)")
+    if margins:
+        raise NotImplementedError("crosstab(margins=True): add the totals after computing, "
+                                  "table.sum() and table.sum(axis=1)")
+    if (values is None) != (aggfunc is None):
+        raise ValueError("crosstab: values= and aggfunc= go together (pandas' rule)")
+    if normalize is not False and _normalize_how(normalize) is None:
+        raise ValueError(f"crosstab: normalize={normalize!r}; give True/'all', 'index' or 'columns'")
+    row_name = rownames[0] if rownames else index.name if index.name is not None else "row_0"
+    col_name = colnames[0] if colnames else columns.name if columns.name is not None else "col_0"
+    frame = index.to_frame(name="__row__")
+    frame["__col__"] = columns
+    frame["__value__"] = 1 if values is None else values
+    table = pivot_table(frame, "__row__", "__col__", "__value__", aggfunc="count" if values is None else aggfunc,
+                        fill_value=0 if values is None else None, observed=dropna, dropna=dropna,
+                        split_every=split_every)
+    meta = table._meta.rename_axis(index=row_name, columns=col_name)
+    if normalize is not False:
+        meta = meta.astype("float64")
+    return table.map_partitions(_crosstab_finish, row_name, col_name, normalize, meta=meta, _name="crosstab")
+
+
+def _crosstab_finish(table: pd.DataFrame, rows: Any, cols: Any, normalize: Any) -> pd.DataFrame:
+    table = table.rename_axis(index=rows, columns=cols)
+    how = _normalize_how(normalize)
+    if how == "all":  # (as pandas: sums skip missing cells, which are 0 afterwards)
+        table = table / table.sum(axis=1).sum(axis=0)
+    elif how == "index":
+        table = table.div(table.sum(axis=1), axis=0)
+    elif how == "columns":
+        table = table / table.sum(axis=0)
+    return table if how is None else table.fillna(0)
+
+
+def _normalize_how(normalize: Any) -> str | None:
+    """pandas' ``normalize=``: True or "all", "index" or 0, "columns" or 1 (False, which equals
+    0, and True, which equals 1, told apart by identity)."""
+    if normalize is False:
+        return None
+    if normalize is True:
+        return "all"
+    return {"all": "all", "index": "index", "columns": "columns", 0: "index", 1: "columns"}.get(normalize) \
+        if isinstance(normalize, (str, int)) else None
 
 
 def stack(frame: DataFrame, level: Any = -1, **kwargs: Any):
