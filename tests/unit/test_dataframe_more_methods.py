@@ -172,3 +172,23 @@ def test_is_unique_and_hasnans_like_pandas(values):
     xs = xd.from_pandas(s, npartitions=min(2, len(values)))
     assert bool(xs.is_unique.compute()) == s.is_unique
     assert bool(xs.hasnans.compute()) == s.hasnans
+
+
+@pytest.mark.parametrize("npartitions", [1, 3, 7])
+def test_truncate_and_repeat_as_pandas(npartitions):
+    pdf = pd.DataFrame({"a": range(20), "b": 1.0, "c": 2}, index=pd.date_range("2000", periods=20, freq="h"))
+    x = xd.from_pandas(pdf, npartitions=npartitions)
+    for before, after in [(None, None), ("2000-01-01 03:00", "2000-01-01 11:00"), (None, "2000-01-01 05:30"),
+                          ("2000-01-01 15:00", None), (pd.Timestamp("1999"), pd.Timestamp("2001"))]:
+        pd.testing.assert_frame_equal(x.truncate(before, after).compute(), pdf.truncate(before, after),
+                                      check_freq=False)
+    pd.testing.assert_frame_equal(x.truncate("b", "c", axis=1).compute(), pdf.truncate("b", "c", axis=1),
+                                  check_freq=False)
+    unknown = x.clear_divisions()
+    pd.testing.assert_series_equal(unknown.a.truncate("2000-01-01 04:00", "2000-01-01 09:00").compute(),
+                                   pdf.a.truncate("2000-01-01 04:00", "2000-01-01 09:00"), check_freq=False)
+    pd.testing.assert_series_equal(x.a.repeat(3).compute(), pdf.a.repeat(3), check_freq=False)
+    with pytest.raises(ValueError, match="before="):
+        x.truncate("2000-01-02", "2000-01-01")
+    with pytest.raises(TypeError, match="whole number"):
+        x.a.repeat([1, 2])

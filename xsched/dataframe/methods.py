@@ -394,8 +394,40 @@ def _install() -> None:
         """
         return self.map_partitions(_size, meta=0).sum()
 
-    for f in (get_partition, sample, random_split, memory_usage_per_partition):
+    def truncate(self, before: Any = None, after: Any = None, axis: Any = None, copy: Any = None):
+        """The rows labelled from ``before`` to ``after`` (both kept), as pandas' ``truncate`` of a
+        sorted index: with known divisions only the partitions that can hold them are read;
+        ``axis=1`` keeps the columns between those labels.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series(range(10)), npartitions=3)
+        >>> s.truncate(2, 5).compute().tolist(), s.truncate(2, 5).npartitions
+        ([2, 3, 4, 5], 2)
+        """
+        if axis in (1, "columns"):
+            return self._method("truncate", before=before, after=after, axis=1)
+        if before is not None and after is not None and _reversed(before, after):
+            raise ValueError(f"truncate: before={before!r} is after after={after!r} (pandas refuses it too)")
+        if self.known_divisions:
+            return self.loc[before:after]
+        return self._method("truncate", before=before, after=after).clear_divisions()
+
+    def repeat(self, repeats: Any, axis: Any = None):
+        """Each value ``repeats`` times in a row, its label with it, as pandas' ``Series.repeat``
+        (a whole number; per partition, so known divisions stay).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series([1, 2]), npartitions=2).repeat(2).compute().tolist()
+        [1, 1, 2, 2]
+        """
+        if not isinstance(repeats, (int, np.integer)) or isinstance(repeats, bool) or repeats < 0:
+            raise TypeError(f"repeat: repeats must be a whole number of times (one count per row would need "
+                            f"the rows' positions), got {repeats!r}")
+        return self._method("repeat", int(repeats))
+
+    for f in (get_partition, sample, random_split, memory_usage_per_partition, truncate):
         setattr(_Frame, f.__name__, f)
+    Series.repeat = repeat  # type: ignore[attr-defined]
     _Frame.size = property(size)  # type: ignore[attr-defined]
 
     def shape(self) -> tuple:
@@ -728,6 +760,16 @@ def _timedeltas(part: Any, dtype: Any, kwargs: dict) -> Any:
     out = pd.to_timedelta(part, **kwargs)
     finer = np.timedelta64(1, np.datetime_data(out.dtype)[0]) < np.timedelta64(1, np.datetime_data(dtype)[0])
     return out if out.dtype == dtype or finer else out.astype(dtype)
+
+
+def _reversed(before: Any, after: Any) -> bool:
+    """Whether ``before`` comes after ``after`` (times written as text compared as times)."""
+    try:
+        if isinstance(before, str) or isinstance(after, str):
+            return pd.Timestamp(before) > pd.Timestamp(after)
+        return bool(before > after)
+    except (TypeError, ValueError):
+        return False  # (left to the partitions' own comparison)
 
 
 def _datetimes(part: Any, dtype: Any, kwargs: dict) -> Any:
