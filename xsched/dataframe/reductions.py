@@ -115,6 +115,11 @@ def _merge_method(partials: list, method: str, merge: str, kwargs: dict) -> Any:
                 _merge_method([p[1] for p in partials], "count", "sum", {}))
     # (per column of a DataFrame: a row per partial)
     rows = pd.DataFrame(partials) if isinstance(partials[0], pd.Series) else pd.Series(partials)
+    objects = isinstance(partials[0], pd.Series) and partials[0].dtype == object
+    if objects and method in ("sum", "prod"):
+        # (partials of a frame with an object column: summed as objects, so that the result is
+        # pandas' own -- an object Series whose values keep their kinds, 7 and 10.0)
+        rows = pd.DataFrame(partials, dtype=object)
     if method in ("any", "all") and rows.isna().to_numpy().any():
         rows = rows.astype("boolean")  # (a nullable column's NA, merged by pandas' three-valued logic)
     return getattr(rows, merge)(**kwargs)
@@ -151,6 +156,12 @@ def _extension_dtype(meta: Any) -> Any:
     """The result's dtype when it is one of pandas' extension dtypes (else None: NumPy's stay)."""
     dtype = getattr(meta, "dtype", None) if isinstance(meta, pd.Series) else None
     return dtype if isinstance(dtype, pd.api.extensions.ExtensionDtype) else None
+
+
+def _object_dtype(meta: Any) -> Any:
+    """``object`` where pandas gives a frame's statistics as objects (a frame with an object
+    column among numbers), else None."""
+    return object if isinstance(meta, pd.Series) and meta.dtype == object else None
 
 
 def _empty_like(meta: Any) -> Any:
@@ -297,7 +308,8 @@ def _moment(frame: _Frame, kind: str, ddof: int, numeric_only: bool, skipna: boo
     return reduction(frame, _moments, _finish_moments, _merge_moments, meta=meta, token=kind,
                      split_every=split_every, chunk_kwargs={"numeric_only": numeric_only, "skipna": skipna},
                      aggregate_kwargs={"kind": kind, "ddof": ddof, "name": None, "dtypes": dtypes,
-                                       "out_dtype": _extension_dtype(meta), "time_dtype": time_dtype})
+                                       "out_dtype": _extension_dtype(meta) or _object_dtype(meta),
+                                       "time_dtype": time_dtype})
 
 
 # --------------------------------------------------------------------------- distinct values
