@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from ..graph.collection import compute_collection
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
 from ..graph.partials import row_starts
 from ..graph.spec import Ref, Task
@@ -425,7 +426,40 @@ def _install() -> None:
                             f"the rows' positions), got {repeats!r}")
         return self._method("repeat", int(repeats))
 
-    for f in (get_partition, sample, random_split, memory_usage_per_partition, truncate):
+    def infer_objects(self):
+        """``object`` columns in the dtype their values have (numbers, times...), as pandas'
+        ``infer_objects``: each partition is looked at now (one pass over the data) and a column
+        gets the dtype that holds every partition's, so that all partitions agree.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"a": pd.Series([1, 2, 3], dtype=object)}), npartitions=2)
+        >>> df.infer_objects().dtypes.to_dict()
+        {'a': dtype('int64')}
+        """
+        return _inferred(self, "infer_objects", {})
+
+    def convert_dtypes(self, infer_objects: bool = True, convert_string: bool = True,
+                       convert_integer: bool = True, convert_boolean: bool = True,
+                       convert_floating: bool = True, dtype_backend: str = "numpy_nullable"):
+        """Columns in pandas' nullable dtypes (``Int64``, ``Float64``, ``boolean``, ``string``),
+        as pandas' ``convert_dtypes``: each partition is looked at now (one pass over the data)
+        and a column gets the dtype that holds every partition's (whole floats in one partition
+        and fractions in another: ``Float64``, as pandas gives the whole column).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"a": [1.0, None, 3.0], "b": [1.0, 2.5, None]}), npartitions=2)
+        >>> df.convert_dtypes().dtypes.astype(str).to_dict()
+        {'a': 'Int64', 'b': 'Float64'}
+        """
+        given = {"infer_objects": infer_objects, "convert_string": convert_string, "convert_integer": convert_integer,
+                 "convert_boolean": convert_boolean, "convert_floating": convert_floating,
+                 "dtype_backend": dtype_backend}
+        defaults = {"dtype_backend": "numpy_nullable"}
+        # (only the keywords given otherwise than pandas' defaults reach pandas, which deprecates some)
+        return _inferred(self, "convert_dtypes", {k: v for k, v in given.items() if v != defaults.get(k, True)})
+
+    for f in (get_partition, sample, random_split, memory_usage_per_partition, truncate, infer_objects,
+              convert_dtypes):
         setattr(_Frame, f.__name__, f)
     Series.repeat = repeat  # type: ignore[attr-defined]
     _Frame.size = property(size)  # type: ignore[attr-defined]
@@ -760,6 +794,39 @@ def _timedeltas(part: Any, dtype: Any, kwargs: dict) -> Any:
     out = pd.to_timedelta(part, **kwargs)
     finer = np.timedelta64(1, np.datetime_data(out.dtype)[0]) < np.timedelta64(1, np.datetime_data(dtype)[0])
     return out if out.dtype == dtype or finer else out.astype(dtype)
+
+
+def _inferred(frame: _Frame, method: str, kwargs: dict) -> Any:
+    """``frame`` through pandas' dtype-inferring ``method`` per partition, every partition then
+    cast to one dtype per column: the common dtype of what each non-empty partition gave."""
+    getattr(_nonempty(frame._meta), method)(**kwargs)  # (pandas' refusal of a keyword, now)
+    found = compute_collection(reduction(frame, partial(_dtypes_of, method=method, kwargs=kwargs),
+                                         _common_dtypes, _common_dtypes, meta=None, token=f"{method}-dtypes"))
+    meta = getattr(frame._meta, method)(**kwargs)
+    if found is not None:
+        meta = meta.astype(dict(zip(meta.columns, found)) if isinstance(meta, pd.DataFrame) else found[0])
+    dtypes = meta.dtypes.to_dict() if isinstance(meta, pd.DataFrame) else meta.dtype
+    return map_partitions(_converted_by, frame, method, kwargs, dtypes, meta=meta, _name=method.replace("_", "-"))
+
+
+def _dtypes_of(part: Any, method: str, kwargs: dict) -> list | None:
+    """The dtypes pandas' ``method`` gives this partition; None for an empty one, which says nothing."""
+    if not len(part):
+        return None
+    out = getattr(part, method)(**kwargs)
+    return list(out.dtypes) if isinstance(out, pd.DataFrame) else [out.dtype]
+
+
+def _common_dtypes(partials: list) -> list | None:
+    """Per column, the dtype pandas' concat gives pieces of the partials' dtypes."""
+    found = [p for p in partials if p is not None]
+    if not found:
+        return None
+    return [pd.concat([pd.Series([], dtype=d) for d in column]).dtype for column in zip(*found)]
+
+
+def _converted_by(part: Any, method: str, kwargs: dict, dtypes: Any) -> Any:
+    return getattr(part, method)(**kwargs).astype(dtypes)
 
 
 def _reversed(before: Any, after: Any) -> bool:
