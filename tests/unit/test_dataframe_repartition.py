@@ -124,3 +124,21 @@ def test_plan_by_size_never_exceeds_the_size_unless_one_row_does():
     assert cut and [sum(45 / 3 if i == 2 else [10, 10, 45, 5][i] for i, _, _ in items) for items in plan] \
         == [20, 15, 15, 20]
     assert plan_by_size([3, 4], 100) == ([[(0, 0, 1), (1, 0, 1)]], False)
+
+
+def test_enforce_runtime_divisions_names_the_partition_that_strays():
+    import pandas as pd
+    import pytest
+
+    import xsched.dataframe as xd
+
+    df = xd.from_pandas(pd.DataFrame({"a": range(9)}), npartitions=3)
+    checked = df.enforce_runtime_divisions()
+    assert checked.divisions == df.divisions and checked.compute().a.tolist() == list(range(9))
+    assert df.a.enforce_runtime_divisions().sum().compute() == 36
+    moved = df.map_partitions(lambda p: p.set_axis(p.index + 2), meta=df._meta)
+    moved.divisions = df.divisions  # (claims the old bounds: labels 2-4 in [0, 3))
+    with pytest.raises(ValueError, match=r"partition 0 has labels \[3, 4\] outside its divisions \[0, 3\)"):
+        moved.enforce_runtime_divisions().compute()
+    with pytest.raises(ValueError, match="divisions are unknown"):
+        df.clear_divisions().enforce_runtime_divisions()

@@ -225,6 +225,44 @@ def _between(parts: list, lo: Any, hi: Any, closed: bool, meta: Any) -> Any:
     return _concat(pieces, meta) if pieces else meta
 
 
+def enforce_runtime_divisions(frame: _Frame) -> _Frame:
+    """The same collection, each partition checked when computed against the divisions it
+    claims: every label within its bounds (the last closed), in order; a partition that
+    strays fails naming it, its bounds and the labels found, rather than giving ``loc`` and
+    joins wrong answers later.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": range(6)}), npartitions=2)
+    >>> df.enforce_runtime_divisions().a.sum().compute()
+    np.int64(15)
+    """
+    if not frame.known_divisions:
+        raise ValueError("enforce_runtime_divisions: the divisions are unknown, so there is nothing to check; "
+                         "set_index or repartition(divisions=...) gives some")
+    name = f"enforce-divisions-{new_token(frame._name, frame.divisions)}"
+    ann = annotations_in_force()
+    divs, last = frame.divisions, frame.npartitions - 1
+    layer = {chunk_key(name, (i,)): Task(_within, (Ref(k), divs[i], divs[i + 1], i == last, i), {}, per_task(ann))
+             for i, k in enumerate(frame._keys())}
+    return new_collection(LayeredGraph.merge(frame._graph, new={name: layer}), name, frame._meta, divs)
+
+
+def _within(part: Any, lo: Any, hi: Any, closed: bool, i: int) -> Any:
+    """Run on the workers: ``part`` itself when its labels lie in ``[lo, hi)`` (``[lo, hi]``
+    for the last partition) in order; else an error naming the partition."""
+    index = part.index
+    if not len(index):
+        return part
+    below, above = index < lo, (index > hi) if closed else (index >= hi)
+    if bool(np.any(below)) or bool(np.any(above)) or not index.is_monotonic_increasing:
+        stray = index[below | above][:3].tolist()
+        what = f"labels {stray} outside" if stray else "labels out of order within"
+        raise ValueError(f"partition {i} has {what} its divisions [{lo!r}, {hi!r}{']' if closed else ')'} "
+                         f"(first {index[0]!r}, last {index[-1]!r}): the divisions do not describe the data; "
+                         "clear_divisions() or set_index(...) to make them right")
+    return part
+
+
 def _install() -> None:
     def method(self, divisions=None, npartitions=None, partition_size=None, freq=None, force=False):
         """The same rows in other partitions (see ``xsched.dataframe.repartition``): one of
@@ -242,6 +280,7 @@ def _install() -> None:
 
     for cls in (DataFrame, Series):
         cls.repartition = method  # type: ignore[attr-defined]
+        cls.enforce_runtime_divisions = enforce_runtime_divisions  # type: ignore[attr-defined]
 
 
 _install()
