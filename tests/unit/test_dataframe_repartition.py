@@ -127,11 +127,6 @@ def test_plan_by_size_never_exceeds_the_size_unless_one_row_does():
 
 
 def test_enforce_runtime_divisions_names_the_partition_that_strays():
-    import pandas as pd
-    import pytest
-
-    import xsched.dataframe as xd
-
     df = xd.from_pandas(pd.DataFrame({"a": range(9)}), npartitions=3)
     checked = df.enforce_runtime_divisions()
     assert checked.divisions == df.divisions and checked.compute().a.tolist() == list(range(9))
