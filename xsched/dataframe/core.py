@@ -583,7 +583,8 @@ class DataFrame(_Frame):
             raise NotImplementedError(
                 f"apply(axis={axis!r}) runs a function on each whole column, which no partition holds: "
                 "pass axis=1 for a function of each row, use a reduction (df.max(), df.agg([...]), "
-                "df.reduction(chunk, aggregate)) for one value per column, or map_partitions for each partition's columns")
+                "df.reduction(chunk, aggregate)) for one value per column, or map_partitions for each "
+                "partition's columns")
         return map_partitions(_apply_rows, self, func, args, meta=meta, _name=f"apply-{funcname(func)}",
                               **kwargs)
 

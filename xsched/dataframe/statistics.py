@@ -42,8 +42,8 @@ from ..graph.collection import compute_collection
 from ..graph.layers import new_token
 from .core import DataFrame, Index, Series, _Frame, _nonempty, map_partitions, new_collection
 from .rank import rank_series
-from .reductions import _axis_none, _joined, _rowwise, _value_counts_chunk, _value_counts_merge, missing_as_pandas, quantile, \
-    reduction
+from .reductions import _axis_none, _joined, _rowwise, _value_counts_chunk, _value_counts_merge, missing_as_pandas, \
+    quantile, reduction
 from .standin import on_stand_ins
 
 __all__ = ["corr", "cov", "idxbest", "mode", "frame_quantile", "power_moment", "monotonic"]
