@@ -159,6 +159,23 @@ def _resample_part(pieces: list, lo: Any, hi: Any, last: Any, rule: Any, origin:
         return out
 
 
+def _steps_of(part: Any, first: Any, end: Any, lo: Any, hi: Any, closed: bool, offset: Any, fill_value: Any,
+              dtypes: Any = None) -> Any:
+    """Run on the workers: ``part`` at the steps of ``date_range(first, end, offset)`` that lie in
+    ``[lo, hi)`` (``[lo, hi]`` for the last partition), as pandas' ``asfreq`` of the whole, in
+    ``dtypes`` (the meta's: every partition alike, whether or not it misses a step)."""
+    if isinstance(offset, pd.offsets.Tick) and lo > first:  # (the first step in range, by arithmetic)
+        step = pd.Timedelta(offset)
+        start = first + -(-(lo - first) // step) * step
+    else:
+        start = first
+    steps = pd.date_range(start, end, freq=offset, name=part.index.name)
+    steps = steps[(steps >= lo) & ((steps <= hi) if closed else (steps < hi))]
+    out = part.reindex(steps, fill_value=fill_value) if fill_value is not None else part.reindex(steps)
+    out.index.name = part.index.name
+    return out if dtypes is None else out.astype(dtypes)
+
+
 def _pandas_ends(first: pd.Timestamp, last: pd.Timestamp, rule: Any, how: dict) -> tuple | None:
     """The first and last bin labels pandas gives data whose first and last rows are at
     ``first`` and ``last`` (``how``: its keywords); None when pandas cannot say.
@@ -378,10 +395,12 @@ def _install() -> None:
 
     def asfreq(self, freq: Any, method: Any = None, how: Any = None, normalize: bool = False,
                fill_value: Any = None):
-        """The rows at every ``freq`` step from the first row's, as pandas' ``asfreq``: the value
-        labelled with each step, missing (or ``fill_value``) where no row is; the steps run
-        across partition boundaries (``resample(freq, origin="start").asfreq()``: the first row
-        is read from the divisions, which a filter can leave looser than the rows).
+        """The rows at every ``freq`` step from the first row to the last, as pandas' ``asfreq``:
+        the value labelled with each step, missing (or ``fill_value``) where no row is. A step's
+        row lies in the partition whose divisions hold it, so each partition gives its own steps
+        (the first and last rows are read from the divisions, which a filter can leave looser
+        than the rows). Without ``fill_value`` an integer column becomes a float, as pandas'
+        does when a step has no row (pandas keeps the integers when every step has one).
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> s = xd.from_pandas(pd.Series([1.0, 2.0, 3.0], index=pd.to_datetime(
@@ -394,7 +413,21 @@ def _install() -> None:
                 "asfreq(method=, how=, normalize=) is not offered: asfreq(freq) gives the values at the "
                 "steps (fill_value= for the missing); .ffill() or .bfill() after it fills from the steps, "
                 "where pandas' method= fills from the rows between them")
-        return Resampler(self, freq, origin="start").asfreq(fill_value=fill_value)
+        require_sorted_times(self, "asfreq")
+        offset = pd.tseries.frequencies.to_offset(freq)
+        divs = [pd.Timestamp(d) for d in self.divisions]
+        name = f"asfreq-{new_token(self._name, offset.freqstr, fill_value)}"
+        ann = annotations_in_force()
+        last = self.npartitions - 1
+        # (the dtypes of a step with no row: an integer column becomes a float unless filled)
+        missing = pd.DatetimeIndex([divs[0]], name=self._meta.index.name)
+        meta = (self._meta.reindex(missing) if fill_value is None else
+                self._meta.reindex(missing, fill_value=fill_value)).iloc[:0]
+        dtypes = meta.dtypes.to_dict() if isinstance(meta, pd.DataFrame) else meta.dtype
+        layer = {part_key(name, i): Task(_steps_of, (Ref(k), divs[0], divs[-1], divs[i], divs[i + 1], i == last,
+                                                     offset, fill_value, dtypes), {}, per_task(ann))
+                 for i, k in enumerate(self._keys())}
+        return new_collection(LayeredGraph.merge(self._graph, new={name: layer}), name, meta, self.divisions)
 
     for f in (resample, asfreq):
         setattr(DataFrame, f.__name__, f)
