@@ -59,3 +59,21 @@ def open_by_palette(page, label: str) -> None:
         except (AssertionError, PlaywrightError):
             if attempt == 2:
                 raise
+
+
+
+def open_pane(page, label: str, kind: str, timeout: float = 10_000) -> None:
+    """Open the pane ``kind`` by its palette command ("xsched: Open <label>") and wait until it
+    shows; once more when it does not (an Enter that reached a palette a pane closed, or a busy
+    machine), as a user would try again."""
+    from playwright.sync_api import expect
+
+    pane = page.locator(f"#xsched-pane-{kind}")
+    for attempt in range(3):
+        open_by_palette(page, f"xsched: Open {label}")
+        try:
+            expect(pane).to_be_visible(timeout=timeout)
+            return
+        except AssertionError:
+            if attempt == 2:
+                raise

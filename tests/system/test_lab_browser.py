@@ -32,7 +32,8 @@ import urllib.request
 
 import pytest
 
-from tests.support.browser import CHROMIUM, LAUNCH_ARGS, doc_picture, open_by_palette, skip_without_browser
+from tests.support.browser import CHROMIUM, LAUNCH_ARGS, doc_picture, open_by_palette, open_pane, \
+    skip_without_browser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
@@ -486,8 +487,7 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
 
             for label, kind in (("Task Stream", "task-stream"), ("Progress", "progress"),
                                 ("Worker Memory", "worker-memory"), ("Workers", "workers")):
-                open_by_palette(page, f"xsched: Open {label}")
-                expect(page.locator(f"#xsched-pane-{kind}")).to_be_visible()
+                open_pane(page, label, kind)
             stream = page.locator("#xsched-pane-task-stream canvas")
             expect(stream).to_have_attribute("data-task-count", str(runs))
             expect(stream).to_have_attribute("data-worker-count", "2")
@@ -505,8 +505,7 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             assert names() == ["worker-10", "worker-2"], names()      # the other way
             # the timeline, logs and story panes, through the server extension
             for label, kind in (("Timeline", "timeline"), ("Logs", "logs"), ("Story", "story")):
-                open_by_palette(page, f"xsched: Open {label}")
-                expect(page.locator(f"#xsched-pane-{kind}")).to_be_visible()
+                open_pane(page, label, kind)
             timeline = page.locator("#xsched-pane-timeline svg")
             expect(timeline).to_have_attribute("data-samples", re.compile(r"^[1-9][0-9]*$"), timeout=20_000)
             expect(timeline).to_have_attribute("data-worker-count", "2")
@@ -551,7 +550,7 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             if not was_light:
                 use_theme("JupyterLab Dark", "false")
             # the task-group graph: a node per group coloured by state, an arrow where one feeds another
-            open_by_palette(page, "xsched: Open Graph")
+            open_pane(page, "Graph", "graph")
             graph = page.locator("#xsched-pane-graph svg")
             expect(graph.locator('[data-group="pane-inc"]')).to_have_attribute("data-state", "done", timeout=20_000)
             expect(graph.locator('[data-group="pane-inc"]')).to_have_attribute("data-done", "30")
@@ -566,12 +565,12 @@ def test_panes_in_real_browser(lab, lab_cluster, tmp_path):
             expect(story.locator(".xsched-StoryKey")).to_have_value("pane-total-0", timeout=20_000)
             expect(story.locator('tr[data-state="memory"]')).to_have_count(1, timeout=20_000)
             # the profile: the workers sample while it is open; the spinning task's prefix is drawn
-            open_by_palette(page, "xsched: Open Profile")
+            open_pane(page, "Profile", "profile")
             profile = page.locator("#xsched-pane-profile canvas")
             expect(profile).to_have_attribute("data-prefixes", re.compile(r"(^|,)lab-spin(,|$)"), timeout=30_000)
             expect(profile).to_have_attribute("data-nodes", re.compile(r"^([2-9]|[1-9][0-9]+)$"))  # its frames too
             # the call stacks: where the spinning task is now, its innermost frame in lab_spin
-            open_by_palette(page, "xsched: Open Call Stack")
+            open_pane(page, "Call Stack", "call-stack")
             spin = page.locator('#xsched-pane-call-stack .xsched-StackBlock[data-key="lab-spin-1"]')
             expect(spin).to_have_count(1, timeout=30_000)
             expect(spin.locator(".xsched-mod-innermost")).to_contain_text("in lab_spin")
