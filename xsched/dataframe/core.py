@@ -130,6 +130,12 @@ class _Frame:
     def dtype(self) -> Any:
         return self._meta.dtype
 
+    def _become(self, new: "_Frame") -> None:
+        """This object takes ``new``'s graph, meta and divisions (pandas' in-place writes:
+        ``df[c] = ...``, ``df.loc[...] = ...``, ``s.name = ...``); what was built from it before
+        keeps the old ones."""
+        self._graph, self._name, self._meta, self.divisions = new._graph, new._name, new._meta, new.divisions
+
     def _keys(self) -> list[str]:
         return [part_key(self._name, i) for i in range(self.npartitions)]
 
@@ -500,7 +506,7 @@ class DataFrame(_Frame):
             new = self._assign(list(zip(key, values)))
         else:  # any hashable names one column, as in pandas: df[0] = ..., df[("a", "b")] = ...
             new = self._assign([(key, value)])
-        self._graph, self._name, self._meta, self.divisions = new._graph, new._name, new._meta, new.divisions
+        self._become(new)
 
     def __iter__(self):
         return iter(self._meta.columns)
@@ -675,8 +681,7 @@ class Series(_Frame):
     @name.setter
     def name(self, value: Any) -> None:
         """``s.name = "b"`` renames the Series, as pandas' (this object takes the renamed graph)."""
-        new = self.rename(value)
-        self._graph, self._name, self._meta, self.divisions = new._graph, new._name, new._meta, new.divisions
+        self._become(self.rename(value))
 
     @property
     def index(self) -> "Index":

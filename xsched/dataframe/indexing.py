@@ -378,9 +378,7 @@ class _Loc:
             return
         mask = self._rows_mask(rows)
         if isinstance(frame, Series):
-            new = frame.mask(mask, value)
-            frame._graph, frame._name, frame._meta, frame.divisions = new._graph, new._name, new._meta, \
-                new.divisions
+            frame._become(frame.mask(mask, value))
             return
         names = list(frame.columns) if cols is None else list(cols) if isinstance(cols, (list, pd.Index)) \
             else [cols]

@@ -237,8 +237,7 @@ def _install() -> None:
             raise ValueError(f"insert: the frame has a column {column!r} already; name the new one otherwise")
         added = self._assign([(column, value)])
         order = columns[:loc] + [column] + columns[loc:]
-        new = added[order]
-        self._graph, self._name, self._meta, self.divisions = new._graph, new._name, new._meta, new.divisions
+        self._become(added[order])
 
     DataFrame.keys = keys  # type: ignore[attr-defined]
     DataFrame.get = get  # type: ignore[attr-defined]
@@ -327,8 +326,7 @@ def _install() -> None:
         ([3, 4], ['a'])
         """
         out = self[item]
-        rest = self.drop(columns=[item])
-        self._graph, self._name, self._meta, self.divisions = rest._graph, rest._name, rest._meta, rest.divisions
+        self._become(self.drop(columns=[item]))
         return out
 
     def squeeze(self, axis: Any = None):

@@ -473,7 +473,7 @@ def every_value(frame: DataFrame, numeric_only: bool = False) -> Series:
 
 def _axis_none(self: _Frame, method: str, numeric_only: bool, **kwargs: Any) -> Any:
     """``method`` of every value of a DataFrame (``axis=None``), as pandas."""
-    if method in ("count",):
+    if method == "count":
         raise ValueError(f"{method}(axis=None): no axis named None for a DataFrame (pandas refuses it too); "
                          "count every value with df.count().sum()")
     return getattr(every_value(self, numeric_only), method)(**kwargs)

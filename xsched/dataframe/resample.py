@@ -169,7 +169,7 @@ def _steps_of(part: Any, first: Any, end: Any, lo: Any, hi: Any, closed: bool, o
         start = first + -(-(lo - first) // step) * step
     else:
         start = first
-    steps = pd.date_range(start, end, freq=offset, name=part.index.name)
+    steps = pd.date_range(start, min(end, hi), freq=offset, name=part.index.name)  # (this partition's only)
     steps = steps[(steps >= lo) & ((steps <= hi) if closed else (steps < hi))]
     out = part.reindex(steps, fill_value=fill_value) if fill_value is not None else part.reindex(steps)
     out.index.name = part.index.name
