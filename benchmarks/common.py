@@ -213,11 +213,18 @@ def measured_compute(client, pids, expr, check) -> dict:
     (sampled every 20 ms, and the kernel's exact peak), each worker's CPU seconds over the
     computation (a job bound by CPU shows it: the cores' time, not waiting), and whether
     ``check(result)`` holds."""
+    return measured(pids, lambda: client.compute(expr, sync=True), check)
+
+
+def measured(pids, run, check) -> dict:
+    """``run()``, a whole workflow (several computations, clients), measured as
+    ``measured_compute`` measures one: wall time, the workers' peaks above idle and CPU
+    seconds, and whether ``check`` holds for what ``run`` returned."""
     idle = idle_rss(pids)
     cpu0 = {pid: cpu_seconds(pid) for pid in pids}
     t0 = time.perf_counter()
     with RSSSampler(pids, interval=0.02) as sampler:
-        result = client.compute(expr, sync=True)
+        result = run()
         wall = time.perf_counter() - t0
     cpu = [None if cpu0[p] is None or cpu_seconds(p) is None else cpu_seconds(p) - cpu0[p] for p in pids]
     peaks = {pid: max(sampler.peak[pid], sampler.hwm.get(pid) or 0) - idle[pid] for pid in pids}

@@ -11,6 +11,12 @@ plus the kernel's exact peak, VmHWM), that peak as a multiple of one partition i
 and whether the result equals pandas' on the files.
 ``--again`` runs the csv and parquet jobs a second time on the same workers (``csv_again``,
 ``parquet_again``): a worker's first parse costs memory once (readers, allocators' arenas).
+The seed002 job is seed 002's published-dataset workflow on the CSV files: read, keep the
+rows with x < 0, ``client.persist``, ``head()``, ``publish_dataset``; a second client on the same
+scheduler takes the dataset and sums x per name (wall time from the read to that sum; the
+persisted rows, ``persisted_mb`` in pandas, stay on the workers and count in their peaks; it
+runs after the other jobs, as what it frees stays in the workers' RSS). Each job's peak is
+above the RSS the jobs before it left.
 The set_index job sorts the frame (id, name, x, y) by the unsorted column x (quantiles, then
 a range shuffle) and counts each partition's rows, checking every one is sorted. The merge
 joins the frame (id, name, x, y) with a second one of a quarter of its rows
@@ -80,8 +86,8 @@ def main(argv=None) -> int:
     p.add_argument("--json", action="store_true")
     p.add_argument("--quick", action="store_true", help="128 MB of CSV: a smoke check")
     p.add_argument("--mb", type=int, default=None, help="MB of CSV (default 2048)")
-    p.add_argument("--jobs", default="csv,parquet,merge", help="which pipelines, comma-separated "
-                   "(csv, parquet, merge, setindex)")
+    p.add_argument("--jobs", default="csv,parquet,merge,seed002", help="which pipelines, comma-separated "
+                   "(csv, parquet, merge, setindex, seed002)")
     p.add_argument("--memory-limit", default="4GB", help="per worker (the merge job at 1GB with --mb 4096 "
                    "moves twice the cluster's memory)")
     p.add_argument("--shuffle", choices=("p2p", "tasks"), default="p2p",
@@ -162,6 +168,19 @@ def main(argv=None) -> int:
             # rows per partition, and whether each is sorted: every row moved, in order
             return indexed.map_partitions(_sorted_rows, meta=(None, "i8")).sum()
 
+        def seed002_workflow():
+            """Seed 002's published dataset: read, filter, persist, head, publish; a second client
+            on the same scheduler takes the dataset and sums balances per name."""
+            df = dd.read_csv(os.path.join(csv_dir, "*.csv"), blocksize=None)
+            df2 = client.persist(df[df.x < 0])
+            head = df2.head()
+            client.publish_dataset(accounts=df2)
+            with ns.Client(cluster, set_as_default=False) as second:
+                accounts = second.get_dataset("accounts")
+                sums = second.compute(accounts.groupby("name").x.sum(), sync=True)
+            client.unpublish_dataset("accounts")
+            return head, sums
+
         if "setindex" in jobs:
             rows = sum(pd.read_parquet(f, columns=["id"]).shape[0] for f in pq_files)
             result["setindex"] = common.measured_compute(client, pids, setindex_pipeline(), lambda r: int(r) == rows)
@@ -171,6 +190,24 @@ def main(argv=None) -> int:
             expected_merge = int(left_ids.merge(right_parts, on="id").z.sum())
             del left_ids, right_parts
             result["merge"] = common.measured_compute(client, pids, merge_pipeline(), lambda r: int(r) == expected_merge)
+        if "seed002" in jobs:  # last: its persisted rows leave the workers' RSS higher for any job after it
+            neg, outputs_mb = None, 0.0
+            for f in pq_files:
+                part = pd.read_parquet(f)  # the CSV files' rows
+                kept = part[part.x < 0]
+                outputs_mb += kept.memory_usage(deep=True).sum() / 1e6
+                s = kept.groupby("name").x.sum()
+                neg = s if neg is None else neg.add(s, fill_value=0)
+            del part, kept
+
+            def seed002_right(got):
+                head, got_sums = got
+                return (len(head) == 5 and bool((head.x < 0).all())
+                        and np.allclose(got_sums.sort_index().to_numpy(), neg.sort_index().to_numpy()))
+
+            result["seed002"] = common.measured(pids, seed002_workflow, seed002_right)
+            # the persisted rows stay on the workers to the end: they are the workflow's outputs
+            result["seed002"]["persisted_mb"] = float(outputs_mb)
         for key in [*jobs, *(f"{j}_again" for j in jobs if f"{j}_again" in result)]:
             r = result[key]
             r["peak_over_partition"] = [m / part_mb for m in r["peak_above_idle_mb"]]
