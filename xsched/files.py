@@ -179,6 +179,22 @@ def parent(fs: Any, path: str) -> str:
     return path.rstrip("/").rsplit("/", 1)[0] if "/" in path.rstrip("/") else ""
 
 
+def make_folder(fs: Any, directory: str, what: str) -> None:
+    """Make ``directory`` (and its parents) for ``what`` to write into; when it cannot be made,
+    the error names the writer, the folder and the reason, before any partition is written.
+
+    >>> make_folder(LocalFileSystem(), "/proc/no/such", "to_parquet")
+    Traceback (most recent call last):
+    FileNotFoundError: to_parquet: cannot make the folder '/proc/no/such' to write into (No such file or directory); choose a path where you can write
+    """
+    try:
+        fs.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise type(exc)(f"{what}: cannot make the folder {shown(fs, directory)!r} to write into ({reason}); "
+                        f"choose a path where you can write") from exc
+
+
 def partition_paths(fs: Any, base: str, n: int, suffix: str, what: str) -> list[str]:
     """Where ``n`` partitions are written: ``base`` with its one ``*`` replaced by each
     partition's number, or files ``part.<i><suffix>`` in the directory ``base``; the
@@ -193,9 +209,9 @@ def partition_paths(fs: Any, base: str, n: int, suffix: str, what: str) -> list[
     if "*" in base:
         if base.count("*") > 1:
             raise ValueError(f"{what}: {base!r} has more than one '*'; use one, replaced by the partition number")
-        fs.makedirs(parent(fs, base), exist_ok=True)
+        make_folder(fs, parent(fs, base), what)
         return [base.replace("*", str(i)) for i in range(n)]
-    fs.makedirs(base, exist_ok=True)
+    make_folder(fs, base, what)
     return [join(fs, base, f"part.{i}{suffix}") for i in range(n)]
 
 

@@ -528,3 +528,18 @@ def test_read_csv_booleans_with_gaps_are_booleans_as_pandas_reads_them(tmp_path,
     pd.testing.assert_frame_equal(asked, pd.read_csv(path, dtype={"x": "float64"}))
     as_text = read_csv(str(path), blocksize=blocksize, dtype=str).compute().reset_index(drop=True)
     pd.testing.assert_frame_equal(as_text, pd.read_csv(path, dtype=str))
+
+
+@pytest.mark.parametrize("write", ["to_parquet", "to_csv", "to_json", "to_csv_single"])
+def test_a_folder_that_cannot_be_made_is_named_when_written(tmp_path, write):
+    in_the_way = tmp_path / "a-file"
+    in_the_way.write_text("not a folder")
+    df = xd.from_pandas(_frame(6), npartitions=2)
+    target = str(in_the_way / "out")
+    call = {"to_parquet": lambda: df.to_parquet(target), "to_csv": lambda: df.to_csv(target),
+            "to_json": lambda: df.to_json(target),
+            "to_csv_single": lambda: df.to_csv(os.path.join(target, "one.csv"), single_file=True)}[write]
+    with pytest.raises(NotADirectoryError, match=f"{write.replace('_single', '')}: cannot make the folder "
+                                                 f"'.*a-file/out' to write into"):
+        call()
+    assert in_the_way.read_text() == "not a folder"

@@ -1,5 +1,5 @@
 """pandas parity of core collections, indexing and methods: index masks, concat(ignore_index),
-categorical unions, str.cat/cat.categories, loc with label lists, setitem of any hashable
+a Series among frames in concat, categorical unions, str.cat/cat.categories, loc with label lists, setitem of any hashable
 name, keyword pass-through to pandas, and tail after a filter."""
 
 import warnings
@@ -49,6 +49,17 @@ def test_concat_ignore_index_numbers_globally(n):
     pd.testing.assert_frame_equal(xd.concat([da], ignore_index=True).compute(), pd.concat([a], ignore_index=True))
     filtered = xd.concat([da[da.x > 1], da[da.x < 3]], ignore_index=True)  # (empty partitions too)
     pd.testing.assert_frame_equal(filtered.compute(), pd.concat([a[a.x > 1], a[a.x < 3]], ignore_index=True))
+
+
+@pytest.mark.parametrize("join", ["outer", "inner"])
+@pytest.mark.parametrize("ignore_index", [False, True])
+def test_concat_of_frames_and_series_makes_each_series_a_column(join, ignore_index):
+    pdf = pd.DataFrame({"a": range(6), "b": np.arange(6.0)})
+    other = pd.DataFrame({"b": [1.5, 2.5], "c": ["x", "y"]}, index=[10, 11])
+    for parts in ([pdf, pdf.a], [pdf.b, pdf], [pdf, pdf.a.rename(None)], [other, pdf.a, other.c]):
+        got = xd.concat([xd.from_pandas(p, npartitions=2) for p in parts], join=join, ignore_index=ignore_index)
+        pd.testing.assert_frame_equal(got.compute(), pd.concat(parts, join=join, ignore_index=ignore_index),
+                                      check_column_type=False)
 
 
 @pytest.mark.parametrize("n", NPARTS)

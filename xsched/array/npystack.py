@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..files import LocalFileSystem, make_folder
 from ..graph.collection import run_writes
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
@@ -56,7 +57,7 @@ def to_npy_stack(dirname: str, x: Array, axis: int = 0) -> None:
         raise TypeError(f"to_npy_stack: the array holds Python objects ({x.dtype}), which .npy files "
                         "keep only pickled and from_npy_stack will not unpickle; convert them first")
     x = x.rechunk({i: -1 for i in range(x.ndim) if i != axis})
-    os.makedirs(dirname, exist_ok=True)
+    make_folder(LocalFileSystem(), dirname, "to_npy_stack")
     with open(os.path.join(dirname, "info"), "wb") as f:
         pickle.dump({"chunks": x.chunks, "dtype": x.dtype, "axis": axis}, f)
     name = f"to-npy-stack-{new_token(x.name, os.path.abspath(dirname))}"

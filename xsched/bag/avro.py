@@ -29,7 +29,8 @@ import importlib.util
 import io
 from typing import Any, Callable
 
-from ..files import blocksize_bytes, byte_ranges, expand_paths, file_token, filesystem_for, parent, shown
+from ..files import blocksize_bytes, byte_ranges, expand_paths, file_token, filesystem_for, make_folder, parent, \
+    shown
 from ..graph.collection import run_writes
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
@@ -178,7 +179,7 @@ def _write_records(part: list, fs: Any, path: str, schema: Any, codec: str, sync
     fastavro = _fastavro("to_avro")
     directory = parent(fs, path)
     if directory:
-        fs.makedirs(directory, exist_ok=True)
+        make_folder(fs, directory, "to_avro")
     with fs.open(path, "wb") as f:
         try:
             fastavro.writer(f, schema, part, codec=codec, sync_interval=sync_interval, metadata=metadata)

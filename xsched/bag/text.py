@@ -33,7 +33,7 @@ import os
 from typing import Any, Callable
 
 from ..files import blocksize_bytes, byte_ranges, compression_of, expand_paths, file_token, filesystem_for, \
-    line_block, open_decompressed, parent, shown
+    line_block, make_folder, open_decompressed, parent, shown
 from ..graph.collection import run_writes
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
@@ -210,7 +210,7 @@ def _write_lines(part: list, fs: Any, path: str, encoding: str, compression: str
     data = "".join(x if x.endswith("\n") else x + "\n" for x in part)
     directory = parent(fs, path)
     if directory:
-        fs.makedirs(directory, exist_ok=True)
+        make_folder(fs, directory, "to_textfiles")
     with fs.open(path, "wb") as f:
         f.write(_COMPRESSORS[compression](data.encode(encoding)))
     return shown(fs, path)

@@ -41,7 +41,7 @@ from ..graph.spec import Ref, Task
 from .categorical import inferred_columns, mark_unknown
 from .core import DataFrame, Series
 from ..files import blocksize_bytes, byte_ranges, compression_of, expand_paths, file_token, filesystem_for, \
-    head_lines, line_range, open_decompressed, parent, partition_paths, shown
+    head_lines, line_range, make_folder, open_decompressed, parent, partition_paths, shown
 from ..graph.collection import run_writes
 from .csv_arrow import read_arrow
 from .io import from_tasks
@@ -534,7 +534,7 @@ def to_csv(df: Any, path: str, single_file: bool = False, index: bool = True, co
     n = df.npartitions
     if single_file:
         paths = [base] * n
-        fs.makedirs(parent(fs, base), exist_ok=True)
+        make_folder(fs, parent(fs, base), "to_csv")
     else:
         paths = partition_paths(fs, base, n, ".csv", "to_csv")
     name = f"to-csv-{new_token(df._name, shown(fs, base), single_file, index, sorted(kwargs.items(), key=str))}"

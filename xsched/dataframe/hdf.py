@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..client.default import client_for
-from ..files import LocalFileSystem, expand_paths, file_token, filesystem_for, natural_key
+from ..files import LocalFileSystem, expand_paths, file_token, filesystem_for, make_folder, natural_key
 from ..graph.collection import run_writes
 from ..graph.delayed import compute as compute_delayed
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
@@ -432,7 +432,7 @@ def to_hdf(df: Any, path: Any, key: str, mode: str = "a", append: bool = False, 
     keys = [key.replace("*", s) for s in names]
     for d in sorted({os.path.dirname(p) for p in paths}):
         if d:
-            os.makedirs(d, exist_ok=True)
+            make_folder(LocalFileSystem(), d, what)
     kw = dict(kwargs, format=fmt)
     first = dict(kw, mode=mode, append=append)
     name = f"to-hdf-{new_token(df._name, path, key, names, sorted(first.items(), key=str), repr(lock))}"

@@ -701,6 +701,8 @@ def _conform_concat(part: Any, meta: Any, join: str, start: int | None = None) -
     """A partition in the concatenation's columns (missing ones as missing values), its rows
     numbered from ``start`` (``ignore_index``) when given."""
     if isinstance(meta, pd.DataFrame):
+        if isinstance(part, pd.Series):  # a Series among frames is a column (0 when unnamed), as pandas has it
+            part = part.to_frame()
         if join == "inner":
             part = part[list(meta.columns)]
         else:

@@ -30,7 +30,8 @@ from ..graph.spec import Ref, Task
 from .categorical import mark_unknown
 from . import hive
 from .core import DataFrame, Series
-from ..files import LocalFileSystem, arrow_source, expand_paths, file_token, filesystem_for, join, shown
+from ..files import LocalFileSystem, arrow_source, expand_paths, file_token, filesystem_for, join, make_folder, \
+    shown
 from ..graph.collection import run_writes
 from .io import from_tasks, in_dtypes, meta_dtypes
 from .planner import PREDICATES
@@ -631,7 +632,7 @@ def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = Tru
     schema = _schema_for(written, write_index)
     _check_write_options(pq, written, write_index, schema, compression, kwargs)
     fs, base = filesystem_for(path, storage_options)
-    fs.makedirs(base, exist_ok=True)
+    make_folder(fs, base, "to_parquet")
     try:
         old = [p for p in (fs.ls(base) if isinstance(fs, LocalFileSystem) else fs.ls(base, detail=False))
                if str(p).endswith(_SUFFIXES)]
@@ -749,7 +750,7 @@ def _write_split(part: pd.DataFrame, fs: Any, base: str, i: int, on: list, write
     paths = []
     for folder, rows in hive.split_by_keys(part, on):
         directory = hive.folder_of(fs, base, folder)
-        fs.makedirs(directory, exist_ok=True)
+        make_folder(fs, directory, "to_parquet")
         paths.append(_write_piece(rows, fs, join(fs, directory, f"part.{i}.parquet"), write_index, schema,
                                   compression, kwargs))
     return paths
