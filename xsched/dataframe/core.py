@@ -342,7 +342,31 @@ class _Frame:
         return sorted(out)
 
     # ----------------------------------------------------------------- element-wise operators
+    #: pandas defers to a higher priority in its operators (``pd.Series([1]) + df`` runs ``df.__radd__``)
+    __pandas_priority__ = 5000
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """NumPy's element-wise functions (``np.sin(df)``, ``np.float32(2) * df``) run partition
+        by partition, as pandas runs them on a frame; anything else is refused, naming the way,
+        where NumPy would compute the whole collection into this process."""
+        if method == "__call__" and ufunc.nout == 1 and "out" not in kwargs:
+            inputs = tuple(_checked_array(x, self, ufunc.__name__) for x in inputs)
+            frames = [x for x in inputs if isinstance(x, _Frame)]
+            if len(inputs) == 2 and not kwargs and ufunc in _UFUNC_OPERATORS:  # (operators' rules: by columns...)
+                op = _UFUNC_OPERATORS[ufunc]
+                return inputs[0]._binary(op, inputs[1]) if inputs[0] is frames[0] else \
+                    inputs[1]._binary(op, inputs[0], reflected=True)
+            return elemwise(ufunc, *inputs, **({"_name": ufunc.__name__} if not kwargs else {}))
+        raise TypeError(f"numpy's {ufunc.__name__}.{method} does not run on an xsched {type(self).__name__}: "
+                        f"use its methods (sum, cumsum, ...), or map_partitions(np.{ufunc.__name__}...) per "
+                        "partition")
+
     def _binary(self, op: Callable, other: Any, reflected: bool = False):
+        if op in _BY_COLUMNS and isinstance(self, Series) and isinstance(other, DataFrame):
+            return other._binary(op, self, not reflected)  # (pandas: the frame's operator decides)
+        if op in _BY_COLUMNS and isinstance(self, DataFrame) and isinstance(other, Series):
+            return by_columns(self, op, other, reflected)
+        other = _checked_array(other, self, funcname(op))
         check_pandas_rows(self, other, funcname(op), isinstance(self, Series) or isinstance(other, pd.DataFrame))
         args = (other, self) if reflected else (self, other)
         kind = None
@@ -374,6 +398,71 @@ def check_pandas_rows(frame: "_Frame", other: Any, what: str, by_rows: bool) -> 
 
 _COMPARISONS = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=", operator.eq: "==",
                 operator.ne: "!="}
+
+
+#: the operators in which pandas matches a Series' labels to a DataFrame's columns
+_BY_COLUMNS = frozenset({operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
+                         operator.pow, operator.and_, operator.or_, operator.xor, *_COMPARISONS})
+#: NumPy's ufuncs that are those operators (``np.float32(2) + df`` calls ``np.add``)
+_UFUNC_OPERATORS = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
+                    np.true_divide: operator.truediv, np.floor_divide: operator.floordiv,
+                    np.remainder: operator.mod, np.power: operator.pow, np.bitwise_and: operator.and_,
+                    np.bitwise_or: operator.or_, np.bitwise_xor: operator.xor, np.less: operator.lt,
+                    np.less_equal: operator.le, np.greater: operator.gt, np.greater_equal: operator.ge,
+                    np.equal: operator.eq, np.not_equal: operator.ne}
+
+
+def _checked_array(value: Any, frame: "_Frame", what: str) -> Any:
+    """``value`` for an element-wise step with ``frame``: a NumPy array that runs along the
+    rows (a Series' length, a frame's rows by columns) is refused, as partitions do not know
+    their place; a scalar or a row of one value per column passes."""
+    if isinstance(value, np.ndarray) and value.ndim and not (
+            value.ndim == 1 and isinstance(frame, DataFrame) or value.shape[0] == 1):
+        raise ValueError(f"{what}: a NumPy array of shape {value.shape} is matched to the rows by position, "
+                         "which a partition does not know; make it a collection partitioned alike "
+                         "(xsched.dataframe.from_array or from_pandas with the same divisions)")
+    return value
+
+
+def by_columns(frame: "DataFrame", op: Callable | str, row: "Series", reflected: bool = False,
+               kwargs: dict | None = None) -> "DataFrame":
+    """pandas' ``frame <op> series``: the Series' labels matched to the frame's columns, a value
+    per column, as in ``(df - df.mean()) / df.std()``. A Series of one partition (what a
+    reduction gives) goes whole to every partition; one of several is rows of data, which
+    pandas would set against the columns too: refused, naming ``axis=0``. ``op`` is an
+    operator, or the name of pandas' method (``"add"``...) called with ``kwargs``.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": [1.0, 3.0], "b": [10.0, 30.0]}), npartitions=2)
+    >>> (df - df.mean()).compute().to_dict("list")
+    {'a': [-1.0, 1.0], 'b': [-10.0, 10.0]}
+    """
+    what = op if isinstance(op, str) else funcname(op).rstrip("_")
+    if row.npartitions != 1:
+        method = f"df.{what}(s, axis=0)" if op not in (operator.and_, operator.or_, operator.xor) else \
+            "df.apply(..., axis=1) or map_partitions"
+        raise ValueError(f"{what}: pandas matches a Series' labels to a DataFrame's columns (a value per column, "
+                         f"as in df - df.mean()), and this Series has {row.npartitions} partitions of rows; to "
+                         f"match rows by label, {method}")
+    columns = list(frame._meta.columns)
+    stand = _nonempty(row._meta)
+    stand = pd.Series([stand.iloc[0]] * len(columns), index=frame._meta.columns, dtype=row._meta.dtype,
+                      name=row._meta.name)
+    whole = Scalar(row._graph, row._name, stand)  # (its one partition, given whole to every task)
+    return map_partitions(_by_columns, frame, whole, op, reflected, columns, kwargs or {}, _name=what)
+
+
+def _by_columns(part: pd.DataFrame, row: pd.Series, op: Callable | str, reflected: bool, columns: list,
+                kwargs: dict) -> pd.DataFrame:
+    if isinstance(op, str):
+        out = getattr(part, op)(row, **kwargs)
+    else:
+        out = op(row, part) if reflected else op(part, row)
+    if list(out.columns) != columns:
+        raise ValueError(f"{op if isinstance(op, str) else funcname(op).rstrip('_')}: the Series set against this DataFrame's columns (pandas' "
+                         f"rule) has the labels {list(row.index)[:8]}, not its columns {columns[:8]}, which would "
+                         "make new columns; to match rows by label, use the method with axis=0")
+    return out
 
 
 def _make_binary(op: Callable, reflected: bool = False) -> Callable:

@@ -30,8 +30,8 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from .core import (_NO_META, DataFrame, Series, _call_method, _Frame, _nonempty, check_pandas_rows, map_partitions,
-                   unify_divisions)
+from .core import (_NO_META, DataFrame, Series, _call_method, _checked_array, _Frame, _nonempty, by_columns,
+                   check_pandas_rows, map_partitions, unify_divisions)
 from .reductions import reduction
 
 __all__: list[str] = []
@@ -44,6 +44,9 @@ OPERATORS = ("add", "sub", "mul", "div", "truediv", "floordiv", "mod", "pow", "r
 def _operator(name: str) -> Callable:
     def method(self, other: Any, *args: Any, **kwargs: Any):
         axis = kwargs.get("axis", args[0] if args else "columns")
+        if isinstance(self, DataFrame) and isinstance(other, Series) and axis in (1, "columns"):
+            return by_columns(self, name, other, kwargs=dict(zip(("axis", "level", "fill_value"), args), **kwargs))
+        other = _checked_array(other, self, name)
         check_pandas_rows(self, other, name, isinstance(other, pd.DataFrame) or isinstance(self, Series)
                           or axis in (0, "index", "rows"))
         return self._method(name, other, *args, **kwargs)
