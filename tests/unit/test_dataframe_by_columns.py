@@ -76,3 +76,34 @@ def test_pandas_objects_on_the_left_defer_to_the_collection(df):
             PDF + df
     else:
         pd.testing.assert_frame_equal((PDF + df).compute(), PDF + PDF)
+
+
+def test_methods_take_a_value_per_column_from_a_reduction(df):
+    pd.testing.assert_frame_equal(df.fillna(df.mean()).compute(), PDF.fillna(PDF.mean()))
+    pd.testing.assert_frame_equal(df.fillna(value=df.median()).compute(), PDF.fillna(value=PDF.median()))
+    lo, hi = df.quantile(0.2), df.quantile(0.8)
+    pd.testing.assert_frame_equal(df.clip(lo, hi, axis=1).compute(),
+                                  PDF.clip(PDF.quantile(0.2), PDF.quantile(0.8), axis=1))
+    pd.testing.assert_frame_equal(df.clip(upper=df.mean(), axis="columns").compute(),
+                                  PDF.clip(upper=PDF.mean(), axis="columns"))
+    pd.testing.assert_frame_equal(df.where(df > 2, df.max(), axis=1).compute(), PDF.where(PDF > 2, PDF.max(), axis=1))
+    pd.testing.assert_frame_equal(df.mask(df > 2, other=df.min(), axis=1).compute(),
+                                  PDF.mask(PDF > 2, other=PDF.min(), axis=1))
+    pd.testing.assert_frame_equal(df[["a", "c"]].clip(df.c, axis=0).compute(),  # (rows: paired)
+                                  PDF[["a", "c"]].clip(PDF.c, axis=0))
+    if df.npartitions > 1:
+        with pytest.raises(ValueError, match=r"fillna\(value=\.\.\.\): pandas sets a Series' labels against a "
+                                             r"DataFrame's columns"):
+            df.fillna(df.a)
+
+
+def test_numpy_arrays_along_the_rows_are_refused_by_methods_when_built():
+    df = xd.from_pandas(PDF, npartitions=2)
+    rows = np.arange(6.0)
+    for call in (lambda: df.a.where(df.a > 2, rows), lambda: df.clip(rows, axis=0), lambda: df.assign(c=rows),
+                 lambda: df.a.between(rows, 10), lambda: df.mul(rows, axis=0), lambda: df.mask(df > 1, rows, axis=0)):
+        with pytest.raises(ValueError, match=r"NumPy array of shape \(6,\) is matched to the rows by position"):
+            call()
+    pd.testing.assert_frame_equal(df.clip(np.array([2.0, 3, 0])).compute(), PDF.clip(np.array([2.0, 3, 0])))
+    with pytest.raises(ValueError, match="a pandas Series is matched to the rows by label"):
+        df.a.between(PDF.b, 10)

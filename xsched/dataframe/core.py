@@ -412,12 +412,13 @@ _UFUNC_OPERATORS = {np.add: operator.add, np.subtract: operator.sub, np.multiply
                     np.equal: operator.eq, np.not_equal: operator.ne}
 
 
-def _checked_array(value: Any, frame: "_Frame", what: str) -> Any:
+def _checked_array(value: Any, frame: "_Frame", what: str, column: bool = False) -> Any:
     """``value`` for an element-wise step with ``frame``: a NumPy array that runs along the
-    rows (a Series' length, a frame's rows by columns) is refused, as partitions do not know
-    their place; a scalar or a row of one value per column passes."""
+    rows (a Series' length, a frame's rows by columns; any 1-d one for a new ``column``) is
+    refused, as partitions do not know their place; a scalar or a row of one value per column
+    passes."""
     if isinstance(value, np.ndarray) and value.ndim and not (
-            value.ndim == 1 and isinstance(frame, DataFrame) or value.shape[0] == 1):
+            value.ndim == 1 and isinstance(frame, DataFrame) and not column or value.shape[0] == 1):
         raise ValueError(f"{what}: a NumPy array of shape {value.shape} is matched to the rows by position, "
                          "which a partition does not know; make it a collection partitioned alike "
                          "(xsched.dataframe.from_array or from_pandas with the same divisions)")
@@ -444,12 +445,22 @@ def by_columns(frame: "DataFrame", op: Callable | str, row: "Series", reflected:
         raise ValueError(f"{what}: pandas matches a Series' labels to a DataFrame's columns (a value per column, "
                          f"as in df - df.mean()), and this Series has {row.npartitions} partitions of rows; to "
                          f"match rows by label, {method}")
-    columns = list(frame._meta.columns)
+    return map_partitions(_by_columns, frame, per_column(frame, row, what), op, reflected, list(frame._meta.columns),
+                          kwargs or {}, _name=what)
+
+
+def per_column(frame: "DataFrame", row: "Series", what: str) -> "Scalar":
+    """A Series of one partition, whose labels pandas sets against ``frame``'s columns, as one
+    value given whole to each of ``frame``'s tasks (its stand-in labelled by the columns); a
+    Series of several partitions is rows of data: refused, naming ``what``."""
+    if row.npartitions != 1:
+        raise ValueError(f"{what}: pandas sets a Series' labels against a DataFrame's columns here (a value per "
+                         f"column, as df.mean() gives), and this Series has {row.npartitions} partitions of rows; "
+                         "give a Series of a value per column, or work column by column (df[c])")
     stand = _nonempty(row._meta)
-    stand = pd.Series([stand.iloc[0]] * len(columns), index=frame._meta.columns, dtype=row._meta.dtype,
+    stand = pd.Series([stand.iloc[0]] * len(frame._meta.columns), index=frame._meta.columns, dtype=row._meta.dtype,
                       name=row._meta.name)
-    whole = Scalar(row._graph, row._name, stand)  # (its one partition, given whole to every task)
-    return map_partitions(_by_columns, frame, whole, op, reflected, columns, kwargs or {}, _name=what)
+    return Scalar(row._graph, row._name, stand)
 
 
 def _by_columns(part: pd.DataFrame, row: pd.Series, op: Callable | str, reflected: bool, columns: list,
@@ -628,6 +639,7 @@ class DataFrame(_Frame):
         for name, value in columns:
             if callable(value) and not isinstance(value, _Frame):
                 value = value(out)
+            value = _checked_array(value, out, "assign", column=True)
             if isinstance(value, _Frame):
                 out = elemwise(_assign_one, out, name, value, _name="assign", _kind=("assign", [name]))
             else:
@@ -837,6 +849,9 @@ class Series(_Frame):
         >>> xd.from_pandas(pd.Series([1, 5]), npartitions=1).between(0, 2).compute().tolist()
         [True, False]
         """
+        for bound in (left, right):
+            _checked_array(bound, self, "between")
+            check_pandas_rows(self, bound, "between", True)
         return self._method("between", left, right, inclusive=inclusive)
 
     def to_frame(self, name: Any = None) -> DataFrame:

@@ -27,8 +27,8 @@ from ..graph.collection import compute_collection
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
 from ..graph.partials import row_starts
 from ..graph.spec import Ref, Task
-from .core import (_NO_META, DataFrame, Index, Series, _call_method, _Frame, _nonempty, make_meta, map_partitions,
-                   new_collection, part_key, unify_divisions)
+from .core import (_NO_META, DataFrame, Index, Series, _call_method, _checked_array, _Frame, _nonempty, make_meta,
+                   map_partitions, new_collection, part_key, per_column, unify_divisions)
 from .pieces import _concat
 from .io import _identity
 from .reductions import reduction
@@ -36,9 +36,36 @@ from .reductions import reduction
 __all__ = ["concat", "to_datetime", "to_numeric", "to_timedelta", "isna", "notna"]
 
 
+#: where pandas' method sets a Series argument against a DataFrame's columns (a value per
+#: column), and with which axis: the argument's name and position
+_PER_COLUMN = {"fillna": ((None,), (("value", 0),)), "clip": ((1, "columns"), (("lower", 0), ("upper", 1))),
+               "where": ((1, "columns"), (("other", 1),)), "mask": ((1, "columns"), (("other", 1),))}
+
+
+def _per_column_arguments(self: Any, method: str, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """``args`` and ``kwargs`` of a DataFrame's ``method`` with each Series pandas sets against
+    the columns (``df.fillna(df.mean())``, ``df.clip(lo, hi, axis=1)``) made whole for every
+    partition (``per_column``); NumPy arrays along the rows refused (``_checked_array``)."""
+    axes, names = _PER_COLUMN[method]
+    by_columns = isinstance(self, DataFrame) and kwargs.get("axis") in axes
+    args = list(args)
+    for name, pos in names:
+        value = kwargs[name] if name in kwargs else args[pos] if pos < len(args) else None
+        if by_columns and isinstance(value, Series):
+            value = per_column(self, value, f"{method}({name}=...)")
+        value = _checked_array(value, self, method, column=kwargs.get("axis") in (0, "index", "rows"))
+        if name in kwargs:
+            kwargs[name] = value
+        elif pos < len(args):
+            args[pos] = value
+    return tuple(args), kwargs
+
+
 def _method_doc(method: str, doc: str) -> Callable:
     """A collection method that runs the pandas method of the same name on every partition."""
     def call(self, *args, **kwargs):
+        if method in _PER_COLUMN:
+            args, kwargs = _per_column_arguments(self, method, args, kwargs)
         return self._method(method, *args, **kwargs)
     call.__name__ = method
     call.__doc__ = doc

@@ -46,7 +46,7 @@ def _operator(name: str) -> Callable:
         axis = kwargs.get("axis", args[0] if args else "columns")
         if isinstance(self, DataFrame) and isinstance(other, Series) and axis in (1, "columns"):
             return by_columns(self, name, other, kwargs=dict(zip(("axis", "level", "fill_value"), args), **kwargs))
-        other = _checked_array(other, self, name)
+        other = _checked_array(other, self, name, column=axis in (0, "index", "rows"))
         check_pandas_rows(self, other, name, isinstance(other, pd.DataFrame) or isinstance(self, Series)
                           or axis in (0, "index", "rows"))
         return self._method(name, other, *args, **kwargs)
