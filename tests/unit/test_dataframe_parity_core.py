@@ -168,11 +168,11 @@ def test_from_pandas_multiindex_into_partitions(n):
     pd.testing.assert_frame_equal(xd.from_pandas(pdf, npartitions=n, sort=False).compute(), pdf)
 
 
-def test_groupby_level_names_the_way_round():
-    df = xd.from_pandas(pd.DataFrame({"v": [1, 2]}, index=pd.Index([1, 2], name="a")), npartitions=1)
-    with pytest.raises(TypeError, match="reset_index"):
-        df.groupby(level="a")
-    assert df.reset_index().groupby("a").v.sum().compute().tolist() == [1, 2]
+def test_groupby_level_groups_by_the_index_labels():
+    pdf = pd.DataFrame({"v": [1, 2, 5]}, index=pd.Index([1, 2, 1], name="a"))
+    df = xd.from_pandas(pdf, npartitions=1)
+    pd.testing.assert_series_equal(df.groupby(level="a").v.sum().compute(), pdf.groupby(level="a").v.sum())
+    assert df.reset_index().groupby("a").v.sum().compute().tolist() == [6, 2]
 
 
 @pytest.mark.parametrize("n", NPARTS)

@@ -39,6 +39,7 @@ rows (a running value at the NaT, or NaT's integer added on): here the NaT stays
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Callable
 
 import numpy as np
@@ -50,7 +51,7 @@ from ..graph.spec import Ref, Task
 from .aggregation import custom_agg, is_custom
 from .core import (_NO_META, DataFrame, Series, _emulate, _Frame, _nonempty, make_meta, map_partitions,
                    MissingAttribute, new_collection, part_key, sort_groups)
-from .pieces import _unify_categoricals
+from .pieces import _concat, _unify_categoricals
 from .planner import Layer
 from .reductions import _as_float, _is_datetimelike, reduction
 from .shuffle import shuffle
@@ -668,6 +669,8 @@ class GroupBy:
         >>> df.groupby("k").ngroup().compute().tolist(), df.groupby("k", sort=False).ngroup().compute().tolist()
         ([2, 0, 1, 2, 0], [0, 1, 2, 0, 1])
         """
+        if isinstance(self._by, _Frame):
+            return self.by_key_column()[0].ngroup(ascending)
         keys = self._whole_keys("ngroup")
         self._meta.ngroup(ascending=ascending)  # (pandas' own errors, when built)
         return map_partitions(_number_rows, self._frame, self._distinct_keys(keys), keys, ascending,
@@ -681,6 +684,8 @@ class GroupBy:
         >>> xd.from_pandas(pd.DataFrame({"k": list("cabca")}), npartitions=2).groupby("k").ngroups.compute()
         3
         """
+        if isinstance(self._by, _Frame):
+            return self.by_key_column()[0].ngroups
         keys = self._whole_keys("ngroups")
         if not self._observed and any(isinstance(self._frame._meta[k].dtype, pd.CategoricalDtype) for k in keys):
             raise NotImplementedError("groupby(..., observed=False).ngroups of a categorical key counts "
@@ -768,13 +773,32 @@ class GroupBy:
 
     def _whole_keys(self, what: str) -> list:
         """The key columns to shuffle on, so that every group is whole in one partition (what
-        ``apply`` and the methods of ``groupby_whole.py`` run on); a Series key is refused."""
-        if isinstance(self._by, _Frame):
-            raise NotImplementedError(f"groupby(Series).{what}: group by column names for {what}, "
-                                      "e.g. df.assign(key=series).groupby('key')")
+        ``apply`` and the methods of ``groupby_whole.py`` run on); a Series key has been made
+        a column first (``by_key_column``)."""
+        assert not isinstance(self._by, _Frame), f"groupby(Series).{what}: by_key_column first"
         return self._key_columns
 
+    def by_key_column(self) -> tuple["GroupBy", Callable[[Any], Any]]:
+        """This grouping with its Series key made a column of the frame under a name of its
+        own, and what gives a result of that grouping the key's name back: methods that move
+        whole groups shuffle on columns. The columns aggregated stay those of the Series key
+        (pandas leaves out the frame's own column the key is)."""
+        hidden = "__xsched_key__"
+        while hidden in self._frame.columns:
+            hidden += "_"
+        frame = self._frame._assign([(hidden, self._by)])
+        selection = self._selection if self._selection is not None else self._columns
+        grouped = type(self)(frame, hidden, self._sort, self._dropna, self._observed, selection)
+        name = self._by.name
+
+        def named(out: Any) -> Any:  # (a meta= given by the user may not show the level: every result is renamed)
+            return out.rename_axis(index=partial(_level_named, hidden, name)) if isinstance(out, _Frame) else out
+        return grouped, named
+
     def _whole_groups(self, method: str, func: Any, args: tuple, kwargs: dict, meta: Any):
+        if isinstance(self._by, _Frame):
+            grouped, named = self.by_key_column()
+            return named(grouped._whole_groups(method, func, args, kwargs, meta))
         shuffled = shuffle(self._frame, self._whole_keys(method))
         call = (self._by, self._selection, ((method, (func, *args), kwargs),), self._dropna, self._observed,
                 self._sort, method == "apply" and self._selection is None)
@@ -783,10 +807,54 @@ class GroupBy:
         return map_partitions(group_call, shuffled, *call, meta=meta, _name=f"groupby-{method}")
 
 
+def _as_key(frame: _Frame, by: Any) -> Any:
+    """pandas' other ways of naming a grouping key, made a Series of the index's labels
+    partitioned like ``frame``: the index's name, a function or a dict of the labels, a pandas
+    Series matched to them by label; a NumPy array (matched by position) is refused.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"v": range(6)}, index=pd.Index(range(6), name="i")), npartitions=2)
+    >>> df.groupby(lambda i: i % 2).v.sum().compute().to_dict()
+    {0: 6, 1: 9}
+    """
+    name = frame._meta.index.name
+    if one_label(by) and name is not None and by == name and not (
+            isinstance(frame, DataFrame) and by in frame._meta.columns):
+        return frame.index.to_series()
+    if isinstance(by, pd.Series):
+        return frame.index.to_series().map(by).rename(by.name)
+    if isinstance(by, dict) or (callable(by) and not isinstance(by, (_Frame, pd.Grouper))):
+        return frame.index.to_series().map(by)
+    if isinstance(by, (np.ndarray, pd.Index)):
+        raise TypeError(f"groupby: a NumPy array (or pandas Index) of keys is matched to the rows by position, "
+                        f"which a partition does not know; group by a column, or a Series partitioned like the "
+                        f"frame (df.index.to_series().map(...))")
+    return by
+
+
+def _level_key(frame: _Frame, level: Any) -> Any:
+    """``groupby(level=0)`` (or the index's name): the index's labels as the key."""
+    levels = level if isinstance(level, (list, tuple)) else [level]
+    if isinstance(frame._meta.index, pd.MultiIndex):
+        raise TypeError(f"groupby(level={level!r}) of a MultiIndex: reset_index() first and group by the columns "
+                        "it makes")
+    name = frame._meta.index.name
+    if len(levels) != 1 or not (levels[0] in (0, -1) or (name is not None and levels[0] == name)):
+        raise ValueError(f"groupby(level={level!r}): the index has one level, 0"
+                         f"{f' (named {name!r})' if name is not None else ''}")
+    return frame.index.to_series()
+
+
+def _level_named(hidden: str, name: Any, level: Any) -> Any:
+    """An index level's name, ``name`` where it was the key column's ``hidden`` one."""
+    return name if level == hidden else level
+
+
 def _keys_as_columns(frame: DataFrame, by: list) -> tuple:
     """``frame.groupby(["name", df.x > 0])``: each Series or Index among the keys becomes a
     column of its own name (what pandas names that key's level), so the keys are all columns;
-    a key without a name, or named as a column or the index, is refused with the fix."""
+    a key that is the frame's own column (``df.j``) is that column's name; one without a name,
+    or named as another column or the index, is refused with the fix."""
     names: list = []
     extra: dict = {}
     named = [k for k in by if not isinstance(k, _Frame)]
@@ -795,6 +863,9 @@ def _keys_as_columns(frame: DataFrame, by: list) -> tuple:
             names.append(key)
             continue
         name = key.name
+        if _is_column_of(key, frame) and name not in names:  # (df.k itself: pandas groups by the column)
+            names.append(name)
+            continue
         if (name is None or name in frame.columns or name in extra or name in named
                 or name in frame._meta.index.names):
             raise NotImplementedError(
@@ -973,8 +1044,8 @@ class SeriesGroupBy(GroupBy):
         [1, 1]
         """
         if isinstance(self._by, _Frame):
-            raise NotImplementedError("groupby(Series).nunique: group by column names, e.g. "
-                                      "df.assign(key=series).groupby('key')")
+            grouped, named = self.by_key_column()
+            return named(grouped.nunique(split_every))
         by = [self._by] if one_label(self._by) else list(self._by)
         pairs = self._frame[by + [self._selection] if self._selection not in by else by]  # (the key itself)
         meta = make_meta(self._meta.nunique())
@@ -989,7 +1060,7 @@ def _distinct(part: pd.DataFrame) -> pd.DataFrame:
 
 
 def _distinct_merge(partials: list) -> pd.DataFrame:
-    return pd.concat(partials).drop_duplicates()
+    return _concat(partials).drop_duplicates()  # (a categorical key's categories joined, not lost to strings)
 
 
 def _count_distinct(partials: list, by: Any, column: Any, sort: bool, dropna: bool, meta: Any,
@@ -1091,9 +1162,13 @@ def _install() -> None:
             if isinstance(self, Series):
                 raise TypeError("groupby: as_index=False is only valid for a DataFrame, as in pandas")
             return FlatGroupBy(groupby(self, by, sort=sort, dropna=dropna, observed=observed, **kwargs))
-        if "level" in kwargs or by is None:
-            raise TypeError("groupby groups by columns or a Series, not by index levels (level=): "
-                            "reset_index() first and group by the columns it makes")
+        if "level" in kwargs:
+            if by is not None:
+                raise TypeError("groupby: give by or level, not both")
+            by = _level_key(self, kwargs.pop("level"))
+        elif by is None:
+            raise TypeError("groupby: give by (columns, a Series, a function of the index...) or level")
+        by = _as_key(self, by)
         if kwargs:
             raise TypeError(f"groupby: unsupported arguments {sorted(kwargs)}")
         if isinstance(self, Series):

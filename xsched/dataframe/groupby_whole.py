@@ -138,6 +138,9 @@ def _gather(parts: list, meta: Any, after: int, order: pd.Index | None, levelwis
 
 def _whole(gb: GroupBy, chain: tuple, what: str) -> Any:
     """``chain`` on each partition of ``gb``'s frame shuffled on its key."""
+    if isinstance(gb._by, _Frame):
+        grouped, named = gb.by_key_column()
+        return named(_whole(grouped, chain, what))
     keys = gb._whole_keys(what)  # (a Series key refused before pandas runs on a stand-in)
     args = (gb._by, gb._selection, chain, gb._dropna, gb._observed, gb._sort)
     if chain[-1][0] in KEEPING:  # (the frame's own rows: their function may need more rows than a stand-in has)
@@ -149,12 +152,15 @@ def _whole(gb: GroupBy, chain: tuple, what: str) -> Any:
                 meta = make_meta(on_stand_ins(lambda: group_call(_nonempty(gb._frame._meta), *args)))
         except Exception as exc:
             kind = type(exc) if isinstance(exc, (TypeError, ValueError)) else ValueError
-            raise kind(f"groupby(...).{what}: pandas refuses it on columns {dict(gb._frame.dtypes.astype(str))}: "
-                       f"{exc}") from exc
+            columns = {c: str(t) for c, t in gb._frame.dtypes.items() if not str(c).startswith("__xsched_key_")}
+            raise kind(f"groupby(...).{what}: pandas refuses it on columns {columns}: {exc}") from exc
     return map_partitions(group_call, shuffle(gb._frame, keys), *args, meta=meta, _name=f"groupby-{chain[-1][0]}")
 
 
 def _reducing(gb: GroupBy, method: str, args: tuple, kwargs: dict) -> Any:
+    if isinstance(gb._by, _Frame):
+        grouped, named = gb.by_key_column()
+        return named(_reducing(grouped, method, args, kwargs))
     unobserved = None
     if not gb._observed and any(isinstance(gb._frame._meta[k].dtype, pd.CategoricalDtype) for k in gb._key_columns):
         # (each partition would answer for every category, the ones it does not hold too: the
@@ -350,6 +356,9 @@ def get_group(self: GroupBy, name: Any) -> Any:
     >>> df.groupby("k").get_group("a").v.compute().tolist()
     [1, 3]
     """
+    if isinstance(self._by, _Frame):
+        rows = self._frame[self._by == name]
+        return rows[self._picked()] if self._picked() is not None else rows
     by = self._whole_keys("get_group")
     values = name if isinstance(name, tuple) else (name,)
     if len(values) != len(by):
