@@ -179,7 +179,8 @@ def test_truncate_and_repeat_as_pandas(npartitions):
     pdf = pd.DataFrame({"a": range(20), "b": 1.0, "c": 2}, index=pd.date_range("2000", periods=20, freq="h"))
     x = xd.from_pandas(pdf, npartitions=npartitions)
     for before, after in [(None, None), ("2000-01-01 03:00", "2000-01-01 11:00"), (None, "2000-01-01 05:30"),
-                          ("2000-01-01 15:00", None), (pd.Timestamp("1999"), pd.Timestamp("2001"))]:
+                          ("2000-01-01 15:00", None), (pd.Timestamp("1999"), pd.Timestamp("2001")),
+                          ("2000-01-01", "2000-01-01 10:00"), ("1999-12-31", "2000-01-01")]:  # (days: midnight)
         pd.testing.assert_frame_equal(x.truncate(before, after).compute(), pdf.truncate(before, after),
                                       check_freq=False)
     pd.testing.assert_frame_equal(x.truncate("b", "c", axis=1).compute(), pdf.truncate("b", "c", axis=1),

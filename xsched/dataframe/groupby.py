@@ -1153,6 +1153,10 @@ def _install() -> None:
         >>> df.groupby("k").v.sum().compute().tolist()
         [1, 2]
         """
+        if isinstance(by, (list, tuple)) and any(isinstance(k, pd.Grouper) for k in by):
+            raise NotImplementedError("groupby: a pd.Grouper among other keys; make its bins a column first, "
+                                      "df.assign(day=df.ts.dt.floor('1D')).groupby(['day', 'k']) (dt.to_period for "
+                                      "calendar bins), or group by the Grouper alone")
         if isinstance(by, pd.Grouper):
             grouped = _by_grouper(self, by, sort=sort, dropna=dropna, observed=observed, as_index=as_index,
                                   **kwargs)

@@ -432,6 +432,8 @@ def _install() -> None:
         """
         if axis in (1, "columns"):
             return self._method("truncate", before=before, after=after, axis=1)
+        if isinstance(self._meta.index, pd.DatetimeIndex):  # (times, as pandas reads them: "2024-01-03" is its midnight)
+            before, after = (None if t is None else pd.to_datetime(t) for t in (before, after))
         if before is not None and after is not None and _reversed(before, after):
             raise ValueError(f"truncate: before={before!r} is after after={after!r} (pandas refuses it too)")
         if self.known_divisions:
