@@ -358,5 +358,20 @@ def test_groupby_a_time_grouper_bins_the_index_as_pandas(npartitions):
                               check_freq=False)
         tm.assert_series_equal(df.x.groupby(grouper).max().compute(), pdf.x.groupby(grouper).max(), check_freq=False)
     tm.assert_series_equal(df.groupby(pd.Grouper(key="k")).x.sum().compute(), pdf.groupby("k").x.sum())
-    with pytest.raises(NotImplementedError, match=r"set_index\('k'\), and group by pd.Grouper\(freq='D'\)"):
+    with pytest.raises(TypeError, match=r"bins of time need a column of times, and 'k' is str"):
         df.groupby(pd.Grouper(key="k", freq="1D"))
+
+
+@pytest.mark.parametrize("npartitions", [1, 4])
+def test_groupby_a_time_grouper_of_a_column_bins_it_as_pandas(npartitions):
+    rng = np.random.default_rng(5)
+    times = pd.Series(pd.date_range("2024-01-01", periods=80, freq="37min")).sample(frac=1, random_state=1)
+    pdf = pd.DataFrame({"t": times.to_numpy(), "k": rng.choice(list("ab"), 80), "v": rng.normal(size=80)})
+    pdf.loc[5, "t"] = pd.NaT  # (a row without a time is in no bin, as pandas has it)
+    df = xd.from_pandas(pdf, npartitions=npartitions)
+    for grouper in (pd.Grouper(key="t", freq="1D"), pd.Grouper(key="t", freq="6h", closed="right", label="right")):
+        tm.assert_series_equal(df.groupby(grouper).v.sum().compute(), pdf.groupby(grouper).v.sum(), check_freq=False)
+        tm.assert_frame_equal(df.groupby(grouper).mean(numeric_only=True).compute(),
+                              pdf.groupby(grouper).mean(numeric_only=True), check_freq=False)
+        tm.assert_series_equal(df.groupby(grouper).k.count().compute(), pdf.groupby(grouper).k.count(),
+                               check_freq=False)

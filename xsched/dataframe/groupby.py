@@ -1121,7 +1121,9 @@ class FlatGroupBy:
 
 def _by_grouper(frame: Any, grouper: pd.Grouper, **options: Any) -> Any:
     """``groupby(pd.Grouper(...))``: bins of time of the index (``freq=``) are ``resample``'s
-    with the Grouper's sides and origin, which is what pandas gives; ``key=`` alone is that
+    with the Grouper's sides and origin, which is what pandas gives; of a column
+    (``key=`` and ``freq=``), the same after that column becomes the sorted index
+    (``set_index``: a shuffle unless its divisions are known); ``key=`` alone is that
     column's grouping. Anything else is refused, naming the way round."""
     freq = getattr(grouper, "freq", None)
     if grouper.level is not None:
@@ -1131,9 +1133,14 @@ def _by_grouper(frame: Any, grouper: pd.Grouper, **options: Any) -> Any:
             raise ValueError("groupby(pd.Grouper()): give key= (a column) or freq= (bins of time of the index)")
         return frame.groupby(grouper.key, **options)
     if grouper.key is not None:
-        raise NotImplementedError(f"groupby(pd.Grouper(key={grouper.key!r}, freq=...)): bins of time of a column; "
-                                  f"make it the sorted index first, df.set_index({grouper.key!r}), and group by "
-                                  f"pd.Grouper(freq={freq.freqstr!r})")
+        if not isinstance(frame, DataFrame):
+            raise TypeError(f"groupby(pd.Grouper(key={grouper.key!r})): a Series has no columns; group its index "
+                            "by pd.Grouper(freq=...)")
+        frame._check_columns([grouper.key], "groupby(pd.Grouper(key=...))")
+        if not pd.api.types.is_datetime64_any_dtype(frame._meta[grouper.key].dtype):
+            raise TypeError(f"groupby(pd.Grouper(key={grouper.key!r}, freq=...)): bins of time need a column of "
+                            f"times, and {grouper.key!r} is {frame._meta[grouper.key].dtype}; xd.to_datetime it first")
+        frame = frame.set_index(grouper.key)
     if not options.get("as_index", True):
         raise NotImplementedError("groupby(pd.Grouper(freq=...), as_index=False): the bins are the index; "
                                   "reset_index() the result")
