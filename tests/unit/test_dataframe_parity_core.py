@@ -224,3 +224,18 @@ def test_str_get_dummies_has_every_token_in_every_partition(n, dtype):
     assert list(out.columns) == list(pdf.str.get_dummies().columns)  # (the tokens, computed when built)
     pd.testing.assert_frame_equal(out.compute(), pdf.str.get_dummies())
     pd.testing.assert_frame_equal(s.str.get_dummies(sep="|", dtype=bool).compute(), pdf.str.get_dummies(dtype=bool))
+
+
+def test_a_slice_of_whole_numbers_is_positional_in_pandas_and_refused():
+    pdf = pd.DataFrame({"a": range(8)}, index=[1, 3, 4, 6, 7, 9, 10, 12])
+    df = xd.from_pandas(pdf, npartitions=3)
+    for call, shown in ((lambda: df[2:5], r"df\[2:5\]"), (lambda: df.a[:3], r"s\[:3\]"), (lambda: df[::2], r"df\[::2\]")):
+        with pytest.raises(NotImplementedError, match=shown + " takes rows by position in pandas"):
+            call()
+    pd.testing.assert_frame_equal(df[:].compute(), pdf[:])
+    pd.testing.assert_frame_equal(df.loc[2:5].compute(), pdf.loc[2:5])  # (labels: the way named)
+    times = pd.DataFrame({"a": range(5)}, index=pd.date_range("2024", periods=5, freq="D"))
+    pd.testing.assert_frame_equal(xd.from_pandas(times, npartitions=2)["2024-01-02":"2024-01-04"].compute(),
+                                  times["2024-01-02":"2024-01-04"], check_freq=False)
+    floats = pd.Series([1, 2, 3], index=[0.5, 1.5, 2.5])
+    pd.testing.assert_series_equal(xd.from_pandas(floats, npartitions=2)[1:3].compute(), floats[1:3])

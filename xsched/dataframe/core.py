@@ -386,6 +386,26 @@ class _Frame:
         return np.asarray(self.compute(), dtype=dtype)
 
 
+def _label_slice(frame: "_Frame", key: slice, name: str) -> slice:
+    """``df[a:b]``'s slice when pandas reads it by label (times, text, a float index); a slice
+    of whole numbers, which pandas takes by position, is refused: a partition does not know
+    its rows' positions.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> _label_slice(xd.from_pandas(pd.Series([1, 2]), npartitions=1), slice(0, 1), "s")
+    Traceback (most recent call last):
+    NotImplementedError: s[0:1] takes rows by position in pandas, which a partition does not know; s.head(n) computes the first rows, s.loc[a:b] slices by label
+    """
+    bounds = (key.start, key.stop, key.step)
+    positional = all(b is None or (isinstance(b, (int, np.integer)) and not isinstance(b, bool)) for b in bounds)
+    if positional and bounds != (None, None, None) and frame._meta.index.dtype.kind != "f":
+        shown = f"{'' if key.start is None else key.start}:{'' if key.stop is None else key.stop}" + \
+            ("" if key.step is None else f":{key.step}")
+        raise NotImplementedError(f"{name}[{shown}] takes rows by position in pandas, which a partition does not "
+                                  f"know; {name}.head(n) computes the first rows, {name}.loc[a:b] slices by label")
+    return key
+
+
 def check_pandas_rows(frame: "_Frame", other: Any, what: str, by_rows: bool) -> None:
     """Refuse, when built, a pandas object matched to ``frame``'s rows by label (``by_rows``:
     a Series with a Series, anything with a DataFrame) when ``frame`` has several partitions:
@@ -569,7 +589,7 @@ class DataFrame(_Frame):
             self._check_columns(list(key), "df[[...]]")
             return map_partitions(operator.getitem, self, list(key), _name="getitem", _kind=("select", list(key)))
         if isinstance(key, slice):
-            return self.loc[key]
+            return self.loc[_label_slice(self, key, "df")]
         self._check_columns([key], "df[...]")
         return map_partitions(operator.getitem, self, key, _name="getitem", _kind=("select", [key]))
 
@@ -828,7 +848,7 @@ class Series(_Frame):
         if isinstance(key, _Frame):
             return elemwise(operator.getitem, self, key, _name="getitem-mask")
         if isinstance(key, slice):
-            return self.loc[key]
+            return self.loc[_label_slice(self, key, "s")]
         raise NotImplementedError("s[label] on a partitioned Series: use s.loc[label] (known divisions) "
                                   "or a boolean mask s[s == value]")
 
