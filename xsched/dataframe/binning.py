@@ -35,6 +35,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.spec import Ref, Task
 from .categorical import mark_unknown
 from .core import Scalar, Series, _nonempty, map_partitions, part_key
+from .reductions import BINNED_COUNTS
 from .standin import on_stand_ins
 
 __all__ = ["cut", "qcut"]
@@ -122,6 +123,41 @@ def cut(x: Series, bins: Any, right: bool = True, labels: Any = None, retbins: b
         _binnable(x, "cut", lambda sample: pd.cut(sample, bins, **options))
         edges = bins
     return _binned(x, edges, labels, ordered, "cut", retbins, **options)
+
+
+def binned_counts(x: Series, bins: Any, sort: bool = True, ascending: bool = False, dropna: bool = True,
+                  normalize: bool = False, split_every: int | None = None) -> Series:
+    """``x.value_counts(bins=...)``: the values cut into ``bins`` as pandas cuts them (the
+    lowest value included), every bin counted, in the bins' order or by count (``sort``),
+    as shares of all values, missing ones too, with ``normalize``.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> s = xd.from_pandas(pd.Series([1.0, 2, 5, 9, 9]), npartitions=2)
+    >>> s.value_counts(bins=[0, 3, 10], sort=False).compute().tolist()
+    [2, 3]
+    """
+    on_stand_ins(lambda: _nonempty(x._meta).value_counts(bins=bins))  # (pandas' own refusals, when built)
+    counts = cut(x, bins, include_lowest=True).value_counts(sort=False, dropna=False, split_every=split_every)
+    meta = pd.Series([], dtype="float64" if normalize else "int64", name="proportion" if normalize else "count",
+                     index=pd.IntervalIndex.from_breaks([0.0]))
+    return map_partitions(_binned_counts, counts, x.size, sort, ascending, dropna, normalize, meta=meta,
+                          _name="value-counts-bins")
+
+
+def _binned_counts(counts: pd.Series, n: int, sort: bool, ascending: bool, dropna: bool,
+                   normalize: bool) -> pd.Series:
+    out = counts[counts.index.notna()]
+    out.index = out.index.astype("interval").rename(None)  # (pandas counts the cut's bare values: no name)
+    out = out.sort_index()
+    if dropna and (out.to_numpy() == 0).all():
+        out = out.iloc[0:0]
+    if sort:
+        out = out.sort_values(ascending=ascending, kind="stable")
+    out = out / n if normalize else out
+    return out.rename("proportion" if normalize else "count")
+
+
+BINNED_COUNTS.append(binned_counts)
 
 
 def qcut(x: Series, q: Any, labels: Any = None, retbins: bool = False, precision: int = 3,

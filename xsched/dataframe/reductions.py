@@ -587,13 +587,17 @@ def _install() -> None:
                          token="unique", split_every=split_every, chunk_kwargs={"dropna": False})
 
     def value_counts(self, sort: bool = True, ascending: bool = False, dropna: bool = True,
-                     normalize: bool = False, split_every: int | None = None):
-        """How often each value occurs, most frequent first (a Series of one partition).
+                     normalize: bool = False, bins: Any = None, split_every: int | None = None):
+        """How often each value occurs, most frequent first (a Series of one partition);
+        ``bins=`` counts the values in bins as pandas does (``binning.binned_counts``: its
+        ``cut`` of the values, every bin listed).
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> xd.from_pandas(pd.Series(list("abbccc")), npartitions=3).value_counts().compute().to_dict()
         {'c': 3, 'b': 2, 'a': 1}
         """
+        if bins is not None:
+            return BINNED_COUNTS[0](self, bins, sort, ascending, dropna, normalize, split_every)
         meta = self._meta.value_counts(normalize=normalize)
         return reduction(self, _value_counts_chunk, _value_counts_final, _value_counts_merge, meta=meta,
                          token="value-counts", split_every=split_every, chunk_kwargs={"dropna": dropna},
@@ -816,13 +820,38 @@ def _describe(frame: _Frame, percentiles: tuple, split_every: int | None, includ
     return _joined(name, func, pieces, args, pd.Series([], dtype=dtype, name=label))
 
 
+#: ``value_counts(bins=)``: set by ``binning.py``, which cuts the values (a room above this one)
+BINNED_COUNTS: list = []
+
 #: the reductions ``agg`` runs by name (each a method of the collections)
 AGG_NAMES = ("sum", "mean", "min", "max", "count", "std", "var", "prod", "median", "nunique", "sem", "skew",
              "kurt", "any", "all")
 
 
+#: NumPy's and Python's functions that are a reduction by name: pandas runs such a function on
+#: each column, which gives the method's answer (``np.std`` is not here: NumPy's has ``ddof=0``)
+AGG_FUNCTIONS = {np.sum: "sum", np.mean: "mean", np.min: "min", np.max: "max", np.prod: "prod", np.any: "any",
+                 np.all: "all", sum: "sum", min: "min", max: "max", any: "any", all: "all"}
+
+
+def _by_name(func: Any) -> Any:
+    """``func`` (a function, a name, or a list of them) with NumPy's and Python's functions of
+    ``AGG_FUNCTIONS`` given by name, as pandas names them."""
+    if isinstance(func, (list, tuple)):
+        return [_by_name(f) for f in func]
+    try:
+        return AGG_FUNCTIONS.get(func, func)
+    except TypeError:  # (unhashable: not one of them)
+        return func
+
+
 def _agg_names(func: Any, where: str) -> list:
+    """The reductions ``agg`` is asked for, by name."""
     names = [func] if isinstance(func, str) else list(func) if isinstance(func, (list, tuple)) else None
+    for f in names or [func]:
+        if f is np.std or f is np.var:  # (pandas runs NumPy's, ddof=0: not its own method's default)
+            raise TypeError(f"{where}: np.{f.__name__} is NumPy's, with ddof=0; ask for .{f.__name__}(ddof=0), "
+                            f"or agg('{f.__name__}') for pandas' ddof=1")
     if names is None or not all(isinstance(n, str) for n in names):
         raise TypeError(f"{where}: agg takes reductions by name ({', '.join(AGG_NAMES)}), a list of them, or "
                         f"for a frame a dict of them per column; not {func!r}. A function of one's own: "
@@ -865,6 +894,7 @@ def _agg_dict(pieces: list, plan: list) -> Any:
 
 def _agg(frame: _Frame, func: Any, split_every: int | None):
     where = f"{type(frame).__name__}.agg"
+    given, func = func, ({c: _by_name(f) for c, f in func.items()} if isinstance(func, dict) else _by_name(func))
     if isinstance(func, dict):
         if not isinstance(frame, DataFrame):
             raise TypeError(f"{where}: a dict of reductions per column is for a DataFrame; a Series takes a name or "
@@ -887,10 +917,10 @@ def _agg(frame: _Frame, func: Any, split_every: int | None):
             results = [_reduce(frame, n, split_every) for n in names]
             func_, args = _agg_list, (names, frame._meta.name)
     try:  # (pandas on a stand-in lays the result out: its meta)
-        meta = make_meta(on_stand_ins(lambda: _nonempty(frame._meta).agg(func)))
+        meta = make_meta(on_stand_ins(lambda: _nonempty(frame._meta).agg(given)))
     except Exception as exc:
         dtypes = dict(frame.dtypes.astype(str)) if isinstance(frame, DataFrame) else frame.dtype
-        raise TypeError(f"{where}({func!r}): pandas refuses it on {dtypes}: {exc}") from exc
+        raise TypeError(f"{where}({given!r}): pandas refuses it on {dtypes}: {exc}") from exc
     return _joined(f"agg-{new_token(frame._name, repr(func))}", func_, results, args, meta)
 
 
