@@ -39,7 +39,8 @@ from .core import UFUNC_METHOD_IMPLEMENTATIONS as _UFUNC_METHODS
 from .index_notation import blockwise, einsum, unify_chunks
 from .creation import (arange, array, asarray, empty, empty_like, eye, fromfunction, full,
                        full_like, geomspace, indices, linspace, logspace, ones, ones_like, zeros, zeros_like)
-from .creation import asanyarray, from_delayed, from_dlpack, tri, tril_indices, tril_indices_from, triu_indices, triu_indices_from
+from .creation import asanyarray, from_delayed, from_dlpack, identity, tri, tril_indices, tril_indices_from, triu_indices, \
+    triu_indices_from
 from .hdf5 import to_hdf5
 from .rechunking import PerformanceWarning, rechunk
 from .testing import assert_eq
@@ -49,11 +50,12 @@ from .manipulation import (around, atleast_1d, atleast_2d, broadcast_arrays, bro
                            moveaxis, pad, ravel, repeat, reshape, reshape_blockwise, roll, squeeze, stack, swapaxes,
                            tile, transpose, tril, triu, unstack, vstack, where, permute_dims, concat)
 from .manipulation import around as round
-from .manipulation import apply_over_axes, rollaxis, shuffle
-from .linalg import cross, dot, inner, matmul, matrix_transpose, outer, tensordot, vdot, vecdot
+from .manipulation import apply_over_axes, copy, rollaxis, shuffle
+from .linalg import cross, dot, inner, kron, matmul, matrix_transpose, outer, tensordot, vdot, vecdot
 from .overlapping import map_overlap, overlap, sliding_window_view, trim_internal
-from .differences import diff, ediff1d, gradient, trapezoid
-from .sorting import argpartition, argsort, lexsort, partition, searchsorted, sort, take_along_axis
+from .differences import diff, ediff1d, gradient, trapezoid, unwrap
+from .polynomials import polyfit, polyval, vander
+from .sorting import argpartition, argsort, lexsort, partition, searchsorted, sort, sort_complex, take_along_axis
 from .selection import argwhere, flatnonzero, nonzero
 from .sets import intersect1d, isin, setdiff1d, setxor1d, union1d, unique, unique_all, unique_counts, unique_inverse, \
     unique_values
@@ -61,13 +63,13 @@ from .topk import argtopk, topk
 from .coarsen import coarsen
 from .missing import isnull, notnull
 from .take import take
-from .histograms import bincount, digitize, histogram, histogram2d, histogramdd
+from .histograms import bincount, digitize, histogram, histogram2d, histogram_bin_edges, histogramdd
 from .statistics import (average, corrcoef, count_nonzero, cov, median, nanmedian, nanpercentile,
                          nanquantile, percentile, ptp, quantile)
 from .statistics import moment
 from .assembly import (append, array_split, atleast_3d, block, column_stack, compress, delete, dsplit, dstack, extract,
                        hsplit, insert, rot90, split, vsplit)
-from .diagonals import diag, diagonal, trace
+from .diagonals import diag, diagflat, diagonal, trace
 from .elementwise import (allclose, array_equal, array_equiv, frompyfunc, angle, choose, fix, i0, imag, interp, iscomplex, isclose, isneginf,
                           isposinf,
                           isreal, nan_to_num, piecewise, ravel_multi_index, real, select, sinc, unravel_index)
@@ -111,16 +113,18 @@ __all__ = [
     "apply_gufunc", "as_gufunc", "frompyfunc", "apply_along_axis", "reduction", "scan", "push", "unify_chunks",
     # neighbours across blocks
     "map_overlap", "overlap", "trim_internal", "sliding_window_view", "diff", "ediff1d", "gradient", "trapezoid",
+    "unwrap",
     "convolve", "correlate",
     # sorting along an axis (put in one chunk first)
-    "sort", "argsort", "partition", "argpartition", "searchsorted", "take_along_axis", "lexsort",
+    "sort", "sort_complex", "argsort", "partition", "argpartition", "searchsorted", "take_along_axis", "lexsort",
     # data-dependent lengths (blocks of unknown length until computed) and sets
     "nonzero", "flatnonzero", "argwhere", "unique", "isin", "union1d", "intersect1d", "setdiff1d", "setxor1d",
     # the k largest or smallest along an axis of any chunks (a tree of per-block picks)
     "topk", "argtopk",
     "unique_values", "unique_counts", "unique_inverse", "unique_all",
     # creation
-    "arange", "linspace", "logspace", "geomspace", "full", "ones", "zeros", "empty", "eye", "fromfunction", "indices",
+    "arange", "linspace", "logspace", "geomspace", "full", "ones", "zeros", "empty", "eye", "identity", "fromfunction",
+    "indices",
     "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "asanyarray", "from_dlpack", "assert_eq", "PerformanceWarning", "array", "ndim", "shape",
     "tri", "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
     # shape and arrangement
@@ -130,19 +134,21 @@ __all__ = [
     "meshgrid", "where", "clip", "around", "round", "take", "repeat", "tile", "unstack", "tril", "triu",
     "permute_dims", "concat", "rollaxis", "apply_over_axes", "coarsen", "shuffle",
     # products
-    "matmul", "dot", "tensordot", "inner", "outer", "vdot", "einsum", "matrix_transpose", "vecdot", "cross",
+    "matmul", "dot", "tensordot", "inner", "outer", "kron", "vdot", "einsum", "matrix_transpose", "vecdot", "cross",
     # reductions and scans
     "sum", "mean", "var", "std", "min", "max", "prod", "any", "all",
     "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd",
     "argmax", "argmin", "nanargmax", "nanargmin", "cumsum", "cumprod", "nancumsum", "nancumprod",
     "cumulative_sum", "cumulative_prod",
     # histograms and statistics (percentiles along axes put in one chunk first)
-    "histogram", "histogram2d", "histogramdd", "bincount", "digitize",
+    "histogram", "histogram2d", "histogramdd", "histogram_bin_edges", "bincount", "digitize",
     "percentile", "quantile", "median", "nanpercentile", "nanquantile", "nanmedian",
     "average", "ptp", "count_nonzero", "cov", "corrcoef", "moment", "isnull", "notnull",
     # assembling, cutting, diagonals and NumPy's element-wise functions that are not ufuncs
     "block", "dstack", "column_stack", "split", "array_split", "hsplit", "vsplit", "dsplit", "atleast_3d", "append", "insert", "delete", "compress", "extract", "rot90",
-    "diag", "diagonal", "trace",
+    "diag", "diagflat", "diagonal", "trace", "copy",
+    # polynomials
+    "vander", "polyval", "polyfit",
     "nan_to_num", "angle", "fix", "sinc", "i0", "isposinf", "isneginf", "iscomplex", "isreal",
     "select", "choose", "piecewise", "unravel_index", "ravel_multi_index", "real", "imag", "isclose", "allclose", "array_equal", "array_equiv", "interp",
 ]

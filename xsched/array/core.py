@@ -274,6 +274,19 @@ class Array:
         out = np.asarray(self.compute())
         return out.astype(dtype, copy=False) if dtype is not None else out
 
+    def copy(self) -> "Array":
+        """Another Array of the same values: writing into one (``y[0] = 5``) leaves the other
+        as it was (the graph is shared; blocks are copied only where a write touches them).
+
+        >>> import numpy as np, xsched.array as xa
+        >>> x = xa.from_array(np.arange(3), chunks=2)
+        >>> y = x.copy()
+        >>> y[0] = 9
+        >>> x.compute().tolist(), y.compute().tolist()
+        ([0, 1, 2], [9, 1, 2])
+        """
+        return Array(self._graph, self.name, self.chunks, self.dtype)
+
     def to_delayed(self, optimize_graph: bool = True) -> np.ndarray:
         """One ``Delayed`` per block, as a numpy object array shaped like the block grid.
 

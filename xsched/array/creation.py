@@ -28,7 +28,7 @@ from ..graph.spec import Task
 from .chunks import _starts, normalize_chunks
 from .core import Array, check_device, from_array
 
-__all__ = ["generate", "arange", "linspace", "full", "ones", "zeros", "empty", "eye",
+__all__ = ["generate", "arange", "linspace", "full", "ones", "zeros", "empty", "eye", "identity",
            "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "array",
            "fromfunction", "indices", "tri", "tril_indices", "triu_indices", "tril_indices_from",
            "triu_indices_from", "asanyarray", "from_delayed"]
@@ -332,6 +332,16 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float,
     M = N if M is None else M
     dtype = np.dtype(dtype)
     return generate("eye", _eye_block, (N, M), dtype, chunks, (int(k), dtype))
+
+
+def identity(n: int, dtype: Any = float, chunks: Any = "auto") -> Array:
+    """The ``n x n`` identity matrix, as ``numpy.identity`` (``eye(n)``).
+
+    >>> import xsched.array as xa
+    >>> xa.identity(2, dtype=int, chunks=1).compute().tolist()
+    [[1, 0], [0, 1]]
+    """
+    return eye(n, dtype=dtype, chunks=chunks)
 
 
 def _tri_block(shape: tuple, start: tuple, k: int, dtype: np.dtype) -> np.ndarray:

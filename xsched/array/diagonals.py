@@ -32,7 +32,7 @@ from .manipulation import _axis, concatenate, moveaxis, pad
 from .masking import known_chunks_needed
 from .reductions import _check_out, sum as _sum
 
-__all__ = ["diagonal", "diag", "trace"]
+__all__ = ["diagonal", "diag", "diagflat", "trace"]
 
 
 def _block_diagonal(block: np.ndarray) -> np.ndarray:
@@ -104,6 +104,16 @@ def diag(v: Any, k: int = 0) -> Array:
         return square
     n = abs(k)
     return pad(square, ((0, n), (n, 0)) if k > 0 else ((n, 0), (0, n)))
+
+
+def diagflat(v: Any, k: int = 0) -> Array:
+    """The square matrix with the flattened ``v`` on its ``k`` diagonal, as ``numpy.diagflat``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.diagflat(xa.from_array(np.array([[1, 2]]), chunks=1)).compute().tolist()
+    [[1, 0], [0, 2]]
+    """
+    return diag(asarray(v).ravel(), k)
 
 
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,

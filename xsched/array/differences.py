@@ -45,10 +45,11 @@ from .chunks import _starts
 from .core import Array
 from .creation import asarray, from_array
 from .index_notation import blockwise
-from .manipulation import broadcast_to, concatenate, ravel
+from .manipulation import broadcast_to, concatenate, ravel, where
 from .overlapping import overlap, trim_internal
+from .scans import cumsum
 
-__all__ = ["diff", "ediff1d", "gradient"]
+__all__ = ["diff", "ediff1d", "gradient", "unwrap"]
 
 
 def _known_along(x: Array, axis: int, what: str) -> None:
@@ -302,3 +303,37 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Array:
             d = diff(x, axis=axis)
     return (d * (upper + lower) / 2.0).sum(axis=axis)
 
+
+
+def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * np.pi) -> Array:
+    """``p`` with its jumps of more than ``discont`` (half a ``period`` unless given) along
+    ``axis`` taken back by whole periods, as ``numpy.unwrap``: the jumps are ``diff``'s, the
+    corrections summed along the axis by ``cumsum`` (a running scan across blocks), so
+    phases that wrapped in one block are carried into the next.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> phase = xa.from_array(np.array([0.0, 3.0, 6.2, 2.9, 6.0]), chunks=2)
+    >>> np.unwrap(phase).compute().round(3).tolist()  # (6.2 is 3.2 past 3.0: more than half a turn)
+    [0.0, 3.0, -0.083, 2.9, 6.0]
+    """
+    p = asarray(p)
+    if not -p.ndim <= axis < p.ndim:
+        raise ValueError(f"unwrap: axis {axis} is out of range for an array of {p.ndim} dimensions")
+    axis %= p.ndim
+    jumps = diff(p, axis=axis)
+    if discont is None:
+        discont = period / 2
+    dtype = np.result_type(jumps.dtype, period)
+    if np.issubdtype(dtype, np.integer):
+        high, rest = divmod(period, 2)
+        ambiguous = rest == 0
+    else:
+        high, ambiguous = period / 2, True
+    low = -high
+    wrapped = (jumps - low) % period + low
+    if ambiguous:  # (a jump of exactly half a period keeps its sign, as NumPy's)
+        wrapped = where((wrapped == low) & (jumps > 0), high, wrapped)
+    correction = where(abs(jumps) < discont, 0, wrapped - jumps)
+    first = tuple(slice(0, 1) if i == axis else slice(None) for i in range(p.ndim))
+    rest_ = tuple(slice(1, None) if i == axis else slice(None) for i in range(p.ndim))
+    return concatenate([p[first].astype(dtype), p[rest_] + cumsum(correction, axis=axis)], axis=axis).astype(dtype)

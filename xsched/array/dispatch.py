@@ -113,7 +113,7 @@ def implementation(func: Callable) -> Callable | None:
 
     >>> import numpy as np, xsched.array as xa
     >>> from xsched.array.dispatch import implementation
-    >>> implementation(np.linalg.norm) is xa.linalg.norm, implementation(np.kron)
+    >>> implementation(np.linalg.norm) is xa.linalg.norm, implementation(np.resize)
     (True, None)
     """
     module, name = _numpy_name(func)
@@ -209,10 +209,10 @@ def array_function(func: Callable, types: tuple, args: tuple, kwargs: dict) -> A
     >>> x = xa.arange(4, chunks=2)
     >>> array_function(np.cumsum, (xa.Array,), (x,), {}).compute().tolist()
     [0, 1, 3, 6]
-    >>> array_function(np.kron, (xa.Array,), (x, [0, 1]), {})
+    >>> array_function(np.resize, (xa.Array,), (x, 6), {})
     Traceback (most recent call last):
     ...
-    TypeError: numpy.kron is not implemented for xsched arrays (xsched.array has no kron), ...
+    TypeError: numpy.resize is not implemented for xsched arrays (xsched.array has no resize), ...
     """
     if not all(issubclass(t, (Array, np.ndarray)) for t in types):
         return NotImplemented  # another library's array: let it (or NumPy) answer

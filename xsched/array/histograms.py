@@ -40,7 +40,7 @@ from .manipulation import stack
 from .rechunking import joined
 from .reductions import reduction, sum as _sum
 
-__all__ = ["histogram", "histogram2d", "histogramdd", "bincount", "digitize"]
+__all__ = ["histogram", "histogram2d", "histogramdd", "histogram_bin_edges", "bincount", "digitize"]
 
 
 def _known(value: Any, what: str, arg: str) -> Any:
@@ -59,6 +59,21 @@ def _need_range(bins: Any, range_: Any, what: str) -> None:
         raise ValueError(f"{what}: bins={bins} (a number of bins) needs range=(low, high): the "
                          f"data's own range would have to be computed first. Give range=, or the "
                          f"bin edges as bins=")
+
+
+def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any = None) -> np.ndarray:
+    """The bin edges ``histogram`` counts in, as ``numpy.histogram_bin_edges``: the edges
+    given, or a number of equal bins over ``range`` (needed then, as for ``histogram``;
+    nothing is computed).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> np.histogram_bin_edges(xa.ones(4, chunks=2), bins=2, range=(0, 1)).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    _need_range(bins, range, "histogram_bin_edges")
+    edges = np.histogram_bin_edges(np.zeros(0, asarray(a).dtype), _known(bins, "histogram_bin_edges", "bins"),
+                                   range=range)
+    return edges
 
 
 def _hist_block(block: np.ndarray, weights: np.ndarray | None = None, *, bins: Any,

@@ -46,7 +46,7 @@ from .stacked import (cholesky, cross, det, diagonal, eigh, eigvalsh, inv, matri
                       matrix_power, matrix_rank, matrix_transpose, pinv, slogdet, solve, svdvals,  # matrices)
                       trace, vecdot, vector_norm)
 
-__all__ = ["matmul", "dot", "tensordot", "inner", "outer", "vdot", "norm", "qr", "svd", "lstsq", "svd_compressed",
+__all__ = ["matmul", "dot", "tensordot", "inner", "outer", "kron", "vdot", "norm", "qr", "svd", "lstsq", "svd_compressed",
            "lu", "solve_triangular",
            "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power",
            "matrix_rank", "matrix_transpose", "pinv", "slogdet", "solve", "svdvals", "trace", "vecdot",
@@ -310,6 +310,26 @@ def outer(a: Any, b: Any) -> Array:
     a, b = ravel(asarray(a)), ravel(asarray(b))
     dtype = np.multiply(np.ones(1, a.dtype), np.ones(1, b.dtype)).dtype
     return blockwise(np.multiply.outer, "ij", a, "i", b, "j", dtype=dtype, name="outer")
+
+
+def kron(a: Any, b: Any) -> Array:
+    """The Kronecker product, as ``numpy.kron``: the blocks ``a[i, j, ...] * b`` laid out in
+    ``a``'s grid (the shorter input's shape led by ones). Each axis pairs ``a``'s and ``b``'s:
+    the product's axes ``(a0, b0, a1, b1, ...)`` merged two by two (``reshape``).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.kron(xa.from_array(np.array([[1, 2], [3, 4]]), chunks=1), np.eye(2, dtype=int)).compute().tolist()
+    [[1, 0, 2, 0], [0, 1, 0, 2], [3, 0, 4, 0], [0, 3, 0, 4]]
+    """
+    a, b = asarray(a), asarray(b)
+    nd = max(a.ndim, b.ndim)
+    a = a.reshape((1,) * (nd - a.ndim) + a.shape)
+    b = b.reshape((1,) * (nd - b.ndim) + b.shape)
+    if nd == 0:
+        return a * b
+    product = a[tuple(i for _ in range(nd) for i in (slice(None), None))] * \
+        b[tuple(i for _ in range(nd) for i in (None, slice(None)))]
+    return product.reshape(tuple(m * n for m, n in zip(a.shape, b.shape)))
 
 
 def vdot(a: Any, b: Any) -> Array:

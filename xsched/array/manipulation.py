@@ -39,7 +39,7 @@ from .creation import asarray, full
 from .masking import known_chunks_needed
 from .take import take
 
-__all__ = ["concatenate", "stack", "hstack", "vstack", "reshape", "reshape_blockwise", "ravel", "squeeze",
+__all__ = ["copy", "concatenate", "stack", "hstack", "vstack", "reshape", "reshape_blockwise", "ravel", "squeeze",
            "expand_dims", "atleast_1d", "atleast_2d", "transpose", "moveaxis", "swapaxes",
            "flip", "fliplr", "flipud", "roll", "pad", "broadcast_to", "broadcast_arrays", "meshgrid",
            "where", "clip", "around", "repeat", "tile", "unstack", "tril", "triu", "permute_dims", "concat",
@@ -271,6 +271,17 @@ def _multiples(chunks: tuple[int, ...], unit: int, length: int | None) -> tuple[
     bounds = sorted({0, total} | {(int(b) + unit // 2) // unit * unit
                                      for b in np.cumsum(chunks)})
     return tuple(b - a for a, b in zip(bounds, bounds[1:])) or (0,)
+
+
+def copy(a: Any) -> Array:
+    """Another Array of ``a``'s values, as ``numpy.copy``: a write into one leaves the other
+    as it was (``Array.copy``).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> np.copy(xa.arange(3, chunks=2)).compute().tolist()
+    [0, 1, 2]
+    """
+    return asarray(a).copy()
 
 
 def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Array:
