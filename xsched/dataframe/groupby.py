@@ -826,9 +826,9 @@ def _as_key(frame: _Frame, by: Any) -> Any:
     if isinstance(by, dict) or (callable(by) and not isinstance(by, (_Frame, pd.Grouper))):
         return frame.index.to_series().map(by)
     if isinstance(by, (np.ndarray, pd.Index)):
-        raise TypeError(f"groupby: a NumPy array (or pandas Index) of keys is matched to the rows by position, "
-                        f"which a partition does not know; group by a column, or a Series partitioned like the "
-                        f"frame (df.index.to_series().map(...))")
+        raise TypeError("groupby: a NumPy array (or pandas Index) of keys is matched to the rows by position, "
+                        "which a partition does not know; group by a column, or a Series partitioned like the "
+                        "frame (df.index.to_series().map(...))")
     return by
 
 
