@@ -38,6 +38,7 @@ from ..graph.shuffle import shuffle_layers
 from ..graph.spec import Ref, Task
 from .categorical import has_known_categories
 from .core import DataFrame, Series, _Frame, _nonempty, make_meta, map_partitions, new_collection
+from .methods import concat
 from .pieces import _concat
 from .io import _identity, from_pandas
 from .reductions import quantile, reduction
@@ -291,9 +292,12 @@ def set_index(frame: DataFrame, other: Any, sorted: bool = False, npartitions: i
     """``frame`` indexed by column ``other``, sorted, with known divisions (see
     ``DataFrame.set_index``). Quantiles (and with ``sorted=True`` the partitions' minima and
     maxima) are computed now; the rows move when the result is computed."""
+    if isinstance(other, Series):  # (a Series partitioned like the frame: a column under a name of its own first)
+        hidden = "__xsched_index__"
+        out = set_index(frame._assign([(hidden, other)]), hidden, sorted, npartitions, divisions)
+        return out.rename_axis(other.name)
     if isinstance(other, _Frame):
-        raise NotImplementedError("set_index takes a column name; assign the Series first: "
-                                  "df.assign(key=s).set_index('key')")
+        raise TypeError(f"set_index takes a column name or a Series, not {type(other).__name__}")
     frame._check_columns([other], "set_index")
     meta = make_meta(_nonempty(frame._meta).set_index(other, drop=drop))
     if sorted:
@@ -474,6 +478,20 @@ def sort_index(frame: _Frame, ascending: bool = True, npartitions: int | None = 
     if ascending:
         return out
     return out.partitions[::-1]._method("sort_index", ascending=False).clear_divisions()
+
+
+#: pandas' sort kinds (every one sorts stably here, which each of them allows)
+_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
+
+
+def _check_kind(kind: Any) -> None:
+    if kind not in _KINDS:
+        raise ValueError(f"sort_values: kind must be one of {list(_KINDS[1:])}, got {kind!r}")
+
+
+def _numbered_in_order(frame: _Frame) -> _Frame:
+    """``frame``'s rows numbered 0, 1, ... in their order across partitions (``ignore_index``)."""
+    return concat([frame], ignore_index=True)
 
 
 def sort_values(frame: _Frame, by: Any, ascending: Any = True, npartitions: int | None = None,
@@ -839,6 +857,11 @@ def _install() -> None:
         >>> a.join([b, c]).compute().columns.tolist()
         ['x', 'y', 'z']
         """
+        if isinstance(other, Series):  # (pandas joins a named Series as a column of its name)
+            if other.name is None:
+                raise ValueError("join: a Series joins as a column of its name, and this one has none; "
+                                 "s.rename('name') first")
+            other = other.to_frame()
         if isinstance(other, (list, tuple)):
             if on is not None or lsuffix or rsuffix:
                 raise ValueError("join of a list of frames joins on the index, without suffixes (as pandas): "
@@ -853,24 +876,51 @@ def _install() -> None:
         return merge(self, other, how=how, left_index=True, right_index=True, suffixes=(lsuffix, rsuffix),
                      npartitions=npartitions)
 
-    def df_sort_values(self, by, ascending=True, npartitions=None, na_position="last"):
-        """Sort by a column or a list of columns (see ``xsched.dataframe.shuffle.sort_values``).
+    def df_sort_values(self, by, ascending=True, npartitions=None, na_position="last", kind=None,
+                       ignore_index=False, key=None):
+        """Sort by a column or a list of columns (see ``xsched.dataframe.shuffle.sort_values``),
+        or by the index's name; pandas' ``key=`` (a function of each column, vectorized),
+        ``ignore_index=`` (rows numbered 0, 1, ... in the sorted order) and ``kind=`` (every
+        kind sorts stably here).
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> xd.from_pandas(pd.DataFrame({"v": [2, 1]}), npartitions=2).sort_values("v").v.tolist()
         [1, 2]
+        >>> df = xd.from_pandas(pd.DataFrame({"s": ["b", "A", "c"]}), npartitions=2)
+        >>> df.sort_values("s", key=lambda s: s.str.lower(), ignore_index=True).compute().to_dict("list")
+        {'s': ['A', 'b', 'c']}
         """
-        return sort_values(self, by, ascending, npartitions, na_position)
+        _check_kind(kind)
+        names = by if isinstance(by, list) else [by]
+        index_name = self._meta.index.name
+        if index_name is not None and index_name in names and index_name not in self._meta.columns:
+            if len(names) > 1 or key is not None:
+                raise NotImplementedError(f"sort_values: the index's name {index_name!r} among other keys (or with "
+                                          "key=); reset_index() first and sort by the column it makes")
+            out = self.sort_index(ascending=ascending if isinstance(ascending, bool) else ascending[0],
+                                  **({} if na_position == "last" else {"na_position": na_position}))
+        elif key is None:
+            out = sort_values(self, by, ascending, npartitions, na_position)
+        else:
+            self._check_columns(names, "sort_values")
+            hidden = [f"__xsched_sort_key_{i}__" for i in range(len(names))]
+            keyed = self._assign([(h, key(self[c])) for h, c in zip(hidden, names)])
+            out = sort_values(keyed, hidden if isinstance(by, list) else hidden[0], ascending, npartitions,
+                              na_position).drop(columns=hidden)
+        return _numbered_in_order(out) if ignore_index else out
 
-    def s_sort_values(self, ascending=True, npartitions=None, na_position="last"):
-        """The values sorted.
+    def s_sort_values(self, ascending=True, npartitions=None, na_position="last", kind=None, ignore_index=False,
+                      key=None):
+        """The values sorted (``key=``, ``ignore_index=`` and ``kind=`` as pandas', see
+        ``DataFrame.sort_values``).
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> xd.from_pandas(pd.Series([2, 3, 1]), npartitions=2).sort_values().tolist()
         [1, 2, 3]
         """
         name = self.name if self.name is not None else "__series__"
-        out = sort_values(self.to_frame(name), name, ascending, npartitions, na_position)[name]
+        out = df_sort_values(self.to_frame(name), name, ascending, npartitions, na_position, kind, ignore_index,
+                             key)[name]
         return out if self.name is not None else out.rename(None)
 
     def df_drop_duplicates(self, subset=None, keep="first", split_out=1, split_every=None):
