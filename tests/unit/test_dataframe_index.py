@@ -160,3 +160,42 @@ def test_masks_of_values_made_from_the_labels_filter_rows_as_pandas(n):
     combined = (df.index.hour > 12) & (df.v % 2 == 0)  # (with a column's mask)
     tm.assert_frame_equal(df[combined].compute(), pdf[(pdf.index.hour > 12) & (pdf.v % 2 == 0)], check_freq=False)
     assert int((df.index.day_of_week >= 5).sum().compute()) == int((pdf.index.day_of_week >= 5).sum())
+
+
+@pytest.mark.parametrize("labels", [[3, 1, 3, 7, 1, 9], list("cabcad"),
+                                    list(pd.date_range("2024", periods=3, freq="D")) * 2])
+def test_index_duplicates_positions_values_and_sorting_as_pandas(labels):
+    pdf = pd.DataFrame({"v": range(6)}, index=pd.Index(labels, name="k"))
+    df = xd.from_pandas(pdf, npartitions=3, sort=False)
+    for keep in ("first", "last", False):
+        np.testing.assert_array_equal(df.index.duplicated(keep=keep).compute().to_numpy(),
+                                      pdf.index.duplicated(keep=keep))
+    pd.testing.assert_frame_equal(df[~df.index.duplicated()].compute(), pdf[~pdf.index.duplicated()])
+    assert bool(df.index.is_unique.compute()) == pdf.index.is_unique
+    assert bool(df.index.drop_duplicates().is_unique.compute())
+    np.testing.assert_array_equal(df.index.values.compute(), pdf.index.values)
+    assert int(df.index.argmax().compute()) == pdf.index.argmax()
+    assert int(df.index.argmin().compute()) == pdf.index.argmin()
+    pd.testing.assert_index_equal(pd.Index(df.index.sort_values(ascending=False).compute()),
+                                  pdf.index.sort_values(ascending=False))
+
+
+def test_str_accessor_takes_a_slice_or_a_position():
+    s = pd.Series(["abcd", "ef", None, "g"], name="w")
+    x = xd.from_pandas(s, npartitions=2)
+    pd.testing.assert_series_equal(x.str[1:3].compute(), s.str[1:3])
+    pd.testing.assert_series_equal(x.str[::-1].compute(), s.str[::-1])
+    pd.testing.assert_series_equal(x.str[0].compute(), s.str[0])
+    idx = xd.from_pandas(pd.Series(range(2), index=["xy", "zw"]), npartitions=2).index
+    assert idx.str[1].compute().tolist() == ["y", "w"]
+    with pytest.raises(TypeError, match=r"the .dt accessor takes no \[...\]"):
+        xd.from_pandas(pd.Series(pd.date_range("2024", periods=2)), npartitions=1).dt[0]
+
+
+def test_a_duplicated_mask_filters_a_frame_of_text_or_time_labels():
+    for labels in (list("cabcad"), pd.date_range("2024", periods=6, freq="h")):
+        pdf = pd.DataFrame({"v": [1, 2, 1, 3, 2, 1]}, index=labels)
+        df = xd.from_pandas(pdf, npartitions=3, sort=False)
+        pd.testing.assert_frame_equal(df[~df.duplicated()].compute(), pdf[~pdf.duplicated()], check_freq=False)
+        pd.testing.assert_series_equal(df.v[df.v.duplicated(keep="last")].compute(), pdf.v[pdf.v.duplicated(keep="last")],
+                                       check_freq=False)

@@ -230,17 +230,78 @@ def _install() -> None:
         """
         return (self.map_partitions(len, meta=0).sum(),)
 
+    def duplicated(self, keep: Any = "first"):
+        """Whether each label repeats an earlier one (``keep="last"``: a later one; ``False``:
+        any other), as pandas' ``Index.duplicated``, a mask partitioned like the frame:
+        ``df[~df.index.duplicated()]`` keeps each label's first row.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"v": range(4)}, index=[1, 1, 2, 1]), npartitions=2)
+        >>> df[~df.index.duplicated()].v.tolist()
+        [0, 2]
+        """
+        return self.to_series().duplicated(keep=keep)
+
+    def is_unique(self):
+        """Whether no label repeats (a Scalar: it needs a computation).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> bool(xd.from_pandas(pd.Series(range(3), index=[1, 2, 1]), npartitions=2).index.is_unique.compute())
+        False
+        """
+        return self.to_series().is_unique
+
+    def values(self):
+        """The labels as an xsched array, as ``Series.values`` (lengths unknown until computed).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series(range(3), index=[4, 5, 6]), npartitions=2).index.values.compute().tolist()
+        [4, 5, 6]
+        """
+        return self.to_series().values
+
+    def argmax(self, skipna: bool = True):
+        """The position of the largest label (a Scalar).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> int(xd.from_pandas(pd.Series(range(3), index=[4, 9, 6]), npartitions=2, sort=False).index.argmax().compute())
+        1
+        """
+        return self.to_series().argmax(skipna=skipna)
+
+    def argmin(self, skipna: bool = True):
+        """The position of the smallest label (a Scalar).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> int(xd.from_pandas(pd.Series(range(3), index=[4, 1, 6]), npartitions=2, sort=False).index.argmin().compute())
+        1
+        """
+        return self.to_series().argmin(skipna=skipna)
+
+    def sort_values(self, ascending: bool = True, na_position: str = "last"):
+        """The labels sorted (through a sort of them as a Series: a shuffle), an Index.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> xd.from_pandas(pd.Series(range(3), index=[4, 9, 6]), npartitions=2).index.sort_values().tolist()
+        [4, 6, 9]
+        """
+        labels = self.to_series(name="__labels__")  # (a column named as the index would be ambiguous to pandas)
+        return labels.sort_values(ascending=ascending, na_position=na_position).index
+
     for dunder in ("__neg__", "__pos__", "__abs__", "__invert__"):
         setattr(Index, dunder, _relabelling(getattr(Index, dunder)))
     Index.__getattr__ = index_getattr  # type: ignore[attr-defined]
     Index.__dir__ = index_dir  # type: ignore[method-assign]
     Index.str = property(index_str)  # type: ignore[attr-defined]
     Index.shape = property(shape)  # type: ignore[attr-defined]
+    Index.is_unique = property(is_unique)  # type: ignore[attr-defined]
+    Index.values = property(values)  # type: ignore[attr-defined]
     Index.ndim = 1  # type: ignore[attr-defined]
     for f, name in ((index_map, "map"), (index_nunique, "nunique"), (index_drop_duplicates, "drop_duplicates")):
         f.__name__ = name
         setattr(Index, name, f)
-    for f in (unique, value_counts, to_series, to_frame, shift, to_list, rename, isnull, notnull):
+    for f in (unique, value_counts, to_series, to_frame, shift, to_list, rename, isnull, notnull, duplicated, argmax,
+              argmin, sort_values):
         setattr(Index, f.__name__, f)
 
 

@@ -90,6 +90,20 @@ class Accessor:
         return relabelled(map_partitions(_accessor_attr, self._series, self._kind, attr,
                                          _name=f"{self._kind}-{attr}"), self._index_source())
 
+    def __getitem__(self, key: Any):
+        """``s.str[1:3]`` is ``s.str.slice(1, 3)`` and ``s.str[0]`` is ``s.str.get(0)``, as pandas'.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series(["abc", "de"]), npartitions=2)
+        >>> s.str[1:].compute().tolist(), s.str[0].compute().tolist()
+        (['bc', 'e'], ['a', 'd'])
+        """
+        if self._kind != "str":
+            raise TypeError(f"the .{self._kind} accessor takes no [...]; .str does (a slice or a position)")
+        if isinstance(key, slice):
+            return self._method("slice")(key.start, key.stop, key.step)
+        return self._method("get")(key)
+
     def _method(self, attr: str):
         """The accessor's method ``attr``, run per partition (an Index's results as ``core.Index``'s)."""
         def call(*args: Any, **kwargs: Any):

@@ -633,7 +633,8 @@ def duplicated(frame: _Frame, subset: Any = None, keep: Any = "first") -> Series
     if isinstance(frame, DataFrame):
         columns = list(frame.columns) if subset is None else [subset] if not isinstance(subset, list) else subset
         frame._check_columns(columns, "duplicated")
-    meta = pd.Series([], dtype=bool, name=None if isinstance(frame, DataFrame) else frame._meta.name)
+    meta = pd.Series([], dtype=bool, name=None if isinstance(frame, DataFrame) else frame._meta.name,
+                     index=frame._meta.index[:0])  # (the rows' own labels, as the flags come back to them)
     n = frame.npartitions
     tagged = tagged_rows(frame, columns, f"duplicated-{new_token(frame._name, columns, keep)}")
     keys = [c for c in tagged._meta.columns if c not in (_PART, _ROW)]
