@@ -674,7 +674,8 @@ class GroupBy:
         keys = self._whole_keys("ngroup")
         self._meta.ngroup(ascending=ascending)  # (pandas' own errors, when built)
         return map_partitions(_number_rows, self._frame, self._distinct_keys(keys), keys, ascending,
-                              meta=pd.Series([], dtype="int64"), _name="groupby-ngroup")
+                              meta=pd.Series([], dtype="int64", index=self._frame._meta.index[:0]),
+                              _name="groupby-ngroup")
 
     @property
     def ngroups(self):
@@ -799,6 +800,9 @@ class GroupBy:
         if isinstance(self._by, _Frame):
             grouped, named = self.by_key_column()
             return named(grouped._whole_groups(method, func, args, kwargs, meta))
+        if method == "transform":  # (a row per row: back in the frame's partitions, groupby_whole.in_place)
+            return IN_PLACE[0](self, ((method, (func, *args), kwargs),), method,
+                               None if meta is _NO_META else make_meta(meta))
         shuffled = shuffle(self._frame, self._whole_keys(method))
         call = (self._by, self._selection, ((method, (func, *args), kwargs),), self._dropna, self._observed,
                 self._sort, method == "apply" and self._selection is None)
@@ -848,6 +852,10 @@ def _level_key(frame: _Frame, level: Any) -> Any:
 def _level_named(hidden: str, name: Any, level: Any) -> Any:
     """An index level's name, ``name`` where it was the key column's ``hidden`` one."""
     return name if level == hidden else level
+
+
+#: ``groupby_whole.in_place`` (a room above this one): a row-per-row method's results back in place
+IN_PLACE: list = []
 
 
 def _keys_as_columns(frame: DataFrame, by: list) -> tuple:

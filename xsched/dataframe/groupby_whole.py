@@ -9,21 +9,25 @@ grouped method runs on each partition, which then holds whole groups::
         describe, ohlc, all, any, unique; value_counts, nlargest, nsmallest a few rows and
         corr, cov a matrix per group): every partition's rows into one, in the order of the
         keys as pandas'
-        rows alike (shift, diff, pct_change, rank, ffill, bfill, head, tail, nth, filter,
-        sample, rolling(...).f, expanding(...).f, ewm(...).f, resample(...).f): partitioned as
-        shuffled, each group's rows in their order
+        a row per row (shift, diff, pct_change, rank, ffill, bfill, and ``transform``): each
+        row tagged with its partition and position first, the results sent back to their rows'
+        partitions --exchange--> in the frame's partitions, order and labels (``in_place``)
+        some of the rows (head, tail, nth, filter, sample) or a window's rows (rolling(...).f,
+        expanding(...).f, ewm(...).f, resample(...).f): partitioned as shuffled, each group's
+        rows in their order
 
-So the results are pandas' exactly, but for two orders: the row-wise ones come partitioned
-by key, not in the frame's row order (``.compute().sort_index()`` restores it), and
+So the results are pandas' exactly, but for two orders: those of some rows or of windows come
+partitioned by key, not in the frame's row order (``.compute().sort_index()`` restores it), and
 ``value_counts`` gives a group's equal counts in an order of its own (pandas' comes from an
-unstable sort of its whole result). ``get_group`` needs no shuffle:
-it keeps the rows of one key.
+unstable sort of its whole result). A row per row comes back in place, so it lines up with the
+frame (``df.v - df.groupby("k").v.transform("mean")``). ``get_group`` needs no shuffle: it
+keeps the rows of one key.
 
 >>> import pandas as pd, xsched.dataframe as xd
 >>> df = xd.from_pandas(pd.DataFrame({"k": list("abab"), "v": [1, 2, 3, 10]}), npartitions=2)
 >>> df.groupby("k").v.median().compute().to_dict()
 {'a': 2.0, 'b': 6.0}
->>> df.groupby("k").v.shift().compute().sort_index().tolist()
+>>> df.groupby("k").v.shift().compute().tolist()
 [nan, nan, 1.0, 2.0]
 """
 
@@ -39,8 +43,8 @@ from ..graph.layers import LayeredGraph, chunk_key, new_token
 from ..graph.spec import Ref, Task
 from .core import _Frame, _nonempty, make_meta, map_partitions, new_collection, sort_groups
 from .pieces import UNKNOWN_CATEGORIES, _concat
-from .groupby import GroupBy, SeriesGroupBy, group_call, positions_in
-from .shuffle import shuffle
+from .groupby import IN_PLACE as _IN_PLACE_HOOK, GroupBy, SeriesGroupBy, group_call, positions_in
+from .shuffle import _PART, _ROW, _exchange, _split_by_part, shuffle, tagged_rows
 from .standin import on_stand_ins
 
 __all__ = ["GroupedWindow"]
@@ -56,6 +60,9 @@ SERIES_ONLY = ("unique", "nlargest", "nsmallest")
 ROWWISE = ("shift", "diff", "pct_change", "rank", "ffill", "bfill", "head", "tail", "nth", "filter", "sample")
 #: row-wise methods keeping some of the frame's rows as they are (their meta is the frame's)
 KEEPING = ("filter", "sample")
+#: methods giving exactly a row per row in the frame's order: their results go back to the
+#: rows' own partitions (``in_place``), so they line up with the frame
+IN_PLACE = ("shift", "diff", "pct_change", "rank", "ffill", "bfill", "transform")
 #: the window methods of a grouped ``rolling`` / ``expanding`` / ``ewm``
 WINDOW_METHODS = {"rolling": ("sum", "mean", "min", "max", "std", "var", "count", "median", "quantile", "apply",
                               "sem", "skew", "kurt"),
@@ -141,6 +148,8 @@ def _whole(gb: GroupBy, chain: tuple, what: str) -> Any:
     if isinstance(gb._by, _Frame):
         grouped, named = gb.by_key_column()
         return named(_whole(grouped, chain, what))
+    if len(chain) == 1 and chain[0][0] in IN_PLACE:
+        return in_place(gb, chain, what)
     keys = gb._whole_keys(what)  # (a Series key refused before pandas runs on a stand-in)
     args = (gb._by, gb._selection, chain, gb._dropna, gb._observed, gb._sort)
     if chain[-1][0] in KEEPING:  # (the frame's own rows: their function may need more rows than a stand-in has)
@@ -155,6 +164,64 @@ def _whole(gb: GroupBy, chain: tuple, what: str) -> Any:
             columns = {c: str(t) for c, t in gb._frame.dtypes.items() if not str(c).startswith("__xsched_key_")}
             raise kind(f"groupby(...).{what}: pandas refuses it on columns {columns}: {exc}") from exc
     return map_partitions(group_call, shuffle(gb._frame, keys), *args, meta=meta, _name=f"groupby-{chain[-1][0]}")
+
+
+def in_place(gb: GroupBy, chain: tuple, what: str, meta: Any = None) -> Any:
+    """``chain`` (one method giving a row per row: ``IN_PLACE``) on whole groups, its results
+    back in the frame's partitions and order: each row is tagged with its partition and
+    position, the rows meet their group in the shuffle on the key, pandas' method runs there,
+    and the results return to their rows' partitions through a second exchange, where they
+    take their rows' order and labels. So ``df.v - df.groupby("k").v.transform("mean")`` lines
+    up as in pandas, and the result keeps the frame's divisions.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"k": list("abab"), "v": [1.0, 2, 3, 4]}), npartitions=2)
+    >>> (df.v - df.groupby("k").v.transform("mean")).compute().tolist()
+    [-1.0, -1.0, 1.0, 1.0]
+    """
+    frame, keys = gb._frame, gb._whole_keys(what)
+    if meta is None:
+        meta = make_meta(on_stand_ins(lambda: group_call(_nonempty(frame._meta), gb._by, gb._selection, chain,
+                                                          gb._dropna, gb._observed, gb._sort)))
+    token = new_token(frame._name, gb._by, gb._selection, repr(chain), gb._dropna, gb._observed, gb._sort)
+    tagged = tagged_rows(frame, list(frame._meta.columns), f"in-place-{token}")
+    met = shuffle(tagged, keys)
+    args = (gb._by, gb._selection, chain, gb._dropna, gb._observed, gb._sort)
+    done = map_partitions(_tagged_call, met, *args, meta=_tagged_call(tagged._meta.iloc[:0], *args, meta=meta),
+                          _name=f"groupby-{chain[0][0]}")
+    back = _exchange(done, frame.npartitions, _split_by_part, new_token(done._name, "back"), "groupby-back")
+    out = map_partitions(_put_back, frame, back, meta, meta=meta, _name=f"groupby-{chain[0][0]}-in-place")
+    out.divisions = frame.divisions
+    return out
+
+
+def _tagged_call(part: pd.DataFrame, by: Any, selection: Any, chain: tuple, dropna: bool, observed: bool,
+                 sort: bool, meta: Any = None) -> pd.DataFrame:
+    """pandas' grouped ``chain`` on a partition of tagged rows (whole groups), its results as
+    columns beside the rows' tags (a Series' as ``__value__``)."""
+    tags = part[[_PART, _ROW]].reset_index(drop=True)
+    if meta is not None and not len(part):  # (the stand-in's layout: the result's columns and dtypes)
+        out = meta
+    else:
+        out = group_call(part.drop(columns=[_PART, _ROW]), by, selection, chain, dropna, observed, sort)
+        if len(out) != len(part):
+            raise ValueError(f"groupby(...).{chain[0][0]}: pandas gave {len(out)} rows for {len(part)}, where it "
+                             "gives a row per row")
+    values = out.to_frame("__value__") if isinstance(out, pd.Series) else out
+    return pd.concat([values.reset_index(drop=True), tags], axis=1)
+
+
+_IN_PLACE_HOOK.append(in_place)
+
+
+def _put_back(part: Any, back: pd.DataFrame, meta: Any) -> Any:
+    """Partition ``part``'s results, returned from their groups, in its rows' order and labels."""
+    back = back.sort_values(_ROW, kind="stable")
+    if isinstance(meta, pd.Series):
+        return pd.Series(back["__value__"].to_numpy(), index=part.index, name=meta.name).astype(meta.dtype)
+    out = back.drop(columns=[_PART, _ROW])
+    out.index = part.index
+    return out
 
 
 def _reducing(gb: GroupBy, method: str, args: tuple, kwargs: dict) -> Any:
@@ -285,8 +352,9 @@ def _rowwise_method(method: str):
         return _whole(self, ((method, args, kwargs),), method)
 
     run.__name__ = method
-    run.__doc__ = _doc(method, f"pandas' grouped ``{method}``: each group whole after a shuffle on the key; the "
-                               "rows come partitioned by key (``.compute().sort_index()`` gives the frame's order).")
+    run.__doc__ = _doc(method, f"pandas' grouped ``{method}``: each group whole after a shuffle on the key; " + (
+        "the results come back to their rows' partitions, in the frame's order (``in_place``)." if method in IN_PLACE
+        else "the rows come partitioned by key (``.compute().sort_index()`` gives the frame's order)."))
     return run
 
 

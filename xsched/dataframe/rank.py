@@ -116,7 +116,8 @@ def rank_series(series: Series, method: str = "average", ascending: bool = True,
                             (None,) * (ordered.npartitions + 1))
     back = _exchange(ranked, n, _split_by_part, new_token(name, "back"), "rank-back")
     return map_partitions(_placed, series, back, series._meta.name,
-                          meta=pd.Series([], dtype="float64", name=series._meta.name), _name="rank")
+                          meta=pd.Series([], dtype="float64", name=series._meta.name, index=series._meta.index[:0]),
+                          _name="rank")
 
 
 def rank(self: _Frame, axis: Any = 0, method: str = "average", numeric_only: bool = False, na_option: str = "keep",
