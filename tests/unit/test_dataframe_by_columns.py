@@ -51,6 +51,7 @@ def test_numpy_elementwise_functions_stay_lazy_and_match_pandas(df):
                                                                       np.array([1.0, 2.0, 3.0]) + PDF)):
         assert isinstance(got, DataFrame)
         pd.testing.assert_frame_equal(got.compute(), want)
+    pd.testing.assert_frame_equal(np.add(df, 1, dtype="float32").compute(), np.add(PDF, 1, dtype="float32"))
     assert isinstance(np.log1p(df.b), Series)
     pd.testing.assert_series_equal(np.log1p(df.b).compute(), np.log1p(PDF.b))
     pd.testing.assert_series_equal((np.int64(3) - df.b).compute(), np.int64(3) - PDF.b)
@@ -92,7 +93,7 @@ def test_methods_take_a_value_per_column_from_a_reduction(df):
     pd.testing.assert_frame_equal(df[["a", "c"]].clip(df.c, axis=0).compute(),  # (rows: paired)
                                   PDF[["a", "c"]].clip(PDF.c, axis=0))
     if df.npartitions > 1:
-        with pytest.raises(ValueError, match=r"fillna\(value=\.\.\.\): pandas sets a Series' labels against a "
+        with pytest.raises(ValueError, match=r"fillna\(value=\.\.\.\): pandas matches a Series' labels to a "
                                              r"DataFrame's columns"):
             df.fillna(df.a)
 

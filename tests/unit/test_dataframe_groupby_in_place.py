@@ -48,3 +48,12 @@ def test_they_line_up_with_the_frame(frames):
     df["lag"] = df.groupby("k").w.shift()
     pdf = pdf.assign(lag=pdf.groupby("k").w.shift())
     pd.testing.assert_frame_equal(df.compute(), pdf, check_freq=False)
+
+
+def test_an_unnamed_series_results_are_unnamed_as_in_pandas():
+    s, k = pd.Series([1.0, 2, 3, 4, 5, 6]), pd.Series(list("ababab"))
+    xs, xk = xd.from_pandas(s, npartitions=2), xd.from_pandas(k, npartitions=2)
+    for call in (lambda a, b: a.groupby(b).transform("mean"), lambda a, b: a.groupby(b).shift(),
+                 lambda a, b: a.groupby(b).median(), lambda a, b: a.groupby(b).apply(lambda g: g.max() - g.min())):
+        got, want = call(xs, xk).compute().sort_index(), call(s, k).sort_index()
+        pd.testing.assert_series_equal(got, want)

@@ -28,6 +28,7 @@ import html
 import numbers
 import operator
 import warnings
+from functools import partial
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -356,7 +357,7 @@ class _Frame:
                 op = _UFUNC_OPERATORS[ufunc]
                 return inputs[0]._binary(op, inputs[1]) if inputs[0] is frames[0] else \
                     inputs[1]._binary(op, inputs[0], reflected=True)
-            return elemwise(ufunc, *inputs, **({"_name": ufunc.__name__} if not kwargs else {}))
+            return elemwise(partial(ufunc, **kwargs) if kwargs else ufunc, *inputs, _name=ufunc.__name__)
         raise TypeError(f"numpy's {ufunc.__name__}.{method} does not run on an xsched {type(self).__name__}: "
                         f"use its methods (sum, cumsum, ...), or map_partitions(np.{ufunc.__name__}...) per "
                         "partition")
@@ -459,24 +460,21 @@ def by_columns(frame: "DataFrame", op: Callable | str, row: "Series", reflected:
     {'a': [-1.0, 1.0], 'b': [-10.0, 10.0]}
     """
     what = op if isinstance(op, str) else funcname(op).rstrip("_")
-    if row.npartitions != 1:
-        method = f"df.{what}(s, axis=0)" if op not in (operator.and_, operator.or_, operator.xor) else \
-            "df.apply(..., axis=1) or map_partitions"
-        raise ValueError(f"{what}: pandas matches a Series' labels to a DataFrame's columns (a value per column, "
-                         f"as in df - df.mean()), and this Series has {row.npartitions} partitions of rows; to "
-                         f"match rows by label, {method}")
-    return map_partitions(_by_columns, frame, per_column(frame, row, what), op, reflected, list(frame._meta.columns),
-                          kwargs or {}, _name=what)
+    way = f"to match rows by label, df.{what}(s, axis=0)" if op not in (operator.and_, operator.or_, operator.xor) \
+        else "to match rows by label, df.apply(..., axis=1) or map_partitions"
+    return map_partitions(_by_columns, frame, per_column(frame, row, what, way), op, reflected,
+                          list(frame._meta.columns), kwargs or {}, _name=what)
 
 
-def per_column(frame: "DataFrame", row: "Series", what: str) -> "Scalar":
+def per_column(frame: "DataFrame", row: "Series", what: str,
+               way: str = "give a Series of a value per column, or work column by column (df[c])") -> "Scalar":
     """A Series of one partition, whose labels pandas sets against ``frame``'s columns, as one
     value given whole to each of ``frame``'s tasks (its stand-in labelled by the columns); a
-    Series of several partitions is rows of data: refused, naming ``what``."""
+    Series of several partitions is rows of data: refused, naming ``what`` and the ``way``."""
     if row.npartitions != 1:
-        raise ValueError(f"{what}: pandas sets a Series' labels against a DataFrame's columns here (a value per "
-                         f"column, as df.mean() gives), and this Series has {row.npartitions} partitions of rows; "
-                         "give a Series of a value per column, or work column by column (df[c])")
+        raise ValueError(f"{what}: pandas matches a Series' labels to a DataFrame's columns here (a value per "
+                         f"column, as in df - df.mean()), and this Series has {row.npartitions} partitions of rows; "
+                         f"{way}")
     stand = _nonempty(row._meta)
     stand = pd.Series([stand.iloc[0]] * len(frame._meta.columns), index=frame._meta.columns, dtype=row._meta.dtype,
                       name=row._meta.name)
@@ -490,9 +488,10 @@ def _by_columns(part: pd.DataFrame, row: pd.Series, op: Callable | str, reflecte
     else:
         out = op(row, part) if reflected else op(part, row)
     if list(out.columns) != columns:
-        raise ValueError(f"{op if isinstance(op, str) else funcname(op).rstrip('_')}: the Series set against this DataFrame's columns (pandas' "
-                         f"rule) has the labels {list(row.index)[:8]}, not its columns {columns[:8]}, which would "
-                         "make new columns; to match rows by label, use the method with axis=0")
+        what = op if isinstance(op, str) else funcname(op).rstrip("_")
+        raise ValueError(f"{what}: the Series set against this DataFrame's columns (pandas' rule) has the labels "
+                         f"{list(row.index)[:8]}, not its columns {columns[:8]}, which would make new columns; to "
+                         "match rows by label, use the method with axis=0")
     return out
 
 

@@ -343,6 +343,7 @@ class GroupBy:
             raise TypeError(f"groupby: group by column names or an xsched Series, not {type(by).__name__}")
         self._frame, self._by, self._sort, self._dropna, self._observed = frame, by, sort, dropna, observed
         self._selection = selection
+        self._key_names: dict = {}  # (the names a Series' grouping gives its key columns back: ``unnamed``)
         # Grouped by a Series, the columns a selection-free aggregation covers are named here,
         # once: pandas leaves the key out when it is a column of the frame itself
         # (``df.groupby(df.k)``), which it tells by shared memory, and neither the meta (built
@@ -793,7 +794,7 @@ class GroupBy:
         name = self._by.name
 
         def named(out: Any) -> Any:  # (a meta= given by the user may not show the level: every result is renamed)
-            return out.rename_axis(index=partial(_level_named, hidden, name)) if isinstance(out, _Frame) else out
+            return out.rename_axis(index=partial(_level_names, {hidden: name})) if isinstance(out, _Frame) else out
         return grouped, named
 
     def _whole_groups(self, method: str, func: Any, args: tuple, kwargs: dict, meta: Any):
@@ -801,14 +802,14 @@ class GroupBy:
             grouped, named = self.by_key_column()
             return named(grouped._whole_groups(method, func, args, kwargs, meta))
         if method == "transform":  # (a row per row: back in the frame's partitions, groupby_whole.in_place)
-            return IN_PLACE[0](self, ((method, (func, *args), kwargs),), method,
-                               None if meta is _NO_META else make_meta(meta))
+            return unnamed(self, IN_PLACE[0](self, ((method, (func, *args), kwargs),), method,
+                                             None if meta is _NO_META else make_meta(meta)))
         shuffled = shuffle(self._frame, self._whole_keys(method))
         call = (self._by, self._selection, ((method, (func, *args), kwargs),), self._dropna, self._observed,
                 self._sort, method == "apply" and self._selection is None)
         if meta is _NO_META:
             meta = _emulate(group_call, (shuffled, *call), {}, f"groupby.{method}")
-        return map_partitions(group_call, shuffled, *call, meta=meta, _name=f"groupby-{method}")
+        return unnamed(self, map_partitions(group_call, shuffled, *call, meta=meta, _name=f"groupby-{method}"))
 
 
 def _as_key(frame: _Frame, by: Any) -> Any:
@@ -849,13 +850,27 @@ def _level_key(frame: _Frame, level: Any) -> Any:
     return frame.index.to_series()
 
 
-def _level_named(hidden: str, name: Any, level: Any) -> Any:
-    """An index level's name, ``name`` where it was the key column's ``hidden`` one."""
-    return name if level == hidden else level
-
-
 #: ``groupby_whole.in_place`` (a room above this one): a row-per-row method's results back in place
 IN_PLACE: list = []
+#: the column an unnamed Series is grouped as (its results are named None again: ``unnamed``)
+UNNAMED = "__series__"
+
+
+def unnamed(grouped: "GroupBy", out: Any) -> Any:
+    """``out`` named as pandas names it where a Series' grouping ran as columns of a frame: an
+    unnamed Series as the column ``UNNAMED``, its Series key as a column of a name of its own
+    (``grouped._key_names``: that name -> the key's)."""
+    if grouped._selection == UNNAMED and isinstance(out, Series) and out._meta.name == UNNAMED:
+        out = out.rename(None)
+    names = grouped._key_names
+    if names and isinstance(out, _Frame) and any(n in names for n in out._meta.index.names):
+        out = out.rename_axis(index=partial(_level_names, names))
+    return out
+
+
+def _level_names(names: dict, level: Any) -> Any:
+    """An index level's name, the key's where it was a key column's of a name of its own."""
+    return names.get(level, level)
 
 
 def _keys_as_columns(frame: DataFrame, by: list) -> tuple:
@@ -1191,12 +1206,13 @@ def _install() -> None:
         if kwargs:
             raise TypeError(f"groupby: unsupported arguments {sorted(kwargs)}")
         if isinstance(self, Series):
-            col = self.name if self.name is not None else "__series__"
+            col = self.name if self.name is not None else UNNAMED
             frame = self.to_frame(name=col)
             if not isinstance(by, _Frame):
                 return SeriesGroupBy(frame, by, sort, dropna, observed, col)
             key = "__by__" if col != "__by__" else "__key__"
             grouped = SeriesGroupBy(frame.assign(**{key: by}), key, sort, dropna, observed, col)
+            grouped._key_names = {key: by.name}
             # The work groups a frame of the two by a stand-in column; the meta is pandas' own
             # grouping of the Series by the key, and results take their names from it.
             def stand_in() -> Any:

@@ -43,7 +43,7 @@ from ..graph.layers import LayeredGraph, chunk_key, new_token
 from ..graph.spec import Ref, Task
 from .core import _Frame, _nonempty, make_meta, map_partitions, new_collection, sort_groups
 from .pieces import UNKNOWN_CATEGORIES, _concat
-from .groupby import IN_PLACE as _IN_PLACE_HOOK, GroupBy, SeriesGroupBy, group_call, positions_in
+from .groupby import IN_PLACE as _IN_PLACE_HOOK, GroupBy, SeriesGroupBy, group_call, positions_in, unnamed
 from .shuffle import _PART, _ROW, _exchange, _split_by_part, shuffle, tagged_rows
 from .standin import on_stand_ins
 
@@ -149,7 +149,7 @@ def _whole(gb: GroupBy, chain: tuple, what: str) -> Any:
         grouped, named = gb.by_key_column()
         return named(_whole(grouped, chain, what))
     if len(chain) == 1 and chain[0][0] in IN_PLACE:
-        return in_place(gb, chain, what)
+        return unnamed(gb, in_place(gb, chain, what))
     keys = gb._whole_keys(what)  # (a Series key refused before pandas runs on a stand-in)
     args = (gb._by, gb._selection, chain, gb._dropna, gb._observed, gb._sort)
     if chain[-1][0] in KEEPING:  # (the frame's own rows: their function may need more rows than a stand-in has)
@@ -163,7 +163,8 @@ def _whole(gb: GroupBy, chain: tuple, what: str) -> Any:
             kind = type(exc) if isinstance(exc, (TypeError, ValueError)) else ValueError
             columns = {c: str(t) for c, t in gb._frame.dtypes.items() if not str(c).startswith("__xsched_key_")}
             raise kind(f"groupby(...).{what}: pandas refuses it on columns {columns}: {exc}") from exc
-    return map_partitions(group_call, shuffle(gb._frame, keys), *args, meta=meta, _name=f"groupby-{chain[-1][0]}")
+    return unnamed(gb, map_partitions(group_call, shuffle(gb._frame, keys), *args, meta=meta,
+                                      _name=f"groupby-{chain[-1][0]}"))
 
 
 def in_place(gb: GroupBy, chain: tuple, what: str, meta: Any = None) -> Any:
