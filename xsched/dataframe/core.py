@@ -28,7 +28,6 @@ import html
 import numbers
 import operator
 import warnings
-from functools import partial
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -346,27 +345,9 @@ class _Frame:
     #: pandas defers to a higher priority in its operators (``pd.Series([1]) + df`` runs ``df.__radd__``)
     __pandas_priority__ = 5000
 
-    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        """NumPy's element-wise functions (``np.sin(df)``, ``np.float32(2) * df``) run partition
-        by partition, as pandas runs them on a frame; anything else is refused, naming the way,
-        where NumPy would compute the whole collection into this process."""
-        if method == "__call__" and ufunc.nout == 1 and "out" not in kwargs:
-            inputs = tuple(_checked_array(x, self, ufunc.__name__) for x in inputs)
-            frames = [x for x in inputs if isinstance(x, _Frame)]
-            if len(inputs) == 2 and not kwargs and ufunc in _UFUNC_OPERATORS:  # (operators' rules: by columns...)
-                op = _UFUNC_OPERATORS[ufunc]
-                return inputs[0]._binary(op, inputs[1]) if inputs[0] is frames[0] else \
-                    inputs[1]._binary(op, inputs[0], reflected=True)
-            return elemwise(partial(ufunc, **kwargs) if kwargs else ufunc, *inputs, _name=ufunc.__name__)
-        raise TypeError(f"numpy's {ufunc.__name__}.{method} does not run on an xsched {type(self).__name__}: "
-                        f"use its methods (sum, cumsum, ...), or map_partitions(np.{ufunc.__name__}...) per "
-                        "partition")
-
     def _binary(self, op: Callable, other: Any, reflected: bool = False):
-        if op in _BY_COLUMNS and isinstance(self, Series) and isinstance(other, DataFrame):
-            return other._binary(op, self, not reflected)  # (pandas: the frame's operator decides)
-        if op in _BY_COLUMNS and isinstance(self, DataFrame) and isinstance(other, Series):
-            return by_columns(self, op, other, reflected)
+        """``self <op> other`` partition by partition (a DataFrame with a Series: pandas' rule of
+        columns first, which ``operators.py`` installs)."""
         other = _checked_array(other, self, funcname(op))
         check_pandas_rows(self, other, funcname(op), isinstance(self, Series) or isinstance(other, pd.DataFrame))
         args = (other, self) if reflected else (self, other)
@@ -421,18 +402,6 @@ _COMPARISONS = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.
                 operator.ne: "!="}
 
 
-#: the operators in which pandas matches a Series' labels to a DataFrame's columns
-_BY_COLUMNS = frozenset({operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
-                         operator.pow, operator.and_, operator.or_, operator.xor, *_COMPARISONS})
-#: NumPy's ufuncs that are those operators (``np.float32(2) + df`` calls ``np.add``)
-_UFUNC_OPERATORS = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
-                    np.true_divide: operator.truediv, np.floor_divide: operator.floordiv,
-                    np.remainder: operator.mod, np.power: operator.pow, np.bitwise_and: operator.and_,
-                    np.bitwise_or: operator.or_, np.bitwise_xor: operator.xor, np.less: operator.lt,
-                    np.less_equal: operator.le, np.greater: operator.gt, np.greater_equal: operator.ge,
-                    np.equal: operator.eq, np.not_equal: operator.ne}
-
-
 def _checked_array(value: Any, frame: "_Frame", what: str, column: bool = False) -> Any:
     """``value`` for an element-wise step with ``frame``: a NumPy array that runs along the
     rows (a Series' length, a frame's rows by columns; any 1-d one for a new ``column``) is
@@ -444,55 +413,6 @@ def _checked_array(value: Any, frame: "_Frame", what: str, column: bool = False)
                          "which a partition does not know; make it a collection partitioned alike "
                          "(xsched.dataframe.from_array or from_pandas with the same divisions)")
     return value
-
-
-def by_columns(frame: "DataFrame", op: Callable | str, row: "Series", reflected: bool = False,
-               kwargs: dict | None = None) -> "DataFrame":
-    """pandas' ``frame <op> series``: the Series' labels matched to the frame's columns, a value
-    per column, as in ``(df - df.mean()) / df.std()``. A Series of one partition (what a
-    reduction gives) goes whole to every partition; one of several is rows of data, which
-    pandas would set against the columns too: refused, naming ``axis=0``. ``op`` is an
-    operator, or the name of pandas' method (``"add"``...) called with ``kwargs``.
-
-    >>> import pandas as pd, xsched.dataframe as xd
-    >>> df = xd.from_pandas(pd.DataFrame({"a": [1.0, 3.0], "b": [10.0, 30.0]}), npartitions=2)
-    >>> (df - df.mean()).compute().to_dict("list")
-    {'a': [-1.0, 1.0], 'b': [-10.0, 10.0]}
-    """
-    what = op if isinstance(op, str) else funcname(op).rstrip("_")
-    way = f"to match rows by label, df.{what}(s, axis=0)" if op not in (operator.and_, operator.or_, operator.xor) \
-        else "to match rows by label, df.apply(..., axis=1) or map_partitions"
-    return map_partitions(_by_columns, frame, per_column(frame, row, what, way), op, reflected,
-                          list(frame._meta.columns), kwargs or {}, _name=what)
-
-
-def per_column(frame: "DataFrame", row: "Series", what: str,
-               way: str = "give a Series of a value per column, or work column by column (df[c])") -> "Scalar":
-    """A Series of one partition, whose labels pandas sets against ``frame``'s columns, as one
-    value given whole to each of ``frame``'s tasks (its stand-in labelled by the columns); a
-    Series of several partitions is rows of data: refused, naming ``what`` and the ``way``."""
-    if row.npartitions != 1:
-        raise ValueError(f"{what}: pandas matches a Series' labels to a DataFrame's columns here (a value per "
-                         f"column, as in df - df.mean()), and this Series has {row.npartitions} partitions of rows; "
-                         f"{way}")
-    stand = _nonempty(row._meta)
-    stand = pd.Series([stand.iloc[0]] * len(frame._meta.columns), index=frame._meta.columns, dtype=row._meta.dtype,
-                      name=row._meta.name)
-    return Scalar(row._graph, row._name, stand)
-
-
-def _by_columns(part: pd.DataFrame, row: pd.Series, op: Callable | str, reflected: bool, columns: list,
-                kwargs: dict) -> pd.DataFrame:
-    if isinstance(op, str):
-        out = getattr(part, op)(row, **kwargs)
-    else:
-        out = op(row, part) if reflected else op(part, row)
-    if list(out.columns) != columns:
-        what = op if isinstance(op, str) else funcname(op).rstrip("_")
-        raise ValueError(f"{what}: the Series set against this DataFrame's columns (pandas' rule) has the labels "
-                         f"{list(row.index)[:8]}, not its columns {columns[:8]}, which would make new columns; to "
-                         "match rows by label, use the method with axis=0")
-    return out
 
 
 def _make_binary(op: Callable, reflected: bool = False) -> Callable:

@@ -28,7 +28,8 @@ from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_ta
 from ..graph.partials import row_starts
 from ..graph.spec import Ref, Task
 from .core import (_NO_META, DataFrame, Index, Series, _call_method, _checked_array, _Frame, _nonempty, make_meta,
-                   map_partitions, new_collection, part_key, per_column, unify_divisions)
+                   map_partitions, new_collection, part_key, unify_divisions)
+from .operators import per_column
 from .pieces import _concat
 from .io import _identity
 from .reductions import reduction

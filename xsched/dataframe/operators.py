@@ -10,6 +10,12 @@ by label is refused with several partitions (each would meet all its rows). ``is
 ``notnull`` are ``isna``/``notna``, ``product`` is ``prod``, and ``pipe`` calls a function
 with the collection.
 
+pandas' rule of a DataFrame meeting a Series (``df - df.mean()``, ``df.div(s)``): the Series'
+labels are set against the columns, a value per column; a Series of one partition (what a
+reduction gives) goes whole to every partition (``by_columns``, ``per_column``), one of several
+is refused, naming ``axis=0``. NumPy's element-wise functions run partition by partition
+(``np.sin(df)``, ``np.float32(2) * df``: ``_Frame.__array_ufunc__``); this module installs both.
+
 ``combine_first``, ``combine`` and ``align`` match rows by index label, so they run partition by partition
 when both collections' divisions are known (both are first repartitioned to the union of their
 divisions when those differ: partition ``i`` of each then holds the same labels) or both have one
@@ -27,11 +33,15 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import operator
+from functools import partial
+
 import numpy as np
 import pandas as pd
 
-from .core import (_NO_META, DataFrame, Series, _call_method, _checked_array, _Frame, _nonempty, by_columns,
-                   check_pandas_rows, map_partitions, unify_divisions)
+from ..graph.spec import funcname
+from .core import (_COMPARISONS, _NO_META, DataFrame, Scalar, Series, _call_method, _checked_array, _Frame, _nonempty,
+                   check_pandas_rows, elemwise, map_partitions, unify_divisions)
 from .reductions import reduction
 
 __all__: list[str] = []
@@ -249,7 +259,100 @@ def _dot_final(partials: list, rows: int) -> Any:
     return out
 
 
+#: the operators in which pandas matches a Series' labels to a DataFrame's columns
+_BY_COLUMNS = frozenset({operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
+                         operator.pow, operator.and_, operator.or_, operator.xor, *_COMPARISONS})
+#: NumPy's ufuncs that are those operators (``np.float32(2) + df`` calls ``np.add``)
+_UFUNC_OPERATORS = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
+                    np.true_divide: operator.truediv, np.floor_divide: operator.floordiv,
+                    np.remainder: operator.mod, np.power: operator.pow, np.bitwise_and: operator.and_,
+                    np.bitwise_or: operator.or_, np.bitwise_xor: operator.xor, np.less: operator.lt,
+                    np.less_equal: operator.le, np.greater: operator.gt, np.greater_equal: operator.ge,
+                    np.equal: operator.eq, np.not_equal: operator.ne}
+
+
+def by_columns(frame: "DataFrame", op: Callable | str, row: "Series", reflected: bool = False,
+               kwargs: dict | None = None) -> "DataFrame":
+    """pandas' ``frame <op> series``: the Series' labels matched to the frame's columns, a value
+    per column, as in ``(df - df.mean()) / df.std()``. A Series of one partition (what a
+    reduction gives) goes whole to every partition; one of several is rows of data, which
+    pandas would set against the columns too: refused, naming ``axis=0``. ``op`` is an
+    operator, or the name of pandas' method (``"add"``...) called with ``kwargs``.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": [1.0, 3.0], "b": [10.0, 30.0]}), npartitions=2)
+    >>> (df - df.mean()).compute().to_dict("list")
+    {'a': [-1.0, 1.0], 'b': [-10.0, 10.0]}
+    """
+    what = op if isinstance(op, str) else funcname(op).rstrip("_")
+    way = f"to match rows by label, df.{what}(s, axis=0)" if op not in (operator.and_, operator.or_, operator.xor) \
+        else "to match rows by label, df.apply(..., axis=1) or map_partitions"
+    return map_partitions(_by_columns, frame, per_column(frame, row, what, way), op, reflected,
+                          list(frame._meta.columns), kwargs or {}, _name=what)
+
+
+def per_column(frame: "DataFrame", row: "Series", what: str,
+               way: str = "give a Series of a value per column, or work column by column (df[c])") -> "Scalar":
+    """A Series of one partition, whose labels pandas sets against ``frame``'s columns, as one
+    value given whole to each of ``frame``'s tasks (its stand-in labelled by the columns); a
+    Series of several partitions is rows of data: refused, naming ``what`` and the ``way``."""
+    if row.npartitions != 1:
+        raise ValueError(f"{what}: pandas matches a Series' labels to a DataFrame's columns here (a value per "
+                         f"column, as in df - df.mean()), and this Series has {row.npartitions} partitions of rows; "
+                         f"{way}")
+    stand = _nonempty(row._meta)
+    stand = pd.Series([stand.iloc[0]] * len(frame._meta.columns), index=frame._meta.columns, dtype=row._meta.dtype,
+                      name=row._meta.name)
+    return Scalar(row._graph, row._name, stand)
+
+
+def _by_columns(part: pd.DataFrame, row: pd.Series, op: Callable | str, reflected: bool, columns: list,
+                kwargs: dict) -> pd.DataFrame:
+    if isinstance(op, str):
+        out = getattr(part, op)(row, **kwargs)
+    else:
+        out = op(row, part) if reflected else op(part, row)
+    if list(out.columns) != columns:
+        what = op if isinstance(op, str) else funcname(op).rstrip("_")
+        raise ValueError(f"{what}: the Series set against this DataFrame's columns (pandas' rule) has the labels "
+                         f"{list(row.index)[:8]}, not its columns {columns[:8]}, which would make new columns; to "
+                         "match rows by label, use the method with axis=0")
+    return out
+
+
+def array_ufunc(self: _Frame, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    """NumPy's element-wise functions (``np.sin(df)``, ``np.float32(2) * df``) run partition
+    by partition, as pandas runs them on a frame; anything else is refused, naming the way,
+    where NumPy would compute the whole collection into this process."""
+    if method == "__call__" and ufunc.nout == 1 and "out" not in kwargs:
+        inputs = tuple(_checked_array(x, self, ufunc.__name__) for x in inputs)
+        frames = [x for x in inputs if isinstance(x, _Frame)]
+        if len(inputs) == 2 and not kwargs and ufunc in _UFUNC_OPERATORS:  # (operators' rules: by columns...)
+            op = _UFUNC_OPERATORS[ufunc]
+            return inputs[0]._binary(op, inputs[1]) if inputs[0] is frames[0] else \
+                inputs[1]._binary(op, inputs[0], reflected=True)
+        return elemwise(partial(ufunc, **kwargs) if kwargs else ufunc, *inputs, _name=ufunc.__name__)
+    raise TypeError(f"numpy's {ufunc.__name__}.{method} does not run on an xsched {type(self).__name__}: "
+                    f"use its methods (sum, cumsum, ...), or map_partitions(np.{ufunc.__name__}...) per "
+                    "partition")
+
+
+def _frame_binary(plain: Any) -> Any:
+    """``_Frame._binary`` with pandas' rule of columns first: a DataFrame and a Series meet by
+    the Series' labels against the columns (``by_columns``), whichever side each is on."""
+    def binary(self: _Frame, op: Any, other: Any, reflected: bool = False) -> Any:
+        if op in _BY_COLUMNS and isinstance(self, Series) and isinstance(other, DataFrame):
+            return other._binary(op, self, not reflected)  # (pandas: the frame's operator decides)
+        if op in _BY_COLUMNS and isinstance(self, DataFrame) and isinstance(other, Series):
+            return by_columns(self, op, other, reflected)
+        return plain(self, op, other, reflected)
+    binary.__doc__ = plain.__doc__
+    return binary
+
+
 def _install() -> None:
+    _Frame._binary = _frame_binary(_Frame._binary)  # type: ignore[method-assign]
+    _Frame.__array_ufunc__ = array_ufunc  # type: ignore[attr-defined]
     for name in OPERATORS:
         setattr(_Frame, name, _operator(name))
     _Frame.divide = _Frame.div  # type: ignore[attr-defined]
