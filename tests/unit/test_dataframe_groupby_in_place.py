@@ -57,3 +57,13 @@ def test_an_unnamed_series_results_are_unnamed_as_in_pandas():
                  lambda a, b: a.groupby(b).median(), lambda a, b: a.groupby(b).apply(lambda g: g.max() - g.min())):
         got, want = call(xs, xk).compute().sort_index(), call(s, k).sort_index()
         pd.testing.assert_series_equal(got, want)
+
+
+def test_a_series_keys_name_comes_back_with_a_meta_given():
+    s, k = pd.Series([1.0, 2, 3, 4]), pd.Series(list("abab"))
+    got = xd.from_pandas(s, npartitions=2).groupby(xd.from_pandas(k, npartitions=2)).apply(lambda g: g.max(),
+                                                                                           meta=("x", "f8"))
+    assert got.compute().index.name is None
+    df = xd.from_pandas(pd.DataFrame({"v": [1.0, 2, 3, 4]}), npartitions=2)
+    got = df.groupby((df.v % 2).rename("p")).v.apply(lambda g: g.max(), meta=("v", "f8"))
+    assert got.compute().index.name == "p"

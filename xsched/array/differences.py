@@ -325,8 +325,8 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * n
         discont = period / 2
     dtype = np.result_type(jumps.dtype, period)
     if np.issubdtype(dtype, np.integer):
-        high, rest = divmod(period, 2)
-        ambiguous = rest == 0
+        high, remainder = divmod(period, 2)
+        ambiguous = remainder == 0
     else:
         high, ambiguous = period / 2, True
     low = -high
@@ -335,5 +335,5 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * n
         wrapped = where((wrapped == low) & (jumps > 0), high, wrapped)
     correction = where(abs(jumps) < discont, 0, wrapped - jumps)
     first = tuple(slice(0, 1) if i == axis else slice(None) for i in range(p.ndim))
-    rest_ = tuple(slice(1, None) if i == axis else slice(None) for i in range(p.ndim))
-    return concatenate([p[first].astype(dtype), p[rest_] + cumsum(correction, axis=axis)], axis=axis).astype(dtype)
+    rest = tuple(slice(1, None) if i == axis else slice(None) for i in range(p.ndim))
+    return concatenate([p[first].astype(dtype), p[rest] + cumsum(correction, axis=axis)], axis=axis).astype(dtype)

@@ -95,7 +95,8 @@ def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = F
     deg = operator.index(deg)
     if deg < 0:
         raise ValueError(f"polyfit: deg must be 0 or more, got {deg}")
-    x, y = asarray(x).astype(np.result_type(asarray(x).dtype, np.float64)), asarray(y)
+    x, y = asarray(x), asarray(y)
+    x = x.astype(np.result_type(x.dtype, np.float64))
     if x.ndim != 1 or y.ndim not in (1, 2):
         raise TypeError(f"polyfit: x must be 1-d and y 1- or 2-d, got shapes {x.shape} and {y.shape}")
     if x.shape[0] != y.shape[0]:

@@ -671,7 +671,7 @@ class GroupBy:
         ([2, 0, 1, 2, 0], [0, 1, 2, 0, 1])
         """
         if isinstance(self._by, _Frame):
-            return self.by_key_column()[0].ngroup(ascending)
+            return self.by_key_column().ngroup(ascending)
         keys = self._whole_keys("ngroup")
         self._meta.ngroup(ascending=ascending)  # (pandas' own errors, when built)
         return map_partitions(_number_rows, self._frame, self._distinct_keys(keys), keys, ascending,
@@ -687,7 +687,7 @@ class GroupBy:
         3
         """
         if isinstance(self._by, _Frame):
-            return self.by_key_column()[0].ngroups
+            return self.by_key_column().ngroups
         keys = self._whole_keys("ngroups")
         if not self._observed and any(isinstance(self._frame._meta[k].dtype, pd.CategoricalDtype) for k in keys):
             raise NotImplementedError("groupby(..., observed=False).ngroups of a categorical key counts "
@@ -780,27 +780,23 @@ class GroupBy:
         assert not isinstance(self._by, _Frame), f"groupby(Series).{what}: by_key_column first"
         return self._key_columns
 
-    def by_key_column(self) -> tuple["GroupBy", Callable[[Any], Any]]:
+    def by_key_column(self) -> "GroupBy":
         """This grouping with its Series key made a column of the frame under a name of its
-        own, and what gives a result of that grouping the key's name back: methods that move
-        whole groups shuffle on columns. The columns aggregated stay those of the Series key
-        (pandas leaves out the frame's own column the key is)."""
-        hidden = "__xsched_key__"
+        own (``KEY_COLUMN``), which its results' index gives back the key's name (``unnamed``):
+        methods that move whole groups shuffle on columns. The columns aggregated stay those
+        of the Series key (pandas leaves out the frame's own column the key is)."""
+        hidden = KEY_COLUMN
         while hidden in self._frame.columns:
             hidden += "_"
         frame = self._frame._assign([(hidden, self._by)])
         selection = self._selection if self._selection is not None else self._columns
         grouped = type(self)(frame, hidden, self._sort, self._dropna, self._observed, selection)
-        name = self._by.name
-
-        def named(out: Any) -> Any:  # (a meta= given by the user may not show the level: every result is renamed)
-            return out.rename_axis(index=partial(_level_names, {hidden: name})) if isinstance(out, _Frame) else out
-        return grouped, named
+        grouped._key_names = {**self._key_names, hidden: self._by.name}
+        return grouped
 
     def _whole_groups(self, method: str, func: Any, args: tuple, kwargs: dict, meta: Any):
         if isinstance(self._by, _Frame):
-            grouped, named = self.by_key_column()
-            return named(grouped._whole_groups(method, func, args, kwargs, meta))
+            return self.by_key_column()._whole_groups(method, func, args, kwargs, meta)
         if method == "transform":  # (a row per row: back in the frame's partitions, groupby_whole.in_place)
             return unnamed(self, IN_PLACE[0](self, ((method, (func, *args), kwargs),), method,
                                              None if meta is _NO_META else make_meta(meta)))
@@ -854,6 +850,8 @@ def _level_key(frame: _Frame, level: Any) -> Any:
 IN_PLACE: list = []
 #: the column an unnamed Series is grouped as (its results are named None again: ``unnamed``)
 UNNAMED = "__series__"
+#: the column a Series key becomes for the methods on whole groups (``GroupBy.by_key_column``)
+KEY_COLUMN = "__xsched_key__"
 
 
 def unnamed(grouped: "GroupBy", out: Any) -> Any:
@@ -863,7 +861,7 @@ def unnamed(grouped: "GroupBy", out: Any) -> Any:
     if grouped._selection == UNNAMED and isinstance(out, Series) and out._meta.name == UNNAMED:
         out = out.rename(None)
     names = grouped._key_names
-    if names and isinstance(out, _Frame) and any(n in names for n in out._meta.index.names):
+    if names and isinstance(out, _Frame):  # (renamed whatever the meta shows: one given as meta= may not)
         out = out.rename_axis(index=partial(_level_names, names))
     return out
 
@@ -1067,8 +1065,8 @@ class SeriesGroupBy(GroupBy):
         [1, 1]
         """
         if isinstance(self._by, _Frame):
-            grouped, named = self.by_key_column()
-            return named(grouped.nunique(split_every))
+            grouped = self.by_key_column()
+            return unnamed(grouped, grouped.nunique(split_every))
         by = [self._by] if one_label(self._by) else list(self._by)
         pairs = self._frame[by + [self._selection] if self._selection not in by else by]  # (the key itself)
         meta = make_meta(self._meta.nunique())

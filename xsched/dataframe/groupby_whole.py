@@ -43,7 +43,8 @@ from ..graph.layers import LayeredGraph, chunk_key, new_token
 from ..graph.spec import Ref, Task
 from .core import _Frame, _nonempty, make_meta, map_partitions, new_collection, sort_groups
 from .pieces import UNKNOWN_CATEGORIES, _concat
-from .groupby import IN_PLACE as _IN_PLACE_HOOK, GroupBy, SeriesGroupBy, group_call, positions_in, unnamed
+from .groupby import (IN_PLACE as _IN_PLACE_HOOK, KEY_COLUMN, GroupBy, SeriesGroupBy, group_call, positions_in,
+                      unnamed)
 from .shuffle import _PART, _ROW, _exchange, _split_by_part, shuffle, tagged_rows
 from .standin import on_stand_ins
 
@@ -146,8 +147,7 @@ def _gather(parts: list, meta: Any, after: int, order: pd.Index | None, levelwis
 def _whole(gb: GroupBy, chain: tuple, what: str) -> Any:
     """``chain`` on each partition of ``gb``'s frame shuffled on its key."""
     if isinstance(gb._by, _Frame):
-        grouped, named = gb.by_key_column()
-        return named(_whole(grouped, chain, what))
+        return _whole(gb.by_key_column(), chain, what)
     if len(chain) == 1 and chain[0][0] in IN_PLACE:
         return unnamed(gb, in_place(gb, chain, what))
     keys = gb._whole_keys(what)  # (a Series key refused before pandas runs on a stand-in)
@@ -161,7 +161,7 @@ def _whole(gb: GroupBy, chain: tuple, what: str) -> Any:
                 meta = make_meta(on_stand_ins(lambda: group_call(_nonempty(gb._frame._meta), *args)))
         except Exception as exc:
             kind = type(exc) if isinstance(exc, (TypeError, ValueError)) else ValueError
-            columns = {c: str(t) for c, t in gb._frame.dtypes.items() if not str(c).startswith("__xsched_key_")}
+            columns = {c: str(t) for c, t in gb._frame.dtypes.items() if not str(c).startswith(KEY_COLUMN)}
             raise kind(f"groupby(...).{what}: pandas refuses it on columns {columns}: {exc}") from exc
     return unnamed(gb, map_partitions(group_call, shuffle(gb._frame, keys), *args, meta=meta,
                                       _name=f"groupby-{chain[-1][0]}"))
@@ -188,7 +188,7 @@ def in_place(gb: GroupBy, chain: tuple, what: str, meta: Any = None) -> Any:
     tagged = tagged_rows(frame, list(frame._meta.columns), f"in-place-{token}")
     met = shuffle(tagged, keys)
     args = (gb._by, gb._selection, chain, gb._dropna, gb._observed, gb._sort)
-    done = map_partitions(_tagged_call, met, *args, meta=_tagged_call(tagged._meta.iloc[:0], *args, meta=meta),
+    done = map_partitions(_tagged_call, met, *args, meta=_beside_tags(meta, tagged._meta[[_PART, _ROW]]),
                           _name=f"groupby-{chain[0][0]}")
     back = _exchange(done, frame.npartitions, _split_by_part, new_token(done._name, "back"), "groupby-back")
     out = map_partitions(_put_back, frame, back, meta, meta=meta, _name=f"groupby-{chain[0][0]}-in-place")
@@ -197,19 +197,20 @@ def in_place(gb: GroupBy, chain: tuple, what: str, meta: Any = None) -> Any:
 
 
 def _tagged_call(part: pd.DataFrame, by: Any, selection: Any, chain: tuple, dropna: bool, observed: bool,
-                 sort: bool, meta: Any = None) -> pd.DataFrame:
-    """pandas' grouped ``chain`` on a partition of tagged rows (whole groups), its results as
-    columns beside the rows' tags (a Series' as ``__value__``)."""
-    tags = part[[_PART, _ROW]].reset_index(drop=True)
-    if meta is not None and not len(part):  # (the stand-in's layout: the result's columns and dtypes)
-        out = meta
-    else:
-        out = group_call(part.drop(columns=[_PART, _ROW]), by, selection, chain, dropna, observed, sort)
-        if len(out) != len(part):
-            raise ValueError(f"groupby(...).{chain[0][0]}: pandas gave {len(out)} rows for {len(part)}, where it "
-                             "gives a row per row")
+                 sort: bool) -> pd.DataFrame:
+    """pandas' grouped ``chain`` on a partition of tagged rows (whole groups), its results
+    beside the rows' tags."""
+    out = group_call(part.drop(columns=[_PART, _ROW]), by, selection, chain, dropna, observed, sort)
+    if len(out) != len(part):
+        raise ValueError(f"groupby(...).{chain[0][0]}: pandas gave {len(out)} rows for {len(part)}, where it "
+                         "gives a row per row")
+    return _beside_tags(out, part[[_PART, _ROW]])
+
+
+def _beside_tags(out: Any, tags: pd.DataFrame) -> pd.DataFrame:
+    """Results (a Series' as the column ``__value__``) beside their rows' tags, row by row."""
     values = out.to_frame("__value__") if isinstance(out, pd.Series) else out
-    return pd.concat([values.reset_index(drop=True), tags], axis=1)
+    return pd.concat([values.reset_index(drop=True), tags.reset_index(drop=True)], axis=1)
 
 
 _IN_PLACE_HOOK.append(in_place)
@@ -226,9 +227,9 @@ def _put_back(part: Any, back: pd.DataFrame, meta: Any) -> Any:
 
 
 def _reducing(gb: GroupBy, method: str, args: tuple, kwargs: dict) -> Any:
-    if isinstance(gb._by, _Frame):
-        grouped, named = gb.by_key_column()
-        return named(_reducing(grouped, method, args, kwargs))
+    if isinstance(gb._by, _Frame):  # (named after the gathering, whose meta comes from the key column's grouping)
+        grouped = gb.by_key_column()
+        return unnamed(grouped, _reducing(grouped, method, args, kwargs))
     unobserved = None
     if not gb._observed and any(isinstance(gb._frame._meta[k].dtype, pd.CategoricalDtype) for k in gb._key_columns):
         # (each partition would answer for every category, the ones it does not hold too: the

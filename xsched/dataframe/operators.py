@@ -288,7 +288,7 @@ def by_columns(frame: "DataFrame", op: Callable | str, row: "Series", reflected:
     way = f"to match rows by label, df.{what}(s, axis=0)" if op not in (operator.and_, operator.or_, operator.xor) \
         else "to match rows by label, df.apply(..., axis=1) or map_partitions"
     return map_partitions(_by_columns, frame, per_column(frame, row, what, way), op, reflected,
-                          list(frame._meta.columns), kwargs or {}, _name=what)
+                          list(frame._meta.columns), kwargs or {}, what, _name=what)
 
 
 def per_column(frame: "DataFrame", row: "Series", what: str,
@@ -307,13 +307,12 @@ def per_column(frame: "DataFrame", row: "Series", what: str,
 
 
 def _by_columns(part: pd.DataFrame, row: pd.Series, op: Callable | str, reflected: bool, columns: list,
-                kwargs: dict) -> pd.DataFrame:
+                kwargs: dict, what: str) -> pd.DataFrame:
     if isinstance(op, str):
         out = getattr(part, op)(row, **kwargs)
     else:
         out = op(row, part) if reflected else op(part, row)
     if list(out.columns) != columns:
-        what = op if isinstance(op, str) else funcname(op).rstrip("_")
         raise ValueError(f"{what}: the Series set against this DataFrame's columns (pandas' rule) has the labels "
                          f"{list(row.index)[:8]}, not its columns {columns[:8]}, which would make new columns; to "
                          "match rows by label, use the method with axis=0")
