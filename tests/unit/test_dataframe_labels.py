@@ -61,7 +61,7 @@ def test_levels_of_either_axis_like_pandas(n):
                                getattr(pdf[("x", "one")], method)(*args))
     tm.assert_frame_equal(df.droplevel(0, axis=1).compute(), pdf.droplevel(0, axis=1))
     tm.assert_frame_equal(df.swaplevel(axis=1).compute(), pdf.swaplevel(axis=1))
-    with pytest.raises(ValueError, match="a Series has no axis 1"):
+    with pytest.raises(ValueError, match="no axis named 1 for a Series"):
         df[("x", "one")].droplevel(0, axis=1)
 
 

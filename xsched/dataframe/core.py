@@ -227,6 +227,10 @@ class _Frame:
         """
         return map_partitions(func, self, *args, meta=meta, **kwargs)
 
+    def _axis(self, axis: Any, what: str, none: bool = True) -> int | None:
+        """pandas' number of ``axis`` here (see ``axis_number``)."""
+        return axis_number(axis, what, isinstance(self, DataFrame), none)
+
     def _method(self, method: str, /, *args: Any, **kwargs: Any):
         """``part.<method>(*args, **kwargs)`` on every partition, named after the method
         (``method`` is positional-only: the user's keywords, ``fillna(method=...)`` too, reach pandas)."""
@@ -366,6 +370,33 @@ class _Frame:
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         return np.asarray(self.compute(), dtype=dtype)
+
+
+_AXES = {0: 0, "index": 0, "rows": 0, 1: 1, "columns": 1}
+
+
+def axis_number(axis: Any, what: str, columns: bool = True, none: bool = True) -> int | None:
+    """pandas' number of ``axis``: 0 for the rows (0, "index", "rows"), 1 for the columns (1,
+    "columns": a DataFrame's only), None for None where ``none`` allows it (a method over
+    every value); any other, a ValueError naming ``what`` and the axes there are, when the
+    expression is built, as pandas refuses it.
+
+    >>> axis_number("rows", "sum"), axis_number("columns", "sum"), axis_number(None, "sum")
+    (0, 1, None)
+    >>> axis_number(1, "rank", columns=False)
+    Traceback (most recent call last):
+    ...
+    ValueError: rank: no axis named 1 for a Series: its only axis is 0 or 'index' (the rows)
+    """
+    try:
+        number = None if axis is None else _AXES.get(axis)
+    except TypeError:  # (unhashable: a list, say)
+        number = None
+    if number is None and (axis is not None or not none) or number == 1 and not columns:
+        axes = "0 or 'index' (the rows) and 1 or 'columns'" if columns else "0 or 'index' (the rows)"
+        raise ValueError(f"{what}: no axis named {axis!r} for a {'DataFrame' if columns else 'Series'}: "
+                         f"its {'axes are' if columns else 'only axis is'} {axes}")
+    return number
 
 
 def _label_slice(frame: "_Frame", key: slice, name: str) -> slice:
@@ -605,7 +636,7 @@ class DataFrame(_Frame):
         ['a']
         """
         if columns is None:
-            if axis not in (1, "columns"):
+            if self._axis(axis, "drop", none=False) != 1:
                 raise NotImplementedError("drop: only columns can be dropped (columns= or axis=1); "
                                           "filter rows with a mask: df[~df.index.isin([...])]")
             columns = labels
@@ -625,7 +656,7 @@ class DataFrame(_Frame):
         >>> df.apply(lambda r: r.a + r.b, axis=1, meta=("s", "int64")).compute().tolist()
         [4, 6]
         """
-        if axis not in (1, "columns"):
+        if self._axis(axis, "apply", none=False) != 1:
             raise NotImplementedError(
                 f"apply(axis={axis!r}) runs a function on each whole column, which no partition holds: "
                 "pass axis=1 for a function of each row, use a reduction (df.max(), df.agg([...]), "

@@ -215,8 +215,7 @@ def fill(frame: _Frame, method: str, limit: int | None = None, limit_area: str |
 def _install() -> None:
     def method(name: str):
         def run(self, axis: Any = None, skipna: bool = True, numeric_only: bool = False):
-            if axis is not None:  # (pandas' own error for an axis this object has not, at once)
-                axis = self._meta._get_axis_number(axis)
+            axis = self._axis(axis, name)  # (an axis this object has not: refused at once, as pandas)
             if numeric_only:
                 if not isinstance(self, DataFrame):
                     raise TypeError(f"{name}(numeric_only=True) is a DataFrame's, as in pandas: a Series has "
@@ -239,7 +238,7 @@ def _install() -> None:
 
     def filler(name: str):
         def run(self, *, axis: Any = None, limit: int | None = None, limit_area: str | None = None):
-            if axis is not None and self._meta._get_axis_number(axis) == 1:
+            if self._axis(axis, name) == 1:
                 return self._method(name, axis=1, limit=limit, limit_area=limit_area)
             return fill(self, name, limit, limit_area)
         run.__name__ = name

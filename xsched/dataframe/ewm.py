@@ -468,7 +468,7 @@ def ewm(self: _Frame, com: Any = None, span: Any = None, halflife: Any = None, a
         raise NotImplementedError("ewm(times=...): weights by elapsed time are not run across partitions here; "
                                   "give com, span, halflife (in rows) or alpha, or run it per partition with "
                                   "map_partitions")
-    if axis not in (0, "index", "rows") or method != "single":
+    if self._axis(axis, "ewm", none=False) != 0 or method != "single":
         raise NotImplementedError("ewm: axis=1 and method='table' are not run across partitions here")
     value = _alpha(com, span, halflife, alpha)
     kwargs = {k: v for k, v in (("com", com), ("span", span), ("halflife", halflife), ("alpha", alpha))

@@ -190,7 +190,7 @@ def expanding(self: _Frame, min_periods: int = 1, axis: Any = 0, method: str = "
     >>> xd.from_pandas(pd.Series([3.0, 1.0, 2.0]), npartitions=2).expanding().min().compute().tolist()
     [3.0, 1.0, 1.0]
     """
-    if axis not in (0, "index", "rows") or method != "single":
+    if self._axis(axis, "expanding", none=False) != 0 or method != "single":
         raise NotImplementedError("expanding: axis=1 and method='table' are not run across partitions here")
     return Expanding(self, min_periods)
 

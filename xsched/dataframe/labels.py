@@ -22,11 +22,6 @@ from .core import DataFrame, Series, _Frame
 __all__: list[str] = []
 
 
-def _rows(axis: Any, frame: _Frame) -> bool:
-    """Whether ``axis`` names the rows (pandas' 0 / "index"; a Series has only rows)."""
-    return isinstance(frame, Series) or axis in (0, "index", "rows")
-
-
 def filter_labels(self: _Frame, items: Any = None, like: str | None = None, regex: str | None = None,
            axis: Any = None):
     """The columns (or, ``axis=0``, the rows by their index labels; a Series' rows) whose
@@ -54,7 +49,7 @@ def reindex(self: _Frame, labels: Any = None, *, index: Any = None, columns: Any
     >>> df.reindex(columns=["b", "c"], fill_value=0).compute().to_dict("list")
     {'b': [3, 4], 'c': [0, 0]}
     """
-    if labels is not None and axis in (1, "columns"):  # (pandas' labels are rows unless axis says columns)
+    if labels is not None and self._axis(axis, "reindex") == 1:  # (pandas' labels are rows unless axis says columns)
         columns, labels = labels, None
     if labels is not None or index is not None:
         raise NotImplementedError("reindex of the rows needs every partition's labels; select labels with "
@@ -75,7 +70,7 @@ def set_axis(self: _Frame, labels: Any, *, axis: Any = 0):
     >>> df.set_axis(["x", "y"], axis=1).columns.tolist()
     ['x', 'y']
     """
-    if _rows(axis, self):
+    if self._axis(axis, "set_axis", none=False) == 0:
         raise NotImplementedError("set_axis(axis=0): a partition's rows are not known when built; relabel rows "
                                   "with set_index(<column>) or reset_index()")
     return self._method("set_axis", labels, axis=1)
@@ -83,12 +78,11 @@ def set_axis(self: _Frame, labels: Any, *, axis: Any = 0):
 
 def _levels(method: str, doc: str):
     def run(self: _Frame, *args: Any, axis: Any = 0, **kwargs: Any):
+        number = self._axis(axis, method, none=False)
         if isinstance(self, DataFrame):  # (a Series has rows only: pandas' swaplevel takes no axis there)
             kwargs["axis"] = axis
-        elif axis not in (0, "index", "rows"):
-            raise ValueError(f"{method}: a Series has no axis {axis!r}")
         out = self._method(method, *args, **kwargs)
-        return out.clear_divisions() if _rows(axis, self) else out  # (new row labels: see the module)
+        return out.clear_divisions() if number == 0 else out  # (new row labels: see the module)
 
     run.__name__, run.__doc__ = method, doc
     return run

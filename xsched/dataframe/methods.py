@@ -27,8 +27,8 @@ from ..graph.collection import compute_collection
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
 from ..graph.partials import row_starts
 from ..graph.spec import Ref, Task
-from .core import (_NO_META, DataFrame, Index, Series, _call_method, _checked_array, _Frame, _nonempty, make_meta,
-                   map_partitions, new_collection, part_key, unify_divisions)
+from .core import (_NO_META, DataFrame, Index, Series, _call_method, _checked_array, _Frame, _nonempty, axis_number,
+                   make_meta, map_partitions, new_collection, part_key, unify_divisions)
 from .operators import per_column
 from .pieces import _concat
 from .io import _identity
@@ -39,8 +39,8 @@ __all__ = ["concat", "to_datetime", "to_numeric", "to_timedelta", "isna", "notna
 
 #: where pandas' method sets a Series argument against a DataFrame's columns (a value per
 #: column), and with which axis: the argument's name and position
-_PER_COLUMN = {"fillna": ((None,), (("value", 0),)), "clip": ((1, "columns"), (("lower", 0), ("upper", 1))),
-               "where": ((1, "columns"), (("other", 1),)), "mask": ((1, "columns"), (("other", 1),))}
+_PER_COLUMN = {"fillna": ((None,), (("value", 0),)), "clip": ((1,), (("lower", 0), ("upper", 1))),
+               "where": ((1,), (("other", 1),)), "mask": ((1,), (("other", 1),))}
 
 
 def _per_column_arguments(self: Any, method: str, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -48,13 +48,14 @@ def _per_column_arguments(self: Any, method: str, args: tuple, kwargs: dict) -> 
     the columns (``df.fillna(df.mean())``, ``df.clip(lo, hi, axis=1)``) made whole for every
     partition (``per_column``); NumPy arrays along the rows refused (``_checked_array``)."""
     axes, names = _PER_COLUMN[method]
-    by_columns = isinstance(self, DataFrame) and kwargs.get("axis") in axes
+    axis = self._axis(kwargs.get("axis"), method)
+    by_columns = isinstance(self, DataFrame) and axis in axes
     args = list(args)
     for name, pos in names:
         value = kwargs[name] if name in kwargs else args[pos] if pos < len(args) else None
         if by_columns and isinstance(value, Series):
             value = per_column(self, value, f"{method}({name}=...)")
-        value = _checked_array(value, self, method, column=kwargs.get("axis") in (0, "index", "rows"))
+        value = _checked_array(value, self, method, column=axis == 0)
         if name in kwargs:
             kwargs[name] = value
         elif pos < len(args):
@@ -365,11 +366,9 @@ def _install() -> None:
         >>> xd.from_pandas(pd.DataFrame({"a": [1, 2]}), npartitions=2).squeeze().tolist()
         [1, 2]
         """
-        if axis in (0, "index"):
+        if self._axis(axis, "squeeze") == 0:
             raise NotImplementedError("squeeze(axis=0): the number of rows is not known until computed; "
                                       "compute() first, or take .iloc[0] of the computed pandas object")
-        if axis not in (None, 1, "columns"):
-            raise ValueError(f"squeeze: no axis {axis!r}")
         if isinstance(self, DataFrame) and len(self.columns) == 1:
             return self[self.columns[0]]
         return self
@@ -431,7 +430,7 @@ def _install() -> None:
         >>> s.truncate(2, 5).compute().tolist(), s.truncate(2, 5).npartitions
         ([2, 3, 4, 5], 2)
         """
-        if axis in (1, "columns"):
+        if self._axis(axis, "truncate") == 1:
             return self._method("truncate", before=before, after=after, axis=1)
         if isinstance(self._meta.index, pd.DatetimeIndex):  # (times, as pandas reads them: "2024-01-03" is its midnight)
             before, after = (None if t is None else pd.to_datetime(t) for t in (before, after))
@@ -675,10 +674,8 @@ def concat(dfs: Sequence[_Frame], axis: int = 0, join: str = "outer", ignore_ind
     dfs = list(dfs)
     if not dfs or not all(isinstance(d, _Frame) for d in dfs):
         raise TypeError("concat takes a list of xsched DataFrames or Series")
-    if axis in (1, "columns"):
+    if axis_number(axis, "concat", none=False) == 1:
         return _side_by_side(dfs, join)
-    if axis not in (0, "index"):
-        raise ValueError(f"concat: axis must be 0 or 1, got {axis!r}")
     if len(dfs) == 1 and not ignore_index:
         return dfs[0]
     meta = make_meta(pd.concat([_nonempty(d._meta) for d in dfs], join=join, ignore_index=ignore_index))

@@ -53,12 +53,13 @@ OPERATORS = ("add", "sub", "mul", "div", "truediv", "floordiv", "mod", "pow", "r
 
 def _operator(name: str) -> Callable:
     def method(self, other: Any, *args: Any, **kwargs: Any):
-        axis = kwargs.get("axis", args[0] if args else "columns")
-        if isinstance(self, DataFrame) and isinstance(other, Series) and axis in (1, "columns"):
+        frame = isinstance(self, DataFrame)  # (pandas: a DataFrame's axis comes first, a Series' third)
+        axis = kwargs.get("axis", (args[0] if args else None) if frame else (args[2] if len(args) > 2 else None))
+        axis = self._axis(("columns" if frame else 0) if axis is None else axis, name)
+        if frame and isinstance(other, Series) and axis == 1:
             return by_columns(self, name, other, kwargs=dict(zip(("axis", "level", "fill_value"), args), **kwargs))
-        other = _checked_array(other, self, name, column=axis in (0, "index", "rows"))
-        check_pandas_rows(self, other, name, isinstance(other, pd.DataFrame) or isinstance(self, Series)
-                          or axis in (0, "index", "rows"))
+        other = _checked_array(other, self, name, column=axis == 0)
+        check_pandas_rows(self, other, name, isinstance(other, pd.DataFrame) or not frame or axis == 0)
         return self._method(name, other, *args, **kwargs)
     method.__name__ = name
     method.__doc__ = (f"``{name}`` as pandas' (``fill_value=``, ``axis=``, ``level=``), partition by "

@@ -132,7 +132,7 @@ def rank(self: _Frame, axis: Any = 0, method: str = "average", numeric_only: boo
     >>> df.rank().compute().to_dict("list")
     {'a': [3.0, 1.0, 2.0], 'b': [2.5, 2.5, 1.0]}
     """
-    if axis in (1, "columns"):
+    if self._axis(axis, "rank", none=False) == 1:
         return self._method("rank", axis=1, method=method, numeric_only=numeric_only, na_option=na_option,
                             ascending=ascending, pct=pct)
     run = partial(rank_series, method=method, ascending=ascending, na_option=na_option, pct=pct)

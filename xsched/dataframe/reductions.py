@@ -446,9 +446,7 @@ def quantile(series: Series, q: Any = 0.5, split_every: int | None = None, whole
 
 
 def _rowwise(frame: _Frame, method: str, **kwargs: Any):
-    """A statistic of each row (``axis=1``): partition by partition, pandas' own."""
-    if not isinstance(frame, DataFrame):
-        raise ValueError(f"{method}(axis=1): a Series has no columns to reduce across (pandas: No axis named 1)")
+    """A statistic of each row of a DataFrame (``axis=1``): partition by partition, pandas' own."""
     return frame._method(method, axis=1, **{k: v for k, v in kwargs.items() if k != "numeric_only" or v})
 
 
@@ -479,6 +477,24 @@ def _axis_none(self: _Frame, method: str, numeric_only: bool, **kwargs: Any) -> 
     return getattr(every_value(self, numeric_only), method)(**kwargs)
 
 
+def across(self: _Frame, method: str, axis: Any, numeric_only: bool, split_every: Any, **kwargs: Any) -> Any:
+    """A reduction's result when ``axis`` is not the rows: each row's (``axis=1``, pandas' own
+    per partition) or every value's (a DataFrame's ``axis=None``); None when it is the rows'
+    (the caller's tree reduction). An axis there is not is refused here, as pandas refuses it.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2], "b": [3, 4]}), npartitions=2)
+    >>> across(df, "sum", "columns", False, None).compute().tolist(), across(df, "sum", "index", False, None)
+    ([4, 6], None)
+    """
+    number = self._axis(axis, method)
+    if number == 1:
+        return _rowwise(self, method, **kwargs, numeric_only=numeric_only)
+    if number is None and isinstance(self, DataFrame):
+        return _axis_none(self, method, numeric_only, split_every=split_every, **kwargs)
+    return None
+
+
 def _install() -> None:
     """Give the collections their reduction methods (one definition each, shared)."""
 
@@ -488,10 +504,9 @@ def _install() -> None:
             kw = dict(kwargs)
             if method != "count":
                 kw["skipna"] = skipna
-            if axis is None and isinstance(self, DataFrame):
-                return _axis_none(self, method, numeric_only, split_every=split_every, **kw)
-            if axis in (1, "columns"):  # (within each row: partition by partition)
-                return _rowwise(self, method, **kw, numeric_only=numeric_only)
+            out = across(self, method, axis, numeric_only, split_every, **kw)
+            if out is not None:
+                return out
             if isinstance(self, DataFrame) and method not in ("any", "all"):
                 kw["numeric_only"] = numeric_only
             return _simple(self, method, split_every, **kw)
@@ -531,10 +546,9 @@ def _install() -> None:
         >>> df.mean(axis=1).compute().tolist()
         [2.0, 4.0]
         """
-        if axis in (1, "columns"):
-            return _rowwise(self, "mean", skipna=skipna, numeric_only=numeric_only)
-        if axis is None and isinstance(self, DataFrame):
-            return _axis_none(self, "mean", numeric_only, skipna=skipna, split_every=split_every)
+        out = across(self, "mean", axis, numeric_only, split_every, skipna=skipna)
+        if out is not None:
+            return out
         return _moment(self, "mean", 0, numeric_only, skipna, split_every)
 
     def var(self, axis: Any = 0, skipna: bool = True, ddof: int = 1, split_every: int | None = None,
@@ -546,10 +560,9 @@ def _install() -> None:
         >>> xd.from_pandas(pd.Series([1, 2, 3, 4]), npartitions=3).var().compute().round(4)
         np.float64(1.6667)
         """
-        if axis in (1, "columns"):
-            return _rowwise(self, "var", skipna=skipna, ddof=ddof, numeric_only=numeric_only)
-        if axis is None and isinstance(self, DataFrame):
-            return _axis_none(self, "var", numeric_only, skipna=skipna, ddof=ddof, split_every=split_every)
+        out = across(self, "var", axis, numeric_only, split_every, skipna=skipna, ddof=ddof)
+        if out is not None:
+            return out
         return _moment(self, "var", ddof, numeric_only, skipna, split_every)
 
     def std(self, axis: Any = 0, skipna: bool = True, ddof: int = 1, split_every: int | None = None,
@@ -560,10 +573,9 @@ def _install() -> None:
         >>> xd.from_pandas(pd.Series([1, 2, 3, 4]), npartitions=3).std().compute().round(4)
         np.float64(1.291)
         """
-        if axis in (1, "columns"):
-            return _rowwise(self, "std", skipna=skipna, ddof=ddof, numeric_only=numeric_only)
-        if axis is None and isinstance(self, DataFrame):
-            return _axis_none(self, "std", numeric_only, skipna=skipna, ddof=ddof, split_every=split_every)
+        out = across(self, "std", axis, numeric_only, split_every, skipna=skipna, ddof=ddof)
+        if out is not None:
+            return out
         return _moment(self, "std", ddof, numeric_only, skipna, split_every)
 
     def nunique(self, dropna: bool = True, split_every: int | None = None):

@@ -42,7 +42,7 @@ from ..graph.collection import compute_collection
 from ..graph.layers import new_token
 from .core import DataFrame, Index, Series, _Frame, _nonempty, map_partitions, new_collection
 from .rank import rank_series
-from .reductions import _axis_none, _joined, _rowwise, _value_counts_chunk, _value_counts_merge, missing_as_pandas, \
+from .reductions import _joined, _value_counts_chunk, _value_counts_merge, across, missing_as_pandas, \
     quantile, reduction
 from .standin import on_stand_ins
 
@@ -220,7 +220,7 @@ def corrwith(frame: DataFrame, other: Any, axis: Any = 0, drop: bool = False, me
     >>> df.corrwith(df.a * 2).compute().round(3).to_dict()
     {'a': 1.0, 'b': -0.944}
     """
-    if axis not in (0, "index"):
+    if frame._axis(axis, "corrwith", none=False) != 0:
         raise NotImplementedError("corrwith(axis=1) correlates rows: run it per partition with map_partitions")
     if isinstance(other, Series):
         left = _numeric_frame(frame, "corr", numeric_only)  # (every column pairs: each must be numeric)
@@ -673,7 +673,7 @@ def _install() -> None:
         >>> xd.from_pandas(pd.Series([1, 5, 5, 2], index=list("abcd")), npartitions=2).idxmax().compute()
         'b'
         """
-        if axis in (1, "columns"):
+        if self._axis(axis, "idxmax", none=False) == 1:
             return self._method("idxmax", axis=1, skipna=skipna, numeric_only=numeric_only)
         return idxbest(self, True, skipna, numeric_only, split_every)
 
@@ -685,14 +685,16 @@ def _install() -> None:
         >>> xd.from_pandas(pd.DataFrame({"a": [3, 1, 2]}), npartitions=2).idxmin().compute().to_dict()
         {'a': 1}
         """
-        if axis in (1, "columns"):
+        if self._axis(axis, "idxmin", none=False) == 1:
             return self._method("idxmin", axis=1, skipna=skipna, numeric_only=numeric_only)
         return idxbest(self, False, skipna, numeric_only, split_every)
 
     def series_idxmax(self, axis: Any = 0, skipna: bool = True, split_every: int | None = None):
+        self._axis(axis, "idxmax", none=False)  # (a Series has rows only: another axis is refused)
         return idxbest(self, True, skipna, False, split_every)
 
     def series_idxmin(self, axis: Any = 0, skipna: bool = True, split_every: int | None = None):
+        self._axis(axis, "idxmin", none=False)
         return idxbest(self, False, skipna, False, split_every)
 
     def median(self, axis: Any = 0, skipna: bool = True, numeric_only: bool = False,
@@ -706,10 +708,9 @@ def _install() -> None:
         >>> float(s.median().compute()), float(s.median(skipna=False).compute())
         (3.0, nan)
         """
-        if axis in (1, "columns"):
-            return _rowwise(self, "median", skipna=skipna, numeric_only=numeric_only)
-        if axis is None and isinstance(self, DataFrame):
-            return _axis_none(self, "median", numeric_only, skipna=skipna, split_every=split_every)
+        out = across(self, "median", axis, numeric_only, split_every, skipna=skipna)
+        if out is not None:
+            return out
         if not skipna:
             out = median(self, numeric_only=numeric_only, split_every=split_every)
             columns = None if isinstance(self, Series) else list(on_stand_ins(lambda: _nonempty(self._meta).median(
@@ -777,7 +778,7 @@ def _install() -> None:
 
     def frame_mode(self, axis: Any = 0, numeric_only: bool = False, dropna: bool = True,
                    split_every: int | None = None):
-        if axis not in (0, "index"):  # (its columns: as many as the most tied row's values)
+        if self._axis(axis, "mode", none=False) != 0:  # (its columns: as many as the most tied row's values)
             raise NotImplementedError(f"mode(axis={axis!r}): the number of columns is not known until "
                                       "computed; compute() first")
         return mode(self, dropna, split_every, numeric_only)
@@ -789,7 +790,7 @@ def _install() -> None:
 
     def quantile_frame(self, q: Any = 0.5, axis: Any = 0, numeric_only: bool = False,
                        interpolation: str = "linear", split_every: int | None = None):
-        if axis in (1, "columns"):
+        if self._axis(axis, "quantile", none=False) == 1:
             return self._method("quantile", q, axis=1, numeric_only=numeric_only, interpolation=interpolation)
         if interpolation != "linear":
             raise NotImplementedError(f"quantile(interpolation={interpolation!r}): only 'linear' runs on "
@@ -807,10 +808,9 @@ def _install() -> None:
         >>> round(float(xd.from_pandas(pd.Series([1.0, 2, 4, 7]), npartitions=2).sem().compute()), 6)
         1.322876
         """
-        if axis in (1, "columns"):
-            return self._method("sem", axis=1, skipna=skipna, ddof=ddof, numeric_only=numeric_only)
-        if axis is None and isinstance(self, DataFrame):
-            return _axis_none(self, "sem", numeric_only, skipna=skipna, ddof=ddof, split_every=split_every)
+        out = across(self, "sem", axis, numeric_only, split_every, skipna=skipna, ddof=ddof)
+        if out is not None:
+            return out
         return power_moment(self, "sem", ddof, skipna, numeric_only, split_every)
 
     def skew(self, axis: Any = 0, skipna: bool = True, numeric_only: bool = False,
@@ -821,10 +821,9 @@ def _install() -> None:
         >>> round(float(xd.from_pandas(pd.Series([1.0, 2, 4, 9]), npartitions=2).skew().compute()), 6)
         1.330938
         """
-        if axis in (1, "columns"):
-            return self._method("skew", axis=1, skipna=skipna, numeric_only=numeric_only)
-        if axis is None and isinstance(self, DataFrame):
-            return _axis_none(self, "skew", numeric_only, skipna=skipna, split_every=split_every)
+        out = across(self, "skew", axis, numeric_only, split_every, skipna=skipna)
+        if out is not None:
+            return out
         return power_moment(self, "skew", 1, skipna, numeric_only, split_every)
 
     def kurt(self, axis: Any = 0, skipna: bool = True, numeric_only: bool = False,
@@ -835,10 +834,9 @@ def _install() -> None:
         >>> round(float(xd.from_pandas(pd.Series([1.0, 2, 4, 9]), npartitions=3).kurt().compute()), 6)
         1.5
         """
-        if axis in (1, "columns"):
-            return self._method("kurt", axis=1, skipna=skipna, numeric_only=numeric_only)
-        if axis is None and isinstance(self, DataFrame):
-            return _axis_none(self, "kurt", numeric_only, skipna=skipna, split_every=split_every)
+        out = across(self, "kurt", axis, numeric_only, split_every, skipna=skipna)
+        if out is not None:
+            return out
         return power_moment(self, "kurt", 1, skipna, numeric_only, split_every)
 
     def autocorr(self, lag: int = 1, split_every: int | None = None):

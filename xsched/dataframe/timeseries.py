@@ -270,7 +270,7 @@ def interpolate(self: _Frame, method: str = "linear", *, axis: Any = 0, limit: A
         raise NotImplementedError(f"interpolate: method={method!r} is not run across partitions here; it runs "
                                   f"{', '.join(INTERPOLATE_METHODS)}. Within each partition alone: "
                                   f".map_partitions(lambda part: part.interpolate(method={method!r}))")
-    if axis not in (0, "index", "rows") or inplace or limit is not None or kwargs:
+    if self._axis(axis, "interpolate", none=False) != 0 or inplace or limit is not None or kwargs:
         raise NotImplementedError("interpolate: axis=1, inplace=True, limit= and the arguments of other methods "
                                   "are not run across partitions here; per partition: "
                                   ".map_partitions(lambda part: part.interpolate(...))")
