@@ -798,7 +798,7 @@ def test_cumsum_of_floats_and_its_carry_chain():
     graph = x.cumsum().__xsched_graph__()
     carries = [t for k, t in graph.items() if k.startswith("cumsum-carry")]
     assert carries and all(len(dependencies(t)) == 2 for t in carries)
-    with pytest.raises(TypeError, match="axis must be an int"):
+    with pytest.raises(TypeError, match=r"cumsum: axis \(0,\): 'tuple' object cannot be interpreted as an integer"):
         x.cumsum(axis=(0,))
 
 
@@ -954,7 +954,7 @@ def test_fft_names_the_cut_axis_and_the_rechunk_and_shifts_any_chunking():
     x = xa.from_array(np.arange(24.0).reshape(4, 6), chunks=(2, 3))
     with pytest.raises(ValueError, match=r"axis 1 is cut into 2 chunks \(3, 3\).*x.rechunk\(\{1: -1\}\)"):
         xa.fft.fft(x)
-    with pytest.raises(ValueError, match="out of range"):
+    with pytest.raises(ValueError, match="fft.fft: axis 2 is out of bounds"):
         xa.fft.fft(x, axis=2)
     np.testing.assert_array_equal(xa.fft.fftshift(x).compute(), np.fft.fftshift(np.arange(24.0).reshape(4, 6)))
     np.testing.assert_array_equal(xa.fft.ifftshift(xa.fft.fftshift(x, axes=0), axes=0).compute(),
@@ -991,7 +991,7 @@ def test_sort_puts_a_cut_axis_in_one_chunk_within_the_rechunk_bound():
                                              r"chunks\); the blocks that makes would hold 192 B each.*"
                                              r"x\.rechunk\(\{1: -1, 0: <smaller>\}\)"):
             xa.sort(x)
-    with pytest.raises(ValueError, match="argsort: axis 2 is out of range"):
+    with pytest.raises(ValueError, match="argsort: axis 2 is out of bounds"):
         xa.argsort(x, axis=2)
 
 

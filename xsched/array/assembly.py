@@ -30,7 +30,8 @@ import numpy as np
 from .reductions import _check_out
 from .core import Array
 from .creation import asarray
-from .manipulation import (_axis, broadcast_to, concatenate, expand_dims, flip, moveaxis, ravel,
+from .axes import axis_index
+from .manipulation import (broadcast_to, concatenate, expand_dims, flip, moveaxis, ravel,
                            transpose)
 from .masking import known_chunks_needed
 
@@ -179,7 +180,7 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Array]:
 
 def _split(ary: Any, sections: Any, axis: int, exact: bool, what: str) -> list[Array]:
     ary = asarray(ary)
-    axis = _axis(axis, ary.ndim, what)
+    axis = axis_index(axis, ary.ndim, what)
     known_chunks_needed(ary, what)
     length = ary.shape[axis]
     cuts = [0] + _split_points(length, sections, exact, what) + [length]
@@ -246,7 +247,7 @@ def _flat_or_axis(arr: Any, axis: Any, what: str) -> tuple[Array, int]:
     arr = asarray(arr)
     if axis is None:
         return ravel(arr), 0
-    return arr, _axis(axis, arr.ndim, what)
+    return arr, axis_index(axis, arr.ndim, what)
 
 
 def _known_positions(obj: Any, what: str) -> Any:

@@ -24,7 +24,7 @@ from .chunks import _starts
 from .core import Array
 from .mapping import map_blocks
 from .creation import asarray
-from .manipulation import _axis
+from .axes import axis_index
 from .masking import known_chunks_needed
 
 __all__ = ["coarsen"]
@@ -67,7 +67,7 @@ def coarsen(reduction: Callable, x: Any, axes: dict, trim_excess: bool = False, 
     for axis, factor in axes.items():
         if isinstance(factor, bool) or not isinstance(factor, numbers.Integral) or factor < 1:
             raise ValueError(f"coarsen: the factor of axis {axis} must be a positive integer, got {factor!r}")
-        factors[_axis(axis, x.ndim, "coarsen")] = int(factor)
+        factors[axis_index(axis, x.ndim, "coarsen")] = int(factor)
     if not trim_excess and any(n % f for n, f in zip(x.shape, factors)):
         raise ValueError(f"coarsen: coarsening factors {axes} do not align with array shape {x.shape}; "
                          "pass trim_excess=True to drop the elements left over")

@@ -28,7 +28,8 @@ from .core import Array
 from .mapping import map_blocks
 from .creation import asarray
 from .index_notation import blockwise
-from .manipulation import _axis, concatenate, moveaxis, pad
+from .axes import axis_index
+from .manipulation import concatenate, moveaxis, pad
 from .masking import known_chunks_needed
 from .reductions import _check_out, sum as _sum
 
@@ -58,7 +59,7 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
     if a.ndim < 2:
         raise ValueError(f"diagonal: diag requires an array of at least two dimensions, got "
                          f"shape {a.shape}")
-    ax1, ax2 = _axis(axis1, a.ndim, "diagonal"), _axis(axis2, a.ndim, "diagonal")
+    ax1, ax2 = axis_index(axis1, a.ndim, "diagonal"), axis_index(axis2, a.ndim, "diagonal")
     if ax1 == ax2:
         raise ValueError(f"diagonal: axis1 and axis2 cannot be the same ({axis1}, {axis2})")
     offset = operator.index(offset)

@@ -41,6 +41,7 @@ import numpy as np
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
+from .axes import axis_index
 from .chunks import _starts
 from .core import Array
 from .creation import asarray, from_array
@@ -56,12 +57,6 @@ def _known_along(x: Array, axis: int, what: str) -> None:
     if any(c != c for c in x.chunks[axis]):
         raise ValueError(f"{what} along axis {axis} needs the lengths of the array's blocks there, which a "
                          f"boolean mask left unknown ({x.chunks[axis]}); call x = x.compute_chunk_sizes() first")
-
-
-def _axis(axis: Any, ndim: int, what: str) -> int:
-    if not isinstance(axis, numbers.Integral) or not -ndim <= axis < ndim:
-        raise np.exceptions.AxisError(f"{what}: axis {axis!r} is out of bounds for an array of dimension {ndim}")
-    return int(axis) % ndim
 
 
 # --------------------------------------------------------------------------- diff
@@ -152,7 +147,7 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
     x = asarray(a)
     if x.ndim == 0:
         raise ValueError("diff requires input that is at least one dimensional")
-    axis = _axis(axis, x.ndim, "diff")
+    axis = axis_index(axis, x.ndim, "diff")
     parts = [_edge(prepend, x, axis)] if prepend is not None else []
     parts.append(x)
     if append is not None:
@@ -259,7 +254,7 @@ def gradient(f: Any, /, *varargs: Any, axis: Any = None, edge_order: int = 1) ->
     """
     f = asarray(f)
     axes = tuple(range(f.ndim)) if axis is None else tuple(
-        _axis(ax, f.ndim, "gradient") for ax in ((axis,) if isinstance(axis, numbers.Integral) else axis))
+        axis_index(ax, f.ndim, "gradient") for ax in ((axis,) if isinstance(axis, numbers.Integral) else axis))
     if len(set(axes)) != len(axes):
         raise ValueError(f"gradient: repeated axis in {axis}")
     spacings = _spacings(varargs, axes, f.shape)
@@ -288,7 +283,7 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Array:
     (10.0, 13.0)
     """
     y = asarray(y)
-    axis = _axis(axis, y.ndim, "trapezoid")
+    axis = axis_index(axis, y.ndim, "trapezoid")
     _known_along(y, axis, "trapezoid")
     lead = (slice(None),) * axis
     upper, lower = y[lead + (slice(1, None),)], y[lead + (slice(None, -1),)]
@@ -317,9 +312,7 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * n
     [0.0, 3.0, -0.083, 2.9, 6.0]
     """
     p = asarray(p)
-    if not -p.ndim <= axis < p.ndim:
-        raise ValueError(f"unwrap: axis {axis} is out of range for an array of {p.ndim} dimensions")
-    axis %= p.ndim
+    axis = axis_index(axis, p.ndim, "unwrap")
     jumps = diff(p, axis=axis)
     if discont is None:
         discont = period / 2

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..graph.layers import chunk_key
 from ..graph.spec import Ref
+from .axes import axis_index
 from .core import Array, check_device
 from .mapping import block_layer
 from .creation import arange, asarray
@@ -39,12 +40,7 @@ _REAL_BACK = {"irfft", "hfft", "irfft2", "irfftn"}  # n, or 2 * (m - 1) (back to
 
 def _whole(x: Array, axes: Sequence[int], name: str) -> tuple[int, ...]:
     """``axes`` as non-negative ints, each held whole in one chunk (else a ValueError naming the fix)."""
-    out = []
-    for a in axes:
-        if not -x.ndim <= a < x.ndim:
-            raise np.exceptions.AxisError(f"fft.{name}: axis {a} is out of range for an array of {x.ndim} "
-                                          "dimensions")
-        out.append(a % x.ndim)
+    out = [axis_index(a, x.ndim, f"fft.{name}") for a in axes]
     cut = [a for a in out if len(x.chunks[a]) > 1]
     if cut:
         fix = ", ".join(f"{a}: -1" for a in cut)

@@ -42,6 +42,7 @@ import numpy as np
 
 from ..graph.layers import chunk_key
 from ..graph.spec import Ref, funcname
+from .axes import axis_index
 from .core import Array
 from .mapping import block_layer
 from .creation import asarray
@@ -273,10 +274,7 @@ def apply_along_axis(func1d: Callable, axis: int, arr: Any, *args: Any, dtype: A
     [12, 8, 10]
     """
     x = asarray(arr)
-    if not -x.ndim <= axis < x.ndim:
-        raise np.exceptions.AxisError(f"apply_along_axis: axis {axis} is out of bounds for an array of "
-                                      f"{x.ndim} dimensions")
-    axis %= x.ndim
+    axis = axis_index(axis, x.ndim, "apply_along_axis")
     known = x.shape[axis]
     if known != known:
         raise ValueError("apply_along_axis: the axis's length is unknown (after a boolean mask); call "

@@ -36,6 +36,7 @@ import numpy as np
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
+from .axes import axis_index, axis_tuple
 from .core import UFUNC_IMPLEMENTATIONS, Array
 from .creation import asarray
 from .blocked import lu, solve_triangular  # (the xa.linalg namespace: factorizations live in rooms of their own)
@@ -128,13 +129,7 @@ def _contract(op: str, a: Array, b: Array, func: Callable, args: tuple, chunks: 
 
 def _axes_list(axes: Any, ndim: int, which: str) -> list[int]:
     axes = [axes] if isinstance(axes, numbers.Integral) else list(axes)
-    out = []
-    for ax in axes:
-        if not -ndim <= ax < ndim:
-            raise np.exceptions.AxisError(f"tensordot: axis {ax} is out of bounds for the "
-                                          f"{which} operand, of dimension {ndim}")
-        out.append(int(ax) % ndim)
-    return out
+    return [axis_index(ax, ndim, f"tensordot ({which} operand)") for ax in axes]
 
 
 def tensordot(a: Any, b: Any, axes: Any = 2, *, split_every: int | None = None) -> Array:
@@ -414,12 +409,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
         if x.ndim == 2:
             return _matrix_norm(x, ord, (0, 1), keepdims)
         raise ValueError("Improper number of dimensions to norm.")
-    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
-    for a in axes:
-        if not -x.ndim <= a < x.ndim:
-            raise np.exceptions.AxisError(f"norm: axis {a} is out of bounds for an array of "
-                                          f"dimension {x.ndim}")
-    axes = tuple(int(a) % x.ndim for a in axes)
+    axes = axis_tuple(axis, x.ndim, "norm")
     if len(axes) == 1:
         return _vector_norm(x, ord, axes, keepdims)
     if len(axes) == 2:

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
+from .axes import axis_index, axis_tuple
 from .chunks import normalize_chunks
 from .core import Array, elemwise
 from . import reductions
@@ -44,21 +45,6 @@ __all__ = ["copy", "concatenate", "stack", "hstack", "vstack", "reshape", "resha
            "flip", "fliplr", "flipud", "roll", "pad", "broadcast_to", "broadcast_arrays", "meshgrid",
            "where", "clip", "around", "repeat", "tile", "unstack", "tril", "triu", "permute_dims", "concat",
            "rollaxis", "apply_over_axes", "shuffle"]
-
-
-def _axis(axis: Any, ndim: int, what: str) -> int:
-    if not isinstance(axis, numbers.Integral) or not -ndim <= axis < ndim:
-        raise np.exceptions.AxisError(
-            f"{what}: axis {axis!r} is out of bounds for an array of dimension {ndim}")
-    return int(axis) % ndim
-
-
-def _axes(axis: Any, ndim: int, what: str) -> tuple[int, ...]:
-    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
-    out = tuple(_axis(a, ndim, what) for a in axes)
-    if len(set(out)) != len(out):
-        raise ValueError(f"{what}: repeated axis in {axis}")
-    return out
 
 
 def _new(layer: dict, name: str, inputs: Sequence[Array], chunks: Any, dtype: Any) -> Array:
@@ -103,7 +89,7 @@ def concatenate(seq: Sequence[Any], axis: int | None = 0) -> Array:
     if arrays[0].ndim == 0:
         raise ValueError("zero-dimensional arrays cannot be concatenated")
     ndim = arrays[0].ndim
-    axis = _axis(axis, ndim, "concatenate")
+    axis = axis_index(axis, ndim, "concatenate")
     for i, a in enumerate(arrays[1:], 1):
         if a.ndim != ndim:
             raise ValueError(
@@ -159,7 +145,7 @@ def stack(seq: Sequence[Any], axis: int = 0) -> Array:
         if a.shape != shape:
             raise ValueError(f"all input arrays must have the same shape; got "
                              f"{[b.shape for b in arrays]}")
-    axis = _axis(axis, len(shape) + 1, "stack")
+    axis = axis_index(axis, len(shape) + 1, "stack")
     dtype = np.result_type(*[a.dtype for a in arrays])
     arrays = _like_first(arrays, None)
     name = f"stack-{new_token([a.name for a in arrays], axis, str(dtype))}"
@@ -432,7 +418,7 @@ def squeeze(x: Any, axis: Any = None) -> Array:
     if axis is None:
         axes = tuple(a for a, n in enumerate(x.shape) if n == 1)
     else:
-        axes = _axes(axis, x.ndim, "squeeze")
+        axes = axis_tuple(axis, x.ndim, "squeeze")
         if any(x.shape[a] != 1 for a in axes):
             raise ValueError("cannot select an axis to squeeze out which has size not equal "
                              f"to one (shape {x.shape}, axis {axis})")
@@ -450,7 +436,7 @@ def expand_dims(x: Any, axis: Any) -> Array:
     """
     x = asarray(x)
     n = 1 if isinstance(axis, numbers.Integral) else len(tuple(axis))
-    axes = _axes(axis, x.ndim + n, "expand_dims")
+    axes = axis_tuple(axis, x.ndim + n, "expand_dims")
     return x[tuple(None if a in axes else slice(None) for a in range(x.ndim + n))]
 
 
@@ -497,8 +483,8 @@ def moveaxis(x: Any, source: Any, destination: Any) -> Array:
     (3, 4, 2)
     """
     x = asarray(x)
-    src = _axes(source, x.ndim, "moveaxis")
-    dst = _axes(destination, x.ndim, "moveaxis")
+    src = axis_tuple(source, x.ndim, "moveaxis")
+    dst = axis_tuple(destination, x.ndim, "moveaxis")
     if len(src) != len(dst):
         raise ValueError("`source` and `destination` arguments must have the same number "
                          "of elements")
@@ -517,7 +503,7 @@ def rollaxis(x: Any, axis: int, start: int = 0) -> Array:
     (2, 4, 3)
     """
     x = asarray(x)
-    axis = _axis(axis, x.ndim, "rollaxis")
+    axis = axis_index(axis, x.ndim, "rollaxis")
     start = operator.index(start)
     if not -x.ndim <= start <= x.ndim:
         raise np.exceptions.AxisError(f"rollaxis: start {start} is out of bounds for an array of "
@@ -540,7 +526,7 @@ def apply_over_axes(func: Any, a: Any, axes: Any) -> Array:
     """
     value = asarray(a)
     for axis in (axes,) if np.ndim(axes) == 0 else axes:
-        axis = _axis(axis, value.ndim, "apply_over_axes")
+        axis = axis_index(axis, value.ndim, "apply_over_axes")
         out = asarray(func(value, axis))
         if out.ndim == value.ndim - 1:
             out = expand_dims(out, axis)
@@ -564,7 +550,7 @@ def shuffle(x: Any, indexer: list, axis: int, chunks: Any = "auto") -> Array:
     (((5, 3),), [7, 6, 3, 5, 2, 4, 1, 8])
     """
     x = asarray(x)
-    axis = _axis(axis, x.ndim, "shuffle")
+    axis = axis_index(axis, x.ndim, "shuffle")
     if chunks != "auto":
         raise ValueError(f"shuffle: chunks must be 'auto', got {chunks!r}")
     if not isinstance(indexer, list) or not all(isinstance(g, list) for g in indexer):
@@ -589,7 +575,7 @@ def swapaxes(x: Any, axis1: int, axis2: int) -> Array:
     (3, 2)
     """
     x = asarray(x)
-    a, b = _axis(axis1, x.ndim, "swapaxes"), _axis(axis2, x.ndim, "swapaxes")
+    a, b = axis_index(axis1, x.ndim, "swapaxes"), axis_index(axis2, x.ndim, "swapaxes")
     order = list(range(x.ndim))
     order[a], order[b] = order[b], order[a]
     return x.transpose(tuple(order))
@@ -603,7 +589,7 @@ def flip(x: Any, axis: Any = None) -> Array:
     [4, 3, 2, 1, 0]
     """
     x = asarray(x)
-    axes = tuple(range(x.ndim)) if axis is None else _axes(axis, x.ndim, "flip")
+    axes = tuple(range(x.ndim)) if axis is None else axis_tuple(axis, x.ndim, "flip")
     if not axes:
         return x
     name = f"flip-{new_token(x.name, axes)}"
@@ -650,7 +636,7 @@ def roll(x: Any, shift: Any, axis: Any = None) -> Array:
         return reshape(roll(ravel(x), shift, 0), x.shape)
     shifts, axes = np.broadcast_arrays(np.asarray(shift), np.asarray(axis))
     for s, a in zip(shifts.ravel().tolist(), axes.ravel().tolist()):
-        a = _axis(a, x.ndim, "roll")
+        a = axis_index(a, x.ndim, "roll")
         n = x.shape[a]
         s = s % n if n else 0
         if s:
@@ -680,7 +666,7 @@ def repeat(x: Any, repeats: Any, axis: int | None = None) -> Array:
     x = asarray(x)
     if axis is None:
         x, axis = ravel(x), 0
-    axis = _axis(axis, x.ndim, "repeat")
+    axis = axis_index(axis, x.ndim, "repeat")
     known_chunks_needed(x, "repeat")
     counts = np.asarray(repeats)
     if counts.dtype.kind not in "iub" or counts.ndim > 1 or (counts < 0).any():
@@ -728,7 +714,7 @@ def unstack(x: Any, axis: int = 0) -> tuple:
     [[0, 1], [2, 3]]
     """
     x = asarray(x)
-    axis = _axis(axis, x.ndim, "unstack")
+    axis = axis_index(axis, x.ndim, "unstack")
     known_chunks_needed(x, "unstack")
     return tuple(x[(slice(None),) * axis + (i,)] for i in range(x.shape[axis]))
 

@@ -22,6 +22,7 @@ from ..graph.spec import Ref, Task, funcname
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from . import joins
 from . import rechunking as _rechunk
+from .axes import axis_tuple
 from .chunks import Chunks, _starts
 from .core import Array
 
@@ -39,16 +40,7 @@ def _accepts(func: Callable, keyword: str) -> bool:
 def _normalize_axes(axes: Any, ndim: int, what: str) -> list[int]:
     if axes is None:
         return []
-    if isinstance(axes, numbers.Integral):
-        axes = [axes]
-    out = []
-    for a in axes:
-        if not -ndim <= a < ndim:
-            raise ValueError(f"map_blocks: {what}={a} is out of range for {ndim} dimensions")
-        out.append(int(a) % ndim)
-    if len(set(out)) != len(out):
-        raise ValueError(f"map_blocks: {what} lists an axis twice: {axes}")
-    return sorted(out)
+    return sorted(axis_tuple(axes, ndim, f"map_blocks({what}=)"))
 
 
 def _infer_dtype(func: Callable, args: Sequence[Any], kwargs: dict, what: str,

@@ -26,6 +26,7 @@ from ..files import LocalFileSystem, make_folder
 from ..graph.collection import run_writes
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
+from .axes import axis_index
 from .core import Array
 from .masking import known_chunks_needed
 
@@ -49,9 +50,7 @@ def to_npy_stack(dirname: str, x: Array, axis: int = 0) -> None:
     """
     if not isinstance(x, Array):
         raise TypeError(f"to_npy_stack writes an xsched array, not {type(x).__name__}")
-    if not -x.ndim <= axis < x.ndim:
-        raise ValueError(f"to_npy_stack: axis {axis} is out of range for an array of {x.ndim} dimensions")
-    axis %= x.ndim
+    axis = axis_index(axis, x.ndim, "to_npy_stack")
     known_chunks_needed(x, "to_npy_stack")
     if x.dtype.hasobject:
         raise TypeError(f"to_npy_stack: the array holds Python objects ({x.dtype}), which .npy files "

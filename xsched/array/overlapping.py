@@ -63,6 +63,7 @@ import numpy as np
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task, funcname
+from .axes import axis_index
 from .chunks import _starts
 from .core import Array
 from .mapping import _accepts, _concat_grid, map_blocks
@@ -610,10 +611,7 @@ def sliding_window_view(x: Any, window_shape: Any, axis: Any = None, *, subok: b
                              "must have the same length")
     ndim = x.ndim
     for w, a in zip(windows, axes):
-        if not -ndim <= a < ndim:
-            raise np.exceptions.AxisError(f"sliding_window_view: axis {a} is out of bounds "
-                                          f"for an array of dimension {ndim}")
-        x = _windows_along(x, w, a % ndim)
+        x = _windows_along(x, w, axis_index(a, ndim, "sliding_window_view"))
     return x
 
 

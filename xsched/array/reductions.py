@@ -37,6 +37,7 @@ import numpy as np
 from ..graph.spec import Ref, Task, funcname
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from . import joins
+from .axes import reduced_axes
 
 if TYPE_CHECKING:
     from .core import Array
@@ -47,23 +48,7 @@ __all__ = ["sum", "mean", "var", "std", "min", "max", "reduction", "tree_reducti
 DEFAULT_SPLIT_EVERY = 16
 
 
-# --------------------------------------------------------------------------- axes
-
-
-def _normalize_axis(axis: Any, ndim: int, what: str) -> tuple[int, ...]:
-    if axis is None:
-        return tuple(range(ndim))
-    if isinstance(axis, numbers.Integral):
-        axis = (axis,)
-    out = []
-    for a in axis:
-        if not isinstance(a, numbers.Integral) or not -ndim <= a < ndim:
-            raise np.exceptions.AxisError(
-                f"{what}: axis {a!r} is out of bounds for an array of dimension {ndim}")
-        out.append(int(a) % ndim)
-    if len(set(out)) != len(out):
-        raise ValueError(f"{what}: axis {axis} lists an axis twice")
-    return tuple(sorted(out))
+# --------------------------------------------------------------------------- fan-in
 
 
 def _split_every(split_every: Any, axes: tuple[int, ...], ndim: int) -> dict[int, int]:
@@ -121,7 +106,7 @@ def tree_reduction(x: Array, op: str, chunk: Callable, combine: Callable, aggreg
     >>> int(tree_reduction(x, "top", top, merge, final, None, False, x.dtype).compute())
     9
     """
-    axes = _normalize_axis(axis, x.ndim, op)
+    axes = reduced_axes(axis, x.ndim, op)
     dtype = np.dtype(dtype)
     split = _split_every(split_every, axes, x.ndim)
     token = new_token(op, x.name, axes, keepdims, str(dtype), split, chunk_args,
@@ -297,7 +282,7 @@ def _no_identity(x: Any, axis: Any, op: str, ufunc: str) -> None:
     """NumPy's error, now rather than when computed, for a reduction without an identity
     (``min``, ``max``, ``nanmin``...) over an axis of length zero."""
     shape = np.shape(x) if not hasattr(x, "shape") else x.shape
-    if builtins.any(shape[a] == 0 for a in _normalize_axis(axis, len(shape), op)):
+    if builtins.any(shape[a] == 0 for a in reduced_axes(axis, len(shape), op)):
         raise ValueError(_no_identity_message(ufunc))
 
 
@@ -601,7 +586,7 @@ def reduction(x: Array, chunk: Callable, aggregate: Callable, *, axis: Any = Non
         if not callable(f):
             raise TypeError(f"reduction: {what} must be a function, got {f!r}")
     dtype = np.dtype(dtype)
-    axes = _normalize_axis(axis, x.ndim, "reduction")
+    axes = reduced_axes(axis, x.ndim, "reduction")
     combine = combine if combine is not None else aggregate
     op = name or funcname(chunk)
     return tree_reduction(x, op, _user_chunk, functools.partial(

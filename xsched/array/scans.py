@@ -48,11 +48,12 @@ import numpy as np
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task, funcname
 from . import joins
+from .axes import axis_index, reduced_axes
 from .chunks import _starts
 from .core import Array, elemwise
 from .creation import asarray, full
 from .manipulation import ravel
-from .reductions import (_abs2, _accumulator, _check_out, _finish, _no_identity, _normalize_axis,
+from .reductions import (_abs2, _accumulator, _check_out, _finish, _no_identity,
                          _number_of_degrees, _ufunc_dtype, mean, tree_reduction)
 
 __all__ = ["scan", "push", "cumsum", "cumprod", "nancumsum", "nancumprod", "cumulative_sum", "cumulative_prod",
@@ -90,10 +91,7 @@ def _scan_axis(x: Array, op: str, axis: Any) -> tuple[Array, int]:
     """The array to scan and the axis: the flattened array and 0 when ``axis`` is None."""
     if axis is None:
         x, axis = ravel(x), 0
-    if not isinstance(axis, numbers.Integral):
-        raise TypeError(f"{op}: axis must be an int or None, got {axis!r}")
-    (axis,) = _normalize_axis(axis, x.ndim, op)
-    return x, axis
+    return x, axis_index(axis, x.ndim, op)
 
 
 def _cumulative(x: Any, op: str, func: Callable, combine: Callable, identity: Any,
@@ -287,7 +285,7 @@ def _cumulative_named(x: Any, name: str, run: Any, first: Any, axis: Any, dtype:
         if x.ndim > 1:
             raise ValueError(f"{name}: axis is required for an array of {x.ndim} dimensions (shape {x.shape})")
         axis = 0
-    axis = _normalize_axis(operator.index(axis), x.ndim, name)[0]
+    axis = axis_index(axis, x.ndim, name)
     out = run(x, axis=axis, dtype=dtype)
     if not include_initial:
         return out
@@ -498,7 +496,7 @@ def _arg(x: Any, op: str, pick: Callable, axis: Any, keepdims: bool,
     flat = axis is None
     if not flat:
         axis = operator.index(axis)  # (numpy's TypeError for a tuple of axes)
-    axes = _normalize_axis(axis, x.ndim, op)
+    axes = reduced_axes(axis, x.ndim, op)
     if (x.size == 0 if flat else x.shape[axes[0]] == 0):
         raise ValueError(f"attempt to get {op} of an empty sequence")
     zero_d = flat and x.ndim == 0

@@ -36,7 +36,6 @@ def flatnonzero(x: Any) -> Any:
     >>> xa.flatnonzero(x).compute().tolist()
     [1, 3, 5]
     """
-    from .chunks import _starts
     x = x if isinstance(x, Array) else asarray(x)
     known_chunks_needed(x, "flatnonzero")
     flat = x.ravel() if x.ndim != 1 else x

@@ -15,11 +15,11 @@ order of a 1-d array cut in many chunks) would need a shuffle and is not offered
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import numpy as np
 
+from .axes import axis_index
 from .core import Array
 from .mapping import map_blocks
 from .creation import asarray
@@ -39,10 +39,7 @@ def _flat_or(x: Array, axis: Any, name: str) -> tuple[Array, int]:
     with ``axis=None`` the flattened array, as numpy sorts it."""
     if axis is None:
         return whole_axes(ravel(x), (0,), name), 0
-    axis = operator.index(axis)
-    if not -x.ndim <= axis < x.ndim:
-        raise ValueError(f"{name}: axis {axis} is out of range for an array of {x.ndim} dimensions")
-    axis %= x.ndim
+    axis = axis_index(axis, x.ndim, name)
     return whole_axes(x, (axis,), name), axis
 
 

@@ -40,6 +40,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from . import blocked, reductions
+from .axes import axis_index, reduced_axes
 from .core import Array
 from .creation import asarray
 from .gufunc import apply_gufunc
@@ -443,10 +444,8 @@ def matrix_transpose(x: Any, /) -> Array:
 
 
 def _vector_axis(x: Array, axis: Any, name: str, arg: str) -> int:
-    axis = operator.index(axis)
-    if not -x.ndim <= axis < x.ndim:
-        raise np.exceptions.AxisError(f"{name}: axis {axis} is out of bounds for {arg} of shape {x.shape}")
-    return axis
+    axis_index(axis, x.ndim, f"{name} ({arg}, of shape {x.shape})")
+    return operator.index(axis)  # (negative stays negative: counted from the broadcast shapes' ends)
 
 
 def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Array:
@@ -508,7 +507,7 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any
     dtype = np.linalg.vector_norm(np.ones(1, x.dtype), ord=ord).dtype  # (NumPy's error for a bad ord)
     if x.ndim == 0:  # (one vector of one value: no axis to keep)
         x, axis, keepdims = x[None], None, False
-    axes = reductions._normalize_axis(axis, x.ndim, "vector_norm")
+    axes = reduced_axes(axis, x.ndim, "vector_norm")
     if x.dtype.kind not in "fc":
         x = x.astype(float)
     magnitude = abs(x)

@@ -34,7 +34,8 @@ from .index_notation import einsum
 from .masking import known_chunks_needed
 from .manipulation import broadcast_to, concatenate, reshape, squeeze, transpose
 from .rechunking import whole_axes
-from .reductions import _check_out, _normalize_axis, max as _max, mean, min as _min, sum as _sum
+from .axes import reduced_axes
+from .reductions import _check_out, max as _max, mean, min as _min, sum as _sum
 
 __all__ = ["percentile", "quantile", "median", "nanpercentile", "nanquantile", "nanmedian",
            "average", "ptp", "count_nonzero", "cov", "corrcoef", "moment"]
@@ -56,7 +57,7 @@ def _along(a: Any, func: Callable, name: str, q: Any, axis: Any, keepdims: bool,
     """``func`` (NumPy's percentile, median, ...) per block, over axes each in one chunk;
     the axes of ``q`` lead the result, as in NumPy."""
     a = asarray(a)
-    axes = _normalize_axis(axis, a.ndim, name)
+    axes = reduced_axes(axis, a.ndim, name)
     a = whole_axes(a, axes, name)
     args = [a]
     dummy_w = None
@@ -193,7 +194,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     ([1.0, 4.0], [2.0, 2.0])
     """
     a = asarray(a)
-    axes = _normalize_axis(axis, a.ndim, "average")
+    axes = reduced_axes(axis, a.ndim, "average")
     if weights is None:
         avg = mean(a, axis=axes, keepdims=keepdims)
         scale = avg.dtype.type(a.size / avg.size)
@@ -255,7 +256,7 @@ def moment(a: Any, order: int, axis: Any = None, dtype: Any = None, keepdims: bo
         raise ValueError(f"moment: order must be an integer >= 0, got {order!r}")
     a = asarray(a)
     known_chunks_needed(a, "moment")
-    axes = _normalize_axis(axis, a.ndim, "moment")
+    axes = reduced_axes(axis, a.ndim, "moment")
     shape_of = _sum(a, axis=axes, keepdims=keepdims)  # (the result's shape and chunks; not computed)
     if order < 2:
         return full(shape_of.shape, float(order == 0), dtype=np.float64, chunks=shape_of.chunks)

@@ -26,7 +26,6 @@ block of the indices takes from it (``take_lazy``); the result has the indices' 
 from __future__ import annotations
 
 import itertools
-import numbers
 from typing import Any, Callable
 
 import numpy as np
@@ -34,6 +33,7 @@ import numpy as np
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from . import masking as _masking
+from .axes import axis_index
 from .rechunking import joined
 
 __all__ = ["take", "take_lazy", "is_integer_index", "normalize_indices"]
@@ -137,9 +137,7 @@ def take(x: Any, indices: Any, axis: int | None = None) -> Any:
         if x.ndim != 1:
             x = x.ravel()
         axis = 0
-    if not isinstance(axis, numbers.Integral) or not -x.ndim <= axis < x.ndim:
-        raise IndexError(f"axis {axis} is out of bounds for an array of {x.ndim} dimensions")
-    axis = int(axis) % x.ndim
+    axis = axis_index(axis, x.ndim, "take")
     if hasattr(indices, "__xsched_graph__"):  # (lazy positions: see take_lazy; np.asarray would compute them)
         if getattr(indices, "dtype", None) == np.bool_:
             indices = indices.astype(np.intp)  # (NumPy's take reads booleans as 0 and 1)

@@ -28,7 +28,7 @@ import numpy as np
 from .chunks import _starts
 from .core import Array
 from .creation import asarray
-from .manipulation import _axis
+from .axes import axis_index
 from .masking import known_chunks_needed
 from .reductions import tree_reduction
 
@@ -80,7 +80,7 @@ def _aggregate(parts: list, axes: tuple, keepdims: bool, k: int, carry: bool) ->
 def _top(a: Any, k: Any, axis: int, split_every: Any, carry: bool, what: str) -> Array:
     a = asarray(a)
     k = operator.index(k)
-    axis = _axis(axis, a.ndim, what) if a.ndim else None
+    axis = axis_index(axis, a.ndim, what) if a.ndim else None
     if axis is None:
         raise ValueError(f"{what}: a 0-d array has no axis to pick from")
     known_chunks_needed(a, what)
