@@ -50,3 +50,5 @@ def test_the_readers():
     assert reduced_axes((2, 0), 3, "f") == (0, 2) and reduced_axes(None, 3, "f") == (0, 1, 2)
     with pytest.raises(ValueError, match=r"f: axis \(0, -3\) lists an axis twice"):
         axis_tuple((0, -3), 3, "f")
+    with pytest.raises(TypeError, match="norm: axis 1.0: 'float' object cannot be interpreted as an integer"):
+        xa.linalg.norm(X, axis=1.0)  # (one axis that is not an integer, not taken for a list of them)

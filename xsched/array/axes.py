@@ -14,7 +14,6 @@ numpy.exceptions.AxisError: cumsum: axis 3 is out of bounds for an array of dime
 
 from __future__ import annotations
 
-import numbers
 import operator
 from typing import Any
 
@@ -37,7 +36,7 @@ def axis_index(axis: Any, ndim: int, what: str) -> int:
 
 def axis_tuple(axis: Any, ndim: int, what: str) -> tuple[int, ...]:
     """One axis or several (a tuple or a list), in the order given, none twice."""
-    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     out = tuple(axis_index(a, ndim, what) for a in axes)
     if len(set(out)) != len(out):
         raise ValueError(f"{what}: axis {axis} lists an axis twice")
