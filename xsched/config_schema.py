@@ -227,7 +227,8 @@ SCHEMA = S("xsched configuration", {
             "Environment variables a nanny sets for the worker processes it starts, unless already set; "
             "by default one BLAS/OpenMP thread per task thread (OMP_NUM_THREADS, MKL_NUM_THREADS, "
             "OPENBLAS_NUM_THREADS = 1), so tasks do not start more threads than the machine has cores, and "
-            "one glibc malloc arena (MALLOC_ARENA_MAX = 1), whose freed memory the worker's trims give back."),
+            "one glibc malloc arena (MALLOC_ARENA_MAX = 1), whose freed memory the worker's trims give back, "
+            "and pyarrow's buffers from that heap too (ARROW_DEFAULT_MEMORY_POOL = system)."),
         "heartbeat-interval": L(DURATION, "How often the worker reports to the scheduler."),
         "reconnect-timeout": L(DURATION, "How long a worker its nanny restarted (after it lost its scheduler, "
                                          "or crashed) waits for the scheduler before it exits for good."),

@@ -32,3 +32,20 @@ def test_workers_get_one_malloc_arena_unless_the_environment_says_otherwise(own_
     monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
     with Client(own_cluster(n_workers=1)) as client:
         assert list(client.run(lambda: os.environ.get("MALLOC_ARENA_MAX")).values()) == ["4"]
+
+
+def test_workers_pyarrow_allocates_from_the_system_heap_unless_the_environment_says_otherwise(own_cluster,
+                                                                                               monkeypatch):
+    pytest.importorskip("pyarrow")
+    monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL", raising=False)
+    from xsched import Client
+
+    def pool():
+        import pyarrow
+        return pyarrow.default_memory_pool().backend_name
+
+    with Client(own_cluster(n_workers=1)) as client:
+        assert list(client.run(pool).values()) == ["system"]
+    monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
+    with Client(own_cluster(n_workers=1)) as client:
+        assert list(client.run(pool).values()) == ["jemalloc"]

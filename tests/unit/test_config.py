@@ -55,7 +55,8 @@ def test_every_schema_key_has_a_packaged_default():
         if isinstance(node, OpenMap) and path != ("worker", "pre-spawn-environ"):
             assert value == {}
     assert config.get("worker.pre-spawn-environ") == {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1,
-                                                      "OPENBLAS_NUM_THREADS": 1, "MALLOC_ARENA_MAX": 1}
+                                                      "OPENBLAS_NUM_THREADS": 1, "MALLOC_ARENA_MAX": 1,
+                                                      "ARROW_DEFAULT_MEMORY_POOL": "system"}
     assert config.get("scheduler.worker-saturation") == 1.0
     assert config.get("worker.memory") == {
         "limit": "auto", "target": 0.6, "spill": 0.7, "pause": 0.8, "terminate": 0.95,
