@@ -1198,21 +1198,27 @@ def map_partitions(func: Callable, *args: Any, meta: Any = _NO_META, _name: str 
     divisions = _aligned(frames, what)
     meta = _emulate(func, args, kwargs, what) if meta is _NO_META else make_meta(meta)
     name = f"{_name or funcname(func)}-{new_token(func, args, kwargs)}"
+    with gc_paused():  # (collections triggered by the new tasks and refs would scan the whole graph)
+        return _partition_layer(func, args, kwargs, meta, divisions, name, what, enforce_metadata, _kind)
+
+
+def _partition_layer(func: Callable, args: tuple, kwargs: dict, meta: Any, divisions: Sequence[Any], name: str,
+                     what: str, enforce_metadata: bool, _kind: tuple | None):
+    """``map_partitions``' new collection: a task per partition, on the inputs' graphs."""
     ann = annotations_in_force()
     layer: dict[str, Task] = {}
     n = len(divisions) - 1
     pos = [_per_partition(a, n) for a in args]
     kw = {k: _per_partition(v, n) for k, v in kwargs.items()}
     pandas_out = isinstance(meta, (pd.DataFrame, pd.Series, pd.Index))
-    with gc_paused():  # (collections triggered by the new tasks would scan the whole graph)
-        for i in range(n):
-            task = Task(func, tuple(a.value if type(a) is _Same else a[i] for a in pos),
-                        {k: v.value if type(v) is _Same else v[i] for k, v in kw.items()}, per_task(ann))
-            if enforce_metadata:
-                task = Task(_check_meta, (task, meta, what, i), {}, per_task(ann))
-            if not pandas_out:
-                task = Task(_as_series, (task, i), {}, per_task(ann))
-            layer[part_key(name, i)] = task
+    for i in range(n):
+        task = Task(func, tuple(a.value if type(a) is _Same else a[i] for a in pos),
+                    {k: v.value if type(v) is _Same else v[i] for k, v in kw.items()}, per_task(ann))
+        if enforce_metadata:
+            task = Task(_check_meta, (task, meta, what, i), {}, per_task(ann))
+        if not pandas_out:
+            task = Task(_as_series, (task, i), {}, per_task(ann))
+        layer[part_key(name, i)] = task
     graphs = [a._graph for a in list(args) + list(kwargs.values()) if isinstance(a, (_Frame, Scalar))]
     graphs += [LayeredGraph({a.key: a.__xsched_graph__()}) for a in list(args) + list(kwargs.values())
                if isinstance(a, Delayed)]

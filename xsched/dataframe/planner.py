@@ -36,7 +36,7 @@ import operator
 from typing import Any, Callable, Iterable, Mapping
 
 from ..graph.layers import LayeredGraph, new_token
-from ..graph.order import task_dependencies
+from ..graph.order import gc_paused, task_dependencies
 from ..graph.spec import Ref, Task, substitute
 
 __all__ = ["Layer", "project_columns", "fuse_blockwise", "plan", "explain", "PREDICATES", "keep_rows"]
@@ -92,13 +92,17 @@ def _owners(graph: LayeredGraph) -> dict[str, str]:
     return {key: name for name, layer in graph.layers.items() for key in layer}
 
 
-def _consumers(graph: LayeredGraph, owners: Mapping[str, str]) -> dict[str, set[str]]:
+def _consumers(graph: LayeredGraph, owners: Mapping[str, str],
+               deps: dict[str, list[str]] | None = None) -> dict[str, set[str]]:
     """Which layers read each layer's keys, from the tasks themselves (so layers that
-    recorded no inputs are still seen)."""
+    recorded no inputs are still seen); each task's dependencies go into ``deps`` when given."""
     out: dict[str, set[str]] = {name: set() for name in graph.layers}
     for name, layer in graph.layers.items():
-        for task in layer.values():
-            for dep in task_dependencies(task):
+        for key, task in layer.items():
+            found = task_dependencies(task)
+            if deps is not None:
+                deps[key] = found
+            for dep in found:
                 owner = owners.get(dep)
                 if owner is not None and owner != name:
                     out[owner].add(name)
@@ -258,11 +262,11 @@ class Fused:
 
     __slots__ = ("tasks", "out", "release")
 
-    def __init__(self, tasks: dict, out: str) -> None:
+    def __init__(self, tasks: dict, out: str, deps: Mapping[str, list[str]] | None = None) -> None:
         self.tasks, self.out = tasks, out
         last: dict[str, str] = {}
         for key, task in tasks.items():
-            for dep in task_dependencies(task):
+            for dep in (deps[key] if deps is not None else task_dependencies(task)):
                 last[dep] = key
         self.release: dict[str, list[str]] = {}
         for dep, key in last.items():
@@ -290,7 +294,8 @@ def fuse_blockwise(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph:
     ever being stored or moved. Steps with different annotations are never fused."""
     owners = _owners(graph)
     out_layers = {owners[k] for k in outputs if k in owners}
-    consumers = _consumers(graph, owners)
+    deps: dict[str, list[str]] = {}
+    consumers = _consumers(graph, owners, deps)
     fusable = {n for n, layer in graph.layers.items() if isinstance(layer, Layer) and layer
                and all(type(t) is Task for t in layer.values())}
     parent = {n: n for n in fusable}
@@ -333,8 +338,8 @@ def fuse_blockwise(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph:
             if any(a != anns[0] for a in anns[1:]):
                 ok = False
                 break
-            external = sorted({d for t in tasks.values() for d in task_dependencies(t) if d not in tasks})
-            fused_layer[f"{sink}-{i}"] = Task(run_fused, (Fused(tasks, f"{sink}-{i}"), [Ref(k) for k in external],
+            external = sorted({d for k in tasks for d in deps[k] if d not in tasks})
+            fused_layer[f"{sink}-{i}"] = Task(run_fused, (Fused(tasks, f"{sink}-{i}", deps), [Ref(k) for k in external],
                                                           tuple(external)), {}, dict(anns[0]))
         if not ok:
             continue
@@ -349,7 +354,8 @@ def fuse_blockwise(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph:
 def plan(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph:
     """What runs: columns (and filters) pushed into the readers, then partition-wise steps fused."""
     outputs = list(outputs)
-    return fuse_blockwise(project_columns(graph, outputs), outputs)
+    with gc_paused():  # (collections triggered by the fused tasks would scan the whole graph)
+        return fuse_blockwise(project_columns(graph, outputs), outputs)
 
 
 def explain(graph: LayeredGraph, outputs: Iterable[str]) -> str:

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.order import gc_paused
 from ..graph.partials import combine_levels
 from ..graph.spec import Ref, Task
 from .core import DataFrame, Scalar, Series, _Frame, new_collection
@@ -63,7 +64,14 @@ def reduction(frame: _Frame, chunk: Callable, aggregate: Callable, combine: Call
     split_every = split_every or DEFAULT_SPLIT_EVERY
     if split_every < 2:
         raise ValueError(f"split_every must be at least 2, got {split_every}")
-    combine = combine or aggregate
+    with gc_paused():  # (collections triggered by the new tasks would scan the whole graph)
+        return _tree(frame, chunk, aggregate, combine or aggregate, meta, token, split_every, chunk_kwargs,
+                     aggregate_kwargs)
+
+
+def _tree(frame: _Frame, chunk: Callable, aggregate: Callable, combine: Callable, meta: Any, token: str,
+          split_every: int, chunk_kwargs: dict | None, aggregate_kwargs: dict | None):
+    """``reduction``'s layers and result."""
     ann = annotations_in_force()
     tok = new_token(frame._name, chunk, combine, aggregate, split_every, chunk_kwargs, aggregate_kwargs)
     layers: dict[str, dict] = {}
