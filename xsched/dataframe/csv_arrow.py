@@ -107,15 +107,16 @@ def _mask(table: Any, filters: tuple) -> Any:
     return mask
 
 
-def _chunks(src: Any, size: int) -> Iterator[memoryview]:
+def _chunks(src: Any, size: int) -> Iterator[tuple[bytes, int]]:
     """The source's bytes in pieces of about ``size`` that end at a line's end (the last one
-    wherever the file ends); a line longer than ``size`` comes whole."""
+    wherever the file ends); a line longer than ``size`` comes whole. Each piece is
+    ``data[:end]`` (not copied: the tail after it is the next piece's start)."""
     carry = b""
     while True:
         data = src.read(size)
         if not data:
             if carry:
-                yield memoryview(carry)
+                yield carry, len(carry)
             return
         if carry:
             data = carry + data
@@ -123,25 +124,31 @@ def _chunks(src: Any, size: int) -> Iterator[memoryview]:
         if not cut:
             carry = data
             continue
-        yield memoryview(data)[:cut]
+        yield data, cut
         carry = data[cut:]
 
 
-def _read_otherwise(chunk: memoryview) -> bool:
+def _read_otherwise(data: bytes, end: int | None = None) -> bool:
     """Whether pandas may read these lines otherwise than pyarrow: a line break inside a quoted
     field (an odd number of quote characters before it; ``""`` inside one counts twice), which
     pyarrow, told that fields hold none, would take for a row's end where pandas reads on; a
     carriage return not followed by a line feed (pandas' reading of those is its own); a
     byte-order mark starting the piece (pyarrow drops it, mid-file pandas keeps it).
 
-    >>> _read_otherwise(memoryview(b'a,"x\\ny"\\n')), _read_otherwise(memoryview(b'a,"x""y"\\r\\nb,z\\n'))
-    (True, False)
-    >>> _read_otherwise(memoryview(b'a,b\\rc,d\\n'))
+    ``data[:end]`` is the piece; most have no quote and no carriage return, which a byte
+    search (memchr) tells without the NumPy passes below.
+
+    >>> _read_otherwise(b'a,"x\\ny"\\n'), _read_otherwise(b'a,"x""y"\\r\\nb,z\\n'), _read_otherwise(b'a,"x\\ny"\\n', 2)
+    (True, False, False)
+    >>> _read_otherwise(b'a,b\\rc,d\\n')
     True
     """
-    if chunk[:3] == b"\xef\xbb\xbf":
+    end = len(data) if end is None else end
+    if data.startswith(b"\xef\xbb\xbf"):
         return True
-    data = np.frombuffer(chunk, np.uint8)
+    if data.find(b'"', 0, end) < 0 and data.find(b"\r", 0, end) < 0:
+        return False
+    data = np.frombuffer(data, np.uint8, count=end)
     returns = np.flatnonzero(data == 13)
     if len(returns) and (returns[-1] == len(data) - 1 or (data[returns[returns < len(data) - 1] + 1] != 10).any()):
         return True
@@ -183,13 +190,14 @@ def read_arrow(src: Any, kwargs: dict, dtypes: dict, columns: list, filters: tup
     kept, rows, seen = [], [], 0
     pa.default_memory_pool().release_unused()  # (what the last partition's frame freed after its own call)
     try:
-        for chunk in _chunks(src, CHUNK_BYTES):
-            if _read_otherwise(chunk):
+        for data, end in _chunks(src, CHUNK_BYTES):
+            if _read_otherwise(data, end):
                 return None
+            chunk = memoryview(data)[:end]
             read = pcsv.ReadOptions(use_threads=False, column_names=names, block_size=len(chunk) + 1)
             table = pcsv.read_csv(pa.py_buffer(chunk), read_options=read, parse_options=parse,
                                   convert_options=convert)
-            del chunk
+            del chunk, data
             if any(table.column(c).null_count for c in ints):
                 return None  # pandas refuses a missing integer: its error says so
             if filters:
