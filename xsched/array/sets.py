@@ -3,7 +3,8 @@
 
 ``unique`` finds each block's distinct values, then merges them in a tree (each task merges
 at most ``split_every`` sorted partials), so no task holds more than a few blocks' distinct
-values; the result is one block of unknown length (``nan``) until computed::
+values; the result is one block of unknown length (``nan``) until computed (with ``axis``,
+the same over blocks holding whole slices: ``_unique_along``)::
 
     unique-chunk-i    np.unique(block_i)                        (values, counts)
     unique-merge-...  the union of <= split_every partials       (counts added)
@@ -34,11 +35,13 @@ import numpy as np
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.partials import combine_levels
 from ..graph.spec import Ref, Task
+from .axes import axis_index
 from .chunks import _starts
 from .core import Array, elemwise
 from .creation import asarray
-from .manipulation import concatenate, ravel
+from .manipulation import concatenate, moveaxis, ravel
 from .masking import known_chunks_needed
+from .rechunking import whole_axes
 
 __all__ = ["unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "isin", "union1d",
            "intersect1d", "setdiff1d", "setxor1d"]
@@ -85,19 +88,42 @@ def _pick(part: tuple, i: int) -> np.ndarray:
     return part[i]
 
 
-def unique(x: Any, return_counts: bool = False, split_every: int | None = None, *,
-           equal_nan: bool = True) -> Any:
-    """The sorted distinct values of ``x`` (all axes), as NumPy's ``unique``: a 1-d array of
-    one block whose length is unknown until computed; with ``return_counts`` also how many
-    times each occurs. ``equal_nan=False`` keeps every NaN apart, as NumPy's.
+def unique(x: Any, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
+           axis: Any = None, split_every: int | None = None, *, equal_nan: bool = True, sorted: bool = True) -> Any:
+    """The sorted distinct values of ``x``, as NumPy's ``unique``: of all its elements, or with
+    ``axis`` its distinct slices along that axis (``axis=0``: the distinct rows). Each result is
+    one block of unknown length (``nan``) until computed; with ``return_index`` also the
+    position of each one's first occurrence (flat, or along ``axis``), ``return_inverse`` the
+    place of each element (``x``'s shape; along ``axis``, one per slice) among them,
+    ``return_counts`` how many times each occurs, in NumPy's order. ``equal_nan=False`` keeps
+    every NaN apart, as NumPy's (along an axis, rows with NaNs are always apart, as there).
+    The values always come sorted (NumPy's ``sorted=False`` allows that too).
 
     >>> import numpy as np, xsched.array as xa
     >>> xa.unique(xa.from_array(np.array([[2, 2], [0, 2]]), chunks=1)).compute().tolist()
     [0, 2]
+    >>> rows = xa.from_array(np.array([[1, 2], [3, 4], [1, 2]]), chunks=1)
+    >>> [a.compute().tolist() for a in xa.unique(rows, axis=0, return_index=True, return_counts=True)]
+    [[[1, 2], [3, 4]], [0, 1], [2, 1]]
     """
     x = x if isinstance(x, Array) else asarray(x)
     split = _split(split_every, x, "unique")
-    equal_nan = bool(equal_nan)
+    if axis is not None:
+        return _unique_along(x, axis_index(axis, x.ndim, "unique"), return_index, return_inverse, return_counts,
+                             split)
+    values, counts = _unique_tree(x, split, bool(equal_nan))
+    out = [values]
+    if return_index:
+        out.append(_first_indices(x, values, split, "unique"))
+    if return_inverse:
+        out.append(_inverse(values, x))
+    if return_counts:
+        out.append(counts)
+    return tuple(out) if len(out) > 1 else values
+
+
+def _unique_tree(x: Array, split: int, equal_nan: bool) -> tuple[Array, Array]:
+    """The distinct values of ``x`` and their counts: each block's, merged in a tree."""
     token = new_token(x.name, split, equal_nan)
     ann = annotations_in_force()
     layers: dict = {}
@@ -113,7 +139,105 @@ def unique(x: Any, return_counts: bool = False, split_every: int | None = None, 
         oname = f"{what}-{token}"
         layer = {chunk_key(oname, (0,)): Task(_pick, (Ref(last), i), {}, per_task(ann))}
         out.append(Array(LayeredGraph.merge(graph, new={oname: layer}), oname, ((math.nan,),), dtype))
-    return (out[0], out[1]) if return_counts else out[0]
+    return out[0], out[1]
+
+
+def _first_indices(x: Array, values: Array, split: int, what: str) -> Array:
+    """The flat position (C order) of each of ``values``' first occurrence in ``x``: the
+    smallest per block, then the smallest of those in a tree."""
+    known_chunks_needed(x, what)
+    token = new_token(values.name, x.name, split)
+    ann = annotations_in_force()
+    grid = [_starts(c) for c in x.chunks]
+    name = f"unique-first-{token}"
+    layers: dict = {name: {
+        f"{name}-{i}": Task(_first_positions, (Ref(chunk_key(x.name, index)), Ref(chunk_key(values.name, (0,))),
+                                               x.shape, tuple(s[j] for s, j in zip(grid, index))), {}, per_task(ann))
+        for i, index in enumerate(np.ndindex(*x.numblocks))}}
+    last = _tree(layers, list(layers[name]), _minimum, split, token, "unique-indices",
+                 (Ref(chunk_key(values.name, (0,))),))
+    return Array(LayeredGraph.merge(x._graph, values._graph, new=layers), last, ((math.nan,),), np.intp)
+
+
+# --------------------------------------------------------------------------- distinct slices along an axis
+
+
+def _rows_chunk(block: np.ndarray, start: int) -> tuple:
+    """A block's distinct rows (its slices along axis 0, flattened), where each first occurs
+    (counted from the array's start), how many times each occurs, and each row's place among
+    them; the last as the one map of this leaf of the tree."""
+    rows = block.reshape(len(block), -1)
+    values, first, inverse, counts = np.unique(rows, axis=0, return_index=True, return_inverse=True,
+                                               return_counts=True)
+    return values, first + start, counts, [np.arange(len(values))], inverse.ravel()
+
+
+def _rows_merge(parts: list) -> tuple:
+    """The union of partials' distinct rows: counts added, the first occurrence the earliest,
+    and each leaf's map (its distinct rows' places) carried on to the union's places."""
+    values, first, inverse, _ = np.unique(np.concatenate([p[0] for p in parts]), axis=0, return_index=True,
+                                          return_inverse=True, return_counts=True)
+    inverse = inverse.ravel()
+    firsts = np.full(len(values), np.iinfo(np.intp).max, dtype=np.intp)
+    np.minimum.at(firsts, inverse, np.concatenate([p[1] for p in parts]))
+    counts = np.bincount(inverse, weights=np.concatenate([p[2] for p in parts]), minlength=len(values))
+    maps, offset = [], 0
+    for p in parts:
+        maps += [inverse[offset + m] for m in p[3]]
+        offset += len(p[0])
+    return values, firsts, counts.astype(np.intp), maps
+
+
+def _rows_values(root: tuple, shape: tuple, axis: int) -> np.ndarray:
+    return np.moveaxis(root[0].reshape((len(root[0]),) + shape), 0, axis)
+
+
+def _rows_inverse(leaf: tuple, root: tuple, i: int) -> np.ndarray:
+    return root[3][i][leaf[4]]
+
+
+def _unique_along(x: Array, axis: int, return_index: bool, return_inverse: bool, return_counts: bool,
+                  split: int) -> Any:
+    """``unique`` with ``axis``: the distinct slices of ``x`` along it. Each block holds whole
+    slices (the other axes in one chunk); their distinct rows are merged in a tree, which also
+    carries each block's map to the result's places (for ``return_inverse``)::
+
+        unique-rows-i      np.unique(block_i, axis=0)     (rows, first, counts, [map], inverse)
+        unique-rows-merge  the union of partials          (maps carried to the union's places)
+        unique-<token>     the rows as slices along axis; its index, inverse and counts
+    """
+    known_chunks_needed(x, "unique(axis=...)")
+    moved = moveaxis(x, axis, 0) if axis else x
+    moved = whole_axes(moved, tuple(range(1, moved.ndim)), "unique(axis=...)")
+    token = new_token(moved.name, split, "rows")
+    ann = annotations_in_force()
+    layers: dict = {}
+    name = f"unique-rows-{token}"
+    starts = _starts(moved.chunks[0])
+    layers[name] = {chunk_key(name, (i,)): Task(_rows_chunk, (Ref(chunk_key(moved.name, (i,) + (0,) * (moved.ndim - 1))),
+                                                              starts[i]), {}, per_task(ann))
+                    for i in range(moved.numblocks[0])}
+    root = chunk_key(_tree(layers, list(layers[name]), _rows_merge, split, token, "unique-rows-merge"), (0,))
+    graph = LayeredGraph.merge(moved._graph, new=layers)
+
+    def result(what: str, task: Task, chunks: tuple, dtype: Any) -> Array:
+        oname = f"{what}-{token}"
+        return Array(LayeredGraph.merge(graph, new={oname: {chunk_key(oname, (0,) * len(chunks)): task}}), oname,
+                     chunks, dtype)
+
+    values = result("unique", Task(_rows_values, (Ref(root), moved.shape[1:], axis), {}, per_task(ann)),
+                    tuple(((math.nan,) if d == axis else (n,)) for d, n in enumerate(x.shape)), x.dtype)
+    out = [values]
+    if return_index:
+        out.append(result("unique-index", Task(_pick, (Ref(root), 1), {}, per_task(ann)), ((math.nan,),), np.intp))
+    if return_inverse:
+        iname = f"unique-inverse-{token}"
+        layer = {chunk_key(iname, (i,)): Task(_rows_inverse, (Ref(chunk_key(name, (i,))), Ref(root), i), {},
+                                             per_task(ann)) for i in range(moved.numblocks[0])}
+        out.append(Array(LayeredGraph.merge(graph, new={iname: layer}), iname, (moved.chunks[0],), np.intp))
+    if return_counts:
+        out.append(result("unique-counts", Task(_pick, (Ref(root), 2), {}, per_task(ann)), ((math.nan,),), np.intp))
+    return tuple(out) if len(out) > 1 else values
 
 
 UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
@@ -203,19 +327,7 @@ def unique_all(x: Any, split_every: int | None = None) -> UniqueAllResult:
     x = x if isinstance(x, Array) else asarray(x)
     split = _split(split_every, x, "unique_all")
     values, counts = unique(x, return_counts=True, split_every=split, equal_nan=False)
-    known_chunks_needed(x, "unique_all")
-    token = new_token(values.name, x.name, split)
-    ann = annotations_in_force()
-    grid = [_starts(c) for c in x.chunks]
-    name = f"unique-first-{token}"
-    layers: dict = {name: {
-        f"{name}-{i}": Task(_first_positions, (Ref(chunk_key(x.name, index)), Ref(chunk_key(values.name, (0,))),
-                                               x.shape, tuple(s[j] for s, j in zip(grid, index))), {}, per_task(ann))
-        for i, index in enumerate(np.ndindex(*x.numblocks))}}
-    last = _tree(layers, list(layers[name]), _minimum, split, token, "unique-indices",
-                 (Ref(chunk_key(values.name, (0,))),))
-    indices = Array(LayeredGraph.merge(x._graph, values._graph, new=layers), last, ((math.nan,),), np.intp)
-    return UniqueAllResult(values, indices, _inverse(values, x), counts)
+    return UniqueAllResult(values, _first_indices(x, values, split, "unique_all"), _inverse(values, x), counts)
 
 
 def isin(element: Any, test_elements: Any, invert: bool = False) -> Any:

@@ -1,0 +1,50 @@
+"""``unique`` as NumPy's: ``return_index``, ``return_inverse``, ``return_counts`` in NumPy's
+order and positions, and ``axis`` (the distinct slices along it), on random shapes, dtypes and
+chunkings, NaNs included; through ``np.unique`` too."""
+
+import numpy as np
+import pytest
+
+import xsched.array as xa
+
+
+def _as_tuple(out):
+    return out if isinstance(out, tuple) else (out,)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_unique_equals_numpys_for_every_option(seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(12):
+        ndim = int(rng.integers(1, 4))
+        shape = tuple(int(rng.integers(1, 6)) for _ in range(ndim))
+        a = rng.integers(0, 3, shape).astype(rng.choice(["i8", "f8", "i2"]))
+        if a.dtype.kind == "f" and rng.random() < 0.4:
+            a.flat[rng.integers(0, a.size)] = np.nan
+        x = xa.from_array(a, chunks=tuple(int(rng.integers(1, n + 1)) for n in shape))
+        axis = None if rng.random() < 0.3 else int(rng.integers(-ndim, ndim))
+        flags = tuple(bool(f) for f in rng.integers(0, 2, 3))
+        want = _as_tuple(np.unique(a, *flags, axis=axis))
+        for got in (_as_tuple(xa.unique(x, *flags, axis=axis, split_every=int(rng.integers(2, 4)))),
+                    _as_tuple(np.unique(x, *flags, axis=axis))):
+            assert len(got) == len(want)
+            for w, g in zip(want, got):
+                computed = g.compute()
+                assert computed.dtype == w.dtype and computed.shape == w.shape
+                np.testing.assert_array_equal(computed, w)
+
+
+def test_distinct_rows_and_columns():
+    a = np.array([[1, 2, 1], [3, 4, 3], [1, 2, 1], [0, 9, 0]])
+    x = xa.from_array(a, chunks=(1, 2))
+    values, index, inverse, counts = xa.unique(x, True, True, True, axis=0)
+    assert values.chunks[1] == (3,) and np.isnan(values.chunks[0][0]) and inverse.chunks == ((1, 1, 1, 1),)
+    assert values.compute().tolist() == [[0, 9, 0], [1, 2, 1], [3, 4, 3]]
+    assert (index.compute().tolist(), inverse.compute().tolist(), counts.compute().tolist()) == \
+        ([3, 0, 1], [1, 2, 1, 0], [1, 2, 1])
+    assert xa.unique(x, axis=1).compute().tolist() == np.unique(a, axis=1).tolist()
+
+
+def test_an_axis_out_of_bounds_fails_when_built():
+    with pytest.raises(np.exceptions.AxisError, match="unique: axis 2 is out of bounds"):
+        xa.unique(xa.ones((2, 2), chunks=1), axis=2)
