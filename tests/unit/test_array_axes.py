@@ -47,6 +47,8 @@ def test_an_axis_in_bounds_gives_numpys_values(name, axis):
 def test_the_readers():
     assert axis_index(-1, 3, "f") == 2 and axis_index(np.int64(1), 3, "f") == 1
     assert axis_tuple((2, 0), 3, "f") == (2, 0) and axis_tuple([1], 3, "f") == (1,)
+    assert axis_tuple(np.array([0, -1]), 3, "f") == (0, 2)  # (any sequence, as NumPy's moveaxis takes)
+    assert np.moveaxis(X, np.array([0, 1]), [1, 0]).shape == (3, 2, 4)
     assert reduced_axes((2, 0), 3, "f") == (0, 2) and reduced_axes(None, 3, "f") == (0, 1, 2)
     with pytest.raises(ValueError, match=r"f: axis \(0, -3\) lists an axis twice"):
         axis_tuple((0, -3), 3, "f")

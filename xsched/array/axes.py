@@ -35,8 +35,14 @@ def axis_index(axis: Any, ndim: int, what: str) -> int:
 
 
 def axis_tuple(axis: Any, ndim: int, what: str) -> tuple[int, ...]:
-    """One axis or several (a tuple or a list), in the order given, none twice."""
-    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    """One axis or several (any sequence of them), in the order given, none twice."""
+    try:
+        axes: tuple = (operator.index(axis),)
+    except TypeError:
+        try:
+            axes = tuple(axis)
+        except TypeError:  # (one axis that is no integer: axis_index names it)
+            axes = (axis,)
     out = tuple(axis_index(a, ndim, what) for a in axes)
     if len(set(out)) != len(out):
         raise ValueError(f"{what}: axis {axis} lists an axis twice")
