@@ -45,6 +45,15 @@ def test_distinct_rows_and_columns():
     assert xa.unique(x, axis=1).compute().tolist() == np.unique(a, axis=1).tolist()
 
 
+@pytest.mark.parametrize("shape, axis", [((0, 3), 0), ((0, 3), 1), ((3, 0), 0), ((2, 0, 2), -1), ((), None)])
+def test_empty_slices_and_scalars_as_numpy(shape, axis):
+    a = np.zeros(shape)
+    want = np.unique(a, True, True, True, axis=axis)
+    got = xa.unique(xa.from_array(a, chunks=1 if a.size else -1), True, True, True, axis=axis)
+    for w, g in zip(want, got):
+        assert g.compute().shape == w.shape and np.array_equal(g.compute(), w)
+
+
 def test_an_axis_out_of_bounds_fails_when_built():
     with pytest.raises(np.exceptions.AxisError, match="unique: axis 2 is out of bounds"):
         xa.unique(xa.ones((2, 2), chunks=1), axis=2)

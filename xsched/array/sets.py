@@ -166,7 +166,7 @@ def _rows_chunk(block: np.ndarray, start: int) -> tuple:
     """A block's distinct rows (its slices along axis 0, flattened), where each first occurs
     (counted from the array's start), how many times each occurs, and each row's place among
     them; the last as the one map of this leaf of the tree."""
-    rows = block.reshape(len(block), -1)
+    rows = block.reshape(len(block), math.prod(block.shape[1:]))
     values, first, inverse, counts = np.unique(rows, axis=0, return_index=True, return_inverse=True,
                                                return_counts=True)
     return values, first + start, counts, [np.arange(len(values))], inverse.ravel()
