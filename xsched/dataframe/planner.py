@@ -37,6 +37,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..graph.layers import LayeredGraph, new_token
 from ..graph.order import gc_paused, task_dependencies
+from ..graph.partials import combine_levels
 from ..graph.spec import Ref, Task, substitute
 
 __all__ = ["Layer", "project_columns", "fuse_blockwise", "plan", "explain", "PREDICATES", "keep_rows"]
@@ -86,6 +87,23 @@ class Layer(dict):
         self.columns = list(columns) if columns is not None else None
         self.project = project
         self.predicate = predicate  # (op, value) of a comparison of a Series with a literal
+
+
+class Reduction(Layer):
+    """The first layer of a tree reduction (``reductions.reduction``): a ``chunk`` task per
+    partition of its input; ``tree`` names its combine layers and ``out`` its aggregate's.
+    It keeps what each level runs, so that reductions of the same partitions can become one
+    tree (``fuse_reductions``)."""
+
+    __slots__ = ("chunk", "chunk_kwargs", "combine", "aggregate", "aggregate_kwargs", "split_every", "tree", "out")
+
+    def __init__(self, tasks: Mapping[str, Any], chunk: Callable, chunk_kwargs: dict, combine: Callable,
+                 aggregate: Callable, aggregate_kwargs: dict, split_every: int, inputs: Iterable[str]) -> None:
+        super().__init__(tasks, "reduction", inputs)
+        self.chunk, self.chunk_kwargs, self.combine = chunk, chunk_kwargs, combine
+        self.aggregate, self.aggregate_kwargs, self.split_every = aggregate, aggregate_kwargs, split_every
+        self.tree: list[str] = []
+        self.out = ""
 
 
 def _owners(graph: LayeredGraph) -> dict[str, str]:
@@ -351,18 +369,168 @@ def fuse_blockwise(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph:
         else graph
 
 
+_WHOLE = object()  # (a reduction's chunk reads the whole partition, no column picked first)
+
+
+class JointChunk:
+    """The chunk steps of several reductions on one partition: each one's partial, in a tuple
+    (a step may first pick its column, as the selection it read from did)."""
+
+    __slots__ = ("steps",)
+
+    def __init__(self, steps: tuple) -> None:
+        self.steps = steps  # ((column or _WHOLE, chunk, chunk keywords), ...)
+
+    def __call__(self, part: Any) -> tuple:
+        return tuple(chunk(part if pick is _WHOLE else part[pick], **kwargs) for pick, chunk, kwargs in self.steps)
+
+    def __repr__(self) -> str:
+        return f"JointChunk({len(self.steps)} reductions)"
+
+
+class JointCombine:
+    """The combine steps of several reductions: each one's merge of its own partials."""
+
+    __slots__ = ("combines",)
+
+    def __init__(self, combines: tuple) -> None:
+        self.combines = combines
+
+    def __call__(self, parts: list) -> tuple:
+        return tuple(combine([p[j] for p in parts]) for j, combine in enumerate(self.combines))
+
+
+def joint_aggregate(parts: list, j: int, aggregate: Callable, kwargs: dict) -> Any:
+    """Reduction ``j``'s result from the partials of a joint tree (``fuse_reductions``)."""
+    return aggregate([p[j] for p in parts], **kwargs)
+
+
+def _chunk_sources(graph: LayeredGraph, layer: Reduction, owners: Mapping[str, str]) -> tuple | None:
+    """The keys a reduction's chunk tasks read, seen through a column selection (the selection's
+    own input then, and the column it picks); None when its tasks are not as built."""
+    sources, picks = [], []
+    for task in layer.values():
+        if type(task) is not Task or task.func is not layer.chunk or len(task.args) != 1 \
+                or type(task.args[0]) is not Ref or task.kwargs != layer.chunk_kwargs:
+            return None
+        key = task.args[0].key
+        selection = graph.layers.get(owners.get(key, ""))
+        picked = selection.get(key) if getattr(selection, "kind", None) == "select" else None
+        if type(picked) is Task and picked.func is operator.getitem and len(picked.args) == 2 \
+                and type(picked.args[0]) is Ref and not picked.kwargs and picked.annotations == task.annotations:
+            sources.append(picked.args[0].key)
+            picks.append(picked.args[1])
+        else:
+            sources.append(key)
+            picks.append(_WHOLE)
+    if any(p is not picks[0] and p != picks[0] for p in picks):  # (one column for every partition, or none)
+        return tuple(t.args[0].key for t in layer.values()), _WHOLE
+    return tuple(sources), picks[0] if picks else _WHOLE
+
+
+def fuse_reductions(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph:
+    """Reductions of the same partitions (or of columns picked from them) run as one tree: a
+    task per partition computes every reduction's partial, each level merges them all, and
+    each reduction's result is taken from the last. So ``df.describe()`` reads and reduces a
+    partition in one task, not one per column and statistic::
+
+        count-chunk-i  mean-chunk-i  ... (each of df[c]-i)   ->   joint-chunk-i (of df-i)
+        count-combine  mean-combine  ...                      ->   joint-combine
+        count-agg      mean-agg      ...                      ->   count-agg, mean-agg, ... (picks)
+
+    A reduction is left alone when anything but its own tree reads its partials, when it is
+    an output, or when its tasks differ from those ``reduction`` builds."""
+    members = [(n, layer) for n, layer in graph.layers.items() if isinstance(layer, Reduction)]
+    if len(members) < 2:
+        return graph
+    owners = _owners(graph)
+    consumers = _consumers(graph, owners)
+    outputs = set(outputs)
+    groups: dict[tuple, list] = {}
+    for name, layer in members:
+        tree = [name, *layer.tree]
+        inside = set(tree) | {layer.out}
+        if layer.out not in graph.layers or any(n not in graph.layers or not consumers[n] <= inside
+                                                or any(k in outputs for k in graph.layers[n]) for n in tree):
+            continue
+        found = _chunk_sources(graph, layer, owners)
+        if found is None or not layer:
+            continue
+        sources, pick = found
+        annotations = next(iter(layer.values())).annotations
+        if any(t.annotations != annotations for t in layer.values()):
+            continue
+        group = (sources, layer.split_every, repr(sorted(annotations.items())) if annotations else "")
+        groups.setdefault(group, []).append((name, layer, pick, annotations))
+    fused: dict[str, Any] = {}  # first member's chunk layer -> the joint layers; other members' trees -> None
+    for (sources, split, _), group in groups.items():
+        if len(group) < 2:
+            continue
+        names = [n for n, *_ in group]
+        token = new_token("joint-reduction", *names)
+        annotations = group[0][3]
+        chunk_name = f"joint-chunk-{token}"
+        joint = JointChunk(tuple((pick, layer.chunk, layer.chunk_kwargs) for _, layer, pick, _ in group))
+        layers: dict[str, Any] = {chunk_name: Layer({f"{chunk_name}-{i}": Task(joint, (Ref(k),), {}, dict(annotations))
+                                                     for i, k in enumerate(sources)}, "reduction", [owners[sources[0]]])}
+        top = combine_levels(layers, list(layers[chunk_name]), "joint", token,
+                             JointCombine(tuple(layer.combine for _, layer, _, _ in group)), split,
+                             annotations=annotations)
+        for j, (_, layer, _, _) in enumerate(group):
+            out_key = next(iter(graph.layers[layer.out]))
+            layers[layer.out] = {out_key: Task(joint_aggregate, ([Ref(k) for k in top], j, layer.aggregate,
+                                                                 layer.aggregate_kwargs), {}, dict(annotations))}
+        fused[names[0]] = layers  # (the joint tree and the results, where the first member was)
+        for name, layer, _, _ in group:
+            for n in ([name] if name != names[0] else []) + layer.tree:
+                fused[n] = None
+    if not fused:
+        return graph
+    replaced = {out for layers in fused.values() if layers for out in layers}
+    out: dict[str, Any] = {}
+    for name, layer in graph.layers.items():
+        if name in fused:
+            if fused[name]:
+                out.update(fused[name])
+            continue
+        if name not in replaced:
+            out[name] = layer
+    return _needed(LayeredGraph(out), outputs)
+
+
+def _needed(graph: LayeredGraph, outputs: set) -> LayeredGraph:
+    """``graph`` without the layers no output depends on (a column selection only the fused
+    reductions read), so that later passes see who really reads each layer."""
+    owners = _owners(graph)
+    inputs: dict[str, set[str]] = {name: set() for name in graph.layers}
+    for name, users in _consumers(graph, owners).items():
+        for user in users:
+            inputs[user].add(name)
+    todo = [owners[k] for k in outputs if k in owners]
+    if not todo:
+        return graph
+    seen = set(todo)
+    while todo:
+        for name in inputs[todo.pop()]:
+            if name not in seen:
+                seen.add(name)
+                todo.append(name)
+    return LayeredGraph({n: layer for n, layer in graph.layers.items() if n in seen})
+
+
 def plan(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph:
-    """What runs: columns (and filters) pushed into the readers, then partition-wise steps fused."""
+    """What runs: columns (and filters) pushed into the readers, reductions of the same
+    partitions made one tree, then partition-wise steps fused."""
     outputs = list(outputs)
     with gc_paused():  # (collections triggered by the fused tasks would scan the whole graph)
-        return fuse_blockwise(project_columns(graph, outputs), outputs)
+        return fuse_blockwise(fuse_reductions(project_columns(graph, outputs), outputs), outputs)
 
 
 def explain(graph: LayeredGraph, outputs: Iterable[str]) -> str:
     """The layers that will run, in order, with what each does to columns: the plan after
     projection and fusion, one line per layer."""
     outputs = list(outputs)
-    projected = project_columns(graph, outputs)
+    projected = fuse_reductions(project_columns(graph, outputs), outputs)
     planned = fuse_blockwise(projected, outputs)
     lines = []
     for name in _layer_order(planned):

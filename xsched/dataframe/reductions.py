@@ -36,6 +36,7 @@ from ..graph.partials import combine_levels
 from ..graph.spec import Ref, Task
 from .core import DataFrame, Scalar, Series, _Frame, new_collection
 from .pieces import _unify_categoricals
+from .planner import Reduction
 from .standin import _nonempty, make_meta, on_stand_ins
 
 __all__ = ["reduction", "DEFAULT_SPLIT_EVERY"]
@@ -76,11 +77,14 @@ def _tree(frame: _Frame, chunk: Callable, aggregate: Callable, combine: Callable
     tok = new_token(frame._name, chunk, combine, aggregate, split_every, chunk_kwargs, aggregate_kwargs)
     layers: dict[str, dict] = {}
     chunk_name = f"{token}-chunk-{tok}"
-    layers[chunk_name] = {chunk_key(chunk_name, (i,)): Task(chunk, (Ref(k),), dict(chunk_kwargs or {}),
-                                                            per_task(ann))
-                          for i, k in enumerate(frame._keys())}
+    first = Reduction({chunk_key(chunk_name, (i,)): Task(chunk, (Ref(k),), dict(chunk_kwargs or {}), per_task(ann))
+                       for i, k in enumerate(frame._keys())}, chunk, dict(chunk_kwargs or {}), combine, aggregate,
+                      dict(aggregate_kwargs or {}), split_every, [frame._name])
+    layers[chunk_name] = first
     keys = combine_levels(layers, list(layers[chunk_name]), token, tok, combine, split_every, annotations=ann)
     agg_name = f"{token}-agg-{tok}"
+    first.tree = [n for n in layers if n != chunk_name]  # (the combine levels: planner.fuse_reductions)
+    first.out = agg_name
     layers[agg_name] = {chunk_key(agg_name, (0,)): Task(aggregate, ([Ref(k) for k in keys],),
                                                         dict(aggregate_kwargs or {}), per_task(ann))}
     graph = LayeredGraph.merge(frame._graph, new=layers)
