@@ -17,6 +17,10 @@ scheduler takes the dataset and sums x per name (wall time from the read to that
 persisted rows, ``persisted_mb`` in pandas, stay on the workers and count in their peaks; it
 runs after the other jobs, as what it frees stays in the workers' RSS). Each job's peak is
 above the RSS the jobs before it left.
+The describe job persists a demo time series of 1,704 partitions of 60 rows (ten weeks of a row
+a minute, a partition an hour; each implementation's own generator) and times ``describe()``
+of its numeric columns: a job of many small tasks, checked on the rows every implementation
+gives exactly (count, mean, min, max).
 The set_index job sorts the frame (id, name, x, y) by the unsorted column x (quantiles, then
 a range shuffle) and counts each partition's rows, checking every one is sorted. The merge
 joins the frame (id, name, x, y) with a second one of a quarter of its rows
@@ -87,7 +91,7 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="128 MB of CSV: a smoke check")
     p.add_argument("--mb", type=int, default=None, help="MB of CSV (default 2048)")
     p.add_argument("--jobs", default="csv,parquet,merge,seed002", help="which pipelines, comma-separated "
-                   "(csv, parquet, merge, setindex, seed002)")
+                   "(csv, parquet, merge, setindex, seed002, describe)")
     p.add_argument("--memory-limit", default="4GB", help="per worker (the merge job at 1GB with --mb 4096 "
                    "moves twice the cluster's memory)")
     p.add_argument("--shuffle", choices=("p2p", "tasks"), default="p2p",
@@ -181,6 +185,24 @@ def main(argv=None) -> int:
             client.unpublish_dataset("accounts")
             return head, sums
 
+        if "describe" in jobs:  # many small partitions: what each costs in tasks, not in data
+            if args.impl == "dask":
+                import dask.datasets
+
+                demo = dask.datasets.timeseries("2000-01-01", "2000-03-12", freq="60s", partition_freq="1h")
+            else:
+                demo = dd.demo.timeseries("2000-01-01", "2000-03-12", freq="60s", partition_freq="1h")
+            demo = client.persist(demo)
+            whole = demo.compute()  # (also waits for the persisted partitions)
+            numbers = whole.select_dtypes("number")
+            exact = numbers.agg(["count", "mean", "min", "max"])
+
+            def same_description(got):  # (the rows every implementation gives exactly: quantiles may be approximate)
+                return np.allclose(got.loc[exact.index, exact.columns].to_numpy(float), exact.to_numpy(float))
+
+            result["describe"] = common.measured_compute(client, pids, demo.describe(), same_description)
+            result["describe"]["partitions"] = int(demo.npartitions)
+            del demo, whole
         if "setindex" in jobs:
             rows = sum(pd.read_parquet(f, columns=["id"]).shape[0] for f in pq_files)
             result["setindex"] = common.measured_compute(client, pids, setindex_pipeline(), lambda r: int(r) == rows)

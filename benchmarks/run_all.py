@@ -316,12 +316,13 @@ def bench_seed003(runner: Runner, pys: dict, args) -> None:
 
 
 def bench_dataframe(runner: Runner, pys: dict, args) -> None:
-    """read -> filter -> groupby-sum over CSV and parquet, a shuffle merge, and seed 002's
-    published-dataset workflow (dataframe.py), beside dask."""
+    """read -> filter -> groupby-sum over CSV and parquet, a shuffle merge, describe of many
+    small partitions and seed 002's published-dataset workflow (dataframe.py), beside dask."""
     res, runs = {}, []
     for impl, py in pys.items():
         cmd = [py, os.path.join(HERE, "dataframe.py"), "--impl", impl, "--json"] + (["--quick"] if args.quick else [])
-        res[impl] = runner.run(f"dataframe-{impl}", cmd + ["--jobs", "csv,parquet,merge"], 300 if args.quick else 1800)
+        res[impl] = runner.run(f"dataframe-{impl}", cmd + ["--jobs", "csv,parquet,merge,describe"],
+                               300 if args.quick else 1800)
         # seed 002 on fresh workers: after the other jobs, their idle RSS would hide its peak
         seed = runner.run(f"dataframe-seed002-{impl}", cmd + ["--jobs", "seed002"], 300 if args.quick else 900)
         runs += [res[impl], seed]
@@ -333,7 +334,7 @@ def bench_dataframe(runner: Runner, pys: dict, args) -> None:
     print_header(f"dataframes: 2 workers x 1 thread, {x.get('csv_mb', '?')} MB of CSV in {x.get('files', '?')} files "
                  f"({x.get('partition_mb', 0):.0f} MB per partition in pandas; seed002 keeps "
                  f"{x.get('seed002', {}).get('persisted_mb', 0):.0f} MB of them persisted)", runs)
-    _jobs_table(res, ("csv", "parquet", "merge", "seed002"),
+    _jobs_table(res, ("csv", "parquet", "merge", "describe", "seed002"),
                 (("wall time (s, lower is better)", "wall_seconds"),
                  ("CPU of the workers together (s)", "workers_cpu_seconds"),
                  ("peak RSS above idle per worker / one partition (x)", "peak_over_partition")))
