@@ -58,6 +58,18 @@ def test_merge_set_index_and_sort_run_between_workers(client):
     pd.testing.assert_frame_equal(by_name, left.groupby("name").balance.agg(["mean", "count"]))
 
 
+def test_reductions_run_as_one_tree_on_the_workers(client):
+    # the joint tasks travel to other processes: whole partitions and picked columns alike
+    pdf = accounts(1500, 2)
+    df = xd.from_pandas(pdf, npartitions=6)
+    pd.testing.assert_frame_equal(df.describe().compute(), pdf.describe())
+    series = xd.from_pandas(pdf.balance, npartitions=5)
+    pd.testing.assert_series_equal(series.agg(["sum", "mean", "max"]).compute(),
+                                   pdf.balance.agg(["sum", "mean", "max"]), check_dtype=False)
+    pd.testing.assert_frame_equal(df[["id", "balance"]].agg(["min", "std"]).compute(),
+                                  pdf[["id", "balance"]].agg(["min", "std"]), check_dtype=False)
+
+
 def test_merge_asof_and_repartition_along_divisions_between_workers(client):
     left, right = accounts(3000, 2), accounts(1000, 3)
     right["id"] = right["id"] * 3 + 1

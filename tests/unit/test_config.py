@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 import xsched.config as config
-from xsched.config_schema import SCHEMA, Leaf, OpenMap, Section
+from xsched.config_schema import SCHEMA, OpenMap, Section
 
 
 @pytest.fixture(autouse=True)

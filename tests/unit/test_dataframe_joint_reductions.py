@@ -86,3 +86,14 @@ def test_explain_shows_the_joint_tree():
     text = xd.from_pandas(PDF[["x", "y"]], npartitions=3).describe()
     lines = planner.explain(text._graph, text.__xsched_keys__()).splitlines()
     assert any(line.startswith("reduction joint-chunk-") and "(3 tasks)" in line for line in lines)
+
+
+def test_the_joint_tasks_survive_the_trip_to_a_worker():
+    import cloudpickle
+
+    series = xd.from_pandas(PDF.y, npartitions=3)  # (whole partitions: no column picked first)
+    got = series.agg(["sum", "max"])
+    graph = planner.plan(got._graph, got.__xsched_keys__())
+    task = next(iter(graph.layers[_layers(graph, "joint-chunk-")[0]].values()))
+    travelled = cloudpickle.loads(cloudpickle.dumps(task))
+    assert travelled.func(PDF.y.iloc[:20]) == task.func(PDF.y.iloc[:20])

@@ -369,9 +369,6 @@ def fuse_blockwise(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph:
         else graph
 
 
-_WHOLE = object()  # (a reduction's chunk reads the whole partition, no column picked first)
-
-
 class JointChunk:
     """The chunk steps of several reductions on one partition: each one's partial, in a tuple
     (a step may first pick its column, as the selection it read from did)."""
@@ -379,10 +376,10 @@ class JointChunk:
     __slots__ = ("steps",)
 
     def __init__(self, steps: tuple) -> None:
-        self.steps = steps  # ((column or _WHOLE, chunk, chunk keywords), ...)
+        self.steps = steps  # ((whether a column is picked first, the column, chunk, chunk keywords), ...)
 
     def __call__(self, part: Any) -> tuple:
-        return tuple(chunk(part if pick is _WHOLE else part[pick], **kwargs) for pick, chunk, kwargs in self.steps)
+        return tuple(chunk(part[column] if picked else part, **kwargs) for picked, column, chunk, kwargs in self.steps)
 
     def __repr__(self) -> str:
         return f"JointChunk({len(self.steps)} reductions)"
@@ -408,7 +405,7 @@ def joint_aggregate(parts: list, j: int, aggregate: Callable, kwargs: dict) -> A
 def _chunk_sources(graph: LayeredGraph, layer: Reduction, owners: Mapping[str, str]) -> tuple | None:
     """The keys a reduction's chunk tasks read, seen through a column selection (the selection's
     own input then, and the column it picks); None when its tasks are not as built."""
-    sources, picks = [], []
+    sources, picks = [], []  # (per partition: (whether a column is picked, the column))
     for task in layer.values():
         if type(task) is not Task or task.func is not layer.chunk or len(task.args) != 1 \
                 or type(task.args[0]) is not Ref or task.kwargs != layer.chunk_kwargs:
@@ -419,13 +416,15 @@ def _chunk_sources(graph: LayeredGraph, layer: Reduction, owners: Mapping[str, s
         if type(picked) is Task and picked.func is operator.getitem and len(picked.args) == 2 \
                 and type(picked.args[0]) is Ref and not picked.kwargs and picked.annotations == task.annotations:
             sources.append(picked.args[0].key)
-            picks.append(picked.args[1])
+            picks.append((True, picked.args[1]))
         else:
             sources.append(key)
-            picks.append(_WHOLE)
-    if any(p is not picks[0] and p != picks[0] for p in picks):  # (one column for every partition, or none)
-        return tuple(t.args[0].key for t in layer.values()), _WHOLE
-    return tuple(sources), picks[0] if picks else _WHOLE
+            picks.append((False, None))
+    if not picks:
+        return None
+    if any(p[0] != picks[0][0] or p[1] is not picks[0][1] and p[1] != picks[0][1] for p in picks):
+        return tuple(t.args[0].key for t in layer.values()), (False, None)  # (one column for every partition, or none)
+    return tuple(sources), picks[0]
 
 
 def fuse_reductions(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph:
@@ -454,7 +453,7 @@ def fuse_reductions(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph
                                                 or any(k in outputs for k in graph.layers[n]) for n in tree):
             continue
         found = _chunk_sources(graph, layer, owners)
-        if found is None or not layer:
+        if found is None:
             continue
         sources, pick = found
         annotations = next(iter(layer.values())).annotations
@@ -470,7 +469,7 @@ def fuse_reductions(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph
         token = new_token("joint-reduction", *names)
         annotations = group[0][3]
         chunk_name = f"joint-chunk-{token}"
-        joint = JointChunk(tuple((pick, layer.chunk, layer.chunk_kwargs) for _, layer, pick, _ in group))
+        joint = JointChunk(tuple((*pick, layer.chunk, layer.chunk_kwargs) for _, layer, pick, _ in group))
         layers: dict[str, Any] = {chunk_name: Layer({f"{chunk_name}-{i}": Task(joint, (Ref(k),), {}, dict(annotations))
                                                      for i, k in enumerate(sources)}, "reduction", [owners[sources[0]]])}
         top = combine_levels(layers, list(layers[chunk_name]), "joint", token,
