@@ -89,3 +89,26 @@ def test_axis_number():
         axis_number(None, "f", none=False)
     with pytest.raises(ValueError, match="f: no axis named 'columns' for a Series"):
         axis_number("columns", "f", columns=False)
+
+
+@pytest.mark.parametrize("kind", ["frame", "series"])
+@pytest.mark.parametrize("call", [lambda o: o.count(skipna=False), lambda o: o.any(numeric_only=True),
+                                  lambda o: o.all(numeric_only=False)])
+def test_keywords_pandas_reductions_have_not_are_refused_when_built(frames, kind, call):
+    p, x = frames[kind]
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        call(p)
+    with pytest.raises(TypeError, match=r"\.(count|any|all)\(\) got an unexpected keyword argument .* \(as pandas'\)"):
+        call(x)
+
+
+def test_a_series_count_takes_no_keyword_and_a_frames_its_own(frames):
+    p, x = frames["series"]
+    for keyword in ({"numeric_only": True}, {"axis": 0}):
+        with pytest.raises(TypeError):
+            p.count(**keyword)
+        with pytest.raises(TypeError, match="Series.count"):
+            x.count(**keyword)
+    pf, xf = frames["frame"]
+    pd.testing.assert_series_equal(xf.count(axis=0, numeric_only=True).compute(), pf.count(axis=0, numeric_only=True))
+    assert x.count().compute() == p.count()

@@ -507,12 +507,31 @@ def across(self: _Frame, method: str, axis: Any, numeric_only: bool, split_every
     return None
 
 
+#: the keywords pandas' method has not (a TypeError there): per method, for a DataFrame and a Series
+_LACKING = {"count": (("skipna",), ("skipna", "numeric_only", "axis")), "any": (("numeric_only",),) * 2,
+            "all": (("numeric_only",),) * 2}
+_UNSET = object()
+
+
+def _refuse_lacking(self: _Frame, method: str, given: dict) -> None:
+    """pandas' TypeError for a keyword its ``method`` has not, when the expression is built."""
+    lacking = _LACKING.get(method, ((), ()))[0 if isinstance(self, DataFrame) else 1]
+    for name in lacking:
+        if given.get(name, _UNSET) is not _UNSET:
+            raise TypeError(f"{type(self).__name__}.{method}() got an unexpected keyword argument {name!r} "
+                            "(as pandas')")
+
+
 def _install() -> None:
     """Give the collections their reduction methods (one definition each, shared)."""
 
     def simple(method: str, doc: str) -> Callable:
-        def reduce(self, axis: Any = 0, skipna: bool = True, split_every: int | None = None,
-                   numeric_only: bool = False, **kwargs: Any):
+        def reduce(self, axis: Any = _UNSET, skipna: Any = _UNSET, split_every: int | None = None,
+                   numeric_only: Any = _UNSET, **kwargs: Any):
+            _refuse_lacking(self, method, {"axis": axis, "skipna": skipna, "numeric_only": numeric_only})
+            axis = 0 if axis is _UNSET else axis
+            skipna = True if skipna is _UNSET else skipna
+            numeric_only = False if numeric_only is _UNSET else numeric_only
             kw = dict(kwargs)
             if method != "count":
                 kw["skipna"] = skipna
