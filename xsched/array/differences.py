@@ -33,7 +33,6 @@ fail when built, pointing at ``compute_chunk_sizes()``.
 
 from __future__ import annotations
 
-import numbers
 import operator
 from typing import Any
 
@@ -41,7 +40,7 @@ import numpy as np
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
-from .axes import axis_index
+from .axes import axis_index, axis_tuple
 from .chunks import _starts
 from .core import Array
 from .creation import asarray, from_array
@@ -253,10 +252,7 @@ def gradient(f: Any, /, *varargs: Any, axis: Any = None, edge_order: int = 1) ->
     ([[1.0, 1.5, 1.5], [1.0, 1.5, 1.5]], [[1.0, 1.3333333333333335, 2.0], [2.0, 2.0, 2.0]])
     """
     f = asarray(f)
-    axes = tuple(range(f.ndim)) if axis is None else tuple(
-        axis_index(ax, f.ndim, "gradient") for ax in ((axis,) if isinstance(axis, numbers.Integral) else axis))
-    if len(set(axes)) != len(axes):
-        raise ValueError(f"gradient: repeated axis in {axis}")
+    axes = tuple(range(f.ndim)) if axis is None else axis_tuple(axis, f.ndim, "gradient")
     spacings = _spacings(varargs, axes, f.shape)
     edge_order = operator.index(edge_order)
     if edge_order > 2:

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
-from .axes import axis_index, axis_tuple
+from .axes import axis_tuple
 from .core import UFUNC_IMPLEMENTATIONS, Array
 from .creation import asarray
 from .blocked import lu, solve_triangular  # (the xa.linalg namespace: factorizations live in rooms of their own)
@@ -128,8 +128,7 @@ def _contract(op: str, a: Array, b: Array, func: Callable, args: tuple, chunks: 
 
 
 def _axes_list(axes: Any, ndim: int, which: str) -> list[int]:
-    axes = [axes] if isinstance(axes, numbers.Integral) else list(axes)
-    return [axis_index(ax, ndim, f"tensordot ({which} operand)") for ax in axes]
+    return list(axis_tuple(axes, ndim, f"tensordot ({which} operand)"))
 
 
 def tensordot(a: Any, b: Any, axes: Any = 2, *, split_every: int | None = None) -> Array:

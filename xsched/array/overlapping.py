@@ -101,10 +101,7 @@ def _normalize_depth(depth: Any, ndim: int, what: str) -> tuple[int, ...]:
     elif isinstance(depth, Mapping):
         out = [0] * ndim
         for axis, d in depth.items():
-            if not isinstance(axis, numbers.Integral) or not -ndim <= axis < ndim:
-                raise ValueError(f"{what}: depth names axis {axis!r}, but the array has "
-                                 f"{ndim} dimensions")
-            out[int(axis) % ndim] = d
+            out[axis_index(axis, ndim, f"{what} (depth)")] = d
     else:
         out = list(depth)
         if len(out) != ndim:
@@ -140,10 +137,8 @@ def _normalize_boundary(boundary: Any, ndim: int, what: str) -> tuple[Mode, ...]
     if isinstance(boundary, Mapping):
         modes: list[Mode] = ["none"] * ndim
         for axis, b in boundary.items():
-            if not isinstance(axis, numbers.Integral) or not -ndim <= axis < ndim:
-                raise ValueError(f"{what}: boundary names axis {axis!r}, but the array has "
-                                 f"{ndim} dimensions")
-            modes[int(axis) % ndim] = _normalize_mode(b, int(axis) % ndim, what)
+            axis = axis_index(axis, ndim, f"{what} (boundary)")
+            modes[axis] = _normalize_mode(b, axis, what)
         return tuple(modes)
     if isinstance(boundary, list):  # (internal: already one per axis)
         return tuple(_normalize_mode(b, a, what) for a, b in enumerate(boundary))

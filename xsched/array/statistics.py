@@ -21,7 +21,6 @@ itself (``linalg.py``'s tree of block products), ``corrcoef`` that over its diag
 from __future__ import annotations
 
 import numbers
-import operator
 import warnings
 from typing import Any, Callable
 
@@ -34,7 +33,7 @@ from .index_notation import einsum
 from .masking import known_chunks_needed
 from .manipulation import broadcast_to, concatenate, reshape, squeeze, transpose
 from .rechunking import whole_axes
-from .axes import reduced_axes
+from .axes import axis_tuple, reduced_axes
 from .reductions import _check_out, max as _max, mean, min as _min, sum as _sum
 
 __all__ = ["percentile", "quantile", "median", "nanpercentile", "nanquantile", "nanmedian",
@@ -205,8 +204,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
         if axis is None:
             raise TypeError(f"average: axis must be specified when shapes of a {a.shape} and "
                             f"weights {w.shape} differ")
-        given = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
-        given = tuple(operator.index(g) % a.ndim for g in given)
+        given = axis_tuple(axis, a.ndim, "average")
         if w.shape != tuple(a.shape[g] for g in given):
             raise ValueError(f"average: shape of weights {w.shape} must be consistent with "
                              f"shape of a {a.shape} along axis {axis}")
