@@ -31,6 +31,7 @@ from . import expanding as _expanding  # noqa: F401  (expanding windows across p
 from . import ewm as _ewm  # noqa: F401  (exponentially weighted means and sums across partitions)
 from . import rank as _rank  # noqa: F401  (ranks over all partitions: a sort, offsets, the ranks sent back)
 from . import reductions as _reductions  # noqa: F401  (gives the collections their reductions)
+from . import describe as _describe  # noqa: F401  (describe: pandas' summary table, one tree)
 from . import parquet as _parquet  # noqa: F401  (gives DataFrame its to_parquet)
 from . import resample as _resample  # noqa: F401  (time bins across partition boundaries)
 from . import rolling as _rolling  # noqa: F401  (rolling windows across partition boundaries)

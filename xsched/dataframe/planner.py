@@ -73,7 +73,7 @@ class Layer(dict):
     (``PREDICATES`` of columns among ``columns``),
     as a list of tasks, one per partition in order), ``select`` (``columns``), ``filter``
     (``inputs[0]`` filtered by the mask ``inputs[1]``), ``assign`` (``columns``: the one
-    it adds), ``groupby`` (``columns``: those it uses, or None for all), or ``opaque``.
+    it adds), ``groupby`` or ``reduction`` (``columns``: those it uses, or None for all), or ``opaque``.
     ``inputs``: the names of the layers its tasks read, in argument order.
     """
 
@@ -158,7 +158,7 @@ def _used_by(layer: Any, downstream: Any, input_name: str) -> Any:
         return ALL
     if kind == "select":
         return set(layer.columns)
-    if kind == "groupby":
+    if kind in ("groupby", "reduction"):  # (the columns it reads, when it said)
         return ALL if layer.columns is None else set(layer.columns)
     if kind == "filter":
         return downstream
@@ -376,13 +376,19 @@ class JointChunk:
     __slots__ = ("steps",)
 
     def __init__(self, steps: tuple) -> None:
-        self.steps = steps  # ((whether a column is picked first, the column, chunk, chunk keywords), ...)
+        self.steps = steps  # ((how the column is picked, the column, chunk, chunk keywords), ...)
 
     def __call__(self, part: Any) -> tuple:
-        return tuple(chunk(part[column] if picked else part, **kwargs) for picked, column, chunk, kwargs in self.steps)
+        return tuple(chunk(_picked(part, how, column), **kwargs) for how, column, chunk, kwargs in self.steps)
 
     def __repr__(self) -> str:
         return f"JointChunk({len(self.steps)} reductions)"
+
+
+def _picked(part: Any, how: int, column: Any) -> Any:
+    """A joint step's input: the partition (``how`` 0 or False), its column by label (1 or
+    True), or by position (2: a label naming several columns)."""
+    return part if not how else part[column] if how == 1 else part.iloc[:, column]
 
 
 class JointCombine:
@@ -541,7 +547,7 @@ def explain(graph: LayeredGraph, outputs: Iterable[str]) -> str:
             steps = " + ".join(_describe_step(projected, k) for k in first.args[0].tasks)
             lines.append(f"fused    {name} ({len(layer)} tasks): {steps}")
             continue
-        detail = f" columns={cols}" if cols is not None and kind in ("read", "select", "groupby", "assign") else ""
+        detail = f" columns={cols}" if cols is not None and kind in ("read", "select", "groupby", "assign", "reduction") else ""
         if kind == "read" and getattr(layer, "predicate", None):
             detail += f" filters={list(layer.predicate)}"
         lines.append(f"{kind:<8} {name} ({len(layer)} tasks){detail}")
@@ -576,4 +582,4 @@ def _describe_step(graph: LayeredGraph, key: str) -> str:
     shown = f"{kind} {label}" if kind not in ("opaque",) else label
     if kind == "read" and getattr(layer, "predicate", None):
         return f"{shown} {cols} filters={list(layer.predicate)}"
-    return f"{shown} {cols}" if cols is not None and kind in ("read", "select", "groupby", "assign") else shown
+    return f"{shown} {cols}" if cols is not None and kind in ("read", "select", "groupby", "assign", "reduction") else shown

@@ -1,4 +1,4 @@
-"""Reductions over partitions (sum, mean, var, count, nunique, value_counts, describe...) as trees.
+"""Reductions over partitions (sum, mean, var, count, nunique, value_counts...) as trees.
 
 Each partition is reduced to a small *partial* (``<op>-chunk``), partials are merged
 ``split_every`` at a time (``<op>-combine``), and the last merge gives the result
@@ -24,6 +24,7 @@ True
 from __future__ import annotations
 
 import numbers
+from contextvars import ContextVar
 from functools import partial
 from typing import Any, Callable
 
@@ -36,10 +37,10 @@ from ..graph.partials import combine_levels
 from ..graph.spec import Ref, Task
 from .core import DataFrame, Scalar, Series, _Frame, new_collection
 from .pieces import _unify_categoricals
-from .planner import Reduction
+from .planner import JointChunk, JointCombine, Layer, Reduction, joint_aggregate
 from .standin import _nonempty, make_meta, on_stand_ins
 
-__all__ = ["reduction", "DEFAULT_SPLIT_EVERY"]
+__all__ = ["reduction", "joint", "DEFAULT_SPLIT_EVERY"]
 
 #: Partials merged per task when ``split_every`` is not given.
 DEFAULT_SPLIT_EVERY = 8
@@ -65,6 +66,11 @@ def reduction(frame: _Frame, chunk: Callable, aggregate: Callable, combine: Call
     split_every = split_every or DEFAULT_SPLIT_EVERY
     if split_every < 2:
         raise ValueError(f"split_every must be at least 2, got {split_every}")
+    asked = _ASKED.get()
+    if asked is not None:  # (``joint`` builds it, with the others it is asked for)
+        asked.append((frame, chunk, combine or aggregate, aggregate, dict(chunk_kwargs or {}),
+                      dict(aggregate_kwargs or {}), meta, token, split_every))
+        return _Asked(len(asked) - 1)
     with gc_paused():  # (collections triggered by the new tasks would scan the whole graph)
         return _tree(frame, chunk, aggregate, combine or aggregate, meta, token, split_every, chunk_kwargs,
                      aggregate_kwargs)
@@ -87,10 +93,119 @@ def _tree(frame: _Frame, chunk: Callable, aggregate: Callable, combine: Callable
     first.out = agg_name
     layers[agg_name] = {chunk_key(agg_name, (0,)): Task(aggregate, ([Ref(k) for k in keys],),
                                                         dict(aggregate_kwargs or {}), per_task(ann))}
-    graph = LayeredGraph.merge(frame._graph, new=layers)
+    return _result(LayeredGraph.merge(frame._graph, new=layers), agg_name, meta)
+
+
+def _result(graph: LayeredGraph, name: str, meta: Any):
+    """A reduction's result: a ``Scalar``, or a collection of one partition for pandas' meta."""
     if isinstance(meta, (pd.DataFrame, pd.Series, pd.Index)):
-        return new_collection(graph, agg_name, make_meta(meta), (None, None))
-    return Scalar(graph, agg_name, meta)
+        return new_collection(graph, name, make_meta(meta), (None, None))
+    return Scalar(graph, name, meta)
+
+
+# --------------------------------------------------------------------------- several at once
+
+#: While ``joint`` collects: the reductions asked for, each as ``reduction``'s arguments.
+_ASKED: ContextVar[list | None] = ContextVar("xsched_asked_reductions", default=None)
+
+
+class _Asked:
+    """What ``reduction`` gives while ``joint`` collects: which of the reductions asked for."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def joint(frame: _Frame, columns: list, build: Callable) -> list[list]:
+    """The reductions ``build(collection, column)`` makes of each of ``columns`` of ``frame``
+    (``[None]``: of ``frame`` itself), built at once as one tree: a task per partition
+    computes every partial, each level merges them all. ``planner.fuse_reductions`` makes
+    the same of trees already built; building it directly spares building one tree per
+    column and statistic (a ``describe`` of 20 columns over 10,000 partitions: one tree, not 120).
+
+    ``build`` gets a column as a Series without tasks of its own (its meta is the column's)
+    and the column's label, and returns a list of reductions of it. A column whose list
+    holds anything else (an operation on the column, then a reduction) is built as asked,
+    from the column. A label that names several columns (pandas allows it) stands for the
+    next of them each time it is given. Returns, per column, the list ``build`` returned
+    with each reduction's result in place.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2, 3], "b": [4.0, 5, 6]}), npartitions=2)
+    >>> [[float(r.compute()) for r in pair] for pair in joint(df, ["a", "b"], lambda s, _: [s.sum(), s.max()])]
+    [[6.0, 3.0], [15.0, 6.0]]
+    """
+    asked: list = []
+    pieces: list = []  # (per column: (how the chunk picks it, the reductions), or None: built as asked)
+    places: dict = {}  # (a label naming several columns: their positions not given yet)
+    if isinstance(frame, DataFrame) and not frame._meta.columns.is_unique:
+        for i, c in enumerate(frame._meta.columns):
+            places.setdefault(c, []).append(i)
+        places = {c: where for c, where in places.items() if len(where) > 1}
+    reset = _ASKED.set(asked)
+    try:
+        for column in columns:
+            if column is None:
+                pick, meta = (0, None), frame._meta
+            elif column in places and places[column]:
+                position = places[column].pop(0)
+                pick, meta = (2, position), frame._meta.iloc[:, position]
+            else:
+                pick, meta = (1, column), frame._meta[column]
+            view = frame if column is None else new_collection(
+                LayeredGraph({}), f"column-{new_token(frame._name, pick)}", meta, frame.divisions)
+            got = list(build(view, column))
+            pieces.append((pick, got) if all(isinstance(p, _Asked) and asked[p.index][0] is view for p in got)
+                          else (pick, None))  # (built below from the column itself)
+    finally:
+        _ASKED.reset(reset)
+    out = [got if got is not None else build(_column(frame, pick), column)
+           for column, (pick, got) in zip(columns, pieces)]
+    joined = [(pick, asked[p.index]) for pick, got in pieces if got is not None for p in got]
+    trees: dict[int, list[int]] = {}  # (a tree per split_every asked for)
+    for i, (_, spec) in enumerate(joined):
+        trees.setdefault(spec[8], []).append(i)
+    results: list = [None] * len(joined)
+    with gc_paused():  # (collections triggered by the new tasks would scan the whole graph)
+        for split, members in trees.items():
+            for i, result in zip(members, _joint_tree(frame, [joined[i] for i in members], split)):
+                results[i] = result
+    found = iter(results)
+    return [got if pieces[i][1] is None else [next(found) for _ in got] for i, got in enumerate(out)]
+
+
+def _column(frame: _Frame, pick: tuple) -> _Frame:
+    """The column ``pick`` names (``joint``'s): the frame itself, a label, or a position."""
+    how, column = pick
+    return frame if how == 0 else frame[column] if how == 1 else frame.iloc[:, column]
+
+
+def _joint_tree(frame: _Frame, specs: list, split: int) -> list:
+    """``joint``'s tree: ``specs`` are ``(how the chunk picks its column, reduction's
+    arguments)``; one result each."""
+    labels = list(dict.fromkeys(c for (how, c), _ in specs if how == 1))
+    used = labels if all(how == 1 for (how, _), _ in specs) else None  # (for the planner: the columns read)
+    ann = annotations_in_force()
+    steps = tuple((how, c, chunk, ck) for (how, c), (_, chunk, _, _, ck, _, _, _, _) in specs)
+    tok = new_token(frame._name, split, *[(pick, chunk, combine, aggregate, ck, ak)
+                                           for pick, (_, chunk, combine, aggregate, ck, ak, _, _, _) in specs])
+    chunk_name = f"joint-chunk-{tok}"
+    joint_chunk = JointChunk(steps)
+    layers: dict[str, Any] = {chunk_name: Layer({chunk_key(chunk_name, (i,)): Task(joint_chunk, (Ref(k),), {},
+                                                                                  per_task(ann))
+                                                 for i, k in enumerate(frame._keys())}, "reduction", [frame._name],
+                                                used)}
+    top = combine_levels(layers, list(layers[chunk_name]), "joint", tok,
+                         JointCombine(tuple(spec[2] for _, spec in specs)), split, annotations=ann)
+    tree = LayeredGraph.merge(frame._graph, new=layers)
+    out = []
+    for j, (_, (_, _, _, aggregate, _, ak, meta, token, _)) in enumerate(specs):
+        name = f"{token}-agg-{new_token(tok, j)}"
+        task = Task(joint_aggregate, ([Ref(k) for k in top], j, aggregate, ak), {}, per_task(ann))
+        out.append(_result(LayeredGraph.merge(tree, new={name: {chunk_key(name, (0,)): task}}), name, meta))
+    return out
 
 
 def _meta_of(frame: _Frame, method: str, **kwargs: Any) -> Any:
@@ -657,25 +772,6 @@ def _install() -> None:
         """
         return quantile(self, q, split_every)
 
-    def describe(self, percentiles: Any = None, include: Any = None, exclude: Any = None,
-                 split_every: int | None = None):
-        """Summary statistics laid out as pandas' ``describe`` (one partition): for numbers
-        count, mean, std, min, percentiles (see ``quantile``: approximate on partitions of many
-        rows) and max; for dates the same without std; for text, categories and truth values
-        count, unique, top and freq. ``include`` / ``exclude`` choose a frame's columns as
-        pandas does (``"all"``; by default the numbers and dates, else every column).
-
-        >>> import pandas as pd, xsched.dataframe as xd
-        >>> df = xd.from_pandas(pd.DataFrame({"a": range(10), "s": list("xxyxyzxxxx")}), npartitions=3)
-        >>> df.describe().compute().loc[["count", "min", "max"], "a"].tolist()
-        [10.0, 0.0, 9.0]
-        >>> df.s.describe().compute().to_dict() == {"count": 10, "unique": 3, "top": "x", "freq": 7}
-        True
-        """
-        if isinstance(self, Series) and (include is not None or exclude is not None):
-            raise TypeError("describe: include= and exclude= choose a DataFrame's columns; a Series has none")
-        return _describe(self, _describe_percentiles(percentiles), split_every, include, exclude)
-
     def frame_value_counts(self, subset: Any = None, normalize: bool = False, sort: bool = True,
                            ascending: bool = False, dropna: bool = True, split_every: int | None = None):
         """How often each distinct row (of the ``subset`` columns) occurs, most frequent
@@ -699,10 +795,9 @@ def _install() -> None:
     DataFrame.value_counts = frame_value_counts  # type: ignore[attr-defined]
     for f in (mean, var, std):
         setattr(_Frame, f.__name__, f)
-    for f in (nunique, unique, value_counts, describe):
+    for f in (nunique, unique, value_counts):
         setattr(Series, f.__name__, f)
     Series.quantile = series_quantile  # type: ignore[attr-defined]
-    DataFrame.describe = describe  # type: ignore[attr-defined]
 
     def agg(self, func: Any, split_every: int | None = None):
         """Reductions by name, laid out as pandas' ``agg``: a name (``"sum"``) gives that
@@ -727,7 +822,7 @@ def _install() -> None:
         >>> xd.from_pandas(pd.DataFrame({"a": [1, 1], "b": [1, 2]}), npartitions=2).nunique().compute().to_dict()
         {'a': 1, 'b': 2}
         """
-        counts = [nunique(self[c], dropna, split_every) for c in self.columns]
+        counts = [n for (n,) in joint(self, list(self.columns), lambda s, _: [nunique(s, dropna, split_every)])]
         return _joined(f"nunique-{new_token(self._name, dropna)}", _as_labelled, counts, (list(self.columns),),
                        pd.Series([], dtype="int64"))
 
@@ -745,122 +840,6 @@ def _joined(name: str, func: Callable, pieces: list, args: tuple, meta: Any):
     layer = {chunk_key(name, (0,)): Task(func, (refs, *args))}
     return new_collection(LayeredGraph.merge(*[p._graph for p in pieces], new={name: layer}), name, meta,
                           (None, None))
-
-
-def _describe_percentiles(percentiles: Any) -> tuple:
-    """pandas' checks of describe's percentiles, when the expression is built: sorted."""
-    if percentiles is None:
-        return (0.25, 0.5, 0.75)
-    ps = [float(p) for p in np.atleast_1d(percentiles)]
-    if any(not 0 <= p <= 1 for p in ps):
-        raise ValueError(f"describe: percentiles should all be in the interval [0, 1], got {list(percentiles)}")
-    if len(set(ps)) != len(ps):
-        raise ValueError(f"describe: percentiles cannot contain duplicates, got {list(percentiles)}")
-    return tuple(sorted(ps))
-
-
-def _percentile_labels(percentiles: tuple) -> list:
-    return [f"{p * 100:g}%" for p in percentiles]
-
-
-def _describe_kind(dtype: Any) -> str:
-    """Which of pandas' descriptions a column of ``dtype`` gets (pandas' own order of checks)."""
-    if pd.api.types.is_bool_dtype(dtype):
-        return "counts"
-    if pd.api.types.is_numeric_dtype(dtype):
-        return "numbers"
-    if pd.api.types.is_datetime64_any_dtype(dtype):
-        return "dates"
-    if pd.api.types.is_timedelta64_dtype(dtype):
-        return "durations"
-    return "counts"
-
-
-def _describe_one(stats: list, percentiles: tuple, name: Any, dtype: Any = "float64") -> pd.Series:
-    count, mean, std, lo, hi, qs = stats
-    index = ["count", "mean", "std", "min"] + _percentile_labels(percentiles) + ["max"]
-    values = [count, mean, std, lo] + list(np.asarray(qs, dtype="float64")) + [hi]
-    values = pd.array(values, dtype="Float64").to_numpy(dtype="float64", na_value=np.nan)  # (NA or NaN alike)
-    return pd.Series(values, index=index, name=name, dtype=dtype)
-
-
-def _describe_times(stats: list, percentiles: tuple, name: Any) -> pd.Series:
-    """Dates (no std) or durations (with it), as pandas lays them out: objects."""
-    count, mean, *std, lo, hi, qs = stats
-    index = ["count", "mean"] + ["std"] * len(std) + ["min"] + _percentile_labels(percentiles) + ["max"]
-    return pd.Series([count, mean, *std, lo] + list(qs) + [hi], index=index, name=name)
-
-
-def _describe_counts(stats: list, name: Any) -> pd.Series:
-    """count, unique, top, freq from the count and the value counts (most frequent first)."""
-    count, counts = stats
-    present = counts[counts != 0]
-    if len(present):
-        return pd.Series([count, len(present), present.index[0], present.iloc[0]],
-                         index=["count", "unique", "top", "freq"], name=name)
-    return pd.Series([count, 0, np.nan, np.nan], index=["count", "unique", "top", "freq"], name=name, dtype=object)
-
-
-def _describe_dtype(meta: pd.Series) -> Any:
-    """The dtype of pandas' describe of this column: Float64 for its nullable numbers, else float64."""
-    return "Float64" if isinstance(meta.dtype, pd.api.extensions.ExtensionDtype) else "float64"
-
-
-def _describe_frame(columns: list, names: list) -> pd.DataFrame:
-    """The columns' descriptions side by side, rows in pandas' order: those of the shortest
-    description first, then the rows others add."""
-    rows: list = []
-    for index in sorted((c.index for c in columns), key=len):
-        rows += [r for r in index if r not in rows]
-    out = pd.concat([c.reindex(rows) for c in columns], axis=1, sort=False)
-    out.columns = pd.Index(names)
-    return out
-
-
-def _describe_columns(meta: pd.DataFrame, include: Any, exclude: Any) -> list:
-    """The columns pandas' ``describe`` would describe (checked when the expression is built)."""
-    if include is None and exclude is None:
-        chosen = meta.select_dtypes(include=[np.number, "datetime"])
-        if len(chosen.columns) == 0:
-            chosen = meta
-    elif isinstance(include, str) and include == "all":
-        if exclude is not None:
-            raise ValueError("describe: exclude must be None when include is 'all'")
-        chosen = meta
-    else:
-        chosen = meta.select_dtypes(include=include, exclude=exclude)
-    if len(chosen.columns) == 0:
-        raise ValueError(f"describe: no column to describe (include={include!r}, exclude={exclude!r}); "
-                         f"the columns are {dict(meta.dtypes.astype(str))}")
-    return list(chosen.columns)
-
-
-def _describe(frame: _Frame, percentiles: tuple, split_every: int | None, include: Any = None,
-              exclude: Any = None):
-    name = f"describe-{new_token(frame._name, percentiles, include, exclude)}"
-    if isinstance(frame, DataFrame):
-        names = _describe_columns(frame._meta, include, exclude)
-        parts = [_describe(frame[n], percentiles, split_every) for n in names]
-        meta = pd.DataFrame({i: p._meta for i, p in enumerate(parts)})
-        meta.columns = pd.Index(names)
-        return _joined(name, _describe_frame, parts, (names,), meta)
-    kind = _describe_kind(frame._meta.dtype)
-    label = frame._meta.name
-    if kind == "counts":
-        pieces = [frame.count(split_every=split_every), frame.value_counts(split_every=split_every)]
-        func, args, dtype = _describe_counts, (label,), object
-    else:
-        pieces = [frame.count(split_every=split_every), frame.mean(split_every=split_every)]
-        if kind != "dates":
-            pieces.append(frame.std(split_every=split_every))
-        pieces += [frame.min(split_every=split_every), frame.max(split_every=split_every),
-                   quantile(frame, list(percentiles), split_every)]
-        if kind == "numbers":
-            dtype = _describe_dtype(frame._meta)
-            func, args = _describe_one, (percentiles, label, dtype)
-        else:
-            func, args, dtype = _describe_times, (percentiles, label), object
-    return _joined(name, func, pieces, args, pd.Series([], dtype=dtype, name=label))
 
 
 #: ``value_counts(bins=)``: set by ``binning.py``, which cuts the values (a room above this one)
@@ -946,15 +925,17 @@ def _agg(frame: _Frame, func: Any, split_every: int | None):
         plan = list(func.items())
         for _, names in plan:
             _agg_names(names, where)
-        results = [_reduce(frame[c], n, split_every) for c, names in plan
-                   for n in ([names] if isinstance(names, str) else names)]
+        asked = dict(plan)
+        results = [r for got in joint(frame, list(asked), lambda s, c: [_reduce(s, n, split_every) for n in (
+            [asked[c]] if isinstance(asked[c], str) else asked[c])]) for r in got]
         func_, args = _agg_dict, (plan,)
     else:
         names = _agg_names(func, where)
         if isinstance(func, str):
             return _reduce(frame, func, split_every)
         if isinstance(frame, DataFrame):
-            results = [_reduce(frame[c], n, split_every) for c in frame.columns for n in names]
+            results = [r for got in joint(frame, list(frame.columns), lambda s, _: [_reduce(s, n, split_every)
+                                                                                for n in names]) for r in got]
             func_, args = _agg_table, (names, list(frame.columns))
         else:
             results = [_reduce(frame, n, split_every) for n in names]

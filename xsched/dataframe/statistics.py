@@ -42,7 +42,7 @@ from ..graph.collection import compute_collection
 from ..graph.layers import new_token
 from .core import DataFrame, Index, Series, _Frame, _nonempty, map_partitions, new_collection
 from .rank import rank_series
-from .reductions import _joined, _value_counts_chunk, _value_counts_merge, across, missing_as_pandas, \
+from .reductions import _joined, _value_counts_chunk, _value_counts_merge, across, joint, missing_as_pandas, \
     quantile, reduction
 from .standin import on_stand_ins
 
@@ -390,7 +390,7 @@ def mode(frame: _Frame, dropna: bool = True, split_every: int | None = None, num
     if isinstance(frame, DataFrame):
         if not len(frame.columns):
             return _of_no_columns(_nonempty(frame._meta).mode(), "mode")
-        modes = [mode(frame[c], dropna, split_every) for c in frame.columns]
+        modes = [m for (m,) in joint(frame, list(frame.columns), lambda s, _: [mode(s, dropna, split_every)])]
         meta = pd.DataFrame({c: m._meta for c, m in zip(frame.columns, modes)}).iloc[:0]
         return map_partitions(_side_by_side, *modes, list(frame.columns), meta=meta, _name="mode")
     meta = frame._meta.iloc[:0].reset_index(drop=True)
@@ -440,7 +440,7 @@ def frame_quantile(frame: DataFrame, q: Any = 0.5, numeric_only: bool = False, s
     if not names:
         return _of_no_columns(meta, "quantile")
     qs = [q] if np.ndim(q) == 0 else list(q)
-    parts = [quantile(frame[c], qs, split_every) for c in names]
+    parts = [p for (p,) in joint(frame, names, lambda s, _: [quantile(s, qs, split_every)])]
     return map_partitions(_quantiles_side_by_side, *parts, names, q, meta.iloc[:0], meta=meta.iloc[:0],
                           _name="quantile")
 

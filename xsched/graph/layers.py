@@ -36,6 +36,8 @@ def chunk_key(name: str, index: Sequence[int]) -> str:
     >>> chunk_key("sum-aggregate-1a2b", ())
     'sum-aggregate-1a2b-0'
     """
+    if len(index) == 1:  # (a dataframe's partitions, a 1-d array's blocks: most keys)
+        return f"{name}-{int(index[0])}"
     return f"{name}-{'.'.join(str(int(i)) for i in index) if len(index) else '0'}"
 
 
