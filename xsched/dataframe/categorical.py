@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from ..graph.collection import compute_collection
-from .core import DataFrame, Series, map_partitions
+from .core import DataFrame, Series, _call_method, _refused, map_partitions
 from .pieces import UNKNOWN_CATEGORIES, _union_categories
 from .reductions import reduction
 
@@ -77,8 +77,14 @@ def astype(frame: Any, dtype: Any, *args: Any, **kwargs: Any):
     >>> import pandas as pd, xsched.dataframe as xd
     >>> xd.from_pandas(pd.Series([1, 2]), npartitions=1).astype(float).dtype
     dtype('float64')
+    >>> xd.from_pandas(pd.Series(["1", "20"]), npartitions=2).astype(int).compute().tolist()
+    [1, 20]
     """
-    out = frame._method("astype", dtype, *args, **kwargs)
+    try:  # (the empty meta's cast gives the dtypes: the stand-in's made-up values would not cast to numbers)
+        meta = frame._meta.astype(dtype, *args, **kwargs)
+    except Exception as exc:
+        raise _refused(frame, "astype", exc, "astype", "an empty frame") from exc
+    out = map_partitions(_call_method, frame, "astype", dtype, *args, meta=meta, _name="astype", **kwargs)
     inferring = inferred_columns(dtype, out._meta)
     if inferring is None or inferring:
         out._meta = mark_unknown(out._meta, inferring)

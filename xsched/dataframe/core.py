@@ -72,6 +72,8 @@ def _emulate(func: Callable, args: Sequence[Any], kwargs: dict, what: str) -> An
     try:
         out = on_stand_ins(run)
     except Exception as exc:
+        if func is _call_method and not any(callable(a) for a in (*args[2:], *kwargs.values())):
+            raise _refused(args[0], args[1], exc, what) from exc  # (pandas' own method: its arguments are wrong)
         raise ValueError(
             f"{what}: running {funcname(func)} on a two-row stand-in of the data, to learn its "
             f"output's columns and dtypes, raised {type(exc).__name__}: {exc}. Pass meta= (an empty "
@@ -79,6 +81,17 @@ def _emulate(func: Callable, args: Sequence[Any], kwargs: dict, what: str) -> An
             "what it returns."
         ) from exc
     return make_meta(out)
+
+
+def _refused(frame: Any, method: str, exc: Exception, what: str, tried: str = "a two-row stand-in") -> Exception:
+    """pandas' refusal of ``frame.<method>(...)`` on a stand-in, said as such, of pandas' own
+    type where it is a builtin one (a missing column's KeyError, a wrong dtype's TypeError)."""
+    kind = type(frame).__name__
+    dtypes = dict(frame.dtypes.astype(str)) if isinstance(frame, DataFrame) else str(frame.dtype)
+    said = exc.args[0] if type(exc) is KeyError and len(exc.args) == 1 and isinstance(exc.args[0], str) else exc
+    message = (f"{what}: pandas refuses {kind}.{method} with these arguments (tried on {tried} with its dtypes "
+               f"{dtypes}): {type(exc).__name__}: {said}")
+    return type(exc)(message) if type(exc) in (KeyError, TypeError, ValueError, IndexError) else ValueError(message)
 
 
 def _check_meta(part: Any, meta: Any, what: str, index: int) -> Any:
