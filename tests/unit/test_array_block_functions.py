@@ -16,6 +16,7 @@ import xsched
 import xsched.array as xa
 from xsched.graph.delayed import Delayed
 from xsched.graph.spec import Task
+from xsched.array.mapping import blocks_of
 
 RNG = np.random.default_rng(7)
 DATA = RNG.random((7, 5, 4))
@@ -287,9 +288,13 @@ def test_store_compute_false_refuses_what_cannot_travel_with_its_tasks(tmp_path)
     with pytest.raises(TypeError, match=r"target 0 \(Target\) cannot be sent .*to_zarr"):
         xa.store(x, Target((4,)), compute=False)  # it holds a threading lock
     bad = xa.map_blocks(lambda b: b[:1], x, dtype=x.dtype)  # blocks of another shape than promised
+    with pytest.raises(ValueError, match=r"lambda: block \(\d,\) came back with shape \(1,\), but the array's "
+                                         r"chunks promised \(2,\)"):
+        xa.store(bad, target, compute=False).compute()
+    unchecked = blocks_of(lambda b: b[:1], [x], {}, None, x.dtype, None, None, None, check=False)
     with pytest.raises(ValueError, match=r"block \(\d,\) of source 0 .* came back with shape \(1,\), but its "
                                          r"place .* has shape \(2,\)"):
-        xa.store(bad, target, compute=False).compute()
+        xa.store(unchecked, target, compute=False).compute()
 
 
 def test_store_refuses_what_it_cannot_do():

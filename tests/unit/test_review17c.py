@@ -11,6 +11,7 @@ import pytest
 import xsched.array as xa
 import xsched.bag as xb
 import xsched.dataframe as xd
+from xsched.array.mapping import blocks_of
 
 PDF = pd.DataFrame({"a": [1, 2, 3, 4], "b": [1.0, np.nan, 3.0, 4.0]})
 
@@ -57,8 +58,13 @@ def test_array_assert_eq_checks_every_block_against_its_chunks_and_the_dtype():
     with pytest.raises(AssertionError, match=r"block \(0,\)'s dtype is int64"):
         xa.assert_eq(promoted, np.arange(6.0))
     reshaped = xa.from_array(np.arange(6.0), chunks=3).map_blocks(lambda b: b, chunks=((2, 4),))
+    with pytest.raises(ValueError, match=r"block \(0,\) came back with shape \(3,\), but the array's chunks "
+                                         r"promised \(2,\)"):
+        xa.assert_eq(reshaped, np.arange(6.0))  # (map_blocks checks its blocks where they are made)
+    unchecked = blocks_of(lambda b: b, [xa.from_array(np.arange(6.0), chunks=3)], {}, ((2, 4),), None, None,
+                          None, None, check=False)
     with pytest.raises(AssertionError, match=r"block \(0,\)'s shape is \(3,\), the chunks promised \(2,\)"):
-        xa.assert_eq(reshaped, np.arange(6.0))
+        xa.assert_eq(unchecked, np.arange(6.0))
     assert xa.assert_eq(x[x > 2], np.arange(6.0)[3:])
 
 

@@ -279,7 +279,7 @@ def blockwise(func: Callable, out_ind: Any, *args_and_indices: Any, dtype: Any =
     return block_layer(func, args, kwargs, tuple(out_chunks), dtype, block_arg, block_kwargs,
                        name=name or funcname(func),
                        token_parts=("blockwise", out_ind,
-                                    [p[1] for p in pairs], concatenate))
+                                    [p[1] for p in pairs], concatenate), check=True)
 
 
 def _lengths(pairs: list, what: str) -> tuple[dict, dict]:

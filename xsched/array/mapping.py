@@ -96,7 +96,17 @@ def map_blocks(func: Callable, *args: Any, chunks: Any = None, dtype: Any = None
     ...     return np.full((2,), block_info[None]["array-location"][0][0])
     >>> xa.map_blocks(where, chunks=((2, 2),), dtype=int).compute().tolist()
     [0, 0, 2, 2]
+
+    A block of another shape than ``chunks`` says fails where it is made, naming the block
+    and both shapes.
     """
+    return blocks_of(func, args, kwargs, chunks, dtype, drop_axis, new_axis, name, check=True)
+
+
+def blocks_of(func: Callable, args: Sequence[Any], kwargs: dict, chunks: Any, dtype: Any, drop_axis: Any,
+              new_axis: Any, name: str | None, check: bool) -> Array:
+    """``map_blocks``' array; ``check``: each block's shape checked where it is made (off
+    for callers that check the blocks themselves, such as ``map_overlap``)."""
     arrays = [(i, a) for i, a in enumerate(args) if isinstance(a, Array)]
     if not callable(func):
         raise TypeError(f"map_blocks: first argument must be a function, got {func!r}; "
@@ -190,14 +200,14 @@ def map_blocks(func: Callable, *args: Any, chunks: Any = None, dtype: Any = None
 
     return block_layer(func, args, kwargs, out_chunks, dtype, block_arg,
                        lambda out_index: block_kwargs(out_index, dtype),
-                       name=name, token_parts=(drop, new))
+                       name=name, token_parts=(drop, new), check=check)
 
 
 def block_layer(func: Callable, args: Sequence[Any], kwargs: Mapping[str, Any],
                 out_chunks: Chunks, dtype: Any,
                 block_arg: Callable[[int, "Array", tuple], Any],
                 block_kwargs: Callable[[tuple], dict] | None = None, *,
-                name: str | None = None, token_parts: tuple = ()) -> Array:
+                name: str | None = None, token_parts: tuple = (), check: bool = False) -> Array:
     """One task per block of the ``out_chunks`` grid calling ``func``: the layer that
     ``map_blocks`` and ``blockwise`` (``index_notation.py``) both build.
 
@@ -207,7 +217,9 @@ def block_layer(func: Callable, args: Sequence[Any], kwargs: Mapping[str, Any],
     them where the call runs; for a one-key collection (``Delayed``), its value; anything
     else is passed as is. ``kwargs`` and ``block_kwargs(out_index)`` (``block_id``, ...)
     go to every call. The name is ``name`` (default the function's) and a token of the
-    inputs, ``out_chunks``, ``dtype`` and ``token_parts``.
+    inputs, ``out_chunks``, ``dtype`` and ``token_parts``. ``check``: each block's shape is
+    checked against the chunks where it is made (a user's function), so a block of another
+    shape fails there naming the block and both shapes, not later and elsewhere.
 
     >>> import numpy as np, xsched.array as xa
     >>> from xsched.graph.spec import Ref
@@ -240,11 +252,26 @@ def block_layer(func: Callable, args: Sequence[Any], kwargs: Mapping[str, Any],
                 spec = Task(spec[0], spec[1], {}, per_task(ann))
             call_args.append(spec)
         call_kwargs = {**kwargs, **(block_kwargs(out_index) if block_kwargs else {})}
-        layer[chunk_key(out_name, out_index)] = Task(func, tuple(call_args), call_kwargs,
-                                                     per_task(ann))
+        if check:
+            promised = tuple(c[i] for c, i in zip(out_chunks, out_index))
+            call_args[:0] = [func, promised, f"{prefix}: block {tuple(out_index)}"]
+        layer[chunk_key(out_name, out_index)] = Task(_checked_block if check else func, tuple(call_args),
+                                                     call_kwargs, per_task(ann))
     graphs = [a._graph for a in arrays] + [args[i].__xsched_graph__() for i in delayed_keys]
     return Array(LayeredGraph.merge(*graphs, new={out_name: layer}), out_name, out_chunks,
                  dtype)
+
+
+def _checked_block(func: Callable, promised: tuple, where: str, /, *args: Any, **kwargs: Any) -> Any:
+    """Run on the workers: ``func``'s block, which must have the shape its chunks promised
+    (an axis of unknown length, NaN, is not checked; nor is a result without a shape)."""
+    out = func(*args, **kwargs)
+    shape = getattr(out, "shape", None)
+    if shape is not None and (len(shape) != len(promised) or any(p == p and p != n for p, n in zip(promised, shape))):
+        raise ValueError(f"{where} came back with shape {tuple(shape)}, but the array's chunks promised "
+                         f"{promised}; say the sizes of the blocks the function returns when building the array "
+                         "(map_blocks' chunks=, drop_axis=, new_axis=; blockwise's adjust_chunks=, new_axes=)")
+    return out
 
 
 def _single_key(obj: Any) -> str | None:

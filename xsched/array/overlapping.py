@@ -66,7 +66,7 @@ from ..graph.spec import Ref, Task, funcname
 from .axes import axis_index
 from .chunks import _starts
 from .core import Array
-from .mapping import _accepts, _concat_grid, map_blocks
+from .mapping import _accepts, _concat_grid, blocks_of
 from .mapping import _infer_dtype as _infer_from_blocks
 from .creation import asarray
 
@@ -513,8 +513,8 @@ def map_overlap(func: Callable, *args: Any, depth: Any, boundary: Any = "none",
     added = [_added(c, d, m) for c, d, m in zip(first.chunks, depth_t, modes)]
     padded_out = trim and any(l or r for axis in added for (l, r) in axis)
     # the trimmed result carries the function's name (progress bars show it)
-    out = map_blocks(func, *padded, dtype=dtype,
-                     name=f"{prefix}-padded" if padded_out else prefix, **kwargs)
+    out = blocks_of(func, padded, kwargs, None, dtype, None, None, f"{prefix}-padded" if padded_out else prefix,
+                    check=not padded_out)  # (a padded block is checked where it is trimmed, naming the padding)
     if not trim:
         return out
     return _trim_layer(out, added, f"map_overlap({prefix})", prefix)
