@@ -42,6 +42,24 @@ def _concat(parts: list, meta: Any = None) -> Any:
 UNKNOWN_CATEGORIES = "__UNKNOWN_CATEGORIES__"
 
 
+def meta_dtypes(meta: Any) -> Any:
+    """``meta``'s dtype (a Series') or dtypes (a dict, a frame's), for ``astype`` of a result:
+    a categorical whose categories are unknown stays ``"category"``, which keeps the
+    categories the partition found (casting to the meta's own would make every value missing).
+
+    >>> meta = pd.DataFrame({"c": pd.Categorical([], categories=[UNKNOWN_CATEGORIES]), "n": pd.Series([], dtype=int)})
+    >>> meta_dtypes(meta)
+    {'c': 'category', 'n': dtype('int64')}
+    """
+    def one(dtype: Any) -> Any:
+        unknown = isinstance(dtype, pd.CategoricalDtype) and UNKNOWN_CATEGORIES in dtype.categories
+        return "category" if unknown else dtype
+
+    if isinstance(meta, pd.DataFrame):
+        return {c: one(d) for c, d in meta.dtypes.to_dict().items()}
+    return one(meta.dtype)
+
+
 def _union_categories(dtypes: Sequence[pd.CategoricalDtype]) -> pd.CategoricalDtype | None:
     """One categorical dtype for partitions of a column whose categories differ (each inferred
     its own, as ``astype("category")`` does per partition): the union of the categories, sorted

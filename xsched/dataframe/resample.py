@@ -48,6 +48,7 @@ import pandas as pd
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
 from ..graph.spec import Ref, Task
 from .core import DataFrame, Series, _Frame, _nonempty, make_meta, new_collection, part_key, require_sorted_times
+from .pieces import meta_dtypes
 from .standin import on_stand_ins
 
 __all__ = ["Resampler"]
@@ -154,7 +155,7 @@ def _resample_part(pieces: list, lo: Any, hi: Any, last: Any, rule: Any, origin:
     if empty is not None and out.isna().any(axis=None):
         out = out.fillna(empty)
     try:
-        return out.astype(meta.dtypes.to_dict() if isinstance(meta, pd.DataFrame) else meta.dtype)
+        return out.astype(meta_dtypes(meta))
     except (TypeError, ValueError):  # (missing values in an integer result: keep pandas' float)
         return out
 
