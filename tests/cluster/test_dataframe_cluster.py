@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import xsched
 import xsched.dataframe as xd
 from xsched import Client
 
@@ -68,6 +69,16 @@ def test_reductions_run_as_one_tree_on_the_workers(client):
                                    pdf.balance.agg(["sum", "mean", "max"]), check_dtype=False)
     pd.testing.assert_frame_equal(df[["id", "balance"]].agg(["min", "std"]).compute(),
                                   pdf[["id", "balance"]].agg(["min", "std"]), check_dtype=False)
+
+
+def test_reductions_computed_together_share_one_tree_on_the_cluster(client):
+    pdf = accounts(1500, 2)
+    df = xd.from_pandas(pdf, npartitions=6)
+    with xsched.get_task_stream(client) as stream:
+        got = xsched.compute(df.balance.sum(), df.id.max(), df.balance.std())
+    assert got == pytest.approx((pdf.balance.sum(), pdf.id.max(), pdf.balance.std()))
+    groups = [r["key"].rsplit("-", 2)[0] for r in stream.data]
+    assert groups.count("joint-chunk") == 6 and not [g for g in groups if g in ("sum-chunk", "max-chunk", "std-chunk")]
 
 
 def test_merge_asof_and_repartition_along_divisions_between_workers(client):

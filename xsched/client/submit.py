@@ -18,6 +18,7 @@ import uuid
 from .. import task_context
 from ..graph import columns
 from ..graph.annotate import current_annotations, validate_annotations
+from ..graph.layers import collections_graph
 from ..graph.delayed import Delayed
 from ..graph.optimize import flatten_keys, optimize_with_refs
 from ..graph.order import check_acyclic, gc_paused, order
@@ -169,15 +170,14 @@ class SubmitMixin:
         cols = columns.walk(colls, fuse=optimize_graph) if plain else None
         if cols is not None and cols.direct:
             return self._submit_columns(cols, colls, priority, persist)
-        graph: dict = {} if cols is None else cols.graph()  # (walked already: not again)
         outputs: list = []
         for c in colls:
             if not hasattr(c, "__xsched_graph__"):
                 raise TypeError(f"compute/persist take delayed objects or xsched arrays, not {type(c).__name__}; "
                                 "use client.submit for plain functions")
-            if cols is None:
-                graph.update(c.__xsched_graph__())
             outputs.append(c.__xsched_keys__())
+        # (walked already: not again; dataframes computed together are planned together)
+        graph: dict = collections_graph(colls) if cols is None else cols.graph()
         all_keys = flatten_keys(outputs)
         refs: dict = {}  # key -> the keys its task refers to, from optimising (order and deps use them)
         if optimize_graph:

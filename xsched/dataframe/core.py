@@ -167,6 +167,11 @@ class _Frame:
     def __xsched_graph__(self) -> dict[str, Any]:
         return dict(plan(self._graph, self._keys()).flat())
 
+    def __xsched_layers__(self) -> tuple:
+        """The planner, the graph before it and the keys: collections computed together are
+        planned together (``graph.collection.collections_graph``)."""
+        return plan, self._graph, self._keys()
+
     def __xsched_keys__(self) -> list[str]:
         return self._keys()
 
@@ -1006,6 +1011,10 @@ class Scalar:
 
     def __xsched_graph__(self) -> dict:
         return dict(plan(self._graph, [self.key]).flat())
+
+    def __xsched_layers__(self) -> tuple:
+        """See ``DataFrame.__xsched_layers__``."""
+        return plan, self._graph, [self.key]
 
     def __xsched_keys__(self) -> list[str]:
         return [self.key]

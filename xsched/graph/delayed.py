@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterator, Mapping
 from ..client.default import client_for  # (a registry only: graph/ knows no network)
 from ..tokenize import tokenize
 from .annotate import current_annotations
-from .layers import LayeredGraph
+from .layers import LayeredGraph, collections_graph
 from .local import get
 from .optimize import flatten_keys
 from .order import gc_paused
@@ -733,12 +733,8 @@ def _check_local_kwargs(kwargs: Mapping[str, Any]) -> None:
 
 
 def _local_results(collections: list, optimize_graph: bool) -> list:
-    graph: dict[str, Any] = {}
-    keys = []
-    for coll in collections:
-        graph.update(coll.__xsched_graph__())
-        keys.append(coll.__xsched_keys__())
-    return get(graph, keys, optimize=optimize_graph)
+    graph = collections_graph(collections)
+    return get(graph, [coll.__xsched_keys__() for coll in collections], optimize=optimize_graph)
 
 
 def compute(*args: Any, traverse: bool = True, optimize_graph: bool | None = None, scheduler: Any = None,

@@ -1,7 +1,8 @@
 """What every collection operation uses to add its layer of tasks: keys, tokens, annotations, layers.
 
 Arrays, dataframes and bags each add one *layer* (a dict of tasks, one per output block or
-partition) per operation; this module is what they share, and it imports none of them.
+partition) per operation; this module is what they share, and it imports none of them. It
+also merges the graphs of collections computed together (``collections_graph``).
 
 >>> chunk_key("sum-aggregate-1a2b", (0, 3))
 'sum-aggregate-1a2b-0.3'
@@ -15,9 +16,10 @@ from collections.abc import Mapping
 from typing import Any, Iterator, Sequence
 
 from .annotate import current_annotations
+from .optimize import flatten_keys
 from ..tokenize import tokenize
 
-__all__ = ["LayeredGraph", "chunk_key", "new_token", "annotations_in_force", "per_task"]
+__all__ = ["LayeredGraph", "chunk_key", "new_token", "annotations_in_force", "per_task", "collections_graph"]
 
 
 def new_token(*parts: Any) -> str:
@@ -96,3 +98,35 @@ class LayeredGraph(Mapping):
 
     def __len__(self) -> int:
         return len(self.flat())
+
+
+def collections_graph(collections: list) -> dict:
+    """The tasks of ``collections`` computed together, as one dict. Collections that plan
+    their graph before it runs (dataframes: ``__xsched_layers__`` gives the planner, the
+    layered graph and the keys) are planned together, one plan per planner, so what they
+    share is read once and their reductions of the same partitions share a tree; each of the
+    others gives its ``__xsched_graph__``.
+
+    >>> from xsched.graph.spec import Task
+    >>> class Planned:
+    ...     def __init__(self, key): self.key = key
+    ...     def __xsched_layers__(self):
+    ...         return (lambda g, keys: LayeredGraph({"kept": {k: g[k] for k in keys}}),
+    ...                 LayeredGraph({"all": {self.key: Task(len, ("ab",)), "unused": Task(int, ())}}), [self.key])
+    >>> sorted(collections_graph([Planned("a"), Planned("b")]))
+    ['a', 'b']
+    """
+    graph: dict = {}
+    planned: dict = {}  # planner -> ([layered graphs], [keys])
+    for coll in collections:
+        layers = getattr(coll, "__xsched_layers__", None)
+        if layers is None:
+            graph.update(coll.__xsched_graph__())
+            continue
+        planner, layered, keys = layers()
+        graphs, outputs = planned.setdefault(planner, ([], []))
+        graphs.append(layered)
+        outputs.extend(flatten_keys(keys))
+    for planner, (graphs, outputs) in planned.items():
+        graph.update(planner(LayeredGraph.merge(*graphs), outputs).flat())
+    return graph
