@@ -42,6 +42,8 @@ def from_tasks(name: str, tasks: Sequence[Any], meta: Any, divisions: Sequence[A
     meta = make_meta(meta)
     if project is not None and isinstance(meta, pd.DataFrame):
         layer = Layer(layer, "read", (), list(meta.columns), project)
+    elif layer and all(type(t) is Task for t in layer.values()):
+        layer = Layer(layer)  # (a partition made by a task fuses with the steps that use it: not stored apart)
     if divisions is None:
         divisions = (None,) * (len(tasks) + 1)
     return new_collection(LayeredGraph.merge(*graphs, new={name: layer}), name, make_meta(meta), divisions)
