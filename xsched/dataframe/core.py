@@ -169,7 +169,7 @@ class _Frame:
 
     def __xsched_layers__(self) -> tuple:
         """The planner, the graph before it and the keys: collections computed together are
-        planned together (``graph.collection.collections_graph``)."""
+        planned together (``graph.layers.collections_graph``)."""
         return plan, self._graph, self._keys()
 
     def __xsched_keys__(self) -> list[str]:

@@ -108,13 +108,17 @@ def collections_graph(collections: list) -> dict:
     others gives its ``__xsched_graph__``.
 
     >>> from xsched.graph.spec import Task
+    >>> plans = []
+    >>> def keep_asked(graph, keys):  # (a planner: here, the asked keys' tasks only)
+    ...     plans.append(sorted(keys))
+    ...     return LayeredGraph({"kept": {k: graph[k] for k in keys}})
     >>> class Planned:
     ...     def __init__(self, key): self.key = key
     ...     def __xsched_layers__(self):
-    ...         return (lambda g, keys: LayeredGraph({"kept": {k: g[k] for k in keys}}),
-    ...                 LayeredGraph({"all": {self.key: Task(len, ("ab",)), "unused": Task(int, ())}}), [self.key])
-    >>> sorted(collections_graph([Planned("a"), Planned("b")]))
-    ['a', 'b']
+    ...         tasks = {self.key: Task(len, ("ab",)), "unused": Task(int, ())}
+    ...         return keep_asked, LayeredGraph({self.key: tasks}), [self.key]
+    >>> sorted(collections_graph([Planned("a"), Planned("b")])), plans
+    (['a', 'b'], [['a', 'b']])
     """
     graph: dict = {}
     planned: dict = {}  # planner -> ([layered graphs], [keys])
