@@ -156,8 +156,10 @@ def _used_by(layer: Any, downstream: Any, input_name: str) -> Any:
     inputs = getattr(layer, "inputs", [])
     if input_name not in inputs or inputs[0] != input_name or inputs.count(input_name) != 1:
         return ALL
-    if kind == "select":
-        return set(layer.columns)
+    if kind == "select":  # (a frame's columns: those its consumers use, where it can pick fewer)
+        if downstream is ALL or not downstream or not _narrowable(layer):
+            return set(layer.columns)
+        return set(layer.columns) & downstream
     if kind in ("groupby", "reduction"):  # (the columns it reads, when it said)
         return ALL if layer.columns is None else set(layer.columns)
     if kind == "filter":
@@ -165,6 +167,34 @@ def _used_by(layer: Any, downstream: Any, input_name: str) -> Any:
     if kind == "assign":
         return ALL if downstream is ALL else downstream - set(layer.columns)
     return ALL
+
+
+def _narrowable(layer: Any) -> bool:
+    """Whether a selection of several columns (``df[[a, b, c]]``) can be rebuilt picking fewer:
+    every task is ``getitem`` of a partition and a list of columns."""
+    return len(layer.columns) > 1 and all(
+        type(t) is Task and t.func is operator.getitem and len(t.args) == 2 and type(t.args[0]) is Ref
+        and type(t.args[1]) is list and not t.kwargs for t in layer.values())
+
+
+def _narrowed(layers: dict, consumers: Mapping[str, set[str]], needs: Mapping[str, Any], outputs: set) -> None:
+    """Selections of several columns picking only those their consumers use (``_used_by``
+    counted only those for the readers), under new names, their consumers rewired (in place)."""
+    for name in list(layers):
+        layer, used = layers.get(name), needs.get(name, ALL)
+        if getattr(layer, "kind", None) != "select" or name in outputs or used is ALL or not used \
+                or not _narrowable(layer) or set(layer.columns) <= used:
+            continue
+        columns = [c for c in layer.columns if c in used]
+        new_name = f"{name.rsplit('-', 1)[0]}-{new_token(name, columns)}"
+        tasks = {f"{new_name}-{i}": Task(operator.getitem, (t.args[0], list(columns)), {}, dict(t.annotations))
+                 for i, t in enumerate(layer.values())}
+        mapping = {old: Ref(f"{new_name}-{i}") for i, old in enumerate(layer)}
+        narrowed = Layer(tasks, "select", layer.inputs, columns)
+        layers_now = {new_name if n == name else n: narrowed if n == name else v for n, v in layers.items()}
+        layers.clear()
+        layers.update(layers_now)
+        _rewire(layers, consumers, name, new_name, mapping)
 
 
 def _pushed_filters(layers: Mapping[str, Any], consumers: Mapping[str, set[str]], reader: str) -> tuple[list, list]:
@@ -270,6 +300,7 @@ def project_columns(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph
             else:
                 del layers[flt]
                 _rewire(layers, consumers, flt, new_name, to_reader)
+    _narrowed(layers, consumers, needs, out_layers)
     return LayeredGraph(layers)
 
 
