@@ -13,6 +13,7 @@ pickles them by reference and a worker imports them, and apart from ``xsched.bag
 
 from __future__ import annotations
 
+import functools
 import itertools
 import reprlib
 from collections.abc import Iterable, Mapping
@@ -94,48 +95,50 @@ def note_element(exc: BaseException, what: str) -> None:
         exc.add_note(f"(the bag's {what} raised on the element {shown})")
 
 
+def _naming_element(what: str) -> Callable:
+    """A partition function whose user's function raising on an element says which (``note_element``)."""
+    def wrap(run: Callable) -> Callable:
+        @functools.wraps(run)
+        def named(*args: Any, **kwargs: Any) -> list:
+            try:
+                return run(*args, **kwargs)
+            except Exception as exc:
+                note_element(exc, what)
+                raise
+        return named
+    return wrap
+
+
+@_naming_element("map")
 def map_part(func: Callable, bag_pos: tuple, bag_kw: tuple, args: tuple, kwargs: dict) -> list:
     columns = [args[i] for i in bag_pos] + [kwargs[k] for k in bag_kw]
-    try:
-        if len(columns) == 1 and len(args) == 1 and not kwargs:
-            return [func(x) for x in columns[0]]
-        check_lengths("map", columns)
-        args, kwargs, npos = list(args), dict(kwargs), len(bag_pos)
-        out = []
-        for row in zip(*columns):
-            for i, v in zip(bag_pos, row):
-                args[i] = v
-            for k, v in zip(bag_kw, row[npos:]):
-                kwargs[k] = v
-            out.append(func(*args, **kwargs))
-        return out
-    except Exception as exc:
-        note_element(exc, "map")
-        raise
+    if len(columns) == 1 and len(args) == 1 and not kwargs:
+        return [func(x) for x in columns[0]]
+    check_lengths("map", columns)
+    args, kwargs, npos = list(args), dict(kwargs), len(bag_pos)
+    out = []
+    for row in zip(*columns):
+        for i, v in zip(bag_pos, row):
+            args[i] = v
+        for k, v in zip(bag_kw, row[npos:]):
+            kwargs[k] = v
+        out.append(func(*args, **kwargs))
+    return out
 
 
+@_naming_element("starmap")
 def starmap_part(func: Callable, part: list, kwargs: dict) -> list:
-    try:
-        return [func(*x, **kwargs) for x in part]
-    except Exception as exc:
-        note_element(exc, "starmap")
-        raise
+    return [func(*x, **kwargs) for x in part]
 
 
+@_naming_element("filter")
 def filter_part(predicate: Callable, part: list) -> list:
-    try:
-        return [x for x in part if predicate(x)]
-    except Exception as exc:
-        note_element(exc, "filter")
-        raise
+    return [x for x in part if predicate(x)]
 
 
+@_naming_element("remove")
 def remove_part(predicate: Callable, part: list) -> list:
-    try:
-        return [x for x in part if not predicate(x)]
-    except Exception as exc:
-        note_element(exc, "remove")
-        raise
+    return [x for x in part if not predicate(x)]
 
 
 def accumulate_part(binop: Callable, part: list, before: tuple, first: bool) -> tuple[list, Any]:

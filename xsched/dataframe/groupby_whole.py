@@ -42,7 +42,7 @@ import pandas as pd
 from ..graph.layers import LayeredGraph, chunk_key, new_token
 from ..graph.spec import Ref, Task
 from .core import _Frame, _nonempty, make_meta, map_partitions, new_collection, sort_groups
-from .pieces import UNKNOWN_CATEGORIES, _concat, meta_dtypes
+from .pieces import UNKNOWN_CATEGORIES, _concat, cast_dtypes
 from .groupby import (IN_PLACE as _IN_PLACE_HOOK, KEY_COLUMN, GroupBy, SeriesGroupBy, group_call, positions_in,
                       unnamed)
 from .shuffle import _PART, _ROW, _exchange, _split_by_part, shuffle, tagged_rows
@@ -220,7 +220,7 @@ def _put_back(part: Any, back: pd.DataFrame, meta: Any) -> Any:
     """Partition ``part``'s results, returned from their groups, in its rows' order and labels."""
     back = back.sort_values(_ROW, kind="stable")
     if isinstance(meta, pd.Series):
-        return pd.Series(back["__value__"].to_numpy(), index=part.index, name=meta.name).astype(meta_dtypes(meta))
+        return pd.Series(back["__value__"].to_numpy(), index=part.index, name=meta.name).astype(cast_dtypes(meta))
     out = back.drop(columns=[_PART, _ROW])
     out.index = part.index
     return out
@@ -334,7 +334,7 @@ def _with_unobserved(out: Any, levels: list, fill: Any, meta: Any, sort: bool) -
     out = out.iloc[where]
     out.index = full
     try:
-        return out.astype(meta_dtypes(meta))
+        return out.astype(cast_dtypes(meta))
     except (TypeError, ValueError):
         return out
 

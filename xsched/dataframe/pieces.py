@@ -42,13 +42,13 @@ def _concat(parts: list, meta: Any = None) -> Any:
 UNKNOWN_CATEGORIES = "__UNKNOWN_CATEGORIES__"
 
 
-def meta_dtypes(meta: Any) -> Any:
+def cast_dtypes(meta: Any) -> Any:
     """``meta``'s dtype (a Series') or dtypes (a dict, a frame's), for ``astype`` of a result:
     a categorical whose categories are unknown stays ``"category"``, which keeps the
     categories the partition found (casting to the meta's own would make every value missing).
 
     >>> meta = pd.DataFrame({"c": pd.Categorical([], categories=[UNKNOWN_CATEGORIES]), "n": pd.Series([], dtype=int)})
-    >>> meta_dtypes(meta)
+    >>> cast_dtypes(meta)
     {'c': 'category', 'n': dtype('int64')}
     """
     def one(dtype: Any) -> Any:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable, Iterable, Mapping
 
-from ..graph.layers import LayeredGraph, new_token
+from ..graph.layers import LayeredGraph, new_token, per_task
 from ..graph.order import gc_paused, task_dependencies
 from ..graph.partials import combine_levels
 from ..graph.spec import Ref, Task, substitute
@@ -190,11 +190,15 @@ def _narrowed(layers: dict, consumers: Mapping[str, set[str]], needs: Mapping[st
         tasks = {f"{new_name}-{i}": Task(operator.getitem, (t.args[0], list(columns)), {}, dict(t.annotations))
                  for i, t in enumerate(layer.values())}
         mapping = {old: Ref(f"{new_name}-{i}") for i, old in enumerate(layer)}
-        narrowed = Layer(tasks, "select", layer.inputs, columns)
-        layers_now = {new_name if n == name else n: narrowed if n == name else v for n, v in layers.items()}
+        renamed = _renamed(layers, name, new_name, Layer(tasks, "select", layer.inputs, columns))
         layers.clear()
-        layers.update(layers_now)
+        layers.update(renamed)
         _rewire(layers, consumers, name, new_name, mapping)
+
+
+def _renamed(layers: dict, old: str, new: str, layer: Any) -> dict:
+    """``layers`` with the layer ``old`` replaced by ``layer`` named ``new``, in its place."""
+    return {new if n == old else n: layer if n == old else v for n, v in layers.items()}
 
 
 def _pushed_filters(layers: Mapping[str, Any], consumers: Mapping[str, set[str]], reader: str) -> tuple[list, list]:
@@ -284,7 +288,7 @@ def project_columns(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph
         renamed = {f"{new_name}-{i}": task for i, task in enumerate(tasks)}
         mapping = {old: Ref(f"{new_name}-{i}") for i, old in enumerate(layer)}
         reader = Layer(renamed, "read", (), columns, None, tuple(filters) or None)
-        layers = {new_name if n == name else n: reader if n == name else v for n, v in layers.items()}  # (in place)
+        layers = _renamed(layers, name, new_name, reader)
         _rewire(layers, consumers, name, new_name, mapping)
         if not filters:
             continue
@@ -439,6 +443,19 @@ def joint_aggregate(parts: list, j: int, aggregate: Callable, kwargs: dict) -> A
     return aggregate([p[j] for p in parts], **kwargs)
 
 
+def joint_tree(token: str, sources: Iterable[str], steps: tuple, combines: tuple, split: int, annotations: dict,
+               inputs: list, columns: list | None = None) -> tuple[dict, list]:
+    """The layers of a joint tree over the partitions ``sources`` (``steps``: ``JointChunk``'s,
+    ``combines``: each reduction's merge) and the keys whose partials its aggregates read:
+    built by ``fuse_reductions`` from trees already built, and by ``reductions.joint`` directly."""
+    chunk_name, joint = f"joint-chunk-{token}", JointChunk(steps)
+    layers: dict[str, Any] = {chunk_name: Layer({f"{chunk_name}-{i}": Task(joint, (Ref(k),), {}, per_task(annotations))
+                                                 for i, k in enumerate(sources)}, "reduction", inputs, columns)}
+    top = combine_levels(layers, list(layers[chunk_name]), "joint", token, JointCombine(combines), split,
+                         annotations=annotations)
+    return layers, top
+
+
 def _chunk_sources(graph: LayeredGraph, layer: Reduction, owners: Mapping[str, str]) -> tuple | None:
     """The keys a reduction's chunk tasks read, seen through a column selection (the selection's
     own input then, and the column it picks); None when its tasks are not as built."""
@@ -503,19 +520,15 @@ def fuse_reductions(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph
         if len(group) < 2:
             continue
         names = [n for n, *_ in group]
-        token = new_token("joint-reduction", *names)
         annotations = group[0][3]
-        chunk_name = f"joint-chunk-{token}"
-        joint = JointChunk(tuple((*pick, layer.chunk, layer.chunk_kwargs) for _, layer, pick, _ in group))
-        layers: dict[str, Any] = {chunk_name: Layer({f"{chunk_name}-{i}": Task(joint, (Ref(k),), {}, dict(annotations))
-                                                     for i, k in enumerate(sources)}, "reduction", [owners[sources[0]]])}
-        top = combine_levels(layers, list(layers[chunk_name]), "joint", token,
-                             JointCombine(tuple(layer.combine for _, layer, _, _ in group)), split,
-                             annotations=annotations)
+        layers, top = joint_tree(new_token("joint-reduction", *names), sources,
+                                 tuple((*pick, layer.chunk, layer.chunk_kwargs) for _, layer, pick, _ in group),
+                                 tuple(layer.combine for _, layer, _, _ in group), split, annotations,
+                                 [owners[sources[0]]])
         for j, (_, layer, _, _) in enumerate(group):
             out_key = next(iter(graph.layers[layer.out]))
             layers[layer.out] = {out_key: Task(joint_aggregate, ([Ref(k) for k in top], j, layer.aggregate,
-                                                                 layer.aggregate_kwargs), {}, dict(annotations))}
+                                                                 layer.aggregate_kwargs), {}, per_task(annotations))}
         fused[names[0]] = layers  # (the joint tree and the results, where the first member was)
         for name, layer, _, _ in group:
             for n in ([name] if name != names[0] else []) + layer.tree:
@@ -562,6 +575,10 @@ def plan(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph:
         return fuse_blockwise(fuse_reductions(project_columns(graph, outputs), outputs), outputs)
 
 
+#: the kinds of layers whose ``columns`` say what they do, shown by ``explain``
+_SHOWS_COLUMNS = ("read", "select", "groupby", "assign", "reduction")
+
+
 def explain(graph: LayeredGraph, outputs: Iterable[str]) -> str:
     """The layers that will run, in order, with what each does to columns: the plan after
     projection and fusion, one line per layer."""
@@ -578,7 +595,7 @@ def explain(graph: LayeredGraph, outputs: Iterable[str]) -> str:
             steps = " + ".join(_describe_step(projected, k) for k in first.args[0].tasks)
             lines.append(f"fused    {name} ({len(layer)} tasks): {steps}")
             continue
-        detail = f" columns={cols}" if cols is not None and kind in ("read", "select", "groupby", "assign", "reduction") else ""
+        detail = f" columns={cols}" if cols is not None and kind in _SHOWS_COLUMNS else ""
         if kind == "read" and getattr(layer, "predicate", None):
             detail += f" filters={list(layer.predicate)}"
         lines.append(f"{kind:<8} {name} ({len(layer)} tasks){detail}")
@@ -613,4 +630,4 @@ def _describe_step(graph: LayeredGraph, key: str) -> str:
     shown = f"{kind} {label}" if kind not in ("opaque",) else label
     if kind == "read" and getattr(layer, "predicate", None):
         return f"{shown} {cols} filters={list(layer.predicate)}"
-    return f"{shown} {cols}" if cols is not None and kind in ("read", "select", "groupby", "assign", "reduction") else shown
+    return f"{shown} {cols}" if cols is not None and kind in _SHOWS_COLUMNS else shown

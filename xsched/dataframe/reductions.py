@@ -37,7 +37,7 @@ from ..graph.partials import combine_levels
 from ..graph.spec import Ref, Task
 from .core import DataFrame, Scalar, Series, _Frame, new_collection
 from .pieces import _unify_categoricals
-from .planner import JointChunk, JointCombine, Layer, Reduction, joint_aggregate
+from .planner import Reduction, joint_aggregate, joint_tree
 from .standin import _nonempty, make_meta, on_stand_ins
 
 __all__ = ["reduction", "joint", "DEFAULT_SPLIT_EVERY"]
@@ -138,7 +138,7 @@ def joint(frame: _Frame, columns: list, build: Callable) -> list[list]:
     [[6.0, 3.0], [15.0, 6.0]]
     """
     asked: list = []
-    pieces: list = []  # (per column: (how the chunk picks it, the reductions), or None: built as asked)
+    pieces: list = []  # (per column: (how the chunk picks it, its reductions, or None: built as asked))
     places: dict = {}  # (a label naming several columns: their positions not given yet)
     if isinstance(frame, DataFrame) and not frame._meta.columns.is_unique:
         for i, c in enumerate(frame._meta.columns):
@@ -191,14 +191,8 @@ def _joint_tree(frame: _Frame, specs: list, split: int) -> list:
     steps = tuple((how, c, chunk, ck) for (how, c), (_, chunk, _, _, ck, _, _, _, _) in specs)
     tok = new_token(frame._name, split, *[(pick, chunk, combine, aggregate, ck, ak)
                                            for pick, (_, chunk, combine, aggregate, ck, ak, _, _, _) in specs])
-    chunk_name = f"joint-chunk-{tok}"
-    joint_chunk = JointChunk(steps)
-    layers: dict[str, Any] = {chunk_name: Layer({chunk_key(chunk_name, (i,)): Task(joint_chunk, (Ref(k),), {},
-                                                                                  per_task(ann))
-                                                 for i, k in enumerate(frame._keys())}, "reduction", [frame._name],
-                                                used)}
-    top = combine_levels(layers, list(layers[chunk_name]), "joint", tok,
-                         JointCombine(tuple(spec[2] for _, spec in specs)), split, annotations=ann)
+    layers, top = joint_tree(tok, frame._keys(), steps, tuple(spec[2] for _, spec in specs), split, ann,
+                             [frame._name], used)
     tree = LayeredGraph.merge(frame._graph, new=layers)
     out = []
     for j, (_, (_, _, _, aggregate, _, ak, meta, token, _)) in enumerate(specs):

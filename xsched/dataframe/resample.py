@@ -48,7 +48,7 @@ import pandas as pd
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
 from ..graph.spec import Ref, Task
 from .core import DataFrame, Series, _Frame, _nonempty, make_meta, new_collection, part_key, require_sorted_times
-from .pieces import meta_dtypes
+from .pieces import cast_dtypes
 from .standin import on_stand_ins
 
 __all__ = ["Resampler"]
@@ -155,7 +155,7 @@ def _resample_part(pieces: list, lo: Any, hi: Any, last: Any, rule: Any, origin:
     if empty is not None and out.isna().any(axis=None):
         out = out.fillna(empty)
     try:
-        return out.astype(meta_dtypes(meta))
+        return out.astype(cast_dtypes(meta))
     except (TypeError, ValueError):  # (missing values in an integer result: keep pandas' float)
         return out
 

@@ -41,7 +41,7 @@ import pandas as pd
 from ..graph.collection import compute_collection
 from ..graph.layers import new_token
 from .core import DataFrame, Index, Series, _Frame, _nonempty, map_partitions, new_collection
-from .pieces import meta_dtypes
+from .pieces import cast_dtypes
 from .rank import rank_series
 from .reductions import _joined, _value_counts_chunk, _value_counts_merge, across, joint, missing_as_pandas, \
     quantile, reduction
@@ -371,7 +371,7 @@ def _mode_final(partials: list, dropna: bool, meta: pd.Series) -> pd.Series:
     counts = _value_counts_merge(partials)
     counts = counts[counts > 0]  # (a categorical counts its unseen categories too)
     top = counts[counts == counts.max()].index if len(counts) else counts.index
-    dtype = meta_dtypes(meta)  # (unknown categories: those the merged counts hold)
+    dtype = cast_dtypes(meta)  # (unknown categories: those the merged counts hold)
     out = pd.Series(top, dtype=dtype, name=meta.name)
     try:  # (pandas 3.1 sorts text of dtype object into dtype str: back to the column's)
         return out.sort_values(ignore_index=True, na_position="last").astype(dtype)
