@@ -62,3 +62,17 @@ def test_persisted_together_they_keep_every_output(files):
     kept, total = xsched.persist(df[df.y > 2], df.x.sum(), scheduler="sync")
     pd.testing.assert_frame_equal(kept.compute(), pdf[pdf.y > 2])
     assert total.compute() == pdf.x.sum()
+
+
+def test_reductions_of_a_filter_pushed_into_the_read_still_share_a_tree(files):
+    path, pdf = files
+    df = xd.read_parquet(path)
+    kept = df[df.x > 100]  # (the filter goes into the read: the reductions then read the reader)
+    a, b = kept.sum(numeric_only=True), kept.count()
+    graph = collections_graph([a, b])
+    assert sum(k.startswith("joint-chunk-") for k in graph) == 4
+    assert not [k for k in graph if k.startswith(("sum-chunk-", "count-chunk-"))]
+    got_a, got_b = xsched.compute(a, b, scheduler="sync")
+    want = pdf[pdf.x > 100]
+    pd.testing.assert_series_equal(got_a, want.sum(numeric_only=True))
+    pd.testing.assert_series_equal(got_b, want.count())

@@ -32,6 +32,7 @@ Graphs without a reader skip the walk entirely.
 
 from __future__ import annotations
 
+import copy
 import operator
 from typing import Any, Callable, Iterable, Mapping
 
@@ -246,9 +247,11 @@ def _rewire(layers: dict, consumers: Mapping[str, set[str]], old_name: str, new_
             continue
         old = layers[consumer]
         rewritten = {k: substitute(t, mapping) for k, t in old.items()}
-        if isinstance(old, Layer):
-            rewritten = Layer(rewritten, old.kind, [new_name if i == old_name else i for i in old.inputs],
-                              old.columns, old.project, old.predicate)
+        if isinstance(old, Layer):  # (of its own class, with what it records: a Reduction stays one)
+            tasks, rewritten = rewritten, copy.copy(old)
+            rewritten.clear()
+            rewritten.update(tasks)
+            rewritten.inputs = [new_name if i == old_name else i for i in old.inputs]
         layers[consumer] = rewritten
 
 
