@@ -272,3 +272,24 @@ def test_grouped_resample_on_whole_groups_like_pandas(n, what):
     expected = eval("pdf." + expr).sort_index()
     (tm.assert_frame_equal if isinstance(expected, pd.DataFrame) else tm.assert_series_equal)(got, expected,
                                                                                             check_freq=False)
+
+
+@pytest.mark.parametrize("expr", ["resample('1D').v.sum()", "resample('1D')[['v', 'w']].mean()",
+                                  "resample('6h')['v'].max()", "rolling(3).w.sum()", "expanding()[['v']].max()",
+                                  "ewm(alpha=0.5).v.mean()"])
+def test_a_grouped_window_selects_columns_as_pandas(expr):
+    """``df.groupby(k).resample(...).v``: columns picked after the window, as pandas allows."""
+    pdf = frame(120).set_index(pd.date_range("2024-01-01", periods=120, freq="53min"))
+    got = eval(f"xd.from_pandas(pdf, npartitions=4).groupby('k').{expr}").compute().sort_index()
+    expected = eval(f"pdf.groupby('k').{expr}").sort_index()
+    same(got, expected, expr)
+
+
+def test_a_grouped_windows_selection_names_what_is_wrong():
+    df = xd.from_pandas(frame().set_index(pd.date_range("2024-01-01", periods=60, freq="h")), npartitions=2)
+    with pytest.raises(KeyError, match="no column 'zz'.*its columns are"):
+        df.groupby("k").resample("1D")["zz"]
+    with pytest.raises(KeyError, match=r"of one column already \('v'\)"):
+        df.groupby("k").v.resample("1D")["w"]
+    with pytest.raises(AttributeError, match="has no 'zz'; it has sum"):
+        df.groupby("k").rolling(2).zz

@@ -379,8 +379,21 @@ class GroupedWindow:
     def __repr__(self) -> str:
         return f"<xsched grouped {self._kind} {self._args or ''}{self._kwargs or ''} of {self._gb!r}>"
 
+    def __getitem__(self, key: Any) -> "GroupedWindow":
+        """The window of some columns, as pandas' ``df.groupby(k).resample("1D")["v"]``: the same
+        as selecting them before the window, ``df.groupby(k)["v"].resample("1D")``."""
+        if isinstance(self._gb, SeriesGroupBy):
+            raise KeyError(f"groupby(...).{self._kind}(...)[{key!r}]: the window is of one column already "
+                           f"({self._gb._selection!r}); select columns before it, df.groupby(k)[{key!r}]")
+        return GroupedWindow(self._gb[key], self._kind, self._args, self._kwargs)
+
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("_") or name not in WINDOW_METHODS[self._kind]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name not in WINDOW_METHODS[self._kind]:
+            frame = self._gb._frame
+            if not isinstance(self._gb, SeriesGroupBy) and name in getattr(frame, "columns", ()):
+                return self[name]
             raise AttributeError(f"groupby(...).{self._kind}(...) has no {name!r}; it has "
                                  f"{', '.join(WINDOW_METHODS[self._kind])}")
 
