@@ -88,8 +88,6 @@ def test_keys_matched_by_position_or_levels_that_are_not_there_are_refused(df):
     two = xd.from_pandas(PDF.set_index("k", append=True), npartitions=2)
     with pytest.raises(TypeError, match=r"groupby\(level=0\) of a MultiIndex: reset_index\(\) first"):
         two.groupby(level=0)
-    with pytest.raises(NotImplementedError, match=r"a pd.Grouper among other keys; make its bins a column first"):
-        df.groupby([pd.Grouper(freq="1D"), "k"])
     with pytest.raises(TypeError, match="give by or level, not both"):
         df.groupby("k", level=0)
 

@@ -848,6 +848,8 @@ def _level_key(frame: _Frame, level: Any) -> Any:
 
 #: ``groupby_whole.in_place`` (a room above this one): a row-per-row method's results back in place
 IN_PLACE: list = []
+#: ``grouper.grouped`` (a room above this one): a grouping by ``pd.Grouper``, alone or among keys
+GROUPERS: list = []
 #: the column an unnamed Series is grouped as (its results are named None again: ``unnamed``)
 UNNAMED = "__series__"
 #: the column a Series key becomes for the methods on whole groups (``GroupBy.by_key_column``)
@@ -1140,35 +1142,6 @@ class FlatGroupBy:
         return per_group
 
 
-def _by_grouper(frame: Any, grouper: pd.Grouper, **options: Any) -> Any:
-    """``groupby(pd.Grouper(...))``: bins of time of the index (``freq=``) are ``resample``'s
-    with the Grouper's sides and origin, which is what pandas gives; of a column
-    (``key=`` and ``freq=``), the same after that column becomes the sorted index
-    (``set_index``: a shuffle unless its divisions are known); ``key=`` alone is that
-    column's grouping. Anything else is refused, naming the way round."""
-    freq = getattr(grouper, "freq", None)
-    if grouper.level is not None:
-        raise NotImplementedError("groupby(pd.Grouper(level=...)): group by columns; reset_index() first")
-    if freq is None:
-        if grouper.key is None:
-            raise ValueError("groupby(pd.Grouper()): give key= (a column) or freq= (bins of time of the index)")
-        return frame.groupby(grouper.key, **options)
-    if grouper.key is not None:
-        if not isinstance(frame, DataFrame):
-            raise TypeError(f"groupby(pd.Grouper(key={grouper.key!r})): a Series has no columns; group its index "
-                            "by pd.Grouper(freq=...)")
-        frame._check_columns([grouper.key], "groupby(pd.Grouper(key=...))")
-        if not pd.api.types.is_datetime64_any_dtype(frame._meta[grouper.key].dtype):
-            raise TypeError(f"groupby(pd.Grouper(key={grouper.key!r}, freq=...)): bins of time need a column of "
-                            f"times, and {grouper.key!r} is {frame._meta[grouper.key].dtype}; xd.to_datetime it first")
-        frame = frame.set_index(grouper.key)
-    if not options.get("as_index", True):
-        raise NotImplementedError("groupby(pd.Grouper(freq=...), as_index=False): the bins are the index; "
-                                  "reset_index() the result")
-    return frame.resample(freq, closed=grouper.closed, label=grouper.label, origin=grouper.origin,
-                          offset=grouper.offset)
-
-
 def _install() -> None:
     def groupby(self, by: Any = None, sort: bool = True, dropna: bool = True, observed: bool = True,
                 as_index: bool = True, **kwargs: Any):
@@ -1181,15 +1154,9 @@ def _install() -> None:
         >>> df.groupby("k").v.sum().compute().tolist()
         [1, 2]
         """
-        if isinstance(by, (list, tuple)) and any(isinstance(k, pd.Grouper) for k in by):
-            raise NotImplementedError("groupby: a pd.Grouper among other keys; make its bins a column first, "
-                                      "df.assign(day=df.ts.dt.floor('1D')).groupby(['day', 'k']) (dt.to_period for "
-                                      "calendar bins), or group by the Grouper alone")
-        if isinstance(by, pd.Grouper):
-            grouped = _by_grouper(self, by, sort=sort, dropna=dropna, observed=observed, as_index=as_index,
-                                  **kwargs)
-            if grouped is not None:
-                return grouped
+        if isinstance(by, pd.Grouper) or (isinstance(by, (list, tuple)) and any(
+                isinstance(k, pd.Grouper) for k in by)):
+            return GROUPERS[0](self, by, sort=sort, dropna=dropna, observed=observed, as_index=as_index, **kwargs)
         if not as_index:
             if isinstance(self, Series):
                 raise TypeError("groupby: as_index=False is only valid for a DataFrame, as in pandas")
