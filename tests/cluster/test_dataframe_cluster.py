@@ -81,6 +81,20 @@ def test_reductions_computed_together_share_one_tree_on_the_cluster(client):
     assert groups.count("joint-chunk") == 6 and not [g for g in groups if g in ("sum-chunk", "max-chunk", "std-chunk")]
 
 
+def test_distinct_values_counted_in_shares_between_workers(client):
+    pdf = accounts(3000, 4)
+    pdf["id"] = pdf["id"] % 1700
+    df = xd.from_pandas(pdf, npartitions=6)
+    with xsched.get_task_stream(client) as stream:
+        count = df.id.nunique().compute()
+    assert count == 1700
+    groups = [r["key"].rsplit("-", 2)[0] for r in stream.data]
+    assert groups.count("nunique-shares-chunk") == 6  # (one share per partition, each counted apart)
+    counts = df.id.value_counts(split_out=3).compute()
+    pd.testing.assert_series_equal(counts.sort_index(), pdf.id.value_counts().sort_index())
+    assert sorted(df.name.unique(split_out=2).compute()) == sorted(pdf.name.unique())
+
+
 def test_merge_asof_and_repartition_along_divisions_between_workers(client):
     left, right = accounts(3000, 2), accounts(1000, 3)
     right["id"] = right["id"] * 3 + 1

@@ -37,6 +37,7 @@ from . import parquet as _parquet  # noqa: F401  (gives DataFrame its to_parquet
 from . import resample as _resample  # noqa: F401  (time bins across partition boundaries)
 from . import rolling as _rolling  # noqa: F401  (rolling windows across partition boundaries)
 from . import shuffle as _shuffle  # noqa: F401  (merge, join, set_index, sort_values, drop_duplicates)
+from . import distinct as _distinct  # noqa: F401  (nunique, and unique and value_counts with split_out)
 from . import statistics as _statistics  # noqa: F401  (corr, cov, idxmax, idxmin, mode, median)
 from . import reshaping as _reshaping  # noqa: F401  (melt, categorize, pivot_table)
 from . import operators as _operators  # noqa: F401  (add, eq... with fill_value; isnull, product, pipe)

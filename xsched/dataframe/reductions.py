@@ -48,6 +48,11 @@ DEFAULT_SPLIT_EVERY = 8
 _EMPTY = "__xsched_empty_partition__"
 
 
+def asking() -> bool:
+    """Whether reductions are being asked for a joint tree (``joint``), not built."""
+    return _ASKED.get() is not None
+
+
 def reduction(frame: _Frame, chunk: Callable, aggregate: Callable, combine: Callable | None = None,
               meta: Any = None, token: str = "reduction", split_every: int | None = None,
               chunk_kwargs: dict | None = None, aggregate_kwargs: dict | None = None):

@@ -538,7 +538,8 @@ def sort_values(frame: _Frame, by: Any, ascending: Any = True, npartitions: int 
 def drop_duplicates(frame: _Frame, subset: Any = None, keep: Any = "first", split_out: int = 1,
                     split_every: int | None = None) -> _Frame:
     """The rows without duplicates: a tree of distinct rows (``split_out=1``: one result
-    partition), or a hash shuffle on ``subset`` first (``split_out=n``: ``n`` partitions).
+    partition), or a hash shuffle on ``subset`` first (``split_out=n``: ``n`` partitions;
+    ``True``: as many as the frame's).
 
     ``keep=False`` drops every row whose key repeats: the rows ``duplicated(keep=False)``
     does not flag, in the frame's partitions and order.
@@ -557,6 +558,8 @@ def drop_duplicates(frame: _Frame, subset: Any = None, keep: Any = "first", spli
         frame._check_columns(subset, "drop_duplicates")
     if keep is False:  # (a key seen once in each of two partitions goes too: flagged where all meet)
         return frame[~duplicated(frame, subset, keep=False)]
+    if split_out is True:  # (dask's spelling: as many as the frame's partitions)
+        split_out = frame.npartitions
     if split_out > 1:
         if isinstance(frame, Series):
             name = frame.name if frame.name is not None else "__series__"

@@ -1,0 +1,81 @@
+"""A Series' distinct values in shares (``dataframe/distinct.py``): ``nunique`` by default,
+``unique`` and ``value_counts`` with ``split_out``, against pandas over dtypes, missing
+values and partitionings; no share holds every distinct value, and a tree stays where one
+is asked for (``split_out=1``, or ``nunique`` among others in ``agg``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pandas.testing as tm
+import pytest
+
+import xsched.dataframe as xd
+
+RNG = np.random.default_rng(0)
+SERIES = {
+    "ints": pd.Series(RNG.integers(0, 50, 300), name="i"),
+    "floats with NaN": pd.Series(np.where(RNG.random(300) < 0.1, np.nan, RNG.integers(0, 40, 300) / 4), name="f"),
+    "text with missing": pd.Series(RNG.choice(np.array(["a", "b", None, "c"], dtype=object), 300)).astype("str"),
+    "categorical": pd.Series(pd.Categorical(RNG.choice(list("xyz"), 300), categories=list("zyxw")), name="c"),
+    "times": pd.Series(pd.to_datetime(RNG.integers(0, 20, 300), unit="D"), name="t"),
+    "booleans": pd.Series(RNG.random(300) < 0.5, name="b"),
+}
+
+
+@pytest.mark.parametrize("label", sorted(SERIES))
+@pytest.mark.parametrize("npartitions", [1, 4])
+@pytest.mark.parametrize("dropna", [True, False])
+@pytest.mark.parametrize("split_out", [None, 1, 3, True])
+def test_distinct_values_in_shares_equal_pandas(label, npartitions, dropna, split_out):
+    p = SERIES[label]
+    s = xd.from_pandas(p, npartitions=npartitions)
+    kw = {} if split_out is None else {"split_out": split_out}
+    count = s.nunique(dropna=dropna, **kw).compute()
+    assert count == p.nunique(dropna=dropna) and type(count) is int
+    for normalize in (False, True):
+        got = s.value_counts(dropna=dropna, normalize=normalize, **kw).compute()
+        tm.assert_series_equal(got.sort_index(), p.value_counts(dropna=dropna, normalize=normalize).sort_index(),
+                               check_index_type=False)
+    distinct = s.unique(**kw).compute()
+    assert distinct.dtype == p.dtype and len(distinct) == p.nunique(dropna=False)
+    assert set(distinct.dropna()) == set(p.dropna())
+
+
+def test_no_share_holds_every_distinct_value():
+    p = pd.Series(np.arange(1000) % 400, name="v")
+    s = xd.from_pandas(p, npartitions=8)
+    shares = s.unique(split_out=4)
+    sizes = [len(shares.partitions[i].compute()) for i in range(4)]
+    assert sum(sizes) == 400 and max(sizes) < 400
+    counts = s.value_counts(split_out=4)
+    assert counts.npartitions == 4
+    for i in range(4):  # (each share most frequent first)
+        part = counts.partitions[i].compute()
+        assert part.is_monotonic_decreasing and len(part) < 400
+    shares_counted = [k for k in dict(s.nunique()._graph) if str(k).startswith("nunique-shares-chunk")]
+    assert len(shares_counted) == 8  # (one share per partition by default, each counted apart)
+
+
+def test_a_tree_where_one_is_asked_for():
+    p = pd.DataFrame({"a": np.arange(40) % 7, "b": np.arange(40) % 3})
+    df = xd.from_pandas(p, npartitions=4)
+    tree, shares = df.a.nunique(split_out=1), df.a.nunique()
+    assert "nunique-local" not in repr(dict(tree._graph)) and "nunique-local" in repr(dict(shares._graph))
+    assert tree.compute() == shares.compute() == 7
+    joint = df.agg({"a": ["nunique", "sum"], "b": ["nunique"]})  # (among others: their one tree)
+    assert "nunique-local" not in repr(dict(joint._graph))
+    tm.assert_frame_equal(joint.compute(), p.agg({"a": ["nunique", "sum"], "b": ["nunique"]}), check_dtype=False)
+    tm.assert_series_equal(df.a.value_counts().compute(), p.a.value_counts())  # (pandas' order, one partition)
+    assert df.a.unique().compute().tolist() == p.a.unique().tolist()
+
+
+def test_split_out_mistakes_fail_when_built():
+    s = xd.from_pandas(pd.Series([1, 2, 3]), npartitions=2)
+    for bad in (0, -1, 1.5, "2"):
+        with pytest.raises(ValueError, match="nunique: split_out must be a whole number of at least 1"):
+            s.nunique(split_out=bad)
+    with pytest.raises(ValueError, match="value_counts: split_out must be"):
+        s.value_counts(split_out=0)
+    with pytest.raises(ValueError, match=r"value_counts\(bins=...\): the bins' counts are one partition"):
+        s.value_counts(bins=2, split_out=2)
