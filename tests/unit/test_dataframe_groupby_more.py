@@ -375,3 +375,23 @@ def test_groupby_a_time_grouper_of_a_column_bins_it_as_pandas(npartitions):
                               pdf.groupby(grouper).mean(numeric_only=True), check_freq=False)
         tm.assert_series_equal(df.groupby(grouper).k.count().compute(), pdf.groupby(grouper).k.count(),
                                check_freq=False)
+
+
+def test_a_partition_is_grouped_once_for_all_its_statistics(monkeypatch):
+    """The keys are factorized once per partition, however many statistics an ``agg`` takes
+    (pandas' grouping of a text key costs as much as the statistics themselves)."""
+    from xsched.dataframe import groupby as grouping
+    pdf = pd.DataFrame({"k": list("abcab") * 4, "x": np.arange(20.0), "y": np.arange(20)})
+    df = xd.from_pandas(pdf, npartitions=1)
+    out = df.groupby("k").agg({"x": ["mean", "std", "sum"], "y": ["min", "max", "count"]})
+    graph = dict(out._graph)
+    chunk = next(graph[k] for k in graph if str(k).startswith("groupby-agg-chunk"))
+    calls = []
+    real = pd.DataFrame.groupby
+    monkeypatch.setattr(pd.DataFrame, "groupby", lambda self, *a, **k: calls.append(1) or real(self, *a, **k))
+    stats = chunk.args[4]
+    assert len(stats) >= 4  # (sum, count, min, max, moments...)
+    result = grouping._chunk(pdf, *chunk.args[1:])
+    assert len(calls) == 1 and set(result) == set(stats)
+    monkeypatch.undo()
+    tm.assert_frame_equal(out.compute(), pdf.groupby("k").agg({"x": ["mean", "std", "sum"], "y": ["min", "max", "count"]}))

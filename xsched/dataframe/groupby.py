@@ -90,10 +90,13 @@ def _chunk(part: pd.DataFrame, by: Any, by_series: Any, selection: Any, stats: d
     selection for None); with ``split_out`` > 1 a list of that many pieces, hashed by key."""
     keys = by_series if by_series is not None else by
     out: dict[str, Any] = {}
+    groupings: dict[int, Any] = {}  # (one grouping per frame grouped: the keys factorized once, not per statistic)
     for stat, cols in stats.items():
         picked = cols if cols is not None and stat != "size" else selection
-        g = _times_as_floats(part, keys, picked, _TIME_KINDS.get(stat, "")).groupby(
-            keys, dropna=dropna, observed=observed, sort=False)
+        frame = _times_as_floats(part, keys, picked, _TIME_KINDS.get(stat, ""))
+        if id(frame) not in groupings:
+            groupings[id(frame)] = (frame, frame.groupby(keys, dropna=dropna, observed=observed, sort=False))
+        g = groupings[id(frame)][1]
         if picked is not None:
             g = g[picked]
         out[stat] = _moments(g) if stat == "moments" else getattr(g, stat)()
