@@ -45,6 +45,8 @@ DAY = pd.Timedelta("1D")
 #: the least a zone's clocks change by: zoned midnights are a whole number of bins apart when
 #: the bins divide it
 _CLOCK_CHANGE = pd.Timedelta("30min")
+#: the grouped methods giving rows of the frame, whole: a binned key column among them, as pandas'
+_ROW_METHODS = frozenset({"head", "tail", "nth", "filter", "get_group", "sample"})
 #: the origins that anchor fixed-length bins to the data's own first day or time
 _DATA_ORIGINS = ("start_day", "start")
 #: the origins that anchor them to its last (the bins run back from it)
@@ -138,10 +140,11 @@ def _among_keys(frame: _Frame, by: list, **options: Any) -> "GrouperKeys":
     frame = frame._assign(made)
     if not options.get("dropna", True):  # (a row of no time is in no bin, whatever dropna says: pandas')
         frame = frame[_all_timed(frame, [hidden for hidden, _ in made])]
-    if binned:
+    rows = frame.groupby(keys, **options)  # (whole rows, the binned columns too: head, filter...)
+    if binned:  # (a binned column is a key: not aggregated)
         frame = frame.drop(columns=list(dict.fromkeys(binned)))
     shown = ", ".join(_shown(k) for k in by)
-    return GrouperKeys(frame.groupby(keys, **options), names, f"[{shown}]")
+    return GrouperKeys(frame.groupby(keys, **options), names, f"[{shown}]", rows)
 
 
 def _shown(key: Any) -> str:
@@ -243,8 +246,9 @@ class GrouperKeys:
     <xsched grouping by [pd.Grouper(freq='D'), 'k']: ...>
     """
 
-    def __init__(self, grouped: Any, names: dict, shown: str) -> None:
+    def __init__(self, grouped: Any, names: dict, shown: str, rows: Any = None) -> None:
         self._grouped, self._names, self._shown = grouped, names, shown
+        self._rows = rows if rows is not None else grouped
 
     def __repr__(self) -> str:
         return f"<xsched grouping by {self._shown}: {self._grouped!r}>"
@@ -263,7 +267,7 @@ class GrouperKeys:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        attr = getattr(self._grouped, name)
+        attr = getattr(self._rows if name in _ROW_METHODS else self._grouped, name)
         if not callable(attr) or isinstance(attr, (GroupBy, GroupedWindow)):
             return self._named(attr)
 
@@ -277,6 +281,9 @@ class GrouperKeys:
         levels renamed from the bins' columns to the Groupers'."""
         if isinstance(out, (GroupBy, GroupedWindow)):
             return GrouperKeys(out, self._names, self._shown)
+        if isinstance(out, DataFrame):
+            hidden = [c for c in out.columns if c in self._names]
+            out = out.drop(columns=hidden) if hidden else out  # (rows: the bins stay hidden)
         if isinstance(out, (DataFrame, Series)):
             return out.rename_axis(index=partial(_level_names, self._names))
         return out
