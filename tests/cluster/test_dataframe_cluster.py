@@ -81,7 +81,7 @@ def test_reductions_computed_together_share_one_tree_on_the_cluster(client):
     assert groups.count("joint-chunk") == 6 and not [g for g in groups if g in ("sum-chunk", "max-chunk", "std-chunk")]
 
 
-def test_distinct_values_counted_in_shares_between_workers(client):
+def test_distinct_values_counted_and_kept_in_shares_between_workers(client):
     pdf = accounts(3000, 4)
     pdf["id"] = pdf["id"] % 1700
     df = xd.from_pandas(pdf, npartitions=6)
@@ -93,6 +93,9 @@ def test_distinct_values_counted_in_shares_between_workers(client):
     counts = df.id.value_counts(split_out=3).compute()
     pd.testing.assert_series_equal(counts.sort_index(), pdf.id.value_counts().sort_index())
     assert sorted(df.name.unique(split_out=2).compute()) == sorted(pdf.name.unique())
+    kept = df.drop_duplicates(subset=["id"], keep="last")  # (rows kept in place, through two exchanges)
+    pd.testing.assert_frame_equal(kept.compute(), pdf.drop_duplicates(subset=["id"], keep="last"))
+    assert kept.npartitions == 6
 
 
 def test_merge_asof_and_repartition_along_divisions_between_workers(client):

@@ -535,62 +535,139 @@ def sort_values(frame: _Frame, by: Any, ascending: Any = True, npartitions: int 
     return map_partitions(_sort_part, moved, by, ascending, na_position, meta=frame._meta, _name="sort")
 
 
-def drop_duplicates(frame: _Frame, subset: Any = None, keep: Any = "first", split_out: int = 1,
+def drop_duplicates(frame: _Frame, subset: Any = None, keep: Any = "first", split_out: Any = None,
                     split_every: int | None = None) -> _Frame:
-    """The rows without duplicates: a tree of distinct rows (``split_out=1``: one result
-    partition), or a hash shuffle on ``subset`` first (``split_out=n``: ``n`` partitions;
-    ``True``: as many as the frame's).
+    """The rows without duplicates, in the frame's order and partitions (its divisions kept):
+    each partition's first (last) row of each key meets the others' in a hash shuffle, and
+    the rows kept go back to their partitions (``_distinct_in_order``), so no task holds every
+    distinct row and no partition waits for the others. ``split_out=1`` is a tree of distinct
+    rows in one partition instead (few distinct rows: the cheapest);
+    ``split_out=n`` (``True``: as many as the frame's partitions) a hash shuffle on ``subset``
+    into ``n`` partitions, each partition's duplicates dropped before it.
 
     ``keep=False`` drops every row whose key repeats: the rows ``duplicated(keep=False)``
-    does not flag, in the frame's partitions and order.
+    does not flag (each partition held until its flags come back).
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2, 1, 3, 2]}), npartitions=2)
-    >>> df.drop_duplicates().a.tolist(), df.drop_duplicates(split_out=2).npartitions
-    ([1, 2, 3], 2)
-    >>> df.drop_duplicates(keep=False).a.tolist()
-    [3]
+    >>> df.drop_duplicates().a.tolist(), df.drop_duplicates(split_out=1).npartitions
+    ([1, 2, 3], 1)
+    >>> df.drop_duplicates(keep="last").a.tolist(), df.drop_duplicates(keep=False).a.tolist()
+    ([1, 3, 2], [3])
     """
     if keep not in ("first", "last", False):
         raise ValueError(f"drop_duplicates: keep must be 'first', 'last' or False, got {keep!r}")
     if subset is not None and isinstance(frame, DataFrame):
         subset = [subset] if not isinstance(subset, list) else subset
         frame._check_columns(subset, "drop_duplicates")
-    if keep is False:  # (a key seen once in each of two partitions goes too: flagged where all meet)
-        return frame[~duplicated(frame, subset, keep=False)]
     if split_out is True:  # (dask's spelling: as many as the frame's partitions)
         split_out = frame.npartitions
+    if split_out is not None and (isinstance(split_out, bool) or not isinstance(split_out, numbers.Integral)
+                                  or split_out < 1):
+        raise ValueError(f"drop_duplicates: split_out must be a whole number of at least 1 (or True), "
+                         f"got {split_out!r}")
+    if split_out is None or keep is False:
+        if frame.npartitions == 1:
+            return map_partitions(_drop_dups, frame, subset, keep, meta=frame._meta, _name="drop-duplicates")
+        if keep is False or isinstance(frame._meta, pd.DataFrame) and (
+                isinstance(frame._meta.columns, pd.MultiIndex) or {_PART, _ROW} & set(frame._meta.columns)):
+            return frame[~duplicated(frame, subset, keep=keep)]
+        return _distinct_in_order(frame, subset, keep)
+    local = map_partitions(_drop_dups, frame, subset, keep, meta=frame._meta, _name="drop-duplicates-chunk")
     if split_out > 1:
         if isinstance(frame, Series):
             name = frame.name if frame.name is not None else "__series__"
-            shuffled = shuffle(frame.to_frame(name), [name], split_out)[name]
+            shuffled = shuffle(local.to_frame(name), [name], split_out)[name]
         else:
-            shuffled = shuffle(frame, subset or list(frame.columns), split_out)
+            shuffled = shuffle(local, subset or list(frame.columns), split_out)
         return map_partitions(_drop_dups, shuffled, subset, keep, meta=frame._meta, _name="drop-duplicates")
-    local = map_partitions(_drop_dups, frame, subset, keep, meta=frame._meta, _name="drop-duplicates-chunk")
     merge = partial(_drop_dups_merge, subset=subset, keep=keep)
     return reduction(local, _identity, merge, merge, meta=frame._meta, token="drop-duplicates",
                      split_every=split_every)
+
+
+def _distinct_in_order(frame: _Frame, subset: list | None, keep: str) -> _Frame:
+    """``drop_duplicates`` in the frame's order and partitions, streaming: each partition's
+    first (last) row of each key, whole and tagged with its partition and position, meets the
+    others' in a hash shuffle on the key; each share keeps the first (last) of each key in the
+    frame's order, and those rows go back to the partitions they came from, in their order. No
+    partition waits for the others' (they are not held), and few distinct keys move few rows."""
+    token = new_token(frame._name, subset, keep, "in-order")
+    name = f"distinct-local-{token}"
+    ann = annotations_in_force()
+    layer = {chunk_key(name, (i,)): Task(_representatives, (Ref(k), subset, i, keep), {}, per_task(ann))
+             for i, k in enumerate(frame._keys())}
+    local_meta = _representatives(frame._meta, subset, 0, keep)
+    local = new_collection(LayeredGraph.merge(frame._graph, new={name: layer}), name, local_meta,
+                           (None,) * (frame.npartitions + 1))
+    keys = _VALUE_KEY if isinstance(frame, Series) else (subset or list(frame._meta.columns))
+    n = frame.npartitions
+    met = _hash_shuffle(local, keys, n, None)
+    kept = map_partitions(_first_of_each, met, keys, keep, meta=local_meta, _name="distinct-kept")
+    back = _exchange(kept, n, _split_by_part, new_token(kept._name, "back"), "distinct-back")
+    series = isinstance(frame, Series)
+    out = map_partitions(_in_their_order, back, series, frame._meta.name if series else None, meta=frame._meta,
+                         _name="drop-duplicates")
+    out.divisions = frame.divisions  # (each partition's own rows, in their order)
+    return out
+
+
+#: the column a Series' values are tagged and shuffled as (``_distinct_in_order``)
+_VALUE_KEY = ["__value__"]
+
+
+def _representatives(part: Any, subset: list | None, i: int, keep: str) -> pd.DataFrame:
+    """Partition ``i``'s first (last) row of each key, whole (a Series: its values, as
+    ``__value__``), tagged with ``i`` and its position."""
+    rows_of = part.to_frame(_VALUE_KEY[0]) if isinstance(part, pd.Series) else part
+    keys = rows_of if subset is None or isinstance(part, pd.Series) else rows_of[subset]
+    rows = np.flatnonzero(~keys.duplicated(keep=keep).to_numpy())
+    out = rows_of.take(rows)
+    out[_PART] = np.full(len(rows), i, np.int64)
+    out[_ROW] = rows.astype(np.int64)
+    return out
+
+
+def _first_of_each(part: pd.DataFrame, keys: list, keep: str) -> pd.DataFrame:
+    """A share's first (last) row of each key in the frame's order."""
+    part = part.sort_values([_PART, _ROW], kind="stable")
+    return part[~part.duplicated(subset=keys, keep=keep).to_numpy()]
+
+
+def _in_their_order(part: pd.DataFrame, series: bool, name: Any) -> Any:
+    """A partition's rows that were kept, in their order, without their tags (a Series' values
+    as the Series ``name``)."""
+    out = part.sort_values(_ROW, kind="stable").drop(columns=[_PART, _ROW])
+    return out[_VALUE_KEY[0]].rename(name) if series else out
 
 
 #: the columns ``duplicated`` tags rows with: their partition and their place in it
 _PART, _ROW = "__xsched_part__", "__xsched_row__"
 
 
-def _tag_rows(part: Any, columns: list | None, i: int) -> pd.DataFrame:
+def _key_frame(part: Any, columns: list | None) -> pd.DataFrame:
+    return part.to_frame("__value__") if isinstance(part, pd.Series) else part[columns]
+
+
+def _tag_rows(part: Any, columns: list | None, i: int, keep: Any = None) -> pd.DataFrame:
     """The key columns of partition ``i`` (a Series: its values), each row tagged with ``i``
-    and its position."""
-    keys = part.to_frame("__value__") if isinstance(part, pd.Series) else part[columns]
-    return keys.assign(**{_PART: np.full(len(keys), i, np.int64), _ROW: np.arange(len(keys), dtype=np.int64)})
+    and its position; with ``keep`` ("first" or "last") only the rows that are not
+    ``duplicated(keep=keep)`` within the partition (each key's first or last here)."""
+    keys = _key_frame(part, columns)
+    if keep is None:
+        return keys.assign(**{_PART: np.full(len(keys), i, np.int64), _ROW: np.arange(len(keys), dtype=np.int64)})
+    rows = np.flatnonzero(~keys.duplicated(keep=keep).to_numpy())
+    return keys.iloc[rows].assign(**{_PART: np.full(len(rows), i, np.int64), _ROW: rows.astype(np.int64)})
 
 
-def tagged_rows(frame: _Frame, columns: list | None, token: str) -> DataFrame:
+def tagged_rows(frame: _Frame, columns: list | None, token: str, keep: Any = None) -> DataFrame:
     """The key ``columns`` of ``frame`` (a Series: its values, as ``__value__``), each row
     tagged with its partition and position, for work that moves rows and brings results back
-    to them (``duplicated``, ``rank``)."""
+    to them (``duplicated``, ``rank``); with ``keep``, each partition's first (last) row of
+    each key only (``_tag_rows``)."""
     name = f"tag-{token}"
     ann = annotations_in_force()
-    tags = {chunk_key(name, (i,)): Task(_tag_rows, (Ref(k), columns, i), {}, per_task(ann))
+    tags = {chunk_key(name, (i,)): Task(_tag_rows, (Ref(k), columns, i, keep), {}, per_task(ann))
             for i, k in enumerate(frame._keys())}
     return new_collection(LayeredGraph.merge(frame._graph, new={name: tags}), name,
                           _tag_rows(frame._meta, columns, 0), (None,) * (frame.npartitions + 1))
@@ -609,9 +686,11 @@ def _split_by_part(part: pd.DataFrame, n: int) -> list:
     return _split_by(part, part[_PART].to_numpy(), n)
 
 
-def _flags_of(part: Any, flags: pd.DataFrame, name: Any) -> pd.Series:
-    """Partition ``part``'s flags in its own order, on its index."""
-    values = np.zeros(len(part), dtype=bool)
+def _flags_of(part: Any, flags: pd.DataFrame, name: Any, sent_some: bool = False) -> pd.Series:
+    """Partition ``part``'s flags in its own order, on its index: those that came back for the
+    rows sent; where only some were sent (``_tag_rows`` with ``keep``), every row sent comes
+    back flagged, and those not sent repeat a key of this partition's: duplicates."""
+    values = np.full(len(part), sent_some, dtype=bool)
     values[flags[_ROW].to_numpy()] = flags["__flag__"].to_numpy()
     return pd.Series(values, index=part.index, name=name)
 
@@ -623,7 +702,9 @@ def duplicated(frame: _Frame, subset: Any = None, keep: Any = "first") -> Series
     The key columns, each row tagged with its partition and position, go through the hash
     shuffle so that equal keys meet in one partition, where pandas flags them in the frame's
     order; the flags go back to their rows' partitions through a second exchange. So memory is
-    bounded as for any shuffle, whatever the number of distinct rows.
+    bounded as for any shuffle, whatever the number of distinct rows. With ``keep="first"``
+    (``"last"``) a partition sends only its first (last) row of each key, its other rows being
+    duplicates already: few distinct keys move few rows.
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2, 1, 3, 2], "b": list("xyxzw")}), npartitions=2)
@@ -639,13 +720,14 @@ def duplicated(frame: _Frame, subset: Any = None, keep: Any = "first") -> Series
     meta = pd.Series([], dtype=bool, name=None if isinstance(frame, DataFrame) else frame._meta.name,
                      index=frame._meta.index[:0])  # (the rows' own labels, as the flags come back to them)
     n = frame.npartitions
-    tagged = tagged_rows(frame, columns, f"duplicated-{new_token(frame._name, columns, keep)}")
+    local = keep if keep is not False else None  # (keep=False: a key twice here may be once elsewhere too)
+    tagged = tagged_rows(frame, columns, f"duplicated-{new_token(frame._name, columns, keep)}", local)
     keys = [c for c in tagged._meta.columns if c not in (_PART, _ROW)]
     met = _hash_shuffle(tagged, keys, n, None)
     flag_meta = _flag_duplicates(tagged._meta, keep)
     flagged = map_partitions(_flag_duplicates, met, keep, meta=flag_meta, _name="duplicated-flags")
     back = _exchange(flagged, n, _split_by_part, new_token(flagged._name, "back"), "duplicated-back")
-    return map_partitions(_flags_of, frame, back, meta.name, meta=meta, _name="duplicated")
+    return map_partitions(_flags_of, frame, back, meta.name, local is not None, meta=meta, _name="duplicated")
 
 
 # --------------------------------------------------------------------------- merge
@@ -927,7 +1009,7 @@ def _install() -> None:
                              key)[name]
         return out if self.name is not None else out.rename(None)
 
-    def df_drop_duplicates(self, subset=None, keep="first", split_out=1, split_every=None):
+    def df_drop_duplicates(self, subset=None, keep="first", split_out=None, split_every=None):
         """The rows without duplicates (see ``xsched.dataframe.shuffle.drop_duplicates``).
 
         >>> import pandas as pd, xsched.dataframe as xd

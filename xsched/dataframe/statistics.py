@@ -862,14 +862,15 @@ def _install() -> None:
                                                doc=monotonic.__doc__)
 
     def is_unique(self):
-        """Whether no value repeats (a Scalar: the distinct values, a tree, against the count).
+        """Whether no value repeats (a Scalar: the count of distinct values, missing ones too,
+        against the count of rows; ``nunique`` counts them in shares).
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> s = xd.from_pandas(pd.Series([1, 2, None, 2]), npartitions=2)
         >>> bool(s.is_unique.compute()), bool(s.drop_duplicates().is_unique.compute())
         (False, True)
         """
-        return self.drop_duplicates().size == self.size
+        return self.nunique(dropna=False) == self.size
 
     def hasnans(self):
         """Whether any value is missing (a Scalar).
