@@ -26,7 +26,10 @@ a range shuffle) and counts each partition's rows, checking every one is sorted.
 joins the frame (id, name, x, y) with a second one of a quarter of its rows
 (id, z) on ``id`` through a hash shuffle of both sides (no broadcast; dask's P2P shuffle),
 then sums z (xsched: by the ``--shuffle`` method, p2p unless told); with ``--memory-limit`` small the data moved is larger than the cluster's
-memory and must spill. Figures are printed, never asserted.
+memory and must spill. The nunique and dropdup jobs (run when named) take the distinct values of
+the column id, nearly one per row: ``df.id.nunique()``, and ``df[["id", "x"]].drop_duplicates(subset=["id"])``
+whose rows are counted, each implementation's default way (a task gathering every distinct
+value is what they measure). Figures are printed, never asserted.
 """
 
 from __future__ import annotations
@@ -206,6 +209,15 @@ def main(argv=None) -> int:
         if "setindex" in jobs:
             rows = sum(pd.read_parquet(f, columns=["id"]).shape[0] for f in pq_files)
             result["setindex"] = common.measured_compute(client, pids, setindex_pipeline(), lambda r: int(r) == rows)
+        if "nunique" in jobs or "dropdup" in jobs:
+            distinct_ids = int(pd.concat(pd.read_parquet(f, columns=["id"]) for f in pq_files).id.nunique())
+            ids = dd.read_parquet(pq_dir, columns=["id", "x"])
+            if "nunique" in jobs:
+                result["nunique"] = common.measured_compute(client, pids, ids.id.nunique(),
+                                                            lambda r: int(r) == distinct_ids)
+            if "dropdup" in jobs:
+                kept = ids.drop_duplicates(subset=["id"]).map_partitions(len).sum()
+                result["dropdup"] = common.measured_compute(client, pids, kept, lambda r: int(r) == distinct_ids)
         if "merge" in jobs:
             left_ids = pd.concat(pd.read_parquet(f, columns=["id"]) for f in pq_files)
             right_parts = pd.concat(pd.read_parquet(f, columns=["id", "z"]) for f in pq_files[: max(1, len(pq_files) // 4)])

@@ -8,9 +8,11 @@ are pandas'; the grouping then runs on columns, and its results' index levels ta
 Grouper's name back (the index's, or the key column's) through ``GrouperKeys``. A key column
 binned by a Grouper is not aggregated, as in pandas.
 
-Bins of a fixed length (hours, days...) anchored to the data's first day or time (``origin``
-"start_day", "start") must be the same in every partition: the frame's first division gives
-that time. A day's whole number of bins needs no anchor (every midnight is one); unknown
+Bins of a fixed length (hours, days...) anchored to the data's first or last day or time
+(``origin`` "start_day", "start", "end", "end_day") must be the same in every partition: the
+frame's divisions give those times. pandas anchors calendar days of zoned times to the first
+day whatever the origin: bins of several such days get that day among each partition's
+times. A day's whole number of bins needs no anchor (every midnight starts one); unknown
 divisions otherwise are refused with the way round (``origin="epoch"`` or a Timestamp).
 
 >>> import pandas as pd, xsched.dataframe as xd
