@@ -53,6 +53,9 @@ def test_no_share_holds_every_distinct_value():
     for i in range(4):  # (each share most frequent first)
         part = counts.partitions[i].compute()
         assert part.is_monotonic_decreasing and len(part) < 400
+    in_order = s.unique()  # (by default in the Series' own partitions, in order: drop_duplicates)
+    assert in_order.npartitions == 8 and not any(str(k).startswith("unique-agg") for k in dict(in_order._graph))
+    tm.assert_series_equal(in_order.compute(), p.drop_duplicates())
     shares_counted = [k for k in dict(s.nunique()._graph) if str(k).startswith("nunique-shares-chunk")]
     assert len(shares_counted) == 8  # (one share per partition by default, each counted apart)
 

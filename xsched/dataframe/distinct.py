@@ -7,14 +7,16 @@ one task at its root: for a column of ids, that is the whole column in one proce
 partition keeps its own distinct values (or their counts), a hash shuffle sends each value
 to one of ``split_out`` partitions, and each finishes its share alone. Few distinct values
 cost a shuffle of a few rows per partition. ``nunique`` does this by default (its answer is
-one number either way); ``unique`` and ``value_counts`` keep pandas' order in one partition
-unless ``split_out`` asks for more.
+one number either way); ``unique`` keeps pandas' order in the Series' own partitions
+(``drop_duplicates``); ``value_counts`` keeps pandas' order in one partition unless
+``split_out`` asks for more.
 
 Data flow::
 
     partition i --its distinct values (counts)--> shuffle on the value --> output j: its share
         nunique:      each share's count --> their sum (a Scalar)
-        unique:       each share's distinct values (``split_out`` partitions)
+        unique:       each share's distinct values (``split_out`` partitions; by default
+                      ``drop_duplicates``, the values kept back in their own partitions)
         value_counts: each share's counts, most frequent first
 
 >>> import pandas as pd, xsched.dataframe as xd
@@ -34,7 +36,7 @@ import pandas as pd
 
 from .core import Series, map_partitions
 from .reductions import _value_counts_chunk, asking, reduction
-from .shuffle import shuffle
+from .shuffle import drop_duplicates, shuffle
 
 __all__ = ["nunique", "unique", "value_counts"]
 
@@ -98,17 +100,21 @@ def nunique(self: Series, dropna: bool = True, split_every: int | None = None, s
                      chunk_kwargs={"dropna": dropna})
 
 
-def unique(self: Series, split_every: int | None = None, split_out: Any = 1):
-    """The distinct values: a Series of one partition in the order they first appear (a
-    tree), or with ``split_out=n`` (``True``: as many as this Series' partitions) ``n``
-    partitions, each the distinct values of its share of them (a hash shuffle), for more
-    distinct values than one task should hold.
+def unique(self: Series, split_every: int | None = None, split_out: Any = None):
+    """The distinct values in the order they first appear, each with its first row's label,
+    in this Series' partitions (``drop_duplicates``: each partition's first row of each value
+    meets the others' in a shuffle, so no task holds them all); ``split_out=1`` gathers them
+    in one partition (a tree: few of them, one task less); ``split_out=n`` (``True``: as many
+    as this Series' partitions) gives ``n`` partitions, each the distinct values of its share
+    of them (a hash shuffle, out of order).
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> s = xd.from_pandas(pd.Series([4, 1, 4, 2]), npartitions=2)
-    >>> s.unique().compute().tolist(), s.unique(split_out=2).npartitions
-    ([4, 1, 2], 2)
+    >>> s.unique().compute().tolist(), s.unique(split_out=1).npartitions, s.unique(split_out=2).npartitions
+    ([4, 1, 2], 1, 2)
     """
+    if split_out is None:
+        return drop_duplicates(self)
     n = _split_out(split_out, self, "unique", 1)
     if n == 1:
         return _TREES["unique"](self, split_every)
