@@ -82,3 +82,11 @@ def test_split_out_mistakes_fail_when_built():
         s.value_counts(split_out=0)
     with pytest.raises(ValueError, match=r"value_counts\(bins=...\): the bins' counts are one partition"):
         s.value_counts(bins=2, split_out=2)
+
+
+def test_a_series_named_like_the_counts():
+    p = pd.Series([1, 2, 2, 3, 3, 3], name="count")
+    s = xd.from_pandas(p, npartitions=3)
+    assert s.nunique().compute() == 3
+    assert sorted(s.unique(split_out=2).compute()) == [1, 2, 3]
+    tm.assert_series_equal(s.value_counts(split_out=2).compute().sort_index(), p.value_counts().sort_index())

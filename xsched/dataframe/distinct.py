@@ -58,12 +58,12 @@ def _split_out(split_out: Any, series: Series, what: str, auto: int) -> int:
     return int(split_out)
 
 
-def _shares(series: Series, local: Any, n: int, meta: Any, name: str, **kwargs: Any) -> Any:
+def _shares(series: Series, local: Any, n: int, meta: Any, name: str, counts: bool = False, **kwargs: Any) -> Any:
     """``local(part, **kwargs)`` of each partition, hash-shuffled on the Series' values into
-    ``n`` partitions: a Series of values (``local`` gives values), or a frame of values and
-    their counts (``local`` gives counts indexed by the values)."""
+    ``n`` partitions: a Series of values (``local`` gives values), or with ``counts`` a frame
+    of values and their counts (``local`` gives counts indexed by the values)."""
     kept = map_partitions(local, series, meta=meta, _name=f"{name}-local", **kwargs)
-    if meta.name == "count":
+    if counts:
         return shuffle(kept.rename("__count__").rename_axis(_VALUES).reset_index(), [_VALUES], n)
     return shuffle(kept.to_frame(_VALUES), [_VALUES], n)[_VALUES]
 
@@ -155,7 +155,7 @@ def value_counts(self: Series, sort: bool = True, ascending: bool = False, dropn
         return _TREES["value_counts"](self, sort, ascending, dropna, normalize, bins, split_every)
     meta = self._meta.value_counts(normalize=normalize)
     local = self._meta.value_counts(dropna=dropna, sort=False)
-    shares = _shares(self, _value_counts_chunk, n, local, "value-counts", dropna=dropna)
+    shares = _shares(self, _value_counts_chunk, n, local, "value-counts", counts=True, dropna=dropna)
     total = None
     if normalize:
         total = self.count() if dropna else self.map_partitions(len, meta=0).sum()
