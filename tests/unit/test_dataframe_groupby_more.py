@@ -395,3 +395,24 @@ def test_a_partition_is_grouped_once_for_all_its_statistics(monkeypatch):
     assert len(calls) == 1 and set(result) == set(stats)
     monkeypatch.undo()
     tm.assert_frame_equal(out.compute(), pdf.groupby("k").agg({"x": ["mean", "std", "sum"], "y": ["min", "max", "count"]}))
+
+
+@pytest.mark.parametrize("func", [lambda g: g.x.max() - g.x.min(), lambda g: pd.Series({"a": g.x.sum(), "b": g.y.max()})])
+def test_apply_gives_its_meta_where_the_shuffle_left_a_partition_no_group(func):
+    """Three keys shuffled into three partitions leave one empty: pandas' apply of no group
+    answers a frame of the input's columns, which must not reach the result."""
+    pdf = pd.DataFrame({"k": list("abcabc") * 3, "x": np.arange(18.0), "y": np.arange(18)})
+    out = xd.from_pandas(pdf, npartitions=3).groupby("k").apply(func)
+    parts = [out.partitions[i].compute() for i in range(out.npartitions)]
+    assert any(len(p) == 0 for p in parts)
+    for part in parts:
+        assert type(part) is type(out._meta)
+        if isinstance(part, pd.DataFrame):
+            assert list(part.columns) == list(out._meta.columns)
+    expected = pdf.groupby("k").apply(func)
+    same = tm.assert_frame_equal if isinstance(expected, pd.DataFrame) else tm.assert_series_equal
+    same(out.compute().sort_index(), expected)
+    if isinstance(expected, pd.DataFrame):
+        tm.assert_series_equal(out.sum().compute(), expected.sum())
+    else:
+        np.testing.assert_allclose(out.sum().compute(), expected.sum())

@@ -808,7 +808,9 @@ class GroupBy:
                 self._sort, method == "apply" and self._selection is None)
         if meta is _NO_META:
             meta = _emulate(group_call, (shuffled, *call), {}, f"groupby.{method}")
-        return unnamed(self, map_partitions(group_call, shuffled, *call, meta=meta, _name=f"groupby-{method}"))
+        meta = make_meta(meta)
+        return unnamed(self, map_partitions(_group_call_or_meta, shuffled, meta, *call, meta=meta,
+                                            _name=f"groupby-{method}"))
 
 
 def _as_key(frame: _Frame, by: Any) -> Any:
@@ -962,6 +964,13 @@ def group_call(part: pd.DataFrame, by: Any, selection: Any, chain: tuple, dropna
     for method, args, kwargs in chain:
         out = getattr(out, method)(*args, **kwargs)
     return out
+
+
+def _group_call_or_meta(part: pd.DataFrame, meta: Any, *call: Any) -> Any:
+    """``group_call`` of a partition the shuffle gave groups, else the (empty) meta: pandas'
+    apply of no group cannot know what its function gives, and answers a frame of the
+    input's columns where the function gives numbers or a Series."""
+    return group_call(part, *call) if len(part) else meta
 
 
 def _cum_frame(part: pd.DataFrame, by: Any, by_series: Any, cols: Any, ascending: bool, dropna: bool) -> tuple:
