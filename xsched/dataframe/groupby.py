@@ -511,6 +511,8 @@ class GroupBy:
         if by is not None and selected is not None:
             used = ([by] if one_label(by) else list(by)) + \
                 (list(selected) if isinstance(selected, list) else [selected])
+        if by is not None and set(stats) == {"size"} and self._selection is None:  # (rows counted: keys only)
+            used = [by] if one_label(by) else list(by)
         inputs = [frame._name] + ([self._by._name] if isinstance(self._by, _Frame) else [])
         layers[chunk_name] = Layer(layers[chunk_name], "groupby", inputs, used)
         agg_name = f"groupby-{label}-agg-{tok}"
@@ -1069,25 +1071,39 @@ def _cum_apply(part: pd.DataFrame, by: Any, by_series: Any, cols: Any, method: s
 class SeriesGroupBy(GroupBy):
     """One column of a grouped frame: ``df.groupby("k").v``."""
 
-    def nunique(self, split_every: int | None = None):
-        """Distinct values per group: a tree of the distinct (key, value) pairs, so memory
+    def nunique(self, split_every: int | None = None, split_out: Any = None):
+        """Distinct values per group. Each partition's distinct (key, value) pairs are
+        hash-shuffled into one share per partition (``split_out``), each share counts its
+        pairs per key, and a tree adds the counts up per key: no task holds every pair, however
+        many distinct values the groups have. ``split_out=1`` (and ``sort=False``, whose keys
+        come in the order they first appear) is a tree of the distinct pairs instead: memory
         per task is the number of such pairs.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> df = xd.from_pandas(pd.DataFrame({"k": [1, 1, 2], "v": [5, 5, 6]}), npartitions=2)
-        >>> df.groupby("k").v.nunique().compute().tolist()
-        [1, 1]
+        >>> df.groupby("k").v.nunique().compute().tolist(), df.groupby("k").v.nunique(split_out=1).compute().tolist()
+        ([1, 1], [1, 1])
         """
         if isinstance(self._by, _Frame):
             grouped = self.by_key_column()
-            return unnamed(grouped, grouped.nunique(split_every))
+            return unnamed(grouped, grouped.nunique(split_every, split_out))
         by = [self._by] if one_label(self._by) else list(self._by)
         pairs = self._frame[by + [self._selection] if self._selection not in by else by]  # (the key itself)
         meta = make_meta(self._meta.nunique())
-        return reduction(pairs, _distinct, _count_distinct, _distinct_merge, meta=meta,
-                         token="groupby-nunique", split_every=split_every,
-                         aggregate_kwargs={"by": self._by, "column": self._selection, "sort": self._sort,
-                                           "dropna": self._dropna, "observed": self._observed, "meta": meta})
+        shares = self._frame.npartitions if split_out is None or split_out is True else split_out
+        if isinstance(shares, bool) or not isinstance(shares, int) or shares < 1:
+            raise ValueError(f"groupby(...).nunique: split_out must be a whole number of at least 1 (or True), "
+                             f"got {split_out!r}")
+        counting = {"by": self._by, "column": self._selection, "sort": self._sort, "dropna": self._dropna,
+                    "observed": self._observed, "meta": meta}
+        if shares == 1 or not self._sort or self._selection in by:
+            return reduction(pairs, _distinct, _count_distinct, _distinct_merge, meta=meta,
+                             token="groupby-nunique", split_every=split_every, aggregate_kwargs=counting)
+        local = map_partitions(_distinct, pairs, meta=pairs._meta, _name="groupby-nunique-local")
+        met = shuffle(local, list(pairs.columns), shares)
+        return reduction(met, _share_counts, _add_counts, _sum_counts, meta=meta, token="groupby-nunique-shares",
+                         split_every=split_every, chunk_kwargs=counting,
+                         aggregate_kwargs={"meta": meta, "sort": True, "observed": self._observed})
 
 
 def _distinct(part: pd.DataFrame) -> pd.DataFrame:
@@ -1103,6 +1119,27 @@ def _count_distinct(partials: list, by: Any, column: Any, sort: bool, dropna: bo
     out = _distinct_merge(partials).groupby(by, sort=sort, dropna=dropna, observed=observed)[column].nunique()
     out.index = out.index.set_names(meta.index.names)  # (the names where a stand-in grouped)
     return out.rename(meta.name)
+
+
+def _share_counts(part: pd.DataFrame, by: Any, column: Any, sort: bool, dropna: bool, meta: Any,
+                  observed: bool = True) -> pd.Series:
+    """A share's distinct values per key: its (key, value) pairs are no other share's."""
+    return _count_distinct([part], by, column, sort, dropna, meta, observed)
+
+
+def _sum_counts(partials: list, sort: bool = False, observed: bool = True) -> pd.Series:
+    """The shares' counts added up per key (the keys in them kept: a category no row holds
+    is there, at 0, where ``observed=False`` put it)."""
+    joined = _concat(partials)
+    return joined.groupby(level=list(range(joined.index.nlevels)), sort=sort, dropna=False,
+                          observed=observed).sum()
+
+
+def _add_counts(partials: list, meta: Any, sort: bool, observed: bool) -> pd.Series:
+    """``_sum_counts`` at the root, named and typed as pandas' answer (``meta``)."""
+    out = _sum_counts(partials, sort, observed)
+    out.index = out.index.set_names(meta.index.names)
+    return out.astype(meta.dtype).rename(meta.name)
 
 
 #: grouped methods that give one row per group: with ``as_index=False`` their keys become columns
