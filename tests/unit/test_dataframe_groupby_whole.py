@@ -293,3 +293,21 @@ def test_a_grouped_windows_selection_names_what_is_wrong():
         df.groupby("k").v.resample("1D")["w"]
     with pytest.raises(AttributeError, match="has no 'zz'; it has sum"):
         df.groupby("k").rolling(2).zz
+
+
+def test_rows_take_only_the_keys_and_the_selected_columns_to_their_groups():
+    """``df.groupby(k).v.transform(...)`` moves k and v through its two exchanges, not every
+    column of the frame; a frame-wide method moves them all, as it sees them all."""
+    pdf = frame()
+    df = xd.from_pandas(pdf, npartitions=3)
+
+    def moved(out):
+        tags = [t for k, t in dict(out._graph).items() if str(k).startswith("tag-in-place")]
+        return {tuple(t.args[1]) for t in tags}
+
+    one = df.groupby("k").v.transform("mean")
+    assert moved(one) == {("k", "v")}
+    same(one.compute(), pdf.groupby("k").v.transform("mean"), "transform")
+    assert moved(df.groupby(["k", "j"])[["v", "w"]].shift()) == {("k", "j", "v", "w")}
+    assert moved(df.groupby("k").shift()) == {("k", "j", "v", "w")}
+    same(df.groupby("k").shift().compute(), pdf.groupby("k").shift(), "shift")

@@ -185,7 +185,7 @@ def in_place(gb: GroupBy, chain: tuple, what: str, meta: Any = None) -> Any:
         meta = make_meta(on_stand_ins(lambda: group_call(_nonempty(frame._meta), gb._by, gb._selection, chain,
                                                           gb._dropna, gb._observed, gb._sort)))
     token = new_token(frame._name, gb._by, gb._selection, repr(chain), gb._dropna, gb._observed, gb._sort)
-    tagged = tagged_rows(frame, list(frame._meta.columns), f"in-place-{token}")
+    tagged = tagged_rows(frame, _moved_columns(frame, keys, gb._selection), f"in-place-{token}")
     met = shuffle(tagged, keys)
     args = (gb._by, gb._selection, chain, gb._dropna, gb._observed, gb._sort)
     done = map_partitions(_tagged_call, met, *args, meta=_beside_tags(meta, tagged._meta[[_PART, _ROW]]),
@@ -194,6 +194,15 @@ def in_place(gb: GroupBy, chain: tuple, what: str, meta: Any = None) -> Any:
     out = map_partitions(_put_back, frame, back, meta, meta=meta, _name=f"groupby-{chain[0][0]}-in-place")
     out.divisions = frame.divisions
     return out
+
+
+def _moved_columns(frame: Any, keys: list, selection: Any) -> list:
+    """The columns a row takes to its group: the keys and the selected columns (every column
+    when none is selected, as the method sees them all)."""
+    if selection is None:
+        return list(frame._meta.columns)
+    picked = selection if isinstance(selection, list) else [selection]
+    return list(dict.fromkeys([*keys, *picked]))
 
 
 def _tagged_call(part: pd.DataFrame, by: Any, selection: Any, chain: tuple, dropna: bool, observed: bool,
