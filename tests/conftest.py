@@ -37,14 +37,20 @@ _HYPOTHESIS_HOME = None
 
 def pytest_configure(config):
     """Hypothesis keeps a cache under its home directory (``./.hypothesis`` by default): in
-    a temporary directory instead, removed when the session ends."""
+    a temporary directory instead, removed when the session ends. Its examples are the same
+    on every run and machine (``derandomize``): a failure found is found again, and no run
+    meets an example the runs before it did not; ``XSCHED_HYPOTHESIS_EXPLORE=1`` draws new
+    ones (a new seed each run, or ``--hypothesis-seed``)."""
     global _HYPOTHESIS_HOME
     try:
+        from hypothesis import settings
         from hypothesis.configuration import set_hypothesis_home_dir
     except ImportError:
         return
     _HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="xsched-hypothesis-")
     set_hypothesis_home_dir(_HYPOTHESIS_HOME)
+    settings.register_profile("xsched", derandomize=not os.environ.get("XSCHED_HYPOTHESIS_EXPLORE"))
+    settings.load_profile("xsched")
 
 
 def pytest_unconfigure(config):
