@@ -29,14 +29,13 @@ Data flow::
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import pandas as pd
 
 from .core import Series, map_partitions
-from .reductions import _value_counts_chunk, asking, reduction
-from .shuffle import drop_duplicates, shuffle
+from .reductions import _unique_chunk as _distinct, _value_counts_chunk, asking, reduction
+from .shuffle import drop_duplicates, shares, shuffle
 
 __all__ = ["nunique", "unique", "value_counts"]
 
@@ -44,18 +43,6 @@ __all__ = ["nunique", "unique", "value_counts"]
 _VALUES = "__values__"
 #: the trees of distinct values (``reductions``), for one partition: the methods as they were
 _TREES = {name: getattr(Series, name) for name in ("nunique", "unique", "value_counts")}
-
-
-def _split_out(split_out: Any, series: Series, what: str, auto: int) -> int:
-    """``split_out`` as a number of partitions: ``True`` is the Series' own, None ``auto``."""
-    if split_out is None:
-        return auto
-    if split_out is True:
-        return series.npartitions
-    if isinstance(split_out, bool) or not isinstance(split_out, numbers.Integral) or split_out < 1:
-        raise ValueError(f"{what}: split_out must be a whole number of at least 1 (or True: as many as the "
-                         f"Series' partitions), got {split_out!r}")
-    return int(split_out)
 
 
 def _shares(series: Series, local: Any, n: int, meta: Any, name: str, counts: bool = False, **kwargs: Any) -> Any:
@@ -66,11 +53,6 @@ def _shares(series: Series, local: Any, n: int, meta: Any, name: str, counts: bo
     if counts:
         return shuffle(kept.rename("__count__").rename_axis(_VALUES).reset_index(), [_VALUES], n)
     return shuffle(kept.to_frame(_VALUES), [_VALUES], n)[_VALUES]
-
-
-def _distinct(part: pd.Series, dropna: bool) -> pd.Series:
-    out = part.drop_duplicates()
-    return out.dropna() if dropna else out
 
 
 def _count_distinct(part: pd.Series, dropna: bool) -> int:
@@ -92,11 +74,11 @@ def nunique(self: Series, dropna: bool = True, split_every: int | None = None, s
     3
     """
     auto = 1 if asking() else self.npartitions  # (asked among others, in ``agg``: their joint tree)
-    n = _split_out(split_out, self, "nunique", auto)
+    n = shares(split_out, self, "nunique", auto)
     if n == 1:
         return _TREES["nunique"](self, dropna, split_every)
-    shares = _shares(self, _distinct, n, self._meta, "nunique", dropna=dropna)
-    return reduction(shares, _count_distinct, _total, meta=0, token="nunique-shares", split_every=split_every,
+    parts = _shares(self, _distinct, n, self._meta, "nunique", dropna=dropna)
+    return reduction(parts, _count_distinct, _total, meta=0, token="nunique-shares", split_every=split_every,
                      chunk_kwargs={"dropna": dropna})
 
 
@@ -115,11 +97,11 @@ def unique(self: Series, split_every: int | None = None, split_out: Any = None):
     """
     if split_out is None:
         return drop_duplicates(self)
-    n = _split_out(split_out, self, "unique", 1)
+    n = shares(split_out, self, "unique", 1)
     if n == 1:
         return _TREES["unique"](self, split_every)
-    shares = _shares(self, _distinct, n, self._meta, "unique", dropna=False)
-    return map_partitions(_distinct, shares, False, meta=self._meta, _name="unique-share").rename(self.name)
+    parts = _shares(self, _distinct, n, self._meta, "unique", dropna=False)
+    return map_partitions(_distinct, parts, False, meta=self._meta, _name="unique-share").rename(self.name)
 
 
 def _counts(part: pd.DataFrame, normalize_by: Any, name: Any, sort: bool, ascending: bool) -> pd.Series:
@@ -148,18 +130,18 @@ def value_counts(self: Series, sort: bool = True, ascending: bool = False, dropn
     >>> s.value_counts().compute().to_dict(), s.value_counts(split_out=2).nlargest(2).compute().to_dict()
     ({'c': 3, 'b': 2, 'a': 1}, {'c': 3, 'b': 2})
     """
-    n = _split_out(split_out, self, "value_counts", 1)
+    n = shares(split_out, self, "value_counts", 1)
     if n == 1 or bins is not None:
         if bins is not None and n > 1:
             raise ValueError("value_counts(bins=...): the bins' counts are one partition; leave split_out=1")
         return _TREES["value_counts"](self, sort, ascending, dropna, normalize, bins, split_every)
     meta = self._meta.value_counts(normalize=normalize)
     local = self._meta.value_counts(dropna=dropna, sort=False)
-    shares = _shares(self, _value_counts_chunk, n, local, "value-counts", counts=True, dropna=dropna)
+    parts = _shares(self, _value_counts_chunk, n, local, "value-counts", counts=True, dropna=dropna)
     total = None
     if normalize:
         total = self.count() if dropna else self.map_partitions(len, meta=0).sum()
-    return map_partitions(_counts, shares, total, self._meta.name, sort, ascending, meta=meta,
+    return map_partitions(_counts, parts, total, self._meta.name, sort, ascending, meta=meta,
                           _name="value-counts-share")
 
 

@@ -54,7 +54,7 @@ from .core import (_NO_META, DataFrame, Series, _emulate, _Frame, _nonempty, mak
 from .pieces import _concat, _unify_categoricals
 from .planner import Layer
 from .reductions import _as_float, _is_datetimelike, reduction
-from .shuffle import shuffle
+from .shuffle import shares as shuffle_shares, shuffle
 from .standin import on_stand_ins, trying_stand_ins
 
 __all__ = ["GroupBy", "SeriesGroupBy"]
@@ -1090,10 +1090,7 @@ class SeriesGroupBy(GroupBy):
         by = [self._by] if one_label(self._by) else list(self._by)
         pairs = self._frame[by + [self._selection] if self._selection not in by else by]  # (the key itself)
         meta = make_meta(self._meta.nunique())
-        shares = self._frame.npartitions if split_out is None or split_out is True else split_out
-        if isinstance(shares, bool) or not isinstance(shares, int) or shares < 1:
-            raise ValueError(f"groupby(...).nunique: split_out must be a whole number of at least 1 (or True), "
-                             f"got {split_out!r}")
+        shares = shuffle_shares(split_out, self._frame, "groupby(...).nunique", self._frame.npartitions)
         counting = {"by": self._by, "column": self._selection, "sort": self._sort, "dropna": self._dropna,
                     "observed": self._observed, "meta": meta}
         if shares == 1 or not self._sort or self._selection in by:

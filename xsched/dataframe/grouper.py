@@ -72,11 +72,7 @@ def _by_grouper(frame: Any, grouper: pd.Grouper, **options: Any) -> Any:
     (``set_index``: a shuffle unless its divisions are known); ``key=`` alone is that
     column's grouping. Anything else is refused, naming the way round."""
     freq = getattr(grouper, "freq", None)
-    if grouper.level is not None:
-        raise NotImplementedError("groupby(pd.Grouper(level=...)): group by columns; reset_index() first")
-    if freq is None:
-        if grouper.key is None:
-            raise ValueError("groupby(pd.Grouper()): give key= (a column) or freq= (bins of time of the index)")
+    if _column_of(grouper) is not None:
         return frame.groupby(grouper.key, **options)
     if grouper.key is not None:
         _check_times(frame, grouper)
@@ -86,6 +82,18 @@ def _by_grouper(frame: Any, grouper: pd.Grouper, **options: Any) -> Any:
                                   "reset_index() the result")
     return frame.resample(freq, closed=grouper.closed, label=grouper.label, origin=grouper.origin,
                           offset=grouper.offset)
+
+
+def _column_of(grouper: pd.Grouper) -> Any:
+    """The column a Grouper without ``freq=`` names (its ``key``), else None (it bins times);
+    a level, or neither key nor freq, is refused."""
+    if grouper.level is not None:
+        raise NotImplementedError("groupby(pd.Grouper(level=...)): group by columns; reset_index() first")
+    if getattr(grouper, "freq", None) is not None:
+        return None
+    if grouper.key is None:
+        raise ValueError("groupby(pd.Grouper()): give key= (a column) or freq= (bins of time of the index)")
+    return grouper.key
 
 
 def _check_times(frame: _Frame, grouper: pd.Grouper) -> None:
@@ -119,11 +127,7 @@ def _among_keys(frame: _Frame, by: list, **options: Any) -> "GrouperKeys":
         if not isinstance(key, pd.Grouper):
             keys.append(key)
             continue
-        if key.level is not None:
-            raise NotImplementedError("groupby(pd.Grouper(level=...)): group by columns; reset_index() first")
-        if getattr(key, "freq", None) is None:
-            if key.key is None:
-                raise ValueError("groupby(pd.Grouper()): give key= (a column) or freq= (bins of time of the index)")
+        if _column_of(key) is not None:
             keys.append(key.key)
             continue
         _check_times(frame, key)

@@ -535,6 +535,19 @@ def sort_values(frame: _Frame, by: Any, ascending: Any = True, npartitions: int 
     return map_partitions(_sort_part, moved, by, ascending, na_position, meta=frame._meta, _name="sort")
 
 
+def shares(split_out: Any, frame: _Frame, what: str, default: Any) -> Any:
+    """``split_out`` as a number of output partitions: ``True`` (dask's spelling) is as many as
+    ``frame``'s, None is ``default``; anything but a whole number of at least 1 is refused."""
+    if split_out is None:
+        return default
+    if split_out is True:
+        return frame.npartitions
+    if isinstance(split_out, bool) or not isinstance(split_out, numbers.Integral) or split_out < 1:
+        raise ValueError(f"{what}: split_out must be a whole number of at least 1 (or True: as many as the "
+                         f"partitions), got {split_out!r}")
+    return int(split_out)
+
+
 def drop_duplicates(frame: _Frame, subset: Any = None, keep: Any = "first", split_out: Any = None,
                     split_every: int | None = None) -> _Frame:
     """The rows without duplicates, in the frame's order and partitions (its divisions kept):
@@ -560,12 +573,7 @@ def drop_duplicates(frame: _Frame, subset: Any = None, keep: Any = "first", spli
     if subset is not None and isinstance(frame, DataFrame):
         subset = [subset] if not isinstance(subset, list) else subset
         frame._check_columns(subset, "drop_duplicates")
-    if split_out is True:  # (dask's spelling: as many as the frame's partitions)
-        split_out = frame.npartitions
-    if split_out is not None and (isinstance(split_out, bool) or not isinstance(split_out, numbers.Integral)
-                                  or split_out < 1):
-        raise ValueError(f"drop_duplicates: split_out must be a whole number of at least 1 (or True), "
-                         f"got {split_out!r}")
+    split_out = shares(split_out, frame, "drop_duplicates", None)
     if split_out is None or keep is False:
         if frame.npartitions == 1:
             return map_partitions(_drop_dups, frame, subset, keep, meta=frame._meta, _name="drop-duplicates")
@@ -600,7 +608,7 @@ def _distinct_in_order(frame: _Frame, subset: list | None, keep: str) -> _Frame:
     local_meta = _representatives(frame._meta, subset, 0, keep)
     local = new_collection(LayeredGraph.merge(frame._graph, new={name: layer}), name, local_meta,
                            (None,) * (frame.npartitions + 1))
-    keys = _VALUE_KEY if isinstance(frame, Series) else (subset or list(frame._meta.columns))
+    keys = [_VALUE] if isinstance(frame, Series) else (subset or list(frame._meta.columns))
     n = frame.npartitions
     met = _hash_shuffle(local, keys, n, None)
     kept = map_partitions(_first_of_each, met, keys, keep, meta=local_meta, _name="distinct-kept")
@@ -612,14 +620,10 @@ def _distinct_in_order(frame: _Frame, subset: list | None, keep: str) -> _Frame:
     return out
 
 
-#: the column a Series' values are tagged and shuffled as (``_distinct_in_order``)
-_VALUE_KEY = ["__value__"]
-
-
 def _representatives(part: Any, subset: list | None, i: int, keep: str) -> pd.DataFrame:
     """Partition ``i``'s first (last) row of each key, whole (a Series: its values, as
     ``__value__``), tagged with ``i`` and its position."""
-    rows_of = part.to_frame(_VALUE_KEY[0]) if isinstance(part, pd.Series) else part
+    rows_of = part.to_frame(_VALUE) if isinstance(part, pd.Series) else part
     keys = rows_of if subset is None or isinstance(part, pd.Series) else rows_of[subset]
     rows = np.flatnonzero(~keys.duplicated(keep=keep).to_numpy())
     out = rows_of.take(rows)
@@ -638,15 +642,17 @@ def _in_their_order(part: pd.DataFrame, series: bool, name: Any) -> Any:
     """A partition's rows that were kept, in their order, without their tags (a Series' values
     as the Series ``name``)."""
     out = part.sort_values(_ROW, kind="stable").drop(columns=[_PART, _ROW])
-    return out[_VALUE_KEY[0]].rename(name) if series else out
+    return out[_VALUE].rename(name) if series else out
 
 
 #: the columns ``duplicated`` tags rows with: their partition and their place in it
 _PART, _ROW = "__xsched_part__", "__xsched_row__"
+#: the column a Series' values are tagged and shuffled as
+_VALUE = "__value__"
 
 
 def _key_frame(part: Any, columns: list | None) -> pd.DataFrame:
-    return part.to_frame("__value__") if isinstance(part, pd.Series) else part[columns]
+    return part.to_frame(_VALUE) if isinstance(part, pd.Series) else part[columns]
 
 
 def _tag_rows(part: Any, columns: list | None, i: int, keep: Any = None) -> pd.DataFrame:
