@@ -6,7 +6,7 @@
 # The layers import downward only (tests/unit/test_layers.py); the higher ones hook into the
 # lower through xsched.hooks when imported here: xsched.deploy provides the LocalCluster that
 # Client() starts without an address, xsched.jupyter the notebook display and the magics.
-from . import config, jupyter  # noqa: F401 (jupyter: registers the display hooks and magics)
+from . import config, datasets, jupyter  # noqa: F401 (jupyter: registers the display hooks and magics)
 from .client.actors import Actor, ActorFuture
 from .client.client import Client, Executor, default_client, get_client
 from .client.coordination import Event, Lock, MultiLock, Queue, Semaphore, Variable
@@ -50,7 +50,7 @@ __all__ = [
     # actors: client.submit(cls, actor=True)
     "Actor", "ActorFuture",
     # the rest
-    "config", "sizeof",
+    "config", "sizeof", "datasets",
 ]
 
 

@@ -73,6 +73,7 @@ LAYERS: dict[str, int] = {
     "xsched.client": CLIENT,
     # collections: build graphs; see COLLECTION_MAY_IMPORT
     "xsched.array": COLLECTIONS, "xsched.dataframe": COLLECTIONS, "xsched.bag": COLLECTIONS,
+    "xsched.datasets": COLLECTIONS,     # made-up data: the dataframe's and the bag's demo makers
     # clusters
     "xsched.deploy": DEPLOY,
     # what users look at

@@ -27,7 +27,7 @@ from . import labels as _labels  # noqa: F401  (filter, reindex and set_axis of 
 from . import groupby as _groupby  # noqa: F401  (gives DataFrame and Series their groupby)
 from . import groupby_whole as _groupby_whole  # noqa: F401  (grouped methods needing whole groups)
 from . import grouper as _grouper  # noqa: F401  (groupby(pd.Grouper(...)), alone or among other keys)
-from . import timeseries as _timeseries  # noqa: F401  (pct_change, valid index ends, time of day, time zones)
+from . import times as _times  # noqa: F401  (pct_change, valid index ends, time of day, time zones)
 from . import expanding as _expanding  # noqa: F401  (expanding windows across partitions)
 from . import ewm as _ewm  # noqa: F401  (exponentially weighted means and sums across partitions)
 from . import rank as _rank  # noqa: F401  (ranks over all partitions: a sort, offsets, the ranks sent back)
