@@ -28,7 +28,7 @@ import lzma
 import os
 import re
 import shutil
-from typing import Any, BinaryIO, Iterable, Iterator
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from .units import parse_bytes
 
@@ -195,10 +195,30 @@ def make_folder(fs: Any, directory: str, what: str) -> None:
                         f"choose a path where you can write") from exc
 
 
-def partition_paths(fs: Any, base: str, n: int, suffix: str, what: str) -> list[str]:
+def partition_names(n: int, name_function: Callable[[int], str] | None, what: str) -> list[str]:
+    """What stands for each of ``n`` partitions in written names: ``str(i)``, or
+    ``name_function(i)``, which must give a different str for each (checked now, before
+    anything is written).
+
+    >>> partition_names(3, lambda i: f"2000-01-{i + 1:02d}", "to_csv")
+    ['2000-01-01', '2000-01-02', '2000-01-03']
+    """
+    if name_function is None:
+        return [str(i) for i in range(n)]
+    if not callable(name_function):
+        raise TypeError(f"{what}: name_function must be a function of the partition number, got {name_function!r}")
+    names = [name_function(i) for i in range(n)]
+    if not all(isinstance(s, str) for s in names) or len(set(names)) < n:
+        raise ValueError(f"{what}: name_function must give a different str for each partition, gave "
+                         f"{names[:6]}{'...' if n > 6 else ''}")
+    return names
+
+
+def partition_paths(fs: Any, base: str, n: int, suffix: str, what: str,
+                    name_function: Callable[[int], str] | None = None) -> list[str]:
     """Where ``n`` partitions are written: ``base`` with its one ``*`` replaced by each
-    partition's number, or files ``part.<i><suffix>`` in the directory ``base``; the
-    directory is made.
+    partition's number (or ``name_function(i)``), or files ``part.<i><suffix>`` in the
+    directory ``base`` (or files named ``name_function(i)``); the directory is made.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -206,13 +226,20 @@ def partition_paths(fs: Any, base: str, n: int, suffix: str, what: str) -> list[
     ...                                                   ".json", "to_json")]
     ['a-0.json', 'a-1.json']
     """
+    names = partition_names(n, name_function, what)
     if "*" in base:
         if base.count("*") > 1:
             raise ValueError(f"{what}: {base!r} has more than one '*'; use one, replaced by the partition number")
         make_folder(fs, parent(fs, base), what)
-        return [base.replace("*", str(i)) for i in range(n)]
+        return [base.replace("*", s) for s in names]
     make_folder(fs, base, what)
-    return [join(fs, base, f"part.{i}{suffix}") for i in range(n)]
+    if name_function is None:
+        return [join(fs, base, f"part.{s}{suffix}") for s in names]
+    for s in names:
+        if "/" in s or os.sep in s:
+            raise ValueError(f"{what}: name_function names files in the directory {base!r}; it gave {s!r}, "
+                             "a path. Give a pattern with '*' for files elsewhere")
+    return [join(fs, base, s) for s in names]
 
 
 def _is_data_file(fs: Any, path: str) -> bool:

@@ -543,3 +543,65 @@ def test_a_folder_that_cannot_be_made_is_named_when_written(tmp_path, write):
                                                  f"'.*a-file/out' to write into"):
         call()
     assert in_the_way.read_text() == "not a folder"
+
+
+# ---------------------------------------------------------------------- names of written files, options
+
+
+def test_writers_name_files_by_name_function(tmp_path):
+    """dask's name_function: the tutorial writes a file per day with it (to_csv('data/*.csv',
+    name_function=name)); the names are checked before anything is written."""
+    frame = _frame(30)
+    df = xd.from_pandas(frame, npartitions=3)
+    day = lambda i: f"2000-01-{i + 1:02d}"  # noqa: E731
+    paths = df.to_csv(str(tmp_path / "csv" / "*.csv"), name_function=day, index=False)
+    assert sorted(os.listdir(tmp_path / "csv")) == ["2000-01-01.csv", "2000-01-02.csv", "2000-01-03.csv"]
+    assert [os.path.basename(p) for p in paths] == sorted(os.listdir(tmp_path / "csv"))
+    pd.testing.assert_frame_equal(read_csv(str(tmp_path / "csv" / "2000-*-*.csv")).compute().reset_index(drop=True),
+                                  frame)
+    df.to_json(str(tmp_path / "json" / "day-*.json"), name_function=day)
+    assert sorted(os.listdir(tmp_path / "json")) == ["day-2000-01-01.json", "day-2000-01-02.json", "day-2000-01-03.json"]
+    df.to_csv(str(tmp_path / "dir"), name_function=lambda i: f"f{i}.csv")  # (a directory: the whole file name)
+    assert sorted(os.listdir(tmp_path / "dir")) == ["f0.csv", "f1.csv", "f2.csv"]
+
+    names = [f"b{i}.parquet" for i in (2, 1, 0)]
+    written = df.to_parquet(tmp_path / "pq", name_function=lambda i: names[i], write_index=False)
+    assert sorted(os.path.basename(p) for p in written) == sorted(names)
+    assert sorted(read_parquet(tmp_path / "pq").id.compute()) == frame.id.tolist()
+    hive = df.to_parquet(tmp_path / "hive", partition_on="name", name_function=lambda i: f"n{i}.parquet")
+    assert {os.path.basename(p) for p in hive} == {"n0.parquet", "n1.parquet", "n2.parquet"}
+
+    with pytest.raises(ValueError, match=r"name_function must give a different str for each partition, gave "
+                                         r"\['x', 'x', 'x'\]"):
+        df.to_csv(str(tmp_path / "same" / "*.csv"), name_function=lambda i: "x")
+    with pytest.raises(ValueError, match="each ending '.parquet'.*it gave 'p0.csv'"):
+        df.to_parquet(tmp_path / "badpq", name_function=lambda i: f"p{i}.csv")
+    with pytest.raises(ValueError, match="single_file=True writes one file"):
+        df.to_csv(str(tmp_path / "one.csv"), single_file=True, name_function=day)
+    assert not any((tmp_path / d).exists() for d in ("same", "badpq", "one.csv"))
+
+
+def test_writer_options_pandas_refuses_fail_when_built(tmp_path):
+    """An option pandas' writer does not take fails when the write is built, naming it (it
+    failed in every worker's task before)."""
+    df = xd.from_pandas(_frame(10), npartitions=2)
+    with pytest.raises(TypeError, match=r"to_csv: pandas' to_csv refuses these options \(seperator=';', "
+                                        r"index=True\).*unexpected keyword argument 'seperator'"):
+        df.to_csv(str(tmp_path / "a" / "*.csv"), seperator=";")
+    with pytest.raises(TypeError, match="to_json: pandas' to_json refuses these options.*'indnt'"):
+        df.to_json(str(tmp_path / "b" / "*.json"), indnt=2)
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+    assert len(df.to_csv(str(tmp_path / "c" / "*.csv"), sep=";", columns=["x"])) == 2
+    assert pd.read_csv(tmp_path / "c" / "1.csv", sep=";", index_col=0).columns.tolist() == ["x"]
+
+
+def test_parquet_engine_is_pyarrow_by_any_of_its_names(tmp_path):
+    df = xd.from_pandas(_frame(10), npartitions=2)
+    df.to_parquet(tmp_path / "e", engine="pyarrow")
+    assert read_parquet(tmp_path / "e", engine="pyarrow").id.sum().compute() == _frame(10).id.sum()
+    assert read_parquet(tmp_path / "e", engine="auto").npartitions == 2
+    for call in (lambda: read_parquet(tmp_path / "e", engine="fastparquet"),
+                 lambda: df.to_parquet(tmp_path / "f", engine="fastparquet")):
+        with pytest.raises(ValueError, match="engine='fastparquet' is not available; xsched reads and writes "
+                                             "parquet with pyarrow"):
+            call()

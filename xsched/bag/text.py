@@ -33,7 +33,7 @@ import os
 from typing import Any, Callable
 
 from ..files import blocksize_bytes, byte_ranges, compression_of, expand_paths, file_token, filesystem_for, \
-    line_block, make_folder, open_decompressed, parent, shown
+    line_block, make_folder, open_decompressed, parent, partition_names, shown
 from ..graph.collection import run_writes
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
@@ -157,12 +157,12 @@ def _output_paths(path: Any, n: int, name_function: Callable[[int], str] | None)
         return [os.fspath(p) for p in path]
     path = os.fspath(path)
     width = len(str(n - 1))
-    name_function = name_function or (lambda i: str(i).zfill(width))
+    names = partition_names(n, name_function or (lambda i: str(i).zfill(width)), "to_textfiles")
     if path.count("*") > 1:
         raise ValueError(f"to_textfiles: {path!r} has more than one '*'; use one (the partition number)")
     if "*" in path:
-        return [path.replace("*", name_function(i)) for i in range(n)]
-    return [f"{path.rstrip('/')}/{name_function(i)}.part" for i in range(n)]  # a directory
+        return [path.replace("*", s) for s in names]
+    return [f"{path.rstrip('/')}/{s}.part" for s in names]  # a directory
 
 
 def to_textfiles(bag: Any, path: Any, name_function: Callable[[int], str] | None = None,

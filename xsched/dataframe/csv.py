@@ -44,7 +44,7 @@ from ..files import blocksize_bytes, byte_ranges, compression_of, expand_paths, 
     head_lines, line_range, make_folder, open_decompressed, parent, partition_paths, shown
 from ..graph.collection import run_writes
 from .csv_arrow import read_arrow
-from .io import from_tasks
+from .io import check_writer_options, from_tasks
 from .planner import keep_rows
 
 __all__ = ["read_csv", "read_fwf", "read_table", "to_csv"]
@@ -514,29 +514,38 @@ def _conform(df: pd.DataFrame, meta: pd.DataFrame, where: str, path_col: Any, la
 
 
 def to_csv(df: Any, path: str, single_file: bool = False, index: bool = True, compute: bool = True,
-           storage_options: dict | None = None, **kwargs: Any):
+           storage_options: dict | None = None, name_function: Any = None, **kwargs: Any):
     """Write a dataframe (or Series) as CSV: one file per partition, written by the workers.
 
-    ``path`` holds a ``*``, replaced by the partition number (``out/part-*.csv``), or names a
-    directory that gets ``part.<i>.csv`` files; with ``single_file=True`` it is the one file
-    the partitions are appended to, in order. Other keywords go to ``pandas.DataFrame.to_csv``.
-    Returns the written paths, or with ``compute=False`` a list of ``Delayed`` that write them.
+    ``path`` holds a ``*``, replaced by the partition number (``out/part-*.csv``) or by
+    ``name_function(i)`` (a different str for each partition), or names a directory that
+    gets ``part.<i>.csv`` files (or files named ``name_function(i)``); with
+    ``single_file=True`` it is the one file the partitions are appended to, in order. Other
+    keywords go to ``pandas.DataFrame.to_csv``; pandas is asked to write the empty meta with
+    them first, so a keyword it refuses fails here, not in the workers. Returns the written
+    paths, or with ``compute=False`` a list of ``Delayed`` that write them.
 
     >>> import os, tempfile, pandas as pd, xsched.dataframe as xd
     >>> df = xd.from_pandas(pd.DataFrame({"a": range(4)}), npartitions=2)
     >>> with tempfile.TemporaryDirectory() as d:
     ...     [os.path.basename(p) for p in to_csv(df, os.path.join(d, "out"))]
+    ...     [os.path.basename(p) for p in to_csv(df, os.path.join(d, "day-*.csv"), name_function=lambda i: f"0{i + 1}")]
     ['part.0.csv', 'part.1.csv']
+    ['day-01.csv', 'day-02.csv']
     """
     if not isinstance(df, (DataFrame, Series)):
         raise TypeError(f"to_csv writes an xsched DataFrame or Series, not {type(df).__name__}")
+    if single_file and name_function is not None:
+        raise ValueError("to_csv: name_function names a file per partition, and single_file=True writes one file; "
+                         "leave one of them out")
+    check_writer_options(df._meta, "to_csv", dict(kwargs, index=index))
     fs, base = filesystem_for(path, storage_options)
     n = df.npartitions
     if single_file:
         paths = [base] * n
         make_folder(fs, parent(fs, base), "to_csv")
     else:
-        paths = partition_paths(fs, base, n, ".csv", "to_csv")
+        paths = partition_paths(fs, base, n, ".csv", "to_csv", name_function)
     name = f"to-csv-{new_token(df._name, shown(fs, base), single_file, index, sorted(kwargs.items(), key=str))}"
     ann = annotations_in_force()
     if single_file:  # partition after partition, each appended once the one before is written
@@ -575,7 +584,7 @@ def _append_csv(prev: Any, part: Any, fs: Any, path: str, index: bool, kwargs: d
 
 
 def _to_csv_method(self, path: str, single_file: bool = False, index: bool = True, compute: bool = True,
-                   storage_options: dict | None = None, **kwargs: Any):
+                   storage_options: dict | None = None, name_function: Any = None, **kwargs: Any):
     """Write as CSV files, one per partition (see ``xsched.dataframe.csv.to_csv``).
 
     >>> import tempfile, pandas as pd, xsched.dataframe as xd
@@ -587,7 +596,7 @@ def _to_csv_method(self, path: str, single_file: bool = False, index: bool = Tru
     (3, [0, 1, 2, 3, 4, 5])
     """
     return to_csv(self, path, single_file=single_file, index=index, compute=compute,
-                  storage_options=storage_options, **kwargs)
+                  storage_options=storage_options, name_function=name_function, **kwargs)
 
 
 DataFrame.to_csv = _to_csv_method

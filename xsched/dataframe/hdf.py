@@ -35,7 +35,8 @@ import numpy as np
 import pandas as pd
 
 from ..client.default import client_for
-from ..files import LocalFileSystem, expand_paths, file_token, filesystem_for, make_folder, natural_key
+from ..files import LocalFileSystem, expand_paths, file_token, filesystem_for, make_folder, natural_key, \
+    partition_names
 from ..graph.collection import run_writes
 from ..graph.delayed import compute as compute_delayed
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
@@ -424,10 +425,7 @@ def to_hdf(df: Any, path: Any, key: str, mode: str = "a", append: bool = False, 
     _check_dtypes(df._meta, what)
     names = [str(i) for i in range(n)]
     if not (one_file and one_key):
-        names = [name_function(i) if name_function is not None else str(i) for i in range(n)]
-        if not all(isinstance(s, str) for s in names) or len(set(names)) < n:
-            raise ValueError(f"{what}: name_function must give a different str for each partition, gave "
-                             f"{names[:6]}{'...' if n > 6 else ''}")
+        names = partition_names(n, name_function, what)
     paths = [path.replace("*", s) for s in names]
     keys = [key.replace("*", s) for s in names]
     for d in sorted({os.path.dirname(p) for p in paths}):

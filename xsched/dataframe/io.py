@@ -11,6 +11,7 @@ np.int64(6)
 
 from __future__ import annotations
 
+import io
 import math
 from typing import Any, Sequence
 
@@ -23,7 +24,8 @@ from ..graph.spec import Ref, Task
 from .core import _NO_META, DataFrame, _check_meta, make_meta, new_collection
 from .planner import Layer
 
-__all__ = ["from_pandas", "from_dict", "from_delayed", "from_map", "from_tasks", "in_dtypes", "meta_dtypes"]
+__all__ = ["from_pandas", "from_dict", "from_delayed", "from_map", "from_tasks", "in_dtypes", "meta_dtypes",
+           "check_writer_options"]
 
 
 def from_tasks(name: str, tasks: Sequence[Any], meta: Any, divisions: Sequence[Any] | None = None,
@@ -47,6 +49,24 @@ def from_tasks(name: str, tasks: Sequence[Any], meta: Any, divisions: Sequence[A
     if divisions is None:
         divisions = (None,) * (len(tasks) + 1)
     return new_collection(LayeredGraph.merge(*graphs, new={name: layer}), name, make_meta(meta), divisions)
+
+
+def check_writer_options(meta: Any, what: str, kwargs: dict) -> None:
+    """Have pandas write the empty ``meta`` with ``kwargs`` (``meta.<what>(...)``, into
+    memory), so that an option pandas refuses fails when the write is built, naming it,
+    rather than in every worker's task.
+
+    >>> import pandas as pd
+    >>> check_writer_options(pd.DataFrame({"a": [1]}).iloc[:0], "to_csv", {"sep": ";"})
+    >>> check_writer_options(pd.DataFrame({"a": [1]}).iloc[:0], "to_csv", {"seperator": ";"})
+    Traceback (most recent call last):
+    TypeError: to_csv: pandas' to_csv refuses these options (seperator=';'): NDFrame.to_csv() got an unexpected keyword argument 'seperator'
+    """
+    try:
+        getattr(meta, what)(io.BytesIO(), **kwargs)
+    except (TypeError, ValueError, KeyError) as exc:
+        given = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+        raise type(exc)(f"{what}: pandas' {what} refuses these options ({given}): {exc}") from exc
 
 
 def meta_dtypes(meta: Any) -> list:

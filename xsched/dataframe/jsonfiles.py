@@ -30,7 +30,7 @@ from ..graph.collection import run_writes
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from .core import DataFrame, Series, make_meta
-from .io import from_tasks
+from .io import check_writer_options, from_tasks
 
 __all__ = ["read_json", "to_json"]
 
@@ -176,10 +176,10 @@ def _read_part(fs: Any, path: str, label: str, start: int | None, end: int | Non
 
 
 def to_json(df: Any, url_path: str, orient: str = "records", lines: bool | None = None, compute: bool = True,
-            storage_options: dict | None = None, **kwargs: Any):
+            storage_options: dict | None = None, name_function: Any = None, **kwargs: Any):
     """Write one JSON file per partition, by the workers: ``url_path`` holds a ``*``
-    replaced by the partition number, or names a directory that gets ``part.<i>.json``
-    files. ``lines`` defaults to True with ``orient="records"`` (one record per line, what
+    replaced by the partition number (or ``name_function(i)``), or names a directory that
+    gets ``part.<i>.json`` files (or files named ``name_function(i)``). ``lines`` defaults to True with ``orient="records"`` (one record per line, what
     ``read_json`` reads in blocks); other keywords go to ``pandas.DataFrame.to_json``.
     Returns the written paths, or with ``compute=False`` a list of ``Delayed``.
 
@@ -195,9 +195,10 @@ def to_json(df: Any, url_path: str, orient: str = "records", lines: bool | None 
     if lines and orient != "records":
         raise ValueError(f"to_json: lines=True writes orient='records', got orient={orient!r}")
     fs, base = filesystem_for(url_path, storage_options)
-    paths = partition_paths(fs, base, df.npartitions, ".json", "to_json")
     kw = dict(kwargs, orient=orient, lines=lines)
     kw["compression"] = compression_of(base, kw.get("compression", "infer"))  # (from the name: a handle has none)
+    check_writer_options(df._meta, "to_json", kw)
+    paths = partition_paths(fs, base, df.npartitions, ".json", "to_json", name_function)
     name = f"to-json-{new_token(df._name, shown(fs, base), sorted(kw.items(), key=str))}"
     ann = annotations_in_force()
     layer = {chunk_key(name, (i,)): Task(_write_json, (Ref(key), fs, paths[i], kw), {}, per_task(ann))
@@ -213,7 +214,7 @@ def _write_json(part: Any, fs: Any, path: str, kwargs: dict) -> str:
 
 
 def _to_json_method(self, url_path: str, orient: str = "records", lines: bool | None = None, compute: bool = True,
-                    storage_options: dict | None = None, **kwargs: Any):
+                    storage_options: dict | None = None, name_function: Any = None, **kwargs: Any):
     """Write as JSON files, one per partition (see ``xsched.dataframe.to_json``).
 
     >>> import tempfile, pandas as pd, xsched.dataframe as xd
@@ -223,7 +224,7 @@ def _to_json_method(self, url_path: str, orient: str = "records", lines: bool | 
     ...     len(paths), xd.read_json(d + "/part-*.json").a.compute().tolist()
     (3, [0, 1, 2, 3, 4, 5])
     """
-    return to_json(self, url_path, orient, lines, compute, storage_options, **kwargs)
+    return to_json(self, url_path, orient, lines, compute, storage_options, name_function, **kwargs)
 
 
 DataFrame.to_json = _to_json_method  # type: ignore[attr-defined]

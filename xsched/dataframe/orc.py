@@ -296,10 +296,10 @@ def _conformed(df: pd.DataFrame, dtypes: dict, label: str) -> pd.DataFrame:
 
 
 def to_orc(df: Any, path: str, write_index: bool = True, storage_options: dict | None = None,
-           compute: bool = True, compute_kwargs: dict | None = None):
+           compute: bool = True, compute_kwargs: dict | None = None, name_function: Any = None):
     """Write a dataframe as ORC files, one per partition, written by the workers: ``path``
-    names a directory that gets ``part.<i>.orc`` files (or holds one ``*``, replaced by
-    the partition number). With ``write_index`` the index is written as a column, as
+    names a directory that gets ``part.<i>.orc`` files (or files named ``name_function(i)``),
+    or holds one ``*``, replaced by the partition number (or ``name_function(i)``). With ``write_index`` the index is written as a column, as
     ``pandas.DataFrame.to_orc(index=True)`` does; categoricals are written as their
     values. Columns ORC cannot hold (unsigned integers, durations) are refused here. An
     empty partition whose object columns give no type (meta holds none) writes no file.
@@ -320,7 +320,7 @@ def to_orc(df: Any, path: str, write_index: bool = True, storage_options: dict |
     _orc()
     schema = _schema_for(df._meta, write_index)
     fs, base = filesystem_for(path, storage_options)
-    paths = partition_paths(fs, base, df.npartitions, ".orc", "to_orc")
+    paths = partition_paths(fs, base, df.npartitions, ".orc", "to_orc", name_function)
     name = f"to-orc-{new_token(df._name, shown(fs, base), write_index)}"
     ann = annotations_in_force()
     layer = {chunk_key(name, (i,)): Task(_write_part, (Ref(key), fs, paths[i], write_index, schema), {},
@@ -403,7 +403,7 @@ def _write_part(part: pd.DataFrame, fs: Any, path: str, write_index: bool, schem
 
 
 def _to_orc_method(self, path: str, write_index: bool = True, storage_options: dict | None = None,
-                   compute: bool = True, compute_kwargs: dict | None = None):
+                   compute: bool = True, compute_kwargs: dict | None = None, name_function: Any = None):
     """Write as a directory of ORC files (see ``xsched.dataframe.orc.to_orc``).
 
     >>> import tempfile, pandas as pd, xsched.dataframe as xd
@@ -413,7 +413,7 @@ def _to_orc_method(self, path: str, write_index: bool = True, storage_options: d
     (3, np.int64(15))
     """
     return to_orc(self, path, write_index=write_index, storage_options=storage_options, compute=compute,
-                  compute_kwargs=compute_kwargs)
+                  compute_kwargs=compute_kwargs, name_function=name_function)
 
 
 DataFrame.to_orc = _to_orc_method  # type: ignore[attr-defined]

@@ -31,7 +31,7 @@ from .categorical import mark_unknown
 from . import hive
 from .core import DataFrame, Series
 from ..files import LocalFileSystem, arrow_source, expand_paths, file_token, filesystem_for, join, make_folder, \
-    shown
+    partition_names, shown
 from ..graph.collection import run_writes
 from .io import from_tasks, in_dtypes, meta_dtypes
 from .planner import PREDICATES
@@ -56,7 +56,8 @@ def _pq():
 
 def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any = None,
                  storage_options: dict | None = None, split_row_groups: bool | int | str = "infer",
-                 calculate_divisions: bool | None = None, blocksize: int | str | None = "256 MiB"):
+                 calculate_divisions: bool | None = None, blocksize: int | str | None = "256 MiB",
+                 engine: str | None = "auto"):
     """A dataframe from parquet files: one partition per file, or per run of row groups.
 
     ``split_row_groups="infer"`` (the default) gives a file a partition when its first file
@@ -76,7 +77,8 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
     are sorted and disjoint (``calculate_divisions=True`` tries that with the stored index).
     A directory of ``key=value`` folders (``to_parquet(partition_on=)``, pandas'
     ``partition_cols``) gives each key as a categorical column, and filters on a key skip
-    whole folders (``hive.py``).
+    whole folders (``hive.py``). pyarrow reads them: ``engine`` may be ``"pyarrow"`` or
+    ``"auto"`` (dask's spellings of it), nothing else.
 
     >>> import os, tempfile, pandas as pd
     >>> with tempfile.TemporaryDirectory() as d:
@@ -87,6 +89,7 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
     ((0, 2, 4, 5), 9.0)
     """
     what = "read_parquet"
+    _check_engine(engine, what)
     _pq()
     import pyarrow as pa
 
@@ -591,7 +594,8 @@ def _conform(df: Any, meta: Any, label: str, sort: bool) -> Any:
 
 def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = True,
                storage_options: dict | None = None, compression: str | None = "snappy",
-               overwrite: bool = False, partition_on: Any = None, **kwargs: Any):
+               overwrite: bool = False, partition_on: Any = None, name_function: Any = None,
+               engine: str | None = "auto", **kwargs: Any):
     """Write a dataframe as a directory of ``part.<i>.parquet`` files, written by the workers.
 
     Every file gets the schema of the dataframe's meta (so empty partitions agree), with
@@ -601,9 +605,12 @@ def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = Tru
     gives it back as a categorical and skips the folders ``filters=`` rule out. A directory
     that already holds parquet files (or ``key=value`` folders) is refused unless
     ``overwrite=True``, which deletes them first. Other keywords go to
-    ``pyarrow.parquet.write_table``. Returns the written paths, or with ``compute=False`` a
-    list of ``Delayed`` that write them (one per partition, each giving its paths when
-    partitioned on columns).
+    ``pyarrow.parquet.write_table`` (``engine``: ``"pyarrow"`` or ``"auto"``, the one
+    there is). ``name_function(i)`` names partition ``i``'s file instead of ``part.<i>.parquet``
+    (a different name ending ``.parquet`` for each, so that ``read_parquet`` of the directory
+    finds them in order). Returns the written paths, or with ``compute=False`` a list of
+    ``Delayed`` that write them (one per partition, each giving its paths when partitioned on
+    columns).
 
     >>> import os, tempfile, pandas as pd, xsched.dataframe as xd
     >>> df = xd.from_pandas(pd.DataFrame({"a": range(4)}, index=list("wxyz")), npartitions=2)
@@ -616,6 +623,14 @@ def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = Tru
         df = df.to_frame()
     if not isinstance(df, DataFrame):
         raise TypeError(f"to_parquet writes an xsched DataFrame, not {type(df).__name__}")
+    _check_engine(engine, "to_parquet")
+    files = [f"part.{i}.parquet" for i in range(df.npartitions)]
+    if name_function is not None:
+        files = partition_names(df.npartitions, name_function, "to_parquet")
+        odd = [f for f in files if "/" in f or not f.endswith(_SUFFIXES)]
+        if odd:
+            raise ValueError(f"to_parquet: name_function names files in the directory, each ending {_SUFFIXES[0]!r} "
+                             f"(read_parquet of the directory reads those); it gave {odd[0]!r}")
     pq = _pq()
     if "partition_cols" in kwargs:
         if partition_on is not None:
@@ -652,19 +667,26 @@ def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = Tru
         fs.rm(p)
     for folder in folders:
         fs.rm(folder, recursive=True)
-    token = new_token(df._name, shown(fs, base), write_index, compression, on, sorted(kwargs.items(), key=str))
+    token = new_token(df._name, shown(fs, base), write_index, compression, on, files, sorted(kwargs.items(), key=str))
     name = f"to-parquet-{token}"
     ann = annotations_in_force()
     if on:
-        layer = {chunk_key(name, (i,)): Task(_write_split, (Ref(key), fs, base, i, on, write_index, schema,
+        layer = {chunk_key(name, (i,)): Task(_write_split, (Ref(key), fs, base, files[i], on, write_index, schema,
                                                             compression, kwargs), {}, per_task(ann))
                  for i, key in enumerate(df._keys())}
         out = run_writes(df._graph, name, layer, list(layer), compute)
         return [p for paths in out for p in paths] if compute else out
-    layer = {chunk_key(name, (i,)): Task(_write_piece, (Ref(key), fs, join(fs, base, f"part.{i}.parquet"),
+    layer = {chunk_key(name, (i,)): Task(_write_piece, (Ref(key), fs, join(fs, base, files[i]),
                                                         write_index, schema, compression, kwargs), {}, per_task(ann))
              for i, key in enumerate(df._keys())}
     return run_writes(df._graph, name, layer, list(layer), compute)
+
+
+def _check_engine(engine: Any, what: str) -> None:
+    """``engine="pyarrow"`` and ``"auto"`` (dask's spellings) are pyarrow, the only one."""
+    if engine not in (None, "auto", "pyarrow"):
+        raise ValueError(f"{what}: engine={engine!r} is not available; xsched reads and writes parquet with "
+                         "pyarrow (engine='pyarrow', or leave engine out)")
 
 
 def _reads_from(df: DataFrame, fs: Any, base: str) -> bool:
@@ -743,15 +765,15 @@ def _write_piece(part: pd.DataFrame, fs: Any, path: str, write_index: bool, sche
     return shown(fs, path)
 
 
-def _write_split(part: pd.DataFrame, fs: Any, base: str, i: int, on: list, write_index: bool, schema: Any,
+def _write_split(part: pd.DataFrame, fs: Any, base: str, file: str, on: list, write_index: bool, schema: Any,
                  compression: Any, kwargs: dict) -> list[str]:
-    """Run on the workers: one partition as a file in each ``key=value`` folder its rows fall
-    in (``hive.split_by_keys``); returns their paths."""
+    """Run on the workers: one partition as a file named ``file`` in each ``key=value``
+    folder its rows fall in (``hive.split_by_keys``); returns their paths."""
     paths = []
     for folder, rows in hive.split_by_keys(part, on):
         directory = hive.folder_of(fs, base, folder)
         make_folder(fs, directory, "to_parquet")
-        paths.append(_write_piece(rows, fs, join(fs, directory, f"part.{i}.parquet"), write_index, schema,
+        paths.append(_write_piece(rows, fs, join(fs, directory, file), write_index, schema,
                                   compression, kwargs))
     return paths
 
