@@ -57,3 +57,46 @@ def test_refusals_name_the_way_out():
     with pytest.raises(TypeError, match="not list"):
         xsched.visualize([1, 2])
     assert V.MAX_TASKS == 1000
+
+
+def _chain():
+    a = xsched.delayed(abs, name="a")(-1)
+    b = xsched.delayed(abs, name="b")(a)
+    return xsched.delayed(max, name="c")(a, b)  # (a -> c skips a rank: a curve)
+
+
+def _places(picture):
+    root = ET.fromstring(picture.svg)
+    return {g.find(f"{SVG}title").text: (float(g.find(f"{SVG}rect").get("x")), float(g.find(f"{SVG}rect").get("y")))
+            for g in root.iter(f"{SVG}g")}, (float(root.get("width")), float(root.get("height")))
+
+
+def test_rankdir_puts_the_inputs_where_graphviz_would():
+    """dask's notebooks pass graphviz's rankdir; the drawing here follows it."""
+    where = {rd: _places(_chain().visualize(rankdir=rd)) for rd in V.RANKDIRS}
+    (lr, (w, h)), (tb, (w2, h2)) = where["LR"], where["TB"]
+    assert lr["a (1)"][0] < lr["b (1)"][0] < lr["c (1)"][0] and len({y for _, y in lr.values()}) == 1
+    assert tb["a (1)"][1] < tb["b (1)"][1] < tb["c (1)"][1] and len({x for x, _ in tb.values()}) == 1
+    assert w > h and h2 > w2
+    rl, bt = where["RL"][0], where["BT"][0]
+    assert rl["a (1)"][0] > rl["b (1)"][0] > rl["c (1)"][0] and bt["a (1)"][1] > bt["b (1)"][1] > bt["c (1)"][1]
+    for places, (width, height) in where.values():  # (every box inside the picture)
+        assert all(0 <= x <= width - V._BOX_W and 0 <= y <= height - V._BOX_H for x, y in places.values())
+    with pytest.raises(ValueError, match="rankdir='UP'.*LR, RL, TB, BT"):
+        _chain().visualize(rankdir="UP")
+
+
+def test_graphviz_attributes_style_the_boxes_and_arrows_and_others_are_named():
+    svg = _chain().visualize(node_attr={"penwidth": "6", "fillcolor": "#ffe"}, edge_attr={"color": "red"}).svg
+    root = ET.fromstring(svg)
+    rects = list(root.iter(f"{SVG}rect"))
+    assert rects and all(r.get("stroke-width") == "6" and r.get("fill") == "#ffe" for r in rects)
+    lines = list(root.iter(f"{SVG}line")) + [p for p in root.iter(f"{SVG}path") if p.get("fill") == "none"]
+    assert len(lines) == 3 and all(x.get("stroke") == "red" for x in lines)
+    with pytest.raises(ValueError, match=r"node_attr=...\): 'shape' is not drawn here.*\['color', 'fillcolor'"):
+        _chain().visualize(node_attr={"shape": "box"})
+    assert _chain().visualize(engine="cytoscape", format="svg").nodes == _chain().visualize().nodes
+    with pytest.raises(ValueError, match="engine='bokeh'.*leave engine out"):
+        _chain().visualize(engine="bokeh")
+    with pytest.raises(ValueError, match="format='png'.*SVG only"):
+        xsched.visualize(_chain(), format="png")

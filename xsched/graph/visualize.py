@@ -79,7 +79,28 @@ def _columns(nodes: list, parents: dict) -> dict:
     return column
 
 
-def _draw(labels: dict, parents: dict, order: list) -> str:
+#: The directions ``rankdir`` takes, as graphviz names them: where inputs stand.
+RANKDIRS = ("LR", "RL", "TB", "BT")
+#: graphviz's node and edge attributes drawn here, and the SVG attribute each sets.
+_NODE_ATTRS = {"penwidth": "stroke-width", "color": "stroke", "fillcolor": "fill", "fontcolor": "color",
+               "fontsize": "font-size"}
+_EDGE_ATTRS = {"penwidth": "stroke-width", "color": "stroke"}
+
+
+def _style(attrs: dict, known: dict, what: str, defaults: dict) -> str:
+    """SVG presentation attributes from graphviz ones (``node_attr={"penwidth": "6"}``);
+    one this drawing has no use for is refused, naming the ones it has."""
+    style = dict(defaults)
+    for k, v in (attrs or {}).items():
+        if k not in known:
+            raise ValueError(f"visualize({what}=...): {k!r} is not drawn here (xsched draws SVG itself, without "
+                             f"graphviz); the {what} it draws are {sorted(known)}")
+        style[known[k]] = str(v)
+    return " ".join(f'{k}="{html.escape(v)}"' for k, v in style.items())
+
+
+def _draw(labels: dict, parents: dict, order: list, rankdir: str = "LR", node_attr: dict | None = None,
+          edge_attr: dict | None = None) -> str:
     column = _columns(order, parents)
     rows: dict = {}
     place: dict = {}
@@ -87,53 +108,100 @@ def _draw(labels: dict, parents: dict, order: list) -> str:
         c = column[node]
         place[node] = (c, rows.get(c, 0))
         rows[c] = rows.get(c, 0) + 1
-    width = (max(column.values(), default=0) + 1) * (_BOX_W + _GAP_X) + _GAP_X
-    height = max(rows.values(), default=1) * (_BOX_H + _GAP_Y) + _GAP_Y + _GAP_X  # (room for curves below)
+    across = rankdir in ("TB", "BT")  # (ranks run down the page: a rank is a row of boxes)
+    ranks, widest = max(column.values(), default=0) + 1, max(rows.values(), default=1)
+    step_rank = (_BOX_H + _GAP_X) if across else (_BOX_W + _GAP_X)
+    step_row = (_BOX_W + _GAP_Y) if across else (_BOX_H + _GAP_Y)
+    long_rank = ranks * step_rank + _GAP_X
+    long_row = widest * step_row + _GAP_Y + _GAP_X  # (room for curves beside the boxes)
+    width, height = (long_row, long_rank) if across else (long_rank, long_row)
+    flip = rankdir in ("RL", "BT")
 
     def xy(node: str) -> tuple[int, int]:
         c, r = place[node]
-        return _GAP_X + c * (_BOX_W + _GAP_X), _GAP_Y + r * (_BOX_H + _GAP_Y)
+        along = _GAP_X + c * step_rank
+        if flip:
+            along = long_rank - along - (_BOX_H if across else _BOX_W)
+        side = _GAP_Y + r * step_row
+        return (side, along) if across else (along, side)
 
+    def ends(p: str, node: str) -> tuple[tuple[int, int], tuple[int, int]]:
+        (x0, y0), (x1, y1) = xy(p), xy(node)
+        if across:
+            a, b = (x0 + _BOX_W // 2, y0 + (_BOX_H if not flip else 0)), (x1 + _BOX_W // 2, y1 + (0 if not flip else _BOX_H))
+        else:
+            a, b = (x0 + (_BOX_W if not flip else 0), y0 + _BOX_H // 2), (x1 + (0 if not flip else _BOX_W), y1 + _BOX_H // 2)
+        return a, b
+
+    edge_style = _style(edge_attr, _EDGE_ATTRS, "edge_attr", {"stroke": "#666"})
+    node_style = _style(node_attr, _NODE_ATTRS, "node_attr", {"fill": "#dbe9f6", "stroke": "#3b6ea5"})
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
              '<defs><marker id="xsched-arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" '
              'markerHeight="6" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#666"/></marker></defs>']
     for node in order:
-        x1, y1 = xy(node)
         for p in sorted(parents[node]):
-            x0, y0 = xy(p)
-            a, b = (x0 + _BOX_W, y0 + _BOX_H // 2), (x1, y1 + _BOX_H // 2)
+            a, b = ends(p, node)
             span = column[node] - column[p]
             if span <= 1:
-                parts.append(f'<line x1="{a[0]}" y1="{a[1]}" x2="{b[0]}" y2="{b[1]}" stroke="#666" '
+                parts.append(f'<line x1="{a[0]}" y1="{a[1]}" x2="{b[0]}" y2="{b[1]}" {edge_style} '
                              'marker-end="url(#xsched-arrow)"/>')
-            else:  # (past the boxes of the columns between: a curve below them)
-                low = max(y0, y1) + _BOX_H + _GAP_Y // 2 + 4 * span
-                parts.append(f'<path d="M{a[0]},{a[1]} C{a[0] + _GAP_X},{low} {b[0] - _GAP_X},{low} {b[0]},{b[1]}" '
-                             'fill="none" stroke="#666" marker-end="url(#xsched-arrow)"/>')
+                continue
+            # (past the boxes of the ranks between: a curve beside them)
+            sign = -1 if flip else 1
+            if across:
+                low = max(a[0], b[0]) + _BOX_W // 2 + _GAP_Y // 2 + 4 * span
+                c1, c2 = (low, a[1] + sign * _GAP_X), (low, b[1] - sign * _GAP_X)
+            else:
+                low = max(a[1], b[1]) + _BOX_H // 2 + _GAP_Y // 2 + 4 * span
+                c1, c2 = (a[0] + sign * _GAP_X, low), (b[0] - sign * _GAP_X, low)
+            parts.append(f'<path d="M{a[0]},{a[1]} C{c1[0]},{c1[1]} {c2[0]},{c2[1]} {b[0]},{b[1]}" '
+                         f'fill="none" {edge_style} marker-end="url(#xsched-arrow)"/>')
     for node in order:
         x, y = xy(node)
         text = labels[node]
         shown = text if len(text) <= 26 else text[:25] + "\u2026"
         parts.append(f'<g><title>{html.escape(text)}</title><rect x="{x}" y="{y}" width="{_BOX_W}" '
-                     f'height="{_BOX_H}" rx="6" fill="#dbe9f6" stroke="#3b6ea5"/>'
+                     f'height="{_BOX_H}" rx="6" {node_style}/>'
                      f'<text x="{x + _BOX_W // 2}" y="{y + _BOX_H // 2 + 4}" text-anchor="middle">'
                      f'{html.escape(shown)}</text></g>')
     parts.append("</svg>")
     return "".join(parts)
 
 
-def visualize(*collections: Any, filename: str | os.PathLike | None = None, tasks: bool = False) -> GraphPicture:
+def _options(rankdir: str, engine: Any, format: Any) -> None:
+    """dask's options of ``visualize`` that mean something here, checked; the picture is drawn
+    here as SVG whatever ``engine`` names (a notebook written for dask runs unchanged)."""
+    if rankdir not in RANKDIRS:
+        raise ValueError(f"visualize(rankdir={rankdir!r}): one of {', '.join(RANKDIRS)} (where the inputs stand: "
+                         "left, right, top, bottom)")
+    if engine not in (None, "graphviz", "cytoscape", "ipycytoscape"):
+        raise ValueError(f"visualize(engine={engine!r}): xsched draws the graph itself as SVG; leave engine out")
+    if format not in (None, "svg"):
+        raise ValueError(f"visualize(format={format!r}): xsched draws SVG only; leave format out or give 'svg'")
+
+
+def visualize(*collections: Any, filename: str | os.PathLike | None = None, tasks: bool = False,
+              rankdir: str = "LR", node_attr: dict | None = None, edge_attr: dict | None = None,
+              engine: str | None = None, format: str | None = None) -> GraphPicture:
     """A picture of the task graph of ``collections``: a box per task group with its count of
     tasks (``tasks=True``: a box per task, for graphs of at most ``MAX_TASKS``), an arrow from
     each group to the groups whose tasks read it. It shows itself in a notebook; ``filename``
     (``.svg``) also writes it.
 
+    dask's graphviz options that apply to this drawing work too: ``rankdir`` (``"LR"``,
+    inputs on the left, or ``"TB"``, ``"RL"``, ``"BT"``), ``node_attr`` and ``edge_attr``
+    (``penwidth``, ``color``; nodes also ``fillcolor``, ``fontcolor``, ``fontsize``).
+    ``engine`` and ``format`` are taken for dask's notebooks' sake: it is SVG drawn here.
+
     >>> import xsched
     >>> total = xsched.delayed(sum)([xsched.delayed(abs)(-i) for i in range(3)])
     >>> xsched.visualize(total, tasks=True).nodes[-1][0].startswith("sum-")
     True
+    >>> 'stroke-width="6"' in xsched.visualize(total, rankdir="TB", node_attr={"penwidth": "6"}).svg
+    True
     """
+    _options(rankdir, engine, format)
     graph = _graph_of(collections)
     if tasks:
         if len(graph) > MAX_TASKS:
@@ -150,7 +218,7 @@ def visualize(*collections: Any, filename: str | os.PathLike | None = None, task
             parents[group[k]].update(group[d] for d in dependencies(t) if d in graph and group[d] != group[k])
         labels = {g: f"{g} ({n})" for g, n in counts.items()}
     order = toposort({}, {node: sorted(parents[node]) for node in sorted(parents)})  # (inputs first)
-    picture = GraphPicture(_draw(labels, parents, order),
+    picture = GraphPicture(_draw(labels, parents, order, rankdir, node_attr, edge_attr),
                            [(n, 1) if tasks else (n, counts[n]) for n in order],
                            [(p, n) for n in order for p in sorted(parents[n])], grouped=not tasks)
     if filename is not None:
@@ -158,12 +226,16 @@ def visualize(*collections: Any, filename: str | os.PathLike | None = None, task
     return picture
 
 
-def visualize_method(self: Any, filename: str | os.PathLike | None = None, tasks: bool = False) -> GraphPicture:
+def visualize_method(self: Any, filename: str | os.PathLike | None = None, tasks: bool = False,
+                     rankdir: str = "LR", node_attr: dict | None = None, edge_attr: dict | None = None,
+                     engine: str | None = None, format: str | None = None) -> GraphPicture:
     """A picture of this collection's task graph (see ``xsched.visualize``): its task groups,
-    or with ``tasks=True`` its tasks; ``filename`` (``.svg``) also writes it.
+    or with ``tasks=True`` its tasks; ``filename`` (``.svg``) also writes it; ``rankdir``,
+    ``node_attr`` and ``edge_attr`` as graphviz's.
 
     >>> import xsched.bag as xb
     >>> xb.from_sequence(range(6), npartitions=3).map(abs).sum().visualize().nodes[0]
     ('from-sequence', 3)
     """
-    return visualize(self, filename=filename, tasks=tasks)
+    return visualize(self, filename=filename, tasks=tasks, rankdir=rankdir, node_attr=node_attr,
+                     edge_attr=edge_attr, engine=engine, format=format)
