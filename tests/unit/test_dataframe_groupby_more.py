@@ -450,3 +450,24 @@ def test_grouped_size_reads_only_the_keys(tmp_path):
     assert "read-parquet-k ['k'] + groupby" in plan and "'v'" not in plan, plan
     tm.assert_series_equal(df.groupby("k").size().compute(), pdf.groupby("k").size())
     tm.assert_series_equal(df.groupby("k").v.size().compute(), pdf.groupby("k").v.size())
+
+
+def test_a_meta_given_to_apply_without_an_index_is_indexed_by_the_keys():
+    """``apply(f, meta=pd.Series(dtype=object))`` (dask's tutorial) says nothing of the
+    index; pandas indexes the result by the keys, so the meta does too and a join with
+    ``size()`` by key meets strings with strings (it was refused: str against int64)."""
+    pdf = pd.DataFrame({"name": list("abcabca"), "ID": range(7), "s": list("1212121")})
+    df = xd.from_pandas(pdf, npartitions=3)
+    grouped = df.groupby(df.name)
+    listed = grouped["ID"].apply(lambda x: sorted(set(x)), meta=pd.Series(dtype="object", name="ID"))
+    assert listed._meta.index.name == "name" and listed._meta.index.dtype == pdf.name.dtype
+    joined = grouped.size().to_frame(name="Weight").join(listed.to_frame(), how="left")
+    expected = pdf.groupby("name").size().to_frame(name="Weight").join(
+        pdf.groupby("name")["ID"].apply(lambda x: sorted(set(x))).to_frame(), how="left")
+    tm.assert_frame_equal(joined.compute().sort_index(), expected)
+    two = df.groupby(["name", "s"]).apply(lambda g: g.ID.sum(), meta=("x", "i8"))
+    assert list(two._meta.index.names) == ["name", "s"]
+    tm.assert_series_equal(two.compute().sort_index(), pdf.groupby(["name", "s"]).apply(
+        lambda g: g.ID.sum(), include_groups=False).sort_index(), check_names=False)
+    own = pd.Series([], dtype="i8", index=pd.Index([], dtype="i8", name="mine"))  # (an index given is kept)
+    assert df.groupby("name").apply(lambda g: g.ID.sum(), meta=own)._meta.index.name == "mine"

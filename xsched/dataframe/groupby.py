@@ -810,9 +810,30 @@ class GroupBy:
                 self._sort, method == "apply" and self._selection is None)
         if meta is _NO_META:
             meta = _emulate(group_call, (shuffled, *call), {}, f"groupby.{method}")
+        else:
+            meta = _keyed_meta(make_meta(meta), self._frame._meta, self._whole_keys(method))
         meta = make_meta(meta)
         return unnamed(self, map_partitions(_group_call_or_meta, shuffled, meta, *call, meta=meta,
                                             _name=f"groupby-{method}"))
+
+
+def _keyed_meta(meta: Any, frame_meta: pd.DataFrame, keys: list) -> Any:
+    """A ``meta=`` given to ``apply`` that says nothing of its index (a default RangeIndex,
+    as ``("x", "f8")`` or ``pd.Series(dtype=object)`` make) indexed by the group keys, as
+    pandas indexes an apply's result: so that a join with another result by key (a
+    ``size()``) meets keys of the same type, not the integers of a made-up index.
+
+    >>> import pandas as pd
+    >>> _keyed_meta(pd.Series([], dtype=object), pd.DataFrame({"k": ["a"], "v": [1]}), ["k"]).index
+    Index([], dtype='str', name='k')
+    """
+    index = meta.index
+    if not (isinstance(meta, (pd.Series, pd.DataFrame)) and isinstance(index, pd.RangeIndex)
+            and index.name is None and len(index) == 0 and keys):
+        return meta
+    cols = frame_meta[keys].iloc[:0]
+    keyed = pd.MultiIndex.from_frame(cols) if len(keys) > 1 else pd.Index(cols[keys[0]], name=keys[0])
+    return meta.set_axis(keyed)
 
 
 def _as_key(frame: _Frame, by: Any) -> Any:
