@@ -110,6 +110,21 @@ def test_dtype_mismatch_names_file_column_and_fix(tmp_path):
     assert read_csv(str(tmp_path / "*.csv"), dtype={"n": "object"}).n.compute().tolist() == ["1", "2", "3", "abc"]
 
 
+@pytest.mark.parametrize("blocksize", [None, 40])
+def test_a_file_lacking_a_column_read_is_named_with_its_columns(tmp_path, blocksize):
+    """dask's messy-data notebook: one file of a glob lost its column ``y``; a read of the
+    columns (``usecols``, or pushed by the planner for ``describe``) named pandas' "Usecols
+    do not match columns", not the file's columns and the way out."""
+    (tmp_path / "a.csv").write_text("x,y,z\n" + "1,2,3\n" * 20)
+    (tmp_path / "b.csv").write_text("x,z\n" + "4,6\n" * 20)
+    df = read_csv(str(tmp_path / "*.csv"), blocksize=blocksize)
+    for expr in (df[["x", "y"]], df.describe(), read_csv(str(tmp_path / "*.csv"), usecols=["x", "y"])):
+        with pytest.raises(ValueError, match=r"b.csv( \(bytes \d+-\d+\))? has columns \['x', 'z'\], .*the first .* "
+                                             r"of .*a.csv had.*files read together must share their header"):
+            expr.compute()
+    assert read_csv(str(tmp_path / "*.csv"), usecols=["x", "z"]).x.sum().compute() == 20 + 80
+
+
 def test_dtype_mismatch_later_in_one_file_with_blocksize_and_missing_ints(tmp_path):
     p = tmp_path / "one.csv"
     p.write_text("n,v\n" + "".join(f"{i},{i}.5\n" for i in range(200)) + ",1.0\n")

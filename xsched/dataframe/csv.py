@@ -435,6 +435,12 @@ def _explain(fs: Any, path: str, where: str, start: int, end: int | None, header
     """The error for a partition pandas could not parse with meta's dtypes: which column holds
     which values, and the ``dtype=`` that reads them."""
     raw_kwargs = {k: v for k, v in kwargs.items() if k not in ("parse_dates", "converters")}
+    lacking = _columns_lacking(fs, path, start, end, header, compression, raw_kwargs, what)
+    if lacking:
+        missing, present = lacking
+        return ValueError(f"{what}: {where} has columns {present}, without {missing[0]!r}, which {origin} had; "
+                          "files read together must share their header: mend or leave out that file, or read "
+                          "only the columns every file has (usecols=)")
     try:
         with _source(fs, path, start, end, header, compression) as src:
             raw = _PARSERS[what](src, dtype=object, **raw_kwargs)
@@ -461,6 +467,23 @@ def _explain(fs: Any, path: str, where: str, start: int, end: int | None, header
             "larger sample=.")
     return ValueError(f"{what}: pandas could not parse {where} with the dtypes inferred from {origin} "
                       f"({exc}); pass dtype= for the column named in that message")
+
+
+def _columns_lacking(fs: Any, path: str, start: int, end: int | None, header: bytes, compression: Any,
+                     kwargs: dict, what: str) -> tuple[list, list] | None:
+    """The columns read (``usecols``) that this piece's header lacks, and those it has; None
+    when it has them all or its header does not parse."""
+    wanted = kwargs.get("usecols")
+    if wanted is None or callable(wanted):
+        return None
+    rest = {k: v for k, v in kwargs.items() if k not in ("usecols", "nrows", "skipfooter", "dtype")}
+    try:
+        with _source(fs, path, start, end, header, compression) as src:
+            present = list(_PARSERS[what](src, nrows=0, **rest).columns)
+    except Exception:
+        return None
+    missing = [c for c in wanted if isinstance(c, str) and c not in present]
+    return (missing, present) if missing else None
 
 
 def _misfits(values: pd.Series, dtype: Any) -> tuple[pd.Series, bool]:
