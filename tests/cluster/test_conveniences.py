@@ -133,6 +133,47 @@ def test_an_asynchronous_clients_sync_returns_the_coroutine(cluster):
     assert asyncio.run(main()) == 2
 
 
+def test_in_what_client_sync_runs_the_clients_methods_are_awaited(client):
+    """dask's evolving-workflows notebook: ``client.sync(run_all)`` where ``run_all``
+    awaits a synchronous client's futures and ``client.gather`` (they return what to await
+    there; the gather raised "a synchronous xsched call was made from the client's own
+    event loop"). Outside such code the client stays synchronous."""
+    async def one(x):
+        n = await client.submit(inc, x)
+        futs = client.map(inc, range(n))
+        first = futs[0].result()
+        assert inspect.isawaitable(first) and await first == 1
+        return await client.gather(futs)
+
+    async def run_all(xs):
+        return await asyncio.gather(*[one(x) for x in xs])
+
+    assert client.sync(run_all, [0, 1, 2]) == [[1], [1, 2], [1, 2, 3]]
+    assert not client.asynchronous and client.gather(client.map(inc, [1, 2])) == [2, 3]
+
+
+def test_a_client_its_tasks_used_closes_with_an_in_process_cluster(recwarn):
+    """A task's ``get_client()`` on an in-process cluster is closed by its worker on the
+    loop they share: ``close()`` there gives what to await (it made a coroutine that was
+    never awaited, and left the client's sockets open)."""
+    def launch(x):
+        c = xsched.get_client()
+        futs = c.map(inc, [x, x + 1])
+        xsched.secede()
+        out = c.gather(futs)
+        xsched.rejoin()
+        return out
+
+    with Client(n_workers=1, threads_per_worker=2, processes=False, set_as_default=False) as c:
+        assert c.gather(c.map(launch, range(3))) == [[1, 2], [2, 3], [3, 4]]
+        inner = c.run(lambda dask_worker: dask_worker.extensions["client"].status)  # (dask's name works too)
+        assert list(inner.values()) == ["running"]
+        assert c.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.workers)) == 1
+        inner_client = next(iter(c.cluster.workers.values())).worker.extensions["client"]
+    assert inner_client.status == "closed"
+    assert not [w for w in recwarn.list if "never awaited" in str(w.message)]
+
+
 def test_a_wait_past_its_timeout_raises_xsched_timeout_error(client, tmp_path):
     gate = Gate(tmp_path)
     fut = client.submit(gate.wait, 1, pure=False)

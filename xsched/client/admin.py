@@ -89,7 +89,8 @@ class AdminMixin:
     def run(self, func, *args, workers=None, **kwargs) -> dict:
         """Run ``func`` on every worker (now, outside the task system): {address: result}.
 
-        A ``worker`` parameter in ``func``'s signature receives the live Worker object. A plain
+        A ``worker`` parameter in ``func``'s signature (or dask's ``dask_worker``) receives the
+        live Worker object. A plain
         function runs in a thread of the worker (a slow one never stalls its event loop, so the
         worker keeps serving data and heartbeats); an ``async def`` function runs on the
         worker's loop, which is where code that changes the worker's state belongs:
@@ -125,7 +126,8 @@ class AdminMixin:
 
     @sync_or_async
     async def run_on_scheduler(self, func, *args, **kwargs):
-        """Run ``func`` in the scheduler process; a ``scheduler`` parameter gets the live Scheduler.
+        """Run ``func`` in the scheduler process; a ``scheduler`` parameter (or dask's
+        ``dask_scheduler``) gets the live Scheduler.
 
         >>> client.run_on_scheduler(lambda scheduler: len(scheduler.workers))   # doctest: +SKIP
         2

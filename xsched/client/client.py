@@ -105,7 +105,7 @@ class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, PluginsMixin
                  asynchronous: bool = False, timeout="10s", set_as_default: bool = True, name: str | None = None,
                  **cluster_kwargs):
         self.id = f"client-{name or ''}{'-' if name else ''}{uuid.uuid4().hex[:12]}"
-        self.asynchronous = asynchronous
+        self._asynchronous = asynchronous
         self.status = "created"
         self.cluster = None
         self._own_cluster = False
@@ -207,6 +207,16 @@ class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, PluginsMixin
     def __exit__(self, *exc):
         self.close()
 
+    @property
+    def asynchronous(self) -> bool:
+        """Whether this client's methods return what to await: an asynchronous client's do,
+        and so do a synchronous client's in the coroutines ``client.sync`` runs on its loop."""
+        return self._asynchronous or _loop.in_sync_call()
+
+    @asynchronous.setter
+    def asynchronous(self, value: bool) -> None:
+        self._asynchronous = bool(value)
+
     def _sync(self, coro, timeout: float | None = None):
         """Run a coroutine of the async core: return it as is when asynchronous."""
         if self.asynchronous:
@@ -218,7 +228,9 @@ class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, PluginsMixin
 
         >>> client.close()  # doctest: +SKIP
         """
-        if self.asynchronous:
+        if self.asynchronous or _loop.in_loop_thread():
+            # (on its own loop, e.g. the worker of an in-process cluster closing the client
+            # its tasks used: waiting there would block the loop, so it is what to await)
             return self._close()
         if self.status in ("closing", "closed"):
             return None
@@ -309,6 +321,8 @@ class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, PluginsMixin
 
         A synchronous client waits and returns its result (at most ``callback_timeout``
         seconds: TimeoutError); an asynchronous client returns the coroutine to await.
+        In ``func`` (and the tasks it starts) the client's methods return what to await, as
+        an asynchronous client's do: ``await client.gather(futures)``, ``await future``.
 
         >>> from xsched import Client
         >>> client = Client(n_workers=1, processes=False)            # doctest: +SKIP
@@ -325,6 +339,7 @@ class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, PluginsMixin
                                "it: await the coroutine instead")
 
         async def call():
+            _loop.enter_sync_call()
             result = func(*args, **kwargs)
             if inspect.isawaitable(result):
                 result = await result

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextvars
 import threading
 from typing import Any, Awaitable
 
@@ -42,6 +43,22 @@ def background_loop() -> asyncio.AbstractEventLoop:
             ready.wait()
             _loop = loop
         return _loop
+
+
+#: True in the code ``Client.sync`` runs on the loop (and the tasks it starts): there a
+#: synchronous client's methods return what to await, as an asynchronous client's do, since
+#: waiting in the loop for the loop would never end (dask's rule, which its notebooks use).
+_IN_SYNC_CALL: contextvars.ContextVar[bool] = contextvars.ContextVar("xsched_in_sync_call", default=False)
+
+
+def enter_sync_call() -> None:
+    """Mark the running task (and those it starts) as code ``Client.sync`` runs."""
+    _IN_SYNC_CALL.set(True)
+
+
+def in_sync_call() -> bool:
+    """Whether this is code ``Client.sync`` runs on the loop (see ``_IN_SYNC_CALL``)."""
+    return _IN_SYNC_CALL.get() and in_loop_thread()
 
 
 def in_loop_thread() -> bool:

@@ -17,7 +17,7 @@ import inspect
 from ..comm import Msg
 from ..errors import pack_exception
 
-__all__ = ["call_user_function", "wants"]
+__all__ = ["call_user_function", "wants", "with_server"]
 
 
 def wants(func, name: str) -> bool:
@@ -28,11 +28,24 @@ def wants(func, name: str) -> bool:
         return False
 
 
+def with_server(func, kwargs: dict, name: str, obj) -> dict:
+    """``kwargs`` with the live server ``obj`` under ``name`` (``worker``, ``scheduler``) or
+    ``dask_<name>``, whichever ``func`` asks for (dask's name, so that a notebook's
+    ``client.run(lambda dask_worker: ...)`` runs as written).
+
+    >>> with_server(lambda dask_worker: 0, {}, "worker", "w"), with_server(len, {"a": 1}, "worker", "w")
+    ({'dask_worker': 'w'}, {'a': 1})
+    """
+    for asked in (name, f"dask_{name}"):
+        if wants(func, asked):
+            return dict(kwargs, **{asked: obj})
+    return kwargs
+
+
 async def call_user_function(func, args, kwargs, inject_name: str, inject_obj):
     """The reply Msg for running ``func(*args, **kwargs)`` here."""
     try:
-        if wants(func, inject_name):
-            kwargs = dict(kwargs, **{inject_name: inject_obj})
+        kwargs = with_server(func, kwargs, inject_name, inject_obj)
         result = func(*args, **kwargs)
         if inspect.isawaitable(result):
             result = await result

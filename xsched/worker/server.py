@@ -77,7 +77,7 @@ from ..graph.spec import Task, execute
 from ..protocol.bulk import BulkServer, expect_data, get_data, serve_data, with_pushed
 from ..protocol import ops, schemas
 from ..protocol.messages import split_objects, unpack_objects
-from ..protocol.remote import wants
+from ..protocol.remote import with_server
 from ..protocol.addressing import is_wildcard, join, local_ip_for, split
 from ..protocol.security import Security
 from ..protocol.serialize import SerializationError, dumps, frame_bytes, loads
@@ -1187,8 +1187,7 @@ class Worker:
         try:
             objs = await loop.run_in_executor(None, unpack_objects, header, payload)
             func, args, kwargs = objs["func"], objs.get("args", ()), objs.get("kwargs", {})
-            if wants(func, "worker"):
-                kwargs = dict(kwargs, worker=self)
+            kwargs = with_server(func, kwargs, "worker", self)
             if inspect.iscoroutinefunction(func):
                 result = await func(*args, **kwargs)
             else:
