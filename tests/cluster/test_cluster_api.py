@@ -729,3 +729,27 @@ def test_local_cluster_in_process():
             assert c.submit(np.sum, big).result(timeout=30) == 499500
         directory = os.path.dirname(cluster.scheduler_file)
     assert not os.path.exists(directory)
+
+
+def _warn_from_task(x):
+    import logging
+    logging.getLogger("xsched.user").warning("task %d says hello", x)
+    return x
+
+
+def test_cluster_get_logs_gives_the_scheduler_and_each_worker_records():
+    """dask's ``cluster.get_logs()`` (its distributed tutorial): the scheduler's and each
+    worker's recent records by name, without a client of the user's own."""
+    with LocalCluster(n_workers=2, threads_per_worker=1) as cluster:
+        with Client(cluster, set_as_default=False) as c:
+            c.gather(c.map(_warn_from_task, range(4)))
+            addresses = sorted(c.scheduler_info()["workers"])
+        logs = cluster.get_logs()
+        assert sorted(logs) == sorted(["Scheduler", *addresses])
+        said = [(level, m) for a in addresses for level, m in logs[a] if "says hello" in m]
+        assert sorted(int(m.split("task ")[1].split()[0]) for _, m in said) == [0, 1, 2, 3]  # (each once)
+        assert {level for level, _ in said} == {"WARNING"}
+        assert list(cluster.get_logs(scheduler=False, n=1)) == addresses
+        assert all(len(v) <= 1 for v in cluster.get_logs(n=1).values())
+    with pytest.raises(RuntimeError, match="is not running"):
+        cluster.get_logs()

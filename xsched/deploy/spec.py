@@ -244,6 +244,30 @@ class SpecCluster:
     def _where_logs_are(self) -> str:
         return "check the workers' logs"
 
+    def get_logs(self, scheduler: bool = True, workers: bool = True, n: int | None = None) -> dict:
+        """The recent log records of the scheduler and of each worker, as dask's
+        ``cluster.get_logs()`` gives them: ``{"Scheduler": [(level, message), ...],
+        worker address: [...]}`` (``n``: the last ``n`` of each; see
+        ``Client.get_scheduler_logs``). A worker that died took its records with it: the
+        cluster's error says where its processes' own output went.
+
+        >>> with LocalCluster(n_workers=1) as cluster:                      # doctest: +SKIP
+        ...     sorted(cluster.get_logs())[0]
+        'Scheduler'
+        """
+        from ..client.client import Client  # (a cluster of this process asks as a client does)
+
+        if self.status != "running":
+            raise RuntimeError(f"{self!r} is not running: its scheduler and workers are gone, and their records "
+                               f"with them; {self._where_logs_are()}")
+        logs: dict = {}
+        with Client(self, set_as_default=False, timeout=self.timeout) as client:
+            if scheduler:
+                logs["Scheduler"] = client.get_scheduler_logs(n=n)
+            if workers:
+                logs.update(client.get_worker_logs(n=n))
+        return logs
+
     @property
     def dashboard_link(self) -> str | None:
         """The URL of the scheduler's dashboard page, its token included, or None when the
