@@ -750,3 +750,33 @@ def test_resample_needs_a_sorted_time_index():
         df.resample("1h")
     with pytest.raises(ValueError, match="not a frequency"):
         df.set_index("t", sorted=True).resample("fortnightly")
+
+
+def test_partitions_by_a_mask_of_bools_and_in_any_order():
+    """dask's indexing guide: ``ddf.partitions[mask]`` with a mask computed per partition.
+    A list of bools was read as the numbers 1 and 0 (partitions 1 and 0, silently), and
+    partitions out of order kept divisions that were no longer sorted."""
+    pdf = pd.DataFrame({"a": range(9)}, index=list("abcdefghi"))
+    df = xd.from_pandas(pdf, npartitions=3)
+    mask = df.a.map_partitions(lambda p: bool(p.sum() > 5)).compute()
+    assert mask.tolist() == [False, True, True]
+    pd.testing.assert_frame_equal(df.partitions[mask].compute(), pdf.iloc[3:])
+    assert df.partitions[[True, False, True]].compute().a.tolist() == [0, 1, 2, 6, 7, 8]
+    assert df.partitions[np.array([False, True, False])].divisions == df.divisions[1:3]
+    backwards = df.partitions[[2, 0]]
+    assert backwards.compute().a.tolist() == [6, 7, 8, 0, 1, 2] and not backwards.known_divisions
+    assert df.partitions[[0, 2]].divisions == ("a", "g", "i")
+    with pytest.raises(IndexError, match="the mask has 2 values and the collection 3 partitions"):
+        df.partitions[[True, False]]
+
+
+def test_loc_by_a_pandas_mask_or_a_pandas_series_of_labels():
+    """``ddf.loc[df["A"] > 1, ["B"]]`` with the pandas frame's own mask (dask's indexing
+    guide): matched to the rows by label, as pandas matches it."""
+    pdf = pd.DataFrame({"A": [1, 2, 3], "B": [3, 4, 5]}, index=["a", "b", "c"])
+    df = xd.from_pandas(pdf, npartitions=2)
+    pd.testing.assert_frame_equal(df.loc[pdf["A"] > 1, ["B"]].compute(), pdf.loc[pdf["A"] > 1, ["B"]])
+    pd.testing.assert_series_equal(df.A.loc[pdf["A"] != 2].compute(), pdf.A.loc[pdf["A"] != 2])
+    pd.testing.assert_frame_equal(df.loc[pd.Series(["c", "a"])].compute(), pdf.loc[["c", "a"]])
+    with pytest.raises(Exception, match="Unalignable boolean Series"):
+        df.loc[pd.Series([True], index=["a"])].compute()

@@ -24,7 +24,7 @@ from ..graph.layers import annotations_in_force, new_token, per_task
 from ..graph.spec import Task
 from .io import from_tasks
 
-__all__ = ["timeseries", "NAMES"]
+__all__ = ["timeseries", "make_timeseries", "NAMES"]
 
 #: The first names the ``name`` column draws from (one per letter).
 NAMES = ["Alice", "Bob", "Charlie", "Dan", "Edith", "Frank", "George", "Hannah", "Ingrid", "Jerry",
@@ -72,6 +72,21 @@ def timeseries(start: Any = "2000-01-01", end: Any = "2000-01-31", freq: str = "
     last_rows = pd.date_range(bounds[-2], end, freq=freq, inclusive="left")
     last = last_rows[-1] if len(last_rows) else bounds[-2]
     return from_tasks(name, tasks, meta, tuple(bounds[:-1]) + (last,))
+
+
+def make_timeseries(start: Any = "2000-01-01", end: Any = "2000-12-31", dtypes: dict | None = None,
+                    freq: str = "10s", partition_freq: str = "1ME", seed: int | None = None):
+    """``timeseries`` under the older name and defaults dask's guides use
+    (``dd.demo.make_timeseries()``: a year of rows every 10 seconds, a partition per month,
+    a seed drawn when none is given).
+
+    >>> df = make_timeseries("2000-01-01", "2000-03-01", freq="1D", seed=0)
+    >>> df.npartitions, len(df), str(df.divisions[1].date())  # (a partition ends at each month's end)
+    (3, 60, '2000-01-31')
+    """
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy % 2**32)
+    return timeseries(start=start, end=end, freq=freq, partition_freq=partition_freq, seed=seed, dtypes=dtypes)
 
 
 def _kind(col: str, dtype: Any) -> str:

@@ -271,7 +271,11 @@ class _Loc:
         frame = self._frame
         if isinstance(key, _Frame):
             return elemwise(_loc, frame, key, _name="loc-mask")
-        if isinstance(key, (list, np.ndarray, pd.Index)):
+        if isinstance(key, pd.Series) and pd.api.types.is_bool_dtype(key.dtype):
+            # (a pandas mask, matched to each partition's rows by label as pandas does; a row
+            # it does not label fails as in pandas)
+            return map_partitions(_loc, frame, key, meta=frame._meta, _name="loc-mask")
+        if isinstance(key, (list, np.ndarray, pd.Index, pd.Series)):
             return self._labels(list(key))
         one = None  # (the label, when one is asked for)
         if isinstance(key, slice):
@@ -501,18 +505,42 @@ class _Partitions:
         self._frame = frame
 
     def __getitem__(self, index: Any):
+        """Partitions by position: an int, a slice, a list of ints, or a mask of one bool per
+        partition (a list, NumPy array or pandas Series, e.g. computed by map_partitions).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"a": range(6)}), npartitions=3)
+        >>> [len(df.partitions[i].compute()) for i in (0, [True, False, True], [2, 0])]
+        [2, 4, 4]
+        """
         frame = self._frame
         positions = list(range(frame.npartitions))
         chosen = positions[index] if isinstance(index, slice) else \
-            [positions[i] for i in (index if isinstance(index, (list, tuple)) else [index])]
+            [positions[i] for i in _positions(index, frame.npartitions)]
         if not chosen:
             raise IndexError(f"partitions[{index!r}] selects none of the {frame.npartitions} partitions")
         name = f"partitions-{new_token(frame._name, chosen)}"
         keys = frame._keys()
         layer = {chunk_key(name, (j,)): Ref(keys[i]) for j, i in enumerate(chosen)}
+        ordered = all(a < b for a, b in zip(chosen, chosen[1:]))  # (else the divisions would not be sorted)
         divisions = tuple(frame.divisions[i] for i in chosen) + (frame.divisions[chosen[-1] + 1],) \
-            if frame.known_divisions else (None,) * (len(chosen) + 1)
+            if frame.known_divisions and ordered else (None,) * (len(chosen) + 1)
         return new_collection(LayeredGraph.merge(frame._graph, new={name: layer}), name, frame._meta, divisions)
+
+
+def _positions(index: Any, n: int) -> list:
+    """The partition numbers ``partitions[index]`` asks for (not a slice): one, several, or
+    those where a mask of ``n`` bools is True."""
+    if isinstance(index, (pd.Series, pd.Index, np.ndarray)):
+        index = index.tolist()
+    if not isinstance(index, (list, tuple)):
+        return [index]
+    if index and all(isinstance(b, (bool, np.bool_)) for b in index):
+        if len(index) != n:
+            raise IndexError(f"partitions[mask]: the mask has {len(index)} values and the collection "
+                             f"{n} partitions; give one bool per partition")
+        return [i for i, b in enumerate(index) if b]
+    return list(index)
 
 
 INDEXERS.update(loc=_Loc, partitions=_Partitions, accessor=Accessor)
