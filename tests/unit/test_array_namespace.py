@@ -357,3 +357,17 @@ def test_numpy_calls_still_dispatch_where_they_did():
     for got, expected in cases:
         assert isinstance(got, xa.Array)
         np.testing.assert_array_equal(got.compute(), expected)
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "min", "max", "var", "std"])
+def test_the_reductions_take_numpy_arrays_and_lists_as_numpys_do(name):
+    """dask's array guide calls ``da.sum(np.ones(5))``; the reductions failed on a NumPy
+    array ('numpy.ndarray' object has no attribute 'name') where the other functions took it."""
+    data = np.arange(12.0).reshape(3, 4)
+    f = getattr(xa, name)
+    np.testing.assert_allclose(f(data).compute(), getattr(np, name)(data))
+    np.testing.assert_allclose(f(data, axis=1).compute(), getattr(np, name)(data, axis=1))
+    np.testing.assert_allclose(f(data.tolist()).compute(), getattr(np, name)(data))
+    assert f(data).__class__ is xa.Array
+    total = xa.reduction(np.arange(6), np.sum, np.sum, dtype=int)
+    assert int(total.compute()) == 15

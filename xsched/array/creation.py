@@ -26,6 +26,7 @@ import numpy as np
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Task
 from .chunks import _starts, normalize_chunks
+from . import reductions
 from .core import Array, check_device, from_array
 
 __all__ = ["generate", "arange", "linspace", "full", "ones", "zeros", "empty", "eye", "identity",
@@ -617,3 +618,6 @@ def from_delayed(value: Any, shape: Any, dtype: Any = None, *, meta: Any = None,
     layer = {chunk_key(out, (0,) * len(shape)): Task(_checked_block, (Ref(key), shape, dtype, f"{key!r}"), {},
                                                       per_task(annotations_in_force()))}
     return Array(LayeredGraph.merge(graph, new={out: layer}), out, tuple((n,) for n in shape), dtype)
+
+
+reductions.AS_ARRAY.append(asarray)

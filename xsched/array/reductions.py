@@ -47,6 +47,14 @@ __all__ = ["sum", "mean", "var", "std", "min", "max", "reduction", "tree_reducti
 #: Partials merged per task when ``split_every`` is not given (spread over reduced axes).
 DEFAULT_SPLIT_EVERY = 16
 
+#: ``creation.asarray`` (a room above this one, which registers it): the public reductions
+#: take a NumPy array or a list as NumPy's functions do (``xa.sum(np.ones(5))``)
+AS_ARRAY: list = []
+
+
+def _as_array(x: Any) -> Any:
+    return x if hasattr(x, "chunks") and hasattr(x, "__xsched_graph__") else AS_ARRAY[0](x)
+
 
 # --------------------------------------------------------------------------- fan-in
 
@@ -272,6 +280,7 @@ def sum(x: Array, axis: Any = None, dtype: Any = None, keepdims: bool = False,
     >>> x.sum(axis=(0, 1), keepdims=True).compute().tolist()
     [[66]]
     """
+    x = _as_array(x)
     _check_out(out, "sum")
     dtype = np.dtype(dtype) if dtype is not None else np.sum(np.zeros(1, x.dtype)).dtype
     return tree_reduction(x, "sum", _sum_chunk, _sum_combine, _sum_aggregate, axis, keepdims,
@@ -299,6 +308,7 @@ def min(x: Array, axis: Any = None, keepdims: bool = False, split_every: Any = N
     >>> xa.from_array(np.array([[3, 1], [2, 5]]), chunks=1).min(axis=1).compute().tolist()
     [1, 2]
     """
+    x = _as_array(x)
     _check_out(out, "min")
     _no_identity(x, axis, "min", "minimum")
     return tree_reduction(x, "min", _min_chunk, _min_combine, _min_aggregate, axis, keepdims,
@@ -313,6 +323,7 @@ def max(x: Array, axis: Any = None, keepdims: bool = False, split_every: Any = N
     >>> int(xa.from_array(np.array([[3, 1], [2, 5]]), chunks=1).max().compute())
     5
     """
+    x = _as_array(x)
     _check_out(out, "max")
     _no_identity(x, axis, "max", "maximum")
     return tree_reduction(x, "max", _max_chunk, _max_combine, _max_aggregate, axis, keepdims,
@@ -384,6 +395,7 @@ def mean(x: Array, axis: Any = None, dtype: Any = None, keepdims: bool = False,
     >>> xa.from_array(np.arange(6.0).reshape(2, 3), chunks=1).mean(axis=0).compute().tolist()
     [1.5, 2.5, 3.5]
     """
+    x = _as_array(x)
     _check_out(out, "mean")
     if dtype is None:
         with np.errstate(all="ignore"):
@@ -494,6 +506,7 @@ def var(x: Array, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: 
     >>> float(x.var())
     5.25
     """
+    x = _as_array(x)
     _check_out(out, "var")
     return _moments(x, "var", axis, dtype, _ddof(ddof, correction, "var"), keepdims, split_every, root=False)
 
@@ -506,6 +519,7 @@ def std(x: Array, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: 
     >>> float(xa.from_array(np.array([1.0, 3.0]), chunks=1).std())
     1.0
     """
+    x = _as_array(x)
     _check_out(out, "std")
     return _moments(x, "std", axis, dtype, _ddof(ddof, correction, "std"), keepdims, split_every, root=True)
 
@@ -579,6 +593,7 @@ def reduction(x: Array, chunk: Callable, aggregate: Callable, *, axis: Any = Non
     ...              split_every=2).compute().tolist()
     [3.0, 2.0]
     """
+    x = _as_array(x)
     if dtype is None:
         raise ValueError("reduction: dtype= is required: the dtype of the result "
                          "(nothing is run to guess it).")
