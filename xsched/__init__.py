@@ -49,9 +49,24 @@ __all__ = [
     "DebuggerQuit", "DebugError", "ActorError", "TaskInterrupted",
     # actors: client.submit(cls, actor=True)
     "Actor", "ActorFuture",
+    # the servers, for a cluster in this event loop (imported when asked for)
+    "Scheduler", "Worker",
     # the rest
     "config", "sizeof", "datasets",
 ]
+
+
+def __getattr__(name: str):
+    """``xsched.Scheduler`` and ``xsched.Worker``, the servers, imported when first asked for
+    (``import xsched`` need not load their code): ``async with xsched.Scheduler() as s,
+    xsched.Worker(s.address) as w:`` runs a cluster in this event loop, as dask's tutorials do."""
+    if name == "Scheduler":
+        from .scheduler.server import Scheduler
+        return Scheduler
+    if name == "Worker":
+        from .worker.server import Worker
+        return Worker
+    raise AttributeError(f"module 'xsched' has no attribute {name!r}")
 
 
 def load_ipython_extension(ip):

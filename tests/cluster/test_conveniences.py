@@ -174,6 +174,34 @@ def test_a_client_its_tasks_used_closes_with_an_in_process_cluster(recwarn):
     assert not [w for w in recwarn.list if "never awaited" in str(w.message)]
 
 
+def test_a_scheduler_and_a_worker_in_this_event_loop_as_async_context_managers():
+    """dask's distributed tutorial: ``async with Scheduler() as s: async with Worker(s.address)``
+    with no security given; the worker finds the secret of this user's scheduler as a Client
+    does, and both are closed on leaving."""
+    async def main():
+        async with xsched.Scheduler() as scheduler:
+            async with xsched.Worker(scheduler.address, nthreads=2) as worker:
+                async with Client(scheduler.address, asynchronous=True, set_as_default=False) as c:
+                    assert await c.submit(inc, 1) == 2
+                    info = await c.scheduler_info()
+                    assert list(info["workers"]) == [worker.address]
+                    assert info["workers"][worker.address]["nthreads"] == 2
+        return scheduler.status, worker.status
+
+    assert asyncio.run(main()) == ("closed", "closed")
+
+
+def test_import_xsched_loads_the_servers_only_when_asked_for():
+    import subprocess
+    import sys
+    code = ("import sys, xsched; a = 'xsched.scheduler.server' in sys.modules; xsched.Worker; "
+            "print(a, 'xsched.worker.server' in sys.modules, xsched.Scheduler.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.split() == ["False", "True", "Scheduler"]
+    with pytest.raises(AttributeError, match="no attribute 'Nanny'"):
+        xsched.Nanny
+
+
 def test_a_wait_past_its_timeout_raises_xsched_timeout_error(client, tmp_path):
     gate = Gate(tmp_path)
     fut = client.submit(gate.wait, 1, pure=False)

@@ -90,6 +90,8 @@ class Scheduler:
 
     >>> # started by `xsched scheduler` or LocalCluster; in asyncio code:
     >>> # s = await Scheduler(security=Security.generate()).start("tcp://127.0.0.1:0")
+    >>> # or, as dask's tutorials write it (a local port of its own, closed on leaving):
+    >>> # async with xsched.Scheduler() as s, xsched.Worker(s.address) as w: ...
     """
 
     #: the dashboard page's server (xsched/dashboard/server.py) once started, else None
@@ -204,6 +206,12 @@ class Scheduler:
         logs.install()  # recent records of the xsched loggers, for client.get_scheduler_logs()
         logger.info("scheduler at %s", self.address)
         return self
+
+    async def __aenter__(self) -> "Scheduler":
+        return self if self.address is not None else await self.start()
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
 
     async def close(self) -> None:
         """Tell clients and workers, then stop."""

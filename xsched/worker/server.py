@@ -79,6 +79,7 @@ from ..protocol import ops, schemas
 from ..protocol.messages import split_objects, unpack_objects
 from ..protocol.remote import with_server
 from ..protocol.addressing import is_wildcard, join, local_ip_for, split
+from ..protocol.registry import connection_info
 from ..protocol.security import Security
 from ..protocol.serialize import SerializationError, dumps, frame_bytes, loads
 from ..protocol.tasks import loads_task
@@ -224,6 +225,8 @@ class Worker:
 
     >>> # normally started by `xsched worker` or LocalCluster; in asyncio code:
     >>> # w = await Worker("tcp://127.0.0.1:8786", security=sec).start()
+    >>> # (``security`` left out: found as a Client finds it, e.g. for a scheduler this user runs;
+    >>> # ``async with Worker(address) as w`` starts it and closes it on leaving)
     """
 
     #: the worker plugins here (made by ``__init__``; None in a subclass that skips it, as the
@@ -234,11 +237,14 @@ class Worker:
     #: the actors held here (worker/actors.py; None where ``__init__`` is skipped)
     actors: ActorHost | None = None
 
-    def __init__(self, scheduler_address: str, security: Security, nthreads: int = 1, name: str | None = None,
+    def __init__(self, scheduler_address: str, security: Security | None = None, nthreads: int = 1, name: str | None = None,
                  memory_limit: int | None = None, resources: dict | None = None,
                  local_directory: str | None = None, host: str | None = None, data=None,
                  lifetime: float | None = None, lifetime_stagger: float = 0.0, retire_timeout: float = 30.0,
                  nanny_directory: str | None = None):
+        if security is None:  # (the secret as a Client finds it: $XSCHED_SECRET, this user's schedulers)
+            scheduler_address, security = connection_info(scheduler_address, None, None,
+                                                          mode=config.get("comm.security", "auto"))
         self.scheduler_address = scheduler_address
         self.security = security
         self.nthreads = int(nthreads)
@@ -474,6 +480,12 @@ class Worker:
             return False
         restart, _failed = await sync_nanny(self._nanny, wanted, self.start_time)
         return restart
+
+    async def __aenter__(self) -> "Worker":
+        return await self.start()
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
 
     async def close(self, report: bool = True, reason: str = "worker closing") -> None:
         """Stop: tell the scheduler, stop the loops, shut down the pool, close sockets."""
