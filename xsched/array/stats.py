@@ -300,13 +300,26 @@ def skewtest(a: Any, axis: int | None = 0, nan_policy: str = "propagate") -> Any
     >>> round(float(stats.skewtest(x).compute().pvalue), 4)
     0.0055
     """
-    _propagate(nan_policy, "skewtest")
-    a = asarray(a)
-    n = _length(a, axis, "skewtest")
-    if n < 8:
-        raise ValueError(f"stats.skewtest is not valid with fewer than 8 values; this sample has {n}")
-    z = elemwise(_skew_z, skew(a, axis=axis), n, dtype=np.float64, name="skewtest")
+    z = _skew_statistic(*_sample(a, axis, nan_policy, "skewtest", 8), axis)
     return _result(SkewtestResult, z, _tail("norm", z))
+
+
+def _sample(a: Any, axis: Any, nan_policy: str, what: str, least: int) -> tuple:
+    """``a`` as an array and the number of values each of its tests reduces, at least ``least``."""
+    _propagate(nan_policy, what)
+    a = asarray(a)
+    n = _length(a, axis, what)
+    if n < least:
+        raise ValueError(f"stats.{what} is not valid with fewer than {least} values; this sample has {n}")
+    return a, n
+
+
+def _skew_statistic(a: Array, n: int, axis: Any) -> Array:
+    return elemwise(_skew_z, skew(a, axis=axis), n, dtype=np.float64, name="skewtest")
+
+
+def _kurtosis_statistic(a: Array, n: int, axis: Any) -> Array:
+    return elemwise(_kurtosis_z, kurtosis(a, axis=axis, fisher=False), n, dtype=np.float64, name="kurtosistest")
 
 
 def _skew_z(b2: np.ndarray, n: int) -> np.ndarray:
@@ -329,12 +342,7 @@ def kurtosistest(a: Any, axis: int | None = 0, nan_policy: str = "propagate") ->
     >>> 0 < float(stats.kurtosistest(x).compute().pvalue) <= 1
     True
     """
-    _propagate(nan_policy, "kurtosistest")
-    a = asarray(a)
-    n = _length(a, axis, "kurtosistest")
-    if n < 5:
-        raise ValueError(f"stats.kurtosistest is not valid with fewer than 5 values; this sample has {n}")
-    z = elemwise(_kurtosis_z, kurtosis(a, axis=axis, fisher=False), n, dtype=np.float64, name="kurtosistest")
+    z = _kurtosis_statistic(*_sample(a, axis, nan_policy, "kurtosistest", 5), axis)
     return _result(KurtosistestResult, z, _tail("norm", z))
 
 
@@ -362,12 +370,7 @@ def normaltest(a: Any, axis: int | None = 0, nan_policy: str = "propagate") -> A
     >>> float(stats.normaltest(x).compute().pvalue) < 1e-6
     True
     """
-    _propagate(nan_policy, "normaltest")
-    a = asarray(a)
-    n = _length(a, axis, "normaltest")
-    if n < 8:
-        raise ValueError(f"stats.normaltest is not valid with fewer than 8 values; this sample has {n}")
-    s = elemwise(_skew_z, skew(a, axis=axis), n, dtype=np.float64, name="skewtest")
-    k = elemwise(_kurtosis_z, kurtosis(a, axis=axis, fisher=False), n, dtype=np.float64, name="kurtosistest")
+    a, n = _sample(a, axis, nan_policy, "normaltest", 8)
+    s, k = _skew_statistic(a, n, axis), _kurtosis_statistic(a, n, axis)
     k2 = s * s + k * k
     return _result(NormaltestResult, k2, _tail("chi2", k2, 2))
