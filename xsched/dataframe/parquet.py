@@ -607,8 +607,8 @@ def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = Tru
     ``overwrite=True``, which deletes them first. Other keywords go to
     ``pyarrow.parquet.write_table`` (``engine``: ``"pyarrow"`` or ``"auto"``, the one
     there is). ``name_function(i)`` names partition ``i``'s file instead of ``part.<i>.parquet``
-    (a different name ending ``.parquet`` for each, so that ``read_parquet`` of the directory
-    finds them in order). Returns the written paths, or with ``compute=False`` a list of
+    (a different name ending ``.parquet`` for each: ``read_parquet`` of the directory reads
+    those, in the natural order of their names). Returns the written paths, or with ``compute=False`` a list of
     ``Delayed`` that write them (one per partition, each giving its paths when partitioned on
     columns).
 
