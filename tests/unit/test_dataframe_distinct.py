@@ -90,3 +90,36 @@ def test_a_series_named_like_the_counts():
     assert s.nunique().compute() == 3
     assert sorted(s.unique(split_out=2).compute()) == [1, 2, 3]
     tm.assert_series_equal(s.value_counts(split_out=2).compute().sort_index(), p.value_counts().sort_index())
+
+
+@pytest.mark.parametrize("kind", ["int", "float-nan", "bool", "datetime-nat", "int32"])
+def test_value_counts_of_numpy_columns_merge_as_pandas_counts(kind):
+    """The tree's merge of plain NumPy-typed counts (factorize once, add with bincount)
+    gives what concatenating and grouping gave, in the same order, dtype and names, and the
+    whole value_counts is pandas'."""
+    from xsched.dataframe.reductions import _plain_counts
+    rng = np.random.default_rng(len(kind))
+    for trial in range(40):
+        n = int(rng.integers(1, 50))
+        if kind == "int":
+            s = pd.Series(rng.integers(0, 8, n), name="v")
+        elif kind == "float-nan":
+            s = pd.Series(np.where(rng.random(n) < 0.2, np.nan, rng.integers(0, 6, n).astype(float)))
+        elif kind == "bool":
+            s = pd.Series(rng.random(n) < 0.5)
+        elif kind == "datetime-nat":
+            s = pd.Series(pd.to_datetime(rng.integers(0, 5, n), unit="D").where(rng.random(n) > 0.2))
+        else:
+            s = pd.Series(rng.integers(-3, 3, n).astype("int32"))
+        cuts = [0, n // 3, 2 * n // 3, n]
+        pieces = [s.iloc[a:b] for a, b in zip(cuts, cuts[1:])]
+        partials = [p.value_counts(dropna=False, sort=False) for p in pieces]
+        joined = pd.concat(partials)
+        pd.testing.assert_series_equal(_plain_counts(partials),
+                                       joined.groupby(level=[0], dropna=False, sort=False).sum())
+        df = xd.from_pandas(s, npartitions=int(rng.integers(1, 5)))
+        for dropna in (True, False):
+            got, want = df.value_counts(dropna=dropna).compute(), s.value_counts(dropna=dropna)
+            pd.testing.assert_series_equal(got.sort_index(), want.sort_index())
+            assert got.tolist() == want.tolist()  # (most frequent first)
+    assert _plain_counts([pd.Series(["a", "b"]).value_counts(sort=False)]) is None  # (text: the general merge)

