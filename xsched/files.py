@@ -195,10 +195,11 @@ def make_folder(fs: Any, directory: str, what: str) -> None:
                         f"choose a path where you can write") from exc
 
 
-def partition_names(n: int, name_function: Callable[[int], str] | None, what: str) -> list[str]:
+def partition_names(n: int, name_function: Callable[[int], str] | None, what: str,
+                    files: bool = False) -> list[str]:
     """What stands for each of ``n`` partitions in written names: ``str(i)``, or
     ``name_function(i)``, which must give a different str for each (checked now, before
-    anything is written).
+    anything is written) and, with ``files``, a file's name rather than a path.
 
     >>> partition_names(3, lambda i: f"2000-01-{i + 1:02d}", "to_csv")
     ['2000-01-01', '2000-01-02', '2000-01-03']
@@ -211,6 +212,10 @@ def partition_names(n: int, name_function: Callable[[int], str] | None, what: st
     if not all(isinstance(s, str) for s in names) or len(set(names)) < n:
         raise ValueError(f"{what}: name_function must give a different str for each partition, gave "
                          f"{names[:6]}{'...' if n > 6 else ''}")
+    paths = [s for s in names if "/" in s or os.sep in s] if files else []
+    if paths:
+        raise ValueError(f"{what}: name_function names files in the output directory; it gave {paths[0]!r}, a "
+                         "path. Give a pattern with '*' for files elsewhere")
     return names
 
 
@@ -226,7 +231,7 @@ def partition_paths(fs: Any, base: str, n: int, suffix: str, what: str,
     ...                                                   ".json", "to_json")]
     ['a-0.json', 'a-1.json']
     """
-    names = partition_names(n, name_function, what)
+    names = partition_names(n, name_function, what, files="*" not in base)
     if "*" in base:
         if base.count("*") > 1:
             raise ValueError(f"{what}: {base!r} has more than one '*'; use one, replaced by the partition number")
@@ -235,10 +240,6 @@ def partition_paths(fs: Any, base: str, n: int, suffix: str, what: str,
     make_folder(fs, base, what)
     if name_function is None:
         return [join(fs, base, f"part.{s}{suffix}") for s in names]
-    for s in names:
-        if "/" in s or os.sep in s:
-            raise ValueError(f"{what}: name_function names files in the directory {base!r}; it gave {s!r}, "
-                             "a path. Give a pattern with '*' for files elsewhere")
     return [join(fs, base, s) for s in names]
 
 

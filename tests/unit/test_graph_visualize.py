@@ -93,6 +93,9 @@ def test_graphviz_attributes_style_the_boxes_and_arrows_and_others_are_named():
     assert rects and all(r.get("stroke-width") == "6" and r.get("fill") == "#ffe" for r in rects)
     lines = list(root.iter(f"{SVG}line")) + [p for p in root.iter(f"{SVG}path") if p.get("fill") == "none"]
     assert len(lines) == 3 and all(x.get("stroke") == "red" for x in lines)
+    texts = list(ET.fromstring(_chain().visualize(node_attr={"fontcolor": "red", "fontsize": "20"}).svg)
+                 .iter(f"{SVG}text"))  # (the label's colour and size are the text's, not the box's)
+    assert texts and all(t.get("fill") == "red" and t.get("font-size") == "20" for t in texts)
     with pytest.raises(ValueError, match=r"node_attr=...\): 'shape' is not drawn here.*\['color', 'fillcolor'"):
         _chain().visualize(node_attr={"shape": "box"})
     assert _chain().visualize(engine="cytoscape", format="svg").nodes == _chain().visualize().nodes

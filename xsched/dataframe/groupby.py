@@ -808,11 +808,8 @@ class GroupBy:
         shuffled = shuffle(self._frame, self._whole_keys(method))
         call = (self._by, self._selection, ((method, (func, *args), kwargs),), self._dropna, self._observed,
                 self._sort, method == "apply" and self._selection is None)
-        if meta is _NO_META:
-            meta = _emulate(group_call, (shuffled, *call), {}, f"groupby.{method}")
-        else:
-            meta = _keyed_meta(make_meta(meta), self._frame._meta, self._whole_keys(method))
-        meta = make_meta(meta)
+        meta = make_meta(_emulate(group_call, (shuffled, *call), {}, f"groupby.{method}")) if meta is _NO_META \
+            else _keyed_meta(make_meta(meta), self._frame._meta, self._whole_keys(method))
         return unnamed(self, map_partitions(_group_call_or_meta, shuffled, meta, *call, meta=meta,
                                             _name=f"groupby-{method}"))
 

@@ -179,9 +179,11 @@ def to_json(df: Any, url_path: str, orient: str = "records", lines: bool | None 
             storage_options: dict | None = None, name_function: Any = None, **kwargs: Any):
     """Write one JSON file per partition, by the workers: ``url_path`` holds a ``*``
     replaced by the partition number (or ``name_function(i)``), or names a directory that
-    gets ``part.<i>.json`` files (or files named ``name_function(i)``). ``lines`` defaults to True with ``orient="records"`` (one record per line, what
-    ``read_json`` reads in blocks); other keywords go to ``pandas.DataFrame.to_json``.
-    Returns the written paths, or with ``compute=False`` a list of ``Delayed``.
+    gets ``part.<i>.json`` files (or files named ``name_function(i)``). ``lines`` defaults
+    to True with ``orient="records"`` (one record per line, what ``read_json`` reads in
+    blocks); other keywords go to ``pandas.DataFrame.to_json``, which is asked to write the
+    empty meta with them first, so one it refuses fails here. Returns the written paths, or
+    with ``compute=False`` a list of ``Delayed``.
 
     >>> import os, tempfile, pandas as pd, xsched.dataframe as xd
     >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2]}), npartitions=2)

@@ -299,7 +299,8 @@ def to_orc(df: Any, path: str, write_index: bool = True, storage_options: dict |
            compute: bool = True, compute_kwargs: dict | None = None, name_function: Any = None):
     """Write a dataframe as ORC files, one per partition, written by the workers: ``path``
     names a directory that gets ``part.<i>.orc`` files (or files named ``name_function(i)``),
-    or holds one ``*``, replaced by the partition number (or ``name_function(i)``). With ``write_index`` the index is written as a column, as
+    or holds one ``*``, replaced by the partition number (or ``name_function(i)``). With
+    ``write_index`` the index is written as a column, as
     ``pandas.DataFrame.to_orc(index=True)`` does; categoricals are written as their
     values. Columns ORC cannot hold (unsigned integers, durations) are refused here. An
     empty partition whose object columns give no type (meta holds none) writes no file.

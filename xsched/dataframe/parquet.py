@@ -626,8 +626,8 @@ def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = Tru
     _check_engine(engine, "to_parquet")
     files = [f"part.{i}.parquet" for i in range(df.npartitions)]
     if name_function is not None:
-        files = partition_names(df.npartitions, name_function, "to_parquet")
-        odd = [f for f in files if "/" in f or not f.endswith(_SUFFIXES)]
+        files = partition_names(df.npartitions, name_function, "to_parquet", files=True)
+        odd = [f for f in files if not f.endswith(_SUFFIXES)]
         if odd:
             raise ValueError(f"to_parquet: name_function names files in the directory, each ending {_SUFFIXES[0]!r} "
                              f"(read_parquet of the directory reads those); it gave {odd[0]!r}")

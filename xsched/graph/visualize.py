@@ -81,22 +81,25 @@ def _columns(nodes: list, parents: dict) -> dict:
 
 #: The directions ``rankdir`` takes, as graphviz names them: where inputs stand.
 RANKDIRS = ("LR", "RL", "TB", "BT")
-#: graphviz's node and edge attributes drawn here, and the SVG attribute each sets.
-_NODE_ATTRS = {"penwidth": "stroke-width", "color": "stroke", "fillcolor": "fill", "fontcolor": "color",
-               "fontsize": "font-size"}
-_EDGE_ATTRS = {"penwidth": "stroke-width", "color": "stroke"}
+#: graphviz's node and edge attributes drawn here: the SVG element and attribute each sets.
+_NODE_ATTRS = {"penwidth": ("rect", "stroke-width"), "color": ("rect", "stroke"), "fillcolor": ("rect", "fill"),
+               "fontcolor": ("text", "fill"), "fontsize": ("text", "font-size")}
+_EDGE_ATTRS = {"penwidth": ("line", "stroke-width"), "color": ("line", "stroke")}
 
 
-def _style(attrs: dict, known: dict, what: str, defaults: dict) -> str:
-    """SVG presentation attributes from graphviz ones (``node_attr={"penwidth": "6"}``);
-    one this drawing has no use for is refused, naming the ones it has."""
-    style = dict(defaults)
+def _style(attrs: dict | None, known: dict, what: str, defaults: dict) -> dict:
+    """Per SVG element (``rect``, ``text``, ``line``), its presentation attributes from
+    graphviz ones (``node_attr={"penwidth": "6"}``) over ``defaults``; one this drawing has no
+    use for is refused, naming the ones it has."""
+    style = {element: dict(values) for element, values in defaults.items()}
     for k, v in (attrs or {}).items():
         if k not in known:
             raise ValueError(f"visualize({what}=...): {k!r} is not drawn here (xsched draws SVG itself, without "
                              f"graphviz); the {what} it draws are {sorted(known)}")
-        style[known[k]] = str(v)
-    return " ".join(f'{k}="{html.escape(v)}"' for k, v in style.items())
+        element, name = known[k]
+        style.setdefault(element, {})[name] = str(v)
+    return {element: " ".join(f'{k}="{html.escape(v)}"' for k, v in values.items())
+            for element, values in style.items()}
 
 
 def _draw(labels: dict, parents: dict, order: list, rankdir: str = "LR", node_attr: dict | None = None,
@@ -126,15 +129,16 @@ def _draw(labels: dict, parents: dict, order: list, rankdir: str = "LR", node_at
         return (side, along) if across else (along, side)
 
     def ends(p: str, node: str) -> tuple[tuple[int, int], tuple[int, int]]:
+        """Where an arrow leaves the box of ``p`` and enters that of ``node``."""
         (x0, y0), (x1, y1) = xy(p), xy(node)
+        out, into = (0, 1) if flip else (1, 0)  # (the far side of the parent, the near side of the child)
         if across:
-            a, b = (x0 + _BOX_W // 2, y0 + (_BOX_H if not flip else 0)), (x1 + _BOX_W // 2, y1 + (0 if not flip else _BOX_H))
-        else:
-            a, b = (x0 + (_BOX_W if not flip else 0), y0 + _BOX_H // 2), (x1 + (0 if not flip else _BOX_W), y1 + _BOX_H // 2)
-        return a, b
+            return (x0 + _BOX_W // 2, y0 + out * _BOX_H), (x1 + _BOX_W // 2, y1 + into * _BOX_H)
+        return (x0 + out * _BOX_W, y0 + _BOX_H // 2), (x1 + into * _BOX_W, y1 + _BOX_H // 2)
 
-    edge_style = _style(edge_attr, _EDGE_ATTRS, "edge_attr", {"stroke": "#666"})
-    node_style = _style(node_attr, _NODE_ATTRS, "node_attr", {"fill": "#dbe9f6", "stroke": "#3b6ea5"})
+    edge_style = _style(edge_attr, _EDGE_ATTRS, "edge_attr", {"line": {"stroke": "#666"}})["line"]
+    node_style = _style(node_attr, _NODE_ATTRS, "node_attr",
+                        {"rect": {"fill": "#dbe9f6", "stroke": "#3b6ea5"}, "text": {}})
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
              '<defs><marker id="xsched-arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" '
@@ -162,8 +166,9 @@ def _draw(labels: dict, parents: dict, order: list, rankdir: str = "LR", node_at
         text = labels[node]
         shown = text if len(text) <= 26 else text[:25] + "\u2026"
         parts.append(f'<g><title>{html.escape(text)}</title><rect x="{x}" y="{y}" width="{_BOX_W}" '
-                     f'height="{_BOX_H}" rx="6" {node_style}/>'
-                     f'<text x="{x + _BOX_W // 2}" y="{y + _BOX_H // 2 + 4}" text-anchor="middle">'
+                     f'height="{_BOX_H}" rx="6" {node_style["rect"]}/>'
+                     f'<text x="{x + _BOX_W // 2}" y="{y + _BOX_H // 2 + 4}" text-anchor="middle" '
+                     f'{node_style["text"]}>'
                      f'{html.escape(shown)}</text></g>')
     parts.append("</svg>")
     return "".join(parts)

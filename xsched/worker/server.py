@@ -237,7 +237,8 @@ class Worker:
     #: the actors held here (worker/actors.py; None where ``__init__`` is skipped)
     actors: ActorHost | None = None
 
-    def __init__(self, scheduler_address: str, security: Security | None = None, nthreads: int = 1, name: str | None = None,
+    def __init__(self, scheduler_address: str, security: Security | None = None, nthreads: int = 1,
+                 name: str | None = None,
                  memory_limit: int | None = None, resources: dict | None = None,
                  local_directory: str | None = None, host: str | None = None, data=None,
                  lifetime: float | None = None, lifetime_stagger: float = 0.0, retire_timeout: float = 30.0,
