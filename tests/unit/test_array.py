@@ -398,10 +398,38 @@ def test_map_blocks_two_arrays_and_chunk_mismatch():
     z = xa.map_blocks(np.add, x, xa.from_array(b, chunks=2), dtype=float)
     assert z.chunks == x.chunks
     np.testing.assert_array_equal(z.compute(), a + b)
-    with pytest.raises(ValueError, match="same shape"):
+    with pytest.raises(ValueError, match=r"argument 1 \(shape \(6,\).*it has 3 blocks there, the other 2"):
         xa.map_blocks(np.add, x, xa.from_array(np.ones(6), chunks=2), dtype=float)
     with pytest.raises(ValueError, match="block sizes"):
         x.map_blocks(lambda b: b, chunks=((1, 2, 3),))
+
+
+def test_map_blocks_broadcasts_arrays_of_fewer_dimensions_and_single_blocks():
+    a = np.arange(12.0).reshape(3, 4)
+    x = xa.from_array(a, chunks=(2, 2))
+    for other in (np.arange(4.0), np.arange(3.0).reshape(3, 1), np.arange(12.0).reshape(3, 4)):
+        for chunks in (2, -1, 1):
+            y = xa.from_array(other, chunks=chunks)
+            got = xa.map_blocks(np.add, x, y)
+            assert got.chunks == x.chunks
+            np.testing.assert_array_equal(got.compute(), a + other)
+    seen = xa.map_blocks(lambda u, v, block_info=None: np.full(u.shape, block_info[1]["chunk-location"][0]),
+                         x, xa.from_array(np.arange(4.0), chunks=2), dtype=int)
+    np.testing.assert_array_equal(seen.compute(), [[0, 0, 1, 1]] * 3)  # (the short array's own block)
+
+
+def test_map_blocks_goes_block_by_block_over_arrays_of_other_lengths_as_dask_does():
+    x, y = xa.arange(1000, chunks=100), xa.arange(100, chunks=10)
+    pairs = xa.map_blocks(lambda a, b: np.array([a.max(), b.max()]), x, y, chunks=(2,), dtype="i8")
+    assert pairs.compute().tolist() == [v for k in range(1, 11) for v in (100 * k - 1, 10 * k - 1)]
+
+
+def test_map_blocks_takes_the_dtype_from_meta():
+    x = xa.from_array(np.arange(5), chunks=2)
+    y = xa.map_blocks(lambda b: b * 1.5, x, meta=np.array((), dtype="f4"))
+    assert y.dtype == np.float32
+    with pytest.raises(TypeError, match="meta= takes an empty array"):
+        xa.map_blocks(lambda b: b, x, meta="float")
 
 
 def _ten():

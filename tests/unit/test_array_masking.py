@@ -23,7 +23,17 @@ def test_a_mask_keeps_numpy_s_elements_in_c_order(shape, chunks):
     np.testing.assert_array_equal(x[data > 0.3].compute(), data[data > 0.3])  # a numpy mask too
     sized = got.compute_chunk_sizes()
     assert sized.shape == (int((data > 0.3).sum()),) and sized.name == got.name
+    assert sized is got  # (in place, as dask users call it: on a line of its own)
     np.testing.assert_array_equal(sized[1:4].compute(), data[data > 0.3][1:4])  # known again: slicing works
+
+
+def test_compute_chunk_sizes_on_a_line_of_its_own_makes_the_array_usable():
+    x = xa.from_array(np.arange(10), chunks=4)
+    y = x[x % 2 == 0]
+    y.compute_chunk_sizes()
+    assert y.chunks == ((2, 2, 1),)
+    assert y[1:4].compute().tolist() == [2, 4, 6] and len(y) == 5
+    assert x.compute_chunk_sizes() is x  # (known already: nothing to do)
 
 
 def test_reductions_and_arithmetic_work_on_unknown_lengths():

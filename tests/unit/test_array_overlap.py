@@ -206,8 +206,20 @@ def test_several_arrays_are_padded_alike_and_rechunked_to_the_first():
     z = xa.map_overlap(diff, x, y, 0.5, depth=1, boundary="periodic")
     up = np.pad(a, 1, mode="wrap")
     np.testing.assert_allclose(z.compute(), (up[2:] - up[:-2]) * 0.5 + b)
-    with pytest.raises(ValueError, match=r"same shape.*\(20,\).*\(19,\)"):
+    with pytest.raises(ValueError, match=r"shapes \[\(20,\), \(19,\)\] do not broadcast"):
         xa.map_overlap(diff, x, x[1:], 1.0, depth=1)
+
+
+def test_map_overlap_broadcasts_arrays_of_other_shapes_as_dask_does():
+    x = xa.arange(8, chunks=4).reshape(2, 4).rechunk((1, 2))
+    y = xa.arange(4, chunks=2)
+    got = xa.map_overlap(lambda a, b: a + b, x, y, depth=1, boundary="reflect")
+    assert got.compute().tolist() == [[0, 2, 4, 6], [4, 6, 8, 10]]
+    plain = xa.map_overlap(lambda b: b * 2, xa.arange(6, chunks=3))  # (no depth: the blocks as they are)
+    assert plain.compute().tolist() == [0, 2, 4, 6, 8, 10]
+    with pytest.raises(ValueError, match="align_arrays=False the arrays must be cut alike"):
+        xa.map_overlap(lambda a, b: a + b, xa.arange(8, chunks=4), xa.arange(8, chunks=2), depth=1,
+                       align_arrays=False)
 
 
 def test_trim_false_keeps_the_padded_blocks():
@@ -315,7 +327,7 @@ def test_bad_arguments_fail_when_the_expression_is_built():
     with pytest.raises(ValueError, match="axis 5"):
         xa.overlap(x, depth={5: 1})
     with pytest.raises(TypeError, match="depth= is required"):
-        xa.map_overlap(lambda b: b, x, depth=None)
+        xa.overlap(x, depth=None)
     with pytest.raises(TypeError, match="at least one xsched array"):
         xa.map_overlap(lambda b: b, np.zeros(3), depth=1)
     with pytest.raises(TypeError, match="must be a function"):

@@ -111,3 +111,13 @@ def test_blocks_refuse_a_place_outside_the_grid():
         x.blocks[0, 0, 0]
     with pytest.raises(IndexError, match="selects no block"):
         x.blocks[0:0]
+
+
+def test_the_block_view_has_the_grid_s_shape_size_and_ravels_in_c_order():
+    data = np.arange(30).reshape(5, 6)
+    x = xa.from_array(data, chunks=(2, 4))
+    assert x.blocks.shape == (3, 2) and x.blocks.size == 6
+    flat = x.blocks.ravel()
+    assert [b.shape for b in flat] == [(2, 4), (2, 2), (2, 4), (2, 2), (1, 4), (1, 2)]
+    np.testing.assert_array_equal(flat[3].compute(), data[2:4, 4:])
+    assert "(3, 2)" in repr(x.blocks)

@@ -424,6 +424,8 @@ def test_to_delayed_persist_and_items():
     assert total.persist().compute() == 21 and len(total.persist().__xsched_graph__()) == 1
     assert total.apply(lambda v: v * 2).compute() == 42
     assert xsched.compute(b, total) == ([1, 2, 3, 4, 5, 6], 21)
+    assert int(total) == 21 and float(b.mean()) == 3.5 and complex(total) == 21 + 0j
+    assert bool(b.any()) and not bool(b.filter(lambda v: v > 9).any())
 
 
 def test_graph_pickles_and_markers_keep_identity():

@@ -12,16 +12,26 @@ import xsched.dataframe as xd
 from tests.support.helpers import values_with_gaps
 
 
-def test_reduction_of_ones_own_with_scalar_and_series_partials():
-    pdf = pd.DataFrame({"x": np.arange(100) % 7, "y": np.arange(100.0)})
+@pytest.mark.parametrize("split_every", [2, None, False])
+def test_reduction_of_ones_own_gets_a_row_per_partition_as_in_dask(split_every):
+    pdf = pd.DataFrame({"x": np.arange(50), "y": np.arange(50, 100)})
     df = xd.from_pandas(pdf, npartitions=9)
-    counts = df.x.reduction(lambda p: p.value_counts(), aggregate=lambda c: c.groupby(level=0).sum(),
-                            split_every=2).compute()
-    pd.testing.assert_series_equal(counts.sort_index(), pdf.x.value_counts().sort_index(), check_names=False)
+    # a Series per partition: a frame of one row per partition, its index the columns
+    per_column = df.reduction(lambda p: p.count(), aggregate=lambda rows: rows.sum(), split_every=split_every)
+    pd.testing.assert_series_equal(per_column.compute(), pdf.count())
+    pairs = df.x.reduction(lambda p: pd.Series({"count": p.count(), "sum": p.sum()}),
+                           aggregate=lambda rows: rows.sum(), split_every=split_every).compute()
+    assert pairs.to_dict() == {"count": 50, "sum": 1225}
+    # a scalar per partition: a Series of them; keywords for the chunk alone
+    greater = df.x.reduction(lambda p, value=0: (p >= value).sum(), aggregate=lambda s: s.sum(),
+                             chunk_kwargs={"value": 25}, split_every=split_every).compute()
+    assert greater == 25
+    # a DataFrame per partition: concatenated as it is
+    both = df.reduction(lambda p: pd.DataFrame({"count": p.count(), "sum": p.sum()}),
+                        aggregate=lambda f: f.groupby(level=0).sum(), split_every=split_every).compute()
+    pd.testing.assert_frame_equal(both, pd.DataFrame({"count": pdf.count(), "sum": pdf.sum()}))
     spread = df.y.reduction(lambda p, k: p.max() * k, aggregate=lambda s, k: s.max() * k, k=1).compute()
-    assert spread == 99.0
-    per_column = df.reduction(lambda p: p.sum(), aggregate=lambda s: s.groupby(level=0).sum()).compute()
-    pd.testing.assert_series_equal(per_column, pdf.sum())
+    assert spread == 99
     with pytest.raises(ValueError, match="reduction fails on a stand-in"):
         df.reduction(lambda p: p.no_such_thing())
 

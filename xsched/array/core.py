@@ -188,8 +188,8 @@ class Array:
         return self.shape[0]
 
     def compute_chunk_sizes(self) -> "Array":
-        """The same array with the lengths of its blocks known (after a boolean mask left them
-        unknown); computes the blocks' shapes only.
+        """Fills in the lengths of the array's blocks (after a boolean mask left them
+        unknown), in place, and returns the array; computes the blocks' shapes only.
 
         >>> import numpy as np, xsched.array as xa
         >>> x = xa.from_array(np.arange(5), chunks=2)

@@ -61,13 +61,16 @@ def _infer_dtype(func: Callable, args: Sequence[Any], kwargs: dict, what: str,
 
 def map_blocks(func: Callable, *args: Any, chunks: Any = None, dtype: Any = None,
                drop_axis: Any = None, new_axis: Any = None, name: str | None = None,
-               **kwargs: Any) -> Array:
+               meta: Any = None, **kwargs: Any) -> Array:
     """Apply ``func`` to every block of the array arguments, giving one output block each.
 
-    ``args`` may mix arrays (all of the same shape; those cut differently from the first
-    are rechunked to its blocks),
-    ``Delayed`` objects (their value is passed) and other values (passed unchanged); ``kwargs`` go to every call. With no array at all,
-    ``func`` generates the blocks and ``chunks`` (explicit sizes per axis) fixes the grid.
+    ``args`` may mix arrays, ``Delayed`` objects (their value is passed) and other values
+    (passed unchanged); ``kwargs`` go to every call. Arrays are matched block for block:
+    as in NumPy's broadcasting, one of fewer dimensions lines up with the last axes; along
+    each axis the longest array sets the blocks, one as long but cut otherwise is
+    rechunked to them, one of a single block there is broadcast, and one of another length
+    with as many blocks goes block by block (dask's rule). With no array at all, ``func``
+    generates the blocks and ``chunks`` (explicit sizes per axis) fixes the grid.
 
     * ``chunks``: output block sizes; per axis an int (every block that long) or a tuple
       (one size per block). Default: the input chunks.
@@ -78,6 +81,8 @@ def map_blocks(func: Callable, *args: Any, chunks: Any = None, dtype: Any = None
       ``func`` receives them concatenated. ``new_axis``: output axes ``func`` adds (one
       block each; their length comes from ``chunks``, default 1).
     * ``name``: the operation name in keys and progress bars (default ``func.__name__``).
+    * ``meta``: an empty NumPy array of the output's type, as dask takes it: its dtype is
+      the output's when ``dtype`` is not given.
 
     When ``func`` has a ``block_id`` parameter it receives the output block index; with a
     ``block_info`` parameter it receives ``{None: output_info, i: info_of_argument_i}``,
@@ -100,7 +105,17 @@ def map_blocks(func: Callable, *args: Any, chunks: Any = None, dtype: Any = None
     A block of another shape than ``chunks`` says fails where it is made, naming the block
     and both shapes.
     """
+    if dtype is None and meta is not None:
+        dtype = _meta_dtype(meta, "map_blocks")
     return blocks_of(func, args, kwargs, chunks, dtype, drop_axis, new_axis, name, check=True)
+
+
+def _meta_dtype(meta: Any, what: str) -> np.dtype:
+    """The dtype a ``meta=`` (dask's empty array of the output's type) gives."""
+    if not hasattr(meta, "dtype"):
+        raise TypeError(f"{what}: meta= takes an empty array of the output's type, e.g. np.array((), dtype=float); "
+                        f"got {meta!r} of type {type(meta).__name__}; or pass dtype=")
+    return np.dtype(meta.dtype)
 
 
 def blocks_of(func: Callable, args: Sequence[Any], kwargs: dict, chunks: Any, dtype: Any, drop_axis: Any,
@@ -112,19 +127,9 @@ def blocks_of(func: Callable, args: Sequence[Any], kwargs: dict, chunks: Any, dt
         raise TypeError(f"map_blocks: first argument must be a function, got {func!r}; "
                         "write xa.map_blocks(func, array, ...) or array.map_blocks(func).")
     if arrays:
-        first = arrays[0][1]
-        args = list(args)
-        for n, (i, a) in enumerate(arrays[1:], 1):
-            if a.shape == first.shape and a.chunks != first.chunks:
-                args[i] = a = _rechunk.rechunk(a, first.chunks)
-                arrays[n] = (i, a)
-            if a.ndim != first.ndim or a.chunks != first.chunks:
-                raise ValueError(
-                    f"map_blocks: array arguments must have the same shape, to be cut into the "
-                    f"same blocks; argument 0 has chunks {first.chunks} (shape {first.shape}) "
-                    f"and argument {i} has {a.chunks} (shape {a.shape})."
-                )
-        in_ndim, in_numblocks, in_chunks = first.ndim, first.numblocks, first.chunks
+        args, in_chunks = _aligned(args, arrays)
+        arrays = [(i, args[i]) for i, _ in arrays]
+        in_ndim, in_numblocks = len(in_chunks), tuple(len(c) for c in in_chunks)
     else:
         if chunks is None:
             raise ValueError("map_blocks: with no array argument, chunks= must give the "
@@ -156,7 +161,6 @@ def blocks_of(func: Callable, args: Sequence[Any], kwargs: dict, chunks: Any, dt
 
     want_id, want_info = _accepts(func, "block_id"), _accepts(func, "block_info")
     out_starts = [_starts(c) for c in out_chunks]
-    in_starts = [_starts(c) for c in in_chunks]
 
     def input_index(out_index: tuple) -> tuple:
         base = [0] * in_ndim
@@ -164,6 +168,15 @@ def blocks_of(func: Callable, args: Sequence[Any], kwargs: dict, chunks: Any, dt
             if s is not None:
                 base[s] = out_index[o]
         return tuple(base)
+
+    def own_index(a: Array, base: tuple) -> tuple:
+        """The block of ``a`` (its axes the last of the grid's) at the grid's ``base``: the
+        first along an axis of one block, which is broadcast."""
+        offset = in_ndim - a.ndim
+        return tuple(base[offset + ax] if n > 1 else 0 for ax, n in enumerate(a.numblocks))
+
+    def own_dropped(a: Array) -> tuple:
+        return tuple(d - (in_ndim - a.ndim) for d in drop if d >= in_ndim - a.ndim)
 
     def block_kwargs(out_index: tuple, out_dtype: Any) -> dict:
         extra: dict[str, Any] = {}
@@ -173,7 +186,8 @@ def blocks_of(func: Callable, args: Sequence[Any], kwargs: dict, chunks: Any, dt
             base = input_index(out_index)
             info: dict[Any, dict] = {None: _info(out_chunks, out_starts, out_index, out_dtype)}
             for i, a in arrays:
-                info[i] = _info(a.chunks, in_starts, base, a.dtype, drop)
+                info[i] = _info(a.chunks, [_starts(c) for c in a.chunks], own_index(a, base), a.dtype,
+                                own_dropped(a))
             extra["block_info"] = info
         return extra
 
@@ -184,19 +198,19 @@ def blocks_of(func: Callable, args: Sequence[Any], kwargs: dict, chunks: Any, dt
         dtype = _infer_dtype(func, args, {**kwargs, **first}, "map_blocks")
     dtype = np.dtype(dtype)
 
-    drop_numblocks = tuple(in_numblocks[d] for d in drop)
-
     def block_arg(i: int, a: Array, out_index: tuple) -> Any:
-        base = input_index(out_index)
-        if not drop or all(n == 1 for n in drop_numblocks):
-            return Ref(chunk_key(a.name, base))
+        index = own_index(a, input_index(out_index))
+        dropped = own_dropped(a)
+        drop_numblocks = tuple(a.numblocks[d] for d in dropped)
+        if all(n == 1 for n in drop_numblocks):
+            return Ref(chunk_key(a.name, index))
         refs = []
         for combo in np.ndindex(*drop_numblocks):
-            idx = list(base)
-            for d, c in zip(drop, combo):
+            idx = list(index)
+            for d, c in zip(dropped, combo):
                 idx[d] = c
             refs.append(Ref(chunk_key(a.name, tuple(idx))))
-        return _concat_grid, (refs, drop_numblocks, tuple(drop))
+        return _concat_grid, (refs, drop_numblocks, dropped)
 
     return block_layer(func, args, kwargs, out_chunks, dtype, block_arg,
                        lambda out_index: block_kwargs(out_index, dtype),
@@ -272,6 +286,39 @@ def _checked_block(func: Callable, promised: tuple, where: str, /, *args: Any, *
                          f"{promised}; say the sizes of the blocks the function returns when building the array "
                          "(map_blocks' chunks=, drop_axis=, new_axis=; blockwise's adjust_chunks=, new_axes=)")
     return out
+
+
+def _aligned(args: Sequence[Any], arrays: list) -> tuple[list, Chunks]:
+    """The arguments with their arrays matched block for block, and the block grid's
+    chunks. As in NumPy's broadcasting, an array of fewer dimensions lines up with the
+    last axes. Along each axis the longest array (the first of them) sets the blocks; an
+    array as long but cut otherwise is rechunked to them; an array of one block there is
+    broadcast (its block goes with each); an array of another length with as many blocks
+    goes block by block, as in dask."""
+    args = list(args)
+    ndim = max(a.ndim for _, a in arrays)
+
+    def length(a: Array, ax: int) -> float:
+        return a.shape[ax] if a.shape[ax] == a.shape[ax] else -1
+
+    refs = [max(((i, a, a.ndim - ndim + d) for i, a in arrays if a.ndim - ndim + d >= 0),
+                key=lambda h: length(h[1], h[2])) for d in range(ndim)]
+    chunks = tuple(a.chunks[ax] for _, a, ax in refs)
+    for i, a in arrays:
+        offset = ndim - a.ndim
+        want = tuple(chunks[offset + ax] if length(a, ax) == sum(chunks[offset + ax]) else c
+                     for ax, c in enumerate(a.chunks))
+        if want != a.chunks:
+            args[i] = a = _rechunk.rechunk(a, want)
+        for ax, c in enumerate(a.chunks):
+            grid = chunks[offset + ax]
+            if len(c) not in (1, len(grid)):
+                raise ValueError(
+                    f"map_blocks: argument {i} (shape {a.shape}, chunks {a.chunks}) cannot be matched block for "
+                    f"block with argument {refs[offset + ax][0]} along its axis {ax}: it has {len(c)} blocks "
+                    f"there, the other {len(grid)} ({grid}); rechunk it to as many blocks, or to one block "
+                    "to broadcast it.")
+    return args, chunks
 
 
 def _single_key(obj: Any) -> str | None:

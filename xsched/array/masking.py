@@ -155,12 +155,19 @@ def _shape(block: np.ndarray) -> tuple:
 
 
 def compute_chunk_sizes(x: Any) -> Any:
-    """The same array with its blocks' lengths known: computes each block's shape only
-    (the blocks themselves are computed for that, but not gathered).
+    """Fills in ``x``'s unknown block lengths, in place, and returns ``x``: computes each
+    block's shape only (the blocks themselves are computed for that, but not gathered).
+    In place, as a dask user expects: ``y.compute_chunk_sizes()`` on a line of its own
+    makes ``y`` usable where lengths are needed. The graph and the keys stay as they were,
+    so nothing else holding ``x`` sees other values.
 
     >>> import numpy as np, xsched.array as xa
     >>> x = xa.from_array(np.arange(8), chunks=3)
-    >>> x[x < 4].compute_chunk_sizes().chunks
+    >>> y = x[x < 4]
+    >>> y.chunks
+    ((nan, nan, nan),)
+    >>> _ = y.compute_chunk_sizes()
+    >>> y.chunks
     ((3, 1, 0),)
     """
     if not has_unknown_chunks(x):
@@ -173,7 +180,8 @@ def compute_chunk_sizes(x: Any) -> Any:
     grid = dict(zip(np.ndindex(*x.numblocks), shapes))
     chunks = tuple(tuple(grid[tuple(0 if a != ax else i for a in range(x.ndim))][ax] for i in range(n))
                    for ax, n in enumerate(x.numblocks))
-    return type(x)(x._graph, x.name, chunks, x.dtype)
+    x.chunks = chunks
+    return x
 
 
 class _Shapes:

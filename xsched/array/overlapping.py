@@ -69,6 +69,7 @@ from .core import Array
 from .mapping import _accepts, _concat_grid, blocks_of
 from .mapping import _infer_dtype as _infer_from_blocks
 from .creation import asarray
+from . import manipulation as _manip
 
 __all__ = ["overlap", "trim_internal", "map_overlap", "sliding_window_view", "BOUNDARIES"]
 
@@ -447,9 +448,9 @@ def trim_internal(x: Array, depth: Any, boundary: Any = "none") -> Array:
     return _trim_layer(x, added, "trim_internal")
 
 
-def map_overlap(func: Callable, *args: Any, depth: Any, boundary: Any = "none",
+def map_overlap(func: Callable, *args: Any, depth: Any = None, boundary: Any = "none",
                 trim: bool = True, dtype: Any = None, meta: Any = None, name: str | None = None,
-                **kwargs: Any) -> Array:
+                align_arrays: bool = True, allow_rechunk: bool = True, **kwargs: Any) -> Array:
     """Apply ``func`` to every block padded with ``depth`` cells of its neighbours, then cut
     the padding off the results.
 
@@ -458,10 +459,13 @@ def map_overlap(func: Callable, *args: Any, depth: Any, boundary: Any = "none",
     shapes. The cells of the result near a block's edge are right when ``func`` needs at
     most ``depth`` neighbours of a cell.
 
-    * ``args``: arrays (the same shape; those cut differently from the first are rechunked
-      to its blocks), each padded alike, and other values passed to every call unchanged.
-    * ``depth``: an int, a tuple per axis, or a dict ``{axis: depth}``; at most the smallest
-      block along its axis (checked now; ``rechunk`` first otherwise).
+    * ``args``: arrays, each padded alike, and other values passed to every call unchanged.
+      Arrays of other shapes are broadcast to one shape, as NumPy's operators would;
+      those cut differently from the first of that shape are rechunked to its blocks
+      (``align_arrays=False`` refuses them instead).
+    * ``depth``: an int, a tuple per axis, or a dict ``{axis: depth}`` (default none: the
+      blocks as they are); at most the smallest block along its axis (checked now;
+      ``rechunk`` first otherwise: ``allow_rechunk`` is taken for dask's sake).
     * ``boundary``: what lies beyond the array's edges, as ``np.pad`` would pad the whole
       array: ``"reflect"`` (NumPy's: the edge cell is not repeated), ``"symmetric"``,
       ``"periodic"``, ``"nearest"``, a number, or ``"none"`` (the default: no padding there; a ``func``
@@ -491,16 +495,29 @@ def map_overlap(func: Callable, *args: Any, depth: Any, boundary: Any = "none",
     arrays = [a for a in args if isinstance(a, Array)]
     if not arrays:
         raise TypeError("map_overlap: give at least one xsched array to pad and map over.")
-    first = arrays[0]
+    shapes = [a.shape for a in arrays]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"map_overlap: the arrays' shapes {shapes} do not broadcast together; give arrays "
+                         "of one shape, or of shapes NumPy broadcasts") from None
+    first = next((a for a in arrays if a.shape == shape), None)
+    if first is None:
+        first = _manip.broadcast_to(arrays[0], shape)
     args = list(args)
     for i, a in enumerate(args):
         if not isinstance(a, Array) or a is first:
             continue
-        if a.shape != first.shape:
-            raise ValueError(f"map_overlap: array arguments must have the same shape; the "
-                             f"first has shape {first.shape}, argument {i} has {a.shape}.")
-        if a.chunks != first.chunks:
-            args[i] = a.rechunk(first.chunks)
+        if a.shape != shape:
+            a = _manip.broadcast_to(a, shape, chunks=first.chunks)
+        elif a.chunks != first.chunks:
+            if not align_arrays:
+                raise ValueError(f"map_overlap: with align_arrays=False the arrays must be cut alike; argument "
+                                 f"{i} has chunks {a.chunks}, the first {first.chunks}")
+            a = a.rechunk(first.chunks)
+        args[i] = a
+    if depth is None:
+        depth = 0
     depth_t = _normalize_depth(depth, first.ndim, "map_overlap")
     modes = _normalize_boundary(boundary, first.ndim, "map_overlap")
     _check_depth(first, depth_t, "map_overlap")

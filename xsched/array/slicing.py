@@ -20,6 +20,7 @@ Importing this module gives ``Array`` its ``__getitem__``.
 from __future__ import annotations
 
 import itertools
+import math
 import numbers
 from typing import Any, Callable
 
@@ -361,6 +362,23 @@ class _Blocks:
         chunks = tuple(tuple(x.chunks[a][b] for b in c) for a, c in enumerate(chosen))
         return Array(LayeredGraph.merge(x._graph, new={name: layer}), name, chunks, x.dtype)
 
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The block grid's shape: ``x.numblocks``."""
+        return self._x.numblocks
+
+    @property
+    def size(self) -> int:
+        """The number of blocks."""
+        return math.prod(self._x.numblocks)
+
+    def ravel(self) -> list[Array]:
+        """Each block as an array of its own, in C order of the block grid."""
+        return [self[index] for index in np.ndindex(*self.shape)]
+
+    def __repr__(self) -> str:
+        return f"<blocks of {self._x.name}: a grid of {self.shape} blocks>"
+
 
 def _blocks(self: Array) -> _Blocks:
     """Some of the array's blocks, by their place in the block grid, as an array.
@@ -369,6 +387,8 @@ def _blocks(self: Array) -> _Blocks:
     >>> x = xa.from_array(np.arange(16).reshape(4, 4), chunks=2)
     >>> x.blocks[1, 0].compute().tolist(), x.blocks[:, [1]].chunks
     ([[8, 9], [12, 13]], ((2, 2), (2,)))
+    >>> x.blocks.shape, x.blocks.size, [b.shape for b in x.blocks.ravel()][:2]
+    ((2, 2), 4, [(2, 2), (2, 2)])
     """
     return _Blocks(self)
 

@@ -115,6 +115,25 @@ class Item:
         """
         return compute_collection(self, optimize_graph, **kwargs)
 
+    def __int__(self) -> int:
+        """The value, computed now, as an int: ``int(bag.count())``, as in dask.
+
+        >>> import xsched.bag as xb
+        >>> int(xb.from_sequence(range(5)).fold(lambda a, b: a + b)), float(xb.from_sequence([1, 2]).mean())
+        (10, 1.5)
+        """
+        return int(self.compute())
+
+    def __float__(self) -> float:
+        return float(self.compute())
+
+    def __complex__(self) -> complex:
+        return complex(self.compute())
+
+    def __bool__(self) -> bool:
+        """The value's truth, computed now (``if bag.any():``)."""
+        return bool(self.compute())
+
     def persist(self, **kwargs: Any) -> Item:
         """Compute the value and keep it (on the cluster, or here) for reuse.
 

@@ -987,40 +987,56 @@ def _concat_partials(partials: list) -> Any:
     return pd.Series(partials)
 
 
+def _as_row(partial_: Any) -> Any:
+    """A Series partial as a one-row frame (its index becomes the columns), so that the
+    partials concatenate to a row per partition, as dask's ``reduction`` gives them."""
+    return partial_.to_frame().T if isinstance(partial_, pd.Series) else partial_
+
+
 def _own_chunk(part: Any, func: Callable, kwargs: dict) -> Any:
-    return func(part, **kwargs)
+    return _as_row(func(part, **kwargs))
 
 
-def _own_merge(partials: list, func: Callable, kwargs: dict) -> Any:
-    return func(_concat_partials(partials), **kwargs)
+def _own_merge(partials: list, func: Callable, kwargs: dict, row: bool) -> Any:
+    merged = func(_concat_partials(partials), **kwargs)
+    return _as_row(merged) if row else merged
 
 
 def own_reduction(frame: _Frame, chunk: Callable, aggregate: Callable | None = None, combine: Callable | None = None,
-                  meta: Any = None, token: str | None = None, split_every: int | None = None,
+                  meta: Any = None, token: str | None = None, split_every: int | bool | None = None,
                   chunk_kwargs: dict | None = None, aggregate_kwargs: dict | None = None,
                   combine_kwargs: dict | None = None, **kwargs: Any):
     """A reduction of one's own, as a tree: ``chunk(partition)`` per partition, then
     ``combine`` (default ``aggregate``) on the concatenated partials ``split_every`` at a
-    time, ``aggregate`` (default ``chunk``) on the last ones. Partials that are scalars are
-    concatenated as a Series. ``kwargs`` go to all three. The functions run once on a
-    stand-in when built (unless ``meta`` is given), so a mistake shows there.
+    time (``False``: all at once), ``aggregate`` (default ``chunk``) on the last ones.
+
+    What ``combine`` and ``aggregate`` get depends on what ``chunk`` returns, as in dask:
+    scalars come as a Series, a row per partition; a Series as a DataFrame, a row per
+    partition, its index the columns; DataFrames concatenated as they are. ``kwargs`` go to
+    all three. The functions run once on a stand-in when built (unless ``meta`` is given),
+    so a mistake shows there.
 
     >>> import pandas as pd, xsched.dataframe as xd
-    >>> s = xd.from_pandas(pd.Series([3, 1, 4, 1, 5, 9, 2, 6]), npartitions=3)
-    >>> s.reduction(lambda p: p.value_counts(), aggregate=lambda c: c.groupby(level=0).sum()).compute().to_dict()
-    {1: 2, 2: 1, 3: 1, 4: 1, 5: 1, 6: 1, 9: 1}
+    >>> df = xd.from_pandas(pd.DataFrame({"x": range(50), "y": range(50, 100)}), npartitions=4)
+    >>> df.reduction(lambda p: p.count(), aggregate=lambda rows: rows.sum()).compute().to_dict()
+    {'x': 50, 'y': 50}
+    >>> int(df.x.reduction(lambda p: (p >= 25).sum(), aggregate=lambda s: s.sum()).compute())
+    25
     """
     aggregate = aggregate or chunk
     combine = combine or aggregate
+    if split_every is False:
+        split_every = max(frame.npartitions, 2)
     ck, ak, mk = ({**kwargs, **(k or {})} for k in (chunk_kwargs, aggregate_kwargs, combine_kwargs))
     if meta is None:
         try:
-            meta = aggregate(_concat_partials([chunk(_nonempty(frame._meta), **ck)]), **ak)
+            meta = aggregate(_concat_partials([_own_chunk(_nonempty(frame._meta), chunk, ck)]), **ak)
         except Exception as exc:
             raise ValueError(f"reduction fails on a stand-in of this {type(frame).__name__}: "
                              f"{type(exc).__name__}: {exc}; fix the functions or pass meta=") from exc
-    return reduction(frame, partial(_own_chunk, func=chunk, kwargs=ck), partial(_own_merge, func=aggregate, kwargs=ak),
-                     partial(_own_merge, func=combine, kwargs=mk), meta=meta, token=token or "reduction",
+    return reduction(frame, partial(_own_chunk, func=chunk, kwargs=ck),
+                     partial(_own_merge, func=aggregate, kwargs=ak, row=False),
+                     partial(_own_merge, func=combine, kwargs=mk, row=True), meta=meta, token=token or "reduction",
                      split_every=split_every)
 
 
