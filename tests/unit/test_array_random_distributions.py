@@ -94,3 +94,27 @@ def test_mistakes_are_refused_when_built():
         rng.exponential(-1.0, size=3)  # (numpy's own check, once, when built)
     with pytest.raises(AttributeError, match="no attribute 'frobnicate'"):
         rng.frobnicate
+
+
+@pytest.mark.parametrize("method, params", [("normal", {"loc": 10.0, "scale": 0.1}), ("random_sample", {}),
+                                            ("poisson", {"lam": 3.0}), ("randint", {"low": 2, "high": 9}),
+                                            ("standard_normal", {}), ("uniform", {"low": -1.0, "high": 1.0})])
+def test_random_state_blocks_are_numpy_s_random_state_seeded_per_block(method, params):
+    x = getattr(xa.random.RandomState(1234), method)(size=(5, 4), chunks=(3, 3), **params)
+    out = x.compute()
+    assert out.shape == (5, 4) and out.dtype == x.dtype
+    for (i, rows), (j, cols) in [((0, slice(0, 3)), (1, slice(3, 4))), ((1, slice(3, 5)), (0, slice(0, 3)))]:
+        block = np.random.RandomState(np.random.MT19937(np.random.SeedSequence(1234, spawn_key=(0, i, j))))
+        np.testing.assert_array_equal(out[rows, cols], getattr(block, method)(size=out[rows, cols].shape, **params))
+    again = getattr(xa.random.RandomState(1234), method)(size=(5, 4), chunks=(3, 3), **params).compute()
+    np.testing.assert_array_equal(out, again)
+
+
+def test_random_state_has_numpy_s_older_names_only():
+    state = xa.random.RandomState(0)
+    assert state.random(4, chunks=2).dtype == np.float64 and repr(state).endswith("RandomState(entropy=0)")
+    assert not hasattr(state, "integers")
+    with pytest.raises(AttributeError, match="randint"):
+        state.integers(3)
+    with pytest.raises(ValueError, match="high <= 0"):
+        state.randint(0, size=3)  # (NumPy's own check, when built)

@@ -49,7 +49,7 @@ from ..graph.spec import Task
 from .chunks import normalize_chunks
 from .core import Array
 
-__all__ = ["default_rng", "Generator", "seed"]
+__all__ = ["default_rng", "Generator", "RandomState", "seed"]
 
 #: numpy's distributions not written out below: their parameters (name, default or
 #: ``_REQUIRED``), all scalars; the dtype of the draws is numpy's
@@ -87,9 +87,11 @@ DISTRIBUTIONS = {
 }
 
 
-def _draw(shape: tuple, entropy: Any, key: tuple, method: str, kwargs: dict) -> np.ndarray:
-    """One block: ``method`` of a numpy generator seeded for this call and block."""
-    rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=key))
+def _draw(shape: tuple, entropy: Any, key: tuple, method: str, kwargs: dict, legacy: bool = False) -> np.ndarray:
+    """One block: ``method`` of a numpy generator seeded for this call and block (NumPy's
+    older ``RandomState``, on its Mersenne Twister, when ``legacy``)."""
+    seq = np.random.SeedSequence(entropy, spawn_key=key)
+    rng = np.random.RandomState(np.random.MT19937(seq)) if legacy else np.random.default_rng(seq)
     return getattr(rng, method)(size=shape, **kwargs)
 
 
@@ -137,15 +139,19 @@ class Generator:
         self._calls = itertools.count()
         self._lock = threading.Lock()
 
+    #: whether the blocks draw with NumPy's older ``RandomState`` (``RandomState`` below)
+    _LEGACY = False
+
     def __repr__(self) -> str:
-        return f"xsched.array.random.Generator(entropy={self.entropy!r})"
+        return f"xsched.array.random.{type(self).__name__}(entropy={self.entropy!r})"
 
     def _array(self, method: str, size: Any, chunks: Any, dtype: Any, kwargs: dict) -> Array:
         shape = () if size is None else (
             (int(size),) if isinstance(size, numbers.Integral) else tuple(int(s) for s in size))
         # numpy's own checks of the parameters (scale < 0, low >= high, a dtype it cannot
         # draw, ...) now, not in every task: one throwaway draw (none for an empty array)
-        probe = getattr(np.random.default_rng(0), method)(size=0 if 0 in shape else None, **kwargs)
+        numpy = np.random.RandomState(0) if self._LEGACY else np.random.default_rng(0)
+        probe = getattr(numpy, method)(size=0 if 0 in shape else None, **kwargs)
         dtype = np.asarray(probe).dtype if dtype is None else np.dtype(dtype)
         chunks = normalize_chunks(chunks, shape, dtype)
         with self._lock:  # (a call that failed above takes no number)
@@ -157,7 +163,7 @@ class Generator:
         for index in np.ndindex(*tuple(len(c) for c in chunks)):
             block = tuple(c[i] for c, i in zip(chunks, index))
             layer[chunk_key(name, index)] = Task(
-                _draw, (block, self.entropy, (call,) + tuple(index), method, kwargs), {},
+                _draw, (block, self.entropy, (call,) + tuple(index), method, kwargs, self._LEGACY), {},
                 per_task(ann))
         return Array(layer, name, chunks, dtype)
 
@@ -251,7 +257,8 @@ class Generator:
 
     def __getattr__(self, name: str) -> Any:
         if name not in DISTRIBUTIONS:
-            raise AttributeError(f"{type(self).__name__!r} has no attribute {name!r}")
+            hint = "; RandomState's name for it is randint" if name == "integers" and self._LEGACY else ""
+            raise AttributeError(f"{type(self).__name__!r} has no attribute {name!r}{hint}")
         return _distribution(self, name)
 
     def __dir__(self) -> list:
@@ -287,6 +294,47 @@ def _distribution(gen: Generator, method: str) -> Any:
     draw.__doc__ = (f"Samples of numpy's ``{method}({signature})``, drawn per block "
                     "(``size=``, ``chunks=``; the parameters are scalars).")
     return draw
+
+
+class RandomState(Generator):
+    """NumPy's older interface, as dask's ``da.random.RandomState`` offers it for code
+    written before ``default_rng``: ``random_sample``, ``randint``, ``rand``-less
+    ``standard_normal`` and every distribution, each block drawn by a NumPy
+    ``RandomState`` seeded for its call and place (as ``Generator`` seeds its blocks).
+
+    >>> import xsched.array as xa
+    >>> state = xa.random.RandomState(1234)
+    >>> x = state.normal(10, 0.1, size=(20, 20), chunks=(10, 10))
+    >>> round(float(x.mean()))
+    10
+    >>> state.randint(0, 5, size=6, chunks=3).compute().max() < 5
+    np.True_
+    """
+
+    _LEGACY = True
+
+    def random_sample(self, size: Any = None, chunks: Any = "auto") -> Array:
+        """Floats uniform in ``[0, 1)``; ``random`` is the same."""
+        return self._array("random_sample", size, chunks, np.float64, {})
+
+    random = random_sample  # type: ignore[assignment]
+
+    def standard_normal(self, size: Any = None, chunks: Any = "auto") -> Array:  # type: ignore[override]
+        """Samples of the normal distribution with mean 0 and standard deviation 1."""
+        return self._array("standard_normal", size, chunks, np.float64, {})
+
+    def randint(self, low: int, high: int | None = None, size: Any = None, dtype: Any = int,
+                chunks: Any = "auto") -> Array:
+        """Integers in ``[low, high)`` (``[0, low)`` without ``high``), as NumPy's ``randint``."""
+        low = _scalar(low, "low", "randint")
+        high = None if high is None else _scalar(high, "high", "randint")
+        dtype = np.dtype(dtype)
+        return self._array("randint", size, chunks, dtype, {"low": low, "high": high, "dtype": dtype})
+
+    @property
+    def integers(self) -> Any:  # type: ignore[override]
+        """Not NumPy's ``RandomState``'s (its name is ``randint``)."""
+        raise AttributeError("integers")
 
 
 def default_rng(seed: Any = None) -> Generator:
