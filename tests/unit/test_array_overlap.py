@@ -342,3 +342,20 @@ def test_a_thinly_padded_block_is_trimmed_to_a_view_and_a_thickly_padded_one_cop
     assert thin.shape == (25, 4) and thin.base is padded  # 25 of 27 rows: copying would cost a pass
     thick = _trim(np.zeros((7, 4)), (slice(2, 5), slice(None)), (7, 4), "block (0, 0)")
     assert thick.shape == (3, 4) and thick.base is None  # 3 of 7 rows: the padding is not kept alive
+
+
+def test_dask_s_module_path_works_and_the_module_is_the_function_too():
+    import cloudpickle
+
+    from xsched.array.overlap import overlap, sliding_window_view, trim_internal  # (dask's import lines)
+
+    data = np.arange(24.0).reshape(4, 6)
+    x = xa.from_array(data, chunks=(2, 3))
+    g = xa.overlap.overlap(x, depth={0: 2, 1: 1}, boundary={0: 100, 1: "symmetric"})
+    np.testing.assert_array_equal(g.compute()[:2, 1:4], np.full((2, 3), 100.0))
+    np.testing.assert_array_equal(xa.overlap(x, {0: 2, 1: 1}, {0: 100, 1: "symmetric"}).compute(), g.compute())
+    assert overlap is xa.overlap.overlap and trim_internal is xa.trim_internal
+    np.testing.assert_array_equal(xa.overlap.trim_internal(g, {0: 2, 1: 1}, {0: 100, 1: "symmetric"}).compute(), data)
+    np.testing.assert_array_equal(xa.overlap.trim_overlap(xa.overlap(x, 1), 1).compute(), data)
+    assert sliding_window_view(x, 2, axis=1).shape == (4, 5, 2)
+    assert cloudpickle.loads(cloudpickle.dumps(xa.overlap)) is xa.overlap

@@ -52,7 +52,7 @@ from .manipulation import (around, atleast_1d, atleast_2d, broadcast_arrays, bro
 from .manipulation import around as round
 from .manipulation import apply_over_axes, copy, rollaxis, shuffle
 from .linalg import cross, dot, inner, kron, matmul, matrix_transpose, outer, tensordot, vdot, vecdot
-from .overlapping import map_overlap, overlap, sliding_window_view, trim_internal
+from .overlapping import map_overlap, sliding_window_view, trim_internal
 from .differences import diff, ediff1d, gradient, trapezoid, unwrap
 from .polynomials import polyfit, polyval, vander
 from .sorting import argpartition, argsort, lexsort, partition, searchsorted, sort, sort_complex, take_along_axis
@@ -85,6 +85,7 @@ from . import methods as _methods  # (x.diagonal(), x.take(...), x.view(...): Nu
 from . import ufuncs as _ufuncs
 from .ufuncs import *  # noqa: F403 (xa.sin, xa.maximum, ...: NumPy's element-wise functions, dtype functions)
 from . import fft, linalg, ma, random, stats
+from . import overlap  # (a module, callable as the function: dask's xa.overlap.overlap and xa.overlap(...))
 from .inspection import __array_namespace_info__, ndim, shape  # (the Array API's inspection namespace)
 from ..graph.delayed import compute
 from . import dispatch as _dispatch
