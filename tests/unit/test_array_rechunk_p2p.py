@@ -122,3 +122,15 @@ def test_a_p2p_rechunk_computed_without_a_cluster_says_how_to_run_it_here():
     with pytest.raises(RuntimeError, match=r"only on an xsched cluster.*rechunk\(\.\.\., method='tasks'\)"):
         y.compute()
     assert (xa.from_array(np.eye(4), chunks=(1, 4)).rechunk((4, 1), method="tasks").compute() == np.eye(4)).all()
+
+
+def test_balance_evens_out_the_blocks_and_block_size_limit_sizes_auto_axes():
+    x = xa.ones((1000, 1000), chunks=(100, 100))
+    assert x.rechunk(chunks=(400, -1), balance=True).chunks == ((500, 500), (1000,))
+    for n in (3, 7, 9):
+        got = x.rechunk(len(x) // n, balance=True).chunks[0]
+        assert len(got) == n and max(got) - min(got) <= 1 and sum(got) == 1000
+    assert x.rechunk(300).chunks[0] == (300, 300, 300, 100)  # (not asked: the leftover block stays)
+    y = x.rechunk({0: -1, 1: "auto"}, block_size_limit=1e6)
+    assert y.chunks[0] == (1000,) and max(y.chunks[1]) * 1000 * 8 <= 1e6
+    assert float(y.sum().compute()) == 1e6

@@ -378,14 +378,16 @@ class Array:
         """
         return elemwise(np.imag, self)
 
-    def rechunk(self, chunks: Any = "auto", *, limit: Any = None, method: str | None = None) -> "Array":
+    def rechunk(self, chunks: Any = "auto", *, limit: Any = None, method: str | None = None,
+                block_size_limit: Any = None, balance: bool = False) -> "Array":
         """The same array cut into blocks ``chunks``; see ``xsched.array.rechunk``.
 
         >>> import numpy as np, xsched.array as xa
         >>> xa.from_array(np.zeros((4, 6)), chunks=2).rechunk((4, 3)).chunks
         ((4,), (3, 3))
         """
-        return _rechunk.rechunk(self, chunks, limit=limit, method=method)
+        return _rechunk.rechunk(self, chunks, limit=limit, method=method, block_size_limit=block_size_limit,
+                                balance=balance)
 
     def transpose(self, *axes: int) -> "Array":
         """Permute the axes (reversed by default), block by block.

@@ -335,13 +335,30 @@ def _p2p_step(x: Array, dst: Chunks) -> Array:
 # --------------------------------------------------------------------------- API
 
 
-def _target(x: Array, chunks: Any) -> Chunks:
+def _target(x: Array, chunks: Any, limit: int | None = None) -> Chunks:
     if isinstance(chunks, Mapping):  # the axes not named keep their blocks
         spec = []
         for a in range(x.ndim):
             spec.append(chunks.get(a, chunks.get(a - x.ndim, x.chunks[a])))
         chunks = tuple(spec)
-    return normalize_chunks(chunks, x.shape, x.dtype)
+    return normalize_chunks(chunks, x.shape, x.dtype, limit=limit)
+
+
+def balanced(sizes: tuple[int, ...]) -> tuple[int, ...]:
+    """Block sizes as even as they can be (differing by one at most), as many as ``sizes``,
+    or one fewer when its smallest block is at most half its largest (a small leftover
+    block is folded into the others): ``rechunk(balance=True)``, as in dask.
+
+    >>> balanced((400, 400, 200)), balanced((3, 3, 3, 1)), balanced((5,))
+    ((500, 500), (4, 3, 3), (5,))
+    """
+    n = len(sizes)
+    if n < 2:
+        return sizes
+    if min(sizes) <= max(sizes) / 2:
+        n -= 1
+    total = sum(sizes)
+    return tuple(total // n + (1 if i < total % n else 0) for i in range(n))
 
 
 def whole_axes(x: "Array", axes: tuple[int, ...], name: str) -> "Array":
@@ -422,9 +439,13 @@ def use_p2p(method: str | None, old: Chunks, new: Chunks, itemsize: int, limit: 
     return asked == "p2p" or together_bytes(old, new, itemsize) > limit
 
 
-def rechunk(x: Array, chunks: Any = "auto", *, limit: Any = None, method: str | None = None) -> Array:
+def rechunk(x: Array, chunks: Any = "auto", *, limit: Any = None, method: str | None = None,
+            block_size_limit: Any = None, balance: bool = False) -> Array:
     """The same array with blocks ``chunks``: any spec ``from_array`` takes, another
     array's ``.chunks``, or a dict ``{axis: spec}`` (the other axes keep their blocks).
+    ``block_size_limit`` (bytes) is the size ``"auto"`` axes aim at (default 128 MiB);
+    ``balance=True`` evens out each axis's blocks, folding a small last block into the
+    others (``x.rechunk(len(x) // n, balance=True)`` gives ``n`` blocks).
 
     No task holds more than ``limit`` bytes (default: config ``array.rechunk.memory``)
     beyond what the input and output blocks alone need; see the module docstring.
@@ -437,12 +458,16 @@ def rechunk(x: Array, chunks: Any = "auto", *, limit: Any = None, method: str | 
     ((5, 5),)
     >>> x.rechunk({0: (1, 9)}).compute().tolist()
     [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+    >>> x.rechunk(4, balance=True).chunks
+    ((5, 5),)
     """
     from .masking import has_unknown_chunks
 
     if has_unknown_chunks(x):
         return _rechunk_known_axes(x, chunks)
-    new = _target(x, chunks)
+    new = _target(x, chunks, None if block_size_limit is None else parse_bytes(block_size_limit))
+    if balance:
+        new = tuple(balanced(c) for c in new)
     if new == x.chunks:
         return x
     limit = memory_limit() if limit is None else parse_bytes(limit)
