@@ -91,6 +91,43 @@ def test_apply_gufunc_several_outputs_new_dimensions_vectorize_and_kwargs():
     np.testing.assert_allclose(got.compute(), DATA.max(-1) - DATA.min(-1))
 
 
+@pytest.mark.parametrize("axes", [[(1, 2), (0, 2), (1, 2)], [(1, 2), (0, 2), (0, 1)], [(-2, -1), (0, -1), (-1, 0)]])
+def test_apply_gufunc_takes_core_axes_anywhere_as_numpy_s_gufuncs_do(axes):
+    rng = np.random.default_rng(0)
+    a, b = rng.random((3, 4, 5)), rng.random((5, 3, 6))
+    got = xa.apply_gufunc(np.matmul, "(i,j),(j,k)->(i,k)", xa.from_array(a, chunks=(1, 4, 5)),
+                          xa.from_array(b, chunks=(5, 1, 3)), axes=axes, output_dtypes=float, allow_rechunk=True)
+    np.testing.assert_allclose(got.compute(), np.matmul(a, b, axes=axes))
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_apply_gufunc_axis_and_keepdims_reduce_where_asked(axis, keepdims):
+    x = xa.from_array(DATA, chunks=2)
+    got = xa.apply_gufunc(lambda v: v.mean(axis=-1), "(i)->()", x, axis=axis, keepdims=keepdims,
+                          output_dtypes=float, allow_rechunk=True)
+    np.testing.assert_allclose(got.compute(), DATA.mean(axis=axis, keepdims=keepdims))
+
+
+def test_gufunc_objects_and_meta_as_dask_s():
+    def stats(v):
+        return v.mean(axis=-1), v.std(axis=-1)
+
+    x = xa.from_array(DATA, chunks=(2, 2, -1))
+    gustats = xa.gufunc(stats, signature="(i)->(),()", meta=(np.array((), "f4"), np.array((), "f8")))
+    mean, std = gustats(x)
+    assert (mean.dtype, std.dtype) == (np.float32, np.float64) and gustats.__name__ == "stats"
+    np.testing.assert_allclose(std.compute(), DATA.std(axis=-1))
+    assert "signature='(i)->(),()'" in repr(gustats)
+    spread = xa.as_gufunc("(i)->()", output_dtypes=float)(lambda v: v.max(-1) - v.min(-1))
+    assert isinstance(spread, xa.gufunc) and spread.signature == "(i)->()"
+    np.testing.assert_allclose(spread(x).compute(), DATA.max(-1) - DATA.min(-1))
+    with pytest.raises(TypeError, match="signature must be a string"):
+        xa.gufunc(stats)
+    with pytest.raises(TypeError, match="meta= takes an empty array"):
+        xa.apply_gufunc(stats, "(i)->(),()", x, meta=("f8", "f8"))
+
+
 def test_apply_gufunc_errors_name_the_problem():
     x = xa.from_array(DATA, chunks=2)
     with pytest.raises(ValueError, match=r"core dimension 't' of argument 0 \(axis 2\) is cut into 2 blocks"):
@@ -101,8 +138,12 @@ def test_apply_gufunc_errors_name_the_problem():
         xa.apply_gufunc(np.add, "(),()->()", x, output_dtypes=float)
     with pytest.raises(ValueError, match="core dimension 'i' has length 4 in one argument and 3"):
         xa.apply_gufunc(np.dot, "(i),(i)->()", x.rechunk({2: -1}), np.ones(3), output_dtypes=float)
-    with pytest.raises(NotImplementedError, match="axes=, axis= and keepdims=True are not supported"):
-        xa.apply_gufunc(np.sum, "(t)->()", x, axis=0, output_dtypes=float)
+    with pytest.raises(ValueError, match=r"axes= gives 2 axes for input 0, whose core dimensions are \('t',\)"):
+        xa.apply_gufunc(np.sum, "(t)->()", x, axes=[(0, 1)], output_dtypes=float)
+    with pytest.raises(ValueError, match="axis= is for a signature whose inputs share one core dimension"):
+        xa.apply_gufunc(np.matmul, "(i,j),(j,k)->(i,k)", x, x, axis=0)
+    with pytest.raises(ValueError, match="keepdims=True is for a signature"):
+        xa.apply_gufunc(np.outer, "(i),(j)->(i,j)", x, x, keepdims=True)
     with pytest.raises(ValueError, match="needs one '->'"):
         xa.apply_gufunc(np.sum, "(t)", x)
     with pytest.raises(ValueError, match="should return a tuple of 2 arrays"):

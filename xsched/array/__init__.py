@@ -77,7 +77,7 @@ from .zarr import from_zarr, to_zarr
 from .scans import (all, any, argmax, argmin, cumprod, cumsum, cumulative_prod, cumulative_sum, nanargmax,
                     nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar,
                     prod, push, scan)
-from .gufunc import apply_along_axis, apply_gufunc, as_gufunc
+from .gufunc import apply_along_axis, apply_gufunc, as_gufunc, gufunc
 from .convolution import convolve, correlate
 from .npystack import from_npy_stack, to_npy_stack
 from .store import store
@@ -111,7 +111,7 @@ __all__ = [
     "normalize_chunks",
     "to_hdf5", "from_zarr", "to_zarr", "store", "to_npy_stack", "from_npy_stack", "from_delayed", "compute",
     # your own functions over blocks: gufunc signatures, tree reductions, running scans
-    "apply_gufunc", "as_gufunc", "frompyfunc", "apply_along_axis", "reduction", "scan", "push", "unify_chunks",
+    "apply_gufunc", "as_gufunc", "gufunc", "frompyfunc", "apply_along_axis", "reduction", "scan", "push", "unify_chunks",
     # neighbours across blocks
     "map_overlap", "overlap", "trim_internal", "sliding_window_view", "diff", "ediff1d", "gradient", "trapezoid",
     "unwrap",

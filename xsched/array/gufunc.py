@@ -34,6 +34,7 @@ xarray's ``apply_ufunc(..., dask="parallelized")`` runs this on xsched-backed da
 from __future__ import annotations
 
 import functools
+import numbers
 import operator
 import re
 from typing import Any, Callable, Sequence
@@ -48,8 +49,9 @@ from .mapping import block_layer
 from .creation import asarray
 from .index_notation import blockwise
 from .rechunking import joined
+from .manipulation import expand_dims, moveaxis
 
-__all__ = ["apply_gufunc", "apply_along_axis", "parse_signature", "as_gufunc"]
+__all__ = ["apply_gufunc", "apply_along_axis", "parse_signature", "as_gufunc", "gufunc"]
 
 _DIMS = re.compile(r"\(([^()]*)\)")
 
@@ -137,7 +139,7 @@ def _infer(func: Callable, args: list, loop_ndims: list[int], nout: int,
 def apply_gufunc(func: Callable, signature: str, *args: Any, axes: Any = None,
                  axis: Any = None, keepdims: bool = False, output_dtypes: Any = None,
                  output_sizes: dict[str, int] | None = None, vectorize: bool = False,
-                 allow_rechunk: bool = False, name: str | None = None,
+                 allow_rechunk: bool = False, name: str | None = None, meta: Any = None,
                  **kwargs: Any) -> Array | tuple[Array, ...]:
     """Apply ``func``, a function with the NumPy gufunc ``signature``, block by block along
     the loop dimensions of ``args`` (see the module docstring).
@@ -147,12 +149,15 @@ def apply_gufunc(func: Callable, signature: str, *args: Any, axes: Any = None,
     small test arrays when omitted). ``output_sizes``: ``{dimension: length}`` for output
     core dimensions that no input has. ``allow_rechunk``: rechunk core dimensions cut into
     several blocks into one (otherwise an error). ``vectorize``: wrap ``func`` in
-    ``numpy.vectorize``. ``kwargs`` go to every call. Returns an array, or a tuple of
-    arrays for several outputs.
+    ``numpy.vectorize``. ``meta``: an empty array (or a tuple of them, one per output)
+    whose dtype is the output's, as dask takes it. ``kwargs`` go to every call. Returns an
+    array, or a tuple of arrays for several outputs.
 
-    ``axes``, ``axis`` and ``keepdims`` (core dimensions elsewhere than last, kept
-    reduced axes) are not supported: move the core dimensions last first
-    (``xa.moveaxis``), and add kept axes to the result (``out[..., None]``).
+    Core dimensions elsewhere than last, as NumPy's gufuncs take them: ``axes`` gives,
+    per input and then per output, the axes of its core dimensions (a tuple, an int for
+    one; the outputs may be left out when none has core dimensions); ``axis`` is the one
+    axis of a signature whose inputs share a single core dimension; ``keepdims=True``
+    keeps the reduced core axes in the outputs with length one.
 
     >>> import numpy as np, xsched.array as xa
     >>> x = xa.from_array(np.arange(8.0).reshape(2, 4), chunks=(1, 2))
@@ -167,12 +172,16 @@ def apply_gufunc(func: Callable, signature: str, *args: Any, axes: Any = None,
     >>> xa.apply_gufunc(outer, "(i),(j)->(i,j)", x, np.ones(3), output_dtypes=float,
     ...                 allow_rechunk=True).shape
     (2, 4, 3)
+    >>> xa.apply_gufunc(lambda v: v.mean(axis=-1), "(i)->()", x, axis=0, keepdims=True,
+    ...                 output_dtypes=float, allow_rechunk=True).compute().tolist()
+    [[2.0, 3.0, 4.0, 5.0]]
     """
+    if output_dtypes is None and meta is not None:
+        output_dtypes = _meta_dtypes(meta)
     if axes is not None or axis is not None or keepdims:
-        raise NotImplementedError(
-            "apply_gufunc: axes=, axis= and keepdims=True are not supported by xsched.array; "
-            "move the core dimensions to the end first (xa.moveaxis(x, source, -1)) and add "
-            "kept axes to the result (out[..., None]).")
+        return _on_axes(func, signature, args, axes, axis, keepdims,
+                        dict(output_dtypes=output_dtypes, output_sizes=output_sizes, vectorize=vectorize,
+                             allow_rechunk=allow_rechunk, name=name, **kwargs))
     if not callable(func):
         raise TypeError(f"apply_gufunc: first argument must be a function, got {func!r}")
     ins, outs = parse_signature(signature)
@@ -252,6 +261,99 @@ def apply_gufunc(func: Callable, signature: str, *args: Any, axes: Any = None,
     return tuple(results)
 
 
+def _meta_dtypes(meta: Any) -> Any:
+    """The output dtypes a ``meta=`` gives: an empty array's dtype, or a tuple of them."""
+    if isinstance(meta, (tuple, list)):
+        return [_meta_dtypes(m) for m in meta]
+    if not hasattr(meta, "dtype"):
+        raise TypeError(f"apply_gufunc: meta= takes an empty array of the output's type (or a tuple of them), "
+                        f"got {meta!r}; or pass output_dtypes=")
+    return np.dtype(meta.dtype)
+
+
+def _on_axes(func: Callable, signature: str, args: Sequence[Any], axes: Any, axis: Any, keepdims: bool,
+             options: dict) -> Array | tuple[Array, ...]:
+    """``apply_gufunc`` with core dimensions at ``axes`` (or ``axis``), not last: each
+    input's core axes are moved last, the function applied, and each output's core axes
+    moved to where ``axes`` puts them (``keepdims``: the reduced axes put back, of length 1)."""
+    ins, outs = parse_signature(signature)
+    nin, nout = len(ins), len(outs)
+    arrays = [a if isinstance(a, Array) else asarray(a) for a in args]
+    if len(arrays) != nin:
+        raise ValueError(f"apply_gufunc: signature {signature!r} names {nin} inputs, but {len(arrays)} "
+                         "arguments were given")
+    if axis is not None:
+        if axes is not None:
+            raise TypeError("apply_gufunc: give axes= or axis=, not both")
+        if any(len(core) != 1 for core in ins) or len(set(ins)) != 1 or any(outs):
+            raise ValueError(f"apply_gufunc: axis= is for a signature whose inputs share one core dimension and "
+                             f"whose outputs have none, not {signature!r}; use axes=")
+        axes = [(axis,)] * nin
+    if keepdims and (len(set(ins)) != 1 or any(outs)):
+        raise ValueError(f"apply_gufunc: keepdims=True is for a signature whose inputs share their core "
+                         f"dimensions and whose outputs have none, not {signature!r}")
+    if axes is None:
+        axes = [tuple(range(-len(core), 0)) for core in ins]
+    axes = [(a,) if isinstance(a, numbers.Integral) else tuple(a) for a in axes]
+    if len(axes) == nin and all(not core for core in outs):
+        axes += [()] * nout
+    if len(axes) != nin + nout:
+        raise ValueError(f"apply_gufunc: axes= gives {len(axes)} entries; signature {signature!r} needs one per "
+                         f"input and output ({nin} + {nout}), or one per input when no output has core dimensions")
+    for k, (core, ax) in enumerate(zip(ins + outs, axes)):
+        if len(ax) != len(core):
+            what = f"input {k}" if k < nin else f"output {k - nin}"
+            raise ValueError(f"apply_gufunc: axes= gives {len(ax)} axes for {what}, whose core dimensions are "
+                             f"{core}")
+    moved = []
+    for a, ax in zip(arrays, axes[:nin]):
+        src = [axis_index(i, a.ndim, "apply_gufunc") for i in ax]
+        moved.append(moveaxis(a, src, list(range(a.ndim - len(ax), a.ndim))) if ax else a)
+    result = apply_gufunc(func, signature, *moved, **options)
+    results = list(result) if isinstance(result, tuple) else [result]
+    first_in = arrays[0].ndim
+    kept = sorted(axis_index(i, first_in, "apply_gufunc") for i in axes[0]) if keepdims else []
+    for k, (out, ax) in enumerate(zip(results, axes[nin:])):
+        if ax:
+            dst = [axis_index(i, out.ndim, "apply_gufunc") for i in ax]
+            out = moveaxis(out, list(range(out.ndim - len(ax), out.ndim)), dst)
+        for i in kept:
+            out = expand_dims(out, i)
+        results[k] = out
+    return tuple(results) if isinstance(result, tuple) else results[0]
+
+
+class gufunc:
+    """A function that takes NumPy gufunc ``signature``'s core dimensions and, called on
+    xsched arrays, runs block by block through ``apply_gufunc`` with the keywords given
+    here (``output_dtypes``, ``vectorize``, ``axes``, ``meta``...), as dask's
+    ``da.gufunc``; ``as_gufunc`` makes one as a decorator.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> def stats(x):
+    ...     return np.mean(x, axis=-1), np.std(x, axis=-1)
+    >>> gustats = xa.gufunc(stats, signature="(i)->(),()", output_dtypes=(float, float))
+    >>> mean, std = gustats(xa.from_array(np.arange(12.0).reshape(3, 4), chunks=(1, 4)))
+    >>> mean.compute().tolist()
+    [1.5, 5.5, 9.5]
+    """
+
+    def __init__(self, pyfunc: Callable, *, signature: str | None = None, **kwargs: Any) -> None:
+        if not callable(pyfunc):
+            raise TypeError(f"gufunc: expected a function, got {pyfunc!r}")
+        if not isinstance(signature, str):
+            raise TypeError(f"gufunc: the signature must be a string such as '(i)->()', got {signature!r}")
+        parse_signature(signature)  # (a malformed signature fails now)
+        self.pyfunc, self.signature, self.kwargs = pyfunc, signature, kwargs
+        functools.update_wrapper(self, pyfunc)
+
+    def __call__(self, *args: Any, **more: Any) -> Any:
+        return apply_gufunc(self.pyfunc, self.signature, *args, **{**self.kwargs, **more})
+
+    def __repr__(self) -> str:
+        return f"xsched.array.gufunc({funcname(self.pyfunc)}, signature={self.signature!r})"
+
+
 def _along_axis(block: np.ndarray, func1d: Callable, axis: int, args: tuple, kwargs: dict,
                 dtype: np.dtype, shape: tuple) -> np.ndarray:
     if 0 in block.shape[:axis] + block.shape[axis + 1:]:  # (no slice: an empty block of a mask's result)
@@ -307,10 +409,6 @@ def as_gufunc(signature: str | None = None, **kwargs: Any) -> Callable:
         raise TypeError(f"as_gufunc: the signature must be a string such as '(i)->()', got {signature!r}")
     parse_signature(signature)  # (a malformed signature fails now)
 
-    def decorate(func: Callable) -> Callable:
-        @functools.wraps(func)
-        def gufunc(*args: Any, **more: Any) -> Any:
-            return apply_gufunc(func, signature, *args, **{**kwargs, **more})
-        gufunc.signature = signature  # type: ignore[attr-defined]
-        return gufunc
+    def decorate(func: Callable) -> gufunc:
+        return gufunc(func, signature=signature, **kwargs)
     return decorate

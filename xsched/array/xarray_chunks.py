@@ -64,7 +64,8 @@ from .. import config
 from ..graph.delayed import compute as _compute_all
 from ..graph.delayed import persist as _persist_all
 from ..units import parse_bytes
-from . import core, gufunc, index_notation, mapping, reductions, scans
+from . import core, index_notation, mapping, reductions, scans
+from .gufunc import apply_gufunc as _apply_gufunc  # (xa.gufunc is the class, not this module)
 from .store import store as _store
 from .chunks import AUTO_CHUNK_BYTES, Chunks
 from .core import Array
@@ -300,9 +301,8 @@ class XschedChunkManager(ChunkManagerEntrypoint[Array]):
         [1.0, 5.0, 9.0]
         """
         _numpy_meta(kwargs.pop("meta", None), "apply_gufunc")
-        return gufunc.apply_gufunc(func, signature, *args, axes=axes, keepdims=keepdims,
-                                   output_dtypes=output_dtypes, vectorize=bool(vectorize),
-                                   **kwargs)
+        return _apply_gufunc(func, signature, *args, axes=axes, keepdims=keepdims,
+                             output_dtypes=output_dtypes, vectorize=bool(vectorize), **kwargs)
 
     def map_blocks(self, func: Callable, *args: Any, dtype: Any = None,
                    chunks: Any = None, drop_axis: Any = None, new_axis: Any = None,
