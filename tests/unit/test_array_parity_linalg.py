@@ -125,3 +125,21 @@ def test_take_one_position_drops_the_axis(chunks, axis, index):
     m = np.arange(12).reshape(3, 4)
     got = xa.take(xa.from_array(m, chunks=chunks), index, axis=axis)
     np.testing.assert_array_equal(np.asarray(got.compute()), np.take(m, index, axis=axis))
+
+
+def test_fft_wrap_runs_another_library_s_transform_block_by_block():
+    scipy_fft = pytest.importorskip("scipy.fft")
+    fftpack = pytest.importorskip("scipy.fftpack")
+    v = np.random.default_rng(1).random((4, 16))
+    x = xa.from_array(v, chunks=(2, 16))
+    np.testing.assert_allclose(xa.fft.fft_wrap(scipy_fft.fft)(x, norm="ortho").compute(), scipy_fft.fft(v, norm="ortho"))
+    np.testing.assert_allclose(xa.fft.fft_wrap(fftpack.fft)(x).compute(), fftpack.fft(v))  # (takes no norm)
+    packed = xa.fft.fft_wrap(fftpack.rfft, kind="fft")(x)
+    assert packed.dtype == np.float64 and packed.chunks == x.chunks
+    np.testing.assert_allclose(packed.compute(), fftpack.rfft(v))
+    whole = xa.from_array(v, chunks=-1)
+    np.testing.assert_allclose(xa.fft.fft_wrap(scipy_fft.rfft2, dtype=complex)(whole).compute(), scipy_fft.rfft2(v))
+    with pytest.raises(ValueError, match="kind 'sum' is not one of NumPy's transforms"):
+        xa.fft.fft_wrap(np.sum)
+    with pytest.raises(ValueError, match="axis 1 is cut into 2 chunks"):
+        xa.fft.fft_wrap(scipy_fft.fft)(xa.from_array(v, chunks=8))

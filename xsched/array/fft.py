@@ -31,7 +31,7 @@ from .creation import arange, asarray
 from .manipulation import roll
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
-           "rfftn", "irfftn", "fftshift", "ifftshift", "fftfreq", "rfftfreq"]
+           "rfftn", "irfftn", "fftshift", "ifftshift", "fftfreq", "rfftfreq", "fft_wrap"]
 
 #: the kind of each transform: what becomes of the length of its last (or only) axis
 _HALF = {"rfft", "ihfft", "rfft2", "rfftn"}  # n // 2 + 1 (real input, one-sided spectrum)
@@ -52,9 +52,10 @@ def _whole(x: Array, axes: Sequence[int], name: str) -> tuple[int, ...]:
 
 
 def _transform(name: str, a: Any, s: Sequence[int | None], axes: Sequence[int], norm: str | None,
-               one_axis: bool) -> Array:
-    """``np.fft.<name>`` on every block, the transformed axes given their new lengths (NaN,
-    unknown, for an axis of unknown length given no ``n``)."""
+               one_axis: bool, func: Any = None, dtype: Any = None) -> Array:
+    """``np.fft.<name>`` (or ``func``, a transform of that kind) on every block, the
+    transformed axes given their new lengths (NaN, unknown, for an axis of unknown length
+    given no ``n``)."""
     x = asarray(a)
     axes = _whole(x, axes, name)
     if len(s) != len(axes):
@@ -74,23 +75,26 @@ def _transform(name: str, a: Any, s: Sequence[int | None], axes: Sequence[int], 
             lengths[axis] = m if n is None else n
     if any(v < 1 for v in lengths.values()):
         raise ValueError(f"fft.{name}: a transformed axis would have no values (lengths {lengths}); give n=/s=")
-    func = getattr(np.fft, name)
+    func = func or getattr(np.fft, name)
     given = any(n is not None for n in s)
     kwargs = {"n": s[0], "axis": axes[0]} if one_axis else {
         "s": [x.shape[a] if n is None and x.shape[a] == x.shape[a] else n for a, n in zip(axes, s)]
         if given else None, "axes": axes}
     if not one_axis and given and name in _REAL_BACK and s[-1] is None:
         kwargs["s"][-1] = lengths[axes[-1]]
-    probe = np.ones(tuple(3 if i in lengths else 1 for i in range(x.ndim)), x.dtype)
-    dtype = func(probe, axis=axes[0]).dtype if one_axis else func(probe, axes=axes).dtype
+    if dtype is None:
+        probe = np.ones(tuple(3 if i in lengths else 1 for i in range(x.ndim)), x.dtype)
+        dtype = func(probe, axis=axes[0]).dtype if one_axis else func(probe, axes=axes).dtype
     chunks = tuple((lengths[i],) if i in lengths else c for i, c in enumerate(x.chunks))
-    return block_layer(func, [x], {"norm": norm, **kwargs}, chunks, dtype,
+    if norm is not None:  # (left out otherwise: scipy.fftpack's transforms take no norm)
+        kwargs["norm"] = norm
+    return block_layer(func, [x], kwargs, chunks, dtype,
                        lambda i, arr, index: Ref(chunk_key(arr.name, index)), name=f"fft-{name}")
 
 
-def _one(name: str):
+def _one(name: str, func: Any = None, dtype: Any = None):
     def transform(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Array:
-        return _transform(name, a, [n], (axis,), norm, one_axis=True)
+        return _transform(name, a, [n], (axis,), norm, one_axis=True, func=func, dtype=dtype)
     transform.__name__ = transform.__qualname__ = name
     transform.__doc__ = (f"``numpy.fft.{name}`` along ``axis``, which must be one chunk; the other axes keep "
                          f"their blocks.\n\n    >>> import numpy as np, xsched.array as xa\n"
@@ -101,14 +105,14 @@ def _one(name: str):
     return transform
 
 
-def _many(name: str, default_axes: tuple | None):
+def _many(name: str, default_axes: tuple | None, func: Any = None, dtype: Any = None):
     def transform(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = default_axes,
                   norm: str | None = None) -> Array:
         x = asarray(a)
         if axes is None:  # (as NumPy: the last len(s) axes, or all of them)
             axes = tuple(range(-len(s), 0)) if s is not None else tuple(range(x.ndim))
         return _transform(name, x, list(s) if s is not None else [None] * len(axes), tuple(axes), norm,
-                          one_axis=False)
+                          one_axis=False, func=func, dtype=dtype)
     transform.__name__ = transform.__qualname__ = name
     transform.__doc__ = (f"``numpy.fft.{name}`` over ``axes``, each of which must be one chunk.\n\n"
                          f"    >>> import numpy as np, xsched.array as xa\n"
@@ -121,6 +125,40 @@ def _many(name: str, default_axes: tuple | None):
 fft, ifft, rfft, irfft, hfft, ihfft = (_one(n) for n in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"))
 fft2, ifft2, rfft2, irfft2 = (_many(n, (-2, -1)) for n in ("fft2", "ifft2", "rfft2", "irfft2"))
 fftn, ifftn, rfftn, irfftn = (_many(n, None) for n in ("fftn", "ifftn", "rfftn", "irfftn"))
+
+
+_ONE_AXIS = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
+_TWO_AXES = ("fft2", "ifft2", "rfft2", "irfft2")
+_ALL_AXES = ("fftn", "ifftn", "rfftn", "irfftn")
+
+
+def fft_wrap(fft_func: Any, kind: str | None = None, dtype: Any = None) -> Any:
+    """Another library's transform (``scipy.fft.fft``, ``pyfftw``'s...) made to run block
+    by block as the ones here, as dask's ``fft_wrap``: ``kind`` is which of NumPy's it
+    stands for (default its name), which says how the transformed axes' lengths change;
+    ``dtype`` spares the trial call that finds the output's. A transform whose lengths
+    are not its name's (``scipy.fftpack.rfft`` keeps ``n`` values) needs the ``kind``
+    that has its lengths (``kind="fft"``).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> parallel_fft = xa.fft.fft_wrap(np.fft.fft)
+    >>> v = np.arange(8.0)
+    >>> np.allclose(parallel_fft(xa.from_array(v, chunks=8)).compute(), np.fft.fft(v))
+    True
+    """
+    if not callable(fft_func):
+        raise TypeError(f"fft_wrap: expected a transform function, got {fft_func!r}")
+    kind = kind or getattr(fft_func, "__name__", None)
+    if kind in _ONE_AXIS:
+        wrapped = _one(kind, fft_func, dtype)
+    elif kind in _TWO_AXES or kind in _ALL_AXES:
+        wrapped = _many(kind, (-2, -1) if kind in _TWO_AXES else None, fft_func, dtype)
+    else:
+        raise ValueError(f"fft_wrap: kind {kind!r} is not one of NumPy's transforms "
+                         f"({', '.join(_ONE_AXIS + _TWO_AXES + _ALL_AXES)}); pass kind=")
+    wrapped.__name__ = wrapped.__qualname__ = getattr(fft_func, "__name__", kind)
+    wrapped.__doc__ = f"``{getattr(fft_func, '__module__', '')}.{wrapped.__name__}`` block by block (fft_wrap)."
+    return wrapped
 
 
 def _roll_half(x: Any, axes: Any, sign: int) -> Array:
