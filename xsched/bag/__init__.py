@@ -19,6 +19,7 @@ from .core import bag_map_partitions as map_partitions
 from .text import from_url, read_text, to_textfiles
 from .avro import read_avro, to_avro
 from ..graph.delayed import compute
+from . import random  # (dask's dask.bag.random: sample and choices)
 
 __all__ = [
     "Bag",
