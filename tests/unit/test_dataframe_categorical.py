@@ -99,6 +99,10 @@ def test_concat_of_different_explicit_categories_gives_what_pandas_gives():
     expected = pd.concat([a, b])
     assert out._meta.c.dtype == expected.c.dtype
     tm.assert_frame_equal(out.compute(), expected)
+    for part in out.to_delayed():  # (each partition as the meta says, not in its own categories)
+        assert part.compute().c.dtype == expected.c.dtype
+    series = xd.concat([xd.from_pandas(a.c, 1), xd.from_pandas(b.c, 1)])
+    assert [p.compute().dtype for p in series.to_delayed()] == [expected.c.dtype] * 2
 
 
 @pytest.mark.parametrize("n", [1, 3])

@@ -37,6 +37,21 @@ def test_index_isin_filters(n):
     pd.testing.assert_frame_equal(df.loc[~df.index.isin(["a"])].compute(), pdf.loc[~pdf.index.isin(["a"])])
 
 
+def test_concat_interleaves_overlapping_divisions_into_sorted_partitions():
+    a = pd.DataFrame({"x": range(10)}, index=range(0, 20, 2))
+    b = pd.DataFrame({"x": range(10, 20), "y": 1.0}, index=range(1, 20, 2))
+    c = pd.DataFrame({"x": [99]}, index=[4])  # (a label the first has too: after it, as pandas' order)
+    out = xd.concat([xd.from_pandas(a, 3), xd.from_pandas(b, 2), xd.from_pandas(c, 1)], interleave_partitions=True)
+    expected = pd.concat([a, b, c]).sort_index(kind="stable")
+    assert out.known_divisions and out.divisions[0] == 0 and out.divisions[-1] == 19
+    pd.testing.assert_frame_equal(out.compute(), expected)
+    pd.testing.assert_frame_equal(out.loc[3:7].compute(), expected.loc[3:7])
+    plain = xd.concat([xd.from_pandas(a, 3), xd.from_pandas(b, 2)])  # (without it: divisions unknown)
+    assert not plain.known_divisions
+    ordered = xd.concat([xd.from_pandas(a.iloc[:5], 1), xd.from_pandas(a.iloc[5:], 1)], interleave_partitions=True)
+    assert ordered.npartitions == 2 and ordered.known_divisions  # (already in order: end to end)
+
+
 @pytest.mark.parametrize("n", NPARTS)
 def test_concat_ignore_index_numbers_globally(n):
     a = pd.DataFrame({"x": [1, 2, 3]}, index=[5, 6, 7])

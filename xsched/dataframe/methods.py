@@ -645,9 +645,13 @@ def _seeded(frame: _Frame, how: str, seed: int, kwargs: dict):
 # --------------------------------------------------------------------------- module functions
 
 
-def concat(dfs: Sequence[_Frame], axis: int = 0, join: str = "outer", ignore_index: bool = False):
+def concat(dfs: Sequence[_Frame], axis: int = 0, join: str = "outer", ignore_index: bool = False,
+           interleave_partitions: bool = False):
     """Collections end to end (``axis=0``): the partitions of the first, then of the next...
     Divisions stay known when every input's are and they follow each other.
+    ``interleave_partitions=True`` keeps them known when they overlap, as in dask: each
+    collection is cut at the union of all divisions and the pieces of each range are
+    concatenated in one partition, sorted by label.
 
     ``ignore_index=True`` numbers the rows 0, 1, 2... across all partitions, as pandas does:
     partition ``i`` starts at the row count of the partitions before it, which a chain of
@@ -660,6 +664,11 @@ def concat(dfs: Sequence[_Frame], axis: int = 0, join: str = "outer", ignore_ind
     {'x': [1, 2, 3], 'y': ['-', '-', 'z']}
     >>> xd.concat([a, a], ignore_index=True).compute().index.tolist()
     [0, 1, 2, 3]
+    >>> odd = xd.from_pandas(pd.DataFrame({"x": [1, 3, 5]}, index=[1, 3, 5]), npartitions=2)
+    >>> even = xd.from_pandas(pd.DataFrame({"x": [2, 4]}, index=[2, 4]), npartitions=1)
+    >>> both = xd.concat([odd, even], interleave_partitions=True)
+    >>> both.npartitions, both.compute().x.tolist()
+    (3, [1, 2, 3, 4, 5])
 
     ``axis=1`` puts the collections side by side, partition by partition, their rows
     aligned by label as pandas aligns them (``join="outer"`` or ``"inner"``): so their
@@ -679,6 +688,9 @@ def concat(dfs: Sequence[_Frame], axis: int = 0, join: str = "outer", ignore_ind
     if len(dfs) == 1 and not ignore_index:
         return dfs[0]
     meta = make_meta(pd.concat([_nonempty(d._meta) for d in dfs], join=join, ignore_index=ignore_index))
+    if interleave_partitions and not ignore_index and all(d.known_divisions for d in dfs) and not all(
+            a.divisions[-1] < b.divisions[0] for a, b in zip(dfs, dfs[1:])):
+        return map_partitions(_interleaved, *unify_divisions(*dfs), like=meta, join=join, meta=meta, _name="concat")
     tok = new_token([d._name for d in dfs], join, ignore_index)
     name = f"concat-{tok}"
     ann = annotations_in_force()
@@ -724,6 +736,13 @@ def _columns_joined(*parts: Any, join: str) -> pd.DataFrame:
     return pd.concat(parts, axis=1, join=join)
 
 
+def _interleaved(*parts: Any, like: Any, join: str) -> Any:
+    """``concat(interleave_partitions=True)``'s partition: the pieces of one range of labels,
+    sorted by label (stably: equal labels in the order of the collections), as a partition
+    of known divisions is."""
+    return _concat([_conform_concat(p, like, join) for p in parts]).sort_index(kind="stable")
+
+
 def _conform_concat(part: Any, meta: Any, join: str, start: int | None = None) -> Any:
     """A partition in the concatenation's columns (missing ones as missing values), its rows
     numbered from ``start`` (``ignore_index``) when given."""
@@ -735,8 +754,25 @@ def _conform_concat(part: Any, meta: Any, join: str, start: int | None = None) -
         else:
             out = part.reindex(columns=meta.columns)
             part = out.astype({c: meta[c].dtype for c in meta.columns if c not in part.columns}, errors="ignore")
+    part = _categories_as_meta(part, meta)
     if start is not None:
         part = part.set_axis(pd.RangeIndex(start, start + len(part)), axis=0)
+    return part
+
+
+def _categories_as_meta(part: Any, meta: Any) -> Any:
+    """A partition's categorical columns in the meta's dtype where the meta's is not
+    categorical: collections whose categories differ concatenate to pandas' plain values,
+    and each partition must hold what the meta says, not its own categories."""
+    if isinstance(part, pd.Series) and isinstance(meta, pd.Series):
+        if isinstance(part.dtype, pd.CategoricalDtype) and not isinstance(meta.dtype, pd.CategoricalDtype):
+            return part.astype(meta.dtype)
+        return part
+    if isinstance(part, pd.DataFrame) and isinstance(meta, pd.DataFrame):
+        plain = {c: meta[c].dtype for c in meta.columns
+                 if c in part.columns and isinstance(part[c].dtype, pd.CategoricalDtype)
+                 and not isinstance(meta[c].dtype, pd.CategoricalDtype)}
+        return part.astype(plain) if plain else part
     return part
 
 
