@@ -67,3 +67,16 @@ def test_a_series_keys_name_comes_back_with_a_meta_given():
     df = xd.from_pandas(pd.DataFrame({"v": [1.0, 2, 3, 4]}), npartitions=2)
     got = df.groupby((df.v % 2).rename("p")).v.apply(lambda g: g.max(), meta=("v", "f8"))
     assert got.compute().index.name == "p"
+
+
+def test_meta_is_taken_as_given_as_dask_takes_it():
+    pdf = BASE.assign(i=np.arange(N))
+    df = xd.from_pandas(pdf, npartitions=3)
+    got = df.groupby("k").shift(1, meta={"v": float, "w": float, "i": float})
+    assert got.dtypes.to_dict() == {"v": np.float64, "w": np.float64, "i": np.float64}
+    pd.testing.assert_frame_equal(got.compute(), pdf.groupby("k").shift(1))
+    lagged = df.groupby("k").w.diff(meta=("w", "f8"))
+    assert lagged.name == "w" and lagged.dtype == np.float64
+    pd.testing.assert_series_equal(lagged.compute(), pdf.groupby("k").w.diff())
+    heads = df.groupby("k").head(2, meta=pdf.iloc[:0])
+    pd.testing.assert_frame_equal(heads.compute().sort_index(), pdf.groupby("k").head(2).sort_index())

@@ -144,17 +144,20 @@ def _gather(parts: list, meta: Any, after: int, order: pd.Index | None, levelwis
     return out.iloc[np.argsort(codes, kind="stable")]
 
 
-def _whole(gb: GroupBy, chain: tuple, what: str) -> Any:
-    """``chain`` on each partition of ``gb``'s frame shuffled on its key."""
+def _whole(gb: GroupBy, chain: tuple, what: str, meta: Any = None) -> Any:
+    """``chain`` on each partition of ``gb``'s frame shuffled on its key (``meta``: the
+    result's, when the user gave it; else pandas' on a stand-in)."""
     if isinstance(gb._by, _Frame):
-        return _whole(gb.by_key_column(), chain, what)
+        return _whole(gb.by_key_column(), chain, what, meta)
+    if meta is not None:
+        meta = make_meta(meta)
     if len(chain) == 1 and chain[0][0] in IN_PLACE:
-        return unnamed(gb, in_place(gb, chain, what))
+        return unnamed(gb, in_place(gb, chain, what, meta))
     keys = gb._whole_keys(what)  # (a Series key refused before pandas runs on a stand-in)
     args = (gb._by, gb._selection, chain, gb._dropna, gb._observed, gb._sort)
-    if chain[-1][0] in KEEPING:  # (the frame's own rows: their function may need more rows than a stand-in has)
+    if meta is None and chain[-1][0] in KEEPING:  # (the frame's own rows: a stand-in may have too few)
         meta = gb._frame._meta if gb._selection is None else gb._frame._meta[gb._selection]
-    else:
+    elif meta is None:
         try:  # (on a stand-in of two rows per column, so that a mistake shows now; its warnings say nothing)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -359,13 +362,14 @@ def _reducing_method(method: str):
 
 
 def _rowwise_method(method: str):
-    def run(self, *args: Any, **kwargs: Any):
-        return _whole(self, ((method, args, kwargs),), method)
+    def run(self, *args: Any, meta: Any = None, **kwargs: Any):
+        return _whole(self, ((method, args, kwargs),), method, meta)
 
     run.__name__ = method
     run.__doc__ = _doc(method, f"pandas' grouped ``{method}``: each group whole after a shuffle on the key; " + (
         "the results come back to their rows' partitions, in the frame's order (``in_place``)." if method in IN_PLACE
-        else "the rows come partitioned by key (``.compute().sort_index()`` gives the frame's order)."))
+        else "the rows come partitioned by key (``.compute().sort_index()`` gives the frame's order).")
+        + " ``meta=`` gives the result's columns and dtypes, as in dask, instead of pandas' on a stand-in.")
     return run
 
 
