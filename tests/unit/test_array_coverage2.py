@@ -336,8 +336,20 @@ def test_shuffle_is_take_with_each_group_in_one_block(chunks):
         assert bounds <= set(starts)  # no group is cut between blocks
     with pytest.raises(ValueError, match="list of lists"):
         xa.shuffle(x, [1, 2], 0)
+    with pytest.raises(ValueError, match="chunks takes 'auto' only"):
+        xa.shuffle(x, [[0]], 0, chunks=3)
     with pytest.raises(IndexError):
         xa.shuffle(x, [[0, 99]], 1)
+
+
+def test_shuffle_of_groups_longer_than_a_block_splits_the_other_axes():
+    a = np.arange(64 * 6).reshape(64, 6)
+    x = xa.from_array(a, chunks=(8, 6))
+    order = list(range(0, 64, 2)) + list(range(1, 64, 2))
+    y = x.shuffle([order[:32], order[32:]], axis=0)  # (groups of 32 rows, blocks of 8)
+    assert y.chunks[0] == (32, 32) and max(y.chunks[1]) * 32 <= 1.25 * 8 * 6  # (blocks about as large as before)
+    np.testing.assert_array_equal(y.compute(), a[order])
+    assert x.shuffle([[0, 1, 2, 3]] * 1 + [[4, 5]], axis=0).chunks[1] == (6,)  # (small groups: left as they are)
 
 
 @pytest.mark.parametrize("values", [

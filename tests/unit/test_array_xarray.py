@@ -231,5 +231,16 @@ def test_chunk_manager_methods_and_their_errors():
         import pandas as pd
 
         m.map_blocks(np.negative, x, meta=pd.DataFrame())
-    with pytest.raises(NotImplementedError, match="shuffle .* is not supported"):
-        m.shuffle(x, [[0, 1]], 0, "auto")
+    assert m.shuffle(xa.arange(6, chunks=3), [[4, 1], [0, 5, 2, 3]], 0, "auto").compute().tolist() == [4, 1, 0, 5, 2, 3]
+
+
+def test_groupby_shuffle_to_chunks_puts_each_group_in_one_chunk():
+    labels = list("abcabcabcabc")
+    eager = xr.DataArray(np.arange(24.0).reshape(12, 2), dims=("t", "x")).assign_coords(lab=("t", labels))
+    lazy = eager.drop_vars("lab").chunk({"t": 4}, chunked_array_type="xsched").assign_coords(lab=("t", labels))
+    shuffled = lazy.groupby("lab").shuffle_to_chunks()
+    assert isinstance(shuffled.data, xa.Array) and shuffled.chunks == ((4, 4, 4), (2,))
+    order = np.argsort(np.array(labels), kind="stable")
+    np.testing.assert_array_equal(shuffled.compute().values, eager.values[order])
+    assert shuffled.lab.values.tolist() == sorted(labels)
+    xr.testing.assert_allclose(shuffled.groupby("lab").mean().compute(), eager.groupby("lab").mean())

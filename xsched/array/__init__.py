@@ -50,7 +50,8 @@ from .manipulation import (around, atleast_1d, atleast_2d, broadcast_arrays, bro
                            moveaxis, pad, ravel, repeat, reshape, reshape_blockwise, roll, squeeze, stack, swapaxes,
                            tile, transpose, tril, triu, unstack, vstack, where, permute_dims, concat)
 from .manipulation import around as round
-from .manipulation import apply_over_axes, copy, rollaxis, shuffle
+from .manipulation import apply_over_axes, copy, rollaxis
+from .take import shuffle
 from .linalg import cross, dot, inner, kron, matmul, matrix_transpose, outer, tensordot, vdot, vecdot
 from .overlapping import map_overlap, sliding_window_view, trim_internal
 from .differences import diff, ediff1d, gradient, trapezoid, unwrap

@@ -38,13 +38,12 @@ from .core import Array, elemwise
 from . import reductions
 from .creation import asarray, full
 from .masking import known_chunks_needed
-from .take import take
 
 __all__ = ["copy", "concatenate", "stack", "hstack", "vstack", "reshape", "reshape_blockwise", "ravel", "squeeze",
            "expand_dims", "atleast_1d", "atleast_2d", "transpose", "moveaxis", "swapaxes",
            "flip", "fliplr", "flipud", "roll", "pad", "broadcast_to", "broadcast_arrays", "meshgrid",
            "where", "clip", "around", "repeat", "tile", "unstack", "tril", "triu", "permute_dims", "concat",
-           "rollaxis", "apply_over_axes", "shuffle"]
+           "rollaxis", "apply_over_axes"]
 
 
 def _new(layer: dict, name: str, inputs: Sequence[Array], chunks: Any, dtype: Any) -> Array:
@@ -535,36 +534,6 @@ def apply_over_axes(func: Any, a: Any, axes: Any) -> Array:
                              f"(shape {out.shape} from an array of shape {value.shape})")
         value = out
     return value
-
-
-def shuffle(x: Any, indexer: list, axis: int, chunks: Any = "auto") -> Array:
-    """The elements along ``axis`` reordered to the groups of positions ``indexer`` (a list
-    of lists), each group within one block: ``take`` of the joined groups, cut between
-    groups, consecutive ones sharing a block while it stays within 1.25 times the axis'
-    largest block. ``chunks`` is the other axes' (left as they are: ``"auto"`` only).
-
-    >>> import numpy as np, xsched.array as xa
-    >>> x = xa.from_array(np.arange(1, 9), chunks=4)
-    >>> y = xa.shuffle(x, [[6, 5, 2], [4, 1], [3, 0, 7]], axis=0)
-    >>> y.chunks, y.compute().tolist()
-    (((5, 3),), [7, 6, 3, 5, 2, 4, 1, 8])
-    """
-    x = asarray(x)
-    axis = axis_index(axis, x.ndim, "shuffle")
-    if chunks != "auto":
-        raise ValueError(f"shuffle: chunks must be 'auto', got {chunks!r}")
-    if not isinstance(indexer, list) or not all(isinstance(g, list) for g in indexer):
-        raise ValueError("shuffle: indexer must be a list of lists of positional indices")
-    known_chunks_needed(x, "shuffle")
-    groups = [len(g) for g in indexer if g]
-    order = np.asarray([i for g in indexer for i in g], dtype=np.intp)
-    out = take(x, order, axis)
-    limit, sizes = 1.25 * builtins.max(builtins.max(x.chunks[axis]), 1), [0]
-    for n in groups:
-        if sizes[-1] and sizes[-1] + n > limit:
-            sizes.append(0)
-        sizes[-1] += n
-    return out.rechunk({axis: tuple(sizes)})
 
 
 def swapaxes(x: Any, axis1: int, axis2: int) -> Array:

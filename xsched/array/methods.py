@@ -37,7 +37,7 @@ from .selection import nonzero
 from .sorting import argsort, searchsorted
 from .statistics import moment
 from .store import store
-from .take import take
+from .take import shuffle, take
 from .topk import argtopk, topk
 
 
@@ -118,6 +118,17 @@ def _compress(self: Array, condition: Any, axis: Any = None, out: Any = None) ->
     [0, 2]
     """
     return compress(condition, self, axis=axis, out=out)
+
+
+def _shuffle(self: Array, indexer: list, axis: int, chunks: str = "auto") -> Array:
+    """The elements along ``axis`` reordered by groups of positions, each group in one
+    chunk; see ``xsched.array.shuffle``.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.from_array(np.arange(6), chunks=3).shuffle([[5, 0], [2, 3, 1]], axis=0).compute().tolist()
+    [5, 0, 2, 3, 1]
+    """
+    return shuffle(self, indexer, axis, chunks)
 
 
 def _take(self: Array, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Array:
@@ -285,7 +296,7 @@ Array.partitions = property(_partitions)  # type: ignore[attr-defined]
 
 for _name, _f in [("store", _store), ("diagonal", _diagonal), ("trace", _trace), ("nonzero", _nonzero), ("argsort", _argsort),
                   ("searchsorted", _searchsorted), ("choose", _choose), ("compress", _compress),
-                  ("take", _take), ("copy", _copy), ("view", _view), ("topk", _topk), ("argtopk", _argtopk),
+                  ("take", _take), ("shuffle", _shuffle), ("copy", _copy), ("view", _view), ("topk", _topk), ("argtopk", _argtopk),
                   ("moment", _moment), ("__contains__", _contains), ("__lshift__", _lshift),
                   ("__rlshift__", _rlshift), ("__rshift__", _rshift), ("__rrshift__", _rrshift)]:
     setattr(Array, _name, _f)

@@ -34,9 +34,10 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.spec import Ref, Task
 from . import masking as _masking
 from .axes import axis_index
-from .rechunking import joined
+from .creation import asarray
+from .rechunking import joined, rechunk
 
-__all__ = ["take", "take_lazy", "is_integer_index", "normalize_indices"]
+__all__ = ["take", "take_lazy", "is_integer_index", "normalize_indices", "shuffle"]
 
 
 def is_integer_index(index: Any) -> bool:
@@ -151,14 +152,20 @@ def take(x: Any, indices: Any, axis: int | None = None) -> Any:
         flat = take(x, indices.ravel(), axis)
         return flat.reshape(x.shape[:axis] + indices.shape + x.shape[axis + 1:])
     idx = normalize_indices(indices, x.shape[axis], axis)
+    step = max(max(x.chunks[axis], default=1), 1)
+    bounds = list(range(0, len(idx), step)) + [len(idx)] if len(idx) else [0, 0]
+    return _taken(x, idx, axis, tuple(bounds[i + 1] - bounds[i] for i in range(len(bounds) - 1)), "take")
+
+
+def _taken(x: Any, idx: np.ndarray, axis: int, out_axis: tuple, what: str) -> Any:
+    """``x`` at the positions ``idx`` (non-negative, in bounds) along ``axis``, cut into
+    chunks ``out_axis`` there (see the module docstring for the tasks)."""
     in_chunks = x.chunks[axis]
     starts = np.cumsum((0,) + tuple(in_chunks))
-    step = max(max(in_chunks, default=1), 1)
-    bounds = list(range(0, len(idx), step)) + [len(idx)] if len(idx) else [0, 0]
-    out_axis = tuple(bounds[i + 1] - bounds[i] for i in range(len(bounds) - 1))
+    bounds = np.cumsum((0,) + tuple(out_axis)).tolist()
     block_of = np.searchsorted(starts[1:], idx, side="right")
-    name = new_token(x.name, "take", axis, idx.tobytes(), str(idx.dtype))
-    pick_name, join_name = f"take-pick-{name}", f"take-{name}"
+    name = new_token(x.name, what, axis, idx.tobytes(), str(idx.dtype), out_axis)
+    pick_name, join_name = f"{what}-pick-{name}", f"{what}-{name}"
     ann = annotations_in_force()
     picks: dict[str, Any] = {}
     joins: dict[str, Any] = {}
@@ -181,6 +188,60 @@ def take(x: Any, indices: Any, axis: int | None = None) -> Any:
                         lambda refs: Task(_join, (refs, axis, order), {}, per_task(ann)))
     chunks = x.chunks[:axis] + (out_axis,) + x.chunks[axis + 1:]
     return picked_array(x, picks, joins, (pick_name, join_name), chunks)
+
+
+def shuffle(x: Any, indexer: list, axis: int, chunks: str = "auto") -> Any:
+    """``x`` reordered along ``axis`` by groups of positions, each group kept in one chunk,
+    as dask's ``x.shuffle`` (xarray's ``groupby(...).shuffle_to_chunks()`` asks for it):
+    the groups follow each other in ``indexer``'s order, and consecutive groups share a
+    chunk while it stays within 1.25 times the axis's mean chunk length (a longer group is
+    a chunk of its own). Where a group makes a chunk longer than the input's longest, the
+    other axes' blocks are split to keep blocks about as large as before. Positions in no
+    group are left out.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(1, 17).reshape(2, 8), chunks=(2, 4))
+    >>> y = x.shuffle([[6, 5, 2], [4, 1], [3, 0, 7]], axis=1)
+    >>> y.chunks, y.compute()[0].tolist()
+    (((2,), (5, 3)), [7, 6, 3, 5, 2, 4, 1, 8])
+    """
+    x = asarray(x)
+    _masking.known_chunks_needed(x, "shuffle")
+    axis = axis_index(axis, x.ndim, "shuffle")
+    if chunks != "auto":
+        raise ValueError(f"shuffle: chunks takes 'auto' only (the groups set the chunks along the axis), got {chunks!r}")
+    if not isinstance(indexer, (list, tuple)) or not indexer or not all(
+            isinstance(g, (list, tuple, np.ndarray)) for g in indexer):
+        raise ValueError("shuffle: the indexer must be a list of lists of positions (a list per group), "
+                         "e.g. [[6, 5, 2], [4, 1], [3, 0, 7]]")
+    groups = [normalize_indices(np.asarray(g, dtype=np.intp), x.shape[axis], axis) for g in indexer]
+    limit = 1.25 * x.shape[axis] / max(len(x.chunks[axis]), 1)
+    lengths: list[int] = []
+    for g in groups:
+        if lengths and lengths[-1] + len(g) <= limit:
+            lengths[-1] += len(g)
+        else:
+            lengths.append(len(g))
+    idx = np.concatenate(groups) if groups else np.zeros(0, np.intp)
+    grow = max(lengths, default=0) / max(max(x.chunks[axis], default=1), 1)
+    if grow > 1.25 and x.ndim > 1:  # (split the other axes so the blocks stay near their size)
+        x = _split_other_axes(x, axis, grow)
+    return _taken(x, idx, axis, tuple(lengths), "shuffle")
+
+
+def _split_other_axes(x: Any, axis: int, grow: float) -> Any:
+    """``x`` with the blocks of its axes other than ``axis`` cut into pieces, ``grow`` times
+    fewer cells per block over them (each block split on its own: no data joins others)."""
+    others = [a for a in range(x.ndim) if a != axis]
+    per_axis = grow ** (1 / len(others))
+    new = list(x.chunks)
+    for a in others:
+        pieces = []
+        for c in x.chunks[a]:
+            size = max(1, int(c / per_axis))  # (each piece at most 1 / per_axis of its block)
+            pieces += [size] * (c // size) + ([c % size] if c % size else []) if c else [c]
+        new[a] = tuple(pieces)
+    return rechunk(x, tuple(new))
 
 
 def join_pieces(picks: dict, joins: dict, names: tuple, out_index: tuple, pieces: list, join: Callable) -> None:

@@ -32,11 +32,11 @@ How each method of xarray's ``ChunkManagerEntrypoint`` maps onto xsched.array:
   (``to_netcdf``, ``to_zarr``); ``compute=False`` raises (xarray finishes a lazy write with
   dask.delayed)
 * ``array_api``: the ``xsched.array`` namespace (``full``, ``arange``, ...)
-* ``shuffle``: not supported (``groupby(...).shuffle_to_chunks()``), raises
+* ``shuffle``: ``xa.shuffle`` (``groupby(...).shuffle_to_chunks()``: each group in one chunk)
 
 Not supported, with an error saying what to do instead: lazy writes (``to_netcdf(...,
 compute=False)``), reading with a lock held (``from_array_kwargs={"lock": True}``) and
-dask's other ``from_array`` options, ``shuffle``. Operations xarray runs through NumPy
+dask's other ``from_array`` options. Operations xarray runs through NumPy
 functions xsched.array does not have (``median``, say) raise at once, naming the function,
 rather than pull the data into this process: ``.compute()`` first, then use them on NumPy
 data.
@@ -66,6 +66,7 @@ from ..graph.delayed import persist as _persist_all
 from ..units import parse_bytes
 from . import core, index_notation, mapping, reductions, scans
 from .gufunc import apply_gufunc as _apply_gufunc  # (xa.gufunc is the class, not this module)
+from .take import shuffle as _shuffle
 from .store import store as _store
 from .chunks import AUTO_CHUNK_BYTES, Chunks
 from .core import Array
@@ -378,16 +379,11 @@ class XschedChunkManager(ChunkManagerEntrypoint[Array]):
         return _store(sources, targets, **kwargs)
 
     def shuffle(self, x: Array, indexer: list[list[int]], axis: int, chunks: Any) -> Array:
-        """Not supported: raises ``NotImplementedError`` (xarray's
-        ``groupby(...).shuffle_to_chunks()``).
+        """``x`` reordered along ``axis`` by groups of positions, each group in one chunk
+        (xarray's ``groupby(...).shuffle_to_chunks()``); see ``xsched.array.shuffle``.
 
         >>> import xsched.array as xa
-        >>> XschedChunkManager().shuffle(xa.ones(4, chunks=2), [[0, 2], [1, 3]], 0, "auto")
-        Traceback (most recent call last):
-        ...
-        NotImplementedError: shuffle (groupby(...).shuffle_to_chunks()) is not supported ...
+        >>> XschedChunkManager().shuffle(xa.arange(4, chunks=2), [[0, 2], [1, 3]], 0, "auto").compute().tolist()
+        [0, 2, 1, 3]
         """
-        raise NotImplementedError(
-            "shuffle (groupby(...).shuffle_to_chunks()) is not supported by the xsched chunk "
-            "manager; group without shuffling (groupby(...).mean() works block by block), "
-            "or reorder with integer indexing: da.isel(dim=[...]).")
+        return _shuffle(x, indexer, axis, "auto" if chunks is None else chunks)
