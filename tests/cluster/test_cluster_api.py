@@ -98,8 +98,9 @@ def test_cancel_pending_future(client, tmp_path):
     blocker = client.submit(gate.wait, 1, pure=False)
     blocked = client.submit(inc, blocker)
     assert not blocked.done()
+    assert not blocked.cancelled()
     blocked.cancel()
-    assert blocked.status == "cancelled" and blocked.done()
+    assert blocked.status == "cancelled" and blocked.done() and blocked.cancelled()
     with pytest.raises(FutureCancelledError):
         blocked.result(timeout=5)
     assert isinstance(blocked.exception(timeout=5), FutureCancelledError)
@@ -753,3 +754,37 @@ def test_cluster_get_logs_gives_the_scheduler_and_each_worker_records():
         assert all(len(v) <= 1 for v in cluster.get_logs(n=1).values())
     with pytest.raises(RuntimeError, match="is not running"):
         cluster.get_logs()
+
+
+def test_get_executor_runs_standard_library_executor_code(client, tmp_path):
+    import concurrent.futures
+
+    with client.get_executor() as ex:
+        assert isinstance(ex, concurrent.futures.Executor)
+        assert list(ex.map(pow, [2, 3, 4], [5, 2, 0])) == [32, 9, 1]
+        assert ex.submit(add, 1, y=2).result(timeout=30) == 3
+        bad = ex.map(lambda v: 1 / v, [1, 0])
+        assert next(bad) == 1.0
+        with pytest.raises(ZeroDivisionError):
+            next(bad)
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        ex.submit(inc, 1)
+    gate = Gate(tmp_path)
+    ex = client.get_executor(workers=worker_addresses(client)[:1])
+    slow = ex.map(gate.wait, [1])
+    with pytest.raises(TimeoutError):
+        list(ex.map(gate.wait, [2], timeout=0.2))
+    held = ex.submit(gate.wait, 3)
+    ex.shutdown(wait=False, cancel_futures=True)
+    assert held.cancelled()
+    gate.open()
+    with pytest.raises(TypeError, match="'key' is not an option"):
+        client.get_executor(key="x")
+    del slow
+
+
+def test_cluster_waits_for_the_workers_it_asked_for(cluster):
+    cluster.wait_for_workers(timeout=30)  # (-1: all it asked for)
+    cluster.wait_for_workers(n_workers=2, timeout=30)
+    with pytest.raises(ValueError, match="n_workers must be a number of workers"):
+        cluster.wait_for_workers(n_workers="two")

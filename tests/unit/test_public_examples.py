@@ -25,7 +25,7 @@ NEEDS_A_CLUSTER = frozenset({
     "xsched.Client.cancel", "xsched.Client.retry", "xsched.Client.nthreads", "xsched.Client.who_has",
     "xsched.LocalCluster.close", "xsched.LocalCluster.wait_for_workers",
     "xsched.Future.done", "xsched.Future.exception", "xsched.Future.traceback", "xsched.Future.cancel",
-    "xsched.Future.retry", "xsched.Future.add_done_callback", "xsched.Future.release",
+    "xsched.Future.retry", "xsched.Future.add_done_callback", "xsched.Future.release", "xsched.Future.cancelled",
 })
 
 

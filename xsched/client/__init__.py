@@ -10,7 +10,8 @@ mixin reads the client's own attributes (``_conn``, ``_states``, ``_pool``, ...)
                    scheduler's messages (one table, by op), sync, as_current, display;
                    get_client, default_client; Executor
     refcount.py    RefCountMixin: futures counted per key; graphs and releases sent in order
-    submit.py      SubmitMixin: submit, map, compute, persist, cancel, retry
+    submit.py      SubmitMixin: submit, map, compute, persist, cancel, retry, get_executor
+                   (executor.py: the client as a concurrent.futures.Executor)
     transfer.py    TransferMixin: gather, scatter, and fetching results from the workers
     datasets.py    DatasetsMixin: published datasets (and the Datasets mapping)
     admin.py       AdminMixin: run, run_on_scheduler, upload_file, restart (shipping an

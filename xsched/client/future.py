@@ -172,6 +172,11 @@ class Future:
         """True once the future finished, erred or was cancelled."""
         return self._state.done()
 
+    def cancelled(self) -> bool:
+        """True once the future was cancelled (``cancel()``, or ``client.restart()``), as
+        ``concurrent.futures.Future.cancelled``."""
+        return self._state.status == "cancelled"
+
     # -- results --
     def result(self, timeout: float | None = None) -> Any:
         """Wait for the result and return it; raise the task's exception if it failed.

@@ -28,6 +28,7 @@ from ..protocol.tasks import SpecWriter
 from ..protocol.update_graph import column_task_msgs, futures_to_refs, graph_msg, graph_task_msgs, task_msg
 from ..tokenize import tokenize
 from .actors import create_actor
+from .executor import ClientExecutor
 from .future import Future, collect_futures
 
 __all__ = ["SubmitMixin"]
@@ -93,6 +94,17 @@ class SubmitMixin:
             func, argsets = create_actor, [(func, *a) for a in argsets]
         calls = [(k, func, a, kwargs) for k, a in zip(keys, argsets)]
         return self._submit_calls(calls, workers, resources, priority, retries, allow_other_workers)
+
+    def get_executor(self, **options) -> "ClientExecutor":
+        """This client as a ``concurrent.futures.Executor`` (``submit``, ``map``,
+        ``shutdown``, ``with``), each call with ``options`` of ``submit`` (``workers=``,
+        ``resources=``, ``retries=``, ``priority=``...; ``pure=False`` unless given).
+
+        >>> with client.get_executor() as ex:                # doctest: +SKIP
+        ...     list(ex.map(pow, [2, 3], [5, 2]))
+        [32, 9]
+        """
+        return ClientExecutor(self, **options)
 
     def _submit_calls(self, calls, workers, resources, priority, retries, allow_other_workers) -> list[Future]:
         # keywords win over an enclosing `with xsched.annotate(...)` block

@@ -231,8 +231,16 @@ class SpecCluster:
         self._adaptive = Adaptive(self, policy, parse_timedelta(interval))
         return self._adaptive
 
-    def wait_for_workers(self, n: int, timeout: float | None = None) -> None:
-        """Block until ``n`` workers have registered with the scheduler."""
+    def wait_for_workers(self, n_workers: int = -1, timeout: float | None = None) -> None:
+        """Block until ``n_workers`` workers have registered with the scheduler (the default,
+        -1: as many as the cluster asked for, ``cluster.n_workers``), as dask's.
+
+        >>> cluster.wait_for_workers(n_workers=2, timeout=30)   # doctest: +SKIP
+        """
+        n = self.n_workers if n_workers == -1 else n_workers
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValueError(f"wait_for_workers: n_workers must be a number of workers (or -1: all asked for), "
+                             f"got {n_workers!r}")
         timeout = self.timeout if timeout is None else timeout
         with SchedulerRPC(self, timeout=self.timeout, name="cluster") as rpc:
             try:
