@@ -116,6 +116,28 @@ def test_restart_restarts_every_worker_and_cancels_futures(own_cluster, tmp_path
 
 
 @pytest.mark.cluster
+@pytest.mark.timeout(90)
+def test_restart_workers_restarts_those_and_their_work_is_computed_again(own_cluster, tmp_path):
+    cluster = own_cluster(n_workers=2)
+    with Client(cluster, set_as_default=False) as c:
+        c.wait_for_workers(2, timeout=30)
+        pids = c.run(os.getpid)
+        leaky, kept = sorted(pids)
+        there = c.submit(inc, 41, workers=[leaky], allow_other_workers=True)
+        here = c.submit(inc, 1, workers=[kept])
+        assert there.result(timeout=30) == 42 and here.result(timeout=30) == 2
+        assert c.restart_workers([leaky], timeout=60) == {leaky: "OK"}
+        assert len(c.scheduler_info()["workers"]) == 2
+        now = set(c.run(os.getpid).values())
+        assert pids[kept] in now and pids[leaky] not in now  # (only that one is a new process)
+        assert there.status != "cancelled" and there.result(timeout=30) == 42  # (computed again)
+        assert c.who_has([here])[here.key] == [kept]  # (the other worker kept its data)
+        with pytest.raises(RestartError, match="tcp://127.0.0.1:1 not among the scheduler's workers"):
+            c.restart_workers(["tcp://127.0.0.1:1"])
+        assert c.restart_workers("tcp://127.0.0.1:1", raise_for_error=False) == {"tcp://127.0.0.1:1": "unknown"}
+
+
+@pytest.mark.cluster
 @pytest.mark.timeout(60)
 def test_restart_without_nannies_says_so(own_cluster):
     cluster = own_cluster(n_workers=1, processes=False)

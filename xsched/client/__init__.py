@@ -15,7 +15,7 @@ mixin reads the client's own attributes (``_conn``, ``_states``, ``_pool``, ...)
     transfer.py    TransferMixin: gather, scatter, and fetching results from the workers
     datasets.py    DatasetsMixin: published datasets (and the Datasets mapping)
     admin.py       AdminMixin: run, run_on_scheduler, upload_file, restart (shipping an
-                   environment), retire_workers, scheduler_info, nthreads, wait_for_workers,
+                   environment), restart_workers, retire_workers, scheduler_info, nthreads, wait_for_workers,
                    who_has, who_can_run, replicate, rebalance, get_versions; UploadError,
                    RestartError
     plugins.py     PluginsMixin: register_plugin (worker, scheduler and nanny plugins),

@@ -7,6 +7,7 @@ What a user does to the cluster rather than compute on it::
     upload_file(path) --upload-file--> scheduler --> every worker, now and when it joins
     restart(environment=path) --environment-start/-chunk/-done--> scheduler --> one worker per
         host (the environment streamed in chunks, checked, unpacked); --restart--> every nanny
+    restart_workers([a, b]) --restart-workers--> scheduler --close-worker(restart)--> those nannies
     retire_workers(...) --retire-workers--> scheduler (data copied away first)
     replicate(futures, n) --replicate--> scheduler --acquire-replicas--> workers ... add-keys;
         rebalance(...) --rebalance--> the same, then free-keys to each source: the reply once done
@@ -218,6 +219,33 @@ class AdminMixin:
             st.cancel(text)
         if reply.get("error"):
             raise RestartError(reply["error"])
+
+    @sync_or_async
+    async def restart_workers(self, workers, timeout="60s", raise_for_error: bool = True) -> dict:
+        """Restart some workers (addresses or names) through their nannies, as dask's:
+        each starts afresh (new process, empty memory), the rest of the cluster keeps its
+        work, and what the restarted ones held or ran is computed again elsewhere, so
+        futures stay valid. Waits until as many workers as before are back; returns
+        ``{address: "OK"}``. Raises ``RestartError`` (or, with ``raise_for_error=False``,
+        gives ``"timed out"`` or ``"unknown"``) when a worker is not the scheduler's or
+        they did not come back within ``timeout``.
+
+        >>> leaky = sorted(client.scheduler_info()["workers"])[0]   # doctest: +SKIP
+        >>> client.restart_workers([leaky])                         # doctest: +SKIP
+        {'tcp://127.0.0.1:40211': 'OK'}
+        """
+        names = [workers] if isinstance(workers, str) else list(workers)
+        if not names:
+            return {}
+        t = parse_timedelta(timeout)
+        reply, _ = await self._conn.request({"op": ops.RESTART_WORKERS, "workers": names, "timeout": t},
+                                            timeout=t + 5)
+        error = reply.get("error")
+        if error and raise_for_error:
+            raise RestartError(error)
+        restarted = reply.get("workers") or []
+        status = "timed out" if error and restarted else "unknown" if error else "OK"
+        return {w: status for w in (restarted or names)}
 
     async def _ship_environment(self, path: str) -> str:
         """Stream an environment to the workers' hosts; its id for the restart request."""

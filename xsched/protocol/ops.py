@@ -45,6 +45,7 @@ RETIRE_WORKERS = "retire-workers"
 REPLICATE = "replicate"  #: copy keys until n workers hold each (reply once the copies are in place)
 REBALANCE = "rebalance"  #: move keys from workers holding more bytes than the mean to ones below it
 RESTART = "restart"
+RESTART_WORKERS = "restart-workers"  #: restart some workers through their nannies; their tasks go elsewhere
 SUBSCRIBE_PROGRESS = "subscribe-progress"
 UNSUBSCRIBE_PROGRESS = "unsubscribe-progress"
 PUBLISH_DATASET = "publish-dataset"

@@ -523,6 +523,7 @@ TO_SCHEDULER = Table("the scheduler", [
                     "timeout": maybe(SECONDS)}),
     S(ops.REBALANCE, {"keys": maybe(KEYS), "workers": maybe(WORKERS), "timeout": maybe(SECONDS)}),
     S(ops.RESTART, {"timeout": maybe(either(number(0), text(64))), "environment": maybe(UID)}),
+    S(ops.RESTART_WORKERS, {"workers": WORKERS, "timeout": maybe(SECONDS)}),
     S(ops.SUBSCRIBE_PROGRESS, {"keys": KEYS, "sub": maybe(UID), "complete": maybe(BOOL)}),
     S(ops.UNSUBSCRIBE_PROGRESS, {"sub": maybe(UID)}),
     S(ops.PUBLISH_DATASET, {"name": text(MAX_NAME, "a non-empty dataset name"), "keys": opt(KEYS),

@@ -847,12 +847,8 @@ class Scheduler:
             envs = self._extension("environments", "restart(environment=...)").environment_for(environment)
         self.handle(Restart(reason, envs))
         self._tell_extensions("restart", reason)  # (e.g. futures kept in a Queue or Variable are gone)
-        for addr, peer in list(self.worker_peer.items()):
-            # (not listener.forget_peer: the queued close-worker must still go out)
-            self.peer_worker.pop(peer, None)
-            del self.worker_peer[addr]
-            self.events.append((time.time(), "remove-worker", addr, "restart"))
-            self._tell_extensions("remove_worker", addr, "restart")
+        for addr in list(self.worker_peer):
+            self._detach_worker(addr, "restart")
         self.last_seen.clear()
         self.memory_history.clear()
         deadline = time.monotonic() + timeout
@@ -881,6 +877,51 @@ class Scheduler:
                                 + "; ".join(f"{a}: {e}" for a, e in sorted(bad.items())))
         return out
 
+    def _detach_worker(self, addr: str, reason: str) -> None:
+        """Forget the connection of a worker told to restart (not ``listener.forget_peer``:
+        the queued close-worker must still go out); what it said after is answered by
+        another close-worker (``_handle``)."""
+        peer = self.worker_peer.pop(addr)
+        self.peer_worker.pop(peer, None)
+        self.events.append((time.time(), "remove-worker", addr, reason))
+        self._tell_extensions("remove_worker", addr, reason)
+
+    async def _op_restart_workers(self, peer, h, payload):
+        client = self._client_of(peer)
+        return await self.restart_workers(h["workers"], parse_timedelta(h.get("timeout") or "60s"),
+                                          f"restarted by {client} (client.restart_workers())")
+
+    async def restart_workers(self, workers, timeout: float, reason: str) -> dict:
+        """Restart some workers through their nannies; the rest of the cluster keeps its
+        work. Their tasks are handled as a lost worker's (``RemoveWorker``: what ran there
+        is rescheduled, results held only there are computed again). Waits until as many
+        workers as before have registered; returns ``{"workers": [addresses restarted]}``,
+        with ``"error"`` when some are unknown or did not come back in time."""
+        names = [workers] if isinstance(workers, str) else list(workers)
+        addrs = list(dict.fromkeys(self.state.resolve_worker(n) or str(n) for n in names))
+        unknown = [a for a in addrs if a not in self.worker_peer]
+        if unknown:
+            return {"workers": [], "error": f"restart_workers: {', '.join(unknown)} not among the scheduler's "
+                                            f"workers ({', '.join(sorted(self.worker_peer)) or 'none'})"}
+        n = len(self.state.workers)
+        for addr in addrs:
+            self.listener.send(self.worker_peer[addr], {"op": ops.CLOSE_WORKER, "restart": True, "reason": reason})
+            self._detach_worker(addr, "restart-workers")
+            self.last_seen.pop(addr, None)
+            self.memory_history.pop(addr, None)
+            logger.info("restarting worker %s: %s", addr, reason)
+            self.handle(RemoveWorker(addr, reason))
+        self._pace_heartbeats()
+        deadline = time.monotonic() + timeout
+        while len(self.state.workers) < n:
+            if time.monotonic() > deadline:
+                have = len(self.state.workers)
+                return {"workers": addrs, "error": (
+                    f"only {have} of {n} workers were back within {timeout:.0f}s of restarting {len(addrs)}; workers "
+                    "restart through their nanny (not those started with --no-nanny or processes=False)")}
+            await asyncio.sleep(0.05)
+        return {"workers": addrs}
+
     _CLIENT_OPS = {
         ops.REGISTER_WORKER: _op_register_worker, ops.REGISTER_CLIENT: _op_register_client,
         ops.UPDATE_GRAPH: _op_update_graph, ops.CLIENT_DESIRES_KEYS: _op_client_desires,
@@ -889,7 +930,7 @@ class Scheduler:
         ops.HEARTBEAT_CLIENT: _op_heartbeat_client, ops.SCHEDULER_INFO: _op_scheduler_info,
         ops.RUN_ON_SCHEDULER: _op_run_on_scheduler, ops.START_IPYTHON: _op_start_ipython, ops.PING: _op_ping,
         ops.MEMORY_HISTORY: _op_memory_history, ops.WHO_CAN_RUN: _op_who_can_run,
-        ops.RETIRE_WORKERS: _op_retire_workers, ops.RESTART: _op_restart,
+        ops.RETIRE_WORKERS: _op_retire_workers, ops.RESTART: _op_restart, ops.RESTART_WORKERS: _op_restart_workers,
         ops.REPLICATE: _op_replicate, ops.REBALANCE: _op_rebalance,
         ops.VERSIONS: _op_versions, ops.SHUTDOWN: _op_shutdown,
     }
