@@ -85,7 +85,7 @@ from .store import store
 from . import methods as _methods  # (x.diagonal(), x.take(...), x.view(...): NumPy's methods of the functions above)
 from . import ufuncs as _ufuncs
 from .ufuncs import *  # noqa: F403 (xa.sin, xa.maximum, ...: NumPy's element-wise functions, dtype functions)
-from . import fft, linalg, ma, random, stats
+from . import fft, image, linalg, ma, random, stats
 from . import overlap  # (a module, callable as the function: dask's xa.overlap.overlap and xa.overlap(...))
 from .inspection import __array_namespace_info__, ndim, shape  # (the Array API's inspection namespace)
 from ..graph.delayed import compute
