@@ -17,6 +17,7 @@ import contextlib
 import contextvars
 import threading
 import weakref
+from typing import Any
 
 _lock = threading.Lock()
 _stack: list[weakref.ref] = []
@@ -75,23 +76,24 @@ def default_client():
     return None
 
 
-#: the ``scheduler=`` names (dask's) that run a graph in this process, one task at a time
-HERE = frozenset({"sync", "synchronous", "single-threaded"})
+#: the ``scheduler=`` names (dask's) that run a graph in this process: one task at a time,
+#: or on threads (``graph/local.py`` runs both)
+HERE = frozenset({"sync", "synchronous", "single-threaded", "threads", "threading"})
 
 
 def client_for(scheduler: Any = None) -> Any:
     """The Client a computation runs on, or None to run it in this process: ``scheduler`` when
     it is a Client; the default Client (None where none runs) when it is None, the default
     Client (which must run) for ``"distributed"``; None for
-    ``"sync"`` (``"synchronous"``, ``"single-threaded"``): here, even beside a Client, as a
-    debugger wants it. Anything else fails naming what is accepted.
+    ``"sync"`` (``"synchronous"``, ``"single-threaded"``) and ``"threads"``: here, even
+    beside a Client, as a debugger wants it. Anything else fails naming what is accepted.
 
-    >>> client_for("sync") is None
-    True
-    >>> client_for("threads")  # doctest: +ELLIPSIS
+    >>> client_for("sync") is None, client_for("threads") is None
+    (True, True)
+    >>> client_for("processes")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: scheduler='threads' is not one xsched runs on: pass None (the default Client, ... its Client
+    ValueError: scheduler='processes' is not one xsched runs on: pass None (the default Client, ... its Client
     """
     if scheduler is None:
         return default_client()
@@ -107,5 +109,5 @@ def client_for(scheduler: Any = None) -> Any:
             callable(getattr(scheduler, "gather", None)):  # (a Client: the graph layer sits below it)
         return scheduler
     raise ValueError(f"scheduler={scheduler!r} is not one xsched runs on: pass None (the default Client, or this "
-                     "process when none runs), a Client, or 'sync' (this process, one task at a time); for threads "
-                     "in this process start LocalCluster(processes=False) and pass its Client")
+                     "process when none runs), a Client, 'sync' (this process, one task at a time) or 'threads' (this "
+                     "process, a pool of threads); for processes start a LocalCluster and compute on its Client")

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..client.default import client_for, default_client  # (a registry only: no network code)
 from .layers import LayeredGraph
-from .local import get
+from .local import get, pool_size
 from .optimize import flatten_keys
 from .spec import Ref, Task, dependencies
 
@@ -30,14 +30,17 @@ __all__ = ["compute_collection", "persist_collection", "lineage", "run_writes", 
 
 def compute_collection(coll: Any, optimize_graph: bool = True, scheduler: Any = None, **kwargs: Any) -> Any:
     """The collection's value: ``client.compute(coll, sync=True)`` on the Client ``scheduler``
-    names (``client_for``; keyword arguments go there), else run here and passed through its
+    names (``client_for``; keyword arguments go there), else run here (on ``num_workers``
+    threads for ``scheduler="threads"``: ``local.pool_size``) and passed through its
     post-compute."""
     client = client_for(scheduler)
+    num_workers = kwargs.pop("num_workers", None)  # (on a cluster its workers' threads decide)
     if client is not None:
         if not optimize_graph:
             kwargs["optimize_graph"] = False
         return client.compute(coll, sync=True, **kwargs)
-    results = get(coll.__xsched_graph__(), coll.__xsched_keys__(), optimize=optimize_graph)
+    results = get(coll.__xsched_graph__(), coll.__xsched_keys__(), optimize=optimize_graph,
+                  num_workers=pool_size(scheduler, num_workers))
     func, extra = coll.__xsched_postcompute__()
     return func(results, *extra)
 
@@ -46,10 +49,11 @@ def persist_collection(coll: Any, scheduler: Any = None, **kwargs: Any) -> Any:
     """A collection of the same kind whose parts are computed: futures on the cluster of the
     Client ``scheduler`` names (``client_for``), or the values themselves when it names none."""
     client = client_for(scheduler)
+    num_workers = kwargs.pop("num_workers", None)
     if client is not None:
         return client.persist(coll, **kwargs)
     keys = flatten_keys(coll.__xsched_keys__())
-    values = get(coll.__xsched_graph__(), keys, optimize=True)
+    values = get(coll.__xsched_graph__(), keys, optimize=True, num_workers=pool_size(scheduler, num_workers))
     func, extra = coll.__xsched_postpersist__()
     return func(dict(zip(keys, values)), *extra)
 

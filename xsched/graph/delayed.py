@@ -31,7 +31,7 @@ from ..client.default import client_for  # (a registry only: graph/ knows no net
 from ..tokenize import tokenize
 from .annotate import current_annotations
 from .layers import LayeredGraph, collections_graph
-from .local import get
+from .local import THREADS, get, pool_size
 from .optimize import flatten_keys
 from .order import gc_paused
 from .spec import Ref, Task, funcname
@@ -296,10 +296,12 @@ class Delayed:
         >>> delayed(max)(1, 5).compute(), delayed(min)(1, 5).compute(scheduler="sync")
         (5, 1)
         """
-        client = client_for(kwargs.pop("scheduler", None))
+        scheduler = kwargs.pop("scheduler", None)
+        client = client_for(scheduler)
         if client is not None:
+            kwargs.pop("num_workers", None)  # (on a cluster its workers' threads decide)
             return client.compute(self, sync=True, **kwargs)
-        return compute(self, scheduler="sync", **kwargs)[0]
+        return compute(self, scheduler=scheduler if scheduler in THREADS else "sync", **kwargs)[0]
 
     def persist(self, **kwargs: Any) -> Delayed:
         """Start computing and keep the result: on the default Client (a Delayed backed by
@@ -310,10 +312,12 @@ class Delayed:
         >>> x.compute()
         3
         """
-        client = client_for(kwargs.pop("scheduler", None))
+        scheduler = kwargs.pop("scheduler", None)
+        client = client_for(scheduler)
         if client is not None:
+            kwargs.pop("num_workers", None)
             return client.persist(self, **kwargs)
-        return persist(self, scheduler="sync", **kwargs)[0]
+        return persist(self, scheduler=scheduler if scheduler in THREADS else "sync", **kwargs)[0]
 
     # ---- lazy operations
 
@@ -727,14 +731,16 @@ def _check_local_kwargs(kwargs: Mapping[str, Any]) -> None:
     if unknown:
         raise TypeError(
             f"unexpected keyword argument(s) {unknown} for a compute in this process (no Client is "
-            f"running, or scheduler='sync'); valid: optimize_graph, traverse, and the Client's "
+            f"running, or scheduler='sync' or 'threads'); valid: optimize_graph, traverse, num_workers, and the "
+            f"Client's "
             f"{sorted(_CLIENT_ONLY_KWARGS - {'traverse'})}, which are ignored locally"
         )
 
 
-def _local_results(collections: list, optimize_graph: bool) -> list:
+def _local_results(collections: list, optimize_graph: bool, num_workers: int | None = None) -> list:
     graph = collections_graph(collections)
-    return get(graph, [coll.__xsched_keys__() for coll in collections], optimize=optimize_graph)
+    return get(graph, [coll.__xsched_keys__() for coll in collections], optimize=optimize_graph,
+               num_workers=num_workers)
 
 
 def compute(*args: Any, traverse: bool = True, optimize_graph: bool | None = None, scheduler: Any = None,
@@ -755,12 +761,13 @@ def compute(*args: Any, traverse: bool = True, optimize_graph: bool | None = Non
     collections, repack = _find_collections(args, traverse)
     if not collections:
         return args
+    num_workers = kwargs.pop("num_workers", None)  # (on a cluster its workers' threads decide)
     if client is not None:
         if optimize_graph is not None:
             kwargs["optimize_graph"] = optimize_graph
         return repack(list(client.compute(collections, sync=True, **kwargs)))
     _check_local_kwargs(kwargs)
-    results = _local_results(collections, optimize_graph is not False)
+    results = _local_results(collections, optimize_graph is not False, pool_size(scheduler, num_workers))
     posts = [coll.__xsched_postcompute__() for coll in collections]
     return repack([func(res, *extra) for (func, extra), res in zip(posts, results)])
 
@@ -781,12 +788,13 @@ def persist(*args: Any, traverse: bool = True, optimize_graph: bool | None = Non
     collections, repack = _find_collections(args, traverse)
     if not collections:
         return args
+    num_workers = kwargs.pop("num_workers", None)
     if client is not None:
         if optimize_graph is not None:
             kwargs["optimize_graph"] = optimize_graph
         return repack(list(client.persist(collections, **kwargs)))
     _check_local_kwargs(kwargs)
-    results = _local_results(collections, optimize_graph is not False)
+    results = _local_results(collections, optimize_graph is not False, pool_size(scheduler, num_workers))
     out = []
     for coll, res in zip(collections, results):
         keys = coll.__xsched_keys__()
