@@ -454,8 +454,12 @@ def resolve(parts: Path | list[str], source: str | None = None) -> tuple[Path, N
 
 def _type_error(path: Path, value: Any, expected: str, source: str | None) -> ConfigError:
     where = f" from {source}" if source else ""
+    hint = ""
+    if path == ("scheduler",) and isinstance(value, str):  # (dask's config.set(scheduler="threads"))
+        hint = (f" To choose where a computation runs, as dask's config.set(scheduler=...) does, pass it to "
+                f"compute: x.compute(scheduler={value!r}), or start a Client (the default for every compute).")
     return ConfigError(
-        f"Config key {_dotted(path)!r} got {value!r} ({type(value).__name__}){where}, but expects {expected}."
+        f"Config key {_dotted(path)!r} got {value!r} ({type(value).__name__}){where}, but expects {expected}.{hint}"
     )
 
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 import xsched.config as config
-from xsched.config_schema import SCHEMA, OpenMap, Section
+from xsched.config_schema import SCHEMA, ConfigError, OpenMap, Section
 
 
 @pytest.fixture(autouse=True)
@@ -351,3 +351,11 @@ def test_inline_config_is_validated(monkeypatch):
     monkeypatch.setenv(config.INLINE_VAR, "{worker: {nthreads: many}}")
     with pytest.raises(ValueError, match="worker.nthreads.*XSCHED_INLINE_CONFIG"):
         config.refresh()
+
+
+def test_dask_s_config_set_of_a_scheduler_name_says_where_that_choice_goes():
+    with pytest.raises(ConfigError, match=r"expects a mapping .* x\.compute\(scheduler='threads'\)"):
+        config.set(scheduler="threads")
+    with pytest.raises(ConfigError) as err:
+        config.set({"scheduler.worker-saturation": "much"})
+    assert "compute(scheduler=" not in str(err.value)  # (only for a name given to the whole section)
