@@ -78,6 +78,7 @@ LAYERS: dict[str, int] = {
     "xsched.deploy": DEPLOY,
     # what users look at
     "xsched.jupyter": FRONTENDS, "xsched.labserver": FRONTENDS, "xsched.dashboard": FRONTENDS,
+    "xsched.diagnostics": FRONTENDS,    # the text progress bar of computations run in this process
     # entry points: may import anything
     "xsched": ENTRY,                    # xsched/__init__.py, the public API (exact name only)
     "xsched.cli": ENTRY, "xsched.demo": ENTRY, "xsched.doctor": ENTRY,

@@ -29,7 +29,11 @@ from .optimize import optimize as optimize_graph
 from .order import gc_paused, order, task_dependencies
 from .spec import Ref, Task
 
-__all__ = ["get", "THREADS", "pool_size"]
+__all__ = ["get", "THREADS", "pool_size", "watchers"]
+
+#: objects told of every computation run here (``xsched.diagnostics.ProgressBar``): their
+#: ``started(n_tasks)``, ``task_done(key)`` and ``finished(failed)``, from the thread running it
+watchers: list = []
 
 #: the ``scheduler=`` names (dask's) that run a graph on threads of this process
 THREADS = frozenset({"threads", "threading"})
@@ -69,8 +73,26 @@ def get(graph: Mapping[str, Any], keys: Any, optimize: bool = True, num_workers:
         deps, waiting_on = _plan(graph)
         priorities = order(graph)
         run_order = sorted(graph, key=priorities.__getitem__)
-    if num_workers is not None and num_workers > 1:
-        return _pack(keys, _threaded(graph, deps, waiting_on, priorities, wanted, num_workers))
+    watching = list(watchers)
+    for w in watching:
+        w.started(sum(type(v) is Task for v in graph.values()))
+    try:
+        if num_workers is not None and num_workers > 1:
+            data = _threaded(graph, deps, waiting_on, priorities, wanted, num_workers, watching)
+        else:
+            data = _one_at_a_time(graph, run_order, deps, waiting_on, wanted, watching)
+    except BaseException:
+        for w in watching:
+            w.finished(True)
+        raise
+    for w in watching:
+        w.finished(False)
+    return _pack(keys, data)
+
+
+def _one_at_a_time(graph: Mapping[str, Any], run_order: list, deps: dict, waiting_on: dict, wanted: set,
+                   watching: list) -> dict:
+    """``get``'s tasks one after another in ``run_order``; the values."""
     data: dict[str, Any] = {}
     for key in run_order:
         value = graph[key]
@@ -80,6 +102,8 @@ def get(graph: Mapping[str, Any], keys: Any, optimize: bool = True, num_workers:
                 data[key] = value.run(data)
             except Exception as exc:
                 raise _failed(exc, key)
+            for w in watching:
+                w.task_done(key)
         elif typ is Ref:
             data[key] = data[value.key]
         else:
@@ -88,7 +112,7 @@ def get(graph: Mapping[str, Any], keys: Any, optimize: bool = True, num_workers:
             waiting_on[dep] -= 1
             if waiting_on[dep] == 0 and dep not in wanted:
                 del data[dep]  # free intermediates as soon as nothing needs them
-    return _pack(keys, data)
+    return data
 
 
 def _failed(exc: BaseException, key: str) -> BaseException:
@@ -98,7 +122,7 @@ def _failed(exc: BaseException, key: str) -> BaseException:
 
 
 def _threaded(graph: Mapping[str, Any], deps: dict, waiting_on: dict, priorities: dict, wanted: set,
-              num_workers: int) -> dict:
+              num_workers: int, watching: list) -> dict:
     """``get``'s tasks on ``num_workers`` threads, highest priority first; the values."""
     data: dict[str, Any] = {}
     missing = {key: len(set(found)) for key, found in deps.items()}
@@ -142,6 +166,8 @@ def _threaded(graph: Mapping[str, Any], deps: dict, waiting_on: dict, priorities
                         raise _failed(exc, key)
                     data[key] = future.result()
                     finished(key)
+                    for w in watching:
+                        w.task_done(key)
         finally:
             for future in running:
                 future.cancel()
