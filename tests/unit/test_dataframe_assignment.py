@@ -65,6 +65,18 @@ def test_a_new_attribute_is_not_a_column_and_says_so():
     assert x.note.startswith("a scalar")
 
 
+def test_a_column_named_with_an_underscore_is_an_attribute_as_in_pandas():
+    left = xd.from_pandas(pd.DataFrame({"k": [1, 2, 3]}), npartitions=2)
+    right = xd.from_pandas(pd.DataFrame({"k": [2, 3, 4]}), npartitions=1)
+    joined = xd.merge(left, right, on="k", how="outer", indicator=True)
+    expected = pd.merge(left.compute(), right.compute(), on="k", how="outer", indicator=True)
+    assert sorted(joined._merge.compute().astype(str)) == sorted(expected._merge.astype(str))
+    with pytest.raises(AttributeError):
+        joined._not_a_column
+    with pytest.raises(AttributeError):
+        joined.__not_a_protocol__
+
+
 def test_what_cannot_be_set_is_refused_naming_the_way():
     x = xd.from_pandas(PDF, npartitions=2)
     with pytest.raises(NotImplementedError, match=r"df\.loc\[df\.a > 0, 'b'\] = value"):

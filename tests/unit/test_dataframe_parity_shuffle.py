@@ -246,3 +246,18 @@ def test_merge_sort_orders_by_the_keys_and_shuffle_method_is_dask_s(how, method)
         A.merge(B, on="a", shuffle_method="disk")
     with pytest.raises(ValueError, match="cross join has no keys to sort by"):
         A.merge(B, how="cross", sort=True)
+
+
+def test_set_index_npartitions_auto_aims_at_a_partition_size(monkeypatch):
+    import xsched.dataframe.shuffle as shuffle_module
+
+    pdf = pd.DataFrame({"a": np.arange(10_000)[::-1], "b": np.random.default_rng(0).random(10_000)})
+    df = xd.from_pandas(pdf, npartitions=8)
+    assert df.set_index("a", npartitions="auto").npartitions == 1  # (240 kB: one partition of 128 MiB)
+    total = int(pdf.memory_usage(deep=True).sum())
+    monkeypatch.setattr(shuffle_module, "AUTO_PARTITION_BYTES", total // 6)
+    out = df.set_index("a", npartitions="auto")
+    assert 3 <= out.npartitions <= 7 and out.known_divisions
+    pd.testing.assert_frame_equal(out.compute(), pdf.set_index("a").sort_index())
+    with pytest.raises(ValueError, match="number of partitions or 'auto'"):
+        df.set_index("a", npartitions="many")

@@ -562,9 +562,11 @@ class DataFrame(_Frame):
         return map_partitions(operator.getitem, self, key, _name="getitem", _kind=("select", [key]))
 
     def __getattr__(self, name: str):
-        if name.startswith("_"):
-            raise AttributeError(name)
         meta = self.__dict__.get("_meta")
+        if name.startswith("_"):  # (a column such as merge's _merge, as pandas gives it; never a protocol)
+            if not name.startswith("__") and meta is not None and name in meta.columns:
+                return self[name]
+            raise AttributeError(name)
         if meta is not None and name in meta.columns:
             return self[name]
         raise MissingAttribute("DataFrame", name, pd.DataFrame, type(self),

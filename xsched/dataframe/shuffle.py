@@ -23,6 +23,7 @@ spilled like any other. Either way a worker lost mid-shuffle costs a rerun, not 
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 from functools import partial
@@ -287,11 +288,23 @@ def _quantile_boundaries(frame: _Frame, column: Any, npartitions: int) -> tuple[
     return lo, out, hi
 
 
-def set_index(frame: DataFrame, other: Any, sorted: bool = False, npartitions: int | None = None,
+#: the size ``set_index(npartitions="auto")`` aims each partition at
+AUTO_PARTITION_BYTES = 128 * 2**20
+
+
+def set_index(frame: DataFrame, other: Any, sorted: bool = False, npartitions: int | str | None = None,
               divisions: Sequence[Any] | None = None, drop: bool = True) -> DataFrame:
     """``frame`` indexed by column ``other``, sorted, with known divisions (see
     ``DataFrame.set_index``). Quantiles (and with ``sorted=True`` the partitions' minima and
-    maxima) are computed now; the rows move when the result is computed."""
+    maxima) are computed now; the rows move when the result is computed. ``npartitions``:
+    as many as the frame's (the default), a number, or ``"auto"``: partitions of about
+    ``AUTO_PARTITION_BYTES`` in memory, from the partitions' sizes, computed now too."""
+    if npartitions == "auto":
+        sizes = compute_collection(frame.memory_usage_per_partition(deep=True))
+        npartitions = max(1, math.ceil(sum(int(v) for v in sizes) / AUTO_PARTITION_BYTES))
+    elif npartitions is not None and (isinstance(npartitions, bool) or not isinstance(npartitions, int)
+                                      or npartitions < 1):
+        raise ValueError(f"set_index: npartitions takes a number of partitions or 'auto', got {npartitions!r}")
     if isinstance(other, Series):  # (a Series partitioned like the frame: a column under a name of its own first)
         hidden = "__xsched_index__"
         out = set_index(frame._assign([(hidden, other)]), hidden, sorted, npartitions, divisions)
@@ -1048,6 +1061,8 @@ def _install() -> None:
         >>> df = xd.from_pandas(pd.DataFrame({"k": [3, 1, 2, 5, 4, 0]}), npartitions=2)
         >>> df.set_index("k").index.compute().tolist()
         [0, 1, 2, 3, 4, 5]
+        >>> df.set_index("k", npartitions="auto").npartitions   # (partitions of about 128 MiB)
+        1
         """
         return set_index(self, other, sorted=sorted, npartitions=npartitions, divisions=divisions, drop=drop)
 
