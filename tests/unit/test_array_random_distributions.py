@@ -118,3 +118,18 @@ def test_random_state_has_numpy_s_older_names_only():
         state.integers(3)
     with pytest.raises(ValueError, match="high <= 0"):
         state.randint(0, size=3)  # (NumPy's own check, when built)
+
+
+def test_permutation_of_a_range_and_of_an_array_s_first_axis():
+    g = xa.random.default_rng(3)
+    p = g.permutation(50, chunks=8)
+    assert sorted(p.compute().tolist()) == list(range(50)) and p.chunks[0][0] == 8
+    assert p.compute().tolist() != list(range(50))
+    again = xa.random.default_rng(3).permutation(50, chunks=8).compute()
+    assert again.tolist() == p.compute().tolist()  # (the same seed, the same order)
+    data = np.arange(24).reshape(8, 3)
+    shuffled = g.permutation(xa.from_array(data, chunks=3)).compute()
+    assert sorted(map(tuple, shuffled.tolist())) == sorted(map(tuple, data.tolist()))  # (whole rows move)
+    assert sorted(xa.random.RandomState(2).permutation(7).compute().tolist()) == list(range(7))
+    with pytest.raises(ValueError, match="one dimension or more"):
+        g.permutation(xa.from_array(np.float64(3.0)))

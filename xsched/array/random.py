@@ -48,6 +48,7 @@ from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Task
 from .chunks import normalize_chunks
 from .core import Array
+from .creation import arange, asarray
 
 __all__ = ["default_rng", "Generator", "RandomState", "seed"]
 
@@ -255,6 +256,29 @@ class Generator:
             options["p"] = np.asarray(p, dtype="float64")
         return self._array("choice", size, chunks, None, options)
 
+    def permutation(self, x: Any, chunks: Any = "auto") -> Array:
+        """A permutation of ``range(x)`` (an int), or ``x``'s elements along its first axis
+        in a random order (an array). As in dask, the order itself is drawn here, when the
+        array is built (one integer per element, so an order of a billion takes 8 GB here);
+        the elements move block by block through integer indexing.
+
+        >>> import xsched.array as xa
+        >>> p = xa.random.default_rng(8).permutation(10, chunks=4)
+        >>> sorted(p.compute().tolist()) == list(range(10)), p.chunks
+        (True, ((4, 4, 2),))
+        """
+        if isinstance(x, numbers.Integral):
+            x = arange(int(x), chunks=chunks)
+        else:
+            x = asarray(x)
+        if x.ndim == 0:
+            raise ValueError("permutation: x must be an int or an array of one dimension or more")
+        with self._lock:
+            call = next(self._calls)
+        seq = np.random.SeedSequence(self.entropy, spawn_key=(call,))
+        rng = np.random.RandomState(np.random.MT19937(seq)) if self._LEGACY else np.random.default_rng(seq)
+        return x[rng.permutation(x.shape[0])]
+
     def __getattr__(self, name: str) -> Any:
         if name not in DISTRIBUTIONS:
             hint = "; RandomState's name for it is randint" if name == "integers" and self._LEGACY else ""
@@ -370,7 +394,7 @@ def seed(value: Any = None) -> None:
 
 
 #: the module's functions of the default generator, and numpy's old names for two of them
-_FUNCTIONS = ("random", "standard_normal", "normal", "uniform", "integers", "choice", *DISTRIBUTIONS)
+_FUNCTIONS = ("random", "standard_normal", "normal", "uniform", "integers", "choice", "permutation", *DISTRIBUTIONS)
 _OLD_NAMES = {"random_sample": "random", "randint": "integers"}
 
 
