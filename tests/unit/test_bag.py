@@ -330,6 +330,11 @@ def test_groupby_graph_goes_through_the_shuffle():
     assert g.groupby(initial).npartitions == 4
     with pytest.raises(ValueError, match="groupby: npartitions must be an int >= 1, got 0"):
         b.groupby(initial, npartitions=0)
+    for method, prefix in (("tasks", "combine-"), ("p2p", "p2p-"), ("disk", "p2p-")):  # (dask's names)
+        assert b.groupby(initial, npartitions=4, shuffle=method).name.startswith(prefix)
+    assert sorted(b.groupby(initial, npartitions=4, shuffle="tasks").compute()) == sorted(g.compute())
+    with pytest.raises(ValueError, match="shuffle must be 'tasks', 'p2p'"):
+        b.groupby(initial, shuffle="partd")
 
 
 def test_stable_hash_is_equal_in_other_processes():
@@ -567,9 +572,10 @@ def test_read_text_through_fsspec_memory():
 def test_to_textfiles_round_trip(tmp_path):
     words = _words(16, 50)
     b = xb.from_sequence(words, npartitions=12)
-    assert b.to_textfiles(str(tmp_path / "out" / "words-*.txt")) is None
+    written = b.to_textfiles(str(tmp_path / "out" / "words-*.txt"))
     names = sorted(os.listdir(tmp_path / "out"))
     assert names == [f"words-{i:02d}.txt" for i in range(12)]
+    assert written == [str(tmp_path / "out" / name) for name in names]  # (the paths, as dask returns them)
     back = xb.read_text(str(tmp_path / "out" / "words-*.txt"))
     assert back.npartitions == 12 and back.map(str.rstrip).compute() == words
     # lines that already end with "\n" are written as they are: read_text's output round-trips

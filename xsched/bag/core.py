@@ -462,11 +462,13 @@ class Bag:
                      partial(red.distinct_merge, key, False), split_every, Bag)
 
     # ----------------------------------------------------------------- shuffles and shape
-    def groupby(self, grouper: Any, npartitions: int | None = None) -> Bag:
+    def groupby(self, grouper: Any, npartitions: int | None = None, shuffle: str | None = None) -> Bag:
         """``(key, [elements])`` pairs, one per distinct ``grouper(x)``, through an
         all-to-all shuffle (each group ends up whole in one of ``npartitions`` partitions;
         elements keep their order). Prefer ``foldby`` when a fold of each group is all
-        you need: it moves far less data.
+        you need: it moves far less data. ``shuffle``: ``"tasks"``, ``"p2p"`` (worker to
+        worker, spilling to disk; dask's ``"disk"`` is taken as it), or None for the
+        ``shuffle.method`` setting.
 
         >>> import xsched.bag as xb
         >>> b = xb.from_sequence(["apple", "avocado", "banana", "cherry"], npartitions=2)
@@ -480,7 +482,10 @@ class Bag:
         label = funcname(grouper) if not isinstance(grouper, operator.itemgetter) else "item"
         token = f"groupby-{label}-{new_token('groupby', self, grouper, n_out)}"
         split = partial(red.group_split, grouper)
-        if shuffle_method() == "p2p":  # (the shuffle.method setting: worker to worker, or as tasks)
+        if shuffle not in (None, "tasks", "p2p", "disk"):
+            raise ValueError(f"groupby: shuffle must be 'tasks', 'p2p' (or dask's 'disk') or None, got {shuffle!r}")
+        method = shuffle_method() if shuffle is None else "p2p" if shuffle == "disk" else shuffle
+        if method == "p2p":  # (worker to worker, or as tasks)
             layers, keys = p2p_layers(self.__xsched_keys__(), n_out, split, red.group_combine,
                                       new_token(token), f"p2p-{token}")
         else:
@@ -560,7 +565,9 @@ class Bag:
 
         >>> import os, tempfile, xsched.bag as xb
         >>> out = tempfile.mkdtemp()
-        >>> xb.from_sequence(["a", "b", "c"], npartitions=2).to_textfiles(os.path.join(out, "*.txt"))
+        >>> [os.path.basename(p) for p in xb.from_sequence(["a", "b", "c"], npartitions=2).to_textfiles(
+        ...     os.path.join(out, "*.txt"))]
+        ['0.txt', '1.txt']
         >>> sorted(os.listdir(out))
         ['0.txt', '1.txt']
         """

@@ -174,14 +174,15 @@ def to_textfiles(bag: Any, path: Any, name_function: Callable[[int], str] | None
     ``1.part``...), or a list of one path per partition; URLs go through fsspec.
     A ``"\n"`` is added to an element that does not end with one, so ``read_text`` gives
     back what was written. Files are compressed as their names say (``.gz``, ``.bz2``, ``.xz``)
-    or as ``compression`` does (gzip, bz2, xz, None). Returns None once written, or, with
-    ``compute=False``, a list of ``Delayed`` (one per file, computing to its path) that
-    write when computed.
+    or as ``compression`` does (gzip, bz2, xz, None). Returns the paths written, as dask's,
+    or, with ``compute=False``, a list of ``Delayed`` (one per file, computing to its path)
+    that write when computed.
 
     >>> import os, tempfile, xsched.bag as xb
     >>> out = os.path.join(tempfile.mkdtemp(), "part-*.txt")
     >>> b = xb.from_sequence([f"line {i}" for i in range(12)], npartitions=11)
-    >>> xb.to_textfiles(b, out)
+    >>> len(xb.to_textfiles(b, out))
+    11
     >>> xb.read_text(out).take(2, npartitions=2)
     ('line 0\n', 'line 1\n')
     >>> sorted(os.listdir(os.path.dirname(out)))[:2]
@@ -197,8 +198,7 @@ def to_textfiles(bag: Any, path: Any, name_function: Callable[[int], str] | None
     layer = {chunk_key(name, (i,)): Task(_write_lines, (Ref(chunk_key(bag.name, (i,))), fs, p, encoding, comp),
                                          {}, per_task(ann))
              for i, (fs, p, comp) in enumerate(targets)}
-    written = run_writes(bag._graph, name, layer, list(layer), compute)
-    return None if compute else written
+    return run_writes(bag._graph, name, layer, list(layer), compute)
 
 
 def _write_lines(part: list, fs: Any, path: str, encoding: str, compression: str | None) -> str:
