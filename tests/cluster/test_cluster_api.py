@@ -380,6 +380,11 @@ def test_as_completed(client, tmp_path):
     assert next(ac).result() == "slow"
     with pytest.raises(StopIteration):
         next(ac)
+    batches = list(as_completed(client.map(inc, range(30, 40))).batches())
+    assert sorted(f.result() for batch in batches for f in batch) == list(range(31, 41))
+    wait(futs)
+    together = as_completed(futs, with_results=True).next_batch()  # (all done: one batch, as pairs)
+    assert sorted(r for _, r in together) == list(range(1, 21))
 
 
 def test_as_completed_errors(client):
@@ -781,6 +786,13 @@ def test_get_executor_runs_standard_library_executor_code(client, tmp_path):
     with pytest.raises(TypeError, match="'key' is not an option"):
         client.get_executor(key="x")
     del slow
+
+
+def test_scheduler_info_of_some_workers(client):
+    every = client.scheduler_info()["workers"]
+    assert len(every) == 2 and list(client.scheduler_info(n_workers=1)["workers"]) == sorted(every)[:1]
+    with pytest.raises(ValueError, match="n_workers is a number of workers"):
+        client.scheduler_info(n_workers=-2)
 
 
 def test_cluster_waits_for_the_workers_it_asked_for(cluster):

@@ -275,14 +275,21 @@ class AdminMixin:
 
     # ------------------------------------------------------------------ cluster information
     @sync_or_async
-    async def scheduler_info(self) -> dict:
-        """Scheduler id and address, and per worker: name, pid, nthreads, memory figures.
+    async def scheduler_info(self, n_workers: int = -1) -> dict:
+        """Scheduler id and address, and per worker: name, pid, nthreads, memory figures
+        (``n_workers``: of the first that many workers by address, as dask's; -1, the
+        default, all of them).
 
-        >>> client.scheduler_info()["workers"]   # doctest: +SKIP
+        >>> client.scheduler_info(n_workers=2)["workers"]   # doctest: +SKIP
         """
+        if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < -1:
+            raise ValueError(f"scheduler_info: n_workers is a number of workers, or -1 for all, got {n_workers!r}")
         reply, _ = await self._conn.request({"op": ops.SCHEDULER_INFO}, timeout=self._timeout)
-        self._workers_cache = reply["info"]["workers"]
-        return reply["info"]
+        info = reply["info"]
+        self._workers_cache = info["workers"]
+        if n_workers != -1:
+            info = {**info, "workers": {a: info["workers"][a] for a in sorted(info["workers"])[:n_workers]}}
+        return info
 
     def nthreads(self) -> dict:
         """Worker address -> number of threads."""

@@ -12,7 +12,7 @@ import queue
 import threading
 import time
 from collections import namedtuple
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from .future import Future, futures_of
 
@@ -110,6 +110,10 @@ class as_completed(Iterator):
         fut = self._queue.get()
         with self._lock:
             self._pending -= 1
+        return self._yielded(fut)
+
+    def _yielded(self, fut: Future) -> Any:
+        """What iterating gives for a finished future: it, or ``(it, result)``."""
         if self.with_results:
             try:
                 return fut, fut.result()
@@ -119,8 +123,8 @@ class as_completed(Iterator):
                 return fut, e
         return fut
 
-    def next_batch(self, block: bool = True) -> list[Future]:
-        """All futures finished so far (at least one if ``block``)."""
+    def next_batch(self, block: bool = True) -> list:
+        """All futures finished so far (at least one if ``block``), as iterating gives them."""
         out = []
         if block and self._pending:
             out.append(next(self))
@@ -131,4 +135,13 @@ class as_completed(Iterator):
                 return out
             with self._lock:
                 self._pending -= 1
-            out.append(fut)
+            out.append(self._yielded(fut))
+
+    def batches(self) -> Iterator[list]:
+        """The futures in lists, each of all those finished since the last, until none is
+        left (as dask's): fewer wake-ups than one future at a time when many finish at once.
+
+        >>> # for batch in as_completed(futs).batches(): handle(batch)
+        """
+        while not self.is_empty():
+            yield self.next_batch(block=True)
