@@ -110,6 +110,30 @@ def test_cancel_pending_future(client, tmp_path):
     assert blocker.result(timeout=30) == 1
 
 
+def test_a_forced_cancel_cancels_another_clients_future(client, cluster, tmp_path):
+    gate = Gate(tmp_path)
+
+    def wanted_by(scheduler, key="shared-gate"):
+        ts = scheduler.state.tasks.get(key)
+        return 0 if ts is None else len(ts.who_wants)
+
+    try:
+        with Client(cluster, set_as_default=False) as other:
+            mine = client.submit(gate.wait, "x", key="shared-gate")
+            theirs = other.submit(gate.wait, "x", key="shared-gate")
+            wait_until(lambda: client.run_on_scheduler(wanted_by) == 2, msg="both clients want the key")
+            mine.cancel()
+            wait_until(lambda: client.run_on_scheduler(wanted_by) == 1, msg="the plain cancel is in")
+            assert mine.cancelled() and not theirs.done()  # (the other client still wants it)
+            again = client.submit(gate.wait, "x", key="shared-gate")
+            wait_until(lambda: client.run_on_scheduler(wanted_by) == 2, msg="wanted by both again")
+            client.cancel([again], force=True)
+            wait_until(lambda: theirs.cancelled(), msg="the other client's future cancelled")
+            assert "force=True" in theirs._state.text and client.run_on_scheduler(wanted_by) == 0
+    finally:
+        gate.open()
+
+
 def test_cancel_then_resubmit_the_same_call(client, tmp_path):
     gate = Gate(tmp_path)
     blocker = client.submit(gate.wait, 2, pure=False)

@@ -408,6 +408,20 @@ def test_cancel_and_remove_client_release_everything():
     assert not s.tasks
 
 
+def test_a_forced_cancel_cancels_the_other_clients_futures_and_tells_them():
+    s = make()
+    s.handle(UG("c1", [T("a"), T("b", ["a"])], ["a", "b"]), UG("c2", [T("a")], ["a"]))
+    out = s.handle(CancelKeys("c1", ["b"]))
+    assert "b" not in s.tasks and not [o for o in out if isinstance(o, ToClient)]
+    out = s.handle(CancelKeys("c1", ["a"]))  # (c2 still wants it: it stays)
+    assert "a" in s.tasks and s.tasks["a"].who_wants == {"c2"}
+    s.handle(UG("c1", [T("a")], ["a"]))
+    out = s.handle(CancelKeys("c1", ["a"], force=True))
+    told = [(o.client, o.msg["op"], o.msg["key"]) for o in out if isinstance(o, ToClient)]
+    assert told == [("c2", "key-cancelled", "a")] and "force=True" in out[0].msg["reason"]
+    assert "a" not in s.tasks and not s.clients.get("c2")
+
+
 def test_shared_key_survives_one_client_release():
     s = make()
     s.handle(UG("c1", [T("a")], ["a"]), UG("c2", [T("a")], ["a"]))

@@ -208,9 +208,10 @@ class Future:
         if not self._state.wait(timeout):
             raise TimeoutError(f"future {self.key!r} is still pending after {timeout}s")
 
-    def cancel(self) -> None:
-        """Stop this computation if nobody else wants it; the future becomes 'cancelled'."""
-        self.client._cancel([self])
+    def cancel(self, force: bool = False) -> None:
+        """Stop this computation if nobody else wants it (``force=True``: even then, cancelling
+        the other clients' futures of it too); the future becomes 'cancelled'."""
+        self.client._cancel([self], force)
 
     def retry(self) -> None:
         """Run a failed task (and failed dependencies) again."""

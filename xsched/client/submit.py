@@ -239,19 +239,20 @@ class SubmitMixin:
         return [[f] for f in futures] if persist else futures
 
     # ------------------------------------------------------------------ control
-    def cancel(self, futures) -> None:
-        """Cancel futures: their tasks stop unless another client wants them."""
+    def cancel(self, futures, force: bool = False) -> None:
+        """Cancel futures: their tasks stop unless another client wants them (``force=True``:
+        even then, and the other clients' futures of them are cancelled too, as dask's)."""
         flat: list[Future] = []
         collect_futures(futures, flat)
-        self._cancel(flat)
+        self._cancel(flat, force)
 
-    def _cancel(self, futures: list[Future]) -> None:
+    def _cancel(self, futures: list[Future], force: bool = False) -> None:
         for f in futures:
             f._state.cancel(f"{f.key} was cancelled")
             with self._ref_lock:  # these handles stay cancelled; a later submission of the key starts afresh
                 if self._states.get(f.key) is f._state:
                     del self._states[f.key]
-        self._send({"op": ops.CANCEL_KEYS, "keys": [f.key for f in futures]})
+        self._send({"op": ops.CANCEL_KEYS, "keys": [f.key for f in futures], **({"force": True} if force else {})})
 
     def retry(self, futures) -> None:
         """Run failed futures (and their failed inputs) again."""

@@ -510,7 +510,7 @@ TO_SCHEDULER = Table("the scheduler", [
                        "functions": maybe(FUNCTIONS), "columns": maybe(COLUMNS)}),
     S(ops.CLIENT_DESIRES_KEYS, {"keys": opt(KEYS)}),
     S(ops.CLIENT_RELEASES_KEYS, {"keys": opt(KEYS)}),
-    S(ops.CANCEL_KEYS, {"keys": opt(KEYS)}),
+    S(ops.CANCEL_KEYS, {"keys": opt(KEYS), "force": maybe(BOOL)}),
     S(ops.RETRY_KEYS, {"keys": opt(KEYS)}),
     S(ops.WHO_HAS, {"keys": opt(KEYS)}),
     S(ops.WHO_CAN_RUN, {"keys": opt(KEYS)}),

@@ -709,7 +709,7 @@ class Scheduler:
         self.handle(ClientReleasesKeys(self._client_of(peer), list(h.get("keys", ()))))
 
     def _op_cancel(self, peer, h, payload):
-        self.handle(CancelKeys(self._client_of(peer), list(h.get("keys", ()))))
+        self.handle(CancelKeys(self._client_of(peer), list(h.get("keys", ())), bool(h.get("force"))))
         return {}
 
     def _op_retry(self, peer, h, payload):

@@ -76,8 +76,11 @@ class RemoveClient:
 
 @dataclass(slots=True)
 class CancelKeys:
+    """A client cancels its futures of ``keys``; with ``force``, every other client's too
+    (each is told, and the tasks go even though others wanted them)."""
     client: str
     keys: list
+    force: bool = False
     stimulus_id: str = field(default_factory=stimulus_factory("cancel"))
 
 

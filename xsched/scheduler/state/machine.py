@@ -290,6 +290,12 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Replication
                 continue
             ts.who_wants.discard(ev.client)  # the cancelling client already marked its future
             self.clients.get(ev.client, set()).discard(ts)
+            if ev.force:  # (the other clients' futures of it are cancelled too, and told why)
+                for other in sorted(ts.who_wants):
+                    self._out.append(ToClient(other, {"op": ops.KEY_CANCELLED, "key": key, "reason": (
+                        f"{key} was cancelled by {ev.client} with cancel(force=True), though this client wanted it")}))
+                    self.clients.get(other, set()).discard(ts)
+                ts.who_wants.clear()
             if not ts.who_wants:
                 self._maybe_release(ts, recs)
         return recs
