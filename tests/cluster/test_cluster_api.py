@@ -819,6 +819,20 @@ def test_scheduler_info_of_some_workers(client):
         client.scheduler_info(n_workers=-2)
 
 
+def test_cluster_get_client_and_client_current(cluster):
+    made = cluster.get_client()
+    try:
+        assert cluster.get_client() is made and Client.current() is made
+        assert made.submit(inc, 1).result(timeout=30) == 2
+    finally:
+        made.close()
+    again = cluster.get_client()
+    try:
+        assert again is not made and again.status == "running"
+    finally:
+        again.close()
+
+
 def test_cluster_waits_for_the_workers_it_asked_for(cluster):
     cluster.wait_for_workers(timeout=30)  # (-1: all it asked for)
     cluster.wait_for_workers(n_workers=2, timeout=30)

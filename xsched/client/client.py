@@ -348,6 +348,16 @@ class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, PluginsMixin
         timeout = None if callback_timeout is None else parse_timedelta(callback_timeout)
         return _loop.sync(call(), timeout)
 
+    @classmethod
+    def current(cls) -> "Client":
+        """The client computations use now (``default_client()``), as dask's
+        ``Client.current()``; ValueError when none runs.
+
+        >>> Client.current()                      # doctest: +SKIP
+        <Client: ...>
+        """
+        return default_client()
+
     @contextlib.contextmanager
     def as_current(self):
         """A block in which this client is the default (``compute()``, ``default_client()``).

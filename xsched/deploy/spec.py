@@ -27,6 +27,8 @@ import logging
 import math
 import threading
 import time
+import weakref
+from typing import Any
 
 from .. import hooks
 from ..client.rpc import SchedulerRPC
@@ -251,6 +253,21 @@ class SpecCluster:
 
     def _where_logs_are(self) -> str:
         return "check the workers' logs"
+
+    def get_client(self) -> Any:
+        """A Client of this cluster: the one this method made before while it is open, else
+        a new one (which becomes the default client), as dask's ``cluster.get_client()``.
+
+        >>> client = LocalCluster(n_workers=1).get_client()                # doctest: +SKIP
+        """
+        from ..client.client import Client  # (deploy sits above the client layer)
+
+        made = self.__dict__.get("_made_client")
+        client = made() if made is not None else None
+        if client is None or client.status in ("closing", "closed"):
+            client = Client(self)
+            self._made_client = weakref.ref(client)
+        return client
 
     def get_logs(self, scheduler: bool = True, workers: bool = True, n: int | None = None) -> dict:
         """The recent log records of the scheduler and of each worker, as dask's
