@@ -233,9 +233,9 @@ def test_submit_priority_orders_queued_tasks(client, tmp_path):
 
 # ---------------------------------------------------------------------- map
 def test_compute_with_scheduler_sync_runs_here_beside_a_client(client):
-    """``scheduler="sync"`` runs the graph in this process although a Client is the default
-    (a debugger stops in the task); ``scheduler=client`` runs it there; other names fail
-    when the compute is asked, naming what xsched takes."""
+    """``scheduler="sync"`` (and ``"threads"``) runs the graph in this process although a
+    Client is the default (a debugger stops in the task); ``scheduler=client`` runs it
+    there; other names fail when the compute is asked, naming what xsched takes."""
     import os
 
     import pandas as pd
@@ -254,8 +254,9 @@ def test_compute_with_scheduler_sync_runs_here_beside_a_client(client):
     pids = df.map_partitions(lambda p: pd.Series([os.getpid()] * len(p)), meta=("pid", "int64"))
     assert set(pids.compute(scheduler="sync")) == {os.getpid()} and os.getpid() not in set(pids.compute())
     assert xa.ones(4, chunks=2).sum().compute(scheduler="single-threaded") == 4.0
-    with pytest.raises(ValueError, match="scheduler='threads' is not one xsched runs on.*LocalCluster"):
-        df.a.sum().compute(scheduler="threads")
+    assert set(pids.compute(scheduler="threads")) == {os.getpid()} and df.a.sum().compute(scheduler="threads") == 15
+    with pytest.raises(ValueError, match="scheduler='processes' is not one xsched runs on.*LocalCluster"):
+        df.a.sum().compute(scheduler="processes")
 
 
 def test_map_and_gather(client):

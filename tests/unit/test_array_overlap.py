@@ -303,7 +303,7 @@ def test_keys_are_deterministic():
 def test_depth_larger_than_a_chunk_names_axis_depth_chunk_and_rechunk():
     x = xa.from_array(np.zeros((10, 12)), chunks=(5, (6, 4, 2)))
     with pytest.raises(ValueError) as info:
-        x.map_overlap(lambda b: b, depth=(1, 3))
+        x.map_overlap(lambda b: b, depth=(1, 3), allow_rechunk=False)
     msg = str(info.value)
     assert "depth 3 on axis 1" in msg and "smallest chunk" in msg and "(2;" in msg
     assert "rechunk" in msg and "x.rechunk({1: 6})" in msg
@@ -314,6 +314,23 @@ def test_depth_larger_than_a_chunk_names_axis_depth_chunk_and_rechunk():
     # the suggestion works
     ok = x.rechunk({1: 6}).map_overlap(lambda b: b, depth=(1, 3))
     assert ok.shape == x.shape
+
+
+def test_map_overlap_joins_blocks_shorter_than_the_depth_with_a_neighbour_as_dask_does():
+    data = np.arange(60.0).reshape(5, 12)
+    x = xa.from_array(data, chunks=(5, (6, 4, 1, 1)))
+
+    def mean3(b):  # (a moving mean along axis 1; the array's outer edges stay as they are)
+        out = b.copy()
+        out[:, 1:-1] = (b[:, :-2] + b[:, 1:-1] + b[:, 2:]) / 3
+        return out
+
+    got = x.map_overlap(mean3, depth=(0, 2), boundary="none")
+    assert got.chunks[1] == (6, 4, 2) and got.shape == data.shape  # (the two of 1 joined: each at least 2)
+    np.testing.assert_allclose(got.compute(), mean3(data))
+    last = xa.from_array(data, chunks=(5, (6, 5, 1))).map_overlap(mean3, depth=(0, 2), boundary="none")
+    assert last.chunks[1] == (6, 6)  # (a short last block joins the one before it)
+    np.testing.assert_allclose(last.compute(), mean3(data))
 
 
 def test_bad_arguments_fail_when_the_expression_is_built():

@@ -161,6 +161,7 @@ def blocks_of(func: Callable, args: Sequence[Any], kwargs: dict, chunks: Any, dt
 
     want_id, want_info = _accepts(func, "block_id"), _accepts(func, "block_info")
     out_starts = [_starts(c) for c in out_chunks]
+    starts_of = {i: [_starts(c) for c in a.chunks] for i, a in arrays} if want_info else {}
 
     def input_index(out_index: tuple) -> tuple:
         base = [0] * in_ndim
@@ -186,8 +187,7 @@ def blocks_of(func: Callable, args: Sequence[Any], kwargs: dict, chunks: Any, dt
             base = input_index(out_index)
             info: dict[Any, dict] = {None: _info(out_chunks, out_starts, out_index, out_dtype)}
             for i, a in arrays:
-                info[i] = _info(a.chunks, [_starts(c) for c in a.chunks], own_index(a, base), a.dtype,
-                                own_dropped(a))
+                info[i] = _info(a.chunks, starts_of[i], own_index(a, base), a.dtype, own_dropped(a))
             extra["block_info"] = info
         return extra
 

@@ -156,6 +156,27 @@ def _suggest_block(chunks: tuple[int, ...], depth: int) -> int:
     return min(n, size)
 
 
+def _deep_enough(chunks: Sequence[int], depth: int) -> tuple[int, ...]:
+    """``chunks`` with each block shorter than ``depth`` joined to the next (the last to the
+    one before), so every block can lend ``depth`` cells to its neighbours; empty blocks go.
+
+    >>> _deep_enough((5, 1, 1, 5, 2), 3), _deep_enough((1, 4), 2)
+    ((5, 9), (5,))
+    """
+    out: list[int] = []
+    for c in chunks:
+        if c == 0:
+            continue
+        if out and out[-1] < depth:
+            out[-1] += c
+        else:
+            out.append(c)
+    if len(out) > 1 and out[-1] < depth:
+        last = out.pop()
+        out[-1] += last
+    return tuple(out)
+
+
 def _check_depth(x: Array, depth: Sequence[int], what: str) -> None:
     """Refuse a depth that would need cells from beyond the adjacent block."""
     for axis, (d, chunks) in enumerate(zip(depth, x.chunks)):
@@ -464,8 +485,8 @@ def map_overlap(func: Callable, *args: Any, depth: Any = None, boundary: Any = "
       those cut differently from the first of that shape are rechunked to its blocks
       (``align_arrays=False`` refuses them instead).
     * ``depth``: an int, a tuple per axis, or a dict ``{axis: depth}`` (default none: the
-      blocks as they are); at most the smallest block along its axis (checked now;
-      ``rechunk`` first otherwise: ``allow_rechunk`` is taken for dask's sake).
+      blocks as they are). A block shorter than the depth is joined with its neighbour
+      first (``allow_rechunk=False`` refuses it instead, naming the rechunk to make).
     * ``boundary``: what lies beyond the array's edges, as ``np.pad`` would pad the whole
       array: ``"reflect"`` (NumPy's: the edge cell is not repeated), ``"symmetric"``,
       ``"periodic"``, ``"nearest"``, a number, or ``"none"`` (the default: no padding there; a ``func``
@@ -520,6 +541,12 @@ def map_overlap(func: Callable, *args: Any, depth: Any = None, boundary: Any = "
         depth = 0
     depth_t = _normalize_depth(depth, first.ndim, "map_overlap")
     modes = _normalize_boundary(boundary, first.ndim, "map_overlap")
+    if allow_rechunk:  # (blocks shorter than the depth joined with a neighbour, as dask does)
+        short = {axis: _deep_enough(c, d) for axis, (d, c) in enumerate(zip(depth_t, first.chunks))
+                 if 0 < d <= sum(c) and d > min(v for v in c if v > 0)}
+        if short:
+            first = first.rechunk(short)
+            args = [a.rechunk(short) if isinstance(a, Array) else a for a in args]
     _check_depth(first, depth_t, "map_overlap")
     if dtype is None and meta is not None:
         dtype = getattr(meta, "dtype", None)
