@@ -77,6 +77,9 @@ def test_literals_and_containers_of_delayed():
     assert delayed((xs[0], 7)).compute() == (1, 7)
     assert delayed({"k": xs[1]}).compute() == {"k": 2}
     assert delayed(xs[0]) is xs[0]
+    kept = delayed(xs, traverse=False)  # (taken as it is, as dask's: its Delayed are not computed)
+    assert kept.__xsched_graph__()[kept.key].args == (xs,) and all(isinstance(v, Delayed) for v in kept.compute())
+    assert delayed(list(range(5)), traverse=False).compute() == [0, 1, 2, 3, 4]
 
 
 def test_nout_unpacks():

@@ -623,7 +623,7 @@ _PLAIN_FUNCTIONS = frozenset({types.FunctionType, types.BuiltinFunctionType})
 
 
 def delayed(obj: Any = _MISSING, name: str | None = None, pure: bool | None = None,
-            nout: int | None = None) -> Any:
+            nout: int | None = None, traverse: bool = True) -> Any:
     """Make a function lazy, or wrap a value so it can be used in lazy expressions.
 
     * ``delayed(func)(*args, **kwargs)`` is a task; args may be Delayed objects, or lists,
@@ -633,8 +633,9 @@ def delayed(obj: Any = _MISSING, name: str | None = None, pure: bool | None = No
       call only). Per call, ``pure=`` and ``xsched_key_name=`` keywords do the same.
     * ``nout=n`` makes the call's result unpackable into n Delayed values.
     * ``delayed(value)`` wraps a literal; lists, tuples, dicts and sets of Delayed become
-      one Delayed list (tuple, ...). Also usable as a decorator: ``@delayed`` or
-      ``@delayed(pure=True)``.
+      one Delayed list (tuple, ...), unless ``traverse=False`` (the container is taken as
+      it is, as dask's: a cheap wrap of a large list of plain values). Also usable as a
+      decorator: ``@delayed`` or ``@delayed(pure=True)``.
 
     >>> from xsched.graph.delayed import delayed
     >>> @delayed(pure=True, nout=2)
@@ -647,7 +648,7 @@ def delayed(obj: Any = _MISSING, name: str | None = None, pure: bool | None = No
     if type(obj) in _PLAIN_FUNCTIONS and name is None and nout is None:
         return DelayedFunction._wrap(obj, None, bool(pure), None)  # (the checks below, skipped)
     if obj is _MISSING:
-        return lambda func: delayed(func, name=name, pure=pure, nout=nout)
+        return lambda func: delayed(func, name=name, pure=pure, nout=nout, traverse=traverse)
     nout = _check_nout(nout)
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be a str (the key to use), got {name!r}")
@@ -658,7 +659,7 @@ def delayed(obj: Any = _MISSING, name: str | None = None, pure: bool | None = No
     if callable(obj):
         return DelayedFunction._wrap(obj, name, bool(pure), nout)
     deps: list[Delayed] = []
-    converted = _to_arg(obj, deps)
+    converted = _to_arg(obj, deps) if traverse else obj
     if deps:  # a container of Delayed values: one task that builds the container
         builder = type(obj)
         key = name or f"{builder.__name__}-{tokenize(converted)}"
