@@ -29,6 +29,23 @@ def test_scale_by_workers_and_by_groups():
         assert "LocalCluster('tcp://127.0.0.1:" in repr(cluster) and "workers=1" in repr(cluster)
 
 
+def test_scale_by_cores_and_by_memory_as_dask_does():
+    with LocalCluster(n_workers=1, threads_per_worker=2, memory_limit="1GB") as cluster:
+        cluster.scale(cores=5)  # (three workers of two threads)
+        assert cluster.n_workers == 3
+        cluster.scale(memory="1.5GB")  # (two of 1 GB)
+        assert cluster.n_workers == 2
+        cluster.scale(1, cores=2)  # (the most asked for: one worker)
+        assert cluster.n_workers == 1
+        with pytest.raises(ValueError, match="jobs= or cores="):
+            cluster.scale(jobs=1, cores=2)
+        with pytest.raises(ValueError, match="whole number of threads"):
+            cluster.scale(cores=-1)
+    with LocalCluster(n_workers=1, memory_limit=0) as unlimited:
+        with pytest.raises(ValueError, match="have no memory limit"):
+            unlimited.scale(memory="1GB")
+
+
 def test_adapt_scales_up_at_once_and_down_after_the_wait_count(tmp_path):
     with LocalCluster(n_workers=0, threads_per_worker=1) as cluster, Client(cluster, set_as_default=False) as c:
         adaptive = cluster.adapt(minimum=0, maximum=3, interval="100ms", wait_count=3)

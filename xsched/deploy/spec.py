@@ -33,7 +33,7 @@ from typing import Any
 from .. import hooks
 from ..client.rpc import SchedulerRPC
 from ..protocol.addressing import dashboard_link
-from ..units import format_bytes, parse_timedelta
+from ..units import format_bytes, parse_bytes, parse_timedelta
 from .adaptive import AdaptivePolicy, Job, JobLoad, SchedulerView
 
 logger = logging.getLogger("xsched.deploy")
@@ -190,12 +190,20 @@ class SpecCluster:
         """Group name -> its launcher (a process, an ssh connection, a batch job), ended ones too."""
         return dict(self.groups)
 
-    def scale(self, n: int | None = None, *, jobs: int | None = None, wait: bool = True) -> None:
-        """Grow or shrink to ``n`` workers, or to ``jobs`` whole groups (rounded up to whole groups).
+    def scale(self, n: int | None = None, *, jobs: int | None = None, cores: int | None = None,
+              memory: Any = None, wait: bool = True) -> None:
+        """Grow or shrink to ``n`` workers, or to ``jobs`` whole groups (rounded up to whole
+        groups), or, as dask's, to as many workers as give ``cores`` threads or ``memory``
+        (bytes or "64GB") in all (the most workers of those asked for).
 
         >>> cluster.scale(4)          # doctest: +SKIP
         >>> cluster.scale(jobs=2)     # doctest: +SKIP
+        >>> cluster.scale(cores=8)    # doctest: +SKIP
         """
+        if cores is not None or memory is not None:
+            if jobs is not None:
+                raise ValueError("give scale() jobs= or cores=/memory=, not both")
+            n = self._workers_for(n, cores, memory)
         if (n is None) == (jobs is None):
             raise ValueError("give scale() either n (workers) or jobs= (whole worker groups), not both")
         if n is not None and (not isinstance(n, int) or n < 0) or jobs is not None and (
@@ -213,6 +221,20 @@ class SpecCluster:
             self._remove_groups(sorted(live, key=lambda k: live[k].started_at or 0, reverse=True)[:len(live) - target])
         if wait and target:
             self.wait_for_workers(target * self.workers_per_group)
+
+    def _workers_for(self, n: int | None, cores: Any, memory: Any) -> int:
+        """The workers ``scale(n, cores=, memory=)`` asks for: the most of each's need."""
+        need = [n or 0]
+        if cores is not None:
+            if isinstance(cores, bool) or not isinstance(cores, int) or cores < 0:
+                raise ValueError(f"scale(cores=...) takes a whole number of threads >= 0, not {cores!r}")
+            need.append(math.ceil(cores / max(self.threads_per_worker, 1)))
+        if memory is not None:
+            if not self.memory_limit:
+                raise ValueError(f"scale(memory=...): the workers of {self!r} have no memory limit, so no number of "
+                                 "them makes an amount of memory; give n or cores=")
+            need.append(math.ceil(parse_bytes(memory) / self.memory_limit))
+        return max(need)
 
     def adapt(self, minimum: int | None = None, maximum: int | None = None, *, minimum_jobs: int | None = None,
               maximum_jobs: int | None = None, interval="1s", wait_count: int = 3,
