@@ -50,6 +50,11 @@ def test_named_aggregation_as_pandas(pdf, n):
                                "v": ("x", lambda s: s.var(ddof=0))}))
     got = df.groupby("k", sort=False).agg(**NAMED, split_out=2).compute().sort_index()
     tm.assert_frame_equal(got, pdf.groupby("k").agg(**NAMED))
+    shares = df.groupby("k", sort=False).agg(**NAMED, split_out=True)  # (dask's spelling: shares, not one)
+    assert shares.npartitions == df.npartitions
+    tm.assert_frame_equal(shares.compute().sort_index(), pdf.groupby("k").agg(**NAMED))
+    with pytest.raises(ValueError, match="split_out must be a whole number"):
+        df.groupby("k").x.sum(split_out=0)
     eq(df.groupby("k")[["x", "i"]].agg(a=("i", "sum"), b=("x", "max")),
        pdf.groupby("k")[["x", "i"]].agg(a=("i", "sum"), b=("x", "max")))
     # by a Series: the frame's own key column may be aggregated by name

@@ -417,7 +417,11 @@ class GroupBy:
         {'total': [3, 3], 'n': [2, 1]}
         >>> df.groupby("k").v.agg(top="max", avg="mean").compute().to_dict("list")
         {'top': [2, 3], 'avg': [1.5, 3.0]}
+
+        ``split_out=n`` hashes the groups into ``n`` partitions (``True``: as many as the
+        frame's), each a tree of its own.
         """
+        split_out = shuffle_shares(split_out, self._frame, "groupby.agg", 1)  # (True is not 1 here)
         if is_custom(func):
             if split_out != 1 or named:
                 raise ValueError("groupby.agg: an Aggregation of one's own gives one partition (split_out=1) "
