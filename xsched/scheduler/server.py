@@ -851,15 +851,12 @@ class Scheduler:
             self._detach_worker(addr, "restart")
         self.last_seen.clear()
         self.memory_history.clear()
-        deadline = time.monotonic() + timeout
-        while len(self.state.workers) < n:
-            if time.monotonic() > deadline:
-                have = len(self.state.workers)
-                return {"workers": have, "error": (
-                    f"only {have} of {n} workers came back within {timeout:.0f}s of the restart. Workers "
-                    "restart through their nanny: ones started with --no-nanny or by "
-                    "LocalCluster(processes=False) do not come back; see the workers' logs for others")}
-            await asyncio.sleep(0.05)
+        if not await self._workers_back(n, timeout):
+            have = len(self.state.workers)
+            return {"workers": have, "error": (
+                f"only {have} of {n} workers came back within {timeout:.0f}s of the restart. Workers "
+                "restart through their nanny: ones started with --no-nanny or by "
+                "LocalCluster(processes=False) do not come back; see the workers' logs for others")}
         out = {"workers": len(self.state.workers)}
         if environment:
             wanted = set(envs.values())
@@ -912,15 +909,21 @@ class Scheduler:
             logger.info("restarting worker %s: %s", addr, reason)
             self.handle(RemoveWorker(addr, reason))
         self._pace_heartbeats()
+        if not await self._workers_back(n, timeout):
+            return {"workers": addrs, "error": (
+                f"only {len(self.state.workers)} of {n} workers were back within {timeout:.0f}s of restarting "
+                f"{len(addrs)}; workers restart through their nanny (not those started with --no-nanny or "
+                "processes=False)")}
+        return {"workers": addrs}
+
+    async def _workers_back(self, n: int, timeout: float) -> bool:
+        """Whether ``n`` workers are registered within ``timeout`` seconds (after a restart)."""
         deadline = time.monotonic() + timeout
         while len(self.state.workers) < n:
             if time.monotonic() > deadline:
-                have = len(self.state.workers)
-                return {"workers": addrs, "error": (
-                    f"only {have} of {n} workers were back within {timeout:.0f}s of restarting {len(addrs)}; workers "
-                    "restart through their nanny (not those started with --no-nanny or processes=False)")}
+                return False
             await asyncio.sleep(0.05)
-        return {"workers": addrs}
+        return True
 
     _CLIENT_OPS = {
         ops.REGISTER_WORKER: _op_register_worker, ops.REGISTER_CLIENT: _op_register_client,
