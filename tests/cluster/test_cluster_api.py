@@ -457,6 +457,21 @@ def test_run_on_workers(client):
     assert client.run(add, 1, y=2, workers=[addrs[0]]) == {addrs[0]: 3}
 
 
+def test_run_without_waiting_returns_at_once_and_logs_a_failure(client, tmp_path, caplog):
+    def mark(worker, path):
+        open(os.path.join(path, worker.address.replace("/", "_").replace(":", "_")), "w").close()
+
+    assert client.run(mark, path=str(tmp_path), wait=False) is None
+    wait_until(lambda: len(os.listdir(tmp_path)) == 2, msg="both workers ran it")
+
+    def broken():
+        raise KeyError("nope")
+
+    with caplog.at_level("WARNING", logger="xsched.client"):
+        assert client.run(broken, wait=False) is None
+        wait_until(lambda: "client.run(broken, wait=False) failed: KeyError" in caplog.text, msg="the failure logged")
+
+
 def test_run_raises_remote_error(client):
     def broken():
         raise RuntimeError("nope from run")

@@ -246,6 +246,26 @@ def test_a_block_on_a_synchronous_client_writes_its_runs_and_code(tmp_path):
         asyncio.run(report.__aenter__())
 
 
+def test_stacklevel_shows_the_with_block_of_a_caller(tmp_path):
+    import contextlib
+
+    client = FakeClient(asynchronous=False)
+
+    @contextlib.contextmanager
+    def reported(level):  # (a helper of one's own entering the report)
+        with performance_report(tmp_path / "r.html", client=client, stacklevel=level) as inner:
+            yield inner
+
+    with reported(1) as report:
+        client.rows.append(["inc-1", "tcp://h:1", 2.0, 2.5, "memory", 28])
+    assert "performance_report(tmp_path" in report.code  # (the helper's own block)
+    with reported(3) as report:  # (past contextlib's __enter__ to this block)
+        client.rows.append(["inc-2", "tcp://h:1", 2.0, 2.5, "memory", 28])
+    assert report.code.startswith("with reported(3) as report:")
+    with pytest.raises(TypeError, match="stacklevel"):
+        performance_report(tmp_path / "r.html", client=client, stacklevel=0)
+
+
 def test_a_block_that_raises_still_writes_its_report(tmp_path):
     client = FakeClient(asynchronous=False)
     with pytest.raises(ZeroDivisionError):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import os
 import queue
 import uuid
@@ -36,6 +37,8 @@ from .future import Future, collect_futures, futures_of
 from .rpc import wait_for_workers as _poll_workers
 
 __all__ = ["AdminMixin", "UploadError", "RestartError"]
+
+logger = logging.getLogger("xsched.client")
 
 
 class UploadError(XschedError, RuntimeError):
@@ -87,7 +90,7 @@ class AdminMixin:
 
     # ------------------------------------------------------------------ run functions
     @sync_or_async
-    def run(self, func, *args, workers=None, **kwargs) -> dict:
+    def run(self, func, *args, workers=None, wait: bool = True, **kwargs) -> dict | None:
         """Run ``func`` on every worker (now, outside the task system): {address: result}.
 
         A ``worker`` parameter in ``func``'s signature (or dask's ``dask_worker``) receives the
@@ -103,8 +106,26 @@ class AdminMixin:
         >>> import os
         >>> client.run(os.getpid)   # doctest: +SKIP
         {'tcp://127.0.0.1:40211': 1234, 'tcp://127.0.0.1:38003': 1235}
+
+        ``wait=False`` starts it and returns None at once, as dask's: the results are not
+        kept, and an error is logged (``xsched.client``) rather than raised.
         """
+        if not wait:
+            return self._run_detached(func, args, kwargs, workers)
         return self._run(func, args, kwargs, workers)
+
+    async def _run_detached(self, func, args, kwargs, workers) -> None:
+        """``run(wait=False)``: the run as a task of the client's loop, held until it ends."""
+        task = asyncio.ensure_future(self._run(func, args, kwargs, workers))
+        detached = self.__dict__.setdefault("_detached_runs", set())
+        detached.add(task)
+
+        def ended(t: "asyncio.Task") -> None:
+            detached.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                logger.warning("client.run(%s, wait=False) failed: %s: %s", getattr(func, "__name__", func),
+                               type(t.exception()).__name__, t.exception())
+        task.add_done_callback(ended)
 
     async def _run(self, func, args, kwargs, workers=None) -> dict:
         info = await self._scheduler_info()

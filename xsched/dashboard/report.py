@@ -50,7 +50,8 @@ __all__ = ["performance_report", "PerformanceReport", "report_html", "with_block
 DEFAULT_FILENAME = "xsched-report.html"
 
 
-def performance_report(filename=DEFAULT_FILENAME, client=None, *, limit: int = svg.MAX_BARS) -> "PerformanceReport":
+def performance_report(filename=DEFAULT_FILENAME, client=None, *, limit: int = svg.MAX_BARS,
+                       stacklevel: int = 1) -> "PerformanceReport":
     """Write one HTML file showing what the block of code inside it did on the cluster.
 
     The page opens offline in any browser (no script, nothing loaded from anywhere): the
@@ -61,7 +62,9 @@ def performance_report(filename=DEFAULT_FILENAME, client=None, *, limit: int = s
     It is written when the block ends, also when it raises (the exception goes on).
 
     ``filename``: where to write (its directory must exist); ``client``: the default client
-    when None. Like ``get_task_stream``, it records every run the scheduler hears of while
+    when None; ``stacklevel``: whose ``with`` block is shown, as dask's (1: the one that
+    entered the report; 2: the caller of that, for a report entered in a helper of one's
+    own). Like ``get_task_stream``, it records every run the scheduler hears of while
     the block runs, from any client: wait for the block's work inside it. ``async with``
     for an asynchronous client.
 
@@ -71,7 +74,7 @@ def performance_report(filename=DEFAULT_FILENAME, client=None, *, limit: int = s
     >>> report                                                             # doctest: +SKIP
     <PerformanceReport '/home/me/report.html': 100 task runs (0 erred) in 0.41 s>
     """
-    return PerformanceReport(filename, client, limit=limit)
+    return PerformanceReport(filename, client, limit=limit, stacklevel=stacklevel)
 
 
 class PerformanceReport:
@@ -82,8 +85,12 @@ class PerformanceReport:
     path of the file.
     """
 
-    def __init__(self, filename=DEFAULT_FILENAME, client=None, *, limit: int = svg.MAX_BARS):
+    def __init__(self, filename=DEFAULT_FILENAME, client=None, *, limit: int = svg.MAX_BARS, stacklevel: int = 1):
         self.filename = _checked_path(filename)
+        if isinstance(stacklevel, bool) or not isinstance(stacklevel, int) or stacklevel < 1:
+            raise TypeError(f"performance_report(stacklevel=...) counts frames from the with block (1 or more), "
+                            f"not {stacklevel!r}")
+        self.stacklevel = stacklevel
         if client is None:
             try:
                 client = hooks.get_client()
@@ -117,7 +124,7 @@ class PerformanceReport:
 
     # ------------------------------------------------------------------ the block
     def _begin(self) -> None:
-        self.code, self.code_origin = _calling_block()
+        self.code, self.code_origin = _calling_block(self.stacklevel)
         self.runs, self.written = [], False
         self._stream = TaskStream(self.client)
 
@@ -254,8 +261,9 @@ def _with_span(source: str, line: int) -> tuple[int, int] | None:
     return node.lineno, node.end_lineno or node.lineno
 
 
-def _calling_block() -> tuple[str | None, str]:
-    """(source, where) of the ``with`` statement that entered the report, or (None, why not).
+def _calling_block(stacklevel: int = 1) -> tuple[str | None, str]:
+    """(source, where) of the ``with`` statement that entered the report (``stacklevel`` 2:
+    of the frame that called that one, and so on), or (None, why not).
 
     The frame's file through linecache, where IPython keeps its cells too (as Python: magics
     turned into calls; the cell as typed is shown when it has the same lines); else the
@@ -263,6 +271,8 @@ def _calling_block() -> tuple[str | None, str]:
     frame = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename == __file__:
         frame = frame.f_back
+    for _ in range(stacklevel - 1):
+        frame = frame.f_back if frame is not None else None
     if frame is None:
         return None, "no calling frame"
     filename, line = frame.f_code.co_filename, frame.f_lineno
