@@ -105,6 +105,9 @@ def test_collections_compute_on_threads_and_other_names_are_refused():
                                    frame.compute().groupby("b").a.sum())
     assert xb.from_sequence(range(10), npartitions=3).map(lambda v: v * 2).sum().compute(scheduler="threads") == 90
     assert xsched.delayed(sum)([1, 2]).compute(scheduler="threads") == 3
+    where = xsched.delayed(lambda: threading.current_thread().name, pure=False)
+    assert where().compute(num_workers=2).startswith("xsched-local")  # (num_workers alone: threads, as arrays')
+    assert where().compute() == threading.current_thread().name
     assert x.sum().persist(scheduler="threads").compute() == pytest.approx(data.sum())
     with pytest.raises(ValueError, match="for processes start a LocalCluster"):
         x.sum().compute(scheduler="processes")

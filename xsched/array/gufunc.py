@@ -45,7 +45,7 @@ from ..graph.layers import chunk_key
 from ..graph.spec import Ref, funcname
 from .axes import axis_index
 from .core import Array
-from .mapping import block_layer
+from .mapping import _meta_dtype, block_layer
 from .creation import asarray
 from .index_notation import blockwise
 from .rechunking import joined
@@ -265,10 +265,7 @@ def _meta_dtypes(meta: Any) -> Any:
     """The output dtypes a ``meta=`` gives: an empty array's dtype, or a tuple of them."""
     if isinstance(meta, (tuple, list)):
         return [_meta_dtypes(m) for m in meta]
-    if not hasattr(meta, "dtype"):
-        raise TypeError(f"apply_gufunc: meta= takes an empty array of the output's type (or a tuple of them), "
-                        f"got {meta!r}; or pass output_dtypes=")
-    return np.dtype(meta.dtype)
+    return _meta_dtype(meta, "apply_gufunc", "output_dtypes=")
 
 
 def _on_axes(func: Callable, signature: str, args: Sequence[Any], axes: Any, axis: Any, keepdims: bool,

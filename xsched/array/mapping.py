@@ -110,11 +110,11 @@ def map_blocks(func: Callable, *args: Any, chunks: Any = None, dtype: Any = None
     return blocks_of(func, args, kwargs, chunks, dtype, drop_axis, new_axis, name, check=True)
 
 
-def _meta_dtype(meta: Any, what: str) -> np.dtype:
+def _meta_dtype(meta: Any, what: str, instead: str = "dtype=") -> np.dtype:
     """The dtype a ``meta=`` (dask's empty array of the output's type) gives."""
     if not hasattr(meta, "dtype"):
         raise TypeError(f"{what}: meta= takes an empty array of the output's type, e.g. np.array((), dtype=float); "
-                        f"got {meta!r} of type {type(meta).__name__}; or pass dtype=")
+                        f"got {meta!r} of type {type(meta).__name__}; or pass {instead}")
     return np.dtype(meta.dtype)
 
 

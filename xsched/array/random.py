@@ -88,12 +88,16 @@ DISTRIBUTIONS = {
 }
 
 
-def _draw(shape: tuple, entropy: Any, key: tuple, method: str, kwargs: dict, legacy: bool = False) -> np.ndarray:
-    """One block: ``method`` of a numpy generator seeded for this call and block (NumPy's
-    older ``RandomState``, on its Mersenne Twister, when ``legacy``)."""
+def _numpy_rng(entropy: Any, key: tuple, legacy: bool) -> Any:
+    """NumPy's generator seeded with ``SeedSequence(entropy, spawn_key=key)``: a
+    ``Generator``, or with ``legacy`` the older ``RandomState`` on its Mersenne Twister."""
     seq = np.random.SeedSequence(entropy, spawn_key=key)
-    rng = np.random.RandomState(np.random.MT19937(seq)) if legacy else np.random.default_rng(seq)
-    return getattr(rng, method)(size=shape, **kwargs)
+    return np.random.RandomState(np.random.MT19937(seq)) if legacy else np.random.default_rng(seq)
+
+
+def _draw(shape: tuple, entropy: Any, key: tuple, method: str, kwargs: dict, legacy: bool = False) -> np.ndarray:
+    """One block: ``method`` of a numpy generator seeded for this call and block."""
+    return getattr(_numpy_rng(entropy, key, legacy), method)(size=shape, **kwargs)
 
 
 def _scalar(value: Any, name: str, method: str) -> Any:
@@ -146,17 +150,20 @@ class Generator:
     def __repr__(self) -> str:
         return f"xsched.array.random.{type(self).__name__}(entropy={self.entropy!r})"
 
+    def _next_call(self) -> int:
+        """This generator's next call number (each array it makes draws from its own)."""
+        with self._lock:
+            return next(self._calls)
+
     def _array(self, method: str, size: Any, chunks: Any, dtype: Any, kwargs: dict) -> Array:
         shape = () if size is None else (
             (int(size),) if isinstance(size, numbers.Integral) else tuple(int(s) for s in size))
         # numpy's own checks of the parameters (scale < 0, low >= high, a dtype it cannot
         # draw, ...) now, not in every task: one throwaway draw (none for an empty array)
-        numpy = np.random.RandomState(0) if self._LEGACY else np.random.default_rng(0)
-        probe = getattr(numpy, method)(size=0 if 0 in shape else None, **kwargs)
+        probe = getattr(_numpy_rng(0, (), self._LEGACY), method)(size=0 if 0 in shape else None, **kwargs)
         dtype = np.asarray(probe).dtype if dtype is None else np.dtype(dtype)
         chunks = normalize_chunks(chunks, shape, dtype)
-        with self._lock:  # (a call that failed above takes no number)
-            call = next(self._calls)
+        call = self._next_call()  # (a call that failed above takes no number)
         token = new_token("random", self.entropy, call, method, kwargs, chunks)
         name = f"{method}-{token}"
         ann = annotations_in_force()
@@ -273,11 +280,7 @@ class Generator:
             x = asarray(x)
         if x.ndim == 0:
             raise ValueError("permutation: x must be an int or an array of one dimension or more")
-        with self._lock:
-            call = next(self._calls)
-        seq = np.random.SeedSequence(self.entropy, spawn_key=(call,))
-        rng = np.random.RandomState(np.random.MT19937(seq)) if self._LEGACY else np.random.default_rng(seq)
-        return x[rng.permutation(x.shape[0])]
+        return x[_numpy_rng(self.entropy, (self._next_call(),), self._LEGACY).permutation(x.shape[0])]
 
     def __getattr__(self, name: str) -> Any:
         if name not in DISTRIBUTIONS:

@@ -16,6 +16,8 @@ import time
 import weakref
 from typing import Any, Callable, Iterator
 
+from .waiting import wait as wait_all
+
 __all__ = ["ClientExecutor"]
 
 #: the keywords of ``client.submit`` an executor passes to every call
@@ -45,8 +47,6 @@ class ClientExecutor(concurrent.futures.Executor):
 
     def _track(self, futures: list) -> list:
         with self._lock:
-            if self._shutdown:
-                raise RuntimeError("cannot schedule new calls after shutdown()")
             self._futures.update(futures)
         return futures
 
@@ -83,6 +83,4 @@ class ClientExecutor(concurrent.futures.Executor):
             if pending:
                 self._client.cancel(pending)
         if wait:
-            from .waiting import wait as wait_all
-
             wait_all([f for f in futures if not f.done()])

@@ -31,7 +31,7 @@ from ..client.default import client_for  # (a registry only: graph/ knows no net
 from ..tokenize import tokenize
 from .annotate import current_annotations
 from .layers import LayeredGraph, collections_graph
-from .local import THREADS, get, pool_size
+from .local import get, pool_size
 from .optimize import flatten_keys
 from .order import gc_paused
 from .spec import Ref, Task, funcname
@@ -301,7 +301,7 @@ class Delayed:
         if client is not None:
             kwargs.pop("num_workers", None)  # (on a cluster its workers' threads decide)
             return client.compute(self, sync=True, **kwargs)
-        return compute(self, scheduler=scheduler if scheduler in THREADS else "sync", **kwargs)[0]
+        return compute(self, scheduler=scheduler, **kwargs)[0]  # (num_workers= and "threads" as compute's)
 
     def persist(self, **kwargs: Any) -> Delayed:
         """Start computing and keep the result: on the default Client (a Delayed backed by
@@ -317,7 +317,7 @@ class Delayed:
         if client is not None:
             kwargs.pop("num_workers", None)
             return client.persist(self, **kwargs)
-        return persist(self, scheduler=scheduler if scheduler in THREADS else "sync", **kwargs)[0]
+        return persist(self, scheduler=scheduler, **kwargs)[0]
 
     # ---- lazy operations
 

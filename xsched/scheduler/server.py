@@ -362,11 +362,14 @@ class Scheduler:
         elif peer in self.peer_client:
             self._remove_client(self.peer_client[peer])
 
-    def _remove_worker(self, address: str, reason: str) -> None:
+    def _remove_worker(self, address: str, reason: str, forget_peer: bool = True) -> None:
+        """A worker is gone (lost, silent, or told to restart: then ``forget_peer=False``, so
+        that the close-worker queued for it still goes out)."""
         peer = self.worker_peer.pop(address, None)
         if peer is not None:
             self.peer_worker.pop(peer, None)
-            self.listener.forget_peer(peer)
+            if forget_peer:
+                self.listener.forget_peer(peer)
         self.last_seen.pop(address, None)
         self.memory_history.pop(address, None)
         if address in self.state.workers:
@@ -902,13 +905,9 @@ class Scheduler:
                                             f"workers ({', '.join(sorted(self.worker_peer)) or 'none'})"}
         n = len(self.state.workers)
         for addr in addrs:
-            self.listener.send(self.worker_peer[addr], {"op": ops.CLOSE_WORKER, "restart": True, "reason": reason})
-            self._detach_worker(addr, "restart-workers")
-            self.last_seen.pop(addr, None)
-            self.memory_history.pop(addr, None)
             logger.info("restarting worker %s: %s", addr, reason)
-            self.handle(RemoveWorker(addr, reason))
-        self._pace_heartbeats()
+            self.listener.send(self.worker_peer[addr], {"op": ops.CLOSE_WORKER, "restart": True, "reason": reason})
+            self._remove_worker(addr, reason, forget_peer=False)
         if not await self._workers_back(n, timeout):
             return {"workers": addrs, "error": (
                 f"only {len(self.state.workers)} of {n} workers were back within {timeout:.0f}s of restarting "
