@@ -127,6 +127,7 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Replication
         self._out: list = []
         self._freed_slots: set[WorkerState] = set()
         self._queue_grew = False
+        self._claims: dict[WorkerState, deque] = {}  # worker -> its batch of queued roots (placement.py)
         self._load = WorkerLoad(self._slots, self._pipelined_slots)  # workers by load (load.py)
         self.transition_counter = 0
         self.retiring: dict[str, Retirement] = {}
@@ -335,6 +336,7 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Replication
             return {}
         self._freed_slots.discard(ws)
         self._load.remove(ws)
+        self._release_claims(ws)
         self._stealable.pop(ws, None)
         self._victims.discard(ws)
         recs: dict[str, str] = {}
@@ -459,6 +461,8 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Replication
             self._load.update(ws)
             if ev.status == "running":
                 self._freed_slots.add(ws)
+            else:
+                self._release_claims(ws)
         return {}
 
     def _ev_restart(self, ev: Restart) -> dict:
@@ -495,6 +499,7 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Replication
         self._started.clear()
         self._victims.clear()
         self._freed_slots.clear()
+        self._claims.clear()
         self._load.clear()
         self._queue_grew = False
         return {}

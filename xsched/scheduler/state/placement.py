@@ -7,8 +7,10 @@ in ``queued``, highest priority first, and ``_fill_slots`` hands it out after ev
 (after that event's releases, so a worker frees data before it reads the next chunk).
 Tiny root tasks are the exception that keeps threads busy: once a task prefix is known to
 run in under ``PIPELINE_SECONDS`` and to return at most ``PIPELINE_NBYTES``, each thread
-gets ``PIPELINE_DEPTH`` more of them. Tasks with dependencies go where their inputs are,
-weighed by bytes to move (``bandwidth``) and by the work queued on each worker.
+gets ``PIPELINE_DEPTH`` more of them. Root tasks that feed a common task (``_siblings``)
+are claimed in batches of up to ``CLAIM_BATCH``, so neighbours run on one worker. Tasks
+with dependencies go where their inputs are, weighed by bytes to move (``bandwidth``) and
+by the work queued on each worker.
 
 A mixin of ``SchedulerState`` (``machine.py``): pure functions of its tables.
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections import deque
 
 from .entities import TaskState, WorkerState
 
@@ -33,6 +36,12 @@ from .entities import TaskState, WorkerState
 PIPELINE_SECONDS = 0.005
 PIPELINE_NBYTES = 64 * 1024
 PIPELINE_DEPTH = 4
+#: Most queued root tasks a worker claims at once (``_claimed_task``): neighbours stay on
+#: one worker, and no worker runs more than this far ahead of the queue's order.
+CLAIM_BATCH = 4
+#: Tasks feeding more than this many others are not weighed as siblings (``_siblings``):
+#: an all-to-all (a shuffle's splits) shares every consumer, and a batch gains it nothing.
+SIBLING_FAN = 16
 
 
 class Placement:
@@ -231,7 +240,8 @@ class Placement:
                 or (ws.hostname is not None and ws.hostname in r))
 
     def _fill_slots(self, sid: str) -> None:
-        """Hand queued root tasks to workers with free slots, highest priority first."""
+        """Hand queued root tasks to workers with free slots, highest priority first, in
+        batches (``_claimed_task``) where a batch keeps neighbours together."""
         if not self._freed_slots and not self._queue_grew:
             return  # no slot freed and nothing queued since the last pass: nothing can move
         self._freed_slots.clear()
@@ -240,17 +250,158 @@ class Placement:
         if not self._queued_count or not load.free_pipelined:
             return
         skipped: list = []
-        while self.queued and (load.free or (load.free_pipelined and self._pipelined(self.queued[0][2]))):
-            prio, seq, ts = heapq.heappop(self.queued)
-            if ts.state != "queued" or ts.queued_seq != seq:
-                continue
-            ws = self._decide_worker(ts)
-            if ws is None:
-                skipped.append((prio, seq, ts))
-                if len(skipped) > 1000:
+        while load.free_pipelined:
+            head = self._queue_head()
+            if head is not None and not self._claimable(head):
+                if not (load.free or self._pipelined(head)):
                     break
-                continue
+                ws = self._decide_worker(head)
+                if ws is None:
+                    skipped.append(heapq.heappop(self.queued))
+                    if len(skipped) > 1000:
+                        break
+                    continue
+                ts = self._own_before(ws, head)  # (a batch it claimed comes first)
+                if ts is None:
+                    ts = head
+                    heapq.heappop(self.queued)
+            else:
+                ws = self._least_loaded_free()
+                ts = self._claimed_task(ws, head) if ws is not None else None
+                if ts is None:
+                    break
             self._transitions({ts.key: ("processing", ws)}, sid)
         for item in skipped:
             heapq.heappush(self.queued, item)
         self._freed_slots.clear()
+
+    # ---------------------------------------------------------------- batches of root tasks
+    # Handed out one at a time, neighbouring root tasks (blocks i and i+1 of an array) go
+    # to alternate workers as slots free, so every task that joins neighbours (an overlap,
+    # a tree reduction's first level) waits for a transfer. A worker instead claims the next
+    # few queued tasks in priority order (``CLAIM_BATCH``) and runs them before claiming
+    # more: it still runs one slot's worth at a time, and it is never more than a batch
+    # ahead of the queue's order, so memory stays as depth first as before. A worker whose
+    # batch is done and finds the queue empty takes the last task of the longest batch
+    # another worker holds (from the back, so both keep runs of neighbours).
+
+    def _claimable(self, ts: TaskState) -> bool:
+        """A plain root task, which any worker may run: batched (tiny, resource-, limit- or
+        worker-bound ones go one by one, as ``_decide_worker`` places them)."""
+        return not (ts.resources or ts.limits or ts.worker_restrictions) and not self._pipelined(ts)
+
+    def _queue_head(self) -> TaskState | None:
+        """The live task atop the queue's heap, stale entries dropped."""
+        heap = self.queued
+        while heap:
+            _, seq, ts = heap[0]
+            if ts.state == "queued" and ts.queued_seq == seq:
+                return ts
+            heapq.heappop(heap)
+        return None
+
+    def _least_loaded_free(self) -> WorkerState | None:
+        free = self._load.free
+        if len(free) <= 8:  # (the usual case: a slot or two freed by the last event)
+            return min(free, key=lambda ws: (ws.occupancy / ws.nthreads,
+                                             (len(ws.processing) - len(ws.long_running)) / ws.nthreads,
+                                             ws.address), default=None)
+        it = self._load.by_load()
+        try:
+            return next((ws for ws in it if ws in free), None)
+        finally:
+            it.close()
+
+    def _claimed_task(self, ws: WorkerState, head: TaskState | None) -> TaskState | None:
+        """The next root task for ``ws``: the first of its batch, unless the queue's head
+        comes first (an older graph, a higher user priority); then a new batch from the
+        head; with the queue empty, the last task of the longest batch another holds."""
+        claims = self._claims.get(ws)
+        first = _first_live(claims)
+        if first is not None and (head is None or first.priority[:2] <= head.priority[:2]):
+            claims.popleft()
+            return first
+        if head is not None:
+            batch = self._take_batch(head)
+            if claims is None:
+                claims = self._claims[ws] = deque()
+            claims.extendleft(reversed(batch[1:]))
+            return batch[0][1]
+        for victim in sorted((c for w, c in self._claims.items() if w is not ws and c), key=len, reverse=True):
+            while victim:
+                seq, ts = victim.pop()
+                if ts.state == "queued" and ts.queued_seq == seq:
+                    return ts
+        return None
+
+    def _own_before(self, ws: WorkerState, head: TaskState) -> TaskState | None:
+        """The first task of ``ws``'s batch if it comes before ``head`` and ``ws`` may run it now."""
+        claims = self._claims.get(ws)
+        first = _first_live(claims)
+        if first is None or not first.priority < head.priority:
+            return None
+        if ws not in self._load.free and not self._pipelined(first):
+            return None
+        claims.popleft()
+        return first
+
+    def _take_batch(self, head: TaskState) -> list[tuple[int, TaskState]]:
+        """Pop ``head`` and the next queued tasks of its graph (same user priority and
+        generation) off the heap: up to ``CLAIM_BATCH``, fewer when the queue is short
+        for the workers there are, so each gets a share."""
+        heap, tier = self.queued, head.priority[:2]
+        size = min(CLAIM_BATCH, max(1, len(heap) // (2 * max(len(self._load), 1))))
+        batch = [heapq.heappop(heap)[1:]]
+        while len(batch) < size:
+            ts = self._queue_head()
+            if (ts is None or ts.priority[:2] != tier or not self._claimable(ts)
+                    or not _siblings(batch[-1][1], ts)):
+                break
+            batch.append(heapq.heappop(heap)[1:])
+        return batch
+
+    def _release_claims(self, ws: WorkerState) -> None:
+        """Put the batch of a worker that left, paused or retires back in the queue."""
+        claims = self._claims.pop(ws, None)
+        while claims:
+            seq, ts = claims.popleft()
+            if ts.state == "queued" and ts.queued_seq == seq:
+                heapq.heappush(self.queued, (ts.priority, seq, ts))
+                self._queue_grew = True
+
+
+def _near(ts: TaskState) -> set:
+    """The tasks ``ts`` feeds, directly or through one task (none past ``SIBLING_FAN``)."""
+    near = set()
+    if len(ts.dependents) > SIBLING_FAN:
+        return near
+    for d in ts.dependents:
+        near.add(d)
+        if len(d.dependents) <= SIBLING_FAN:
+            near.update(d.dependents)
+    return near
+
+
+def _siblings(a: TaskState, b: TaskState) -> bool:
+    """Whether two root tasks feed a common task within two steps (two blocks one
+    reduction sums, a block and the neighbour whose edge it borrows): what a batch
+    keeps together. Independent chains (read, process, write) gain nothing by it, and
+    would only be held back behind each other.
+
+    >>> a, b, c, j = (TaskState(k, None, (0,)) for k in "abcj")
+    >>> a.dependents = {j}; b.dependents = {j}
+    >>> _siblings(a, b), _siblings(a, c)
+    (True, False)
+    """
+    near = _near(a)
+    return bool(near) and not near.isdisjoint(_near(b))
+
+
+def _first_live(claims) -> TaskState | None:
+    """The first task of a batch still queued (entries of tasks gone elsewhere dropped)."""
+    while claims:
+        seq, ts = claims[0]
+        if ts.state == "queued" and ts.queued_seq == seq:
+            return ts
+        claims.popleft()
+    return None

@@ -58,6 +58,7 @@ class Retiring:
             ws.status = "retiring"
             self._freed_slots.discard(ws)
             self._load.update(ws)
+            self._release_claims(ws)
         return {}
 
     def _safe_holder(self, ws: WorkerState) -> bool:
