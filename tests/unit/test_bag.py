@@ -176,8 +176,10 @@ def test_map_errors():
     uneven = xb.from_sequence(range(3), npartitions=2)
     with pytest.raises(ValueError, match=r"different lengths \[1, 2\]"):
         xb.map(operator.add, uneven, xb.from_sequence(range(4), npartitions=2)).compute()
-    with pytest.raises(TypeError, match="map_partitions: sum returned a int; it must return the new partition"):
-        a.map_partitions(sum).compute()
+    # one value per partition (dask's `map_partitions(len)` idiom) is a partition of one element
+    assert a.map_partitions(sum).compute() == [sum(p.compute()) for p in a.to_delayed()]
+    assert a.map_partitions(lambda p: "ab").compute() == ["ab"] * a.npartitions
+    assert a.map_partitions(lambda p: {"n": len(p)}).pluck("n").sum().compute() == a.count().compute()
 
 
 # ---------------------------------------------------------------------- reductions

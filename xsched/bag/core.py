@@ -857,12 +857,15 @@ def bag_map(func: Callable, *args: Any, **kwargs: Any) -> Bag:
 def bag_map_partitions(func: Callable, *args: Any, **kwargs: Any) -> Bag:
     """``func(*args, **kwargs)`` per partition (``xsched.bag.map_partitions``), where Bag
     arguments (all with the same npartitions) stand for their partition ``i`` and Items and
-    Delayed values for their value; ``func`` returns the new partition (any iterable).
+    Delayed values for their value; ``func`` returns the new partition (any iterable), or
+    one value (a number, a string, a dict), which makes a partition of that one element.
 
     >>> import xsched.bag as xb
     >>> a, b = xb.from_sequence([1, 2, 3, 4], npartitions=2), xb.from_sequence("wxyz", npartitions=2)
     >>> xb.map_partitions(lambda p, q: [f"{len(p)}{''.join(q)}"], a, b).compute()
     ['2wx', '2yz']
+    >>> a.map_partitions(len).compute(), a.map_partitions(lambda p: {"n": len(p)}).count().compute()
+    ([2, 2], 2)
     """
     _check_callable(func, "map_partitions")
     n = _common_npartitions("map_partitions", [*args, *kwargs.values()])

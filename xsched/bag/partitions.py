@@ -158,13 +158,13 @@ def product_part(left: list, right: list) -> list:
 
 
 def map_partitions_part(func: Callable, args: tuple, kwargs: dict) -> list:
+    """``func``'s new partition: an iterable's elements, or one value (a number, a string, a
+    dict: ``len``, a summary) as a partition of that one element, as dask's compute shows it."""
     out = func(*args, **kwargs)
     if isinstance(out, list):
         return out
     if isinstance(out, (str, bytes, Mapping)) or not isinstance(out, Iterable):
-        raise TypeError(f"map_partitions: {funcname(func)} returned a {type(out).__name__}; it must "
-                        "return the new partition (a list or other iterable of elements): return "
-                        "[value] for a partition of one element")
+        return [out]
     return list(out)
 
 
