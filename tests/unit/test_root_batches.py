@@ -1,8 +1,10 @@
 """Queued root tasks that feed the same task are claimed in batches (placement.py): a
 worker runs neighbouring blocks itself, so what joins them finds its inputs there."""
 
+import pytest
+
 from xsched.scheduler.state import (
-    AddWorker, NewTask, RemoveWorker, SchedulerState, TaskFinished, ToWorker, WorkerStatus,
+    AddWorker, InvalidState, NewTask, RemoveWorker, SchedulerState, TaskFinished, ToWorker, WorkerStatus,
 )
 from xsched.scheduler.state import UpdateGraph as UG
 from xsched.scheduler.state.placement import CLAIM_BATCH
@@ -113,3 +115,12 @@ def test_a_free_worker_takes_the_last_of_another_s_batch_when_the_queue_is_empty
     roots = [k for k in ran if k.startswith("r-")]
     assert roots == ["r-4", "r-5", "r-6", "r-7", "r-3", "r-2", "r-1"], ran
     assert s.tasks["r-0"].state == "processing"
+
+
+def test_validation_catches_a_batch_left_with_a_worker_that_cannot_run_it():
+    s = state()
+    tasks, wanted = neighbours(16)
+    s.handle(UG("c", tasks, wanted))
+    s.workers["w0"].status = "paused"  # (behind the state machine's back: no release)
+    with pytest.raises(InvalidState, match="is claimed by w0, which is paused"):
+        s.validate()

@@ -132,6 +132,14 @@ class Validation:
     def _validate_tables(self) -> None:
         nq = sum(1 for ts in self.tasks.values() if ts.state == "queued")
         assert nq == self._queued_count, f"{nq} tasks queued, {self._queued_count} counted"
+        live = {id(ts) for _, seq, ts in self.queued if ts.state == "queued" and ts.queued_seq == seq}
+        for ws, claims in self._claims.items():
+            for seq, ts in claims:
+                if ts.state == "queued" and ts.queued_seq == seq:
+                    if self.workers.get(ws.address) is not ws or ws.status != "running":
+                        _fail(self, ts.key, f"is claimed by {ws.address}, which is {ws.status} or gone")
+                    if id(ts) in live:
+                        _fail(self, ts.key, "is both claimed and in the queue's heap")
         for ts in self.unrunnable:
             if ts.state != "no-worker":
                 _fail(self, ts.key, f"is among the unrunnable tasks but {ts.state}")
