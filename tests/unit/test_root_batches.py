@@ -124,3 +124,11 @@ def test_validation_catches_a_batch_left_with_a_worker_that_cannot_run_it():
     s.workers["w0"].status = "paused"  # (behind the state machine's back: no release)
     with pytest.raises(InvalidState, match="is claimed by w0, which is paused"):
         s.validate()
+
+
+def test_explain_names_the_worker_whose_batch_holds_a_queued_task():
+    s = state()
+    tasks, wanted = neighbours(16)
+    s.handle(UG("c", tasks, wanted))
+    assert s.explain("r-1").endswith("; in the batch of neighbours w0 runs next")
+    assert "batch" not in s.explain("r-8")  # still in the queue, nobody's yet

@@ -64,6 +64,10 @@ class Placement:
             reason = "; ".join(parts) or "no workers are connected"
         elif ts.state == "queued":
             reason = "waiting for a free thread (root tasks are queued until a worker has a free slot)"
+            holder = next((w for w, claims in self._claims.items()
+                           if any(t is ts and seq == ts.queued_seq for seq, t in claims)), None)
+            if holder is not None:
+                reason += f"; in the batch of neighbours {holder.address} runs next"
             if ts.limits:
                 reason += f"; limits {ts.limits} (running now: {dict(self.limits_running)})"
         return {"state": ts.state, "workers": valid, "reason": reason}
