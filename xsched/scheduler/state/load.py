@@ -42,6 +42,11 @@ def _busy(ws: WorkerState) -> int:
     return len(ws.processing) - len(ws.long_running)
 
 
+def load_order(ws: WorkerState) -> tuple:
+    """The index's order of a running worker, least loaded first (a sort key)."""
+    return (ws.occupancy / ws.nthreads, _busy(ws) / ws.nthreads, ws.address)
+
+
 class WorkerLoad:
     """Running workers ordered by load, and the idle, saturated and free-slot sets.
 
@@ -159,7 +164,7 @@ class WorkerLoad:
                           ("free_pipelined", FREE_PIPELINED)):
             got, want = getattr(self, name), {ws for ws in workers if marks[ws] & bit}
             assert got == want, f"load index: {name} {sorted(w.address for w in got)} != {sorted(w.address for w in want)}"
-        order = {ws: (ws.occupancy / ws.nthreads, _busy(ws) / ws.nthreads, ws.address)
+        order = {ws: load_order(ws)
                  for ws in workers if ws.status == "running"}
         assert {ws: e[:3] for ws, e in self._entry.items()} == order, \
             "load index: the order of running workers drifted"

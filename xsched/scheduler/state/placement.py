@@ -29,6 +29,7 @@ import math
 from collections import deque
 
 from .entities import TaskState, WorkerState
+from .load import load_order
 
 #: Root tasks of a prefix measured shorter than this (seconds) and returning at most
 #: PIPELINE_NBYTES get PIPELINE_DEPTH extra slots per thread: a round trip costs more than
@@ -307,9 +308,7 @@ class Placement:
     def _least_loaded_free(self) -> WorkerState | None:
         free = self._load.free
         if len(free) <= 8:  # (the usual case: a slot or two freed by the last event)
-            return min(free, key=lambda ws: (ws.occupancy / ws.nthreads,
-                                             (len(ws.processing) - len(ws.long_running)) / ws.nthreads,
-                                             ws.address), default=None)
+            return min(free, key=load_order, default=None)
         it = self._load.by_load()
         try:
             return next((ws for ws in it if ws in free), None)
