@@ -19,7 +19,6 @@ import reprlib
 from collections.abc import Iterable, Mapping
 from typing import Any, Callable
 
-from ..graph.spec import funcname
 from .reductions import NO_DEFAULT
 
 __all__: list[str] = []  # task functions only; xsched.bag.core uses them by module
