@@ -287,8 +287,9 @@ class Placement:
     # few queued tasks in priority order (``CLAIM_BATCH``) and runs them before claiming
     # more: it still runs one slot's worth at a time, and it is never more than a batch
     # ahead of the queue's order, so memory stays as depth first as before. A worker whose
-    # batch is done and finds the queue empty takes the last task of the longest batch
-    # another worker holds (from the back, so both keep runs of neighbours).
+    # batch is done and finds the queue empty takes the last task of a batch another worker
+    # holds (from the back, so both keep runs of neighbours). ``_claims`` holds only
+    # batches with tasks in them, so none of this scans the workers.
 
     def _claimable(self, ts: TaskState) -> bool:
         """A plain root task, which any worker may run: batched (tiny, resource-, limit- or
@@ -318,35 +319,58 @@ class Placement:
     def _claimed_task(self, ws: WorkerState, head: TaskState | None) -> TaskState | None:
         """The next root task for ``ws``: the first of its batch, unless the queue's head
         comes first (an older graph, a higher user priority); then a new batch from the
-        head; with the queue empty, the last task of the longest batch another holds."""
-        claims = self._claims.get(ws)
-        first = _first_live(claims)
+        head; with the queue empty, the last task of a batch another worker holds."""
+        first = self._first_claim(ws)
         if first is not None and (head is None or first.priority[:2] <= head.priority[:2]):
-            claims.popleft()
+            self._drop_first_claim(ws)
             return first
         if head is not None:
             batch = self._take_batch(head)
-            if claims is None:
-                claims = self._claims[ws] = deque()
-            claims.extendleft(reversed(batch[1:]))
+            if len(batch) > 1:
+                self._claims.setdefault(ws, deque()).extendleft(reversed(batch[1:]))
             return batch[0][1]
-        for victim in sorted((c for w, c in self._claims.items() if w is not ws and c), key=len, reverse=True):
-            while victim:
-                seq, ts = victim.pop()
+        # (batches emptied are removed from the table, so the first other worker in it holds
+        # one: no scan of the workers, whatever the cluster's width)
+        while True:
+            victim = next((w for w in self._claims if w is not ws), None)
+            if victim is None:
+                return None
+            claims = self._claims[victim]
+            while claims:
+                seq, ts = claims.pop()
                 if ts.state == "queued" and ts.queued_seq == seq:
+                    if not claims:
+                        del self._claims[victim]
                     return ts
-        return None
+            del self._claims[victim]
 
     def _own_before(self, ws: WorkerState, head: TaskState) -> TaskState | None:
         """The first task of ``ws``'s batch if it comes before ``head`` and ``ws`` may run it now."""
-        claims = self._claims.get(ws)
-        first = _first_live(claims)
+        first = self._first_claim(ws)
         if first is None or not first.priority < head.priority:
             return None
         if ws not in self._load.free and not self._pipelined(first):
             return None
-        claims.popleft()
+        self._drop_first_claim(ws)
         return first
+
+    def _first_claim(self, ws: WorkerState) -> TaskState | None:
+        """The first task of ``ws``'s batch still queued (entries of tasks gone elsewhere
+        dropped, and the batch with them when nothing is left)."""
+        claims = self._claims.get(ws)
+        while claims:
+            seq, ts = claims[0]
+            if ts.state == "queued" and ts.queued_seq == seq:
+                return ts
+            claims.popleft()
+        self._claims.pop(ws, None)
+        return None
+
+    def _drop_first_claim(self, ws: WorkerState) -> None:
+        claims = self._claims[ws]
+        claims.popleft()
+        if not claims:
+            del self._claims[ws]
 
     def _take_batch(self, head: TaskState) -> list[tuple[int, TaskState]]:
         """Pop ``head`` and the next queued tasks of its graph (same user priority and
@@ -398,13 +422,3 @@ def _siblings(a: TaskState, b: TaskState) -> bool:
     """
     near = _near(a)
     return bool(near) and not near.isdisjoint(_near(b))
-
-
-def _first_live(claims) -> TaskState | None:
-    """The first task of a batch still queued (entries of tasks gone elsewhere dropped)."""
-    while claims:
-        seq, ts = claims[0]
-        if ts.state == "queued" and ts.queued_seq == seq:
-            return ts
-        claims.popleft()
-    return None

@@ -134,6 +134,7 @@ class Validation:
         assert nq == self._queued_count, f"{nq} tasks queued, {self._queued_count} counted"
         live = {id(ts) for _, seq, ts in self.queued if ts.state == "queued" and ts.queued_seq == seq}
         for ws, claims in self._claims.items():
+            assert claims, f"an empty batch of {ws.address} is kept (placement scans no empty ones)"
             for seq, ts in claims:
                 if ts.state == "queued" and ts.queued_seq == seq:
                     if self.workers.get(ws.address) is not ws or ws.status != "running":
