@@ -66,7 +66,7 @@ class Placement:
         elif ts.state == "queued":
             reason = "waiting for a free thread (root tasks are queued until a worker has a free slot)"
             holder = next((w for w, claims in self._claims.items()
-                           if any(t is ts and seq == ts.queued_seq for seq, t in claims)), None)
+                           if any(t is ts and _live(seq, t) for seq, t in claims)), None)
             if holder is not None:
                 reason += f"; in the batch of neighbours {holder.address} runs next"
             if ts.limits:
@@ -301,7 +301,7 @@ class Placement:
         heap = self.queued
         while heap:
             _, seq, ts = heap[0]
-            if ts.state == "queued" and ts.queued_seq == seq:
+            if _live(seq, ts):
                 return ts
             heapq.heappop(heap)
         return None
@@ -338,7 +338,7 @@ class Placement:
             claims = self._claims[victim]
             while claims:
                 seq, ts = claims.pop()
-                if ts.state == "queued" and ts.queued_seq == seq:
+                if _live(seq, ts):
                     if not claims:
                         del self._claims[victim]
                     return ts
@@ -360,7 +360,7 @@ class Placement:
         claims = self._claims.get(ws)
         while claims:
             seq, ts = claims[0]
-            if ts.state == "queued" and ts.queued_seq == seq:
+            if _live(seq, ts):
                 return ts
             claims.popleft()
         self._claims.pop(ws, None)
@@ -392,9 +392,15 @@ class Placement:
         claims = self._claims.pop(ws, None)
         while claims:
             seq, ts = claims.popleft()
-            if ts.state == "queued" and ts.queued_seq == seq:
+            if _live(seq, ts):
                 heapq.heappush(self.queued, (ts.priority, seq, ts))
                 self._queue_grew = True
+
+
+def _live(seq: int, ts: TaskState) -> bool:
+    """Whether a queue or batch entry ``(seq, ts)`` still stands for a queued task (a task
+    handed out, released or queued again since leaves its old entries behind, skipped)."""
+    return ts.state == "queued" and ts.queued_seq == seq
 
 
 def _near(ts: TaskState) -> set:

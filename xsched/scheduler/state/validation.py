@@ -24,6 +24,7 @@ from collections import defaultdict
 
 from .entities import TASK_STATES, TaskState
 from .events import dataset_holder
+from .placement import _live
 from .transitions import INLINE_DEPENDENCY_BYTES
 
 
@@ -132,11 +133,11 @@ class Validation:
     def _validate_tables(self) -> None:
         nq = sum(1 for ts in self.tasks.values() if ts.state == "queued")
         assert nq == self._queued_count, f"{nq} tasks queued, {self._queued_count} counted"
-        live = {id(ts) for _, seq, ts in self.queued if ts.state == "queued" and ts.queued_seq == seq}
+        live = {id(ts) for _, seq, ts in self.queued if _live(seq, ts)}
         for ws, claims in self._claims.items():
             assert claims, f"an empty batch of {ws.address} is kept (placement scans no empty ones)"
             for seq, ts in claims:
-                if ts.state == "queued" and ts.queued_seq == seq:
+                if _live(seq, ts):
                     if self.workers.get(ws.address) is not ws or ws.status != "running":
                         _fail(self, ts.key, f"is claimed by {ws.address}, which is {ws.status} or gone")
                     if id(ts) in live:
