@@ -5,7 +5,7 @@ values only the worker can unpickle) behaves as before."""
 import numpy as np
 import pytest
 
-from xsched import Client, wait
+from xsched import Client, annotate, delayed, wait
 
 from tests.support.helpers import wait_until
 
@@ -74,9 +74,14 @@ def test_small_inputs_travel_with_their_tasks_and_no_worker_fetches_them(client)
         return {w: dict(c) for w, c in client.run(lambda worker: dict(worker.state.counts)).items()}
 
     before = counts()
-    a = client.submit(inc, 1, workers=[w0], key="dep-inline-a")
-    b = client.submit(inc, 2, workers=[w0], key="dep-inline-b")
-    c = client.submit(add, a, b, workers=[w1], key="dep-inline-c")
+    # (one graph: the scheduler keeps a small value only while a dependent waits for it, so
+    # c must be known when a and b finish; submitted one by one, a could finish first)
+    with annotate(workers=[w0]):
+        da = delayed(inc)(1, xsched_key_name="dep-inline-a")
+        db = delayed(inc)(2, xsched_key_name="dep-inline-b")
+    with annotate(workers=[w1]):
+        dc = delayed(add)(da, db, xsched_key_name="dep-inline-c")
+    a, b, c = client.compute([da, db, dc])
     assert c.result(timeout=30) == 5
     now = counts()
     grew = {k: now[w1].get(k, 0) - before[w1].get(k, 0) for k in ("inlined", "fetched")}
