@@ -394,9 +394,9 @@ def test_map_blocks_two_arrays_and_chunk_mismatch():
     a, b = np.arange(8.0), np.ones(8)
     x, y = xa.from_array(a, chunks=4), xa.from_array(b, chunks=4)
     np.testing.assert_array_equal(xa.map_blocks(np.add, x, y, dtype=float).compute(), a + b)
-    # an array of the same shape cut differently is rechunked to the first one's blocks
-    z = xa.map_blocks(np.add, x, xa.from_array(b, chunks=2), dtype=float)
-    assert z.chunks == x.chunks
+    # arrays of the same shape cut differently are both cut wherever either is
+    z = xa.map_blocks(np.add, x, xa.from_array(b, chunks=((3, 5),)), dtype=float)
+    assert z.chunks == ((3, 1, 4),)
     np.testing.assert_array_equal(z.compute(), a + b)
     with pytest.raises(ValueError, match=r"argument 1 \(shape \(6,\).*it has 3 blocks there, the other 2"):
         xa.map_blocks(np.add, x, xa.from_array(np.ones(6), chunks=2), dtype=float)
@@ -411,7 +411,10 @@ def test_map_blocks_broadcasts_arrays_of_fewer_dimensions_and_single_blocks():
         for chunks in (2, -1, 1):
             y = xa.from_array(other, chunks=chunks)
             got = xa.map_blocks(np.add, x, y)
-            assert got.chunks == x.chunks
+            # y's blocks of one cut x's (2, 1) and (2, 2) along the axes it spans
+            spans = [other.ndim == 2 and other.shape[0] == 3, other.shape[-1] == 4]
+            assert got.chunks == (x.chunks if chunks != 1 else
+                                  tuple((1,) * n if s else c for s, n, c in zip(spans, a.shape, x.chunks)))
             np.testing.assert_array_equal(got.compute(), a + other)
     seen = xa.map_blocks(lambda u, v, block_info=None: np.full(u.shape, block_info[1]["chunk-location"][0]),
                          x, xa.from_array(np.arange(4.0), chunks=2), dtype=int)
@@ -474,10 +477,13 @@ def test_elementwise_broadcasting_against_single_block_arrays():
     np.testing.assert_array_equal((x * a[:, :1]).compute(), a * a[:, :1])
 
 
-def test_elementwise_rechunks_to_the_first_arrays_blocks():
+def test_elementwise_cuts_both_operands_wherever_either_is_cut():
     x = xa.from_array(np.arange(8), chunks=4)
     y = xa.from_array(np.arange(8), chunks=((3, 5),))
-    assert (x + y).chunks == x.chunks and (y + x).chunks == y.chunks
+    assert (x + y).chunks == (y + x).chunks == ((3, 1, 4),)
+    # one operand in a block: the other's blocks, the one block split to them (never joined)
+    whole = xa.from_array(np.arange(8), chunks=-1)
+    assert (whole + x).chunks == (x + whole).chunks == x.chunks
     np.testing.assert_array_equal((x + y).compute(), 2 * np.arange(8))
     with pytest.raises(ValueError, match="do not broadcast"):
         x + xa.from_array(np.arange(3), chunks=3)

@@ -246,13 +246,18 @@ def test_scan_flattens_without_an_axis_and_checks_its_arguments():
 # --------------------------------------------------------------------------- unify_chunks
 
 
-def test_unify_chunks_rechunks_to_the_first_spanning_argument():
+def test_unify_chunks_cuts_every_argument_wherever_one_is_cut():
     a = xa.from_array(np.ones((6, 4)), chunks=(2, 4))
     b = xa.from_array(np.ones((4, 6)), chunks=(3, 3))
-    one = xa.from_array(np.ones((1, 4)), chunks=1)  # broadcasts along i
+    one = xa.from_array(np.ones((1, 4)), chunks=(1, 4))  # broadcasts along i
     chunks, (a2, b2, one2, scalar) = xa.unify_chunks(a, "ij", b, "ji", one, "ij", 5, None)
-    assert chunks == {"i": (2, 2, 2), "j": (4,)}
-    assert a2 is a and b2.chunks == ((4,), (2, 2, 2)) and one2.chunks == ((1,), (4,))
+    assert chunks == {"i": (2, 1, 1, 2), "j": (3, 1)}
+    assert a2.chunks == ((2, 1, 1, 2), (3, 1)) and b2.chunks == ((3, 1), (2, 1, 1, 2))
+    assert one2.chunks == ((1,), (3, 1))
+    # one argument in many blocks and the others in one: its blocks, and it is kept as it is
+    single = xa.from_array(np.ones((4, 6)), chunks=-1)
+    chunks, (a3, single3) = xa.unify_chunks(a, "ij", single, "ji")
+    assert chunks == {"i": (2, 2, 2), "j": (4,)} and a3 is a and single3.chunks == ((4,), (2, 2, 2))
     assert scalar == 5
     np.testing.assert_array_equal(b2.compute(), np.ones((4, 6)))
     with pytest.raises(ValueError, match="unify_chunks: index 'i' has length 6 in argument 0 but 4"):

@@ -19,7 +19,7 @@ import numpy as np
 from .. import config
 from ..units import parse_bytes
 
-__all__ = ["Chunks", "normalize_chunks", "AUTO_CHUNK_BYTES"]
+__all__ = ["Chunks", "normalize_chunks", "common_blocks", "AUTO_CHUNK_BYTES"]
 
 Chunks = tuple[tuple[int, ...], ...]
 
@@ -130,3 +130,36 @@ def _auto_chunks(out: list, shape: tuple, dtype: np.dtype, limit: int) -> list:
 def _starts(chunks: tuple[int, ...]) -> list[int]:
     """Where each block starts along an axis, then the axis length: (2, 3) -> [0, 2, 5]."""
     return list(itertools.accumulate((0,) + tuple(chunks)))
+
+
+def common_blocks(cuts: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
+    """The blocks that several arrays of one length along an axis are brought to before an
+    operation pairs their blocks: every cut each of them makes. No block is ever joined, so
+    no task gathers pieces of several blocks; one array split in many blocks sets them when
+    the others are a block each, as in dask.
+
+    >>> common_blocks([(2, 2, 2), (3, 3)])
+    (2, 1, 1, 2)
+    >>> common_blocks([(6,), (2, 2, 2)])
+    (2, 2, 2)
+
+    Blocks of unknown length (from a boolean mask) can only be paired as they are:
+
+    >>> common_blocks([(float("nan"),) * 2, (3, 3)])
+    Traceback (most recent call last):
+    ...
+    ValueError: blocks (nan, nan) and (3, 3) cannot be matched: the lengths of (nan, nan) are unknown (from a boolean mask); call compute_chunk_sizes() on that array first
+    """
+    distinct = list(dict.fromkeys(tuple(c) for c in cuts))
+    several = [c for c in distinct if len(c) > 1]
+    if len(distinct) == 1 or not several:
+        return distinct[0]
+    if len(several) == 1:
+        return several[0]
+    unknown = next((c for c in several if any(n != n for n in c)), None)
+    if unknown is not None:
+        other = next(c for c in several if c != unknown)
+        raise ValueError(f"blocks {unknown} and {other} cannot be matched: the lengths of {unknown} are "
+                         "unknown (from a boolean mask); call compute_chunk_sizes() on that array first")
+    ends = sorted(set().union(*(_starts(c)[1:] for c in several)))
+    return tuple(b - a for a, b in zip([0] + ends, ends))

@@ -908,9 +908,9 @@ def elemwise(op: Callable, *args: Any, dtype: Any = None, name: str | None = Non
              extra_args: tuple = (), **kwargs: Any) -> Array:
     """Apply an elementwise function (e.g. a numpy ufunc) to arrays and scalars, per block.
 
-    Arrays broadcast like numpy. Where they share an axis but cut it differently, the
-    others are rechunked to the blocks of the first array spanning that axis. Plain numpy
-    arrays are sliced to match each block.
+    Arrays broadcast like numpy. Where they share an axis but cut it differently, they
+    are rechunked alike, cut wherever any of them is (blocks are split, never joined).
+    Plain numpy arrays are sliced to match each block.
 
     >>> import numpy as np, xsched.array as xa
     >>> x = xa.from_array(np.arange(4.0), chunks=2)

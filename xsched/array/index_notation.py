@@ -10,8 +10,9 @@ or, with ``concatenate=True``, joined into one block along those axes. ``new_axe
 output indices no argument has, with their lengths.
 
 Chunks along a shared index: the arguments are **unified by rechunking**. For each index,
-the first argument whose axis spans its full length fixes the blocks; the other arguments
-cut differently along it are rechunked to those blocks (a ``rechunk`` layer each, as
+the blocks are cut wherever any argument spanning it cuts (``chunks.common_blocks``: blocks
+are split, never joined, and an argument in one block there takes the others' cuts); the
+arguments cut otherwise are rechunked to those blocks (a ``rechunk`` layer each, as
 ``map_blocks`` and the elementwise operations do). ``unify_chunks`` does this rechunking
 alone. An axis of length 1 held in one block
 broadcasts against any length (its single block goes with every block of the index).
@@ -44,8 +45,8 @@ most ``split_every`` partials per task, so no task holds more than that many
 output-sized blocks whatever the number of blocks along ``j``. Without a summed index
 (``"ij->ji"``, an outer product, ``"ii->i"``), the first layer is the result.
 
-Operands sharing an index are unified as ``blockwise`` does (rechunked to the blocks of
-the first operand spanning it), an index repeated within an operand takes its diagonal
+Operands sharing an index are unified as ``blockwise`` does (cut wherever any operand
+spanning it is cut), an index repeated within an operand takes its diagonal
 blocks, axes of length 1 broadcast, and ``...`` stands for the leading axes, broadcast
 right-aligned, as in NumPy. Implicit mode (no ``->``) gives the indices that appear once,
 in alphabetical order, after the ``...`` axes, as NumPy does.
@@ -69,6 +70,7 @@ import numpy as np
 from ..graph.layers import chunk_key
 from ..graph.spec import Ref, funcname
 from . import rechunking as _rechunk
+from .chunks import common_blocks
 from .core import Array
 from .mapping import _accepts, _concat_grid, _infer_dtype, _single_key, block_layer
 from .creation import asarray
@@ -310,9 +312,16 @@ def _lengths(pairs: list, what: str) -> tuple[dict, dict]:
 
 
 def _unified(pairs: list, length: dict, first: dict) -> tuple[dict, list]:
-    """The blocks of every index (``{index: chunks}``) and the arguments, those with an
-    index rechunked to them."""
-    ref_chunks = {i: _at(pairs, first[i])[0].chunks[_at(pairs, first[i])[1]] for i in first}
+    """The blocks of every index (``{index: chunks}``: every cut an argument spanning it
+    makes there, ``chunks.common_blocks``) and the arguments, those with an index rechunked
+    to them."""
+    cuts: dict[Hashable, list[tuple[int, ...]]] = {}
+    for arg, ind in pairs:
+        for ax, i in enumerate(ind or ()):
+            if arg.shape[ax] == length[i] and not _broadcasts(arg, ax):
+                cuts.setdefault(i, []).append(arg.chunks[ax])
+    ref_chunks = {i: common_blocks(cuts[i]) if i in cuts else _at(pairs, first[i])[0].chunks[first[i][1]]
+                  for i in first}
     args: list[Any] = []
     for arg, ind in pairs:
         if ind is not None:
@@ -330,17 +339,17 @@ def unify_chunks(*args_and_indices: Any) -> tuple[dict[Hashable, tuple[int, ...]
     the same blocks, as ``blockwise`` would: ``unify_chunks(x, "ij", y, "jk")``.
 
     Returns ``({index: block sizes}, [arguments])``: every argument in order, those with
-    an index as xsched arrays cut alike along each shared index (the blocks of the first
-    argument spanning it; an axis of length 1 in one block broadcasts and is left as it
-    is), the others (index ``None``) as given. Lengths that disagree along an index raise
+    an index as xsched arrays cut alike along each shared index (at every cut any argument
+    spanning it makes, so blocks are split but never joined; an axis of length 1 in one
+    block broadcasts and is left as it is), the others (index ``None``) as given. Lengths that disagree along an index raise
     a ``ValueError`` naming it.
 
     >>> import numpy as np, xsched.array as xa
     >>> x = xa.from_array(np.ones((4, 6)), chunks=(2, 3))
     >>> y = xa.from_array(np.ones((6, 5)), chunks=(2, 5))
     >>> chunks, (x2, y2) = xa.unify_chunks(x, "ij", y, "jk")
-    >>> chunks["j"], y2.chunks
-    ((3, 3), ((3, 3), (5,)))
+    >>> chunks["j"], x2.chunks, y2.chunks
+    ((2, 1, 1, 2), ((2, 2), (2, 1, 1, 2)), ((2, 1, 1, 2), (5,)))
     """
     pairs = _pairs(args_and_indices)
     length, first = _lengths(pairs, "unify_chunks")

@@ -3,8 +3,8 @@ stack, flip, roll, pad, repeat, tile, broadcast, and the elementwise ``where``/`
 ``round``/``conj``/``tril``/``triu``.
 
 Each is one layer of tasks mapping whole input blocks to whole output blocks, after
-rechunking where blocks would not line up: ``concatenate`` and ``stack`` rechunk their
-inputs to the first one's blocks on the other axes; ``reshape`` makes each group of input
+rechunking where blocks would not line up: ``concatenate`` and ``stack`` cut their inputs
+alike on the other axes, wherever any of them is cut; ``reshape`` makes each group of input
 axes that becomes a group of output axes whole except its first axis (so a block reshapes
 on its own), with blocks along that axis a multiple of what the output axes need.
 
@@ -33,7 +33,7 @@ import numpy as np
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from .axes import axis_index, axis_tuple
-from .chunks import normalize_chunks
+from .chunks import common_blocks, normalize_chunks
 from .core import Array, elemwise
 from . import reductions
 from .creation import asarray, full
@@ -58,22 +58,20 @@ def _cast(block: np.ndarray, dtype: np.dtype) -> np.ndarray:
 # --------------------------------------------------------------------------- joining
 
 
-def _like_first(arrays: list[Array], skip: int | None) -> list[Array]:
-    """The arrays rechunked to the first one's blocks on every axis but ``skip``."""
-    first = arrays[0]
-    out = [first]
-    for a in arrays[1:]:
-        want = {ax: c for ax, c in enumerate(first.chunks) if ax != skip}
-        out.append(a if all(a.chunks[ax] == c for ax, c in want.items()) else a.rechunk(want))
-    return out
+def _alike(arrays: list[Array], skip: int | None) -> list[Array]:
+    """The arrays rechunked to the same blocks on every axis but ``skip``: cut wherever
+    any of them is (``chunks.common_blocks``)."""
+    want = {ax: common_blocks([a.chunks[ax] for a in arrays])
+            for ax in range(arrays[0].ndim) if ax != skip}
+    return [a if all(a.chunks[ax] == c for ax, c in want.items()) else a.rechunk(want) for a in arrays]
 
 
 def concatenate(seq: Sequence[Any], axis: int | None = 0) -> Array:
     """Join arrays along an existing axis; the other axes must have equal lengths
     (``axis=None``: the arrays flattened, joined end to end, as numpy does).
 
-    Inputs are rechunked to the first one's blocks on the other axes; along ``axis`` the
-    result keeps every input's blocks.
+    On the other axes the inputs are cut alike, wherever any of them is cut; along
+    ``axis`` the result keeps every input's blocks.
 
     >>> import numpy as np, xsched.array as xa
     >>> a = xa.from_array(np.zeros((2, 3)), chunks=1)
@@ -104,7 +102,7 @@ def concatenate(seq: Sequence[Any], axis: int | None = 0) -> Array:
     if len(arrays) == 1:
         return arrays[0]
     dtype = np.result_type(*[a.dtype for a in arrays])
-    arrays = _like_first(arrays, axis)
+    arrays = _alike(arrays, axis)
     kept = [a for a in arrays if a.shape[axis]] or arrays[:1]
     name = f"concatenate-{new_token([a.name for a in kept], axis, str(dtype))}"
     ann = annotations_in_force()
@@ -146,7 +144,7 @@ def stack(seq: Sequence[Any], axis: int = 0) -> Array:
                              f"{[b.shape for b in arrays]}")
     axis = axis_index(axis, len(shape) + 1, "stack")
     dtype = np.result_type(*[a.dtype for a in arrays])
-    arrays = _like_first(arrays, None)
+    arrays = _alike(arrays, None)
     name = f"stack-{new_token([a.name for a in arrays], axis, str(dtype))}"
     ann = annotations_in_force()
     layer: dict[str, Any] = {}
@@ -924,10 +922,10 @@ def broadcast_arrays(*args: Any) -> list[Array]:
     arrays = [asarray(a) for a in args]
     shape = np.broadcast_shapes(*[a.shape for a in arrays])
     chunks = []
-    for o, n in enumerate(shape):  # each axis cut as the first array spanning it cuts it
+    for o, n in enumerate(shape):  # each axis cut wherever an array spanning it is cut
         spans = [a.chunks[a.ndim - len(shape) + o] for a in arrays
                  if a.ndim - len(shape) + o >= 0 and a.shape[a.ndim - len(shape) + o] == n]
-        chunks.append(spans[0] if spans else (n,))
+        chunks.append(common_blocks(spans) if spans else (n,))
     return [broadcast_to(a, shape, chunks=tuple(chunks)) for a in arrays]
 
 
@@ -963,7 +961,7 @@ def meshgrid(*xi: Any, indexing: str = "xy", sparse: bool = False) -> list[Array
 
 def where(condition: Any, x: Any = None, y: Any = None) -> Array:
     """``x`` where ``condition`` holds, else ``y``, broadcasting the three together (arrays
-    cut differently are rechunked to the first one's blocks); ``where(condition)`` alone is
+    cut differently are cut alike, wherever any of them is); ``where(condition)`` alone is
     ``nonzero(condition)``.
 
     >>> import numpy as np, xsched.array as xa

@@ -23,7 +23,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from . import joins
 from . import rechunking as _rechunk
 from .axes import axis_tuple
-from .chunks import Chunks, _starts
+from .chunks import Chunks, _starts, common_blocks
 from .core import Array
 
 __all__ = ["map_blocks", "block_layer"]
@@ -291,8 +291,8 @@ def _checked_block(func: Callable, promised: tuple, where: str, /, *args: Any, *
 def _aligned(args: Sequence[Any], arrays: list) -> tuple[list, Chunks]:
     """The arguments with their arrays matched block for block, and the block grid's
     chunks. As in NumPy's broadcasting, an array of fewer dimensions lines up with the
-    last axes. Along each axis the longest array (the first of them) sets the blocks; an
-    array as long but cut otherwise is rechunked to them; an array of one block there is
+    last axes. Along each axis the longest arrays set the blocks, cut wherever any of them
+    cuts (``chunks.common_blocks``), and are rechunked to them; an array of one block there is
     broadcast (its block goes with each); an array of another length with as many blocks
     goes block by block, as in dask."""
     args = list(args)
@@ -303,7 +303,16 @@ def _aligned(args: Sequence[Any], arrays: list) -> tuple[list, Chunks]:
 
     refs = [max(((i, a, a.ndim - ndim + d) for i, a in arrays if a.ndim - ndim + d >= 0),
                 key=lambda h: length(h[1], h[2])) for d in range(ndim)]
-    chunks = tuple(a.chunks[ax] for _, a, ax in refs)
+
+    def cuts(d: int) -> tuple[int, ...]:
+        _, ref, rax = refs[d]
+        n = length(ref, rax)
+        if n < 0:  # (unknown lengths, from a boolean mask: the longest array's own blocks)
+            return ref.chunks[rax]
+        return common_blocks([a.chunks[a.ndim - ndim + d] for _, a in arrays
+                              if a.ndim - ndim + d >= 0 and length(a, a.ndim - ndim + d) == n])
+
+    chunks = tuple(cuts(d) for d in range(ndim))
     for i, a in arrays:
         offset = ndim - a.ndim
         want = tuple(chunks[offset + ax] if length(a, ax) == sum(chunks[offset + ax]) else c

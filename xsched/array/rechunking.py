@@ -56,7 +56,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.p2p import p2p_layers, shuffle_method
 from ..graph.spec import Ref, Task
 from ..units import format_bytes, parse_bytes
-from .chunks import AUTO_CHUNK_BYTES, Chunks, _starts, normalize_chunks
+from .chunks import AUTO_CHUNK_BYTES, Chunks, _starts, common_blocks, normalize_chunks
 from . import joins
 
 if TYPE_CHECKING:
@@ -537,21 +537,23 @@ def joined(x: Array, axes: Sequence[int], what: str) -> Array:
 
 def unify_chunks(arrays: Sequence[Array], shape: Sequence[int]) -> list[Array]:
     """Arrays broadcasting to ``shape``, rechunked so that the axes they share have the same
-    blocks: those of the first array spanning each axis.
+    blocks: every cut any of them makes there (``chunks.common_blocks``), so that blocks are
+    only split, never joined.
 
     >>> import numpy as np, xsched.array as xa
     >>> a = xa.from_array(np.ones(6), chunks=2)
     >>> b = xa.from_array(np.ones(6), chunks=3)
     >>> [u.chunks for u in unify_chunks([a, b], (6,))]
-    [((2, 2, 2),), ((2, 2, 2),)]
+    [((2, 1, 1, 2),), ((2, 1, 1, 2),)]
     """
     ndim = len(shape)
-    chosen: list[tuple[int, ...] | None] = [None] * ndim
+    cuts: list[list[tuple[int, ...]]] = [[] for _ in range(ndim)]
     for a in arrays:
         off = ndim - a.ndim
         for ax in range(a.ndim):
-            if chosen[off + ax] is None and a.shape[ax] == shape[off + ax]:
-                chosen[off + ax] = a.chunks[ax]
+            if a.shape[ax] == shape[off + ax]:
+                cuts[off + ax].append(a.chunks[ax])
+    chosen = [common_blocks(c) if c else None for c in cuts]
     out = []
     for a in arrays:
         off = ndim - a.ndim

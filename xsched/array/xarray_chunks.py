@@ -352,7 +352,7 @@ class XschedChunkManager(ChunkManagerEntrypoint[Array]):
         >>> chunks, arrays = XschedChunkManager().unify_chunks(
         ...     xa.ones(6, chunks=2), "i", xa.ones(6, chunks=3), "i")
         >>> chunks, [a.chunks for a in arrays]
-        ({'i': (2, 2, 2)}, [((2, 2, 2),), ((2, 2, 2),)])
+        ({'i': (2, 1, 1, 2)}, [((2, 1, 1, 2),), ((2, 1, 1, 2),)])
         """
         if kwargs:
             raise TypeError(f"unify_chunks: the xsched chunk manager takes no keyword "
