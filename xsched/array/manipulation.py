@@ -244,6 +244,20 @@ def _lead(axes: list[int], shape: tuple[int, ...]) -> int:
     return next((a for a in axes if shape[a] > 1), axes[0])
 
 
+def _merges(ins: list[int], outs: list[int], old: tuple[int, ...], new: tuple[int, ...]) -> bool:
+    """Whether a group joins several axes (longer than 1) into one."""
+    return sum(old[a] > 1 for a in ins) > 1 and sum(new[a] > 1 for a in outs) == 1
+
+
+def _runs(ins: list[int], outs: list[int], x: Array, new: tuple[int, ...]) -> bool:
+    """Whether a group that joins axes into one has blocks that are each a run of
+    consecutive elements of the output: the axes before its last cut one are in blocks of 1."""
+    if not _merges(ins, outs, x.shape, new):
+        return False
+    cut = [a for a in ins if x.numblocks[a] > 1]
+    return bool(cut) and all(c <= 1 for a in ins if a < cut[-1] for c in x.chunks[a])
+
+
 def _multiples(chunks: tuple[int, ...], unit: int, length: int | None) -> tuple[int, ...]:
     """Blocks along an axis whose lengths are multiples of ``unit``: ``length`` long (rounded
     down to a multiple), or, without ``length``, near the given ones."""
@@ -267,7 +281,7 @@ def copy(a: Any) -> Array:
     return asarray(a).copy()
 
 
-def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Array:
+def reshape(x: Any, /, shape: Any, *, copy: bool | None = None, merge_chunks: bool = True) -> Array:
     """The same elements in C order with a new shape (one length may be -1).
 
     Works block by block: each group of input axes that turns into a group of output axes
@@ -283,13 +297,25 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Array:
     >>> bool((y.compute() == np.arange(24).reshape(2, 2, 6)).all())
     True
 
+    Axes merged into one need no rechunk when every block is a run of consecutive
+    elements: the axes before the last one cut are in blocks of 1 (frames of a movie, one
+    per block, merged with their rows). ``merge_chunks=False`` makes it so, cutting those
+    axes into blocks of 1 rather than making the others whole: more, smaller tasks, and
+    axes that are joined have their blocks split, never joined with others (as dask's
+    ``merge_chunks=False``; an axis split into several is cut as without it).
+
+    >>> x.reshape(24).chunks  # (rows made whole, a row per block: two blocks joined in each)
+    ((6, 6, 6, 6),)
+    >>> x.reshape(24, merge_chunks=False).chunks  # (each row's blocks of 3, as they are)
+    ((3, 3, 3, 3, 3, 3, 3, 3),)
+
     ``copy`` is the Array API's: ``False`` refuses a reshape that has to rechunk (which
     copies), ``True`` and None allow it.
     """
     x = asarray(x)
     known_chunks_needed(x, "reshape")
     if copy is False:
-        out = reshape(x, shape)
+        out = reshape(x, shape, merge_chunks=merge_chunks)
         if any(name.startswith("rechunk") for name in out._graph.layers if name not in x._graph.layers):
             raise ValueError(f"reshape: copy=False, but {x.shape} to {out.shape} with chunks {x.chunks} rechunks "
                              "(a copy); pass copy=None to allow it")
@@ -305,10 +331,19 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Array:
         out_chunks: list = [(n,) for n in shape]
     else:
         groups = _groups(x.shape, shape)
+        if not merge_chunks:
+            x = x.rechunk({a: 1 for ins, outs in groups if _merges(ins, outs, x.shape, shape)
+                           for a in [a for a in ins if x.shape[a] > 1][:-1]})
         in_chunks = list(x.chunks)
         out_chunks = [(n,) for n in shape]
         for ins, outs in groups:
             lead_in, lead_out = _lead(ins, x.shape), _lead(outs, shape)
+            if _runs(ins, outs, x, shape):  # each block is consecutive elements: no rechunk
+                m = max(a for a in ins if x.numblocks[a] > 1)
+                rest = math.prod(x.shape[a] for a in ins if a > m)
+                out_chunks[lead_out] = tuple(math.prod(sizes) * rest for sizes in
+                                             itertools.product(*(x.chunks[a] for a in ins if a <= m)))
+                continue
             rest_in = math.prod(x.shape[a] for a in ins if a > lead_in)
             rest_out = math.prod(shape[a] for a in outs if a > lead_out)
             unit = rest_out // math.gcd(rest_out, rest_in)
@@ -331,8 +366,9 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Array:
     layer = {}
     for index in np.ndindex(*x.numblocks):
         out = [0] * len(shape)
-        for ins, outs in groups:
-            out[_lead(outs, shape)] = index[_lead(ins, x.shape)]
+        for ins, outs in groups:  # (the group's blocks in C order; but one axis is one block unless runs)
+            out[_lead(outs, shape)] = int(np.ravel_multi_index([index[a] for a in ins],
+                                                               [x.numblocks[a] for a in ins]))
         block_shape = tuple(c[i] for c, i in zip(out_chunks, out))
         layer[chunk_key(name, tuple(out))] = Task(
             np.reshape, (Ref(chunk_key(x.name, index)), block_shape), {}, per_task(ann))
@@ -1007,14 +1043,14 @@ def around(x: Any, decimals: int = 0) -> Array:
     return elemwise(np.round, asarray(x), extra_args=(int(decimals),), name="round")
 
 
-def _reshape_method(self: Array, *shape: Any) -> Array:
+def _reshape_method(self: Array, *shape: Any, merge_chunks: bool = True) -> Array:
     """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``; see ``xsched.array.reshape``.
 
     >>> import xsched.array as xa
     >>> xa.arange(6, chunks=3).reshape(2, 3).shape
     (2, 3)
     """
-    return reshape(self, shape[0] if len(shape) == 1 else shape)
+    return reshape(self, shape[0] if len(shape) == 1 else shape, merge_chunks=merge_chunks)
 
 
 def _flatten(self: Array) -> Array:
