@@ -341,8 +341,8 @@ def unify_chunks(*args_and_indices: Any) -> tuple[dict[Hashable, tuple[int, ...]
     Returns ``({index: block sizes}, [arguments])``: every argument in order, those with
     an index as xsched arrays cut alike along each shared index (at every cut any argument
     spanning it makes, so blocks are split but never joined; an axis of length 1 in one
-    block broadcasts and is left as it is), the others (index ``None``) as given. Lengths that disagree along an index raise
-    a ``ValueError`` naming it.
+    block broadcasts and is left as it is), the others (index ``None``) as given. Lengths
+    that disagree along an index raise a ``ValueError`` naming it.
 
     >>> import numpy as np, xsched.array as xa
     >>> x = xa.from_array(np.ones((4, 6)), chunks=(2, 3))
