@@ -348,7 +348,7 @@ def test_rechunk_plan_keeps_every_task_under_the_bound(limit_mib):
     assert _plan_task_bytes(old, steps, 8) <= limit
     if limit_mib == 256:  # room for the (8000, 1000) intermediate: far fewer tasks
         assert steps == [((8000,), (1000,) * 8), new]
-    x = xa.zeros((8000, 8000), chunks=1000)  # (built, never computed)
+    x = xa.random.default_rng(0).random((8000, 8000), chunks=1000)  # (built, never computed)
     with config.set({"array.rechunk.memory": f"{limit_mib}MiB"}):
         y = x.rechunk((8000, 125))
     assert len(steps) == (2 if any(k.startswith("rechunk-mid") for k in layers_of(y)) else 1)

@@ -17,6 +17,7 @@ their blocks finds its own rows and columns from the count of elements per row.
 
 from __future__ import annotations
 
+import functools
 import numbers
 import operator
 from typing import Any, Callable
@@ -25,7 +26,7 @@ import numpy as np
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Task
-from .chunks import _starts, normalize_chunks
+from .chunks import Chunks, _starts, normalize_chunks
 from . import reductions
 from .core import Array, check_device, from_array
 
@@ -57,17 +58,26 @@ def generate(kind: str, make: Callable, shape: Any, dtype: Any, chunks: Any,
     """
     shape = _shape(shape)
     dtype = np.dtype(dtype)
-    chunks = normalize_chunks(chunks, shape, dtype)
+    return _generated(kind, make, shape, dtype, normalize_chunks(chunks, shape, dtype), tuple(args),
+                      annotations_in_force())
+
+
+def _generated(kind: str, make: Callable, shape: tuple[int, ...], dtype: np.dtype, chunks: Chunks,
+               args: tuple, ann: dict) -> Array:
+    """``generate``'s array. It keeps how it was made (``Array._remake``: the same array with
+    other blocks), so that a rechunk makes the new blocks where they are needed rather than
+    cutting and joining the old ones: ``ones(n, chunks=-1)`` added to an array of many blocks
+    is made in its blocks, never whole."""
     name = f"{kind}-{new_token(kind, make, shape, str(dtype), chunks, args)}"
     starts = [_starts(c) for c in chunks]
-    ann = annotations_in_force()
     layer = {}
     for index in np.ndindex(*tuple(len(c) for c in chunks)):
         block_shape = tuple(c[i] for c, i in zip(chunks, index))
         start = tuple(s[i] for s, i in zip(starts, index))
-        layer[chunk_key(name, index)] = Task(make, (block_shape, start) + tuple(args), {},
-                                             per_task(ann))
-    return Array(layer, name, chunks, dtype)
+        layer[chunk_key(name, index)] = Task(make, (block_shape, start) + args, {}, per_task(ann))
+    out = Array(layer, name, chunks, dtype)
+    out._remake = (name, functools.partial(_generated, kind, make, shape, dtype, args=args, ann=ann))
+    return out
 
 
 # --------------------------------------------------------------------------- filled

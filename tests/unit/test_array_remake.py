@@ -1,0 +1,83 @@
+"""Arrays made from their blocks' positions alone (``ones``, ``arange``, ``eye``...) are made
+anew in other blocks when rechunked, rather than cut and joined: no rechunk layer, no block
+of the old cutting ever computed. Property test against NumPy on random cuttings."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import xsched
+import xsched.array as xa
+
+from tests.unit.test_array_common_blocks import cuts_of
+
+MAKERS = {  # name: (xsched array in given chunks, the NumPy array)
+    "ones": (lambda c: xa.ones((9, 7), chunks=c), np.ones((9, 7))),
+    "full": (lambda c: xa.full((9, 7), 2.5, chunks=c), np.full((9, 7), 2.5)),
+    "eye": (lambda c: xa.eye(9, 7, k=1, chunks=c), np.eye(9, 7, k=1)),
+    "tri": (lambda c: xa.tri(9, 7, k=-1, chunks=c), np.tri(9, 7, k=-1)),
+    "fromfunction": (lambda c: xa.fromfunction(lambda i, j: i * 10 + j, (9, 7), chunks=c),
+                     np.fromfunction(lambda i, j: i * 10 + j, (9, 7))),
+}
+MAKERS_1D = {
+    "arange": (lambda c: xa.arange(3, 66, chunks=c), np.arange(3, 66)),
+    "linspace": (lambda c: xa.linspace(-1, 2, 63, chunks=c), np.linspace(-1, 2, 63)),
+    "geomspace": (lambda c: xa.geomspace(1, 1000, 63, chunks=c), np.geomspace(1, 1000, 63)),
+}
+
+
+def layers(a):
+    return [name.split("-")[0] for name in a._graph.layers]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(MAKERS)), st.data())
+def test_a_made_array_rechunked_is_made_in_the_new_blocks(kind, data):
+    make, want = MAKERS[kind]
+    old = (data.draw(cuts_of(9)), data.draw(cuts_of(7)))
+    new = (data.draw(cuts_of(9)), data.draw(cuts_of(7)))
+    x = make(old)
+    got = x.rechunk(new)
+    assert got.chunks == new
+    assert "rechunk" not in layers(got) and len(got._graph.layers) == 1
+    np.testing.assert_array_equal(got.compute(), want)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(sorted(MAKERS_1D)), st.data())
+def test_a_made_sequence_rechunked_is_made_in_the_new_blocks(kind, data):
+    make, want = MAKERS_1D[kind]
+    got = make((data.draw(cuts_of(63)),)).rechunk((data.draw(cuts_of(63)),))
+    assert len(got._graph.layers) == 1 and "rechunk" not in layers(got)
+    np.testing.assert_array_equal(got.compute(), want)
+
+
+def test_a_whole_block_of_ones_added_to_many_blocks_is_never_made_whole():
+    x = xa.from_array(np.arange(64.0).reshape(8, 8), chunks=2)
+    y = xa.ones((8, 8), chunks=-1)
+    z = y + x
+    assert z.chunks == x.chunks
+    assert sorted(layers(z)) == ["add", "from", "ones"]  # (no rechunk: the ones made in x's blocks)
+    np.testing.assert_array_equal(z.compute(), np.arange(64.0).reshape(8, 8) + 1)
+
+
+def test_annotations_of_the_made_array_stay_with_its_new_blocks():
+    with xsched.annotate(priority=7):
+        y = xa.zeros(6, chunks=-1)
+    z = y.rechunk(2)
+    tasks = [t for t in z.__xsched_graph__().values()]
+    assert len(tasks) == 3 and all(t.annotations.get("priority") == 7 for t in tasks)
+
+
+def test_arrays_derived_from_a_made_array_are_rechunked_as_any_other():
+    y = xa.ones(6, chunks=-1) * 2
+    assert "rechunk" in layers(y.rechunk(2))
+    np.testing.assert_array_equal(y.rechunk(2).compute(), np.full(6, 2.0))
+
+
+def test_an_array_written_into_is_no_longer_made_anew():
+    y = xa.zeros(6, chunks=-1)
+    y[2:4] = 5
+    np.testing.assert_array_equal(y.rechunk(2).compute(), [0, 0, 5, 5, 0, 0])
