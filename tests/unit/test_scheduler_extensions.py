@@ -22,7 +22,7 @@ from xsched.protocol.versions import announce
 from xsched.scheduler.extensions import (
     EXTENSIONS, CoordinationExtension, DatasetsExtension, DebuggingExtension, EnvironmentsExtension, ExtensionNotLoaded, ProgressExtension, SchedulerExtension,
     DiagnosticsExtension, EventsExtension, FireAndForgetExtension, PluginsExtension, TelemetryExtension, ShuffleExtension,
-    UploadsExtension, build, op_owners, selected,
+    MetadataExtension, UploadsExtension, build, op_owners, selected,
 )
 from xsched.scheduler.state import AddKeys, NewTask, TaskFinished, UpdateGraph
 
@@ -57,9 +57,10 @@ def objs(**fields):
 
 # ----------------------------------------------------------------------------- the table
 def test_the_table_lists_the_capabilities_in_build_order():
-    assert list(EXTENSIONS) == ["progress", "datasets", "uploads", "environments", "coordination", "events",
-                                "diagnostics", "fire-and-forget", "plugins", "debugging", "telemetry", "shuffle"]
-    assert EXTENSIONS == {"progress": ProgressExtension, "datasets": DatasetsExtension,
+    assert list(EXTENSIONS) == ["progress", "datasets", "metadata", "uploads", "environments", "coordination",
+                                "events", "diagnostics", "fire-and-forget", "plugins", "debugging", "telemetry",
+                                "shuffle"]
+    assert EXTENSIONS == {"progress": ProgressExtension, "datasets": DatasetsExtension, "metadata": MetadataExtension,
                           "uploads": UploadsExtension, "environments": EnvironmentsExtension,
                           "coordination": CoordinationExtension, "events": EventsExtension,
                           "diagnostics": DiagnosticsExtension, "fire-and-forget": FireAndForgetExtension,
@@ -75,6 +76,7 @@ def test_every_op_of_the_table_has_one_owner_and_a_schema():
     assert owners["upload-file-done"] == "uploads" and owners["environment-ready"] == "environments"
     assert owners["lock-acquire"] == "coordination" and owners["queue-get"] == "coordination"
     assert owners["log-event"] == "events" and owners["get-task-stream"] == "diagnostics"
+    assert owners["set-metadata"] == owners["get-metadata"] == "metadata"
     assert set(owners) <= set(TO_SCHEDULER)
     assert sum(len(cls.OPS) for cls in EXTENSIONS.values()) == len(owners)
 
@@ -145,7 +147,7 @@ def test_selected_keeps_table_order_and_names_unknown_extensions():
     assert selected(["environments", "progress"]) == ["progress", "environments"]
     assert selected([]) == []
     with pytest.raises(ValueError, match=r"unknown extension 'dataset' \(did you mean 'datasets'\?\); known: "
-                                         r"progress, datasets, uploads, environments"):
+                                         r"progress, datasets, metadata, uploads, environments"):
         selected(["dataset"])
     with pytest.raises(TypeError, match="list of extension names"):
         selected("progress")

@@ -57,6 +57,7 @@ from .default import (current_as, default_client as _default_or_none, process_cl
                       unset_default_client)
 from .future import FutureState
 from .kernels import KernelsMixin
+from .metadata import MetadataMixin
 from .plugins import PluginError, PluginsMixin
 from .refcount import RefCountMixin
 from .submit import SubmitMixin
@@ -83,8 +84,8 @@ def _close_clients_at_exit() -> None:
             logger.debug("closing %r at exit failed", client, exc_info=True)
 
 
-class Client(SubmitMixin, TransferMixin, DatasetsMixin, AdminMixin, PluginsMixin, DiagnosticsMixin, KernelsMixin,
-             DebuggingMixin, RefCountMixin):
+class Client(SubmitMixin, TransferMixin, DatasetsMixin, MetadataMixin, AdminMixin, PluginsMixin, DiagnosticsMixin,
+             KernelsMixin, DebuggingMixin, RefCountMixin):
     """Connect to a cluster and compute on it.
 
     ``Client()`` starts a LocalCluster (the keywords the client does not take itself go to

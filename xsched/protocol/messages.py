@@ -47,6 +47,8 @@ published datasets (client -> scheduler; the scheduler stores the frames unopene
   publish-dataset [name, keys, override] + data frames -> {name, keys} or {refused}
   get-dataset [name] -> data frames, or {found: False, names}   list-datasets [] -> {names}
   unpublish-dataset [name] -> {found[, names]}
+metadata (client -> scheduler; small values under nested keys)
+  set-metadata [keys, value] -> {} or {refused}   get-metadata [keys] -> {found, value} or {found: False, keys}
 uploaded files (client.upload_file)
   upload-file [filename] + data frame (client -> scheduler -> {results: {worker: error}};
       scheduler -> worker [filename, uid], also to every worker that registers later)

@@ -424,6 +424,8 @@ TOPIC = text(MAX_NAME, "a topic name")
 TOPICS = either(TOPIC, list_of(TOPIC, 256))
 #: an event's message: whatever msgpack carries (the sender checked it packs)
 ANY = Spec(lambda v: True, "any msgpack value")
+METADATA_KEY = either(text(MAX_NAME), integer(-2**63, 2**63 - 1))
+METADATA_KEYS = either(METADATA_KEY, list_of(METADATA_KEY, 64))
 COUNT = integer(0, 2**31 - 1, "a count (an integer >= 0)")
 #: what a telemetry request may ask for (scheduler/extensions/telemetry.py serves each)
 TELEMETRY_PARTS = ("task-stream", "workers", "groups", "memory", "logs", "profile", "stacks")
@@ -531,6 +533,8 @@ TO_SCHEDULER = Table("the scheduler", [
     S(ops.GET_DATASET, {"name": maybe(NAME)}),
     S(ops.LIST_DATASETS),
     S(ops.UNPUBLISH_DATASET, {"name": maybe(NAME)}),
+    S(ops.SET_METADATA, {"keys": METADATA_KEYS, "value": maybe(ANY)}),
+    S(ops.GET_METADATA, {"keys": METADATA_KEYS}),
     S(ops.UPLOAD_FILE, {"filename": text(255, "a plain file name")}, objects=("data",)),
     S(ops.ENVIRONMENT_START, {"uid": UID}),
     S(ops.ENVIRONMENT_CHUNK, {"uid": UID, "seq": integer(-1, 2**31)}, objects=("data",)),

@@ -7,6 +7,8 @@ name           what                                            module
 =============  ==============================================  ==========================
 progress       live progress bars (``xsched.progress``)        ``progress.py``
 datasets       named datasets shared between clients           ``datasets.py``
+metadata       small values under nested keys                  ``metadata.py``
+               (``client.set_metadata``)
 uploads        ``client.upload_file``                          ``uploads.py``
 environments   ``client.restart(environment=...)``             ``environments.py``
 coordination   Lock, Semaphore, Queue, Variable, Event         ``coordination.py``
@@ -27,7 +29,7 @@ in table order) with :func:`build`; ``scheduler.extensions[name]`` is the instan
 protocol an extension follows (its ops, its optional hooks) is in ``base.py``.
 
 >>> sorted(EXTENSIONS)
-['coordination', 'datasets', 'debugging', 'diagnostics', 'environments', 'events', 'fire-and-forget', 'plugins', 'progress', 'shuffle', 'telemetry', 'uploads']
+['coordination', 'datasets', 'debugging', 'diagnostics', 'environments', 'events', 'fire-and-forget', 'metadata', 'plugins', 'progress', 'shuffle', 'telemetry', 'uploads']
 >>> op_owners()["subscribe-progress"]
 'progress'
 >>> selected(["uploads", "progress"])
@@ -47,6 +49,7 @@ from .diagnostics import DiagnosticsExtension
 from .environments import EnvironmentsExtension
 from .events import EventsExtension
 from .fire_and_forget import FireAndForgetExtension
+from .metadata import MetadataExtension
 from .plugins import PluginsExtension
 from .progress import ProgressExtension
 from .shuffle import ShuffleExtension
@@ -55,7 +58,7 @@ from .uploads import UploadsExtension
 
 __all__ = [
     "EXTENSIONS", "SchedulerExtension", "ExtensionNotLoaded", "op_owners", "selected", "build",
-    "ProgressExtension", "DatasetsExtension", "UploadsExtension", "EnvironmentsExtension",
+    "ProgressExtension", "DatasetsExtension", "MetadataExtension", "UploadsExtension", "EnvironmentsExtension",
     "CoordinationExtension", "EventsExtension", "DiagnosticsExtension",
     "FireAndForgetExtension", "PluginsExtension", "DebuggingExtension", "TelemetryExtension", "ShuffleExtension",
 ]
@@ -64,6 +67,7 @@ __all__ = [
 EXTENSIONS: dict[str, type[SchedulerExtension]] = {
     "progress": ProgressExtension,
     "datasets": DatasetsExtension,
+    "metadata": MetadataExtension,
     "uploads": UploadsExtension,
     "environments": EnvironmentsExtension,
     "coordination": CoordinationExtension,
@@ -112,7 +116,7 @@ def selected(names: Iterable[str] | None, table: Mapping[str, type[SchedulerExte
     >>> selected(["progres"])
     Traceback (most recent call last):
     ...
-    ValueError: scheduler.extensions names an unknown extension 'progres' (did you mean 'progress'?); known: progress, datasets, uploads, environments, coordination, events, diagnostics, fire-and-forget, plugins, debugging, telemetry, shuffle
+    ValueError: scheduler.extensions names an unknown extension 'progres' (did you mean 'progress'?); known: progress, datasets, metadata, uploads, environments, coordination, events, diagnostics, fire-and-forget, plugins, debugging, telemetry, shuffle
     """
     table = EXTENSIONS if table is None else table
     if names is None:
