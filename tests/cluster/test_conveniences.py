@@ -220,7 +220,19 @@ def test_get_versions_of_every_process_and_the_check(client, monkeypatch):
     import xsched.client.admin as admin
 
     real = admin.package_versions
-    monkeypatch.setattr(admin, "package_versions", lambda: dict(real(), numpy="0.0.1"))
+    monkeypatch.setattr(admin, "package_versions", lambda extra=(): dict(real(extra), numpy="0.0.1"))
     with pytest.raises(ValueError, match="numpy") as info:
         client.get_versions(check=True)
     assert "0.0.1" in str(info.value) and v["scheduler"]["numpy"] in str(info.value)
+
+
+def test_get_versions_of_packages_asked_for_by_distribution_or_module_name(client):
+    from importlib import metadata
+
+    v = client.get_versions(packages=["pip", "yaml", "no-such-package"])
+    for side in [v["client"], v["scheduler"], *v["workers"].values()]:
+        assert side["pip"] == metadata.version("pip")
+        assert side["yaml"] == metadata.version("PyYAML")  # (the module's distribution)
+        assert side["no-such-package"] is None
+    with pytest.raises(TypeError, match="packages is a list of package names"):
+        client.get_versions(packages="zarr")

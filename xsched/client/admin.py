@@ -25,6 +25,7 @@ import logging
 import os
 import queue
 import uuid
+from typing import Sequence
 
 from ..errors import XschedError, unpack_exception
 from ..protocol import ops
@@ -325,10 +326,11 @@ class AdminMixin:
         await _poll_workers(self._scheduler_info, n_workers, timeout)
 
     @sync_or_async
-    async def get_versions(self, check: bool = False) -> dict:
+    async def get_versions(self, check: bool = False, packages: Sequence[str] | None = None) -> dict:
         """The versions of python, xsched and the packages pickles depend on, in every process:
         ``{"client": {...}, "scheduler": {...}, "workers": {address: {...}}}`` (a package not
         installed shows ``None``; a worker that did not answer, ``{"error": ...}``).
+        ``packages`` adds others, by distribution or module name (``["scikit-learn", "zarr"]``).
 
         ``check=True`` raises ValueError with a table of the packages whose versions differ
         (python is compared by major.minor), as dask's ``get_versions(check=True)`` does.
@@ -338,18 +340,21 @@ class AdminMixin:
         True
         >>> client.get_versions(check=True)   # ValueError if any differ   # doctest: +SKIP
         """
-        reply, _ = await self._conn.request({"op": ops.VERSIONS}, timeout=self._timeout)
+        if isinstance(packages, str) or not all(isinstance(p, str) for p in packages or ()):
+            raise TypeError(f"get_versions: packages is a list of package names, e.g. ['zarr'], not {packages!r}")
+        ask = {"op": ops.VERSIONS, "packages": list(packages or ())}
+        reply, _ = await self._conn.request(dict(ask), timeout=self._timeout)
         info = await self._scheduler_info()
 
         async def one(addr):
             try:
-                answer, _ = await self._pool.get(addr).request({"op": ops.VERSIONS}, timeout=self._timeout)
+                answer, _ = await self._pool.get(addr).request(dict(ask), timeout=self._timeout)
                 return addr, answer["versions"]
             except Exception as e:  # (asyncio.TimeoutError included) reported, never hides the others
                 return addr, {"error": f"{type(e).__name__}: {e}"}
 
         workers = dict(await asyncio.gather(*(one(a) for a in sorted(info["workers"]))))
-        out = {"client": package_versions(), "scheduler": reply["versions"], "workers": workers}
+        out = {"client": package_versions(packages or ()), "scheduler": reply["versions"], "workers": workers}
         if check:
             found = mismatches(out)
             if found:

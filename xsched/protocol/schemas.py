@@ -424,6 +424,7 @@ TOPIC = text(MAX_NAME, "a topic name")
 TOPICS = either(TOPIC, list_of(TOPIC, 256))
 #: an event's message: whatever msgpack carries (the sender checked it packs)
 ANY = Spec(lambda v: True, "any msgpack value")
+PACKAGE_NAMES = list_of(text(256, "a package name"), 256)
 METADATA_KEY = either(text(MAX_NAME), integer(-2**63, 2**63 - 1))
 METADATA_KEYS = either(METADATA_KEY, list_of(METADATA_KEY, 64))
 COUNT = integer(0, 2**31 - 1, "a count (an integer >= 0)")
@@ -540,7 +541,7 @@ TO_SCHEDULER = Table("the scheduler", [
     S(ops.ENVIRONMENT_CHUNK, {"uid": UID, "seq": integer(-1, 2**31)}, objects=("data",)),
     S(ops.ENVIRONMENT_DONE, {"uid": UID, "sha256": maybe(text(128)), "nbytes": maybe(NBYTES)}),
     S(ops.FIRE_AND_FORGET, {"keys": KEYS}),
-    S(ops.SHUTDOWN), S(ops.VERSIONS),
+    S(ops.SHUTDOWN), S(ops.VERSIONS, {"packages": maybe(PACKAGE_NAMES)}),
     # plugins (the scheduler keeps worker and nanny plugins as frames; it unpickles scheduler plugins)
     S(ops.REGISTER_WORKER_PLUGIN, {"name": PLUGIN_NAME, "nanny": maybe(BOOL), "idempotent": maybe(BOOL),
                                    "owned": maybe(BOOL)},  # owned: unregistered when the client goes
@@ -650,7 +651,7 @@ TO_WORKER = Table("a worker", [
     S(ops.PUT_DATA, {"bulk": maybe(record({"id": binary(64), "index": list_of(integer(1, 2**31), 2**16)},
                                         what="a bulk push: {id, index}"))}, objects=("data",)),
     S(ops.RUN, objects=("args", "kwargs"), required_objects=("func",)),
-    S(ops.START_IPYTHON), S(ops.VERSIONS),
+    S(ops.START_IPYTHON), S(ops.VERSIONS, {"packages": maybe(PACKAGE_NAMES)}),
     S(ops.GET_LOGS, {"n": maybe(COUNT)}),
     S(ops.CALL_STACK, {"keys": maybe(KEYS)}),
     S(ops.INTERRUPT_TASK, {"keys": KEYS}),

@@ -46,6 +46,7 @@ from __future__ import annotations
 import os
 import platform
 from importlib import metadata
+from typing import Iterable
 
 from ..errors import XschedError
 from .schemas import ProtocolError
@@ -166,17 +167,30 @@ def _distribution(name: str) -> str | None:
         return None
 
 
-def package_versions() -> dict:
-    """This process's versions: python, xsched, the protocol number, and ``PACKAGES`` (None
-    when one is not installed). Read from the installed metadata: nothing is imported.
+def package_versions(extra: Iterable[str] = ()) -> dict:
+    """This process's versions: python, xsched, the protocol number, ``PACKAGES`` and the
+    ``extra`` packages asked for (None when one is not installed). Read from the installed
+    metadata, nothing is imported: a name is a distribution's (``scikit-learn``) or a
+    module's that one installs (``sklearn``).
 
-    >>> v = package_versions()
+    >>> v = package_versions(["pip"])
     >>> v["xsched"] == XSCHED_VERSION and v["protocol"] == PROTOCOL_VERSION and "numpy" in v
     True
+    >>> v["pip"] is not None, package_versions(["no-such-package"])["no-such-package"]
+    (True, None)
     """
     out = {"python": platform.python_version(), "xsched": XSCHED_VERSION, "protocol": announced_protocol()}
     for name in PACKAGES:
         out[name] = _distribution(name)
+    modules = None
+    for name in extra:
+        if name in out:
+            continue
+        version = _distribution(name)
+        if version is None:  # (an import name: the distribution that installs it)
+            modules = metadata.packages_distributions() if modules is None else modules
+            version = next(filter(None, map(_distribution, modules.get(name, ()))), None)
+        out[name] = version
     return out
 
 

@@ -662,7 +662,7 @@ class Scheduler:
 
     def _op_versions(self, peer, h, payload):
         """This process's python and package versions (``client.get_versions()``)."""
-        return {"versions": package_versions()}
+        return {"versions": package_versions(h.get("packages") or ())}
 
     def _op_shutdown(self, peer, h, payload):
         """``client.shutdown()``: reply, then close (workers are told to close, clients that

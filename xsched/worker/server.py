@@ -1116,7 +1116,7 @@ class Worker:
 
     def _op_versions(self, header: dict, payload: list) -> dict:
         """This process's python and package versions (``client.get_versions()``)."""
-        return {"versions": package_versions()}
+        return {"versions": package_versions(header.get("packages") or ())}
 
     def _op_start_ipython(self, header: dict, payload: list):
         return self._start_ipython()
