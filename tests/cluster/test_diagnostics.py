@@ -203,3 +203,20 @@ def test_dump_cluster_state_round_trip(module_client, tmp_path, gate, fmt):
     held.result(timeout=30)
     with pytest.raises(ValueError, match="format"):
         c.dump_cluster_state(str(tmp_path / "x"), format="yaml")
+
+
+def sized_for_nbytes(n):
+    return bytes(n)
+
+
+def test_nbytes_per_key_and_summed_per_prefix(module_client):
+    c = module_client
+    futures = c.map(sized_for_nbytes, [1000, 2000, 3000])
+    c.gather(futures)
+    per_key = c.nbytes(futures, summary=False)
+    assert sorted(per_key) == sorted(f.key for f in futures)
+    assert [per_key[f.key] >= n for f, n in zip(futures, [1000, 2000, 3000])] == [True] * 3
+    assert c.nbytes(summary=True)["sized_for_nbytes"] == sum(per_key.values())
+    assert c.nbytes(futures[0].key, summary=False) == {futures[0].key: per_key[futures[0].key]}
+    del futures  # (released: no longer in memory, so no longer counted)
+    wait_until(lambda: "sized_for_nbytes" not in c.nbytes(), msg="the released keys are forgotten")

@@ -21,7 +21,7 @@ A mixin of ``Client`` (``client.py``), and the functions tasks call (``xsched.lo
         to that logger on every worker; records of tasks come back as events on this client's
         own topic -> _reemit_forwarded -> the client's logger of the same name
         (xsched/log_forwarding.py); unforward_logging(name) unregisters the plugin
-    the scheduler's ``diagnostics`` extension: get_task_stream, has_what, processing, story
+    the scheduler's ``diagnostics`` extension: get_task_stream, has_what, nbytes, processing, story
     the workers, asked directly: call_stack (--call-stack-->), profile (--profile-->)
     dump_cluster_state(filename): --dump-state--> scheduler and every worker, written to a file
 
@@ -632,6 +632,25 @@ class DiagnosticsMixin:
         return reply["records"], reply["index"]
 
     # ------------------------------------------------------------------ who holds and runs what
+    @sync_or_async
+    async def nbytes(self, keys=None, summary: bool = True) -> dict:
+        """Bytes the cluster holds in memory, as the workers measured the values: summed per
+        key prefix (``{"inc": 2400, ...}``), or per key with ``summary=False``. ``keys``:
+        futures or keys to count (all in memory, of every client, when None).
+
+        >>> futures = client.map(lambda i: bytes(100), range(3))       # doctest: +SKIP
+        >>> client.nbytes(summary=True)                                 # doctest: +SKIP
+        {'lambda': 399}
+        """
+        if keys is not None:
+            flat: list[Future] = []
+            collect_futures(keys, flat)
+            plain = [k for k in (keys if isinstance(keys, (list, tuple, set)) else [keys]) if isinstance(k, str)]
+            keys = [f.key for f in flat] + plain
+        reply, _ = await self._conn.request({"op": ops.GET_NBYTES, "keys": keys, "summary": bool(summary)},
+                                            timeout=self._timeout)
+        return reply["nbytes"]
+
     @sync_or_async
     async def has_what(self, workers=None) -> dict:
         """The keys each worker holds in memory: ``{address: [key, ...]}``.

@@ -90,6 +90,7 @@ UNSUBSCRIBE_TOPIC = "unsubscribe-topic"
 GET_LOGS = "get-logs"  #: (also to a worker) recent records of the process's xsched loggers
 GET_TASK_STREAM = "get-task-stream"
 HAS_WHAT = "has-what"
+GET_NBYTES = "get-nbytes"  #: bytes of the keys in memory, per key or summed per prefix
 PROCESSING = "processing"
 STORY = "story"
 DUMP_STATE = "dump-state"  #: (also to a worker) what the process knows, for dump_cluster_state

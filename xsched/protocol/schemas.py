@@ -559,6 +559,7 @@ TO_SCHEDULER = Table("the scheduler", [
     S(ops.GET_TASK_STREAM, {"start": maybe(TIME), "stop": maybe(TIME), "count": maybe(COUNT),
                           "since": maybe(integer(0))}),
     S(ops.HAS_WHAT, {"workers": maybe(WORKERS)}),
+    S(ops.GET_NBYTES, {"keys": maybe(KEYS), "summary": maybe(BOOL)}),
     S(ops.PROCESSING, {"workers": maybe(WORKERS)}),
     S(ops.STORY, {"keys": KEYS}),
     S(ops.TASK_SPEC, {"key": KEY}),

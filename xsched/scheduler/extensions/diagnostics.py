@@ -182,6 +182,19 @@ class DiagnosticsExtension(SchedulerExtension):
         workers = self.scheduler.state.workers
         return {"has_what": {a: sorted(ts.key for ts in workers[a].has_what) for a in self._workers(h.get("workers"))}}
 
+    def _op_nbytes(self, peer, h, payload) -> dict:
+        """Bytes of each key in memory (those of ``keys``, else all), or their sums per prefix."""
+        tasks = self.scheduler.state.tasks
+        keys = h.get("keys")
+        held = (ts for ts in (tasks.values() if keys is None else (tasks.get(k) for k in keys))
+                if ts is not None and ts.state == "memory")
+        if not h.get("summary"):
+            return {"nbytes": {ts.key: ts.nbytes for ts in held}}
+        sums: dict[str, int] = {}
+        for ts in held:
+            sums[ts.group] = sums.get(ts.group, 0) + ts.nbytes
+        return {"nbytes": sums}
+
     def _op_processing(self, peer, h, payload) -> dict:
         workers = self.scheduler.state.workers
         return {"processing": {a: sorted(ts.key for ts in workers[a].processing)
@@ -206,6 +219,7 @@ class DiagnosticsExtension(SchedulerExtension):
                 "dependencies": {d.key: max(d.nbytes, 0) for d in ts.dependencies}}
 
     OPS = {ops.GET_LOGS: _op_get_logs, ops.GET_TASK_STREAM: _op_get_task_stream, ops.HAS_WHAT: _op_has_what,
+           ops.GET_NBYTES: _op_nbytes,
            ops.PROCESSING: _op_processing, ops.STORY: _op_story, ops.DUMP_STATE: _op_dump_state,
            ops.TASK_SPEC: _op_task_spec, ops.WORKER_ACTIVITY: _op_worker_activity}
 
