@@ -21,6 +21,7 @@ MAKERS = {  # name: (xsched array in given chunks, the NumPy array)
     "fromfunction": (lambda c: xa.fromfunction(lambda i, j: i * 10 + j, (9, 7), chunks=c),
                      np.fromfunction(lambda i, j: i * 10 + j, (9, 7))),
 }
+MAKERS["indices"] = (lambda c: xa.indices((9, 7), chunks=c)[1], np.indices((9, 7))[1])
 MAKERS_1D = {
     "arange": (lambda c: xa.arange(3, 66, chunks=c), np.arange(3, 66)),
     "linspace": (lambda c: xa.linspace(-1, 2, 63, chunks=c), np.linspace(-1, 2, 63)),
@@ -52,6 +53,38 @@ def test_a_made_sequence_rechunked_is_made_in_the_new_blocks(kind, data):
     got = make((data.draw(cuts_of(63)),)).rechunk((data.draw(cuts_of(63)),))
     assert len(got._graph.layers) == 1 and "rechunk" not in layers(got)
     np.testing.assert_array_equal(got.compute(), want)
+
+
+def test_the_coordinates_of_indices_are_made_apart_when_their_axis_is_cut():
+    x = xa.indices((3, 4), chunks=2)
+    assert x.chunks[0] == (2,)
+    y = x.rechunk({0: 1})
+    assert y.chunks[0] == (1, 1) and "rechunk" not in layers(y)
+    np.testing.assert_array_equal(y.compute(), np.indices((3, 4)))
+
+
+@st.composite
+def basic_index(draw, n):
+    """An int, or a slice (of step 1 mostly: those are made anew; others cut as usual)."""
+    if draw(st.booleans()):
+        return draw(st.integers(-n, n - 1))
+    start, stop = draw(st.integers(-n - 2, n + 2)), draw(st.integers(-n - 2, n + 2))
+    return slice(start, stop, draw(st.sampled_from([1, 1, 1, None, 2, -1])))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(sorted(MAKERS)), st.data())
+def test_a_slice_of_a_made_array_makes_only_that_part(kind, data):
+    make, want = MAKERS[kind]
+    x = make((data.draw(cuts_of(9)), data.draw(cuts_of(7))))
+    index = (data.draw(basic_index(9)), data.draw(basic_index(7)))
+    got = x[index]
+    np.testing.assert_array_equal(np.asarray(got.compute()), want[index])
+    steps = [i.indices(n)[2] for i, n in zip(index, (9, 7)) if isinstance(i, slice)]
+    if all(s == 1 for s in steps) and got.size:
+        assert "getitem" not in layers(got) and len(got._graph.layers) == 1
+        # the part is itself made from positions: rechunked, it is made anew too
+        assert len(got.rechunk(1)._graph.layers) == 1
 
 
 def test_a_whole_block_of_ones_added_to_many_blocks_is_never_made_whole():

@@ -129,10 +129,11 @@ class Array:
     __array_priority__ = 20  # numpy defers binary operators to us
 
     #: For an array made from its blocks' positions alone (``creation.generate``: ones,
-    #: arange, eye...), ``(name, remake)``: ``remake(chunks)`` is the same array in other
-    #: blocks, which a rechunk uses rather than cutting and joining blocks, while the array
-    #: still has that name (``x[i] = v`` renames it). None for every other array.
-    _remake: tuple[str, Callable[[Chunks], Array]] | None = None
+    #: arange, eye...), ``(name, recipe)``: ``recipe.remake(chunks)`` is the same array in
+    #: other blocks and ``recipe.window(...)`` a part of it, which a rechunk and a slice use
+    #: rather than cutting and joining blocks, while the array still has that name
+    #: (``x[i] = v`` renames it). None for every other array.
+    _remake: tuple[str, Any] | None = None
 
     def __init__(self, graph: Mapping[str, Any], name: str, chunks: Chunks, dtype: Any) -> None:
         self._graph = graph if isinstance(graph, LayeredGraph) else LayeredGraph({name: graph})

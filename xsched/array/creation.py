@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import numbers
 import operator
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -64,10 +64,10 @@ def generate(kind: str, make: Callable, shape: Any, dtype: Any, chunks: Any,
 
 def _generated(kind: str, make: Callable, shape: tuple[int, ...], dtype: np.dtype, chunks: Chunks,
                args: tuple, ann: dict) -> Array:
-    """``generate``'s array. It keeps how it was made (``Array._remake``: the same array with
-    other blocks), so that a rechunk makes the new blocks where they are needed rather than
+    """``generate``'s array. It keeps how it was made (``Array._remake``, a ``Recipe``), so
+    that a rechunk or a slice makes the blocks it needs where they are needed rather than
     cutting and joining the old ones: ``ones(n, chunks=-1)`` added to an array of many blocks
-    is made in its blocks, never whole."""
+    is made in its blocks, never whole, and ``arange(10**9)[5:10]`` makes five numbers."""
     name = f"{kind}-{new_token(kind, make, shape, str(dtype), chunks, args)}"
     starts = [_starts(c) for c in chunks]
     layer = {}
@@ -76,8 +76,41 @@ def _generated(kind: str, make: Callable, shape: tuple[int, ...], dtype: np.dtyp
         start = tuple(s[i] for s, i in zip(starts, index))
         layer[chunk_key(name, index)] = Task(make, (block_shape, start) + args, {}, per_task(ann))
     out = Array(layer, name, chunks, dtype)
-    out._remake = (name, functools.partial(_generated, kind, make, shape, dtype, args=args, ann=ann))
+    out._remake = (name, Recipe(kind, make, shape, dtype, args, ann))
     return out
+
+
+class Recipe(NamedTuple):
+    """How an array of ``generate`` was made: each block ``make(shape, start, *args)``."""
+
+    kind: str
+    make: Callable
+    shape: tuple
+    dtype: np.dtype
+    args: tuple
+    ann: dict
+
+    def remake(self, chunks: Chunks) -> Array:
+        """The same array in other blocks."""
+        return _generated(self.kind, self.make, self.shape, self.dtype, chunks, self.args, self.ann)
+
+    def window(self, starts: tuple[int, ...], dropped: tuple[int, ...], chunks: Chunks) -> Array:
+        """The part starting at ``starts`` (one per axis), of blocks ``chunks`` over the axes
+        not ``dropped`` (an integer index there): ``x[2:5, 3]`` of the array made anew."""
+        shape = tuple(sum(c) for c in chunks)
+        make = functools.partial(_window_block, self.make, starts, dropped)
+        return _generated(self.kind, make, shape, self.dtype, chunks, self.args, self.ann)
+
+
+def _window_block(make: Callable, starts: tuple, dropped: tuple, shape: tuple, start: tuple, *args: Any) -> np.ndarray:
+    """A block of a window of a made array: the maker's block at the window's offset (a
+    dropped axis as a length of 1 there), shaped as the window's."""
+    full_shape, full_start, kept = [], [], iter(zip(shape, start))
+    for axis, offset in enumerate(starts):
+        n, s = (1, 0) if axis in dropped else next(kept)
+        full_shape.append(n)
+        full_start.append(offset + s)
+    return make(tuple(full_shape), tuple(full_start), *args).reshape(shape)
 
 
 # --------------------------------------------------------------------------- filled
@@ -485,7 +518,8 @@ def fromfunction(function: Callable, shape: Any, *, dtype: Any = float, chunks: 
 
 
 def _indices_block(shape: tuple, start: tuple, dtype: np.dtype) -> np.ndarray:
-    return np.stack(_grid(shape[1:], start[1:], dtype))
+    grids = _grid(shape[1:], start[1:], dtype)
+    return np.stack(grids[start[0]:start[0] + shape[0]])  # (the coordinates of the axes this block holds)
 
 
 def indices(dimensions: Any, dtype: Any = int, chunks: Any = "auto") -> Array:

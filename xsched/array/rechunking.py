@@ -471,7 +471,7 @@ def rechunk(x: Array, chunks: Any = "auto", *, limit: Any = None, method: str | 
     if new == x.chunks:
         return x
     if x._remake is not None and x._remake[0] == x.name:  # (made from positions alone: made anew)
-        return x._remake[1](new)
+        return x._remake[1].remake(new)
     limit = memory_limit() if limit is None else parse_bytes(limit)
     if use_p2p(method, x.chunks, new, x.dtype.itemsize, limit):
         return _p2p_step(x, new)

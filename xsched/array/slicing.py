@@ -204,6 +204,9 @@ def _getitem(x: Array, index: Any) -> Array:
     out_chunks = tuple(tuple(p[2] for p in picks) for picks in per_axis)
     if all(isinstance(i, slice) and i == slice(None) for i in idx):
         return x
+    window = _window_of_made(x, idx, out_chunks)
+    if window is not None:
+        return window
     name = f"getitem-{new_token(x.name, [repr(i) for i in idx])}"
     ann = annotations_in_force()
     layer: dict[str, Any] = {}
@@ -228,6 +231,27 @@ def _getitem(x: Array, index: Any) -> Array:
         layer[chunk_key(name, out_index)] = Task(
             _take, (Ref(chunk_key(x.name, tuple(in_index))), tuple(local)), {}, per_task(ann))
     return Array(LayeredGraph.merge(x._graph, new={name: layer}), name, out_chunks, x.dtype)
+
+
+def _window_of_made(x: Array, idx: list, out_chunks: tuple) -> Array | None:
+    """``x[idx]`` made anew when ``x`` is made from its blocks' positions alone
+    (``creation.generate``) and ``idx`` is ints and slices of step 1: only the part asked
+    for is ever made. None otherwise (the blocks are made and cut)."""
+    if x._remake is None or x._remake[0] != x.name or any(i is None for i in idx):
+        return None
+    if not all(n > 0 for c in out_chunks for n in c):
+        return None
+    starts, dropped = [], []
+    for axis, (i, n) in enumerate(zip(idx, x.shape)):
+        if isinstance(i, slice):
+            start, _, step = i.indices(n)
+            if step != 1:
+                return None
+            starts.append(start)
+        else:
+            starts.append(int(i) % n)
+            dropped.append(axis)
+    return x._remake[1].window(tuple(starts), tuple(dropped), out_chunks)
 
 
 def _is_scalar_bool(i: Any) -> bool:
