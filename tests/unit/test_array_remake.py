@@ -114,3 +114,12 @@ def test_an_array_written_into_is_no_longer_made_anew():
     y = xa.zeros(6, chunks=-1)
     y[2:4] = 5
     np.testing.assert_array_equal(y.rechunk(2).compute(), [0, 0, 5, 5, 0, 0])
+
+
+def test_triangle_indices_rechunked_and_sliced_are_made_anew():
+    rows, cols = xa.tril_indices(12, 1, 9, chunks=5)
+    want_rows, want_cols = np.tril_indices(12, 1, 9)
+    for got, want in [(rows, want_rows), (cols, want_cols)]:
+        assert len(got.rechunk(7)._graph.layers) == 1 and len(got[3:40]._graph.layers) == 1
+        np.testing.assert_array_equal(got.rechunk(7).compute(), want)
+        np.testing.assert_array_equal(got[3:40].compute(), want[3:40])
