@@ -102,6 +102,9 @@ def test_annotations_of_the_made_array_stay_with_its_new_blocks():
     z = y.rechunk(2)
     tasks = [t for t in z.__xsched_graph__().values()]
     assert len(tasks) == 3 and all(t.annotations.get("priority") == 7 for t in tasks)
+    with xsched.annotate(retries=2):  # (and those in force where it is cut, as a rechunk's tasks)
+        w = y.rechunk(3)[1:5]
+    assert all(t.annotations == {"priority": 7, "retries": 2} for t in w.__xsched_graph__().values())
 
 
 def test_arrays_derived_from_a_made_array_are_rechunked_as_any_other():

@@ -91,15 +91,19 @@ class Recipe(NamedTuple):
     ann: dict
 
     def remake(self, chunks: Chunks) -> Array:
-        """The same array in other blocks."""
-        return _generated(self.kind, self.make, self.shape, self.dtype, chunks, self.args, self.ann)
+        """The same array in other blocks (its tasks annotated as when it was made, and as
+        the ``annotate`` blocks in force now say, as a rechunk's tasks would be)."""
+        return _generated(self.kind, self.make, self.shape, self.dtype, chunks, self.args, self._annotations())
 
     def window(self, starts: tuple[int, ...], dropped: tuple[int, ...], chunks: Chunks) -> Array:
         """The part starting at ``starts`` (one per axis), of blocks ``chunks`` over the axes
         not ``dropped`` (an integer index there): ``x[2:5, 3]`` of the array made anew."""
         shape = tuple(sum(c) for c in chunks)
         make = functools.partial(_window_block, self.make, starts, dropped)
-        return _generated(self.kind, make, shape, self.dtype, chunks, self.args, self.ann)
+        return _generated(self.kind, make, shape, self.dtype, chunks, self.args, self._annotations())
+
+    def _annotations(self) -> dict:
+        return {**self.ann, **annotations_in_force()}
 
 
 def _window_block(make: Callable, starts: tuple, dropped: tuple, shape: tuple, start: tuple, *args: Any) -> np.ndarray:
