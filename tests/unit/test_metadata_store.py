@@ -35,3 +35,15 @@ def test_the_budget_counts_every_entry_and_a_refused_value_changes_nothing():
     s.set("a", 1)  # (an overwrite frees what the old value took)
     s.set(["b", "d"], "z" * 30)
     assert s.get("b") == {"c": "y" * 40, "d": "z" * 30}
+
+
+def test_a_set_copies_only_the_levels_on_its_path_however_deep_the_entry():
+    s = MetadataStore()
+    deep = leaf = {}
+    for _ in range(1000):  # (as deep as msgpack carries; Python's recursion limit is about that)
+        leaf["k"] = {}
+        leaf = leaf["k"]
+    s.set("deep", deep)
+    s.set(["deep", "k", "x"], 1)
+    assert s.get(["deep", "k", "x"]) == 1 and s.get(["deep", "k", "k"]) is deep["k"]["k"]
+    assert "x" not in deep["k"]  # (the old entry is left as it was: refused sets change nothing)

@@ -73,12 +73,13 @@ class MetadataStore:
         path = _path(keys)
         top = path[0]
         entry = value
-        if len(path) > 1:  # a copy of the top-level entry with the value set, measured before it counts
-            entry = _copy_dicts(self.data.get(top))
+        if len(path) > 1:  # the dicts along the path copied, the value set, measured before it counts
+            old = self.data.get(top)
+            entry = dict(old) if isinstance(old, dict) else {}
             level = entry
             for k in path[1:-1]:
-                if not isinstance(level.get(k), dict):
-                    level[k] = {}
+                below = level.get(k)
+                level[k] = dict(below) if isinstance(below, dict) else {}
                 level = level[k]
             level[path[-1]] = value
         size = packed_size({top: entry})
@@ -101,13 +102,6 @@ class MetadataStore:
 
     def __repr__(self) -> str:
         return f"<MetadataStore {len(self.data)} keys, {format_bytes(self.nbytes)} of {format_bytes(self.max_bytes)}>"
-
-
-def _copy_dicts(entry: Any) -> dict:
-    """The nested dicts of ``entry`` copied (its other values shared); a new dict if not one."""
-    if not isinstance(entry, dict):
-        return {}
-    return {k: _copy_dicts(v) if isinstance(v, dict) else v for k, v in entry.items()}
 
 
 class MetadataExtension(SchedulerExtension):
