@@ -60,3 +60,16 @@ def test_frames_in_blocks_of_one_merge_with_their_rows_without_a_rechunk():
     e = xa.from_array(np.arange(6).reshape(2, 3), chunks=((1, 0, 1), (2, 1)))
     assert e.reshape(6).chunks == ((2, 1, 0, 0, 2, 1),)
     np.testing.assert_array_equal(e.reshape(6).compute(), np.arange(6))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_limit_caps_the_blocks_a_reshape_makes(data):
+    rows, cols = data.draw(st.integers(1, 12)), data.draw(st.integers(1, 12))
+    a = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)
+    x = xa.from_array(a, chunks=(data.draw(cuts_of(rows)), data.draw(cuts_of(cols))))
+    limit = data.draw(st.integers(1, 8 * rows * cols))
+    got = x.reshape(rows * cols, limit=limit)
+    np.testing.assert_array_equal(got.compute(), a.ravel())
+    # no block above the limit, unless one row of the input (what each block holds at least)
+    assert max(got.chunks[0]) * 8 <= max(limit, 8 * cols)

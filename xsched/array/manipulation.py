@@ -32,6 +32,7 @@ import numpy as np
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
+from ..units import parse_bytes
 from .axes import axis_index, axis_tuple
 from .chunks import common_blocks, normalize_chunks
 from .core import Array, elemwise
@@ -258,6 +259,17 @@ def _runs(ins: list[int], outs: list[int], x: Array, new: tuple[int, ...]) -> bo
     return bool(cut) and all(c <= 1 for a in ins if a < cut[-1] for c in x.chunks[a])
 
 
+def _others(x: Array, ins: list[int]) -> int:
+    """Bytes of one element of a group's axes in a block: the itemsize times the largest
+    blocks of the other axes."""
+    return x.dtype.itemsize * math.prod(max(x.chunks[a], default=1) for a in range(x.ndim) if a not in ins)
+
+
+def _pieces(n: int, most: int) -> tuple[int, ...]:
+    """``n`` cut into pieces of at most ``most``: (7, 3) -> (3, 3, 1)."""
+    return tuple(min(most, n - s) for s in range(0, n, most)) or (0,)
+
+
 def _multiples(chunks: tuple[int, ...], unit: int, length: int | None) -> tuple[int, ...]:
     """Blocks along an axis whose lengths are multiples of ``unit``: ``length`` long (rounded
     down to a multiple), or, without ``length``, near the given ones."""
@@ -281,7 +293,8 @@ def copy(a: Any) -> Array:
     return asarray(a).copy()
 
 
-def reshape(x: Any, /, shape: Any, *, copy: bool | None = None, merge_chunks: bool = True) -> Array:
+def reshape(x: Any, /, shape: Any, *, copy: bool | None = None, merge_chunks: bool = True,
+            limit: Any = None) -> Array:
     """The same elements in C order with a new shape (one length may be -1).
 
     Works block by block: each group of input axes that turns into a group of output axes
@@ -309,13 +322,24 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None, merge_chunks: bo
     >>> x.reshape(24, merge_chunks=False).chunks  # (each row's blocks of 3, as they are)
     ((3, 3, 3, 3, 3, 3, 3, 3),)
 
+    ``limit`` (bytes, or a string such as ``"64 MiB"``) caps the blocks the reshape
+    makes, as dask's: blocks are cut finer along the group's axes (never below one row of
+    the output). Without it, blocks stay about as large as the input's.
+
+    >>> y = xa.from_array(np.arange(48).reshape(8, 6), chunks=(4, 3))
+    >>> y.reshape(48).chunks
+    ((12, 12, 12, 12),)
+    >>> y.reshape(48, limit=48).chunks  # (48 bytes: one row of 6 int64 per block)
+    ((6, 6, 6, 6, 6, 6, 6, 6),)
+
     ``copy`` is the Array API's: ``False`` refuses a reshape that has to rechunk (which
     copies), ``True`` and None allow it.
     """
     x = asarray(x)
     known_chunks_needed(x, "reshape")
+    cap = None if limit is None else parse_bytes(limit)
     if copy is False:
-        out = reshape(x, shape, merge_chunks=merge_chunks)
+        out = reshape(x, shape, merge_chunks=merge_chunks, limit=limit)
         if any(name.startswith("rechunk") for name in out._graph.layers if name not in x._graph.layers):
             raise ValueError(f"reshape: copy=False, but {x.shape} to {out.shape} with chunks {x.chunks} rechunks "
                              "(a copy); pass copy=None to allow it")
@@ -341,8 +365,11 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None, merge_chunks: bo
             if _runs(ins, outs, x, shape):  # each block is consecutive elements: no rechunk
                 m = max(a for a in ins if x.numblocks[a] > 1)
                 rest = math.prod(x.shape[a] for a in ins if a > m)
+                if cap is not None:  # (blocks past the cap split along m: still runs)
+                    most = max(cap // max(rest * _others(x, ins), 1), 1)
+                    in_chunks[m] = tuple(p for c in x.chunks[m] for p in _pieces(c, most))
                 out_chunks[lead_out] = tuple(math.prod(sizes) * rest for sizes in
-                                             itertools.product(*(x.chunks[a] for a in ins if a <= m)))
+                                             itertools.product(*(in_chunks[a] for a in ins if a <= m)))
                 continue
             rest_in = math.prod(x.shape[a] for a in ins if a > lead_in)
             rest_out = math.prod(shape[a] for a in outs if a > lead_out)
@@ -352,6 +379,10 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None, merge_chunks: bo
             if any(len(x.chunks[a]) > 1 for a in trailing):  # keep block sizes near
                 held = max(x.chunks[lead_in]) * math.prod(max(x.chunks[a]) for a in trailing)
                 length = max(held // rest_in, 1)
+            if cap is not None:  # (a row of the group holds rest_in elements, times the other axes' blocks)
+                most = max(cap // max(rest_in * _others(x, ins), 1), 1)
+                if (length if length is not None else max(x.chunks[lead_in], default=0)) > most:
+                    length = most
             for a in ins:  # (the axes before the first are of length 1)
                 if a != lead_in:
                     in_chunks[a] = (x.shape[a],)
@@ -1043,14 +1074,14 @@ def around(x: Any, decimals: int = 0) -> Array:
     return elemwise(np.round, asarray(x), extra_args=(int(decimals),), name="round")
 
 
-def _reshape_method(self: Array, *shape: Any, merge_chunks: bool = True) -> Array:
+def _reshape_method(self: Array, *shape: Any, merge_chunks: bool = True, limit: Any = None) -> Array:
     """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``; see ``xsched.array.reshape``.
 
     >>> import xsched.array as xa
     >>> xa.arange(6, chunks=3).reshape(2, 3).shape
     (2, 3)
     """
-    return reshape(self, shape[0] if len(shape) == 1 else shape, merge_chunks=merge_chunks)
+    return reshape(self, shape[0] if len(shape) == 1 else shape, merge_chunks=merge_chunks, limit=limit)
 
 
 def _flatten(self: Array) -> Array:
