@@ -100,17 +100,38 @@ def test_the_task_stream_records_exactly_the_tasks_run_inside_it(module_client):
     assert after.key in {r["key"] for r in recent}
 
 
+def test_the_task_stream_drawn_and_saved_as_dask_does(module_client, tmp_path):
+    c = module_client
+    with xsched.get_task_stream(c, plot="save", filename=tmp_path / "block.html") as ts:
+        c.gather(c.map(inc, range(4)))
+    assert len(ts.data) == 4 and 'data-task-count="4"' in ts.figure.svg
+    page = (tmp_path / "block.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and 'data-task-count="4"' in page and "<script" not in page
+    assert 'class="xsched-task-stream"' in ts.figure._repr_html_()
+    runs, fig = c.get_task_stream(count=3, plot=True)
+    assert len(runs) == 3 and repr(fig).startswith("TaskStreamFigure<3 task runs on ")
+    assert not (tmp_path / "task-stream.html").exists()  # (plot=True draws, only "save" writes)
+    runs, fig = c.get_task_stream(count=2, plot="save", filename=str(tmp_path / "last.html"))
+    assert 'data-task-count="2"' in (tmp_path / "last.html").read_text()
+    with pytest.raises(ValueError, match="plot is False, True .* or 'save'"):
+        c.get_task_stream(plot="yes")
+    with pytest.raises(FileNotFoundError, match="name a file in an existing directory"):
+        c.get_task_stream(count=1, plot="save", filename=tmp_path / "no-such-dir" / "x.html")
+
+
 def test_the_task_stream_context_manager_with_an_asynchronous_client(module_client):
     import asyncio
 
     async def main():
         async with xsched.Client(module_client.cluster, asynchronous=True, set_as_default=False) as ac:
-            async with xsched.get_task_stream(ac) as ts:
+            async with xsched.get_task_stream(ac, plot=True) as ts:
                 assert await ac.submit(inc, 41) == 42
-            return ts.data
+            runs, fig = await ac.get_task_stream(count=1, plot=True)
+            return ts.data, ts.figure, runs, fig
 
-    data = asyncio.run(main())
-    assert [r["group"] for r in data] == ["inc"]
+    data, figure, runs, fig = asyncio.run(main())
+    assert [r["group"] for r in data] == ["inc"] and 'data-task-count="1"' in figure.svg
+    assert len(runs) == 1 and 'data-task-count="1"' in fig.svg
 
 
 def test_has_what_and_processing(module_client, gate):

@@ -43,6 +43,7 @@ import sys
 import time
 import warnings
 from collections import Counter
+from typing import Any
 
 import msgpack
 
@@ -275,9 +276,12 @@ class TaskStream:
     runs are reported when they end). ``async with`` for an asynchronous client.
     """
 
-    def __init__(self, client=None):
+    def __init__(self, client=None, plot=False, filename: str = "task-stream.html"):
         self.client = client
         self.data: list[dict] = []
+        self.figure = None  # (with plot=: a TaskStreamFigure once the block has ended)
+        self._plot = _check_plot(plot, filename)
+        self._filename = filename
         self._since: int | None = None
 
     def __repr__(self) -> str:
@@ -299,6 +303,11 @@ class TaskStream:
         client = self._sync_client()
         rows, _ = client._sync(client._task_stream(since=self._since))
         self.data.extend(_records(rows))
+        self._draw()
+
+    def _draw(self) -> None:
+        if self._plot:
+            self.figure = hooks.task_stream_figure(self.data, self._filename if self._plot == "save" else None)
 
     async def __aenter__(self) -> "TaskStream":
         self.client = self.client if self.client is not None else hooks.get_client()
@@ -308,14 +317,26 @@ class TaskStream:
     async def __aexit__(self, *exc) -> None:
         rows, _ = await self.client._task_stream(since=self._since)
         self.data.extend(_records(rows))
+        self._draw()
 
 
-def get_task_stream(client=None) -> TaskStream:
+def _check_plot(plot, filename) -> bool | str:
+    if plot not in (False, True, "save"):
+        raise ValueError(f"get_task_stream: plot is False, True (a figure) or 'save' (a figure written to "
+                         f"filename), not {plot!r}")
+    if plot == "save" and not isinstance(filename, (str, os.PathLike)):
+        raise TypeError(f"get_task_stream(plot='save') writes to filename, a path; got {filename!r}")
+    return plot
+
+
+def get_task_stream(client=None, plot=False, filename: str = "task-stream.html") -> TaskStream:
     """A context manager recording the tasks that run inside it (``ts.data`` afterwards).
 
     Each record is a dict: ``key``, ``group``, ``worker``, ``start`` and ``stop`` (seconds
     since the epoch, on the worker's clock), ``status`` (``memory`` or ``error``) and
-    ``nbytes`` of the result. ``client``: the default client when None.
+    ``nbytes`` of the result. ``client``: the default client when None. ``plot=True`` also
+    draws them (``ts.figure``, shown in a notebook: a row per worker, a bar per run);
+    ``plot="save"`` writes that figure to ``filename`` as an HTML page, as dask's does.
 
     >>> from xsched import get_task_stream
     >>> with get_task_stream() as ts:                                  # doctest: +SKIP
@@ -323,7 +344,7 @@ def get_task_stream(client=None) -> TaskStream:
     >>> len(ts.data), sorted(ts.data[0])                                 # doctest: +SKIP
     (4, ['group', 'key', 'nbytes', 'start', 'status', 'stop', 'worker'])
     """
-    return TaskStream(client)
+    return TaskStream(client, plot, filename)
 
 
 # ---------------------------------------------------------------------- the mixin
@@ -603,10 +624,15 @@ class DiagnosticsMixin:
 
     # ------------------------------------------------------------------ the task stream
     @sync_or_async
-    def get_task_stream(self, start=None, stop=None, count: int | None = None) -> list[dict]:
+    def get_task_stream(self, start=None, stop=None, count: int | None = None, plot=False,
+                        filename: str = "task-stream.html"):
         """The task runs the workers reported, oldest first, as dicts: ``key``, ``group``,
         ``worker``, ``start``, ``stop`` (seconds since the epoch, on the worker's clock),
         ``status`` (``memory`` or ``error``) and ``nbytes`` of the result.
+
+        ``plot=True`` returns ``(runs, figure)``, the figure shown in a notebook (a row per
+        worker, a bar per run, coloured by task group); ``plot="save"`` also writes it to
+        ``filename`` as an HTML page, as dask's does.
 
         ``start``/``stop``: only runs that ended after ``start`` and began before ``stop``
         (seconds since the epoch, datetimes, or durations like ``"30s"`` meaning that long
@@ -619,7 +645,20 @@ class DiagnosticsMixin:
         >>> max(r["stop"] - r["start"] for r in runs)    # the longest run, in seconds   # doctest: +SKIP
         0.0123
         """
-        return self._task_stream_records(_moment(start, "start"), _moment(stop, "stop"), _count(count, "count"))
+        plot = _check_plot(plot, filename)
+        call = self._task_stream_records(_moment(start, "start"), _moment(stop, "stop"), _count(count, "count"))
+        if not plot:
+            return call
+
+        def drawn(runs: list[dict]) -> tuple[list[dict], Any]:  # (in the caller's thread, not the loop's)
+            return runs, hooks.task_stream_figure(runs, filename if plot == "save" else None)
+
+        if self.asynchronous:
+            async def awaited():
+                return drawn(await call)
+
+            return awaited()
+        return blocking(call, then=drawn)
 
     async def _task_stream_records(self, start, stop, count) -> list[dict]:
         rows, _ = await self._task_stream(start, stop, count)
