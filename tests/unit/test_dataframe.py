@@ -548,6 +548,25 @@ def test_columns_used_downstream_are_pushed_into_read_parquet(tmp_path):
     assert "read read-parquet-c3-c17-name ['c3', 'c17', 'name']" in _explain(expr)
 
 
+def test_optimize_makes_the_plan_now_with_or_without_fusing(tmp_path):
+    pdf = pd.DataFrame({f"c{i}": np.arange(40.0) + i for i in range(6)})
+    for i in range(2):
+        pdf.iloc[i * 20:(i + 1) * 20].to_parquet(tmp_path / f"part.{i}.parquet")
+    expr = xd.read_parquet(str(tmp_path))[lambda d: d.c1 > 5].c4 * 2
+    expected = pdf[pdf.c1 > 5].c4 * 2
+    fused, unfused = expr.optimize(), expr.optimize(fuse=False)
+    for opt in (fused, unfused):
+        assert type(opt) is type(expr) and opt.divisions == expr.divisions and opt.name == expr.name
+        eq(opt.compute(), expected)
+        reads = _read_tasks(opt.__xsched_graph__(), "read-parquet-")
+        assert len(reads) == 2 and all(sorted(t.args[4]) == ["c1", "c4"] for t in reads)
+    # fused: one task per partition; not fused: the reader and each step its own task
+    assert len(fused.__xsched_graph__()) == 2 < len(unfused.__xsched_graph__())
+    assert len(unfused.__xsched_graph__()) == len(expr.optimize(fuse=False).__xsched_graph__())
+    total = expr.sum().optimize()
+    assert total.compute() == expected.sum() and len(total.__xsched_graph__()) == len(expr.sum().__xsched_graph__())
+
+
 def _explain(coll):
     import contextlib
     import io

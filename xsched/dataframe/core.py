@@ -188,6 +188,22 @@ class _Frame:
         """
         print(explain(self._graph, self._keys()))
 
+    def optimize(self, fuse: bool = True):
+        """The same collection with its plan made now, as dask's ``optimize``: columns and
+        filters pushed into the readers, reductions of the same partitions made one tree,
+        and (``fuse``) partition-wise steps fused into one task per partition. For looking at
+        what will run (``visualize``); computing it gives the same result, and what is
+        built on it later is planned on its own.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2], "b": [3, 4]}), npartitions=1)
+        >>> expr = df[df.a > 1].b + 1
+        >>> opt = expr.optimize()
+        >>> opt.compute().tolist(), len(expr._graph.layers), len(opt.__xsched_graph__())
+        ([5], 6, 2)
+        """
+        return _rebuild(plan(self._graph, self._keys(), fuse=fuse).flat(), self._name, self._meta, self.divisions)
+
     def __xsched_postcompute__(self) -> tuple[Callable, tuple]:
         return _concat, (self._meta,)
 
@@ -1024,6 +1040,16 @@ class Scalar:
     def explain(self) -> None:
         """Print the plan (see ``DataFrame.explain``)."""
         print(explain(self._graph, [self.key]))
+
+    def optimize(self, fuse: bool = True) -> "Scalar":
+        """The same value with its plan made now (see ``DataFrame.optimize``).
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> total = xd.from_pandas(pd.Series([1, 2, 3]), npartitions=2).sum()
+        >>> int(total.optimize().compute())
+        6
+        """
+        return _rebuild_scalar(plan(self._graph, [self.key], fuse=fuse).flat(), self._name, self._meta)
 
     def __xsched_postcompute__(self) -> tuple[Callable, tuple]:
         return _first, ()

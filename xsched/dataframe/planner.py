@@ -570,12 +570,13 @@ def _needed(graph: LayeredGraph, outputs: set) -> LayeredGraph:
     return LayeredGraph({n: layer for n, layer in graph.layers.items() if n in seen})
 
 
-def plan(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph:
+def plan(graph: LayeredGraph, outputs: Iterable[str], fuse: bool = True) -> LayeredGraph:
     """What runs: columns (and filters) pushed into the readers, reductions of the same
-    partitions made one tree, then partition-wise steps fused."""
+    partitions made one tree, then (``fuse``) partition-wise steps fused."""
     outputs = list(outputs)
     with gc_paused():  # (collections triggered by the fused tasks would scan the whole graph)
-        return fuse_blockwise(fuse_reductions(project_columns(graph, outputs), outputs), outputs)
+        planned = fuse_reductions(project_columns(graph, outputs), outputs)
+        return fuse_blockwise(planned, outputs) if fuse else planned
 
 
 #: the kinds of layers whose ``columns`` say what they do, shown by ``explain``
