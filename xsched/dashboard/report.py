@@ -45,7 +45,7 @@ from . import svg
 
 logger = logging.getLogger("xsched.dashboard")
 
-__all__ = ["performance_report", "PerformanceReport", "report_html", "with_block"]
+__all__ = ["performance_report", "PerformanceReport", "report_html", "page", "with_block"]
 
 DEFAULT_FILENAME = "xsched-report.html"
 
@@ -193,18 +193,20 @@ class PerformanceReport:
                            code=self.code, code_origin=self.code_origin, limit=self.limit)
 
 
-def _checked_path(filename) -> str:
+def _checked_path(filename, what: str = "performance_report", default: str = DEFAULT_FILENAME) -> str:
+    """The absolute path a page of ``what`` is written to, refused before any work when it
+    cannot be: not a path, a directory, or in a directory that does not exist."""
     try:
         path = os.path.abspath(os.path.expanduser(os.fspath(filename)))
     except TypeError:
-        raise TypeError(f"performance_report(filename=...) takes a path, not {type(filename).__name__}") from None
+        raise TypeError(f"{what}(filename=...) takes a path, not {type(filename).__name__}") from None
     if os.path.isdir(path):
-        raise IsADirectoryError(f"performance_report(filename={filename!r}) is a directory: name a file in it, "
-                                f"e.g. {os.path.join(path, DEFAULT_FILENAME)!r}")
+        raise IsADirectoryError(f"{what}(filename={filename!r}) is a directory: name a file in it, "
+                                f"e.g. {os.path.join(path, default)!r}")
     folder = os.path.dirname(path)
     if not os.path.isdir(folder):
-        raise FileNotFoundError(f"performance_report cannot write {path!r}: the directory {folder!r} does not "
-                                "exist; create it first, or choose a file in an existing directory")
+        raise FileNotFoundError(f"{what} cannot write {path!r}: the directory {folder!r} does not "
+                                "exist; create it first, or name a file in an existing directory")
     return path
 
 
@@ -462,14 +464,8 @@ def report_html(runs: list[Mapping], *, start: float, stop: float, history: Mapp
         why = f": {code_origin}" if code_origin else ""
         code_html = f'<p id="xsched-report-code" class="muted">The code of the block is not available{_e(why)}.</p>'
 
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<meta name="color-scheme" content="light dark">'
-        f"<title>{_e(title)}</title><style>{PAGE_STYLE}{svg.STYLE}</style></head>\n"
-        f'<body><main data-xsched-version="{_e(XSCHED_VERSION)}">'
-        f"<h1>{_e(title)}</h1>"
+    return page(
+        title,
         f'<p class="muted">What one block of code did, {_e(format_time(wall))} from {_e(_when(start))}.</p>'
         f'<section id="summary"><h2>Summary</h2>{summary_table}</section>\n'
         f'<section id="task-stream"><h2>Task stream</h2>'
@@ -481,5 +477,24 @@ def report_html(runs: list[Mapping], *, start: float, stop: float, history: Mapp
         f'<h2>Bytes of results per task group</h2><div class="figure">{svg.group_bytes_svg(runs, colours)}</div>'
         f"{group_table}</section>\n"
         f'<section id="code"><h2>The code that ran</h2>{code_html}</section>\n'
+    )
+
+
+def page(title: str, body: str) -> str:
+    """One offline HTML page: the title as heading, then ``body`` (HTML), in the page's and
+    the figures' style, light or dark as the reader's browser prefers; no script.
+
+    >>> text = page("Runs & costs", "<p>none</p>")
+    >>> text.startswith("<!DOCTYPE html>"), "<h1>Runs &amp; costs</h1><p>none</p>" in text
+    (True, True)
+    """
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="color-scheme" content="light dark">'
+        f"<title>{_e(title)}</title><style>{PAGE_STYLE}{svg.STYLE}</style></head>\n"
+        f'<body><main data-xsched-version="{_e(XSCHED_VERSION)}">'
+        f"<h1>{_e(title)}</h1>{body}"
         "</main></body></html>\n"
     )

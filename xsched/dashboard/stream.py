@@ -19,13 +19,12 @@ True
 
 from __future__ import annotations
 
-import html
 import os
 from collections.abc import Iterable, Mapping
 
 from .. import hooks
 from . import svg
-from .report import PAGE_STYLE, _write
+from .report import _checked_path, _write, page
 
 __all__ = ["TaskStreamFigure", "task_stream_figure", "DEFAULT_FILENAME"]
 
@@ -57,16 +56,8 @@ class TaskStreamFigure:
 
     def save(self, path: str | os.PathLike = DEFAULT_FILENAME) -> str:
         """Write the figure as one HTML page that opens offline; returns its absolute path."""
-        path = os.path.abspath(os.path.expanduser(os.fspath(path)))
-        folder = os.path.dirname(path)
-        if os.path.isdir(path) or not os.path.isdir(folder):
-            raise FileNotFoundError(f"cannot write the task stream to {path!r}: name a file in an existing "
-                                    f"directory, e.g. {os.path.join(os.getcwd(), DEFAULT_FILENAME)!r}")
-        title = f"xsched task stream: {len(self.runs):,} task runs"
-        _write(path, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                     "<meta name=\"color-scheme\" content=\"light dark\">"
-                     f"<title>{html.escape(title)}</title><style>{PAGE_STYLE}{svg.STYLE}</style></head>\n"
-                     f"<body><main><h1>{html.escape(title)}</h1>{self.svg}</main></body></html>\n")
+        path = _checked_path(path, "get_task_stream", DEFAULT_FILENAME)
+        _write(path, page(f"xsched task stream: {len(self.runs):,} task runs", self.svg))
         return path
 
 
