@@ -32,7 +32,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from .units import parse_bytes
 
-__all__ = ["LocalFileSystem", "filesystem_for", "expand_paths", "shown", "join", "compression_of",
+__all__ = ["LocalFileSystem", "filesystem_for", "expand_paths", "output_path", "shown", "join", "compression_of",
            "open_decompressed", "file_token", "natural_key", "parent", "blocksize_bytes", "byte_ranges",
            "line_block", "line_range", "head_lines", "arrow_source", "files_in", "folders_in", "listing"]
 
@@ -104,6 +104,29 @@ class LocalFileSystem:
 
     def __repr__(self) -> str:
         return "LocalFileSystem()"
+
+
+def output_path(filename: Any, what: str, default: str) -> str:
+    """The absolute local path a file ``what`` writes (a page, a report) goes to, refused
+    before any work when it cannot be: not a path, a directory (``default`` names a file to
+    put in it), or in a directory that does not exist.
+
+    >>> import os
+    >>> output_path("report.html", "performance_report", "report.html") == os.path.abspath("report.html")
+    True
+    """
+    try:
+        path = os.path.abspath(os.path.expanduser(os.fspath(filename)))
+    except TypeError:
+        raise TypeError(f"{what}(filename=...) takes a path, not {type(filename).__name__}") from None
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{what}(filename={filename!r}) is a directory: name a file in it, "
+                                f"e.g. {os.path.join(path, default)!r}")
+    folder = os.path.dirname(path)
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"{what} cannot write {path!r}: the directory {folder!r} does not "
+                                "exist; create it first, or name a file in an existing directory")
+    return path
 
 
 def _is_local(fs: Any) -> bool:

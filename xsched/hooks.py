@@ -14,6 +14,7 @@ here when it is imported, and the lower one calls the hook::
     plot_memory         xsched.jupyter.plots     Client.plot_memory
     task_stream         xsched.jupyter.plots     Client.task_stream
     task_stream_figure  xsched.dashboard         get_task_stream(plot=...), client's and context's
+    profile_figure      xsched.dashboard         client.profile(plot=..., filename=...)
     scheduler_kernel    xsched.jupyter.magics    Client.start_ipython_scheduler
     worker_kernels      xsched.jupyter.magics    Client.start_ipython_workers
     dashboard_server    xsched.dashboard         Scheduler.start, given a dashboard address
@@ -31,7 +32,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 __all__ = ["Hook", "get_client", "new_cluster", "client_html", "cluster_html", "ipython_display", "plot_memory",
-           "task_stream", "task_stream_figure", "scheduler_kernel", "worker_kernels", "dashboard_server"]
+           "task_stream", "task_stream_figure", "profile_figure", "scheduler_kernel", "worker_kernels", "dashboard_server"]
 
 
 class Hook:
@@ -74,6 +75,7 @@ ipython_display = Hook("ipython_display", "xsched.jupyter.widgets")
 plot_memory = Hook("plot_memory", "xsched.jupyter.plots")
 task_stream = Hook("task_stream", "xsched.jupyter.plots")
 task_stream_figure = Hook("task_stream_figure", "xsched.dashboard")
+profile_figure = Hook("profile_figure", "xsched.dashboard")
 scheduler_kernel = Hook("scheduler_kernel", "xsched.jupyter.magics")
 worker_kernels = Hook("worker_kernels", "xsched.jupyter.magics")
 dashboard_server = Hook("dashboard_server", "xsched.dashboard")

@@ -18,6 +18,8 @@ import pytest
 
 import xsched
 from tests.support.helpers import Gate, wait_until
+from xsched.dashboard.figures import ProfileFigure
+from xsched.keys import key_split
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
 
@@ -190,7 +192,7 @@ def test_call_stack_of_a_blocked_task_names_its_function(module_client, gate):
     assert c.call_stack(held) == {}
 
 
-def test_profile_counts_where_a_busy_task_spends_its_time(module_client, gate):
+def test_profile_counts_where_a_busy_task_spends_its_time(module_client, gate, tmp_path):
     c = module_client
     busy = c.submit(spin_until, gate.path, pure=False)
     wait_until(lambda: _stacks_in(c, busy, "spin_until"), msg="the busy task is running")
@@ -200,10 +202,25 @@ def test_profile_counts_where_a_busy_task_spends_its_time(module_client, gate):
     # the task's function is on every sample, at one of its lines
     assert spin and spin[0]["file"] == __file__ and sum(r["count"] for r in spin) == prof["samples"]
     assert sum(r["self"] for r in prof["counts"]) == prof["samples"]
+    # the call tree: the task's prefix on top with every sample, the function under it
+    [top] = [row for row in prof["tree"] if row[0] == 0]
+    assert top[1] == key_split(busy.key) and top[3] == prof["samples"]
+    assert any(row[1] == "spin_until" and row[2] == __file__ for row in prof["tree"])
+    # drawn: returned as a figure and written as a page (dask's plot= and filename=)
+    page = tmp_path / "profile.html"
+    prof, fig = c.profile(duration="0.2s", interval="5ms", plot=True, filename=page)
+    assert isinstance(fig, ProfileFigure) and fig.samples == prof["samples"] >= 3
+    assert f'data-sample-count="{prof["samples"]}"' in fig.svg and "spin_until" in page.read_text()
+    assert isinstance(c.profile(duration="0.1s", filename=tmp_path / "only.html"), dict)
+    assert "spin_until" in (tmp_path / "only.html").read_text()
     gate.open()
     assert busy.result(timeout=30) > 0
     with pytest.raises(ValueError, match="duration"):
         c.profile(duration="1h")
+    with pytest.raises(FileNotFoundError, match="does not exist"):  # at the call, before sampling
+        c.profile(duration="10s", filename=tmp_path / "no-such-dir" / "p.html")
+    with pytest.raises(ValueError, match="plot"):
+        c.profile(plot="yes")
 
 
 @pytest.mark.parametrize("fmt", ["msgpack", "json"])

@@ -48,10 +48,12 @@ from typing import Any
 import msgpack
 
 from .. import hooks, task_context
+from ..files import output_path
 from ..keys import key_split
 from ..log_forwarding import (ForwardLogging, check_level, check_logger_name, forwarding_topic, plugin_name,
                               reemit)
 from ..protocol import ops
+from ..profiling import StackTree
 from ..protocol.serialize import dumps
 from ..units import parse_timedelta
 from .default import process_clients
@@ -798,15 +800,21 @@ class DiagnosticsMixin:
         return {addr: keys for addr, keys in results if keys}
 
     @sync_or_async
-    def profile(self, duration="1s", interval="10ms", workers=None) -> dict:
+    def profile(self, duration="1s", interval="10ms", workers=None, plot=False, filename=None):
         """Where the tasks spend their time: the workers sample the stacks of their running
         tasks every ``interval`` for ``duration`` and count each ``(function, file, line)``.
 
         Returns ``{"samples": stacks sampled, "counts": [{"function", "file", "line", "count",
-        "self"}, ...]}``, the most sampled first: ``count`` is the samples in which that line
-        was on a task's stack, ``self`` those in which it was the innermost frame.
+        "self"}, ...], "tree": [[depth, function, file, count, own], ...]}``, the most
+        sampled first: ``count`` is the samples in which that line was on a task's stack,
+        ``self`` those in which it was the innermost frame; ``tree`` is the call tree of the
+        samples per task prefix, in preorder (what a flame graph draws).
         ``workers``: addresses or names (all when None). A statistical sampler: lines that
         run for less than ``interval`` at a time are seen in proportion, or not at all.
+
+        ``plot=True`` returns ``(profile, figure)``, the figure the call tree as a flame graph
+        shown in a notebook; ``filename`` (or ``plot="save"``, to ``profile.html``) also
+        writes it as an HTML page that opens offline, as dask's does.
 
         >>> import time
         >>> def busy():
@@ -817,30 +825,57 @@ class DiagnosticsMixin:
         >>> top = client.profile(duration="1s")["counts"][0]                     # doctest: +SKIP
         >>> top["function"], top["count"] > 50                                    # doctest: +SKIP
         ('busy', True)
+        >>> prof, fig = client.profile(duration="1s", plot=True)                  # doctest: +SKIP
+        >>> fig                                                                   # doctest: +SKIP
+        ProfileFigure<98 samples of 1 kind of task>
         """
         d, i = parse_timedelta(duration), parse_timedelta(interval)
         if not 0 <= d <= 600:
             raise ValueError(f"profile(duration=...) takes at most 10 minutes, not {duration!r}")
         if not 0.001 <= i <= 60:
             raise ValueError(f"profile(interval=...) takes 1ms to 60s, not {interval!r}")
-        return blocking(self._profile(d, i, workers), timeout=d + self._timeout + 5)
+        if plot not in (False, True, "save"):
+            raise ValueError(f"profile: plot is False, True (a figure) or 'save' (a figure written to "
+                             f"filename), not {plot!r}")
+        if plot == "save" and filename is None:
+            filename = "profile.html"
+        if filename is not None:
+            output_path(filename, "profile", "profile.html")  # (refused before sampling, not after)
+        call, timeout = self._profile(d, i, workers), d + self._timeout + 5
+        if not plot and filename is None:
+            return blocking(call, timeout=timeout)
+
+        def drawn(prof: dict):  # (in the caller's thread, not the loop's)
+            fig = hooks.profile_figure(prof["tree"], filename)
+            return (prof, fig) if plot else prof
+
+        if self.asynchronous:
+            async def awaited():
+                return drawn(await call)
+
+            return awaited()
+        return blocking(call, timeout=timeout, then=drawn)
 
     async def _profile(self, duration: float, interval: float, workers) -> dict:
         async def one(addr):
             reply, _ = await self._pool.get(addr).request(
-                {"op": ops.PROFILE, "duration": duration, "interval": interval}, timeout=duration + self._timeout)
+                {"op": ops.PROFILE, "duration": duration, "interval": interval, "tree": True},
+                timeout=duration + self._timeout)
             return reply
 
         replies = await asyncio.gather(*(one(a) for a in await self._worker_addresses(workers)))
         counts: Counter = Counter()
         own: Counter = Counter()
+        tree = StackTree()
         for reply in replies:
             for function, filename, line, count, self_count in reply["counts"]:
                 counts[(function, filename, line)] += count
                 own[(function, filename, line)] += self_count
+            tree.merge(reply.get("tree") or [])
         rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
         return {"samples": sum(r["samples"] for r in replies),
-                "counts": [{"function": w[0], "file": w[1], "line": w[2], "count": n, "self": own[w]} for w, n in rows]}
+                "counts": [{"function": w[0], "file": w[1], "line": w[2], "count": n, "self": own[w]} for w, n in rows],
+                "tree": tree.rows()}
 
     # ------------------------------------------------------------------ a dump of everything
     @sync_or_async

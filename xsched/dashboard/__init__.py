@@ -1,8 +1,9 @@
 """What users look at beyond the notebook: ``performance_report`` and the live dashboard page.
 
 ``svg.py`` draws the figures (pure functions, inline SVG); ``report.py`` gathers what a
-block of code did from the client and writes one self-contained HTML file; ``stream.py``
-makes the task stream a figure of its own (``get_task_stream(plot=...)``). ``server.py``
+block of code did from the client and writes one self-contained HTML file; ``figures.py``
+makes the task stream and the profile figures of their own (``get_task_stream(plot=...)``,
+``client.profile(plot=..., filename=...)``). ``server.py``
 serves a scheduler's live dashboard page (the JupyterLab panes, bundled under
 ``static/``); it imports tornado, so it is imported only when a scheduler starts a
 dashboard, through the hook registered here (``Scheduler.start`` calls
@@ -12,7 +13,7 @@ dashboard, through the hook registered here (``Scheduler.start`` calls
 """
 
 from .. import hooks
-from . import stream  # noqa: F401 (registers hooks.task_stream_figure: get_task_stream(plot=...))
+from . import figures  # noqa: F401 (registers hooks.task_stream_figure and hooks.profile_figure)
 from .report import PerformanceReport, performance_report
 
 __all__ = ["performance_report", "PerformanceReport"]

@@ -38,6 +38,7 @@ from collections.abc import Mapping
 
 from .. import hooks
 from ..client.diagnostics import TaskStream
+from ..files import output_path
 from ..jupyter.plots import _memory_data
 from ..protocol.versions import XSCHED_VERSION
 from ..units import format_bytes, format_time
@@ -86,7 +87,7 @@ class PerformanceReport:
     """
 
     def __init__(self, filename=DEFAULT_FILENAME, client=None, *, limit: int = svg.MAX_BARS, stacklevel: int = 1):
-        self.filename = _checked_path(filename)
+        self.filename = output_path(filename, "performance_report", DEFAULT_FILENAME)
         if isinstance(stacklevel, bool) or not isinstance(stacklevel, int) or stacklevel < 1:
             raise TypeError(f"performance_report(stacklevel=...) counts frames from the with block (1 or more), "
                             f"not {stacklevel!r}")
@@ -191,23 +192,6 @@ class PerformanceReport:
         return report_html(self.runs, start=self.start, stop=self.stop, history=gathered["history"],
                            limits=gathered["limits"], info=gathered["info"], versions=gathered["versions"],
                            code=self.code, code_origin=self.code_origin, limit=self.limit)
-
-
-def _checked_path(filename, what: str = "performance_report", default: str = DEFAULT_FILENAME) -> str:
-    """The absolute path a page of ``what`` is written to, refused before any work when it
-    cannot be: not a path, a directory, or in a directory that does not exist."""
-    try:
-        path = os.path.abspath(os.path.expanduser(os.fspath(filename)))
-    except TypeError:
-        raise TypeError(f"{what}(filename=...) takes a path, not {type(filename).__name__}") from None
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"{what}(filename={filename!r}) is a directory: name a file in it, "
-                                f"e.g. {os.path.join(path, default)!r}")
-    folder = os.path.dirname(path)
-    if not os.path.isdir(folder):
-        raise FileNotFoundError(f"{what} cannot write {path!r}: the directory {folder!r} does not "
-                                "exist; create it first, or name a file in an existing directory")
-    return path
 
 
 def _write(path: str, text: str) -> None:

@@ -14,6 +14,8 @@ can check what was drawn without parsing shapes::
     memory_svg        <svg id="xsched-report-memory" data-worker-count data-sample-count>
     group_time_svg    <svg id="xsched-report-groups" data-group-count data-bar-count>
     group_bytes_svg   <svg id="xsched-report-group-bytes" data-group-count data-bar-count>
+    profile_svg       <svg id="xsched-profile" data-sample-count data-node-count (rows given)
+                          data-box-count (boxes drawn) data-prefix-count>
 
 >>> runs = [{"key": "inc-1", "group": "inc", "worker": "tcp://w:2", "start": 0.0, "stop": 0.5, "status": "memory"}]
 >>> 'data-task-count="1"' in task_stream_svg(runs)
@@ -31,7 +33,7 @@ from ..keys import key_split
 from ..units import format_bytes, format_time
 
 __all__ = ["MAX_BARS", "STYLE", "PALETTE", "natural_key", "group_colours", "group_stats", "task_stream_svg",
-           "memory_svg", "group_time_svg", "group_bytes_svg"]
+           "memory_svg", "group_time_svg", "group_bytes_svg", "profile_svg"]
 
 #: the task stream draws at most this many bars (the page says so when more ran)
 MAX_BARS = 20_000
@@ -448,3 +450,66 @@ def group_bytes_svg(runs: Iterable[Mapping], colours: Mapping[str, str] | None =
     return _hbar_svg("xsched-report-group-bytes", "bytes of results per task group", group_stats(runs),
                      lambda s: s["nbytes"], lambda s: f"{format_bytes(s['nbytes'])} from {s['count']:,} "
                      f"{'task' if s['count'] == 1 else 'tasks'}", colours, width, limit)
+
+
+# ----------------------------------------------------------------------------- the profile
+def profile_svg(rows: Iterable, *, width: int = 960, min_width: float = 0.5) -> str:
+    """The profile's call tree as an icicle (a flame graph drawn from the top): a row per
+    depth, the task prefixes first, then the functions they called; a box's width is the
+    share of samples that passed through it, its colour its prefix's (as in the task
+    stream), its tooltip the function, file, samples and those that ended in it.
+
+    ``rows``: ``StackTree.rows()`` (``[depth, function, file, count, own]`` in preorder, as
+    ``client.profile()["tree"]`` gives them). Boxes narrower than ``min_width`` pixels are
+    not drawn (``data-node-count`` counts every row, ``data-box-count`` those drawn).
+
+    >>> rows = [[0, "load", "", 4, 0], [1, "read", "io.py", 3, 1], [2, "inflate", "zlib.py", 2, 2],
+    ...         [1, "parse", "csv.py", 1, 1]]
+    >>> svg = profile_svg(rows)
+    >>> 'data-sample-count="4"' in svg, 'data-box-count="4"' in svg, "inflate (zlib.py)" in svg
+    (True, True, True)
+    """
+    rows = [(int(r[0]), str(r[1]), str(r[2]), int(r[3]), int(r[4])) for r in rows]
+    total = sum(count for depth, _, _, count, _ in rows if depth == 0)
+    prefixes = [function for depth, function, _, _, _ in rows if depth == 0]
+    label = f"profile: {total:,} samples of {len(prefixes)} kinds of task"
+    left, right, top = 8.0, width - 8.0, 8.0
+    if not total:
+        height = 60.0
+        return (_svg_open("xsched-profile", width, height, label, sample_count=0, node_count=0, box_count=0,
+                          prefix_count=0) + _message(width, 34, "no samples: no task was running") + "</svg>")
+    depth_max = max(depth for depth, *_ in rows)
+    height = top + (depth_max + 1) * _ROW + 24
+    colours = group_colours(prefixes)
+    scale = (right - left) / total
+    cursor = [0]  # cursor[d]: where the next child of the last row of depth d - 1 starts, in samples
+    prefix, parts, drawn = "", [], 0
+    for depth, function, filename, count, own in rows:
+        del cursor[depth + 1:]
+        if depth >= len(cursor):
+            continue  # (malformed: a row deeper than its parent's children)
+        start = cursor[depth]
+        cursor[depth] = start + count
+        cursor.append(start)
+        if depth == 0:
+            prefix = function
+        w = count * scale
+        if w < min_width:
+            continue
+        drawn += 1
+        x, y = left + start * scale, top + depth * _ROW
+        name = function if not filename else f"{function} ({filename.rsplit('/', 1)[-1]})"
+        tip = (f"{function}" + (f" in {filename}" if filename else " tasks") +
+               f": {count:,} samples ({100 * count / total:.1f} %), {own:,} in it")
+        parts.append(f'<g><title>{_e(tip)}</title><rect x="{_n(x)}" y="{_n(y)}" width="{_n(max(w - 1, 0.5))}" '
+                     f'height="{_ROW - 2}" fill="{colours.get(prefix, PALETTE[0])}" fill-opacity="'
+                     f'{1.0 if depth == 0 else max(0.45, 0.9 - 0.05 * depth):.2f}"/>')
+        chars = int((w - 6) / _CHAR)
+        if chars >= 3:
+            text = name if len(name) <= chars else name[:chars - 1] + "…"
+            parts.append(f'<text x="{_n(x + 3)}" y="{_n(y + 12)}">{_e(text)}</text>')
+        parts.append("</g>")
+    note = f"{total:,} samples; a box's width: the samples that passed through that call"
+    return (_svg_open("xsched-profile", width, height, label, sample_count=total, node_count=len(rows),
+                      box_count=drawn, prefix_count=len(prefixes)) + "".join(parts) +
+            f'<text class="muted" x="{_n(left)}" y="{_n(height - 8)}">{_e(note)}</text></svg>')
