@@ -52,8 +52,8 @@ from ..files import output_path
 from ..keys import key_split
 from ..log_forwarding import (ForwardLogging, check_level, check_logger_name, forwarding_topic, plugin_name,
                               reemit)
-from ..protocol import ops
 from ..profiling import StackTree
+from ..protocol import ops
 from ..protocol.serialize import dumps
 from ..units import parse_timedelta
 from .default import process_clients
