@@ -184,6 +184,21 @@ def test_trim_internal_keeps_a_task_made_of_xsched_frames_only():
     assert wdiag.trim_internal([("run", xs, 1)]) == [("run", xs, 1)]
 
 
+def test_trim_internal_starts_an_xsched_task_at_its_function():
+    """An array's block product is xsched's own code: its stack starts at that function, not
+    at the task thread (which every sample of every such task would otherwise repeat)."""
+    import threading
+
+    runner = [("_bootstrap", threading.__file__, 1), ("_run_task", wdiag._XSCHED + "worker/server.py", 2),
+              ("run", wdiag._XSCHED + "graph/spec.py", 3), ("_resolve", wdiag._XSCHED + "graph/spec.py", 4)]
+    task = [("_accumulate", wdiag._XSCHED + "array/linalg.py", 5), ("helper", wdiag._XSCHED + "graph/spec.py", 6)]
+    assert wdiag.trim_internal(runner + task) == task
+    user = [("analyse", "/home/me/analysis.py", 7)]
+    assert wdiag.trim_internal(runner + task + user) == user  # (a user's function: from it on, as before)
+    # a task calling a C function directly: the call stack keeps the runner's frames, the profile none
+    assert wdiag.trim_internal(runner) == runner and wdiag.trim_internal(runner, keep_runner=False) == []
+
+
 def test_the_worker_ops_have_schemas():
     assert {"get-logs", "call-stack", "profile", "dump-state"} <= set(Worker._PEER_OPS) <= set(TO_WORKER)
     TO_WORKER.check({"op": "profile", "duration": 1.0, "interval": 0.01})

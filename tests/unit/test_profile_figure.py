@@ -85,3 +85,16 @@ def test_the_figure_shows_in_a_notebook_and_saves_a_page(tmp_path):
         fig.save(tmp_path / "missing" / "p.html")
     with pytest.raises(IsADirectoryError, match="profile.html"):
         fig.save(tmp_path)
+
+
+def test_the_performance_report_page_has_the_profile_when_given():
+    from xsched.dashboard.report import report_html
+
+    runs = [{"key": "load-1", "worker": "tcp://h:1", "start": 1.0, "stop": 1.5, "status": "memory", "nbytes": 8}]
+    rows = tree_of(("load", ["read"], 7))
+    page = Page(report_html(runs, start=1.0, stop=2.0, profile=rows))
+    assert page.by_id("xsched-profile")["data-sample-count"] == "7"
+    assert any("Where the tasks spent their time" in t for t in page.texts)
+    assert 'id="xsched-profile"' not in report_html(runs, start=1.0, stop=2.0)  # (profile=False: no section)
+    empty = Page(report_html(runs, start=1.0, stop=2.0, profile=[]))
+    assert empty.by_id("xsched-profile")["data-sample-count"] == "0"

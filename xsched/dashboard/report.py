@@ -15,6 +15,9 @@ Where the page's parts come from::
     summary       scheduler_info (workers, threads) and get_versions, asked on leaving
     code          the ``with`` statement's source: the calling frame's file through linecache
                   (IPython registers its cells there too), else IPython's history of this cell
+    profile       while the block runs, a coroutine on the client's loop asks every worker to
+                  sample its task threads for PROFILE_ROUND at a time (``client._profile``) and
+                  merges the call trees; leaving lets the round in flight finish, then stops
 
 The page has no script and loads nothing: inline SVG (``svg.py``) and inline CSS that
 follows ``prefers-color-scheme``. ``report_html`` builds it from plain data, with no cluster.
@@ -35,11 +38,14 @@ import textwrap
 import time
 from collections import Counter
 from collections.abc import Mapping
+from typing import Any
 
 from .. import hooks
+from ..client import loop as client_loop
 from ..client.diagnostics import TaskStream
 from ..files import output_path
 from ..jupyter.plots import _memory_data
+from ..profiling import StackTree
 from ..protocol.versions import XSCHED_VERSION
 from ..units import format_bytes, format_time
 from . import svg
@@ -49,17 +55,23 @@ logger = logging.getLogger("xsched.dashboard")
 __all__ = ["performance_report", "PerformanceReport", "report_html", "page", "with_block"]
 
 DEFAULT_FILENAME = "xsched-report.html"
+#: the report's profile: each round every worker samples its task threads this long, every
+#: PROFILE_INTERVAL (leaving the block waits for the round in flight, at most this long)
+PROFILE_ROUND = 0.25
+PROFILE_INTERVAL = 0.01
 
 
 def performance_report(filename=DEFAULT_FILENAME, client=None, *, limit: int = svg.MAX_BARS,
-                       stacklevel: int = 1) -> "PerformanceReport":
+                       stacklevel: int = 1, profile: bool = True) -> "PerformanceReport":
     """Write one HTML file showing what the block of code inside it did on the cluster.
 
     The page opens offline in any browser (no script, nothing loaded from anywhere): the
     wall time of the block, the task runs (ok and erred), workers and threads, bytes of
     results, versions and when it ran; the task stream (a row per worker, a bar per run,
     coloured by task group; at most ``limit`` bars); memory over time per worker; time
-    and bytes per task group; and the source of the ``with`` block when it can be found.
+    and bytes per task group; where the tasks spent their time (the workers' task threads
+    sampled every 10 ms while the block runs, drawn as a flame graph; ``profile=False``
+    leaves it out); and the source of the ``with`` block when it can be found.
     It is written when the block ends, also when it raises (the exception goes on).
 
     ``filename``: where to write (its directory must exist); ``client``: the default client
@@ -75,18 +87,19 @@ def performance_report(filename=DEFAULT_FILENAME, client=None, *, limit: int = s
     >>> report                                                             # doctest: +SKIP
     <PerformanceReport '/home/me/report.html': 100 task runs (0 erred) in 0.41 s>
     """
-    return PerformanceReport(filename, client, limit=limit, stacklevel=stacklevel)
+    return PerformanceReport(filename, client, limit=limit, stacklevel=stacklevel, profile=profile)
 
 
 class PerformanceReport:
     """What ``performance_report`` returns: a context manager that writes ``filename``
     when its block ends. Afterwards ``runs`` holds the task runs of the block (as
     ``get_task_stream`` records them), ``start``/``stop`` its wall-clock times and
-    ``code`` the source found for it (None when not found). ``os.fspath(report)`` is the
-    path of the file.
+    ``code`` the source found for it (None when not found), ``profile`` the sampled call tree
+    (``StackTree``; None when not asked for). ``os.fspath(report)`` is the path of the file.
     """
 
-    def __init__(self, filename=DEFAULT_FILENAME, client=None, *, limit: int = svg.MAX_BARS, stacklevel: int = 1):
+    def __init__(self, filename=DEFAULT_FILENAME, client=None, *, limit: int = svg.MAX_BARS, stacklevel: int = 1,
+                 profile: bool = True):
         self.filename = output_path(filename, "performance_report", DEFAULT_FILENAME)
         if isinstance(stacklevel, bool) or not isinstance(stacklevel, int) or stacklevel < 1:
             raise TypeError(f"performance_report(stacklevel=...) counts frames from the with block (1 or more), "
@@ -104,6 +117,12 @@ class PerformanceReport:
             raise TypeError(f"performance_report(limit=...) is the most task bars to draw (an integer >= 0), "
                             f"not {limit!r}")
         self.limit = limit
+        if not isinstance(profile, bool):
+            raise TypeError(f"performance_report(profile=...) is True or False, not {profile!r}")
+        self.sample = profile
+        self.profile: StackTree | None = None
+        self._sampler: Any = None  # the sampling coroutine's future (concurrent or asyncio)
+        self._sampling = False
         self.start: float | None = None
         self.stop: float | None = None
         self.runs: list[dict] = []
@@ -128,6 +147,24 @@ class PerformanceReport:
         self.code, self.code_origin = _calling_block(self.stacklevel)
         self.runs, self.written = [], False
         self._stream = TaskStream(self.client)
+        self.profile = StackTree() if self.sample else None
+        self._sampling = self.sample
+
+    async def _sample(self) -> None:
+        """(On the client's loop) rounds of sampling until leaving the block asks to stop; a
+        round that fails (a worker leaving) is tried again."""
+        while self._sampling:
+            began = time.monotonic()
+            try:
+                prof = await self.client._profile(PROFILE_ROUND, PROFILE_INTERVAL, None)
+                self.profile.merge(prof.get("tree") or [])
+            except Exception as e:  # noqa: BLE001 - the report is still worth writing without a round
+                logger.debug("performance_report: a profile round failed: %s: %s", type(e).__name__, e)
+            # (a round that ended early, e.g. with no worker to ask, waits out its time)
+            await asyncio.sleep(max(0.0, PROFILE_ROUND - (time.monotonic() - began)))
+
+    def _stop_timeout(self) -> float:
+        return PROFILE_ROUND + float(getattr(self.client, "_timeout", 10) or 10)
 
     def __enter__(self) -> "PerformanceReport":
         if self.client.asynchronous:
@@ -135,11 +172,20 @@ class PerformanceReport:
                             "`async with performance_report(...)`")
         self._begin()
         self._stream.__enter__()
+        if self.sample:
+            self._sampler = asyncio.run_coroutine_threadsafe(self._sample(), client_loop.background_loop())
         self.start = time.time()
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
         with self._ending(exc_type):
+            if self._sampler is not None:
+                self._sampling = False
+                try:
+                    self._sampler.result(self._stop_timeout())
+                except Exception as e:  # noqa: BLE001 - a hung round: the samples so far are kept
+                    self._sampler.cancel()
+                    logger.warning("performance_report: the last profile round did not end: %s", e)
             self._stream.__exit__(exc_type, exc, tb)
             self.runs = self._stream.data
             _write(self.filename, self._page(self.client._sync(self._gather())))
@@ -159,17 +205,27 @@ class PerformanceReport:
                            self.filename, type(e).__name__, e)
         finally:
             self._stream = None
+            self._sampler = None
 
     async def __aenter__(self) -> "PerformanceReport":
         if not self.client.asynchronous:
             raise TypeError("a synchronous client writes a performance report with `with performance_report(...)`")
         self._begin()
         await self._stream.__aenter__()
+        if self.sample:
+            self._sampler = asyncio.ensure_future(self._sample())
         self.start = time.time()
         return self
 
     async def __aexit__(self, exc_type, exc, tb) -> None:
         with self._ending(exc_type):
+            if self._sampler is not None:
+                self._sampling = False
+                try:
+                    await asyncio.wait_for(asyncio.shield(self._sampler), self._stop_timeout())
+                except asyncio.TimeoutError:
+                    self._sampler.cancel()
+                    logger.warning("performance_report: the last profile round did not end")
             await self._stream.__aexit__(exc_type, exc, tb)
             self.runs = self._stream.data
             gathered = await self._gather()
@@ -191,7 +247,8 @@ class PerformanceReport:
     def _page(self, gathered: dict) -> str:
         return report_html(self.runs, start=self.start, stop=self.stop, history=gathered["history"],
                            limits=gathered["limits"], info=gathered["info"], versions=gathered["versions"],
-                           code=self.code, code_origin=self.code_origin, limit=self.limit)
+                           code=self.code, code_origin=self.code_origin, limit=self.limit,
+                           profile=None if self.profile is None else self.profile.rows())
 
 
 def _write(path: str, text: str) -> None:
@@ -381,11 +438,12 @@ def _versions_text(versions: Mapping | None) -> list[tuple[str, str]]:
 def report_html(runs: list[Mapping], *, start: float, stop: float, history: Mapping | None = None,
                 limits: Mapping | None = None, info: Mapping | None = None, versions: Mapping | None = None,
                 code: str | None = None, code_origin: str = "", limit: int = svg.MAX_BARS,
-                title: str = "xsched performance report") -> str:
+                title: str = "xsched performance report", profile: list | None = None) -> str:
     """The report page from plain data: task runs (as ``get_task_stream`` gives them), the
     block's ``start``/``stop`` (seconds since the epoch), the scheduler's memory ``history``
-    and ``limits``, ``info`` (``scheduler_info()``), ``versions`` (``get_versions()``) and
-    the block's ``code``. No cluster needed; nothing in the page is loaded from elsewhere.
+    and ``limits``, ``info`` (``scheduler_info()``), ``versions`` (``get_versions()``), the
+    block's ``code`` and the ``profile``'s call tree rows (``StackTree.rows()``; None: no
+    profile section). No cluster needed; nothing in the page is loaded from elsewhere.
 
     >>> page = report_html([{"key": "inc-1", "worker": "tcp://h:1", "start": 1.0, "stop": 1.5,
     ...                      "status": "memory", "nbytes": 28}], start=1.0, stop=2.0, code="with r:\\n    go()")
@@ -460,7 +518,11 @@ def report_html(runs: list[Mapping], *, start: float, stop: float, history: Mapp
         f"{svg.group_time_svg(runs, colours)}</div>"
         f'<h2>Bytes of results per task group</h2><div class="figure">{svg.group_bytes_svg(runs, colours)}</div>'
         f"{group_table}</section>\n"
-        f'<section id="code"><h2>The code that ran</h2>{code_html}</section>\n'
+        + (f'<section id="profile"><h2>Where the tasks spent their time</h2><p class="muted">The workers\' '
+           "task threads sampled every 10 ms while the block ran: a row per depth of the calls, task "
+           "prefixes on top; a box's width is its share of the samples; hover a box for its function.</p>"
+           f'<div class="figure">{svg.profile_svg(profile)}</div></section>\n' if profile is not None else "")
+        + f'<section id="code"><h2>The code that ran</h2>{code_html}</section>\n'
     )
 
 

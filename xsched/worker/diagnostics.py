@@ -14,7 +14,8 @@ requests with these functions (its ``_PEER_OPS``)::
     client.dump_cluster_state(...) --dump-state--> dump_state(worker)
 
 The frames of the worker's own machinery (its task threads, the task spec's call) are left
-out: a stack starts at the task's function. ``stack_of``, ``trim_internal`` and ``Profile``
+out: a stack starts at the task's function (a user's, or xsched's own for an array's or a
+dataframe's block work). ``stack_of``, ``trim_internal`` and ``Profile``
 are plain functions over frames, tested with the test's own frames.
 
 >>> import sys
@@ -62,19 +63,39 @@ def _internal(filename: str) -> bool:
     return path.startswith(_XSCHED) or path == _THREADING
 
 
-def trim_internal(entries: list[tuple[str, str, int]]) -> list[tuple[str, str, int]]:
+#: where the worker's machinery that runs a task lives: its task threads and the task spec's call
+_RUNNER = (os.path.join(_XSCHED, "worker") + os.sep, os.path.join(_XSCHED, "graph") + os.sep)
+
+
+def _runner(filename: str) -> bool:
+    path = os.path.abspath(filename)
+    return path.startswith(_RUNNER) or path == _THREADING
+
+
+def trim_internal(entries: list[tuple[str, str, int]], keep_runner: bool = True) -> list[tuple[str, str, int]]:
     """``entries`` (outermost first) without the leading frames of xsched itself and of
-    ``threading``: the worker's task thread and the call of the task spec. All of them when
-    every frame is xsched's (a task that is xsched's own function).
+    ``threading``: the worker's task thread and the call of the task spec. A task that is
+    xsched's own function (an array's block product, a dataframe's partition reduction)
+    keeps its frames from that function on: only the runner's are left out then. When every
+    frame is the runner's (a task calling a C function such as ``np.matmul`` directly), all
+    are kept, or none with ``keep_runner=False`` (the profile: such a sample is the task's own).
 
     >>> xs = os.path.join(_XSCHED, "worker", "server.py")
     >>> trim_internal([("run", xs, 1), ("f", "/home/me/analysis.py", 3), ("g", xs, 9)])
     [('f', '/home/me/analysis.py', 3), ('g', '.../xsched/worker/server.py', 9)]
+    >>> la = os.path.join(_XSCHED, "array", "linalg.py")
+    >>> [f for f, _, _ in trim_internal([("run", xs, 1), ("_accumulate", la, 5), ("_add", la, 9)])]
+    ['_accumulate', '_add']
+    >>> trim_internal([("run", xs, 1)]), trim_internal([("run", xs, 1)], keep_runner=False)
+    ([('run', '.../xsched/worker/server.py', 1)], [])
     """
     for i, (_, filename, _) in enumerate(entries):
         if not _internal(filename):
             return entries[i:]
-    return entries
+    for i, (_, filename, _) in enumerate(entries):
+        if not _runner(filename):
+            return entries[i:]
+    return entries if keep_runner else []
 
 
 def format_stack(entries: list[tuple[str, str, int]]) -> list[str]:
@@ -164,7 +185,7 @@ async def profile(threads: dict[str, int], duration: float, interval: float) -> 
             for key, ident in running:
                 frame = frames.get(ident)
                 if frame is not None:
-                    prof.add(trim_internal(stack_of(frame)), key)
+                    prof.add(trim_internal(stack_of(frame), keep_runner=False), key)
             del frames
         wait = interval if running else interval * IDLE_BACKOFF
         left = deadline - time.monotonic()
