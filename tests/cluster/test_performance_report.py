@@ -9,6 +9,7 @@ import asyncio
 import pytest
 
 import xsched
+from tests.support.helpers import wait_until
 from tests.support.report_page import Page
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
@@ -125,3 +126,25 @@ def test_an_asynchronous_report_samples_too(cluster, tmp_path):
     assert report.profile.samples >= 5
     assert Page(path.read_text(encoding="utf-8")).by_id("xsched-profile")["data-sample-count"] == \
         str(report.profile.samples)
+
+
+def test_the_report_shows_a_transfer_between_workers(client, tmp_path):
+    import numpy as np
+
+    first, second = sorted(client.scheduler_info()["workers"])
+    path = tmp_path / "moved.html"
+    with xsched.performance_report(filename=str(path)) as report:
+        # 8 MB made on one worker, summed on the other: one transfer, fetched by the second
+        block = client.submit(np.ones, 1_000_000, workers=[first], pure=False)
+        total = client.submit(np.sum, block, workers=[second], allow_other_workers=False, pure=False)
+        assert total.result(timeout=60) == 1_000_000
+        # (workers report transfers with their heartbeats: the report waits one out after the
+        # block; here the test waits for it inside, so a slow heartbeat cannot make it miss it)
+        wait_until(lambda: client._sync(client._activity(report._activity_since))[0], msg="the transfer is heard of")
+    moved = [a for a in report.activity if a["group"] == "transfer"]
+    assert [(a["worker"], a["key"]) for a in moved] == [(second, f"transfer from {first}")]
+    assert moved[0]["nbytes"] >= 8_000_000
+    page = Page(path.read_text(encoding="utf-8"))
+    figure = page.by_id("xsched-report-transfers")
+    assert figure["data-task-count"] == "1" and figure["data-group-count"] == "1"
+    assert page.by_id("xsched-report-summary")["data-transfer-count"] == "1"

@@ -214,6 +214,15 @@ class FakeClient:
             return self.rows[-count:] if count else [], len(self.rows)
         return self.rows[since:], len(self.rows)
 
+    async def _activity(self, since=None):  # (one transfer heard of after the block's cursor was noted)
+        moved = [{"key": "transfer from tcp://h:2", "worker": "tcp://h:1", "start": 1.0, "stop": 1.25,
+                  "status": "transfer", "nbytes": 4096, "group": "transfer"}]
+        return ([] if since is None else moved), 1
+
+    async def _profile(self, duration, interval, workers):  # (the report's sampling rounds)
+        await asyncio.sleep(duration)
+        return {"samples": 2, "counts": [], "tree": [[0, "inc", "", 2, 2]]}
+
     async def request(self, msg, timeout=None):  # (client._conn.request: the memory history)
         return {"history": {"tcp://h:1": {"name": "0", "samples": [[0.0, 10, 1, 0]]}}}, []
 
@@ -237,6 +246,15 @@ def test_a_block_on_a_synchronous_client_writes_its_runs_and_code(tmp_path):
     assert page.by_id("xsched-report-task-stream")["data-task-count"] == "2"
     assert page.by_id("xsched-report-summary")["data-thread-count"] == "3"
     assert "OSError: a worker is gone" in page.text_of["xsched-report-summary"]  # versions: said, not fatal
+    # the transfer heard of since entering: in the summary and drawn on the worker that fetched
+    summary = page.by_id("xsched-report-summary")
+    assert (summary["data-transfer-count"], summary["data-transfer-bytes"]) == ("1", "4096")
+    assert "1 (4.00 KiB in 250.00 ms)" in page.text_of["xsched-report-summary"]
+    moved = page.by_id("xsched-report-transfers")
+    assert (moved["data-task-count"], moved["data-worker-count"]) == ("1", "1")
+    assert "transfer from tcp://h:2\ngroup: transfer\nworker: tcp://h:1\nduration: 250.00 ms\nbytes: 4.00 KiB" \
+        in page.texts
+    assert report.activity[0]["nbytes"] == 4096
     assert page.text_of["xsched-report-code"] == (
         'with performance_report(tmp_path / "r.html", client=client) as report:\n'
         '    client.rows.append(["inc-1", "tcp://h:1", 2.0, 2.5, "memory", 28])\n'

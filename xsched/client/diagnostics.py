@@ -672,6 +672,14 @@ class DiagnosticsMixin:
                                              "count": count, "since": since}, timeout=self._timeout)
         return reply["records"], reply["index"]
 
+    async def _activity(self, since: int | None = None) -> tuple[list[dict], int]:
+        """(the workers' transfers and disk writes and reads the scheduler heard of since the
+        cursor ``since`` (none when None), as task-stream records whose group is their kind;
+        the cursor for the next call). Workers report them with their heartbeats."""
+        reply, _ = await self._conn.request({"op": ops.GET_TASK_STREAM, "count": 0, "activity_since": since},
+                                            timeout=self._timeout)
+        return _records(reply.get("activity") or []), int(reply.get("activity_index") or 0)
+
     # ------------------------------------------------------------------ who holds and runs what
     @sync_or_async
     async def nbytes(self, keys=None, summary: bool = True) -> dict:

@@ -15,6 +15,9 @@ Where the page's parts come from::
     summary       scheduler_info (workers, threads) and get_versions, asked on leaving
     code          the ``with`` statement's source: the calling frame's file through linecache
                   (IPython registers its cells there too), else IPython's history of this cell
+    transfers     the workers' transfers and spill writes and reads the scheduler heard of (with
+                  their heartbeats) from entering to a heartbeat after leaving: ``client._activity``
+                  notes the cursor on entering and fetches what came since on leaving
     profile       while the block runs, a coroutine on the client's loop asks every worker to
                   sample its task threads for PROFILE_ROUND at a time (``client._profile``) and
                   merges the call trees; leaving lets the round in flight finish, then stops
@@ -40,14 +43,14 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from .. import hooks
+from .. import config, hooks
 from ..client import loop as client_loop
 from ..client.diagnostics import TaskStream
 from ..files import output_path
 from ..jupyter.plots import _memory_data
 from ..profiling import StackTree
 from ..protocol.versions import XSCHED_VERSION
-from ..units import format_bytes, format_time
+from ..units import format_bytes, format_time, parse_timedelta
 from . import svg
 
 logger = logging.getLogger("xsched.dashboard")
@@ -94,7 +97,9 @@ class PerformanceReport:
     """What ``performance_report`` returns: a context manager that writes ``filename``
     when its block ends. Afterwards ``runs`` holds the task runs of the block (as
     ``get_task_stream`` records them), ``start``/``stop`` its wall-clock times and
-    ``code`` the source found for it (None when not found), ``profile`` the sampled call tree
+    ``activity`` the workers' transfers and spill writes and reads in it (as task-stream
+    records whose ``group`` is ``transfer``, ``disk-write`` or ``disk-read``; ``key`` names
+    the peer a transfer came from), ``code`` the source found for it (None when not found), ``profile`` the sampled call tree
     (``StackTree``; None when not asked for). ``os.fspath(report)`` is the path of the file.
     """
 
@@ -126,6 +131,8 @@ class PerformanceReport:
         self.start: float | None = None
         self.stop: float | None = None
         self.runs: list[dict] = []
+        self.activity: list[dict] = []
+        self._activity_since = 0
         self.code: str | None = None
         self.code_origin = ""
         self.written = False
@@ -163,6 +170,12 @@ class PerformanceReport:
             # (a round that ended early, e.g. with no worker to ask, waits out its time)
             await asyncio.sleep(max(0.0, PROFILE_ROUND - (time.monotonic() - began)))
 
+    def _heartbeat_wait(self) -> float:
+        """How much longer to wait after the block ended for the workers' next heartbeats,
+        which bring the block's last transfers: one and a half beats (at most 2 s)."""
+        beat = parse_timedelta(config.get("worker.heartbeat-interval", "500ms"))
+        return max(0.0, min(1.5 * beat, 2.0) - (time.time() - self.stop))
+
     def _stop_timeout(self) -> float:
         return PROFILE_ROUND + float(getattr(self.client, "_timeout", 10) or 10)
 
@@ -172,6 +185,7 @@ class PerformanceReport:
                             "`async with performance_report(...)`")
         self._begin()
         self._stream.__enter__()
+        _, self._activity_since = self.client._sync(self.client._activity())
         if self.sample:
             self._sampler = asyncio.run_coroutine_threadsafe(self._sample(), client_loop.background_loop())
         self.start = time.time()
@@ -188,6 +202,8 @@ class PerformanceReport:
                     logger.warning("performance_report: the last profile round did not end: %s", e)
             self._stream.__exit__(exc_type, exc, tb)
             self.runs = self._stream.data
+            time.sleep(self._heartbeat_wait())
+            self.activity, _ = self.client._sync(self.client._activity(self._activity_since))
             _write(self.filename, self._page(self.client._sync(self._gather())))
             self.written = True
 
@@ -212,6 +228,7 @@ class PerformanceReport:
             raise TypeError("a synchronous client writes a performance report with `with performance_report(...)`")
         self._begin()
         await self._stream.__aenter__()
+        _, self._activity_since = await self.client._activity()
         if self.sample:
             self._sampler = asyncio.ensure_future(self._sample())
         self.start = time.time()
@@ -228,6 +245,8 @@ class PerformanceReport:
                     logger.warning("performance_report: the last profile round did not end")
             await self._stream.__aexit__(exc_type, exc, tb)
             self.runs = self._stream.data
+            await asyncio.sleep(self._heartbeat_wait())
+            self.activity, _ = await self.client._activity(self._activity_since)
             gathered = await self._gather()
             # drawing up to 20,000 bars and writing them: in a thread, not on the event loop
             await asyncio.get_running_loop().run_in_executor(None, lambda: _write(self.filename, self._page(gathered)))
@@ -248,7 +267,7 @@ class PerformanceReport:
         return report_html(self.runs, start=self.start, stop=self.stop, history=gathered["history"],
                            limits=gathered["limits"], info=gathered["info"], versions=gathered["versions"],
                            code=self.code, code_origin=self.code_origin, limit=self.limit,
-                           profile=None if self.profile is None else self.profile.rows())
+                           profile=None if self.profile is None else self.profile.rows(), activity=self.activity)
 
 
 def _write(path: str, text: str) -> None:
@@ -438,12 +457,14 @@ def _versions_text(versions: Mapping | None) -> list[tuple[str, str]]:
 def report_html(runs: list[Mapping], *, start: float, stop: float, history: Mapping | None = None,
                 limits: Mapping | None = None, info: Mapping | None = None, versions: Mapping | None = None,
                 code: str | None = None, code_origin: str = "", limit: int = svg.MAX_BARS,
-                title: str = "xsched performance report", profile: list | None = None) -> str:
+                title: str = "xsched performance report", profile: list | None = None,
+                activity: list[Mapping] | None = None) -> str:
     """The report page from plain data: task runs (as ``get_task_stream`` gives them), the
     block's ``start``/``stop`` (seconds since the epoch), the scheduler's memory ``history``
     and ``limits``, ``info`` (``scheduler_info()``), ``versions`` (``get_versions()``), the
-    block's ``code`` and the ``profile``'s call tree rows (``StackTree.rows()``; None: no
-    profile section). No cluster needed; nothing in the page is loaded from elsewhere.
+    block's ``code``, the ``profile``'s call tree rows (``StackTree.rows()``; None: no
+    profile section) and the workers' ``activity`` (transfers and disk I/O, as
+    ``PerformanceReport.activity``). No cluster needed; nothing in the page is loaded from elsewhere.
 
     >>> page = report_html([{"key": "inc-1", "worker": "tcp://h:1", "start": 1.0, "stop": 1.5,
     ...                      "status": "memory", "nbytes": 28}], start=1.0, stop=2.0, code="with r:\\n    go()")
@@ -469,6 +490,13 @@ def report_html(runs: list[Mapping], *, start: float, stop: float, history: Mapp
                     f"({len({r.get('worker') for r in runs}):,} ran tasks)"),
         ("bytes of results", format_bytes(nbytes)),
     ]
+    activity = [a for a in (activity or []) if a.get("start") is not None and a.get("stop") is not None]
+    moved = _activity_totals(activity)
+    for kind, label in (("transfer", "transfers between workers"), ("disk-write", "spilled to disk"),
+                        ("disk-read", "read back from disk")):
+        n, nb, secs = moved[kind]
+        if n:
+            summary.append((label, f"{n:,} ({format_bytes(nb)} in {format_time(secs)})"))
     if info.get("address"):
         summary.append(("scheduler", str(info["address"])))
     summary += _versions_text(versions)
@@ -477,7 +505,8 @@ def report_html(runs: list[Mapping], *, start: float, stop: float, history: Mapp
                    for k, v in summary)
     summary_table = (f'<table id="xsched-report-summary" class="summary" data-task-count="{len(runs)}" '
                      f'data-erred-count="{len(erred)}" data-worker-count="{len(workers)}" '
-                     f'data-thread-count="{threads}" data-nbytes="{nbytes}" data-group-count="{len(stats)}">'
+                     f'data-thread-count="{threads}" data-nbytes="{nbytes}" data-group-count="{len(stats)}" '
+                     f'data-transfer-count="{moved["transfer"][0]}" data-transfer-bytes="{moved["transfer"][1]}">'
                      f"{rows}</table>")
 
     stream = svg.task_stream_svg(runs, workers, start=start, stop=stop, colours=colours, limit=limit)
@@ -513,6 +542,12 @@ def report_html(runs: list[Mapping], *, start: float, stop: float, history: Mapp
         f'<section id="task-stream"><h2>Task stream</h2>'
         '<p class="muted">A row per worker, a bar per task run, coloured by task group; hover a bar for its key.</p>'
         f'<div class="figure">{stream}</div>{failed}</section>\n'
+        f'<section id="transfers"><h2>Transfers and disk</h2>'
+        '<p class="muted">A row per worker: a bar per transfer of data it fetched from another worker '
+        "(red; hover for the peer and the bytes), per value it spilled to disk (orange) or read back "
+        "(yellow), as the workers reported them.</p>"
+        f'<div class="figure">{svg.activity_svg(activity, workers, start=start, stop=stop, limit=limit)}</div>'
+        "</section>\n"
         f'<section id="memory"><h2>Memory per worker</h2><div class="figure">{memory}</div></section>\n'
         f'<section id="groups"><h2>Time per task group</h2><div class="figure">'
         f"{svg.group_time_svg(runs, colours)}</div>"
@@ -524,6 +559,22 @@ def report_html(runs: list[Mapping], *, start: float, stop: float, history: Mapp
            f'<div class="figure">{svg.profile_svg(profile)}</div></section>\n' if profile is not None else "")
         + f'<section id="code"><h2>The code that ran</h2>{code_html}</section>\n'
     )
+
+
+def _activity_totals(activity: list[Mapping]) -> dict[str, tuple[int, int, float]]:
+    """Per kind (``transfer``, ``disk-write``, ``disk-read``): (count, bytes, seconds).
+
+    >>> _activity_totals([{"group": "transfer", "nbytes": 8, "start": 0, "stop": 0.5}])["transfer"]
+    (1, 8, 0.5)
+    """
+    out = {kind: (0, 0, 0.0) for kind in ("transfer", "disk-write", "disk-read")}
+    for a in activity:
+        kind = a.get("group")
+        if kind in out:
+            n, nb, secs = out[kind]
+            out[kind] = (n + 1, nb + int(a.get("nbytes") or 0),
+                         secs + max(float(a["stop"]) - float(a["start"]), 0.0))
+    return out
 
 
 def page(title: str, body: str) -> str:

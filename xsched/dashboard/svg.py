@@ -14,6 +14,8 @@ can check what was drawn without parsing shapes::
     memory_svg        <svg id="xsched-report-memory" data-worker-count data-sample-count>
     group_time_svg    <svg id="xsched-report-groups" data-group-count data-bar-count>
     group_bytes_svg   <svg id="xsched-report-group-bytes" data-group-count data-bar-count>
+    activity_svg      <svg id="xsched-report-transfers" data-task-count (bars drawn) data-run-count
+                          data-worker-count data-group-count (kinds)
     profile_svg       <svg id="xsched-profile" data-sample-count data-node-count (rows given)
                           data-box-count (boxes drawn) data-prefix-count>
 
@@ -33,7 +35,7 @@ from ..keys import key_split
 from ..units import format_bytes, format_time
 
 __all__ = ["MAX_BARS", "STYLE", "PALETTE", "natural_key", "group_colours", "group_stats", "task_stream_svg",
-           "memory_svg", "group_time_svg", "group_bytes_svg", "profile_svg"]
+           "activity_svg", "memory_svg", "group_time_svg", "group_bytes_svg", "profile_svg"]
 
 #: the task stream draws at most this many bars (the page says so when more ran)
 MAX_BARS = 20_000
@@ -201,7 +203,9 @@ def _legend(items: list[tuple[str, str, str]], left: float, width: float, y: flo
 # ----------------------------------------------------------------------------- the task stream
 def task_stream_svg(runs: Iterable[Mapping], workers: Iterable[str] = (), *, start: float | None = None,
                     stop: float | None = None, colours: Mapping[str, str] | None = None, limit: int = MAX_BARS,
-                    width: int = 960, names: Mapping[str, str] | None = None) -> str:
+                    width: int = 960, names: Mapping[str, str] | None = None, fig_id: str = "xsched-report-task-stream",
+                    label: str = "task stream: a row per worker, a bar per task run", what: str = "task runs",
+                    empty: str = "no tasks ran in this period", show_bytes: bool = False) -> str:
     """The task stream: a row per worker, a bar per task run from its start to its stop,
     coloured by task group (legend below), failed runs outlined in red.
 
@@ -213,7 +217,10 @@ def task_stream_svg(runs: Iterable[Mapping], workers: Iterable[str] = (), *, sta
     ``:2``), labelled by ``names`` where given. At most ``limit`` bars are drawn: the
     failed runs, then the longest; ``data-task-count`` says how many were,
     ``data-run-count`` how many were given. Each bar's ``<title>`` (its hover text) holds
-    the key, group, worker and duration.
+    the key, group, worker and duration. ``fig_id``, ``label``, ``what`` and ``empty`` name
+    the figure, what its bars are and what it says without any; ``show_bytes`` adds each
+    bar's ``nbytes`` to its hover text (``activity_svg`` draws the workers' transfers and disk
+    I/O with it).
 
     >>> runs = [{"key": f"inc-{i}", "worker": f"tcp://h:{p}", "start": i, "stop": i + 1, "status": "memory"}
     ...         for i, p in enumerate([10, 2, 2])]
@@ -267,15 +274,17 @@ def task_stream_svg(runs: Iterable[Mapping], workers: Iterable[str] = (), *, sta
         erred = r.get("status") == "error"
         hover = (f"{r.get('key')}\ngroup: {g}\nworker: {r.get('worker')}\n"
                  f"duration: {format_time(_seconds(r))}{chr(10) + 'erred' if erred else ''}")
+        if show_bytes and r.get("nbytes") is not None:
+            hover += f"\nbytes: {format_bytes(int(r['nbytes']))}"
         cls = ' class="erred"' if erred else ""
         parts.append(f'<rect{cls} x="{_n(x)}" y="{_n(y)}" width="{_n(w)}" height="{_n(row_h - 2 * pad)}" '
                      f'fill="{colours[g]}"><title>{_e(hover)}</title></rect>')
     y = axis_y + 30
     if not runs:
-        parts.append(_message(width, top + plot_h / 2 + 4, "no tasks ran in this period"))
+        parts.append(_message(width, top + plot_h / 2 + 4, empty))
     if len(chosen) < len(runs):
         parts.append(f'<text class="muted" x="{_n(left)}" y="{_n(y + 6)}">{len(chosen):,} of {len(runs):,} '
-                     f"task runs drawn: the failed ones, then the longest</text>")
+                     f"{_e(what)} drawn: the failed ones, then the longest</text>")
         y += 18
     items = [(g, colours[g], "") for g in groups]
     if any(r.get("status") == "error" for r in runs):
@@ -283,9 +292,33 @@ def task_stream_svg(runs: Iterable[Mapping], workers: Iterable[str] = (), *, sta
     legend, y = _legend(items, left, width - 8, y + 12) if items else ("", y)
     parts.append(legend)
     height = y + 6
-    head = _svg_open("xsched-report-task-stream", width, height, "task stream: a row per worker, a bar per task run",
-                     task_count=len(chosen), run_count=len(runs), worker_count=len(rows), group_count=len(groups))
+    head = _svg_open(fig_id, width, height, label, task_count=len(chosen), run_count=len(runs),
+                     worker_count=len(rows), group_count=len(groups))
     return head + "".join(parts) + "</svg>"
+
+
+#: the colours of the workers' activity: transfers in red (as in the live task stream's), disk I/O in orange
+ACTIVITY_COLOURS = {"transfer": "#d62728", "disk-write": "#f58518", "disk-read": "#eeca3b"}
+
+
+def activity_svg(records: Iterable[Mapping], workers: Iterable[str] = (), *, start: float | None = None,
+                 stop: float | None = None, width: int = 960, limit: int = MAX_BARS) -> str:
+    """The workers' transfers and spill I/O: a row per worker, a bar per transfer (on the
+    worker that fetched, hover for the peer and bytes), spill write or read back, from the
+    records the scheduler keeps beside the task runs (``group``: ``transfer``,
+    ``disk-write`` or ``disk-read``). ``data-task-count`` counts the bars drawn.
+
+    >>> recs = [{"key": "transfer from tcp://h:2", "worker": "tcp://h:1", "start": 0, "stop": 0.1,
+    ...          "status": "transfer", "nbytes": 8, "group": "transfer"}]
+    >>> svg = activity_svg(recs)
+    >>> 'id="xsched-report-transfers"' in svg, 'data-task-count="1"' in svg, "#d62728" in svg
+    (True, True, True)
+    """
+    return task_stream_svg(records, workers, start=start, stop=stop, colours=ACTIVITY_COLOURS, limit=limit,
+                           width=width, fig_id="xsched-report-transfers", show_bytes=True,
+                           label="transfers and disk: a row per worker, a bar per transfer, spill or read back",
+                           what="transfers and disk reads and writes",
+                           empty="no transfers between workers and nothing spilled in this period")
 
 
 # ----------------------------------------------------------------------------- memory

@@ -557,7 +557,7 @@ TO_SCHEDULER = Table("the scheduler", [
     # diagnostics
     S(ops.GET_LOGS, {"n": maybe(COUNT)}),
     S(ops.GET_TASK_STREAM, {"start": maybe(TIME), "stop": maybe(TIME), "count": maybe(COUNT),
-                          "since": maybe(integer(0))}),
+                          "since": maybe(integer(0)), "activity_since": maybe(integer(0))}),
     S(ops.HAS_WHAT, {"workers": maybe(WORKERS)}),
     S(ops.GET_NBYTES, {"keys": maybe(KEYS), "summary": maybe(BOOL)}),
     S(ops.PROCESSING, {"workers": maybe(WORKERS)}),

@@ -16,6 +16,7 @@ Data flow::
     client.get_task_stream(start, stop, count) --get-task-stream--> <--{records, index}--
     xsched.get_task_stream() as ts:  enter: --get-task-stream {count: 0}--> index i
                                      exit:  --get-task-stream {since: i}--> the records since
+    performance_report: the same, and {activity_since: j} --> the transfers and disk I/O since j
     client.get_scheduler_logs(n) --get-logs--> <--[[level, message], ...]-- (xsched/logs.py)
     client.has_what(workers) / processing(workers) --has-what / processing--> {address: [keys]}
     client.story(*keys) --story--> the state machine's transition log of those keys
@@ -168,7 +169,11 @@ class DiagnosticsExtension(SchedulerExtension):
 
     def _op_get_task_stream(self, peer, h, payload) -> dict:
         rows = self.task_stream.select(h.get("start"), h.get("stop"), h.get("count"), h.get("since"))
-        return {"records": [list(r) for r in rows], "index": self.task_stream.index}
+        reply = {"records": [list(r) for r in rows], "index": self.task_stream.index,
+                 "activity_index": self.activity.index}
+        if h.get("activity_since") is not None:  # (the workers' transfers and disk I/O since that cursor)
+            reply["activity"] = [list(r) for r in self.activity.select(None, None, None, h["activity_since"])]
+        return reply
 
     def _workers(self, names) -> list[str]:
         """Addresses of the workers named (addresses or names; unknown ones left out); all for None."""
