@@ -3,25 +3,14 @@ worker and the other tasks untouched; a task not running is left alone."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 import xsched
 from xsched import TaskInterrupted
 
-from tests.support.helpers import wait_until
+from tests.support.helpers import spin, wait_until
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(60)]
-
-
-def spin(seconds):
-    """Python code running (a loop), so the interrupt lands at its next line."""
-    deadline = time.monotonic() + seconds
-    n = 0
-    while time.monotonic() < deadline:
-        n += 1
-    return n
 
 
 def _in_spin(client, fut) -> bool:

@@ -9,7 +9,8 @@ import asyncio
 import pytest
 
 import xsched
-from tests.support.helpers import wait_until
+from tests.support import helpers
+from tests.support.helpers import spin, wait_until
 from tests.support.report_page import Page
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
@@ -81,27 +82,16 @@ def test_an_asynchronous_client_writes_its_report_with_async_with(cluster, tmp_p
     assert "await ac.submit(inc, 41)" in page.text_of["xsched-report-code"]
 
 
-def spin_for(seconds):
-    """Busy in Python (not sleeping) for ``seconds``: a sampled stack shows this function."""
-    import time
-
-    end = time.perf_counter() + seconds
-    n = 0
-    while time.perf_counter() < end:
-        n += 1
-    return n
-
-
 def test_the_report_samples_where_the_tasks_spent_their_time(client, tmp_path):
     path = tmp_path / "profiled.html"
     with xsched.performance_report(filename=str(path)) as report:
-        assert all(n > 0 for n in client.gather(client.map(spin_for, [0.6, 0.6], pure=False)))
+        assert all(n > 0 for n in client.gather(client.map(spin, [0.6, 0.6], pure=False)))
     # the workers' task threads were sampled every 10 ms while the two spins ran: at least a
     # few rounds' worth, all under the task prefix, through the task's function
     rows = report.profile.rows()
     [top] = [r for r in rows if r[0] == 0]
-    assert top[1] == "spin_for" and report.profile.samples == top[3] >= 10
-    assert any(r[1] == "spin_for" and r[2] == __file__ for r in rows)
+    assert top[1] == "spin" and report.profile.samples == top[3] >= 10
+    assert any(r[1] == "spin" and r[2] == helpers.__file__ for r in rows)
     page = Page(path.read_text(encoding="utf-8"))
     figure = page.by_id("xsched-profile")
     assert figure["data-sample-count"] == str(report.profile.samples) and figure["data-prefix-count"] == "1"
@@ -109,7 +99,7 @@ def test_the_report_samples_where_the_tasks_spent_their_time(client, tmp_path):
 
     quiet = tmp_path / "unprofiled.html"
     with xsched.performance_report(filename=str(quiet), profile=False) as report:
-        client.submit(spin_for, 0.05, pure=False).result(timeout=30)
+        client.submit(spin, 0.05, pure=False).result(timeout=30)
     assert report.profile is None and 'id="xsched-profile"' not in quiet.read_text(encoding="utf-8")
 
 
@@ -119,7 +109,7 @@ def test_an_asynchronous_report_samples_too(cluster, tmp_path):
     async def main():
         async with xsched.Client(cluster, asynchronous=True, set_as_default=False) as ac:
             async with xsched.performance_report(path, client=ac) as report:
-                assert await ac.submit(spin_for, 0.6, pure=False) > 0
+                assert await ac.submit(spin, 0.6, pure=False) > 0
             return report
 
     report = asyncio.run(main())

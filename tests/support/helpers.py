@@ -91,6 +91,16 @@ class Gate:
         return value
 
 
+def spin(seconds) -> int:
+    """A task busy in Python code of its own (a loop, not a sleep) for ``seconds``: a sampled
+    stack finds it there every time, and an interrupt lands at its next line."""
+    deadline = time.monotonic() + seconds
+    n = 0
+    while time.monotonic() < deadline:
+        n += 1
+    return n
+
+
 def spin_until(path) -> int:
     """A task that holds its thread in a function of its own until ``path`` exists (for
     profiles and call stacks to find it there). It lives here, not in a test module, so that
