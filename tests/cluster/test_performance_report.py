@@ -51,7 +51,9 @@ def test_a_report_of_a_block_with_two_groups_and_a_failure(client, tmp_path):
     stream = page.by_id("xsched-report-task-stream")
     assert stream["data-task-count"] == "200" and stream["data-run-count"] == "200"
     assert stream["data-worker-count"] == "2" and stream["data-group-count"] == "2"
-    hovered = {t.split("\n")[0] for t in page.texts if "\ngroup: " in t}  # each bar's hover text names its key
+    figure = text[text.index('<svg id="xsched-report-task-stream"'):]
+    figure = figure[:figure.index("</svg>") + len("</svg>")]  # (the transfers' figure has hover texts too)
+    hovered = {t.split("\n")[0] for t in Page(figure).texts if "\ngroup: " in t}  # each bar's names its key
     assert hovered == block_keys and not any(f.key in text for f in before)
     assert page.by_id("xsched-report-groups")["data-group-count"] == "2"
     assert page.by_id("xsched-report-memory")["data-worker-count"] == "2"

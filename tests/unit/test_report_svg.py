@@ -214,9 +214,16 @@ class FakeClient:
             return self.rows[-count:] if count else [], len(self.rows)
         return self.rows[since:], len(self.rows)
 
-    async def _activity(self, since=None):  # (one transfer heard of after the block's cursor was noted)
-        moved = [{"key": "transfer from tcp://h:2", "worker": "tcp://h:1", "start": 1.0, "stop": 1.25,
-                  "status": "transfer", "nbytes": 4096, "group": "transfer"}]
+    async def _activity(self, since=None):
+        """Heard of after the block's cursor was noted: a transfer that ended in the block, and
+        a spill that ended before it began (a heartbeat brings both)."""
+        import time
+
+        now = time.time()
+        moved = [{"key": "transfer from tcp://h:2", "worker": "tcp://h:1", "start": now - 0.25, "stop": now,
+                  "status": "transfer", "nbytes": 4096, "group": "transfer"},
+                 {"key": "disk-write", "worker": "tcp://h:1", "start": 1.0, "stop": 1.5,
+                  "status": "disk-write", "nbytes": 99, "group": "disk-write"}]
         return ([] if since is None else moved), 1
 
     async def _profile(self, duration, interval, workers):  # (the report's sampling rounds)
@@ -254,7 +261,7 @@ def test_a_block_on_a_synchronous_client_writes_its_runs_and_code(tmp_path):
     assert (moved["data-task-count"], moved["data-worker-count"]) == ("1", "1")
     assert "transfer from tcp://h:2\ngroup: transfer\nworker: tcp://h:1\nduration: 250.00 ms\nbytes: 4.00 KiB" \
         in page.texts
-    assert report.activity[0]["nbytes"] == 4096
+    assert [a["group"] for a in report.activity] == ["transfer"]  # (not the spill that ended before)
     assert page.text_of["xsched-report-code"] == (
         'with performance_report(tmp_path / "r.html", client=client) as report:\n'
         '    client.rows.append(["inc-1", "tcp://h:1", 2.0, 2.5, "memory", 28])\n'

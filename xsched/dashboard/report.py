@@ -16,8 +16,9 @@ Where the page's parts come from::
     code          the ``with`` statement's source: the calling frame's file through linecache
                   (IPython registers its cells there too), else IPython's history of this cell
     transfers     the workers' transfers and spill writes and reads the scheduler heard of (with
-                  their heartbeats) from entering to a heartbeat after leaving: ``client._activity``
-                  notes the cursor on entering and fetches what came since on leaving
+                  their heartbeats) from entering to a heartbeat after leaving, those that ended
+                  after the block began: ``client._activity`` notes the cursor on entering and
+                  fetches what came since on leaving
     profile       while the block runs, a coroutine on the client's loop asks every worker to
                   sample its task threads for PROFILE_ROUND at a time (``client._profile``) and
                   merges the call trees; leaving lets the round in flight finish, then stops
@@ -170,6 +171,11 @@ class PerformanceReport:
             # (a round that ended early, e.g. with no worker to ask, waits out its time)
             await asyncio.sleep(max(0.0, PROFILE_ROUND - (time.monotonic() - began)))
 
+    def _in_block(self, records: list[dict]) -> list[dict]:
+        """The records of what ended after the block began: a heartbeat heard in the block
+        also brings what a worker did just before it."""
+        return [r for r in records if r.get("stop") is not None and float(r["stop"]) >= self.start]
+
     def _heartbeat_wait(self) -> float:
         """How much longer to wait after the block ended for the workers' next heartbeats,
         which bring the block's last transfers: one and a half beats (at most 2 s)."""
@@ -203,7 +209,7 @@ class PerformanceReport:
             self._stream.__exit__(exc_type, exc, tb)
             self.runs = self._stream.data
             time.sleep(self._heartbeat_wait())
-            self.activity, _ = self.client._sync(self.client._activity(self._activity_since))
+            self.activity = self._in_block(self.client._sync(self.client._activity(self._activity_since))[0])
             _write(self.filename, self._page(self.client._sync(self._gather())))
             self.written = True
 
@@ -246,7 +252,7 @@ class PerformanceReport:
             await self._stream.__aexit__(exc_type, exc, tb)
             self.runs = self._stream.data
             await asyncio.sleep(self._heartbeat_wait())
-            self.activity, _ = await self.client._activity(self._activity_since)
+            self.activity = self._in_block((await self.client._activity(self._activity_since))[0])
             gathered = await self._gather()
             # drawing up to 20,000 bars and writing them: in a thread, not on the event loop
             await asyncio.get_running_loop().run_in_executor(None, lambda: _write(self.filename, self._page(gathered)))
