@@ -635,8 +635,11 @@ def test_host_exits_cleanly_with_a_busy_cell(make_host):
     try:
         # a cell stuck in C for longer than any test: the host can exit only by abandoning it.
         # An interrupt that lands between the print and the sleep would end a plain cell, so
-        # this one swallows interrupts: whenever the host tries, the cell stays busy.
-        cell = (f"import time\nprint({STARTED!r}, flush=True)\nwhile True:\n    try:\n"
+        # this one swallows interrupts: whenever the host tries, the cell stays busy. The print
+        # is inside the try too: the output can reach the test (which then stops the host)
+        # while the cell's thread is still in the print's Python code (the routed stream's
+        # flush), where the interrupt would otherwise land outside the try (seen once under load)
+        cell = (f"import time\nwhile True:\n    try:\n        print({STARTED!r}, flush=True)\n"
                 "        time.sleep(3600)\n    except KeyboardInterrupt:\n        pass")
         msg_id = client.execute(cell)
         wait_for_output(client, msg_id, STARTED)
