@@ -239,8 +239,10 @@ class FakeClient:
     async def _get_versions(self):
         raise OSError("a worker is gone")
 
-    def _sync(self, coro):
-        return asyncio.run(coro)
+    def _sync(self, coro):  # (as a Client's: on the one background loop, where tasks it starts go on)
+        from xsched.client import loop
+
+        return loop.sync(coro)
 
 
 def test_a_block_on_a_synchronous_client_writes_its_runs_and_code(tmp_path):

@@ -42,10 +42,8 @@ import textwrap
 import time
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
 
 from .. import config, hooks
-from ..client import loop as client_loop
 from ..client.diagnostics import TaskStream
 from ..files import output_path
 from ..jupyter.plots import _memory_data
@@ -100,8 +98,9 @@ class PerformanceReport:
     ``get_task_stream`` records them), ``start``/``stop`` its wall-clock times and
     ``activity`` the workers' transfers and spill writes and reads in it (as task-stream
     records whose ``group`` is ``transfer``, ``disk-write`` or ``disk-read``; ``key`` names
-    the peer a transfer came from), ``code`` the source found for it (None when not found), ``profile`` the sampled call tree
-    (``StackTree``; None when not asked for). ``os.fspath(report)`` is the path of the file.
+    the peer a transfer came from), ``code`` the source found for it (None when not found),
+    ``profile`` the sampled call tree (``StackTree``; None when not asked for).
+    ``os.fspath(report)`` is the path of the file.
     """
 
     def __init__(self, filename=DEFAULT_FILENAME, client=None, *, limit: int = svg.MAX_BARS, stacklevel: int = 1,
@@ -127,7 +126,7 @@ class PerformanceReport:
             raise TypeError(f"performance_report(profile=...) is True or False, not {profile!r}")
         self.sample = profile
         self.profile: StackTree | None = None
-        self._sampler: Any = None  # the sampling coroutine's future (concurrent or asyncio)
+        self._sampler: asyncio.Future | None = None  # the sampling task, on the client's loop
         self._sampling = False
         self.start: float | None = None
         self.stop: float | None = None
@@ -171,6 +170,25 @@ class PerformanceReport:
             # (a round that ended early, e.g. with no worker to ask, waits out its time)
             await asyncio.sleep(max(0.0, PROFILE_ROUND - (time.monotonic() - began)))
 
+    async def _start(self) -> None:
+        """(On the client's loop, entering) note the activity cursor; start sampling."""
+        _, self._activity_since = await self.client._activity()
+        if self.sample:
+            self._sampler = asyncio.ensure_future(self._sample())
+
+    async def _finish(self) -> None:
+        """(On the client's loop, leaving) let the sampling round in flight end, then fetch
+        the block's transfers and disk I/O once the workers' next heartbeats brought them."""
+        if self._sampler is not None:
+            self._sampling = False
+            try:
+                await asyncio.wait_for(asyncio.shield(self._sampler), self._stop_timeout())
+            except asyncio.TimeoutError:  # a hung round: the samples so far are kept
+                self._sampler.cancel()
+                logger.warning("performance_report: the last profile round did not end")
+        await asyncio.sleep(self._heartbeat_wait())
+        self.activity = self._in_block((await self.client._activity(self._activity_since))[0])
+
     def _in_block(self, records: list[dict]) -> list[dict]:
         """The records of what ended after the block began: a heartbeat heard in the block
         also brings what a worker did just before it."""
@@ -191,25 +209,15 @@ class PerformanceReport:
                             "`async with performance_report(...)`")
         self._begin()
         self._stream.__enter__()
-        _, self._activity_since = self.client._sync(self.client._activity())
-        if self.sample:
-            self._sampler = asyncio.run_coroutine_threadsafe(self._sample(), client_loop.background_loop())
+        self.client._sync(self._start())
         self.start = time.time()
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
         with self._ending(exc_type):
-            if self._sampler is not None:
-                self._sampling = False
-                try:
-                    self._sampler.result(self._stop_timeout())
-                except Exception as e:  # noqa: BLE001 - a hung round: the samples so far are kept
-                    self._sampler.cancel()
-                    logger.warning("performance_report: the last profile round did not end: %s", e)
             self._stream.__exit__(exc_type, exc, tb)
             self.runs = self._stream.data
-            time.sleep(self._heartbeat_wait())
-            self.activity = self._in_block(self.client._sync(self.client._activity(self._activity_since))[0])
+            self.client._sync(self._finish())
             _write(self.filename, self._page(self.client._sync(self._gather())))
             self.written = True
 
@@ -234,25 +242,15 @@ class PerformanceReport:
             raise TypeError("a synchronous client writes a performance report with `with performance_report(...)`")
         self._begin()
         await self._stream.__aenter__()
-        _, self._activity_since = await self.client._activity()
-        if self.sample:
-            self._sampler = asyncio.ensure_future(self._sample())
+        await self._start()
         self.start = time.time()
         return self
 
     async def __aexit__(self, exc_type, exc, tb) -> None:
         with self._ending(exc_type):
-            if self._sampler is not None:
-                self._sampling = False
-                try:
-                    await asyncio.wait_for(asyncio.shield(self._sampler), self._stop_timeout())
-                except asyncio.TimeoutError:
-                    self._sampler.cancel()
-                    logger.warning("performance_report: the last profile round did not end")
             await self._stream.__aexit__(exc_type, exc, tb)
             self.runs = self._stream.data
-            await asyncio.sleep(self._heartbeat_wait())
-            self.activity = self._in_block((await self.client._activity(self._activity_since))[0])
+            await self._finish()
             gathered = await self._gather()
             # drawing up to 20,000 bars and writing them: in a thread, not on the event loop
             await asyncio.get_running_loop().run_in_executor(None, lambda: _write(self.filename, self._page(gathered)))
