@@ -395,34 +395,101 @@ def _source(fs: Any, path: str, start: int, end: int | None, header: bytes, comp
 #: Rows parsed at a time when a filter is pushed into the read (``filters=``).
 FILTER_CHUNK_ROWS = 65_536
 
+#: The dtype pandas' parser gives text it infers (``str`` from pandas 3, ``object`` before).
+_INFERRED_TEXT = pd.Series(["a"]).dtype
+#: Whether pandas parses partitions faster than pyarrow (``csv_arrow.py``): where it infers text
+#: as ``str``, its C parser does (the seed 002 files: 260-280 ms a 64 MB file against 340-370 ms
+#: by pyarrow on one thread, 190 against 240 with two number columns only), *if* those columns
+#: are left for it to infer: asked for as ``str`` it makes Python strings first (300 ms).
+_PANDAS_FIRST = isinstance(_INFERRED_TEXT, pd.StringDtype)
+
+
+class _Misfit(Exception):
+    """A text column pandas inferred as something else in a piece: parse it with every dtype."""
+
+
+def _inferred(dtypes: dict, kwargs: dict, what: str) -> list:
+    """The text columns left for pandas to infer (``_PANDAS_FIRST``; only by its C parser,
+    whose inference of text as ``str`` keeps every character of every value: ``_fitted``
+    checks it did).
+
+    >>> _inferred({"a": "int64", "b": _INFERRED_TEXT}, {}, "read_csv") == (["b"] if _PANDAS_FIRST else [])
+    True
+    """
+    if not _PANDAS_FIRST or what != "read_csv" or kwargs.get("engine", "c") != "c":
+        return []
+    return [c for c, dt in dtypes.items() if dt == _INFERRED_TEXT]
+
+
+def _fitted(df: pd.DataFrame, dtypes: dict, inferred: list) -> pd.DataFrame:
+    """``df`` with its ``inferred`` text columns as ``dtypes`` says: as they are when pandas
+    inferred that dtype; converted when it found no value at all (all missing: NaN either
+    way); else ``_Misfit`` (numbers or flags there, whose text is gone: ``007`` became 7).
+
+    >>> import numpy as np, pandas as pd
+    >>> _fitted(pd.DataFrame({"s": [np.nan]}), {"s": _INFERRED_TEXT}, ["s"]).s.dtype == _INFERRED_TEXT
+    True
+    >>> _fitted(pd.DataFrame({"s": [7]}), {"s": _INFERRED_TEXT}, ["s"])
+    Traceback (most recent call last):
+    ...
+    xsched.dataframe.csv._Misfit: s
+    """
+    for col in inferred:
+        if col not in df.columns or df[col].dtype == dtypes[col]:
+            continue
+        if not df[col].isna().all():
+            raise _Misfit(col)
+        df[col] = df[col].astype(dtypes[col])
+    return df
+
+
+def _parse(parse: Any, src: Any, dtypes: dict, inferred: list, kwargs: dict, filters: tuple,
+           whole: bool, meta: pd.DataFrame) -> pd.DataFrame:
+    """One partition parsed by pandas from ``src`` with ``dtypes`` but for the ``inferred``
+    text columns, checked (``_fitted``); with ``filters`` and not ``whole``,
+    ``FILTER_CHUNK_ROWS`` rows at a time, keeping the rows passing."""
+    asked = {c: dt for c, dt in dtypes.items() if c not in inferred}
+    if filters and not whole:
+        with parse(src, dtype=asked, chunksize=FILTER_CHUNK_ROWS, **kwargs) as chunks:
+            kept = [keep_rows(_fitted(chunk, dtypes, inferred), filters) for chunk in chunks]
+        return pd.concat(kept) if kept else meta.copy()
+    return keep_rows(_fitted(parse(src, dtype=asked, **kwargs), dtypes, inferred), filters)
+
+
 def _read_block(fs: Any, path: str, label: str, start: int, end: int | None, header: bytes, compression: Any,
                 kwargs: dict, dtypes: dict, meta: pd.DataFrame, path_col: Any, origin: str,
                 filters: tuple = (), what: str = "read_csv") -> pd.DataFrame:
-    """Run on the workers: one partition, parsed with meta's dtypes, by pyarrow where it gives
-    what pandas would (``csv_arrow.py``), else by pandas. With ``filters`` (pushed by the
+    """Run on the workers: one partition, parsed with meta's dtypes: by pandas, its text
+    columns left for it to infer and checked (``_inferred``), where it infers text as ``str``;
+    else by pyarrow where that gives what pandas would (``csv_arrow.py``), else by pandas.
+    With ``filters`` (pushed by the
     planner from ``df[df.col > value]``) only the rows passing are kept as they are parsed
     (pandas' in ``FILTER_CHUNK_ROWS`` at a time), so the whole unfiltered partition never exists;
     but a categorical column's categories are those of the whole partition, so with one (or
     with ``engine="pyarrow"``, which parses no chunks) pandas parses it whole first."""
     where = label if end is None else f"{label} (bytes {start}-{end})"
     try:
-        with _source(fs, path, start, end, header, compression) as src:
-            if src is None:
-                return meta.copy()
-            df = read_arrow(src, kwargs, dtypes, [c for c in meta.columns if c != path_col], filters) \
-                if what == "read_csv" else None
+        df = None
+        if what == "read_csv" and not _PANDAS_FIRST:
+            with _source(fs, path, start, end, header, compression) as src:
+                if src is None:
+                    return meta.copy()
+                df = read_arrow(src, kwargs, dtypes, [c for c in meta.columns if c != path_col], filters)
         if df is None:
             parse = _PARSERS[what]
-            with _source(fs, path, start, end, header, compression) as src, warnings.catch_warnings():
-                warnings.simplefilter("ignore", pd.errors.DtypeWarning)
-                whole = kwargs.get("engine") == "pyarrow" or any(
-                    isinstance(pd.api.types.pandas_dtype(dt), pd.CategoricalDtype) for dt in dtypes.values())
-                if filters and not whole:
-                    with parse(src, dtype=dtypes, chunksize=FILTER_CHUNK_ROWS, **kwargs) as chunks:
-                        kept = [keep_rows(chunk, filters) for chunk in chunks]
-                    df = pd.concat(kept) if kept else meta.copy()
-                else:
-                    df = keep_rows(parse(src, dtype=dtypes, **kwargs), filters)
+            whole = kwargs.get("engine") == "pyarrow" or any(
+                isinstance(pd.api.types.pandas_dtype(dt), pd.CategoricalDtype) for dt in dtypes.values())
+            inferred = _inferred(dtypes, kwargs, what)
+            for left in (inferred, []) if inferred else ([],):
+                with _source(fs, path, start, end, header, compression) as src, warnings.catch_warnings():
+                    if src is None:
+                        return meta.copy()
+                    warnings.simplefilter("ignore", pd.errors.DtypeWarning)
+                    try:
+                        df = _parse(parse, src, dtypes, left, kwargs, filters, whole, meta)
+                        break
+                    except _Misfit:
+                        continue  # (the next attempt names every dtype)
     except pd.errors.EmptyDataError:
         return meta.copy()
     except (ValueError, TypeError, OverflowError) as exc:
