@@ -122,7 +122,7 @@ def test_read_csv_takes_the_arrow_path_and_falls_back_per_partition(tmp_path, mo
         return out
 
     monkeypatch.setattr(csv_mod, "read_arrow", spy)
-    monkeypatch.setattr(csv_mod, "_PANDAS_FIRST", False)  # (pandas 2's way: pandas 3 parses these first)
+    monkeypatch.setattr(csv_mod, "_PANDAS_FIRST", False)  # (pandas 2: pandas 3 parses filtered ones first)
     df = read_csv(str(tmp_path / "*.csv"))
     got = df.compute()
     want = pd.concat([pd.read_csv(tmp_path / f"{i}.csv") for i in range(2)])

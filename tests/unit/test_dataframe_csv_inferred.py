@@ -1,7 +1,8 @@
 """read_csv's pandas path with text columns left for pandas to infer (``csv._inferred``,
-where pandas infers text as ``str``): on any CSV pandas writes, parsed in pieces of any
-size with or without a pushed filter, it gives what pandas gives with every dtype named,
-and where pandas took a text column's values for numbers or flags it parses again."""
+where pandas infers text as ``str``; first for filtered partitions, after pyarrow's
+``csv_arrow.py`` for whole ones): on any CSV pandas writes, parsed in pieces of any size
+with or without a pushed filter, it gives what pandas gives with every dtype named, and
+where pandas took a text column's values for numbers or flags it parses again."""
 
 from __future__ import annotations
 
@@ -35,6 +36,10 @@ def frames(draw):
                          "f": pd.Series(floats, dtype="float64")})
 
 
+def _no_arrow(*args, **kwargs):
+    return None
+
+
 def _read(data: bytes, dtypes: dict, meta: pd.DataFrame, kwargs: dict, filters: tuple) -> pd.DataFrame:
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "part.csv")
@@ -61,10 +66,11 @@ def test_inferred_text_gives_what_pandas_gives_with_every_dtype(frame, rows, ops
     pivot = {"i": 0, "f": 0.5, "s": "b"}
     filters = tuple((c, op, pivot[c]) for c, op in ops if c in meta.columns)
     default, csv_mod.FILTER_CHUNK_ROWS = csv_mod.FILTER_CHUNK_ROWS, rows
+    arrow, csv_mod.read_arrow = csv_mod.read_arrow, _no_arrow  # (unfiltered: pandas' turn only after it)
     try:
         got = _read(data, dtypes, meta, kwargs, filters)
     finally:
-        csv_mod.FILTER_CHUNK_ROWS = default
+        csv_mod.FILTER_CHUNK_ROWS, csv_mod.read_arrow = default, arrow
     with pd.read_csv(io.BytesIO(data), dtype=dtypes, chunksize=rows, **kwargs) as chunks:
         parts = [keep_rows(c, filters) for c in chunks]
     want = pd.concat(parts) if parts else meta
@@ -95,6 +101,7 @@ def test_text_taken_for_numbers_is_parsed_again_and_missing_text_is_not(monkeypa
     assert got.s.isna().tolist() == [True, True, False] and got.s.dtype == meta.s.dtype
     assert attempts == [["s"]]
     attempts.clear()
+    monkeypatch.setattr(csv_mod, "read_arrow", _no_arrow)  # (unfiltered: pyarrow's turn first)
     got = _read(b"n,s\n1,007\n", dtypes, meta, {}, ())  # (whole, no filter: the same)
     assert got.s.tolist() == ["007"] and attempts == [["s"], []]
     assert np.array_equal(got.n, [1])

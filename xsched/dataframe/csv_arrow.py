@@ -1,9 +1,13 @@
-"""CSV partitions parsed by pyarrow: ``read_csv``'s fast path, taken only where it gives what pandas would.
+"""CSV partitions parsed by pyarrow: ``read_csv``'s fast path where pandas makes text
+``object`` (pandas 2), taken only where it gives what pandas would.
 
-Why: pyarrow's CSV reader converts only the columns asked for and parses numbers on one
-thread about 1.5x faster than pandas' C parser; parsed a megabyte of lines at a time, a
-filter pushed into the read (``filters=``) keeps only the passing rows, in compact Arrow
-memory, so a partition's unfiltered rows never exist as pandas objects.
+Why: there pyarrow's CSV reader converts only the columns asked for and parsed numbers on one
+thread about 1.5x faster than pandas' C parser, which makes a Python string of every text
+field; parsed a megabyte of lines at a time, a filter pushed into the read (``filters=``)
+keeps only the passing rows, in compact Arrow memory, so a partition's unfiltered rows never
+exist as pandas objects. Where pandas infers text as ``str`` (pandas 3) its own parser is the
+faster one, and ``csv.py`` takes it first for filtered partitions (``csv._PANDAS_FIRST``);
+unfiltered ones still come here first: pyarrow's peak is less than half pandas'.
 
 It parses a partition only when the answer is sure to equal pandas': no keywords but
 ``usecols`` (by name) and a one-character ``sep``, numbers and strings as the meta's dtypes,
