@@ -32,7 +32,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 __all__ = ["Hook", "get_client", "new_cluster", "client_html", "cluster_html", "ipython_display", "plot_memory",
-           "task_stream", "task_stream_figure", "profile_figure", "scheduler_kernel", "worker_kernels", "dashboard_server"]
+           "task_stream", "task_stream_figure", "profile_figure", "scheduler_kernel", "worker_kernels",
+           "dashboard_server"]
 
 
 class Hook:

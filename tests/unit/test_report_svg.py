@@ -78,9 +78,13 @@ def test_the_bar_cap_keeps_failures_then_the_longest():
     assert (attrs["data-task-count"], attrs["data-run-count"]) == ("10", "50")
     drawn = {t.split("\n")[0] for t in page.texts if t.startswith("inc-") and "\n" in t}
     assert drawn == {"inc-3"} | {f"inc-{i}" for i in range(41, 50)}
-    assert any("10 of 50 task runs drawn" in t for t in page.texts)
+    assert any("10 of 50 task runs drawn: the failed ones, then the longest" in t for t in page.texts)
     attrs, _ = figure(svg.task_stream_svg(runs, limit=0), "xsched-report-task-stream")
     assert attrs["data-task-count"] == "0"
+    runs[3]["status"] = "OK"  # none failed (as transfers and disk reads never do): the caption says only what is true
+    _, page = figure(svg.task_stream_svg(runs, limit=10), "xsched-report-task-stream")
+    assert any(t.endswith("10 of 50 task runs drawn: the longest") for t in page.texts)
+    assert not any("failed" in t for t in page.texts)
 
 
 def test_empty_inputs_give_readable_figures():

@@ -282,12 +282,14 @@ def task_stream_svg(runs: Iterable[Mapping], workers: Iterable[str] = (), *, sta
     y = axis_y + 30
     if not runs:
         parts.append(_message(width, top + plot_h / 2 + 4, empty))
+    erred_any = any(r.get("status") == "error" for r in runs)
     if len(chosen) < len(runs):
+        order = "the failed ones, then the longest" if erred_any else "the longest"
         parts.append(f'<text class="muted" x="{_n(left)}" y="{_n(y + 6)}">{len(chosen):,} of {len(runs):,} '
-                     f"{_e(what)} drawn: the failed ones, then the longest</text>")
+                     f"{_e(what)} drawn: {order}</text>")
         y += 18
     items = [(g, colours[g], "") for g in groups]
-    if any(r.get("status") == "error" for r in runs):
+    if erred_any:
         items.append(("erred (red outline)", "none", "erred"))
     legend, y = _legend(items, left, width - 8, y + 12) if items else ("", y)
     parts.append(legend)
