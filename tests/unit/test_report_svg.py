@@ -81,7 +81,7 @@ def test_the_bar_cap_keeps_failures_then_the_longest():
     assert any("10 of 50 task runs drawn: the failed ones, then the longest" in t for t in page.texts)
     attrs, _ = figure(svg.task_stream_svg(runs, limit=0), "xsched-report-task-stream")
     assert attrs["data-task-count"] == "0"
-    runs[3]["status"] = "OK"  # none failed (as transfers and disk reads never do): the caption says only what is true
+    runs[3]["status"] = "memory"  # none failed (as transfers and disk reads never do): the caption says only what is true
     _, page = figure(svg.task_stream_svg(runs, limit=10), "xsched-report-task-stream")
     assert any(t.endswith("10 of 50 task runs drawn: the longest") for t in page.texts)
     assert not any("failed" in t for t in page.texts)
