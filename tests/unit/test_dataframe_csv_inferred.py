@@ -105,3 +105,28 @@ def test_text_taken_for_numbers_is_parsed_again_and_missing_text_is_not(monkeypa
     got = _read(b"n,s\n1,007\n", dtypes, meta, {}, ())  # (whole, no filter: the same)
     assert got.s.tolist() == ["007"] and attempts == [["s"], []]
     assert np.array_equal(got.n, [1])
+
+
+def test_text_named_by_dtype_is_parsed_as_named_once(tmp_path, monkeypatch):
+    """``dtype=str`` or ``dtype={"code": str}`` is asked for text that looks like numbers:
+    parsed with its dtype named, never inferred first and parsed again."""
+    from xsched.dataframe import read_csv
+
+    attempts = []
+    parse = csv_mod._parse
+
+    def spy(parser, src, dtypes, inferred, *args):
+        attempts.append(list(inferred))
+        return parse(parser, src, dtypes, inferred, *args)
+
+    monkeypatch.setattr(csv_mod, "_parse", spy)
+    for i in range(2):
+        (tmp_path / f"{i}.csv").write_text("code,label,v\n" + "".join(f"00{j},x{j},{j - 2}\n" for j in range(5)))
+    for dtype, inferred in ((str, []), ({"code": str}, ["label"]), (None, ["label"])):
+        attempts.clear()
+        df = read_csv(str(tmp_path / "*.csv"), dtype=dtype)
+        got = df[df.label >= "x2"].compute()  # (a filter: pandas' parser first)
+        assert attempts == [inferred, inferred], dtype
+        if dtype is not None:
+            assert got.code.tolist() == ["002", "003", "004"] * 2
+        assert got.label.tolist() == ["x2", "x3", "x4"] * 2

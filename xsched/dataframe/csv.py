@@ -164,13 +164,17 @@ def _read_text_table(what: str, urlpath: Any, blocksize: Any, dtype: Any, usecol
                       sorted(kwargs.items(), key=str))
     name = f"{what.replace('_', '-')}-{token}"
     ann = annotations_in_force()
+    # the columns dtype= names: text asked for by name is parsed as named (``_inferred``)
+    named = tuple(c for c in meta.columns if c in dtype) if isinstance(dtype, dict) else \
+        tuple(meta.columns) if dtype is not None else ()
     tasks = []
     for (fs, path), (label, size, _) in zip(files, infos):
         comp = compression_of(path, compression)
         for start, end in byte_ranges(size, blocksize, comp):
             tasks.append(Task(_read_block, (fs, path, label, start, end,
                                             header_line if start and start >= header_at else b"", comp,
-                                            kwargs, dtypes, meta, path_col, origin), {"what": what}, per_task(ann)))
+                                            kwargs, dtypes, meta, path_col, origin), {"what": what, "named": named},
+                              per_task(ann)))
     project = None
     if usecols is None and not include_path_column and "index_col" not in kwargs and "names" not in kwargs:
         def project(used: list, pushed: list) -> list | None:
@@ -410,17 +414,20 @@ class _Misfit(Exception):
     """A text column pandas inferred as something else in a piece: parse it with every dtype."""
 
 
-def _inferred(dtypes: dict, kwargs: dict, what: str) -> list:
+def _inferred(dtypes: dict, kwargs: dict, what: str, named: tuple = ()) -> list:
     """The text columns left for pandas to infer (``_PANDAS_FIRST``; only by its C parser,
     whose inference of text as ``str`` keeps every character of every value: ``_fitted``
-    checks it did).
+    checks it did), but those ``dtype=`` ``named``: text asked for by name is often text
+    that looks like numbers (codes such as ``007``), which inference would parse twice.
 
     >>> _inferred({"a": "int64", "b": _INFERRED_TEXT}, {}, "read_csv") == (["b"] if _PANDAS_FIRST else [])
     True
+    >>> _inferred({"a": "int64", "b": _INFERRED_TEXT}, {}, "read_csv", named=("b",))
+    []
     """
     if not _PANDAS_FIRST or what != "read_csv" or kwargs.get("engine", "c") != "c":
         return []
-    return [c for c, dt in dtypes.items() if dt == _INFERRED_TEXT]
+    return [c for c, dt in dtypes.items() if dt == _INFERRED_TEXT and c not in named]
 
 
 def _fitted(df: pd.DataFrame, dtypes: dict, inferred: list) -> pd.DataFrame:
@@ -460,11 +467,11 @@ def _parse(parse: Any, src: Any, dtypes: dict, inferred: list, kwargs: dict, fil
 
 def _read_block(fs: Any, path: str, label: str, start: int, end: int | None, header: bytes, compression: Any,
                 kwargs: dict, dtypes: dict, meta: pd.DataFrame, path_col: Any, origin: str,
-                filters: tuple = (), what: str = "read_csv") -> pd.DataFrame:
+                filters: tuple = (), what: str = "read_csv", named: tuple = ()) -> pd.DataFrame:
     """Run on the workers: one partition, parsed with meta's dtypes: with ``filters``, by
     pandas first where it infers text as ``str`` (``_PANDAS_FIRST``); else by pyarrow where
-    that gives what pandas would (``csv_arrow.py``), else by pandas; pandas' text columns left
-    for it to infer and checked (``_inferred``). With ``filters`` (pushed by the
+    that gives what pandas would (``csv_arrow.py``), else by pandas; pandas' text columns not
+    ``named`` by ``dtype=`` left for it to infer and checked (``_inferred``). With ``filters`` (pushed by the
     planner from ``df[df.col > value]``) only the rows passing are kept as they are parsed
     (pandas' in ``FILTER_CHUNK_ROWS`` at a time), so the whole unfiltered partition never exists;
     but a categorical column's categories are those of the whole partition, so with one (or
@@ -481,7 +488,7 @@ def _read_block(fs: Any, path: str, label: str, start: int, end: int | None, hea
             parse = _PARSERS[what]
             whole = kwargs.get("engine") == "pyarrow" or any(
                 isinstance(pd.api.types.pandas_dtype(dt), pd.CategoricalDtype) for dt in dtypes.values())
-            inferred = _inferred(dtypes, kwargs, what)
+            inferred = _inferred(dtypes, kwargs, what, named)
             for left in (inferred, []) if inferred else ([],):
                 with _source(fs, path, start, end, header, compression) as src, warnings.catch_warnings():
                     if src is None:
