@@ -122,6 +122,23 @@ def test_text_named_by_dtype_is_parsed_as_named_once(tmp_path, monkeypatch):
     monkeypatch.setattr(csv_mod, "_parse", spy)
     for i in range(2):
         (tmp_path / f"{i}.csv").write_text("code,label,v\n" + "".join(f"00{j},x{j},{j - 2}\n" for j in range(5)))
+    # text named: pyarrow first (pandas, told the dtype, is the slower); not named: pandas first
+    answered = []
+    arrow = csv_mod.read_arrow
+
+    def arrow_spy(*args, **kwargs):
+        out = arrow(*args, **kwargs)
+        answered.append(out is not None)
+        return out
+
+    monkeypatch.setattr(csv_mod, "read_arrow", arrow_spy)
+    for dtype, pyarrow, pandas in (({"code": str}, [True, True], []), ({"v": float}, [], [["label"]] * 2)):
+        answered.clear()
+        attempts.clear()
+        read_csv(str(tmp_path / "*.csv"), dtype=dtype).pipe(lambda df: df[df.label >= "x2"]).compute()
+        assert (answered, attempts) == (pyarrow, pandas), dtype
+    # pandas' turn (pyarrow refusing): text named is parsed as named, the rest inferred
+    monkeypatch.setattr(csv_mod, "read_arrow", _no_arrow)
     for dtype, inferred in ((str, []), ({"code": str}, ["label"]), (None, ["label"])):
         attempts.clear()
         df = read_csv(str(tmp_path / "*.csv"), dtype=dtype)
