@@ -470,8 +470,8 @@ def _read_block(fs: Any, path: str, label: str, start: int, end: int | None, hea
                 filters: tuple = (), what: str = "read_csv", named: tuple = ()) -> pd.DataFrame:
     """Run on the workers: one partition, parsed with meta's dtypes: with ``filters``, by
     pandas first where it infers text as ``str`` (``_PANDAS_FIRST``) and ``dtype=`` names no
-    text column (named, pandas parses the seed 002 files 65,536 rows at a time in 400 ms,
-    pyarrow in 360); else by pyarrow where
+    text column (named, pandas parses a seed 002 file 65,536 rows at a time in 400 ms,
+    pyarrow in 340-370); else by pyarrow where
     that gives what pandas would (``csv_arrow.py``), else by pandas; pandas' text columns not
     ``named`` by ``dtype=`` left for it to infer and checked (``_inferred``). With ``filters`` (pushed by the
     planner from ``df[df.col > value]``) only the rows passing are kept as they are parsed
