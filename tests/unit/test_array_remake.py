@@ -69,7 +69,12 @@ def basic_index(draw, n):
     if draw(st.booleans()):
         return draw(st.integers(-n, n - 1))
     start, stop = draw(st.integers(-n - 2, n + 2)), draw(st.integers(-n - 2, n + 2))
-    return slice(start, stop, draw(st.sampled_from([1, 1, 1, None, 2, -1])))
+    return slice(start, stop, draw(st.sampled_from([1, 1, 1, None, 2, -1, 3, -2])))
+
+
+#: the makers whose recipes make values at any positions (``generate``'s ``at``): a slice of
+#: any step of them is made alone; of the others only slices of step 1
+STRIDED = {"ones", "full", "eye", "tri", "arange", "arange_float", "linspace"}
 
 
 @settings(max_examples=80, deadline=None)
@@ -81,7 +86,7 @@ def test_a_slice_of_a_made_array_makes_only_that_part(kind, data):
     got = x[index]
     np.testing.assert_array_equal(np.asarray(got.compute()), want[index])
     steps = [i.indices(n)[2] for i, n in zip(index, (9, 7)) if isinstance(i, slice)]
-    if all(s == 1 for s in steps) and got.size:
+    if (all(s == 1 for s in steps) or kind in STRIDED) and got.size:
         assert "getitem" not in layers(got) and len(got._graph.layers) == 1
         # the part is itself made from positions: rechunked, it is made anew too
         assert len(got.rechunk(1)._graph.layers) == 1
@@ -126,3 +131,33 @@ def test_triangle_indices_rechunked_and_sliced_are_made_anew():
         assert len(got.rechunk(7)._graph.layers) == 1 and len(got[3:40]._graph.layers) == 1
         np.testing.assert_array_equal(got.rechunk(7).compute(), want)
         np.testing.assert_array_equal(got[3:40].compute(), want[3:40])
+
+
+MAKERS_1D["arange_float"] = (lambda c: xa.arange(0.5, 44.5, 0.7, chunks=c), np.arange(0.5, 44.5, 0.7))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(MAKERS_1D)), st.data())
+def test_a_strided_slice_of_a_made_sequence_is_made_alone_as_its_blocks_would_be(kind, data):
+    """Made alone where the recipe can (not geomspace's: cut as usual), and bit for bit the
+    values the blocks would have given, cut (twice: a slice of a slice too)."""
+    make, _ = MAKERS_1D[kind]
+    x = make((data.draw(cuts_of(63)),))
+    first = slice(data.draw(st.integers(-64, 64)), data.draw(st.integers(-64, 64)),
+                  data.draw(st.sampled_from([2, 3, 5, 17, -1, -4])))
+    second = slice(None, None, data.draw(st.sampled_from([1, 2, -3])))
+    cut = x.map_blocks(np.copy)  # (the same blocks, no longer made from positions)
+    for got, want in ((x[first], cut[first]), (x[first][second], cut[first][second])):
+        np.testing.assert_array_equal(got.compute(), want.compute())
+        assert got.dtype == want.dtype and got.chunks == want.chunks
+        if got.size:
+            assert ("getitem" not in layers(got)) == (kind in STRIDED)
+
+
+def test_arange_of_integers_into_floats_is_cut_as_before():
+    """NumPy fills a float block of integer steps from its first value on, in the dtype's
+    rounding: values at other positions would not be those bits, so such a slice is cut."""
+    x = xa.arange(0, 10, 3, dtype=np.float32, chunks=2)
+    assert "getitem" in layers(x[::2])
+    np.testing.assert_array_equal(x[::2].compute(), np.arange(0, 10, 3, dtype=np.float32)[::2])
+    assert "getitem" not in layers(xa.arange(0, 10**12, 7, chunks=10**9)[::10**6])

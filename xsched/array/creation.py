@@ -46,9 +46,11 @@ def _shape(shape: Any) -> tuple[int, ...]:
 
 
 def generate(kind: str, make: Callable, shape: Any, dtype: Any, chunks: Any,
-             args: tuple = ()) -> Array:
+             args: tuple = (), at: Callable | None = None) -> Array:
     """An array whose block at ``start`` (its first element's position) is
-    ``make(block_shape, start, *args)``, computed by its own task.
+    ``make(block_shape, start, *args)``, computed by its own task. ``at(positions, *args)``,
+    when given, makes the values at any positions (an array of them per axis, the block
+    their outer product) as ``make`` would: a strided slice is then made alone too.
 
     >>> import numpy as np
     >>> def offsets(shape, start):
@@ -59,11 +61,11 @@ def generate(kind: str, make: Callable, shape: Any, dtype: Any, chunks: Any,
     shape = _shape(shape)
     dtype = np.dtype(dtype)
     return _generated(kind, make, shape, dtype, normalize_chunks(chunks, shape, dtype), tuple(args),
-                      annotations_in_force())
+                      annotations_in_force(), at)
 
 
 def _generated(kind: str, make: Callable, shape: tuple[int, ...], dtype: np.dtype, chunks: Chunks,
-               args: tuple, ann: dict) -> Array:
+               args: tuple, ann: dict, at: Callable | None = None) -> Array:
     """``generate``'s array. It keeps how it was made (``Array._remake``, a ``Recipe``), so
     that a rechunk or a slice makes the blocks it needs where they are needed rather than
     cutting and joining the old ones: ``ones(n, chunks=-1)`` added to an array of many blocks
@@ -76,7 +78,7 @@ def _generated(kind: str, make: Callable, shape: tuple[int, ...], dtype: np.dtyp
         start = tuple(s[i] for s, i in zip(starts, index))
         layer[chunk_key(name, index)] = Task(make, (block_shape, start) + args, {}, per_task(ann))
     out = Array(layer, name, chunks, dtype)
-    out._remake = (name, Recipe(kind, make, shape, dtype, args, ann))
+    out._remake = (name, Recipe(kind, make, shape, dtype, args, ann, at))
     return out
 
 
@@ -89,18 +91,30 @@ class Recipe(NamedTuple):
     dtype: np.dtype
     args: tuple
     ann: dict
+    at: Callable | None = None  # (values at any positions: ``generate``'s ``at``)
 
     def remake(self, chunks: Chunks) -> Array:
         """The same array in other blocks (its tasks annotated as when it was made, and as
         the ``annotate`` blocks in force now say, as a rechunk's tasks would be)."""
-        return _generated(self.kind, self.make, self.shape, self.dtype, chunks, self.args, self._annotations())
+        return _generated(self.kind, self.make, self.shape, self.dtype, chunks, self.args, self._annotations(),
+                          self.at)
 
-    def window(self, starts: tuple[int, ...], dropped: tuple[int, ...], chunks: Chunks) -> Array:
-        """The part starting at ``starts`` (one per axis), of blocks ``chunks`` over the axes
-        not ``dropped`` (an integer index there): ``x[2:5, 3]`` of the array made anew."""
+    def window(self, starts: tuple[int, ...], dropped: tuple[int, ...], chunks: Chunks,
+               steps: tuple[int, ...] | None = None) -> Array | None:
+        """The part starting at ``starts`` (one per axis) every ``steps`` (1s unless given;
+        negative ones go back), of blocks ``chunks`` over the axes not ``dropped`` (an
+        integer index there): ``x[2:5, 3]`` or ``x[::2, 3]`` of the array made anew. None for
+        steps other than 1 when the recipe has no ``at``."""
+        steps = steps or (1,) * len(starts)
         shape = tuple(sum(c) for c in chunks)
-        make = functools.partial(_window_block, self.make, starts, dropped)
-        return _generated(self.kind, make, shape, self.dtype, chunks, self.args, self._annotations())
+        at = None if self.at is None else functools.partial(_window_at, self.at, starts, steps, dropped)
+        if all(step == 1 for step in steps):
+            make = functools.partial(_window_block, self.make, starts, dropped)
+        elif at is None:
+            return None
+        else:
+            make = functools.partial(_block_at, at)
+        return _generated(self.kind, make, shape, self.dtype, chunks, self.args, self._annotations(), at)
 
     def _annotations(self) -> dict:
         return {**self.ann, **annotations_in_force()}
@@ -117,7 +131,24 @@ def _window_block(make: Callable, starts: tuple, dropped: tuple, shape: tuple, s
     return make(tuple(full_shape), tuple(full_start), *args).reshape(shape)
 
 
+def _window_at(at: Callable, starts: tuple, steps: tuple, dropped: tuple, positions: tuple, *args: Any) -> np.ndarray:
+    """``at`` of a window: its positions (per axis not dropped) as the made array's."""
+    full, kept = [], iter(positions)
+    for axis, (offset, step) in enumerate(zip(starts, steps)):
+        full.append(np.array([offset]) if axis in dropped else offset + np.asarray(next(kept)) * step)
+    return at(tuple(full), *args).reshape(tuple(len(p) for p in positions))
+
+
+def _block_at(at: Callable, shape: tuple, start: tuple, *args: Any) -> np.ndarray:
+    """The block at ``start`` made by ``at`` from its positions."""
+    return at(tuple(np.arange(s, s + n) for s, n in zip(start, shape)), *args)
+
+
 # --------------------------------------------------------------------------- filled
+
+
+def _full_at(positions: tuple, fill: Any, dtype: np.dtype) -> np.ndarray:
+    return np.full(tuple(len(p) for p in positions), fill, dtype=dtype)
 
 
 def _full_block(shape: tuple[int, ...], start: tuple, fill: Any, dtype: np.dtype) -> np.ndarray:
@@ -136,7 +167,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, chunks: Any = "auto", *
         raise ValueError(f"full: fill_value must be a scalar, got an array of shape "
                          f"{np.shape(fill_value)}; use broadcast_to for arrays.")
     dtype = np.dtype(dtype) if dtype is not None else np.asarray(fill_value).dtype
-    return generate("full", _full_block, shape, dtype, chunks, (fill_value, dtype))
+    return generate("full", _full_block, shape, dtype, chunks, (fill_value, dtype), _full_at)
 
 
 def ones(shape: Any, dtype: Any = float, chunks: Any = "auto", *, device: Any = None) -> Array:
@@ -148,7 +179,7 @@ def ones(shape: Any, dtype: Any = float, chunks: Any = "auto", *, device: Any = 
     """
     check_device(device, "ones")
     dtype = np.dtype(dtype)
-    return generate("ones", _full_block, shape, dtype, chunks, (1, dtype))
+    return generate("ones", _full_block, shape, dtype, chunks, (1, dtype), _full_at)
 
 
 def zeros(shape: Any, dtype: Any = float, chunks: Any = "auto", *, device: Any = None) -> Array:
@@ -160,7 +191,7 @@ def zeros(shape: Any, dtype: Any = float, chunks: Any = "auto", *, device: Any =
     """
     check_device(device, "zeros")
     dtype = np.dtype(dtype)
-    return generate("zeros", _full_block, shape, dtype, chunks, (0, dtype))
+    return generate("zeros", _full_block, shape, dtype, chunks, (0, dtype), _full_at)
 
 
 def empty(shape: Any, dtype: Any = float, chunks: Any = "auto", *, device: Any = None) -> Array:
@@ -173,7 +204,7 @@ def empty(shape: Any, dtype: Any = float, chunks: Any = "auto", *, device: Any =
     """
     check_device(device, "empty")
     dtype = np.dtype(dtype)
-    return generate("empty", _full_block, shape, dtype, chunks, (0, dtype))
+    return generate("empty", _full_block, shape, dtype, chunks, (0, dtype), _full_at)
 
 
 def _like(a: Any, dtype: Any, chunks: Any, shape: Any) -> tuple:
@@ -272,7 +303,15 @@ def arange(start: Any, stop: Any = None, step: Any = 1, *, dtype: Any = None,
     else:
         n = max(int(np.ceil((stop - start) / step)), 0)
     dtype = np.dtype(dtype) if dtype is not None else np.result_type(start, stop, step)
-    return generate("arange", _arange_block, n, dtype, chunks, (start, step, dtype))
+    integral = all(isinstance(v, numbers.Integral) for v in (start, step))
+    # (integers into floats: NumPy fills a block from its first value on in the dtype)
+    at = _arange_at if not integral or dtype.kind in "iub" else None
+    return generate("arange", _arange_block, n, dtype, chunks, (start, step, dtype), at)
+
+
+def _arange_at(positions: tuple, first: Any, step: Any, dtype: np.dtype) -> np.ndarray:
+    """``arange``'s values at positions, as its blocks compute them."""
+    return (first + positions[0] * step).astype(dtype, copy=False)
 
 
 def _linspace_block(shape: tuple, start: tuple, first: float, step: float, last: float,
@@ -309,8 +348,20 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     computed = np.result_type(start, stop, float(num))
     dtype = np.dtype(dtype) if dtype is not None else computed
     out = generate("linspace", _linspace_block, num, dtype, chunks,
-                   (start, step if div > 0 else 0.0, stop, num, endpoint, dtype))
+                   (start, step if div > 0 else 0.0, stop, num, endpoint, dtype), _linspace_at)
     return (out, step) if retstep else out
+
+
+def _linspace_at(positions: tuple, first: float, step: float, last: float, num: int, endpoint: bool,
+                 dtype: np.dtype) -> np.ndarray:
+    """``linspace``'s values at positions, as its blocks compute them."""
+    p = positions[0]
+    out = p.astype(np.result_type(step, float)) * step + first
+    if endpoint and num > 1:
+        out[p == num - 1] = last
+    if dtype.kind in "iu":
+        out = np.floor(out)
+    return out.astype(dtype, copy=False)
 
 
 def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: float = 10.0,
@@ -379,7 +430,12 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float,
     check_device(device, "eye")
     M = N if M is None else M
     dtype = np.dtype(dtype)
-    return generate("eye", _eye_block, (N, M), dtype, chunks, (int(k), dtype))
+    return generate("eye", _eye_block, (N, M), dtype, chunks, (int(k), dtype), _eye_at)
+
+
+def _eye_at(positions: tuple, k: int, dtype: np.dtype) -> np.ndarray:
+    rows, cols = positions
+    return (np.subtract.outer(cols, rows).T == k).astype(dtype)
 
 
 def identity(n: int, dtype: Any = float, chunks: Any = "auto") -> Array:
@@ -406,7 +462,12 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = float, chunks: An
     """
     M = N if M is None else M
     dtype = np.dtype(dtype)
-    return generate("tri", _tri_block, (N, M), dtype, chunks, (operator.index(k), dtype))
+    return generate("tri", _tri_block, (N, M), dtype, chunks, (operator.index(k), dtype), _tri_at)
+
+
+def _tri_at(positions: tuple, k: int, dtype: np.dtype) -> np.ndarray:
+    rows, cols = positions
+    return np.less_equal.outer(cols, rows + k).T.astype(dtype)
 
 
 def _row_counts(n: int, m: int, k: int, lower: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -235,23 +235,24 @@ def _getitem(x: Array, index: Any) -> Array:
 
 def _window_of_made(x: Array, idx: list, out_chunks: tuple) -> Array | None:
     """``x[idx]`` made anew when ``x`` is made from its blocks' positions alone
-    (``creation.generate``) and ``idx`` is ints and slices of step 1: only the part asked
-    for is ever made. None otherwise (the blocks are made and cut)."""
+    (``creation.generate``) and ``idx`` is ints and slices (of steps other than 1 where the
+    recipe can make any positions): only the part asked for is ever made. None otherwise
+    (the blocks are made and cut)."""
     if x._remake is None or x._remake[0] != x.name or any(i is None for i in idx):
         return None
     if not all(n > 0 for c in out_chunks for n in c):
         return None
-    starts, dropped = [], []
+    starts, steps, dropped = [], [], []
     for axis, (i, n) in enumerate(zip(idx, x.shape)):
         if isinstance(i, slice):
             start, _, step = i.indices(n)
-            if step != 1:
-                return None
             starts.append(start)
+            steps.append(step)
         else:
             starts.append(int(i) % n)
+            steps.append(1)
             dropped.append(axis)
-    return x._remake[1].window(tuple(starts), tuple(dropped), out_chunks)
+    return x._remake[1].window(tuple(starts), tuple(dropped), out_chunks, tuple(steps))
 
 
 def _is_scalar_bool(i: Any) -> bool:
