@@ -405,8 +405,9 @@ _INFERRED_TEXT = pd.Series(["a"]).dtype
 #: infers text as ``str``, its C parser is the faster (the seed 002 files, half the rows kept:
 #: 280-285 ms a 64 MB file against 350-375 ms by pyarrow on one thread; 197 against 245 with
 #: two number columns only), *if* the text columns are left for it to infer: asked for as
-#: ``str`` it makes Python strings first (304-313 ms read whole). Not unfiltered: read whole, pandas' peak is
-#: 75 MiB above the 43 MiB frame of such a file, pyarrow's 31 (filtered: 41 against 27).
+#: ``str`` it makes Python strings first (304-313 ms read whole, 400 ms 65,536 rows at a
+#: time). Not unfiltered: read whole, pandas' peak is 75 MiB above the 43 MiB frame of such
+#: a file, pyarrow's 31 (filtered: 41 against 27).
 _PANDAS_FIRST = isinstance(_INFERRED_TEXT, pd.StringDtype)
 
 
@@ -468,16 +469,16 @@ def _parse(parse: Any, src: Any, dtypes: dict, inferred: list, kwargs: dict, fil
 def _read_block(fs: Any, path: str, label: str, start: int, end: int | None, header: bytes, compression: Any,
                 kwargs: dict, dtypes: dict, meta: pd.DataFrame, path_col: Any, origin: str,
                 filters: tuple = (), what: str = "read_csv", named: tuple = ()) -> pd.DataFrame:
-    """Run on the workers: one partition, parsed with meta's dtypes: with ``filters``, by
-    pandas first where it infers text as ``str`` (``_PANDAS_FIRST``) and ``dtype=`` names no
-    text column (named, pandas parses a seed 002 file 65,536 rows at a time in 400 ms,
-    pyarrow in 340-370); else by pyarrow where
-    that gives what pandas would (``csv_arrow.py``), else by pandas; pandas' text columns not
-    ``named`` by ``dtype=`` left for it to infer and checked (``_inferred``). With ``filters`` (pushed by the
-    planner from ``df[df.col > value]``) only the rows passing are kept as they are parsed
-    (pandas' in ``FILTER_CHUNK_ROWS`` at a time), so the whole unfiltered partition never exists;
-    but a categorical column's categories are those of the whole partition, so with one (or
-    with ``engine="pyarrow"``, which parses no chunks) pandas parses it whole first."""
+    """Run on the workers: one partition, parsed with meta's dtypes. By pandas first when
+    ``filters`` are pushed, pandas infers text as ``str`` (``_PANDAS_FIRST``) and ``dtype=``
+    names no text column (pandas told the dtype is the slower: 400 ms for a seed 002 file,
+    pyarrow 340-370); else by pyarrow where that gives what pandas would (``csv_arrow.py``),
+    then by pandas. pandas' text columns that ``dtype=`` does not name are left for it to
+    infer, and checked (``_inferred``). With ``filters`` (pushed by the planner from
+    ``df[df.col > value]``) only the rows passing are kept as they are parsed (pandas' in
+    ``FILTER_CHUNK_ROWS`` at a time), so the whole unfiltered partition never exists; but a
+    categorical column's categories are those of the whole partition, so with one (or with
+    ``engine="pyarrow"``, which parses no chunks) pandas parses it whole first."""
     where = label if end is None else f"{label} (bytes {start}-{end})"
     try:
         df = None
