@@ -79,15 +79,21 @@ def test_inferred_text_gives_what_pandas_gives_with_every_dtype(frame, rows, ops
     pd.testing.assert_frame_equal(got, want, check_index_type=False)
 
 
-def test_text_taken_for_numbers_is_parsed_again_and_missing_text_is_not(monkeypatch):
-    attempts = []
+@pytest.fixture
+def attempts(monkeypatch):
+    """The text columns each pandas parse of a partition left to inference, in order."""
+    seen = []
     parse = csv_mod._parse
 
     def spy(parser, src, dtypes, inferred, *args):
-        attempts.append(list(inferred))
+        seen.append(list(inferred))
         return parse(parser, src, dtypes, inferred, *args)
 
     monkeypatch.setattr(csv_mod, "_parse", spy)
+    return seen
+
+
+def test_text_taken_for_numbers_is_parsed_again_and_missing_text_is_not(monkeypatch, attempts):
     monkeypatch.setattr(csv_mod, "FILTER_CHUNK_ROWS", 2)
     meta = pd.DataFrame({"n": pd.Series([], dtype="int64"), "s": pd.Series([], dtype="str")})
     dtypes = dict(meta.dtypes)
@@ -107,19 +113,11 @@ def test_text_taken_for_numbers_is_parsed_again_and_missing_text_is_not(monkeypa
     assert np.array_equal(got.n, [1])
 
 
-def test_text_named_by_dtype_is_parsed_as_named_once(tmp_path, monkeypatch):
+def test_text_named_by_dtype_is_parsed_as_named_once(tmp_path, monkeypatch, attempts):
     """``dtype=str`` or ``dtype={"code": str}`` is asked for text that looks like numbers:
     parsed with its dtype named, never inferred first and parsed again."""
     from xsched.dataframe import read_csv
 
-    attempts = []
-    parse = csv_mod._parse
-
-    def spy(parser, src, dtypes, inferred, *args):
-        attempts.append(list(inferred))
-        return parse(parser, src, dtypes, inferred, *args)
-
-    monkeypatch.setattr(csv_mod, "_parse", spy)
     for i in range(2):
         (tmp_path / f"{i}.csv").write_text("code,label,v\n" + "".join(f"00{j},x{j},{j - 2}\n" for j in range(5)))
     # text named: pyarrow first (pandas, told the dtype, is the slower); not named: pandas first
