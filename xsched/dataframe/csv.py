@@ -410,7 +410,7 @@ _INFERRED_TEXT = pd.Series(["a"]).dtype
 #: two number columns only), *if* the text columns are left for it to infer: asked for as
 #: ``str`` it makes Python strings first (304-313 ms read whole, 400 ms 65,536 rows at a
 #: time). Not unfiltered: read whole, pandas' peak is 75 MiB above the 43 MiB frame of such
-#: a file, pyarrow's 31 (filtered: 41 against 27).
+#: a file, pyarrow's 31 (filtered: 41-43 against 27-28).
 _PANDAS_FIRST = isinstance(_INFERRED_TEXT, pd.StringDtype)
 
 
