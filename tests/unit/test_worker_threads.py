@@ -72,3 +72,36 @@ def test_shutdown_refuses_new_calls_lets_running_ones_finish_and_ends_every_thre
     for t in [t for t in threading.enumerate() if t.name.startswith("t-shut")]:
         t.join(5)
         assert not t.is_alive()
+
+
+def test_a_call_started_in_reply_to_a_finishing_one_takes_its_thread():
+    """A worker starts the next task when the last one posts its outcome, before that task's
+    thread has returned to the pool: ``finishing`` counts the thread idle already, so the
+    next task runs on it and a worker of one thread keeps one thread."""
+    pool = TaskThreads("t-reply")
+    idents, done = [], threading.Event()
+
+    def second():
+        idents.append(threading.get_ident())
+        done.set()
+
+    def first(tell: bool):
+        idents.append(threading.get_ident())
+        if tell:
+            pool.finishing()
+        pool.start(second)  # (as the worker's loop does, while this call has yet to return)
+        if not tell:  # not idle: the second call has a thread of its own, and runs meanwhile
+            assert done.wait(5)
+
+    try:
+        for tell, threads in ((True, 1), (False, 2)):
+            idents.clear()
+            done.clear()
+            pool.start(first, tell)
+            assert done.wait(5)
+            assert len(set(idents)) == threads, (tell, idents)
+        pool.finishing()  # (outside a pool thread: nothing)
+        assert pool.submit(threading.get_ident).result(5) in idents
+    finally:
+        pool.shutdown()
+    assert not [t for t in threading.enumerate() if t.name.startswith("t-reply")]

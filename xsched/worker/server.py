@@ -886,7 +886,9 @@ class Worker:
         stop = time.time()
         seceded = _thread_state.seceded_for + _seceded_since(_thread_state.seceded_at)
         _thread_state.seceded_at = None
-        self._post_from_thread(self._outcome_event(key, start, stop, outcome, seceded))
+        event = self._outcome_event(key, start, stop, outcome, seceded)
+        self.executor.finishing()  # (this thread takes the task started in reply, if any)
+        self._post_from_thread(event)
 
     def _outcome_event(self, key: str, start: float, stop: float, outcome: tuple, seceded: float = 0.0):
         if outcome[0] == "memory":

@@ -32,6 +32,7 @@ from typing import Any, Callable
 logger = logging.getLogger("xsched.worker")
 
 _STOP = None  # (what an idle thread gets to end)
+_current = threading.local()  # in a pool thread: its pool, and whether it counts as idle
 
 
 class TaskThreads(Executor):
@@ -79,8 +80,21 @@ class TaskThreads(Executor):
         self.start(_settle, fut, fn, args, kwargs)
         return fut
 
+    def finishing(self) -> None:
+        """Called in a pool thread when its call has only to return (its outcome posted):
+        the thread counts as idle from now, so a call started in reply to that outcome
+        takes this thread rather than a new one. A worker of one thread then runs every
+        task on the same thread (it had two in turn: the loop started the next task while
+        the last one's thread was still returning)."""
+        if getattr(_current, "pool", None) is self and not _current.idle:
+            _current.idle = True
+            with self._lock:
+                if not self._closed:
+                    self._idle += 1
+
     def _run(self) -> None:
         get = self._queue.get
+        _current.pool = self
         try:
             while True:
                 item = get()
@@ -88,6 +102,7 @@ class TaskThreads(Executor):
                     return
                 fn, args = item
                 del item
+                _current.idle = False
                 try:
                     fn(*args)
                 except BaseException:  # noqa: BLE001 - a caller's bug never ends the thread
@@ -96,7 +111,9 @@ class TaskThreads(Executor):
                 with self._lock:
                     if self._closed:
                         return
-                    self._idle += 1
+                    if not _current.idle:
+                        self._idle += 1
+                    _current.idle = True
         finally:
             with self._lock:
                 self._threads.discard(threading.current_thread())
