@@ -81,7 +81,7 @@ class TaskThreads(Executor):
         return fut
 
     def finishing(self) -> None:
-        """Called in a pool thread when its call has only to return (its outcome posted):
+        """Called in a pool thread when its call has only to post its outcome and return:
         the thread counts as idle from now, so a call started in reply to that outcome
         takes this thread rather than a new one. A worker of one thread then runs every
         task on the same thread (it had two in turn: the loop started the next task while
