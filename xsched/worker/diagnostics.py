@@ -31,6 +31,7 @@ are plain functions over frames, tested with the test's own frames.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import sys
 import threading
@@ -58,18 +59,20 @@ def stack_of(frame, limit: int = 256) -> list[tuple[str, str, int]]:
     return out
 
 
-def _internal(filename: str) -> bool:
-    path = os.path.abspath(filename)
-    return path.startswith(_XSCHED) or path == _THREADING
-
-
 #: where the worker's machinery that runs a task lives: its task threads and the task spec's call
 _RUNNER = (os.path.join(_XSCHED, "worker") + os.sep, os.path.join(_XSCHED, "graph") + os.sep)
+_USER, _XSCHED_OWN, _RUNNING = 0, 1, 2
 
 
-def _runner(filename: str) -> bool:
+@functools.lru_cache(maxsize=4096)
+def _origin(filename: str) -> int:
+    """Whose a frame of ``filename`` is: the user's, xsched's own (an array's block work),
+    or the machinery running the task (``threading`` too). Cached: a profile asks it of
+    every frame of every sample, and a process has few files."""
     path = os.path.abspath(filename)
-    return path.startswith(_RUNNER) or path == _THREADING
+    if path == _THREADING or path.startswith(_RUNNER):
+        return _RUNNING
+    return _XSCHED_OWN if path.startswith(_XSCHED) else _USER
 
 
 def trim_internal(entries: list[tuple[str, str, int]], keep_runner: bool = True) -> list[tuple[str, str, int]]:
@@ -89,12 +92,10 @@ def trim_internal(entries: list[tuple[str, str, int]], keep_runner: bool = True)
     >>> trim_internal([("run", xs, 1)]), trim_internal([("run", xs, 1)], keep_runner=False)
     ([('run', '.../xsched/worker/server.py', 1)], [])
     """
-    for i, (_, filename, _) in enumerate(entries):
-        if not _internal(filename):
-            return entries[i:]
-    for i, (_, filename, _) in enumerate(entries):
-        if not _runner(filename):
-            return entries[i:]
+    for outside in (_USER, _XSCHED_OWN):  # (from the first user frame; else from xsched's own)
+        for i, (_, filename, _) in enumerate(entries):
+            if _origin(filename) <= outside:
+                return entries[i:]
     return entries if keep_runner else []
 
 
