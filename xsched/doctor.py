@@ -6,8 +6,12 @@ fails, saying what to try: the address parses, the host name resolves, this host
 route (and which of its addresses faces the scheduler), the TCP port answers, a secret is
 found (and from where), and the scheduler completes the CURVE handshake and answers.
 
->>> report = diagnose("localhost:1", timeout=2)          # doctest: +SKIP
->>> print(format_report(report))                         # doctest: +SKIP
+>>> report = diagnose("localhost:1", timeout=2)   # (nothing listens on port 1)
+>>> print(format_report(report))
+ok    address    tcp://127.0.0.1:1
+ok    resolve    127.0.0.1 -> 127.0.0.1
+ok    route      this host reaches it from 127.0.0.1 (...)
+FAIL  tcp        cannot connect to 127.0.0.1:1: ... Connection refused; nothing listens there: ...
 """
 
 from __future__ import annotations

@@ -64,11 +64,14 @@ class AdminMixin:
         and sends it to workers that connect later. Raises ``UploadError`` naming each
         worker that could not load it. Returns ``{worker address: None}`` on success.
 
-        >>> with open("mymodule.py", "w") as f:                          # doctest: +SKIP
+        >>> with open("upload_file_demo.py", "w") as f:
         ...     _ = f.write("def double(x):\\n    return 2 * x\\n")
-        >>> client.upload_file("mymodule.py")                           # doctest: +SKIP
-        >>> import mymodule                                              # doctest: +SKIP
-        >>> client.submit(mymodule.double, 21).result()                 # doctest: +SKIP
+        >>> client.upload_file("upload_file_demo.py")
+        {'tcp://127.0.0.1:...': None, 'tcp://127.0.0.1:...': None}
+        >>> def double_there(x):
+        ...     import upload_file_demo  # (imported on the worker, from the uploaded file)
+        ...     return upload_file_demo.double(x)
+        >>> client.submit(double_there, 21).result()
         42
         """
         filename = os.path.basename(path)
@@ -100,13 +103,14 @@ class AdminMixin:
         worker keeps serving data and heartbeats); an ``async def`` function runs on the
         worker's loop, which is where code that changes the worker's state belongs:
 
-        >>> async def pause(worker):           # doctest: +SKIP
-        ...     worker.set_paused(True)
-        >>> client.run(pause)                  # doctest: +SKIP
+        >>> async def held(worker):            # on the worker's loop: its state holds still
+        ...     return len(worker.data)        # how many results it holds
+        >>> client.run(held)
+        {'tcp://127.0.0.1:...': ..., 'tcp://127.0.0.1:...': ...}
 
         >>> import os
-        >>> client.run(os.getpid)   # doctest: +SKIP
-        {'tcp://127.0.0.1:40211': 1234, 'tcp://127.0.0.1:38003': 1235}
+        >>> client.run(os.getpid)
+        {'tcp://127.0.0.1:...': ..., 'tcp://127.0.0.1:...': ...}
 
         ``wait=False`` starts it and returns None at once, as dask's: the results are not
         kept, and an error is logged (``xsched.client``) rather than raised.
@@ -152,7 +156,7 @@ class AdminMixin:
         """Run ``func`` in the scheduler process; a ``scheduler`` parameter (or dask's
         ``dask_scheduler``) gets the live Scheduler.
 
-        >>> client.run_on_scheduler(lambda scheduler: len(scheduler.workers))   # doctest: +SKIP
+        >>> client.run_on_scheduler(lambda scheduler: len(scheduler.workers))
         2
         """
         reply, payload = await self._conn.request({"op": ops.RUN_ON_SCHEDULER},
@@ -302,7 +306,11 @@ class AdminMixin:
         (``n_workers``: of the first that many workers by address, as dask's; -1, the
         default, all of them).
 
-        >>> client.scheduler_info(n_workers=2)["workers"]   # doctest: +SKIP
+        >>> info = client.scheduler_info(n_workers=1)
+        >>> info["address"], len(info["workers"])
+        ('tcp://127.0.0.1:...', 1)
+        >>> info["workers"]
+        {'tcp://127.0.0.1:...': {'name': ..., 'pid': ..., 'nthreads': 1, ..., 'status': 'running', ...}}
         """
         if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < -1:
             raise ValueError(f"scheduler_info: n_workers is a number of workers, or -1 for all, got {n_workers!r}")
@@ -321,7 +329,7 @@ class AdminMixin:
     async def wait_for_workers(self, n_workers: int = 1, timeout=None) -> None:
         """Block until at least ``n_workers`` workers are connected (TimeoutError after ``timeout``).
 
-        >>> client.wait_for_workers(2, timeout=30)   # doctest: +SKIP
+        >>> client.wait_for_workers(2, timeout=30)
         """
         await _poll_workers(self._scheduler_info, n_workers, timeout)
 
@@ -335,10 +343,10 @@ class AdminMixin:
         ``check=True`` raises ValueError with a table of the packages whose versions differ
         (python is compared by major.minor), as dask's ``get_versions(check=True)`` does.
 
-        >>> v = client.get_versions()                                   # doctest: +SKIP
-        >>> v["client"]["numpy"] == v["scheduler"]["numpy"]              # doctest: +SKIP
+        >>> v = client.get_versions()
+        >>> v["client"]["numpy"] == v["scheduler"]["numpy"]
         True
-        >>> client.get_versions(check=True)   # ValueError if any differ   # doctest: +SKIP
+        >>> _ = client.get_versions(check=True)   # ValueError if any differ
         """
         if isinstance(packages, str) or not all(isinstance(p, str) for p in packages or ()):
             raise TypeError(f"get_versions: packages is a list of package names, e.g. ['zarr'], not {packages!r}")
@@ -366,8 +374,12 @@ class AdminMixin:
     async def who_can_run(self, futures) -> dict:
         """Why tasks wait: {key: {"state", "workers" that could run it, "reason"}}.
 
-        >>> client.who_can_run(fut)   # doctest: +SKIP
-        {'train-1a2b': {'state': 'no-worker', 'workers': [], 'reason': "needs resources {'GPU': 1}; ..."}}
+        >>> def train(x):
+        ...     return x
+        >>> fut = client.submit(train, 1, resources={"GPU": 1})
+        >>> client.who_can_run(fut)
+        {'train-...': {'state': 'no-worker', 'workers': [], 'reason': "needs resources {'GPU': 1}; ..."}}
+        >>> fut.cancel()
         """
         flat: list[Future] = []
         collect_futures(futures, flat)
@@ -403,11 +415,11 @@ class AdminMixin:
         not be made (a worker left meanwhile, a paused worker, ``timeout`` seconds passed)
         while every other one was made.
 
-        >>> from xsched import Client, LocalCluster
-        >>> client = Client(LocalCluster(n_workers=3, threads_per_worker=1))   # doctest: +SKIP
-        >>> [big] = client.scatter([list(range(10**6))])                       # doctest: +SKIP
-        >>> out = client.replicate([big], n=2)                                  # doctest: +SKIP
-        >>> len(out["who_has"][big.key]), out["failed"]                         # doctest: +SKIP
+        >>> [big] = client.scatter([list(range(10**5))])
+        >>> len(client.who_has([big])[big.key])
+        1
+        >>> out = client.replicate([big], n=2)
+        >>> len(out["who_has"][big.key]), out["failed"]
         (2, {})
         """
         if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
@@ -438,15 +450,16 @@ class AdminMixin:
         unknown workers raise ValueError naming them.
 
         >>> import xsched
-        >>> client = xsched.Client(xsched.LocalCluster(n_workers=3, threads_per_worker=1))   # doctest: +SKIP
-        >>> first = sorted(client.scheduler_info()["workers"])[0]                            # doctest: +SKIP
-        >>> futures = client.map(bytes, range(10**6, 10**6 + 40), workers=[first])           # doctest: +SKIP
-        >>> _ = xsched.wait(futures)                                                         # doctest: +SKIP
-        >>> out = client.rebalance(futures)                                                  # doctest: +SKIP
-        >>> len(out["moved"]) > 20, out["failed"]                                            # doctest: +SKIP
+        >>> first = sorted(client.scheduler_info()["workers"])[0]
+        >>> futures = client.map(bytes, range(10**5, 10**5 + 40), workers=[first])
+        >>> _ = xsched.wait(futures, timeout=60)
+        >>> len({holders[0] for holders in client.who_has(futures).values()})
+        1
+        >>> out = client.rebalance(futures)
+        >>> len(out["moved"]) > 10, out["failed"]
         (True, {})
-        >>> len({holders[0] for holders in client.who_has(futures).values()})                # doctest: +SKIP
-        3
+        >>> len({holders[0] for holders in client.who_has(futures).values()})
+        2
         """
         t = None if timeout is None else parse_timedelta(timeout)
         keys = None if futures is None else _keys_of(futures, "rebalance")

@@ -33,12 +33,11 @@ class MetadataMixin:
         The scheduler keeps 64 MiB of metadata at most; a value past that is refused
         (ValueError) and the metadata stays as it was.
 
-        >>> from xsched import Client, LocalCluster
-        >>> client = Client(LocalCluster(n_workers=1))                 # doctest: +SKIP
-        >>> client.set_metadata("run", {"stage": 1})                   # doctest: +SKIP
-        >>> client.set_metadata(["run", "stage"], 2)                   # doctest: +SKIP
-        >>> client.get_metadata("run")                                 # doctest: +SKIP
-        {'stage': 2}
+        >>> client.set_metadata("set_metadata-run", {"stage": 1})
+        >>> client.set_metadata(["set_metadata-run", "stage"], 2)
+        >>> client.set_metadata(["set_metadata-run", "params"], (0.1, 5))
+        >>> client.get_metadata("set_metadata-run")
+        {'stage': 2, 'params': [0.1, 5]}
         """
         reply, _ = await self._conn.request({"op": ops.SET_METADATA, "keys": _keys(key, "set_metadata"),
                                              "value": value})
@@ -50,9 +49,14 @@ class MetadataMixin:
         """The value kept under ``keys`` (a key, or a list of nested keys). Raises KeyError
         naming the keys and the top-level keys there are, unless ``default`` is given.
 
-        >>> client.get_metadata(["run", "stage"])                     # doctest: +SKIP
+        >>> client.set_metadata(["get_metadata-run", "stage"], 2)
+        >>> client.get_metadata(["get_metadata-run", "stage"])
         2
-        >>> client.get_metadata("nothing", default=None)              # doctest: +SKIP
+        >>> client.get_metadata("get_metadata-nothing", default=None)
+        >>> client.get_metadata(["get_metadata-run", "size"])
+        Traceback (most recent call last):
+        KeyError: "no metadata under ['get_metadata-run', 'size'] (top-level keys: ...); set it with
+        client.set_metadata(keys, value)"
         """
         reply, _ = await self._conn.request({"op": ops.GET_METADATA, "keys": _keys(keys, "get_metadata")})
         if reply.get("found"):

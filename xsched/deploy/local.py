@@ -11,7 +11,7 @@ Nothing survives ``close()``, interpreter exit (atexit) or a kernel restart (the
 children watch their parent): no process, no port, no temporary file.
 
 >>> from xsched import LocalCluster, Client
->>> with LocalCluster(n_workers=2, threads_per_worker=1) as cluster:   # doctest: +SKIP
+>>> with LocalCluster(n_workers=2, threads_per_worker=1) as cluster:
 ...     with Client(cluster) as client:
 ...         client.submit(sum, [1, 2]).result()
 3
@@ -71,12 +71,16 @@ class LocalCluster(SpecCluster):
     ``adapt`` and ``close`` work as for every xsched cluster (``deploy/spec.py``): each
     worker is one group.
 
-    >>> cluster = LocalCluster(n_workers=2, threads_per_worker=1)   # doctest: +SKIP
-    >>> cluster.scale(4); cluster.adapt(minimum=1, maximum=4)        # doctest: +SKIP
-    >>> LocalCluster(n_workers=1, name="analysis").name              # doctest: +SKIP
-    'analysis'
-    >>> LocalCluster(n_workers=1).dashboard_link                     # doctest: +SKIP
-    'http://127.0.0.1:8787/status?token=5f0c...'
+    >>> cluster = LocalCluster(n_workers=1, threads_per_worker=1, name="analysis")
+    >>> cluster
+    LocalCluster('tcp://127.0.0.1:...', name='analysis', workers=1, threads=1, memory=... per worker, status=running,
+                 dashboard=http://127.0.0.1:.../status?token=...)
+    >>> cluster.scale(2)
+    >>> cluster.n_workers
+    2
+    >>> cluster.dashboard_link
+    'http://127.0.0.1:.../status?token=...'
+    >>> cluster.close()
     """
 
     kind = "LocalCluster"

@@ -16,8 +16,12 @@ Workers name themselves after their group (``<group>`` or ``<group>-<i>``), whic
 the scheduler's view of workers maps back to groups for adaptive scaling.
 
 >>> from xsched.deploy import LocalCluster
->>> cluster = LocalCluster(n_workers=2)     # doctest: +SKIP
->>> cluster.scale(4); cluster.adapt(minimum=1, maximum=8)   # doctest: +SKIP
+>>> cluster = LocalCluster(n_workers=1, dashboard_address=None)
+>>> cluster.scale(2)                          # two groups of one worker each
+>>> sorted(cluster.workers)
+['0', '1']
+>>> adaptive = cluster.adapt(minimum=1, maximum=4)   # from now on, with the scheduler's load
+>>> cluster.close()
 """
 
 from __future__ import annotations
@@ -196,9 +200,16 @@ class SpecCluster:
         groups), or, as dask's, to as many workers as give ``cores`` threads or ``memory``
         (bytes or "64GB") in all (the most workers of those asked for).
 
-        >>> cluster.scale(4)          # doctest: +SKIP
-        >>> cluster.scale(jobs=2)     # doctest: +SKIP
-        >>> cluster.scale(cores=8)    # doctest: +SKIP
+        >>> from xsched import LocalCluster
+        >>> cluster = LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None)
+        >>> cluster.scale(2)
+        >>> cluster.n_workers
+        2
+        >>> cluster.scale(cores=1)    # as many workers as give one thread in all
+        >>> cluster.n_workers
+        1
+        >>> cluster.scale(jobs=2)     # (a batch cluster's job may hold several workers)
+        >>> cluster.close()
         """
         if cores is not None or memory is not None:
             if jobs is not None:
@@ -241,7 +252,11 @@ class SpecCluster:
               pending_grace="60s") -> "Adaptive":
         """Scale with the scheduler's load between bounds (in workers, or in whole jobs).
 
-        >>> cluster.adapt(minimum_jobs=0, maximum_jobs=20)   # doctest: +SKIP
+        >>> from xsched import LocalCluster
+        >>> cluster = LocalCluster(n_workers=1, dashboard_address=None)
+        >>> cluster.adapt(minimum=1, maximum=4)
+        <Adaptive AdaptivePolicy(minimum_jobs=1, maximum_jobs=4, ...) every 1s>
+        >>> cluster.close()
         """
         per = self.workers_per_group
         lo = minimum_jobs if minimum_jobs is not None else math.ceil((minimum or 0) / per)
@@ -259,7 +274,10 @@ class SpecCluster:
         """Block until ``n_workers`` workers have registered with the scheduler (the default,
         -1: as many as the cluster asked for, ``cluster.n_workers``), as dask's.
 
-        >>> cluster.wait_for_workers(n_workers=2, timeout=30)   # doctest: +SKIP
+        >>> from xsched import LocalCluster
+        >>> cluster = LocalCluster(n_workers=2, dashboard_address=None)
+        >>> cluster.wait_for_workers(n_workers=2, timeout=30)
+        >>> cluster.close()
         """
         n = self.n_workers if n_workers == -1 else n_workers
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
@@ -280,7 +298,12 @@ class SpecCluster:
         """A Client of this cluster: the one this method made before while it is open, else
         a new one (which becomes the default client), as dask's ``cluster.get_client()``.
 
-        >>> client = LocalCluster(n_workers=1).get_client()                # doctest: +SKIP
+        >>> from xsched import LocalCluster
+        >>> cluster = LocalCluster(n_workers=1, dashboard_address=None)
+        >>> client = cluster.get_client()
+        >>> client is cluster.get_client()
+        True
+        >>> client.close(); cluster.close()
         """
         from ..client.client import Client  # (deploy sits above the client layer)
 
@@ -298,7 +321,8 @@ class SpecCluster:
         ``Client.get_scheduler_logs``). A worker that died took its records with it: the
         cluster's error says where its processes' own output went.
 
-        >>> with LocalCluster(n_workers=1) as cluster:                      # doctest: +SKIP
+        >>> from xsched import LocalCluster
+        >>> with LocalCluster(n_workers=1, dashboard_address=None) as cluster:
         ...     sorted(cluster.get_logs())[0]
         'Scheduler'
         """
@@ -320,8 +344,10 @@ class SpecCluster:
         """The URL of the scheduler's dashboard page, its token included, or None when the
         scheduler serves none (or the cluster is not running).
 
-        >>> LocalCluster(n_workers=2).dashboard_link         # doctest: +SKIP
-        'http://127.0.0.1:8787/status?token=5f0c...'
+        >>> from xsched import LocalCluster
+        >>> with LocalCluster(n_workers=1) as cluster:
+        ...     cluster.dashboard_link
+        'http://127.0.0.1:.../status?token=...'
         """
         if self.status != "running" or not self.scheduler_address:
             return None
