@@ -11,6 +11,7 @@ import pkgutil
 import pytest
 
 import xsched
+from tests.support.doctests import needs_cluster
 
 
 def _modules():
@@ -50,6 +51,8 @@ def test_the_installed_methods_are_found():
 def test_the_example_of_an_installed_method_runs(name):
     func = INSTALLED[name]
     test = doctest.DocTestParser().get_doctest(func.__doc__, dict(func.__globals__), name, None, 0)
+    if needs_cluster(test):
+        pytest.skip("needs a cluster: run by tests/cluster/test_docstring_examples.py")
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     failures = []
     runner.run(test, out=failures.append)
