@@ -69,13 +69,15 @@ class Actor:
     future). Calling a method returns an ``ActorFuture``; reading an attribute returns its
     value.
 
-    >>> class Counter:                                  # doctest: +SKIP
+    >>> class Counter:
     ...     n = 0
     ...     def increment(self, by=1):
     ...         self.n += by
     ...         return self.n
-    >>> counter = client.submit(Counter, actor=True).result()   # doctest: +SKIP
-    >>> counter.increment(5).result(), counter.n                # doctest: +SKIP
+    >>> counter = client.submit(Counter, actor=True).result()
+    >>> counter
+    <Actor Counter 'Counter-...' on tcp://127.0.0.1:...>
+    >>> counter.increment(5).result(), counter.n
     (5, 5)
     """
 

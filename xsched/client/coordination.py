@@ -103,8 +103,10 @@ class _Primitive:
     def client(self):
         """The client this handle talks through (found with ``get_client()`` if none was given).
 
-        >>> Lock("x").client               # doctest: +SKIP
-        <Client: 'tcp://127.0.0.1:8786' workers=2 threads=8 memory=16.00 GiB>
+        >>> client                                      # the notebook's default client
+        <Client: 'tcp://127.0.0.1:...' workers=2 threads=2 memory=...>
+        >>> Lock("_Primitive.client").client is client
+        True
         """
         if self._client is None:
             self._client = get_client()
@@ -114,9 +116,16 @@ class _Primitive:
     def asynchronous(self) -> bool:
         """Whether methods return awaitables (the client is asynchronous): then ``await`` them.
 
-        >>> lock = Lock("x", client=await Client(asynchronous=True))   # doctest: +SKIP
-        >>> lock.asynchronous, await lock.acquire()                    # doctest: +SKIP
-        (True, True)
+        >>> Lock("_Primitive.asynchronous", client=client).asynchronous
+        False
+        >>> import asyncio
+        >>> from xsched import Client
+        >>> async def main():                           # (in async code, with an asynchronous client)
+        ...     async with Client(client.scheduler_address, asynchronous=True) as aclient:
+        ...         lock = Lock("_Primitive.asynchronous", client=aclient)
+        ...         return lock.asynchronous, await lock.acquire(), await lock.release()
+        >>> asyncio.run(main())
+        (True, True, None)
         """
         return self.client.asynchronous
 
@@ -206,15 +215,18 @@ class Lock(_Leased):
     scheduler, so a dead task never keeps it. A ``MultiLock`` over the same name is the
     same lock: each excludes the other.
 
-    >>> from xsched import Client, Lock
-    >>> client = Client()                                     # doctest: +SKIP
-    >>> lock = Lock("output-file")                            # doctest: +SKIP
-    >>> def append(line, lock):
+    >>> from xsched import Lock
+    >>> import os
+    >>> path = os.path.abspath("out.txt")
+    >>> lock = Lock(path, client=client)                     # (a name: any string)
+    >>> def append(line, lock, path):
     ...     with lock:                                        # one task at a time
-    ...         with open("out.txt", "a") as f:
+    ...         with open(path, "a") as f:
     ...             f.write(line + "\\n")
-    >>> client.gather(client.map(append, ["a", "b"], lock=lock))   # doctest: +SKIP
+    >>> client.gather(client.map(append, ["a", "b"], lock=lock, path=path))
     [None, None]
+    >>> sorted(open(path).read().split())
+    ['a', 'b']
     """
 
     _kind = "lock"
@@ -235,12 +247,12 @@ class Lock(_Leased):
         ``blocking=False`` does not wait at all; ``timeout`` (seconds, or a duration such
         as ``"200ms"``) waits at most that long. Without either it waits as long as it takes.
 
-        >>> lock = Lock("resource")                   # doctest: +SKIP
-        >>> lock.acquire(timeout=5)                   # doctest: +SKIP
+        >>> lock = Lock("Lock.acquire", client=client)
+        >>> lock.acquire(timeout=5)
         True
-        >>> Lock("resource").acquire(blocking=False)  # doctest: +SKIP
+        >>> Lock("Lock.acquire", client=client).acquire(blocking=False)   # another holds it
         False
-        >>> lock.release()                            # doctest: +SKIP
+        >>> lock.release()
         """
         wait = _acquire_wait(self, blocking, timeout)
         return self._take(wait, _here())
@@ -258,13 +270,13 @@ class Lock(_Leased):
     def release(self) -> None:
         """Let the lock go. Raises ValueError if this object does not hold it.
 
-        >>> lock = Lock("resource"); lock.acquire()   # doctest: +SKIP
+        >>> lock = Lock("Lock.release", client=client); lock.acquire()
         True
-        >>> lock.release()                            # doctest: +SKIP
-        >>> lock.release()                            # doctest: +SKIP
+        >>> lock.release()
+        >>> lock.release()
         Traceback (most recent call last):
         ...
-        ValueError: Lock 'resource' is not held by this Lock object: ...
+        ValueError: Lock 'Lock.release' is not held by this Lock object: ...
         """
         lease, self._lease = self._lease, None
         if lease is None:
@@ -280,8 +292,10 @@ class Lock(_Leased):
     def locked(self) -> bool:
         """Whether this object holds the lock (as far as it knows).
 
-        >>> Lock("resource").locked()   # doctest: +SKIP
-        False
+        >>> lock = Lock("Lock.locked", client=client)
+        >>> lock.locked(), lock.acquire(), lock.locked()
+        (False, True, True)
+        >>> lock.release()
         """
         return self._lease is not None
 
@@ -351,8 +365,9 @@ class MultiLock(_Leased):
     >>> def transfer(amount, lock):
     ...     with lock:                                         # both accounts, or neither
     ...         return amount
-    >>> one, other = MultiLock(["acct-1", "acct-2"]), MultiLock(["acct-2", "acct-1"])   # doctest: +SKIP
-    >>> client.gather([client.submit(transfer, 5, one), client.submit(transfer, 7, other)])   # doctest: +SKIP
+    >>> accounts = ["MultiLock-acct-1", "MultiLock-acct-2"]
+    >>> one, other = MultiLock(accounts, client=client), MultiLock(accounts[::-1], client=client)
+    >>> client.gather([client.submit(transfer, 5, one), client.submit(transfer, 7, other)])
     [5, 7]
     >>> MultiLock("ab")
     Traceback (most recent call last):
@@ -412,13 +427,14 @@ class MultiLock(_Leased):
         the names are free and takes those ``n`` (``held`` says which): a pool of
         interchangeable resources.
 
-        >>> lock = MultiLock(["a", "b"])              # doctest: +SKIP
-        >>> lock.acquire(timeout=5)                   # doctest: +SKIP
+        >>> lock = MultiLock(["MultiLock.acquire-a", "MultiLock.acquire-b"], client=client)
+        >>> lock.acquire(timeout=5)
         True
-        >>> lock.release()                            # doctest: +SKIP
-        >>> gpus = MultiLock(["gpu-0", "gpu-1"])      # doctest: +SKIP
-        >>> gpus.acquire(num_locks=1), gpus.held      # doctest: +SKIP
-        (True, ('gpu-0',))
+        >>> lock.release()
+        >>> gpus = MultiLock(["MultiLock.acquire-gpu-0", "MultiLock.acquire-gpu-1"], client=client)
+        >>> gpus.acquire(num_locks=1), gpus.held
+        (True, ('MultiLock.acquire-gpu-0',))
+        >>> gpus.release()
         """
         wait = _acquire_wait(self, blocking, timeout)
         if num_locks is not None and (not isinstance(num_locks, int) or isinstance(num_locks, bool)
@@ -445,13 +461,14 @@ class MultiLock(_Leased):
     def release(self) -> None:
         """Let every lock this object holds go. Raises ValueError if it holds none.
 
-        >>> lock = MultiLock(["a", "b"]); lock.acquire()   # doctest: +SKIP
+        >>> lock = MultiLock(["MultiLock.release-a", "MultiLock.release-b"], client=client)
+        >>> lock.acquire()
         True
-        >>> lock.release()                                 # doctest: +SKIP
-        >>> lock.release()                                 # doctest: +SKIP
+        >>> lock.release()
+        >>> lock.release()
         Traceback (most recent call last):
         ...
-        ValueError: MultiLock ['a', 'b'] is not held by this MultiLock object: ...
+        ValueError: MultiLock ['MultiLock.release-a', ...] is not held by this MultiLock object: ...
         """
         lease, held = self._lease, self._held
         self._lease, self._held = None, ()
@@ -468,8 +485,10 @@ class MultiLock(_Leased):
     def locked(self) -> bool:
         """Whether this object holds its locks (as far as it knows).
 
-        >>> MultiLock(["a", "b"]).locked()   # doctest: +SKIP
-        False
+        >>> lock = MultiLock(["MultiLock.locked-a", "MultiLock.locked-b"], client=client)
+        >>> lock.locked(), lock.acquire(), lock.locked()
+        (False, True, True)
+        >>> lock.release()
         """
         return self._lease is not None
 
@@ -478,9 +497,10 @@ class MultiLock(_Leased):
         """The names this object holds now: all of ``names`` after ``acquire()``, the
         ``num_locks`` granted after ``acquire(num_locks=n)``, none before.
 
-        >>> lock = MultiLock(["a", "b", "c"])              # doctest: +SKIP
-        >>> lock.acquire(num_locks=2), lock.held           # doctest: +SKIP
-        (True, ('a', 'b'))
+        >>> lock = MultiLock(["MultiLock.held-a", "MultiLock.held-b", "MultiLock.held-c"], client=client)
+        >>> lock.held, lock.acquire(num_locks=2), lock.held
+        ((), True, ('MultiLock.held-a', 'MultiLock.held-b'))
+        >>> lock.release()
         """
         return self._held
 
@@ -502,11 +522,11 @@ class Semaphore(_Leased):
     released by the scheduler at once.
 
     >>> from xsched import Semaphore
-    >>> sem = Semaphore(max_leases=2, name="database")     # doctest: +SKIP
+    >>> sem = Semaphore(max_leases=2, name="Semaphore-database", client=client)
     >>> def query(i, sem):
     ...     with sem:                                       # at most two at a time
     ...         return i * 2
-    >>> client.gather(client.map(query, range(10), sem=sem))   # doctest: +SKIP
+    >>> client.gather(client.map(query, range(10), sem=sem))
     [0, 2, 4, 6, 8, 10, 12, 14, 16, 18]
     """
 
@@ -529,10 +549,10 @@ class Semaphore(_Leased):
     def acquire(self, timeout=None, blocking: bool = True):
         """Take a lease: True once held; False when none is free in time.
 
-        >>> sem = Semaphore(2, name="database")   # doctest: +SKIP
-        >>> sem.acquire(timeout="1s")              # doctest: +SKIP
+        >>> sem = Semaphore(2, name="Semaphore.acquire", client=client)
+        >>> sem.acquire(timeout="1s")
         True
-        >>> sem.release()                          # doctest: +SKIP
+        >>> sem.release()
         True
         """
         wait = _acquire_wait(self, blocking, timeout)
@@ -552,10 +572,10 @@ class Semaphore(_Leased):
     def release(self) -> bool:
         """Give back a lease this object holds. Raises RuntimeError if it holds none.
 
-        >>> Semaphore(2, name="database").release()   # doctest: +SKIP
+        >>> Semaphore(2, name="Semaphore.release", client=client).release()
         Traceback (most recent call last):
         ...
-        RuntimeError: Semaphore 'database' was released more often than acquired: ...
+        RuntimeError: Semaphore 'Semaphore.release' was released more often than acquired: ...
         """
         try:
             lease = self._leases.pop()
@@ -574,8 +594,11 @@ class Semaphore(_Leased):
     async def get_value(self) -> int:
         """How many leases are held now, by anyone.
 
-        >>> Semaphore(2, name="database").get_value()   # doctest: +SKIP
-        0
+        >>> sem = Semaphore(2, name="Semaphore.get_value", client=client)
+        >>> sem.get_value(), sem.acquire(), sem.get_value()
+        (0, True, 1)
+        >>> sem.release()
+        True
         """
         reply, _ = await self._ask({"op": ops.SEMAPHORE_VALUE, "name": self.name})
         return int(reply["value"])
@@ -596,12 +619,12 @@ class Queue(_Primitive):
     taken. Values must pickle to at most 1 MiB: scatter larger data and put its future.
 
     >>> from xsched import Queue
-    >>> q = Queue("results")                  # doctest: +SKIP
+    >>> q = Queue("Queue-results", client=client)
     >>> def produce(n, q):
     ...     for i in range(n):
     ...         q.put(i * i)
-    >>> f = client.submit(produce, 3, q)      # doctest: +SKIP
-    >>> [q.get(timeout=10) for _ in range(3)]   # doctest: +SKIP
+    >>> f = client.submit(produce, 3, q)
+    >>> [q.get(timeout=10) for _ in range(3)]
     [0, 1, 4]
     """
 
@@ -624,9 +647,11 @@ class Queue(_Primitive):
         With ``maxsize`` set, waits while the queue is full: at most ``timeout`` seconds,
         then raises TimeoutError.
 
-        >>> q = Queue("results")                        # doctest: +SKIP
-        >>> q.put(client.submit(sum, [1, 2]))           # doctest: +SKIP
-        >>> q.put({"step": 1})                          # doctest: +SKIP
+        >>> q = Queue("Queue.put", client=client)
+        >>> q.put(client.submit(sum, [1, 2]))
+        >>> q.put({"step": 1})
+        >>> q.get(timeout=5).result(), q.get(timeout=5)
+        (3, {'step': 1})
         """
         wait = _seconds(timeout, f"{self._what()}.put")
         frames, keys = self._pack(value)
@@ -645,11 +670,11 @@ class Queue(_Primitive):
         now (a list, maybe empty, without waiting); ``batch=n`` waits for ``n`` and returns
         them as a list. Raises TimeoutError after ``timeout`` seconds without enough items.
 
-        >>> q = Queue("results")              # doctest: +SKIP
-        >>> q.put(1); q.put(2); q.put(3)      # doctest: +SKIP
-        >>> q.get(timeout=1)                  # doctest: +SKIP
+        >>> q = Queue("Queue.get", client=client)
+        >>> q.put(1); q.put(2); q.put(3)
+        >>> q.get(timeout=1)
         1
-        >>> q.get(batch=True)                 # doctest: +SKIP
+        >>> q.get(batch=True)
         [2, 3]
         """
         wait = _seconds(timeout, f"{self._what()}.get")
@@ -672,8 +697,13 @@ class Queue(_Primitive):
     async def qsize(self) -> int:
         """How many items wait in the queue now.
 
-        >>> Queue("results").qsize()   # doctest: +SKIP
+        >>> q = Queue("Queue.qsize", client=client)
+        >>> q.qsize()
         0
+        >>> q.put("item"); q.qsize()
+        1
+        >>> q.get(timeout=1)
+        'item'
         """
         reply, _ = await self._ask({"op": ops.QUEUE_SIZE, "name": self.name})
         return int(reply["size"])
@@ -689,15 +719,18 @@ class Variable(_Primitive):
     for a long-running task is the classic use.
 
     >>> from xsched import Variable
-    >>> stop = Variable("stop")                     # doctest: +SKIP
-    >>> stop.set(False)                             # doctest: +SKIP
+    >>> stop = Variable("Variable-stop", client=client)
+    >>> stop.set(False)
     >>> def loop(stop):
     ...     n = 0
     ...     while not stop.get():
     ...         n += 1
     ...     return n
-    >>> f = client.submit(loop, stop)               # doctest: +SKIP
-    >>> stop.set(True)                              # doctest: +SKIP
+    >>> f = client.submit(loop, stop)
+    >>> stop.set(True)
+    >>> f.result(timeout=30) >= 0                   # the loop stopped
+    True
+    >>> stop.delete()
     """
 
     _kind = "variable"
@@ -712,10 +745,11 @@ class Variable(_Primitive):
     def set(self, value) -> None:
         """Replace the value (a future, or a small picklable value).
 
-        >>> v = Variable("x")                       # doctest: +SKIP
-        >>> v.set(client.scatter([1, 2, 3]))        # doctest: +SKIP
-        >>> v.get().result()                        # doctest: +SKIP
+        >>> v = Variable("Variable.set", client=client)
+        >>> v.set(client.scatter([1, 2, 3]))        # a list of three futures
+        >>> client.gather(v.get())
         [1, 2, 3]
+        >>> v.delete()
         """
         frames, keys = self._pack(value)
         return self._set(frames, keys)
@@ -727,7 +761,14 @@ class Variable(_Primitive):
     def get(self, timeout=None):
         """The value, waiting until one is set: at most ``timeout`` seconds, then TimeoutError.
 
-        >>> Variable("x").get(timeout=1)            # doctest: +SKIP
+        >>> v = Variable("Variable.get", client=client)
+        >>> v.get(timeout=0.1)
+        Traceback (most recent call last):
+        ...
+        TimeoutError: Variable 'Variable.get' was not set within 0.1s
+        >>> v.set(42); v.get(timeout=1)
+        42
+        >>> v.delete()
         """
         wait = _seconds(timeout, f"{self._what()}.get")
         return self._get(wait, _here())
@@ -743,7 +784,12 @@ class Variable(_Primitive):
     async def delete(self) -> None:
         """Forget the value (its futures' data is freed unless someone else holds them).
 
-        >>> Variable("x").delete()                  # doctest: +SKIP
+        >>> v = Variable("Variable.delete", client=client); v.set(1)
+        >>> v.delete()
+        >>> v.get(timeout=0.1)
+        Traceback (most recent call last):
+        ...
+        TimeoutError: Variable 'Variable.delete' was not set within 0.1s
         """
         await self._ask({"op": ops.VARIABLE_DELETE, "name": self.name})
 
@@ -755,14 +801,15 @@ class Event(_Primitive):
     ``Event(name=None, client=None)``; it starts cleared.
 
     >>> from xsched import Event
-    >>> go = Event("go")                                        # doctest: +SKIP
+    >>> go = Event("Event-go", client=client)
     >>> def work(i, go):
     ...     go.wait()                                           # until the notebook says go
     ...     return i
-    >>> futures = client.map(work, range(4), go=go)             # doctest: +SKIP
-    >>> go.set()                                                # doctest: +SKIP
-    >>> client.gather(futures)                                  # doctest: +SKIP
+    >>> futures = client.map(work, range(4), go=go)
+    >>> go.set()
+    >>> client.gather(futures)
     [0, 1, 2, 3]
+    >>> go.clear()                                              # (a set event stays set)
     """
 
     _kind = "event"
@@ -777,7 +824,11 @@ class Event(_Primitive):
     async def set(self) -> None:
         """Set the flag: every waiter wakes, and later waits return at once.
 
-        >>> Event("go").set()          # doctest: +SKIP
+        >>> go = Event("Event.set", client=client)
+        >>> go.set()
+        >>> go.is_set(), go.wait(timeout=1)
+        (True, True)
+        >>> go.clear()
         """
         await self._ask({"op": ops.EVENT_SET, "name": self.name})
 
@@ -785,7 +836,10 @@ class Event(_Primitive):
     async def clear(self) -> None:
         """Clear the flag: later waits wait again.
 
-        >>> Event("go").clear()        # doctest: +SKIP
+        >>> go = Event("Event.clear", client=client); go.set()
+        >>> go.clear()
+        >>> go.is_set(), go.wait(timeout=0.1)
+        (False, False)
         """
         await self._ask({"op": ops.EVENT_CLEAR, "name": self.name})
 
@@ -793,7 +847,7 @@ class Event(_Primitive):
     async def is_set(self) -> bool:
         """Whether the flag is set now.
 
-        >>> Event("go").is_set()       # doctest: +SKIP
+        >>> Event("Event.is_set", client=client).is_set()
         False
         """
         reply, _ = await self._ask({"op": ops.EVENT_IS_SET, "name": self.name})
@@ -803,7 +857,7 @@ class Event(_Primitive):
     def wait(self, timeout=None):
         """Wait until the flag is set: True; False if ``timeout`` seconds passed first.
 
-        >>> Event("go").wait(timeout=0.5)   # doctest: +SKIP
+        >>> Event("Event.wait", client=client).wait(timeout=0.1)
         False
         """
         wait = _seconds(timeout, f"{self._what()}.wait")

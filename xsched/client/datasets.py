@@ -39,14 +39,14 @@ class DatasetsMixin:
         holds the data (it stays in worker memory after this client leaves) until
         ``unpublish_dataset``. A taken name raises KeyError unless ``override=True``.
 
-        >>> from xsched import Client, LocalCluster
-        >>> client = Client(LocalCluster(n_workers=1))                   # doctest: +SKIP
-        >>> client.publish_dataset(accounts=client.scatter([1, 2, 3]))  # doctest: +SKIP
-        >>> client2 = Client(client.scheduler_address)                  # doctest: +SKIP
-        >>> client2.list_datasets()                                      # doctest: +SKIP
-        ['accounts']
-        >>> client2.gather(client2.get_dataset("accounts"))             # doctest: +SKIP
+        >>> from xsched import Client
+        >>> client.publish_dataset(client.scatter([1, 2, 3]), name="publish_dataset-accounts")
+        >>> client2 = Client(client.scheduler_address)                  # another client
+        >>> "publish_dataset-accounts" in client2.list_datasets()
+        True
+        >>> client2.gather(client2.get_dataset("publish_dataset-accounts"))
         [1, 2, 3]
+        >>> client2.unpublish_dataset("publish_dataset-accounts"); client2.close()
         """
         if args:
             if name is None:
@@ -78,7 +78,10 @@ class DatasetsMixin:
     async def unpublish_dataset(self, name: str) -> None:
         """Forget a published dataset; its data is freed unless a client still holds futures to it.
 
-        >>> client.unpublish_dataset("accounts")   # doctest: +SKIP
+        >>> client.publish_dataset(client.scatter([1, 2]), name="unpublish_dataset-old")
+        >>> client.unpublish_dataset("unpublish_dataset-old")
+        >>> client.get_dataset("unpublish_dataset-old", default="gone")
+        'gone'
         """
         reply, _ = await self._conn.request({"op": ops.UNPUBLISH_DATASET, "name": name})
         if not reply.get("found"):
@@ -88,8 +91,10 @@ class DatasetsMixin:
     async def list_datasets(self) -> list[str]:
         """Names of the published datasets, sorted.
 
-        >>> client.list_datasets()   # doctest: +SKIP
-        ['accounts']
+        >>> client.publish_dataset(client.scatter([1, 2]), name="list_datasets-a")
+        >>> client.list_datasets()                 # (with any others published)
+        [...'list_datasets-a'...]
+        >>> client.unpublish_dataset("list_datasets-a")
         """
         reply, _ = await self._conn.request({"op": ops.LIST_DATASETS})
         return list(reply["names"])
@@ -103,8 +108,16 @@ class DatasetsMixin:
         Raises KeyError (naming the published datasets) when there is none, unless
         ``default`` is given.
 
-        >>> x = client.get_dataset("accounts")              # doctest: +SKIP
-        >>> client.get_dataset("nothing", default=None)     # doctest: +SKIP
+        >>> client.publish_dataset(client.scatter([1, 2, 3]), name="get_dataset-a")
+        >>> x = client.get_dataset("get_dataset-a")
+        >>> client.gather(x)
+        [1, 2, 3]
+        >>> client.get_dataset("get_dataset-nothing", default=None)
+        >>> client.get_dataset("get_dataset-nothing")
+        Traceback (most recent call last):
+        ...
+        KeyError: "no dataset named 'get_dataset-nothing' is published (published: ...); publish one ..."
+        >>> client.unpublish_dataset("get_dataset-a")
         """
         reply, payload = await self._conn.request({"op": ops.GET_DATASET, "name": name})
         if not reply.get("found"):
@@ -119,9 +132,11 @@ class DatasetsMixin:
     def datasets(self) -> "Datasets":
         """The published datasets as a mapping: ``client.datasets["n"]``, ``del``, ``in``, ``list()``.
 
-        >>> client.datasets["accounts"] = futures     # doctest: +SKIP
-        >>> list(client.datasets)                     # doctest: +SKIP
-        ['accounts']
+        >>> futures = client.scatter([1, 2, 3])
+        >>> client.datasets["datasets-a"] = futures
+        >>> "datasets-a" in client.datasets, client.gather(client.datasets["datasets-a"])
+        (True, [1, 2, 3])
+        >>> del client.datasets["datasets-a"]
         """
         return Datasets(self)
 
@@ -129,7 +144,13 @@ class DatasetsMixin:
 class Datasets(MutableMapping):
     """A client's view of the published datasets (``client.datasets``), read live each time.
 
-    >>> ds = client.datasets; ds["n"] = x; ds["n"]; "n" in ds; del ds["n"]   # doctest: +SKIP
+    >>> ds = client.datasets
+    >>> ds["Datasets-n"] = client.scatter(10)
+    >>> ds["Datasets-n"].result(), "Datasets-n" in ds
+    (10, True)
+    >>> del ds["Datasets-n"]
+    >>> "Datasets-n" in ds
+    False
     """
 
     def __init__(self, client: "Client"):

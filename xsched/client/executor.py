@@ -29,7 +29,7 @@ class ClientExecutor(concurrent.futures.Executor):
     (``workers=``, ``resources=``, ``retries=``, ``priority=``...); made by
     ``client.get_executor(**options)``.
 
-    >>> with client.get_executor(retries=1) as ex:          # doctest: +SKIP
+    >>> with client.get_executor(retries=1) as ex:
     ...     list(ex.map(abs, [-1, -2, 3]))
     [1, 2, 3]
     """
