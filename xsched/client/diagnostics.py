@@ -101,11 +101,12 @@ def log_event(topic, msg):
     >>> import xsched
     >>> def train(step):
     ...     loss = 1 / (step + 1)
-    ...     xsched.log_event("training", {"step": step, "loss": loss})
+    ...     xsched.log_event("log_event-training", {"step": step, "loss": loss})
     ...     return loss
-    >>> futures = client.map(train, range(3))              # doctest: +SKIP
-    >>> _ = client.gather(futures)                          # doctest: +SKIP
-    >>> [msg["step"] for _, msg in client.get_events("training")]   # doctest: +SKIP
+    >>> futures = client.map(train, range(3))
+    >>> client.gather(futures)
+    [1.0, 0.5, 0.3333333333333333]
+    >>> sorted(msg["step"] for _, msg in client.get_events("log_event-training"))  # (in any order)
     [0, 1, 2]
     """
     _check_event(topic, msg)
@@ -131,7 +132,7 @@ def print(*args, sep=" ", end="\n", file=None, flush=False):  # noqa: A001 - xsc
     >>> def work(x):
     ...     xsched.print("working on", x)
     ...     return x + 1
-    >>> client.submit(work, 1).result()    # doctest: +SKIP
+    >>> client.submit(work, 1).result()
     working on 1
     2
     >>> xsched.print("outside a task it is the builtin print")
@@ -170,9 +171,17 @@ def warn(message, category=None, stacklevel: int = 1, source=None) -> None:
     ...     if x < 0:
     ...         xsched.warn(f"negative input {x}; using 0", RuntimeWarning)
     ...     return max(x, 0)
-    >>> client.submit(risky, -1).result()    # doctest: +SKIP
-    <task risky-...>:0: RuntimeWarning: negative input -1; using 0
+
+    A notebook shows ``<task risky-...>:0: RuntimeWarning: negative input -1; using 0`` under
+    the cell; caught, to look at it:
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     client.submit(risky, -1).result()
     0
+    >>> caught[0].category, str(caught[0].message), caught[0].filename
+    (<class 'RuntimeWarning'>, 'negative input -1; using 0', '<task risky-...>')
     """
     if isinstance(message, Warning):
         category = type(message)
@@ -341,10 +350,13 @@ def get_task_stream(client=None, plot=False, filename: str = "task-stream.html")
     ``plot="save"`` writes that figure to ``filename`` as an HTML page, as dask's does.
 
     >>> from xsched import get_task_stream
-    >>> with get_task_stream() as ts:                                  # doctest: +SKIP
+    >>> with get_task_stream() as ts:
     ...     client.gather(client.map(lambda x: x * 2, range(4)))
-    >>> len(ts.data), sorted(ts.data[0])                                 # doctest: +SKIP
-    (4, ['group', 'key', 'nbytes', 'start', 'status', 'stop', 'worker'])
+    [0, 2, 4, 6]
+    >>> ts
+    <TaskStream: 4 task runs>
+    >>> sorted(ts.data[0])
+    ['group', 'key', 'nbytes', 'start', 'status', 'stop', 'worker']
     """
     return TaskStream(client, plot, filename)
 
@@ -398,9 +410,9 @@ class DiagnosticsMixin:
     def log_event(self, topic, msg) -> None:
         """Record ``msg`` under ``topic`` on the scheduler (see ``xsched.log_event``).
 
-        >>> client.log_event("deployments", {"model": "v2", "by": "me"})   # doctest: +SKIP
-        >>> client.get_events("deployments")                                # doctest: +SKIP
-        [(1733150000.1, {'model': 'v2', 'by': 'me'})]
+        >>> client.log_event("log_event-deployments", {"model": "v2", "by": "me"})
+        >>> client.get_events("log_event-deployments")
+        [(..., {'model': 'v2', 'by': 'me'})]
         """
         _check_event(topic, msg)
         return self._send_event(topic, msg)
@@ -416,11 +428,11 @@ class DiagnosticsMixin:
         The scheduler keeps the last 1,000 events of each topic (and at most 1,000 topics,
         64 MiB of messages).
 
-        >>> client.log_event("notes", "started")     # doctest: +SKIP
-        >>> client.get_events("notes")               # doctest: +SKIP
-        [(1733150000.1, 'started')]
-        >>> sorted(client.get_events())              # doctest: +SKIP
-        ['notes']
+        >>> client.log_event("get_events-notes", "started")
+        >>> client.get_events("get_events-notes")[-1]        # the newest
+        (..., 'started')
+        >>> "get_events-notes" in client.get_events()        # {topic: events} of every topic
+        True
         """
         if topic is not None and not isinstance(topic, str):
             raise TypeError(f"get_events(topic) takes a topic string or None, not {type(topic).__name__}")
@@ -439,12 +451,13 @@ class DiagnosticsMixin:
         per topic: subscribing again replaces it. A handler for ``"print"`` or ``"warn"``
         replaces the client's own writing of tasks' ``xsched.print`` / ``xsched.warn``.
 
+        >>> import xsched
         >>> seen = []
-        >>> client.subscribe_topic("training", seen.append)          # doctest: +SKIP
-        >>> client.submit(lambda: xsched.log_event("training", 1)).result()   # doctest: +SKIP
-        >>> seen                                                       # doctest: +SKIP
-        [(1733150000.1, 1)]
-        >>> client.unsubscribe_topic("training")                      # doctest: +SKIP
+        >>> client.subscribe_topic("subscribe_topic-training", seen.append)
+        >>> client.submit(lambda: xsched.log_event("subscribe_topic-training", 1)).result()
+        >>> seen
+        [(..., 1)]
+        >>> client.unsubscribe_topic("subscribe_topic-training")
         """
         if not isinstance(topic, str) or not topic:
             raise TypeError(f"subscribe_topic takes a non-empty topic string, not {topic!r}")
@@ -457,7 +470,12 @@ class DiagnosticsMixin:
     def unsubscribe_topic(self, topic: str) -> None:
         """Stop calling the handler of ``topic`` (see ``subscribe_topic``).
 
-        >>> client.unsubscribe_topic("training")      # doctest: +SKIP
+        >>> seen = []
+        >>> client.subscribe_topic("unsubscribe_topic-news", seen.append)
+        >>> client.unsubscribe_topic("unsubscribe_topic-news")
+        >>> client.log_event("unsubscribe_topic-news", "unseen")
+        >>> seen
+        []
         """
         if not isinstance(topic, str) or not topic:
             raise TypeError(f"unsubscribe_topic takes a non-empty topic string, not {topic!r}")
@@ -503,15 +521,18 @@ class DiagnosticsMixin:
         (``LocalCluster(processes=False)``) shares this process's loggers: its tasks' records
         show here directly, once.
 
-        >>> import logging
+        >>> import logging, sys
         >>> def step(x):
         ...     logging.getLogger("mylib").warning("step %d is slow", x)
         ...     return x
-        >>> client.forward_logging("mylib")              # doctest: +SKIP
-        >>> client.submit(step, 3).result()              # doctest: +SKIP
-        [tcp://127.0.0.1:40211] step 3 is slow
+        >>> shown = logging.StreamHandler(sys.stdout)   # (a notebook shows warnings without it, on stderr)
+        >>> logging.getLogger("mylib").addHandler(shown)
+        >>> client.forward_logging("mylib")
+        >>> client.submit(step, 3).result()
+        [tcp://127.0.0.1:...] step 3 is slow
         3
-        >>> client.unforward_logging("mylib")            # doctest: +SKIP
+        >>> client.unforward_logging("mylib")
+        >>> logging.getLogger("mylib").removeHandler(shown)
         """
         name = check_logger_name(logger_name)
         plugin = ForwardLogging(name, check_level(level), forwarding_topic(self.id))
@@ -542,8 +563,11 @@ class DiagnosticsMixin:
         worker removes its handler, and records of it no longer show here. ValueError if this
         client does not forward that logger.
 
-        >>> client.forward_logging("mylib")              # doctest: +SKIP
-        >>> client.unforward_logging("mylib")            # doctest: +SKIP
+        >>> client.forward_logging("mylib")
+        >>> client.unforward_logging("mylib")
+        >>> client.unforward_logging("mylib")
+        Traceback (most recent call last):
+        ValueError: this client does not forward the logger 'mylib' (it forwards: none); ...
         """
         name = check_logger_name(logger_name)
         live = self._log_forwardings()
@@ -584,8 +608,9 @@ class DiagnosticsMixin:
         scheduler was started with ``--log-level info``); the last ``n`` (all kept: up to
         10,000) records.
 
-        >>> for level, message in client.get_scheduler_logs(n=5):    # doctest: +SKIP
-        ...     print(level, message)
+        >>> logs = client.get_scheduler_logs(n=5)    # e.g. [('WARNING', '2024-12-02 10:00:00,123 - ...')]
+        >>> len(logs) <= 5, all(isinstance(level, str) and isinstance(text, str) for level, text in logs)
+        (True, True)
         """
         reply, _ = await self._conn.request({"op": ops.GET_LOGS, "n": _count(n, "n")}, timeout=self._timeout)
         return [tuple(r) for r in reply["logs"]]
@@ -601,10 +626,10 @@ class DiagnosticsMixin:
         >>> def step(x):
         ...     logging.getLogger("xsched.user").warning("step %d is slow", x)
         ...     return x
-        >>> client.submit(step, 3).result()                       # doctest: +SKIP
+        >>> client.submit(step, 3).result()
         3
-        >>> logs = client.get_worker_logs(n=10)                     # doctest: +SKIP
-        >>> any("step 3 is slow" in m for records in logs.values() for _, m in records)   # doctest: +SKIP
+        >>> logs = client.get_worker_logs(n=10)
+        >>> any("step 3 is slow" in m for records in logs.values() for _, m in records)
         True
         """
         n = _count(n, "n")
@@ -641,11 +666,15 @@ class DiagnosticsMixin:
         ago); ``count``: only the last so many. The scheduler keeps the last 100,000 runs.
         To record the runs of one block of code: ``xsched.get_task_stream()``.
 
-        >>> runs = client.get_task_stream(start="1 minute")                    # doctest: +SKIP
-        >>> {r["worker"] for r in runs}                                          # doctest: +SKIP
-        {'tcp://127.0.0.1:40211', 'tcp://127.0.0.1:38003'}
-        >>> max(r["stop"] - r["start"] for r in runs)    # the longest run, in seconds   # doctest: +SKIP
-        0.0123
+        >>> futures = client.map(lambda x: x * 2, range(4))
+        >>> client.gather(futures)
+        [0, 2, 4, 6]
+        >>> runs = client.get_task_stream(start="1 minute", count=4)    # the last 4 of the last minute
+        >>> runs[-1]
+        {'key': 'lambda-...', 'worker': 'tcp://127.0.0.1:...', 'start': ..., 'stop': ...,
+         'status': 'memory', 'nbytes': 28, 'group': 'lambda'}
+        >>> sorted(r["key"] for r in runs) == sorted(f.key for f in futures)
+        True
         """
         plot = _check_plot(plot, filename)
         call = self._task_stream_records(_moment(start, "start"), _moment(stop, "stop"), _count(count, "count"))
@@ -687,9 +716,12 @@ class DiagnosticsMixin:
         key prefix (``{"inc": 2400, ...}``), or per key with ``summary=False``. ``keys``:
         futures or keys to count (all in memory, of every client, when None).
 
-        >>> futures = client.map(lambda i: bytes(100), range(3))       # doctest: +SKIP
-        >>> client.nbytes(summary=True)                                 # doctest: +SKIP
+        >>> futures = client.map(lambda i: bytes(100), range(3))
+        >>> _ = client.gather(futures)
+        >>> client.nbytes(futures)
         {'lambda': 399}
+        >>> client.nbytes(futures[:1], summary=False)
+        {'lambda-...': 133}
         """
         if keys is not None:
             flat: list[Future] = []
@@ -706,9 +738,11 @@ class DiagnosticsMixin:
 
         ``workers``: addresses or names (all when None).
 
-        >>> x = client.submit(sum, [1, 2])          # doctest: +SKIP
-        >>> client.has_what()                        # doctest: +SKIP
-        {'tcp://127.0.0.1:40211': ['sum-6f1e...'], 'tcp://127.0.0.1:38003': []}
+        >>> x = client.submit(sum, [1, 2])
+        >>> x.result()
+        3
+        >>> [addr for addr, keys in client.has_what().items() if x.key in keys]   # who holds x
+        ['tcp://127.0.0.1:...']
         """
         reply, _ = await self._conn.request({"op": ops.HAS_WHAT, "workers": _workers_list(workers)},
                                             timeout=self._timeout)
@@ -720,10 +754,13 @@ class DiagnosticsMixin:
 
         ``workers``: addresses or names (all when None).
 
-        >>> import time
-        >>> slow = client.submit(time.sleep, 5)      # doctest: +SKIP
-        >>> client.processing()                      # doctest: +SKIP
-        {'tcp://127.0.0.1:40211': ['sleep-1c2d...'], 'tcp://127.0.0.1:38003': []}
+        >>> from xsched import Event
+        >>> go = Event("processing-go", client=client)
+        >>> fut = client.submit(go.wait, 30)         # runs until go is set (30 s at most)
+        >>> {addr: keys for addr, keys in client.processing().items() if keys}
+        {'tcp://127.0.0.1:...': ['wait-...']}
+        >>> go.set(); fut.result(); go.clear()
+        True
         """
         reply, _ = await self._conn.request({"op": ops.PROCESSING, "workers": _workers_list(workers)},
                                             timeout=self._timeout)
@@ -738,11 +775,14 @@ class DiagnosticsMixin:
         ``task-finished-...``, ...). The scheduler keeps the last
         ``scheduler.events-log-length`` transitions of all keys.
 
-        >>> fut = client.submit(abs, -1)               # doctest: +SKIP
-        >>> fut.result()                               # doctest: +SKIP
+        >>> fut = client.submit(abs, -1, pure=False)   # (a new key: a key run before has an older story too)
+        >>> fut.result()
         1
-        >>> [(start, finish) for _, start, finish, _ in client.story(fut)]   # doctest: +SKIP
-        [('new', 'released'), ('released', 'waiting'), ('waiting', 'processing'), ('processing', 'memory')]
+        >>> [(start, finish) for _, start, finish, _ in client.story(fut)]
+        [('new', 'released'), ('released', 'waiting'), ('waiting', 'queued'), ('queued', 'processing'),
+         ('processing', 'memory')]
+        >>> client.story(fut)[-1]
+        ('abs-...', 'processing', 'memory', 'task-finished-...')
         """
         names = _keys_of(keys)
         reply, _ = await self._conn.request({"op": ops.STORY, "keys": names}, timeout=self._timeout)
@@ -758,14 +798,20 @@ class DiagnosticsMixin:
         outermost first, from the task's function down; workers running none of them are
         left out.
 
-        >>> import time
-        >>> def wait_a_bit():
-        ...     time.sleep(30)
-        >>> fut = client.submit(wait_a_bit)                                   # doctest: +SKIP
-        >>> for addr, stacks in client.call_stack(fut).items():              # doctest: +SKIP
+        >>> from xsched import Event
+        >>> started = Event("call_stack-started", client=client)
+        >>> done = Event("call_stack-done", client=client)
+        >>> def wait_for_done():
+        ...     started.set()
+        ...     done.wait(timeout=30)
+        >>> fut = client.submit(wait_for_done)
+        >>> started.wait(timeout=30)
+        True
+        >>> for addr, stacks in client.call_stack(fut).items():
         ...     print("".join(stacks[fut.key]))
-          File "<ipython-input-2-...>", line 2, in wait_a_bit
-            time.sleep(30)
+          File "<dynamic-code>", line ..., in wait_for_done
+        ...
+        >>> done.set(); fut.result(); started.clear(); done.clear()
         """
         wanted = None
         if futures is not None or keys is not None:
@@ -786,14 +832,22 @@ class DiagnosticsMixin:
         Returns ``{address: [keys interrupted there]}``; a task whose own code does not run now
         (waiting, finished, or its function still being unpickled) is left alone.
 
+        >>> import time
+        >>> from xsched import Event
+        >>> started = Event("interrupt-started", client=client)
         >>> def spin():
-        ...     while True:
+        ...     started.set()
+        ...     end = time.time() + 60                # (a minute at most)
+        ...     while time.time() < end:
         ...         pass
-        >>> fut = client.submit(spin)                                       # doctest: +SKIP
-        >>> client.interrupt(fut)                                           # doctest: +SKIP
-        {'tcp://127.0.0.1:40125': ['spin-6b8e...']}
-        >>> fut.exception()                                                 # doctest: +SKIP
+        >>> fut = client.submit(spin)
+        >>> started.wait(timeout=30)
+        True
+        >>> client.interrupt(fut)
+        {'tcp://127.0.0.1:...': ['spin-...']}
+        >>> fut.exception()
         TaskInterrupted('the task was interrupted while it ran (client.interrupt); ...')
+        >>> started.clear()
         """
         wanted = _keys_of([futures if futures is not None else [], keys if keys is not None else []])
         if not wanted:
@@ -825,17 +879,23 @@ class DiagnosticsMixin:
         writes it as an HTML page that opens offline, as dask's does.
 
         >>> import time
+        >>> from xsched import Event
+        >>> started = Event("profile-started", client=client)
         >>> def busy():
-        ...     end = time.time() + 3
+        ...     started.set()
+        ...     end = time.time() + 2
         ...     while time.time() < end:
         ...         pass
-        >>> fut = client.submit(busy)                                            # doctest: +SKIP
-        >>> top = client.profile(duration="1s")["counts"][0]                     # doctest: +SKIP
-        >>> top["function"], top["count"] > 50                                    # doctest: +SKIP
+        >>> fut = client.submit(busy)
+        >>> started.wait(timeout=30)
+        True
+        >>> prof, fig = client.profile(duration="1s", plot=True)
+        >>> top = prof["counts"][0]
+        >>> top["function"], top["count"] > prof["samples"] / 2
         ('busy', True)
-        >>> prof, fig = client.profile(duration="1s", plot=True)                  # doctest: +SKIP
-        >>> fig                                                                   # doctest: +SKIP
-        ProfileFigure<98 samples of 1 kind of task>
+        >>> fig
+        ProfileFigure<... samples of 1 kind of task>
+        >>> fut.result(); started.clear()
         """
         d, i = parse_timedelta(duration), parse_timedelta(interval)
         if not 0 <= d <= 600:
@@ -897,12 +957,22 @@ class DiagnosticsMixin:
         metrics, transition log, recent runs and logs; or ``error`` when it did not
         answer), ``client`` and ``time``.
 
-        >>> path = client.dump_cluster_state("incident", format="json")   # doctest: +SKIP
+        >>> def inc(x):
+        ...     return x + 1
+        >>> futures = client.map(inc, [1, 2])
+        >>> client.gather(futures)
+        [2, 3]
+        >>> path = client.dump_cluster_state("incident", format="json")
+        >>> path
+        '/.../incident.json'
         >>> import json
-        >>> with open(path) as f:                                          # doctest: +SKIP
+        >>> with open(path) as f:
         ...     dump = json.load(f)
-        >>> sorted(dump), sorted(dump["scheduler"]["tasks"])[:2]           # doctest: +SKIP
-        (['client', 'scheduler', 'time', 'workers'], ['inc-1a2b...', 'inc-3c4d...'])
+        >>> sorted(dump)
+        ['client', 'scheduler', 'time', 'workers']
+        >>> task = dump["scheduler"]["tasks"][futures[0].key]
+        >>> task["state"], task["who_has"]
+        ('memory', ['tcp://127.0.0.1:...'])
         """
         if format not in ("msgpack", "json"):
             raise ValueError(f"dump_cluster_state writes format='msgpack' or 'json', not {format!r}")
