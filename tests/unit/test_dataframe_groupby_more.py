@@ -476,3 +476,25 @@ def test_a_meta_given_to_apply_without_an_index_is_indexed_by_the_keys():
         lambda g: g.ID.sum(), include_groups=False).sort_index(), check_names=False)
     own = pd.Series([], dtype="i8", index=pd.Index([], dtype="i8", name="mine"))  # (an index given is kept)
     assert df.groupby("name").apply(lambda g: g.ID.sum(), meta=own)._meta.index.name == "mine"
+
+
+@pytest.mark.parametrize("nparts", [1, 3])
+def test_a_group_mean_of_big_integers_does_not_wrap_around(nparts):
+    """A mean sums integers in float64, as pandas' does: nanosecond times as int64 summed as
+    int64 wrap past 2**63 in a few dozen rows (the means came out negative)."""
+    ns = pd.date_range("2024-01-01", periods=20, freq="h").as_unit("ns").asi8
+    pdf = pd.DataFrame({"k": list("ab") * 10, "t": ns, "i": pd.array(ns // 2, dtype="Int64"),
+                        "u": (ns // 2).astype("uint64")})
+    pdf.loc[3, "i"] = pd.NA
+    df = xd.from_pandas(pdf, npartitions=nparts)
+    eq(df.groupby("k").t.mean(), pdf.groupby("k").t.mean())
+    eq(df.groupby("k").mean(), pdf.groupby("k").mean())
+    eq(df.groupby("k").agg(["sum", "mean"]), pdf.groupby("k").agg(["sum", "mean"]))
+    eq(df.groupby("k").agg({"i": "mean", "t": ["mean", "sum"]}),
+       pdf.groupby("k").agg({"i": "mean", "t": ["mean", "sum"]}))
+    eq(df.groupby("k").agg(m=("t", "mean")), pdf.groupby("k").agg(m=("t", "mean")))
+    cats = pdf.astype({"k": "category"})
+    for v in ("t", "i"):
+        eq(xd.from_pandas(cats, npartitions=nparts).pivot_table(index="u", columns="k", values=v, aggfunc="mean"),
+           cats.pivot_table(index="u", columns="k", values=v, aggfunc="mean", observed=False))
+    assert (df.groupby("k").t.mean().compute() > 0).all()

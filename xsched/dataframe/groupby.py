@@ -61,9 +61,9 @@ __all__ = ["GroupBy", "SeriesGroupBy"]
 
 #: The statistics each aggregation needs, and how partial statistics merge.
 _NEEDS = {"sum": ("sum",), "count": ("count",), "min": ("min",), "max": ("max",), "first": ("first",),
-          "last": ("last",), "size": ("size",), "mean": ("sum", "count"), "var": ("moments",),
+          "last": ("last",), "size": ("size",), "mean": ("fsum", "count"), "var": ("moments",),
           "std": ("moments",), "prod": ("prod",)}
-_MERGE = {"sum": "sum", "count": "sum", "min": "min", "max": "max", "first": "first", "last": "last",
+_MERGE = {"sum": "sum", "fsum": "sum", "count": "sum", "min": "min", "max": "max", "first": "first", "last": "last",
           "size": "sum", "prod": "prod"}  # (``moments``: ``_merge_moments``)
 DEFAULT_SPLIT_EVERY = 8
 
@@ -99,7 +99,7 @@ def _chunk(part: pd.DataFrame, by: Any, by_series: Any, selection: Any, stats: d
         g = groupings[id(frame)][1]
         if picked is not None:
             g = g[picked]
-        out[stat] = _moments(g) if stat == "moments" else getattr(g, stat)()
+        out[stat] = _moments(g) if stat == "moments" else getattr(g, "sum" if stat == "fsum" else stat)()
     if split_out == 1:
         return out
     pieces: list[dict] = [{} for _ in range(split_out)]
@@ -110,9 +110,11 @@ def _chunk(part: pd.DataFrame, by: Any, by_series: Any, selection: Any, stats: d
     return pieces
 
 
-#: the kinds of time columns a statistic takes as floats of their integers: the sum (taken for
-#: a mean: pandas refuses to sum datetimes) of datetimes, the moments of datetimes and timedeltas
-_TIME_KINDS = {"sum": "M", "moments": "Mm"}
+#: the kinds of columns a statistic takes as floats (times: of their integers): the sum of
+#: datetimes, and the sum a mean takes (``fsum``) of datetimes (pandas refuses to sum them)
+#: and of integers (as pandas' mean, in float64: an int64 sum of big values wraps around), the
+#: moments of datetimes and timedeltas
+_TIME_KINDS = {"sum": "M", "fsum": "Miu", "moments": "Mm"}
 
 
 def _times_as_floats(part: pd.DataFrame, keys: Any, picked: Any, kinds: str) -> pd.DataFrame:
@@ -216,7 +218,7 @@ def _finish(partials: list[dict], spec: Any, dropna: bool, sort: bool, ddof: int
 
 def _final_stat(stats: dict, how: str, ddof: int) -> Any:
     if how == "mean":
-        return stats["sum"] / stats["count"]
+        return stats["fsum"] / stats["count"]
     if how in ("var", "std"):
         count, m2 = stats["moments"]["n"], stats["moments"]["m2"]
         var = (m2 / (count - ddof)).where(count - ddof > 0)

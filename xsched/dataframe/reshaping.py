@@ -166,6 +166,10 @@ _PIVOT_MERGE = {"sum": "sum", "count": "sum", "first": "first", "last": "last", 
 
 
 def _pivot_chunk(part: pd.DataFrame, index: Any, columns: Any, values: Any, aggfunc: str = "mean") -> pd.DataFrame:
+    if aggfunc == "mean" and getattr(part[values].dtype, "kind", "O") in "iu":
+        # (a mean sums integers in float64, as pandas' does: an int64 sum of big values wraps around)
+        part = part.copy(deep=False)
+        part[values] = part[values].to_numpy(dtype="float64", na_value=np.nan)
     grouped = part.groupby([index, columns], observed=True, dropna=False, sort=False)[values]
     return pd.DataFrame({stat: getattr(grouped, stat)() for stat in _PIVOT_STATS[aggfunc]})
 
