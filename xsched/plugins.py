@@ -53,8 +53,10 @@ keyword arguments a hook does not declare are not passed to it.
 >>> class Hello(WorkerPlugin):
 ...     def setup(self, worker):
 ...         self.greeting = "hello"
->>> client.register_plugin(Hello(), name="hello")     # doctest: +SKIP
-{'tcp://127.0.0.1:40211': 'OK', 'tcp://127.0.0.1:38003': 'OK'}
+>>> client.register_plugin(Hello(), name="plugins-hello")
+{'tcp://127.0.0.1:...': 'OK', 'tcp://127.0.0.1:...': 'OK'}
+>>> client.unregister_worker_plugin("plugins-hello")
+{'tcp://127.0.0.1:...': 'OK', 'tcp://127.0.0.1:...': 'OK'}
 
 This module only defines: it starts nothing and imports no server.
 """
@@ -99,9 +101,12 @@ class WorkerPlugin:
     ...             self.done += 1
     >>> c = Count(); c.setup(worker=None); c.transition("inc-1", "executing", "memory"); c.done
     1
-    >>> client.register_plugin(Count(), name="count")               # doctest: +SKIP
-    >>> client.run(lambda worker: worker.plugins["count"].done)     # doctest: +SKIP
-    {'tcp://127.0.0.1:40211': 0, 'tcp://127.0.0.1:38003': 0}
+    >>> client.register_plugin(Count(), name="workerplugin-count")
+    {'tcp://127.0.0.1:...': 'OK', 'tcp://127.0.0.1:...': 'OK'}
+    >>> client.run(lambda worker: worker.plugins["workerplugin-count"].done)
+    {'tcp://127.0.0.1:...': 0, 'tcp://127.0.0.1:...': 0}
+    >>> client.unregister_worker_plugin("workerplugin-count")
+    {'tcp://127.0.0.1:...': 'OK', 'tcp://127.0.0.1:...': 'OK'}
     """
 
     #: keep a plugin already registered under this name instead of replacing it
@@ -138,9 +143,12 @@ class SchedulerPlugin:
     ...         self.seen.append((key, finish))
     >>> a = Audit(); a.transition("inc-1", "processing", "memory"); a.seen
     [('inc-1', 'memory')]
-    >>> client.register_plugin(Audit(), name="audit")      # doctest: +SKIP
-    >>> client.run_on_scheduler(lambda scheduler: scheduler.plugins["audit"].seen[-1])   # doctest: +SKIP
-    ('inc-1', 'memory')
+    >>> client.register_plugin(Audit(), name="schedulerplugin-audit")
+    >>> client.submit(abs, -1, key="schedulerplugin-abs").result()
+    1
+    >>> client.run_on_scheduler(lambda scheduler: scheduler.plugins["schedulerplugin-audit"].seen[-1])
+    ('schedulerplugin-abs', 'memory')
+    >>> client.unregister_scheduler_plugin("schedulerplugin-audit")
     """
 
     idempotent: bool = False
@@ -209,16 +217,17 @@ class UploadFile(WorkerPlugin):
     ``.egg`` goes on ``sys.path``, so tasks can import it. ``load=False``: only written.
     Other files are only written; ``get_worker().upload_directory`` says where.
 
-    >>> import tempfile, os
-    >>> path = os.path.join(tempfile.mkdtemp(), "helpers.py")
-    >>> with open(path, "w") as f:
+    >>> with open("helpers.py", "w") as f:
     ...     _ = f.write("def double(x):\\n    return 2 * x\\n")
-    >>> plugin = UploadFile(path)
+    >>> plugin = UploadFile("helpers.py")
     >>> plugin.name, plugin.filename, plugin.data[:10]
     ('upload-file-helpers.py', 'helpers.py', b'def double')
-    >>> client.register_plugin(UploadFile(path))                          # doctest: +SKIP
-    >>> client.submit(lambda x: __import__("helpers").double(x), 21).result()   # doctest: +SKIP
+    >>> client.register_plugin(plugin)
+    {'tcp://127.0.0.1:...': 'OK', 'tcp://127.0.0.1:...': 'OK'}
+    >>> client.submit(lambda x: __import__("helpers").double(x), 21).result()
     42
+    >>> client.unregister_worker_plugin(plugin.name)
+    {'tcp://127.0.0.1:...': 'OK', 'tcp://127.0.0.1:...': 'OK'}
     """
 
     def __init__(self, filepath: str, load: bool = True):

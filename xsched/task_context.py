@@ -52,7 +52,9 @@ def get_worker():
 
     >>> from xsched import get_worker
     >>> def where():
-    ...     return get_worker().address      # client.submit(where).result()
+    ...     return get_worker().address
+    >>> client.submit(where).result()
+    'tcp://127.0.0.1:...'
     """
     w = getattr(thread_state, "worker", None) or (_process_worker[-1] if _process_worker else None)
     if w is None:
@@ -87,6 +89,8 @@ def secede() -> None:
     ...     total = sum(client.gather(futures))
     ...     rejoin()                          # count against the threads again
     ...     return total
+    >>> client.submit(waits_for_others, 3).result()
+    6
     """
     worker, key = _in_task("secede")
     if getattr(thread_state, "seceded", False):
@@ -100,8 +104,14 @@ def rejoin() -> None:
 
     A no-op when the task has not seceded.
 
-    >>> from xsched import rejoin
-    >>> # inside a task, after secede(): rejoin()
+    >>> from xsched import secede, rejoin
+    >>> def seceded(x):
+    ...     secede()
+    ...     y = x + 1                         # (waiting for other tasks, say)
+    ...     rejoin()                          # waits for a free thread
+    ...     return y
+    >>> client.submit(seceded, 1).result()
+    2
     """
     worker, key = _in_task("rejoin")
     if not getattr(thread_state, "seceded", False):

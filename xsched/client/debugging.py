@@ -153,8 +153,8 @@ class DebuggingMixin:
         >>> def process(chunk):
         ...     scale = len(chunk) - 3
         ...     return [x / scale for x in chunk]
-        >>> f = client.submit(process, [1, 2, 3])                 # doctest: +SKIP
-        >>> f.result()                                            # doctest: +SKIP
+        >>> f = client.submit(process, [1, 2, 3])
+        >>> f.result()
         Traceback (most recent call last):
         ZeroDivisionError: division by zero
         >>> client.debug(f)                                       # doctest: +SKIP
@@ -308,7 +308,7 @@ class DebuggingMixin:
 
         >>> def process(chunk):
         ...     return sum(chunk) / (len(chunk) - 3)
-        >>> f = client.submit(process, [1, 2, 3])        # doctest: +SKIP
+        >>> f = client.submit(process, [1, 2, 3])
         >>> client.recreate_error_locally(f)              # doctest: +SKIP
         Traceback (most recent call last):
         ZeroDivisionError: division by zero

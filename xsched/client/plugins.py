@@ -68,10 +68,12 @@ class PluginsMixin:
         >>> class Ready(WorkerPlugin):
         ...     def setup(self, worker):
         ...         worker.ready = True
-        >>> client.register_plugin(Ready(), name="ready")                   # doctest: +SKIP
-        {'tcp://127.0.0.1:40211': 'OK', 'tcp://127.0.0.1:38003': 'OK'}
-        >>> client.run(lambda worker: worker.ready)                          # doctest: +SKIP
-        {'tcp://127.0.0.1:40211': True, 'tcp://127.0.0.1:38003': True}
+        >>> client.register_plugin(Ready(), name="register_plugin-ready")
+        {'tcp://127.0.0.1:...': 'OK', 'tcp://127.0.0.1:...': 'OK'}
+        >>> client.run(lambda worker: worker.ready)
+        {'tcp://127.0.0.1:...': True, 'tcp://127.0.0.1:...': True}
+        >>> client.unregister_worker_plugin("register_plugin-ready")
+        {'tcp://127.0.0.1:...': 'OK', 'tcp://127.0.0.1:...': 'OK'}
         """
         kind = kind_of(plugin)  # TypeError for anything else, here
         if name is None:
@@ -110,8 +112,11 @@ class PluginsMixin:
         ``PluginError`` naming the workers where ``teardown`` raised, ValueError for a name
         not registered.
 
-        >>> client.unregister_worker_plugin("ready")      # doctest: +SKIP
-        {'tcp://127.0.0.1:40211': 'OK', 'tcp://127.0.0.1:38003': 'OK'}
+        >>> from xsched import WorkerPlugin
+        >>> client.register_plugin(WorkerPlugin(), name="unregister_worker_plugin-ready")
+        {'tcp://127.0.0.1:...': 'OK', 'tcp://127.0.0.1:...': 'OK'}
+        >>> client.unregister_worker_plugin("unregister_worker_plugin-ready")
+        {'tcp://127.0.0.1:...': 'OK', 'tcp://127.0.0.1:...': 'OK'}
         """
         reply, _ = await self._conn.request({"op": ops.UNREGISTER_WORKER_PLUGIN, "name": str(name), "nanny": nanny},
                                             timeout=None)
@@ -122,7 +127,9 @@ class PluginsMixin:
         """Unregister the scheduler plugin ``name``: its ``close()`` runs in the scheduler.
         ValueError for a name not registered.
 
-        >>> client.unregister_scheduler_plugin("audit")   # doctest: +SKIP
+        >>> from xsched import SchedulerPlugin
+        >>> client.register_plugin(SchedulerPlugin(), name="unregister_scheduler_plugin-audit")
+        >>> client.unregister_scheduler_plugin("unregister_scheduler_plugin-audit")
         """
         await self._conn.request({"op": ops.UNREGISTER_SCHEDULER_PLUGIN, "name": str(name)}, timeout=None)
 

@@ -13,9 +13,10 @@ reply, on the background loop the synchronous clients share (``client/loop.py``)
 Unsolicited messages from the scheduler are dropped; a lost connection is not retried
 (``status`` becomes ``lost``).
 
->>> with SchedulerRPC(cluster) as rpc:                  # doctest: +SKIP
+>>> with SchedulerRPC(client.cluster) as rpc:        # (a cluster, or a scheduler's address)
 ...     rpc.wait_for_workers(2, timeout=30)
 ...     sorted(rpc.scheduler_info()["workers"])
+['tcp://127.0.0.1:...', 'tcp://127.0.0.1:...']
 """
 
 from __future__ import annotations

@@ -50,11 +50,16 @@ class SubmitMixin:
         it, and the future's result is an ``Actor`` whose method calls run there (each
         such submit is a new actor: its key is unique unless ``key=`` is given).
 
-        >>> fut = client.submit(pow, 2, 10)   # doctest: +SKIP
-        >>> fut.result()                      # doctest: +SKIP
+        >>> fut = client.submit(pow, 2, 10)
+        >>> fut.result()
         1024
-        >>> counter = client.submit(Counter, actor=True).result()   # doctest: +SKIP
-        >>> counter.increment().result()                             # doctest: +SKIP
+        >>> class Counter:
+        ...     n = 0
+        ...     def increment(self):
+        ...         self.n += 1
+        ...         return self.n
+        >>> counter = client.submit(Counter, actor=True).result()
+        >>> counter.increment().result()
         1
         """
         if not callable(func):
@@ -72,8 +77,8 @@ class SubmitMixin:
         """Apply ``func`` to each element (zip of the iterables); one Future per element
         (with ``actor=True``, one new actor per element: see ``submit``).
 
-        >>> futs = client.map(abs, [-1, -2, 3])     # doctest: +SKIP
-        >>> client.gather(futs)                     # doctest: +SKIP
+        >>> futs = client.map(abs, [-1, -2, 3])
+        >>> client.gather(futs)
         [1, 2, 3]
         """
         if not callable(func):
@@ -100,7 +105,7 @@ class SubmitMixin:
         ``shutdown``, ``with``), each call with ``options`` of ``submit`` (``workers=``,
         ``resources=``, ``retries=``, ``priority=``...; ``pure=False`` unless given).
 
-        >>> with client.get_executor() as ex:                # doctest: +SKIP
+        >>> with client.get_executor() as ex:
         ...     list(ex.map(pow, [2, 3], [5, 2]))
         [32, 9]
         """
@@ -143,8 +148,9 @@ class SubmitMixin:
                 resources=None, workers=None, allow_other_workers: bool = False, retries: int = 0):
         """Compute delayed objects or arrays on the cluster: Futures (or results if ``sync``).
 
-        >>> total = xsched.delayed(sum)([1, 2, 3])       # doctest: +SKIP
-        >>> client.compute(total).result()               # doctest: +SKIP
+        >>> import xsched
+        >>> total = xsched.delayed(sum)([1, 2, 3])
+        >>> client.compute(total).result()
         6
         """
         single = not isinstance(collections, (list, tuple))
@@ -162,7 +168,13 @@ class SubmitMixin:
 
         Returns collections of the same kind whose graph holds Futures.
 
-        >>> x = client.persist(x)   # doctest: +SKIP
+        >>> import xsched
+        >>> x = xsched.delayed(sum)([1, 2, 3])
+        >>> x = client.persist(x)
+        >>> xsched.futures_of(x)
+        [<Future: ..., key: sum-...>]
+        >>> x.compute()
+        6
         """
         single = not isinstance(collections, (list, tuple))
         colls = [collections] if single else list(collections)

@@ -36,7 +36,7 @@ class TransferMixin:
     async def gather(self, futures, errors: str = "raise"):
         """Results of Futures, in the same nested structure (lists, tuples, dicts).
 
-        >>> client.gather(client.map(abs, [-1, 2]))   # doctest: +SKIP
+        >>> client.gather(client.map(abs, [-1, 2]))
         [1, 2]
         """
         flat: list[Future] = []
@@ -125,7 +125,12 @@ class TransferMixin:
     async def scatter(self, data, workers=None, broadcast: bool = False, hash: bool = True):
         """Send local data to workers; returns Futures (a list for a list, a dict for a dict).
 
-        >>> [big] = client.scatter([np.ones(10**7)])     # doctest: +SKIP
+        >>> import numpy as np
+        >>> [big] = client.scatter([np.ones(10**6)])     # sent once; tasks take the future
+        >>> big
+        <Future: finished, key: ndarray-...>
+        >>> client.submit(np.sum, big).result()
+        np.float64(1000000.0)
         """
         single = not isinstance(data, (list, tuple, dict, set))
         if isinstance(data, dict):

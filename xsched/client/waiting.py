@@ -3,7 +3,10 @@
 Both are driven by each future's done-callback, not by polling, so waiting on 10,000
 futures costs one callback per future.
 
->>> # for fut in as_completed(client.map(inc, range(10))): print(fut.result())
+>>> def inc(x):
+...     return x + 1
+>>> sorted(fut.result() for fut in as_completed(client.map(inc, range(10))))   # (yielded as they finish)
+[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
 """
 
 from __future__ import annotations
@@ -29,7 +32,10 @@ def wait(fs: Iterable[Future] | Future, timeout: float | None = None, return_whe
     raises TimeoutError if ``timeout`` passes first.
 
     >>> from xsched import wait
-    >>> # done, not_done = wait(futures, timeout=60)
+    >>> futures = client.map(abs, [-1, -2, -3])
+    >>> done, not_done = wait(futures, timeout=60)
+    >>> len(done), len(not_done)
+    (3, 0)
     """
     if isinstance(fs, Future):
         fs = [fs]
@@ -71,7 +77,9 @@ class as_completed(Iterator):
     """Iterate over futures in the order they finish; more can be added while iterating.
 
     >>> from xsched import as_completed
-    >>> # for fut, result in as_completed(futs, with_results=True): ...
+    >>> futs = client.map(abs, [-1, -2, -3])
+    >>> sorted(result for fut, result in as_completed(futs, with_results=True))
+    [1, 2, 3]
     """
 
     def __init__(self, futures: Iterable[Future] = (), with_results: bool = False, raise_errors: bool = True):
@@ -141,7 +149,9 @@ class as_completed(Iterator):
         """The futures in lists, each of all those finished since the last, until none is
         left (as dask's): fewer wake-ups than one future at a time when many finish at once.
 
-        >>> # for batch in as_completed(futs).batches(): handle(batch)
+        >>> futs = client.map(abs, [-1, -2, -3])
+        >>> sorted(fut.result() for batch in as_completed(futs).batches() for fut in batch)
+        [1, 2, 3]
         """
         while not self.is_empty():
             yield self.next_batch(block=True)

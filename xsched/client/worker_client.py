@@ -13,7 +13,8 @@ rejoins: it waits for a free thread slot, then continues.
 ...     with worker_client() as client:
 ...         a, b = client.submit(fib, n - 1), client.submit(fib, n - 2)
 ...         return a.result() + b.result()
->>> # client.submit(fib, 12).result() -> 144
+>>> client.submit(fib, 12).result()
+144
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def worker_client(timeout=None, separate_thread: bool = True):
     >>> def total_of_squares(n):
     ...     with worker_client() as client:
     ...         return sum(client.gather(client.map(lambda x: x * x, range(n))))
-    >>> # client.submit(total_of_squares, 4).result() -> 14
+    >>> client.submit(total_of_squares, 4).result()
+    14
     """
     task_context._in_task("worker_client")
     client = get_client()

@@ -10,9 +10,9 @@ Where the numbers come from::
                   samples every worker sent with its heartbeats (the last hour at 1 s)
     task_stream:  client.run(_task_log) -> each worker's task_log: (key, start, stop, status)
 
->>> fig = client.plot_memory()                   # doctest: +SKIP
->>> fig = client.task_stream(start="30s")        # doctest: +SKIP
->>> fig.savefig("tasks.png")                     # doctest: +SKIP
+>>> fig = client.plot_memory()
+>>> fig = client.task_stream(start="30s")
+>>> fig.savefig("tasks.png")
 """
 
 from __future__ import annotations
@@ -69,7 +69,9 @@ def plot_memory(client, figsize=(9, 6)):
     Two panels sharing the time axis: RSS with each distinct worker memory limit as a
     dashed red line; managed data (``sizeof``), with spilled bytes dotted when any.
 
-    >>> fig = plot_memory(client)   # doctest: +SKIP
+    >>> fig = plot_memory(client)
+    >>> len(fig.axes)                # RSS, managed
+    2
     """
     if client.asynchronous:
         return _plot_memory_async(client, figsize)
@@ -168,7 +170,11 @@ def task_stream(client, start=None, count: int = 10_000, figsize=(10, 4)):
     duration such as "30s" meaning the last 30 seconds). ``count``: at most this many of
     each worker's most recent tasks. Failed tasks have a red hatched edge.
 
-    >>> fig = task_stream(client, start="1 minute")    # doctest: +SKIP
+    >>> client.gather(client.map(abs, range(-4, 0)))
+    [4, 3, 2, 1]
+    >>> fig = task_stream(client, start="1 minute")
+    >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]    # the workers' names
+    ['0', '1']
     """
     since = _start_time(start)
     if client.asynchronous:

@@ -17,9 +17,10 @@ Data flow::
 Widget objects can be built without a kernel (for tests and scripts):
 
 >>> from xsched.jupyter.widgets import ClientWidget
->>> w = ClientWidget(client)        # doctest: +SKIP
->>> w.refresh(); list(w.bars)       # doctest: +SKIP
-['tcp://127.0.0.1:40123', 'tcp://127.0.0.1:40125']
+>>> w = ClientWidget(client)
+>>> w.refresh(); list(w.bars)
+['tcp://127.0.0.1:...', 'tcp://127.0.0.1:...']
+>>> w.close()
 """
 
 from __future__ import annotations
@@ -156,8 +157,11 @@ class ClusterWidget(ClientWidget):
     It opens its own connection to the scheduler (a ``SchedulerRPC``, closed with the widget
     or the cluster).
 
-    >>> cw = ClusterWidget(cluster)              # doctest: +SKIP
+    >>> cw = ClusterWidget(client.cluster)
+    >>> cw.n_workers.value
+    2
     >>> cw.n_workers.value = 3; cw.scale()       # doctest: +SKIP
+    >>> cw.close()
     """
 
     def __init__(self, cluster, interval: float = 1.0):

@@ -119,9 +119,11 @@ class PluginsExtension(SchedulerExtension):
     ``worker_plugins`` and ``nanny_plugins``: name -> :class:`Kept`; ``plugins``: the
     scheduler plugins, name -> plugin (also ``scheduler.plugins``).
 
-    >>> client.register_plugin(Audit(), name="audit")                          # doctest: +SKIP
-    >>> client.run_on_scheduler(lambda scheduler: list(scheduler.plugins))     # doctest: +SKIP
-    ['audit']
+    >>> from xsched import SchedulerPlugin
+    >>> client.register_plugin(SchedulerPlugin(), name="pluginsextension-audit")
+    >>> client.run_on_scheduler(lambda scheduler: "pluginsextension-audit" in scheduler.plugins)
+    True
+    >>> client.unregister_scheduler_plugin("pluginsextension-audit")
     """
 
     name = "plugins"
