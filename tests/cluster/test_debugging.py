@@ -216,6 +216,34 @@ def test_recreate_error_locally_raises_the_same_exception_here(c):
         c.recreate_error_locally(ok)
 
 
+def fail_when_set(name):
+    xsched.Event(name).wait(timeout=30)
+    return 1 / 0
+
+
+def test_recreate_error_locally_waits_for_a_pending_future(c):
+    """Called right after submit (as its docstring shows), it waits for the task to fail."""
+    import threading
+    import uuid
+
+    name = f"recreate-gate-{uuid.uuid4().hex}"
+    f = c.submit(fail_when_set, name, pure=False)
+    assert f.status == "pending"  # (the gate is shut: it cannot fail yet)
+
+    def open_gate():  # once recreate waits on the future
+        wait_until(lambda: f._state._aevent is not None, timeout=30, msg="recreate waiting")
+        xsched.Event(name, client=c).set()
+
+    opener = threading.Thread(target=open_gate)
+    opener.start()
+    try:
+        with pytest.raises(ZeroDivisionError):
+            c.recreate_error_locally(f)
+    finally:
+        opener.join(timeout=30)
+    xsched.Event(name, client=c).clear()
+
+
 # ---------------------------------------------------------------------- breakpoints
 def test_a_breakpoint_pauses_its_task_while_the_other_thread_runs_tasks(c, typed, capsys):
     addr, _ = worker_of(c)

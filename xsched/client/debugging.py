@@ -295,9 +295,9 @@ class DebuggingMixin:
         """Run a failed task again in this process, with the inputs it failed with, so that
         its exception is raised here (and a local ``%debug`` or ``pdb.pm()`` shows its frames).
 
-        ``future``: the Future that failed (or its key, or the exception it raised). The
-        worker where the task raised sends the task and the inputs it ran with (kept with
-        its post-mortem: see ``debug.post-mortem.keep``). When no worker has them any more
+        ``future``: the Future that failed (or its key, or the exception it raised), waited
+        for while it is pending. The worker where the task raised sends the task and the
+        inputs it ran with (kept with its post-mortem: see ``debug.post-mortem.keep``). When no worker has them any more
         (the post-mortem was dropped, the worker died), the scheduler's copy of the task's
         spec is used, with its inputs fetched from the workers that hold them; inputs no
         longer in memory anywhere make it fail, naming them. Inputs larger than
@@ -308,8 +308,8 @@ class DebuggingMixin:
 
         >>> def process(chunk):
         ...     return sum(chunk) / (len(chunk) - 3)
-        >>> f = client.submit(process, [1, 2, 3])
-        >>> client.recreate_error_locally(f)              # doctest: +SKIP
+        >>> f = client.submit(process, [1, 2, 3])         # (waited for, if still running)
+        >>> client.recreate_error_locally(f)
         Traceback (most recent call last):
         ZeroDivisionError: division by zero
         >>> %debug                                        # doctest: +SKIP
@@ -336,6 +336,8 @@ class DebuggingMixin:
             if not isinstance(key, str):
                 raise TypeError(f"recreate_error_locally takes a Future or its key, not {type(future).__name__}")
             st = future._state if isinstance(future, Future) else self._states.get(key)
+            if st is not None and st.status == "pending":
+                await st.await_done()  # (called right after submit, as users do: wait, as for result())
             if st is None or st.status != "error":
                 status = st.status if st is not None else "unknown to this client"
                 raise DebugError(f"task {key!r} is {status}, not failed: there is no error to recreate")
