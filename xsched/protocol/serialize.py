@@ -3,7 +3,9 @@
 An object becomes ``[pickle_bytes, buffer_1, buffer_2, ...]``: pickle protocol 5 moves the
 payload of numpy arrays, ``bytes`` above a threshold and other buffer-exporting objects
 out of band, so each travels as its own ZeroMQ frame and is never copied into the pickle.
-On receipt the frames' memory is handed straight back to ``pickle.loads(buffers=...)``.
+On receipt the frames' memory is handed straight back to ``pickle.loads(buffers=...)``,
+unless it starts at an address no NumPy array may start at (``_aligned``): ZeroMQ keeps a
+small message inside its own header, or in place in its receive batch, at any byte offset.
 
 Plain ``pickle`` is tried first (fast, no surprises); ``cloudpickle`` takes over for
 lambdas, closures and interactively defined functions.
@@ -81,11 +83,38 @@ def loads(frames: Sequence) -> Any:
     """
     head = frames[0]
     head = frame_view(head)
-    bufs = [frame_view(f) for f in frames[1:]]
+    bufs = [_aligned(frame_view(f)) for f in frames[1:]]
     obj = pickle.loads(head, buffers=bufs)
     if type(obj) is _BytesBox:
         return bytes(obj.data)
     return obj
+
+
+#: the alignment a received buffer must have to become an array's memory as it is: what
+#: every common dtype needs (``np.dtype(t).alignment``: at most 8, complex128 included); ZeroMQ
+#: gives large messages 8 or 16, so those are never copied
+ALIGNMENT = 8
+
+
+def _aligned(buf):
+    """``buf`` itself when its memory starts at a multiple of ``ALIGNMENT``, else a copy that
+    does. NumPy reads a misaligned array, but compiled code given its pointer may not: scipy's
+    splines refused one ("Expected a 1-dim C contiguous array"), others may read it wrong.
+
+    >>> import numpy as np
+    >>> raw = bytearray(np.arange(4, dtype="f8").tobytes()) + b"x"
+    >>> moved = memoryview(bytearray(b"x") + raw)[1:33]          # one byte off
+    >>> np.frombuffer(_aligned(moved), dtype="f8").tolist()
+    [0.0, 1.0, 2.0, 3.0]
+    >>> np.frombuffer(_aligned(moved), dtype="u1").ctypes.data % ALIGNMENT
+    0
+    """
+    import numpy as np  # (a core dependency, as the arrays these buffers mostly carry)
+
+    view = np.frombuffer(buf, dtype=np.uint8)
+    if not view.size or view.ctypes.data % ALIGNMENT == 0:
+        return buf
+    return view.copy()  # (NumPy's allocations are aligned)
 
 
 def nbytes_of_frames(frames: Sequence) -> int:
