@@ -209,8 +209,12 @@ def _chunks_touched(region: tuple[slice, ...], unit: tuple[int, ...]) -> set:
 
 
 def _no_chunk_written_twice(d: Delayed, unit: tuple[int, ...]) -> None:
+    _no_chunk_written_twice_of(_write_regions(d), unit)
+
+
+def _no_chunk_written_twice_of(regions, unit: tuple[int, ...]) -> None:
     seen: dict = {}
-    for region in _write_regions(d):
+    for region in regions:
         for chunk in _chunks_touched(region, unit):
             assert chunk not in seen, f"zarr chunk {chunk} written by {seen[chunk]} and {region}"
             seen[chunk] = region
@@ -243,6 +247,42 @@ def test_a_region_off_the_stored_grid_is_rechunked_so_no_chunk_has_two_writers(t
     assert [r[0].start for r in sorted(_write_regions(d), key=lambda r: r[0].start)] == [3, 4, 8, 12]
     d.compute()
     assert zarr.open_array(path, mode="r")[:].tolist() == [0, 1, 2] + [-1] * 13 + [16, 17, 18, 19]
+
+
+def _store_regions(d: Delayed) -> list[tuple[slice, ...]]:
+    """The region each write task of a store(..., compute=False) stores into."""
+    from xsched.array.store import _write
+
+    return [t.args[2] for t in d.__xsched_graph__().values() if getattr(t, "func", None) is _write]
+
+
+def test_store_without_a_lock_puts_the_blocks_on_a_zarr_arrays_grid(tmp_path):
+    """store(compute=False) into a zarr array whose chunks the blocks straddle: two tasks
+    writing parts of one chunk each write the whole chunk, and one part was lost (26-40 of
+    400 values, on a cluster). The source is rechunked onto the grid; a region too."""
+    values = np.arange(400.0).reshape(20, 20)
+    z = zarr.create_array(str(tmp_path / "s.zarr"), shape=(20, 20), chunks=(4, 4), dtype="f8", fill_value=-1)
+    d = xa.store(xa.from_array(values, chunks=(6, 5)), z, compute=False)
+    _no_chunk_written_twice_of(_store_regions(d), (4, 4))
+    d.compute()
+    np.testing.assert_array_equal(z[:], values)
+    region = (slice(3, 16), slice(0, 20))
+    d = xa.store(xa.from_array(values[:13], chunks=(5, 20)), z, regions=region, compute=False)
+    _no_chunk_written_twice_of(_store_regions(d), (4, 4))
+    assert sorted({r[0].start for r in _store_regions(d)}) == [3, 4, 8, 12]
+    # a lock given: the blocks as they are (the lock keeps the writes apart)
+    locked = xa.store(xa.from_array(values, chunks=(6, 5)), z, lock=_SharedLock(), compute=False)
+    assert sorted({r[0].start for r in _store_regions(locked)}) == [0, 6, 12, 18]
+
+
+class _SharedLock:
+    """A lock that pickles (what store(compute=False) needs of one), for the graph's sake."""
+
+    def acquire(self):
+        return True
+
+    def release(self):
+        pass
 
 
 def test_appending_grows_the_array_and_writes_at_its_end(tmp_path):

@@ -124,6 +124,9 @@ def store(sources: Array | Sequence[Array], targets: Any, lock: Any = None,
     computed, from the task that holds it (see the module docstring): the targets and the
     lock travel with the tasks, so they must pickle, an array in this process's memory is
     refused, and a lock must be one the cluster shares (``xsched.Lock``), not ``True``.
+    Without a lock, a source is first rechunked onto a chunked target's grid (a zarr array's
+    chunks, or shards), so that no two tasks write parts of one stored chunk at once (each
+    writes the chunk whole: one part would be lost).
 
     >>> import numpy as np, xsched.array as xa
     >>> a = xa.ones((2, 3), chunks=1)
@@ -211,6 +214,8 @@ def _lazy(sources: list, targets: list, regions: list, lock: Any) -> Delayed:
     graph: dict[str, Any] = {}
     writes = []
     for k, (x, target, region) in enumerate(zip(sources, targets, regions)):
+        if lock is None and _gridded(target, x.ndim):  # (two tasks writing one chunk: one's part is lost)
+            x = on_grid(x, target, _region_slices(region, x.shape, tuple(target.shape)))
         graph.update(x._graph.flat())
         for index, where in _placements(x, target, region):
             key = chunk_key(f"{name}-{k}", index)
@@ -221,6 +226,14 @@ def _lazy(sources: list, targets: list, regions: list, lock: Any) -> Delayed:
     done = f"{name}-done"
     graph[done] = Task(all_written, (writes,), {}, per_task(ann))
     return Delayed(done, graph)
+
+
+def _gridded(target: Any, ndim: int) -> bool:
+    """Whether ``target`` is stored in chunks it says (a zarr array; an HDF5 dataset stored
+    whole says None), each written whole: blocks must then not share one."""
+    grid = getattr(target, "shards", None) or getattr(target, "chunks", None)
+    return (isinstance(grid, tuple) and len(grid) == ndim == len(getattr(target, "shape", ()))
+            and all(isinstance(c, (int, np.integer)) and c > 0 for c in grid))
 
 
 def _sendable(obj: Any, what: str) -> None:
@@ -243,6 +256,41 @@ def _write(block: Any, target: Any, where: tuple, dtype: Any, lock: Any, label: 
                          f"in the target has shape {shape}; nothing was written for it")
     with _lock_of(lock):
         target[where] = block
+
+
+def on_grid(arr: Array, z: Any, offset: Sequence[int]) -> Array:
+    """``arr`` rechunked, where it must be, so that every block written at ``offset`` into
+    ``z`` begins on one of its chunks (a zarr array's, or its shards when sharded: a shard is
+    written whole, or read, changed and written): two tasks then never write one chunk.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> class Target:                   # (what matters: shape and chunks, as a zarr array's)
+    ...     shape, chunks = (20, 20), (4, 4)
+    >>> on_grid(xa.from_array(np.zeros((20, 20)), chunks=(6, 5)), Target(), (0, 0)).chunks
+    ((8, 8, 4), (4, 4, 4, 4, 4))
+    """
+    unit = getattr(z, "shards", None) or z.chunks
+    aligned = tuple(_aligned(c, o, u) for c, o, u in zip(arr.chunks, offset, unit))
+    return arr.rechunk(aligned) if aligned != arr.chunks else arr
+
+
+def _aligned(chunks: tuple[int, ...], start: int, unit: int) -> tuple[int, ...]:
+    """``chunks`` if every block written from ``start`` begins on a multiple of ``unit``
+    (the first at ``start`` itself); else about the same sizes, cut where ``unit`` cuts.
+
+    >>> _aligned((4, 4, 2), 8, 4), _aligned((4, 4, 2), 2, 4), _aligned((5, 5), 0, 2)
+    ((4, 4, 2), (2, 4, 4), (4, 4, 2))
+    """
+    bounds = np.cumsum((start,) + chunks[:-1])[1:]
+    if all(b % unit == 0 for b in bounds):
+        return chunks
+    total, size = sum(chunks), max(unit, round(max(chunks) / unit) * unit)
+    out = [min(total, (-start) % unit or size)]
+    done = out[0]
+    while done < total:
+        out.append(min(size, total - done))
+        done += out[-1]
+    return tuple(out)
 
 
 def all_written(results: list) -> None:

@@ -39,7 +39,7 @@ from ..graph.spec import Ref, Task
 from .chunks import _starts, normalize_chunks
 from .core import Array, _auto_aligned
 from .masking import known_chunks_needed
-from .store import all_written
+from .store import all_written, on_grid
 
 __all__ = ["from_zarr", "to_zarr", "ZarrSource"]
 
@@ -287,7 +287,7 @@ def to_zarr(arr: Array, url: Any, component: str | None = None, overwrite: bool 
                                   "into it, append_dim= to add to it, or choose another path or "
                                   "component.") from exc
         offset = (0,) * arr.ndim
-        arr = _on_grid(arr, z, offset)  # (blocks that start on the stored chunks need no lock)
+        arr = on_grid(arr, z, offset)  # (blocks that start on the stored chunks need no lock)
     token = new_token(arr.name, repr(source), uuid.uuid4().hex)
     name = f"to-zarr-{token}"
     ann = annotations_in_force()
@@ -340,16 +340,7 @@ def _into_existing(arr: Array, source: ZarrSource, region: Any, append_dim: int 
         z.resize(tuple(z.shape[a] + (arr.shape[a] if a == axis else 0) for a in range(arr.ndim)))
     else:
         offset = _region_offset(region, z.shape, arr.shape, source)
-    return _on_grid(arr, z, offset), offset
-
-
-def _on_grid(arr: Array, z: Any, offset: tuple[int, ...]) -> Array:
-    """``arr`` rechunked, where it must be, so that every block written at ``offset`` into
-    zarr array ``z`` begins on one of its chunks (its shards when sharded: a shard is written
-    whole, or read, changed and written)."""
-    unit = getattr(z, "shards", None) or z.chunks
-    aligned = tuple(_aligned(c, o, u) for c, o, u in zip(arr.chunks, offset, unit))
-    return arr.rechunk(aligned) if aligned != arr.chunks else arr
+    return on_grid(arr, z, offset), offset
 
 
 def _axis(axis: int, ndim: int) -> int:
@@ -377,25 +368,6 @@ def _region_offset(region: Any, stored: tuple, shape: tuple, source: ZarrSource)
                              f"{step}; the array written has {size} there (a step of 1 is needed).")
         offset.append(start)
     return tuple(offset)
-
-
-def _aligned(chunks: tuple[int, ...], start: int, unit: int) -> tuple[int, ...]:
-    """``chunks`` if every block written from ``start`` begins on a multiple of ``unit``
-    (the first at ``start`` itself); else about the same sizes, cut where ``unit`` cuts.
-
-    >>> _aligned((4, 4, 2), 8, 4), _aligned((4, 4, 2), 2, 4), _aligned((5, 5), 0, 2)
-    ((4, 4, 2), (2, 4, 4), (4, 4, 2))
-    """
-    bounds = np.cumsum((start,) + chunks[:-1])[1:]
-    if all(b % unit == 0 for b in bounds):
-        return chunks
-    total, size = sum(chunks), max(unit, round(max(chunks) / unit) * unit)
-    out = [min(total, (-start) % unit or size)]
-    done = out[0]
-    while done < total:
-        out.append(min(size, total - done))
-        done += out[-1]
-    return tuple(out)
 
 
 def _to_zarr_method(self: Array, url: Any, component: str | None = None,
