@@ -74,6 +74,10 @@ def _fake_values(dtype: Any, n: int = 2) -> Any:
         return pd.array(pd.date_range("2000-01-01", periods=n, tz=getattr(dtype, "tz", None)), dtype=dtype)
     if pd.api.types.is_timedelta64_dtype(dtype):
         return pd.array(pd.to_timedelta(range(1, n + 1), unit="s"), dtype=dtype)
+    if isinstance(dtype, pd.ArrowDtype):
+        made = _arrow_values(dtype, n)
+        if made is not None:
+            return made
     if isinstance(dtype, pd.PeriodDtype):
         return pd.array(pd.period_range("2000-01-01", periods=n, freq=dtype.freq), dtype=dtype)
     if isinstance(dtype, pd.IntervalDtype):
@@ -85,6 +89,28 @@ def _fake_values(dtype: Any, n: int = 2) -> Any:
     if isinstance(dtype, pd.StringDtype) or pd.api.types.is_string_dtype(dtype):
         return pd.array(["foo", "bar"][:n] * (n // 2 + 1), dtype=dtype)[:n]
     return pd.array(["foo"] * n, dtype=dtype)
+
+
+def _arrow_values(dtype: pd.ArrowDtype, n: int) -> Any:
+    """Values of the pyarrow types pandas cannot make from numbers or words: durations (one
+    second, two...), and, where no value is at hand (lists, structs, maps), missing
+    ones of the type itself. None for the rest, made as pandas' own dtypes are.
+
+    >>> import pyarrow as pa
+    >>> list(_arrow_values(pd.ArrowDtype(pa.duration("ms")), 2))
+    [Timedelta('0 days 00:00:01'), Timedelta('0 days 00:00:02')]
+    >>> _arrow_values(pd.ArrowDtype(pa.list_(pa.int64())), 2).dtype
+    list<item: int64>[pyarrow]
+    """
+    import pyarrow as pa
+
+    kind = dtype.pyarrow_dtype
+    if pa.types.is_duration(kind):
+        seconds = pa.array([1_000_000_000 * i for i in range(1, n + 1)], type=pa.duration("ns"))
+        return pd.array(seconds.cast(kind), dtype=dtype)
+    if pa.types.is_nested(kind) or pa.types.is_null(kind):
+        return pd.array(pa.nulls(n, type=kind), dtype=dtype)
+    return None
 
 
 def _nonempty_index(index: pd.Index) -> pd.Index:
