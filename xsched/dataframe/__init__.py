@@ -72,6 +72,31 @@ from .rolling import map_overlap
 from .reshaping import crosstab, get_dummies, melt, pivot_table
 from .shuffle import merge
 
+
+def _name_installed_methods() -> None:
+    """Name the methods the modules above install on the collections after what a user
+    calls: each was defined inside an ``_install`` function, so Python's own errors read
+    ``_install.<locals>.df_drop_duplicates() got an unexpected keyword argument ...``; now
+    ``DataFrame.drop_duplicates() got ...`` (a function two classes share: its attribute
+    name alone)."""
+    import inspect
+    import sys
+
+    owners: dict = {}
+    for name, module in list(sys.modules.items()):
+        if name == __name__ or name.startswith(__name__ + "."):
+            for cls in list(vars(module).values()):
+                if inspect.isclass(cls) and cls.__module__.startswith(__name__):
+                    for attr, value in vars(cls).items():
+                        func = value.fget if isinstance(value, property) else value
+                        if inspect.isfunction(func) and "<locals>" in func.__qualname__:
+                            owners.setdefault(id(func), (func, attr, set()))[2].add(cls.__qualname__)
+    for func, attr, classes in owners.values():
+        func.__qualname__ = f"{next(iter(classes))}.{attr}" if len(classes) == 1 else attr
+
+
+_name_installed_methods()
+
 __all__ = [
     "DataFrame",
     "Series",
