@@ -304,6 +304,15 @@ def arange(start: Any, stop: Any = None, step: Any = 1, *, dtype: Any = None,
         n = max(int(np.ceil((stop - start) / step)), 0)
     dtype = np.dtype(dtype) if dtype is not None else np.result_type(start, stop, step)
     integral = all(isinstance(v, numbers.Integral) for v in (start, step))
+    if integral:
+        # NumPy's first values: its errors (start or start + step out of the dtype's bounds,
+        # booleans past length 2) when built; the rest it fills from the first two
+        head = np.arange(start, start + min(n, 3) * step, step, dtype=dtype)
+        if dtype.kind in "iu" and dtype.itemsize < 8:  # (64 bits: no wrap, NumPy's own fill is quicker)
+            first = int(head[0]) if n else 0
+            delta = int(head[1]) - first if n > 1 else 0
+            return generate("arange", functools.partial(_block_at, _integer_arange_at), n, dtype, chunks,
+                            (first, delta, dtype), _integer_arange_at)
     # (integers into floats: NumPy fills a block from its first value on in the dtype)
     at = _arange_at if not integral or dtype.kind in "iub" else None
     return generate("arange", _arange_block, n, dtype, chunks, (start, step, dtype), at)
@@ -312,6 +321,20 @@ def arange(start: Any, stop: Any = None, step: Any = 1, *, dtype: Any = None,
 def _arange_at(positions: tuple, first: Any, step: Any, dtype: np.dtype) -> np.ndarray:
     """``arange``'s values at positions, as its blocks compute them."""
     return (first + positions[0] * step).astype(dtype, copy=False)
+
+
+def _integer_arange_at(positions: tuple, first: int, delta: int, dtype: np.dtype) -> np.ndarray:
+    """An integer ``arange``'s values at positions as NumPy's fill makes them: ``first + i *
+    delta`` in the dtype's wrapping arithmetic (``np.arange(200, dtype="i1")`` wraps past 127),
+    here in 64 bits (modulo 2**64), then cut to the dtype."""
+    wide = np.uint64 if dtype.kind == "u" else np.int64
+    bits = 2**64
+    first, delta = first % bits, delta % bits
+    if wide is np.int64:
+        first, delta = (v - bits if v >= bits // 2 else v for v in (first, delta))
+    out = np.multiply(positions[0], wide(delta), dtype=wide, casting="unsafe")
+    out += wide(first)
+    return out.astype(dtype, copy=False)
 
 
 def _linspace_block(shape: tuple, start: tuple, first: float, step: float, last: float,

@@ -219,9 +219,11 @@ def _selection_shape(index: tuple, shape: tuple) -> tuple | None:
     return tuple(out)
 
 
-def to_hdf5(path: str, name: str, arr: Any, *, chunks: Any = True, compression: Any = None,
+def to_hdf5(path: str, name: Any, arr: Any = None, *, chunks: Any = True, compression: Any = None,
             batch_size: int | None = None, mode: str = "a", **dataset_kwargs: Any) -> None:
-    """Write ``arr`` to dataset ``name`` of the HDF5 file at ``path``, chunk by chunk.
+    """Write ``arr`` to dataset ``name`` of the HDF5 file at ``path``, chunk by chunk; or,
+    as dask's ``to_hdf5(path, {name: arr, ...})``, each array of a dict to its dataset (one
+    after another, with the same options, in one opening of the file).
 
     Chunks are computed in batches of ``batch_size`` (default: 4) and written in this
     process as each batch arrives, so only a batch of chunks is ever held here. With a
@@ -234,34 +236,56 @@ def to_hdf5(path: str, name: str, arr: Any, *, chunks: Any = True, compression: 
     >>> with h5py.File("/tmp/xsched-out.h5", "r") as f:
     ...     float(f["/x"][:].sum())
     45.0
+    >>> xa.to_hdf5("/tmp/xsched-out.h5", {"/a": x, "/b": x * 2})
+    >>> with h5py.File("/tmp/xsched-out.h5", "r") as f:
+    ...     f["/a"][:3].tolist(), f["/b"][:3].tolist()
+    ([0.0, 1.0, 2.0], [0.0, 2.0, 4.0])
     """
     import h5py
 
-    # an xsched Array, told by the method this needs (core.py imports this module, not back)
-    if not callable(getattr(arr, "_compute_blocks", None)):
-        raise TypeError(f"to_hdf5 expects an xsched.array.Array, got {type(arr).__name__}; "
-                        "wrap numpy data with xsched.array.from_array(x, chunks=...) first.")
+    if isinstance(name, dict):
+        if arr is not None:
+            raise TypeError("to_hdf5: with a dict {dataset: array} pass no array after it: "
+                            "to_hdf5(path, {'/x': x, '/y': y})")
+        datasets = dict(name)
+    elif arr is None:
+        raise TypeError("to_hdf5: no array given; call to_hdf5(path, '/x', x), or "
+                        "to_hdf5(path, {'/x': x, '/y': y})")
+    else:
+        datasets = {name: arr}
+    for arr in datasets.values():
+        # an xsched Array, told by the method this needs (core.py imports this module, not back)
+        if not callable(getattr(arr, "_compute_blocks", None)):
+            raise TypeError(f"to_hdf5 expects an xsched.array.Array, got {type(arr).__name__}; "
+                            "wrap numpy data with xsched.array.from_array(x, chunks=...) first.")
     batch_size = int(batch_size or 4)
     if batch_size < 1:
         raise ValueError(f"to_hdf5: batch_size must be >= 1, got {batch_size}")
     path = os.path.abspath(path)
     close_files(path)  # a cached read handle would make HDF5 refuse to write
+    with h5py.File(path, mode) as fh:
+        for name, arr in datasets.items():
+            _write_dataset(fh, name, arr, chunks, compression, batch_size, dataset_kwargs)
+
+
+def _write_dataset(fh: Any, name: str, arr: Any, chunks: Any, compression: Any, batch_size: int,
+                   dataset_kwargs: dict) -> None:
+    """``to_hdf5`` of one array into the open file ``fh``."""
     if chunks is True and arr.ndim:
         chunks = tuple(max(1, c) for c in arr.chunksize)
     if arr.ndim == 0 or arr.size == 0:
         chunks = None
     indices = list(np.ndindex(*arr.numblocks))
     keys = [arr.chunk_key(i) for i in indices]
-    with h5py.File(path, mode) as fh:
-        if name in fh:
-            del fh[name]
-        ds = fh.create_dataset(name, shape=arr.shape, dtype=arr.dtype, chunks=chunks,
-                               compression=compression, **dataset_kwargs)
-        starts = [np.cumsum((0,) + c) for c in arr.chunks]
-        for lo in range(0, len(indices), batch_size):
-            batch_idx = indices[lo:lo + batch_size]
-            blocks = arr._compute_blocks(keys[lo:lo + batch_size])
-            for idx, block in zip(batch_idx, blocks):
-                sel = tuple(slice(int(starts[a][i]), int(starts[a][i + 1]))
-                            for a, i in enumerate(idx))
-                ds[sel] = np.asarray(block, dtype=arr.dtype)
+    if name in fh:
+        del fh[name]
+    ds = fh.create_dataset(name, shape=arr.shape, dtype=arr.dtype, chunks=chunks,
+                           compression=compression, **dataset_kwargs)
+    starts = [np.cumsum((0,) + c) for c in arr.chunks]
+    for lo in range(0, len(indices), batch_size):
+        batch_idx = indices[lo:lo + batch_size]
+        blocks = arr._compute_blocks(keys[lo:lo + batch_size])
+        for idx, block in zip(batch_idx, blocks):
+            sel = tuple(slice(int(starts[a][i]), int(starts[a][i + 1]))
+                        for a, i in enumerate(idx))
+            ds[sel] = np.asarray(block, dtype=arr.dtype)

@@ -37,7 +37,7 @@ from .mapping import map_blocks
 from .creation import asarray
 from .index_notation import blockwise
 from .manipulation import stack
-from .rechunking import joined
+from .rechunking import joined, unify_chunks
 from .reductions import reduction, sum as _sum
 
 __all__ = ["histogram", "histogram2d", "histogramdd", "histogram_bin_edges", "bincount", "digitize"]
@@ -271,7 +271,10 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0) -> Array:
         raise ValueError(f"bincount: x must be 1-d; got shape {x.shape}")
     if minlength < 0:
         raise ValueError(f"bincount: minlength must not be negative, got {minlength}")
-    args = [x] + _weights(weights, x, "bincount", "weights and x must have the same length; got shapes")
+    args = [x] + _weights(weights, x, "bincount", "the weights and list don't have the same length; shapes")
+    if len(args) == 2 and args[1].chunks != x.chunks:  # each block counted with its own weights
+        args = unify_chunks(args, x.shape)
+        x = args[0]
     np.bincount(np.empty(0, x.dtype))  # (NumPy's error for values that are not integers)
     dtype = np.dtype(np.intp if weights is None else np.float64)
     partials = map_blocks(_bincount_block, *args, minlength=minlength,

@@ -136,15 +136,24 @@ def _eye(x: Array) -> np.ndarray:
 # --------------------------------------------------------------------------- square matrices
 
 
-def cholesky(a: Any, /, *, upper: bool = False) -> Array:
+def cholesky(a: Any, /, *, upper: bool = False, lower: bool | None = None) -> Array:
     """The Cholesky factor of each matrix of the stack ``a`` (``..., M, M``), lower
-    triangular (``upper=True``: upper), as ``numpy.linalg.cholesky``.
+    triangular (``upper=True``: upper), as ``numpy.linalg.cholesky``. dask's ``lower=`` is
+    taken too when given (``lower=False``: upper), but the default is NumPy's lower factor,
+    where dask's ``cholesky(a)`` gives the upper one.
 
     >>> import numpy as np, xsched.array as xa
     >>> a = xa.from_array(np.array([[[4.0, 2.0], [2.0, 5.0]]] * 3), chunks=(2, 2, 2))
     >>> cholesky(a).compute()[0].tolist()
     [[2.0, 0.0], [1.0, 2.0]]
+    >>> cholesky(a, lower=False).compute()[0].tolist()
+    [[2.0, 1.0], [0.0, 2.0]]
     """
+    if lower is not None:  # (dask's keyword)
+        if upper and lower:
+            raise ValueError("cholesky: upper=True and lower=True ask for both factors; pass one of "
+                             "them (NumPy's upper=, or dask's lower=)")
+        upper = not lower
     if blocked.spread(a):  # (one matrix over several blocks)
         return blocked.cholesky(a, upper=upper)
     a = _stack(a, "cholesky", "a", square=True)

@@ -244,6 +244,9 @@ def to_zarr(arr: Array, url: Any, component: str | None = None, overwrite: bool 
     grid, so the writes still need no lock. The metadata (creation, growth) is written
     now, the blocks when computed.
 
+    ``url`` may also be an existing ``zarr.Array`` (as dask's ``to_zarr`` takes): ``arr`` is
+    written into it, as into a region that is all of it, so their shapes must be equal.
+
     ``component``: the array's path inside a group. ``overwrite``: replace an existing
     array there (otherwise that is an error). ``create_kwargs`` go to
     ``zarr.create_array`` (``compressors=``, ``attributes=``, ``dimension_names=``, ...).
@@ -263,6 +266,10 @@ def to_zarr(arr: Array, url: Any, component: str | None = None, overwrite: bool 
     >>> xa.to_zarr(x[:3], path, component="doubled", append_dim=0)
     >>> zarr.open_array(path, path="doubled", mode="r")[:].tolist()
     [0, 2, 1, 1, 1, 10, 12, 14, 16, 18, 0, 1, 2]
+    >>> z = zarr.create_array(os.path.join(os.path.dirname(path), "given.zarr"), shape=(10,), chunks=(5,), dtype="i8")
+    >>> xa.to_zarr(x, z)
+    >>> z[:].tolist()
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
     """
     if not isinstance(arr, Array):
         raise TypeError(f"to_zarr expects an xsched.array.Array, got {type(arr).__name__}; "
@@ -270,6 +277,12 @@ def to_zarr(arr: Array, url: Any, component: str | None = None, overwrite: bool 
     known_chunks_needed(arr, "to_zarr")
     zarr = _import_zarr()
     source = ZarrSource.from_user(url, component, storage_options)
+    if isinstance(url, zarr.Array) and region is None and append_dim is None:
+        if tuple(url.shape) != arr.shape:
+            raise ValueError(f"to_zarr: the zarr array given has shape {tuple(url.shape)}, the array "
+                             f"written {arr.shape}; they must be equal (region= writes into a part "
+                             "of it, append_dim= adds to it).")
+        region = ()  # (all of it)
     if region is not None or append_dim is not None:
         arr, offset = _into_existing(arr, source, region, append_dim, overwrite, create_kwargs)
     else:
@@ -319,8 +332,9 @@ def _into_existing(arr: Array, source: ZarrSource, region: Any, append_dim: int 
         raise ValueError("to_zarr: pass region= or append_dim=, not both.")
     if overwrite or create_kwargs:
         given = ["overwrite=True"] * bool(overwrite) + [f"{k}=" for k in create_kwargs]
-        raise ValueError(f"to_zarr: {', '.join(given)} create a new array; with region= or "
-                         "append_dim= the array exists already and keeps its settings.")
+        raise ValueError(f"to_zarr: {', '.join(given)} create a new array; with region=, "
+                         "append_dim= or a zarr.Array given the array exists already and keeps "
+                         "its settings.")
     z = source.open("r+")
     if z.ndim != arr.ndim:
         raise ValueError(f"to_zarr: {source.describe()} has {z.ndim} dimensions, the array "
@@ -362,10 +376,15 @@ def _region_offset(region: Any, stored: tuple, shape: tuple, source: ZarrSource)
     offset = []
     for axis, (r, n, size) in enumerate(zip(region, stored, shape)):
         start, stop, step = r.indices(n)
-        if step != 1 or stop - start != size:
+        covered = len(range(start, stop, step))
+        if step != 1:
+            raise ValueError(f"to_zarr: region {r} along axis {axis} has step {step} (it covers "
+                             f"{covered} elements); a step other than 1 is not supported: write "
+                             "into a contiguous region (step 1).")
+        if covered != size:
             raise ValueError(f"to_zarr: region {r} along axis {axis} of {source.describe()} "
-                             f"(length {n}) covers {max(stop - start, 0)} elements with step "
-                             f"{step}; the array written has {size} there (a step of 1 is needed).")
+                             f"(length {n}) covers {covered} elements; the array written has "
+                             f"{size} there.")
         offset.append(start)
     return tuple(offset)
 

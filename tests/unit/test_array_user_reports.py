@@ -1,0 +1,96 @@
+"""Array bugs a user's test found, each compared with NumPy (or what dask does): bincount with
+weights chunked otherwise than x, arange into small integer dtypes (NumPy wraps), to_zarr into
+a given zarr.Array and its region error, to_hdf5's dict form, and dask's cholesky(lower=)."""
+
+from __future__ import annotations
+
+import re
+
+import h5py
+import numpy as np
+import pytest
+import zarr
+
+import xsched.array as xa
+
+
+def test_bincount_with_weights_chunked_otherwise_than_x():
+    iv = np.random.default_rng(0).integers(0, 7, 40)
+    w = np.random.default_rng(1).random(40)
+    x, weights = xa.from_array(iv, chunks=9), xa.from_array(w, chunks=17)
+    np.testing.assert_allclose(np.bincount(x, weights=weights, minlength=10).compute(),
+                               np.bincount(iv, weights=w, minlength=10))
+    np.testing.assert_allclose(xa.bincount(x, weights=weights).compute(), np.bincount(iv, weights=w))
+    with pytest.raises(ValueError, match="weights and list don't have the same length"):
+        np.bincount(iv, weights=w[:30])
+    with pytest.raises(ValueError, match="weights and list don't have the same length"):
+        xa.bincount(x, weights=xa.from_array(w[:30], chunks=17))  # (when built)
+
+
+@pytest.mark.parametrize("args", [(200,), (0, 300), (250, -10, -3), (127, -300, -7), (0, 100000, 7),
+                                  (5, -300, -1), (0, 300, 100), (-128, 200, 255)])
+@pytest.mark.parametrize("dtype", ["i1", "u1", "i2", "u2", "i4"])
+def test_arange_into_a_small_integer_dtype_wraps_as_numpy(args, dtype):
+    try:
+        want = np.arange(*args, dtype=dtype)
+    except (OverflowError, ValueError) as exc:  # (start or start + step out of the dtype's bounds)
+        with pytest.raises(type(exc), match=re.escape(str(exc))):
+            xa.arange(*args, dtype=dtype, chunks=30)
+        return
+    for chunks in ((1, 7, 30) if len(want) < 1000 else (997, 5000)):
+        x = xa.arange(*args, dtype=dtype, chunks=chunks)
+        got = x.compute()
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        for cut in (slice(None, None, 3), slice(None, None, -4), slice(5, None, 17)):
+            np.testing.assert_array_equal(x[cut].compute(), want[cut])
+    if args == (200,) and dtype == "i1":
+        assert xa.arange(200, chunks=30, dtype="i1")[127:130].compute().tolist() == [127, -128, -127]
+
+
+def test_to_zarr_into_a_given_zarr_array(tmp_path):
+    x = xa.from_array(np.arange(30.0), chunks=7)
+    z = zarr.create_array(str(tmp_path / "a.zarr"), shape=(30,), chunks=(10,), dtype="f8")
+    xa.to_zarr(x * 2, z)
+    np.testing.assert_array_equal(z[:], np.arange(30.0) * 2)
+    xa.to_zarr(x[:5], z, region=(slice(10, 15),))  # (region= as before)
+    np.testing.assert_array_equal(z[10:15], np.arange(5.0))
+    with pytest.raises(ValueError, match=r"shape \(30,\), the array written \(15,\)"):
+        xa.to_zarr(x[:15], z)
+
+
+def test_to_zarr_region_with_a_step_counts_its_elements(tmp_path):
+    path = str(tmp_path / "a.zarr")
+    x = xa.from_array(np.arange(30.0), chunks=7)
+    xa.to_zarr(x, path)
+    assert len(range(*slice(0, 30, 2).indices(30))) == 15
+    with pytest.raises(ValueError, match=r"step 2 \(it covers 15 elements\); a step other than 1 is not supported"):
+        xa.to_zarr(x[:15], path, region=(slice(0, 30, 2),))
+    with pytest.raises(ValueError, match="covers 20 elements; the array written has 15 there"):
+        xa.to_zarr(x[:15], path, region=(slice(0, 20),))
+
+
+def test_to_hdf5_takes_a_dict_of_datasets(tmp_path):
+    path = str(tmp_path / "d.h5")
+    data = np.arange(10.0)
+    x = xa.from_array(data, chunks=4)
+    xa.to_hdf5(path, {"/a": x, "/b": x * 2}, compression="gzip")
+    with h5py.File(path, "r") as f:
+        np.testing.assert_array_equal(f["/a"][:], data)
+        np.testing.assert_array_equal(f["/b"][:], data * 2)
+        assert f["/b"].compression == "gzip"
+    with pytest.raises(TypeError, match="no array given"):
+        xa.to_hdf5(path, "/c")
+
+
+@pytest.mark.parametrize("chunks", [-1, 1])  # (one block per matrix, and one matrix over blocks)
+def test_cholesky_takes_dasks_lower_keyword(chunks):
+    m = np.array([[4.0, 2.0, 0.0], [2.0, 5.0, 2.0], [0.0, 2.0, 5.0]])
+    a = xa.from_array(m, chunks=chunks)
+    lower, upper = np.linalg.cholesky(m), np.linalg.cholesky(m, upper=True)
+    np.testing.assert_allclose(xa.linalg.cholesky(a).compute(), lower)  # (NumPy's default)
+    np.testing.assert_allclose(xa.linalg.cholesky(a, upper=True).compute(), upper)
+    np.testing.assert_allclose(xa.linalg.cholesky(a, lower=True).compute(), lower)
+    np.testing.assert_allclose(xa.linalg.cholesky(a, lower=False).compute(), upper)
+    with pytest.raises(ValueError, match="upper=True and lower=True"):
+        xa.linalg.cholesky(a, upper=True, lower=True)
