@@ -382,6 +382,10 @@ class GroupBy:
     def __repr__(self) -> str:
         return f"xsched.GroupBy<{self._frame._name}, by={self._by if not isinstance(self._by, _Frame) else 'Series'}>"
 
+    def __iter__(self):
+        """Refused: see ``no_iteration``."""
+        raise no_iteration(repr(self._by) if not isinstance(self._by, _Frame) else "<a Series>")
+
     def __getitem__(self, key: Any) -> "GroupBy":
         names = key if isinstance(key, list) else [key]
         if isinstance(self._frame, DataFrame):
@@ -820,6 +824,24 @@ class GroupBy:
                                             _name=f"groupby-{method}"))
 
 
+def no_iteration(by: str) -> TypeError:
+    """Why ``for key, group in df.groupby(...)`` is refused, and what to do instead: each
+    group would be a computation of its own over every partition (a frame of its rows);
+    pandas' iteration needs the groups in memory, which a grouping here never gathers.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"k": list("aab"), "v": [1, 2, 3]}), npartitions=2)
+    >>> for key, group in df.groupby("k"):  # doctest: +ELLIPSIS
+    ...     pass
+    Traceback (most recent call last):
+    TypeError: iterating over the groups of groupby('k') is not offered: ...
+    """
+    return TypeError(f"iterating over the groups of groupby({by}) is not offered: each group would be a "
+                     "computation of its own over every partition. Run a function on every group with "
+                     ".apply(func, meta=...), take one group with .get_group(key), or compute the frame (if it "
+                     "fits in memory) and iterate in pandas: for key, group in df.compute().groupby(...)")
+
+
 def _keyed_meta(meta: Any, frame_meta: pd.DataFrame, keys: list) -> Any:
     """A ``meta=`` given to ``apply`` that says nothing of its index (a default RangeIndex,
     as ``("x", "f8")`` or ``pd.Series(dtype=object)`` make) indexed by the group keys, as
@@ -862,6 +884,14 @@ def _as_key(frame: _Frame, by: Any) -> Any:
                         "which a partition does not know; group by a column, or a Series partitioned like the "
                         "frame (df.index.to_series().map(...))")
     return by
+
+
+def names_index(frame: _Frame, by: Any) -> bool:
+    """Whether ``by`` is a list of keys naming the index of a DataFrame by its name (which
+    no column has), as pandas groups by index levels among columns."""
+    name = frame._meta.index.name
+    return (isinstance(frame, DataFrame) and isinstance(by, (list, tuple)) and name is not None
+            and name not in frame._meta.columns and any(one_label(k) and k == name for k in by))
 
 
 def _level_key(frame: _Frame, level: Any) -> Any:
@@ -1194,11 +1224,14 @@ class FlatGroupBy:
     def __getitem__(self, key: Any) -> "FlatGroupBy":
         return FlatGroupBy(self._grouped[key])
 
+    def __iter__(self):
+        return iter(self._grouped)  # (refused: ``no_iteration``)
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
         attr = getattr(self._grouped, name)
-        if isinstance(attr, GroupBy):  # (a column: df.groupby(k, as_index=False).v)
+        if isinstance(attr, (GroupBy, type(self._grouped))):  # (a column: df.groupby(k, as_index=False).v)
             return FlatGroupBy(attr)
         if name not in PER_GROUP:
             return attr
@@ -1217,12 +1250,15 @@ def _install() -> None:
                 as_index: bool = True, **kwargs: Any):
         """Group rows by columns (names) or by a Series partitioned like this frame;
         ``as_index=False`` gives per-group results with the keys as columns (``FlatGroupBy``);
-        ``pd.Grouper(freq="1D")`` groups the index into bins of time, as ``resample``.
+        ``pd.Grouper(freq="1D")`` groups the index into bins of time, as ``resample``; the
+        index's name, alone or among columns, groups by its labels, as pandas'.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> df = xd.from_pandas(pd.DataFrame({"k": list("ab"), "v": [1, 2]}), npartitions=1)
         >>> df.groupby("k").v.sum().compute().tolist()
         [1, 2]
+        >>> df.set_index("k").assign(m=1).groupby(["k", "m"]).v.sum().compute().index.tolist()
+        [('a', 1), ('b', 1)]
         """
         if isinstance(by, pd.Grouper) or (isinstance(by, (list, tuple)) and any(
                 isinstance(k, pd.Grouper) for k in by)):
@@ -1231,6 +1267,8 @@ def _install() -> None:
             if isinstance(self, Series):
                 raise TypeError("groupby: as_index=False is only valid for a DataFrame, as in pandas")
             return FlatGroupBy(groupby(self, by, sort=sort, dropna=dropna, observed=observed, **kwargs))
+        if names_index(self, by):  # (its labels a column of a name of its own: ``grouper.GrouperKeys``)
+            return GROUPERS[0](self, by, sort=sort, dropna=dropna, observed=observed, **kwargs)
         if "level" in kwargs:
             if by is not None:
                 raise TypeError("groupby: give by or level, not both")

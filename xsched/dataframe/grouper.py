@@ -1,4 +1,4 @@
-"""``groupby(pd.Grouper(...))``, alone or among other keys.
+"""``groupby(pd.Grouper(...))``, alone or among other keys; the index's name among keys.
 
 A Grouper alone with ``freq=`` is ``resample`` (its bins cross partition boundaries), of the
 index or, after ``set_index``, of a column. Among other keys
@@ -6,7 +6,9 @@ index or, after ``set_index``, of a column. Among other keys
 made partition by partition by pandas' own binning, so its sides, labels and calendar anchors
 are pandas'; the grouping then runs on columns, and its results' index levels take the
 Grouper's name back (the index's, or the key column's) through ``GrouperKeys``. A key column
-binned by a Grouper is not aggregated, as in pandas.
+binned by a Grouper is not aggregated, as in pandas. The index's name among the keys
+(``df.groupby(["k", "m"])`` where the index is named ``k``) is grouped the same way: its
+labels become a column of a name of its own, which the results' index levels name ``k``.
 
 Bins of a fixed length (hours, days...) anchored to the data's first or last day or time
 (``origin`` "start_day", "start", "end", "end_day") must be the same in every partition: the
@@ -38,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from .core import DataFrame, Series, _Frame, map_partitions
-from .groupby import GROUPERS, GroupBy, SeriesGroupBy, _level_names
+from .groupby import GROUPERS, GroupBy, SeriesGroupBy, _level_names, names_index, no_iteration, one_label
 from .groupby_whole import GroupedWindow
 
 __all__ = ["GrouperKeys"]
@@ -56,11 +58,11 @@ _LAST_ORIGINS = ("end", "end_day")
 
 
 def grouped(frame: _Frame, by: Any, **options: Any) -> Any:
-    """``frame.groupby(by)`` where ``by`` is a Grouper or a list holding one (the hook
-    ``groupby.GROUPERS``); None where ``by`` holds none."""
+    """``frame.groupby(by)`` where ``by`` is a Grouper, or a list holding one or the index's
+    name (the hook ``groupby.GROUPERS``); None where ``by`` holds neither."""
     if isinstance(by, pd.Grouper):
         return _by_grouper(frame, by, **options)
-    if isinstance(by, (list, tuple)) and any(isinstance(k, pd.Grouper) for k in by):
+    if isinstance(by, (list, tuple)) and (any(isinstance(k, pd.Grouper) for k in by) or names_index(frame, by)):
         return _among_keys(frame, list(by), **options)
     return None
 
@@ -112,7 +114,8 @@ def _check_times(frame: _Frame, grouper: pd.Grouper) -> None:
 
 
 def _among_keys(frame: _Frame, by: list, **options: Any) -> "GrouperKeys":
-    """``frame.groupby([pd.Grouper(freq=...), "name", ...])``: each Grouper's bins a column."""
+    """``frame.groupby([pd.Grouper(freq=...), "name", ...])``: each Grouper's bins a column,
+    and the index's labels one where its name is among the keys."""
     if not isinstance(frame, DataFrame):
         raise NotImplementedError("groupby: a pd.Grouper among other keys of a Series; make it a frame first "
                                   "(s.to_frame()) and select the column after grouping")
@@ -123,7 +126,16 @@ def _among_keys(frame: _Frame, by: list, **options: Any) -> "GrouperKeys":
     made: list = []
     names: dict = {}
     binned: list = []
+    bins: list = []  # (the columns of Grouper bins)
+    index_name = frame._meta.index.name if names_index(frame, by) else None
+    if index_name is not None:  # (the index's labels as a column: grouped as the other keys)
+        index_column = _hidden(frame, "__xsched_index__")
+        made.append((index_column, frame.index.to_series()))
+        names[index_column] = index_name
     for key in by:
+        if index_name is not None and not isinstance(key, pd.Grouper) and one_label(key) and key == index_name:
+            keys.append(index_column)
+            continue
         if not isinstance(key, pd.Grouper):
             keys.append(key)
             continue
@@ -131,26 +143,32 @@ def _among_keys(frame: _Frame, by: list, **options: Any) -> "GrouperKeys":
             keys.append(key.key)
             continue
         _check_times(frame, key)
-        hidden = f"__xsched_bins_{len(made)}__"
-        while hidden in frame.columns:
-            hidden += "_"
+        hidden = _hidden(frame, f"__xsched_bins_{len(made)}__")
         source = frame._meta.index if key.key is None else frame._meta[key.key]
         spec, anchor = _binning(frame, key, getattr(source.dtype, "tz", None))
         meta = pd.Series(pd.DatetimeIndex([], dtype=source.dtype), index=frame._meta.index[:0], name=hidden)
         made.append((hidden, map_partitions(bins_of, frame, key.key, spec, hidden, anchor, meta=meta,
                                             _name="grouper-bins")))
+        bins.append(hidden)
         names[hidden] = frame._meta.index.name if key.key is None else key.key
         if key.key is not None:
             binned.append(key.key)
         keys.append(hidden)
     frame = frame._assign(made)
-    if not options.get("dropna", True):  # (a row of no time is in no bin, whatever dropna says: pandas')
-        frame = frame[_all_timed(frame, [hidden for hidden, _ in made])]
+    if bins and not options.get("dropna", True):  # (a row of no time is in no bin, whatever dropna says: pandas')
+        frame = frame[_all_timed(frame, bins)]
     rows = frame.groupby(keys, **options)  # (whole rows, the binned columns too: head, filter...)
     if binned:  # (a binned column is a key: not aggregated)
         frame = frame.drop(columns=list(dict.fromkeys(binned)))
     shown = ", ".join(_shown(k) for k in by)
     return GrouperKeys(frame.groupby(keys, **options), names, f"[{shown}]", rows)
+
+
+def _hidden(frame: DataFrame, name: str) -> str:
+    """``name``, lengthened until no column of ``frame`` has it."""
+    while name in frame.columns:
+        name += "_"
+    return name
 
 
 def _shown(key: Any) -> str:
@@ -269,6 +287,9 @@ class GrouperKeys:
 
     def __getitem__(self, key: Any) -> "GrouperKeys":
         return GrouperKeys(self._grouped[key], self._names, f"{self._shown}[{key!r}]")
+
+    def __iter__(self):
+        raise no_iteration(self._shown)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):

@@ -57,8 +57,16 @@ ROUNDS_ABOVE = 64
 
 def _hash_keys(part: pd.DataFrame, on: Sequence[Any] | None, dtypes: Sequence[Any] | None) -> np.ndarray:
     """One hash per row of the ``on`` columns, or of the index (``on=None``: a merge on one
-    side's index hashes it as the other side's key columns are hashed)."""
-    keys = part.index.to_frame(index=False) if on is None else part[list(on)]
+    side's index hashes it as the other side's key columns are hashed); a name in ``on``
+    that is no column is an index level's (a merge's ``on="k"`` where one side's index is
+    named ``k``, as pandas allows)."""
+    if on is None:
+        keys = part.index.to_frame(index=False)
+    elif all(c in part.columns for c in on):
+        keys = part[list(on)]
+    else:
+        keys = pd.DataFrame({i: part[c].reset_index(drop=True) if c in part.columns
+                             else pd.Series(part.index.get_level_values(c)) for i, c in enumerate(on)})
     keys = keys.set_axis(range(keys.shape[1]), axis=1)
     if dtypes is not None:  # both sides of a merge hash equal keys equally
         keys = keys.astype(dict(enumerate(dtypes)))
@@ -562,7 +570,7 @@ def shares(split_out: Any, frame: _Frame, what: str, default: Any) -> Any:
 
 
 def drop_duplicates(frame: _Frame, subset: Any = None, keep: Any = "first", split_out: Any = None,
-                    split_every: int | None = None) -> _Frame:
+                    split_every: int | None = None, ignore_index: bool = False) -> _Frame:
     """The rows without duplicates, in the frame's order and partitions (its divisions kept):
     each partition's first (last) row of each key meets the others' in a hash shuffle, and
     the rows kept go back to their partitions (``_distinct_in_order``), so no task holds every
@@ -580,7 +588,17 @@ def drop_duplicates(frame: _Frame, subset: Any = None, keep: Any = "first", spli
     ([1, 2, 3], 1)
     >>> df.drop_duplicates(keep="last").a.tolist(), df.drop_duplicates(keep=False).a.tolist()
     ([1, 3, 2], [3])
+
+    ``ignore_index=True`` labels the rows kept 0, 1, ..., n - 1 in their order across the
+    partitions, as pandas' (and dask's documented) ``ignore_index``: one global numbering, not
+    each partition's own from 0, so the divisions become unknown (the row counts of the
+    partitions before each are added up by a chain of small tasks, see ``concat``).
+
+    >>> df.drop_duplicates(ignore_index=True).compute().index.tolist()
+    [0, 1, 2]
     """
+    if ignore_index:
+        return _numbered_in_order(drop_duplicates(frame, subset, keep, split_out, split_every))
     if keep not in ("first", "last", False):
         raise ValueError(f"drop_duplicates: keep must be 'first', 'last' or False, got {keep!r}")
     if subset is not None and isinstance(frame, DataFrame):
@@ -757,11 +775,28 @@ _UNITS = ("s", "ms", "us", "ns")
 
 
 def _key_dtypes(frame: DataFrame, on: list | None) -> list:
-    """The dtypes of a merge's keys: the ``on`` columns', or the index levels' (``on=None``)."""
+    """The dtypes of a merge's keys: the ``on`` columns' (or of the index levels they name),
+    or the index levels' (``on=None``)."""
+    meta = frame._meta
     if on is not None:
-        return [frame._meta[c].dtype for c in on]
-    index = frame._meta.index
+        return [meta[c].dtype if c in meta.columns else meta.index.get_level_values(c).dtype for c in on]
+    index = meta.index
     return list(index.dtypes) if isinstance(index, pd.MultiIndex) else [index.dtype]
+
+
+def _check_keys(frame: DataFrame, names: list, what: str) -> None:
+    """Each of a merge's key ``names`` is a column of ``frame`` or the name of a level of its
+    index (pandas' "column or index level names")."""
+    levels = [n for n in frame._meta.index.names if n is not None]
+    missing = [n for n in names if n not in frame._meta.columns and n not in levels]
+    if missing:
+        raise KeyError(f"{what}: {missing[0]!r} is neither a column nor an index level of this DataFrame; its "
+                       f"columns are {list(frame._meta.columns)}, its index levels {levels}")
+
+
+#: pandas' ``validate`` values, and which sides' keys each one says are unique
+_VALIDATE = {"one_to_one": "both", "1:1": "both", "one_to_many": "left", "1:m": "left", "many_to_one": "right",
+             "m:1": "right", "many_to_many": "", "m:m": ""}
 
 
 def _common_dtype(a: Any, b: Any) -> Any:
@@ -799,9 +834,11 @@ def _common_dtypes(left: list, right: list) -> list | None:
 def merge(left: DataFrame, right: DataFrame, how: str = "inner", on: Any = None, left_on: Any = None,
           right_on: Any = None, left_index: bool = False, right_index: bool = False,
           suffixes: tuple = ("_x", "_y"), npartitions: int | None = None, broadcast: bool | None = None,
-          indicator: bool = False, shuffle_method: str | None = None, sort: bool = False) -> DataFrame:
+          indicator: bool = False, shuffle_method: str | None = None, sort: bool = False,
+          validate: str | None = None) -> DataFrame:
     """Join two frames as ``pandas.merge``: on columns or indexes (``left_index``,
-    ``right_index``, either side or both) through a hash shuffle of both sides
+    ``right_index``, either side or both; ``on``, ``left_on`` and ``right_on`` may name index
+    levels too, as pandas' do) through a hash shuffle of both sides
     (``shuffle_method``: ``"p2p"``, ``"tasks"``, or None for the ``shuffle.method`` setting),
     by broadcasting a one-partition side, or partition by partition on indexes with equal
     known divisions. ``sort=True`` orders the result by the join keys, as pandas' does, with
@@ -822,13 +859,22 @@ def merge(left: DataFrame, right: DataFrame, how: str = "inner", on: Any = None,
 
     >>> len(xd.merge(a, b, how="cross")), xd.merge(a, b, how="cross").columns.tolist()
     (6, ['k_x', 'x', 'k_y', 'y'])
+
+    ``validate`` ("1:1", "1:m", "m:1", "m:m" or their long names) checks as pandas' does that
+    the keys are unique on the sides it names, raising pandas' ``MergeError`` when the result
+    is computed: every row of a key meets in one output of the shuffle, whose merge checks
+    it (a one-partition side is broadcast only when its own keys are the ones checked).
+
+    >>> dup = xd.from_pandas(pd.DataFrame({"k": [1, 1, 2]}), npartitions=2)
+    >>> xd.merge(dup, b, on="k", validate="m:1").compute().k.tolist()
+    [1, 1]
     """
     if how not in ("inner", "left", "right", "outer", "leftsemi", "cross"):
         raise ValueError(f"merge: how must be inner, left, right, outer or cross, got {how!r}")
     method = None if shuffle_method is None else _choose(shuffle_method)
     if sort:
         out = merge(left, right, how, on, left_on, right_on, left_index, right_index, suffixes, npartitions,
-                    broadcast, indicator, method)
+                    broadcast, indicator, method, validate=validate)
         return _sorted_by_keys(out, how, on, left_on, right_on, left_index, right_index, left, right)
     if not isinstance(left, DataFrame) or not isinstance(right, DataFrame):
         if isinstance(right, pd.DataFrame):
@@ -854,9 +900,9 @@ def merge(left: DataFrame, right: DataFrame, how: str = "inner", on: Any = None,
     left_on = [left_on] if left_on is not None and not isinstance(left_on, list) else left_on
     right_on = [right_on] if right_on is not None and not isinstance(right_on, list) else right_on
     if left_on is not None:
-        left._check_columns(left_on, "merge (left side)")
+        _check_keys(left, left_on, "merge (left side)")
     if right_on is not None:
-        right._check_columns(right_on, "merge (right side)")
+        _check_keys(right, right_on, "merge (right side)")
     kwargs: dict = {"how": how, "suffixes": suffixes, "indicator": indicator}
     kwargs.update({k: v for k, v in (("left_on", left_on), ("right_on", right_on)) if v is not None})
     kwargs.update({k: True for k, v in (("left_index", left_index), ("right_index", right_index)) if v})
@@ -865,16 +911,21 @@ def merge(left: DataFrame, right: DataFrame, how: str = "inner", on: Any = None,
     except Exception as exc:
         raise ValueError(f"merge fails in pandas on these frames' keys, columns and dtypes: "
                          f"{type(exc).__name__}: {exc}") from exc
+    unique = ""  # (the sides whose keys ``validate`` says are unique)
+    if validate is not None:
+        if validate not in _VALIDATE:
+            raise ValueError(f"merge: validate must be one of {list(_VALIDATE)} (as pandas'), got {validate!r}")
+        kwargs["validate"], unique = validate, _VALIDATE[validate]
     if (left_index and right_index and left.known_divisions and right.known_divisions
             and left.divisions == right.divisions):
         return map_partitions(_merge_parts, left, right, kwargs, meta=meta, _name="merge-aligned")
     left_key = None if left_index else left_on  # (None: the index)
     right_key = None if right_index else right_on
     dtypes = _common_dtypes(_key_dtypes(left, left_key), _key_dtypes(right, right_key))
-    if broadcast is not False:
-        if right.npartitions == 1 and how in ("inner", "left"):
+    if broadcast is not False:  # (a partition of the big side cannot tell its keys are unique in the whole)
+        if right.npartitions == 1 and how in ("inner", "left") and unique not in ("both", "left"):
             return _broadcast(left, right, kwargs, meta, big_left=True)
-        if left.npartitions == 1 and how in ("inner", "right"):
+        if left.npartitions == 1 and how in ("inner", "right") and unique not in ("both", "right"):
             return _broadcast(right, left, kwargs, meta, big_left=False)
     n = int(npartitions or max(left.npartitions, right.npartitions))
     if _choose(method) == "p2p":  # both sides in one exchange: each output merges its pieces at once
@@ -934,8 +985,9 @@ def _broadcast(big: DataFrame, small: DataFrame, kwargs: dict, meta: Any, big_le
 def _install() -> None:
     def df_merge(self, right, how="inner", on=None, left_on=None, right_on=None, left_index=False,
                  right_index=False, suffixes=("_x", "_y"), npartitions=None, broadcast=None, indicator=False,
-                 shuffle_method=None, sort=False):
-        """Join with another frame (see ``xsched.dataframe.merge``).
+                 shuffle_method=None, sort=False, validate=None):
+        """Join with another frame (see ``xsched.dataframe.merge``; ``on`` may name index
+        levels, ``validate`` checks the keys' uniqueness as pandas').
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> a = xd.from_pandas(pd.DataFrame({"k": [2, 1]}), npartitions=2)
@@ -945,7 +997,7 @@ def _install() -> None:
         [1, 2]
         """
         return merge(self, right, how, on, left_on, right_on, left_index, right_index, suffixes, npartitions,
-                     broadcast, indicator, shuffle_method, sort)
+                     broadcast, indicator, shuffle_method, sort, validate)
 
     def join(self, other, on=None, how="left", lsuffix="", rsuffix="", npartitions=None):
         """Join on the index (or ``on`` columns of this frame against the other's index).
@@ -1028,14 +1080,15 @@ def _install() -> None:
                              key)[name]
         return out if self.name is not None else out.rename(None)
 
-    def df_drop_duplicates(self, subset=None, keep="first", split_out=None, split_every=None):
-        """The rows without duplicates (see ``xsched.dataframe.shuffle.drop_duplicates``).
+    def df_drop_duplicates(self, subset=None, keep="first", split_out=None, split_every=None, ignore_index=False):
+        """The rows without duplicates (see ``xsched.dataframe.shuffle.drop_duplicates``);
+        ``ignore_index=True`` labels them 0, 1, ..., n - 1 across the partitions, as pandas'.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> len(xd.from_pandas(pd.DataFrame({"a": [1, 1, 2]}), npartitions=2).drop_duplicates())
         2
         """
-        return drop_duplicates(self, subset, keep, split_out, split_every)
+        return drop_duplicates(self, subset, keep, split_out, split_every, ignore_index)
 
     def df_shuffle(self, on=None, ignore_index=False, npartitions=None, shuffle_method=None, on_index=False,
                    **options):
