@@ -765,6 +765,44 @@ class MissingAttribute(AttributeError):
         return AttributeError, (str(self),)
 
 
+#: What each accessor takes, in pandas' words, and the conversion that gives such values.
+ACCESSOR_VALUES = {"str": ("string values", ".astype(str).str..."),
+                   "dt": ("datetimelike values", ".astype('datetime64[ns]').dt... (text in another format: "
+                          "xd.to_datetime(..., format=...))"),
+                   "cat": ("categorical values", ".astype('category').cat...")}
+
+
+class WrongAccessor(AttributeError):
+    """``.str`` of numbers, ``.dt`` of text...: pandas' AttributeError, raised when the
+    expression is built, naming the column, its dtype and the conversion to make first. (The
+    accessor's property raises; Python then asks ``__getattr__``, which raises this.)
+
+    >>> import xsched.dataframe as xd
+    >>> print(WrongAccessor(xd.from_pandas(pd.DataFrame({"a": [1, 2]}), npartitions=1).a, "str"))
+    .str accessor only for string values, and the column 'a' is int64 (pandas: Can only use
+    .str accessor with string values, not integer); convert it first: .astype(str).str...
+    """
+
+    def __init__(self, obj: Any, kind: str) -> None:
+        super().__init__()
+        self._obj, self._kind = obj, kind
+
+    def __str__(self) -> str:  # (written only when shown: a hasattr probe stays cheap)
+        meta, kind = self._obj._meta, self._kind
+        values, fix = ACCESSOR_VALUES[kind]
+        try:
+            getattr(_nonempty(meta), kind)
+            said = ""
+        except Exception as exc:  # (pandas' own words)
+            said = f" (pandas: {exc})"
+        own = "index" if isinstance(meta, pd.Index) else "column"
+        which = f"the {own} {meta.name!r}" if meta.name is not None else f"this {type(self._obj).__name__}"
+        return f".{kind} accessor only for {values}, and {which} is {meta.dtype}{said}; convert it first: {fix}"
+
+    def __reduce__(self):  # (sent elsewhere, as the plain error it reads as)
+        return AttributeError, (str(self),)
+
+
 class Series(_Frame):
     """A partitioned ``pandas.Series``.
 
@@ -779,6 +817,8 @@ class Series(_Frame):
     def __getattr__(self, name: str):
         if name.startswith("_"):
             raise AttributeError(name)
+        if name in ACCESSOR_VALUES:  # (its property raised: the accessor does not apply to this dtype)
+            raise WrongAccessor(self, name)
         raise MissingAttribute("Series", name, pd.Series, type(self))
 
     @property

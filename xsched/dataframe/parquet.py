@@ -20,6 +20,7 @@ are never read) and drops the rows ``filters=`` excludes.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -30,8 +31,8 @@ from ..graph.spec import Ref, Task
 from .categorical import mark_unknown
 from . import hive
 from .core import DataFrame, Series
-from ..files import LocalFileSystem, arrow_source, expand_paths, file_token, filesystem_for, join, make_folder, \
-    partition_names, shown
+from ..files import LocalFileSystem, arrow_source, expand_paths, file_token, files_in, filesystem_for, join, \
+    make_folder, partition_names, shown
 from ..graph.collection import run_writes
 from .io import from_tasks, in_dtypes, meta_dtypes
 from .planner import PREDICATES
@@ -57,7 +58,7 @@ def _pq():
 def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any = None,
                  storage_options: dict | None = None, split_row_groups: bool | int | str = "infer",
                  calculate_divisions: bool | None = None, blocksize: int | str | None = "256 MiB",
-                 engine: str | None = "auto"):
+                 engine: str | None = "auto", dtype_backend: str | None = None):
     """A dataframe from parquet files: one partition per file, or per run of row groups.
 
     ``split_row_groups="infer"`` (the default) gives a file a partition when its first file
@@ -78,7 +79,9 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
     A directory of ``key=value`` folders (``to_parquet(partition_on=)``, pandas'
     ``partition_cols``) gives each key as a categorical column, and filters on a key skip
     whole folders (``hive.py``). pyarrow reads them: ``engine`` may be ``"pyarrow"`` or
-    ``"auto"`` (dask's spellings of it), nothing else.
+    ``"auto"`` (dask's spellings of it), nothing else. ``dtype_backend="numpy_nullable"``
+    gives pandas' nullable dtypes (Int64, Float64, boolean, string), ``"pyarrow"`` pandas'
+    ``ArrowDtype`` of every column, as ``pandas.read_parquet`` does (a folder key too).
 
     >>> import os, tempfile, pandas as pd
     >>> with tempfile.TemporaryDirectory() as d:
@@ -86,10 +89,15 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
     ...         pd.DataFrame({"t": [2 * i, 2 * i + 1], "v": [1.0, 2.0]}).to_parquet(f"{d}/part.{i}.parquet")
     ...     df = read_parquet(d, index="t")
     ...     df.divisions, float(df.v.sum().compute())
+    ...     str(read_parquet(d, dtype_backend="pyarrow").v.dtype)
     ((0, 2, 4, 5), 9.0)
+    'double[pyarrow]'
     """
     what = "read_parquet"
     _check_engine(engine, what)
+    if dtype_backend not in _BACKENDS:
+        raise ValueError(f"{what}: dtype_backend={dtype_backend!r} is invalid; only 'numpy_nullable' and 'pyarrow' "
+                         "are allowed (or None: pandas' default dtypes)")
     _pq()
     import pyarrow as pa
 
@@ -135,8 +143,11 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
 
     def meta_of(read: list | None, wanted: list | None, one: bool) -> Any:
         table = schema.empty_table() if read is None else schema.empty_table().select(read)
-        return _keyed(_holding_nulls(_to_frame(table, index, index_cols, stored, wanted, one), holes),
-                      hive.key_dtypes(keys))
+        frame = _to_frame(table, index, index_cols, stored, wanted, one, dtype_backend)
+        if dtype_backend is None:  # (nullable and arrow dtypes hold missing values as they are)
+            frame = _holding_nulls(frame, holes)
+        # (an arrow dictionary's dtype does not list its values: only categoricals get the keys')
+        return frame if dtype_backend == "pyarrow" else _keyed(frame, hive.key_dtypes(keys))
 
     meta = meta_of(read_columns, cols, single)
 
@@ -163,7 +174,7 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
     divisions = _divisions([piece[3] for piece in pieces]) if div_col and pieces else None
 
     token = new_token([file_token(fs, p) for fs, p, _ in files], columns, repr(filters), index, runs,
-                      calculate_divisions)
+                      calculate_divisions, dtype_backend)
     name = f"read-parquet-{token}"
     ann = annotations_in_force()
 
@@ -172,6 +183,8 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
         own = None if read is None else [c for c in read if c not in keys]
         wanted_keys = None if read is None else [c for c in read if c in keys]
         extra = [c for c in _filter_columns(own_dnf) if own is not None and c not in own]
+        if dtype_backend is not None:
+            kw = dict(kw, backend=dtype_backend)
         out = []
         for fs, p, rgs, _, left, typed in pieces:
             folders = (typed, keys, wanted_keys) if keys else None
@@ -407,12 +420,38 @@ def _divisions(ranges: list) -> tuple | None:
     return tuple(lo for lo, _ in ranges) + (ranges[-1][1],)
 
 
-def _to_frame(table: Any, index: Any, index_cols: list, stored: list, cols: list | None, single: bool) -> Any:
-    """A read table as the partition: pandas' stored index restored, or ``index=`` applied,
-    in the order of ``columns=``."""
+#: ``dtype_backend`` values, as pandas and dask take them (None: pandas' default dtypes).
+_BACKENDS = (None, "numpy_nullable", "pyarrow")
+
+
+def _types_mapper(backend: str | None) -> Any:
+    """pandas' choice of dtype for an arrow type under ``dtype_backend``
+    (``pandas.io._util.arrow_table_to_pandas``): nullable dtypes, or ``ArrowDtype`` of all.
+
+    >>> import pyarrow as pa
+    >>> _types_mapper("numpy_nullable")(pa.uint8()), _types_mapper("pyarrow")(pa.int64())
+    (UInt8Dtype(), int64[pyarrow])
+    """
+    if backend == "pyarrow":
+        return pd.ArrowDtype
+    if backend != "numpy_nullable":
+        return None
+    import pyarrow as pa
+
+    return {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
+            pa.int64(): pd.Int64Dtype(), pa.uint8(): pd.UInt8Dtype(), pa.uint16(): pd.UInt16Dtype(),
+            pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype(), pa.bool_(): pd.BooleanDtype(),
+            pa.float32(): pd.Float32Dtype(), pa.float64(): pd.Float64Dtype(), pa.string(): pd.StringDtype(),
+            pa.large_string(): pd.StringDtype()}.get
+
+
+def _to_frame(table: Any, index: Any, index_cols: list, stored: list, cols: list | None, single: bool,
+              backend: str | None = None) -> Any:
+    """A read table as the partition (in ``backend``'s dtypes): pandas' stored index restored,
+    or ``index=`` applied, in the order of ``columns=``."""
     # one block per column, and each Arrow column freed once converted: the default makes a
     # copy of the floats into one 2-D block while the whole table is still held
-    df = table.to_pandas(split_blocks=True, self_destruct=True)
+    df = table.to_pandas(split_blocks=True, self_destruct=True, types_mapper=_types_mapper(backend))
     if index is False or (index_cols and index_cols != stored):
         unnamed = all(n is None for n in df.index.names)
         df = df.reset_index(drop=unnamed)  # (a named stored index stays, as a column)
@@ -455,12 +494,13 @@ def _copy(meta: Any) -> Any:
 
 def _read_piece(fs: Any, path: str, label: str, row_groups: list | None, read_columns: list | None, extra: list,
                 filters: Any, index: Any, index_cols: list, stored: list, cols: list | None, single: bool,
-                meta: Any, sort: bool, pushed: tuple = (), folders: tuple | None = None) -> Any:
+                meta: Any, sort: bool, pushed: tuple = (), folders: tuple | None = None,
+                backend: str | None = None) -> Any:
     """Run on the workers: one file (or some of its row groups) as a pandas partition; with
     ``pushed`` (comparisons the planner took from ``df[df.col > value]``), only the rows
     pandas' comparison keeps, with the labels they would have had (``_read_pushed``); with
     ``folders`` (the file's folder keys, every key's values, the keys wanted), its folders'
-    values as columns (``hive.with_keys``)."""
+    values as columns (``hive.with_keys``); ``backend``: the ``dtype_backend``."""
     pq = _pq()
     import pyarrow as pa
 
@@ -475,7 +515,7 @@ def _read_piece(fs: Any, path: str, label: str, row_groups: list | None, read_co
         with arrow_source(fs, path) as src:
             if pushed:
                 table, labels = _read_pushed(pq.ParquetFile(src, pre_buffer=pre_buffer), row_groups, wanted, expr,
-                                             pushed, meta, index, index_cols, stored)
+                                             pushed, meta, index, index_cols, stored, backend)
             elif row_groups is None:
                 table = pq.read_table(src, columns=read_columns, filters=filters, use_pandas_metadata=True,
                                       pre_buffer=pre_buffer)
@@ -490,7 +530,7 @@ def _read_piece(fs: Any, path: str, label: str, row_groups: list | None, read_co
                 table = hive.with_keys(table, *folders)
     except (pa.ArrowException, KeyError) as exc:
         raise ValueError(f"read_parquet: reading {label}: {exc}") from exc
-    df = _to_frame(table, index, index_cols, stored, cols, single)
+    df = _to_frame(table, index, index_cols, stored, cols, single, backend)
     del table
     pa.default_memory_pool().release_unused()  # (the reader's buffers, kept by Arrow's allocator)
     if labels is not None:
@@ -503,7 +543,7 @@ PUSHED_BATCH_ROWS = 65_536
 
 
 def _read_pushed(f: Any, row_groups: list | None, wanted: list | None, expr: Any, pushed: tuple, meta: Any,
-                 index: Any, index_cols: list, stored: list) -> tuple[Any, Any]:
+                 index: Any, index_cols: list, stored: list, backend: str | None = None) -> tuple[Any, Any]:
     """The rows of a piece that pass ``expr`` (pyarrow's filter, as ``filters=`` reads) and
     then ``pushed`` (pandas' comparison of each column as the partition would hold it: a
     missing value passes ``!=`` only), read ``PUSHED_BATCH_ROWS`` at a time; and the index
@@ -523,7 +563,7 @@ def _read_pushed(f: Any, row_groups: list | None, wanted: list | None, expr: Any
             part = part.filter(expr)
         mask = np.ones(part.num_rows, dtype=bool)
         for col, op, value in pushed:
-            s = _as_conformed(part.column(col).to_pandas(), meta, col)
+            s = _as_conformed(part.column(col).to_pandas(types_mapper=_types_mapper(backend)), meta, col)
             mask &= PREDICATES[op](s, value).to_numpy(dtype=bool, na_value=False)  # (NA: as df[mask])
         kept.append(part.take(np.flatnonzero(mask)))  # (a filter keeping no row drops the batch's
         # dictionaries, and with them categories the partition has when read whole)
@@ -595,7 +635,8 @@ def _conform(df: Any, meta: Any, label: str, sort: bool) -> Any:
 def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = True,
                storage_options: dict | None = None, compression: str | None = "snappy",
                overwrite: bool = False, partition_on: Any = None, name_function: Any = None,
-               engine: str | None = "auto", **kwargs: Any):
+               engine: str | None = "auto", append: bool = False, ignore_divisions: bool = False,
+               **kwargs: Any):
     """Write a dataframe as a directory of ``part.<i>.parquet`` files, written by the workers.
 
     Every file gets the schema of the dataframe's meta (so empty partitions agree), with
@@ -604,7 +645,14 @@ def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = Tru
     the column kept in the folder names only, as pandas, pyarrow and dask do: ``read_parquet``
     gives it back as a categorical and skips the folders ``filters=`` rule out. A directory
     that already holds parquet files (or ``key=value`` folders) is refused unless
-    ``overwrite=True``, which deletes them first. Other keywords go to
+    ``overwrite=True``, which deletes them first, or ``append=True`` (dask's), which adds
+    these files after them: numbered on (``part.<n>.parquet`` from one past the highest
+    there, or ``name_function(i + files there)``), each name a new one, so that
+    ``read_parquet`` of the directory gives the old rows, then these. Appended columns, index
+    and dtypes must be those of the files there (checked now, against the first, whose
+    schema ``read_parquet`` takes); with a named index of known divisions, the first new
+    division may not be below the largest index value of the last file there, unless
+    ``ignore_divisions=True`` (the index would not be sorted across files). Other keywords go to
     ``pyarrow.parquet.write_table`` (``engine``: ``"pyarrow"`` or ``"auto"``, the one
     there is). ``name_function(i)`` names partition ``i``'s file instead of ``part.<i>.parquet``
     (a different name ending ``.parquet`` for each: ``read_parquet`` of the directory reads
@@ -617,20 +665,21 @@ def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = Tru
     >>> with tempfile.TemporaryDirectory() as d:
     ...     paths = to_parquet(df, d)
     ...     [os.path.basename(p) for p in paths], read_parquet(d).compute().index.tolist()
+    ...     [os.path.basename(p) for p in to_parquet(df, d, append=True, ignore_divisions=True)]
+    ...     read_parquet(d).compute().a.tolist()
     (['part.0.parquet', 'part.1.parquet'], ['w', 'x', 'y', 'z'])
+    ['part.2.parquet', 'part.3.parquet']
+    [0, 1, 2, 3, 0, 1, 2, 3]
     """
     if isinstance(df, Series):
         df = df.to_frame()
     if not isinstance(df, DataFrame):
         raise TypeError(f"to_parquet writes an xsched DataFrame, not {type(df).__name__}")
     _check_engine(engine, "to_parquet")
-    files = [f"part.{i}.parquet" for i in range(df.npartitions)]
-    if name_function is not None:
-        files = partition_names(df.npartitions, name_function, "to_parquet", files=True)
-        odd = [f for f in files if not f.endswith(_SUFFIXES)]
-        if odd:
-            raise ValueError(f"to_parquet: name_function names files in the directory, each ending {_SUFFIXES[0]!r} "
-                             f"(read_parquet of the directory reads those); it gave {odd[0]!r}")
+    if append and overwrite:
+        raise ValueError("to_parquet: append=True adds files after those in the directory, overwrite=True deletes "
+                         "them first; pass one of them")
+    files = _file_names(df.npartitions, name_function, 0)
     pq = _pq()
     if "partition_cols" in kwargs:
         if partition_on is not None:
@@ -654,19 +703,29 @@ def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = Tru
     except FileNotFoundError:  # (object stores have no empty directories)
         old = []
     folders = hive.written_folders(fs, base)
-    if (old or folders) and not overwrite:
+    if append and (old or folders):
+        count, taken = _check_append(df, written, write_index, on, ignore_divisions, fs, base, path, old, folders)
+        files = _file_names(df.npartitions, name_function, count if name_function is not None else max(
+            [count] + [int(m.group(1)) + 1 for m in map(_PART.fullmatch, taken) if m]))
+        clash = [f for f in files if f in taken]
+        if clash:
+            raise ValueError(f"to_parquet(append=True): {path!r} already holds a file {clash[0]!r}, which "
+                             "name_function(i + the number of files there) names again; name these files apart")
+    elif (old or folders) and not overwrite:
         held = " and ".join(([f"{len(old)} parquet files"] if old else []) +
                             ([f"{len(folders)} key=value folders"] if folders else []))
         raise ValueError(f"to_parquet: {path!r} already holds {held}, which a later read_parquet would mix "
-                         "with these; pass overwrite=True to delete them first, or write to a new directory")
-    if (old or folders) and _reads_from(df, fs, base):
-        raise ValueError(f"to_parquet(overwrite=True): {path!r} holds files this dataframe is read from, which "
-                         "would be deleted before they are read; write to another directory (and move it), or "
-                         "persist() the dataframe first")
-    for p in old:
-        fs.rm(p)
-    for folder in folders:
-        fs.rm(folder, recursive=True)
+                         "with these; pass overwrite=True to delete them first, append=True to add these after "
+                         "them, or write to a new directory")
+    elif old or folders:
+        if _reads_from(df, fs, base):
+            raise ValueError(f"to_parquet(overwrite=True): {path!r} holds files this dataframe is read from, "
+                             "which would be deleted before they are read; write to another directory (and move "
+                             "it), or persist() the dataframe first")
+        for p in old:
+            fs.rm(p)
+        for folder in folders:
+            fs.rm(folder, recursive=True)
     token = new_token(df._name, shown(fs, base), write_index, compression, on, files, sorted(kwargs.items(), key=str))
     name = f"to-parquet-{token}"
     ann = annotations_in_force()
@@ -680,6 +739,90 @@ def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = Tru
                                                         write_index, schema, compression, kwargs), {}, per_task(ann))
              for i, key in enumerate(df._keys())}
     return run_writes(df._graph, name, layer, list(layer), compute)
+
+
+#: The name ``to_parquet`` gives partition ``<n>``'s file.
+_PART = re.compile(r"part\.(\d+)\.parquet")
+
+
+def _file_names(n: int, name_function: Any, offset: int) -> list[str]:
+    """The names of ``n`` partitions' files: ``part.<offset + i>.parquet``, or
+    ``name_function(offset + i)``, each a new name ending ``.parquet``."""
+    if name_function is None:
+        return [f"part.{offset + i}.parquet" for i in range(n)]
+    files = partition_names(n, (lambda i: name_function(offset + i)) if offset else name_function, "to_parquet",
+                            files=True)
+    odd = [f for f in files if not f.endswith(_SUFFIXES)]
+    if odd:
+        raise ValueError(f"to_parquet: name_function names files in the directory, each ending {_SUFFIXES[0]!r} "
+                         f"(read_parquet of the directory reads those); it gave {odd[0]!r}")
+    return files
+
+
+def _check_append(df: DataFrame, written: pd.DataFrame, write_index: bool, on: list, ignore_divisions: bool,
+                  fs: Any, base: str, path: str, old: list, folders: list) -> tuple[int, set[str]]:
+    """How many data files are there, and the names taken, once ``append=True`` is found to fit them: the
+    same ``partition_on`` folders, columns, index and dtypes (as ``read_parquet`` gives them
+    back) as the first file, and, for a named index of known divisions, no new index value
+    below the last file's largest (dask's check; ``ignore_divisions`` skips it)."""
+    what = "to_parquet(append=True)"
+
+    def names(paths: Any) -> set[str]:
+        return {str(p).replace("\\", "/").rsplit("/", 1)[-1] for p in paths}
+
+    try:
+        found = hive.discover(fs, base, _SUFFIXES, what) if folders and not old else \
+            [(p, ()) for p in files_in(fs, base, _SUFFIXES) if str(p).endswith(_SUFFIXES)]
+    except FileNotFoundError:  # (key=value folders holding no data file)
+        found = None
+    if not found:
+        return 0, names(old)
+    keys = [k for k, _ in found[0][1]]
+    if (old and folders) or keys != on:
+        there = "parquet files and key=value folders" if old and folders else \
+            f"folders of the keys {keys}" if keys else "files of no key=value folders"
+        raise ValueError(f"{what}: {path!r} holds {there}, and these are written with partition_on={on or None!r}; "
+                         f"append with the layout there (partition_on={keys or None!r}), or write to a new directory")
+    first = found[0][0]
+    schema = _footer(fs, first)[1]
+    have = schema.empty_table().to_pandas()
+    new = _schema_for(written, write_index)
+    want = new.empty_table().to_pandas() if new is not None else written  # (as read_parquet would give it back)
+    stored = [c for c in (schema.pandas_metadata or {}).get("index_columns", []) if isinstance(c, str)]
+    old_index = list(have.index.names) if stored else []
+    new_index = list(want.index.names) if write_index else []
+    if [str(c) for c in have.columns] != [str(c) for c in want.columns]:
+        raise ValueError(f"{what}: {shown(fs, first)} has the columns {list(have.columns)}, but these have "
+                         f"{list(want.columns)}; append the same columns, in that order (select or rename "
+                         "them), or write to a new directory")
+    if old_index != new_index:
+        differs = f"holds an index ({old_index}), these are written without one; pass write_index=True" \
+            if not new_index else f"holds no index, these are written with one ({new_index}); pass " \
+            "write_index=False" if not old_index else f"holds the index {old_index}, these the index " \
+            f"{new_index}; name it as there (.rename_axis({old_index[0] if len(old_index) == 1 else old_index!r}))"
+        raise ValueError(f"{what}: {shown(fs, first)} {differs}, or write to a new directory")
+    pairs = list(zip(have.columns, have.dtypes, want.dtypes)) + (
+        list(zip(old_index, [have.index.get_level_values(i).dtype for i in range(len(old_index))],
+                 [want.index.get_level_values(i).dtype for i in range(len(new_index))])) if old_index else [])
+    for col, before, now in pairs:
+        if before != now and now != object and not (isinstance(before, pd.CategoricalDtype) and
+                                                    isinstance(now, pd.CategoricalDtype)):
+            raise ValueError(f"{what}: {col!r} is {before} in {shown(fs, first)}, but {now} in these; convert it "
+                             f"first (.astype({{{col!r}: {str(before)!r}}})), or write to a new directory")
+    name = df._meta.index.name
+    if write_index and not ignore_divisions and df.known_divisions and name is not None and stored == [name]:
+        last = found[-1][0]
+        md = _footer(fs, last)[0]
+        ends = [r[1] for r in (_min_max(_rg_stats(md, i, schema), name) for i in range(md.num_row_groups)) if r]
+        try:
+            overlap = bool(ends) and df.divisions[0] < max(ends)
+        except TypeError:  # (index values that do not compare: nothing to check)
+            overlap = False
+        if overlap:
+            raise ValueError(f"{what}: these start at {name!r} = {df.divisions[0]!r}, below the largest in "
+                             f"{shown(fs, last)} ({max(ends)!r}), so the index would not be sorted across the "
+                             "files; pass ignore_divisions=True to append anyway")
+    return len(found), names(old) | names(p for p, _ in found)
 
 
 def _check_engine(engine: Any, what: str) -> None:

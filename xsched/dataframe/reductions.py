@@ -542,7 +542,7 @@ def _quantile_merge(partials: list) -> tuple:
 
 
 def _quantile_final(partials: list, q: Any, name: Any, tz: Any = None, out_dtype: Any = None,
-                    whole_dtype: Any = None) -> Any:
+                    whole_dtype: Any = None, interpolation: str = "linear", empty_dtype: Any = None) -> Any:
     values, weights, missing = _quantile_merge(partials)
     qs = np.atleast_1d(np.asarray(q, dtype=float))
     when = values.dtype if values.dtype.kind in "mM" else None
@@ -550,19 +550,30 @@ def _quantile_final(partials: list, q: Any, name: Any, tz: Any = None, out_dtype
         values = values.view("i8")
     if len(values) == 0:
         out = np.full(len(qs), np.nan) if when is None else np.full(len(qs), "NaT", dtype=when)
+        if not missing and empty_dtype is not None:  # (no row at all: pandas' dtype of an empty Series)
+            out_dtype = empty_dtype
     elif np.issubdtype(values.dtype, np.number) and (weights == 1).all():
-        out = np.quantile(values, qs, method="linear")  # every row is here: pandas' own answer
+        out = np.quantile(values, qs, method=interpolation)  # every row is here: pandas' own answer
     else:
         # each kept value stands for ``weight`` rows in a row: place it at the middle of them
         # in the sorted rows (its row itself when the weight is 1), and read position
-        # ``q * (rows - 1)`` off these places, linearly between values as pandas does
+        # ``q * (rows - 1)`` off these places, linearly between values as pandas does (or the
+        # value placed nearest row floor/ceil/round of it, as its other interpolations)
         cum = np.cumsum(weights)
         places = cum - (weights + 1) / 2
         wanted = qs * (cum[-1] - 1)
-        if np.issubdtype(values.dtype, np.number):
+        numeric = np.issubdtype(values.dtype, np.number)
+
+        def placed(rows: np.ndarray) -> np.ndarray:
+            return values[np.minimum(np.searchsorted(places, rows - 0.5), len(values) - 1)]
+
+        if interpolation == "linear" and numeric:
             out = np.interp(wanted, places, values.astype("float64"))
-        else:  # no interpolating between non-numbers: the value placed nearest
-            out = values[np.minimum(np.searchsorted(places, wanted - 0.5), len(values) - 1)]
+        elif interpolation == "midpoint" and numeric:
+            out = (placed(np.floor(wanted)).astype("float64") + placed(np.ceil(wanted))) / 2
+        else:  # (no interpolating between non-numbers: the value placed nearest)
+            rows = {"lower": np.floor, "higher": np.ceil, "nearest": np.around}.get(interpolation, lambda w: w)
+            out = placed(rows(wanted))
     if when is not None and len(values):
         out = out.astype(when)  # (a float position truncated toward zero, as pandas' cast does)
     out = pd.Series(out, index=qs, name=name, dtype=out_dtype)
@@ -573,29 +584,48 @@ def _quantile_final(partials: list, q: Any, name: Any, tz: Any = None, out_dtype
     return out.iloc[0] if np.ndim(q) == 0 else out
 
 
-def quantile(series: Series, q: Any = 0.5, split_every: int | None = None, whole: bool = True):
+#: pandas' interpolations between the two rows around a quantile's position.
+INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def quantile(series: Series, q: Any = 0.5, split_every: int | None = None, whole: bool = True,
+             interpolation: str = "linear"):
     """Quantiles of a Series from a sample of each partition (see ``QUANTILE_SAMPLES``),
-    interpolated linearly as pandas does; exactly pandas' answer for numbers when every
-    partition has at most that many rows, approximate otherwise. ``whole=False``: nullable
-    integers stay Float64 even when whole (pandas' ``median``, unlike its ``quantile``)."""
+    interpolated as pandas does (``interpolation``: one of ``INTERPOLATIONS``); exactly
+    pandas' answer for numbers when every partition has at most that many rows, approximate
+    otherwise. ``whole=False``: nullable integers stay Float64 even when whole (pandas'
+    ``median``, unlike its ``quantile``)."""
+    if interpolation not in INTERPOLATIONS:
+        raise ValueError(f"quantile(interpolation={interpolation!r}): pandas' interpolations are "
+                         f"{list(INTERPOLATIONS)}")
     dtype = series._meta.dtype
     tz = getattr(dtype, "tz", None)
-    out_dtype = None
+    out_dtype = empty_dtype = None
     if tz is not None or getattr(dtype, "kind", "") in ("m", "M"):  # of times a time, in their unit
         meta = pd.Series([], dtype=dtype, name=series.name)
         if np.ndim(q) == 0:
             meta = pd.Timestamp(0, tz=tz) if dtype.kind == "M" else pd.Timedelta(0)
-    else:  # (numbers in the dtype pandas gives them: Float64 of nullable ones)
-        if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype):
-            out_dtype = _nonempty(series._meta).quantile([0.5]).dtype
-        meta = pd.Series([], dtype=out_dtype or "float64", name=series.name) if np.ndim(q) else np.float64(0)
+    else:  # (numbers in the dtype pandas gives them: Float64 of nullable ones; integers by lower/higher/nearest)
+        if pd.api.types.is_numeric_dtype(dtype) and (interpolation != "linear" or
+                                                      not pd.api.types.is_bool_dtype(dtype)):
+            try:
+                out_dtype = _nonempty(series._meta).quantile([0.5], interpolation=interpolation).dtype
+            except TypeError as exc:  # (pandas' own refusal, e.g. the midpoint of booleans)
+                raise TypeError(f"quantile(interpolation={interpolation!r}) of {dtype} values fails in pandas: "
+                                f"{exc}") from None
+            if interpolation != "linear":  # (lower/higher/nearest of no row: NaN, in pandas' float dtype)
+                empty_dtype = series._meta.iloc[:0].quantile([0.5], interpolation=interpolation).dtype
+                empty_dtype = None if empty_dtype == out_dtype else empty_dtype
+        meta = pd.Series([], dtype=out_dtype or "float64", name=series.name) if np.ndim(q) else \
+            np.dtype(getattr(out_dtype, "numpy_dtype", out_dtype or "float64")).type(0)
     return reduction(series, _quantile_chunk, _quantile_final, _quantile_merge, meta=meta,
                      token="quantile", split_every=split_every,
                      aggregate_kwargs={"q": q, "name": series.name, "tz": tz,
                                        "out_dtype": out_dtype,
                                        "whole_dtype": dtype if whole and out_dtype is not None and isinstance(
                                            dtype, pd.api.extensions.ExtensionDtype) and dtype.kind in "iu"
-                                       else None})
+                                       else None,
+                                       "interpolation": interpolation, "empty_dtype": empty_dtype})
 
 
 # --------------------------------------------------------------------------- methods
@@ -791,15 +821,17 @@ def _install() -> None:
                          aggregate_kwargs={"sort": sort, "ascending": ascending, "normalize": normalize,
                                            "name": self._meta.name})
 
-    def series_quantile(self, q: Any = 0.5, split_every: int | None = None):
-        """Quantiles, interpolated linearly as pandas does, from a sample of every partition:
+    def series_quantile(self, q: Any = 0.5, interpolation: str = "linear", split_every: int | None = None):
+        """Quantiles, interpolated as pandas does (``interpolation``: ``"linear"``, ``"lower"``,
+        ``"higher"``, ``"midpoint"`` or ``"nearest"``), from a sample of every partition:
         exact when no partition has more than ``QUANTILE_SAMPLES`` rows, approximate beyond.
 
         >>> import pandas as pd, xsched.dataframe as xd
-        >>> float(xd.from_pandas(pd.Series(range(101)), npartitions=4).quantile(0.5).compute())
-        50.0
+        >>> s = xd.from_pandas(pd.Series(range(101)), npartitions=4)
+        >>> float(s.quantile(0.5).compute()), s.quantile([0.25, 0.755], interpolation="nearest").compute().tolist()
+        (50.0, [25, 76])
         """
-        return quantile(self, q, split_every)
+        return quantile(self, q, split_every, interpolation=interpolation)
 
     def frame_value_counts(self, subset: Any = None, normalize: bool = False, sort: bool = True,
                            ascending: bool = False, dropna: bool = True, split_every: int | None = None):
