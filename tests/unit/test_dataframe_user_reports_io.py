@@ -175,3 +175,11 @@ def test_series_quantile_refuses_other_interpolations_when_built():
         x.quantile(0.5, interpolation="cubic")
     with pytest.raises(TypeError, match="midpoint"):
         xd.from_pandas(pd.Series([True, False]), npartitions=1).quantile(0.5, interpolation="midpoint")
+
+
+def test_index_str_of_numbers_says_what_pandas_says():
+    df = xd.from_pandas(pd.DataFrame({"a": [1, 2]}), npartitions=1)
+    with pytest.raises(AttributeError, match=r"^\.str accessor only for string values, and this Index is int64"):
+        df.index.str.upper()
+    labelled = xd.from_pandas(pd.DataFrame({"a": [1, 2]}, index=["x", "y"]), npartitions=1)
+    assert labelled.index.str.upper().compute().tolist() == ["X", "Y"]

@@ -27,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from .core import _NO_META, INDEXERS, Index, MissingAttribute, Series, _index_method, _nonempty, map_partitions, \
+from .core import _NO_META, INDEXERS, Index, MissingAttribute, WrongAccessor, Series, _index_method, _nonempty, map_partitions, \
     relabelled
 from .reductions import reduction
 
@@ -68,6 +68,8 @@ def _install() -> None:
         if name in _ALL_TIME_NAMES:
             raise AttributeError(f"'Index' has no attribute {name!r}: its labels are {self._meta.dtype}, not "
                                  "times; make them times first, e.g. xd.to_datetime(df.index)")
+        if name == "str":  # (its property raised: pandas' Index.str is for text labels only)
+            raise WrongAccessor(self, name)
         raise MissingAttribute("Index", name, type(self._meta), type(self))
 
     def index_dir(self) -> list[str]:

@@ -38,6 +38,7 @@ from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from .core import DataFrame, Series
 from .io import from_tasks, in_dtypes
+from .parquet import _types_mapper
 from .planner import keep_rows
 
 __all__ = ["read_orc", "to_orc"]
@@ -212,23 +213,11 @@ def _partitions(files: list, stripes: list, split_stripes: int | None, aggregate
     return parts or [[(files[0][0], files[0][1], None)]]
 
 
-def _nullable(arrow_type: Any) -> Any:
-    """pandas' nullable dtype of an arrow type, as ``pandas.read_orc(dtype_backend="numpy_nullable")``."""
-    import pyarrow as pa
-
-    mapping = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
-               pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype(), pa.float32(): pd.Float32Dtype(),
-               pa.float64(): pd.Float64Dtype(), pa.string(): pd.StringDtype(), pa.large_string(): pd.StringDtype()}
-    return mapping.get(arrow_type)
-
-
 def _frame(table: Any, backend: str | None) -> pd.DataFrame:
-    """An arrow table as pandas, as ``pandas.read_orc`` converts it with ``dtype_backend``."""
-    if backend == "numpy_nullable":
-        return table.to_pandas(types_mapper=_nullable)
-    if backend == "pyarrow":
-        return table.to_pandas(types_mapper=pd.ArrowDtype)
-    return table.to_pandas()
+    """An arrow table as pandas, as ``pandas.read_orc`` converts it with ``dtype_backend``
+    (the same choice of dtypes as parquet's, unsigned integers included)."""
+    mapper = _types_mapper(backend)
+    return table.to_pandas(types_mapper=mapper) if mapper is not None else table.to_pandas()
 
 
 def _shaped(df: pd.DataFrame, index_cols: list, cols: list | None, single: bool) -> Any:
