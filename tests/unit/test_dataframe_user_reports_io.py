@@ -183,3 +183,19 @@ def test_index_str_of_numbers_says_what_pandas_says():
         df.index.str.upper()
     labelled = xd.from_pandas(pd.DataFrame({"a": [1, 2]}, index=["x", "y"]), npartitions=1)
     assert labelled.index.str.upper().compute().tolist() == ["X", "Y"]
+
+
+@pytest.mark.parametrize("how", ["linear", "lower", "higher", "midpoint", "nearest"])
+@pytest.mark.parametrize("nparts", [1, 3])
+def test_frame_quantile_interpolation_equal_pandas(how, nparts):
+    pdf = pd.DataFrame({"a": [1.0, 7, 3, 4, 9, 2, 8], "b": [4, 3, 2, 1, 5, 6, 9]})
+    df = xd.from_pandas(pdf, npartitions=nparts)
+    for q in (0.3, [0.1, 0.5, 0.85]):
+        got = df.quantile(q, interpolation=how)
+        expected = pdf.quantile(q, interpolation=how)
+        if isinstance(expected, pd.Series):
+            pd.testing.assert_series_equal(got.compute(), expected)
+        else:
+            pd.testing.assert_frame_equal(got.compute(), expected)
+    with pytest.raises(ValueError, match="interpolation='cubic'"):
+        df.quantile(0.5, interpolation="cubic")

@@ -43,7 +43,7 @@ from ..graph.layers import new_token
 from .core import DataFrame, Index, Series, _Frame, _nonempty, map_partitions, new_collection
 from .pieces import cast_dtypes
 from .rank import rank_series
-from .reductions import _joined, _value_counts_chunk, _value_counts_merge, across, joint, missing_as_pandas, \
+from .reductions import INTERPOLATIONS, _joined, _value_counts_chunk, _value_counts_merge, across, joint, missing_as_pandas, \
     quantile, reduction
 from .standin import on_stand_ins
 
@@ -423,18 +423,24 @@ def _side_by_side(*args: Any) -> pd.DataFrame:
 # --------------------------------------------------------------------------- DataFrame.quantile
 
 
-def frame_quantile(frame: DataFrame, q: Any = 0.5, numeric_only: bool = False, split_every: int | None = None):
+def frame_quantile(frame: DataFrame, q: Any = 0.5, numeric_only: bool = False, split_every: int | None = None,
+                   interpolation: str = "linear"):
     """Quantiles of every column (a Series of one partition for one ``q``, else a DataFrame
-    with a row per ``q``), each the Series' ``quantile``: pandas' linear interpolation, exact
+    with a row per ``q``), each the Series' ``quantile``: pandas' interpolations, exact
     while every partition fits the quantile sample.
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> df = xd.from_pandas(pd.DataFrame({"a": [1.0, 2, 3, 4], "b": [4, 3, 2, 1]}), npartitions=2)
     >>> df.quantile(0.25).compute().to_dict(), df.quantile([0.5]).compute().to_dict("list")
     ({'a': 1.75, 'b': 1.75}, {'a': [2.5], 'b': [2.5]})
+    >>> df.quantile(0.25, interpolation="lower").compute().to_dict()
+    {'a': 1.0, 'b': 1.0}
     """
+    if interpolation not in INTERPOLATIONS:
+        raise ValueError(f"quantile: interpolation={interpolation!r}; pandas' are {', '.join(INTERPOLATIONS)}")
     try:
-        meta = on_stand_ins(lambda: _nonempty(frame._meta).quantile(q, numeric_only=numeric_only))
+        meta = on_stand_ins(lambda: _nonempty(frame._meta).quantile(q, numeric_only=numeric_only,
+                                                                      interpolation=interpolation))
     except Exception as exc:  # (pandas' own, or pyarrow's for text)
         raise TypeError(f"quantile() of this DataFrame fails in pandas: {exc}; pass numeric_only=True "
                         "or select the numeric columns") from exc
@@ -442,7 +448,8 @@ def frame_quantile(frame: DataFrame, q: Any = 0.5, numeric_only: bool = False, s
     if not names:
         return _of_no_columns(meta, "quantile")
     qs = [q] if np.ndim(q) == 0 else list(q)
-    parts = [p for (p,) in joint(frame, names, lambda s, _: [quantile(s, qs, split_every)])]
+    parts = [p for (p,) in joint(frame, names, lambda s, _: [quantile(s, qs, split_every,
+                                                                      interpolation=interpolation)])]
     return map_partitions(_quantiles_side_by_side, *parts, names, q, meta.iloc[:0], meta=meta.iloc[:0],
                           _name="quantile")
 
@@ -794,10 +801,7 @@ def _install() -> None:
                        interpolation: str = "linear", split_every: int | None = None):
         if self._axis(axis, "quantile", none=False) == 1:
             return self._method("quantile", q, axis=1, numeric_only=numeric_only, interpolation=interpolation)
-        if interpolation != "linear":
-            raise NotImplementedError(f"quantile(interpolation={interpolation!r}): only 'linear' runs on "
-                                      "partitions' samples")
-        return frame_quantile(self, q, numeric_only, split_every)
+        return frame_quantile(self, q, numeric_only, split_every, interpolation)
 
     quantile_frame.__doc__, quantile_frame.__name__ = frame_quantile.__doc__, "quantile"
     DataFrame.quantile = quantile_frame  # type: ignore[attr-defined]
