@@ -64,8 +64,8 @@ def test_frame_quantile_errors_when_built():
     df = xd.from_pandas(pd.DataFrame({"a": [1.0, 2], "s": ["x", "y"]}), npartitions=2)
     with pytest.raises(TypeError, match="numeric_only=True"):
         df.quantile(0.5)
-    with pytest.raises(NotImplementedError, match="linear"):
-        df.quantile(0.5, numeric_only=True, interpolation="nearest")
+    with pytest.raises(ValueError, match="interpolation='spline'"):
+        df.quantile(0.5, numeric_only=True, interpolation="spline")
 
 
 @pytest.mark.parametrize("n", PARTS)
