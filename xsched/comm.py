@@ -43,6 +43,7 @@ Data flow::
 from __future__ import annotations
 
 import asyncio
+import errno
 import inspect
 import itertools
 import logging
@@ -457,7 +458,8 @@ class Listener:
             if e.errno == zmq.EADDRINUSE:
                 raise OSError(f"{address} is already in use: another process listens on port {port} "
                               "(an xsched scheduler still running?); pick another --port or stop it") from None
-            if e.errno in (zmq.EINVAL, zmq.ENODEV, getattr(zmq, "EADDRNOTAVAIL", -1)) or "not available" in str(e):
+            # (the system's errno values: pyzmq names only some of them, and not ENODEV)
+            if e.errno in (errno.EINVAL, errno.ENODEV, errno.EADDRNOTAVAIL) or "not available" in str(e):
                 raise AddressError(f"cannot listen on {address}: {e} (is {host!r} an address of this "
                                    "host? use --interface NAME or --host ADDR)") from None
             raise

@@ -64,6 +64,16 @@ def test_a_taken_port_is_a_clear_error(procs):
         assert f"port {port}" in err and "already in use" in err and "Traceback" not in err, err
 
 
+def test_an_address_not_of_this_host_is_a_clear_error(procs):
+    """192.0.2.1 (an address kept for documentation) is no address of this host: the bind
+    fails with EADDRNOTAVAIL, which the scheduler says in one line (it crashed on a name
+    pyzmq does not have, zmq.ENODEV)."""
+    p = procs.start("scheduler", "--host", "192.0.2.1", "--port", "0")
+    assert p.wait(30) == 1
+    err = p.stderr.read().decode()
+    assert "cannot listen on" in err and "an address of this host" in err and "Traceback" not in err, err
+
+
 def test_interface_option_on_scheduler_and_worker(procs, monkeypatch):
     monkeypatch.delenv("XSCHED_SECRET", raising=False)
     port = free_port()
