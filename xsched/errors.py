@@ -53,9 +53,13 @@ class KilledWorker(XschedError):
 
     def __init__(self, key: str, last_worker: str, allowed_failures: int | None = None):
         self.key, self.last_worker = key, last_worker
-        n = f" {allowed_failures + 1} times" if allowed_failures is not None else ""
+        where = f"workers that died (last: {last_worker})"
+        if allowed_failures == 0:
+            where = f"a worker that died ({last_worker})"
+        elif allowed_failures is not None:
+            where = f"workers that died {allowed_failures + 1} times (last: {last_worker})"
         super().__init__(
-            f"task {key!r} was running on workers that died{n} (last: {last_worker}); it is not "
+            f"task {key!r} was running on {where}; it is not "
             "retried again. It may use more memory than a worker's limit or crash the interpreter. "
             "Raise `scheduler.allowed-failures`, give workers more memory, or fix the task."
         )

@@ -688,8 +688,8 @@ class Queue(_Primitive):
             header["batch"] = batch
         reply, payload = await self._ask(header, wait=wait, waits=batch is not True)
         if reply.get("timed_out"):
-            need = "an item" if batch is False else f"{batch} items"
-            raise TimeoutError(f"{self._what()}: no {need} within {wait:g}s")
+            need = "no item" if batch is False else f"fewer than {batch} items"
+            raise TimeoutError(f"{self._what()}: {need} came within {wait:g}s")
         values = self._unpack(reply, payload)
         return values if batch is not False else values[0]
 

@@ -25,7 +25,8 @@ from ..graph.order import check_acyclic, gc_paused, order
 from ..graph.spec import Ref, Task, funcname
 from ..protocol import ops
 from ..protocol.tasks import SpecWriter
-from ..protocol.update_graph import column_task_msgs, futures_to_refs, graph_msg, graph_task_msgs, task_msg
+from ..protocol.update_graph import (check_key, column_task_msgs, futures_to_refs, graph_msg, graph_task_msgs,
+                                     task_msg, worker_list)
 from ..tokenize import tokenize
 from .actors import create_actor
 from .executor import ClientExecutor
@@ -41,14 +42,18 @@ class SubmitMixin:
 
     def submit(self, func, *args, key: str | None = None, pure: bool = True, workers=None, resources=None,
                priority: int = 0, retries: int = 0, allow_other_workers: bool = False, actor: bool = False,
-               **kwargs) -> Future:
+               actors: bool = False, fifo_timeout=None, **kwargs) -> Future:
         """Run ``func(*args, **kwargs)`` on the cluster; returns a Future at once.
 
-        Futures among the arguments are replaced by their results on the worker. Pure
-        calls get a deterministic key (the same call twice is one task). With
-        ``actor=True``, ``func`` is a class: its instance stays on the worker that made
-        it, and the future's result is an ``Actor`` whose method calls run there (each
-        such submit is a new actor: its key is unique unless ``key=`` is given).
+        Futures among the arguments (in lists, tuples, dicts, sets) are replaced by their
+        results on the worker. Pure calls get a deterministic key (the same call twice is
+        one task); ``key=`` a string of your own. ``workers=``: an address or name, or a
+        list of them. With ``actor=True`` (or dask's older ``actors=True``), ``func`` is a
+        class: its instance stays on the worker that made it, and the future's result is
+        an ``Actor`` whose method calls run there (each such submit is a new actor: its
+        key is unique unless ``key=`` is given). ``fifo_timeout=`` is taken and ignored:
+        dask's hint for ordering calls submitted close together; here every call is
+        ordered by when it was submitted, and by ``priority=``.
 
         >>> fut = client.submit(pow, 2, 10)
         >>> fut.result()
@@ -64,6 +69,7 @@ class SubmitMixin:
         """
         if not callable(func):
             raise TypeError(f"submit needs a callable first argument, not {type(func).__name__}")
+        actor = actor or actors
         if key is None:
             key = f"{funcname(func)}-{tokenize(func, args, kwargs) if pure and not actor else uuid.uuid4().hex}"
         if actor:
@@ -73,21 +79,31 @@ class SubmitMixin:
         return fut
 
     def map(self, func, *iterables, key=None, pure: bool = True, workers=None, resources=None, priority: int = 0,
-            retries: int = 0, allow_other_workers: bool = False, actor: bool = False, **kwargs) -> list[Future]:
+            retries: int = 0, allow_other_workers: bool = False, actor: bool = False, actors: bool = False,
+            fifo_timeout=None, batch_size: int | None = None, **kwargs) -> list[Future]:
         """Apply ``func`` to each element (zip of the iterables); one Future per element
-        (with ``actor=True``, one new actor per element: see ``submit``).
+        (with ``actor=True``, one new actor per element; ``actors=``, ``fifo_timeout=``:
+        see ``submit``). ``key=``: a prefix for the keys, or a list of one key per call.
+        ``batch_size=n`` sends the calls in batches of ``n`` (one message each; the same
+        futures and results as without).
 
         >>> futs = client.map(abs, [-1, -2, 3])
         >>> client.gather(futs)
         [1, 2, 3]
+        >>> client.gather(client.map(abs, [-4, 5, -6], batch_size=2))
+        [4, 5, 6]
         """
         if not callable(func):
             raise TypeError(f"map needs a callable first argument, not {type(func).__name__}")
+        if batch_size is not None and (not isinstance(batch_size, int) or isinstance(batch_size, bool)
+                                       or batch_size < 1):
+            raise ValueError(f"map: batch_size must be None or an int >= 1 (calls per message), not {batch_size!r}")
+        actor = actor or actors
         argsets = list(zip(*iterables))
         if isinstance(key, (list, tuple)):
             if len(key) != len(argsets):
                 raise ValueError(f"map got {len(key)} keys for {len(argsets)} calls")
-            keys = list(key)
+            keys = [check_key(k) for k in key]  # (all, before a first batch is sent)
         else:
             name = key or funcname(func)
             if pure and not actor:
@@ -98,7 +114,10 @@ class SubmitMixin:
         if actor:
             func, argsets = create_actor, [(func, *a) for a in argsets]
         calls = [(k, func, a, kwargs) for k, a in zip(keys, argsets)]
-        return self._submit_calls(calls, workers, resources, priority, retries, allow_other_workers)
+        step = batch_size or max(len(calls), 1)
+        return [f for i in range(0, len(calls), step)
+                for f in self._submit_calls(calls[i:i + step], workers, resources, priority, retries,
+                                            allow_other_workers)]
 
     def get_executor(self, **options) -> "ClientExecutor":
         """This client as a ``concurrent.futures.Executor`` (``submit``, ``map``,
@@ -123,13 +142,16 @@ class SubmitMixin:
         if resources is not None:
             resources = validate_annotations({"resources": resources})["resources"]
         priority = validate_annotations({"priority": priority})["priority"]  # numpy numbers -> plain
+        retries = validate_annotations({"retries": retries})["retries"]  # (the scheduler takes no other)
         gen = next(_generation)
         tasks = []
         futures = []
-        workers = [workers] if isinstance(workers, str) else (list(workers) if workers else None)
+        workers = worker_list(workers) or None
         seen = set()
         writer = SpecWriter(functions={})
         dumps = writer.dumps
+        for call in calls:  # (before any Future is made)
+            check_key(call[0])
         for i, (key, func, args, kwargs) in enumerate(calls):
             held: list[Future] = []
             task = Task(func, tuple(futures_to_refs(a, held, Future) for a in args),
@@ -145,8 +167,10 @@ class SubmitMixin:
 
     # ------------------------------------------------------------------ collections
     def compute(self, collections, sync: bool = False, optimize_graph: bool = True, priority: int = 0,
-                resources=None, workers=None, allow_other_workers: bool = False, retries: int = 0):
+                resources=None, workers=None, allow_other_workers: bool = False, retries: int = 0,
+                fifo_timeout=None):
         """Compute delayed objects or arrays on the cluster: Futures (or results if ``sync``).
+        (``fifo_timeout=``, dask's, is taken and ignored: see ``submit``.)
 
         >>> import xsched
         >>> total = xsched.delayed(sum)([1, 2, 3])
@@ -163,8 +187,9 @@ class SubmitMixin:
         return futures[0] if single else futures
 
     def persist(self, collections, optimize_graph: bool = True, priority: int = 0, resources=None, workers=None,
-                allow_other_workers: bool = False, retries: int = 0):
-        """Start computing collections and keep their results on the cluster.
+                allow_other_workers: bool = False, retries: int = 0, fifo_timeout=None):
+        """Start computing collections and keep their results on the cluster
+        (``fifo_timeout=``, dask's, is taken and ignored: see ``submit``).
 
         Returns collections of the same kind whose graph holds Futures.
 
@@ -188,6 +213,8 @@ class SubmitMixin:
 
     def _submit_collections(self, colls, optimize_graph, priority, resources, workers, allow_other_workers,
                             retries, persist: bool):
+        workers = worker_list(workers) or None
+        retries = validate_annotations({"retries": retries or 0})["retries"]
         # delayed calls: walked once into columns (see graph.columns); with client-wide
         # options every task would be an entry anyway (and its key a column as well)
         plain = resources is None and not workers and not allow_other_workers and not retries
@@ -219,7 +246,6 @@ class SubmitMixin:
                 finals.append([fkey])
         prio = order(graph, refs)
         gen = next(_generation)
-        workers = [workers] if isinstance(workers, str) else (list(workers) if workers else None)
         held: list[Future] = []
         writer = SpecWriter(functions={})
         with gc_paused():  # a message per task, no cycles: collections would only scan the graph

@@ -16,11 +16,13 @@ from __future__ import annotations
 import asyncio
 import random
 import uuid
+from collections.abc import Iterator
 
 from ..comm import CommClosedError
 from ..protocol import ops
 from ..protocol.bulk import get_data, put_data
 from ..protocol.serialize import loads
+from ..protocol.update_graph import worker_list
 from ..tokenize import tokenize
 from .actors import Actor
 from .dual import sync_or_async
@@ -34,10 +36,12 @@ class TransferMixin:
 
     @sync_or_async
     async def gather(self, futures, errors: str = "raise"):
-        """Results of Futures, in the same nested structure (lists, tuples, dicts).
+        """Results of Futures, in the same nested structure (lists, tuples, dicts, sets).
 
         >>> client.gather(client.map(abs, [-1, 2]))
         [1, 2]
+        >>> client.gather({client.submit(abs, -3), client.submit(abs, 4)})
+        {3, 4}
         """
         flat: list[Future] = []
         collect_futures(futures, flat)
@@ -122,8 +126,13 @@ class TransferMixin:
             return {}
 
     @sync_or_async
-    async def scatter(self, data, workers=None, broadcast: bool = False, hash: bool = True):
-        """Send local data to workers; returns Futures (a list for a list, a dict for a dict).
+    async def scatter(self, data, workers=None, broadcast: bool = False, direct=None, hash: bool = True):
+        """Send local data to workers; returns Futures (a list for a list, a tuple, a set or an
+        iterator such as a generator; a dict for a dict; one Future for anything else).
+
+        ``workers=``: an address or name, or a list of them, to send to. ``direct=`` is
+        taken as dask's and changes nothing: the data always goes straight from this
+        client to the workers, never through the scheduler.
 
         >>> import numpy as np
         >>> [big] = client.scatter([np.ones(10**6)])     # sent once; tasks take the future
@@ -131,21 +140,30 @@ class TransferMixin:
         <Future: finished, key: ndarray-...>
         >>> client.submit(np.sum, big).result()
         np.float64(1000000.0)
+        >>> client.gather(client.scatter(x * x for x in range(3)))
+        [0, 1, 4]
         """
-        single = not isinstance(data, (list, tuple, dict, set))
+        if isinstance(data, Iterator):  # (a generator cannot be pickled: its items can)
+            data = list(data)
+        single = not isinstance(data, (list, tuple, dict, set, frozenset))
         if isinstance(data, dict):
             items = list(data.items())
         else:
             seq = [data] if single else list(data)
             items = [(f"{type(v).__name__}-{tokenize(v) if hash else uuid.uuid4().hex}", v) for v in seq]
+        want = worker_list(workers)
         info = await self._scheduler_info()
-        addrs = sorted(info["workers"])
-        if workers is not None:
-            want = [workers] if isinstance(workers, str) else list(workers)
-            addrs = [a for a in addrs if a in want or info["workers"][a]["name"] in want
-                     or str(info["workers"][a]["name"]) in want]
-        if not addrs:
+        connected = sorted(info["workers"])
+        if not connected:
             raise ValueError("scatter found no workers to send the data to; wait_for_workers() first")
+        addrs = connected
+        if want is not None:
+            names = {a: info["workers"][a]["name"] for a in connected}
+            addrs = [a for a in connected if a in want or names[a] in want or str(names[a]) in want]
+            if not addrs:
+                known = ", ".join(f"{a} (name {names[a]!r})" for a in connected[:20])
+                raise ValueError(f"scatter: no connected worker matches workers={want!r:.200}; the "
+                                 f"{len(connected)} connected: {known}{', ...' if len(connected) > 20 else ''}")
         plan: dict[str, dict] = {}
         for i, (k, v) in enumerate(items):
             targets = addrs if broadcast else [addrs[i % len(addrs)]]
@@ -183,4 +201,6 @@ def _pack_results(obj, data: dict):
         return tuple(_pack_results(o, data) for o in obj)
     if isinstance(obj, dict):
         return {k: _pack_results(v, data) for k, v in obj.items()}
+    if isinstance(obj, set):  # (a frozenset too once collect_futures walks them)
+        return {_pack_results(o, data) for o in obj}
     return obj

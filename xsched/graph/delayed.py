@@ -85,8 +85,12 @@ def _to_arg(obj: Any, deps: list[Delayed]) -> Any:
         return tuple(_to_arg(o, deps) for o in obj)
     if typ is dict:
         return {k: _to_arg(v, deps) for k, v in obj.items()}
-    if typ is set:
-        return {_to_arg(o, deps) for o in obj}
+    if typ is set or typ is frozenset:
+        # holding Delayed: built when it runs, from a list (as dask's; fusion may put an
+        # unhashable Task in place of a Ref), in an order that keeps a pure call's key
+        n = len(deps)
+        items = [_to_arg(o, deps) for o in obj]
+        return Task(typ, (sorted(items, key=tokenize),)) if len(deps) > n else obj
     if _is_collection(obj):
         wrapped = _from_collection(obj)
         deps.append(wrapped)
@@ -163,6 +167,22 @@ class _Tokens:
 _random_token = _Tokens()
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_random_token.reset)
+
+
+def _pop_key_name(kwargs: dict) -> str | None:
+    """Take the key a call names for itself out of its keywords: ``xsched_key_name=``, or
+    dask's ``dask_key_name=`` (the same), so neither reaches the function.
+
+    >>> kw = {"dask_key_name": "total", "x": 1}
+    >>> _pop_key_name(kw), kw
+    ('total', {'x': 1})
+    """
+    key = kwargs.pop("xsched_key_name", None)
+    dask_key = kwargs.pop("dask_key_name", None)
+    if key is not None and dask_key is not None and key != dask_key:
+        raise ValueError(f"xsched_key_name={key!r} and dask_key_name={dask_key!r} name two keys for one call; "
+                         "give one of them")
+    return key if key is not None else dask_key
 
 
 def _check_nout(nout: Any) -> int | None:
@@ -341,7 +361,7 @@ class Delayed:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Delayed:
         pure = kwargs.pop("pure", False)
-        key = kwargs.pop("xsched_key_name", None)
+        key = _pop_key_name(kwargs)
         return _new_call(_call, (self, *args), kwargs, pure=pure, prefix="call", key=key)
 
     def __bool__(self) -> bool:
@@ -524,7 +544,7 @@ class DelayedAttr(Delayed):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Delayed:
         pure = kwargs.pop("pure", False)
-        key = kwargs.pop("xsched_key_name", None)
+        key = _pop_key_name(kwargs)
         return _new_call(_call_method, (self._obj, self._attr, *args), kwargs,
                          pure=pure, prefix=self._attr, key=key)
 
@@ -602,7 +622,7 @@ class DelayedFunction(Delayed):
                 _set_ann(node, current_annotations() or None)
                 return node
         pure = kwargs.pop("pure", self._pure)
-        key = kwargs.pop("xsched_key_name", None) or self._name
+        key = _pop_key_name(kwargs) or self._name
         return _new_call(self._func, args, kwargs, pure=pure, key=key, length=self._nout)
 
 
@@ -630,7 +650,8 @@ def delayed(obj: Any = _MISSING, name: str | None = None, pure: bool | None = No
       tuples, dicts and sets holding them.
     * ``pure=True`` gives equal calls equal keys (results are shared); the default gives
       each call its own key. ``name=`` forces the key of the task made (use it for one
-      call only). Per call, ``pure=`` and ``xsched_key_name=`` keywords do the same.
+      call only). Per call, ``pure=`` and ``xsched_key_name=`` keywords do the same
+      (``dask_key_name=`` is taken as ``xsched_key_name=``).
     * ``nout=n`` makes the call's result unpackable into n Delayed values.
     * ``delayed(value)`` wraps a literal; lists, tuples, dicts and sets of Delayed become
       one Delayed list (tuple, ...), unless ``traverse=False`` (the container is taken as
@@ -699,7 +720,7 @@ def _find_collections(args: tuple, traverse: bool) -> tuple[list, Callable[[list
             return _Slot(len(found) - 1)
         if traverse:
             typ = type(obj)
-            if typ in (list, tuple, set):
+            if typ in (list, tuple, set, frozenset):
                 return typ(scan(o) for o in obj)
             if typ is dict:
                 return {k: scan(v) for k, v in obj.items()}
@@ -711,7 +732,7 @@ def _find_collections(args: tuple, traverse: bool) -> tuple[list, Callable[[list
         if type(obj) is _Slot:
             return results[obj.index]
         typ = type(obj)
-        if typ in (list, tuple, set):
+        if typ in (list, tuple, set, frozenset):
             return typ(fill(o, results) for o in obj)
         if typ is dict:
             return {k: fill(v, results) for k, v in obj.items()}

@@ -144,7 +144,8 @@ def dependencies(task: Any) -> set[str]:
 def substitute(obj: Any, mapping: Mapping[str, Any]) -> Any:
     """Replace ``Ref(k)`` by ``mapping[k]`` (another Ref, a Task, or a literal) at any depth.
 
-    Used by fusion to inline a dependency's task into its single dependent.
+    Used by fusion to inline a dependency's task into its single dependent. A set that
+    would hold a Task (unhashable) becomes a task building the set when run.
 
     >>> substitute(Task(len, (Ref("a"),)), {"a": Ref("b")}).args
     (Ref('b'),)
@@ -166,5 +167,9 @@ def substitute(obj: Any, mapping: Mapping[str, Any]) -> Any:
     if typ is dict:
         return {k: substitute(v, mapping) for k, v in obj.items()}
     if typ is set:
-        return {substitute(o, mapping) for o in obj}
+        items = [substitute(o, mapping) for o in obj]
+        try:
+            return set(items)
+        except TypeError:  # a Task in place of a Ref (unhashable): a task that builds the set when run
+            return Task(set, (items,))
     return obj

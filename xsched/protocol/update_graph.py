@@ -54,10 +54,11 @@ from ..graph.delayed import Delayed, _call_args
 from ..graph.order import order_indexed, task_dependencies
 from ..graph.spec import Ref, Task, dependencies
 from . import ops
+from .schemas import MAX_KEY
 from .tasks import SpecWriter, dumps_task
 
 __all__ = ["graph_msg", "task_msg", "graph_task_msgs", "column_task_msgs", "futures_to_refs", "identity",
-           "column_tasks", "entry_task"]
+           "column_tasks", "entry_task", "check_key", "worker_list"]
 
 
 # ---------------------------------------------------------------------- the client's end
@@ -126,7 +127,7 @@ def graph_task_msgs(graph: dict, refs: dict, prio: dict, gen: int, priority, res
     """
     dumps = (writer or SpecWriter()).dumps
     plain = resources is None and workers is None and not allow_other_workers and not retries
-    may_hold = frozenset({future, list, tuple, dict})  # argument types futures_to_refs may change
+    may_hold = frozenset({future, list, tuple, dict, set, frozenset})  # argument types futures_to_refs may change
     tasks: list = []
     append = tasks.append
     for key, value in graph.items():
@@ -148,7 +149,7 @@ def column_task_msgs(cols, gen: int, priority, held: list, writer: SpecWriter, *
     dumps, flat = writer.dumps, writer.dumps_flat
     keys, values, calls, refs = cols.keys, cols.values, cols.calls, cols.refs
     ref_key = _delayed_key
-    may_hold = frozenset({future, list, tuple, dict})
+    may_hold = frozenset({future, list, tuple, dict, set, frozenset})
     specs: list = []
     spec = specs.append
     tasks: list = []
@@ -209,14 +210,18 @@ def _graph_task_msg(key, value, refs, prio, gen, priority, resources, workers, a
 
 
 def futures_to_refs(obj, held: list, future: type):
-    """``obj`` with every object of type ``future`` in it (in lists, tuples and dicts) replaced
-    by a Ref to its key, and appended to ``held``.
+    """``obj`` with every object of type ``future`` in it (in lists, tuples, dicts, sets and
+    frozensets) replaced by a Ref to its key, and appended to ``held``. A set holding one
+    becomes a task that builds the set of their results (a Ref in a set could not be
+    replaced by a task when the graph is fused: tasks are unhashable).
 
     >>> class Future:
     ...     def __init__(self, key): self.key = key
     >>> held = []
     >>> futures_to_refs([1, (Future("a"),), {"b": Future("b")}], held, Future), [f.key for f in held]
     ([1, (Ref('a'),), {'b': Ref('b')}], ['a', 'b'])
+    >>> futures_to_refs({Future("c")}, held, Future).run({"c": 3})
+    {3}
     """
     typ = type(obj)
     if typ is future:
@@ -228,6 +233,10 @@ def futures_to_refs(obj, held: list, future: type):
         return tuple(futures_to_refs(o, held, future) for o in obj)
     if typ is dict:
         return {k: futures_to_refs(v, held, future) for k, v in obj.items()}
+    if typ is set or typ is frozenset:
+        n = len(held)
+        items = [futures_to_refs(o, held, future) for o in obj]
+        return Task(typ, (items,)) if len(held) > n else obj
     return obj
 
 
@@ -235,6 +244,58 @@ def _as_list(workers):
     if workers is None:
         return None
     return [workers] if isinstance(workers, str) else list(workers)
+
+
+def check_key(key) -> str:
+    """``key`` if it can name a task here (a string of at most ``MAX_KEY`` characters, what
+    the scheduler takes); else the error saying what is wrong, raised where the key was given.
+
+    >>> check_key("x-1")
+    'x-1'
+    >>> check_key(("x", 1))
+    Traceback (most recent call last):
+    TypeError: key ('x', 1) is a tuple: keys are strings here (dask also takes tuples); ... e.g. 'x-1'
+    """
+    if isinstance(key, str):
+        if len(key) > MAX_KEY:
+            raise ValueError(f"key {key[:40]!r}... is {len(key):,} characters long: keys are at most {MAX_KEY:,} "
+                             "characters here; give a shorter one")
+        return key
+    if isinstance(key, tuple):
+        raise TypeError(f"key {key!r:.100} is a tuple: keys are strings here (dask also takes tuples); join its "
+                        f"parts into one string, e.g. {'-'.join(map(str, key))!r:.100}")
+    raise TypeError(f"key {key!r:.100} is {_a(type(key).__name__)}: keys are strings here; give a string")
+
+
+def worker_list(workers) -> list | None:
+    """``workers=`` (of submit, map, compute, scatter) as a list: one worker address or name
+    (a string), or a list, tuple or set of them (an int among them is a worker's name, as
+    ``Worker(name=0)``); None stays None. Anything else: a TypeError naming its type.
+
+    >>> worker_list("tcp://10.0.0.1:4000"), worker_list(("a", "b")), worker_list(None)
+    (['tcp://10.0.0.1:4000'], ['a', 'b'], None)
+    >>> worker_list(5)
+    Traceback (most recent call last):
+    TypeError: workers= takes a worker address or name (a string) or a list of them, not an int (5); ...
+    """
+    if workers is None:
+        return None
+    if isinstance(workers, str):
+        return [workers]
+    if isinstance(workers, (list, tuple, set, frozenset)):
+        for w in workers:
+            if not isinstance(w, (str, int)) or isinstance(w, bool):
+                raise TypeError(f"workers= takes worker addresses or names (strings), not {_a(type(w).__name__)} "
+                                f"({w!r:.100}) among them")
+        return sorted(workers, key=str) if isinstance(workers, (set, frozenset)) else list(workers)
+    hint = (f"; for the worker named {workers}: workers=[{workers}]"
+            if isinstance(workers, int) and not isinstance(workers, bool) else "")
+    raise TypeError(f"workers= takes a worker address or name (a string) or a list of them, not "
+                    f"{_a(type(workers).__name__)} ({workers!r:.100}){hint}")
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
 
 
 # ---------------------------------------------------------------------- the scheduler's end

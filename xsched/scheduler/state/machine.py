@@ -345,8 +345,10 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Replication
             if ts.suspicious > self.allowed_failures:
                 blob = self.killed_worker_error(ts.key, ev.address)
                 self._processing_to_erred(ts, blob, b"",
-                                          f"KilledWorker: {ts.key!r} was running on workers that died "
-                                          f"{ts.suspicious} times (last: {ev.address})", recs)
+                                          f"KilledWorker: {ts.key!r} was running on "
+                                          + (f"workers that died {ts.suspicious} times (last: {ev.address})"
+                                             if ts.suspicious > 1 else f"a worker that died ({ev.address})"),
+                                          recs)
             else:
                 recs[ts.key] = "released"
         for ts in list(ws.has_what):

@@ -1,0 +1,146 @@
+"""A user's report on the client, compared with dask.distributed, on the shared 2-worker
+cluster: sets of futures in submit and gather, dask's keywords (``fifo_timeout=``,
+``batch_size=``, ``actors=``, ``direct=``) taken rather than passed to the user's function,
+and errors raised where the wrong value was given, saying what is wrong.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import xsched
+from xsched import Queue
+from xsched.protocol.schemas import MAX_KEY
+
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
+
+
+def inc(x):
+    return x + 1
+
+
+def no_keywords(*args):
+    return sorted(args)
+
+
+def identity(x):
+    return x
+
+
+class Counter:
+    n = 0
+
+    def increment(self):
+        self.n += 1
+        return self.n
+
+
+# ---------------------------------------------------------------- 1. sets and frozensets
+
+
+@pytest.mark.parametrize("kind", [set, frozenset])
+def test_submit_takes_the_values_of_futures_in_a_set(client, kind):
+    a, b = client.submit(inc, 0), client.submit(inc, 1)
+    assert client.submit(sorted, kind({a, b})).result() == sorted(kind({1, 2}))
+    got = client.submit(identity, [kind({a, 5})]).result()
+    assert got == [kind({1, 5})] and type(got[0]) is kind
+
+
+def test_gather_of_a_set_of_futures_is_the_set_of_results(client):
+    a, b = client.submit(inc, 0), client.submit(inc, 1)
+    assert client.gather({a, b}) == {1, 2}
+    assert client.gather([{a}, (b,)]) == [{1}, (2,)]
+
+
+@pytest.mark.parametrize("kind", [set, frozenset])
+def test_delayed_set_computes_on_the_cluster(client, kind):
+    x = xsched.delayed(inc)(2)
+    assert xsched.delayed(sorted)(kind({x, 7})).compute() == sorted(kind({3, 7}))
+
+
+# ---------------------------------------------------------------- 2. dask's keywords
+
+
+def test_dask_keywords_do_not_reach_the_function(client):
+    assert client.submit(no_keywords, 2, 1, fifo_timeout="10ms").result() == [1, 2]
+    assert client.gather(client.map(no_keywords, [3, 4], fifo_timeout="1s")) == [[3], [4]]
+    assert xsched.delayed(no_keywords)(1, dask_key_name="named-1").compute() == [1]
+    total = xsched.delayed(sum)([1, 2])
+    assert client.compute(total, fifo_timeout="10ms").result() == 3
+
+
+def test_map_in_batches_gives_the_same_futures(client):
+    xs = list(range(5))
+    futures = client.map(inc, xs, batch_size=2)
+    assert [f.key for f in futures] == [f.key for f in client.map(inc, xs)]
+    assert client.gather(futures) == [x + 1 for x in xs]
+    keys = [f"b-{i}" for i in xs]
+    assert client.gather(client.map(inc, xs, key=keys, batch_size=2)) == [x + 1 for x in xs]
+    with pytest.raises(ValueError, match="batch_size must be None or an int >= 1"):
+        client.map(inc, xs, batch_size=0)
+
+
+def test_actors_is_actor(client):
+    counter = client.submit(Counter, actors=True).result()
+    assert counter.increment().result() == 1
+    assert counter.increment().result() == 2
+
+
+def test_scatter_direct_is_taken(client):
+    fut = client.scatter(5, direct=True)
+    assert fut.result() == 5
+
+
+def test_scatter_of_a_generator_is_a_list_of_futures(client):
+    futures = client.scatter(x * x for x in range(3))
+    assert isinstance(futures, list) and client.gather(futures) == [0, 1, 4]
+
+
+# ---------------------------------------------------------------- 3. errors where given
+
+
+def test_tuple_key_is_refused_in_the_client(client):
+    with pytest.raises(TypeError, match=r"key \('x', 1\) is a tuple: keys are strings here .*'x-1'"):
+        client.submit(inc, 1, key=("x", 1))
+    with pytest.raises(TypeError, match=r"key \('x', 2\) is a tuple"):
+        client.map(inc, [1, 2], key=["x-1", ("x", 2)])
+    assert client.submit(inc, 1, key="x-1").result() == 2
+
+
+def test_long_key_says_its_length(client):
+    with pytest.raises(ValueError, match=rf"1,000,000 characters long: keys are at most {MAX_KEY:,}"):
+        client.submit(inc, 1, key="k" * 1_000_000)
+
+
+def test_negative_retries_is_refused_in_the_client(client):
+    with pytest.raises(ValueError, match=r"retries=-1 is invalid: expected an int >= 0"):
+        client.submit(inc, 1, retries=-1)
+    with pytest.raises(ValueError, match=r"retries=-1 is invalid"):
+        client.compute(xsched.delayed(inc)(1), retries=-1)
+
+
+def test_workers_takes_a_string_or_a_list(client):
+    with pytest.raises(TypeError, match=r"workers= takes a worker address or name .* not an int \(5\)"):
+        client.submit(inc, 1, workers=5)
+    with pytest.raises(TypeError, match=r"not an int \(5\)"):
+        client.compute(xsched.delayed(inc)(1), workers=5)
+    addr = sorted(client.scheduler_info()["workers"])[0]
+    assert client.submit(inc, 1, workers=addr).result() == 2
+    assert client.submit(inc, 2, workers=[addr]).result() == 3
+
+
+def test_scatter_to_unknown_workers_names_them(client):
+    with pytest.raises(ValueError, match=r"no connected worker matches workers=\['nope'\]; the 2 connected: tcp://"):
+        client.scatter([1], workers=["nope"])
+
+
+# ---------------------------------------------------------------- 4. messages
+
+
+def test_queue_get_timeout_reads_in_english(client):
+    q = Queue("user-reports-q", client=client)
+    with pytest.raises(TimeoutError, match=r"no item came within 0.2s"):
+        q.get(timeout=0.2)
+    q.put(1)
+    with pytest.raises(TimeoutError, match=r"fewer than 2 items came within 0.2s"):
+        q.get(timeout=0.2, batch=2)
