@@ -7,6 +7,7 @@
     $ xsched worker --scheduler-file scheduler.json --nworkers 2 --nthreads 2
     $ xsched worker 10.0.0.5:8786 --lifetime 6900s --lifetime-stagger 4m   # in a 2 h batch job
     $ xsched doctor 10.0.0.5:8786                        # can this host reach it? why not?
+    $ xsched doctor --scheduler-file scheduler.json      # (the address is in the file)
 
 A worker given only an address finds the secret in the registry of schedulers this user
 runs (``~/.xsched/schedulers``, shared across nodes by a shared home directory), unless
@@ -38,6 +39,7 @@ import psutil
 import zmq
 
 from . import config
+from .comm import RemoteError
 from .deploy.ssh import SSHCluster
 from .doctor import diagnose, format_report
 from .errors import DashboardError
@@ -145,8 +147,7 @@ async def _run_worker(args, security, address) -> int:
     if args.resources:
         resources.update(parse_resources(args.resources))
     nthreads = args.nthreads or config.get("worker.nthreads", None) or max(1, (os.cpu_count() or 1) // args.nworkers)
-    limit = args.memory_limit if args.memory_limit is not None else config.get("worker.memory.limit", "auto")
-    memory_limit = parse_memory_limit(limit, nworkers=args.nworkers)
+    memory_limit = _memory_limit(args)
     local_dir = args.local_directory or config.get("worker.local-directory", None)
     lifetime, stagger, retire_timeout = _lifetime_args(args)
     # started by a nanny: the directory it shares with us (nanny plugins); not inherited further
@@ -168,6 +169,38 @@ async def _run_worker(args, security, address) -> int:
             retire.cancel()
     await w.close()
     return w.exit_code
+
+
+def _memory_limit(args) -> int | None:
+    """Bytes per worker process from --memory-limit (or the worker.memory.limit setting); the
+    ValueError names where the value came from."""
+    if args.memory_limit is not None:
+        limit, where = args.memory_limit, "--memory-limit"
+    else:
+        limit, where = config.get("worker.memory.limit", "auto"), "the worker.memory.limit setting"
+    try:
+        return parse_memory_limit(limit, nworkers=args.nworkers)
+    except ValueError as e:
+        raise ValueError(f"{where}: {e}") from None
+
+
+def _check_worker_args(args) -> None:
+    """Refuse a bad --nworkers, --nthreads, --memory-limit or --resources here, in one line,
+    rather than in every worker process (or as the scheduler's refusal of each); make the
+    --log-directory."""
+    if args.nworkers < 1:
+        raise ValueError(f"--nworkers {args.nworkers}: give a whole number of worker processes >= 1")
+    if args.nthreads is not None and args.nthreads < 0:  # (0, as dask's: this machine's CPUs shared out)
+        raise ValueError(f"--nthreads {args.nthreads}: give a whole number of threads per worker process >= 1, "
+                         "or 0 or nothing for this machine's CPUs shared among --nworkers")
+    _memory_limit(args)
+    if args.resources:
+        parse_resources(args.resources)
+    if args.log_directory and not args.no_nanny:  # (the nanny appends each worker's output there)
+        try:
+            os.makedirs(args.log_directory, exist_ok=True)
+        except OSError as e:
+            raise OSError(f"--log-directory {args.log_directory}: cannot create it: {e.strerror or e}") from None
 
 
 def _lifetime_args(args) -> tuple:
@@ -199,8 +232,7 @@ async def _worker_until_stopped(worker, parent_pid: int | None) -> str:
 
 def _nanny(args) -> int:
     """Run ``--nworkers`` worker processes under a nanny (this process)."""
-    limit = args.memory_limit if args.memory_limit is not None else config.get("worker.memory.limit", "auto")
-    memory_limit = parse_memory_limit(limit, nworkers=args.nworkers)
+    memory_limit = _memory_limit(args)
     base = args.name
     own_dir = None
     if not args.local_directory and not config.get("worker.local-directory", None):
@@ -250,6 +282,7 @@ def _worker(args) -> int:
               file=sys.stderr)
         return 2
     try:  # fail here, with the reason, rather than in every worker process the nanny starts
+        _check_worker_args(args)
         _lifetime_args(args)
         address, security = connection_info(args.address, args.scheduler_file,
                                             mode=config.get("comm.security", "auto"))
@@ -265,10 +298,15 @@ def _worker(args) -> int:
     nanny_dir = os.environ.get(worker_nanny.NANNY_DIR_VAR) if args.parent_pid else None  # (_run_worker takes it)
     try:
         code = asyncio.run(_run_worker(args, security, address))
-    except (TimeoutError, ValueError, ConnectionError) as e:  # AuthenticationError is a ConnectionError
+    except (TimeoutError, ValueError, ConnectionError, RemoteError) as e:
+        # unreachable, wrong secret (AuthenticationError, a ConnectionError), or refused by the scheduler
+        # (RemoteError: its reason): another start would fail the same way
         print(f"xsched worker: {e}", file=sys.stderr)
         worker_nanny.leave_exit_reason(nanny_dir, str(e))  # (its nanny says it: this output may go nowhere)
         return worker_nanny.EXIT_CANNOT_CONNECT
+    except Exception as e:  # a crash: the traceback goes to the output, and the nanny hears the error
+        worker_nanny.leave_exit_reason(nanny_dir, f"{type(e).__name__}: {e}")
+        raise
     _exit_if_tasks_running(code)
     return code
 
@@ -420,8 +458,10 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--secret-stdin", action="store_true", help=argparse.SUPPRESS)
     _ssh_parser(sub.add_parser("ssh", help="start a scheduler and workers on hosts over ssh"))
     dp = sub.add_parser("doctor", help="check whether this host can reach a scheduler, and why not")
-    dp.add_argument("address", help="scheduler address, e.g. 10.0.0.5:8786")
-    dp.add_argument("--scheduler-file", default=None, help="take the secret from this scheduler file")
+    dp.add_argument("address", nargs="?", help="scheduler address, e.g. 10.0.0.5:8786 (default: the scheduler "
+                                               "file's)")
+    dp.add_argument("--scheduler-file", default=None, help="take the address (unless given) and the secret from "
+                                                           "this scheduler file")
     dp.add_argument("--timeout", type=float, default=5.0, help="seconds per network step (default 5)")
     cp = sub.add_parser("config", help="print the effective configuration")
     cp.add_argument("--describe", action="store_true", help="document every key")

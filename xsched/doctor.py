@@ -1,4 +1,5 @@
-"""``xsched doctor ADDRESS``: can this host reach that scheduler, and if not, why not.
+"""``xsched doctor ADDRESS`` (or ``--scheduler-file FILE``): can this host reach that
+scheduler, and if not, why not.
 
 Login and compute nodes often see different networks; a worker that cannot register says
 only "timed out". The doctor walks the path step by step and stops at the first step that
@@ -38,19 +39,32 @@ class Step:
     detail: str
 
 
-def diagnose(address: str, scheduler_file: str | None = None, timeout: float = 5.0) -> list[Step]:
-    """Run every check in order until one fails; returns the steps taken.
+def diagnose(address: str | None = None, scheduler_file: str | None = None, timeout: float = 5.0) -> list[Step]:
+    """Run every check in order until one fails; returns the steps taken. Without an
+    ``address``, the one in ``scheduler_file``.
 
     >>> [s.name for s in diagnose("not a host:x")]
     ['address']
+    >>> print(format_report(diagnose(scheduler_file="gone.json")))
+    FAIL  address    scheduler file 'gone.json' does not exist: start `xsched scheduler --scheduler-file gone.json` first
     """
     steps: list[Step] = []
+    source = ""
+    if address is None:
+        if scheduler_file is None:
+            return [Step("address", False, "give the scheduler's ADDRESS (e.g. 10.0.0.5:8786) or "
+                                           "--scheduler-file FILE")]
+        try:
+            address, _ = registry.read_scheduler_file(scheduler_file)
+        except (OSError, ValueError) as e:
+            return [Step("address", False, str(e))]
+        source = f" (from {scheduler_file})"
     try:
         target = normalize(address)
         host, port = split(target)
     except AddressError as e:
         return [Step("address", False, str(e))]
-    steps.append(Step("address", True, target))
+    steps.append(Step("address", True, target + source))
 
     ips = resolve(host)
     if not ips:

@@ -147,6 +147,17 @@ class LocalCluster(SpecCluster):
         else:
             _loop.sync(self._start_inprocess_scheduler(), self.timeout)
 
+    def _scheduler_failure(self) -> str | None:
+        """Its scheduler's process exited (killed, crashed, told to close by another client)."""
+        if self._inprocess_scheduler is not None and self._inprocess_scheduler.status in ("closing", "closed"):
+            return "its scheduler (in this process) closed"
+        proc = self._scheduler_proc
+        if proc is None or proc.poll() is None:
+            return None
+        rc = proc.returncode
+        return f"its scheduler process {proc.pid} " + (f"was killed by signal {-rc}" if rc < 0 else
+                                                        f"exited with code {rc}")
+
     def _note_dashboard_port(self) -> None:
         """The scheduler's process logged it when the port asked for was taken; say it here too."""
         asked = parse_dashboard_address(self.dashboard_address)

@@ -38,7 +38,7 @@ from .. import hooks
 from ..client.rpc import SchedulerRPC
 from ..protocol.addressing import dashboard_link
 from ..units import format_bytes, parse_bytes, parse_timedelta
-from .adaptive import AdaptivePolicy, Job, JobLoad, SchedulerView
+from .adaptive import AdaptivePolicy, Job, JobLoad, SchedulerView, _count
 
 logger = logging.getLogger("xsched.deploy")
 
@@ -107,7 +107,7 @@ class SpecCluster:
         self.memory_limit = memory_limit
         self.timeout = float(timeout)
         self.name = name or self.kind
-        self.status = "created"
+        self.status = "created"  # (the property: "failed" while its scheduler is gone)
         self.scheduler_address: str | None = None
         self.security = None
         self.scheduler_file: str | None = None
@@ -131,6 +131,33 @@ class SpecCluster:
 
     def _poll(self) -> None:
         """Refresh every group's status (batch clusters ask the queue once for all)."""
+
+    def _scheduler_failure(self) -> str | None:
+        """Why the scheduler is gone though nobody closed the cluster (its process died), or
+        None: running, or not known here."""
+        return None
+
+    # ------------------------------------------------------------------ status
+    @property
+    def status(self) -> str:
+        """``created``, ``running``, ``failed`` (its scheduler died: ``close()`` cleans up what is
+        left), ``closing`` or ``closed``, as dask's cluster statuses.
+
+        >>> from xsched import LocalCluster
+        >>> cluster = LocalCluster(n_workers=0, dashboard_address=None)
+        >>> cluster.status
+        'running'
+        >>> cluster.close()
+        >>> cluster.status
+        'closed'
+        """
+        if self._status == "running" and self._scheduler_failure() is not None:
+            return "failed"
+        return self._status
+
+    @status.setter
+    def status(self, value: str) -> None:
+        self._status = value
 
     # ------------------------------------------------------------------ lifecycle
     def _start(self, n_groups: int = 0, wait: bool = True) -> None:
@@ -256,8 +283,19 @@ class SpecCluster:
         >>> cluster = LocalCluster(n_workers=1, dashboard_address=None)
         >>> cluster.adapt(minimum=1, maximum=4)
         <Adaptive AdaptivePolicy(minimum_jobs=1, maximum_jobs=4, ...) every 1s>
+        >>> cluster.adapt(minimum=1, maximum="x")
+        Traceback (most recent call last):
+        ...
+        ValueError: maximum='x' must be a whole number >= 0.
         >>> cluster.close()
         """
+        bounds = {"minimum": minimum, "maximum": maximum, "minimum_jobs": minimum_jobs, "maximum_jobs": maximum_jobs}
+        for name, value in bounds.items():  # (before any arithmetic on them)
+            if value is not None:
+                _count(name, value)
+        for low, high in (("minimum", "maximum"), ("minimum_jobs", "maximum_jobs")):
+            if bounds[low] is not None and bounds[high] is not None and bounds[high] < bounds[low]:
+                raise ValueError(f"{high}={bounds[high]} is below {low}={bounds[low]}.")
         per = self.workers_per_group
         lo = minimum_jobs if minimum_jobs is not None else math.ceil((minimum or 0) / per)
         hi = maximum_jobs if maximum_jobs is not None else (math.ceil(maximum / per) if maximum is not None else None)
@@ -388,8 +426,11 @@ class SpecCluster:
         named = f", name={self.name!r}" if self.name != self.kind else ""
         link = self._link_or_none()
         dashboard = f", dashboard={link}" if link else ""
+        status = self.status
+        if status == "failed":
+            status += f" ({self._scheduler_failure()}; close() it)"
         return (f"{self.kind}({self.scheduler_address!r}{named}, workers={n}, threads={n * self.threads_per_worker}, "
-                f"memory={mem} per worker, status={self.status}{adaptive}{dashboard})")
+                f"memory={mem} per worker, status={status}{adaptive}{dashboard})")
 
     def _link_or_none(self) -> str | None:
         """``dashboard_link``, or None when the scheduler cannot say (a display never raises)."""

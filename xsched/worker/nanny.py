@@ -23,7 +23,13 @@ Data flow::
                                               worker that lost its scheduler exits 1 too; every
                                               restarted worker gets XSCHED_NANNY_RESTARTS and so
                                               waits worker.reconnect-timeout for the scheduler
-                                              (restarted on the same address) before exit 69
+                                              (restarted on the same address) before exit 69.
+                                              But one that died MAX_UNREGISTERED_DEATHS times in
+                                              a row before it ever registered (it writes the file
+                                              XSCHED_STARTED_FILE names once it did) fails the
+                                              same way at every start: not restarted, the nanny
+                                              logs its last error (leave_exit_reason, or its log's
+                                              tail) and, once no worker is left, exits 1
             RSS > terminate * limit        -> SIGKILL, then restarted
         every 100 ms: the plugin requests its workers left in its directory (worker/plugins.py):
             setup(nanny) / teardown(nanny) of nanny plugins, here, in the nanny's process; the
@@ -76,6 +82,10 @@ EXIT_RESTART = 75  # EX_TEMPFAIL (sysexits.h)
 #: ``worker.reconnect-timeout`` to register rather than ``comm.timeouts.connect``.
 RESTARTED_VAR = "XSCHED_NANNY_RESTARTS"
 
+#: A worker that died this many times in a row without registering with its scheduler fails
+#: at every start (a bad option, a directory it cannot create...): restarting it cannot help.
+MAX_UNREGISTERED_DEATHS = 3
+
 #: A worker that ran this long before it died was not crash-looping: its next restart
 #: waits the shortest backoff again, so a long-lived cluster that loses workers now and
 #: then (killed by a user, OOM, chaos tests) does not end up waiting 5 s per restart.
@@ -101,7 +111,7 @@ def _reason_path(directory: str, pid: int) -> str:
 
 
 def leave_exit_reason(directory: str | None, text: str) -> None:
-    """(A worker process about to exit with ``EXIT_CANNOT_CONNECT``) tell its nanny why, in
+    """(A worker process about to exit with ``EXIT_CANNOT_CONNECT``, or crashing) tell its nanny why, in
     ``directory``, the one it shares with its workers (``XSCHED_NANNY_DIR``): the worker's
     own output may go nowhere, and the nanny is what the user started. Nothing without one.
 
@@ -123,7 +133,10 @@ class _Child:
         self.name, self.args = name, args
         self.python: str | None = None  # None: this interpreter
         self.previous_python: str | None = None
-        self.started_file: str | None = None  # set while a new environment is on trial
+        self.on_trial = False  # started with a new environment's Python, not registered there yet
+        self.started_file: str | None = None  # XSCHED_STARTED_FILE of this start: written once it registered
+        self.registered = False  # this start registered with the scheduler (its started_file appeared)
+        self.unregistered_deaths = 0  # deaths in a row before registering
         self.env_error: str | None = None  # told to the next start after a failed environment
         self.proc = None
         self.restarts = 0
@@ -131,7 +144,7 @@ class _Child:
         self.started_at = 0.0  # time.monotonic() of the last start
         self.backoff = 0.1
         self.next_start = 0.0
-        self.ended: str | None = None  # why it will not be started again (exited 0 or 69)
+        self.ended: str | None = None  # why it will not be started again (exited 0 or 69, or crash-looped)
 
 
 class Nanny:
@@ -148,6 +161,8 @@ class Nanny:
         self._stopping = False
         self.kills = 0
         self.refused: dict[str, str] = {}  # worker name -> why it could not register (exit 69)
+        self.failed: dict[str, str] = {}  # worker name -> why it died at every start (never registered)
+        self._starts = 0  # processes started, for unique started_file names
         self._plugins: NannyPlugins | None = None  # made by run(): the nanny plugins, set up here
 
     @property
@@ -170,12 +185,19 @@ class Nanny:
         if child.env_error:
             extra["XSCHED_ENVIRONMENT_ERROR"] = child.env_error
             child.env_error = None
-        if child.python is None:
-            child.proc = _spawn_with(sys.executable, child.args, extra, log)
-            return
-        if child.started_file is not None:
-            extra["XSCHED_STARTED_FILE"] = child.started_file
-        child.proc = _spawn_with(child.python, child.args, extra, log)
+        _remove(child.started_file)
+        child.started_file = os.path.join(self._plugins.directory if self._plugins is not None else
+                                          tempfile.gettempdir(), f"started-{os.getpid()}-{self._starts}")
+        self._starts += 1
+        child.registered = False
+        extra["XSCHED_STARTED_FILE"] = child.started_file
+        child.proc = _spawn_with(child.python or sys.executable, child.args, extra, log)
+
+    def _check_registered(self, child: _Child) -> None:
+        """Whether the running process registered with the scheduler (after ``poll()``: one
+        that registered and then died has written its file before it died)."""
+        if not child.registered and child.started_file is not None and os.path.exists(child.started_file):
+            child.registered, child.unregistered_deaths, child.on_trial = True, 0, False
 
     def _restart_requested(self, child: _Child, now: float) -> None:
         """The worker exited to be restarted; into a new environment if it left a note."""
@@ -183,26 +205,20 @@ class Nanny:
         if note is not None:
             logger.info("worker %s: restarting it with %s", child.name, note["python"])
             child.previous_python, child.python = child.python, note["python"]
-            child.started_file = os.path.join(tempfile.gettempdir(),
-                                              f"xsched-started-{os.getpid()}-{child.name}-{time.time_ns()}")
+            child.on_trial = True
         child.proc = None
         child.next_start = now
 
     def _on_trial(self, child: _Child, rc: int | None, now: float) -> bool:
-        """A worker started in a new environment: True once it proved itself or fell back."""
-        if child.started_file is None:
-            return False
-        if os.path.exists(child.started_file):  # registered with the scheduler: the environment works
-            os.remove(child.started_file)
-            child.started_file = None
-            return False
-        if rc is None:
+        """A worker started in a new environment: True once it fell back (it exited before it
+        registered there); a registration ends the trial (``_check_registered``)."""
+        if not child.on_trial or rc is None:
             return False
         what = f"a worker could not start with {child.python} (exit code {rc})"
         tail = self._exit_reason(child) or _tail(self._log_path(child))
         logger.warning("%s; starting it with its previous Python again", what)
         child.env_error = what + (f": {tail}" if tail else "")
-        child.python, child.previous_python, child.started_file = child.previous_python, None, None
+        child.python, child.previous_python, child.on_trial = child.previous_python, None, False
         child.proc = None
         child.next_start = now
         return True
@@ -236,7 +252,8 @@ class Nanny:
 
     def run(self, parent_pid: int | None = None) -> int:
         """Run until told to stop (signal), the parent dies, or every worker ended (closed
-        gracefully: 0; once none is left, ``EXIT_CANNOT_CONNECT`` if any could not register)."""
+        gracefully: 0; once none is left, ``EXIT_CANNOT_CONNECT`` if any could not register,
+        else 1 if any died at every start)."""
         signal.signal(signal.SIGTERM, self.stop)
         signal.signal(signal.SIGINT, self.stop)
         self._plugins = NannyPlugins(self, tempfile.mkdtemp(prefix="xsched-nanny-"))
@@ -249,19 +266,12 @@ class Nanny:
                     break
                 self._plugins.poll()
                 if not self._tick():
-                    code = EXIT_CANNOT_CONNECT if self.refused else 0
+                    code = EXIT_CANNOT_CONNECT if self.refused else 1 if self.failed else 0
                     break
                 time.sleep(self.interval)
         finally:
             self._stop_all()
-            self._plugins.close()
-            for child in self.children.values():  # a trial start nobody checked any more
-                if child.started_file is not None:
-                    try:
-                        os.remove(child.started_file)
-                    except FileNotFoundError:
-                        pass
-                    child.started_file = None
+            self._plugins.close()  # (removes the directory, with every started_file in it)
         return code
 
     def _tick(self) -> bool:
@@ -282,6 +292,7 @@ class Nanny:
                     rss = psutil.Process(child.proc.pid).memory_info().rss
                 except psutil.Error:
                     pass
+            self._check_registered(child)
             if self._on_trial(child, rc, now):
                 alive = True
                 continue
@@ -303,10 +314,32 @@ class Nanny:
                 self._restart_requested(child, now)
                 alive = True
             elif action == "restart":
-                logger.warning("worker %s died (exit code %s): restarting it", child.name, rc)
-                self._schedule_restart(child, now)
-                alive = True
+                alive = self._died(child, rc, now) or alive
         return alive
+
+    def _died(self, child: _Child, rc: int, now: float) -> bool:
+        """A worker died: restart it, unless it died every time before it registered
+        (``MAX_UNREGISTERED_DEATHS`` in a row): then say its last error, once. True: restarted."""
+        reason = self._exit_reason(child)  # (read at every death: the note is removed)
+        if child.registered:
+            logger.warning("worker %s died (exit code %s%s): restarting it", child.name, rc,
+                           f": {reason}" if reason else "")
+            self._schedule_restart(child, now)
+            return True
+        child.unregistered_deaths += 1
+        reason = reason or _tail(self._log_path(child))
+        if child.unregistered_deaths < MAX_UNREGISTERED_DEATHS:
+            logger.warning("worker %s died (exit code %s) before it registered with its scheduler%s: restarting it "
+                           "(start %d of %d)", child.name, rc, f" ({reason})" if reason else "",
+                           child.unregistered_deaths + 1, MAX_UNREGISTERED_DEATHS)
+            self._schedule_restart(child, now)
+            return True
+        reason = reason or "it gave no reason; start the nanny with --log-directory to keep its output"
+        child.ended = self.failed[child.name] = reason
+        child.proc = None
+        logger.error("worker %s died %d times in a row before it registered with its scheduler and is not restarted "
+                     "(exit code %s): %s", child.name, child.unregistered_deaths, rc, reason)
+        return False
 
     def _schedule_restart(self, child: _Child, now: float) -> None:
         child.proc = None
@@ -355,6 +388,14 @@ def _spawn_with(python: str, args: list[str], extra_env: dict, log_path: str | N
     finally:
         if log_path:
             out.close()
+
+
+def _remove(path: str | None) -> None:
+    if path is not None:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
 
 
 def _tail(path: str | None, n: int = 400) -> str:

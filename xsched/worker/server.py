@@ -422,7 +422,9 @@ class Worker:
             refused = refusal_in(e)
             if refused is not None:
                 raise refused from None
-            raise
+            # (a bad field, ...: the scheduler's reason, said as a refusal; `xsched worker` exits 69 on it)
+            raise RemoteError(f"the scheduler at {self.scheduler_address} refused to register this worker: {e}") \
+                from None
         except BaseException:  # refused (wrong secret), cancelled...: release sockets, threads, files
             await self.close(report=False)
             raise
