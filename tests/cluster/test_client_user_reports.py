@@ -144,3 +144,8 @@ def test_queue_get_timeout_reads_in_english(client):
     q.put(1)
     with pytest.raises(TimeoutError, match=r"fewer than 2 items came within 0.2s"):
         q.get(timeout=0.2, batch=2)
+
+
+def test_gather_of_a_frozenset_of_futures_is_the_frozenset_of_results(client):
+    a, b = client.submit(int, 1, pure=False), client.submit(int, 2, pure=False)
+    assert client.gather(frozenset({a, b})) == frozenset({1, 2})

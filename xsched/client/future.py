@@ -191,44 +191,87 @@ class Future:
     def result(self, timeout: float | None = None) -> Any:
         """Wait for the result and return it; raise the task's exception if it failed.
 
+        With an asynchronous client it is what to await (``await f.result(timeout=5)``); a
+        timeout raises TimeoutError either way, and the future stays usable.
+
         >>> def inc(x):
         ...     return x + 1
         >>> client.submit(inc, 1).result(timeout=10)
         2
         """
-        if self.client.asynchronous:
-            return self._result_async()
-        return self.client._sync(self.client._gather_one(self, timeout), None)
-
-    async def _result_async(self):
-        return await self.client._gather_one(self, None)
+        client = self._client()
+        if client.asynchronous:
+            return client._gather_one(self, timeout)
+        return client._sync(client._gather_one(self, timeout), None)
 
     def __await__(self):
-        return self.client._gather_one(self, None).__await__()
+        return self._client()._gather_one(self, None).__await__()
 
     def exception(self, timeout: float | None = None) -> BaseException | None:
-        """The exception the task raised (None if it succeeded)."""
+        """The exception the task raised (None if it succeeded); what to await with an
+        asynchronous client (waiting here would block its event loop).
+
+        >>> client.submit(abs, -1).exception(timeout=10) is None
+        True
+        """
+        if self._client().asynchronous:
+            return self._exception_async(timeout)
         self._wait(timeout)
-        return self._state.error() if self.status in ("error", "cancelled", "lost") else None
+        return self._error()
 
     def traceback(self, timeout: float | None = None) -> str | None:
-        """The remote traceback text of a failed task (None if it succeeded)."""
+        """The remote traceback text of a failed task (None if it succeeded); what to await
+        with an asynchronous client.
+
+        >>> client.submit(abs, -1).traceback(timeout=10) is None
+        True
+        """
+        if self._client().asynchronous:
+            return self._traceback_async(timeout)
         self._wait(timeout)
+        return self._traceback_text()
+
+    def _error(self) -> BaseException | None:
+        return self._state.error() if self.status in ("error", "cancelled", "lost") else None
+
+    def _traceback_text(self) -> str | None:
         tb = self._state.traceback
         return bytes(tb).decode(errors="replace") if tb else None
+
+    async def _exception_async(self, timeout: float | None) -> BaseException | None:
+        await self._await_done(timeout)
+        return self._error()
+
+    async def _traceback_async(self, timeout: float | None) -> str | None:
+        await self._await_done(timeout)
+        return self._traceback_text()
 
     def _wait(self, timeout: float | None) -> None:
         if not self._state.wait(timeout):
             raise TimeoutError(f"future {self.key!r} is still pending after {timeout}s")
 
+    async def _await_done(self, timeout: float | None) -> None:
+        """``_wait`` on the client's event loop."""
+        try:
+            await asyncio.wait_for(self._state.await_done(), timeout)
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"future {self.key!r} is still pending after {timeout}s") from None
+
+    def _client(self):
+        """The client, which a released future no longer has: then say so, by key."""
+        if self.client is None:
+            raise RuntimeError(f"future {self.key!r} was released (Future.release()): it no longer refers to a "
+                               "result; keep the future until done with it, or submit the task again")
+        return self.client
+
     def cancel(self, force: bool = False) -> None:
         """Stop this computation if nobody else wants it (``force=True``: even then, cancelling
         the other clients' futures of it too); the future becomes 'cancelled'."""
-        self.client._cancel([self], force)
+        self._client()._cancel([self], force)
 
     def retry(self) -> None:
         """Run a failed task (and failed dependencies) again."""
-        self.client._retry([self])
+        self._client()._retry([self])
 
     def add_done_callback(self, fn: Callable[["Future"], Any]) -> None:
         """Call ``fn(future)`` once done (in the client's loop thread; keep it quick)."""
@@ -255,12 +298,16 @@ class Future:
         return (_rebuild_future, (self.key,))
 
     def __repr__(self) -> str:
+        if self.client is None:
+            return f"<Future: released, key: {self.key}>"
         extra = f", type: {self.type}" if self.status == "finished" and self.type else ""
         if self.status == "error":
             extra = f", {self._state.text[:80]}"
         return f"<Future: {self.status}, key: {self.key}{extra}>"
 
     def _repr_html_(self) -> str:
+        if self.client is None:
+            return f"<b>Future:</b> <code>{html.escape(self.key)}</code> <span style='color:#888'>released</span>"
         colour = {"finished": "#2a7", "error": "#c33", "pending": "#888", "cancelled": "#888"}.get(self.status, "#888")
         extra = f" type: {html.escape(self.type or '')}" if self.status == "finished" else ""
         if self.status == "error":
@@ -313,8 +360,8 @@ def binding_to(client):
 
 
 def collect_futures(obj, out: list) -> None:
-    """Append to ``out`` every Future in ``obj``, itself one or nested in lists, tuples, sets
-    and dict values (what ``gather``, ``cancel`` and ``who_has`` accept).
+    """Append to ``out`` every Future in ``obj``, itself one or nested in lists, tuples, sets,
+    frozensets and dict values (what ``gather``, ``cancel`` and ``who_has`` accept).
 
     >>> out = []
     >>> collect_futures([1, {"a": (2, 3)}], out)
@@ -323,7 +370,7 @@ def collect_futures(obj, out: list) -> None:
     """
     if isinstance(obj, Future):
         out.append(obj)
-    elif isinstance(obj, (list, tuple, set)):
+    elif isinstance(obj, (list, tuple, set, frozenset)):
         for o in obj:
             collect_futures(o, out)
     elif isinstance(obj, dict):

@@ -201,6 +201,6 @@ def _pack_results(obj, data: dict):
         return tuple(_pack_results(o, data) for o in obj)
     if isinstance(obj, dict):
         return {k: _pack_results(v, data) for k, v in obj.items()}
-    if isinstance(obj, set):  # (a frozenset too once collect_futures walks them)
-        return {_pack_results(o, data) for o in obj}
+    if isinstance(obj, (set, frozenset)):
+        return type(obj)(_pack_results(o, data) for o in obj)
     return obj

@@ -11,12 +11,14 @@ futures costs one callback per future.
 
 from __future__ import annotations
 
+import asyncio
 import queue
 import threading
 import time
 from collections import namedtuple
 from typing import Any, Iterable, Iterator
 
+from .default import default_client
 from .future import Future, futures_of
 
 __all__ = ["wait", "as_completed"]
@@ -28,8 +30,12 @@ def wait(fs: Iterable[Future] | Future, timeout: float | None = None, return_whe
     """Block until futures are done: returns ``(done, not_done)`` sets.
 
     ``fs`` is a Future, an iterable of them, or a collection persisted on a cluster (its
-    futures: ``wait(client.persist(df))``, as in dask). ``return_when`` is ``"ALL_COMPLETED"``, ``"FIRST_COMPLETED"`` or ``"FIRST_EXCEPTION"``;
-    raises TimeoutError if ``timeout`` passes first.
+    futures: ``wait(client.persist(df))``, as in dask). ``return_when`` is
+    ``"ALL_COMPLETED"``, ``"FIRST_COMPLETED"`` or ``"FIRST_EXCEPTION"``; raises TimeoutError
+    if ``timeout`` passes first. With the futures of an asynchronous client (or, given none,
+    an asynchronous default client) it is what to await, as in dask:
+    ``done, not_done = await wait(fs)`` (blocking would stop the event loop the results
+    arrive on).
 
     >>> from xsched import wait
     >>> futures = client.map(abs, [-1, -2, -3])
@@ -44,6 +50,8 @@ def wait(fs: Iterable[Future] | Future, timeout: float | None = None, return_whe
     fs = list(fs)
     if return_when not in ("ALL_COMPLETED", "FIRST_COMPLETED", "FIRST_EXCEPTION"):
         raise ValueError(f"return_when must be ALL_COMPLETED, FIRST_COMPLETED or FIRST_EXCEPTION, not {return_when!r}")
+    if _asynchronous(fs):
+        return _wait_async(fs, timeout, return_when)
     cond = threading.Condition()
 
     def notify(_f=None):
@@ -52,29 +60,75 @@ def wait(fs: Iterable[Future] | Future, timeout: float | None = None, return_whe
 
     for f in fs:
         f.add_done_callback(notify)
-
-    def satisfied() -> bool:
-        done = [f for f in fs if f.done()]
-        if return_when == "ALL_COMPLETED":
-            return len(done) == len(fs)
-        if return_when == "FIRST_COMPLETED":
-            return bool(done) or not fs
-        return any(f.status == "error" for f in done) or len(done) == len(fs)
-
     deadline = None if timeout is None else time.monotonic() + timeout
     with cond:
-        while not satisfied():
+        while not _satisfied(fs, return_when):
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
-                n = sum(not f.done() for f in fs)
-                raise TimeoutError(f"{n} of {len(fs)} futures still pending after {timeout}s")
+                raise _pending_after(fs, timeout)
             cond.wait(remaining if remaining is not None else 1.0)
+    return _outcome(fs)
+
+
+async def _wait_async(fs: list[Future], timeout: float | None, return_when: str) -> DoneAndNotDone:
+    """``wait`` on the running event loop: woken by the same done-callbacks."""
+    loop = asyncio.get_running_loop()
+    changed = asyncio.Event()
+
+    def notify(_f=None):
+        try:
+            loop.call_soon_threadsafe(changed.set)
+        except RuntimeError:  # (the loop closed after the wait ended)
+            pass
+
+    for f in fs:
+        f.add_done_callback(notify)
+    deadline = None if timeout is None else loop.time() + timeout
+    while True:
+        changed.clear()  # (before the check: a future done after it sets it again)
+        if _satisfied(fs, return_when):
+            return _outcome(fs)
+        remaining = None if deadline is None else deadline - loop.time()
+        if remaining is not None and remaining <= 0:
+            raise _pending_after(fs, timeout)
+        try:
+            await asyncio.wait_for(changed.wait(), remaining)
+        except asyncio.TimeoutError:
+            pass
+
+
+def _asynchronous(fs: list[Future]) -> bool:
+    """Whether waiting on ``fs`` is what to await: their client's kind (else the default's)."""
+    client = next((f.client for f in fs if f.client is not None), None)
+    if client is None and not fs:
+        client = default_client()
+    return client is not None and client.asynchronous
+
+
+def _satisfied(fs: list[Future], return_when: str) -> bool:
+    done = [f for f in fs if f.done()]
+    if return_when == "ALL_COMPLETED":
+        return len(done) == len(fs)
+    if return_when == "FIRST_COMPLETED":
+        return bool(done) or not fs
+    return any(f.status == "error" for f in done) or len(done) == len(fs)
+
+
+def _outcome(fs: list[Future]) -> DoneAndNotDone:
     done = {f for f in fs if f.done()}
     return DoneAndNotDone(done, {f for f in fs if f not in done})
 
 
+def _pending_after(fs: list[Future], timeout: float | None) -> TimeoutError:
+    n = sum(not f.done() for f in fs)
+    return TimeoutError(f"{n} of {len(fs)} futures still pending after {timeout}s")
+
+
 class as_completed(Iterator):
     """Iterate over futures in the order they finish; more can be added while iterating.
+
+    With an asynchronous client, iterate with ``async for`` (as in dask; a ``for`` loop
+    would block the event loop the results arrive on, so it raises TypeError).
 
     >>> from xsched import as_completed
     >>> futs = client.map(abs, [-1, -2, -3])
@@ -86,6 +140,9 @@ class as_completed(Iterator):
         self._queue: "queue.Queue[Future]" = queue.Queue()
         self._pending = 0
         self._lock = threading.Lock()
+        self._asynchronous = False  # (an asynchronous client's futures: ``async for`` only)
+        self._aevent: asyncio.Event | None = None  # (made by the first ``async for`` step, on its loop)
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.with_results = with_results
         self.raise_errors = raise_errors
         for f in futures:
@@ -95,7 +152,18 @@ class as_completed(Iterator):
         """Track one more future."""
         with self._lock:
             self._pending += 1
-        future.add_done_callback(self._queue.put)
+        if future.client is not None and future.client.asynchronous:
+            self._asynchronous = True
+        future.add_done_callback(self._put)
+
+    def _put(self, future: Future) -> None:
+        self._queue.put(future)
+        event, loop = self._aevent, self._loop
+        if event is not None:
+            try:
+                loop.call_soon_threadsafe(event.set)
+            except RuntimeError:  # (the loop closed: nobody iterates any more)
+                pass
 
     def update(self, futures: Iterable[Future]) -> None:
         for f in futures:
@@ -112,6 +180,7 @@ class as_completed(Iterator):
         return self
 
     def __next__(self):
+        self._refuse_blocking()
         with self._lock:
             if self._pending == 0:
                 raise StopIteration
@@ -119,6 +188,38 @@ class as_completed(Iterator):
         with self._lock:
             self._pending -= 1
         return self._yielded(fut)
+
+    def _refuse_blocking(self) -> None:
+        if self._asynchronous:
+            raise TypeError("as_completed holds futures of an asynchronous client: iterate with `async for` "
+                            "(a `for` loop would block the event loop their results arrive on)")
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        if self.is_empty():
+            raise StopAsyncIteration
+        if self._aevent is None:
+            self._loop = asyncio.get_running_loop()
+            self._aevent = asyncio.Event()
+        while True:
+            self._aevent.clear()  # (before looking: a future put after it sets it again)
+            try:
+                fut = self._queue.get_nowait()
+                break
+            except queue.Empty:
+                await self._aevent.wait()
+        with self._lock:
+            self._pending -= 1
+        if not self.with_results:
+            return fut
+        try:
+            return fut, await fut
+        except Exception as e:
+            if self.raise_errors:
+                raise
+            return fut, e
 
     def _yielded(self, fut: Future) -> Any:
         """What iterating gives for a finished future: it, or ``(it, result)``."""
@@ -133,6 +234,8 @@ class as_completed(Iterator):
 
     def next_batch(self, block: bool = True) -> list:
         """All futures finished so far (at least one if ``block``), as iterating gives them."""
+        if block or self.with_results:
+            self._refuse_blocking()
         out = []
         if block and self._pending:
             out.append(next(self))

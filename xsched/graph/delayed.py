@@ -28,6 +28,7 @@ import types
 from typing import Any, Callable, Iterator, Mapping
 
 from ..client.default import client_for  # (a registry only: graph/ knows no network)
+from .collection import blocking_client_for
 from ..tokenize import tokenize
 from .annotate import current_annotations
 from .layers import LayeredGraph, collections_graph
@@ -317,7 +318,7 @@ class Delayed:
         (5, 1)
         """
         scheduler = kwargs.pop("scheduler", None)
-        client = client_for(scheduler)
+        client = blocking_client_for(scheduler)
         if client is not None:
             kwargs.pop("num_workers", None)  # (on a cluster its workers' threads decide)
             return client.compute(self, sync=True, **kwargs)
@@ -779,7 +780,7 @@ def compute(*args: Any, traverse: bool = True, optimize_graph: bool | None = Non
     >>> compute(a, {"twice": a * 2}, "as is")
     (3, {'twice': 6}, 'as is')
     """
-    client = client_for(scheduler)
+    client = blocking_client_for(scheduler)
     collections, repack = _find_collections(args, traverse)
     if not collections:
         return args
