@@ -388,3 +388,17 @@ def test_fire_and_forget_reaches_the_scheduler_before_the_release_of_its_dropped
     fire_and_forget(Future("k", c))  # (the Future is dropped here: its release is queued)
     c._loop.run()
     assert [m["op"] for m in c._conn.sent] == [ops.UPDATE_GRAPH, ops.FIRE_AND_FORGET, ops.CLIENT_RELEASES_KEYS]
+
+
+def test_a_local_directory_that_cannot_be_made_fails_at_once(tmp_path):
+    """Every worker would fail to start there; the cluster waited its whole timeout, then
+    pointed at logs it had just removed."""
+    (tmp_path / "afile").touch()
+    with pytest.raises(OSError, match=r"local_directory '.*afile/spill' cannot be made"):
+        xsched.LocalCluster(n_workers=1, asynchronous=True, local_directory=str(tmp_path / "afile" / "spill"))
+    made = tmp_path / "new" / "spill"
+    cluster = xsched.LocalCluster(n_workers=1, asynchronous=True, local_directory=str(made))  # (not started)
+    try:
+        assert made.is_dir()
+    finally:
+        cluster.close()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import glob
 import html
 import inspect
 import logging
@@ -56,6 +57,44 @@ class _Setting:
 
 
 _FROM_CONFIG = _Setting()
+
+
+def _usable_directory(path: str) -> None:
+    """Make ``local_directory`` (where workers spill) now, or say why it cannot be: every
+    worker would fail to start there, and the cluster wait for them until its timeout.
+
+    >>> _usable_directory("/proc/no/such/place")
+    Traceback (most recent call last):
+    OSError: LocalCluster: local_directory '/proc/no/such/place' cannot be made: ...
+    """
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise OSError(f"LocalCluster: local_directory {path!r} cannot be made: {e}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise PermissionError(f"LocalCluster: local_directory {path!r} is not writable by this user; "
+                              "give a directory of your own")
+
+
+def _last_error(path: str, limit: int = 400) -> str | None:
+    """The last ERROR line of a nanny's log, without its time stamp (None when there is none).
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
+    ...     _ = f.write("2026-01-02 10:00:00,001 xsched.nanny ERROR worker 0 died: OSError: no room\\n")
+    >>> _last_error(f.name)
+    'xsched.nanny ERROR worker 0 died: OSError: no room'
+    >>> os.remove(f.name)
+    """
+    try:
+        with open(path, errors="replace") as f:
+            lines = [line.strip() for line in f if " ERROR " in line]
+    except OSError:
+        return None
+    if not lines:
+        return None
+    last = lines[-1].split(" ", 2)[-1] if lines[-1][:4].isdigit() else lines[-1]
+    return last[:limit]
 
 
 class LocalCluster(SpecCluster):
@@ -98,6 +137,8 @@ class LocalCluster(SpecCluster):
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError(f"LocalCluster listens on loopback only, not {host!r}; use `xsched scheduler` "
                              "and `xsched worker` to serve other machines")
+        if local_directory is not None:
+            _usable_directory(local_directory)
         if dashboard_address is _FROM_CONFIG:
             dashboard_address = config.get("scheduler.dashboard-address", f":{DEFAULT_DASHBOARD_PORT}")
         dashboard = parse_dashboard_address(dashboard_address)  # (host, port) or None; AddressError names it
@@ -126,7 +167,11 @@ class LocalCluster(SpecCluster):
             self._start(self._initial_workers)
 
     def _where_logs_are(self) -> str:
-        return f"their logs are in {self._dir}"
+        """Where the workers' output went, and the last error their nannies logged: the
+        directory is removed when the cluster closes, as it does when it fails to start."""
+        said = [line for line in map(_last_error, sorted(glob.glob(os.path.join(self._dir, "nanny-*.log"))))
+                if line]
+        return f"their logs are in {self._dir}" + ("; " + "; ".join(said) if said else "")
 
     def _describe(self) -> str:
         return f"{super()._describe()}, {'processes' if self.processes else 'in-process'}"
