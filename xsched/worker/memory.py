@@ -30,9 +30,11 @@ from dataclasses import dataclass
 
 import psutil
 
+from ..units import format_bytes
+
 logger = logging.getLogger("xsched.worker.memory")
 
-__all__ = ["Thresholds", "decide", "MemoryMonitor"]
+__all__ = ["Thresholds", "decide", "pause_message", "MemoryMonitor"]
 
 TRIM_AFTER_BYTES = 64 * 2**20
 
@@ -80,6 +82,16 @@ def decide(t: Thresholds, rss: int, paused: bool, freed: int) -> list[str]:
     return actions
 
 
+def pause_message(t: Thresholds, rss: int) -> str:
+    """Why a worker pauses, in the units of :func:`~xsched.units.format_bytes`.
+
+    >>> pause_message(Thresholds(limit=400_000_000), rss=321_000_000)
+    'process memory 306.13 MiB is above 80% of its 381.47 MiB limit'
+    """
+    return (f"process memory {format_bytes(rss)} is above {100 * float(t.pause):.0f}% of its "
+            f"{format_bytes(t.limit or 0)} limit")
+
+
 class MemoryMonitor:
     """Samples process memory and applies :func:`decide` for one worker server."""
 
@@ -120,10 +132,10 @@ class MemoryMonitor:
         debugging = getattr(w, "debugging", None)
         if debugging is not None and ("spill" in actions or "pause" in actions) and len(debugging.postmortems):
             freed = debugging.postmortems.drop_oldest(
-                f"memory pressure on the worker (process memory {rss >> 20} MB, above its spill threshold)")
+                f"memory pressure on the worker (process memory {format_bytes(rss)}, above its spill threshold)")
             if freed:
-                logger.info("worker %s: dropped the oldest post-mortem (~%d MB) under memory pressure", w.address,
-                            freed >> 20)
+                logger.info("worker %s: dropped the oldest post-mortem (~%s) under memory pressure", w.address,
+                            format_bytes(freed))
                 self.note_freed(freed)
         for action in actions:
             if action == "spill" and not self._spilling:
@@ -132,8 +144,7 @@ class MemoryMonitor:
                 fut.add_done_callback(lambda f: setattr(self, "_spilling", False))
             elif action == "pause":
                 self.pause_count += 1
-                logger.warning("worker %s paused: process memory %d MB is above %.0f%% of its %d MB limit",
-                               w.address, rss >> 20, 100 * float(self.t.pause), (self.t.limit or 0) >> 20)
+                logger.warning("worker %s paused: %s", w.address, pause_message(self.t, rss))
                 w.set_paused(True)
             elif action == "unpause":
                 w.set_paused(False)

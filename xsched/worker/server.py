@@ -96,7 +96,7 @@ from .memory import MemoryMonitor, Thresholds
 from .nanny import EXIT_RESTART, RESTARTED_VAR
 from .plugins import NannyLink, WorkerPlugins, outcome, sync_nanny
 from .shuffle import ShuffleService
-from .spill import SpillBuffer
+from .spill import SpillBuffer, SpillDirectory, purge_stale_spill_directories
 from .threads import TaskThreads
 from .uploads import load_file
 from .. import logs, task_context
@@ -259,6 +259,7 @@ class Worker:
         self.retire_timeout = float(retire_timeout)
         self.retired = False  # the scheduler retired us: exit 0, whatever arrives later
         self._spill_dir: str | None = None
+        self._spill_home: SpillDirectory | None = None  # locked while this worker lives
         self._upload_dir: str | None = None  # files sent by client.upload_file
         self._environments = None  # environments shipped for client.restart(environment=...)
         # the directory our nanny shares with its workers (None: no nanny); nanny plugins go through it
@@ -315,7 +316,9 @@ class Worker:
             return {}
         base = self.local_directory or tempfile.gettempdir()
         os.makedirs(base, exist_ok=True)
-        self._spill_dir = tempfile.mkdtemp(prefix="xsched-spill-", dir=base)
+        purge_stale_spill_directories(base)  # of workers killed before (by their nanny, or not)
+        self._spill_home = SpillDirectory(base)
+        self._spill_dir = self._spill_home.path
         max_spill = config.get("worker.memory.max-spill", False)
         store = SpillBuffer(self._spill_dir, int(target) if target else None,
                             max_spill=parse_bytes(max_spill) if max_spill not in (False, None) else None)
@@ -530,8 +533,8 @@ class Worker:
         close_data = getattr(self.data, "close", None)
         if close_data is not None:
             close_data()
-        if self._spill_dir is not None:
-            shutil.rmtree(self._spill_dir, ignore_errors=True)
+        if self._spill_home is not None:
+            self._spill_home.close()
         if self._upload_dir is not None:
             shutil.rmtree(self._upload_dir, ignore_errors=True)
         self.shuffles.close()
@@ -1145,19 +1148,29 @@ class Worker:
 
         Off the event loop, because reading spilled values back from disk and pickling large
         ones takes as long as it takes, and the loop meanwhile answers the scheduler and
-        every other peer. A key whose value cannot be pickled is named in the reply's
-        ``errors`` with the reason, and the other keys are sent as usual: one bad key used
-        to fail the whole batch. A key that is not here (freed meanwhile, or a spill file
-        that cannot be read back) is left out: the requester looks for another holder.
+        every other peer. Spilled values are read with ``peek``: sent, they stay on disk
+        (brought into memory one after another, they pushed the worker over its limit).
+        A key whose value cannot be pickled, or read back from disk (its unpickling
+        raises), is named in the reply's ``errors`` with the reason, and the other keys are
+        sent as usual: one bad key used to fail the whole batch, and an unreadable one,
+        left out, made the requester ask again and again. A key that is not here (freed
+        meanwhile) is left out: the requester looks for another holder.
         """
-        data = {}
+        data, errors = {}, {}
+        read = getattr(self.data, "peek", None) or self.data.__getitem__
         for k in keys:
             try:
-                data[k] = self.data[k]
-            except KeyError:
+                data[k] = read(k)
                 continue
+            except KeyError as e:
+                if k not in self.data:
+                    continue
+                why = e  # raised by the value's unpickling
             except Exception as e:  # noqa: BLE001 - a spill file that cannot be read back
-                logger.warning("worker %s: could not read %r back from disk: %s", self.address, k, _safe_text(e))
+                why = e
+            errors[k] = (f"the value of {k!r} on worker {self.address} was spilled to disk and cannot be "
+                         f"read back: {_safe_text(why)}")
+            logger.warning("worker %s: could not read %r back from disk: %s", self.address, k, _safe_text(why))
 
         def reply(d: dict) -> Msg:
             if bulk_ok and self.bulk is not None:
@@ -1165,17 +1178,15 @@ class Worker:
             return Msg({"status": "OK"}, raw={"data": dumps(d)})  # pickled here, not on the loop
 
         try:
-            return reply(data)
+            msg = reply(data)
         except Exception:  # noqa: BLE001 - some value cannot be pickled: find which, one by one
-            pass
-        errors = {}
-        for k in list(data):
-            try:
-                dumps(data[k])
-            except Exception as e:  # noqa: BLE001
-                errors[k] = (f"the value of {k!r} ({type(data.pop(k)).__name__}) on worker {self.address} "
-                             f"cannot be pickled to send it: {_safe_text(e)}")
-        msg = reply(data)
+            for k in list(data):
+                try:
+                    dumps(data[k])
+                except Exception as e:  # noqa: BLE001
+                    errors[k] = (f"the value of {k!r} ({type(data.pop(k)).__name__}) on worker {self.address} "
+                                 f"cannot be pickled to send it: {_safe_text(e)}")
+            msg = reply(data)
         if errors:
             msg.header = dict(msg.header, errors=errors)
         return msg

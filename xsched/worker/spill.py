@@ -21,6 +21,10 @@ Data flow::
   writeable without another copy.
 * A value that cannot be pickled, a full disk (any ``OSError``) or the ``max_spill`` bound
   keeps data in memory and logs one warning per kind; ``__setitem__`` never raises for it.
+* ``peek(key)`` reads a spilled value and leaves it on disk: for values only sent on (to a
+  client or a peer), which need no room in memory.
+* A worker's spill directory (:class:`SpillDirectory`) stays locked while it lives; a worker
+  started later on the same base directory removes those of workers that were killed.
 
 Locking: one ``threading.RLock`` guards the bookkeeping of every operation, but no file is
 written, read or deleted while holding it. An entry being written is parked in a
@@ -48,8 +52,10 @@ import itertools
 import logging
 import os
 import secrets
+import shutil
 import struct
 import sys
+import tempfile
 import threading
 import time
 from collections import OrderedDict
@@ -58,8 +64,14 @@ from typing import Any
 
 from ..protocol.serialize import dumps, loads
 from ..sizeof import sizeof as default_sizeof
+from ..units import format_bytes
 
-__all__ = ["SpillBuffer", "trim_memory"]
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["SpillBuffer", "SpillDirectory", "purge_stale_spill_directories", "trim_memory"]
 
 logger = logging.getLogger("xsched.worker.spill")
 
@@ -238,6 +250,33 @@ class SpillBuffer(MutableMapping):
             if value is not _MISSING:
                 return value
             # the file vanished before we opened it (deleted or replaced): look again
+
+    def peek(self, key: Hashable) -> Any:
+        """The value, read from its file if spilled, with nothing moved: a spilled key stays
+        on disk and the in-memory keys keep their order. For values that are only passed on
+        (sent to a client or a peer worker): bringing each into memory would push the data
+        the worker computes with out to disk, and its memory towards the limit.
+
+        >>> import tempfile, os
+        >>> buf = SpillBuffer(os.path.join(tempfile.mkdtemp(), "s"), target=10, sizeof=len)
+        >>> buf["a"] = b"x" * 8; buf["b"] = b"y" * 8      # "a" spills
+        >>> buf.peek("a"), buf.slow_keys, buf.fast_keys
+        (b'xxxxxxxx', ['a'], ['b'])
+        >>> buf.close()
+        """
+        while True:
+            with self._lock:
+                if key in self._fast:
+                    return self._fast[key]
+                sp = self._spilling.get(key)
+                if sp is not None:
+                    return sp.value
+                entry = self._slow.get(key)
+                if entry is None:
+                    raise KeyError(key)
+            value = self._unspill(key, entry, promote=False)
+            if value is not _MISSING:
+                return value
 
     def __delitem__(self, key: Hashable) -> None:
         """Forget ``key`` in either tier; its file, if any, is deleted.
@@ -600,8 +639,9 @@ class SpillBuffer(MutableMapping):
             if unspillable:
                 self._unspillable.add(key)
 
-    def _unspill(self, key: Hashable, entry: _Slow) -> Any:
-        """Read ``entry`` back; ``_MISSING`` if its file was gone before we could open it."""
+    def _unspill(self, key: Hashable, entry: _Slow, promote: bool = True) -> Any:
+        """Read ``entry`` back; ``_MISSING`` if its file was gone before we could open it.
+        ``promote=False`` leaves it on disk (the file stays, no memory is kept)."""
         with entry.lock:
             if entry.value is not _MISSING:  # another reader loaded it while we waited
                 return entry.value
@@ -624,8 +664,8 @@ class SpillBuffer(MutableMapping):
                 if self._slow.get(key) is not entry:
                     entry.value = value  # for readers waiting on this entry
                     return value  # deleted or replaced while we read: the caller still gets what it asked for
-                if self.target is not None and entry.weight > self.target:
-                    return value  # too heavy to keep in memory: stays on disk, nothing rewritten or cached
+                if not promote or (self.target is not None and entry.weight > self.target):
+                    return value  # not wanted, or too heavy, in memory: stays on disk, nothing rewritten or cached
                 entry.value = value  # for readers waiting on this entry, which has left the slow tier
                 del self._slow[key]
                 self._slow_total -= entry.weight
@@ -655,6 +695,113 @@ class SpillBuffer(MutableMapping):
                 return
             self._warned.add(kind)
         logger.warning(msg, *args)
+
+
+# ---------------------------------------------------------------------- spill directories
+
+SPILL_DIR_PREFIX = "xsched-spill-"
+_LOCK_NAME = "worker.lock"
+
+
+class SpillDirectory:
+    """A new spill directory under ``base``, locked by this process until :meth:`close`.
+
+    A worker the nanny kills (memory limit, crash, SIGKILL) never deletes its spill files.
+    Its lock -- ``flock`` on a file inside, which the kernel releases when the process dies
+    -- tells the next worker started on ``base`` that the directory is left over:
+    :func:`purge_stale_spill_directories` removes those, never a live worker's (like dask's
+    locked worker directories).
+
+    >>> import tempfile, os
+    >>> base = tempfile.mkdtemp()
+    >>> d = SpillDirectory(base)
+    >>> os.path.basename(d.path).startswith("xsched-spill-"), purge_stale_spill_directories(base)
+    (True, [])
+    >>> d.close(); os.listdir(base)
+    []
+    """
+
+    def __init__(self, base: str):
+        self.path = tempfile.mkdtemp(prefix=SPILL_DIR_PREFIX, dir=base)
+        self._fd: int | None = None
+        if fcntl is None:  # (Windows) no flock: nothing is locked, nothing is purged
+            return
+        # locked under a name no purger opens, then renamed: the lock file appears already held
+        new = os.path.join(self.path, _LOCK_NAME + ".new")
+        fd = os.open(new, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.rename(new, os.path.join(self.path, _LOCK_NAME))
+        except BaseException:
+            os.close(fd)
+            shutil.rmtree(self.path, ignore_errors=True)
+            raise
+        self._fd = fd
+
+    def close(self) -> None:
+        """Delete the directory and all in it, then release the lock; calling it twice is harmless."""
+        shutil.rmtree(self.path, ignore_errors=True)
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def __repr__(self) -> str:
+        return f"<SpillDirectory {self.path!r}>"
+
+
+def purge_stale_spill_directories(base: str) -> list[str]:
+    """Remove the spill directories in ``base`` whose worker is gone (nobody holds their
+    lock) and log each with its size; the paths removed.
+
+    A directory whose lock is held (a live worker, in this process or another) is left
+    alone, and so is one without a lock file (not made by :class:`SpillDirectory`).
+
+    >>> import tempfile
+    >>> purge_stale_spill_directories(tempfile.mkdtemp())
+    []
+    """
+    if fcntl is None:
+        return []
+    try:
+        names = sorted(os.listdir(base))
+    except OSError:
+        return []
+    removed = []
+    for name in names:
+        if not name.startswith(SPILL_DIR_PREFIX):
+            continue
+        path = os.path.join(base, name)
+        try:
+            fd = os.open(os.path.join(path, _LOCK_NAME), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:  # not a directory, no lock file, or another user's
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # held: its worker is alive
+                continue
+            size = _tree_bytes(path)
+            shutil.rmtree(path, ignore_errors=True)
+        finally:
+            os.close(fd)
+        if os.path.lexists(path):
+            logger.warning("could not remove %s, the spill directory of a worker that is gone", path)
+            continue
+        removed.append(path)
+        logger.warning("removed %s (%s of spilled data), the spill directory of a worker that is gone",
+                       path, format_bytes(size))
+    return removed
+
+
+def _tree_bytes(path: str) -> int:
+    total = 0
+    for root, _dirs, names in os.walk(path):
+        for n in names:
+            try:
+                total += os.lstat(os.path.join(root, n)).st_size
+            except OSError:
+                pass
+    return total
 
 
 # ---------------------------------------------------------------------- file format
