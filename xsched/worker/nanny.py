@@ -60,6 +60,7 @@ import time
 import psutil
 
 from .. import config
+from ..units import format_bytes
 from .environments import read_restart_note
 from .plugins import NANNY_DIR_VAR, NannyPlugins
 
@@ -303,8 +304,8 @@ class Nanny:
                 self._ended(child, rc)
             elif action == "kill":
                 self.kills += 1
-                logger.warning("worker %s uses %d MB, above %.0f%% of its %d MB limit: restarting it",
-                               child.name, rss >> 20, 100 * float(self.terminate), (self.memory_limit or 0) >> 20)
+                logger.warning("worker %s uses %s, above %.0f%% of its %s limit: restarting it", child.name,
+                               format_bytes(rss), 100 * float(self.terminate), format_bytes(self.memory_limit or 0))
                 child.proc.kill()
                 child.proc.wait()
                 self._schedule_restart(child, now)
