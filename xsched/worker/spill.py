@@ -235,21 +235,7 @@ class SpillBuffer(MutableMapping):
         [1, 2]
         >>> buf.close()
         """
-        while True:
-            with self._lock:
-                if key in self._fast:
-                    self._fast.move_to_end(key)
-                    return self._fast[key]
-                sp = self._spilling.get(key)
-                if sp is not None:
-                    return sp.value
-                entry = self._slow.get(key)
-                if entry is None:
-                    raise KeyError(key)
-            value = self._unspill(key, entry)
-            if value is not _MISSING:
-                return value
-            # the file vanished before we opened it (deleted or replaced): look again
+        return self._get(key, promote=True)
 
     def peek(self, key: Hashable) -> Any:
         """The value, read from its file if spilled, with nothing moved: a spilled key stays
@@ -264,9 +250,16 @@ class SpillBuffer(MutableMapping):
         (b'xxxxxxxx', ['a'], ['b'])
         >>> buf.close()
         """
+        return self._get(key, promote=False)
+
+    def _get(self, key: Hashable, promote: bool) -> Any:
+        """``buf[key]`` (``promote``: a key in memory becomes the most recently used, a spilled
+        one comes back into memory) or ``peek``."""
         while True:
             with self._lock:
                 if key in self._fast:
+                    if promote:
+                        self._fast.move_to_end(key)
                     return self._fast[key]
                 sp = self._spilling.get(key)
                 if sp is not None:
@@ -274,9 +267,10 @@ class SpillBuffer(MutableMapping):
                 entry = self._slow.get(key)
                 if entry is None:
                     raise KeyError(key)
-            value = self._unspill(key, entry, promote=False)
+            value = self._unspill(key, entry, promote=promote)
             if value is not _MISSING:
                 return value
+            # the file vanished before we opened it (deleted or replaced): look again
 
     def __delitem__(self, key: Hashable) -> None:
         """Forget ``key`` in either tier; its file, if any, is deleted.
