@@ -111,3 +111,20 @@ def client_for(scheduler: Any = None) -> Any:
     raise ValueError(f"scheduler={scheduler!r} is not one xsched runs on: pass None (the default Client, or this "
                      "process when none runs), a Client, 'sync' (this process, one task at a time) or 'threads' (this "
                      "process, a pool of threads); for processes start a LocalCluster and compute on its Client")
+
+
+def blocking_client_for(scheduler: Any = None) -> Any:
+    """``client_for(scheduler)``, for a call that waits for the result (``compute()``): an
+    asynchronous Client is refused, as dask does, since waiting would block the event loop
+    the results arrive on (and ``compute()`` cannot return what to await in place of a value).
+
+    >>> blocking_client_for("sync") is None
+    True
+    """
+    client = client_for(scheduler)
+    if client is not None and getattr(client, "asynchronous", False):
+        raise RuntimeError("compute() waits for its result, but the Client it would run on is asynchronous "
+                           "(waiting here would block the event loop its results arrive on): use "
+                           "`await client.compute(x)` instead, or pass a synchronous Client as scheduler=, or "
+                           "scheduler='sync' to run it in this process")
+    return client

@@ -19,13 +19,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..client.default import client_for, default_client  # (a registry only: no network code)
+from ..client.default import blocking_client_for, client_for, default_client  # (a registry only: no network code)
 from .layers import LayeredGraph
 from .local import get, pool_size
 from .optimize import flatten_keys
 from .spec import Ref, Task, dependencies
 
-__all__ = ["compute_collection", "persist_collection", "blocking_client_for", "lineage", "run_writes",
+__all__ = ["compute_collection", "persist_collection", "lineage", "run_writes",
            "default_client"]
 
 
@@ -44,23 +44,6 @@ def compute_collection(coll: Any, optimize_graph: bool = True, scheduler: Any = 
                   num_workers=pool_size(scheduler, num_workers))
     func, extra = coll.__xsched_postcompute__()
     return func(results, *extra)
-
-
-def blocking_client_for(scheduler: Any = None) -> Any:
-    """``client_for(scheduler)``, for a call that waits for the result (``compute()``): an
-    asynchronous Client is refused, as dask does, since waiting would block the event loop
-    the results arrive on (and ``compute()`` cannot return what to await in place of a value).
-
-    >>> blocking_client_for("sync") is None
-    True
-    """
-    client = client_for(scheduler)
-    if client is not None and getattr(client, "asynchronous", False):
-        raise RuntimeError("compute() waits for its result, but the Client it would run on is asynchronous "
-                           "(waiting here would block the event loop its results arrive on): use "
-                           "`await client.compute(x)` instead, or pass a synchronous Client as scheduler=, or "
-                           "scheduler='sync' to run it in this process")
-    return client
 
 
 def persist_collection(coll: Any, scheduler: Any = None, **kwargs: Any) -> Any:

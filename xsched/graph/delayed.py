@@ -27,8 +27,7 @@ import os
 import types
 from typing import Any, Callable, Iterator, Mapping
 
-from ..client.default import client_for  # (a registry only: graph/ knows no network)
-from .collection import blocking_client_for
+from ..client.default import blocking_client_for, client_for  # (a registry only: graph/ knows no network)
 from ..tokenize import tokenize
 from .annotate import current_annotations
 from .layers import LayeredGraph, collections_graph
