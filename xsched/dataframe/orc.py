@@ -38,13 +38,12 @@ from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from .core import DataFrame, Series
 from .io import from_tasks, in_dtypes
-from .parquet import _types_mapper
+from .parquet import _types_mapper, check_backend
 from .planner import keep_rows
 
 __all__ = ["read_orc", "to_orc"]
 
 _SUFFIXES = (".orc",)
-_BACKENDS = (None, "numpy_nullable", "pyarrow")
 #: How pyarrow names an index that had no name when it made it a column.
 _UNNAMED = re.compile(r"^__index_level_\d+__$")
 
@@ -90,8 +89,7 @@ def read_orc(path: Any, columns: Any = None, index: Any = None, split_stripes: i
         raise ValueError(f"{what}: split_stripes must be a positive number of stripes per partition, or False "
                          f"for a file per partition; got {split_stripes!r}")
     split_stripes = None if split_stripes is None else int(split_stripes)
-    if dtype_backend not in _BACKENDS:
-        raise ValueError(f"{what}: dtype_backend must be one of {list(_BACKENDS)}, got {dtype_backend!r}")
+    check_backend(dtype_backend, what)
     files = expand_paths(path, storage_options, what, suffixes=_SUFFIXES)
     footers = [_footer(fs, p) for fs, p in files]
     schema = footers[0][0]

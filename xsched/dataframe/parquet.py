@@ -95,9 +95,7 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
     """
     what = "read_parquet"
     _check_engine(engine, what)
-    if dtype_backend not in _BACKENDS:
-        raise ValueError(f"{what}: dtype_backend={dtype_backend!r} is invalid; only 'numpy_nullable' and 'pyarrow' "
-                         "are allowed (or None: pandas' default dtypes)")
+    check_backend(dtype_backend, what)
     _pq()
     import pyarrow as pa
 
@@ -422,6 +420,19 @@ def _divisions(ranges: list) -> tuple | None:
 
 #: ``dtype_backend`` values, as pandas and dask take them (None: pandas' default dtypes).
 _BACKENDS = (None, "numpy_nullable", "pyarrow")
+
+
+def check_backend(dtype_backend: Any, what: str) -> None:
+    """Refuse a ``dtype_backend`` pandas refuses, in pandas' words (the arrow readers' check).
+
+    >>> check_backend("numpy", "read_orc")
+    Traceback (most recent call last):
+    ValueError: read_orc: dtype_backend='numpy' is invalid; only 'numpy_nullable' and 'pyarrow' are allowed...
+    """
+    if dtype_backend not in _BACKENDS:
+        raise ValueError(f"{what}: dtype_backend={dtype_backend!r} is invalid; only 'numpy_nullable' and 'pyarrow' "
+                         f"are allowed: dtype_backend must be one of {list(_BACKENDS)} (None: pandas' default "
+                         "dtypes)")
 
 
 def _types_mapper(backend: str | None) -> Any:
