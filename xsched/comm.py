@@ -116,6 +116,10 @@ MAX_QUEUED_BYTES = 256 * 2**20
 #: A peer that must be listening already and does not accept a connection within this
 #: time (milliseconds) is given up (``Connection(give_up_unreachable=True)``).
 CONNECT_TIMEOUT_MS = 10_000
+#: Bytes of small messages packed into one ``batch``: a busy tick's replies (a thousand
+#: requests served at once) go as several batches rather than one too large for a frame,
+#: which would be cut into parts and joined again on receipt.
+BATCH_BYTES = 2**20
 #: Distinct faults remembered (to log each once) per peer.
 _MAX_REPORTED = 1000
 
@@ -284,7 +288,19 @@ class _Batcher:
     """Per-peer outgoing queue flushed once per loop tick.
 
     Messages arrive already encoded (so a bad header raises in the sender, not here);
-    single-frame messages of one tick travel together as one ``batch`` message.
+    single-frame messages of one tick travel together as ``batch`` messages of at most
+    about ``BATCH_BYTES`` each (a message larger than that goes on its own).
+
+    >>> import asyncio
+    >>> sent = []
+    >>> async def tick():
+    ...     b = _Batcher(sent.append)
+    ...     for n in (10, 600_000, 600_000, 5):
+    ...         b.put([b"m" * n])
+    ...     await asyncio.sleep(0)
+    >>> asyncio.run(tick())
+    >>> [len(msgpack.unpackb(frames[0])["packed"]) for frames in sent]   # 1 MiB at most per batch
+    [2, 2]
     """
 
     def __init__(self, send_frames: Callable[[list], None]):
@@ -303,15 +319,22 @@ class _Batcher:
         self._scheduled = False
         queue, self._queue = self._queue, []
         small: list = []
+        size = 0
         for frames in queue:
             if self._discarded:  # the peer was dropped while this flush ran
                 return
             if len(frames) > 1:
                 self._emit_small(small)
-                small = []
+                small, size = [], 0
                 self._send(frames)
-            else:
-                small.append(frames[0])
+                continue
+            f = frames[0]
+            n = len(f) if type(f) is bytes else frame_nbytes(f)
+            if small and size + n > BATCH_BYTES:
+                self._emit_small(small)
+                small, size = [], 0
+            small.append(f)
+            size += n
         self._emit_small(small)
 
     def discard(self) -> None:

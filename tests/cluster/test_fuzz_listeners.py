@@ -24,6 +24,7 @@ import zmq
 
 from xsched import Client
 from xsched.protocol import schemas
+from xsched.protocol.messages import unchunk
 from xsched.protocol.versions import announce
 
 from tests.support.fuzz import fuzz_value
@@ -140,6 +141,16 @@ def _frames(rng: random.Random, table, ops: list[str]) -> list:
     return [_message(rng, table, ops)]
 
 
+def _replies(frames: list) -> list[dict]:
+    """The headers of one received message, read as any peer must: joined when its frames
+    were cut into parts (the replies of a busy tick travel as one batch, at times larger than
+    a frame), and every message of a batch."""
+    header = msgpack.unpackb(unchunk(frames)[0], strict_map_key=False)
+    if header.get("op") != "batch":
+        return [header]
+    return [msgpack.unpackb(b, strict_map_key=False) for b in header["packed"]]
+
+
 def _fuzz(address: str, security, identity: bytes, table, ops: list[str], seed: int) -> None:
     rng = random.Random(seed)
     sock = zmq.Context.instance().socket(zmq.DEALER)
@@ -157,16 +168,9 @@ def _fuzz(address: str, security, identity: bytes, table, ops: list[str], seed: 
         sock.send_multipart([msgpack.packb({"op": "ping", "rid": 424242})])
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            if sock.poll(200):
-                for frame in sock.recv_multipart()[:1]:
-                    try:
-                        h = msgpack.unpackb(frame, strict_map_key=False)
-                    except Exception:
-                        continue
-                    hs = [msgpack.unpackb(b, strict_map_key=False) for b in h["packed"]] if h.get("op") == "batch" \
-                        else [h]
-                    if any(x.get("rid") == 424242 and x.get("status") == "OK" for x in hs):
-                        return
+            if sock.poll(200) and any(h.get("rid") == 424242 and h.get("status") == "OK"
+                                      for h in _replies(sock.recv_multipart())):
+                return
         raise AssertionError(f"{address} did not answer a ping after the fuzzing")
     finally:
         sock.close(linger=0)
