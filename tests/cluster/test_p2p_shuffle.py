@@ -121,6 +121,21 @@ def test_p2p_merge_of_a_column_on_an_index_labels_unmatched_rows_missing(client)
     pd.testing.assert_frame_equal(flipped.sort_values(["k", "x"]), expected.sort_values(["k", "x"]))
 
 
+@pytest.mark.parametrize("how", ["left", "outer"])
+def test_p2p_merge_outputs_have_the_metas_dtypes(client, how):
+    """Every output of the exchange has the meta's dtypes, those whose rows all matched too."""
+    a = pd.DataFrame({"k": [1, 2, 3, 4, 5, 6], "x": [True, False] * 3})
+    b = pd.DataFrame({"k": [1, 3, 5, 7], "y": [10, 30, 50, 70]})
+    m = xd.merge(xd.from_pandas(a, 3), xd.from_pandas(b, 2), on="k", how=how, broadcast=False,
+                 shuffle_method="p2p", npartitions=4)
+    expected = pd.merge(a, b, on="k", how=how)
+    assert dict(m.dtypes) == dict(expected.dtypes)
+    parts = client.compute(m.to_delayed())
+    assert [dict(p.dtypes) for p in client.gather(parts)] == [dict(expected.dtypes)] * 4
+    got = m.compute()
+    pd.testing.assert_frame_equal(got.sort_values("k").reset_index(drop=True), expected)
+
+
 def test_pieces_beyond_the_buffer_go_to_disk(own_cluster):
     with xsched.config.set({"shuffle.buffer": "16KiB"}):
         cluster = own_cluster(n_workers=2)

@@ -120,8 +120,10 @@ def release():
 
 
 def stamp(i):
-    """Whether the memory had been released when this task started."""
-    return bool(_released)
+    """Whether the memory had been released when this task started: the hog's arrays go
+    the moment ``release`` empties the list (a flag set after it, behind the collection,
+    could be read by a task the worker rightly started in between)."""
+    return not _hold
 
 
 def pause_count(worker):

@@ -179,3 +179,13 @@ def values_with_gaps(rng, high: int, low_rows: int = 1, high_rows: int = 50):
     values = rng.integers(0, high, n).astype(float)
     values[rng.random(n) < 0.2] = np.nan
     return values
+
+def as_merged(expected, meta):
+    """pandas' merge result ``expected`` with the dtypes xsched's merge (whose ``meta`` is
+    given) always has: ints float64 and truth values object on a side that may lack a match,
+    where pandas makes them so only when some row lacks one."""
+    import numpy as np
+
+    return expected.astype({c: t for c, t in meta.dtypes.items()
+                            if expected[c].dtype.kind in "iub" and isinstance(t, np.dtype) and t.kind in "fO"
+                            and t != expected[c].dtype})

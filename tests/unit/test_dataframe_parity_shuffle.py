@@ -13,6 +13,8 @@ from pandas.testing import assert_frame_equal
 
 import xsched.dataframe as xd
 
+from tests.support.helpers import as_merged
+
 HOWS = ["inner", "left", "right", "outer"]
 
 
@@ -147,7 +149,7 @@ def test_merge_keys_of_different_dtypes(keys, how, nl, nr):
     a, b = KEYS[keys]
     left, right = pd.DataFrame({"k": a, "a": range(len(a))}), pd.DataFrame({"k": b, "b": range(len(b))})
     got = xd.from_pandas(left, npartitions=nl).merge(xd.from_pandas(right, npartitions=nr), on="k", how=how)
-    expected = left.merge(right, on="k", how=how)
+    expected = as_merged(left.merge(right, on="k", how=how), got)
     assert_frame_equal(got.compute().sort_values(["a", "b"]).reset_index(drop=True),
                        expected.sort_values(["a", "b"]).reset_index(drop=True))
 
@@ -230,8 +232,8 @@ def test_merge_sort_orders_by_the_keys_and_shuffle_method_is_dask_s(how, method)
     b = pd.DataFrame({"k2": rng.integers(0, 9, 30), "a": rng.integers(0, 5, 30), "w": np.arange(30)})
     A, B = xd.from_pandas(a, npartitions=3), xd.from_pandas(b, npartitions=4)
     for kw in ({"left_on": "k", "right_on": "k2"}, {"on": "a"}, {}):
-        want = a.merge(b, how=how, sort=True, **kw)
-        got = A.merge(B, how=how, sort=True, shuffle_method=method, **kw).compute()
+        lazy = A.merge(B, how=how, sort=True, shuffle_method=method, **kw)
+        want, got = as_merged(a.merge(b, how=how, sort=True, **kw), lazy), lazy.compute()
         keys = [kw["left_on"]] if "left_on" in kw else ["a"]
         assert got[keys].to_numpy().tolist() == want[keys].to_numpy().tolist()  # (the keys in pandas' order)
         assert_frame_equal(_rows(got.reset_index(drop=True)), _rows(want))

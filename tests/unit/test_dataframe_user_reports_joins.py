@@ -186,3 +186,38 @@ def test_merge_validate_reported_case():
     big = pd.DataFrame({"a": np.arange(40) % 20, "r": range(40)})  # (the repeats in different partitions)
     with pytest.raises(pd.errors.MergeError, match="not unique in left dataset"):
         xd.from_pandas(big, 4).merge(xd.from_pandas(UNIQUE, 1), on="a", validate="1:1", broadcast=True).compute()
+
+
+# --------------------------------------------------------------------------- a merge's dtypes
+
+A = pd.DataFrame({"k": [1, 2, 3, 4, 5, 6], "x": np.arange(6, dtype="int32"), "b": [True, False] * 3})
+B = pd.DataFrame({"k": [1, 3, 5, 7], "y": [10, 30, 50, 70], "c": [True, True, False, True]})
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "right", "outer"])
+@pytest.mark.parametrize("method", ["broadcast", "tasks"])
+def test_merge_meta_has_the_dtypes_of_rows_without_a_match(how, method):
+    """The meta says what the result holds (int64 becomes float64, bool object, on the side
+    that may lack a match), and every output has it, those whose rows all matched too (the
+    p2p exchange's outputs: ``tests/cluster/test_p2p_shuffle.py``)."""
+    right = xd.from_pandas(B, npartitions=1 if method == "broadcast" else 2)
+    left = xd.from_pandas(A, npartitions=1 if method == "broadcast" and how == "right" else 3)
+    kw = {} if method == "broadcast" else {"broadcast": False, "shuffle_method": method}
+    m = xd.merge(left, right, on="k", how=how, **kw)
+    expected = pd.merge(A, B, on="k", how=how)  # (rows without a match on both sides: pandas' upcast dtypes)
+    assert dict(m.dtypes) == dict(expected.dtypes)
+    got = m.compute()
+    assert dict(got.dtypes) == dict(expected.dtypes)
+    tm.assert_frame_equal(_rows(got, index=False), _rows(expected, index=False))
+    for i in range(m.npartitions):
+        assert dict(m.partitions[i].compute().dtypes) == dict(expected.dtypes), i
+
+
+def test_merge_dtypes_do_not_depend_on_whether_every_row_matched():
+    """pandas keeps int64 when every row of a left join matched; here the dtypes are known
+    when the merge is built, so the right side's ints are float64 whatever the data."""
+    left = xd.from_pandas(A[A.k % 2 == 1], npartitions=2)
+    m = left.merge(xd.from_pandas(B, npartitions=1), on="k", how="left")
+    assert m.dtypes["y"] == np.float64 and m.dtypes["c"] == object
+    got = m.compute()
+    assert got.dtypes["y"] == np.float64 and got.y.tolist() == [10.0, 30.0, 50.0]

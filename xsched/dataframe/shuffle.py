@@ -139,14 +139,52 @@ class _JoinCombine:
     """One output of a two-sided exchange: the first ``n_left`` pieces are the left side's,
     the rest the right's; each side concatenated, then merged as pandas merges."""
 
-    def __init__(self, n_left: int, left_meta: Any, right_meta: Any, kwargs: dict) -> None:
+    def __init__(self, n_left: int, left_meta: Any, right_meta: Any, kwargs: dict, upcast: dict | None = None) -> None:
         self.n_left, self.left, self.right, self.kwargs = n_left, _Combine(left_meta), _Combine(right_meta), kwargs
+        self.upcast = upcast
 
     def __call__(self, pieces: list) -> Any:
         left = self.left(pieces[:self.n_left])
         right = self.right(pieces[self.n_left:])
         del pieces[:]  # (the pieces go as soon as both sides are whole)
-        return _merge_parts(left, right, self.kwargs)
+        return _merge_parts(left, right, self.kwargs, self.upcast)
+
+
+def _merge_meta(left: Any, right: Any, kwargs: dict) -> tuple[pd.DataFrame, dict]:
+    """A merge's meta and the columns its outputs must cast (``_merge_parts``' ``upcast``).
+
+    pandas gives a column of a side that may lack a match (the right's in a left join, both
+    in an outer one) another dtype only when some row really lacks one (int64 becomes
+    float64, bool object), so the meta is that of matched rows beside unmatched ones, and
+    the outputs whose rows all matched take it too: the dtypes never depend on the data.
+
+    >>> a = pd.DataFrame({"k": [1], "x": [1]}); b = pd.DataFrame({"k": [1], "y": [True]})
+    >>> meta, upcast = _merge_meta(a, b, {"on": "k", "how": "left"})
+    >>> meta.dtypes.astype(str).tolist(), upcast
+    (['int64', 'int64', 'object'], {'y': dtype('O')})
+
+    (``upcast`` names every float and object column: an output whose ints or truth values
+    are there gives them the meta's dtype, as concatenating it with the others would.)
+    """
+    left, right = _nonempty(left), _nonempty(right)
+    matched = pd.merge(left, right, **kwargs)
+    how = kwargs.get("how", "inner")
+    alone = []  # rows of one side without a match: the other side's columns all missing
+    if how in ("left", "outer"):
+        alone.append(pd.merge(left, right.iloc[:0], **kwargs))
+    if how in ("right", "outer"):
+        alone.append(pd.merge(left.iloc[:0], right, **kwargs))
+    dtypes = {}
+    for part in alone:
+        for c in matched.columns:
+            have, missing = matched[c].dtype, part[c].dtype
+            # (NumPy's ints and bools have no NaN: pandas makes them float64 or object; other
+            # changes, as a categorical key's, follow the keys' values, not missing rows)
+            if have != missing and have.kind in "iub" and isinstance(missing, np.dtype) and missing.kind in "fO":
+                dtypes[c] = missing
+    meta = make_meta(matched.astype(dtypes))
+    upcast = {c: t for c, t in meta.dtypes.items() if isinstance(t, np.dtype) and t.kind in "fO"}
+    return meta, upcast
 
 
 def _set_index_sorted(part: pd.DataFrame, column: Any, drop: bool) -> pd.DataFrame:
@@ -157,13 +195,19 @@ def _sort_part(part: pd.DataFrame, by: Any, ascending: bool, na_position: str) -
     return part.sort_values(by, ascending=ascending, kind="stable", na_position=na_position)
 
 
-def _merge_parts(left: pd.DataFrame, right: pd.DataFrame, kwargs: dict) -> pd.DataFrame:
+def _merge_parts(left: pd.DataFrame, right: pd.DataFrame, kwargs: dict, upcast: dict | None = None) -> pd.DataFrame:
     """One output's merge. Joined on one side's column and the other's index, pandas labels
     the rows with the column side's index, missing (NaN) where that side has no match; but a
     piece whose column side is empty would come out labelled with the other side's index, so
     those labels are made missing here, as the whole merge gives them (unless the whole column
-    side is empty, where pandas keeps the other's: a piece cannot know that)."""
+    side is empty, where pandas keeps the other's: a piece cannot know that). ``upcast``
+    (``_merge_meta``'s): the dtypes columns take where rows may lack a match, given to the
+    columns of an output whose rows all matched, so every output has the meta's."""
     out = pd.merge(left, right, **kwargs)
+    if upcast:
+        cast = {c: t for c, t in upcast.items() if out[c].dtype.kind in "iub"}
+        if cast:
+            out = out.astype(cast)
     how = kwargs.get("how", "inner")
     for side, on_index, other_on_index, keeps_other in ((left, "left_index", "right_index", "right"),
                                                          (right, "right_index", "left_index", "left")):
@@ -907,7 +951,7 @@ def merge(left: DataFrame, right: DataFrame, how: str = "inner", on: Any = None,
     kwargs.update({k: v for k, v in (("left_on", left_on), ("right_on", right_on)) if v is not None})
     kwargs.update({k: True for k, v in (("left_index", left_index), ("right_index", right_index)) if v})
     try:  # (pandas says what is wrong with the keys: too many, too few, of different lengths)
-        meta = make_meta(pd.merge(_nonempty(left._meta), _nonempty(right._meta), **kwargs))
+        meta, upcast = _merge_meta(left._meta, right._meta, kwargs)
     except Exception as exc:
         raise ValueError(f"merge fails in pandas on these frames' keys, columns and dtypes: "
                          f"{type(exc).__name__}: {exc}") from exc
@@ -918,15 +962,15 @@ def merge(left: DataFrame, right: DataFrame, how: str = "inner", on: Any = None,
         kwargs["validate"], unique = validate, _VALIDATE[validate]
     if (left_index and right_index and left.known_divisions and right.known_divisions
             and left.divisions == right.divisions):
-        return map_partitions(_merge_parts, left, right, kwargs, meta=meta, _name="merge-aligned")
+        return map_partitions(_merge_parts, left, right, kwargs, upcast, meta=meta, _name="merge-aligned")
     left_key = None if left_index else left_on  # (None: the index)
     right_key = None if right_index else right_on
     dtypes = _common_dtypes(_key_dtypes(left, left_key), _key_dtypes(right, right_key))
     if broadcast is not False:  # (a partition of the big side cannot tell its keys are unique in the whole)
         if right.npartitions == 1 and how in ("inner", "left") and unique not in ("both", "left"):
-            return _broadcast(left, right, kwargs, meta, big_left=True)
+            return _broadcast(left, right, kwargs, meta, big_left=True, upcast=upcast)
         if left.npartitions == 1 and how in ("inner", "right") and unique not in ("both", "right"):
-            return _broadcast(right, left, kwargs, meta, big_left=False)
+            return _broadcast(right, left, kwargs, meta, big_left=False, upcast=upcast)
     n = int(npartitions or max(left.npartitions, right.npartitions))
     if _choose(method) == "p2p":  # both sides in one exchange: each output merges its pieces at once
         token = new_token(left._name, right._name, n, kwargs, dtypes)
@@ -934,12 +978,13 @@ def merge(left: DataFrame, right: DataFrame, how: str = "inner", on: Any = None,
                   + [partial(_split_hash, on=right_key, dtypes=dtypes)] * right.npartitions)
         out_name = f"p2p-merge-{token}"
         layers, _ = p2p_layers(left._keys() + right._keys(), n, splits,
-                               _JoinCombine(left.npartitions, left._meta, right._meta, kwargs), token, out_name)
+                               _JoinCombine(left.npartitions, left._meta, right._meta, kwargs, upcast), token,
+                               out_name)
         graph = LayeredGraph.merge(left._graph, right._graph, new=layers)
         return new_collection(graph, out_name, meta, (None,) * (n + 1))
     ls = _hash_shuffle(left, left_key, n, dtypes, "tasks")
     rs = _hash_shuffle(right, right_key, n, dtypes, "tasks")
-    return map_partitions(_merge_parts, ls, rs, kwargs, meta=meta, _name="merge")
+    return map_partitions(_merge_parts, ls, rs, kwargs, upcast, meta=meta, _name="merge")
 
 
 def _sorted_by_keys(out: DataFrame, how: str, on: Any, left_on: Any, right_on: Any, left_index: bool,
@@ -964,7 +1009,8 @@ def _sorted_by_keys(out: DataFrame, how: str, on: Any, left_on: Any, right_on: A
     return out.sort_values(keys)
 
 
-def _broadcast(big: DataFrame, small: DataFrame, kwargs: dict, meta: Any, big_left: bool) -> DataFrame:
+def _broadcast(big: DataFrame, small: DataFrame, kwargs: dict, meta: Any, big_left: bool,
+               upcast: dict | None = None) -> DataFrame:
     """Every partition of ``big`` merged with the whole one-partition ``small``: no shuffle."""
     name = f"merge-broadcast-{new_token(big._name, small._name, kwargs)}"
     small_key = Ref(chunk_key(small._name, (0,)))
@@ -972,7 +1018,7 @@ def _broadcast(big: DataFrame, small: DataFrame, kwargs: dict, meta: Any, big_le
     layer = {}
     for i, key in enumerate(big._keys()):
         args = (Ref(key), small_key) if big_left else (small_key, Ref(key))
-        layer[chunk_key(name, (i,))] = Task(_merge_parts, args + (kwargs,), {}, per_task(ann))
+        layer[chunk_key(name, (i,))] = Task(_merge_parts, args + (kwargs, upcast), {}, per_task(ann))
     graph = LayeredGraph.merge(big._graph, small._graph, new={name: layer})
     # with the right side on its index, an inner or left merge keeps the left's index, in its order
     divisions = big.divisions if kwargs.get("right_index") and big_left else (None,) * (big.npartitions + 1)
