@@ -96,7 +96,14 @@ def test_spill_keeps_worker_under_its_limit():
         assert rss.peak < 10**9, f"peak RSS {rss.peak / MB:.0f} MiB"
         # the data is all still there: read a spilled block back
         assert c.submit(block_sum, blocks[0]).result() == 0.0
-        del blocks, sums, total
+        # and a gather of more than the worker's memory comes in replies of a share of it
+        # each: the spilled values are read back a few at a time, the worker stays alive
+        with PeakRSS(pids) as rss:
+            got = c.gather(blocks)
+        assert [float(b[-1]) for b in got] == [float(i) for i in range(12)]
+        assert list(c.run(os.getpid).values()) == pids, "the worker was restarted"
+        assert rss.peak < 10**9, f"peak RSS {rss.peak / MB:.0f} MiB while gathered"
+        del blocks, sums, total, got
 
 
 # worker-side state (module-level: these functions are pickled by reference, so tasks and

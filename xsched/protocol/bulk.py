@@ -524,11 +524,31 @@ async def get_data(conn, keys: list[str], address: str, timeout: float | None = 
     module only the sender has), go into ``errors`` when given, and the other keys arrive
     as usual; without it they raise SerializationError naming them.
 
+    A holder sends at most a share of its memory at once and names the keys it left for
+    later in the reply's ``more``: they are asked for again, until every key came (or the
+    holder sends nothing more).
+
     >>> # data = await get_data(pool.get(addr), ["x"], addr)
     """
+    out: dict = {}
+    while keys:
+        data, more = await _get_data_once(conn, keys, address, timeout, errors)
+        out.update(data)
+        if not data:
+            break  # (a holder that sends none of them is not asked again and again)
+        asked = set(keys)
+        keys = [k for k in more if isinstance(k, str) and k in asked and k not in out] if isinstance(more, list) \
+            else []
+    return out
+
+
+async def _get_data_once(conn, keys: list[str], address: str, timeout: float | None,
+                         errors: dict | None) -> tuple[dict, list]:
+    """One get-data request: (the values that came, the keys the holder left for a next one)."""
     import asyncio
 
     reply, payload = await conn.request({"op": ops.GET_DATA, "keys": keys, "bulk": True}, timeout=timeout)
+    more = reply.get("more") or []
     failed = reply.get("errors")
     if isinstance(failed, dict) and failed:
         if errors is None:
@@ -545,7 +565,7 @@ async def get_data(conn, keys: list[str], address: str, timeout: float | None = 
         if payload is None:
             raise AuthenticationError(f"a malformed bulk offer from {address}")
     try:
-        return unpack_objects(reply, payload).get("data", {})
+        return unpack_objects(reply, payload).get("data", {}), more
     except Exception as e:  # noqa: BLE001 - whatever a value's unpickling raises
         if errors is None:
             raise
@@ -553,10 +573,10 @@ async def get_data(conn, keys: list[str], address: str, timeout: float | None = 
             out: dict = {}
             for k in keys:
                 out.update(await get_data(conn, [k], address, timeout, errors))
-            return out
+            return out, []
         errors[keys[0]] = (f"the value of {keys[0]!r} from {address} cannot be unpickled on this worker: "
                            f"{type(e).__name__}: {e}")
-        return {}
+        return {}, []
 
 
 def serve_data(server: "BulkServer | None", data: dict, bulk_ok: bool, security=None):

@@ -176,6 +176,12 @@ def _seceded_since(at: float | None) -> float:
     return 0.0 if at is None else max(time.monotonic() - at, 0.0)
 
 
+#: One get-data reply carries values of at most this share of the worker's memory limit
+#: (and at least ``MIN_REPLY_BYTES``, and always one value): the rest are named in its
+#: ``more`` and asked for again, so a gather of more than the worker holds in memory reads
+#: its spilled values back a share at a time (all at once, they killed the worker).
+REPLY_SHARE = 0.1
+MIN_REPLY_BYTES = 16 * 2**20
 #: get-data replies up to this many bytes, all in memory, are pickled on the event loop
 #: (and fetched values of plain small types up to this many are stored there).
 INSTANT_REPLY_BYTES = 64 * 1024
@@ -1150,17 +1156,27 @@ class Worker:
         ones takes as long as it takes, and the loop meanwhile answers the scheduler and
         every other peer. Spilled values are read with ``peek``: sent, they stay on disk
         (brought into memory one after another, they pushed the worker over its limit).
-        A key whose value cannot be pickled, or read back from disk (its unpickling
+        Values of more than a share of the memory limit (``REPLY_SHARE``) go in turns: the
+        keys left out are named in the reply's ``more``, and ``protocol.bulk.get_data`` asks
+        for them again. A key whose value cannot be pickled, or read back from disk (its unpickling
         raises), is named in the reply's ``errors`` with the reason, and the other keys are
         sent as usual: one bad key used to fail the whole batch, and an unreadable one,
         left out, made the requester ask again and again. A key that is not here (freed
         meanwhile) is left out: the requester looks for another holder.
         """
-        data, errors = {}, {}
+        data, errors, more = {}, {}, []
         read = getattr(self.data, "peek", None) or self.data.__getitem__
+        budget = max(REPLY_SHARE * self.memory_limit, MIN_REPLY_BYTES) if self.memory_limit else None
+        total = 0
         for k in keys:
+            ts = self.state.tasks.get(k)  # (its size, as the state machine knows it: read, not changed)
+            size = max(ts.nbytes, 0) if ts is not None else 0
+            if budget is not None and data and total + size > budget:
+                more.append(k)  # (asked for again by the requester, once it has these)
+                continue
             try:
                 data[k] = read(k)
+                total += size
                 continue
             except KeyError as e:
                 if k not in self.data:
@@ -1189,6 +1205,8 @@ class Worker:
             msg = reply(data)
         if errors:
             msg.header = dict(msg.header, errors=errors)
+        if more:
+            msg.header = dict(msg.header, more=more)
         return msg
 
     async def _put_data(self, header, payload):
