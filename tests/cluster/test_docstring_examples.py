@@ -12,6 +12,7 @@ from __future__ import annotations
 import doctest
 import importlib
 import pkgutil
+import tempfile
 
 import pytest
 
@@ -67,6 +68,7 @@ def test_some_docstrings_are_found():
 @pytest.mark.parametrize("dtest", DOCSTRINGS)
 def test_docstring_example(dtest, client, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # (examples that write files write them here)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # (and the temporary ones they make)
     test = doctest.DocTest(dtest.examples, {**dtest.globs, "client": client}, dtest.name,
                            dtest.filename, dtest.lineno, dtest.docstring)
     runner = doctest.DocTestRunner(optionflags=FLAGS)

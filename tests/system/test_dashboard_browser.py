@@ -157,7 +157,8 @@ def _check_profile(client, page, expect) -> None:
     the page polls the profile); its Reset empties it."""
     import tempfile
 
-    gate = os.path.join(tempfile.mkdtemp(), "open")
+    where = tempfile.TemporaryDirectory()
+    gate = os.path.join(where.name, "open")
 
     def page_spin(path):
         import os
@@ -182,6 +183,7 @@ def _check_profile(client, page, expect) -> None:
         expect(profile).to_have_attribute("data-prefixes", "")
     finally:
         open(gate, "w").close()
+        where.cleanup()
 
 
 def _check_logs_and_story(page, expect, key: str) -> None:

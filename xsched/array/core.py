@@ -851,9 +851,9 @@ def from_array(x: Any, chunks: Any = "auto", *, name: str | None = None) -> Arra
     sizes), or ``"auto"`` (about 128 MiB per block).
 
     >>> import h5py, numpy as np, xsched.array as xa
-    >>> with h5py.File("/tmp/movie-doc.h5", "w") as f:
+    >>> with h5py.File("movie-doc.h5", "w") as f:
     ...     _ = f.create_dataset("raw", data=np.ones((30, 4, 4), "f4"))
-    >>> fh = h5py.File("/tmp/movie-doc.h5", "r")
+    >>> fh = h5py.File("movie-doc.h5", "r")
     >>> movie = xa.from_array(fh["raw"], chunks=(10, -1, -1))
     >>> movie.chunks
     ((10, 10, 10), (4,), (4,))

@@ -10,9 +10,9 @@ In the process that called ``from_array`` the user's own dataset handle is reuse
 computation does not open the file a second time; it is never pickled.
 
 >>> import h5py, numpy as np, xsched.array as xa
->>> with h5py.File("/tmp/xsched-doc.h5", "w") as f:
+>>> with h5py.File("xsched-doc.h5", "w") as f:
 ...     _ = f.create_dataset("x", data=np.arange(12.0).reshape(3, 4))
->>> f = h5py.File("/tmp/xsched-doc.h5", "r")
+>>> f = h5py.File("xsched-doc.h5", "r")
 >>> x = xa.from_array(f["x"], chunks=(1, -1))
 >>> float(x.sum().compute())
 66.0
@@ -104,9 +104,9 @@ class H5Source:
 
     >>> import h5py, numpy as np
     >>> from xsched.array.hdf5 import H5Source
-    >>> with h5py.File("/tmp/xsched-doc2.h5", "w") as f:
+    >>> with h5py.File("xsched-doc2.h5", "w") as f:
     ...     _ = f.create_dataset("d", data=np.ones((2, 3)))
-    >>> H5Source("/tmp/xsched-doc2.h5", "d")[0:1, :].shape
+    >>> H5Source("xsched-doc2.h5", "d")[0:1, :].shape
     (1, 3)
     """
 
@@ -232,12 +232,12 @@ def to_hdf5(path: str, name: Any, arr: Any = None, *, chunks: Any = True, compre
 
     >>> import numpy as np, h5py, xsched.array as xa
     >>> x = xa.from_array(np.arange(10.0), chunks=4)
-    >>> xa.to_hdf5("/tmp/xsched-out.h5", "/x", x)
-    >>> with h5py.File("/tmp/xsched-out.h5", "r") as f:
+    >>> xa.to_hdf5("xsched-out.h5", "/x", x)
+    >>> with h5py.File("xsched-out.h5", "r") as f:
     ...     float(f["/x"][:].sum())
     45.0
-    >>> xa.to_hdf5("/tmp/xsched-out.h5", {"/a": x, "/b": x * 2})
-    >>> with h5py.File("/tmp/xsched-out.h5", "r") as f:
+    >>> xa.to_hdf5("xsched-out.h5", {"/a": x, "/b": x * 2})
+    >>> with h5py.File("xsched-out.h5", "r") as f:
     ...     f["/a"][:3].tolist(), f["/b"][:3].tolist()
     ([0.0, 1.0, 2.0], [0.0, 2.0, 4.0])
     """
