@@ -34,7 +34,8 @@ def _held_by_workers() -> dict:
 def _service_state() -> tuple:
     s = get_worker().shuffles
     d = s._directory
-    return len(s.runs), s.buffered, sorted(os.listdir(d)) if d else [], s.written
+    files = sorted(n for n in os.listdir(d) if n != "worker.lock") if d else []  # (the directory's lock stays)
+    return len(s.runs), s.buffered, files, s.written
 
 
 def test_merge_set_index_sort_and_dedup_move_worker_to_worker(client):

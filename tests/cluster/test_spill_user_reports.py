@@ -1,5 +1,5 @@
-"""Spilling on a real cluster, as a user met it: a killed worker's spill directory left
-behind, results read back one at a time pulled into the worker's memory, and a spilled value
+"""Spilling on a real cluster, as a user met it: a killed worker's spill directory (and
+its uploads directory) left behind, results read back one at a time pulled into the worker's memory, and a spilled value
 that cannot be unpickled fetched by the client."""
 
 from __future__ import annotations
@@ -34,8 +34,12 @@ def store_state(worker):
     return d.directory, os.getpid(), set(d.slow_keys), d.spill_count
 
 
-def spill_dirs(base):
-    return sorted(os.path.join(base, n) for n in os.listdir(base) if n.startswith("xsched-spill-"))
+def spill_dirs(base, prefix="xsched-spill-"):
+    return sorted(os.path.join(base, n) for n in os.listdir(base) if n.startswith(prefix))
+
+
+def upload_dir(worker):
+    return worker.upload_directory
 
 
 def test_restarted_worker_removes_the_killed_workers_spill_directory(own_cluster, tmp_path):
@@ -53,12 +57,19 @@ def test_restarted_worker_removes_the_killed_workers_spill_directory(own_cluster
         dead_dir, live_dir = before[victim][0], before[survivor][0]
         assert spill_dirs(base) == sorted([dead_dir, live_dir])
         live_files = sorted(os.listdir(live_dir))
+        # a file uploaded to every worker: each keeps it in an uploads directory of its own
+        module = tmp_path / "mod_for_upload.py"
+        module.write_text("X = 1\n")
+        c.upload_file(str(module))
+        uploads = c.run(upload_dir)
+        assert spill_dirs(base, "xsched-uploads-") == sorted(uploads.values())
 
         kill_worker(c, victim)
         wait_until(lambda: len(c.scheduler_info()["workers"]) == 2, timeout=60, msg="the nanny restarted the worker")
         after = c.run(store_state)
         [restarted] = set(after) - {survivor}
-        assert not os.path.exists(dead_dir)
+        assert not os.path.exists(dead_dir) and not os.path.exists(uploads[victim])
+        assert os.path.exists(os.path.join(uploads[survivor], "mod_for_upload.py"))
         assert sorted(os.listdir(live_dir)) == live_files  # the live worker's spilled data untouched
         assert spill_dirs(base) == sorted([after[restarted][0], live_dir])
         for i, v in enumerate(c.gather(kept), start=8):

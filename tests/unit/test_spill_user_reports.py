@@ -65,7 +65,7 @@ def test_peek_of_missing_key_raises_keyerror(tmp_path):
 
 def _fake_worker(data):
     """What Worker._serve_data uses of a worker: its store, address and bulk channel (none)."""
-    return types.SimpleNamespace(data=data, address="tcp://fake:1", bulk=None, security=None)
+    return types.SimpleNamespace(data=data, address="tcp://fake:1", bulk=None, security=None, memory_limit=None)
 
 
 def test_serving_spilled_values_does_not_bring_them_into_memory(tmp_path):
@@ -107,31 +107,38 @@ def test_purge_removes_dead_workers_directories_only(tmp_path, caplog):
     live = SpillDirectory(str(tmp_path))
     with open(os.path.join(live.path, "x.xsp"), "wb") as f:
         f.write(b"live data")
-    # a worker killed with SIGKILL: its directory and spill file stay, the kernel drops its lock
+    # a worker killed with SIGKILL: its directories (spill, uploads, shuffle) and their files
+    # stay, the kernel drops their locks
     script = textwrap.dedent(f"""
         import os, signal
-        from xsched.worker.spill import SpillDirectory
-        d = SpillDirectory({str(tmp_path)!r})
-        with open(os.path.join(d.path, "y.xsp"), "wb") as f:
-            f.write(b"z" * 3000)
-        print(d.path, flush=True)
+        from xsched.worker.spill import SpillDirectory, WORKER_DIR_PREFIXES
+        for prefix in WORKER_DIR_PREFIXES:
+            d = SpillDirectory({str(tmp_path)!r}, prefix=prefix)
+            with open(os.path.join(d.path, "y.xsp"), "wb") as f:
+                f.write(b"z" * 3000)
+            print(d.path, flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert proc.returncode == -9, proc.stderr
-    dead = proc.stdout.strip()
-    assert os.path.exists(os.path.join(dead, "y.xsp"))
+    gone = sorted(proc.stdout.split())
+    assert len(gone) == 3 and all(os.path.exists(os.path.join(d, "y.xsp")) for d in gone)
+    [dead] = [d for d in gone if "xsched-spill-" in d]
     foreign = tmp_path / "xsched-spill-nolock"  # no lock file: not made by SpillDirectory, left alone
     foreign.mkdir()
     other = tmp_path / "user-data"
     other.mkdir()
 
     with caplog.at_level(logging.WARNING, logger="xsched.worker.spill"):
-        assert purge_stale_spill_directories(str(tmp_path)) == [dead]
-    assert not os.path.exists(dead)
+        assert purge_stale_spill_directories(str(tmp_path)) == gone
+    assert not any(os.path.exists(d) for d in gone)
     assert sorted(os.listdir(live.path)) == ["worker.lock", "x.xsp"]
     assert foreign.exists() and other.exists()
-    assert any(dead in r.getMessage() and "KiB" in r.getMessage() for r in caplog.records)
+    assert any(dead in r.getMessage() and "KiB" in r.getMessage() and "the spill directory" in r.getMessage()
+               for r in caplog.records)
+    assert any("the uploads directory of a worker that is gone" in r.getMessage() for r in caplog.records)
+    with pytest.raises(ValueError, match="prefix is one of"):
+        SpillDirectory(str(tmp_path), prefix="mine-")
 
     assert purge_stale_spill_directories(str(tmp_path)) == []  # the live one stays while it is held
     live.close()

@@ -57,7 +57,6 @@ import logging
 import os
 import pickle
 import random
-import shutil
 import socket
 import sys
 import tempfile
@@ -267,6 +266,7 @@ class Worker:
         self._spill_dir: str | None = None
         self._spill_home: SpillDirectory | None = None  # locked while this worker lives
         self._upload_dir: str | None = None  # files sent by client.upload_file
+        self._upload_home: SpillDirectory | None = None  # (that directory, locked)
         self._environments = None  # environments shipped for client.restart(environment=...)
         # the directory our nanny shares with its workers (None: no nanny); nanny plugins go through it
         self.nanny_directory = nanny_directory
@@ -357,7 +357,9 @@ class Worker:
         if self._upload_dir is None:
             base = self.local_directory or tempfile.gettempdir()
             os.makedirs(base, exist_ok=True)
-            self._upload_dir = tempfile.mkdtemp(prefix="xsched-uploads-", dir=base)
+            purge_stale_spill_directories(base)  # (those of workers killed before: theirs too)
+            self._upload_home = SpillDirectory(base, prefix="xsched-uploads-")  # locked while this worker lives
+            self._upload_dir = self._upload_home.path
         return self._upload_dir
 
     def upload_file(self, filename: str, data: bytes, load: bool = True) -> str:
@@ -541,8 +543,8 @@ class Worker:
             close_data()
         if self._spill_home is not None:
             self._spill_home.close()
-        if self._upload_dir is not None:
-            shutil.rmtree(self._upload_dir, ignore_errors=True)
+        if self._upload_home is not None:
+            self._upload_home.close()
         self.shuffles.close()
         await self.pool.close()
         if self.bulk is not None:
@@ -1169,11 +1171,13 @@ class Worker:
         budget = max(REPLY_SHARE * self.memory_limit, MIN_REPLY_BYTES) if self.memory_limit else None
         total = 0
         for k in keys:
-            ts = self.state.tasks.get(k)  # (its size, as the state machine knows it: read, not changed)
-            size = max(ts.nbytes, 0) if ts is not None else 0
-            if budget is not None and data and total + size > budget:
-                more.append(k)  # (asked for again by the requester, once it has these)
-                continue
+            size = 0
+            if budget is not None:
+                ts = self.state.tasks.get(k)  # (its size, as the state machine knows it: read, not changed)
+                size = max(ts.nbytes, 0) if ts is not None else 0
+                if data and total + size > budget:
+                    more.append(k)  # (asked for again by the requester, once it has these)
+                    continue
             try:
                 data[k] = read(k)
                 total += size

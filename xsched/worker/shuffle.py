@@ -45,6 +45,7 @@ from ..protocol import ops
 from ..protocol.bulk import push, with_pushed
 from ..protocol.serialize import dumps, frame_view, loads, nbytes_of_frames
 from ..units import parse_bytes
+from .spill import SpillDirectory, purge_stale_spill_directories
 
 logger = logging.getLogger("xsched.worker.shuffle")
 
@@ -93,6 +94,7 @@ class ShuffleService:
         self.buffered = 0  # bytes of pieces in memory, over every run
         self._flush_lock = asyncio.Lock()  # (binds to the loop that first waits on it)
         self._directory: str | None = None
+        self._home: SpillDirectory | None = None  # (that directory, locked while this worker lives)
         self.written = 0  # bytes written to disk, ever (for tests and diagnostics)
 
     def __repr__(self) -> str:
@@ -299,15 +301,17 @@ class ShuffleService:
         if self._directory is None:
             base = self.worker.local_directory or tempfile.gettempdir()
             os.makedirs(base, exist_ok=True)
-            self._directory = tempfile.mkdtemp(prefix="xsched-shuffle-", dir=base)
+            purge_stale_spill_directories(base)  # (those of workers killed before)
+            self._home = SpillDirectory(base, prefix="xsched-shuffle-")  # locked while this worker lives
+            self._directory = self._home.path
         return self._directory
 
     def close(self) -> None:
         """The worker closes: every file goes."""
         self.runs.clear()
-        if self._directory is not None:
-            shutil.rmtree(self._directory, ignore_errors=True)
-            self._directory = None
+        if self._home is not None:
+            self._home.close()
+            self._home, self._directory = None, None
 
 
 def _read_exactly(f, n: int, path: str) -> bytearray:

@@ -23,8 +23,9 @@ Data flow::
   keeps data in memory and logs one warning per kind; ``__setitem__`` never raises for it.
 * ``peek(key)`` reads a spilled value and leaves it on disk: for values only sent on (to a
   client or a peer), which need no room in memory.
-* A worker's spill directory (:class:`SpillDirectory`) stays locked while it lives; a worker
-  started later on the same base directory removes those of workers that were killed.
+* A worker's spill directory (:class:`SpillDirectory`; its uploads' and shuffles' too) stays
+  locked while it lives; a worker started later on the same base directory removes those of
+  workers that were killed.
 
 Locking: one ``threading.RLock`` guards the bookkeeping of every operation, but no file is
 written, read or deleted while holding it. An entry being written is parked in a
@@ -694,17 +695,21 @@ class SpillBuffer(MutableMapping):
 # ---------------------------------------------------------------------- spill directories
 
 SPILL_DIR_PREFIX = "xsched-spill-"
+#: the directories a worker makes under its base directory, each a :class:`SpillDirectory`:
+#: spilled values, files clients upload, a p2p shuffle's pieces on disk
+WORKER_DIR_PREFIXES = (SPILL_DIR_PREFIX, "xsched-uploads-", "xsched-shuffle-")
 _LOCK_NAME = "worker.lock"
 
 
 class SpillDirectory:
-    """A new spill directory under ``base``, locked by this process until :meth:`close`.
+    """A new directory under ``base`` (named ``prefix``..., one of ``WORKER_DIR_PREFIXES``),
+    locked by this process until :meth:`close`.
 
-    A worker the nanny kills (memory limit, crash, SIGKILL) never deletes its spill files.
-    Its lock -- ``flock`` on a file inside, which the kernel releases when the process dies
-    -- tells the next worker started on ``base`` that the directory is left over:
-    :func:`purge_stale_spill_directories` removes those, never a live worker's (like dask's
-    locked worker directories).
+    A worker the nanny kills (memory limit, crash, SIGKILL) never deletes its spill files,
+    uploaded files or shuffle pieces. The lock -- ``flock`` on a file inside, which the
+    kernel releases when the process dies -- tells the next worker started on ``base`` that
+    the directory is left over: :func:`purge_stale_spill_directories` removes those, never a
+    live worker's (like dask's locked worker directories).
 
     >>> import tempfile, os
     >>> base = tempfile.mkdtemp()
@@ -715,8 +720,10 @@ class SpillDirectory:
     []
     """
 
-    def __init__(self, base: str):
-        self.path = tempfile.mkdtemp(prefix=SPILL_DIR_PREFIX, dir=base)
+    def __init__(self, base: str, prefix: str = SPILL_DIR_PREFIX):
+        if prefix not in WORKER_DIR_PREFIXES:
+            raise ValueError(f"a worker directory's prefix is one of {WORKER_DIR_PREFIXES}, not {prefix!r}")
+        self.path = tempfile.mkdtemp(prefix=prefix, dir=base)
         self._fd: int | None = None
         if fcntl is None:  # (Windows) no flock: nothing is locked, nothing is purged
             return
@@ -744,8 +751,8 @@ class SpillDirectory:
 
 
 def purge_stale_spill_directories(base: str) -> list[str]:
-    """Remove the spill directories in ``base`` whose worker is gone (nobody holds their
-    lock) and log each with its size; the paths removed.
+    """Remove the worker directories in ``base`` (spill, uploads, shuffle) whose worker is
+    gone (nobody holds their lock) and log each with its size; the paths removed.
 
     A directory whose lock is held (a live worker, in this process or another) is left
     alone, and so is one without a lock file (not made by :class:`SpillDirectory`).
@@ -762,8 +769,9 @@ def purge_stale_spill_directories(base: str) -> list[str]:
         return []
     removed = []
     for name in names:
-        if not name.startswith(SPILL_DIR_PREFIX):
+        if not name.startswith(WORKER_DIR_PREFIXES):
             continue
+        kind = name[len("xsched-"):].split("-")[0]  # (spill, uploads, shuffle: for the log)
         path = os.path.join(base, name)
         try:
             fd = os.open(os.path.join(path, _LOCK_NAME), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
@@ -779,11 +787,11 @@ def purge_stale_spill_directories(base: str) -> list[str]:
         finally:
             os.close(fd)
         if os.path.lexists(path):
-            logger.warning("could not remove %s, the spill directory of a worker that is gone", path)
+            logger.warning("could not remove %s, the %s directory of a worker that is gone", path, kind)
             continue
         removed.append(path)
-        logger.warning("removed %s (%s of spilled data), the spill directory of a worker that is gone",
-                       path, format_bytes(size))
+        logger.warning("removed %s (%s of data), the %s directory of a worker that is gone", path,
+                       format_bytes(size), kind)
     return removed
 
 
