@@ -10,6 +10,7 @@ import h5py
 import numpy as np
 import pytest
 import zarr
+from hypothesis import given, settings, strategies as st
 
 import xsched.array as xa
 
@@ -94,3 +95,27 @@ def test_cholesky_takes_dasks_lower_keyword(chunks):
     np.testing.assert_allclose(xa.linalg.cholesky(a, lower=False).compute(), upper)
     with pytest.raises(ValueError, match="upper=True and lower=True"):
         xa.linalg.cholesky(a, upper=True, lower=True)
+
+
+# --------------------------------------------------------------------------- arange with a fractional start or step
+
+@settings(max_examples=150, deadline=None)
+@given(start=st.floats(-50, 50), step=st.floats(0.05, 5), count=st.integers(0, 60), down=st.booleans(),
+       dtype=st.sampled_from(["i8", "i4", "i2", "u8", "u1", "f8", "f4", "f2"]), chunks=st.integers(1, 7),
+       cut=st.sampled_from([None, 2, 3, -1, -4]))
+def test_arange_fractional_into_any_dtype_is_numpys(start, step, count, down, dtype, chunks, cut):
+    """NumPy fills from the first two values in the dtype (``np.arange(0.5, 10, 1.5, dtype=int)``
+    is 0, 2, 4, ...): every block, and strided slices made alone, give the same numbers."""
+    step = -step if down else step
+    stop = start + step * count
+    try:
+        expected = np.arange(start, stop, step, dtype=dtype)
+    except (ValueError, OverflowError) as e:  # (NumPy's refusals, e.g. a negative start into uint)
+        with pytest.raises(type(e)):
+            xa.arange(start, stop, step, dtype=dtype, chunks=chunks).compute()
+        return
+    x = xa.arange(start, stop, step, dtype=dtype, chunks=chunks)
+    got = x.compute()
+    assert got.dtype == expected.dtype and np.array_equal(got, expected, equal_nan=True)
+    if cut is not None:
+        assert np.array_equal(x[::cut].compute(), expected[::cut], equal_nan=True)

@@ -313,6 +313,16 @@ def arange(start: Any, stop: Any = None, step: Any = 1, *, dtype: Any = None,
             delta = int(head[1]) - first if n > 1 else 0
             return generate("arange", functools.partial(_block_at, _integer_arange_at), n, dtype, chunks,
                             (first, delta, dtype), _integer_arange_at)
+    elif dtype.kind in "iuf" and n:
+        # a fractional start or step: NumPy's fill takes the first two values in the dtype
+        # and goes on by their difference (np.arange(0.5, 10, 1.5, dtype=int) is 0, 2, 4, ...)
+        head = np.arange(start, start + min(n, 2) * step, step, dtype=dtype)
+        if dtype.kind == "f":
+            return generate("arange", functools.partial(_block_at, _float_arange_at), n, dtype, chunks,
+                            (head[0], head[1] if n > 1 else head[0], dtype), _float_arange_at)
+        first = int(head[0])  # (the difference in Python's ints: unsigned ones going down wrap, as NumPy's)
+        return generate("arange", functools.partial(_block_at, _integer_arange_at), n, dtype, chunks,
+                        (first, int(head[1]) - first if n > 1 else 0, dtype), _integer_arange_at)
     # (integers into floats: NumPy fills a block from its first value on in the dtype)
     at = _arange_at if not integral or dtype.kind in "iub" else None
     return generate("arange", _arange_block, n, dtype, chunks, (start, step, dtype), at)
@@ -321,6 +331,25 @@ def arange(start: Any, stop: Any = None, step: Any = 1, *, dtype: Any = None,
 def _arange_at(positions: tuple, first: Any, step: Any, dtype: np.dtype) -> np.ndarray:
     """``arange``'s values at positions, as its blocks compute them."""
     return (first + positions[0] * step).astype(dtype, copy=False)
+
+
+def _float_arange_at(positions: tuple, first: Any, second: Any, dtype: np.dtype) -> np.ndarray:
+    """A fractional ``arange``'s values at positions as NumPy's fill makes them: its first two
+    values as given, then ``first + i * (second - first)`` in the dtype (the difference of the
+    first two, not the step).
+
+    >>> import numpy as np
+    >>> f4 = np.dtype("f4"); head = np.arange(1e8 + 0.3, 1e8 + 1.1, 0.37, dtype=f4)
+    >>> bool((_float_arange_at((np.arange(3),), head[0], head[1], f4) == head).all())
+    True
+    """
+    work = np.dtype("f4") if dtype.itemsize < 4 else dtype  # (NumPy fills float16 in float32)
+    first, second = dtype.type(first), dtype.type(second)
+    i = positions[0]
+    start = work.type(first)
+    out = (start + i.astype(work) * (work.type(second) - start)).astype(dtype, copy=False)
+    out[i == 0], out[i == 1] = first, second
+    return out
 
 
 def _integer_arange_at(positions: tuple, first: int, delta: int, dtype: np.dtype) -> np.ndarray:
