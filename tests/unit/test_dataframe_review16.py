@@ -112,7 +112,7 @@ def test_map_overlap_refuses_functions_that_drop_rows():
 
 @pytest.mark.parametrize("n", [160_000, 200_000])
 def test_nunique_approx_holds_its_accuracy_just_above_the_switch(n):
-    values = np.random.default_rng(1).permutation(10 ** 8)[:n]
+    values = np.random.default_rng(1).choice(10 ** 8, n, replace=False)  # (distinct, without a 10**8 permutation)
     got = xd.from_pandas(pd.Series(values), npartitions=4).nunique_approx().compute()
     assert abs(got - n) / n < 0.012
 
