@@ -49,29 +49,41 @@ class ProgressBar:
         self._start: float | None = None
         self._stop = threading.Event()
         self._drawer: threading.Thread | None = None
-        self._depth = 0  # (computations started inside a computation: only the outermost is drawn)
+        # One computation is drawn: the first started while none is, by the thread that runs
+        # it (graph/local.py tells of a computation from the thread that called it). Others
+        # started meanwhile -- inside its tasks, in their threads, or by another thread of
+        # the user's -- are not counted: nesting is counted per thread.
+        self._depths: dict[int, int] = {}
+        self._owner: int | None = None
 
     # -- being told of computations (graph/local.py)
     def started(self, n_tasks: int) -> None:
+        me = threading.get_ident()
         with self._lock:
-            self._depth += 1
-            if self._depth > 1:
+            depth = self._depths[me] = self._depths.get(me, 0) + 1
+            if self._owner is not None or depth > 1:
                 return
+            self._owner = me
             self._total, self._done, self._start = n_tasks, 0, time.perf_counter()
         self._stop.clear()
         self._drawer = threading.Thread(target=self._draw_until_stopped, name="xsched-progress", daemon=True)
         self._drawer.start()
 
     def task_done(self, key: str) -> None:
+        me = threading.get_ident()
         with self._lock:
-            if self._depth == 1:
+            if me == self._owner and self._depths.get(me) == 1:
                 self._done += 1
 
     def finished(self, failed: bool) -> None:
+        me = threading.get_ident()
         with self._lock:
-            self._depth -= 1
-            if self._depth:
+            depth = self._depths[me] = self._depths.get(me, 1) - 1
+            if not depth:
+                del self._depths[me]
+            if me != self._owner or depth:
                 return
+            self._owner = None
         self._stop.set()
         if self._drawer is not None:
             self._drawer.join()

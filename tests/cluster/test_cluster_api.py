@@ -622,6 +622,33 @@ def test_closing_a_client_releases_its_keys(cluster):
 
 
 # ---------------------------------------------------------------------- asynchronous client
+def test_an_asynchronous_cluster_is_awaited_to_start_and_to_close():
+    """``await LocalCluster(..., asynchronous=True)`` and ``await cluster.close()``, as dask's:
+    closing waits in a thread, so the loop goes on meanwhile; outside a loop it closes at once."""
+    async def main():
+        cluster = await LocalCluster(n_workers=1, threads_per_worker=1, asynchronous=True, dashboard_address=None)
+        async with Client(cluster, asynchronous=True, set_as_default=False) as c:
+            assert await c.submit(inc, 1, pure=False) == 2
+            pids = list((await c.run(os.getpid)).values())
+        beats = []
+        ticking = asyncio.ensure_future(_tick(beats))
+        assert await cluster.close() is None
+        ticking.cancel()
+        return cluster, pids, beats
+
+    cluster, pids, beats = asyncio.run(main())
+    assert cluster.status == "closed" and all(pid_gone(p) for p in pids)
+    assert beats  # (the loop ran while the cluster closed)
+    outside = LocalCluster(n_workers=0, asynchronous=True, dashboard_address=None)
+    assert outside.close() is None and outside.status == "closed"
+
+
+async def _tick(beats: list) -> None:
+    while True:
+        beats.append(1)
+        await asyncio.sleep(0.01)
+
+
 def test_async_client(cluster):
     async def main():
         async with Client(cluster.scheduler_address, security=cluster.security, asynchronous=True,

@@ -242,6 +242,9 @@ def test_a_port_taken_falls_back_to_a_free_one(caplog):
             with Client(cluster, set_as_default=False) as c:
                 assert c.dashboard_link == cluster.dashboard_link
                 assert c.submit(inc, 1).result(timeout=30) == 2
+                # what the scheduler said while it started is among its recent records too
+                said = [m for _, m in c.get_scheduler_logs()]
+                assert any(f"port {port} is taken" in m for m in said), said
             status, _, body = get(f"{origin}/api/telemetry?parts=workers", Authorization=f"token {token}")
             assert status == 200 and len(json.loads(body)["workers"]) == 1
             with open(os.path.join(cluster._dir, "scheduler.log")) as f:

@@ -119,6 +119,11 @@ def test_the_task_stream_drawn_and_saved_as_dask_does(module_client, tmp_path):
         c.get_task_stream(plot="yes")
     with pytest.raises(FileNotFoundError, match="name a file in an existing directory"):
         c.get_task_stream(count=1, plot="save", filename=tmp_path / "no-such-dir" / "x.html")
+    ran = []
+    with pytest.raises(FileNotFoundError, match="name a file in an existing directory"):
+        with xsched.get_task_stream(c, plot="save", filename=tmp_path / "no-such-dir" / "y.html"):
+            ran.append(True)  # (refused before the block: its work is not lost, its error not hidden)
+    assert ran == []
 
 
 def test_the_task_stream_context_manager_with_an_asynchronous_client(module_client):
@@ -267,3 +272,28 @@ def test_nbytes_per_key_and_summed_per_prefix(module_client):
     assert c.nbytes(futures[0].key, summary=False) == {futures[0].key: per_key[futures[0].key]}
     del futures  # (released: no longer in memory, so no longer counted)
     wait_until(lambda: "sized_for_nbytes" not in c.nbytes(), msg="the released keys are forgotten")
+
+
+def test_a_worker_gone_is_left_out_of_what_every_worker_is_asked(module_client, gate, monkeypatch):
+    """profile, get_worker_logs, call_stack and interrupt ask every worker: one that went
+    away meanwhile (here an address where nothing listens, as a worker killed between the
+    scheduler's answer and the request) is left out, the others' answers stand."""
+    import socket
+
+    c = module_client
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        gone = f"tcp://127.0.0.1:{s.getsockname()[1]}"
+    listed = c._worker_addresses
+
+    async def with_one_gone(workers):
+        return sorted(await listed(workers)) + [gone]
+
+    monkeypatch.setattr(c, "_worker_addresses", with_one_gone)
+    busy = c.submit(spin_until, gate.path, pure=False)
+    wait_until(lambda: _stacks_in(c, busy, "spin_until"), msg="the busy task is running")
+    assert c.profile(duration="0.2s", interval="5ms")["samples"] >= 3
+    assert gone not in c.get_worker_logs(n=1) and len(c.get_worker_logs(n=1)) >= 1
+    assert [busy.key] == [k for stacks in c.call_stack(busy).values() for k in stacks]
+    assert list(c.interrupt(busy).values()) == [[busy.key]]
+    assert type(busy.exception(timeout=30)).__name__ == "TaskInterrupted"

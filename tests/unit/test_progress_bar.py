@@ -80,3 +80,33 @@ def test_quick_computations_under_minimum_print_nothing_and_failures_end_the_bar
     assert "inactive" in repr(bar) and local.watchers == []
     with pytest.raises(ValueError, match="width must be 1 or more"):
         ProgressBar(width=0)
+
+
+def test_a_computation_inside_a_task_does_not_hide_the_outer_ones_tasks():
+    """A task computing locally (in its pool thread) while the outer computation's other
+    tasks finish: those still count, and the bar ends at 100%."""
+    inner_running, release = threading.Event(), threading.Event()
+
+    def hold(i):
+        inner_running.set()
+        release.wait(timeout=20)  # (set by the last outer task: they all finish meanwhile)
+        return i
+
+    def nested():
+        return sum(xsched.compute(*[xsched.delayed(hold)(i) for i in range(3)], scheduler="sync"))
+
+    def gate():
+        return inner_running.wait(timeout=20)
+
+    def quick(i, _):
+        if i == 9:
+            release.set()
+        return i
+
+    opened = xsched.delayed(gate)()
+    out = io.StringIO()
+    with ProgressBar(out=out, width=20):
+        got = xsched.compute(xsched.delayed(nested)(), *[xsched.delayed(quick)(i, opened) for i in range(10)],
+                             scheduler="threads", num_workers=2)
+    assert got == (3, *range(10))
+    assert _lines(out)[-1].startswith("[" + "#" * 20 + "] | 100% Completed |"), _lines(out)[-1]

@@ -337,6 +337,8 @@ def _check_plot(plot, filename) -> bool | str:
                          f"filename), not {plot!r}")
     if plot == "save" and not isinstance(filename, (str, os.PathLike)):
         raise TypeError(f"get_task_stream(plot='save') writes to filename, a path; got {filename!r}")
+    if plot == "save":  # (a directory that does not exist: refused before the work, not after it)
+        output_path(filename, "get_task_stream(plot='save')", "task-stream.html")
     return plot
 
 
@@ -638,7 +640,23 @@ class DiagnosticsMixin:
             reply, _ = await self._pool.get(addr).request({"op": ops.GET_LOGS, "n": n}, timeout=self._timeout)
             return addr, [tuple(r) for r in reply["logs"]]
 
-        return dict(await asyncio.gather(*(one(a) for a in await self._worker_addresses(workers))))
+        return dict(await self._ask_each(await self._worker_addresses(workers), one))
+
+    async def _ask_each(self, addresses: list[str], ask) -> list:
+        """``await ask(address)`` for every worker at once: the answers of those that gave one.
+        A worker that left meanwhile (its connection closed or refused, or silent past the
+        timeout) is left out, as dask's scheduler leaves it out of a profile; any other
+        failure is raised."""
+        answers = await asyncio.gather(*(ask(a) for a in addresses), return_exceptions=True)
+        out = []
+        for addr, answer in zip(addresses, answers):
+            if isinstance(answer, (OSError, asyncio.TimeoutError)):  # (ConnectionError, CommClosedError too)
+                logger.info("worker %s did not answer (%s: %s): left out", addr, type(answer).__name__, answer)
+                continue
+            if isinstance(answer, BaseException):
+                raise answer
+            out.append(answer)
+        return out
 
     async def _worker_addresses(self, workers) -> list[str]:
         """Addresses of the workers given by address or name (all when None), sorted."""
@@ -822,7 +840,7 @@ class DiagnosticsMixin:
                                                           timeout=self._timeout)
             return addr, reply["stacks"]
 
-        results = await asyncio.gather(*(one(a) for a in await self._worker_addresses(None)))
+        results = await self._ask_each(await self._worker_addresses(None), one)
         return {addr: stacks for addr, stacks in results if stacks}
 
     @sync_or_async
@@ -858,7 +876,7 @@ class DiagnosticsMixin:
                                                           timeout=self._timeout)
             return addr, reply["interrupted"]
 
-        results = await asyncio.gather(*(one(a) for a in await self._worker_addresses(None)))
+        results = await self._ask_each(await self._worker_addresses(None), one)
         return {addr: keys for addr, keys in results if keys}
 
     @sync_or_async
@@ -931,7 +949,7 @@ class DiagnosticsMixin:
                 timeout=duration + self._timeout)
             return reply
 
-        replies = await asyncio.gather(*(one(a) for a in await self._worker_addresses(workers)))
+        replies = await self._ask_each(await self._worker_addresses(workers), one)  # (one that left: without it)
         counts: Counter = Counter()
         own: Counter = Counter()
         tree = StackTree()

@@ -264,8 +264,28 @@ class LocalCluster(SpecCluster):
         await asyncio.get_running_loop().run_in_executor(None, self._start, self._initial_workers)
         return self
 
-    async def _close(self) -> None:
-        await asyncio.get_running_loop().run_in_executor(None, self.close)
+    def close(self, timeout: float = 10):
+        """Stop adaptive scaling, the workers, then the scheduler. A cluster made with
+        ``asynchronous=True`` returns, inside an event loop, what to await (as dask's)::
+
+            cluster = await LocalCluster(n_workers=2, asynchronous=True)
+            await cluster.close()
+
+        >>> cluster = LocalCluster(n_workers=0, dashboard_address=None)
+        >>> cluster.close(); cluster.status
+        'closed'
+        """
+        if self.asynchronous and _in_event_loop():
+            return self._close(timeout)
+        SpecCluster.close(self, timeout)
+        return None
+
+    async def _close(self, timeout: float = 10) -> None:
+        # (in a thread: stopping processes waits for them, which must not block the loop)
+        await asyncio.get_running_loop().run_in_executor(None, SpecCluster.close, self, timeout)
+
+    def __exit__(self, *exc):
+        SpecCluster.close(self)
 
     async def __aenter__(self):
         return await self._start_async()
@@ -276,7 +296,7 @@ class LocalCluster(SpecCluster):
     def __del__(self):
         try:
             if self.status != "closed" and self.processes:
-                self.close(timeout=2)
+                SpecCluster.close(self, timeout=2)
         except Exception:
             pass
 
@@ -307,10 +327,18 @@ def _new_cluster(**cluster_kwargs) -> LocalCluster:
     return LocalCluster(asynchronous=False, **cluster_kwargs)
 
 
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 @atexit.register
 def _close_all() -> None:
     for cluster in list(_live):
         try:
-            cluster.close(timeout=3)
+            SpecCluster.close(cluster, timeout=3)
         except Exception:
             pass

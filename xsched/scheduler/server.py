@@ -180,6 +180,9 @@ class Scheduler:
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self, address: str = "tcp://127.0.0.1:0") -> "Scheduler":
+        # recent records of the xsched loggers, for client.get_scheduler_logs(): from the
+        # first, so what starting says (a dashboard port taken, the registry) is kept too
+        logs.install()
         self.listener = Listener(self.security, self._handle, self._peer_gone, name="scheduler",
                                  schemas=schemas.TO_SCHEDULER)
         bound = self.listener.bind(address)
@@ -203,7 +206,6 @@ class Scheduler:
                                                     name=self.name)
         self._background.spawn(self._ttl_loop())
         self._background.spawn(self._no_worker_warnings())
-        logs.install()  # recent records of the xsched loggers, for client.get_scheduler_logs()
         logger.info("scheduler at %s", self.address)
         return self
 
