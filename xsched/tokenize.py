@@ -13,6 +13,7 @@ True
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import enum
 import functools
@@ -175,6 +176,10 @@ class _Hasher:
             return self.feed_list(obj)
         if isinstance(obj, dict):
             self.write(b"subclass", _qualname(typ))
+            if isinstance(obj, collections.OrderedDict):  # (equal only in the same order: hashed in it)
+                return self.feed_list(list(obj.items()))
+            if isinstance(obj, collections.defaultdict):  # (what a missing key gives is part of it)
+                self.feed(obj.default_factory)
             return self.feed_dict(obj)
         self.write(b"pickle", _qualname(typ))
         self.write(b"", _pickled(obj, self))

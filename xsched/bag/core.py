@@ -419,6 +419,13 @@ class Bag:
         >>> def parity(x): return x % 2
         >>> sorted(b.foldby(parity, lambda total, x: total + x, 0).compute())
         [(0, 20), (1, 25)]
+
+        A callable ``initial`` (or ``combine_initial``) makes each group's first value, as
+        toolz's ``reduceby`` and dask's take it: ``set`` gives every group a set of its own.
+
+        >>> import operator
+        >>> sorted(b.foldby(parity, lambda seen, x: seen | {x % 3}, set, operator.or_, set).compute())
+        [(0, {0, 1, 2}), (1, {0, 1, 2})]
         """
         _check_callable(binop, "foldby")
         key, combine = _getter(key), binop if combine is None else combine
@@ -657,7 +664,15 @@ def _items(x: Any, keys: tuple) -> tuple:
 
 
 def _common_npartitions(what: str, args: Iterable[Any]) -> int:
-    """The npartitions shared by the Bags in ``args``; a clear error if they differ."""
+    """The npartitions shared by the Bags in ``args``; a clear error if they differ, or if a
+    Bag is inside another argument (a tuple, a list, a dict: only a Bag given as an argument
+    of its own is zipped)."""
+    args = list(args)
+    for a in args:
+        if not isinstance(a, Bag) and _holds_a_bag(a):
+            raise TypeError(f"{what}: a Bag inside a {type(a).__name__} argument is not zipped element by element "
+                            "(only a Bag given as an argument of its own is); pass it as an argument of its own, "
+                            "or compute it first to pass its whole list")
     bags = [a for a in args if isinstance(a, Bag)]
     if not bags:
         raise TypeError(f"{what} needs at least one Bag among its arguments")
@@ -668,6 +683,16 @@ def _common_npartitions(what: str, args: Iterable[Any]) -> int:
                 f"{bags[0].npartitions} partitions and {b.name} has {b.npartitions}; repartition "
                 f"one first, e.g. b.repartition({bags[0].npartitions})")
     return bags[0].npartitions
+
+
+def _holds_a_bag(obj: Any) -> bool:
+    if isinstance(obj, Bag):
+        return True
+    if type(obj) in (list, tuple, set, frozenset):
+        return any(map(_holds_a_bag, obj))
+    if type(obj) is dict:
+        return any(map(_holds_a_bag, obj.values()))
+    return False
 
 
 class _Select:

@@ -147,8 +147,11 @@ def accumulate_part(binop: Callable, part: list, before: tuple, first: bool) -> 
     start = before[1]
     if start is NO_DEFAULT:
         out = list(itertools.accumulate(part, binop))
-    else:
-        out = list(itertools.accumulate(part, binop, initial=start))[0 if first else 1:]
+    else:  # (not itertools' initial=: it takes None for no initial, and None is a running value)
+        out = [start] if first else []
+        for x in part:
+            start = binop(start, x)
+            out.append(start)
     return out, out[-1] if out else start
 
 
@@ -212,10 +215,35 @@ def to_frame(part: list, columns: list, dtypes: dict) -> Any:
     frame = pd.DataFrame(part, columns=columns)
     for column, dtype in dtypes.items():
         try:
-            frame[column] = frame[column].astype(dtype)
+            cast = frame[column].astype(dtype)
+            _check_kept(frame[column], cast)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"to_dataframe: column {column!r} holds values that do not fit its dtype "
                              f"{dtype} (from meta=, or else inferred from the first element): {exc}; "
                              f"pass meta= with a dtype that fits, e.g. {{{column!r}: 'float64'}} or "
                              "'object'") from exc
+        frame[column] = cast
     return frame
+
+
+def _check_kept(values: Any, cast: Any) -> None:
+    """ValueError when casting numbers or truth values to integers or booleans changed one
+    (1.5 to 1, 2 to True): pandas' astype does so without a word.
+
+    >>> import pandas as pd
+    >>> _check_kept(pd.Series([1.0, 2.0]), pd.Series([1, 2]))
+    >>> _check_kept(pd.Series([1.0, 1.5]), pd.Series([1, 1]))
+    Traceback (most recent call last):
+    ValueError: 1.5 would become 1
+    """
+    import numpy as np
+
+    if not isinstance(cast.dtype, np.dtype) or cast.dtype.kind not in "iub":
+        return
+    source = values.to_numpy()
+    if values.dtype.kind not in "iufb":
+        if values.dtype != object or not all(type(v) in (bool, int, float) for v in source):
+            return  # (text and other objects: pandas parses them, as asked)
+    changed = np.flatnonzero(source != cast.to_numpy())
+    if len(changed):
+        raise ValueError(f"{source[changed[0]]} would become {cast.to_numpy()[changed[0]]}")

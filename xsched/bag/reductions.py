@@ -324,8 +324,14 @@ def foldby_part(key: Callable, binop: Callable, initial: Any, part: list) -> dic
         if k in out:
             out[k] = binop(out[k], x)
         else:
-            out[k] = x if initial is NO_DEFAULT else binop(initial, x)
+            out[k] = x if initial is NO_DEFAULT else binop(_start(initial), x)
     return out
+
+
+def _start(initial: Any) -> Any:
+    """A fold's first value: ``initial``, or what it makes when it is callable (``set``,
+    ``list``: a fresh one per key, as toolz's ``reduceby`` and dask's ``foldby`` take it)."""
+    return initial() if callable(initial) else initial
 
 
 def foldby_merge(combine: Callable, initial: Any, final: bool, partials: list) -> Any:
@@ -335,7 +341,7 @@ def foldby_merge(combine: Callable, initial: Any, final: bool, partials: list) -
             if k in out:
                 out[k] = combine(out[k], v)
             else:
-                out[k] = v if initial is NO_DEFAULT else combine(initial, v)
+                out[k] = v if initial is NO_DEFAULT else combine(_start(initial), v)
     return list(out.items()) if final else out
 
 

@@ -113,7 +113,8 @@ def _read_lines(fs: Any, path: str, compression: str | None, start: int | None, 
             data = open_decompressed(f, compression)
         else:
             data = io.BytesIO(line_block(f, start, end))
-        lines = list(io.TextIOWrapper(data, encoding=encoding, errors=errors, newline=None))
+        with io.TextIOWrapper(data, encoding=encoding, errors=errors, newline=None) as text:  # (closed: no warning)
+            lines = list(text)
     return [(line, shown(fs, path)) for line in lines] if include_path else lines
 
 

@@ -20,6 +20,7 @@ default, gets a random token. Operators, attribute access and indexing are alway
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import itertools
 import operator
@@ -95,10 +96,38 @@ def _to_arg(obj: Any, deps: list[Delayed]) -> Any:
         wrapped = _from_collection(obj)
         deps.append(wrapped)
         return Ref(wrapped.key)
+    fields = _fields_of(obj)
+    if fields is not None:  # a namedtuple or a dataclass holding Delayed: built when it runs
+        n = len(deps)
+        values = {k: _to_arg(v, deps) for k, v in fields.items()}
+        return Task(_rebuilt, (typ, values)) if len(deps) > n else obj
     return obj
 
 
 _ATOMS = frozenset({int, float, str, bytes, bool, type(None), complex, slice})
+
+
+def _fields_of(obj: Any) -> dict | None:
+    """The fields a namedtuple or a dataclass instance is made from (name -> value), or None
+    for anything else (and for a dataclass with fields its ``__init__`` does not take)."""
+    typ = type(obj)
+    if isinstance(obj, tuple) and hasattr(typ, "_fields") and hasattr(typ, "_make"):
+        return dict(zip(typ._fields, obj))
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        fields = dataclasses.fields(obj)
+        if all(f.init for f in fields):
+            return {f.name: getattr(obj, f.name) for f in fields}
+    return None
+
+
+def _rebuilt(typ: type, values: dict) -> Any:
+    """A namedtuple or dataclass of ``typ`` from its fields' values (its ``__init__``'s).
+
+    >>> import collections
+    >>> _rebuilt(collections.namedtuple("Pt", "x y"), {"x": 1, "y": 2})
+    Pt(x=1, y=2)
+    """
+    return typ(**values)
 
 
 def _from_collection(coll: Any) -> Delayed:
@@ -653,9 +682,10 @@ def delayed(obj: Any = _MISSING, name: str | None = None, pure: bool | None = No
       call only). Per call, ``pure=`` and ``xsched_key_name=`` keywords do the same
       (``dask_key_name=`` is taken as ``xsched_key_name=``).
     * ``nout=n`` makes the call's result unpackable into n Delayed values.
-    * ``delayed(value)`` wraps a literal; lists, tuples, dicts and sets of Delayed become
-      one Delayed list (tuple, ...), unless ``traverse=False`` (the container is taken as
-      it is, as dask's: a cheap wrap of a large list of plain values). Also usable as a
+    * ``delayed(value)`` wraps a literal; lists, tuples, dicts and sets of Delayed (and
+      namedtuples and dataclasses holding them) become one Delayed list (tuple, ...),
+      unless ``traverse=False`` (the container is taken as it is, as dask's: a cheap wrap
+      of a large list of plain values). Also usable as a
       decorator: ``@delayed`` or ``@delayed(pure=True)``.
 
     >>> from xsched.graph.delayed import delayed
@@ -682,8 +712,9 @@ def delayed(obj: Any = _MISSING, name: str | None = None, pure: bool | None = No
     deps: list[Delayed] = []
     converted = _to_arg(obj, deps) if traverse else obj
     if deps:  # a container of Delayed values: one task that builds the container
-        builder = type(obj)
-        key = name or f"{builder.__name__}-{tokenize(converted)}"
+        # (a set, a namedtuple or a dataclass is converted to a task that builds it already)
+        builder = type(obj) if type(converted) is not Task else _identity
+        key = name or f"{type(obj).__name__}-{tokenize(converted)}"
         task = Task(builder, (converted,), {}, current_annotations())
         return Delayed._from_layer(key, {key: task}, tuple(deps), nout)
     key = name or f"{type(obj).__name__}-{tokenize(obj)}"
@@ -724,6 +755,11 @@ def _find_collections(args: tuple, traverse: bool) -> tuple[list, Callable[[list
                 return typ(scan(o) for o in obj)
             if typ is dict:
                 return {k: scan(v) for k, v in obj.items()}
+            fields = _fields_of(obj)  # (a namedtuple's or a dataclass's: rebuilt around its slots)
+            if fields is not None:
+                n = len(found)
+                scanned = {k: scan(v) for k, v in fields.items()}
+                return _Rebuild(typ, scanned) if len(found) > n else obj
         return obj
 
     template = [scan(a) for a in args]
@@ -736,9 +772,19 @@ def _find_collections(args: tuple, traverse: bool) -> tuple[list, Callable[[list
             return typ(fill(o, results) for o in obj)
         if typ is dict:
             return {k: fill(v, results) for k, v in obj.items()}
+        if typ is _Rebuild:
+            return _rebuilt(obj.typ, {k: fill(v, results) for k, v in obj.fields.items()})
         return obj
 
     return found, lambda results: tuple(fill(t, results) for t in template)
+
+
+class _Rebuild:
+    """A namedtuple or dataclass of ``_find_collections``' template, made again once filled."""
+    __slots__ = ("typ", "fields")
+
+    def __init__(self, typ: type, fields: dict) -> None:
+        self.typ, self.fields = typ, fields
 
 
 class _Slot:
@@ -769,8 +815,8 @@ def compute(*args: Any, traverse: bool = True, optimize_graph: bool | None = Non
             **kwargs: Any) -> tuple:
     """Compute several collections at once, sharing their common tasks; returns a tuple.
 
-    Collections inside lists, tuples, dicts and sets are found too (``traverse=False`` to
-    skip that); other values pass through. Runs on the default Client if one is running
+    Collections inside lists, tuples, dicts and sets (and namedtuples and dataclasses) are
+    found too (``traverse=False`` to skip that); other values pass through. Runs on the default Client if one is running
     (extra keywords go to ``Client.compute``), else in this process; ``scheduler``: a Client
     to run on, or ``"sync"`` to run here whatever runs (``client.default.client_for``).
 
