@@ -13,6 +13,7 @@ import gc
 import os
 import re
 import threading
+import urllib.parse
 
 import numpy as np
 import psutil
@@ -506,6 +507,12 @@ def test_scheduler_info(client):
         assert isinstance(w["pid"], int) and psutil.pid_exists(w["pid"])
         assert w["memory_limit"] > 0
         assert set(w["memory"]) >= {"rss", "managed", "unmanaged", "spilled"}
+    # dask's totals and services
+    assert info["n_workers"] == 2 and info["total_threads"] == 2
+    assert info["total_memory"] == sum(w["memory_limit"] for w in workers.values())
+    link = client.dashboard_link
+    assert info["services"] == ({"dashboard": urllib.parse.urlsplit(link).port} if link else {})
+    assert client.scheduler_info(n_workers=1)["n_workers"] == 2  # (all of them, as dask's, however many shown)
     # memory figures arrive with heartbeats: the process's RSS is real
     wait_until(lambda: all(w["memory"]["rss"] > 10_000_000
                            for w in client.scheduler_info()["workers"].values()), msg="heartbeat memory figures")

@@ -941,7 +941,9 @@ class Scheduler:
 
     # ------------------------------------------------------------------ info
     def info(self) -> dict:
-        """What ``client.scheduler_info()`` returns: workers, their memory, task counts.
+        """What ``client.scheduler_info()`` returns: workers, their memory, task counts, and
+        as dask's ``services`` (``{"dashboard": port}`` when it serves one), ``n_workers``,
+        ``total_threads`` and ``total_memory`` (the workers' limits summed; 0 for none).
 
         Per worker, ``last_seen`` is the seconds since its last message. ``tables``: the sizes
         of what the scheduler keeps per task and per client, for leak checks
@@ -966,6 +968,10 @@ class Scheduler:
         counts = Counter(ts.state for ts in st.tasks.values())
         return {
             "type": "Scheduler", "id": self.id, "address": self.address, "started": self.start_time,
+            # (as dask's: the dashboard's port under services, the workers' totals)
+            "services": {"dashboard": self.dashboard.port} if self.dashboard is not None else {},
+            "n_workers": len(workers), "total_threads": sum(w["nthreads"] for w in workers.values()),
+            "total_memory": sum(w["memory_limit"] or 0 for w in workers.values()),
             "workers": workers, "tasks": dict(counts), "queued": st.n_queued, "clients": len(self.client_peer),
             "transitions": st.transition_counter, "stealing": dict(st.steal_counts),
             "tables": self._table_sizes(),
