@@ -200,8 +200,11 @@ def _travels_as_itself(exc: BaseException) -> bool:
     return isinstance(exc, Exception) and not isinstance(exc, StopIteration)
 
 
-def pack_exception(exc: BaseException, key: str | None = None) -> tuple[bytes, bytes, str]:
+def pack_exception(exc: BaseException, key: str | None = None, tb=None) -> tuple[bytes, bytes, str]:
     """(pickled exception, traceback text as bytes, one-line text) for the wire.
+
+    ``tb``: the traceback to show, when not the exception's own (a task's, without the
+    worker's frames that ran it: ``worker.postmortem.task_traceback``).
 
     ``key`` names the task (or call) that raised, in the errors that stand in for ``exc``:
     an exception that cannot be pickled, or that the receiver cannot raise as itself (see
@@ -213,7 +216,7 @@ def pack_exception(exc: BaseException, key: str | None = None) -> tuple[bytes, b
     ('SystemExit: 3', 'RuntimeError')
     """
     try:
-        tb = "".join(_tb.format_exception(type(exc), exc, exc.__traceback__))
+        tb = "".join(_tb.format_exception(type(exc), exc, tb if tb is not None else exc.__traceback__))
     except Exception:  # noqa: BLE001
         tb = f"(the traceback of {type(exc).__name__} could not be formatted)\n"
     text = _safe_text(exc)

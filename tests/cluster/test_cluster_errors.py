@@ -53,6 +53,9 @@ def test_result_raises_task_exception_with_remote_traceback(client):
     assert "divide_by_zero_here" in str(cause)
     assert "return x / 0" in str(cause)
     assert fut.status == "error"
+    # the remote traceback starts in the task's function, not in the worker's frames that ran it
+    frames = [line for line in fut.traceback().splitlines() if line.lstrip().startswith("File ")]
+    assert "divide_by_zero_here" in frames[0] and not any("worker" + os.sep + "server.py" in f for f in frames)
 
 
 def test_gather_raises_task_exception(client):

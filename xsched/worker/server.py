@@ -94,6 +94,7 @@ from .interrupts import TaskInterrupts
 from .memory import MemoryMonitor, Thresholds
 from .nanny import EXIT_RESTART, RESTARTED_VAR
 from .plugins import NannyLink, WorkerPlugins, outcome, sync_nanny
+from .postmortem import task_traceback
 from .shuffle import ShuffleService
 from .spill import SpillBuffer, SpillDirectory, purge_stale_spill_directories
 from .threads import TaskThreads
@@ -999,8 +1000,10 @@ class Worker:
             return "memory", nbytes, type(value).__name__, _inline(value, nbytes) if wanted else None
         except BaseException as e:  # noqa: BLE001 - every task failure is reported, never raised
             if self.debugging is not None:  # keep its frames for client.debug (worker/debugging.py)
-                return ("error", *pack_exception(self.debugging.task_failed(key, e, task, self.data), key))
-            return ("error", *pack_exception(e, key))
+                e = self.debugging.task_failed(key, e, task, self.data)
+            # (the text shown starts in the task's function, as the debugger does: not in the
+            # worker's frames that ran it)
+            return ("error", *pack_exception(e, key, task_traceback(e.__traceback__)))
         finally:
             if getattr(_thread_state, "paused", False):  # it met a breakpoint: no tracing left behind
                 _thread_state.paused = False
