@@ -106,3 +106,11 @@ def test_delayed_inside_namedtuples_and_dataclasses_are_computed():
     assert delayed(lambda d: d.a + d.b)(Box(1, delayed(_inc)(2))).compute() == 4
     assert delayed(Pt(delayed(_inc)(0), [delayed(_inc)(1)])).compute() == Pt(1, [2])
     assert xsched.compute(Pt(1, 2)) == (Pt(1, 2),) and xsched.compute(Pt(1, 2), traverse=False) == (Pt(1, 2),)
+
+
+def test_a_task_changing_its_elements_in_place_leaves_the_callers_objects_and_later_computes_alone():
+    rows = [[1], [2]]
+    b = xb.from_sequence(rows, npartitions=1).map(lambda r: r.append(9) or r)
+    assert b.compute() == [[1, 9], [2, 9]] and b.compute() == [[1, 9], [2, 9]]
+    assert rows == [[1], [2]]
+    assert xb.from_sequence([1, "a", None]).map(str).compute() == ["1", "a", "None"]

@@ -13,8 +13,10 @@ pickles them by reference and a worker imports them, and apart from ``xsched.bag
 
 from __future__ import annotations
 
+import copy
 import functools
 import itertools
+import pickle
 import reprlib
 from collections.abc import Iterable, Mapping
 from typing import Any, Callable
@@ -26,15 +28,16 @@ __all__: list[str] = []  # task functions only; xsched.bag.core uses them by mod
 
 class Data:
     """Literal partition data in a task: opaque to the graph walkers (they would visit
-    every element of a plain list looking for ``Ref``)."""
+    every element of a plain list looking for ``Ref``). ``travelled``: unpickled (on a
+    worker, each run gets its own copy), or the caller's own objects (computed here)."""
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "travelled")
 
-    def __init__(self, value: Any) -> None:
-        self.value = value
+    def __init__(self, value: Any, travelled: bool = False) -> None:
+        self.value, self.travelled = value, travelled
 
     def __reduce__(self) -> tuple:
-        return (Data, (self.value,))
+        return (Data, (self.value, True))
 
 
 def concat(parts: list) -> list:
@@ -47,7 +50,27 @@ def identity(x: Any) -> Any:
 
 
 def unwrap(data: Data) -> list:
-    return list(data.value)  # a copy: a task that mutates its input leaves the graph intact
+    """The partition's elements, for tasks that may change them in place: computed in this
+    process, a copy of the caller's mutable elements (as a worker's come unpickled), so
+    neither the caller's objects nor a later compute see the changes.
+
+    >>> rows = [[1], [2]]
+    >>> got = unwrap(Data(rows)); got[0].append(9); rows
+    [[1], [2]]
+    """
+    value = data.value
+    if data.travelled or all(type(x) in _IMMUTABLE for x in value):
+        return list(value)
+    try:
+        return pickle.loads(pickle.dumps(list(value), protocol=5))  # (what a worker would get)
+    except Exception:  # noqa: BLE001 - not picklable: copied as deep as Python can, else shared
+        try:
+            return copy.deepcopy(list(value))
+        except Exception:  # noqa: BLE001
+            return list(value)
+
+
+_IMMUTABLE = frozenset({int, float, complex, str, bytes, bool, type(None)})
 
 
 def range_part(start: int, stop: int) -> list:
