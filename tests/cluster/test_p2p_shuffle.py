@@ -33,7 +33,7 @@ def _held_by_workers() -> dict:
 
 def _service_state() -> tuple:
     s = get_worker().shuffles
-    d = s._directory
+    d = s._home.path if s._home is not None else None
     files = sorted(n for n in os.listdir(d) if n != "worker.lock") if d else []  # (the directory's lock stays)
     return len(s.runs), s.buffered, files, s.written
 

@@ -16,7 +16,7 @@ import pytest
 
 from xsched.worker.memory import MemoryMonitor, Thresholds
 from xsched.worker.server import Worker
-from xsched.worker.spill import SpillBuffer, SpillDirectory, purge_stale_spill_directories
+from xsched.worker.spill import SpillBuffer, WorkerDirectory, purge_stale_worker_directories
 
 MB = 2**20
 
@@ -104,16 +104,16 @@ def test_serving_a_spilled_value_that_cannot_be_unpickled_names_key_and_cause(tm
 
 # ---------------------------------------------------------------- spill directories of dead workers
 def test_purge_removes_dead_workers_directories_only(tmp_path, caplog):
-    live = SpillDirectory(str(tmp_path))
+    live = WorkerDirectory(str(tmp_path))
     with open(os.path.join(live.path, "x.xsp"), "wb") as f:
         f.write(b"live data")
     # a worker killed with SIGKILL: its directories (spill, uploads, shuffle) and their files
     # stay, the kernel drops their locks
     script = textwrap.dedent(f"""
         import os, signal
-        from xsched.worker.spill import SpillDirectory, WORKER_DIR_PREFIXES
+        from xsched.worker.spill import WorkerDirectory, WORKER_DIR_PREFIXES
         for prefix in WORKER_DIR_PREFIXES:
-            d = SpillDirectory({str(tmp_path)!r}, prefix=prefix)
+            d = WorkerDirectory({str(tmp_path)!r}, prefix=prefix)
             with open(os.path.join(d.path, "y.xsp"), "wb") as f:
                 f.write(b"z" * 3000)
             print(d.path, flush=True)
@@ -124,13 +124,13 @@ def test_purge_removes_dead_workers_directories_only(tmp_path, caplog):
     gone = sorted(proc.stdout.split())
     assert len(gone) == 3 and all(os.path.exists(os.path.join(d, "y.xsp")) for d in gone)
     [dead] = [d for d in gone if "xsched-spill-" in d]
-    foreign = tmp_path / "xsched-spill-nolock"  # no lock file: not made by SpillDirectory, left alone
+    foreign = tmp_path / "xsched-spill-nolock"  # no lock file: not made by WorkerDirectory, left alone
     foreign.mkdir()
     other = tmp_path / "user-data"
     other.mkdir()
 
     with caplog.at_level(logging.WARNING, logger="xsched.worker.spill"):
-        assert purge_stale_spill_directories(str(tmp_path)) == gone
+        assert purge_stale_worker_directories(str(tmp_path)) == gone
     assert not any(os.path.exists(d) for d in gone)
     assert sorted(os.listdir(live.path)) == ["worker.lock", "x.xsp"]
     assert foreign.exists() and other.exists()
@@ -138,9 +138,9 @@ def test_purge_removes_dead_workers_directories_only(tmp_path, caplog):
                for r in caplog.records)
     assert any("the uploads directory of a worker that is gone" in r.getMessage() for r in caplog.records)
     with pytest.raises(ValueError, match="prefix is one of"):
-        SpillDirectory(str(tmp_path), prefix="mine-")
+        WorkerDirectory(str(tmp_path), prefix="mine-")
 
-    assert purge_stale_spill_directories(str(tmp_path)) == []  # the live one stays while it is held
+    assert purge_stale_worker_directories(str(tmp_path)) == []  # the live one stays while it is held
     live.close()
     assert not os.path.exists(live.path)
 

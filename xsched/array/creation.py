@@ -304,25 +304,21 @@ def arange(start: Any, stop: Any = None, step: Any = 1, *, dtype: Any = None,
         n = max(int(np.ceil((stop - start) / step)), 0)
     dtype = np.dtype(dtype) if dtype is not None else np.result_type(start, stop, step)
     integral = all(isinstance(v, numbers.Integral) for v in (start, step))
-    if integral:
+    if integral or dtype.kind in "iuf":
         # NumPy's first values: its errors (start or start + step out of the dtype's bounds,
-        # booleans past length 2) when built; the rest it fills from the first two
+        # booleans past length 2) when built; the rest it fills from the first two, in the
+        # dtype, going on by their difference (np.arange(0.5, 10, 1.5, dtype=int) is 0, 2, 4, ...)
         head = np.arange(start, start + min(n, 3) * step, step, dtype=dtype)
-        if dtype.kind in "iu" and dtype.itemsize < 8:  # (64 bits: no wrap, NumPy's own fill is quicker)
+        # (integers: a 64-bit integral one NumPy's own fill makes, quicker; the others wrap
+        # as NumPy's, their difference taken in Python's ints)
+        if dtype.kind in "iu" and (not integral or dtype.itemsize < 8):
             first = int(head[0]) if n else 0
             delta = int(head[1]) - first if n > 1 else 0
             return generate("arange", functools.partial(_block_at, _integer_arange_at), n, dtype, chunks,
                             (first, delta, dtype), _integer_arange_at)
-    elif dtype.kind in "iuf" and n:
-        # a fractional start or step: NumPy's fill takes the first two values in the dtype
-        # and goes on by their difference (np.arange(0.5, 10, 1.5, dtype=int) is 0, 2, 4, ...)
-        head = np.arange(start, start + min(n, 2) * step, step, dtype=dtype)
-        if dtype.kind == "f":
+        if dtype.kind == "f" and not integral and n:
             return generate("arange", functools.partial(_block_at, _float_arange_at), n, dtype, chunks,
                             (head[0], head[1] if n > 1 else head[0], dtype), _float_arange_at)
-        first = int(head[0])  # (the difference in Python's ints: unsigned ones going down wrap, as NumPy's)
-        return generate("arange", functools.partial(_block_at, _integer_arange_at), n, dtype, chunks,
-                        (first, int(head[1]) - first if n > 1 else 0, dtype), _integer_arange_at)
     # (integers into floats: NumPy fills a block from its first value on in the dtype)
     at = _arange_at if not integral or dtype.kind in "iub" else None
     return generate("arange", _arange_block, n, dtype, chunks, (start, step, dtype), at)

@@ -96,7 +96,7 @@ from .nanny import EXIT_RESTART, RESTARTED_VAR
 from .plugins import NannyLink, WorkerPlugins, outcome, sync_nanny
 from .postmortem import task_traceback
 from .shuffle import ShuffleService
-from .spill import SpillBuffer, SpillDirectory, purge_stale_spill_directories
+from .spill import SpillBuffer, WorkerDirectory, worker_directory
 from .threads import TaskThreads
 from .uploads import load_file
 from .. import logs, task_context
@@ -264,10 +264,8 @@ class Worker:
         self.lifetime = lifetime_after(lifetime, lifetime_stagger)
         self.retire_timeout = float(retire_timeout)
         self.retired = False  # the scheduler retired us: exit 0, whatever arrives later
-        self._spill_dir: str | None = None
-        self._spill_home: SpillDirectory | None = None  # locked while this worker lives
-        self._upload_dir: str | None = None  # files sent by client.upload_file
-        self._upload_home: SpillDirectory | None = None  # (that directory, locked)
+        self._spill_home: WorkerDirectory | None = None  # where values spill, locked while this worker lives
+        self._upload_home: WorkerDirectory | None = None  # files sent by client.upload_file, likewise
         self._environments = None  # environments shipped for client.restart(environment=...)
         # the directory our nanny shares with its workers (None: no nanny); nanny plugins go through it
         self.nanny_directory = nanny_directory
@@ -321,13 +319,10 @@ class Worker:
         target = Thresholds.from_config(self.memory_limit).bytes("target")
         if target is None and Thresholds.from_config(self.memory_limit).bytes("spill") is None:
             return {}
-        base = self.local_directory or tempfile.gettempdir()
-        os.makedirs(base, exist_ok=True)
-        purge_stale_spill_directories(base)  # of workers killed before (by their nanny, or not)
-        self._spill_home = SpillDirectory(base)
-        self._spill_dir = self._spill_home.path
+        # (after removing the directories of workers killed before, by their nanny or not)
+        self._spill_home = worker_directory(self.local_directory, "xsched-spill-")
         max_spill = config.get("worker.memory.max-spill", False)
-        store = SpillBuffer(self._spill_dir, int(target) if target else None,
+        store = SpillBuffer(self._spill_home.path, int(target) if target else None,
                             max_spill=parse_bytes(max_spill) if max_spill not in (False, None) else None)
         store.on_disk = self._on_disk
         return store
@@ -355,13 +350,9 @@ class Worker:
     def upload_directory(self) -> str:
         """Where uploaded files are written (``upload_file``, ``UploadFile``); on ``sys.path``
         once a ``.py`` was loaded from it."""
-        if self._upload_dir is None:
-            base = self.local_directory or tempfile.gettempdir()
-            os.makedirs(base, exist_ok=True)
-            purge_stale_spill_directories(base)  # (those of workers killed before: theirs too)
-            self._upload_home = SpillDirectory(base, prefix="xsched-uploads-")  # locked while this worker lives
-            self._upload_dir = self._upload_home.path
-        return self._upload_dir
+        if self._upload_home is None:
+            self._upload_home = worker_directory(self.local_directory, "xsched-uploads-")
+        return self._upload_home.path
 
     def upload_file(self, filename: str, data: bytes, load: bool = True) -> str:
         """Write ``data`` as ``filename`` in the upload directory; with ``load``, import a
@@ -1210,10 +1201,9 @@ class Worker:
                     errors[k] = (f"the value of {k!r} ({type(data.pop(k)).__name__}) on worker {self.address} "
                                  f"cannot be pickled to send it: {_safe_text(e)}")
             msg = reply(data)
-        if errors:
-            msg.header = dict(msg.header, errors=errors)
-        if more:
-            msg.header = dict(msg.header, more=more)
+        said = {name: v for name, v in (("errors", errors), ("more", more)) if v}
+        if said:
+            msg.header = dict(msg.header, **said)
         return msg
 
     async def _put_data(self, header, payload):

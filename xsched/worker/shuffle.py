@@ -33,7 +33,6 @@ import logging
 import os
 import shutil
 import struct
-import tempfile
 import time
 from collections import OrderedDict, defaultdict
 from typing import Any, Mapping, Sequence
@@ -45,7 +44,7 @@ from ..protocol import ops
 from ..protocol.bulk import push, with_pushed
 from ..protocol.serialize import dumps, frame_view, loads, nbytes_of_frames
 from ..units import parse_bytes
-from .spill import SpillDirectory, purge_stale_spill_directories
+from .spill import WorkerDirectory, worker_directory
 
 logger = logging.getLogger("xsched.worker.shuffle")
 
@@ -93,8 +92,7 @@ class ShuffleService:
         self.buffer_limit = parse_bytes(config.get("shuffle.buffer", "64MiB"))
         self.buffered = 0  # bytes of pieces in memory, over every run
         self._flush_lock = asyncio.Lock()  # (binds to the loop that first waits on it)
-        self._directory: str | None = None
-        self._home: SpillDirectory | None = None  # (that directory, locked while this worker lives)
+        self._home: WorkerDirectory | None = None  # where pieces go to disk, locked while this worker lives
         self.written = 0  # bytes written to disk, ever (for tests and diagnostics)
 
     def __repr__(self) -> str:
@@ -298,20 +296,16 @@ class ShuffleService:
                 r.files.clear()
 
     def _dir(self) -> str:
-        if self._directory is None:
-            base = self.worker.local_directory or tempfile.gettempdir()
-            os.makedirs(base, exist_ok=True)
-            purge_stale_spill_directories(base)  # (those of workers killed before)
-            self._home = SpillDirectory(base, prefix="xsched-shuffle-")  # locked while this worker lives
-            self._directory = self._home.path
-        return self._directory
+        if self._home is None:
+            self._home = worker_directory(self.worker.local_directory, "xsched-shuffle-")
+        return self._home.path
 
     def close(self) -> None:
         """The worker closes: every file goes."""
         self.runs.clear()
         if self._home is not None:
             self._home.close()
-            self._home, self._directory = None, None
+            self._home = None
 
 
 def _read_exactly(f, n: int, path: str) -> bytearray:

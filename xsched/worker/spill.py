@@ -23,7 +23,7 @@ Data flow::
   keeps data in memory and logs one warning per kind; ``__setitem__`` never raises for it.
 * ``peek(key)`` reads a spilled value and leaves it on disk: for values only sent on (to a
   client or a peer), which need no room in memory.
-* A worker's spill directory (:class:`SpillDirectory`; its uploads' and shuffles' too) stays
+* A worker's spill directory (a :class:`WorkerDirectory`, as its uploads' and shuffles') stays
   locked while it lives; a worker started later on the same base directory removes those of
   workers that were killed.
 
@@ -72,7 +72,7 @@ try:
 except ImportError:  # Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["SpillBuffer", "SpillDirectory", "purge_stale_spill_directories", "trim_memory"]
+__all__ = ["SpillBuffer", "WorkerDirectory", "worker_directory", "purge_stale_worker_directories", "trim_memory"]
 
 logger = logging.getLogger("xsched.worker.spill")
 
@@ -692,29 +692,29 @@ class SpillBuffer(MutableMapping):
         logger.warning(msg, *args)
 
 
-# ---------------------------------------------------------------------- spill directories
+# ---------------------------------------------------------------------- a worker's directories
 
 SPILL_DIR_PREFIX = "xsched-spill-"
-#: the directories a worker makes under its base directory, each a :class:`SpillDirectory`:
+#: the directories a worker makes under its base directory, each a :class:`WorkerDirectory`:
 #: spilled values, files clients upload, a p2p shuffle's pieces on disk
 WORKER_DIR_PREFIXES = (SPILL_DIR_PREFIX, "xsched-uploads-", "xsched-shuffle-")
 _LOCK_NAME = "worker.lock"
 
 
-class SpillDirectory:
+class WorkerDirectory:
     """A new directory under ``base`` (named ``prefix``..., one of ``WORKER_DIR_PREFIXES``),
     locked by this process until :meth:`close`.
 
     A worker the nanny kills (memory limit, crash, SIGKILL) never deletes its spill files,
     uploaded files or shuffle pieces. The lock -- ``flock`` on a file inside, which the
     kernel releases when the process dies -- tells the next worker started on ``base`` that
-    the directory is left over: :func:`purge_stale_spill_directories` removes those, never a
+    the directory is left over: :func:`purge_stale_worker_directories` removes those, never a
     live worker's (like dask's locked worker directories).
 
     >>> import tempfile, os
     >>> base = tempfile.mkdtemp()
-    >>> d = SpillDirectory(base)
-    >>> os.path.basename(d.path).startswith("xsched-spill-"), purge_stale_spill_directories(base)
+    >>> d = WorkerDirectory(base)
+    >>> os.path.basename(d.path).startswith("xsched-spill-"), purge_stale_worker_directories(base)
     (True, [])
     >>> d.close(); os.listdir(base)
     []
@@ -747,18 +747,34 @@ class SpillDirectory:
             os.close(fd)
 
     def __repr__(self) -> str:
-        return f"<SpillDirectory {self.path!r}>"
+        return f"<WorkerDirectory {self.path!r}>"
 
 
-def purge_stale_spill_directories(base: str) -> list[str]:
+def worker_directory(base: str | None, prefix: str) -> WorkerDirectory:
+    """A new locked directory of this worker under ``base`` (the system's temporary
+    directory when None), made after removing those of workers that are gone.
+
+    >>> import tempfile
+    >>> d = worker_directory(tempfile.mkdtemp(), "xsched-uploads-")
+    >>> os.path.basename(d.path).startswith("xsched-uploads-")
+    True
+    >>> d.close()
+    """
+    base = base or tempfile.gettempdir()
+    os.makedirs(base, exist_ok=True)
+    purge_stale_worker_directories(base)
+    return WorkerDirectory(base, prefix)
+
+
+def purge_stale_worker_directories(base: str) -> list[str]:
     """Remove the worker directories in ``base`` (spill, uploads, shuffle) whose worker is
     gone (nobody holds their lock) and log each with its size; the paths removed.
 
     A directory whose lock is held (a live worker, in this process or another) is left
-    alone, and so is one without a lock file (not made by :class:`SpillDirectory`).
+    alone, and so is one without a lock file (not made by :class:`WorkerDirectory`).
 
     >>> import tempfile
-    >>> purge_stale_spill_directories(tempfile.mkdtemp())
+    >>> purge_stale_worker_directories(tempfile.mkdtemp())
     []
     """
     if fcntl is None:
