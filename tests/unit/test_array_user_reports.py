@@ -119,3 +119,12 @@ def test_arange_fractional_into_any_dtype_is_numpys(start, step, count, down, dt
     assert got.dtype == expected.dtype and np.array_equal(got, expected, equal_nan=True)
     if cut is not None:
         assert np.array_equal(x[::cut].compute(), expected[::cut], equal_nan=True)
+
+
+def test_arange_of_an_unsigned_dtype_going_down_past_zero_wraps_as_numpys():
+    """Integral start and step into uint64, going below zero: NumPy wraps from its first two
+    values; each block started from its own (negative) first value, an OverflowError."""
+    for args in [(50, -153, -7), (48, -120, -6), (3, -3, -1)]:
+        expected = np.arange(*args, dtype="u8")
+        assert xa.arange(*args, dtype="u8", chunks=3).compute().tolist() == expected.tolist()
+        assert xa.arange(*args, dtype="u8", chunks=3)[::2].compute().tolist() == expected[::2].tolist()

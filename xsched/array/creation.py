@@ -309,9 +309,10 @@ def arange(start: Any, stop: Any = None, step: Any = 1, *, dtype: Any = None,
         # booleans past length 2) when built; the rest it fills from the first two, in the
         # dtype, going on by their difference (np.arange(0.5, 10, 1.5, dtype=int) is 0, 2, 4, ...)
         head = np.arange(start, start + min(n, 3) * step, step, dtype=dtype)
-        # (integers: a 64-bit integral one NumPy's own fill makes, quicker; the others wrap
-        # as NumPy's, their difference taken in Python's ints)
-        if dtype.kind in "iu" and (not integral or dtype.itemsize < 8):
+        # (integers: a signed 64-bit integral one NumPy's own fill makes, quicker; the others
+        # wrap as NumPy's -- an unsigned one going down past zero too --, their difference
+        # taken in Python's ints)
+        if dtype.kind in "iu" and (not integral or dtype.itemsize < 8 or dtype.kind == "u"):
             first = int(head[0]) if n else 0
             delta = int(head[1]) - first if n > 1 else 0
             return generate("arange", functools.partial(_block_at, _integer_arange_at), n, dtype, chunks,
