@@ -1,17 +1,15 @@
 """Bags, delayed and tokens as a user's comparison with plain Python and dask found them:
 ``accumulate`` through a None running value, ``foldby`` with a callable initial, a Bag
-inside another argument of ``map``, lossy casts in ``to_dataframe``, ``read_text``'s
-files closed, OrderedDicts and defaultdicts told apart by their tokens, and Delayed
-values inside namedtuples and dataclasses."""
+inside another argument of ``map``, lossy casts in ``to_dataframe``, OrderedDicts and
+defaultdicts told apart by their tokens, Delayed values inside namedtuples and dataclasses,
+and a task changing its elements in place."""
 
 from __future__ import annotations
 
 import collections
 import dataclasses
-import gc
 import itertools
 import operator
-import warnings
 
 import pytest
 
@@ -66,15 +64,6 @@ def test_to_dataframe_still_casts_what_keeps_its_value():
         meta={"a": "int64"}).compute().a.tolist() == [1, 2]
     assert xb.from_sequence([{"a": "1"}, {"a": "2"}], npartitions=2).to_dataframe(
         meta={"a": "int64"}).compute().a.tolist() == [1, 2]  # (text parsed, as asked)
-
-
-def test_read_text_closes_its_files(tmp_path):
-    (tmp_path / "f.txt").write_text("a\nb\n")
-    with warnings.catch_warnings(record=True) as said:
-        warnings.simplefilter("always", ResourceWarning)
-        assert xb.read_text(str(tmp_path / "f.txt")).compute() == ["a\n", "b\n"]
-        gc.collect()
-    assert not [w for w in said if issubclass(w.category, ResourceWarning)], [str(w.message) for w in said]
 
 
 def test_ordered_and_default_dicts_are_told_apart():
