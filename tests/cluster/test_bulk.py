@@ -236,6 +236,16 @@ def test_take_times_out_when_nothing_is_pushed(server):
         server.take(offer["id"], timeout=0.3)
 
 
+def test_a_server_closed_before_its_thread_ran_ends_quietly():
+    """A worker that fails its handshake closes its bulk server at once; the acceptor
+    thread may first run after that, and must end without a traceback."""
+    s = BulkServer("127.0.0.1")
+    s.start()
+    s.close()
+    s._closed = False  # as the thread sees it when it runs between the socket's close and the flag
+    s._loop()  # returns: no ValueError for the closed socket's descriptor -1
+
+
 def test_scatter_of_large_data_takes_the_side_channel():
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False) as cluster, Client(cluster) as c:
         data = np.arange(2_000_000, dtype=np.float64)  # 16 MB

@@ -183,11 +183,12 @@ class BulkServer:
     # ------------------------------------------------------------------ acceptor thread
     def _loop(self) -> None:
         sel = selectors.DefaultSelector()
-        sel.register(self._sock, selectors.EVENT_READ)
         pending: dict[socket.socket, list] = {}  # conn -> [deadline, bytearray hello so far]
         paused_until = 0.0
         last_expire = time.monotonic()
         try:
+            # inside the try: a server closed before this thread first ran has no descriptor
+            sel.register(self._sock, selectors.EVENT_READ)
             while not self._closed:
                 now = time.monotonic()
                 if paused_until and now >= paused_until:
