@@ -515,18 +515,29 @@ def byte_ranges(size: int | None, blocksize: int | None, compression: str | None
     return [(start, min(start + blocksize, size)) for start in range(0, size, blocksize)]
 
 
-def next_line_start(f: BinaryIO, pos: int) -> int:
-    """The offset just after the first newline at or after ``pos`` of the open file ``f``
-    (or its end)."""
-    f.seek(pos)
+def next_line_start(f: BinaryIO, pos: int, delimiter: bytes = b"\n") -> int:
+    """The offset just after the first ``delimiter`` that ends at or after ``pos`` of the
+    open file ``f`` (or its end); a delimiter of several bytes is found across reads.
+
+    >>> import io
+    >>> f = io.BytesIO(b"a||b||c")
+    >>> next_line_start(f, 0, b"||"), next_line_start(f, 2, b"||"), next_line_start(f, 6, b"||")
+    (3, 3, 7)
+    """
+    keep = len(delimiter) - 1  # a delimiter's first bytes may end a read
+    start = max(0, pos - keep)
+    f.seek(start)
+    tail = b""
     while True:
         chunk = f.read(_LINE_CHUNK)
         if not chunk:
-            return pos
-        i = chunk.find(b"\n")
+            return start + len(tail)
+        data = tail + chunk
+        i = data.find(delimiter)
         if i >= 0:
-            return pos + i + 1
-        pos += len(chunk)
+            return start + i + len(delimiter)
+        cut = max(0, len(data) - keep)
+        start, tail = start + cut, data[cut:]
 
 
 def head_lines(f: BinaryIO, size: int, min_lines: int = 1) -> bytes:
@@ -550,20 +561,21 @@ def head_lines(f: BinaryIO, size: int, min_lines: int = 1) -> bytes:
     return data[:cut + 1] if cut >= 0 and more else data
 
 
-def line_range(f: BinaryIO, start: int, end: int) -> tuple[int, int]:
+def line_range(f: BinaryIO, start: int, end: int, delimiter: bytes = b"\n") -> tuple[int, int]:
     """Where the lines the byte range ``[start, end)`` owns begin and end in ``f``."""
-    begin = next_line_start(f, start) if start > 0 else 0
-    return begin, max(begin, next_line_start(f, end))
+    begin = next_line_start(f, start, delimiter) if start > 0 else 0
+    return begin, max(begin, next_line_start(f, end, delimiter))
 
 
-def line_block(f: BinaryIO, start: int, end: int) -> bytes:
-    """The lines of the open binary file ``f`` that the byte range ``[start, end)`` owns.
+def line_block(f: BinaryIO, start: int, end: int, delimiter: bytes = b"\n") -> bytes:
+    """The lines (ended by ``delimiter``) of the open binary file ``f`` that the byte range
+    ``[start, end)`` owns.
 
     >>> import io
     >>> f = io.BytesIO(b"a,b\\n1,2\\n3,4\\n5,6")
     >>> [line_block(f, s, s + 5) for s in range(0, 15, 5)]
     [b'a,b\\n1,2\\n', b'3,4\\n', b'5,6']
     """
-    begin, stop = line_range(f, start, end)
+    begin, stop = line_range(f, start, end, delimiter)
     f.seek(begin)
     return f.read(stop - begin)

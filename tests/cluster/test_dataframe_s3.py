@@ -1,5 +1,6 @@
-"""xsched.dataframe's CSV and parquet files on S3 (moto's server on loopback), read and
-written by the workers of a real cluster through s3fs, compared with pandas."""
+"""xsched.dataframe's CSV, JSON, ORC and parquet files and xsched.bag's text files on S3
+(moto's server on loopback), read and written by the workers of a real cluster through
+s3fs, compared with pandas and the lines written."""
 
 from __future__ import annotations
 
@@ -118,3 +119,19 @@ def test_orc_on_s3(client, s3):
     assert paths == [f"s3://{BUCKET}/orc/part.{i}.orc" for i in range(3)]
     back = read_orc(f"s3://{BUCKET}/orc", columns=["x"], index="id", storage_options=options)
     pd.testing.assert_frame_equal(back.compute(), frame[["x"]])
+
+
+def test_bag_text_files_on_s3(client, s3):
+    import xsched.bag as xb
+
+    fs, options = s3
+    lines = [f"record {i};" for i in range(300)]
+    written = xb.from_sequence(lines, npartitions=3).to_textfiles(f"s3://{BUCKET}/text/*.txt",
+                                                                  storage_options=options, last_endline=False)
+    assert written == [f"s3://{BUCKET}/text/{i}.txt" for i in range(3)]
+    assert fs.cat(f"{BUCKET}/text/0.txt").decode().endswith("record 99;")  # (no line end after the last)
+    back = xb.read_text(f"s3://{BUCKET}/text/*.txt", blocksize=500, linedelimiter=";", storage_options=options)
+    assert back.npartitions > 3
+    assert back.map(str.strip).compute() == lines
+    grouped = xb.read_text(f"s3://{BUCKET}/text/*.txt", files_per_partition=2, storage_options=options)
+    assert grouped.npartitions == 2 and grouped.count().compute() == 300

@@ -19,6 +19,8 @@ import warnings
 
 import cloudpickle
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import xsched
 import xsched.bag as xb
@@ -387,6 +389,23 @@ def test_repartition_keeps_elements_in_order(n_in, n_out):
         b.repartition(0)
 
 
+def test_repartition_by_size_cuts_the_large_and_joins_the_small():
+    from xsched.sizeof import sizeof
+
+    data = ["x" * 1000] * 12 + ["y"] * 30 + ["z" * 5000]  # one large partition, small ones, a huge element
+    b = xb.from_sequence(data, partition_size=4)
+    out = b.repartition(partition_size="4 KiB")
+    assert out.compute() == data
+    sizes = [sum(sizeof(x) for x in part) for part in _partitions(out)]
+    assert max(sizes[:-1]) <= 4096 + sizeof("x" * 1000)  # even counts per piece: at most one element over
+    assert len(sizes) < b.npartitions and all(len(p) for p in _partitions(out))
+    assert _partitions(out)[-1][-1] == "z" * 5000  # an element larger than the size: a partition of its own
+    with pytest.raises(ValueError, match="give npartitions= or partition_size="):
+        b.repartition(3, partition_size="1 KiB")
+    with pytest.raises(ValueError, match="partition_size must be a positive number of bytes"):
+        b.repartition(partition_size="lots")
+
+
 # ---------------------------------------------------------------------- collection protocol
 
 
@@ -586,6 +605,63 @@ def test_to_textfiles_round_trip(tmp_path):
     assert xb.read_text(str(tmp_path / "again" / "*.part")).compute() == back.compute()
     xb.to_textfiles(b.repartition(2), str(tmp_path / "named-*.txt"), name_function=lambda i: f"p{i}")
     assert (tmp_path / "named-p1.txt").exists()
+
+
+LINE_ENDS = ["\n", "\r", "\r\n", "", None]
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(alphabet="a;|\n\r", max_size=40),
+       delimiter=st.sampled_from(LINE_ENDS + [";", "|;", "a|a;"]), blocksize=st.integers(1, 12))
+def test_read_text_linedelimiter_as_open_or_split_there(tmp_path_factory, text, delimiter, blocksize):
+    """Every linedelimiter gives what ``open(newline=...)`` gives for the line ends, or the
+    pieces ended by it for any other string; blocks of any size change nothing."""
+    path = tmp_path_factory.mktemp("delim") / "t.txt"
+    path.write_bytes(text.encode())
+    if delimiter in LINE_ENDS:
+        with open(path, newline=delimiter) as f:
+            expected = f.readlines()
+    else:
+        parts = text.split(delimiter)
+        expected = [p + delimiter for p in parts[:-1]] + [p for p in parts[-1:] if p]
+    assert xb.read_text(str(path), linedelimiter=delimiter).compute() == expected
+    assert xb.read_text(str(path), linedelimiter=delimiter, blocksize=blocksize).compute() == expected
+
+
+def test_read_text_files_per_partition_collection_and_bad_arguments(tmp_path):
+    for i in range(5):
+        (tmp_path / f"f{i}.txt").write_text(f"{i}a\n{i}b\n")
+    b = xb.read_text(str(tmp_path / "*.txt"), files_per_partition=2, include_path=True)
+    assert b.npartitions == 3
+    assert [len(p) for p in _partitions(b)] == [4, 4, 2]
+    assert b.compute()[:3] == [("0a\n", str(tmp_path / "f0.txt")), ("0b\n", str(tmp_path / "f0.txt")),
+                               ("1a\n", str(tmp_path / "f1.txt"))]
+    parts = xb.read_text(str(tmp_path / "*.txt"), collection=False)
+    assert len(parts) == 5 and all(isinstance(p, Delayed) for p in parts)
+    assert parts[4].compute() == ["4a\n", "4b\n"]
+    with pytest.raises(ValueError, match="blocksize= .* or files_per_partition= .*not both"):
+        xb.read_text(str(tmp_path / "*.txt"), blocksize=10, files_per_partition=2)
+    with pytest.raises(ValueError, match="files_per_partition must be a positive int, got 0"):
+        xb.read_text(str(tmp_path / "*.txt"), files_per_partition=0)
+    with pytest.raises(ValueError, match=r"linedelimiter='\|\|', which can overlap itself \(in '\|\|\|'\)"):
+        xb.read_text(str(tmp_path / "*.txt"), linedelimiter="||", blocksize=10)
+    assert xb.read_text(str(tmp_path / "f0.txt"), linedelimiter="a\n").compute() == ["0a\n", "0b\n"]
+    with pytest.raises(ValueError, match="linedelimiter must be a string"):
+        xb.read_text(str(tmp_path / "*.txt"), linedelimiter=b"\n")
+
+
+def test_to_textfiles_last_endline_and_storage_options(tmp_path):
+    b = xb.from_sequence(["a", "b\n", "c"], npartitions=1)
+    b.to_textfiles(str(tmp_path / "open-*.txt"), last_endline=False)
+    assert (tmp_path / "open-0.txt").read_text() == "a\nb\nc"
+    xb.from_sequence(["a", "b\n"], npartitions=1).to_textfiles(str(tmp_path / "kept-*.txt"), last_endline=False)
+    assert (tmp_path / "kept-0.txt").read_text() == "a\nb\n"  # (an element's own line end is kept)
+    xb.from_sequence([], npartitions=1).to_textfiles(str(tmp_path / "empty-*.txt"), last_endline=False)
+    assert (tmp_path / "empty-0.txt").read_text() == ""
+    pytest.importorskip("fsspec")
+    # the options reach the filesystem: a local one that makes missing folders
+    b.to_textfiles(f"file://{tmp_path}/deep/er/*.txt", storage_options={"auto_mkdir": True})
+    assert (tmp_path / "deep" / "er" / "0.txt").read_text() == "a\nb\nc\n"
 
 
 def test_to_textfiles_lazy_and_errors(tmp_path):

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import xsched.dataframe as xd
-from xsched.dataframe.repartition import plan_by_size
+from xsched.graph.repartition import plan_by_size
 
 
 def _parts(frame) -> list:

@@ -30,11 +30,13 @@ from collections.abc import Iterable, Mapping
 from functools import partial, reduce
 from typing import Any, Callable, Iterator
 
+from ..files import blocksize_bytes
 from ..graph.collection import compute_collection, lineage, persist_collection
 from ..graph.delayed import Delayed
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.optimize import optimize
 from ..graph.p2p import p2p_layers, shuffle_method
+from ..graph.repartition import plan_by_count, plan_by_size
 from ..graph.shuffle import shuffle_layers
 from ..graph.spec import Ref, Task, funcname
 from ..graph.visualize import visualize_method
@@ -166,14 +168,18 @@ class Bag:
         name = f"starmap-{funcname(func)}-{new_token('starmap', func, self, kwargs)}"
         return _partitionwise(name, self.npartitions, parts.starmap_part, (func, self, kwargs))
 
-    def filter(self, predicate: Callable) -> Bag:
-        """The elements for which ``predicate(x)`` is true.
+    def filter(self, predicate: Callable | None) -> Bag:
+        """The elements for which ``predicate(x)`` is true (``None``: the true elements, as
+        the built-in ``filter(None, ...)`` keeps).
 
         >>> import xsched.bag as xb
         >>> def is_even(x): return x % 2 == 0
         >>> xb.from_sequence(range(7), npartitions=3).filter(is_even).compute()
         [0, 2, 4, 6]
+        >>> xb.from_sequence(["a", "", None, 0, 2]).filter(None).compute()
+        ['a', 2]
         """
+        predicate = bool if predicate is None else predicate
         _check_callable(predicate, "filter")
         name = f"filter-{funcname(predicate)}-{new_token('filter', predicate, self)}"
         return _partitionwise(name, self.npartitions, parts.filter_part, (predicate, self))
@@ -531,9 +537,13 @@ class Bag:
                           "further", UserWarning, stacklevel=2)
         return values
 
-    def repartition(self, npartitions: int) -> Bag:
-        """The same elements, in the same order, in ``npartitions`` partitions: neighbours
-        are concatenated (fewer) or each partition is cut in even pieces (more).
+    def repartition(self, npartitions: int | None = None, partition_size: Any = None) -> Bag:
+        """The same elements, in the same order, in ``npartitions`` partitions (neighbours
+        are concatenated, or each partition is cut in even pieces), or in partitions of
+        about ``partition_size`` bytes of memory (an int or a string such as ``"64 MiB"``):
+        the partitions are measured now (``xsched.sizeof`` of their elements, a compute),
+        those above the size cut into as many pieces of even counts as the size asks
+        (8 KiB at "3 KiB": 3 pieces) and small neighbours joined while within it.
 
         >>> import xsched.bag as xb
         >>> b = xb.from_sequence(range(6), npartitions=3)
@@ -541,32 +551,35 @@ class Bag:
         [[0, 1], [2, 3, 4, 5]]
         >>> b.repartition(6).npartitions, b.repartition(6).compute()
         (6, [0, 1, 2, 3, 4, 5])
+        >>> words = xb.from_sequence(["x" * 1000] * 8, npartitions=1)
+        >>> words.repartition(partition_size="3 KiB").npartitions
+        3
         """
-        _check_count(npartitions, "repartition", "npartitions", minimum=1)
-        n_in, n_out = self.npartitions, int(npartitions)
-        if n_out == n_in:
-            return self
-        name = f"repartition-{new_token('repartition', self, n_out)}"
-        ann = annotations_in_force()
-        layer = {}
-        if n_out < n_in:
-            bounds = [i * n_in // n_out for i in range(n_out + 1)]
-            for j in range(n_out):
-                refs = [Ref(chunk_key(self.name, (i,))) for i in range(bounds[j], bounds[j + 1])]
-                layer[chunk_key(name, (j,))] = Task(parts.concat, (refs,), {}, per_task(ann))
+        if (npartitions is None) == (partition_size is None):
+            raise ValueError("repartition: give npartitions= or partition_size=, one of them; e.g. "
+                             "b.repartition(npartitions=8) or b.repartition(partition_size='64 MiB')")
+        if partition_size is not None:
+            limit = blocksize_bytes(partition_size, "repartition", "partition_size", whole=False)
+            sizes = [int(s) for s in compute_collection(self.map_partitions(parts.nbytes_of))]
+            plan, _cut = plan_by_size(sizes, limit)
+            token = ("size", limit, sizes)
         else:
-            j = 0
-            for i in range(n_in):
-                pieces = n_out // n_in + (1 if i < n_out % n_in else 0)
-                for p in range(pieces):
-                    layer[chunk_key(name, (j,))] = Task(parts.piece, (Ref(chunk_key(self.name, (i,))), pieces, p),
-                                                        {}, per_task(ann))
-                    j += 1
-        return Bag(LayeredGraph.merge(self._graph, new={name: layer}), name, n_out)
+            _check_count(npartitions, "repartition", "npartitions", minimum=1)
+            if int(npartitions) == self.npartitions:
+                return self
+            plan = plan_by_count(self.npartitions, int(npartitions))
+            token = ("count", int(npartitions))
+        name = f"repartition-{new_token('repartition', self, token)}"
+        ann = annotations_in_force()
+        layer = {chunk_key(name, (j,)): Task(parts.join_pieces, ([(Ref(chunk_key(self.name, (i,))), p, k)
+                                                                   for i, p, k in items],), {}, per_task(ann))
+                 for j, items in enumerate(plan)}
+        return Bag(LayeredGraph.merge(self._graph, new={name: layer}), name, len(plan))
 
     # ----------------------------------------------------------------- output
     def to_textfiles(self, path: Any, name_function: Callable[[int], str] | None = None,
-                     compute: bool = True, encoding: str = "utf-8", compression: str | None = "infer") -> Any:
+                     compression: str | None = "infer", encoding: str = "utf-8", compute: bool = True,
+                     storage_options: dict | None = None, last_endline: bool = True) -> Any:
         """Write one text file per partition (its elements are the lines; compressed if the
         name ends ``.gz``, ``.bz2`` or ``.xz``); see ``xsched.bag.to_textfiles``.
 
@@ -578,8 +591,9 @@ class Bag:
         >>> sorted(os.listdir(out))
         ['0.txt', '1.txt']
         """
-        return text.to_textfiles(self, path, name_function=name_function, compute=compute,
-                                 encoding=encoding, compression=compression)
+        return text.to_textfiles(self, path, name_function=name_function, compression=compression,
+                                 encoding=encoding, compute=compute, storage_options=storage_options,
+                                 last_endline=last_endline)
 
     def to_avro(self, filename: Any, schema: Any, **kwargs: Any) -> Any:
         """Write one Avro file per partition (records that fit ``schema``); see

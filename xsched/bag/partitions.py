@@ -224,9 +224,21 @@ def take_part(k: int, parts: list) -> list:
     return list(itertools.islice(itertools.chain.from_iterable(parts), k))
 
 
-def piece(part: list, pieces: int, p: int) -> list:
-    n = len(part)
-    return part[p * n // pieces:(p + 1) * n // pieces]
+def join_pieces(items: list) -> list:
+    """A new partition from a repartition plan's entry: ``(part, piece, pieces)`` each the
+    ``piece``-th of ``pieces`` even cuts of ``part`` by position, joined in order."""
+    out: list = []
+    for part, p, pieces in items:
+        n = len(part)
+        out.extend(part if pieces == 1 else part[p * n // pieces:(p + 1) * n // pieces])
+    return out
+
+
+def nbytes_of(part: list) -> int:
+    """The memory a partition's elements take (``xsched.sizeof``), for repartition by size."""
+    from ..sizeof import sizeof
+
+    return sum(sizeof(x) for x in part)
 
 
 def to_frame(part: list, columns: list, dtypes: dict) -> Any:

@@ -59,17 +59,25 @@ def _compression(path: str, compression: str | None, what: str, known: Any) -> s
 # --------------------------------------------------------------------------- read_text
 
 
-def read_text(urlpath: Any, blocksize: Any = None, encoding: str = "utf-8", errors: str = "strict",
-              include_path: bool = False, compression: str | None = "infer") -> Any:
+def read_text(urlpath: Any, blocksize: Any = None, compression: str | None = "infer", encoding: str = "utf-8",
+              errors: str = "strict", linedelimiter: str | None = None, collection: bool = True,
+              storage_options: dict | None = None, files_per_partition: int | None = None,
+              include_path: bool = False) -> Any:
     r"""A Bag of the lines of text files, each line with its ``"\n"``.
 
     ``urlpath``: a path, a glob (``"logs/2024-*.txt"``), a directory (its files that are not
-    hidden), a URL (``"s3://bucket/*.json"``, read with fsspec), or a list of them. One partition per file, or, with ``blocksize``
-    (bytes, or a string such as ``"64 MiB"``), one per block of each file, cut at line
-    boundaries (a line belongs to the block its first byte is in). ``include_path=True``
-    gives ``(line, path)`` pairs. Line ends ``"\r\n"`` and ``"\r"`` are read as ``"\n"``, as
-    ``open()`` does, with or without ``blocksize``. Compressed files (``compression``: gzip,
-    bz2, xz, zstd, or by default from the name, ``.gz``...) are read whole, one partition each.
+    hidden), a URL (``"s3://bucket/*.json"``, read with fsspec, ``storage_options`` going to
+    its filesystem), or a list of them. One partition per file, ``files_per_partition``
+    files per partition, or, with ``blocksize`` (bytes, or a string such as ``"64 MiB"``),
+    one per block of each file, cut at line boundaries (a line belongs to the block its
+    first byte is in). ``include_path=True`` gives ``(line, path)`` pairs. Line ends
+    ``"\r\n"`` and ``"\r"`` are read as ``"\n"``, as ``open()`` does, with or without
+    ``blocksize``. ``linedelimiter`` as ``open()``'s ``newline``: ``""`` (any line end,
+    kept as it is), ``"\n"``, ``"\r"`` or ``"\r\n"`` (only that one ends a line); any
+    other string splits there instead, each piece keeping it (``";"``: records ended by
+    semicolons). Compressed files (``compression``: gzip, bz2, xz, zstd, or by default from
+    the name, ``.gz``...) are read whole, one partition each. ``collection=False`` gives the
+    partitions as a list of ``Delayed`` lists instead.
 
     >>> import os, tempfile, xsched.bag as xb
     >>> path = os.path.join(tempfile.mkdtemp(), "numbers.txt")
@@ -78,13 +86,30 @@ def read_text(urlpath: Any, blocksize: Any = None, encoding: str = "utf-8", erro
     >>> b = xb.read_text(path, blocksize=8)
     >>> b.npartitions, b.map(int).sum().compute()
     (3, 45)
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("a=1;b=2;c=3")
+    >>> xb.read_text(path, linedelimiter=";", blocksize=4).compute()
+    ['a=1;', 'b=2;', 'c=3']
     """
-    files = expand_paths(urlpath, what="read_text")
+    if blocksize is not None and files_per_partition is not None:
+        raise ValueError("read_text: give blocksize= (blocks of each file) or files_per_partition= (files "
+                         "together), not both")
+    if files_per_partition is not None:
+        _check_positive(files_per_partition, "files_per_partition")
+    if linedelimiter is not None and not isinstance(linedelimiter, str):
+        raise ValueError(f"read_text: linedelimiter must be a string (or None: any line end, read as "
+                         f"'\\n'), got {linedelimiter!r}")
+    files = expand_paths(urlpath, storage_options, what="read_text")
     codecs.lookup(encoding)  # (a LookupError now, not on a worker)
     blocksize = blocksize_bytes(blocksize, "read_text")
+    if blocksize is not None and linedelimiter and any(linedelimiter[:k] == linedelimiter[-k:]
+                                                       for k in range(1, len(linedelimiter))):
+        raise ValueError(f"read_text: blocksize= cannot cut files where a whole file splits with "
+                         f"linedelimiter={linedelimiter!r}, which can overlap itself (in "
+                         f"{linedelimiter + linedelimiter[1:]!r}); read such files whole (blocksize=None)")
     if blocksize is not None:
         if codecs.lookup(encoding).name.startswith(("utf-16", "utf-32")):
-            raise ValueError(f"read_text: blocksize= cuts files at b'\\n' bytes, which needs an "
+            raise ValueError(f"read_text: blocksize= cuts files at line ends, which needs an "
                              f"ASCII-compatible encoding (utf-8, latin-1...), not {encoding}; read "
                              "such files whole (blocksize=None)")
     pieces: list[tuple[Any, str, str | None, int | None, int | None]] = []
@@ -93,29 +118,51 @@ def read_text(urlpath: Any, blocksize: Any = None, encoding: str = "utf-8", erro
         size = fs.size(path) if blocksize is not None and comp is None else None
         pieces.extend((fs, path, comp, start, end) for start, end in byte_ranges(size, blocksize, comp))
     token = new_token("read-text", [file_token(fs, p) for fs, p in files], blocksize, encoding, errors,
-                      include_path, compression)
+                      include_path, compression, linedelimiter, files_per_partition)
     name = f"read-text-{token}"
     ann = annotations_in_force()
-    layer = {chunk_key(name, (i,)): Task(_read_lines, (fs, path, comp, start, end, encoding, errors,
-                                                       include_path), {}, per_task(ann))
-             for i, (fs, path, comp, start, end) in enumerate(pieces)}
-    return _BAG(layer, name, len(layer))
+    per = files_per_partition or 1
+    groups = [pieces[i:i + per] for i in range(0, len(pieces), per)]
+    layer = {chunk_key(name, (i,)): Task(_read_lines, (group, encoding, errors, linedelimiter, include_path), {},
+                                         per_task(ann))
+             for i, group in enumerate(groups)}
+    bag = _BAG(layer, name, len(layer))
+    return bag if collection else bag.to_delayed()
 
 
-def _read_lines(fs: Any, path: str, compression: str | None, start: int | None, end: int | None,
-                encoding: str, errors: str, include_path: bool) -> list:
-    r"""The lines of ``path`` (of the block ``[start, end)`` if given): the task's work.
+def _check_positive(n: Any, arg: str) -> None:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"read_text: {arg} must be a positive int, got {n!r}")
 
-    A block holds the ``b"\n"``-ended lines that begin in it; they are then split and
-    decoded as a whole file would be (universal newlines), so blocks change no line."""
-    with fs.open(path, "rb") as f:
-        if start is None:
-            data = open_decompressed(f, compression)
-        else:
-            data = io.BytesIO(line_block(f, start, end))
-        with io.TextIOWrapper(data, encoding=encoding, errors=errors, newline=None) as text:  # (closed: no warning)
-            lines = list(text)
-    return [(line, shown(fs, path)) for line in lines] if include_path else lines
+
+#: the ``linedelimiter``s that are ``open()``'s own ``newline`` values
+_NEWLINES = (None, "", "\n", "\r", "\r\n")
+
+
+def _read_lines(pieces: list, encoding: str, errors: str, linedelimiter: str | None,
+                include_path: bool) -> list:
+    r"""The lines of each piece (a file, or the block ``[start, end)`` of one): the task's work.
+
+    A block holds the lines that begin in it, cut at the delimiter's bytes (``b"\n"`` for
+    the line ends); they are then split and decoded as a whole file would be, so blocks
+    change no line."""
+    out: list = []
+    for fs, path, compression, start, end in pieces:
+        delimiter = (linedelimiter or "\n").encode(encoding)  # where blocks are cut
+        with fs.open(path, "rb") as f:
+            if start is None:
+                data = open_decompressed(f, compression)
+            else:
+                data = io.BytesIO(line_block(f, start, end, delimiter))
+            newline = linedelimiter if linedelimiter in _NEWLINES else ""
+            with io.TextIOWrapper(data, encoding=encoding, errors=errors, newline=newline) as text:  # (closed: no warning)
+                if linedelimiter in _NEWLINES:
+                    lines = list(text)
+                else:
+                    parts = text.read().split(linedelimiter)
+                    lines = [p + linedelimiter for p in parts[:-1]] + [p for p in parts[-1:] if p]
+        out.extend([(line, shown(fs, path)) for line in lines] if include_path else lines)
+    return out
 
 
 def from_url(urls: Any) -> Any:
@@ -167,14 +214,17 @@ def _output_paths(path: Any, n: int, name_function: Callable[[int], str] | None)
 
 
 def to_textfiles(bag: Any, path: Any, name_function: Callable[[int], str] | None = None,
-                 compute: bool = True, encoding: str = "utf-8", compression: str | None = "infer") -> Any:
+                 compression: str | None = "infer", encoding: str = "utf-8", compute: bool = True,
+                 storage_options: dict | None = None, last_endline: bool = True) -> Any:
     r"""Write one text file per partition of ``bag``; its elements (str) are the lines.
 
     ``path``: a pattern whose ``*`` becomes the partition number (zero-padded so that the
     files sort in order, or ``name_function(i)``), a directory (files ``0.part``,
-    ``1.part``...), or a list of one path per partition; URLs go through fsspec.
-    A ``"\n"`` is added to an element that does not end with one, so ``read_text`` gives
-    back what was written. Files are compressed as their names say (``.gz``, ``.bz2``, ``.xz``)
+    ``1.part``...), or a list of one path per partition; URLs go through fsspec (with
+    ``storage_options``). A ``"\n"`` is added to an element that does not end with one, so
+    ``read_text`` gives back what was written (dask.bag adds one after every element but
+    the last, even after a line's own); ``last_endline=False`` adds none to a file's last
+    element. Files are compressed as their names say (``.gz``, ``.bz2``, ``.xz``)
     or as ``compression`` does (gzip, bz2, xz, None). Returns the paths written, as dask's,
     or, with ``compute=False``, a list of ``Delayed`` (one per file, computing to its path)
     that write when computed.
@@ -192,23 +242,27 @@ def to_textfiles(bag: Any, path: Any, name_function: Callable[[int], str] | None
     n = bag.npartitions
     paths = _output_paths(path, n, name_function)
     codecs.lookup(encoding)
-    targets = [(*filesystem_for(p), _compression(p, compression, "to_textfiles", _COMPRESSORS))
+    targets = [(*filesystem_for(p, storage_options), _compression(p, compression, "to_textfiles", _COMPRESSORS))
                for p in paths]
-    name = f"to-textfiles-{new_token('to-textfiles', bag, paths, encoding, compression)}"
+    last_endline = bool(last_endline)
+    name = f"to-textfiles-{new_token('to-textfiles', bag, paths, encoding, compression, last_endline)}"
     ann = annotations_in_force()
-    layer = {chunk_key(name, (i,)): Task(_write_lines, (Ref(chunk_key(bag.name, (i,))), fs, p, encoding, comp),
-                                         {}, per_task(ann))
+    layer = {chunk_key(name, (i,)): Task(_write_lines, (Ref(chunk_key(bag.name, (i,))), fs, p, encoding, comp,
+                                                        last_endline), {}, per_task(ann))
              for i, (fs, p, comp) in enumerate(targets)}
     return run_writes(bag._graph, name, layer, list(layer), compute)
 
 
-def _write_lines(part: list, fs: Any, path: str, encoding: str, compression: str | None) -> str:
+def _write_lines(part: list, fs: Any, path: str, encoding: str, compression: str | None,
+                 last_endline: bool = True) -> str:
     """Write a partition's elements as lines (the task's work); returns the path."""
     for x in part:
         if not isinstance(x, str):
             raise TypeError(f"to_textfiles writes str elements, got {type(x).__name__} {x!r:.80} for "
                             f"{path}; map(str) or map(json.dumps) first")
-    data = "".join(x if x.endswith("\n") else x + "\n" for x in part)
+    data = "".join(x if x.endswith("\n") else x + "\n" for x in part[:len(part) - (not last_endline)])
+    if not last_endline and part:
+        data += part[-1]
     directory = parent(fs, path)
     if directory:
         make_folder(fs, directory, "to_textfiles")

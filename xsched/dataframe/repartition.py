@@ -19,7 +19,6 @@ time frequency or by size. No shuffle: rows keep their order.
 
 from __future__ import annotations
 
-import math
 import numbers
 from typing import Any, Sequence
 
@@ -28,6 +27,7 @@ import pandas as pd
 
 from ..graph.collection import compute_collection
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.repartition import plan_by_count, plan_by_size
 from ..graph.spec import Ref, Task
 from ..units import parse_bytes
 from .core import DataFrame, Series, _Frame, new_collection, require_sorted_times
@@ -67,13 +67,10 @@ def _by_count(frame: _Frame, npartitions: Any) -> _Frame:
     if not isinstance(npartitions, numbers.Integral) or isinstance(npartitions, bool) or npartitions < 1:
         raise ValueError(f"repartition: npartitions must be a positive integer, got {npartitions!r}")
     n_in, n_out = frame.npartitions, int(npartitions)
+    plan = plan_by_count(n_in, n_out)
     if n_out <= n_in:
-        bounds = np.linspace(0, n_in, n_out + 1).round().astype(int)
-        plan = [[(i, 0, 1) for i in range(bounds[j], bounds[j + 1])] for j in range(n_out)]
-        divisions = tuple(frame.divisions[b] for b in bounds)
+        divisions = tuple(frame.divisions[items[0][0]] for items in plan) + (frame.divisions[-1],)
     else:
-        per = [n_out // n_in + (1 if i < n_out % n_in else 0) for i in range(n_in)]
-        plan = [[(i, p, pieces)] for i, pieces in enumerate(per) for p in range(pieces)]
         divisions = (None,) * (n_out + 1)
     return _from_plan(frame, plan, divisions, f"repartition-{n_out}", n_out)
 
@@ -115,31 +112,6 @@ def _by_size(frame: _Frame, partition_size: Any) -> _Frame:
         starts = [items[0][0] for items in plan]
         divisions = tuple(frame.divisions[i] for i in starts) + (frame.divisions[-1],)
     return _from_plan(frame, plan, divisions, "repartition-size", limit)
-
-
-def plan_by_size(sizes: Sequence[int], limit: int) -> tuple[list, bool]:
-    """Which pieces of which partitions make each new one: a partition of ``size`` bytes is
-    cut into ``ceil(size / limit)`` pieces, then neighbouring pieces join while their sum
-    stays within ``limit``. Also whether any partition was cut.
-
-    >>> plan_by_size([10, 10, 45, 5], 20)
-    ([[(0, 0, 1), (1, 0, 1)], [(2, 0, 3)], [(2, 1, 3)], [(2, 2, 3), (3, 0, 1)]], True)
-    """
-    plan: list[list] = []
-    held = None  # bytes in the new partition being filled
-    cut = False
-    for i, size in enumerate(sizes):
-        pieces = max(1, math.ceil(size / limit))
-        cut = cut or pieces > 1
-        for p in range(pieces):
-            piece = size / pieces
-            if held is not None and held + piece <= limit:
-                plan[-1].append((i, p, pieces))
-                held += piece
-            else:
-                plan.append([(i, p, pieces)])
-                held = piece
-    return plan, cut
 
 
 # --------------------------------------------------------------------------- along divisions
