@@ -36,7 +36,7 @@ __all__ = [
     "XschedError", "KilledWorker", "SchedulerLostError", "FutureCancelledError", "DataLostError",
     "NoWorkerError", "ActorError", "DebuggerQuit", "DebugError", "DashboardError", "TaskInterrupted",
     "RemoteTraceback", "pack_exception",
-    "unpack_exception", "remote_handle",
+    "unpack_exception", "remote_handle", "as_traceback",
 ]
 
 
@@ -259,3 +259,27 @@ def unpack_exception(blob: bytes | None, tb: bytes | None, text: str = "", key: 
         exc.__cause__ = RemoteTraceback("\n\"\"\"\n" + bytes(tb).decode(errors="replace") + '"""', key,
                                         blame or key, worker)
     return exc
+
+
+_HEAD = "Traceback (most recent call last):"
+
+
+def as_traceback(text: str | None):
+    """A traceback object whose frames are those (file, line, function) of a remote
+    traceback's text, its last exception's, for the ``traceback`` module's functions (what
+    dask's ``Future.traceback()`` gives); None without a text or frames. tblib rebuilds
+    them; a frame's source shows where its file is readable here.
+
+    >>> import traceback
+    >>> tb = as_traceback('Traceback (most recent call last):\\n  File "job.py", line 3, in step\\nValueError: x\\n')
+    >>> traceback.extract_tb(tb)[0][:3], as_traceback(None), as_traceback("(no frames)")
+    (('job.py', 3, 'step'), None, None)
+    """
+    if not text or _HEAD not in text:
+        return None
+    from tblib import Traceback, TracebackParseError
+
+    try:
+        return Traceback.from_string(text[text.rindex(_HEAD):]).as_traceback()
+    except (TracebackParseError, ValueError):
+        return None

@@ -149,3 +149,35 @@ def test_queue_get_timeout_reads_in_english(client):
 def test_gather_of_a_frozenset_of_futures_is_the_frozenset_of_results(client):
     a, b = client.submit(int, 1, pure=False), client.submit(int, 2, pure=False)
     assert client.gather(frozenset({a, b})) == frozenset({1, 2})
+
+
+# ---------------------------------------------------------------- scatter again, done callbacks
+
+
+@pytest.mark.parametrize("kind", ["list", "dict"])
+def test_data_scattered_again_after_its_future_went_is_there(client, kind):
+    """Scattering the same value right after dropping its future gave a future that never
+    finished (the scheduler still held the key), or data the workers then freed."""
+    for i in range(20):
+        if kind == "list":
+            [f] = client.scatter([[1, 2, 3]])
+        else:
+            f = client.scatter({f"scattered-again-{kind}": [1, 2, 3]})[f"scattered-again-{kind}"]
+        assert f.result(timeout=10) == [1, 2, 3]
+        assert client.submit(sum, f, pure=False).result(timeout=10) == 6
+        del f
+
+
+def test_done_callbacks_run_in_a_thread_may_wait_and_one_failing_stops_nothing(client):
+    import threading
+
+    seen, done = [], threading.Event()
+    f = client.submit(inc, 1, pure=False)
+    f.add_done_callback(lambda fut: 1 / 0)
+    f.add_done_callback(lambda fut: seen.append((fut.result(), threading.current_thread().name)))
+    f.add_done_callback(lambda fut: done.set())
+    assert [g.result() for g in xsched.as_completed([f])] == [2]
+    assert done.wait(10)
+    assert seen == [(2, seen[0][1])] and seen[0][1].startswith("xsched-callback")
+    with pytest.raises(TypeError, match="add_done_callback takes a function"):
+        f.add_done_callback(None)

@@ -8,6 +8,7 @@ import os
 import signal
 import threading
 import time
+import traceback
 import uuid
 
 import msgpack
@@ -54,8 +55,9 @@ def test_result_raises_task_exception_with_remote_traceback(client):
     assert "return x / 0" in str(cause)
     assert fut.status == "error"
     # the remote traceback starts in the task's function, not in the worker's frames that ran it
-    frames = [line for line in fut.traceback().splitlines() if line.lstrip().startswith("File ")]
-    assert "divide_by_zero_here" in frames[0] and not any("worker" + os.sep + "server.py" in f for f in frames)
+    frames = traceback.extract_tb(fut.traceback())
+    assert frames[0].name == "divide_by_zero_here"
+    assert not any("worker" + os.sep + "server.py" in f.filename for f in frames)
 
 
 def test_gather_raises_task_exception(client):

@@ -31,6 +31,7 @@ from __future__ import annotations
 import atexit
 
 import asyncio
+import collections
 import contextlib
 import inspect
 import logging
@@ -137,6 +138,9 @@ class Client(SubmitMixin, TransferMixin, DatasetsMixin, MetadataMixin, AdminMixi
         # queued (by any thread) when it was released: it must not overtake those graphs.
         self._pending_release: list[tuple[str, int]] = []
         self._release_armed = False  # a flush of the releases is due on the loop
+        # keys whose release went to the scheduler lately (bounded, oldest first): scatter
+        # names its data anew rather than race the workers' freeing of the old copy
+        self._released_lately: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._graphs_queued = 0  # update-graphs handed to the loop so far (under _ref_lock)
         self._graphs_unsent: set[int] = set()  # numbers of those the loop has not sent yet
         self._conn: Connection | None = None

@@ -18,16 +18,20 @@ collected the client tells the scheduler it no longer wants the key.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import html
+import logging
 import threading
 from typing import Any, Callable
 
 from .. import hooks
-from ..errors import FutureCancelledError, SchedulerLostError, unpack_exception
+from ..errors import FutureCancelledError, SchedulerLostError, as_traceback, unpack_exception
 from ..protocol import ops
 
 __all__ = ["Future", "FutureState", "collect_futures", "futures_of", "fire_and_forget"]
+
+logger = logging.getLogger("xsched.client")
 
 
 class FutureState:
@@ -77,7 +81,10 @@ class FutureState:
             event.set()
         self._on_aevent("set")
         for cb in callbacks:
-            cb()
+            try:
+                cb()
+            except Exception:  # noqa: BLE001 - one failing callback must not starve the others
+                logger.exception("a callback of a future failed")
 
     def finish(self, type_name: str | None = None) -> None:
         self.type = type_name
@@ -144,6 +151,26 @@ class FutureState:
         if self.status == "lost":
             return SchedulerLostError(self.text)
         return unpack_exception(self.exception, self.traceback, self.text, self.key, self.blame, self.worker)
+
+
+_callbacks: concurrent.futures.ThreadPoolExecutor | None = None
+_callbacks_lock = threading.Lock()
+
+
+def _callback_thread() -> concurrent.futures.ThreadPoolExecutor:
+    """The one thread users' done callbacks run in (made at the first)."""
+    global _callbacks
+    with _callbacks_lock:
+        if _callbacks is None:
+            _callbacks = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="xsched-callback")
+        return _callbacks
+
+
+def _run_callback(fn: Callable, future: "Future") -> None:
+    try:
+        fn(future)
+    except Exception:  # noqa: BLE001 - as dask: logged, never raised into the client
+        logger.exception("the done callback %r of %s raised", fn, future)
 
 
 class Future:
@@ -219,17 +246,23 @@ class Future:
         self._wait(timeout)
         return self._error()
 
-    def traceback(self, timeout: float | None = None) -> str | None:
-        """The remote traceback text of a failed task (None if it succeeded); what to await
-        with an asynchronous client.
+    def traceback(self, timeout: float | None = None) -> Any:
+        """The remote traceback of a failed task, as a traceback object (None if it
+        succeeded), for ``traceback.format_tb`` and friends as with dask; what to await with
+        an asynchronous client. Its frames are rebuilt from the remote text (file, line,
+        function): the frames themselves stay where the task failed, for ``client.debug``.
 
+        >>> import traceback
         >>> client.submit(abs, -1).traceback(timeout=10) is None
+        True
+        >>> tb = client.submit(int, "x").traceback(timeout=10)
+        >>> traceback.format_tb(tb)[-1].strip().startswith('File')
         True
         """
         if self._client().asynchronous:
             return self._traceback_async(timeout)
         self._wait(timeout)
-        return self._traceback_text()
+        return as_traceback(self._traceback_text())
 
     def _error(self) -> BaseException | None:
         return self._state.error() if self.status in ("error", "cancelled", "lost") else None
@@ -242,9 +275,9 @@ class Future:
         await self._await_done(timeout)
         return self._error()
 
-    async def _traceback_async(self, timeout: float | None) -> str | None:
+    async def _traceback_async(self, timeout: float | None) -> Any:
         await self._await_done(timeout)
-        return self._traceback_text()
+        return as_traceback(self._traceback_text())
 
     def _wait(self, timeout: float | None) -> None:
         if not self._state.wait(timeout):
@@ -274,8 +307,20 @@ class Future:
         self._client()._retry([self])
 
     def add_done_callback(self, fn: Callable[["Future"], Any]) -> None:
-        """Call ``fn(future)`` once done (in the client's loop thread; keep it quick)."""
-        self._state.add_callback(lambda: fn(self))
+        """Call ``fn(future)`` once done, as dask does: in a thread of its own (one for all
+        callbacks, in order), so ``fn`` may call ``future.result()``; an exception ``fn``
+        raises is logged and the other callbacks still run.
+
+        >>> import threading
+        >>> seen = threading.Event()
+        >>> f = client.submit(abs, -3)
+        >>> f.add_done_callback(lambda fut: seen.set() if fut.result() == 3 else None)
+        >>> seen.wait(10)
+        True
+        """
+        if not callable(fn):
+            raise TypeError(f"add_done_callback takes a function of the future, got {fn!r:.80}")
+        self._state.add_callback(lambda: _callback_thread().submit(_run_callback, fn, self))
 
     # -- lifetime --
     def release(self) -> None:

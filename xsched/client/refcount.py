@@ -35,6 +35,9 @@ logger = logging.getLogger("xsched.client")
 #: meanwhile takes it along at once): the releases of a burst of dropped Futures go in one
 #: message, and the client's loop is not woken for each.
 RELEASE_DELAY = 0.005
+#: released keys remembered, so that data scattered again is not given a key whose old
+#: copy the workers may still be told to free (``Client.scatter``)
+RELEASED_LATELY = 100_000
 
 
 class RefCountMixin:
@@ -98,6 +101,13 @@ class RefCountMixin:
             self._pending_release = keep
         if keys and self.status == "running":
             self._conn.send({"op": ops.CLIENT_RELEASES_KEYS, "keys": keys})
+            with self._ref_lock:
+                lately = self._released_lately
+                for key in keys:
+                    lately[key] = None
+                    lately.move_to_end(key)
+                while len(lately) > RELEASED_LATELY:
+                    lately.popitem(last=False)
             self._release_postmortems(keys)  # failures kept on workers for client.debug (debugging.py)
 
     def _send(self, msg: dict) -> None:

@@ -151,6 +151,12 @@ class TransferMixin:
         else:
             seq = [data] if single else list(data)
             items = [(f"{type(v).__name__}-{tokenize(v) if hash else uuid.uuid4().hex}", v) for v in seq]
+            with self._ref_lock:  # released lately: the scheduler may be freeing the old copy on a worker
+                items = [(f"{type(v).__name__}-{uuid.uuid4().hex}" if k in self._released_lately else k, v)
+                         for k, v in items]
+        # held from now on (no await since the check above: releases are sent on this loop),
+        # so a release of the same key still waiting to be sent is not sent
+        futures = {k: Future(k, self) for k, _ in items}
         want = worker_list(workers)
         info = await self._scheduler_info()
         connected = sorted(info["workers"])
@@ -176,8 +182,11 @@ class TransferMixin:
             for k, n in reply["nbytes"].items():
                 who_has.setdefault(k, []).append(w)
                 nbytes[k] = n
-        futures = {k: Future(k, self) for k, _ in items}
         await self._conn.request({"op": ops.SCATTER_DONE, "who_has": who_has, "nbytes": nbytes})
+        for k, v in items:  # in memory now: the scheduler says so only of keys new to it
+            state = futures[k]._state
+            if not state.done():
+                state.finish(type(v).__name__)
         if isinstance(data, dict):
             return futures
         out = [futures[k] for k, _ in items]

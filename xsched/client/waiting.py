@@ -26,6 +26,12 @@ __all__ = ["wait", "as_completed"]
 DoneAndNotDone = namedtuple("DoneAndNotDone", ["done", "not_done"])
 
 
+
+def _on_done(future: Future, fn) -> None:
+    """``fn(future)`` once done, on the thread that settles it (the client's loop), not the
+    users' callback thread: waiting must not queue behind a user's slow callback."""
+    future._state.add_callback(lambda: fn(future))
+
 def wait(fs: Iterable[Future] | Future, timeout: float | None = None, return_when: str = "ALL_COMPLETED"):
     """Block until futures are done: returns ``(done, not_done)`` sets.
 
@@ -59,7 +65,7 @@ def wait(fs: Iterable[Future] | Future, timeout: float | None = None, return_whe
             cond.notify_all()
 
     for f in fs:
-        f.add_done_callback(notify)
+        _on_done(f, notify)
     deadline = None if timeout is None else time.monotonic() + timeout
     with cond:
         while not _satisfied(fs, return_when):
@@ -82,7 +88,7 @@ async def _wait_async(fs: list[Future], timeout: float | None, return_when: str)
             pass
 
     for f in fs:
-        f.add_done_callback(notify)
+        _on_done(f, notify)
     deadline = None if timeout is None else loop.time() + timeout
     while True:
         changed.clear()  # (before the check: a future done after it sets it again)
@@ -154,7 +160,7 @@ class as_completed(Iterator):
             self._pending += 1
         if future.client is not None and future.client.asynchronous:
             self._asynchronous = True
-        future.add_done_callback(self._put)
+        _on_done(future, self._put)
 
     def _put(self, future: Future) -> None:
         self._queue.put(future)
