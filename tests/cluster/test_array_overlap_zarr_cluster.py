@@ -108,3 +108,17 @@ def test_lazy_store_is_written_by_the_workers_under_a_cluster_lock(client, tmp_p
     with open(target.log) as f:
         writers = [int(line) for line in f]
     assert len(writers) == 8 and set(writers) <= set(client.run(os.getpid).values())
+
+
+def test_writing_an_in_memory_zarr_store_from_workers_is_refused(client):
+    """The workers would write copies of a store in this process's memory: nothing would
+    arrive, silently. Refused when built; computed here (blocks sent back) it is written."""
+    zarr = pytest.importorskip("zarr")
+    z = zarr.create_array(store=zarr.storage.MemoryStore(), shape=(10,), chunks=(5,), dtype="f8", fill_value=-1.0)
+    x = xa.arange(10.0, chunks=5)
+    for write in (lambda: xa.to_zarr(x, z), lambda: xa.to_zarr(x, "memory://refused.zarr"),
+                  lambda: xa.store(x, z, compute=False)):
+        with pytest.raises(ValueError, match="in this process's memory, and the workers of the cluster would write"):
+            write()
+    xa.store(x, z)
+    assert z[:].tolist() == list(range(10))

@@ -351,3 +351,13 @@ def test_any_region_of_any_grid_equals_numpy_and_no_chunk_has_two_writers(tmp_pa
     expected = np.full((n, 2), -1)
     expected[start:stop] = values
     np.testing.assert_array_equal(zarr.open_array(path, mode="r")[:], expected)
+
+
+def test_a_store_region_open_at_its_end_must_fit_the_target():
+    x = xa.arange(50.0, chunks=10)
+    target = np.zeros(60)
+    with pytest.raises(ValueError, match=r"spans 45 elements on axis 0 but the source has 50"):
+        xa.store(x, target, regions=(slice(15, None),))
+    assert not target.any()  # (refused before a block was written)
+    xa.store(x, target, regions=(slice(10, None),))
+    assert target[10:].tolist() == list(range(50))

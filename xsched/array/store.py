@@ -94,6 +94,8 @@ def _region_slices(region: Any, shape: tuple[int, ...], target_shape: Any) -> li
                                  f"{axis} and the target has no shape to count it from")
             start += int(target_shape[axis])
         stop = sl.stop
+        if stop is None and target_shape is not None:  # (open: to the target's end, as NumPy reads it)
+            stop = int(target_shape[axis])
         if stop is not None:
             if stop < 0 and target_shape is not None:
                 stop += int(target_shape[axis])
@@ -208,6 +210,10 @@ def _lazy(sources: list, targets: list, regions: list, lock: Any) -> Delayed:
                              "memory, and the tasks writing later would write into copies of it; "
                              "call store(..., compute=True) to write it from here now")
         _sendable(target, f"target {k} ({type(target).__name__})")
+        if type(target).__module__.startswith("zarr"):  # (its store may be this process's memory)
+            from .zarr import ZarrSource
+
+            ZarrSource.from_user(target, None, None).refuse_workers_writing(f"store(compute=False) of target {k}")
     token = new_token([s.name for s in sources], uuid.uuid4().hex)
     name = f"store-{token}"
     ann = annotations_in_force()

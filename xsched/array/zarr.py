@@ -135,6 +135,34 @@ class ZarrSource:
     def __reduce__(self):
         return (ZarrSource, (self.store, self.component, self.storage_options))
 
+    def in_memory(self) -> bool:
+        """Whether the store lives in this process's memory (a ``MemoryStore``, a dict, a
+        ``memory://`` URL): a worker writing into it writes into its own copy.
+
+        >>> ZarrSource("memory://out.zarr").in_memory(), ZarrSource({}).in_memory(), ZarrSource("/d.zarr").in_memory()
+        (True, True, False)
+        """
+        if isinstance(self.store, str):
+            return self.store.startswith("memory://")
+        if isinstance(self.store, dict):
+            return True
+        try:
+            from zarr.storage import MemoryStore
+        except ImportError:  # (zarr absent: no zarr store either)
+            return False
+        return isinstance(self.store, MemoryStore)
+
+    def refuse_workers_writing(self, what: str) -> None:
+        """Raise, now, if workers would write this in-memory store (a client is the default):
+        they would fill copies of it, and nothing would arrive here."""
+        from ..client.default import default_client
+
+        if self.in_memory() and default_client() is not None:
+            raise ValueError(f"{what}: {self.describe()} is a zarr store in this process's memory, and the "
+                             "workers of the cluster would write into copies of it (nothing would arrive "
+                             "here); write to a path or URL the workers reach, or compute here with no "
+                             "client as the default")
+
     def __repr__(self) -> str:
         return f"ZarrSource({self.describe()})"
 
@@ -277,6 +305,7 @@ def to_zarr(arr: Array, url: Any, component: str | None = None, overwrite: bool 
     known_chunks_needed(arr, "to_zarr")
     zarr = _import_zarr()
     source = ZarrSource.from_user(url, component, storage_options)
+    source.refuse_workers_writing("to_zarr")
     if isinstance(url, zarr.Array) and region is None and append_dim is None:
         if tuple(url.shape) != arr.shape:
             raise ValueError(f"to_zarr: the zarr array given has shape {tuple(url.shape)}, the array "
