@@ -6,7 +6,10 @@ formats. Such targets are usually open objects of *this* process (a file open fo
 an array in memory), which cannot be handed to the workers, or which the file format does
 not let two processes write at once. So the blocks are computed where the graph runs (on the
 default client's cluster, or here) in batches of ``batch_size``, and each batch is written
-here as it arrives: this process holds one batch at a time, never the whole array.
+here as it arrives: this process holds one batch at a time, never the whole array. What
+several batches need (a mean every block subtracts, the blocks two batches' overlaps read,
+an input of several sources) is computed once first and kept here while it is small
+(``SHARED_BYTES``), rather than again for every batch.
 
 With ``compute=False`` the write is a graph instead, run later where the graph runs: each
 block written by the task that holds it, into the target sent along with the task. That
@@ -32,16 +35,23 @@ from typing import Any, Sequence
 import cloudpickle
 import numpy as np
 
+from ..client.default import default_client  # (a registry only: collections import no client code)
+from ..graph import local as graph_local
 from ..graph.delayed import Delayed
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
+from ..graph.optimize import shared_frontier
 from ..graph.spec import Ref, Task
+from ..sizeof import sizeof
 from .chunks import _starts
-from .core import Array
+from .core import Array, _Blocks
 
 __all__ = ["store"]
 
 #: Blocks computed and written per batch when ``batch_size`` is not given.
 DEFAULT_BATCH = 8
+#: Most bytes of values several batches share kept in this process while it writes, and
+#: the most rounds of looking for them (see ``_shared_values``).
+SHARED_BYTES, SHARED_ROUNDS = 256 * 2**20, 4
 
 
 def _lock_of(lock: Any) -> Any:
@@ -162,9 +172,7 @@ def store(sources: Array | Sequence[Array], targets: Any, lock: Any = None,
     batch = int(batch_size or DEFAULT_BATCH)
     if batch < 1:
         raise ValueError(f"store: batch_size must be at least 1, got {batch}")
-    guard = _lock_of(lock)
-    for source, target, region in zip(sources, targets, regions):
-        _store_one(source, target, region, guard, batch)
+    _store_now(sources, targets, regions, _lock_of(lock), batch)
     return None
 
 
@@ -184,14 +192,50 @@ def _placements(x: Array, target: Any, region: Any) -> list[tuple[tuple[int, ...
             if all(x.chunks[a][b] for a, b in enumerate(index))]  # empty blocks: nothing to write
 
 
-def _store_one(x: Array, target: Any, region: Any, guard: Any, batch: int) -> None:
-    placements = _placements(x, target, region)
-    for lo in range(0, len(placements), batch):
-        part = placements[lo:lo + batch]
-        blocks = x._compute_blocks([x.chunk_key(index) for index, _ in part])
+def _store_now(sources: list, targets: list, regions: list, guard: Any, batch: int) -> None:
+    """Compute the blocks of every source ``batch`` at a time and write each batch here.
+    What several batches need (a mean each one subtracts, the blocks two neighbours'
+    overlaps read, one input of several sources) is computed once first (``_shared_values``)."""
+    plans = [_placements(x, t, r) for x, t, r in zip(sources, targets, regions)]  # (all checked first)
+    work = [(k, plan[lo:lo + batch]) for k, plan in enumerate(plans) for lo in range(0, len(plan), batch)]
+    groups = [[sources[k].chunk_key(index) for index, _ in part] for k, part in work]
+    graph: dict[str, Any] = {}
+    for x in sources:
+        graph.update(x._graph.flat())
+    if len(groups) > 1:
+        graph = _shared_values(graph, groups, batch)
+    for (k, part), keys in zip(work, groups):
+        blocks = _compute(graph, keys)
         for (_, where), block in zip(part, blocks):
             with guard:
-                target[where] = np.asarray(block, dtype=x.dtype)
+                targets[k][where] = np.asarray(block, dtype=sources[k].dtype)
+
+
+def _compute(graph: dict, keys: list[str]) -> list:
+    """The values of ``keys`` of ``graph``, on the default client or here."""
+    client = default_client()
+    if client is not None:
+        return client.compute(_Blocks(graph, keys), sync=True)
+    return graph_local.get(graph, list(keys), optimize=True)
+
+
+def _shared_values(graph: dict, groups: list, batch: int) -> dict:
+    """``graph`` with the tasks several of ``groups`` need replaced by their values,
+    computed here once (``batch`` at a time) while they take at most ``SHARED_BYTES`` in
+    this process; those past it stay tasks (each batch that needs one computes it again)."""
+    out, held = dict(graph), 0
+    for _ in range(SHARED_ROUNDS):  # (a value computed can leave others shared no more)
+        shared = shared_frontier(out, groups)
+        if not shared:
+            break
+        for lo in range(0, len(shared), batch):
+            keys = shared[lo:lo + batch]
+            values = _compute(out, keys)
+            held += sum(sizeof(v) for v in values)
+            if held > SHARED_BYTES:
+                return out
+            out.update(zip(keys, values))
+    return out
 
 
 def _lazy(sources: list, targets: list, regions: list, lock: Any) -> Delayed:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from itertools import chain
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from .order import gc_paused, task_dependencies
 from .spec import Ref, Task, substitute
@@ -228,3 +228,45 @@ def optimize_with_refs(graph: Mapping[str, Any], keys: Any,
         with gc_paused():
             culled = _fuse(culled, set(flatten_keys(keys)), MAX_CHAIN, refs)
     return culled, refs
+
+
+def shared_frontier(graph: Mapping[str, Any], groups: Sequence[Sequence[str]]) -> list[str]:
+    """The tasks that more than one of ``groups`` (lists of output keys computed apart,
+    such as the batches a ``store`` writes) needs, nearest the outputs: none of their
+    dependents is needed by two groups. Computed once and handed to each group as values,
+    they spare recomputing every shared task per group (a mean every batch subtracts).
+
+    >>> from xsched.graph.spec import Task, Ref
+    >>> g = {"x0": Task(float, (1,)), "x1": Task(float, (2,)),
+    ...      "m": Task(max, (Ref("x0"), Ref("x1"))),
+    ...      "y0": Task(min, (Ref("x0"), Ref("m"))), "y1": Task(min, (Ref("x1"), Ref("m")))}
+    >>> shared_frontier(g, [["y0"], ["y1"]])   # not x0 and x1: only m needs them twice
+    ['m']
+    """
+    refs: dict[str, list[str]] = {}
+    needed = _cull(graph, [k for group in groups for k in group], refs)
+    SHARED = -1
+    label: dict[str, int] = {}
+    for i, group in enumerate(groups):
+        for key in group:
+            label[key] = i if label.get(key, i) == i else SHARED
+    dependents: dict[str, list[str]] = {k: [] for k in needed}
+    for key in needed:
+        for dep in refs.get(key, ()):
+            if dep in dependents:
+                dependents[dep].append(key)
+    left = {k: len(v) for k, v in dependents.items()}
+    ready = [k for k, n in left.items() if n == 0]
+    while ready:  # dependents before their dependencies: a key's label is its dependents'
+        key = ready.pop()
+        for dependent in dependents[key]:
+            mine, theirs = label.get(key), label[dependent]
+            label[key] = theirs if mine is None or mine == theirs else SHARED
+        for dep in refs.get(key, ()):
+            if dep in left:
+                left[dep] -= 1
+                if left[dep] == 0:
+                    ready.append(dep)
+    return sorted(k for k, lab in label.items()
+                  if lab == SHARED and type(needed[k]) is Task
+                  and not any(label[d] == SHARED for d in dependents[k]))
