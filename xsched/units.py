@@ -138,6 +138,22 @@ def parse_timedelta(value: str | int | float | datetime.timedelta) -> float:
     return seconds
 
 
+def timeout_seconds(timeout: Any, what: str) -> float | None:
+    """A caller's ``timeout=`` as seconds: a number, a string with a unit (``"200ms"``) or a
+    timedelta; None (or infinity) for none. The error names the call.
+
+    >>> timeout_seconds("2s", "wait"), timeout_seconds(None, "wait"), timeout_seconds(float("inf"), "wait")
+    (2.0, None, None)
+    """
+    if timeout is None:
+        return None
+    try:
+        seconds = parse_timedelta(timeout)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{what}: the timeout {timeout!r} is not a duration: {e}") from None
+    return None if seconds == math.inf else seconds
+
+
 def format_time(seconds: float) -> str:
     """A duration for humans: sub-second in ms/us, then s, then "1m 30s", "2h 05m", "3d 04h".
 

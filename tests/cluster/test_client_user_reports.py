@@ -181,3 +181,61 @@ def test_done_callbacks_run_in_a_thread_may_wait_and_one_failing_stops_nothing(c
     assert seen == [(2, seen[0][1])] and seen[0][1].startswith("xsched-callback")
     with pytest.raises(TypeError, match="add_done_callback takes a function"):
         f.add_done_callback(None)
+
+
+# ---------------------------------------------------------------- gather, wait, as_completed
+
+
+def fail(x):
+    raise ValueError(f"bad {x}")
+
+
+def test_gather_raises_the_first_failure_while_others_still_run(client, tmp_path):
+    from tests.support.helpers import Gate
+
+    gate = Gate(tmp_path)
+    held = client.submit(gate.wait, 1, pure=False)
+    failing = client.submit(fail, 2, pure=False)
+    with pytest.raises(ValueError, match="bad 2"):
+        client.gather([held, failing])  # (before: waited for the held task, for ever here)
+    assert held.status == "pending"
+    gate.open()
+    assert held.result(timeout=30) == 1
+
+
+def test_gather_skip_leaves_failures_out_and_errors_is_checked(client):
+    ok1, bad, ok2 = client.submit(inc, 1), client.submit(fail, 0, pure=False), client.submit(inc, 3)
+    assert client.gather([ok1, bad, ok2], errors="skip") == [2, 4]
+    assert client.gather({"a": ok1, "b": bad}, errors="skip") == {"a": 2}
+    with pytest.raises(ValueError, match="errors must be 'raise' or 'skip', not 'bogus'"):
+        client.gather([ok1], errors="bogus")
+
+
+def test_wait_and_timeouts_read_as_dask_takes_them(client, tmp_path):
+    from tests.support.helpers import Gate
+
+    a, b = client.submit(inc, 1), client.submit(inc, 2)
+    with pytest.raises(TypeError, match=r"wait\(\[x, y, z\]\), not wait\(x, y, z\)"):
+        xsched.wait(a, b)
+    with pytest.raises(TypeError, match="wait takes futures .* got int 3"):
+        xsched.wait([a, 3])
+    assert len(xsched.wait([a, b], timeout="10s").done) == 2
+    assert a.result(timeout="10s") == 2 and a.exception(timeout="1s") is None
+    with pytest.raises(ValueError, match="Future.result: the timeout 'soon' is not a duration"):
+        a.result(timeout="soon")
+    gate = Gate(tmp_path)
+    held = client.submit(gate.wait, 1, pure=False)
+    ac = xsched.as_completed([a, held], timeout="1s")
+    assert next(ac) is a and not ac.has_ready()
+    with pytest.raises(TimeoutError, match="1 futures still pending 1s after"):
+        next(ac)
+    ac.clear()
+    assert ac.is_empty() and list(ac) == []
+    gate.open()
+    assert held.result(timeout=30) == 1
+
+
+def test_workers_given_as_int_names_match_a_local_cluster_s_workers(client):
+    names = {info["name"] for info in client.scheduler_info()["workers"].values()}
+    assert "0" in {str(n) for n in names}
+    assert client.submit(inc, 1, workers=[0], pure=False).result(timeout=30) == 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import collections
 import inspect
 import os
 import stat
@@ -384,6 +385,7 @@ def test_fire_and_forget_reaches_the_scheduler_before_the_release_of_its_dropped
     c._loop, c._conn = RecordingLoop(), RecordingConn()
     c._ref_lock, c._refs, c._states = _threading.RLock(), {}, {}
     c._pending_release, c._release_armed, c._graphs_queued, c._graphs_unsent = [], False, 0, set()
+    c._released_lately = collections.OrderedDict()
     c._send_graph({"op": ops.UPDATE_GRAPH, "tasks": [], "keys": ["k"]})
     fire_and_forget(Future("k", c))  # (the Future is dropped here: its release is queued)
     c._loop.run()

@@ -30,7 +30,6 @@ TypeError: a Lock's name must be a string, not int 3
 from __future__ import annotations
 
 import asyncio
-import math
 import uuid
 
 from .. import task_context
@@ -40,7 +39,7 @@ from ..protocol import ops
 from ..protocol.messages import frame_nbytes, split_objects
 from ..protocol.schemas import MAX_LOCK_NAMES, MAX_NAME, MAX_SHARED_VALUE
 from ..protocol.serialize import dumps, loads
-from ..units import format_bytes, parse_timedelta
+from ..units import format_bytes, timeout_seconds
 from .client import get_client
 from .dual import sync_or_async
 from .future import binding_to, collecting_keys
@@ -51,15 +50,7 @@ __all__ = ["Lock", "MultiLock", "Semaphore", "Queue", "Variable", "Event"]
 #: giving up locally (the scheduler answers at the timeout; this covers a lost reply).
 REPLY_GRACE = 30.0
 
-def _seconds(timeout, what: str) -> float | None:
-    """A timeout as seconds (numbers, "200ms", timedelta); None (or infinity) for none."""
-    if timeout is None:
-        return None
-    try:
-        seconds = parse_timedelta(timeout)
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"{what}: the timeout {timeout!r} is not a duration: {e}") from None
-    return None if seconds == math.inf else seconds
+_seconds = timeout_seconds  # (the name this module's calls use)
 
 
 def _here() -> dict:

@@ -28,6 +28,7 @@ from typing import Any, Callable
 from .. import hooks
 from ..errors import FutureCancelledError, SchedulerLostError, as_traceback, unpack_exception
 from ..protocol import ops
+from ..units import timeout_seconds
 
 __all__ = ["Future", "FutureState", "collect_futures", "futures_of", "fire_and_forget"]
 
@@ -227,6 +228,7 @@ class Future:
         2
         """
         client = self._client()
+        timeout = timeout_seconds(timeout, "Future.result")
         if client.asynchronous:
             return client._gather_one(self, timeout)
         return client._sync(client._gather_one(self, timeout), None)
@@ -279,12 +281,14 @@ class Future:
         await self._await_done(timeout)
         return as_traceback(self._traceback_text())
 
-    def _wait(self, timeout: float | None) -> None:
+    def _wait(self, timeout: Any) -> None:
+        timeout = timeout_seconds(timeout, "Future.exception/traceback")
         if not self._state.wait(timeout):
             raise TimeoutError(f"future {self.key!r} is still pending after {timeout}s")
 
     async def _await_done(self, timeout: float | None) -> None:
         """``_wait`` on the client's event loop."""
+        timeout = timeout_seconds(timeout, "Future.exception/traceback")
         try:
             await asyncio.wait_for(self._state.await_done(), timeout)
         except asyncio.TimeoutError:

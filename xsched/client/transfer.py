@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 import uuid
 from collections.abc import Iterator
 
@@ -38,21 +39,30 @@ class TransferMixin:
     async def gather(self, futures, errors: str = "raise"):
         """Results of Futures, in the same nested structure (lists, tuples, dicts, sets).
 
+        ``errors="raise"``: the first future to fail raises its exception as soon as it
+        fails; ``"skip"``: failed futures are left out of their list, tuple, set or dict.
+
         >>> client.gather(client.map(abs, [-1, 2]))
         [1, 2]
         >>> client.gather({client.submit(abs, -3), client.submit(abs, 4)})
         {3, 4}
+        >>> client.gather([client.submit(abs, -1), client.submit(abs, "x")], errors="skip")
+        [1]
         """
+        if errors not in ("raise", "skip"):
+            raise ValueError(f"gather: errors must be 'raise' or 'skip', not {errors!r}")
         flat: list[Future] = []
         collect_futures(futures, flat)
-        for f in flat:
-            await f._state.await_done()
-        bad = [f for f in flat if f.status != "finished"]
-        if bad and errors == "raise":
-            raise bad[0]._state.error()
+        states = list({id(f._state): f._state for f in flat}.values())
+        if errors == "raise":
+            await _first_failure(states)
+        else:
+            for st in states:
+                await st.await_done()
+        bad = {f.key for f in flat if f.status != "finished"}
         keys = list({f.key for f in flat if f.status == "finished"})
         data = await self._fetch(keys) if keys else {}
-        return _pack_results(futures, data)
+        return _pack_results(futures, data, bad)
 
     async def _gather_one(self, fut: Future, timeout: float | None):
         try:
@@ -201,15 +211,51 @@ def _bound(data: dict, client) -> dict:
     return data
 
 
-def _pack_results(obj, data: dict):
+async def _first_failure(states: list) -> None:
+    """Wait for every state to be done, raising the first failure as it happens (a
+    callback per state, no task: gather of many futures is a hot path)."""
+    if not states:
+        return
+    loop = asyncio.get_running_loop()
+    woken = asyncio.Event()
+    lock = threading.Lock()
+    left, failed = [len(states)], []
+
+    def settled(st) -> None:  # (on the loop, or on a thread that cancels)
+        with lock:
+            left[0] -= 1
+            if st.status != "finished":
+                failed.append(st)
+            wake = bool(failed) or left[0] == 0
+        if wake:
+            try:
+                on_loop = asyncio.get_running_loop() is loop
+            except RuntimeError:
+                on_loop = False
+            if on_loop:
+                woken.set()
+            elif not loop.is_closed():
+                loop.call_soon_threadsafe(woken.set)
+
+    for st in states:
+        st.add_callback(lambda st=st: settled(st))
+    await woken.wait()
+    if failed:
+        raise failed[0].error()
+
+
+def _pack_results(obj, data: dict, bad: set = frozenset()):
+    """``obj`` with each Future replaced by its result; those whose keys are in ``bad``
+    (failed, ``errors="skip"``) left out of their container."""
     if isinstance(obj, Future):
         return data.get(obj.key)
+    kept = (lambda o: not (isinstance(o, Future) and o.key in bad)) if bad else (lambda o: True)
     if isinstance(obj, list):
-        return [_pack_results(o, data) for o in obj]
+        return [_pack_results(o, data, bad) for o in obj if kept(o)]
     if isinstance(obj, tuple):
-        return tuple(_pack_results(o, data) for o in obj)
+        return tuple(_pack_results(o, data, bad) for o in obj if kept(o))
     if isinstance(obj, dict):
-        return {k: _pack_results(v, data) for k, v in obj.items()}
+        return {k: _pack_results(v, data, bad) for k, v in obj.items() if kept(v)}
     if isinstance(obj, (set, frozenset)):
-        return type(obj)(_pack_results(o, data) for o in obj)
+        return type(obj)(_pack_results(o, data, bad) for o in obj if kept(o))
     return obj

@@ -19,12 +19,19 @@ from collections import namedtuple
 from typing import Any, Iterable, Iterator
 
 from .default import default_client
+from ..units import timeout_seconds
 from .future import Future, futures_of
 
 __all__ = ["wait", "as_completed"]
 
 DoneAndNotDone = namedtuple("DoneAndNotDone", ["done", "not_done"])
 
+
+
+def _only_futures(fs: list, what: str) -> None:
+    for f in fs:
+        if not isinstance(f, Future):
+            raise TypeError(f"{what} takes futures (or a list of them), got {type(f).__name__} {f!r:.60}")
 
 
 def _on_done(future: Future, fn) -> None:
@@ -49,11 +56,15 @@ def wait(fs: Iterable[Future] | Future, timeout: float | None = None, return_whe
     >>> len(done), len(not_done)
     (3, 0)
     """
+    if isinstance(timeout, Future) or isinstance(return_when, Future):
+        raise TypeError("wait takes the futures as one list: wait([x, y, z]), not wait(x, y, z)")
+    timeout = timeout_seconds(timeout, "wait")
     if isinstance(fs, Future):
         fs = [fs]
     elif hasattr(fs, "__xsched_graph__") and not isinstance(fs, type):
         fs = futures_of(fs)
     fs = list(fs)
+    _only_futures(fs, "wait")
     if return_when not in ("ALL_COMPLETED", "FIRST_COMPLETED", "FIRST_EXCEPTION"):
         raise ValueError(f"return_when must be ALL_COMPLETED, FIRST_COMPLETED or FIRST_EXCEPTION, not {return_when!r}")
     if _asynchronous(fs):
@@ -136,13 +147,20 @@ class as_completed(Iterator):
     With an asynchronous client, iterate with ``async for`` (as in dask; a ``for`` loop
     would block the event loop the results arrive on, so it raises TypeError).
 
+    ``timeout``: asking for the next future more than that many seconds after
+    ``as_completed`` was called raises TimeoutError when none is done (as dask's).
+
     >>> from xsched import as_completed
     >>> futs = client.map(abs, [-1, -2, -3])
     >>> sorted(result for fut, result in as_completed(futs, with_results=True))
     [1, 2, 3]
     """
 
-    def __init__(self, futures: Iterable[Future] = (), with_results: bool = False, raise_errors: bool = True):
+    def __init__(self, futures: Iterable[Future] = (), with_results: bool = False, raise_errors: bool = True,
+                 *, timeout: Any = None):
+        seconds = timeout_seconds(timeout, "as_completed")
+        self._deadline = None if seconds is None else time.monotonic() + seconds
+        self._timeout = seconds
         self._queue: "queue.Queue[Future]" = queue.Queue()
         self._pending = 0
         self._lock = threading.Lock()
@@ -156,6 +174,7 @@ class as_completed(Iterator):
 
     def add(self, future: Future) -> None:
         """Track one more future."""
+        _only_futures([future], "as_completed")
         with self._lock:
             self._pending += 1
         if future.client is not None and future.client.asynchronous:
@@ -182,6 +201,27 @@ class as_completed(Iterator):
     def is_empty(self) -> bool:
         return self._pending == 0
 
+    def has_ready(self) -> bool:
+        """Whether a finished future waits to be yielded (the next step would not block)."""
+        return not self._queue.empty()
+
+    def clear(self) -> None:
+        """Stop tracking every future not yielded yet (those still running are left alone)."""
+        with self._lock:
+            self._pending = 0
+            while True:
+                try:
+                    self._queue.get_nowait()
+                except queue.Empty:
+                    break
+
+    def _left(self) -> float | None:
+        return None if self._deadline is None else max(0.0, self._deadline - time.monotonic())
+
+    def _timed_out(self) -> TimeoutError:
+        return TimeoutError(f"as_completed: {self._pending} futures still pending {self._timeout:g}s after it "
+                            "was called")
+
     def __iter__(self):
         return self
 
@@ -190,7 +230,10 @@ class as_completed(Iterator):
         with self._lock:
             if self._pending == 0:
                 raise StopIteration
-        fut = self._queue.get()
+        try:
+            fut = self._queue.get(timeout=self._left())
+        except queue.Empty:
+            raise self._timed_out() from None
         with self._lock:
             self._pending -= 1
         return self._yielded(fut)
@@ -215,7 +258,10 @@ class as_completed(Iterator):
                 fut = self._queue.get_nowait()
                 break
             except queue.Empty:
-                await self._aevent.wait()
+                try:
+                    await asyncio.wait_for(self._aevent.wait(), self._left())
+                except asyncio.TimeoutError:
+                    raise self._timed_out() from None
         with self._lock:
             self._pending -= 1
         if not self.with_results:

@@ -219,7 +219,7 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Replication
                 ts.functions = fids
                 users += 1
             ts.resources = dict(nt.resources) if nt.resources else None
-            ts.worker_restrictions = set(nt.workers) if nt.workers else None
+            ts.worker_restrictions = {str(w) for w in nt.workers} if nt.workers else None  # (names as strings: 0 is "0")
             ts.loose = bool(nt.allow_other_workers)
             ts.retries = int(nt.retries or 0)
             ts.limits = dict(nt.limits) if nt.limits else None
@@ -590,7 +590,7 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Replication
             ts = self.tasks.get(key)
             if ts is None or ts.state not in ("released", "waiting", "no-worker"):
                 continue
-            ts.worker_restrictions = set(workers) if workers else None
+            ts.worker_restrictions = {str(w) for w in workers} if workers else None
             ts.loose = False
             if ts.state == "no-worker":
                 recs[key] = "waiting"
