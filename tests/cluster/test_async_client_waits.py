@@ -1,4 +1,4 @@
-"""Waiting with an asynchronous Client: ``await wait(fs)``, ``await f.exception()``,
+"""Waiting with an asynchronous Client: ``await wait(fs)``, ``await f.exception()``, queues,
 ``await f.result(timeout=)``, ``async for ... in as_completed(fs)`` (as in dask), and the
 clear errors where waiting would block the client's event loop (``x.compute()``) or where a
 future was released."""
@@ -12,7 +12,7 @@ import pytest
 import xsched
 import xsched.array as xa
 import xsched.bag as xb
-from xsched import Client, Event, as_completed, wait
+from xsched import Client, Event, Queue, as_completed, wait
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
 
@@ -167,3 +167,23 @@ def test_released_future_says_so(client):
             call()
     g = client.submit(inc, 2)
     assert g.result(timeout=30) == 3 and "finished" in repr(g)  # a held one is as before
+
+
+def test_a_queue_get_or_put_given_up_leaves_the_line(own_cluster):
+    """A get cancelled while waiting took the next item for nobody; a put given up while
+    the queue was full still put its item later. Both leave the scheduler's line now (the
+    abandon goes on the same connection as the calls after it: no race in this test)."""
+    async def main(c):
+        q = Queue("abandoned", client=c)
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(q.get(), 0.2)
+        await q.put("item")
+        assert await q.qsize() == 1 and await q.get(timeout=5) == "item"
+        full = Queue("abandoned-full", client=c, maxsize=1)
+        await full.put("first")
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(full.put("second"), 0.2)
+        assert await full.get(timeout=5) == "first"
+        assert await full.qsize() == 0 and await full.get(batch=True) == []
+
+    run_async(own_cluster, main)

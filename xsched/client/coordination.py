@@ -650,8 +650,8 @@ class Queue(_Primitive):
 
     async def _put(self, frames, keys, wait, where) -> None:
         header = {"op": ops.QUEUE_PUT, "name": self.name, "maxsize": self.maxsize, "keys": keys, "timeout": wait,
-                  **where}
-        reply, _ = await self._ask(header, raw={"data": frames}, wait=wait, waits=True)
+                  "ticket": uuid.uuid4().hex, **where}
+        reply, _ = await self._ask_or_abandon(header, raw={"data": frames}, wait=wait, waits=True)
         if reply.get("timed_out"):
             raise TimeoutError(f"{self._what()} stayed full for {wait:g}s: nothing was put")
 
@@ -674,15 +674,31 @@ class Queue(_Primitive):
         return self._get(wait, batch, _here())
 
     async def _get(self, wait, batch, where):
-        header = {"op": ops.QUEUE_GET, "name": self.name, "maxsize": self.maxsize, "timeout": wait, **where}
+        header = {"op": ops.QUEUE_GET, "name": self.name, "maxsize": self.maxsize, "timeout": wait,
+                  "ticket": uuid.uuid4().hex, **where}
         if batch is not False:
             header["batch"] = batch
-        reply, payload = await self._ask(header, wait=wait, waits=batch is not True)
+        reply, payload = await self._ask_or_abandon(header, wait=wait, waits=batch is not True)
         if reply.get("timed_out"):
             need = "no item" if batch is False else f"fewer than {batch} items"
             raise TimeoutError(f"{self._what()}: {need} came within {wait:g}s")
         values = self._unpack(reply, payload)
         return values if batch is not False else values[0]
+
+    async def _ask_or_abandon(self, header: dict, **kwargs) -> tuple[dict, list]:
+        """``_ask``; when this call gives up first (interrupted, cancelled, its own deadline),
+        the request leaves the scheduler's line: a get waiting there would otherwise take
+        the next item for nobody, and a put waiting for room would still put it."""
+        try:
+            return await self._ask(header, **kwargs)
+        except (TimeoutError, asyncio.CancelledError):
+            conn = self.client._conn
+            if conn is not None and not conn.closed:
+                try:
+                    conn.send({"op": ops.QUEUE_ABANDON, "ticket": header["ticket"]})
+                except Exception:  # noqa: BLE001 - the connection is going: the scheduler drops the request then
+                    pass
+            raise
 
     @sync_or_async
     async def qsize(self) -> int:

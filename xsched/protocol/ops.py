@@ -76,6 +76,7 @@ SEMAPHORE_VALUE = "semaphore-value"  #: leases held now
 QUEUE_PUT = "queue-put"
 QUEUE_GET = "queue-get"
 QUEUE_SIZE = "queue-size"
+QUEUE_ABANDON = "queue-abandon"  #: a waiting get or put its caller gave up on (interrupted, cancelled)
 VARIABLE_SET = "variable-set"
 VARIABLE_GET = "variable-get"
 VARIABLE_DELETE = "variable-delete"

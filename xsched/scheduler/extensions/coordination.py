@@ -69,6 +69,10 @@ class CoordinationExtension(SchedulerExtension):
         self._wids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future] = {}  # wid -> the future its handler awaits
         self._timers: dict[int, asyncio.TimerHandle] = {}
+        # (client, ticket) -> wid of a waiting queue get or put its caller named, so that it
+        # can leave the line when the caller gives up (queue-abandon); and back
+        self._tickets: dict[tuple[str, str], int] = {}
+        self._ticket_of: dict[int, tuple[str, str]] = {}
 
     def __repr__(self) -> str:
         st = self.state
@@ -139,6 +143,9 @@ class CoordinationExtension(SchedulerExtension):
             raise
         finally:
             self._waiting.pop(wid, None)
+            ticket = self._ticket_of.pop(wid, None)
+            if ticket is not None:
+                self._tickets.pop(ticket, None)
             timer = self._timers.pop(wid, None)
             if timer is not None:
                 timer.cancel()
@@ -221,14 +228,35 @@ class CoordinationExtension(SchedulerExtension):
         if isinstance(item, dict):
             return item
         blocking, timeout = self._timeout(h)
-        return self._request(QueuePut(h["name"], item, owner, next(self._wids), h.get("maxsize", 0), blocking),
-                             timeout)
+        wid = next(self._wids)
+        answer = self._request(QueuePut(h["name"], item, owner, wid, h.get("maxsize", 0), blocking), timeout)
+        return self._note_ticket(owner, h, wid, answer)
 
     def _op_queue_get(self, peer, h, payload):
         blocking, timeout = self._timeout(h)
         batch = h.get("batch")
-        return self._request(QueueGet(h["name"], self._owner(peer, h), next(self._wids),
-                                      False if batch is None else batch, h.get("maxsize", 0), blocking), timeout)
+        owner, wid = self._owner(peer, h), next(self._wids)
+        answer = self._request(QueueGet(h["name"], owner, wid, False if batch is None else batch,
+                                        h.get("maxsize", 0), blocking), timeout)
+        return self._note_ticket(owner, h, wid, answer)
+
+    def _note_ticket(self, owner: Owner, h, wid: int, answer):
+        """``answer``; a request left waiting in line is found by its caller's ticket too."""
+        ticket = h.get("ticket")
+        if ticket is not None and wid in self.state.waiting:
+            self._tickets[(owner.client, ticket)] = wid
+            self._ticket_of[wid] = (owner.client, ticket)
+        return answer
+
+    def _op_queue_abandon(self, peer, h, payload):
+        """The caller of a queue get or put gave up waiting: it leaves the line, so that no item
+        goes to nobody (a get) and none arrives after all (a put). One answered already is
+        past recall."""
+        client = self.scheduler._client_of(peer)
+        wid = self._tickets.get((client, h["ticket"]))
+        if wid is not None and wid in self.state.waiting:
+            self._run(Expire(wid))
+        return {}
 
     def _op_queue_size(self, peer, h, payload):
         self.scheduler._client_of(peer)
@@ -273,6 +301,7 @@ class CoordinationExtension(SchedulerExtension):
         ops.SEMAPHORE_ACQUIRE: _op_semaphore_acquire, ops.SEMAPHORE_RELEASE: _op_semaphore_release,
         ops.SEMAPHORE_VALUE: _op_semaphore_value,
         ops.QUEUE_PUT: _op_queue_put, ops.QUEUE_GET: _op_queue_get, ops.QUEUE_SIZE: _op_queue_size,
+        ops.QUEUE_ABANDON: _op_queue_abandon,
         ops.VARIABLE_SET: _op_variable_set, ops.VARIABLE_GET: _op_variable_get,
         ops.VARIABLE_DELETE: _op_variable_delete,
         ops.EVENT_SET: _op_event_set, ops.EVENT_CLEAR: _op_event_clear, ops.EVENT_IS_SET: _op_event_is_set,
