@@ -430,3 +430,13 @@ def test_asfreq_of_calendar_steps_from_the_first_row(rule, npartitions):
     pdf = pd.DataFrame({"a": np.arange(len(idx), dtype=float)}, index=idx)
     got = xd.from_pandas(pdf, npartitions=npartitions).asfreq(rule).compute()
     pd.testing.assert_frame_equal(got, pdf.asfreq(rule), check_freq=False)
+
+
+@pytest.mark.parametrize("method", ["first", "last", "max", "min"])
+@pytest.mark.parametrize("npartitions", [1, 2])
+def test_resample_of_bools_with_empty_bins_leaves_them_missing(method, npartitions):
+    """A bool result cast back to bool made the empty bins' missing values True."""
+    s = pd.Series([True, False, True, False], name="b", index=pd.to_datetime(
+        ["2024-01-01 00:00", "2024-01-01 00:20", "2024-01-01 01:00", "2024-01-01 01:40"]))
+    got = getattr(xd.from_pandas(s, npartitions=npartitions).resample("20min"), method)().compute()
+    pd.testing.assert_series_equal(got, getattr(s.resample("20min"), method)(), check_freq=False)

@@ -154,10 +154,28 @@ def _resample_part(pieces: list, lo: Any, hi: Any, last: Any, rule: Any, origin:
     out = out.reindex(bins)
     if empty is not None and out.isna().any(axis=None):
         out = out.fillna(empty)
-    try:
-        return out.astype(cast_dtypes(meta))
-    except (TypeError, ValueError):  # (missing values in an integer result: keep pandas' float)
-        return out
+    return _as_meta_unless_missing(out, meta)
+
+
+def _as_meta_unless_missing(out: Any, meta: Any) -> Any:
+    """``out`` cast to ``meta``'s dtypes, except a bool or integer column with empty bins:
+    pandas' float there (a cast would make a missing bool True, or fail for an integer).
+
+    >>> meta = pd.Series([], dtype=bool)
+    >>> _as_meta_unless_missing(pd.Series([True, None, False], dtype=object), meta).tolist()
+    [1.0, nan, 0.0]
+    """
+    target = cast_dtypes(meta)
+    if isinstance(out, pd.DataFrame):
+        holes = out.isna().any()
+        return out.astype({c: (float if holes.get(c, False) and _exact(d) else d) for c, d in target.items()
+                           if c in out.columns})
+    return out.astype(float if _exact(target) and out.isna().any() else target)
+
+
+def _exact(dtype: Any) -> bool:
+    """Whether missing values cannot be held in ``dtype`` (NumPy bool and integers)."""
+    return isinstance(dtype, np.dtype) and dtype.kind in "biu"
 
 
 def _steps_of(part: Any, first: Any, end: Any, lo: Any, hi: Any, closed: bool, offset: Any, fill_value: Any,
