@@ -166,8 +166,17 @@ def _whole(gb: GroupBy, chain: tuple, what: str, meta: Any = None) -> Any:
             kind = type(exc) if isinstance(exc, (TypeError, ValueError)) else ValueError
             columns = {c: str(t) for c, t in gb._frame.dtypes.items() if not str(c).startswith(KEY_COLUMN)}
             raise kind(f"groupby(...).{what}: pandas refuses it on columns {columns}: {exc}") from exc
-    return unnamed(gb, map_partitions(group_call, shuffle(gb._frame, keys), *args, meta=meta,
+    return unnamed(gb, map_partitions(_keyed_call, shuffle(gb._frame, keys), keys, meta, *args, meta=meta,
                                       _name=f"groupby-{chain[-1][0]}"))
+
+
+def _keyed_call(part: pd.DataFrame, keys: list, meta: Any, by: Any, selection: Any, chain: tuple, dropna: bool,
+                *args: Any) -> Any:
+    """``group_call`` of a shuffled partition's rows whose keys are there (``dropna``: the
+    others are in no group); none: the empty meta (pandas refuses some chains on no rows)."""
+    if dropna and keys and len(part):
+        part = part[part[keys].notna().all(axis=1).to_numpy()]
+    return group_call(part, by, selection, chain, dropna, *args) if len(part) else meta
 
 
 def in_place(gb: GroupBy, chain: tuple, what: str, meta: Any = None) -> Any:
@@ -190,11 +199,12 @@ def in_place(gb: GroupBy, chain: tuple, what: str, meta: Any = None) -> Any:
     token = new_token(frame._name, gb._by, gb._selection, repr(chain), gb._dropna, gb._observed, gb._sort)
     tagged = tagged_rows(frame, _moved_columns(frame, keys, gb._selection), f"in-place-{token}")
     met = shuffle(tagged, keys)
-    args = (gb._by, gb._selection, chain, gb._dropna, gb._observed, gb._sort)
+    args = (gb._by, gb._selection, chain, gb._dropna, gb._observed, gb._sort, keys, meta)
     done = map_partitions(_tagged_call, met, *args, meta=_beside_tags(meta, tagged._meta[[_PART, _ROW]]),
                           _name=f"groupby-{chain[0][0]}")
     back = _exchange(done, frame.npartitions, _split_by_part, new_token(done._name, "back"), "groupby-back")
-    out = map_partitions(_put_back, frame, back, meta, meta=meta, _name=f"groupby-{chain[0][0]}-in-place")
+    missing = _dtype_with_missing_keys(gb, chain, keys, meta) if gb._dropna else None
+    out = map_partitions(_put_back, frame, back, meta, missing, meta=meta, _name=f"groupby-{chain[0][0]}-in-place")
     out.divisions = frame.divisions
     return out
 
@@ -209,14 +219,54 @@ def _moved_columns(frame: Any, keys: list, selection: Any) -> list:
 
 
 def _tagged_call(part: pd.DataFrame, by: Any, selection: Any, chain: tuple, dropna: bool, observed: bool,
-                 sort: bool) -> pd.DataFrame:
+                 sort: bool, keys: list, meta: Any) -> pd.DataFrame:
     """pandas' grouped ``chain`` on a partition of tagged rows (whole groups), its results
-    beside the rows' tags."""
-    out = group_call(part.drop(columns=[_PART, _ROW]), by, selection, chain, dropna, observed, sort)
-    if len(out) != len(part):
-        raise ValueError(f"groupby(...).{chain[0][0]}: pandas gave {len(out)} rows for {len(part)}, where it "
-                         "gives a row per row")
+    beside the rows' tags. Rows whose key is missing (``dropna``) get a missing result, as
+    in pandas, without pandas being asked: a piece of such rows only (or none) is one
+    pandas refuses or answers with no rows."""
+    body = part.drop(columns=[_PART, _ROW]).reset_index(drop=True)
+    missing = body[keys].isna().any(axis=1).to_numpy() if dropna and keys else np.zeros(len(body), dtype=bool)
+    keyed = body[~missing] if missing.any() else body
+    if len(keyed):
+        out = group_call(keyed, by, selection, chain, dropna, observed, sort)
+        if len(out) != len(keyed):
+            raise ValueError(f"groupby(...).{chain[0][0]}: pandas gave {len(out)} rows for {len(keyed)}, where "
+                             "it gives a row per row")
+        if missing.any():
+            out = out.set_axis(keyed.index).reindex(body.index)  # (row for row; missing keys: missing)
+    elif isinstance(meta, pd.DataFrame):
+        out = pd.DataFrame({c: pd.Series(np.nan, index=body.index, dtype=_holding_missing(d))
+                            for c, d in meta.dtypes.items()})
+    else:
+        out = pd.Series(np.nan, index=body.index, dtype=_holding_missing(meta.dtype), name=meta.name)
     return _beside_tags(out, part[[_PART, _ROW]])
+
+
+def _dtype_with_missing_keys(gb: GroupBy, chain: tuple, keys: list, meta: Any) -> Any:
+    """The dtype pandas gives a Series result once some rows' keys are missing (it depends
+    on the method: ``transform("first")`` of bools is object, ``cummax`` float), from a
+    stand-in with such a row; None for a frame's result or when pandas refuses the stand-in."""
+    if not isinstance(meta, pd.Series) or not keys:
+        return None
+    try:
+        sample = _nonempty(gb._frame._meta)
+        extra = sample.iloc[:1].copy()
+        for key in keys:
+            extra[key] = pd.Series([None], index=extra.index, dtype=object) if sample[key].dtype.kind in "biu" else None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = on_stand_ins(lambda: group_call(pd.concat([sample, extra]), gb._by, gb._selection, chain,
+                                                  gb._dropna, gb._observed, gb._sort))
+        return out.dtype
+    except Exception:  # noqa: BLE001 - pandas' own dtype for a missing value then (_holding_missing)
+        return None
+
+
+def _holding_missing(dtype: Any) -> Any:
+    """``dtype``, or pandas' for it once a value is missing (float for integers, object for bools)."""
+    if isinstance(dtype, np.dtype) and dtype.kind in "iu":
+        return np.dtype(float)
+    return np.dtype(object) if isinstance(dtype, np.dtype) and dtype.kind == "b" else dtype
 
 
 def _beside_tags(out: Any, tags: pd.DataFrame) -> pd.DataFrame:
@@ -228,11 +278,17 @@ def _beside_tags(out: Any, tags: pd.DataFrame) -> pd.DataFrame:
 _IN_PLACE_HOOK.append(in_place)
 
 
-def _put_back(part: Any, back: pd.DataFrame, meta: Any) -> Any:
-    """Partition ``part``'s results, returned from their groups, in its rows' order and labels."""
+def _put_back(part: Any, back: pd.DataFrame, meta: Any, missing: Any = None) -> Any:
+    """Partition ``part``'s results, returned from their groups, in its rows' order and
+    labels; ``missing``: pandas' dtype of the result once keys are missing."""
     back = back.sort_values(_ROW, kind="stable")
     if isinstance(meta, pd.Series):
-        return pd.Series(back["__value__"].to_numpy(), index=part.index, name=meta.name).astype(cast_dtypes(meta))
+        values = pd.Series(back["__value__"].to_numpy(), index=part.index, name=meta.name)
+        target = cast_dtypes(meta)
+        if isinstance(target, np.dtype) and target.kind in "biu" and values.isna().any():
+            # (a missing key's rows: pandas' dtype for them)
+            return values.astype(missing if missing is not None else _holding_missing(target))
+        return values.astype(target)
     out = back.drop(columns=[_PART, _ROW])
     out.index = part.index
     return out
