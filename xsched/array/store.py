@@ -254,10 +254,9 @@ def _lazy(sources: list, targets: list, regions: list, lock: Any) -> Delayed:
                              "memory, and the tasks writing later would write into copies of it; "
                              "call store(..., compute=True) to write it from here now")
         _sendable(target, f"target {k} ({type(target).__name__})")
-        if type(target).__module__.startswith("zarr"):  # (its store may be this process's memory)
-            from .zarr import ZarrSource
-
-            ZarrSource.from_user(target, None, None).refuse_workers_writing(f"store(compute=False) of target {k}")
+        store_path = getattr(target, "store_path", None)  # (a zarr array: its store may be this process's memory)
+        if store_path is not None:
+            refuse_in_memory(store_path.store, repr(store_path.store), f"store(compute=False) of target {k}")
     token = new_token([s.name for s in sources], uuid.uuid4().hex)
     name = f"store-{token}"
     ann = annotations_in_force()
@@ -276,6 +275,30 @@ def _lazy(sources: list, targets: list, regions: list, lock: Any) -> Delayed:
     done = f"{name}-done"
     graph[done] = Task(all_written, (writes,), {}, per_task(ann))
     return Delayed(done, graph)
+
+
+def in_memory_store(store: Any) -> bool:
+    """Whether a zarr store lives in this process's memory (a ``MemoryStore``, a dict, a
+    ``memory://`` URL): a worker writing into it writes into its own copy."""
+    if isinstance(store, str):
+        return store.startswith("memory://")
+    if isinstance(store, dict):
+        return True
+    try:
+        from zarr.storage import MemoryStore
+    except ImportError:  # (zarr absent: no zarr store either)
+        return False
+    return isinstance(store, MemoryStore)
+
+
+def refuse_in_memory(store: Any, described: str, what: str) -> None:
+    """Raise, now, if workers would write the in-memory ``store`` (a client is the default):
+    they would fill copies of it, and nothing would arrive here."""
+    if in_memory_store(store) and default_client() is not None:
+        raise ValueError(f"{what}: {described} is a zarr store in this process's memory, and the "
+                         "workers of the cluster would write into copies of it (nothing would arrive "
+                         "here); write to a path or URL the workers reach, or compute here with no "
+                         "client as the default")
 
 
 def _gridded(target: Any, ndim: int) -> bool:

@@ -27,19 +27,23 @@ itself, with ``storage_options``.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 import uuid
 from typing import Any
 
 import numpy as np
 
+from .. import task_context
 from ..graph.delayed import Delayed
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
+from ..tokenize import tokenize
 from .chunks import _starts, normalize_chunks
 from .core import Array, _auto_aligned
 from .masking import known_chunks_needed
-from .store import all_written, on_grid
+from .store import all_written, in_memory_store, on_grid, refuse_in_memory
 
 __all__ = ["from_zarr", "to_zarr", "ZarrSource"]
 
@@ -142,26 +146,11 @@ class ZarrSource:
         >>> ZarrSource("memory://out.zarr").in_memory(), ZarrSource({}).in_memory(), ZarrSource("/d.zarr").in_memory()
         (True, True, False)
         """
-        if isinstance(self.store, str):
-            return self.store.startswith("memory://")
-        if isinstance(self.store, dict):
-            return True
-        try:
-            from zarr.storage import MemoryStore
-        except ImportError:  # (zarr absent: no zarr store either)
-            return False
-        return isinstance(self.store, MemoryStore)
+        return in_memory_store(self.store)
 
     def refuse_workers_writing(self, what: str) -> None:
-        """Raise, now, if workers would write this in-memory store (a client is the default):
-        they would fill copies of it, and nothing would arrive here."""
-        from ..client.default import default_client
-
-        if self.in_memory() and default_client() is not None:
-            raise ValueError(f"{what}: {self.describe()} is a zarr store in this process's memory, and the "
-                             "workers of the cluster would write into copies of it (nothing would arrive "
-                             "here); write to a path or URL the workers reach, or compute here with no "
-                             "client as the default")
+        """Raise, now, if workers would write this in-memory store (see ``store.refuse_in_memory``)."""
+        refuse_in_memory(self.store, self.describe(), what)
 
     def __repr__(self) -> str:
         return f"ZarrSource({self.describe()})"
@@ -181,8 +170,36 @@ def _write_region(block: Any, source: ZarrSource, region: tuple[slice, ...],
         raise ValueError(f"to_zarr: {where} came back with shape {block.shape}, but its "
                          f"region {region} of {source.describe()} has shape {shape}; "
                          "nothing was written for it.")
-    source.open("r+")[region] = block
+    z = source.open("r+")
+    with _partial_chunks_lock(source, region, tuple(z.shape), getattr(z, "shards", None) or z.chunks):
+        z[region] = block
     return shape
+
+
+_local_locks: dict[str, threading.Lock] = {}
+_local_locks_guard = threading.Lock()
+
+
+def _partial_chunks_lock(source: ZarrSource, region: tuple, shape: tuple, grid: tuple) -> Any:
+    """What a write of ``region`` holds: nothing when it covers whole stored chunks (no other
+    task writes them: each write is cut onto the grid); else a lock of the array's, since
+    another write (another ``to_zarr(region=...)`` computed with this one) may fill the rest
+    of a chunk, each reading, changing and writing it whole: one part would be lost. On a
+    worker the lock is the cluster's (``xsched.Lock``), here one of this process.
+
+    >>> _partial_chunks_lock(ZarrSource("/a.zarr"), (slice(0, 10),), (20,), (10,)).__class__.__name__
+    'nullcontext'
+    """
+    whole = all(s.start % c == 0 and (s.stop % c == 0 or s.stop == n) for s, n, c in zip(region, shape, grid))
+    if whole:
+        return contextlib.nullcontext()
+    name = f"xsched-zarr-partial-chunks-{tokenize(repr(source.store), source.component)}"
+    if getattr(task_context.thread_state, "worker", None) is not None:
+        from ..client.coordination import Lock
+
+        return Lock(name)
+    with _local_locks_guard:
+        return _local_locks.setdefault(name, threading.Lock())
 
 
 def from_zarr(url_or_store: Any, component: str | None = None, chunks: Any = None, *,
@@ -269,8 +286,9 @@ def to_zarr(arr: Array, url: Any, component: str | None = None, overwrite: bool 
     ``arr``'s length there and writes ``arr`` at the end. Either way, where ``arr``'s
     blocks do not start on the stored chunks (a zarr chunk would be written by two tasks
     at once, one of them losing its part), ``arr`` is first rechunked onto the stored
-    grid, so the writes still need no lock. The metadata (creation, growth) is written
-    now, the blocks when computed.
+    grid; only the writes of part of a stored chunk (a region's ends) then take a lock, the
+    array's, cluster-wide: another write computed with this one may fill the rest of that
+    chunk. The metadata (creation, growth) is written now, the blocks when computed.
 
     ``url`` may also be an existing ``zarr.Array`` (as dask's ``to_zarr`` takes): ``arr`` is
     written into it, as into a region that is all of it, so their shapes must be equal.
