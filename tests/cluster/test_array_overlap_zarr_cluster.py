@@ -143,3 +143,8 @@ def test_region_writes_sharing_a_stored_chunk_lose_nothing(client, tmp_path):
         second = xa.to_zarr(xa.full(5, 2.0).map_blocks(slow_copy), path, region=(slice(5, 10),), compute=False)
         xsched.compute(first, second)
         assert zarr.open_array(path)[:].tolist() == [1.0] * 5 + [2.0] * 5
+        z = zarr.open_array(path, mode="r+")
+        z[:] = 0
+        halves = [xa.full(5, 3.0).map_blocks(slow_copy), xa.full(5, 4.0).map_blocks(slow_copy)]
+        xa.store(halves, [z, z], regions=[(slice(0, 5),), (slice(5, 10),)], compute=False).compute()
+        assert zarr.open_array(path)[:].tolist() == [3.0] * 5 + [4.0] * 5

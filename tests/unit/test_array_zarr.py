@@ -364,13 +364,12 @@ def test_a_store_region_open_at_its_end_must_fit_the_target():
 
 
 def test_only_writes_of_part_of_a_stored_chunk_take_the_array_s_lock():
-    from xsched.array.zarr import ZarrSource, _partial_chunks_lock
+    from xsched.array.store import partial_chunks_lock
 
-    source = ZarrSource("/data/a.zarr")
-    assert _partial_chunks_lock(source, (slice(10, 20), slice(0, 7)), (30, 7), (10, 5)).__class__.__name__ == \
+    assert partial_chunks_lock(("/data/a.zarr",), (slice(10, 20), slice(0, 7)), (30, 7), (10, 5)).__class__.__name__ == \
         "nullcontext"  # (whole chunks, the last one ending with the array)
-    lock = _partial_chunks_lock(source, (slice(5, 10),), (30,), (10,))
-    assert lock is _partial_chunks_lock(source, (slice(25, 30),), (30,), (10,))  # one lock per array
-    assert lock is not _partial_chunks_lock(ZarrSource("/data/b.zarr"), (slice(5, 10),), (30,), (10,))
+    lock = partial_chunks_lock(("/data/a.zarr",), (slice(5, 10),), (30,), (10,))
+    assert lock is partial_chunks_lock(("/data/a.zarr",), (slice(25, 30),), (30,), (10,))  # one lock per array
+    assert lock is not partial_chunks_lock(("/data/b.zarr",), (slice(5, 10),), (30,), (10,))
     with lock:
         assert lock.locked()

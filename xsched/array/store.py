@@ -35,6 +35,7 @@ from typing import Any, Sequence
 import cloudpickle
 import numpy as np
 
+from .. import task_context
 from ..client.default import default_client  # (a registry only: collections import no client code)
 from ..graph import local as graph_local
 from ..graph.delayed import Delayed
@@ -42,6 +43,7 @@ from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.optimize import shared_frontier
 from ..graph.spec import Ref, Task
 from ..sizeof import sizeof
+from ..tokenize import tokenize
 from .chunks import _starts
 from .core import Array, _Blocks
 
@@ -327,8 +329,40 @@ def _write(block: Any, target: Any, where: tuple, dtype: Any, lock: Any, label: 
     if block.shape != shape:
         raise ValueError(f"store: {label} came back with shape {block.shape}, but its place {where} "
                          f"in the target has shape {shape}; nothing was written for it")
-    with _lock_of(lock):
+    if lock is None and _gridded(target, block.ndim):  # (part of a stored chunk: another source may fill the rest)
+        guard = partial_chunks_lock((repr(getattr(target, "store_path", target)),), where, tuple(target.shape),
+                                    getattr(target, "shards", None) or target.chunks)
+    else:
+        guard = _lock_of(lock)
+    with guard:
         target[where] = block
+
+
+_local_locks: dict[str, threading.Lock] = {}
+_local_locks_guard = threading.Lock()
+
+
+def partial_chunks_lock(names: tuple, region: tuple, shape: tuple, grid: tuple) -> Any:
+    """What a write of ``region`` into a chunked array (named by ``names``) holds: nothing
+    when it covers whole stored chunks (no other task writes them: each write is cut onto
+    the grid); else a lock of the array's, since another write computed with this one (a
+    second region, another source of one ``store``) may fill the rest of a chunk, each
+    reading, changing and writing it whole: one part would be lost. On a worker the lock is
+    the cluster's (``xsched.Lock``), here one of this process.
+
+    >>> partial_chunks_lock(("/a.zarr",), (slice(0, 10),), (20,), (10,)).__class__.__name__
+    'nullcontext'
+    """
+    whole = all(s.start % c == 0 and (s.stop % c == 0 or s.stop == n) for s, n, c in zip(region, shape, grid))
+    if whole:
+        return contextlib.nullcontext()
+    name = f"xsched-partial-chunks-{tokenize(*names)}"
+    if getattr(task_context.thread_state, "worker", None) is not None:
+        from ..client.coordination import Lock
+
+        return Lock(name)
+    with _local_locks_guard:
+        return _local_locks.setdefault(name, threading.Lock())
 
 
 def on_grid(arr: Array, z: Any, offset: Sequence[int]) -> Array:

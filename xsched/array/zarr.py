@@ -27,23 +27,19 @@ itself, with ``storage_options``.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import threading
 import uuid
 from typing import Any
 
 import numpy as np
 
-from .. import task_context
 from ..graph.delayed import Delayed
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
-from ..tokenize import tokenize
 from .chunks import _starts, normalize_chunks
 from .core import Array, _auto_aligned
 from .masking import known_chunks_needed
-from .store import all_written, in_memory_store, on_grid, refuse_in_memory
+from .store import all_written, in_memory_store, on_grid, partial_chunks_lock, refuse_in_memory
 
 __all__ = ["from_zarr", "to_zarr", "ZarrSource"]
 
@@ -171,35 +167,10 @@ def _write_region(block: Any, source: ZarrSource, region: tuple[slice, ...],
                          f"region {region} of {source.describe()} has shape {shape}; "
                          "nothing was written for it.")
     z = source.open("r+")
-    with _partial_chunks_lock(source, region, tuple(z.shape), getattr(z, "shards", None) or z.chunks):
+    with partial_chunks_lock((repr(source.store), source.component), region, tuple(z.shape),
+                             getattr(z, "shards", None) or z.chunks):
         z[region] = block
     return shape
-
-
-_local_locks: dict[str, threading.Lock] = {}
-_local_locks_guard = threading.Lock()
-
-
-def _partial_chunks_lock(source: ZarrSource, region: tuple, shape: tuple, grid: tuple) -> Any:
-    """What a write of ``region`` holds: nothing when it covers whole stored chunks (no other
-    task writes them: each write is cut onto the grid); else a lock of the array's, since
-    another write (another ``to_zarr(region=...)`` computed with this one) may fill the rest
-    of a chunk, each reading, changing and writing it whole: one part would be lost. On a
-    worker the lock is the cluster's (``xsched.Lock``), here one of this process.
-
-    >>> _partial_chunks_lock(ZarrSource("/a.zarr"), (slice(0, 10),), (20,), (10,)).__class__.__name__
-    'nullcontext'
-    """
-    whole = all(s.start % c == 0 and (s.stop % c == 0 or s.stop == n) for s, n, c in zip(region, shape, grid))
-    if whole:
-        return contextlib.nullcontext()
-    name = f"xsched-zarr-partial-chunks-{tokenize(repr(source.store), source.component)}"
-    if getattr(task_context.thread_state, "worker", None) is not None:
-        from ..client.coordination import Lock
-
-        return Lock(name)
-    with _local_locks_guard:
-        return _local_locks.setdefault(name, threading.Lock())
 
 
 def from_zarr(url_or_store: Any, component: str | None = None, chunks: Any = None, *,
