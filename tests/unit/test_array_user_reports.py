@@ -128,3 +128,20 @@ def test_arange_of_an_unsigned_dtype_going_down_past_zero_wraps_as_numpys():
         expected = np.arange(*args, dtype="u8")
         assert xa.arange(*args, dtype="u8", chunks=3).compute().tolist() == expected.tolist()
         assert xa.arange(*args, dtype="u8", chunks=3)[::2].compute().tolist() == expected[::2].tolist()
+
+
+def test_to_hdf5_refuses_to_replace_the_dataset_it_reads(tmp_path):
+    """The dataset was deleted before its blocks were read: the file then held the new
+    dataset's fill plus 100 everywhere, silently."""
+    path = str(tmp_path / "self.h5")
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=np.arange(6.0))
+    with h5py.File(path, "r") as f:
+        x = xa.from_array(f["x"], chunks=3)
+    with pytest.raises(ValueError, match=r"reads dataset '/?x' of .*, which this call replaces"):
+        xa.to_hdf5(path, "/x", x + 100)
+    with pytest.raises(ValueError, match="which this call replaces"):
+        xa.to_hdf5(path, {"/x": x * 0, "/y": x})  # (another array of the same call reads it)
+    xa.to_hdf5(path, "/y", x + 100)
+    with h5py.File(path, "r") as f:
+        assert f["x"][:].tolist() == list(range(6)) and f["y"][:].tolist() == [100.0 + i for i in range(6)]

@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from ..graph.spec import Task
+
 __all__ = ["H5Source", "is_h5py_dataset", "close_files", "to_hdf5"]
 
 _files_lock = threading.Lock()
@@ -262,10 +264,40 @@ def to_hdf5(path: str, name: Any, arr: Any = None, *, chunks: Any = True, compre
     if batch_size < 1:
         raise ValueError(f"to_hdf5: batch_size must be >= 1, got {batch_size}")
     path = os.path.abspath(path)
+    _refuse_reading_what_is_replaced(path, datasets)
     close_files(path)  # a cached read handle would make HDF5 refuse to write
     with h5py.File(path, mode) as fh:
         for name, arr in datasets.items():
             _write_dataset(fh, name, arr, chunks, compression, batch_size, dataset_kwargs)
+
+
+def _refuse_reading_what_is_replaced(path: str, datasets: dict) -> None:
+    """Raise, before anything is written, if an array written reads a dataset of ``path``
+    that the call replaces: it is deleted before the blocks are read (the data would be
+    lost, the result made of what the new dataset holds)."""
+    replaced = {"/" + str(name).strip("/") for name in datasets}
+    for name, arr in datasets.items():
+        for source in _h5_sources(arr._graph.flat().values()):
+            if source.path == path and "/" + source.name.strip("/") in replaced:
+                raise ValueError(f"to_hdf5: the array written to {name!r} reads dataset {source.name!r} of "
+                                 f"{path}, which this call replaces before reading it (its data would be "
+                                 "lost); write to another dataset or file, then rename it")
+
+
+def _h5_sources(values: Any):
+    """The ``H5Source`` objects anywhere in tasks' arguments (a graph's values)."""
+    stack = list(values)
+    while stack:
+        obj = stack.pop()
+        if isinstance(obj, H5Source):
+            yield obj
+        elif isinstance(obj, Task):
+            stack.extend(obj.args)
+            stack.extend(obj.kwargs.values())
+        elif isinstance(obj, (list, tuple, set)):
+            stack.extend(obj)
+        elif isinstance(obj, dict):
+            stack.extend(obj.values())
 
 
 def _write_dataset(fh: Any, name: str, arr: Any, chunks: Any, compression: Any, batch_size: int,
