@@ -373,3 +373,16 @@ def test_only_writes_of_part_of_a_stored_chunk_take_the_array_s_lock():
     assert lock is not partial_chunks_lock(("/data/b.zarr",), (slice(5, 10),), (30,), (10,))
     with lock:
         assert lock.locked()
+
+
+def test_writing_into_a_narrower_integer_array_is_refused(tmp_path):
+    """int64 into int8 passed the same-kind check and wrapped 300 round to 44."""
+    path = str(tmp_path / "narrow.zarr")
+    xa.to_zarr(xa.zeros(3, chunks=3, dtype="i1"), path)
+    with pytest.raises(TypeError, match=r"holds int8, which int64 does not cast to safely; write arr.astype\('int8'\)"):
+        xa.to_zarr(xa.from_array(np.array([300, 1000, -500])), path, region=(slice(0, 3),))
+    xa.to_zarr(xa.from_array(np.array([1, -2, 3], dtype="i1")), path, region=(slice(0, 3),))
+    floats = str(tmp_path / "f4.zarr")
+    xa.to_zarr(xa.zeros(3, chunks=3, dtype="f4"), floats)
+    xa.to_zarr(xa.from_array(np.array([0.5, 1.5, 2.5])), floats, region=(slice(0, 3),))  # (floats narrow, as NumPy)
+    assert xa.from_zarr(floats).compute().tolist() == [0.5, 1.5, 2.5]

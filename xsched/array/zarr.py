@@ -357,7 +357,10 @@ def _into_existing(arr: Array, source: ZarrSource, region: Any, append_dim: int 
     if z.ndim != arr.ndim:
         raise ValueError(f"to_zarr: {source.describe()} has {z.ndim} dimensions, the array "
                          f"written into it {arr.ndim}.")
-    if not np.can_cast(arr.dtype, z.dtype, casting="same_kind"):
+    # integers and bools must fit ("safe": a narrower integer would wrap values round, silently);
+    # floats may narrow within their kind (float64 into float32 rounds, as NumPy assigns)
+    rule = "safe" if np.dtype(z.dtype).kind in "biu" else "same_kind"
+    if not np.can_cast(arr.dtype, z.dtype, casting=rule):
         raise TypeError(f"to_zarr: {source.describe()} holds {z.dtype}, which {arr.dtype} "
                         f"does not cast to safely; write arr.astype({str(z.dtype)!r}).")
     if append_dim is not None:
