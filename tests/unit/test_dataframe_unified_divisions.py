@@ -53,3 +53,18 @@ def test_times_unify_and_unknown_divisions_still_refuse():
     pd.testing.assert_series_equal((da.x - db.y).compute(), a.x - b.y)
     with pytest.raises(ValueError, match="3 and 4 partitions"):
         da.clear_divisions().x + db.y
+
+
+@pytest.mark.parametrize("how", ["left", "inner", "outer", "right"])
+def test_joining_indexes_of_other_known_divisions_keeps_order_and_divisions(how):
+    """Known but different divisions went through a hash shuffle: rows out of order, the
+    divisions lost (a resample after refused). Each side is now cut at the union first."""
+    a = pd.DataFrame({"x": np.arange(12.0)}, index=pd.date_range("2024-01-01", periods=12, freq="h", name="ts"))
+    b = pd.DataFrame({"z": np.arange(10)}, index=pd.date_range("2024-01-01 03:00", periods=10, freq="h", name="ts"))
+    left, right = xd.from_pandas(a, npartitions=3), xd.from_pandas(b, npartitions=2)
+    for joined, expected in ((left.join(right, how=how), a.join(b, how=how)),
+                             (xd.merge(left, right, how=how, left_index=True, right_index=True),
+                              pd.merge(a, b, how=how, left_index=True, right_index=True))):
+        assert joined.known_divisions
+        pd.testing.assert_frame_equal(joined.compute(), expected, check_freq=False)
+    assert len(left.join(right, how=how).resample("2h").x.sum().compute())  # (it refused: divisions unknown)

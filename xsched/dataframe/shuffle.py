@@ -38,7 +38,8 @@ from ..graph.p2p import p2p_layers, shuffle_method as _choose
 from ..graph.shuffle import shuffle_layers
 from ..graph.spec import Ref, Task
 from .categorical import has_known_categories
-from .core import DataFrame, Series, _Frame, _nonempty, make_meta, map_partitions, new_collection
+from .core import DataFrame, Series, _Frame, _nonempty, make_meta, map_partitions, new_collection, \
+    unify_divisions
 from .methods import concat
 from .pieces import _concat
 from .io import _identity, from_pandas
@@ -960,9 +961,13 @@ def merge(left: DataFrame, right: DataFrame, how: str = "inner", on: Any = None,
         if validate not in _VALIDATE:
             raise ValueError(f"merge: validate must be one of {list(_VALIDATE)} (as pandas'), got {validate!r}")
         kwargs["validate"], unique = validate, _VALIDATE[validate]
-    if (left_index and right_index and left.known_divisions and right.known_divisions
-            and left.divisions == right.divisions):
-        return map_partitions(_merge_parts, left, right, kwargs, upcast, meta=meta, _name="merge-aligned")
+    if left_index and right_index and left.known_divisions and right.known_divisions:
+        # partition by partition, each side cut first at the union of both divisions (no shuffle:
+        # partition i of each then holds the same labels, and the result keeps the divisions)
+        aligned = unify_divisions(left, right)
+        if len(aligned) == 2 and aligned[0].divisions == aligned[1].divisions:
+            return map_partitions(_merge_parts, aligned[0], aligned[1], kwargs, upcast, meta=meta,
+                                  _name="merge-aligned")
     left_key = None if left_index else left_on  # (None: the index)
     right_key = None if right_index else right_on
     dtypes = _common_dtypes(_key_dtypes(left, left_key), _key_dtypes(right, right_key))
