@@ -10,6 +10,7 @@ import pytest
 
 import xsched
 from xsched import Queue
+from xsched.errors import FutureCancelledError
 from xsched.protocol.schemas import MAX_KEY
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
@@ -239,3 +240,20 @@ def test_workers_given_as_int_names_match_a_local_cluster_s_workers(client):
     names = {info["name"] for info in client.scheduler_info()["workers"].values()}
     assert "0" in {str(n) for n in names}
     assert client.submit(inc, 1, workers=[0], pure=False).result(timeout=30) == 2
+
+
+def add(a, b):
+    return a + b
+
+
+def test_cancelling_a_future_cancels_its_dependents_as_dask(client, tmp_path):
+    from tests.support.helpers import Gate
+
+    gate = Gate(tmp_path)
+    a = client.submit(gate.wait, 1, pure=False)
+    b = client.submit(add, a, 1, pure=False)
+    client.cancel([a])
+    with pytest.raises(FutureCancelledError, match="it needs .*, which .* cancelled"):
+        b.result(timeout=30)
+    gate.open()
+    assert client.submit(add, 1, 1, pure=False).result(timeout=30) == 2

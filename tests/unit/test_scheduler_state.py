@@ -687,3 +687,19 @@ def test_a_heartbeat_that_changes_no_status_skips_the_passes_after_the_event():
     assert s.handle(WorkerHeartbeat("w0", {"rss": 1})) == [] and passes == []  # figures only
     s.handle(WorkerHeartbeat("w0", {"rss": 2, "paused": True}))  # a status change: decisions again
     assert passes == ["_fill_slots", "_steal", "validate"] and s.workers["w0"].status == "paused"
+
+
+def test_cancel_cancels_the_dependents_not_done_that_only_this_client_wants():
+    """As dask's: cancelling ``a`` cancels ``b = f(a)`` and ``c = g(b)`` (they ran on after
+    their input was cancelled), telling the client why; a dependent another client wants
+    too stays, for both."""
+    s = make(n_workers=1)
+    s.handle(UG("c1", [T("a"), T("b", ["a"]), T("c", ["b"])], ["a", "b", "c"]),
+             UG("c1", [T("d", ["a"])], ["d"]), UG("c2", [T("d", ["a"])], ["d"]))
+    out = s.handle(CancelKeys("c1", ["a"]))
+    told = sorted((o.client, o.msg["key"]) for o in out if isinstance(o, ToClient))
+    assert told == [("c1", "b"), ("c1", "c")]
+    reasons = {o.msg["key"]: o.msg["reason"] for o in out if isinstance(o, ToClient)}
+    assert "it needs a, which c1 cancelled" in reasons["b"] and "it needs b" in reasons["c"]
+    assert "b" not in s.tasks and "c" not in s.tasks
+    assert s.tasks["d"].who_wants == {"c1", "c2"} and "a" in s.tasks  # (d goes on for both; it still needs a)

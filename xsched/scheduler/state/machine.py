@@ -284,20 +284,36 @@ class SchedulerState(Transitions, Placement, WorkStealing, Retiring, Replication
         return recs
 
     def _ev_cancel(self, ev: CancelKeys) -> dict:
+        """Cancel the keys for their client, and, as dask does, the dependents not done yet
+        of a key that stops (no other client wants it, or ``force``): those wanted by this
+        client only (or by any, with ``force``) are cancelled too, and their clients told why."""
         recs: dict[str, str] = {}
-        for key in ev.keys:
+        stack = [(key, None) for key in reversed(ev.keys)]
+        seen: set[str] = set()
+        while stack:
+            key, cause = stack.pop()
             ts = self.tasks.get(key)
-            if ts is None:
+            if ts is None or key in seen:
                 continue
+            seen.add(key)
+            if cause is not None:  # a dependent: it stops only when nobody else wants it (or force)
+                if ts.state in ("memory", "erred") or not (ev.force or ts.who_wants <= {ev.client}):
+                    continue
+                for client in sorted(ts.who_wants):
+                    self._out.append(ToClient(client, {"op": ops.KEY_CANCELLED, "key": key, "reason": (
+                        f"{key} was cancelled: it needs {cause}, which {ev.client} cancelled")}))
             ts.who_wants.discard(ev.client)  # the cancelling client already marked its future
             self.clients.get(ev.client, set()).discard(ts)
-            if ev.force:  # (the other clients' futures of it are cancelled too, and told why)
+            if ev.force or cause is not None:  # (the other clients' futures of it are cancelled too, and told why)
                 for other in sorted(ts.who_wants):
-                    self._out.append(ToClient(other, {"op": ops.KEY_CANCELLED, "key": key, "reason": (
-                        f"{key} was cancelled by {ev.client} with cancel(force=True), though this client wanted it")}))
+                    if cause is None:
+                        self._out.append(ToClient(other, {"op": ops.KEY_CANCELLED, "key": key, "reason": (
+                            f"{key} was cancelled by {ev.client} with cancel(force=True), though this client "
+                            "wanted it")}))
                     self.clients.get(other, set()).discard(ts)
                 ts.who_wants.clear()
             if not ts.who_wants:
+                stack.extend((d.key, key) for d in ts.dependents)
                 self._maybe_release(ts, recs)
         return recs
 
