@@ -257,3 +257,24 @@ def test_cancelling_a_future_cancels_its_dependents_as_dask(client, tmp_path):
         b.result(timeout=30)
     gate.open()
     assert client.submit(add, 1, 1, pure=False).result(timeout=30) == 2
+
+
+def fails_here():
+    raise ValueError("no")
+
+
+def test_run_takes_dask_s_on_error_and_nanny_and_names_unknown_workers(client):
+    out = client.run(fails_here, on_error="return")
+    assert len(out) == 2 and all(isinstance(v, ValueError) for v in out.values())
+    assert client.run(fails_here, on_error="ignore") == {}
+    with pytest.raises(ValueError, match="no"):
+        client.run(fails_here)
+    with pytest.raises(ValueError, match="on_error must be"):
+        client.run(fails_here, on_error="skip")
+    with pytest.raises(NotImplementedError, match="nanny=True"):
+        client.run(inc, 1, nanny=True)
+    with pytest.raises(ValueError, match=r"no connected worker is \['tcp://1.2.3.4:5'\]"):
+        client.run(inc, 1, workers=["tcp://1.2.3.4:5"])
+    one = next(iter(client.nthreads()))
+    assert list(client.run(inc, 1, workers=[one])) == [one]
+    assert client.ncores(workers=[one]) == {one: 1}

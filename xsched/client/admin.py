@@ -94,7 +94,8 @@ class AdminMixin:
 
     # ------------------------------------------------------------------ run functions
     @sync_or_async
-    def run(self, func, *args, workers=None, wait: bool = True, **kwargs) -> dict | None:
+    def run(self, func, *args, workers=None, wait: bool = True, nanny: bool = False, on_error: str = "raise",
+            **kwargs) -> dict | None:
         """Run ``func`` on every worker (now, outside the task system): {address: result}.
 
         A ``worker`` parameter in ``func``'s signature (or dask's ``dask_worker``) receives the
@@ -113,11 +114,24 @@ class AdminMixin:
         {'tcp://127.0.0.1:...': ..., 'tcp://127.0.0.1:...': ...}
 
         ``wait=False`` starts it and returns None at once, as dask's: the results are not
-        kept, and an error is logged (``xsched.client``) rather than raised.
+        kept, and an error is logged (``xsched.client``) rather than raised. ``on_error``, as
+        dask's: ``"raise"`` the first worker's exception, ``"return"`` it as that worker's
+        value, or ``"ignore"`` that worker. ``workers`` naming no connected worker is an
+        error; ``nanny=True`` (dask runs ``func`` in the nannies) is refused.
+
+        >>> def fails():
+        ...     raise ValueError("no")
+        >>> sorted(type(v).__name__ for v in client.run(fails, on_error="return").values())
+        ['ValueError', 'ValueError']
         """
+        if on_error not in ("raise", "return", "ignore"):
+            raise ValueError(f"run: on_error must be 'raise', 'return' or 'ignore', not {on_error!r}")
+        if nanny:
+            raise NotImplementedError("run(nanny=True): xsched does not run functions in the nanny processes; "
+                                      "run it in the workers (nanny=False)")
         if not wait:
             return self._run_detached(func, args, kwargs, workers)
-        return self._run(func, args, kwargs, workers)
+        return self._run(func, args, kwargs, workers, on_error)
 
     async def _run_detached(self, func, args, kwargs, workers) -> None:
         """``run(wait=False)``: the run as a task of the client's loop, held until it ends."""
@@ -132,12 +146,17 @@ class AdminMixin:
                                type(t.exception()).__name__, t.exception())
         task.add_done_callback(ended)
 
-    async def _run(self, func, args, kwargs, workers=None) -> dict:
+    async def _run(self, func, args, kwargs, workers=None, on_error: str = "raise") -> dict:
         info = await self._scheduler_info()
         addrs = sorted(info["workers"])
         if workers is not None:
-            want = [workers] if isinstance(workers, str) else list(workers)
-            addrs = [a for a in addrs if a in want or str(info["workers"][a]["name"]) in want]
+            want = [workers] if isinstance(workers, (str, int)) else list(workers)
+            names = {a: str(info["workers"][a]["name"]) for a in addrs}
+            unknown = [w for w in want if w not in names and str(w) not in names.values()]
+            if unknown:
+                raise ValueError(f"run: no connected worker is {unknown!r:.200} (by address or name); connected: "
+                                 + ", ".join(f"{a} (name {n!r})" for a, n in list(names.items())[:20]))
+            addrs = [a for a in addrs if a in want or names[a] in map(str, want)]
 
         async def one(addr):
             reply, payload = await self._pool.get(addr).request(
@@ -147,8 +166,14 @@ class AdminMixin:
         out = {}
         for addr, reply, payload in await asyncio.gather(*(one(a) for a in addrs)):
             if reply.get("error"):
-                raise unpack_exception(reply.get("exception"), reply.get("traceback"), reply.get("text", ""))
-            out[addr] = unpack_objects(reply, payload)["result"]
+                if on_error == "ignore":
+                    continue
+                exc = unpack_exception(reply.get("exception"), reply.get("traceback"), reply.get("text", ""))
+                if on_error == "raise":
+                    raise exc
+                out[addr] = exc
+            else:
+                out[addr] = unpack_objects(reply, payload)["result"]
         return out
 
     @sync_or_async
@@ -321,9 +346,20 @@ class AdminMixin:
             info = {**info, "workers": {a: info["workers"][a] for a in sorted(info["workers"])[:n_workers]}}
         return info
 
-    def nthreads(self) -> dict:
-        """Worker address -> number of threads."""
-        return {a: w["nthreads"] for a, w in self.scheduler_info()["workers"].items()}
+    def nthreads(self, workers=None) -> dict:
+        """Worker address -> number of threads (of ``workers``, addresses or names, when given).
+        ``ncores`` is the same, as dask names it too.
+
+        >>> sorted(client.nthreads().values())
+        [1, 1]
+        """
+        info = self.scheduler_info()["workers"]
+        if workers is not None:
+            want = {str(w) for w in ([workers] if isinstance(workers, (str, int)) else workers)}
+            info = {a: w for a, w in info.items() if a in want or str(w["name"]) in want}
+        return {a: w["nthreads"] for a, w in info.items()}
+
+    ncores = nthreads
 
     @sync_or_async
     async def wait_for_workers(self, n_workers: int = 1, timeout=None) -> None:
