@@ -278,3 +278,16 @@ def test_run_takes_dask_s_on_error_and_nanny_and_names_unknown_workers(client):
     one = next(iter(client.nthreads()))
     assert list(client.run(inc, 1, workers=[one])) == [one]
     assert client.ncores(workers=[one]) == {one: 1}
+
+
+def test_a_collection_persisted_with_a_closed_client_says_so(own_cluster):
+    """Computed here afterwards, NumPy met the futures themselves (AxisError, 'zero-dimensional
+    arrays cannot be concatenated')."""
+    import xsched.array as xa
+
+    cluster = own_cluster(n_workers=1)
+    with xsched.Client(cluster):
+        persisted = (xa.arange(10.0, chunks=5) * 2).persist()
+    for compute in (persisted.compute, persisted.sum().compute):
+        with pytest.raises(RuntimeError, match="persisted on a cluster .* its client closed"):
+            compute()

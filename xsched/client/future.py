@@ -185,6 +185,8 @@ class Future:
     """
 
     __slots__ = ("key", "client", "_state", "__weakref__")
+    #: what the graph layer knows a remote result by (it imports nothing of the client)
+    __xsched_future__ = True
 
     def __init__(self, key: str, client=None, _state: FutureState | None = None):
         if client is None:

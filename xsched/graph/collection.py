@@ -40,10 +40,25 @@ def compute_collection(coll: Any, optimize_graph: bool = True, scheduler: Any = 
         if not optimize_graph:
             kwargs["optimize_graph"] = False
         return client.compute(coll, sync=True, **kwargs)
-    results = get(coll.__xsched_graph__(), coll.__xsched_keys__(), optimize=optimize_graph,
+    graph = coll.__xsched_graph__()
+    _no_remote_results(graph)
+    results = get(graph, coll.__xsched_keys__(), optimize=optimize_graph,
                   num_workers=pool_size(scheduler, num_workers))
     func, extra = coll.__xsched_postcompute__()
     return func(results, *extra)
+
+
+def _no_remote_results(graph: Mapping[str, Any]) -> None:
+    """Refuse, naming the cause, a graph holding results kept on a cluster (a collection
+    persisted there) when no client computes it: run here, NumPy or pandas would meet the
+    futures themselves and fail far from the cause."""
+    for value in graph.values():
+        if getattr(type(value), "__xsched_future__", False):
+            client = getattr(value, "client", None)
+            state = "released" if client is None else getattr(client, "status", "unknown")
+            raise RuntimeError(f"this collection holds results persisted on a cluster (future {value.key!r}, "
+                               f"its client {state}) and no client is the default to compute it there: "
+                               "compute it while that client is open, or persist it again with a new one")
 
 
 def persist_collection(coll: Any, scheduler: Any = None, **kwargs: Any) -> Any:
