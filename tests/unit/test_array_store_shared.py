@@ -69,3 +69,13 @@ def test_the_frontier_leaves_no_task_needed_by_two_groups(n_groups):
         g[f"out{i}"] = Task(max, (Ref("c"), i))
         groups.append([f"out{i}"])
     assert shared_frontier(g, groups) == (["c"] if n_groups > 1 else [])
+
+
+def test_a_source_of_unknown_block_lengths_names_compute_chunk_sizes():
+    x = xa.from_array(DATA.ravel(), chunks=100)
+    masked = x[x > 300]
+    with pytest.raises(ValueError, match=r"store \(source 0\) needs the lengths .*compute_chunk_sizes\(\)"):
+        xa.store(masked, np.zeros(339))
+    out = np.zeros(339)
+    xa.store(masked.compute_chunk_sizes(), out)
+    assert out.tolist() == [float(v) for v in range(301, 640)]

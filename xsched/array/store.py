@@ -46,6 +46,7 @@ from ..sizeof import sizeof
 from ..tokenize import tokenize
 from .chunks import _starts
 from .core import Array, _Blocks
+from .masking import known_chunks_needed
 
 __all__ = ["store"]
 
@@ -164,6 +165,7 @@ def store(sources: Array | Sequence[Array], targets: Any, lock: Any = None,
             raise TypeError(f"store: source {k} is a {type(s).__name__}, not an xsched array; "
                             "assign NumPy data directly (target[...] = data), or wrap it with "
                             "xsched.array.from_array first")
+        known_chunks_needed(s, f"store (source {k})")
     if regions is None or isinstance(regions, tuple) or isinstance(regions, slice):
         regions = [regions] * len(sources)
     regions = list(regions)
