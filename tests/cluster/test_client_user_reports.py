@@ -159,7 +159,7 @@ def test_gather_of_a_frozenset_of_futures_is_the_frozenset_of_results(client):
 def test_data_scattered_again_after_its_future_went_is_there(client, kind):
     """Scattering the same value right after dropping its future gave a future that never
     finished (the scheduler still held the key), or data the workers then freed."""
-    for i in range(20):
+    for i in range(10):
         if kind == "list":
             [f] = client.scatter([[1, 2, 3]])
         else:
