@@ -287,7 +287,8 @@ def _put_back(part: Any, back: pd.DataFrame, meta: Any, missing: Any = None) -> 
         target = cast_dtypes(meta)
         if isinstance(target, np.dtype) and target.kind in "biu" and values.isna().any():
             # (a missing key's rows: pandas' dtype for them)
-            return values.astype(missing if missing is not None else _holding_missing(target))
+            holds = missing is not None and not (isinstance(missing, np.dtype) and missing.kind in "biu")
+            return values.astype(missing if holds else _holding_missing(target))
         return values.astype(target)
     out = back.drop(columns=[_PART, _ROW])
     out.index = part.index
