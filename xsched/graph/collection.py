@@ -57,8 +57,9 @@ def _no_remote_results(graph: Mapping[str, Any]) -> None:
             client = getattr(value, "client", None)
             state = "released" if client is None else getattr(client, "status", "unknown")
             raise RuntimeError(f"this collection holds results persisted on a cluster (future {value.key!r}, "
-                               f"its client {state}) and no client is the default to compute it there: "
-                               "compute it while that client is open, or persist it again with a new one")
+                               f"its client {state}), computed here (no client is the default, or scheduler= "
+                               "named this process): compute it with that client while it is open, or persist "
+                               "it again with a new one")
 
 
 def persist_collection(coll: Any, scheduler: Any = None, **kwargs: Any) -> Any:
