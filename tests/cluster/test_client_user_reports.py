@@ -233,7 +233,11 @@ def test_wait_and_timeouts_read_as_dask_takes_them(client, tmp_path):
     ac.clear()
     assert ac.is_empty() and list(ac) == []
     gate.open()
-    assert held.result(timeout=30) == 1
+    assert held.result(timeout=30) == 1  # (done after clear(): not yielded)
+    later = client.submit(inc, 5, pure=False)
+    assert later.result(timeout=30) == 6  # (done before its step: the 1 s since as_completed have passed)
+    ac.add(later)
+    assert list(ac) == [later]
 
 
 def test_workers_given_as_int_names_match_a_local_cluster_s_workers(client):

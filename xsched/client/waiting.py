@@ -162,6 +162,7 @@ class as_completed(Iterator):
         self._deadline = None if seconds is None else time.monotonic() + seconds
         self._timeout = seconds
         self._queue: "queue.Queue[Future]" = queue.Queue()
+        self._generation = 0  # (clear() starts a new one: the futures it dropped are not yielded)
         self._pending = 0
         self._lock = threading.Lock()
         self._asynchronous = False  # (an asynchronous client's futures: ``async for`` only)
@@ -179,10 +180,14 @@ class as_completed(Iterator):
             self._pending += 1
         if future.client is not None and future.client.asynchronous:
             self._asynchronous = True
-        _on_done(future, self._put)
+        generation = self._generation
+        _on_done(future, lambda f: self._put(f, generation))
 
-    def _put(self, future: Future) -> None:
-        self._queue.put(future)
+    def _put(self, future: Future, generation: int) -> None:
+        with self._lock:
+            if generation != self._generation:
+                return  # (dropped by clear())
+            self._queue.put(future)
         event, loop = self._aevent, self._loop
         if event is not None:
             try:
@@ -209,6 +214,7 @@ class as_completed(Iterator):
         """Stop tracking every future not yielded yet (those still running are left alone)."""
         with self._lock:
             self._pending = 0
+            self._generation += 1
             while True:
                 try:
                     self._queue.get_nowait()
