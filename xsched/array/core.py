@@ -271,11 +271,7 @@ class Array:
 
     def _compute_blocks(self, keys: list[str]) -> list:
         """Compute some of this array's blocks, on the default client or locally."""
-        blocks = _Blocks(self.__xsched_graph__(), keys)
-        client = default_client()
-        if client is not None:
-            return client.compute(blocks, sync=True)
-        return graph_local.get(blocks.graph, list(keys), optimize=True)
+        return compute_keys(self.__xsched_graph__(), keys)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         out = np.asarray(self.compute())
@@ -779,6 +775,14 @@ def _unsupported_ufunc(ufunc: np.ufunc, method: str, inputs: tuple) -> Any:
                   "at": "x[index] = x[index] + values (where no position repeats)"}.get(
                       method, "x.map_blocks(...), or compute() first")
     raise TypeError(f"np.{name}.{method} is not supported on xsched arrays; instead use {advice}")
+
+
+def compute_keys(graph: dict, keys: list[str]) -> list:
+    """The values of ``keys`` of ``graph`` (blocks of arrays), on the default client or here."""
+    client = default_client()
+    if client is not None:
+        return client.compute(_Blocks(graph, keys), sync=True)
+    return graph_local.get(graph, list(keys), optimize=True)
 
 
 class _Blocks:

@@ -37,7 +37,6 @@ import numpy as np
 
 from .. import task_context
 from ..client.default import default_client  # (a registry only: collections import no client code)
-from ..graph import local as graph_local
 from ..graph.delayed import Delayed
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.optimize import shared_frontier
@@ -45,7 +44,7 @@ from ..graph.spec import Ref, Task
 from ..sizeof import sizeof
 from ..tokenize import tokenize
 from .chunks import _starts
-from .core import Array, _Blocks
+from .core import Array, compute_keys
 from .masking import known_chunks_needed
 
 __all__ = ["store"]
@@ -209,18 +208,10 @@ def _store_now(sources: list, targets: list, regions: list, guard: Any, batch: i
     if len(groups) > 1:
         graph = _shared_values(graph, groups, batch)
     for (k, part), keys in zip(work, groups):
-        blocks = _compute(graph, keys)
+        blocks = compute_keys(graph, keys)
         for (_, where), block in zip(part, blocks):
             with guard:
                 targets[k][where] = np.asarray(block, dtype=sources[k].dtype)
-
-
-def _compute(graph: dict, keys: list[str]) -> list:
-    """The values of ``keys`` of ``graph``, on the default client or here."""
-    client = default_client()
-    if client is not None:
-        return client.compute(_Blocks(graph, keys), sync=True)
-    return graph_local.get(graph, list(keys), optimize=True)
 
 
 def _shared_values(graph: dict, groups: list, batch: int) -> dict:
@@ -234,7 +225,7 @@ def _shared_values(graph: dict, groups: list, batch: int) -> dict:
             break
         for lo in range(0, len(shared), batch):
             keys = shared[lo:lo + batch]
-            values = _compute(out, keys)
+            values = compute_keys(out, keys)
             held += sum(sizeof(v) for v in values)
             if held > SHARED_BYTES:
                 return out
@@ -283,7 +274,11 @@ def _lazy(sources: list, targets: list, regions: list, lock: Any) -> Delayed:
 
 def in_memory_store(store: Any) -> bool:
     """Whether a zarr store lives in this process's memory (a ``MemoryStore``, a dict, a
-    ``memory://`` URL): a worker writing into it writes into its own copy."""
+    ``memory://`` URL): a worker writing into it writes into its own copy.
+
+    >>> in_memory_store("memory://out.zarr"), in_memory_store({}), in_memory_store("/d.zarr")
+    (True, True, False)
+    """
     if isinstance(store, str):
         return store.startswith("memory://")
     if isinstance(store, dict):

@@ -39,7 +39,7 @@ from ..graph.spec import Ref, Task
 from .chunks import _starts, normalize_chunks
 from .core import Array, _auto_aligned
 from .masking import known_chunks_needed
-from .store import all_written, in_memory_store, on_grid, partial_chunks_lock, refuse_in_memory
+from .store import all_written, on_grid, partial_chunks_lock, refuse_in_memory
 
 __all__ = ["from_zarr", "to_zarr", "ZarrSource"]
 
@@ -135,15 +135,6 @@ class ZarrSource:
     def __reduce__(self):
         return (ZarrSource, (self.store, self.component, self.storage_options))
 
-    def in_memory(self) -> bool:
-        """Whether the store lives in this process's memory (a ``MemoryStore``, a dict, a
-        ``memory://`` URL): a worker writing into it writes into its own copy.
-
-        >>> ZarrSource("memory://out.zarr").in_memory(), ZarrSource({}).in_memory(), ZarrSource("/d.zarr").in_memory()
-        (True, True, False)
-        """
-        return in_memory_store(self.store)
-
     def refuse_workers_writing(self, what: str) -> None:
         """Raise, now, if workers would write this in-memory store (see ``store.refuse_in_memory``)."""
         refuse_in_memory(self.store, self.describe(), what)
@@ -167,8 +158,7 @@ def _write_region(block: Any, source: ZarrSource, region: tuple[slice, ...],
                          f"region {region} of {source.describe()} has shape {shape}; "
                          "nothing was written for it.")
     z = source.open("r+")
-    with partial_chunks_lock((repr(source.store), source.component), region, tuple(z.shape),
-                             getattr(z, "shards", None) or z.chunks):
+    with partial_chunks_lock((repr(z.store_path),), region, tuple(z.shape), getattr(z, "shards", None) or z.chunks):
         z[region] = block
     return shape
 
