@@ -440,3 +440,33 @@ def test_resample_of_bools_with_empty_bins_leaves_them_missing(method, npartitio
         ["2024-01-01 00:00", "2024-01-01 00:20", "2024-01-01 01:00", "2024-01-01 01:40"]))
     got = getattr(xd.from_pandas(s, npartitions=npartitions).resample("20min"), method)().compute()
     pd.testing.assert_series_equal(got, getattr(s.resample("20min"), method)(), check_freq=False)
+
+
+# ---------------------------------------------------------------------- columns of windows and bins
+
+
+@pytest.mark.parametrize("npartitions", NPARTS)
+@pytest.mark.parametrize("make", [lambda d: d.rolling(3), lambda d: d.expanding(), lambda d: d.ewm(span=3)],
+                         ids=["rolling", "expanding", "ewm"])
+def test_windows_select_columns_by_item_list_and_attribute_as_pandas(npartitions, make):
+    pdf = pd.DataFrame({"a": _series(), "b": np.arange(12.0), "c": 1.0})
+    df = xd.from_pandas(pdf, npartitions=npartitions)
+    pd.testing.assert_series_equal(make(df)["a"].mean().compute(), make(pdf)["a"].mean())
+    pd.testing.assert_frame_equal(make(df)[["a", "c"]].sum().compute(), make(pdf)[["a", "c"]].sum())
+    pd.testing.assert_series_equal(make(df).b.sum().compute(), make(pdf).b.sum())
+    with pytest.raises(TypeError, match="no columns to select"):
+        make(df.a)["a"]
+    with pytest.raises(AttributeError, match="nope"):
+        make(df).nope
+
+
+@pytest.mark.parametrize("npartitions", NPARTS)
+def test_rolling_aggregate_and_resample_named_aggregation_as_pandas(npartitions):
+    idx = pd.date_range("2000-01-01", periods=12, freq="25min")
+    pdf = pd.DataFrame({"a": _series().values, "b": np.arange(12)}, index=idx)
+    df = xd.from_pandas(pdf, npartitions=npartitions)
+    pd.testing.assert_frame_equal(df.rolling(2).aggregate(["sum", "mean"]).compute(),
+                                  pdf.rolling(2).aggregate(["sum", "mean"]))
+    named = dict(total=("a", "sum"), top=("b", "max"))
+    pd.testing.assert_frame_equal(df.resample("1h").agg(**named).compute(), pdf.resample("1h").agg(**named))
+    pd.testing.assert_frame_equal(df.resample("1h").aggregate("sum").compute(), pdf.resample("1h").aggregate("sum"))

@@ -60,6 +60,7 @@ from ..graph.layers import LayeredGraph, new_token
 from ..graph.partials import through_all
 from .core import DataFrame, Series, _Frame, _nonempty, make_meta, new_collection
 from .expanding import _shaped, _values
+from .selection import SelectsColumns
 from .standin import on_stand_ins
 
 __all__ = ["EWM"]
@@ -353,7 +354,7 @@ def _spread(part: Any, prefix: tuple, method: str, alpha: float, ignore_na: bool
     return _shaped(part, out)
 
 
-class EWM:
+class EWM(SelectsColumns):
     """``df.ewm(com=, span=, halflife=, alpha=, min_periods=0, adjust=True, ignore_na=False)``:
     exponentially weighted ``mean``, ``sum``, ``var`` and ``std`` across partitions (see the
     module).
@@ -447,9 +448,14 @@ class EWM:
         """
         return self._run("std", bias=bias)
 
+    _label = "ewm(...)"
+
     def __getattr__(self, name: str):
         if name.startswith("_"):
             raise AttributeError(name)
+        chosen = self._column_or_none(name)
+        if chosen is not None:
+            return chosen
         raise AttributeError(f"ewm(...) has no {name!r} across partitions; it has {', '.join(METHODS)}. Within "
                              f"each partition alone: .map_partitions(lambda part: part.ewm(...).{name}())")
 

@@ -35,6 +35,7 @@ import pandas as pd
 from ..graph.layers import LayeredGraph, new_token
 from ..graph.partials import through_all
 from .core import DataFrame, Series, _Frame, _nonempty, make_meta, new_collection
+from .selection import SelectsColumns
 from .standin import on_stand_ins
 
 __all__ = ["Expanding"]
@@ -130,7 +131,7 @@ def _expand(part: Any, prefix: tuple, stat: str, min_periods: int, ddof: int) ->
     return _shaped(part, np.where(seen >= min_periods, out, np.nan))
 
 
-class Expanding:
+class Expanding(SelectsColumns):
     """``df.expanding(min_periods=1)``: its statistics over every row so far (see the module).
 
     >>> import pandas as pd, xsched.dataframe as xd
@@ -159,9 +160,14 @@ class Expanding:
         layers = through_all(name, frame._keys(), _totals, _prefixes, _expand, (stat, self._min_periods, ddof))
         return new_collection(LayeredGraph.merge(frame._graph, new=layers), name, meta, frame.divisions)
 
+    _label = "expanding(...)"
+
     def __getattr__(self, name: str):
         if name.startswith("_"):
             raise AttributeError(name)
+        chosen = self._column_or_none(name)
+        if chosen is not None:
+            return chosen
         raise AttributeError(f"expanding(...) has no {name!r} across partitions; it has {', '.join(STATISTICS)}. "
                              f"Within each partition alone: .map_partitions(lambda part: part.expanding().{name}())")
 

@@ -49,6 +49,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_ta
 from ..graph.spec import Ref, Task
 from .core import DataFrame, Series, _Frame, _nonempty, make_meta, new_collection, part_key, require_sorted_times
 from .pieces import cast_dtypes
+from .selection import SelectsColumns
 from .standin import on_stand_ins
 
 __all__ = ["Resampler"]
@@ -251,7 +252,7 @@ def _origin_time(origin: Any, divs: list, offset: Any = None) -> pd.Timestamp:
     return base + pd.Timedelta(offset) if offset is not None else base
 
 
-class Resampler:
+class Resampler(SelectsColumns):
     """Time bins of a partitioned Series or DataFrame with a sorted DatetimeIndex (see the
     module docstring); the aggregation methods give a collection with one partition per input
     partition.
@@ -357,31 +358,28 @@ class Resampler:
         graph = LayeredGraph.merge(frame._graph, new={rows_name: rows, out_name: outs})
         return new_collection(graph, out_name, meta, tuple(starts) + (last_bin,))
 
-    def agg(self, spec: Any):
-        """Aggregate each bin: a name, a list of names, or ``{column: names}``."""
-        return self._run("agg", spec)
-
-    def __getitem__(self, key: Any) -> "Resampler":
-        """The same bins of some columns: ``df.resample("1h")["x"]`` or ``[["x", "y"]]``.
+    def agg(self, func: Any = None, *args: Any, **kwargs: Any):
+        """Aggregate each bin as pandas' ``Resampler.agg``: a name, a list of names,
+        ``{column: names}``, or named aggregations ``total=("v", "sum")``.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> idx = pd.date_range("2000-01-01", periods=4, freq="30min")
-        >>> df = xd.from_pandas(pd.DataFrame({"v": [1.0, 2, 3, 4], "w": 0}, index=idx), npartitions=2)
-        >>> df.resample("1h")["v"].sum().compute().tolist(), df.resample("1h").v.max().compute().tolist()
-        ([3.0, 7.0], [2.0, 4.0])
+        >>> df = xd.from_pandas(pd.DataFrame({"v": [1.0, 2, 3, 4]}, index=idx), npartitions=2)
+        >>> df.resample("1h").agg(total=("v", "sum")).compute().total.tolist()
+        [3.0, 7.0]
         """
-        if not isinstance(self._frame, DataFrame):
-            raise TypeError(f"resample(...)[{key!r}]: a Series' bins have no columns to select")
-        resampler = Resampler.__new__(Resampler)
-        resampler.__dict__.update(self.__dict__, _frame=self._frame[key])
-        return resampler
+        return self._run("agg", func, *args, **kwargs)
+
+    aggregate = agg
+
+    _label = "resample(...)"
 
     def __getattr__(self, name: str) -> "Resampler":
-        frame = self.__dict__.get("_frame")
-        if name.startswith("_") or not isinstance(frame, DataFrame) or name not in frame.columns:
+        chosen = self._column_or_none(name)
+        if chosen is None:
             raise AttributeError(f"resample(...) has no {name!r}: its methods are {', '.join(_METHODS)} and "
                                  f"agg, and a DataFrame's columns select its bins")
-        return self[name]
+        return chosen
 
 
 def _method(name: str):

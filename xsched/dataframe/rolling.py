@@ -41,6 +41,7 @@ from ..graph.spec import Ref, Task
 from .index import shifted_labels
 from .core import _NO_META, DataFrame, Series, _check_meta, _emulate, _Frame, _nonempty, make_meta, \
     new_collection, part_key, require_sorted_times
+from .selection import SelectsColumns
 from .standin import on_stand_ins
 
 __all__ = ["Rolling", "map_overlap"]
@@ -131,8 +132,9 @@ def _rolling(rows: Any, part: Any, window: Any, kwargs: dict, method: Any, args:
     return out.iloc[start * per_row:(start + len(part)) * per_row]
 
 
-class Rolling:
-    """Rolling windows over a partitioned Series or DataFrame (see the module docstring).
+class Rolling(SelectsColumns):
+    """Rolling windows over a partitioned Series or DataFrame (see the module docstring);
+    ``["x"]``, ``[["x", "y"]]`` or ``.x`` gives those of some columns.
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> idx = pd.date_range("2000-01-01", periods=6, freq="30min")
@@ -165,8 +167,17 @@ class Rolling:
         except Exception as exc:
             raise ValueError(f"rolling({window!r}, {kwargs}) fails in pandas: {exc}") from exc
 
+    _label = "rolling(...)"
+
     def __repr__(self) -> str:
         return f"xsched.Rolling<{self._frame._name}, window={self._window}>"
+
+    def __getattr__(self, name: str):
+        chosen = self._column_or_none(name)
+        if chosen is None:
+            raise AttributeError(f"rolling(...) has no {name!r}: its methods are {', '.join(_METHODS)}, aggregate, "
+                                 "cov and corr, and a DataFrame's columns select their windows")
+        return chosen
 
     def _pairwise(self, stat: str, other: Any, pairwise: Any, ddof: int):
         frame, kwargs = self._frame, {"ddof": ddof}
@@ -266,6 +277,7 @@ def _method(name: str):
 
 for _name in _METHODS:
     setattr(Rolling, _name, _method(_name))
+Rolling.aggregate = Rolling.agg  # type: ignore[attr-defined]  (pandas' two names)
 
 
 def _shifted(before: Any, part: Any, after: Any, method: str, periods: int, kwargs: dict) -> Any:
