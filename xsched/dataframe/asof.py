@@ -52,7 +52,10 @@ def merge_asof(left: DataFrame, right: Any, on: Any = None, left_on: Any = None,
     increasing, non-overlapping ranges, and an index must have known divisions. With a
     key column the result has each partition's own default index, as a merge on columns.
     The right's int and bool columns come back as float and object (as pandas gives them
-    when a row finds no match), whether or not every row found one.
+    when a row finds no match), whether or not every row found one. With ``left_index`` and
+    ``right_on`` (or ``left_on`` and ``right_index``), pandas fills the key column with the
+    matched right keys when every row found a match and with the left's keys otherwise; here
+    each partition decides that for its own rows.
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> t = pd.date_range("2024-01-01", periods=6, freq="1min")
