@@ -311,3 +311,17 @@ def test_rows_take_only_the_keys_and_the_selected_columns_to_their_groups():
     assert moved(df.groupby(["k", "j"])[["v", "w"]].shift()) == {("k", "j", "v", "w")}
     assert moved(df.groupby("k").shift()) == {("k", "j", "v", "w")}
     same(df.groupby("k").shift().compute(), pdf.groupby("k").shift(), "shift")
+
+
+@pytest.mark.parametrize("npartitions", [1, 2])
+@pytest.mark.parametrize("method", ["median", "sem", "any", "all", "mean"])
+def test_unobserved_categories_pair_with_other_keys_values_of_rows_with_a_missing_category(npartitions, method):
+    # (ki=1 is held only by a row whose categorical key is missing: pandas still pairs it with
+    # every category)
+    pdf = pd.DataFrame({"kc": pd.Categorical(["a", None, "b", "a"], categories=["a", "b", "z"]),
+                        "ki": [0, 1, 0, 2], "y": [1.0, 2, 3, 4]})
+    df = xd.from_pandas(pdf, npartitions=npartitions)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = getattr(pdf.groupby(["kc", "ki"], observed=False).y, method)()
+    tm.assert_series_equal(getattr(df.groupby(["kc", "ki"], observed=False).y, method)().compute(), expected)

@@ -120,15 +120,17 @@ def _doc(method: str, text: str) -> str:
 
 
 def _gather(parts: list, meta: Any, after: int, order: pd.Index | None, levelwise: bool = False,
-            unobserved: tuple | None = None, sort: bool = True) -> Any:
+            unobserved: tuple | None = None, sort: bool = True, others: list | None = None) -> Any:
     """The partitions' per-group rows as one object, in the keys' order, or in ``order`` (the
     keys in their first appearance, for ``sort=False``; ``levelwise``: ordered by each key
     column's first appearance in turn, as pandas' ``describe`` of several keys is); the
     ``after`` index levels past the key keep each group's own order; with ``unobserved``
-    (``_unobserved``), pandas' rows for the categories no row holds added."""
+    (``_unobserved``), pandas' rows for the categories no row holds added (``others``: the
+    values each key that is not categorical takes in the whole frame, or None)."""
     if unobserved is not None:
         levels, fill, final_meta = unobserved
-        return _with_unobserved(_gather(parts, meta, after, order, levelwise), levels, fill, final_meta, sort)
+        return _with_unobserved(_gather(parts, meta, after, order, levelwise), levels, fill, final_meta, sort,
+                                others)
     out = _concat(parts, meta)
     if levelwise and isinstance(order, pd.MultiIndex):
         firsts = [pd.factorize(order.get_level_values(i), use_na_sentinel=False)[0] for i in range(order.nlevels)]
@@ -309,12 +311,17 @@ def _reducing(gb: GroupBy, method: str, args: tuple, kwargs: dict) -> Any:
     after = out._meta.index.nlevels - len(gb._key_columns)  # (the index levels past the key's)
     order = None if gb._sort else gb._distinct_keys(gb._key_columns)  # (pandas': first appearance)
     meta = out._meta if unobserved is None else unobserved[2]
+    # (pandas pairs the categories with every value a key that is not categorical takes in any
+    # row, rows dropped for a missing categorical key too: those values, from the whole frame)
+    others = [None if unobserved is None or unobserved[0][i] is not None else gb._distinct_keys([k])
+              for i, k in enumerate(gb._key_columns)]
     name = f"groupby-{method}-{new_token(out._name, after, getattr(order, '_name', None), unobserved is None)}"
     refs = [Ref(chunk_key(out._name, (i,))) for i in range(out.npartitions)]
     layer = {chunk_key(name, (0,)): Task(_gather, (refs, out._meta, int(after),
                                                    None if order is None else Ref(order.key), method == "describe",
-                                                   unobserved, gb._sort))}
-    graphs = [out._graph] + ([] if order is None else [order._graph])
+                                                   unobserved, gb._sort,
+                                                   [None if o is None else Ref(o.key) for o in others]))}
+    graphs = [out._graph] + ([] if order is None else [order._graph]) + [o._graph for o in others if o is not None]
     return new_collection(LayeredGraph.merge(*graphs, new={name: layer}), name, meta, (None, None))
 
 
@@ -363,9 +370,10 @@ def _label_key(label: Any) -> tuple:
     return tuple(_MISSING if pd.isna(v) else v for v in (label if isinstance(label, tuple) else (label,)))
 
 
-def _with_unobserved(out: Any, levels: list, fill: Any, meta: Any, sort: bool) -> Any:
+def _with_unobserved(out: Any, levels: list, fill: Any, meta: Any, sort: bool, others: list | None = None) -> Any:
     """``out`` (a row per group some row holds) with pandas' row for every other combination
-    of the categorical keys' categories and the other keys' values (``_unobserved``)."""
+    of the categorical keys' categories and the other keys' values (``_unobserved``; those
+    of the whole frame when ``others`` has them, else those of the groups in ``out``)."""
     index = out.index
 
     def values(i: int) -> list:
@@ -373,7 +381,8 @@ def _with_unobserved(out: Any, levels: list, fill: Any, meta: Any, sort: bool) -
         missing = [np.nan] if level.isna().any() else []  # (dropna=False: the missing key, last)
         if levels[i] is not None:
             return levels[i] + missing
-        seen = [v for v in pd.unique(level) if not pd.isna(v)]
+        found = level if others is None or others[i] is None else others[i]
+        seen = [v for v in pd.unique(found) if not pd.isna(v)]
         return (sorted(seen) if sort else seen) + missing
 
     if index.nlevels == 1:
