@@ -300,11 +300,17 @@ class Resampler(SelectsColumns):
 
         def on_stand_in() -> tuple:
             # two rows in neighbouring bins give the result's dtypes; a gap between them shows
-            # what pandas gives a bin with no rows
+            # what pandas gives a bin with no rows. (Which two rows fill neighbouring bins and no
+            # others depends on the side closed: pandas adds an empty calendar bin before a first
+            # row off an edge, or after a last row on one, when bins are closed on the right.)
             stand_in = _nonempty(frame._meta)
-            stand_in.index = pd.DatetimeIndex([t0, t0 + rule], name=frame._meta.index.name)
+            inside = t0 + pd.Timedelta(1, "ns")
+            for pair in ((t0, t0 + rule), (inside, inside + rule), (t0, inside)):
+                stand_in.index = pd.DatetimeIndex(pair, name=frame._meta.index.name)
+                if (stand_in.resample(rule, **how, **self._origin).size() > 0).all():
+                    break
             meta = make_meta(getattr(stand_in.resample(rule, **how, **self._origin), method)(*args, **kwargs))
-            stand_in.index = pd.DatetimeIndex([t0, t0 + 2 * rule], name=frame._meta.index.name)
+            stand_in.index = pd.DatetimeIndex([pair[0], pair[1] + rule], name=frame._meta.index.name)
             sample = getattr(stand_in.resample(rule, **how, **self._origin), method)(*args, **kwargs)
             return meta, sample, stand_in.resample(rule, **how, **self._origin).size()
         try:
