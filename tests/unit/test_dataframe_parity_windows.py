@@ -484,3 +484,14 @@ def test_resample_keeps_integers_whatever_side_is_closed(npartitions, rule, clos
     for method in ("max", "first", "sum"):
         pd.testing.assert_frame_equal(getattr(df.resample(rule, closed=closed), method)().compute(),
                                       getattr(pdf.resample(rule, closed=closed), method)(), check_freq=False)
+
+
+def test_dt_tz_localize_infer_on_a_column_runs_in_one_partition_and_is_refused_across_several():
+    # (the clocks go back at 03:00 on 2018-10-28 in Europe/Warsaw: 02:xx happens twice)
+    times = pd.Series(pd.to_datetime(["2018-10-28 01:30", "2018-10-28 02:00", "2018-10-28 02:30",
+                                      "2018-10-28 02:00", "2018-10-28 02:30", "2018-10-28 03:00"]))
+    expected = times.dt.tz_localize("Europe/Warsaw", ambiguous="infer")
+    one = xd.from_pandas(times, npartitions=1)
+    pd.testing.assert_series_equal(one.dt.tz_localize("Europe/Warsaw", ambiguous="infer").compute(), expected)
+    with pytest.raises(NotImplementedError, match="whole column.*repartition"):
+        xd.from_pandas(times, npartitions=3).dt.tz_localize("Europe/Warsaw", ambiguous="infer")

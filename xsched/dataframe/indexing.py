@@ -107,6 +107,12 @@ class Accessor:
     def _method(self, attr: str):
         """The accessor's method ``attr``, run per partition (an Index's results as ``core.Index``'s)."""
         def call(*args: Any, **kwargs: Any):
+            if (self._kind, attr, kwargs.get("ambiguous")) == ("dt", "tz_localize", "infer") and \
+                    self._series.npartitions > 1:
+                raise NotImplementedError(
+                    "dt.tz_localize(ambiguous='infer') reads the order of the whole column, which no partition "
+                    "sees; pass ambiguous='NaT' or 'raise', a boolean array per partition through "
+                    "map_partitions, or repartition(npartitions=1) first")
             source = self._index_source()
             return relabelled(map_partitions(_accessor_call, self._series, self._kind, attr, args, kwargs,
                                              None if source is None else source._row_labels(),
