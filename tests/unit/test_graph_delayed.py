@@ -47,9 +47,15 @@ def test_impure_by_default_pure_on_request():
     assert a.key == b.key
 
 
-def test_name_forces_the_key():
-    x = delayed(inc, name="my-input")(1)
+def test_name_forces_a_values_key_and_prefixes_a_functions_calls():
+    x = delayed(inc)(1, xsched_key_name="my-input")
     assert x.key == "my-input"
+    load = delayed(inc, name="load")
+    a, b = load(1), load(10)  # (each call a key of its own: one key would give both one result)
+    assert load.key == "load" and a.key != b.key and a.key.startswith("load-") and b.key.startswith("load-")
+    assert xsched.compute(a, b, scheduler="sync") == (2, 11)
+    step = delayed(name="step")(lambda v: v * 2)
+    assert step(step(3)).compute(scheduler="sync") == 12
     assert delayed(inc)(1, xsched_key_name="other").key == "other"
     assert delayed([1, 2], name="data").key == "data"
     assert (delayed(sum)(x) if False else x).compute() == 2
@@ -185,7 +191,7 @@ def test_annotations_copied_into_tasks():
 
 
 def test_repr_and_html():
-    x = delayed(inc, name="inc-1a2b")(1)
+    x = delayed(inc)(1, xsched_key_name="inc-1a2b")
     assert repr(x) == "Delayed('inc-1a2b')"
     with annotate(retries=2):
         y = x + 1

@@ -651,8 +651,9 @@ class DelayedFunction(Delayed):
                 _set_ann(node, current_annotations() or None)
                 return node
         pure = kwargs.pop("pure", self._pure)
-        key = _pop_key_name(kwargs) or self._name
-        return _new_call(self._func, args, kwargs, pure=pure, key=key, length=self._nout)
+        # (a name is the function's own key and its calls' prefix: each call has a key of its own)
+        return _new_call(self._func, args, kwargs, pure=pure, prefix=self._name, key=_pop_key_name(kwargs),
+                         length=self._nout)
 
 
 _set_func, _set_pure, _set_nout, _set_name = (DelayedFunction.__dict__[name].__set__
@@ -678,9 +679,10 @@ def delayed(obj: Any = _MISSING, name: str | None = None, pure: bool | None = No
     * ``delayed(func)(*args, **kwargs)`` is a task; args may be Delayed objects, or lists,
       tuples, dicts and sets holding them.
     * ``pure=True`` gives equal calls equal keys (results are shared); the default gives
-      each call its own key. ``name=`` forces the key of the task made (use it for one
-      call only). Per call, ``pure=`` and ``xsched_key_name=`` keywords do the same
-      (``dask_key_name=`` is taken as ``xsched_key_name=``).
+      each call its own key. ``name=`` gives a value its key; a function's calls keys
+      ``<name>-<token>`` (each its own, grouped by that name in the dashboard). Per call,
+      ``pure=`` does the same as the argument and ``xsched_key_name=`` forces that call's
+      key (``dask_key_name=`` is taken as ``xsched_key_name=``).
     * ``nout=n`` makes the call's result unpackable into n Delayed values.
     * ``delayed(value)`` wraps a literal; lists, tuples, dicts and sets of Delayed (and
       namedtuples and dataclasses holding them) become one Delayed list (tuple, ...),
