@@ -142,7 +142,9 @@ class _Hasher:
     def feed_set(self, obj: Any) -> None:
         if self._enter(obj):
             try:
-                self.write(b"set", b"".join(sorted([self._sub_digest(x) for x in obj])))
+                # (a set and a frozenset of the same items are equal, but a task may tell them apart)
+                self.write(b"set" if type(obj) is set else b"frozenset",
+                           b"".join(sorted([self._sub_digest(x) for x in obj])))
             finally:
                 del self.active[id(obj)]
 

@@ -27,7 +27,7 @@ def test_token_shape_and_determinism():
     [
         (1, 1.0), (1, True), (1, "1"), (b"x", "x"), ([1, 2], (1, 2)), ((1, 2), ((1, 2),)),
         (None, "None"), ({"a": 1}, {"a": 2}), ({1, 2}, {1, 3}), (0.0, -0.0), ("ab", "a b"),
-        (slice(1, 2), slice(1, 3)),
+        (slice(1, 2), slice(1, 3)), ({1}, frozenset({1})), ([{1}], [frozenset({1})]),
     ],
 )
 def test_different_values_differ(a, b):
