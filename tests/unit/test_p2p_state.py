@@ -146,14 +146,23 @@ def test_method_by_setting_and_client():
         shuffle_method("fast")
 
 
-def test_outside_a_worker_the_task_says_what_to_do():
+def test_outside_a_worker_the_exchange_runs_in_this_process():
+    # (a graph built beside a Client, computed with scheduler="sync" to debug it)
     import xsched.dataframe as xd
     import pandas as pd
+    import xsched.bag as xb
 
+    pdf = pd.DataFrame({"k": [1, 2, 3, 1, 2, 3, 4], "v": range(7)})
     with xsched.config.set({"shuffle.method": "p2p"}):
-        df = xd.from_pandas(pd.DataFrame({"k": [1, 2, 3]}), npartitions=2).shuffle("k")
-    with pytest.raises(RuntimeError, match="only on an xsched cluster.*'tasks'"):
-        df.compute()
+        df = xd.from_pandas(pdf, npartitions=3).shuffle("k", npartitions=2)
+        groups = xb.from_sequence(range(10), npartitions=3).groupby(lambda x: x % 3)
+    for scheduler in ("sync", "threads"):
+        out = df.compute(scheduler=scheduler)
+        assert sorted(out.v) == list(range(7)) and df.npartitions == 2
+        parts = [set(part.compute(scheduler=scheduler).k) for part in df.to_delayed()]
+        assert sum(map(len, parts)) == len(set().union(*parts)) == 4  # (each key's rows in one partition)
+        assert sorted((k, sorted(v)) for k, v in groups.compute(scheduler=scheduler)) == \
+            [(0, [0, 3, 6, 9]), (1, [1, 4, 7]), (2, [2, 5, 8])]
 
 
 def test_the_extension_watches_transitions_only_while_a_shuffle_is_under_way():

@@ -30,7 +30,9 @@ annotations differ, so an output keeps its key, which the scheduler restricts.
 
 This module builds the tasks; the functions they run use the worker's shuffle service
 (``xsched/worker/shuffle.py``), reached through ``get_worker()``, so the graph layer knows no
-worker. They run only on an xsched cluster (``shuffle.method: tasks`` runs anywhere).
+worker. Run in one process instead (a graph built beside a Client, computed with
+``scheduler="sync"`` or ``"threads"`` to debug it), the pieces travel as the transfers' and
+the barrier's results instead (``HeldHere``): no worker to send them to.
 
 >>> layers, keys = p2p_layers(["a-0", "a-1"], 3, len, list, "t0", "out-t0")
 >>> sorted(layers), keys
@@ -43,7 +45,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from .. import config
 from ..client.default import default_client  # (a registry only: no network code)
@@ -104,33 +106,79 @@ def owner(j: int, workers: Sequence[str]) -> str:
     return workers[j % len(workers)]
 
 
-def _service():
+def checked_pieces(pieces: Sequence | Mapping, n_out: int) -> Any:
+    """``(output, piece)`` pairs of a split's result (``n_out`` pieces, or ``{output:
+    piece}``), refused when they name outputs that are not there.
+
+    >>> list(checked_pieces(["a", "b"], 2)), list(checked_pieces({1: "b"}, 2))
+    ([(0, 'a'), (1, 'b')], [(1, 'b')])
+    """
+    if isinstance(pieces, Mapping):
+        if any(not 0 <= j < n_out for j in pieces):
+            raise ValueError(f"the shuffle's split named outputs outside 0..{n_out - 1}: "
+                             f"{sorted(j for j in pieces if not 0 <= j < n_out)[:5]}")
+        return pieces.items()
+    if len(pieces) != n_out:
+        raise ValueError(f"the shuffle's split gave {len(pieces)} pieces for {n_out} output partitions")
+    return enumerate(pieces)
+
+
+class HeldHere:
+    """Pieces that stay in this process: when the tasks run outside a worker, a transfer
+    returns its input's ``{output: piece}`` and the barrier every input's, in input order,
+    and each output takes its own from the barrier's result, so the pieces live exactly as
+    long as the computation holds those results (one run: nothing here can die alone).
+
+    >>> held = barrier("s", 2, 2, "o", transfer([3, 4], "s", 0, 2, 2, "o", lambda p, n: p),
+    ...                transfer([5, 6], "s", 1, 2, 2, "o", lambda p, n: {1: p[1]}))
+    >>> unpack(held, "s", 0, 1, list), unpack(held, "s", 1, 2, list)
+    ([3], [4, 6])
+    """
+
+    __slots__ = ("inputs",)
+
+    def __init__(self, inputs: Any) -> None:
+        self.inputs = inputs
+
+    def __repr__(self) -> str:
+        return f"HeldHere(<{len(self.inputs)} inputs' pieces>)"
+
+
+def _worker_shuffles():
+    """The worker's shuffle service, or None outside a worker (the graph runs in this process)."""
     try:
-        worker = get_worker()
+        return get_worker().shuffles
     except ValueError:
-        raise RuntimeError(
-            "a p2p shuffle runs only on an xsched cluster (its workers exchange the pieces); "
-            "compute with a Client, or build the collection with shuffle.method set to 'tasks' "
-            "(xsched.config.set({'shuffle.method': 'tasks'})); for an array's rechunk, "
-            "x.rechunk(..., method='tasks') or the setting array.rechunk.method") from None
-    return worker.shuffles
+        return None
 
 
 def transfer(part: Any, shuffle_id: str, i: int, n_in: int, n_out: int, out: str, split: Callable,
-             grid: tuple | None = None) -> int:
+             grid: tuple | None = None) -> Any:
     """Split input ``i`` into pieces (``n_out`` of them, or ``{output: piece}`` for the outputs
-    it reaches) and send each to its output's worker; the run number the pieces went under."""
-    return _service().transfer(shuffle_id, i, n_in, n_out, out, split(part, n_out), grid)
+    it reaches) and send each to its output's worker; the run number the pieces went under
+    (outside a worker: the pieces, ``HeldHere``)."""
+    service = _worker_shuffles()
+    if service is None:
+        return HeldHere(dict(checked_pieces(split(part, n_out), n_out)))
+    return service.transfer(shuffle_id, i, n_in, n_out, out, split(part, n_out), grid)
 
 
-def barrier(shuffle_id: str, n_in: int, n_out: int, out: str, *runs: int, grid: tuple | None = None) -> int:
-    """Every transfer is done: the run they all sent under, if it is still current."""
-    return _service().barrier(shuffle_id, n_in, n_out, out, runs, grid)
+def barrier(shuffle_id: str, n_in: int, n_out: int, out: str, *runs: Any, grid: tuple | None = None) -> Any:
+    """Every transfer is done: the run they all sent under, if it is still current (outside
+    a worker: every input's pieces)."""
+    if runs and isinstance(runs[0], HeldHere):
+        return HeldHere([held.inputs for held in runs])
+    return _worker_shuffles().barrier(shuffle_id, n_in, n_out, out, runs, grid)
 
 
-def unpack(run: int, shuffle_id: str, j: int, n_pieces: int, combine: Callable) -> Any:
+def unpack(run: Any, shuffle_id: str, j: int, n_pieces: int, combine: Callable) -> Any:
     """Output ``j``: its ``n_pieces`` pieces, in input order, read back here and combined."""
-    return combine(_service().take(shuffle_id, run, j, n_pieces))
+    if isinstance(run, HeldHere):
+        pieces = [held[j] for held in run.inputs if j in held]
+        if len(pieces) != n_pieces:
+            raise RuntimeError(f"shuffle {shuffle_id}: output {j} has {len(pieces)} of its {n_pieces} pieces")
+        return combine(pieces)
+    return combine(_worker_shuffles().take(shuffle_id, run, j, n_pieces))
 
 
 def p2p_layers(in_keys: Sequence[str], n_out: int, split: Callable | Sequence[Callable],

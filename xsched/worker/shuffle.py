@@ -39,7 +39,7 @@ from typing import Any, Mapping, Sequence
 
 from .. import config
 from ..comm import RemoteError
-from ..graph.p2p import owner
+from ..graph.p2p import checked_pieces, owner
 from ..protocol import ops
 from ..protocol.bulk import push, with_pushed
 from ..protocol.serialize import dumps, frame_view, loads, nbytes_of_frames
@@ -107,13 +107,7 @@ class ShuffleService:
                  grid: tuple | None = None) -> int:
         """Send input ``i``'s pieces (``n_out`` of them, or ``{output: piece}``) to their
         outputs' workers; the run they went under."""
-        if isinstance(pieces, Mapping):
-            if any(not 0 <= j < n_out for j in pieces):
-                raise ValueError(f"the shuffle's split named outputs outside 0..{n_out - 1}: "
-                                 f"{sorted(j for j in pieces if not 0 <= j < n_out)[:5]}")
-        elif len(pieces) != n_out:
-            raise ValueError(f"the shuffle's split gave {len(pieces)} pieces for {n_out} output partitions")
-        items = pieces.items() if isinstance(pieces, Mapping) else enumerate(pieces)
+        items = checked_pieces(pieces, n_out)
         blobs = {j: dumps(p) for j, p in items}  # (a piece's arrays as frames of their own)
         del pieces, items
         deadline = time.monotonic() + RETRY_FOR
