@@ -422,3 +422,16 @@ def test_scheduler_names_where_a_compute_runs():
         x.compute(scheduler="distributed")
     with pytest.raises(ValueError, match="scheduler='processes' is not one xsched runs on"):
         compute(x, scheduler="processes")
+
+
+def test_a_delayed_function_shows_the_functions_name_docstring_and_signature():
+    import inspect
+
+    def scale(x, factor=2):
+        """Multiply x by factor."""
+        return x * factor
+
+    lazy = delayed(scale)
+    assert lazy.__name__ == "scale" and inspect.getdoc(lazy) == "Multiply x by factor."
+    assert str(inspect.signature(lazy)) == "(x, factor=2)" and lazy.__wrapped__ is scale
+    assert lazy(3).compute(scheduler="sync") == 6

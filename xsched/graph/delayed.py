@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import inspect
 import itertools
 import operator
 import os
@@ -579,11 +580,10 @@ class DelayedAttr(Delayed):
 
 
 class DelayedFunction(Delayed):
-    """``delayed(func)``: calling it makes a task ``func(*args, **kwargs)``.
-
-    Its own key (``<funcname>-<token>``, for passing the function itself to another
-    task) is computed only when asked for, so wrapping a function costs nothing.
-    """
+    # ``delayed(func)``: calling it makes a task ``func(*args, **kwargs)``. Its own key
+    # (``<funcname>-<token>``, for passing the function itself to another task) is computed
+    # only when asked for, so wrapping a function costs nothing. Its docstring is the
+    # function's (``__doc__`` below), as help() and ``f?`` in a notebook show it.
 
     __slots__ = ("_func", "_pure", "_nout", "_name")
     # Delayed's slots that never change here, read from the class: ``delayed(f)(...)`` makes
@@ -634,6 +634,24 @@ class DelayedFunction(Delayed):
 
     def __reduce__(self) -> tuple:
         return _wrap_function, (self._func, self._name, self._pure, self._nout)
+
+    # The function's own name, docstring and signature, for help(), ``f?`` in a notebook and
+    # inspect (whose checks would otherwise compare a Delayed, which has no truth value)
+    @property
+    def __name__(self) -> str:  # type: ignore[override]
+        return getattr(self._func, "__name__", funcname(self._func))
+
+    @property
+    def __doc__(self) -> str | None:  # type: ignore[override]
+        return getattr(self._func, "__doc__", None)
+
+    @property
+    def __wrapped__(self) -> Callable:
+        return self._func
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return inspect.signature(self._func)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Delayed:
         if not kwargs and not self._pure and self._name is None:
