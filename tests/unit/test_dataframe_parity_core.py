@@ -254,3 +254,29 @@ def test_a_slice_of_whole_numbers_is_positional_in_pandas_and_refused():
                                   times["2024-01-02":"2024-01-04"], check_freq=False)
     floats = pd.Series([1, 2, 3], index=[0.5, 1.5, 2.5])
     pd.testing.assert_series_equal(xd.from_pandas(floats, npartitions=2)[1:3].compute(), floats[1:3])
+
+
+@pytest.mark.parametrize("n", NPARTS)
+def test_isin_of_an_xsched_series_tests_against_all_its_values(n):
+    s = pd.Series([1, 2, 3, 4, 5, 6, 1, 2])
+    values = pd.Series([1, 2, 6, 9], index=[10, 11, 12, 13])  # (labels unlike the series': no alignment)
+    got = xd.from_pandas(s, npartitions=n).isin(xd.from_pandas(values, npartitions=2))
+    pd.testing.assert_series_equal(got.compute(), s.isin(values))
+    index_got = xd.from_pandas(s, npartitions=n).index.isin(xd.from_pandas(values, npartitions=2))
+    assert index_got.compute().tolist() == s.index.isin(values).tolist()
+    with pytest.raises(TypeError, match="compute them first"):
+        xd.from_pandas(s.to_frame("a"), npartitions=n).isin({"a": xd.from_pandas(values, npartitions=1)})
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+def test_fillna_limit_counts_missing_values_over_the_whole_column(n):
+    pdf = pd.DataFrame({"x": [np.nan, 1, 2, np.nan, 3, np.nan, 4, 5, np.nan],
+                        "y": [np.nan] * 3 + [1.0] * 3 + [np.nan] * 3})
+    df = xd.from_pandas(pdf, npartitions=n)
+    for limit in (1, 2, 3, 10):
+        pd.testing.assert_series_equal(df.x.fillna(0, limit=limit).compute(), pdf.x.fillna(0, limit=limit))
+        pd.testing.assert_frame_equal(df.fillna(0, limit=limit).compute(), pdf.fillna(0, limit=limit))
+        pd.testing.assert_frame_equal(df.fillna({"y": 7}, limit=limit).compute(), pdf.fillna({"y": 7}, limit=limit))
+    if n > 1:
+        with pytest.raises(NotImplementedError, match="scalar value or a dict"):
+            df.fillna(df.mean(), limit=1)

@@ -25,7 +25,7 @@ import pandas as pd
 
 from ..graph.collection import compute_collection
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
-from ..graph.partials import row_starts
+from ..graph.partials import row_starts, through_all
 from ..graph.spec import Ref, Task
 from .core import (_NO_META, DataFrame, Index, Series, _call_method, _checked_array, _Frame, _nonempty, axis_number,
                    make_meta, map_partitions, new_collection, part_key, unify_divisions)
@@ -78,9 +78,6 @@ def _method_doc(method: str, doc: str) -> Callable:
 _SHARED_METHODS = {
     "astype": "Cast to dtypes, per partition.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
               ">>> xd.from_pandas(pd.Series([1, 2]), npartitions=1).astype(float).dtype\ndtype('float64')",
-    "fillna": "Fill missing values, per partition (a scalar or dict).\n\n>>> import pandas as pd, "
-              "xsched.dataframe as xd\n>>> xd.from_pandas(pd.Series([1, None]), npartitions=1)"
-              ".fillna(0).compute().tolist()\n[1.0, 0.0]",
     "dropna": "Drop rows with missing values, per partition.\n\n>>> import pandas as pd, "
               "xsched.dataframe as xd\n>>> len(xd.from_pandas(pd.Series([1, None]), npartitions=1)"
               ".dropna())\n1",
@@ -88,9 +85,6 @@ _SHARED_METHODS = {
             ">>> xd.from_pandas(pd.Series([1, None]), npartitions=1).isna().compute().tolist()\n[False, True]",
     "notna": "Which values are present.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
              ">>> xd.from_pandas(pd.Series([1, None]), npartitions=1).notna().compute().tolist()\n[True, False]",
-    "isin": "Whether each value is in ``values`` (a list or set, sent to every partition).\n\n"
-            ">>> import pandas as pd, xsched.dataframe as xd\n>>> xd.from_pandas(pd.Series([1, 2, 3]), "
-            "npartitions=2).isin([2]).compute().tolist()\n[False, True, False]",
     "where": "Keep values where ``cond`` holds, else ``other``.\n\n>>> import pandas as pd, "
              "xsched.dataframe as xd\n>>> s = xd.from_pandas(pd.Series([1, 2, 3]), npartitions=2)\n"
              ">>> s.where(s > 1, 0).compute().tolist()\n[0, 2, 3]",
@@ -134,6 +128,92 @@ _SHARED_METHODS = {
 
 for _name, _doc in _SHARED_METHODS.items():
     setattr(_Frame, _name, _method_doc(_name, _doc))
+
+
+def _distinct_values(parts: Any) -> pd.Series:
+    """A partition's distinct values (or those of a list of partials), as a Series."""
+    if isinstance(parts, list):
+        return pd.concat(parts, ignore_index=True).drop_duplicates()
+    return pd.Series(parts).drop_duplicates()
+
+
+def isin(self: _Frame, values: Any):
+    """Whether each value is in ``values``: a list or set (sent to every partition), or an
+    xsched Series or Index, whose distinct values are gathered first and sent to every
+    partition (a DataFrame's ``isin`` of a Series matches by index label, as pandas').
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> s = xd.from_pandas(pd.Series([1, 2, 3, 1]), npartitions=2)
+    >>> s.isin([2]).compute().tolist(), s.isin(xd.from_pandas(pd.Series([1, 3]), npartitions=1)).compute().tolist()
+    ([False, True, False, False], [True, False, True, True])
+    """
+    if isinstance(values, dict) and any(isinstance(v, _Frame) for v in values.values()):
+        raise TypeError("isin({column: values}): the values must be lists or sets here, not xsched collections; "
+                        "compute them first (values.compute().unique())")
+    if isinstance(values, (Series, Index)) and not isinstance(self, DataFrame):
+        values = reduction(values, _distinct_values, _distinct_values, meta=[], token="isin-values")
+    return self._method("isin", values)
+
+
+_Frame.isin = isin  # type: ignore[method-assign]
+_fill_per_partition = _method_doc("fillna", "")  # (the per-column arguments made whole, per partition)
+
+
+def fillna(self: _Frame, value: Any = None, *args: Any, limit: int | None = None, **kwargs: Any):
+    """Fill missing values with ``value`` (a scalar, a dict per column, or a Series per
+    column), per partition; with ``limit=n``, only the first ``n`` missing values of each
+    column are filled, counted over the whole column as pandas counts them (each partition
+    is told how many lie before it).
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> s = xd.from_pandas(pd.Series([None, 1, None, None, 2, None]), npartitions=3)
+    >>> s.fillna(0).compute().tolist(), s.fillna(0, limit=2).compute().tolist()
+    ([0.0, 1.0, 0.0, 0.0, 2.0, 0.0], [0.0, 1.0, 0.0, nan, 2.0, nan])
+    """
+    if limit is None:
+        return _fill_per_partition(self, value, *args, **kwargs)
+    if self._axis(kwargs.get("axis"), "fillna") == 1 or self.npartitions == 1:  # (a row's values are in one partition)
+        return _fill_per_partition(self, value, *args, limit=limit, **kwargs)
+    if args or set(kwargs) - {"axis"} or not (np.isscalar(value) or isinstance(value, dict)):
+        raise NotImplementedError(f"fillna(limit={limit}) across partitions takes a scalar value or a dict per "
+                                  "column (and no other argument); fill without limit, or ffill/bfill(limit=)")
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise ValueError(f"fillna: limit must be a whole number greater than 0, got {limit!r}")
+    meta = make_meta(_nonempty(self._meta).fillna(value, limit=limit))
+    name = f"fillna-{new_token(self._name, value, limit)}"
+    layers = through_all(name, self._keys(), _missing_count, _missing_before, _fill_first, (value, limit))
+    return new_collection(LayeredGraph.merge(self._graph, new=layers), name, meta, self.divisions)
+
+
+def _missing_count(part: Any) -> Any:
+    return part.isna().sum()
+
+
+def _missing_before(counts: list) -> list:
+    """How many missing values (per column) lie in the partitions before each one."""
+    before, total = [], counts[0] * 0
+    for count in counts:
+        before.append(total)
+        total = total + count
+    return before
+
+
+def _fill_first(part: Any, before: Any, value: Any, limit: int) -> Any:
+    """The partition with its first missing values filled, as many (per column) as ``limit``
+    leaves after the ``before`` in the partitions before it."""
+    if isinstance(part, pd.Series):
+        left = limit - int(before)
+        return part.fillna(value, limit=left) if left > 0 else part.copy()
+    out = part.copy()
+    for column in part.columns:
+        left = limit - int(before[column])
+        fill = value.get(column) if isinstance(value, dict) else value
+        if left > 0 and fill is not None:
+            out[column] = part[column].fillna(fill, limit=left)
+    return out
+
+
+_Frame.fillna = fillna  # type: ignore[method-assign]
 DataFrame.query.__doc__ = _SHARED_METHODS["query"]
 
 
