@@ -134,3 +134,10 @@ def test_balance_evens_out_the_blocks_and_block_size_limit_sizes_auto_axes():
     y = x.rechunk({0: -1, 1: "auto"}, block_size_limit=1e6)
     assert y.chunks[0] == (1000,) and max(y.chunks[1]) * 1000 * 8 <= 1e6
     assert float(y.sum().compute()) == 1e6
+
+
+def test_none_keeps_an_axis_blocks_in_a_tuple_or_a_dict_as_dask():
+    x = xa.ones((10, 12), chunks=(3, 5))
+    assert x.rechunk((None, 3)).chunks == ((3, 3, 3, 1), (3, 3, 3, 3))
+    assert x.rechunk({0: None, 1: -1}).chunks == ((3, 3, 3, 1), (12,))
+    assert x.rechunk((-1, None)).chunks == ((10,), (5, 5, 2))

@@ -336,11 +336,21 @@ def _p2p_step(x: Array, dst: Chunks) -> Array:
 
 
 def _target(x: Array, chunks: Any, limit: int | None = None) -> Chunks:
+    """The blocks ``rechunk(chunks)`` asks for: the axes a dict does not name, and those
+    given ``None`` (in a dict or a tuple, as dask's), keep their blocks; -1 is the whole axis.
+
+    >>> import xsched.array as xa
+    >>> x = xa.ones((10, 12), chunks=(3, 5))
+    >>> _target(x, (None, 3)), _target(x, {0: None, 1: -1})
+    (((3, 3, 3, 1), (3, 3, 3, 3)), ((3, 3, 3, 1), (12,)))
+    """
     if isinstance(chunks, Mapping):  # the axes not named keep their blocks
         spec = []
         for a in range(x.ndim):
             spec.append(chunks.get(a, chunks.get(a - x.ndim, x.chunks[a])))
         chunks = tuple(spec)
+    if isinstance(chunks, (tuple, list)) and len(chunks) == x.ndim:
+        chunks = tuple(x.chunks[a] if c is None else c for a, c in enumerate(chunks))
     return normalize_chunks(chunks, x.shape, x.dtype, limit=limit)
 
 
@@ -442,7 +452,8 @@ def use_p2p(method: str | None, old: Chunks, new: Chunks, itemsize: int, limit: 
 def rechunk(x: Array, chunks: Any = "auto", *, limit: Any = None, method: str | None = None,
             block_size_limit: Any = None, balance: bool = False) -> Array:
     """The same array with blocks ``chunks``: any spec ``from_array`` takes, another
-    array's ``.chunks``, or a dict ``{axis: spec}`` (the other axes keep their blocks).
+    array's ``.chunks``, or a dict ``{axis: spec}`` (the other axes keep their blocks);
+    an axis given ``None`` keeps its blocks and one given -1 becomes one block, as in dask.
     ``block_size_limit`` (bytes) is the size ``"auto"`` axes aim at (default 128 MiB);
     ``balance=True`` evens out each axis's blocks, folding a small last block into the
     others (``x.rechunk(len(x) // n, balance=True)`` gives ``n`` blocks).
