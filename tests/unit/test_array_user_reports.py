@@ -145,3 +145,52 @@ def test_to_hdf5_refuses_to_replace_the_dataset_it_reads(tmp_path):
     xa.to_hdf5(path, "/y", x + 100)
     with h5py.File(path, "r") as f:
         assert f["x"][:].tolist() == list(range(6)) and f["y"][:].tolist() == [100.0 + i for i in range(6)]
+
+
+def test_a_zero_d_integer_array_indexes_and_assigns_as_the_int_it_holds():
+    a = np.arange(20.0).reshape(4, 5)
+    x = xa.from_array(a, chunks=2)
+    assert x[np.array(2)].compute().tolist() == a[np.array(2)].tolist()
+    assert x[np.array(1), np.array([0, 2])].compute().tolist() == a[np.array(1), np.array([0, 2])].tolist()
+    x[np.array(3)] = -1
+    a[np.array(3)] = -1
+    assert (x.compute() == a).all()
+
+
+def test_assignment_by_a_boolean_list_and_a_complex_value_into_floats_as_numpy():
+    a = np.arange(20.0).reshape(4, 5)
+    x = xa.from_array(a, chunks=2)
+    x[[True, False, True, False]] = 1  # (the list was read as having a .shape)
+    a[[True, False, True, False]] = 1
+    assert (x.compute() == a).all()
+    with pytest.raises(TypeError, match="complex.*imaginary part would be lost.*astype"):
+        x[0, 0] = 1 + 2j
+
+
+def test_histogram_weights_cut_unlike_the_values():
+    values, weights = np.arange(10.0), np.linspace(0, 1, 10)
+    counts, edges = xa.histogram(xa.from_array(values, chunks=5), bins=[0, 5, 10],
+                                 weights=xa.from_array(weights, chunks=2))
+    assert np.allclose(counts.compute(), np.histogram(values, bins=[0, 5, 10], weights=weights)[0])
+
+
+def test_asarray_of_a_list_of_xsched_arrays_stacks_them_without_computing():
+    calls = []
+
+    def counted(block):
+        calls.append(block.shape)
+        return block
+
+    x = xa.from_array(np.arange(12).reshape(3, 4), chunks=2).map_blocks(counted, dtype=int)
+    before = len(calls)
+    y = xa.asarray([x[0], x[1], [0, 0, 0, 0]])
+    assert len(calls) == before and isinstance(y, xa.Array) and y.shape == (3, 4)
+    assert y.compute().tolist() == [[0, 1, 2, 3], [4, 5, 6, 7], [0, 0, 0, 0]]
+    assert xa.array([[x[2]]], dtype=float).compute().tolist() == [[[8.0, 9.0, 10.0, 11.0]]]
+
+
+def test_np_vecdot_runs_on_xsched_arrays():
+    a = np.arange(12.0).reshape(3, 4)
+    x = xa.from_array(a, chunks=2)
+    assert np.allclose(np.vecdot(x, x).compute(), np.vecdot(a, a))
+    assert np.allclose(np.vecdot(x, x, axis=0).compute(), np.vecdot(a, a, axis=0))

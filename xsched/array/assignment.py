@@ -90,6 +90,7 @@ def assigned(x: Array, key: Any, value: Any) -> Array:
     """A new Array: ``x`` with ``value`` set at ``key`` (see the module docstring); ``x`` itself
     is left as it was (``x[key] = value`` then takes the new one's graph)."""
     known_chunks_needed(x, "x[index] = value")
+    key = _fancy.zero_d_as_int(key)
     if isinstance(value, (list, tuple)):
         value = np.asarray(value)
     if not isinstance(value, (Array, np.ndarray)) and not np.isscalar(value) and value is not None:
@@ -99,8 +100,13 @@ def assigned(x: Array, key: Any, value: Any) -> Array:
             and np.isnan(np.asarray(value)).any():
         raise ValueError(f"x[index] = value: cannot convert float NaN to integer (the array is {x.dtype}), as "
                          "in NumPy; make it float first, x = x.astype(float)")
+    if x.dtype.kind != "c" and np.ndim(value) == 0 and not isinstance(value, Array) \
+            and np.iscomplexobj(value) and np.imag(value) != 0:
+        raise TypeError(f"x[index] = value: cannot put the complex {value!r} in an array of {x.dtype} (its "
+                        "imaginary part would be lost), as in NumPy; make it complex first, "
+                        "x = x.astype(complex)")
     if _is_mask(key):
-        return _by_mask(x, key, value)
+        return _by_mask(x, key if isinstance(key, Array) else np.asarray(key), value)
     return _by_positions(x, key, value)
 
 

@@ -688,7 +688,32 @@ def asarray(a: Any, dtype: Any = None, chunks: Any = "auto", *, copy: bool | Non
     if _lazy_source(a) or isinstance(a, np.ma.MaskedArray):
         out = from_array(a.copy() if copy and isinstance(a, np.ndarray) else a, chunks=chunks)
         return out if dtype is None else out.astype(dtype)
+    if isinstance(a, (list, tuple)) and _holds_arrays(a):  # (stacked lazily: np.array would compute them)
+        out = _stacked_list(a)
+        out = out if dtype is None else out.astype(dtype)
+        return out if isinstance(chunks, str) and chunks == "auto" else out.rechunk(chunks)
     return from_array(np.array(a, dtype=dtype, copy=True if copy else None), chunks=chunks)
+
+
+#: ``manipulation.stack``, set there (that module imports this one)
+_stack: Callable | None = None
+
+
+def _holds_arrays(a: Any) -> bool:
+    """Whether the (nested) list or tuple ``a`` holds an xsched array."""
+    return any(isinstance(i, Array) or (isinstance(i, (list, tuple)) and _holds_arrays(i)) for i in a)
+
+
+def _stacked_list(a: Any) -> Array:
+    """A nested list of xsched arrays (and other array-likes) stacked along new leading axes,
+    as ``np.array`` would make it, without computing any.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.arange(4, chunks=2)
+    >>> xa.asarray([[x, x * 2], [np.zeros(4), x]]).compute().shape
+    (2, 2, 4)
+    """
+    return _stack([_stacked_list(i) if isinstance(i, (list, tuple)) else asarray(i) for i in a])
 
 
 def array(a: Any, dtype: Any = None, chunks: Any = "auto") -> Array:

@@ -99,13 +99,14 @@ def _same_lengths(x: Array, y: Array) -> bool:
 
 
 def _weights(weights: Any, a: Array, what: str, words: str) -> list:
-    """``[weights]`` as an xsched array of ``a``'s shape (``[]`` without), else NumPy's error."""
+    """``[weights]`` as an xsched array of ``a``'s shape and blocks (``[]`` without), else
+    NumPy's error."""
     if weights is None:
         return []
     weights = asarray(weights)
     if not _same_lengths(weights, a):
         raise ValueError(f"{what}: {words}: {weights.shape} and {a.shape}")
-    return [weights]
+    return [weights if weights.chunks == a.chunks else weights.rechunk(a.chunks)]
 
 
 def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,

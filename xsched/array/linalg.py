@@ -455,3 +455,15 @@ Array.__matmul__ = _matmul_method  # type: ignore[attr-defined]
 Array.__rmatmul__ = _rmatmul_method  # type: ignore[attr-defined]
 Array.dot = _dot_method  # type: ignore[attr-defined]
 UFUNC_IMPLEMENTATIONS[np.matmul] = matmul
+
+
+def _np_vecdot(x1: Any, x2: Any, /, *, axis: int = -1, **kwargs: Any) -> Array:
+    """``np.vecdot(x, y)`` on xsched arrays: ``vecdot`` (its ``axis=``; not ``axes=``, ``dtype=``)."""
+    if kwargs:
+        raise TypeError(f"np.vecdot on xsched arrays takes axis= only, not {', '.join(sorted(kwargs))}; "
+                        "move the axes first (xa.moveaxis) or cast the inputs (x.astype)")
+    return vecdot(x1, x2, axis=axis)
+
+
+if isinstance(getattr(np, "vecdot", None), np.ufunc):  # (NumPy 2's gufunc)
+    UFUNC_IMPLEMENTATIONS[np.vecdot] = _np_vecdot

@@ -37,6 +37,7 @@ from .axes import axis_index, axis_tuple
 from .chunks import common_blocks, normalize_chunks
 from .core import Array, elemwise
 from . import reductions
+from . import creation as _creation
 from .creation import asarray, full
 from .masking import known_chunks_needed
 
@@ -1119,3 +1120,6 @@ for _name, _f in [("reshape", _reshape_method), ("flatten", _flatten), ("round",
                   ("ravel", ravel), ("squeeze", squeeze), ("swapaxes", swapaxes),
                   ("clip", clip), ("conj", _conj_method), ("conjugate", _conj_method), ("repeat", repeat)]:
     setattr(Array, _name, _f)
+
+
+_creation._stack = stack  # (asarray of a list holding xsched arrays stacks them lazily)

@@ -39,6 +39,7 @@ __all__: list[str] = []
 
 def _array_getitem(self: Array, index: Any) -> Array:
     """``x[index]``, as NumPy indexes (see the module docstring)."""
+    index = _fancy.zero_d_as_int(index)
     if _is_boolean_mask(index) and not (isinstance(index, np.ndarray) and index.ndim == 1):
         if not isinstance(index, Array):
             if index.shape != self.shape[:index.ndim]:

@@ -52,6 +52,18 @@ def is_integer_index(index: Any) -> bool:
     return isinstance(index, np.ndarray) and index.ndim > 0  # (a float one fails in normalize_indices)
 
 
+def zero_d_as_int(index: Any) -> Any:
+    """``index`` (an entry or a tuple of them) with each 0-d NumPy array of integers made the
+    int it holds, as NumPy takes one (``x[np.array(2)]`` is ``x[2]``).
+
+    >>> zero_d_as_int((np.array(2), slice(None))), zero_d_as_int(np.int64(3))
+    ((2, slice(None, None, None)), np.int64(3))
+    """
+    def one(i: Any) -> Any:
+        return int(i) if isinstance(i, np.ndarray) and i.ndim == 0 and i.dtype.kind in "iu" else i
+    return tuple(one(i) for i in index) if isinstance(index, tuple) else one(index)
+
+
 def normalize_indices(indices: Any, size: int, axis: int) -> np.ndarray:
     """``indices`` as non-negative ``intp`` positions on an axis of ``size``: a boolean
     array of that length becomes the positions where it is true; negative ones count from
