@@ -84,3 +84,12 @@ def test_spearman_of_a_frame_without_missing_values_ranks_each_column_once(n):
     exchanges_back = [name for name in out._graph.layers if name.startswith("combine-rank-back-")]
     assert len(exchanges_back) == 4  # (one rank per column, not two per pair: 20)
     pd.testing.assert_frame_equal(out.compute(), pdf.corr(method="spearman"), rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["average", "dense", "min", "max", "first"])
+def test_an_unordered_categorical_ranks_by_value_and_an_ordered_one_by_its_order(method):
+    values = ["u", "v", "w", "u", None, "v"]
+    for ordered in (False, True):
+        s = pd.Series(pd.Categorical(values, categories=["w", "v", "u"], ordered=ordered))
+        pd.testing.assert_series_equal(xd.from_pandas(s, npartitions=3).rank(method=method).compute(),
+                                       s.rank(method=method))

@@ -102,6 +102,9 @@ def rank_series(series: Series, method: str = "average", ascending: bool = True,
     if na_option not in ("keep", "top", "bottom"):
         raise ValueError(f"rank: na_option must be 'keep', 'top' or 'bottom', got {na_option!r}")
     _nonempty(series._meta).rank(method=method)  # (pandas' own error for values without an order, now)
+    dtype = series._meta.dtype
+    if isinstance(dtype, pd.CategoricalDtype) and not dtype.ordered:  # (pandas ranks these by value, not code)
+        series = series.astype(dtype.categories.dtype)
     n = series.npartitions
     ann = annotations_in_force()
     tok = new_token(series._name, method, ascending, pct, na_option)
