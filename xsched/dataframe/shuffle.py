@@ -351,7 +351,11 @@ def set_index(frame: DataFrame, other: Any, sorted: bool = False, npartitions: i
     ``DataFrame.set_index``). Quantiles (and with ``sorted=True`` the partitions' minima and
     maxima) are computed now; the rows move when the result is computed. ``npartitions``:
     as many as the frame's (the default), a number, or ``"auto"``: partitions of about
-    ``AUTO_PARTITION_BYTES`` in memory, from the partitions' sizes, computed now too."""
+    ``AUTO_PARTITION_BYTES`` in memory, from the partitions' sizes, computed now too.
+    ``divisions`` given are taken as they are (nothing is computed now): they must be sorted,
+    and the first and last must bound the column's values, as the divisions of the result
+    say they do (rows beyond them go to the first or last partition, where ``loc`` of their
+    labels does not look)."""
     if npartitions == "auto":
         sizes = compute_collection(frame.memory_usage_per_partition(deep=True))
         npartitions = max(1, math.ceil(sum(int(v) for v in sizes) / AUTO_PARTITION_BYTES))
@@ -371,6 +375,13 @@ def set_index(frame: DataFrame, other: Any, sorted: bool = False, npartitions: i
     categories = _categories(frame, other)
     if divisions is not None:
         divisions = tuple(divisions)
+        try:
+            unsorted = len(divisions) < 2 or any(b < a for a, b in zip(divisions, divisions[1:]))
+        except TypeError:
+            unsorted = True
+        if unsorted and categories is None:
+            raise ValueError(f"set_index({other!r}, divisions={list(divisions)}): divisions must be at least two "
+                             "values, sorted, the first and last bounding the column's values")
         boundaries = list(divisions[1:-1])
         codes = categories.get_indexer(boundaries) if categories is not None else None
         if codes is not None and (codes >= 0).all():  # the boundaries in category order, as codes
@@ -1159,7 +1170,8 @@ def _install() -> None:
     def df_set_index(self, other, sorted=False, npartitions=None, divisions=None, drop=True):
         """A new index from a column, sorted, with known divisions: the column's quantiles are
         computed now and the rows move through the shuffle (``sorted=True``: no move, only the
-        partitions' minima and maxima are read).
+        partitions' minima and maxima are read). ``divisions`` given skip the quantiles: sorted,
+        the first and last bounding the column's values.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> df = xd.from_pandas(pd.DataFrame({"k": [3, 1, 2, 5, 4, 0]}), npartitions=2)
