@@ -103,3 +103,14 @@ def test_a_task_changing_its_elements_in_place_leaves_the_callers_objects_and_la
     assert b.compute() == [[1, 9], [2, 9]] and b.compute() == [[1, 9], [2, 9]]
     assert rows == [[1], [2]]
     assert xb.from_sequence([1, "a", None]).map(str).compute() == ["1", "a", "None"]
+
+
+def test_reduction_fold_and_foldby_refuse_what_is_not_a_function_when_built():
+    b = xb.from_sequence(range(6), npartitions=2)
+    for build, words in ((lambda: b.reduction(5, sum), r"reduction\(perpartition=...\): expected a function"),
+                         (lambda: b.reduction(len, 5), r"reduction\(aggregate=...\): expected a function"),
+                         (lambda: b.fold(max, combine=5), r"fold\(combine=...\): expected a function"),
+                         (lambda: b.foldby(lambda x: x % 2, max, 0, combine=5),
+                          r"foldby\(combine=...\): expected a function")):
+        with pytest.raises(TypeError, match=words):
+            build()

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
+import xsched.dataframe as xd
 import xsched.dataframe.csv as csv_mod
 from xsched.dataframe.planner import keep_rows
 from xsched.files import filesystem_for
@@ -145,3 +146,11 @@ def test_text_named_by_dtype_is_parsed_as_named_once(tmp_path, monkeypatch, atte
         if dtype is not None:
             assert got.code.tolist() == ["002", "003", "004"] * 2
         assert got.label.tolist() == ["x2", "x3", "x4"] * 2
+
+
+def test_a_quoted_newline_cut_by_a_block_says_to_read_files_whole(tmp_path):
+    path = tmp_path / "notes.csv"
+    path.write_text("id,text\n" + "".join(f'{i},"line one\nline two {i}"\n' for i in range(400)))
+    with pytest.raises(ValueError, match="quoted value holding a newline.*blocksize=None"):
+        xd.read_csv(str(path), blocksize=2000).compute()
+    assert len(xd.read_csv(str(path), blocksize=None).compute()) == 400

@@ -297,6 +297,9 @@ class Bag:
         >>> b.reduction(max, max, split_every=3).compute()
         99
         """
+        for func, arg in ((perpartition, "perpartition"), (aggregate, "aggregate"), (combine, "combine")):
+            if func is not None:
+                _check_callable(func, f"reduction({arg}=...)")
         op = name or f"{funcname(perpartition)}-{funcname(aggregate)}"
         if out_type is Bag:
             combine, aggregate = aggregate if combine is None else combine, partial(red.to_partition, aggregate)
@@ -402,6 +405,8 @@ class Bag:
         {0, 1, 2}
         """
         _check_callable(binop, "fold")
+        if combine is not None:
+            _check_callable(combine, "fold(combine=...)")
         combine = binop if combine is None else combine
         what, merge = "fold() with no initial=", partial(reduce, combine)
         agg = partial(red.merge_nonempty, merge, what, True)
@@ -434,6 +439,8 @@ class Bag:
         [(0, {0, 1, 2}), (1, {0, 1, 2})]
         """
         _check_callable(binop, "foldby")
+        if combine is not None:
+            _check_callable(combine, "foldby(combine=...)")
         key, combine = _getter(key), binop if combine is None else combine
         return _tree(self, "foldby", partial(red.foldby_part, key, binop, initial),
                      partial(red.foldby_merge, combine, combine_initial, True), split_every=split_every,

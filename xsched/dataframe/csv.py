@@ -529,7 +529,10 @@ def _explain(fs: Any, path: str, where: str, start: int, end: int | None, header
         with _source(fs, path, start, end, header, compression) as src:
             raw = _PARSERS[what](src, dtype=object, **raw_kwargs)
     except Exception:  # the text itself does not parse: say so with pandas' words
-        return ValueError(f"{what}: pandas could not parse {where}: {exc}")
+        cut = "" if start == 0 and end is None else (
+            "; a quoted value holding a newline cannot be read in blocks (a block may start inside it): "
+            "pass blocksize=None to read each file whole")
+        return ValueError(f"{what}: pandas could not parse {where}: {exc}{cut}")
     for col, dt in dtypes.items():
         if col not in raw.columns:
             continue
