@@ -114,3 +114,16 @@ def test_reduction_fold_and_foldby_refuse_what_is_not_a_function_when_built():
                           r"foldby\(combine=...\): expected a function")):
         with pytest.raises(TypeError, match=words):
             build()
+
+
+def test_groupby_places_equal_dataclasses_and_ranges_together():
+    @dataclasses.dataclass(frozen=True)
+    class Key:
+        k: int
+        tag: int = dataclasses.field(compare=False)
+
+    b = xb.from_sequence([Key(i % 2, i) for i in range(8)], npartitions=4)
+    assert sorted((key.k, len(v)) for key, v in b.groupby(lambda x: x, npartitions=4).compute()) == [(0, 4), (1, 4)]
+    r = xb.from_sequence([range(0), range(5, 5), range(0, 3), range(0, 3, 1), range(2, 3), range(2, 3, 9)],
+                         npartitions=3)
+    assert sorted(len(v) for _, v in r.groupby(lambda x: x, npartitions=3).compute()) == [2, 2, 2]

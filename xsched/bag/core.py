@@ -488,7 +488,10 @@ class Bag:
         elements keep their order). Prefer ``foldby`` when a fold of each group is all
         you need: it moves far less data. ``shuffle``: ``"tasks"``, ``"p2p"`` (worker to
         worker, spilling to disk; dask's ``"disk"`` is taken as it), or None for the
-        ``shuffle.method`` setting.
+        ``shuffle.method`` setting. Keys are placed by a hash every process computes alike
+        (``reductions.stable_hash``): of values for builtin types, ranges and dataclasses;
+        of all of its state for a class of one's own, so one whose ``==`` ignores some of it
+        should be grouped by the fields it compares (``grouper`` returning them).
 
         >>> import xsched.bag as xb
         >>> b = xb.from_sequence(["apple", "avocado", "banana", "cherry"], npartitions=2)

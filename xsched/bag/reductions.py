@@ -24,6 +24,7 @@ of the partitions, and holds the functions the tasks run (internal: the API is
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import decimal
 import heapq
@@ -398,7 +399,9 @@ def stable_hash(obj: Any) -> int:
     them a CRC-32. Keys that are equal across types or time zones hash alike: dates and
     times as microseconds in UTC (``hash()`` of those is salted, and a token would tell
     ``pd.Timestamp`` from ``datetime`` or ``+01:00`` from UTC), NumPy scalars as the Python
-    value. Anything else: its token (``xsched.tokenize``).
+    value; ranges by their values and dataclasses by the fields their ``==`` compares.
+    Anything else: its token (``xsched.tokenize``), which covers all of its state: a class of
+    one's own whose ``==`` ignores some of it should be grouped by the fields it compares.
 
     >>> import datetime as dt
     >>> from xsched.bag.reductions import stable_hash
@@ -429,6 +432,11 @@ def stable_hash(obj: Any) -> int:
         return h
     if isinstance(obj, frozenset):
         return sum(stable_hash(item) for item in obj) & 0xFFFFFFFFFFFFFFFF
+    if isinstance(obj, range):  # (equal when their values are: range(0) == range(5, 5))
+        return stable_hash(("range",) + ((obj.start, obj.step, len(obj)) if len(obj) > 1 else tuple(obj)))
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):  # (the fields its == compares)
+        return stable_hash((typ.__qualname__,) + tuple(getattr(obj, f.name) for f in dataclasses.fields(obj)
+                                                         if f.compare))
     token = tokenize(obj)
     if token != tokenize(obj):  # (a random token: tokenize found no reproducible hash)
         raise TypeError(f"groupby: cannot hash the key {obj!r} of type {typ.__name__} alike in "
