@@ -295,3 +295,21 @@ def test_a_collection_persisted_with_a_closed_client_says_so(own_cluster):
     for compute in (persisted.compute, persisted.sum().compute):
         with pytest.raises(RuntimeError, match="persisted on a cluster .* its client closed"):
             compute()
+
+
+def test_cancel_says_the_message_or_the_reason_given(client, tmp_path):
+    from tests.support.helpers import Gate
+
+    gate = Gate(tmp_path)
+    a, b, c = (client.submit(gate.wait, i, pure=False) for i in range(3))
+    client.cancel([a], msg="stopped: the input was wrong")
+    client.cancel(b, reason="superseded by a newer run")
+    c.cancel()
+    with pytest.raises(FutureCancelledError, match="stopped: the input was wrong"):
+        a.result(timeout=10)
+    with pytest.raises(FutureCancelledError, match=f"{b.key} was cancelled: superseded by a newer run"):
+        b.result(timeout=10)
+    with pytest.raises(FutureCancelledError, match=f"{c.key} was cancelled"):
+        c.result(timeout=10)
+    gate.open()
+

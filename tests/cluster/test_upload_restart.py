@@ -113,6 +113,14 @@ def test_restart_restarts_every_worker_and_cancels_futures(own_cluster, tmp_path
         assert c.submit(inc, 1).result() == 2
         gate.open()
         assert c.submit(gate.wait, 1).result() == 1
+        # wait_for_workers=False returns once they are told; they come back in their own time
+        pids = set(c.run(os.getpid).values())
+        c.restart(wait_for_workers=False)
+        c.wait_for_workers(2, timeout=60)
+        wait_until(lambda: len(set(c.run(os.getpid).values()) - pids) == 2, msg="two new worker processes")
+        assert c.submit(inc, 5).result() == 6
+        with pytest.raises(ValueError, match="wait for them"):
+            c.restart(environment=str(tmp_path), wait_for_workers=False)
 
 
 @pytest.mark.cluster

@@ -325,3 +325,12 @@ def test_unobserved_categories_pair_with_other_keys_values_of_rows_with_a_missin
         warnings.simplefilter("ignore")
         expected = getattr(pdf.groupby(["kc", "ki"], observed=False).y, method)()
     tm.assert_series_equal(getattr(df.groupby(["kc", "ki"], observed=False).y, method)().compute(), expected)
+
+
+@pytest.mark.parametrize("split_out", [None, 1])
+def test_groupby_nunique_dropna_false_counts_a_missing_value_as_one_more(split_out):
+    pdf = pd.DataFrame({"k": [1, 1, 2, 2, 3, 1], "v": [5, np.nan, 6, 6, np.nan, np.nan]})
+    df = xd.from_pandas(pdf, npartitions=3)
+    for dropna in (True, False):
+        tm.assert_series_equal(df.groupby("k").v.nunique(dropna=dropna, split_out=split_out).compute(),
+                               pdf.groupby("k").v.nunique(dropna=dropna))

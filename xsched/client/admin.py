@@ -223,13 +223,15 @@ class AdminMixin:
 
     # ------------------------------------------------------------------ restart
     @sync_or_async
-    def restart(self, timeout="60s", environment: str | None = None) -> None:
+    def restart(self, timeout="60s", environment: str | None = None, wait_for_workers: bool = True) -> None:
         """Restart every worker process and forget every task; wait until the workers are back.
 
         Each worker's nanny starts it afresh (new process, empty memory, modules imported
         again); every future of every client becomes ``cancelled`` with a message saying
         so; published datasets are dropped. Raises ``RestartError`` when fewer workers than
         before return within ``timeout`` (workers without a nanny never do).
+        ``wait_for_workers=False`` returns once the workers are told (as dask's): they
+        register again in their own time, ``client.wait_for_workers(n)`` waits for them.
 
         ``environment``: a directory holding a Python environment (a venv or conda env with
         ``bin/python`` and xsched importable) or a ``.tar``/``.tar.gz`` of one. It is
@@ -256,12 +258,16 @@ class AdminMixin:
                                  f"of one, not {environment!r}")
             if not os.path.exists(environment):
                 raise FileNotFoundError(f"restart(environment=...): {environment} does not exist")
-        return blocking(self._restart(t, environment), timeout=None if environment else t + 10)
+            if not wait_for_workers:
+                raise ValueError("restart(environment=..., wait_for_workers=False): which workers run in the new "
+                                 "environment is known once they are back; wait for them")
+        return blocking(self._restart(t, environment, bool(wait_for_workers)),
+                        timeout=None if environment else t + 10)
 
-    async def _restart(self, timeout: float, environment: str | None = None) -> None:
+    async def _restart(self, timeout: float, environment: str | None = None, wait: bool = True) -> None:
         env_id = await self._ship_environment(environment) if environment else None
-        reply, _ = await self._conn.request({"op": ops.RESTART, "timeout": timeout, "environment": env_id},
-                                            timeout=timeout + 5)
+        reply, _ = await self._conn.request({"op": ops.RESTART, "timeout": timeout, "environment": env_id,
+                                             **({} if wait else {"wait": False})}, timeout=timeout + 5)
         text = ("cancelled by client.restart(): every worker process started afresh and its data is gone; "
                 "submit the work again")
         with self._ref_lock:

@@ -303,10 +303,11 @@ class Future:
                                "result; keep the future until done with it, or submit the task again")
         return self.client
 
-    def cancel(self, force: bool = False) -> None:
+    def cancel(self, force: bool = False, reason: str | None = None, msg: str | None = None) -> None:
         """Stop this computation if nobody else wants it (``force=True``: even then, cancelling
-        the other clients' futures of it too); the future becomes 'cancelled'."""
-        self._client()._cancel([self], force)
+        the other clients' futures of it too); the future becomes 'cancelled', and its
+        ``result()`` says ``msg`` (default: the key was cancelled, and ``reason`` if given)."""
+        self._client()._cancel([self], force, reason, msg)
 
     def retry(self) -> None:
         """Run a failed task (and failed dependencies) again."""

@@ -277,16 +277,19 @@ class SubmitMixin:
         return [[f] for f in futures] if persist else futures
 
     # ------------------------------------------------------------------ control
-    def cancel(self, futures, force: bool = False) -> None:
+    def cancel(self, futures, force: bool = False, reason: str | None = None, msg: str | None = None) -> None:
         """Cancel futures: their tasks stop unless another client wants them (``force=True``:
-        even then, and the other clients' futures of them are cancelled too, as dask's)."""
+        even then, and the other clients' futures of them are cancelled too, as dask's).
+        ``msg`` is what ``result()`` of a cancelled future then says (default: which key was
+        cancelled, and ``reason`` if given)."""
         flat: list[Future] = []
         collect_futures(futures, flat)
-        self._cancel(flat, force)
+        self._cancel(flat, force, reason, msg)
 
-    def _cancel(self, futures: list[Future], force: bool = False) -> None:
+    def _cancel(self, futures: list[Future], force: bool = False, reason: str | None = None,
+                msg: str | None = None) -> None:
         for f in futures:
-            f._state.cancel(f"{f.key} was cancelled")
+            f._state.cancel(msg if msg is not None else f"{f.key} was cancelled" + (f": {reason}" if reason else ""))
             with self._ref_lock:  # these handles stay cancelled; a later submission of the key starts afresh
                 if self._states.get(f.key) is f._state:
                     del self._states[f.key]

@@ -1125,13 +1125,14 @@ def _cum_apply(part: pd.DataFrame, by: Any, by_series: Any, cols: Any, method: s
 class SeriesGroupBy(GroupBy):
     """One column of a grouped frame: ``df.groupby("k").v``."""
 
-    def nunique(self, split_every: int | None = None, split_out: Any = None):
+    def nunique(self, split_every: int | None = None, split_out: Any = None, dropna: bool = True):
         """Distinct values per group. Each partition's distinct (key, value) pairs are
         hash-shuffled into one share per partition (``split_out``), each share counts its
         pairs per key, and a tree adds the counts up per key: no task holds every pair, however
         many distinct values the groups have. ``split_out=1`` (and ``sort=False``, whose keys
         come in the order they first appear) is a tree of the distinct pairs instead: memory
-        per task is the number of such pairs.
+        per task is the number of such pairs. ``dropna=False`` counts a missing value as one
+        more distinct value, as pandas'.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> df = xd.from_pandas(pd.DataFrame({"k": [1, 1, 2], "v": [5, 5, 6]}), npartitions=2)
@@ -1140,13 +1141,13 @@ class SeriesGroupBy(GroupBy):
         """
         if isinstance(self._by, _Frame):
             grouped = self.by_key_column()
-            return unnamed(grouped, grouped.nunique(split_every, split_out))
+            return unnamed(grouped, grouped.nunique(split_every, split_out, dropna))
         by = [self._by] if one_label(self._by) else list(self._by)
         pairs = self._frame[by + [self._selection] if self._selection not in by else by]  # (the key itself)
         meta = make_meta(self._meta.nunique())
         shares = shuffle_shares(split_out, self._frame, "groupby(...).nunique", self._frame.npartitions)
         counting = {"by": self._by, "column": self._selection, "sort": self._sort, "dropna": self._dropna,
-                    "observed": self._observed, "meta": meta}
+                    "observed": self._observed, "meta": meta, "values_dropna": bool(dropna)}
         if shares == 1 or not self._sort or self._selection in by:
             return reduction(pairs, _distinct, _count_distinct, _distinct_merge, meta=meta,
                              token="groupby-nunique", split_every=split_every, aggregate_kwargs=counting)
@@ -1166,16 +1167,17 @@ def _distinct_merge(partials: list) -> pd.DataFrame:
 
 
 def _count_distinct(partials: list, by: Any, column: Any, sort: bool, dropna: bool, meta: Any,
-                    observed: bool = True) -> pd.Series:
-    out = _distinct_merge(partials).groupby(by, sort=sort, dropna=dropna, observed=observed)[column].nunique()
+                    observed: bool = True, values_dropna: bool = True) -> pd.Series:
+    grouped = _distinct_merge(partials).groupby(by, sort=sort, dropna=dropna, observed=observed)[column]
+    out = grouped.nunique(dropna=values_dropna)
     out.index = out.index.set_names(meta.index.names)  # (the names where a stand-in grouped)
     return out.rename(meta.name)
 
 
 def _share_counts(part: pd.DataFrame, by: Any, column: Any, sort: bool, dropna: bool, meta: Any,
-                  observed: bool = True) -> pd.Series:
+                  observed: bool = True, values_dropna: bool = True) -> pd.Series:
     """A share's distinct values per key: its (key, value) pairs are no other share's."""
-    return _count_distinct([part], by, column, sort, dropna, meta, observed)
+    return _count_distinct([part], by, column, sort, dropna, meta, observed, values_dropna)
 
 
 def _sum_counts(partials: list, sort: bool = False, observed: bool = True) -> pd.Series:

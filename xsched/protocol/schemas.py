@@ -525,7 +525,7 @@ TO_SCHEDULER = Table("the scheduler", [
     S(ops.REPLICATE, {"keys": KEYS, "n": maybe(integer(1, 2**31 - 1)), "workers": maybe(WORKERS),
                     "timeout": maybe(SECONDS)}),
     S(ops.REBALANCE, {"keys": maybe(KEYS), "workers": maybe(WORKERS), "timeout": maybe(SECONDS)}),
-    S(ops.RESTART, {"timeout": maybe(either(number(0), text(64))), "environment": maybe(UID)}),
+    S(ops.RESTART, {"timeout": maybe(either(number(0), text(64))), "environment": maybe(UID), "wait": maybe(BOOL)}),
     S(ops.RESTART_WORKERS, {"workers": WORKERS, "timeout": maybe(SECONDS)}),
     S(ops.SUBSCRIBE_PROGRESS, {"keys": KEYS, "sub": maybe(UID), "complete": maybe(BOOL)}),
     S(ops.UNSUBSCRIBE_PROGRESS, {"sub": maybe(UID)}),

@@ -834,16 +834,18 @@ class Scheduler:
             raise KeyError(f"restart: environment {env!r} was not shipped (environment-done first)")
         return await self.restart(f"the cluster was restarted by {client} (client.restart()): every worker "
                                   "process started afresh and its data is gone; submit the work again", timeout,
-                                  environment=env)
+                                  environment=env, wait=h.get("wait", True) is not False)
 
-    async def restart(self, reason: str, timeout: float = 60.0, environment: str | None = None) -> dict:
+    async def restart(self, reason: str, timeout: float = 60.0, environment: str | None = None,
+                      wait: bool = True) -> dict:
         """Restart every worker process (through its nanny), forget every task; wait until
         as many workers as before have registered again. Returns ``{"workers": n}``, with
         ``"error"`` saying what is missing if they did not all come back in time.
 
         ``environment``: the id of an environment shipped with ``environment-*`` ops; each
         worker restarts with that environment's Python, and ``error`` names the workers
-        that could not (their nanny started them in their previous environment)."""
+        that could not (their nanny started them in their previous environment). ``wait=False``:
+        returns once the workers are told, ``{"workers": 0}`` (they register again in their own time)."""
         n = len(self.state.workers)
         self.events.append((time.time(), "restart", n, reason))
         logger.info("restarting %d workers: %s", n, reason)
@@ -856,6 +858,8 @@ class Scheduler:
             self._detach_worker(addr, "restart")
         self.last_seen.clear()
         self.memory_history.clear()
+        if not wait:
+            return {"workers": len(self.state.workers)}
         if not await self._workers_back(n, timeout):
             have = len(self.state.workers)
             return {"workers": have, "error": (
