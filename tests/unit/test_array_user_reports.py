@@ -194,3 +194,27 @@ def test_np_vecdot_runs_on_xsched_arrays():
     x = xa.from_array(a, chunks=2)
     assert np.allclose(np.vecdot(x, x).compute(), np.vecdot(a, a))
     assert np.allclose(np.vecdot(x, x, axis=0).compute(), np.vecdot(a, a, axis=0))
+
+
+def test_an_ellipsis_between_picked_entries_puts_their_axes_first_as_numpy():
+    a = np.arange(120.0).reshape(4, 5, 6)
+    x = xa.from_array(a, chunks=2)
+    for index in [(slice(None), [0, 1], ..., 2), (slice(None), [0, 1], ..., [2, 3]), (slice(None), [0, 1], 2, ...),
+                  (..., [0, 1], 2)]:
+        got = x[index]
+        assert got.shape == a[index].shape and np.array_equal(got.compute(), a[index])
+
+
+def test_full_of_a_lazy_scalar_stays_lazy():
+    calls = []
+
+    def counted(block):
+        calls.append(block.shape)
+        return block
+
+    x = xa.from_array(np.arange(12.0).reshape(3, 4), chunks=2).map_blocks(counted, dtype=float)
+    before = len(calls)
+    y = xa.full((2, 3), x.max(), chunks=2)
+    assert len(calls) == before and y.dtype == np.float64
+    assert y.compute().tolist() == [[11.0] * 3] * 2
+    assert xa.full((2, 2), x[0, 1], dtype=int).compute().tolist() == [[1, 1], [1, 1]]

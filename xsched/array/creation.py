@@ -166,8 +166,15 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, chunks: Any = "auto", *
     if np.ndim(fill_value) != 0:
         raise ValueError(f"full: fill_value must be a scalar, got an array of shape "
                          f"{np.shape(fill_value)}; use broadcast_to for arrays.")
+    if isinstance(fill_value, Array):  # (a lazy scalar, x.max(): each block fills itself with its value)
+        dtype = np.dtype(dtype) if dtype is not None else fill_value.dtype
+        return empty(shape, dtype, chunks).map_blocks(_filled_like, fill_value, dtype=dtype)
     dtype = np.dtype(dtype) if dtype is not None else np.asarray(fill_value).dtype
     return generate("full", _full_block, shape, dtype, chunks, (fill_value, dtype), _full_at)
+
+
+def _filled_like(block: np.ndarray, value: np.ndarray) -> np.ndarray:
+    return np.full_like(block, value)
 
 
 def ones(shape: Any, dtype: Any = float, chunks: Any = "auto", *, device: Any = None) -> Array:

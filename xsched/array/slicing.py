@@ -176,7 +176,7 @@ def _getitem(x: Array, index: Any) -> Array:
     idx = _normalize_index(index, x.shape)
     arrays = [p for p, i in enumerate(idx) if _fancy.is_integer_index(i)]
     if arrays:
-        return _getitem_integer_array(x, idx, arrays)
+        return _getitem_integer_array(x, idx, arrays, _split_by_ellipsis(index))
     per_axis: list = []  # per output axis: list of (in block, local index, out length)
     plan: list = []  # per input axis or inserted axis
     axis = 0
@@ -287,14 +287,29 @@ def _getitem_scalar_bool(x: Array, index: Any) -> Array:
     return y
 
 
-def _getitem_integer_array(x: Array, idx: list, arrays: list) -> Array:
+def _split_by_ellipsis(index: Any) -> bool:
+    """Whether an ``...`` stands between two integer-array or int entries of ``index``:
+    NumPy then puts the picked axes first, even when the ``...`` stands for no axis.
+
+    >>> _split_by_ellipsis((slice(None), [0, 1], ..., 2)), _split_by_ellipsis(([0, 1], 2, ...))
+    (True, False)
+    """
+    if not isinstance(index, tuple) or not any(i is Ellipsis for i in index):
+        return False
+    at = next(p for p, i in enumerate(index) if i is Ellipsis)
+    def advanced(i: Any) -> bool:
+        return _fancy.is_integer_index(i) or isinstance(i, numbers.Integral)
+    return any(advanced(i) for i in index[:at]) and any(advanced(i) for i in index[at + 1:])
+
+
+def _getitem_integer_array(x: Array, idx: list, arrays: list, split: bool = False) -> Array:
     """``x[..., [i, j, k], ...]``: the basic part of the index first, then ``take`` along the
     array's axis. Where NumPy would move that axis first (integers and the array not side by
-    side), the result's axis moves there too."""
+    side, or ``split`` by an ``...``), the result's axis moves there too."""
     if len(arrays) > 1:
         if _is_outer(idx, arrays):
             return _getitem_outer(x, idx, arrays)
-        return _points.pointwise(x, idx)  # (NumPy pairs them element-wise)
+        return _points.pointwise(x, idx, points_first=split)  # (NumPy pairs them element-wise)
     p = arrays[0]
     in_axis = sum(1 for i in idx[:p] if i is not None)
     # positions (a boolean index is a mask here, not 0s and 1s as for take); out of bounds fails
@@ -307,7 +322,7 @@ def _getitem_integer_array(x: Array, idx: list, arrays: list) -> Array:
     y = _fancy.take(_getitem(x, tuple(basic)), positions.reshape(shape), axis=out_axis)
     ints = [q for q, i in enumerate(idx) if isinstance(i, numbers.Integral)]
     group = sorted(ints + [p])
-    if out_axis and ints and group[-1] - group[0] != len(group) - 1:
+    if out_axis and ints and (split or group[-1] - group[0] != len(group) - 1):
         picked = list(range(out_axis, out_axis + len(shape)))
         y = y.transpose(picked + [a for a in range(y.ndim) if a not in picked])  # the picked axes first
     return y
