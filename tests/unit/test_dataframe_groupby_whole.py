@@ -334,3 +334,13 @@ def test_groupby_nunique_dropna_false_counts_a_missing_value_as_one_more(split_o
     for dropna in (True, False):
         tm.assert_series_equal(df.groupby("k").v.nunique(dropna=dropna, split_out=split_out).compute(),
                                pdf.groupby("k").v.nunique(dropna=dropna))
+
+
+@pytest.mark.parametrize("npartitions", [1, 2, 3])
+def test_rows_of_missing_keys_get_what_pandas_gives_them(npartitions):
+    # (shift's fill_value, shift(0)'s own value: pandas' answer, not a missing one)
+    pdf = pd.DataFrame({"k": ["a", None, "a", "b", None], "y": [1.0, 2, 3, 4, 5]})
+    df = xd.from_pandas(pdf, npartitions=npartitions)
+    for run in (lambda f: f.groupby("k").y.shift(1, fill_value=0), lambda f: f.groupby("k").y.shift(0),
+                lambda f: f.groupby("k").y.cumsum(), lambda f: f.groupby("k").y.transform("sum")):
+        tm.assert_series_equal(run(df).compute(), run(pdf))

@@ -229,7 +229,10 @@ def _tagged_call(part: pd.DataFrame, by: Any, selection: Any, chain: tuple, drop
     body = part.drop(columns=[_PART, _ROW]).reset_index(drop=True)
     missing = body[keys].isna().any(axis=1).to_numpy() if dropna and keys else np.zeros(len(body), dtype=bool)
     keyed = body[~missing] if missing.any() else body
-    if len(keyed):
+    whole = _with_missing_rows(body, by, selection, chain, dropna, observed, sort) if missing.any() else None
+    if whole is not None:  # (pandas' own answer for the rows of missing keys: shift's fill_value, say)
+        out = whole
+    elif len(keyed):
         out = group_call(keyed, by, selection, chain, dropna, observed, sort)
         if len(out) != len(keyed):
             raise ValueError(f"groupby(...).{chain[0][0]}: pandas gave {len(out)} rows for {len(keyed)}, where "
@@ -242,6 +245,20 @@ def _tagged_call(part: pd.DataFrame, by: Any, selection: Any, chain: tuple, drop
     else:
         out = pd.Series(np.nan, index=body.index, dtype=_holding_missing(meta.dtype), name=meta.name)
     return _beside_tags(out, part[[_PART, _ROW]])
+
+
+def _with_missing_rows(body: pd.DataFrame, by: Any, selection: Any, chain: tuple, dropna: bool, observed: bool,
+                       sort: bool) -> Any:
+    """pandas' grouped ``chain`` on rows some of whose keys are missing, when it gives a row
+    per row and has rows with keys to group (a piece of missing keys only it may refuse or
+    answer with none); else None."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = group_call(body, by, selection, chain, dropna, observed, sort)
+    except Exception:  # noqa: BLE001 - the rows of missing keys get a missing result instead
+        return None
+    return out if len(out) == len(body) and out.index.equals(body.index) else None
 
 
 def _dtype_with_missing_keys(gb: GroupBy, chain: tuple, keys: list, meta: Any) -> Any:
