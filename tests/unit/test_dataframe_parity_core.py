@@ -288,3 +288,14 @@ def test_set_index_refuses_divisions_out_of_order_when_built():
         with pytest.raises(ValueError, match="divisions must be at least two values, sorted"):
             df.set_index("k", divisions=divisions)
     assert df.set_index("k", divisions=[0, 2, 4]).loc[0].compute().v.tolist() == [0, 5, 10, 15]
+
+
+def test_map_partitions_gives_partition_info_to_a_function_that_asks_for_it():
+    df = xd.from_pandas(pd.DataFrame({"a": range(6)}), npartitions=3)
+    seen = df.map_partitions(lambda part, partition_info=None: part.assign(
+        number=partition_info["number"], division=partition_info["division"]))
+    out = seen.compute()
+    assert out.number.tolist() == [0, 0, 1, 1, 2, 2] and out.division.tolist() == [0, 0, 2, 2, 4, 4]
+    assert xd.map_partitions(lambda part, partition_info=None: part.a * 0 + partition_info["number"],
+                             df).compute().tolist() == [0, 0, 1, 1, 2, 2]
+    assert df.map_partitions(lambda part, partition_info=None: part.a * 0, partition_info=7).compute().sum() == 0

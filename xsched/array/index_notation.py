@@ -68,11 +68,11 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 import numpy as np
 
 from ..graph.layers import chunk_key
-from ..graph.spec import Ref, funcname
+from ..graph.spec import Ref, accepts_keyword, funcname
 from . import rechunking as _rechunk
 from .chunks import common_blocks
 from .core import Array
-from .mapping import _accepts, _concat_grid, _infer_dtype, _single_key, block_layer
+from .mapping import _concat_grid, _infer_dtype, _single_key, block_layer
 from .creation import asarray
 
 __all__ = ["blockwise", "einsum", "unify_chunks"]
@@ -265,7 +265,7 @@ def blockwise(func: Callable, out_ind: Any, *args_and_indices: Any, dtype: Any =
     def with_block_id(out_index: tuple) -> dict:
         return {"block_id": tuple(out_index)}
 
-    block_kwargs = with_block_id if _accepts(func, "block_id") else None
+    block_kwargs = with_block_id if accepts_keyword(func, "block_id") else None
     if dtype is None:
         dummies = []
         for k, (arg, ind) in enumerate(zip(args, [p[1] for p in pairs])):

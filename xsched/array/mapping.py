@@ -11,14 +11,13 @@ where their block lies; ``index_notation.py`` builds ``blockwise`` on ``block_la
 
 from __future__ import annotations
 
-import inspect
 import numbers
 from collections.abc import Mapping
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..graph.spec import Ref, Task, funcname
+from ..graph.spec import Ref, Task, accepts_keyword, funcname
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from . import joins
 from . import rechunking as _rechunk
@@ -27,14 +26,6 @@ from .chunks import Chunks, _starts, common_blocks
 from .core import Array
 
 __all__ = ["map_blocks", "block_layer"]
-
-
-def _accepts(func: Callable, keyword: str) -> bool:
-    try:
-        params = inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return False
-    return keyword in params
 
 
 def _normalize_axes(axes: Any, ndim: int, what: str) -> list[int]:
@@ -159,7 +150,7 @@ def blocks_of(func: Callable, args: Sequence[Any], kwargs: dict, chunks: Any, dt
             out_numblocks.append(1)
     out_chunks = _map_blocks_chunks(chunks, out_ndim, out_numblocks, source_axis, in_chunks)
 
-    want_id, want_info = _accepts(func, "block_id"), _accepts(func, "block_info")
+    want_id, want_info = accepts_keyword(func, "block_id"), accepts_keyword(func, "block_info")
     out_starts = [_starts(c) for c in out_chunks]
     starts_of = {i: [_starts(c) for c in a.chunks] for i, a in arrays} if want_info else {}
 

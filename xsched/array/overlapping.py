@@ -62,11 +62,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
-from ..graph.spec import Ref, Task, funcname
+from ..graph.spec import Ref, Task, accepts_keyword, funcname
 from .axes import axis_index
 from .chunks import _starts
 from .core import Array
-from .mapping import _accepts, _concat_grid, blocks_of
+from .mapping import _concat_grid, blocks_of
 from .mapping import _infer_dtype as _infer_from_blocks
 from .creation import asarray
 from . import manipulation as _manip
@@ -550,7 +550,7 @@ def map_overlap(func: Callable, *args: Any, depth: Any = None, boundary: Any = "
     _check_depth(first, depth_t, "map_overlap")
     if dtype is None and meta is not None:
         dtype = getattr(meta, "dtype", None)
-    if dtype is None and not (_accepts(func, "block_id") or _accepts(func, "block_info")):
+    if dtype is None and not (accepts_keyword(func, "block_id") or accepts_keyword(func, "block_info")):
         dtype = _infer_dtype(func, args, depth_t, kwargs)
     padded = [_overlap(a, depth_t, modes) if isinstance(a, Array) else a for a in args]
     prefix = name or funcname(func)

@@ -38,7 +38,7 @@ from ..graph.delayed import Delayed
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.optimize import optimize
 from ..graph.order import gc_paused
-from ..graph.spec import Ref, Task, funcname
+from ..graph.spec import Ref, Task, accepts_keyword, funcname
 from ..graph.visualize import visualize_method
 from .planner import Layer, explain, plan
 from .pieces import _concat
@@ -64,8 +64,8 @@ def _emulate(func: Callable, args: Sequence[Any], kwargs: dict, what: str) -> An
     def run() -> Any:
         fake_args = [_nonempty(a._meta) if isinstance(a, _Frame) else
                      a._meta if isinstance(a, Scalar) else a for a in args]
-        fake_kwargs = {k: _nonempty(v._meta) if isinstance(v, _Frame) else
-                       v._meta if isinstance(v, Scalar) else v for k, v in kwargs.items()}
+        fake_kwargs = {k: _nonempty(v._meta) if isinstance(v, _Frame) else v._meta if isinstance(v, Scalar) else
+                       v.of(0) if isinstance(v, _PartitionInfo) else v for k, v in kwargs.items()}
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             return func(*fake_args, **fake_kwargs)
@@ -1186,9 +1186,24 @@ def part_key(name: str, i: int) -> str:
     return f"{name}-{i}"
 
 
+class _PartitionInfo:
+    """``partition_info=`` for a function that asks for it: a dict per partition (the first
+    partition's where ``func`` runs on a stand-in for its meta)."""
+
+    __slots__ = ("divisions",)
+
+    def __init__(self, divisions: tuple) -> None:
+        self.divisions = divisions
+
+    def of(self, i: int) -> dict:
+        return {"number": i, "division": self.divisions[i]}
+
+
 def _per_partition(arg: Any, n: int) -> Any:
     """What partition ``i`` of a task receives for ``arg``: a list of refs for a partitioned
     collection (one per partition), else one value for all."""
+    if isinstance(arg, _PartitionInfo):
+        return [arg.of(i) for i in range(n)]
     if isinstance(arg, _Frame):
         return [Ref(k) for k in arg._keys()]
     if isinstance(arg, (Scalar, Delayed)):
@@ -1271,12 +1286,16 @@ def map_partitions(func: Callable, *args: Any, meta: Any = _NO_META, _name: str 
     of the input to find out. Every partition of a pandas type is checked against meta (its
     type and columns) on the workers, naming the partition that differs, unless
     ``enforce_metadata=False`` (xsched's own operations, which name their layer with
-    ``_name``, know their output and skip it).
+    ``_name``, know their output and skip it). A ``func`` with a ``partition_info``
+    parameter receives ``{"number": i, "division": the partition's first division}``, as
+    dask gives it.
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> df = xd.from_pandas(pd.DataFrame({"a": range(6)}), npartitions=3)
     >>> xd.map_partitions(lambda p: p.a * 2, df).compute().tolist()
     [0, 2, 4, 6, 8, 10]
+    >>> df.map_partitions(lambda p, partition_info=None: p.a * 0 + partition_info["number"]).compute().tolist()
+    [0, 0, 1, 1, 2, 2]
     """
     what = _name or f"map_partitions({funcname(func)})"
     if enforce_metadata is None:
@@ -1286,6 +1305,8 @@ def map_partitions(func: Callable, *args: Any, meta: Any = _NO_META, _name: str 
     if not frames:
         raise TypeError(f"{what}: needs at least one xsched DataFrame, Series or Index among its arguments")
     divisions = _aligned(frames, what)
+    if _name is None and "partition_info" not in kwargs and accepts_keyword(func, "partition_info"):
+        kwargs["partition_info"] = _PartitionInfo(tuple(divisions))
     meta = _emulate(func, args, kwargs, what) if meta is _NO_META else make_meta(meta)
     name = f"{_name or funcname(func)}-{new_token(func, args, kwargs)}"
     with gc_paused():  # (collections triggered by the new tasks and refs would scan the whole graph)

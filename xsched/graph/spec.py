@@ -22,6 +22,8 @@ every graph optimisation carries them along explicitly.
 
 from __future__ import annotations
 
+import inspect
+
 from dataclasses import dataclass, field
 from types import FunctionType
 from typing import Any, Callable, Mapping
@@ -73,6 +75,19 @@ class Task:
 
     def __reduce__(self):  # the dataclass default looks up its fields on every call
         return (Task, (self.func, self.args, self.kwargs, self.annotations))
+
+
+def accepts_keyword(func: Callable, keyword: str) -> bool:
+    """Whether ``func`` names a parameter ``keyword`` (``block_info``, ``partition_info``:
+    asked for by name, as dask does).
+
+    >>> accepts_keyword(lambda part, partition_info=None: part, "partition_info"), accepts_keyword(len, "x")
+    (True, False)
+    """
+    try:
+        return keyword in inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def funcname(func: Callable) -> str:
