@@ -299,3 +299,12 @@ def test_map_partitions_gives_partition_info_to_a_function_that_asks_for_it():
     assert xd.map_partitions(lambda part, partition_info=None: part.a * 0 + partition_info["number"],
                              df).compute().tolist() == [0, 0, 1, 1, 2, 2]
     assert df.map_partitions(lambda part, partition_info=None: part.a * 0, partition_info=7).compute().sum() == 0
+
+
+def test_str_cat_takes_a_list_of_xsched_series():
+    a, b, c = pd.Series(["a", "b", None, "d"]), pd.Series(["x", "y", "z", None]), pd.Series(["1", "2", "3", "4"])
+    xa_, xb_, xc_ = (xd.from_pandas(s, npartitions=2) for s in (a, b, c))
+    pd.testing.assert_series_equal(xa_.str.cat([xb_, xc_], sep="-", na_rep="?").compute(),
+                                   a.str.cat([b, c], sep="-", na_rep="?"))
+    with pytest.raises(TypeError, match="a list of xsched Series"):
+        xa_.str.cat(["p", "q", "r", "s"])

@@ -193,9 +193,12 @@ class Accessor:
                              partial(_str_cat_join, sep=sep), meta="", token="str-cat",
                              chunk_kwargs={"sep": sep, "na_rep": na_rep},
                              aggregate_kwargs={"final": True})
+        if isinstance(others, (list, tuple)) and others and all(isinstance(o, Series) for o in others):
+            return map_partitions(_str_cat_many, self._series, sep, na_rep, join, *others, _name="str-cat")
         if not isinstance(others, _Frame):
-            raise TypeError("str.cat(others=...): a list or pandas object cannot be cut into this Series' "
-                            "partitions; pass an xsched Series (or DataFrame) partitioned alike")
+            raise TypeError("str.cat(others=...): a list of values or a pandas object cannot be cut into this "
+                            "Series' partitions; pass an xsched Series (or DataFrame, or a list of xsched Series) "
+                            "partitioned alike")
         return map_partitions(_str_cat_with, self._series, others, sep, na_rep, join, _name="str-cat")
 
 
@@ -215,6 +218,10 @@ def _str_cat_join(partials: list, sep: str | None, final: bool = False) -> str |
 
 def _str_cat_with(part: pd.Series, others: Any, sep: Any, na_rep: Any, join: str) -> pd.Series:
     return part.str.cat(others, sep=sep, na_rep=na_rep, join=join)
+
+
+def _str_cat_many(part: pd.Series, sep: Any, na_rep: Any, join: str, *others: pd.Series) -> pd.Series:
+    return part.str.cat(list(others), sep=sep, na_rep=na_rep, join=join)
 
 
 def _accessor_call(part: Any, kind: str, attr: str, args: tuple, kwargs: dict, rows: Any = None) -> Any:
