@@ -218,3 +218,10 @@ def test_full_of_a_lazy_scalar_stays_lazy():
     assert len(calls) == before and y.dtype == np.float64
     assert y.compute().tolist() == [[11.0] * 3] * 2
     assert xa.full((2, 2), x[0, 1], dtype=int).compute().tolist() == [[1, 1], [1, 1]]
+
+
+def test_concatenate_and_stack_of_two_arrays_not_in_a_list_say_to_pass_a_list():
+    x = xa.ones((2, 2), chunks=1)
+    for join in (xa.concatenate, xa.stack):
+        with pytest.raises(TypeError, match=r"takes a list \(or tuple\) of arrays, then the axis"):
+            join(x, x)

@@ -80,6 +80,9 @@ def concatenate(seq: Sequence[Any], axis: int | None = 0) -> Array:
     >>> xa.concatenate([a, np.ones((1, 3))]).compute().tolist()
     [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]
     """
+    if isinstance(axis, Array):
+        raise TypeError("concatenate takes a list (or tuple) of arrays, then the axis: "
+                        "xa.concatenate([x, y], axis=0), not xa.concatenate(x, y)")
     arrays = [asarray(a) for a in seq]
     if not arrays:
         raise ValueError("need at least one array to concatenate")
@@ -134,6 +137,9 @@ def stack(seq: Sequence[Any], axis: int = 0) -> Array:
     >>> s.chunks, s.compute().tolist()
     (((2, 1), (1, 1)), [[0, 0], [1, 10], [2, 20]])
     """
+    if isinstance(axis, Array):
+        raise TypeError("stack takes a list (or tuple) of arrays, then the axis: "
+                        "xa.stack([x, y], axis=0), not xa.stack(x, y)")
     arrays = [asarray(a) for a in seq]
     if not arrays:
         raise ValueError("need at least one array to stack")
