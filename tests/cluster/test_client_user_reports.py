@@ -312,4 +312,3 @@ def test_cancel_says_the_message_or_the_reason_given(client, tmp_path):
     with pytest.raises(FutureCancelledError, match=f"{c.key} was cancelled"):
         c.result(timeout=10)
     gate.open()
-

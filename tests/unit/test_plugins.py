@@ -466,3 +466,14 @@ def test_the_client_reads_the_outcomes_and_raises_naming_plugin_and_workers():
         _outcomes({"w1": {"status": "OK"}, "w2": blob_tb}, "p", "setup")
     assert info.value.plugin == "p" and isinstance(info.value.errors["w2"], ZeroDivisionError)
     assert info.value.__cause__ is info.value.errors["w2"]
+
+
+def test_register_worker_plugin_and_register_scheduler_plugin_check_the_kind():
+    from xsched.client.plugins import PluginsMixin as Client
+
+    with pytest.raises(TypeError, match="is a scheduler plugin; register it with register_plugin"):
+        Client.register_worker_plugin(None, SchedulerPlugin())
+    with pytest.raises(TypeError, match=r"is a worker plugin, not a nanny one \(nanny=True\)"):
+        Client.register_worker_plugin(None, WorkerPlugin(), nanny=True)
+    with pytest.raises(TypeError, match="is not a SchedulerPlugin"):
+        Client.register_scheduler_plugin(None, NannyPlugin())

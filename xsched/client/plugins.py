@@ -1,4 +1,5 @@
-"""Plugins from a client: ``register_plugin``, ``unregister_worker_plugin``, ``unregister_scheduler_plugin``.
+"""Plugins from a client: ``register_plugin`` (and dask's older ``register_worker_plugin`` and
+``register_scheduler_plugin``), ``unregister_worker_plugin``, ``unregister_scheduler_plugin``.
 
 What the plugins are and when their hooks run: ``xsched/plugins.py``. The way there::
 
@@ -46,7 +47,8 @@ class PluginError(XschedError, RuntimeError):
 
 
 class PluginsMixin:
-    """register_plugin, unregister_worker_plugin, unregister_scheduler_plugin."""
+    """register_plugin (register_worker_plugin, register_scheduler_plugin), unregister_worker_plugin,
+    unregister_scheduler_plugin."""
 
     @sync_or_async
     def register_plugin(self, plugin, name: str | None = None, idempotent: bool | None = None):
@@ -85,6 +87,36 @@ class PluginsMixin:
         if kind == "scheduler":
             return self._register_scheduler_plugin(name, bool(idempotent), frames)
         return self._register_worker_plugin(name, kind == "nanny", bool(idempotent), frames)
+
+    def register_worker_plugin(self, plugin, name: str | None = None, nanny: bool | None = None):
+        """dask's older spelling of ``register_plugin`` for a ``WorkerPlugin`` or a
+        ``NannyPlugin`` (``nanny=`` must agree with the plugin's kind when given); the same
+        result.
+
+        >>> from xsched import WorkerPlugin
+        >>> client.register_worker_plugin(WorkerPlugin(), name="register_worker_plugin-plain")
+        {'tcp://127.0.0.1:...': 'OK', 'tcp://127.0.0.1:...': 'OK'}
+        >>> client.unregister_worker_plugin("register_worker_plugin-plain")
+        {'tcp://127.0.0.1:...': 'OK', 'tcp://127.0.0.1:...': 'OK'}
+        """
+        kind = kind_of(plugin)
+        if kind == "scheduler" or (nanny is not None and bool(nanny) != (kind == "nanny")):
+            raise TypeError(f"register_worker_plugin: {type(plugin).__name__} is a {kind} plugin"
+                            + (f", not a {'nanny' if nanny else 'worker'} one (nanny={nanny})" if kind != "scheduler"
+                               else "") + "; register it with register_plugin(plugin)")
+        return self.register_plugin(plugin, name=name)
+
+    def register_scheduler_plugin(self, plugin, name: str | None = None, idempotent: bool | None = None):
+        """dask's older spelling of ``register_plugin`` for a ``SchedulerPlugin``.
+
+        >>> from xsched import SchedulerPlugin
+        >>> client.register_scheduler_plugin(SchedulerPlugin(), name="register_scheduler_plugin-plain")
+        >>> client.unregister_scheduler_plugin("register_scheduler_plugin-plain")
+        """
+        if kind_of(plugin) != "scheduler":
+            raise TypeError(f"register_scheduler_plugin: {type(plugin).__name__} is not a SchedulerPlugin; "
+                            "register it with register_plugin(plugin)")
+        return self.register_plugin(plugin, name=name, idempotent=idempotent)
 
     async def _register_worker_plugin(self, name: str, nanny: bool, idempotent: bool, frames: list,
                                       owned: bool = False) -> dict:
