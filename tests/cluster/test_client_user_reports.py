@@ -312,3 +312,22 @@ def test_cancel_says_the_message_or_the_reason_given(client, tmp_path):
     with pytest.raises(FutureCancelledError, match=f"{c.key} was cancelled"):
         c.result(timeout=10)
     gate.open()
+
+
+@pytest.mark.timeout(90)
+def test_scatter_with_a_timeout_waits_for_a_first_worker(own_cluster):
+    import threading
+
+    cluster = own_cluster(n_workers=0)
+    with xsched.Client(cluster, set_as_default=False) as c:
+        with pytest.raises(ValueError, match="pass timeout= to wait for one"):
+            c.scatter([1])
+        with pytest.raises(TimeoutError, match="0 of 1 workers"):
+            c.scatter([1], timeout=0.3)
+        got = []
+        waiting = threading.Thread(target=lambda: got.append(c.scatter([1, 2], timeout=60)))
+        waiting.start()
+        cluster.scale(1)
+        waiting.join(60)
+        assert c.gather(got[0]) == [1, 2]
+        assert c.submit(sum, got[0]).result() == 3

@@ -28,6 +28,7 @@ from ..tokenize import tokenize
 from .actors import Actor
 from .dual import sync_or_async
 from .future import Future, collect_futures
+from .rpc import wait_for_workers
 
 __all__ = ["TransferMixin"]
 
@@ -36,11 +37,13 @@ class TransferMixin:
     """gather and scatter, and the fetching of results they and ``Future.result`` share."""
 
     @sync_or_async
-    async def gather(self, futures, errors: str = "raise"):
+    async def gather(self, futures, errors: str = "raise", direct=None):
         """Results of Futures, in the same nested structure (lists, tuples, dicts, sets).
 
         ``errors="raise"``: the first future to fail raises its exception as soon as it
         fails; ``"skip"``: failed futures are left out of their list, tuple, set or dict.
+        ``direct=`` is taken as dask's and changes nothing: results always come straight
+        from the workers that hold them, never through the scheduler.
 
         >>> client.gather(client.map(abs, [-1, 2]))
         [1, 2]
@@ -136,13 +139,16 @@ class TransferMixin:
             return {}
 
     @sync_or_async
-    async def scatter(self, data, workers=None, broadcast: bool = False, direct=None, hash: bool = True):
+    async def scatter(self, data, workers=None, broadcast: bool = False, direct=None, hash: bool = True,
+                      timeout=None):
         """Send local data to workers; returns Futures (a list for a list, a tuple, a set or an
         iterator such as a generator; a dict for a dict; one Future for anything else).
 
         ``workers=``: an address or name, or a list of them, to send to. ``direct=`` is
         taken as dask's and changes nothing: the data always goes straight from this
-        client to the workers, never through the scheduler.
+        client to the workers, never through the scheduler. ``timeout``: how long to wait
+        for a first worker when none is connected (TimeoutError then); without it, no
+        worker is a ValueError at once.
 
         >>> import numpy as np
         >>> [big] = client.scatter([np.ones(10**6)])     # sent once; tasks take the future
@@ -169,9 +175,13 @@ class TransferMixin:
         futures = {k: Future(k, self) for k, _ in items}
         want = worker_list(workers)
         info = await self._scheduler_info()
+        if not info["workers"] and timeout is not None:
+            await wait_for_workers(self._scheduler_info, 1, timeout)
+            info = await self._scheduler_info()
         connected = sorted(info["workers"])
         if not connected:
-            raise ValueError("scatter found no workers to send the data to; wait_for_workers() first")
+            raise ValueError("scatter found no workers to send the data to; wait_for_workers() first, or pass "
+                             "timeout= to wait for one")
         addrs = connected
         if want is not None:
             names = {a: info["workers"][a]["name"] for a in connected}
