@@ -225,3 +225,10 @@ def test_concatenate_and_stack_of_two_arrays_not_in_a_list_say_to_pass_a_list():
     for join in (xa.concatenate, xa.stack):
         with pytest.raises(TypeError, match=r"takes a list \(or tuple\) of arrays, then the axis"):
             join(x, x)
+
+
+def test_a_lazy_shape_is_refused_naming_the_fix():
+    n = xa.from_array(np.arange(12).reshape(3, 4), chunks=2)[0, 3]
+    for make in (lambda: xa.ones(n), lambda: xa.zeros((2, n)), lambda: xa.empty(n)):
+        with pytest.raises(TypeError, match=r"a shape must be known numbers.*int\(n.compute\(\)\)"):
+            make()

@@ -40,6 +40,9 @@ def _shape(shape: Any) -> tuple[int, ...]:
     flags = (bool, np.bool_)  # (integers to Python, not to NumPy: zeros(True) is NumPy's TypeError)
     if isinstance(shape, flags) or (np.iterable(shape) and any(isinstance(s, flags) for s in shape)):
         raise TypeError(f"expected a sequence of integers or a single integer for a shape, got {shape!r}")
+    if isinstance(shape, Array) or (np.iterable(shape) and any(isinstance(s, Array) for s in shape)):
+        raise TypeError(f"a shape must be known numbers when the array is made, not a lazy xsched value "
+                        f"({shape!r}); compute it first, e.g. int(n.compute())")
     if isinstance(shape, numbers.Integral):
         shape = (shape,)
     return tuple(operator.index(s) for s in shape)  # (negative sizes: normalize_chunks says so)
