@@ -308,3 +308,15 @@ def test_str_cat_takes_a_list_of_xsched_series():
                                    a.str.cat([b, c], sep="-", na_rep="?"))
     with pytest.raises(TypeError, match="a list of xsched Series"):
         xa_.str.cat(["p", "q", "r", "s"])
+
+
+def test_loc_setting_a_value_pandas_refuses_for_the_dtype_is_refused_when_built():
+    df = xd.from_pandas(pd.DataFrame({"a": [1, 2, 3], "b": [1.0, 2, 3]}), npartitions=2)
+    with pytest.raises(TypeError, match=r"loc\[..., 'a'\] = 0.5: Invalid value '0.5' for dtype 'int64'"):
+        df.loc[df.a > 1, "a"] = 0.5
+    with pytest.raises(TypeError, match="Invalid value"):
+        s = df.a
+        s.loc[s > 1] = 0.5
+    df.loc[df.a > 1, "a"] = 7
+    df.loc[df.a > 1, "b"] = 0.5
+    assert df.compute().to_dict("list") == {"a": [1, 7, 7], "b": [1.0, 0.5, 0.5]}

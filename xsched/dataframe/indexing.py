@@ -14,6 +14,7 @@ table, filled in here, so this module imports ``core`` and not the other way rou
 
 from __future__ import annotations
 
+import warnings
 from functools import partial
 from typing import Any
 
@@ -409,6 +410,7 @@ class _Loc:
             return
         mask = self._rows_mask(rows)
         if isinstance(frame, Series):
+            _settable(frame._meta, None, value)
             frame._become(frame.mask(mask, value))
             return
         names = list(frame.columns) if cols is None else list(cols) if isinstance(cols, (list, pd.Index)) \
@@ -425,6 +427,8 @@ class _Loc:
         for name, v in zip(names, values):
             if name not in frame.columns:  # (a new column: missing where the rows are not chosen)
                 frame[name] = np.nan
+            else:
+                _settable(frame._meta[name], name, v)
             frame[name] = frame[name].mask(mask, v)
 
     def _rows_mask(self, rows: Any) -> Any:
@@ -504,6 +508,22 @@ class _ILoc:
         cols = key[1]
         meta = self._frame._meta.iloc[:, cols]  # (pandas' own error for a position out of range, at once)
         return map_partitions(_iloc_cols, self._frame, cols, meta=meta, _name="iloc")
+
+
+def _settable(meta: pd.Series, name: Any, value: Any) -> None:
+    """pandas' refusal of ``value`` in a column of ``meta``'s dtype (``0.5`` in integers: it
+    would change the dtype), raised when ``loc[...] = value`` is built, as pandas raises it."""
+    if isinstance(value, (_Frame, pd.Series, pd.DataFrame)) or np.ndim(value) != 0:
+        return
+    probe = _nonempty(meta).copy()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            probe.iloc[0] = value
+    except TypeError as exc:
+        where = "" if name is None else f", {name!r}"
+        raise TypeError(f"loc[...{where}] = {value!r}: {exc}, as pandas refuses it; cast first, "
+                        f"as in .astype(float)") from None
 
 
 def _iloc_cols(part: Any, cols: Any) -> Any:
