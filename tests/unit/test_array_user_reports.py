@@ -8,6 +8,7 @@ import re
 
 import h5py
 import numpy as np
+import pandas as pd
 import pytest
 import zarr
 from hypothesis import given, settings, strategies as st
@@ -232,3 +233,21 @@ def test_a_lazy_shape_is_refused_naming_the_fix():
     for make in (lambda: xa.ones(n), lambda: xa.zeros((2, n)), lambda: xa.empty(n)):
         with pytest.raises(TypeError, match=r"a shape must be known numbers.*int\(n.compute\(\)\)"):
             make()
+
+
+def test_a_dataframe_scalar_is_an_array_operand_and_a_delayed_is_refused_naming_the_way():
+    import xsched.dataframe as xd
+    from xsched import delayed
+
+    total = xd.from_pandas(pd.Series(np.arange(10)), npartitions=3).sum()
+    x = xa.arange(12, chunks=4)
+    want = np.arange(12) + 45
+    for got in (x + total, total + x, np.add(x, total), xa.where(x > 5, x, total)):
+        assert isinstance(got, xa.Array)
+    assert (x + total).compute().tolist() == want.tolist() == (total + x).compute().tolist()
+    assert xa.where(x > 5, x, total).compute().tolist() == np.where(np.arange(12) > 5, np.arange(12), 45).tolist()
+    assert int((total + x.sum()).compute()) == 45 + 66
+    five = delayed(lambda: 5)()
+    assert (total + five).compute() == 50 == (five + total).compute()
+    with pytest.raises(TypeError, match=r"not an array operand.*xa.from_delayed\(value, shape=\(\), dtype=...\)"):
+        x + five

@@ -975,13 +975,39 @@ def elemwise(op: Callable, *args: Any, dtype: Any = None, name: str | None = Non
 
 def _operand(a: Any, op: Callable) -> Any:
     """A list or tuple operand as the NumPy array NumPy reads it as, so that it is cut into
-    blocks like one (passed whole, every block would broadcast against all of it)."""
+    blocks like one (passed whole, every block would broadcast against all of it); a lazy
+    value of another collection (a dataframe's ``Scalar``) as a 0-d array of it."""
     if not isinstance(a, (list, tuple)):
-        return a
+        return _zero_d(a, op) if not isinstance(a, Array) and hasattr(a, "__xsched_graph__") else a
     if _holds_array(a):
         raise TypeError(f"{funcname(op)}: a list or tuple holding xsched arrays is not an operand; "
                         "join them into one array first, e.g. xa.stack([...])")
     return np.asarray(a)
+
+
+def _zero_d(value: Any, op: Callable) -> "Array":
+    """A 0-d array computed from ``value``, a lazy scalar of known dtype (``df.x.sum()``);
+    other lazy values (a Delayed, a bag's Item: their dtype is not known) are refused, naming
+    the way to declare one.
+
+    >>> import pandas as pd, xsched.array as xa, xsched.dataframe as xd
+    >>> total = xd.from_pandas(pd.Series([1, 2, 3]), npartitions=2).sum()
+    >>> (xa.arange(3, chunks=2) + total).compute().tolist()
+    [6, 7, 8]
+    """
+    dtype = None if isinstance(value, Delayed) else getattr(value, "dtype", None)
+    try:
+        dtype = np.dtype(dtype) if dtype is not None and hasattr(value, "to_delayed") else None
+    except TypeError:
+        dtype = None
+    if dtype is None:
+        raise TypeError(f"{funcname(op)}: a lazy {type(value).__name__} is not an array operand (its dtype is not "
+                        "known); make it a 0-d array first, xa.from_delayed(value, shape=(), dtype=...)")
+    delayed = value.to_delayed()
+    out = f"scalar-{new_token(delayed.key)}"
+    layer = {chunk_key(out, ()): Task(np.asarray, (Ref(delayed.key), dtype), {}, per_task(annotations_in_force()))}
+    return Array(LayeredGraph.merge(LayeredGraph({delayed.key: delayed.__xsched_graph__()}), new={out: layer}),
+                 out, (), dtype)
 
 
 def _holds_array(seq: Any) -> bool:

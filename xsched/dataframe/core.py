@@ -1120,6 +1120,10 @@ class Scalar:
     def _binary(self, op: Callable, other: Any, reflected: bool = False) -> "Scalar":
         if isinstance(other, _Frame):
             return other._binary(op, self, not reflected)
+        if isinstance(other, Delayed):  # (a Delayed result, as a Delayed's own operators give)
+            return op(other, self.to_delayed()) if reflected else op(self.to_delayed(), other)
+        if hasattr(other, "__xsched_graph__") and not isinstance(other, Scalar):
+            return NotImplemented  # (another collection: its reflected operator, an array's say)
         args = (other, self) if reflected else (self, other)
         meta = _emulate(op, args, {}, funcname(op))
         name = f"{funcname(op)}-{new_token(op, *args)}"
