@@ -620,3 +620,37 @@ def test_parquet_engine_is_pyarrow_by_any_of_its_names(tmp_path):
         with pytest.raises(ValueError, match="engine='fastparquet' is not available; xsched reads and writes "
                                              "parquet with pyarrow"):
             call()
+
+
+def test_to_csv_appends_with_mode_a_and_compresses_by_the_file_name(tmp_path):
+    pdf = pd.DataFrame({"a": range(6), "b": list("abcdef")})
+    df = xd.from_pandas(pdf, npartitions=2)
+    one = str(tmp_path / "all.csv")
+    df.to_csv(one, index=False, single_file=True)
+    df.to_csv(one, index=False, single_file=True, mode="a", header=False)
+    pd.testing.assert_frame_equal(pd.read_csv(one), pd.concat([pdf, pdf], ignore_index=True))
+    df.to_csv(str(tmp_path / "p-*.csv"), index=False)
+    df.to_csv(str(tmp_path / "p-*.csv"), index=False, mode="a", header=False)
+    assert len(pd.read_csv(tmp_path / "p-0.csv")) == 6
+    with pytest.raises(ValueError, match="mode must be 'w'.*or 'a'"):
+        df.to_csv(str(tmp_path / "q-*.csv"), mode="x")
+    df.to_csv(str(tmp_path / "z-*.csv.gz"), index=False)
+    df.to_csv(str(tmp_path / "one.csv.bz2"), index=False, single_file=True)
+    assert (tmp_path / "z-0.csv.gz").read_bytes()[:2] == b"\x1f\x8b"  # (gzip's magic number)
+    pd.testing.assert_frame_equal(xd.read_csv(str(tmp_path / "z-*.csv.gz")).compute().reset_index(drop=True), pdf)
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "one.csv.bz2"), pdf)
+
+
+def test_read_parquet_refuses_files_whose_values_the_first_files_dtype_would_change(tmp_path):
+    for name, frames in (("cut", [pd.DataFrame({"a": [1, 2]}), pd.DataFrame({"a": [3.5, 4.5]})]),
+                         ("wrapped", [pd.DataFrame({"a": np.array([1, 2], "int32")}),
+                                      pd.DataFrame({"a": [3_000_000_000, -1]})]),
+                         ("whole", [pd.DataFrame({"a": [1, 2]}), pd.DataFrame({"a": [3.0, 4.0]})])):
+        (tmp_path / name).mkdir()
+        for i, frame in enumerate(frames):
+            frame.to_parquet(tmp_path / name / f"p{i}.parquet")
+    with pytest.raises(ValueError, match=r"does not convert \(the value 3.5 would become 3\)"):
+        xd.read_parquet(str(tmp_path / "cut")).compute()
+    with pytest.raises(ValueError, match=r"the value 3000000000 would become -1294967296"):
+        xd.read_parquet(str(tmp_path / "wrapped")).compute()
+    assert xd.read_parquet(str(tmp_path / "whole")).compute().a.tolist() == [1, 2, 3, 4]

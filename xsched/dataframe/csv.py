@@ -632,8 +632,10 @@ def to_csv(df: Any, path: str, single_file: bool = False, index: bool = True, co
     gets ``part.<i>.csv`` files (or files named ``name_function(i)``); with
     ``single_file=True`` it is the one file the partitions are appended to, in order. Other
     keywords go to ``pandas.DataFrame.to_csv``; pandas is asked to write the empty meta with
-    them first, so a keyword it refuses fails here, not in the workers. Returns the written
-    paths, or with ``compute=False`` a list of ``Delayed`` that write them.
+    them first, so a keyword it refuses fails here, not in the workers. ``mode="a"`` adds to
+    the end of the files (pass ``header=False`` not to repeat the header); ``compression``
+    is guessed from each file's name (``.gz``, ``.bz2``, ...) unless given. Returns the
+    written paths, or with ``compute=False`` a list of ``Delayed`` that write them.
 
     >>> import os, tempfile, pandas as pd, xsched.dataframe as xd
     >>> df = xd.from_pandas(pd.DataFrame({"a": range(4)}), npartitions=2)
@@ -648,6 +650,11 @@ def to_csv(df: Any, path: str, single_file: bool = False, index: bool = True, co
     if single_file and name_function is not None:
         raise ValueError("to_csv: name_function names a file per partition, and single_file=True writes one file; "
                          "leave one of them out")
+    kwargs = dict(kwargs)
+    mode = kwargs.pop("mode", "w")
+    if mode not in ("w", "a", "wt", "at"):  # (pandas ignores mode= with an open file: it is ours to honour)
+        raise ValueError(f"to_csv: mode must be 'w' (write the files anew) or 'a' (append to them), got {mode!r}")
+    append = mode.startswith("a")
     check_writer_options(df._meta, "to_csv", dict(kwargs, index=index))
     fs, base = filesystem_for(path, storage_options)
     n = df.npartitions
@@ -656,33 +663,39 @@ def to_csv(df: Any, path: str, single_file: bool = False, index: bool = True, co
         make_folder(fs, parent(fs, base), "to_csv")
     else:
         paths = partition_paths(fs, base, n, ".csv", "to_csv", name_function)
-    name = f"to-csv-{new_token(df._name, shown(fs, base), single_file, index, sorted(kwargs.items(), key=str))}"
+    # (pandas guesses the compression from a path, not from the open file it is given here)
+    compressions = [compression_of(p, kwargs.get("compression", "infer")) for p in paths]
+    name = f"to-csv-{new_token(df._name, shown(fs, base), single_file, index, mode, sorted(kwargs.items(), key=str))}"
     ann = annotations_in_force()
     if single_file:  # partition after partition, each appended once the one before is written
-        layer = chain_layer(name, range(n), df._keys(), _append_csv, (fs, base, index, kwargs), annotations=ann)
+        layer = chain_layer(name, range(n), df._keys(), _append_csv,
+                            (fs, base, index, dict(kwargs, compression=compressions[0]), append), annotations=ann)
     else:
-        layer = {chunk_key(name, (i,)): Task(_write_csv, (Ref(key), fs, paths[i], index, kwargs), {}, per_task(ann))
+        layer = {chunk_key(name, (i,)): Task(_write_csv, (Ref(key), fs, paths[i], index,
+                                                          dict(kwargs, compression=compressions[i]), append), {},
+                                             per_task(ann))
                  for i, key in enumerate(df._keys())}
     keys = list(layer)[-1:] if single_file else list(layer)
     return run_writes(df._graph, name, layer, keys, compute)
 
 
-def _write_csv(part: Any, fs: Any, path: str, index: bool, kwargs: dict) -> str:
-    """Run on the workers: one partition as one file; returns its path."""
-    with fs.open(path, "wb") as f:
+def _write_csv(part: Any, fs: Any, path: str, index: bool, kwargs: dict, append: bool = False) -> str:
+    """Run on the workers: one partition as one file (added to its end, ``append``); returns its path."""
+    with fs.open(path, "ab" if append else "wb") as f:
         part.to_csv(f, index=index, **kwargs)
     return shown(fs, path)
 
 
-def _append_csv(prev: Any, part: Any, fs: Any, path: str, index: bool, kwargs: dict) -> str:
+def _append_csv(prev: Any, part: Any, fs: Any, path: str, index: bool, kwargs: dict, append: bool = False) -> str:
     """Run on the workers: one partition appended to the single file (after the previous
-    one, whose write returned ``prev``; the first, with its header, when None)."""
+    one, whose write returned ``prev``; the first, with its header, when None, written anew
+    unless ``append``)."""
     first = prev is None
     kw = dict(kwargs)
     if not first:
         kw["header"] = False
     try:
-        with fs.open(path, "wb" if first else "ab") as f:
+        with fs.open(path, "wb" if first and not append else "ab") as f:
             part.to_csv(f, index=index, **kw)
     except (NotImplementedError, ValueError) as exc:
         if first:

@@ -87,14 +87,37 @@ def in_dtypes(df: Any, dtypes: Any, misfit: Any) -> Any:
         have = df.dtype if col is None else df[col].dtype
         if have == want or isinstance(want, pd.CategoricalDtype):
             continue
+        values = df if col is None else df[col]
         try:
-            if col is None:
-                df = df.astype(want)
-            else:
-                df[col] = df[col].astype(want)
-        except (ValueError, TypeError) as exc:
+            cast = values.astype(want)
+            _unchanged(values, cast, want)
+        except (ValueError, TypeError, OverflowError) as exc:
             raise ValueError(misfit(col, have, want, exc)) from exc
+        if col is None:
+            df = cast
+        else:
+            df[col] = cast
     return df
+
+
+def _unchanged(values: Any, cast: Any, want: Any) -> None:
+    """A ValueError when casting numbers to the integers (or booleans) ``want`` changed one:
+    3.5 cut to 3, or 3e9 wrapped round in int32 (NumPy's cast says nothing).
+
+    >>> _unchanged(pd.Series([3.5]), pd.Series([3]), np.dtype("int64"))
+    Traceback (most recent call last):
+    ...
+    ValueError: the value 3.5 would become 3
+    """
+    have = getattr(values, "dtype", None)
+    if not (isinstance(want, np.dtype) and want.kind in "iub" and isinstance(have, np.dtype) and have.kind in "iufb"):
+        return
+    with np.errstate(all="ignore"):
+        changed = np.asarray(cast.astype(have) != values)
+    if changed.any():
+        at = int(np.flatnonzero(changed)[0])
+        was, now = (getattr(v, "item", lambda v=v: v)() for v in (values.iloc[at], cast.iloc[at]))
+        raise ValueError(f"the value {was!r} would become {now!r}")
 
 
 def from_pandas(data: pd.DataFrame | pd.Series, npartitions: int | None = None,
