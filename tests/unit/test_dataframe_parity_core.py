@@ -320,3 +320,15 @@ def test_loc_setting_a_value_pandas_refuses_for_the_dtype_is_refused_when_built(
     df.loc[df.a > 1, "a"] = 7
     df.loc[df.a > 1, "b"] = 0.5
     assert df.compute().to_dict("list") == {"a": [1, 7, 7], "b": [1.0, 0.5, 0.5]}
+
+
+@pytest.mark.parametrize("optimize_graph", [True, False])
+def test_a_frame_rebuilt_from_its_own_delayed_parts_combines_with_the_original(optimize_graph):
+    pdf = pd.DataFrame({"a": np.arange(10), "b": np.arange(10) * 0.5})
+    part = xd.from_pandas(pdf, npartitions=3)
+    part = part[part.a > 2]
+    again = xd.from_delayed(part.to_delayed(optimize_graph=optimize_graph), meta=part._meta, divisions=part.divisions)
+    want = pdf[pdf.a > 2]
+    pd.testing.assert_series_equal((again.b + part.b).compute(), want.b + want.b)
+    pd.testing.assert_frame_equal(xd.concat([again, part.rename(columns={"a": "c", "b": "d"})], axis=1).compute(),
+                                  pd.concat([want, want.rename(columns={"a": "c", "b": "d"})], axis=1))

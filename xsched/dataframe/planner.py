@@ -347,6 +347,33 @@ def run_fused(fused: Fused, values: list, keys: tuple) -> Any:
     return data[fused.out]
 
 
+def _inputs_first(members: list[str], consumers: Mapping[str, set[str]], order: list[str]) -> list[str]:
+    """``members`` (layers fused into one task) each after the members it reads, ties in the
+    merge ``order``: that order alone is not enough when a layer's keys also came in earlier
+    under another name (a Delayed of the same collection, ``from_delayed(df.to_delayed())``).
+
+    >>> _inputs_first(["b", "a"], {"a": {"b"}, "b": set()}, ["b", "a"])
+    ['a', 'b']
+    """
+    inside = set(members)
+    waiting = {m: 0 for m in members}
+    for m in members:
+        for u in consumers[m] & inside:
+            waiting[u] += 1
+    rank = {n: i for i, n in enumerate(order)}
+    ready = sorted((m for m in members if not waiting[m]), key=rank.__getitem__)
+    out = []
+    while ready:
+        m = ready.pop(0)
+        out.append(m)
+        for u in consumers[m] & inside:
+            waiting[u] -= 1
+            if not waiting[u]:
+                ready.append(u)
+        ready.sort(key=rank.__getitem__)
+    return out + sorted((m for m in members if m not in out), key=rank.__getitem__)
+
+
 def fuse_blockwise(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph:
     """Partition-wise steps that only feed each other (a read, a mask computed from it, the
     filter, a groupby's first step...) fused into one task per partition, named after the
@@ -385,7 +412,7 @@ def fuse_blockwise(graph: LayeredGraph, outputs: Iterable[str]) -> LayeredGraph:
         sinks = [m for m in members if m in out_layers or not consumers[m] <= inside]
         if len(sinks) != 1:
             continue
-        ordered = sorted(members, key=order.index)  # layers are merged after their inputs
+        ordered = _inputs_first(members, consumers, order)
         sink = sinks[0]
         fused_layer: dict = {}
         ok = True
