@@ -331,3 +331,17 @@ def test_scatter_with_a_timeout_waits_for_a_first_worker(own_cluster):
         waiting.join(60)
         assert c.gather(got[0]) == [1, 2]
         assert c.submit(sum, got[0]).result() == 3
+
+
+def test_wait_takes_a_list_of_persisted_collections(client):
+    import numpy as np
+    import pandas as pd
+    import xsched.array as xa
+    import xsched.dataframe as xd
+
+    df = client.persist(xd.from_pandas(pd.DataFrame({"a": range(6)}), npartitions=2))
+    x = client.persist(xa.from_array(np.arange(6), chunks=3))
+    done, not_done = xsched.wait([df, x], timeout=30)
+    assert len(done) == 4 and not not_done
+    with pytest.raises(TypeError):
+        xsched.wait([df, 5], timeout=30)

@@ -39,11 +39,16 @@ def _on_done(future: Future, fn) -> None:
     users' callback thread: waiting must not queue behind a user's slow callback."""
     future._state.add_callback(lambda: fn(future))
 
+def _persisted(obj: Any) -> bool:
+    """Whether ``obj`` is a collection (not a Future) that may hold futures."""
+    return not isinstance(obj, (Future, type)) and hasattr(obj, "__xsched_graph__")
+
+
 def wait(fs: Iterable[Future] | Future, timeout: float | None = None, return_when: str = "ALL_COMPLETED"):
     """Block until futures are done: returns ``(done, not_done)`` sets.
 
-    ``fs`` is a Future, an iterable of them, or a collection persisted on a cluster (its
-    futures: ``wait(client.persist(df))``, as in dask). ``return_when`` is
+    ``fs`` is a Future, an iterable of them (or of persisted collections), or a collection
+    persisted on a cluster (its futures: ``wait(client.persist(df))``, as in dask). ``return_when`` is
     ``"ALL_COMPLETED"``, ``"FIRST_COMPLETED"`` or ``"FIRST_EXCEPTION"``; raises TimeoutError
     if ``timeout`` passes first. With the futures of an asynchronous client (or, given none,
     an asynchronous default client) it is what to await, as in dask:
@@ -63,7 +68,8 @@ def wait(fs: Iterable[Future] | Future, timeout: float | None = None, return_whe
         fs = [fs]
     elif hasattr(fs, "__xsched_graph__") and not isinstance(fs, type):
         fs = futures_of(fs)
-    fs = list(fs)
+    # (persisted collections in the list stand for their futures, as dask takes them)
+    fs = [g for f in fs for g in (futures_of(f) if _persisted(f) else (f,))]
     _only_futures(fs, "wait")
     if return_when not in ("ALL_COMPLETED", "FIRST_COMPLETED", "FIRST_EXCEPTION"):
         raise ValueError(f"return_when must be ALL_COMPLETED, FIRST_COMPLETED or FIRST_EXCEPTION, not {return_when!r}")
