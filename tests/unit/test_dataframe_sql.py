@@ -243,3 +243,18 @@ def test_to_sql_method_compute_false_and_if_exists(tmp_path):
         df.to_sql("t", uri, if_exists="overwrite")
     with pytest.raises(TypeError, match="uri must be a database URI string.*pass the URI"):
         to_sql(df, "t", sa.create_engine(uri))
+
+
+@pytest.mark.parametrize("npartitions", [1, 4])
+def test_datetimes_sqlite_stores_as_text_lose_no_row_at_the_ends(tmp_path, npartitions):
+    # (pandas' sqlite3 path stores '2020-01-01 00:00:00'; a bound bound as '... 00:00:00.000000'
+    # compares above it as text: the first row was left out)
+    path = tmp_path / "t.db"
+    pdf = pd.DataFrame({"t": pd.date_range("2020-01-01", periods=200, freq="h"), "v": np.arange(200)})
+    with contextlib.closing(sqlite3.connect(path)) as con:
+        pdf.to_sql("tbl", con, index=False)
+        con.commit()
+    got = read_sql_table("tbl", f"sqlite:///{path}", index_col="t", npartitions=npartitions)
+    out = got.compute()
+    assert len(out) == 200 and out.v.tolist() == list(range(200))
+    assert got.divisions[0] == pdf.t.iloc[0] and got.divisions[-1] == pdf.t.iloc[-1]

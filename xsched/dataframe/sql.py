@@ -343,23 +343,31 @@ def _read_ranges(what: str, label: str, con: str, engine: Any, engine_kwargs: di
                for c, held in stats.get("held", {}).items() if held != stats["rows"]}
     if widened:
         meta = meta.astype(widened)
+    # the data's own minimum and maximum as the outer divisions: the end partitions read from
+    # the start and to the end, unbounded (a bound the driver words otherwise than the stored
+    # text, as SQLite's datetimes, would leave out the row it came from)
+    open_ends = divisions is None and limits is None
     if divisions is None:
         divisions = _divisions(what, label, name, meta, stats, limits, npartitions, head, bytes_per_chunk)
     else:
         divisions = _checked_divisions(what, divisions)
     if divisions is None:  # (no rows at all: one partition reads whatever is there when computed)
-        bounds = [None]
+        bounds = queried = [None]
     else:
-        bounds = [(lo, hi, i == len(divisions) - 2) for i, (lo, hi) in enumerate(zip(divisions[:-1], divisions[1:]))]
+        n = len(divisions) - 1
+        bounds = [(lo, hi, i == n - 1) for i, (lo, hi) in enumerate(zip(divisions[:-1], divisions[1:]))]
+        queried = [(None if open_ends and i == 0 else lo, None if open_ends and i == n - 1 else hi, last)
+                   for i, (lo, hi, last) in enumerate(bounds)]
     column = index
     if isinstance(index.type, sa.types.NullType) and meta.index.dtype.kind == "M":
         column = sa.type_coerce(index, sa.DateTime(timezone=getattr(meta.index.dtype, "tz", None) is not None))
 
     def tasks_for(used: list, part_meta: pd.DataFrame) -> list:
         q = select_of(used)
-        return [Task(_read_part, (con, engine_kwargs, q if b is None else q.where(*_range(column, *b)), label,
+        return [Task(_read_part, (con, engine_kwargs, q if w is None or w[:2] == (None, None) else
+                                  q.where(*_range(column, *w)), label,
                                   _range_text(name, b), name, read_kwargs, kinds, numpy_backend, part_meta, origin,
-                                  what), {}, per_task(ann)) for b in bounds]
+                                  what), {}, per_task(ann)) for b, w in zip(bounds, queried)]
 
     ann = annotations_in_force()
     token = new_token(what, _shown(con), str(query), repr(divisions), sorted(read_kwargs.items(), key=str),
@@ -444,9 +452,12 @@ def _given_meta(what: str, meta: Any, name: str, chosen: list) -> pd.DataFrame:
 
 
 def _range(column: Any, lo: Any, hi: Any, last: bool) -> tuple:
-    """The WHERE clauses of one partition: ``lo <= column < hi`` (``<= hi`` for the last)."""
-    lo, hi = _bindable(lo), _bindable(hi)
-    return column >= lo, (column <= hi if last else column < hi)
+    """The WHERE clauses of one partition: ``lo <= column < hi`` (``<= hi`` for the last);
+    a bound that is None is left out."""
+    clauses = [] if lo is None else [column >= _bindable(lo)]
+    if hi is not None:
+        clauses.append(column <= _bindable(hi) if last else column < _bindable(hi))
+    return tuple(clauses)
 
 
 def _range_text(name: str, bounds: Any) -> str:
