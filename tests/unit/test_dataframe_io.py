@@ -654,3 +654,15 @@ def test_read_parquet_refuses_files_whose_values_the_first_files_dtype_would_cha
     with pytest.raises(ValueError, match=r"the value 3000000000 would become -1294967296"):
         xd.read_parquet(str(tmp_path / "wrapped")).compute()
     assert xd.read_parquet(str(tmp_path / "whole")).compute().a.tolist() == [1, 2, 3, 4]
+
+
+def test_read_parquet_columns_naming_the_stored_index_keep_it_the_index_as_pandas(tmp_path):
+    path = str(tmp_path / "x.parquet")
+    pdf = pd.DataFrame({"a": range(5), "b": list("abcde")}, index=pd.Index([10, 12, 11, 20, 30], name="ix"))
+    pdf.to_parquet(path)
+    pd.testing.assert_frame_equal(xd.read_parquet(path, columns=["ix", "a"]).compute(),
+                                  pd.read_parquet(path, columns=["ix", "a"]))
+    assert xd.read_parquet(path, columns=[]).compute().index.tolist() == [10, 12, 11, 20, 30]
+    assert xd.read_parquet(path, columns=["ix"], index=False).compute().ix.tolist() == [10, 12, 11, 20, 30]
+    with pytest.raises(ValueError, match="columns='ix' is the stored index"):
+        xd.read_parquet(path, columns="ix")

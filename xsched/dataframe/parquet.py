@@ -124,6 +124,11 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
     missing = [c for c in (cols or []) + index_cols if c not in names]
     if missing:
         raise ValueError(f"{what}: no column {missing[0]!r}: {has}")
+    if cols is not None and index is None and any(c in stored for c in cols):
+        if single:
+            raise ValueError(f"{what}: columns={columns!r} is the stored index, not a column; read it as the "
+                             f"index (columns=[]), or as a column with index=False")
+        cols = [c for c in cols if c not in stored]  # (the stored index stays the index, as pandas reads it)
     if any(c in keys for c in index_cols):
         raise ValueError(f"{what}: index={index!r} names a folder key; read the dataset, then "
                          f".set_index({index!r}) (its values are known only once every folder is read)")
