@@ -332,3 +332,19 @@ def test_a_frame_rebuilt_from_its_own_delayed_parts_combines_with_the_original(o
     pd.testing.assert_series_equal((again.b + part.b).compute(), want.b + want.b)
     pd.testing.assert_frame_equal(xd.concat([again, part.rename(columns={"a": "c", "b": "d"})], axis=1).compute(),
                                   pd.concat([want, want.rename(columns={"a": "c", "b": "d"})], axis=1))
+
+
+def test_lazy_values_inside_list_and_dict_arguments_are_computed_first():
+    from xsched import delayed
+
+    pdf = pd.DataFrame({"a": np.arange(10), "b": np.arange(10) * 0.5})
+    df = xd.from_pandas(pdf, npartitions=3)
+    assert df.a.isin([df.a.max()]).compute().tolist() == pdf.a.isin([9]).tolist()
+    assert df.a.isin([delayed(lambda: 9)()]).compute().tolist() == pdf.a.isin([9]).tolist()
+    holes = pd.DataFrame({"a": [1.0, np.nan, 3.0, np.nan]})
+    f = xd.from_pandas(holes, npartitions=2)
+    pd.testing.assert_frame_equal(f.fillna({"a": df.a.max()}).compute(), holes.fillna({"a": 9}))
+    pd.testing.assert_frame_equal(f.fillna({"a": df.a.max()}, limit=1).compute(), holes.fillna({"a": 9}, limit=1))
+    pd.testing.assert_series_equal(f.a.fillna(df.a.max(), limit=1).compute(), holes.a.fillna(9, limit=1))
+    got = df.map_partitions(lambda part, bounds: part[part.a.between(*bounds)], [df.a.min() + 2, df.a.max() - 2])
+    assert got.compute().a.tolist() == list(range(2, 8))

@@ -62,10 +62,11 @@ INDEXERS: dict[str, Callable] = {}
 def _emulate(func: Callable, args: Sequence[Any], kwargs: dict, what: str) -> Any:
     """Run ``func`` on stand-ins of the collections among ``args`` to learn its output's meta."""
     def run() -> Any:
-        fake_args = [_nonempty(a._meta) if isinstance(a, _Frame) else
-                     a._meta if isinstance(a, Scalar) else a for a in args]
+        fake_args = [_nonempty(a._meta) if isinstance(a, _Frame) else a._meta if isinstance(a, Scalar) else
+                     a.standin if isinstance(a, _Lifted) else a for a in args]
         fake_kwargs = {k: _nonempty(v._meta) if isinstance(v, _Frame) else v._meta if isinstance(v, Scalar) else
-                       v.of(0) if isinstance(v, _PartitionInfo) else v for k, v in kwargs.items()}
+                       v.of(0) if isinstance(v, _PartitionInfo) else v.standin if isinstance(v, _Lifted) else v
+                       for k, v in kwargs.items()}
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             return func(*fake_args, **fake_kwargs)
@@ -1203,11 +1204,54 @@ class _PartitionInfo:
         return {"number": i, "division": self.divisions[i]}
 
 
+class _Lifted:
+    """A list, tuple or dict argument holding lazy values (``[df.a.max()]``, ``{"a":
+    df.a.mean()}``): one Delayed builds it, and every partition receives its value; where
+    ``func`` runs on a stand-in, the stand-in holds the Scalars' metas."""
+
+    __slots__ = ("delayed", "standin")
+
+    def __init__(self, arg: Any) -> None:
+        from ..graph.delayed import delayed
+
+        self.delayed = delayed(_swapped(arg, lambda v: v.to_delayed()))
+        self.standin = _swapped(arg, lambda v: v._meta)
+
+    def __xsched_tokenize__(self) -> str:
+        return self.delayed.key
+
+
+def _swapped(arg: Any, swap: Callable) -> Any:
+    """``arg`` (nested lists, tuples and dicts) with each Scalar in it replaced by ``swap(it)``."""
+    if isinstance(arg, Scalar):
+        return swap(arg)
+    if type(arg) in (list, tuple):
+        return type(arg)(_swapped(a, swap) for a in arg)
+    if type(arg) is dict:
+        return {k: _swapped(v, swap) for k, v in arg.items()}
+    return arg
+
+
+def _holds_lazy(arg: Any) -> bool:
+    if isinstance(arg, (Scalar, Delayed)):
+        return True
+    if type(arg) in (list, tuple):
+        return any(_holds_lazy(a) for a in arg)
+    return type(arg) is dict and any(_holds_lazy(v) for v in arg.values())
+
+
+def _lift(arg: Any) -> Any:
+    """``arg`` as a ``_Lifted`` when it is a container holding lazy values, else as it is."""
+    return _Lifted(arg) if type(arg) in (list, tuple, dict) and _holds_lazy(arg) else arg
+
+
 def _per_partition(arg: Any, n: int) -> Any:
     """What partition ``i`` of a task receives for ``arg``: a list of refs for a partitioned
     collection (one per partition), else one value for all."""
     if isinstance(arg, _PartitionInfo):
         return [arg.of(i) for i in range(n)]
+    if isinstance(arg, _Lifted):
+        return _Same(Ref(arg.delayed.key))
     if isinstance(arg, _Frame):
         return [Ref(k) for k in arg._keys()]
     if isinstance(arg, (Scalar, Delayed)):
@@ -1305,6 +1349,7 @@ def map_partitions(func: Callable, *args: Any, meta: Any = _NO_META, _name: str 
     if enforce_metadata is None:
         enforce_metadata = _name is None
     args, kwargs = _unified_arguments(args, kwargs)
+    args, kwargs = tuple(_lift(a) for a in args), {k: _lift(v) for k, v in kwargs.items()}
     frames = [a for a in list(args) + list(kwargs.values()) if isinstance(a, _Frame)]
     if not frames:
         raise TypeError(f"{what}: needs at least one xsched DataFrame, Series or Index among its arguments")
@@ -1337,6 +1382,8 @@ def _partition_layer(func: Callable, args: tuple, kwargs: dict, meta: Any, divis
     graphs = [a._graph for a in list(args) + list(kwargs.values()) if isinstance(a, (_Frame, Scalar))]
     graphs += [LayeredGraph({a.key: a.__xsched_graph__()}) for a in list(args) + list(kwargs.values())
                if isinstance(a, Delayed)]
+    graphs += [LayeredGraph({a.delayed.key: a.delayed.__xsched_graph__()}) for a in list(args) + list(kwargs.values())
+               if isinstance(a, _Lifted)]
     if not isinstance(meta, (pd.DataFrame, pd.Series, pd.Index)):  # one value per partition
         meta = pd.Series([], dtype=np.asarray(meta).dtype if meta is not None else object)
         divisions = (None,) * len(divisions)

@@ -27,8 +27,9 @@ from ..graph.collection import compute_collection
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
 from ..graph.partials import row_starts, through_all
 from ..graph.spec import Ref, Task
-from .core import (_NO_META, DataFrame, Index, Series, _call_method, _checked_array, _Frame, _nonempty, axis_number,
-                   make_meta, map_partitions, new_collection, part_key, unify_divisions)
+from .core import (_NO_META, DataFrame, Index, Scalar, Series, _call_method, _checked_array, _Frame, _holds_lazy,
+                   _Lifted, _nonempty, axis_number, make_meta, map_partitions, new_collection, part_key,
+                   unify_divisions)
 from .operators import per_column
 from .pieces import _concat
 from .io import _identity
@@ -174,15 +175,18 @@ def fillna(self: _Frame, value: Any = None, *args: Any, limit: int | None = None
         return _fill_per_partition(self, value, *args, **kwargs)
     if self._axis(kwargs.get("axis"), "fillna") == 1 or self.npartitions == 1:  # (a row's values are in one partition)
         return _fill_per_partition(self, value, *args, limit=limit, **kwargs)
-    if args or set(kwargs) - {"axis"} or not (np.isscalar(value) or isinstance(value, dict)):
+    if args or set(kwargs) - {"axis"} or not (np.isscalar(value) or isinstance(value, (dict, Scalar))):
         raise NotImplementedError(f"fillna(limit={limit}) across partitions takes a scalar value or a dict per "
                                   "column (and no other argument); fill without limit, or ffill/bfill(limit=)")
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise ValueError(f"fillna: limit must be a whole number greater than 0, got {limit!r}")
-    meta = make_meta(_nonempty(self._meta).fillna(value, limit=limit))
+    lazy = _Lifted(value) if isinstance(value, Scalar) or _holds_lazy(value) else None  # (df.a.mean(), say)
+    meta = make_meta(_nonempty(self._meta).fillna(value if lazy is None else lazy.standin, limit=limit))
     name = f"fillna-{new_token(self._name, value, limit)}"
-    layers = through_all(name, self._keys(), _missing_count, _missing_before, _fill_first, (value, limit))
-    return new_collection(LayeredGraph.merge(self._graph, new=layers), name, meta, self.divisions)
+    given = value if lazy is None else Ref(lazy.delayed.key)
+    layers = through_all(name, self._keys(), _missing_count, _missing_before, _fill_first, (given, limit))
+    graphs = [self._graph] + ([] if lazy is None else [LayeredGraph({lazy.delayed.key: lazy.delayed.__xsched_graph__()})])
+    return new_collection(LayeredGraph.merge(*graphs, new=layers), name, meta, self.divisions)
 
 
 def _missing_count(part: Any) -> Any:
