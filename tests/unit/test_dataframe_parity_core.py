@@ -348,3 +348,17 @@ def test_lazy_values_inside_list_and_dict_arguments_are_computed_first():
     pd.testing.assert_series_equal(f.a.fillna(df.a.max(), limit=1).compute(), holes.a.fillna(9, limit=1))
     got = df.map_partitions(lambda part, bounds: part[part.a.between(*bounds)], [df.a.min() + 2, df.a.max() - 2])
     assert got.compute().a.tolist() == list(range(2, 8))
+
+
+def test_to_xsched_array_lengths_are_checked_when_built_and_against_the_partitions():
+    df = xd.from_pandas(pd.DataFrame({"a": np.arange(10), "b": np.arange(10) * 0.5}), npartitions=3)
+    assert np.isnan(df.to_xsched_array(lengths=False).chunks[0]).all()
+    for bad in ([-1, 5, 6], [3.5, 4, 3], "yes"):
+        with pytest.raises(ValueError, match="lengths must be True, False/None, or a whole number"):
+            df.to_xsched_array(lengths=bad)
+    known = df.to_xsched_array(lengths=True)
+    assert known.compute().shape == (10, 2)
+    real = known.chunks[0]
+    wrong = df.to_xsched_array(lengths=(real[0] + 1, real[1] - 1) + real[2:])  # (the right total, cut wrong)
+    with pytest.raises(ValueError, match="holds .* rows, but lengths= said"):
+        wrong.compute()

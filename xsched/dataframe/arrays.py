@@ -23,6 +23,7 @@ divisions are known where the row chunks are.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -37,7 +38,11 @@ from .io import from_pandas
 __all__ = ["to_xsched_array", "from_array", "to_records"]
 
 
-def _to_numpy(part: Any, dtype: np.dtype) -> np.ndarray:
+def _to_numpy(part: Any, dtype: np.dtype, length: int | None = None, i: int = 0) -> np.ndarray:
+    """Partition ``i``'s values; a ValueError when it does not hold the ``length`` rows declared."""
+    if length is not None and len(part) != length:
+        raise ValueError(f"to_xsched_array: partition {i} holds {len(part)} rows, but lengths= said {length}; "
+                         "give the partitions' own lengths, or lengths=True to count them")
     return part.to_numpy(dtype=dtype, na_value=np.nan) if dtype.kind == "f" else part.to_numpy(dtype=dtype)
 
 
@@ -66,11 +71,18 @@ def to_xsched_array(frame: _Frame, lengths: Any = None) -> Any:
     from ..array import Array  # (the array collection, only when asked for)
 
     n = frame.npartitions
+    declared = False
     if lengths is True:
         counts = map_partitions(_length, frame, meta=pd.Series([], dtype="int64"), _name="lengths")
         lengths = tuple(int(v) for v in compute_collection(counts))
+    elif lengths is False:  # (as dask takes it: not known)
+        lengths = None
     elif lengths is not None:
-        lengths = tuple(int(v) for v in lengths)
+        if isinstance(lengths, (str, bytes)) or not np.iterable(lengths) or any(
+                isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0 for v in lengths):
+            raise ValueError(f"to_xsched_array: lengths must be True, False/None, or a whole number of rows "
+                             f"(0 or more) per partition, got {lengths!r}")
+        lengths, declared = tuple(int(v) for v in lengths), True
         if len(lengths) != n:
             raise ValueError(f"to_xsched_array: {len(lengths)} lengths for {n} partitions; give one per partition "
                              "(or lengths=True to compute them)")
@@ -79,7 +91,8 @@ def to_xsched_array(frame: _Frame, lengths: Any = None) -> Any:
     name = f"values-{new_token(frame._name, lengths)}"
     ann = annotations_in_force()
     two_d = isinstance(frame._meta, pd.DataFrame)
-    layer = {chunk_key(name, (i, 0) if two_d else (i,)): Task(_to_numpy, (Ref(k), dtype), {}, per_task(ann))
+    layer = {chunk_key(name, (i, 0) if two_d else (i,)): Task(_to_numpy, (Ref(k), dtype) + ((lengths[i], i) if declared
+                                                                                          else ()), {}, per_task(ann))
              for i, k in enumerate(frame._keys())}
     chunks = (rows, (len(frame._meta.columns),)) if two_d else (rows,)
     return Array(LayeredGraph.merge(frame._graph, new={name: layer}), name, chunks, dtype)
