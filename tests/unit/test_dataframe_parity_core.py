@@ -362,3 +362,15 @@ def test_to_xsched_array_lengths_are_checked_when_built_and_against_the_partitio
     wrong = df.to_xsched_array(lengths=(real[0] + 1, real[1] - 1) + real[2:])  # (the right total, cut wrong)
     with pytest.raises(ValueError, match="holds .* rows, but lengths= said"):
         wrong.compute()
+
+
+def test_from_delayed_checks_dtypes_and_names_and_takes_one_delayed():
+    df = xd.from_pandas(pd.DataFrame({"a": np.arange(10), "b": np.arange(10) * 0.5}), npartitions=3)
+    with pytest.raises(ValueError, match="partition 0 does not match meta: 'a' is int64, not str"):
+        xd.from_delayed(df.to_delayed(), meta={"a": "str", "b": "f8"}).compute()
+    with pytest.raises(ValueError, match="it is named 'a', not 'zz'"):
+        xd.from_delayed(df.a.to_delayed(), meta=("zz", "i8")).compute()
+    assert xd.from_delayed(df.to_delayed(), meta={"a": "str", "b": "f8"}, verify_meta=False).compute().shape == (10, 2)
+    assert xd.from_delayed(df.to_delayed()[0]).compute().shape[1] == 2
+    with pytest.raises(ValueError, match="divisions must be sorted"):
+        xd.from_delayed(df.to_delayed(), meta=df._meta, divisions=[9, 5, 3, 0])

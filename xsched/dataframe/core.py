@@ -95,8 +95,10 @@ def _refused(frame: Any, method: str, exc: Exception, what: str, tried: str = "a
     return type(exc)(message) if type(exc) in (KeyError, TypeError, ValueError, IndexError) else ValueError(message)
 
 
-def _check_meta(part: Any, meta: Any, what: str, index: int) -> Any:
-    """Run on the workers: a partition's type and columns must be those announced by meta."""
+def _check_meta(part: Any, meta: Any, what: str, index: int, dtypes: bool = False) -> Any:
+    """Run on the workers: a partition's type and columns must be those announced by meta
+    (``dtypes``: and its dtypes and Series name, as ``from_delayed`` checks them; categories
+    may differ)."""
     if isinstance(meta, (pd.DataFrame, pd.Series, pd.Index)):
         if type(part) is not type(meta):
             raise TypeError(f"{what}: partition {index} is a {type(part).__name__} but meta says "
@@ -104,6 +106,17 @@ def _check_meta(part: Any, meta: Any, what: str, index: int) -> Any:
         if isinstance(meta, pd.DataFrame) and list(part.columns) != list(meta.columns):
             raise ValueError(f"{what}: partition {index} has columns {list(part.columns)} but meta "
                              f"says {list(meta.columns)}; fix the function or its meta=")
+        if dtypes:
+            found = part.dtypes.items() if isinstance(meta, pd.DataFrame) else [(meta.name, part.dtype)]
+            wanted = dict(meta.dtypes.items()) if isinstance(meta, pd.DataFrame) else {meta.name: meta.dtype}
+            differ = [f"{c!r} is {d}, not {wanted[c]}" for c, d in found
+                      if d != wanted[c] and not (isinstance(d, pd.CategoricalDtype)
+                                                 and isinstance(wanted[c], pd.CategoricalDtype))]
+            if not isinstance(meta, pd.DataFrame) and part.name != meta.name:
+                differ.append(f"it is named {part.name!r}, not {meta.name!r}")
+            if differ:
+                raise ValueError(f"{what}: partition {index} does not match meta: {'; '.join(differ)}; give meta= "
+                                 "what the partitions hold (or cast them), or verify_meta=False")
     return part
 
 

@@ -214,17 +214,21 @@ def from_delayed(dfs: Sequence[Delayed], meta: Any = _NO_META, divisions: Sequen
     """A dataframe whose partitions are the values of ``Delayed`` objects (or futures).
 
     Without ``meta`` the first partition is computed to learn the schema; give it to build
-    the collection without computing anything. With ``verify_meta`` each partition is
-    checked against meta when it is computed, and a mismatch names the partition.
+    the collection without computing anything. With ``verify_meta`` each partition's type,
+    columns, dtypes (and a Series' name) are checked against meta when it is computed, and
+    a mismatch names the partition. One Delayed alone is one partition.
 
     >>> import pandas as pd, xsched, xsched.dataframe as xd
     >>> parts = [xsched.delayed(pd.DataFrame)({"a": [i]}) for i in range(3)]
     >>> xd.from_delayed(parts, meta={"a": "int64"}).a.sum().compute()
     np.int64(3)
     """
-    dfs = list(dfs)
+    dfs = [dfs] if isinstance(dfs, Delayed) or type(dfs).__name__ == "Future" else list(dfs)
     if not dfs:
         raise ValueError("from_delayed needs at least one partition")
+    if isinstance(divisions, str):
+        raise ValueError(f"from_delayed: divisions={divisions!r}: give the values themselves, one more than the "
+                         "partitions, sorted (or None)")
     keys = []
     graphs = []
     for d in dfs:
@@ -236,11 +240,13 @@ def from_delayed(dfs: Sequence[Delayed], meta: Any = _NO_META, divisions: Sequen
     meta = make_meta(meta)
     name = f"from-delayed-{new_token(keys)}"
     ann = annotations_in_force()
-    tasks = [Task(_check_meta, (Ref(k), meta, "from_delayed", i), {}, per_task(ann)) if verify_meta
+    tasks = [Task(_check_meta, (Ref(k), meta, "from_delayed", i, True), {}, per_task(ann)) if verify_meta
              else Task(_identity, (Ref(k),), {}, per_task(ann)) for i, k in enumerate(keys)]
     if divisions is not None and len(divisions) != len(keys) + 1:
         raise ValueError(f"from_delayed: {len(keys)} partitions need {len(keys) + 1} divisions, "
                          f"got {len(divisions)}")
+    if divisions is not None and any(b < a for a, b in zip(divisions, divisions[1:])):
+        raise ValueError(f"from_delayed: divisions must be sorted, got {list(divisions)}")
     return from_tasks(name, tasks, meta, divisions, graphs)
 
 
