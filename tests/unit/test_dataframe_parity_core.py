@@ -374,3 +374,17 @@ def test_from_delayed_checks_dtypes_and_names_and_takes_one_delayed():
     assert xd.from_delayed(df.to_delayed()[0]).compute().shape[1] == 2
     with pytest.raises(ValueError, match="divisions must be sorted"):
         xd.from_delayed(df.to_delayed(), meta=df._meta, divisions=[9, 5, 3, 0])
+
+
+def test_from_array_takes_meta_columns_and_dtypes_and_a_list_of_one_name_for_1d():
+    import xsched.array as xa
+
+    x = xa.from_array(np.arange(20.0).reshape(10, 2), chunks=3)
+    named = xd.from_array(x, meta=pd.DataFrame({"x": [1.0], "y": [1.0]}).iloc[:0])
+    assert named.compute().columns.tolist() == ["x", "y"] and named.x.sum().compute() == 90.0
+    cast = xd.from_array(x, meta={"x": "i8", "y": "f4"})
+    assert cast.dtypes.to_dict() == cast.compute().dtypes.to_dict() == {"x": np.dtype("int64"), "y": np.dtype("float32")}
+    for one_d in (np.arange(5.0), xa.arange(5.0, chunks=2)):
+        assert xd.from_array(one_d, columns=["x"]).compute().columns.tolist() == ["x"]
+    with pytest.raises(TypeError, match="from_array takes a NumPy or an xsched array, not a DataFrame"):
+        xd.from_array(xd.from_pandas(pd.DataFrame({"a": [1]}), npartitions=1))

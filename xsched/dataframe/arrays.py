@@ -32,7 +32,7 @@ import pandas as pd
 from ..graph.collection import compute_collection
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
-from .core import DataFrame, Series, _Frame, map_partitions, new_collection
+from .core import DataFrame, Series, _Frame, make_meta, map_partitions, new_collection
 from .io import from_pandas
 
 __all__ = ["to_xsched_array", "from_array", "to_records"]
@@ -124,11 +124,16 @@ def to_records(frame: DataFrame, index: bool = True) -> Any:
                  dtype)
 
 
-def _block_frame(block: np.ndarray, start: Any, columns: Any) -> Any:
+def _block_frame(block: np.ndarray, start: Any, columns: Any, dtypes: Any = None) -> Any:
+    """A block as a partition: a Series of a 1-d block (a DataFrame when ``columns`` is a
+    list of one name), else a DataFrame; cast to ``dtypes`` (meta's) when given."""
     index = pd.RangeIndex(start, start + len(block)) if start is not None else None
-    if block.ndim == 1 and block.dtype.names is None:
-        return pd.Series(block, index=index, name=columns)
-    return pd.DataFrame(block, index=index, columns=columns)
+    if block.ndim == 1 and block.dtype.names is None and not isinstance(columns, (list, tuple, pd.Index)):
+        out = pd.Series(block, index=index, name=columns)
+    else:
+        out = pd.DataFrame(block[:, None] if block.ndim == 1 and block.dtype.names is None else block,
+                           index=index, columns=columns)
+    return out if dtypes is None else out.astype(dtypes)
 
 
 def from_array(x: Any, chunksize: int = 50_000, columns: Any = None, meta: Any = None) -> _Frame:
@@ -145,11 +150,20 @@ def from_array(x: Any, chunksize: int = 50_000, columns: Any = None, meta: Any =
     """
     from ..array import Array
 
+    dtypes = None
+    if meta is not None:  # (its columns name them, its dtypes are the partitions')
+        meta = make_meta(meta)
+        if columns is None:
+            columns = list(meta.columns) if isinstance(meta, pd.DataFrame) else meta.name
+        dtypes = dict(meta.dtypes.items()) if isinstance(meta, pd.DataFrame) else meta.dtype
+    if hasattr(x, "__xsched_graph__") and not isinstance(x, Array):
+        raise TypeError(f"from_array takes a NumPy or an xsched array, not a {type(x).__name__}; for a dataframe's "
+                        "values use .to_xsched_array(), for a Delayed or a bag make an array of it first")
     if not isinstance(x, Array):
         x = np.asarray(x)
         if x.ndim not in (1, 2):
             raise ValueError(f"from_array: a frame is made of a 1-d or 2-d array, not of shape {x.shape}")
-        return from_pandas(_block_frame(x, 0, columns), chunksize=chunksize)
+        return from_pandas(_block_frame(x, 0, columns, dtypes), chunksize=chunksize)
     if x.ndim not in (1, 2):
         raise ValueError(f"from_array: a frame is made of a 1-d or 2-d array, not of shape {x.shape}")
     if x.ndim == 2 and len(x.chunks[1]) > 1:
@@ -164,13 +178,11 @@ def from_array(x: Any, chunksize: int = 50_000, columns: Any = None, meta: Any =
     if known and x.shape[0]:  # (empty blocks make no partition: no division could name them)
         blocks = [i for i in blocks if rows[i]]
     starts = [int(sum(rows[:i])) for i in blocks] if known else [None] * len(blocks)
-    frame_meta = _block_frame(np.empty((0,) + x.shape[1:], x.dtype), 0, columns)
-    if meta is not None:
-        frame_meta = meta
-    name = f"from-array-{new_token(x.name, columns)}"
+    frame_meta = _block_frame(np.empty((0,) + x.shape[1:], x.dtype), 0, columns, dtypes)
+    name = f"from-array-{new_token(x.name, columns, dtypes)}"
     ann = annotations_in_force()
     layer = {chunk_key(name, (j,)): Task(_block_frame, (Ref(chunk_key(x.name, (i, 0) if x.ndim == 2 else (i,))),
-                                                         s, columns), {}, per_task(ann))
+                                                         s, columns, dtypes), {}, per_task(ann))
              for j, (i, s) in enumerate(zip(blocks, starts))}
     if known and x.shape[0]:
         divisions = tuple(starts) + (int(x.shape[0]) - 1,)
