@@ -251,3 +251,16 @@ def test_a_dataframe_scalar_is_an_array_operand_and_a_delayed_is_refused_naming_
     assert (total + five).compute() == 50 == (five + total).compute()
     with pytest.raises(TypeError, match=r"not an array operand.*xa.from_delayed\(value, shape=\(\), dtype=...\)"):
         x + five
+
+
+def test_asarray_of_a_dataframe_is_its_values_lazily_and_from_array_refuses_it():
+    import xsched.dataframe as xd
+
+    pdf = pd.DataFrame({"a": np.arange(10), "b": np.arange(10) * 0.5})
+    df = xd.from_pandas(pdf, npartitions=3)
+    column = xa.asarray(df.a)
+    assert isinstance(column, xa.Array) and np.isnan(column.shape[0])
+    assert column.compute().tolist() == list(range(10))
+    assert np.array_equal(xa.asarray(df).compute(), pdf.to_numpy())
+    with pytest.raises(TypeError, match=r"not a lazy DataFrame; a dataframe's values are x.to_xsched_array\(\)"):
+        xa.from_array(df)

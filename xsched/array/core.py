@@ -864,6 +864,10 @@ def from_array(x: Any, chunks: Any = "auto", *, name: str | None = None) -> Arra
     """
     if isinstance(x, Array):
         return x
+    if hasattr(x, "__xsched_graph__"):  # (np.asarray would compute it here, whole, into one block)
+        raise TypeError(f"from_array takes data in this process (NumPy, h5py, zarr...), not a lazy "
+                        f"{type(x).__name__}; a dataframe's values are x.to_xsched_array(), a Delayed's "
+                        "xa.from_delayed(value, shape, dtype)")
     masked = isinstance(x, np.ma.MaskedArray)  # (its blocks keep their masks: joins.py, ma.py)
     if masked:
         source = x

@@ -672,8 +672,9 @@ def _lazy_source(a: Any) -> bool:
 def asarray(a: Any, dtype: Any = None, chunks: Any = "auto", *, copy: bool | None = None,
             device: Any = None) -> Array:
     """``a`` as an xsched array: an xsched array is returned as it is (cast to ``dtype`` and
-    rechunked when asked), anything else goes through ``from_array`` (numpy arrays, masked
-    ones too, lists, scalars, h5py datasets read lazily).
+    rechunked when asked), a dataframe or Series as its values (``to_xsched_array``, lazily),
+    anything else goes through ``from_array`` (numpy arrays, masked ones too, lists,
+    scalars, h5py datasets read lazily).
 
     ``copy`` is the Array API's: ``True`` gives a new array object (``x[i] = v`` on one then
     leaves the other as it was) and copies a NumPy input, so that changing it later changes
@@ -695,6 +696,10 @@ def asarray(a: Any, dtype: Any = None, chunks: Any = "auto", *, copy: bool | Non
         if not (isinstance(chunks, str) and chunks == "auto"):
             out = out.rechunk(chunks)
         return Array(out._graph, out.name, out.chunks, out.dtype) if copy and out is a else out
+    if hasattr(a, "to_xsched_array") and hasattr(a, "__xsched_graph__"):  # (a dataframe's values, lazily)
+        out = a.to_xsched_array()
+        out = out if dtype is None else out.astype(dtype)
+        return out if isinstance(chunks, str) and chunks == "auto" else out.rechunk(chunks)
     if _lazy_source(a) or isinstance(a, np.ma.MaskedArray):
         out = from_array(a.copy() if copy and isinstance(a, np.ndarray) else a, chunks=chunks)
         return out if dtype is None else out.astype(dtype)

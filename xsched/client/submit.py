@@ -169,8 +169,8 @@ class SubmitMixin:
     def compute(self, collections, sync: bool = False, optimize_graph: bool = True, priority: int = 0,
                 resources=None, workers=None, allow_other_workers: bool = False, retries: int = 0,
                 fifo_timeout=None):
-        """Compute delayed objects or arrays on the cluster: Futures (or results if ``sync``).
-        (``fifo_timeout=``, dask's, is taken and ignored: see ``submit``.)
+        """Compute collections (delayed objects, arrays, dataframes, bags) on the cluster: Futures
+        (or results if ``sync``). (``fifo_timeout=``, dask's, is taken and ignored: see ``submit``.)
 
         >>> import xsched
         >>> total = xsched.delayed(sum)([1, 2, 3])
@@ -224,8 +224,8 @@ class SubmitMixin:
         outputs: list = []
         for c in colls:
             if not hasattr(c, "__xsched_graph__"):
-                raise TypeError(f"compute/persist take delayed objects or xsched arrays, not {type(c).__name__}; "
-                                "use client.submit for plain functions")
+                raise TypeError(f"compute/persist take xsched collections (delayed objects, arrays, dataframes, "
+                                f"bags), not {type(c).__name__}; use client.submit for plain functions")
             outputs.append(c.__xsched_keys__())
         # (walked already: not again; dataframes computed together are planned together)
         graph: dict = collections_graph(colls) if cols is None else cols.graph()
