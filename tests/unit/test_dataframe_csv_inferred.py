@@ -154,3 +154,14 @@ def test_a_quoted_newline_cut_by_a_block_says_to_read_files_whole(tmp_path):
     with pytest.raises(ValueError, match="quoted value holding a newline.*blocksize=None"):
         xd.read_csv(str(path), blocksize=2000).compute()
     assert len(xd.read_csv(str(path), blocksize=None).compute()) == 400
+
+
+def test_a_two_byte_encoding_with_blocksize_is_refused_when_built(tmp_path):
+    path = str(tmp_path / "u.csv")
+    pd.DataFrame({"a": range(50), "b": ["x"] * 50}).to_csv(path, index=False, encoding="utf-16")
+    with pytest.raises(ValueError, match="encoding='utf-16' writes a newline as more than the byte.*blocksize=None"):
+        xd.read_csv(path, encoding="utf-16", blocksize=100)
+    assert len(xd.read_csv(path, encoding="utf-16").compute()) == 50
+    latin = str(tmp_path / "l.csv")
+    pd.DataFrame({"a": range(50), "b": ["é"] * 50}).to_csv(latin, index=False, encoding="latin-1")
+    assert xd.read_csv(latin, encoding="latin-1", blocksize=100).compute().b.tolist() == ["é"] * 50

@@ -135,6 +135,15 @@ def _read_text_table(what: str, urlpath: Any, blocksize: Any, dtype: Any, usecol
         if kwargs.get("skiprows"):
             raise ValueError(f"{what}: skiprows= cannot be used with blocksize= (the rows to skip are only "
                              "in the first block); pass blocksize=None")
+        encoding = kwargs.get("encoding") or "utf-8"
+        try:
+            one_byte = "\n".encode(encoding) == b"\n" and "a".encode(encoding) == b"a"
+        except (LookupError, UnicodeError):
+            one_byte = False
+        if not one_byte:  # (blocks are cut at newline bytes: UTF-16's characters are two bytes each)
+            raise ValueError(f"{what}: encoding={encoding!r} writes a newline as more than the byte \\n, so the "
+                             "file cannot be cut into blocks at newlines; pass blocksize=None to read each file "
+                             "whole")
     infos = [file_token(fs, p) for fs, p in files]
     if blocksize is None and not quiet:
         _warn_of_large_files(what, files, infos, compression)
