@@ -666,3 +666,19 @@ def test_read_parquet_columns_naming_the_stored_index_keep_it_the_index_as_panda
     assert xd.read_parquet(path, columns=["ix"], index=False).compute().ix.tolist() == [10, 12, 11, 20, 30]
     with pytest.raises(ValueError, match="columns='ix' is the stored index"):
         xd.read_parquet(path, columns="ix")
+
+
+def test_to_parquet_schema_infer_or_by_column_and_no_metadata_file(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    df = xd.from_pandas(pd.DataFrame({"a": range(6), "b": [1.5] * 6}), npartitions=2)
+    df.to_parquet(str(tmp_path / "i"), schema="infer")
+    assert xd.read_parquet(str(tmp_path / "i")).compute().b.dtype == np.float64
+    df.to_parquet(str(tmp_path / "j"), schema={"b": pa.float32()})
+    assert pq.read_schema(tmp_path / "j" / "part.0.parquet").field("b").type == pa.float32()
+    assert xd.read_parquet(str(tmp_path / "j")).compute().b.tolist() == [1.5] * 6
+    with pytest.raises(ValueError, match="no _metadata file is written here"):
+        df.to_parquet(str(tmp_path / "k"), write_metadata_file=True)
+    with pytest.raises(ValueError, match="no column 'zz'"):
+        df.to_parquet(str(tmp_path / "k"), schema={"zz": pa.int8()})

@@ -668,7 +668,9 @@ def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = Tru
     and dtypes must be those of the files there (checked now, against the first, whose
     schema ``read_parquet`` takes); with a named index of known divisions, the first new
     division may not be below the largest index value of the last file there, unless
-    ``ignore_divisions=True`` (the index would not be sorted across files). Other keywords go to
+    ``ignore_divisions=True`` (the index would not be sorted across files). ``schema``:
+    ``"infer"`` (meta's, the default), a ``pyarrow.Schema``, or ``{column: pyarrow type}``
+    in place of meta's types for those columns; no ``_metadata`` file is written. Other keywords go to
     ``pyarrow.parquet.write_table`` (``engine``: ``"pyarrow"`` or ``"auto"``, the one
     there is). ``name_function(i)`` names partition ``i``'s file instead of ``part.<i>.parquet``
     (a different name ending ``.parquet`` for each: ``read_parquet`` of the directory reads
@@ -709,7 +711,10 @@ def to_parquet(df: Any, path: str, write_index: bool = True, compute: bool = Tru
     if on and len(set(on)) != len(on):
         raise ValueError(f"to_parquet(partition_on={on!r}) names a column twice")
     written = df._meta.drop(columns=on) if on else df._meta
-    schema = _schema_for(written, write_index)
+    if kwargs.pop("write_metadata_file", None):
+        raise ValueError("to_parquet(write_metadata_file=True): no _metadata file is written here (readers take "
+                         "each file's own footer, and read_parquet plans from those); leave the option out")
+    schema = _given_schema(kwargs.pop("schema", "infer"), _schema_for(written, write_index))
     _check_write_options(pq, written, write_index, schema, compression, kwargs)
     fs, base = filesystem_for(path, storage_options)
     make_folder(fs, base, "to_parquet")
@@ -863,6 +868,31 @@ def _reads_from(df: DataFrame, fs: Any, base: str) -> bool:
 
     return any(any(under(a) for a in getattr(task, "args", ())[:3])
                for layer in df._graph.layers.values() for task in layer.values())
+
+
+def _given_schema(given: Any, inferred: Any) -> Any:
+    """The arrow schema the files get: meta's (``"infer"`` or None, as dask's default infers
+    one), a ``pyarrow.Schema`` as given, or meta's with the types of a ``{column: type}``
+    dict in place of its own."""
+    import pyarrow as pa
+
+    if given is None or (isinstance(given, str) and given == "infer"):
+        return inferred
+    if isinstance(given, pa.Schema):
+        return given
+    if not isinstance(given, dict):
+        raise TypeError(f"to_parquet: schema must be 'infer', a pyarrow.Schema or a {{column: pyarrow type}} dict, "
+                        f"not {type(given).__name__}")
+    if inferred is None:
+        raise ValueError("to_parquet(schema={...}): the other columns' types are not known from meta (an empty "
+                         "object column); give a whole pyarrow.Schema")
+    unknown = [c for c in given if c not in inferred.names]
+    if unknown:
+        raise ValueError(f"to_parquet(schema=...): no column {unknown[0]!r}; the columns are {inferred.names}")
+    for column, typ in given.items():
+        field = pa.field(column, typ) if not isinstance(typ, pa.Field) else typ
+        inferred = inferred.set(inferred.get_field_index(column), field)
+    return inferred
 
 
 def _check_write_options(pq: Any, meta: pd.DataFrame, write_index: bool, schema: Any, compression: Any,
