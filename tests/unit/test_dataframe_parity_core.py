@@ -388,3 +388,11 @@ def test_from_array_takes_meta_columns_and_dtypes_and_a_list_of_one_name_for_1d(
         assert xd.from_array(one_d, columns=["x"]).compute().columns.tolist() == ["x"]
     with pytest.raises(TypeError, match="from_array takes a NumPy or an xsched array, not a DataFrame"):
         xd.from_array(xd.from_pandas(pd.DataFrame({"a": [1]}), npartitions=1))
+
+
+def test_values_take_pandas_dtype_for_the_columns_together():
+    for pdf in (pd.DataFrame({"a": [1, 2], "b": [True, False]}),
+                pd.DataFrame({"a": [1.5, 2.0], "b": pd.to_datetime(["2020-01-01", "2020-01-02"])}),
+                pd.DataFrame({"a": [1, 2], "b": [0.5, 1.0]})):
+        values = xd.from_pandas(pdf, npartitions=2).values
+        assert values.dtype == pdf.values.dtype and values.compute().tolist() == pdf.values.tolist()

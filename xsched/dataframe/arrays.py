@@ -57,11 +57,16 @@ def _dtype(meta: Any) -> np.dtype:
 
     >>> _dtype(pd.DataFrame({"a": pd.array([], dtype="Int64"), "b": pd.array([], dtype="int8")}))
     dtype('float64')
+    >>> _dtype(pd.DataFrame({"a": pd.Series([], dtype="int64"), "b": pd.Series([], dtype=bool)}))
+    dtype('O')
     """
     dtypes = meta.dtypes if isinstance(meta, pd.DataFrame) else [meta.dtype]
     plain = [d if isinstance(d, np.dtype) else np.dtype("float64") if d.kind in "iuf" else np.dtype(object)
              for d in dtypes]
-    return np.result_type(*plain) if plain else np.dtype("float64")
+    if not plain:
+        return np.dtype("float64")
+    # (pandas' own rule for the columns together: integers and booleans make objects, not integers)
+    return pd.DataFrame({i: pd.Series([], dtype=d) for i, d in enumerate(plain)}).to_numpy().dtype
 
 
 def to_xsched_array(frame: _Frame, lengths: Any = None) -> Any:
