@@ -345,3 +345,11 @@ def test_wait_takes_a_list_of_persisted_collections(client):
     assert len(done) == 4 and not not_done
     with pytest.raises(TypeError):
         xsched.wait([df, 5], timeout=30)
+
+
+def test_a_bag_from_scattered_futures(client):
+    import xsched.bag as xb
+
+    parts = client.scatter([[1, 2], [3]])
+    assert xb.from_delayed(parts).compute() == [1, 2, 3]
+    assert xb.from_delayed(parts[1]).map(lambda v: v * 10).compute() == [30]

@@ -844,16 +844,21 @@ def bag_range(n: int, npartitions: int) -> Bag:
 
 
 def from_delayed(values: Any) -> Bag:
-    """A Bag with one partition per ``Delayed`` value (each must compute to an iterable).
+    """A Bag with one partition per ``Delayed`` value or future (each must compute to an
+    iterable).
 
     >>> import xsched, xsched.bag as xb
     >>> parts = [xsched.delayed(list)(range(i)) for i in (1, 2, 3)]
     >>> xb.from_delayed(parts).compute()
     [0, 0, 1, 0, 1, 2]
     """
-    values = [values] if isinstance(values, Delayed) else list(values)
+    def future(v: Any) -> bool:
+        return type(v).__name__ == "Future" and hasattr(v, "__xsched_future__")
+
+    values = [values] if isinstance(values, Delayed) or future(values) else list(values)
     if not values:
         raise ValueError("from_delayed: no Delayed values given; a Bag needs at least one partition")
+    values = [Delayed(v.key, {v.key: v}) if future(v) else v for v in values]  # (a future: its key's value)
     for i, v in enumerate(values):
         if not isinstance(v, Delayed):
             raise TypeError(f"from_delayed takes Delayed values (xsched.delayed(f)(...)), got "
