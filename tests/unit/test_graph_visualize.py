@@ -54,7 +54,7 @@ def test_refusals_name_the_way_out():
         x.visualize(tasks=True)
     with pytest.raises(ValueError, match="ending in .svg"):
         x.visualize(filename="graph.png")
-    with pytest.raises(TypeError, match="not list"):
+    with pytest.raises(TypeError, match="not int"):
         xsched.visualize([1, 2])
     assert V.MAX_TASKS == 1000
 
@@ -103,3 +103,17 @@ def test_graphviz_attributes_style_the_boxes_and_arrows_and_others_are_named():
         _chain().visualize(engine="bokeh")
     with pytest.raises(ValueError, match="format='png'.*SVG only"):
         xsched.visualize(_chain(), format="png")
+
+
+def test_collections_in_lists_and_dicts_and_the_optimized_graph():
+    import numpy as np
+
+    import xsched.array as xa
+
+    x = xa.from_array(np.arange(6), chunks=3)
+    total = xsched.delayed(sum)([1, 2])
+    groups = {name for name, _ in xsched.visualize([x + 1, {"t": total}]).nodes}
+    assert groups == {"from-array", "add", "sum"}, groups
+    assert len(xsched.visualize(x + 1, tasks=True, optimize_graph=True).nodes) < \
+        len(xsched.visualize(x + 1, tasks=True).nodes)
+

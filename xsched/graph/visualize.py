@@ -61,13 +61,29 @@ class GraphPicture:
         return path
 
 
-def _graph_of(collections: tuple) -> dict:
+def _graph_of(collections: tuple, optimize_graph: bool = False) -> dict:
+    """The tasks of ``collections`` (also inside lists, tuples and dicts' values, as dask
+    takes them), culled and fused as compute would run them when ``optimize_graph``."""
     graph: dict = {}
-    for c in collections:
+    keys: list = []
+    found = list(collections)
+    while found:
+        c = found.pop(0)
+        if type(c) in (list, tuple):
+            found[:0] = list(c)
+            continue
+        if type(c) is dict:
+            found[:0] = list(c.values())
+            continue
         if not hasattr(c, "__xsched_graph__"):
             raise TypeError(f"visualize draws xsched collections (arrays, dataframes, bags, delayed values), "
                             f"not {type(c).__name__}")
         graph.update(c.__xsched_graph__())
+        keys.extend(c.__xsched_keys__())
+    if optimize_graph:
+        from .optimize import optimize
+
+        graph = optimize(graph, keys)
     return graph
 
 
@@ -188,7 +204,7 @@ def _options(rankdir: str, engine: Any, format: Any) -> None:
 
 def visualize(*collections: Any, filename: str | os.PathLike | None = None, tasks: bool = False,
               rankdir: str = "LR", node_attr: dict | None = None, edge_attr: dict | None = None,
-              engine: str | None = None, format: str | None = None) -> GraphPicture:
+              engine: str | None = None, format: str | None = None, optimize_graph: bool = False) -> GraphPicture:
     """A picture of the task graph of ``collections``: a box per task group with its count of
     tasks (``tasks=True``: a box per task, for graphs of at most ``MAX_TASKS``), an arrow from
     each group to the groups whose tasks read it. It shows itself in a notebook; ``filename``
@@ -198,6 +214,8 @@ def visualize(*collections: Any, filename: str | os.PathLike | None = None, task
     inputs on the left, or ``"TB"``, ``"RL"``, ``"BT"``), ``node_attr`` and ``edge_attr``
     (``penwidth``, ``color``; nodes also ``fillcolor``, ``fontcolor``, ``fontsize``).
     ``engine`` and ``format`` are taken for dask's notebooks' sake: it is SVG drawn here.
+    Collections may come in lists, tuples or dicts; ``optimize_graph=True`` draws the graph
+    culled and fused as it would run.
 
     >>> import xsched
     >>> total = xsched.delayed(sum)([xsched.delayed(abs)(-i) for i in range(3)])
@@ -207,7 +225,7 @@ def visualize(*collections: Any, filename: str | os.PathLike | None = None, task
     True
     """
     _options(rankdir, engine, format)
-    graph = _graph_of(collections)
+    graph = _graph_of(collections, optimize_graph)
     if tasks:
         if len(graph) > MAX_TASKS:
             raise ValueError(f"visualize(tasks=True) draws at most {MAX_TASKS} tasks and this graph has {len(graph)}; "
@@ -233,7 +251,8 @@ def visualize(*collections: Any, filename: str | os.PathLike | None = None, task
 
 def visualize_method(self: Any, filename: str | os.PathLike | None = None, tasks: bool = False,
                      rankdir: str = "LR", node_attr: dict | None = None, edge_attr: dict | None = None,
-                     engine: str | None = None, format: str | None = None) -> GraphPicture:
+                     engine: str | None = None, format: str | None = None,
+                     optimize_graph: bool = False) -> GraphPicture:
     """A picture of this collection's task graph (see ``xsched.visualize``): its task groups,
     or with ``tasks=True`` its tasks; ``filename`` (``.svg``) also writes it; ``rankdir``,
     ``node_attr`` and ``edge_attr`` as graphviz's.
@@ -243,4 +262,4 @@ def visualize_method(self: Any, filename: str | os.PathLike | None = None, tasks
     ('from-sequence', 3)
     """
     return visualize(self, filename=filename, tasks=tasks, rankdir=rankdir, node_attr=node_attr,
-                     edge_attr=edge_attr, engine=engine, format=format)
+                     edge_attr=edge_attr, engine=engine, format=format, optimize_graph=optimize_graph)
