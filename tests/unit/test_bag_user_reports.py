@@ -127,3 +127,15 @@ def test_groupby_places_equal_dataclasses_and_ranges_together():
     r = xb.from_sequence([range(0), range(5, 5), range(0, 3), range(0, 3, 1), range(2, 3), range(2, 3, 9)],
                          npartitions=3)
     assert sorted(len(v) for _, v in r.groupby(lambda x: x, npartitions=3).compute()) == [2, 2, 2]
+
+
+def test_to_dataframe_says_what_is_wrong_with_meta_or_the_rows():
+    import pandas as pd
+
+    b = xb.from_sequence([(1, "a"), (2, "b")], npartitions=2)
+    for meta in (pd.Series([], dtype=int), 5):
+        with pytest.raises(TypeError, match="meta must be an empty pandas DataFrame"):
+            b.to_dataframe(meta=meta)
+    with pytest.raises(ValueError, match=r"do not make rows of the columns \['x'\].*one column per item"):
+        b.to_dataframe(meta={"x": int}).compute()
+    assert b.to_dataframe(meta={"x": int, "y": object}).compute().x.tolist() == [1, 2]

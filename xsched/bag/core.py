@@ -643,6 +643,10 @@ class Bag:
                                  "be inferred; pass meta= (an empty DataFrame or {column: dtype})")
             meta = pd.DataFrame(list(head), columns=columns).iloc[:0]
         elif not isinstance(meta, pd.DataFrame):
+            if isinstance(meta, (pd.Series, pd.Index)) or not isinstance(meta, (Mapping, list, tuple)):
+                raise TypeError(f"to_dataframe: meta must be an empty pandas DataFrame, a {{column: dtype}} dict or "
+                                f"a list of (column, dtype) pairs, not {type(meta).__name__}; for a Series, make the "
+                                "DataFrame and select its column")
             pairs = meta.items() if isinstance(meta, Mapping) else meta
             meta = pd.DataFrame({c: pd.Series(dtype=t) for c, t in pairs})
         if columns is not None and list(meta.columns) != list(columns):

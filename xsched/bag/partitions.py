@@ -247,7 +247,11 @@ def to_frame(part: list, columns: list, dtypes: dict) -> Any:
     column and the ``meta=`` to pass, not just pandas' cast error."""
     import pandas as pd
 
-    frame = pd.DataFrame(part, columns=columns)
+    try:
+        frame = pd.DataFrame(part, columns=columns)
+    except (TypeError, ValueError) as exc:  # (tuples longer or shorter than the columns named)
+        raise ValueError(f"to_dataframe: the elements do not make rows of the columns {columns} ({exc}); give "
+                         "meta= (or columns=) naming one column per item of an element") from exc
     for column, dtype in dtypes.items():
         try:
             cast = frame[column].astype(dtype)
