@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import xsched
+import xsched.array as xa
 
 xr = pytest.importorskip("xarray")
 pytest.importorskip("h5netcdf")
@@ -49,3 +50,16 @@ def test_coarsen_mean_pipeline_runs_on_the_workers(client, tmp_path):
             out, engine="h5netcdf")
     with xr.open_dataset(out, engine="h5netcdf") as back:
         xr.testing.assert_equal(back.binned.load(), eager.counts.coarsen(frame=10).sum() * 2)
+
+
+def test_client_compute_and_persist_of_xarray_objects(client):
+    x = xa.from_array(np.arange(12.0).reshape(3, 4), chunks=2)
+    da = xr.DataArray(x, dims=("x", "y"), coords={"t": ("y", xa.arange(4, chunks=2))})
+    ds = xr.Dataset({"v": da, "w": da * 2})
+    computed = client.compute(ds).result()
+    assert isinstance(computed, xr.Dataset) and isinstance(computed.w.data, np.ndarray)
+    assert float(computed.w.sum()) == 132.0 and computed.t.values.tolist() == [0, 1, 2, 3]
+    kept = client.persist(da)
+    assert len(xsched.futures_of(kept.data)) == 4 and float(kept.sum().compute()) == 66.0
+    a, b = xsched.compute(da, ds)
+    assert a.values.sum() == 66.0 and float(b.v.sum()) == 66.0

@@ -246,3 +246,19 @@ def test_groupby_shuffle_to_chunks_puts_each_group_in_one_chunk():
     np.testing.assert_array_equal(shuffled.compute().values, eager.values[order])
     assert shuffled.lab.values.tolist() == sorted(labels)
     xr.testing.assert_allclose(shuffled.groupby("lab").mean().compute(), eager.groupby("lab").mean())
+
+
+def test_xsched_compute_and_persist_take_xarray_objects_their_variables_together():
+    import xsched
+
+    x = xa.from_array(np.arange(12.0).reshape(3, 4), chunks=2)
+    da = xr.DataArray(x, dims=("x", "y"), coords={"x": [10, 20, 30], "t": ("y", xa.arange(4, chunks=2))})
+    ds = xr.Dataset({"v": da, "w": da * 2})
+    a, b, plain = xsched.compute(da, {"ds": ds}, "as is")
+    assert isinstance(a.data, np.ndarray) and isinstance(a.coords["t"].data, np.ndarray)
+    assert a.values.tolist() == np.arange(12.0).reshape(3, 4).tolist() and a.coords["t"].values.tolist() == [0, 1, 2, 3]
+    assert float(b["ds"].w.sum()) == 132.0 and isinstance(b["ds"].v.data, np.ndarray) and plain == "as is"
+    assert isinstance(da.data, xa.Array)  # (the object given stays lazy)
+    (kept,) = xsched.persist(ds)
+    assert isinstance(kept.v.data, xa.Array) and float(kept.w.sum().compute()) == 132.0
+    assert xsched.compute(xr.DataArray(np.ones(3)))[0].values.tolist() == [1.0, 1.0, 1.0]  # (nothing lazy: as is)

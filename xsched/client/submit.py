@@ -23,6 +23,7 @@ from ..graph.delayed import Delayed
 from ..graph.optimize import flatten_keys, optimize_with_refs
 from ..graph.order import check_acyclic, gc_paused, order
 from ..graph.spec import Ref, Task, funcname
+from ..graph.xarray_objects import XarrayCollection, is_xarray_object
 from ..protocol import ops
 from ..protocol.tasks import SpecWriter
 from ..protocol.update_graph import (check_key, column_task_msgs, futures_to_refs, graph_msg, graph_task_msgs,
@@ -178,7 +179,7 @@ class SubmitMixin:
         6
         """
         single = not isinstance(collections, (list, tuple))
-        colls = [collections] if single else list(collections)
+        colls = _wrapped([collections] if single else list(collections))
         futures = self._submit_collections(colls, optimize_graph, priority, resources, workers,
                                            allow_other_workers, retries, persist=False)
         if sync:
@@ -202,7 +203,7 @@ class SubmitMixin:
         6
         """
         single = not isinstance(collections, (list, tuple))
-        colls = [collections] if single else list(collections)
+        colls = _wrapped([collections] if single else list(collections))
         per = self._submit_collections(colls, optimize_graph, priority, resources, workers, allow_other_workers,
                                        retries, persist=True)
         out = []
@@ -305,6 +306,11 @@ class SubmitMixin:
         for f in futures:
             f._state.reset()
         self._send({"op": ops.RETRY_KEYS, "keys": [f.key for f in futures]})
+
+
+def _wrapped(colls: list) -> list:
+    """``colls`` with each xarray object as the collection of its lazy variables."""
+    return [XarrayCollection(c) if is_xarray_object(c) else c for c in colls]
 
 
 def _refs_like(keys):

@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from ..client.default import blocking_client_for, client_for  # (a registry only: graph/ knows no network)
 from ..tokenize import tokenize
+from .xarray_objects import XarrayCollection, is_xarray_object
 from .annotate import current_annotations
 from .layers import LayeredGraph, collections_graph
 from .local import get, pool_size
@@ -766,6 +767,11 @@ def _find_collections(args: tuple, traverse: bool) -> tuple[list, Callable[[list
     found: list[Any] = []
 
     def scan(obj: Any) -> Any:
+        if is_xarray_object(obj):  # (its variables' xsched arrays, computed with the rest)
+            wrapped = XarrayCollection(obj)
+            if not wrapped.arrays:
+                return obj
+            obj = wrapped
         if _is_collection(obj):
             found.append(obj)
             return _Slot(len(found) - 1)
