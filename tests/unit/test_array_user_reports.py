@@ -175,14 +175,20 @@ def test_histogram_weights_cut_unlike_the_values():
     assert np.allclose(counts.compute(), np.histogram(values, bins=[0, 5, 10], weights=weights)[0])
 
 
-def test_asarray_of_a_list_of_xsched_arrays_stacks_them_without_computing():
-    calls = []
+def _counted(values, dtype):
+    """``values`` as an xsched array whose blocks count themselves into the list returned
+    when computed (an expression built on it must not add to that count)."""
+    calls: list = []
 
     def counted(block):
         calls.append(block.shape)
         return block
 
-    x = xa.from_array(np.arange(12).reshape(3, 4), chunks=2).map_blocks(counted, dtype=int)
+    return xa.from_array(values, chunks=2).map_blocks(counted, dtype=dtype), calls
+
+
+def test_asarray_of_a_list_of_xsched_arrays_stacks_them_without_computing():
+    x, calls = _counted(np.arange(12).reshape(3, 4), int)
     before = len(calls)
     y = xa.asarray([x[0], x[1], [0, 0, 0, 0]])
     assert len(calls) == before and isinstance(y, xa.Array) and y.shape == (3, 4)
@@ -207,13 +213,7 @@ def test_an_ellipsis_between_picked_entries_puts_their_axes_first_as_numpy():
 
 
 def test_full_of_a_lazy_scalar_stays_lazy():
-    calls = []
-
-    def counted(block):
-        calls.append(block.shape)
-        return block
-
-    x = xa.from_array(np.arange(12.0).reshape(3, 4), chunks=2).map_blocks(counted, dtype=float)
+    x, calls = _counted(np.arange(12.0).reshape(3, 4), float)
     before = len(calls)
     y = xa.full((2, 3), x.max(), chunks=2)
     assert len(calls) == before and y.dtype == np.float64
