@@ -396,3 +396,10 @@ def test_values_take_pandas_dtype_for_the_columns_together():
                 pd.DataFrame({"a": [1, 2], "b": [0.5, 1.0]})):
         values = xd.from_pandas(pdf, npartitions=2).values
         assert values.dtype == pdf.values.dtype and values.compute().tolist() == pdf.values.tolist()
+
+
+def test_quantile_of_text_is_refused_when_built_as_pandas_has_none():
+    with pytest.raises(TypeError, match="quantile of str values: pandas has none"):
+        xd.from_pandas(pd.Series(["foo", "bar baz", "qux"]), npartitions=2).quantile(0.5)
+    numbers = xd.from_pandas(pd.Series([1.0, 2.0, 3.0], dtype=object), npartitions=2)
+    assert numbers.quantile(0.5).compute() == 2.0

@@ -599,6 +599,9 @@ def quantile(series: Series, q: Any = 0.5, split_every: int | None = None, whole
         raise ValueError(f"quantile(interpolation={interpolation!r}): pandas' interpolations are "
                          f"{list(INTERPOLATIONS)}")
     dtype = series._meta.dtype
+    if isinstance(dtype, pd.StringDtype):  # (pandas has no quantile of text; the samples would give one)
+        raise TypeError(f"quantile of {dtype} values: pandas has none (text has no interpolation); "
+                        "sort_values and take the row at the position wanted instead")
     tz = getattr(dtype, "tz", None)
     out_dtype = empty_dtype = None
     if tz is not None or getattr(dtype, "kind", "") in ("m", "M"):  # of times a time, in their unit
