@@ -249,7 +249,7 @@ def test_a_dataframe_scalar_is_an_array_operand_and_a_delayed_is_refused_naming_
     assert int((total + x.sum()).compute()) == 45 + 66
     five = delayed(lambda: 5)()
     assert (total + five).compute() == 50 == (five + total).compute()
-    with pytest.raises(TypeError, match=r"not an array operand.*xa.from_delayed\(value, shape=\(\), dtype=...\)"):
+    with pytest.raises(TypeError, match=r"not an array operand.*xa.from_delayed\(value, shape, dtype\)"):
         x + five
 
 
@@ -264,3 +264,13 @@ def test_asarray_of_a_dataframe_is_its_values_lazily_and_from_array_refuses_it()
     assert np.array_equal(xa.asarray(df).compute(), pdf.to_numpy())
     with pytest.raises(TypeError, match=r"not a lazy DataFrame; a dataframe's values are x.to_xsched_array\(\)"):
         xa.from_array(df)
+
+
+def test_a_series_is_no_array_operand_and_asarray_with_chunks_counts_its_rows():
+    import xsched.dataframe as xd
+
+    df = xd.from_pandas(pd.DataFrame({"a": np.arange(10)}), npartitions=3)
+    with pytest.raises(TypeError, match="a lazy Series is not an array operand"):
+        xa.arange(3, chunks=2) + df.a
+    column = xa.asarray(df.a, chunks=4)
+    assert column.chunks == ((4, 4, 2),) and column.compute().tolist() == list(range(10))

@@ -165,3 +165,11 @@ def test_a_two_byte_encoding_with_blocksize_is_refused_when_built(tmp_path):
     latin = str(tmp_path / "l.csv")
     pd.DataFrame({"a": range(50), "b": ["é"] * 50}).to_csv(latin, index=False, encoding="latin-1")
     assert xd.read_csv(latin, encoding="latin-1", blocksize=100).compute().b.tolist() == ["é"] * 50
+
+
+def test_utf8_with_a_byte_order_mark_reads_in_blocks(tmp_path):
+    path = str(tmp_path / "bom.csv")
+    pdf = pd.DataFrame({"a": range(50), "b": ["é"] * 50})
+    pdf.to_csv(path, index=False, encoding="utf-8-sig")
+    got = xd.read_csv(path, encoding="utf-8-sig", blocksize=100).compute()
+    assert got.a.tolist() == list(range(50)) and got.b.tolist() == ["é"] * 50

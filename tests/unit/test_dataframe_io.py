@@ -682,3 +682,14 @@ def test_to_parquet_schema_infer_or_by_column_and_no_metadata_file(tmp_path):
         df.to_parquet(str(tmp_path / "k"), write_metadata_file=True)
     with pytest.raises(ValueError, match="no column 'zz'"):
         df.to_parquet(str(tmp_path / "k"), schema={"zz": pa.int8()})
+
+
+def test_a_cast_between_signed_and_unsigned_that_wraps_is_refused_and_zip_is_not_appended(tmp_path):
+    from xsched.dataframe.io import _unchanged
+
+    with pytest.raises(ValueError, match="the value -1 would become 18446744073709551615"):
+        _unchanged(pd.Series([-1]), pd.Series([-1]).astype("uint64"), np.dtype("uint64"))
+    _unchanged(pd.Series([3]), pd.Series([3]).astype("uint64"), np.dtype("uint64"))
+    df = xd.from_pandas(pd.DataFrame({"a": range(4)}), npartitions=2)
+    with pytest.raises(ValueError, match="a zip or tar archive cannot be added to"):
+        df.to_csv(str(tmp_path / "one.csv.zip"), single_file=True)

@@ -403,3 +403,23 @@ def test_quantile_of_text_is_refused_when_built_as_pandas_has_none():
         xd.from_pandas(pd.Series(["foo", "bar baz", "qux"]), npartitions=2).quantile(0.5)
     numbers = xd.from_pandas(pd.Series([1.0, 2.0, 3.0], dtype=object), npartitions=2)
     assert numbers.quantile(0.5).compute() == 2.0
+
+
+def test_review_mends_loc_rank_from_delayed_isin_and_fillna():
+    df = xd.from_pandas(pd.DataFrame({"a": np.arange(10), "b": np.arange(10) * 0.5}), npartitions=3)
+    d = xd.from_pandas(pd.DataFrame({"a": range(6)}), npartitions=2)
+    d.loc[d.a > 3, "a"] = df.a.max()  # (a lazy value: its dtype decides once computed)
+    assert d.compute().a.tolist() == [0, 1, 2, 3, 9, 9]
+    ints = pd.Series(pd.Categorical([3, None, 1, 2, 1]))
+    pd.testing.assert_series_equal(xd.from_pandas(ints, npartitions=2).rank().compute(), ints.rank())
+    unknown = xd.from_delayed(df.to_delayed(), meta=df._meta, divisions=(None,) * 4)
+    assert unknown.npartitions == 3 and unknown.compute().shape == (10, 2)
+    floats = xd.from_delayed(df.to_delayed(), meta={"a": "f8", "b": "f8"})  # (numbers with numbers, as dask)
+    assert floats.compute().shape == (10, 2)
+    assert df.a.isin({df.a.max()}).compute().tolist()[-2:] == [False, True]
+    times = pd.Series(pd.to_datetime(["2020-01-01", None, None, "2020-01-04", None]))
+    pd.testing.assert_series_equal(xd.from_pandas(times, npartitions=2).fillna(pd.Timestamp("2021"), limit=2).compute(),
+                                   times.fillna(pd.Timestamp("2021"), limit=2))
+    twice = pd.DataFrame([[np.nan, 1.0], [np.nan, np.nan], [2.0, np.nan]], columns=["x", "x"])
+    pd.testing.assert_frame_equal(xd.from_pandas(twice, npartitions=2).fillna(0, limit=1).compute(),
+                                  twice.fillna(0, limit=1))

@@ -435,3 +435,9 @@ def test_a_delayed_function_shows_the_functions_name_docstring_and_signature():
     assert lazy.__name__ == "scale" and inspect.getdoc(lazy) == "Multiply x by factor."
     assert str(inspect.signature(lazy)) == "(x, factor=2)" and lazy.__wrapped__ is scale
     assert lazy(3).compute(scheduler="sync") == 6
+
+
+def test_a_delayed_builtin_has_no_signature_and_says_so_quietly():
+    lazy = delayed(max)  # (CPython gives max no signature: inspect.signature(max) raises ValueError)
+    assert hasattr(lazy, "__signature__") and lazy.__signature__ is None
+    assert lazy.__name__ == "max" and lazy([1, 3]).compute(scheduler="sync") == 3

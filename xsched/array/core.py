@@ -999,14 +999,17 @@ def _zero_d(value: Any, op: Callable) -> "Array":
     >>> (xa.arange(3, chunks=2) + total).compute().tolist()
     [6, 7, 8]
     """
-    dtype = None if isinstance(value, Delayed) else getattr(value, "dtype", None)
+    # (one value of one key: a Scalar; a dataframe or Series has many, and a Delayed no dtype)
+    one = not isinstance(value, Delayed) and isinstance(getattr(value, "key", None), str)
+    dtype = getattr(value, "dtype", None) if one else None
     try:
         dtype = np.dtype(dtype) if dtype is not None and hasattr(value, "to_delayed") else None
     except TypeError:
         dtype = None
     if dtype is None:
-        raise TypeError(f"{funcname(op)}: a lazy {type(value).__name__} is not an array operand (its dtype is not "
-                        "known); make it a 0-d array first, xa.from_delayed(value, shape=(), dtype=...)")
+        raise TypeError(f"{funcname(op)}: a lazy {type(value).__name__} is not an array operand (not one value of "
+                        "known dtype); a dataframe's values are x.to_xsched_array(lengths=True), a Delayed's "
+                        "xa.from_delayed(value, shape, dtype)")
     delayed = value.to_delayed()
     out = f"scalar-{new_token(delayed.key)}"
     layer = {chunk_key(out, ()): Task(np.asarray, (Ref(delayed.key), dtype), {}, per_task(annotations_in_force()))}

@@ -28,7 +28,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.spec import Task
 from .chunks import Chunks, _starts, normalize_chunks
 from . import reductions
-from .core import Array, check_device, from_array
+from .core import Array, _holds_array, check_device, from_array
 
 __all__ = ["generate", "arange", "linspace", "full", "ones", "zeros", "empty", "eye", "identity",
            "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "array",
@@ -672,7 +672,8 @@ def _lazy_source(a: Any) -> bool:
 def asarray(a: Any, dtype: Any = None, chunks: Any = "auto", *, copy: bool | None = None,
             device: Any = None) -> Array:
     """``a`` as an xsched array: an xsched array is returned as it is (cast to ``dtype`` and
-    rechunked when asked), a dataframe or Series as its values (``to_xsched_array``, lazily),
+    rechunked when asked), a dataframe or Series as its values (``to_xsched_array``, lazily;
+    with ``chunks=`` its partitions' lengths are counted first),
     anything else goes through ``from_array`` (numpy arrays, masked ones too, lists,
     scalars, h5py datasets read lazily).
 
@@ -697,13 +698,14 @@ def asarray(a: Any, dtype: Any = None, chunks: Any = "auto", *, copy: bool | Non
             out = out.rechunk(chunks)
         return Array(out._graph, out.name, out.chunks, out.dtype) if copy and out is a else out
     if hasattr(a, "to_xsched_array") and hasattr(a, "__xsched_graph__"):  # (a dataframe's values, lazily)
-        out = a.to_xsched_array()
+        auto = isinstance(chunks, str) and chunks == "auto"
+        out = a.to_xsched_array(lengths=None if auto else True)  # (chunks= needs the lengths: counted now)
         out = out if dtype is None else out.astype(dtype)
-        return out if isinstance(chunks, str) and chunks == "auto" else out.rechunk(chunks)
+        return out if auto else out.rechunk(chunks)
     if _lazy_source(a) or isinstance(a, np.ma.MaskedArray):
         out = from_array(a.copy() if copy and isinstance(a, np.ndarray) else a, chunks=chunks)
         return out if dtype is None else out.astype(dtype)
-    if isinstance(a, (list, tuple)) and _holds_arrays(a):  # (stacked lazily: np.array would compute them)
+    if isinstance(a, (list, tuple)) and _holds_array(a):  # (stacked lazily: np.array would compute them)
         out = _stacked_list(a)
         out = out if dtype is None else out.astype(dtype)
         return out if isinstance(chunks, str) and chunks == "auto" else out.rechunk(chunks)
@@ -712,11 +714,6 @@ def asarray(a: Any, dtype: Any = None, chunks: Any = "auto", *, copy: bool | Non
 
 #: ``manipulation.stack``, set there (that module imports this one)
 _stack: Callable | None = None
-
-
-def _holds_arrays(a: Any) -> bool:
-    """Whether the (nested) list or tuple ``a`` holds an xsched array."""
-    return any(isinstance(i, Array) or (isinstance(i, (list, tuple)) and _holds_arrays(i)) for i in a)
 
 
 def _stacked_list(a: Any) -> Array:

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator
 
 from ..files import blocksize_bytes
 from ..graph.collection import compute_collection, lineage, persist_collection
-from ..graph.delayed import Delayed
+from ..graph.delayed import Delayed, as_delayed, is_future
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.optimize import optimize
 from ..graph.p2p import p2p_layers, shuffle_method
@@ -856,13 +856,10 @@ def from_delayed(values: Any) -> Bag:
     >>> xb.from_delayed(parts).compute()
     [0, 0, 1, 0, 1, 2]
     """
-    def future(v: Any) -> bool:
-        return type(v).__name__ == "Future" and hasattr(v, "__xsched_future__")
-
-    values = [values] if isinstance(values, Delayed) or future(values) else list(values)
+    values = [values] if isinstance(values, Delayed) or is_future(values) else list(values)
     if not values:
         raise ValueError("from_delayed: no Delayed values given; a Bag needs at least one partition")
-    values = [Delayed(v.key, {v.key: v}) if future(v) else v for v in values]  # (a future: its key's value)
+    values = [as_delayed(v) for v in values]  # (a future: the Delayed of its key's value)
     for i, v in enumerate(values):
         if not isinstance(v, Delayed):
             raise TypeError(f"from_delayed takes Delayed values (xsched.delayed(f)(...)), got "

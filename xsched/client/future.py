@@ -303,10 +303,13 @@ class Future:
                                "result; keep the future until done with it, or submit the task again")
         return self.client
 
-    def cancel(self, force: bool = False, reason: str | None = None, msg: str | None = None) -> None:
+    def cancel(self, reason: str | None = None, msg: str | None = None, force: bool = False) -> None:
         """Stop this computation if nobody else wants it (``force=True``: even then, cancelling
         the other clients' futures of it too); the future becomes 'cancelled', and its
-        ``result()`` says ``msg`` (default: the key was cancelled, and ``reason`` if given)."""
+        ``result()`` says ``msg`` (default: the key was cancelled, and ``reason`` if given).
+        The arguments come in dask's order; a bool first is taken as ``force``, as before."""
+        if isinstance(reason, bool):
+            reason, force = None, reason
         self._client()._cancel([self], force, reason, msg)
 
     def retry(self) -> None:

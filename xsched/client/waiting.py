@@ -66,7 +66,7 @@ def wait(fs: Iterable[Future] | Future, timeout: float | None = None, return_whe
     timeout = timeout_seconds(timeout, "wait")
     if isinstance(fs, Future):
         fs = [fs]
-    elif hasattr(fs, "__xsched_graph__") and not isinstance(fs, type):
+    elif _persisted(fs):
         fs = futures_of(fs)
     # (persisted collections in the list stand for their futures, as dask takes them)
     fs = [g for f in fs for g in (futures_of(f) if _persisted(f) else (f,))]

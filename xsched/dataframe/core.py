@@ -95,10 +95,29 @@ def _refused(frame: Any, method: str, exc: Exception, what: str, tried: str = "a
     return type(exc)(message) if type(exc) in (KeyError, TypeError, ValueError, IndexError) else ValueError(message)
 
 
+def _alike(found: Any, wanted: Any) -> bool:
+    """Whether a partition's dtype agrees with meta's, as dask's meta check has it: numbers
+    with numbers (an integer column with a missing value is float), categoricals with
+    categoricals, text with text (objects or strings), else equal.
+
+    >>> _alike(np.dtype("int64"), np.dtype("float64")), _alike(np.dtype("int64"), pd.StringDtype())
+    (True, False)
+    """
+    if found == wanted:
+        return True
+    if isinstance(found, pd.CategoricalDtype) or isinstance(wanted, pd.CategoricalDtype):
+        return isinstance(found, pd.CategoricalDtype) and isinstance(wanted, pd.CategoricalDtype)
+    kinds = (getattr(found, "kind", ""), getattr(wanted, "kind", ""))
+    if all(k in "iuf" and k for k in kinds):
+        return True
+    def text(d: Any) -> bool:
+        return d == object or isinstance(d, pd.StringDtype)
+    return text(found) and text(wanted)
+
+
 def _check_meta(part: Any, meta: Any, what: str, index: int, dtypes: bool = False) -> Any:
     """Run on the workers: a partition's type and columns must be those announced by meta
-    (``dtypes``: and its dtypes and Series name, as ``from_delayed`` checks them; categories
-    may differ)."""
+    (``dtypes``: and its dtypes, ``_alike``, and Series name, as ``from_delayed`` checks them)."""
     if isinstance(meta, (pd.DataFrame, pd.Series, pd.Index)):
         if type(part) is not type(meta):
             raise TypeError(f"{what}: partition {index} is a {type(part).__name__} but meta says "
@@ -109,9 +128,7 @@ def _check_meta(part: Any, meta: Any, what: str, index: int, dtypes: bool = Fals
         if dtypes:
             found = part.dtypes.items() if isinstance(meta, pd.DataFrame) else [(meta.name, part.dtype)]
             wanted = dict(meta.dtypes.items()) if isinstance(meta, pd.DataFrame) else {meta.name: meta.dtype}
-            differ = [f"{c!r} is {d}, not {wanted[c]}" for c, d in found
-                      if d != wanted[c] and not (isinstance(d, pd.CategoricalDtype)
-                                                 and isinstance(wanted[c], pd.CategoricalDtype))]
+            differ = [f"{c!r} is {d}, not {wanted[c]}" for c, d in found if not _alike(d, wanted[c])]
             if not isinstance(meta, pd.DataFrame) and part.name != meta.name:
                 differ.append(f"it is named {part.name!r}, not {meta.name!r}")
             if differ:
@@ -1218,7 +1235,7 @@ class _PartitionInfo:
 
 
 class _Lifted:
-    """A list, tuple or dict argument holding lazy values (``[df.a.max()]``, ``{"a":
+    """A list, tuple, set or dict argument holding lazy values (``[df.a.max()]``, ``{"a":
     df.a.mean()}``): one Delayed builds it, and every partition receives its value; where
     ``func`` runs on a stand-in, the stand-in holds the Scalars' metas."""
 
@@ -1235,10 +1252,10 @@ class _Lifted:
 
 
 def _swapped(arg: Any, swap: Callable) -> Any:
-    """``arg`` (nested lists, tuples and dicts) with each Scalar in it replaced by ``swap(it)``."""
+    """``arg`` (nested lists, tuples, sets and dicts) with each Scalar in it replaced by ``swap(it)``."""
     if isinstance(arg, Scalar):
         return swap(arg)
-    if type(arg) in (list, tuple):
+    if type(arg) in (list, tuple, set, frozenset):
         return type(arg)(_swapped(a, swap) for a in arg)
     if type(arg) is dict:
         return {k: _swapped(v, swap) for k, v in arg.items()}
@@ -1248,14 +1265,14 @@ def _swapped(arg: Any, swap: Callable) -> Any:
 def _holds_lazy(arg: Any) -> bool:
     if isinstance(arg, (Scalar, Delayed)):
         return True
-    if type(arg) in (list, tuple):
+    if type(arg) in (list, tuple, set, frozenset):
         return any(_holds_lazy(a) for a in arg)
     return type(arg) is dict and any(_holds_lazy(v) for v in arg.values())
 
 
 def _lift(arg: Any) -> Any:
     """``arg`` as a ``_Lifted`` when it is a container holding lazy values, else as it is."""
-    return _Lifted(arg) if type(arg) in (list, tuple, dict) and _holds_lazy(arg) else arg
+    return _Lifted(arg) if type(arg) in (list, tuple, set, frozenset, dict) and _holds_lazy(arg) else arg
 
 
 def _per_partition(arg: Any, n: int) -> Any:

@@ -27,6 +27,8 @@ this way: read such files whole (``blocksize=None``, the default).
 
 from __future__ import annotations
 
+import codecs
+
 import contextlib
 import io
 import warnings
@@ -136,8 +138,10 @@ def _read_text_table(what: str, urlpath: Any, blocksize: Any, dtype: Any, usecol
             raise ValueError(f"{what}: skiprows= cannot be used with blocksize= (the rows to skip are only "
                              "in the first block); pass blocksize=None")
         encoding = kwargs.get("encoding") or "utf-8"
-        try:
-            one_byte = "\n".encode(encoding) == b"\n" and "a".encode(encoding) == b"a"
+        try:  # (after a first character, which may bring a byte-order mark: utf-8-sig's is fine)
+            encoder = codecs.getincrementalencoder(encoding)()
+            encoder.encode("a")
+            one_byte = encoder.encode("\n") == b"\n" and encoder.encode("a") == b"a"
         except (LookupError, UnicodeError):
             one_byte = False
         if not one_byte:  # (blocks are cut at newline bytes: UTF-16's characters are two bytes each)
@@ -674,6 +678,10 @@ def to_csv(df: Any, path: str, single_file: bool = False, index: bool = True, co
         paths = partition_paths(fs, base, n, ".csv", "to_csv", name_function)
     # (pandas guesses the compression from a path, not from the open file it is given here)
     compressions = [compression_of(p, kwargs.get("compression", "infer")) for p in paths]
+    if (single_file or append) and any(c in ("zip", "tar") or (isinstance(c, dict) and c.get("method") in
+                                                                ("zip", "tar")) for c in compressions):
+        raise ValueError("to_csv: a zip or tar archive cannot be added to (single_file=True or mode='a' appends); "
+                         "write one file per partition, or use gzip, bz2, xz or zstd, whose streams append")
     name = f"to-csv-{new_token(df._name, shown(fs, base), single_file, index, mode, sorted(kwargs.items(), key=str))}"
     ann = annotations_in_force()
     if single_file:  # partition after partition, each appended once the one before is written

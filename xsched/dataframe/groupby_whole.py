@@ -223,9 +223,9 @@ def _moved_columns(frame: Any, keys: list, selection: Any) -> list:
 def _tagged_call(part: pd.DataFrame, by: Any, selection: Any, chain: tuple, dropna: bool, observed: bool,
                  sort: bool, keys: list, meta: Any) -> pd.DataFrame:
     """pandas' grouped ``chain`` on a partition of tagged rows (whole groups), its results
-    beside the rows' tags. Rows whose key is missing (``dropna``) get a missing result, as
-    in pandas, without pandas being asked: a piece of such rows only (or none) is one
-    pandas refuses or answers with no rows."""
+    beside the rows' tags. Rows whose key is missing (``dropna``) get pandas' answer for them
+    where pandas gives one row per row with them in (``_with_missing_rows``), else a missing
+    result: a piece of such rows only (or none) is one pandas refuses or answers with no rows."""
     body = part.drop(columns=[_PART, _ROW]).reset_index(drop=True)
     missing = body[keys].isna().any(axis=1).to_numpy() if dropna and keys else np.zeros(len(body), dtype=bool)
     keyed = body[~missing] if missing.any() else body

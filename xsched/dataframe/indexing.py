@@ -513,7 +513,8 @@ class _ILoc:
 def _settable(meta: pd.Series, name: Any, value: Any) -> None:
     """pandas' refusal of ``value`` in a column of ``meta``'s dtype (``0.5`` in integers: it
     would change the dtype), raised when ``loc[...] = value`` is built, as pandas raises it."""
-    if isinstance(value, (_Frame, pd.Series, pd.DataFrame)) or np.ndim(value) != 0:
+    if isinstance(value, (_Frame, pd.Series, pd.DataFrame)) or hasattr(value, "__xsched_graph__") \
+            or np.ndim(value) != 0:  # (a lazy value, a Scalar say: its dtype decides once computed)
         return
     probe = _nonempty(meta).copy()
     try:

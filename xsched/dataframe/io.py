@@ -18,7 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..graph.delayed import Delayed, source_of
+from ..graph.delayed import Delayed, is_future, source_of
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
 from .core import _NO_META, DataFrame, _check_meta, make_meta, new_collection
@@ -112,8 +112,8 @@ def _unchanged(values: Any, cast: Any, want: Any) -> None:
     have = getattr(values, "dtype", None)
     if not (isinstance(want, np.dtype) and want.kind in "iub" and isinstance(have, np.dtype) and have.kind in "iufb"):
         return
-    with np.errstate(all="ignore"):
-        changed = np.asarray(cast.astype(have) != values)
+    with np.errstate(all="ignore"):  # (a cast back undoes a wrap between signed and unsigned: signs say it)
+        changed = np.asarray((cast.astype(have) != values) | ((cast < 0) != (values < 0)))
     if changed.any():
         at = int(np.flatnonzero(changed)[0])
         was, now = (getattr(v, "item", lambda v=v: v)() for v in (values.iloc[at], cast.iloc[at]))
@@ -223,7 +223,7 @@ def from_delayed(dfs: Sequence[Delayed], meta: Any = _NO_META, divisions: Sequen
     >>> xd.from_delayed(parts, meta={"a": "int64"}).a.sum().compute()
     np.int64(3)
     """
-    dfs = [dfs] if isinstance(dfs, Delayed) or type(dfs).__name__ == "Future" else list(dfs)
+    dfs = [dfs] if isinstance(dfs, Delayed) or is_future(dfs) else list(dfs)
     if not dfs:
         raise ValueError("from_delayed needs at least one partition")
     if isinstance(divisions, str):
@@ -245,7 +245,7 @@ def from_delayed(dfs: Sequence[Delayed], meta: Any = _NO_META, divisions: Sequen
     if divisions is not None and len(divisions) != len(keys) + 1:
         raise ValueError(f"from_delayed: {len(keys)} partitions need {len(keys) + 1} divisions, "
                          f"got {len(divisions)}")
-    if divisions is not None and any(b < a for a, b in zip(divisions, divisions[1:])):
+    if divisions is not None and None not in divisions and any(b < a for a, b in zip(divisions, divisions[1:])):
         raise ValueError(f"from_delayed: divisions must be sorted, got {list(divisions)}")
     return from_tasks(name, tasks, meta, divisions, graphs)
 

@@ -33,7 +33,7 @@ from .core import (_NO_META, DataFrame, Index, Scalar, Series, _call_method, _ch
 from .operators import per_column
 from .pieces import _concat
 from .io import _identity
-from .reductions import reduction
+from .reductions import _unique_chunk, _unique_merge, reduction
 
 __all__ = ["concat", "to_datetime", "to_numeric", "to_timedelta", "isna", "notna"]
 
@@ -131,13 +131,6 @@ for _name, _doc in _SHARED_METHODS.items():
     setattr(_Frame, _name, _method_doc(_name, _doc))
 
 
-def _distinct_values(parts: Any) -> pd.Series:
-    """A partition's distinct values (or those of a list of partials), as a Series."""
-    if isinstance(parts, list):
-        return pd.concat(parts, ignore_index=True).drop_duplicates()
-    return pd.Series(parts).drop_duplicates()
-
-
 def isin(self: _Frame, values: Any):
     """Whether each value is in ``values``: a list or set (sent to every partition), or an
     xsched Series or Index, whose distinct values are gathered first and sent to every
@@ -152,7 +145,9 @@ def isin(self: _Frame, values: Any):
         raise TypeError("isin({column: values}): the values must be lists or sets here, not xsched collections; "
                         "compute them first (values.compute().unique())")
     if isinstance(values, (Series, Index)) and not isinstance(self, DataFrame):
-        values = reduction(values, _distinct_values, _distinct_values, meta=[], token="isin-values")
+        source = values.to_series() if isinstance(values, Index) else values
+        values = reduction(source, _unique_chunk, _unique_merge, meta=[], token="isin-values",
+                           chunk_kwargs={"dropna": False})
     return self._method("isin", values)
 
 
@@ -175,7 +170,7 @@ def fillna(self: _Frame, value: Any = None, *args: Any, limit: int | None = None
         return _fill_per_partition(self, value, *args, **kwargs)
     if self._axis(kwargs.get("axis"), "fillna") == 1 or self.npartitions == 1:  # (a row's values are in one partition)
         return _fill_per_partition(self, value, *args, limit=limit, **kwargs)
-    if args or set(kwargs) - {"axis"} or not (np.isscalar(value) or isinstance(value, (dict, Scalar))):
+    if args or set(kwargs) - {"axis"} or not (pd.api.types.is_scalar(value) or isinstance(value, (dict, Scalar))):
         raise NotImplementedError(f"fillna(limit={limit}) across partitions takes a scalar value or a dict per "
                                   "column (and no other argument); fill without limit, or ffill/bfill(limit=)")
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
@@ -209,11 +204,11 @@ def _fill_first(part: Any, before: Any, value: Any, limit: int) -> Any:
         left = limit - int(before)
         return part.fillna(value, limit=left) if left > 0 else part.copy()
     out = part.copy()
-    for column in part.columns:
-        left = limit - int(before[column])
+    for i, column in enumerate(part.columns):  # (by position: column names may repeat)
+        left = limit - int(before.iloc[i])
         fill = value.get(column) if isinstance(value, dict) else value
         if left > 0 and fill is not None:
-            out[column] = part[column].fillna(fill, limit=left)
+            out.isetitem(i, part.iloc[:, i].fillna(fill, limit=left))
     return out
 
 

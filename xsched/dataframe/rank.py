@@ -104,7 +104,8 @@ def rank_series(series: Series, method: str = "average", ascending: bool = True,
     _nonempty(series._meta).rank(method=method)  # (pandas' own error for values without an order, now)
     dtype = series._meta.dtype
     if isinstance(dtype, pd.CategoricalDtype) and not dtype.ordered:  # (pandas ranks these by value, not code)
-        series = series.astype(dtype.categories.dtype)
+        values = dtype.categories.dtype
+        series = series.astype("float64" if getattr(values, "kind", "") in "iub" else values)  # (NaN fits)
     n = series.npartitions
     ann = annotations_in_force()
     tok = new_token(series._name, method, ascending, pct, na_option)

@@ -599,9 +599,6 @@ def quantile(series: Series, q: Any = 0.5, split_every: int | None = None, whole
         raise ValueError(f"quantile(interpolation={interpolation!r}): pandas' interpolations are "
                          f"{list(INTERPOLATIONS)}")
     dtype = series._meta.dtype
-    if isinstance(dtype, pd.StringDtype):  # (pandas has no quantile of text; the samples would give one)
-        raise TypeError(f"quantile of {dtype} values: pandas has none (text has no interpolation); "
-                        "sort_values and take the row at the position wanted instead")
     tz = getattr(dtype, "tz", None)
     out_dtype = empty_dtype = None
     if tz is not None or getattr(dtype, "kind", "") in ("m", "M"):  # of times a time, in their unit
@@ -834,6 +831,9 @@ def _install() -> None:
         >>> float(s.quantile(0.5).compute()), s.quantile([0.25, 0.755], interpolation="nearest").compute().tolist()
         (50.0, [25, 76])
         """
+        if isinstance(self._meta.dtype, pd.StringDtype):  # (the samples would give one: pandas has none)
+            raise TypeError(f"quantile of {self._meta.dtype} values: pandas has none (text has no interpolation); "
+                            "sort_values and take the row at the position wanted instead")
         return quantile(self, q, split_every, interpolation=interpolation)
 
     def frame_value_counts(self, subset: Any = None, normalize: bool = False, sort: bool = True,

@@ -651,8 +651,11 @@ class DelayedFunction(Delayed):
         return self._func
 
     @property
-    def __signature__(self) -> inspect.Signature:
-        return inspect.signature(self._func)
+    def __signature__(self) -> inspect.Signature | None:
+        try:
+            return inspect.signature(self._func)
+        except (TypeError, ValueError):  # (a builtin without one: none here either)
+            return None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Delayed:
         if not kwargs and not self._pure and self._name is None:
@@ -746,6 +749,24 @@ def delayed(obj: Any = _MISSING, name: str | None = None, pure: bool | None = No
 # --------------------------------------------------------------------------- compute/persist
 
 
+def is_future(value: Any) -> bool:
+    """Whether ``value`` is a client's Future (by its type: the client is not imported here).
+
+    >>> is_future(delayed(sum)([1]))
+    False
+    """
+    return hasattr(value, "key") and type(value).__name__ == "Future"
+
+
+def as_delayed(value: Any) -> Delayed:
+    """A Delayed, or a future as the Delayed of its key's value.
+
+    >>> as_delayed(delayed(sum)([1])).compute()
+    1
+    """
+    return Delayed(value.key, {value.key: value}) if is_future(value) else value
+
+
 def source_of(value: Any, what: str, instead: str) -> tuple[str, LayeredGraph]:
     """The key and the graph of a ``Delayed`` or a future a collection is made of (its
     ``from_delayed``); a TypeError naming ``what`` and what to use ``instead`` for anything else.
@@ -756,7 +777,7 @@ def source_of(value: Any, what: str, instead: str) -> tuple[str, LayeredGraph]:
     """
     if isinstance(value, Delayed):
         return value.key, LayeredGraph({value.key: value.__xsched_graph__()})
-    if hasattr(value, "key") and type(value).__name__ == "Future":  # (the client's, not imported here)
+    if is_future(value):
         return value.key, LayeredGraph({value.key: {value.key: value}})
     raise TypeError(f"{what} takes Delayed objects or futures, not {type(value).__name__}; {instead}")
 
