@@ -353,3 +353,14 @@ def test_a_bag_from_scattered_futures(client):
     parts = client.scatter([[1, 2], [3]])
     assert xb.from_delayed(parts).compute() == [1, 2, 3]
     assert xb.from_delayed(parts[1]).map(lambda v: v * 10).compute() == [30]
+
+
+def test_a_future_handed_back_by_a_queue_or_variable_right_after_its_own_was_dropped(client):
+    # (the dropped future's release went out after the get, reached the scheduler after the
+    # hand-over, and let go of the key: about one round in ten waited for ever)
+    q, v = Queue("handed-back", client=client), xsched.Variable("handed-back", client=client)
+    for i in range(30):
+        q.put(client.submit(inc, i, pure=False))
+        assert q.get(timeout=10).result(timeout=10) == i + 1
+        v.set(client.submit(inc, -i, pure=False))
+        assert v.get(timeout=10).result(timeout=10) == 1 - i

@@ -139,6 +139,9 @@ class _Primitive:
         if client.status != "running" or client._conn is None:
             raise SchedulerLostError(f"{self._what()}: its client is {client.status}; create a new Client")
         deadline = None if waits and wait is None else (wait or 0.0) + REPLY_GRACE
+        # (releases of dropped futures go first: one sent after a get that hands a future of the
+        # same key back would arrive after the scheduler handed it over, and let go of it)
+        client._flush_releases()
         try:
             reply, payload = await client._conn.request(header, raw=raw, timeout=deadline)
         except asyncio.TimeoutError:
