@@ -119,6 +119,7 @@ class DatasetsMixin:
         KeyError: "no dataset named 'get_dataset-nothing' is published (published: ...); publish one ..."
         >>> client.unpublish_dataset("get_dataset-a")
         """
+        self._flush_releases()  # (a dropped future of a key handed back: its release goes first)
         reply, payload = await self._conn.request({"op": ops.GET_DATASET, "name": name})
         if not reply.get("found"):
             if default is not DatasetsMixin._NO_DEFAULT:
