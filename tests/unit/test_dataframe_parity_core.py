@@ -285,7 +285,7 @@ def test_fillna_limit_counts_missing_values_over_the_whole_column(n):
 def test_set_index_refuses_divisions_out_of_order_when_built():
     df = xd.from_pandas(pd.DataFrame({"k": [0, 1, 2, 3, 4] * 4, "v": range(20)}), npartitions=2)
     for divisions in ([3, 1, 0], [1], [0, "a"]):
-        with pytest.raises(ValueError, match="divisions must be at least two values, sorted"):
+        with pytest.raises(ValueError, match="divisions must be (sorted, at least two values, the first and last|values of one type)"):
             df.set_index("k", divisions=divisions)
     assert df.set_index("k", divisions=[0, 2, 4]).loc[0].compute().v.tolist() == [0, 5, 10, 15]
 

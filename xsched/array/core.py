@@ -55,7 +55,7 @@ import numpy as np
 from ..client.default import default_client  # (a registry only: collections import no client code)
 from ..graph import local as graph_local
 from ..graph.collection import compute_collection, lineage, persist_collection
-from ..graph.delayed import Delayed
+from ..graph.delayed import Delayed, source_of
 from ..graph.optimize import optimize
 from ..graph.spec import Ref, Task, funcname
 from ..graph.visualize import visualize_method
@@ -785,6 +785,45 @@ def compute_keys(graph: dict, keys: list[str]) -> list:
     return graph_local.get(graph, list(keys), optimize=True)
 
 
+def _checked_block(value: Any, shape: tuple, dtype: np.dtype, what: str) -> np.ndarray:
+    block = np.asarray(value)
+    if block.ndim != len(shape) or any(n == n and n != m for n, m in zip(shape, block.shape)):
+        raise ValueError(f"from_delayed: {what} gave an array of shape {block.shape}, but the array "
+                         f"was declared with shape {shape}; fix shape=")
+    if block.dtype == dtype:
+        return block
+    if not np.can_cast(block.dtype, dtype, "same_kind"):
+        raise ValueError(f"from_delayed: {what} gave {block.dtype} values, but the array was declared "
+                         f"{dtype}, which would change them; fix dtype=")
+    return block.astype(dtype)
+
+
+def from_delayed(value: Any, shape: Any, dtype: Any = None, *, meta: Any = None, name: str | None = None) -> Array:
+    """An array of one block whose value a ``Delayed`` (or a future) computes: the way to
+    make arrays of what a function loads, one call per piece, then ``concatenate`` or
+    ``stack`` the pieces. ``shape`` and ``dtype`` must be declared (``meta``: an array of the
+    dtype; ``np.nan`` for a length not known yet, as after a boolean mask); a value of another
+    shape, or of a dtype the declared one would change, fails naming both.
+
+    >>> import numpy as np, xsched, xsched.array as xa
+    >>> load = xsched.delayed(np.full)
+    >>> parts = [xa.from_delayed(load((2, 3), float(i)), shape=(2, 3), dtype=float) for i in range(3)]
+    >>> xa.concatenate(parts).sum(axis=1).compute().tolist()
+    [0.0, 0.0, 3.0, 3.0, 6.0, 6.0]
+    """
+    dtype = np.dtype(dtype if dtype is not None else getattr(meta, "dtype", None) or float)
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if any(not (n != n or (isinstance(n, numbers.Integral) and n >= 0)) for n in shape):
+        raise ValueError(f"from_delayed: shape {shape} must hold lengths (whole numbers, 0 or more; "
+                         "np.nan for a length not known yet)")
+    shape = tuple(n if n != n else int(n) for n in shape)
+    key, graph = source_of(value, "from_delayed", "for NumPy data use from_array")
+    out = name or f"from-delayed-{new_token(key, shape, str(dtype))}"
+    layer = {chunk_key(out, (0,) * len(shape)): Task(_checked_block, (Ref(key), shape, dtype, f"{key!r}"), {},
+                                                      per_task(annotations_in_force()))}
+    return Array(LayeredGraph.merge(graph, new={out: layer}), out, tuple((n,) for n in shape), dtype)
+
+
 class _Blocks:
     """A collection of some blocks of an array (used to compute them in batches)."""
 
@@ -1010,11 +1049,7 @@ def _zero_d(value: Any, op: Callable) -> "Array":
         raise TypeError(f"{funcname(op)}: a lazy {type(value).__name__} is not an array operand (not one value of "
                         "known dtype); a dataframe's values are x.to_xsched_array(lengths=True), a Delayed's "
                         "xa.from_delayed(value, shape, dtype)")
-    delayed = value.to_delayed()
-    out = f"scalar-{new_token(delayed.key)}"
-    layer = {chunk_key(out, ()): Task(np.asarray, (Ref(delayed.key), dtype), {}, per_task(annotations_in_force()))}
-    return Array(LayeredGraph.merge(LayeredGraph({delayed.key: delayed.__xsched_graph__()}), new={out: layer}),
-                 out, (), dtype)
+    return from_delayed(value.to_delayed(), shape=(), dtype=dtype)
 
 
 def _holds_array(seq: Any) -> bool:

@@ -24,11 +24,11 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Task
 from .chunks import Chunks, _starts, normalize_chunks
 from . import reductions
-from .core import Array, _holds_array, check_device, from_array
+from .core import Array, _holds_array, check_device, from_array, from_delayed  # noqa: F401  (from_delayed: here too)
 
 __all__ = ["generate", "arange", "linspace", "full", "ones", "zeros", "empty", "eye", "identity",
            "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "array",
@@ -771,48 +771,6 @@ def asanyarray(a: Any, dtype: Any = None, chunks: Any = "auto") -> Array:
     [1, 2]
     """
     return asarray(a, dtype=dtype, chunks=chunks)
-
-
-def _checked_block(value: Any, shape: tuple, dtype: np.dtype, what: str) -> np.ndarray:
-    block = np.asarray(value)
-    if block.ndim != len(shape) or any(n == n and n != m for n, m in zip(shape, block.shape)):
-        raise ValueError(f"from_delayed: {what} gave an array of shape {block.shape}, but the array "
-                         f"was declared with shape {shape}; fix shape=")
-    if block.dtype == dtype:
-        return block
-    if not np.can_cast(block.dtype, dtype, "same_kind"):
-        raise ValueError(f"from_delayed: {what} gave {block.dtype} values, but the array was declared "
-                         f"{dtype}, which would change them; fix dtype=")
-    return block.astype(dtype)
-
-
-def from_delayed(value: Any, shape: Any, dtype: Any = None, *, meta: Any = None, name: str | None = None) -> Array:
-    """An array of one block whose value a ``Delayed`` (or a future) computes: the way to
-    make arrays of what a function loads, one call per piece, then ``concatenate`` or
-    ``stack`` the pieces. ``shape`` and ``dtype`` must be declared (``meta``: an array of the
-    dtype; ``np.nan`` for a length not known yet, as after a boolean mask); a value of another
-    shape, or of a dtype the declared one would change, fails naming both.
-
-    >>> import numpy as np, xsched, xsched.array as xa
-    >>> load = xsched.delayed(np.full)
-    >>> parts = [xa.from_delayed(load((2, 3), float(i)), shape=(2, 3), dtype=float) for i in range(3)]
-    >>> xa.concatenate(parts).sum(axis=1).compute().tolist()
-    [0.0, 0.0, 3.0, 3.0, 6.0, 6.0]
-    """
-    from ..graph.delayed import source_of
-    from ..graph.spec import Ref
-
-    dtype = np.dtype(dtype if dtype is not None else getattr(meta, "dtype", None) or float)
-    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
-    if any(not (n != n or (isinstance(n, numbers.Integral) and n >= 0)) for n in shape):
-        raise ValueError(f"from_delayed: shape {shape} must hold lengths (whole numbers, 0 or more; "
-                         "np.nan for a length not known yet)")
-    shape = tuple(n if n != n else int(n) for n in shape)
-    key, graph = source_of(value, "from_delayed", "for NumPy data use from_array")
-    out = name or f"from-delayed-{new_token(key, shape, str(dtype))}"
-    layer = {chunk_key(out, (0,) * len(shape)): Task(_checked_block, (Ref(key), shape, dtype, f"{key!r}"), {},
-                                                      per_task(annotations_in_force()))}
-    return Array(LayeredGraph.merge(graph, new={out: layer}), out, tuple((n,) for n in shape), dtype)
 
 
 reductions.AS_ARRAY.append(asarray)

@@ -29,6 +29,7 @@ from typing import Sequence
 
 from ..errors import XschedError, unpack_exception
 from ..protocol import ops
+from ..protocol.update_graph import workers_named
 from ..protocol.messages import unpack_objects
 from ..protocol.versions import mismatch_table, mismatches, package_versions
 from ..units import parse_timedelta
@@ -151,12 +152,11 @@ class AdminMixin:
         addrs = sorted(info["workers"])
         if workers is not None:
             want = [workers] if isinstance(workers, (str, int)) else list(workers)
-            names = {a: str(info["workers"][a]["name"]) for a in addrs}
-            unknown = [w for w in want if w not in names and str(w) not in names.values()]
+            unknown = [w for w in want if not workers_named(info["workers"], [w])]
             if unknown:
                 raise ValueError(f"run: no connected worker is {unknown!r:.200} (by address or name); connected: "
-                                 + ", ".join(f"{a} (name {n!r})" for a, n in list(names.items())[:20]))
-            addrs = [a for a in addrs if a in want or names[a] in map(str, want)]
+                                 + ", ".join(f"{a} (name {str(info['workers'][a]['name'])!r})" for a in addrs[:20]))
+            addrs = workers_named(info["workers"], want)
 
         async def one(addr):
             reply, payload = await self._pool.get(addr).request(
@@ -361,8 +361,7 @@ class AdminMixin:
         """
         info = self.scheduler_info()["workers"]
         if workers is not None:
-            want = {str(w) for w in ([workers] if isinstance(workers, (str, int)) else workers)}
-            info = {a: w for a, w in info.items() if a in want or str(w["name"]) in want}
+            info = {a: info[a] for a in workers_named(info, [workers] if isinstance(workers, (str, int)) else workers)}
         return {a: w["nthreads"] for a, w in info.items()}
 
     ncores = nthreads

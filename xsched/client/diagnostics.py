@@ -54,6 +54,7 @@ from ..log_forwarding import (ForwardLogging, check_level, check_logger_name, fo
                               reemit)
 from ..profiling import StackTree
 from ..protocol import ops
+from ..protocol.update_graph import workers_named
 from ..protocol.serialize import dumps
 from ..units import parse_timedelta
 from .default import process_clients
@@ -664,8 +665,7 @@ class DiagnosticsMixin:
         addrs = sorted(info["workers"])
         if workers is None:
             return addrs
-        want = {str(w) for w in ([workers] if isinstance(workers, str) else workers)}
-        return [a for a in addrs if a in want or str(info["workers"][a]["name"]) in want]
+        return workers_named(info["workers"], [workers] if isinstance(workers, str) else workers)
 
     # ------------------------------------------------------------------ the task stream
     @sync_or_async

@@ -18,6 +18,7 @@ import asyncio
 
 from .. import hooks
 from ..protocol import ops
+from ..protocol.update_graph import workers_named
 from .dual import blocking, sync_or_async
 
 __all__ = ["KernelsMixin"]
@@ -56,8 +57,7 @@ class KernelsMixin:
         info = await self._scheduler_info()
         addrs = sorted(info["workers"])
         if workers is not None:
-            want = [workers] if isinstance(workers, str) else list(workers)
-            addrs = [a for a in addrs if a in want or str(info["workers"][a]["name"]) in want]
+            addrs = workers_named(info["workers"], [workers] if isinstance(workers, str) else workers)
         replies = await asyncio.gather(*(self._pool.get(a).request({"op": ops.START_IPYTHON}, timeout=60)
                                          for a in addrs))
         return {a: r[0]["info"] for a, r in zip(addrs, replies)}

@@ -23,7 +23,7 @@ from ..comm import CommClosedError
 from ..protocol import ops
 from ..protocol.bulk import get_data, put_data
 from ..protocol.serialize import loads
-from ..protocol.update_graph import worker_list
+from ..protocol.update_graph import worker_list, workers_named
 from ..tokenize import tokenize
 from .actors import Actor
 from .dual import sync_or_async
@@ -185,7 +185,7 @@ class TransferMixin:
         addrs = connected
         if want is not None:
             names = {a: info["workers"][a]["name"] for a in connected}
-            addrs = [a for a in connected if a in want or names[a] in want or str(names[a]) in want]
+            addrs = workers_named(info["workers"], want)
             if not addrs:
                 known = ", ".join(f"{a} (name {names[a]!r})" for a in connected[:20])
                 raise ValueError(f"scatter: no connected worker matches workers={want!r:.200}; the "

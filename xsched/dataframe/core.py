@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ..graph.collection import compute_collection, lineage, persist_collection
-from ..graph.delayed import Delayed
+from ..graph.delayed import Delayed, source_of
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.optimize import optimize
 from ..graph.order import gc_paused
@@ -1211,6 +1211,29 @@ def _as_series(value: Any, i: int) -> pd.Series:
     return pd.Series([value], index=[i])
 
 
+def checked_divisions(what: str, divisions: Any, bound: str = "") -> list:
+    """``divisions`` a caller gave (``set_index``, ``from_delayed``, ``read_sql_table``): at
+    least two values, sorted, of one type that compares; else a ValueError naming ``what``
+    (and ``bound``, what else they must be).
+
+    >>> checked_divisions("x", (0, 5, 9))
+    [0, 5, 9]
+    >>> checked_divisions("x", [9, 5, 0])
+    Traceback (most recent call last):
+    ...
+    ValueError: x: divisions must be sorted, at least two values, got [9, 5, 0]
+    """
+    divisions = list(divisions)
+    try:
+        ordered = len(divisions) > 1 and all(a <= b for a, b in zip(divisions, divisions[1:]))
+    except TypeError as exc:
+        raise ValueError(f"{what}: divisions must be values of one type that compare ({exc}), got "
+                         f"{divisions!r}") from exc
+    if not ordered:
+        raise ValueError(f"{what}: divisions must be sorted, at least two values{bound}, got {divisions!r}")
+    return divisions
+
+
 def part_key(name: str, i: int) -> str:
     """The key of partition ``i`` of the collection named ``name`` (``chunk_key``'s format,
     written out: it runs once per partition per operation).
@@ -1410,10 +1433,8 @@ def _partition_layer(func: Callable, args: tuple, kwargs: dict, meta: Any, divis
             task = Task(_as_series, (task, i), {}, per_task(ann))
         layer[part_key(name, i)] = task
     graphs = [a._graph for a in list(args) + list(kwargs.values()) if isinstance(a, (_Frame, Scalar))]
-    graphs += [LayeredGraph({a.key: a.__xsched_graph__()}) for a in list(args) + list(kwargs.values())
-               if isinstance(a, Delayed)]
-    graphs += [LayeredGraph({a.delayed.key: a.delayed.__xsched_graph__()}) for a in list(args) + list(kwargs.values())
-               if isinstance(a, _Lifted)]
+    delayeds = [a.delayed if isinstance(a, _Lifted) else a for a in list(args) + list(kwargs.values())]
+    graphs += [source_of(d, what, "")[1] for d in delayeds if isinstance(d, Delayed)]
     if not isinstance(meta, (pd.DataFrame, pd.Series, pd.Index)):  # one value per partition
         meta = pd.Series([], dtype=np.asarray(meta).dtype if meta is not None else object)
         divisions = (None,) * len(divisions)

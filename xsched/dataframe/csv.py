@@ -28,7 +28,6 @@ this way: read such files whole (``blocksize=None``, the default).
 from __future__ import annotations
 
 import codecs
-
 import contextlib
 import io
 import warnings

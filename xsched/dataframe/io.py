@@ -21,7 +21,7 @@ import pandas as pd
 from ..graph.delayed import Delayed, is_future, source_of
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
-from .core import _NO_META, DataFrame, _check_meta, make_meta, new_collection
+from .core import _NO_META, DataFrame, _check_meta, checked_divisions, make_meta, new_collection
 from .planner import Layer
 
 __all__ = ["from_pandas", "from_dict", "from_delayed", "from_map", "from_tasks", "in_dtypes", "meta_dtypes",
@@ -245,8 +245,8 @@ def from_delayed(dfs: Sequence[Delayed], meta: Any = _NO_META, divisions: Sequen
     if divisions is not None and len(divisions) != len(keys) + 1:
         raise ValueError(f"from_delayed: {len(keys)} partitions need {len(keys) + 1} divisions, "
                          f"got {len(divisions)}")
-    if divisions is not None and None not in divisions and any(b < a for a, b in zip(divisions, divisions[1:])):
-        raise ValueError(f"from_delayed: divisions must be sorted, got {list(divisions)}")
+    if divisions is not None and None not in divisions:
+        checked_divisions("from_delayed", divisions)
     return from_tasks(name, tasks, meta, divisions, graphs)
 
 

@@ -26,6 +26,7 @@ import pandas as pd
 from ..graph.collection import compute_collection
 from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_task
 from ..graph.partials import row_starts, through_all
+from ..graph.delayed import source_of
 from ..graph.spec import Ref, Task
 from .core import (_NO_META, DataFrame, Index, Scalar, Series, _call_method, _checked_array, _Frame, _holds_lazy,
                    _Lifted, _nonempty, axis_number, make_meta, map_partitions, new_collection, part_key,
@@ -175,12 +176,12 @@ def fillna(self: _Frame, value: Any = None, *args: Any, limit: int | None = None
                                   "column (and no other argument); fill without limit, or ffill/bfill(limit=)")
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise ValueError(f"fillna: limit must be a whole number greater than 0, got {limit!r}")
-    lazy = _Lifted(value) if isinstance(value, Scalar) or _holds_lazy(value) else None  # (df.a.mean(), say)
+    lazy = _Lifted(value) if _holds_lazy(value) else None  # (df.a.mean(), say)
     meta = make_meta(_nonempty(self._meta).fillna(value if lazy is None else lazy.standin, limit=limit))
     name = f"fillna-{new_token(self._name, value, limit)}"
     given = value if lazy is None else Ref(lazy.delayed.key)
     layers = through_all(name, self._keys(), _missing_count, _missing_before, _fill_first, (given, limit))
-    graphs = [self._graph] + ([] if lazy is None else [LayeredGraph({lazy.delayed.key: lazy.delayed.__xsched_graph__()})])
+    graphs = [self._graph] + ([] if lazy is None else [source_of(lazy.delayed, "fillna", "")[1]])
     return new_collection(LayeredGraph.merge(*graphs, new=layers), name, meta, self.divisions)
 
 

@@ -38,7 +38,7 @@ from ..graph.p2p import p2p_layers, shuffle_method as _choose
 from ..graph.shuffle import shuffle_layers
 from ..graph.spec import Ref, Task
 from .categorical import has_known_categories
-from .core import DataFrame, Series, _Frame, _nonempty, make_meta, map_partitions, new_collection, \
+from .core import DataFrame, Series, _Frame, _nonempty, checked_divisions, make_meta, map_partitions, new_collection, \
     unify_divisions
 from .methods import concat
 from .pieces import _concat
@@ -374,14 +374,8 @@ def set_index(frame: DataFrame, other: Any, sorted: bool = False, npartitions: i
         return _set_index_presorted(frame, other, drop, meta)
     categories = _categories(frame, other)
     if divisions is not None:
-        divisions = tuple(divisions)
-        try:
-            unsorted = len(divisions) < 2 or any(b < a for a, b in zip(divisions, divisions[1:]))
-        except TypeError:
-            unsorted = True
-        if unsorted and categories is None:
-            raise ValueError(f"set_index({other!r}, divisions={list(divisions)}): divisions must be at least two "
-                             "values, sorted, the first and last bounding the column's values")
+        divisions = tuple(divisions) if categories is not None else tuple(checked_divisions(
+            f"set_index({other!r})", divisions, ", the first and last bounding the column's values"))
         boundaries = list(divisions[1:-1])
         codes = categories.get_indexer(boundaries) if categories is not None else None
         if codes is not None and (codes >= 0).all():  # the boundaries in category order, as codes

@@ -39,7 +39,7 @@ from ..graph.collection import run_writes
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.partials import chain_layer
 from ..graph.spec import Ref, Task
-from .core import DataFrame, Series, make_meta
+from .core import DataFrame, Series, checked_divisions, make_meta
 from .io import from_tasks
 
 __all__ = ["read_sql_table", "read_sql_query", "read_sql", "to_sql"]
@@ -350,7 +350,7 @@ def _read_ranges(what: str, label: str, con: str, engine: Any, engine_kwargs: di
     if divisions is None:
         divisions = _divisions(what, label, name, meta, stats, limits, npartitions, head, bytes_per_chunk)
     else:
-        divisions = _checked_divisions(what, divisions)
+        divisions = checked_divisions(what, divisions)
     if divisions is None:  # (no rows at all: one partition reads whatever is there when computed)
         bounds = queried = [None]
     else:
@@ -476,19 +476,6 @@ def _bindable(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     return value
-
-
-def _checked_divisions(what: str, divisions: Any) -> list:
-    divisions = list(divisions)
-    if len(divisions) < 2:
-        raise ValueError(f"{what}: divisions must give at least a low and a high bound, got {divisions!r}")
-    try:
-        ordered = all(a <= b for a, b in zip(divisions, divisions[1:]))
-    except TypeError as exc:
-        raise ValueError(f"{what}: divisions must be values of one type that compare ({exc})") from exc
-    if not ordered:
-        raise ValueError(f"{what}: divisions must be sorted, got {divisions!r}")
-    return divisions
 
 
 def _divisions(what: str, label: str, name: str, meta: pd.DataFrame, stats: dict, limits: Any,

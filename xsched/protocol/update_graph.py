@@ -48,7 +48,7 @@ tasks, and the scheduler's own process does it while the client goes on.
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Mapping
 
 from ..graph.delayed import Delayed, _call_args
 from ..graph.order import order_indexed, task_dependencies
@@ -265,6 +265,18 @@ def check_key(key) -> str:
         raise TypeError(f"key {key!r:.100} is a tuple: keys are strings here (dask also takes tuples); join its "
                         f"parts into one string, e.g. {'-'.join(map(str, key))!r:.100}")
     raise TypeError(f"key {key!r:.100} is {_a(type(key).__name__)}: keys are strings here; give a string")
+
+
+def workers_named(workers: Mapping[str, Any], wanted: Iterable) -> list[str]:
+    """The addresses among ``workers`` (address -> its info with its ``name``, as the
+    scheduler's info gives them) that ``wanted`` names by address or by name (compared as
+    strings: a name given as 0 or "0"), sorted.
+
+    >>> workers_named({"tcp://b:2": {"name": "x"}, "tcp://a:1": {"name": 0}}, [0, "tcp://b:2", "nobody"])
+    ['tcp://a:1', 'tcp://b:2']
+    """
+    names = {str(w) for w in wanted}
+    return [a for a in sorted(workers) if a in names or str(workers[a]["name"]) in names]
 
 
 def worker_list(workers) -> list | None:
