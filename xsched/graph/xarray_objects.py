@@ -17,6 +17,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from .layers import collections_graph
+from .optimize import flatten_keys
+
 __all__ = ["is_xarray_object", "XarrayCollection"]
 
 
@@ -36,9 +39,8 @@ class XarrayCollection:
 
     def __init__(self, obj: Any) -> None:
         self.obj = obj
-        self.names = [name for name, variable in self._variables(obj) if _lazy(variable)]
-        found = dict(self._variables(obj))
-        self.arrays = [found[name]._data for name in self.names]
+        lazy = [(name, variable._data) for name, variable in self._variables(obj) if _lazy(variable)]
+        self.names, self.arrays = [name for name, _ in lazy], [array for _, array in lazy]
 
     @staticmethod
     def _variables(obj: Any) -> list:
@@ -48,10 +50,7 @@ class XarrayCollection:
         return [(None, obj.variable)] + list(obj.coords.variables.items())
 
     def __xsched_graph__(self) -> dict:
-        graph: dict = {}
-        for array in self.arrays:
-            graph.update(array.__xsched_graph__())
-        return graph
+        return collections_graph(self.arrays)
 
     def __xsched_keys__(self) -> list:
         return [array.__xsched_keys__() for array in self.arrays]
@@ -86,12 +85,6 @@ def _persisted(graph: dict, wrapped: XarrayCollection) -> Any:
     values = []
     for array in wrapped.arrays:
         func, extra = array.__xsched_postpersist__()
-        keys = set(_flat(array.__xsched_keys__()))
+        keys = set(flatten_keys(array.__xsched_keys__()))
         values.append(func({k: v for k, v in graph.items() if k in keys}, *extra))
     return wrapped._made_again(values)
-
-
-def _flat(keys: Any) -> list:
-    if isinstance(keys, (list, tuple)):
-        return [k for sub in keys for k in _flat(sub)]
-    return [keys]
