@@ -60,7 +60,7 @@ def test_what_needs_the_lengths_says_so_when_built():
     m = x[x > 4]
     for what, call in [("indexing", lambda: m[1:3]), ("len()", lambda: len(m)), ("rechunk", lambda: m.rechunk(2)),
                        ("a boolean mask", lambda: m[m > 6])]:
-        with pytest.raises(ValueError, match=f"{re.escape(what)} needs the lengths.*compute_chunk_sizes"):
+        with pytest.raises(ValueError, match=f"{re.escape(what)}( along axis 0)? needs the lengths.*compute_chunk_sizes"):
             call()
     with pytest.raises(ValueError, match="add: an array with blocks of unknown length.*compute_chunk_sizes"):
         m + xa.ones(5, chunks=2)
@@ -71,6 +71,29 @@ def test_what_needs_the_lengths_says_so_when_built():
     with pytest.raises(TypeError, match="dtype bool, not int64"):
         boolean_mask(x, x)
     assert "unknown" in m._repr_html_() and "nan" in repr(m)
+
+
+def test_known_axes_of_a_masked_array_index_and_broadcast_as_numpy():
+    """Rows picked by a mask leave the columns known: they can be sliced, picked and
+    broadcast against, as in NumPy; only the rows' axis must be taken whole."""
+    data = np.arange(60).reshape(10, 6)
+    x = xa.from_array(data, chunks=(3, 4))
+    r, want = x[x[:, 0] % 12 == 0], data[data[:, 0] % 12 == 0]
+    for index in [(slice(None), 2), (slice(None), slice(1, 5)), (Ellipsis, -1), (slice(None), [0, 5, 2]),
+                  (slice(None), slice(None, None, -2)), (slice(None), None, 3)]:
+        np.testing.assert_array_equal(r[index].compute(), want[index])
+    np.testing.assert_array_equal(r.T[4].compute(), want.T[4])
+    for other in [np.arange(6), xa.arange(6, chunks=5), xa.ones((1, 6), chunks=2), 2.5]:
+        plain = other.compute() if hasattr(other, "compute") else other
+        np.testing.assert_array_equal((r * other).compute(), want * plain)
+        np.testing.assert_array_equal((other - r).compute(), plain - want)
+    np.testing.assert_array_equal((r + r[:, :1]).compute(), want + want[:, :1])
+    with pytest.raises(ValueError, match="indexing along axis 0 needs the lengths"):
+        r[1:, 2]
+    with pytest.raises(ValueError, match=r"along axis 0 can only be combined .* not shape \(6,\)"):
+        r[:, 0] + np.arange(6)
+    with pytest.raises(ValueError, match=r"do not broadcast together \(axis 1: lengths \[5, 6\]\)"):
+        r + np.arange(5)
 
 
 @pytest.mark.parametrize("shape, chunks", [((17,), 4), ((5, 6), (2, 4)), ((3, 4, 5), (2, 3, 2))])

@@ -198,6 +198,32 @@ def test_values_and_to_xsched_array_as_pandas_to_numpy(n):
         df.to_xsched_array(lengths=[1] * (n + 1))
 
 
+@pytest.mark.parametrize("n", [1, 3])
+def test_a_column_from_an_xsched_array_pairs_its_blocks_with_the_partitions(n):
+    import xsched.array as xa
+
+    pdf = pd.DataFrame({"a": np.arange(10), "b": np.arange(10.0) / 4}, index=np.arange(10)[::-1])
+    df = xd.from_pandas(pdf, npartitions=n, sort=False)
+    lengths = tuple(df.map_partitions(len).compute())
+    want = pdf.assign(z=np.arange(10) * 3)
+    df2 = df.copy()
+    df2["z"] = xa.arange(10, chunks=(lengths,)) * 3
+    pd.testing.assert_frame_equal(df2.compute(), want)
+    pd.testing.assert_frame_equal(df.assign(z=df.a.to_xsched_array() * 3).compute(), want)
+    kept = df[df.a % 2 == 0]
+    pd.testing.assert_frame_equal(kept.assign(c=kept.b.values + kept.a.values, d=lambda f: f.c * 2).compute(),
+                                  pdf[pdf.a % 2 == 0].assign(c=lambda f: f.b + f.a, d=lambda f: f.c * 2))
+    assert df2.dtypes["z"] == np.int64 and "z" not in df.columns
+    with pytest.raises(ValueError, match=f"the array has 2 blocks and the frame {n} partitions"):
+        df.assign(z=xa.arange(10, chunks=5))
+    with pytest.raises(ValueError, match=r"takes a 1-d array, not shape \(10, 2\)"):
+        df.assign(z=xa.ones((10, 2), chunks=(lengths, 2)))
+    if n > 1:
+        wrong = df.assign(z=xa.arange(10, chunks=((1, 1, 8),)))  # (from_pandas cuts 10 rows in 3 more evenly)
+        with pytest.raises(ValueError, match="block 0 has .* rows but partition 0 of the frame has"):
+            wrong.compute()
+
+
 @pytest.mark.parametrize("npartitions", [1, 2])
 def test_divmod_gives_quotient_and_remainder_as_pandas(npartitions):
     pdf = pd.DataFrame({"a": [7, 9, 10, -3], "b": [1.5, 2.0, 3.0, 4.0]})

@@ -973,9 +973,9 @@ def elemwise(op: Callable, *args: Any, dtype: Any = None, name: str | None = Non
     """
     args = tuple(_operand(a, op) for a in args)
     unknown = next((a for a in args if isinstance(a, Array) and _masking.has_unknown_chunks(a)), None)
-    if unknown is not None:  # blocks of unknown length (a boolean mask): only like with like
-        chunks = _masking.elementwise_chunks(funcname(op), unknown, args)
-        ndim = unknown.ndim
+    if unknown is not None:  # blocks of unknown length (a boolean mask): those axes only like with like
+        chunks, args = _masking.elementwise_chunks(funcname(op), args, Array)
+        ndim = len(chunks)
     else:
         chunks, ndim, args = _broadcast_chunks(op, args)
     if dtype is None:

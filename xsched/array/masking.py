@@ -35,7 +35,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.spec import Ref, Task
 
 __all__ = ["boolean_mask", "mask_along", "compute_chunk_sizes", "elementwise_chunks", "has_unknown_chunks",
-           "known_chunks_needed"]
+           "known_chunks_needed", "known_axis_needed"]
 
 
 def has_unknown_chunks(x: Any) -> bool:
@@ -50,19 +50,63 @@ def known_chunks_needed(x: Any, what: str) -> None:
                          "call x = x.compute_chunk_sizes() first (it computes only the lengths)")
 
 
-def elementwise_chunks(what: str, unknown: Any, args: tuple) -> tuple:
-    """The chunks of an element-wise operation on arrays with blocks of unknown length: the
-    others must have exactly those blocks (the same mask's result) or be single elements."""
-    for a in args:
-        if isinstance(a, type(unknown)):
-            if a.chunks == unknown.chunks or all(c == (1,) for c in a.chunks):
-                continue
-        elif np.size(a) == 1:
+def known_axis_needed(x: Any, axis: int, what: str) -> None:
+    """Raise, naming ``what``, the axis and the way out, when ``x``'s blocks along ``axis``
+    have unknown lengths (the other axes may: ``r[:, 2]`` of a masked ``r`` is fine)."""
+    if any(c != c for c in x.chunks[axis]):
+        raise ValueError(f"{what} along axis {axis} needs the lengths of the array's blocks there, which a "
+                         "boolean mask left unknown; index that axis only whole (x[:, 2]), or call "
+                         "x = x.compute_chunk_sizes() first (it computes only the lengths)")
+
+
+def elementwise_chunks(what: str, args: tuple, array_type: type) -> tuple:
+    """(chunks, args) of an element-wise operation on operands of which some xsched arrays
+    (``array_type``) have blocks of unknown length. Along an axis of unknown lengths, every
+    operand longer than 1 there must have exactly those blocks (the same mask's result);
+    along a known axis they broadcast as NumPy's do, the xsched arrays rechunked alike (to
+    the blocks of the first with unknown lengths elsewhere, which keeps its own).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(12).reshape(4, 3), chunks=2)
+    >>> r = x[x[:, 0] > 2]
+    >>> (r * np.array([1, 0, -1])).compute().tolist()
+    [[3, 0, -5], [6, 0, -8], [9, 0, -11]]
+    """
+    shapes = [a.shape if isinstance(a, array_type) else np.shape(a) for a in args]
+    ndim = max(len(s) for s in shapes)
+    # the arrays with unknown lengths first, so that a known axis takes their blocks
+    order = sorted(range(len(args)), key=lambda k: not (isinstance(args[k], array_type)
+                                                        and has_unknown_chunks(args[k])))
+    out: list = []
+    for ax in range(ndim):
+        spans = []  # (shape, length, blocks or None) of the operands longer than 1 on this axis
+        for k in order:
+            a, s = args[k], shapes[k]
+            at = ax - ndim + len(s)
+            if at >= 0 and s[at] != 1:
+                spans.append((s, s[at], a.chunks[at] if isinstance(a, array_type) else None))
+        unknown = next((c for _, _, c in spans if c is not None and any(n != n for n in c)), None)
+        if unknown is not None:
+            wrong = next((s for s, _, c in spans if c != unknown), None)
+            if wrong is not None:
+                raise ValueError(f"{what}: an array with blocks of unknown length (from a boolean mask) along axis "
+                                 f"{ax} can only be combined with arrays of the same blocks there or of length "
+                                 f"1, not shape {wrong}; call compute_chunk_sizes() on it first")
+            out.append(unknown)
             continue
-        raise ValueError(f"{what}: an array with blocks of unknown length (from a boolean mask) can only be "
-                         f"combined with arrays of the same blocks or single values, not shape {np.shape(a)}; "
-                         "call compute_chunk_sizes() on it first")
-    return unknown.chunks
+        lengths = sorted({n for _, n, _ in spans})
+        if len(lengths) > 1:
+            raise ValueError(f"{what}: shapes {shapes} do not broadcast together (axis {ax}: lengths {lengths})")
+        blocks = next((c for _, _, c in spans if c is not None), None)
+        out.append(blocks if blocks is not None else (lengths[0] if lengths else 1,))
+    cut = []
+    for a in args:
+        if isinstance(a, array_type):
+            want = {ax: out[ax + ndim - a.ndim] for ax in range(a.ndim)
+                    if a.shape[ax] != 1 and a.chunks[ax] != out[ax + ndim - a.ndim]}
+            a = a.rechunk(want) if want else a
+        cut.append(a)
+    return tuple(out), tuple(cut)
 
 
 def _masked(block: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -170,10 +170,10 @@ def _is_boolean_mask(index: Any) -> bool:
 
 
 def _getitem(x: Array, index: Any) -> Array:
-    _masking.known_chunks_needed(x, "indexing")
     if any(_is_scalar_bool(i) for i in (index if isinstance(index, tuple) else (index,))):
         return _getitem_scalar_bool(x, index)
     idx = _normalize_index(index, x.shape)
+    _unknown_axes_whole(x, idx)
     arrays = [p for p, i in enumerate(idx) if _fancy.is_integer_index(i)]
     if arrays:
         return _getitem_integer_array(x, idx, arrays, _split_by_ellipsis(index))
@@ -185,7 +185,9 @@ def _getitem(x: Array, index: Any) -> Array:
             plan.append(("new", None))
             continue
         n = x.shape[axis]
-        if isinstance(i, numbers.Integral):
+        if n != n:  # (blocks of unknown length, taken whole: see _unknown_axes_whole)
+            plan.append(("slice", (axis, [(b, slice(None), c) for b, c in enumerate(x.chunks[axis])])))
+        elif isinstance(i, numbers.Integral):
             j = int(i)
             if not -n <= j < n:
                 raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
@@ -232,6 +234,29 @@ def _getitem(x: Array, index: Any) -> Array:
         layer[chunk_key(name, out_index)] = Task(
             _take, (Ref(chunk_key(x.name, tuple(in_index))), tuple(local)), {}, per_task(ann))
     return Array(LayeredGraph.merge(x._graph, new={name: layer}), name, out_chunks, x.dtype)
+
+
+def _unknown_axes_whole(x: Array, idx: list) -> None:
+    """Refuse, naming the axis, an index that cuts an axis whose blocks' lengths a boolean
+    mask left unknown; such an axis can only be taken whole (``r[:, 2]``, ``r[..., 1:3]``).
+
+    >>> import numpy as np, xsched.array as xa
+    >>> x = xa.from_array(np.arange(12).reshape(4, 3), chunks=2)
+    >>> r = x[x[:, 0] > 2]
+    >>> r[:, 2].compute().tolist(), r[..., ::2].compute().tolist()
+    ([5, 8, 11], [[3, 5], [6, 8], [9, 11]])
+    >>> r[1:]
+    Traceback (most recent call last):
+    ...
+    ValueError: indexing along axis 0 needs the lengths of the array's blocks there, which a boolean mask left unknown; index that axis only whole (x[:, 2]), or call x = x.compute_chunk_sizes() first (it computes only the lengths)
+    """
+    axis = 0
+    for i in idx:
+        if i is None:
+            continue
+        if not (isinstance(i, slice) and i.start in (None, 0) and i.stop is None and i.step in (None, 1)):
+            _masking.known_axis_needed(x, axis, "indexing")
+        axis += 1
 
 
 def _window_of_made(x: Array, idx: list, out_chunks: tuple) -> Array | None:

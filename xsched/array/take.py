@@ -145,12 +145,12 @@ def take(x: Any, indices: Any, axis: int | None = None) -> Any:
     >>> xa.take(x, x.argmax()[None] - 9).compute().tolist()   # positions known only when computed
     [0]
     """
-    _masking.known_chunks_needed(x, "an integer-array index")
     if axis is None:
         if x.ndim != 1:
             x = x.ravel()
         axis = 0
     axis = axis_index(axis, x.ndim, "take")
+    _masking.known_axis_needed(x, axis, "an integer-array index")
     if hasattr(indices, "__xsched_graph__"):  # (lazy positions: see take_lazy; np.asarray would compute them)
         if getattr(indices, "dtype", None) == np.bool_:
             indices = indices.astype(np.intp)  # (NumPy's take reads booleans as 0 and 1)

@@ -9,7 +9,8 @@ partition's length, not its data), a sequence states them. Every block has one d
 (nullable numbers become float64 with NaN for missing). Importing this module gives
 ``DataFrame`` and ``Series`` the methods. The other way, each block of rows of an xsched
 array becomes a partition (its columns in one block first), labelled by row number, so the
-divisions are known where the row chunks are.
+divisions are known where the row chunks are; ``df["z"] = x`` of a 1-d array puts block i
+beside partition i (their lengths checked when computed).
 
 >>> import pandas as pd, xsched.dataframe as xd
 >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2, 3], "b": [4.0, 5.0, 6.0]}), npartitions=2)
@@ -32,7 +33,8 @@ import pandas as pd
 from ..graph.collection import compute_collection
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
-from .core import DataFrame, Series, _Frame, make_meta, map_partitions, new_collection
+from . import core as _core
+from .core import DataFrame, Series, _Frame, make_meta, map_partitions, new_collection, part_key
 from .io import from_pandas
 
 __all__ = ["to_xsched_array", "from_array", "to_records"]
@@ -196,6 +198,45 @@ def from_array(x: Any, chunksize: int = 50_000, columns: Any = None, meta: Any =
     return new_collection(LayeredGraph.merge(x._graph, new={name: layer}), name, frame_meta, divisions)
 
 
+def _beside(part: pd.DataFrame, name: Any, block: np.ndarray, i: int) -> pd.DataFrame:
+    if len(block) != len(part):
+        raise ValueError(f"column {name!r} from an xsched array: its block {i} has {len(block)} rows but "
+                         f"partition {i} of the frame has {len(part)}; give the array the frame's rows per "
+                         "partition, e.g. x.rechunk((tuple(df.map_partitions(len).compute()),))")
+    out = part.copy(deep=False)
+    out[name] = block
+    return out
+
+
+def array_column(frame: DataFrame, name: Any, x: Any) -> DataFrame:
+    """``frame`` with the 1-d xsched array ``x`` as column ``name`` (``df["z"] = x``,
+    ``df.assign(z=x)``): block i of ``x`` beside partition i, as NumPy values beside rows,
+    so the array needs a block per partition; a block of another length than its
+    partition fails when computed, naming both.
+
+    >>> import numpy as np, pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2, 3, 4, 5]}), npartitions=2)
+    >>> df["b"] = df.a.to_xsched_array() * 10
+    >>> df.compute().b.tolist()
+    [10, 20, 30, 40, 50]
+    """
+    if x.ndim != 1:
+        raise ValueError(f"a column from an xsched array takes a 1-d array, not shape {x.shape}; "
+                         "for several columns assign them one by one (x[:, 0], x[:, 1], ...)")
+    if x.numblocks[0] != frame.npartitions:
+        raise ValueError(f"a column from an xsched array pairs its blocks with the frame's partitions, but the "
+                         f"array has {x.numblocks[0]} blocks and the frame {frame.npartitions} partitions; "
+                         "rechunk the array to the frame's rows per partition, e.g. "
+                         "x.rechunk((tuple(df.map_partitions(len).compute()),))")
+    meta = _core._assign_one(frame._meta, name, np.empty(0, x.dtype))
+    token = f"assign-array-{new_token(frame._name, name, x.name)}"
+    ann = annotations_in_force()
+    layer = {part_key(token, i): Task(_beside, (Ref(part_key(frame._name, i)), name, Ref(chunk_key(x.name, (i,))), i),
+                                      {}, per_task(ann)) for i in range(frame.npartitions)}
+    return new_collection(LayeredGraph.merge(frame._graph, x._graph, new={token: layer}), token, meta,
+                          frame.divisions)
+
+
 def _method(self: _Frame, lengths: Any = None) -> Any:
     """The values as an ``xsched.array`` Array, a block of rows per partition; ``lengths=True``
     computes the rows per partition now (else they are unknown until computed), or give them.
@@ -216,3 +257,4 @@ DataFrame.to_records = to_records  # type: ignore[attr-defined]
 for _cls in (DataFrame, Series):
     _cls.to_xsched_array = _method  # type: ignore[attr-defined]
     _cls.values = property(_values)  # type: ignore[attr-defined]
+_core.ARRAY_COLUMN.append(array_column)

@@ -55,6 +55,10 @@ _FRAME_ATTRIBUTES = frozenset({"divisions"})
 #: ``indexing.py``, which fills this table in when the package is imported
 INDEXERS: dict[str, Callable] = {}
 
+#: ``df["z"] = <xsched array>``: ``arrays.array_column``, registered when the package is
+#: imported (arrays.py builds on this module)
+ARRAY_COLUMN: list[Callable] = []
+
 
 # --------------------------------------------------------------------------- meta
 
@@ -677,7 +681,9 @@ class DataFrame(_Frame):
             if callable(value) and not isinstance(value, _Frame):
                 value = value(out)
             value = _checked_array(value, out, "assign", column=True)
-            if isinstance(value, _Frame):
+            if hasattr(value, "__xsched_graph__") and hasattr(value, "numblocks"):  # (an xsched array)
+                out = ARRAY_COLUMN[0](out, name, value)
+            elif isinstance(value, _Frame):
                 out = elemwise(_assign_one, out, name, value, _name="assign", _kind=("assign", [name]))
             else:
                 out = map_partitions(_assign_one, out, name, value, _name="assign", _kind=("assign", [name]))
