@@ -53,10 +53,16 @@ def movie_file(tmp_path):
         ({0: 2}, (4, 3), ((2, 2), (3,))),
         (10, (0,), ((0,),)),
         (100, (7,), ((7,),)),
+        ((2.0, np.float32(3)), (4, 3), ((2, 2), (3,))),
     ],
 )
 def test_normalize_chunks(spec, shape, expected):
     assert normalize_chunks(spec, shape) == expected
+
+
+def test_a_fractional_block_length_is_refused_naming_it():
+    with pytest.raises(ValueError, match=r"block length 10.5 on axis 1 must be a whole number"):
+        normalize_chunks((2, 10.5), (4, 30))
 
 
 def test_normalize_chunks_auto_targets_block_bytes():

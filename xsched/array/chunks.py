@@ -68,6 +68,11 @@ def normalize_chunks(chunks: Any, shape: Sequence[int], dtype: Any = None,
         )
     out: list[Any] = []
     for axis, (spec, size) in enumerate(zip(chunks, shape)):
+        if isinstance(spec, numbers.Real) and not isinstance(spec, numbers.Integral):
+            if not float(spec).is_integer():
+                raise ValueError(f"chunks: block length {spec!r} on axis {axis} must be a whole number "
+                                 "(or -1 for the whole axis, 'auto', or a tuple of lengths)")
+            spec = int(spec)
         if spec is None or (isinstance(spec, numbers.Integral) and spec == -1):
             out.append((size,))
         elif isinstance(spec, str):

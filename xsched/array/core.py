@@ -320,6 +320,17 @@ class Array:
                 f"chunksize={self.chunksize}, chunks={self.npartitions}, "
                 f"tasks={len(self._graph)}>")
 
+    def _repr_inline_(self, max_width: int) -> str:
+        """The one line xarray shows for a variable backed by this array: its block shape and
+        its number of blocks, not the key.
+
+        >>> import xsched.array as xa
+        >>> xa.ones((6, 4), chunks=(4, 2))._repr_inline_(80)
+        'xsched.array<chunksize=(4, 2), chunks=4>'
+        """
+        line = f"xsched.array<chunksize={self.chunksize}, chunks={self.npartitions}>"
+        return line if len(line) <= max_width else line[:max(max_width - 3, 0)] + "..."
+
     def _repr_html_(self) -> str:
         """The notebook view: shape, bytes, chunks and dtype of the array and of one block,
         beside a picture of the block grid (1-3 dims); computes nothing. See
