@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 import xsched.dataframe as xd
+from xsched.dataframe.core import new_collection
 
 PDF = pd.DataFrame({"k": [3, 1, 2, 1, 3, 2], "v": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]}, index=[5, 0, 3, 1, 4, 2])
 
@@ -39,9 +40,13 @@ def test_a_result_that_breaks_its_meta_fails_naming_the_columns():
     lying = df.map_partitions(lambda p: p.assign(k=p.k.astype("float64")), meta=PDF.iloc[:0])
     with pytest.raises(AssertionError, match=r"dtype differs from the meta's.*'k': \('float64', 'int64'\)"):
         xd.assert_eq(lying, PDF.assign(k=PDF.k.astype("float64")))
-    renamed = df.v.map_partitions(lambda s: s.rename("w"), meta=PDF.v.iloc[:0])
+    # (a meta= given says the Series' name: its partitions are renamed so; a collection
+    # whose meta lies about it is made by hand here)
+    assert df.v.map_partitions(lambda s: s.rename("w"), meta=PDF.v.iloc[:0]).compute().name == "v"
+    named_w = df.v.rename("w")
+    lying_name = new_collection(named_w._graph, named_w._name, PDF.v.iloc[:0], named_w.divisions)
     with pytest.raises(AssertionError, match="named 'w', its meta 'v'"):
-        xd.assert_eq(renamed, PDF.v.rename("w"))
+        xd.assert_eq(lying_name, PDF.v.rename("w"))
 
 
 def test_partitions_outside_their_divisions_fail():

@@ -119,3 +119,38 @@ def test_sorting_by_unknown_categories_ranks_by_value_with_no_code_step(n):
     known = xd.from_pandas(PDF.astype({"s": pd.CategoricalDtype(list("dcba"))}), npartitions=n)
     assert _categories(known, "s").tolist() == list("dcba")
     assert known.sort_values("s").compute().s.tolist() == list("dcbbaa")
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_ordered_categories_reduce_and_accumulate_in_their_order(n):
+    """min/max/cummax/cummin of an ordered categorical go by the categories' order across
+    partitions too (their values as text would rank 'a' < 'm' < 'z')."""
+    s = pd.Series(pd.Categorical(["m", "a", "m", "z", "m", "a", None], categories=["z", "m", "a"], ordered=True))
+    x = xd.from_pandas(s, npartitions=n)
+    assert (x.max().compute(), x.min().compute()) == (s.max(), s.min()) == ("a", "z")
+    assert x.agg(["min", "max"]).compute().tolist() == ["z", "a"]
+    for method in ("cummax", "cummin"):
+        for skipna in (True, False):
+            tm.assert_series_equal(getattr(x, method)(skipna=skipna).compute(), getattr(s, method)(skipna=skipna))
+    pdf = pd.DataFrame({"c": s, "d": range(7)})
+    df = xd.from_pandas(pdf, npartitions=n)
+    assert df[["c"]].max().compute().tolist() == pdf[["c"]].max().tolist() == ["a"]
+    tm.assert_frame_equal(df.cummax().compute(), pdf.cummax())
+    tm.assert_frame_equal(df.cummin().compute(), pdf.cummin())
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_values_carried_across_partitions_keep_categories_each_partition_inferred(n):
+    """shift and ffill/bfill bring a value from a neighbouring partition, which may not be one
+    of this partition's own categories (after astype("category")): still categorical, and
+    filled, as pandas gives them."""
+    p = pd.Series(["a", None, "b", None, None, None, "c", None, None])
+    x = xd.from_pandas(p, npartitions=n).astype("category")
+    want = p.astype("category")
+    for got, expected in [(x.shift(1), want.shift(1)), (x.shift(-2), want.shift(-2)), (x.ffill(), want.ffill()),
+                          (x.bfill(), want.bfill()), (x.ffill(limit=1), want.ffill(limit=1)),
+                          (x.fillna("a"), want.fillna("a")), (x.fillna("c", limit=2), want.fillna("c", limit=2))]:
+        tm.assert_series_equal(got.compute(), expected)
+    frame = xd.from_pandas(pd.DataFrame({"s": p, "v": range(9)}), npartitions=n).astype({"s": "category"})
+    tm.assert_frame_equal(frame.fillna({"s": "b"}).compute(),
+                          pd.DataFrame({"s": p, "v": range(9)}).astype({"s": "category"}).fillna({"s": "b"}))

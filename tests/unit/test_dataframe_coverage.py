@@ -288,3 +288,44 @@ def test_crosstab_names_and_refusals():
         xd.crosstab(df.a, df.b, normalize="rows")
     with pytest.raises(ValueError, match=r"crosstab\(columns=\): column 'a' \(str\).*cat\.as_known\(\)"):
         xd.crosstab(df.b.astype(str), df.a.astype(str))
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_ignore_index_numbers_across_partitions_in_explode_and_columns_in_concat(n):
+    pdf = pd.DataFrame({"a": [[1, 2], [3], [], [4, 5]], "b": range(4)})
+    df = xd.from_pandas(pdf, npartitions=n)
+    pd.testing.assert_frame_equal(df.explode("a", ignore_index=True).compute(), pdf.explode("a", ignore_index=True))
+    pd.testing.assert_frame_equal(df.explode("a").compute(), pdf.explode("a"))
+    pd.testing.assert_series_equal(df.a.explode(ignore_index=True).compute(), pdf.a.explode(ignore_index=True))
+    other = pd.DataFrame({"c": range(4)})
+    got = xd.concat([df, xd.from_pandas(other, npartitions=n)], axis=1, ignore_index=True)
+    assert list(got.columns) == [0, 1, 2]
+    pd.testing.assert_frame_equal(got.compute(), pd.concat([pdf, other], axis=1, ignore_index=True))
+
+
+def test_query_and_eval_read_the_callers_at_variables_as_pandas():
+    pdf = pd.DataFrame({"a": range(10), "b": range(10)})
+    df = xd.from_pandas(pdf, npartitions=3)
+    low, high = 4, 7
+    pd.testing.assert_frame_equal(df.query("a > @low and b < @high").compute(), pdf.query("a > @low and b < @high"))
+    pd.testing.assert_frame_equal(df.eval("c = a * @high").compute(), pdf.eval("c = a * @high"))
+    assert df.query("a > @x", local_dict={"x": 8}).a.compute().tolist() == [9]
+    with pytest.raises(Exception, match="nowhere"):
+        df.query("a > @nowhere")
+
+
+def test_repartition_takes_a_pandas_object_as_dasks_function_does():
+    pdf = pd.DataFrame({"a": range(4)}, index=[3, 0, 2, 1])
+    got = xd.repartition(pdf, divisions=[0, 2, 3])
+    assert got.divisions == (0, 2, 3) and got.npartitions == 2
+    pd.testing.assert_frame_equal(got.compute(), pdf.sort_index())
+    assert xd.repartition(pdf.a, npartitions=2).compute().tolist() == pdf.a.sort_index().tolist()
+    with pytest.raises(TypeError, match="xsched or pandas DataFrame or Series, not list"):
+        xd.repartition([1, 2], npartitions=2)
+
+
+@pytest.mark.parametrize("aggfunc", [["sum", "count"], np.sum, "median"])
+def test_pivot_table_names_the_aggfuncs_it_merges_and_the_way_to_others(aggfunc):
+    df = xd.from_pandas(pd.DataFrame({"i": [1, 2], "c": ["a", "b"], "v": [1.0, 2.0]}), npartitions=1).categorize()
+    with pytest.raises(ValueError, match=r"partitions merge one of 'mean', 'sum'.*concat them with axis=1"):
+        xd.pivot_table(df, index="i", columns="c", values="v", aggfunc=aggfunc)

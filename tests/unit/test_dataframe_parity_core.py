@@ -350,6 +350,29 @@ def test_lazy_values_inside_list_and_dict_arguments_are_computed_first():
     assert got.compute().a.tolist() == list(range(2, 8))
 
 
+def test_a_bag_item_is_passed_by_value_and_lazy_operands_are_refused_when_built():
+    import operator
+
+    import xsched.bag as xb
+    from xsched import delayed
+
+    pdf = pd.DataFrame({"a": np.arange(10), "b": np.arange(10) * 0.5})
+    df = xd.from_pandas(pdf, npartitions=3)
+    total = xb.from_sequence([1, 2, 3], npartitions=2).sum()
+    assert df.a.map_partitions(operator.add, total, meta=("a", "i8")).compute().tolist() == (pdf.a + 6).tolist()
+    later = delayed(lambda: 2.5)()
+    got = df.a.map_partitions(operator.mul, later, meta=("a", "f8"))
+    pd.testing.assert_series_equal(got.compute(), pdf.a * 2.5)
+    for value in (later, total):
+        with pytest.raises(TypeError, match=f"add: the value of this {type(value).__name__} is not known until "
+                                            r"computed.*map_partitions\(operator.add, value"):
+            df.a + value
+        with pytest.raises(TypeError, match="gt: the value of this"):
+            df[df.b > value]
+    with pytest.raises(ValueError, match="received a Delayed itself .* Pass meta="):
+        df.a.clip(upper=later)
+
+
 def test_to_xsched_array_lengths_are_checked_when_built_and_against_the_partitions():
     df = xd.from_pandas(pd.DataFrame({"a": np.arange(10), "b": np.arange(10) * 0.5}), npartitions=3)
     assert np.isnan(df.to_xsched_array(lengths=False).chunks[0]).all()

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ..graph.collection import compute_collection, lineage, persist_collection
-from ..graph.delayed import Delayed, source_of
+from ..graph.delayed import Delayed, as_delayed, is_future, source_of
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.optimize import optimize
 from ..graph.order import gc_paused
@@ -77,6 +77,11 @@ def _emulate(func: Callable, args: Sequence[Any], kwargs: dict, what: str) -> An
     try:
         out = on_stand_ins(run)
     except Exception as exc:
+        if any(isinstance(a, Delayed) for a in (*args, *kwargs.values())):
+            raise ValueError(f"{what}: the stand-in run of {funcname(func)}, to learn its output's columns and "
+                             "dtypes, received a Delayed itself (its value is not known until computed) and raised "
+                             f"{type(exc).__name__}: {exc}. Pass meta= (an empty pandas object, a {{column: dtype}} "
+                             "dict, or a (name, dtype) tuple for a Series) to say what it returns.") from exc
         if func is _call_method and not any(callable(a) for a in (*args[2:], *kwargs.values())):
             raise _refused(args[0], args[1], exc, what) from exc  # (pandas' own method: its arguments are wrong)
         raise ValueError(
@@ -422,6 +427,7 @@ class _Frame:
         """``self <op> other`` partition by partition (a DataFrame with a Series: pandas' rule of
         columns first, which ``operators.py`` installs)."""
         other = _checked_array(other, self, funcname(op))
+        lazy_operand(other, funcname(op))
         check_pandas_rows(self, other, funcname(op), isinstance(self, Series) or isinstance(other, pd.DataFrame))
         args = (other, self) if reflected else (self, other)
         kind = None
@@ -1300,8 +1306,32 @@ def _holds_lazy(arg: Any) -> bool:
 
 
 def _lift(arg: Any) -> Any:
-    """``arg`` as a ``_Lifted`` when it is a container holding lazy values, else as it is."""
-    return _Lifted(arg) if type(arg) in (list, tuple, set, frozenset, dict) and _holds_lazy(arg) else arg
+    """``arg`` as a ``_Lifted`` when it is a container holding lazy values, a future or another
+    collection's one lazy value (a bag's ``Item``) as a Delayed, else as it is."""
+    if type(arg) in (list, tuple, set, frozenset, dict) and _holds_lazy(arg):
+        return _Lifted(arg)
+    lazy = _one_lazy_value(arg)
+    return arg if lazy is None else lazy
+
+
+def _one_lazy_value(value: Any) -> Delayed | None:
+    """A future, or a lazy single value of another collection (a bag's ``Item``), as the
+    Delayed of its value; None for anything else (a Delayed is one already)."""
+    if is_future(value):
+        return as_delayed(value)
+    if isinstance(value, (_Frame, Scalar, Delayed)) or not isinstance(getattr(value, "key", None), str):
+        return None
+    made = value.to_delayed() if hasattr(value, "__xsched_graph__") and hasattr(value, "to_delayed") else None
+    return made if isinstance(made, Delayed) else None
+
+
+def lazy_operand(value: Any, what: str) -> None:
+    """Refuse, naming ``what`` and the ways, a Delayed, future or bag ``Item`` as an operand
+    of an operator: its type, so the result's dtype, is not known until computed."""
+    if isinstance(value, Delayed) or _one_lazy_value(value) is not None:
+        raise TypeError(f"{what}: the value of this {type(value).__name__} is not known until computed, so neither "
+                        "is the dtype of the result; compute it first (value.compute()), or say the result's "
+                        f"dtype: s.map_partitions(operator.{what}, value, meta=(s.name, 'f8'))")
 
 
 def _per_partition(arg: Any, n: int) -> Any:
@@ -1415,15 +1445,24 @@ def map_partitions(func: Callable, *args: Any, meta: Any = _NO_META, _name: str 
     divisions = _aligned(frames, what)
     if _name is None and "partition_info" not in kwargs and accepts_keyword(func, "partition_info"):
         kwargs["partition_info"] = _PartitionInfo(tuple(divisions))
-    meta = _emulate(func, args, kwargs, what) if meta is _NO_META else make_meta(meta)
+    given = meta is not _NO_META
+    meta = _emulate(func, args, kwargs, what) if not given else make_meta(meta)
     name = f"{_name or funcname(func)}-{new_token(func, args, kwargs)}"
     with gc_paused():  # (collections triggered by the new tasks and refs would scan the whole graph)
-        return _partition_layer(func, args, kwargs, meta, divisions, name, what, enforce_metadata, _kind)
+        return _partition_layer(func, args, kwargs, meta, divisions, name, what, enforce_metadata, _kind,
+                                named=given and isinstance(meta, pd.Series))
+
+
+def _named_as(part: Any, name: Any) -> Any:
+    """A Series partition under the name its meta= gave (``apply(f, axis=1, meta=("x", "f8"))``),
+    so that the computed Series and its columns downstream are named as the lazy ones are."""
+    return part.rename(name) if isinstance(part, pd.Series) and part.name != name else part
 
 
 def _partition_layer(func: Callable, args: tuple, kwargs: dict, meta: Any, divisions: Sequence[Any], name: str,
-                     what: str, enforce_metadata: bool, _kind: tuple | None):
-    """``map_partitions``' new collection: a task per partition, on the inputs' graphs."""
+                     what: str, enforce_metadata: bool, _kind: tuple | None, named: bool = False):
+    """``map_partitions``' new collection: a task per partition, on the inputs' graphs
+    (``named``: each Series partition renamed as meta, which the caller gave)."""
     ann = annotations_in_force()
     layer: dict[str, Task] = {}
     n = len(divisions) - 1
@@ -1433,6 +1472,8 @@ def _partition_layer(func: Callable, args: tuple, kwargs: dict, meta: Any, divis
     for i in range(n):
         task = Task(func, tuple(a.value if type(a) is _Same else a[i] for a in pos),
                     {k: v.value if type(v) is _Same else v[i] for k, v in kw.items()}, per_task(ann))
+        if named:
+            task = Task(_named_as, (task, meta.name), {}, per_task(ann))
         if enforce_metadata:
             task = Task(_check_meta, (task, meta, what, i), {}, per_task(ann))
         if not pandas_out:

@@ -58,7 +58,17 @@ def _apply_one(acc: pd.Series, carry: Any, method: str, skipna: bool) -> pd.Seri
         return carry + acc  # (carry first: strings add up in order)
     if method == "cumprod":
         return carry * acc
+    if _ranked(acc):  # (the carry is a category's code: see _total)
+        codes = acc.cat.codes.to_numpy()
+        kept = (np.maximum if method == "cummax" else np.minimum)(codes, int(carry))
+        return pd.Series(pd.Categorical.from_codes(np.where(codes < 0, codes, kept), dtype=acc.dtype),
+                         index=acc.index, name=acc.name)
     return acc.clip(lower=carry) if method == "cummax" else acc.clip(upper=carry)
+
+
+def _ranked(column: pd.Series) -> bool:
+    """Whether a column's maxima and minima go by its categories' order, not by value."""
+    return isinstance(column.dtype, pd.CategoricalDtype) and column.dtype.ordered
 
 
 def _accumulate(part: Any, method: str, skipna: bool) -> Any:
@@ -72,8 +82,17 @@ def _total(part: Any, method: str, skipna: bool) -> Any:
     if len(part) == 0:
         return None
     if isinstance(part, pd.DataFrame):
-        return [getattr(part.iloc[:, i], _TOTAL[method])(skipna=skipna) for i in range(part.shape[1])]
-    return getattr(part, _TOTAL[method])(skipna=skipna)
+        return [_column_total(part.iloc[:, i], method, skipna) for i in range(part.shape[1])]
+    return _column_total(part, method, skipna)
+
+
+def _column_total(column: pd.Series, method: str, skipna: bool) -> Any:
+    """A column's total; of an ordered categorical, its category's code (NaN for a missing
+    value), which compares in the categories' order where their values would not."""
+    total = getattr(column, _TOTAL[method])(skipna=skipna)
+    if method in ("cummax", "cummin") and _ranked(column):
+        return np.nan if pd.isna(total) else column.dtype.categories.get_loc(total)
+    return total
 
 
 def _carry(before: Any, total: Any, method: str, skipna: bool) -> Any:
@@ -178,6 +197,8 @@ def _fill_apply(filled: Any, carry: list | None, method: str, limit: int | None)
             continue
         rows = np.arange(take) if method == "ffill" else np.arange(len(col) - take, len(col))
         fixed = col.copy()
+        if isinstance(fixed.dtype, pd.CategoricalDtype) and value not in fixed.dtype.categories:
+            fixed = fixed.cat.add_categories([value])  # (categories each partition inferred: see pieces.py)
         fixed.iloc[rows] = value
         if isinstance(out, pd.DataFrame):
             out.isetitem(i, fixed)

@@ -16,6 +16,8 @@ collections' partitions end to end.
 
 from __future__ import annotations
 
+import re
+import sys
 import warnings
 from functools import partial
 from typing import Any, Callable, Sequence
@@ -32,7 +34,7 @@ from .core import (_NO_META, DataFrame, Index, Scalar, Series, _call_method, _ch
                    _Lifted, _nonempty, axis_number, make_meta, map_partitions, new_collection, part_key,
                    unify_divisions)
 from .operators import per_column
-from .pieces import _concat
+from .pieces import UNKNOWN_CATEGORIES, _concat
 from .io import _identity
 from .reductions import _unique_chunk, _unique_merge, reduction
 
@@ -104,18 +106,9 @@ _SHARED_METHODS = {
     "copy": "A copy (the graph is shared; partitions are copied when computed).\n\n"
             ">>> import pandas as pd, xsched.dataframe as xd\n>>> xd.from_pandas(pd.Series([1]), "
             "npartitions=1).copy().compute().tolist()\n[1]",
-    "query": "Rows where the expression holds (``DataFrame.query``), per partition.\n\n"
-             ">>> import pandas as pd, xsched.dataframe as xd\n>>> xd.from_pandas(pd.DataFrame({'a': [1, 5]}), "
-             "npartitions=1).query('a > 2').a.tolist()\n[5]",
-    "eval": "Evaluate a column expression (``DataFrame.eval``), per partition.\n\n"
-            ">>> import pandas as pd, xsched.dataframe as xd\n>>> xd.from_pandas(pd.DataFrame({'a': [1, 5]}), "
-            "npartitions=1).eval('b = a * 2').b.tolist()\n[2, 10]",
     "select_dtypes": "Only the columns of some dtypes.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
                      ">>> xd.from_pandas(pd.DataFrame({'a': [1], 'b': ['x']}), npartitions=1)"
                      ".select_dtypes('number').columns.tolist()\n['a']",
-    "explode": "One row per element of list-like values, per partition.\n\n>>> import pandas as pd, "
-               "xsched.dataframe as xd\n>>> xd.from_pandas(pd.Series([[1, 2], [3]]), npartitions=1)"
-               ".explode().compute().tolist()\n[1, 2, 3]",
     "add_prefix": "Column (or label) names with a prefix.\n\n>>> import pandas as pd, xsched.dataframe as xd\n"
                   ">>> xd.from_pandas(pd.DataFrame({'a': [1]}), npartitions=1).add_prefix('x_').columns.tolist()\n"
                   "['x_a']",
@@ -130,6 +123,68 @@ _SHARED_METHODS = {
 
 for _name, _doc in _SHARED_METHODS.items():
     setattr(_Frame, _name, _method_doc(_name, _doc))
+
+
+def explode(self: _Frame, *args: Any, ignore_index: bool = False, **kwargs: Any):
+    """One row per element of list-like values, per partition; ``ignore_index=True``
+    numbers the rows 0, 1, 2... across all partitions, as pandas does.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> s = xd.from_pandas(pd.Series([[1, 2], [3], [4, 5]]), npartitions=2)
+    >>> s.explode().compute().tolist(), s.explode(ignore_index=True).compute().index.tolist()
+    ([1, 2, 3, 4, 5], [0, 1, 2, 3, 4])
+    """
+    out = self._method("explode", *args, **kwargs)
+    return concat([out], ignore_index=True) if ignore_index else out
+
+
+_Frame.explode = explode  # type: ignore[method-assign]
+
+
+def _with_caller_names(expr: Any, kwargs: dict) -> dict:
+    """``kwargs`` of ``query``/``eval`` with a ``local_dict`` of the ``@name`` variables the
+    expression reads, from the caller's frame (pandas reads them there too, but the
+    partitions are evaluated elsewhere, where the caller's variables are not)."""
+    if not isinstance(expr, str) or "@" not in expr or "local_dict" in kwargs:
+        return kwargs
+    caller = sys._getframe(2)
+    names = {}
+    for name in set(re.findall(r"@([A-Za-z_]\w*)", expr)):
+        if name in caller.f_locals:
+            names[name] = caller.f_locals[name]
+        elif name in caller.f_globals:
+            names[name] = caller.f_globals[name]
+    return {**kwargs, "local_dict": names}
+
+
+def query(self: DataFrame, expr: str, **kwargs: Any):
+    """Rows where the expression holds (``DataFrame.query``), per partition; ``@name``
+    reads the caller's variable ``name``, as in pandas.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({'a': [1, 5, 9]}), npartitions=2)
+    >>> low = 2
+    >>> df.query('a > @low').a.compute().tolist()
+    [5, 9]
+    """
+    return self._method("query", expr, **_with_caller_names(expr, kwargs))
+
+
+def eval(self: DataFrame, expr: str, **kwargs: Any):
+    """Evaluate a column expression (``DataFrame.eval``), per partition; ``@name`` reads the
+    caller's variable ``name``, as in pandas.
+
+    >>> import pandas as pd, xsched.dataframe as xd
+    >>> df = xd.from_pandas(pd.DataFrame({'a': [1, 5]}), npartitions=1)
+    >>> k = 3
+    >>> df.eval('b = a * @k').b.compute().tolist()
+    [3, 15]
+    """
+    return self._method("eval", expr, **_with_caller_names(expr, kwargs))
+
+
+DataFrame.query = query  # type: ignore[method-assign]
+DataFrame.eval = eval  # type: ignore[method-assign]
 
 
 def isin(self: _Frame, values: Any):
@@ -167,6 +222,7 @@ def fillna(self: _Frame, value: Any = None, *args: Any, limit: int | None = None
     >>> s.fillna(0).compute().tolist(), s.fillna(0, limit=2).compute().tolist()
     ([0.0, 1.0, 0.0, 0.0, 2.0, 0.0], [0.0, 1.0, 0.0, nan, 2.0, nan])
     """
+    self = _admitting_fill_values(self, value)
     if limit is None:
         return _fill_per_partition(self, value, *args, **kwargs)
     if self._axis(kwargs.get("axis"), "fillna") == 1 or self.npartitions == 1:  # (a row's values are in one partition)
@@ -183,6 +239,35 @@ def fillna(self: _Frame, value: Any = None, *args: Any, limit: int | None = None
     layers = through_all(name, self._keys(), _missing_count, _missing_before, _fill_first, (given, limit))
     graphs = [self._graph] + ([] if lazy is None else [source_of(lazy.delayed, "fillna", "")[1]])
     return new_collection(LayeredGraph.merge(*graphs, new=layers), name, meta, self.divisions)
+
+
+def _admitting_fill_values(frame: _Frame, value: Any) -> _Frame:
+    """``frame`` with the fill value among the categories of its categorical columns whose
+    categories each partition inferred for itself (``astype("category")``): a partition
+    may lack one the whole column has, which pandas' fillna would refuse there."""
+    meta = frame._meta
+    columns = [(None, meta)] if isinstance(meta, pd.Series) else \
+        list(meta.items()) if isinstance(meta, pd.DataFrame) and meta.columns.is_unique else []
+    wanted = {}
+    for name, column in columns:
+        fill = value.get(name) if isinstance(value, dict) and name is not None else value
+        if (isinstance(column.dtype, pd.CategoricalDtype) and list(column.dtype.categories) == [UNKNOWN_CATEGORIES]
+                and pd.api.types.is_scalar(fill) and not pd.isna(fill)):
+            wanted[name] = fill
+    return map_partitions(_with_categories, frame, wanted, meta=meta, _name="fillna-categories") if wanted else frame
+
+
+def _with_categories(part: Any, wanted: dict) -> Any:
+    out = part.copy(deep=False)
+    for name, fill in wanted.items():
+        column = out if name is None else out[name]
+        if fill not in column.cat.categories:
+            column = column.cat.add_categories([fill])
+            if name is None:
+                out = column
+            else:
+                out[name] = column
+    return out
 
 
 def _missing_count(part: Any) -> Any:
@@ -214,7 +299,6 @@ def _fill_first(part: Any, before: Any, value: Any, limit: int) -> Any:
 
 
 _Frame.fillna = fillna  # type: ignore[method-assign]
-DataFrame.query.__doc__ = _SHARED_METHODS["query"]
 
 
 # --------------------------------------------------------------------------- reductions by rank
@@ -764,7 +848,7 @@ def concat(dfs: Sequence[_Frame], axis: int = 0, join: str = "outer", ignore_ind
     if not dfs or not all(isinstance(d, _Frame) for d in dfs):
         raise TypeError("concat takes a list of xsched DataFrames or Series")
     if axis_number(axis, "concat", none=False) == 1:
-        return _side_by_side(dfs, join)
+        return _side_by_side(dfs, join, ignore_index)
     if len(dfs) == 1 and not ignore_index:
         return dfs[0]
     meta = make_meta(pd.concat([_nonempty(d._meta) for d in dfs], join=join, ignore_index=ignore_index))
@@ -791,8 +875,9 @@ def concat(dfs: Sequence[_Frame], axis: int = 0, join: str = "outer", ignore_ind
     return new_collection(LayeredGraph.merge(*[d._graph for d in dfs], new=layers), name, meta, divisions)
 
 
-def _side_by_side(dfs: list, join: str) -> DataFrame:
-    """``concat(axis=1)``: each partition's pieces side by side, aligned by pandas."""
+def _side_by_side(dfs: list, join: str, ignore_index: bool = False) -> DataFrame:
+    """``concat(axis=1)``: each partition's pieces side by side, aligned by pandas (the
+    columns numbered 0, 1, ... with ``ignore_index``)."""
     if join not in ("outer", "inner"):
         raise ValueError(f"concat: join must be 'outer' or 'inner', got {join!r}")
     single = all(d.npartitions == 1 for d in dfs)
@@ -802,18 +887,19 @@ def _side_by_side(dfs: list, join: str) -> DataFrame:
         raise ValueError("concat(axis=1) aligns rows partition by partition, so the collections' divisions must be "
                          f"known (they are {[d.divisions[:3] for d in dfs]}...); set_index on each, or join them "
                          "(merge on the index)")
-    meta = make_meta(pd.concat([d._meta for d in dfs], axis=1, join=join))
+    meta = make_meta(pd.concat([d._meta for d in dfs], axis=1, join=join, ignore_index=ignore_index))
     if not single:
-        return map_partitions(_columns_joined, *dfs, join=join, meta=meta, _name="concat-columns")
+        return map_partitions(_columns_joined, *dfs, join=join, ignore_index=ignore_index, meta=meta,
+                              _name="concat-columns")
     known = all(d.known_divisions for d in dfs)  # (one partition each: its bounds are all of theirs)
     divisions = (min(d.divisions[0] for d in dfs), max(d.divisions[-1] for d in dfs)) if known else (None, None)
-    out = map_partitions(_columns_joined, *[d.clear_divisions() for d in dfs], join=join, meta=meta,
-                         _name="concat-columns")
+    out = map_partitions(_columns_joined, *[d.clear_divisions() for d in dfs], join=join, ignore_index=ignore_index,
+                         meta=meta, _name="concat-columns")
     return new_collection(out._graph, out._name, meta, divisions)
 
 
-def _columns_joined(*parts: Any, join: str) -> pd.DataFrame:
-    return pd.concat(parts, axis=1, join=join)
+def _columns_joined(*parts: Any, join: str, ignore_index: bool = False) -> pd.DataFrame:
+    return pd.concat(parts, axis=1, join=join, ignore_index=ignore_index)
 
 
 def _interleaved(*parts: Any, like: Any, join: str) -> Any:

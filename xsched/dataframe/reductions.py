@@ -232,15 +232,18 @@ def _chunk_method(part: Any, method: str, kwargs: dict) -> Any:
     return getattr(part, method)(**kwargs)
 
 
-def _merge_method(partials: list, method: str, merge: str, kwargs: dict) -> Any:
+def _merge_method(partials: list, method: str, merge: str, kwargs: dict, ordered: Any = None) -> Any:
     partials = [p for p in partials if not (isinstance(p, str) and p == _EMPTY)]
     if not partials:
         return _EMPTY
     if isinstance(partials[0], tuple):  # (result, count) under ``min_count``
-        return (_merge_method([p[0] for p in partials], method, merge, kwargs),
+        return (_merge_method([p[0] for p in partials], method, merge, kwargs, ordered),
                 _merge_method([p[1] for p in partials], "count", "sum", {}))
     # (per column of a DataFrame: a row per partial)
     rows = pd.DataFrame(partials) if isinstance(partials[0], pd.Series) else pd.Series(partials)
+    if ordered is not None:  # (ordered categoricals' partials compare in their categories' order)
+        rows = rows.astype(ordered if isinstance(rows, pd.Series) else
+                           {c: d for c, d in ordered.items() if c in rows.columns})
     objects = isinstance(partials[0], pd.Series) and partials[0].dtype == object
     if objects and method in ("sum", "prod"):
         # (partials of a frame with an object column: summed as objects, so that the result is
@@ -252,8 +255,8 @@ def _merge_method(partials: list, method: str, merge: str, kwargs: dict) -> Any:
 
 
 def _final_method(partials: list, method: str, merge: str, kwargs: dict, meta: Any,
-                  min_count: int = 0, out_dtype: Any = None) -> Any:
-    out = _as_dtype(_merge_method(partials, method, merge, kwargs), out_dtype)
+                  min_count: int = 0, out_dtype: Any = None, ordered: Any = None) -> Any:
+    out = _as_dtype(_merge_method(partials, method, merge, kwargs, ordered), out_dtype)
     if isinstance(out, str) and out == _EMPTY:
         return getattr(_empty_like(meta), method)()
     if isinstance(meta, pd.Series) and pd.api.types.is_scalar(out):
@@ -301,12 +304,24 @@ def _simple(frame: _Frame, method: str, split_every: int | None, **kwargs: Any):
     meta = _meta_of(frame, method, **kwargs)
     merge = _MERGE[method]
     merge_kwargs = {k: v for k, v in kwargs.items() if k in ("skipna",) and method not in ("count",)}
-    combine = partial(_merge_method, method=method, merge=merge, kwargs=merge_kwargs)
+    ordered = _ordered_categories(frame._meta) if method in ("min", "max") else None
+    combine = partial(_merge_method, method=method, merge=merge, kwargs=merge_kwargs, ordered=ordered)
     return reduction(frame, _chunk_method, _final_method, combine, meta=meta, token=method,
                      split_every=split_every, chunk_kwargs={"method": method, "kwargs": kwargs},
                      aggregate_kwargs={"method": method, "merge": merge, "kwargs": merge_kwargs,
                                        "meta": frame._meta, "min_count": kwargs.get("min_count", 0),
-                                       "out_dtype": _extension_dtype(meta)})
+                                       "out_dtype": _extension_dtype(meta), "ordered": ordered})
+
+
+def _ordered_categories(meta: Any) -> Any:
+    """The ordered categorical dtype of a Series' meta, or a DataFrame's ``{column: dtype}``
+    of its ordered categorical columns; None when there are none."""
+    def ranked(dtype: Any) -> bool:
+        return isinstance(dtype, pd.CategoricalDtype) and dtype.ordered
+    if isinstance(meta, pd.Series):
+        return meta.dtype if ranked(meta.dtype) else None
+    found = {c: d for c, d in meta.dtypes.items() if ranked(d)} if isinstance(meta, pd.DataFrame) else {}
+    return found or None
 
 
 # --------------------------------------------------------------------------- mean, var, std

@@ -31,6 +31,7 @@ from ..graph.repartition import plan_by_count, plan_by_size
 from ..graph.spec import Ref, Task
 from ..units import parse_bytes
 from .core import DataFrame, Series, _Frame, new_collection, require_sorted_times
+from .io import from_pandas
 from .pieces import _concat
 
 __all__ = ["repartition"]
@@ -47,6 +48,10 @@ def repartition(frame: _Frame, divisions: Any = None, npartitions: int | None = 
     >>> s.repartition(freq="1D").npartitions
     3
     """
+    if isinstance(frame, (pd.DataFrame, pd.Series)):  # (dask's function takes pandas too)
+        frame = from_pandas(frame, npartitions=1)
+    elif not isinstance(frame, _Frame):
+        raise TypeError(f"repartition takes an xsched or pandas DataFrame or Series, not {type(frame).__name__}")
     if isinstance(divisions, numbers.Integral) and not isinstance(divisions, bool):
         divisions, npartitions = None, divisions  # (df.repartition(4): a count, as dask reads it too)
     given = [name for name, value in (("divisions", divisions), ("npartitions", npartitions),

@@ -244,8 +244,10 @@ def pivot_table(df: DataFrame, index: Any = None, columns: Any = None, values: A
         if name is None or np.ndim(name) != 0:
             raise ValueError(f"pivot_table: {what}= must name one column of {list(df.columns)}, got {name!r}")
     df._check_columns([index, columns, values], "pivot_table")
-    if aggfunc not in _PIVOT_STATS:
-        raise ValueError(f"pivot_table: aggfunc={aggfunc!r}; partitions merge {', '.join(map(repr, _PIVOT_STATS))}")
+    if not isinstance(aggfunc, str) or aggfunc not in _PIVOT_STATS:
+        raise ValueError(f"pivot_table: aggfunc={aggfunc!r}; partitions merge one of "
+                         f"{', '.join(map(repr, _PIVOT_STATS))} (for several, make a table each and concat them "
+                         "with axis=1; for others, groupby([index, columns])[values].agg(...).compute().unstack())")
     _known_categorical(df, columns, "pivot_table")
     stand_in = _nonempty(df._meta)
     meta = make_meta(pd.pivot_table(stand_in, index=index, columns=columns, values=values,

@@ -41,6 +41,7 @@ from ..graph.spec import Ref, Task
 from .index import shifted_labels
 from .core import _NO_META, DataFrame, Series, _check_meta, _emulate, _Frame, _nonempty, make_meta, \
     new_collection, part_key, require_sorted_times
+from .pieces import _concat
 from .selection import SelectsColumns
 from .standin import on_stand_ins
 
@@ -285,7 +286,7 @@ def _shifted(before: Any, part: Any, after: Any, method: str, periods: int, kwar
     edge = before if periods > 0 else after
     if edge is None or not len(edge) or not len(part):
         return getattr(part, method)(periods, **kwargs)
-    joined = pd.concat([edge, part] if periods > 0 else [part, edge])
+    joined = _concat([edge, part] if periods > 0 else [part, edge])  # (categories each inferred: their union)
     out = getattr(joined, method)(periods, **kwargs)
     return out.iloc[len(edge):] if periods > 0 else out.iloc[:len(part)]
 

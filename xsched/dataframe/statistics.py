@@ -125,8 +125,8 @@ def _numeric_frame(frame: DataFrame, what: str, numeric_only: bool) -> DataFrame
     except (TypeError, ValueError) as exc:
         bad = [c for c, d in frame.dtypes.items()
                if not (pd.api.types.is_numeric_dtype(d) or pd.api.types.is_bool_dtype(d))]
-        raise ValueError(f"{what}: column {bad[0]!r} ({frame.dtypes[bad[0]]}) is not numeric ({exc}); "
-                         f"select the numeric columns or pass numeric_only=True") from exc
+        raise ValueError(f"{what}: column {bad[0]!r} ({frame.dtypes[bad[0]]}) is not numeric, as "
+                         f"{what} needs; select the numeric columns or pass numeric_only=True") from exc
     if numeric_only:
         keep = [c for c, d in frame.dtypes.items() if pd.api.types.is_numeric_dtype(d)
                 or pd.api.types.is_bool_dtype(d)]
