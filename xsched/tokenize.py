@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 import cloudpickle
 
+from .graph import carried_globals
 from .graph.spec import Ref, Task
 
 __all__ = ["tokenize", "key_split"]
@@ -223,7 +224,7 @@ def _feed_ndarray(hasher: _Hasher, arr: Any, np: Any) -> None:
 
 
 # Tokens of closure-free functions, keyed weakly by the function (checked against __code__).
-_function_cache: "weakref.WeakKeyDictionary[Callable, tuple[Any, bytes]]" = weakref.WeakKeyDictionary()
+_function_cache: "weakref.WeakKeyDictionary[Callable, tuple[Any, bytes, Any]]" = weakref.WeakKeyDictionary()
 
 
 def _feed_callable(hasher: _Hasher, func: Any) -> None:
@@ -242,11 +243,14 @@ def _feed_callable(hasher: _Hasher, func: Any) -> None:
         if module and name and "<" not in name:
             return hasher.write(b"named", f"{module}.{name}".encode())
         return hasher.write(b"pickle", _pickled(func, hasher))
-    # A Python function: identity plus the code, so redefining it in a notebook changes it.
+    # A Python function: identity plus the code, so redefining it in a notebook changes it;
+    # one pickled by value (a notebook's) also by the globals it carries, so that rebinding
+    # one of them changes it (carried_globals)
     simple = func.__closure__ is None and not func.__defaults__ and not func.__kwdefaults__
+    carried = carried_globals.fingerprint(func) if carried_globals.carries(func) else ()
     if simple:
         cached = _function_cache.get(func)
-        if cached is not None and cached[0] is func.__code__:
+        if cached is not None and cached[0] is func.__code__ and carried_globals.same(cached[2], carried):
             return hasher.write(b"function", cached[1])
     sub = _Hasher(hasher.active)
     sub.write(b"name", f"{func.__module__}.{func.__qualname__}".encode())
@@ -265,9 +269,20 @@ def _feed_callable(hasher: _Hasher, func: Any) -> None:
             sub.feed(cells)
         finally:
             del hasher.active[id(func)]
+    if carried and id(func) not in hasher.active:
+        hasher.active[id(func)] = len(hasher.active)
+        try:
+            for name, value in carried_globals.read_globals(func):
+                sub.write(b"global", name.encode())
+                if isinstance(value, types.ModuleType):
+                    sub.write(b"module", value.__name__.encode())
+                else:
+                    sub.feed(value)
+        finally:
+            del hasher.active[id(func)]
     digest = sub.digest()
-    if simple:
-        _function_cache[func] = (func.__code__, digest)
+    if simple and carried is not carried_globals.UNCACHEABLE:
+        _function_cache[func] = (func.__code__, digest, carried)
     hasher.write(b"function", digest)
 
 

@@ -364,3 +364,41 @@ def test_a_future_handed_back_by_a_queue_or_variable_right_after_its_own_was_dro
         assert q.get(timeout=10).result(timeout=10) == i + 1
         v.set(client.submit(inc, -i, pure=False))
         assert v.get(timeout=10).result(timeout=10) == 1 - i
+
+
+# ---------------------------------------------------------------- notebook globals, bad inputs
+
+
+def test_a_notebook_function_sees_a_global_rebound_since_it_was_last_sent(client):
+    """The edit-a-parameter-and-run-again cell: a function of ``__main__`` carries the globals
+    it reads; after ``threshold = 20`` its tasks (pure or not) see 20, not the 5 of before."""
+    scope = {"__name__": "__main__"}
+    exec("threshold = 5\ndef above(v):\n    return v > threshold\n", scope)
+    above = scope["above"]
+    assert client.submit(above, 10).result() is True and client.submit(above, 10, pure=False).result() is True
+    scope["threshold"] = 20
+    assert client.submit(above, 10).result() is False
+    assert client.submit(above, 10, pure=False).result() is False
+    assert client.gather(client.map(above, [10, 30])) == [False, True]
+
+
+def test_a_cancelled_future_is_refused_as_an_input_when_submitted(client):
+    gate = xsched.Event(f"gate-{id(client)}")
+    a = client.submit(lambda name: xsched.Event(name).wait(), gate.name, pure=False)
+    a.cancel()
+    with pytest.raises(FutureCancelledError, match=f"future {a.key!r}, was cancelled; submit its task again"):
+        client.submit(inc, a)
+    gate.set()
+    again = client.submit(inc, 1)
+    assert again.result() == 2
+
+
+def test_a_pending_future_of_another_client_is_refused_as_an_input(client):
+    gate = xsched.Event(f"other-{id(client)}")
+    with xsched.Client(client.scheduler_address, set_as_default=False) as other:
+        waiting = other.submit(lambda name: xsched.Event(name).wait(), gate.name, pure=False)
+        with pytest.raises(ValueError, match="belongs to another client and is still pending"):
+            client.submit(identity, waiting)
+        gate.set()
+        assert waiting.result() is True
+        assert client.submit(identity, waiting).result() is True  # (finished: the scheduler has it)

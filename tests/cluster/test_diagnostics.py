@@ -226,6 +226,10 @@ def test_profile_counts_where_a_busy_task_spends_its_time(module_client, gate, t
         c.profile(duration="10s", filename=tmp_path / "no-such-dir" / "p.html")
     with pytest.raises(ValueError, match="plot"):
         c.profile(plot="yes")
+    for dask_keyword in ({"key": "spin_until"}, {"start": 0}, {"scheduler": True}):
+        with pytest.raises(TypeError, match=f"{next(iter(dask_keyword))}= select from a history of samples"):
+            c.profile(**dask_keyword)
+    assert c.scheduler.address == c.scheduler_address and c.scheduler_address in repr(c.scheduler)
 
 
 @pytest.mark.parametrize("fmt", ["msgpack", "json"])

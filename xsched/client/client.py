@@ -85,6 +85,19 @@ def _close_clients_at_exit() -> None:
             logger.debug("closing %r at exit failed", client, exc_info=True)
 
 
+class SchedulerHandle:
+    """``client.scheduler``: the scheduler's address (``.address``), as dask's notebooks
+    read it; its work is asked of the client (``client.scheduler_info()``...)."""
+
+    __slots__ = ("address",)
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+
+    def __repr__(self) -> str:
+        return f"<scheduler at {self.address}>"
+
+
 class Client(SubmitMixin, TransferMixin, DatasetsMixin, MetadataMixin, AdminMixin, PluginsMixin, DiagnosticsMixin,
              KernelsMixin, DebuggingMixin, RefCountMixin):
     """Connect to a cluster and compute on it.
@@ -456,6 +469,16 @@ class Client(SubmitMixin, TransferMixin, DatasetsMixin, MetadataMixin, AdminMixi
     }
 
     # ------------------------------------------------------------------ display
+    @property
+    def scheduler(self) -> "SchedulerHandle":
+        """The scheduler this client talks to, as dask's ``client.scheduler`` is read in
+        notebooks: its ``address`` (the calls to it are the client's own methods).
+
+        >>> client.scheduler.address == client.scheduler_address
+        True
+        """
+        return SchedulerHandle(self.scheduler_address)
+
     @property
     def dashboard_link(self) -> str | None:
         """The URL of the scheduler's dashboard page, its token included, or None when the

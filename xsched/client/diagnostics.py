@@ -880,7 +880,8 @@ class DiagnosticsMixin:
         return {addr: keys for addr, keys in results if keys}
 
     @sync_or_async
-    def profile(self, duration="1s", interval="10ms", workers=None, plot=False, filename=None):
+    def profile(self, duration="1s", interval="10ms", workers=None, plot=False, filename=None, *,
+                key=None, start=None, stop=None, scheduler=False, server=False, merge_workers=True):
         """Where the tasks spend their time: the workers sample the stacks of their running
         tasks every ``interval`` for ``duration`` and count each ``(function, file, line)``.
 
@@ -915,6 +916,13 @@ class DiagnosticsMixin:
         ProfileFigure<... samples of 1 kind of task>
         >>> fut.result(); started.clear()
         """
+        asked = [f"{k}=" for k, v in (("key", key), ("start", start), ("stop", stop)) if v is not None]
+        asked += [f"{k}=" for k, v in (("scheduler", scheduler), ("server", server)) if v]
+        asked += ["merge_workers=False"] if not merge_workers else []
+        if asked:  # (dask's keywords for its continuous history of samples)
+            raise TypeError(f"profile: {', '.join(asked)} select from a history of samples kept all along, which "
+                            "xsched does not keep: the workers sample their running tasks for `duration` from "
+                            "the call on, so call it while the tasks of interest run (client.profile('5s'))")
         d, i = parse_timedelta(duration), parse_timedelta(interval)
         if not 0 <= d <= 600:
             raise ValueError(f"profile(duration=...) takes at most 10 minutes, not {duration!r}")

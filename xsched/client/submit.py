@@ -16,6 +16,7 @@ import itertools
 import uuid
 
 from .. import task_context
+from ..errors import FutureCancelledError
 from ..graph import columns
 from ..graph.annotate import current_annotations, validate_annotations
 from ..graph.layers import collections_graph
@@ -157,6 +158,7 @@ class SubmitMixin:
             held: list[Future] = []
             task = Task(func, tuple(futures_to_refs(a, held, Future) for a in args),
                         {k: futures_to_refs(v, held, Future) for k, v in kwargs.items()})
+            self._check_inputs(held)
             futures.append(Future(key, self))
             if key in seen:
                 continue
@@ -252,6 +254,7 @@ class SubmitMixin:
         with gc_paused():  # a message per task, no cycles: collections would only scan the graph
             tasks = graph_task_msgs(graph, refs, prio, gen, priority, resources, workers, allow_other_workers,
                                     retries, held, writer, future=Future)
+        self._check_inputs(held)
         wanted = [k for keys in finals for k in keys]
         futures = [[Future(k, self) for k in keys] for keys in finals]
         self._send_graph(graph_msg(tasks, wanted, writer.functions, parent=task_context.current_key()))
@@ -271,11 +274,26 @@ class SubmitMixin:
         writer = SpecWriter(functions={})
         with gc_paused():
             cols_msg, tasks = column_task_msgs(cols, gen, priority, held, writer, future=Future)
+        self._check_inputs(held)
         futures = [Future(c._key, self) for c in colls]
         self._send_graph(graph_msg(tasks, [c._key for c in colls], writer.functions, cols_msg,
                                    parent=task_context.current_key()))
         del held
         return [[f] for f in futures] if persist else futures
+
+    def _check_inputs(self, held: list) -> None:
+        """Refuse, before anything is sent, futures among a graph's inputs that cannot feed it:
+        a cancelled one (its key is gone: the tasks on it could never run), and one of another
+        client still pending (its task may reach the scheduler after this graph, which would
+        then find its input missing)."""
+        for f in held:
+            if f.cancelled():
+                raise FutureCancelledError(f"an input of this graph, future {f.key!r}, was cancelled; "
+                                           "submit its task again and pass the new future")
+            if f.client is not self and f.client is not None and not f.done():
+                raise ValueError(f"an input of this graph, future {f.key!r}, belongs to another client and is still "
+                                 "pending; submit through the client that made it, or wait for it first "
+                                 "(future.result())")
 
     # ------------------------------------------------------------------ control
     def cancel(self, futures, force: bool = False, reason: str | None = None, msg: str | None = None) -> None:

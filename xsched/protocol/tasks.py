@@ -27,24 +27,32 @@ from typing import Any
 
 import cloudpickle
 
+from ..graph import carried_globals
 from ..graph.spec import Ref, Task
 from .serialize import SerializationError, _describe
 
 __all__ = ["dumps_task", "loads_task", "dumps_function", "SpecWriter"]
 
-_func_cache: "weakref.WeakKeyDictionary[Any, bytes]" = weakref.WeakKeyDictionary()
+#: function -> (its pickled bytes, what they depend on: ``carried_globals.fingerprint``, None
+#: for a function pickled by reference)
+_func_cache: "weakref.WeakKeyDictionary[Any, tuple[bytes, Any]]" = weakref.WeakKeyDictionary()
 _func_cache_by_id: dict[int, tuple[Any, bytes]] = {}
 
 
 def dumps_function(func) -> bytes:
-    """Pickle a function once (cached per function object)."""
+    """Pickle a function once (cached per function object); a function pickled by value (a
+    notebook's) again when a global it carries was rebound since (``carried_globals``)."""
     try:
-        return _func_cache[func]
+        blob, carried = _func_cache[func]
     except (KeyError, TypeError):
         pass
+    else:
+        if carried is None or carried_globals.same(carried, carried_globals.fingerprint(func)):
+            return blob
     entry = _func_cache_by_id.get(id(func))
     if entry is not None and entry[0] is func:
         return entry[1]
+    carried = carried_globals.fingerprint(func) if carried_globals.carries(func) else None
     try:
         blob = cloudpickle.dumps(func, protocol=5)
     except Exception as e:
@@ -54,7 +62,8 @@ def dumps_function(func) -> bytes:
             "or make sure closures do not capture open files, locks or sockets."
         ) from e
     try:
-        _func_cache[func] = blob
+        if carried is not carried_globals.UNCACHEABLE:
+            _func_cache[func] = (blob, carried)
     except TypeError:  # not weak-referenceable (e.g. builtins): cache by id, keep it alive
         if len(_func_cache_by_id) > 10_000:
             _func_cache_by_id.clear()
@@ -133,18 +142,21 @@ FUNCTION_TABLE_MIN_BYTES = 96
 #: At most this many functions per graph's table (the scheduler gives each task the table's
 #: ids); further functions travel inside their specs as before.
 FUNCTION_TABLE_MAX = 32
-_fids: "weakref.WeakKeyDictionary[Any, bytes]" = weakref.WeakKeyDictionary()
+_fids: "weakref.WeakKeyDictionary[Any, tuple[bytes, bytes]]" = weakref.WeakKeyDictionary()
 
 
 def _function_id(func, blob: bytes) -> bytes:
-    """16 bytes naming ``blob`` (the same function pickled alike gets the same id everywhere)."""
+    """16 bytes naming ``blob`` (the same function pickled alike gets the same id everywhere);
+    cached per function while its bytes are the same (not after a global it carries changed)."""
     try:
-        return _fids[func]
+        known, fid = _fids[func]
+        if known is blob:
+            return fid
     except (KeyError, TypeError):
         pass
     fid = hashlib.blake2b(blob, digest_size=16).digest()
     try:
-        _fids[func] = fid
+        _fids[func] = (blob, fid)
     except TypeError:
         pass
     return fid
