@@ -27,6 +27,7 @@ it raised and its frames are kept; None when it did not raise on a worker), whic
 from __future__ import annotations
 
 import concurrent.futures
+import linecache
 import pickle
 import traceback as _tb
 
@@ -280,6 +281,40 @@ def as_traceback(text: str | None):
     from tblib import Traceback, TracebackParseError
 
     try:
-        return Traceback.from_string(text[text.rindex(_HEAD):]).as_traceback()
+        parsed = Traceback.from_string(text[text.rindex(_HEAD):])
     except (TracebackParseError, ValueError):
         return None
+    top = last = None
+    while parsed is not None:
+        made = _frame_raising(parsed.tb_frame.f_code.co_filename, parsed.tb_frame.f_code.co_name, parsed.tb_lineno)
+        if made is not None:
+            if last is None:
+                top = made
+            else:
+                last.tb_next = made
+            last = made
+        parsed = parsed.tb_next
+    return top
+
+
+class _Marker(Exception):
+    pass
+
+
+def _frame_raising(filename: str, function: str, lineno: int) -> Any:
+    """A traceback entry at ``filename:lineno`` in ``function``: a stub raised there whose
+    statement spans the whole source line where it is readable here, so that the
+    ``traceback`` module marks no columns (it would mark the stub's, not the remote ones)."""
+    line = linecache.getline(filename, lineno)
+    stripped, indent = line.strip(), len(line) - len(line.lstrip())
+    statement = f"raise ({' ' * max(len(stripped) - 15, 0)}_Marker)"  # (15 characters and the padding)
+    source = statement if indent == 0 else "if 1:\n" + " " * indent + statement
+    first = lineno if indent == 0 else lineno - 1
+    try:
+        code = compile(source, filename, "exec").replace(co_firstlineno=max(first, 1), co_name=function)
+        exec(code, {"_Marker": _Marker})  # noqa: S102 - our own two-line stub
+    except _Marker as raised:
+        return raised.__traceback__.tb_next
+    except Exception:  # (a line number the stub cannot stand at)
+        return None
+    return None

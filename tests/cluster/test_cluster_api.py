@@ -92,6 +92,8 @@ def test_exception_and_traceback_accessors(client):
     assert fut.status == "error" and fut.done()
     tb = fut.traceback()  # a traceback object, as dask's, for the traceback module
     assert [frame.name for frame in traceback.extract_tb(tb)] == ["fails_loudly"]
+    shown = "".join(traceback.format_tb(tb))  # (the remote line, with no column marks of the rebuilt frame's)
+    assert 'raise ValueError(f"bad value {x}")' in shown and "^" not in shown
     assert "ValueError: bad value 3" in str(exc.__cause__)
     assert "bad value 3" in repr(fut)
 

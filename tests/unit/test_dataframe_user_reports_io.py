@@ -199,3 +199,20 @@ def test_frame_quantile_interpolation_equal_pandas(how, nparts):
             pd.testing.assert_frame_equal(got.compute(), expected)
     with pytest.raises(ValueError, match="interpolation='cubic'"):
         df.quantile(0.5, interpolation="cubic")
+
+
+def test_calculated_divisions_pass_over_files_without_rows(tmp_path):
+    """An empty file has no bounds to give; it holds no rows either, so the others' bounds
+    are the divisions (they were all lost to one empty file)."""
+    index = pd.Index([0, 1], name="i")
+    pd.DataFrame({"a": [1, 2]}, index=index).to_parquet(tmp_path / "0.parquet")
+    pd.DataFrame({"a": pd.Series([], dtype="int64")}, index=index[:0]).to_parquet(tmp_path / "1.parquet")
+    pd.DataFrame({"a": [3]}, index=pd.Index([5], name="i")).to_parquet(tmp_path / "2.parquet")
+    df = xd.read_parquet(tmp_path, index="i", calculate_divisions=True)
+    assert df.divisions == (0, 5, 5)
+    assert df.compute().a.tolist() == [1, 2, 3] and df.loc[5].compute().a.tolist() == [3]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    pd.DataFrame({"a": pd.Series([], dtype="int64")}, index=index[:0]).to_parquet(empty / "0.parquet")
+    alone = xd.read_parquet(empty, index="i", calculate_divisions=True)
+    assert len(alone.compute()) == 0 and list(alone.columns) == ["a"]

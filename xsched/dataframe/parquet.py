@@ -168,11 +168,12 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
             continue
         md = md0 if (fs, p) == (fs0, p0) else _footer(fs, p)[0]
         stats = [_rg_stats(md, i, file_schema) for i in range(md.num_row_groups)]
-        kept = [i for i in range(md.num_row_groups) if _may_match(stats[i], left)]
+        kept = [i for i in range(md.num_row_groups) if _may_match(stats[i], left)
+                and not (div_col and md.row_group(i).num_rows == 0)]  # (no rows, no bounds: divisions need none)
         if runs:
             pieces += [(fs, p, run, _span([_min_max(stats[i], div_col) for i in run]), left, typed)
                        for run in _row_group_runs(md, kept, runs)]
-        elif kept or (md.num_row_groups == 0 and not left):
+        elif kept or (md.num_row_groups == 0 and not left and not div_col):
             pieces.append((fs, p, None, _span([_min_max(stats[i], div_col) for i in kept]), left, typed))
     divisions = _divisions([piece[3] for piece in pieces]) if div_col and pieces else None
 
