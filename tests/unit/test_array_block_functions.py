@@ -373,6 +373,13 @@ def test_pad_matches_numpy(chunks, mode):
     np.testing.assert_array_equal(got.compute(), np.pad(DATA, 1, constant_values=((0, 1), (2, 3), (4, 5))))
 
 
+def test_pad_edge_repeats_the_edge_any_number_of_times():
+    x = xa.from_array(np.arange(12.0).reshape(3, 4), chunks=2)
+    for width in (6, ((5, 1), (0, 9))):
+        np.testing.assert_array_equal(xa.pad(x, width, mode="edge").compute(),
+                                      np.pad(np.arange(12.0).reshape(3, 4), width, mode="edge"))
+
+
 def test_pad_errors():
     x = xa.from_array(np.arange(4), chunks=2)
     with pytest.raises(ValueError, match="mode='reflect' pads at most 3 elements on axis 0"):

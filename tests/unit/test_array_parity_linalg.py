@@ -143,3 +143,15 @@ def test_fft_wrap_runs_another_library_s_transform_block_by_block():
         xa.fft.fft_wrap(np.sum)
     with pytest.raises(ValueError, match="axis 1 is cut into 2 chunks"):
         xa.fft.fft_wrap(scipy_fft.fft)(xa.from_array(v, chunks=8))
+
+
+@pytest.mark.parametrize("shape, chunks", [((60, 5), (20, 5)), ((4, 30), (4, 10))])
+def test_qr_mode_r_and_svd_without_uv_give_numpys_single_results(shape, chunks):
+    data = np.random.default_rng(3).normal(size=shape)
+    x = xa.from_array(data, chunks=chunks)
+    r = xa.linalg.qr(x, mode="r")
+    np.testing.assert_allclose(np.abs(r.compute()), np.abs(np.linalg.qr(data, mode="r")), atol=1e-10)
+    for s in (xa.linalg.svd(x, compute_uv=False), np.linalg.svd(x, full_matrices=False, compute_uv=False)):
+        np.testing.assert_allclose(s.compute(), np.linalg.svd(data, compute_uv=False))
+    with pytest.raises(ValueError, match="mode must be 'reduced', 'complete' or 'r'"):
+        xa.linalg.qr(x, mode="raw")

@@ -133,3 +133,22 @@ def test_permutation_of_a_range_and_of_an_array_s_first_axis():
     assert sorted(xa.random.RandomState(2).permutation(7).compute().tolist()) == list(range(7))
     with pytest.raises(ValueError, match="one dimension or more"):
         g.permutation(xa.from_array(np.float64(3.0)))
+
+
+def test_size_by_position_after_the_parameters_as_numpy_takes_it():
+    g = xa.random.default_rng(0)
+    for x in (g.exponential(2.0, 5), g.poisson(3.0, (2, 3)), g.standard_exponential(5),
+              xa.random.RandomState(0).exponential(2.0, 5), xa.random.exponential(2.0, 5)):
+        assert x.shape == x.compute().shape and x.size in (5, 6)
+    with pytest.raises(TypeError, match=r"takes 1 parameters \(scale\) and size, got 3 values by position"):
+        g.exponential(2.0, 5, 6)
+
+
+def test_choice_of_a_2d_array_draws_its_rows():
+    rows = np.arange(6).reshape(3, 2)
+    c = xa.random.default_rng(1).choice(rows, size=5, chunks=2)
+    got = c.compute()
+    assert c.shape == got.shape == (5, 2) and c.chunks == ((2, 2, 1), (2,))
+    assert all(any((r == row).all() for row in rows) for r in got)
+    np.testing.assert_array_equal(c.sum(axis=0).compute(), got.sum(axis=0))
+    assert c.T.compute().shape == (2, 5)

@@ -130,3 +130,15 @@ def test_nonzero_of_a_0d_array_fails_as_numpy():
         np.nonzero(np.array(5))
     with pytest.raises(ValueError, match="0d arrays"):
         xa.nonzero(xa.asarray(5))
+
+
+def test_cov_and_corrcoef_count_observations_a_mask_left_unknown():
+    a = np.arange(12.0).reshape(6, 2) ** 1.5
+    x = xa.from_array(a, chunks=(3, 2))
+    picked, want = x[x[:, 0] > 1], a[a[:, 0] > 1]
+    for ddof in (None, 0, 2):
+        np.testing.assert_allclose(xa.cov(picked, rowvar=False, ddof=ddof).compute(),
+                                   np.cov(want, rowvar=False, ddof=ddof))
+    np.testing.assert_allclose(xa.corrcoef(picked.T).compute(), np.corrcoef(want.T))
+    with pytest.raises(ValueError, match="cov with fweights needs the number of observations"):
+        xa.cov(picked, rowvar=False, fweights=np.ones(4, int))

@@ -211,9 +211,13 @@ def qr(a: Any, /, *, mode: str = "reduced") -> tuple[Array, Array]:
     >>> q, r = xa.linalg.qr(w)
     >>> np.allclose((q @ r).compute(), w.compute()), q.shape, r.chunks
     (True, (3, 3), ((3,), (4, 4)))
+
+    ``mode="r"`` gives ``R`` alone, as NumPy does.
     """
+    if mode == "r":  # (NumPy's: R alone; Q's tasks are left out when it is computed)
+        return qr(a, mode="reduced")[1]
     if mode not in ("reduced", "complete"):
-        raise ValueError(f"qr: mode must be 'reduced' or 'complete', got {mode!r}")
+        raise ValueError(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
     if mode == "complete" and np.ndim(a) >= 2 and np.shape(a)[-2] > np.shape(a)[-1]:
         raise _full_refused(a, "qr", "mode='complete'")  # (a wide or square matrix's complete Q is its reduced one)
     if np.ndim(a) > 2:
@@ -229,7 +233,7 @@ def qr(a: Any, /, *, mode: str = "reduced") -> tuple[Array, Array]:
     return QRResult(Array(graph, q_name, (a.chunks[0], (n,)), a.dtype), Array(graph, r_name, ((n,), (n,)), a.dtype))
 
 
-def svd(a: Any, /, *, full_matrices: bool = False) -> tuple[Array, Array, Array]:
+def svd(a: Any, /, *, full_matrices: bool = False, compute_uv: bool = True) -> Any:
     """``U, S, V^T`` of a tall-and-skinny matrix (see the module docstring), as
     ``numpy.linalg.svd(a, full_matrices=False)``: ``U`` has ``a``'s row chunks, ``S`` the
     singular values in descending order, ``(U * S) @ V^T == a``.
@@ -241,8 +245,14 @@ def svd(a: Any, /, *, full_matrices: bool = False) -> tuple[Array, Array, Array]
     (True, (200, 200, 200))
 
     A matrix wider than tall (its rows in one chunk) is factored through its transpose:
-    ``V^T`` then has ``a``'s column chunks.
+    ``V^T`` then has ``a``'s column chunks. ``compute_uv=False`` gives ``S`` alone, as
+    NumPy does (``U`` and ``V^T`` are then never computed).
+
+    >>> xa.linalg.svd(xa.from_array(x, chunks=(200, 4)), compute_uv=False).shape
+    (4,)
     """
+    if not compute_uv:
+        return svd(a)[1]
     if full_matrices and np.ndim(a) >= 2 and np.shape(a)[-2] != np.shape(a)[-1]:  # (a stack's matrices too)
         raise _full_refused(a, "svd", "full_matrices=True")
     if np.ndim(a) > 2:

@@ -41,7 +41,7 @@ _REAL_BACK = {"irfft", "hfft", "irfft2", "irfftn"}  # n, or 2 * (m - 1) (back to
 def _whole(x: Array, axes: Sequence[int], name: str) -> tuple[int, ...]:
     """``axes`` as non-negative ints, each held whole in one chunk (else a ValueError naming the fix)."""
     out = [axis_index(a, x.ndim, f"fft.{name}") for a in axes]
-    cut = [a for a in out if len(x.chunks[a]) > 1]
+    cut = sorted({a for a in out if len(x.chunks[a]) > 1})
     if cut:
         fix = ", ".join(f"{a}: -1" for a in cut)
         unknown = any(c != c for a in cut for c in x.chunks[a])  # (NaN: lengths after a boolean mask)

@@ -43,11 +43,12 @@ from .reductions import reduction, sum as _sum
 __all__ = ["histogram", "histogram2d", "histogramdd", "histogram_bin_edges", "bincount", "digitize"]
 
 
-def _known(value: Any, what: str, arg: str) -> Any:
-    """``value`` as NumPy data, refusing an xsched array: its values fix the result's shape."""
+def _known(value: Any, what: str, arg: str, why: str = "it fixes the result's shape") -> Any:
+    """``value`` as NumPy data, refusing an xsched array (``why``: its values are needed when
+    the expression is written)."""
     if isinstance(value, Array):
-        raise TypeError(f"{what}: {arg} must be known when the expression is written (it fixes "
-                        f"the result's shape); pass NumPy data, e.g. {arg}={arg}.compute()")
+        raise TypeError(f"{what}: {arg} must be known when the expression is written ({why}); pass NumPy "
+                        f"data, e.g. {arg}={arg}.compute()")
     return value
 
 
@@ -304,6 +305,6 @@ def digitize(x: Any, bins: Any, right: bool = False) -> Array:
     [1, 4, 3, 2]
     """
     x = asarray(x)
-    bins = np.asarray(_known(bins, "digitize", "bins"))
+    bins = np.asarray(_known(bins, "digitize", "bins", "every block is compared with all of them"))
     dtype = np.digitize(np.empty(0, x.dtype), bins, right=right).dtype
     return map_blocks(np.digitize, x, bins=bins, right=bool(right), dtype=dtype, name="digitize")

@@ -882,7 +882,7 @@ def _pad_part(x: Array, axis: int, n: int, mode: str, before: bool, value: Any,
         return full(shape, value, dtype=x.dtype, chunks=chunks)
     size = x.shape[axis]
     limit = size - 1 if mode == "reflect" else size
-    if size == 0 or n > limit:
+    if size == 0 or (n > limit and mode != "edge"):  # (the edge value repeats any number of times)
         raise ValueError(f"pad: mode={mode!r} pads at most {limit} elements on axis {axis} "
                          f"(its length is {size}); got {n}. Pad in several calls, or compute "
                          "first and use numpy.pad.")
@@ -901,8 +901,8 @@ def pad(x: Any, pad_width: Any, mode: str = "constant", *, constant_values: Any 
 
     ``pad_width``: one number for every side, a pair ``(before, after)`` for every axis, or
     one pair per axis. ``mode``: ``"constant"`` (``constant_values``: a number, a pair, or
-    a pair per axis), ``"edge"``, ``"reflect"``, ``"symmetric"`` or ``"wrap"``; the last
-    three pad at most an axis's length (one less for ``"reflect"``). ``"maximum"``,
+    a pair per axis), ``"edge"`` (any width), ``"reflect"``, ``"symmetric"`` or ``"wrap"``;
+    the last three pad at most an axis's length (one less for ``"reflect"``). ``"maximum"``,
     ``"minimum"`` and ``"mean"`` fill with that statistic of the ``stat_length`` elements
     nearest each side (default: the whole axis), ``"linear_ramp"`` with a ramp from
     ``end_values`` to the edge. The padding is one block before and one after each padded

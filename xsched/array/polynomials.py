@@ -99,10 +99,11 @@ def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = F
     x = x.astype(np.result_type(x.dtype, np.float64))
     if x.ndim != 1 or y.ndim not in (1, 2):
         raise TypeError(f"polyfit: x must be 1-d and y 1- or 2-d, got shapes {x.shape} and {y.shape}")
+    if x.shape[0] != x.shape[0] or y.shape[0] != y.shape[0]:
+        raise ValueError("polyfit: the length of x or y is unknown until computed (a boolean mask's result); "
+                         "call compute_chunk_sizes() on them first")
     if x.shape[0] != y.shape[0]:
         raise TypeError(f"polyfit: x and y must have the same length, got {x.shape[0]} and {y.shape[0]}")
-    if x.shape[0] != x.shape[0]:
-        raise ValueError("polyfit: x's length is unknown until computed; x.compute_chunk_sizes() first")
     if rcond is None:
         rcond = x.shape[0] * np.finfo(x.dtype).eps
     lhs = vander(x, deg + 1)

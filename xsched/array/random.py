@@ -155,7 +155,7 @@ class Generator:
         with self._lock:
             return next(self._calls)
 
-    def _array(self, method: str, size: Any, chunks: Any, dtype: Any, kwargs: dict) -> Array:
+    def _array(self, method: str, size: Any, chunks: Any, dtype: Any, kwargs: dict, trailing: tuple = ()) -> Array:
         shape = () if size is None else (
             (int(size),) if isinstance(size, numbers.Integral) else tuple(int(s) for s in size))
         # numpy's own checks of the parameters (scale < 0, low >= high, a dtype it cannot
@@ -168,12 +168,13 @@ class Generator:
         name = f"{method}-{token}"
         ann = annotations_in_force()
         layer = {}
+        # (``trailing``: axes each draw adds whole, the rows of a 2-d ``a`` choice picks from)
         for index in np.ndindex(*tuple(len(c) for c in chunks)):
             block = tuple(c[i] for c, i in zip(chunks, index))
-            layer[chunk_key(name, index)] = Task(
+            layer[chunk_key(name, index + (0,) * len(trailing))] = Task(
                 _draw, (block, self.entropy, (call,) + tuple(index), method, kwargs, self._LEGACY), {},
                 per_task(ann))
-        return Array(layer, name, chunks, dtype)
+        return Array(layer, name, chunks + tuple((n,) for n in trailing), dtype)
 
     def random(self, size: Any = None, dtype: Any = np.float64, chunks: Any = "auto") -> Array:
         """Floats uniform in ``[0, 1)``.
@@ -261,7 +262,8 @@ class Generator:
         options = {"a": a if isinstance(a, numbers.Integral) else np.asarray(a), "p": p}
         if p is not None:
             options["p"] = np.asarray(p, dtype="float64")
-        return self._array("choice", size, chunks, None, options)
+        rows = () if isinstance(a, numbers.Integral) else options["a"].shape[1:]  # (a 2-d a: its rows are drawn)
+        return self._array("choice", size, chunks, None, options, trailing=rows)
 
     def permutation(self, x: Any, chunks: Any = "auto") -> Array:
         """A permutation of ``range(x)`` (an int), or ``x``'s elements along its first axis
@@ -298,9 +300,11 @@ def _distribution(gen: Generator, method: str) -> Any:
     params = DISTRIBUTIONS[method]
 
     def draw(*args: Any, size: Any = None, chunks: Any = "auto", dtype: Any = None, **kwargs: Any) -> Array:
-        if len(args) > len(params):
-            raise TypeError(f"{method}() takes {len(params)} parameters ({', '.join(n for n, _ in params)}), "
-                            f"got {len(args)}")
+        if len(args) == len(params) + 1 and size is None:  # (numpy's order: the parameters, then size)
+            *args, size = args
+        elif len(args) > len(params):
+            raise TypeError(f"{method}() takes {len(params)} parameters ({', '.join(n for n, _ in params)}) and "
+                            f"size, got {len(args)} values by position")
         values = dict(zip((n for n, _ in params), args))
         for name, value in kwargs.items():
             if name not in {n for n, _ in params} or name in values:

@@ -308,6 +308,9 @@ def _as_rows(m: Any, rowvar: bool, dtype: np.dtype, what: str) -> Array:
 
 
 def _observation_weights(w: Any, n: int, name: str, integral: bool) -> Array:
+    if n != n:
+        raise ValueError(f"cov with {name} needs the number of observations, which a boolean mask left unknown; "
+                         "call x = x.compute_chunk_sizes() first (it computes only the lengths)")
     if not isinstance(w, Array):
         w = np.asarray(w, dtype=float if not integral else None)
         if integral and not np.all(w == np.around(w)):
@@ -357,8 +360,8 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
         aw = _observation_weights(aweights, n, "aweights", integral=False)
         w = aw if w is None else w * aw
     avg, w_sum = average(x, axis=1, weights=w, returned=True)
-    if w is None:
-        fact: Any = n - ddof
+    if w is None:  # (observations of unknown number, after a boolean mask: counted when computed)
+        fact: Any = n - ddof if n == n else _sum(elemwise(np.ones_like, x[0])) - ddof
     elif ddof == 0:
         fact = w_sum[0]
     elif aweights is None:
