@@ -10,6 +10,7 @@ from . import config, datasets, jupyter  # noqa: F401 (jupyter: registers the di
 from .client.actors import Actor, ActorFuture
 from .client.client import Client, Executor, default_client, get_client
 from .client.coordination import Event, Lock, MultiLock, Queue, Semaphore, Variable
+from .client.pubsub import Pub, Sub
 from .client.diagnostics import get_task_stream, log_event, print, warn  # noqa: A004 (xsched.print, like dask's)
 from .client.future import Future, fire_and_forget, futures_of
 from .client.waiting import as_completed, wait
@@ -39,7 +40,7 @@ __all__ = [
     # tasks that launch tasks
     "worker_client", "local_client", "get_worker", "secede", "rejoin", "breakpoint",
     # coordination between tasks and clients
-    "Lock", "MultiLock", "Semaphore", "Variable", "Queue", "Event",
+    "Lock", "MultiLock", "Semaphore", "Variable", "Queue", "Event", "Pub", "Sub",
     # plugins: code run by the workers, the scheduler and the nannies
     "WorkerPlugin", "SchedulerPlugin", "NannyPlugin", "UploadFile", "PipInstall",
     # events, output and diagnostics

@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from xsched import Client, Event, Lock, MultiLock, Queue, Semaphore, Variable, get_client, get_worker
+from xsched import Client, Event, Lock, MultiLock, Pub, Queue, Semaphore, Sub, Variable, get_client, get_worker
 from xsched.errors import FutureCancelledError
 
 from tests.support.helpers import pid_gone, wait_until
@@ -420,5 +420,69 @@ def test_the_primitives_with_an_asynchronous_client(cluster):
             assert await ev.wait(timeout=0.1) is False
             await ev.set()
             assert await ev.wait(timeout=5) is True
+
+    asyncio.run(main())
+
+
+# ----------------------------------------------------------------------------- pub/sub
+def publish(topic, n):
+    pub = Pub(topic)  # (in the task: the worker's client)
+    for i in range(n):
+        pub.put({"i": i, "future": get_client().submit(square, i, pure=False)} if i % 2 else {"i": i})
+    return n
+
+
+def receive(topic, n, started):
+    with Sub(topic) as sub:
+        Event(started).set()
+        return [sub.get(timeout=30) for _ in range(n)]
+
+
+def test_every_subscriber_receives_what_tasks_publish_in_order_futures_included(client):
+    topic = unique("topic")
+    first, second = Sub(topic, client=client), Sub(topic, client=client)
+    assert client.submit(publish, topic, 4, pure=False).result(timeout=30) == 4
+    for sub in (first, second):
+        got = [sub.get(timeout=30) for _ in range(4)]
+        assert [m["i"] for m in got] == [0, 1, 2, 3]
+        assert [m["future"].result(timeout=30) for m in got if "future" in m] == [1, 9]
+    with pytest.raises(TimeoutError, match=f"Sub {topic!r}: no message came within 0.2s"):
+        first.get(timeout=0.2)
+    first.close()
+    with pytest.raises(RuntimeError, match="is closed"):
+        first.get(timeout=1)
+    Pub(topic, client=client).put("after")  # (the closed one no longer receives; the other does)
+    assert second.get(timeout=10) == "after"
+    second.close()
+    Pub(topic, client=client).put("nobody")  # (dropped: no subscriber)
+
+
+def test_a_sub_in_a_task_receives_what_the_notebook_publishes(client):
+    topic, started = unique("topic"), unique("started")
+    got = client.submit(receive, topic, 3, started, pure=False)
+    assert Event(started, client=client).wait(timeout=30)
+    pub = Pub(topic, client=client)
+    for value in ("a", "b", "c"):
+        pub.put(value)
+    assert got.result(timeout=30) == ["a", "b", "c"]
+    with pytest.raises(TypeError, match="does not travel into tasks"):
+        client.submit(len, Sub(topic, client=client))
+
+
+@pytest.mark.timeout(60)
+def test_pub_and_sub_with_an_asynchronous_client(cluster):
+    async def main():
+        async with Client(cluster, asynchronous=True, set_as_default=False) as c:
+            topic = unique("atopic")
+            sub = await Sub(topic, client=c)
+            await Pub(topic, client=c).put(1)
+            await Pub(topic, client=c).put(2)
+            got = []
+            async for msg in sub:
+                got.append(msg)
+                if len(got) == 2:
+                    break
+            assert got == [1, 2]
+            await sub.close()
 
     asyncio.run(main())

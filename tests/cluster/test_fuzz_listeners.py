@@ -74,6 +74,8 @@ EXAMPLES.update({
     "variable-set": {"name": "fz", "keys": []}, "variable-get": {"name": "fz", "timeout": 0.2},
     "variable-delete": {"name": "fz"}, "event-set": {"name": "fz"}, "event-clear": {"name": "fz"},
     "event-is-set": {"name": "fz"}, "event-wait": {"name": "fz", "timeout": 0.2},
+    "pubsub-subscribe": {"topic": "fz", "queue": "fz-sub"}, "pubsub-unsubscribe": {"topic": "fz", "queue": "fz-sub"},
+    "pubsub-publish": {"topic": "fz", "keys": []},
 })
 # versions (the scheduler's and the worker's listeners), fire-and-forget (never shutdown: it would
 # close the scheduler, and it has no field to break)

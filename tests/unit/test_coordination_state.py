@@ -16,7 +16,8 @@ from xsched.protocol.schemas import MAX_SHARED_VALUE, TO_SCHEDULER, BadMessage
 from xsched.scheduler.extensions.coordination import CoordinationExtension
 from xsched.scheduler.extensions.coordination_state import (
     Acquire, ClientGone, CoordinationState, Drop, EventClear, EventSet, EventWait, Expire, Hold, Item, Owner,
-    QueueGet, QueuePut, Release, Reply, Restarted, Unhold, VariableDelete, VariableGet, VariableSet, WorkerGone,
+    Publish, QueueGet, QueuePut, Release, Reply, Restarted, Subscribe, Unhold, Unsubscribe, VariableDelete,
+    VariableGet, VariableSet, WorkerGone,
 )
 from xsched.scheduler.state import AddKeys, AddWorker, RemoveClient
 
@@ -190,6 +191,43 @@ def test_batches_take_all_there_are_or_wait_for_n():
     out = s.handle(QueuePut("q", item(data=b"2"), A, 4))
     r = [i for i in out if isinstance(i, Reply) and i.wid == 2][0]
     assert r.header == {"n": 2} and [i.frames for i in r.items] == [[b"1"], [b"2"]]
+
+
+# ----------------------------------------------------------------------------- pub/sub
+def test_a_message_goes_to_every_subscription_there_is_when_published():
+    s = CoordinationState()
+    assert replies(s.handle(Publish("t", item("k0"), 1))) == {1: {"subscribers": 0}}  # (dropped: nobody)
+    assert s.queues == {}
+    assert replies(s.handle(Subscribe("t", "qa", A, 2), Subscribe("t", "qc", C, 3))) == {
+        2: {"subscribers": 1}, 3: {"subscribers": 2}}
+    out = s.handle(Publish("t", item("k1", data=b"m1"), 4))
+    holds = [i for i in out if isinstance(i, Hold)]
+    assert [h.keys for h in holds] == [["k1"], ["k1"]] and len({h.holder for h in holds}) == 2  # (a copy each)
+    assert replies(out) == {4: {"subscribers": 2}}
+    s.handle(Publish("t", item(data=b"m2"), 5))
+    [r] = [i for i in s.handle(QueueGet("qa", A, 6, batch=True)) if isinstance(i, Reply)]
+    assert [i.frames for i in r.items] == [[b"m1"], [b"m2"]]
+    assert s.qsize("qc") == 2 and s.qsize("qa") == 0
+    # a get waiting on a subscription is served by the next message
+    assert s.handle(QueueGet("qa", A, 7)) == []
+    assert 7 in replies(s.handle(Publish("t", item(data=b"m3"), 8)))
+
+
+def test_a_subscription_ends_with_its_owner_or_unsubscribe_and_its_messages_let_go():
+    s = CoordinationState()
+    s.handle(Subscribe("t", "qa", A, 1), Subscribe("t", "qc", C, 2), Subscribe("u", "qb", B, 3))
+    s.handle(Publish("t", item("k"), 4))
+    holder = s.queues["qc"].items[0].holder
+    out = s.handle(WorkerGone("tcp://w1:1"))
+    assert Unhold(holder) in out and "qc" not in s.queues and set(s.topics["t"]) == {"qa"}
+    assert s.handle(QueueGet("qb", B, 5)) == []
+    out = s.handle(Unsubscribe("u", "qb", 6))
+    assert replies(out) == {5: {"timed_out": True}, 6: {}} and "u" not in s.topics and s.waiting == {}
+    s.handle(ClientGone("a"))
+    assert s.topics == {} and s.queues == {}
+    assert replies(s.handle(Unsubscribe("t", "qa", 7))) == {7: {}}  # (again: nothing to end)
+    s.handle(Subscribe("t", "qx", A, 8))
+    assert "belongs to another topic" in replies(s.handle(Subscribe("v", "qx", A, 9)))[9]["refused"]
 
 
 def test_queue_items_outlive_the_client_that_put_them_and_waiters_of_the_gone_are_dropped():

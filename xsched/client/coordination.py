@@ -162,7 +162,7 @@ class _Primitive:
             frames = dumps(value)
         size = sum(frame_nbytes(f) for f in frames)
         if size > MAX_SHARED_VALUE:
-            how = "put" if self._kind == "queue" else "set"
+            how = "set" if self._kind == "variable" else "put"
             raise ValueError(
                 f"{self._what()}: the value pickles to {size:,} bytes ({format_bytes(size)}), more than the "
                 f"{MAX_SHARED_VALUE:,} bytes ({format_bytes(MAX_SHARED_VALUE)}) a {type(self).__name__} holds. "

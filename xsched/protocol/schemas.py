@@ -601,6 +601,9 @@ TO_SCHEDULER = Table("the scheduler", [
     S(ops.EVENT_CLEAR, {"name": NAME}),
     S(ops.EVENT_IS_SET, {"name": NAME}),
     S(ops.EVENT_WAIT, {"name": NAME, "timeout": maybe(SECONDS), "worker": maybe(ADDRESS)}),
+    S(ops.PUBSUB_SUBSCRIBE, {"topic": NAME, "queue": NAME, "worker": maybe(ADDRESS)}),
+    S(ops.PUBSUB_UNSUBSCRIBE, {"topic": NAME, "queue": NAME}),
+    S(ops.PUBSUB_PUBLISH, {"topic": NAME, "keys": opt(KEYS)}, required_objects=("data",)),
     # from workers
     S(ops.REGISTER_WORKER, {
         "address": ADDRESS, "name": maybe(either(NAME, integer(-2**63, 2**63 - 1))),

@@ -1,4 +1,4 @@
-"""Locks, multi-locks, semaphores, queues, variables and events shared by clients and tasks.
+"""Locks, multi-locks, semaphores, queues, variables, events and pub/sub topics shared by clients and tasks.
 
 The ``coordination`` scheduler extension (see ``base.py`` for the protocol). Its decisions
 are those of ``CoordinationState`` (``coordination_state.py``, pure); this module only
@@ -46,8 +46,8 @@ from ..state import ClientDesiresKeys, RemoveClient
 from .base import SchedulerExtension
 from .coordination_state import (
     Acquire, ClientGone, CoordinationState, Drop, EventClear, EventSet, EventWait, Expire, Hold, Item,
-    MultiLockAcquire, MultiLockRelease, Owner, QueueGet, QueuePut, Release, Reply, Restarted, Unhold,
-    VariableDelete, VariableGet, VariableSet, WorkerGone,
+    MultiLockAcquire, MultiLockRelease, Owner, Publish, QueueGet, QueuePut, Release, Reply, Restarted, Subscribe,
+    Unhold, Unsubscribe, VariableDelete, VariableGet, VariableSet, WorkerGone,
 )
 
 __all__ = ["CoordinationExtension"]
@@ -295,6 +295,21 @@ class CoordinationExtension(SchedulerExtension):
         blocking, timeout = self._timeout(h)
         return self._request(EventWait(h["name"], self._owner(peer, h), next(self._wids), blocking), timeout)
 
+    # ------------------------------------------------------------------ pub/sub
+    def _op_pubsub_subscribe(self, peer, h, payload):
+        return self._now(Subscribe(h["topic"], h["queue"], self._owner(peer, h), next(self._wids)))
+
+    def _op_pubsub_unsubscribe(self, peer, h, payload):
+        self.scheduler._client_of(peer)
+        return self._now(Unsubscribe(h["topic"], h["queue"], next(self._wids)))
+
+    def _op_pubsub_publish(self, peer, h, payload):
+        self.scheduler._client_of(peer)
+        item = self._item(f"Pub {h['topic']!r}", h, payload)
+        if isinstance(item, dict):
+            return item
+        return self._now(Publish(h["topic"], item, next(self._wids)))
+
     OPS = {
         ops.LOCK_ACQUIRE: _op_lock_acquire, ops.LOCK_RELEASE: _op_lock_release,
         ops.MULTI_LOCK_ACQUIRE: _op_multi_lock_acquire, ops.MULTI_LOCK_RELEASE: _op_multi_lock_release,
@@ -306,6 +321,8 @@ class CoordinationExtension(SchedulerExtension):
         ops.VARIABLE_DELETE: _op_variable_delete,
         ops.EVENT_SET: _op_event_set, ops.EVENT_CLEAR: _op_event_clear, ops.EVENT_IS_SET: _op_event_is_set,
         ops.EVENT_WAIT: _op_event_wait,
+        ops.PUBSUB_SUBSCRIBE: _op_pubsub_subscribe, ops.PUBSUB_UNSUBSCRIBE: _op_pubsub_unsubscribe,
+        ops.PUBSUB_PUBLISH: _op_pubsub_publish,
     }
 
     # ------------------------------------------------------------------ hooks

@@ -1,4 +1,4 @@
-"""The decisions of the ``coordination`` extension: locks, multi-locks, semaphores, queues, variables, events.
+"""The decisions of the ``coordination`` extension: locks, multi-locks, semaphores, queues, variables, events, pub/sub.
 
 Pure: plain data, one mutator ``CoordinationState.handle(*events) -> instructions``, no
 sockets, no asyncio, no clocks, no pickling (values are frames it never opens). The
@@ -8,7 +8,8 @@ Data flow::
 
     request (with a waiter id ``wid`` the extension chose)
         -> Acquire / Release / MultiLockAcquire / MultiLockRelease / QueuePut / QueueGet /
-           VariableSet / VariableGet / VariableDelete / EventSet / EventClear / EventWait
+           VariableSet / VariableGet / VariableDelete / EventSet / EventClear / EventWait /
+           Subscribe / Unsubscribe / Publish
     the waiting request's timeout passed      -> Expire(wid)
     a client left / a worker left             -> ClientGone(client) / WorkerGone(worker)
     the cluster was restarted (every task forgotten) -> Restarted(reason)
@@ -32,6 +33,12 @@ taker before the value lets go. A restart forgets every task: the stored values 
 plain parts are intact), each holding futures marked ``lost`` with why; a reply carrying
 one says so (``lost: [[index, why]]``), so the taker's futures fail at once naming the
 restart instead of waiting for keys nobody will compute.
+
+Pub/Sub: a subscription is a queue of its own (its name chosen by the subscriber), filed
+under its topic with its owner; a message published on the topic is put, as a copy holding
+the same keys, in the queue of every subscription there is then, and a subscriber takes its
+messages with the queue's own get. A subscription whose owner (client, or worker) leaves
+goes, and its queue's messages with it; a message published with no subscriber is dropped.
 
 Locks and MultiLocks share one name space: a ``Lock("a")`` is a MultiLock of the one name
 ``a``, so the two exclude each other. Each name has at most one holder and a line of the
@@ -74,7 +81,8 @@ from typing import Union
 __all__ = [
     "CoordinationState", "Owner", "Item", "Acquire", "Release", "MultiLockAcquire", "MultiLockRelease",
     "QueuePut", "QueueGet", "VariableSet", "VariableGet", "VariableDelete", "EventSet", "EventClear", "EventWait",
-    "Expire", "ClientGone", "WorkerGone", "Restarted", "Reply", "Drop", "Hold", "Unhold", "KINDS",
+    "Subscribe", "Unsubscribe", "Publish", "Expire", "ClientGone", "WorkerGone", "Restarted", "Reply", "Drop",
+    "Hold", "Unhold", "KINDS",
 ]
 
 #: what the lease kinds are called in messages to users
@@ -256,6 +264,34 @@ class EventWait:
 
 
 @dataclass(slots=True)
+class Subscribe:
+    """``owner`` subscribes to ``topic``: the messages published from now on go to ``queue``."""
+
+    topic: str
+    queue: str
+    owner: Owner
+    wid: int
+
+
+@dataclass(slots=True)
+class Unsubscribe:
+    """The subscription ``queue`` of ``topic`` ends; messages not taken yet go with it."""
+
+    topic: str
+    queue: str
+    wid: int
+
+
+@dataclass(slots=True)
+class Publish:
+    """``item`` goes to the queue of every subscription to ``topic``."""
+
+    topic: str
+    item: Item
+    wid: int
+
+
+@dataclass(slots=True)
 class Expire:
     """The timeout of the waiting request ``wid`` passed."""
 
@@ -318,11 +354,12 @@ _EXPIRED = {"lock": {"acquired": False}, "semaphore": {"acquired": False}, "gett
 
 
 class CoordinationState:
-    """Every lock, semaphore, queue, variable and event of one scheduler, as plain data.
+    """Every lock, semaphore, queue, variable, event and subscription of one scheduler, as plain data.
 
     ``leases[(kind, name)]`` (kind "lock" for Locks and MultiLocks alike, or "semaphore"),
     ``queues[name]``, ``variables[name]`` (an Item), ``variable_waiters[name]``,
-    ``events[name]`` (names of set events only), ``event_waiters[name]``, and ``waiting``
+    ``events[name]`` (names of set events only), ``event_waiters[name]``, ``topics[topic]``
+    (its subscriptions' queue names -> their owners), and ``waiting``
     (wid -> (where, key, waiter)) for every request in line; a lock request is filed as
     ("lock", its names, waiter). ``stalled``: the lock names free while requests wait in
     their line (only MultiLocks leave a name so: its first in line waits for another name).
@@ -336,6 +373,7 @@ class CoordinationState:
         self.variable_waiters: dict[str, deque] = {}
         self.events: set[str] = set()
         self.event_waiters: dict[str, deque] = {}
+        self.topics: dict[str, dict[str, Owner]] = {}  # topic -> its subscriptions' queues -> their owners
         self.waiting: dict[int, tuple[str, object, Waiter]] = {}  # wid -> (where, key, waiter)
         self.stalled: set[str] = set()
         self._lock_waiters: dict[str, dict[int, Waiter]] = {}  # client -> wid -> its waiting lock requests
@@ -415,6 +453,9 @@ class CoordinationState:
             assert not q.putters or len(q.items) >= q.maxsize > 0, f"queue {name!r}: a put waits with room"
             assert all(i.holder for i in q.items), f"queue {name!r}: an item without a holder"
             lines += [("getters", name, q.getters), ("putters", name, q.putters)]
+        queues_of = [q for subs in self.topics.values() for q in subs]
+        assert all(self.topics.values()), "a topic without subscriptions is kept"
+        assert len(queues_of) == len(set(queues_of)), "a subscription queue is filed under two topics"
         for name, line in self.variable_waiters.items():
             assert line and name not in self.variables, f"variable {name!r}: waiters kept with a value or none"
             lines.append(("variable", name, line))
@@ -773,6 +814,50 @@ class CoordinationState:
         if q is not None and not q.items and not q.getters and not q.putters:
             del self.queues[name]
 
+    # ------------------------------------------------------------------ pub/sub
+    def _subscribe(self, ev: Subscribe) -> None:
+        subs = self.topics.setdefault(ev.topic, {})
+        if any(ev.queue in other for t, other in self.topics.items() if t != ev.topic):
+            self._reply(ev.wid, {"refused": f"the subscription queue {ev.queue!r} belongs to another topic"})
+        else:
+            subs[ev.queue] = ev.owner
+            self._reply(ev.wid, {"subscribers": len(subs)})
+        if not subs:
+            del self.topics[ev.topic]
+
+    def _unsubscribe(self, ev: Unsubscribe) -> None:
+        self._end_subscription(ev.topic, ev.queue)
+        self._reply(ev.wid, {})
+
+    def _end_subscription(self, topic: str, queue: str) -> None:
+        """The subscription goes: its messages let go of their keys, and a get waiting on it
+        hears it timed out (nothing more will come)."""
+        subs = self.topics.get(topic)
+        if subs is None or subs.pop(queue, None) is None:
+            return
+        if not subs:
+            del self.topics[topic]
+        q = self.queues.pop(queue, None)
+        if q is None:
+            return
+        for item in q.items:
+            self._let_go(item)
+        for w in list(q.getters) + list(q.putters):
+            self.waiting.pop(w.wid, None)
+            self._reply(w.wid, {"timed_out": True})
+
+    def _publish(self, ev: Publish) -> None:
+        subs = self.topics.get(ev.topic, {})
+        for queue in subs:
+            copy = Item(ev.item.frames, list(ev.item.keys))
+            q = self.queues.get(queue)
+            if q is None:
+                q = self.queues[queue] = QueueState(0)
+            self._store("queue", queue, copy)
+            q.items.append(copy)
+            self._serve(queue)
+        self._reply(ev.wid, {"subscribers": len(subs)})
+
     # ------------------------------------------------------------------ variables
     def _variable_set(self, ev: VariableSet) -> None:
         old = self.variables.get(ev.name)
@@ -901,6 +986,10 @@ class CoordinationState:
         for where, key in touched:
             self._tidy(where, key)
         self._grant_locks(lock_names)
+        for topic, subs in list(self.topics.items()):
+            for queue, owner in list(subs.items()):
+                if gone(owner):
+                    self._end_subscription(topic, queue)
 
     def _client_gone(self, ev: ClientGone) -> None:
         self._gone(lambda o: o.client == ev.client, None)
@@ -928,7 +1017,8 @@ class CoordinationState:
         Acquire: _acquire, Release: _release, MultiLockAcquire: _multi_lock_acquire,
         MultiLockRelease: _multi_lock_release, QueuePut: _queue_put, QueueGet: _queue_get,
         VariableSet: _variable_set, VariableGet: _variable_get, VariableDelete: _variable_delete,
-        EventSet: _event_set, EventClear: _event_clear, EventWait: _event_wait, Expire: _expire,
+        EventSet: _event_set, EventClear: _event_clear, EventWait: _event_wait, Subscribe: _subscribe,
+        Unsubscribe: _unsubscribe, Publish: _publish, Expire: _expire,
         ClientGone: _client_gone, WorkerGone: _worker_gone, Restarted: _restarted,
     }
 
