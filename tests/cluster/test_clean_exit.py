@@ -97,8 +97,11 @@ IPYTHON_SESSIONS = {
         client = Executor(n_workers=2, threads_per_worker=1)
         assert client.submit(sum, [1, 2]).result() == 3
         info = client.start_ipython_scheduler()
-        workers = client.start_ipython_workers()
+        workers = client.start_ipython_workers(magic_names="w")
         r = %scheduler len(scheduler.state.workers)
+        n0 = %w_0 worker.name
+        n1 = %w_1 worker.name
+        assert [str(n0), str(n1)] == ["0", "1"], (n0, n1)
         print("session result", r, len(workers))
         pids = {"scheduler": client.run_on_scheduler(os.getpid), "workers": sorted(client.run(os.getpid).values())}
         open(OUT, "w").write(json.dumps(pids))

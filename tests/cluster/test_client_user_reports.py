@@ -395,7 +395,7 @@ def test_a_cancelled_future_is_refused_as_an_input_when_submitted(client):
 
 def test_a_pending_future_of_another_client_is_refused_as_an_input(client):
     gate = xsched.Event(f"other-{id(client)}")
-    with xsched.Client(client.scheduler_address, set_as_default=False) as other:
+    with xsched.Client(client.scheduler_address, security=client.security, set_as_default=False) as other:
         waiting = other.submit(lambda name: xsched.Event(name).wait(), gate.name, pure=False)
         with pytest.raises(ValueError, match="belongs to another client and is still pending"):
             client.submit(identity, waiting)

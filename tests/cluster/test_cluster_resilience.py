@@ -137,5 +137,11 @@ def test_task_that_kills_workers_ends_as_killed_worker(tmp_path):
             # a new submission of the same key is not retried again: the error stays
             with pytest.raises(KilledWorker):
                 c.submit(kill_my_worker).result(timeout=30)
+            # nothing to debug, and not rerun here: it would end this process too
+            from xsched.errors import DebugError
+            with pytest.raises(DebugError, match="likely end this process too"):
+                c.recreate_error_locally(bad)
+            with pytest.raises(DebugError, match="killed the workers that ran it"):
+                c.debug(bad)
     finally:
         cluster.close()

@@ -216,6 +216,25 @@ def test_recreate_error_locally_raises_the_same_exception_here(c):
         c.recreate_error_locally(ok)
 
 
+def test_a_notebook_function_recreated_here_shows_its_own_source(c, tmp_path, monkeypatch):
+    """A function of the notebook comes back by value, its file renamed ``<dynamic-code>``;
+    run here, it is this process's function of that name: its cell's file and lines."""
+    import sys
+    import traceback
+
+    cell = tmp_path / "cell.py"
+    cell.write_text("def halve_all(xs):\n    total = sum(xs)\n    return total / (len(xs) - 3)\n")
+    scope = {"__name__": "__main__"}
+    exec(compile(cell.read_text(), str(cell), "exec"), scope)
+    monkeypatch.setattr(sys.modules["__main__"], "halve_all", scope["halve_all"], raising=False)
+    f, _ = failed(c, scope["halve_all"], [1, 2, 3])
+    with pytest.raises(ZeroDivisionError) as info:
+        c.recreate_error_locally(f)
+    last = traceback.extract_tb(info.value.__traceback__)[-1]
+    assert (last.filename, last.lineno, last.name) == (str(cell), 3, "halve_all")
+    assert last.line == "return total / (len(xs) - 3)"
+
+
 def fail_when_set(name):
     xsched.Event(name).wait(timeout=30)
     return 1 / 0

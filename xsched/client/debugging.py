@@ -33,7 +33,7 @@ from typing import Any
 
 from .. import config
 from ..comm import CommClosedError
-from ..errors import DebugError, remote_handle
+from ..errors import DebugError, KilledWorker, remote_handle
 from ..graph.spec import Task, execute
 from ..protocol import ops
 from ..protocol.messages import unpack_objects
@@ -228,9 +228,14 @@ class DebuggingMixin:
 
     async def _debug_where(self, key, status, worker, blame, text) -> tuple[str, str]:
         if worker is None:
-            raise DebugError(f"task {key!r} failed without raising on a worker ({str(text).strip()[:200]}): a worker "
-                             "died running it, or it was refused before it ran, so there are no frames to debug. "
-                             "client.recreate_error_locally(future) reruns it in this process.")
+            killed = "KilledWorker" in str(text)
+            raise DebugError(f"task {key!r} failed without raising on a worker ({str(text).strip()[:200]}): "
+                             + ("it killed the workers that ran it, so there are no frames to debug, and running it "
+                                "in this process would likely end this process too (the notebook's kernel). Run "
+                                "it alone in a process of its own, or look at its code and inputs"
+                                if killed else
+                                "a worker died running it, or it was refused before it ran, so there are no frames "
+                                "to debug. client.recreate_error_locally(future) reruns it in this process."))
         info = await self._scheduler_info()
         if worker not in info["workers"]:
             raise DebugError(f"worker {worker}, where task {blame!r} raised, is gone (it died or was retired): the "
@@ -341,6 +346,10 @@ class DebuggingMixin:
             if st is None or st.status != "error":
                 status = st.status if st is not None else "unknown to this client"
                 raise DebugError(f"task {key!r} is {status}, not failed: there is no error to recreate")
+            if isinstance(st.error(), KilledWorker):
+                raise DebugError(f"task {key!r} killed the workers that ran it ({str(st.text).strip()[:160]}); "
+                                 "rerunning it in this process would likely end this process too (the notebook's "
+                                 "kernel, and its state). Run it alone in a process of its own instead")
             worker, blame = st.worker, st.blame or key
         limit = int(parse_bytes(config.get("debug.recreate-max-bytes", "100MB")))
         why_not = "it did not raise on a worker"
@@ -393,6 +402,7 @@ class DebuggingMixin:
 
 def _run_here(task, inputs: dict, key: str) -> Any:
     """Run the task as its worker did; its exception propagates from here."""
+    _with_local_files(task)
     value = task.run(inputs) if type(task) is Task else execute(task, inputs)
     import warnings
 
@@ -400,6 +410,27 @@ def _run_here(task, inputs: dict, key: str) -> Any:
                   "or memory there) or on chance; client.debug(future) looks at it where it failed",
                   RuntimeWarning, stacklevel=3)
     return value
+
+
+def _with_local_files(task: Any) -> None:
+    """Give the functions of ``task`` that came back by value (cloudpickle names their file
+    ``<dynamic-code>``) the file and first line of this process's own function of that name
+    and code, so that the traceback and ``%debug`` show its source (the notebook's cell)."""
+    main = sys.modules.get("__main__")
+    stack = [task]
+    while stack:
+        spec = stack.pop()
+        if type(spec) is not Task:
+            continue
+        stack.extend(a for a in spec.args if type(a) is Task)
+        stack.extend(v for v in spec.kwargs.values() if type(v) is Task)
+        func = getattr(spec.func, "__func__", spec.func)
+        code = getattr(func, "__code__", None)
+        if code is None or code.co_filename != "<dynamic-code>":
+            continue
+        local = getattr(getattr(main, func.__name__, None), "__code__", None)
+        if local is not None and local.co_code == code.co_code and local.co_name == code.co_name:
+            func.__code__ = code.replace(co_filename=local.co_filename, co_firstlineno=local.co_firstlineno)
 
 
 def _default_exception() -> BaseException | None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 
 from .. import hooks
+from ..graph.order import natural_key
 from ..protocol import ops
 from ..protocol.update_graph import workers_named
 from .dual import blocking, sync_or_async
@@ -55,7 +56,9 @@ class KernelsMixin:
 
     async def _start_ipython_workers(self, workers=None):
         info = await self._scheduler_info()
-        addrs = sorted(info["workers"])
+        # (by name, naturally: %w_0 is worker "0" and %w_10 comes after %w_9)
+        named = {a: w.get("name") for a, w in info["workers"].items()}
+        addrs = sorted(named, key=lambda a: (natural_key(str(a if named[a] is None else named[a])), a))
         if workers is not None:
             addrs = workers_named(info["workers"], [workers] if isinstance(workers, str) else workers)
         replies = await asyncio.gather(*(self._pool.get(a).request({"op": ops.START_IPYTHON}, timeout=60)

@@ -379,7 +379,7 @@ class _Frame:
                                                          isinstance(self._meta, pd.DataFrame) else 1)
                 + "</tr>" + f"<tr><th>{html.escape(str(divs[-1]))}</th></tr>")
         return (f"<div><strong>xsched.{self._repr_kind()}</strong> <code>{html.escape(self._name)}</code>"
-                f"<table>{rows}</table><div>{len(self._graph)} tasks, nothing computed yet</div></div>")
+                f"<table>{rows}</table><div>{len(self._graph)} tasks</div></div>")
 
     def _structure(self) -> pd.DataFrame:
         """What the repr shows, as a pandas frame: a row per division (blank when unknown),
@@ -1180,7 +1180,7 @@ class Scalar:
 
     def _repr_html_(self) -> str:
         return (f"<div><strong>xsched.Scalar</strong> <code>{html.escape(self._name)}</code>, "
-                f"dtype {html.escape(str(self.dtype))}, {len(self._graph)} tasks, not computed yet</div>")
+                f"dtype {html.escape(str(self.dtype))}, {len(self._graph)} tasks</div>")
 
     def __bool__(self) -> bool:
         raise ValueError("the truth value of an xsched Scalar is not computed; use .compute()")

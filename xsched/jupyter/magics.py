@@ -555,12 +555,12 @@ def register_scheduler_kernel(info: dict, magic_name, qtconsole: bool = False) -
 @hooks.worker_kernels.register
 def register_worker_kernels(infos: dict, magic_names=False, qtconsole: bool = False) -> None:
     """``%remote`` for the workers' kernels ({address: info}); ``magic_names`` (a name, or
-    one per worker in address order) adds a magic per kernel."""
+    one per worker in the order given: by worker name) adds a magic per kernel."""
     names = magic_names
     if isinstance(names, str):
         names = [names] if len(infos) == 1 else [f"{names}_{i}" for i in range(len(infos))]
     register_remote_magic()
-    for i, (_addr, info) in enumerate(sorted(infos.items())):
+    for i, (_addr, info) in enumerate(infos.items()):
         if names:
             _register_kernel(info, names[i], qtconsole)
         elif qtconsole:

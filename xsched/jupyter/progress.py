@@ -188,14 +188,21 @@ class Progress:
     def wait(self, timeout: float | None = None) -> bool:
         """Block until every task is done or erred; False on timeout or if the client went away."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        while not self._finished.wait(0.1):
-            if self.client.status != "running":
-                self.status = "lost"
-                self._render_safely()
-                return False
-            if deadline is not None and time.monotonic() > deadline:
-                return False
-        return self.done
+        try:
+            while not self._finished.wait(0.1):
+                self._flush()
+                if self.client.status != "running":
+                    self.status = "lost"
+                    self._render_safely()
+                    return False
+                if deadline is not None and time.monotonic() > deadline:
+                    return False
+            return self.done
+        finally:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Draw, in the waiting thread, what arrived on the client's loop (``TextProgressBar``)."""
 
     def __await__(self):
         return self._await().__await__()
@@ -237,6 +244,10 @@ class TextProgressBar(Progress):
         self.width = width
         self.stream = stream
         self._last = ""
+        # (the thread that waits draws: a notebook shows what a thread writes under the cell
+        # that started the thread, and the client's loop thread began with an earlier cell)
+        self._drawer = threading.get_ident()
+        self._pending = False
 
     def line(self) -> str:
         parts = []
@@ -250,6 +261,17 @@ class TextProgressBar(Progress):
         return " | ".join(parts)
 
     def _render(self) -> None:
+        if threading.get_ident() != self._drawer and not self.client.asynchronous:
+            self._pending = True  # (drawn by the waiting thread: _flush)
+            return
+        self._draw()
+
+    def _flush(self) -> None:
+        if self._pending:
+            self._pending = False
+            self._draw()
+
+    def _draw(self) -> None:
         stream = self.stream or sys.stdout
         text = self.line()
         if getattr(stream, "isatty", lambda: False)():

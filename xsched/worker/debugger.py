@@ -234,14 +234,19 @@ def dynamic_source(name: str, firstlineno: int, sources: dict[str, str]) -> list
     >>> cells = {"<cell-2>": "x = 1\\n\\ndef g(y):\\n    return y\\n", "<cell-1>": "def g(y):\\n    return 0\\n"}
     >>> dynamic_source("g", 3, cells)[3], dynamic_source("g", 1, cells)[1], dynamic_source("h", 1, cells)
     ('    return y\\n', '    return 0\\n', None)
+    >>> decorated = {"<cell-3>": "@delayed\\ndef boom(x):\\n    raise ValueError(x)\\n"}
+    >>> dynamic_source("boom", 1, decorated)[2], dynamic_source("process", 1, decorated)
+    ('    raise ValueError(x)\\n', None)
     """
     for text in sources.values():
         lines = text.splitlines(True)
-        if not 0 < firstlineno <= len(lines):
+        at = firstlineno - 1
+        while 0 <= at < len(lines) and lines[at].lstrip().startswith("@"):  # (decorators: the def below them)
+            at += 1
+        if not 0 <= at < len(lines) or at < firstlineno - 1:
             continue
-        first = lines[firstlineno - 1].lstrip()
-        if (first.startswith(("def ", "async def ")) and first.split("def ", 1)[1].split("(", 1)[0].strip() == name
-                or (first.startswith("@") and not name.startswith("<"))):
+        first = lines[at].lstrip()
+        if first.startswith(("def ", "async def ")) and first.split("def ", 1)[1].split("(", 1)[0].strip() == name:
             return lines
     return None
 
@@ -270,9 +275,16 @@ class LinePdb(pdb.Pdb):
             self._bind_source(self.curframe)
         return super().precmd(line)
 
+    def postcmd(self, stop, line):
+        linecache.cache.pop(DYNAMIC, None)  # (bound for one command: other tasks' tracebacks read it too)
+        return super().postcmd(stop, line)
+
     def print_stack_entry(self, frame_lineno, prompt_prefix=pdb.line_prefix):
         self._bind_source(frame_lineno[0])
-        super().print_stack_entry(frame_lineno, prompt_prefix)
+        try:
+            super().print_stack_entry(frame_lineno, prompt_prefix)
+        finally:
+            linecache.cache.pop(DYNAMIC, None)
 
     def _bind_source(self, frame) -> None:
         """Functions shipped by value have no file here (cloudpickle names them all
