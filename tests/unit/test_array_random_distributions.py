@@ -54,8 +54,15 @@ def test_choice_with_replacement_per_block():
     np.testing.assert_array_equal(out[4:8], want)
     words = xa.random.default_rng(4).choice(np.array(["x", "yy"]), size=6, chunks=3)
     assert words.dtype == np.dtype("<U2") and set(words.compute().tolist()) <= {"x", "yy"}
-    with pytest.raises(NotImplementedError, match="replace=False"):
-        xa.random.default_rng(4).choice(5, size=3, replace=False)
+    distinct = xa.random.default_rng(4).choice(50, size=30, replace=False, chunks=7)
+    got = distinct.compute()
+    assert distinct.chunks == ((7, 7, 7, 7, 2),) and len(set(got.tolist())) == 30 and 0 <= got.min() <= got.max() < 50
+    np.testing.assert_array_equal(got, xa.random.default_rng(4).choice(50, size=30, replace=False, chunks=7).compute())
+    rows = xa.random.default_rng(5).choice(np.arange(12).reshape(6, 2), size=(2, 2), replace=False,
+                                           p=[0.1, 0.1, 0.2, 0.2, 0.2, 0.2]).compute()
+    assert rows.shape == (2, 2, 2) and len({tuple(r) for r in rows.reshape(4, 2).tolist()}) == 4
+    with pytest.raises(ValueError, match="larger sample than population"):
+        xa.random.default_rng(4).choice(3, size=5, replace=False)
     with pytest.raises(TypeError, match="not an xsched Array"):
         xa.random.default_rng(4).choice(xa.arange(5, chunks=2), size=3)
     with pytest.raises(ValueError):

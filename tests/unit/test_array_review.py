@@ -142,3 +142,14 @@ def test_cov_and_corrcoef_count_observations_a_mask_left_unknown():
     np.testing.assert_allclose(xa.corrcoef(picked.T).compute(), np.corrcoef(want.T))
     with pytest.raises(ValueError, match="cov with fweights needs the number of observations"):
         xa.cov(picked, rowvar=False, fweights=np.ones(4, int))
+
+
+def test_cumulative_functions_take_dasks_scan_method():
+    data = np.arange(1.0, 13.0).reshape(3, 4)
+    x = xa.from_array(data, chunks=2)
+    for method in ("sequential", "blelloch"):
+        np.testing.assert_array_equal(xa.cumsum(x, axis=1, method=method).compute(), np.cumsum(data, axis=1))
+        np.testing.assert_array_equal(x.cumprod(0, method=method).compute(), np.cumprod(data, axis=0))
+        np.testing.assert_array_equal(xa.nancumsum(x, method=method).compute(), np.nancumsum(data))
+    with pytest.raises(ValueError, match="method must be 'sequential' or 'blelloch'"):
+        xa.cumsum(x, method="parallel")

@@ -244,21 +244,35 @@ class Generator:
 
     def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None,
                chunks: Any = "auto") -> Array:
-        """Samples of ``a`` (an int: ``range(a)``; else a 1-d sequence), with replacement,
-        ``p`` the probability of each (default: all alike).
+        """Samples of ``a`` (an int: ``range(a)``; else a sequence, whose rows are drawn),
+        ``p`` the probability of each (default: all alike). With replacement each block
+        draws its own; without (``replace=False``), the positions are drawn here, when the
+        array is built, as ``permutation`` draws its order (one integer per sample), and
+        the samples are taken from ``a`` block by block.
 
         >>> import xsched.array as xa
         >>> x = xa.random.default_rng(6).choice(["a", "b"], size=8, p=[0.25, 0.75], chunks=4)
         >>> x.dtype.kind, set(x.compute().tolist()) <= {"a", "b"}
         ('U', True)
+        >>> picked = xa.random.default_rng(7).choice(10, size=6, replace=False, chunks=4).compute()
+        >>> len(set(picked.tolist())), bool(picked.min() >= 0 and picked.max() <= 9)
+        (6, True)
         """
-        if not replace:
-            raise NotImplementedError("choice(replace=False): each block draws apart, so blocks could pick the "
-                                      "same item; draw a permutation with numpy and take from it "
-                                      "(x[np.random.default_rng(s).permutation(n)[:k]])")
         if isinstance(a, Array) or isinstance(p, Array):
             raise TypeError("choice: a and p are sent to every block, so give a NumPy array or list, "
                             "not an xsched Array (compute it first if it is small)")
+        if not replace:
+            n = int(a) if isinstance(a, numbers.Integral) else len(np.asarray(a))
+            rng = _numpy_rng(self.entropy, (self._next_call(),), self._LEGACY)
+            shape = () if size is None else size
+            positions = rng.choice(n, size=shape, replace=False, p=None if p is None else np.asarray(p, "float64"))
+            if np.ndim(positions) == 0:
+                positions = np.asarray(positions)
+            source = arange(n, chunks=chunks if np.ndim(positions) <= 1 else "auto") \
+                if isinstance(a, numbers.Integral) else asarray(np.asarray(a))
+            picked = source[positions.ravel()]
+            return picked.reshape(positions.shape + source.shape[1:]).rechunk(
+                chunks if positions.ndim else "auto")
         options = {"a": a if isinstance(a, numbers.Integral) else np.asarray(a), "p": p}
         if p is not None:
             options["p"] = np.asarray(p, dtype="float64")

@@ -263,15 +263,23 @@ def push(array: Any, n: int | None = None, axis: int = -1) -> Array:
                     extra_args=(int(n), empty))
 
 
-def cumsum(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Array:
-    """Running sums along ``axis`` (over the flattened array without one).
+def cumsum(x: Any, axis: Any = None, dtype: Any = None, out: Any = None, method: str = "sequential") -> Array:
+    """Running sums along ``axis`` (over the flattened array without one); ``method``, dask's
+    choice of scan (``"sequential"`` or ``"blelloch"``), is taken: the totals of the blocks
+    before each are carried in one chain of small tasks either way.
 
     >>> import numpy as np, xsched.array as xa
     >>> xa.cumsum(xa.from_array(np.arange(1, 6), chunks=2)).compute().tolist()
     [1, 3, 6, 10, 15]
     """
     _check_out(out, "cumsum")
+    _scan_method(method, "cumsum")
     return _cumulative(x, "cumsum", np.cumsum, np.add, 0, axis, _acc_dtype(np.cumsum, x, dtype))
+
+
+def _scan_method(method: Any, what: str) -> None:
+    if method not in ("sequential", "blelloch"):
+        raise ValueError(f"{what}: method must be 'sequential' or 'blelloch' (dask's names), not {method!r}")
 
 
 def _cumulative_named(x: Any, name: str, run: Any, first: Any, axis: Any, dtype: Any,
@@ -318,7 +326,7 @@ def cumulative_prod(x: Any, /, *, axis: Any = None, dtype: Any = None, include_i
     return _cumulative_named(x, "cumulative_prod", cumprod, 1, axis, dtype, include_initial)
 
 
-def cumprod(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Array:
+def cumprod(x: Any, axis: Any = None, dtype: Any = None, out: Any = None, method: str = "sequential") -> Array:
     """Running products along ``axis`` (over the flattened array without one).
 
     >>> import numpy as np, xsched.array as xa
@@ -326,28 +334,31 @@ def cumprod(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Arr
     [1, 2, 6, 24, 120]
     """
     _check_out(out, "cumprod")
+    _scan_method(method, "cumprod")
     return _cumulative(x, "cumprod", np.cumprod, np.multiply, 1, axis,
                        _acc_dtype(np.cumprod, x, dtype))
 
 
-def nancumsum(x: Any, axis: Any = None, dtype: Any = None) -> Array:
+def nancumsum(x: Any, axis: Any = None, dtype: Any = None, method: str = "sequential") -> Array:
     """Running sums with NaNs counted as zero.
 
     >>> import numpy as np, xsched.array as xa
     >>> xa.nancumsum(xa.from_array(np.array([1.0, np.nan, 2.0]), chunks=1)).compute().tolist()
     [1.0, 1.0, 3.0]
     """
+    _scan_method(method, "nancumsum")
     return _cumulative(x, "nancumsum", np.nancumsum, np.add, 0, axis,
                        _acc_dtype(np.nancumsum, x, dtype))
 
 
-def nancumprod(x: Any, axis: Any = None, dtype: Any = None) -> Array:
+def nancumprod(x: Any, axis: Any = None, dtype: Any = None, method: str = "sequential") -> Array:
     """Running products with NaNs counted as one.
 
     >>> import numpy as np, xsched.array as xa
     >>> xa.nancumprod(xa.from_array(np.array([2.0, np.nan, 3.0]), chunks=1)).compute().tolist()
     [2.0, 2.0, 6.0]
     """
+    _scan_method(method, "nancumprod")
     return _cumulative(x, "nancumprod", np.nancumprod, np.multiply, 1, axis,
                        _acc_dtype(np.nancumprod, x, dtype))
 
@@ -790,24 +801,26 @@ def nanstd(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims:
 # --------------------------------------------------------------------------- methods
 
 
-def _cumsum_method(self: Array, axis: Any = None, dtype: Any = None, out: Any = None) -> Array:
+def _cumsum_method(self: Array, axis: Any = None, dtype: Any = None, out: Any = None,
+                   method: str = "sequential") -> Array:
     """Running sums; see ``xsched.array.cumsum``.
 
     >>> import xsched.array as xa
     >>> xa.ones(4, dtype=int, chunks=3).cumsum().compute().tolist()
     [1, 2, 3, 4]
     """
-    return cumsum(self, axis=axis, dtype=dtype, out=out)
+    return cumsum(self, axis=axis, dtype=dtype, out=out, method=method)
 
 
-def _cumprod_method(self: Array, axis: Any = None, dtype: Any = None, out: Any = None) -> Array:
+def _cumprod_method(self: Array, axis: Any = None, dtype: Any = None, out: Any = None,
+                    method: str = "sequential") -> Array:
     """Running products; see ``xsched.array.cumprod``.
 
     >>> import xsched.array as xa
     >>> xa.full(3, 2, chunks=2).cumprod().compute().tolist()
     [2, 4, 8]
     """
-    return cumprod(self, axis=axis, dtype=dtype, out=out)
+    return cumprod(self, axis=axis, dtype=dtype, out=out, method=method)
 
 
 def _argmax_method(self: Array, axis: Any = None, keepdims: bool = False,
