@@ -310,10 +310,12 @@ class _Batcher:
         self._discarded = False
 
     def put(self, frames: list) -> None:
+        """(On the connection's loop: off it, ``get_running_loop`` raises and nothing is queued.)"""
+        loop = asyncio.get_running_loop() if not self._scheduled else None
         self._queue.append(frames)
-        if not self._scheduled:
+        if loop is not None:
+            loop.call_soon(self.flush)
             self._scheduled = True
-            asyncio.get_running_loop().call_soon(self.flush)
 
     def flush(self) -> None:
         self._scheduled = False

@@ -30,6 +30,7 @@ import concurrent.futures
 import linecache
 import pickle
 import traceback as _tb
+from typing import Any
 
 import cloudpickle
 
@@ -307,7 +308,8 @@ def _frame_raising(filename: str, function: str, lineno: int) -> Any:
     ``traceback`` module marks no columns (it would mark the stub's, not the remote ones)."""
     line = linecache.getline(filename, lineno)
     stripped, indent = line.strip(), len(line) - len(line.lstrip())
-    statement = f"raise ({' ' * max(len(stripped) - 15, 0)}_Marker)"  # (15 characters and the padding)
+    # (15 characters and the padding; columns count UTF-8 bytes, as the traceback module counts them)
+    statement = f"raise ({' ' * max(len(stripped.encode('utf-8')) - 15, 0)}_Marker)"
     source = statement if indent == 0 else "if 1:\n" + " " * indent + statement
     first = lineno if indent == 0 else lineno - 1
     try:

@@ -225,6 +225,8 @@ def _feed_ndarray(hasher: _Hasher, arr: Any, np: Any) -> None:
 
 # Tokens of closure-free functions, keyed weakly by the function (checked against __code__).
 _function_cache: "weakref.WeakKeyDictionary[Callable, tuple[Any, bytes, Any]]" = weakref.WeakKeyDictionary()
+#: how many times a function's globals were cut short because it was being hashed already
+_cycles_cut = [0]
 
 
 def _feed_callable(hasher: _Hasher, func: Any) -> None:
@@ -248,6 +250,7 @@ def _feed_callable(hasher: _Hasher, func: Any) -> None:
     # one of them changes it (carried_globals)
     simple = func.__closure__ is None and not func.__defaults__ and not func.__kwdefaults__
     carried = carried_globals.fingerprint(func) if carried_globals.carries(func) else ()
+    cuts = _cycles_cut[0]
     if simple:
         cached = _function_cache.get(func)
         if cached is not None and cached[0] is func.__code__ and carried_globals.same(cached[2], carried):
@@ -269,19 +272,25 @@ def _feed_callable(hasher: _Hasher, func: Any) -> None:
             sub.feed(cells)
         finally:
             del hasher.active[id(func)]
-    if carried and id(func) not in hasher.active:
+    if carried and id(func) in hasher.active:  # (reached again through its own globals: recursion)
+        _cycles_cut[0] += 1
+        sub.write(b"cycle", func.__qualname__.encode())
+    elif carried:
         hasher.active[id(func)] = len(hasher.active)
         try:
             for name, value in carried_globals.read_globals(func):
                 sub.write(b"global", name.encode())
                 if isinstance(value, types.ModuleType):
                     sub.write(b"module", value.__name__.encode())
+                elif isinstance(value, type) and carried_globals._class_by_value(value):
+                    sub.write(b"class", cloudpickle.dumps(value, protocol=5))  # (by value: its attributes too)
                 else:
                     sub.feed(value)
         finally:
             del hasher.active[id(func)]
     digest = sub.digest()
-    if simple and carried is not carried_globals.UNCACHEABLE:
+    # (a digest made while a function on the way here was cut short depends on the way: not kept)
+    if simple and carried is not carried_globals.UNCACHEABLE and _cycles_cut[0] == cuts:
         _function_cache[func] = (func.__code__, digest, carried)
     hasher.write(b"function", digest)
 

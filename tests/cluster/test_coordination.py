@@ -486,3 +486,37 @@ def test_pub_and_sub_with_an_asynchronous_client(cluster):
             await sub.close()
 
     asyncio.run(main())
+
+
+def test_closing_a_sub_ends_a_get_waiting_without_timeout_and_a_dropped_sub_unsubscribes(client):
+    import gc
+    import threading
+
+    topic = unique("topic")
+    sub = Sub(topic, client=client)
+    outcome = []
+
+    def listen():
+        try:
+            sub.get()
+        except RuntimeError as exc:
+            outcome.append(str(exc))
+
+    waiting = threading.Thread(target=listen)
+    waiting.start()
+    wait_until(lambda: client.run_on_scheduler(lambda scheduler: any(
+        w[0] == "getters" for w in scheduler.extensions["coordination"].state.waiting.values())),
+        timeout=30, msg="the get waits on the scheduler")
+    sub.close()
+    waiting.join(timeout=30)
+    assert outcome and "was closed while waiting" in outcome[0]
+
+    def subscriptions(scheduler, topic=topic):
+        return len(scheduler.extensions["coordination"].state.topics.get(topic, {}))
+
+    dropped = Sub(topic, client=client)
+    assert client.run_on_scheduler(subscriptions) == 1
+    del dropped
+    gc.collect()
+    wait_until(lambda: client.run_on_scheduler(subscriptions) == 0, timeout=30, msg="the dropped Sub unsubscribed")
+    assert client.submit(len, "still sends", pure=False).result(timeout=30) == 11  # (the connection still sends)

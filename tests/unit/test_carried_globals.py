@@ -49,3 +49,47 @@ def test_functions_of_modules_carry_no_globals():
     assert carried_globals.fingerprint(tokenize) == ()
     nb = notebook("def fact(n):\n    return 1 if n == 0 else n * fact(n - 1)\n")
     assert tokenize(nb["fact"], 4) == tokenize(nb["fact"], 4)  # (recursion through its own global)
+
+
+def test_tokens_of_mutually_recursive_functions_do_not_depend_on_the_order_hashed():
+    source = ("threshold = 5\ndef f(n):\n    return 0 if n == 0 else g(n - 1)\n"
+              "def g(n):\n    return f(n) + threshold\n")
+    alone = tokenize(notebook(source)["f"])
+    nb = notebook(source)
+    tokenize(nb["g"])
+    assert tokenize(nb["f"]) == alone
+    before = tokenize(nb["f"])
+    nb["threshold"] = 20
+    assert tokenize(nb["f"]) != before
+
+
+def test_a_cached_recursive_function_is_not_kept_alive_by_its_own_cache_entry():
+    import gc
+    import weakref
+
+    nb = notebook("def fact(n):\n    return 1 if n == 0 else n * fact(n - 1)\n"
+                  "def even(n):\n    return n == 0 or odd(n - 1)\ndef odd(n):\n    return n != 0 and even(n - 1)\n")
+    refs = [weakref.ref(nb[name]) for name in ("fact", "even", "odd")]
+    for name in ("fact", "even", "odd"):
+        tokenize(nb[name], 3)
+        dumps_function(nb[name])
+    nb.clear()
+    gc.collect()
+    assert [r() for r in refs] == [None, None, None]
+
+
+def test_a_notebook_class_a_function_reads_is_read_each_time():
+    nb = notebook("class Scale:\n    factor = 2\ndef scaled(v):\n    return v * Scale.factor\n")
+    scaled = nb["scaled"]
+    assert carried_globals.fingerprint(scaled) is carried_globals.UNCACHEABLE
+    token = tokenize(scaled, 3)
+    nb["Scale"].factor = 3
+    assert tokenize(scaled, 3) != token and cloudpickle.loads(dumps_function(scaled))(3) == 9
+    exec("class Scale:\n    factor = 4\n", nb)
+    assert cloudpickle.loads(dumps_function(scaled))(3) == 12
+
+
+def test_attribute_names_are_not_taken_for_globals():
+    nb = notebook("data = [1, 2, 3]\ndef first(ds):\n    return ds.data\n")
+    assert carried_globals.read_globals(nb["first"]) == []
+    assert carried_globals.fingerprint(nb["first"]) == ()

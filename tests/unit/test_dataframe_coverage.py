@@ -306,7 +306,8 @@ def test_ignore_index_numbers_across_partitions_in_explode_and_columns_in_concat
 def test_query_and_eval_read_the_callers_at_variables_as_pandas():
     pdf = pd.DataFrame({"a": range(10), "b": range(10)})
     df = xd.from_pandas(pdf, npartitions=3)
-    low, high = 4, 7
+    low, high = 4, 7  # (read by the expressions below as @low and @high)
+    assert low < high
     pd.testing.assert_frame_equal(df.query("a > @low and b < @high").compute(), pdf.query("a > @low and b < @high"))
     pd.testing.assert_frame_equal(df.eval("c = a * @high").compute(), pdf.eval("c = a * @high"))
     assert df.query("a > @x", local_dict={"x": 8}).a.compute().tolist() == [9]
@@ -329,3 +330,15 @@ def test_pivot_table_names_the_aggfuncs_it_merges_and_the_way_to_others(aggfunc)
     df = xd.from_pandas(pd.DataFrame({"i": [1, 2], "c": ["a", "b"], "v": [1.0, 2.0]}), npartitions=1).categorize()
     with pytest.raises(ValueError, match=r"partitions merge one of 'mean', 'sum'.*concat them with axis=1"):
         xd.pivot_table(df, index="i", columns="c", values="v", aggfunc=aggfunc)
+
+
+def test_a_name_given_with_meta_names_the_computed_series_too():
+    pdf = pd.DataFrame({"a": range(4), "b": [1.0] * 4})
+    df = xd.from_pandas(pdf, npartitions=2)
+    rows = df.apply(lambda row: row.a * row.b, axis=1, meta=("x", "f8"))
+    assert rows.name == rows.compute().name == "x"
+    assert rows.to_frame()["x"].sum().compute() == 6.0
+    doubled = df.a.apply(lambda v: v * 2, meta=("y", "i8"))
+    assert list(xd.concat([df, doubled], axis=1).compute().columns) == ["a", "b", "y"]
+    assert df.map_partitions(lambda p: p.a + 1, meta=("z", "i8")).compute().name == "z"
+    assert df.map_partitions(lambda p: p.a + 1, meta=pd.Series([], name="w", dtype="i8")).compute().name == "w"

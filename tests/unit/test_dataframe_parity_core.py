@@ -365,8 +365,12 @@ def test_a_bag_item_is_passed_by_value_and_lazy_operands_are_refused_when_built(
     pd.testing.assert_series_equal(got.compute(), pdf.a * 2.5)
     for value in (later, total):
         with pytest.raises(TypeError, match=f"add: the value of this {type(value).__name__} is not known until "
-                                            r"computed.*map_partitions\(operator.add, value"):
+                                            r"computed.*map_partitions\(lambda part, v: operator.add\(part, v\), "
+                                            r"value, meta=\(s.name"):
             df.a + value
+        if value is total:  # (a Delayed takes ``value - df`` itself: a Delayed of the whole frame)
+            with pytest.raises(TypeError, match=r"operator.sub\(v, part\), value, meta=df._meta"):
+                value - df
         with pytest.raises(TypeError, match="gt: the value of this"):
             df[df.b > value]
     with pytest.raises(ValueError, match="received a Delayed itself .* Pass meta="):

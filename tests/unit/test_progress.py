@@ -435,6 +435,38 @@ def test_widget_shows_groups_that_appear_after_its_first_drawing():
     assert bar.bars["fib"][0].bar_style == "success" and "finished" in bar.title.value
 
 
+def test_the_text_bar_draws_in_the_thread_that_waits_for_it():
+    """A notebook shows what a thread writes under the cell that started that thread: the
+    updates that arrive on the client's loop thread are drawn by the caller's thread,
+    which waits in the cell that called progress()."""
+    import io
+    import threading
+
+    from xsched.jupyter.progress import TextProgressBar
+
+    written: list = []
+
+    class Stream(io.StringIO):
+        def write(self, text):
+            written.append((threading.get_ident(), text))
+            return len(text)
+
+    client = types.SimpleNamespace(_progress={}, asynchronous=False, status="running")
+    bar = TextProgressBar(client, ["inc-1"], stream=Stream())
+    loop_thread = threading.Thread(target=lambda: (bar._apply({"groups": {"inc": [1, 0, 2]}}),
+                                                   bar._apply({"groups": {"inc": [2, 0, 2]}, "done": True})))
+    loop_thread.start()
+    loop_thread.join()
+    assert written == []  # (waiting to be drawn by the caller)
+    assert bar.wait(timeout=10) is True
+    assert {thread for thread, _ in written} == {threading.get_ident()}
+    assert written[-1][1].startswith("\r[##########] 2/2 inc") and written[-1][1].endswith("\n")
+    later = threading.Thread(target=lambda: bar._render())  # (nobody waits now: the loop draws)
+    later.start()
+    later.join()
+    assert written[-1][0] != threading.get_ident()
+
+
 # ----------------------------------------------------------------------------- collecting futures
 def test_unpersisted_collection_is_refused_with_advice():
     import xsched

@@ -268,8 +268,7 @@ class Generator:
             positions = rng.choice(n, size=shape, replace=False, p=None if p is None else np.asarray(p, "float64"))
             if np.ndim(positions) == 0:
                 positions = np.asarray(positions)
-            source = arange(n, chunks=chunks if np.ndim(positions) <= 1 else "auto") \
-                if isinstance(a, numbers.Integral) else asarray(np.asarray(a))
+            source = arange(n, chunks="auto") if isinstance(a, numbers.Integral) else asarray(np.asarray(a))
             picked = source[positions.ravel()]
             return picked.reshape(positions.shape + source.shape[1:]).rechunk(
                 chunks if positions.ndim else "auto")

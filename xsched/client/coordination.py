@@ -684,7 +684,8 @@ class Queue(_Primitive):
         reply, payload = await self._ask_or_abandon(header, wait=wait, waits=batch is not True)
         if reply.get("timed_out"):
             need = "no item" if batch is False else f"fewer than {batch} items"
-            raise TimeoutError(f"{self._what()}: {need} came within {wait:g}s")
+            raise TimeoutError(f"{self._what()}: {need} came " + (f"within {wait:g}s" if wait is not None else
+                                                                   "before the scheduler ended the wait"))
         values = self._unpack(reply, payload)
         return values if batch is not False else values[0]
 

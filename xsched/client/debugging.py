@@ -24,6 +24,7 @@ stdin request, in a terminal a prompt::
 from __future__ import annotations
 
 import asyncio
+import functools
 import linecache
 import html
 import logging
@@ -424,7 +425,10 @@ def _with_local_files(task: Any) -> None:
             continue
         stack.extend(a for a in spec.args if type(a) is Task)
         stack.extend(v for v in spec.kwargs.values() if type(v) is Task)
-        func = getattr(spec.func, "__func__", spec.func)
+        func = spec.func
+        while isinstance(func, functools.partial):
+            func = func.func
+        func = getattr(func, "__func__", func)
         code = getattr(func, "__code__", None)
         if code is None or code.co_filename != "<dynamic-code>":
             continue

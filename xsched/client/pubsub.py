@@ -142,7 +142,7 @@ class Sub(_Primitive):
         try:
             return await self._queue._get(wait, False, where)
         except TimeoutError:
-            if self._closed:
+            if self._closed or wait is None:  # (no timeout: only the end of the subscription ends a wait)
                 raise RuntimeError(f"{self._what()} was closed while waiting") from None
             raise TimeoutError(f"{self._what()}: no message came within {wait:g}s") from None
 
@@ -192,9 +192,9 @@ class Sub(_Primitive):
     def __del__(self):
         if getattr(self, "_closed", True):
             return
-        conn = getattr(self._client, "_conn", None)
-        if conn is not None and not conn.closed and self._client.status == "running":
-            try:  # (best effort, no reply awaited: the subscription also goes with its client)
-                conn.send({"op": ops.PUBSUB_UNSUBSCRIBE, "topic": self.name, "queue": self._queue.name})
-            except Exception:  # noqa: BLE001 - the connection is going: the scheduler drops it then
+        client = self._client
+        if client is not None and client.status == "running":
+            try:  # (best effort, from whatever thread drops it: the subscription also goes with its client)
+                client._send({"op": ops.PUBSUB_UNSUBSCRIBE, "topic": self.name, "queue": self._queue.name})
+            except Exception:  # noqa: BLE001 - the client is closing: the scheduler drops it then
                 pass

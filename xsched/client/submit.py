@@ -154,11 +154,14 @@ class SubmitMixin:
         dumps = writer.dumps
         for call in calls:  # (before any Future is made)
             check_key(call[0])
-        for i, (key, func, args, kwargs) in enumerate(calls):
+        built = []
+        for key, func, args, kwargs in calls:
             held: list[Future] = []
             task = Task(func, tuple(futures_to_refs(a, held, Future) for a in args),
                         {k: futures_to_refs(v, held, Future) for k, v in kwargs.items()})
-            self._check_inputs(held)
+            self._check_inputs(held)  # (every input checked before any Future is made)
+            built.append((key, task, held))
+        for i, (key, task, held) in enumerate(built):
             futures.append(Future(key, self))
             if key in seen:
                 continue

@@ -427,7 +427,7 @@ class _Frame:
         """``self <op> other`` partition by partition (a DataFrame with a Series: pandas' rule of
         columns first, which ``operators.py`` installs)."""
         other = _checked_array(other, self, funcname(op))
-        lazy_operand(other, funcname(op))
+        lazy_operand(self, other, funcname(op), reflected)
         check_pandas_rows(self, other, funcname(op), isinstance(self, Series) or isinstance(other, pd.DataFrame))
         args = (other, self) if reflected else (self, other)
         kind = None
@@ -1325,13 +1325,15 @@ def _one_lazy_value(value: Any) -> Delayed | None:
     return made if isinstance(made, Delayed) else None
 
 
-def lazy_operand(value: Any, what: str) -> None:
+def lazy_operand(frame: "_Frame", value: Any, what: str, reflected: bool = False) -> None:
     """Refuse, naming ``what`` and the ways, a Delayed, future or bag ``Item`` as an operand
-    of an operator: its type, so the result's dtype, is not known until computed."""
+    of an operator on ``frame``: its type, so the result's dtype, is not known until computed."""
     if isinstance(value, Delayed) or _one_lazy_value(value) is not None:
+        call = f"operator.{what}(v, part)" if reflected else f"operator.{what}(part, v)"
+        meta = "(s.name, 'f8')" if isinstance(frame, Series) else "df._meta (or a {column: dtype} dict)"
         raise TypeError(f"{what}: the value of this {type(value).__name__} is not known until computed, so neither "
                         "is the dtype of the result; compute it first (value.compute()), or say the result's "
-                        f"dtype: s.map_partitions(operator.{what}, value, meta=(s.name, 'f8'))")
+                        f"meta: map_partitions(lambda part, v: {call}, value, meta={meta})")
 
 
 def _per_partition(arg: Any, n: int) -> Any:
@@ -1445,12 +1447,13 @@ def map_partitions(func: Callable, *args: Any, meta: Any = _NO_META, _name: str 
     divisions = _aligned(frames, what)
     if _name is None and "partition_info" not in kwargs and accepts_keyword(func, "partition_info"):
         kwargs["partition_info"] = _PartitionInfo(tuple(divisions))
-    given = meta is not _NO_META
-    meta = _emulate(func, args, kwargs, what) if not given else make_meta(meta)
+    # (a name the caller gave with meta: a (name, dtype) pair, or a named Series)
+    named = isinstance(meta, tuple) or (isinstance(meta, pd.Series) and meta.name is not None)
+    meta = _emulate(func, args, kwargs, what) if meta is _NO_META else make_meta(meta)
     name = f"{_name or funcname(func)}-{new_token(func, args, kwargs)}"
     with gc_paused():  # (collections triggered by the new tasks and refs would scan the whole graph)
         return _partition_layer(func, args, kwargs, meta, divisions, name, what, enforce_metadata, _kind,
-                                named=given and isinstance(meta, pd.Series))
+                                named=named and isinstance(meta, pd.Series))
 
 
 def _named_as(part: Any, name: Any) -> Any:

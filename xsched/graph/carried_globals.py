@@ -22,11 +22,18 @@ import types
 import weakref
 from typing import Any
 
-try:  # (cloudpickle's own rule of which functions it pickles by value)
-    from cloudpickle.cloudpickle import _should_pickle_by_reference
+try:  # (cloudpickle's own rules: which functions and classes it pickles by value, which globals it takes)
+    from cloudpickle.cloudpickle import _extract_code_globals, _should_pickle_by_reference
 except ImportError:  # pragma: no cover - another cloudpickle: a module's functions are by reference
     def _should_pickle_by_reference(obj: Any, name: Any = None) -> bool:
         return getattr(obj, "__module__", None) not in (None, "__main__") and "<" not in obj.__qualname__
+
+    def _extract_code_globals(co: types.CodeType) -> dict:
+        names = dict.fromkeys(co.co_names)  # (attribute names too: more than it takes, never fewer)
+        for const in co.co_consts:
+            if isinstance(const, types.CodeType):
+                names.update(_extract_code_globals(const))
+        return names
 
 __all__ = ["by_value", "carries", "read_globals", "fingerprint", "same", "UNCACHEABLE"]
 
@@ -35,21 +42,18 @@ __all__ = ["by_value", "carries", "read_globals", "fingerprint", "same", "UNCACH
 UNCACHEABLE = object()
 
 #: kinds of values that cannot change in place: a fingerprint of their identities holds
-_FIXED = (types.ModuleType, type, int, float, complex, str, bytes, bool, type(None), types.BuiltinFunctionType)
+_FIXED = (types.ModuleType, int, float, complex, str, bytes, bool, type(None), types.BuiltinFunctionType)
 
 _names_of: dict[types.CodeType, tuple[str, ...]] = {}
 _ABSENT = object()
 
 
 def _names(code: types.CodeType) -> tuple[str, ...]:
-    """The global names a code object and the code nested in it may read (cached per code)."""
+    """The global names a code object and the code nested in it read, as cloudpickle finds
+    them (not the attribute names among ``co_names``), sorted; cached per code."""
     found = _names_of.get(code)
     if found is None:
-        names = set(code.co_names)
-        for const in code.co_consts:
-            if isinstance(const, types.CodeType):
-                names.update(_names(const))
-        found = _names_of[code] = tuple(sorted(names))
+        found = _names_of[code] = tuple(sorted(_extract_code_globals(code)))
         if len(_names_of) > 10_000:
             _names_of.clear()
     return found
@@ -81,8 +85,7 @@ def carries(func: Any) -> bool:
 
 def read_globals(func: Any) -> list[tuple[str, Any]]:
     """``(name, value)`` of the globals a by-value function's code reads, sorted by name;
-    empty for any other callable. Attribute names among the code's names that are not
-    globals are left out (cloudpickle leaves them out too)."""
+    empty for any other callable."""
     if not by_value(func):
         return []
     scope = func.__globals__
@@ -92,8 +95,10 @@ def read_globals(func: Any) -> list[tuple[str, Any]]:
 def fingerprint(func: Any, _seen: set | None = None) -> Any:
     """What ``func``'s pickled bytes depend on beyond the function object: a tuple of the
     values of the globals it carries (and, for the by-value functions among them, theirs),
-    to compare item by item with ``is``; ``UNCACHEABLE`` when one of them can change in
-    place; ``()`` for a function that carries none.
+    to compare item by item with ``is`` (functions and classes as weak references, so that
+    a cache keyed by the function does not keep them alive, nor itself through its own
+    recursion); ``UNCACHEABLE`` when one of them can change in place (a list, an array, a
+    class pickled by value); ``()`` for a function that carries none.
 
     >>> rate = 2
     >>> def f(v):
@@ -108,25 +113,27 @@ def fingerprint(func: Any, _seen: set | None = None) -> Any:
     names = _names(func.__code__)
     if not names:
         return ()
+    seen = {id(func)} if _seen is None else _seen
     scope = func.__globals__
     out: list = []
     for name in names:
         value = scope.get(name, _ABSENT)
-        if value is _ABSENT:
+        if value is _ABSENT or id(value) in seen:  # (absent; or a function on the way here: recursion)
             continue
         if isinstance(value, _FIXED):
             out.append(value)
         elif type(value) is types.FunctionType:
-            out.append(value)
+            out.append(weakref.ref(value))
             if by_value(value):
-                seen = {id(func)} if _seen is None else _seen
-                if id(value) in seen:
-                    continue
                 seen.add(id(value))
                 inner = fingerprint(value, seen)
                 if inner is UNCACHEABLE:
                     return UNCACHEABLE
                 out.extend(inner)
+        elif isinstance(value, type):
+            if _class_by_value(value):  # (its attributes and methods travel with it, and may change)
+                return UNCACHEABLE
+            out.append(weakref.ref(value))
         elif isinstance(value, (tuple, frozenset)) and all(isinstance(v, _FIXED) for v in value):
             out.append(value)
         elif callable(value) and not hasattr(value, "__dict__"):  # (a ufunc, a builtin's method)
@@ -134,6 +141,14 @@ def fingerprint(func: Any, _seen: set | None = None) -> Any:
         else:
             return UNCACHEABLE
     return tuple(out)
+
+
+def _class_by_value(cls: type) -> bool:
+    """Whether cloudpickle pickles the class ``cls`` by value (defined in a notebook)."""
+    try:
+        return not _should_pickle_by_reference(cls)
+    except Exception:
+        return True
 
 
 def same(a: Any, b: Any) -> bool:

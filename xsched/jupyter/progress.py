@@ -188,6 +188,7 @@ class Progress:
     def wait(self, timeout: float | None = None) -> bool:
         """Block until every task is done or erred; False on timeout or if the client went away."""
         deadline = None if timeout is None else time.monotonic() + timeout
+        self._waiter = threading.get_ident()
         try:
             while not self._finished.wait(0.1):
                 self._flush()
@@ -199,7 +200,11 @@ class Progress:
                     return False
             return self.done
         finally:
+            self._waiter = None
             self._flush()
+
+    #: the thread waiting in ``wait`` (it draws what arrives on the client's loop: ``TextProgressBar``)
+    _waiter: int | None = None
 
     def _flush(self) -> None:
         """Draw, in the waiting thread, what arrived on the client's loop (``TextProgressBar``)."""
@@ -245,9 +250,10 @@ class TextProgressBar(Progress):
         self.stream = stream
         self._last = ""
         # (the thread that waits draws: a notebook shows what a thread writes under the cell
-        # that started the thread, and the client's loop thread began with an earlier cell)
-        self._drawer = threading.get_ident()
+        # that started the thread, and the client's loop thread began with an earlier cell;
+        # with nobody waiting, the loop draws). A synchronous client's caller waits from the start.
         self._pending = False
+        self._waiter = None if client.asynchronous else threading.get_ident()
 
     def line(self) -> str:
         parts = []
@@ -261,7 +267,8 @@ class TextProgressBar(Progress):
         return " | ".join(parts)
 
     def _render(self) -> None:
-        if threading.get_ident() != self._drawer and not self.client.asynchronous:
+        waiter = self._waiter
+        if waiter is not None and threading.get_ident() != waiter:
             self._pending = True  # (drawn by the waiting thread: _flush)
             return
         self._draw()

@@ -243,7 +243,7 @@ def dynamic_source(name: str, firstlineno: int, sources: dict[str, str]) -> list
         at = firstlineno - 1
         while 0 <= at < len(lines) and lines[at].lstrip().startswith("@"):  # (decorators: the def below them)
             at += 1
-        if not 0 <= at < len(lines) or at < firstlineno - 1:
+        if not 0 <= at < len(lines):
             continue
         first = lines[at].lstrip()
         if first.startswith(("def ", "async def ")) and first.split("def ", 1)[1].split("(", 1)[0].strip() == name:
