@@ -61,6 +61,7 @@ def test_choice_with_replacement_per_block():
     rows = xa.random.default_rng(5).choice(np.arange(12).reshape(6, 2), size=(2, 2), replace=False,
                                            p=[0.1, 0.1, 0.2, 0.2, 0.2, 0.2]).compute()
     assert rows.shape == (2, 2, 2) and len({tuple(r) for r in rows.reshape(4, 2).tolist()}) == 4
+    assert xa.random.default_rng(4).choice(10, size=6, replace=False, chunks=((3, 3),)).chunks == ((3, 3),)
     with pytest.raises(ValueError, match="larger sample than population"):
         xa.random.default_rng(4).choice(3, size=5, replace=False)
     with pytest.raises(TypeError, match="not an xsched Array"):
