@@ -484,8 +484,30 @@ def test_pub_and_sub_with_an_asynchronous_client(cluster):
                     break
             assert got == [1, 2]
             await sub.close()
+            other = await Sub(topic, client=c)
+            with pytest.raises(TypeError, match="use `async with Sub"):
+                with other:
+                    pass
+            with pytest.raises(TypeError, match="use `async for msg in sub`"):
+                next(iter(other))
+            await other.close()
 
     asyncio.run(main())
+
+
+@pytest.mark.timeout(60)
+def test_a_sub_whose_client_closed_says_so(cluster):
+    from xsched.errors import SchedulerLostError
+
+    with Client(cluster, set_as_default=False) as c:
+        sub = Sub(unique("topic"), client=c)
+    sub.close()  # (its subscription went with its client: nothing to do)
+    with pytest.raises(RuntimeError, match="is closed"):
+        sub.get(timeout=1)
+    with Client(cluster, set_as_default=False) as c:
+        live = Sub(unique("topic"), client=c)
+    with pytest.raises(SchedulerLostError, match=f"Sub {live.name!r}: its client is closed"):
+        live.get(timeout=1)
 
 
 def test_closing_a_sub_ends_a_get_waiting_without_timeout_and_a_dropped_sub_unsubscribes(client):

@@ -59,7 +59,7 @@ def test_what_needs_the_lengths_says_so_when_built():
     x = xa.from_array(np.arange(10), chunks=3)
     m = x[x > 4]
     for what, call in [("indexing", lambda: m[1:3]), ("len()", lambda: len(m)), ("rechunk", lambda: m.rechunk(2)),
-                       ("a boolean mask", lambda: m[m > 6])]:
+                       ("a boolean mask", lambda: m[x[3:] > 6])]:
         with pytest.raises(ValueError, match=f"{re.escape(what)}( along axis 0)? needs the lengths.*compute_chunk_sizes"):
             call()
     with pytest.raises(ValueError, match="add: an array with blocks of unknown length.*compute_chunk_sizes"):
@@ -134,3 +134,42 @@ def test_isin_matches_numpy():
     np.testing.assert_array_equal(np.isin(x, [1, 2]).compute(), np.isin(data, [1, 2]))
     with pytest.raises(ValueError, match="split_every must be an int of at least 2"):
         xa.unique(x, split_every=1)
+
+
+def test_a_masked_array_is_masked_again_stacked_and_joined_by_its_own_blocks():
+    """Results of the same mask share their blocks of unknown length: they mask, stack and
+    join each other as NumPy's would, with no lengths computed."""
+    data = np.arange(60).reshape(12, 5)
+    x = xa.from_array(data, chunks=(4, 2))
+    r, want = x[x[:, 0] % 10 == 0], data[data[:, 0] % 10 == 0]
+    np.testing.assert_array_equal(r[r[:, 1] > 20].compute(), want[want[:, 1] > 20])
+    np.testing.assert_array_equal(r[:, 3][r[:, 3] % 2 == 0].compute(), want[:, 3][want[:, 3] % 2 == 0])
+    np.testing.assert_array_equal(xa.stack([r[:, 0], r[:, 1]], axis=1).compute(), np.stack([want[:, 0], want[:, 1]], 1))
+    np.testing.assert_array_equal(xa.concatenate([r, r[:, :2]], axis=1).compute(),
+                                  np.concatenate([want, want[:, :2]], axis=1))
+    columns, wanted = x[:, x[0] > 1], data[:, data[0] > 1]
+    np.testing.assert_array_equal(columns[:, columns[0] > 2].compute(), wanted[:, wanted[0] > 2])
+    with pytest.raises(ValueError, match="a boolean mask needs the lengths"):
+        r[x[:, 0] > 3]  # (another mask's blocks)
+    with pytest.raises(ValueError, match="concatenate along axis 0 needs the lengths"):
+        xa.concatenate([r, x], axis=1)
+    with pytest.raises(ValueError, match="pad needs the lengths"):
+        xa.pad(r, ((0, 0), (2, 2)), mode="edge")
+    with pytest.raises(ValueError, match=r"indexing along axis 0 .* take that axis whole \(':' in its place\)"):
+        r[::-1]
+
+
+def test_cov_of_masked_observations_as_numpy():
+    import warnings
+
+    data = np.arange(12.0).reshape(6, 2) ** 1.5
+    x = xa.from_array(data, chunks=(3, 2))
+    m, want = x[x[:, 0] > 1], data[data[:, 0] > 1]
+    np.testing.assert_allclose(xa.cov(m[:, 0]).compute(), np.cov(want[:, 0]))
+    np.testing.assert_allclose(xa.cov(m[:, 0], m[:, 1]).compute(), np.cov(want[:, 0], want[:, 1]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        none = data[data[:, 0] > 100]
+        assert np.isnan(xa.cov(x[x[:, 0] > 100], rowvar=False).compute()).all() and np.isnan(np.cov(none, rowvar=False)).all()
+    with pytest.raises(ValueError, match="number of variables of m .* rowvar=False"):
+        xa.cov(m)

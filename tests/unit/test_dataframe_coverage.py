@@ -342,3 +342,15 @@ def test_a_name_given_with_meta_names_the_computed_series_too():
     assert list(xd.concat([df, doubled], axis=1).compute().columns) == ["a", "b", "y"]
     assert df.map_partitions(lambda p: p.a + 1, meta=("z", "i8")).compute().name == "z"
     assert df.map_partitions(lambda p: p.a + 1, meta=pd.Series([], name="w", dtype="i8")).compute().name == "w"
+    # the same function under another name is another collection, with keys of its own
+    def total(row):
+        return row.a + row.b
+    first, second = df.apply(total, axis=1, meta=("x", "f8")), df.apply(total, axis=1, meta=("y", "f8"))
+    assert first.compute().name == "x" and second.compute().name == "y" and first._name != second._name
+    # a bare dtype is an unnamed Series of it, a value per row (not one per partition)
+    want = pdf.a + pdf.b
+    pd.testing.assert_series_equal(df.apply(total, axis=1, meta="f8").compute(), want)
+    pd.testing.assert_series_equal(df.apply(total, axis=1).compute(), want)
+    doubled = df.a.apply(lambda v: v * 2, meta="i8")
+    assert doubled.name == "a"
+    pd.testing.assert_series_equal(doubled.compute(), pdf.a * 2)

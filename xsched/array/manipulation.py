@@ -39,7 +39,7 @@ from .core import Array, elemwise
 from . import reductions
 from . import creation as _creation
 from .creation import asarray, full
-from .masking import known_chunks_needed
+from .masking import has_unknown_chunks, known_axis_needed, known_chunks_needed
 
 __all__ = ["copy", "concatenate", "stack", "hstack", "vstack", "reshape", "reshape_blockwise", "ravel", "squeeze",
            "expand_dims", "atleast_1d", "atleast_2d", "transpose", "moveaxis", "swapaxes",
@@ -63,8 +63,11 @@ def _cast(block: np.ndarray, dtype: np.dtype) -> np.ndarray:
 def _alike(arrays: list[Array], skip: int | None) -> list[Array]:
     """The arrays rechunked to the same blocks on every axis but ``skip``: cut wherever
     any of them is (``chunks.common_blocks``)."""
-    want = {ax: common_blocks([a.chunks[ax] for a in arrays])
-            for ax in range(arrays[0].ndim) if ax != skip}
+    want = {}
+    for ax in range(arrays[0].ndim):
+        blocks = [a.chunks[ax] for a in arrays]
+        if ax != skip and any(b != blocks[0] for b in blocks):  # (alike already: unknown lengths too)
+            want[ax] = common_blocks(blocks)
     return [a if all(a.chunks[ax] == c for ax, c in want.items()) else a.rechunk(want) for a in arrays]
 
 
@@ -98,8 +101,10 @@ def concatenate(seq: Sequence[Any], axis: int | None = 0) -> Array:
                 f"all the input arrays must have same number of dimensions, but the array at "
                 f"index 0 has {ndim} dimension(s) and the array at index {i} has {a.ndim} "
                 "dimension(s)")
-        for ax in range(ndim):
-            if ax != axis and a.shape[ax] != arrays[0].shape[ax]:
+        for ax in range(ndim):  # (the same blocks of unknown lengths, a mask's results, are alike)
+            if ax != axis and a.chunks[ax] != arrays[0].chunks[ax] and a.shape[ax] != arrays[0].shape[ax]:
+                if has_unknown_chunks(a) or has_unknown_chunks(arrays[0]):
+                    known_axis_needed(a if has_unknown_chunks(a) else arrays[0], ax, "concatenate")
                 raise ValueError(
                     f"all the input array dimensions except for the concatenation axis must "
                     f"match exactly, but along dimension {ax}, the array at index 0 has size "
@@ -143,11 +148,13 @@ def stack(seq: Sequence[Any], axis: int = 0) -> Array:
     arrays = [asarray(a) for a in seq]
     if not arrays:
         raise ValueError("need at least one array to stack")
-    for a in arrays:  # (unknown lengths cannot be checked to be equal)
-        known_chunks_needed(a, "stack")
+    alike = all(a.chunks == arrays[0].chunks for a in arrays)  # (a mask's results: unknown lengths, alike)
+    for a in arrays:  # (else unknown lengths cannot be checked to be equal)
+        if not alike:
+            known_chunks_needed(a, "stack")
     shape = arrays[0].shape
     for a in arrays[1:]:
-        if a.shape != shape:
+        if not alike and a.shape != shape:
             raise ValueError(f"all input arrays must have the same shape; got "
                              f"{[b.shape for b in arrays]}")
     axis = axis_index(axis, len(shape) + 1, "stack")
@@ -925,6 +932,8 @@ def pad(x: Any, pad_width: Any, mode: str = "constant", *, constant_values: Any 
         raise ValueError(f"pad: mode {mode!r} is not supported by xsched arrays; use one of "
                          f"{modes}, or compute first and use numpy.pad")
     widths = _pad_widths(pad_width, x.ndim, "pad_width")
+    if any(lo or hi for lo, hi in widths):  # (each pad's block has the other axes' lengths)
+        known_chunks_needed(x, "pad")
     values = _pad_widths(end_values if mode == "linear_ramp" else constant_values, x.ndim,
                          "end_values" if mode == "linear_ramp" else "constant_values")
     lengths = _pad_widths(stat_length, x.ndim, "stat_length")

@@ -50,12 +50,13 @@ def known_chunks_needed(x: Any, what: str) -> None:
                          "call x = x.compute_chunk_sizes() first (it computes only the lengths)")
 
 
-def known_axis_needed(x: Any, axis: int, what: str) -> None:
-    """Raise, naming ``what``, the axis and the way out, when ``x``'s blocks along ``axis``
-    have unknown lengths (the other axes may: ``r[:, 2]`` of a masked ``r`` is fine)."""
+def known_axis_needed(x: Any, axis: int, what: str, otherwise: str = "") -> None:
+    """Raise, naming ``what``, the axis and the ways out (``otherwise``: one more), when
+    ``x``'s blocks along ``axis`` have unknown lengths (the other axes may: ``r[:, 2]`` of a
+    masked ``r`` is fine)."""
     if any(c != c for c in x.chunks[axis]):
         raise ValueError(f"{what} along axis {axis} needs the lengths of the array's blocks there, which a "
-                         "boolean mask left unknown; index that axis only whole (x[:, 2]), or call "
+                         f"boolean mask left unknown; {otherwise + ', or ' if otherwise else ''}call "
                          "x = x.compute_chunk_sizes() first (it computes only the lengths)")
 
 
@@ -123,16 +124,21 @@ def boolean_mask(x: Any, mask: Any) -> Any:
     >>> x[x % 2 == 0].compute().tolist()
     [0, 2, 4]
     """
-    known_chunks_needed(x, "a boolean mask")
     if mask.dtype != np.bool_:
         raise TypeError(f"a boolean mask must have dtype bool, not {mask.dtype}; compare first, e.g. x[x > 0]")
+    # a 1-d mask with exactly the blocks of x's first axis (the same mask's results: r[r[:, 1] > 2])
+    # is applied block by block even when their lengths are unknown
+    alike = mask.ndim == 1 and x.ndim >= 1 and mask.chunks[0] == x.chunks[0]
+    if not alike:
+        known_chunks_needed(x, "a boolean mask")
     if mask.ndim == 0:  # (NumPy's x[True] / x[False]: a new first axis of length 1 or 0, unknown until computed)
         return boolean_mask(x[None], mask[None])
-    if not 0 < mask.ndim <= x.ndim or tuple(mask.shape) != tuple(x.shape[:mask.ndim]):
+    if not alike and (not 0 < mask.ndim <= x.ndim or tuple(mask.shape) != tuple(x.shape[:mask.ndim])):
         raise IndexError(f"a boolean mask of shape {tuple(mask.shape)} cannot index an array of shape "
                          f"{tuple(x.shape)}: the shapes must be equal, or the mask's those of the "
                          "array's first axes (x[x[:, 0] > 0] picks rows)")
-    known_chunks_needed(mask, "a boolean mask")
+    if not alike:
+        known_chunks_needed(mask, "a boolean mask")
     if mask.ndim < x.ndim:
         return _mask_leading(x, mask)
     if x.ndim != 1:
@@ -176,9 +182,11 @@ def mask_along(x: Any, mask: Any, axis: int) -> Any:
     >>> x[:, x[0] % 2 == 1].compute().tolist()
     [[1, 3], [5, 7], [9, 11]]
     """
-    known_chunks_needed(x, "a boolean mask")
-    known_chunks_needed(mask, "a boolean mask")
-    if mask.dtype != np.bool_ or mask.ndim != 1 or mask.shape[0] != x.shape[axis]:
+    alike = mask.ndim == 1 and mask.chunks[0] == x.chunks[axis]  # (the same blocks, known or not)
+    if not alike:
+        known_axis_needed(x, axis, "a boolean mask")
+        known_chunks_needed(mask, "a boolean mask")
+    if mask.dtype != np.bool_ or mask.ndim != 1 or not (alike or mask.shape[0] == x.shape[axis]):
         raise IndexError(f"a boolean index along axis {axis} must be one-dimensional with the axis's length "
                          f"{x.shape[axis]} and dtype bool, not shape {tuple(mask.shape)} of {mask.dtype}")
     if mask.chunks[0] != x.chunks[axis]:

@@ -248,14 +248,14 @@ def _unknown_axes_whole(x: Array, idx: list) -> None:
     >>> r[1:]
     Traceback (most recent call last):
     ...
-    ValueError: indexing along axis 0 needs the lengths of the array's blocks there, which a boolean mask left unknown; index that axis only whole (x[:, 2]), or call x = x.compute_chunk_sizes() first (it computes only the lengths)
+    ValueError: indexing along axis 0 needs the lengths of the array's blocks there, which a boolean mask left unknown; take that axis whole (':' in its place), or call x = x.compute_chunk_sizes() first (it computes only the lengths)
     """
     axis = 0
     for i in idx:
         if i is None:
             continue
         if not (isinstance(i, slice) and i.start in (None, 0) and i.stop is None and i.step in (None, 1)):
-            _masking.known_axis_needed(x, axis, "indexing")
+            _masking.known_axis_needed(x, axis, "indexing", "take that axis whole (':' in its place)")
         axis += 1
 
 

@@ -301,9 +301,14 @@ def _as_rows(m: Any, rowvar: bool, dtype: np.dtype, what: str) -> Array:
     # NumPy's two rules: a 2-d m is variables by columns whatever its rows; a y of one row is one variable
     by_columns = not rowvar and (m.ndim != 1 if what == "m" else m.ndim == 2 and m.shape[0] != 1)
     if m.ndim < 2:
-        m = reshape(m, (1, -1)) if m.ndim == 1 else reshape(m, (1, 1))
+        m = m[None] if m.ndim == 1 else reshape(m, (1, 1))  # (a new axis: no lengths needed)
     if by_columns:
         m = m.T
+    if m.shape[0] != m.shape[0]:
+        raise ValueError(f"cov: the number of variables of {what} (its {'rows' if rowvar else 'columns'}) is "
+                         "unknown until computed (a boolean mask's result), and the result's shape with it; "
+                         "call compute_chunk_sizes() on it first" + (", or pass rowvar=False if its columns are the "
+                                                                     "variables" if rowvar else ""))
     return m
 
 
@@ -371,6 +376,8 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
     if not isinstance(fact, Array) and fact <= 0:
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
         fact = 0.0
+    elif isinstance(fact, Array):  # (known when computed: none or too few observations give NaN, as NumPy's)
+        fact = elemwise(np.maximum, fact, 0.0)
     centred = x - reshape(avg, (-1, 1))
     weighted = centred if w is None else centred * w
     with np.errstate(divide="ignore"):

@@ -26,6 +26,8 @@ from __future__ import annotations
 import asyncio
 import uuid
 
+from ..comm import CommClosedError
+from ..errors import SchedulerLostError
 from ..protocol import ops
 from .coordination import Queue, _here, _Primitive, _seconds
 from .dual import sync_or_async
@@ -141,12 +143,17 @@ class Sub(_Primitive):
         await self._joined()
         try:
             return await self._queue._get(wait, False, where)
+        except (SchedulerLostError, CommClosedError):
+            raise SchedulerLostError(f"{self._what()}: its client is {self.client.status} (or lost its scheduler) "
+                                     "while receiving; make a new Client and a new Sub") from None
         except TimeoutError:
             if self._closed or wait is None:  # (no timeout: only the end of the subscription ends a wait)
                 raise RuntimeError(f"{self._what()} was closed while waiting") from None
             raise TimeoutError(f"{self._what()}: no message came within {wait:g}s") from None
 
     def __iter__(self):
+        if self.client.asynchronous:
+            raise TypeError(f"{self._what()} has an asynchronous client: use `async for msg in sub`")
         while True:
             yield self.get()
 
@@ -164,7 +171,8 @@ class Sub(_Primitive):
         >>> sub.close(); sub
         <Sub 'Sub.close' closed>
         """
-        if self._closed:
+        if self._closed or self.client.status != "running":  # (a closed client's subscriptions went with it)
+            self._closed = True
             return self._nothing()
         self._closed = True
         return self._unsubscribe()
@@ -177,6 +185,8 @@ class Sub(_Primitive):
         await self._ask({"op": ops.PUBSUB_UNSUBSCRIBE, "topic": self.name, "queue": self._queue.name})
 
     def __enter__(self):
+        if self.client.asynchronous:
+            raise TypeError(f"{self._what()} has an asynchronous client: use `async with Sub(...) as sub`")
         return self
 
     def __exit__(self, *exc):

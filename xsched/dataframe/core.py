@@ -741,8 +741,8 @@ class DataFrame(_Frame):
                 "pass axis=1 for a function of each row, use a reduction (df.max(), df.agg([...]), "
                 "df.reduction(chunk, aggregate)) for one value per column, or map_partitions for each "
                 "partition's columns")
-        return map_partitions(_apply_rows, self, func, args, meta=meta, _name=f"apply-{funcname(func)}",
-                              **kwargs)
+        return map_partitions(_apply_rows, self, func, args, meta=_series_meta(meta),
+                              _name=f"apply-{funcname(func)}", **kwargs)
 
     def reset_index(self, drop: bool = False) -> "DataFrame":
         """The index as a column (or dropped); each partition's new index starts at 0, and
@@ -928,7 +928,7 @@ class Series(_Frame):
         >>> xd.from_pandas(pd.Series([1, 2]), npartitions=2).apply(lambda v: v * 10).compute().tolist()
         [10, 20]
         """
-        return map_partitions(_call_method, self, "apply", func, args=args, meta=meta,
+        return map_partitions(_call_method, self, "apply", func, args=args, meta=_series_meta(meta, self.name),
                               _name=f"apply-{funcname(func)}", **kwargs)
 
     def between(self, left: Any, right: Any, inclusive: str = "both") -> "Series":
@@ -1330,7 +1330,8 @@ def lazy_operand(frame: "_Frame", value: Any, what: str, reflected: bool = False
     of an operator on ``frame``: its type, so the result's dtype, is not known until computed."""
     if isinstance(value, Delayed) or _one_lazy_value(value) is not None:
         call = f"operator.{what}(v, part)" if reflected else f"operator.{what}(part, v)"
-        meta = "(s.name, 'f8')" if isinstance(frame, Series) else "df._meta (or a {column: dtype} dict)"
+        dtype = "bool" if what in ("lt", "le", "gt", "ge", "eq", "ne") else "f8"
+        meta = f"(s.name, {dtype!r})" if isinstance(frame, Series) else "df._meta (or a {column: dtype} dict)"
         raise TypeError(f"{what}: the value of this {type(value).__name__} is not known until computed, so neither "
                         "is the dtype of the result; compute it first (value.compute()), or say the result's "
                         f"meta: map_partitions(lambda part, v: {call}, value, meta={meta})")
@@ -1450,10 +1451,21 @@ def map_partitions(func: Callable, *args: Any, meta: Any = _NO_META, _name: str 
     # (a name the caller gave with meta: a (name, dtype) pair, or a named Series)
     named = isinstance(meta, tuple) or (isinstance(meta, pd.Series) and meta.name is not None)
     meta = _emulate(func, args, kwargs, what) if meta is _NO_META else make_meta(meta)
-    name = f"{_name or funcname(func)}-{new_token(func, args, kwargs)}"
+    named = named and isinstance(meta, pd.Series)
+    # (what meta makes of the tasks is in the key: a name they are given, a value per partition wrapped)
+    shape = (named and meta.name, isinstance(meta, (pd.DataFrame, pd.Series, pd.Index)), enforce_metadata)
+    name = f"{_name or funcname(func)}-{new_token(func, args, kwargs, shape)}"
     with gc_paused():  # (collections triggered by the new tasks and refs would scan the whole graph)
         return _partition_layer(func, args, kwargs, meta, divisions, name, what, enforce_metadata, _kind,
-                                named=named and isinstance(meta, pd.Series))
+                                named=named)
+
+
+def _series_meta(meta: Any, name: Any = None) -> Any:
+    """``meta`` of what is a Series whatever ``meta`` says (``apply``'s results): a bare dtype
+    (``"f8"``) is a Series of it named ``name`` (as pandas names it), not one value per partition."""
+    if isinstance(meta, (str, np.dtype, type, pd.api.extensions.ExtensionDtype)):
+        return pd.Series([], dtype=meta, name=name)
+    return meta
 
 
 def _named_as(part: Any, name: Any) -> Any:
