@@ -233,10 +233,11 @@ def test_one_dimensional_unknown_chunks_flatten_to_themselves(chunks):
 def test_unknown_chunks_name_compute_chunk_sizes():
     v = xa.from_array(np.arange(6.0), chunks=2)
     u = v[v > 2]
-    for build in (lambda: xa.stack([u, u]), lambda: u.reshape(1, -1),
+    for build in (lambda: xa.stack([u, v[:3]]), lambda: u.reshape(1, -1),
                   lambda: xa.reshape(forget_chunks(xa.ones((2, 2), chunks=1)), -1)):
         with pytest.raises(ValueError, match=r"compute_chunk_sizes\(\)"):
             build()
+    assert_array_equal(xa.stack([u, u * 2]).compute(), np.stack([[3.0, 4, 5], [6.0, 8, 10]]))  # (one mask's)
     w = u.compute_chunk_sizes()
     assert_array_equal(xa.stack([w, w]).compute(), np.stack([[3.0, 4, 5]] * 2))
 
