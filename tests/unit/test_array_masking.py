@@ -173,3 +173,10 @@ def test_cov_of_masked_observations_as_numpy():
         assert np.isnan(xa.cov(x[x[:, 0] > 100], rowvar=False).compute()).all() and np.isnan(np.cov(none, rowvar=False)).all()
     with pytest.raises(ValueError, match="number of variables of m .* rowvar=False"):
         xa.cov(m)
+
+
+def test_a_mask_of_another_masks_blocks_fails_when_computed_rather_than_cut():
+    x = xa.from_array(np.arange(24).reshape(12, 2), chunks=(4, 2))
+    rows, other = x[x[:, 0] % 4 == 0], x[x[:, 0] < 10]  # (as many blocks, other lengths)
+    with pytest.raises(ValueError, match="came from different masks; call compute_chunk_sizes"):
+        rows[other[:, 0] > 0].compute()

@@ -170,6 +170,10 @@ def _mask_leading(x: Any, mask: Any) -> Any:
 
 
 def _compress(block: np.ndarray, mask: np.ndarray, axis: int) -> np.ndarray:
+    if len(mask) != block.shape[axis]:  # (np.compress would cut the block to the mask's length)
+        raise ValueError(f"a boolean mask block of {len(mask)} values against an array block of {block.shape[axis]} "
+                         f"along axis {axis}: their blocks of unknown length came from different masks; call "
+                         "compute_chunk_sizes() on both first")
     return np.compress(mask, block, axis=axis)
 
 
