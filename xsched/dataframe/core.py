@@ -42,6 +42,8 @@ from ..graph.spec import Ref, Task, accepts_keyword, funcname
 from ..graph.visualize import visualize_method
 from .planner import Layer, explain, plan
 from .pieces import _concat
+from .attribute_errors import ACCESSOR_VALUES, MissingAttribute, WrongAccessor
+from .meta_checks import _check_meta
 from .standin import _nonempty, make_meta, on_stand_ins
 
 __all__ = ["DataFrame", "Series", "Index", "Scalar", "map_partitions", "new_collection"]
@@ -102,48 +104,6 @@ def _refused(frame: Any, method: str, exc: Exception, what: str, tried: str = "a
     message = (f"{what}: pandas refuses {kind}.{method} with these arguments (tried on {tried} with its dtypes "
                f"{dtypes}): {type(exc).__name__}: {said}")
     return type(exc)(message) if type(exc) in (KeyError, TypeError, ValueError, IndexError) else ValueError(message)
-
-
-def _alike(found: Any, wanted: Any) -> bool:
-    """Whether a partition's dtype agrees with meta's, as dask's meta check has it: numbers
-    with numbers (an integer column with a missing value is float), categoricals with
-    categoricals, text with text (objects or strings), else equal.
-
-    >>> _alike(np.dtype("int64"), np.dtype("float64")), _alike(np.dtype("int64"), pd.StringDtype())
-    (True, False)
-    """
-    if found == wanted:
-        return True
-    if isinstance(found, pd.CategoricalDtype) or isinstance(wanted, pd.CategoricalDtype):
-        return isinstance(found, pd.CategoricalDtype) and isinstance(wanted, pd.CategoricalDtype)
-    kinds = (getattr(found, "kind", ""), getattr(wanted, "kind", ""))
-    if all(k in "iuf" and k for k in kinds):
-        return True
-    def text(d: Any) -> bool:
-        return d == object or isinstance(d, pd.StringDtype)
-    return text(found) and text(wanted)
-
-
-def _check_meta(part: Any, meta: Any, what: str, index: int, dtypes: bool = False) -> Any:
-    """Run on the workers: a partition's type and columns must be those announced by meta
-    (``dtypes``: and its dtypes, ``_alike``, and Series name, as ``from_delayed`` checks them)."""
-    if isinstance(meta, (pd.DataFrame, pd.Series, pd.Index)):
-        if type(part) is not type(meta):
-            raise TypeError(f"{what}: partition {index} is a {type(part).__name__} but meta says "
-                            f"{type(meta).__name__}; fix the function or its meta=")
-        if isinstance(meta, pd.DataFrame) and list(part.columns) != list(meta.columns):
-            raise ValueError(f"{what}: partition {index} has columns {list(part.columns)} but meta "
-                             f"says {list(meta.columns)}; fix the function or its meta=")
-        if dtypes:
-            found = part.dtypes.items() if isinstance(meta, pd.DataFrame) else [(meta.name, part.dtype)]
-            wanted = dict(meta.dtypes.items()) if isinstance(meta, pd.DataFrame) else {meta.name: meta.dtype}
-            differ = [f"{c!r} is {d}, not {wanted[c]}" for c, d in found if not _alike(d, wanted[c])]
-            if not isinstance(meta, pd.DataFrame) and part.name != meta.name:
-                differ.append(f"it is named {part.name!r}, not {meta.name!r}")
-            if differ:
-                raise ValueError(f"{what}: partition {index} does not match meta: {'; '.join(differ)}; give meta= "
-                                 "what the partitions hold (or cast them), or verify_meta=False")
-    return part
 
 
 # --------------------------------------------------------------------------- collections
@@ -753,97 +713,6 @@ class DataFrame(_Frame):
         ['index', 'a']
         """
         return self._method("reset_index", drop=drop).clear_divisions()
-
-
-#: dask's names for what xsched names otherwise
-DASK_NAMES = {"to_dask_array": "to_xsched_array"}
-
-
-def missing_attribute(kind: str, name: str, pandas_type: type, own_type: type, columns: list | None = None) -> str:
-    """The message of an AttributeError for ``name``: xsched's name for a dask one, what to do
-    about a pandas method not run across partitions here, or the names it is close to.
-
-    >>> missing_attribute("Series", "to_dask_array", pd.Series, Series)
-    "'Series' has no attribute 'to_dask_array': xsched calls it 'to_xsched_array'"
-    >>> missing_attribute("DataFrame", "ammount", pd.DataFrame, DataFrame, ["amount", "name"])
-    "'DataFrame' has no attribute or column 'ammount' (did you mean 'amount'?); its columns are ['amount', 'name']"
-    """
-    what = "attribute or column" if columns is not None else "attribute"
-    text = f"{kind!r} has no {what} {name!r}"
-    if name in DASK_NAMES:
-        return f"{text}: xsched calls it {DASK_NAMES[name]!r}"
-    if hasattr(pandas_type, name):
-        use = name if isinstance(getattr(pandas_type, name, None), property) else f"{name}(...)"
-        if kind == "GroupBy":
-            return (f"{text}: pandas' {pandas_type.__name__}.{name} is not run here; on each whole group "
-                    f"(through a shuffle): .apply(lambda group: group.{use})")
-        return (f"{text}: pandas' {pandas_type.__name__}.{name} is not run across partitions here. "
-                f"Each partition's own: .map_partitions(lambda part: part.{use}); the whole "
-                f"at once (when it fits in memory): .compute().{use}")
-    import difflib
-
-    known = [n for n in dir(own_type) if not n.startswith("_")] + [str(c) for c in columns or ()]
-    close = difflib.get_close_matches(name, known, n=1)
-    if close:
-        text += f" (did you mean {close[0]!r}?)"
-    return text + (f"; its columns are {columns}" if columns is not None else "")
-
-
-class MissingAttribute(AttributeError):
-    """The AttributeError of a name a collection lacks, its message (``missing_attribute``)
-    written only when shown: a ``hasattr`` probe, which never shows it, stays cheap.
-
-    >>> str(MissingAttribute("Series", "sume", pd.Series, Series))
-    "'Series' has no attribute 'sume' (did you mean 'sum'?)"
-    """
-
-    def __init__(self, *details: Any) -> None:
-        super().__init__()
-        self._details = details
-
-    def __str__(self) -> str:
-        return missing_attribute(*self._details)
-
-    def __reduce__(self):  # (sent elsewhere, as the plain error it reads as)
-        return AttributeError, (str(self),)
-
-
-#: What each accessor takes, in pandas' words, and the conversion that gives such values.
-ACCESSOR_VALUES = {"str": ("string values", ".astype(str).str..."),
-                   "dt": ("datetimelike values", ".astype('datetime64[ns]').dt... (text in another format: "
-                          "xd.to_datetime(..., format=...))"),
-                   "cat": ("categorical values", ".astype('category').cat...")}
-
-
-class WrongAccessor(AttributeError):
-    """``.str`` of numbers, ``.dt`` of text...: pandas' AttributeError, raised when the
-    expression is built, naming the column, its dtype and the conversion to make first. (The
-    accessor's property raises; Python then asks ``__getattr__``, which raises this.)
-
-    >>> import xsched.dataframe as xd
-    >>> print(WrongAccessor(xd.from_pandas(pd.DataFrame({"a": [1, 2]}), npartitions=1).a, "str"))
-    .str accessor only for string values, and the column 'a' is int64 (pandas: Can only use
-    .str accessor with string values, not integer); convert it first: .astype(str).str...
-    """
-
-    def __init__(self, obj: Any, kind: str) -> None:
-        super().__init__()
-        self._obj, self._kind = obj, kind
-
-    def __str__(self) -> str:  # (written only when shown: a hasattr probe stays cheap)
-        meta, kind = self._obj._meta, self._kind
-        values, fix = ACCESSOR_VALUES[kind]
-        try:
-            getattr(_nonempty(meta), kind)
-            said = ""
-        except Exception as exc:  # (pandas' own words)
-            said = f" (pandas: {exc})"
-        own = "index" if isinstance(meta, pd.Index) else "column"
-        which = f"the {own} {meta.name!r}" if meta.name is not None else f"this {type(self._obj).__name__}"
-        return f".{kind} accessor only for {values}, and {which} is {meta.dtype}{said}; convert it first: {fix}"
-
-    def __reduce__(self):  # (sent elsewhere, as the plain error it reads as)
-        return AttributeError, (str(self),)
 
 
 class Series(_Frame):
