@@ -26,6 +26,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, new_token, per_ta
 from ..graph.partials import chain_layer
 from ..graph.spec import Ref, Task
 from .core import DataFrame, Series, _Frame, _nonempty, map_partitions, new_collection, part_key
+from .pieces import with_category
 
 __all__ = ["cumulative", "fill"]
 
@@ -196,9 +197,7 @@ def _fill_apply(filled: Any, carry: list | None, method: str, limit: int | None)
         if not take:
             continue
         rows = np.arange(take) if method == "ffill" else np.arange(len(col) - take, len(col))
-        fixed = col.copy()
-        if isinstance(fixed.dtype, pd.CategoricalDtype) and value not in fixed.dtype.categories:
-            fixed = fixed.cat.add_categories([value])  # (categories each partition inferred: see pieces.py)
+        fixed = with_category(col.copy(), value)
         fixed.iloc[rows] = value
         if isinstance(out, pd.DataFrame):
             out.isetitem(i, fixed)

@@ -34,7 +34,8 @@ from .core import (_NO_META, DataFrame, Index, Scalar, Series, _call_method, _ch
                    _Lifted, _nonempty, axis_number, make_meta, map_partitions, new_collection, part_key,
                    unify_divisions)
 from .operators import per_column
-from .pieces import UNKNOWN_CATEGORIES, _concat
+from .categorical import has_known_categories
+from .pieces import _concat, with_category
 from .io import _identity
 from .reductions import _unique_chunk, _unique_merge, reduction
 
@@ -251,22 +252,18 @@ def _admitting_fill_values(frame: _Frame, value: Any) -> _Frame:
     wanted = {}
     for name, column in columns:
         fill = value.get(name) if isinstance(value, dict) and name is not None else value
-        if (isinstance(column.dtype, pd.CategoricalDtype) and list(column.dtype.categories) == [UNKNOWN_CATEGORIES]
+        if (isinstance(column.dtype, pd.CategoricalDtype) and not has_known_categories(column)
                 and pd.api.types.is_scalar(fill) and not pd.isna(fill)):
             wanted[name] = fill
     return map_partitions(_with_categories, frame, wanted, meta=meta, _name="fillna-categories") if wanted else frame
 
 
 def _with_categories(part: Any, wanted: dict) -> Any:
+    if None in wanted:  # (a Series)
+        return with_category(part, wanted[None])
     out = part.copy(deep=False)
     for name, fill in wanted.items():
-        column = out if name is None else out[name]
-        if fill not in column.cat.categories:
-            column = column.cat.add_categories([fill])
-            if name is None:
-                out = column
-            else:
-                out[name] = column
+        out[name] = with_category(out[name], fill)
     return out
 
 

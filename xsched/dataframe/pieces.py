@@ -60,6 +60,19 @@ def cast_dtypes(meta: Any) -> Any:
     return one(meta.dtype)
 
 
+def with_category(column: pd.Series, value: Any) -> pd.Series:
+    """``column`` with ``value`` among its categories when it is categorical and lacks it: a
+    value carried into a partition whose categories it inferred for itself (``fillna``,
+    ``ffill``), which the pieces' union takes in when they are joined.
+
+    >>> with_category(pd.Series(["a"], dtype="category"), "b").cat.categories.tolist()
+    ['a', 'b']
+    """
+    if isinstance(column.dtype, pd.CategoricalDtype) and value not in column.dtype.categories:
+        return column.cat.add_categories([value])
+    return column
+
+
 def _union_categories(dtypes: Sequence[pd.CategoricalDtype]) -> pd.CategoricalDtype | None:
     """One categorical dtype for partitions of a column whose categories differ (each inferred
     its own, as ``astype("category")`` does per partition): the union of the categories, sorted
