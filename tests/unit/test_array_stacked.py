@@ -297,8 +297,8 @@ def test_float16_fails_when_built_as_in_numpy():
 
 CUT = [("inv", inv), ("det", det), ("slogdet", slogdet), ("eigh", eigh), ("eigvalsh", eigvalsh),
        ("cholesky", cholesky), ("svdvals", svdvals), ("pinv", pinv), ("matrix_rank", matrix_rank),
-       ("matrix_norm", matrix_norm), ("trace", trace), ("diagonal", diagonal),
-       ("matrix_power", lambda x: matrix_power(x, 2)), ("solve", lambda x: solve(x, np.ones(4)))]
+       ("matrix_norm", lambda x: matrix_norm(x, ord=2)), ("matrix_norm", lambda x: matrix_norm(x, ord="nuc")),
+       ("solve", lambda x: solve(x, np.ones(4)))]
 
 
 @pytest.mark.parametrize("name, func", CUT)
@@ -312,8 +312,37 @@ def test_matrix_axes_cut_into_chunks_fail_when_built_naming_the_rechunk(name, fu
     assert fixed is not None
 
 
-SQUARE = [(n, f) for n, f in CUT if n not in ("svdvals", "pinv", "matrix_rank", "matrix_norm", "trace",
-                                              "diagonal")]
+SQUARE = [(n, f) for n, f in CUT if n not in ("svdvals", "pinv", "matrix_rank", "matrix_norm")] + [
+    ("matrix_power", lambda x: matrix_power(x, 2))]
+
+
+@pytest.mark.parametrize("shape, chunks", [((5, 5), 2), ((5, 5), (3, 2)), ((3, 4, 4), (2, 3, 2)), ((4, 4), 3)])
+def test_reductions_and_powers_of_matrices_cut_into_chunks_are_numpys(shape, chunks):
+    """diagonal, trace, matrix_norm (but its singular-value orders) and matrix_power take
+    matrices cut into blocks as they are: sums and products over the blocks."""
+    rng = np.random.default_rng(0)
+    a = rng.integers(-3, 4, shape) if shape == (4, 4) else rng.random(shape) + 3 * np.eye(shape[-1])
+    x = xa.from_array(a, chunks=chunks)
+    for n in (0, 1, 2, 3, 5) + ((-1, -2) if a.ndim == 2 and a.dtype.kind == "f" and chunks == 2 else ()):
+        got, want = matrix_power(x, n).compute(), np.linalg.matrix_power(a, n)
+        assert got.dtype == want.dtype and np.allclose(got, want), n
+    for offset in (0, 1, -2):
+        got, want = trace(x, offset=offset).compute(), np.linalg.trace(a, offset=offset)
+        assert got.dtype == want.dtype and np.allclose(got, want)
+        assert np.array_equal(diagonal(x, offset=offset).compute(), np.linalg.diagonal(a, offset=offset))
+    for order in ("fro", 1, -1, np.inf, -np.inf):
+        for keepdims in (False, True):
+            got = matrix_norm(x, ord=order, keepdims=keepdims).compute()
+            want = np.linalg.matrix_norm(a, ord=order, keepdims=keepdims)
+            assert got.dtype == want.dtype and got.shape == want.shape and np.allclose(got, want), order
+
+
+def test_a_negative_power_of_a_stack_of_cut_matrices_names_the_rechunk():
+    x = xa.from_array(np.stack([np.eye(4) * 2] * 3), chunks=(1, 2, 4))
+    with pytest.raises(ValueError, match=r"^matrix_power \(of a negative power: an inverse per matrix\): each "
+                                         r"matrix must be in one chunk, but axis 1 .* rechunk first"):
+        matrix_power(x, -1)
+    assert np.allclose(matrix_power(x.rechunk({1: -1}), -1).compute(), np.stack([np.eye(4) / 2] * 3))
 
 
 @pytest.mark.parametrize("name, func", SQUARE)

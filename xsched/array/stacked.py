@@ -11,7 +11,9 @@ goes to ``blocked.py`` instead: ``solve``, ``inv``, ``det``, ``slogdet`` and ``c
 factor it over its blocks; ``qr``, ``svd`` and ``lstsq`` of ``decompositions.py`` factor
 tall-and-skinny ones.
 ``cross`` needs its vectors (``axis``) in one chunk the same way. ``vector_norm``,
-``vecdot`` and ``matrix_transpose`` are reductions and transposes: any chunks do.
+``vecdot`` and ``matrix_transpose`` are reductions and transposes: any chunks do; so are
+``diagonal``, ``trace``, ``matrix_norm`` (but its 2, -2 and ``"nuc"``, which need singular
+values) and ``matrix_power`` (products), whose matrices may be cut too.
 
 Shapes are checked when the expression is built, with NumPy's exception and words and the
 shape (``LinAlgError: ... must be square``); a singular matrix is only found by computing,
@@ -39,12 +41,12 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from . import blocked, reductions
+from . import blocked, diagonals, reductions
 from .axes import axis_index, reduced_axes
 from .core import Array
-from .creation import asarray
+from .creation import asarray, eye
 from .gufunc import apply_gufunc
-from .manipulation import moveaxis, swapaxes
+from .manipulation import broadcast_to, moveaxis, swapaxes
 from .scans import any as _any
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matrix_norm",
@@ -131,6 +133,13 @@ def _per_matrix(func: Callable, signature: str, args: list, name: str, sample: A
 
 def _eye(x: Array) -> np.ndarray:
     return np.eye(2, dtype=x.dtype)
+
+
+def _cut(x: Array) -> bool:
+    """A matrix axis of the stack ``x`` is cut into several chunks of known lengths: the
+    functions that reduce or multiply matrices take it as it is, without a rechunk."""
+    ends = x.chunks[-2:]
+    return len(ends) == 2 and any(len(c) > 1 for c in ends) and all(n == n for c in ends for n in c)
 
 
 # --------------------------------------------------------------------------- square matrices
@@ -252,9 +261,37 @@ def matrix_power(a: Any, n: int) -> Array:
         n = operator.index(n)
     except TypeError as exc:
         raise TypeError(f"matrix_power: exponent must be an integer, got {n!r}") from exc
+    a = asarray(a)
+    if a.ndim >= 2 and _cut(a):
+        return _power_of_cut(a, n)
     a = _stack(a, "matrix_power", "a", square=True)
     return _per_matrix(np.linalg.matrix_power, "(m,m)->(m,m)", [a], "matrix_power",
                        np.linalg.matrix_power(_eye(a), n), n=n)
+
+
+def _power_of_cut(a: Array, n: int) -> Array:
+    """``matrix_power`` of matrices cut into blocks: products of blocks (``@``), squaring
+    (about ``2 log2 n`` products); a negative power of one matrix inverts it over its
+    blocks first."""
+    if a.shape[-2] != a.shape[-1]:
+        raise LinAlgError(f"matrix_power: Last 2 dimensions of the array must be square; a has shape {a.shape}")
+    dtype = np.linalg.matrix_power(_eye(a), n).dtype
+    if n < 0:
+        if a.ndim != 2:
+            _whole(a, "matrix_power (of a negative power: an inverse per matrix)", "a", (-2, -1))
+        a, n = blocked.inv(a), -n
+    if n == 0:
+        ident = eye(a.shape[-1], dtype=dtype, chunks=(a.chunks[-2], a.chunks[-1]))
+        return broadcast_to(ident, a.shape, chunks=a.chunks)
+    result, square = None, a
+    while True:
+        if n & 1:
+            result = square if result is None else result @ square
+        n >>= 1
+        if not n:
+            break
+        square = square @ square
+    return result if result.dtype == dtype else result.astype(dtype)
 
 
 def solve(a: Any, b: Any) -> Array:
@@ -324,6 +361,9 @@ def diagonal(x: Any, /, *, offset: int = 0) -> Array:
     ([[0, 4, 8], [9, 13, 17]], [[1, 5], [10, 14]])
     """
     offset = operator.index(offset)
+    x = asarray(x)
+    if x.ndim >= 2 and _cut(x):
+        return diagonals.diagonal(x, offset, -2, -1)
     x = _stack(x, "diagonal", error=ValueError)
     k = _diagonal_length(x.shape[-2], x.shape[-1], offset)
     return _per_matrix(_diagonal_block, "(m,n)->(k)", [x], "diagonal", np.ones(1, x.dtype),
@@ -339,6 +379,10 @@ def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Array:
     [12, 39]
     """
     offset = operator.index(offset)
+    x = asarray(x)
+    if x.ndim >= 2 and _cut(x):
+        sample = np.linalg.trace(np.ones((1, 1), x.dtype), dtype=dtype)
+        return reductions.sum(diagonals.diagonal(x, offset, -2, -1), axis=-1, dtype=sample.dtype)
     x = _stack(x, "trace", error=ValueError)
     return _per_matrix(np.linalg.trace, "(m,n)->()", [x], "trace",
                        np.linalg.trace(np.ones((1, 1), x.dtype), dtype=dtype), offset=offset, dtype=dtype)
@@ -371,10 +415,27 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Array
     if x.ndim < 2:
         raise np.exceptions.AxisError(f"matrix_norm: axis -2 is out of bounds for array of dimension "
                                       f"{x.ndim}")
+    sample = np.linalg.matrix_norm(_eye(x), ord=ord)  # (NumPy's error for an ord it does not take)
+    if _cut(x) and not (isinstance(ord, str) and ord == "nuc") and ord not in (2, -2):
+        return _norm_of_cut(x, ord, bool(keepdims)).astype(sample.dtype)
     x = _stack(x, "matrix_norm")
     out = _per_matrix(np.linalg.matrix_norm, "(m,n)->()", [x], "matrix_norm",
                       np.linalg.matrix_norm(_eye(x), ord=ord), ord=ord)
     return out[..., None, None] if keepdims else out
+
+
+def _norm_of_cut(x: Array, ord: Any, keepdims: bool) -> Array:
+    """The Frobenius, 1, -1, inf and -inf norms of matrices cut into blocks: sums over the
+    blocks of each matrix (the largest or smallest column or row sum)."""
+    magnitude = abs(x)
+    if ord is None or isinstance(ord, str):  # "fro"
+        squares = magnitude * magnitude
+        return np.sqrt(reductions.sum(squares, axis=(-2, -1), keepdims=keepdims))
+    summed, over = (-2, -1) if ord in (1, -1) else (-1, -2)
+    sums = reductions.sum(magnitude, axis=summed, keepdims=True)
+    pick = reductions.max if ord > 0 else reductions.min
+    out = pick(sums, axis=over, keepdims=True)
+    return out if keepdims else out[..., 0, 0]
 
 
 def _tolerant(a: np.ndarray, *values: np.ndarray, linalg_func: Callable, names: tuple,
