@@ -704,15 +704,20 @@ class DataFrame(_Frame):
         return map_partitions(_apply_rows, self, func, args, meta=_series_meta(meta),
                               _name=f"apply-{funcname(func)}", **kwargs)
 
-    def reset_index(self, drop: bool = False) -> "DataFrame":
-        """The index as a column (or dropped); each partition's new index starts at 0, and
-        the divisions become unknown.
+    def reset_index(self, level: Any = None, drop: bool = False, *, names: Any = None,
+                    allow_duplicates: bool = False) -> "DataFrame":
+        """The index (or the levels named by ``level``) as columns, named ``names`` if given, or dropped;
+        each partition's new index starts at 0, and the divisions become unknown.
 
         >>> import pandas as pd, xsched.dataframe as xd
-        >>> xd.from_pandas(pd.DataFrame({"a": [5]}), npartitions=1).reset_index().columns.tolist()
-        ['index', 'a']
+        >>> df = xd.from_pandas(pd.DataFrame({"a": [5]}), npartitions=1)
+        >>> df.reset_index().columns.tolist(), df.reset_index(names="n").columns.tolist()
+        (['index', 'a'], ['n', 'a'])
         """
-        return self._method("reset_index", drop=drop).clear_divisions()
+        given = {k: v for k, v in (("level", level), ("names", names)) if v is not None}
+        if allow_duplicates:
+            given["allow_duplicates"] = True
+        return self._method("reset_index", drop=drop, **given).clear_divisions()
 
 
 class Series(_Frame):
@@ -830,7 +835,8 @@ class Series(_Frame):
         """
         return self._method("rename", index)
 
-    def reset_index(self, drop: bool = False, name: Any = _NO_META):
+    def reset_index(self, level: Any = None, drop: bool = False, name: Any = _NO_META, *,
+                    allow_duplicates: bool = False):
         """The index as a column (a DataFrame; ``name=`` names the values' column) or dropped;
         divisions become unknown.
 
@@ -844,6 +850,10 @@ class Series(_Frame):
         ([1, 2], False)
         """
         named = {} if name is _NO_META else {"name": name}
+        if level is not None:
+            named["level"] = level
+        if allow_duplicates:
+            named["allow_duplicates"] = True
         return self._method("reset_index", drop=drop, **named).clear_divisions()
 
     def tolist(self) -> list:

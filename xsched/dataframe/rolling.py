@@ -291,6 +291,20 @@ def _shifted(before: Any, part: Any, after: Any, method: str, periods: int, kwar
     return out.iloc[len(edge):] if periods > 0 else out.iloc[:len(part)]
 
 
+def _across_columns(frame: _Frame, axis: Any, method: str) -> bool:
+    """``axis`` of ``shift``/``diff``: along the rows (0, "index") or, for a DataFrame, across
+    each row's columns (1, "columns"), as pandas names them."""
+    if isinstance(axis, str) and axis in ("index", "rows") or (not isinstance(axis, str) and axis == 0):
+        return False
+    if isinstance(axis, str) and axis == "columns" or (not isinstance(axis, str) and axis == 1):
+        if not isinstance(frame._meta, pd.DataFrame):
+            raise ValueError(f"{method}: No axis named {axis!r} for object type Series (a Series has only the "
+                             "rows, axis=0)")
+        return True
+    raise ValueError(f"{method}: No axis named {axis!r}: 0 or 'index' moves along the rows, 1 or 'columns' "
+                     "across each row")
+
+
 def shift_like(frame: _Frame, method: str, periods: int, kwargs: dict):
     """``shift(periods)`` or ``diff(periods)``: each partition receives only the ``|periods|``
     rows it reaches, from its neighbour (the previous one for positive periods, the next for
@@ -416,11 +430,12 @@ def _install() -> None:
     DataFrame.map_overlap = df_map_overlap  # type: ignore[attr-defined]
     Series.map_overlap = df_map_overlap  # type: ignore[attr-defined]
 
-    def shift(self, periods: int = 1, freq: Any = None, fill_value: Any = None):
+    def shift(self, periods: int = 1, freq: Any = None, axis: Any = 0, fill_value: Any = None):
         """Values moved ``periods`` rows down (up when negative), across partition
         boundaries; each partition receives only the rows it needs from its neighbour. With
         ``freq``, the labels of times move instead (by ``periods`` steps of ``freq``), and the
-        divisions with them.
+        divisions with them. ``axis=1`` moves each row's values across the columns, in each
+        partition on its own.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> xd.from_pandas(pd.Series([1.0, 2, 3, 4]), npartitions=2).shift(1).tolist()
@@ -428,7 +443,13 @@ def _install() -> None:
         >>> s = xd.from_pandas(pd.Series([1, 2], index=pd.date_range("2000", periods=2)), npartitions=2)
         >>> [str(t.date()) for t in s.shift(1, freq="D").compute().index]
         ['2000-01-02', '2000-01-03']
+        >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2], "b": [3, 4]}), npartitions=2)
+        >>> df.shift(1, axis=1, fill_value=0).compute().to_dict("list")
+        {'a': [0, 0], 'b': [1, 2]}
         """
+        if _across_columns(self, axis, "shift"):
+            filled = {} if fill_value is None else {"fill_value": fill_value}
+            return self._method("shift", periods, freq=freq, axis=1, **filled)
         if freq is None:
             return shift_like(self, "shift", periods, {} if fill_value is None else {"fill_value": fill_value})
         index = self._meta.index
@@ -440,13 +461,18 @@ def _install() -> None:
                             f"of {index.dtype}. Without freq= the values move by rows")
         return shifted_labels(self, index, periods, freq)
 
-    def diff(self, periods: int = 1):
-        """Differences with the row ``periods`` above (below when negative), across partitions.
+    def diff(self, periods: int = 1, axis: Any = 0):
+        """Differences with the row ``periods`` above (below when negative), across partitions;
+        ``axis=1``: with the column ``periods`` to the left, in each partition on its own.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> xd.from_pandas(pd.Series([1.0, 4, 9, 16]), npartitions=2).diff().tolist()
         [nan, 3.0, 5.0, 7.0]
+        >>> xd.from_pandas(pd.DataFrame({"a": [1, 2], "b": [4, 8]}), npartitions=2).diff(axis=1).b.tolist()
+        [3, 6]
         """
+        if _across_columns(self, axis, "diff"):
+            return self._method("diff", periods, axis=1)
         return shift_like(self, "diff", periods, {})
 
     for f in (shift, diff):

@@ -1055,8 +1055,9 @@ def _install() -> None:
         return merge(self, right, how, on, left_on, right_on, left_index, right_index, suffixes, npartitions,
                      broadcast, indicator, shuffle_method, sort, validate)
 
-    def join(self, other, on=None, how="left", lsuffix="", rsuffix="", npartitions=None):
-        """Join on the index (or ``on`` columns of this frame against the other's index).
+    def join(self, other, on=None, how="left", lsuffix="", rsuffix="", npartitions=None, validate=None):
+        """Join on the index (or ``on`` columns of this frame against the other's index);
+        ``validate`` ("1:1", "1:m", "m:1", "m:m") checks the keys' uniqueness as pandas' does.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> a = xd.from_pandas(pd.DataFrame({"x": [1, 2]}, index=[10, 20]), npartitions=1)
@@ -1069,6 +1070,8 @@ def _install() -> None:
         >>> c = xd.from_pandas(pd.DataFrame({"z": [5, 6]}, index=[10, 20]), npartitions=2)
         >>> a.join([b, c]).compute().columns.tolist()
         ['x', 'y', 'z']
+        >>> a.join(b, validate="1:1").compute().y.tolist()
+        [nan, 3.0]
         """
         if isinstance(other, Series):  # (pandas joins a named Series as a column of its name)
             if other.name is None:
@@ -1081,13 +1084,13 @@ def _install() -> None:
                                  "drop on=, lsuffix= and rsuffix=, or join one frame at a time")
             out = self
             for one in other:
-                out = join(out, one, how=how, npartitions=npartitions)
+                out = join(out, one, how=how, npartitions=npartitions, validate=validate)
             return out
         if on is not None:
             return merge(self, other, how=how, left_on=on, right_index=True, suffixes=(lsuffix, rsuffix),
-                         npartitions=npartitions)
+                         npartitions=npartitions, validate=validate)
         return merge(self, other, how=how, left_index=True, right_index=True, suffixes=(lsuffix, rsuffix),
-                     npartitions=npartitions)
+                     npartitions=npartitions, validate=validate)
 
     def df_sort_values(self, by, ascending=True, npartitions=None, na_position="last", kind=None,
                        ignore_index=False, key=None):
