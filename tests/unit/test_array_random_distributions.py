@@ -160,3 +160,39 @@ def test_choice_of_a_2d_array_draws_its_rows():
     assert all(any((r == row).all() for row in rows) for r in got)
     np.testing.assert_array_equal(c.sum(axis=0).compute(), got.sum(axis=0))
     assert c.T.compute().shape == (2, 5)
+
+
+VECTORS = {"multinomial": ({"n": 20, "pvals": [0.1, 0.3, 0.6]}, 3), "dirichlet": ({"alpha": [1.0, 2.0]}, 2),
+           "multivariate_normal": ({"mean": [1.0, 2.0], "cov": [[1.0, 0.5], [0.5, 1.0]]}, 2)}
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+@pytest.mark.parametrize("method", sorted(VECTORS))
+def test_vector_valued_draws_are_numpys_per_block_with_the_vectors_whole(method, legacy):
+    """multinomial, dirichlet and multivariate_normal: each sample a vector along a last
+    axis of one chunk; each block what numpy draws from its own seed."""
+    params, length = VECTORS[method]
+    gen = xa.random.RandomState(5) if legacy else xa.random.default_rng(5)
+    x = getattr(gen, method)(size=(6, 4), chunks=(4, 3), **params)
+    assert x.shape == (6, 4, length) and x.chunks == ((4, 2), (3, 1), (length,))
+    out = x.compute()
+    block = xr._numpy_rng(5, (0, 1, 1), legacy)
+    np.testing.assert_array_equal(out[4:, 3:], getattr(block, method)(size=(2, 1), **params))
+    np.testing.assert_array_equal(out, x.compute())
+    if method == "multinomial":
+        assert (out.sum(axis=-1) == 20).all()
+    if method == "dirichlet":
+        np.testing.assert_allclose(out.sum(axis=-1), 1.0)
+
+
+def test_vector_valued_draws_refuse_what_numpy_refuses_when_built():
+    gen = xa.random.default_rng(0)
+    with pytest.raises(ValueError, match="covariance is not symmetric positive-semidefinite"):
+        gen.multivariate_normal([1.0, 2.0], [[1.0, 2.0], [3.0, -4.0]], size=3, check_valid="raise")
+    with pytest.raises(ValueError, match=r"^multinomial: pvals must be one vector"):
+        gen.multinomial(5, [[0.5, 0.5]])
+    with pytest.raises(ValueError, match="alpha"):
+        gen.dirichlet([-1.0, 1.0], size=2)
+    with pytest.raises(TypeError, match=r"^dirichlet: alpha is sent to every block"):
+        gen.dirichlet(xa.ones(2, chunks=1), size=2)
+    assert xa.random.multinomial(5, [0.5, 0.5], size=3).compute().sum(axis=1).tolist() == [5, 5, 5]

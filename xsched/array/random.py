@@ -22,8 +22,8 @@ True
 True
 
 Every distribution of numpy's ``Generator`` is a method (``exponential``, ``poisson``,
-``gamma``, ``beta``, ``binomial``..., their parameters scalars; ``choice`` with
-replacement), and each is also a function of the module drawing from one default generator
+``gamma``, ``beta``, ``binomial``..., their parameters scalars; ``choice``; the
+vector-valued ``multinomial``, ``dirichlet`` and ``multivariate_normal``), and each is also a function of the module drawing from one default generator
 (``xa.random.random((1000, 1000), chunks=100)``, as ``numpy.random`` and dask users write
 it; ``randint`` and ``random_sample`` are the old names of ``integers`` and ``random``,
 ``seed(n)`` restarts the default generator from ``n``).
@@ -278,6 +278,63 @@ class Generator:
         rows = () if isinstance(a, numbers.Integral) else options["a"].shape[1:]  # (a 2-d a: its rows are drawn)
         return self._array("choice", size, chunks, None, options, trailing=rows)
 
+    def _vectors(self, method: str, size: Any, chunks: Any, options: dict, length: int) -> Array:
+        """Draws of a distribution whose every sample is a vector of ``length`` values (the
+        last axis, one chunk); its array parameters go to every block."""
+        for name, value in options.items():
+            if isinstance(value, Array):
+                raise TypeError(f"{method}: {name} is sent to every block, so give a NumPy array or list, "
+                                "not an xsched Array (compute it first: it is one vector or matrix)")
+        return self._array(method, size, chunks, None, options, trailing=(length,))
+
+    def multinomial(self, n: Any, pvals: Any, size: Any = None, chunks: Any = "auto") -> Array:
+        """Counts of ``n`` trials falling into ``len(pvals)`` outcomes, one vector of counts
+        per sample (shape ``size + (len(pvals),)``; ``chunks`` cuts ``size``'s axes).
+
+        >>> import xsched.array as xa
+        >>> x = xa.random.default_rng(0).multinomial(10, [0.2, 0.8], size=4, chunks=2)
+        >>> x.shape, x.chunks, x.sum(axis=1).compute().tolist()
+        ((4, 2), ((2, 2), (2,)), [10, 10, 10, 10])
+        """
+        pvals = np.asarray(pvals, dtype="float64") if not isinstance(pvals, Array) else pvals
+        if np.ndim(pvals) != 1:
+            raise ValueError(f"multinomial: pvals must be one vector of probabilities here, got shape "
+                             f"{np.shape(pvals)}")
+        return self._vectors("multinomial", size, chunks, {"n": _scalar(n, "n", "multinomial"), "pvals": pvals},
+                             len(pvals))
+
+    def dirichlet(self, alpha: Any, size: Any = None, chunks: Any = "auto") -> Array:
+        """Samples of the Dirichlet distribution of concentrations ``alpha``: vectors that
+        sum to one (shape ``size + (len(alpha),)``).
+
+        >>> import numpy as np, xsched.array as xa
+        >>> x = xa.random.default_rng(0).dirichlet([1.0, 2.0, 3.0], size=5, chunks=2)
+        >>> x.shape, bool(np.allclose(x.sum(axis=1).compute(), 1.0))
+        ((5, 3), True)
+        """
+        alpha = np.asarray(alpha, dtype="float64") if not isinstance(alpha, Array) else alpha
+        if np.ndim(alpha) != 1:
+            raise ValueError(f"dirichlet: alpha must be one vector, got shape {np.shape(alpha)}")
+        return self._vectors("dirichlet", size, chunks, {"alpha": alpha}, len(alpha))
+
+    def multivariate_normal(self, mean: Any, cov: Any, size: Any = None, check_valid: str = "warn",
+                            tol: float = 1e-8, chunks: Any = "auto", **kwargs: Any) -> Array:
+        """Samples of the normal distribution of ``mean`` (a vector) and covariance ``cov``
+        (a matrix), one vector per sample (shape ``size + (len(mean),)``); ``check_valid``,
+        ``tol`` (and the ``method`` of numpy's Generator) as numpy's.
+
+        >>> import numpy as np, xsched.array as xa
+        >>> x = xa.random.default_rng(0).multivariate_normal([0.0, 10.0], np.eye(2), size=1000, chunks=250)
+        >>> x.shape, np.abs(x.mean(axis=0).compute() - [0.0, 10.0]).max() < 0.2
+        ((1000, 2), np.True_)
+        """
+        options = {"mean": mean if isinstance(mean, Array) else np.asarray(mean, dtype="float64"),
+                   "cov": cov if isinstance(cov, Array) else np.asarray(cov, dtype="float64"),
+                   "check_valid": check_valid, "tol": tol, **kwargs}
+        if np.ndim(options["mean"]) != 1:
+            raise ValueError(f"multivariate_normal: mean must be one vector, got shape {np.shape(mean)}")
+        return self._vectors("multivariate_normal", size, chunks, options, len(options["mean"]))
+
     def permutation(self, x: Any, chunks: Any = "auto") -> Array:
         """A permutation of ``range(x)`` (an int), or ``x``'s elements along its first axis
         in a random order (an array). As in dask, the order itself is drawn here, when the
@@ -414,7 +471,8 @@ def seed(value: Any = None) -> None:
 
 
 #: the module's functions of the default generator, and numpy's old names for two of them
-_FUNCTIONS = ("random", "standard_normal", "normal", "uniform", "integers", "choice", "permutation", *DISTRIBUTIONS)
+_FUNCTIONS = ("random", "standard_normal", "normal", "uniform", "integers", "choice", "permutation", "multinomial",
+              "dirichlet", "multivariate_normal", *DISTRIBUTIONS)
 _OLD_NAMES = {"random_sample": "random", "randint": "integers"}
 
 
