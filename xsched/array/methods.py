@@ -278,8 +278,11 @@ def _store(self: Array, target: Any, **kwargs: Any) -> Any:
     >>> xa.arange(4.0, chunks=2).store(out)
     >>> out.tolist()
     [0.0, 1.0, 2.0, 3.0]
+    >>> xa.arange(4.0, chunks=2).store(out, return_stored=True).chunks   # (the one array stored)
+    ((2, 2),)
     """
-    return store(self, target, **kwargs)
+    stored = store(self, target, **kwargs)
+    return stored[0] if kwargs.get("return_stored") else stored
 
 
 def _partitions(self: Array) -> Any:

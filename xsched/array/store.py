@@ -44,7 +44,7 @@ from ..graph.spec import Ref, Task
 from ..sizeof import sizeof
 from ..tokenize import tokenize
 from .chunks import _starts
-from .core import Array, compute_keys
+from .core import Array, compute_keys, from_array
 from .masking import known_chunks_needed
 
 __all__ = ["store"]
@@ -132,7 +132,14 @@ def store(sources: Array | Sequence[Array], targets: Any, lock: Any = None,
     (see the module docstring). Returns when every block is written.
 
     ``flush`` is accepted from xarray's writers and changes nothing: nothing is buffered
-    here once ``store`` returns. ``return_stored=True`` is not supported.
+    here once ``store`` returns.
+
+    ``return_stored=True`` returns, as dask's, a tuple of arrays (one per source, chunked
+    as written) whose blocks read back what was stored: with ``compute=True`` after every
+    block is written (a NumPy target's region is copied now; another target must pickle,
+    as with ``compute=False``); with ``compute=False`` each block is read right after its
+    own write, so computing the arrays writes them (``x.store(target, return_stored=True)``
+    returns the one array).
 
     ``compute=False`` returns a ``Delayed`` (value None) that writes every block when
     computed, from the task that holds it (see the module docstring): the targets and the
@@ -148,10 +155,10 @@ def store(sources: Array | Sequence[Array], targets: Any, lock: Any = None,
     >>> xa.store([a, 2 * a], [out, out], regions=[(slice(0, 2),), (slice(2, 4),)])
     >>> out[:, 0].tolist()
     [1.0, 1.0, 2.0, 2.0]
+    >>> (back,) = xa.store(3 * a, out, regions=(slice(1, 3),), return_stored=True)
+    >>> back.compute()[:, 0].tolist(), out[:, 0].tolist()
+    ([3.0, 3.0], [1.0, 3.0, 3.0, 2.0])
     """
-    if return_stored:
-        raise NotImplementedError("store(return_stored=True) is not supported by xsched.array; "
-                                  "read the targets back instead.")
     single = isinstance(sources, Array)
     if single:
         sources, targets = [sources], [targets]
@@ -171,12 +178,54 @@ def store(sources: Array | Sequence[Array], targets: Any, lock: Any = None,
     if len(regions) != len(sources):
         raise ValueError(f"store: {len(regions)} regions for {len(sources)} sources")
     if not compute:
-        return _lazy(sources, targets, regions, lock)
+        graph, done, written = _lazy(sources, targets, regions, lock)
+        if return_stored:
+            return tuple(_read_back(x, t, r, graph, name) for (x, name), t, r in zip(written, targets, regions))
+        return Delayed(done, graph)
     batch = int(batch_size or DEFAULT_BATCH)
     if batch < 1:
         raise ValueError(f"store: batch_size must be at least 1, got {batch}")
+    if return_stored:  # (before anything is written)
+        for k, target in enumerate(targets):
+            if isinstance(target, np.ndarray):
+                continue
+            try:
+                cloudpickle.dumps(target)
+            except Exception as exc:
+                raise TypeError(f"store(return_stored=True): target {k} ({type(target).__name__}) cannot be sent "
+                                f"to the tasks that would read it back ({type(exc).__name__}: {exc}); store "
+                                "without return_stored, then read the target where it is stored") from exc
     _store_now(sources, targets, regions, _lock_of(lock), batch)
+    if return_stored:
+        return tuple(_read_back(x, t, r) for x, t, r in zip(sources, targets, regions))
     return None
+
+
+def _read_back(x: Array, target: Any, region: Any, lazy: dict | None = None, written: str = "") -> Array:
+    """An array of ``x``'s chunks reading each block from where it went in ``target``: a
+    copy of a NumPy target's region now; otherwise a read task per block, after the block's
+    write task (named ``written``, in the ``lazy`` store's graph) when there is one."""
+    offsets = _region_slices(region, x.shape, getattr(target, "shape", None))
+    if isinstance(target, np.ndarray) and lazy is None:
+        here = tuple(slice(o, o + n) for o, n in zip(offsets, x.shape))
+        values = np.array(target[here], dtype=x.dtype)
+        return from_array(values, chunks=x.chunks) if x.ndim else from_array(values)
+    name = f"stored-{new_token(x.name, written, uuid.uuid4().hex)}"
+    ann = annotations_in_force()
+    graph: dict[str, Any] = dict(lazy) if lazy is not None else {}
+    starts = [_starts(c) for c in x.chunks]
+    for index in np.ndindex(*x.numblocks):
+        where = tuple(slice(offsets[a] + starts[a][b], offsets[a] + starts[a][b + 1]) for a, b in enumerate(index))
+        after = Ref(chunk_key(written, index)) if lazy is not None and all(
+            x.chunks[a][b] for a, b in enumerate(index)) else None  # (an empty block was not written)
+        graph[chunk_key(name, index)] = Task(_load, (target, where, x.dtype, after), {}, per_task(ann))
+    return Array(graph, name, x.chunks, x.dtype)
+
+
+def _load(target: Any, where: tuple, dtype: Any, _written: Any = None) -> np.ndarray:
+    """A block of ``store(return_stored=True)``'s arrays: read from the target (after its
+    write, whose None result ``_written`` is)."""
+    return np.asarray(target[where], dtype=dtype)
 
 
 def _placements(x: Array, target: Any, region: Any) -> list[tuple[tuple[int, ...], tuple[slice, ...]]]:
@@ -233,8 +282,10 @@ def _shared_values(graph: dict, groups: list, batch: int) -> dict:
     return out
 
 
-def _lazy(sources: list, targets: list, regions: list, lock: Any) -> Delayed:
-    """``store(compute=False)``: a graph with a write task per block and one that waits for them."""
+def _lazy(sources: list, targets: list, regions: list, lock: Any) -> tuple[dict, str, list[tuple[Array, str]]]:
+    """``store(compute=False)``: a graph with a write task per block and one (``done``) that
+    waits for them; and each source as written (put on a chunked target's grid) with its
+    write tasks' name."""
     if lock is True:
         raise ValueError("store(compute=False): lock=True is a lock of this process, which the tasks "
                          "writing later do not share; pass lock=xsched.Lock('<name>') (one lock for the "
@@ -256,10 +307,11 @@ def _lazy(sources: list, targets: list, regions: list, lock: Any) -> Delayed:
     name = f"store-{token}"
     ann = annotations_in_force()
     graph: dict[str, Any] = {}
-    writes = []
+    writes, written = [], []
     for k, (x, target, region) in enumerate(zip(sources, targets, regions)):
         if lock is None and _gridded(target, x.ndim):  # (two tasks writing one chunk: one's part is lost)
             x = on_grid(x, target, _region_slices(region, x.shape, tuple(target.shape)))
+        written.append((x, f"{name}-{k}"))
         graph.update(x._graph.flat())
         for index, where in _placements(x, target, region):
             key = chunk_key(f"{name}-{k}", index)
@@ -269,7 +321,7 @@ def _lazy(sources: list, targets: list, regions: list, lock: Any) -> Delayed:
             writes.append(Ref(key))
     done = f"{name}-done"
     graph[done] = Task(all_written, (writes,), {}, per_task(ann))
-    return Delayed(done, graph)
+    return graph, done, written
 
 
 def in_memory_store(store: Any) -> bool:
