@@ -159,3 +159,32 @@ def test_positions_in_an_xsched_array_among_other_entries_index_as_numpy(seed):
     got = x[index]
     assert got.shape == expected.shape
     np.testing.assert_array_equal(got.compute(), expected)
+
+
+@pytest.mark.parametrize("mode", ["wrap", "clip"])
+@pytest.mark.parametrize("indices", [[-12, 13, 0], [[7, -1], [2, 3]], 9, np.array([True, False])])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_take_wraps_or_clips_positions_out_of_range_as_numpy(mode, indices, axis):
+    a = np.arange(20).reshape(4, 5)
+    x = xa.from_array(a, chunks=2)
+    want = np.take(a, indices, axis=axis, mode=mode)
+    np.testing.assert_array_equal(np.take(x, indices, axis=axis, mode=mode).compute(), want)
+    np.testing.assert_array_equal(x.take(indices, axis=axis, mode=mode).compute(), want)
+
+
+@pytest.mark.parametrize("mode", ["wrap", "clip"])
+def test_take_of_lazy_positions_wraps_or_clips_them_too(mode):
+    a = np.arange(20).reshape(4, 5)
+    positions = xa.from_array(np.array([-12, 13, 4]), chunks=2)
+    got = xa.take(xa.from_array(a, chunks=2), positions, axis=1, mode=mode).compute()
+    np.testing.assert_array_equal(got, np.take(a, [-12, 13, 4], axis=1, mode=mode))
+
+
+def test_take_modes_refuse_what_numpy_refuses():
+    x = xa.from_array(np.arange(5), chunks=2)
+    with pytest.raises(ValueError, match=r"clipmode must be one of 'clip', 'raise', or 'wrap' \(got 'x'\)"):
+        np.take(x, [1], mode="x")
+    with pytest.raises(IndexError, match="cannot do a non-empty take from an empty axes"):
+        xa.take(xa.zeros((0,), chunks=1), [1], mode="clip")
+    with pytest.raises(IndexError, match="index 9 is out of bounds"):
+        xa.take(x, [9])

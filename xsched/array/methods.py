@@ -133,17 +133,14 @@ def _shuffle(self: Array, indexer: list, axis: int, chunks: str = "auto") -> Arr
 
 def _take(self: Array, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Array:
     """The elements at ``indices`` along ``axis`` (of the flattened array without it); see
-    ``xsched.array.take``. Indices out of range raise, NumPy's ``mode="raise"``.
+    ``xsched.array.take`` (``mode``: "raise", "wrap" or "clip", as NumPy's).
 
     >>> import numpy as np, xsched.array as xa
     >>> xa.from_array(np.arange(5) * 10, chunks=2).take([4, 0]).compute().tolist()
     [40, 0]
     """
     _check_out(out, "take")
-    if mode != "raise":
-        raise ValueError(f"take: mode={mode!r} is not supported: indices out of range raise; wrap or clip "
-                         "them first (np.mod(indices, n), np.clip(indices, 0, n - 1))")
-    return take(self, indices, axis)
+    return take(self, indices, axis, mode)
 
 
 def _copy(self: Array, order: str = "K") -> Array:

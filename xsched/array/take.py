@@ -117,10 +117,11 @@ def _rows(local: np.ndarray) -> Any:
     return local
 
 
-def take(x: Any, indices: Any, axis: int | None = None) -> Any:
+def take(x: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> Any:
     """The elements of ``x`` at ``indices`` (a list or NumPy array of integers, negative ones
     counting from the end) along ``axis``, like ``numpy.take``; ``x[..., indices, ...]``
-    calls it.
+    calls it. ``mode`` as NumPy's: ``"raise"`` refuses positions out of range, ``"wrap"``
+    wraps them around the axis, ``"clip"`` clips them to it (negative ones to 0).
 
     As in NumPy, ``axis=None`` (the default) takes from the flattened array, and booleans
     are the integers 0 and 1 (for a boolean mask, index: ``x[mask]``). The Array API
@@ -144,6 +145,8 @@ def take(x: Any, indices: Any, axis: int | None = None) -> Any:
     IndexError: index 10 is out of bounds for axis 0 with size 10
     >>> xa.take(x, x.argmax()[None] - 9).compute().tolist()   # positions known only when computed
     [0]
+    >>> xa.take(x, [-12, 13], mode="wrap").compute().tolist(), xa.take(x, [-12, 13], mode="clip").compute().tolist()
+    ([80, 30], [0, 90])
     """
     if axis is None:
         if x.ndim != 1:
@@ -151,6 +154,8 @@ def take(x: Any, indices: Any, axis: int | None = None) -> Any:
         axis = 0
     axis = axis_index(axis, x.ndim, "take")
     _masking.known_axis_needed(x, axis, "an integer-array index")
+    if mode != "raise":
+        indices = _in_range(indices, int(x.shape[axis]), mode)
     if hasattr(indices, "__xsched_graph__"):  # (lazy positions: see take_lazy; np.asarray would compute them)
         if getattr(indices, "dtype", None) == np.bool_:
             indices = indices.astype(np.intp)  # (NumPy's take reads booleans as 0 and 1)
@@ -284,6 +289,23 @@ def _take_block(block: np.ndarray, indices: np.ndarray, axis: int, size: int) ->
     if bad.any():
         raise IndexError(f"index {int(indices[bad].flat[0])} is out of bounds for axis {axis} with size {size}")
     return np.take(block, indices, axis=axis)
+
+
+def _in_range(indices: Any, n: int, mode: Any) -> Any:
+    """``take``'s positions brought into ``range(n)`` as NumPy's ``mode`` does: ``"wrap"``
+    modulo ``n``, ``"clip"`` to the ends (NumPy's error for another mode or an empty axis)."""
+    if not isinstance(mode, str) or mode not in ("clip", "wrap"):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    lazy = hasattr(indices, "__xsched_graph__")
+    if not lazy:
+        indices = np.asarray(indices)
+        if indices.dtype == np.bool_:
+            indices = indices.astype(np.intp)
+    if n == 0:
+        if lazy or indices.size:
+            raise IndexError("cannot do a non-empty take from an empty axes.")
+        return indices
+    return indices % n if mode == "wrap" else (indices.clip(0, n - 1) if lazy else np.clip(indices, 0, n - 1))
 
 
 def take_lazy(x: Any, indices: Any, axis: int) -> Any:
