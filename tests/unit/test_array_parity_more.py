@@ -428,3 +428,12 @@ def test_an_xsched_mask_along_one_axis_as_numpy():
         x[1:, xa.from_array(np.arange(4.0), chunks=2)]  # (floats are neither)
     with pytest.raises(IndexError, match="axis's length 4"):
         x[:, lazy2]
+
+
+@pytest.mark.parametrize("dims, chunks", [((2, 3), 2), ((4,), 3), ((3, 4, 5), (2, 3, 2)), ((0, 3), 2)])
+def test_sparse_indices_are_numpys_open_grid(dims, chunks):
+    got, want = xa.indices(dims, chunks=chunks, sparse=True), np.indices(dims, sparse=True)
+    assert isinstance(got, tuple) and len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_array_equal(g.compute(), w)

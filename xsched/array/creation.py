@@ -646,16 +646,24 @@ def _indices_block(shape: tuple, start: tuple, dtype: np.dtype) -> np.ndarray:
     return np.stack(grids[start[0]:start[0] + shape[0]])  # (the coordinates of the axes this block holds)
 
 
-def indices(dimensions: Any, dtype: Any = int, chunks: Any = "auto") -> Array:
+def indices(dimensions: Any, dtype: Any = int, chunks: Any = "auto", sparse: bool = False) -> Any:
     """The coordinates of a grid of shape ``dimensions``: one array per axis stacked along a
-    first axis, as ``numpy.indices`` (``chunks`` cuts the grid's axes).
+    first axis, as ``numpy.indices`` (``chunks`` cuts the grid's axes); ``sparse=True``: a
+    tuple of one array per axis, of length 1 along the others (they broadcast to the grid).
 
     >>> import xsched.array as xa
     >>> xa.indices((2, 3), chunks=2).compute().tolist()
     [[[0, 0, 0], [1, 1, 1]], [[0, 1, 2], [0, 1, 2]]]
+    >>> rows, cols = xa.indices((2, 3), sparse=True)
+    >>> rows.shape, cols.shape, (rows * 10 + cols).compute().tolist()
+    ((2, 1), (1, 3), [[0, 1, 2], [10, 11, 12]])
     """
     dims = _shape(dimensions)
     dtype = np.dtype(dtype)
+    if sparse:
+        cuts = normalize_chunks(chunks, dims, dtype)
+        return tuple(arange(n, dtype=dtype, chunks=(cuts[a],)).reshape((1,) * a + (n,) + (1,) * (len(dims) - a - 1))
+                     for a, n in enumerate(dims))
     chunks = ((len(dims),),) + normalize_chunks(chunks, dims, dtype)
     return generate("indices", _indices_block, (len(dims),) + dims, dtype, chunks, (dtype,))
 
