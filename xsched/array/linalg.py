@@ -3,7 +3,8 @@ the ``xa.linalg`` namespace, with ``qr``, ``svd``, ``lstsq`` and ``svd_compresse
 (or, for the last, any) matrices (``decompositions.py``), ``lu`` and ``solve_triangular`` of
 one matrix over square blocks (``blocked.py``), and the Array API's functions of stacks of
 small matrices (``inv``, ``solve``, ``det``, ``eigh``, ... in ``stacked.py``, which hand a
-matrix cut into blocks to ``blocked.py``).
+matrix cut into blocks to ``blocked.py``; ``svdvals``, ``pinv``, ``matrix_rank`` and
+``matrix_norm`` of one through its SVD in ``singular.py``).
 
 A product contracts axes: output block ``(i, j)`` of ``a @ b`` is the sum over ``k`` of
 ``a[i, k] @ b[k, j]``. The second operand is first rechunked so that its contracted axes are
@@ -43,9 +44,9 @@ from .blocked import lu, solve_triangular  # (the xa.linalg namespace: factoriza
 from .decompositions import lstsq, qr, svd, svd_compressed
 from .index_notation import blockwise
 from .manipulation import ravel
-from .stacked import (cholesky, cross, det, diagonal, eigh, eigvalsh, inv, matrix_norm,  # (stacks of small
-                      matrix_power, matrix_rank, matrix_transpose, pinv, slogdet, solve, svdvals,  # matrices)
-                      trace, vecdot, vector_norm)
+from .singular import matrix_norm, matrix_rank, pinv, singular_values, svdvals  # (one cut matrix too)
+from .stacked import (cholesky, cross, det, diagonal, eigh, eigvalsh, inv,  # (stacks of small matrices)
+                      matrix_power, matrix_transpose, slogdet, solve, trace, vecdot, vector_norm)
 
 __all__ = ["matmul", "dot", "tensordot", "inner", "outer", "kron", "vdot", "norm", "qr", "svd", "lstsq", "svd_compressed",
            "lu", "solve_triangular",
@@ -375,10 +376,7 @@ def _matrix_norm(x: Array, ord: Any, axis: tuple, keepdims: bool) -> Array:
         if x.ndim != 2 or keepdims or tuple(sorted(a % 2 for a in axis)) != (0, 1):
             raise NotImplementedError(f"norm: ord={ord!r} works on a whole 2-d matrix here (no keepdims); "
                                       "compute() the array and use numpy.linalg.norm")
-        m = x if (axis[0] % 2, axis[1] % 2) == (0, 1) else x.T
-        if m.shape[0] < m.shape[1]:
-            m = m.T  # the singular values of the transpose are the same
-        singular = svd(m.rechunk({1: m.shape[1]}))[1]
+        singular = singular_values(x)  # (those of the transpose are the same)
         return singular.max() if ord == 2 else singular.min() if ord == -2 else singular.sum()
     raise ValueError(f"Invalid norm order {ord!r} for matrices")
 
