@@ -155,3 +155,29 @@ def test_qr_mode_r_and_svd_without_uv_give_numpys_single_results(shape, chunks):
         np.testing.assert_allclose(s.compute(), np.linalg.svd(data, compute_uv=False))
     with pytest.raises(ValueError, match="mode must be 'reduced', 'complete' or 'r'"):
         xa.linalg.qr(x, mode="raw")
+
+
+@pytest.mark.skipif(not isinstance(getattr(np, "matvec", None), np.ufunc), reason="NumPy 2.2's np.matvec")
+@pytest.mark.parametrize("a_shape, v_shape, a_chunks", [((3, 4), (4,), 2), ((2, 3, 4), (4,), (1, 2, 3)),
+                                                        ((2, 3, 4), (2, 1, 4), 1), ((3, 4), (5, 1, 4), (3, 2))])
+def test_matvec_and_vecmat_are_numpys_with_stacks_broadcasting(a_shape, v_shape, a_chunks):
+    rng = np.random.default_rng(0)
+    a, v = rng.random(a_shape), rng.random(v_shape)
+    x = xa.from_array(a, chunks=a_chunks)
+    np.testing.assert_allclose(np.matvec(x, v).compute(), np.matvec(a, v))
+    np.testing.assert_allclose(np.matvec(x, xa.from_array(v, chunks=2)).compute(), np.matvec(a, v))
+    w = rng.random(v_shape[:-1] + (a_shape[-2],)) + 1j  # (vecmat conjugates its vectors)
+    got = np.vecmat(xa.from_array(w, chunks=2), x)
+    assert got.dtype == np.vecmat(w, a).dtype
+    np.testing.assert_allclose(got.compute(), np.vecmat(w, a))
+
+
+@pytest.mark.skipif(not isinstance(getattr(np, "matvec", None), np.ufunc), reason="NumPy 2.2's np.matvec")
+def test_matvec_of_lengths_that_do_not_match_is_refused_when_built():
+    x = xa.from_array(np.ones((2, 3, 4)), chunks=2)
+    with pytest.raises(ValueError, match=r"^matvec: the matrices have 4 columns but the vectors 3 values"):
+        np.matvec(x, np.ones(3))
+    with pytest.raises(ValueError, match=r"^vecmat: the matrices have 3 rows but the vectors 4 values"):
+        np.vecmat(np.ones(4), x)
+    with pytest.raises(TypeError, match="takes no options, got axes"):
+        np.matvec(x, np.ones(4), axes=[(-2, -1), (-1,), (-1,)])

@@ -48,7 +48,7 @@ from .singular import matrix_norm, matrix_rank, pinv, singular_values, svdvals  
 from .stacked import (cholesky, cross, det, diagonal, eigh, eigvalsh, inv,  # (stacks of small matrices)
                       matrix_power, matrix_transpose, slogdet, solve, trace, vecdot, vector_norm)
 
-__all__ = ["matmul", "dot", "tensordot", "inner", "outer", "kron", "vdot", "norm", "qr", "svd", "lstsq", "svd_compressed",
+__all__ = ["matmul", "matvec", "vecmat", "dot", "tensordot", "inner", "outer", "kron", "vdot", "norm", "qr", "svd", "lstsq", "svd_compressed",
            "lu", "solve_triangular",
            "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power",
            "matrix_rank", "matrix_transpose", "pinv", "slogdet", "solve", "svdvals", "trace", "vecdot",
@@ -465,3 +465,58 @@ def _np_vecdot(x1: Any, x2: Any, /, *, axis: int = -1, **kwargs: Any) -> Array:
 
 if isinstance(getattr(np, "vecdot", None), np.ufunc):  # (NumPy 2's gufunc)
     UFUNC_IMPLEMENTATIONS[np.vecdot] = _np_vecdot
+
+
+def _no_options(name: str, kwargs: dict) -> None:
+    if kwargs:
+        raise TypeError(f"np.{name} on xsched arrays takes no options, got {', '.join(sorted(kwargs))}; "
+                        "compute first, or use xa.apply_gufunc")
+
+
+def _lengths_match(name: str, matrices: str, n: Any, m: Any, x1: Array, x2: Array) -> None:
+    if n == n and m == m and n != m:  # (NaN: a length a mask left unknown, checked when computed)
+        raise ValueError(f"{name}: the matrices have {n} {matrices} but the vectors {m} values (x1 of shape "
+                         f"{x1.shape}, x2 of shape {x2.shape})")
+
+
+def matvec(x1: Any, x2: Any, /, **kwargs: Any) -> Array:
+    """Each matrix of ``x1`` (``..., M, N``) times each vector of ``x2`` (``..., N``), the
+    stacks broadcasting, as NumPy 2.2's ``np.matvec``: a product summed over ``N``, any chunks.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> matvec(xa.from_array(np.arange(6.0).reshape(2, 3), chunks=1), np.ones(3)).compute().tolist()
+    [3.0, 12.0]
+    """
+    _no_options("matvec", kwargs)
+    a, v = asarray(x1), asarray(x2)
+    if a.ndim < 2 or v.ndim < 1:
+        raise ValueError(f"matvec: x1 must have at least 2 dimensions and x2 at least 1, got shapes {a.shape} and "
+                         f"{v.shape}")
+    _lengths_match("matvec", "columns", a.shape[-1], v.shape[-1], a, v)
+    dtype = np.result_type(a.dtype, v.dtype)
+    return (a * v[..., None, :]).sum(axis=-1, dtype=dtype)
+
+
+def vecmat(x1: Any, x2: Any, /, **kwargs: Any) -> Array:
+    """Each vector of ``x1`` (``..., M``, conjugated) times each matrix of ``x2`` (``...,
+    M, N``), the stacks broadcasting, as NumPy 2.2's ``np.vecmat``; any chunks.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> vecmat(np.ones(2), xa.from_array(np.arange(6.0).reshape(2, 3), chunks=1)).compute().tolist()
+    [3.0, 5.0, 7.0]
+    """
+    _no_options("vecmat", kwargs)
+    v, a = asarray(x1), asarray(x2)
+    if a.ndim < 2 or v.ndim < 1:
+        raise ValueError(f"vecmat: x1 must have at least 1 dimension and x2 at least 2, got shapes {v.shape} and "
+                         f"{a.shape}")
+    _lengths_match("vecmat", "rows", a.shape[-2], v.shape[-1], v, a)
+    dtype = np.result_type(a.dtype, v.dtype)
+    if v.dtype.kind == "c":
+        v = np.conjugate(v)
+    return (v[..., :, None] * a).sum(axis=-2, dtype=dtype)
+
+
+for _name, _implementation in (("matvec", matvec), ("vecmat", vecmat)):
+    if isinstance(getattr(np, _name, None), np.ufunc):  # (NumPy 2.2's gufuncs)
+        UFUNC_IMPLEMENTATIONS[getattr(np, _name)] = _implementation
