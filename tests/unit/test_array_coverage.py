@@ -212,3 +212,13 @@ def test_median_of_rows_of_unknown_length():
     np.testing.assert_allclose(np.median(rows, axis=1).compute(), np.median(F[F[:, 0] > 0], axis=1))
     with pytest.raises(ValueError, match=r"median with keepdims .*compute_chunk_sizes\(\)"):
         np.median(rows, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("kwargs", [dict(bins=[np.array([0, 2, 5, 9.0])]), dict(bins=4, range=[(0, 12)]),
+                                    dict(bins=4, range=[(0, 12)], density=True)])
+def test_histogramdd_of_one_dimensional_points_is_numpys(kwargs):
+    counts, edges = np.histogramdd(xa.from_array(np.arange(10.0), chunks=3), **kwargs)
+    want_counts, want_edges = np.histogramdd(np.arange(10.0), **kwargs)
+    np.testing.assert_allclose(counts.compute(), want_counts)
+    assert len(edges) == 1
+    np.testing.assert_allclose(edges[0], want_edges[0])

@@ -156,10 +156,14 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Any = N
     >>> counts, edges = xa.histogramdd(pts, bins=2, range=[(0, 2), (0, 2)])
     >>> counts.compute().tolist()
     [[1.0, 0.0], [1.0, 1.0]]
+    >>> xa.histogramdd(xa.arange(10.0, chunks=3), bins=3, range=[(0, 9)])[0].compute().tolist()   # 1-d points
+    [3.0, 3.0, 4.0]
     """
     if isinstance(sample, (list, tuple)):
         sample = stack([asarray(s) for s in sample], axis=-1)
     sample = asarray(sample)
+    if sample.ndim == 1:  # (NumPy's: N points of one dimension)
+        sample = sample[:, None]
     if sample.ndim != 2:
         raise ValueError(f"histogramdd: sample must be (N, D) or a sequence of D arrays of "
                          f"length N; got an array of shape {sample.shape}")
