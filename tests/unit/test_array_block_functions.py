@@ -380,10 +380,21 @@ def test_pad_edge_repeats_the_edge_any_number_of_times():
                                       np.pad(np.arange(12.0).reshape(3, 4), width, mode="edge"))
 
 
+@pytest.mark.parametrize("mode", ["reflect", "symmetric", "wrap"])
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_pad_wider_than_the_axis_takes_numpys_positions(mode, n):
+    a = np.arange(n * 3.0).reshape(n, 3)
+    x = xa.from_array(a, chunks=2)
+    for widths in (((7, 0), (0, 4)), ((13, 2), (9, 1)), ((0, 11), (3, 3))):
+        got = xa.pad(x, widths, mode=mode)
+        assert got.shape == np.pad(a, widths, mode=mode).shape
+        np.testing.assert_array_equal(got.compute(), np.pad(a, widths, mode=mode))
+
+
 def test_pad_errors():
     x = xa.from_array(np.arange(4), chunks=2)
-    with pytest.raises(ValueError, match="mode='reflect' pads at most 3 elements on axis 0"):
-        xa.pad(x, 4, mode="reflect")
+    with pytest.raises(ValueError, match=r"^pad: cannot extend the empty axis 0 with mode='reflect'"):
+        xa.pad(xa.zeros((0,), chunks=1), 4, mode="reflect")
     with pytest.raises(ValueError, match="mode 'median' is not supported"):
         xa.pad(x, 1, mode="median")
     with pytest.raises(ValueError, match="does not fit the array's dtype int64"):

@@ -888,11 +888,12 @@ def _pad_part(x: Array, axis: int, n: int, mode: str, before: bool, value: Any,
                              f"{x.dtype} ({exc})") from None
         return full(shape, value, dtype=x.dtype, chunks=chunks)
     size = x.shape[axis]
-    limit = size - 1 if mode == "reflect" else size
-    if size == 0 or (n > limit and mode != "edge"):  # (the edge value repeats any number of times)
-        raise ValueError(f"pad: mode={mode!r} pads at most {limit} elements on axis {axis} "
-                         f"(its length is {size}); got {n}. Pad in several calls, or compute "
-                         "first and use numpy.pad.")
+    if size and n > (size - 1 if mode == "reflect" else size) and mode != "edge":  # (wider than the axis: NumPy's positions, taken from x)
+        positions = np.pad(np.arange(size), (n, 0) if before else (0, n), mode=mode)
+        return x[(slice(None),) * axis + (positions[:n] if before else positions[size:],)]
+    if size == 0:
+        raise ValueError(f"pad: cannot extend the empty axis {axis} with mode={mode!r} (as NumPy cannot); "
+                         "mode='constant' pads it")
     sl, reverse = (_PAD_PARTS if before else _PAD_PARTS_AFTER)[mode](n, size)
     part = x[(slice(None),) * axis + (sl,)]
     if reverse:
@@ -908,8 +909,8 @@ def pad(x: Any, pad_width: Any, mode: str = "constant", *, constant_values: Any 
 
     ``pad_width``: one number for every side, a pair ``(before, after)`` for every axis, or
     one pair per axis. ``mode``: ``"constant"`` (``constant_values``: a number, a pair, or
-    a pair per axis), ``"edge"`` (any width), ``"reflect"``, ``"symmetric"`` or ``"wrap"``;
-    the last three pad at most an axis's length (one less for ``"reflect"``). ``"maximum"``,
+    a pair per axis), ``"edge"``, ``"reflect"``, ``"symmetric"`` or ``"wrap"`` (wider than
+    the axis too: the elements at NumPy's positions, taken from ``x``). ``"maximum"``,
     ``"minimum"`` and ``"mean"`` fill with that statistic of the ``stat_length`` elements
     nearest each side (default: the whole axis), ``"linear_ramp"`` with a ramp from
     ``end_values`` to the edge. The padding is one block before and one after each padded
