@@ -196,3 +196,22 @@ def test_vector_valued_draws_refuse_what_numpy_refuses_when_built():
     with pytest.raises(TypeError, match=r"^dirichlet: alpha is sent to every block"):
         gen.dirichlet(xa.ones(2, chunks=1), size=2)
     assert xa.random.multinomial(5, [0.5, 0.5], size=3).compute().sum(axis=1).tolist() == [5, 5, 5]
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+@pytest.mark.parametrize("size", [2, (2, 1), None])
+@pytest.mark.parametrize("replace", [True, False])
+def test_choice_along_an_axis_draws_whole_slices_in_numpys_shape(axis, size, replace):
+    a = np.arange(24).reshape(2, 3, 4)
+    got = xa.random.default_rng(3).choice(a, size=size, replace=replace, axis=axis, chunks=1).compute()
+    assert got.shape == np.random.default_rng(0).choice(a, size=size, replace=replace, axis=axis).shape
+    if size == 2:
+        slices = {np.take(a, j, axis=axis).tobytes() for j in range(a.shape[axis])}
+        assert all(np.take(got, i, axis=axis % 3).tobytes() in slices for i in range(2))
+
+
+def test_choice_without_shuffle_and_the_legacy_state_refusing_the_new_keywords():
+    picked = xa.random.default_rng(1).choice(10, size=5, replace=False, shuffle=False, chunks=2).compute()
+    assert len(set(picked.tolist())) == 5
+    with pytest.raises(TypeError, match=r"^choice: RandomState's choice takes no axis= or shuffle="):
+        xa.random.RandomState(0).choice(np.arange(6).reshape(2, 3), 2, axis=1)

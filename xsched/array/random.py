@@ -49,6 +49,7 @@ from ..graph.spec import Task
 from .chunks import normalize_chunks
 from .core import Array
 from .creation import arange, asarray
+from .manipulation import moveaxis
 
 __all__ = ["default_rng", "Generator", "RandomState", "seed"]
 
@@ -243,12 +244,13 @@ class Generator:
                            {"low": low, "high": high, "dtype": dtype, "endpoint": endpoint})
 
     def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None,
-               chunks: Any = "auto") -> Array:
-        """Samples of ``a`` (an int: ``range(a)``; else a sequence, whose rows are drawn),
-        ``p`` the probability of each (default: all alike). With replacement each block
-        draws its own; without (``replace=False``), the positions are drawn here, when the
-        array is built, as ``permutation`` draws its order (one integer per sample), and
-        the samples are taken from ``a`` block by block.
+               chunks: Any = "auto", *, axis: int = 0, shuffle: bool = True) -> Array:
+        """Samples of ``a`` (an int: ``range(a)``; else a sequence, whose rows are drawn, or
+        its slices along ``axis``), ``p`` the probability of each (default: all alike). With
+        replacement each block draws its own; without (``replace=False``), the positions are
+        drawn here, when the array is built, as ``permutation`` draws its order (one integer
+        per sample; ``shuffle=False`` leaves them in NumPy's unshuffled order), and the
+        samples are taken from ``a`` block by block.
 
         >>> import xsched.array as xa
         >>> x = xa.random.default_rng(6).choice(["a", "b"], size=8, p=[0.25, 0.75], chunks=4)
@@ -257,15 +259,30 @@ class Generator:
         >>> picked = xa.random.default_rng(7).choice(10, size=6, replace=False, chunks=4).compute()
         >>> len(set(picked.tolist())), bool(picked.min() >= 0 and picked.max() <= 9)
         (6, True)
+        >>> xa.random.default_rng(0).choice(np.arange(6).reshape(2, 3), size=4, axis=1, chunks=2).shape
+        (2, 4)
         """
         if isinstance(a, Array) or isinstance(p, Array):
             raise TypeError("choice: a and p are sent to every block, so give a NumPy array or list, "
                             "not an xsched Array (compute it first if it is small)")
+        if self._LEGACY and (axis != 0 or not shuffle):
+            raise TypeError("choice: RandomState's choice takes no axis= or shuffle= (NumPy's neither); "
+                            "use xa.random.default_rng(seed).choice")
+        if axis != 0 and not isinstance(a, numbers.Integral):
+            whole = np.asarray(a)
+            axis = int(axis) % whole.ndim if whole.ndim else int(axis)
+            if not 0 <= axis < max(whole.ndim, 1) or whole.ndim == 0:
+                raise np.exceptions.AxisError(f"choice: axis {axis} is out of bounds for a of shape {whole.shape}")
+            drawn = self.choice(np.moveaxis(whole, axis, 0), size, replace, p, chunks, shuffle=shuffle)
+            k = drawn.ndim - (whole.ndim - 1)  # (the axes of size, first)
+            return moveaxis(drawn, list(range(k)), list(range(axis, axis + k))) if k else drawn
         if not replace:
             n = int(a) if isinstance(a, numbers.Integral) else len(np.asarray(a))
             rng = _numpy_rng(self.entropy, (self._next_call(),), self._LEGACY)
             shape = () if size is None else size
-            positions = rng.choice(n, size=shape, replace=False, p=None if p is None else np.asarray(p, "float64"))
+            extra = {} if shuffle else {"shuffle": False}
+            positions = rng.choice(n, size=shape, replace=False, p=None if p is None else np.asarray(p, "float64"),
+                                   **extra)
             if np.ndim(positions) == 0:
                 positions = np.asarray(positions)
             source = arange(n, chunks="auto") if isinstance(a, numbers.Integral) else asarray(np.asarray(a))
