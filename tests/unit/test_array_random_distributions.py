@@ -96,8 +96,9 @@ def test_mistakes_are_refused_when_built():
         rng.poisson(lamda=2.0, size=3)
     with pytest.raises(TypeError, match="takes 1 parameters"):
         rng.exponential(1.0, 2.0, size=3)
-    with pytest.raises(TypeError, match="must be a scalar"):
-        rng.exponential(np.ones(3), size=3)
+    with pytest.raises(TypeError, match=r"^exponential: scale is an xsched Array"):
+        rng.exponential(xa.ones(3, chunks=2), size=3)
+    assert rng.exponential(np.ones(3), size=3).shape == (3,)  # (a NumPy array: each draw its element)
     with pytest.raises(ValueError):
         rng.exponential(-1.0, size=3)  # (numpy's own check, once, when built)
     with pytest.raises(AttributeError, match="no attribute 'frobnicate'"):
@@ -215,3 +216,28 @@ def test_choice_without_shuffle_and_the_legacy_state_refusing_the_new_keywords()
     assert len(set(picked.tolist())) == 5
     with pytest.raises(TypeError, match=r"^choice: RandomState's choice takes no axis= or shuffle="):
         xa.random.RandomState(0).choice(np.arange(6).reshape(2, 3), 2, axis=1)
+
+
+def test_array_parameters_broadcast_against_size_and_each_block_takes_its_part():
+    loc, scale = np.array([0.0, 100.0, 1000.0]), np.array([[1.0], [2.0]])
+    x = xa.random.default_rng(11).normal(loc, scale, size=(2, 3), chunks=(1, 2))
+    out = x.compute()
+    assert x.shape == (2, 3) and x.chunks == ((1, 1), (2, 1))
+    block = xr._numpy_rng(11, (0, 1, 1), False).normal(loc=loc[2:3][None], scale=scale[1:2], size=(1, 1))
+    np.testing.assert_array_equal(out[1:2, 2:3], block)
+    assert xa.random.default_rng(0).normal(loc, 1.0, chunks=2).shape == (3,)  # (no size: the parameters' shape)
+    means = xa.random.default_rng(0).gamma(np.array([1.0, 50.0]), size=(400, 2), chunks=100).mean(axis=0).compute()
+    assert means[0] < 5 < 40 < means[1]
+
+
+def test_array_parameters_that_do_not_broadcast_or_are_lazy_are_refused_when_built():
+    g = xa.random.default_rng(0)
+    with pytest.raises(ValueError, match=r"^normal: shape mismatch: the parameters of shapes \(3,\) cannot be "
+                                         r"broadcast to size \(2, 2\)"):
+        g.normal(np.zeros(3), size=(2, 2))
+    with pytest.raises(ValueError, match=r"cannot be broadcast together"):
+        g.normal(np.zeros(3), np.ones(2))
+    with pytest.raises(ValueError, match="scale < 0"):
+        g.normal(0, np.array([1.0, -1.0]), size=2)
+    with pytest.raises(TypeError, match=r"^normal: loc is an xsched Array"):
+        g.normal(xa.zeros(2, chunks=1), 1.0)

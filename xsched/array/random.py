@@ -22,7 +22,8 @@ True
 True
 
 Every distribution of numpy's ``Generator`` is a method (``exponential``, ``poisson``,
-``gamma``, ``beta``, ``binomial``..., their parameters scalars; ``choice``; the
+``gamma``, ``beta``, ``binomial``..., their parameters scalars or NumPy arrays broadcasting
+against ``size``; ``choice``; the
 vector-valued ``multinomial``, ``dirichlet`` and ``multivariate_normal``), and each is also a function of the module drawing from one default generator
 (``xa.random.random((1000, 1000), chunks=100)``, as ``numpy.random`` and dask users write
 it; ``randint`` and ``random_sample`` are the old names of ``integers`` and ``random``,
@@ -109,6 +110,39 @@ def _scalar(value: Any, name: str, method: str) -> Any:
     return value
 
 
+def _parameter(value: Any, name: str, method: str) -> Any:
+    """A distribution's parameter: a scalar, or a NumPy array (a list) broadcasting against
+    the draws, each block given its own part of it; an xsched array is refused."""
+    if isinstance(value, Array):
+        raise TypeError(f"{method}: {name} is an xsched Array; give a scalar or a NumPy array (each block takes "
+                        f"its part), or draw standard values and scale them with the array "
+                        f"(e.g. loc + scale * rng.standard_normal(...))")
+    return value if np.ndim(value) == 0 else np.asarray(value)
+
+
+def _block_parameters(kwargs: dict, shape: tuple, block: tuple[slice, ...]) -> dict:
+    """The parameters of one block: each array-valued one broadcast to the draws' shape and
+    cut to the block's region (a copy, so the task carries only its part)."""
+    return {k: np.ascontiguousarray(np.broadcast_to(v, shape)[block]) if isinstance(v, np.ndarray) else v
+            for k, v in kwargs.items()}
+
+
+def _broadcast_shape(method: str, size: tuple | None, shapes: list) -> tuple:
+    """The draws' shape: ``size``, which the array parameters must broadcast to, or their
+    broadcast shape without one (NumPy's rules and words)."""
+    try:
+        common = np.broadcast_shapes(*shapes)
+        if size is None:
+            return tuple(int(n) for n in common)
+        if np.broadcast_shapes(size, common) != size:
+            raise ValueError
+    except ValueError:
+        to = "together" if size is None else f"to size {size}"
+        raise ValueError(f"{method}: shape mismatch: the parameters of shapes {', '.join(map(str, shapes))} "
+                         f"cannot be broadcast {to}") from None
+    return size
+
+
 class Generator:
     """Draws chunked random arrays; made by ``default_rng`` (see the module docstring).
 
@@ -156,12 +190,18 @@ class Generator:
         with self._lock:
             return next(self._calls)
 
-    def _array(self, method: str, size: Any, chunks: Any, dtype: Any, kwargs: dict, trailing: tuple = ()) -> Array:
+    def _array(self, method: str, size: Any, chunks: Any, dtype: Any, kwargs: dict, trailing: tuple = (),
+               broadcast: tuple = ()) -> Array:
         shape = () if size is None else (
             (int(size),) if isinstance(size, numbers.Integral) else tuple(int(s) for s in size))
+        # (``broadcast``: the parameters that may be NumPy arrays, each element for its draw)
+        arrays = [kwargs[k] for k in broadcast if isinstance(kwargs.get(k), np.ndarray)]
+        if arrays:
+            shape = _broadcast_shape(method, shape if size is not None else None, [a.shape for a in arrays])
         # numpy's own checks of the parameters (scale < 0, low >= high, a dtype it cannot
         # draw, ...) now, not in every task: one throwaway draw (none for an empty array)
-        probe = getattr(_numpy_rng(0, (), self._LEGACY), method)(size=0 if 0 in shape else None, **kwargs)
+        probe = getattr(_numpy_rng(0, (), self._LEGACY), method)(
+            size=(0 if 0 in shape else None) if not arrays else shape, **kwargs)
         dtype = np.asarray(probe).dtype if dtype is None else np.dtype(dtype)
         chunks = normalize_chunks(chunks, shape, dtype)
         call = self._next_call()  # (a call that failed above takes no number)
@@ -169,11 +209,14 @@ class Generator:
         name = f"{method}-{token}"
         ann = annotations_in_force()
         layer = {}
+        starts = [np.cumsum((0,) + c) for c in chunks]
         # (``trailing``: axes each draw adds whole, the rows of a 2-d ``a`` choice picks from)
         for index in np.ndindex(*tuple(len(c) for c in chunks)):
             block = tuple(c[i] for c, i in zip(chunks, index))
+            params = kwargs if not arrays else _block_parameters(
+                kwargs, shape, tuple(slice(s[i], s[i + 1]) for s, i in zip(starts, index)))
             layer[chunk_key(name, index + (0,) * len(trailing))] = Task(
-                _draw, (block, self.entropy, (call,) + tuple(index), method, kwargs, self._LEGACY), {},
+                _draw, (block, self.entropy, (call,) + tuple(index), method, params, self._LEGACY), {},
                 per_task(ann))
         return Array(layer, name, chunks + tuple((n,) for n in trailing), dtype)
 
@@ -203,27 +246,29 @@ class Generator:
     def normal(self, loc: float = 0.0, scale: float = 1.0, size: Any = None,
                chunks: Any = "auto") -> Array:
         """Samples of the normal distribution with mean ``loc`` and standard deviation
-        ``scale`` (scalars).
+        ``scale`` (scalars, or NumPy arrays broadcasting against ``size``).
 
         >>> import xsched.array as xa
         >>> x = xa.random.default_rng(3).normal(10.0, 2.0, size=10_000, chunks=5_000)
         >>> round(float(x.mean())), round(float(x.std()))
         (10, 2)
         """
-        loc, scale = _scalar(loc, "loc", "normal"), _scalar(scale, "scale", "normal")
-        return self._array("normal", size, chunks, np.float64, {"loc": loc, "scale": scale})
+        loc, scale = _parameter(loc, "loc", "normal"), _parameter(scale, "scale", "normal")
+        return self._array("normal", size, chunks, np.float64, {"loc": loc, "scale": scale},
+                           broadcast=("loc", "scale"))
 
     def uniform(self, low: float = 0.0, high: float = 1.0, size: Any = None,
                 chunks: Any = "auto") -> Array:
-        """Floats uniform in ``[low, high)`` (scalars).
+        """Floats uniform in ``[low, high)`` (scalars, or NumPy arrays broadcasting against ``size``).
 
         >>> import xsched.array as xa
         >>> x = xa.random.default_rng(4).uniform(-1, 1, size=(50, 2), chunks=(20, 2))
         >>> bool(((x >= -1) & (x < 1)).all().compute())
         True
         """
-        low, high = _scalar(low, "low", "uniform"), _scalar(high, "high", "uniform")
-        return self._array("uniform", size, chunks, np.float64, {"low": low, "high": high})
+        low, high = _parameter(low, "low", "uniform"), _parameter(high, "high", "uniform")
+        return self._array("uniform", size, chunks, np.float64, {"low": low, "high": high},
+                           broadcast=("low", "high"))
 
     def integers(self, low: int, high: int | None = None, size: Any = None,
                  dtype: Any = np.int64, endpoint: bool = False, chunks: Any = "auto") -> Array:
@@ -402,15 +447,16 @@ def _distribution(gen: Generator, method: str) -> Any:
                 if default is _REQUIRED:
                     raise TypeError(f"{method}() needs its parameter {name!r}")
                 values[name] = default
-        values = {name: _scalar(value, name, method) for name, value in values.items()}
+        values = {name: _parameter(value, name, method) for name, value in values.items()}
         if dtype is not None:
             values["dtype"] = np.dtype(dtype)
-        return gen._array(method, size, chunks, dtype, values)
+        return gen._array(method, size, chunks, dtype, values, broadcast=tuple(n for n, _ in params))
 
     draw.__name__ = method
     signature = ", ".join(n if d is _REQUIRED else f"{n}={d!r}" for n, d in params)
     draw.__doc__ = (f"Samples of numpy's ``{method}({signature})``, drawn per block "
-                    "(``size=``, ``chunks=``; the parameters are scalars).")
+                    "(``size=``, ``chunks=``; the parameters scalars or NumPy arrays broadcasting "
+                    "against ``size``, each block given its part).")
     return draw
 
 
