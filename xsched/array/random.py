@@ -23,8 +23,8 @@ True
 
 Every distribution of numpy's ``Generator`` is a method (``exponential``, ``poisson``,
 ``gamma``, ``beta``, ``binomial``..., their parameters scalars or NumPy arrays broadcasting
-against ``size``; ``choice``; the
-vector-valued ``multinomial``, ``dirichlet`` and ``multivariate_normal``), and each is also a function of the module drawing from one default generator
+against ``size``; ``choice``; the vector-valued ``multinomial``, ``dirichlet`` and
+``multivariate_normal``), and each is also a function of the module drawing from one default generator
 (``xa.random.random((1000, 1000), chunks=100)``, as ``numpy.random`` and dask users write
 it; ``randint`` and ``random_sample`` are the old names of ``integers`` and ``random``,
 ``seed(n)`` restarts the default generator from ``n``).
