@@ -137,10 +137,11 @@ def filesystem_for(urlpath: Any, storage_options: dict | None = None) -> tuple[A
     """The filesystem of one path or URL, and the path within it.
 
     Local paths (and ``file://`` URLs) need no fsspec; other protocols do, and
-    ``storage_options`` go to their filesystem.
+    ``storage_options`` go to their filesystem. A relative local path is made absolute
+    here, from this process's directory: the workers that open it run elsewhere.
 
-    >>> filesystem_for("data/x.csv")
-    (LocalFileSystem(), 'data/x.csv')
+    >>> filesystem_for("data/x.csv") == (LocalFileSystem(), os.path.abspath("data/x.csv"))
+    True
     >>> fs, path = filesystem_for("memory://tables/x.csv")
     >>> type(fs).__name__, path
     ('MemoryFileSystem', '/tables/x.csv')
@@ -151,7 +152,7 @@ def filesystem_for(urlpath: Any, storage_options: dict | None = None) -> tuple[A
     match = _PROTOCOL.match(urlpath)
     if match is None or match.group(1).lower() in ("file", "local"):
         path = urlpath[match.end():] if match else urlpath
-        return LocalFileSystem(), os.path.expanduser(path)
+        return LocalFileSystem(), os.path.abspath(os.path.expanduser(path))
     try:
         import fsspec.core
     except ImportError as exc:  # pragma: no cover - installed with the dataframe extra
