@@ -110,6 +110,8 @@ def _unchanged(values: Any, cast: Any, want: Any) -> None:
     ValueError: the value 3.5 would become 3
     """
     have = getattr(values, "dtype", None)
+    if isinstance(want, np.dtype) and want.kind in "iub" and have == object and values.isna().any():
+        raise ValueError(f"a missing value would become {cast[values.isna()].tolist()[0]!r}")
     if not (isinstance(want, np.dtype) and want.kind in "iub" and isinstance(have, np.dtype) and have.kind in "iufb"):
         return
     with np.errstate(all="ignore"):  # (a cast back undoes a wrap between signed and unsigned: signs say it)

@@ -21,7 +21,7 @@ are never read) and drops the rows ``filters=`` excludes.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -142,7 +142,11 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
     read_columns = None
     if cols is not None:
         read_columns = list(dict.fromkeys(cols + index_cols + (stored if keep_stored else [])))
+    footers = {(id(fs0), p0): md0}
     holes = _with_nulls(md0)
+    if dtype_backend is None:
+        holes |= _holes_elsewhere(files, fs0, footers, file_schema, lambda pairs: keys and hive.residual_filters(
+            dnf, dict(hive.typed_pairs(pairs, keys))) is False)
 
     def meta_of(read: list | None, wanted: list | None, one: bool) -> Any:
         table = schema.empty_table() if read is None else schema.empty_table().select(read)
@@ -166,7 +170,7 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
         if not (runs or left or div_col):
             pieces.append((fs, p, None, None, left, typed))
             continue
-        md = md0 if (fs, p) == (fs0, p0) else _footer(fs, p)[0]
+        md = footers.get((id(fs), p)) or _footer(fs, p)[0]
         stats = [_rg_stats(md, i, file_schema) for i in range(md.num_row_groups)]
         kept = [i for i in range(md.num_row_groups) if _may_match(stats[i], left)
                 and not (div_col and md.row_group(i).num_rows == 0)]  # (no rows, no bounds: divisions need none)
@@ -493,6 +497,33 @@ def _with_nulls(md: Any) -> set:
     return out
 
 
+#: At most this many files' footers are read when the graph is built to see which integer and
+#: boolean columns hold missing values (all of them on a local disk): past it, in a remote store,
+#: a partition that holds one where the first file had none fails naming dtype_backend=.
+FOOTERS_READ_REMOTE = 64
+
+
+def _holes_elsewhere(files: list, fs0: Any, footers: dict, schema: Any, ruled_out: Callable) -> set:
+    """The integer and boolean columns the other files' statistics say hold missing values
+    (pandas reads such a column as float64 or object in every partition, as concatenating the
+    files would give); their footers are kept in ``footers`` for the divisions and filters.
+    Files whose folder keys the filters rule out (``ruled_out(pairs)``) are not opened."""
+    import pyarrow as pa
+
+    kinds = {f.name for f in schema if pa.types.is_integer(f.type) or pa.types.is_boolean(f.type)}
+    if not kinds or (not isinstance(fs0, LocalFileSystem) and len(files) > FOOTERS_READ_REMOTE):
+        return set()
+    out: set = set()
+    for fs, p, pairs in files:
+        if ruled_out(pairs):
+            continue
+        md = footers.get((id(fs), p))
+        if md is None:
+            md = footers[(id(fs), p)] = _footer(fs, p)[0]
+        out |= _with_nulls(md) & kinds
+    return out
+
+
 def _holding_nulls(meta: Any, holes: set) -> Any:
     """Meta as pandas reads a file whose integer or boolean columns ``holes`` hold missing
     values: float64 and object (the empty schema alone says int64 and bool)."""
@@ -640,7 +671,9 @@ def _conform(df: Any, meta: Any, label: str, sort: bool) -> Any:
                              f"has {list(meta.columns)}; read files of one schema together, or pass columns=")
     df = in_dtypes(df, meta_dtypes(meta), lambda col, have, want, exc: (
         f"read_parquet: column {col!r} of {label} is {have}, but the first file's is {want}, and it does not "
-        f"convert ({exc}); read the files apart"))
+        f"convert ({exc}); " + ("dtype_backend='numpy_nullable' reads integers and booleans that hold missing values "
+                               "as Int64 and boolean, or read the files apart"
+                               if getattr(want, "kind", "") in "iub" else "read the files apart")))
     if sort and not df.index.is_monotonic_increasing:
         df = df.sort_index()
     return df
