@@ -121,3 +121,17 @@ def test_the_block_view_has_the_grid_s_shape_size_and_ravels_in_c_order():
     assert [b.shape for b in flat] == [(2, 4), (2, 2), (2, 4), (2, 2), (1, 4), (1, 2)]
     np.testing.assert_array_equal(flat[3].compute(), data[2:4, 4:])
     assert "(3, 2)" in repr(x.blocks)
+
+
+def test_an_xsched_array_among_pointwise_positions_is_refused_not_taken_whole():
+    """Its positions are known only when computed: it was read as ':' (the whole axis)."""
+    x = xa.from_array(np.arange(12).reshape(3, 4), chunks=2)
+    lazy = xa.from_array(np.array([3, 1]), chunks=1)
+    with pytest.raises(IndexError, match=r"^x.vindex\[...\]: entry 1 of the index is an xsched array.*"
+                                         r"compute it first \(np.asarray\(positions\)\)$"):
+        x.vindex[[2, 0], lazy]
+    with pytest.raises(IndexError, match="entry 1 of the index is an xsched array"):
+        x.vindex[np.arange(3), x.argmax(axis=1)]
+    with pytest.raises(IndexError, match=r"cannot be combined with other array indices.*np.asarray\(index\)"):
+        x[[2, 0], lazy]
+    assert x.vindex[[2, 0], np.asarray(lazy)].compute().tolist() == [11, 1]

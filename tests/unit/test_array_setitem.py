@@ -127,3 +127,23 @@ def test_a_slice_s_positions_per_block_are_computed_not_listed():
     big[:] = 1
     big[5::7] = 2
     assert big.numblocks == (10,) and big.dtype == "i1"
+
+
+@pytest.mark.parametrize("value", [-1, 256, [300, 1], 2**40])
+def test_a_python_integer_the_dtype_cannot_hold_is_refused_as_numpy(value):
+    x = xa.from_array(np.array([1, 250, 3], "u1"), chunks=2)
+    a = np.array([1, 250, 3], "u1")
+    with pytest.raises(OverflowError):
+        a[:2] = value
+    with pytest.raises(OverflowError, match=r"^x\[index\] = value: Python integer -?\d+ out of bounds for uint8"):
+        x[:2] = value
+    with pytest.raises(OverflowError):
+        x[x > 200] = value if np.ndim(value) == 0 else value[0]
+    np.testing.assert_array_equal(x.compute(), [1, 250, 3])
+
+
+def test_numpy_integers_wrap_round_as_numpy_wraps_them():
+    x = xa.from_array(np.array([1, 250, 3], "u1"), chunks=2)
+    a = np.array([1, 250, 3], "u1")
+    x[:2], a[:2] = np.array([300, 1]), np.array([300, 1])
+    np.testing.assert_array_equal(x.compute(), a)

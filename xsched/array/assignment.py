@@ -91,6 +91,12 @@ def assigned(x: Array, key: Any, value: Any) -> Array:
     is left as it was (``x[key] = value`` then takes the new one's graph)."""
     known_chunks_needed(x, "x[index] = value")
     key = _fancy.zero_d_as_int(key)
+    if x.dtype.kind in "iu" and (isinstance(value, (list, tuple)) or
+                                 (isinstance(value, int) and not isinstance(value, bool))):
+        try:  # (NumPy refuses a Python integer the dtype cannot hold; its own integers wrap round)
+            np.array(value, dtype=x.dtype)
+        except OverflowError as exc:
+            raise OverflowError(f"x[index] = value: {exc}, as in NumPy") from None
     if isinstance(value, (list, tuple)):
         value = np.asarray(value)
     if not isinstance(value, (Array, np.ndarray)) and not np.isscalar(value) and value is not None:

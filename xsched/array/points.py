@@ -64,6 +64,7 @@ def pointwise(x: Any, index: tuple, points_first: bool = False) -> Any:
     >>> pointwise(x, (slice(None), [2, 0], [3, 1]), points_first=True).shape
     (2, 2)
     """
+    _refuse_lazy_positions(index, "a pointwise index")
     _masking.known_chunks_needed(x, "a pointwise index")
     if any(i is None for i in index):
         raise IndexError("np.newaxis (None) with several integer arrays is not supported; add the axis "
@@ -90,6 +91,16 @@ def pointwise(x: Any, index: tuple, points_first: bool = False) -> Any:
         at = axes[0] if adjacent and not points_first else 0
         out = out.reshape(out.shape[:at] + shape + out.shape[at + 1:])
     return out
+
+
+def _refuse_lazy_positions(index: tuple, what: str) -> None:
+    """Raise, naming the way, when an entry of ``index`` is an xsched array: ``what`` pairs
+    positions point by point when it is built, and those are known only once computed."""
+    for k, i in enumerate(index):
+        if hasattr(i, "__xsched_graph__"):
+            raise IndexError(f"{what}: entry {k} of the index is an xsched array, whose positions are known only "
+                             f"when computed, and {what} pairs them point by point when it is built; compute it "
+                             "first (np.asarray(positions))")
 
 
 def _points(x: Any, axes: tuple, coords: list, adjacent: bool) -> Any:

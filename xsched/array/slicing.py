@@ -69,8 +69,10 @@ def _getitem_lazy_mask(x: Array, index: tuple) -> Array:
     full, _ = _spell_out_ellipsis(index, x.ndim, lambda i: i is not None)
     lazy = [p for p, i in enumerate(full) if isinstance(i, Array)]
     if len(lazy) > 1 or any(_fancy.is_integer_index(i) for i in full if not isinstance(i, Array)):
-        raise IndexError("an xsched array index along one axis cannot be combined with other array indices; "
-                         "index one axis after the other, e.g. x[:, mask][rows]")
+        raise IndexError("an xsched array index cannot be combined with other array indices: several array "
+                         "indices pair their positions point by point, which needs them when the expression is "
+                         "built; compute the xsched index first (np.asarray(index)). (Indexing one axis after the "
+                         "other, x[:, mask][rows], takes every combination instead, as np.ix_ does.)")
     p = lazy[0]
     mask = full[p]
     positions = mask.dtype.kind in "iu"
@@ -469,6 +471,7 @@ class _VIndex:
         index, n_real = _spell_out_ellipsis(index if isinstance(index, tuple) else (index,), self._x.ndim,
                                             lambda i: True)
         _check_rank(n_real, self._x.ndim)
+        _points._refuse_lazy_positions(index, "x.vindex[...]")
         if not any(_fancy.is_integer_index(i) for i in index):
             raise IndexError("vindex takes at least one integer array (a list or NumPy array); for "
                              "slices and ints alone index the array itself: x[...]")
