@@ -84,3 +84,33 @@ def test_join_validate_of_an_unknown_value_is_refused_when_built():
     left = xd.from_pandas(LEFT, npartitions=2)
     with pytest.raises(ValueError, match=r"validate must be one of .*got 'x'"):
         left.join(left, validate="x", lsuffix="_l")
+
+
+TRANSFORMED = pd.DataFrame({"k": list("abcab"), "x": [5.0, 1, 2, 3, 4]}, index=[10, 11, 12, 13, 14])
+
+
+@pytest.mark.parametrize("func", ["idxmax", lambda s: s.index.min(), "cumsum", lambda s: s - s.mean()])
+def test_groupby_transform_sees_the_rows_labels_as_pandas(func):
+    got = xd.from_pandas(TRANSFORMED, npartitions=2).groupby("k").x.transform(func).compute()
+    tm.assert_series_equal(got, TRANSFORMED.groupby("k").x.transform(func))
+
+
+def test_groupby_transform_of_time_windows_reads_the_time_index():
+    t = pd.DataFrame({"k": list("abab"), "x": [1.0, 2, 3, 4]}, index=pd.date_range("2024", periods=4, freq="h"))
+    grouped = xd.from_pandas(t, npartitions=2).groupby("k").x
+    for func in (lambda s: s.rolling("2h").sum(), lambda s: s.index.hour):
+        tm.assert_series_equal(grouped.transform(func).compute(), t.groupby("k").x.transform(func))
+
+
+def test_groupby_transform_with_repeated_labels_and_missing_keys_is_pandas():
+    frame = pd.DataFrame({"k": ["a", None, "a", "b", None, "b"], "x": [1.0, 2, 3, 4, 5, 6]}, index=[0, 0, 1, 1, 2, 2])
+    got = xd.from_pandas(frame, npartitions=2, sort=False).groupby("k").x.transform("sum").compute()
+    tm.assert_series_equal(got, frame.groupby("k").x.transform("sum"))
+
+
+def test_transform_ngroup_is_refused_naming_ngroup():
+    grouped = xd.from_pandas(TRANSFORMED, npartitions=2).groupby("k")
+    with pytest.raises(ValueError, match=r"transform\('ngroup'\) numbers each group among all the groups.*"
+                                         r"groupby\(...\).ngroup\(\)"):
+        grouped.x.transform("ngroup")
+    assert grouped.ngroup().compute().tolist() == TRANSFORMED.groupby("k").ngroup().tolist()

@@ -781,6 +781,9 @@ class GroupBy:
         >>> df.groupby("k").v.transform("sum").compute().sort_index().tolist()
         [4, 2, 4]
         """
+        if isinstance(func, str) and func == "ngroup":  # (numbers the groups across all of them)
+            raise ValueError("groupby(...).transform('ngroup') numbers each group among all the groups, which no "
+                             "partition of whole groups sees; use groupby(...).ngroup()")
         return self._whole_groups("transform", func, args, kwargs, meta)
 
     @property

@@ -226,7 +226,7 @@ def _tagged_call(part: pd.DataFrame, by: Any, selection: Any, chain: tuple, drop
     beside the rows' tags. Rows whose key is missing (``dropna``) get pandas' answer for them
     where pandas gives one row per row with them in (``_with_missing_rows``), else a missing
     result: a piece of such rows only (or none) is one pandas refuses or answers with no rows."""
-    body = part.drop(columns=[_PART, _ROW]).reset_index(drop=True)
+    body = part.drop(columns=[_PART, _ROW])  # (the rows keep their labels: a function may read them)
     missing = body[keys].isna().any(axis=1).to_numpy() if dropna and keys else np.zeros(len(body), dtype=bool)
     keyed = body[~missing] if missing.any() else body
     whole = _with_missing_rows(body, by, selection, chain, dropna, observed, sort) if missing.any() else None
@@ -237,8 +237,8 @@ def _tagged_call(part: pd.DataFrame, by: Any, selection: Any, chain: tuple, drop
         if len(out) != len(keyed):
             raise ValueError(f"groupby(...).{chain[0][0]}: pandas gave {len(out)} rows for {len(keyed)}, where "
                              "it gives a row per row")
-        if missing.any():
-            out = out.set_axis(keyed.index).reindex(body.index)  # (row for row; missing keys: missing)
+        if missing.any():  # (row for row, by position: labels may repeat; missing keys: missing)
+            out = out.set_axis(np.flatnonzero(~missing)).reindex(np.arange(len(body)))
     elif isinstance(meta, pd.DataFrame):
         out = pd.DataFrame({c: pd.Series(np.nan, index=body.index, dtype=_holding_missing(d))
                             for c, d in meta.dtypes.items()})
