@@ -36,7 +36,7 @@ from ..graph.order import gc_paused
 from ..graph.partials import combine_levels
 from ..graph.spec import Ref, Task
 from .core import DataFrame, Scalar, Series, _Frame, new_collection
-from .pieces import _unify_categoricals
+from .pieces import UNKNOWN_CATEGORIES, _unify_categoricals
 from .planner import Reduction, joint_aggregate, joint_tree
 from .standin import _nonempty, make_meta, on_stand_ins
 
@@ -221,9 +221,16 @@ def _meta_of(frame: _Frame, method: str, **kwargs: Any) -> Any:
 # --------------------------------------------------------------------------- pandas' own reductions
 
 
-def _chunk_method(part: Any, method: str, kwargs: dict) -> Any:
+#: ``ordered`` of an ordered categorical Series whose categories are unknown: each partition's
+#: min or max travels with its own categories, which the merge compares in (``_ranked``).
+_OWN_ORDER = "own categories"
+
+
+def _chunk_method(part: Any, method: str, kwargs: dict, own_order: bool = False) -> Any:
     if method in ("min", "max") and len(part) == 0:
         return _EMPTY
+    if own_order:  # (a one-row categorical of this partition's categories)
+        return pd.Series(pd.Categorical([getattr(part, method)(**kwargs)], dtype=part.dtype))
     if kwargs.get("min_count", 0) > 0:
         # ``min_count`` is about the rows of all partitions: keep the partition's result
         # without it and its count of values, and judge the total count at the end
@@ -239,6 +246,8 @@ def _merge_method(partials: list, method: str, merge: str, kwargs: dict, ordered
     if isinstance(partials[0], tuple):  # (result, count) under ``min_count``
         return (_merge_method([p[0] for p in partials], method, merge, kwargs, ordered),
                 _merge_method([p[1] for p in partials], "count", "sum", {}))
+    if isinstance(ordered, str) and ordered == _OWN_ORDER:
+        return _ranked(partials, method, merge, kwargs)
     # (per column of a DataFrame: a row per partial)
     rows = pd.DataFrame(partials) if isinstance(partials[0], pd.Series) else pd.Series(partials)
     if ordered is not None:  # (ordered categoricals' partials compare in their categories' order)
@@ -254,8 +263,25 @@ def _merge_method(partials: list, method: str, merge: str, kwargs: dict, ordered
     return getattr(rows, merge)(**kwargs)
 
 
+def _ranked(partials: list, method: str, merge: str, kwargs: dict) -> pd.Series:
+    """The min or max of partitions' one-row categoricals (``_OWN_ORDER``), compared in their
+    categories' order: the same in every partition, or the order is not the data's to tell."""
+    first = partials[0].dtype
+    for p in partials[1:]:
+        if not (p.dtype.categories.equals(first.categories) and p.dtype.ordered == first.ordered):
+            raise ValueError(f"{method}() of an ordered categorical whose partitions hold other categories "
+                             f"({list(first.categories)[:6]} and {list(p.dtype.categories)[:6]}): which comes "
+                             "first is not known; give every partition the same ordered categories first, "
+                             "s.cat.set_categories([...], ordered=True)")
+    value = getattr(pd.concat(partials, ignore_index=True), merge)(**kwargs)
+    return pd.Series(pd.Categorical([value], dtype=first))
+
+
 def _final_method(partials: list, method: str, merge: str, kwargs: dict, meta: Any,
                   min_count: int = 0, out_dtype: Any = None, ordered: Any = None) -> Any:
+    if isinstance(ordered, str) and ordered == _OWN_ORDER:
+        out = _merge_method(partials, method, merge, kwargs, ordered)
+        return getattr(_empty_like(meta), method)() if isinstance(out, str) else out.iloc[0]
     out = _as_dtype(_merge_method(partials, method, merge, kwargs, ordered), out_dtype)
     if isinstance(out, str) and out == _EMPTY:
         return getattr(_empty_like(meta), method)()
@@ -305,12 +331,27 @@ def _simple(frame: _Frame, method: str, split_every: int | None, **kwargs: Any):
     merge = _MERGE[method]
     merge_kwargs = {k: v for k, v in kwargs.items() if k in ("skipna",) and method not in ("count",)}
     ordered = _ordered_categories(frame._meta) if method in ("min", "max") else None
+    own = isinstance(ordered, pd.CategoricalDtype) and not _known_categories(frame._meta)
+    if isinstance(ordered, dict):
+        unknown = [c for c, d in ordered.items() if not _known_categories(frame._meta[c])]
+        if unknown:
+            raise ValueError(f"{method}() of the frame: column {unknown[0]!r} is an ordered categorical whose "
+                             f"categories are unknown (each partition has its own); take df[{unknown[0]!r}]."
+                             f"{method}() on its own, or make them known first (.cat.as_known())")
+    ordered = _OWN_ORDER if own else ordered
     combine = partial(_merge_method, method=method, merge=merge, kwargs=merge_kwargs, ordered=ordered)
     return reduction(frame, _chunk_method, _final_method, combine, meta=meta, token=method,
-                     split_every=split_every, chunk_kwargs={"method": method, "kwargs": kwargs},
+                     split_every=split_every, chunk_kwargs={"method": method, "kwargs": kwargs, "own_order": own},
                      aggregate_kwargs={"method": method, "merge": merge, "kwargs": merge_kwargs,
                                        "meta": frame._meta, "min_count": kwargs.get("min_count", 0),
                                        "out_dtype": _extension_dtype(meta), "ordered": ordered})
+
+
+def _known_categories(meta: Any) -> bool:
+    """A categorical meta's categories are the data's (``categorical.has_known_categories``,
+    which imports this module)."""
+    cats = meta.dtype.categories
+    return not (len(cats) == 1 and cats[0] == UNKNOWN_CATEGORIES)
 
 
 def _ordered_categories(meta: Any) -> Any:
