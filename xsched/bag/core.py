@@ -158,15 +158,21 @@ class Bag:
         return bag_map(func, self, *args, **kwargs)
 
     def starmap(self, func: Callable, **kwargs: Any) -> Bag:
-        """``func(*x, **kwargs)`` for every element ``x`` (a tuple of arguments).
+        """``func(*x, **kwargs)`` for every element ``x`` (a tuple of arguments); a Bag
+        among ``kwargs`` is zipped with this one element by element, as ``map`` zips it.
 
         >>> import operator, xsched.bag as xb
         >>> xb.from_sequence([(1, 2), (3, 4)]).starmap(operator.add).compute()
         [3, 7]
+        >>> pairs = xb.from_sequence([(1, 2), (3, 4)], npartitions=2)
+        >>> pairs.starmap(lambda x, y, z: x + y + z, z=xb.from_sequence([10, 20], npartitions=2)).compute()
+        [13, 27]
         """
         _check_callable(func, "starmap")
+        _common_npartitions("starmap", [self, *kwargs.values()])
+        bag_kw = tuple(k for k, v in kwargs.items() if isinstance(v, Bag))
         name = f"starmap-{funcname(func)}-{new_token('starmap', func, self, kwargs)}"
-        return _partitionwise(name, self.npartitions, parts.starmap_part, (func, self, kwargs))
+        return _partitionwise(name, self.npartitions, parts.starmap_part, (func, self, kwargs, bag_kw))
 
     def filter(self, predicate: Callable | None) -> Bag:
         """The elements for which ``predicate(x)`` is true (``None``: the true elements, as
@@ -745,7 +751,18 @@ def _arg(obj: Any, i: int, deps: list) -> Any:
         return tuple(_arg(o, i, deps) for o in obj)
     if type(obj) is dict:
         return {k: _arg(v, i, deps) for k, v in obj.items()}
+    if type(obj) is list and _holds_lazy_value(obj):  # (vals=[d1, d2]: their values, as dask passes them)
+        return [_arg(o, i, deps) for o in obj]
     return obj
+
+
+def _holds_lazy_value(obj: Any) -> bool:
+    """An Item or Delayed value is in ``obj`` (a list, tuple or dict, at any depth)."""
+    if isinstance(obj, (Item, Delayed)):
+        return True
+    if type(obj) in (list, tuple):
+        return any(map(_holds_lazy_value, obj))
+    return type(obj) is dict and any(map(_holds_lazy_value, obj.values()))
 
 
 def _merge(deps: list, new: dict[str, dict]) -> LayeredGraph:
@@ -789,11 +806,12 @@ def _tree(bag: Bag, op: str, perpartition: Callable, aggregate: Callable, combin
 # --------------------------------------------------------------------------- module functions
 
 
-def from_sequence(seq: Iterable, npartitions: int | None = None, partition_size: int | None = None) -> Bag:
+def from_sequence(seq: Iterable, partition_size: int | None = None, npartitions: int | None = None) -> Bag:
     """A Bag of the elements of ``seq``, in order.
 
     Give ``npartitions`` (that many partitions of near-equal length, fewer only if ``seq``
-    is shorter) or ``partition_size`` (elements per partition); by default up to 100
+    is shorter) or ``partition_size`` (elements per partition; second by position, as in
+    dask's ``from_sequence(seq, partition_size, npartitions)``); by default up to 100
     partitions. The elements travel inside the graph: for large data, read it in tasks
     instead (``read_text``, or ``from_sequence`` of file names and ``map`` a reader).
 
@@ -865,7 +883,7 @@ def from_delayed(values: Any) -> Bag:
             raise TypeError(f"from_delayed takes Delayed values (xsched.delayed(f)(...)), got "
                             f"{type(v).__name__} at position {i}; use from_sequence for plain values")
     name = f"from-delayed-{new_token('from-delayed', [v.key for v in values])}"
-    return _partitionwise(name, len(values), parts.as_list, (_Select(values),))
+    return _partitionwise(name, len(values), parts.delayed_partition, (_Select(values),))
 
 
 def concat(bags: list[Bag]) -> Bag:

@@ -30,9 +30,11 @@ _STR_METHODS = sorted(n for n in dir(str) if not n.startswith("_") and callable(
 
 
 def _call_str(value: Any, name: str, args: tuple, kwargs: dict) -> Any:
+    if isinstance(value, bytes) and hasattr(bytes, name):  # (bytes has most of str's methods, as dask calls them)
+        return getattr(value, name)(*args, **kwargs)
     if not isinstance(value, str):
-        raise TypeError(f"Bag.str.{name}: the element {value!r} is a {type(value).__name__}, not a str; "
-                        "map(str) first, or filter the others out")
+        hint = "map(bytes.decode) first" if isinstance(value, bytes) else "map(str) first, or filter the others out"
+        raise TypeError(f"Bag.str.{name}: the element {value!r} is a {type(value).__name__}, not a str; {hint}")
     return getattr(value, name)(*args, **kwargs)
 
 

@@ -81,6 +81,17 @@ def as_list(x: Any) -> list:
     return x if type(x) is list else list(x)
 
 
+def delayed_partition(x: Any) -> list:
+    """The partition a ``from_delayed`` value computed to: the list of its elements."""
+    if type(x) is list:
+        return x
+    if not isinstance(x, Iterable):
+        raise TypeError(f"from_delayed: a Delayed value computed to {_SHOWN.repr(x)} (a {type(x).__name__}), but "
+                        "each must compute to its partition: a list (or another iterable) of elements; return "
+                        "[value] to make a partition of one")
+    return list(x)
+
+
 def check_lengths(what: str, columns: list) -> None:
     lengths = {len(c) for c in columns}
     if len(lengths) > 1:
@@ -108,6 +119,8 @@ def note_element(exc: BaseException, what: str) -> None:
         frame = tb.tb_frame
         if frame.f_code.co_filename == __file__:
             found += [frame.f_locals[n] for n in ("x", "row") if n in frame.f_locals]
+            if "row" in frame.f_locals and type(found[-1]) is tuple and len(found[-1]) == 1:
+                found[-1] = found[-1][0]  # (one bag zipped with other arguments: its element)
         tb = tb.tb_next
     if found:
         try:
@@ -149,8 +162,16 @@ def map_part(func: Callable, bag_pos: tuple, bag_kw: tuple, args: tuple, kwargs:
 
 
 @_naming_element("starmap")
-def starmap_part(func: Callable, part: list, kwargs: dict) -> list:
-    return [func(*x, **kwargs) for x in part]
+def starmap_part(func: Callable, part: list, kwargs: dict, bag_kw: tuple = ()) -> list:
+    if not bag_kw:
+        return [func(*x, **kwargs) for x in part]
+    columns = [kwargs[k] for k in bag_kw]
+    check_lengths("starmap", [part, *columns])
+    kwargs, out = dict(kwargs), []
+    for x, *row in zip(part, *columns):
+        kwargs.update(zip(bag_kw, row))
+        out.append(func(*x, **kwargs))
+    return out
 
 
 @_naming_element("filter")

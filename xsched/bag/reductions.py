@@ -24,6 +24,7 @@ of the partitions, and holds the functions the tasks run (internal: the API is
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime as dt
 import decimal
@@ -267,7 +268,7 @@ def to_partition(func: Callable, partials: list) -> list:
 def fold_part(binop: Callable, initial: Any, part: list) -> Any:
     if initial is NO_DEFAULT:
         return reduce(binop, part) if part else EMPTY
-    return reduce(binop, part, initial)
+    return reduce(binop, part, copy.deepcopy(initial))  # (a list a binop appends to: each partition its own)
 
 
 def mean_part(part: list) -> tuple:
@@ -331,8 +332,10 @@ def foldby_part(key: Callable, binop: Callable, initial: Any, part: list) -> dic
 
 def _start(initial: Any) -> Any:
     """A fold's first value: ``initial``, or what it makes when it is callable (``set``,
-    ``list``: a fresh one per key, as toolz's ``reduceby`` and dask's ``foldby`` take it)."""
-    return initial() if callable(initial) else initial
+    ``list``: a fresh one per key, as toolz's ``reduceby`` and dask's ``foldby`` take it); a
+    copy of a value, so that a binop changing it in place (``acc.append(x)``) changes no other
+    key's, nor the caller's."""
+    return initial() if callable(initial) else copy.deepcopy(initial)
 
 
 def foldby_merge(combine: Callable, initial: Any, final: bool, partials: list) -> Any:

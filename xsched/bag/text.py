@@ -155,12 +155,17 @@ def _read_lines(pieces: list, encoding: str, errors: str, linedelimiter: str | N
             else:
                 data = io.BytesIO(line_block(f, start, end, delimiter))
             newline = linedelimiter if linedelimiter in _NEWLINES else ""
-            with io.TextIOWrapper(data, encoding=encoding, errors=errors, newline=newline) as text:  # (closed: no warning)
-                if linedelimiter in _NEWLINES:
-                    lines = list(text)
-                else:
-                    parts = text.read().split(linedelimiter)
-                    lines = [p + linedelimiter for p in parts[:-1]] + [p for p in parts[-1:] if p]
+            try:
+                with io.TextIOWrapper(data, encoding=encoding, errors=errors, newline=newline) as text:  # (closed)
+                    if linedelimiter in _NEWLINES:
+                        lines = list(text)
+                    else:
+                        parts = text.read().split(linedelimiter)
+                        lines = [p + linedelimiter for p in parts[:-1]] + [p for p in parts[-1:] if p]
+            except UnicodeDecodeError as exc:  # (which file, and the ways out)
+                exc.add_note(f"(read_text: reading {shown(fs, path)} as {encoding}; give its encoding "
+                             "(encoding='latin-1'...), errors='replace', or its compression= if it is compressed)")
+                raise
         out.extend([(line, shown(fs, path)) for line in lines] if include_path else lines)
     return out
 
