@@ -818,7 +818,13 @@ class GroupBy:
         if method == "transform":  # (a row per row: back in the frame's partitions, groupby_whole.in_place)
             return unnamed(self, IN_PLACE[0](self, ((method, (func, *args), kwargs),), method,
                                              None if meta is _NO_META else make_meta(meta)))
-        shuffled = shuffle(self._frame, self._whole_keys(method))
+        keys = self._whole_keys(method)
+        if not self._observed and any(isinstance(self._frame._meta[k].dtype, pd.CategoricalDtype) for k in keys):
+            raise ValueError(f"groupby(..., observed=False).{method}: the groups run apart, each part of them in a "
+                             "partition that would also answer for every category none of its rows holds (once per "
+                             "partition); pass observed=True (pandas 3's default), then .reindex(...) on the "
+                             "categories if their empty groups matter")
+        shuffled = shuffle(self._frame, keys)
         call = (self._by, self._selection, ((method, (func, *args), kwargs),), self._dropna, self._observed,
                 self._sort, method == "apply" and self._selection is None)
         meta = make_meta(_emulate(group_call, (shuffled, *call), {}, f"groupby.{method}")) if meta is _NO_META \

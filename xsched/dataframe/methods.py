@@ -473,9 +473,11 @@ def _install() -> None:
             raise IndexError(f"get_partition({n}): this collection has {self.npartitions} partitions")
         return self.partitions[n % self.npartitions]
 
-    def sample(self, frac: float, replace: bool = False, random_state: int | None = None):
+    def sample(self, n: Any = None, frac: float | None = None, replace: bool = False, random_state: Any = None):
         """A random fraction of the rows of every partition, reproducible from ``random_state``
-        (each partition draws from its own seed, derived from it).
+        (an int, or a NumPy ``RandomState``/``Generator`` a seed is drawn from; each
+        partition draws from its own seed, derived from it). ``n`` rows is refused, as in dask:
+        how many each partition holds is not known.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> df = xd.from_pandas(pd.DataFrame({"a": range(100)}), npartitions=4)
@@ -483,8 +485,20 @@ def _install() -> None:
         ...     df.sample(0.1, random_state=1).a.tolist()
         (20, True)
         """
+        if n is not None and frac is None and isinstance(n, float) and 0 <= n <= 1:
+            n, frac = None, n  # (sample(0.1): a fraction, the first positional as dask's frac)
+        if n is not None:
+            raise ValueError("sample(n=...) is not offered: how many rows each partition holds is not known "
+                             "without reading them all; give frac= (e.g. frac=n / len(df)), or df.head(n) for "
+                             "the first rows")
+        if frac is None:
+            raise TypeError("sample: give frac=, the fraction of the rows to keep")
         if not 0 <= frac <= 1 and not replace:
             raise ValueError(f"sample: frac must be between 0 and 1 without replacement, got {frac}")
+        if isinstance(random_state, np.random.RandomState):
+            random_state = int(random_state.randint(0, 2**31 - 1))  # (a seed drawn from it, as dask draws one)
+        elif isinstance(random_state, np.random.Generator):
+            random_state = int(random_state.integers(0, 2**31 - 1))
         seed = np.random.SeedSequence(random_state).generate_state(1)[0] if random_state is not None else \
             np.random.SeedSequence().generate_state(1)[0]
         return _seeded(self, "sample", int(seed), {"frac": frac, "replace": replace})
@@ -967,6 +981,13 @@ def to_numeric(arg: _Frame, errors: str = "raise", **kwargs: Any):
     >>> xd.to_numeric(xd.from_pandas(pd.Series(["1", "2.5"]), npartitions=2)).tolist()
     [1.0, 2.5]
     """
+    if not isinstance(arg, (Series, Index)):
+        raise TypeError(f"to_numeric takes an xsched Series, got {type(arg).__name__} (for a DataFrame: "
+                        "df.apply(xd.to_numeric) is not offered; convert each column, df[c] = xd.to_numeric(df[c]))")
+    if kwargs.get("downcast") is not None:
+        raise ValueError("to_numeric(downcast=...) picks a dtype from the values of each partition, which would "
+                         "differ between them; cast to the dtype you want afterwards (.astype('int8'))")
+    kwargs.pop("downcast", None)
     meta = make_meta(kwargs.pop("meta", pd.Series([], dtype="float64", name=arg._meta.name)))
     return map_partitions(_converted, arg, pd.to_numeric, meta.dtype, dict(kwargs, errors=errors), meta=meta,
                           _name="to-numeric")

@@ -654,6 +654,9 @@ def quantile(series: Series, q: Any = 0.5, split_every: int | None = None, whole
     if interpolation not in INTERPOLATIONS:
         raise ValueError(f"quantile(interpolation={interpolation!r}): pandas' interpolations are "
                          f"{list(INTERPOLATIONS)}")
+    qs = np.asarray(q, dtype=object).ravel()
+    if not all(isinstance(v, numbers.Real) and 0 <= v <= 1 for v in qs):  # (NumPy's words, when built)
+        raise ValueError(f"quantile: Quantiles must be in the range [0, 1], got q={q!r}")
     dtype = series._meta.dtype
     tz = getattr(dtype, "tz", None)
     out_dtype = empty_dtype = None

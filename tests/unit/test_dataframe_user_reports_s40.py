@@ -1,0 +1,52 @@
+"""What a dask.dataframe user met: sample's n/frac/random_state as dask takes them,
+to_numeric's downcast and a DataFrame argument refused, quantiles outside [0, 1] refused when
+built, and apply over categorical keys with observed=False refused (each partition answered
+for every category none of its rows held)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import xsched.dataframe as xd
+
+FRAME = pd.DataFrame({"a": range(100)})
+
+
+def test_sample_takes_a_fraction_by_position_or_name_and_a_numpy_random_state():
+    df = xd.from_pandas(FRAME, npartitions=4)
+    assert len(df.sample(frac=0.2, random_state=np.random.RandomState(0))) == 20
+    assert len(df.sample(0.2, random_state=np.random.default_rng(1))) == 20
+    assert df.sample(0.1, random_state=3).a.tolist() == df.sample(frac=0.1, random_state=3).a.tolist()
+    with pytest.raises(ValueError, match=r"^sample\(n=...\) is not offered: .* give frac="):
+        df.sample(n=3)
+    with pytest.raises(TypeError, match="give frac="):
+        df.sample()
+
+
+def test_to_numeric_refuses_downcast_and_a_frame_saying_what_to_do():
+    df = xd.from_pandas(pd.DataFrame({"s": ["1", "2"]}), npartitions=2)
+    with pytest.raises(ValueError, match=r"^to_numeric\(downcast=...\) picks a dtype from the values of each "
+                                         r"partition"):
+        xd.to_numeric(df.s, downcast="integer")
+    with pytest.raises(TypeError, match=r"^to_numeric takes an xsched Series, got DataFrame"):
+        xd.to_numeric(df)
+    assert xd.to_numeric(df.s).compute().tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("q", [1.5, [0.1, -0.2], "a"])
+def test_a_quantile_outside_zero_to_one_is_refused_when_built(q):
+    s = xd.from_pandas(pd.Series([1.0, 2, 3]), npartitions=2)
+    with pytest.raises(ValueError, match=r"^quantile: Quantiles must be in the range \[0, 1\]"):
+        s.quantile(q)
+    assert s.quantile([0, 0.5, 1]).compute().tolist() == [1.0, 2.0, 3.0]
+
+
+def test_apply_over_categorical_keys_with_observed_false_is_refused():
+    pdf = pd.DataFrame({"c": pd.Categorical(list("ababab"), categories=["a", "b", "z"]), "x": [1.0, 2, 3, 4, 5, 6]})
+    df = xd.from_pandas(pdf, npartitions=3)
+    with pytest.raises(ValueError, match=r"^groupby\(..., observed=False\).apply: .* pass observed=True"):
+        df.groupby("c", observed=False).x.apply(lambda s: s.sum())
+    got = df.groupby("c", observed=True).x.apply(lambda s: s.sum()).compute().sort_index()
+    pd.testing.assert_series_equal(got, pdf.groupby("c", observed=True).x.apply(lambda s: s.sum()))
