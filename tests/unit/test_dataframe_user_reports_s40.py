@@ -50,3 +50,22 @@ def test_apply_over_categorical_keys_with_observed_false_is_refused():
         df.groupby("c", observed=False).x.apply(lambda s: s.sum())
     got = df.groupby("c", observed=True).x.apply(lambda s: s.sum()).compute().sort_index()
     pd.testing.assert_series_equal(got, pdf.groupby("c", observed=True).x.apply(lambda s: s.sum()))
+
+
+def test_clip_and_replace_of_integers_take_the_dtype_the_values_they_name_give():
+    """The meta was the two-row stand-in's (int64): one partition came back float64, another
+    int64, and mode() cut 2.5 to 2, astype(str) mixed '2' with '2.0'."""
+    s = pd.Series([1, 2, 3, 4, 5, 6])
+    ds = xd.from_pandas(s, npartitions=2)
+    clipped = ds.clip(upper=2.5)
+    assert clipped.dtype == s.clip(upper=2.5).dtype == np.float64
+    assert clipped.mode().compute().tolist() == s.clip(upper=2.5).mode().tolist() == [2.5]
+    replaced = ds.replace(1, 0.5)
+    assert replaced.astype(str).compute().tolist() == s.replace(1, 0.5).astype(str).tolist()
+    frame = pd.DataFrame({"k": list("aabbcc"), "i": range(6)})
+    got = xd.from_pandas(frame, npartitions=3).assign(i=lambda d: d.i.replace(0, 0.5)).groupby("k").i.transform("min")
+    assert got.compute().tolist() == frame.assign(i=frame.i.replace(0, 0.5)).groupby("k").i.transform("min").tolist()
+    by_column = pd.DataFrame({"a": [1, 2, 3, 4], "b": [1.5, 2, 3, 4]})
+    both = xd.from_pandas(by_column, npartitions=2).clip(lower=1.5, upper=3)
+    pd.testing.assert_frame_equal(both.compute(), by_column.clip(lower=1.5, upper=3))
+    assert xd.from_pandas(by_column, npartitions=2).a.clip(1, 3).dtype == np.int64  # (integers stay integers)

@@ -37,6 +37,7 @@ from .operators import per_column
 from .categorical import has_known_categories
 from .pieces import _concat, with_category
 from .io import _identity
+from .value_dtypes import VALUE_DEPENDENT, call_as_meta, reaching_meta
 from .reductions import _unique_chunk, _unique_merge, reduction
 
 __all__ = ["concat", "to_datetime", "to_numeric", "to_timedelta", "isna", "notna"]
@@ -73,6 +74,10 @@ def _method_doc(method: str, doc: str) -> Callable:
     def call(self, *args, **kwargs):
         if method in _PER_COLUMN:
             args, kwargs = _per_column_arguments(self, method, args, kwargs)
+        if method in VALUE_DEPENDENT and not _holds_lazy((args, kwargs)):
+            meta = reaching_meta(self._meta, method, args, kwargs)
+            if meta is not None:  # (a dtype that depends on the values: value_dtypes.py)
+                return map_partitions(call_as_meta, self, method, meta, *args, meta=meta, _name=method, **kwargs)
         return self._method(method, *args, **kwargs)
     call.__name__ = method
     call.__doc__ = doc
