@@ -519,7 +519,7 @@ def test_read_csv_with_converters_parses_without_pandas_warning(tmp_path):
 
 def test_to_parquet_refuses_options_pyarrow_refuses_when_built(tmp_path):
     df = xd.from_pandas(pd.DataFrame({"a": range(4), "b": list("xyxy")}), npartitions=2)
-    with pytest.raises(TypeError, match=r"pyarrow refuses these options \(compression='snappy', bogus=1\)"):
+    with pytest.raises(TypeError, match=r"pyarrow refuses the option bogus=1, which it does not have"):
         df.to_parquet(tmp_path / "bogus", bogus=1)
     with pytest.raises(ValueError, match="compression='nope'"):
         df.to_parquet(tmp_path / "nope", compression="nope")
@@ -600,10 +600,10 @@ def test_writer_options_pandas_refuses_fail_when_built(tmp_path):
     """An option pandas' writer does not take fails when the write is built, naming it (it
     failed in every worker's task before)."""
     df = xd.from_pandas(_frame(10), npartitions=2)
-    with pytest.raises(TypeError, match=r"to_csv: pandas' to_csv refuses these options \(seperator=';', "
-                                        r"index=True\).*unexpected keyword argument 'seperator'"):
+    with pytest.raises(TypeError, match=r"to_csv: pandas' to_csv refuses the option seperator=';', which it does "
+                                        r"not have.*unexpected keyword argument 'seperator'"):
         df.to_csv(str(tmp_path / "a" / "*.csv"), seperator=";")
-    with pytest.raises(TypeError, match="to_json: pandas' to_json refuses these options.*'indnt'"):
+    with pytest.raises(TypeError, match="to_json: pandas' to_json refuses the option indnt=2.*'indnt'"):
         df.to_json(str(tmp_path / "b" / "*.json"), indnt=2)
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
     assert len(df.to_csv(str(tmp_path / "c" / "*.csv"), sep=";", columns=["x"])) == 2

@@ -69,3 +69,15 @@ def test_clip_and_replace_of_integers_take_the_dtype_the_values_they_name_give()
     both = xd.from_pandas(by_column, npartitions=2).clip(lower=1.5, upper=3)
     pd.testing.assert_frame_equal(both.compute(), by_column.clip(lower=1.5, upper=3))
     assert xd.from_pandas(by_column, npartitions=2).a.clip(1, 3).dtype == np.int64  # (integers stay integers)
+
+
+def test_to_csv_header_in_the_first_file_only_and_an_unknown_option_named_alone(tmp_path):
+    df = xd.from_pandas(pd.DataFrame({"a": range(4)}), npartitions=2)
+    paths = df.to_csv(str(tmp_path / "part-*.csv"), header_first_partition_only=True, index=False)
+    assert [open(p).read() for p in paths] == ["a\n0\n1\n", "2\n3\n"]
+    with pytest.raises(TypeError, match=r"^to_csv: pandas' to_csv refuses the option seperator=';', which it does "
+                                        r"not have"):
+        df.to_csv(str(tmp_path / "x" / "*.csv"), seperator=";")
+    with pytest.raises(TypeError, match=r"^to_parquet: pyarrow refuses the option custom_metadata=.*, which it does "
+                                        r"not have"):
+        df.to_parquet(str(tmp_path / "pq"), custom_metadata={b"k": b"v"})

@@ -644,7 +644,9 @@ def to_csv(df: Any, path: str, single_file: bool = False, index: bool = True, co
     gets ``part.<i>.csv`` files (or files named ``name_function(i)``); with
     ``single_file=True`` it is the one file the partitions are appended to, in order. Other
     keywords go to ``pandas.DataFrame.to_csv``; pandas is asked to write the empty meta with
-    them first, so a keyword it refuses fails here, not in the workers. ``mode="a"`` adds to
+    them first, so a keyword it refuses fails here, not in the workers;
+    ``header_first_partition_only=True`` (dask's) writes the header in the first file only.
+    ``mode="a"`` adds to
     the end of the files (pass ``header=False`` not to repeat the header); ``compression``
     is guessed from each file's name (``.gz``, ``.bz2``, ...) unless given. Returns the
     written paths, or with ``compute=False`` a list of ``Delayed`` that write them.
@@ -663,6 +665,8 @@ def to_csv(df: Any, path: str, single_file: bool = False, index: bool = True, co
         raise ValueError("to_csv: name_function names a file per partition, and single_file=True writes one file; "
                          "leave one of them out")
     kwargs = dict(kwargs)
+    first_header_only = bool(kwargs.pop("header_first_partition_only", False))  # (dask's: files after the first
+    # get no header; single_file=True writes it once anyway)
     mode = kwargs.pop("mode", "w")
     if mode not in ("w", "a", "wt", "at"):  # (pandas ignores mode= with an open file: it is ours to honour)
         raise ValueError(f"to_csv: mode must be 'w' (write the files anew) or 'a' (append to them), got {mode!r}")
@@ -681,14 +685,16 @@ def to_csv(df: Any, path: str, single_file: bool = False, index: bool = True, co
                                                                 ("zip", "tar")) for c in compressions):
         raise ValueError("to_csv: a zip or tar archive cannot be added to (single_file=True or mode='a' appends); "
                          "write one file per partition, or use gzip, bz2, xz or zstd, whose streams append")
-    name = f"to-csv-{new_token(df._name, shown(fs, base), single_file, index, mode, sorted(kwargs.items(), key=str))}"
+    name = f"to-csv-{new_token(df._name, shown(fs, base), single_file, index, mode, first_header_only, sorted(kwargs.items(), key=str))}"
     ann = annotations_in_force()
     if single_file:  # partition after partition, each appended once the one before is written
         layer = chain_layer(name, range(n), df._keys(), _append_csv,
                             (fs, base, index, dict(kwargs, compression=compressions[0]), append), annotations=ann)
     else:
         layer = {chunk_key(name, (i,)): Task(_write_csv, (Ref(key), fs, paths[i], index,
-                                                          dict(kwargs, compression=compressions[i]), append), {},
+                                                          dict(kwargs, compression=compressions[i],
+                                                               **({"header": False} if first_header_only and i else {})),
+                                                          append), {},
                                              per_task(ann))
                  for i, key in enumerate(df._keys())}
     keys = list(layer)[-1:] if single_file else list(layer)

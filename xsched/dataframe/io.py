@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from typing import Any, Sequence
 
 import numpy as np
@@ -60,13 +61,24 @@ def check_writer_options(meta: Any, what: str, kwargs: dict) -> None:
     >>> check_writer_options(pd.DataFrame({"a": [1]}).iloc[:0], "to_csv", {"sep": ";"})
     >>> check_writer_options(pd.DataFrame({"a": [1]}).iloc[:0], "to_csv", {"seperator": ";"})
     Traceback (most recent call last):
-    TypeError: to_csv: pandas' to_csv refuses these options (seperator=';'): NDFrame.to_csv() got an unexpected keyword argument 'seperator'
+    TypeError: to_csv: pandas' to_csv refuses the option seperator=';', which it does not have: NDFrame.to_csv() got an unexpected keyword argument 'seperator'
     """
     try:
         getattr(meta, what)(io.BytesIO(), **kwargs)
     except (TypeError, ValueError, KeyError) as exc:
-        given = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
-        raise type(exc)(f"{what}: pandas' {what} refuses these options ({given}): {exc}") from exc
+        raise type(exc)(f"{what}: pandas' {what} refuses {refused_options(exc, kwargs)}: {exc}") from exc
+
+
+def refused_options(exc: BaseException, kwargs: dict) -> str:
+    """The options a writer refused, in words: the one it names as unknown, else all given.
+
+    >>> refused_options(TypeError("f() got an unexpected keyword argument 'x'"), {"x": 1, "index": True})
+    'the option x=1, which it does not have'
+    """
+    match = re.search(r"unexpected keyword argument '(\w+)'", str(exc))
+    if match and match.group(1) in kwargs:
+        return f"the option {match.group(1)}={kwargs[match.group(1)]!r}, which it does not have"
+    return "these options (" + ", ".join(f"{k}={v!r}" for k, v in kwargs.items()) + ")"
 
 
 def meta_dtypes(meta: Any) -> list:

@@ -34,7 +34,7 @@ from .core import DataFrame, Series
 from ..files import LocalFileSystem, arrow_source, expand_paths, file_token, files_in, filesystem_for, join, \
     make_folder, partition_names, shown
 from ..graph.collection import run_writes
-from .io import from_tasks, in_dtypes, meta_dtypes
+from .io import from_tasks, in_dtypes, meta_dtypes, refused_options
 from .planner import PREDICATES
 from ..units import parse_bytes
 
@@ -945,9 +945,9 @@ def _check_write_options(pq: Any, meta: pd.DataFrame, write_index: bool, schema:
     try:
         pq.write_table(table, io.BytesIO(), compression=compression, **kwargs)
     except (TypeError, ValueError, pa.ArrowException) as exc:
-        given = ", ".join([f"compression={compression!r}"] + [f"{k}={v!r}" for k, v in sorted(kwargs.items())])
         kind = TypeError if isinstance(exc, TypeError) else ValueError
-        raise kind(f"to_parquet: pyarrow refuses these options ({given}): {exc}") from exc
+        raise kind(f"to_parquet: pyarrow refuses {refused_options(exc, dict(compression=compression, **kwargs))}: "
+                   f"{exc}") from exc
 
 
 def _schema_for(meta: pd.DataFrame, write_index: bool) -> Any:
