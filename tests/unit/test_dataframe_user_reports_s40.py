@@ -81,3 +81,16 @@ def test_to_csv_header_in_the_first_file_only_and_an_unknown_option_named_alone(
     with pytest.raises(TypeError, match=r"^to_parquet: pyarrow refuses the option custom_metadata=.*, which it does "
                                         r"not have"):
         df.to_parquet(str(tmp_path / "pq"), custom_metadata={b"k": b"v"})
+
+
+def test_read_csv_assume_missing_reads_the_samples_integers_as_floats(tmp_path):
+    (tmp_path / "m1.csv").write_text("a,b,s\n1,2,x\n3,4,y\n")
+    (tmp_path / "m2.csv").write_text("a,b,s\n,6,z\n7,,w\n")
+    files = [str(tmp_path / "m1.csv"), str(tmp_path / "m2.csv")]
+    with pytest.raises(ValueError, match=r"has missing values that do not fit dtype int64.*assume_missing=True"):
+        xd.read_csv(files).compute()
+    got = xd.read_csv(files, assume_missing=True)
+    want = pd.concat([pd.read_csv(f) for f in files])
+    assert got.dtypes.tolist() == want.dtypes.tolist()
+    pd.testing.assert_frame_equal(got.compute(), want)
+    assert xd.read_csv(files, assume_missing=True, dtype={"a": "Int64"}).dtypes.tolist()[:2] == ["Int64", "float64"]

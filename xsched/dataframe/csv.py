@@ -70,8 +70,9 @@ def read_csv(urlpath: Any, blocksize: int | str | None = None, dtype: Any = None
     ``dtype``, ``usecols``, ``parse_dates`` and ``pandas_kwargs`` (``sep``, ``names``,
     ``index_col``, ...); every partition is then parsed with those dtypes, and a value that
     does not fit raises a ``ValueError`` naming the file, the column and the ``dtype=`` to
-    pass. ``include_path_column=True`` (or a column name) adds each row's file as a
-    categorical column. Compressed files (``.gz``, ``.bz2``, ``.xz``) are read whole.
+    pass; ``assume_missing=True`` (dask's) reads the columns the sample gives integers as
+    float64, for missing values further on. ``include_path_column=True`` (or a column name)
+    adds each row's file as a categorical column. Compressed files (``.gz``, ``.bz2``, ``.xz``) are read whole.
     Without ``blocksize`` each file is one partition (a quoted field may hold a newline, which
     a cut at a line boundary would split); a file over 256 MiB read so is named in a warning.
 
@@ -119,6 +120,7 @@ def _read_text_table(what: str, urlpath: Any, blocksize: Any, dtype: Any, usecol
         if name in pandas_kwargs:
             raise ValueError(f"{what}: {name}= is not supported on partitioned reads; use blocksize= to "
                              "bound the size of each partition, or head() for the first rows")
+    assume_missing = bool(pandas_kwargs.pop("assume_missing", False))  # (dask's: integers read as floats)
     files = expand_paths(urlpath, storage_options, what)
     compression = pandas_kwargs.pop("compression", "infer")
     kwargs = dict(pandas_kwargs)
@@ -160,6 +162,15 @@ def _read_text_table(what: str, urlpath: Any, blocksize: Any, dtype: Any, usecol
     except pd.errors.EmptyDataError as exc:
         raise ValueError(f"{what}: {first} has no columns to read (it is empty); pass names= to say "
                          "what the columns are") from exc
+    if assume_missing and (dtype is None or isinstance(dtype, dict)):  # (the sample's integer columns may hold
+        # missing values further on: float64, as dask's assume_missing=True reads them)
+        floats = {c: "float64" for c, d in head.dtypes.items()
+                  if isinstance(d, np.dtype) and d.kind in "iu" and not (isinstance(dtype, dict) and c in dtype)}
+        if floats:
+            dtype = {**(dtype or {}), **floats}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", pd.errors.DtypeWarning)
+                head = _PARSERS[what](io.BytesIO(sample_bytes), dtype=dtype, **kwargs)
     meta = head.iloc[:0]
     dtypes = _worker_dtypes(meta, dtype, kwargs.get("engine"), kwargs.get("converters"), _booleans(head))
     path_col = None
@@ -562,8 +573,9 @@ def _explain(fs: Any, path: str, where: str, start: int, end: int | None, header
         other = f" (or dtype={{{col!r}: {fixes[1]!r}}})" if len(fixes) > 1 else ""
         return ValueError(
             f"{what}: column {col!r} of {where} has {found} that do not fit dtype {dt}, which was "
-            f"inferred from {origin}. Pass dtype={{{col!r}: {fixes[0]!r}}} to {what}{other}, or a "
-            "larger sample=.")
+            f"inferred from {origin}. Pass dtype={{{col!r}: {fixes[0]!r}}} to {what}{other}, "
+            + ("assume_missing=True (every integer column as float64), " if fixes[0] == "float64" and
+               getattr(dt, "kind", "") in "iu" else "") + "or a larger sample=.")
     return ValueError(f"{what}: pandas could not parse {where} with the dtypes inferred from {origin} "
                       f"({exc}); pass dtype= for the column named in that message")
 
