@@ -131,9 +131,27 @@ def _chunks_spec(spec: Any, index: Hashable, what: str) -> tuple[int, ...]:
     return sizes or (0,)
 
 
+def _aligned_already(pairs: list) -> None:
+    """``align_arrays=False``: every index's arrays are cut alike (a one-block axis of length
+    1 broadcasts), or the call fails naming the two."""
+    seen: dict = {}
+    for k, (arg, ind) in enumerate(pairs):
+        if ind is None or not hasattr(arg, "chunks"):
+            continue
+        for axis, i in enumerate(ind):
+            chunks = tuple(arg.chunks[axis])
+            if chunks == (1,):
+                continue
+            if i in seen and seen[i][1] != chunks:
+                raise ValueError(f"blockwise(align_arrays=False): index {i!r} is cut {seen[i][1]} in argument "
+                                 f"{seen[i][0]} but {chunks} in argument {k}; rechunk one, or leave align_arrays=True")
+            seen.setdefault(i, (k, chunks))
+
+
 def blockwise(func: Callable, out_ind: Any, *args_and_indices: Any, dtype: Any = None,
               new_axes: Mapping[Hashable, Any] | None = None, concatenate: bool = False,
               adjust_chunks: Mapping[Hashable, Any] | None = None, name: str | None = None,
+              meta: Any = None, token: str | None = None, align_arrays: bool = True,
               **kwargs: Any) -> Array:
     """Call ``func`` once per output block on the blocks index notation picks.
 
@@ -154,6 +172,9 @@ def blockwise(func: Callable, out_ind: Any, *args_and_indices: Any, dtype: Any =
       of one element each to find it.
     * Arguments cut differently along a shared index are rechunked to the blocks of the
       first argument spanning it; an axis of length 1 in one block broadcasts.
+      ``align_arrays=False`` (dask's) refuses such arguments instead of rechunking them.
+    * ``meta`` (an empty array of the output's type) gives the dtype as dask's does;
+      ``token`` is dask's name for ``name``.
 
     Errors are raised here, when the expression is built: an output index no argument
     or ``new_axes`` has, an index naming more or fewer axes than its argument has, lengths
@@ -180,6 +201,12 @@ def blockwise(func: Callable, out_ind: Any, *args_and_indices: Any, dtype: Any =
     """
     if not callable(func):
         raise TypeError(f"blockwise: first argument must be a function, got {func!r}")
+    if dtype is None and meta is not None:
+        if not hasattr(meta, "dtype"):
+            raise TypeError(f"blockwise: meta= takes an empty array of the output's type, e.g. np.array((), "
+                            f"dtype=float); got {type(meta).__name__}; or pass dtype=")
+        dtype = np.dtype(meta.dtype)
+    name = name or token
     out_ind = _indices(out_ind, "out_ind")
     if len(set(out_ind)) != len(out_ind):
         raise ValueError(f"blockwise: output index {_show(out_ind)} names an index twice; "
@@ -206,6 +233,8 @@ def blockwise(func: Callable, out_ind: Any, *args_and_indices: Any, dtype: Any =
             raise ValueError(f"blockwise: adjust_chunks names index {i!r}, which is not in "
                              f"the output index {_show(out_ind)}")
 
+    if not align_arrays:
+        _aligned_already(pairs)
     ref_chunks, args = _unified(pairs, length, first)
     numblocks = {i: len(c) for i, c in ref_chunks.items()}
 

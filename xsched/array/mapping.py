@@ -52,7 +52,7 @@ def _infer_dtype(func: Callable, args: Sequence[Any], kwargs: dict, what: str,
 
 def map_blocks(func: Callable, *args: Any, chunks: Any = None, dtype: Any = None,
                drop_axis: Any = None, new_axis: Any = None, name: str | None = None,
-               meta: Any = None, **kwargs: Any) -> Array:
+               meta: Any = None, token: str | None = None, enforce_ndim: bool = False, **kwargs: Any) -> Array:
     """Apply ``func`` to every block of the array arguments, giving one output block each.
 
     ``args`` may mix arrays, ``Delayed`` objects (their value is passed) and other values
@@ -74,6 +74,8 @@ def map_blocks(func: Callable, *args: Any, chunks: Any = None, dtype: Any = None
     * ``name``: the operation name in keys and progress bars (default ``func.__name__``).
     * ``meta``: an empty NumPy array of the output's type, as dask takes it: its dtype is
       the output's when ``dtype`` is not given.
+    * ``token`` (dask's name for ``name``) and ``enforce_ndim`` (every block's shape is
+      checked where it is made anyway, which covers its number of dimensions) are taken.
 
     When ``func`` has a ``block_id`` parameter it receives the output block index; with a
     ``block_info`` parameter it receives ``{None: output_info, i: info_of_argument_i}``,
@@ -98,7 +100,7 @@ def map_blocks(func: Callable, *args: Any, chunks: Any = None, dtype: Any = None
     """
     if dtype is None and meta is not None:
         dtype = _meta_dtype(meta, "map_blocks")
-    return blocks_of(func, args, kwargs, chunks, dtype, drop_axis, new_axis, name, check=True)
+    return blocks_of(func, args, kwargs, chunks, dtype, drop_axis, new_axis, name or token, check=True)
 
 
 def _meta_dtype(meta: Any, what: str, instead: str = "dtype=") -> np.dtype:

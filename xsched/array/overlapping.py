@@ -513,7 +513,18 @@ def map_overlap(func: Callable, *args: Any, depth: Any = None, boundary: Any = "
     if not callable(func):
         raise TypeError(f"map_overlap: first argument must be a function, got {func!r}; write "
                         "xa.map_overlap(func, array, depth=...) or array.map_overlap(func, depth).")
+    reshaping = sorted(k for k in ("drop_axis", "new_axis", "chunks") if k in kwargs)
+    if reshaping:  # (they would reach func, which fails in every task)
+        raise TypeError(f"map_overlap: {', '.join(reshaping)}= is not offered: the results are trimmed of the "
+                        "overlap, so func returns blocks of the shape it was given; map over xa.overlap(x, depth, "
+                        "boundary) with map_blocks(..., drop_axis=...) instead")
+    name = name or kwargs.pop("token", None)
     arrays = [a for a in args if isinstance(a, Array)]
+    for what, value in (("depth", depth), ("boundary", boundary)):
+        if isinstance(value, list) and len(arrays) > 1:  # (dask reads a list as one per array)
+            raise ValueError(f"map_overlap: {what}={value!r} is a list, which dask reads as one {what} per array "
+                             f"and this map_overlap would read as one per axis; give a tuple or a dict per axis "
+                             f"(every array is padded alike here)")
     if not arrays:
         raise TypeError("map_overlap: give at least one xsched array to pad and map over.")
     shapes = [a.shape for a in arrays]

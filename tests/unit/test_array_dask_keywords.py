@@ -1,0 +1,45 @@
+"""dask's keywords of map_blocks, blockwise and map_overlap: taken with their meaning
+(token, enforce_ndim, meta, align_arrays), or refused when built where they would have
+reached the user's function (drop_axis of map_overlap) or meant something else (a list
+depth over several arrays)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xsched.array as xa
+
+X = np.arange(12.0).reshape(3, 4)
+
+
+def test_map_blocks_takes_token_and_enforce_ndim():
+    x = xa.from_array(X, chunks=2)
+    y = x.map_blocks(np.sin, token="bar")
+    assert y.name.startswith("bar-")
+    np.testing.assert_allclose(x.map_blocks(np.sin, enforce_ndim=True).compute(), np.sin(X))
+
+
+def test_blockwise_takes_meta_token_and_refuses_unaligned_arrays_when_asked():
+    a, b = xa.from_array(np.ones((4, 3)), chunks=(2, 3)), xa.from_array(np.ones((3, 2)), chunks=(3, 2))
+    out = xa.blockwise(np.dot, "ik", a, "ij", b, "jk", concatenate=True, meta=np.array((), float), token="dot")
+    assert out.dtype == float and out.name.startswith("dot")
+    np.testing.assert_array_equal(out.compute(), np.full((4, 2), 3.0))
+    c = xa.from_array(np.ones((3, 2)), chunks=(1, 2))
+    with pytest.raises(ValueError, match=r"^blockwise\(align_arrays=False\): index 'j' is cut \(3,\) in argument 0 "
+                                         r"but \(1, 1, 1\) in argument 1"):
+        xa.blockwise(np.dot, "ik", a, "ij", c, "jk", concatenate=True, dtype=float, align_arrays=False)
+    aligned = xa.blockwise(np.dot, "ik", a, "ij", c, "jk", concatenate=True, dtype=float)
+    np.testing.assert_array_equal(aligned.compute(), np.full((4, 2), 3.0))
+
+
+def test_map_overlap_refuses_what_would_reach_func_or_mean_otherwise():
+    x = xa.from_array(X, chunks=2)
+    with pytest.raises(TypeError, match=r"^map_overlap: drop_axis= is not offered"):
+        xa.map_overlap(lambda b: b.sum(1), x, depth={0: 1}, boundary="none", drop_axis=1, dtype=float)
+    with pytest.raises(ValueError, match=r"^map_overlap: depth=\[1, 2\] is a list, which dask reads as one depth "
+                                         r"per array"):
+        xa.map_overlap(lambda a, b: a + b, x, x, depth=[1, 2], boundary="none")
+    assert xa.map_overlap(lambda b: b, x, depth=1, boundary="none", token="tok").name.startswith("tok")
+    one = xa.map_overlap(lambda b: b, x, depth=[1, 0], boundary="none")  # (one array: a list per axis, as before)
+    np.testing.assert_array_equal(one.compute(), X)
