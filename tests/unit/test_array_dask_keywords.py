@@ -43,3 +43,22 @@ def test_map_overlap_refuses_what_would_reach_func_or_mean_otherwise():
     assert xa.map_overlap(lambda b: b, x, depth=1, boundary="none", token="tok").name.startswith("tok")
     one = xa.map_overlap(lambda b: b, x, depth=[1, 0], boundary="none")  # (one array: a list per axis, as before)
     np.testing.assert_array_equal(one.compute(), X)
+
+
+def test_numpy_and_dask_keywords_of_casts_joins_and_orders():
+    x = xa.from_array(X, chunks=2)
+    assert x.astype("f4", casting="same_kind").dtype == np.float32
+    with pytest.raises(TypeError, match=r"Cannot cast array data from dtype\('float64'\) to dtype\('int64'\) "
+                                        r"according to the rule 'safe'"):
+        x.astype("i8", casting="safe")
+    for join in (xa.hstack, xa.vstack, xa.dstack):
+        assert join([x, x], allow_unknown_chunksizes=True).shape == getattr(np, join.__name__)([X, X]).shape
+    assert xa.concatenate([x, x], axis=0, allow_unknown_chunksizes=True).shape == (6, 4)
+    np.testing.assert_array_equal(np.ravel(x, order="F").compute(), np.ravel(X, order="F"))
+    for order in ("K", "A"):
+        np.testing.assert_array_equal(np.ravel(x, order=order).compute(), np.ravel(X, order=order))
+    with pytest.raises(NotImplementedError, match=r"x.reshape\(order='F'\): .* x.T.reshape\(shape\[::-1\]\).T"):
+        x.reshape((4, 3), order="F")
+    np.testing.assert_array_equal(x.T.reshape((3, 4)).T.compute(), np.reshape(X, (4, 3), order="F"))
+    assert x.rechunk((3, 2), threshold=4).chunks == ((3,), (2, 2))
+    assert xa.isin(x, [1.0, 5.0], assume_unique=True, kind="sort").compute().sum() == 2

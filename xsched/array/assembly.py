@@ -105,7 +105,7 @@ def atleast_3d(*arys: Any) -> Array | tuple[Array, ...]:
     return out[0] if len(out) == 1 else out
 
 
-def dstack(tup: Any) -> Array:
+def dstack(tup: Any, allow_unknown_chunksizes: bool = False) -> Array:
     """The arrays stacked along the third axis (after ``atleast_3d``), as ``numpy.dstack``.
 
     >>> import numpy as np, xsched.array as xa

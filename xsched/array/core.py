@@ -348,8 +348,9 @@ class Array:
         return hash(self.name)
 
     # ----------------------------------------------------------------- operations
-    def astype(self, dtype: Any, copy: bool = True) -> "Array":
-        """Cast every block to ``dtype``.
+    def astype(self, dtype: Any, copy: bool = True, *, casting: str = "unsafe") -> "Array":
+        """Cast every block to ``dtype``; ``casting`` as NumPy's (``"safe"``, ``"same_kind"``...:
+        a cast it does not allow fails here, when built).
 
         ``copy`` is NumPy's keyword: no operation modifies a block in place, but ``x[i] = v``
         rebinds an array object, so a cast to the same dtype gives a new object unless
@@ -362,6 +363,9 @@ class Array:
         dtype('<U21')
         """
         dtype = np.dtype(dtype)
+        if casting != "unsafe" and not np.can_cast(self.dtype, dtype, casting=casting):
+            raise TypeError(f"astype: Cannot cast array data from {self.dtype!r} to {dtype!r} according to the rule "
+                            f"{casting!r}, as NumPy says")
         if dtype.itemsize == 0 and dtype.kind in "USV":  # str, bytes: NumPy picks the length
             if self.dtype.kind == "O":
                 raise TypeError(f"astype({dtype}) of an object array: NumPy would size the strings by "
@@ -392,8 +396,8 @@ class Array:
         """
         return elemwise(np.imag, self)
 
-    def rechunk(self, chunks: Any = "auto", *, limit: Any = None, method: str | None = None,
-                block_size_limit: Any = None, balance: bool = False) -> "Array":
+    def rechunk(self, chunks: Any = "auto", threshold: Any = None, block_size_limit: Any = None, *,
+                limit: Any = None, method: str | None = None, balance: bool = False) -> "Array":
         """The same array cut into blocks ``chunks``; see ``xsched.array.rechunk``.
 
         >>> import numpy as np, xsched.array as xa

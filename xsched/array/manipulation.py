@@ -71,7 +71,7 @@ def _alike(arrays: list[Array], skip: int | None) -> list[Array]:
     return [a if all(a.chunks[ax] == c for ax, c in want.items()) else a.rechunk(want) for a in arrays]
 
 
-def concatenate(seq: Sequence[Any], axis: int | None = 0) -> Array:
+def concatenate(seq: Sequence[Any], axis: int | None = 0, allow_unknown_chunksizes: bool = False) -> Array:
     """Join arrays along an existing axis; the other axes must have equal lengths
     (``axis=None``: the arrays flattened, joined end to end, as numpy does).
 
@@ -194,7 +194,7 @@ def atleast_2d(x: Any) -> Array:
     return x[(None,) * (2 - x.ndim)] if x.ndim < 2 else x
 
 
-def hstack(seq: Sequence[Any]) -> Array:
+def hstack(seq: Sequence[Any], allow_unknown_chunksizes: bool = False) -> Array:
     """Join along the second axis (the first for 1-d arrays), as ``numpy.hstack``.
 
     >>> import xsched.array as xa
@@ -205,7 +205,7 @@ def hstack(seq: Sequence[Any]) -> Array:
     return concatenate(arrays, axis=0 if arrays and arrays[0].ndim == 1 else 1)
 
 
-def vstack(seq: Sequence[Any]) -> Array:
+def vstack(seq: Sequence[Any], allow_unknown_chunksizes: bool = False) -> Array:
     """Stack 1-d arrays as rows, or join along the first axis, as ``numpy.vstack``.
 
     >>> import xsched.array as xa
@@ -474,14 +474,21 @@ def reshape_blockwise(x: Any, shape: Any, chunks: Any = None) -> Array:
     return _new(layer, name, [x], out_chunks, x.dtype)
 
 
-def ravel(x: Any) -> Array:
-    """The elements in C order as a 1-d array.
+def ravel(x: Any, order: str = "C") -> Array:
+    """The elements in C order as a 1-d array (``order="F"``: Fortran order; ``"A"`` and
+    ``"K"`` are C order here, as for a NumPy array in C order).
 
     >>> import numpy as np, xsched.array as xa
     >>> xa.ravel(xa.from_array(np.eye(2), chunks=1)).compute().tolist()
     [1.0, 0.0, 0.0, 1.0]
+    >>> xa.ravel(xa.from_array(np.arange(4).reshape(2, 2), chunks=1), order="F").compute().tolist()
+    [0, 2, 1, 3]
     """
     x = asarray(x)
+    if order == "F":
+        return ravel(x.T)
+    if order not in ("C", "A", "K"):
+        raise ValueError(f"ravel: order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
     return x if x.ndim == 1 else reshape(x, (-1,))  # (1-d: itself, even of unknown lengths)
 
 
@@ -1091,13 +1098,17 @@ def around(x: Any, decimals: int = 0) -> Array:
     return elemwise(np.round, asarray(x), extra_args=(int(decimals),), name="round")
 
 
-def _reshape_method(self: Array, *shape: Any, merge_chunks: bool = True, limit: Any = None) -> Array:
-    """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``; see ``xsched.array.reshape``.
+def _reshape_method(self: Array, *shape: Any, merge_chunks: bool = True, limit: Any = None,
+                    order: str = "C") -> Array:
+    """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``; see ``xsched.array.reshape`` (C order).
 
     >>> import xsched.array as xa
     >>> xa.arange(6, chunks=3).reshape(2, 3).shape
     (2, 3)
     """
+    if order != "C":
+        raise NotImplementedError(f"x.reshape(order={order!r}): the elements are taken in C order only; for "
+                                  "Fortran order, x.T.reshape(shape[::-1]).T")
     return reshape(self, shape[0] if len(shape) == 1 else shape, merge_chunks=merge_chunks, limit=limit)
 
 

@@ -449,11 +449,12 @@ def use_p2p(method: str | None, old: Chunks, new: Chunks, itemsize: int, limit: 
     return asked == "p2p" or together_bytes(old, new, itemsize) > limit
 
 
-def rechunk(x: Array, chunks: Any = "auto", *, limit: Any = None, method: str | None = None,
-            block_size_limit: Any = None, balance: bool = False) -> Array:
+def rechunk(x: Array, chunks: Any = "auto", threshold: Any = None, block_size_limit: Any = None, *,
+            limit: Any = None, method: str | None = None, balance: bool = False) -> Array:
     """The same array with blocks ``chunks``: any spec ``from_array`` takes, another
     array's ``.chunks``, or a dict ``{axis: spec}`` (the other axes keep their blocks);
     an axis given ``None`` keeps its blocks and one given -1 becomes one block, as in dask.
+    ``threshold`` (dask's, tuning its own plan) is taken and changes nothing here.
     ``block_size_limit`` (bytes) is the size ``"auto"`` axes aim at (default 128 MiB);
     ``balance=True`` evens out each axis's blocks, folding a small last block into the
     others (``x.rechunk(len(x) // n, balance=True)`` gives ``n`` blocks).

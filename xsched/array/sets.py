@@ -330,10 +330,12 @@ def unique_all(x: Any, split_every: int | None = None) -> UniqueAllResult:
     return UniqueAllResult(values, _first_indices(x, values, split, "unique_all"), _inverse(values, x), counts)
 
 
-def isin(element: Any, test_elements: Any, invert: bool = False) -> Any:
+def isin(element: Any, test_elements: Any, invert: bool = False, assume_unique: bool = False, *,
+         kind: str | None = None) -> Any:
     """Whether each element of ``element`` is in ``test_elements`` (values every task holds:
     a list, a NumPy array, or a small xsched array, which is computed first), as NumPy's
-    ``isin``.
+    ``isin`` (``assume_unique`` and ``kind`` only choose NumPy's algorithm: the answer is the
+    same; they are taken and NumPy's own is used per block).
 
     >>> import numpy as np, xsched.array as xa
     >>> xa.isin(xa.from_array(np.arange(6), chunks=4), [1, 4, 9]).compute().tolist()
