@@ -155,7 +155,7 @@ def test_average_with_weights_summing_to_zero_fails_when_computed():
      r"same shape as a: \(3,\) and \(6, 5\)"),
     (lambda x: np.histogram(x, bins=x[0]), TypeError, r"bins\.compute\(\)"),
     (lambda x: np.histogramdd(x, bins=2), ValueError, "needs range="),
-    (lambda x: np.histogramdd(x[0], bins=2), ValueError, r"\(N, D\).*shape \(5,\)"),
+    (lambda x: np.histogramdd(x[None], bins=2), ValueError, r"\(N, D\).*shape \(1, 6, 5\)"),
     (lambda x: np.bincount(x), ValueError, r"1-d; got shape \(6, 5\)"),
     (lambda x: np.bincount(x[0]), TypeError, "Cannot cast"),
     (lambda x: np.bincount(x[0].astype(int), minlength=-1), ValueError, "negative"),
