@@ -59,3 +59,18 @@ def test_a_file_whose_statistics_were_not_read_fails_naming_dtype_backend(monkey
     monkeypatch.undo()
     assert xd.read_parquet("memory://nulls-later").compute().b.tolist() == [True, False, None, True]
     fs.rm("/nulls-later", recursive=True)
+
+
+def test_a_later_file_of_a_finer_time_unit_is_not_cut_to_the_first_files(tmp_path):
+    first = pd.DataFrame({"t": pd.to_datetime(["2024-01-01 00:00:00.123"]).astype("datetime64[ms]")})
+    finer = pd.DataFrame({"t": pd.to_datetime(["2024-01-01 00:00:00.123456"]).astype("datetime64[us]")})
+    whole = pd.DataFrame({"t": pd.to_datetime(["2024-01-01 00:00:00.456"]).astype("datetime64[us]")})
+    for name, later in (("cut", finer), ("whole", whole)):
+        (tmp_path / name).mkdir()
+        first.to_parquet(tmp_path / name / "part.0.parquet")
+        later.to_parquet(tmp_path / name / "part.1.parquet")
+    with pytest.raises(ValueError, match=r"the value 2024-01-01 00:00:00.123456 would become "
+                                         r"2024-01-01 00:00:00.123000 \(the first file's unit, ms, is coarser\)"):
+        xd.read_parquet(str(tmp_path / "cut")).compute()
+    assert xd.read_parquet(str(tmp_path / "whole")).compute().t.tolist() == [
+        pd.Timestamp("2024-01-01 00:00:00.123"), pd.Timestamp("2024-01-01 00:00:00.456")]
