@@ -1,9 +1,12 @@
 """What a dask.dataframe user met: sample's n/frac/random_state as dask takes them,
 to_numeric's downcast and a DataFrame argument refused, quantiles outside [0, 1] refused when
-built, and apply over categorical keys with observed=False refused (each partition answered
-for every category none of its rows held)."""
+built, apply over categorical keys with observed=False refused (each partition answered for
+every category none of its rows held), clip/replace of integers in one dtype, and dask's
+writer and reader keywords (header_first_partition_only, assume_missing, include_path_column)."""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pandas as pd
@@ -94,3 +97,18 @@ def test_read_csv_assume_missing_reads_the_samples_integers_as_floats(tmp_path):
     assert got.dtypes.tolist() == want.dtypes.tolist()
     pd.testing.assert_frame_equal(got.compute(), want)
     assert xd.read_csv(files, assume_missing=True, dtype={"a": "Int64"}).dtypes.tolist()[:2] == ["Int64", "float64"]
+
+
+def test_read_json_adds_each_rows_file_as_dask_does(tmp_path):
+    (tmp_path / "j1.jsonl").write_text('{"a": 1}\n{"a": 2}\n')
+    (tmp_path / "j2.jsonl").write_text('{"a": 3}\n')
+    files = [str(tmp_path / "j1.jsonl"), str(tmp_path / "j2.jsonl")]
+    df = xd.read_json(files, include_path_column=True)
+    assert isinstance(df.dtypes["path"], pd.CategoricalDtype)
+    assert df.compute().path.tolist() == [files[0], files[0], files[1]]
+    named = xd.read_json(files, include_path_column="src", path_converter=os.path.basename, blocksize=5)
+    got = named.compute()
+    assert named.npartitions > 2 and got.src.tolist() == ["j1.jsonl", "j1.jsonl", "j2.jsonl"]
+    assert got.a.tolist() == [1, 2, 3]
+    with pytest.raises(ValueError, match="already have a column 'a'"):
+        xd.read_json(files, include_path_column="a")

@@ -37,13 +37,16 @@ __all__ = ["read_json", "to_json"]
 
 def read_json(url_path: Any, orient: str = "records", lines: bool | None = None, blocksize: Any = None,
               compression: str | None = "infer", meta: Any = None, sample: int = 256_000,
-              storage_options: dict | None = None, **pandas_kwargs: Any) -> DataFrame:
+              storage_options: dict | None = None, include_path_column: bool | str = False,
+              path_converter: Any = None, **pandas_kwargs: Any) -> DataFrame:
     """A dataframe from JSON files: one partition per file, or with ``lines=True`` (the
     default for ``orient="records"``) per ``blocksize`` bytes of each.
 
     ``url_path``: a path, a glob, a list or an fsspec URL. ``meta`` (a pandas frame or a
     dict of dtypes) gives the columns and dtypes instead of the sample; other keywords go
     to ``pandas.read_json``. Compressed files (``.gz``, ...) are read whole.
+    ``include_path_column=True`` (or a column name) adds each row's file as a categorical
+    column, each path passed through ``path_converter`` first when given (dask's keywords).
 
     >>> import os, tempfile, xsched.dataframe as xd
     >>> with tempfile.TemporaryDirectory() as d:
@@ -77,15 +80,35 @@ def read_json(url_path: Any, orient: str = "records", lines: bool | None = None,
         meta, origin = sampled, (f"a sample of {infos[0][0]}" + (" and meta=" if meta else ""))
     if not isinstance(meta, pd.DataFrame):
         raise TypeError(f"{what}: the files hold a {type(meta).__name__}; read_json gives DataFrames")
-    token = new_token(infos, orient, lines, blocksize, compression, sorted(kwargs.items(), key=str), str(meta.dtypes))
+    path_col, shown_paths = None, [info[0] for info in infos]
+    if include_path_column:
+        path_col = "path" if include_path_column is True else include_path_column
+        if path_col in meta.columns:
+            raise ValueError(f"{what}: the files already have a column {path_col!r}; pass "
+                             "include_path_column='<another name>'")
+        if path_converter is not None:
+            shown_paths = [path_converter(p) for p in shown_paths]
+        meta = meta.assign(**{path_col: pd.Categorical([], categories=list(dict.fromkeys(shown_paths)))})
+    token = new_token(infos, orient, lines, blocksize, compression, sorted(kwargs.items(), key=str), str(meta.dtypes),
+                      path_col, shown_paths if path_col else None)
     ann = annotations_in_force()
     tasks = []
-    for (fs, path), (label, size, _) in zip(files, infos):
+    for (fs, path), (label, size, _), shown_path in zip(files, infos, shown_paths):
         comp = compression_of(path, compression)
         for start, end in byte_ranges(size, blocksize, comp):
-            tasks.append(Task(_read_part, (fs, path, label, start, end, comp, kwargs, meta, origin), {},
+            args = (fs, path, label, start, end, comp, kwargs, meta if path_col is None else meta.drop(columns=path_col),
+                    origin)
+            tasks.append(Task(_read_part, args, {}, per_task(ann)) if path_col is None else
+                         Task(_read_part_with_path, (path_col, shown_path, meta[path_col].dtype, *args), {},
                               per_task(ann)))
     return from_tasks(f"read-json-{token}", tasks, meta)
+
+
+def _read_part_with_path(column: str, path: str, dtype: Any, *args: Any) -> pd.DataFrame:
+    """``include_path_column``: a piece (``_read_part``) with its file as a categorical column
+    of every file's paths."""
+    part = _read_part(*args)
+    return part.assign(**{column: pd.Categorical([path] * len(part), dtype=dtype)})
 
 
 def _sample_meta(files: list, infos: list, compression: Any, sample: int, kwargs: dict) -> pd.DataFrame | None:
