@@ -467,16 +467,22 @@ if isinstance(getattr(np, "vecdot", None), np.ufunc):  # (NumPy 2's gufunc)
     UFUNC_IMPLEMENTATIONS[np.vecdot] = _np_vecdot
 
 
-def _no_options(name: str, kwargs: dict) -> None:
+def _matrices_and_vectors(name: str, kwargs: dict, matrices: Any, vectors: Any, shared: int) -> tuple:
+    """The operands of ``matvec``/``vecmat`` as xsched arrays, checked as NumPy checks them:
+    no options, a stack of matrices and one of vectors whose lengths match the matrices'
+    axis ``shared`` (columns -1, rows -2), and the result's dtype."""
     if kwargs:
         raise TypeError(f"np.{name} on xsched arrays takes no options, got {', '.join(sorted(kwargs))}; "
                         "compute first, or use xa.apply_gufunc")
-
-
-def _lengths_match(name: str, matrices: str, n: Any, m: Any, x1: Array, x2: Array) -> None:
+    a, v = asarray(matrices), asarray(vectors)
+    if a.ndim < 2 or v.ndim < 1:
+        raise ValueError(f"{name}: the matrices need at least 2 dimensions and the vectors 1, got shapes {a.shape} "
+                         f"and {v.shape}")
+    n, m = a.shape[shared], v.shape[-1]
     if n == n and m == m and n != m:  # (NaN: a length a mask left unknown, checked when computed)
-        raise ValueError(f"{name}: the matrices have {n} {matrices} but the vectors {m} values (x1 of shape "
-                         f"{x1.shape}, x2 of shape {x2.shape})")
+        raise ValueError(f"{name}: the matrices have {n} {'columns' if shared == -1 else 'rows'} but the vectors "
+                         f"{m} values (matrices of shape {a.shape}, vectors of shape {v.shape})")
+    return a, v, np.result_type(a.dtype, v.dtype)
 
 
 def matvec(x1: Any, x2: Any, /, **kwargs: Any) -> Array:
@@ -487,13 +493,7 @@ def matvec(x1: Any, x2: Any, /, **kwargs: Any) -> Array:
     >>> matvec(xa.from_array(np.arange(6.0).reshape(2, 3), chunks=1), np.ones(3)).compute().tolist()
     [3.0, 12.0]
     """
-    _no_options("matvec", kwargs)
-    a, v = asarray(x1), asarray(x2)
-    if a.ndim < 2 or v.ndim < 1:
-        raise ValueError(f"matvec: x1 must have at least 2 dimensions and x2 at least 1, got shapes {a.shape} and "
-                         f"{v.shape}")
-    _lengths_match("matvec", "columns", a.shape[-1], v.shape[-1], a, v)
-    dtype = np.result_type(a.dtype, v.dtype)
+    a, v, dtype = _matrices_and_vectors("matvec", kwargs, x1, x2, -1)
     return (a * v[..., None, :]).sum(axis=-1, dtype=dtype)
 
 
@@ -505,13 +505,7 @@ def vecmat(x1: Any, x2: Any, /, **kwargs: Any) -> Array:
     >>> vecmat(np.ones(2), xa.from_array(np.arange(6.0).reshape(2, 3), chunks=1)).compute().tolist()
     [3.0, 5.0, 7.0]
     """
-    _no_options("vecmat", kwargs)
-    v, a = asarray(x1), asarray(x2)
-    if a.ndim < 2 or v.ndim < 1:
-        raise ValueError(f"vecmat: x1 must have at least 1 dimension and x2 at least 2, got shapes {v.shape} and "
-                         f"{a.shape}")
-    _lengths_match("vecmat", "rows", a.shape[-2], v.shape[-1], v, a)
-    dtype = np.result_type(a.dtype, v.dtype)
+    a, v, dtype = _matrices_and_vectors("vecmat", kwargs, x2, x1, -2)
     if v.dtype.kind == "c":
         v = np.conjugate(v)
     return (v[..., :, None] * a).sum(axis=-2, dtype=dtype)
