@@ -36,24 +36,3 @@ def test_partitions_of_other_orders_are_refused_and_a_frame_names_the_column(tmp
     with pytest.raises(ValueError, match=r"^min\(\) of the frame: column 'c' is an ordered categorical whose "
                                          r"categories are unknown"):
         df.min()
-
-
-def test_ordered_categories_of_partitions_are_joined_in_their_order_not_sorted(tmp_path):
-    (tmp_path / "o").mkdir()
-    first = pd.CategoricalDtype(["z", "a"], ordered=True)
-    later = pd.CategoricalDtype(["z", "a", "m"], ordered=True)
-    pd.DataFrame({"c": pd.Categorical(["z", "a"], dtype=first), "v": [1, 2]}).to_parquet(tmp_path / "o" / "part.0.parquet")
-    pd.DataFrame({"c": pd.Categorical(["m", "a"], dtype=later), "v": [3, 4]}).to_parquet(tmp_path / "o" / "part.1.parquet")
-    df = xd.read_parquet(str(tmp_path / "o"))
-    whole = pd.read_parquet(tmp_path / "o")
-    assert df.compute().c.cat.categories.tolist() == whole.c.cat.categories.tolist() == ["z", "a", "m"]
-    assert df.sort_values("c").v.compute().tolist() == whole.sort_values("c").v.tolist() == [1, 2, 4, 3]
-
-
-def test_orders_that_contradict_each_other_give_no_union():
-    from xsched.dataframe.pieces import _union_categories
-
-    ab, ba = pd.CategoricalDtype(["a", "b"], ordered=True), pd.CategoricalDtype(["b", "a"], ordered=True)
-    assert _union_categories([ab, ba]) is None
-    assert _union_categories([ab, pd.CategoricalDtype(["a", "c", "b"], ordered=True)]).categories.tolist() == \
-        ["a", "c", "b"]

@@ -73,45 +73,11 @@ def with_category(column: pd.Series, value: Any) -> pd.Series:
     return column
 
 
-def _merged_order(orders: list[list]) -> list | None:
-    """One order of every category that keeps each list's own order (``["z", "a"]`` and
-    ``["z", "a", "m"]`` give ``["z", "a", "m"]``), ties in order of first appearance; None
-    when the lists contradict each other (``["a", "b"]`` and ``["b", "a"]``).
-
-    >>> _merged_order([["z", "a"], ["z", "m", "a"]]), _merged_order([["a", "b"], ["b", "a"]])
-    (['z', 'm', 'a'], None)
-    """
-    seen: dict = {}
-    after: dict = {}
-    before: dict = {}
-    for order in orders:
-        for c in order:
-            seen.setdefault(c, len(seen))
-            after.setdefault(c, set())
-            before.setdefault(c, 0)
-        for a, b in zip(order, order[1:]):
-            if b not in after[a]:
-                after[a].add(b)
-                before[b] += 1
-    ready = sorted((c for c in seen if not before[c]), key=seen.__getitem__)
-    out: list = []
-    while ready:
-        c = ready.pop(0)
-        out.append(c)
-        for b in sorted(after[c], key=seen.__getitem__):
-            before[b] -= 1
-            if not before[b]:
-                ready.append(b)
-                ready.sort(key=seen.__getitem__)
-    return out if len(out) == len(seen) else None
-
-
 def _union_categories(dtypes: Sequence[pd.CategoricalDtype]) -> pd.CategoricalDtype | None:
     """One categorical dtype for partitions of a column whose categories differ (each inferred
     its own, as ``astype("category")`` does per partition): the union of the categories, sorted
     as pandas' ``astype("category")`` sorts them (in order of appearance when they do not
-    compare); of ordered ones, their orders merged (``_merged_order``: their order is what
-    they mean). None when the categories' dtypes differ, or ordered ones contradict (no union).
+    compare), ordered when all are. None when the categories' dtypes differ (no union).
 
     >>> _union_categories([pd.CategoricalDtype(["y", "x"]), pd.CategoricalDtype(["z", "x"])]).categories.tolist()
     ['x', 'y', 'z']
@@ -130,18 +96,7 @@ def _union_categories(dtypes: Sequence[pd.CategoricalDtype]) -> pd.CategoricalDt
             cats = pd.api.types.union_categoricals(empty, ignore_order=True).categories
     except TypeError:  # categories of different dtypes: pandas' concat gives object, so do we
         return None
-    if all(d.ordered for d in dtypes) and not _keeps_orders(list(cats), dtypes):
-        # (ordered categories whose order is their meaning, not sorted: their orders merged)
-        merged = _merged_order([list(d.categories) for d in dtypes])
-        return None if merged is None else pd.CategoricalDtype(merged, ordered=True)
     return pd.CategoricalDtype(cats, ordered=all(d.ordered for d in dtypes))
-
-
-def _keeps_orders(cats: list, dtypes: Sequence[pd.CategoricalDtype]) -> bool:
-    """Every dtype's categories come in ``cats`` in their own order (sorted ones, as each
-    partition's ``astype("category")`` infers them, do in their sorted union)."""
-    rank = {c: i for i, c in enumerate(cats)}
-    return all(all(rank[a] < rank[b] for a, b in zip(d.categories, d.categories[1:])) for d in dtypes)
 
 
 def _unify_categoricals(parts: list, meta: Any = None) -> list:
