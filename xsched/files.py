@@ -32,7 +32,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from .units import parse_bytes
 
-__all__ = ["LocalFileSystem", "filesystem_for", "expand_paths", "output_path", "shown", "join", "compression_of",
+__all__ = ["LocalFileSystem", "filesystem_for", "expand_paths", "is_pattern", "output_path", "shown", "join", "compression_of",
            "open_decompressed", "file_token", "natural_key", "parent", "blocksize_bytes", "byte_ranges",
            "line_block", "line_range", "head_lines", "arrow_source", "files_in", "folders_in", "listing"]
 
@@ -152,6 +152,8 @@ def filesystem_for(urlpath: Any, storage_options: dict | None = None) -> tuple[A
     match = _PROTOCOL.match(urlpath)
     if match is None or match.group(1).lower() in ("file", "local"):
         path = urlpath[match.end():] if match else urlpath
+        if not path:
+            raise ValueError("an empty path names no file; give a file, a directory or a glob")
         return LocalFileSystem(), os.path.abspath(os.path.expanduser(path))
     try:
         import fsspec.core
@@ -326,6 +328,33 @@ def folders_in(fs: Any, directory: str) -> list[str]:
     return listing(fs, directory)[1]
 
 
+def _pattern_of(fs: Any, item: str, path: str) -> str | None:
+    """The glob pattern ``item`` is, or None when it names one file or directory: for a local
+    path, only what the user wrote counts (``[`` or ``*`` in the directory a relative path is
+    made absolute from is part of a name), and that directory is escaped in the pattern.
+
+    >>> _pattern_of(LocalFileSystem(), "data.csv", "/tmp/a[1]/data.csv") is None
+    True
+    """
+    if not _is_local(fs):
+        return path if _MAGIC.search(path) else None
+    match = _PROTOCOL.match(item)
+    written = os.path.expanduser(item[match.end():] if match else item)
+    if not _MAGIC.search(written):
+        return None
+    return written if os.path.isabs(written) else os.path.join(_globmod.escape(os.getcwd()), written)
+
+
+def is_pattern(urlpath: Any) -> bool:
+    """Whether a path as the user wrote it is a glob (``*``, ``?``, ``[``): of the files it
+    matches, not of a dataset's folders.
+
+    >>> is_pattern("data/*.parquet"), is_pattern("data")
+    (True, False)
+    """
+    return not isinstance(urlpath, (list, tuple)) and bool(_MAGIC.search(os.fspath(urlpath)))
+
+
 def _glob(fs: Any, pattern: str) -> list[str]:
     if _is_local(fs):
         found = [p for p in fs.glob(pattern) if os.path.isfile(p)]
@@ -390,8 +419,9 @@ def expand_paths(urlpath: Any, storage_options: dict | None = None, what: str = 
         fs, path = filesystem_for(item, storage_options)
         if not _is_local(fs) and hasattr(fs, "invalidate_cache"):
             fs.invalidate_cache()  # (listings cached here may predate files the workers wrote)
-        if _MAGIC.search(path):
-            found = _glob(fs, path)
+        pattern = _pattern_of(fs, item, path)
+        if pattern is not None:
+            found = _glob(fs, pattern)
         elif fs.isdir(path):
             found = files_in(fs, path, suffixes)
             if not found:

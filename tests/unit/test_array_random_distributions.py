@@ -241,3 +241,10 @@ def test_array_parameters_that_do_not_broadcast_or_are_lazy_are_refused_when_bui
         g.normal(0, np.array([1.0, -1.0]), size=2)
     with pytest.raises(TypeError, match=r"^normal: loc is an xsched Array"):
         g.normal(xa.zeros(2, chunks=1), 1.0)
+
+
+def test_an_array_parameter_travels_in_parts_no_larger_than_itself():
+    import pickle
+
+    x = xa.random.default_rng(0).normal(np.zeros(500), 1.0, size=(2000, 500), chunks=(1000, 500))
+    assert len(pickle.dumps(dict(x._graph.flat()))) < 100_000  # (the draws are 8 MB)

@@ -65,3 +65,10 @@ def test_keyword_mistakes_are_refused_as_numpy_and_tolerances_are_one_number():
     stack = xa.from_array(np.stack([np.eye(4)] * 2), chunks=(1, 2, 2))  # (a stack of cut matrices: stacked.py's rule)
     with pytest.raises(ValueError, match=r"^pinv: each matrix must be in one chunk"):
         np.linalg.pinv(stack)
+
+
+def test_an_empty_matrix_cut_into_blocks_names_the_rechunk_instead_of_failing_in_a_task():
+    x = xa.from_array(np.zeros((4, 0)), chunks=2)
+    with pytest.raises(ValueError, match=r"each matrix must be in one chunk.*rechunk first"):
+        np.linalg.pinv(x)
+    assert np.linalg.pinv(x.rechunk(-1)).compute().shape == np.linalg.pinv(np.zeros((4, 0))).shape

@@ -373,3 +373,11 @@ def test_bad_options_fail_when_built():
         eigh(x, UPLO="X")
     with pytest.raises(ValueError, match="Invalid norm order"):
         matrix_norm(x, ord=3)
+
+
+def test_the_first_power_of_cut_matrices_is_a_new_array():
+    a = xa.from_array(np.arange(4.0).reshape(2, 2), chunks=1)
+    b = matrix_power(a, 1)
+    assert b is not a
+    b[0, 0] = 100
+    assert a.compute()[0, 0] == 0.0

@@ -83,3 +83,34 @@ def test_a_relative_path_is_the_clients_whatever_directory_the_workers_run_in(tm
     monkeypatch.chdir(tmp_path / "b")
     written = xb.from_sequence(["x"], npartitions=1).to_textfiles("out/*.txt")
     assert all(os.path.isabs(p) and os.path.exists(p) for p in written)
+
+
+def test_a_sentinel_initial_stays_itself_and_a_long_list_argument_is_scanned_once():
+    start = object()
+    folded = xb.from_sequence(range(4), npartitions=2).fold(lambda acc, x: x if acc is start else acc + x,
+                                                            operator.add, initial=start)
+    assert folded.compute() == 6
+    calls = []
+    original = xb.core._holds_lazy_value
+
+    def counted(obj):
+        calls.append(len(obj) if isinstance(obj, list) else 0)
+        return original(obj)
+
+    xb.core._holds_lazy_value = counted
+    try:
+        xb.from_sequence(range(50), npartitions=50).map(lambda x, values: x, list(range(1000)))
+    finally:
+        xb.core._holds_lazy_value = original
+    assert calls.count(1000) == 1
+
+
+def test_a_path_in_a_directory_whose_name_has_glob_characters(tmp_path, monkeypatch):
+    folder = tmp_path / "runs[1]"
+    folder.mkdir()
+    (folder / "x.txt").write_text("one\n")
+    monkeypatch.chdir(folder)
+    assert xb.read_text("x.txt").compute() == ["one\n"]
+    assert xb.read_text("*.txt").compute() == ["one\n"]
+    with pytest.raises(ValueError, match="an empty path names no file"):
+        xb.read_text("")

@@ -36,3 +36,9 @@ def test_partitions_of_other_orders_are_refused_and_a_frame_names_the_column(tmp
     with pytest.raises(ValueError, match=r"^min\(\) of the frame: column 'c' is an ordered categorical whose "
                                          r"categories are unknown"):
         df.min()
+
+
+def test_numeric_only_leaves_an_unknown_ordered_column_out(tmp_path):
+    frame = pd.DataFrame({"c": pd.Categorical(["high", "low"], dtype=RANKS), "v": [1, 2]})
+    frame.to_parquet(tmp_path / "r.parquet")
+    assert xd.read_parquet(str(tmp_path / "r.parquet")).min(numeric_only=True).compute().tolist() == [1]

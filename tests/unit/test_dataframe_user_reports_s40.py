@@ -112,3 +112,24 @@ def test_read_json_adds_each_rows_file_as_dask_does(tmp_path):
     assert got.a.tolist() == [1, 2, 3]
     with pytest.raises(ValueError, match="already have a column 'a'"):
         xd.read_json(files, include_path_column="a")
+
+
+def test_clip_keeps_the_index_and_a_float_that_is_an_integer_is_replaced_alike():
+    s = xd.from_pandas(pd.Series([1, 2, 3, 4], index=pd.date_range("2000", periods=4, name="t")), npartitions=2)
+    clipped = s.clip(upper=2.5)
+    assert clipped._meta.index.name == "t" and clipped._meta.index.dtype.kind == "M"
+    assert clipped.resample("2D").sum().compute().tolist() == [3.0, 5.0]
+    ints = xd.from_pandas(pd.Series([1, 2, 3, 4]), npartitions=2)
+    assert ints.replace(4.0, 0.5).dtype == np.float64
+    assert ints.replace(4.0, 0.5).astype(str).compute().tolist() == ["1.0", "2.0", "3.0", "0.5"]
+    same_names = pd.DataFrame([[1, 2], [3, 4], [5, 6]], columns=["a", "a"])
+    got = xd.from_pandas(same_names, npartitions=2).clip(upper=2.5).compute()
+    assert got.values.tolist() == same_names.clip(upper=2.5).values.tolist()
+
+
+def test_positional_reset_index_and_sample_keep_their_meaning():
+    df = xd.from_pandas(pd.DataFrame({"a": [5, 6]}, index=[10, 20]), npartitions=1)
+    assert df.reset_index(True).columns.tolist() == ["a"]  # (drop, dask's first parameter)
+    assert df.a.reset_index(True).compute().tolist() == [5, 6]
+    with pytest.raises(TypeError, match=r"^sample: give the fraction by name"):
+        df.sample(0.5, True, 1)

@@ -121,10 +121,16 @@ def _parameter(value: Any, name: str, method: str) -> Any:
 
 
 def _block_parameters(kwargs: dict, shape: tuple, block: tuple[slice, ...]) -> dict:
-    """The parameters of one block: each array-valued one broadcast to the draws' shape and
-    cut to the block's region (a copy, so the task carries only its part)."""
-    return {k: np.ascontiguousarray(np.broadcast_to(v, shape)[block]) if isinstance(v, np.ndarray) else v
-            for k, v in kwargs.items()}
+    """The parameters of one block: each array-valued one cut to the block's region along
+    the axes it varies on, left of length 1 along those it broadcasts on (a copy of its part
+    only: a task never carries a parameter the size of its block)."""
+    out = {}
+    for k, v in kwargs.items():
+        if isinstance(v, np.ndarray):
+            v = v.reshape((1,) * (len(shape) - v.ndim) + v.shape)
+            v = np.array(v[tuple(sl if n != 1 else slice(None) for sl, n in zip(block, v.shape))])
+        out[k] = v
+    return out
 
 
 def _broadcast_shape(method: str, size: tuple | None, shapes: list) -> tuple:
@@ -200,8 +206,9 @@ class Generator:
             shape = _broadcast_shape(method, shape if size is not None else None, [a.shape for a in arrays])
         # numpy's own checks of the parameters (scale < 0, low >= high, a dtype it cannot
         # draw, ...) now, not in every task: one throwaway draw (none for an empty array)
-        probe = getattr(_numpy_rng(0, (), self._LEGACY), method)(
-            size=(0 if 0 in shape else None) if not arrays else shape, **kwargs)
+        probe = getattr(_numpy_rng(0, (), self._LEGACY), method)(  # (with array parameters: their own shape)
+            size=0 if 0 in shape else None, **({k: v for k, v in kwargs.items() if k not in broadcast or not
+                                               isinstance(v, np.ndarray)} if 0 in shape and arrays else kwargs))
         dtype = np.asarray(probe).dtype if dtype is None else np.dtype(dtype)
         chunks = normalize_chunks(chunks, shape, dtype)
         call = self._next_call()  # (a call that failed above takes no number)

@@ -34,8 +34,9 @@ __all__ = ["svdvals", "pinv", "matrix_rank", "matrix_norm", "singular_values"]
 
 
 def _one_cut_matrix(x: Any) -> bool:
-    """``x`` is one 2-d matrix cut into several blocks (of known lengths)."""
-    return isinstance(x, Array) and x.ndim == 2 and stacked._cut(x)
+    """``x`` is one 2-d matrix cut into several blocks (of known lengths), not empty (NumPy's
+    answers for an empty one come from ``stacked.py``, once its blocks are joined)."""
+    return isinstance(x, Array) and x.ndim == 2 and stacked._cut(x) and 0 not in x.shape
 
 
 def _factored(x: Array, compute_uv: bool = True) -> Any:

@@ -291,6 +291,8 @@ def _power_of_cut(a: Array, n: int) -> Array:
         if not n:
             break
         square = square @ square
+    if result is a:  # (a new object, as the other paths give: x[i] = v on it must leave a alone)
+        result = Array(a._graph, a.name, a.chunks, a.dtype)
     return result if result.dtype == dtype else result.astype(dtype)
 
 

@@ -736,7 +736,7 @@ class _Select:
         self.items = items
 
 
-def _arg(obj: Any, i: int, deps: list) -> Any:
+def _arg(obj: Any, i: int, deps: list, lazy: dict | None = None) -> Any:
     """A task argument for partition ``i``: a Bag's partition ``i``, an Item's or Delayed's
     value, or ``obj`` itself; collections are recorded in ``deps``."""
     if type(obj) is _Select:
@@ -748,11 +748,15 @@ def _arg(obj: Any, i: int, deps: list) -> Any:
         deps.append(obj)
         return Ref(obj.key)
     if type(obj) is tuple:  # (the argument tuples of parts.map_part and friends)
-        return tuple(_arg(o, i, deps) for o in obj)
+        return tuple(_arg(o, i, deps, lazy) for o in obj)
     if type(obj) is dict:
-        return {k: _arg(v, i, deps) for k, v in obj.items()}
-    if type(obj) is list and _holds_lazy_value(obj):  # (vals=[d1, d2]: their values, as dask passes them)
-        return [_arg(o, i, deps) for o in obj]
+        return {k: _arg(v, i, deps, lazy) for k, v in obj.items()}
+    if type(obj) is list:  # (vals=[d1, d2]: their values, as dask passes them; a list scanned once per call)
+        lazy = {} if lazy is None else lazy
+        if id(obj) not in lazy:
+            lazy[id(obj)] = _holds_lazy_value(obj)
+        if lazy[id(obj)]:
+            return [_arg(o, i, deps, lazy) for o in obj]
     return obj
 
 
@@ -787,8 +791,9 @@ def _partitionwise(name: str, npartitions: int, func: Callable, args: tuple) -> 
     ann = annotations_in_force()
     deps: list = []
     layer = {}
+    lazy: dict = {}  # (id of a list argument -> whether it holds an Item or Delayed: scanned once)
     for i in range(npartitions):
-        layer[chunk_key(name, (i,))] = Task(func, _arg(args, i, deps), {}, per_task(ann))
+        layer[chunk_key(name, (i,))] = Task(func, _arg(args, i, deps, lazy), {}, per_task(ann))
     return Bag(_merge(deps, {name: layer}), name, npartitions)
 
 

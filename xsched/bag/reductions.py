@@ -268,7 +268,7 @@ def to_partition(func: Callable, partials: list) -> list:
 def fold_part(binop: Callable, initial: Any, part: list) -> Any:
     if initial is NO_DEFAULT:
         return reduce(binop, part) if part else EMPTY
-    return reduce(binop, part, copy.deepcopy(initial))  # (a list a binop appends to: each partition its own)
+    return reduce(binop, part, _fresh(initial))  # (a list a binop appends to: each partition its own)
 
 
 def mean_part(part: list) -> tuple:
@@ -335,7 +335,13 @@ def _start(initial: Any) -> Any:
     ``list``: a fresh one per key, as toolz's ``reduceby`` and dask's ``foldby`` take it); a
     copy of a value, so that a binop changing it in place (``acc.append(x)``) changes no other
     key's, nor the caller's."""
-    return initial() if callable(initial) else copy.deepcopy(initial)
+    return initial() if callable(initial) else _fresh(initial)
+
+
+def _fresh(initial: Any) -> Any:
+    """A copy of a list, dict or set a fold starts from (a binop may change it in place); any
+    other value as it is (a sentinel compared with ``is``, an object that cannot be copied)."""
+    return copy.deepcopy(initial) if type(initial) in (list, dict, set) else initial
 
 
 def foldby_merge(combine: Callable, initial: Any, final: bool, partials: list) -> Any:

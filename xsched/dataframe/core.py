@@ -704,7 +704,7 @@ class DataFrame(_Frame):
         return map_partitions(_apply_rows, self, func, args, meta=_series_meta(meta),
                               _name=f"apply-{funcname(func)}", **kwargs)
 
-    def reset_index(self, level: Any = None, drop: bool = False, *, names: Any = None,
+    def reset_index(self, drop: bool = False, *, level: Any = None, names: Any = None,
                     allow_duplicates: bool = False) -> "DataFrame":
         """The index (or the levels named by ``level``) as columns, named ``names`` if given, or dropped;
         each partition's new index starts at 0, and the divisions become unknown.
@@ -835,7 +835,7 @@ class Series(_Frame):
         """
         return self._method("rename", index)
 
-    def reset_index(self, level: Any = None, drop: bool = False, name: Any = _NO_META, *,
+    def reset_index(self, drop: bool = False, name: Any = _NO_META, *, level: Any = None,
                     allow_duplicates: bool = False):
         """The index as a column (a DataFrame; ``name=`` names the values' column) or dropped;
         divisions become unknown.

@@ -492,6 +492,9 @@ def _install() -> None:
         """
         if n is not None and frac is None and isinstance(n, float) and 0 <= n <= 1:
             n, frac = None, n  # (sample(0.1): a fraction, the first positional as dask's frac)
+        if n is not None and frac is not None:
+            raise TypeError("sample: give the fraction by name, sample(frac=0.5, replace=..., random_state=...) "
+                            "(the first positional is dask's n)")
         if n is not None:
             raise ValueError("sample(n=...) is not offered: how many rows each partition holds is not known "
                              "without reading them all; give frac= (e.g. frac=n / len(df)), or df.head(n) for "

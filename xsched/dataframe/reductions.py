@@ -332,7 +332,7 @@ def _simple(frame: _Frame, method: str, split_every: int | None, **kwargs: Any):
     merge_kwargs = {k: v for k, v in kwargs.items() if k in ("skipna",) and method not in ("count",)}
     ordered = _ordered_categories(frame._meta) if method in ("min", "max") else None
     own = isinstance(ordered, pd.CategoricalDtype) and not _known_categories(frame._meta)
-    if isinstance(ordered, dict):
+    if isinstance(ordered, dict) and not kwargs.get("numeric_only"):  # (numeric_only leaves categoricals out)
         unknown = [c for c, d in ordered.items() if not _known_categories(frame._meta[c])]
         if unknown:
             raise ValueError(f"{method}() of the frame: column {unknown[0]!r} is an ordered categorical whose "

@@ -8,7 +8,9 @@ and what followed (``mode()``, ``astype(str)``, a join) cut 2.5 to 2 or mixed ``
 ``"2.0"``. Here the meta comes from a stand-in whose integer columns also hold the
 integers the call names and their dtype's extremes, so it is what pandas gives the whole
 frame when such values are in it; every partition is then cast to that meta (integers to
-float64 or object: nothing is lost that the whole frame would keep).
+float64 or object: nothing is lost that the whole frame would keep, but integers above
+2**53 lose their last digits where pandas would have left a partition without such values
+in int64: one dtype for every partition has that price).
 
 >>> import pandas as pd, xsched.dataframe as xd
 >>> s = xd.from_pandas(pd.Series([1, 2, 3, 4]), npartitions=2)
@@ -40,6 +42,8 @@ def _integers_named(obj: Any, out: list) -> list:
         return out
     if isinstance(obj, numbers.Integral):
         out.append(int(obj))
+    elif isinstance(obj, numbers.Real) and float(obj).is_integer():  # (4.0 replaces the integer 4)
+        out.append(int(obj))
     elif isinstance(obj, (list, tuple, set)):
         for o in obj:
             _integers_named(o, out)
@@ -54,6 +58,8 @@ def _reaching(meta: Any, named: list) -> Any:
     """A stand-in of ``meta`` whose integer columns also hold ``named`` and their extremes."""
     base = _nonempty(meta)
     frame = base.to_frame() if isinstance(base, pd.Series) else base
+    if not frame.columns.is_unique:  # (columns of one name: left to the usual meta)
+        return None
     extra = {}
     for col, dtype in frame.dtypes.items():
         if isinstance(dtype, np.dtype) and dtype.kind in "iu":
@@ -85,7 +91,7 @@ def reaching_meta(meta: Any, method: str, args: tuple, kwargs: dict) -> Any:
     after = reached.dtypes if isinstance(reached, pd.DataFrame) else pd.Series([reached.dtype])
     if list(before) == list(after):  # (integers stay integers: nothing to unify)
         return None
-    return make_meta(reached.iloc[:0])
+    return make_meta(reached.iloc[:0].set_axis(meta.index[:0]))  # (the index is the frame's, not the stand-in's)
 
 
 def call_as_meta(part: Any, method: str, meta: Any, /, *args: Any, **kwargs: Any) -> Any:
