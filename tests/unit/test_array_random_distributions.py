@@ -248,3 +248,11 @@ def test_an_array_parameter_travels_in_parts_no_larger_than_itself():
 
     x = xa.random.default_rng(0).normal(np.zeros(500), 1.0, size=(2000, 500), chunks=(1000, 500))
     assert len(pickle.dumps(dict(x._graph.flat()))) < 100_000  # (the draws are 8 MB)
+
+
+def test_choice_along_an_axis_out_of_bounds_is_refused_as_numpy():
+    a = np.arange(24).reshape(2, 3, 4)
+    with pytest.raises(np.exceptions.AxisError):
+        np.random.default_rng(0).choice(a, 2, axis=5)
+    with pytest.raises(np.exceptions.AxisError, match="choice: axis 5 is out of bounds"):
+        xa.random.default_rng(0).choice(a, 2, axis=5)

@@ -47,6 +47,7 @@ import numpy as np
 
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Task
+from .axes import axis_index
 from .chunks import normalize_chunks
 from .core import Array
 from .creation import arange, asarray
@@ -206,9 +207,9 @@ class Generator:
             shape = _broadcast_shape(method, shape if size is not None else None, [a.shape for a in arrays])
         # numpy's own checks of the parameters (scale < 0, low >= high, a dtype it cannot
         # draw, ...) now, not in every task: one throwaway draw (none for an empty array)
-        probe = getattr(_numpy_rng(0, (), self._LEGACY), method)(  # (with array parameters: their own shape)
-            size=0 if 0 in shape else None, **({k: v for k, v in kwargs.items() if k not in broadcast or not
-                                               isinstance(v, np.ndarray)} if 0 in shape and arrays else kwargs))
+        # (array parameters: drawn in their own broadcast shape, never the whole size)
+        probe = getattr(_numpy_rng(0, (), self._LEGACY), method)(
+            size=None if arrays or 0 not in shape else 0, **kwargs)
         dtype = np.asarray(probe).dtype if dtype is None else np.dtype(dtype)
         chunks = normalize_chunks(chunks, shape, dtype)
         call = self._next_call()  # (a call that failed above takes no number)
@@ -322,9 +323,7 @@ class Generator:
                             "use xa.random.default_rng(seed).choice")
         if axis != 0 and not isinstance(a, numbers.Integral):
             whole = np.asarray(a)
-            axis = int(axis) % whole.ndim if whole.ndim else int(axis)
-            if not 0 <= axis < max(whole.ndim, 1) or whole.ndim == 0:
-                raise np.exceptions.AxisError(f"choice: axis {axis} is out of bounds for a of shape {whole.shape}")
+            axis = axis_index(axis, whole.ndim, "choice")
             drawn = self.choice(np.moveaxis(whole, axis, 0), size, replace, p, chunks, shuffle=shuffle)
             k = drawn.ndim - (whole.ndim - 1)  # (the axes of size, first)
             return moveaxis(drawn, list(range(k)), list(range(axis, axis + k))) if k else drawn

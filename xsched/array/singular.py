@@ -148,6 +148,7 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NOT
     if rcond is None:  # (NumPy's defaults: 1e-15 when neither is given, max(M, N) * eps for rtol=None)
         rcond = 1e-15 if rtol is _NOT_GIVEN else rtol
     cutoff = reductions.max(s) * (max(a.shape) * np.finfo(s.dtype).eps if rcond is None else rcond)
-    inverse = where(s > cutoff, 1 / where(s > cutoff, s, 1), 0)
+    kept = s > cutoff
+    inverse = where(kept, 1 / where(kept, s, 1), 0)
     out = (vh.conj().T * inverse) @ u.conj().T
     return out.rechunk((a.chunks[1], a.chunks[0])).astype(dtype)

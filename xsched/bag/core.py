@@ -719,14 +719,21 @@ def _common_npartitions(what: str, args: Iterable[Any]) -> int:
     return bags[0].npartitions
 
 
-def _holds_a_bag(obj: Any) -> bool:
-    if isinstance(obj, Bag):
+def _holds(obj: Any, kinds: tuple) -> bool:
+    """An object of ``kinds`` is ``obj`` or in it (a list, tuple, set or dict, at any depth)."""
+    if isinstance(obj, kinds):
         return True
     if type(obj) in (list, tuple, set, frozenset):
-        return any(map(_holds_a_bag, obj))
-    if type(obj) is dict:
-        return any(map(_holds_a_bag, obj.values()))
-    return False
+        return any(_holds(o, kinds) for o in obj)
+    return type(obj) is dict and any(_holds(v, kinds) for v in obj.values())
+
+
+def _holds_a_bag(obj: Any) -> bool:
+    return _holds(obj, (Bag,))
+
+
+def _holds_lazy_value(obj: Any) -> bool:
+    return _holds(obj, (Item, Delayed))
 
 
 class _Select:
@@ -759,14 +766,6 @@ def _arg(obj: Any, i: int, deps: list, lazy: dict | None = None) -> Any:
             return [_arg(o, i, deps, lazy) for o in obj]
     return obj
 
-
-def _holds_lazy_value(obj: Any) -> bool:
-    """An Item or Delayed value is in ``obj`` (a list, tuple or dict, at any depth)."""
-    if isinstance(obj, (Item, Delayed)):
-        return True
-    if type(obj) in (list, tuple):
-        return any(map(_holds_lazy_value, obj))
-    return type(obj) is dict and any(map(_holds_lazy_value, obj.values()))
 
 
 def _merge(deps: list, new: dict[str, dict]) -> LayeredGraph:
