@@ -57,3 +57,31 @@ def test_empty_slices_and_scalars_as_numpy(shape, axis):
 def test_an_axis_out_of_bounds_fails_when_built():
     with pytest.raises(np.exceptions.AxisError, match="unique: axis 2 is out of bounds"):
         xa.unique(xa.ones((2, 2), chunks=1), axis=2)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("equal_nan", [True, False])
+def test_several_nans_with_every_option_as_numpy(seed, equal_nan):
+    """Blocks holding several NaNs: one NaN value for all (its first position, the inverse of
+    each) or, with ``equal_nan=False``, each NaN its own, in the order NaNs come (C order,
+    across blocks of a 2-d array). NumPy's order of NaNs is stable with ``return_index``
+    (a merge sort), so its answer is taken with it."""
+    rng = np.random.default_rng(seed)
+    shape = (int(rng.integers(2, 6)), int(rng.integers(2, 6)))
+    a = rng.integers(0, 3, shape).astype("f8")
+    a.flat[rng.choice(a.size, size=int(rng.integers(2, a.size)), replace=False)] = np.nan
+    want = np.unique(a, True, True, True, equal_nan=equal_nan)
+    x = xa.from_array(a, chunks=(int(rng.integers(1, 3)), int(rng.integers(1, 3))))
+    got = xa.unique(x, True, True, True, equal_nan=equal_nan, split_every=2)
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g.compute(), w)
+    inverse_only = xa.unique(x, return_inverse=True, equal_nan=equal_nan)[1].compute()
+    np.testing.assert_array_equal(inverse_only, want[2])
+    assert xa.unique(x, return_index=True, equal_nan=equal_nan)[1].compute().tolist() == want[1].tolist()
+
+
+def test_array_api_inverse_gives_each_nan_its_own_place():
+    a = np.array([[np.nan, 1.0], [np.nan, np.nan]])
+    x = xa.from_array(a, chunks=1)
+    np.testing.assert_array_equal(xa.unique_inverse(x).inverse_indices.compute(), np.unique_inverse(a).inverse_indices)
+    np.testing.assert_array_equal(xa.unique_all(x).inverse_indices.compute(), np.unique_all(a).inverse_indices)

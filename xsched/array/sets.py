@@ -113,10 +113,13 @@ def unique(x: Any, return_index: bool = False, return_inverse: bool = False, ret
                              split)
     values, counts = _unique_tree(x, split, bool(equal_nan))
     out = [values]
+    nans_apart = not equal_nan and x.dtype.kind in "fc"  # (then each NaN's place is its own: NumPy's inverse)
+    firsts = _first_indices(x, values, split, "unique") if return_index or (return_inverse and nans_apart) \
+        else None
     if return_index:
-        out.append(_first_indices(x, values, split, "unique"))
+        out.append(firsts)
     if return_inverse:
-        out.append(_inverse(values, x))
+        out.append(_inverse_nans_apart(values, x, firsts) if nans_apart else _inverse(values, x))
     if return_counts:
         out.append(counts)
     return tuple(out) if len(out) > 1 else values
@@ -276,8 +279,7 @@ def _inverse(values: Array, x: Array) -> Array:
 
 def unique_inverse(x: Any) -> UniqueInverseResult:
     """The distinct values of ``x`` and, for each element of ``x`` (its shape), the position
-    of its value among them (the Array API's; every NaN points at the first NaN's place,
-    where NumPy gives each NaN its own).
+    of its value among them (the Array API's; each NaN a value of its own, as NumPy's).
 
     >>> import numpy as np, xsched.array as xa
     >>> r = xa.unique_inverse(xa.from_array(np.array([[3, 1], [1, 2]]), chunks=1))
@@ -285,23 +287,57 @@ def unique_inverse(x: Any) -> UniqueInverseResult:
     ([1, 2, 3], [[2, 0], [0, 1]])
     """
     x = x if isinstance(x, Array) else asarray(x)
-    values = unique(x, equal_nan=False)
-    return UniqueInverseResult(values, _inverse(values, x))
+    return UniqueInverseResult(*unique(x, return_inverse=True, equal_nan=False))
+
+
+def _flat_positions(block: np.ndarray, shape: tuple, starts: tuple) -> np.ndarray:
+    """The flat position (C order in the whole array of ``shape``) of each element of this
+    block (which starts at ``starts``), in the block's own C order."""
+    coords = tuple(i + s for i, s in zip(np.indices(block.shape), starts))
+    return np.ravel_multi_index(coords, shape).ravel() if block.ndim else np.zeros(1, np.intp)
 
 
 def _first_positions(block: np.ndarray, values: np.ndarray, shape: tuple, starts: tuple) -> np.ndarray:
     """Per distinct value, the smallest flat position (C order in the whole array) it has in
     this block (which starts at ``starts``); the array's size where it has none."""
-    coords = tuple(i + s for i, s in zip(np.indices(block.shape), starts))
-    flat = np.ravel_multi_index(coords, shape).ravel() if block.ndim else np.zeros(1, np.intp)
+    flat = _flat_positions(block, shape, starts)
     out = np.full(len(values), math.prod(shape), dtype=np.intp)
     np.minimum.at(out, np.searchsorted(values, block.ravel()), flat)
     nan = values != values
-    if nan.any():  # (each NaN is a value of its own: the block's NaN positions, in order, fill their slots)
-        positions = np.sort(flat[block.ravel() != block.ravel()])
+    if nan.any():  # (the block's NaN positions, in order, fill the NaN slots: one per NaN, or one for all)
+        slots = np.flatnonzero(nan)
+        positions = np.sort(flat[block.ravel() != block.ravel()])[:len(slots)]
         out[nan] = math.prod(shape)
-        out[np.flatnonzero(nan)[:len(positions)]] = positions
+        out[slots[:len(positions)]] = positions
     return out
+
+
+def _places_nans_apart(block: np.ndarray, values: np.ndarray, firsts: np.ndarray, shape: tuple, starts: tuple
+                       ) -> np.ndarray:
+    """Each element's place among ``values`` where every NaN is a value of its own: the k-th
+    NaN of the whole array (C order) at the k-th NaN slot, whose positions ``firsts`` holds
+    in that order."""
+    out = np.searchsorted(values, block).astype(np.intp)
+    nan = block != block
+    if nan.any():
+        slots = np.flatnonzero(values != values)
+        out[nan] = slots[0] + np.searchsorted(firsts[slots], _flat_positions(block, shape, starts).reshape(
+            block.shape)[nan])
+    return out
+
+
+def _inverse_nans_apart(values: Array, x: Array, firsts: Array) -> Array:
+    """``_inverse`` with ``equal_nan=False``, as NumPy's: each NaN of ``x`` points at a NaN
+    of ``values`` of its own, in the order they come (``firsts``: ``_first_indices``)."""
+    token = new_token(values.name, firsts.name, x.name)
+    ann = annotations_in_force()
+    grid = [_starts(c) for c in x.chunks]
+    name = f"unique-inverse-{token}"
+    layer = {chunk_key(name, index): Task(_places_nans_apart, (
+        Ref(chunk_key(x.name, index)), Ref(chunk_key(values.name, (0,))), Ref(chunk_key(firsts.name, (0,))),
+        x.shape, tuple(s[j] for s, j in zip(grid, index))), {}, per_task(ann)) for index in np.ndindex(*x.numblocks)}
+    return Array(LayeredGraph.merge(x._graph, values._graph, firsts._graph, new={name: layer}), name, x.chunks,
+                 np.intp)
 
 
 def _minimum(parts: list, values: np.ndarray) -> np.ndarray:
@@ -317,7 +353,7 @@ def _minimum(parts: list, values: np.ndarray) -> np.ndarray:
 def unique_all(x: Any, split_every: int | None = None) -> UniqueAllResult:
     """The distinct values of ``x``, the flat position of each one's first occurrence, the
     position of each element's value among them (``x``'s shape) and the counts (the Array
-    API's; NaNs apart, as NumPy's, their inverse pointing at the first NaN).
+    API's; each NaN a value of its own, as NumPy's).
 
     >>> import numpy as np, xsched.array as xa
     >>> r = xa.unique_all(xa.from_array(np.array([[3, 1], [1, 2]]), chunks=1))
@@ -326,8 +362,7 @@ def unique_all(x: Any, split_every: int | None = None) -> UniqueAllResult:
     """
     x = x if isinstance(x, Array) else asarray(x)
     split = _split(split_every, x, "unique_all")
-    values, counts = unique(x, return_counts=True, split_every=split, equal_nan=False)
-    return UniqueAllResult(values, _first_indices(x, values, split, "unique_all"), _inverse(values, x), counts)
+    return UniqueAllResult(*unique(x, True, True, True, split_every=split, equal_nan=False))
 
 
 def isin(element: Any, test_elements: Any, invert: bool = False, assume_unique: bool = False, *,
