@@ -349,6 +349,7 @@ class GroupBy:
         self._frame, self._by, self._sort, self._dropna, self._observed = frame, by, sort, dropna, observed
         self._selection = selection
         self._key_names: dict = {}  # (the names a Series' grouping gives its key columns back: ``unnamed``)
+        self._group_keys = True  # (``groupby(group_keys=False)``: apply leaves the keys out of a row-wise result)
         # Grouped by a Series, the columns a selection-free aggregation covers are named here,
         # once: pandas leaves the key out when it is a column of the frame itself
         # (``df.groupby(df.k)``), which it tells by shared memory, and neither the meta (built
@@ -391,7 +392,9 @@ class GroupBy:
         if isinstance(self._frame, DataFrame):
             self._frame._check_columns(names, "groupby(...)[...]")
         cls = GroupBy if isinstance(key, list) else SeriesGroupBy
-        return cls(self._frame, self._by, self._sort, self._dropna, self._observed, key)
+        out = cls(self._frame, self._by, self._sort, self._dropna, self._observed, key)
+        out._group_keys = self._group_keys
+        return out
 
     def __getattr__(self, name: str) -> "GroupBy":
         if name.startswith("_"):
@@ -764,12 +767,16 @@ class GroupBy:
     # ----------------------------------------------------------------- whole groups
     def apply(self, func: Callable, *args: Any, meta: Any = _NO_META, **kwargs: Any):
         """``func`` on each whole group: the frame is shuffled on the key so that every
-        group is in one partition, then pandas' groupby-apply runs per partition.
+        group is in one partition, then pandas' groupby-apply runs per partition (with the
+        grouping's ``group_keys``; under ``as_index=False`` the keys of a per-group result are
+        columns, as pandas gives them).
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> df = xd.from_pandas(pd.DataFrame({"k": [1, 2, 1, 2], "v": [1, 2, 3, 4]}), npartitions=2)
         >>> df.groupby("k").apply(lambda g: g.v.max() - g.v.min(), meta=("v", "int64")).compute().sort_index().tolist()
         [2, 2]
+        >>> df.groupby("k", group_keys=False).apply(lambda g: g * 2).compute().sort_index().v.tolist()
+        [2, 4, 6, 8]
         """
         return self._whole_groups("apply", func, args, kwargs, meta)
 
@@ -810,11 +817,12 @@ class GroupBy:
         selection = self._selection if self._selection is not None else self._columns
         grouped = type(self)(frame, hidden, self._sort, self._dropna, self._observed, selection)
         grouped._key_names = {**self._key_names, hidden: self._by.name}
+        grouped._group_keys = self._group_keys
         return grouped
 
-    def _whole_groups(self, method: str, func: Any, args: tuple, kwargs: dict, meta: Any):
+    def _whole_groups(self, method: str, func: Any, args: tuple, kwargs: dict, meta: Any, as_index: bool = True):
         if isinstance(self._by, _Frame):
-            return self.by_key_column()._whole_groups(method, func, args, kwargs, meta)
+            return self.by_key_column()._whole_groups(method, func, args, kwargs, meta, as_index)
         if method == "transform":  # (a row per row: back in the frame's partitions, groupby_whole.in_place)
             return unnamed(self, IN_PLACE[0](self, ((method, (func, *args), kwargs),), method,
                                              None if meta is _NO_META else make_meta(meta)))
@@ -826,11 +834,15 @@ class GroupBy:
                              "categories if their empty groups matter")
         shuffled = shuffle(self._frame, keys)
         call = (self._by, self._selection, ((method, (func, *args), kwargs),), self._dropna, self._observed,
-                self._sort, method == "apply" and self._selection is None)
+                self._sort, method == "apply" and self._selection is None, self._group_keys, as_index)
         meta = make_meta(_emulate(group_call, (shuffled, *call), {}, f"groupby.{method}")) if meta is _NO_META \
-            else _keyed_meta(make_meta(meta), self._frame._meta, self._whole_keys(method))
-        return unnamed(self, map_partitions(_group_call_or_meta, shuffled, meta, *call, meta=meta,
-                                            _name=f"groupby-{method}"))
+            else _keyed_meta(make_meta(meta), self._frame._meta, self._whole_keys(method)) if as_index \
+            else make_meta(meta)
+        out = unnamed(self, map_partitions(_group_call_or_meta, shuffled, meta, *call, meta=meta,
+                                           _name=f"groupby-{method}"))
+        if not as_index and self._key_names and isinstance(out, DataFrame):  # (the keys are columns here)
+            out = out.rename(columns=partial(_level_names, self._key_names))  # (a function: a dict maps None to NaN)
+        return out
 
 
 def no_iteration(by: str) -> TypeError:
@@ -1014,16 +1026,23 @@ def _number_rows(part: pd.DataFrame, distinct: pd.Index, keys: list, ascending: 
 
 
 def group_call(part: pd.DataFrame, by: Any, selection: Any, chain: tuple, dropna: bool, observed: bool,
-               sort: bool = True, keys_apart: bool = False) -> Any:
+               sort: bool = True, keys_apart: bool = False, group_keys: bool = True, as_index: bool = True) -> Any:
     """pandas' grouped ``chain`` (``((method, args, kwargs), ...)``) on one partition (whole
     groups: ``apply``, ``transform`` and ``groupby_whole.py``); ``keys_apart``: the function
-    sees the other columns only (a frame's ``apply``, as pandas 3 gives it)."""
-    if keys_apart:
+    sees the other columns only (a frame's ``apply``, as pandas 3 gives it; with
+    ``as_index=False`` pandas' own grouping by the columns does, which puts them back)."""
+    if keys_apart and as_index:
         by_cols = [by] if one_label(by) else list(by)
         out = part.drop(columns=by_cols).groupby([part[c] for c in by_cols], dropna=dropna, observed=observed,
-                                                 sort=sort, group_keys=True)
+                                                 sort=sort, group_keys=group_keys)
     else:
-        out = part.groupby(by, dropna=dropna, observed=observed, sort=sort, group_keys=True)
+        if not as_index and isinstance(selection, list):
+            # (pandas' as_index=False of a list of columns fails on a result per group: the frame
+            # narrowed to the keys and those columns instead, which its function sees alike)
+            by_cols = [by] if one_label(by) else list(by)
+            part, selection = part[by_cols + [c for c in selection if c not in by_cols]], None
+        out = part.groupby(by, dropna=dropna, observed=observed, sort=sort, group_keys=group_keys,
+                           as_index=as_index)
         if selection is not None:
             out = out[selection]
     for method, args, kwargs in chain:
@@ -1238,6 +1257,21 @@ class FlatGroupBy:
     def __iter__(self):
         return iter(self._grouped)  # (refused: ``no_iteration``)
 
+    def apply(self, func: Callable, *args: Any, meta: Any = _NO_META, **kwargs: Any) -> Any:
+        """``func`` on each whole group, as pandas' apply under ``as_index=False``: a result
+        per group (a number, a Series) has the keys as columns and numbered rows (each
+        partition's from 0); a result per row keeps the rows' labels, without the keys.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"k": [1, 2, 1], "v": [1, 2, 3]}), npartitions=2)
+        >>> df.groupby("k", as_index=False)[["v"]].apply(lambda g: g.sum()).compute().to_dict("list")
+        {'k': [1, 2], 'v': [4, 2]}
+        """
+        if not isinstance(self._grouped, GroupBy):
+            raise NotImplementedError("groupby(..., as_index=False).apply over pd.Grouper keys or the index's "
+                                      "name: group by columns, or drop as_index=False and .reset_index()")
+        return self._grouped._whole_groups("apply", func, args, kwargs, meta, as_index=False)
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
@@ -1257,27 +1291,15 @@ class FlatGroupBy:
 
 
 def _install() -> None:
-    def groupby(self, by: Any = None, sort: bool = True, dropna: bool = True, observed: bool = True,
-                as_index: bool = True, **kwargs: Any):
-        """Group rows by columns (names) or by a Series partitioned like this frame;
-        ``as_index=False`` gives per-group results with the keys as columns (``FlatGroupBy``);
-        ``pd.Grouper(freq="1D")`` groups the index into bins of time, as ``resample``; the
-        index's name, alone or among columns, groups by its labels, as pandas'.
-
-        >>> import pandas as pd, xsched.dataframe as xd
-        >>> df = xd.from_pandas(pd.DataFrame({"k": list("ab"), "v": [1, 2]}), npartitions=1)
-        >>> df.groupby("k").v.sum().compute().tolist()
-        [1, 2]
-        >>> df.set_index("k").assign(m=1).groupby(["k", "m"]).v.sum().compute().index.tolist()
-        [('a', 1), ('b', 1)]
-        """
+    def grouping(self, by: Any = None, sort: bool = True, dropna: bool = True, observed: bool = True,
+                 as_index: bool = True, **kwargs: Any):
         if isinstance(by, pd.Grouper) or (isinstance(by, (list, tuple)) and any(
                 isinstance(k, pd.Grouper) for k in by)):
             return GROUPERS[0](self, by, sort=sort, dropna=dropna, observed=observed, as_index=as_index, **kwargs)
         if not as_index:
             if isinstance(self, Series):
                 raise TypeError("groupby: as_index=False is only valid for a DataFrame, as in pandas")
-            return FlatGroupBy(groupby(self, by, sort=sort, dropna=dropna, observed=observed, **kwargs))
+            return FlatGroupBy(grouping(self, by, sort=sort, dropna=dropna, observed=observed, **kwargs))
         if names_index(self, by):  # (its labels a column of a name of its own: ``grouper.GrouperKeys``)
             return GROUPERS[0](self, by, sort=sort, dropna=dropna, observed=observed, **kwargs)
         if "level" in kwargs:
@@ -1308,6 +1330,31 @@ def _install() -> None:
         if isinstance(by, (list, tuple)) and any(isinstance(k, _Frame) for k in by):
             self, by = _keys_as_columns(self, list(by))
         return GroupBy(self, by, sort, dropna, observed)
+
+    def groupby(self, by: Any = None, sort: bool = True, dropna: bool = True, observed: bool = True,
+                as_index: bool = True, group_keys: bool = True, **kwargs: Any):
+        """Group rows by columns (names) or by a Series partitioned like this frame;
+        ``as_index=False`` gives per-group results with the keys as columns (``FlatGroupBy``);
+        ``pd.Grouper(freq="1D")`` groups the index into bins of time, as ``resample``; the
+        index's name, alone or among columns, groups by its labels, as pandas'.
+        ``group_keys=False``: ``apply`` leaves the keys out of a result per row.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> df = xd.from_pandas(pd.DataFrame({"k": list("ab"), "v": [1, 2]}), npartitions=1)
+        >>> df.groupby("k").v.sum().compute().tolist()
+        [1, 2]
+        >>> df.set_index("k").assign(m=1).groupby(["k", "m"]).v.sum().compute().index.tolist()
+        [('a', 1), ('b', 1)]
+        """
+        if not isinstance(group_keys, (bool, np.bool_)):
+            raise TypeError(f"groupby: group_keys must be True or False, got {group_keys!r}")
+        out = grouping(self, by, sort, dropna, observed, as_index, **kwargs)
+        if not group_keys:
+            inner = out
+            while not isinstance(inner, GroupBy):  # (FlatGroupBy and the Grouper keys' wrapper hold one)
+                inner = inner._grouped
+            inner._group_keys = False
+        return out
 
     DataFrame.groupby = groupby  # type: ignore[attr-defined]
     Series.groupby = groupby  # type: ignore[attr-defined]
