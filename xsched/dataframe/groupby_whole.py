@@ -466,8 +466,9 @@ class GroupedWindow:
     [nan, 3.0, nan, 7.0]
     """
 
-    def __init__(self, gb: GroupBy, kind: str, args: tuple, kwargs: dict) -> None:
+    def __init__(self, gb: GroupBy, kind: str, args: tuple, kwargs: dict, pick: Any = None) -> None:
         self._gb, self._kind, self._args, self._kwargs = gb, kind, args, kwargs
+        self._pick = pick  # (columns selected from the window itself: one with ``on``, which pandas indexes by it)
         if not isinstance(gb._by, _Frame):  # (pandas checks the window's arguments now, not in a task)
             group_call(gb._frame._meta, gb._by, gb._selection, ((kind, args, kwargs),), gb._dropna, gb._observed,
                   gb._sort)
@@ -481,6 +482,9 @@ class GroupedWindow:
         if isinstance(self._gb, SeriesGroupBy):
             raise KeyError(f"groupby(...).{self._kind}(...)[{key!r}]: the window is of one column already "
                            f"({self._gb._selection!r}); select columns before it, df.groupby(k)[{key!r}]")
+        if self._kwargs.get("on") is not None:  # (pandas' own selection from the window: it keeps the times)
+            self._gb._frame._check_columns(list(key) if isinstance(key, list) else [key], f"{self._kind}(...)[...]")
+            return GroupedWindow(self._gb, self._kind, self._args, self._kwargs, key)
         return GroupedWindow(self._gb[key], self._kind, self._args, self._kwargs)
 
     def __getattr__(self, name: str) -> Any:
@@ -494,7 +498,8 @@ class GroupedWindow:
                                  f"{', '.join(WINDOW_METHODS[self._kind])}")
 
         def run(*args: Any, **kwargs: Any) -> Any:
-            chain = ((self._kind, self._args, self._kwargs), (name, args, kwargs))
+            picked = () if self._pick is None else (("__getitem__", (self._pick,), {}),)
+            chain = ((self._kind, self._args, self._kwargs), *picked, (name, args, kwargs))
             return _whole(self._gb, chain, f"{self._kind}(...).{name}")
 
         run.__name__ = name

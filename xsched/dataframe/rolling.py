@@ -67,41 +67,51 @@ def _edge_through(near: Any, part: Any, n: int, last: bool) -> Any:
     return pd.concat([more, edge] if last else [edge, more]) if len(edge) else more
 
 
-def _tail(near: Any, part: Any, reach: Any, is_time: bool) -> Any:
+def _times(rows: Any, on: Any) -> pd.Index:
+    """The times a time window runs along: the index, or the column ``on``."""
+    return rows.index if on is None else pd.Index(rows[on])
+
+
+def _tail(near: Any, part: Any, reach: Any, is_time: bool, on: Any = None) -> Any:
     """What the next partition's windows may reach: the last ``reach`` rows, or the rows
-    within ``reach`` of the last index value, of this partition and, through ``near`` (the
-    previous partition's tail), of the ones before it when it is short or empty."""
+    within ``reach`` of the last time (of the index, or of the column ``on``), of this
+    partition and, through ``near`` (the previous partition's tail), of the ones before it
+    when it is short or empty."""
     if not is_time:
         return _edge_through(near, part, reach, True)
     rows = pd.concat([near, part]) if near is not None and len(near) and len(part) else (
         part if len(part) or near is None else near)
-    return rows[rows.index >= rows.index[-1] - reach] if len(rows) else rows
+    times = _times(rows, on)
+    return rows[times >= times[-1] - reach] if len(rows) else rows
 
 
-def _head(near: Any, part: Any, reach: Any, is_time: bool) -> Any:
+def _head(near: Any, part: Any, reach: Any, is_time: bool, on: Any = None) -> Any:
     """What the previous partition's centred windows may reach: the first ``reach`` rows, or
-    the rows within ``reach`` of the first index value, of this partition and, through
-    ``near`` (the next partition's head), of the ones after it."""
+    the rows within ``reach`` of the first time, of this partition and, through ``near`` (the
+    next partition's head), of the ones after it."""
     if not is_time:
         return _edge_through(near, part, reach, False)
     rows = pd.concat([part, near]) if near is not None and len(near) and len(part) else (
         part if len(part) or near is None else near)
-    return rows[rows.index <= rows.index[0] + reach] if len(rows) else rows
+    times = _times(rows, on)
+    return rows[times <= times[0] + reach] if len(rows) else rows
 
 
-def _neighbour_rows(keys: list, prefix: str, tok: str, before: Any, after: Any, is_time: bool, ann: Any
-                    ) -> tuple[dict, list]:
+def _neighbour_rows(keys: list, prefix: str, tok: str, before: Any, after: Any, is_time: bool, ann: Any,
+                    on: Any = None) -> tuple[dict, list]:
     """The chains that bring each partition its neighbours' rows (see the module docstring):
     tails, the rows ``before`` reaches of the partitions before, and heads, those ``after``
     reaches of the partitions after (None: no chain); and per partition the references to
-    its (previous tail, next head), None where no chain reaches."""
+    its (previous tail, next head), None where no chain reaches. Time spans run along the
+    index, or the column ``on``."""
     n = len(keys)
     tail_name, head_name = f"{prefix}-tail-{tok}", f"{prefix}-head-{tok}"
     layers: dict[str, dict] = {}
     if before is not None:
-        layers[tail_name] = chain_layer(tail_name, range(n - 1), keys, _tail, (before, is_time), annotations=ann)
+        layers[tail_name] = chain_layer(tail_name, range(n - 1), keys, _tail, (before, is_time, on),
+                                        annotations=ann)
     if after is not None:
-        layers[head_name] = chain_layer(head_name, range(n - 1, 0, -1), keys, _head, (after, is_time),
+        layers[head_name] = chain_layer(head_name, range(n - 1, 0, -1), keys, _head, (after, is_time, on),
                                         annotations=ann)
     edges = [(Ref(part_key(tail_name, i - 1)) if before is not None and i else None,
               Ref(part_key(head_name, i + 1)) if after is not None and i < n - 1 else None) for i in range(n)]
@@ -151,8 +161,12 @@ class Rolling(SelectsColumns):
                 f"rolling(step={step!r}): " + ("a window of time has no step (as in pandas)" if self._is_time
                                                else "step must be a whole number of rows, 1 or more"))
         self._step = int(step or 0)
+        self._on = on = kwargs.get("on")
+        if on is not None:
+            _check_on(frame, on, window)
         if self._is_time:
-            require_sorted_times(frame, f"rolling({window!r}), a time window,", one_partition_will_do=True)
+            if on is None:
+                require_sorted_times(frame, f"rolling({window!r}), a time window,", one_partition_will_do=True)
             window = pd.Timedelta(window)
         elif not isinstance(window, numbers.Integral) or isinstance(window, bool) or window < 0:
             raise ValueError(f"rolling: window must be a number of rows (0 or more) or a time span like '1h', "
@@ -172,6 +186,18 @@ class Rolling(SelectsColumns):
 
     def __repr__(self) -> str:
         return f"xsched.Rolling<{self._frame._name}, window={self._window}>"
+
+    def __getitem__(self, key: Any):
+        """The windows of some columns (``SelectsColumns``); with ``on``, its column of times
+        goes along: a list keeps it among the result's columns, as pandas', a name gives
+        that column's Series."""
+        on = self.__dict__.get("_on")
+        if on is None or not isinstance(self.__dict__.get("_frame"), DataFrame):
+            return super().__getitem__(key)
+        names = list(key) if isinstance(key, list) else [key]
+        chosen = super().__getitem__(names + ([on] if on not in names else []))
+        chosen._pick = None if isinstance(key, list) else key
+        return chosen
 
     def __getattr__(self, name: str):
         chosen = self._column_or_none(name)
@@ -234,7 +260,8 @@ class Rolling(SelectsColumns):
         keys = frame._keys()
         # (centred windows reach forward too: the next partitions' first rows)
         new, edges = _neighbour_rows(keys, "rolling", tok, self._reach,
-                                     self._reach if self._kwargs.get("center") else None, self._is_time, ann)
+                                     self._reach if self._kwargs.get("center") else None, self._is_time, ann,
+                                     self._on)
         outs = {}
         for i, (k, (before, after)) in enumerate(zip(keys, edges)):
             outs[part_key(out_name, i)] = Task(
@@ -244,7 +271,23 @@ class Rolling(SelectsColumns):
         if self._step > 1:  # (every step-th row of the whole frame: each partition's offset in rows)
             out_name = _every_step(new, keys, out_name, self._step, tok, ann)
         graph = LayeredGraph.merge(frame._graph, new=new)
-        return new_collection(graph, out_name, meta, frame.divisions)
+        out = new_collection(graph, out_name, meta, frame.divisions)
+        pick = self.__dict__.get("_pick")
+        return out if pick is None else out[pick]
+
+
+def _check_on(frame: _Frame, on: Any, window: Any) -> None:
+    """``rolling(on=)``: a column of a DataFrame; for a time window, of times, which run
+    along it sorted across partitions (pandas, given each partition with the rows before
+    it, refuses times that go back, at a boundary too)."""
+    if not isinstance(frame, DataFrame):
+        raise ValueError(f"rolling(on={on!r}): on names a column of a DataFrame; a Series has none, as in pandas")
+    frame._check_columns([on], "rolling(on=...)")
+    kind = getattr(frame._meta[on].dtype, "kind", "O")
+    if isinstance(window, (str, datetime.timedelta)) or hasattr(window, "nanos"):
+        if kind not in "Mm":
+            raise TypeError(f"rolling({window!r}, on={on!r}): a time window runs along a column of times, and "
+                            f"{on!r} is {frame._meta[on].dtype}; convert it first (xd.to_datetime)")
 
 
 def _stepped(part: Any, start: int, step: int) -> Any:
@@ -480,18 +523,24 @@ def _install() -> None:
         setattr(Series, f.__name__, f)
 
     def rolling(self, window: Any, min_periods: int | None = None, win_type: str | None = None,
-                center: bool = False, closed: str | None = None, step: int | None = None):
+                center: bool = False, closed: str | None = None, step: int | None = None, *, on: Any = None):
         """Rolling windows of ``window`` rows or of a time span (``"1h"``); each partition
         receives only the overlap its windows need from the previous one. ``step``: the
-        window evaluated at every step-th row of the whole frame only, as pandas'.
+        window evaluated at every step-th row of the whole frame only, as pandas'. ``on``: a
+        column of times (sorted across partitions) that a time window runs along instead of
+        the index, as pandas'.
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> s = xd.from_pandas(pd.Series([1.0, 2, 3, 4]), npartitions=2)
         >>> s.rolling(2).max().compute().tolist(), s.rolling(2, step=3).max().compute().tolist()
         ([nan, 2.0, 3.0, 4.0], [nan, 4.0])
+        >>> df = xd.from_pandas(pd.DataFrame({"t": pd.date_range("2000", periods=4, freq="12h"),
+        ...                                   "v": [1.0, 2, 3, 4]}), npartitions=2)
+        >>> df.rolling("1D", on="t").v.sum().compute().tolist()
+        [1.0, 3.0, 5.0, 7.0]
         """
-        kwargs = {k: v for k, v in (("min_periods", min_periods), ("win_type", win_type), ("closed", closed))
-                  if v is not None}
+        kwargs = {k: v for k, v in (("min_periods", min_periods), ("win_type", win_type), ("closed", closed),
+                                    ("on", on)) if v is not None}
         if center:
             kwargs["center"] = center
         return Rolling(self, window, step=step, **kwargs)
