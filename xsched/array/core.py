@@ -499,7 +499,7 @@ class Array:
         hdf5.to_hdf5(path, name, self, **kwargs)
 
     # reductions (implemented in reductions.py)
-    def sum(self, axis=None, dtype=None, keepdims=False, split_every=None, out=None):
+    def sum(self, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *, initial=None, where=True):
         """Sum over ``axis`` (None: all); see ``xsched.array.sum``.
 
         >>> import numpy as np, xsched.array as xa
@@ -508,9 +508,9 @@ class Array:
         (15, [3, 5, 7])
         """
         return reductions.sum(self, axis=axis, dtype=dtype, keepdims=keepdims,
-                              split_every=split_every, out=out)
+                              split_every=split_every, out=out, initial=initial, where=where)
 
-    def mean(self, axis=None, dtype=None, keepdims=False, split_every=None, out=None):
+    def mean(self, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *, where=True):
         """Mean over ``axis`` (None: all); see ``xsched.array.mean``.
 
         >>> import numpy as np, xsched.array as xa
@@ -518,7 +518,7 @@ class Array:
         [1.0, 4.0]
         """
         return reductions.mean(self, axis=axis, dtype=dtype, keepdims=keepdims,
-                               split_every=split_every, out=out)
+                               split_every=split_every, out=out, where=where)
 
     def var(self, axis=None, dtype=None, ddof=0, keepdims=False, split_every=None, out=None, *, correction=None):
         """Variance over ``axis`` (None: all); see ``xsched.array.var``.
@@ -541,7 +541,7 @@ class Array:
         return reductions.std(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
                               split_every=split_every, out=out, correction=correction)
 
-    def min(self, axis=None, keepdims=False, split_every=None, out=None):
+    def min(self, axis=None, keepdims=False, split_every=None, out=None, *, initial=None, where=True):
         """Minimum over ``axis`` (None: all); see ``xsched.array.min``.
 
         >>> import numpy as np, xsched.array as xa
@@ -550,9 +550,9 @@ class Array:
         (1, [2, 1])
         """
         return reductions.min(self, axis=axis, keepdims=keepdims, split_every=split_every,
-                              out=out)
+                              out=out, initial=initial, where=where)
 
-    def max(self, axis=None, keepdims=False, split_every=None, out=None):
+    def max(self, axis=None, keepdims=False, split_every=None, out=None, *, initial=None, where=True):
         """Maximum over ``axis`` (None: all); see ``xsched.array.max``.
 
         >>> import numpy as np, xsched.array as xa
@@ -561,7 +561,7 @@ class Array:
         (5, [3, 5])
         """
         return reductions.max(self, axis=axis, keepdims=keepdims, split_every=split_every,
-                              out=out)
+                              out=out, initial=initial, where=where)
 
     # elementwise arithmetic: numpy ufuncs applied block by block
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any):

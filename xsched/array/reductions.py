@@ -269,9 +269,16 @@ def _max_aggregate(parts: list, axes: tuple, keepdims: bool, dtype: np.dtype) ->
     return _extreme_aggregate(parts, axes, keepdims, dtype, np.max)
 
 
+#: ``where_reductions.reduce_where``, NumPy's ``where=`` and ``initial=``, registered when that
+#: module is imported (it is above this one: it builds on masks and broadcasting, while core's
+#: methods call this module's reductions)
+WHERE: list = []
+
+
 def sum(x: Array, axis: Any = None, dtype: Any = None, keepdims: bool = False,
-        split_every: Any = None, out: Any = None) -> Array:
-    """Sum of the elements over ``axis`` (an int, a tuple, or None for all).
+        split_every: Any = None, out: Any = None, *, initial: Any = None, where: Any = True) -> Array:
+    """Sum of the elements over ``axis`` (an int, a tuple, or None for all); ``where`` (a
+    mask) and ``initial`` (added once) as NumPy's.
 
     >>> import numpy as np, xsched.array as xa
     >>> x = xa.from_array(np.arange(12).reshape(3, 4), chunks=2)
@@ -282,6 +289,9 @@ def sum(x: Array, axis: Any = None, dtype: Any = None, keepdims: bool = False,
     """
     x = _as_array(x)
     _check_out(out, "sum")
+    if initial is not None or where is not True:
+        return WHERE[0]("sum", x, axis, keepdims, lambda y: sum(
+            y, axis, dtype, keepdims, split_every), initial, where)
     dtype = np.dtype(dtype) if dtype is not None else np.sum(np.zeros(1, x.dtype)).dtype
     return tree_reduction(x, "sum", _sum_chunk, _sum_combine, _sum_aggregate, axis, keepdims,
                      dtype, split_every, chunk_args=(dtype,), aggregate_args=(dtype,))
@@ -301,8 +311,9 @@ def _no_identity_message(ufunc: str) -> str:
 
 
 def min(x: Array, axis: Any = None, keepdims: bool = False, split_every: Any = None,
-        out: Any = None) -> Array:
-    """Minimum over ``axis`` (an int, a tuple, or None for all).
+        out: Any = None, *, initial: Any = None, where: Any = True) -> Array:
+    """Minimum over ``axis`` (an int, a tuple, or None for all); ``initial`` (a value
+    every result is at most; needed with ``where``, a mask) as NumPy's.
 
     >>> import numpy as np, xsched.array as xa
     >>> xa.from_array(np.array([[3, 1], [2, 5]]), chunks=1).min(axis=1).compute().tolist()
@@ -310,14 +321,18 @@ def min(x: Array, axis: Any = None, keepdims: bool = False, split_every: Any = N
     """
     x = _as_array(x)
     _check_out(out, "min")
+    if initial is not None or where is not True:
+        return WHERE[0]("min", x, axis, keepdims, lambda y: min(y, axis, keepdims, split_every),
+                                                initial, where)
     _no_identity(x, axis, "min", "minimum")
     return tree_reduction(x, "min", _min_chunk, _min_combine, _min_aggregate, axis, keepdims,
                      x.dtype, split_every, aggregate_args=(x.dtype,))
 
 
 def max(x: Array, axis: Any = None, keepdims: bool = False, split_every: Any = None,
-        out: Any = None) -> Array:
-    """Maximum over ``axis`` (an int, a tuple, or None for all).
+        out: Any = None, *, initial: Any = None, where: Any = True) -> Array:
+    """Maximum over ``axis`` (an int, a tuple, or None for all); ``initial`` (a value
+    every result is at least; needed with ``where``, a mask) as NumPy's.
 
     >>> import numpy as np, xsched.array as xa
     >>> int(xa.from_array(np.array([[3, 1], [2, 5]]), chunks=1).max().compute())
@@ -325,6 +340,9 @@ def max(x: Array, axis: Any = None, keepdims: bool = False, split_every: Any = N
     """
     x = _as_array(x)
     _check_out(out, "max")
+    if initial is not None or where is not True:
+        return WHERE[0]("max", x, axis, keepdims, lambda y: max(y, axis, keepdims, split_every),
+                                                initial, where)
     _no_identity(x, axis, "max", "maximum")
     return tree_reduction(x, "max", _max_chunk, _max_combine, _max_aggregate, axis, keepdims,
                      x.dtype, split_every, aggregate_args=(x.dtype,))
@@ -388,8 +406,9 @@ def _mean_aggregate(parts: list, axes: tuple, keepdims: bool, dtype: np.dtype) -
 
 
 def mean(x: Array, axis: Any = None, dtype: Any = None, keepdims: bool = False,
-         split_every: Any = None, out: Any = None) -> Array:
-    """Arithmetic mean over ``axis`` (an int, a tuple, or None for all).
+         split_every: Any = None, out: Any = None, *, where: Any = True) -> Array:
+    """Arithmetic mean over ``axis`` (an int, a tuple, or None for all); with ``where`` (a
+    mask), of the elements it keeps, as NumPy's.
 
     >>> import numpy as np, xsched.array as xa
     >>> xa.from_array(np.arange(6.0).reshape(2, 3), chunks=1).mean(axis=0).compute().tolist()
@@ -401,6 +420,8 @@ def mean(x: Array, axis: Any = None, dtype: Any = None, keepdims: bool = False,
         with np.errstate(all="ignore"):
             dtype = np.mean(np.zeros(1, x.dtype)).dtype
     dtype = np.dtype(dtype)
+    if where is not True:
+        return WHERE[0]("mean", x, axis, keepdims, None, where=where, dtype=dtype)
     acc = _accumulator(np.result_type(x.dtype, dtype))
     return tree_reduction(x, "mean", _mean_chunk, _mean_combine, _mean_aggregate, axis, keepdims,
                      dtype, split_every, chunk_args=(acc,), aggregate_args=(dtype,))

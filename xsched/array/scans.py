@@ -53,6 +53,7 @@ from .chunks import _starts
 from .core import Array, elemwise
 from .creation import asarray, full
 from .manipulation import ravel
+from .where_reductions import reduce_where
 from .reductions import (_abs2, _accumulator, _check_out, _finish, _no_identity,
                          _number_of_degrees, _ufunc_dtype, mean, tree_reduction)
 
@@ -610,39 +611,49 @@ def _numpy_reduction(x: Any, op: str, func: Callable, combine: Callable, axis: A
 
 
 def prod(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
-         split_every: Any = None, out: Any = None) -> Array:
-    """Product of the elements over ``axis`` (an int, a tuple, or None for all).
+         split_every: Any = None, out: Any = None, *, initial: Any = None, where: Any = True) -> Array:
+    """Product of the elements over ``axis`` (an int, a tuple, or None for all); ``where``
+    (a mask) and ``initial`` (multiplied in once) as NumPy's.
 
     >>> import numpy as np, xsched.array as xa
     >>> xa.prod(xa.from_array(np.arange(1, 7).reshape(2, 3), chunks=1), axis=0).compute().tolist()
     [4, 10, 18]
     """
     _check_out(out, "prod")
+    if initial is not None or where is not True:
+        return reduce_where("prod", asarray(x), axis, keepdims, lambda y: prod(y, axis, dtype, keepdims, split_every),
+                            initial, where)
     return _numpy_reduction(x, "prod", np.prod, np.prod, axis, keepdims, dtype, split_every,
                             True)
 
 
 def any(x: Any, axis: Any = None, keepdims: bool = False, split_every: Any = None,
-        out: Any = None) -> Array:
-    """Whether any element over ``axis`` is true.
+        out: Any = None, *, where: Any = True) -> Array:
+    """Whether any element over ``axis`` is true (of those ``where``, a mask, keeps).
 
     >>> import numpy as np, xsched.array as xa
     >>> bool((xa.from_array(np.arange(5), chunks=2) > 3).any().compute())
     True
     """
     _check_out(out, "any")
+    if where is not True:
+        return reduce_where("any", asarray(x), axis, keepdims, lambda y: any(y, axis, keepdims, split_every),
+                            where=where)
     return _numpy_reduction(x, "any", np.any, np.any, axis, keepdims, None, split_every, False)
 
 
 def all(x: Any, axis: Any = None, keepdims: bool = False, split_every: Any = None,
-        out: Any = None) -> Array:
-    """Whether every element over ``axis`` is true.
+        out: Any = None, *, where: Any = True) -> Array:
+    """Whether every element over ``axis`` is true (of those ``where``, a mask, keeps).
 
     >>> import numpy as np, xsched.array as xa
     >>> xa.from_array(np.array([[1, 0], [1, 1]]), chunks=1).all(axis=0).compute().tolist()
     [True, False]
     """
     _check_out(out, "all")
+    if where is not True:
+        return reduce_where("all", asarray(x), axis, keepdims, lambda y: all(y, axis, keepdims, split_every),
+                            where=where)
     return _numpy_reduction(x, "all", np.all, np.all, axis, keepdims, None, split_every, False)
 
 

@@ -1,0 +1,68 @@
+"""NumPy's ``where=`` and ``initial=`` of sum, prod, min, max, mean, any and all, against
+NumPy: random masks (as NumPy arrays, xsched arrays, or broadcast from fewer axes), every
+axis, keepdims, chunkings, empty axes with an initial; NumPy's errors when built."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import xsched.array as xa
+
+CASES = [("sum", {}), ("sum", {"initial": 5}), ("prod", {"initial": 2}), ("prod", {}), ("min", {"initial": 4.5}),
+         ("max", {"initial": -1}), ("mean", {}), ("any", {}), ("all", {})]
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("op, kw", CASES)
+def test_as_numpy(seed, op, kw):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 9, (4, 5)).astype("f8")
+    if op in ("any", "all"):
+        a = a > 4
+    mask = rng.random((4, 5)) < 0.6
+    x = xa.from_array(a, chunks=(int(rng.integers(1, 4)), int(rng.integers(1, 5))))
+    for axis in (None, 0, 1, (0, 1)):
+        for where in (mask, xa.from_array(mask, chunks=2), mask[0]):
+            for keepdims in (False, True):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)  # (a mean of nothing: NaN, as NumPy warns)
+                    want = getattr(np, op)(a, axis=axis, keepdims=keepdims, where=np.broadcast_to(
+                        where if isinstance(where, np.ndarray) else mask, a.shape), **kw)
+                got = getattr(xa, op)(x, axis=axis, keepdims=keepdims, where=where, **kw)
+                computed = got.compute()
+                assert computed.dtype == want.dtype and computed.shape == np.shape(want)
+                np.testing.assert_array_equal(computed, want)
+
+
+@pytest.mark.parametrize("op", ["sum", "prod", "min", "max"])
+def test_initial_alone_and_through_numpy_and_methods(op):
+    a = np.arange(1, 13).reshape(3, 4)
+    x = xa.from_array(a, chunks=2)
+    for initial in (0, 3, 100):
+        want = getattr(np, op)(a, axis=0, initial=initial)
+        assert getattr(np, op)(x, axis=0, initial=initial).compute().tolist() == want.tolist()
+        assert getattr(x, op)(axis=0, initial=initial).compute().tolist() == want.tolist()
+
+
+def test_an_initial_over_an_empty_axis_is_the_result():
+    a = np.zeros((3, 0))
+    x = xa.from_array(a, chunks=1)
+    for op in ("min", "max", "sum", "prod"):
+        got = getattr(xa, op)(x, axis=1, initial=7.0)
+        assert got.compute().tolist() == getattr(np, op)(a, axis=1, initial=7.0).tolist()
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+        xa.max(x, axis=1)
+
+
+def test_numpy_errors_when_built():
+    x = xa.from_array(np.arange(6.0).reshape(2, 3), chunks=1)
+    with pytest.raises(ValueError, match="'maximum' does not have an identity, so to use a where mask one has to "
+                                         "specify 'initial'"):
+        x.max(where=np.ones((2, 3), bool))
+    with pytest.raises(TypeError, match="where must hold booleans, not float64"):
+        x.sum(where=np.ones((2, 3)))
+    with pytest.raises(ValueError, match="cannot broadcast"):
+        x.sum(where=np.ones(4, bool))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'initial'"):
+        xa.any(x > 1, initial=True)
