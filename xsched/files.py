@@ -28,6 +28,8 @@ import lzma
 import os
 import re
 import shutil
+import tarfile
+import zipfile
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from .units import parse_bytes
@@ -40,7 +42,7 @@ _PROTOCOL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+)://")
 _MAGIC = re.compile(r"[*?\[]")
 
 #: File name endings that mean a compressed file, for ``compression="infer"``.
-COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd", ".zip": "zip"}
+COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd", ".zip": "zip", ".tar": "tar"}
 
 
 class LocalFileSystem:
@@ -487,6 +489,8 @@ def open_decompressed(f: BinaryIO, compression: str | None) -> BinaryIO:
     >>> import io
     >>> open_decompressed(io.BytesIO(gzip.compress(b"a,b")), "gzip").read()
     b'a,b'
+
+    A zip or tar archive must hold one file (as pandas reads them), which is read.
     """
     if compression is None:
         return f
@@ -502,8 +506,24 @@ def open_decompressed(f: BinaryIO, compression: str | None) -> BinaryIO:
         except ImportError as exc:
             raise ImportError("reading .zst files needs zstandard: pip install zstandard") from exc
         return zstandard.ZstdDecompressor().stream_reader(f)
+    if compression == "zip":
+        archive = zipfile.ZipFile(f)
+        return archive.open(_only_member([i.filename for i in archive.infolist() if not i.is_dir()], "zip"))
+    if compression == "tar":
+        tar = tarfile.open(fileobj=f, mode="r:*")
+        files = {m.name: m for m in tar.getmembers() if m.isfile()}
+        return tar.extractfile(files[_only_member(list(files), "tar")])
     raise ValueError(f"compression {compression!r} is not supported for reading here; use one of "
-                     "gzip, bz2, xz, zstd, or decompress the files first")
+                     "gzip, bz2, xz, zstd, zip, tar, or decompress the files first")
+
+
+def _only_member(names: list, kind: str) -> str:
+    """The one file of an archive read as a compressed file, as pandas requires it."""
+    if len(names) != 1:
+        raise ValueError(f"a {kind} archive read as one compressed file must hold exactly one file, and this one "
+                         f"holds {len(names)}{': ' + ', '.join(names[:5]) if names else ''}; extract them and read "
+                         "the files (a list of paths or a glob)")
+    return names[0]
 
 
 # --------------------------------------------------------------------------- byte blocks of text files

@@ -114,7 +114,7 @@ def read_text(urlpath: Any, blocksize: Any = None, compression: str | None = "in
                              "such files whole (blocksize=None)")
     pieces: list[tuple[Any, str, str | None, int | None, int | None]] = []
     for fs, path in files:
-        comp = _compression(path, compression, "read_text", (None, "gzip", "bz2", "xz", "zstd"))
+        comp = _compression(path, compression, "read_text", (None, "gzip", "bz2", "xz", "zstd", "zip", "tar"))
         size = fs.size(path) if blocksize is not None and comp is None else None
         pieces.extend((fs, path, comp, start, end) for start, end in byte_ranges(size, blocksize, comp))
     token = new_token("read-text", [file_token(fs, p) for fs, p in files], blocksize, encoding, errors,
