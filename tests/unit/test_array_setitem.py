@@ -147,3 +147,33 @@ def test_numpy_integers_wrap_round_as_numpy_wraps_them():
     a = np.array([1, 250, 3], "u1")
     x[:2], a[:2] = np.array([300, 1]), np.array([300, 1])
     np.testing.assert_array_equal(x.compute(), a)
+
+
+@pytest.mark.parametrize("key", [
+    lambda a: (a[:, 0, 0] > 5, slice(None)),
+    lambda a: (slice(None), a[0, :, 0] > 3),
+    lambda a: (Ellipsis, a[0, 0] > 1),
+    lambda a: (slice(None), a[0] % 3 == 0),
+    lambda a: (a[:, 0, 0] > 5, Ellipsis),
+])
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_mask_among_whole_axes_as_numpy(key, lazy):
+    a = np.arange(24).reshape(2, 3, 4)
+    want = a.copy()
+    want[key(a)] = -1
+    x = xa.from_array(a, chunks=2)
+    k = key(a)
+    if lazy:
+        k = tuple(xa.from_array(i, chunks=1) if isinstance(i, np.ndarray) else i for i in k)
+    x[k] = -1
+    np.testing.assert_array_equal(x.compute(), want)
+
+
+def test_lazy_positions_and_a_lazy_mask_beside_an_int_say_what_to_do():
+    x = xa.from_array(np.arange(12).reshape(3, 4), chunks=2)
+    with pytest.raises(TypeError, match=r"an xsched array of positions is not taken .*np.asarray\(positions\)"):
+        x[xa.from_array(np.array([0, 2]), chunks=1)] = 5
+    with pytest.raises(TypeError, match=r"an xsched boolean mask goes alone, x\[mask\] = v, or with whole axes"):
+        x[xa.from_array(np.array([True, False, True]), chunks=1), 1] = 5
+    with pytest.raises(IndexError, match=r"cannot index axes 1 to 1 of an array of shape \(3, 4\)"):
+        x[:, np.array([True, False])] = 5

@@ -113,7 +113,42 @@ def assigned(x: Array, key: Any, value: Any) -> Array:
                         "x = x.astype(complex)")
     if _is_mask(key):
         return _by_mask(x, key if isinstance(key, Array) else np.asarray(key), value)
+    spread = _mask_among_whole_axes(x, key)
+    if spread is not None:
+        return _by_mask(x, spread, value)
     return _by_positions(x, key, value)
+
+
+def _mask_among_whole_axes(x: Array, key: Any) -> Any:
+    """``x[..., mask, :] = value``: a tuple of one boolean mask and whole axes (``:`` or
+    ``...``) as one mask of ``x``'s shape (the mask repeated along the other axes), which
+    NumPy's assignment amounts to; None for any other key."""
+    if not isinstance(key, tuple) or sum(1 for i in key if _is_mask(i)) != 1 or not all(
+            _is_mask(i) or i is Ellipsis or (isinstance(i, slice) and i == slice(None)) for i in key):
+        return None
+    from .manipulation import broadcast_to  # (manipulation imports this module's users)
+    from .slicing import _check_rank
+
+    if sum(i is Ellipsis for i in key) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    mask = next(i for i in key if _is_mask(i))
+    mask = mask if isinstance(mask, Array) else np.asarray(mask)
+    taken = sum(mask.ndim if _is_mask(i) else 1 for i in key if i is not Ellipsis)  # (axes the entries index)
+    _check_rank(taken, x.ndim)
+    before = 0
+    for i in key:  # (the axes before the mask's first: one per entry, or what '...' stands for)
+        if _is_mask(i):
+            break
+        before += x.ndim - taken if i is Ellipsis else 1
+    start = before
+    if tuple(mask.shape) != x.shape[start:start + mask.ndim]:
+        raise IndexError(f"a boolean mask of shape {tuple(mask.shape)} cannot index axes {start} to "
+                         f"{start + mask.ndim - 1} of an array of shape {x.shape}: its shape must be theirs")
+    shaped = (1,) * start + tuple(mask.shape) + (1,) * (x.ndim - start - mask.ndim)
+    if isinstance(mask, Array):
+        known_chunks_needed(mask, "x[..., mask] = value")
+        return broadcast_to(mask.reshape(shaped), x.shape, chunks=x.chunks)
+    return np.broadcast_to(mask.reshape(shaped), x.shape)
 
 
 def _by_mask(x: Array, mask: Any, value: Any) -> Array:
@@ -165,9 +200,17 @@ def _axes(x: Array, key: Any) -> tuple[list, list, int | None]:
         elif _fancy.is_integer_index(i):
             positions.append(_fancy.normalize_indices(i, n, axis))
             kept.append(True)
+        elif isinstance(i, Array) and i.dtype == bool:
+            raise TypeError("x[index] = value: an xsched boolean mask goes alone, x[mask] = v, or with whole axes "
+                            "only, x[:, mask] = v; beside ints or partial slices give it as a NumPy array "
+                            "(np.asarray(mask))")
+        elif isinstance(i, Array):
+            raise TypeError("x[index] = value: an xsched array of positions is not taken (its values are not known "
+                            "when the assignment is built); give the positions as a list or a NumPy array "
+                            "(np.asarray(positions))")
         else:
             raise TypeError(f"x[index] = value takes ints, slices, '...', one list of integer positions, or a "
-                            f"boolean mask, not {type(i).__name__}")
+                            f"boolean mask (alone or among whole axes), not {type(i).__name__}")
     grouped = [a for a, i in enumerate(spelled) if not isinstance(i, slice)]  # (ints and the list)
     listed = [a for a, i in enumerate(spelled) if _fancy.is_integer_index(i)]
     front = None
