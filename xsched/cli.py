@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import os
 import shutil
@@ -480,9 +481,19 @@ def main(argv: list[str] | None = None) -> int:
     _setup_logging(args.log_level)
     if getattr(args, "secret_stdin", False):
         _secret_from_stdin()
-    if args.command == "scheduler":
-        return _scheduler(args)
-    return _worker(args)
+    code = _scheduler(args) if args.command == "scheduler" else _worker(args)
+    if argv is None:  # (a process of its own: ``python -m xsched.cli``, the ``xsched`` command)
+        _skip_final_collections()
+    return code
+
+
+def _skip_final_collections() -> None:
+    """A server that has closed everything it owns is about to exit: collect once (what is
+    left in reference cycles is finalized), then freeze every object, which the interpreter's
+    teardown then leaves out of its own passes of the garbage collector: those took 0.1-0.2 s
+    of CPU per process here, paid by every scheduler, nanny and worker as it stops."""
+    gc.collect()
+    gc.freeze()
 
 
 def scheduler_main() -> int:

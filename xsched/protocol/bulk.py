@@ -322,13 +322,15 @@ class BulkServer:
             self._arrived.notify_all()
 
     def close(self) -> None:
-        """Stop accepting and forget every offer (the acceptor thread ends within 0.2 s)."""
+        """Stop accepting and forget every offer (the acceptor thread ends at once: shutting
+        the listening socket down wakes its select, which closing alone does not)."""
         self._closed = True
         if self._sock is not None:
-            try:
-                self._sock.close()
-            except OSError:
-                pass
+            for stop in (lambda: self._sock.shutdown(socket.SHUT_RDWR), self._sock.close):
+                try:
+                    stop()
+                except OSError:
+                    pass
         with self._lock:
             self._offers.clear()
             self._received.clear()

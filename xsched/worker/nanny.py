@@ -55,6 +55,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import psutil
@@ -160,6 +161,7 @@ class Nanny:
         self.log_dir = log_dir
         self.stop_timeout = stop_timeout  # a child's graceful retirement may take this long
         self._stopping = False
+        self._woken = threading.Event()  # (set with _stopping: the loop's wait ends at once, not after its interval)
         self.kills = 0
         self.refused: dict[str, str] = {}  # worker name -> why it could not register (exit 69)
         self.failed: dict[str, str] = {}  # worker name -> why it died at every start (never registered)
@@ -226,6 +228,7 @@ class Nanny:
 
     def stop(self, *_) -> None:
         self._stopping = True
+        self._woken.set()
 
     def _exit_reason(self, child: _Child) -> str | None:
         """What the worker said before exiting (``leave_exit_reason``), read once."""
@@ -269,7 +272,7 @@ class Nanny:
                 if not self._tick():
                     code = EXIT_CANNOT_CONNECT if self.refused else 1 if self.failed else 0
                     break
-                time.sleep(self.interval)
+                self._woken.wait(self.interval)
         finally:
             self._stop_all()
             self._plugins.close()  # (removes the directory, with every started_file in it)
