@@ -53,6 +53,14 @@ def pytest_configure(config):
     settings.load_profile("xsched")
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """The system tier's tests (browsers, notebooks, namespaces, Slurm: the longest, up to a
+    minute each) run first, the rest in their order: two at a time, a long test met at the
+    end leaves one core idle while the other finishes it."""
+    system = os.sep + os.path.join("tests", "system") + os.sep
+    items.sort(key=lambda item: 0 if system in str(item.path) else 1)  # (a stable sort)
+
+
 def pytest_unconfigure(config):
     if _HYPOTHESIS_HOME is not None:
         shutil.rmtree(_HYPOTHESIS_HOME, ignore_errors=True)
