@@ -177,3 +177,17 @@ def test_lazy_positions_and_a_lazy_mask_beside_an_int_say_what_to_do():
         x[xa.from_array(np.array([True, False, True]), chunks=1), 1] = 5
     with pytest.raises(IndexError, match=r"cannot index axes 1 to 1 of an array of shape \(3, 4\)"):
         x[:, np.array([True, False])] = 5
+
+
+def test_a_mask_of_an_array_of_unknown_lengths_sets_block_by_block():
+    a = np.arange(12.0).reshape(4, 3)
+    x = xa.from_array(a, chunks=2)
+    y = x[x[:, 0] > 2]
+    assert np.isnan(y.chunks[0][0])
+    y[y > 7] = -1
+    want = a[a[:, 0] > 2]
+    want[want > 7] = -1
+    np.testing.assert_array_equal(y.compute(), want)
+    z = x[x[:, 0] > 2]
+    with pytest.raises(ValueError, match=r"with a NumPy mask, needs the lengths .*compute_chunk_sizes"):
+        z[np.ones((3, 3), bool)] = 0

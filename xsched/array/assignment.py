@@ -89,7 +89,6 @@ def _is_mask(key: Any) -> bool:
 def assigned(x: Array, key: Any, value: Any) -> Array:
     """A new Array: ``x`` with ``value`` set at ``key`` (see the module docstring); ``x`` itself
     is left as it was (``x[key] = value`` then takes the new one's graph)."""
-    known_chunks_needed(x, "x[index] = value")
     key = _fancy.zero_d_as_int(key)
     if x.dtype.kind in "iu" and (isinstance(value, (list, tuple)) or
                                  (isinstance(value, int) and not isinstance(value, bool))):
@@ -113,6 +112,7 @@ def assigned(x: Array, key: Any, value: Any) -> Array:
                         "x = x.astype(complex)")
     if _is_mask(key):
         return _by_mask(x, key if isinstance(key, Array) else np.asarray(key), value)
+    known_chunks_needed(x, "x[index] = value")
     spread = _mask_among_whole_axes(x, key)
     if spread is not None:
         return _by_mask(x, spread, value)
@@ -157,19 +157,32 @@ def _by_mask(x: Array, mask: Any, value: Any) -> Array:
         raise ValueError("x[mask] = value takes one value for every position the mask picks (a scalar); "
                          "to set an array's values where a mask holds, use xa.where(mask, values, x)")
     shape = tuple(mask.shape)
-    if shape != x.shape[:len(shape)]:
+    if not isinstance(mask, Array):
+        known_chunks_needed(x, "x[mask] = value, with a NumPy mask,")
+    if len(shape) > x.ndim or not all(a == b or (a != a and b != b) for a, b in zip(shape, x.shape)):
         raise IndexError(f"a boolean mask of shape {shape} cannot index an array of shape {x.shape}: the "
                          "shapes must be equal, or the mask's those of the array's first axes")
-    if isinstance(mask, Array):
+    cut = x.chunks[:len(shape)]
+    if isinstance(mask, Array) and _cut_alike(mask.chunks, cut):
+        pass  # (block by block, unknown lengths too: y[y > 5] = 0 of a masked y)
+    elif isinstance(mask, Array):
         known_chunks_needed(mask, "x[mask] = value")
-        mask = mask.rechunk(x.chunks[:len(shape)]) if mask.chunks != x.chunks[:len(shape)] else mask
+        known_chunks_needed(x, "x[mask] = value, with a mask cut otherwise,")
+        mask = mask.rechunk(cut)
     else:
-        mask = from_array(np.asarray(mask), chunks=x.chunks[:len(shape)])
+        mask = from_array(np.asarray(mask), chunks=cut)
     if mask.ndim < x.ndim:
         mask = expand_dims(mask, tuple(range(mask.ndim, x.ndim)))
     fill = value.astype(x.dtype) if isinstance(value, Array) else np.asarray(value).astype(x.dtype)
     out = where(mask, fill, x)  # (an xsched 0-d value stays lazy)
     return out if out.dtype == x.dtype else out.astype(x.dtype)
+
+
+def _cut_alike(chunks: tuple, other: tuple) -> bool:
+    """Whether two arrays' blocks line up: as many per axis, of equal lengths, or both
+    unknown (as those of an array and a mask made from it)."""
+    return len(chunks) == len(other) and all(
+        len(a) == len(b) and all(p == q or (p != p and q != q) for p, q in zip(a, b)) for a, b in zip(chunks, other))
 
 
 def _axes(x: Array, key: Any) -> tuple[list, list, int | None]:
