@@ -228,7 +228,8 @@ def pivot_table(df: DataFrame, index: Any = None, columns: Any = None, values: A
     it); with ``observed=False`` a sum or count there is 0, as pandas' on every combination
     of categories. ``dropna`` (pandas' default) leaves out the row of a missing label and a
     row whose every cell is missing. The columns are every category, known when built: one
-    with no row at all is a column of missing values, which pandas would leave out.
+    with no row at all is a column of missing values, which pandas would leave out. Several
+    ``values`` (a list) give a table each, side by side under their names in pandas' order.
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> df = xd.from_pandas(pd.DataFrame({"i": [1, 1, 2], "c": list("xyx"), "v": [1., 2, 3]}), npartitions=2)
@@ -240,6 +241,15 @@ def pivot_table(df: DataFrame, index: Any = None, columns: Any = None, values: A
     """
     if not isinstance(df, DataFrame):
         raise TypeError(f"pivot_table takes an xsched DataFrame, got {type(df).__name__}")
+    if isinstance(values, (list, tuple)) and values and all(np.ndim(v) == 0 for v in values):
+        df._check_columns(list(values), "pivot_table")
+        values = list(dict.fromkeys(pd.pivot_table(  # (in pandas' order of them: it sorts them)
+            _nonempty(df._meta), index=index, columns=columns, values=list(values), aggfunc="first",
+            observed=False, dropna=False).columns.get_level_values(0)))
+        tables = [pivot_table(df, index, columns, v, aggfunc, fill_value, observed, dropna, split_every)
+                  for v in values]
+        meta = pd.concat({v: t._meta for v, t in zip(values, tables)}, axis=1)
+        return map_partitions(_side_by_side, *tables, list(values), meta=meta, _name="pivot-table-values")
     for what, name in (("index", index), ("columns", columns), ("values", values)):
         if name is None or np.ndim(name) != 0:
             raise ValueError(f"pivot_table: {what}= must name one column of {list(df.columns)}, got {name!r}")
@@ -260,6 +270,13 @@ def pivot_table(df: DataFrame, index: Any = None, columns: Any = None, values: A
                      aggregate_kwargs={"aggfunc": aggfunc, "meta": meta, "observed": bool(observed),
                                        "fill_value": fill_value, "stat_dtype": stat_dtype,
                                        "dropna": bool(dropna)})
+
+
+def _side_by_side(*tables_and_names: Any) -> pd.DataFrame:
+    """The tables of several values side by side, each under its value's name (pandas'
+    columns of a pivot table of several values)."""
+    *tables, names = tables_and_names
+    return pd.concat(dict(zip(names, tables)), axis=1)
 
 
 # --------------------------------------------------------------------------- methods
