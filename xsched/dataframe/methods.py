@@ -964,7 +964,9 @@ def _categories_as_meta(part: Any, meta: Any) -> Any:
 def to_datetime(arg: _Frame, **kwargs: Any):
     """``pandas.to_datetime`` on every partition of a Series (or DataFrame of parts), in the
     unit pandas gives the stand-in, or finer where a partition's text needs it (as pandas
-    gives the whole: fractions of seconds are kept).
+    gives the whole: fractions of seconds are kept). Without ``format=``, each partition's
+    format is inferred from its own first date (pandas infers one for the whole column):
+    give ``format=`` (or ``dayfirst=``) where the text could read two ways, "01/02/2000".
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> s = xd.from_pandas(pd.Series(["2000-01-02", "2001-03-04"]), npartitions=2)
