@@ -154,3 +154,15 @@ def test_cumulative_functions_take_dasks_scan_method():
         np.testing.assert_array_equal(xa.nancumsum(x, method=method).compute(), np.nancumsum(data))
     with pytest.raises(ValueError, match="method must be 'sequential' or 'blelloch'"):
         xa.cumsum(x, method="parallel")
+
+
+@pytest.mark.parametrize("op", [lambda x: x, lambda x: x.T, lambda x: x[::2], lambda x: x.rechunk(3),
+                                lambda x: x.reshape(12), lambda x: xa.stack([x, x]), lambda x: x.sum(axis=0)])
+def test_a_non_native_byte_order_computes_as_declared(op):
+    """NumPy's joins turn '>f8' parts native; the blocks joined into the result keep the
+    array's declared dtype (it computed float64 while saying >f8)."""
+    x = xa.from_array(np.arange(12, dtype=">f8").reshape(3, 4), chunks=2)
+    y = op(x)
+    assert y.compute().dtype.str == y.dtype.str
+    native = xa.from_array(np.arange(12, dtype="<f8").reshape(3, 4), chunks=2)
+    np.testing.assert_array_equal(y.compute(), op(native).compute())

@@ -40,14 +40,25 @@ def concatenate(parts: Sequence[Any], axis: int = 0) -> Any:
     """``parts`` joined along ``axis``, their masks (and shared fill value) kept if any has one."""
     if masked(parts):
         return _fill_kept(np.ma.concatenate(parts, axis=axis), parts)
-    return np.concatenate(parts, axis=axis)
+    return np.concatenate(parts, axis=axis, dtype=_kept_byte_order(parts))
+
+
+def _kept_byte_order(parts: Sequence[Any]) -> Any:
+    """The parts' one dtype where it is not in this machine's byte order ('>f8' here), which
+    NumPy's joins would turn native; None otherwise (NumPy's own result type)."""
+    dtypes = {getattr(p, "dtype", None) for p in parts}
+    if len(dtypes) == 1:
+        (dtype,) = dtypes
+        if dtype is not None and not dtype.isnative:
+            return dtype
+    return None
 
 
 def stack(parts: Sequence[Any], axis: int = 0) -> Any:
     """``parts`` stacked on a new ``axis``, their masks (and shared fill value) kept if any has one."""
     if masked(parts):
         return _fill_kept(np.ma.stack(parts, axis=axis), parts)
-    return np.stack(parts, axis=axis)
+    return np.stack(parts, axis=axis, dtype=_kept_byte_order(parts))
 
 
 def empty(shape: tuple, dtype: Any, parts: Sequence[Any]) -> Any:
