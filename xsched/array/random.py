@@ -45,13 +45,15 @@ from typing import Any
 
 import numpy as np
 
-from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
-from ..graph.spec import Task
+from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
+from ..graph.spec import Ref, Task
 from .axes import axis_index
 from .chunks import normalize_chunks
 from .core import Array
 from .creation import arange, asarray
-from .manipulation import moveaxis
+from .manipulation import moveaxis, ravel
+from .masking import known_chunks_needed
+from .rechunking import whole_axes
 
 __all__ = ["default_rng", "Generator", "RandomState", "seed"]
 
@@ -422,6 +424,56 @@ class Generator:
             raise ValueError("permutation: x must be an int or an array of one dimension or more")
         return x[_numpy_rng(self.entropy, (self._next_call(),), self._LEGACY).permutation(x.shape[0])]
 
+    def permuted(self, x: Any, axis: Any = None, out: Any = None) -> Array:
+        """``x`` with each slice along ``axis`` shuffled on its own (``None``: every element
+        among all of them), as NumPy's ``Generator.permuted``: each block, ``axis`` whole in
+        it, draws from its own stream of this generator.
+
+        >>> import numpy as np, xsched.array as xa
+        >>> x = xa.from_array(np.arange(12).reshape(3, 4), chunks=2)
+        >>> p = xa.random.default_rng(3).permuted(x, axis=1).compute()
+        >>> [sorted(row) for row in p.tolist()] == np.arange(12).reshape(3, 4).tolist()
+        True
+        """
+        if self._LEGACY:
+            raise AttributeError("'RandomState' has no attribute 'permuted' (NumPy's Generator has: "
+                                 "xa.random.default_rng(seed).permuted)")
+        if out is not None:
+            raise TypeError("permuted(out=...): xsched arrays are not written in place; use the array returned")
+        x = asarray(x)
+        if axis is None:
+            known_chunks_needed(x, "permuted(axis=None)")
+            return self.permutation(ravel(x)).reshape(x.shape)
+        axis = axis_index(axis, x.ndim, "permuted")
+        whole = whole_axes(x, (axis,), "permuted")
+        call = self._next_call()
+        name = f"permuted-{new_token(whole.name, self.entropy, call, axis)}"
+        ann = annotations_in_force()
+        layer = {chunk_key(name, index): Task(_permuted_block, (Ref(chunk_key(whole.name, index)), self.entropy,
+                                                                (call,) + index, axis), {}, per_task(ann))
+                 for index in np.ndindex(*whole.numblocks)}
+        return Array(LayeredGraph.merge(whole._graph, new={name: layer}), name, whole.chunks, whole.dtype)
+
+    def shuffle(self, x: Any, axis: int = 0) -> None:
+        """Reorder the xsched array ``x`` along ``axis`` in place, as NumPy's: ``x`` names the
+        reordered array from now on (as after ``x[...] = v``; other arrays made from it keep
+        the old order). The order is drawn here, as ``permutation``'s.
+
+        >>> import xsched.array as xa
+        >>> x = xa.arange(6, chunks=4)
+        >>> xa.random.default_rng(1).shuffle(x)
+        >>> sorted(x.compute().tolist())
+        [0, 1, 2, 3, 4, 5]
+        """
+        if not isinstance(x, Array):
+            raise TypeError(f"shuffle reorders an xsched array in place, not a {type(x).__name__}; for a NumPy "
+                            "array use NumPy's generator, or xa.random...permutation(x) for a new array")
+        axis = axis_index(axis, x.ndim, "shuffle")
+        known_chunks_needed(x, "shuffle")
+        order = _numpy_rng(self.entropy, (self._next_call(),), self._LEGACY).permutation(x.shape[axis])
+        new = x[(slice(None),) * axis + (order,)]
+        x._graph, x.name, x.chunks = new._graph, new.name, new.chunks
+
     def __getattr__(self, name: str) -> Any:
         if name not in DISTRIBUTIONS:
             hint = "; RandomState's name for it is randint" if name == "integers" and self._LEGACY else ""
@@ -430,6 +482,11 @@ class Generator:
 
     def __dir__(self) -> list:
         return sorted(set(object.__dir__(self)) | set(DISTRIBUTIONS))
+
+
+def _permuted_block(block: np.ndarray, entropy: Any, key: tuple, axis: int) -> np.ndarray:
+    """One block of ``permuted``: each of its slices along ``axis`` (whole here) shuffled."""
+    return _numpy_rng(entropy, key, False).permuted(block, axis=axis)
 
 
 def _distribution(gen: Generator, method: str) -> Any:
