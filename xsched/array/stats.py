@@ -61,19 +61,40 @@ def _length(a: Array, axis: Any, what: str) -> int:
     return int(a.size) if axis is None else int(a.shape[axis])
 
 
-def _tail(func: str, statistic: Array, *params: Any) -> Array:
+ALTERNATIVES = ("two-sided", "less", "greater")
+
+
+def _alternative(alternative: Any, what: str) -> str:
+    """scipy's ``alternative=``, checked when the test is built."""
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"stats.{what}: alternative must be 'less', 'greater' or 'two-sided', got "
+                         f"{alternative!r} (as scipy's)")
+    return alternative
+
+
+def _tail(func: str, statistic: Array, *params: Any, alternative: str = "two-sided") -> Array:
     """The p-value of each statistic: ``func`` (``"t"``, ``"norm"``, ``"chi2"``, ``"f"``) of
-    the distribution's two-sided or upper tail, block by block."""
-    return elemwise(_tail_block, statistic, func, *params, dtype=np.float64, name=f"pvalue-{func}")
+    the distribution's two-sided (or, with ``alternative``, one) or upper tail, block by block."""
+    return elemwise(_tail_block, statistic, func, *params, dtype=np.float64, name=f"pvalue-{func}",
+                    alternative=alternative)
 
 
-def _tail_block(statistic: np.ndarray, func: str, *params: Any) -> np.ndarray:
+def _tail_block(statistic: np.ndarray, func: str, *params: Any, alternative: str = "two-sided") -> np.ndarray:
     from scipy import stats as sps  # (the array extra; imported where the p-values are computed)
 
-    if func in ("t", "norm"):  # two-sided
+    if func in ("t", "norm"):
         dist = sps.t(*params) if func == "t" else sps.norm
-        return 2 * dist.sf(np.abs(statistic))
+        return _side(dist, statistic, alternative)
     return getattr(sps, func).sf(statistic, *params)
+
+
+def _side(dist: Any, statistic: np.ndarray, alternative: str) -> np.ndarray:
+    """The p-value of a symmetric distribution's statistic for ``alternative``."""
+    if alternative == "less":
+        return dist.cdf(statistic)
+    if alternative == "greater":
+        return dist.sf(statistic)
+    return 2 * dist.sf(np.abs(statistic))
 
 
 def _result(kind: Any, statistic: Array, pvalue: Array) -> Any:
@@ -142,9 +163,11 @@ def _kurtosis_block(m2: np.ndarray, m4: np.ndarray, n: int, fisher: bool, bias: 
     return b2 - 3 if fisher else b2
 
 
-def ttest_1samp(a: Any, popmean: Any, axis: int | None = 0, nan_policy: str = "propagate") -> Any:
+def ttest_1samp(a: Any, popmean: Any, axis: int | None = 0, nan_policy: str = "propagate",
+                alternative: str = "two-sided") -> Any:
     """Student's t-test of the mean of ``a`` against ``popmean`` (``scipy.stats.ttest_1samp``),
-    two-sided: a ``Delayed`` of ``TtestResult(statistic, pvalue)``.
+    two-sided or, with ``alternative="less"``/``"greater"``, one-sided: a ``Delayed`` of
+    ``TtestResult(statistic, pvalue)``.
 
     >>> import numpy as np, xsched.array as xa
     >>> from xsched.array import stats
@@ -153,16 +176,19 @@ def ttest_1samp(a: Any, popmean: Any, axis: int | None = 0, nan_policy: str = "p
     (0.8783, 0.4444)
     """
     _propagate(nan_policy, "ttest_1samp")
+    alternative = _alternative(alternative, "ttest_1samp")
     a = asarray(a)
     n = _length(a, axis, "ttest_1samp")
     df = n - 1
     t = (mean(a, axis=axis) - popmean) / (_central(a, 2, axis=axis, ddof=1) / n) ** 0.5
-    return _result(TtestResult, t, _tail("t", t, df))
+    return _result(TtestResult, t, _tail("t", t, df, alternative=alternative))
 
 
-def ttest_rel(a: Any, b: Any, axis: int | None = 0, nan_policy: str = "propagate") -> Any:
+def ttest_rel(a: Any, b: Any, axis: int | None = 0, nan_policy: str = "propagate",
+              alternative: str = "two-sided") -> Any:
     """The t-test of two related samples (paired values of ``a`` and ``b``;
-    ``scipy.stats.ttest_rel``): the one-sample test of their differences against 0.
+    ``scipy.stats.ttest_rel``): the one-sample test of their differences against 0 (of
+    ``alternative``, as there).
 
     >>> import numpy as np, xsched.array as xa
     >>> from xsched.array import stats
@@ -175,12 +201,12 @@ def ttest_rel(a: Any, b: Any, axis: int | None = 0, nan_policy: str = "propagate
     if a.shape != b.shape:
         raise ValueError(f"stats.ttest_rel: the samples are paired value by value, and their shapes differ: "
                          f"{a.shape} and {b.shape}")
-    return ttest_1samp(a - b, 0.0, axis=axis)
+    return ttest_1samp(a - b, 0.0, axis=axis, alternative=_alternative(alternative, "ttest_rel"))
 
 
-def ttest_ind(a: Any, b: Any, axis: int | None = 0, equal_var: bool = True) -> Any:
+def ttest_ind(a: Any, b: Any, axis: int | None = 0, equal_var: bool = True, alternative: str = "two-sided") -> Any:
     """The t-test of two independent samples (``scipy.stats.ttest_ind``): pooled variance,
-    or Welch's test with ``equal_var=False``; two-sided.
+    or Welch's test with ``equal_var=False``; two-sided, or one-sided with ``alternative``.
 
     >>> import numpy as np, xsched.array as xa
     >>> from xsched.array import stats
@@ -190,6 +216,7 @@ def ttest_ind(a: Any, b: Any, axis: int | None = 0, equal_var: bool = True) -> A
     >>> round(float(r.statistic), 4), round(float(r.pvalue), 4)
     (-2.5459, 0.0383)
     """
+    alternative = _alternative(alternative, "ttest_ind")
     a, b = asarray(a), asarray(b)
     n1, n2 = _length(a, axis, "ttest_ind"), _length(b, axis, "ttest_ind")
     v1, v2 = _central(a, 2, axis=axis, ddof=1), _central(b, 2, axis=axis, ddof=1)
@@ -197,17 +224,18 @@ def ttest_ind(a: Any, b: Any, axis: int | None = 0, equal_var: bool = True) -> A
         df = n1 + n2 - 2.0
         denom = (((n1 - 1) * v1 + (n2 - 1) * v2) / df * (1.0 / n1 + 1.0 / n2)) ** 0.5
         t = (mean(a, axis=axis) - mean(b, axis=axis)) / denom
-        return _result(TtestResult, t, _tail("t", t, df))
+        return _result(TtestResult, t, _tail("t", t, df, alternative=alternative))
     q1, q2 = v1 / n1, v2 / n2
     t = (mean(a, axis=axis) - mean(b, axis=axis)) / (q1 + q2) ** 0.5
     welch = (q1 + q2) ** 2 / (q1 ** 2 / (n1 - 1) + q2 ** 2 / (n2 - 1))  # (Welch-Satterthwaite)
-    return _result(TtestResult, t, elemwise(_welch_tail, t, welch, dtype=np.float64, name="pvalue-t"))
+    return _result(TtestResult, t, elemwise(_welch_tail, t, welch, dtype=np.float64, name="pvalue-t",
+                                            alternative=alternative))
 
 
-def _welch_tail(t: np.ndarray, df: np.ndarray) -> np.ndarray:
+def _welch_tail(t: np.ndarray, df: np.ndarray, alternative: str = "two-sided") -> np.ndarray:
     from scipy import stats as sps
 
-    return 2 * sps.t.sf(np.abs(t), df)
+    return _side(sps.t(df), t, alternative)
 
 
 def power_divergence(f_obs: Any, f_exp: Any = None, ddof: int = 0, axis: int | None = 0,
@@ -290,7 +318,7 @@ def f_oneway(*samples: Any) -> Any:
     return _result(F_onewayResult, statistic, _tail("f", statistic, k - 1, n - k))
 
 
-def skewtest(a: Any, axis: int | None = 0, nan_policy: str = "propagate") -> Any:
+def skewtest(a: Any, axis: int | None = 0, nan_policy: str = "propagate", alternative: str = "two-sided") -> Any:
     """D'Agostino's test of whether the skewness differs from a normal distribution's
     (``scipy.stats.skewtest``; at least 8 values).
 
@@ -301,7 +329,7 @@ def skewtest(a: Any, axis: int | None = 0, nan_policy: str = "propagate") -> Any
     0.0055
     """
     z = _skew_statistic(*_sample(a, axis, nan_policy, "skewtest", 8), axis)
-    return _result(SkewtestResult, z, _tail("norm", z))
+    return _result(SkewtestResult, z, _tail("norm", z, alternative=_alternative(alternative, "skewtest")))
 
 
 def _sample(a: Any, axis: Any, nan_policy: str, what: str, least: int) -> tuple:
@@ -332,7 +360,8 @@ def _skew_z(b2: np.ndarray, n: int) -> np.ndarray:
     return delta * np.log(y / alpha + np.sqrt((y / alpha) ** 2 + 1))
 
 
-def kurtosistest(a: Any, axis: int | None = 0, nan_policy: str = "propagate") -> Any:
+def kurtosistest(a: Any, axis: int | None = 0, nan_policy: str = "propagate",
+                 alternative: str = "two-sided") -> Any:
     """Anscombe and Glynn's test of whether the kurtosis differs from a normal
     distribution's (``scipy.stats.kurtosistest``; at least 5 values).
 
@@ -343,7 +372,7 @@ def kurtosistest(a: Any, axis: int | None = 0, nan_policy: str = "propagate") ->
     True
     """
     z = _kurtosis_statistic(*_sample(a, axis, nan_policy, "kurtosistest", 5), axis)
-    return _result(KurtosistestResult, z, _tail("norm", z))
+    return _result(KurtosistestResult, z, _tail("norm", z, alternative=_alternative(alternative, "kurtosistest")))
 
 
 def _kurtosis_z(b2: np.ndarray, n: int) -> np.ndarray:
