@@ -191,3 +191,15 @@ def test_a_mask_of_an_array_of_unknown_lengths_sets_block_by_block():
     z = x[x[:, 0] > 2]
     with pytest.raises(ValueError, match=r"with a NumPy mask, needs the lengths .*compute_chunk_sizes"):
         z[np.ones((3, 3), bool)] = 0
+
+
+def test_a_mask_of_unknown_lengths_from_another_array_that_does_not_line_up_fails():
+    x = xa.from_array(np.arange(6), chunks=3)
+    y = x[x % 2 == 0]  # blocks of 2 and 1
+    m = xa.from_array(np.array([5, 0, 0, 9, 9, 0]), chunks=3)
+    y[m[m > 0] > 6] = -1  # blocks of 1 and 2: the same length in all, cut otherwise
+    with pytest.raises(IndexError, match="does not line up with the array's"):
+        y.compute()
+    z = x[x % 2 == 0]
+    z[(m > 6)[x % 2 == 0]] = -1  # (lined up, though made from another array: as NumPy)
+    np.testing.assert_array_equal(z.compute(), np.where(np.array([5, 0, 9]) > 6, -1, [0, 2, 4]))

@@ -37,10 +37,10 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.spec import Ref, Task
 from . import take as _fancy
 from .chunks import _starts
-from .core import Array, from_array
+from .core import Array, elemwise, from_array
 from .creation import asarray
 from .manipulation import broadcast_to, expand_dims, moveaxis, where
-from .masking import known_chunks_needed
+from .masking import has_unknown_chunks, known_chunks_needed
 
 __all__ = ["assigned"]
 
@@ -174,8 +174,22 @@ def _by_mask(x: Array, mask: Any, value: Any) -> Array:
     if mask.ndim < x.ndim:
         mask = expand_dims(mask, tuple(range(mask.ndim, x.ndim)))
     fill = value.astype(x.dtype) if isinstance(value, Array) else np.asarray(value).astype(x.dtype)
+    if has_unknown_chunks(x) or has_unknown_chunks(mask):  # (each block pair checked where it is computed)
+        return elemwise(_set_where_aligned, mask, fill, x, len(shape), dtype=x.dtype, name="setitem-mask")
     out = where(mask, fill, x)  # (an xsched 0-d value stays lazy)
     return out if out.dtype == x.dtype else out.astype(x.dtype)
+
+
+def _set_where_aligned(mask: np.ndarray, fill: Any, block: np.ndarray, axes: int) -> np.ndarray:
+    """``fill`` where ``mask`` holds in one block whose length was unknown when built: the
+    mask's block must be the array's, along the mask's own axes (NumPy's rule for the whole;
+    a mask made from another array may not line up)."""
+    if mask.shape[:axes] != block.shape[:axes]:
+        raise IndexError(f"x[mask] = value: a block of the mask, of shape {mask.shape[:axes]}, does not line up "
+                         f"with the array's, of shape {block.shape[:axes]} (both of lengths unknown when built: a "
+                         "mask made from another array); compute_chunk_sizes() of both first, or build the mask "
+                         "from the array itself")
+    return np.where(mask, fill, block).astype(block.dtype, copy=False)
 
 
 def _cut_alike(chunks: tuple, other: tuple) -> bool:
