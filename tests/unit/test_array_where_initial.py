@@ -66,3 +66,25 @@ def test_numpy_errors_when_built():
         x.sum(where=np.ones(4, bool))
     with pytest.raises(TypeError, match="unexpected keyword argument 'initial'"):
         xa.any(x > 1, initial=True)
+
+
+def test_an_initial_the_dtype_cannot_hold_fails_when_built_as_numpy():
+    a = np.array([1, 200, 3], "u1")
+    x = xa.from_array(a, chunks=2)
+    for op, initial in (("max", -1), ("min", 300)):
+        with pytest.raises(OverflowError, match="out of bounds for uint8"):
+            getattr(xa, op)(x, initial=initial)
+        with pytest.raises(OverflowError):
+            getattr(np, op)(a, initial=initial)
+    assert xa.max(x, initial=250).compute() == np.max(a, initial=250) == 250
+
+
+def test_where_with_a_mask_of_the_array_of_unknown_lengths():
+    y = xa.from_array(np.arange(10.0), chunks=3)
+    z = y[y > 2]
+    assert np.isnan(z.chunks[0][0])
+    assert float(xa.sum(z, where=z > 5).compute()) == 30.0
+    assert float(xa.mean(z, where=z > 5).compute()) == 7.5
+    assert float(xa.max(z, where=z > 5, initial=0).compute()) == 9.0
+    with pytest.raises(ValueError, match="compute_chunk_sizes"):
+        xa.sum(z, where=np.ones(7, bool))

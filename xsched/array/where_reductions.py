@@ -18,6 +18,7 @@ from .axes import reduced_axes
 from .core import Array, elemwise
 from .creation import asarray, full
 from .manipulation import broadcast_to, where as _where
+from .masking import known_chunks_needed
 from .reductions import WHERE, sum as _sum
 
 __all__ = ["reduce_where"]
@@ -31,12 +32,26 @@ _UFUNC = {"min": "minimum", "max": "maximum"}
 
 def _mask(where: Any, x: Array, op: str) -> Array:
     """``where`` as a boolean array of ``x``'s shape (NumPy broadcasts it so, and refuses
-    to cast numbers to booleans)."""
+    to cast numbers to booleans); a mask cut as ``x`` is, block lengths unknown too
+    (``y > 5`` of a masked ``y``), is taken as it is."""
     mask = where if isinstance(where, Array) else asarray(np.asarray(where))
     if mask.dtype != bool:
         raise TypeError(f"{op}(where=...): where must hold booleans, not {mask.dtype} (NumPy does not cast "
                         "them); compare first, e.g. where=(mask != 0)")
+    if mask.ndim == x.ndim and len(mask.chunks) == len(x.chunks) and all(
+            len(a) == len(b) and all(p == q or (p != p and q != q) for p, q in zip(a, b))
+            for a, b in zip(mask.chunks, x.chunks)):
+        return mask
+    known_chunks_needed(x, f"{op}(where=...) with a mask cut otherwise than the array")
     return broadcast_to(mask, x.shape)
+
+
+def _initial(op: str, x: Array, initial: Any, dtype: Any) -> Any:
+    """``initial`` as NumPy takes it into a result of ``dtype``: NumPy's own reduction of
+    nothing with it, so that a value the dtype cannot hold fails as there (OverflowError),
+    now rather than wrapping round in a task."""
+    kwargs = {"dtype": dtype} if op in ("sum", "prod") else {}
+    return getattr(np, op)(np.zeros(0, x.dtype), initial=initial, **kwargs)
 
 
 def reduce_where(op: str, x: Array, axis: Any, keepdims: bool, reduce: Callable[[Array], Array],
@@ -59,17 +74,20 @@ def reduce_where(op: str, x: Array, axis: Any, keepdims: bool, reduce: Callable[
                          f"one has to specify 'initial' ({op}(..., where=mask, initial=value))")
     if initial is not None and op not in JOIN:
         raise TypeError(f"{op}() got an unexpected keyword argument 'initial' (NumPy's {op} has none either)")
+    if initial is not None and op in ("min", "max"):  # (the fill of what the mask leaves out)
+        initial = _initial(op, x, initial, None)
     fill = IDENTITY.get(op, initial)
-    masked = x if mask is None else _where(mask, x, np.asarray(fill, dtype=x.dtype))
+    masked = x if mask is None else _where(mask, x, np.asarray(fill).astype(x.dtype))
     axes = reduced_axes(axis, x.ndim, op)
     if initial is not None and any(x.shape[a] == 0 for a in axes):  # (nothing to reduce: initial itself)
         shape = tuple(1 if a in axes else n for a, n in enumerate(x.shape)) if keepdims else \
             tuple(n for a, n in enumerate(x.shape) if a not in axes)
-        return full(shape, initial, dtype=x.dtype if op in ("min", "max") else reduce(masked).dtype)
+        dtype = x.dtype if op in ("min", "max") else reduce(masked).dtype
+        return full(shape, _initial(op, x, initial, dtype), dtype=dtype)
     out = reduce(masked)
     if initial is None:
         return out
-    return elemwise(JOIN[op], out, np.asarray(initial).astype(out.dtype), dtype=out.dtype)
+    return elemwise(JOIN[op], out, _initial(op, x, initial, out.dtype), dtype=out.dtype)
 
 
 def _mean_where(x: Array, axis: Any, keepdims: bool, reduce: Callable[[Array], Array], where: Any,
