@@ -85,3 +85,25 @@ def test_array_api_inverse_gives_each_nan_its_own_place():
     x = xa.from_array(a, chunks=1)
     np.testing.assert_array_equal(xa.unique_inverse(x).inverse_indices.compute(), np.unique_inverse(a).inverse_indices)
     np.testing.assert_array_equal(xa.unique_all(x).inverse_indices.compute(), np.unique_all(a).inverse_indices)
+
+
+def test_nans_apart_of_a_0d_array_nat_and_unknown_lengths():
+    nan0 = xa.from_array(np.array(np.nan))
+    r = xa.unique_inverse(nan0)
+    assert np.isnan(r.values.compute()).all() and int(r.inverse_indices.compute()) == 0
+    t = np.array(["NaT", "2000-01-01", "NaT", "NaT"], "M8[D]")
+    for w, g in zip(np.unique(t, True, True, True, equal_nan=False),
+                    xa.unique(xa.from_array(t, chunks=2), True, True, True, equal_nan=False)):
+        np.testing.assert_array_equal(g.compute(), w)
+    np.testing.assert_array_equal(xa.unique_inverse(xa.from_array(t, chunks=3)).inverse_indices.compute(),
+                                  np.unique_inverse(t).inverse_indices)
+    x = xa.from_array(np.array([3.0, 1, np.nan, 1, 5, 2]), chunks=2)
+    assert xa.unique_inverse(x[x > 1.5]).inverse_indices.compute().tolist() == [1, 2, 0]  # (no NaN: as before)
+    with pytest.raises(ValueError, match="block lengths are unknown; call x = x.compute_chunk_sizes"):
+        xa.unique_inverse(x[~(x < 1.5)]).inverse_indices.compute()
+
+
+def test_complex_nans_with_positions_are_refused():
+    c = np.array([np.nan + 0j, 1, 1 + np.nan * 1j, 2])
+    with pytest.raises(ValueError, match="complex values holding NaNs"):
+        xa.unique(xa.from_array(c, chunks=2), return_index=True)[1].compute()

@@ -40,7 +40,7 @@ from .chunks import _starts
 from .core import Array, elemwise
 from .creation import asarray
 from .manipulation import concatenate, moveaxis, ravel
-from .masking import known_chunks_needed
+from .masking import has_unknown_chunks, known_chunks_needed
 from .rechunking import whole_axes
 
 __all__ = ["unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "isin", "union1d",
@@ -113,13 +113,15 @@ def unique(x: Any, return_index: bool = False, return_inverse: bool = False, ret
                              split)
     values, counts = _unique_tree(x, split, bool(equal_nan))
     out = [values]
-    nans_apart = not equal_nan and x.dtype.kind in "fc"  # (then each NaN's place is its own: NumPy's inverse)
-    firsts = _first_indices(x, values, split, "unique") if return_index or (return_inverse and nans_apart) \
-        else None
+    nans_apart = not equal_nan and x.dtype.kind in "fcmM"  # (each NaN or NaT's place its own: NumPy's inverse)
+    known = not has_unknown_chunks(x)
+    firsts = _first_indices(x, values, split, "unique") if return_index or (
+        return_inverse and nans_apart and known) else None
     if return_index:
         out.append(firsts)
     if return_inverse:
-        out.append(_inverse_nans_apart(values, x, firsts) if nans_apart else _inverse(values, x))
+        out.append(_inverse(values, x) if not nans_apart else _inverse_nans_apart(values, x, firsts) if known
+                   else _inverse(values, x, "unique(..., return_inverse=True, equal_nan=False)"))
     if return_counts:
         out.append(counts)
     return tuple(out) if len(out) > 1 else values
@@ -269,12 +271,24 @@ def unique_counts(x: Any) -> UniqueCountsResult:
     return UniqueCountsResult(*unique(x, return_counts=True, equal_nan=False))
 
 
-def _inverse(values: Array, x: Array) -> Array:
+def _inverse(values: Array, x: Array, nans_refused: str | None = None) -> Array:
     """Where each element of ``x`` is among the sorted ``values``: ``x``'s shape and blocks
-    (a NaN of ``x`` points at the first NaN of ``values``)."""
+    (a NaN of ``x`` points at the first NaN of ``values``); with ``nans_refused`` (what is
+    asked, of an array of unknown block lengths) a block holding a NaN fails instead,
+    since each NaN's own place needs its position among them all."""
     from .sorting import searchsorted  # (sorting imports manipulation, which imports this module's peers)
 
-    return searchsorted(values, x)
+    if nans_refused is None:
+        return searchsorted(values, x)
+    return elemwise(_without_nans, searchsorted(values, x), x, nans_refused, dtype=np.intp, name="unique-inverse")
+
+
+def _without_nans(places: np.ndarray, block: np.ndarray, what: str) -> np.ndarray:
+    if (block != block).any():
+        raise ValueError(f"{what}: each NaN's place among the values is its own, which needs the NaNs' positions "
+                         "in the whole array, and its block lengths are unknown; call x = x.compute_chunk_sizes() "
+                         "first")
+    return places
 
 
 def unique_inverse(x: Any) -> UniqueInverseResult:
@@ -297,9 +311,19 @@ def _flat_positions(block: np.ndarray, shape: tuple, starts: tuple) -> np.ndarra
     return np.ravel_multi_index(coords, shape).ravel() if block.ndim else np.zeros(1, np.intp)
 
 
+def _no_complex_nans(block: np.ndarray) -> None:
+    """NumPy sorts complex NaNs by their parts (``1+nanj`` before ``nan+0j``), not as the one
+    kind of value the NaN places below assume: refused, saying what to do."""
+    if block.dtype.kind == "c" and np.isnan(block).any():
+        raise ValueError("unique of complex values holding NaNs, with return_index or return_inverse, is not "
+                         "offered (NumPy orders complex NaNs by their parts); drop them first (x[~xa.isnan(x)]) "
+                         "or compute: np.unique(x.compute(), ...)")
+
+
 def _first_positions(block: np.ndarray, values: np.ndarray, shape: tuple, starts: tuple) -> np.ndarray:
     """Per distinct value, the smallest flat position (C order in the whole array) it has in
     this block (which starts at ``starts``); the array's size where it has none."""
+    _no_complex_nans(block)
     flat = _flat_positions(block, shape, starts)
     out = np.full(len(values), math.prod(shape), dtype=np.intp)
     np.minimum.at(out, np.searchsorted(values, block.ravel()), flat)
@@ -317,7 +341,8 @@ def _places_nans_apart(block: np.ndarray, values: np.ndarray, firsts: np.ndarray
     """Each element's place among ``values`` where every NaN is a value of its own: the k-th
     NaN of the whole array (C order) at the k-th NaN slot, whose positions ``firsts`` holds
     in that order."""
-    out = np.searchsorted(values, block).astype(np.intp)
+    _no_complex_nans(block)
+    out = np.asarray(np.searchsorted(values, block), dtype=np.intp)  # (an array even of a 0-d block)
     nan = block != block
     if nan.any():
         slots = np.flatnonzero(values != values)
