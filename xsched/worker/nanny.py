@@ -54,8 +54,8 @@ import os
 import signal
 import subprocess
 import sys
+import select
 import tempfile
-import threading
 import time
 
 import psutil
@@ -161,7 +161,6 @@ class Nanny:
         self.log_dir = log_dir
         self.stop_timeout = stop_timeout  # a child's graceful retirement may take this long
         self._stopping = False
-        self._woken = threading.Event()  # (set with _stopping: the loop's wait ends at once, not after its interval)
         self.kills = 0
         self.refused: dict[str, str] = {}  # worker name -> why it could not register (exit 69)
         self.failed: dict[str, str] = {}  # worker name -> why it died at every start (never registered)
@@ -227,8 +226,7 @@ class Nanny:
         return True
 
     def stop(self, *_) -> None:
-        self._stopping = True
-        self._woken.set()
+        self._stopping = True  # (only a flag: a signal handler takes no lock its own thread may hold)
 
     def _exit_reason(self, child: _Child) -> str | None:
         """What the worker said before exiting (``leave_exit_reason``), read once."""
@@ -260,6 +258,12 @@ class Nanny:
         else 1 if any died at every start)."""
         signal.signal(signal.SIGTERM, self.stop)
         signal.signal(signal.SIGINT, self.stop)
+        # a signal also writes a byte to this pipe (the interpreter's wakeup fd), which ends the
+        # loop's wait at once instead of after its interval
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_r, False)
+        os.set_blocking(wake_w, False)
+        old_wakeup = signal.set_wakeup_fd(wake_w)
         self._plugins = NannyPlugins(self, tempfile.mkdtemp(prefix="xsched-nanny-"))
         for child in self.children.values():
             self._start(child)
@@ -272,8 +276,12 @@ class Nanny:
                 if not self._tick():
                     code = EXIT_CANNOT_CONNECT if self.refused else 1 if self.failed else 0
                     break
-                self._woken.wait(self.interval)
+                if select.select([wake_r], [], [], self.interval)[0]:
+                    _drain(wake_r)
         finally:
+            signal.set_wakeup_fd(old_wakeup)
+            os.close(wake_r)
+            os.close(wake_w)
             self._stop_all()
             self._plugins.close()  # (removes the directory, with every started_file in it)
         return code
@@ -375,6 +383,15 @@ class Nanny:
                     p.wait(5)
                 except subprocess.TimeoutExpired:
                     pass
+
+
+def _drain(fd: int) -> None:
+    """Read what the signals wrote to the wakeup pipe."""
+    try:
+        while os.read(fd, 512):
+            pass
+    except BlockingIOError:
+        pass
 
 
 def _spawn_with(python: str, args: list[str], extra_env: dict, log_path: str | None) -> subprocess.Popen:
