@@ -70,3 +70,12 @@ def test_group_keys_false_leaves_a_result_per_group_keyed(pdf):
 def test_group_keys_must_be_a_bool(pdf):
     with pytest.raises(TypeError, match="group_keys must be True or False, got 'no'"):
         xd.from_pandas(pdf, npartitions=1).groupby("k", group_keys="no")
+
+
+def test_group_keys_false_with_a_meta_and_with_bins_of_time():
+    pdf = pd.DataFrame({"k": [1, 2, 1, 2], "v": [1.0, 2, 3, 4]}, index=pd.date_range("2020", periods=4, freq="12h"))
+    df = xd.from_pandas(pdf, npartitions=2)
+    got = df.groupby("k", group_keys=False).apply(lambda g: g[["v"]] * 2, meta={"v": "f8"}).reset_index()
+    assert list(got.columns) == list(got.compute().columns) == ["index", "v"]  # (no key in the meta's index)
+    assert df.groupby(pd.Grouper(freq="1D"), group_keys=False).v.sum().compute().tolist() == \
+        pdf.groupby(pd.Grouper(freq="1D"), group_keys=False).v.sum().tolist()

@@ -836,8 +836,8 @@ class GroupBy:
         call = (self._by, self._selection, ((method, (func, *args), kwargs),), self._dropna, self._observed,
                 self._sort, method == "apply" and self._selection is None, self._group_keys, as_index)
         meta = make_meta(_emulate(group_call, (shuffled, *call), {}, f"groupby.{method}")) if meta is _NO_META \
-            else _keyed_meta(make_meta(meta), self._frame._meta, self._whole_keys(method)) if as_index \
-            else make_meta(meta)
+            else _keyed_meta(make_meta(meta), self._frame._meta, self._whole_keys(method)) \
+            if as_index and self._group_keys else make_meta(meta)
         out = unnamed(self, map_partitions(_group_call_or_meta, shuffled, meta, *call, meta=meta,
                                            _name=f"groupby-{method}"))
         if not as_index and self._key_names and isinstance(out, DataFrame):  # (the keys are columns here)
@@ -1349,10 +1349,10 @@ def _install() -> None:
         if not isinstance(group_keys, (bool, np.bool_)):
             raise TypeError(f"groupby: group_keys must be True or False, got {group_keys!r}")
         out = grouping(self, by, sort, dropna, observed, as_index, **kwargs)
-        if not group_keys:
-            inner = out
-            while not isinstance(inner, GroupBy):  # (FlatGroupBy and the Grouper keys' wrapper hold one)
-                inner = inner._grouped
+        inner = out
+        while inner is not None and not isinstance(inner, GroupBy):  # (FlatGroupBy, GrouperKeys hold one)
+            inner = getattr(inner, "_grouped", None)
+        if not group_keys and inner is not None:  # (none: bins of time, a resample, which has no apply)
             inner._group_keys = False
         return out
 
