@@ -35,14 +35,17 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator
 from .units import parse_bytes
 
 __all__ = ["LocalFileSystem", "filesystem_for", "expand_paths", "is_pattern", "output_path", "shown", "join", "compression_of",
-           "open_decompressed", "file_token", "natural_key", "parent", "blocksize_bytes", "byte_ranges",
+           "open_decompressed", "written_compression", "file_token", "natural_key", "parent", "blocksize_bytes", "byte_ranges",
            "line_block", "line_range", "head_lines", "arrow_source", "files_in", "folders_in", "listing"]
 
 _PROTOCOL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+)://")
 _MAGIC = re.compile(r"[*?\[]")
 
 #: File name endings that mean a compressed file, for ``compression="infer"``.
-COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd", ".zip": "zip", ".tar": "tar"}
+COMPRESSIONS = {".tar.gz": "tar", ".tar.bz2": "tar", ".tar.xz": "tar", ".tar": "tar",  # (before .gz...)
+                ".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd", ".zip": "zip"}
+#: how a tar archive of each name is compressed, as pandas writes it (``tarfile``'s modes)
+TAR_MODES = {".tar.gz": "w:gz", ".tar.xz": "w:xz", ".tar.bz2": None}
 
 
 class LocalFileSystem:
@@ -481,6 +484,25 @@ def compression_of(path: str, compression: str | None = "infer") -> str | None:
         if path.lower().endswith(ending):
             return name
     return None
+
+
+def written_compression(path: str, compression: Any = "infer") -> Any:
+    """What pandas' writers take as ``compression=`` for a file of this name, given an open
+    handle (from which pandas guesses nothing): ``compression_of``'s, and for a tar archive
+    whose name says it is compressed (``.tar.gz``), pandas' dict that says so.
+
+    >>> written_compression("a.csv.tar.gz"), written_compression("a.csv.gz"), written_compression("a.csv")
+    ({'method': 'tar', 'mode': 'w:gz'}, 'gzip', None)
+    """
+    comp = compression_of(path, compression)
+    if comp == "tar" and compression == "infer":
+        for ending, mode in TAR_MODES.items():
+            if path.lower().endswith(ending) and mode is None:  # (pandas reads "w:bz2" as "w:z2")
+                raise ValueError(f"writing {path}: pandas cannot write a bz2-compressed tar archive to an open "
+                                 "file; name it .tar.gz or .tar.xz, or .bz2 for a compressed file of its own")
+            if path.lower().endswith(ending):
+                return {"method": "tar", "mode": mode}
+    return comp
 
 
 def open_decompressed(f: BinaryIO, compression: str | None) -> BinaryIO:

@@ -47,3 +47,20 @@ def test_an_archive_of_several_files_is_refused_naming_them(tmp_path):
         z.writestr("b.csv", "a\n2\n")
     with pytest.raises(ValueError, match="must hold exactly one file, and this one holds 2: a.csv, b.csv"):
         xd.read_csv(str(tmp_path / "two.zip")).compute()
+
+
+@pytest.mark.parametrize("ending", ["tar.gz", "tar.xz", "tar.bz2"])
+def test_compressed_tars_read_as_tars(tmp_path, pdf, ending):
+    path = tmp_path / f"p.csv.{ending}"
+    pdf.to_csv(path, index=False)  # (pandas: a tar, compressed as its name says)
+    tm.assert_frame_equal(xd.read_csv(str(path)).compute(), pdf)
+
+
+@pytest.mark.parametrize("ending", ["tar.gz", "tar.xz"])
+def test_compressed_tars_written_as_pandas_writes_them(tmp_path, pdf, ending):
+    xd.from_pandas(pdf, npartitions=2).to_csv(str(tmp_path / f"w-*.csv.{ending}"), index=False)
+    second = pd.read_csv(tmp_path / f"w-1.csv.{ending}")  # (pandas reads what was written)
+    assert len(second) and second.a.tolist() == pdf.a.tolist()[-len(second):]
+    tm.assert_frame_equal(xd.read_csv(str(tmp_path / f"w-*.csv.{ending}")).compute().reset_index(drop=True), pdf)
+    with pytest.raises(ValueError, match="pandas cannot write a bz2-compressed tar archive"):
+        xd.from_pandas(pdf, npartitions=2).to_csv(str(tmp_path / "b-*.csv.tar.bz2"))

@@ -42,7 +42,7 @@ from ..graph.spec import Ref, Task
 from .categorical import inferred_columns, mark_unknown
 from .core import DataFrame, Series
 from ..files import blocksize_bytes, byte_ranges, compression_of, expand_paths, file_token, filesystem_for, \
-    head_lines, line_range, make_folder, open_decompressed, parent, partition_paths, shown
+    head_lines, line_range, make_folder, open_decompressed, parent, partition_paths, shown, written_compression
 from ..graph.collection import run_writes
 from .csv_arrow import read_arrow
 from .io import check_writer_options, from_tasks
@@ -692,7 +692,7 @@ def to_csv(df: Any, path: str, single_file: bool = False, index: bool = True, co
     else:
         paths = partition_paths(fs, base, n, ".csv", "to_csv", name_function)
     # (pandas guesses the compression from a path, not from the open file it is given here)
-    compressions = [compression_of(p, kwargs.get("compression", "infer")) for p in paths]
+    compressions = [written_compression(p, kwargs.get("compression", "infer")) for p in paths]
     if (single_file or append) and any(c in ("zip", "tar") or (isinstance(c, dict) and c.get("method") in
                                                                 ("zip", "tar")) for c in compressions):
         raise ValueError("to_csv: a zip or tar archive cannot be added to (single_file=True or mode='a' appends); "

@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 
 from ..files import blocksize_bytes, byte_ranges, compression_of, expand_paths, file_token, filesystem_for, \
-    head_lines, line_block, open_decompressed, partition_paths, shown
+    head_lines, line_block, open_decompressed, partition_paths, shown, written_compression
 from ..graph.collection import run_writes
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Ref, Task
@@ -221,7 +221,7 @@ def to_json(df: Any, url_path: str, orient: str = "records", lines: bool | None 
         raise ValueError(f"to_json: lines=True writes orient='records', got orient={orient!r}")
     fs, base = filesystem_for(url_path, storage_options)
     kw = dict(kwargs, orient=orient, lines=lines)
-    kw["compression"] = compression_of(base, kw.get("compression", "infer"))  # (from the name: a handle has none)
+    kw["compression"] = written_compression(base, kw.get("compression", "infer"))  # (from the name: a handle has none)
     check_writer_options(df._meta, "to_json", kw)
     paths = partition_paths(fs, base, df.npartitions, ".json", "to_json", name_function)
     name = f"to-json-{new_token(df._name, shown(fs, base), sorted(kw.items(), key=str))}"
