@@ -71,3 +71,12 @@ def test_grouped_rolling_on_a_column_as_pandas(pdf, select):
     (tm.assert_series_equal if isinstance(want, pd.Series) else tm.assert_frame_equal)(got, want)
     assert df.groupby("k").rolling("2D", on="t").v.sum().compute().sort_index().equals(
         frame.groupby("k").rolling("2D", on="t").v.sum().sort_index())
+
+
+def test_a_column_selected_along_on_pairs_with_another_series_and_counts_the_times(pdf):
+    df = xd.from_pandas(pdf, npartitions=4, sort=False)
+    for stat in ("corr", "cov"):
+        tm.assert_series_equal(getattr(df.rolling("2D", on="t").v, stat)(df.w.astype("f8")).compute(),
+                               getattr(pdf.rolling("2D", on="t").v, stat)(pdf.w.astype("f8")))
+    tm.assert_series_equal(df.rolling("2D", on="t").v.corr().compute(), pdf.rolling("2D", on="t").v.corr())
+    tm.assert_series_equal(df.rolling("1D", on="t")["t"].count().compute(), pdf.rolling("1D", on="t")["t"].count())

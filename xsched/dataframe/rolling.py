@@ -47,6 +47,10 @@ from .standin import on_stand_ins
 
 __all__ = ["Rolling", "map_overlap"]
 
+#: the columns a window of two Series runs on (``cov``, ``corr``)
+PAIR = ("__first__", "__second__")
+#: the copy of the times a window along them counts (``rolling(w, on="t")["t"]``)
+ON_VALUES = "__on_values__"
 _METHODS = ("sum", "mean", "min", "max", "count", "std", "var", "median", "quantile", "apply", "agg", "sem", "skew",
             "kurt", "rank")
 
@@ -123,8 +127,15 @@ def _window_of(joined: Any, window: Any, kwargs: dict, method: Any, args: tuple,
     corr) of its two columns, as the Series of those names."""
     if isinstance(method, tuple):
         _, stat, names = method
-        first, second = (joined.iloc[:, i].rename(n) for i, n in enumerate(names))
-        return getattr(first.rolling(window, **kwargs), stat)(second, **method_kwargs)
+        on = kwargs.get("on")
+        if on is None:
+            first, second = (joined.iloc[:, i].rename(n) for i, n in enumerate(names))
+            return getattr(first.rolling(window, **kwargs), stat)(second, **method_kwargs)
+        # (along the column ``on``: the pair's Series indexed by its times, as a Series' window runs)
+        times = pd.Index(joined[on])
+        first, second = (joined[c].set_axis(times).rename(n) for c, n in zip(PAIR, names))
+        rest = {k: v for k, v in kwargs.items() if k != "on"}
+        return getattr(first.rolling(window, **rest), stat)(second, **method_kwargs).set_axis(joined.index)
     return getattr(joined.rolling(window, **kwargs), method)(*args, **method_kwargs)
 
 
@@ -194,6 +205,11 @@ class Rolling(SelectsColumns):
         on = self.__dict__.get("_on")
         if on is None or not isinstance(self.__dict__.get("_frame"), DataFrame):
             return super().__getitem__(key)
+        if not isinstance(key, list) and key == on:  # (the times' own windows: a copy of them, renamed after)
+            chosen = super().__getitem__([on])
+            chosen._frame = chosen._frame._assign([(ON_VALUES, chosen._frame[on])])
+            chosen._pick, chosen._renamed = ON_VALUES, on
+            return chosen
         names = list(key) if isinstance(key, list) else [key]
         chosen = super().__getitem__(names + ([on] if on not in names else []))
         chosen._pick = None if isinstance(key, list) else key
@@ -211,6 +227,15 @@ class Rolling(SelectsColumns):
         if self._step > 1:
             raise NotImplementedError(f"rolling(..., step=).{stat}: a step is not implemented for cov and corr, "
                                       "as in pandas; take every step-th row of the result instead")
+        pick = self.__dict__.get("_pick")
+        if pick is not None:  # (one column selected beside the times it runs along: a Series' window)
+            other = frame[pick] if other is None else other
+            if not isinstance(other, Series):
+                raise TypeError(f"rolling(...).{stat}: other must be an xsched Series partitioned as this one, "
+                                f"not {type(other).__name__}")
+            names = (self.__dict__.get("_renamed") or pick, other.name)
+            pair = frame[[self._on]]._assign([(PAIR[0], frame[pick]), (PAIR[1], other)])
+            return Rolling(pair, self._window, **self._kwargs)._run(("pair", stat, names), **kwargs)
         if isinstance(frame, DataFrame):
             if other is not None or pairwise is False:
                 raise NotImplementedError(f"rolling(...).{stat}: a DataFrame's runs pairwise over its own columns "
@@ -221,7 +246,7 @@ class Rolling(SelectsColumns):
             raise TypeError(f"rolling(...).{stat}: other must be an xsched Series partitioned as this one, "
                             f"not {type(other).__name__}")
         names = (frame.name, other.name)
-        pair = frame.to_frame("__first__").assign(__second__=other)
+        pair = frame.to_frame(PAIR[0]).assign(**{PAIR[1]: other})
         return Rolling(pair, self._window, **self._kwargs)._run(("pair", stat, names), **kwargs)
 
     def cov(self, other: Any = None, pairwise: Any = None, ddof: int = 1):
@@ -273,7 +298,10 @@ class Rolling(SelectsColumns):
         graph = LayeredGraph.merge(frame._graph, new=new)
         out = new_collection(graph, out_name, meta, frame.divisions)
         pick = self.__dict__.get("_pick")
-        return out if pick is None else out[pick]
+        if pick is None:
+            return out
+        renamed = self.__dict__.get("_renamed")
+        return out[pick] if renamed is None else out[pick].rename(renamed)
 
 
 def _check_on(frame: _Frame, on: Any, window: Any) -> None:
