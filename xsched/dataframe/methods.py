@@ -37,7 +37,7 @@ from .operators import per_column
 from .categorical import has_known_categories
 from .pieces import _concat, with_category
 from .io import _identity
-from .value_dtypes import VALUE_DEPENDENT, call_as_meta, reaching_meta
+from .value_dtypes import VALUE_DEPENDENT, call_as_meta, in_dtypes_of, reaching_meta
 from .reductions import _unique_chunk, _unique_merge, reduction
 
 __all__ = ["concat", "to_datetime", "to_numeric", "to_timedelta", "isna", "notna"]
@@ -78,7 +78,10 @@ def _method_doc(method: str, doc: str) -> Callable:
             meta = reaching_meta(self._meta, method, args, kwargs)
             if meta is not None:  # (a dtype that depends on the values: value_dtypes.py)
                 return map_partitions(call_as_meta, self, method, meta, *args, meta=meta, _name=method, **kwargs)
-        return self._method(method, *args, **kwargs)
+        out = self._method(method, *args, **kwargs)
+        if method in ("where", "mask"):  # (a partition where nothing was replaced keeps a narrower dtype)
+            return map_partitions(in_dtypes_of, out, out._meta, meta=out._meta, _name=f"{method}-dtypes")
+        return out
     call.__name__ = method
     call.__doc__ = doc
     return call

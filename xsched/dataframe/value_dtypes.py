@@ -30,7 +30,7 @@ import pandas as pd
 
 from .standin import _nonempty, make_meta, on_stand_ins
 
-__all__ = ["VALUE_DEPENDENT", "reaching_meta", "call_as_meta"]
+__all__ = ["VALUE_DEPENDENT", "reaching_meta", "call_as_meta", "in_dtypes_of"]
 
 #: the methods whose dtypes come from ``reaching_meta``
 VALUE_DEPENDENT = frozenset({"clip", "replace"})
@@ -97,7 +97,12 @@ def reaching_meta(meta: Any, method: str, args: tuple, kwargs: dict) -> Any:
 def call_as_meta(part: Any, method: str, meta: Any, /, *args: Any, **kwargs: Any) -> Any:
     """``part.<method>(...)``, in ``meta``'s dtypes where this partition's values left
     pandas' result in a narrower one (integers where another partition has floats)."""
-    out = getattr(part, method)(*args, **kwargs)
+    return in_dtypes_of(getattr(part, method)(*args, **kwargs), meta)
+
+
+def in_dtypes_of(out: Any, meta: Any) -> Any:
+    """A partition's result in ``meta``'s dtypes where its values left pandas' own in
+    another (``s.where(cond)`` of integers stays int64 where nothing was replaced)."""
     if isinstance(out, pd.DataFrame):
         wanted = {c: d for c, d in meta.dtypes.items() if c in out.columns and out[c].dtype != d}
         return out.astype(wanted) if wanted else out

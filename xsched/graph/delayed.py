@@ -755,7 +755,8 @@ def is_future(value: Any) -> bool:
     >>> is_future(delayed(sum)([1]))
     False
     """
-    return hasattr(value, "key") and type(value).__name__ == "Future"
+    # (the type first: ``hasattr`` of a DataFrame with a column "key" would select that column)
+    return type(value).__name__ == "Future" and hasattr(value, "key")
 
 
 def as_delayed(value: Any) -> Delayed:
