@@ -79,3 +79,15 @@ def test_group_keys_false_with_a_meta_and_with_bins_of_time():
     assert list(got.columns) == list(got.compute().columns) == ["index", "v"]  # (no key in the meta's index)
     assert df.groupby(pd.Grouper(freq="1D"), group_keys=False).v.sum().compute().tolist() == \
         pdf.groupby(pd.Grouper(freq="1D"), group_keys=False).v.sum().tolist()
+
+
+@pytest.mark.parametrize("select", ["v", None])
+def test_grouped_shift_with_freq_moves_the_labels(select):
+    """(It ran as the row-for-row shift, which returns rows to their own labels: freq was lost.)"""
+    pdf = pd.DataFrame({"k": list("abab"), "v": [1.0, 2, 3, 4]}, index=pd.date_range("2024-01-01", periods=4,
+                                                                                       freq="h"))
+    df = xd.from_pandas(pdf, npartitions=2)
+    grouped, pgrouped = (f.groupby("k") if select is None else f.groupby("k")[select] for f in (df, pdf))
+    got = grouped.shift(1, freq="30min").compute().sort_index()
+    want = pgrouped.shift(1, freq="30min").sort_index()
+    (tm.assert_series_equal if select else tm.assert_frame_equal)(got, want)

@@ -153,7 +153,9 @@ def _whole(gb: GroupBy, chain: tuple, what: str, meta: Any = None) -> Any:
         return _whole(gb.by_key_column(), chain, what, meta)
     if meta is not None:
         meta = make_meta(meta)
-    if len(chain) == 1 and chain[0][0] in IN_PLACE:
+    method, args, kwargs = chain[0]
+    moves_labels = method == "shift" and (kwargs.get("freq") is not None or len(args) > 1 and args[1] is not None)
+    if len(chain) == 1 and method in IN_PLACE and not moves_labels:  # (shift(freq=) moves labels, not values)
         return unnamed(gb, in_place(gb, chain, what, meta))
     keys = gb._whole_keys(what)  # (a Series key refused before pandas runs on a stand-in)
     args = (gb._by, gb._selection, chain, gb._dropna, gb._observed, gb._sort)
