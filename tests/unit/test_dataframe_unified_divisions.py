@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pandas.testing as tm
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -68,3 +69,18 @@ def test_joining_indexes_of_other_known_divisions_keeps_order_and_divisions(how)
         assert joined.known_divisions
         pd.testing.assert_frame_equal(joined.compute(), expected, check_freq=False)
     assert len(left.join(right, how=how).resample("2h").x.sum().compute())  # (it refused: divisions unknown)
+
+
+def test_labels_moved_by_a_calendar_step_do_not_pair_with_the_frame():
+    """shift(freq="B") moves labels across partition bounds and leaves the divisions unknown:
+    paired partition by partition with the frame, a Friday's value shifted to Monday met the
+    wrong row (pandas aligns by label). Refused, naming sort_index; after it, as pandas."""
+    pdf = pd.DataFrame({"v": np.arange(10.0)}, index=pd.bdate_range("2024-01-01", periods=10))
+    df = xd.from_pandas(pdf, npartitions=2)
+    moved = df.v.shift(1, freq="B")
+    for build in (lambda: df.assign(prev=moved), lambda: df.v - moved, lambda: df[moved > 3],
+                  lambda: df.v - moved.rename("p") * 2):
+        with pytest.raises(ValueError, match="moved by a calendar step .* sort_index"):
+            build()
+    assert (moved + 1).compute().tolist() == (pdf.v.shift(1, freq="B") + 1).tolist()  # (alone: as pandas)
+    tm.assert_series_equal((df.v - moved.sort_index()).compute(), pdf.v - pdf.v.shift(1, freq="B"), check_freq=False)

@@ -1335,8 +1335,12 @@ def map_partitions(func: Callable, *args: Any, meta: Any = _NO_META, _name: str 
     shape = (named and meta.name, isinstance(meta, (pd.DataFrame, pd.Series, pd.Index)), enforce_metadata)
     name = f"{_name or funcname(func)}-{new_token(func, args, kwargs, shape)}"
     with gc_paused():  # (collections triggered by the new tasks and refs would scan the whole graph)
-        return _partition_layer(func, args, kwargs, meta, divisions, name, what, enforce_metadata, _kind,
-                                named=named)
+        out = _partition_layer(func, args, kwargs, meta, divisions, name, what, enforce_metadata, _kind,
+                               named=named)
+    if any(getattr(f, "_labels_moved", False) for f in frames) and isinstance(out, _Frame) \
+            and not out.known_divisions:  # (partition i still holds the moved labels of partition i)
+        out._labels_moved = True
+    return out
 
 
 def _series_meta(meta: Any, name: Any = None) -> Any:
@@ -1386,8 +1390,25 @@ def _partition_layer(func: Callable, args: tuple, kwargs: dict, meta: Any, divis
 
 
 def elemwise(op: Callable, *args: Any, _name: str | None = None, _kind: tuple | None = None):
-    """``op`` applied partition by partition to aligned collections and scalars."""
+    """``op`` applied partition by partition to aligned collections and scalars (a user's
+    ``a + b``, ``df[mask]``, ``df.assign(x=s)``; not a collection whose labels moved across
+    partitions with one whose did not: ``labels_moved_apart``)."""
+    labels_moved_apart([a for a in args if isinstance(a, _Frame)], _name or funcname(op))
     return map_partitions(op, *args, _name=_name or funcname(op), _kind=_kind)
+
+
+def labels_moved_apart(frames: list, what: str) -> None:
+    """Refuse to pair, partition by partition, a collection whose labels a step moved across
+    partition bounds (``shift(freq="B")``: its divisions became unknown, ``_labels_moved``)
+    with one whose did not: partition ``i`` of each holds other labels, so rows pandas would
+    align by label would meet others (a label shifted into the next partition's range)."""
+    several = [f for f in frames if f.npartitions > 1]
+    if len({bool(getattr(f, "_labels_moved", False)) for f in several}) > 1:
+        raise ValueError(f"{what}: one collection's labels were moved by a calendar step (shift(freq=...) with a "
+                         "month, business day...), which leaves its partitions' ranges unknown, and another's were "
+                         "not, so their rows do not line up partition by partition; set_index or sort_index on "
+                         "the moved one first (its partitions then hold known ranges), or join them on the index "
+                         "(merge(left_index=True, right_index=True))")
 
 
 # --------------------------------------------------------------------------- task functions

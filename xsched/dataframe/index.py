@@ -354,6 +354,8 @@ def shifted_labels(frame: Any, labels: pd.Index, periods: int, freq: Any) -> Any
     labels.shift(periods, freq=freq)
     out = frame._method("shift", periods, freq=freq)
     out.divisions = shifted_divisions(frame.divisions, labels.dtype, periods, freq)
+    if frame.known_divisions and not out.known_divisions:  # (a calendar step: ``core.labels_moved_apart``)
+        out._labels_moved = True
     return out
 
 
