@@ -62,3 +62,24 @@ def test_numpy_and_dask_keywords_of_casts_joins_and_orders():
     np.testing.assert_array_equal(x.T.reshape((3, 4)).T.compute(), np.reshape(X, (4, 3), order="F"))
     assert x.rechunk((3, 2), threshold=4).chunks == ((3,), (2, 2))
     assert xa.isin(x, [1.0, 5.0], assume_unique=True, kind="sort").compute().sum() == 2
+
+
+def test_chunks_naming_an_axis_the_array_lacks_fail_as_numpy():
+    with pytest.raises(np.exceptions.AxisError, match="axis 5 is out of bounds for an array of dimension 2"):
+        xa.from_array(np.ones((10, 10)), chunks={5: 3})
+    x = xa.ones((10, 10), chunks=5)
+    for spec in ({2: 5}, {-3: 5}):
+        with pytest.raises(np.exceptions.AxisError):
+            x.rechunk(spec)
+    with pytest.raises(ValueError, match="named twice"):
+        x.rechunk({1: 2, -1: 3})
+    assert x.rechunk({-1: 2}).chunks == ((5, 5), (2,) * 5)
+
+
+def test_map_blocks_align_arrays_false_and_flatten_order():
+    z = xa.from_array(np.arange(12.0).reshape(3, 4), chunks=2)
+    np.testing.assert_array_equal(xa.map_blocks(np.add, z, z, align_arrays=False, dtype=float).compute(),
+                                  2 * np.arange(12.0).reshape(3, 4))
+    with pytest.raises(ValueError, match=r"align_arrays=False\): the arrays are cut otherwise along their axis -1"):
+        xa.map_blocks(np.add, z, z.rechunk(3), align_arrays=False, dtype=float)
+    np.testing.assert_array_equal(z.flatten("F").compute(), np.arange(12.0).reshape(3, 4).flatten("F"))

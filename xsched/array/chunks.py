@@ -34,6 +34,18 @@ def _blockdims(size: int, block: int) -> tuple[int, ...]:
     return (block,) * full + ((rest,) if rest else ())
 
 
+def _axes_of(spec: Mapping, ndim: int) -> None:
+    """A dict of chunks names axes of the array (NumPy's AxisError, as dask's, for others;
+    an axis named twice, as 1 and -1, is refused too)."""
+    seen: set = set()
+    for axis in spec:
+        if isinstance(axis, bool) or not isinstance(axis, numbers.Integral) or not -ndim <= axis < ndim:
+            raise np.exceptions.AxisError(f"chunks: axis {axis!r} is out of bounds for an array of dimension {ndim}")
+        if int(axis) % ndim in seen:
+            raise ValueError(f"chunks: axis {int(axis) % ndim} is named twice in {spec!r}")
+        seen.add(int(axis) % ndim)
+
+
 def normalize_chunks(chunks: Any, shape: Sequence[int], dtype: Any = None,
                      limit: int | None = None) -> Chunks:
     """Turn a user's chunk spec into explicit block sizes per axis.
@@ -57,6 +69,7 @@ def normalize_chunks(chunks: Any, shape: Sequence[int], dtype: Any = None,
     if chunks is None:
         raise ValueError("chunks= is required, e.g. chunks=(100, -1, -1) or chunks='auto'")
     if isinstance(chunks, Mapping):
+        _axes_of(chunks, ndim)
         chunks = tuple(chunks.get(a, chunks.get(a - ndim, -1)) for a in range(ndim))
     elif isinstance(chunks, (numbers.Integral, str)):
         chunks = (chunks,) * ndim

@@ -1112,14 +1112,14 @@ def _reshape_method(self: Array, *shape: Any, merge_chunks: bool = True, limit: 
     return reshape(self, shape[0] if len(shape) == 1 else shape, merge_chunks=merge_chunks, limit=limit)
 
 
-def _flatten(self: Array) -> Array:
-    """The elements in C order as a 1-d array (the same as ``ravel``).
+def _flatten(self: Array, order: str = "C") -> Array:
+    """The elements as a 1-d array, in C order or ``order`` (the same as ``ravel``'s).
 
-    >>> import xsched.array as xa
-    >>> xa.ones((2, 2), chunks=1).flatten().shape
-    (4,)
+    >>> import numpy as np, xsched.array as xa
+    >>> xa.from_array(np.arange(4).reshape(2, 2), chunks=1).flatten("F").compute().tolist()
+    [0, 2, 1, 3]
     """
-    return ravel(self)
+    return ravel(self, order)
 
 
 def _round_method(self: Array, decimals: int = 0) -> Array:

@@ -52,7 +52,8 @@ def _infer_dtype(func: Callable, args: Sequence[Any], kwargs: dict, what: str,
 
 def map_blocks(func: Callable, *args: Any, chunks: Any = None, dtype: Any = None,
                drop_axis: Any = None, new_axis: Any = None, name: str | None = None,
-               meta: Any = None, token: str | None = None, enforce_ndim: bool = False, **kwargs: Any) -> Array:
+               meta: Any = None, token: str | None = None, enforce_ndim: bool = False, align_arrays: bool = True,
+               **kwargs: Any) -> Array:
     """Apply ``func`` to every block of the array arguments, giving one output block each.
 
     ``args`` may mix arrays, ``Delayed`` objects (their value is passed) and other values
@@ -100,7 +101,20 @@ def map_blocks(func: Callable, *args: Any, chunks: Any = None, dtype: Any = None
     """
     if dtype is None and meta is not None:
         dtype = _meta_dtype(meta, "map_blocks")
+    if not align_arrays:  # (dask's: the arrays must be cut alike already; nothing is rechunked)
+        _cut_alike_already([a for a in args if isinstance(a, Array)])
     return blocks_of(func, args, kwargs, chunks, dtype, drop_axis, new_axis, name or token, check=True)
+
+
+def _cut_alike_already(arrays: list) -> None:
+    """``map_blocks(align_arrays=False)``: each axis (counted from the last, as arrays
+    broadcast) cut alike in every array where it is longer than one."""
+    for k in range(1, max((a.ndim for a in arrays), default=0) + 1):
+        cuts = {a.chunks[-k] for a in arrays if a.ndim >= k and a.shape[-k] != 1}
+        if len(cuts) > 1:
+            raise ValueError(f"map_blocks(align_arrays=False): the arrays are cut otherwise along their axis -{k} "
+                             f"({' and '.join(str(c) for c in sorted(cuts, key=str))}); rechunk them alike, or "
+                             "leave align_arrays=True to have them rechunked")
 
 
 def _meta_dtype(meta: Any, what: str, instead: str = "dtype=") -> np.dtype:

@@ -56,7 +56,7 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.p2p import p2p_layers, shuffle_method
 from ..graph.spec import Ref, Task
 from ..units import format_bytes, parse_bytes
-from .chunks import AUTO_CHUNK_BYTES, Chunks, _starts, common_blocks, normalize_chunks
+from .chunks import AUTO_CHUNK_BYTES, Chunks, _axes_of, _starts, common_blocks, normalize_chunks
 from . import joins
 
 if TYPE_CHECKING:
@@ -345,6 +345,7 @@ def _target(x: Array, chunks: Any, limit: int | None = None) -> Chunks:
     (((3, 3, 3, 1), (3, 3, 3, 3)), ((3, 3, 3, 1), (12,)))
     """
     if isinstance(chunks, Mapping):  # the axes not named keep their blocks
+        _axes_of(chunks, x.ndim)
         spec = []
         for a in range(x.ndim):
             spec.append(chunks.get(a, chunks.get(a - x.ndim, x.chunks[a])))
