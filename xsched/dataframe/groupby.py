@@ -436,6 +436,15 @@ class GroupBy:
                 raise ValueError("groupby.agg: an Aggregation of one's own gives one partition (split_out=1) "
                                  "and takes no named aggregations beside it")
             return custom_agg(self, func, split_every or DEFAULT_SPLIT_EVERY)
+        if isinstance(func, str) and named and not any(isinstance(v, (str, tuple, list, pd.NamedAgg))
+                                                       for v in named.values()):
+            # (a method's own keywords, agg("sum", min_count=1): pandas passes them to it)
+            method = getattr(type(self), func, None)
+            if not callable(method) or func.startswith("_"):
+                raise TypeError(f"groupby.agg({func!r}, {', '.join(f'{k}=' for k in named)}): keywords beside a "
+                                "name go to that method, and the grouping has none of that name")
+            split = {"split_every": split_every} if split_every is not None else {}
+            return method(self, **named, **split, **({"split_out": split_out} if split_out != 1 else {}))
         spec = self._named(func, named) if named else list(func) if isinstance(func, tuple) else func
         if spec is None:
             raise TypeError("groupby.agg: Must provide 'func' or named aggregations, e.g. "

@@ -922,10 +922,11 @@ def _install() -> None:
         setattr(Series, f.__name__, f)
     Series.quantile = series_quantile  # type: ignore[attr-defined]
 
-    def agg(self, func: Any, split_every: int | None = None):
+    def agg(self, func: Any, split_every: int | None = None, **kwargs: Any):
         """Reductions by name, laid out as pandas' ``agg``: a name (``"sum"``) gives that
         reduction; a list gives one row per name; a frame's dict names them per column. Each
-        is the tree reduction of its own method (``df.sum()``...), run together.
+        is the tree reduction of its own method (``df.sum()``...), run together; keywords go
+        to every one, as pandas passes them (``agg("std", ddof=0)``).
 
         >>> import pandas as pd, xsched.dataframe as xd
         >>> df = xd.from_pandas(pd.DataFrame({"a": [1, 2, 3], "b": [1.5, 2.0, 4.0]}), npartitions=2)
@@ -934,7 +935,7 @@ def _install() -> None:
         >>> df.a.agg(["min", "mean"]).compute().tolist()
         [1.0, 2.0]
         """
-        return _agg(self, func, split_every)
+        return _agg(self, func, split_every, kwargs)
 
     _Frame.agg = _Frame.aggregate = agg  # type: ignore[attr-defined]
 
@@ -1007,10 +1008,20 @@ def _agg_names(func: Any, where: str) -> list:
     return names
 
 
-def _reduce(frame: _Frame, name: str, split_every: int | None) -> Any:
-    """The reduction ``name`` of ``frame`` (``split_every`` passed on when given)."""
+def _reduce(frame: _Frame, name: str, split_every: int | None, kwargs: dict | None = None) -> Any:
+    """The reduction ``name`` of ``frame`` (``split_every`` passed on when given, and the
+    keywords ``agg`` was given)."""
     method = getattr(frame, name)
-    return method() if split_every is None else method(split_every=split_every)
+    kwargs = dict(kwargs or {})
+    if split_every is not None:
+        kwargs["split_every"] = split_every
+    try:
+        return method(**kwargs)
+    except TypeError as exc:
+        if not kwargs or "keyword" not in str(exc):
+            raise
+        raise TypeError(f"agg: the reduction {name!r} does not take {sorted(kwargs)} ({exc}); pandas passes "
+                        "agg's keywords to every function it names") from exc
 
 
 def _agg_list(values: list, names: list, label: Any) -> pd.Series:
@@ -1037,7 +1048,7 @@ def _agg_dict(pieces: list, plan: list) -> Any:
     return pd.concat(out, axis=1)
 
 
-def _agg(frame: _Frame, func: Any, split_every: int | None):
+def _agg(frame: _Frame, func: Any, split_every: int | None, kwargs: dict | None = None):
     where = f"{type(frame).__name__}.agg"
     given, func = func, ({c: _by_name(f) for c, f in func.items()} if isinstance(func, dict) else _by_name(func))
     if isinstance(func, dict):
@@ -1049,22 +1060,23 @@ def _agg(frame: _Frame, func: Any, split_every: int | None):
         for _, names in plan:
             _agg_names(names, where)
         asked = dict(plan)
+        # (keywords not passed on: pandas' own dict of reductions leaves them out)
         results = [r for got in joint(frame, list(asked), lambda s, c: [_reduce(s, n, split_every) for n in (
             [asked[c]] if isinstance(asked[c], str) else asked[c])]) for r in got]
         func_, args = _agg_dict, (plan,)
     else:
         names = _agg_names(func, where)
         if isinstance(func, str):
-            return _reduce(frame, func, split_every)
+            return _reduce(frame, func, split_every, kwargs)
         if isinstance(frame, DataFrame):
-            results = [r for got in joint(frame, list(frame.columns), lambda s, _: [_reduce(s, n, split_every)
+            results = [r for got in joint(frame, list(frame.columns), lambda s, _: [_reduce(s, n, split_every, kwargs)
                                                                                 for n in names]) for r in got]
             func_, args = _agg_table, (names, list(frame.columns))
         else:
-            results = [_reduce(frame, n, split_every) for n in names]
+            results = [_reduce(frame, n, split_every, kwargs) for n in names]
             func_, args = _agg_list, (names, frame._meta.name)
     try:  # (pandas on a stand-in lays the result out: its meta)
-        meta = make_meta(on_stand_ins(lambda: _nonempty(frame._meta).agg(given)))
+        meta = make_meta(on_stand_ins(lambda: _nonempty(frame._meta).agg(given, **(kwargs or {}))))
     except Exception as exc:
         dtypes = dict(frame.dtypes.astype(str)) if isinstance(frame, DataFrame) else frame.dtype
         raise TypeError(f"{where}({given!r}): pandas refuses it on {dtypes}: {exc}") from exc
