@@ -91,3 +91,12 @@ def test_grouped_shift_with_freq_moves_the_labels(select):
     got = grouped.shift(1, freq="30min").compute().sort_index()
     want = pgrouped.shift(1, freq="30min").sort_index()
     (tm.assert_series_equal if select else tm.assert_frame_equal)(got, want)
+
+
+@pytest.mark.parametrize("method", ["describe", "ohlc", "unique"])
+def test_as_index_false_of_whole_group_methods_gives_the_keys_as_columns(method):
+    pdf = pd.DataFrame({"k": list("aabbc"), "v": [1.0, 2, 3, 4, 5]})
+    df = xd.from_pandas(pdf, npartitions=2)
+    got = getattr(df.groupby("k", as_index=False).v, method)().compute()
+    want = getattr(pdf.groupby("k", as_index=False).v, method)()
+    tm.assert_frame_equal(_by_columns(got, ["k"]), _by_columns(want, ["k"]))

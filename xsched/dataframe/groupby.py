@@ -1235,7 +1235,7 @@ def _add_counts(partials: list, meta: Any, sort: bool, observed: bool) -> pd.Ser
 #: grouped methods that give one row per group: with ``as_index=False`` their keys become columns
 PER_GROUP = frozenset({"agg", "aggregate", "sum", "mean", "min", "max", "first", "last", "prod", "var", "std",
                        "count", "size", "nunique", "median", "quantile", "sem", "skew", "kurt", "value_counts",
-                       "any", "all", "idxmax", "idxmin"})
+                       "any", "all", "idxmax", "idxmin", "describe", "ohlc", "unique"})
 
 
 class FlatGroupBy:
