@@ -88,3 +88,24 @@ def test_where_with_a_mask_of_the_array_of_unknown_lengths():
     assert float(xa.max(z, where=z > 5, initial=0).compute()) == 9.0
     with pytest.raises(ValueError, match="compute_chunk_sizes"):
         xa.sum(z, where=np.ones(7, bool))
+
+
+def test_ufunc_reduce_takes_initial_and_where_as_numpy():
+    a = np.arange(12.0).reshape(3, 4)
+    x = xa.from_array(a, chunks=2)
+    np.testing.assert_array_equal(np.maximum.reduce(x, axis=0, initial=5.0).compute(),
+                                  np.maximum.reduce(a, axis=0, initial=5.0))
+    np.testing.assert_array_equal(np.add.reduce(x, axis=1, where=a > 3).compute(), np.add.reduce(a, axis=1, where=a > 3))
+    with pytest.raises(TypeError, match="add: where= is not supported"):  # (an elementwise call: no out= to fill)
+        np.add(x, 1, where=a > 3)
+
+
+def test_a_lazy_histogram_range_is_refused_naming_range_before_computing(monkeypatch):
+    x = xa.from_array(np.arange(10.0), chunks=3)
+    top = x.max()
+    monkeypatch.setattr(xa.Array, "compute", lambda *a, **k: pytest.fail("computed"))
+    monkeypatch.setattr(xa.Array, "__array__", lambda *a, **k: pytest.fail("computed"))
+    with pytest.raises(TypeError, match="histogram: range must be known when the expression is written"):
+        np.histogram(x, bins=5, range=(0, top))
+    with pytest.raises(TypeError, match="histogramdd: range must be known"):
+        xa.histogramdd(x, bins=[3], range=[(0, top)])

@@ -587,11 +587,13 @@ class Array:
             raise TypeError(f"{ufunc.__name__}: out= is not supported for xsched arrays; "
                             "use the returned array instead.")
         where = kwargs.get("where", True)
-        if not (where is True or (np.ndim(where) == 0 and not hasattr(where, "__xsched_graph__") and bool(where))):
-            # (a mask, and no out= to keep the rest; a true scalar, np.True_ too, masks nothing)
+        masks = not (where is True or (np.ndim(where) == 0 and not hasattr(where, "__xsched_graph__")
+                                       and bool(where)))  # (a true scalar, np.True_ too, masks nothing)
+        if masks and method != "reduce":  # (a mask, and no out= to keep the rest; a reduction's leaves out)
             raise TypeError(f"{ufunc.__name__}: where= is not supported for xsched arrays; use "
                             f"xa.where(mask, np.{ufunc.__name__}(...), fallback) instead.")
-        kwargs.pop("where", None)
+        if not masks:
+            kwargs.pop("where", None)
         if method == "__call__" and ufunc in UFUNC_IMPLEMENTATIONS:
             return UFUNC_IMPLEMENTATIONS[ufunc](*inputs, **kwargs)
         if method in _UFUNC_METHODS and ufunc.signature is None:
@@ -761,15 +763,18 @@ def _ufunc_method(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> 
         x, y = (a if isinstance(a, Array) else np.asarray(a) for a in inputs)
         return ufunc(x[(Ellipsis,) + (None,) * np.ndim(y)], y, **kwargs)
     run = UFUNC_METHOD_IMPLEMENTATIONS.get((name, method))
-    if run is None or len(inputs) != 1 or set(kwargs) - {"axis", "dtype", "keepdims"}:
+    taken = {"axis", "dtype", "keepdims"} | ({"initial", "where"} if method == "reduce" else set())
+    if run is None or len(inputs) != 1 or set(kwargs) - taken:
         return None
+    passed = {k: kwargs[k] for k in ("initial", "where") if k in kwargs}  # (NumPy's, as the reduction takes them)
     x = inputs[0] if isinstance(inputs[0], Array) else from_array(np.asarray(inputs[0]))
     axis, dtype = kwargs.get("axis", 0), kwargs.get("dtype")
     if method == "accumulate":
         return None if kwargs.get("keepdims") else run(x, axis=axis, dtype=dtype)
     if dtype is not None and name not in ("add", "multiply"):
         return None
-    return run(x, axis=axis, keepdims=bool(kwargs.get("keepdims", False)), **({"dtype": dtype} if dtype else {}))
+    return run(x, axis=axis, keepdims=bool(kwargs.get("keepdims", False)), **({"dtype": dtype} if dtype else {}),
+               **passed)
 
 
 def _unsupported_ufunc(ufunc: np.ufunc, method: str, inputs: tuple) -> Any:

@@ -52,7 +52,14 @@ def _known(value: Any, what: str, arg: str, why: str = "it fixes the result's sh
     return value
 
 
+def _holds_array(value: Any) -> bool:
+    return isinstance(value, Array) or (isinstance(value, (list, tuple)) and any(map(_holds_array, value)))
+
+
 def _need_range(bins: Any, range_: Any, what: str) -> None:
+    if _holds_array(range_):  # (before NumPy sees it: it would compute it, block by block, here)
+        raise TypeError(f"{what}: range must be known when the expression is written (it fixes the bin edges); "
+                        "give NumPy numbers, e.g. range=(0, float(x.max().compute()))")
     if isinstance(bins, str):
         raise ValueError(f"{what}: bins={bins!r} estimates the bins from the data, which would "
                          f"compute the array first; give bin edges, or a number of bins with range=")
