@@ -763,7 +763,8 @@ def _ufunc_method(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> 
         x, y = (a if isinstance(a, Array) else np.asarray(a) for a in inputs)
         return ufunc(x[(Ellipsis,) + (None,) * np.ndim(y)], y, **kwargs)
     run = UFUNC_METHOD_IMPLEMENTATIONS.get((name, method))
-    taken = {"axis", "dtype", "keepdims"} | ({"initial", "where"} if method == "reduce" else set())
+    taken = {"axis", "dtype", "keepdims"} | ({"where"} if method == "reduce" else set()) | (
+        {"initial"} if method == "reduce" and name in ("add", "multiply", "maximum", "minimum") else set())
     if run is None or len(inputs) != 1 or set(kwargs) - taken:
         return None
     passed = {k: kwargs[k] for k in ("initial", "where") if k in kwargs}  # (NumPy's, as the reduction takes them)
