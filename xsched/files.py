@@ -497,11 +497,12 @@ def written_compression(path: str, compression: Any = "infer") -> Any:
     comp = compression_of(path, compression)
     if comp == "tar" and compression == "infer":
         for ending, mode in TAR_MODES.items():
-            if path.lower().endswith(ending) and mode is None:  # (pandas reads "w:bz2" as "w:z2")
+            if not path.lower().endswith(ending):
+                continue
+            if mode is None:  # (pandas reads "w:bz2" as "w:z2")
                 raise ValueError(f"writing {path}: pandas cannot write a bz2-compressed tar archive to an open "
                                  "file; name it .tar.gz or .tar.xz, or .bz2 for a compressed file of its own")
-            if path.lower().endswith(ending):
-                return {"method": "tar", "mode": mode}
+            return {"method": "tar", "mode": mode}
     return comp
 
 

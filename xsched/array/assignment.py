@@ -40,7 +40,7 @@ from .chunks import _starts
 from .core import Array, elemwise, from_array
 from .creation import asarray
 from .manipulation import broadcast_to, expand_dims, moveaxis, where
-from .masking import has_unknown_chunks, known_chunks_needed
+from .masking import cut_alike, has_unknown_chunks, known_chunks_needed, same_lengths
 
 __all__ = ["assigned"]
 
@@ -126,7 +126,6 @@ def _mask_among_whole_axes(x: Array, key: Any) -> Any:
     if not isinstance(key, tuple) or sum(1 for i in key if _is_mask(i)) != 1 or not all(
             _is_mask(i) or i is Ellipsis or (isinstance(i, slice) and i == slice(None)) for i in key):
         return None
-    from .manipulation import broadcast_to  # (manipulation imports this module's users)
     from .slicing import _check_rank
 
     if sum(i is Ellipsis for i in key) > 1:
@@ -135,12 +134,11 @@ def _mask_among_whole_axes(x: Array, key: Any) -> Any:
     mask = mask if isinstance(mask, Array) else np.asarray(mask)
     taken = sum(mask.ndim if _is_mask(i) else 1 for i in key if i is not Ellipsis)  # (axes the entries index)
     _check_rank(taken, x.ndim)
-    before = 0
+    start = 0
     for i in key:  # (the axes before the mask's first: one per entry, or what '...' stands for)
         if _is_mask(i):
             break
-        before += x.ndim - taken if i is Ellipsis else 1
-    start = before
+        start += x.ndim - taken if i is Ellipsis else 1
     if tuple(mask.shape) != x.shape[start:start + mask.ndim]:
         raise IndexError(f"a boolean mask of shape {tuple(mask.shape)} cannot index axes {start} to "
                          f"{start + mask.ndim - 1} of an array of shape {x.shape}: its shape must be theirs")
@@ -159,11 +157,11 @@ def _by_mask(x: Array, mask: Any, value: Any) -> Array:
     shape = tuple(mask.shape)
     if not isinstance(mask, Array):
         known_chunks_needed(x, "x[mask] = value, with a NumPy mask,")
-    if len(shape) > x.ndim or not all(a == b or (a != a and b != b) for a, b in zip(shape, x.shape)):
+    if len(shape) > x.ndim or not same_lengths(shape, x.shape[:len(shape)]):
         raise IndexError(f"a boolean mask of shape {shape} cannot index an array of shape {x.shape}: the "
                          "shapes must be equal, or the mask's those of the array's first axes")
     cut = x.chunks[:len(shape)]
-    if isinstance(mask, Array) and _cut_alike(mask.chunks, cut):
+    if isinstance(mask, Array) and cut_alike(mask.chunks, cut):
         pass  # (block by block, unknown lengths too: y[y > 5] = 0 of a masked y)
     elif isinstance(mask, Array):
         known_chunks_needed(mask, "x[mask] = value")
@@ -190,13 +188,6 @@ def _set_where_aligned(mask: np.ndarray, fill: Any, block: np.ndarray, axes: int
                          "mask made from another array); compute_chunk_sizes() of both first, or build the mask "
                          "from the array itself")
     return np.where(mask, fill, block).astype(block.dtype, copy=False)
-
-
-def _cut_alike(chunks: tuple, other: tuple) -> bool:
-    """Whether two arrays' blocks line up: as many per axis, of equal lengths, or both
-    unknown (as those of an array and a mask made from it)."""
-    return len(chunks) == len(other) and all(
-        len(a) == len(b) and all(p == q or (p != p and q != q) for p, q in zip(a, b)) for a, b in zip(chunks, other))
 
 
 def _axes(x: Array, key: Any) -> tuple[list, list, int | None]:

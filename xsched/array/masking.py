@@ -35,12 +35,27 @@ from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_to
 from ..graph.spec import Ref, Task
 
 __all__ = ["boolean_mask", "mask_along", "compute_chunk_sizes", "elementwise_chunks", "has_unknown_chunks",
-           "known_chunks_needed", "known_axis_needed"]
+           "known_chunks_needed", "known_axis_needed", "same_lengths", "cut_alike"]
 
 
 def has_unknown_chunks(x: Any) -> bool:
     """Whether some block length of ``x`` is unknown (``nan``, after a boolean mask)."""
     return any(c != c for axis in x.chunks for c in axis)
+
+
+def same_lengths(a: Any, b: Any) -> bool:
+    """Whether two sequences of lengths agree, an unknown one (``nan``) matching an unknown.
+
+    >>> same_lengths((2, float("nan")), (2, float("nan"))), same_lengths((2,), (3,))
+    (True, False)
+    """
+    return len(a) == len(b) and all(p == q or (p != p and q != q) for p, q in zip(a, b))
+
+
+def cut_alike(chunks: Any, other: Any) -> bool:
+    """Whether two arrays' blocks line up: as many per axis, of equal lengths, or both
+    unknown (as those of an array and a mask made from it)."""
+    return len(chunks) == len(other) and all(same_lengths(a, b) for a, b in zip(chunks, other))
 
 
 def known_chunks_needed(x: Any, what: str) -> None:

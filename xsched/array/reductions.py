@@ -290,8 +290,8 @@ def sum(x: Array, axis: Any = None, dtype: Any = None, keepdims: bool = False,
     x = _as_array(x)
     _check_out(out, "sum")
     if initial is not None or where is not True:
-        return WHERE[0]("sum", x, axis, keepdims, lambda y: sum(
-            y, axis, dtype, keepdims, split_every), initial, where)
+        return WHERE[0]("sum", x, axis, keepdims, lambda y: sum(y, axis, dtype, keepdims, split_every), initial,
+                        where)
     dtype = np.dtype(dtype) if dtype is not None else np.sum(np.zeros(1, x.dtype)).dtype
     return tree_reduction(x, "sum", _sum_chunk, _sum_combine, _sum_aggregate, axis, keepdims,
                      dtype, split_every, chunk_args=(dtype,), aggregate_args=(dtype,))
@@ -322,8 +322,7 @@ def min(x: Array, axis: Any = None, keepdims: bool = False, split_every: Any = N
     x = _as_array(x)
     _check_out(out, "min")
     if initial is not None or where is not True:
-        return WHERE[0]("min", x, axis, keepdims, lambda y: min(y, axis, keepdims, split_every),
-                                                initial, where)
+        return WHERE[0]("min", x, axis, keepdims, lambda y: min(y, axis, keepdims, split_every), initial, where)
     _no_identity(x, axis, "min", "minimum")
     return tree_reduction(x, "min", _min_chunk, _min_combine, _min_aggregate, axis, keepdims,
                      x.dtype, split_every, aggregate_args=(x.dtype,))
@@ -341,8 +340,7 @@ def max(x: Array, axis: Any = None, keepdims: bool = False, split_every: Any = N
     x = _as_array(x)
     _check_out(out, "max")
     if initial is not None or where is not True:
-        return WHERE[0]("max", x, axis, keepdims, lambda y: max(y, axis, keepdims, split_every),
-                                                initial, where)
+        return WHERE[0]("max", x, axis, keepdims, lambda y: max(y, axis, keepdims, split_every), initial, where)
     _no_identity(x, axis, "max", "maximum")
     return tree_reduction(x, "max", _max_chunk, _max_combine, _max_aggregate, axis, keepdims,
                      x.dtype, split_every, aggregate_args=(x.dtype,))

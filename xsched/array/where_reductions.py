@@ -18,7 +18,7 @@ from .axes import reduced_axes
 from .core import Array, elemwise
 from .creation import asarray, full
 from .manipulation import broadcast_to, where as _where
-from .masking import known_chunks_needed
+from .masking import cut_alike, known_chunks_needed
 from .reductions import WHERE, sum as _sum
 
 __all__ = ["reduce_where"]
@@ -38,9 +38,7 @@ def _mask(where: Any, x: Array, op: str) -> Array:
     if mask.dtype != bool:
         raise TypeError(f"{op}(where=...): where must hold booleans, not {mask.dtype} (NumPy does not cast "
                         "them); compare first, e.g. where=(mask != 0)")
-    if mask.ndim == x.ndim and len(mask.chunks) == len(x.chunks) and all(
-            len(a) == len(b) and all(p == q or (p != p and q != q) for p, q in zip(a, b))
-            for a, b in zip(mask.chunks, x.chunks)):
+    if cut_alike(mask.chunks, x.chunks):
         return mask
     known_chunks_needed(x, f"{op}(where=...) with a mask cut otherwise than the array")
     return broadcast_to(mask, x.shape)
@@ -67,13 +65,11 @@ def reduce_where(op: str, x: Array, axis: Any, keepdims: bool, reduce: Callable[
     [1, 5]
     """
     if op == "mean":
-        return _mean_where(x, axis, keepdims, reduce, where, dtype)
+        return _mean_where(x, axis, keepdims, where, dtype)
     mask = None if where is True else _mask(where, x, op)
     if mask is not None and op not in IDENTITY and initial is None:
         raise ValueError(f"reduction operation {_UFUNC[op]!r} does not have an identity, so to use a where mask "
                          f"one has to specify 'initial' ({op}(..., where=mask, initial=value))")
-    if initial is not None and op not in JOIN:
-        raise TypeError(f"{op}() got an unexpected keyword argument 'initial' (NumPy's {op} has none either)")
     if initial is not None and op in ("min", "max"):  # (the fill of what the mask leaves out)
         initial = _initial(op, x, initial, None)
     fill = IDENTITY.get(op, initial)
@@ -90,12 +86,9 @@ def reduce_where(op: str, x: Array, axis: Any, keepdims: bool, reduce: Callable[
     return elemwise(JOIN[op], out, _initial(op, x, initial, out.dtype), dtype=out.dtype)
 
 
-def _mean_where(x: Array, axis: Any, keepdims: bool, reduce: Callable[[Array], Array], where: Any,
-                dtype: Any) -> Array:
+def _mean_where(x: Array, axis: Any, keepdims: bool, where: Any, dtype: Any) -> Array:
     """NumPy's ``mean(where=)``: the sum of the elements kept over how many were kept (NaN
     where none was, as NumPy's, which also warns)."""
-    if where is True:
-        return reduce(x)
     mask = _mask(where, x, "mean")
     acc = np.result_type(np.dtype(dtype), np.float64) if np.dtype(dtype).kind in "fc" else np.float64
     total = _sum(_where(mask, x, np.asarray(0, dtype=x.dtype)), axis=axis, dtype=acc, keepdims=keepdims)

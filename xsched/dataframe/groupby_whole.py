@@ -153,9 +153,7 @@ def _whole(gb: GroupBy, chain: tuple, what: str, meta: Any = None) -> Any:
         return _whole(gb.by_key_column(), chain, what, meta)
     if meta is not None:
         meta = make_meta(meta)
-    method, args, kwargs = chain[0]
-    moves_labels = method == "shift" and (kwargs.get("freq") is not None or len(args) > 1 and args[1] is not None)
-    if len(chain) == 1 and method in IN_PLACE and not moves_labels:  # (shift(freq=) moves labels, not values)
+    if len(chain) == 1 and chain[0][0] in IN_PLACE and not _moves_labels(chain[0]):
         return unnamed(gb, in_place(gb, chain, what, meta))
     keys = gb._whole_keys(what)  # (a Series key refused before pandas runs on a stand-in)
     args = (gb._by, gb._selection, chain, gb._dropna, gb._observed, gb._sort)
@@ -172,6 +170,13 @@ def _whole(gb: GroupBy, chain: tuple, what: str, meta: Any = None) -> Any:
             raise kind(f"groupby(...).{what}: pandas refuses it on columns {columns}: {exc}") from exc
     return unnamed(gb, map_partitions(_keyed_call, shuffle(gb._frame, keys), keys, meta, *args, meta=meta,
                                       _name=f"groupby-{chain[-1][0]}"))
+
+
+def _moves_labels(step: tuple) -> bool:
+    """Whether a step ``(method, args, kwargs)`` is ``shift(n, freq=...)``, which moves the
+    rows' labels rather than their values (so its rows do not go back to their own labels)."""
+    method, args, kwargs = step
+    return method == "shift" and (kwargs.get("freq") is not None or (len(args) > 1 and args[1] is not None))
 
 
 def _keyed_call(part: pd.DataFrame, keys: list, meta: Any, by: Any, selection: Any, chain: tuple, dropna: bool,

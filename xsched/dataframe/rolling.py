@@ -174,7 +174,7 @@ class Rolling(SelectsColumns):
         self._step = int(step or 0)
         self._on = on = kwargs.get("on")
         if on is not None:
-            _check_on(frame, on, window)
+            _check_on(frame, on, window, self._is_time)
         if self._is_time:
             if on is None:
                 require_sorted_times(frame, f"rolling({window!r}), a time window,", one_partition_will_do=True)
@@ -194,6 +194,9 @@ class Rolling(SelectsColumns):
             raise ValueError(f"rolling({window!r}, {kwargs}) fails in pandas: {exc}") from exc
 
     _label = "rolling(...)"
+    #: with ``on``: the column selected from the window (the result's), and the name it takes
+    _pick: Any = None
+    _renamed: Any = None
 
     def __repr__(self) -> str:
         return f"xsched.Rolling<{self._frame._name}, window={self._window}>"
@@ -227,13 +230,13 @@ class Rolling(SelectsColumns):
         if self._step > 1:
             raise NotImplementedError(f"rolling(..., step=).{stat}: a step is not implemented for cov and corr, "
                                       "as in pandas; take every step-th row of the result instead")
-        pick = self.__dict__.get("_pick")
+        pick = self._pick
         if pick is not None:  # (one column selected beside the times it runs along: a Series' window)
             other = frame[pick] if other is None else other
             if not isinstance(other, Series):
                 raise TypeError(f"rolling(...).{stat}: other must be an xsched Series partitioned as this one, "
                                 f"not {type(other).__name__}")
-            names = (self.__dict__.get("_renamed") or pick, other.name)
+            names = (self._renamed or pick, other.name)
             pair = frame[[self._on]]._assign([(PAIR[0], frame[pick]), (PAIR[1], other)])
             return Rolling(pair, self._window, **self._kwargs)._run(("pair", stat, names), **kwargs)
         if isinstance(frame, DataFrame):
@@ -297,25 +300,21 @@ class Rolling(SelectsColumns):
             out_name = _every_step(new, keys, out_name, self._step, tok, ann)
         graph = LayeredGraph.merge(frame._graph, new=new)
         out = new_collection(graph, out_name, meta, frame.divisions)
-        pick = self.__dict__.get("_pick")
-        if pick is None:
+        if self._pick is None:
             return out
-        renamed = self.__dict__.get("_renamed")
-        return out[pick] if renamed is None else out[pick].rename(renamed)
+        return out[self._pick] if self._renamed is None else out[self._pick].rename(self._renamed)
 
 
-def _check_on(frame: _Frame, on: Any, window: Any) -> None:
+def _check_on(frame: _Frame, on: Any, window: Any, is_time: bool) -> None:
     """``rolling(on=)``: a column of a DataFrame; for a time window, of times, which run
     along it sorted across partitions (pandas, given each partition with the rows before
     it, refuses times that go back, at a boundary too)."""
     if not isinstance(frame, DataFrame):
         raise ValueError(f"rolling(on={on!r}): on names a column of a DataFrame; a Series has none, as in pandas")
     frame._check_columns([on], "rolling(on=...)")
-    kind = getattr(frame._meta[on].dtype, "kind", "O")
-    if isinstance(window, (str, datetime.timedelta)) or hasattr(window, "nanos"):
-        if kind not in "Mm":
-            raise TypeError(f"rolling({window!r}, on={on!r}): a time window runs along a column of times, and "
-                            f"{on!r} is {frame._meta[on].dtype}; convert it first (xd.to_datetime)")
+    if is_time and getattr(frame._meta[on].dtype, "kind", "O") not in "Mm":
+        raise TypeError(f"rolling({window!r}, on={on!r}): a time window runs along a column of times, and "
+                        f"{on!r} is {frame._meta[on].dtype}; convert it first (xd.to_datetime)")
 
 
 def _stepped(part: Any, start: int, step: int) -> Any:
