@@ -21,8 +21,8 @@ it is summarised by the two coefficients (two runs of pandas from its first valu
 value 0 and 1); one small task walks those from partition to partition, and each partition
 then runs pandas from its first value, that value replaced by the mean the recursion gives
 there. That step across a boundary is pandas' own too (a run over the carried mean, the
-missing rows and the value): pandas 3.1 weighs a gap with ``alpha=0.5`` unlike the formula
-above, which holds for every other alpha. The variance (``adjust=True``) carries four numbers per column: the sums of the weights and
+missing rows and the value), so a gap weighs as the installed pandas weighs it (pandas 3.1.1
+and earlier weighed one with ``alpha=0.5`` unlike the formula above; 3.1.2 follows it). The variance (``adjust=True``) carries four numbers per column: the sums of the weights and
 of their squares (which fall by ``d**2``), the weighted mean and ``M2``, the weighted sum of
 squared deviations (pandas' biased variance times the weights' sum). A partition's own come
 from pandas' runs over it; those before are decayed and joined to them as two groups'
@@ -42,8 +42,9 @@ only the means carried across partition boundaries are rounded once more).
 >>> s = xd.from_pandas(pd.Series([1.0, None, 3.0, 4.0, 8.0]), npartitions=3)
 >>> s.ewm(alpha=0.5).mean().compute().round(4).tolist()
 [1.0, 1.0, 2.6, 3.4615, 5.9655]
->>> s.ewm(span=3, adjust=False).mean().compute().round(4).tolist()
-[1.0, 1.0, 2.5, 3.25, 5.625]
+>>> t = xd.from_pandas(pd.Series([1.0, 2.0, 3.0, 4.0, 8.0]), npartitions=3)
+>>> t.ewm(span=3, adjust=False).mean().compute().round(4).tolist()
+[1.0, 1.5, 2.25, 3.125, 5.5625]
 """
 
 from __future__ import annotations
