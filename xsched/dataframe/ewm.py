@@ -22,7 +22,8 @@ value 0 and 1); one small task walks those from partition to partition, and each
 then runs pandas from its first value, that value replaced by the mean the recursion gives
 there. That step across a boundary is pandas' own too (a run over the carried mean, the
 missing rows and the value), so a gap weighs as the installed pandas weighs it (pandas 3.1.1
-and earlier weighed one with ``alpha=0.5`` unlike the formula above; 3.1.2 follows it). The variance (``adjust=True``) carries four numbers per column: the sums of the weights and
+and earlier weighed one with ``alpha=0.5`` unlike the formula above; 3.1.2 follows it).
+The variance (``adjust=True``) carries four numbers per column: the sums of the weights and
 of their squares (which fall by ``d**2``), the weighted mean and ``M2``, the weighted sum of
 squared deviations (pandas' biased variance times the weights' sum). A partition's own come
 from pandas' runs over it; those before are decayed and joined to them as two groups'
