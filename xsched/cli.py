@@ -41,8 +41,6 @@ import zmq
 
 from . import config
 from .comm import RemoteError
-from .deploy.ssh import SSHCluster
-from .doctor import diagnose, format_report
 from .errors import DashboardError
 from .protocol.addressing import (DEFAULT_DASHBOARD_PORT, AddressError, dashboard_link, interface_address, join,
                                   parse_dashboard_address)
@@ -431,6 +429,8 @@ def _ssh(args) -> int:
         wo["memory_limit"] = args.memory_limit
     if args.interface:
         wo["interface"] = args.interface
+    from .deploy.ssh import SSHCluster  # (the clusters: only this command's process needs them)
+
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
@@ -471,6 +471,8 @@ def main(argv: list[str] | None = None) -> int:
         print(config.describe() if args.describe else config.pretty())
         return 0
     if args.command == "doctor":
+        from .doctor import diagnose, format_report
+
         steps = diagnose(args.address, args.scheduler_file, args.timeout)
         print(format_report(steps))
         ok = all(st.ok for st in steps)

@@ -19,8 +19,9 @@ here when it is imported, and the lower one calls the hook::
     worker_kernels      xsched.jupyter.magics    Client.start_ipython_workers
     dashboard_server    xsched.dashboard         Scheduler.start, given a dashboard address
 
-``import xsched`` imports every provider (``xsched/__init__.py``), so the hooks are set
-whenever a Client or a cluster exists.
+A hook not yet provided imports its provider when first called, so that no process loads
+a layer it never uses (a worker process never imports the notebook display or the
+clusters; ``import xsched`` imports nothing of them until a name is used).
 
 >>> from xsched import hooks
 >>> hooks.new_cluster.provider
@@ -29,6 +30,7 @@ whenever a Client or a cluster exists.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, Callable
 
 __all__ = ["Hook", "get_client", "new_cluster", "client_html", "cluster_html", "ipython_display", "plot_memory",
@@ -60,8 +62,11 @@ class Hook:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         func = self.func
         if func is None:
-            raise RuntimeError(f"xsched.hooks.{self.name} is not set: it is registered by {self.provider}, "
-                               "which `import xsched` imports")
+            importlib.import_module(self.provider)  # (registers it)
+            func = self.func
+        if func is None:
+            raise RuntimeError(f"xsched.hooks.{self.name} is not set: importing {self.provider} did not "
+                               "register it")
         return func(*args, **kwargs)
 
     def __repr__(self) -> str:

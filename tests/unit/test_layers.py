@@ -303,13 +303,51 @@ def test_state_machines_reach_no_server_or_client(graph):
     assert not bad, bad
 
 
-def test_import_xsched_sets_every_hook():
-    """What the higher layers provide to the lower ones through xsched.hooks is in place."""
-    import xsched  # noqa: F401 (imports every provider)
+def test_every_hook_is_set_by_importing_its_provider():
+    """What the higher layers provide to the lower ones through xsched.hooks: each hook's
+    provider registers it when imported (a hook imports its provider when first called)."""
+    import importlib
+
     from xsched import hooks
 
-    unset = [h.name for h in vars(hooks).values() if isinstance(h, hooks.Hook) and h.func is None]
+    all_hooks = [h for h in vars(hooks).values() if isinstance(h, hooks.Hook)]
+    for h in all_hooks:
+        importlib.import_module(h.provider)
+    unset = [h.name for h in all_hooks if h.func is None]
     assert not unset, f"no provider registered {unset} (see the table in xsched/hooks.py)"
+
+
+def test_the_package_names_are_those_its_type_checking_imports_say():
+    """``xsched/__init__.py`` imports its names when first used, from the table ``_WHERE``;
+    the imports under TYPE_CHECKING (for readers, type checkers and the reference pages) name
+    the same modules, and every public name resolves."""
+    import xsched
+
+    tree = ast.parse((XSCHED / "__init__.py").read_text())
+    block = next(n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING")
+    said = {}
+    for node in ast.walk(block):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            said.update({a.name: node.module for a in node.names})
+    assert said == {k: v for k, v in xsched._WHERE.items() if k != "__version__"}
+    missing = [name for name in xsched.__all__ if getattr(xsched, name, None) is None]
+    assert not missing
+    assert xsched.__version__ == xsched.XSCHED_VERSION and "Client" in dir(xsched)
+
+
+def test_server_processes_import_no_client_cluster_or_notebook_code():
+    """A scheduler, worker or nanny process (``python -m xsched.cli``) loads its own layers
+    only: each process a cluster starts pays for every module it imports."""
+    import subprocess
+    import sys
+
+    code = ("import sys, xsched.cli, xsched.scheduler.server, xsched.worker.server; "
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith('xsched'))))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            timeout=120).stdout.split()
+    above = [m for m in loaded if layer_of(m) in (CLIENT, COLLECTIONS, DEPLOY, FRONTENDS)
+             and m not in ("xsched.client", "xsched.jupyter")]  # (packages whose __init__ imports nothing)
+    assert "xsched.worker.server" in loaded and not above, above
 
 
 # ---------------------------------------------------------------------- the checker itself

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import os
 import platform
-from importlib import metadata
 from typing import Iterable
 
 from ..errors import XschedError
@@ -161,6 +160,8 @@ def refusal_in(error: BaseException) -> IncompatibleVersionError | None:
 
 # ---------------------------------------------------------------------- package versions
 def _distribution(name: str) -> str | None:
+    from importlib import metadata  # (only when asked: it costs each server process 20 ms to import)
+
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
@@ -188,6 +189,8 @@ def package_versions(extra: Iterable[str] = ()) -> dict:
             continue
         version = _distribution(name)
         if version is None:  # (an import name: the distribution that installs it)
+            from importlib import metadata
+
             modules = metadata.packages_distributions() if modules is None else modules
             version = next(filter(None, map(_distribution, modules.get(name, ()))), None)
         out[name] = version
