@@ -111,7 +111,7 @@ def _describe_kind(dtype: Any) -> str:
         return "numbers"
     if pd.api.types.is_datetime64_any_dtype(dtype):
         return "dates"
-    if pd.api.types.is_timedelta64_dtype(dtype):
+    if pd.api.types.is_timedelta64_dtype(dtype) or getattr(dtype, "kind", "") == "m":  # (pyarrow's too)
         return "durations"
     return "counts"
 

@@ -53,7 +53,7 @@ from .core import (_NO_META, DataFrame, Series, _emulate, _Frame, _nonempty, mak
                    MissingAttribute, new_collection, part_key, sort_groups)
 from .pieces import _concat, _unify_categoricals
 from .planner import Layer
-from .reductions import _as_float, _is_datetimelike, reduction
+from .reductions import _as_float, _is_datetimelike, _time_unit_and_zone, reduction
 from .shuffle import shares as shuffle_shares, shuffle
 from .standin import on_stand_ins, trying_stand_ins
 
@@ -155,10 +155,11 @@ def _as_time(col: pd.Series, dtype: Any) -> pd.Series:
         return col
     values = col.to_numpy()
     ints = np.where(np.isnan(values), np.iinfo("i8").min, np.trunc(np.nan_to_num(values))).astype("i8")
-    tz = getattr(dtype, "tz", None)
-    times = ints.view(f"M8[{dtype.unit}]" if tz is not None else dtype)
-    out = pd.Series(times, index=col.index, name=col.name)
-    return out.dt.tz_localize("UTC").dt.tz_convert(tz) if tz is not None else out
+    unit, tz = _time_unit_and_zone(dtype)
+    out = pd.Series(ints.view(f"{dtype.kind}8[{unit}]"), index=col.index, name=col.name)
+    if tz is not None:
+        out = out.dt.tz_localize("UTC").dt.tz_convert(tz)
+    return out.astype(dtype) if isinstance(dtype, pd.ArrowDtype) else out
 
 
 def _moments(g: Any) -> pd.DataFrame:

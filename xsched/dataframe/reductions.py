@@ -377,14 +377,26 @@ def _is_datetimelike(dtype: Any) -> bool:
     return getattr(dtype, "kind", "O") in "mM"
 
 
+def _time_unit_and_zone(dtype: Any) -> tuple:
+    """The unit and time zone (or None) of a datetime or timedelta dtype, NumPy's, pandas' or
+    pyarrow's (``timestamp[us, tz=...][pyarrow]``, whose own attributes are its pyarrow type's)."""
+    own = getattr(dtype, "pyarrow_dtype", dtype)
+    return (getattr(own, "unit", None) or np.datetime_data(dtype)[0]), getattr(own, "tz", None)
+
+
 def _as_float(values: Any) -> np.ndarray:
     """A Series as float64 with NaN where missing; datetimes and timedeltas as their ticks
-    (integers of their unit), which is what pandas averages."""
-    if _is_datetimelike(values.dtype):
-        out = values.array.asi8.astype("float64")
+    (integers of their unit, UTC's for a time zone), which is what pandas averages."""
+    if not _is_datetimelike(values.dtype):
+        return values.to_numpy(dtype="float64", na_value=np.nan)
+    array = values.array
+    if hasattr(array, "asi8"):
+        out = array.asi8.astype("float64")
         out[values.isna().to_numpy()] = np.nan
         return out
-    return values.to_numpy(dtype="float64", na_value=np.nan)
+    import pyarrow as pa  # (an Arrow-backed column: its ticks, nulls as NaN)
+
+    return np.asarray(array.__arrow_array__().cast(pa.int64()).to_numpy(zero_copy_only=False), dtype="float64")
 
 
 def _moments(part: Any, numeric_only: bool, skipna: bool = True) -> tuple:
@@ -449,11 +461,10 @@ def _boxed(value: float, dtype: Any, kind: str) -> Any:
         return missing_as_pandas(np.float64(value), dtype)
     if np.isnan(value):
         return pd.NaT
-    unit = getattr(dtype, "unit", None) or np.datetime_data(dtype)[0]
+    unit, tz = _time_unit_and_zone(dtype)
     ticks = np.int64(value)
     if kind == "mean" and dtype.kind == "M":
         out = pd.Timestamp(ticks.view(f"M8[{unit}]"))
-        tz = getattr(dtype, "tz", None)
         return out if tz is None else out.tz_localize("UTC").tz_convert(tz)
     return pd.Timedelta(ticks.view(f"m8[{unit}]"))
 
@@ -683,7 +694,7 @@ def quantile(series: Series, q: Any = 0.5, split_every: int | None = None, whole
                                        "out_dtype": out_dtype,
                                        "whole_dtype": dtype if whole and out_dtype is not None and isinstance(
                                            dtype, pd.api.extensions.ExtensionDtype) and dtype.kind in "iu"
-                                       else None,
+                                       and not isinstance(dtype, pd.ArrowDtype) else None,  # (pandas' masked only)
                                        "interpolation": interpolation, "empty_dtype": empty_dtype})
 
 
