@@ -265,8 +265,8 @@ def test_numeric_only_and_min_count_as_pandas(seed):
             pd.testing.assert_frame_equal(got.sort_index(), want.astype("float64"), obj=f"{how} of a frame")
     with pytest.raises(TypeError, match="numeric_only=True with SeriesGroupBy.mean and non-numeric"):
         df.groupby("k").s.mean(numeric_only=True)
-    with pytest.raises(NotImplementedError, match=r"nth\(0\)"):
-        df.groupby("k").v.first(skipna=False)
+    pd.testing.assert_series_equal(df.groupby("k").v.first(skipna=False).compute(),
+                                   pdf.groupby("k").v.first(skipna=False))
 
 
 def test_as_index_false_gives_the_keys_as_columns_as_pandas():

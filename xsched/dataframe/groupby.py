@@ -64,7 +64,16 @@ _NEEDS = {"sum": ("sum",), "count": ("count",), "min": ("min",), "max": ("max",)
           "last": ("last",), "size": ("size",), "mean": ("fsum", "count"), "var": ("moments",),
           "std": ("moments",), "prod": ("prod",)}
 _MERGE = {"sum": "sum", "fsum": "sum", "count": "sum", "min": "min", "max": "max", "first": "first", "last": "last",
-          "size": "sum", "prod": "prod"}  # (``moments``: ``_merge_moments``)
+          "size": "sum", "prod": "prod", "first_row": "first_row", "last_row": "last_row"}  # (``moments``:
+#                                                                                            ``_merge_moments``)
+#: statistics that are pandas' methods under another name, with keywords: the sum a mean takes,
+#: and ``first(skipna=False)`` / ``last(skipna=False)`` (each group's first or last row, missing or not)
+_PANDAS_CALL = {"fsum": ("sum", {}), "first_row": ("first", {"skipna": False}), "last_row": ("last", {"skipna": False})}
+
+
+def _pandas_stat(g: Any, stat: str) -> Any:
+    method, kwargs = _PANDAS_CALL.get(stat, (stat, {}))
+    return getattr(g, method)(**kwargs)
 DEFAULT_SPLIT_EVERY = 8
 
 
@@ -99,7 +108,7 @@ def _chunk(part: pd.DataFrame, by: Any, by_series: Any, selection: Any, stats: d
         g = groupings[id(frame)][1]
         if picked is not None:
             g = g[picked]
-        out[stat] = _moments(g) if stat == "moments" else getattr(g, "sum" if stat == "fsum" else stat)()
+        out[stat] = _moments(g) if stat == "moments" else _pandas_stat(g, stat)
     if split_out == 1:
         return out
     pieces: list[dict] = [{} for _ in range(split_out)]
@@ -204,7 +213,7 @@ def _merge(partials: list[dict], dropna: bool) -> dict:
         if stat == "moments":
             out[stat] = _merge_moments(joined, levels, dropna)
         else:
-            out[stat] = getattr(joined.groupby(level=levels, dropna=dropna, sort=False), _MERGE[stat])()
+            out[stat] = _pandas_stat(joined.groupby(level=levels, dropna=dropna, sort=False), _MERGE[stat])
     return out
 
 
@@ -577,6 +586,22 @@ class GroupBy:
         return map_partitions(_at_least, both, how, int(min_count), name, meta=meta,
                               _name=f"groupby-{how}-min-count")
 
+    def _rows(self, how: str, numeric_only: bool, min_count: int, split_every: int | None, split_out: int):
+        """``first(skipna=False)`` / ``last(skipna=False)``: each group's first or last row as it
+        is, from each partition's, then the first (last) of those in partition order."""
+        if min_count is not None and min_count > 0:
+            raise NotImplementedError(f"groupby(...).{how}(skipna=False, min_count={min_count}): give one of "
+                                      "them; with skipna=False each group's row is taken as it is")
+        target = self._numeric(how) if numeric_only else self
+        try:
+            meta = on_stand_ins(lambda: make_meta(getattr(target._meta, how)(skipna=False)))
+        except Exception as exc:
+            raise TypeError(f"groupby(...).{how}(skipna=False) fails in pandas on this frame's columns: "
+                            f"{type(exc).__name__}: {exc}") from exc
+        split_out = shuffle_shares(split_out, self._frame, f"groupby.{how}", 1)
+        stat = f"{how}_row"
+        return target._tree(stat, {stat: None}, meta, split_every or DEFAULT_SPLIT_EVERY, split_out, 1)
+
     def _numeric(self, how: str) -> "GroupBy":
         """This grouping narrowed to the columns pandas' ``how(numeric_only=True)`` keeps (a
         Series' own values must be numeric, as pandas says)."""
@@ -594,14 +619,12 @@ class GroupBy:
         def method(self, numeric_only: bool = False, min_count: int = default, skipna: bool = True,
                    split_every: int | None = None, split_out: int = 1):
             if not skipna:
-                hint = (f"; .nth({0 if how == 'first' else -1}) gives each group's {how} row whatever it holds"
-                        if how in ("first", "last") else "")
-                raise NotImplementedError(f"groupby(...).{how}(skipna=False): the tree skips missing values"
-                                          f"{hint}")
+                return self._rows(how, numeric_only, min_count, split_every, split_out)
             return self._stat(how, numeric_only, min_count, split_every, split_out)
         method.__name__, method.__qualname__ = how, f"GroupBy.{how}"
         said = {"n": "``numeric_only=True`` keeps the numeric columns", "c": "``min_count=n`` leaves a group "
-                "with fewer than n values missing (then as floats)", "s": "``skipna`` must stay True"}
+                "with fewer than n values missing (then as floats)", "s": f"``skipna=False`` gives each group's "
+                f"{how} row, missing values and all"}
         method.__doc__ = (f"The {how} of each group, as a tree reduction" +
                           ("; " + "; ".join(said[k] for k in keywords) if keywords else "") + ", as pandas'.\n\n"
                           ">>> import pandas as pd, xsched.dataframe as xd\n"
