@@ -96,3 +96,14 @@ def test_nunique_keeps_a_categorical_keys_categories():
     frame = PDF.assign(h=PDF.k.astype("category"))
     df = xd.from_pandas(PDF, npartitions=3)
     _same(df.assign(h=df.k.astype("category")).groupby("h").w.nunique(), frame.groupby("h").w.nunique())
+
+
+@pytest.mark.parametrize("how", [lambda g: g.sum(), lambda g: g.agg(["mean", "max"]), lambda g: g.median(),
+                                 lambda g: g.cumsum(), lambda g: g.transform("sum")])
+def test_a_series_grouped_by_several_series(df, how):
+    for keys in (lambda d: [d.k, d.j], lambda d: [d.k, d.w > 4], lambda d: [d.j]):
+        want = how(PDF.v.groupby(keys(PDF)))
+        got = how(df.v.groupby(keys(df))).compute()
+        pd.testing.assert_series_equal(got.sort_index(), want.sort_index()) if isinstance(want, pd.Series) else \
+            pd.testing.assert_frame_equal(got.sort_index(), want.sort_index())
+    _same(df.v.rename(None).groupby([df.k, df.j]).sum(), PDF.v.rename(None).groupby([PDF.k, PDF.j]).sum())

@@ -1347,17 +1347,20 @@ def _install() -> None:
         if isinstance(self, Series):
             col = self.name if self.name is not None else UNNAMED
             frame = self.to_frame(name=col)
-            if not isinstance(by, _Frame):
+            several = isinstance(by, (list, tuple)) and len(by) > 0 and all(isinstance(k, _Frame) for k in by)
+            if not isinstance(by, _Frame) and not several:
                 return SeriesGroupBy(frame, by, sort, dropna, observed, col)
-            key = "__by__" if col != "__by__" else "__key__"
-            grouped = SeriesGroupBy(frame.assign(**{key: by}), key, sort, dropna, observed, col)
-            grouped._key_names = {key: by.name}
-            # The work groups a frame of the two by a stand-in column; the meta is pandas' own
-            # grouping of the Series by the key, and results take their names from it.
+            keys = list(by) if several else [by]
+            hidden = [name for name in (f"__by{i}__" for i in range(len(keys) + 1)) if name != col][:len(keys)]
+            grouped = SeriesGroupBy(frame.assign(**dict(zip(hidden, keys))), hidden if several else hidden[0],
+                                    sort, dropna, observed, col)
+            grouped._key_names = {h: k.name for h, k in zip(hidden, keys)}
+            # The work groups a frame of the Series and its keys by stand-in columns; the meta is
+            # pandas' own grouping of the Series by the keys, and results take their names from it.
             def stand_in() -> Any:
                 values = _nonempty(self._meta)
-                keys = pd.Series(_nonempty(by._meta).to_numpy(), index=values.index, name=by.name)
-                return values.groupby(keys, sort=sort, dropna=dropna, observed=observed)
+                made = [pd.Series(_nonempty(k._meta).to_numpy(), index=values.index, name=k.name) for k in keys]
+                return values.groupby(made if several else made[0], sort=sort, dropna=dropna, observed=observed)
             grouped._stand_in, grouped._meta_made = stand_in, None
             return grouped
         if isinstance(by, (list, tuple)) and any(isinstance(k, _Frame) for k in by):
