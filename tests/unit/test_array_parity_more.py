@@ -437,3 +437,22 @@ def test_sparse_indices_are_numpys_open_grid(dims, chunks):
     for g, w in zip(got, want):
         assert g.shape == w.shape and g.dtype == w.dtype
         np.testing.assert_array_equal(g.compute(), w)
+
+
+@pytest.mark.parametrize("join", ["concatenate", "stack", "hstack", "vstack"])
+@pytest.mark.parametrize("dtype", [None, "int32", "float32", "complex128"])
+@pytest.mark.parametrize("casting", ["no", "equiv", "safe", "same_kind", "unsafe"])
+def test_joins_take_numpys_dtype_and_casting(join, dtype, casting):
+    a, b = np.arange(12.0).reshape(3, 4) + 0.5, np.arange(12).reshape(3, 4)
+    x, y = xa.from_array(a, chunks=2), xa.from_array(b, chunks=(1, 3))
+    for ins, xins in (([a, b], [x, y]), ([b, b], [y, y]), ([a], [x])):
+        try:
+            expected = getattr(np, join)(ins, dtype=dtype, casting=casting)
+        except TypeError as want:  # (refused when built, with NumPy's words)
+            with pytest.raises(TypeError, match=re.escape(str(want))):
+                getattr(xa, join)(xins, dtype=dtype, casting=casting)
+            continue
+        got = getattr(xa, join)(xins, dtype=dtype, casting=casting)
+        assert got.dtype == expected.dtype and isinstance(getattr(np, join)(xins, dtype=dtype, casting=casting),
+                                                          Array)
+        assert_array_equal(got.compute(), expected)

@@ -59,6 +59,22 @@ def _cast(block: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 # --------------------------------------------------------------------------- joining
 
+CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+def _joined_dtype(arrays: list[Array], dtype: Any, casting: str) -> np.dtype:
+    """The dtype arrays join in: NumPy's ``dtype=`` / ``casting=`` of ``concatenate`` and
+    ``stack``, each input checked against the rule when the join is built, as NumPy does."""
+    if casting not in CASTINGS:
+        raise ValueError(f"casting must be one of {', '.join(map(repr, CASTINGS))} (got {casting!r})")
+    dtype = np.result_type(*[a.dtype for a in arrays]) if dtype is None else np.dtype(dtype)
+    for a in arrays:
+        if not np.can_cast(a.dtype, dtype, casting=casting):
+            raise TypeError(f"Cannot cast array data from {a.dtype!r} to {dtype!r} according to the rule "
+                            f"{casting!r}")
+    return dtype
+
+
 
 def _alike(arrays: list[Array], skip: int | None) -> list[Array]:
     """The arrays rechunked to the same blocks on every axis but ``skip``: cut wherever
@@ -71,9 +87,11 @@ def _alike(arrays: list[Array], skip: int | None) -> list[Array]:
     return [a if all(a.chunks[ax] == c for ax, c in want.items()) else a.rechunk(want) for a in arrays]
 
 
-def concatenate(seq: Sequence[Any], axis: int | None = 0, allow_unknown_chunksizes: bool = False) -> Array:
+def concatenate(seq: Sequence[Any], axis: int | None = 0, allow_unknown_chunksizes: bool = False, *,
+                dtype: Any = None, casting: str = "same_kind") -> Array:
     """Join arrays along an existing axis; the other axes must have equal lengths
-    (``axis=None``: the arrays flattened, joined end to end, as numpy does).
+    (``axis=None``: the arrays flattened, joined end to end, as numpy does). ``dtype=`` and
+    ``casting=`` as NumPy's: the result's dtype, each input cast to it by that rule.
 
     On the other axes the inputs are cut alike, wherever any of them is cut; along
     ``axis`` the result keeps every input's blocks.
@@ -82,6 +100,8 @@ def concatenate(seq: Sequence[Any], axis: int | None = 0, allow_unknown_chunksiz
     >>> a = xa.from_array(np.zeros((2, 3)), chunks=1)
     >>> xa.concatenate([a, np.ones((1, 3))]).compute().tolist()
     [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]
+    >>> xa.concatenate([a, a], axis=1, dtype="int8", casting="unsafe").dtype
+    dtype('int8')
     """
     if isinstance(axis, Array):
         raise TypeError("concatenate takes a list (or tuple) of arrays, then the axis: "
@@ -109,9 +129,9 @@ def concatenate(seq: Sequence[Any], axis: int | None = 0, allow_unknown_chunksiz
                     f"all the input array dimensions except for the concatenation axis must "
                     f"match exactly, but along dimension {ax}, the array at index 0 has size "
                     f"{arrays[0].shape[ax]} and the array at index {i} has size {a.shape[ax]}")
+    dtype = _joined_dtype(arrays, dtype, casting)
     if len(arrays) == 1:
-        return arrays[0]
-    dtype = np.result_type(*[a.dtype for a in arrays])
+        return arrays[0] if arrays[0].dtype == dtype else arrays[0].astype(dtype, casting="unsafe")
     arrays = _alike(arrays, axis)
     kept = [a for a in arrays if a.shape[axis]] or arrays[:1]
     name = f"concatenate-{new_token([a.name for a in kept], axis, str(dtype))}"
@@ -133,8 +153,9 @@ def _stacked(block: np.ndarray, axis: int, dtype: np.dtype) -> np.ndarray:
     return np.expand_dims(block, axis).astype(dtype, copy=False)
 
 
-def stack(seq: Sequence[Any], axis: int = 0) -> Array:
-    """Join arrays of the same shape along a new axis (one block per input along it).
+def stack(seq: Sequence[Any], axis: int = 0, *, dtype: Any = None, casting: str = "same_kind") -> Array:
+    """Join arrays of the same shape along a new axis (one block per input along it);
+    ``dtype=`` and ``casting=`` as NumPy's.
 
     >>> import numpy as np, xsched.array as xa
     >>> a = xa.from_array(np.arange(3), chunks=2)
@@ -158,7 +179,7 @@ def stack(seq: Sequence[Any], axis: int = 0) -> Array:
             raise ValueError(f"all input arrays must have the same shape; got "
                              f"{[b.shape for b in arrays]}")
     axis = axis_index(axis, len(shape) + 1, "stack")
-    dtype = np.result_type(*[a.dtype for a in arrays])
+    dtype = _joined_dtype(arrays, dtype, casting)
     arrays = _alike(arrays, None)
     name = f"stack-{new_token([a.name for a in arrays], axis, str(dtype))}"
     ann = annotations_in_force()
@@ -194,25 +215,29 @@ def atleast_2d(x: Any) -> Array:
     return x[(None,) * (2 - x.ndim)] if x.ndim < 2 else x
 
 
-def hstack(seq: Sequence[Any], allow_unknown_chunksizes: bool = False) -> Array:
-    """Join along the second axis (the first for 1-d arrays), as ``numpy.hstack``.
+def hstack(seq: Sequence[Any], allow_unknown_chunksizes: bool = False, *, dtype: Any = None,
+           casting: str = "same_kind") -> Array:
+    """Join along the second axis (the first for 1-d arrays), as ``numpy.hstack`` (its
+    ``dtype=`` and ``casting=`` too).
 
     >>> import xsched.array as xa
     >>> xa.hstack([xa.ones(2, chunks=1), xa.zeros(1, chunks=1)]).compute().tolist()
     [1.0, 1.0, 0.0]
     """
     arrays = [atleast_1d(a) for a in seq]
-    return concatenate(arrays, axis=0 if arrays and arrays[0].ndim == 1 else 1)
+    return concatenate(arrays, axis=0 if arrays and arrays[0].ndim == 1 else 1, dtype=dtype, casting=casting)
 
 
-def vstack(seq: Sequence[Any], allow_unknown_chunksizes: bool = False) -> Array:
-    """Stack 1-d arrays as rows, or join along the first axis, as ``numpy.vstack``.
+def vstack(seq: Sequence[Any], allow_unknown_chunksizes: bool = False, *, dtype: Any = None,
+           casting: str = "same_kind") -> Array:
+    """Stack 1-d arrays as rows, or join along the first axis, as ``numpy.vstack`` (its
+    ``dtype=`` and ``casting=`` too).
 
     >>> import xsched.array as xa
     >>> xa.vstack([xa.ones(2, chunks=1), xa.zeros(2, chunks=1)]).shape
     (2, 2)
     """
-    return concatenate([atleast_2d(a) for a in seq], axis=0)
+    return concatenate([atleast_2d(a) for a in seq], axis=0, dtype=dtype, casting=casting)
 
 
 # --------------------------------------------------------------------------- reshape
