@@ -376,3 +376,31 @@ def test_dask_s_module_path_works_and_the_module_is_the_function_too():
     np.testing.assert_array_equal(xa.overlap.trim_overlap(xa.overlap(x, 1), 1).compute(), data)
     assert sliding_window_view(x, 2, axis=1).shape == (4, 5, 2)
     assert cloudpickle.loads(cloudpickle.dumps(xa.overlap)) is xa.overlap
+
+
+def test_unknown_block_lengths_take_depth_only_along_known_axes():
+    """After a boolean mask (rows of unknown lengths), overlapping along the known axes
+    runs as on the computed array; a depth along the unknown axis is refused when built,
+    naming the axis and compute_chunk_sizes."""
+    import scipy.ndimage as ndi
+
+    x = xa.from_array(np.arange(48.0).reshape(6, 8), chunks=(2, 3))
+    masked = x[x[:, 0] % 12 != 0]
+    known = xa.from_array(masked.compute(), chunks=(2, 3))
+    smooth = lambda b: ndi.uniform_filter(b, size=(1, 3), mode="constant")  # noqa: E731
+    for depth, boundary in [({1: 1}, "none"), ({1: 1}, "reflect"), ((0, 2), "nearest"), (0, "none")]:
+        got = xa.map_overlap(smooth, masked, depth=depth, boundary=boundary)
+        want = xa.map_overlap(smooth, known, depth=depth, boundary=boundary).compute()
+        np.testing.assert_array_equal(got.compute(), want)
+        np.testing.assert_array_equal(xa.map_overlap(lambda a, b: a + b, masked, masked * 2, depth=depth,
+                                                     boundary=boundary).compute(), known.compute() * 3)
+    padded = xa.overlap(masked, depth={1: 1}, boundary="reflect")
+    np.testing.assert_array_equal(xa.trim_internal(padded, {1: 1}, boundary="reflect").compute(), known.compute())
+    for build in (lambda: xa.map_overlap(smooth, masked, depth=1), lambda: masked.map_overlap(smooth, depth=(1, 0)),
+                  lambda: xa.overlap(masked, depth=1), lambda: xa.trim_internal(padded, 1),
+                  lambda: xa.sliding_window_view(masked, 2, axis=0)):
+        with pytest.raises(ValueError, match="along axis 0 needs the lengths.*compute_chunk_sizes"):
+            build()
+    other = x[:4][x[:4, 1] > 20]  # (another mask's result, of other blocks)
+    with pytest.raises(ValueError, match="map_overlap of arrays not cut alike"):
+        xa.map_overlap(lambda a, b: a + b, masked, other, depth={1: 1})

@@ -69,6 +69,7 @@ from .core import Array
 from .mapping import _concat_grid, blocks_of
 from .mapping import _infer_dtype as _infer_from_blocks
 from .creation import asarray
+from .masking import cut_alike, has_unknown_chunks, known_axis_needed, known_chunks_needed
 from . import manipulation as _manip
 
 __all__ = ["overlap", "trim_internal", "map_overlap", "sliding_window_view", "BOUNDARIES"]
@@ -178,8 +179,11 @@ def _deep_enough(chunks: Sequence[int], depth: int) -> tuple[int, ...]:
 
 
 def _check_depth(x: Array, depth: Sequence[int], what: str) -> None:
-    """Refuse a depth that would need cells from beyond the adjacent block."""
+    """Refuse a depth that would need cells from beyond the adjacent block, or along an axis
+    whose block lengths a boolean mask left unknown."""
     for axis, (d, chunks) in enumerate(zip(depth, x.chunks)):
+        if d:
+            known_axis_needed(x, axis, what)
         size = sum(chunks)
         if d == 0 or size == 0:
             continue
@@ -337,7 +341,8 @@ def _trim(block: Any, index: tuple[slice, ...], expected: tuple[int, ...] | None
           where: str) -> np.ndarray:
     """Cut a padded block back to its own cells, after checking it has the promised shape."""
     shape = tuple(np.shape(block))
-    if expected is not None and shape != expected:
+    if expected is not None and (len(shape) != len(expected) or  # (a length a mask left unknown: any)
+                                 any(e == e and s != e for s, e in zip(shape, expected))):
         raise ValueError(f"{where} came back with shape {shape}, but the graph expects "
                          f"{expected} (a function given to map_overlap must return a block of "
                          "the shape of the padded block it receives).")
@@ -424,8 +429,8 @@ def _trim_layer(x: Array, added: list[list[tuple[int, int]]], what: str,
     ann = annotations_in_force()
     layer: dict[str, Any] = {}
     for index in np.ndindex(*x.numblocks):
-        cut = tuple(slice(added[a][b][0], x.chunks[a][b] - added[a][b][1])
-                    for a, b in enumerate(index))
+        cut = tuple(slice(added[a][b][0], x.chunks[a][b] - added[a][b][1]) if added[a][b] != (0, 0)
+                    else slice(None) for a, b in enumerate(index))  # (an axis of unknown lengths adds none)
         expected = tuple(x.chunks[a][b] for a, b in enumerate(index))
         where = f"{what}: block {tuple(index)} of {x.name}"
         layer[chunk_key(name, index)] = Task(
@@ -457,6 +462,8 @@ def trim_internal(x: Array, depth: Any, boundary: Any = "none") -> Array:
     modes = _normalize_boundary(boundary, x.ndim, "trim_internal")
     added = []
     for axis, (chunks, d, m) in enumerate(zip(x.chunks, depth_t, modes)):
+        if d:
+            known_axis_needed(x, axis, "trim_internal")
         last = len(chunks) - 1
         sides = [(0 if (m == "none" and b == 0) else d,
                   0 if (m == "none" and b == last) else d) for b in range(len(chunks))]
@@ -528,17 +535,26 @@ def map_overlap(func: Callable, *args: Any, depth: Any = None, boundary: Any = "
     if not arrays:
         raise TypeError("map_overlap: give at least one xsched array to pad and map over.")
     shapes = [a.shape for a in arrays]
-    try:
-        shape = np.broadcast_shapes(*shapes)
-    except ValueError:
-        raise ValueError(f"map_overlap: the arrays' shapes {shapes} do not broadcast together; give arrays "
-                         "of one shape, or of shapes NumPy broadcasts") from None
-    first = next((a for a in arrays if a.shape == shape), None)
+    unknown = any(has_unknown_chunks(a) for a in arrays)
+    if unknown:  # (lengths a mask left unknown: arrays cut alike, no depth along those axes)
+        for a in arrays:
+            if not cut_alike(a.chunks, arrays[0].chunks):
+                known_chunks_needed(a, "map_overlap of arrays not cut alike")
+        _check_depth(arrays[0], _normalize_depth(0 if depth is None else depth, arrays[0].ndim, "map_overlap"),
+                     "map_overlap")
+        shape = arrays[0].shape
+    else:
+        try:
+            shape = np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise ValueError(f"map_overlap: the arrays' shapes {shapes} do not broadcast together; give arrays "
+                             "of one shape, or of shapes NumPy broadcasts") from None
+    first = arrays[0] if unknown else next((a for a in arrays if a.shape == shape), None)
     if first is None:
         first = _manip.broadcast_to(arrays[0], shape)
     args = list(args)
     for i, a in enumerate(args):
-        if not isinstance(a, Array) or a is first:
+        if not isinstance(a, Array) or a is first or unknown:
             continue
         if a.shape != shape:
             a = _manip.broadcast_to(a, shape, chunks=first.chunks)
@@ -589,6 +605,7 @@ def _window_block(pieces: list, local: list, axis: int, window: int) -> np.ndarr
 
 def _windows_along(x: Array, window: int, axis: int) -> Array:
     """``sliding_window_view`` along one axis: the window axis is appended last."""
+    known_axis_needed(x, axis, "sliding_window_view")
     size = x.shape[axis]
     if not 0 < window <= size:
         raise ValueError(f"sliding_window_view: window {window} on axis {axis} must be between "
