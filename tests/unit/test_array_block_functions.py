@@ -391,12 +391,29 @@ def test_pad_wider_than_the_axis_takes_numpys_positions(mode, n):
         np.testing.assert_array_equal(got.compute(), np.pad(a, widths, mode=mode))
 
 
+@pytest.mark.parametrize("dtype", ["float64", "int64", "int8"])
+def test_pad_median_and_empty_as_numpy(dtype):
+    a = (np.random.default_rng(0).random((5, 7)) * 100).astype(dtype)
+    x = xa.from_array(a, chunks=(2, 3))
+    for width in (1, (2, 3), ((1, 0), (0, 4))):
+        for stat_length in (None, 2, (1, 3)):
+            got = xa.pad(x, width, mode="median", stat_length=stat_length)
+            want = np.pad(a, width, mode="median", stat_length=stat_length)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got.compute(), want)
+        empty = xa.pad(x, width, mode="empty")  # (values left undefined, as NumPy's: the shape and x's own)
+        want = np.pad(a, width, mode="empty")
+        lo = [w[0] for w in np.broadcast_to(np.asarray(width, dtype=object), (2, 2)).tolist()]
+        assert empty.shape == want.shape and empty.dtype == want.dtype
+        np.testing.assert_array_equal(empty.compute()[lo[0]:lo[0] + 5, lo[1]:lo[1] + 7], a)
+
+
 def test_pad_errors():
     x = xa.from_array(np.arange(4), chunks=2)
     with pytest.raises(ValueError, match=r"^pad: cannot extend the empty axis 0 with mode='reflect'"):
         xa.pad(xa.zeros((0,), chunks=1), 4, mode="reflect")
-    with pytest.raises(ValueError, match="mode 'median' is not supported"):
-        xa.pad(x, 1, mode="median")
+    with pytest.raises(ValueError, match="mode 'smooth' is not supported"):
+        xa.pad(x, 1, mode="smooth")
     with pytest.raises(ValueError, match="does not fit the array's dtype int64"):
         xa.pad(x, 1, constant_values=np.nan)
 

@@ -864,7 +864,8 @@ def _pad_widths(value: Any, ndim: int, what: str) -> list[tuple[Any, Any]]:
     return [(a, b) for a, b in pairs.tolist()]
 
 
-#: ``pad``'s modes that fill with a statistic of the ``stat_length`` elements nearest the side.
+#: ``pad``'s modes that fill with a statistic of the ``stat_length`` elements nearest the side
+#: (``"median"``: registered by ``statistics.py``, a room above this one).
 _PAD_STATS = {"maximum": reductions.max, "minimum": reductions.min, "mean": reductions.mean}
 
 
@@ -876,7 +877,7 @@ def _pad_stat(x: Array, axis: int, mode: str, before: bool, length: Any) -> Arra
     if not (length is None or isinstance(length, numbers.Integral) and length >= 0):
         raise ValueError(f"pad: stat_length must hold non-negative integers, got {length!r}")
     n = size if length is None else builtins.min(int(length), size)
-    if n == 0 and mode != "mean":
+    if n == 0 and mode not in ("mean", "median"):
         raise ValueError("pad: stat_length of 0 yields no value for padding")
     part = x[(slice(None),) * axis + (slice(0, n) if before else slice(size - n, size),)]
     stat = _PAD_STATS[mode](part, axis=axis, keepdims=True)
@@ -910,6 +911,8 @@ def _pad_part(x: Array, axis: int, n: int, mode: str, before: bool, value: Any,
         edge = x[(slice(None),) * axis + (slice(0, 1) if before else slice(size - 1, size),)]
         return edge.map_blocks(_ramp_block, value, n, axis, before, x.dtype, chunks=chunks,
                                dtype=x.dtype, name="pad-ramp")
+    if mode == "empty":  # (NumPy leaves these undefined: whatever a fresh block holds)
+        return _creation.empty(shape, dtype=x.dtype, chunks=chunks)
     if mode == "constant":
         try:
             cell = np.zeros(1, x.dtype)
@@ -943,10 +946,11 @@ def pad(x: Any, pad_width: Any, mode: str = "constant", *, constant_values: Any 
     one pair per axis. ``mode``: ``"constant"`` (``constant_values``: a number, a pair, or
     a pair per axis), ``"edge"``, ``"reflect"``, ``"symmetric"`` or ``"wrap"`` (wider than
     the axis too: the elements at NumPy's positions, taken from ``x``). ``"maximum"``,
-    ``"minimum"`` and ``"mean"`` fill with that statistic of the ``stat_length`` elements
-    nearest each side (default: the whole axis), ``"linear_ramp"`` with a ramp from
-    ``end_values`` to the edge. The padding is one block before and one after each padded
-    axis; the blocks of ``x`` are unchanged.
+    ``"minimum"``, ``"mean"`` and ``"median"`` fill with that statistic of the
+    ``stat_length`` elements nearest each side (default: the whole axis), ``"linear_ramp"``
+    with a ramp from ``end_values`` to the edge, ``"empty"`` with undefined values. The
+    padding is one block before and one after each padded axis; the blocks of ``x`` are
+    unchanged.
 
     >>> import numpy as np, xsched.array as xa
     >>> x = xa.from_array(np.arange(5), chunks=2)
@@ -960,7 +964,7 @@ def pad(x: Any, pad_width: Any, mode: str = "constant", *, constant_values: Any 
     ((1, 2, 2, 1, 1),)
     """
     x = asarray(x)
-    modes = ("constant",) + tuple(_PAD_PARTS) + tuple(_PAD_STATS) + ("linear_ramp",)
+    modes = ("constant",) + tuple(_PAD_PARTS) + tuple(_PAD_STATS) + ("linear_ramp", "empty")
     if mode not in modes:
         raise ValueError(f"pad: mode {mode!r} is not supported by xsched arrays; use one of "
                          f"{modes}, or compute first and use numpy.pad")

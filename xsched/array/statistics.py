@@ -31,7 +31,7 @@ from .mapping import map_blocks
 from .creation import asarray, full
 from .index_notation import einsum
 from .masking import known_chunks_needed
-from .manipulation import broadcast_to, concatenate, reshape, squeeze, transpose
+from .manipulation import _PAD_STATS, broadcast_to, concatenate, reshape, squeeze, transpose
 from .rechunking import whole_axes
 from .axes import axis_tuple, reduced_axes
 from .reductions import _check_out, max as _max, mean, min as _min, sum as _sum
@@ -128,6 +128,9 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
     """
     _check_out(out, "median")
     return _along(a, np.median, "median", None, axis, keepdims)
+
+
+_PAD_STATS["median"] = median  # (pad(mode="median"): manipulation, below this room, imports nothing of it)
 
 
 def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
