@@ -133,6 +133,25 @@ def test_loc_uses_divisions_to_read_only_what_can_match():
     eq(df.loc[:, ["x"]].compute(), pdf.loc[:, ["x"]])
 
 
+@pytest.mark.parametrize("labels", [[0, 1, 3, 4, 6, 8], [8, 6, 4, 3, 1, 0], [3, 4, 5, 0, 1, 2], [5, 3, 1, 4, 2, 0]])
+def test_loc_between_labels_with_unknown_divisions_is_pandas_or_refused(labels):
+    """Divisions unknown: the rows between two labels, partition by partition, are pandas' when
+    the whole index is sorted (either way); otherwise they depend on the whole's order, and
+    the computation says so (it gave each partition's own slice, silently unlike pandas)."""
+    pdf = pd.DataFrame({"x": range(6)}, index=labels)
+    df = xd.from_pandas(pdf, npartitions=2, sort=False)
+    assert not df.known_divisions
+    ordered = pdf.index.is_monotonic_increasing or pdf.index.is_monotonic_decreasing
+    for key in (slice(1, 4), slice(4, 1), slice(2, None), slice(None, 3)):
+        if ordered:
+            eq(df.loc[key].compute(), pdf.loc[key])
+        else:
+            with pytest.raises(ValueError, match="the index is not sorted and the divisions are unknown"):
+                df.loc[key].compute()
+    eq(df.loc[:].compute(), pdf)
+    eq(df.loc[3].compute(), pdf.loc[[3]])
+
+
 def test_repartition_keeps_every_row_in_order(data):
     pdf, df = data
     for n in (1, 2, 5, 11):

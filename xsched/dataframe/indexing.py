@@ -28,6 +28,7 @@ from . import categorical
 from .core import INDEXERS, DataFrame, Series, _Frame, _labelled, _nonempty, elemwise, map_partitions, \
     new_collection, part_key, relabelled
 from .reductions import reduction
+from .statistics import monotonic
 
 __all__ = ["Accessor"]
 
@@ -305,8 +306,13 @@ class _Loc:
         if not parts:
             parts = [0]
         sub = frame.partitions[parts[0]:parts[-1] + 1]
-        out = map_partitions(_loc, sub, key, _name="loc") if one is None else \
-            map_partitions(_loc_one, sub, one, _name="loc")
+        if one is not None:
+            out = map_partitions(_loc_one, sub, one, _name="loc")
+        elif frame.known_divisions or (key.start is None and key.stop is None):
+            out = map_partitions(_loc, sub, key, _name="loc")
+        else:  # (between two labels: partition by partition only where the whole index is sorted)
+            out = map_partitions(_loc_sorted, sub, key, monotonic(frame.index, True),
+                                 monotonic(frame.index, False), meta=frame._meta, _name="loc")
         if frame.known_divisions and not isinstance(key.start, str) and not isinstance(key.stop, str):
             lo = frame.divisions[parts[0]] if key.start is None else max(key.start, frame.divisions[parts[0]])
             hi = frame.divisions[parts[-1] + 1] if key.stop is None else min(key.stop,
@@ -465,6 +471,19 @@ def _rows_in(part: Any, labels: list) -> pd.Series:
 
 
 def _loc(part: Any, key: Any) -> Any:
+    return part.loc[key]
+
+
+def _loc_sorted(part: Any, key: slice, increasing: bool, decreasing: bool) -> Any:
+    """``part.loc[a:b]`` where the divisions are unknown: the rows between two labels are
+    those of each partition only when the whole index is sorted (then absent labels bound
+    the slice too, as pandas' do); otherwise they depend on where the labels sit in the
+    whole, so this says how to get them."""
+    if not (increasing or decreasing):
+        raise ValueError(f"loc[{key.start!r}:{key.stop!r}]: the index is not sorted and the divisions are "
+                         "unknown, so which rows lie between the two labels depends on the order of the whole; "
+                         "sort by the index first (df.set_index(...), or reset_index() then set_index), or "
+                         "filter by value: df[(df.index >= a) & (df.index <= b)]")
     return part.loc[key]
 
 
