@@ -33,6 +33,26 @@ def test_on_columns_as_pandas(lkeys, rkeys, groups, ln, rn, direction, exact, to
     assert list(got.columns) == list(want.columns)
 
 
+@settings(max_examples=40, deadline=None)
+@given(keys, keys, st.lists(st.sampled_from("ab"), min_size=30, max_size=30), st.integers(1, 4), st.integers(1, 4),
+       st.sampled_from(["backward", "forward", "nearest"]), st.booleans(), st.booleans())
+def test_an_index_against_a_column_as_pandas(lkeys, rkeys, groups, ln, rn, direction, exact, by):
+    """left_index with right_on: the key column holds the right's keys when every row of the
+    whole frame found a match, else the left's (pandas' choice, over all partitions);
+    left_on with right_index: the rows keep the left's own index."""
+    left, right = _frame(lkeys, groups, "x"), _frame(rkeys, groups[::-1], "y")
+    left.index = pd.Index(np.arange(len(left)) * 10 + 5, name="row")
+    kwargs = dict(direction=direction, allow_exact_matches=exact, by="g" if by else None)
+    want = pd.merge_asof(left.set_index("t"), right, left_index=True, right_on="t", **kwargs)
+    got = xd.merge_asof(xd.from_pandas(left.set_index("t"), npartitions=ln), xd.from_pandas(right, npartitions=rn),
+                        left_index=True, right_on="t", **kwargs)
+    pd.testing.assert_frame_equal(got.compute(), want, check_dtype=False)
+    want = pd.merge_asof(left, right.set_index("t"), left_on="t", right_index=True, **kwargs)
+    got = xd.merge_asof(xd.from_pandas(left, npartitions=ln), xd.from_pandas(right.set_index("t"), npartitions=rn),
+                        left_on="t", right_index=True, **kwargs)
+    pd.testing.assert_frame_equal(got.compute(), want, check_dtype=False)
+
+
 @settings(max_examples=30, deadline=None)
 @given(keys, keys, st.integers(1, 4), st.integers(1, 4), st.sampled_from(["backward", "forward", "nearest"]))
 def test_on_indexes_keeps_the_left_index_and_divisions(lkeys, rkeys, ln, rn, direction):

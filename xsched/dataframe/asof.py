@@ -53,9 +53,9 @@ def merge_asof(left: DataFrame, right: Any, on: Any = None, left_on: Any = None,
     key column the result has each partition's own default index, as a merge on columns.
     The right's int and bool columns come back as float and object (as pandas gives them
     when a row finds no match), whether or not every row found one. With ``left_index`` and
-    ``right_on`` (or ``left_on`` and ``right_index``), pandas fills the key column with the
-    matched right keys when every row found a match and with the left's keys otherwise; here
-    each partition decides that for its own rows.
+    ``right_on``, the key column holds the matched right keys when every row found a match
+    and the left's keys otherwise, as pandas' (one small task tells the partitions which);
+    with ``left_on`` and ``right_index`` the rows keep the left's index, as pandas'.
 
     >>> import pandas as pd, xsched.dataframe as xd
     >>> t = pd.date_range("2024-01-01", periods=6, freq="1min")
@@ -95,6 +95,10 @@ def merge_asof(left: DataFrame, right: Any, on: Any = None, left_on: Any = None,
     except Exception as exc:
         raise ValueError(f"merge_asof fails in pandas on these frames' keys, columns and dtypes: "
                          f"{type(exc).__name__}: {exc}") from exc
+    kept = None  # (left_on with right_index: pandas keeps the left's index, which the sort by key replaces)
+    if left_on is not None and right_index:
+        kept = [f"__xsched_asof_index_{i}__" for i in range(left._meta.index.nlevels)]
+        left = left.map_partitions(_index_as_columns, kept, meta=_index_as_columns(left._meta, kept))
     lk, rk = _indexed_by_key(left, left_on, "left"), _indexed_by_key(right, right_on, "right")
     if lk is None or rk is None:  # (a side with no rows: nothing to match, and no divisions needed)
         return _unmatched(left, right, left_on is not None, right_on is not None, kwargs, meta, empty_left=lk is None)
@@ -132,11 +136,45 @@ def merge_asof(left: DataFrame, right: Any, on: Any = None, left_on: Any = None,
         if "after" in chains and last < n:
             pieces.append(Ref(chunk_key(chains["after"], (last,))))
         layer[chunk_key(name, (i,))] = Task(_merge_part, (Ref(lkey), pieces, left_on is not None,
-                                                          right_on is not None, rk._meta, kwargs, meta),
+                                                          right_on is not None, rk._meta, kwargs, meta,
+                                                          left_index and right_on is not None, kept),
                                             {}, per_task(ann))
     layers[name] = layer
+    if left_index and right_on is not None:
+        name = _left_keys_unless_all_matched(layers, name, right_on, left.npartitions, token, ann)
     divisions = left.divisions if left_index and right_index else (None,) * (left.npartitions + 1)
     return new_collection(LayeredGraph.merge(lk._graph, rk._graph, new=layers), name, meta, divisions)
+
+
+#: the column marking the right's rows, to tell which left rows found a match
+_MATCHED = "__xsched_asof_matched__"
+
+
+def _left_keys_unless_all_matched(layers: dict, merged: str, key: Any, n: int, token: str, ann: Any) -> str:
+    """``left_index`` with ``right_on``: pandas fills the key column with the matched right
+    keys when every left row found a match, else with the left's keys (its index), a choice
+    over the whole frame: each partition says whether all its rows matched, one task joins
+    those, and each partition takes the left's keys where any row of any partition did not."""
+    every = f"asof-all-matched-{token}"
+    layers[every] = {chunk_key(every, (0,)): Task(_all_matched, ([Ref(chunk_key(merged, (i,))) for i in range(n)],),
+                                                  {}, per_task(ann))}
+    name = f"asof-keys-{token}"
+    layers[name] = {chunk_key(name, (i,)): Task(_keys_chosen, (Ref(chunk_key(merged, (i,))),
+                                                               Ref(chunk_key(every, (0,))), key), {}, per_task(ann))
+                    for i in range(n)}
+    return name
+
+
+def _all_matched(parts: list) -> bool:
+    return all(matched for _, matched in parts)
+
+
+def _keys_chosen(merged: tuple, all_matched: bool, key: Any) -> pd.DataFrame:
+    out, _ = merged
+    if not all_matched:
+        out = out.copy()
+        out[key] = out.index.to_numpy()
+    return out
 
 
 def _sorted_sample(meta: pd.DataFrame, key: Any) -> pd.DataFrame:
@@ -185,20 +223,37 @@ def _end_rows(carried: pd.DataFrame | None, part: pd.DataFrame, by: Any, end: st
     return getattr(frame.groupby(by, sort=False, dropna=False, observed=True), end)(1)
 
 
+def _index_as_columns(part: pd.DataFrame, names: list) -> pd.DataFrame:
+    """The partition with its index's levels also as the columns ``names``."""
+    levels = part.index.to_frame(index=False)
+    return part.assign(**{name: levels.iloc[:, i].to_numpy() for i, name in enumerate(names)})
+
+
 def _merge_part(left: pd.DataFrame, pieces: list, left_column: bool, right_column: bool, right_meta: Any,
-                kwargs: dict, meta: pd.DataFrame) -> pd.DataFrame:
+                kwargs: dict, meta: pd.DataFrame, flagged: bool = False, kept: list | None = None) -> Any:
+    """pandas' merge_asof of a left partition with the right rows it can match; with
+    ``left_index`` and ``right_on``, with whether every row found a match (see
+    ``_left_keys_unless_all_matched``); ``kept``: the columns holding the left's own index."""
     right = _concat(pieces, right_meta) if pieces else right_meta
     if not right.index.is_monotonic_increasing:
         right = right.sort_index(kind="stable")
-    if left_column:  # (the key is a column too: pandas' merge on columns labels rows anew)
+    if kept:  # (the left's own index back, as pandas keeps it with right_index)
+        left = left.set_index(kept)
+        left.index.names = meta.index.names
+    elif left_column:  # (a key column on both sides: pandas' merge labels rows anew)
         left = left.reset_index(drop=True)
     if right_column:
         right = right.reset_index(drop=True)
+    if flagged:
+        right = right.assign(**{_MATCHED: True})
     out = pd.merge_asof(left, right, **kwargs)
+    if flagged:
+        matched = bool(out[_MATCHED].notna().all())
+        out = out.drop(columns=_MATCHED)
     # A partition whose rows all found a match keeps a right int (bool) column that the
     # meta has as float (object), as with a row unmatched: the partitions agree with it.
     for col, dtype in meta.dtypes.items():
         if out[col].dtype != dtype and ((dtype.kind == "f" and out[col].dtype.kind in "iu")
                                         or (dtype == object and out[col].dtype.kind == "b")):
             out[col] = out[col].astype(dtype)
-    return out
+    return (out, matched) if flagged else out
