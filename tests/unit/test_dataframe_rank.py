@@ -93,3 +93,20 @@ def test_an_unordered_categorical_ranks_by_value_and_an_ordered_one_by_its_order
         s = pd.Series(pd.Categorical(values, categories=["w", "v", "u"], ordered=ordered))
         pd.testing.assert_series_equal(xd.from_pandas(s, npartitions=3).rank(method=method).compute(),
                                        s.rank(method=method))
+
+
+@pytest.mark.parametrize("dtype", ["Float64", "Int64", "int64[pyarrow]", "double[pyarrow]", "boolean", "string"])
+def test_nullable_values_rank_in_pandas_dtype(dtype):
+    """pandas ranks nullable numbers as Float64 (UInt64 for min, max, first and dense without
+    pct), pyarrow's as pyarrow's: the same values, in the same dtype, with NA where missing."""
+    values = {"boolean": [True, False, None, True, False], "string": ["b", "a", None, "c", "a"]}.get(
+        dtype, [3, 1, None, 2, 2])
+    s = pd.Series(values, dtype=dtype)
+    x = xd.from_pandas(s, npartitions=2)
+    for method in ("average", "min", "max", "first", "dense"):
+        for pct in (False, True):
+            for na_option in ("keep", "top", "bottom"):
+                want = s.rank(method=method, pct=pct, na_option=na_option)
+                got = x.rank(method=method, pct=pct, na_option=na_option)
+                assert got.dtype == want.dtype
+                pd.testing.assert_series_equal(got.compute(), want)

@@ -87,11 +87,12 @@ def _ranked(part: pd.DataFrame, offsets: tuple, method: str, ascending: bool, pc
     return pd.DataFrame({_PART: part[_PART].to_numpy(), _ROW: part[_ROW].to_numpy(), "__rank__": ranks})
 
 
-def _placed(part: Any, ranks: pd.DataFrame, name: Any) -> pd.Series:
-    """Partition ``part``'s ranks in its own rows' order, on its index."""
+def _placed(part: Any, ranks: pd.DataFrame, name: Any, dtype: Any = "float64") -> pd.Series:
+    """Partition ``part``'s ranks in its own rows' order, on its index, in pandas' dtype."""
     values = np.full(len(part), np.nan)
     values[ranks[_ROW].to_numpy()] = ranks["__rank__"].to_numpy()
-    return pd.Series(values, index=part.index, name=name)
+    out = pd.Series(values, index=part.index, name=name)
+    return out if out.dtype == dtype else out.astype(dtype)
 
 
 def rank_series(series: Series, method: str = "average", ascending: bool = True, na_option: str = "keep",
@@ -101,7 +102,10 @@ def rank_series(series: Series, method: str = "average", ascending: bool = True,
         raise ValueError(f"rank: method must be one of {METHODS}, got {method!r}")
     if na_option not in ("keep", "top", "bottom"):
         raise ValueError(f"rank: na_option must be 'keep', 'top' or 'bottom', got {na_option!r}")
-    _nonempty(series._meta).rank(method=method)  # (pandas' own error for values without an order, now)
+    # (pandas' own error for values without an order, now; and the dtype it ranks in: float64,
+    # or Float64 / UInt64 / pyarrow's for nullable values)
+    out_dtype = _nonempty(series._meta).rank(method=method, ascending=ascending, na_option=na_option,
+                                             pct=pct).dtype
     dtype = series._meta.dtype
     if isinstance(dtype, pd.CategoricalDtype) and not dtype.ordered:  # (pandas ranks these by value, not code)
         values = dtype.categories.dtype
@@ -119,8 +123,8 @@ def rank_series(series: Series, method: str = "average", ascending: bool = True,
     ranked = new_collection(LayeredGraph.merge(ordered._graph, new=layers), name, rank_meta,
                             (None,) * (ordered.npartitions + 1))
     back = _exchange(ranked, n, _split_by_part, new_token(name, "back"), "rank-back")
-    return map_partitions(_placed, series, back, series._meta.name,
-                          meta=pd.Series([], dtype="float64", name=series._meta.name, index=series._meta.index[:0]),
+    return map_partitions(_placed, series, back, series._meta.name, out_dtype,
+                          meta=pd.Series([], dtype=out_dtype, name=series._meta.name, index=series._meta.index[:0]),
                           _name="rank")
 
 
