@@ -39,7 +39,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Callable
 
 from ..graph.collection import compute_collection, lineage, persist_collection
-from ..graph.delayed import Delayed
+from ..graph.delayed import Delayed, as_delayed
 from ..graph.layers import LayeredGraph, annotations_in_force, chunk_key, new_token, per_task
 from ..graph.optimize import optimize
 from ..graph.partials import combine_levels
@@ -144,6 +144,22 @@ class Item:
         5
         """
         return persist_collection(self, **kwargs)
+
+    @staticmethod
+    def from_delayed(value: Any) -> "Item":
+        """An Item of a ``Delayed`` value (or a future's), to use beside Bags: passed to
+        ``Bag.map``, ``apply``'d, computed.
+
+        >>> import xsched, xsched.bag as xb
+        >>> n = xb.Item.from_delayed(xsched.delayed(len)([1, 2, 3]))
+        >>> xb.from_sequence([1, 2]).map(lambda x, k: x * k, n).compute()
+        [3, 6]
+        """
+        delayed = as_delayed(value)
+        if not isinstance(delayed, Delayed):
+            raise TypeError(f"Item.from_delayed takes a Delayed value (xsched.delayed(f)(...)) or a future, got "
+                            f"{type(value).__name__}")
+        return Item(delayed.__xsched_graph__(), delayed.key)
 
     def to_delayed(self, optimize_graph: bool = True) -> Delayed:
         """A ``Delayed`` of this value, carrying the tasks it needs.
