@@ -398,14 +398,34 @@ def _missing(what: str, item: str, fs: Any, path: str) -> FileNotFoundError:
                              "path, or pass a list of the files")
 
 
+def given_filesystem(filesystem: Any, urlpath: Any, what: str) -> tuple[Any, str]:
+    """``filesystem=``: an fsspec filesystem given for a path, and the path within it (the
+    local disk as this module's own ``LocalFileSystem``, which pyarrow opens directly).
+
+    >>> import fsspec
+    >>> fs, path = given_filesystem(fsspec.filesystem("memory"), "memory://t/x.parquet", "read_parquet")
+    >>> type(fs).__name__, path
+    ('MemoryFileSystem', '/t/x.parquet')
+    """
+    urlpath = os.fspath(urlpath)
+    if not (hasattr(filesystem, "open") and hasattr(filesystem, "_strip_protocol")):
+        raise TypeError(f"{what}: filesystem= takes an fsspec filesystem (fsspec.filesystem('s3', ...)), got "
+                        f"{type(filesystem).__name__}; or give a URL and storage_options=")
+    protocols = filesystem.protocol if isinstance(filesystem.protocol, (tuple, list)) else (filesystem.protocol,)
+    if "file" in protocols or "local" in protocols:
+        return filesystem_for(urlpath)
+    return filesystem, filesystem._strip_protocol(urlpath)
+
+
 def expand_paths(urlpath: Any, storage_options: dict | None = None, what: str = "read",
-                 suffixes: Iterable[str] = ()) -> list[tuple[Any, str]]:
+                 suffixes: Iterable[str] = (), filesystem: Any = None) -> list[tuple[Any, str]]:
     """The files named by a path, a glob, a directory, or a list of those, in order.
 
     Globs and directories are sorted naturally (``part.2`` before ``part.10``); a list
     keeps its order. A directory gives its files that are not hidden (``.x``, ``_x``),
     those ending with one of ``suffixes`` when it holds any. Raises ``FileNotFoundError``
-    naming the pattern and the directory searched when nothing matches.
+    naming the pattern and the directory searched when nothing matches. ``filesystem``: an
+    fsspec filesystem to read the paths on (instead of one made from their URLs).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -421,7 +441,8 @@ def expand_paths(urlpath: Any, storage_options: dict | None = None, what: str = 
     out: list[tuple[Any, str]] = []
     for item in items:
         item = os.fspath(item)
-        fs, path = filesystem_for(item, storage_options)
+        fs, path = filesystem_for(item, storage_options) if filesystem is None else \
+            given_filesystem(filesystem, item, what)
         if not _is_local(fs) and hasattr(fs, "invalidate_cache"):
             fs.invalidate_cache()  # (listings cached here may predate files the workers wrote)
         pattern = _pattern_of(fs, item, path)

@@ -693,3 +693,31 @@ def test_a_cast_between_signed_and_unsigned_that_wraps_is_refused_and_zip_is_not
     df = xd.from_pandas(pd.DataFrame({"a": range(4)}), npartitions=2)
     with pytest.raises(ValueError, match="a zip or tar archive cannot be added to"):
         df.to_csv(str(tmp_path / "one.csv.zip"), single_file=True)
+
+
+def test_read_parquet_file_extensions_and_a_given_filesystem(tmp_path):
+    """``parquet_file_extension`` picks a directory's data files (None: all of them);
+    ``filesystem=`` reads on an fsspec filesystem given, the local one as the local disk."""
+    fsspec = pytest.importorskip("fsspec")
+    pdf = pd.DataFrame({"k": [1, 2, 1, 2, 1, 2], "v": np.arange(6.0)})
+    pdf.iloc[:3].to_parquet(tmp_path / "a.data")
+    pdf.iloc[3:].to_parquet(tmp_path / "b.data")
+    (tmp_path / "notes.txt").write_text("not parquet")
+    got = xd.read_parquet(str(tmp_path), parquet_file_extension=(".data",))
+    assert got.npartitions == 2
+    pd.testing.assert_frame_equal(got.compute(), pdf)
+    with pytest.raises(ValueError, match="notes.txt is not a parquet file"):
+        xd.read_parquet(str(tmp_path), parquet_file_extension=None)
+    with pytest.raises(TypeError, match="parquet_file_extension takes a file ending"):
+        xd.read_parquet(str(tmp_path), parquet_file_extension=3)
+    memory = fsspec.filesystem("memory")
+    with memory.open("/xsched-test/x.parquet", "wb") as f:
+        pdf.to_parquet(f)
+    try:
+        pd.testing.assert_frame_equal(xd.read_parquet("/xsched-test/x.parquet", filesystem=memory).compute(), pdf)
+    finally:
+        memory.rm("/xsched-test", recursive=True)
+    local = xd.read_parquet(str(tmp_path / "a.data"), filesystem=fsspec.filesystem("file"))
+    pd.testing.assert_frame_equal(local.compute(), pdf.iloc[:3])
+    with pytest.raises(TypeError, match="filesystem= takes an fsspec filesystem"):
+        xd.read_parquet(str(tmp_path), filesystem="arrow")

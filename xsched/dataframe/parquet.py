@@ -31,8 +31,8 @@ from ..graph.spec import Ref, Task
 from .categorical import mark_unknown
 from . import hive
 from .core import DataFrame, Series
-from ..files import LocalFileSystem, arrow_source, expand_paths, file_token, files_in, filesystem_for, is_pattern, \
-    join, make_folder, partition_names, shown
+from ..files import LocalFileSystem, arrow_source, expand_paths, file_token, files_in, filesystem_for, \
+    given_filesystem, is_pattern, join, make_folder, partition_names, shown
 from ..graph.collection import run_writes
 from .io import from_tasks, in_dtypes, meta_dtypes, refused_options
 from .planner import PREDICATES
@@ -58,7 +58,8 @@ def _pq():
 def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any = None,
                  storage_options: dict | None = None, split_row_groups: bool | int | str = "infer",
                  calculate_divisions: bool | None = None, blocksize: int | str | None = "256 MiB",
-                 engine: str | None = "auto", dtype_backend: str | None = None):
+                 engine: str | None = "auto", dtype_backend: str | None = None,
+                 parquet_file_extension: Any = _SUFFIXES, filesystem: Any = None):
     """A dataframe from parquet files: one partition per file, or per run of row groups.
 
     ``split_row_groups="infer"`` (the default) gives a file a partition when its first file
@@ -69,7 +70,10 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
     partition, a number ``n`` each ``n`` row groups, ``False`` each file.
 
     ``path`` is a file, a directory of part files, a glob, a list, or an fsspec URL
-    (``storage_options`` go to its filesystem). ``columns`` reads only those columns (a
+    (``storage_options`` go to its filesystem, or ``filesystem=`` gives an fsspec
+    filesystem to read on). A directory's files ending with ``parquet_file_extension`` (an
+    ending or several; None: every file) are read, the others skipped when it has any
+    such. ``columns`` reads only those columns (a
     single name gives a Series); ``filters`` (pyarrow's form: ``[("x", ">", 0)]`` for AND,
     a list of such lists for OR, or a ``pyarrow.compute`` expression) keeps the matching
     rows, skipping files and row groups whose statistics rule them all out. The index
@@ -99,9 +103,11 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
     _pq()
     import pyarrow as pa
 
-    found = _hive_layout(path, storage_options, what)
+    suffixes = _extensions(parquet_file_extension, what)
+    found = _hive_layout(path, storage_options, what, suffixes, filesystem)
     if found is None:
-        files = [(fs, p, ()) for fs, p in expand_paths(path, storage_options, what, suffixes=_SUFFIXES)]
+        files = [(fs, p, ()) for fs, p in expand_paths(path, storage_options, what, suffixes=suffixes,
+                                                      filesystem=filesystem)]
     else:
         files = found
     fs0, p0, _ = files[0]
@@ -219,16 +225,29 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
     return from_tasks(name, tasks, _unknown_but(meta, keys), divisions, project=project)
 
 
-def _hive_layout(path: Any, storage_options: dict | None, what: str) -> list | None:
+def _extensions(given: Any, what: str) -> tuple[str, ...]:
+    """``parquet_file_extension``: one ending, several, or None (every file)."""
+    if given is None:
+        return ()
+    endings = (given,) if isinstance(given, str) else tuple(given) if isinstance(given, (list, tuple, set)) else None
+    if endings is None or not all(isinstance(e, str) for e in endings):
+        raise TypeError(f"{what}: parquet_file_extension takes a file ending ('.parquet'), several, or None "
+                        f"(every file), got {given!r}")
+    return endings
+
+
+def _hive_layout(path: Any, storage_options: dict | None, what: str, suffixes: tuple = _SUFFIXES,
+                 filesystem: Any = None) -> list | None:
     """``(fs, file, folder pairs)`` of a ``key=value`` folder layout under ``path``, or None."""
     if isinstance(path, (list, tuple)):
         return None
     if is_pattern(path):  # (a glob names files, not a dataset's folders)
         return None
-    fs, base = filesystem_for(path, storage_options)
+    fs, base = filesystem_for(path, storage_options) if filesystem is None else \
+        given_filesystem(filesystem, path, what)
     if not isinstance(fs, LocalFileSystem) and hasattr(fs, "invalidate_cache"):
         fs.invalidate_cache()  # (listings cached here may predate folders the workers wrote)
-    found = hive.discover(fs, base, _SUFFIXES, what)
+    found = hive.discover(fs, base, suffixes, what)
     return None if found is None else [(fs, p, pairs) for p, pairs in found]
 
 
@@ -826,7 +845,7 @@ def _check_append(df: DataFrame, written: pd.DataFrame, write_index: bool, on: l
         return {str(p).replace("\\", "/").rsplit("/", 1)[-1] for p in paths}
 
     try:
-        found = hive.discover(fs, base, _SUFFIXES, what) if folders and not old else \
+        found = hive.discover(fs, base, suffixes, what) if folders and not old else \
             [(p, ()) for p in files_in(fs, base, _SUFFIXES) if str(p).endswith(_SUFFIXES)]
     except FileNotFoundError:  # (key=value folders holding no data file)
         found = None
