@@ -417,15 +417,33 @@ def given_filesystem(filesystem: Any, urlpath: Any, what: str) -> tuple[Any, str
     return filesystem, filesystem._strip_protocol(urlpath)
 
 
+def nested_files(fs: Any, directory: str, suffixes: tuple[str, ...] = ()) -> list[str]:
+    """The data files under a directory and its folders, at any depth, in the natural order
+    of their paths (``a/b/p`` before ``a/q``, as pyarrow's datasets order them).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     for sub in ("b", "a/x"):
+    ...         os.makedirs(os.path.join(d, sub))
+    ...         _ = open(os.path.join(d, sub, "part.0.csv"), "w").write("a\\n")
+    ...     [os.path.relpath(p, d) for p in nested_files(LocalFileSystem(), d)]
+    ['a/x/part.0.csv', 'b/part.0.csv']
+    """
+    files, folders = listing(fs, directory, suffixes)
+    return sorted(files + [p for folder in folders for p in nested_files(fs, folder, suffixes)], key=natural_key)
+
+
 def expand_paths(urlpath: Any, storage_options: dict | None = None, what: str = "read",
-                 suffixes: Iterable[str] = (), filesystem: Any = None) -> list[tuple[Any, str]]:
+                 suffixes: Iterable[str] = (), filesystem: Any = None,
+                 nested: bool = False) -> list[tuple[Any, str]]:
     """The files named by a path, a glob, a directory, or a list of those, in order.
 
     Globs and directories are sorted naturally (``part.2`` before ``part.10``); a list
     keeps its order. A directory gives its files that are not hidden (``.x``, ``_x``),
     those ending with one of ``suffixes`` when it holds any. Raises ``FileNotFoundError``
     naming the pattern and the directory searched when nothing matches. ``filesystem``: an
-    fsspec filesystem to read the paths on (instead of one made from their URLs).
+    fsspec filesystem to read the paths on (instead of one made from their URLs);
+    ``nested``: a directory without files of its own gives those of its folders, at any depth.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -450,6 +468,8 @@ def expand_paths(urlpath: Any, storage_options: dict | None = None, what: str = 
             found = _glob(fs, pattern)
         elif fs.isdir(path):
             found = files_in(fs, path, suffixes)
+            if not found and nested:
+                found = nested_files(fs, path, suffixes)
             if not found:
                 subdirs = [str(p).rstrip("/").rsplit("/", 1)[-1] for p in folders_in(fs, path)]
                 hint = (f"; its folders ({', '.join(subdirs[:4])}{', ...' if len(subdirs) > 4 else ''}) are not "

@@ -199,3 +199,15 @@ def test_other_readers_name_the_folders_they_do_not_read(tmp_path):
         (tmp_path / f"p={p}" / "part.0.csv").write_text("x\n1\n")
     with pytest.raises(FileNotFoundError, match=r"its folders \(p=1, p=2\) are not read here.*glob"):
         xd.read_csv(str(tmp_path))
+
+
+def test_a_directory_of_plain_folders_reads_their_files_as_pandas(tmp_path):
+    """Folders that are not key=value ones, at any depth: their files in the order of their
+    paths, as pandas (pyarrow's datasets) reads them."""
+    pdf = pd.DataFrame({"k": range(8), "v": np.arange(8.0)})
+    for i, name in enumerate(["c/p.parquet", "a/b/p.parquet", "b/x/y/p.parquet", "a/q.parquet"]):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        pdf.iloc[2 * i:2 * i + 2].to_parquet(tmp_path / name)
+    got = xd.read_parquet(str(tmp_path))
+    assert got.npartitions == 4  # (each file's stored index kept, as a flat directory's are)
+    pd.testing.assert_frame_equal(got.compute().reset_index(drop=True), pd.read_parquet(tmp_path))
