@@ -11,6 +11,10 @@
 # xsched.hooks, which imports the provider then.
 from typing import TYPE_CHECKING
 
+# (imported now: the module of the same name would otherwise take the attribute ``xsched.sizeof``
+# from the function when a worker imports it; it imports nothing of xsched)
+from .sizeof import sizeof
+
 #: public name -> the module that defines it (the imports under TYPE_CHECKING, for readers,
 #: type checkers and the reference documentation, say the same: a test checks it)
 _WHERE = {
@@ -36,7 +40,6 @@ _WHERE = {
     "NannyPlugin": "plugins", "PipInstall": "plugins", "SchedulerPlugin": "plugins", "UploadFile": "plugins",
     "WorkerPlugin": "plugins",
     "IncompatibleVersionError": "protocol.versions", "XSCHED_VERSION": "protocol.versions",
-    "sizeof": "sizeof",
     "breakpoint": "task_context", "get_worker": "task_context", "rejoin": "task_context", "secede": "task_context",
     # the servers, for a cluster in this event loop: ``async with xsched.Scheduler() as s,
     # xsched.Worker(s.address) as w:``, as dask's tutorials do
@@ -45,8 +48,6 @@ _WHERE = {
 }
 #: the names whose module calls them otherwise
 _NAMED_THERE = {"__version__": "XSCHED_VERSION"}
-#: submodules reachable as attributes of the package after ``import xsched`` alone
-_SUBMODULES = ("config", "datasets", "hooks", "jupyter")
 
 if TYPE_CHECKING:
     from . import config, datasets, hooks, jupyter
@@ -69,7 +70,6 @@ if TYPE_CHECKING:
     from .plugins import NannyPlugin, PipInstall, SchedulerPlugin, UploadFile, WorkerPlugin
     from .protocol.versions import XSCHED_VERSION, IncompatibleVersionError
     from .scheduler.server import Scheduler
-    from .sizeof import sizeof
     from .task_context import breakpoint, get_worker, rejoin, secede  # noqa: A004
     from .worker.server import Worker
 
@@ -108,12 +108,12 @@ def __getattr__(name: str):
     >>> xsched.delayed(sum)([1, 2]).compute()
     3
     """
-    import importlib
+    import importlib.util
 
     if name in _WHERE:
         value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), _NAMED_THERE.get(name, name))
-    elif name in _SUBMODULES:
-        value = importlib.import_module(f".{name}", __name__)
+    elif not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        value = importlib.import_module(f".{name}", __name__)  # (a submodule: xsched.errors, xsched.deploy...)
     else:
         raise AttributeError(f"module 'xsched' has no attribute {name!r}")
     globals()[name] = value
@@ -121,7 +121,7 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list:
-    return sorted({*globals(), *_WHERE, *_SUBMODULES})
+    return sorted({*globals(), *_WHERE})
 
 
 def load_ipython_extension(ip):

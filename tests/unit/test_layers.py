@@ -333,6 +333,10 @@ def test_the_package_names_are_those_its_type_checking_imports_say():
     missing = [name for name in xsched.__all__ if getattr(xsched, name, None) is None]
     assert not missing
     assert xsched.__version__ == xsched.XSCHED_VERSION and "Client" in dir(xsched)
+    # submodules as attributes, as when `import xsched` imported them all
+    assert xsched.errors.KilledWorker is xsched.KilledWorker and xsched.jupyter.widgets.__name__.endswith("widgets")
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        xsched.no_such_name  # noqa: B018
 
 
 def test_server_processes_import_no_client_cluster_or_notebook_code():
@@ -342,9 +346,10 @@ def test_server_processes_import_no_client_cluster_or_notebook_code():
     import sys
 
     code = ("import sys, xsched.cli, xsched.scheduler.server, xsched.worker.server; "
-            "print(' '.join(sorted(m for m in sys.modules if m.startswith('xsched'))))")
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                            timeout=120).stdout.split()
+            "print(callable(xsched.sizeof), ' '.join(sorted(m for m in sys.modules if m.startswith('xsched'))))")
+    said, *loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                   timeout=120).stdout.split()
+    assert said == "True"  # (xsched.sizeof the function, though the module of its name is imported)
     above = [m for m in loaded if layer_of(m) in (CLIENT, COLLECTIONS, DEPLOY, FRONTENDS)
              and m not in ("xsched.client", "xsched.jupyter")]  # (packages whose __init__ imports nothing)
     assert "xsched.worker.server" in loaded and not above, above
