@@ -26,3 +26,13 @@ def test_each_groups_row_missing_values_and_all(npartitions, how):
 def test_skipna_false_with_min_count_is_refused_when_built():
     with pytest.raises(NotImplementedError, match="skipna=False, min_count=2"):
         xd.from_pandas(FRAME, npartitions=2).groupby("k").first(skipna=False, min_count=2)
+
+
+def test_unobserved_categories_are_refused_when_built():
+    frame = pd.DataFrame({"k": pd.Categorical(["a", "b", "a", "b"], categories=["a", "b", "c"]),
+                          "v": [1.0, None, None, 2.0]})
+    x = xd.from_pandas(frame, npartitions=2)
+    with pytest.raises(NotImplementedError, match="observed=False.*with categorical keys"):
+        x.groupby("k", observed=False).first(skipna=False)
+    got = x.groupby("k", observed=True).last(skipna=False).compute()
+    assert got.equals(frame.groupby("k", observed=True).last(skipna=False))

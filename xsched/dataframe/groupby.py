@@ -598,6 +598,11 @@ class GroupBy:
         except Exception as exc:
             raise TypeError(f"groupby(...).{how}(skipna=False) fails in pandas on this frame's columns: "
                             f"{type(exc).__name__}: {exc}") from exc
+        keys = [meta.index.get_level_values(i) for i in range(meta.index.nlevels)]
+        if not self._observed and any(isinstance(k.dtype, pd.CategoricalDtype) for k in keys):
+            raise NotImplementedError(f"groupby(..., observed=False).{how}(skipna=False) with categorical keys: "
+                                      "a partition without a category gives it a row of missing values, which "
+                                      "this tree cannot tell from a missing row; group with observed=True")
         split_out = shuffle_shares(split_out, self._frame, f"groupby.{how}", 1)
         stat = f"{how}_row"
         return target._tree(stat, {stat: None}, meta, split_every or DEFAULT_SPLIT_EVERY, split_out, 1)
@@ -1347,7 +1352,8 @@ def _install() -> None:
         if isinstance(self, Series):
             col = self.name if self.name is not None else UNNAMED
             frame = self.to_frame(name=col)
-            several = isinstance(by, (list, tuple)) and len(by) > 0 and all(isinstance(k, _Frame) for k in by)
+            several = isinstance(by, list) and len(by) > 0 and all(isinstance(k, _Frame) for k in by)  # (as pandas:
+            # a list is several keys, a tuple one)
             if not isinstance(by, _Frame) and not several:
                 return SeriesGroupBy(frame, by, sort, dropna, observed, col)
             keys = list(by) if several else [by]
