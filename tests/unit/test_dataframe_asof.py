@@ -116,3 +116,12 @@ def test_errors_when_built():
                       right_index=True)
     with pytest.raises(KeyError):
         xd.merge_asof(left, left, on="nope")
+
+
+def test_an_empty_left_against_a_right_index_has_pandas_columns():
+    left = pd.DataFrame({"t": [1, 5, 9], "x": [1, 2, 3]}, index=[10, 20, 30]).iloc[:0]
+    right = pd.DataFrame({"y": [7, 8]}, index=pd.Index([2, 6], name="t"))
+    got = xd.merge_asof(xd.from_pandas(left, npartitions=2), xd.from_pandas(right, npartitions=1), left_on="t",
+                        right_index=True)
+    want = pd.merge_asof(left, right, left_on="t", right_index=True)
+    assert list(got.columns) == list(want.columns) == list(got.compute().columns)

@@ -101,7 +101,8 @@ def merge_asof(left: DataFrame, right: Any, on: Any = None, left_on: Any = None,
         left = left.map_partitions(_index_as_columns, kept, meta=_index_as_columns(left._meta, kept))
     lk, rk = _indexed_by_key(left, left_on, "left"), _indexed_by_key(right, right_on, "right")
     if lk is None or rk is None:  # (a side with no rows: nothing to match, and no divisions needed)
-        return _unmatched(left, right, left_on is not None, right_on is not None, kwargs, meta, empty_left=lk is None)
+        return _unmatched(left, right, left_on is not None, right_on is not None, kwargs, meta, empty_left=lk is None,
+                          kept=kept)
     by_cols = None if right_by is None else ([right_by] if isinstance(right_by, (str, int)) else list(right_by))
     token = new_token(lk._name, rk._name, kwargs)
     ann = annotations_in_force()
@@ -155,8 +156,10 @@ def _left_keys_unless_all_matched(layers: dict, merged: str, key: Any, n: int, t
     keys when every left row found a match, else with the left's keys (its index), a choice
     over the whole frame: each partition says whether all its rows matched, one task joins
     those, and each partition takes the left's keys where any row of any partition did not."""
-    every = f"asof-all-matched-{token}"
-    layers[every] = {chunk_key(every, (0,)): Task(_all_matched, ([Ref(chunk_key(merged, (i,))) for i in range(n)],),
+    flags, every = f"asof-matched-{token}", f"asof-all-matched-{token}"
+    layers[flags] = {chunk_key(flags, (i,)): Task(_matched, (Ref(chunk_key(merged, (i,))),), {}, per_task(ann))
+                     for i in range(n)}  # (a bool each, where the partition is: only those travel)
+    layers[every] = {chunk_key(every, (0,)): Task(all, ([Ref(chunk_key(flags, (i,))) for i in range(n)],),
                                                   {}, per_task(ann))}
     name = f"asof-keys-{token}"
     layers[name] = {chunk_key(name, (i,)): Task(_keys_chosen, (Ref(chunk_key(merged, (i,))),
@@ -165,8 +168,8 @@ def _left_keys_unless_all_matched(layers: dict, merged: str, key: Any, n: int, t
     return name
 
 
-def _all_matched(parts: list) -> bool:
-    return all(matched for _, matched in parts)
+def _matched(merged: tuple) -> bool:
+    return merged[1]
 
 
 def _keys_chosen(merged: tuple, all_matched: bool, key: Any) -> pd.DataFrame:
@@ -201,12 +204,12 @@ def _indexed_by_key(frame: DataFrame, key: Any, side: str) -> DataFrame | None:
 
 
 def _unmatched(left: DataFrame, right: DataFrame, left_column: bool, right_column: bool, kwargs: dict,
-               meta: pd.DataFrame, empty_left: bool) -> DataFrame:
+               meta: pd.DataFrame, empty_left: bool, kept: list | None = None) -> DataFrame:
     """The merge when a side has no rows: each left partition against no right rows."""
     name = f"merge-asof-{new_token(left._name, right._name, kwargs, empty_left)}"
     ann = annotations_in_force()
     layer = {chunk_key(name, (i,)): Task(_merge_part, (Ref(key), [], left_column, right_column, right._meta, kwargs,
-                                                       meta), {}, per_task(ann))
+                                                       meta, False, kept), {}, per_task(ann))
              for i, key in enumerate(left._keys())}
     divisions = left.divisions if kwargs.get("left_index") and kwargs.get("right_index") else \
         (None,) * (left.npartitions + 1)
