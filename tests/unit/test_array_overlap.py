@@ -394,6 +394,8 @@ def test_unknown_block_lengths_take_depth_only_along_known_axes():
         np.testing.assert_array_equal(got.compute(), want)
         np.testing.assert_array_equal(xa.map_overlap(lambda a, b: a + b, masked, masked * 2, depth=depth,
                                                      boundary=boundary).compute(), known.compute() * 3)
+    deep = xa.map_overlap(lambda b: b, masked, depth={1: 4}, boundary="none")  # (deeper than a block: joined)
+    np.testing.assert_array_equal(deep.compute(), known.compute())
     padded = xa.overlap(masked, depth={1: 1}, boundary="reflect")
     np.testing.assert_array_equal(xa.trim_internal(padded, {1: 1}, boundary="reflect").compute(), known.compute())
     for build in (lambda: xa.map_overlap(smooth, masked, depth=1), lambda: masked.map_overlap(smooth, depth=(1, 0)),
@@ -402,5 +404,5 @@ def test_unknown_block_lengths_take_depth_only_along_known_axes():
         with pytest.raises(ValueError, match="along axis 0 needs the lengths.*compute_chunk_sizes"):
             build()
     other = x[:4][x[:4, 1] > 20]  # (another mask's result, of other blocks)
-    with pytest.raises(ValueError, match="map_overlap of arrays not cut alike"):
+    with pytest.raises(ValueError, match="the arrays must be cut alike .* array 1 has chunks"):
         xa.map_overlap(lambda a, b: a + b, masked, other, depth={1: 1})

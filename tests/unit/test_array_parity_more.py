@@ -440,7 +440,7 @@ def test_sparse_indices_are_numpys_open_grid(dims, chunks):
 
 
 @pytest.mark.parametrize("join", ["concatenate", "stack", "hstack", "vstack"])
-@pytest.mark.parametrize("dtype", [None, "int32", "float32", "complex128"])
+@pytest.mark.parametrize("dtype", [None, "int32", "float32", "complex128", "U"])
 @pytest.mark.parametrize("casting", ["no", "equiv", "safe", "same_kind", "unsafe"])
 def test_joins_take_numpys_dtype_and_casting(join, dtype, casting):
     a, b = np.arange(12.0).reshape(3, 4) + 0.5, np.arange(12).reshape(3, 4)

@@ -537,11 +537,14 @@ def map_overlap(func: Callable, *args: Any, depth: Any = None, boundary: Any = "
     shapes = [a.shape for a in arrays]
     unknown = any(has_unknown_chunks(a) for a in arrays)
     if unknown:  # (lengths a mask left unknown: arrays cut alike, no depth along those axes)
-        for a in arrays:
+        for i, a in enumerate(arrays):
             if not cut_alike(a.chunks, arrays[0].chunks):
-                known_chunks_needed(a, "map_overlap of arrays not cut alike")
-        _check_depth(arrays[0], _normalize_depth(0 if depth is None else depth, arrays[0].ndim, "map_overlap"),
-                     "map_overlap")
+                raise ValueError(f"map_overlap: with block lengths a boolean mask left unknown, the arrays must be "
+                                 f"cut alike (the same mask's results); array {i} has chunks {a.chunks}, the first "
+                                 f"{arrays[0].chunks}: call x = x.compute_chunk_sizes() on them first")
+        for axis, d in enumerate(_normalize_depth(0 if depth is None else depth, arrays[0].ndim, "map_overlap")):
+            if d:
+                known_axis_needed(arrays[0], axis, "map_overlap")
         shape = arrays[0].shape
     else:
         try:
