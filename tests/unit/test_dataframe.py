@@ -133,23 +133,27 @@ def test_loc_uses_divisions_to_read_only_what_can_match():
     eq(df.loc[:, ["x"]].compute(), pdf.loc[:, ["x"]])
 
 
-@pytest.mark.parametrize("labels", [[0, 1, 3, 4, 6, 8], [8, 6, 4, 3, 1, 0], [3, 4, 5, 0, 1, 2], [5, 3, 1, 4, 2, 0]])
-def test_loc_between_labels_with_unknown_divisions_is_pandas_or_refused(labels):
-    """Divisions unknown: the rows between two labels, partition by partition, are pandas' when
-    the whole index is sorted (either way); otherwise they depend on the whole's order, and
-    the computation says so (it gave each partition's own slice, silently unlike pandas)."""
+@pytest.mark.parametrize("labels", [[0, 1, 3, 4, 6, 8], [8, 6, 4, 3, 1, 0], [3, 4, 5, 0, 1, 2], [5, 3, 1, 4, 2, 0],
+                                    [1, 3, 1, 4, 2, 0], list("dbface")])
+@pytest.mark.parametrize("npartitions", [1, 2, 3, 6])
+def test_loc_between_labels_with_unknown_divisions_is_pandas(labels, npartitions):
+    """Divisions unknown: the rows between two labels as pandas gives them on the whole, sorted
+    or not (each partition's own slice was taken, unlike pandas where the whole is unsorted),
+    and pandas' KeyError where an unsorted index lacks a label or holds it twice."""
     pdf = pd.DataFrame({"x": range(6)}, index=labels)
-    df = xd.from_pandas(pdf, npartitions=2, sort=False)
+    df = xd.from_pandas(pdf, npartitions=npartitions, sort=False)
     assert not df.known_divisions
-    ordered = pdf.index.is_monotonic_increasing or pdf.index.is_monotonic_decreasing
-    for key in (slice(1, 4), slice(4, 1), slice(2, None), slice(None, 3)):
-        if ordered:
-            eq(df.loc[key].compute(), pdf.loc[key])
-        else:
-            with pytest.raises(ValueError, match="the index is not sorted and the divisions are unknown"):
-                df.loc[key].compute()
-    eq(df.loc[:].compute(), pdf)
-    eq(df.loc[3].compute(), pdf.loc[[3]])
+    bounds = [None] + sorted(set(labels)) + (["z", "0"] if isinstance(labels[0], str) else [2.5, 9, -1])
+    for a in bounds:
+        for b in bounds:
+            try:
+                want = pdf.loc[a:b]
+            except KeyError:
+                with pytest.raises(KeyError):
+                    df.loc[a:b].compute()
+                continue
+            eq(df.loc[a:b].compute(), want)
+    eq(df.loc[labels[2]].compute(), pdf.loc[[labels[2]]])
 
 
 def test_repartition_keeps_every_row_in_order(data):

@@ -56,3 +56,27 @@ def test_quantiles_of_integers_with_missing_values_in_pandas_dtype(dtype, q, int
     s = pd.Series(pd.array([1, 5, None, 3, 9], dtype=dtype))
     got = xd.from_pandas(s, npartitions=2).quantile(q, interpolation=interpolation).compute()
     assert repr(got) == repr(s.quantile(q, interpolation=interpolation))
+
+
+@pytest.mark.parametrize("q", [0.5, [0.25, 0.5, 0.75]])
+def test_quantiles_and_medians_of_arrow_times_in_their_dtype(times, q):
+    x = xd.from_pandas(times, npartitions=2)
+    assert repr(x.quantile(q).compute()) == repr(times.quantile(q))
+    assert repr(x.median().compute()) == repr(times.median())
+
+
+@pytest.mark.parametrize("unit", ["date32", "date64"])
+def test_arrow_dates_average_and_describe_as_pandas(unit):
+    import datetime as dt
+
+    import pyarrow as pa
+
+    dates = pd.Series([dt.date(2024, 1, 1), dt.date(2024, 1, 5), None, dt.date(2024, 1, 3), dt.date(2024, 2, 9)],
+                      dtype=pd.ArrowDtype(getattr(pa, unit)()))
+    x = xd.from_pandas(dates, npartitions=2)
+    for how in ("mean", "std", "min", "max", "median"):
+        assert repr(getattr(x, how)().compute()) == repr(getattr(dates, how)())
+    assert x.describe().compute().equals(dates.describe())
+    frame = pd.DataFrame({"d": dates, "k": [1, 1, 2, 2, 1]})
+    got = xd.from_pandas(frame, npartitions=2).groupby("k").d.mean().compute()
+    assert got.equals(frame.groupby("k").d.mean())

@@ -28,7 +28,6 @@ from . import categorical
 from .core import INDEXERS, DataFrame, Series, _Frame, _labelled, _nonempty, elemwise, map_partitions, \
     new_collection, part_key, relabelled
 from .reductions import reduction
-from .statistics import monotonic
 
 __all__ = ["Accessor"]
 
@@ -310,9 +309,8 @@ class _Loc:
             out = map_partitions(_loc_one, sub, one, _name="loc")
         elif frame.known_divisions or (key.start is None and key.stop is None):
             out = map_partitions(_loc, sub, key, _name="loc")
-        else:  # (between two labels: partition by partition only where the whole index is sorted)
-            out = map_partitions(_loc_sorted, sub, key, monotonic(frame.index, True),
-                                 monotonic(frame.index, False), meta=frame._meta, _name="loc")
+        else:  # (between two labels: where they lie is known only once every partition is read)
+            out = _between_labels(sub, key)
         if frame.known_divisions and not isinstance(key.start, str) and not isinstance(key.stop, str):
             lo = frame.divisions[parts[0]] if key.start is None else max(key.start, frame.divisions[parts[0]])
             hi = frame.divisions[parts[-1] + 1] if key.stop is None else min(key.stop,
@@ -474,17 +472,78 @@ def _loc(part: Any, key: Any) -> Any:
     return part.loc[key]
 
 
-def _loc_sorted(part: Any, key: slice, increasing: bool, decreasing: bool) -> Any:
-    """``part.loc[a:b]`` where the divisions are unknown: the rows between two labels are
-    those of each partition only when the whole index is sorted (then absent labels bound
-    the slice too, as pandas' do); otherwise they depend on where the labels sit in the
-    whole, so this says how to get them."""
-    if not (increasing or decreasing):
-        raise ValueError(f"loc[{key.start!r}:{key.stop!r}]: the index is not sorted and the divisions are "
-                         "unknown, so which rows lie between the two labels depends on the order of the whole; "
-                         "sort by the index first (df.set_index(...), or reset_index() then set_index), or "
-                         "filter by value: df[(df.index >= a) & (df.index <= b)]")
-    return part.loc[key]
+def _between_labels(frame: _Frame, key: slice) -> _Frame:
+    """``loc[a:b]`` where the divisions are unknown, as pandas on the whole: each partition says
+    where its labels are (``_places``), one task plans from all of them (``_plan``), and each
+    partition keeps its rows of the plan. A sorted whole (either way) gives each partition's
+    own ``loc[a:b]``, absent labels bounding the slice; an unsorted one the rows from the
+    position of ``a`` to that of ``b``, which must then be there once each, as pandas asks."""
+    tok = new_token(frame._name, key.start, key.stop)
+    ann = annotations_in_force()
+    keys = frame._keys()
+    places, plan, name = f"loc-places-{tok}", f"loc-plan-{tok}", f"loc-{tok}"
+    layers = {
+        places: {chunk_key(places, (i,)): Task(_places, (Ref(k), key), {}, per_task(ann)) for i, k in enumerate(keys)},
+        plan: {chunk_key(plan, (0,)): Task(_plan, ([Ref(chunk_key(places, (i,))) for i in range(len(keys))], key),
+                                           {}, per_task(ann))},
+        name: {chunk_key(name, (i,)): Task(_planned_rows, (Ref(k), Ref(chunk_key(plan, (0,))), i, key), {},
+                                           per_task(ann)) for i, k in enumerate(keys)},
+    }
+    return new_collection(LayeredGraph.merge(frame._graph, new=layers), name, frame._meta,
+                          (None,) * (frame.npartitions + 1))
+
+
+def _places(part: Any, key: slice) -> tuple:
+    """A partition's rows, whether its labels increase / decrease (and its first and last),
+    and the positions of ``key``'s labels in it."""
+    index = part.index
+    found = {}
+    for label in (key.start, key.stop):
+        if label is not None and label not in found:
+            found[label] = np.flatnonzero(index == label).tolist() if len(index) else []
+    ends = (index[0], index[-1]) if len(index) else None
+    return len(index), index.is_monotonic_increasing, index.is_monotonic_decreasing, ends, found
+
+
+def _ordered(infos: list, increasing: bool) -> bool:
+    """Whether the partitions' labels, one after the other, never decrease (or increase)."""
+    present = [info for info in infos if info[0]]
+    if not all(info[1 if increasing else 2] for info in present):
+        return False
+    try:
+        return all(a[3][1] <= b[3][0] if increasing else a[3][1] >= b[3][0] for a, b in zip(present, present[1:]))
+    except TypeError:  # (labels that do not compare)
+        return False
+
+
+def _plan(infos: list, key: slice) -> Any:
+    """"increasing" or "decreasing" (each partition's own loc, in that order), or per
+    partition the (start, stop) of its rows."""
+    for increasing in (True, False):
+        if _ordered(infos, increasing):
+            return "increasing" if increasing else "decreasing"
+    starts = np.cumsum([0] + [info[0] for info in infos])
+
+    def where(label: Any, side: str) -> int:
+        spots = [starts[i] + p for i, info in enumerate(infos) for p in info[4].get(label, [])]
+        if len(spots) != 1:
+            raise KeyError(f"loc[{key.start!r}:{key.stop!r}]: the index is not sorted, so the label {label!r} must "
+                           f"be there exactly once to bound the slice, as pandas asks ({len(spots)} found); sort by "
+                           "the index first (set_index), or select by value: df[(df.index >= a) & (df.index <= b)]")
+        return int(spots[0]) + (1 if side == "stop" else 0)
+
+    lo = 0 if key.start is None else where(key.start, "start")
+    hi = int(starts[-1]) if key.stop is None else where(key.stop, "stop")
+    return [(max(lo - int(s), 0), max(min(hi, int(e)) - int(s), 0)) for s, e in zip(starts[:-1], starts[1:])]
+
+
+def _planned_rows(part: Any, plan: Any, i: int, key: slice) -> Any:
+    if plan == "increasing":
+        return part.loc[key]
+    if plan == "decreasing":  # (as increasing labels: a partition of one row is taken to increase)
+        return part.iloc[::-1].loc[key.stop:key.start].iloc[::-1]
+    start, stop = plan[i]
+    return part.iloc[start:max(start, stop)]
 
 
 def _loc_one(part: Any, label: Any) -> Any:

@@ -846,7 +846,7 @@ def _check_append(df: DataFrame, written: pd.DataFrame, write_index: bool, on: l
         return {str(p).replace("\\", "/").rsplit("/", 1)[-1] for p in paths}
 
     try:
-        found = hive.discover(fs, base, suffixes, what) if folders and not old else \
+        found = hive.discover(fs, base, _SUFFIXES, what) if folders and not old else \
             [(p, ()) for p in files_in(fs, base, _SUFFIXES) if str(p).endswith(_SUFFIXES)]
     except FileNotFoundError:  # (key=value folders holding no data file)
         found = None

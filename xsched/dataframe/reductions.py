@@ -381,7 +381,16 @@ def _time_unit_and_zone(dtype: Any) -> tuple:
     """The unit and time zone (or None) of a datetime or timedelta dtype, NumPy's, pandas' or
     pyarrow's (``timestamp[us, tz=...][pyarrow]``, whose own attributes are its pyarrow type's)."""
     own = getattr(dtype, "pyarrow_dtype", dtype)
+    if _is_arrow_date(dtype):  # (date32 as seconds, as pandas averages it; date64: milliseconds)
+        return ("s" if own.bit_width == 32 else "ms"), None
     return (getattr(own, "unit", None) or np.datetime_data(dtype)[0]), getattr(own, "tz", None)
+
+
+def _is_arrow_date(dtype: Any) -> bool:
+    """Whether ``dtype`` is pyarrow's ``date32`` or ``date64`` (dates, whose means pandas gives
+    as ``datetime.date``)."""
+    own = getattr(dtype, "pyarrow_dtype", None)
+    return own is not None and str(own).startswith("date")
 
 
 def _as_float(values: Any) -> np.ndarray:
@@ -394,9 +403,12 @@ def _as_float(values: Any) -> np.ndarray:
         out = array.asi8.astype("float64")
         out[values.isna().to_numpy()] = np.nan
         return out
-    import pyarrow as pa  # (an Arrow-backed column: its ticks, nulls as NaN)
+    import pyarrow as pa  # (an Arrow-backed column: its ticks, nulls as NaN; a date32's as int32, days)
 
-    return np.asarray(array.__arrow_array__().cast(pa.int64()).to_numpy(zero_copy_only=False), dtype="float64")
+    arrow = array.__arrow_array__()
+    if _is_arrow_date(values.dtype) and values.dtype.pyarrow_dtype.bit_width == 32:  # (days, as seconds)
+        return np.asarray(arrow.cast(pa.int32()).to_numpy(zero_copy_only=False), dtype="float64") * 86400
+    return np.asarray(arrow.cast(pa.int64()).to_numpy(zero_copy_only=False), dtype="float64")
 
 
 def _moments(part: Any, numeric_only: bool, skipna: bool = True) -> tuple:
@@ -465,6 +477,8 @@ def _boxed(value: float, dtype: Any, kind: str) -> Any:
     ticks = np.int64(value)
     if kind == "mean" and dtype.kind == "M":
         out = pd.Timestamp(ticks.view(f"M8[{unit}]"))
+        if _is_arrow_date(dtype):
+            return out.date()
         return out if tz is None else out.tz_localize("UTC").tz_convert(tz)
     return pd.Timedelta(ticks.view(f"m8[{unit}]"))
 
@@ -588,6 +602,10 @@ def _quantile_chunk(part: pd.Series) -> tuple:
     """(sorted sample of the values, rows each stands for, whether values were missing)."""
     missing = bool(part.isna().any())
     part = part.dropna()
+    if isinstance(part.dtype, pd.ArrowDtype) and part.dtype.kind in "mM":  # (pyarrow's times as NumPy's)
+        unit, tz = _time_unit_and_zone(part.dtype)
+        kind = "timedelta64" if part.dtype.kind == "m" else "datetime64"
+        part = part.astype(f"{kind}[{unit}, UTC]" if tz is not None else f"{kind}[{unit}]")
     if isinstance(part.dtype, pd.DatetimeTZDtype):  # (as UTC datetime64; the final step puts the zone back)
         part = part.dt.tz_convert("UTC").dt.tz_localize(None)
     values = part.to_numpy()
@@ -609,7 +627,8 @@ def _quantile_merge(partials: list) -> tuple:
 
 
 def _quantile_final(partials: list, q: Any, name: Any, tz: Any = None, out_dtype: Any = None,
-                    whole_dtype: Any = None, interpolation: str = "linear", empty_dtype: Any = None) -> Any:
+                    whole_dtype: Any = None, interpolation: str = "linear", empty_dtype: Any = None,
+                    arrow_dtype: Any = None) -> Any:
     values, weights, missing = _quantile_merge(partials)
     qs = np.atleast_1d(np.asarray(q, dtype=float))
     when = values.dtype if values.dtype.kind in "mM" else None
@@ -648,6 +667,10 @@ def _quantile_final(partials: list, q: Any, name: Any, tz: Any = None, out_dtype
         out = out.astype(whole_dtype)  # (pandas' nullable integers holding NA: back in their dtype when whole)
     if tz is not None:
         out = out.dt.tz_localize("UTC").dt.tz_convert(tz)
+    if arrow_dtype is not None:  # (pyarrow's times back in their dtype; dates as whole days, as pandas')
+        if _is_arrow_date(arrow_dtype):
+            out = out.dt.floor("D")
+        out = out.astype(arrow_dtype)
     return out.iloc[0] if np.ndim(q) == 0 else out
 
 
@@ -669,7 +692,8 @@ def quantile(series: Series, q: Any = 0.5, split_every: int | None = None, whole
     if not all(isinstance(v, numbers.Real) and 0 <= v <= 1 for v in qs):  # (NumPy's words, when built)
         raise ValueError(f"quantile: Quantiles must be in the range [0, 1], got q={q!r}")
     dtype = series._meta.dtype
-    tz = getattr(dtype, "tz", None)
+    arrow_time = isinstance(dtype, pd.ArrowDtype) and dtype.kind in "mM"
+    tz = _time_unit_and_zone(dtype)[1] if arrow_time else getattr(dtype, "tz", None)
     out_dtype = empty_dtype = None
     if tz is not None or getattr(dtype, "kind", "") in ("m", "M"):  # of times a time, in their unit
         meta = pd.Series([], dtype=dtype, name=series.name)
@@ -695,7 +719,8 @@ def quantile(series: Series, q: Any = 0.5, split_every: int | None = None, whole
                                        "whole_dtype": dtype if whole and out_dtype is not None and isinstance(
                                            dtype, pd.api.extensions.ExtensionDtype) and dtype.kind in "iu"
                                        and not isinstance(dtype, pd.ArrowDtype) else None,  # (pandas' masked only)
-                                       "interpolation": interpolation, "empty_dtype": empty_dtype})
+                                       "interpolation": interpolation, "empty_dtype": empty_dtype,
+                                       "arrow_dtype": dtype if arrow_time else None})
 
 
 # --------------------------------------------------------------------------- methods
