@@ -50,7 +50,7 @@ _WHERE = {
 _NAMED_THERE = {"__version__": "XSCHED_VERSION"}
 
 if TYPE_CHECKING:
-    from . import config, datasets, hooks, jupyter
+    from . import config, datasets, hooks, jupyter  # noqa: F401
     from .client.actors import Actor, ActorFuture
     from .client.client import Client, Executor, default_client, get_client
     from .client.coordination import Event, Lock, MultiLock, Queue, Semaphore, Variable

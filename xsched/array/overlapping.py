@@ -69,7 +69,7 @@ from .core import Array
 from .mapping import _concat_grid, blocks_of
 from .mapping import _infer_dtype as _infer_from_blocks
 from .creation import asarray
-from .masking import cut_alike, has_unknown_chunks, known_axis_needed, known_chunks_needed
+from .masking import cut_alike, has_unknown_chunks, known_axis_needed
 from . import manipulation as _manip
 
 __all__ = ["overlap", "trim_internal", "map_overlap", "sliding_window_view", "BOUNDARIES"]
