@@ -180,3 +180,18 @@ def test_a_mask_of_another_masks_blocks_fails_when_computed_rather_than_cut():
     rows, other = x[x[:, 0] % 4 == 0], x[x[:, 0] < 10]  # (as many blocks, other lengths)
     with pytest.raises(ValueError, match="came from different masks; call compute_chunk_sizes"):
         rows[other[:, 0] > 0].compute()
+
+
+def test_sorts_and_medians_along_a_known_axis_of_a_masked_array():
+    """Rows a mask left of unknown lengths: an operation on whole rows (sort, argsort, median
+    along axis 1) joins that known axis's blocks itself; along the unknown axis it asks for
+    compute_chunk_sizes."""
+    a = np.random.default_rng(0).random((7, 9))
+    x = xa.from_array(a, chunks=(3, 4))
+    masked = x[x[:, 0] > 0.3]
+    kept = a[a[:, 0] > 0.3]
+    np.testing.assert_array_equal(np.sort(masked, axis=1).compute(), np.sort(kept, axis=1))
+    np.testing.assert_array_equal(np.argsort(masked, axis=1).compute(), np.argsort(kept, axis=1))
+    np.testing.assert_allclose(xa.median(masked, axis=1).compute(), np.median(kept, axis=1))
+    with pytest.raises(ValueError, match=r"axis 0 in 3 chunks\), and the chunk sizes are unknown"):
+        np.sort(masked, axis=0)

@@ -386,10 +386,12 @@ def whole_axes(x: "Array", axes: tuple[int, ...], name: str) -> "Array":
     if not cut:
         return x
     shown = ", ".join(f"axis {a} in {n} chunks" for a, n in cut.items())
-    if any(c != c for a in range(x.ndim) for c in x.chunks[a]):  # (NaN: after a boolean mask)
+    if any(c != c for a in cut for c in x.chunks[a]):  # (NaN: after a boolean mask)
         fix = "x.compute_chunk_sizes().rechunk({" + ", ".join(f"{a}: -1" for a in cut) + "})"
         raise ValueError(f"{name}: needs each axis it works along in one chunk ({shown}), and the chunk sizes "
                          f"are unknown (after a boolean mask): {fix}")
+    if any(c != c for a in range(x.ndim) for c in x.chunks[a]):  # (unknown lengths on other axes only: each
+        return x.rechunk({a: -1 for a in cut})                    # block a mask's share of one, the bound unknown)
     block = x.dtype.itemsize * math.prod(x.shape[a] if a in axes else max(x.chunks[a], default=0)
                                          for a in range(x.ndim))
     limit = memory_limit()
