@@ -376,7 +376,9 @@ def whole_axes(x: "Array", axes: tuple[int, ...], name: str) -> "Array":
     """``x`` with each of ``axes`` in one chunk, for an operation (``name``) that needs every
     value along them at once (a median, a sort): rechunked here when every block that makes
     stays within ``array.rechunk.memory`` (what one rechunking task may hold); else the error
-    says how big the blocks would be and how to make them smaller.
+    says how big the blocks would be and how to make them smaller. Along axes whose lengths a
+    boolean mask left unknown the bound cannot be known: the blocks are joined all the same
+    (each holds a mask's share of one); axes to join of unknown lengths are refused.
 
     >>> import numpy as np, xsched.array as xa
     >>> whole_axes(xa.ones((4, 6), chunks=2), (1,), "median").chunks
