@@ -222,3 +222,16 @@ def test_histogramdd_of_one_dimensional_points_is_numpys(kwargs):
     np.testing.assert_allclose(counts.compute(), want_counts)
     assert len(edges) == 1
     np.testing.assert_allclose(edges[0], want_edges[0])
+
+
+def test_nan_to_num_with_fill_values_the_graph_computes():
+    """nan=, posinf=, neginf= as values of the same computation (a 0-d xsched array, such
+    as x.sum()), directly and through numpy.nan_to_num; an array of values is refused."""
+    a = np.array([[np.nan, 1.0, np.inf], [-np.inf, 2.0, np.nan]])
+    x = xa.from_array(a, chunks=(1, 2))
+    fill = xa.nansum(x[:, 1])
+    np.testing.assert_array_equal(xa.nan_to_num(x, nan=fill, posinf=fill * 10, neginf=-1.0).compute(),
+                                  np.nan_to_num(a, nan=3.0, posinf=30.0, neginf=-1.0))
+    np.testing.assert_array_equal(np.nan_to_num(x, nan=fill).compute(), np.nan_to_num(a, nan=3.0))
+    with pytest.raises(ValueError, match="nan= takes one value"):
+        xa.nan_to_num(x, nan=x)

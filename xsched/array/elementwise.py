@@ -56,8 +56,25 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
     >>> xa.nan_to_num(xa.from_array(np.array([np.nan, 2.0]))).compute().tolist()
     [0.0, 2.0]
     """
-    return _per_block(np.nan_to_num, x, "nan_to_num", nan=nan, posinf=posinf,
-                      neginf=neginf)
+    fills = {"nan": nan, "posinf": posinf, "neginf": neginf}
+    lazy = {k: v for k, v in fills.items() if isinstance(v, Array)}
+    if not lazy:
+        return _per_block(np.nan_to_num, x, "nan_to_num", **fills)
+    for k, v in lazy.items():  # (a value computed by the graph, as x.sum(): a 0-d array)
+        if v.ndim:
+            raise ValueError(f"nan_to_num: {k}= takes one value; got an xsched array of shape {v.shape}")
+    x = asarray(x)
+    with np.errstate(all="ignore"):
+        dtype = np.nan_to_num(np.zeros(0, x.dtype), **{k: (0 if k in lazy else v) for k, v in fills.items()}).dtype
+    return elemwise(_nan_to_num_of, x, fills["nan"], fills["posinf"], fills["neginf"], dtype=dtype,
+                    name="nan_to_num")
+
+
+def _nan_to_num_of(block: np.ndarray, nan: Any, posinf: Any, neginf: Any) -> np.ndarray:
+    """``numpy.nan_to_num`` of a block with fill values that came as 0-d blocks of their own."""
+    values = {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in
+              (("nan", nan), ("posinf", posinf), ("neginf", neginf))}
+    return np.nan_to_num(block, **values)
 
 
 def angle(z: Any, deg: bool = False) -> Array:
