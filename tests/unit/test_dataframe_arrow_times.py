@@ -80,3 +80,12 @@ def test_arrow_dates_average_and_describe_as_pandas(unit):
     frame = pd.DataFrame({"d": dates, "k": [1, 1, 2, 2, 1]})
     got = xd.from_pandas(frame, npartitions=2).groupby("k").d.mean().compute()
     assert got.equals(frame.groupby("k").d.mean())
+
+
+def test_time_windows_over_an_index_of_arrow_times_say_how_to_make_it_numpys():
+    times = ARROW_TIMES["timestamp[ns][pyarrow]"].dropna()
+    s = xd.from_pandas(pd.Series(np.arange(len(times)), index=times.astype("timestamp[ns][pyarrow]").to_numpy()),
+                       npartitions=2)
+    arrow = s.map_partitions(lambda p: p.set_axis(p.index.astype("timestamp[ns][pyarrow]")))
+    with pytest.raises(TypeError, match=r"index holds timestamp\[ns\]\[pyarrow\]; make it NumPy's first"):
+        arrow.resample("2D")

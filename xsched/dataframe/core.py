@@ -1449,9 +1449,14 @@ def require_sorted_times(frame: "_Frame", what: str, one_partition_will_do: bool
     ...
     TypeError: resample('1h') needs a DatetimeIndex, and this Series has a RangeIndex; set_index on a datetime column first
     """
-    if not isinstance(frame._meta.index, pd.DatetimeIndex):
+    index = frame._meta.index
+    if not isinstance(index, pd.DatetimeIndex):
+        if isinstance(index.dtype, pd.ArrowDtype) and index.dtype.kind == "M":  # (pyarrow's times)
+            raise TypeError(f"{what} needs a DatetimeIndex, and this {type(frame).__name__}'s index holds "
+                            f"{index.dtype}; make it NumPy's first, e.g. set_index on the column cast with "
+                            ".astype('datetime64[ns]') (or with its zone, 'datetime64[ns, UTC]')")
         raise TypeError(f"{what} needs a DatetimeIndex, and this {type(frame).__name__} has a "
-                        f"{type(frame._meta.index).__name__}; set_index on a datetime column first")
+                        f"{type(index).__name__}; set_index on a datetime column first")
     if not frame.known_divisions and not (one_partition_will_do and frame.npartitions == 1):
         raise ValueError(f"{what} needs the partitions sorted by time (known divisions); set_index on the "
                          "time column first (or from_pandas of a sorted frame)")
