@@ -721,3 +721,17 @@ def test_read_parquet_file_extensions_and_a_given_filesystem(tmp_path):
     pd.testing.assert_frame_equal(local.compute(), pdf.iloc[:3])
     with pytest.raises(TypeError, match="filesystem= takes an fsspec filesystem"):
         xd.read_parquet(str(tmp_path), filesystem="arrow")
+
+
+def test_csv_times_finer_than_the_first_files_are_not_cut_off(tmp_path):
+    """A later file whose times need a finer unit than the first file's: an error naming the
+    file, the column, the value and the fix (which works), not times cut to the coarser unit;
+    finer-unit text of whole values converts as before."""
+    (tmp_path / "a.csv").write_text("t,v\n2024-01-01 00:00:00,1\n2024-01-02 00:00:00,2\n")
+    (tmp_path / "b.csv").write_text("t,v\n2024-01-03 00:00:00.123456789,3\n")
+    with pytest.raises(ValueError, match=r"b.csv is datetime64\[ns\].*would become.*leave it out of parse_dates"):
+        read_csv(str(tmp_path / "*.csv"), parse_dates=["t"]).compute()
+    got = read_csv(str(tmp_path / "*.csv")).t.astype("datetime64[ns]").compute()
+    assert got.tolist() == [pd.Timestamp(v) for v in ("2024-01-01", "2024-01-02", "2024-01-03 00:00:00.123456789")]
+    (tmp_path / "b.csv").write_text("t,v\n2024-01-03 00:00:00.000000000,3\n")
+    assert read_csv(str(tmp_path / "*.csv"), parse_dates=["t"]).compute().t.iloc[-1] == pd.Timestamp("2024-01-03")

@@ -45,7 +45,7 @@ from ..files import blocksize_bytes, byte_ranges, compression_of, expand_paths, 
     head_lines, line_range, make_folder, open_decompressed, parent, partition_paths, shown, written_compression
 from ..graph.collection import run_writes
 from .csv_arrow import read_arrow
-from .io import check_writer_options, from_tasks
+from .io import _unchanged, check_writer_options, from_tasks
 from .planner import keep_rows
 
 __all__ = ["read_csv", "read_fwf", "read_table", "to_csv"]
@@ -632,10 +632,14 @@ def _conform(df: pd.DataFrame, meta: pd.DataFrame, where: str, path_col: Any, la
     for col, dt in meta.dtypes.items():
         if df[col].dtype != dt and not isinstance(dt, pd.CategoricalDtype):
             try:
-                df[col] = df[col].astype(dt)
+                cast = df[col].astype(dt)
+                _unchanged(df[col], cast, dt)  # (times of a finer unit than the first file's: not cut off)
+                df[col] = cast
             except (ValueError, TypeError) as exc:
-                hint = "check parse_dates= and the date format" if pd.api.types.is_datetime64_any_dtype(dt) \
-                    else f"pass dtype={{{col!r}: 'object'}}"
+                finer = "coarser" in str(exc)
+                hint = (f"read {col!r} as text (leave it out of parse_dates) and convert it with "
+                        f".astype('datetime64[ns]')" if finer else "check parse_dates= and the date format"
+                        if pd.api.types.is_datetime64_any_dtype(dt) else f"pass dtype={{{col!r}: 'object'}}")
                 raise ValueError(f"{what}: column {col!r} of {where} is {df[col].dtype}, not {dt} as "
                                  f"inferred from {origin}, and does not convert ({exc}); {hint}") from exc
     if df.index.dtype != meta.index.dtype and not isinstance(meta.index, pd.RangeIndex):
