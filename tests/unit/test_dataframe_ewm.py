@@ -126,3 +126,17 @@ def test_ewm_variance_across_partitions_like_pandas(data, rows, parts, decay, ig
     np.testing.assert_array_equal(np.isnan(g), np.isnan(e))
     scale = max(np.nanmax(np.abs(e), initial=0.0), 1.0)  # (a variance near 0 is rounding of a larger one)
     np.testing.assert_allclose(g[~np.isnan(g)], e[~np.isnan(e)], rtol=1e-8, atol=1e-9 * scale)
+
+
+@pytest.mark.parametrize("func", ["mean", ["mean", "sum"], ("std", "mean", "var"), {"a": "mean", "b": ["sum", "std"]},
+                                  {"a": "mean", "b": "sum"}])
+def test_ewm_agg_lays_results_out_as_pandas(func):
+    pdf = pd.DataFrame({"a": [1.0, 2, None, 4, 5, 7], "b": [5.0, 4, 3, 2, 1, 0]})
+    df = xd.from_pandas(pdf, npartitions=3)
+    pd.testing.assert_frame_equal(df.ewm(alpha=0.5).agg(func).compute(), pdf.ewm(alpha=0.5).agg(func))
+    if not isinstance(func, dict):
+        want = pdf.a.ewm(alpha=0.5).agg(func)
+        got = df.a.ewm(alpha=0.5).aggregate(func).compute()
+        (pd.testing.assert_series_equal if isinstance(want, pd.Series) else pd.testing.assert_frame_equal)(got, want)
+    with pytest.raises(ValueError, match="'median' is not one of mean, sum, var, std"):
+        df.ewm(alpha=0.5).agg(["mean", "median"])

@@ -68,7 +68,7 @@ from .standin import on_stand_ins
 __all__ = ["EWM"]
 
 #: the methods run across partitions
-METHODS = ("mean", "sum", "var", "std")
+METHODS = ("mean", "sum", "var", "std")  # (and agg, of them)
 
 
 def _alpha(com: Any, span: Any, halflife: Any, alpha: Any) -> float:
@@ -450,6 +450,42 @@ class EWM(SelectsColumns):
         """
         return self._run("std", bias=bias)
 
+    def agg(self, func: Any):
+        """Several of ``mean``, ``sum``, ``var``, ``std`` side by side, as pandas' ``agg``: a
+        name, a list of names (columns ``(column, name)`` of a frame, ``name`` of a Series),
+        or ``{column: name or names}``.
+
+        >>> import pandas as pd, xsched.dataframe as xd
+        >>> s = xd.from_pandas(pd.Series([2.0, 4.0, 8.0]), npartitions=2)
+        >>> s.ewm(alpha=0.5).agg(["mean", "sum"]).compute().round(3).to_dict("list")
+        {'mean': [2.0, 3.333, 6.0], 'sum': [2.0, 5.0, 10.5]}
+        """
+        if isinstance(func, str):
+            return self._named_run(func)
+        if isinstance(func, dict):
+            if not isinstance(self._frame, DataFrame):
+                raise TypeError("ewm(...).agg({column: ...}): a Series' ewm has no columns; give a name or a list")
+            pairs = [(col, how) for col, hows in func.items() for how in ([hows] if isinstance(hows, str) else hows)]
+            nested = any(not isinstance(hows, str) for hows in func.values())
+            parts = [self[[col]]._named_run(how) for col, how in pairs]
+            labels = [(col, how) if nested else col for col, how in pairs]
+            return _side_by_side(parts, labels, None)
+        if isinstance(func, (list, tuple)) and func:
+            parts = [self._named_run(how) for how in func]
+            if isinstance(self._frame, DataFrame):
+                cols = list(self._frame.columns)
+                return _side_by_side(parts, [(c, how) for c in cols for how in func], list(func))
+            return _side_by_side(parts, list(func), None)
+        raise TypeError(f"ewm(...).agg: give a name of {', '.join(METHODS)}, a list of them, or a dict of "
+                        f"columns to them; got {func!r}")
+
+    aggregate = agg
+
+    def _named_run(self, how: Any):
+        if how not in METHODS:
+            raise ValueError(f"ewm(...).agg: {how!r} is not one of {', '.join(METHODS)}, which run across partitions")
+        return getattr(self, how)()
+
     _label = "ewm(...)"
 
     def __getattr__(self, name: str):
@@ -460,6 +496,29 @@ class EWM(SelectsColumns):
             return chosen
         raise AttributeError(f"ewm(...) has no {name!r} across partitions; it has {', '.join(METHODS)}. Within "
                              f"each partition alone: .map_partitions(lambda part: part.ewm(...).{name}())")
+
+
+def _results_joined(parts: tuple, labels: list, keys: list | None) -> pd.DataFrame:
+    """One partition of each result side by side, columns ``labels`` (results of a frame:
+    joined under ``keys`` first, then laid out as ``(column, name)`` as pandas' agg)."""
+    if keys is not None:
+        out = pd.concat(parts, axis=1, keys=keys).swaplevel(0, 1, axis=1)
+        return out[pd.MultiIndex.from_tuples(labels)]
+    out = pd.concat([p.iloc[:, 0] if isinstance(p, pd.DataFrame) else p for p in parts], axis=1)
+    out.columns = pd.MultiIndex.from_tuples(labels) if labels and isinstance(labels[0], tuple) else labels
+    return out
+
+
+def _side_by_side(parts: list, labels: list, keys: list | None) -> DataFrame:
+    """The results (each partitioned as the frame) as one frame, partition by partition."""
+    from .core import map_partitions
+
+    meta = _results_joined(tuple(p._meta for p in parts), labels, keys)
+    return map_partitions(_results_of, labels, keys, *parts, meta=meta, _name="ewm-agg")
+
+
+def _results_of(labels: list, keys: list | None, *parts: Any) -> pd.DataFrame:
+    return _results_joined(parts, labels, keys)
 
 
 def ewm(self: _Frame, com: Any = None, span: Any = None, halflife: Any = None, alpha: Any = None,
