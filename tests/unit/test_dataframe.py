@@ -156,6 +156,17 @@ def test_loc_between_labels_with_unknown_divisions_is_pandas(labels, npartitions
     eq(df.loc[labels[2]].compute(), pdf.loc[[labels[2]]])
 
 
+def test_loc_between_labels_of_large_sorted_partitions_that_overlap_is_refused():
+    """Each partition sorted but the whole not, partitions too large to send their labels to
+    one task: refused at compute, saying why and what to do (pandas' rows depend on positions)."""
+    pdf = pd.DataFrame({"x": range(3000)}, index=np.r_[np.arange(1500), np.arange(1500)])
+    df = xd.from_pandas(pdf, npartitions=2, sort=False)
+    with pytest.raises(ValueError, match="each sorted but overlap"):
+        df.loc[10:20].compute()
+    eq(df.loc[df.index.isin(range(10, 21))].compute(),
+       pdf[(pdf.index >= 10) & (pdf.index <= 20)])
+
+
 def test_repartition_keeps_every_row_in_order(data):
     pdf, df = data
     for n in (1, 2, 5, 11):

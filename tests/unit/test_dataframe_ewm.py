@@ -140,3 +140,5 @@ def test_ewm_agg_lays_results_out_as_pandas(func):
         (pd.testing.assert_series_equal if isinstance(want, pd.Series) else pd.testing.assert_frame_equal)(got, want)
     with pytest.raises(ValueError, match="'median' is not one of mean, sum, var, std"):
         df.ewm(alpha=0.5).agg(["mean", "median"])
+    with pytest.raises(pd.errors.SpecificationError, match="Function names must be unique"):
+        df.ewm(alpha=0.5).agg(["mean", "mean"])

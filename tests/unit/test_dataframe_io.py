@@ -735,3 +735,7 @@ def test_csv_times_finer_than_the_first_files_are_not_cut_off(tmp_path):
     assert got.tolist() == [pd.Timestamp(v) for v in ("2024-01-01", "2024-01-02", "2024-01-03 00:00:00.123456789")]
     (tmp_path / "b.csv").write_text("t,v\n2024-01-03 00:00:00.000000000,3\n")
     assert read_csv(str(tmp_path / "*.csv"), parse_dates=["t"]).compute().t.iloc[-1] == pd.Timestamp("2024-01-03")
+    (tmp_path / "a.csv").write_text("t,v\n2024-01-01 00:00:00+00:00,1\n")  # (with a zone too)
+    (tmp_path / "b.csv").write_text("t,v\n2024-01-01 00:00:00.000000500+00:00,2\n")
+    with pytest.raises(ValueError, match=r"datetime64\[ns, UTC\].*astype\('datetime64\[ns, UTC\]'\)"):
+        read_csv(str(tmp_path / "*.csv"), parse_dates=["t"]).compute()

@@ -637,8 +637,9 @@ def _conform(df: pd.DataFrame, meta: pd.DataFrame, where: str, path_col: Any, la
                 df[col] = cast
             except (ValueError, TypeError) as exc:
                 finer = "coarser" in str(exc)
+                zone = getattr(dt, "tz", None)
                 hint = (f"read {col!r} as text (leave it out of parse_dates) and convert it with "
-                        f".astype('datetime64[ns]')" if finer else "check parse_dates= and the date format"
+                        f".astype('datetime64[ns{f', {zone}' if zone is not None else ''}]')" if finer else "check parse_dates= and the date format"
                         if pd.api.types.is_datetime64_any_dtype(dt) else f"pass dtype={{{col!r}: 'object'}}")
                 raise ValueError(f"{what}: column {col!r} of {where} is {df[col].dtype}, not {dt} as "
                                  f"inferred from {origin}, and does not convert ({exc}); {hint}") from exc

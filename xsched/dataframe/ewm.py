@@ -471,6 +471,10 @@ class EWM(SelectsColumns):
             labels = [(col, how) if nested else col for col, how in pairs]
             return _side_by_side(parts, labels, None)
         if isinstance(func, (list, tuple)) and func:
+            if len(set(func)) != len(func):
+                from pandas.errors import SpecificationError
+
+                raise SpecificationError(f"ewm(...).agg({list(func)!r}): Function names must be unique, as pandas says")
             parts = [self._named_run(how) for how in func]
             if isinstance(self._frame, DataFrame):
                 cols = list(self._frame.columns)

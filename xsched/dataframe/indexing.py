@@ -474,16 +474,17 @@ def _loc(part: Any, key: Any) -> Any:
 
 def _between_labels(frame: _Frame, key: slice) -> _Frame:
     """``loc[a:b]`` where the divisions are unknown, as pandas on the whole: each partition says
-    where its labels are (``_places``), one task plans from all of them (``_plan``), and each
-    partition keeps its rows of the plan. A sorted whole (either way) gives each partition's
-    own ``loc[a:b]``, absent labels bounding the slice; an unsorted one the rows from the
-    position of ``a`` to that of ``b``, which must then be there once each, as pandas asks."""
+    how its labels run (``_places``), one task plans from all of them (``_plan``), and each
+    partition keeps its rows of the plan. Partitions whose labels increase, one after the
+    other, give each partition's own ``loc[a:b]``; otherwise pandas' ``slice_indexer`` on the
+    whole index (the labels of every partition not already sorted, and of small ones, travel
+    to that task) says which rows, with pandas' KeyError where it gives one."""
     tok = new_token(frame._name, key.start, key.stop)
     ann = annotations_in_force()
     keys = frame._keys()
     places, plan, name = f"loc-places-{tok}", f"loc-plan-{tok}", f"loc-{tok}"
     layers = {
-        places: {chunk_key(places, (i,)): Task(_places, (Ref(k), key), {}, per_task(ann)) for i, k in enumerate(keys)},
+        places: {chunk_key(places, (i,)): Task(_places, (Ref(k),), {}, per_task(ann)) for i, k in enumerate(keys)},
         plan: {chunk_key(plan, (0,)): Task(_plan, ([Ref(chunk_key(places, (i,))) for i in range(len(keys))], key),
                                            {}, per_task(ann))},
         name: {chunk_key(name, (i,)): Task(_planned_rows, (Ref(k), Ref(chunk_key(plan, (0,))), i, key), {},
@@ -493,57 +494,43 @@ def _between_labels(frame: _Frame, key: slice) -> _Frame:
                           (None,) * (frame.npartitions + 1))
 
 
-def _places(part: Any, key: slice) -> tuple:
-    """A partition's rows, whether its labels increase / decrease (and its first and last),
-    and the positions of ``key``'s labels in it."""
+#: a partition of at most this many rows sends its labels to the plan whether sorted or not
+_SMALL = 1024
+
+
+def _places(part: Any) -> tuple:
+    """A partition's rows, whether its labels plainly increase (not categories, not levels),
+    its first and last, and its labels themselves unless they increase and are many."""
     index = part.index
-    found = {}
-    for label in (key.start, key.stop):
-        if label is not None and label not in found:
-            found[label] = np.flatnonzero(index == label).tolist() if len(index) else []
+    plain = not isinstance(index, (pd.MultiIndex, pd.CategoricalIndex)) and index.is_monotonic_increasing
     ends = (index[0], index[-1]) if len(index) else None
-    return len(index), index.is_monotonic_increasing, index.is_monotonic_decreasing, ends, found
-
-
-def _ordered(infos: list, increasing: bool) -> bool:
-    """Whether the partitions' labels, one after the other, never decrease (or increase)."""
-    present = [info for info in infos if info[0]]
-    if not all(info[1 if increasing else 2] for info in present):
-        return False
-    try:
-        return all(a[3][1] <= b[3][0] if increasing else a[3][1] >= b[3][0] for a, b in zip(present, present[1:]))
-    except TypeError:  # (labels that do not compare)
-        return False
+    return len(index), plain, ends, None if plain and len(index) > _SMALL else index
 
 
 def _plan(infos: list, key: slice) -> Any:
-    """"increasing" or "decreasing" (each partition's own loc, in that order), or per
-    partition the (start, stop) of its rows."""
-    for increasing in (True, False):
-        if _ordered(infos, increasing):
-            return "increasing" if increasing else "decreasing"
+    """"increasing" (each partition's own loc), or per partition the positions of its rows."""
+    present = [info for info in infos if info[0]]
+    try:
+        if all(info[1] for info in present) and all(a[2][1] <= b[2][0] for a, b in zip(present, present[1:])):
+            return "increasing"
+    except TypeError:  # (labels that do not compare)
+        pass
+    if any(info[3] is None for info in infos):
+        raise ValueError(f"loc[{key.start!r}:{key.stop!r}]: the partitions' labels are each sorted but overlap "
+                         "and the divisions are unknown, so the rows between two labels depend on the order of "
+                         "the whole; sort by the index first (set_index), or select by value: "
+                         "df[(df.index >= a) & (df.index <= b)]")
+    whole = infos[0][3].append([info[3] for info in infos[1:]]) if len(infos) > 1 else infos[0][3]
+    positions = np.arange(len(whole))[whole.slice_indexer(key.start, key.stop)]
+    if len(positions) > 1 and np.any(np.diff(positions) < 0):
+        raise NotImplementedError(f"loc[{key.start!r}:{key.stop!r}] gives the rows in another order than "
+                                  "the partitions hold them; sort by the index first")
     starts = np.cumsum([0] + [info[0] for info in infos])
-
-    def where(label: Any, side: str) -> int:
-        spots = [starts[i] + p for i, info in enumerate(infos) for p in info[4].get(label, [])]
-        if len(spots) != 1:
-            raise KeyError(f"loc[{key.start!r}:{key.stop!r}]: the index is not sorted, so the label {label!r} must "
-                           f"be there exactly once to bound the slice, as pandas asks ({len(spots)} found); sort by "
-                           "the index first (set_index), or select by value: df[(df.index >= a) & (df.index <= b)]")
-        return int(spots[0]) + (1 if side == "stop" else 0)
-
-    lo = 0 if key.start is None else where(key.start, "start")
-    hi = int(starts[-1]) if key.stop is None else where(key.stop, "stop")
-    return [(max(lo - int(s), 0), max(min(hi, int(e)) - int(s), 0)) for s, e in zip(starts[:-1], starts[1:])]
+    return [positions[(positions >= s) & (positions < e)] - s for s, e in zip(starts[:-1], starts[1:])]
 
 
 def _planned_rows(part: Any, plan: Any, i: int, key: slice) -> Any:
-    if plan == "increasing":
-        return part.loc[key]
-    if plan == "decreasing":  # (as increasing labels: a partition of one row is taken to increase)
-        return part.iloc[::-1].loc[key.stop:key.start].iloc[::-1]
-    start, stop = plan[i]
-    return part.iloc[start:max(start, stop)]
+    return part.loc[key] if plan == "increasing" else part.iloc[plan[i]]
 
 
 def _loc_one(part: Any, label: Any) -> Any:

@@ -122,12 +122,14 @@ def _unchanged(values: Any, cast: Any, want: Any) -> None:
     ValueError: the value 3.5 would become 3
     """
     have = getattr(values, "dtype", None)
-    if isinstance(want, np.dtype) and want.kind in "mM" and isinstance(have, np.dtype) and have.kind == want.kind:
+    times = (isinstance(want, (np.dtype, pd.DatetimeTZDtype)) and isinstance(have, (np.dtype, pd.DatetimeTZDtype))
+             and want.kind in "mM" and have.kind == want.kind)  # (NumPy's or pandas' with a zone)
+    if times:
         lost = np.asarray((cast.astype(have) != values) & values.notna())  # (a coarser unit: sub-units cut off)
         if lost.any():
             i = int(np.flatnonzero(lost)[0])
             raise ValueError(f"the value {values.iloc[i]} would become {cast.iloc[i]} (the first file's unit, "
-                             f"{np.datetime_data(want)[0]}, is coarser)")
+                             f"{getattr(want, 'unit', None) or np.datetime_data(want)[0]}, is coarser)")
     if isinstance(want, np.dtype) and want.kind in "iub" and have == object and values.isna().any():
         raise ValueError(f"a missing value would become {cast[values.isna()].tolist()[0]!r}")
     if not (isinstance(want, np.dtype) and want.kind in "iub" and isinstance(have, np.dtype) and have.kind in "iufb"):
