@@ -43,7 +43,9 @@ def test_the_dashboard_page_in_chromium(own_cluster, tmp_path):
     skip_without_browser()
     from playwright.sync_api import expect, sync_playwright
 
-    cluster = own_cluster(n_workers=2, threads_per_worker=1)
+    # (a port of its own: after close, the next cluster of the other test process takes :8787,
+    # and the open page would be refused by that scheduler instead of finding this one gone)
+    cluster = own_cluster(n_workers=2, threads_per_worker=1, dashboard_address=":0")
     with Client(cluster, set_as_default=False) as client:
         _check_the_page(client, cluster, expect, sync_playwright, tmp_path)
 
