@@ -138,22 +138,35 @@ def _is_local(fs: Any) -> bool:
     return isinstance(fs, LocalFileSystem)
 
 
-def filesystem_for(urlpath: Any, storage_options: dict | None = None) -> tuple[Any, str]:
+def filesystem_for(urlpath: Any, storage_options: dict | None = None, filesystem: Any = None) -> tuple[Any, str]:
     """The filesystem of one path or URL, and the path within it.
 
     Local paths (and ``file://`` URLs) need no fsspec; other protocols do, and
     ``storage_options`` go to their filesystem. A relative local path is made absolute
     here, from this process's directory: the workers that open it run elsewhere.
+    ``filesystem``: an fsspec filesystem given to read on (a reader's ``filesystem=``; the
+    local one is taken as the local disk, which pyarrow opens directly).
 
     >>> filesystem_for("data/x.csv") == (LocalFileSystem(), os.path.abspath("data/x.csv"))
     True
     >>> fs, path = filesystem_for("memory://tables/x.csv")
     >>> type(fs).__name__, path
     ('MemoryFileSystem', '/tables/x.csv')
+    >>> import fsspec
+    >>> fs, path = filesystem_for("/t/x.parquet", filesystem=fsspec.filesystem("memory"))
+    >>> type(fs).__name__, path
+    ('MemoryFileSystem', '/t/x.parquet')
     """
     urlpath = os.fspath(urlpath)
     if not isinstance(urlpath, str):
         raise TypeError(f"a path must be a str or os.PathLike, not {type(urlpath).__name__}")
+    if filesystem is not None:
+        if not (hasattr(filesystem, "open") and hasattr(filesystem, "_strip_protocol")):
+            raise TypeError(f"filesystem= takes an fsspec filesystem (fsspec.filesystem('s3', ...)), got "
+                            f"{type(filesystem).__name__}; or give a URL and storage_options=")
+        protocols = filesystem.protocol if isinstance(filesystem.protocol, (tuple, list)) else (filesystem.protocol,)
+        if not {"file", "local"} & set(protocols):
+            return filesystem, filesystem._strip_protocol(urlpath)
     match = _PROTOCOL.match(urlpath)
     if match is None or match.group(1).lower() in ("file", "local"):
         path = urlpath[match.end():] if match else urlpath
@@ -398,25 +411,6 @@ def _missing(what: str, item: str, fs: Any, path: str) -> FileNotFoundError:
                              "path, or pass a list of the files")
 
 
-def given_filesystem(filesystem: Any, urlpath: Any, what: str) -> tuple[Any, str]:
-    """``filesystem=``: an fsspec filesystem given for a path, and the path within it (the
-    local disk as this module's own ``LocalFileSystem``, which pyarrow opens directly).
-
-    >>> import fsspec
-    >>> fs, path = given_filesystem(fsspec.filesystem("memory"), "memory://t/x.parquet", "read_parquet")
-    >>> type(fs).__name__, path
-    ('MemoryFileSystem', '/t/x.parquet')
-    """
-    urlpath = os.fspath(urlpath)
-    if not (hasattr(filesystem, "open") and hasattr(filesystem, "_strip_protocol")):
-        raise TypeError(f"{what}: filesystem= takes an fsspec filesystem (fsspec.filesystem('s3', ...)), got "
-                        f"{type(filesystem).__name__}; or give a URL and storage_options=")
-    protocols = filesystem.protocol if isinstance(filesystem.protocol, (tuple, list)) else (filesystem.protocol,)
-    if "file" in protocols or "local" in protocols:
-        return filesystem_for(urlpath)
-    return filesystem, filesystem._strip_protocol(urlpath)
-
-
 def nested_files(fs: Any, directory: str, suffixes: tuple[str, ...] = ()) -> list[str]:
     """The data files under a directory and its folders, at any depth, in the natural order
     of their paths (``a/b/p`` before ``a/q``, as pyarrow's datasets order them).
@@ -459,8 +453,7 @@ def expand_paths(urlpath: Any, storage_options: dict | None = None, what: str = 
     out: list[tuple[Any, str]] = []
     for item in items:
         item = os.fspath(item)
-        fs, path = filesystem_for(item, storage_options) if filesystem is None else \
-            given_filesystem(filesystem, item, what)
+        fs, path = filesystem_for(item, storage_options, filesystem)
         if not _is_local(fs) and hasattr(fs, "invalidate_cache"):
             fs.invalidate_cache()  # (listings cached here may predate files the workers wrote)
         pattern = _pattern_of(fs, item, path)

@@ -631,16 +631,18 @@ def _conform(df: pd.DataFrame, meta: pd.DataFrame, where: str, path_col: Any, la
         return out
     for col, dt in meta.dtypes.items():
         if df[col].dtype != dt and not isinstance(dt, pd.CategoricalDtype):
+            hint = "check parse_dates= and the date format" if pd.api.types.is_datetime64_any_dtype(dt) \
+                else f"pass dtype={{{col!r}: 'object'}}"
             try:
                 cast = df[col].astype(dt)
+                if getattr(dt, "kind", "") == "M":  # (what _unchanged refuses of times: a finer unit than dt's)
+                    zone = getattr(dt, "tz", None)
+                    finest = f"datetime64[ns, {zone}]" if zone is not None else "datetime64[ns]"
+                    hint = (f"read {col!r} as text (leave it out of parse_dates) and convert it with "
+                            f".astype({finest!r})")
                 _unchanged(df[col], cast, dt)  # (times of a finer unit than the first file's: not cut off)
                 df[col] = cast
             except (ValueError, TypeError) as exc:
-                finer = "coarser" in str(exc)
-                zone = getattr(dt, "tz", None)
-                hint = (f"read {col!r} as text (leave it out of parse_dates) and convert it with "
-                        f".astype('datetime64[ns{f', {zone}' if zone is not None else ''}]')" if finer else "check parse_dates= and the date format"
-                        if pd.api.types.is_datetime64_any_dtype(dt) else f"pass dtype={{{col!r}: 'object'}}")
                 raise ValueError(f"{what}: column {col!r} of {where} is {df[col].dtype}, not {dt} as "
                                  f"inferred from {origin}, and does not convert ({exc}); {hint}") from exc
     if df.index.dtype != meta.index.dtype and not isinstance(meta.index, pd.RangeIndex):

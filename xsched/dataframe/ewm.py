@@ -60,7 +60,7 @@ import pandas as pd
 
 from ..graph.layers import LayeredGraph, new_token
 from ..graph.partials import through_all
-from .core import DataFrame, Series, _Frame, _nonempty, make_meta, new_collection
+from .core import DataFrame, Series, _Frame, _nonempty, make_meta, map_partitions, new_collection
 from .expanding import _shaped, _values
 from .selection import SelectsColumns
 from .standin import on_stand_ins
@@ -515,8 +515,6 @@ def _results_joined(parts: tuple, labels: list, keys: list | None) -> pd.DataFra
 
 def _side_by_side(parts: list, labels: list, keys: list | None) -> DataFrame:
     """The results (each partitioned as the frame) as one frame, partition by partition."""
-    from .core import map_partitions
-
     meta = _results_joined(tuple(p._meta for p in parts), labels, keys)
     return map_partitions(_results_of, labels, keys, *parts, meta=meta, _name="ewm-agg")
 

@@ -64,17 +64,16 @@ _NEEDS = {"sum": ("sum",), "count": ("count",), "min": ("min",), "max": ("max",)
           "last": ("last",), "size": ("size",), "mean": ("fsum", "count"), "var": ("moments",),
           "std": ("moments",), "prod": ("prod",)}
 _MERGE = {"sum": "sum", "fsum": "sum", "count": "sum", "min": "min", "max": "max", "first": "first", "last": "last",
-          "size": "sum", "prod": "prod", "first_row": "first_row", "last_row": "last_row"}  # (``moments``:
-#                                                                                            ``_merge_moments``)
+          "size": "sum", "prod": "prod", "first_row": "first_row", "last_row": "last_row"}  # (moments: _merge_moments)
 #: statistics that are pandas' methods under another name, with keywords: the sum a mean takes,
 #: and ``first(skipna=False)`` / ``last(skipna=False)`` (each group's first or last row, missing or not)
 _PANDAS_CALL = {"fsum": ("sum", {}), "first_row": ("first", {"skipna": False}), "last_row": ("last", {"skipna": False})}
+DEFAULT_SPLIT_EVERY = 8
 
 
 def _pandas_stat(g: Any, stat: str) -> Any:
     method, kwargs = _PANDAS_CALL.get(stat, (stat, {}))
     return getattr(g, method)(**kwargs)
-DEFAULT_SPLIT_EVERY = 8
 
 
 def _stable_hash(index: pd.Index, n: int) -> np.ndarray:

@@ -31,8 +31,8 @@ from ..graph.spec import Ref, Task
 from .categorical import mark_unknown
 from . import hive
 from .core import DataFrame, Series
-from ..files import LocalFileSystem, arrow_source, expand_paths, file_token, files_in, filesystem_for, \
-    given_filesystem, is_pattern, join, make_folder, partition_names, shown
+from ..files import LocalFileSystem, arrow_source, expand_paths, file_token, files_in, filesystem_for, is_pattern, \
+    join, make_folder, partition_names, shown
 from ..graph.collection import run_writes
 from .io import from_tasks, in_dtypes, meta_dtypes, refused_options
 from .planner import PREDICATES
@@ -244,8 +244,7 @@ def _hive_layout(path: Any, storage_options: dict | None, what: str, suffixes: t
         return None
     if is_pattern(path):  # (a glob names files, not a dataset's folders)
         return None
-    fs, base = filesystem_for(path, storage_options) if filesystem is None else \
-        given_filesystem(filesystem, path, what)
+    fs, base = filesystem_for(path, storage_options, filesystem)
     if not isinstance(fs, LocalFileSystem) and hasattr(fs, "invalidate_cache"):
         fs.invalidate_cache()  # (listings cached here may predate folders the workers wrote)
     found = hive.discover(fs, base, suffixes, what)

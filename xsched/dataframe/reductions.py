@@ -398,17 +398,19 @@ def _as_float(values: Any) -> np.ndarray:
     (integers of their unit, UTC's for a time zone), which is what pandas averages."""
     if not _is_datetimelike(values.dtype):
         return values.to_numpy(dtype="float64", na_value=np.nan)
-    array = values.array
-    if hasattr(array, "asi8"):
-        out = array.asi8.astype("float64")
-        out[values.isna().to_numpy()] = np.nan
-        return out
-    import pyarrow as pa  # (an Arrow-backed column: its ticks, nulls as NaN; a date32's as int32, days)
+    out = _numpy_times(values).array.asi8.astype("float64")
+    out[values.isna().to_numpy()] = np.nan
+    return out
 
-    arrow = array.__arrow_array__()
-    if _is_arrow_date(values.dtype) and values.dtype.pyarrow_dtype.bit_width == 32:  # (days, as seconds)
-        return np.asarray(arrow.cast(pa.int32()).to_numpy(zero_copy_only=False), dtype="float64") * 86400
-    return np.asarray(arrow.cast(pa.int64()).to_numpy(zero_copy_only=False), dtype="float64")
+
+def _numpy_times(values: Any) -> Any:
+    """A Series of pyarrow's times (or dates) as NumPy's in their unit (zone kept); others as
+    they are."""
+    if not (isinstance(values.dtype, pd.ArrowDtype) and values.dtype.kind in "mM"):
+        return values
+    unit, tz = _time_unit_and_zone(values.dtype)
+    kind = "timedelta64" if values.dtype.kind == "m" else "datetime64"
+    return values.astype(f"{kind}[{unit}, {tz}]" if tz is not None else f"{kind}[{unit}]")
 
 
 def _moments(part: Any, numeric_only: bool, skipna: bool = True) -> tuple:
@@ -601,11 +603,7 @@ QUANTILE_SAMPLES = 1000
 def _quantile_chunk(part: pd.Series) -> tuple:
     """(sorted sample of the values, rows each stands for, whether values were missing)."""
     missing = bool(part.isna().any())
-    part = part.dropna()
-    if isinstance(part.dtype, pd.ArrowDtype) and part.dtype.kind in "mM":  # (pyarrow's times as NumPy's)
-        unit, tz = _time_unit_and_zone(part.dtype)
-        kind = "timedelta64" if part.dtype.kind == "m" else "datetime64"
-        part = part.astype(f"{kind}[{unit}, UTC]" if tz is not None else f"{kind}[{unit}]")
+    part = _numpy_times(part.dropna())
     if isinstance(part.dtype, pd.DatetimeTZDtype):  # (as UTC datetime64; the final step puts the zone back)
         part = part.dt.tz_convert("UTC").dt.tz_localize(None)
     values = part.to_numpy()
