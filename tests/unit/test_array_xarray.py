@@ -170,9 +170,9 @@ def test_dataset_chunk_with_from_array_kwargs_and_rechunking(eager, lazy):
     # unified, each is cut wherever either is: blocks of 40 against blocks of 100
     unified = xr.unify_chunks(again.counts, lazy.counts)
     assert unified[0].chunks == unified[1].chunks == ((40, 40, 20, 20, 40, 40), (NY,), (4, 4))
-    with pytest.raises(NotImplementedError, match="lock=True is not supported by the xsched"):
-        eager.chunk({"frame": 50}, chunked_array_type="xsched", from_array_kwargs={"lock": True})
-    with pytest.raises(TypeError, match="takes name= only, not \\['asarray'\\]"):
+    locked = eager.chunk({"frame": 50}, chunked_array_type="xsched", from_array_kwargs={"lock": True})
+    xr.testing.assert_identical(locked.compute(), eager)
+    with pytest.raises(TypeError, match="takes name=, lock= and inline_array= only, not \\['asarray'\\]"):
         eager.chunk({"frame": 50}, chunked_array_type="xsched",
                     from_array_kwargs={"asarray": False})
 

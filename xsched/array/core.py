@@ -44,6 +44,7 @@ import functools
 import math
 import numbers
 import sys
+import threading
 import uuid
 from collections.abc import Mapping
 from functools import reduce
@@ -894,31 +895,105 @@ def _astype(block: np.ndarray, dtype: np.dtype) -> np.ndarray:
 # --------------------------------------------------------------------------- from_array
 
 
-def _read_block(source: Any, index: tuple) -> np.ndarray:
-    """Read one block from a sliceable source into a numpy array this task owns."""
-    out = source[index]
+_READ_LOCKS: dict[str, Any] = {}  # one lock per array name in each process (lock=True)
+
+
+class _ProcessLock:
+    """``from_array(lock=True)``: a lock that travels by name and is one
+    ``threading.Lock`` per process, shared by every read task of one array there."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def _lock(self) -> Any:
+        return _READ_LOCKS.setdefault(self.name, threading.Lock())
+
+    def acquire(self) -> bool:
+        return self._lock().acquire()
+
+    def release(self) -> None:
+        self._lock().release()
+
+    def __reduce__(self):
+        return (_ProcessLock, (self.name,))
+
+    def __repr__(self) -> str:
+        return f"<one lock per process for {self.name!r}>"
+
+
+def _read_block(source: Any, index: tuple, lock: Any = None, asarray: bool = True,
+                getitem: Callable | None = None) -> np.ndarray:
+    """Read one block from a sliceable source into a numpy array this task owns
+    (under ``lock`` when given; kept as the source returns it when not ``asarray``)."""
+    if lock is None:
+        out = source[index] if getitem is None else getitem(source, index)
+    else:
+        lock.acquire()
+        try:
+            out = source[index] if getitem is None else getitem(source, index)
+        finally:
+            lock.release()
     if isinstance(out, np.ndarray) and isinstance(source, np.ndarray):
         return out.copy()  # never hand out views of the user's array
-    return np.asarray(out)
+    return np.asarray(out) if asarray else out
 
 
-def from_array(x: Any, chunks: Any = "auto", *, name: str | None = None) -> Array:
+def _hold(value: Any) -> Any:
+    """The object ``from_array(inline_array=False)`` keeps under a key of its own."""
+    return value
+
+
+def _read_lock(lock: Any, name: str) -> Any:
+    """``from_array``'s ``lock=``: None, a per-process lock, or the user's own, checked
+    now: one that cannot travel to the workers (``threading.Lock``) is refused here."""
+    if lock is None or lock is False:
+        return None
+    if lock is True:
+        return _ProcessLock(name)
+    if not (callable(getattr(lock, "acquire", None)) and callable(getattr(lock, "release", None))):
+        raise TypeError(f"from_array: lock={lock!r} is neither a bool nor a lock (an object with "
+                        "acquire and release)")
+    import cloudpickle
+    try:
+        cloudpickle.dumps(lock)
+    except Exception as exc:
+        raise TypeError(f"from_array: lock={lock!r} cannot travel to the workers ({exc}). Pass "
+                        "lock=True for one lock per worker process, shared by this array's reads, or "
+                        "lock=xsched.Lock('<name>') for one lock for the whole cluster") from None
+    return lock
+
+
+def from_array(x: Any, chunks: Any = "auto", *, name: str | None = None, lock: Any = False,
+               asarray: bool | None = None, inline_array: bool = True, getitem: Callable | None = None,
+               meta: Any = None, fancy: bool = True) -> Array:
     """A chunked array over ``x``: a numpy array, an ``h5py.Dataset`` or anything with
     ``shape``, ``dtype`` and ``__getitem__`` taking a tuple of slices.
 
     An h5py dataset is referenced by file path and dataset name, and each block is read by
     the process that runs its task (see ``xsched.array.hdf5``): nothing is read now. A
     numpy array is cut into blocks now, each travelling with its own task. Other objects
-    are pickled into each read task.
+    are pickled into each read task (``inline_array=True``), or, with
+    ``inline_array=False``, kept once under a key of their own that the read tasks use
+    (a large reader object then travels once to each worker, not once per block).
 
     ``chunks``: an int, ``-1`` (whole axis), a tuple per axis (ints, -1, tuples of explicit
     sizes), or ``"auto"`` (about 128 MiB per block).
+
+    ``lock``: reads of ``x`` that are not thread-safe (a netCDF4 variable, say) take a
+    lock: ``True`` for one lock per worker process shared by this array's reads, or a
+    lock that pickles (``xsched.Lock("<name>")``: one for the whole cluster). ``asarray``: whether each block read from an object
+    becomes a NumPy array (``None``: unless the block's type has ``__array_function__``).
+    ``getitem(x, slices)`` reads a block instead of ``x[slices]``. ``meta``: a NumPy
+    array of ``x``'s dtype (blocks are NumPy arrays). ``fancy`` is accepted as dask's:
+    blocks are read with slices only, never with lists of indices.
 
     >>> import h5py, numpy as np, xsched.array as xa
     >>> with h5py.File("movie-doc.h5", "w") as f:
     ...     _ = f.create_dataset("raw", data=np.ones((30, 4, 4), "f4"))
     >>> fh = h5py.File("movie-doc.h5", "r")
-    >>> movie = xa.from_array(fh["raw"], chunks=(10, -1, -1))
+    >>> movie = xa.from_array(fh["raw"], chunks=(10, -1, -1), lock=True)
     >>> movie.chunks
     ((10, 10, 10), (4,), (4,))
     """
@@ -928,6 +1003,9 @@ def from_array(x: Any, chunks: Any = "auto", *, name: str | None = None) -> Arra
         raise TypeError(f"from_array takes data in this process (NumPy, h5py, zarr...), not a lazy "
                         f"{type(x).__name__}; a dataframe's values are x.to_xsched_array(), a Delayed's "
                         "xa.from_delayed(value, shape, dtype)")
+    if getitem is not None and not callable(getitem):
+        raise TypeError(f"from_array: getitem={getitem!r} is not callable; it reads a block as "
+                        "getitem(x, slices)")
     masked = isinstance(x, np.ma.MaskedArray)  # (its blocks keep their masks: joins.py, ma.py)
     if masked:
         source = x
@@ -948,20 +1026,38 @@ def from_array(x: Any, chunks: Any = "auto", *, name: str | None = None) -> Arra
         stored = None
     shape = tuple(int(s) for s in source.shape)
     dtype = np.dtype(source.dtype)
+    if meta is not None:
+        if not isinstance(meta, np.ndarray):
+            raise NotImplementedError(f"from_array: meta={type(meta).__name__}; xsched arrays hold NumPy "
+                                      "blocks, so meta is a NumPy array (np.empty((0,) * x.ndim, x.dtype))")
+        if meta.dtype != dtype:
+            raise ValueError(f"from_array: meta's dtype {meta.dtype} is not x's {dtype}, which its blocks "
+                             f"are read as; cast after reading: from_array(x).astype({str(meta.dtype)!r})")
     if isinstance(chunks, str) and chunks == "auto" and stored:
         chunks = _auto_aligned(shape, dtype, stored)
     chunks = normalize_chunks(chunks, shape, dtype)
     prefix = name or "from-array"
     arr_name = f"{prefix}-{new_token(token_parts, chunks)}"
+    read_lock = _read_lock(lock, arr_name)
+    if asarray is None:
+        asarray = not hasattr(type(x), "__array_function__") or isinstance(x, np.ndarray)
     ann = annotations_in_force()
     layer: dict[str, Any] = {}
+    reader: Any = source
+    if not inline_array and not isinstance(source, np.ndarray):
+        reader = Ref(f"{arr_name}-source")
+        layer[reader.key] = Task(_hold, (source,), {}, per_task(ann))
+    extra = (read_lock, bool(asarray), getitem)
     starts = [_starts(c) for c in chunks]
     for index in np.ndindex(*tuple(len(c) for c in chunks)):
         slices = tuple(slice(starts[a][i], starts[a][i + 1]) for a, i in enumerate(index))
-        if isinstance(source, np.ndarray):
-            task = Task(np.ma.array if masked else np.array, (source[slices],), {}, per_task(ann))
+        if isinstance(source, np.ndarray):  # (cut now: reads in tasks need no lock)
+            block = source[slices] if getitem is None else getitem(source, slices)
+            task = Task(np.ma.array if masked else np.array, (block,), {}, per_task(ann))
+        elif extra == (None, True, None):
+            task = Task(_read_block, (reader, slices), {}, per_task(ann))
         else:
-            task = Task(_read_block, (source, slices), {}, per_task(ann))
+            task = Task(_read_block, (reader, slices, *extra), {}, per_task(ann))
         layer[chunk_key(arr_name, index)] = task
     return Array(layer, arr_name, chunks, dtype)
 

@@ -76,7 +76,6 @@ __all__ = ["XschedChunkManager"]
 #: ``from_array`` keywords xarray passes for every chunk manager, with the values that ask
 #: nothing of xsched.array (``lock``: read without a lock of xarray's own; ``inline_array``:
 #: xsched.array always carries the reader in each read task).
-_PASSED_ON = {"lock": (None, False), "inline_array": (None, False, True)}
 
 
 def _numpy_meta(meta: Any, what: str) -> None:
@@ -171,30 +170,25 @@ class XschedChunkManager(ChunkManagerEntrypoint[Array]):
         variable, read block by block by the tasks); see ``xsched.array.from_array``.
 
         Keyword arguments (``from_array_kwargs=`` in xarray): ``name``, the operation name
-        of the read tasks in keys and progress bars (default ``from-array``). xarray's
-        ``lock=False`` and ``inline_array`` are accepted; ``lock=True`` (reading under a
-        lock xarray would pass to each task) is not supported.
+        of the read tasks in keys and progress bars (default ``from-array``); ``lock`` and
+        ``inline_array`` as ``xsched.array.from_array``'s.
 
         >>> import numpy as np
         >>> x = XschedChunkManager().from_array(np.arange(6), (4,), name="raw")
         >>> x.chunks, x.name.startswith("raw-")
         (((4, 2),), True)
         """
-        for option, fine in _PASSED_ON.items():
-            value = kwargs.pop(option, None)
-            if not any(value is v for v in fine):
-                raise NotImplementedError(
-                    f"from_array: {option}={value!r} is not supported by the xsched chunk "
-                    "manager. Each block is read by its own task, and xarray's file backends "
-                    "lock their own reads; leave it out of from_array_kwargs.")
+        lock = kwargs.pop("lock", None)
+        inline_array = kwargs.pop("inline_array", None)
         _numpy_meta(kwargs.pop("meta", None), "from_array")
         name = kwargs.pop("name", None)
         if kwargs:
-            raise TypeError(f"from_array: the xsched chunk manager takes name= only, not "
-                            f"{sorted(kwargs)}")
+            raise TypeError(f"from_array: the xsched chunk manager takes name=, lock= and "
+                            f"inline_array= only, not {sorted(kwargs)}")
         if isinstance(chunks, tuple) and "auto" in chunks and 0 in tuple(data.shape):
             chunks = (-1,) * len(data.shape)  # an empty axis: nothing to size
-        return core.from_array(data, chunks, name=name)
+        return core.from_array(data, chunks, name=name, lock=lock,
+                               inline_array=True if inline_array is None else inline_array)
 
     def rechunk(self, data: Array, chunks: Any, **kwargs: Any) -> Array:
         """``data`` cut into the blocks ``chunks`` (a dict ``{axis: spec}`` leaves the other
