@@ -39,8 +39,8 @@ from .core import UFUNC_METHOD_IMPLEMENTATIONS as _UFUNC_METHODS
 from .index_notation import blockwise, einsum, unify_chunks
 from .creation import (arange, array, asarray, empty, empty_like, eye, fromfunction, full,
                        full_like, geomspace, indices, linspace, logspace, ones, ones_like, zeros, zeros_like)
-from .creation import asanyarray, from_delayed, from_dlpack, identity, tri, tril_indices, tril_indices_from, triu_indices, \
-    triu_indices_from
+from .creation import asanyarray, from_delayed, from_dlpack, identity, mgrid, ogrid, tri, tril_indices, \
+    tril_indices_from, triu_indices, triu_indices_from
 from .hdf5 import to_hdf5
 from .rechunking import PerformanceWarning, rechunk
 from .testing import assert_eq
@@ -126,7 +126,7 @@ __all__ = [
     "unique_values", "unique_counts", "unique_inverse", "unique_all",
     # creation
     "arange", "linspace", "logspace", "geomspace", "full", "ones", "zeros", "empty", "eye", "identity", "fromfunction",
-    "indices",
+    "indices", "mgrid", "ogrid",
     "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "asanyarray", "from_dlpack", "assert_eq", "PerformanceWarning", "array", "ndim", "shape",
     "tri", "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
     # shape and arrangement

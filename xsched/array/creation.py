@@ -26,6 +26,7 @@ import numpy as np
 
 from ..graph.layers import annotations_in_force, chunk_key, new_token, per_task
 from ..graph.spec import Task
+from .axes import axis_index
 from .chunks import Chunks, _starts, normalize_chunks
 from . import reductions
 from .core import Array, _holds_array, check_device, from_array, from_delayed  # noqa: F401  (from_delayed: here too)
@@ -33,7 +34,7 @@ from .core import Array, _holds_array, check_device, from_array, from_delayed  #
 __all__ = ["generate", "arange", "linspace", "full", "ones", "zeros", "empty", "eye", "identity",
            "full_like", "ones_like", "zeros_like", "empty_like", "asarray", "array",
            "fromfunction", "indices", "tri", "tril_indices", "triu_indices", "tril_indices_from",
-           "triu_indices_from", "asanyarray", "from_delayed"]
+           "triu_indices_from", "asanyarray", "from_delayed", "mgrid", "ogrid"]
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
@@ -395,20 +396,81 @@ def _spacing(start: Any, stop: Any, num: Any, endpoint: bool, what: str) -> tupl
 
 
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
-             retstep: bool = False, dtype: Any = None, chunks: Any = "auto", *, device: Any = None) -> Any:
-    """``num`` evenly spaced values from ``start`` to ``stop``, as ``numpy.linspace``.
+             retstep: bool = False, dtype: Any = None, axis: int = 0, chunks: Any = "auto", *,
+             device: Any = None) -> Any:
+    """``num`` evenly spaced values from ``start`` to ``stop``, as ``numpy.linspace``; ends
+    that are arrays give a row of samples per element, along ``axis`` (``chunks`` then
+    cuts the whole result, by axis).
 
-    >>> import xsched.array as xa
+    >>> import numpy as np, xsched.array as xa
     >>> xa.linspace(0, 1, 5, chunks=2).compute().tolist()
     [0.0, 0.25, 0.5, 0.75, 1.0]
+    >>> xa.linspace(np.zeros(2), [1, 10], 3, axis=1, chunks=(1, 2)).compute().tolist()
+    [[0.0, 0.5, 1.0], [0.0, 5.0, 10.0]]
     """
     check_device(device, "linspace")
+    if isinstance(start, Array) or isinstance(stop, Array):
+        raise NotImplementedError("linspace: the ends are values of this process (numbers or NumPy "
+                                  "arrays), not xsched arrays; compute() them first")
+    if np.ndim(start) or np.ndim(stop):
+        return _linspace_arrays(np.asarray(start), np.asarray(stop), num, endpoint, retstep, dtype,
+                                axis, chunks)
+    axis_index(axis, 1, "linspace")
     num, div, step = _spacing(start, stop, num, endpoint, "linspace")
     computed = np.result_type(start, stop, float(num))
     dtype = np.dtype(dtype) if dtype is not None else computed
     out = generate("linspace", _linspace_block, num, dtype, chunks,
                    (start, step if div > 0 else 0.0, stop, num, endpoint, dtype), _linspace_at)
     return (out, step) if retstep else out
+
+
+def _linspace_arrays(start: np.ndarray, stop: np.ndarray, num: Any, endpoint: bool, retstep: bool,
+                     dtype: Any, axis: int, chunks: Any) -> Any:
+    """``linspace`` of array ends: each block computes its rows by NumPy's own formula
+    (its samples' positions times the step, plus the start), with its part of the ends."""
+    num, div, _ = _spacing(0.0, 1.0, num, endpoint, "linspace")
+    computed = np.result_type(start, stop, float(num))
+    dtype = np.dtype(dtype) if dtype is not None else computed
+    ends = np.broadcast_shapes(start.shape, stop.shape)
+    axis = axis_index(axis, len(ends) + 1, "linspace")
+    start, stop = np.broadcast_to(start, ends), np.broadcast_to(stop, ends)
+    shape = ends[:axis] + (num,) + ends[axis:]
+    chunks = normalize_chunks(chunks, shape, dtype)
+    name = f"linspace-{new_token(('linspace-arrays', start, stop, num, endpoint, dtype, axis), chunks)}"
+    ann = annotations_in_force()
+    starts = [_starts(c) for c in chunks]
+    layer = {}
+    for index in np.ndindex(*tuple(len(c) for c in chunks)):
+        where = tuple(slice(starts[a][i], starts[a][i + 1]) for a, i in enumerate(index))
+        rows, part = where[axis], where[:axis] + where[axis + 1:]
+        layer[chunk_key(name, index)] = Task(
+            _linspace_rows, (rows.start, rows.stop, start[part].copy(), stop[part].copy(), num, endpoint,
+                             computed, dtype, axis), {}, per_task(ann))
+    out = Array(layer, name, chunks, dtype)
+    if not retstep:
+        return out
+    delta = np.subtract(stop, start, dtype=type(computed))
+    return out, (delta / div if div > 0 else np.nan)
+
+
+def _linspace_rows(lo: int, hi: int, start: np.ndarray, stop: np.ndarray, num: int, endpoint: bool,
+                   computed: np.dtype, dtype: np.dtype, axis: int) -> np.ndarray:
+    """Rows ``lo:hi`` of ``numpy.linspace(start, stop, num)``, computed as NumPy computes them."""
+    div = (num - 1) if endpoint else num
+    delta = np.subtract(stop, start, dtype=type(computed))
+    y = np.arange(lo, hi, dtype=computed).reshape((-1,) + (1,) * delta.ndim)
+    if div > 0:
+        step = delta / div
+        y = y / div * delta if np.asanyarray(step == 0).any() else y * step
+    else:
+        y = y * delta
+    y = y + start
+    if endpoint and num > 1 and hi == num and hi > lo:
+        y[-1, ...] = stop
+    y = np.moveaxis(y, 0, axis)
+    if dtype.kind in "iu":
+        y = np.floor(y)
+    return y.astype(dtype, copy=False)
 
 
 def _linspace_at(positions: tuple, first: float, step: float, last: float, num: int, endpoint: bool,
@@ -608,6 +670,84 @@ def triu_indices_from(arr: Any, k: int = 0) -> tuple[Array, Array]:
     """
     n, m = _matrix_shape(arr, "triu_indices_from")
     return triu_indices(n, k, m)
+
+
+# --------------------------------------------------------------------------- mgrid, ogrid
+
+
+class _GridMaker:
+    """``xa.mgrid[...]`` and ``xa.ogrid[...]``: NumPy's grids of slices (a complex step
+    ``5j`` is a number of points, the stop included), as lazy arrays in ``"auto"`` blocks:
+    ``mgrid`` the dense grid of coordinates, ``ogrid`` its axes, each shaped to broadcast.
+
+    >>> import xsched.array as xa
+    >>> xa.mgrid[0:2, 0:3].compute().tolist()
+    [[[0, 0, 0], [1, 1, 1]], [[0, 1, 2], [0, 1, 2]]]
+    >>> [a.compute().tolist() for a in xa.ogrid[0:1:3j, 0:2]]
+    [[[0.0], [0.5], [1.0]], [[0.0, 1.0]]]
+    """
+
+    def __init__(self, sparse: bool) -> None:
+        self.sparse = sparse
+
+    def __repr__(self) -> str:
+        return f"xsched.array.{'ogrid' if self.sparse else 'mgrid'}"
+
+    def __getitem__(self, key: Any) -> Any:
+        what = "ogrid" if self.sparse else "mgrid"
+        if not isinstance(key, tuple):
+            return _grid_axis(key, what)
+        if not all(isinstance(k, slice) for k in key):
+            raise TypeError(f"{what}[...] takes slices (start:stop:step), got {key!r}")
+        sizes, values = [], [0]
+        for k in key:
+            start, stop, step = _grid_ends(k, what)
+            complex_step = isinstance(step, (complex, np.complexfloating))
+            sizes.append(int(abs(step)) if complex_step else int(np.ceil((stop - start) / step)))
+            values += [start, stop, abs(step) if complex_step else step]
+        dtype = np.result_type(*values)
+        sizes = [max(n, 0) for n in sizes]
+        axes = []
+        for n, k in zip(sizes, key):
+            start, stop, step = _grid_ends(k, what)
+            if isinstance(step, (complex, np.complexfloating)):
+                step = (stop - start) / float(n - 1) if n != 1 else 1
+            axes.append((step, start))
+        if self.sparse:
+            out = []
+            for a, (n, (step, start)) in enumerate(zip(sizes, axes)):
+                place = tuple(slice(None) if b == a else None for b in range(len(sizes)))
+                out.append((arange(n, dtype=dtype) * step + start)[place])
+            return tuple(out)
+        grid = indices(tuple(sizes), dtype=dtype)
+        return _stack([(grid[a] * step + start).astype(dtype) for a, (step, start) in enumerate(axes)])
+
+
+def _grid_ends(key: Any, what: str) -> tuple[Any, Any, Any]:
+    if not isinstance(key, slice):
+        raise TypeError(f"{what}[...] takes slices (start:stop:step), got {key!r}")
+    if key.stop is None:
+        raise ValueError(f"{what}[...]: every slice needs a stop, got {key!r}")
+    for part in (key.start, key.stop, key.step):
+        if isinstance(part, Array):
+            raise TypeError(f"{what}[...]: the slices' numbers are known when the grid is made, not "
+                            "lazy xsched values; compute() them first")
+    return (0 if key.start is None else key.start), key.stop, (1 if key.step is None else key.step)
+
+
+def _grid_axis(key: Any, what: str) -> Array:
+    """``mgrid[a:b:s]`` of one slice: NumPy's ``arange``, or ``n`` points for ``s = nj``."""
+    start, stop, step = _grid_ends(key, what)
+    if isinstance(step, (complex, np.complexfloating)):
+        length = int(abs(step))
+        dtype = np.result_type(start, stop, abs(step))
+        spacing = (stop - start) / float(length - 1) if length != 1 else 1
+        return arange(0, length, 1, dtype=dtype) * spacing + start
+    return arange(start, stop, step)
+
+
+mgrid = _GridMaker(sparse=False)  # (xa.mgrid[0:4, 0:3], as numpy.mgrid)
+ogrid = _GridMaker(sparse=True)  # (xa.ogrid[0:4, 0:3], as numpy.ogrid)
 
 
 # --------------------------------------------------------------------------- from functions

@@ -39,6 +39,8 @@ __all__: list[str] = []
 
 def _array_getitem(self: Array, index: Any) -> Array:
     """``x[index]``, as NumPy indexes (see the module docstring)."""
+    if isinstance(index, str) or (isinstance(index, list) and index and all(isinstance(i, str) for i in index)):
+        return _fields(self, index)
     index = _fancy.zero_d_as_int(index)
     if _is_boolean_mask(index) and not (isinstance(index, np.ndarray) and index.ndim == 1):
         if not isinstance(index, Array):
@@ -60,6 +62,37 @@ def _array_getitem(self: Array, index: Any) -> Array:
             return _fancy.take_lazy(self, index[lazy[0]], lazy[0])  # (x[:, positions, ...]: the others whole)
         return _getitem_lazy_mask(self, index)
     return _getitem(self, index)
+
+
+def _fields(x: Array, names: str | list[str]) -> Array:
+    """``x["field"]`` or ``x[["a", "b"]]`` of a structured dtype, block by block; a field of
+    a subarray dtype (``("f", "f8", (3,))``) adds its axes, each one block. Several fields
+    are packed (no gaps of the fields left out: NumPy's ``repack_fields``), since each block
+    is a copy."""
+    fields = x.dtype.names
+    if not fields:
+        raise IndexError(f"x[{names!r}]: field names index arrays of a structured dtype; this one is "
+                         f"{x.dtype}")
+    missing = [n for n in ([names] if isinstance(names, str) else names) if n not in fields]
+    if missing:
+        raise ValueError(f"x[{names!r}]: no field {missing[0]!r}; the fields are {list(fields)}")
+    probe = _field_values(np.empty((0,) * x.ndim, x.dtype), names)
+    dtype, extra = probe.dtype, probe.shape[x.ndim:]
+    name = f"getitem-{new_token((x.name, 'fields', names), x.chunks)}"
+    ann = annotations_in_force()
+    tail = (0,) * len(extra)
+    layer = {chunk_key(name, index + tail): Task(_field_values, (Ref(chunk_key(x.name, index)), names), {},
+                                                 per_task(ann))
+             for index in np.ndindex(*x.numblocks)}
+    return Array(LayeredGraph.merge(x.__xsched_graph__(), new={name: layer}), name,
+                 x.chunks + tuple((n,) for n in extra), dtype)
+
+
+def _field_values(block: np.ndarray, names: Any) -> np.ndarray:
+    """One block's fields, copied (a view would keep the whole block alive) and packed."""
+    from numpy.lib.recfunctions import repack_fields
+    view = block[names]
+    return view.astype(repack_fields(view.dtype))
 
 
 def _getitem_lazy_mask(x: Array, index: tuple) -> Array:
