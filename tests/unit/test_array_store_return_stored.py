@@ -53,3 +53,30 @@ def test_a_target_that_cannot_travel_is_refused_before_anything_is_written(tmp_p
                                             r"to the tasks that would read it back .*store without return_stored"):
             xa.store(source(), ds, return_stored=True)
         assert ds[...].sum() == 0
+
+
+@pytest.mark.parametrize("compute", [True, False])
+def test_to_zarr_return_stored_reads_back_new_region_and_appended_writes(tmp_path, compute):
+    zarr = pytest.importorskip("zarr")
+    path = str(tmp_path / "out.zarr")
+    back = xa.to_zarr(source() * 2, path, compute=compute, return_stored=True)
+    assert isinstance(back, xa.Array) and back.chunks == ((2, 1), (3, 1)) and back.dtype == DATA.dtype
+    stored = zarr.open_array(path, mode="r")
+    assert (stored[:] == 0).all() != compute  # (lazy: nothing written until the array is computed)
+    np.testing.assert_array_equal(back.compute(), DATA * 2)
+    np.testing.assert_array_equal(stored[:], DATA * 2)
+    region = xa.to_zarr(xa.ones((1, 4), chunks=2, dtype="f4"), path, region=(slice(1, 2),), compute=compute,
+                        return_stored=True)
+    assert region.dtype == np.float64  # (the stored array's, into which the float32 ones were cast)
+    np.testing.assert_array_equal(region.compute(), np.ones((1, 4)))
+    grown = xa.to_zarr(source()[:1], path, append_dim=0, compute=compute, return_stored=True)
+    np.testing.assert_array_equal(grown.compute(), DATA[:1])
+    np.testing.assert_array_equal(zarr.open_array(path, mode="r")[3:], DATA[:1])
+
+
+def test_to_zarr_return_stored_of_a_smaller_stored_dtype_reads_the_stored_values(tmp_path):
+    zarr = pytest.importorskip("zarr")
+    z = zarr.create_array(str(tmp_path / "f.zarr"), shape=DATA.shape, chunks=(2, 2), dtype="f4")
+    back = xa.to_zarr(source() / 3, z, return_stored=True)
+    assert back.dtype == np.float32 and back.shape == DATA.shape
+    np.testing.assert_array_equal(back.compute(), (DATA / 3).astype("f4"))

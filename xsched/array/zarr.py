@@ -143,8 +143,9 @@ class ZarrSource:
         return f"ZarrSource({self.describe()})"
 
 
-def _read_region(source: ZarrSource, region: tuple[slice, ...]) -> np.ndarray:
-    """A read task: open the array here and read one region."""
+def _read_region(source: ZarrSource, region: tuple[slice, ...], _written: Any = None) -> np.ndarray:
+    """A read task: open the array here and read one region (after the write whose result
+    ``_written`` is, for ``to_zarr(return_stored=True)``)."""
     return source[region]
 
 
@@ -229,8 +230,9 @@ def _regular_chunks(arr: Array) -> tuple[int, ...]:
 
 
 def to_zarr(arr: Array, url: Any, component: str | None = None, overwrite: bool = False,
-            compute: bool = True, *, region: Any = None, append_dim: int | None = None,
-            storage_options: dict | None = None, **create_kwargs: Any) -> Delayed | None:
+            compute: bool = True, return_stored: bool = False, *, region: Any = None,
+            append_dim: int | None = None, storage_options: dict | None = None,
+            **create_kwargs: Any) -> Delayed | Array | None:
     """Write ``arr`` to zarr at ``url`` (a local path, an fsspec URL or a zarr store), each
     block from the task that holds it: a new array, a ``region`` of an existing one, or
     appended to an existing one along ``append_dim``.
@@ -261,6 +263,10 @@ def to_zarr(arr: Array, url: Any, component: str | None = None, overwrite: bool 
     block when computed (its value is None). Computing runs on the default client when
     there is one, otherwise in this process.
 
+    ``return_stored=True`` returns an array (chunked as written) that reads back what was
+    stored: after the whole write with ``compute=True``; with ``compute=False`` each of its
+    blocks is read right after that block's write, so computing it writes the array.
+
     >>> import os, tempfile, numpy as np, zarr, xsched.array as xa
     >>> path = os.path.join(tempfile.mkdtemp(), "out.zarr")
     >>> x = xa.from_array(np.arange(10), chunks=4)
@@ -277,6 +283,11 @@ def to_zarr(arr: Array, url: Any, component: str | None = None, overwrite: bool 
     >>> xa.to_zarr(x, z)
     >>> z[:].tolist()
     [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+    >>> back = xa.to_zarr(x + 1, path, component="plus", compute=False, return_stored=True)
+    >>> back.sum().compute()
+    np.int64(55)
+    >>> zarr.open_array(path, path="plus", mode="r")[:3].tolist()
+    [1, 2, 3]
     """
     if not isinstance(arr, Array):
         raise TypeError(f"to_zarr expects an xsched.array.Array, got {type(arr).__name__}; "
@@ -327,9 +338,25 @@ def to_zarr(arr: Array, url: Any, component: str | None = None, overwrite: bool 
     graph.update(layer)
     result = Delayed(done, graph)
     if not compute:
-        return result
+        return _read_back(arr, source, offset, name, graph) if return_stored else result
     result.compute()
-    return None
+    return _read_back(arr, source, offset) if return_stored else None
+
+
+def _read_back(arr: Array, source: ZarrSource, offset: tuple[int, ...], written: str = "",
+               graph: dict | None = None) -> Array:
+    """``to_zarr(return_stored=True)``: ``arr``'s blocks read from where they were stored,
+    each after its write task (``written``'s block, in ``graph``) when the write is lazy."""
+    dtype = np.dtype(source.open("r").dtype)  # (an existing array's, into which arr was cast)
+    name = f"stored-{new_token(arr.name, repr(source), written, uuid.uuid4().hex)}"
+    ann = annotations_in_force()
+    starts = [_starts(c) for c in arr.chunks]
+    layer: dict[str, Any] = dict(graph or {})
+    for index in np.ndindex(*arr.numblocks):
+        where = tuple(slice(offset[a] + starts[a][i], offset[a] + starts[a][i + 1]) for a, i in enumerate(index))
+        after = (Ref(chunk_key(written, index)),) if written else ()
+        layer[chunk_key(name, index)] = Task(_read_region, (source, where, *after), {}, per_task(ann))
+    return Array(layer, name, arr.chunks, dtype)
 
 
 def _into_existing(arr: Array, source: ZarrSource, region: Any, append_dim: int | None,
