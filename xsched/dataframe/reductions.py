@@ -472,9 +472,11 @@ def _boxed(value: float, dtype: Any, kind: str) -> Any:
     Timestamp and the std of datetimes or timedeltas a Timedelta, in the column's unit (and
     time zone), truncated to whole ticks as pandas does; NA where nullable numbers give none."""
     if not _is_datetimelike(dtype):
+        if isinstance(dtype, pd.ArrowDtype) and not np.isnan(value):
+            return float(value)  # (pandas gives pyarrow's numbers' statistics as Python floats)
         return missing_as_pandas(np.float64(value), dtype)
-    if np.isnan(value):
-        return pd.NaT
+    if np.isnan(value):  # (pyarrow's times: NA, as pandas gives them)
+        return dtype.na_value if isinstance(dtype, pd.ArrowDtype) else pd.NaT
     unit, tz = _time_unit_and_zone(dtype)
     ticks = np.int64(value)
     if kind == "mean" and dtype.kind == "M":

@@ -401,11 +401,22 @@ def mode(frame: _Frame, dropna: bool = True, split_every: int | None = None, num
                      aggregate_kwargs={"dropna": dropna, "meta": meta})
 
 
-def _nan_where(value: Any, missing: Any) -> Any:
-    """``value`` (a statistic, or one per column) with NaN where ``missing`` says a value was."""
+def _nan_where(value: Any, missing: Any, marker: Any = np.nan) -> Any:
+    """``value`` (a statistic, or one per column) with ``marker`` (one per column: a Series)
+    where ``missing`` says a value was."""
     if isinstance(value, pd.Series):
-        return value.where(~missing.reindex(value.index, fill_value=False).astype(bool), np.nan)
-    return np.nan if bool(missing) else value
+        out = value.where(~missing.reindex(value.index, fill_value=False).astype(bool), marker)
+        return out if value.dtype == object else out.astype(value.dtype)  # (markers as objects: NaN stays float)
+    return marker if bool(missing) else value
+
+
+def _missing_median(dtype: Any) -> Any:
+    """What pandas' ``median(skipna=False)`` gives for a missing value of ``dtype``: NaN
+    (NumPy's float), NaT for NumPy's times, NA for nullable and pyarrow dtypes."""
+    try:
+        return pd.Series([None], dtype=dtype).median(skipna=False)
+    except (TypeError, ValueError):
+        return np.float64(np.nan)
 
 
 def _of_no_columns(meta: Any, what: str):
@@ -725,9 +736,10 @@ def _install() -> None:
             columns = None if isinstance(self, Series) else list(on_stand_ins(lambda: _nonempty(self._meta).median(
                 numeric_only=numeric_only)).index)  # (the columns it has a median of: meta's labels are gone)
             missing = (self if columns is None else self[columns]).isna().any()
-            if isinstance(out, Series):  # (per column: NaN where the column misses a value)
-                return map_partitions(_nan_where, out, missing, meta=out._meta, _name="median-skipna")
-            return out._binary(_nan_where, missing)
+            if isinstance(out, Series):  # (per column: pandas' missing value where the column misses one)
+                markers = pd.Series({c: _missing_median(self._meta[c].dtype) for c in columns}, dtype=object)
+                return map_partitions(_nan_where, out, missing, markers, meta=out._meta, _name="median-skipna")
+            return out._binary(partial(_nan_where, marker=_missing_median(self._meta.dtype)), missing)
         if isinstance(self, Series):
             on_stand_ins(lambda: _nonempty(self._meta).median())  # (pandas' own error, at once, for values without one)
             return quantile(_bool_as_float(self), 0.5, split_every, whole=False)
