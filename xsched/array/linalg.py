@@ -44,11 +44,12 @@ from .blocked import lu, solve_triangular  # (the xa.linalg namespace: factoriza
 from .decompositions import lstsq, qr, svd, svd_compressed
 from .index_notation import blockwise
 from .manipulation import ravel
-from .singular import matrix_norm, matrix_rank, pinv, singular_values, svdvals  # (one cut matrix too)
+from .singular import cond, matrix_norm, matrix_rank, pinv, singular_values, svdvals  # (one cut matrix too)
 from .stacked import (cholesky, cross, det, diagonal, eigh, eigvalsh, inv,  # (stacks of small matrices)
                       matrix_power, matrix_transpose, slogdet, solve, trace, vecdot, vector_norm)
 
-__all__ = ["matmul", "matvec", "vecmat", "dot", "tensordot", "inner", "outer", "kron", "vdot", "norm", "qr", "svd", "lstsq", "svd_compressed",
+__all__ = ["matmul", "matvec", "vecmat", "dot", "multi_dot", "tensordot", "inner", "outer", "kron", "vdot", "norm", "qr",
+           "svd", "lstsq", "svd_compressed", "cond",
            "lu", "solve_triangular",
            "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power",
            "matrix_rank", "matrix_transpose", "pinv", "slogdet", "solve", "svdvals", "trace", "vecdot",
@@ -278,6 +279,60 @@ def dot(a: Any, b: Any, *, split_every: int | None = None) -> Array:
     if not _aligned("dot", a, b, a.ndim - 1, j):
         raise _not_aligned("dot", a, b, a.ndim - 1, j)
     return tensordot(a, b, axes=([a.ndim - 1], [j]), split_every=split_every)
+
+
+def multi_dot(arrays: Any, *, out: Any = None) -> Array:
+    """The product of a chain of matrices, as ``numpy.linalg.multi_dot``: multiplied in the
+    order that costs the fewest scalar products (from the shapes, when built); the first
+    array may be a 1-d row vector and the last a 1-d column vector.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> a, b = xa.ones((10, 100), chunks=50), xa.ones((100, 5), chunks=50)
+    >>> xa.linalg.multi_dot([a, b, np.ones(5)]).compute().tolist()[:3]
+    [500.0, 500.0, 500.0]
+    """
+    if out is not None:
+        raise TypeError("multi_dot: out= is not offered (xsched arrays are not written in place); "
+                        "assign the result instead")
+    arrays = [asarray(a) for a in arrays]
+    if len(arrays) < 2:
+        raise ValueError("multi_dot: Expecting at least two arrays.")
+    if len(arrays) == 2:
+        return dot(arrays[0], arrays[1])
+    row, column = arrays[0].ndim == 1, arrays[-1].ndim == 1
+    if row:
+        arrays[0] = arrays[0][None, :]
+    if column:
+        arrays[-1] = arrays[-1][:, None]
+    for a in arrays:
+        if a.ndim != 2:
+            raise np.linalg.LinAlgError(f"multi_dot: {a.ndim}-dimensional array given. Array must be "
+                                        "two-dimensional")
+    split = _chain_order([a.shape[0] for a in arrays] + [arrays[-1].shape[1]])
+
+    def product(i: int, j: int) -> Array:
+        return arrays[i] if i == j else dot(product(i, split[i][j]), product(split[i][j] + 1, j))
+
+    result = product(0, len(arrays) - 1)
+    return result[0, 0] if row and column else result[0] if row else result[:, 0] if column else result
+
+
+def _chain_order(sizes: list[int]) -> list[list[int]]:
+    """Where to split each sub-chain ``i..j`` of matrices (matrix ``k`` is ``sizes[k] x
+    sizes[k + 1]``) so that the whole chain costs the fewest scalar products: the classic
+    dynamic programme over chain lengths."""
+    n = len(sizes) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = -1
+            for k in range(i, j):
+                here = cost[i][k] + cost[k + 1][j] + sizes[i] * sizes[k + 1] * sizes[j + 1]
+                if cost[i][j] < 0 or here < cost[i][j]:
+                    cost[i][j], split[i][j] = here, k
+    return split
 
 
 def inner(a: Any, b: Any) -> Array:

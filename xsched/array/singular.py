@@ -30,7 +30,7 @@ from .creation import asarray
 from .decompositions import svd
 from .manipulation import where
 
-__all__ = ["svdvals", "pinv", "matrix_rank", "matrix_norm", "singular_values"]
+__all__ = ["svdvals", "pinv", "matrix_rank", "matrix_norm", "singular_values", "cond"]
 
 
 def _one_cut_matrix(x: Any) -> bool:
@@ -87,6 +87,32 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Array
     out = reductions.max(s) if ord == 2 else reductions.min(s) if ord == -2 else reductions.sum(s)
     out = out.astype(dtype)
     return out.reshape(1, 1) if keepdims else out
+
+
+def cond(x: Any, p: Any = None) -> Array:
+    """The condition number of each matrix of the stack ``x`` in the norm ``p`` (None or 2:
+    the largest singular value over the smallest; -2, ``"fro"``, ``"nuc"``, 1, -1, inf,
+    -inf of square matrices: ``norm(x) * norm(inv(x))``), as ``numpy.linalg.cond``: inf for
+    a singular matrix. One 2-d matrix may be cut into blocks for ``p`` None, 2 and -2.
+
+    >>> import numpy as np, xsched.array as xa
+    >>> float(cond(xa.from_array(np.diag([2.0, 8.0]), chunks=1)))
+    4.0
+    >>> cond(xa.from_array(np.array([[[1.0, 0.0], [0.0, 3.0]]] * 2), chunks=1), p="fro").compute().round(6).tolist()
+    [3.333333, 3.333333]
+    """
+    x = asarray(x)
+    if x.ndim < 2:
+        raise np.linalg.LinAlgError(f"cond: {x.ndim}-dimensional array given (x of shape {x.shape}). Array "
+                                    "must be at least two-dimensional")
+    sample = np.linalg.cond(stacked._eye(x), p)  # (NumPy's error for a p it does not take)
+    if p in (None, 2, -2) and _one_cut_matrix(x):
+        s = singular_values(x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = reductions.max(s) / reductions.min(s) if p != -2 else reductions.min(s) / reductions.max(s)
+        return out.astype(sample.dtype)
+    x = stacked._stack(x, "cond", square=p not in (None, 2, -2))
+    return stacked._per_matrix(np.linalg.cond, "(m,n)->()", [x], "cond", sample, p=p)
 
 
 def _cutoff(s: Array, shape: tuple, dtype: Any, tol: Any, rtol: Any) -> Any:
