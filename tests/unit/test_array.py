@@ -539,7 +539,7 @@ def test_slicing_errors():
         x[10]
     with pytest.raises(IndexError, match="too many indices"):
         x[1, 2]
-    with pytest.raises(TypeError, match="integers and boolean masks, not str"):
+    with pytest.raises(IndexError, match="field names index arrays of a structured dtype; this one is int64"):
         x["a"]
     np.testing.assert_array_equal(x[[1, 2]].compute(), [1, 2])  # (supported now: test_array_take.py)
     np.testing.assert_array_equal(x[::-1].compute(), np.arange(10)[::-1])  # (supported now)

@@ -6,8 +6,9 @@ along the axis (``numpy.argpartition``, unsorted), groups of those are joined an
 ``|k|`` again, and the last merge sorts them: largest first for ``k > 0``, smallest first
 for ``k < 0``. No task holds more than ``split_every`` times ``|k|`` slices, so a small
 ``k`` reads a long axis cheaply; the result is one chunk along the axis, of length
-``min(|k|, n)``. ``argtopk`` carries each value's position along the axis with it. NaN
-counts as the largest value, as in ``numpy.sort``.
+``min(|k|, n)``. ``argtopk`` carries each value's position along the axis with it; of
+equal values it gives the first positions, first (as a stable sort would), whatever the
+chunks. NaN counts as the largest value, as in ``numpy.sort``.
 
 >>> import numpy as np, xsched.array as xa
 >>> x = xa.from_array(np.array([5, 1, 3, 6, 2]), chunks=2)
@@ -36,8 +37,9 @@ __all__ = ["topk", "argtopk"]
 
 
 def _best(values: np.ndarray, positions: np.ndarray | None, k: int, axis: int) -> tuple:
-    """The ``|k|`` largest (``k > 0``) or smallest values along ``axis``, unsorted, with
-    their positions when those are carried."""
+    """The ``|k|`` largest (``k > 0``) or smallest values along ``axis``, with their
+    positions when those are carried: then, of equal values, the first positions, kept in
+    the order they came (unsorted values alone otherwise)."""
     n = values.shape[axis]
     if abs(k) >= n:
         return values, positions
@@ -45,11 +47,63 @@ def _best(values: np.ndarray, positions: np.ndarray | None, k: int, axis: int) -
         empty = (slice(None),) * axis + (slice(0, 0),)
         return values[empty], None if positions is None else positions[empty]
     kth = n - k if k > 0 else -k - 1
-    pick = np.argpartition(values, kth, axis=axis)
-    keep = slice(n - k, None) if k > 0 else slice(None, -k)
-    pick = pick[(slice(None),) * axis + (keep,)]
+    if positions is None or values.dtype.kind not in "biufmM":
+        pick = np.argpartition(values, kth, axis=axis)
+        keep = slice(n - k, None) if k > 0 else slice(None, -k)
+        pick = pick[(slice(None),) * axis + (keep,)]
+        if positions is not None:  # (complex or other values: the first positions of a tie by a full sort)
+            pick = _first_of_ties(values, positions, k, axis)
+    else:
+        pick = _first_of_ties_partitioned(values, k, kth, axis)
     chosen = np.take_along_axis(values, pick, axis=axis)
     return chosen, None if positions is None else np.take_along_axis(positions, pick, axis=axis)
+
+
+def _missing(values: np.ndarray) -> np.ndarray | None:
+    """Where ``values`` are NaN (NaT), which count as the largest; None for integers."""
+    kind = values.dtype.kind
+    return np.isnat(values) if kind in "mM" else np.isnan(values) if kind in "fc" else None
+
+
+def _first_of_ties_partitioned(values: np.ndarray, k: int, kth: int, axis: int) -> np.ndarray:
+    """Where the ``|k|`` best values are along ``axis``, in the order they came: every value
+    strictly better than the ``|k|``-th best, then as many of the values equal to it as are
+    needed, the first ones (their positions increase along the axis)."""
+    bound = np.take(np.partition(values, kth, axis=axis), [kth], axis=axis)
+    nan, nan_bound = _missing(values), _missing(bound)
+    if nan is None:
+        better = values > bound if k > 0 else values < bound
+        tie = values == bound
+    else:
+        if k > 0:
+            better = (values > bound) | (nan & ~nan_bound)
+        else:
+            better = (values < bound) | (~nan & nan_bound)
+        tie = (values == bound) | (nan & nan_bound)
+    need = abs(k) - better.sum(axis=axis, keepdims=True)
+    if (tie.sum(axis=axis, keepdims=True) == need).all():  # (no tie to break: all are kept)
+        keep = better | tie
+    else:
+        keep = better | (tie & (np.cumsum(tie, axis=axis) <= need))
+    lanes = np.moveaxis(keep, axis, -1)  # (exactly |k| kept in each lane: their places, in order)
+    places = np.nonzero(lanes.reshape(-1, values.shape[axis]))[1].reshape(lanes.shape[:-1] + (abs(k),))
+    return np.moveaxis(places, -1, axis)
+
+
+def _first_of_ties(values: np.ndarray, positions: np.ndarray, k: int, axis: int) -> np.ndarray:
+    """The same for values that do not compare with ``<`` (complex): a full stable sort."""
+    order = _ranked(values, k, axis)[(slice(None),) * axis + (slice(0, abs(k)),)]
+    return np.sort(order, axis=axis)
+
+
+def _ranked(values: np.ndarray, k: int, axis: int) -> np.ndarray:
+    """The order of ``values`` along ``axis``: largest first for ``k > 0`` (smallest for
+    ``k < 0``), equal values in the order they came."""
+    if k < 0:
+        return np.argsort(values, axis=axis, kind="stable")
+    n = values.shape[axis]
+    backwards = np.argsort(np.flip(values, axis=axis), axis=axis, kind="stable")
+    return (n - 1) - np.flip(backwards, axis=axis)
 
 
 def _chunk(block: np.ndarray, axes: tuple, k: int, carry: bool, start: int = 0) -> tuple:
@@ -64,16 +118,18 @@ def _chunk(block: np.ndarray, axes: tuple, k: int, carry: bool, start: int = 0) 
 
 def _combine(parts: list, axis: int, k: int) -> tuple:
     values = np.concatenate([p[0] for p in parts], axis=axis)
-    positions = None if parts[0][1] is None else np.concatenate([p[1] for p in parts], axis=axis)
+    positions = None
+    if parts[0][1] is not None:  # (put back in the order of positions, which ties are chosen by)
+        positions = np.concatenate([p[1] for p in parts], axis=axis)
+        order = np.argsort(positions, axis=axis, kind="stable")
+        values, positions = (np.take_along_axis(v, order, axis=axis) for v in (values, positions))
     return _best(values, positions, k, axis)
 
 
 def _aggregate(parts: list, axes: tuple, keepdims: bool, k: int, carry: bool) -> np.ndarray:
     (axis,) = axes
     values, positions = _combine(parts, axis, k)
-    order = np.argsort(values, axis=axis, kind="stable")
-    if k > 0:
-        order = np.flip(order, axis=axis)
+    order = _ranked(values, k, axis)
     return np.take_along_axis(positions if carry else values, order, axis=axis)
 
 

@@ -170,8 +170,10 @@ class XschedChunkManager(ChunkManagerEntrypoint[Array]):
         variable, read block by block by the tasks); see ``xsched.array.from_array``.
 
         Keyword arguments (``from_array_kwargs=`` in xarray): ``name``, the operation name
-        of the read tasks in keys and progress bars (default ``from-array``); ``lock`` and
-        ``inline_array`` as ``xsched.array.from_array``'s.
+        of the read tasks in keys and progress bars (default ``from-array``); ``lock`` as
+        ``xsched.array.from_array``'s. ``inline_array`` is accepted and changes nothing
+        (xarray passes its default, False, on every open): each read task carries xarray's
+        small lazy reader of the file.
 
         >>> import numpy as np
         >>> x = XschedChunkManager().from_array(np.arange(6), (4,), name="raw")
@@ -179,7 +181,7 @@ class XschedChunkManager(ChunkManagerEntrypoint[Array]):
         (((4, 2),), True)
         """
         lock = kwargs.pop("lock", None)
-        inline_array = kwargs.pop("inline_array", None)
+        kwargs.pop("inline_array", None)
         _numpy_meta(kwargs.pop("meta", None), "from_array")
         name = kwargs.pop("name", None)
         if kwargs:
@@ -187,8 +189,7 @@ class XschedChunkManager(ChunkManagerEntrypoint[Array]):
                             f"inline_array= only, not {sorted(kwargs)}")
         if isinstance(chunks, tuple) and "auto" in chunks and 0 in tuple(data.shape):
             chunks = (-1,) * len(data.shape)  # an empty axis: nothing to size
-        return core.from_array(data, chunks, name=name, lock=lock,
-                               inline_array=True if inline_array is None else inline_array)
+        return core.from_array(data, chunks, name=name, lock=lock)
 
     def rechunk(self, data: Array, chunks: Any, **kwargs: Any) -> Array:
         """``data`` cut into the blocks ``chunks`` (a dict ``{axis: spec}`` leaves the other
