@@ -47,14 +47,16 @@ def _best(values: np.ndarray, positions: np.ndarray | None, k: int, axis: int) -
         empty = (slice(None),) * axis + (slice(0, 0),)
         return values[empty], None if positions is None else positions[empty]
     kth = n - k if k > 0 else -k - 1
-    if positions is None or values.dtype.kind not in "biufmM":
-        pick = np.argpartition(values, kth, axis=axis)
-        keep = slice(n - k, None) if k > 0 else slice(None, -k)
-        pick = pick[(slice(None),) * axis + (keep,)]
-        if positions is not None:  # (complex or other values: the first positions of a tie by a full sort)
+    order = np.argpartition(values, kth, axis=axis)
+    keep = slice(n - k, None) if k > 0 else slice(None, -k)
+    pick = order[(slice(None),) * axis + (keep,)]
+    if positions is not None:  # (which of a tie at the k-th value: the first, in position order)
+        if values.dtype.kind not in "biufmM":  # (complex: a full stable sort)
             pick = _first_of_ties(values, positions, k, axis)
-    else:
-        pick = _first_of_ties_partitioned(values, k, kth, axis)
+        elif _tie_cut(values, np.take(order, [kth], axis=axis), pick, axis):
+            pick = _first_of_ties_partitioned(values, k, kth, axis)
+        else:  # (every value equal to the k-th is kept: the set is right, put in position order)
+            pick = np.sort(pick, axis=axis)
     chosen = np.take_along_axis(values, pick, axis=axis)
     return chosen, None if positions is None else np.take_along_axis(positions, pick, axis=axis)
 
@@ -63,6 +65,23 @@ def _missing(values: np.ndarray) -> np.ndarray | None:
     """Where ``values`` are NaN (NaT), which count as the largest; None for integers."""
     kind = values.dtype.kind
     return np.isnat(values) if kind in "mM" else np.isnan(values) if kind in "fc" else None
+
+
+def _equal(values: np.ndarray, bound: np.ndarray) -> np.ndarray:
+    """``values == bound``, NaN (NaT) equal to NaN."""
+    nan_bound = _missing(bound)
+    if nan_bound is None or not nan_bound.any():
+        return values == bound
+    return (values == bound) | (_missing(values) & nan_bound)
+
+
+def _tie_cut(values: np.ndarray, at_kth: np.ndarray, pick: np.ndarray, axis: int) -> bool:
+    """Whether some value equal to the k-th best (at ``at_kth``) was left out of ``pick``:
+    a tie cut by the partition, whose first positions must then be chosen."""
+    bound = np.take_along_axis(values, at_kth, axis=axis)
+    everywhere = _equal(values, bound).sum(axis=axis)
+    kept = _equal(np.take_along_axis(values, pick, axis=axis), bound).sum(axis=axis)
+    return bool((everywhere != kept).any())
 
 
 def _first_of_ties_partitioned(values: np.ndarray, k: int, kth: int, axis: int) -> np.ndarray:
