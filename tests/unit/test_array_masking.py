@@ -153,8 +153,10 @@ def test_a_masked_array_is_masked_again_stacked_and_joined_by_its_own_blocks():
         r[x[:, 0] > 3]  # (another mask's blocks)
     with pytest.raises(ValueError, match="concatenate along axis 0 needs the lengths"):
         xa.concatenate([r, x], axis=1)
-    with pytest.raises(ValueError, match="pad needs the lengths"):
-        xa.pad(r, ((0, 0), (2, 2)), mode="edge")
+    np.testing.assert_array_equal(xa.pad(r, ((0, 0), (2, 2)), mode="edge").compute(),  # (test_array_unknown_axes)
+                                  np.pad(want, ((0, 0), (2, 2)), mode="edge"))
+    with pytest.raises(ValueError, match="pad along axis 0 needs the lengths"):
+        xa.pad(r, ((1, 0), (2, 2)), mode="edge")
     with pytest.raises(ValueError, match=r"indexing along axis 0 .* take that axis whole \(':' in its place\)"):
         r[::-1]
 

@@ -1,5 +1,6 @@
 """Arrays whose blocks along one axis have unknown lengths (a boolean mask of columns):
-the other axes rechunk, apply_along_axis and lstsq work along them, as NumPy on the result."""
+the other axes rechunk, apply_along_axis, lstsq and pad work along them, as NumPy on the
+result."""
 
 from __future__ import annotations
 
@@ -60,3 +61,28 @@ def test_unique_split_every_false_merges_all_at_once():
     with pytest.raises(ValueError, match="split_every must be an int of at least 2, False"):
         xa.unique(x, split_every=1)
 
+
+
+@pytest.mark.parametrize("mode, kwargs", [
+    ("constant", {}), ("constant", {"constant_values": (7, -1)}), ("edge", {}), ("reflect", {}),
+    ("symmetric", {}), ("wrap", {}), ("maximum", {}), ("minimum", {"stat_length": 2}), ("mean", {}),
+    ("median", {"stat_length": 3}), ("linear_ramp", {"end_values": (1, 2)}),
+])
+def test_pad_along_the_known_axis_of_rows_a_mask_kept(mode, kwargs):
+    data = np.arange(30.0).reshape(6, 5)
+    x = xa.from_array(data, chunks=(2, 2))
+    rows = x[x[:, 0] % 4 != 0]
+    expected_rows = data[data[:, 0] % 4 != 0]
+    for widths in (((0, 0), (1, 2)), ((0, 0), (7, 3))):  # (wider than the axis too)
+        padded = np.pad(rows, widths, mode=mode, **kwargs)
+        assert padded.chunks[1] == (5 + sum(widths[1]),) and padded.chunks[0][0] != padded.chunks[0][0]
+        np.testing.assert_array_equal(padded.compute(), np.pad(expected_rows, widths, mode=mode, **kwargs))
+
+
+def test_pad_along_an_axis_of_unknown_lengths_is_refused_naming_it():
+    x = xa.from_array(np.arange(30.0).reshape(6, 5), chunks=2)
+    rows = x[x[:, 0] > 5]
+    with pytest.raises(ValueError, match="pad along axis 0 needs the lengths of the array's blocks there"):
+        np.pad(rows, 1)
+    with pytest.raises(ValueError, match="stat_length of 0 yields no value for padding"):
+        np.pad(rows, ((0, 0), (1, 1)), mode="minimum", stat_length=0)

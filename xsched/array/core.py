@@ -983,11 +983,11 @@ def from_array(x: Any, chunks: Any = "auto", *, name: str | None = None, lock: A
 
     ``lock``: reads of ``x`` that are not thread-safe (a netCDF4 variable, say) take a
     lock: ``True`` for one lock per worker process shared by this array's reads, or a
-    lock that pickles (``xsched.Lock("<name>")``: one for the whole cluster). ``asarray``: whether each block read from an object
-    becomes a NumPy array (``None``: unless the block's type has ``__array_function__``).
-    ``getitem(x, slices)`` reads a block instead of ``x[slices]``. ``meta``: a NumPy
-    array of ``x``'s dtype (blocks are NumPy arrays). ``fancy`` is accepted as dask's:
-    blocks are read with slices only, never with lists of indices.
+    lock that pickles (``xsched.Lock("<name>")``: one for the whole cluster).
+    ``asarray``: whether each block read from an object becomes a NumPy array (``None``:
+    unless the block's type has ``__array_function__``). ``getitem(x, slices)`` reads a
+    block instead of ``x[slices]``. ``meta``: a NumPy array of ``x``'s dtype (blocks are
+    NumPy arrays). ``fancy`` is accepted as dask's: blocks are read with slices only.
 
     >>> import h5py, numpy as np, xsched.array as xa
     >>> with h5py.File("movie-doc.h5", "w") as f:

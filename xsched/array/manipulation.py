@@ -959,21 +959,53 @@ def pad(x: Any, pad_width: Any, mode: str = "constant", *, constant_values: Any 
         raise ValueError(f"pad: mode {mode!r} is not supported by xsched arrays; use one of "
                          f"{modes}, or compute first and use numpy.pad")
     widths = _pad_widths(pad_width, x.ndim, "pad_width")
-    if any(lo or hi for lo, hi in widths):  # (each pad's block has the other axes' lengths)
-        known_chunks_needed(x, "pad")
     values = _pad_widths(end_values if mode == "linear_ramp" else constant_values, x.ndim,
                          "end_values" if mode == "linear_ramp" else "constant_values")
     lengths = _pad_widths(stat_length, x.ndim, "stat_length")
-    for axis, ((lo, hi), (v_lo, v_hi), (s_lo, s_hi)) in enumerate(zip(widths, values, lengths)):
+    for axis, (lo, hi) in enumerate(widths):
         for n in (lo, hi):
             if not isinstance(n, numbers.Integral) or n < 0:
                 raise ValueError(f"pad: pad_width must hold non-negative integers, got {n!r} "
                                  f"on axis {axis}")
+    if has_unknown_chunks(x) and any(lo or hi for lo, hi in widths):
+        return _pad_lanes(x, widths, mode, values, lengths)
+    for axis, ((lo, hi), (v_lo, v_hi), (s_lo, s_hi)) in enumerate(zip(widths, values, lengths)):
         parts = ([_pad_part(x, axis, int(lo), mode, True, v_lo, s_lo)] if lo else []) + [x] + (
             [_pad_part(x, axis, int(hi), mode, False, v_hi, s_hi)] if hi else [])
         if len(parts) > 1:
             x = concatenate(parts, axis=axis)
     return x
+
+
+def _pad_lanes(x: Array, widths: list, mode: str, values: list, lengths: list) -> Array:
+    """``pad`` of an array whose blocks have lengths a boolean mask left unknown, along its
+    known axes only: each padded axis in one block (``whole_axes``), then NumPy's ``pad``
+    of every block on its own (each line along a padded axis is whole in its block)."""
+    padded = [a for a, (lo, hi) in enumerate(widths) if lo or hi]
+    for a in padded:
+        known_axis_needed(x, a, "pad", "pad only the axes of known lengths")
+    if any(isinstance(v, Array) for pair in values for v in pair):
+        raise NotImplementedError("pad: constant_values or end_values that are xsched arrays, of an array "
+                                  "whose lengths a boolean mask left unknown; compute() them first")
+    from .rechunking import whole_axes
+    x = whole_axes(x, tuple(padded), "pad")
+    widths = [(int(lo), int(hi)) for lo, hi in widths]
+    kwargs: dict[str, Any] = {}
+    if mode == "constant":
+        kwargs["constant_values"] = values
+    elif mode == "linear_ramp":
+        kwargs["end_values"] = values
+    elif mode in _PAD_STATS or mode == "median":
+        kwargs["stat_length"] = lengths if any(n is not None for pair in lengths for n in pair) else None
+    probe = np.zeros(tuple(x.shape[a] if a in padded else 1 for a in range(x.ndim)), x.dtype)
+    np.pad(probe, widths, mode=mode, **kwargs)  # (NumPy's errors, when built)
+    chunks = tuple((x.shape[a] + lo + hi,) if a in padded else c
+                   for a, ((lo, hi), c) in enumerate(zip(widths, x.chunks)))
+    return x.map_blocks(_pad_block, widths, mode, kwargs, chunks=chunks, dtype=x.dtype, name="pad")
+
+
+def _pad_block(block: np.ndarray, widths: list, mode: str, kwargs: dict) -> np.ndarray:
+    return np.pad(block, widths, mode=mode, **kwargs)
 
 
 # --------------------------------------------------------------------------- broadcasting
