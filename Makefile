@@ -53,7 +53,7 @@ docs: $(STAMP)
 test: $(STAMP) system-deps docs
 	$(BIN)/python -m compileall -q xsched tests
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --doctest-modules xsched tests/unit
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 tests/cluster tests/system
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup tests/cluster tests/system
 
 test-fast: $(STAMP)
 	$(BIN)/python -m compileall -q xsched tests

@@ -58,8 +58,9 @@ def _free_port() -> int:
 
 
 def _stop(proc: subprocess.Popen) -> None:
-    """SIGINT, SIGTERM, then SIGKILL: to the one process we started, by its pid."""
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+    """SIGTERM, again, then SIGKILL: to the one process we started, by its pid (not SIGINT:
+    without a terminal jupyter waits out its "shut down? (y/n)" prompt)."""
+    for sig in (signal.SIGTERM, signal.SIGTERM, signal.SIGKILL):
         if proc.poll() is not None:
             return
         os.kill(proc.pid, sig)

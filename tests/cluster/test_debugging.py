@@ -23,7 +23,8 @@ import xsched
 from tests.support.helpers import Gate, wait_until
 from xsched import Client, DebugError, DebuggerQuit, LocalCluster
 
-pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
+# (one test process runs this module: what its module-scoped fixtures start, it starts once)
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120), pytest.mark.xdist_group("debugging")]
 
 
 # ---------------------------------------------------------------------- what the tasks run

@@ -40,6 +40,9 @@ from xsched.worker.state import (
 
 from tests.support.helpers import Gate, wait_until
 
+# (one test process runs this module: what its module-scoped fixtures start, it starts once)
+pytestmark = pytest.mark.xdist_group("fault-matrix")
+
 TIMEOUT = 60  # seconds any single future may take before the test fails (never a hang)
 
 

@@ -24,6 +24,9 @@ import pytest
 
 from tests.support.helpers import wait_until
 
+# (one test process runs this module: what its module-scoped fixtures start, it starts once)
+pytestmark = pytest.mark.xdist_group("jupyter-kernel")
+
 jupyter_client = pytest.importorskip("jupyter_client")
 psutil = pytest.importorskip("psutil")
 

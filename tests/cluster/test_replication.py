@@ -18,7 +18,8 @@ from xsched import Client, LocalCluster, wait
 
 from tests.support.helpers import Gate, pid_gone, wait_until
 
-pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
+# (one test process runs this module: what its module-scoped fixtures start, it starts once)
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120), pytest.mark.xdist_group("replication")]
 
 SIZE = 100_000  # bytes per result: large enough that sizes, not overheads, decide the balance
 

@@ -38,7 +38,8 @@ from tests.support.browser import CHROMIUM, LAUNCH_ARGS, doc_picture, open_by_pa
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
 
-pytestmark = [pytest.mark.cluster, pytest.mark.timeout(150)]
+# (one test process runs this module: what its module-scoped fixtures start, it starts once)
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(150), pytest.mark.xdist_group("lab-browser")]
 
 
 def _free_port() -> int:
@@ -48,10 +49,11 @@ def _free_port() -> int:
 
 
 def _stop(proc: subprocess.Popen, timeout: float = 15) -> None:
-    """Stop one process we started, by its pid: SIGTERM (twice for jupyter), then SIGKILL."""
+    """Stop one process we started, by its pid: SIGTERM (twice for jupyter), then SIGKILL.
+    (Not SIGINT: without a terminal jupyter waits out its "shut down? (y/n)" prompt.)"""
     if proc.poll() is not None:
         return
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in (signal.SIGTERM, signal.SIGTERM):
         try:
             os.kill(proc.pid, sig)
         except ProcessLookupError:
