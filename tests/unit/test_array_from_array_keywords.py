@@ -116,3 +116,18 @@ def test_meta_is_a_numpy_array_of_the_sources_dtype():
     with pytest.raises(NotImplementedError, match=r"^from_array: meta=list; xsched arrays hold NumPy blocks"):
         xa.from_array(X, chunks=2, meta=[])
     assert xa.from_array(X, chunks=2, fancy=False).shape == X.shape
+
+
+def test_blocks_read_otherwise_have_another_name_and_getitem_gets_the_h5py_dataset(tmp_path):
+    plain = xa.from_array(X, chunks=2)
+    tenfold = xa.from_array(X, chunks=2, getitem=lambda a, index: a[index] * 10)
+    assert plain.name != tenfold.name  # (one name would have merged them into one graph key)
+    np.testing.assert_array_equal((plain + tenfold).compute(), X * 11)
+    h5py = pytest.importorskip("h5py")
+    path = str(tmp_path / "data.h5")
+    with h5py.File(path, "w") as f:
+        f["d"] = X
+    with h5py.File(path, "r") as f:
+        as_f4 = xa.from_array(f["d"], chunks=2, getitem=lambda d, index: d.astype("f4")[index])
+        np.testing.assert_array_equal(as_f4.compute(), X)
+        assert xa.from_array(f["d"], chunks=2, lock=np.bool_(True)).compute().sum() == X.sum()

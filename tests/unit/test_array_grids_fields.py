@@ -90,3 +90,18 @@ def test_field_arithmetic_and_bad_names():
     with pytest.raises(IndexError, match=r"^x\['a'\]: field names index arrays of a structured dtype; this one is "
                                          r"float64"):
         xa.ones(3)["a"]
+
+
+def test_linspace_chooses_numpys_formula_from_all_the_ends():
+    rng = np.random.default_rng(1)
+    start, stop = rng.normal(size=8), rng.normal(size=8)
+    stop[0] = start[0]  # (one zero step: NumPy divides before it multiplies, for every element)
+    for num in (7, 100):
+        _same(xa.linspace(start, stop, num, chunks=(7, 1)), np.linspace(start, stop, num))
+
+
+@pytest.mark.parametrize("kind", [np.int8, np.uint32, np.float16, np.float32, np.longdouble])
+def test_arange_and_a_grid_of_numpy_numbers_take_numpys_dtype(kind):
+    for args in ((kind(0), kind(3)), (kind(3),), (kind(1), 7, 2)):
+        _same(xa.arange(*args, chunks=2), np.arange(*args))
+    _same(xa.mgrid[kind(0):kind(3)], np.mgrid[kind(0):kind(3)])

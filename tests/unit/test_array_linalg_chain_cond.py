@@ -71,3 +71,13 @@ def test_cond_refuses_when_built():
         xa.linalg.cond(xa.ones(3), "fro")
     with pytest.raises(ValueError, match="Invalid norm order for matrices"):
         xa.linalg.cond(xa.ones((3, 3)), "bad")
+
+
+@pytest.mark.parametrize("p", [None, 2, -2])
+def test_cond_of_a_zero_matrix_cut_into_blocks_is_inf_quietly(p):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = xa.linalg.cond(xa.from_array(np.zeros((3, 3)), chunks=2), p).compute()
+    assert got == np.inf == np.linalg.cond(np.zeros((3, 3)), p)

@@ -927,6 +927,8 @@ def _read_block(source: Any, index: tuple, lock: Any = None, asarray: bool = Tru
                 getitem: Callable | None = None) -> np.ndarray:
     """Read one block from a sliceable source into a numpy array this task owns
     (under ``lock`` when given; kept as the source returns it when not ``asarray``)."""
+    if getitem is not None and isinstance(source, hdf5.H5Source):
+        source = source.dataset()  # (the user's function gets the h5py dataset, opened here)
     if lock is None:
         out = source[index] if getitem is None else getitem(source, index)
     else:
@@ -948,10 +950,8 @@ def _hold(value: Any) -> Any:
 def _read_lock(lock: Any, name: str) -> Any:
     """``from_array``'s ``lock=``: None, a per-process lock, or the user's own, checked
     now: one that cannot travel to the workers (``threading.Lock``) is refused here."""
-    if lock is None or lock is False:
-        return None
-    if lock is True:
-        return _ProcessLock(name)
+    if lock is None or isinstance(lock, (bool, np.bool_)):
+        return _ProcessLock(name) if lock else None
     if not (callable(getattr(lock, "acquire", None)) and callable(getattr(lock, "release", None))):
         raise TypeError(f"from_array: lock={lock!r} is neither a bool nor a lock (an object with "
                         "acquire and release)")
@@ -1036,6 +1036,8 @@ def from_array(x: Any, chunks: Any = "auto", *, name: str | None = None, lock: A
     if isinstance(chunks, str) and chunks == "auto" and stored:
         chunks = _auto_aligned(shape, dtype, stored)
     chunks = normalize_chunks(chunks, shape, dtype)
+    if getitem is not None or asarray is not None:  # (other blocks than x[slices] as NumPy arrays: another name)
+        token_parts = (*token_parts, "read-with", uuid.uuid4().hex)
     prefix = name or "from-array"
     arr_name = f"{prefix}-{new_token(token_parts, chunks)}"
     read_lock = _read_lock(lock, arr_name)

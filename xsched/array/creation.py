@@ -313,7 +313,7 @@ def arange(start: Any, stop: Any = None, step: Any = 1, *, dtype: Any = None,
         n = len(range(start, stop, step))
     else:
         n = max(int(np.ceil((stop - start) / step)), 0)
-    dtype = np.dtype(dtype) if dtype is not None else np.result_type(start, stop, step)
+    dtype = np.dtype(dtype) if dtype is not None else np.result_type(*map(_arange_scalar, (start, stop, step)))
     integral = all(isinstance(v, numbers.Integral) for v in (start, step))
     if integral or dtype.kind in "iuf":
         # NumPy's first values: its errors (start or start + step out of the dtype's bounds,
@@ -334,6 +334,16 @@ def arange(start: Any, stop: Any = None, step: Any = 1, *, dtype: Any = None,
     # (integers into floats: NumPy fills a block from its first value on in the dtype)
     at = _arange_at if not integral or dtype.kind in "iub" else None
     return generate("arange", _arange_block, n, dtype, chunks, (start, step, dtype), at)
+
+
+def _arange_scalar(value: Any) -> Any:
+    """A NumPy number as ``numpy.arange`` weighs it for its dtype: as a Python one (so
+    ``arange(np.float32(3))`` is float64 and ``arange(np.int8(3))`` int64, as NumPy's),
+    but for the kinds wider than Python's (long double, uint64) and booleans."""
+    if isinstance(value, np.generic) and value.dtype.kind in "iufc" and value.dtype.itemsize <= (
+            16 if value.dtype.kind == "c" else 8) and not (value.dtype.kind == "u" and value.dtype.itemsize == 8):
+        return value.item()
+    return value
 
 
 def _arange_at(positions: tuple, first: Any, step: Any, dtype: np.dtype) -> np.ndarray:
@@ -436,6 +446,8 @@ def _linspace_arrays(start: np.ndarray, stop: np.ndarray, num: Any, endpoint: bo
     start, stop = np.broadcast_to(start, ends), np.broadcast_to(stop, ends)
     shape = ends[:axis] + (num,) + ends[axis:]
     chunks = normalize_chunks(chunks, shape, dtype)
+    with np.errstate(all="ignore"):  # (NumPy's choice of formula, made once for all the ends)
+        any_zero = bool(div > 0 and np.any(np.subtract(stop, start, dtype=type(computed)) / div == 0))
     name = f"linspace-{new_token(('linspace-arrays', start, stop, num, endpoint, dtype, axis), chunks)}"
     ann = annotations_in_force()
     starts = [_starts(c) for c in chunks]
@@ -445,7 +457,7 @@ def _linspace_arrays(start: np.ndarray, stop: np.ndarray, num: Any, endpoint: bo
         rows, part = where[axis], where[:axis] + where[axis + 1:]
         layer[chunk_key(name, index)] = Task(
             _linspace_rows, (rows.start, rows.stop, start[part].copy(), stop[part].copy(), num, endpoint,
-                             computed, dtype, axis), {}, per_task(ann))
+                             computed, dtype, axis, any_zero), {}, per_task(ann))
     out = Array(layer, name, chunks, dtype)
     if not retstep:
         return out
@@ -454,14 +466,14 @@ def _linspace_arrays(start: np.ndarray, stop: np.ndarray, num: Any, endpoint: bo
 
 
 def _linspace_rows(lo: int, hi: int, start: np.ndarray, stop: np.ndarray, num: int, endpoint: bool,
-                   computed: np.dtype, dtype: np.dtype, axis: int) -> np.ndarray:
-    """Rows ``lo:hi`` of ``numpy.linspace(start, stop, num)``, computed as NumPy computes them."""
+                   computed: np.dtype, dtype: np.dtype, axis: int, any_zero: bool) -> np.ndarray:
+    """Rows ``lo:hi`` of ``numpy.linspace(start, stop, num)``, computed as NumPy computes them
+    (``any_zero``: some step of all the ends is 0, which makes NumPy divide before it multiplies)."""
     div = (num - 1) if endpoint else num
     delta = np.subtract(stop, start, dtype=type(computed))
     y = np.arange(lo, hi, dtype=computed).reshape((-1,) + (1,) * delta.ndim)
     if div > 0:
-        step = delta / div
-        y = y / div * delta if np.asanyarray(step == 0).any() else y * step
+        y = y / div * delta if any_zero else y * (delta / div)
     else:
         y = y * delta
     y = y + start

@@ -148,6 +148,10 @@ class H5Source:
             sig = (id(self._local), 0)
         return ("h5py", self.path, self.name, self.shape, str(self.dtype), sig)
 
+    def dataset(self) -> Any:
+        """The ``h5py.Dataset``, opened read-only in this process (the one given, here)."""
+        return self._dataset()
+
     def _dataset(self):
         local = self._local
         if local is not None:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from . import reductions, stacked
-from .core import Array
+from .core import Array, elemwise
 from .creation import asarray
 from .decompositions import svd
 from .manipulation import where
@@ -108,11 +108,19 @@ def cond(x: Any, p: Any = None) -> Array:
     sample = np.linalg.cond(stacked._eye(x), p)  # (NumPy's error for a p it does not take)
     if p in (None, 2, -2) and _one_cut_matrix(x):
         s = singular_values(x)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = reductions.max(s) / reductions.min(s) if p != -2 else reductions.min(s) / reductions.max(s)
+        largest, smallest = reductions.max(s), reductions.min(s)
+        out = elemwise(_ratio, *((largest, smallest) if p != -2 else (smallest, largest)), np.isnan(x).any())
         return out.astype(sample.dtype)
     x = stacked._stack(x, "cond", square=p not in (None, 2, -2))
     return stacked._per_matrix(np.linalg.cond, "(m,n)->()", [x], "cond", sample, p=p)
+
+
+def _ratio(top: np.ndarray, bottom: np.ndarray, holds_nan: np.ndarray) -> np.ndarray:
+    """``cond``'s quotient of singular values, quietly; 0 / 0 (a zero matrix) is inf, as
+    NumPy's, unless the matrix holds a NaN."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.true_divide(top, bottom)
+    return np.where(np.isnan(out) & ~holds_nan, np.inf, out)
 
 
 def _cutoff(s: Array, shape: tuple, dtype: Any, tol: Any, rtol: Any) -> Any:

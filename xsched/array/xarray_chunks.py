@@ -73,10 +73,6 @@ from .core import Array
 
 __all__ = ["XschedChunkManager"]
 
-#: ``from_array`` keywords xarray passes for every chunk manager, with the values that ask
-#: nothing of xsched.array (``lock``: read without a lock of xarray's own; ``inline_array``:
-#: xsched.array always carries the reader in each read task).
-
 
 def _numpy_meta(meta: Any, what: str) -> None:
     """``meta=`` (the type of the blocks) must be NumPy's: xsched.array's blocks are."""
