@@ -1036,7 +1036,7 @@ def from_array(x: Any, chunks: Any = "auto", *, name: str | None = None, lock: A
     if isinstance(chunks, str) and chunks == "auto" and stored:
         chunks = _auto_aligned(shape, dtype, stored)
     chunks = normalize_chunks(chunks, shape, dtype)
-    if getitem is not None or asarray is not None:  # (other blocks than x[slices] as NumPy arrays: another name)
+    if getitem is not None:  # (blocks other than x[slices]: another name; objects' names are new anyway)
         token_parts = (*token_parts, "read-with", uuid.uuid4().hex)
     prefix = name or "from-array"
     arr_name = f"{prefix}-{new_token(token_parts, chunks)}"
