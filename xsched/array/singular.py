@@ -98,7 +98,7 @@ def cond(x: Any, p: Any = None) -> Array:
     >>> import numpy as np, xsched.array as xa
     >>> float(cond(xa.from_array(np.diag([2.0, 8.0]), chunks=1)))
     4.0
-    >>> cond(xa.from_array(np.array([[[1.0, 0.0], [0.0, 3.0]]] * 2), chunks=1), p="fro").compute().round(6).tolist()
+    >>> cond(xa.from_array(np.array([[[1.0, 0.0], [0.0, 3.0]]] * 2), chunks=(1, 2, 2)), p="fro").compute().round(6).tolist()
     [3.333333, 3.333333]
     """
     x = asarray(x)
