@@ -758,8 +758,12 @@ def _grid_axis(key: Any, what: str) -> Array:
     return arange(start, stop, step)
 
 
-mgrid = _GridMaker(sparse=False)  # (xa.mgrid[0:4, 0:3], as numpy.mgrid)
-ogrid = _GridMaker(sparse=True)  # (xa.ogrid[0:4, 0:3], as numpy.ogrid)
+mgrid = _GridMaker(sparse=False)
+"""``xa.mgrid[0:4, 0:3]``: the dense grid of coordinates of the slices, as ``numpy.mgrid``
+(a complex step ``5j`` is a number of points, the stop included), lazy, in ``"auto"`` blocks."""
+ogrid = _GridMaker(sparse=True)
+"""``xa.ogrid[0:4, 0:3]``: the grid's axes, each shaped to broadcast against the others, as
+``numpy.ogrid``, lazy."""
 
 
 # --------------------------------------------------------------------------- from functions
