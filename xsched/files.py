@@ -437,7 +437,8 @@ def expand_paths(urlpath: Any, storage_options: dict | None = None, what: str = 
     those ending with one of ``suffixes`` when it holds any. Raises ``FileNotFoundError``
     naming the pattern and the directory searched when nothing matches. ``filesystem``: an
     fsspec filesystem to read the paths on (instead of one made from their URLs);
-    ``nested``: a directory without files of its own gives those of its folders, at any depth.
+    ``nested``: a directory gives its files and those of its folders, at any depth (as
+    pyarrow's datasets read one).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -460,9 +461,7 @@ def expand_paths(urlpath: Any, storage_options: dict | None = None, what: str = 
         if pattern is not None:
             found = _glob(fs, pattern)
         elif fs.isdir(path):
-            found = files_in(fs, path, suffixes)
-            if not found and nested:
-                found = nested_files(fs, path, suffixes)
+            found = nested_files(fs, path, suffixes) if nested else files_in(fs, path, suffixes)
             if not found:
                 subdirs = [str(p).rstrip("/").rsplit("/", 1)[-1] for p in folders_in(fs, path)]
                 hint = (f"; its folders ({', '.join(subdirs[:4])}{', ...' if len(subdirs) > 4 else ''}) are not "

@@ -211,3 +211,6 @@ def test_a_directory_of_plain_folders_reads_their_files_as_pandas(tmp_path):
     got = xd.read_parquet(str(tmp_path))
     assert got.npartitions == 4  # (each file's stored index kept, as a flat directory's are)
     pd.testing.assert_frame_equal(got.compute().reset_index(drop=True), pd.read_parquet(tmp_path))
+    pdf.iloc[:1].to_parquet(tmp_path / "top.parquet")  # (a file of its own beside the folders: all read)
+    pd.testing.assert_frame_equal(xd.read_parquet(str(tmp_path)).compute().reset_index(drop=True),
+                                  pd.read_parquet(tmp_path).reset_index(drop=True))

@@ -73,8 +73,8 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
     (``storage_options`` go to its filesystem, or ``filesystem=`` gives an fsspec
     filesystem to read on). A directory's files ending with ``parquet_file_extension`` (an
     ending or several; None: every file) are read, the others skipped when it has any
-    such; a directory with only folders (not ``key=value`` ones) gives the files in them, at
-    any depth. ``columns`` reads only those columns (a
+    such; the files in its folders (not ``key=value`` ones) are read too, at any depth, as
+    pandas reads them. ``columns`` reads only those columns (a
     single name gives a Series); ``filters`` (pyarrow's form: ``[("x", ">", 0)]`` for AND,
     a list of such lists for OR, or a ``pyarrow.compute`` expression) keeps the matching
     rows, skipping files and row groups whose statistics rule them all out. The index
