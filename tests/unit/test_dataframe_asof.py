@@ -125,3 +125,18 @@ def test_an_empty_left_against_a_right_index_has_pandas_columns():
                         right_index=True)
     want = pd.merge_asof(left, right, left_on="t", right_index=True)
     assert list(got.columns) == list(want.columns) == list(got.compute().columns)
+
+
+def test_keys_out_of_order_within_a_partition_fail_as_pandas_when_built():
+    left = pd.DataFrame({"lk": [5, 1, 9], "lv": [0, 1, 2]})
+    right = pd.DataFrame({"rv": [10.0, 20.0]}, index=pd.Index([4, 8], name="rk"))
+    with pytest.raises(pd.errors.MergeError, match="left keys must be sorted"):
+        pd.merge_asof(left, right, left_on="lk", right_index=True)
+    with pytest.raises(pd.errors.MergeError, match=r"merge_asof: left keys must be sorted, and column 'lk' is not "
+                                                   r"in order within a partition; sort_values\('lk'\) first"):
+        xd.merge_asof(xd.from_pandas(left, npartitions=1), xd.from_pandas(right, npartitions=1), left_on="lk",
+                      right_index=True)
+    unsorted_right = pd.DataFrame({"rk": [8, 4], "rv": [10.0, 20.0]})
+    with pytest.raises(pd.errors.MergeError, match="right keys must be sorted"):
+        xd.merge_asof(xd.from_pandas(left.sort_values("lk"), npartitions=2),
+                      xd.from_pandas(unsorted_right, npartitions=1), left_on="lk", right_on="rk")

@@ -119,6 +119,7 @@ def merge_asof(left: DataFrame, right: Any, on: Any = None, left_on: Any = None,
         chains["after"] = f"asof-first-rows-{token}"
         layers[chains["after"]] = chain_layer(chains["after"], range(n - 1, -1, -1), rkeys, _end_rows,
                                               (by_cols, "head"), annotations=ann)
+    fill_left_keys = left_index and right_on is not None
     name = f"merge-asof-{token}"
     layer = {}
     ld, rd = lk.divisions, rk.divisions
@@ -138,10 +139,10 @@ def merge_asof(left: DataFrame, right: Any, on: Any = None, left_on: Any = None,
             pieces.append(Ref(chunk_key(chains["after"], (last,))))
         layer[chunk_key(name, (i,))] = Task(_merge_part, (Ref(lkey), pieces, left_on is not None,
                                                           right_on is not None, rk._meta, kwargs, meta,
-                                                          left_index and right_on is not None, kept),
+                                                          fill_left_keys, kept),
                                             {}, per_task(ann))
     layers[name] = layer
-    if left_index and right_on is not None:
+    if fill_left_keys:
         name = _left_keys_unless_all_matched(layers, name, right_on, left.npartitions, token, ann)
     divisions = left.divisions if left_index and right_index else (None,) * (left.npartitions + 1)
     return new_collection(LayeredGraph.merge(lk._graph, rk._graph, new=layers), name, meta, divisions)
@@ -194,13 +195,24 @@ def _indexed_by_key(frame: DataFrame, key: Any, side: str) -> DataFrame | None:
             raise ValueError(f"merge_asof: the {side} frame's divisions are unknown, so which of its partitions "
                              "hold which keys is not known; set_index(column) (or from_pandas(..., sort=True)) first")
         return frame
-    try:
-        return sorted_by(frame, key, drop=False)
+    try:  # (keys out of order within a partition fail as pandas' do, not sorted quietly)
+        return sorted_by(frame.map_partitions(_keys_in_order, key, side, meta=frame._meta, _name="asof-keys-sorted"),
+                         key, drop=False)
     except EmptyFrame:
         return None
+    except pd.errors.MergeError:
+        raise
     except ValueError as exc:
         raise ValueError(f"merge_asof: the {side} frame is not sorted by {key!r} across its partitions ({exc}), "
                          f"as pandas' merge_asof needs; sort_values({key!r}) first") from None
+
+
+def _keys_in_order(part: pd.DataFrame, key: Any, side: str) -> pd.DataFrame:
+    """A partition whose ``key`` column increases, as pandas' merge_asof needs it; else its error."""
+    if not part[key].is_monotonic_increasing:
+        raise pd.errors.MergeError(f"merge_asof: {side} keys must be sorted, and column {key!r} is not in order "
+                                   f"within a partition; sort_values({key!r}) first")
+    return part
 
 
 def _unmatched(left: DataFrame, right: DataFrame, left_column: bool, right_column: bool, kwargs: dict,
