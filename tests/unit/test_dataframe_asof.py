@@ -138,5 +138,5 @@ def test_keys_out_of_order_within_a_partition_fail_as_pandas_when_built():
                       right_index=True)
     unsorted_right = pd.DataFrame({"rk": [8, 4], "rv": [10.0, 20.0]})
     with pytest.raises(pd.errors.MergeError, match="right keys must be sorted"):
-        xd.merge_asof(xd.from_pandas(left.sort_values("lk"), npartitions=2),
+        xd.merge_asof(xd.from_pandas(left.sort_values("lk").reset_index(drop=True), npartitions=2),
                       xd.from_pandas(unsorted_right, npartitions=1), left_on="lk", right_on="rk")
