@@ -36,3 +36,13 @@ def test_unobserved_categories_are_refused_when_built():
         x.groupby("k", observed=False).first(skipna=False)
     got = x.groupby("k", observed=True).last(skipna=False).compute()
     assert got.equals(frame.groupby("k", observed=True).last(skipna=False))
+
+
+def test_a_series_grouped_by_a_categorical_series_with_observed_false_is_refused_too():
+    pdf = pd.DataFrame({"v": [None, 1.0, 2.0, 3.0], "k": pd.Categorical(list("aaba"), categories=list("abc"))})
+    df = xd.from_pandas(pdf, npartitions=2)
+    for grouped in (df.v.groupby(df.k, observed=False), df.v.groupby([df.k], observed=False)):
+        with pytest.raises(NotImplementedError, match=r"observed=False\)\.first\(skipna=False\) with categorical keys"):
+            grouped.first(skipna=False)
+    got = df.v.groupby(df.k, observed=True).last(skipna=False).compute()
+    pd.testing.assert_series_equal(got, pdf.v.groupby(pdf.k, observed=True).last(skipna=False))

@@ -598,13 +598,29 @@ class GroupBy:
             raise TypeError(f"groupby(...).{how}(skipna=False) fails in pandas on this frame's columns: "
                             f"{type(exc).__name__}: {exc}") from exc
         keys = [meta.index.get_level_values(i) for i in range(meta.index.nlevels)]
-        if not self._observed and any(isinstance(k.dtype, pd.CategoricalDtype) for k in keys):
+        if not self._observed and (any(isinstance(k.dtype, pd.CategoricalDtype) for k in keys)
+                                   or self._categorical_key()):
             raise NotImplementedError(f"groupby(..., observed=False).{how}(skipna=False) with categorical keys: "
                                       "a partition without a category gives it a row of missing values, which "
                                       "this tree cannot tell from a missing row; group with observed=True")
         split_out = shuffle_shares(split_out, self._frame, f"groupby.{how}", 1)
         stat = f"{how}_row"
         return target._tree(stat, {stat: None}, meta, split_every or DEFAULT_SPLIT_EVERY, split_out, 1)
+
+    def _categorical_key(self) -> bool:
+        """Whether a grouping key is categorical: a column, or a Series grouped by (whose
+        categories a sample result's index may not show)."""
+        frame_meta = self._frame._meta
+        for by in (self._by if isinstance(self._by, list) else [self._by]):
+            if isinstance(by, _Frame):
+                dtypes = [by._meta.dtype] if isinstance(by._meta, pd.Series) else list(by._meta.dtypes)
+            elif isinstance(frame_meta, pd.DataFrame) and one_label(by) and by in frame_meta.columns:
+                dtypes = [frame_meta[by].dtype]
+            else:
+                dtypes = []
+            if any(isinstance(d, pd.CategoricalDtype) for d in dtypes):
+                return True
+        return False
 
     def _numeric(self, how: str) -> "GroupBy":
         """This grouping narrowed to the columns pandas' ``how(numeric_only=True)`` keeps (a
