@@ -263,3 +263,22 @@ def test_set_index_npartitions_auto_aims_at_a_partition_size(monkeypatch):
     pd.testing.assert_frame_equal(out.compute(), pdf.set_index("a").sort_index())
     with pytest.raises(ValueError, match="number of partitions or 'auto'"):
         df.set_index("a", npartitions="many")
+
+
+@pytest.mark.parametrize("unit", ["s", "us", "ns"])
+@pytest.mark.parametrize("kind", ["datetime", "timedelta", "zone"])
+def test_set_index_and_sort_values_on_times_of_any_unit(unit, kind):
+    """Nanosecond times: the boundaries searched were Timestamps beside nanosecond values,
+    which NumPy compares as ints (a TypeError in every split); and the divisions' ends are
+    the least and greatest times themselves (through float64 the last one fell short of the
+    greatest, so loc of it found no partition)."""
+    times = pd.to_datetime(["2024-01-01", "2024-01-03 00:00:00.123456789", "2024-01-02", "2024-01-05",
+                            "2023-12-30"], format="mixed").astype(f"datetime64[{unit}]")
+    col = times - times.min() if kind == "timedelta" else times.tz_localize("UTC") if kind == "zone" else times
+    pdf = pd.DataFrame({"t": col, "v": range(5)})
+    df = xd.from_pandas(pdf, npartitions=3)
+    indexed = df.set_index("t")
+    pd.testing.assert_frame_equal(indexed.compute(), pdf.set_index("t").sort_index())
+    assert indexed.divisions[0] == col.min() and indexed.divisions[-1] == col.max()
+    pd.testing.assert_frame_equal(indexed.loc[col.max()].compute(), pdf.set_index("t").loc[[col.max()]])
+    pd.testing.assert_frame_equal(df.sort_values("t").compute(), pdf.sort_values("t"))

@@ -646,8 +646,21 @@ def _conform(df: pd.DataFrame, meta: pd.DataFrame, where: str, path_col: Any, la
                 raise ValueError(f"{what}: column {col!r} of {where} is {df[col].dtype}, not {dt} as "
                                  f"inferred from {origin}, and does not convert ({exc}); {hint}") from exc
     if df.index.dtype != meta.index.dtype and not isinstance(meta.index, pd.RangeIndex):
-        with contextlib.suppress(ValueError, TypeError):
-            df.index = df.index.astype(meta.index.dtype)
+        want = meta.index.dtype
+        try:
+            cast = df.index.astype(want)
+        except (ValueError, TypeError):
+            return df
+        if getattr(want, "kind", "") == "M":  # (an index of finer times than the first file's: not cut off)
+            try:
+                _unchanged(pd.Series(df.index), pd.Series(cast), want)
+            except ValueError as exc:
+                name = meta.index.name
+                raise ValueError(f"{what}: the index {name!r} of {where} is {df.index.dtype}, not {want} as inferred "
+                                 f"from {origin}, and does not convert ({exc}); read {name!r} as a column of text "
+                                 f"(leave it out of parse_dates and index_col), convert it with "
+                                 f".astype('datetime64[ns]') and set_index({name!r})") from exc
+        df.index = cast
     return df
 
 

@@ -628,7 +628,7 @@ def _quantile_merge(partials: list) -> tuple:
 
 def _quantile_final(partials: list, q: Any, name: Any, tz: Any = None, out_dtype: Any = None,
                     whole_dtype: Any = None, interpolation: str = "linear", empty_dtype: Any = None,
-                    arrow_dtype: Any = None) -> Any:
+                    arrow_dtype: Any = None, exact_ends: bool = False) -> Any:
     values, weights, missing = _quantile_merge(partials)
     qs = np.atleast_1d(np.asarray(q, dtype=float))
     when = values.dtype if values.dtype.kind in "mM" else None
@@ -661,6 +661,9 @@ def _quantile_final(partials: list, q: Any, name: Any, tz: Any = None, out_dtype
             rows = {"lower": np.floor, "higher": np.ceil, "nearest": np.around}.get(interpolation, lambda w: w)
             out = placed(rows(wanted))
     if when is not None and len(values):
+        if exact_ends:  # (the least and greatest times themselves, which float64 would round: divisions)
+            out = np.asarray(out).astype(np.int64)  # (truncated toward zero, as the cast below does)
+            out[qs == 0], out[qs == 1] = values[0], values[-1]
         out = out.astype(when)  # (a float position truncated toward zero, as pandas' cast does)
     out = pd.Series(out, index=qs, name=name, dtype=out_dtype)
     if whole_dtype is not None and missing and bool((out.isna() | (out % 1 == 0)).all()):
@@ -679,12 +682,13 @@ INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
 def quantile(series: Series, q: Any = 0.5, split_every: int | None = None, whole: bool = True,
-             interpolation: str = "linear"):
+             interpolation: str = "linear", exact_ends: bool = False):
     """Quantiles of a Series from a sample of each partition (see ``QUANTILE_SAMPLES``),
     interpolated as pandas does (``interpolation``: one of ``INTERPOLATIONS``); exactly
     pandas' answer for numbers when every partition has at most that many rows, approximate
     otherwise. ``whole=False``: nullable integers stay Float64 even when whole (pandas'
-    ``median``, unlike its ``quantile``)."""
+    ``median``, unlike its ``quantile``). ``exact_ends``: the 0 and 1 quantiles of times are
+    the least and greatest themselves, which pandas rounds through float64 (divisions)."""
     if interpolation not in INTERPOLATIONS:
         raise ValueError(f"quantile(interpolation={interpolation!r}): pandas' interpolations are "
                          f"{list(INTERPOLATIONS)}")
@@ -720,7 +724,8 @@ def quantile(series: Series, q: Any = 0.5, split_every: int | None = None, whole
                                            dtype, pd.api.extensions.ExtensionDtype) and dtype.kind in "iu"
                                        and not isinstance(dtype, pd.ArrowDtype) else None,  # (pandas' masked only)
                                        "interpolation": interpolation, "empty_dtype": empty_dtype,
-                                       "arrow_dtype": dtype if arrow_time else None})
+                                       "arrow_dtype": dtype if arrow_time else None,
+                                       "exact_ends": exact_ends})
 
 
 # --------------------------------------------------------------------------- methods

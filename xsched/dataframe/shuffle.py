@@ -119,10 +119,22 @@ def _split_range(part: pd.DataFrame, n: int, column: Any, boundaries: list, asce
     where = np.full(len(values), 0 if nulls_first else n - 1, np.int64)
     present = ~nulls
     if present.any():
-        found = np.searchsorted(np.asarray(boundaries, dtype=object if values.dtype == object else None),
-                                values[present], side="right").astype(np.int64)
+        found = np.searchsorted(_as_values(boundaries, values.dtype), values[present], side="right").astype(np.int64)
         where[present] = (n - 1) - found if not ascending else found
     return _split_by(part, where, n)
+
+
+def _as_values(boundaries: list, dtype: Any) -> np.ndarray:
+    """The boundaries in the values' own NumPy dtype to search them: Timestamps as
+    ``datetime64`` of the values' unit (as objects, nanosecond ones become ints that compare
+    with no Timestamp), objects for object values."""
+    if dtype == object:
+        return np.asarray(boundaries, dtype=object)
+    if getattr(dtype, "kind", "") == "M":
+        return np.array([pd.Timestamp(b).to_datetime64() for b in boundaries], dtype="M8[ns]").astype(dtype)
+    if getattr(dtype, "kind", "") == "m":
+        return np.array([pd.Timedelta(b).to_timedelta64() for b in boundaries], dtype="m8[ns]").astype(dtype)
+    return np.asarray(boundaries)
 
 
 class _Combine:
@@ -327,7 +339,7 @@ def _quantile_boundaries(frame: _Frame, column: Any, npartitions: int) -> tuple[
     if categories is not None:
         values = map_partitions(_sort_key_series, values, categories, _name="sort-keys",
                                 meta=pd.Series([], dtype="float64", name=values._meta.name))
-    est = compute_collection(quantile(values, list(np.linspace(0, 1, npartitions + 1)))).tolist()
+    est = compute_collection(quantile(values, list(np.linspace(0, 1, npartitions + 1)), exact_ends=True)).tolist()
     if pd.isna(est[0]):  # no values at all
         return None, [], None
     if pd.api.types.is_integer_dtype(values._meta.dtype) or (categories is not None and
