@@ -51,3 +51,14 @@ def test_a_frames_median_per_column_keeps_pandas_markers_and_dtype(kind):
     expected = frame.median(skipna=False)
     pd.testing.assert_series_equal(got, expected)
     assert [type(v) for v in got] == [type(v) for v in expected]
+
+
+@pytest.mark.parametrize("kind", sorted(COLUMNS))
+def test_a_groups_mean_without_any_value_is_pandas_missing_marker(kind):
+    """A group whose values are all missing: its mean is missing (pyarrow's durations
+    refused the division by its count of 0)."""
+    values = COLUMNS[kind]
+    pdf = pd.DataFrame({"g": [2, 1, 2], "v": values})  # (group 1 holds the missing value alone)
+    for npartitions in (1, 2):
+        got = xd.from_pandas(pdf, npartitions=npartitions).groupby("g").v.mean().compute()
+        pd.testing.assert_series_equal(got, pdf.groupby("g").v.mean())

@@ -226,8 +226,9 @@ def _finish(partials: list[dict], spec: Any, dropna: bool, sort: bool, ddof: int
 
 
 def _final_stat(stats: dict, how: str, ddof: int) -> Any:
-    if how == "mean":
-        return stats["fsum"] / stats["count"]
+    if how == "mean":  # (a group with no value: missing, not divided by 0, which pyarrow's durations refuse)
+        count = stats["count"]
+        return (stats["fsum"] / count.where(count > 0, 1)).where(count > 0)
     if how in ("var", "std"):
         count, m2 = stats["moments"]["n"], stats["moments"]["m2"]
         var = (m2 / (count - ddof)).where(count - ddof > 0)
