@@ -110,3 +110,14 @@ def test_nullable_values_rank_in_pandas_dtype(dtype):
                 got = x.rank(method=method, pct=pct, na_option=na_option)
                 assert got.dtype == want.dtype
                 pd.testing.assert_series_equal(got.compute(), want)
+
+
+def test_a_frames_nullable_columns_rank_as_float64_as_pandas():
+    """pandas ranks a DataFrame's columns as float64 (NaN where missing), nullable and
+    pyarrow ones too, where a Series of them ranks in Float64 / UInt64 / pyarrow's dtypes."""
+    pdf = pd.DataFrame({"i": pd.array([3, None, 1, 3], dtype="Int64"), "b": pd.array([True, None, False, True],
+                        dtype="boolean"), "p": pd.array([3, None, 1, 3], dtype="int64[pyarrow]")})
+    df = xd.from_pandas(pdf, npartitions=2)
+    for method in ("average", "dense", "first"):
+        pd.testing.assert_frame_equal(df.rank(method=method).compute(), pdf.rank(method=method))
+        pd.testing.assert_series_equal(df.i.rank(method=method).compute(), pdf.i.rank(method=method))

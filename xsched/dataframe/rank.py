@@ -96,16 +96,18 @@ def _placed(part: Any, ranks: pd.DataFrame, name: Any, dtype: Any = "float64") -
 
 
 def rank_series(series: Series, method: str = "average", ascending: bool = True, na_option: str = "keep",
-                pct: bool = False) -> Series:
-    """``series.rank(...)`` over all partitions (see the module)."""
+                pct: bool = False, out_dtype: Any = None) -> Series:
+    """``series.rank(...)`` over all partitions (see the module); ``out_dtype``: the ranks'
+    dtype, when not the Series' own (a frame's columns rank as float64 in pandas, nullable
+    ones too)."""
     if method not in METHODS:
         raise ValueError(f"rank: method must be one of {METHODS}, got {method!r}")
     if na_option not in ("keep", "top", "bottom"):
         raise ValueError(f"rank: na_option must be 'keep', 'top' or 'bottom', got {na_option!r}")
     # (pandas' own error for values without an order, now; and the dtype it ranks in: float64,
     # or Float64 / UInt64 / pyarrow's for nullable values)
-    out_dtype = _nonempty(series._meta).rank(method=method, ascending=ascending, na_option=na_option,
-                                             pct=pct).dtype
+    own = _nonempty(series._meta).rank(method=method, ascending=ascending, na_option=na_option, pct=pct).dtype
+    out_dtype = own if out_dtype is None else out_dtype
     dtype = series._meta.dtype
     if isinstance(dtype, pd.CategoricalDtype) and not dtype.ordered:  # (pandas ranks these by value, not code)
         values = dtype.categories.dtype
@@ -146,10 +148,12 @@ def rank(self: _Frame, axis: Any = 0, method: str = "average", numeric_only: boo
     run = partial(rank_series, method=method, ascending=ascending, na_option=na_option, pct=pct)
     if isinstance(self, Series):
         return run(self)
-    columns = list(_nonempty(self._meta).rank(numeric_only=numeric_only).columns)
+    ranked = _nonempty(self._meta).rank(method=method, numeric_only=numeric_only, na_option=na_option,
+                                        ascending=ascending, pct=pct)
+    columns = list(ranked.columns)
     if not columns:
         return self[columns]
-    ranks = [(c, run(self[c])) for c in columns]
+    ranks = [(c, run(self[c], out_dtype=ranked[c].dtype)) for c in columns]  # (pandas' frame dtypes)
     return ranks[0][1].to_frame(name=columns[0])._assign(ranks[1:])
 
 
