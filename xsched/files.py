@@ -138,14 +138,28 @@ def _is_local(fs: Any) -> bool:
     return isinstance(fs, LocalFileSystem)
 
 
+def _from_pyarrow(filesystem: Any) -> Any:
+    """A pyarrow filesystem as fsspec's (its wrapper; which pickles, to the workers), or None
+    for pyarrow's local one: the local disk."""
+    import pyarrow.fs
+
+    if not isinstance(filesystem, pyarrow.fs.FileSystem):
+        return filesystem
+    if isinstance(filesystem, pyarrow.fs.LocalFileSystem):
+        return None
+    from fsspec.implementations.arrow import ArrowFSWrapper
+
+    return ArrowFSWrapper(filesystem)
+
+
 def filesystem_for(urlpath: Any, storage_options: dict | None = None, filesystem: Any = None) -> tuple[Any, str]:
     """The filesystem of one path or URL, and the path within it.
 
     Local paths (and ``file://`` URLs) need no fsspec; other protocols do, and
     ``storage_options`` go to their filesystem. A relative local path is made absolute
     here, from this process's directory: the workers that open it run elsewhere.
-    ``filesystem``: an fsspec filesystem given to read on (a reader's ``filesystem=``; the
-    local one is taken as the local disk, which pyarrow opens directly).
+    ``filesystem``: an fsspec or pyarrow filesystem given to read on (a reader's
+    ``filesystem=``; a local one is taken as the local disk, which pyarrow opens directly).
 
     >>> filesystem_for("data/x.csv") == (LocalFileSystem(), os.path.abspath("data/x.csv"))
     True
@@ -160,10 +174,13 @@ def filesystem_for(urlpath: Any, storage_options: dict | None = None, filesystem
     urlpath = os.fspath(urlpath)
     if not isinstance(urlpath, str):
         raise TypeError(f"a path must be a str or os.PathLike, not {type(urlpath).__name__}")
+    if filesystem is not None and type(filesystem).__module__.startswith("pyarrow"):
+        filesystem = _from_pyarrow(filesystem)
     if filesystem is not None:
         if not (hasattr(filesystem, "open") and hasattr(filesystem, "_strip_protocol")):
-            raise TypeError(f"filesystem= takes an fsspec filesystem (fsspec.filesystem('s3', ...)), got "
-                            f"{type(filesystem).__name__}; or give a URL and storage_options=")
+            raise TypeError(f"filesystem= takes an fsspec filesystem (fsspec.filesystem('s3', ...)) or a "
+                            f"pyarrow one (pyarrow.fs.S3FileSystem(...)), got {type(filesystem).__name__}; or "
+                            "give a URL and storage_options=")
         protocols = filesystem.protocol if isinstance(filesystem.protocol, (tuple, list)) else (filesystem.protocol,)
         if not {"file", "local"} & set(protocols):
             return filesystem, filesystem._strip_protocol(urlpath)

@@ -752,3 +752,20 @@ def test_csv_index_of_times_finer_than_the_first_files_is_not_cut_off(tmp_path):
     df = read_csv(str(tmp_path / "*.csv"))
     got = df.assign(t=df.t.astype("datetime64[ns]")).set_index("t").compute()
     assert got.index.tolist() == [pd.Timestamp("2024-01-01"), pd.Timestamp("2024-01-03 00:00:00.123456789")]
+
+
+def test_read_parquet_on_a_pyarrow_filesystem(tmp_path):
+    """filesystem= takes pyarrow's filesystems as pandas does: its local one reads the local
+    disk, another (here a sub-tree of the local disk) reads through fsspec's wrapper of it."""
+    import pyarrow.fs as pafs
+
+    pdf = pd.DataFrame({"a": range(6), "b": list("abcdef")})
+    (tmp_path / "sub").mkdir()
+    pdf.iloc[:3].to_parquet(tmp_path / "sub" / "p0.parquet")
+    pdf.iloc[3:].to_parquet(tmp_path / "sub" / "p1.parquet")
+    local = xd.read_parquet(str(tmp_path / "sub"), filesystem=pafs.LocalFileSystem())
+    pd.testing.assert_frame_equal(local.compute().reset_index(drop=True), pdf)
+    tree = pafs.SubTreeFileSystem(str(tmp_path), pafs.LocalFileSystem())
+    got = xd.read_parquet("sub", filesystem=tree)
+    assert got.npartitions == 2
+    pd.testing.assert_frame_equal(got.compute().reset_index(drop=True), pd.read_parquet("sub", filesystem=tree))

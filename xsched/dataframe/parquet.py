@@ -70,8 +70,8 @@ def read_parquet(path: Any, columns: Any = None, filters: Any = None, index: Any
     partition, a number ``n`` each ``n`` row groups, ``False`` each file.
 
     ``path`` is a file, a directory of part files, a glob, a list, or an fsspec URL
-    (``storage_options`` go to its filesystem, or ``filesystem=`` gives an fsspec
-    filesystem to read on). A directory's files ending with ``parquet_file_extension`` (an
+    (``storage_options`` go to its filesystem, or ``filesystem=`` gives an fsspec or a
+    pyarrow filesystem to read on). A directory's files ending with ``parquet_file_extension`` (an
     ending or several; None: every file) are read, the others skipped when it has any
     such; the files in its folders (not ``key=value`` ones) are read too, at any depth, as
     pandas reads them. ``columns`` reads only those columns (a
