@@ -147,9 +147,22 @@ def _from_pyarrow(filesystem: Any) -> Any:
         return filesystem
     if isinstance(filesystem, pyarrow.fs.LocalFileSystem):
         return None
-    from fsspec.implementations.arrow import ArrowFSWrapper
+    return __getattr__("_UncachedArrowFS")(filesystem)
 
-    return ArrowFSWrapper(filesystem)
+
+def __getattr__(name: str) -> Any:
+    """``_UncachedArrowFS``, made when first asked for (fsspec is an extra): fsspec's wrapper of
+    a pyarrow filesystem that fsspec does not keep in its cache of instances (keyed by the
+    pyarrow object's address, a worker would keep one for each task that unpickled one)."""
+    if name == "_UncachedArrowFS":
+        if name in globals():
+            return globals()[name]
+        from fsspec.implementations.arrow import ArrowFSWrapper
+
+        cls = type(name, (ArrowFSWrapper,), {"cachable": False, "__module__": __name__})
+        globals()[name] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def filesystem_for(urlpath: Any, storage_options: dict | None = None, filesystem: Any = None) -> tuple[Any, str]:
@@ -430,7 +443,8 @@ def _missing(what: str, item: str, fs: Any, path: str) -> FileNotFoundError:
 
 def nested_files(fs: Any, directory: str, suffixes: tuple[str, ...] = ()) -> list[str]:
     """The data files under a directory and its folders, at any depth, in the natural order
-    of their paths (``a/b/p`` before ``a/q``, as pyarrow's datasets order them).
+    of their paths (``a/b/p`` before ``a/q``, as pyarrow's datasets order them): those ending
+    with one of ``suffixes`` when any does; no folder that is hidden or starts with ``_``.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -440,8 +454,18 @@ def nested_files(fs: Any, directory: str, suffixes: tuple[str, ...] = ()) -> lis
     ...     [os.path.relpath(p, d) for p in nested_files(LocalFileSystem(), d)]
     ['a/x/part.0.csv', 'b/part.0.csv']
     """
-    files, folders = listing(fs, directory, suffixes)
-    return sorted(files + [p for folder in folders for p in nested_files(fs, folder, suffixes)], key=natural_key)
+    found = _under(fs, directory)
+    if suffixes:  # (the endings chosen over the whole tree, not folder by folder)
+        found = [p for p in found if p.endswith(suffixes)] or found
+    return sorted(found, key=natural_key)
+
+
+def _under(fs: Any, directory: str) -> list[str]:
+    """Every data file under ``directory``; folders hidden or starting with ``_`` (a Spark
+    job's ``_temporary``, a Delta table's ``_delta_log``) are skipped, as pyarrow skips them."""
+    files, folders = listing(fs, directory)
+    return files + [p for folder in folders if not folder.rsplit("/", 1)[-1].startswith("_")
+                    for p in _under(fs, folder)]
 
 
 def expand_paths(urlpath: Any, storage_options: dict | None = None, what: str = "read",

@@ -140,3 +140,13 @@ def test_keys_out_of_order_within_a_partition_fail_as_pandas_when_built():
     with pytest.raises(pd.errors.MergeError, match="right keys must be sorted"):
         xd.merge_asof(xd.from_pandas(left.sort_values("lk").reset_index(drop=True), npartitions=2),
                       xd.from_pandas(unsorted_right, npartitions=1), left_on="lk", right_on="rk")
+
+
+def test_missing_keys_fail_as_pandas_says():
+    left = pd.DataFrame({"lk": [1.0, None, 3.0], "lv": [0, 1, 2]})
+    right = pd.DataFrame({"rv": [10.0]}, index=pd.Index([2.0], name="rk"))
+    with pytest.raises(ValueError, match="Merge keys contain null values on left side"):
+        pd.merge_asof(left, right, left_on="lk", right_index=True)
+    with pytest.raises(pd.errors.MergeError, match=r"Merge keys contain null values on left side \(column 'lk'\)"):
+        xd.merge_asof(xd.from_pandas(left, npartitions=1), xd.from_pandas(right, npartitions=1), left_on="lk",
+                      right_index=True)

@@ -747,7 +747,7 @@ def test_csv_index_of_times_finer_than_the_first_files_is_not_cut_off(tmp_path):
     (tmp_path / "a.csv").write_text("t,v\n2024-01-01 00:00:00,1\n")
     (tmp_path / "b.csv").write_text("t,v\n2024-01-03 00:00:00.123456789,3\n")
     with pytest.raises(ValueError, match=r"the index 't' of .*b.csv is datetime64\[ns\], not datetime64\[us\].*"
-                                         r"would become.*set_index\('t'\)"):
+                                         r"would become.*astype\('datetime64\[ns\]'\), then set_index it"):
         read_csv(str(tmp_path / "*.csv"), parse_dates=["t"], index_col="t").compute()
     df = read_csv(str(tmp_path / "*.csv"))
     got = df.assign(t=df.t.astype("datetime64[ns]")).set_index("t").compute()

@@ -214,3 +214,9 @@ def test_a_directory_of_plain_folders_reads_their_files_as_pandas(tmp_path):
     pdf.iloc[:1].to_parquet(tmp_path / "top.parquet")  # (a file of its own beside the folders: all read)
     pd.testing.assert_frame_equal(xd.read_parquet(str(tmp_path)).compute().reset_index(drop=True),
                                   pd.read_parquet(tmp_path).reset_index(drop=True))
+    (tmp_path / "_temporary" / "0").mkdir(parents=True)  # (skipped, as pyarrow skips _ and . folders)
+    pdf.to_parquet(tmp_path / "_temporary" / "0" / "part.parquet")
+    (tmp_path / "_delta_log").mkdir()
+    (tmp_path / "_delta_log" / "0.json").write_text("{}")
+    pd.testing.assert_frame_equal(xd.read_parquet(str(tmp_path)).compute().reset_index(drop=True),
+                                  pd.read_parquet(tmp_path).reset_index(drop=True))

@@ -282,3 +282,17 @@ def test_set_index_and_sort_values_on_times_of_any_unit(unit, kind):
     assert indexed.divisions[0] == col.min() and indexed.divisions[-1] == col.max()
     pd.testing.assert_frame_equal(indexed.loc[col.max()].compute(), pdf.set_index("t").loc[[col.max()]])
     pd.testing.assert_frame_equal(df.sort_values("t").compute(), pdf.sort_values("t"))
+
+
+def test_set_index_of_times_past_2262_and_of_integers_past_2_to_the_53():
+    """Boundaries in the values' own unit (through nanoseconds a year 9999 wraps round), and
+    divisions whose ends are the least and greatest integers themselves (float64 rounds them)."""
+    times = pd.Series(np.array(["2024-01-01", "9999-12-31", "2020-05-05", "1500-01-01", "2030-01-01"], dtype="M8[s]"))
+    pdf = pd.DataFrame({"t": times, "v": range(5)})
+    df = xd.from_pandas(pdf, npartitions=3)
+    pd.testing.assert_frame_equal(df.set_index("t").compute(), pdf.set_index("t").sort_index())
+    pd.testing.assert_frame_equal(df.sort_values("t").compute(), pdf.sort_values("t"))
+    big = pd.DataFrame({"k": np.array([2**62 + 1, 2**62 + 3, 5, 2**62 + 2], dtype="int64"), "v": range(4)})
+    indexed = xd.from_pandas(big, npartitions=2).set_index("k")
+    assert indexed.divisions[0] == 5 and indexed.divisions[-1] == 2**62 + 3
+    assert indexed.loc[2**62 + 3].compute().v.tolist() == [1]

@@ -209,6 +209,9 @@ def _indexed_by_key(frame: DataFrame, key: Any, side: str) -> DataFrame | None:
 
 def _keys_in_order(part: pd.DataFrame, key: Any, side: str) -> pd.DataFrame:
     """A partition whose ``key`` column increases, as pandas' merge_asof needs it; else its error."""
+    if part[key].isna().any():
+        raise pd.errors.MergeError(f"merge_asof: Merge keys contain null values on {side} side (column {key!r}); "
+                                   "dropna() first")
     if not part[key].is_monotonic_increasing:
         raise pd.errors.MergeError(f"merge_asof: {side} keys must be sorted, and column {key!r} is not in order "
                                    f"within a partition; sort_values({key!r}) first")

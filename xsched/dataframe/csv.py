@@ -656,10 +656,13 @@ def _conform(df: pd.DataFrame, meta: pd.DataFrame, where: str, path_col: Any, la
                 _unchanged(pd.Series(df.index), pd.Series(cast), want)
             except ValueError as exc:
                 name = meta.index.name
+                zone = getattr(want, "tz", None)
+                finest = f"datetime64[ns, {zone}]" if zone is not None else "datetime64[ns]"
+                column = repr(name) if name is not None else "its column"
                 raise ValueError(f"{what}: the index {name!r} of {where} is {df.index.dtype}, not {want} as inferred "
-                                 f"from {origin}, and does not convert ({exc}); read {name!r} as a column of text "
-                                 f"(leave it out of parse_dates and index_col), convert it with "
-                                 f".astype('datetime64[ns]') and set_index({name!r})") from exc
+                                 f"from {origin}, and does not convert ({exc}); read {column} as text (leave it "
+                                 f"out of parse_dates and index_col), convert it with .astype({finest!r}), then "
+                                 "set_index it") from exc
         df.index = cast
     return df
 

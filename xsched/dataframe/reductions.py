@@ -660,6 +660,10 @@ def _quantile_final(partials: list, q: Any, name: Any, tz: Any = None, out_dtype
         else:  # (no interpolating between non-numbers: the value placed nearest)
             rows = {"lower": np.floor, "higher": np.ceil, "nearest": np.around}.get(interpolation, lambda w: w)
             out = placed(rows(wanted))
+    if exact_ends and when is None and values.dtype.kind in "iu" and len(values):
+        out = np.asarray(out, dtype=object)  # (integers past 2**53: float64 would round the ends too)
+        out[qs == 0], out[qs == 1] = int(values[0]), int(values[-1])
+        out_dtype = object
     if when is not None and len(values):
         if exact_ends:  # (the least and greatest times themselves, which float64 would round: divisions)
             out = np.asarray(out).astype(np.int64)  # (truncated toward zero, as the cast below does)
@@ -687,8 +691,9 @@ def quantile(series: Series, q: Any = 0.5, split_every: int | None = None, whole
     interpolated as pandas does (``interpolation``: one of ``INTERPOLATIONS``); exactly
     pandas' answer for numbers when every partition has at most that many rows, approximate
     otherwise. ``whole=False``: nullable integers stay Float64 even when whole (pandas'
-    ``median``, unlike its ``quantile``). ``exact_ends``: the 0 and 1 quantiles of times are
-    the least and greatest themselves, which pandas rounds through float64 (divisions)."""
+    ``median``, unlike its ``quantile``). ``exact_ends``: the 0 and 1 quantiles of times and
+    integers are the least and greatest themselves, which pandas rounds through float64
+    (divisions; integers then as objects)."""
     if interpolation not in INTERPOLATIONS:
         raise ValueError(f"quantile(interpolation={interpolation!r}): pandas' interpolations are "
                          f"{list(INTERPOLATIONS)}")

@@ -130,10 +130,11 @@ def _as_values(boundaries: list, dtype: Any) -> np.ndarray:
     with no Timestamp), objects for object values."""
     if dtype == object:
         return np.asarray(boundaries, dtype=object)
-    if getattr(dtype, "kind", "") == "M":
-        return np.array([pd.Timestamp(b).to_datetime64() for b in boundaries], dtype="M8[ns]").astype(dtype)
-    if getattr(dtype, "kind", "") == "m":
-        return np.array([pd.Timedelta(b).to_timedelta64() for b in boundaries], dtype="m8[ns]").astype(dtype)
+    kind = getattr(dtype, "kind", "")
+    if kind in "mM" and kind:  # (in the values' own unit: through nanoseconds, years past 2262 wrap round)
+        unit = np.datetime_data(dtype)[0]
+        make = pd.Timestamp if kind == "M" else pd.Timedelta
+        return np.array([make(b).as_unit(unit).asm8 for b in boundaries], dtype=dtype)
     return np.asarray(boundaries)
 
 
