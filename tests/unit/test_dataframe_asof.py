@@ -150,3 +150,18 @@ def test_missing_keys_fail_as_pandas_says():
     with pytest.raises(pd.errors.MergeError, match=r"Merge keys contain null values on left side \(column 'lk'\)"):
         xd.merge_asof(xd.from_pandas(left, npartitions=1), xd.from_pandas(right, npartitions=1), left_on="lk",
                       right_index=True)
+
+
+@pytest.mark.parametrize("same_name", [False, True])
+@pytest.mark.parametrize("by", [None, "g"])
+@pytest.mark.parametrize("right_keys", [[4, 8], [0, 4], [0, 1]])
+def test_an_index_against_a_column_fills_unmatched_keys_as_pandas(same_name, by, right_keys):
+    """pandas fills an unmatched row's key with the left's (the whole frame's choice), but with
+    by= only when the left's index is named as the key: otherwise it stays missing."""
+    left = pd.DataFrame({"lv": [0, 1, 2], "g": list("aba")}, index=pd.Index([1, 5, 9], name="t" if same_name else "lk"))
+    right = pd.DataFrame({"t": right_keys, "rv": [10.0, 20.0], "g": ["a", "a"]})
+    want = pd.merge_asof(left, right, left_index=True, right_on="t", by=by)
+    for npartitions in (1, 2, 3):
+        got = xd.merge_asof(xd.from_pandas(left, npartitions=npartitions), xd.from_pandas(right, npartitions=1),
+                            left_index=True, right_on="t", by=by)
+        pd.testing.assert_frame_equal(got.compute(), want, check_dtype=False)

@@ -54,7 +54,8 @@ def merge_asof(left: DataFrame, right: Any, on: Any = None, left_on: Any = None,
     The right's int and bool columns come back as float and object (as pandas gives them
     when a row finds no match), whether or not every row found one. With ``left_index`` and
     ``right_on``, the key column holds the matched right keys when every row found a match
-    and the left's keys otherwise, as pandas' (one small task tells the partitions which);
+    and the left's keys otherwise, as pandas' (one small task tells the partitions which;
+    with ``by``, pandas' too, only when the left's index is named as the key);
     with ``left_on`` and ``right_index`` the rows keep the left's index, as pandas'.
 
     >>> import pandas as pd, xsched.dataframe as xd
@@ -119,7 +120,9 @@ def merge_asof(left: DataFrame, right: Any, on: Any = None, left_on: Any = None,
         chains["after"] = f"asof-first-rows-{token}"
         layers[chains["after"]] = chain_layer(chains["after"], range(n - 1, -1, -1), rkeys, _end_rows,
                                               (by_cols, "head"), annotations=ann)
-    fill_left_keys = left_index and right_on is not None
+    # (left_index with right_on: pandas fills the key column of unmatched rows with the left's
+    # keys, but with by= only when the left's index bears the key's name; else they stay missing)
+    fill_left_keys = left_index and right_on is not None and (right_by is None or lk._meta.index.name == right_on)
     name = f"merge-asof-{token}"
     layer = {}
     ld, rd = lk.divisions, rk.divisions
