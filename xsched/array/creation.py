@@ -446,8 +446,9 @@ def _linspace_arrays(start: np.ndarray, stop: np.ndarray, num: Any, endpoint: bo
     start, stop = np.broadcast_to(start, ends), np.broadcast_to(stop, ends)
     shape = ends[:axis] + (num,) + ends[axis:]
     chunks = normalize_chunks(chunks, shape, dtype)
+    delta = np.subtract(stop, start, dtype=type(computed))
     with np.errstate(all="ignore"):  # (NumPy's choice of formula, made once for all the ends)
-        any_zero = bool(div > 0 and np.any(np.subtract(stop, start, dtype=type(computed)) / div == 0))
+        any_zero = bool(div > 0 and np.any(delta / div == 0))
     name = f"linspace-{new_token(('linspace-arrays', start, stop, num, endpoint, dtype, axis), chunks)}"
     ann = annotations_in_force()
     starts = [_starts(c) for c in chunks]
@@ -459,10 +460,7 @@ def _linspace_arrays(start: np.ndarray, stop: np.ndarray, num: Any, endpoint: bo
             _linspace_rows, (rows.start, rows.stop, start[part].copy(), stop[part].copy(), num, endpoint,
                              computed, dtype, axis, any_zero), {}, per_task(ann))
     out = Array(layer, name, chunks, dtype)
-    if not retstep:
-        return out
-    delta = np.subtract(stop, start, dtype=type(computed))
-    return out, (delta / div if div > 0 else np.nan)
+    return (out, delta / div if div > 0 else np.nan) if retstep else out
 
 
 def _linspace_rows(lo: int, hi: int, start: np.ndarray, stop: np.ndarray, num: int, endpoint: bool,
@@ -711,28 +709,14 @@ class _GridMaker:
             return _grid_axis(key, what)
         if not all(isinstance(k, slice) for k in key):
             raise TypeError(f"{what}[...] takes slices (start:stop:step), got {key!r}")
-        sizes, values = [], [0]
-        for k in key:
-            start, stop, step = _grid_ends(k, what)
-            complex_step = isinstance(step, (complex, np.complexfloating))
-            sizes.append(int(abs(step)) if complex_step else int(np.ceil((stop - start) / step)))
-            values += [start, stop, abs(step) if complex_step else step]
-        dtype = np.result_type(*values)
-        sizes = [max(n, 0) for n in sizes]
-        axes = []
-        for n, k in zip(sizes, key):
-            start, stop, step = _grid_ends(k, what)
-            if isinstance(step, (complex, np.complexfloating)):
-                step = (stop - start) / float(n - 1) if n != 1 else 1
-            axes.append((step, start))
-        if self.sparse:
-            out = []
-            for a, (n, (step, start)) in enumerate(zip(sizes, axes)):
-                place = tuple(slice(None) if b == a else None for b in range(len(sizes)))
-                out.append((arange(n, dtype=dtype) * step + start)[place])
-            return tuple(out)
-        grid = indices(tuple(sizes), dtype=dtype)
-        return _stack([(grid[a] * step + start).astype(dtype) for a, (step, start) in enumerate(axes)])
+        specs = [_grid_spec(k, what) for k in key]
+        dtype = np.result_type(0, *[v for *_, weighed in specs for v in weighed])
+        if self.sparse:  # (each axis shaped to broadcast against the others)
+            return tuple((arange(n, dtype=dtype) * step + start)[tuple(slice(None) if b == a else None
+                                                                        for b in range(len(specs)))]
+                         for a, (n, start, step, _) in enumerate(specs))
+        grid = indices(tuple(n for n, *_ in specs), dtype=dtype)
+        return _stack([(grid[a] * step + start).astype(dtype) for a, (_, start, step, _) in enumerate(specs)])
 
 
 def _grid_ends(key: Any, what: str) -> tuple[Any, Any, Any]:
@@ -747,15 +731,23 @@ def _grid_ends(key: Any, what: str) -> tuple[Any, Any, Any]:
     return (0 if key.start is None else key.start), key.stop, (1 if key.step is None else key.step)
 
 
-def _grid_axis(key: Any, what: str) -> Array:
-    """``mgrid[a:b:s]`` of one slice: NumPy's ``arange``, or ``n`` points for ``s = nj``."""
+def _grid_spec(key: Any, what: str) -> tuple[int, Any, Any, tuple]:
+    """One slice of a grid: its number of points, its start, the step between them, and the
+    numbers NumPy weighs for the grid's dtype (a complex step ``nj``: ``n`` points, the stop
+    included)."""
     start, stop, step = _grid_ends(key, what)
     if isinstance(step, (complex, np.complexfloating)):
-        length = int(abs(step))
-        dtype = np.result_type(start, stop, abs(step))
-        spacing = (stop - start) / float(length - 1) if length != 1 else 1
-        return arange(0, length, 1, dtype=dtype) * spacing + start
-    return arange(start, stop, step)
+        n = int(abs(step))
+        return n, start, ((stop - start) / float(n - 1) if n != 1 else 1), (start, stop, abs(step))
+    return max(int(np.ceil((stop - start) / step)), 0), start, step, (start, stop, step)
+
+
+def _grid_axis(key: Any, what: str) -> Array:
+    """``mgrid[a:b:s]`` of one slice: NumPy's ``arange``, or ``n`` points for ``s = nj``."""
+    n, start, step, weighed = _grid_spec(key, what)
+    if isinstance(key.step, (complex, np.complexfloating)):
+        return arange(0, n, 1, dtype=np.result_type(*weighed)) * step + start
+    return arange(start, key.stop, step)
 
 
 mgrid = _GridMaker(sparse=False)

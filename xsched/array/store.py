@@ -180,7 +180,7 @@ def store(sources: Array | Sequence[Array], targets: Any, lock: Any = None,
     if not compute:
         graph, done, written = _lazy(sources, targets, regions, lock)
         if return_stored:
-            return tuple(_read_back(x, t, r, graph, name) for (x, name), t, r in zip(written, targets, regions))
+            return tuple(read_back(x, t, r, graph, name) for (x, name), t, r in zip(written, targets, regions))
         return Delayed(done, graph)
     batch = int(batch_size or DEFAULT_BATCH)
     if batch < 1:
@@ -197,18 +197,21 @@ def store(sources: Array | Sequence[Array], targets: Any, lock: Any = None,
                                 "without return_stored, then read the target where it is stored") from exc
     _store_now(sources, targets, regions, _lock_of(lock), batch)
     if return_stored:
-        return tuple(_read_back(x, t, r) for x, t, r in zip(sources, targets, regions))
+        return tuple(read_back(x, t, r) for x, t, r in zip(sources, targets, regions))
     return None
 
 
-def _read_back(x: Array, target: Any, region: Any, lazy: dict | None = None, written: str = "") -> Array:
+def read_back(x: Array, target: Any, region: Any, lazy: dict | None = None, written: str = "",
+              dtype: Any = None) -> Array:
     """An array of ``x``'s chunks reading each block from where it went in ``target``: a
     copy of a NumPy target's region now; otherwise a read task per block, after the block's
-    write task (named ``written``, in the ``lazy`` store's graph) when there is one."""
+    write task (named ``written``, in the ``lazy`` store's graph) when there is one. Blocks
+    of ``dtype`` (the target's, into which ``x`` was cast; default ``x``'s)."""
+    dtype = x.dtype if dtype is None else np.dtype(dtype)
     offsets = _region_slices(region, x.shape, getattr(target, "shape", None))
     if isinstance(target, np.ndarray) and lazy is None:
         here = tuple(slice(o, o + n) for o, n in zip(offsets, x.shape))
-        values = np.array(target[here], dtype=x.dtype)
+        values = np.array(target[here], dtype=dtype)
         return from_array(values, chunks=x.chunks) if x.ndim else from_array(values)
     name = f"stored-{new_token(x.name, written, uuid.uuid4().hex)}"
     ann = annotations_in_force()
@@ -218,8 +221,8 @@ def _read_back(x: Array, target: Any, region: Any, lazy: dict | None = None, wri
         where = tuple(slice(offsets[a] + starts[a][b], offsets[a] + starts[a][b + 1]) for a, b in enumerate(index))
         after = Ref(chunk_key(written, index)) if lazy is not None and all(
             x.chunks[a][b] for a, b in enumerate(index)) else None  # (an empty block was not written)
-        graph[chunk_key(name, index)] = Task(_load, (target, where, x.dtype, after), {}, per_task(ann))
-    return Array(graph, name, x.chunks, x.dtype)
+        graph[chunk_key(name, index)] = Task(_load, (target, where, dtype, after), {}, per_task(ann))
+    return Array(graph, name, x.chunks, dtype)
 
 
 def _load(target: Any, where: tuple, dtype: Any, _written: Any = None) -> np.ndarray:

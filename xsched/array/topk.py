@@ -53,10 +53,14 @@ def _best(values: np.ndarray, positions: np.ndarray | None, k: int, axis: int) -
     if positions is not None:  # (which of a tie at the k-th value: the first, in position order)
         if values.dtype.kind not in "biufmM":  # (complex: a full stable sort)
             pick = _first_of_ties(values, positions, k, axis)
-        elif _tie_cut(values, np.take(order, [kth], axis=axis), pick, axis):
-            pick = _first_of_ties_partitioned(values, k, kth, axis)
-        else:  # (every value equal to the k-th is kept: the set is right, put in position order)
-            pick = np.sort(pick, axis=axis)
+        else:
+            bound = np.take_along_axis(values, np.take(order, [kth], axis=axis), axis=axis)  # (the k-th best)
+            tie = _equal(values, bound)
+            kept = _equal(np.take_along_axis(values, pick, axis=axis), bound).sum(axis=axis)
+            if (tie.sum(axis=axis) != kept).any():  # (the partition cut a tie: its first positions chosen)
+                pick = _first_of_ties_partitioned(values, bound, tie, k, axis)
+            else:  # (every value equal to the k-th is kept: the set is right, put in position order)
+                pick = np.sort(pick, axis=axis)
     chosen = np.take_along_axis(values, pick, axis=axis)
     return chosen, None if positions is None else np.take_along_axis(positions, pick, axis=axis)
 
@@ -75,35 +79,17 @@ def _equal(values: np.ndarray, bound: np.ndarray) -> np.ndarray:
     return (values == bound) | (_missing(values) & nan_bound)
 
 
-def _tie_cut(values: np.ndarray, at_kth: np.ndarray, pick: np.ndarray, axis: int) -> bool:
-    """Whether some value equal to the k-th best (at ``at_kth``) was left out of ``pick``:
-    a tie cut by the partition, whose first positions must then be chosen."""
-    bound = np.take_along_axis(values, at_kth, axis=axis)
-    everywhere = _equal(values, bound).sum(axis=axis)
-    kept = _equal(np.take_along_axis(values, pick, axis=axis), bound).sum(axis=axis)
-    return bool((everywhere != kept).any())
-
-
-def _first_of_ties_partitioned(values: np.ndarray, k: int, kth: int, axis: int) -> np.ndarray:
+def _first_of_ties_partitioned(values: np.ndarray, bound: np.ndarray, tie: np.ndarray, k: int,
+                               axis: int) -> np.ndarray:
     """Where the ``|k|`` best values are along ``axis``, in the order they came: every value
-    strictly better than the ``|k|``-th best, then as many of the values equal to it as are
-    needed, the first ones (their positions increase along the axis)."""
-    bound = np.take(np.partition(values, kth, axis=axis), [kth], axis=axis)
+    strictly better than the ``|k|``-th best (``bound``), then as many of those equal to it
+    (``tie``) as are needed, the first ones (their positions increase along the axis)."""
     nan, nan_bound = _missing(values), _missing(bound)
-    if nan is None:
-        better = values > bound if k > 0 else values < bound
-        tie = values == bound
-    else:
-        if k > 0:
-            better = (values > bound) | (nan & ~nan_bound)
-        else:
-            better = (values < bound) | (~nan & nan_bound)
-        tie = (values == bound) | (nan & nan_bound)
+    better = values > bound if k > 0 else values < bound
+    if nan is not None:  # (NaN counts as the largest)
+        better = better | ((nan & ~nan_bound) if k > 0 else (~nan & nan_bound))
     need = abs(k) - better.sum(axis=axis, keepdims=True)
-    if (tie.sum(axis=axis, keepdims=True) == need).all():  # (no tie to break: all are kept)
-        keep = better | tie
-    else:
-        keep = better | (tie & (np.cumsum(tie, axis=axis) <= need))
+    keep = better | (tie & (np.cumsum(tie, axis=axis) <= need))
     lanes = np.moveaxis(keep, axis, -1)  # (exactly |k| kept in each lane: their places, in order)
     places = np.nonzero(lanes.reshape(-1, values.shape[axis]))[1].reshape(lanes.shape[:-1] + (abs(k),))
     return np.moveaxis(places, -1, axis)

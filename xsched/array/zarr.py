@@ -39,7 +39,7 @@ from ..graph.spec import Ref, Task
 from .chunks import _starts, normalize_chunks
 from .core import Array, _auto_aligned
 from .masking import known_chunks_needed
-from .store import all_written, on_grid, partial_chunks_lock, refuse_in_memory
+from .store import all_written, on_grid, partial_chunks_lock, read_back, refuse_in_memory
 
 __all__ = ["from_zarr", "to_zarr", "ZarrSource"]
 
@@ -143,9 +143,8 @@ class ZarrSource:
         return f"ZarrSource({self.describe()})"
 
 
-def _read_region(source: ZarrSource, region: tuple[slice, ...], _written: Any = None) -> np.ndarray:
-    """A read task: open the array here and read one region (after the write whose result
-    ``_written`` is, for ``to_zarr(return_stored=True)``)."""
+def _read_region(source: ZarrSource, region: tuple[slice, ...]) -> np.ndarray:
+    """A read task: open the array here and read one region."""
     return source[region]
 
 
@@ -345,18 +344,10 @@ def to_zarr(arr: Array, url: Any, component: str | None = None, overwrite: bool 
 
 def _read_back(arr: Array, source: ZarrSource, offset: tuple[int, ...], written: str = "",
                graph: dict | None = None) -> Array:
-    """``to_zarr(return_stored=True)``: ``arr``'s blocks read from where they were stored,
-    each after its write task (``written``'s block, in ``graph``) when the write is lazy."""
-    dtype = np.dtype(source.open("r").dtype)  # (an existing array's, into which arr was cast)
-    name = f"stored-{new_token(arr.name, repr(source), written, uuid.uuid4().hex)}"
-    ann = annotations_in_force()
-    starts = [_starts(c) for c in arr.chunks]
-    layer: dict[str, Any] = dict(graph or {})
-    for index in np.ndindex(*arr.numblocks):
-        where = tuple(slice(offset[a] + starts[a][i], offset[a] + starts[a][i + 1]) for a, i in enumerate(index))
-        after = (Ref(chunk_key(written, index)),) if written else ()
-        layer[chunk_key(name, index)] = Task(_read_region, (source, where, *after), {}, per_task(ann))
-    return Array(layer, name, arr.chunks, dtype)
+    """``to_zarr(return_stored=True)``: ``arr``'s blocks read from where they were stored
+    (``store``'s ``read_back``), in the stored array's dtype, into which ``arr`` was cast."""
+    region = tuple(slice(o, o + n) for o, n in zip(offset, arr.shape))
+    return read_back(arr, source, region, graph, written, dtype=source.open("r").dtype)
 
 
 def _into_existing(arr: Array, source: ZarrSource, region: Any, append_dim: int | None,
